@@ -1,0 +1,43 @@
+"""Counts per query, summed over queries: queries, relevant, retrieved, relevant retrieved."""
+
+from __future__ import annotations
+
+from irspec.builtin._common import kernel, rel
+from irspec.hookspecs import hookimpl
+from irspec.registry import MetricDef
+
+K = "counts"
+
+
+def _count(name: str, trec: str, summary: str, func: str, with_rel: bool = True) -> MetricDef:
+    return MetricDef(
+        name,
+        summary,
+        (rel(),) if with_rel else (),
+        aggregate="sum",
+        compute=kernel(K, func),
+        trec_name=lambda m: trec if not m.params else None,
+        doc=f"{summary}. Per query a count; the summary is the sum over queries (trec_eval's {trec}).",
+    )
+
+
+NUM_Q = _count("NumQ", "num_q", "number of queries evaluated (1 per query)", "num_q", with_rel=False)
+NUM_RET = _count("NumRet", "num_ret", "number of documents retrieved", "num_ret", with_rel=False)
+NUM_REL = _count("NumRel", "num_rel", "number of relevant documents in the qrels", "num_rel")
+NUM_REL_RET = _count("NumRelRet", "num_rel_ret", "number of relevant documents retrieved", "num_rel_ret")
+NUM_NONREL_JUDGED_RET = _count(
+    "NumNonrelJudgedRet",
+    "num_nonrel_judged_ret",
+    "number of judged non-relevant documents retrieved",
+    "num_nonrel_judged_ret",
+)
+
+
+@hookimpl
+def irspec_register_metrics(register) -> None:
+    """Register the counts."""
+    register(NUM_Q, aliases=["num_q"])
+    register(NUM_RET, aliases=["num_ret"])
+    register(NUM_REL, aliases=["num_rel"])
+    register(NUM_REL_RET, aliases=["num_rel_ret"])
+    register(NUM_NONREL_JUDGED_RET, aliases=["num_nonrel_judged_ret"])

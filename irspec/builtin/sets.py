@@ -1,0 +1,135 @@
+"""Set-based and cutoff metrics: precision, recall, F, relative precision, success, judged, fall-out."""
+
+from __future__ import annotations
+
+import math
+
+from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, trec_name_for
+from irspec.hookspecs import hookimpl
+from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param, each
+
+K = "sets"
+
+PRECISION = MetricDef(
+    "P",
+    "precision: relevant retrieved / retrieved (at k, or of the whole list)",
+    (cutoff(), rel()),
+    at="k",
+    compute=kernel(K, "precision"),
+    trec_name=trec_name_for("set_P", "P"),
+    doc="""P@k = |relevant in top k| / k, with k in the denominator even when fewer than k documents are
+retrieved (trec_eval's P_k). Without a cutoff, P = |relevant retrieved| / |retrieved| (trec_eval's
+set_P; 0 for an empty ranking). Reference: Manning, Raghavan & Schütze, Introduction to IR, 8.3.""",
+)
+
+RECALL = MetricDef(
+    "R",
+    "recall: relevant retrieved / relevant (at k, or of the whole list)",
+    (cutoff(), rel()),
+    at="k",
+    compute=kernel(K, "recall"),
+    trec_name=trec_name_for("set_recall", "recall"),
+    doc="""R@k = |relevant in top k| / R, with R the number of relevant documents in the qrels (0 when
+R = 0). Without a cutoff, the recall of the whole list (trec_eval's set_recall; recall_k with one).
+Reference: Manning, Raghavan & Schütze, Introduction to IR, 8.3.""",
+)
+
+
+def _f_trec(metric: Metric) -> str | None:
+    if not plain(metric, "beta") or metric.get("k") is not None:
+        return None
+    b2 = metric.get("beta") ** 2
+    return "set_F" if b2 == 1 else None
+
+
+F = MetricDef(
+    "F",
+    "F-measure: weighted harmonic mean of precision and recall",
+    (
+        Param("beta", "float", 1.0, "weight of recall relative to precision", minimum=0, exclusive_minimum=True),
+        cutoff(),
+        rel(),
+    ),
+    at="k",
+    compute=kernel(K, "f_measure"),
+    trec_name=_f_trec,
+    # trec_eval's set_F.x takes x = beta squared.
+    dotted=lambda values: [{"beta": math.sqrt(float(v))} for v in values],
+    doc="""F_beta = (1 + beta²)·P·R / (beta²·P + R) over the whole list (or the top k), 0 when P = R = 0.
+trec_eval's set_F.x uses x = beta², so F(beta=2) equals set_F.4. Reference: van Rijsbergen,
+Information Retrieval (1979), ch. 7.""",
+)
+
+REL_P = MetricDef(
+    "relP",
+    "relative precision: relevant in top k / min(k, R)",
+    (cutoff(), rel()),
+    at="k",
+    compute=kernel(K, "relative_precision"),
+    trec_name=trec_name_for("set_relative_P", "relative_P"),
+    doc="""relP@k = |relevant in top k| / min(k, R): precision normalised by the best achievable at k
+(trec_eval's relative_P_k). Without a cutoff, |relevant retrieved| / min(n, R) (set_relative_P). 0 when
+R = 0.""",
+)
+
+SUCCESS = MetricDef(
+    "Success",
+    "1 if a relevant document is in the top k, else 0",
+    (cutoff(required=True), rel()),
+    at="k",
+    compute=kernel(K, "success"),
+    trec_name=trec_name_for(None, "success"),
+    doc="""Success@k = 1 if any of the top k documents is relevant, else 0 (trec_eval's success_k).""",
+)
+
+JUDGED = MetricDef(
+    "Judged",
+    "fraction of the top k that is judged",
+    (cutoff(),),
+    at="k",
+    compute=kernel(K, "judged"),
+    doc="""Judged@k = |top k documents with a label >= 0 in the qrels| / k (the whole list without a
+cutoff; 0 for an empty ranking). A low value warns that a run's scores rest on unjudged documents
+(Sakai 2007; ir_measures' Judged).""",
+)
+
+FALLOUT = MetricDef(
+    "Fallout",
+    "fall-out: non-relevant retrieved / non-relevant in the collection",
+    (
+        cutoff(),
+        Param("collection_size", "int", None, "number of documents in the collection", minimum=1),
+        rel(),
+    ),
+    at="k",
+    compute=kernel(K, "fallout"),
+    doc="""Fallout@k = |non-relevant in top k| / (C − R), with C the collection size (parameter
+collection_size, or the evaluation option of the same name) and non-relevant meaning not relevant
+(judged or not). Without a cutoff, over the whole list. Reference: Salton & McGill (1983).""",
+)
+
+SET_MAP = MetricDef(
+    "SetAP",
+    "set average precision: set precision × set recall",
+    (rel(),),
+    compute=kernel(K, "set_ap"),
+    trec_name=lambda m: "set_map" if not m.params else None,
+    doc="""SetAP = P × R over the whole retrieved set (trec_eval's set_map: the average precision an
+unranked set would get if its relevant documents were spread evenly).""",
+)
+
+
+@hookimpl
+def irspec_register_metrics(register) -> None:
+    """Register the set and cutoff metrics."""
+    register(PRECISION, aliases=["precision", "SetP", "set_P"])
+    register(RECALL, aliases=[Alias("recall", dotted=each("k")), "SetR", "set_recall"])
+    register(F, aliases=["F1", "SetF", Alias("set_F", dotted=F.dotted), "F-measure"])
+    register(REL_P, aliases=[Alias("relative_P", dotted=each("k")), "set_relative_P", "relative_precision"])
+    register(SUCCESS, aliases=["hits"])
+    register(JUDGED, aliases=["judged_fraction"])
+    register(FALLOUT, aliases=["fall-out"])
+    register(SET_MAP, aliases=["set_map"])
+    defaults = {"P": TREC_CUTOFFS, "recall": TREC_CUTOFFS, "relative_P": TREC_CUTOFFS, "success": ("1", "5", "10")}
+    for name, values in defaults.items():
+        register(MetricGroup(f"trec:{name}", (f"{name}.{','.join(values)}",), f"trec_eval's default {name}"))

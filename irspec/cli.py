@@ -1,0 +1,201 @@
+"""The ``irspec`` command line. Thin: it parses arguments, calls the library, formats, sets exit codes.
+
+Exit codes: 0 success, 2 bad usage or bad input (an :class:`~irspec.errors.IrspecError`, printed
+without a traceback), 1 an unexpected internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from irspec.errors import IrspecError
+
+__all__ = ["main"]
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    import irspec
+
+    metrics = irspec.parse_many(args.specs)
+    if args.json:
+        out = [
+            {
+                "canonical": str(m),
+                "name": m.name,
+                "params": {k: _jsonable(m.get(k)) for k in m.definition.param_names},
+                "explicit": sorted(k for k, _ in m.params),
+                "aggregate": m.aggregate,
+                "trec_name": m.trec_name,
+                "plugin": m.definition.plugin,
+            }
+            for m in metrics
+        ]
+        print(json.dumps(out, indent=2, sort_keys=True))
+    else:
+        for m in metrics:
+            print(m)
+    return 0
+
+
+def _jsonable(v: object) -> object:
+    from irspec import spec as ast
+    from irspec.registry import GainMap
+
+    if isinstance(v, GainMap):
+        return {str(k): g for k, g in v.items}
+    if isinstance(v, tuple):
+        return list(v)
+    if isinstance(v, ast.Expr.__args__):
+        return ast.expr_text(v)
+    return v
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from irspec.plugins import get_registry
+
+    registry = get_registry()
+    rows = []
+    for name in sorted(registry.definitions, key=str.lower):
+        d = registry.definitions[name]
+        aliases = [a if isinstance(a, str) else a.name for a in registry.aliases[name]]
+        rows.append(
+            {
+                "name": d.name,
+                "aliases": aliases,
+                "summary": d.summary,
+                "aggregate": d.aggregate,
+                "at": d.at,
+                "positional": d.positional,
+                "params": [
+                    {"name": p.name, "type": p.kind, "default": _jsonable(p.default), "allowed": p.describe_range(), "description": p.description}
+                    for p in d.params
+                ],
+                "plugin": d.plugin,
+                "doc": d.doc,
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+        return 0
+    for r in rows:
+        params = ", ".join(
+            ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={p['default']}" if p["default"] is not None else "")
+            for p in r["params"]
+        )
+        print(f"{r['name']}({params})  [{r['plugin']}]")
+        print(f"    {r['summary']}")
+        if r["aliases"]:
+            print(f"    aliases: {', '.join(r['aliases'])}")
+    for g in sorted(registry.groups.values(), key=lambda g: g.name):
+        if not g.name.startswith("trec:"):
+            print(f"{g.name}  (group)  [{g.plugin}]\n    {g.summary}")
+    return 0
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from irspec.plugins import plugin_report
+
+    print(json.dumps(plugin_report(), indent=2, sort_keys=True))
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import irspec
+    from irspec.engine import Options, evaluate_many
+    from irspec.report import format_results, write_atomic
+
+    specs = args.measures or ["official"]
+    metrics = irspec.parse_many(specs, trec=True)
+    # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
+    runid = any(s.strip() in ("official", "all_trec") for s in specs)
+    missing = args.missing_queries or ("zero" if args.c else ("skip" if args.format == "trec" else "zero"))
+    options = Options(
+        relevance_level=args.level,
+        depth=args.depth,
+        judged_only=args.judged_only,
+        missing_queries=missing,
+        collection_size=args.collection_size,
+    )
+    runs = ["-" if r == "-" else r for r in args.runs]
+    if runs.count("-") + (args.qrels == "-") > 1:
+        raise irspec.EvaluationError("standard input ('-') can be read only once")
+    results = evaluate_many(args.qrels, runs, metrics, options=options)
+    for res in results:
+        for w in res.warnings:
+            print(f"irspec: warning: {w}", file=sys.stderr)
+    text = format_results(results, args.format, per_query=args.per_query, runid=runid)
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
+    import irspec
+
+    parser = argparse.ArgumentParser(prog="irspec", description="Evaluate ranked retrieval.")
+    parser.add_argument("--version", action="version", version=f"irspec {irspec.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("parse", help="parse metric specs and print their canonical text")
+    p.add_argument("specs", nargs="+", help='metric specs, e.g. "ndcg@10, bpref(10+R)"')
+    p.add_argument("--json", action="store_true", help="print the bound specs as JSON")
+    p.set_defaults(func=_cmd_parse)
+
+    p = sub.add_parser("metrics", help="list every registered metric")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=_cmd_metrics)
+
+    p = sub.add_parser("plugins", help="list installed plugins and what they register (JSON)")
+    p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser(
+        "eval",
+        help="evaluate runs against qrels (accepts trec_eval's flags)",
+        description="Evaluate one or more runs against qrels. trec_eval's command line works unchanged: "
+        "-m (repeatable, attached forms such as -mndcg_cut.10 too), -q, -c, -l, -M, -J, -N.",
+    )
+    p.add_argument("qrels", help="qrels file (gzip or plain; - for standard input)")
+    p.add_argument("runs", nargs="+", help="run files (- for standard input)")
+    p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
+                   help="metric spec(s), repeatable; trec_eval names and sets (official, all_trec) work; default official")
+    p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
+    p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c)")
+    p.add_argument("--missing-queries", choices=("zero", "skip", "error"),
+                   help="what a qrels query missing from a run gets (default zero; skip with --format trec, as trec_eval)")
+    p.add_argument("-l", "--relevance-level", dest="level", type=int, default=1, metavar="L",
+                   help="labels >= L are relevant (default 1)")
+    p.add_argument("-M", "--depth", dest="depth", type=int, default=None, metavar="N",
+                   help="evaluate only the top N documents of each ranking")
+    p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents before measuring")
+    p.add_argument("-N", "--collection-size", dest="collection_size", type=int, default=None, metavar="N",
+                   help="number of documents in the collection (for fall-out)")
+    p.add_argument("-f", "--format", choices=("table", "json", "csv", "tsv", "trec"), default="table",
+                   help="output format (default: an aligned table)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
+    p.set_defaults(func=_cmd_eval)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``irspec`` command; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except IrspecError as e:
+        print(f"irspec: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `irspec eval ... | head` is normal use
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

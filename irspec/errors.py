@@ -1,0 +1,135 @@
+"""The exceptions irspec raises.
+
+Every error a user can cause is an :class:`IrspecError`, so callers (and the CLI, which prints them
+without a traceback and exits 2) need catch only one class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "IrspecError",
+    "SpecError",
+    "SpecSyntaxError",
+    "UnknownMetricError",
+    "ParameterError",
+    "RegistryError",
+    "InputError",
+    "EvaluationError",
+    "PlanError",
+    "suggest",
+]
+
+
+class IrspecError(Exception):
+    """Base class of every error irspec raises on bad input or bad usage."""
+
+
+class SpecError(IrspecError):
+    """A metric spec that cannot be parsed or bound."""
+
+
+class SpecSyntaxError(SpecError):
+    """A metric spec that does not follow the grammar.
+
+    ``position`` is the 0-based character offset of the problem in ``text``; for truncated input it is
+    ``len(text)``, one past the last character. The message shows the text with a caret under that
+    position.
+    """
+
+    def __init__(self, text: str, position: int, message: str) -> None:
+        self.text = text
+        self.position = position
+        self.reason = message
+        super().__init__(f"{message} at column {position + 1}\n  {text}\n  {' ' * position}^")
+
+    @property
+    def column(self) -> int:
+        """1-based column of the problem (``position + 1``)."""
+        return self.position + 1
+
+
+class UnknownMetricError(SpecError):
+    """A metric name that no registered metric or alias answers to."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = f"; did you mean {_or_list(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"unknown metric {name!r}{hint}")
+
+
+class ParameterError(SpecError):
+    """A metric parameter that is unknown, of the wrong type or out of range."""
+
+    def __init__(self, metric: str, parameter: str | None, message: str) -> None:
+        self.metric = metric
+        self.parameter = parameter
+        where = f"{metric}: parameter {parameter!r}" if parameter else metric
+        super().__init__(f"{where}: {message}")
+
+
+class RegistryError(IrspecError):
+    """A plugin that fails to load or registers a name that is already taken."""
+
+
+class InputError(IrspecError):
+    """Malformed qrels, run or other input data.
+
+    Carries the ``source`` (file name, ``<stdin>`` or ``<dict>``), the 1-based ``line`` where known and
+    the query id where known, so the message says where to look.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        source: str | None = None,
+        line: int | None = None,
+        query: str | None = None,
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.query = query
+        self.reason = message
+        where = ""
+        if source is not None:
+            where = source + (f":{line}" if line is not None else "") + ": "
+        elif line is not None:
+            where = f"line {line}: "
+        q = f"query {query!r}: " if query is not None else ""
+        super().__init__(f"{where}{q}{message}")
+
+
+class EvaluationError(IrspecError):
+    """An evaluation that cannot be carried out as asked (for example a missing query under
+    ``missing_queries="error"``, or a metric that needs an option that was not given)."""
+
+
+class PlanError(IrspecError):
+    """An evaluation plan with one or more problems; ``problems`` lists them all."""
+
+    def __init__(self, source: str, problems: Iterable[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        body = "\n".join(f"  {p}" for p in self.problems)
+        n = len(self.problems)
+        super().__init__(f"{source}: {n} problem{'s' if n != 1 else ''}\n{body}")
+
+
+def suggest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """The candidates closest to ``word`` (case-insensitive), for "did you mean" hints."""
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(c.lower(), c)
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=n, cutoff=0.6)
+    return [by_lower[c] for c in close]
+
+
+def _or_list(items: Sequence[str]) -> str:
+    quoted = [repr(i) for i in items]
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]

@@ -1,0 +1,44 @@
+"""The hooks an irspec plugin may implement, and the markers to implement them with.
+
+A plugin is a module (or object) with functions decorated by :data:`hookimpl` whose names are hooks
+below. Built-in metrics are registered through these same hooks (see ``irspec/builtin``), and third
+parties ship theirs in a package with an entry point in the ``irspec`` group::
+
+    [project.entry-points.irspec]
+    mymetrics = "mymetrics.plugin"
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import pluggy
+
+if TYPE_CHECKING:
+    from irspec.registry import Register
+
+__all__ = ["hookspec", "hookimpl", "irspec_register_metrics"]
+
+hookspec = pluggy.HookspecMarker("irspec")
+"""Marks a function in this module as a hook specification."""
+
+hookimpl = pluggy.HookimplMarker("irspec")
+"""Marks a plugin function as an implementation of an irspec hook (re-exported as ``irspec.hookimpl``)."""
+
+
+@hookspec
+def irspec_register_metrics(register: Register) -> None:
+    """Register metric definitions, their aliases, and named groups of specs.
+
+    Signature: ``irspec_register_metrics(register)``.
+
+    Call ``register(definition, aliases=(...))`` once per :class:`irspec.MetricDef`. An alias is a
+    plain name (``"MAP"``) or an :class:`irspec.Alias` that fixes parameters (``ndcg_burges`` is
+    ``nDCG(dcg=exp-log2)``) or reads trec_eval's dotted parameters (``P.5,10``). Call
+    ``register(group)`` with an :class:`irspec.MetricGroup` to name a list of specs (``official``).
+    A name or alias that another plugin registered already is an error that names both plugins.
+    """
+
+
+# Keep the list of hook names in one place, so tests can check each has a documented spec.
+HOOKS: tuple[Callable[..., None], ...] = (irspec_register_metrics,)

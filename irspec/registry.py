@@ -1,0 +1,580 @@
+"""Metric definitions, the registry that holds them, and binding of parsed specs to definitions.
+
+Binding is the second phase after :mod:`irspec.spec`: it resolves a name (case-insensitive, through
+aliases and trec_eval's ``name.v1,v2`` / ``name_v`` forms), matches arguments to declared parameters,
+checks their types and ranges, and drops defaults, giving an immutable :class:`Metric` whose ``str``
+is the one canonical text of the spec.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from irspec import spec as ast
+from irspec.errors import ParameterError, RegistryError, SpecError, UnknownMetricError, suggest
+
+__all__ = [
+    "Param",
+    "MetricDef",
+    "Alias",
+    "MetricGroup",
+    "Metric",
+    "Register",
+    "Registry",
+    "each",
+]
+
+ParamKind = Literal["int", "float", "bool", "choice", "gains", "floats", "str"]
+Aggregate = Literal["mean", "sum", "gmean"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared parameter of a metric.
+
+    ``kind`` is the value type: ``int``, ``float`` (ints accepted), ``bool``, ``choice`` (one of
+    ``choices``, written as a bare word or a quoted string), ``gains`` (a dict literal mapping integer
+    labels to numbers), ``floats`` (a tuple of numbers) or ``str``. ``minimum``/``maximum`` bound numbers
+    (``exclusive_minimum`` for strict bounds such as beta > 0). ``per_query`` allows arithmetic over the
+    per-query symbol ``R`` (``bpref(10+R)``, ``P@R``); such values are checked per query when evaluated.
+    A default of ``None`` means "not set" (for ``rel``: the evaluation's relevance level).
+    """
+
+    name: str
+    kind: ParamKind
+    default: Any = None
+    description: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    per_query: bool = False
+    required: bool = False
+
+    def describe_range(self) -> str:
+        """A short human text of the allowed values, for error messages and ``irspec metrics``."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind in ("int", "float"):
+            lo = ""
+            if self.minimum is not None:
+                lo = f"{'>' if self.exclusive_minimum else '>='} {ast.format_number(self.minimum)}"
+            hi = f"<= {ast.format_number(self.maximum)}" if self.maximum is not None else ""
+            bounds = " and ".join(b for b in (lo, hi) if b)
+            kind = "an integer" if self.kind == "int" else "a number"
+            extra = " (may use R)" if self.per_query else ""
+            return f"{kind}{' ' + bounds if bounds else ''}{extra}"
+        return {
+            "bool": "true or false",
+            "gains": "a dict of label:gain, e.g. {0:0,1:1,2:3}",
+            "floats": "a list of numbers",
+            "str": "a string",
+        }[self.kind]
+
+
+@dataclass(frozen=True, eq=False)
+class MetricDef:
+    """Everything irspec knows about one metric, as a plugin registers it.
+
+    ``name`` is the canonical name. ``at`` names the parameter that ``@`` sets (``k`` for ``P@10``,
+    ``recall`` for ``IPrec@0.5``) and ``positional`` the one a single positional argument sets
+    (``nonrel`` for ``bpref(10+R)``). ``aggregate`` says how per-query values combine: ``mean``,
+    ``sum`` (counts) or ``gmean`` (geometric mean, with per-query values floored at ``1e-5`` as trec_eval
+    does). ``compute`` is the vectorised kernel and ``per_query`` the simple per-query function (see
+    :mod:`irspec.engine`); a definition has at least one of them. Either may be a ``"module:function"``
+    string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
+    name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
+    reference, shown by ``irspec metrics``.
+    """
+
+    name: str
+    summary: str
+    params: tuple[Param, ...] = ()
+    at: str | None = None
+    positional: str | None = None
+    aggregate: Aggregate = "mean"
+    compute: Callable[..., Any] | str | None = None
+    per_query: Callable[..., Any] | str | None = None
+    trec_name: Callable[[Metric], str | None] | None = None
+    doc: str = ""
+    dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
+    plugin: str = field(default="", compare=False)
+
+    def param(self, name: str) -> Param:
+        """The declared parameter ``name``; :class:`KeyError` if there is none."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Names of the declared parameters, in declaration order."""
+        return tuple(p.name for p in self.params)
+
+
+def each(param: str) -> Callable[[list[str]], list[dict[str, str]]]:
+    """A dotted-suffix reader for trec_eval's multi-value form: ``P.5,10`` is ``P@5`` and ``P@10``."""
+
+    def read(values: list[str]) -> list[dict[str, str]]:
+        return [{param: v} for v in values]
+
+    return read
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Another name for a metric, optionally with fixed parameters and trec_eval's dotted suffix.
+
+    ``fixed`` sets parameters (``Alias("ndcg_burges", fixed={"dcg": "exp-log2"})``). ``dotted`` turns
+    the comma-separated values after ``name.`` (strings, as written) into one parameter dict per spec
+    it stands for; ``each("k")`` is the common case. ``dotted_required`` says the alias is only a name
+    with its suffix (``P.5``, never bare ``P`` meaning ``P`` from trec_eval's side).
+    """
+
+    name: str
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
+    dotted_required: bool = False
+
+
+@dataclass(frozen=True)
+class MetricGroup:
+    """A named list of specs, such as trec_eval's ``official`` and ``all_trec``."""
+
+    name: str
+    specs: tuple[str, ...]
+    summary: str = ""
+    plugin: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A bound metric spec: a definition plus the parameters that differ from its defaults.
+
+    Immutable and hashable; equality compares the canonical name and the parameter values, never the
+    order in which they were written. ``str(metric)`` is the canonical text, and parsing it gives back
+    an equal metric.
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    definition: MetricDef = field(compare=False, repr=False, hash=False, default=None)  # type: ignore[assignment]
+
+    def get(self, name: str) -> Any:
+        """The value of parameter ``name``: as given, or the declared default."""
+        for k, v in self.params:
+            if k == name:
+                return v
+        return self.definition.param(name).default
+
+    @property
+    def aggregate(self) -> Aggregate:
+        """How per-query values combine into the summary (``mean``, ``sum`` or ``gmean``)."""
+        return self.definition.aggregate
+
+    @property
+    def trec_name(self) -> str | None:
+        """trec_eval's name for this measure (``P_10``, ``ndcg_cut_10``), or ``None``."""
+        fn = self.definition.trec_name
+        return fn(self) if fn is not None else None
+
+    def __str__(self) -> str:
+        at = self.definition.at if self.definition is not None else None
+        inner = [f"{k}={_value_text(v)}" for k, v in self.params if k != at]
+        text = self.name + (f"({','.join(inner)})" if inner else "")
+        for k, v in self.params:
+            if k == at:
+                value = _value_text(v)
+                simple = isinstance(v, (int, float)) or v == ast.Symbol("R")
+                text += f"@{value}" if simple else f"@({value})"
+        return text
+
+
+def _value_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return _num_text(v)
+    if isinstance(v, str):
+        return v if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*", v) else repr(v)
+    if isinstance(v, GainMap):
+        return "{" + ",".join(f"{lab}:{_num_text(g)}" for lab, g in v.items) + "}"
+    if isinstance(v, tuple):  # floats
+        return "[" + ",".join(_num_text(x) for x in v) + "]"
+    return ast.expr_text(v)
+
+
+def _num_text(v: int | float) -> str:
+    # Integral floats print as integers ("F(beta=2)"), which bind back to the same float.
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    return ast.format_number(v)
+
+
+@dataclass(frozen=True)
+class GainMap:
+    """An immutable label -> gain map (the ``gains`` parameter), sorted by label."""
+
+    items: tuple[tuple[int, float], ...]
+
+    def as_dict(self) -> dict[int, float]:
+        """The map as a plain dict."""
+        return dict(self.items)
+
+
+class Register:
+    """The callback handed to ``irspec_register_metrics``: ``register(definition, aliases=...)``.
+
+    Collects what one plugin registers; the :class:`Registry` checks names across plugins.
+    """
+
+    def __init__(self, registry: Registry, plugin: str) -> None:
+        self._registry = registry
+        self._plugin = plugin
+
+    def __call__(self, item: MetricDef | MetricGroup, aliases: Iterable[str | Alias] = ()) -> None:
+        """Register a metric definition with its aliases, or a group of specs."""
+        self._registry._add(item, tuple(aliases), self._plugin)
+
+
+@dataclass
+class _Entry:
+    definition: MetricDef | MetricGroup
+    alias: Alias | None  # None: the canonical name itself
+    plugin: str
+
+
+class Registry:
+    """Every registered metric, alias and group, keyed case-insensitively.
+
+    Build one with :func:`irspec.plugins.get_registry` (which runs the plugin hooks); tests may build
+    one from a fresh plugin manager.
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[str, _Entry] = {}
+        self.definitions: dict[str, MetricDef] = {}
+        self.groups: dict[str, MetricGroup] = {}
+        self.aliases: dict[str, list[str | Alias]] = {}
+
+    # --- registration -------------------------------------------------------------------------
+    def _claim(self, name: str, entry: _Entry) -> None:
+        key = name.lower()
+        if key in self._names:
+            other = self._names[key]
+            raise RegistryError(
+                f"plugin {entry.plugin!r} registers {name!r}, which plugin {other.plugin!r} "
+                f"already registered (for {other.definition.name!r})"
+            )
+        self._names[key] = entry
+
+    def _add(self, item: MetricDef | MetricGroup, aliases: tuple[str | Alias, ...], plugin: str) -> None:
+        if isinstance(item, MetricGroup):
+            item = MetricGroup(item.name, item.specs, item.summary, plugin)
+            self._claim(item.name, _Entry(item, None, plugin))
+            self.groups[item.name] = item
+            return
+        if not isinstance(item, MetricDef):
+            raise RegistryError(f"plugin {plugin!r} registered {item!r}, which is not a MetricDef or MetricGroup")
+        if item.compute is None and item.per_query is None:
+            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} has neither compute nor per_query")
+        for name in (item.at, item.positional):
+            if name is not None and name not in item.param_names:
+                raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} names unknown parameter {name!r}")
+        defn = _with_plugin(item, plugin)
+        self._claim(defn.name, _Entry(defn, None, plugin))
+        for a in aliases:
+            alias = a if isinstance(a, Alias) else Alias(a)
+            self._claim(alias.name, _Entry(defn, alias, plugin))
+        self.definitions[defn.name] = defn
+        self.aliases[defn.name] = list(aliases)
+
+    # --- lookup -------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Every name and alias that resolves, as registered (for suggestions)."""
+        out = []
+        for entry in self._names.values():
+            out.append(entry.alias.name if entry.alias else entry.definition.name)
+        return out
+
+    def get(self, name: str) -> MetricDef:
+        """The definition that ``name`` (canonical or alias, any case) names."""
+        entry = self._names.get(name.lower())
+        if entry is None or isinstance(entry.definition, MetricGroup):
+            raise UnknownMetricError(name, suggest(name, self.names()))
+        return entry.definition
+
+    def _resolve(self, raw: str) -> tuple[_Entry, list[dict[str, Any]] | None]:
+        """Find the entry for a NAME token; the second item is the dotted suffix's parameter dicts."""
+        entry = self._names.get(raw.lower())
+        if entry is not None and not (entry.alias and entry.alias.dotted_required):
+            return entry, None
+        candidates: list[tuple[str, str]] = []
+        if "." in raw:
+            base, _, suffix = raw.partition(".")
+            candidates.append((base, suffix))
+        # trec_eval prints P_5, ndcg_cut_10, iprec_at_recall_0.10: accept them as names too.
+        m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))", raw)
+        if m:
+            candidates.append((m.group(1), m.group(2)))
+        for base, suffix in candidates:
+            entry = self._names.get(base.lower())
+            reader = None
+            if entry is not None and isinstance(entry.definition, MetricDef):
+                if entry.alias is not None:
+                    reader = entry.alias.dotted
+                else:
+                    d = entry.definition
+                    reader = d.dotted or (each(d.at) if d.at else None)
+            if reader is not None:
+                values = [v for v in suffix.split(",")] if suffix else []
+                if not values or any(v == "" for v in values):
+                    raise ParameterError(entry.definition.name, None, f"{raw!r}: empty value after {base!r}")
+                return entry, reader(values)
+        raise UnknownMetricError(raw, suggest(raw.split(".")[0], self.names()))
+
+    # --- binding ------------------------------------------------------------------------------
+    def bind(self, node: ast.SpecNode, _depth: int = 0) -> list[Metric]:
+        """Bind one syntax node to metrics (several for ``P.5,10`` or a group such as ``official``)."""
+        entry, dotted = self._resolve(node.name)
+        if isinstance(entry.definition, MetricGroup):
+            if node.args or node.kwargs or node.cutoff is not None:
+                raise ParameterError(node.name, None, "a group of metrics takes no arguments or cutoff")
+            if _depth > 8:
+                raise RegistryError(f"group {node.name!r} nests too deeply")
+            out: list[Metric] = []
+            for text in entry.definition.specs:
+                for child in ast.parse_syntax(text):
+                    out.extend(self.bind(child, _depth + 1))
+            return _unique(out)
+        defn = entry.definition
+        fixed = dict(entry.alias.fixed) if entry.alias else {}
+        variants = dotted if dotted is not None else [{}]
+        return [self._bind_one(defn, node, {**fixed, **v}) for v in variants]
+
+    def _bind_one(self, defn: MetricDef, node: ast.SpecNode, preset: dict[str, Any]) -> Metric:
+        given: dict[str, Any] = {}
+        # preset values come from the alias (already typed) or trec_eval's dotted suffix (strings).
+        for k, v in preset.items():
+            given[k] = ("preset", v)
+
+        def put(name: str, value: Any, how: str) -> None:
+            if name not in defn.param_names:
+                raise ParameterError(
+                    defn.name, name, f"no such parameter; {defn.name} takes {_names_text(defn.param_names)}"
+                )
+            if name in given:
+                raise ParameterError(defn.name, name, f"given twice (the {how} and the name or another argument)")
+            given[name] = (how, value)
+
+        if len(node.args) > 1:
+            raise ParameterError(defn.name, None, "takes at most one positional argument; name the others (key=value)")
+        if node.args:
+            if defn.positional is None:
+                raise ParameterError(
+                    defn.name, None, f"takes no positional argument; use key=value with {_names_text(defn.param_names)}"
+                )
+            put(defn.positional, node.args[0], "positional argument")
+        for k, v in node.kwargs:
+            put(k, v, "keyword")
+        if node.cutoff is not None:
+            if defn.at is None:
+                raise ParameterError(defn.name, None, "takes no @ value")
+            put(defn.at, node.cutoff, "@ value")
+
+        params: list[tuple[str, Any]] = []
+        for p in defn.params:
+            if p.name not in given:
+                continue
+            how, raw = given[p.name]
+            value = _coerce_preset(defn, p, raw) if how == "preset" else _coerce(defn, p, raw)
+            # Defaults are dropped so that "P(rel=None)" never differs from "P"; numbers compare by
+            # value, so F(beta=1) and F(beta=1.0) are both plain F.
+            if value != p.default:
+                params.append((p.name, value))
+        missing = [p.name for p in defn.params if p.required and p.name not in given]
+        if missing:
+            how = "@" if missing[0] == defn.at else f"{missing[0]}="
+            raise ParameterError(defn.name, missing[0], f"is required ({how}...: {defn.param(missing[0]).describe_range()})")
+        params.sort()
+        metric = Metric(defn.name, tuple(params), defn)
+        _check_combination(metric)
+        return metric
+
+    def parse(self, text: str | Iterable[str], *, trec: bool = False) -> list[Metric]:
+        """Parse and bind one text or several texts into a flat list of metrics (duplicates removed).
+
+        With ``trec=True`` (trec_eval's ``-m``), a bare trec_eval measure name means trec_eval's default
+        parameters: ``P`` is ``P.5,10,15,20,30,100,200,500,1000`` there, where the language reads ``P``
+        as the precision of the whole list. Those defaults are groups named ``trec:NAME``.
+        """
+        texts = [text] if isinstance(text, str) else list(text)
+        out: list[Metric] = []
+        for t in texts:
+            for node in ast.parse_syntax(t):
+                try:
+                    group = self.groups.get(f"trec:{node.name}") if trec else None
+                    if group is not None and not (node.args or node.kwargs or node.cutoff):
+                        out.extend(self.parse(group.specs))
+                        continue
+                    out.extend(self.bind(node))
+                except SpecError as e:
+                    e.args = (f"{e.args[0]} (in {t[node.start:node.end]!r} at column {node.start + 1})",)
+                    raise
+        return _unique(out)
+
+
+def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:
+    from dataclasses import replace
+
+    return replace(d, plugin=plugin)
+
+
+def _unique(metrics: list[Metric]) -> list[Metric]:
+    seen: set[Metric] = set()
+    out = []
+    for m in metrics:
+        if m not in seen:
+            seen.add(m)
+            out.append(m)
+    return out
+
+
+def _names_text(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "no parameters"
+
+
+def _check_combination(metric: Metric) -> None:
+    # Rprec's seed variants are alternatives: precision at a recall, or at a multiple of R.
+    names = {k for k, _ in metric.params}
+    if metric.name == "Rprec" and {"recall", "mult"} <= names:
+        raise ParameterError("Rprec", "recall", "recall and mult are alternatives; give one of them")
+
+
+def _fail(defn: MetricDef, p: Param, value: Any) -> ParameterError:
+    shown = ast.expr_text(value) if isinstance(value, ast.Expr.__args__) else repr(value)
+    return ParameterError(defn.name, p.name, f"got {shown}, expected {p.describe_range()}")
+
+
+def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
+    """Turn an argument expression into a typed, validated value."""
+    if p.kind in ("int", "float"):
+        syms = ast.free_symbols(e)
+        if isinstance(e, (ast.String, ast.DictLit)):
+            raise _fail(defn, p, e)
+        if syms:
+            if not p.per_query or syms != {"R"}:
+                unknown = sorted(syms - {"R"}) if p.per_query else sorted(syms)
+                what = f"unknown symbol {unknown[0]!r}" if unknown else "the per-query symbol R is not allowed here"
+                raise ParameterError(defn.name, p.name, f"{what}; expected {p.describe_range()}")
+            if e == ast.Symbol("R"):
+                return e
+            return _fold(e)
+        value = ast.evaluate_expr(e, {})
+        return _check_number(defn, p, value)
+    if p.kind == "bool":
+        if isinstance(e, ast.Symbol) and e.name.lower() in ("true", "false"):
+            return e.name.lower() == "true"
+        if isinstance(e, ast.Number) and e.value in (0, 1):
+            return bool(e.value)
+        raise _fail(defn, p, e)
+    if p.kind == "choice":
+        word = e.name if isinstance(e, ast.Symbol) else e.value if isinstance(e, ast.String) else None
+        if word is None:
+            raise _fail(defn, p, e)
+        for c in p.choices:
+            if c.lower() == word.lower():
+                return c
+        hint = suggest(word, p.choices)
+        more = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise ParameterError(defn.name, p.name, f"got {word!r}, expected {p.describe_range()}{more}")
+    if p.kind == "str":
+        if isinstance(e, ast.String):
+            return e.value
+        if isinstance(e, ast.Symbol):
+            return e.name
+        raise _fail(defn, p, e)
+    if p.kind == "gains":
+        if not isinstance(e, ast.DictLit) or not e.items:
+            raise _fail(defn, p, e)
+        items: dict[int, float] = {}
+        for k, v in e.items:
+            if ast.free_symbols(k) or ast.free_symbols(v):
+                raise _fail(defn, p, e)
+            label, gain = ast.evaluate_expr(k, {}), ast.evaluate_expr(v, {})
+            if not isinstance(label, int) or isinstance(label, bool):
+                raise ParameterError(defn.name, p.name, f"label {ast.expr_text(k)} is not an integer")
+            if not math.isfinite(gain):
+                raise ParameterError(defn.name, p.name, f"gain of label {label} is not a finite number")
+            if label in items:
+                raise ParameterError(defn.name, p.name, f"label {label} given twice")
+            items[label] = float(gain)
+        return GainMap(tuple(sorted(items.items())))
+    if p.kind == "floats":
+        if not isinstance(e, ast.ListLit) or not e.items or any(ast.free_symbols(x) for x in e.items):
+            raise _fail(defn, p, e)
+        values = []
+        for x in e.items:
+            value = ast.evaluate_expr(x, {})
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise _fail(defn, p, e)
+            values.append(float(value))
+        return tuple(values)
+    raise AssertionError(p.kind)
+
+
+def _fold(e: ast.Expr) -> ast.Expr:
+    """Fold constant sub-expressions, so ``R+2*5`` and ``R+10`` are the same spec."""
+    if isinstance(e, ast.BinOp):
+        left, right = _fold(e.left), _fold(e.right)
+        if isinstance(left, ast.Number) and isinstance(right, ast.Number):
+            value = ast.evaluate_expr(ast.BinOp(e.op, left, right), {})
+            if isinstance(value, float) and value.is_integer() and e.op != "/":
+                value = int(value)
+            return ast.Number(value)
+        return ast.BinOp(e.op, left, right)
+    if isinstance(e, ast.Neg):
+        inner = _fold(e.operand)
+        return ast.Number(-inner.value) if isinstance(inner, ast.Number) else ast.Neg(inner)
+    return e
+
+
+def _check_number(defn: MetricDef, p: Param, value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _fail(defn, p, value)
+    if p.kind == "int":
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise _fail(defn, p, value)
+            value = int(value)
+    else:
+        value = float(value)
+    if p.minimum is not None and (value < p.minimum or (p.exclusive_minimum and value == p.minimum)):
+        raise _fail(defn, p, value)
+    if p.maximum is not None and value > p.maximum:
+        raise _fail(defn, p, value)
+    return value
+
+
+def _coerce_preset(defn: MetricDef, p: Param, raw: Any) -> Any:
+    """Values fixed by an alias (typed) or read from trec_eval's dotted suffix (strings)."""
+    if not isinstance(raw, str):
+        if p.kind in ("int", "float"):
+            return _check_number(defn, p, raw)
+        return raw
+    if p.kind in ("int", "float"):
+        try:
+            value: float = float(raw)
+        except ValueError:
+            raise ParameterError(defn.name, p.name, f"got {raw!r}, expected {p.describe_range()}") from None
+        if p.kind == "int":
+            value = int(value)  # trec_eval reads counts as numbers and truncates (ndcg_cut.23.4 is 23)
+        return _check_number(defn, p, value)
+    if p.kind == "choice":
+        return _coerce(defn, p, ast.Symbol(raw))
+    return raw

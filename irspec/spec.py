@@ -1,0 +1,318 @@
+"""Metric-spec text to a syntax tree, and expressions back to text.
+
+This module is the parsing phase only: it knows the grammar (``grammar/metric.lark``) but no metric
+names. :mod:`irspec.registry` binds the tree to registered metric definitions.
+
+The grammar, in EBNF::
+
+    spec_list := spec ( [","] spec )* [","]
+    spec      := NAME [ "(" [ argument ("," argument)* ] ")" ] [ "@" cutoff ]
+    argument  := NAME "=" value | value
+    value     := expr | "{" [ expr ":" expr ("," expr ":" expr)* ] "}" | "[" [ expr ("," expr)* ] "]"
+               | STRING
+    cutoff    := NUMBER | NAME | "(" expr ")"
+    expr      := expr ("+"|"-") term | term
+    term      := term ("*"|"/") factor | factor
+    factor    := NUMBER | NAME | ("-"|"+") factor | "(" expr ")"
+
+``NAME`` also carries trec_eval's dotted parameter suffix (``P.5,10``, ``ndcg.1=3,2=9``) verbatim; the
+binder interprets it. The tree is made of frozen dataclasses, so specs compare by value.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
+
+from irspec.errors import SpecSyntaxError
+
+if TYPE_CHECKING:
+    import lark
+
+__all__ = [
+    "Number",
+    "Symbol",
+    "String",
+    "BinOp",
+    "Neg",
+    "DictLit",
+    "ListLit",
+    "Expr",
+    "SpecNode",
+    "parse_syntax",
+    "expr_text",
+    "evaluate_expr",
+    "free_symbols",
+]
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric literal (int or float)."""
+
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A bare identifier: the per-query symbol ``R``, a boolean, or an enumerated choice."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class String:
+    """A quoted string literal (quotes removed)."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """Arithmetic ``left op right`` with op one of ``+ - * /``."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class Neg:
+    """Unary minus."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class DictLit:
+    """A dict literal such as ``{0:0, 1:1, 2:3}`` (used for gain maps)."""
+
+    items: tuple[tuple[Expr, Expr], ...]
+
+
+@dataclass(frozen=True)
+class ListLit:
+    """A list literal such as ``[0.25, 0.5, 0.75]`` (used for recall levels)."""
+
+    items: tuple[Expr, ...]
+
+
+Expr = Union[Number, Symbol, String, BinOp, Neg, DictLit, ListLit]
+
+
+@dataclass(frozen=True)
+class SpecNode:
+    """One spec as written: ``name(args, key=value)@cutoff``.
+
+    ``start``/``end`` locate it in the source text for error messages and do not take part in equality.
+    """
+
+    name: str
+    args: tuple[Expr, ...] = ()
+    kwargs: tuple[tuple[str, Expr], ...] = ()
+    cutoff: Expr | None = None
+    start: int = field(default=0, compare=False)
+    end: int = field(default=0, compare=False)
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    # lark is imported here, once, so that `import irspec` stays cheap for tools that never parse.
+    import importlib.resources
+
+    import lark
+
+    grammar = importlib.resources.files("irspec").joinpath("grammar/metric.lark").read_text("utf-8")
+    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+
+_TOKEN_WORDS = {
+    "NAME": "a metric name",
+    "NUMBER": "a number",
+    "STRING": "a quoted string",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "COMMA": "','",
+    "COLON": "':'",
+    "EQUAL": "'='",
+    "AT": "'@'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "$END": "the end of the text",
+}
+
+
+def _expected(names: set[str]) -> str:
+    words = sorted({_TOKEN_WORDS.get(n, n) for n in names})
+    if not words:
+        return ""
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def parse_syntax(text: str) -> list[SpecNode]:
+    """Parse ``text`` (one spec or a list of specs) into syntax nodes, without resolving any name.
+
+    Raises :class:`~irspec.errors.SpecSyntaxError` with the position of the problem.
+    """
+    import lark
+
+    if not text.strip():
+        raise SpecSyntaxError(text, len(text), "expected a metric spec, got an empty text")
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedEOF as e:
+        raise SpecSyntaxError(
+            text, len(text.rstrip()), f"unexpected end of text, expected {_expected(set(e.expected))}"
+        ) from None
+    except lark.exceptions.UnexpectedToken as e:
+        if e.token.type == "$END":
+            raise SpecSyntaxError(
+                text, len(text.rstrip()), f"unexpected end of text, expected {_expected(e.expected)}"
+            ) from None
+        raise SpecSyntaxError(
+            text, e.token.start_pos, f"unexpected {e.token.value!r}, expected {_expected(e.expected)}"
+        ) from None
+    except lark.exceptions.UnexpectedCharacters as e:
+        raise SpecSyntaxError(text, e.pos_in_stream, f"unexpected character {text[e.pos_in_stream]!r}") from None
+    return [_spec(child, text) for child in tree.children[0].children]
+
+
+def _spec(tree: lark.Tree, text: str) -> SpecNode:
+    import lark
+
+    name_tok = tree.children[0]
+    args: list[Expr] = []
+    kwargs: list[tuple[str, Expr]] = []
+    cutoff: Expr | None = None
+    for child in tree.children[1:]:
+        if isinstance(child, lark.Tree) and child.data == "arguments":
+            for arg in child.children:
+                if arg.data == "keyword":
+                    kwargs.append((str(arg.children[0]), _expr(arg.children[1], text)))
+                else:
+                    args.append(_expr(arg.children[0], text))
+        else:
+            cutoff = _expr(child, text)
+    end = tree.meta.end_pos if not tree.meta.empty else name_tok.end_pos
+    return SpecNode(str(name_tok), tuple(args), tuple(kwargs), cutoff, name_tok.start_pos, end)
+
+
+def _expr(node: lark.Tree | lark.Token, text: str) -> Expr:
+    import lark
+
+    if isinstance(node, lark.Token):  # a bare STRING token is not wrapped (single-child alias)
+        node = lark.Tree("string", [node])
+    kind = node.data
+    kids = node.children
+    if kind == "number":
+        raw = str(kids[0])
+        is_int = raw.isdigit()
+        return Number(int(raw) if is_int else float(raw))
+    if kind == "symbol":
+        return Symbol(str(kids[0]))
+    if kind == "string":
+        import ast
+
+        return String(ast.literal_eval(str(kids[0])))
+    if kind == "neg":
+        inner = _expr(kids[0], text)
+        if isinstance(inner, Number):  # fold, so "-1" is a literal and canonical texts stay short
+            return Number(-inner.value)
+        return Neg(inner)
+    if kind in ("add", "sub", "mul", "div"):
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[kind]
+        return BinOp(op, _expr(kids[0], text), _expr(kids[1], text))
+    if kind == "dict":
+        return DictLit(tuple((_expr(p.children[0], text), _expr(p.children[1], text)) for p in kids))
+    if kind == "list":
+        return ListLit(tuple(_expr(k, text) for k in kids))
+    if kind == "factor":  # unary plus
+        return _expr(kids[0], text)
+    raise AssertionError(f"unhandled grammar rule {kind!r}")  # a grammar/transformer mismatch is a bug
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+
+
+def format_number(value: int | float) -> str:
+    """The shortest text that reads back as ``value`` (``10``, ``0.3``, ``1e-05``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return repr(value)
+
+
+def expr_text(e: Expr, parent: int = 0) -> str:
+    """Render an expression with the fewest parentheses that keep its meaning."""
+    if isinstance(e, Number):
+        return format_number(e.value)
+    if isinstance(e, Symbol):
+        return e.name
+    if isinstance(e, String):
+        return repr(e.value)
+    if isinstance(e, Neg):
+        return "-" + expr_text(e.operand, 3)
+    if isinstance(e, DictLit):
+        return "{" + ",".join(f"{expr_text(k)}:{expr_text(v)}" for k, v in e.items) + "}"
+    if isinstance(e, ListLit):
+        return "[" + ",".join(expr_text(k) for k in e.items) + "]"
+    prec = _PRECEDENCE[e.op]
+    # The right operand of - and / needs brackets at equal precedence: a-(b-c) is not (a-b)-c.
+    right_floor = prec + 1 if e.op in "-/" else prec
+    s = f"{expr_text(e.left, prec)}{e.op}{expr_text(e.right, right_floor)}"
+    return f"({s})" if prec < parent else s
+
+
+def free_symbols(e: Expr) -> set[str]:
+    """Names of the symbols an expression uses (``{"R"}`` for ``10+R``)."""
+    if isinstance(e, Symbol):
+        return {e.name}
+    if isinstance(e, BinOp):
+        return free_symbols(e.left) | free_symbols(e.right)
+    if isinstance(e, Neg):
+        return free_symbols(e.operand)
+    if isinstance(e, DictLit):
+        out: set[str] = set()
+        for k, v in e.items:
+            out |= free_symbols(k) | free_symbols(v)
+        return out
+    if isinstance(e, ListLit):
+        return set().union(*(free_symbols(k) for k in e.items))
+    return set()
+
+
+def evaluate_expr(e: Expr, env: dict):  # -> number or numpy array
+    """Evaluate an arithmetic expression; ``env`` maps symbol names to numbers or numpy arrays.
+
+    Works elementwise when a symbol is bound to an array (``R`` per query), which is how the engine
+    evaluates ``bpref(10+R)`` for all queries at once. Division by zero gives ``inf``/``nan`` for arrays
+    (numpy's rules); callers decide what a non-finite per-query value means.
+    """
+    if isinstance(e, Number):
+        return e.value
+    if isinstance(e, Symbol):
+        return env[e.name]
+    if isinstance(e, Neg):
+        return -evaluate_expr(e.operand, env)
+    if isinstance(e, BinOp):
+        a = evaluate_expr(e.left, env)
+        b = evaluate_expr(e.right, env)
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        if isinstance(b, (int, float)) and b == 0:
+            return math.inf if a > 0 else (-math.inf if a < 0 else math.nan)
+        return a / b
+    raise TypeError(f"not an arithmetic expression: {expr_text(e)}")
