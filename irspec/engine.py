@@ -1,0 +1,525 @@
+"""The evaluation engine: one vectorised pass over all queries of a run.
+
+A run is joined with the qrels and sorted once (by query, score descending, docno descending, as
+trec_eval ranks), giving flat numpy arrays in which each query is a contiguous segment. Metric kernels
+(:mod:`irspec.kernels`) compute every query's value at once with segment operations on those arrays;
+:class:`Context` offers the shared pieces (relevance masks, cumulative counts, cutoffs) and caches
+them, so ten metrics at one relevance level share one cumulative sum.
+
+A plugin metric may instead give a simple ``per_query(query: QueryView, metric) -> float``; the engine
+calls it once per query (slower, and fine for a metric that is hard to vectorise).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import warnings as _warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from irspec import spec as ast
+from irspec.errors import EvaluationError, IrspecError
+from irspec.registry import Metric
+
+__all__ = ["Options", "Context", "QueryView", "Result", "evaluate", "evaluate_many", "UNJUDGED"]
+
+UNJUDGED = np.iinfo(np.int64).min // 2
+"""Label given to a retrieved document that is absent from the qrels (negative, so never relevant)."""
+
+MissingQueries = Literal["zero", "skip", "error"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Options that apply to a whole evaluation (trec_eval's flag in brackets).
+
+    ``relevance_level`` [-l]: the default ``rel`` of every metric. ``depth`` [-M]: keep the top
+    ``depth`` documents of each ranking. ``judged_only`` [-J]: drop unjudged and negative-label
+    documents before measuring. ``missing_queries`` [-c is ``zero``]: what a qrels query absent from
+    the run gets: ``zero`` (every measure 0, counted in the mean), ``skip``, or ``error``.
+    ``collection_size``: the number of documents in the collection, for fall-out.
+    """
+
+    relevance_level: int = 1
+    depth: int | None = None
+    judged_only: bool = False
+    missing_queries: MissingQueries = "zero"
+    collection_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.relevance_level, bool) or not isinstance(self.relevance_level, int) or self.relevance_level < 1:
+            raise EvaluationError(f"relevance_level must be an integer >= 1, got {self.relevance_level!r}")
+        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1):
+            raise EvaluationError(f"depth must be an integer >= 1 or None, got {self.depth!r}")
+        if self.missing_queries not in ("zero", "skip", "error"):
+            raise EvaluationError(f"missing_queries must be zero, skip or error, got {self.missing_queries!r}")
+        if self.collection_size is not None and (not isinstance(self.collection_size, int) or self.collection_size < 1):
+            raise EvaluationError(f"collection_size must be a positive integer, got {self.collection_size!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as a plain dict (for JSON output)."""
+        return {
+            "relevance_level": self.relevance_level,
+            "depth": self.depth,
+            "judged_only": self.judged_only,
+            "missing_queries": self.missing_queries,
+            "collection_size": self.collection_size,
+        }
+
+
+# --------------------------------------------------------------------------------------------------
+# The qrels, indexed once for any number of runs.
+
+
+class QrelsIndex:
+    """Per-query arrays of a qrels set: query ids, labels grouped by query, counts per level."""
+
+    def __init__(self, qrels: Any) -> None:
+        frame = qrels.frame
+        self.qrels = qrels
+        self.frame = frame.select("query", "docno", "label")
+        queries = frame.get_column("query").unique(maintain_order=True).to_list()
+        self.query_ids: list[str] = sorted(queries)
+        self.position = {q: i for i, q in enumerate(self.query_ids)}
+        q = np.fromiter((self.position[x] for x in frame.get_column("query").to_list()), np.int64, len(frame))
+        labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
+        order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
+        self.labels = labels[order]
+        self.query_of = q[order]
+        counts = np.bincount(q, minlength=len(self.query_ids))
+        self.offsets = np.zeros(len(self.query_ids) + 1, np.int64)
+        np.cumsum(counts, out=self.offsets[1:])
+        self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """(R, N) per query: relevant (label >= level) and judged non-relevant (0 <= label < level)."""
+        if level not in self._by_level:
+            n = len(self.query_ids)
+            rel = np.bincount(self.query_of[self.labels >= level], minlength=n)
+            nonrel = np.bincount(self.query_of[(self.labels >= 0) & (self.labels < level)], minlength=n)
+            self._by_level[level] = (rel.astype(np.int64), nonrel.astype(np.int64))
+        return self._by_level[level]
+
+
+_INDEX_CACHE: dict[int, QrelsIndex] = {}
+
+
+def index_qrels(qrels: Any) -> QrelsIndex:
+    """Index ``qrels`` (a :class:`~irspec.data.Qrels`), reusing the index for the same object."""
+    key = id(qrels)
+    idx = _INDEX_CACHE.get(key)
+    if idx is None or idx.qrels is not qrels:
+        idx = QrelsIndex(qrels)
+        _INDEX_CACHE.clear()  # keep one: holding every qrels ever seen would leak memory
+        _INDEX_CACHE[key] = idx
+    return idx
+
+
+# --------------------------------------------------------------------------------------------------
+# The per-run context that kernels compute from.
+
+
+class Context:
+    """A run joined with the qrels: flat arrays with one contiguous segment per query.
+
+    Attributes every kernel may use (``nq`` queries, ``m`` ranked documents in all):
+
+    ``query_ids`` (list of nq ids), ``offsets`` (nq + 1 segment bounds), ``seg`` (m, query index of each
+    row), ``rank`` (m, 1-based rank within its query), ``label`` (m, qrels label; :data:`UNJUDGED` for
+    documents absent from the qrels), ``n`` (nq, ranking lengths), ``qrels`` (the :class:`QrelsIndex`),
+    ``qpos`` (nq, each query's position in the qrels index), ``options``.
+    """
+
+    def __init__(
+        self,
+        query_ids: list[str],
+        offsets: np.ndarray,
+        label: np.ndarray,
+        qrels: QrelsIndex,
+        options: Options,
+        frame: Any = None,
+    ) -> None:
+        self.query_ids = query_ids
+        self.nq = len(query_ids)
+        self.offsets = offsets
+        self.label = label
+        self.n = np.diff(offsets)
+        self.seg = np.repeat(np.arange(self.nq, dtype=np.int64), self.n)
+        self.rank = np.arange(len(label), dtype=np.int64) - offsets[self.seg] + 1
+        self.qrels = qrels
+        self.qpos = np.array([qrels.position[q] for q in query_ids], dtype=np.int64)
+        self.options = options
+        self.frame = frame  # the ranked polars frame, for per-query plugin metrics
+        self.missing: np.ndarray | None = None  # queries absent from the run, under missing_queries="zero"
+        self._cache: dict[Any, Any] = {}
+
+    # --- parameters -----------------------------------------------------------------------------
+    def level(self, metric: Metric) -> int:
+        """The relevance level of ``metric``: its ``rel`` parameter, or the evaluation's."""
+        rel = metric.get("rel") if "rel" in metric.definition.param_names else None
+        return self.options.relevance_level if rel is None else rel
+
+    def value(self, metric: Metric, name: str) -> Any:
+        """A parameter's value; one evaluated per query (a float array) when it uses ``R``."""
+        if name not in metric.definition.param_names:
+            return None  # a kernel shared by metrics that lack the parameter (GMAP uses AP's)
+        v = metric.get(name)
+        if isinstance(v, ast.Expr.__args__):
+            R = self.R(self.level(metric)).astype(np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.broadcast_to(np.asarray(ast.evaluate_expr(v, {"R": R}), np.float64), (self.nq,))
+        return v
+
+    def cutoff(self, metric: Metric, name: str = "k") -> np.ndarray | None:
+        """The cutoff per query as an int array, or ``None`` for the whole ranking.
+
+        A cutoff computed from ``R`` is rounded down; where it is below 1 (``P@R`` with R = 0) it is 0,
+        and cutoff metrics give 0 for that query.
+        """
+        v = self.value(metric, name)
+        if v is None:
+            return None
+        if isinstance(v, np.ndarray):
+            v = np.where(np.isfinite(v), np.floor(v + 1e-9), 0)  # 1e-9: (0.3*R)*10 is not quite integral
+            return np.maximum(v, 0).astype(np.int64)
+        return np.full(self.nq, int(v), dtype=np.int64)
+
+    # --- per-query qrels counts -----------------------------------------------------------------
+    def R(self, level: int) -> np.ndarray:
+        """Relevant documents of each query in the qrels (label >= level)."""
+        return self.qrels.counts(level)[0][self.qpos]
+
+    def N(self, level: int) -> np.ndarray:
+        """Judged non-relevant documents of each query in the qrels (0 <= label < level)."""
+        return self.qrels.counts(level)[1][self.qpos]
+
+    # --- per-row masks and running counts -------------------------------------------------------
+    def relevant(self, level: int) -> np.ndarray:
+        """Bool per ranked row: label >= level."""
+        key = ("rel", level)
+        if key not in self._cache:
+            self._cache[key] = self.label >= level
+        return self._cache[key]
+
+    def judged_nonrelevant(self, level: int) -> np.ndarray:
+        """Bool per ranked row: judged and 0 <= label < level."""
+        key = ("nonrel", level)
+        if key not in self._cache:
+            self._cache[key] = (self.label >= 0) & (self.label < level)
+        return self._cache[key]
+
+    def judged(self) -> np.ndarray:
+        """Bool per ranked row: the document has a label >= 0 in the qrels."""
+        return self.label >= 0
+
+    def running(self, mask: np.ndarray, key: Any = None) -> np.ndarray:
+        """Per row: how many rows of its query up to and including it satisfy ``mask``."""
+        if key is not None and ("running", key) in self._cache:
+            return self._cache[("running", key)]
+        c = np.cumsum(mask, dtype=np.int64)
+        before = np.concatenate(([0], c))[self.offsets[:-1]]
+        out = c - before[self.seg]
+        if key is not None:
+            self._cache[("running", key)] = out
+        return out
+
+    def running_relevant(self, level: int) -> np.ndarray:
+        """Per row: relevant documents at or above it."""
+        return self.running(self.relevant(level), key=("rel", level))
+
+    def seg_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum of ``values`` over each query's rows."""
+        return np.bincount(self.seg, weights=values, minlength=self.nq)
+
+    def count(self, mask: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
+        """Rows satisfying ``mask`` per query, within the top ``k`` (per-query array) when given."""
+        if k is not None:
+            mask = mask & (self.rank <= k[self.seg])
+        return np.bincount(self.seg[mask], minlength=self.nq).astype(np.int64)
+
+    def first_rank(self, mask: np.ndarray) -> np.ndarray:
+        """Rank of the first row satisfying ``mask`` per query; 0 where there is none."""
+        out = np.zeros(self.nq, dtype=np.int64)
+        rows = np.flatnonzero(mask)
+        if len(rows):
+            segs = self.seg[rows]
+            first = np.concatenate(([True], segs[1:] != segs[:-1]))
+            out[segs[first]] = self.rank[rows[first]]
+        return out
+
+    def nth_rank(self, mask: np.ndarray, nth: np.ndarray) -> np.ndarray:
+        """Rank of the ``nth`` (per query, 1-based) row satisfying ``mask``; 0 where there are fewer."""
+        rows = np.flatnonzero(mask)
+        counts = np.bincount(self.seg[rows], minlength=self.nq)
+        starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
+        ok = (nth >= 1) & (nth <= counts)
+        out = np.zeros(self.nq, dtype=np.int64)
+        out[ok] = self.rank[rows[starts[ok] + nth[ok] - 1]]
+        return out
+
+    def ideal_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every qrels label of the evaluated queries, each query's sorted descending: (labels, offsets)."""
+        if "ideal" not in self._cache:
+            q = self.qrels
+            starts, ends = q.offsets[self.qpos], q.offsets[self.qpos + 1]
+            lengths = ends - starts
+            offsets = np.concatenate(([0], np.cumsum(lengths)))
+            idx = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+            self._cache["ideal"] = (q.labels[idx], offsets)
+        return self._cache["ideal"]
+
+
+def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` per query, 0 where ``den`` is 0 (no relevant documents, empty ranking)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The simple per-query form for plugins.
+
+
+@dataclass(frozen=True)
+class QueryView:
+    """One query's data, for a metric written as a plain per-query function.
+
+    ``labels`` are the qrels labels of the ranked documents in rank order (``None`` for unjudged),
+    ``docnos`` and ``scores`` the ranking itself, ``qrels`` the query's judgments, and
+    ``relevance_level`` the level that applies to the metric.
+    """
+
+    query_id: str
+    docnos: tuple[str, ...]
+    scores: tuple[float, ...]
+    labels: tuple[int | None, ...]
+    qrels: Mapping[str, int]
+    relevance_level: int
+
+    @property
+    def R(self) -> int:
+        """Relevant documents of the query in the qrels."""
+        return sum(1 for v in self.qrels.values() if v >= self.relevance_level)
+
+
+def _per_query_values(fn: Callable[..., float], ctx: Context, metric: Metric) -> np.ndarray:
+    level = ctx.level(metric)
+    frame = ctx.qrels.frame
+    judgments: dict[str, dict[str, int]] = {}
+    for q, d, lab in frame.iter_rows():
+        judgments.setdefault(q, {})[d] = lab
+    out = np.zeros(ctx.nq)
+    docnos = ctx.frame.get_column("docno").to_list()
+    scores = ctx.frame.get_column("score").to_list()
+    for i, qid in enumerate(ctx.query_ids):
+        lo, hi = ctx.offsets[i], ctx.offsets[i + 1]
+        labels = tuple(None if v == UNJUDGED else int(v) for v in ctx.label[lo:hi])
+        view = QueryView(
+            qid,
+            tuple(docnos[lo:hi]),
+            tuple(scores[lo:hi]),
+            labels,
+            judgments.get(qid, {}),
+            level,
+        )
+        out[i] = float(fn(view, metric))
+    return out
+
+
+def _resolve(ref: Callable[..., Any] | str) -> Callable[..., Any]:
+    if callable(ref):
+        return ref
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def compute_metric(ctx: Context, metric: Metric) -> np.ndarray:
+    """One metric's per-query values (float array, length ``ctx.nq``)."""
+    d = metric.definition
+    if d.compute is not None:
+        values = np.asarray(_resolve(d.compute)(ctx, metric), dtype=np.float64)
+    else:
+        values = _per_query_values(_resolve(d.per_query), ctx, metric)
+    if values.shape != (ctx.nq,):
+        raise IrspecError(f"metric {metric} returned shape {values.shape}, expected ({ctx.nq},)")
+    return values
+
+
+# --------------------------------------------------------------------------------------------------
+# Results.
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """The evaluation of one run: per-query values and their aggregates, keyed by canonical text.
+
+    ``values`` is a (queries × metrics) float array in the order of ``query_ids`` and ``metrics``; a NaN
+    marks a query a metric leaves out (``SL(unfound=skip)``).
+    """
+
+    run_name: str
+    run_source: str
+    metrics: tuple[Metric, ...]
+    query_ids: tuple[str, ...]
+    values: np.ndarray
+    options: Options
+    warnings: tuple[str, ...] = ()
+    _aggregate: dict[str, float] = field(default_factory=dict, repr=False)
+
+    def aggregate(self) -> dict[str, float]:
+        """Summary value per metric: mean, sum or geometric mean over queries, as the metric says."""
+        if not self._aggregate:
+            for j, m in enumerate(self.metrics):
+                self._aggregate[str(m)] = aggregate_values(self.values[:, j], m.aggregate)
+        return dict(self._aggregate)
+
+    def per_query(self) -> dict[str, dict[str, float]]:
+        """``{query_id: {metric: value}}`` for every evaluated query."""
+        names = [str(m) for m in self.metrics]
+        return {q: dict(zip(names, row.tolist())) for q, row in zip(self.query_ids, self.values)}
+
+    def column(self, metric: Metric | str) -> np.ndarray:
+        """One metric's per-query values, aligned with ``query_ids``."""
+        key = str(metric)
+        for j, m in enumerate(self.metrics):
+            if str(m) == key:
+                return self.values[:, j]
+        raise KeyError(key)
+
+
+def aggregate_values(values: np.ndarray, how: str) -> float:
+    """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5."""
+    v = values[~np.isnan(values)]
+    if len(v) == 0:
+        return 0.0
+    if how == "sum":
+        return float(v.sum())
+    if how == "gmean":
+        return float(np.exp(np.mean(np.log(np.maximum(v, 1e-5)))))
+    return float(v.mean())
+
+
+# --------------------------------------------------------------------------------------------------
+# Entry points.
+
+
+def _as_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+    import irspec
+
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    out: list[Metric] = []
+    for m in metrics:
+        out.extend([m] if isinstance(m, Metric) else irspec.parse_many(m))
+    seen: set[Metric] = set()
+    return [m for m in out if not (m in seen or seen.add(m))]
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    relevance_level: int = 1,
+    depth: int | None = None,
+    judged_only: bool = False,
+    missing_queries: MissingQueries = "zero",
+    collection_size: int | None = None,
+) -> Result:
+    """Evaluate one run against qrels.
+
+    ``qrels`` and ``run`` are file paths (gzip or plain; ``"-"`` for standard input), ``{qid: {docno:
+    label}}`` / ``{qid: {docno: score}}`` dicts, pandas DataFrames, or :class:`~irspec.data.Qrels` /
+    :class:`~irspec.data.Run` objects. ``metrics`` is a spec text (``"nDCG@10, AP"``), a list of texts,
+    or bound :class:`~irspec.Metric` objects. See :class:`Options` for the keyword options.
+    """
+    options = Options(relevance_level, depth, judged_only, missing_queries, collection_size)
+    return evaluate_many(qrels, [run], metrics, options=options)[0]
+
+
+def evaluate_many(
+    qrels: Any,
+    runs: Iterable[Any],
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    options: Options | None = None,
+    **kwargs: Any,
+) -> list[Result]:
+    """Evaluate several runs against one qrels, which is read and indexed once."""
+    from irspec.data import read_qrels, read_run
+
+    options = options or Options(**kwargs)
+    bound = _as_metrics(metrics)
+    if not bound:
+        raise EvaluationError("no metrics to compute")
+    q = read_qrels(qrels)
+    index = index_qrels(q)
+    results = []
+    for r in runs:
+        run = read_run(r)
+        results.append(_evaluate_run(index, run, bound, options))
+    return results
+
+
+def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: Options) -> Result:
+    ctx, notes = build_context(index, run, options)
+    values = np.empty((ctx.nq, len(metrics)))
+    for j, m in enumerate(metrics):
+        values[:, j] = compute_metric(ctx, m)
+    if ctx.missing is not None:
+        values[ctx.missing, :] = 0.0  # trec_eval -c: a query the run does not answer scores 0 everywhere
+        for j, m in enumerate(metrics):
+            if m.name == "NumQ":
+                values[ctx.missing, j] = 1.0
+            elif m.name == "NumRel":
+                values[ctx.missing, j] = ctx.R(ctx.level(m))[ctx.missing]
+    return Result(run.name, run.source, tuple(metrics), tuple(ctx.query_ids), values, options, tuple(notes))
+
+
+def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Context, list[str]]:
+    """Join a run with the indexed qrels, rank it, apply depth and judged_only: the kernels' input."""
+    import polars as pl
+
+    notes: list[str] = []
+    frame = run.frame.select("query", "docno", "score")
+    run_queries = set(frame.get_column("query").unique().to_list())
+    extra = run_queries.difference(index.position)
+    if extra:
+        notes.append(
+            f"{run.source}: {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} not in the qrels ignored "
+            f"(e.g. {sorted(extra)[0]!r})"
+        )
+        frame = frame.filter(pl.col("query").is_in(list(index.position)))
+    missing = sorted(set(index.query_ids) - run_queries)
+    if missing and options.missing_queries == "error":
+        raise EvaluationError(
+            f"{run.source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from the run "
+            f"(e.g. {missing[0]!r}) and missing_queries is 'error'"
+        )
+    # trec_eval ranks by score descending, then docno descending (strcmp); the file's rank column is ignored.
+    joined = frame.join(index.frame, on=["query", "docno"], how="left")
+    joined = joined.sort(["query", "score", "docno"], descending=[False, True, True])
+    if options.depth is not None:
+        joined = joined.filter(pl.int_range(pl.len()).over("query") < options.depth)
+    if options.judged_only:
+        joined = joined.filter(pl.col("label").is_not_null() & (pl.col("label") >= 0))
+    labels = joined.get_column("label").fill_null(UNJUDGED).to_numpy().astype(np.int64, copy=False)
+    queries = joined.get_column("query")
+    present = queries.unique(maintain_order=True).to_list()
+    lengths = dict(zip(present, queries.unique_counts().to_list()))
+    # Every run query the qrels know is evaluated, even one that depth or judged_only emptied.
+    answered = run_queries & set(index.position)
+    evaluated = sorted(answered | set(missing)) if options.missing_queries == "zero" else sorted(answered)
+    n = np.array([lengths.get(q, 0) for q in evaluated], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(n))).astype(np.int64)
+    ctx = Context(evaluated, offsets, labels, index, options, frame=joined)
+    if options.missing_queries == "zero" and missing:
+        gone = set(missing)
+        ctx.missing = np.array([i for i, q in enumerate(evaluated) if q in gone], dtype=np.int64)
+    return ctx, notes

@@ -1,0 +1,106 @@
+"""Kernels of the rank-based metrics (definitions in :mod:`irspec.builtin.ranks`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from irspec.engine import Context, safe_divide
+from irspec.registry import Metric
+
+
+def average_precision(ctx: Context, metric: Metric) -> np.ndarray:
+    """AP = (1/R) Σ over relevant ranks i <= k of P@i."""
+    level = ctx.level(metric)
+    rel = ctx.relevant(level)
+    k = ctx.cutoff(metric)
+    mask = rel if k is None else rel & (ctx.rank <= k[ctx.seg])
+    prec = ctx.running_relevant(level)[mask] / ctx.rank[mask]
+    total = np.bincount(ctx.seg[mask], weights=prec, minlength=ctx.nq)
+    return safe_divide(total, ctx.R(level))
+
+
+def reciprocal_rank(ctx: Context, metric: Metric) -> np.ndarray:
+    """1 / rank of the first relevant document within the top k; 0 if none."""
+    first = ctx.first_rank(ctx.relevant(ctx.level(metric)))
+    k = ctx.cutoff(metric)
+    if k is not None:
+        first = np.where(first <= k, first, 0)
+    return safe_divide(first > 0, first)
+
+
+def r_precision(ctx: Context, metric: Metric) -> np.ndarray:
+    """Rprec, or its recall= and mult= variants (see the definition)."""
+    level = ctx.level(metric)
+    rel = ctx.relevant(level)
+    R = ctx.R(level)
+    recall, mult = metric.get("recall"), metric.get("mult")
+    if mult is not None:
+        # trec_eval's Rprec_mult: cutoff floor(mult*R + 0.9), and relret / c past the end of the list.
+        c = np.floor(mult * R + 0.9).astype(np.int64)
+        return safe_divide(ctx.count(rel, c), c)
+    if recall is not None:
+        # the first rank where recall reaches x is the rank of the ceil(x*R)-th relevant document;
+        # 1e-9 keeps 0.3*10 = 3.0000000000000004 from asking for a 4th.
+        need = np.ceil(recall * R - 1e-9).astype(np.int64)
+        at = np.where(need == 0, np.minimum(ctx.n, 1), ctx.nth_rank(rel, need))
+        hits = np.where(need == 0, ctx.count(rel, np.ones(ctx.nq, np.int64)), need)
+        return np.where(R > 0, safe_divide(hits, at), 0.0)
+    return safe_divide(ctx.count(rel, np.minimum(R, ctx.n)), R)
+
+
+def _suffix_max_precision(ctx: Context, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each query's relevant rows in rank order: the max of P@j over relevant rows j at or below.
+
+    Returns (values, start) where ``start[q]`` indexes query q's first relevant row in ``values``.
+    """
+    key = ("suffix-max", level)
+    if key not in ctx._cache:
+        rel = ctx.relevant(level)
+        rows = np.flatnonzero(rel)
+        seg = ctx.seg[rows]
+        prec = ctx.running_relevant(level)[rows] / ctx.rank[rows]
+        # A running max from the end within segments: lift each segment above all later ones
+        # (precision is in [0, 1]) so one accumulate never carries across a boundary.
+        lifted = prec[::-1] + 2.0 * (ctx.nq - seg[::-1])
+        values = (np.maximum.accumulate(lifted) - 2.0 * (ctx.nq - seg[::-1]))[::-1]
+        counts = np.bincount(seg, minlength=ctx.nq)
+        start = np.concatenate(([0], np.cumsum(counts)))[:-1]
+        ctx._cache[key] = (values, start, counts)
+    return ctx._cache[key]
+
+
+def iprec_at(ctx: Context, level: int, x: float) -> np.ndarray:
+    """Interpolated precision at recall x, trec_eval 10's rule (see the IPrec definition)."""
+    values, start, relret = _suffix_max_precision(ctx, level)
+    R = ctx.R(level)
+    # trec_eval 10 rounds x*R half away from zero to find how many relevant documents must be seen.
+    c = np.floor(x * R + 0.5).astype(np.int64)
+    idx = start + np.maximum(c - 1, 0)
+    ok = (R > 0) & (c <= relret) & (relret > 0)
+    out = np.zeros(ctx.nq)
+    out[ok] = values[idx[ok]]
+    return out
+
+
+def interpolated_precision(ctx: Context, metric: Metric) -> np.ndarray:
+    """IPrec@x."""
+    return iprec_at(ctx, ctx.level(metric), metric.get("recall"))
+
+
+def eleven_point(ctx: Context, metric: Metric) -> np.ndarray:
+    """Mean of IPrec over the recall points (default 0.0, 0.1, ..., 1.0)."""
+    points = metric.get("points") or tuple(i / 10 for i in range(11))
+    level = ctx.level(metric)
+    return np.mean([iprec_at(ctx, level, x) for x in points], axis=0)
+
+
+def search_length(ctx: Context, metric: Metric) -> np.ndarray:
+    """Rank of the first relevant document; n + 1 (or NaN with unfound=skip) when there is none."""
+    first = ctx.first_rank(ctx.relevant(ctx.level(metric))).astype(np.float64)
+    fill = np.nan if metric.get("unfound") == "skip" else ctx.n + 1.0
+    return np.where(first > 0, first, fill)
+
+
+def inferred_ap(ctx: Context, metric: Metric) -> np.ndarray:
+    """infAP, as trec_eval computes it."""
+    raise NotImplementedError("infAP")
