@@ -75,18 +75,42 @@ class Options:
 # The qrels, indexed once for any number of runs.
 
 
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: mixes the docno hash into the query hash
+
+
+def _pair_keys(queries: Any, docnos: Any) -> np.ndarray:
+    """A 64-bit key per (query, docno) row, from polars' string hashes (same process, same seed)."""
+    with np.errstate(over="ignore"):
+        return queries.hash().to_numpy() ^ (docnos.hash().to_numpy() * _MIX)
+
+
 class QrelsIndex:
-    """Per-query arrays of a qrels set: query ids, labels grouped by query, counts per level."""
+    """A qrels set indexed for evaluation: query ids, labels grouped by query, join keys, counts per level.
+
+    Built once per qrels and shared by every run evaluated against it.
+    """
 
     def __init__(self, qrels: Any) -> None:
-        frame = qrels.frame
+        import polars as pl
+
+        frame = qrels.frame.select("query", "docno", "label")
         self.qrels = qrels
-        self.frame = frame.select("query", "docno", "label")
-        queries = frame.get_column("query").unique(maintain_order=True).to_list()
-        self.query_ids: list[str] = sorted(queries)
+        self.frame = frame
+        self.query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
         self.position = {q: i for i, q in enumerate(self.query_ids)}
-        q = np.fromiter((self.position[x] for x in frame.get_column("query").to_list()), np.int64, len(frame))
+        codes = pl.DataFrame({"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)})
+        q = frame.join(codes, on="query", how="left", maintain_order="left").get_column("qcode").to_numpy()
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
+        self.row_query = q
+        self.row_label = labels
+        keys = _pair_keys(frame.get_column("query"), frame.get_column("docno"))
+        # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
+        # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
+        self.keys_unique = len(np.unique(keys)) == len(keys)
+        self.key_frame = pl.DataFrame({"key": keys, "qrow": np.arange(len(keys), dtype=np.int64)})
+        self.query_hashes = pl.DataFrame(
+            {"qhash": pl.Series(self.query_ids, dtype=pl.String).hash(), "qcode": np.arange(len(self.query_ids), dtype=np.int64)}
+        )
         order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
         self.labels = labels[order]
         self.query_of = q[order]
@@ -230,6 +254,12 @@ class Context:
     def running_relevant(self, level: int) -> np.ndarray:
         """Per row: relevant documents at or above it."""
         return self.running(self.relevant(level), key=("rel", level))
+
+    def running_sum(self, values: np.ndarray) -> np.ndarray:
+        """Per row: the sum of ``values`` over its query's rows up to and including it."""
+        c = np.cumsum(values, dtype=np.float64)
+        before = np.concatenate(([0.0], c))[self.offsets[:-1]]
+        return c - before[self.seg]
 
     def seg_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` over each query's rows."""
@@ -483,11 +513,17 @@ def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: O
 
 
 def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Context, list[str]]:
-    """Join a run with the indexed qrels, rank it, apply depth and judged_only: the kernels' input."""
+    """Join a run with the indexed qrels, rank it, apply depth and judged_only: the kernels' input.
+
+    The join and the grouping work on 64-bit hashes of the strings, checked against the strings
+    themselves, so that 5 million run lines cost one pass of integer operations. Ranking is by query,
+    score descending and docno descending (trec_eval's order; the file's rank column is ignored). A run
+    file already in that order (the usual case) is only checked, and its tied scores reordered.
+    """
     import polars as pl
 
     notes: list[str] = []
-    frame = run.frame.select("query", "docno", "score")
+    frame = run.frame
     run_queries = set(frame.get_column("query").unique().to_list())
     extra = run_queries.difference(index.position)
     if extra:
@@ -495,31 +531,141 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
             f"{run.source}: {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} not in the qrels ignored "
             f"(e.g. {sorted(extra)[0]!r})"
         )
-        frame = frame.filter(pl.col("query").is_in(list(index.position)))
     missing = sorted(set(index.query_ids) - run_queries)
     if missing and options.missing_queries == "error":
         raise EvaluationError(
-            f"{run.source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from the run "
-            f"(e.g. {missing[0]!r}) and missing_queries is 'error'"
+            f"{run.source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from "
+            f"the run (e.g. {missing[0]!r}) and missing_queries is 'error'"
         )
-    # trec_eval ranks by score descending, then docno descending (strcmp); the file's rank column is ignored.
-    joined = frame.join(index.frame, on=["query", "docno"], how="left")
-    joined = joined.sort(["query", "score", "docno"], descending=[False, True, True])
-    if options.depth is not None:
-        joined = joined.filter(pl.int_range(pl.len()).over("query") < options.depth)
-    if options.judged_only:
-        joined = joined.filter(pl.col("label").is_not_null() & (pl.col("label") >= 0))
-    labels = joined.get_column("label").fill_null(UNJUDGED).to_numpy().astype(np.int64, copy=False)
-    queries = joined.get_column("query")
-    present = queries.unique(maintain_order=True).to_list()
-    lengths = dict(zip(present, queries.unique_counts().to_list()))
+    qcode = (
+        pl.DataFrame({"qhash": frame.get_column("query").hash()})
+        .join(index.query_hashes, on="qhash", how="left", maintain_order="left")
+        .get_column("qcode")
+        .fill_null(-1)
+        .to_numpy()
+    )
+    _check_query_codes(frame, qcode, index)
+    keep = qcode >= 0
+    if not keep.all():
+        frame = frame.filter(pl.Series(keep))
+        qcode = qcode[keep]
+    scores = frame.get_column("score").to_numpy()
+    order = _ranking_order(qcode, scores, frame.get_column("docno"))
+    label = _labels(index, frame)[order]
+    qcode = qcode[order]
+    counts = np.bincount(qcode, minlength=len(index.query_ids))
+    starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
+    if options.depth is not None or options.judged_only:
+        rank = np.arange(len(qcode)) - starts[qcode]
+        mask = np.ones(len(qcode), dtype=bool)
+        if options.depth is not None:
+            mask &= rank < options.depth  # depth cuts the ranking before anything else (trec_eval -M)
+        if options.judged_only:
+            mask &= label >= 0
+        order, label, qcode = order[mask], label[mask], qcode[mask]
+        counts = np.bincount(qcode, minlength=len(index.query_ids))
     # Every run query the qrels know is evaluated, even one that depth or judged_only emptied.
     answered = run_queries & set(index.position)
     evaluated = sorted(answered | set(missing)) if options.missing_queries == "zero" else sorted(answered)
-    n = np.array([lengths.get(q, 0) for q in evaluated], dtype=np.int64)
+    qpos = np.array([index.position[q] for q in evaluated], dtype=np.int64)
+    n = counts[qpos] if len(qpos) else np.zeros(0, np.int64)
     offsets = np.concatenate(([0], np.cumsum(n))).astype(np.int64)
-    ctx = Context(evaluated, offsets, labels, index, options, frame=joined)
+    ranked = _Ranked(frame, order)
+    ctx = Context(evaluated, offsets, label, index, options, frame=ranked)
     if options.missing_queries == "zero" and missing:
         gone = set(missing)
         ctx.missing = np.array([i for i, q in enumerate(evaluated) if q in gone], dtype=np.int64)
     return ctx, notes
+
+
+class _Ranked:
+    """The run's rows in ranked order, gathered only when a per-query plugin metric asks for them."""
+
+    def __init__(self, frame: Any, order: np.ndarray) -> None:
+        self._frame = frame
+        self._order = order
+
+    def get_column(self, name: str) -> Any:
+        return self._frame.get_column(name).gather(self._order)
+
+
+def _check_query_codes(frame: Any, qcode: np.ndarray, index: QrelsIndex) -> None:
+    """Make sure no run query was matched to a different qrels query through a hash collision."""
+    import polars as pl
+
+    pairs = pl.DataFrame({"query": frame.get_column("query"), "qcode": qcode}).unique()
+    for q, code in pairs.iter_rows():
+        if code >= 0 and index.query_ids[code] != q:
+            raise EvaluationError(f"query ids {q!r} and {index.query_ids[code]!r} collide in irspec's hash")
+        if code < 0 and q in index.position:
+            raise EvaluationError(f"query id {q!r} could not be matched to the qrels (hash mismatch)")
+
+
+def _labels(index: QrelsIndex, frame: Any) -> np.ndarray:
+    """The qrels label of each run row (:data:`UNJUDGED` where the qrels do not have the pair)."""
+    import polars as pl
+
+    if index.keys_unique:
+        keys = _pair_keys(frame.get_column("query"), frame.get_column("docno"))
+        qrow = (
+            pl.DataFrame({"key": keys})
+            .join(index.key_frame, on="key", how="left", maintain_order="left")
+            .get_column("qrow")
+            .fill_null(-1)
+            .to_numpy()
+        )
+        hit = np.flatnonzero(qrow >= 0)
+        # Check every hashed match against the strings: exactness must not rest on a hash.
+        same = (
+            frame.get_column("docno").gather(hit) == index.frame.get_column("docno").gather(qrow[hit])
+        ) & (frame.get_column("query").gather(hit) == index.frame.get_column("query").gather(qrow[hit]))
+        if same.all():
+            label = np.full(len(keys), UNJUDGED, dtype=np.int64)
+            label[hit] = index.row_label[qrow[hit]]
+            return label
+    joined = frame.select("query", "docno").join(index.frame, on=["query", "docno"], how="left", maintain_order="left")
+    return joined.get_column("label").fill_null(UNJUDGED).to_numpy().astype(np.int64)
+
+
+def _ranking_order(qcode: np.ndarray, scores: np.ndarray, docnos: Any) -> np.ndarray:
+    """Row order by query code, score descending, docno descending."""
+    n = len(qcode)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
+    block_starts = np.concatenate(([0], change))
+    block_codes = qcode[block_starts]
+    same_q = qcode[1:] == qcode[:-1]
+    grouped = len(np.unique(block_codes)) == len(block_codes)
+    if grouped and not np.any(same_q & (scores[1:] > scores[:-1])):
+        # Already one block per query with scores non-increasing: put the blocks in query order.
+        lengths = np.diff(np.concatenate((block_starts, [n])))
+        by_code = np.argsort(block_codes, kind="stable")
+        new_lengths = lengths[by_code]
+        new_starts = np.concatenate(([0], np.cumsum(new_lengths)))[:-1]
+        order = np.arange(n, dtype=np.int64) - np.repeat(new_starts - block_starts[by_code], new_lengths)
+    else:
+        order = np.argsort(-scores, kind="stable")
+        order = order[np.argsort(qcode[order], kind="stable")]
+    return _break_ties(order, qcode, scores, docnos)
+
+
+def _break_ties(order: np.ndarray, qcode: np.ndarray, scores: np.ndarray, docnos: Any) -> np.ndarray:
+    """Reorder runs of equal (query, score) by docno descending, as trec_eval does."""
+    import polars as pl
+
+    q, s = qcode[order], scores[order]
+    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tie.any():
+        return order
+    in_tie = np.zeros(len(order), dtype=bool)
+    in_tie[1:] |= tie
+    in_tie[:-1] |= tie
+    positions = np.flatnonzero(in_tie)
+    # A group starts where a tied row does not continue the tie before it.
+    group = np.cumsum(~np.concatenate(([False], tie))[positions])
+    sub = pl.DataFrame({"group": group, "docno": docnos.gather(order[positions]), "row": order[positions]})
+    sub = sub.sort(["group", "docno"], descending=[False, True])
+    order = order.copy()
+    order[positions] = sub.get_column("row").to_numpy()
+    return order

@@ -37,6 +37,39 @@ def _number(value: float, metric: Any) -> str:
     return f"{value:6.4f}"
 
 
+# trec_eval prints measures in the order of its internal table (measures.c), not the order asked.
+TREC_ORDER = (
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
+    "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut "
+    "map_cut relative_P success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret yaap rbp "
+    "rbp_resid unj"
+).split()
+_TREC_RANK = {name: i for i, name in enumerate(TREC_ORDER)}
+
+
+def trec_order(metrics: Sequence[Any]) -> list[Any]:
+    """Metrics in trec_eval's output order (cutoffs ascending); those trec_eval lacks keep their order, last."""
+
+    def key(item: tuple[int, Any]) -> tuple[int, float, int]:
+        i, m = item
+        name = m.trec_name
+        if name is None:
+            return (len(TREC_ORDER), 0.0, i)
+        if name in _TREC_RANK:
+            return (_TREC_RANK[name], 0.0, i)
+        root, _, param = name.rpartition("_")
+        while root and root not in _TREC_RANK:
+            root, _, more = root.rpartition("_")
+            param = f"{more}_{param}"
+        try:
+            value = float(param)
+        except ValueError:
+            value = 0.0
+        return (_TREC_RANK.get(root, len(TREC_ORDER)), value, i)
+
+    return [m for _, m in sorted(enumerate(metrics), key=key)]
+
+
 def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool = False, summary: bool = True) -> str:
     """trec_eval's output: ``measure<TAB>qid<TAB>value`` lines, the name left-aligned to 22 columns.
 
@@ -45,9 +78,10 @@ def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool =
     """
     lines: list[str] = []
     for res in results:
+        ordered = [(res.metrics.index(m), m) for m in trec_order(res.metrics)]
         if per_query:
             for i, qid in enumerate(res.query_ids):
-                for j, m in enumerate(res.metrics):
+                for j, m in ordered:
                     if m.name in _SUMMARY_ONLY or math.isnan(res.values[i, j]):
                         continue
                     lines.append(f"{_label(m, True):<22}\t{qid}\t{_number(res.values[i, j], m)}")
@@ -55,7 +89,7 @@ def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool =
             if runid:
                 lines.append(f"{'runid':<22}\tall\t{res.run_name}")
             agg = res.aggregate()
-            for m in res.metrics:
+            for _, m in ordered:
                 lines.append(f"{_label(m, True):<22}\tall\t{_number(agg[str(m)], m)}")
     return "\n".join(lines) + ("\n" if lines else "")
 

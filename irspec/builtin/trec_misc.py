@@ -34,10 +34,10 @@ UTILITY = MetricDef(
     compute=kernel(K, "utility"),
     trec_name=_utility_trec,
     dotted=lambda values: [dict(zip("abcd", values))],
-    doc="""utility = a·|rel ∩ ret| + b·|ret \\ rel| + c·|rel \\ ret| + d·|nonrel \\ ret| with trec_eval's
-default coefficients (1, −1, 0, 0); trec_eval's ``utility.a,b,c,d`` sets all four. The last term
-needs the number of non-relevant documents not retrieved, which trec_eval takes as the judged
-non-relevant ones. Reference: TREC filtering track (Hull & Robertson 1999).""",
+    doc="""utility = a·relret + b·(n − relret) + c·(R − relret) + d·(C + relret − n − R), with C the
+collection size (the collection_size option, trec_eval's -N; 0 when not given) and trec_eval's default
+coefficients (1, −1, 0, 0); trec_eval's ``utility.a,b,c,d`` sets all four. The mean over queries is
+reported. Reference: Hull & Robertson, "The TREC-8 filtering track final report", 1999.""",
 )
 
 BIN_G = MetricDef(
@@ -46,7 +46,8 @@ BIN_G = MetricDef(
     (rel(),),
     compute=kernel(K, "bin_g"),
     trec_name=lambda m: "binG" if not m.params else None,
-    doc="""trec_eval's binG: G with every relevant document gaining 1.""",
+    doc="""binG = (1/R) Σ over relevant retrieved documents of 1 / log2(2 + the documents above it that are
+not relevant): trec_eval's binary G (m_binG.c). 0 when R = 0.""",
 )
 
 G = MetricDef(
@@ -55,7 +56,9 @@ G = MetricDef(
     (),
     compute=kernel(K, "g"),
     trec_name=lambda m: "G" if not m.params else None,
-    doc="""trec_eval's G (m_G.c).""",
+    doc="""G = Σ_{i: g_i ≠ 0} g_i / log2(2 + cost_i − gained_i), divided by the total ideal gain, where g_i is
+the gain (label) at rank i, gained_i = Σ_{k<=i} g_k and cost_i = Σ_{k<=i} max(I_k, 1) with I the ideal
+gains in decreasing order (0 past their end). trec_eval's G (m_G.c); equals binG for binary labels.""",
 )
 
 NDCG_REL = MetricDef(
@@ -64,7 +67,9 @@ NDCG_REL = MetricDef(
     (),
     compute=kernel(K, "ndcg_rel"),
     trec_name=lambda m: "ndcg_rel" if not m.params else None,
-    doc="""trec_eval's ndcg_rel (m_ndcg_rel.c).""",
+    doc="""ndcg_rel = (1/Rg) [Σ_{retrieved i with gain > 0} DCG_i / IDCG_min(i, Rg) + (Rg − found)·DCG_n /
+IDCG_Rg], with Rg the judged documents of positive gain and found those retrieved: nDCG averaged over the
+relevant documents (trec_eval's m_ndcg_rel.c). Gain = label; the relevance level is ignored.""",
 )
 
 RNDCG = MetricDef(
@@ -73,16 +78,21 @@ RNDCG = MetricDef(
     (),
     compute=kernel(K, "rndcg"),
     trec_name=lambda m: "Rndcg" if not m.params else None,
-    doc="""trec_eval's Rndcg (m_Rndcg.c).""",
+    doc="""Rndcg: the mean of nDCG at each rank b where the ideal gain changes (DCG_min(b, n) / IDCG_b), plus
+DCG_n / IDCG_Rg when n >= Rg + 2, exactly as trec_eval's m_Rndcg.c (whose last condition skips
+n = Rg + 1). 0 when R = 0 at the relevance level.""",
 )
 
 RBP_RESID = MetricDef(
     "rbp_resid",
     "residual of rank-biased precision",
-    (Param("p", "float", 0.8, "persistence", minimum=0, maximum=1, exclusive_minimum=True),),
+    (Param("p", "float", 0.9, "persistence: the chance the user goes on to the next rank", minimum=0, maximum=1, exclusive_minimum=True),),
     compute=kernel(K, "rbp_resid"),
     trec_name=lambda m: "rbp_resid" if not m.params else None,
-    doc="""The RBP residual (m_rbp.c).""",
+    doc="""rbp_resid = p^n + (1 − p) Σ over unjudged ranks i of p^(i−1): how much rank-biased precision
+(Moffat & Zobel, TOIS 2008) could still grow if unjudged documents were relevant. trec_eval's
+rbp_resid (m_rbp.c) with its convention that the residual is 0 when every retrieved document is judged.
+Default p = 0.9, as trec_eval.""",
 )
 
 UNJ = MetricDef(
@@ -92,7 +102,19 @@ UNJ = MetricDef(
     at="k",
     compute=kernel(K, "unjudged"),
     trec_name=lambda m: f"unj_{m.get('k')}" if plain(m, "k") and isinstance(m.get("k"), int) else None,
-    doc="""trec_eval's unj_k (m_unj.c).""",
+    doc="""unj@k = |top-k documents without a label >= 0 (absent from the qrels or negative)| / k, k in the
+denominator even when n < k: trec_eval's unj_k (m_unjudged.c).""",
+)
+
+
+YAAP = MetricDef(
+    "yaap",
+    "trec_eval's yet another AP: ln((1 + S) / (1 + R − S)), S = AP·R",
+    (rel(),),
+    compute=kernel("ranks", "yaap"),
+    trec_name=lambda m: "yaap" if not m.params else None,
+    doc="""yaap = ln((1 + S) / (1 + R − S)) with S = Σ over relevant ranks r of P@r (so S = AP·R); 0 when
+R = 0. trec_eval's m_yaap.c (not part of all_trec).""",
 )
 
 
@@ -105,5 +127,6 @@ def irspec_register_metrics(register) -> None:
     register(NDCG_REL)
     register(RNDCG)
     register(RBP_RESID)
+    register(YAAP)
     register(UNJ, aliases=["unjudged"])
     register(MetricGroup("trec:unj", ("unj.5,10,20",), "trec_eval's default unj"))

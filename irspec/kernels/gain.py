@@ -13,9 +13,10 @@ def gain_of(labels: np.ndarray, metric: Metric) -> np.ndarray:
 
     Non-positive labels (non-relevant, negative, unjudged) gain 0 unless a gains map says otherwise.
     """
-    gains = metric.get("gains")
+    names = metric.definition.param_names
+    gains = metric.get("gains") if "gains" in names else None
     base = np.maximum(labels, 0).astype(np.float64)
-    if metric.definition.param_names.count("dcg") and metric.get("dcg") == "exp-log2":
+    if "dcg" in names and metric.get("dcg") == "exp-log2":
         base = np.exp2(base) - 1.0
     if gains is not None:
         for label, gain in gains.items:
@@ -25,7 +26,7 @@ def gain_of(labels: np.ndarray, metric: Metric) -> np.ndarray:
 
 def discount(ranks: np.ndarray, metric: Metric) -> np.ndarray:
     """log2(i + 1), or for dcg=jk 1 at rank 1 and log2(i) from rank 2."""
-    if metric.definition.param_names.count("dcg") and metric.get("dcg") == "jk":
+    if "dcg" in metric.definition.param_names and metric.get("dcg") == "jk":
         return np.where(ranks < 2, 1.0, np.log2(np.maximum(ranks, 2)))
     return np.log2(ranks + 1.0)
 

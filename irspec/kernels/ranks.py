@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.engine import Context, safe_divide
+from irspec.engine import UNJUDGED, Context, safe_divide
 from irspec.registry import Metric
 
 
@@ -73,8 +73,11 @@ def iprec_at(ctx: Context, level: int, x: float) -> np.ndarray:
     """Interpolated precision at recall x, trec_eval 10's rule (see the IPrec definition)."""
     values, start, relret = _suffix_max_precision(ctx, level)
     R = ctx.R(level)
-    # trec_eval 10 rounds x*R half away from zero to find how many relevant documents must be seen.
-    c = np.floor(x * R + 0.5).astype(np.int64)
+    # trec_eval 10 rounds x*R half away from zero (C's lround) to find how many relevant documents
+    # must be seen; floor(v + 0.5) would differ when v + 0.5 rounds up in floating point.
+    v = x * R
+    whole = np.trunc(v)
+    c = np.where(v - whole >= 0.5, whole + 1, whole).astype(np.int64)
     idx = start + np.maximum(c - 1, 0)
     ok = (R > 0) & (c <= relret) & (relret > 0)
     out = np.zeros(ctx.nq)
@@ -101,6 +104,38 @@ def search_length(ctx: Context, metric: Metric) -> np.ndarray:
     return np.where(first > 0, first, fill)
 
 
+INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON, which keeps 0/0 out of the estimate
+
+
 def inferred_ap(ctx: Context, metric: Metric) -> np.ndarray:
-    """infAP, as trec_eval computes it."""
-    raise NotImplementedError("infAP")
+    """infAP (Yilmaz & Aslam 2006) exactly as trec_eval's m_infap.c computes it.
+
+    For the relevant document at 0-based rank j, with rel, nonrel and unj the relevant, judged
+    non-relevant and pooled-unjudged (negative label) documents above it, the term is 1 at j = 0 and
+    otherwise 1/(j+1) + j/(j+1) · (rel+nonrel+unj)/j · (rel+ε)/(rel+nonrel+2ε). Documents absent from the
+    qrels take a rank but count in none of the three. infAP = Σ terms / R.
+    """
+    level = ctx.level(metric)
+    rel = ctx.relevant(level)
+    pooled_unjudged = (ctx.label < 0) & (ctx.label != UNJUDGED)
+    rel_above = (ctx.running_relevant(level) - 1)[rel].astype(np.float64)
+    nonrel_above = ctx.running(ctx.judged_nonrelevant(level), key=("nonrel", level))[rel].astype(np.float64)
+    unj_above = ctx.running(pooled_unjudged)[rel].astype(np.float64)
+    j = (ctx.rank[rel] - 1).astype(np.float64)
+    eps = INFAP_EPSILON
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = 1.0 / (j + 1) + (j / (j + 1)) * ((rel_above + nonrel_above + unj_above) / j) * (
+            (rel_above + eps) / (rel_above + nonrel_above + 2 * eps)
+        )
+    term = np.where(j == 0, 1.0, term)
+    return safe_divide(np.bincount(ctx.seg[rel], weights=term, minlength=ctx.nq), ctx.R(level))
+
+
+def yaap(ctx: Context, metric: Metric) -> np.ndarray:
+    """trec_eval's yaap: ln((1 + S) / (1 + R − S)) with S = Σ over relevant ranks of P@r (= AP·R)."""
+    level = ctx.level(metric)
+    rel = ctx.relevant(level)
+    prec = ctx.running_relevant(level)[rel] / ctx.rank[rel]
+    S = np.bincount(ctx.seg[rel], weights=prec, minlength=ctx.nq)
+    R = ctx.R(level)
+    return np.where(R > 0, np.log((1 + S) / (1 + R - S)), 0.0)
