@@ -87,9 +87,9 @@ def _trace_after(outcome: object, hook_name: str, hook_impls: list, kwargs: dict
 def build_registry(pm: pluggy.PluginManager) -> Registry:
     """Run every plugin's ``irspec_register_metrics`` hook into a new :class:`Registry`."""
     registry = Registry()
-    # Call each implementation separately so the Register knows which plugin is speaking; reversed
-    # because pluggy calls the last-registered first, and built-ins should claim their names first.
-    for impl in reversed(pm.hook.irspec_register_metrics.get_hookimpls()):
+    # Call each implementation separately so the Register knows which plugin is speaking; in
+    # registration order (get_hookimpls' order), so the built-ins claim their names first.
+    for impl in pm.hook.irspec_register_metrics.get_hookimpls():
         impl.function(register=Register(registry, impl.plugin_name))
     return registry
 

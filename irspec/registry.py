@@ -335,7 +335,12 @@ class Registry:
                 values = [v for v in suffix.split(",")] if suffix else []
                 if not values or any(v == "" for v in values):
                     raise ParameterError(entry.definition.name, None, f"{raw!r}: empty value after {base!r}")
-                return entry, reader(values)
+                try:
+                    return entry, reader(values)
+                except (ValueError, TypeError, OverflowError) as e:
+                    raise ParameterError(
+                        entry.definition.name, None, f"cannot read the values in {raw!r}: {e}"
+                    ) from None
         raise UnknownMetricError(raw, suggest(raw.split(".")[0], self.names()))
 
     # --- binding ------------------------------------------------------------------------------
@@ -418,7 +423,8 @@ class Registry:
         for t in texts:
             for node in ast.parse_syntax(t):
                 try:
-                    group = self.groups.get(f"trec:{node.name}") if trec else None
+                    entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
+                    group = entry.definition if entry is not None else None
                     if group is not None and not (node.args or node.kwargs or node.cutoff):
                         out.extend(self.parse(group.specs))
                         continue
@@ -465,18 +471,24 @@ def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
     """Turn an argument expression into a typed, validated value."""
     if p.kind in ("int", "float"):
         syms = ast.free_symbols(e)
-        if isinstance(e, (ast.String, ast.DictLit)):
+        if not _is_arithmetic(e):
             raise _fail(defn, p, e)
-        if syms:
-            if not p.per_query or syms != {"R"}:
-                unknown = sorted(syms - {"R"}) if p.per_query else sorted(syms)
-                what = f"unknown symbol {unknown[0]!r}" if unknown else "the per-query symbol R is not allowed here"
-                raise ParameterError(defn.name, p.name, f"{what}; expected {p.describe_range()}")
-            if e == ast.Symbol("R"):
-                return e
-            return _fold(e)
-        value = ast.evaluate_expr(e, {})
-        return _check_number(defn, p, value)
+        unknown = sorted(syms - {"R"})
+        if unknown:
+            raise ParameterError(defn.name, p.name, f"unknown symbol {unknown[0]!r}; expected {p.describe_range()}")
+        try:
+            if syms:
+                if not p.per_query:
+                    raise ParameterError(
+                        defn.name, p.name, f"the per-query symbol R is not allowed here; expected {p.describe_range()}"
+                    )
+                folded = _fold(e)
+                if not _finite(folded):
+                    raise _fail(defn, p, e)
+                return folded
+            return _check_number(defn, p, ast.evaluate_expr(e, {}))
+        except (OverflowError, ZeroDivisionError):
+            raise ParameterError(defn.name, p.name, f"got {ast.expr_text(e)}, which is not a finite number") from None
     if p.kind == "bool":
         if isinstance(e, ast.Symbol) and e.name.lower() in ("true", "false"):
             return e.name.lower() == "true"
@@ -528,24 +540,54 @@ def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
     raise AssertionError(p.kind)
 
 
+def _is_arithmetic(e: ast.Expr) -> bool:
+    if isinstance(e, (ast.Number, ast.Symbol)):
+        return True
+    if isinstance(e, ast.BinOp):
+        return _is_arithmetic(e.left) and _is_arithmetic(e.right)
+    if isinstance(e, ast.Neg):
+        return _is_arithmetic(e.operand)
+    return False
+
+
+def _finite(e: ast.Expr) -> bool:
+    if isinstance(e, ast.Number):
+        return math.isfinite(e.value)
+    if isinstance(e, ast.BinOp):
+        return _finite(e.left) and _finite(e.right)
+    if isinstance(e, ast.Neg):
+        return _finite(e.operand)
+    return True
+
+
+def _number(value: int | float) -> ast.Number:
+    # Integral floats become ints, so 1.0*R and 1*R (equal specs) print alike.
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return ast.Number(int(value))
+    return ast.Number(value)
+
+
 def _fold(e: ast.Expr) -> ast.Expr:
     """Fold constant sub-expressions, so ``R+2*5`` and ``R+10`` are the same spec."""
+    if isinstance(e, ast.Number):
+        return _number(e.value)
     if isinstance(e, ast.BinOp):
         left, right = _fold(e.left), _fold(e.right)
         if isinstance(left, ast.Number) and isinstance(right, ast.Number):
-            value = ast.evaluate_expr(ast.BinOp(e.op, left, right), {})
-            if isinstance(value, float) and value.is_integer() and e.op != "/":
-                value = int(value)
-            return ast.Number(value)
+            return _number(ast.evaluate_expr(ast.BinOp(e.op, left, right), {}))
         return ast.BinOp(e.op, left, right)
     if isinstance(e, ast.Neg):
         inner = _fold(e.operand)
-        return ast.Number(-inner.value) if isinstance(inner, ast.Number) else ast.Neg(inner)
+        return _number(-inner.value) if isinstance(inner, ast.Number) else ast.Neg(inner)
     return e
 
 
 def _check_number(defn: MetricDef, p: Param, value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(defn, p, value)
+    if isinstance(value, int) and abs(value) > 2**63:
+        raise ParameterError(defn.name, p.name, f"{value} is too large")
+    if not math.isfinite(value):
         raise _fail(defn, p, value)
     if p.kind == "int":
         if isinstance(value, float):

@@ -168,6 +168,9 @@ def parse_syntax(text: str) -> list[SpecNode]:
         raise SpecSyntaxError(text, len(text), "expected a metric spec, got an empty text")
     try:
         tree = _parser().parse(text)
+        return [_spec(child, text) for child in tree.children[0].children]
+    except RecursionError:
+        raise SpecSyntaxError(text, 0, "expression nested too deeply") from None
     except lark.exceptions.UnexpectedEOF as e:
         raise SpecSyntaxError(
             text, len(text.rstrip()), f"unexpected end of text, expected {_expected(set(e.expected))}"
@@ -182,7 +185,6 @@ def parse_syntax(text: str) -> list[SpecNode]:
         ) from None
     except lark.exceptions.UnexpectedCharacters as e:
         raise SpecSyntaxError(text, e.pos_in_stream, f"unexpected character {text[e.pos_in_stream]!r}") from None
-    return [_spec(child, text) for child in tree.children[0].children]
 
 
 def _spec(tree: lark.Tree, text: str) -> SpecNode:
@@ -214,14 +216,18 @@ def _expr(node: lark.Tree | lark.Token, text: str) -> Expr:
     kids = node.children
     if kind == "number":
         raw = str(kids[0])
-        is_int = raw.isdigit()
-        return Number(int(raw) if is_int else float(raw))
+        if len(raw) > 100:  # no metric parameter needs it, and int() refuses past 4300 digits anyway
+            raise SpecSyntaxError(text, kids[0].start_pos, "number too long")
+        return Number(int(raw) if raw.isdigit() else float(raw))
     if kind == "symbol":
         return Symbol(str(kids[0]))
     if kind == "string":
         import ast
 
-        return String(ast.literal_eval(str(kids[0])))
+        try:
+            return String(ast.literal_eval(str(kids[0])))
+        except (SyntaxError, ValueError):
+            raise SpecSyntaxError(text, kids[0].start_pos, "invalid escape in quoted string") from None
     if kind == "neg":
         inner = _expr(kids[0], text)
         if isinstance(inner, Number):  # fold, so "-1" is a literal and canonical texts stay short

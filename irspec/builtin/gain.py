@@ -31,11 +31,11 @@ def read_trec_gains(values: list[str]) -> list[dict]:
     for v in values:
         label, sep, gain = v.partition("=")
         try:
-            if not sep:
+            if not sep or int(label) in items:
                 raise ValueError
             items[int(label)] = float(gain)
         except ValueError:
-            raise ParameterError("nDCG", "gains", f"{v!r} is not label=gain (as in ndcg.1=3,2=9)") from None
+            raise ParameterError("nDCG", "gains", f"{v!r} is not a new label=gain (as in ndcg.1=3,2=9)") from None
     return [{"gains": GainMap(tuple(sorted(items.items())))}]
 
 

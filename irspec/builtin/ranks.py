@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, short_float, trec_name_for
+from irspec.errors import ParameterError
 from irspec.hookspecs import hookimpl
 from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param, each
 
@@ -94,13 +97,23 @@ def _points_trec(metric: Metric) -> str | None:
     return "11pt_avg" if points is None else "11pt_avg_" + ",".join(short_float(p) for p in points)
 
 
+def _recall_points(values: list[str]) -> tuple[float, ...]:
+    try:
+        points = tuple(float(v) for v in values)
+    except ValueError:
+        points = (math.nan,)
+    if not all(0 <= p <= 1 for p in points):
+        raise ParameterError("11pt", "points", f"{','.join(values)}: expected recall levels in [0, 1]")
+    return points
+
+
 ELEVEN_PT = MetricDef(
     "11pt",
     "mean interpolated precision at recall 0.0, 0.1, ..., 1.0",
     (Param("points", "floats", None, "recall levels to average (default 0.0, 0.1, ..., 1.0)"), rel()),
     compute=kernel(K, "eleven_point"),
     trec_name=_points_trec,
-    dotted=lambda values: [{"points": tuple(float(v) for v in values)}],
+    dotted=lambda values: [{"points": _recall_points(values)}],
     doc="""11pt = (1/11) Σ_{x in 0.0, 0.1, ..., 1.0} IPrec@x (trec_eval's 11pt_avg; with ``points``,
 the mean over those recall levels). Reference: Salton & McGill (1983); Manning et al. 8.4.""",
 )
@@ -109,13 +122,19 @@ SEARCH_LENGTH = MetricDef(
     "SL",
     "search length: rank of the first relevant document",
     (
-        Param("unfound", "choice", "n+1", "value when no relevant document is retrieved: n+1, or skip the query", choices=("n+1", "skip")),
+        Param(
+            "unfound",
+            "choice",
+            "n_plus_1",
+            "a query with no relevant document retrieved: n_plus_1 (one past the end) or skip (left out of the mean)",
+            choices=("n_plus_1", "skip"),
+        ),
         rel(),
     ),
     compute=kernel(K, "search_length"),
     doc="""SL = rank of the first relevant document (the user's effort in known-item search). A query
 with no relevant document retrieved gets n + 1 (one past the end of its ranking) by default, or is
-left out of the mean with unfound=skip. Lower is better. Reference: Cooper, "Expected search length",
+left out of the mean with unfound=skip (unfound=n_plus_1 is the default). Lower is better. Reference: Cooper, "Expected search length",
 American Documentation 1968 (simplified to the first relevant document).""",
 )
 

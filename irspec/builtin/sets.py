@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, trec_name_for
+from irspec.errors import ParameterError
 from irspec.hookspecs import hookimpl
 from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param, each
 
@@ -42,6 +43,17 @@ def _f_trec(metric: Metric) -> str | None:
     return "set_F" if b2 == 1 else None
 
 
+def _beta_from_trec(value: str) -> float:
+    """trec_eval's set_F.x takes x = beta squared."""
+    try:
+        x = float(value)
+    except ValueError:
+        x = math.nan
+    if not x > 0 or not math.isfinite(x):
+        raise ParameterError("F", "beta", f"set_F.{value}: expected beta squared, a number > 0")
+    return math.sqrt(x)
+
+
 F = MetricDef(
     "F",
     "F-measure: weighted harmonic mean of precision and recall",
@@ -53,8 +65,7 @@ F = MetricDef(
     at="k",
     compute=kernel(K, "f_measure"),
     trec_name=_f_trec,
-    # trec_eval's set_F.x takes x = beta squared.
-    dotted=lambda values: [{"beta": math.sqrt(float(v))} for v in values],
+    dotted=lambda values: [{"beta": _beta_from_trec(v)} for v in values],
     doc="""F_beta = (1 + beta²)·P·R / (beta²·P + R) over the whole list (or the top k), 0 when P = R = 0.
 trec_eval's set_F.x uses x = beta², so F(beta=2) equals set_F.4. Reference: van Rijsbergen,
 Information Retrieval (1979), ch. 7.""",

@@ -13,6 +13,12 @@ from irspec.registry import Metric, MetricDef, MetricGroup, Param
 K = "trec_misc"
 
 
+def _four(values: list[str]) -> list[str]:
+    if len(values) != 4:
+        raise ValueError(f"utility takes exactly 4 values a,b,c,d, got {len(values)}")
+    return values
+
+
 def _utility_trec(metric: Metric) -> str | None:
     if not plain(metric, "a", "b", "c", "d"):
         return None
@@ -33,7 +39,7 @@ UTILITY = MetricDef(
     ),
     compute=kernel(K, "utility"),
     trec_name=_utility_trec,
-    dotted=lambda values: [dict(zip("abcd", values))],
+    dotted=lambda values: [dict(zip("abcd", _four(values)))],
     doc="""utility = a·relret + b·(n − relret) + c·(R − relret) + d·(C + relret − n − R), with C the
 collection size (the collection_size option, trec_eval's -N; 0 when not given) and trec_eval's default
 coefficients (1, −1, 0, 0); trec_eval's ``utility.a,b,c,d`` sets all four. The mean over queries is

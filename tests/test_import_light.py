@@ -1,0 +1,75 @@
+"""``import irspec`` and ``irspec.parse`` stay light: no numerical, data-frame, YAML or plotting library.
+
+Each check runs in a fresh interpreter (``sys.executable -c ...``) so that modules imported by other
+tests do not hide an import. The wall time is measured and printed, never asserted: speed belongs in
+``benchmarks/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import irspec
+
+HEAVY = ["scipy", "yaml", "pandas", "polars", "pyarrow", "matplotlib", "numpy"]
+
+# The directory holding the irspec package, so the child imports the same code (installed or not).
+ROOT = str(Path(irspec.__file__).resolve().parent.parent)
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["IRSPEC_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # third-party plugins may import what they like
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = code + "\nimport sys, json\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    result = _run(probe)
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def test_parse_imports_no_heavy_module():
+    loaded = _loaded_after("import irspec\nm = irspec.parse('ndcg@10')\nassert str(m) == 'nDCG@10'")
+    assert "irspec" in loaded
+    assert "lark" in loaded  # the parser did run
+    assert sorted(set(HEAVY) & loaded) == []
+
+
+def test_parse_many_and_metrics_import_no_heavy_module():
+    loaded = _loaded_after("import irspec\nirspec.parse_many('official, all_trec, bpref(10+R)')\nirspec.metrics()")
+    assert sorted(set(HEAVY) & loaded) == []
+
+
+def test_import_alone_does_not_import_lark():
+    loaded = _loaded_after("import irspec")
+    assert "lark" not in loaded
+    assert sorted(set(HEAVY) & loaded) == []
+
+
+def test_import_time_is_measured(capsys):
+    code = "import irspec; irspec.parse('ndcg@10')"
+    _run(code)  # warm the file system cache and the bytecode
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        result = _run(code)
+        times.append(time.perf_counter() - start)
+        assert result.returncode == 0, result.stderr
+    baseline = []
+    for _ in range(5):
+        start = time.perf_counter()
+        _run("pass")
+        baseline.append(time.perf_counter() - start)
+    with capsys.disabled():
+        print(
+            f"\n[irspec] wall time of python -c \"{code}\": best {min(times):.3f} s, "
+            f"median {sorted(times)[2]:.3f} s (python -c pass: best {min(baseline):.3f} s)"
+        )

@@ -1,0 +1,376 @@
+"""The pluggy plugin manager and the registry it builds: registration, name clashes, validation, isolation.
+
+Every test takes a fresh plugin manager from the ``fresh_pm`` fixture (pluggy's ``testing/conftest.py``
+style), so a plugin registered in one test is never seen by another.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+import types
+
+import pluggy
+import pytest
+
+import irspec
+import irspec.plugins
+from irspec import Alias, MetricDef, MetricGroup, Param, RegistryError
+from irspec.plugins import DEFAULT_PLUGINS, build_registry, get_plugin_manager
+
+TEST_PLUGIN = "irspec-test-plugin"
+
+
+@pytest.fixture
+def fresh_pm() -> pluggy.PluginManager:
+    """A new plugin manager with the built-in plugins only."""
+    return get_plugin_manager(load_entry_points=False)
+
+
+def _metric(name: str = "Toy", **kw) -> MetricDef:
+    defaults = dict(
+        summary="a toy metric for tests",
+        params=(
+            Param("k", "int", None, "cutoff", minimum=1, per_query=True),
+            Param("strict", "bool", False, "a boolean parameter"),
+            Param("label", "str", None, "a string parameter"),
+            Param("mode", "choice", "fast", "a choice", choices=("fast", "slow-ish")),
+            Param("weight", "float", 1.0, "a float", minimum=0, maximum=10),
+        ),
+        at="k",
+        positional="weight",
+        per_query=lambda *a: 0.0,
+    )
+    defaults.update(kw)
+    return MetricDef(name, **defaults)
+
+
+class ToyPlugin:
+    """Registers one metric with a plain alias and a parameter-fixing alias."""
+
+    def __init__(self, definition: MetricDef | None = None, aliases=("toy_alias", Alias("toy_strict", fixed={"strict": True}))):
+        self.definition = definition or _metric()
+        self.aliases = aliases
+
+    @irspec.hookimpl
+    def irspec_register_metrics(self, register):
+        register(self.definition, aliases=self.aliases)
+
+
+# --- fixtures and isolation --------------------------------------------------------------------------
+
+
+def test_fresh_pm_has_the_builtin_plugins_only(fresh_pm):
+    names = {name for name, _ in fresh_pm.list_name_plugin()}
+    assert set(DEFAULT_PLUGINS) <= names
+    assert all(n.startswith("irspec.builtin.") for n in DEFAULT_PLUGINS)
+    registry = build_registry(fresh_pm)
+    assert set(irspec.metrics()) == set(registry.definitions)
+
+
+def test_each_call_gives_a_new_manager():
+    a, b = get_plugin_manager(load_entry_points=False), get_plugin_manager(load_entry_points=False)
+    assert a is not b
+    a.register(ToyPlugin(), name=TEST_PLUGIN)
+    assert b.get_plugin(TEST_PLUGIN) is None
+
+
+def test_registering_a_plugin_adds_its_metric(fresh_pm):
+    fresh_pm.register(ToyPlugin(), name=TEST_PLUGIN)
+    fresh_pm.check_pending()
+    registry = build_registry(fresh_pm)
+    assert "Toy" in registry.definitions
+    assert registry.definitions["Toy"].plugin == TEST_PLUGIN
+    assert [str(m) for m in registry.parse("toy@5, TOY_ALIAS(weight=2)@5 toy_strict")] == [
+        "Toy@5",
+        "Toy(weight=2)@5",
+        "Toy(strict=true)",
+    ]
+
+
+def test_a_plugin_registered_in_one_test_is_absent_from_the_next(fresh_pm):
+    # Runs after test_registering_a_plugin_adds_its_metric (file order): nothing leaked.
+    assert fresh_pm.get_plugin(TEST_PLUGIN) is None
+    assert "Toy" not in build_registry(fresh_pm).definitions
+    with pytest.raises(irspec.UnknownMetricError):
+        irspec.parse("Toy@5")  # the default registry never saw it either
+
+
+def test_registry_parse_binds_every_parameter_kind(fresh_pm):
+    fresh_pm.register(ToyPlugin(), name=TEST_PLUGIN)
+    registry = build_registry(fresh_pm)
+
+    def one(text):
+        (m,) = registry.parse(text)
+        assert registry.parse(str(m)) == [m]  # round trip through the same registry
+        return m
+
+    assert str(one("Toy(strict=true)")) == "Toy(strict=true)"
+    assert str(one("Toy(strict=TRUE)")) == "Toy(strict=true)"
+    assert str(one("Toy(strict=1)")) == "Toy(strict=true)"
+    assert str(one("Toy(strict=false)")) == "Toy"  # the default
+    assert str(one("Toy(label='hello world')")) == "Toy(label='hello world')"
+    assert str(one("Toy(label=word)")) == "Toy(label=word)"
+    assert str(one("Toy(mode='slow-ish')")) == "Toy(mode=slow-ish)"
+    assert str(one("Toy(3, mode=fast)@R")) == "Toy(weight=3)@R"
+    assert str(one("Toy(label=x,strict=true,weight=2)@5")) == str(one("Toy(weight=2,strict=true,label=x)@5"))
+    assert one("Toy(strict=true)").get("strict") is True
+    with pytest.raises(irspec.ParameterError, match="strict"):
+        registry.parse("Toy(strict=2)")
+    with pytest.raises(irspec.ParameterError, match="weight.*<= 10"):
+        registry.parse("Toy(weight=11)")
+    with pytest.raises(irspec.ParameterError, match="mode.*fast, slow-ish"):
+        registry.parse("Toy(mode=medium)")
+
+
+def test_register_a_group(fresh_pm):
+    class GroupPlugin:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register(MetricGroup("my_set", ("P@5 nDCG@10", "map"), "a test group"))
+
+    fresh_pm.register(GroupPlugin(), name=TEST_PLUGIN)
+    registry = build_registry(fresh_pm)
+    assert registry.groups["my_set"].plugin == TEST_PLUGIN
+    assert [str(m) for m in registry.parse("MY_SET P@5")] == ["P@5", "nDCG@10", "AP"]
+
+
+def test_a_plugin_may_use_the_plugin_module_style(fresh_pm):
+    module = types.ModuleType("irspec_test_module_plugin")
+
+    @irspec.hookimpl
+    def irspec_register_metrics(register):
+        register(_metric("ModuleToy"))
+
+    module.irspec_register_metrics = irspec_register_metrics
+    fresh_pm.register(module, name=TEST_PLUGIN)
+    assert "ModuleToy" in build_registry(fresh_pm).definitions
+
+
+# --- name clashes ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("definition", "aliases", "clash", "other"),
+    [
+        (_metric("nDCG"), (), "nDCG", "irspec.builtin.gain"),  # same canonical name
+        (_metric("NDCG"), (), "NDCG", "irspec.builtin.gain"),  # case-insensitive
+        (_metric("Toy"), ("ndcg",), "ndcg", "irspec.builtin.gain"),  # alias vs canonical name
+        (_metric("Toy"), ("MAP",), "MAP", "irspec.builtin.ranks"),  # alias vs alias
+        (_metric("Toy"), ("map",), "map", "irspec.builtin.ranks"),  # alias vs alias, other case
+        (_metric("Toy"), (Alias("P_CUT"), Alias("set_p")), "set_p", "irspec.builtin.sets"),
+        (_metric("official"), (), "official", "irspec.builtin.groups"),  # metric vs group
+    ],
+)
+def test_a_duplicate_name_or_alias_is_an_error_naming_both_plugins(fresh_pm, definition, aliases, clash, other):
+    fresh_pm.register(ToyPlugin(definition, aliases), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError) as info:
+        build_registry(fresh_pm)
+    message = str(info.value)
+    assert TEST_PLUGIN in message
+    assert other in message
+    assert repr(clash).lower() in message.lower()
+
+
+def test_a_clash_between_two_third_party_plugins_names_both(fresh_pm):
+    fresh_pm.register(ToyPlugin(_metric("Toy"), ("toy_alias",)), name="plugin-one")
+    fresh_pm.register(ToyPlugin(_metric("Other"), ("TOY_ALIAS",)), name="plugin-two")
+    with pytest.raises(RegistryError) as info:
+        build_registry(fresh_pm)
+    assert "plugin-one" in str(info.value)
+    assert "plugin-two" in str(info.value)
+
+
+def test_a_plugin_clashing_with_itself_is_an_error(fresh_pm):
+    fresh_pm.register(ToyPlugin(_metric("Toy"), ("toy_alias", "Toy_Alias")), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError, match="toy_alias|Toy_Alias"):
+        build_registry(fresh_pm)
+
+
+def test_builtins_claim_their_names_before_third_party_plugins(fresh_pm):
+    # The third-party plugin is the one blamed, whichever order pluggy calls implementations in.
+    fresh_pm.register(ToyPlugin(_metric("AP")), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError) as info:
+        build_registry(fresh_pm)
+    assert str(info.value).startswith(f"plugin {TEST_PLUGIN!r} registers 'AP'")
+
+
+# --- validation --------------------------------------------------------------------------------------
+
+
+def test_a_misspelled_hook_fails_check_pending(fresh_pm):
+    class Misspelled:
+        @irspec.hookimpl
+        def irspec_register_metric(self, register):  # missing the final "s"
+            register(_metric())
+
+    fresh_pm.register(Misspelled(), name=TEST_PLUGIN)
+    with pytest.raises(pluggy.PluginValidationError, match="irspec_register_metric"):
+        fresh_pm.check_pending()
+
+
+def test_a_hook_with_a_wrong_argument_name_is_rejected(fresh_pm):
+    class WrongArgument:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, registry):  # the spec's argument is "register"
+            pass
+
+    with pytest.raises(pluggy.PluginValidationError):
+        fresh_pm.register(WrongArgument(), name=TEST_PLUGIN)
+
+
+def test_get_plugin_manager_checks_pending_hooks(monkeypatch):
+    # A misspelled hook in an installed plugin makes get_plugin_manager itself fail.
+    class Misspelled:
+        @irspec.hookimpl
+        def irspec_register_metric(self, register):
+            pass
+
+    module = types.ModuleType("irspec_test_misspelled")
+    module.plugin = Misspelled()
+    monkeypatch.setitem(sys.modules, "irspec_test_misspelled", module)
+    _fake_entry_points(monkeypatch, [("misspelled", "irspec_test_misspelled:plugin")])
+    monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
+    with pytest.raises(pluggy.PluginValidationError):
+        get_plugin_manager()
+
+
+def test_a_definition_without_compute_or_per_query_is_rejected(fresh_pm):
+    fresh_pm.register(ToyPlugin(_metric(per_query=None, compute=None)), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError, match="neither compute nor per_query") as info:
+        build_registry(fresh_pm)
+    assert TEST_PLUGIN in str(info.value)
+    assert "'Toy'" in str(info.value)
+
+
+def test_a_definition_with_compute_only_is_accepted(fresh_pm):
+    fresh_pm.register(ToyPlugin(_metric(per_query=None, compute="mymod:compute")), name=TEST_PLUGIN)
+    assert "Toy" in build_registry(fresh_pm).definitions
+
+
+@pytest.mark.parametrize("field", ["at", "positional"])
+def test_at_or_positional_naming_an_unknown_parameter_is_rejected(fresh_pm, field):
+    fresh_pm.register(ToyPlugin(_metric(**{field: "cutoff"})), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError, match="unknown parameter 'cutoff'") as info:
+        build_registry(fresh_pm)
+    assert TEST_PLUGIN in str(info.value)
+
+
+def test_registering_something_else_is_rejected(fresh_pm):
+    class Bad:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register({"name": "Toy"})
+
+    fresh_pm.register(Bad(), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError, match="not a MetricDef"):
+        build_registry(fresh_pm)
+
+
+# --- environment switches --------------------------------------------------------------------------
+
+
+def _fake_entry_points(monkeypatch, specs):
+    """Make importlib.metadata.entry_points(group="irspec") return the given (name, value) pairs."""
+    eps = [importlib.metadata.EntryPoint(name=n, value=v, group="irspec") for n, v in specs]
+    real = importlib.metadata.entry_points
+
+    def entry_points(**kw):
+        if kw.get("group") == "irspec":
+            return eps
+        return real(**kw)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+
+
+@pytest.fixture
+def installed_toy(monkeypatch):
+    """An 'installed' entry-point plugin named toy (module irspec_test_installed_toy)."""
+    module = types.ModuleType("irspec_test_installed_toy")
+    module.plugin = ToyPlugin(_metric("InstalledToy"), ())
+    monkeypatch.setitem(sys.modules, "irspec_test_installed_toy", module)
+    _fake_entry_points(monkeypatch, [("toy", "irspec_test_installed_toy:plugin")])
+    monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
+    return "toy"
+
+
+def _builtins_present(pm) -> None:
+    for name in DEFAULT_PLUGINS:
+        assert pm.get_plugin(name) is not None
+    assert {"nDCG", "AP", "P", "Bpref"} <= set(build_registry(pm).definitions)
+
+
+def test_entry_point_plugins_load_by_default(installed_toy):
+    pm = get_plugin_manager()
+    assert pm.get_plugin(installed_toy) is not None
+    assert "InstalledToy" in build_registry(pm).definitions
+    _builtins_present(pm)
+
+
+@pytest.mark.parametrize("value", ["1", "yes"])
+def test_disable_plugin_autoload(installed_toy, monkeypatch, value):
+    monkeypatch.setenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", value)
+    pm = get_plugin_manager()
+    assert pm.get_plugin(installed_toy) is None
+    _builtins_present(pm)
+    # An explicit argument overrides the environment.
+    assert get_plugin_manager(load_entry_points=True).get_plugin(installed_toy) is not None
+
+
+def test_disable_plugin_autoload_empty_value_loads(installed_toy, monkeypatch):
+    monkeypatch.setenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", "")
+    assert get_plugin_manager().get_plugin(installed_toy) is not None
+
+
+@pytest.mark.parametrize(("allow", "loaded"), [("toy", True), ("other, toy ,", True), ("other", False), ("", False)])
+def test_load_plugins_allow_list(installed_toy, monkeypatch, allow, loaded):
+    monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", allow)
+    pm = get_plugin_manager()
+    assert (pm.get_plugin(installed_toy) is not None) is loaded
+    _builtins_present(pm)
+
+
+def test_a_broken_entry_point_is_a_registry_error_naming_it(monkeypatch):
+    _fake_entry_points(monkeypatch, [("broken", "irspec_test_no_such_module_xyz:plugin")])
+    monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
+    with pytest.raises(RegistryError, match="'broken'"):
+        get_plugin_manager()
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{}, {"IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"}, {"IRSPEC_LOAD_PLUGINS": ""}, {"IRSPEC_LOAD_PLUGINS": "nothing,here"}],
+)
+def test_env_switches_with_the_real_entry_points(monkeypatch, env):
+    # Whatever is installed for real: no error, and the built-ins are there.
+    monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    _builtins_present(get_plugin_manager())
+
+
+def test_trace_plugins_writes_hook_calls_to_stderr(monkeypatch, capsys):
+    monkeypatch.setenv("IRSPEC_TRACE_PLUGINS", "1")
+    pm = get_plugin_manager(load_entry_points=False)
+    pm.hook.irspec_register_metrics(register=lambda *a, **k: None)
+    err = capsys.readouterr().err
+    assert "irspec_register_metrics" in err
+    monkeypatch.delenv("IRSPEC_TRACE_PLUGINS")
+    get_plugin_manager(load_entry_points=False).hook.irspec_register_metrics(register=lambda *a, **k: None)
+    assert capsys.readouterr().err == ""
+
+
+def test_plugin_report_lists_what_each_plugin_registers(fresh_pm):
+    fresh_pm.register(ToyPlugin(), name=TEST_PLUGIN)
+    report = irspec.plugins.plugin_report(fresh_pm)
+    by_name = {r["name"]: r for r in report}
+    assert [r["name"] for r in report] == sorted(by_name)
+    assert by_name[TEST_PLUGIN]["metrics"] == ["Toy"]
+    assert by_name[TEST_PLUGIN]["builtin"] is False
+    assert by_name["irspec.builtin.gain"]["builtin"] is True
+    assert "nDCG" in by_name["irspec.builtin.gain"]["metrics"]
+    assert {"official", "all_trec"} <= set(by_name["irspec.builtin.groups"]["groups"])

@@ -1,0 +1,259 @@
+"""Property tests of the spec language (after jmespath's ``extra/test_hypothesis.py``).
+
+1. Any text either parses or raises an :class:`irspec.IrspecError`, never another exception.
+2. Whatever parses round-trips: ``irspec.parse(str(m)) == m`` and the canonical text is stable.
+
+Texts come from ``st.text()``, from the grammar's alphabet, from mutations of the canonical fixture, and
+from a generator that follows the grammar with registered names and parameters (so that many texts
+bind). A few bugs are known and have their own strict xfail tests; :func:`_known_bug` recognises
+exactly those (by exception type and the irspec function that raised it) so that the properties keep
+looking for new ones. When a bug is fixed, its xfail test turns XPASS and fails: delete it and its
+entry here.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, reject, settings
+from hypothesis import strategies as st
+
+import irspec
+from irspec import IrspecError
+from irspec.plugins import get_registry
+
+ALPHABET = "PnDCG@()=,.+-*/{}:[]R0123456789 '\"_"
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CANONICAL = [
+    line.strip()
+    for line in (FIXTURES / "canonical_specs.txt").read_text("utf-8").splitlines()
+    if line.strip() and not line.lstrip().startswith("#")
+]
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _raised_in(exc: BaseException) -> tuple[str, str]:
+    """(file name, function) of the innermost irspec frame of the exception's traceback."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "irspec" in Path(f.filename).parts]
+    if not frames:
+        return ("", "")
+    return (Path(frames[-1].filename).name, frames[-1].name)
+
+
+def _known_bug(exc: BaseException) -> str | None:
+    """The xfail test that documents this non-IrspecError, or None for a new bug (none are known now)."""
+    return None
+
+
+def _known_round_trip_bug(canonical: str) -> str | None:
+    return None
+
+
+def check(text: str, *, trec: bool = False) -> list[irspec.Metric]:
+    """Parse ``text``; assert it fails only with IrspecError and that what parses round-trips."""
+    try:
+        metrics = irspec.parse_many(text, trec=trec)
+    except IrspecError:
+        return []
+    except Exception as e:  # noqa: BLE001 - the property under test
+        if _known_bug(e):
+            reject()
+        raise
+    assert isinstance(metrics, list) and metrics
+    for m in metrics:
+        canonical = str(m)
+        if _known_round_trip_bug(canonical):
+            reject()
+        again = irspec.parse(canonical)
+        assert again == m, (text, canonical, str(again))
+        assert hash(again) == hash(m)
+        assert str(again) == canonical, (text, canonical, str(again))
+    # The list as a whole round-trips too, in order (duplicates are already gone).
+    assert irspec.parse_many(", ".join(str(m) for m in metrics)) == metrics
+    return metrics
+
+
+# --- arbitrary text --------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.text())
+@example("")
+@example("ndcg@10")
+@example("P@5, map P.5,10")
+@example("\x00")
+@example("P@(R*(1/0))")
+def test_arbitrary_text_raises_only_irspec_errors(text):
+    check(text)
+
+
+@SETTINGS
+@given(st.text(alphabet=ALPHABET, max_size=30))
+@example("P@(R+0/0)")
+@example("nDCG@(2*R)")
+@example("P.5,10")
+def test_grammar_alphabet_text_raises_only_irspec_errors(text):
+    check(text)
+
+
+@SETTINGS
+@given(st.text(alphabet=ALPHABET, max_size=30))
+def test_grammar_alphabet_text_in_trec_mode(text):
+    check(text, trec=True)
+
+
+# --- mutations of canonical specs ----------------------------------------------------------------
+
+
+@st.composite
+def mutated_canonical(draw) -> str:
+    text = draw(st.sampled_from(CANONICAL))
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["insert", "delete", "replace"]))
+        ch = draw(st.sampled_from(ALPHABET + "abekpr"))
+        if op == "insert":
+            text = text[:i] + ch + text[i:]
+        elif op == "delete":
+            text = text[:i] + text[i + 1 :]
+        else:
+            text = text[:i] + ch + text[i + 1 :]
+    return text
+
+
+@SETTINGS
+@given(mutated_canonical())
+def test_mutated_canonical_specs(text):
+    check(text)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(CANONICAL), min_size=1, max_size=4), st.sampled_from([", ", " ", ",", "\n"]))
+def test_lists_of_canonical_specs(texts, sep):
+    metrics = check(sep.join(texts))
+    assert [str(m) for m in metrics] == list(dict.fromkeys(texts))
+
+
+# --- texts that follow the grammar ---------------------------------------------------------------
+
+_REGISTRY = get_registry()
+_NAMES = sorted(n for n in _REGISTRY.names() if ":" not in n)
+_CHOICES = sorted({c for d in _REGISTRY.definitions.values() for p in d.params for c in p.choices})
+
+_numbers = st.one_of(
+    st.integers(0, 1200).map(str),
+    st.floats(0, 3, allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["0.5", ".25", "1e-1", "2.", "1e3", "0", "1", "10"]),
+)
+_atoms = st.one_of(_numbers, st.just("R"), st.sampled_from(["X", "true", "false", *_CHOICES]))
+_exprs = st.recursive(
+    _atoms,
+    lambda sub: st.one_of(
+        st.tuples(sub, st.sampled_from("+-*/"), sub).map("".join),
+        sub.map(lambda s: f"({s})"),
+        sub.map(lambda s: f"-{s}"),
+    ),
+    max_leaves=5,
+)
+_values = st.one_of(
+    _exprs,
+    st.lists(st.tuples(st.integers(-1, 4).map(str), _numbers), max_size=4).map(
+        lambda items: "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+    ),
+    st.lists(_numbers, max_size=4).map(lambda items: "[" + ",".join(items) + "]"),
+    st.sampled_from(_CHOICES).map(repr),
+)
+_cutoffs = st.one_of(_numbers, st.just("R"), _exprs.map(lambda s: f"({s})"))
+_dotted = st.lists(st.sampled_from(["5", "10", ".25", "0.5", "1=3", "2=9", "-1", "0", "2", "23.4", "0.20"]), min_size=1, max_size=3)
+
+
+def _value_for(param) -> st.SearchStrategy[str]:
+    """Mostly well-typed values for a declared parameter, sometimes anything."""
+    typed = {
+        "int": st.one_of(st.integers(1, 1000).map(str), st.just("R"), _exprs),
+        "float": st.one_of(st.floats(0, 1, allow_nan=False).map(repr), st.integers(1, 5).map(str), _exprs),
+        "bool": st.sampled_from(["true", "false", "0", "1"]),
+        "choice": st.sampled_from(param.choices or ("x",)).flatmap(lambda c: st.sampled_from([c, repr(c), c.upper()])),
+        "gains": st.lists(st.tuples(st.integers(-1, 4), st.integers(0, 9)), min_size=1, max_size=4).map(
+            lambda items: "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+        ),
+        "floats": st.lists(st.floats(0, 1, allow_nan=False).map(repr), min_size=1, max_size=4).map(
+            lambda items: "[" + ",".join(items) + "]"
+        ),
+        "str": st.sampled_from(["'a'", "b", '"c d"']),
+    }[param.kind]
+    return st.one_of(typed, typed, typed, _values)
+
+
+@st.composite
+def grammatical_spec(draw) -> str:
+    name = draw(st.sampled_from(_NAMES))
+    try:
+        definition = _REGISTRY.get(name)
+    except IrspecError:  # a group
+        definition = None
+    params = list(definition.params) if definition is not None else []
+    if draw(st.integers(0, 5)) == 0:
+        name += "." + ",".join(draw(_dotted))
+    args = []
+    if draw(st.integers(0, 5)) == 0:
+        args.append(draw(_values))
+    if params:
+        for p in draw(st.lists(st.sampled_from(params), max_size=3, unique_by=lambda p: p.name)):
+            args.append(f"{p.name}={draw(_value_for(p))}")
+    if draw(st.integers(0, 9)) == 0:
+        args.append(f"foo={draw(_values)}")
+    text = name
+    if args or draw(st.integers(0, 5)) == 0:
+        text += "(" + ",".join(draw(st.permutations(args))) + ")"
+    if definition is not None and definition.at and draw(st.booleans()):
+        text += "@" + draw(_cutoffs)
+    elif draw(st.integers(0, 9)) == 0:
+        text += "@" + draw(_cutoffs)
+    return text
+
+
+@SETTINGS
+@given(st.lists(grammatical_spec(), min_size=1, max_size=3), st.sampled_from([", ", " "]))
+def test_grammatical_specs_bind_or_raise_irspec_errors(specs, sep):
+    check(sep.join(specs))
+
+
+@SETTINGS
+@given(grammatical_spec())
+def test_grammatical_specs_in_trec_mode(text):
+    check(text, trec=True)
+
+
+def test_the_generators_reach_valid_specs():
+    # Guard against a strategy that only ever produces errors (the round-trip property would be vacuous).
+    ok = 0
+
+    @settings(max_examples=200, deadline=None, database=None, derandomize=True)
+    @given(grammatical_spec())
+    def count(text):
+        nonlocal ok
+        try:
+            irspec.parse_many(text)
+            ok += 1
+        except Exception:  # noqa: BLE001
+            pass
+
+    count()
+    assert ok >= 30, ok
+
+
+# --- a bug the properties once found -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["bpref(R" + "+1" * 3000 + ")", "P@(" + "-" * 3000 + "1)"], ids=["long-sum", "deep-negation"])
+def test_deeply_nested_expression_raises_an_irspec_error(text):
+    try:
+        irspec.parse(text)
+    except IrspecError:
+        pass
