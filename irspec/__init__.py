@@ -38,6 +38,10 @@ __all__ = [
     "parse_many",
     "metrics",
     "evaluate",
+    "load_plan",
+    "run_plan",
+    "read_qrels",
+    "read_run",
     "hookimpl",
     "Metric",
     "MetricDef",
@@ -96,6 +100,14 @@ def __getattr__(name: str) -> Any:
         from irspec.engine import evaluate
 
         return evaluate
+    if name in ("load_plan", "run_plan"):
+        from irspec import plan
+
+        return getattr(plan, name)
+    if name in ("read_qrels", "read_run", "Qrels", "Run"):
+        from irspec import data
+
+        return getattr(data, name)
     if name in ("stats", "data", "engine", "plan", "report"):
         import importlib
 

@@ -134,6 +134,30 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from irspec.plan import load_plan, run_plan, write_outputs
+
+    plan = load_plan(args.plan, overrides=args.set or ())
+    report = run_plan(plan)
+    for w in report.warnings:
+        print(f"irspec: warning: {w}", file=sys.stderr)
+    if not any(o.format == "table" and o.path is None for o in plan.outputs):  # its legend has the notes
+        for n in report.notes:
+            print(f"irspec: note: {n}", file=sys.stderr)
+    for path in write_outputs(report):
+        print(f"irspec: wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from irspec.plan import load_plan
+
+    plan = load_plan(args.plan, overrides=args.set or ())
+    n, m = len(plan.runs), len(plan.metrics)
+    print(f"ok: {n} run{'s' if n != 1 else ''}, {m} metric{'s' if m != 1 else ''}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
     import irspec
@@ -179,6 +203,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: an aligned table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
     p.set_defaults(func=_cmd_eval)
+
+    set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"
+    p = sub.add_parser("run", help="run an evaluation plan (YAML): evaluate, compare, write the outputs")
+    p.add_argument("plan", help="the plan file, e.g. specs/demo.yaml")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("validate", help="check an evaluation plan and list every problem in it")
+    p.add_argument("plan", help="the plan file")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
+    p.set_defaults(func=_cmd_validate)
     return parser
 
 

@@ -1,0 +1,64 @@
+"""Write the demo collection of ``specs/demo.yaml``: graded qrels and four runs of clearly different quality.
+
+    python specs/demo/make_demo.py          # rewrites specs/demo/qrels.txt and specs/demo/runs/*.run
+
+Everything comes from one ``numpy.random.Generator`` with a fixed seed, so the files are the same on
+every machine and every rerun (they are checked in; rerun this only to change the collection).
+
+The collection: 50 queries (``q01``..``q50``), each with 150 candidate documents whose true relevance
+grade is 0..3 (mostly 0, at least one relevant per query). About 30 candidates per query are judged:
+every relevant one and a random sample of the rest, as pooling would; the rest are unjudged. Each run
+scores every candidate as ``skill * query_ease * grade + N(0, 1)`` and keeps its top 45, so runs share
+the queries' difficulty (the pairing that significance tests exploit) and differ in skill:
+
+    hybrid (1.6) > dense (0.95) > bm25 (0.8) > random (0)
+
+45 documents per query keeps the four runs and the qrels under 300 KB (100 would take about 600 KB).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+SEED = 20240517
+QUERIES = 50
+CANDIDATES = 150
+RETRIEVED = 45
+JUDGED = 30
+GRADE_P = (0.88, 0.06, 0.04, 0.02)  # grades 0, 1, 2, 3
+SKILL = {"bm25": 0.8, "dense": 0.95, "hybrid": 1.6, "random": 0.0}
+
+
+def make_demo(outdir: str | Path = Path(__file__).parent) -> None:
+    """Write ``qrels.txt`` and ``runs/<name>.run`` under ``outdir``."""
+    out = Path(outdir)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    qrels_lines: list[str] = []
+    run_lines: dict[str, list[str]] = {name: [] for name in SKILL}
+    for q in range(1, QUERIES + 1):
+        qid = f"q{q:02d}"
+        docnos = np.array([f"d{n:04d}" for n in rng.choice(10_000, CANDIDATES, replace=False)])
+        grades = rng.choice(4, CANDIDATES, p=GRADE_P)
+        if not grades.any():
+            grades[rng.integers(CANDIDATES)] = 1
+        relevant = np.flatnonzero(grades > 0)
+        others = rng.permutation(np.flatnonzero(grades == 0))[: max(0, JUDGED - len(relevant))]
+        judged = np.sort(np.concatenate([relevant, others]))
+        qrels_lines.extend(f"{qid} 0 {docnos[i]} {grades[i]}" for i in judged)
+        ease = rng.uniform(0.4, 1.6)  # some queries are hard for every run
+        for name, skill in SKILL.items():
+            scores = np.round(skill * ease * grades + rng.normal(0.0, 1.0, CANDIDATES), 3)
+            top = np.lexsort((docnos, -scores))[:RETRIEVED]
+            run_lines[name].extend(
+                f"{qid} Q0 {docnos[i]} {rank} {scores[i]:.3f} {name}" for rank, i in enumerate(top, start=1)
+            )
+    (out / "qrels.txt").write_text("\n".join(qrels_lines) + "\n", encoding="utf-8")
+    for name, lines in run_lines.items():
+        (out / "runs" / f"{name}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    make_demo()

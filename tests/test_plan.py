@@ -1,0 +1,625 @@
+"""Tests of irspec.plan: the plan schema, loading with positioned errors, overrides, running, outputs, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import filecmp
+import io
+import json
+import runpy
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irspec
+from irspec import stats
+from irspec.cli import main
+from irspec.engine import Options, Result
+from irspec.errors import EvaluationError, PlanError
+from irspec.plan import (
+    SCHEMA_PATH,
+    Compare,
+    Comparison,
+    Output,
+    compare_results,
+    load_plan,
+    render_outputs,
+    run_plan,
+    schema,
+    write_outputs,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "specs"
+DEMO = SPECS / "demo"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A directory holding a copy of the demo collection (``demo/qrels.txt``, ``demo/runs/*.run``)."""
+    shutil.copytree(DEMO, tmp_path / "demo", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    return tmp_path
+
+
+def write_plan(directory: Path, text: str, name: str = "plan.yaml") -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def problems_of(path: Path, overrides: tuple[str, ...] = ()) -> list[str]:
+    with pytest.raises(PlanError) as info:
+        load_plan(path, overrides)
+    return info.value.problems
+
+
+GOOD = """
+qrels: demo/qrels.txt
+runs:
+  - {name: bm25, path: demo/runs/bm25.run}
+  - demo/runs/dense.run
+  - demo/runs/h*.run
+metrics: [nDCG@10, AP]
+"""
+
+
+# --------------------------------------------------------------------------------------------------
+# The schema
+
+
+def test_schema_is_a_valid_draft_2020_12_schema():
+    from jsonschema import Draft202012Validator
+
+    doc = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(doc)
+    assert schema() == doc
+
+
+def _object_schemas(node, path="$"):
+    if isinstance(node, dict):
+        if node.get("type") == "object" or "properties" in node:
+            yield path, node
+        for key, value in node.items():
+            yield from _object_schemas(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _object_schemas(value, f"{path}[{i}]")
+
+
+def test_schema_closes_every_object_and_describes_every_property():
+    objects = [(p, o) for p, o in _object_schemas(schema()) if not p.endswith((".if", ".then"))]
+    assert len(objects) == 5  # the plan, a run entry, options, compare, an output
+    for path, obj in objects:
+        assert obj.get("additionalProperties") is False, path
+        for name, prop in obj["properties"].items():
+            assert prop.get("description"), f"{path}.properties.{name} has no description"
+
+
+@pytest.mark.parametrize(
+    "doc, ok",
+    [
+        ({"qrels": "q", "runs": ["a.run", {"name": "b", "path": "b.run"}], "metrics": "AP"}, True),
+        ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "compare": {}}, True),
+        ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "compare": {"baseline": None}}, True),
+        ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "options": {"depth": None}}, True),
+        ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "output": [{"format": "trec", "content": "comparisons"}]}, False),
+        ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "compare": {"alpha": 1}}, False),
+        ({"qrels": "q", "runs": [], "metrics": ["AP"]}, False),
+        ({"qrels": "q", "runs": ["a"]}, False),
+        ({"qrels": "q", "runs": [{"name": "x"}], "metrics": "AP"}, False),
+    ],
+)
+def test_schema_accepts_and_rejects(doc, ok):
+    from jsonschema import Draft202012Validator
+
+    assert Draft202012Validator(schema()).is_valid(doc) is ok
+
+
+# --------------------------------------------------------------------------------------------------
+# The demo and the example plan
+
+
+def test_demo_plan_validates_runs_and_writes(tmp_path):
+    out = tmp_path / "deep" / "dir" / "results.json"
+    plan = load_plan(SPECS / "demo.yaml", [f"output[1].path={out}"])
+    assert plan.run_names == ("bm25", "dense", "hybrid", "random")
+    assert [str(m) for m in plan.metrics] == ["nDCG@10", "AP", "P@10", "Bpref(nonrel=10+R)", "Rprec(recall=0.3)"]
+    assert plan.compare == Compare(baseline="bm25", test="t", correction="holm", alpha=0.05)
+    assert plan.outputs[1] == Output("json", out, per_query=True)
+
+    report = run_plan(plan)
+    stdout = io.StringIO()
+    assert write_outputs(report, stdout=stdout) == [out]
+
+    table = stdout.getvalue()
+    assert "bm25 (baseline)" in table
+    assert "▲" in table and "▼" in table
+    assert "paired t-test" in table and "Holm" in table and "alpha 0.05" in table and "50 queries" in table
+
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    means = {r["name"]: r["aggregate"]["nDCG@10"] for r in doc["runs"]}
+    assert means["hybrid"] > means["dense"] > means["bm25"] > means["random"]  # clearly different quality
+    assert len(doc["runs"][0]["per_query"]) == 50
+    assert doc["compare"]["test"] == "t" and doc["compare"]["correction"] == "holm"
+    assert len(doc["comparisons"]) == 3 * 5
+    for c in doc["comparisons"]:
+        assert set(c) == {f.name for f in dataclasses.fields(Comparison)}
+        assert c["b"] == "bm25" and c["family_size"] == 3 and c["n"] == 50
+        for key in ("p_value", "p_adjusted", "ci_low", "ci_high", "effect_size", "hedges_g", "mean_difference"):
+            assert isinstance(c[key], float), key
+        assert c["p_adjusted"] >= c["p_value"]
+    assert not list(out.parent.glob(".*.tmp"))  # no temporary file left behind
+
+
+def test_demo_data_is_small_and_regenerated_byte_for_byte(tmp_path):
+    files = [DEMO / "qrels.txt", *sorted((DEMO / "runs").glob("*.run"))]
+    assert [f.name for f in files[1:]] == ["bm25.run", "dense.run", "hybrid.run", "random.run"]
+    assert sum(f.stat().st_size for f in files) < 300_000
+    runpy.run_path(str(DEMO / "make_demo.py"))["make_demo"](tmp_path)  # run_path writes no bytecode
+    for f in files:
+        assert filecmp.cmp(f, tmp_path / f.relative_to(DEMO), shallow=False), f.name
+    qrels = irspec.data.read_qrels(DEMO / "qrels.txt")
+    assert len(qrels.query_ids) == 50
+    assert set(qrels.frame.get_column("label").unique().to_list()) == {0, 1, 2, 3}
+
+
+def test_example_randomization_plan_expands_its_glob_in_sorted_order():
+    plan = load_plan(SPECS / "example-randomization.yaml")
+    assert plan.run_names == ("bm25", "dense", "hybrid", "random")
+    assert plan.runs[0].entry == "runs[0]" and plan.runs[0].path.name == "bm25.run"
+    assert plan.compare is not None and plan.compare.test == "randomization" and plan.compare.baseline is None
+    assert plan.compare.family == "all"
+    assert [o.content for o in plan.outputs].count("comparisons") == 2
+
+
+def test_paths_are_relative_to_the_plan_file_not_the_working_directory(workspace, tmp_path, monkeypatch):
+    plan_path = write_plan(workspace, GOOD)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    plan = load_plan(plan_path)
+    assert plan.qrels == workspace / "demo" / "qrels.txt"
+    assert plan.run_names == ("bm25", "dense", "hybrid")  # names from stems; the glob sorted
+    assert plan.outputs == (Output("table"),)  # default output
+    assert plan.compare is None
+
+
+# --------------------------------------------------------------------------------------------------
+# Problems, with lines and paths, all at once
+
+
+def test_every_problem_is_reported_at_once_with_file_line_and_path(workspace):
+    path = write_plan(
+        workspace,
+        """
+        qrels: demo/qrels.txt
+        runs:
+          - {name: bm25, path: demo/runs/bm25.run}
+          - {name: dense, path: demo/runs/missing.run}
+          - {name: bm25, path: demo/runs/hybrid.run}
+        metricz: [AP]
+        metrics:
+          - nDCG@10
+          - "bpref(10+"
+          - ndcgg@5
+        options: {depth: ten}
+        compare:
+          baseline: bm26
+        """,
+    )
+    problems = problems_of(path)
+    expected = [
+        f"{path}:4: runs[1].path: run file not found",
+        f"{path}:5: runs[2].name: duplicate run name 'bm25'",
+        f"{path}:6: metricz: unknown key 'metricz'; did you mean 'metrics'?",
+        f"{path}:9: metrics[1]: bad metric spec 'bpref(10+'",
+        f"{path}:10: metrics[2]: bad metric spec 'ndcgg@5': unknown metric 'ndcgg'",
+        f"{path}:11: options.depth: expected an integer or null, got 'ten'",
+        f"{path}:13: compare.baseline: baseline 'bm26' is not a run of this plan; did you mean 'bm25'?",
+    ]
+    assert len(problems) == len(expected), problems
+    for fragment, problem in zip(expected, problems):
+        assert problem.startswith(fragment), (fragment, problem)
+    assert "runs[0] at line 3 already uses it" in problems[1]
+    message = str(pytest.raises(PlanError, load_plan, path).value)
+    assert message.startswith(f"{path}: 7 problems\n")
+
+
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        # unknown keys, with did-you-mean, at any depth
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {tset: t}\n", 4,
+         "compare.tset: unknown key 'tset'; did you mean 'test'?"),
+        ("qrels: demo/qrels.txt\nruns:\n  - {name: a, path: demo/runs/bm25.run, weight: 2}\nmetrics: AP\n", 3,
+         "runs[0].weight: unknown key 'weight'; allowed keys: name, path"),
+        # wrong types and values
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions:\n  relevance_level: yes\n", 5,
+         "options.relevance_level: expected an integer, got true"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, 7]\nmetrics: AP\n", 2,
+         "runs[1]: expected a string or a mapping, got 7"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: 5\n", 3,
+         "metrics: expected a string or a list, got 5"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: []\n", 3, "metrics: must not be empty"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions: {missing_queries: skipp}\n", 4,
+         "options.missing_queries: 'skipp' is not one of: zero, skip, error; did you mean 'skip'?"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {}\noutput:\n  - {format: trec, content: comparisons}\n", 6,
+         "output[0].content: content 'comparisons' is not available with this format"),
+        ("runs: [demo/runs/bm25.run]\nmetrics: AP\n", 1, "missing required key 'qrels'"),
+        # what the schema cannot see
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\n\nmetrics: 'AP, P@10x'\n", 4, "metrics: bad metric spec 'AP, P@10x'"),
+        ("qrels: demo/qrels.txt\nruns:\n  - demo/runs/bm25.run\n  - demo/nothing/*.run\nmetrics: AP\n", 4,
+         "runs[1]: glob 'demo/nothing/*.run' matches no file"),
+        ("qrels: demo/qrelz.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\n", 1, "qrels: qrels file not found"),
+        ("qrels: demo\nruns: [demo/runs/bm25.run]\nmetrics: AP\n", 1, "qrels: qrels 'DIR/demo' is a directory"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, demo/runs/*.run]\nmetrics: AP\n", 2,
+         "runs[1]: duplicate run name 'bm25' (from 'DIR/demo/runs/bm25.run', matched by 'demo/runs/*.run')"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare:\n  baseline: BM25\n", 5,
+         "compare.baseline: baseline 'BM25' is not a run of this plan; did you mean 'bm25'?"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\ncompare: {}\n", 4,
+         "compare: comparing needs at least 2 runs; the plan has 1"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {test: tukey, correction: holm}\n", 4,
+         "compare.correction: test tukey adjusts for all pairs of runs itself"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, content: comparisons}\n", 5,
+         "output[0].content: comparisons asked for, but the plan has no compare section"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, path: demo/runs/dense.run}\n", 5,
+         "output[0].path: 'DIR/demo/runs/dense.run' is an input of this plan"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, path: o.csv}\n  - {format: json, path: o.csv}\n", 6,
+         "output[1].path: output[0] already writes 'DIR/o.csv'"),
+        # YAML itself
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run\nmetrics: AP\n", 3, "YAML syntax error: expected ',' or ']'"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\nqrels: demo/qrels.txt\n", 4,
+         "qrels: duplicate key 'qrels' (first given at line 1)"),
+        ("qrels: demo/qrels.txt\nruns: !!python/object/apply:os.system ['echo pwned']\nmetrics: AP\n", 2,
+         "YAML syntax error: could not determine a constructor for the tag"),
+        ("- qrels\n", 1, "a plan must be a mapping of keys"),
+    ],
+)
+def test_one_problem_with_its_line(workspace, capfd, text, line, fragment):
+    path = write_plan(workspace, text)
+    problems = problems_of(path)
+    fragment = fragment.replace("DIR", str(workspace))
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"{path}:{line}: "), problems[0]
+    assert fragment in problems[0], problems[0]
+    assert "pwned" not in capfd.readouterr().out  # safe loading: nothing was executed
+
+
+def test_an_empty_plan_lists_the_required_keys(tmp_path):
+    path = write_plan(tmp_path, "")
+    assert problems_of(path) == [f"{path}:1: missing required key '{k}'" for k in ("qrels", "runs", "metrics")]
+
+
+def test_a_missing_plan_file_is_a_plan_error(tmp_path):
+    assert problems_of(tmp_path / "nope.yaml") == [f"{tmp_path / 'nope.yaml'}: no such file"]
+
+
+def test_a_spec_error_keeps_its_caret_under_the_problem(workspace):
+    path = write_plan(workspace, "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: ['bpref(10+']\n")
+    (problem,) = problems_of(path)
+    assert problem.splitlines()[1:] == ["      bpref(10+", "               ^"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Overrides
+
+
+def test_overrides_apply_before_validation(workspace):
+    path = write_plan(workspace, GOOD + "compare: {baseline: bm25, test: bogus}\n")
+    assert any("compare.test: 'bogus' is not one of" in p for p in problems_of(path))
+    plan = load_plan(path, ["compare.test=randomization", "compare.seed=7", "compare.permutations=1000.0", "options.depth=100"])
+    assert plan.compare == Compare(baseline="bm25", test="randomization", seed=7, permutations=1000)
+    assert plan.options.depth == 100 and isinstance(plan.options.depth, int)
+    assert plan.overrides == ("compare.test=randomization", "compare.seed=7", "compare.permutations=1000.0", "options.depth=100")
+
+
+def test_overrides_create_sections_and_address_list_items(workspace, tmp_path):
+    path = write_plan(workspace, GOOD)
+    plan = load_plan(
+        path,
+        [
+            "compare.test=randomization",  # the plan has no compare section: it is created
+            "compare.baseline=null",
+            "runs[1]=demo/runs/random.run",
+            "runs.0.name=base",
+            "metrics=[P@10, 'bpref(10+R)']",
+            f"output=[{{format: json, path: {tmp_path / 'x.json'}}}]",
+        ],
+    )
+    assert plan.compare == Compare(test="randomization")
+    assert plan.run_names == ("base", "random", "hybrid")
+    assert [str(m) for m in plan.metrics] == ["P@10", "Bpref(nonrel=10+R)"]
+    assert plan.outputs == (Output("json", tmp_path / "x.json", per_query=True),)
+
+
+def test_problems_from_overrides_name_the_override(workspace):
+    path = write_plan(workspace, GOOD)
+    problems = problems_of(
+        path,
+        ("compare.tst=t", "compare.seed=-1", "runs[7]=x.run", "runs.name=x", "nothing", "metrics=[AP, ndcg@x]"),
+    )
+    src = str(path)
+    assert problems == [  # in the order of the options
+        f"{src}: --set compare.tst=t: compare.tst: unknown key 'tst'; did you mean 'test'?",
+        f"{src}: --set compare.seed=-1: compare.seed: -1 is less than the minimum of 0",
+        f"{src}: --set runs[7]=x.run: runs has 3 items; no index 7",
+        f"{src}: --set runs.name=x: runs is a list; use an index such as runs[0]",
+        f"{src}: --set nothing: expected KEY=VALUE, such as compare.test=randomization",
+        f"{src}: --set metrics=[AP, ndcg@x]: metrics[1]: bad metric spec 'ndcg@x': " + problems[-1].split("'ndcg@x': ", 1)[1],
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# Comparisons
+
+
+def make_result(name: str, qids: list[str], values: np.ndarray, metrics=("AP", "P@10"), missing="zero") -> Result:
+    bound = tuple(irspec.parse_many(list(metrics)))
+    values = np.asarray(values, dtype=float).reshape(len(qids), -1)
+    if values.shape[1] == 1 and len(bound) > 1:
+        values = np.repeat(values, len(bound), axis=1)
+    return Result(name, "<test>", bound, tuple(qids), values, Options(missing_queries=missing))
+
+
+def test_comparisons_pair_queries_by_id_not_by_position():
+    rng = np.random.default_rng(3)
+    qids = [f"q{i:02d}" for i in range(30)]
+    base = rng.random(30)
+    better = base + 0.05 + rng.normal(0, 0.02, 30)
+    order = rng.permutation(30)
+    a = make_result("base", qids, base)
+    b = make_result("new", [qids[i] for i in order], better[order])  # same scores, shuffled query order
+    (c_ap, c_p), notes = compare_results([a, b], Compare(baseline="base", test="t", correction="none"))
+    expected = stats.paired(better, base, test="t")
+    positional = stats.paired(better[order], base, test="t")
+    assert c_ap.a == "new" and c_ap.b == "base" and c_ap.metric == "AP" and c_p.metric == "P@10"
+    assert c_ap.p_value == expected.p_value and c_ap.mean_difference == expected.mean_difference
+    assert (c_ap.wins, c_ap.ties, c_ap.losses) == (expected.wins, expected.ties, expected.losses)
+    assert c_ap.p_value != positional.p_value
+    assert c_ap.mean_a == pytest.approx(better.mean()) and c_ap.mean_b == pytest.approx(base.mean())
+    assert notes == []
+
+
+def test_tukey_pairs_queries_by_id_and_orients_against_the_baseline():
+    rng = np.random.default_rng(5)
+    qids = [f"q{i}" for i in range(20)]
+    scores = rng.random((3, 20)) + np.array([[0.0], [0.1], [0.3]])
+    results = []
+    for k, name in enumerate(["x", "base", "z"]):
+        order = rng.permutation(20)
+        results.append(make_result(name, [qids[i] for i in order], scores[k][order]))
+    comparisons, _ = compare_results(results, Compare(baseline="base", test="tukey", correction="none"))
+    aligned = stats.tukey(scores)  # rows aligned by construction: x, base, z
+    ap = [c for c in comparisons if c.metric == "AP"]
+    assert [(c.a, c.b) for c in ap] == [("x", "base"), ("z", "base")]
+    x_vs_base = next(p for p in aligned if (p.a, p.b) == (0, 1))
+    base_vs_z = next(p for p in aligned if (p.a, p.b) == (1, 2))
+    # the plan's matrix has the queries in id order (q0, q1, q10, ...): same numbers up to rounding
+    assert ap[0].p_value == pytest.approx(x_vs_base.p_value, rel=1e-12)
+    assert ap[0].mean_difference == pytest.approx(x_vs_base.mean_difference)
+    assert ap[1].p_value == pytest.approx(base_vs_z.p_value, rel=1e-12) and ap[1].mean_difference == pytest.approx(-base_vs_z.mean_difference)
+    assert ap[1].ci_low == pytest.approx(-base_vs_z.ci_high) and ap[1].ci_high == pytest.approx(-base_vs_z.ci_low)
+    assert ap[1].p_adjusted == ap[1].p_value and ap[1].correction == "tukey-hsd" and ap[1].family_size == 3
+    assert ap[1].effect_size is not None and ap[1].effect_size > 0 and ap[1].wins + ap[1].ties + ap[1].losses == 20
+
+
+def test_skip_compares_on_shared_queries_and_says_so():
+    a = make_result("a", ["q1", "q2", "q3", "q4", "q5"], [0.1, 0.2, 0.3, 0.4, 0.5], missing="skip")
+    b = make_result("b", ["q5", "q4", "q2", "q1", "q6"], [0.9, 0.6, 0.3, 0.2, 0.0], missing="skip")
+    comparisons, notes = compare_results([a, b], Compare(baseline="a", correction="none"))
+    c = comparisons[0]
+    assert (c.n, c.left_out) == (4, 2)
+    assert c.mean_difference == pytest.approx(np.mean([0.2 - 0.1, 0.3 - 0.2, 0.6 - 0.4, 0.9 - 0.5]))
+    assert notes == ["b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"]
+
+
+def test_fewer_than_two_shared_queries_is_a_clear_error():
+    a = make_result("a", ["q1", "q2"], [0.1, 0.2], missing="skip")
+    b = make_result("b", ["q2", "q3"], [0.3, 0.4], missing="skip")
+    with pytest.raises(EvaluationError, match=r"cannot compare b with a on AP: need at least 2 paired queries"):
+        compare_results([a, b], Compare(baseline="a"))
+
+
+@pytest.mark.parametrize("family", ["per-metric", "all"])
+def test_the_correction_runs_over_the_stated_family(family):
+    rng = np.random.default_rng(11)
+    qids = [f"q{i}" for i in range(25)]
+    results = [make_result(n, qids, rng.random((25, 2)) + s) for n, s in [("a", 0), ("b", 0.05), ("c", 0.1)]]
+    comparisons, _ = compare_results(results, Compare(test="t", correction="holm", family=family))
+    assert [(c.metric, c.a, c.b) for c in comparisons][:3] == [("AP", "a", "b"), ("AP", "a", "c"), ("AP", "b", "c")]
+    groups = [comparisons] if family == "all" else [comparisons[:3], comparisons[3:]]
+    for group in groups:
+        adjusted = stats.adjust([c.p_value for c in group], method="holm")
+        assert [c.p_adjusted for c in group] == list(adjusted)
+        assert all(c.family_size == len(group) and c.family == family for c in group)
+        assert all(c.significant == (c.p_adjusted <= 0.05) for c in group)
+
+
+def test_seeded_tests_carry_their_permutations_and_seed_and_repeat_exactly():
+    rng = np.random.default_rng(2)
+    qids = [f"q{i}" for i in range(40)]
+    results = [make_result("a", qids, rng.random(40)), make_result("b", qids, rng.random(40))]
+    compare = Compare(baseline="a", test="randomization", permutations=2000, seed=9)
+    first, _ = compare_results(results, compare)
+    again, _ = compare_results(results, compare)
+    assert first == again
+    assert first[0].permutations == 2000 and first[0].seed == 9 and first[0].mc_se > 0 and not first[0].exact
+
+
+# --------------------------------------------------------------------------------------------------
+# Outputs
+
+
+def test_outputs_carry_every_number(workspace):
+    path = write_plan(
+        workspace,
+        GOOD
+        + """
+compare: {test: randomization, permutations: 500, seed: 3, correction: bh}
+output:
+  - {format: table}
+  - {format: table, content: comparisons}
+  - {format: csv, path: out/per_query.csv}
+  - {format: tsv, path: out/comparisons.tsv, content: comparisons}
+  - {format: json, path: out/only_comparisons.json, content: comparisons}
+  - {format: trec, path: out/trec.txt}
+""",
+    )
+    report = run_plan(load_plan(path))
+    texts = [t for _, t in render_outputs(report, stdout=io.StringIO())]
+    table, comparison_table, per_query, tsv, only, trec = texts
+    assert "(a) bm25" in table and "letters: significantly better than the run with that letter" in table
+    assert "sign-flip randomization test, 500 permutations, seed 3" in table
+    assert "Benjamini-Hochberg correction over the 3 comparisons of each metric" in table
+    assert comparison_table.splitlines()[0].split()[:3] == ["metric", "a", "b"]
+    assert per_query.splitlines()[0] == "run,query,metric,value"
+    assert len(per_query.splitlines()) == 1 + 3 * (50 + 1) * 2
+    header = tsv.splitlines()[0].split("\t")
+    assert header == [f.name for f in dataclasses.fields(Comparison)]
+    assert len(tsv.splitlines()) == 1 + 3 * 2
+    row = dict(zip(header, tsv.splitlines()[1].split("\t")))
+    assert row["test"] == "randomization" and row["permutations"] == "500" and row["seed"] == "3"
+    assert row["correction"] == "bh" and float(row["p_adjusted"]) >= float(row["p_value"])
+    doc = json.loads(only)
+    assert set(doc) == {"plan", "overrides", "compare", "comparisons", "notes"} and len(doc["comparisons"]) == 6
+    assert trec.splitlines()[0].split() == ["map", "all", trec.splitlines()[0].split()[2]]
+
+
+def test_a_table_with_no_baseline_marks_the_runs_each_run_beats():
+    from irspec.plan import Plan, PlanReport
+
+    rng = np.random.default_rng(0)
+    qids = [f"q{i}" for i in range(40)]
+    base = rng.random(40)
+    results = [make_result(n, qids, base + s + rng.normal(0, 0.01, 40)) for n, s in [("lo", 0), ("hi", 0.3), ("same", 0)]]
+    comparisons, notes = compare_results(results, Compare(test="t"))
+    plan = Plan("p.yaml", Path("q"), (), results[0].metrics, Options(), Compare(test="t"), (Output("table"),))
+    (_, table), = render_outputs(PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes)))
+    rows = {line.split()[1]: line.split()[2:] for line in table.splitlines()[2:5]}
+    assert rows["hi"] == [f"{results[1].aggregate()['AP']:.4f}", "ac", f"{results[1].aggregate()['P@10']:.4f}", "ac"]
+    assert all(cell.replace(".", "").isdigit() for cell in rows["lo"] + rows["same"])  # they beat nobody
+
+
+def test_a_failed_run_leaves_no_output_behind(workspace, monkeypatch):
+    path = write_plan(
+        workspace,
+        GOOD
+        + """
+compare: {baseline: bm25}
+output:
+  - {format: csv, path: out/a.csv}
+  - {format: json, path: out/b.json}
+""",
+    )
+    (workspace / "out").mkdir()
+    (workspace / "out" / "b.json").write_text("previous\n")
+
+    # the comparisons fail after the evaluation: nothing is written
+    import irspec.plan as plan_module
+
+    def boom(*args, **kwargs):
+        raise EvaluationError("comparison failed")
+
+    monkeypatch.setattr(plan_module, "compare_results", boom)
+    assert main(["run", str(path)]) == 2
+    assert not (workspace / "out" / "a.csv").exists()
+    assert (workspace / "out" / "b.json").read_text() == "previous\n"
+    monkeypatch.undo()
+
+    # the last output fails to render: the first, already rendered, is not written either
+    real = plan_module._render
+
+    def fail_on_json(report, output, arrows):
+        if output.format == "json":
+            raise RuntimeError("disk full of opinions")
+        return real(report, output, arrows)
+
+    monkeypatch.setattr(plan_module, "_render", fail_on_json)
+    report = run_plan(load_plan(path))
+    with pytest.raises(RuntimeError):
+        write_outputs(report, stdout=io.StringIO())
+    assert sorted(p.name for p in (workspace / "out").iterdir()) == ["b.json"]
+    assert (workspace / "out" / "b.json").read_text() == "previous\n"
+    monkeypatch.undo()
+
+    # and a run file that is broken fails the evaluation before anything is written
+    (workspace / "demo" / "runs" / "hybrid.run").write_text("q01 Q0 d1 1 not-a-score x\n")
+    assert main(["run", str(path)]) == 2
+    assert sorted(p.name for p in (workspace / "out").iterdir()) == ["b.json"]
+
+
+def test_writing_replaces_files_atomically_and_creates_directories(workspace):
+    path = write_plan(workspace, GOOD + "output:\n  - {format: csv, path: a/b/c/out.csv}\n")
+    target = workspace / "a" / "b" / "c" / "out.csv"
+    report = run_plan(load_plan(path))
+    assert write_outputs(report) == [target]
+    first = target.read_text()
+    assert first.startswith("run,query,metric,value\n")
+    assert write_outputs(report) == [target]
+    assert target.read_text() == first
+    assert [p.name for p in target.parent.iterdir()] == ["out.csv"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Command line
+
+
+def test_cli_validate_ok_and_problems(workspace, capsys):
+    good = write_plan(workspace, GOOD, "good.yaml")
+    assert main(["validate", str(good)]) == 0
+    assert capsys.readouterr().out == "ok: 3 runs, 2 metrics\n"
+
+    bad = write_plan(workspace, GOOD.replace("metrics:", "metricz:"), "bad.yaml")
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:6: metricz: unknown key 'metricz'; did you mean 'metrics'?" in err
+    assert f"{bad}:1: missing required key 'metrics'" in err
+    assert "Traceback" not in err
+
+    assert main(["validate", str(good), "--set", "compare.baseline=nope"]) == 2
+    assert "--set compare.baseline=nope: compare.baseline: baseline 'nope' is not a run" in capsys.readouterr().err
+
+
+def test_cli_run_writes_outputs_and_prints_the_table(workspace, capsys):
+    path = write_plan(workspace, GOOD + "compare: {baseline: bm25}\noutput:\n  - {format: table}\n  - {format: json, path: out/r.json}\n")
+    assert main(["run", str(path), "--set", "compare.test=randomization", "--set", "compare.seed=7"]) == 0
+    captured = capsys.readouterr()
+    assert "bm25 (baseline)" in captured.out and "seed 7" in captured.out
+    assert f"irspec: wrote {workspace / 'out' / 'r.json'}" in captured.err
+    doc = json.loads((workspace / "out" / "r.json").read_text())
+    assert doc["compare"]["seed"] == 7 and doc["overrides"] == ["compare.test=randomization", "compare.seed=7"]
+
+
+def test_cli_bad_yaml_exits_2_without_a_traceback(workspace):
+    path = write_plan(workspace, "qrels: demo/qrels.txt\nruns: [a\nmetrics: AP\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "irspec", "run", str(path)], capture_output=True, text=True, cwd=ROOT,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"{path}:3: YAML syntax error" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_importing_the_plan_module_loads_neither_yaml_nor_jsonschema():
+    code = "import sys, irspec.plan; print(sorted(m for m in ('yaml', 'jsonschema', 'scipy') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_the_shipped_schema_is_the_one_in_specs():
+    """specs/plan.schema.json is for editors; the package ships the same bytes for validation."""
+    from pathlib import Path
+
+    from irspec.plan import SCHEMA_PATH
+
+    specs_copy = Path(__file__).resolve().parents[1] / "specs" / "plan.schema.json"
+    assert SCHEMA_PATH.read_bytes() == specs_copy.read_bytes()
