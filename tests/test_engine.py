@@ -1,0 +1,124 @@
+"""The engine's options, query handling and the per-query plugin form, on hand-checkable data."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import irspec
+from irspec.engine import Options
+from irspec.plugins import build_registry, get_plugin_manager
+from irspec.registry import MetricDef, Param
+
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1, "d": -1}, "q2": {"x": 1}, "q3": {"y": 0}}
+RUN = {
+    "q1": {"a": 0.9, "b": 0.8, "u": 0.8, "c": 0.1},  # ties b/u: docno descending puts u before b
+    "q2": {"z": 1.0, "x": 0.5},
+    "q9": {"k": 1.0},  # not in the qrels
+}
+
+
+def test_tie_break_is_docno_descending():
+    # ranking of q1: a(2), u(unjudged), b(0), c(1): relevant at ranks 1 and 4
+    res = irspec.evaluate(QRELS, RUN, ["AP", "P@2", "RR", "unj@2"], missing_queries="skip")
+    q1 = res.per_query()["q1"]
+    assert q1["AP"] == pytest.approx((1 / 1 + 2 / 4) / 2)
+    assert q1["P@2"] == pytest.approx(0.5)
+    assert q1["unj@2"] == pytest.approx(0.5)
+
+
+def test_missing_queries_zero_counts_them_in_the_mean():
+    res = irspec.evaluate(QRELS, RUN, ["P@1", "NumQ", "NumRel"])
+    assert res.query_ids == ("q1", "q2", "q3")
+    assert res.per_query()["q3"] == {"P@1": 0.0, "NumQ": 1.0, "NumRel": 0.0}
+    assert res.aggregate()["P@1"] == pytest.approx(1 / 3)
+    assert res.aggregate()["NumQ"] == 3
+
+
+def test_missing_queries_skip_and_error():
+    res = irspec.evaluate(QRELS, RUN, "P@1", missing_queries="skip")
+    assert res.query_ids == ("q1", "q2")
+    with pytest.raises(irspec.EvaluationError, match="q3"):
+        irspec.evaluate(QRELS, RUN, "P@1", missing_queries="error")
+
+
+def test_run_queries_absent_from_qrels_are_reported():
+    res = irspec.evaluate(QRELS, RUN, "P@1")
+    assert any("1 query not in the qrels" in w for w in res.warnings)
+
+
+def test_relevance_level_and_rel_parameter():
+    res = irspec.evaluate(QRELS, RUN, ["NumRel", "NumRel(rel=1)"], relevance_level=2, missing_queries="skip")
+    assert res.per_query()["q1"] == {"NumRel": 1.0, "NumRel(rel=1)": 2.0}
+
+
+def test_depth_and_judged_only():
+    res = irspec.evaluate(QRELS, RUN, ["NumRet", "P"], depth=2, missing_queries="skip")
+    assert res.per_query()["q1"] == {"NumRet": 2.0, "P": 0.5}
+    res = irspec.evaluate(QRELS, RUN, ["NumRet", "RR"], judged_only=True, missing_queries="skip")
+    # q1 without u: a, b, c; q2 without z: x first
+    assert res.per_query()["q1"]["NumRet"] == 3
+    assert res.per_query()["q2"]["RR"] == 1.0
+
+
+def test_judged_only_emptied_ranking_is_defined():
+    res = irspec.evaluate({"q": {"a": 1}}, {"q": {"zz": 1.0}}, ["IPrec@0.5", "11pt", "P@5", "nDCG"], judged_only=True)
+    assert res.per_query()["q"] == {"IPrec@0.5": 0.0, "11pt": 0.0, "P@5": 0.0, "nDCG": 0.0}
+
+
+def test_all_negative_labels_give_zero():
+    res = irspec.evaluate({"q": {"a": -1, "b": -2}}, {"q": {"a": 1.0, "b": 0.5}}, ["AP", "nDCG", "Bpref", "infAP"])
+    assert all(v == 0.0 for v in res.per_query()["q"].values())
+
+
+def test_per_query_values_from_r_expressions():
+    # q1: R = 2 (a, c); P@R = relevant in top 2 / 2 = 0.5; q2: R = 1, ranking z, x: P@R = 0
+    res = irspec.evaluate(QRELS, RUN, "P@R", missing_queries="skip")
+    assert res.column("P@R").tolist() == [0.5, 0.0]
+
+
+def test_sl_unfound_skip_is_left_out_of_the_mean():
+    res = irspec.evaluate({"a": {"x": 1}, "b": {"y": 1}}, {"a": {"x": 1.0}, "b": {"z": 1.0}}, ["SL", "SL(unfound=skip)"])
+    assert res.per_query()["b"]["SL"] == 2.0
+    assert math.isnan(res.per_query()["b"]["SL(unfound=skip)"])
+    assert res.aggregate()["SL(unfound=skip)"] == 1.0
+
+
+def test_fallout_needs_collection_size():
+    with pytest.raises(irspec.EvaluationError, match="collection size"):
+        irspec.evaluate(QRELS, RUN, "Fallout")
+    res = irspec.evaluate(QRELS, RUN, "Fallout@2", collection_size=10, missing_queries="skip")
+    assert res.per_query()["q1"]["Fallout@2"] == pytest.approx(1 / 8)  # u is non-relevant; 10 - R(2)
+
+
+def test_bad_options_are_errors():
+    for kwargs in ({"relevance_level": 0}, {"depth": 0}, {"missing_queries": "maybe"}):
+        with pytest.raises(irspec.EvaluationError):
+            Options(**kwargs)
+
+
+def test_per_query_function_plugin_matches_vectorised_kernel():
+    """A third party's simple per-query function goes through the same engine."""
+
+    def precision_at(query, metric):
+        k = metric.get("k")
+        top = query.labels[:k]
+        return sum(1 for v in top if v is not None and v >= query.relevance_level) / k
+
+    definition = MetricDef(
+        "SlowP", "precision, per query", (Param("k", "int", 10, "cutoff", minimum=1),), at="k", per_query=precision_at
+    )
+
+    class Plugin:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register(definition)
+
+    pm = get_plugin_manager(load_entry_points=False)
+    pm.register(Plugin(), name="slow")
+    registry = build_registry(pm)
+    slow = registry.parse("SlowP@2")
+    fast = registry.parse("P@2")
+    res = irspec.evaluate(QRELS, RUN, slow + fast, missing_queries="skip")
+    assert res.column("SlowP@2").tolist() == res.column("P@2").tolist()
