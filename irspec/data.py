@@ -16,19 +16,22 @@ and the query.
 
 How reading works, and why (a 5,000,000-line run on 2 cores; benchmarks/README.md has the numbers):
 
-1. The bytes are read whole (and gunzipped). If the file is split by single spaces, or by single tabs
-   with no space anywhere, it goes to the fast path as it is. Otherwise (CR, VT, FF, tabs mixed with
-   spaces) whitespace is first normalised with numpy, in chunks: every run of blanks becomes one space,
-   leading blanks go, newlines stay, so line numbers do not change.
+1. A plain file is memory-mapped for a few memchr-fast scans, and polars then reads it by path (no
+   copy of the whole file in Python); other inputs are read whole (and gunzipped). If the content is
+   split by single spaces, or by single tabs with no space anywhere, it goes to the fast path as it
+   is. Otherwise (CR, VT, FF, tabs mixed with spaces) whitespace is first normalised with numpy, in
+   chunks: every run of blanks becomes one space, leading blanks go, newlines stay, so line numbers do
+   not change.
 2. Fast path: polars' CSV reader with typed columns (score Float64, label and rank Int64), about
    0.3 s. Polars turns an empty field into null and a blank line into an all-null row, so "no nulls in
-   the required columns and no leading ``#``" proves every line is a well-formed data line, and row
-   ``i`` is physical line ``i + 1``.
-3. Any doubt (a parse error, a null, a leading ``#``) sends the bytes to the slow path: whitespace
+   the required columns" proves every line is a well-formed data line, and row ``i`` is physical line
+   ``i + 1``. If some line starts with ``#``, polars skips those lines (``comment_prefix``) and the
+   numbers of the other lines are counted from the bytes with numpy.
+3. Any doubt (a parse error, a null) sends the bytes to the slow path: whitespace
    normalised, every column read as text, one row per physical line, comment and blank rows masked,
    casts that turn bad values into nulls. The earliest bad line is then diagnosed on its own in Python,
-   so the message is exact. A file that is merely untidy (comments, blank lines, double spaces) is read
-   correctly by the slow path, only more slowly.
+   so the message is exact. A file that is merely untidy (blank lines, indented comments, double
+   spaces) is read correctly by the slow path, only more slowly.
 4. Both paths end in the same checks: finite scores, and duplicates, found by sorting one 64-bit hash
    of ``(query, docno)`` per row (equal pairs always hash equal; a collision only costs an exact
    re-check). Qrels are then sorted by query and docno; runs keep file order.
@@ -366,7 +369,9 @@ def _columns(n: int) -> list[str]:
     return [f"column_{i}" for i in range(1, n + 1)]
 
 
-def _csv(source: Buffer | str, schema: dict[str, Any], separator: str = " ") -> pl.DataFrame:
+def _csv(
+    source: Buffer | str, schema: dict[str, Any], separator: str = " ", comment_prefix: str | None = None
+) -> pl.DataFrame:
     pl = _pl()
     return pl.read_csv(
         source,
@@ -374,6 +379,7 @@ def _csv(source: Buffer | str, schema: dict[str, Any], separator: str = " ") -> 
         has_header=False,
         schema=schema,
         quote_char=None,
+        comment_prefix=comment_prefix,
         truncate_ragged_lines=True,
         extra_columns="ignore",
         missing_columns="insert",
@@ -390,18 +396,37 @@ def _parse(raw: _Raw, fmt: _Format) -> pl.DataFrame:
     if sep is None:
         data = csv_source = _normalise(data)
         sep = " "
-    frame = _parse_fast(data, fmt, sep, csv_source)
+    comments = _has_comment_lines(data)
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        # Polars maps the file itself; our scans are done, so let our mapping's pages go rather than
+        # count the file twice in the peak memory (they come back if the slow path needs them).
+        data.madvise(mmap.MADV_DONTNEED)
+    frame = _parse_fast(data, fmt, sep, csv_source, comments)
     if frame is None:
         frame = _parse_slow(data if data is not raw.data else _normalise(data), fmt, raw.name)
     return frame
 
 
+def _has_comment_lines(data: Buffer) -> bool:
+    """Whether a line starts with ``#`` (leading blanks are gone once normalised). The two-byte search
+    is only made when there is a ``#`` at all."""
+    return data.find(b"#") >= 0 and (data[:1] == b"#" or data.find(b"\n#") >= 0)
+
+
 def _parse_fast(
-    data: Buffer, fmt: _Format, separator: str = " ", csv_source: Buffer | str | None = None
+    data: Buffer,
+    fmt: _Format,
+    separator: str = " ",
+    csv_source: Buffer | str | None = None,
+    comments: bool | None = None,
 ) -> pl.DataFrame | None:
-    """The frame if every line is a well-formed data line, else None (without saying why).
-    ``csv_source`` is what polars reads if not ``data`` itself: the file that holds it."""
+    """The frame if every line is a well-formed data line or a comment line, else None (without saying
+    why). ``csv_source`` is what polars reads if not ``data`` itself: the file that holds it.
+    ``comments`` says whether a line starts with ``#``, if already known: polars then skips such lines,
+    and the line numbers of the others are counted from the bytes."""
     pl = _pl()
+    if comments is None:
+        comments = _has_comment_lines(data)
     c = _columns(5)
     schema = {name: pl.String for name in c}
     # Typed columns parse faster than text. A run's rank is read as an integer only because that is
@@ -410,7 +435,7 @@ def _parse_fast(
     if fmt is _RUN:
         schema[c[4]] = pl.Float64
     try:
-        df = _csv(data if csv_source is None else csv_source, schema, separator)
+        df = _csv(data if csv_source is None else csv_source, schema, separator, "#" if comments else None)
     except pl.exceptions.PolarsError:
         return None
     required = c[: fmt.min_fields]
@@ -419,14 +444,31 @@ def _parse_fast(
         return None
     if fmt.max_fields == 4 and nulls[c[4]] != df.height:
         return None
-    if data.find(b"#") >= 0 and df.select(pl.col(c[0]).str.starts_with("#").any()).item():
-        return None
+    if comments:
+        line = pl.Series("line", _non_comment_lines(data))
+        if len(line) != df.height:  # polars and we disagree on what a comment line is: play safe
+            return None
+    else:
+        line = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line")
     return df.select(
         pl.col(c[0]).alias("query"),
         pl.col(c[2]).alias("docno"),
         pl.col(c[fmt.value_field]).alias(fmt.value),
-        pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line"),
+        line,
     )
+
+
+def _non_comment_lines(data: Buffer) -> np.ndarray:
+    """1-based numbers (UInt32) of the lines that do not start with ``#``."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    if len(a) == 0:
+        return np.zeros(0, dtype=np.uint32)
+    starts = np.flatnonzero(a == 10) + 1
+    starts = starts[starts < len(a)]  # a final newline starts no line
+    comment = np.empty(len(starts) + 1, dtype=bool)
+    comment[0] = a[0] == 35
+    comment[1:] = a[starts] == 35
+    return (np.flatnonzero(~comment) + 1).astype(np.uint32)
 
 
 def _parse_slow(data: Buffer, fmt: _Format, source: str) -> pl.DataFrame:
@@ -507,12 +549,10 @@ def _runid(data: Buffer, frame: pl.DataFrame) -> str | None:
 def _finish(frame: pl.DataFrame, fmt: _Format, source: str) -> pl.DataFrame:
     """Check finiteness and duplicates (rows in source order); sort qrels."""
     pl = _pl()
-    if fmt is _RUN:
-        bad = frame.filter(~pl.col("score").is_finite())
-        if bad.height:
-            q, d, s, line = bad.row(0)
-            what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
-            raise InputError(f"{what} for docno {d!r}", source, line, q)
+    if fmt is _RUN and not np.isfinite(frame.get_column("score").to_numpy()).all():
+        q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
+        what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
+        raise InputError(f"{what} for docno {d!r}", source, line, q)
     _check_duplicates(frame, source)
     if fmt is _QRELS:
         frame = _sort_qrels(frame)

@@ -507,6 +507,27 @@ def test_fast_path_equals_reference_path(fmt):
     assert_frame_equal(fast, D._parse_slow(D._normalise(data), fmt, "x"))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# first\nq Q0 a 1 0.5 r\n#\n# two\nq Q0 b#1 2 0.4 r\n#last",
+        "q Q0 a 1 0.5 r\n# c d e f g h\nq Q0 #b 2 0.4 r\n",
+        "#only\n",
+        "q Q0 a 1 0.5 r\n#x\n#y\n#z\nq Q0 b 2 0.4 r",
+    ],
+)
+def test_comment_lines_stay_on_the_fast_path(text):
+    data = text.encode()
+    fast = D._parse_fast(data, D._RUN)
+    assert fast is not None
+    assert_frame_equal(fast, D._parse_slow(D._normalise(data), D._RUN, "x"))
+
+
+def test_blank_lines_and_indented_comments_leave_the_fast_path():
+    assert D._parse_fast(b"q Q0 a 1 0.5 r\n\nq Q0 b 2 0.4 r\n", D._RUN) is None
+    assert D._parse_fast(b"q Q0 a 1 0.5 r\n  # x\n", D._RUN) is None
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_random_layouts_read_alike(tmp_path, seed):
     """The same records with random whitespace, comments and blank lines give the same frame."""
