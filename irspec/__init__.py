@@ -25,7 +25,7 @@ from irspec.errors import (
     UnknownMetricError,
 )
 from irspec.hookspecs import hookimpl
-from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param
+from irspec.registry import Alias, InputReader, Metric, MetricDef, MetricGroup, Param
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -38,6 +38,7 @@ __all__ = [
     "parse_many",
     "metrics",
     "evaluate",
+    "evaluate_input",
     "load_plan",
     "run_plan",
     "read_qrels",
@@ -48,6 +49,7 @@ __all__ = [
     "MetricGroup",
     "Param",
     "Alias",
+    "InputReader",
     "IrspecError",
     "SpecError",
     "SpecSyntaxError",
@@ -100,6 +102,10 @@ def __getattr__(name: str) -> Any:
         from irspec.engine import evaluate
 
         return evaluate
+    if name == "evaluate_input":
+        from irspec.inputs import evaluate_input
+
+        return evaluate_input
     if name in ("load_plan", "run_plan"):
         from irspec import plan
 
@@ -108,7 +114,7 @@ def __getattr__(name: str) -> Any:
         from irspec import data
 
         return getattr(data, name)
-    if name in ("stats", "data", "engine", "plan", "report"):
+    if name in ("stats", "data", "engine", "plan", "report", "inputs", "testing"):
         import importlib
 
         return importlib.import_module(f"irspec.{name}")

@@ -53,8 +53,12 @@ def _jsonable(v: object) -> object:
     return v
 
 
+def _default_text(value: object) -> str:
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    from irspec.plugins import get_registry
+    from irspec.plugins import DEFAULT_PLUGINS, get_registry
 
     registry = get_registry()
     rows = []
@@ -74,6 +78,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
                     for p in d.params
                 ],
                 "plugin": d.plugin,
+                "distribution": registry.distributions.get(d.plugin),
+                "needs": d.needs,
                 "doc": d.doc,
             }
         )
@@ -82,16 +88,23 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         return 0
     for r in rows:
         params = ", ".join(
-            ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={p['default']}" if p["default"] is not None else "")
+            ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={_default_text(p['default'])}" if p["default"] is not None else "")
             for p in r["params"]
         )
-        print(f"{r['name']}({params})  [{r['plugin']}]")
+        source = r["plugin"]
+        if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
+            source += f": {r['distribution']}"  # an installed plugin: where it comes from
+        needs = "" if r["needs"] == "run" else f"  (computed from a {r['needs']} input)"
+        print(f"{r['name']}({params})  [{source}]{needs}")
         print(f"    {r['summary']}")
         if r["aliases"]:
             print(f"    aliases: {', '.join(r['aliases'])}")
     for g in sorted(registry.groups.values(), key=lambda g: g.name):
         if not g.name.startswith("trec:"):
             print(f"{g.name}  (group)  [{g.plugin}]\n    {g.summary}")
+    for reader in sorted(registry.readers.values(), key=lambda r: r.name.lower()):
+        suffixes = f" ({', '.join(reader.suffixes)})" if reader.suffixes else ""
+        print(f"{reader.name}  (input){suffixes}  [{reader.plugin}]\n    {reader.summary}")
     return 0
 
 
@@ -104,8 +117,10 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     import irspec
+    from irspec.data import read_qrels
     from irspec.engine import Options, evaluate_many
-    from irspec.report import format_results, write_atomic
+    from irspec.progress import Progress
+    from irspec.report import format_results, provenance, write_atomic
 
     specs = args.measures or ["official"]
     metrics = irspec.parse_many(specs, trec=True)
@@ -122,11 +137,21 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     runs = ["-" if r == "-" else r for r in args.runs]
     if runs.count("-") + (args.qrels == "-") > 1:
         raise irspec.EvaluationError("standard input ('-') can be read only once")
-    results = evaluate_many(args.qrels, runs, metrics, options=options)
+    with Progress("reading qrels", detail=args.qrels) as progress:  # shown only on a terminal
+        qrels = read_qrels(args.qrels)
+        progress.total, results = len(runs), []
+        for run in runs:
+            progress.update(label="evaluating runs", detail=run)
+            results.extend(evaluate_many(qrels, [run], metrics, options=options))
+            progress.advance()
     for res in results:
         for w in res.warnings:
             print(f"irspec: warning: {w}", file=sys.stderr)
-    text = format_results(results, args.format, per_query=args.per_query, runid=runid)
+    inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs)]
+    origin = provenance(results, inputs, options=options) if args.format == "json" else None
+    text = format_results(
+        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin
+    )
     if args.output:
         write_atomic(args.output, text)
     else:
@@ -154,7 +179,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     plan = load_plan(args.plan, overrides=args.set or ())
     n, m = len(plan.runs), len(plan.metrics)
-    print(f"ok: {n} run{'s' if n != 1 else ''}, {m} metric{'s' if m != 1 else ''}")
+    log = ", a log" if plan.log is not None else ""
+    print(f"ok: {n} run{'s' if n != 1 else ''}{log}, {m} metric{'s' if m != 1 else ''}")
     return 0
 
 
@@ -199,8 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents before measuring")
     p.add_argument("-N", "--collection-size", dest="collection_size", type=int, default=None, metavar="N",
                    help="number of documents in the collection (for fall-out)")
-    p.add_argument("-f", "--format", choices=("table", "json", "csv", "tsv", "trec"), default="table",
-                   help="output format (default: an aligned table)")
+    p.add_argument("-f", "--format", choices=("table", "json", "csv", "tsv", "trec", "latex", "markdown"), default="table",
+                   help="output format (default: an aligned table; latex and markdown: the means, best in bold)")
+    p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N",
+                   help="decimal places in table, latex and markdown output (0-10, default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
     p.set_defaults(func=_cmd_eval)
 

@@ -265,10 +265,17 @@ class Context:
         """Sum of ``values`` over each query's rows."""
         return np.bincount(self.seg, weights=values, minlength=self.nq)
 
+    def top(self, k: np.ndarray) -> np.ndarray:
+        """Bool per row: within the top ``k[query]`` of its query (cached: P@10 and nDCG@10 share it)."""
+        key = ("top", k.tobytes())
+        if key not in self._cache:
+            self._cache[key] = self.rank <= k[self.seg]
+        return self._cache[key]
+
     def count(self, mask: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
         """Rows satisfying ``mask`` per query, within the top ``k`` (per-query array) when given."""
         if k is not None:
-            mask = mask & (self.rank <= k[self.seg])
+            mask = mask & self.top(k)
         return np.bincount(self.seg[mask], minlength=self.nq).astype(np.int64)
 
     def first_rank(self, mask: np.ndarray) -> np.ndarray:
@@ -488,6 +495,12 @@ def evaluate_many(
     bound = _as_metrics(metrics)
     if not bound:
         raise EvaluationError("no metrics to compute")
+    for m in bound:  # a metric over another input (a plugin's log, say) goes through irspec.inputs
+        if m.definition.needs != "run":
+            raise EvaluationError(
+                f"{m} is computed from a {m.definition.needs!r} input, not from qrels and runs; "
+                "use irspec.evaluate_input (or a plan's log key)"
+            )
     q = read_qrels(qrels)
     index = index_qrels(q)
     results = []
@@ -544,7 +557,7 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
         .fill_null(-1)
         .to_numpy()
     )
-    _check_query_codes(frame, qcode, index)
+    _check_query_codes(run_queries, index)
     keep = qcode >= 0
     if not keep.all():
         frame = frame.filter(pl.Series(keep))
@@ -589,16 +602,19 @@ class _Ranked:
         return self._frame.get_column(name).gather(self._order)
 
 
-def _check_query_codes(frame: Any, qcode: np.ndarray, index: QrelsIndex) -> None:
-    """Make sure no run query was matched to a different qrels query through a hash collision."""
+def _check_query_codes(run_queries: set[str], index: QrelsIndex) -> None:
+    """Make sure the query hashes identify the run's distinct query ids one-to-one, as strings would."""
     import polars as pl
 
-    pairs = pl.DataFrame({"query": frame.get_column("query"), "qcode": qcode}).unique()
-    for q, code in pairs.iter_rows():
-        if code >= 0 and index.query_ids[code] != q:
-            raise EvaluationError(f"query ids {q!r} and {index.query_ids[code]!r} collide in irspec's hash")
-        if code < 0 and q in index.position:
-            raise EvaluationError(f"query id {q!r} could not be matched to the qrels (hash mismatch)")
+    names = sorted(run_queries)
+    hashes = pl.Series(names, dtype=pl.String).hash().to_list()
+    if len(set(hashes)) != len(hashes):
+        raise EvaluationError("two query ids of the run collide in irspec's hash; please report this")
+    codes = dict(zip(index.query_hashes.get_column("qhash").to_list(), index.query_ids))
+    for name, h in zip(names, hashes):
+        known = codes.get(h)
+        if (known is not None and known != name) or (known is None and name in index.position):
+            raise EvaluationError(f"query id {name!r} collides in irspec's hash; please report this")
 
 
 def _labels(index: QrelsIndex, frame: Any) -> np.ndarray:

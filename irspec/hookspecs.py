@@ -17,7 +17,7 @@ import pluggy
 if TYPE_CHECKING:
     from irspec.registry import Register
 
-__all__ = ["hookspec", "hookimpl", "irspec_register_metrics"]
+__all__ = ["hookspec", "hookimpl", "irspec_register_metrics", "irspec_register_readers"]
 
 hookspec = pluggy.HookspecMarker("irspec")
 """Marks a function in this module as a hook specification."""
@@ -40,5 +40,22 @@ def irspec_register_metrics(register: Register) -> None:
     """
 
 
+@hookspec
+def irspec_register_readers(register: Register) -> None:
+    """Register readers of new kinds of input, for metrics not computed from qrels and a run.
+
+    Signature: ``irspec_register_readers(register)``.
+
+    Call ``register(reader)`` once per :class:`irspec.InputReader`:
+    ``InputReader(name, read, suffixes=(...), summary=...)``. ``read(source)`` returns the plugin's data
+    object, which has an ``ids`` attribute (the items evaluated, one result row each). A metric declares
+    the input it is computed from with ``MetricDef(..., needs=name, compute=...)``, and its ``compute``
+    is then called as ``compute(data, metric)``, returning one float per item of ``data.ids``. In Python,
+    :func:`irspec.evaluate_input` evaluates such an input; a plan's ``log:`` key names an input for the
+    reader called ``log``. ``run`` and ``qrels`` are irspec's own inputs; a reader
+    name another plugin registered already is an error that names both plugins.
+    """
+
+
 # Keep the list of hook names in one place, so tests can check each has a documented spec.
-HOOKS: tuple[Callable[..., None], ...] = (irspec_register_metrics,)
+HOOKS: tuple[Callable[..., None], ...] = (irspec_register_metrics, irspec_register_readers)

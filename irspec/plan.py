@@ -31,7 +31,6 @@ import dataclasses
 import functools
 import glob
 import json
-import math
 import os
 import re
 import sys
@@ -111,28 +110,32 @@ class Compare:
 
 @dataclass(frozen=True)
 class Output:
-    """One output: ``format`` (table, json, csv, tsv, trec), ``path`` (``None``: standard output),
-    ``per_query`` and ``content`` (``results`` or ``comparisons``)."""
+    """One output: ``format`` (table, json, csv, tsv, trec, latex, markdown, html, plots), ``path``
+    (``None``: standard output; for plots, a directory), ``per_query``, ``content`` (``results`` or
+    ``comparisons``) and ``decimals`` (of the values in table, latex, markdown and html)."""
 
     format: str
     path: Path | None = None
     per_query: bool = False
     content: str = "results"
+    decimals: int = 4
 
 
 @dataclass(frozen=True)
 class Plan:
     """A loaded, validated evaluation plan (see :func:`load_plan`). Paths are resolved against the
-    plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects."""
+    plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is ``None``
+    (and ``runs`` empty) in a plan that evaluates only an interaction ``log``."""
 
     source: str
-    qrels: Path
+    qrels: Path | None
     runs: tuple[PlanRun, ...]
     metrics: tuple[Any, ...]
     options: Any  # irspec.engine.Options
     compare: Compare | None
     outputs: tuple[Output, ...]
     overrides: tuple[str, ...] = ()
+    log: Path | None = None
 
     @property
     def run_names(self) -> tuple[str, ...]:
@@ -196,17 +199,20 @@ class Comparison:
 @dataclass(frozen=True)
 class PlanReport:
     """What :func:`run_plan` produces: the plan, one :class:`~irspec.engine.Result` per run (named as in
-    the plan), the comparisons, and notes worth telling the user (queries left out of comparisons)."""
+    the plan), the comparisons, and notes worth telling the user (queries left out of comparisons).
+    ``inputs`` holds the results of the plan's other inputs (its ``log``): their own metrics, one row per
+    item of the input, reported after the runs and never compared."""
 
     plan: Plan
     results: tuple[Any, ...]
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
+    inputs: tuple[Any, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
         """The evaluation's warnings (for example run queries absent from the qrels)."""
-        return tuple(w for r in self.results for w in r.warnings)
+        return tuple(w for r in (*self.results, *self.inputs) for w in r.warnings)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -545,8 +551,8 @@ def _explain(err: Any, problems: _Problems) -> None:
         close = suggest(instance, allowed, n=1) if isinstance(instance, str) else []
         hint = f"; did you mean {close[0]!r}?" if close else ""
         problems.add(path, f"{_show(instance, kind=False)} is not one of: {', '.join(allowed)}{hint}")
-    elif kind == "const" and path and path[-1] == "content":
-        problems.add(path, f"content {_show(instance, kind=False)} is not available with this format")
+    elif kind == "const" and path and path[-1] in ("content", "per_query"):
+        problems.add(path, f"{path[-1]} {_show(instance, kind=False)} is not available with this format")
     elif kind in ("minItems", "minLength") and err.validator_value == 1:
         problems.add(path, "must not be empty")
     else:
@@ -609,9 +615,17 @@ def _resolve(data: dict[str, Any], base: Path, problems: _Problems, overrides: t
         _check_file(qrels, ("qrels",), "qrels", problems)
         inputs.add(os.path.abspath(qrels))
 
+    log = None
+    if isinstance(data.get("log"), str) and data["log"]:
+        log = local(data["log"])
+        _check_file(log, ("log",), "log", problems)
+        inputs.add(os.path.abspath(log))
+
     metrics = _resolve_metrics(data.get("metrics"), problems)
     runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
     inputs.update(os.path.abspath(r.path) for r in runs)
+    if metrics:
+        _check_inputs(data, metrics, problems)
 
     options = None
     raw_options = data.get("options", {})
@@ -631,7 +645,7 @@ def _resolve(data: dict[str, Any], base: Path, problems: _Problems, overrides: t
     compare = _resolve_compare(data, runs, names_complete, problems)
     outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
 
-    if problems or qrels is None or metrics is None or options is None or outputs is None:
+    if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
         return None
     return Plan(
         source=problems.source,
@@ -642,7 +656,35 @@ def _resolve(data: dict[str, Any], base: Path, problems: _Problems, overrides: t
         compare=compare,
         outputs=tuple(outputs),
         overrides=overrides,
+        log=log,
     )
+
+
+def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: _Problems) -> None:
+    """Each metric's input is in the plan (qrels and runs, or the log), and each input has a metric."""
+    has_runs = "qrels" in data or "runs" in data
+    kinds = {m.definition.needs for m in metrics}
+    for m in metrics:
+        needs = m.definition.needs
+        if needs == "run" and not has_runs:
+            problems.add(("metrics",), f"{m} is computed from qrels and runs, and the plan has none (only a log)")
+        elif needs == "log" and "log" not in data:
+            problems.add(("metrics",), f"{m} is computed from an interaction log; give one with the log key")
+        elif needs not in ("run", "log"):
+            problems.add(("metrics",), f"{m} is computed from a {needs!r} input, which a plan cannot name")
+    if "log" in data and "log" not in kinds:
+        problems.add(("log",), "no metric of the plan is computed from the log (such as CTR, from irspec-online)")
+    elif "log" in data:
+        from irspec.plugins import get_registry
+
+        try:
+            get_registry().reader("log")
+        except IrspecError as e:
+            problems.add(("log",), str(e))
+    if has_runs and "run" not in kinds:
+        problems.add(("metrics",), "no metric of the plan is computed from the runs; drop qrels and runs, or add one")
+    if "compare" in data and "runs" not in data and "log" in data:
+        problems.add(("compare",), "comparing needs runs; a log is reported, never compared")
 
 
 def _int(value: Any) -> Any:
@@ -813,13 +855,22 @@ def _resolve_outputs(
             targets.setdefault(key, i)
             if key in inputs:
                 problems.add(where + ("path",), f"{str(path)!r} is an input of this plan; it would be overwritten")
-            elif path.is_dir():
+            elif fmt == "plots" and path.exists() and not path.is_dir():
+                problems.add(where + ("path",), f"{str(path)!r} is a file; plots are written into a directory")
+            elif fmt != "plots" and path.is_dir():
                 problems.add(where + ("path",), f"{str(path)!r} is a directory")
+        if fmt == "plots":
+            import importlib.util
+
+            if importlib.util.find_spec("matplotlib") is None:
+                problems.add(where + ("format",), "plots need matplotlib: pip install 'irspec[plot]'")
         content = entry.get("content", "results")
         if content == "comparisons" and compare is None:
             problems.add(where + ("content",), "comparisons asked for, but the plan has no compare section")
         per_query = entry.get("per_query", fmt in ("json", "csv", "tsv"))
-        outputs.append(Output(fmt, path, bool(per_query), content))
+        decimals = _int(entry.get("decimals", 4))
+        decimals = decimals if isinstance(decimals, int) and not isinstance(decimals, bool) else 4  # else reported
+        outputs.append(Output(fmt, path, bool(per_query), content, decimals))
     return outputs
 
 
@@ -829,18 +880,40 @@ def _resolve_outputs(
 
 def run_plan(plan: Plan) -> PlanReport:
     """Evaluate every run of ``plan`` (the qrels read once) and make the comparisons it asks for."""
-    from irspec.engine import evaluate_many
-
-    results = evaluate_many(
-        str(plan.qrels), [str(r.path) for r in plan.runs], list(plan.metrics), options=plan.options
-    )
-    # the plan names the runs; a runid inside the file does not
-    results = [dataclasses.replace(res, run_name=r.name) for res, r in zip(results, plan.runs)]
+    results = []
+    if plan.runs:
+        run_metrics = [m for m in plan.metrics if m.definition.needs == "run"]
+        results = _evaluate_runs(plan, run_metrics)
+        # the plan names the runs; a runid inside the file does not
+        results = [dataclasses.replace(res, run_name=r.name) for res, r in zip(results, plan.runs)]
     comparisons: list[Comparison] = []
     notes: list[str] = []
     if plan.compare is not None:
         comparisons, notes = compare_results(results, plan.compare)
-    return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes))
+    inputs = []
+    if plan.log is not None:  # read by whichever plugin registers the "log" input reader
+        from irspec.inputs import evaluate_input
+
+        log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
+        inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log"))
+    return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs))
+
+
+def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
+    """Every run of ``plan`` evaluated, the qrels read once; progress on a terminal, run by run."""
+    from irspec.data import read_qrels
+    from irspec.engine import evaluate_many
+    from irspec.progress import Progress
+
+    with Progress("reading qrels", detail=str(plan.qrels)) as progress:
+        qrels = read_qrels(str(plan.qrels))
+        progress.total = len(plan.runs)
+        results = []
+        for r in plan.runs:
+            progress.update(label="evaluating runs", detail=r.name)
+            results.extend(evaluate_many(qrels, [str(r.path)], metrics, options=plan.options))
+            progress.advance()
+    return results
 
 
 def compare_results(results: Sequence[Any], compare: Compare) -> tuple[list[Comparison], list[str]]:
@@ -851,6 +924,7 @@ def compare_results(results: Sequence[Any], compare: Compare) -> tuple[list[Comp
     ``compare.family``.
     """
     from irspec import stats
+    from irspec.progress import Progress
 
     names = [r.run_name for r in results]
     if len(results) < 2:
@@ -866,36 +940,40 @@ def compare_results(results: Sequence[Any], compare: Compare) -> tuple[list[Comp
     notes: list[str] = []
     raw: list[dict[str, Any]] = []
 
-    if compare.test in _TUKEY_TESTS:
-        for metric in metrics:
-            raw.extend(_tukey_comparisons(results, metric, pairs, compare, notes))
-        for c in raw:
-            c["p_adjusted"] = c["p_value"]
-            c["family_size"] = len(results) * (len(results) - 1) // 2
-    else:
-        told: set[tuple[int, int]] = set()
-        for metric in metrics:
-            for i, j in pairs:
-                x, y, left_out = _aligned(results[i], results[j], metric, notes, told, (i, j))
-                try:
-                    r = stats.paired(
-                        x, y, test=compare.test, permutations=compare.permutations, seed=compare.seed, alpha=compare.alpha
-                    )
-                except EvaluationError as e:
-                    raise EvaluationError(f"cannot compare {names[i]} with {names[j]} on {metric}: {e}") from None
-                raw.append(_from_paired(r, str(metric), names[i], names[j], x, y, left_out, compare))
-        if compare.family == "all":
-            groups = [list(range(len(raw)))]
+    steps = len(metrics) * (1 if compare.test in _TUKEY_TESTS else len(pairs))
+    with Progress(f"comparing runs ({compare.test})", steps) as progress:
+        if compare.test in _TUKEY_TESTS:
+            for metric in metrics:
+                raw.extend(_tukey_comparisons(results, metric, pairs, compare, notes))
+                progress.advance()
+            for c in raw:
+                c["p_adjusted"] = c["p_value"]
+                c["family_size"] = len(results) * (len(results) - 1) // 2
         else:
-            by_metric: dict[str, list[int]] = {}
-            for k, c in enumerate(raw):
-                by_metric.setdefault(c["metric"], []).append(k)
-            groups = list(by_metric.values())
-        for group in groups:
-            adjusted = stats.adjust([raw[k]["p_value"] for k in group], method=compare.correction)
-            for k, p in zip(group, adjusted):
-                raw[k]["p_adjusted"] = float(p)
-                raw[k]["family_size"] = len(group)
+            told: set[tuple[int, int]] = set()
+            for metric in metrics:
+                for i, j in pairs:
+                    x, y, left_out = _aligned(results[i], results[j], metric, notes, told, (i, j))
+                    try:
+                        r = stats.paired(
+                            x, y, test=compare.test, permutations=compare.permutations, seed=compare.seed, alpha=compare.alpha
+                        )
+                    except EvaluationError as e:
+                        raise EvaluationError(f"cannot compare {names[i]} with {names[j]} on {metric}: {e}") from None
+                    raw.append(_from_paired(r, str(metric), names[i], names[j], x, y, left_out, compare))
+                    progress.advance()
+            if compare.family == "all":
+                groups = [list(range(len(raw)))]
+            else:
+                by_metric: dict[str, list[int]] = {}
+                for k, c in enumerate(raw):
+                    by_metric.setdefault(c["metric"], []).append(k)
+                groups = list(by_metric.values())
+            for group in groups:
+                adjusted = stats.adjust([raw[k]["p_value"] for k in group], method=compare.correction)
+                for k, p in zip(group, adjusted):
+                    raw[k]["p_adjusted"] = float(p)
+                    raw[k]["family_size"] = len(group)
     out = []
     for c in raw:
         c["significant"] = c["p_adjusted"] <= compare.alpha
@@ -1057,30 +1135,36 @@ def _tukey_comparisons(
 # Output
 
 
-def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[tuple[Output, str]]:
-    """Every output of the plan as ``(output, text)``, computed without writing anything."""
+def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[tuple[Output, str | dict[str, bytes]]]:
+    """Every output of the plan as ``(output, content)``, computed without writing anything: its text,
+    or for ``plots`` the files of the directory as ``{file name: bytes}``."""
     stream = stdout if stdout is not None else sys.stdout
     return [(o, _render(report, o, _arrows(o, stream))) for o in report.plan.outputs]
 
 
 def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[Path]:
-    """Write every output of the plan; returns the files written.
+    """Write every output of the plan; returns the files (and plot directories) written.
 
-    All texts are computed first, so an error leaves every file untouched; each file is then written
-    atomically (temporary file and rename, directories created). Outputs without a path go to
-    ``stdout`` (default :data:`sys.stdout`) after the files.
+    All outputs are computed first (the plots drawn in memory), so an error leaves every file
+    untouched; each file is then written atomically (temporary file and rename, directories created),
+    and the plots through a temporary directory (:func:`irspec.report.write_files_atomic`). Outputs
+    without a path go to ``stdout`` (default :data:`sys.stdout`) after the files.
     """
-    from irspec.report import write_atomic
+    from irspec.report import write_atomic, write_files_atomic
 
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
     written = []
     for output, text in texts:
-        if output.path is not None:
-            write_atomic(output.path, text)
-            written.append(output.path)
-    for output, text in texts:
         if output.path is None:
+            continue
+        if isinstance(text, dict):
+            write_files_atomic(output.path, text)
+        else:
+            write_atomic(output.path, text)
+        written.append(output.path)
+    for output, text in texts:
+        if output.path is None and isinstance(text, str):
             stream.write(text)
     stream.flush()
     return written
@@ -1096,22 +1180,49 @@ def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:
     return "▲", "▼"
 
 
-def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str:
+def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
+    # formatting lives in irspec.report (and irspec.plots); this picks what each output gets
     from irspec import report as fmt
 
-    results = list(report.results)
+    runs = list(report.results)
+    results = runs + list(report.inputs)  # a log's result after the runs
+    compare, comparisons, notes = report.plan.compare, report.comparisons, report.notes
+    marks = {"comparisons": comparisons, "compare": compare, "notes": notes, "decimals": output.decimals}
     if output.content == "comparisons":
         if output.format == "json":
-            return json.dumps(_comparisons_doc(report), indent=2, allow_nan=False) + "\n"
+            doc = {**_comparisons_doc(report), "provenance": _provenance(report)}
+            return json.dumps(doc, indent=2, allow_nan=False) + "\n"
         if output.format in ("csv", "tsv"):
-            return _comparisons_delimited(report.comparisons, "," if output.format == "csv" else "\t")
-        return _comparisons_table(report)
+            return fmt.comparisons_delimited(comparisons, sep="," if output.format == "csv" else "\t")
+        if output.format == "latex":
+            return fmt.to_latex(runs, content="comparisons", **marks)
+        if output.format == "markdown":
+            return fmt.to_markdown(runs, content="comparisons", **marks)
+        return fmt.comparisons_table(runs, comparisons, compare, notes=notes, decimals=output.decimals)
     if output.format == "json":
-        return fmt.to_json(results, per_query=output.per_query, extra=_comparisons_doc(report))
+        extra = {**_comparisons_doc(report), "provenance": _provenance(report)}
+        return fmt.to_json(results, per_query=output.per_query, extra=extra)
     if output.format == "table":
-        if not report.comparisons:
-            return fmt.to_table(results, per_query=output.per_query)
-        return _marked_table(report, output.per_query, arrows)
+        if not comparisons:
+            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals)
+        logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query) if report.inputs else ""
+        table = fmt.marked_table(
+            runs, comparisons, compare, notes=notes, per_query=output.per_query, arrows=arrows, decimals=output.decimals
+        )
+        return table + logs
+    if output.format == "latex":
+        return fmt.to_latex(results, **marks)
+    if output.format == "markdown":
+        return fmt.to_markdown(results, **marks)
+    if output.format == "html":
+        plots, note = _plots(report, required=False)
+        title = f"irspec report: {os.path.basename(report.plan.source)}"
+        return fmt.to_html(results, title=title, plots=plots, plots_note=note, provenance=_provenance(report), **marks)
+    if output.format == "plots":
+        from irspec.plots import render_files
+
+        plots, _ = _plots(report, required=True)
+        return render_files(plots)
     return fmt.format_results(results, output.format, per_query=output.per_query)
 
 
@@ -1126,200 +1237,65 @@ def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
     }
 
 
-_COMPARISON_FIELDS = [f.name for f in dataclasses.fields(Comparison)]
+# The html and plots outputs of one report share its plots, and the json and html its provenance
+# (hashing the inputs once): the last report's are kept, nothing more.
+_SHARED: dict[str, Any] = {}
 
 
-def _comparisons_delimited(comparisons: Sequence[Comparison], sep: str) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
-    writer.writerow(_COMPARISON_FIELDS)
-    for c in comparisons:
-        row = []
-        for name in _COMPARISON_FIELDS:
-            v = getattr(c, name)
-            if v is None:
-                v = ""
-            elif isinstance(v, bool):
-                v = "true" if v else "false"
-            elif isinstance(v, float):
-                v = repr(v)
-            row.append(v)
-        writer.writerow(row)
-    return buf.getvalue()
+def _shared(report: PlanReport, key: str, make: Any) -> Any:
+    if _SHARED.get("report") is not report:
+        _SHARED.clear()
+        _SHARED["report"] = report
+    if key not in _SHARED:
+        _SHARED[key] = make()
+    return _SHARED[key]
 
 
-def _number(value: float, metric: Any, decimals: int = 4) -> str:
-    if math.isnan(value):
-        return "-"
-    if metric.aggregate == "sum" and float(value).is_integer():
-        return str(int(value))
-    return f"{value:.{decimals}f}"
+def _provenance(report: PlanReport) -> dict[str, Any]:
+    """Versions, specs, options, seeds and the SHA-256 of the plan and every input file."""
+    from irspec.report import provenance
 
-
-def _letters(n: int) -> list[str]:
-    out = []
-    for i in range(n):
-        s, i = "", i + 1
-        while i:
-            i, r = divmod(i - 1, 26)
-            s = chr(ord("a") + r) + s
-        out.append(s)
-    return out
-
-
-def _align(header: list[str], rows: list[list[str]], text_cols: int) -> list[str]:
-    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < text_cols else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-
-    return [s.rstrip() for s in [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]]
-
-
-def _marked_table(report: PlanReport, per_query: bool, arrows: tuple[str, str]) -> str:
-    """Runs as rows, metrics as columns; significant differences marked after the value, and a legend.
-
-    With a baseline, ▲/▼ after a run's value: significantly better/worse than the baseline. Without one,
-    each run gets a letter and a value is followed by the letters of the runs it is significantly better
-    than.
-    """
-    compare = report.plan.compare
-    assert compare is not None
-    results = report.results
-    metrics = results[0].metrics
-    names = [r.run_name for r in results]
-    up, down = arrows
-    marks: dict[tuple[str, str], str] = {}
-    letters = _letters(len(names))
-    if compare.baseline is not None:
-        for c in report.comparisons:
-            if c.significant and c.mean_difference != 0:
-                marks[(c.a, c.metric)] = up if c.mean_difference > 0 else down
-    else:
-        letter_of = dict(zip(names, letters))
-        better: dict[tuple[str, str], set[str]] = {}
-        for c in report.comparisons:
-            if c.significant and c.mean_difference != 0:
-                winner, loser = (c.a, c.b) if c.mean_difference > 0 else (c.b, c.a)
-                better.setdefault((winner, c.metric), set()).add(letter_of[loser])
-        marks = {k: "".join(sorted(v, key=letters.index)) for k, v in better.items()}
-    width = max((len(m) for m in marks.values()), default=1)
-
-    def label(name: str) -> str:
-        if compare.baseline is not None:
-            return name + (" (baseline)" if name == compare.baseline else "")
-        return f"({letters[names.index(name)]}) {name}"
-
-    header = ["run", "query"] if per_query else ["run"]
-    header += [str(m) for m in metrics]
-    rows: list[list[str]] = []
-    for res in results:
-        if per_query:
-            for i, qid in enumerate(res.query_ids):
-                values = [_number(res.values[i, j], m) + " " * (width + 1) for j, m in enumerate(metrics)]
-                rows.append([res.run_name, qid, *values])
-        agg = res.aggregate()
-        cells = [
-            _number(agg[str(m)], m) + " " + marks.get((res.run_name, str(m)), "").ljust(width) for m in metrics
-        ]
-        rows.append([label(res.run_name)] + (["all"] if per_query else []) + cells)
-    lines = _align(header, rows, 2 if per_query else 1)
-    lines.append("")
-    lines.extend(_legend(report, arrows))
-    return "\n".join(lines) + "\n"
-
-
-_TEST_NAMES = {
-    "t": "paired t-test",
-    "randomization": "sign-flip randomization test",
-    "bootstrap": "paired bootstrap test",
-    "wilcoxon": "Wilcoxon signed-rank test, whose null is symmetry around 0, not a zero mean",
-    "sign": "sign test, whose null is P(a>b) = P(a<b), not a zero mean",
-    "tukey": "paired Tukey HSD, two-way ANOVA of runs x queries",
-    "randomized-tukey": "randomised Tukey HSD of Carterette (2012)",
-}
-
-_CORRECTION_NAMES = {
-    "none": "no correction",
-    "bonferroni": "Bonferroni correction",
-    "holm": "Holm correction",
-    "bh": "Benjamini-Hochberg correction",
-    "by": "Benjamini-Yekutieli correction",
-}
-
-
-def _legend(report: PlanReport, arrows: tuple[str, str]) -> list[str]:
-    compare = report.plan.compare
-    assert compare is not None
-    if compare.baseline is not None:
-        what = f"{arrows[0]}/{arrows[1]}: significantly better/worse than {compare.baseline}"
-    else:
-        what = "letters: significantly better than the run with that letter"
-    return [f"{what} ({_method(report)})."] + [f"note: {n}" for n in report.notes]
-
-
-def _method(report: PlanReport) -> str:
-    """The test, correction and family, alpha and number of queries, in words."""
-    compare = report.plan.compare
-    assert compare is not None
-    comparisons = report.comparisons
-    test = _TEST_NAMES[compare.test]
-    if compare.test in ("randomization", "bootstrap", "randomized-tukey"):
-        if comparisons and all(c.exact for c in comparisons):
-            test += ", exact enumeration"
-        else:
-            what = "resamples" if compare.test == "bootstrap" else "permutations"
-            test += f", {compare.permutations} {what}, seed {compare.seed}"
-    if compare.test in _TUKEY_TESTS:
-        n_runs = len(report.results)
-        correction = f"adjusted over all {n_runs * (n_runs - 1) // 2} pairs of runs of each metric"
-    elif compare.family == "all":
-        correction = f"{_CORRECTION_NAMES[compare.correction]} over all {len(comparisons)} comparisons"
-    else:
-        per = len(comparisons) // max(1, len(report.results[0].metrics))
-        correction = f"{_CORRECTION_NAMES[compare.correction]} over the {per} comparisons of each metric"
-    ns = sorted({c.n for c in comparisons})
-    queries = f"{ns[0]} queries" if len(ns) == 1 else f"{ns[0]}-{ns[-1]} queries" if ns else "no queries"
-    return f"{test}; {correction}; alpha {compare.alpha:g}; {queries}"
-
-
-def _comparisons_table(report: PlanReport) -> str:
-    """One row per comparison: the difference, its interval, effect size, W/T/L, p and adjusted p."""
-    header = ["metric", "a", "b", "mean a", "mean b", "diff", "CI", "d", "W/T/L", "p", "p adj", "sig"]
-    rows = []
-    for c in report.comparisons:
-        ci = "-" if c.ci_low is None or c.ci_high is None else f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]"
-        d = "-" if c.effect_size is None else f"{c.effect_size:+.2f}"
-        rows.append(
-            [
-                c.metric,
-                c.a,
-                c.b,
-                f"{c.mean_a:.4f}",
-                f"{c.mean_b:.4f}",
-                f"{c.mean_difference:+.4f}",
-                ci,
-                d,
-                f"{c.wins}/{c.ties}/{c.losses}",
-                _p(c.p_value),
-                _p(c.p_adjusted),
-                "*" if c.significant else "",
-            ]
+    def make() -> dict[str, Any]:
+        plan = report.plan
+        inputs: list[tuple[str, str | None, Any]] = []
+        if plan.qrels is not None:
+            inputs.append(("qrels", None, plan.qrels))
+        inputs.extend(("run", r.name, r.path) for r in plan.runs)
+        if getattr(plan, "log", None) is not None:
+            inputs.append(("log", None, plan.log))
+        results = list(report.results) + list(report.inputs)
+        return provenance(
+            results, inputs, options=plan.options, compare=plan.compare, plan=plan.source, overrides=plan.overrides
         )
-    lines = _align(header, rows, 3)
-    if report.comparisons:
-        c0 = report.comparisons[0]
-        lines.append("")
-        lines.append(
-            f"diff = mean a - mean b with its {c0.confidence:.0%} CI ({c0.ci_method}); d = paired Cohen's d; "
-            f"* = adjusted p <= {c0.alpha:g} ({_method(report)})."
-        )
-        lines.extend(f"note: {n}" for n in report.notes)
-    return "\n".join(lines) + "\n"
+
+    return _shared(report, "provenance", make)
 
 
-def _p(p: float) -> str:
-    return f"{p:.4f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
+def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None]:
+    """The report's plots (drawn once), or ``[]`` and why not; raises when ``required`` and impossible."""
+
+    def make() -> tuple[list[Any], str | None]:
+        from irspec import plots
+
+        try:
+            plots.require_matplotlib()
+        except IrspecError as e:
+            return [], str(e)
+        plan = report.plan
+        runs = list(report.results)
+        if not runs:
+            return [], "the plan has no runs to plot"
+        from irspec.progress import Progress
+
+        with Progress("drawing plots") as progress:
+            progress.update(detail="precision-recall")
+            curves = plots.precision_recall(plan.qrels, [(r.name, r.path) for r in plan.runs], plan.options)
+            baseline = plan.compare.baseline if plan.compare is not None else None
+            # PNG only for a plots directory; the html output embeds the SVG
+            formats = ("svg", "png") if any(o.format == "plots" for o in plan.outputs) else ("svg",)
+            return plots.render(runs, curves=curves, baseline=baseline, formats=formats, progress=progress), None
+
+    found, why = _shared(report, "plots", make)
+    if required and why is not None:
+        raise IrspecError(why)
+    return found, None if why is None else f"No plots: {why}."

@@ -12,10 +12,13 @@ Environment variables:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import importlib
 import os
 import sys
+from collections.abc import Iterator
 
 import pluggy
 
@@ -23,7 +26,16 @@ from irspec import hookspecs
 from irspec.errors import RegistryError
 from irspec.registry import Register, Registry
 
-__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "get_plugin_manager", "get_registry", "plugin_report"]
+__all__ = [
+    "DEFAULT_PLUGINS",
+    "ENTRY_POINT_GROUP",
+    "PluginManager",
+    "get_plugin_manager",
+    "build_registry",
+    "get_registry",
+    "use_registry",
+    "plugin_report",
+]
 
 ENTRY_POINT_GROUP = "irspec"
 
@@ -39,13 +51,25 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 """Modules of the built-in metrics, registered through the same hook as third-party plugins."""
 
 
-def get_plugin_manager(*, load_entry_points: bool | None = None) -> pluggy.PluginManager:
+class PluginManager(pluggy.PluginManager):
+    """pluggy's plugin manager for the ``irspec`` project, remembering where installed plugins come from.
+
+    ``distributions`` maps the name of each entry-point plugin to ``"distribution version"`` (for
+    ``irspec plugins`` and ``irspec metrics``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__("irspec")
+        self.distributions: dict[str, str] = {}
+
+
+def get_plugin_manager(*, load_entry_points: bool | None = None) -> PluginManager:
     """A new plugin manager with the built-in plugins and, unless disabled, installed plugins.
 
     Each call makes a fresh manager, so tests and embedders never share registered plugins.
     ``load_entry_points`` overrides ``IRSPEC_DISABLE_PLUGIN_AUTOLOAD`` when given.
     """
-    pm = pluggy.PluginManager("irspec")
+    pm = PluginManager()
     pm.add_hookspecs(hookspecs)
     for name in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
@@ -69,11 +93,17 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
             continue
         if pm.get_plugin(ep.name) is not None:
             continue
+        dist = getattr(ep, "dist", None)
+        from_dist = f" from {dist.name} {dist.version}" if dist is not None else ""
         try:
             plugin = ep.load()
         except Exception as e:  # a broken third-party plugin must say which one it is
-            raise RegistryError(f"plugin {ep.name!r} ({ep.value}) failed to import: {type(e).__name__}: {e}") from e
+            raise RegistryError(
+                f"plugin {ep.name!r} ({ep.value}{from_dist}) failed to import: {type(e).__name__}: {e}"
+            ) from e
         pm.register(plugin, name=ep.name)
+        if dist is not None and isinstance(pm, PluginManager):
+            pm.distributions[ep.name] = f"{dist.name} {dist.version}"
 
 
 def _trace_before(hook_name: str, hook_impls: list, kwargs: dict) -> None:
@@ -84,13 +114,26 @@ def _trace_after(outcome: object, hook_name: str, hook_impls: list, kwargs: dict
     print(f"irspec: {hook_name} done", file=sys.stderr)
 
 
+def _distributions(pm: pluggy.PluginManager) -> dict[str, str]:
+    from irspec import __version__
+
+    dists = {name: f"irspec {__version__}" for name in DEFAULT_PLUGINS if pm.get_plugin(name) is not None}
+    dists.update(getattr(pm, "distributions", {}))
+    for plugin, dist in pm.list_plugin_distinfo():  # plugins loaded through pluggy's own loader
+        dists.setdefault(pm.get_name(plugin), f"{dist.project_name} {dist.version}")
+    return dists
+
+
 def build_registry(pm: pluggy.PluginManager) -> Registry:
-    """Run every plugin's ``irspec_register_metrics`` hook into a new :class:`Registry`."""
+    """Run every plugin's ``irspec_register_readers`` and ``irspec_register_metrics`` hooks into a new
+    :class:`Registry`."""
     registry = Registry()
     # Call each implementation separately so the Register knows which plugin is speaking; in
     # registration order (get_hookimpls' order), so the built-ins claim their names first.
-    for impl in pm.hook.irspec_register_metrics.get_hookimpls():
-        impl.function(register=Register(registry, impl.plugin_name))
+    for hook in (pm.hook.irspec_register_readers, pm.hook.irspec_register_metrics):
+        for impl in hook.get_hookimpls():
+            impl.function(register=Register(registry, impl.plugin_name))
+    registry.distributions = _distributions(pm)
     return registry
 
 
@@ -99,32 +142,56 @@ def _default_registry() -> Registry:
     return build_registry(get_plugin_manager())
 
 
+_registry_override: contextvars.ContextVar[Registry | None] = contextvars.ContextVar("irspec_registry", default=None)
+
+
 def get_registry(pm: pluggy.PluginManager | None = None) -> Registry:
-    """The registry of the default plugin manager (built once), or of ``pm`` when given."""
+    """The registry of the default plugin manager (built once), or of ``pm`` when given.
+
+    Inside :func:`use_registry`, the registry given there replaces the default one.
+    """
     if pm is None:
-        return _default_registry()
+        override = _registry_override.get()
+        return override if override is not None else _default_registry()
     return build_registry(pm)
 
 
+@contextlib.contextmanager
+def use_registry(registry: Registry) -> Iterator[Registry]:
+    """Make ``registry`` the one :func:`irspec.parse`, :func:`irspec.evaluate` and plans use, inside a
+    ``with`` block; the previous one (usually the default) is back afterwards, even on error.
+
+    The override is a context variable: it holds in the current thread (and the asyncio tasks it starts),
+    and nests. :mod:`irspec.testing` builds on it.
+    """
+    if not isinstance(registry, Registry):
+        raise TypeError(f"use_registry needs an irspec Registry, got {type(registry).__name__}")
+    token = _registry_override.set(registry)
+    try:
+        yield registry
+    finally:
+        _registry_override.reset(token)
+
+
 def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
-    """What each plugin registers, for ``irspec plugins``: name, module, version, metrics, groups."""
+    """What each plugin registers, for ``irspec plugins``: name, module, distribution (name and version
+    of the installed package), metrics, groups and input readers."""
     pm = pm or get_plugin_manager()
     registry = build_registry(pm)
-    dists = {}
-    for plugin, dist in pm.list_plugin_distinfo():
-        dists[pm.get_name(plugin)] = f"{dist.project_name} {dist.version}"
     report = []
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda np: np[0] or ""):
         metrics = sorted(d.name for d in registry.definitions.values() if d.plugin == name)
         groups = sorted(g.name for g in registry.groups.values() if g.plugin == name)
+        readers = sorted(r.name for r in registry.readers.values() if r.plugin == name)
         report.append(
             {
                 "name": name,
                 "module": getattr(plugin, "__name__", type(plugin).__name__),
-                "distribution": dists.get(name),
+                "distribution": registry.distributions.get(name),
                 "builtin": name in DEFAULT_PLUGINS,
                 "metrics": metrics,
                 "groups": groups,
+                "readers": readers,
             }
         )
     return report

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from irspec import spec as ast
-from irspec.errors import ParameterError, RegistryError, SpecError, UnknownMetricError, suggest
+from irspec.errors import EvaluationError, ParameterError, RegistryError, SpecError, UnknownMetricError, suggest
 
 __all__ = [
     "Param",
     "MetricDef",
     "Alias",
     "MetricGroup",
+    "InputReader",
     "Metric",
     "Register",
     "Registry",
@@ -89,6 +90,12 @@ class MetricDef:
     string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
     name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
     reference, shown by ``irspec metrics``.
+
+    ``needs`` names the input the metric is computed from: ``"run"`` (the default: qrels and a run, through
+    :class:`irspec.engine.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
+    A metric over another input gives ``compute(data, metric)``, where ``data`` is what that reader
+    returned, and returns one float per item of ``data.ids`` (NaN for an item it leaves out); see
+    :mod:`irspec.inputs`.
     """
 
     name: str
@@ -102,6 +109,7 @@ class MetricDef:
     trec_name: Callable[[Metric], str | None] | None = None
     doc: str = ""
     dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
+    needs: str = "run"
     plugin: str = field(default="", compare=False)
 
     def param(self, name: str) -> Param:
@@ -148,6 +156,32 @@ class MetricGroup:
 
     name: str
     specs: tuple[str, ...]
+    summary: str = ""
+    plugin: str = field(default="", compare=False)
+
+
+RESERVED_INPUTS: tuple[str, ...] = ("run", "qrels")
+"""Input names irspec reads itself (qrels and runs, see :mod:`irspec.data`); no plugin may register them."""
+
+
+@dataclass(frozen=True)
+class InputReader:
+    """A reader of a kind of input other than qrels and runs, as a plugin registers it.
+
+    ``name`` is the kind of input (``"log"``): metrics declare it as their ``needs``
+    (:func:`irspec.evaluate_input` evaluates them; a plan's ``log:`` key names an input of the reader
+    called ``log``). ``read(source)`` takes a path (or whatever object the reader documents) and returns
+    the plugin's data object, which must have an ``ids`` attribute: the items evaluated (query issues of
+    a log, say), one row each in the result. The object may also have ``name`` (the row label of the
+    result; default the file stem), ``source`` and ``warnings``. ``read`` may be a ``"module:function"``
+    string, imported only when an input is read. ``suffixes`` are the file name endings the reader
+    expects (``.jsonl``, ``.jsonl.gz``) and ``summary`` one line for humans, both shown by
+    ``irspec metrics``.
+    """
+
+    name: str
+    read: Callable[[Any], Any] | str
+    suffixes: tuple[str, ...] = ()
     summary: str = ""
     plugin: str = field(default="", compare=False)
 
@@ -228,7 +262,8 @@ class GainMap:
 
 
 class Register:
-    """The callback handed to ``irspec_register_metrics``: ``register(definition, aliases=...)``.
+    """The callback handed to the hooks: ``register(definition, aliases=...)``, ``register(group)``,
+    ``register(reader)``.
 
     Collects what one plugin registers; the :class:`Registry` checks names across plugins.
     """
@@ -237,8 +272,13 @@ class Register:
         self._registry = registry
         self._plugin = plugin
 
-    def __call__(self, item: MetricDef | MetricGroup, aliases: Iterable[str | Alias] = ()) -> None:
-        """Register a metric definition with its aliases, or a group of specs."""
+    def __call__(self, item: MetricDef | MetricGroup | InputReader, aliases: Iterable[str | Alias] = ()) -> None:
+        """Register a metric definition with its aliases, a group of specs, or an input reader."""
+        if isinstance(item, InputReader):
+            if aliases:
+                raise RegistryError(f"plugin {self._plugin!r}: input reader {item.name!r} takes no aliases")
+            self._registry._add_reader(item, self._plugin)
+            return
         self._registry._add(item, tuple(aliases), self._plugin)
 
 
@@ -261,6 +301,8 @@ class Registry:
         self.definitions: dict[str, MetricDef] = {}
         self.groups: dict[str, MetricGroup] = {}
         self.aliases: dict[str, list[str | Alias]] = {}
+        self.readers: dict[str, InputReader] = {}
+        self.distributions: dict[str, str] = {}  # plugin name -> "distribution version", when installed
 
     # --- registration -------------------------------------------------------------------------
     def _claim(self, name: str, entry: _Entry) -> None:
@@ -283,6 +325,15 @@ class Registry:
             raise RegistryError(f"plugin {plugin!r} registered {item!r}, which is not a MetricDef or MetricGroup")
         if item.compute is None and item.per_query is None:
             raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} has neither compute nor per_query")
+        if not isinstance(item.needs, str) or not item.needs:
+            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs {item.needs!r}, not an input name")
+        if item.needs.lower() == "qrels":
+            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs 'qrels'; a metric over qrels and runs needs 'run'")
+        if item.needs != "run" and item.compute is None:
+            raise RegistryError(
+                f"plugin {plugin!r}: metric {item.name!r} needs a {item.needs!r} input, so it must give compute(data, "
+                "metric); the per-query form is for metrics over runs"
+            )
         for name in (item.at, item.positional):
             if name is not None and name not in item.param_names:
                 raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} names unknown parameter {name!r}")
@@ -293,6 +344,41 @@ class Registry:
             self._claim(alias.name, _Entry(defn, alias, plugin))
         self.definitions[defn.name] = defn
         self.aliases[defn.name] = list(aliases)
+
+    def _add_reader(self, reader: InputReader, plugin: str) -> None:
+        if not isinstance(reader.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", reader.name):
+            raise RegistryError(f"plugin {plugin!r}: input reader name {reader.name!r} is not a plain word")
+        if not (callable(reader.read) or (isinstance(reader.read, str) and ":" in reader.read)):
+            raise RegistryError(
+                f"plugin {plugin!r}: input reader {reader.name!r}: read must be a function or a 'module:function' string"
+            )
+        if reader.name.lower() in RESERVED_INPUTS:
+            raise RegistryError(
+                f"plugin {plugin!r} registers the input reader {reader.name!r}, which irspec itself reads "
+                "(qrels and runs)"
+            )
+        for other in self.readers.values():
+            if other.name.lower() == reader.name.lower():
+                raise RegistryError(
+                    f"plugin {plugin!r} registers the input reader {reader.name!r}, which plugin {other.plugin!r} "
+                    "already registered"
+                )
+        from dataclasses import replace
+
+        reader = replace(reader, suffixes=tuple(reader.suffixes), plugin=plugin)
+        self.readers[reader.name] = reader
+
+    def reader(self, name: str) -> InputReader:
+        """The input reader registered as ``name`` (any case); :class:`EvaluationError` naming the
+        registered ones when there is none."""
+        for r in self.readers.values():
+            if r.name.lower() == name.lower():
+                return r
+        known = ", ".join(sorted(self.readers)) or "none"
+        raise EvaluationError(
+            f"no installed plugin reads {name!r} inputs (registered input readers: {known}); "
+            "is the plugin that provides it installed and allowed by IRSPEC_LOAD_PLUGINS?"
+        )
 
     # --- lookup -------------------------------------------------------------------------------
     def names(self) -> list[str]:

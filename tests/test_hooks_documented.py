@@ -60,6 +60,11 @@ def test_register_metrics_signature_is_in_its_docstring():
     assert "irspec_register_metrics(register)" in hookspecs.irspec_register_metrics.__doc__
 
 
+def test_register_readers_signature_is_in_its_docstring():
+    assert literal_signature(hookspecs.irspec_register_readers) == "irspec_register_readers(register)"
+    assert "irspec_register_readers(register)" in hookspecs.irspec_register_readers.__doc__
+
+
 def test_hooks_tuple_lists_every_hook_of_the_module():
     in_module = {n for n, v in vars(hookspecs).items() if n.startswith("irspec_") and callable(v)}
     assert {f.__name__ for f in hookspecs.HOOKS} == in_module

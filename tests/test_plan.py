@@ -127,7 +127,8 @@ def test_schema_accepts_and_rejects(doc, ok):
 
 def test_demo_plan_validates_runs_and_writes(tmp_path):
     out = tmp_path / "deep" / "dir" / "results.json"
-    plan = load_plan(SPECS / "demo.yaml", [f"output[1].path={out}"])
+    reports = [out.parent / name for name in ("table.tex", "table.md", "report.html")]
+    plan = load_plan(SPECS / "demo.yaml", [f"output[{i}].path={p}" for i, p in enumerate([out, *reports], 1)])
     assert plan.run_names == ("bm25", "dense", "hybrid", "random")
     assert [str(m) for m in plan.metrics] == ["nDCG@10", "AP", "P@10", "Bpref(nonrel=10+R)", "Rprec(recall=0.3)"]
     assert plan.compare == Compare(baseline="bm25", test="t", correction="holm", alpha=0.05)
@@ -135,7 +136,8 @@ def test_demo_plan_validates_runs_and_writes(tmp_path):
 
     report = run_plan(plan)
     stdout = io.StringIO()
-    assert write_outputs(report, stdout=stdout) == [out]
+    assert write_outputs(report, stdout=stdout) == [out, *reports]
+    assert r"\begin{tabular}" in reports[0].read_text() and "| hybrid |" in reports[1].read_text()
 
     table = stdout.getvalue()
     assert "bm25 (baseline)" in table
@@ -487,7 +489,8 @@ output:
     assert row["test"] == "randomization" and row["permutations"] == "500" and row["seed"] == "3"
     assert row["correction"] == "bh" and float(row["p_adjusted"]) >= float(row["p_value"])
     doc = json.loads(only)
-    assert set(doc) == {"plan", "overrides", "compare", "comparisons", "notes"} and len(doc["comparisons"]) == 6
+    assert set(doc) == {"plan", "overrides", "compare", "comparisons", "notes", "provenance"}
+    assert len(doc["comparisons"]) == 6
     assert trec.splitlines()[0].split() == ["map", "all", trec.splitlines()[0].split()[2]]
 
 

@@ -7,6 +7,7 @@ style), so a plugin registered in one test is never seen by another.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import sys
 import types
 
@@ -374,3 +375,236 @@ def test_plugin_report_lists_what_each_plugin_registers(fresh_pm):
     assert by_name["irspec.builtin.gain"]["builtin"] is True
     assert "nDCG" in by_name["irspec.builtin.gain"]["metrics"]
     assert {"official", "all_trec"} <= set(by_name["irspec.builtin.groups"]["groups"])
+
+
+# --- loading control: failing imports and taken names, from installed (entry-point) plugins ------------
+
+
+class _FakeDist:
+    name = "irspec-broken-dist"
+    version = "9.9"
+
+
+class _FakeEntryPoint:
+    """An entry point as importlib.metadata gives one: name, value, dist, load()."""
+
+    def __init__(self, name: str, value: str, dist=None):
+        self.name, self.value, self.group, self.dist = name, value, "irspec", dist
+
+    def load(self):
+        return importlib.metadata.EntryPoint(name=self.name, value=self.value, group="irspec").load()
+
+
+def _installed(monkeypatch, *eps) -> None:
+    real = importlib.metadata.entry_points
+
+    def entry_points(**kw):
+        return list(eps) if kw.get("group") == "irspec" else real(**kw)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
+
+
+def test_a_plugin_whose_import_raises_is_a_registry_error_naming_it_its_module_and_distribution(tmp_path, monkeypatch):
+    (tmp_path / "irspec_test_raises_on_import.py").write_text("raise ValueError('no config file')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _installed(monkeypatch, _FakeEntryPoint("raiser", "irspec_test_raises_on_import", _FakeDist()))
+    with pytest.raises(RegistryError) as info:
+        get_plugin_manager()
+    message = str(info.value)
+    assert message == (
+        "plugin 'raiser' (irspec_test_raises_on_import from irspec-broken-dist 9.9) failed to import: "
+        "ValueError: no config file"
+    )
+    assert isinstance(info.value.__cause__, ValueError)
+    # the allow-list keeps a broken plugin from being imported at all
+    monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", "someone-else")
+    _builtins_present(get_plugin_manager())
+
+
+def test_a_plugin_with_a_missing_dependency_names_the_missing_module(monkeypatch):
+    _installed(monkeypatch, _FakeEntryPoint("needy", "irspec_test_not_installed_dependency_xyz.plugin"))
+    with pytest.raises(RegistryError, match=r"plugin 'needy' \(irspec_test_not_installed_dependency_xyz\.plugin\) "
+                       r"failed to import: ModuleNotFoundError: .*irspec_test_not_installed_dependency_xyz"):
+        get_plugin_manager()
+
+
+def test_an_installed_plugin_registering_a_taken_name_is_an_error_naming_both(monkeypatch):
+    module = types.ModuleType("irspec_test_installed_clash")
+    module.plugin = ToyPlugin(_metric("Toy"), ("ndcg_burges",))  # a built-in alias of nDCG
+    monkeypatch.setitem(sys.modules, "irspec_test_installed_clash", module)
+    _installed(monkeypatch, _FakeEntryPoint("clasher", "irspec_test_installed_clash:plugin"))
+    with pytest.raises(RegistryError) as info:
+        build_registry(get_plugin_manager())
+    assert str(info.value) == (
+        "plugin 'clasher' registers 'ndcg_burges', which plugin 'irspec.builtin.gain' already registered (for 'nDCG')"
+    )
+
+
+def test_two_installed_plugins_registering_one_name_name_each_other(monkeypatch):
+    for mod, metric in (("irspec_test_first", "Shared"), ("irspec_test_second", "SHARED")):
+        module = types.ModuleType(mod)
+        module.plugin = ToyPlugin(_metric(metric), ())
+        monkeypatch.setitem(sys.modules, mod, module)
+    _installed(
+        monkeypatch,
+        _FakeEntryPoint("first", "irspec_test_first:plugin"),
+        _FakeEntryPoint("second", "irspec_test_second:plugin"),
+    )
+    with pytest.raises(RegistryError, match="plugin 'second' registers 'SHARED', which plugin 'first' already"):
+        build_registry(get_plugin_manager())
+    monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", "second")  # either alone is fine
+    assert "SHARED" in build_registry(get_plugin_manager()).definitions
+
+
+def test_installed_plugins_carry_their_distribution(monkeypatch):
+    module = types.ModuleType("irspec_test_dist_plugin")
+    module.plugin = ToyPlugin(_metric("DistToy"), ())
+    monkeypatch.setitem(sys.modules, "irspec_test_dist_plugin", module)
+    _installed(monkeypatch, _FakeEntryPoint("disttoy", "irspec_test_dist_plugin:plugin", _FakeDist()))
+    pm = get_plugin_manager()
+    assert pm.distributions == {"disttoy": "irspec-broken-dist 9.9"}
+    registry = build_registry(pm)
+    assert registry.distributions["disttoy"] == "irspec-broken-dist 9.9"
+    assert registry.distributions["irspec.builtin.gain"] == f"irspec {irspec.__version__}"
+    by_name = {r["name"]: r for r in irspec.plugins.plugin_report(pm)}
+    assert by_name["disttoy"]["distribution"] == "irspec-broken-dist 9.9"
+    assert by_name["disttoy"]["metrics"] == ["DistToy"]
+
+
+def test_irspec_metrics_shows_where_each_metric_comes_from(monkeypatch, capsys):
+    import json
+
+    from irspec.cli import main
+    from irspec.plugins import use_registry
+
+    module = types.ModuleType("irspec_test_dist_plugin")
+    module.plugin = ToyPlugin(_metric("DistToy"), ())
+    monkeypatch.setitem(sys.modules, "irspec_test_dist_plugin", module)
+    _installed(monkeypatch, _FakeEntryPoint("disttoy", "irspec_test_dist_plugin:plugin", _FakeDist()))
+    with use_registry(build_registry(get_plugin_manager())):
+        assert main(["metrics"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert "DistToy(@k, strict=false, label, mode=fast, weight=1.0)  [disttoy: irspec-broken-dist 9.9]" in lines
+        assert "AP(@k, rel)  [irspec.builtin.ranks]" in lines
+        assert main(["metrics", "--json"]) == 0
+        rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["DistToy"]["distribution"] == "irspec-broken-dist 9.9" and rows["DistToy"]["plugin"] == "disttoy"
+    assert rows["AP"]["distribution"] == f"irspec {irspec.__version__}" and rows["AP"]["needs"] == "run"
+
+
+# --- input readers -----------------------------------------------------------------------------------
+
+
+class ReaderPlugin:
+    """Registers an input reader (and optionally metrics)."""
+
+    def __init__(self, *readers, metrics=()):
+        self.readers = readers
+        self.metrics = metrics
+
+    @irspec.hookimpl
+    def irspec_register_readers(self, register):
+        for r in self.readers:
+            register(r)
+
+    @irspec.hookimpl
+    def irspec_register_metrics(self, register):
+        for m in self.metrics:
+            register(m)
+
+
+def _reader(name="clicks", **kw) -> irspec.InputReader:
+    return irspec.InputReader(name, kw.pop("read", "somewhere:read"), **kw)
+
+
+def test_a_reader_is_registered_with_its_plugin(fresh_pm):
+    fresh_pm.register(ReaderPlugin(_reader(suffixes=[".jsonl"], summary="s")), name=TEST_PLUGIN)
+    registry = build_registry(fresh_pm)
+    reader = registry.reader("CLICKS")
+    assert (reader.name, reader.plugin, reader.suffixes, reader.summary) == ("clicks", TEST_PLUGIN, (".jsonl",), "s")
+    report = {r["name"]: r for r in irspec.plugins.plugin_report(fresh_pm)}
+    assert report[TEST_PLUGIN]["readers"] == ["clicks"]
+
+
+def test_a_duplicate_reader_name_is_an_error_naming_both_plugins(fresh_pm):
+    fresh_pm.register(ReaderPlugin(_reader("clicks")), name="plugin-one")
+    fresh_pm.register(ReaderPlugin(_reader("Clicks")), name="plugin-two")
+    with pytest.raises(RegistryError, match="plugin 'plugin-two' registers the input reader 'Clicks', which plugin "
+                       "'plugin-one' already registered"):
+        build_registry(fresh_pm)
+
+
+@pytest.mark.parametrize(
+    ("reader", "message"),
+    [
+        (_reader("run"), "'run', which irspec itself reads"),
+        (_reader("QRELS"), "'QRELS', which irspec itself reads"),
+        (_reader("two words"), "is not a plain word"),
+        (_reader("clicks", read=42), "read must be a function or a 'module:function' string"),
+        (_reader("clicks", read="no_colon"), "read must be a function"),
+    ],
+)
+def test_bad_readers_are_rejected_naming_the_plugin(fresh_pm, reader, message):
+    fresh_pm.register(ReaderPlugin(reader), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError, match=re.escape(message)) as info:
+        build_registry(fresh_pm)
+    assert TEST_PLUGIN in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("definition", "message"),
+    [
+        (_metric("LogToy", needs="clicks"), "must give compute(data, metric)"),  # per_query only
+        (_metric("LogToy", needs="qrels", compute="m:f"), "a metric over qrels and runs needs 'run'"),
+        (_metric("LogToy", needs="", compute="m:f"), "not an input name"),
+    ],
+)
+def test_bad_needs_are_rejected(fresh_pm, definition, message):
+    fresh_pm.register(ToyPlugin(definition, ()), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError, match=re.escape(message)):
+        build_registry(fresh_pm)
+
+
+def test_an_unknown_reader_is_an_evaluation_error_listing_the_known_ones(fresh_pm):
+    fresh_pm.register(ReaderPlugin(_reader("clicks")), name=TEST_PLUGIN)
+    with pytest.raises(irspec.EvaluationError, match=r"no installed plugin reads 'log' inputs \(registered input readers: clicks\)"):
+        build_registry(fresh_pm).reader("log")
+
+
+def test_a_reader_with_aliases_is_rejected(fresh_pm):
+    class Bad:
+        @irspec.hookimpl
+        def irspec_register_readers(self, register):
+            register(_reader("clicks"), aliases=["c"])
+
+    fresh_pm.register(Bad(), name=TEST_PLUGIN)
+    with pytest.raises(RegistryError, match="takes no aliases"):
+        build_registry(fresh_pm)
+
+
+# --- the registry override ------------------------------------------------------------------------------
+
+
+def test_use_registry_overrides_the_default_and_restores_it_even_on_error(fresh_pm):
+    from irspec.plugins import get_registry, use_registry
+
+    default = get_registry()
+    fresh_pm.register(ToyPlugin(), name=TEST_PLUGIN)
+    mine = build_registry(fresh_pm)
+    with use_registry(mine):
+        assert get_registry() is mine
+        assert str(irspec.parse("toy@5")) == "Toy@5"
+        with use_registry(build_registry(get_plugin_manager(load_entry_points=False))):
+            with pytest.raises(irspec.UnknownMetricError):
+                irspec.parse("toy@5")
+        assert get_registry() is mine  # nested: back to the outer one
+    assert get_registry() is default
+    with pytest.raises(KeyError):
+        with use_registry(mine):
+            raise KeyError("boom")
+    assert get_registry() is default
+    with pytest.raises(TypeError):
+        with use_registry(fresh_pm):
+            pass

@@ -33,12 +33,14 @@ def discount(ranks: np.ndarray, metric: Metric) -> np.ndarray:
 
 def _dcg(ctx: Context, metric: Metric, with_discount: bool = True) -> np.ndarray:
     k = ctx.cutoff(metric)
-    g = gain_of(ctx.label, metric)
+    label, rank, seg = ctx.label, ctx.rank, ctx.seg
+    if k is not None:  # only the top k count: select them first, a few rows of millions for @10
+        top = ctx.top(k)
+        label, rank, seg = label[top], rank[top], seg[top]
+    g = gain_of(label, metric)
     if with_discount:
-        g = g / discount(ctx.rank, metric)
-    if k is not None:
-        g = np.where(ctx.rank <= k[ctx.seg], g, 0.0)
-    return ctx.seg_sum(g)
+        g = g / discount(rank, metric)
+    return np.bincount(seg, weights=g, minlength=ctx.nq)
 
 
 def _idcg(ctx: Context, metric: Metric) -> np.ndarray:

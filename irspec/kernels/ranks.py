@@ -13,7 +13,7 @@ def average_precision(ctx: Context, metric: Metric) -> np.ndarray:
     level = ctx.level(metric)
     rel = ctx.relevant(level)
     k = ctx.cutoff(metric)
-    mask = rel if k is None else rel & (ctx.rank <= k[ctx.seg])
+    mask = rel if k is None else rel & ctx.top(k)
     prec = ctx.running_relevant(level)[mask] / ctx.rank[mask]
     total = np.bincount(ctx.seg[mask], weights=prec, minlength=ctx.nq)
     return safe_divide(total, ctx.R(level))

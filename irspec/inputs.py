@@ -1,0 +1,118 @@
+"""Inputs other than qrels and runs, read by plugins, and the metrics computed from them.
+
+Most metrics are computed from qrels and a run (``needs="run"``, the engine's :class:`~irspec.engine.Context`
+path). A plugin may register an :class:`~irspec.InputReader` for another kind of input through the
+``irspec_register_readers`` hook, and metrics that declare ``needs=<that name>``. Evaluating them is the
+same for every kind, and knows nothing of any plugin:
+
+1. the metrics are bound and must all need the same input kind;
+2. the registry gives the reader of that kind, whose ``read(source)`` returns the plugin's data object;
+3. each metric's ``compute(data, metric)`` returns one float per item of ``data.ids`` (NaN where the metric
+   leaves an item out, as a session-level rate does for all but one query of a session);
+4. the values form an ordinary :class:`~irspec.engine.Result`, with ``data.ids`` as its rows, so every
+   output format, aggregate (mean/sum skip NaN) and plan works on it unchanged.
+
+>>> res = irspec.evaluate_input("interactions.jsonl", "CTR, Abandonment")   # doctest: +SKIP
+>>> res.aggregate()                                                           # doctest: +SKIP
+{'CTR': 0.62, 'Abandonment': 0.25}
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from irspec.errors import EvaluationError
+from irspec.registry import InputReader, Metric
+
+__all__ = ["evaluate_input", "input_kind", "read_input"]
+
+
+def _reader(kind: str) -> InputReader:
+    from irspec.plugins import get_registry
+
+    return get_registry().reader(kind)
+
+
+def read_input(kind: str, source: Any) -> Any:
+    """Read ``source`` with the input reader registered as ``kind``; returns the plugin's data object.
+
+    ``source`` is usually a path; a reader may document other accepted objects (records in memory).
+    """
+    from irspec.engine import _resolve
+
+    reader = _reader(kind)
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    data = _resolve(reader.read)(source)
+    if not hasattr(data, "ids"):
+        raise EvaluationError(
+            f"the {reader.name!r} reader of plugin {reader.plugin!r} returned a {type(data).__name__} without "
+            "the ids attribute every input object must have"
+        )
+    return data
+
+
+def input_kind(metrics: Iterable[Metric]) -> str:
+    """The one input kind that ``metrics`` need; :class:`EvaluationError` when they need several."""
+    kinds: dict[str, Metric] = {}
+    for m in metrics:
+        kinds.setdefault(m.definition.needs, m)
+    if not kinds:
+        raise EvaluationError("no metrics to compute")
+    if len(kinds) > 1:
+        shown = "; ".join(f"{m} needs {k!r}" for k, m in kinds.items())
+        raise EvaluationError(f"the metrics need different inputs ({shown}); evaluate them separately")
+    return next(iter(kinds))
+
+
+def evaluate_input(
+    source: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    kind: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """Evaluate metrics computed from an input other than qrels and runs, such as an interaction log.
+
+    ``metrics`` are spec texts or bound metrics that all declare the same ``needs``; ``kind`` (default:
+    that input kind) picks the registered :class:`~irspec.InputReader`, which reads ``source``. Returns an
+    :class:`~irspec.engine.Result` whose rows are the items of the data object's ``ids`` and whose name is
+    ``name``, else the data object's ``name``, else the file's stem.
+    """
+    from irspec.engine import Options, Result, _as_metrics, _resolve
+
+    bound = _as_metrics(metrics)
+    needed = input_kind(bound)
+    if kind is None:
+        kind = needed
+    elif needed.lower() != kind.lower():
+        wrong = next(m for m in bound if m.definition.needs.lower() != kind.lower())
+        raise EvaluationError(f"{wrong} is computed from a {wrong.definition.needs!r} input, not from a {kind!r} input")
+    if kind == "run":
+        raise EvaluationError(f"{bound[0]} is computed from qrels and a run; use irspec.evaluate")
+    data = read_input(kind, source)
+    ids = tuple(str(i) for i in data.ids)
+    import numpy as np
+
+    values = np.empty((len(ids), len(bound)))
+    for j, m in enumerate(bound):
+        column = np.asarray(_resolve(m.definition.compute)(data, m), dtype=np.float64)
+        if column.shape != (len(ids),):
+            raise EvaluationError(f"metric {m} returned shape {column.shape}, expected ({len(ids)},)")
+        values[:, j] = column
+    if name is None:
+        name = getattr(data, "name", None) or _stem(source) or kind
+    where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
+    warnings = tuple(getattr(data, "warnings", ()))
+    return Result(str(name), str(where), tuple(bound), ids, values, Options(), warnings)
+
+
+def _stem(source: Any) -> str | None:
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    base = os.path.basename(os.fspath(source))
+    base = base.removesuffix(".gz")
+    return Path(base).stem or None

@@ -1,0 +1,69 @@
+"""The computations of irspec-online's metrics (declarations in :mod:`irspec_online.plugin`).
+
+Each kernel takes the :class:`~irspec_online.log.InteractionLog` and the bound metric and returns one
+float per query issue (row of the log). A rate over query issues gives every row its 0 or 1; a rate over
+sessions (or time units) gives its value to the first row of each session (unit) and NaN to the others,
+so that the mean irspec reports, which skips NaN, is the rate over sessions (units).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from irspec_online.log import InteractionLog
+
+SECONDS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
+
+
+def _per_row(log: InteractionLog, click_mask: np.ndarray) -> np.ndarray:
+    """Per row: does it have a click among those selected by ``click_mask``."""
+    return np.bincount(log.click_row[click_mask], minlength=len(log)) > 0
+
+
+def _per_session(log: InteractionLog, row_values: np.ndarray) -> np.ndarray:
+    """A session's value (any of its rows true) on its first row; NaN on the others."""
+    hit = np.bincount(log.session, weights=row_values.astype(np.float64), minlength=len(log.sessions)) > 0
+    return np.where(log.first_in_session, hit[log.session].astype(np.float64), np.nan)
+
+
+def ctr(log: InteractionLog, metric: Any) -> np.ndarray:
+    """1 for a query issue with at least one click (within the top k), else 0."""
+    k = metric.get("k")
+    mask = np.ones(len(log.click_row), dtype=bool) if k is None else log.click_rank <= k
+    return _per_row(log, mask).astype(np.float64)
+
+
+def zero_result(log: InteractionLog, metric: Any) -> np.ndarray:
+    """1 for a query issue that showed no results, else 0."""
+    return (log.n_results == 0).astype(np.float64)
+
+
+def abandonment(log: InteractionLog, metric: Any) -> np.ndarray:
+    """Per session (on its first row): 1 when none of its query issues got a click."""
+    clicked = _per_row(log, np.ones(len(log.click_row), dtype=bool))
+    return 1.0 - _per_session(log, clicked)  # NaN stays NaN off the first rows
+
+
+def session_success(log: InteractionLog, metric: Any) -> np.ndarray:
+    """Per session (on its first row): 1 when some click has a dwell time of at least ``dwell`` seconds."""
+    with np.errstate(invalid="ignore"):
+        satisfied = log.click_dwell >= metric.get("dwell")  # NaN (unknown dwell) is never >=
+    return _per_session(log, _per_row(log, satisfied))
+
+
+def queries_per(log: InteractionLog, metric: Any) -> np.ndarray:
+    """Per session or per active time unit (on its first row): its number of query issues."""
+    unit = metric.get("unit")
+    if unit == "session":
+        group = log.session
+    else:
+        # Calendar units in UTC: a day runs from midnight to midnight, UTC.
+        _, group = np.unique(np.floor(log.time / SECONDS[unit]), return_inverse=True)
+        group = group.reshape(-1)
+    counts = np.bincount(group)
+    _, first = np.unique(group, return_index=True)
+    out = np.full(len(log), np.nan)
+    out[first] = counts[group[first]]
+    return out

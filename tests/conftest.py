@@ -1,0 +1,20 @@
+"""Shared test setup: irspec's own tests see the built-in plugins only.
+
+The default registry holds whatever irspec plugins are installed (CI installs the two in ``plugins/``).
+irspec's own tests must not depend on that, neither at collection (tables built from
+``irspec.metrics()``) nor in the commands they run in subprocesses, so entry-point autoloading is
+switched off for the whole session, as a user would with ``IRSPEC_DISABLE_PLUGIN_AUTOLOAD=1``. Tests of
+the switches themselves set and clear it with ``monkeypatch``. Plugins are tested in their own
+``tests/`` directories, where they register themselves with :mod:`irspec.testing`, whose
+``irspec_plugin`` fixture is made available here to every test.
+"""
+
+from __future__ import annotations
+
+import os
+
+import irspec.plugins
+from irspec.testing import irspec_plugin  # noqa: F401  (the fixture, also when irspec is not installed)
+
+os.environ["IRSPEC_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+irspec.plugins._default_registry.cache_clear()  # in case something built it before this file ran

@@ -1,0 +1,217 @@
+"""Tests of irspec.plots: the figures, their files, and that they stay readable with 10 runs.
+
+Readability is checked on the drawn figure itself: the bounding boxes of legend entries, tick labels
+and titles (as the renderer lays them out) must not overlap one another, and must lie inside the figure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+
+import irspec
+from irspec import plots
+from irspec.engine import Options, Result, evaluate_many
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "report"
+STEMS = ["base", "better", "worse", "same"]
+
+
+def fixture_results() -> list[Result]:
+    return evaluate_many(str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{s}.run") for s in STEMS], ["nDCG@5", "AP"])
+
+
+def fixture_curves() -> dict[str, list[float]]:
+    return plots.precision_recall(FIXTURES / "qrels.txt", [(s, FIXTURES / f"{s}.run") for s in STEMS], Options())
+
+
+def synthetic(n_runs: int, n_topics: int, metrics: tuple[str, ...] = ("AP",)) -> list[Result]:
+    """``n_runs`` runs with long names and random per-topic scores (seeded)."""
+    rng = np.random.default_rng(1)
+    bound = tuple(irspec.parse(m) for m in metrics)
+    qids = tuple(f"topic-{i:03d}" for i in range(n_topics))
+    return [
+        Result(f"run-{i:02d}-a-rather-long-system-name", "x", bound, qids, rng.random((n_topics, len(bound))), Options())
+        for i in range(n_runs)
+    ]
+
+
+def test_precision_recall_is_the_mean_iprec_and_never_rises():
+    curves = fixture_curves()
+    assert list(curves) == STEMS
+    for stem in STEMS:
+        res = irspec.evaluate(str(FIXTURES / "qrels.txt"), str(FIXTURES / f"{stem}.run"), list(plots.IPREC_SPECS))
+        assert curves[stem] == [res.aggregate()[str(irspec.parse(s))] for s in plots.IPREC_SPECS]
+        assert all(a >= b for a, b in zip(curves[stem], curves[stem][1:]))  # interpolated: non-increasing
+    assert plots.IPREC_SPECS[0] == "IPrec@0.0" and plots.IPREC_SPECS[-1] == "IPrec@1.0" and len(plots.IPREC_SPECS) == 11
+
+
+def test_render_gives_svg_and_png_of_every_plot_and_is_reproducible():
+    results = fixture_results()
+    first = plots.render(results, curves=fixture_curves(), baseline="base")
+    assert [p.name for p in first] == [
+        "pr-curves", "differences-nDCG_at_5", "distributions-nDCG_at_5", "differences-AP", "distributions-AP"
+    ]
+    for p in first:
+        assert p.png.startswith(b"\x89PNG\r\n\x1a\n")
+        root = ET.fromstring(p.svg)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert b"<dc:date>" not in p.svg and b"matplotlib.org" not in p.svg  # no date, no creator link
+        assert p.title and p.description
+    again = plots.render(results, curves=fixture_curves(), baseline="base")
+    assert [p.svg for p in again] == [p.svg for p in first]  # the same results give the same bytes
+    files = plots.render_files(first)
+    assert sorted(files) == sorted(f"{p.name}.{ext}" for p in first for ext in ("png", "svg"))
+
+
+def test_without_a_baseline_the_differences_are_from_the_first_run_and_one_run_has_none():
+    results = fixture_results()
+    names = [p[0] for p in plots.figures(results[:1])]
+    assert names == ["distributions-nDCG_at_5", "distributions-AP"]
+    (_, _, description, _), = [f for f in plots.figures(results[:2]) if f[0] == "differences-AP"]
+    assert "the first run" in description
+
+
+def test_svg_only_when_asked():
+    (p,) = plots.render(fixture_results()[:1][:1], formats=("svg",))[:1]
+    assert p.png is None and p.svg
+    with pytest.raises(ValueError, match="without png"):
+        plots.render_files([p])
+    with pytest.raises(ValueError, match="unknown plot formats: pdf"):
+        plots.render(fixture_results(), formats=("pdf",))
+
+
+def test_differences_pair_topics_by_id():
+    a, b = fixture_results()[:2]
+    # b without its first three topics, the rest in reverse order
+    keep = list(range(len(b.query_ids)))[3:][::-1]
+    b = dataclasses.replace(b, query_ids=tuple(b.query_ids[i] for i in keep), values=b.values[keep])
+    topics, x, y = plots._aligned(b, a, "AP")
+    assert len(topics) == len(a.query_ids) - 3
+    for t, xv, yv in zip(topics, x, y):
+        assert xv == b.column("AP")[b.query_ids.index(t)] and yv == a.column("AP")[a.query_ids.index(t)]
+
+
+# --------------------------------------------------------------------------------------------------
+# Readable with 10 runs
+
+
+def _boxes(fig, artists):
+    renderer = fig.canvas.get_renderer()
+    return [a.get_window_extent(renderer) for a in artists if a.get_visible() and a.get_text()]
+
+
+def _no_overlaps(boxes, what):
+    for (i, a), (j, b) in itertools.combinations(enumerate(boxes), 2):
+        assert not a.overlaps(b), f"{what}: {i} and {j} overlap"
+
+
+def _inside(fig, boxes, what):
+    frame = fig.bbox
+    for box in boxes:
+        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1 and frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1, what
+
+
+def _draw(fig):
+    with matplotlib.rc_context(plots._RC):
+        fig.draw_without_rendering()
+
+
+def test_pr_curves_legend_of_10_runs_is_readable():
+    curves = {f"run-{i:02d}-a-rather-long-system-name": sorted(np.random.default_rng(i).random(11), reverse=True) for i in range(10)}
+    with matplotlib.rc_context(plots._RC):
+        fig = plots.pr_figure(curves)
+    _draw(fig)
+    (legend,) = fig.legends
+    texts = _boxes(fig, legend.get_texts())
+    assert [t.get_text().split(" (")[0] for t in legend.get_texts()] == list(curves)
+    _no_overlaps(texts, "legend entries")
+    _inside(fig, texts, "legend entries")
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))  # beside the curves
+    _no_overlaps(_boxes(fig, ax.get_xticklabels()), "recall ticks")
+    assert ax.get_xlabel() == "Recall" and ax.get_ylabel() == "Interpolated precision"
+    styles = {(line.get_color(), line.get_marker(), line.get_linestyle()) for line in ax.get_lines()}
+    assert len(styles) == 10  # every run tells apart
+
+
+def test_distributions_of_10_runs_are_readable():
+    results = synthetic(10, 50)
+    with matplotlib.rc_context(plots._RC):
+        fig = plots.distributions_figure(results, "AP")
+    _draw(fig)
+    ax = fig.axes[0]
+    labels = ax.get_yticklabels()
+    assert [t.get_text() for t in labels] == [r.run_name for r in results]  # run names, first on top
+    boxes = _boxes(fig, labels)
+    _no_overlaps(boxes, "run names")
+    _inside(fig, boxes + _boxes(fig, [ax.title, ax.xaxis.label]), "labels")
+    assert ax.get_xlabel() == "AP per topic"
+
+
+def test_differences_of_10_runs_over_50_topics_are_readable():
+    results = synthetic(10, 50)
+    with matplotlib.rc_context(plots._RC):
+        fig = plots.differences_figure(results, "AP", results[0].run_name)
+    _draw(fig)
+    assert len(fig.axes) == 9
+    everything = []
+    for ax in fig.axes:
+        ticks = _boxes(fig, ax.get_xticklabels())
+        assert len(ticks) == 50  # every topic named under its bar
+        _no_overlaps(ticks, "topic labels")
+        titles = _boxes(fig, [ax.title, ax.xaxis.label, ax.yaxis.label])
+        everything.extend(titles + [ticks[0], ticks[-1]])
+        assert ax.get_ylabel() == "Δ AP"
+    _no_overlaps(everything, "titles, axis labels and tick labels of the panels")
+    _inside(fig, everything, "panel texts")
+
+
+def test_many_topics_are_not_labelled_one_by_one():
+    results = synthetic(2, 300)
+    with matplotlib.rc_context(plots._RC):
+        fig = plots.differences_figure(results, "AP", results[0].run_name)
+    assert fig.axes[0].get_xticklabels() == [] or not any(t.get_text() for t in fig.axes[0].get_xticklabels())
+    assert "300 topics" in fig.axes[0].get_xlabel()
+
+
+# --------------------------------------------------------------------------------------------------
+# Light and side-effect free
+
+
+def _python(code: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": ""},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_importing_plots_does_not_import_matplotlib():
+    assert _python("import sys, irspec.plots; print('matplotlib' in sys.modules)") == "False"
+
+
+def test_rendering_uses_agg_without_pyplot_or_a_global_backend():
+    code = f"""
+import sys, matplotlib
+before = matplotlib.rcParams.copy()  # copy() does not resolve the backend (iterating would)
+from irspec import plots
+from irspec.engine import evaluate_many
+r = evaluate_many({str(FIXTURES / 'qrels.txt')!r}, [{str(FIXTURES / 'base.run')!r}, {str(FIXTURES / 'better.run')!r}], "AP")
+plots.render(r)
+print('matplotlib.pyplot' in sys.modules, matplotlib.rcParams.copy() == before)
+"""
+    assert _python(code) == "False True"

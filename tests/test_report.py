@@ -1,0 +1,510 @@
+"""Tests of irspec.report's reports for people: LaTeX and Markdown tables (against checked-in golden
+files), the self-contained HTML page, provenance, plan outputs in those formats, atomic plot
+directories, and progress on standard error.
+
+The golden files under ``tests/fixtures/report/`` come from the small collection beside them (8
+queries, 4 runs) with run names full of LaTeX and Markdown specials. After a deliberate change of the
+output, regenerate them with ``IRSPEC_UPDATE_GOLDEN=1 python -m pytest tests/test_report.py`` and read
+the diff.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import functools
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from irspec import report
+from irspec.cli import main
+from irspec.engine import evaluate_many
+from irspec.errors import IrspecError, PlanError
+from irspec.plan import (
+    Compare,
+    compare_results,
+    load_plan,
+    render_outputs,
+    run_plan,
+    write_outputs,
+)
+from irspec.progress import Progress
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "report"
+RUNS = {"base": "bm25_base", "better": "neural&co #1", "worse": "50% @home", "same": "tie_run"}
+METRICS = ["nDCG@5", "AP", "P@5", "ndcg_rel", "SL", "NumRelRet"]
+NOTE = "an example note: 100% of the queries compared"
+
+
+@functools.cache
+def fixture_results() -> tuple:
+    results = evaluate_many(str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{f}.run") for f in RUNS], METRICS)
+    return tuple(dataclasses.replace(r, run_name=name) for r, name in zip(results, RUNS.values()))
+
+
+@functools.cache
+def compared(baseline: str | None) -> tuple:
+    compare = Compare(baseline=baseline, test="t", correction="holm")
+    comparisons, _ = compare_results(fixture_results(), compare)
+    return comparisons, compare
+
+
+def _marks(baseline: str | None) -> dict:
+    comparisons, compare = compared(baseline)
+    return {"comparisons": comparisons, "compare": compare, "notes": (NOTE,)}
+
+
+GOLDEN = {
+    "baseline.tex": lambda: report.to_latex(fixture_results(), **_marks("bm25_base")),
+    "baseline.md": lambda: report.to_markdown(fixture_results(), **_marks("bm25_base")),
+    "letters.tex": lambda: report.to_latex(fixture_results(), **_marks(None), decimals=3),
+    "letters.md": lambda: report.to_markdown(fixture_results(), **_marks(None), decimals=3),
+    "comparisons.tex": lambda: report.to_latex(fixture_results(), **_marks("bm25_base"), content="comparisons"),
+    "comparisons.md": lambda: report.to_markdown(fixture_results(), **_marks("bm25_base"), content="comparisons"),
+    "plain.tex": lambda: report.to_latex(fixture_results()[:3]),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# LaTeX and Markdown
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_latex_and_markdown_match_their_golden_files(name):
+    text = GOLDEN[name]()
+    path = FIXTURES / f"golden_{name}"
+    if os.environ.get("IRSPEC_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"regenerate with IRSPEC_UPDATE_GOLDEN=1 and read the diff of {path.name}"
+
+
+def test_the_fixture_exercises_every_kind_of_mark():
+    """Significantly better and worse than the baseline, not significant, ties for best, lower-is-better."""
+    comparisons, _ = compared("bm25_base")
+    significant = {(c.a, c.metric): c.mean_difference > 0 for c in comparisons if c.significant}
+    assert True in significant.values() and False in significant.values()
+    assert any(not c.significant for c in comparisons)
+    marks = report.significance_marks(fixture_results(), *compared("bm25_base"))
+    assert marks.cells[("neural&co #1", "AP")] == "better" and marks.cells[("50% @home", "AP")] == "worse"
+    assert ("tie_run", "AP") not in marks.cells
+
+
+def test_latex_table_structure():
+    tex = GOLDEN["baseline.tex"]()
+    assert tex.count(r"\begin{table}") == 1 and r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
+    rows = [line.strip() for line in tex.splitlines() if line.strip().endswith(r"\\")]
+    header, body = rows[0], rows[1:]
+    assert header.startswith("Run & ") and len(body) == len(RUNS)  # runs as rows
+    assert [r.split(" & ")[0] for r in body] == [r"bm25\_base (baseline)", r"neural\&co \#1", r"50\% @home", r"tie\_run"]
+    assert r"ndcg\_rel" in header  # metrics as columns, escaped
+    caption = re.search(r"\\caption\{(.*)\}", tex).group(1)
+    for words in ("paired t-test", "Holm correction", r"$\alpha = 0.05$", "8 queries", r"bm25\_base"):
+        assert words in caption
+    assert r"\textbf{1.0000}" in tex  # SL: lower is better, so the 1.0000 of neural&co #1 is the best
+    assert "32" in tex and r"\textbf{32}" not in tex  # NumRelRet: all equal, nothing in bold
+    assert "% note: " + NOTE in tex
+
+
+def test_letters_name_the_runs_beaten_in_run_order():
+    marks = report.significance_marks(fixture_results(), *compared(None))
+    assert marks.letter == {"bm25_base": "a", "neural&co #1": "b", "50% @home": "c", "tie_run": "d"}
+    for (run, metric), letters in marks.cells.items():
+        assert letters == "".join(sorted(letters))
+        assert marks.letter[run] not in letters
+    comparisons, _ = compared(None)
+    for c in comparisons:
+        if c.significant and c.metric != "SL":
+            winner, loser = (c.a, c.b) if c.mean_difference > 0 else (c.b, c.a)
+            assert marks.letter[loser] in marks.cells[(winner, c.metric)]
+
+
+@pytest.mark.parametrize(
+    "text, escaped",
+    [
+        ("bm25_base", r"bm25\_base"),
+        ("50% @home", r"50\% @home"),
+        ("a&b #1", r"a\&b \#1"),
+        ("$x^2$ {y} ~z", r"\$x\textasciicircum{}2\$ \{y\} \textasciitilde{}z"),
+        ("back\\slash", r"back\textbackslash{}slash"),
+        ("<|>", r"\textless{}\textbar{}\textgreater{}"),
+        ("a--b", "a-{}-b"),
+        ("two\nlines", "two lines"),
+    ],
+)
+def test_latex_escape(text, escaped):
+    assert report.latex_escape(text) == escaped
+
+
+@pytest.mark.parametrize(
+    "text, escaped",
+    [("a|b", r"a\|b"), ("bm25_base", r"bm25\_base"), ("*x*", r"\*x\*"), ("a&lt;b", "a&amp;lt;b"), ("<b>", "&lt;b&gt;")],
+)
+def test_markdown_escape(text, escaped):
+    assert report.markdown_escape(text) == escaped
+
+
+def test_markdown_table_is_well_formed_with_a_legend():
+    md = GOLDEN["baseline.md"]()
+    lines = md.splitlines()
+    table = [line for line in lines if line.startswith("|")]
+    widths = {len(re.split(r"(?<!\\)\|", line)) for line in table}
+    assert len(widths) == 1  # every row has as many cells as the header (escaped | do not split)
+    assert table[1].startswith("|:---|") and len(table) == 2 + len(RUNS)
+    legend = lines[len(table) + 1]
+    assert "**bold**" in legend and "significantly better/worse than bm25\\_base" in legend
+    assert "paired t-test" in legend and "Holm correction" in legend and "α = 0.05" in legend and "8 queries" in legend
+
+
+def test_best_value_ties_are_all_bold():
+    import numpy as np
+
+    from irspec.engine import Options, Result
+
+    metric = __import__("irspec").parse("AP")
+    results = [
+        Result(n, n, (metric,), ("q1", "q2"), np.array([[v], [v]]), Options()) for n, v in [("a", 0.5), ("b", 0.5), ("c", 0.25)]
+    ]
+    md = report.to_markdown(results)
+    assert md.count("**0.5000**") == 2 and "**0.2500**" not in md
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_tables_compile_with_pdflatex(tmp_path):
+    body = GOLDEN["baseline.tex"]() + GOLDEN["letters.tex"]() + GOLDEN["comparisons.tex"]() + GOLDEN["plain.tex"]()
+    doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+    (tmp_path / "doc.tex").write_text(doc + "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8")
+    proc = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
+    )
+    log = (tmp_path / "doc.log").read_text(encoding="latin-1")
+    assert proc.returncode == 0, log[-3000:]
+    assert "Undefined control sequence" not in log and "Missing character" not in log
+    assert (tmp_path / "doc.pdf").stat().st_size > 0
+    if shutil.which("pdftotext"):  # the escaped names print as the names themselves
+        subprocess.run(["pdftotext", "-layout", "doc.pdf", "doc.txt"], cwd=tmp_path, check=True, timeout=60)
+        text = (tmp_path / "doc.txt").read_text(encoding="utf-8")
+        for name in [*RUNS.values(), "ndcg_rel", "nDCG@5"]:
+            assert name.replace("_", " ") in text, name  # LaTeX draws \_ as a rule: no text to extract
+
+
+# --------------------------------------------------------------------------------------------------
+# Plans with the new outputs
+
+
+def workspace(tmp_path: Path, outputs: str, compare: str = "{baseline: base}") -> Path:
+    for f in FIXTURES.glob("*.run"):
+        shutil.copy(f, tmp_path / f.name)
+    shutil.copy(FIXTURES / "qrels.txt", tmp_path / "qrels.txt")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "qrels: qrels.txt\nruns: ['*.run']\nmetrics: [nDCG@5, AP, P@5]\n"
+        f"compare: {compare}\noutput:\n" + textwrap.indent(textwrap.dedent(outputs).strip(), "  ") + "\n",
+        encoding="utf-8",
+    )
+    return plan
+
+
+def test_plan_writes_latex_markdown_and_html(tmp_path):
+    plan = workspace(
+        tmp_path,
+        """
+        - {format: latex, path: out/table.tex, decimals: 3}
+        - {format: markdown, path: out/table.md}
+        - {format: html, path: out/report.html}
+        - {format: latex, path: out/comparisons.tex, content: comparisons}
+        """,
+    )
+    written = write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    assert [p.name for p in written] == ["table.tex", "table.md", "report.html", "comparisons.tex"]
+    tex = (tmp_path / "out" / "table.tex").read_text(encoding="utf-8")
+    assert "(baseline)" in tex and r"\dagger" in tex and re.search(r"\b0\.\d{3} &", tex)
+    assert "| base (baseline) |" in (tmp_path / "out" / "table.md").read_text(encoding="utf-8")
+    assert r"$p_{\mathrm{adj}}$" in (tmp_path / "out" / "comparisons.tex").read_text(encoding="utf-8")
+    mode = stat.S_IMODE((tmp_path / "out" / "report.html").stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask  # readable like any file, not private as a mkstemp file would be
+
+
+def _references(html: str) -> list[str]:
+    return re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", html, flags=re.IGNORECASE)
+
+
+def test_html_is_one_self_contained_file(tmp_path):
+    plan = workspace(tmp_path, "- {format: html, path: report.html}")
+    write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert "http://" not in html and "https://" not in html
+    for ref in _references(html):
+        assert ref.startswith(("#", "data:")), ref
+    for fetching in ("<script", "<link", "<iframe", "@import", "url("):
+        assert fetching not in html.lower()
+    assert "<style>" in html
+    # the tables, and the comparisons with p-values and effect sizes
+    assert 'class="results"' in html and 'class="comparisons"' in html
+    for head in ("Cohen&#x27;s d", "p adj.", "95% CI", "W/T/L"):
+        assert head in html
+    if importlib.util.find_spec("matplotlib") is None:
+        assert "plots need matplotlib: pip install &#x27;irspec[plot]&#x27;" in html
+    else:
+        images = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
+        assert len(images) == 1 + 3 * 2  # the PR curves, then differences and distributions per metric
+        for data in images:
+            svg = base64.b64decode(data).decode("utf-8")
+            assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+            assert not re.search(r"""href=["']https?:""", svg)  # namespaces only, nothing to fetch
+
+
+def test_html_without_matplotlib_says_so(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    plan = workspace(tmp_path, "- {format: html, path: report.html}")
+    report_ = run_plan(load_plan(plan))
+    (_, html), = render_outputs(report_)
+    assert "No plots: plots need matplotlib: pip install &#x27;irspec[plot]&#x27;." in html
+    assert "<img" not in html
+
+
+def test_plots_without_matplotlib_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    from irspec import plots
+
+    with pytest.raises(IrspecError, match=re.escape("plots need matplotlib: pip install 'irspec[plot]'")):
+        plots.require_matplotlib()
+    plan = workspace(tmp_path, "- {format: plots, path: out/plots}")
+    with pytest.raises(PlanError) as info:
+        load_plan(plan)
+    assert info.value.problems == [f"{plan}:6: output[0].format: plots need matplotlib: pip install 'irspec[plot]'"]
+
+
+@pytest.mark.parametrize(
+    "output, message",
+    [
+        ("{format: latex, per_query: true}", "output[0].per_query: per_query true is not available with this format"),
+        ("{format: html, content: comparisons}", "output[0].content: content 'comparisons' is not available with this format"),
+        ("{format: plots}", "output[0]: missing required key 'path'"),
+        ("{format: markdown, decimals: 11}", "output[0].decimals: 11 is greater than the maximum of 10"),
+        ("{format: pdf}", "output[0].format: 'pdf' is not one of: table, json, csv, tsv, trec, latex, markdown, html, plots"),
+    ],
+)
+def test_plan_output_problems(tmp_path, output, message):
+    plan = workspace(tmp_path, f"- {output}")
+    with pytest.raises(PlanError) as info:
+        load_plan(plan)
+    assert info.value.problems == [f"{plan}:6: {message}"]
+
+
+def test_a_plots_path_that_is_a_file_is_a_problem(tmp_path):
+    pytest.importorskip("matplotlib")
+    plan = workspace(tmp_path, "- {format: plots, path: taken}")
+    (tmp_path / "taken").write_text("a file\n")
+    with pytest.raises(PlanError, match="is a file; plots are written into a directory"):
+        load_plan(plan)
+
+
+def test_decimals_apply_to_the_text_table(tmp_path):
+    plan = workspace(tmp_path, "- {format: table, decimals: 2}")
+    (_, table), = render_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    assert re.search(r"base \(baseline\)\s+0\.\d\d\s", table) and not re.search(r"\d\.\d{3}", table.split("\n\n")[0])
+
+
+def test_cli_eval_formats_latex_and_markdown(capsys):
+    args = ["eval", str(FIXTURES / "qrels.txt"), str(FIXTURES / "base.run"), str(FIXTURES / "better.run"), "-m", "AP, P@5"]
+    assert main([*args, "--format", "latex", "--decimals", "3"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\begin{tabular}{lrr}" in tex and "base & 0." in tex and r"\textbf{" in tex
+    assert main([*args, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("| Run | AP | P@5 |\n|:---|---:|---:|\n| base |")
+    assert report.format_results(fixture_results(), "markdown") == report.to_markdown(fixture_results())
+
+
+# --------------------------------------------------------------------------------------------------
+# Provenance
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_provenance_in_plan_json_and_html_hashes_every_input(tmp_path):
+    import platform
+
+    import numpy
+
+    import irspec
+
+    plan = workspace(
+        tmp_path,
+        "- {format: json, path: r.json}\n- {format: html, path: r.html}\n- {format: json, path: c.json, content: comparisons}",
+        compare="{baseline: base, test: randomization, permutations: 200, seed: 7}",
+    )
+    write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    for name in ("r.json", "c.json"):
+        prov = json.loads((tmp_path / name).read_text())["provenance"]
+        assert prov["irspec"] == irspec.__version__ and prov["numpy"] == numpy.__version__
+        assert prov["python"] == platform.python_version()
+        assert prov["metrics"] == ["nDCG@5", "AP", "P@5"]
+        assert prov["options"]["missing_queries"] == "zero" and prov["compare"]["permutations"] == 200
+        assert prov["seeds"] == {"compare.seed": 7}
+        assert prov["plan"] == str(plan)
+        by_role = [(f["role"], f["name"], Path(f["path"]).name) for f in prov["inputs"]]
+        assert by_role == [("plan", None, "plan.yaml"), ("qrels", None, "qrels.txt")] + [
+            ("run", stem, f"{stem}.run") for stem in sorted(RUNS)
+        ]
+        for f in prov["inputs"]:
+            assert f["sha256"] == hashlib.sha256(Path(f["path"]).read_bytes()).hexdigest()
+            assert f["bytes"] == Path(f["path"]).stat().st_size
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    for f in [plan, tmp_path / "qrels.txt", *tmp_path.glob("*.run")]:
+        assert _sha(f) in html
+
+
+def test_provenance_in_eval_json(capsys, monkeypatch):
+    qrels, run = FIXTURES / "qrels.txt", FIXTURES / "base.run"
+    assert main(["eval", str(qrels), str(run), "-m", "AP", "--format", "json"]) == 0
+    prov = json.loads(capsys.readouterr().out)["provenance"]
+    assert [(f["role"], f["sha256"]) for f in prov["inputs"]] == [("qrels", _sha(qrels)), ("run", _sha(run))]
+    assert prov["seeds"] == {} and prov["compare"] is None and prov["plan"] is None
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(run.read_bytes())))
+    assert main(["eval", str(qrels), "-", "-m", "AP", "--format", "json"]) == 0
+    prov = json.loads(capsys.readouterr().out)["provenance"]
+    assert prov["inputs"][1] == {"role": "run", "name": prov["inputs"][1]["name"], "path": "-", "bytes": None, "sha256": None}
+
+
+def test_sha256_file_reads_in_chunks(tmp_path):
+    path = tmp_path / "big.bin"
+    data = os.urandom(3 * (1 << 20) + 17)
+    path.write_bytes(data)
+    assert report.sha256_file(path) == hashlib.sha256(data).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing a directory atomically
+
+
+def test_write_files_atomic_creates_or_updates_a_directory(tmp_path):
+    target = tmp_path / "a" / "plots"
+    assert report.write_files_atomic(target, {"x.svg": b"<svg/>", "x.png": b"png"}) == [target / "x.svg", target / "x.png"]
+    assert sorted(p.name for p in target.iterdir()) == ["x.png", "x.svg"]
+    (target / "mine.txt").write_text("keep me\n")
+    report.write_files_atomic(target, {"x.svg": b"<svg>2</svg>"})
+    assert (target / "x.svg").read_bytes() == b"<svg>2</svg>" and (target / "mine.txt").read_text() == "keep me\n"
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["plots"]  # no temporary directory left
+
+
+def test_write_files_atomic_leaves_nothing_on_error(tmp_path):
+    with pytest.raises(ValueError):
+        report.write_files_atomic(tmp_path / "plots", {"ok.svg": b"1", "../escape.svg": b"2"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_plot_leaves_no_output(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from irspec import plots
+
+    plan = workspace(tmp_path, "- {format: latex, path: out/t.tex}\n- {format: plots, path: out/plots}")
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("the figure caught fire")
+
+    monkeypatch.setattr(plots, "render", boom)
+    with pytest.raises(RuntimeError):
+        write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# Progress
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_draws_on_a_terminal_and_erases_itself():
+    stream = FakeTerminal()
+    with Progress("evaluating runs", 2, stream=stream, interval=0) as progress:
+        progress.update(detail="bm25")
+        progress.advance()
+        progress.update(detail="dense")
+        progress.advance()
+    out = stream.getvalue()
+    assert "\rirspec: evaluating runs 0/2 bm25" in out and "\rirspec: evaluating runs 2/2 dense" in out
+    assert out.endswith("\r") and "\n" not in out
+    last = out.rstrip("\r").rsplit("\r", 1)[-1]
+    assert last.strip() == ""  # the line is blanked at the end
+
+
+def test_progress_is_silent_when_not_a_terminal():
+    stream = io.StringIO()
+    with Progress("evaluating runs", 2, stream=stream, interval=0) as progress:
+        progress.advance(2)
+    assert stream.getvalue() == ""
+
+
+def test_plan_run_shows_progress_only_on_a_terminal(tmp_path, monkeypatch, capsys):
+    plan = workspace(tmp_path, "- {format: json, path: r.json}")
+    assert main(["run", str(plan)]) == 0
+    assert capsys.readouterr().err == f"irspec: wrote {tmp_path / 'r.json'}\n"
+
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["run", str(plan)]) == 0
+    shown = terminal.getvalue()
+    assert "irspec: reading qrels" in shown and "irspec: evaluating runs 4/4" in shown and "comparing runs (t)" in shown
+
+
+def test_cli_eval_writes_nothing_but_results_to_a_pipe():
+    proc = subprocess.run(
+        [sys.executable, "-m", "irspec", "eval", str(FIXTURES / "qrels.txt"), str(FIXTURES / "base.run"), "-m", "AP"],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=False,
+    )
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.splitlines()[0].split() == ["run", "AP"]
+
+
+# --------------------------------------------------------------------------------------------------
+# The HTML page in a browser
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no headless Chromium installed")
+def test_html_renders_in_headless_chromium(tmp_path):
+    plan = workspace(tmp_path, "- {format: html, path: report.html}")
+    write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,1600",
+         f"--screenshot={shot}", (tmp_path / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=180, check=False,
+    )
+    assert shot.exists() and shot.stat().st_size > 10_000, proc.stderr[-2000:]
+    dom = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", (tmp_path / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=180, check=False,
+    ).stdout
+    assert "irspec report: plan.yaml" in dom and "neural" not in dom  # the fixture's runs are the file stems here
+    assert dom.count("<tr") >= 1 + 4 + 1 + 3 * 3  # results rows and comparison rows were parsed as a table
