@@ -155,7 +155,7 @@ class Run:
     ``frame`` has columns ``query`` (String), ``docno`` (String), ``score`` (Float64, finite) and
     ``line`` (UInt32 1-based source line, or null for dict or DataFrame input), in source order; a
     docno appears at most once per query. The rank column of a TREC file is not kept: rankings come
-    from the scores. ``name`` is the runid (6th field) of the first data line, else the file's stem,
+    from the scores. ``name`` is the runid (6th field) of the last data line, else the file's stem,
     else ``"run"``.
     """
 
@@ -535,10 +535,11 @@ def _raise_undecodable(data: Buffer, source: str, error: Exception) -> None:
 
 
 def _runid(data: Buffer, frame: pl.DataFrame) -> str | None:
-    """The 6th field of the first data line, if it has one."""
+    """The 6th field of the last data line, if it has one: trec_eval keeps the last line's tag, and
+    ``--format trec`` prints the same runid line."""
     if frame.height == 0:
         return None
-    fields = _WS_SPLIT.split(_line_text(data, int(frame["line"][0])).strip(_WS_CHARS))
+    fields = _WS_SPLIT.split(_line_text(data, int(frame["line"][-1])).strip(_WS_CHARS))
     return fields[5] if len(fields) >= 6 else None
 
 

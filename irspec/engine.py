@@ -397,7 +397,8 @@ class Result:
     """The evaluation of one run: per-query values and their aggregates, keyed by canonical text.
 
     ``values`` is a (queries × metrics) float array in the order of ``query_ids`` and ``metrics``; a NaN
-    marks a query a metric leaves out (``SL(unfound=skip)``).
+    marks a query a metric leaves out (``SL(unfound=skip)``). A text-valued metric (``relstring``) has
+    NaN there, its strings in ``texts``, and NaN as its aggregate.
     """
 
     run_name: str
@@ -407,6 +408,7 @@ class Result:
     values: np.ndarray
     options: Options
     warnings: tuple[str, ...] = ()
+    texts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _aggregate: dict[str, float] = field(default_factory=dict, repr=False)
 
     def aggregate(self) -> dict[str, float]:
@@ -416,10 +418,14 @@ class Result:
                 self._aggregate[str(m)] = aggregate_values(self.values[:, j], m.aggregate)
         return dict(self._aggregate)
 
-    def per_query(self) -> dict[str, dict[str, float]]:
-        """``{query_id: {metric: value}}`` for every evaluated query."""
+    def per_query(self) -> dict[str, dict[str, Any]]:
+        """``{query_id: {metric: value}}`` for every evaluated query (a string for a text metric)."""
         names = [str(m) for m in self.metrics]
-        return {q: dict(zip(names, row.tolist())) for q, row in zip(self.query_ids, self.values)}
+        out = {q: dict(zip(names, row.tolist())) for q, row in zip(self.query_ids, self.values)}
+        for name, texts in self.texts.items():
+            for q, text in zip(self.query_ids, texts):
+                out[q][name] = text
+        return out
 
     def column(self, metric: Metric | str) -> np.ndarray:
         """One metric's per-query values, aligned with ``query_ids``."""
@@ -433,8 +439,12 @@ class Result:
 def aggregate_values(values: np.ndarray, how: str) -> float:
     """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5."""
     v = values[~np.isnan(values)]
+    if how == "none":
+        return math.nan
     if len(v) == 0:
         return 0.0
+    if how == "none":
+        return math.nan
     if how == "sum":
         return float(v.sum())
     if how == "gmean":
@@ -513,7 +523,16 @@ def evaluate_many(
 def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: Options) -> Result:
     ctx, notes = build_context(index, run, options)
     values = np.empty((ctx.nq, len(metrics)))
+    texts: dict[str, tuple[str, ...]] = {}
     for j, m in enumerate(metrics):
+        if m.aggregate == "none":
+            strings = [str(t) for t in _resolve(m.definition.compute)(ctx, m)]
+            if ctx.missing is not None:
+                for i in ctx.missing:
+                    strings[i] = ""
+            texts[str(m)] = tuple(strings)
+            values[:, j] = np.nan
+            continue
         values[:, j] = compute_metric(ctx, m)
     if ctx.missing is not None:
         values[ctx.missing, :] = 0.0  # trec_eval -c: a query the run does not answer scores 0 everywhere
@@ -522,7 +541,9 @@ def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: O
                 values[ctx.missing, j] = 1.0
             elif m.name == "NumRel":
                 values[ctx.missing, j] = ctx.R(ctx.level(m))[ctx.missing]
-    return Result(run.name, run.source, tuple(metrics), tuple(ctx.query_ids), values, options, tuple(notes))
+            elif m.aggregate == "none":
+                values[ctx.missing, j] = np.nan
+    return Result(run.name, run.source, tuple(metrics), tuple(ctx.query_ids), values, options, tuple(notes), texts)
 
 
 def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Context, list[str]]:

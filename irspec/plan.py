@@ -936,7 +936,8 @@ def compare_results(results: Sequence[Any], compare: Compare) -> tuple[list[Comp
         pairs = [(i, base) for i in range(len(results)) if i != base]
     else:
         pairs = [(i, j) for i in range(len(results)) for j in range(i + 1, len(results))]
-    metrics = results[0].metrics
+    # A text-valued metric (relstring) has nothing to test.
+    metrics = tuple(m for m in results[0].metrics if m.aggregate != "none")
     notes: list[str] = []
     raw: list[dict[str, Any]] = []
 

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 ParamKind = Literal["int", "float", "bool", "choice", "gains", "floats", "str"]
-Aggregate = Literal["mean", "sum", "gmean"]
+Aggregate = Literal["mean", "sum", "gmean", "none"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,8 @@ class MetricDef:
     ``recall`` for ``IPrec@0.5``) and ``positional`` the one a single positional argument sets
     (``nonrel`` for ``bpref(10+R)``). ``aggregate`` says how per-query values combine: ``mean``,
     ``sum`` (counts) or ``gmean`` (geometric mean, with per-query values floored at ``1e-5`` as trec_eval
-    does). ``compute`` is the vectorised kernel and ``per_query`` the simple per-query function (see
+    does); ``none`` marks a text-valued metric (trec_eval's ``relstring``), whose kernel returns one
+    string per query and which has no summary. ``compute`` is the vectorised kernel and ``per_query`` the simple per-query function (see
     :mod:`irspec.engine`); a definition has at least one of them. Either may be a ``"module:function"``
     string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
     name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
@@ -506,19 +507,42 @@ class Registry:
         """
         texts = [text] if isinstance(text, str) else list(text)
         out: list[Metric] = []
+        from_groups: set[Metric] = set()
+        explicit_roots: set[str] = set()
         for t in texts:
             for node in ast.parse_syntax(t):
                 try:
                     entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
                     group = entry.definition if entry is not None else None
                     if group is not None and not (node.args or node.kwargs or node.cutoff):
-                        out.extend(self.parse(group.specs))
+                        found = self.parse(group.specs)
+                        from_groups.update(found)
+                        out.extend(found)
                         continue
-                    out.extend(self.bind(node))
+                    found = self.bind(node)
+                    if trec and isinstance(self._names.get(node.name.lower(), _NO_ENTRY).definition, MetricGroup):
+                        from_groups.update(found)
+                    elif trec and "." in node.name:
+                        explicit_roots.update(_trec_root(m) for m in found)
+                    out.extend(found)
                 except SpecError as e:
                     e.args = (f"{e.args[0]} (in {t[node.start:node.end]!r} at column {node.start + 1})",)
                     raise
+        if explicit_roots:
+            # trec_eval: a measure given with parameters (-m relstring.20) replaces its defaults, even
+            # those that a set such as all_trec brings in.
+            out = [m for m in out if not (m in from_groups and _trec_root(m) in explicit_roots)]
         return _unique(out)
+
+
+_NO_ENTRY = _Entry(MetricDef("", "", compute="-"), None, "")
+
+
+def _trec_root(metric: Metric) -> str:
+    """trec_eval's measure name without its parameters: P for P_5, iprec_at_recall for ..._0.10."""
+    name = metric.trec_name or str(metric)
+    m = re.match(r"(.*?)_([-.0-9].*)$", name)
+    return m.group(1) if m else name
 
 
 def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:

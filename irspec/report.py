@@ -103,6 +103,9 @@ def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool =
         if per_query:
             for i, qid in enumerate(res.query_ids):
                 for j, m in ordered:
+                    if m.aggregate == "none":  # relstring: a quoted string, per query only
+                        lines.append(f"{_label(m, True):<22}\t{qid}\t'{res.texts[str(m)][i]}'")
+                        continue
                     if m.name in _SUMMARY_ONLY or math.isnan(res.values[i, j]):
                         continue
                     lines.append(f"{_label(m, True):<22}\t{qid}\t{_number(res.values[i, j], m)}")
@@ -111,6 +114,8 @@ def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool =
                 lines.append(f"{'runid':<22}\tall\t{res.run_name}")
             agg = res.aggregate()
             for _, m in ordered:
+                if m.aggregate == "none":
+                    continue
                 lines.append(f"{_label(m, True):<22}\tall\t{_number(agg[str(m)], m)}")
     return "\n".join(lines) + ("\n" if lines else "")
 

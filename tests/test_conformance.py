@@ -8,7 +8,7 @@ For each command of the README's table, ``irspec eval ... --format trec`` runs i
   from ``--format json``, within 0.00005 of the printed one. String values (runid, relstring) must be
   equal;
 - every expected ``(measure, query)`` must be printed, except the measures allowed to be missing:
-  ``rbp`` (trec_eval reads uninitialised memory), ``relstring*`` (string-valued), and KNOWN_MISSING;
+  ``rbp`` (trec_eval reads uninitialised memory) and KNOWN_MISSING;
 - the lines come in trec_eval's order;
 - for ``out.test`` the whole output is identical, line for line.
 
@@ -69,7 +69,6 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
 # Measures trec_eval prints that irspec may leave out (measure name, or prefix ending in "*").
 ALLOWED_MISSING = {
     "rbp": "trec_eval's rbp reads uninitialised memory: its value is not reproducible (README)",
-    "relstring*": "string-valued (README)",
 }
 KNOWN_MISSING: dict[str, str] = {
     # measure name -> reason. Empty: every other measure trec_eval prints here, irspec prints too.
@@ -313,7 +312,7 @@ def test_command_runs(name: str) -> None:
     """The README's command line, unchanged, succeeds.
 
     xfail (not implemented yet) when it fails only because a -m value names a measure that is allowed
-    to be missing (relstring.20 in out.test.aql) or raises NotImplementedError.
+    to be missing or raises NotImplementedError.
     """
     out = outcome(name)
     run = out.exact

@@ -83,13 +83,14 @@ def test_untidy_run_reads_like_the_tidy_one():
 
 
 def test_run_name_falls_back_to_stem_then_run(tmp_path):
-    five = "q1 Q0 d1 1 0.5\nq1 Q0 d2 2 0.4 later-runid\n"
+    five = "q1 Q0 d1 1 0.5 early-runid\nq1 Q0 d2 2 0.4\n"
     assert Run.read(write(tmp_path, five, "bm25.run")).name == "bm25"
     assert Run.read(write(tmp_path, five, "bm25.run.gz")).name == "bm25"
     assert Run.read(io.BytesIO(five.encode())).name == "run"
     assert Run.read(write(tmp_path, "", "empty.txt")).name == "empty"
-    # The runid of the first data line, even after comments.
-    assert Run.read(write(tmp_path, "# x\n\nq1 Q0 d1 1 0.5 first\nq1 Q0 d2 2 0.4 second\n")).name == "first"
+    # The runid of the last data line, as trec_eval keeps it, even before trailing comments.
+    text = "# x\n\nq1 Q0 d1 1 0.5 first\nq1 Q0 d2 2 0.4 second\n# end\n"
+    assert Run.read(write(tmp_path, text)).name == "second"
 
 
 def test_gzip_detected_by_magic_bytes_not_name(tmp_path):

@@ -25,6 +25,7 @@ ALL_TREC = MetricGroup(
         "num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank",
         f"iprec_at_recall.{_RECALLS}",
         f"P.{_CUTS}",
+        "relstring",
         f"recall.{_CUTS}",
         "infAP gm_bpref",
         "Rprec_mult." + ",".join(f"{m / 10:.2f}" for m in range(2, 21, 2)),

@@ -113,6 +113,19 @@ denominator even when n < k: trec_eval's unj_k (m_unjudged.c).""",
 )
 
 
+RELSTRING = MetricDef(
+    "relstring",
+    "the relevance labels of the top k documents, as a string (per query, no summary)",
+    (Param("k", "int", 10, "how many top documents to show", minimum=1),),
+    at="k",
+    aggregate="none",
+    compute=kernel(K, "relstring"),
+    trec_name=lambda m: "relstring" if not m.params else (f"relstring_{m.get('k')}" if plain(m, "k") else None),
+    doc="""relstring@k: one character per top-k document: its label 0-9, '>' above 9, '-' when it is absent
+from the qrels and '.' when its label is negative (pooled, unjudged). A display of the ranking for
+debugging, trec_eval's relstring (m_relstring.c); it has no summary value.""",
+)
+
 YAAP = MetricDef(
     "yaap",
     "trec_eval's yet another AP: ln((1 + S) / (1 + R − S)), S = AP·R",
@@ -134,5 +147,6 @@ def irspec_register_metrics(register) -> None:
     register(RNDCG)
     register(RBP_RESID)
     register(YAAP)
+    register(RELSTRING)
     register(UNJ, aliases=["unjudged"])
     register(MetricGroup("trec:unj", ("unj.5,10,20",), "trec_eval's default unj"))

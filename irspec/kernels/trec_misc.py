@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.engine import Context, safe_divide
+from irspec.engine import UNJUDGED, Context, safe_divide
 from irspec.kernels.gain import gain_of
 from irspec.registry import Metric
 
@@ -157,3 +157,16 @@ def unjudged(ctx: Context, metric: Metric) -> np.ndarray:
     """Documents in the top k without a label >= 0 (absent, or negative), divided by k."""
     k = ctx.cutoff(metric)
     return safe_divide(ctx.count(ctx.label < 0, k), k)
+
+
+def relstring(ctx: Context, metric: Metric) -> list[str]:
+    """Per query, a character per top-k document: label digit, '>' above 9, '-' absent, '.' negative."""
+    top = ctx.top(ctx.cutoff(metric))
+    label = ctx.label[top]
+    chars = np.where(label > 9, ord(">"), ord("0") + np.clip(label, 0, 9))
+    chars = np.where(label < 0, ord("."), chars)
+    chars = np.where(label == UNJUDGED, ord("-"), chars).astype(np.uint8)
+    counts = np.bincount(ctx.seg[top], minlength=ctx.nq)
+    ends = np.cumsum(counts)
+    data = chars.tobytes()
+    return [data[e - c : e].decode("ascii") for c, e in zip(counts.tolist(), ends.tolist())]
