@@ -513,6 +513,18 @@ def _line_text(data: Buffer, line: int) -> str:
     return data[start : end if end >= 0 else len(data)].decode("utf-8", errors="replace")
 
 
+def _last_data_line(data: Buffer) -> str:
+    """The last line that is neither blank nor a comment, found from the end (no scan of the file)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1  # this line's start (its own newline, if any, excluded)
+        text = data[start:end].decode("utf-8", errors="replace").strip(_WS_CHARS + "\n")
+        if text and not text.startswith("#"):
+            return text
+        end = start
+    return ""
+
+
 def _diagnose(text: str, fmt: _Format, source: str, line: int) -> None:
     """Raise the InputError that says what is wrong with this one data line."""
     fields = _WS_SPLIT.split(text.strip(_WS_CHARS))
@@ -539,7 +551,7 @@ def _runid(data: Buffer, frame: pl.DataFrame) -> str | None:
     ``--format trec`` prints the same runid line."""
     if frame.height == 0:
         return None
-    fields = _WS_SPLIT.split(_line_text(data, int(frame["line"][-1])).strip(_WS_CHARS))
+    fields = _WS_SPLIT.split(_last_data_line(data).strip(_WS_CHARS))
     return fields[5] if len(fields) >= 6 else None
 
 

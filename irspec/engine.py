@@ -106,7 +106,8 @@ class QrelsIndex:
         keys = _pair_keys(frame.get_column("query"), frame.get_column("docno"))
         # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
         # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
-        self.keys_unique = len(np.unique(keys)) == len(keys)
+        ordered = np.sort(keys)
+        self.keys_unique = not bool((ordered[1:] == ordered[:-1]).any())
         self.key_frame = pl.DataFrame({"key": keys, "qrow": np.arange(len(keys), dtype=np.int64)})
         self.query_hashes = pl.DataFrame(
             {"qhash": pl.Series(self.query_ids, dtype=pl.String).hash(), "qcode": np.arange(len(self.query_ids), dtype=np.int64)}
@@ -172,8 +173,10 @@ class Context:
         self.offsets = offsets
         self.label = label
         self.n = np.diff(offsets)
-        self.seg = np.repeat(np.arange(self.nq, dtype=np.int64), self.n)
-        self.rank = np.arange(len(label), dtype=np.int64) - offsets[self.seg] + 1
+        # int32 halves the memory traffic of the two longest arrays (a query has < 2**31 documents)
+        self.seg = np.repeat(np.arange(self.nq, dtype=np.int32), self.n)
+        self.rank = np.arange(1, len(label) + 1, dtype=np.int32)
+        self.rank -= np.repeat(offsets[:-1].astype(np.int32), self.n)
         self.qrels = qrels
         self.qpos = np.array([qrels.position[q] for q in query_ids], dtype=np.int64)
         self.options = options
@@ -254,6 +257,21 @@ class Context:
     def running_relevant(self, level: int) -> np.ndarray:
         """Per row: relevant documents at or above it."""
         return self.running(self.relevant(level), key=("rel", level))
+
+    def relevant_rows(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, nth): the relevant rows in rank order, and each one's 1-based place among its query's
+        relevant rows. Kernels that only look at relevant documents (AP, IPrec, infAP) work on these few
+        rows rather than on every retrieved document."""
+        key = ("relevant-rows", level)
+        if key not in self._cache:
+            rows = np.flatnonzero(self.relevant(level))
+            self._cache[key] = (rows, self.before(rows, rows) + 1)
+        return self._cache[key]
+
+    def before(self, marked: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """For each of ``rows``: how many of the ``marked`` rows (sorted indices) of the same query lie above it."""
+        first = np.searchsorted(marked, self.offsets[:-1])  # each query's first marked row
+        return np.searchsorted(marked, rows) - first[self.seg[rows]]
 
     def running_sum(self, values: np.ndarray) -> np.ndarray:
         """Per row: the sum of ``values`` over its query's rows up to and including it."""

@@ -11,14 +11,14 @@ from irspec.registry import Metric
 def bpref(ctx: Context, metric: Metric) -> np.ndarray:
     """(1/R) Σ_{r relevant retrieved} (1 − min(k_r, X) / min(N, X)), terms 1 when min(N, X) = 0."""
     level = ctx.level(metric)
-    rel = ctx.relevant(level)
+    rows, _ = ctx.relevant_rows(level)
     R = ctx.R(level).astype(np.float64)
     N = ctx.N(level).astype(np.float64)
     X = np.asarray(ctx.value(metric, "nonrel"), dtype=np.float64)
     X = np.broadcast_to(np.where(np.isfinite(X), X, 0.0), (ctx.nq,))
     # judged non-relevant documents ranked above each row (the row itself is relevant, so not counted)
-    above = ctx.running(ctx.judged_nonrelevant(level), key=("nonrel", level))[rel].astype(np.float64)
-    seg = ctx.seg[rel]
+    above = ctx.before(np.flatnonzero(ctx.judged_nonrelevant(level)), rows).astype(np.float64)
+    seg = ctx.seg[rows]
     cap = np.minimum(N, X)[seg]
     term = np.where(cap > 0, 1.0 - safe_divide(np.minimum(above, X[seg]), cap), 1.0)
     return safe_divide(np.bincount(seg, weights=term, minlength=ctx.nq), R)

@@ -48,9 +48,10 @@ def _idcg(ctx: Context, metric: Metric) -> np.ndarray:
     n = np.diff(offsets)
     seg = np.repeat(np.arange(ctx.nq), n)
     g = gain_of(labels, metric)
-    # The ideal ranking orders by gain, which a gains map may not keep monotone in the label.
-    order = np.lexsort((-g, seg))
-    g = g[order]
+    if metric.get("gains") is not None:
+        # The ideal ranking orders by gain, which a gains map may not keep monotone in the label;
+        # otherwise gains grow with labels, and the labels are already sorted descending per query.
+        g = g[np.lexsort((-g, seg))]
     rank = np.arange(len(g)) - offsets[seg] + 1
     g = np.where(g > 0, g, 0.0) / discount(rank, metric)
     k = ctx.cutoff(metric)

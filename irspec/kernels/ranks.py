@@ -11,11 +11,13 @@ from irspec.registry import Metric
 def average_precision(ctx: Context, metric: Metric) -> np.ndarray:
     """AP = (1/R) Σ over relevant ranks i <= k of P@i."""
     level = ctx.level(metric)
-    rel = ctx.relevant(level)
+    rows, nth = ctx.relevant_rows(level)
+    rank = ctx.rank[rows]
+    prec = nth / rank
     k = ctx.cutoff(metric)
-    mask = rel if k is None else rel & ctx.top(k)
-    prec = ctx.running_relevant(level)[mask] / ctx.rank[mask]
-    total = np.bincount(ctx.seg[mask], weights=prec, minlength=ctx.nq)
+    if k is not None:
+        prec = np.where(rank <= k[ctx.seg[rows]], prec, 0.0)
+    total = np.bincount(ctx.seg[rows], weights=prec, minlength=ctx.nq)
     return safe_divide(total, ctx.R(level))
 
 
@@ -55,10 +57,9 @@ def _suffix_max_precision(ctx: Context, level: int) -> tuple[np.ndarray, np.ndar
     """
     key = ("suffix-max", level)
     if key not in ctx._cache:
-        rel = ctx.relevant(level)
-        rows = np.flatnonzero(rel)
+        rows, nth = ctx.relevant_rows(level)
         seg = ctx.seg[rows]
-        prec = ctx.running_relevant(level)[rows] / ctx.rank[rows]
+        prec = nth / ctx.rank[rows]
         # A running max from the end within segments: lift each segment above all later ones
         # (precision is in [0, 1]) so one accumulate never carries across a boundary.
         lifted = prec[::-1] + 2.0 * (ctx.nq - seg[::-1])
@@ -116,26 +117,25 @@ def inferred_ap(ctx: Context, metric: Metric) -> np.ndarray:
     qrels take a rank but count in none of the three. infAP = Σ terms / R.
     """
     level = ctx.level(metric)
-    rel = ctx.relevant(level)
-    pooled_unjudged = (ctx.label < 0) & (ctx.label != UNJUDGED)
-    rel_above = (ctx.running_relevant(level) - 1)[rel].astype(np.float64)
-    nonrel_above = ctx.running(ctx.judged_nonrelevant(level), key=("nonrel", level))[rel].astype(np.float64)
-    unj_above = ctx.running(pooled_unjudged)[rel].astype(np.float64)
-    j = (ctx.rank[rel] - 1).astype(np.float64)
+    rows, nth = ctx.relevant_rows(level)
+    pooled_unjudged = np.flatnonzero((ctx.label < 0) & (ctx.label != UNJUDGED))
+    rel_above = (nth - 1).astype(np.float64)
+    nonrel_above = ctx.before(np.flatnonzero(ctx.judged_nonrelevant(level)), rows).astype(np.float64)
+    unj_above = ctx.before(pooled_unjudged, rows).astype(np.float64)
+    j = (ctx.rank[rows] - 1).astype(np.float64)
     eps = INFAP_EPSILON
     with np.errstate(divide="ignore", invalid="ignore"):
         term = 1.0 / (j + 1) + (j / (j + 1)) * ((rel_above + nonrel_above + unj_above) / j) * (
             (rel_above + eps) / (rel_above + nonrel_above + 2 * eps)
         )
     term = np.where(j == 0, 1.0, term)
-    return safe_divide(np.bincount(ctx.seg[rel], weights=term, minlength=ctx.nq), ctx.R(level))
+    return safe_divide(np.bincount(ctx.seg[rows], weights=term, minlength=ctx.nq), ctx.R(level))
 
 
 def yaap(ctx: Context, metric: Metric) -> np.ndarray:
     """trec_eval's yaap: ln((1 + S) / (1 + R − S)) with S = Σ over relevant ranks of P@r (= AP·R)."""
     level = ctx.level(metric)
-    rel = ctx.relevant(level)
-    prec = ctx.running_relevant(level)[rel] / ctx.rank[rel]
-    S = np.bincount(ctx.seg[rel], weights=prec, minlength=ctx.nq)
+    rows, nth = ctx.relevant_rows(level)
+    S = np.bincount(ctx.seg[rows], weights=nth / ctx.rank[rows], minlength=ctx.nq)
     R = ctx.R(level)
     return np.where(R > 0, np.log((1 + S) / (1 + R - S)), 0.0)

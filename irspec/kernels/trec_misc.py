@@ -27,10 +27,9 @@ def utility(ctx: Context, metric: Metric) -> np.ndarray:
 def bin_g(ctx: Context, metric: Metric) -> np.ndarray:
     """(1/R) Σ over relevant retrieved of 1 / log2(2 + documents above it that are not relevant)."""
     level = ctx.level(metric)
-    rel = ctx.relevant(level)
-    not_rel_above = (ctx.rank - ctx.running_relevant(level))[rel]
-    term = 1.0 / np.log2(2.0 + not_rel_above)
-    return safe_divide(np.bincount(ctx.seg[rel], weights=term, minlength=ctx.nq), ctx.R(level))
+    rows, nth = ctx.relevant_rows(level)
+    term = 1.0 / np.log2(2.0 + ctx.rank[rows] - nth)
+    return safe_divide(np.bincount(ctx.seg[rows], weights=term, minlength=ctx.nq), ctx.R(level))
 
 
 def _ideal(ctx: Context, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
