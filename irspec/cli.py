@@ -120,8 +120,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.data import read_qrels
     from irspec.engine import Options, evaluate_many
     from irspec.progress import Progress
-    from irspec.report import format_results, provenance, write_atomic
+    from irspec.report import format_results, hash_in_background, provenance, write_atomic
 
+    if args.format == "json":  # provenance hashes the inputs: start now, beside the evaluation
+        hash_in_background([args.qrels, *args.runs])
     specs = args.measures or ["official"]
     metrics = irspec.parse_many(specs, trec=True)
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
@@ -134,7 +136,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         missing_queries=missing,
         collection_size=args.collection_size,
     )
-    runs = ["-" if r == "-" else r for r in args.runs]
+    runs = list(args.runs)
     if runs.count("-") + (args.qrels == "-") > 1:
         raise irspec.EvaluationError("standard input ('-') can be read only once")
     with Progress("reading qrels", detail=args.qrels) as progress:  # shown only on a terminal

@@ -292,9 +292,11 @@ class Context:
 
     def count(self, mask: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
         """Rows satisfying ``mask`` per query, within the top ``k`` (per-query array) when given."""
+        seg = self.seg[mask]
         if k is not None:
-            mask = mask & self.top(k)
-        return np.bincount(self.seg[mask], minlength=self.nq).astype(np.int64)
+            # Test the cutoff on the selected rows only (few, for relevant documents), not on all rows.
+            seg = seg[self.rank[mask] <= k[seg]]
+        return np.bincount(seg, minlength=self.nq).astype(np.int64)
 
     def first_rank(self, mask: np.ndarray) -> np.ndarray:
         """Rank of the first row satisfying ``mask`` per query; 0 where there is none."""

@@ -874,8 +874,7 @@ def to_markdown(
 # Provenance
 
 
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """The SHA-256 of a file's bytes (as stored: a gzip file's compressed bytes), in hex."""
+def _digest(path: str | os.PathLike[str]) -> str:
     import hashlib
 
     digest = hashlib.sha256()
@@ -883,6 +882,37 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+_PENDING: dict[tuple[str, int, int], Any] = {}
+
+
+def _file_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:
+    st = os.stat(path)
+    return (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+
+
+def hash_in_background(paths: Sequence[str | os.PathLike[str]]) -> None:
+    """Start hashing ``paths`` on a worker thread, so that provenance costs no wall time.
+
+    hashlib releases the GIL while it hashes, so this runs beside reading and evaluation on another
+    core; :func:`sha256_file` then picks the result up (or hashes itself for any file not started here).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = [p for p in paths if os.fspath(p) != "-" and os.path.isfile(p)]
+    if not files:
+        return
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-sha256")
+    for p in files:
+        _PENDING[_file_key(p)] = pool.submit(_digest, p)
+    pool.shutdown(wait=False)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes (as stored: a gzip file's compressed bytes), in hex."""
+    future = _PENDING.pop(_file_key(path), None)
+    return future.result() if future is not None else _digest(path)
 
 
 _SEEDED_TESTS = ("randomization", "bootstrap", "randomized-tukey")
