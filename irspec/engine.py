@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import importlib
 import math
-import warnings as _warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 

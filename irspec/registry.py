@@ -538,11 +538,15 @@ class Registry:
 _NO_ENTRY = _Entry(MetricDef("", "", compute="-"), None, "")
 
 
-def _trec_root(metric: Metric) -> str:
-    """trec_eval's measure name without its parameters: P for P_5, iprec_at_recall for ..._0.10."""
-    name = metric.trec_name or str(metric)
+def split_trec_name(name: str) -> tuple[str, str]:
+    """trec_eval's printed name split into its measure and parameters: ``("P", "5")`` for ``P_5``,
+    ``("iprec_at_recall", "0.10")``, ``("11pt_avg", ".25,.5")``, ``("set_F", "")`` for ``set_F``."""
     m = re.match(r"(.*?)_([-.0-9].*)$", name)
-    return m.group(1) if m else name
+    return (m.group(1), m.group(2)) if m else (name, "")
+
+
+def _trec_root(metric: Metric) -> str:
+    return split_trec_name(metric.trec_name or str(metric))[0]
 
 
 def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:

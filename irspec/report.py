@@ -71,20 +71,16 @@ _TREC_RANK = {name: i for i, name in enumerate(TREC_ORDER)}
 def trec_order(metrics: Sequence[Any]) -> list[Any]:
     """Metrics in trec_eval's output order (cutoffs ascending); those trec_eval lacks keep their order, last."""
 
+    from irspec.registry import split_trec_name
+
     def key(item: tuple[int, Any]) -> tuple[int, float, int]:
         i, m = item
-        name = m.trec_name
-        if name is None:
+        if m.trec_name is None:
             return (len(TREC_ORDER), 0.0, i)
-        if name in _TREC_RANK:
-            return (_TREC_RANK[name], 0.0, i)
-        root, _, param = name.rpartition("_")
-        while root and root not in _TREC_RANK:
-            root, _, more = root.rpartition("_")
-            param = f"{more}_{param}"
+        root, param = split_trec_name(m.trec_name)
         try:
             value = float(param)
-        except ValueError:
+        except ValueError:  # a parameter list (utility_2,-1,0,0) or none: keep the order given
             value = 0.0
         return (_TREC_RANK.get(root, len(TREC_ORDER)), value, i)
 

@@ -13,7 +13,6 @@ entry here.
 
 from __future__ import annotations
 
-import re
 import traceback
 from pathlib import Path
 
