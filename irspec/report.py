@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -647,6 +647,15 @@ def _latex_number(text: str) -> str:
 _LATEX_MARKS = {"better": r"$\dagger$", "worse": r"$\downarrow$"}
 
 
+def _run_label(name: str, marks: Any, escape: Callable[[str], str]) -> str:
+    """A run's row label: ``bm25 (baseline)``, ``(a) bm25`` when runs are lettered, or the name."""
+    if marks.baseline is not None and name == marks.baseline:
+        return escape(name) + " (baseline)"
+    if name in marks.letter:
+        return f"({marks.letter[name]}) " + escape(name)
+    return escape(name)
+
+
 def to_latex(
     results: Sequence[Result],
     *,
@@ -704,13 +713,7 @@ def to_latex(
         for res in block:
             agg = res.aggregate()
             name = res.run_name
-            if marks.baseline is not None and name == marks.baseline:
-                label = latex_escape(name) + " (baseline)"
-            elif name in marks.letter:
-                label = f"({marks.letter[name]}) " + latex_escape(name)
-            else:
-                label = latex_escape(name)
-            cells = [label]
+            cells = [_run_label(name, marks, latex_escape)]
             for m in metrics:
                 key = (name, str(m))
                 cell = _latex_number(_value_text(agg[str(m)], m, decimals))
@@ -832,13 +835,7 @@ def to_markdown(
         for res in block:
             agg = res.aggregate()
             name = res.run_name
-            if marks.baseline is not None and name == marks.baseline:
-                label = markdown_escape(name) + " (baseline)"
-            elif name in marks.letter:
-                label = f"({marks.letter[name]}) " + markdown_escape(name)
-            else:
-                label = markdown_escape(name)
-            cells = [label]
+            cells = [_run_label(name, marks, markdown_escape)]
             for m in metrics:
                 key = (name, str(m))
                 cell = _value_text(agg[str(m)], m, decimals)
