@@ -287,7 +287,13 @@ def _read_file(path: str, name: str) -> _Raw:
         st = os.fstat(f.fileno())
         if stat.S_ISREG(st.st_mode) and st.st_size > 0:
             try:
-                data: Buffer = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                # MAP_POPULATE (Linux) maps every page in one call: the checks read them all anyway, and
+                # one call is much cheaper than a page fault per 4 KiB.
+                if hasattr(mmap, "MAP_POPULATE"):
+                    flags = mmap.MAP_SHARED | mmap.MAP_POPULATE
+                    data: Buffer = mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+                else:  # Windows, macOS
+                    data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError):
                 pass
             else:
