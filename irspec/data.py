@@ -48,7 +48,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
@@ -120,20 +120,20 @@ class Qrels:
         open file. ``source`` overrides the name used in error messages."""
         raw = _read_raw(path_or_file, source)
         frame = _parse(raw, _QRELS)
-        return cls(_finish(frame, _QRELS, raw.name), raw.name)
+        return cls(_finish(frame, _QRELS, raw.name)[0], raw.name)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, int]]) -> Qrels:
         """Qrels from pytrec_eval's shape ``{qid: {docno: label}}``; labels must be integers."""
         frame = _frame_from_dict(d, _QRELS, "<dict>")
-        return cls(_finish(frame, _QRELS, "<dict>"), "<dict>")
+        return cls(_finish(frame, _QRELS, "<dict>")[0], "<dict>")
 
     @classmethod
     def from_frame(cls, df: Any) -> Qrels:
         """Qrels from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and
         ``relevance`` (other columns are ignored)."""
         frame = _frame_from_frame(df, _QRELS, "<DataFrame>")
-        return cls(_finish(frame, _QRELS, "<DataFrame>"), "<DataFrame>")
+        return cls(_finish(frame, _QRELS, "<DataFrame>")[0], "<DataFrame>")
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -162,6 +162,8 @@ class Run:
     frame: pl.DataFrame
     name: str
     source: str
+    keys: np.ndarray | None = field(default=None, repr=False)
+    """:func:`pair_keys` of ``frame``, kept from the duplicate check so the evaluation need not hash again."""
 
     @classmethod
     def read(cls, path_or_file: Source, *, source: str | None = None) -> Run:
@@ -170,20 +172,21 @@ class Run:
         raw = _read_raw(path_or_file, source)
         frame = _parse(raw, _RUN)
         name = _runid(raw.data, frame) or raw.stem or "run"
-        return cls(_finish(frame, _RUN, raw.name), name, raw.name)
+        frame, keys = _finish(frame, _RUN, raw.name)
+        return cls(frame, name, raw.name, keys)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
         """A run from pytrec_eval's shape ``{qid: {docno: score}}``; scores must be finite numbers."""
-        frame = _frame_from_dict(d, _RUN, "<dict>")
-        return cls(_finish(frame, _RUN, "<dict>"), name, "<dict>")
+        frame, keys = _finish(_frame_from_dict(d, _RUN, "<dict>"), _RUN, "<dict>")
+        return cls(frame, name, "<dict>", keys)
 
     @classmethod
     def from_frame(cls, df: Any, name: str = "run") -> Run:
         """A run from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and ``score``
         (other columns, such as a rank, are ignored)."""
-        frame = _frame_from_frame(df, _RUN, "<DataFrame>")
-        return cls(_finish(frame, _RUN, "<DataFrame>"), name, "<DataFrame>")
+        frame, keys = _finish(_frame_from_frame(df, _RUN, "<DataFrame>"), _RUN, "<DataFrame>")
+        return cls(frame, name, "<DataFrame>", keys)
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -572,17 +575,33 @@ def _runid(data: Buffer, frame: pl.DataFrame) -> str | None:
 # Checks shared by every input kind
 
 
-def _finish(frame: pl.DataFrame, fmt: _Format, source: str) -> pl.DataFrame:
-    """Check finiteness and duplicates (rows in source order); sort qrels."""
+def _finish(frame: pl.DataFrame, fmt: _Format, source: str) -> tuple[pl.DataFrame, np.ndarray | None]:
+    """Check finiteness and duplicates (rows in source order); sort qrels. Returns the frame and, for
+    a run, its :func:`pair_keys`."""
     pl = _pl()
     if fmt is _RUN and not np.isfinite(frame.get_column("score").to_numpy()).all():
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
         raise InputError(f"{what} for docno {d!r}", source, line, q)
-    _check_duplicates(frame, source)
+    keys = pair_keys(frame)
+    _check_duplicates(frame, keys, source)
     if fmt is _QRELS:
-        frame = _sort_qrels(frame)
-    return frame
+        return _sort_qrels(frame), None
+    return frame, keys
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant that mixes the docno hash in
+
+
+def pair_keys(frame: pl.DataFrame) -> np.ndarray:
+    """A 64-bit key per row from polars' hashes of ``query`` and ``docno``: equal pairs, equal keys.
+
+    Used to find duplicates and, by the engine, to join runs with qrels (in one process: polars' hash
+    seeds are fixed there). Two columns hashed separately and mixed in numpy cost a fraction of the
+    memory of one polars expression over both.
+    """
+    with np.errstate(over="ignore"):
+        return frame.get_column("query").hash().to_numpy() ^ (frame.get_column("docno").hash().to_numpy() * _MIX)
 
 
 def _sort_qrels(frame: pl.DataFrame) -> pl.DataFrame:
@@ -605,14 +624,13 @@ def _is_sorted(frame: pl.DataFrame) -> bool:
     return bool(frame.select(((nq > q) | ((nq == q) & (nd > d))).fill_null(True).all()).item())
 
 
-def _check_duplicates(frame: pl.DataFrame, source: str) -> None:
+def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str) -> None:
     pl = _pl()
     if frame.height < 2:
         return
     # One hash per row, sorted: equal (query, docno) pairs always hash equal, so "no equal neighbours"
     # proves there is no duplicate. Much cheaper than is_duplicated() on two string columns.
-    key = (pl.col("query").hash(seed=1) * 0x9E3779B97F4A7C15) ^ pl.col("docno").hash(seed=2)
-    keys = np.sort(frame.select(key).to_series().to_numpy())
+    keys = np.sort(keys)
     if not (keys[1:] == keys[:-1]).any():
         return
     dup = frame.filter(~pl.struct("query", "docno").is_first_distinct())

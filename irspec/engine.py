@@ -74,15 +74,6 @@ class Options:
 # The qrels, indexed once for any number of runs.
 
 
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constant: mixes the docno hash into the query hash
-
-
-def _pair_keys(queries: Any, docnos: Any) -> np.ndarray:
-    """A 64-bit key per (query, docno) row, from polars' string hashes (same process, same seed)."""
-    with np.errstate(over="ignore"):
-        return queries.hash().to_numpy() ^ (docnos.hash().to_numpy() * _MIX)
-
-
 class QrelsIndex:
     """A qrels set indexed for evaluation: query ids, labels grouped by query, join keys, counts per level.
 
@@ -102,7 +93,9 @@ class QrelsIndex:
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
         self.row_query = q
         self.row_label = labels
-        keys = _pair_keys(frame.get_column("query"), frame.get_column("docno"))
+        from irspec.data import pair_keys
+
+        keys = pair_keys(frame)
         # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
         # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
         ordered = np.sort(keys)
@@ -598,13 +591,15 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
         .to_numpy()
     )
     _check_query_codes(run_queries, index)
+    keys = getattr(run, "keys", None)
     keep = qcode >= 0
     if not keep.all():
         frame = frame.filter(pl.Series(keep))
         qcode = qcode[keep]
+        keys = keys[keep] if keys is not None else None
     scores = frame.get_column("score").to_numpy()
     order = _ranking_order(qcode, scores, frame.get_column("docno"))
-    label = _labels(index, frame)[order]
+    label = _labels(index, frame, keys)[order]
     qcode = qcode[order]
     counts = np.bincount(qcode, minlength=len(index.query_ids))
     starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
@@ -657,12 +652,17 @@ def _check_query_codes(run_queries: set[str], index: QrelsIndex) -> None:
             raise EvaluationError(f"query id {name!r} collides in irspec's hash; please report this")
 
 
-def _labels(index: QrelsIndex, frame: Any) -> np.ndarray:
-    """The qrels label of each run row (:data:`UNJUDGED` where the qrels do not have the pair)."""
+def _labels(index: QrelsIndex, frame: Any, keys: np.ndarray | None = None) -> np.ndarray:
+    """The qrels label of each run row (:data:`UNJUDGED` where the qrels do not have the pair).
+
+    ``keys`` are the run rows' :func:`~irspec.data.pair_keys`, when the reader kept them."""
     import polars as pl
 
+    from irspec.data import pair_keys
+
     if index.keys_unique:
-        keys = _pair_keys(frame.get_column("query"), frame.get_column("docno"))
+        if keys is None:
+            keys = pair_keys(frame)
         qrow = (
             pl.DataFrame({"key": keys})
             .join(index.key_frame, on="key", how="left", maintain_order="left")
