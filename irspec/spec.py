@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
@@ -157,11 +158,52 @@ def _expected(names: set[str]) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
+@functools.cache
+def _simple_item() -> re.Pattern[str]:
+    """One ``name`` or ``name@cutoff`` item of a spec list, built from the grammar's own terminals."""
+    import importlib.resources
+
+    grammar = importlib.resources.files("irspec").joinpath("grammar/metric.lark").read_text("utf-8")
+    name = re.search(r"^NAME: /(.*)/$", grammar, re.M).group(1)  # type: ignore[union-attr]
+    number = re.search(r"^NUMBER\.2: /(.*)/$", grammar, re.M).group(1)  # type: ignore[union-attr]
+    ws = r"[ \t\f\r\n]*"
+    cutoff = rf"(?P<number>{number})|(?P<r>R)(?![A-Za-z0-9_.\-])"
+    return re.compile(rf"{ws}(?P<name>{name})(?:{ws}@{ws}(?:{cutoff}))?{ws}(?P<sep>,|(?=[^ \t\f\r\n(@]|$)|$)")
+
+
+def _parse_simple(text: str) -> list[SpecNode] | None:
+    """The common texts (``nDCG@10, AP P.5,10 official``: names with at most a number or ``R`` after
+    ``@``) without lark, so tools that only name metrics never import it. ``None`` for anything else,
+    which the grammar then parses; tests hold both paths equal."""
+    item = _simple_item()
+    nodes: list[SpecNode] = []
+    pos, end = 0, len(text)
+    while pos < end and text[pos:].strip():
+        m = item.match(text, pos)
+        if m is None or m.end() == pos:
+            return None
+        number, r = m.group("number"), m.group("r")
+        cutoff: Expr | None = None
+        if number is not None:
+            if len(number) > 100:
+                return None
+            cutoff = Number(int(number) if number.isdigit() else float(number))
+        elif r is not None:
+            cutoff = Symbol("R")
+        last = m.end("number") if number is not None else m.end("r") if r is not None else m.end("name")
+        nodes.append(SpecNode(m.group("name"), (), (), cutoff, m.start("name"), last))
+        pos = m.end()
+    return nodes or None
+
+
 def parse_syntax(text: str) -> list[SpecNode]:
     """Parse ``text`` (one spec or a list of specs) into syntax nodes, without resolving any name.
 
     Raises :class:`~irspec.errors.SpecSyntaxError` with the position of the problem.
     """
+    simple = _parse_simple(text)
+    if simple is not None:
+        return simple
     import lark
 
     if not text.strip():

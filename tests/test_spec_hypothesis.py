@@ -256,3 +256,51 @@ def test_deeply_nested_expression_raises_an_irspec_error(text):
         irspec.parse(text)
     except IrspecError:
         pass
+
+
+# --- the lark-free path for simple texts is held equal to the grammar -------------------------------
+
+
+def _by_grammar(text: str):
+    from irspec import spec
+
+    try:
+        tree = spec._parser().parse(text)
+    except Exception:  # noqa: BLE001 - any failure: the simple path must have declined
+        return None
+    return [spec._spec(child, text) for child in tree.children[0].children]
+
+
+def _assert_simple_path_agrees(text: str) -> None:
+    from irspec import spec
+
+    fast = spec._parse_simple(text)
+    if fast is None:
+        return
+    slow = _by_grammar(text)
+    assert slow is not None, f"the simple path accepted {text!r}, which the grammar rejects"
+    assert fast == slow
+    assert [(n.start, n.end) for n in fast] == [(n.start, n.end) for n in slow]
+
+
+@given(st.text(alphabet="PnDCGapmR@.,_ 0123456789e-=()\t", max_size=30))
+@settings(max_examples=400, deadline=None)
+def test_simple_path_equals_the_grammar(text):
+    _assert_simple_path_agrees(text)
+
+
+def test_simple_path_equals_the_grammar_on_the_fixtures():
+    lines = []
+    for name in ("canonical_specs.txt", "spec_aliases.txt"):
+        for line in (Path(__file__).parent / "fixtures" / name).read_text("utf-8").splitlines():
+            line = line.split(" -> ")[0].strip()
+            if line and not line.startswith("#"):
+                lines.append(line)
+    lines.append(", ".join(lines))
+    taken = 0
+    for line in lines:
+        _assert_simple_path_agrees(line)
+        from irspec import spec
+
+        taken += spec._parse_simple(line) is not None
+    assert taken > 50  # the common spellings do take the simple path
