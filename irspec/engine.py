@@ -688,32 +688,47 @@ def _ranking_order(qcode: np.ndarray, scores: np.ndarray, docnos: Any) -> np.nda
     n = len(qcode)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    change = np.flatnonzero(qcode[1:] != qcode[:-1]) + 1
-    block_starts = np.concatenate(([0], change))
-    block_codes = qcode[block_starts]
     same_q = qcode[1:] == qcode[:-1]
+    block_starts = np.concatenate(([0], np.flatnonzero(~same_q) + 1))
+    block_codes = qcode[block_starts]
     grouped = len(np.unique(block_codes)) == len(block_codes)
     if grouped and not np.any(same_q & (scores[1:] > scores[:-1])):
-        # Already one block per query with scores non-increasing: put the blocks in query order.
+        # Already one block per query with scores non-increasing (the usual run file): break ties in
+        # file order, where the arrays need no gathering, then put the blocks in query order.
+        rows = _break_ties(np.arange(n, dtype=np.int64), same_q, scores, docnos)
         lengths = np.diff(np.concatenate((block_starts, [n])))
         by_code = np.argsort(block_codes, kind="stable")
         new_lengths = lengths[by_code]
         new_starts = np.concatenate(([0], np.cumsum(new_lengths)))[:-1]
-        order = np.arange(n, dtype=np.int64) - np.repeat(new_starts - block_starts[by_code], new_lengths)
-    else:
-        order = np.argsort(-scores, kind="stable")
-        order = order[np.argsort(qcode[order], kind="stable")]
-    return _break_ties(order, qcode, scores, docnos)
+        shift = np.repeat(new_starts - block_starts[by_code], new_lengths)
+        return rows[np.arange(n, dtype=np.int64) - shift]
+    order = np.argsort(-scores, kind="stable")
+    order = order[np.argsort(qcode[order], kind="stable")]
+    q = qcode[order]
+    return _break_ties(order, q[1:] == q[:-1], scores[order], docnos)
 
 
-def _break_ties(order: np.ndarray, qcode: np.ndarray, scores: np.ndarray, docnos: Any) -> np.ndarray:
-    """Reorder runs of equal (query, score) by docno descending, as trec_eval does."""
+def _break_ties(order: np.ndarray, same_q: np.ndarray, s: np.ndarray, docnos: Any) -> np.ndarray:
+    """Reorder, in place, runs of equal (query, score) by docno descending, as trec_eval does.
+
+    ``order`` lists rows; ``same_q[i]`` says whether its rows i and i+1 share a query, ``s`` is the
+    score of each listed row. ``order`` must be the caller's own array: it is changed and returned.
+    """
     import polars as pl
 
-    q, s = qcode[order], scores[order]
-    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    tie = same_q & (s[1:] == s[:-1])
     if not tie.any():
         return order
+    in_tie = np.zeros(len(order), dtype=bool)
+    in_tie[1:] |= tie
+    in_tie[:-1] |= tie
+    positions = np.flatnonzero(in_tie)
+    # A group starts where a tied row does not continue the tie before it.
+    group = np.cumsum(~np.concatenate(([False], tie))[positions])
+    sub = pl.DataFrame({"group": group, "docno": docnos.gather(order[positions]), "row": order[positions]})
+    sub = sub.sort(["group", "docno"], descending=[False, True])
+    order[positions] = sub.get_column("row").to_numpy()
+    return order
     in_tie = np.zeros(len(order), dtype=bool)
     in_tie[1:] |= tie
     in_tie[:-1] |= tie

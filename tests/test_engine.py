@@ -122,3 +122,34 @@ def test_per_query_function_plugin_matches_vectorised_kernel():
     fast = registry.parse("P@2")
     res = irspec.evaluate(QRELS, RUN, slow + fast, missing_queries="skip")
     assert res.column("SlowP@2").tolist() == res.column("P@2").tolist()
+
+
+def test_presorted_and_shuffled_runs_rank_alike(tmp_path):
+    """A run file already in score order (blocks out of query order, tied scores) takes the engine's
+    presorted path; the same lines shuffled take the general sort. Both must give trec_eval's ranking."""
+    import random
+
+    rng = random.Random(7)
+    qrels_lines, run_lines = [], []
+    for q in ("q10", "q2", "q1"):  # file order differs from the string order of query ids
+        docs = [f"d{i:03d}" for i in range(40)]
+        for d in docs:
+            if rng.random() < 0.4:
+                qrels_lines.append(f"{q} 0 {d} {rng.randint(0, 3)}")
+        scores = sorted((rng.choice([1.0, 0.5, 0.25, 0.125]) for _ in docs), reverse=True)
+        run_lines += [f"{q} Q0 {d} {r} {s} tag" for r, (d, s) in enumerate(zip(docs, scores), start=1)]
+    (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
+    (tmp_path / "sorted.run").write_text("\n".join(run_lines) + "\n")
+    shuffled = run_lines[:]
+    rng.shuffle(shuffled)
+    (tmp_path / "shuffled.run").write_text("\n".join(shuffled) + "\n")
+    specs = ["AP", "nDCG@10", "P@5", "RR", "relstring@12"]
+    a = irspec.evaluate(tmp_path / "qrels", tmp_path / "sorted.run", specs).per_query()
+    b = irspec.evaluate(tmp_path / "qrels", tmp_path / "shuffled.run", specs).per_query()
+    assert a == b
+    # trec_eval's order by hand for q2: score descending, then docno descending among equal scores.
+    labels = {d: int(v) for q, _, d, v in (line.split() for line in qrels_lines) if q == "q2"}
+    rows = [line.split() for line in run_lines if line.startswith("q2 ")]
+    ranked = sorted(rows, key=lambda r: (-float(r[4]), [-ord(c) for c in r[2]]))
+    expected = "".join(str(labels[r[2]]) if r[2] in labels else "-" for r in ranked[:12])
+    assert a["q2"]["relstring@12"] == expected
