@@ -117,13 +117,11 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     import irspec
-    from irspec.data import read_qrels
+    from irspec.data import read_qrels, read_run
     from irspec.engine import Options, evaluate_many
     from irspec.progress import Progress
     from irspec.report import format_results, hash_in_background, provenance, write_atomic
 
-    if args.format == "json":  # provenance hashes the inputs: start now, beside the evaluation
-        hash_in_background([args.qrels, *args.runs])
     specs = args.measures or ["official"]
     metrics = irspec.parse_many(specs, trec=True)
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
@@ -142,9 +140,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     with Progress("reading qrels", detail=args.qrels) as progress:  # shown only on a terminal
         qrels = read_qrels(args.qrels)
         progress.total, results = len(runs), []
-        for run in runs:
+        for i, run in enumerate(runs):
             progress.update(label="evaluating runs", detail=run)
-            results.extend(evaluate_many(qrels, [run], metrics, options=options))
+            loaded = read_run(run)
+            if args.format == "json":
+                # Provenance hashes the inputs: on a worker thread, once reading (which keeps every
+                # core busy) is done, so that it overlaps the single-threaded evaluation.
+                hash_in_background([args.qrels] * (i == 0) + [run])
+            results.extend(evaluate_many(qrels, [loaded], metrics, options=options))
             progress.advance()
     for res in results:
         for w in res.warnings:
