@@ -25,7 +25,7 @@ def num_rel(ctx: Context, metric: Metric) -> np.ndarray:
 
 def num_rel_ret(ctx: Context, metric: Metric) -> np.ndarray:
     """Relevant documents retrieved."""
-    return ctx.count(ctx.relevant(ctx.level(metric))).astype(np.float64)
+    return ctx.count_relevant(ctx.level(metric)).astype(np.float64)
 
 
 def num_nonrel_judged_ret(ctx: Context, metric: Metric) -> np.ndarray:

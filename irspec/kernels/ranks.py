@@ -39,15 +39,15 @@ def r_precision(ctx: Context, metric: Metric) -> np.ndarray:
     if mult is not None:
         # trec_eval's Rprec_mult: cutoff floor(mult*R + 0.9), and relret / c past the end of the list.
         c = np.floor(mult * R + 0.9).astype(np.int64)
-        return safe_divide(ctx.count(rel, c), c)
+        return safe_divide(ctx.count_relevant(level, c), c)
     if recall is not None:
         # the first rank where recall reaches x is the rank of the ceil(x*R)-th relevant document;
         # 1e-9 keeps 0.3*10 = 3.0000000000000004 from asking for a 4th.
         need = np.ceil(recall * R - 1e-9).astype(np.int64)
         at = np.where(need == 0, np.minimum(ctx.n, 1), ctx.nth_rank(rel, need))
-        hits = np.where(need == 0, ctx.count(rel, np.ones(ctx.nq, np.int64)), need)
+        hits = np.where(need == 0, ctx.count_relevant(level, np.ones(ctx.nq, np.int64)), need)
         return np.where(R > 0, safe_divide(hits, at), 0.0)
-    return safe_divide(ctx.count(rel, np.minimum(R, ctx.n)), R)
+    return safe_divide(ctx.count_relevant(level, np.minimum(R, ctx.n)), R)
 
 
 def _suffix_max_precision(ctx: Context, level: int) -> tuple[np.ndarray, np.ndarray]:

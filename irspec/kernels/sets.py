@@ -12,7 +12,7 @@ from irspec.registry import Metric
 def _relevant_in(ctx: Context, metric: Metric) -> tuple[np.ndarray, np.ndarray | None]:
     """(relevant documents within the cutoff, the cutoff) per query."""
     k = ctx.cutoff(metric)
-    return ctx.count(ctx.relevant(ctx.level(metric)), k), k
+    return ctx.count_relevant(ctx.level(metric), k), k
 
 
 def precision(ctx: Context, metric: Metric) -> np.ndarray:
@@ -69,5 +69,5 @@ def fallout(ctx: Context, metric: Metric) -> np.ndarray:
 def set_ap(ctx: Context, metric: Metric) -> np.ndarray:
     """trec_eval's set_map: set precision × set recall."""
     level = ctx.level(metric)
-    rel = ctx.count(ctx.relevant(level))
+    rel = ctx.count_relevant(level)
     return safe_divide(rel, ctx.n) * safe_divide(rel, ctx.R(level))

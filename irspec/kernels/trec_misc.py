@@ -16,7 +16,7 @@ from irspec.registry import Metric
 def utility(ctx: Context, metric: Metric) -> np.ndarray:
     """a·relret + b·(n − relret) + c·(R − relret) + d·(C + relret − n − R), C the collection size (or 0)."""
     level = ctx.level(metric)
-    nrr = ctx.count(ctx.relevant(level)).astype(np.float64)
+    nrr = ctx.count_relevant(level).astype(np.float64)
     n = ctx.n.astype(np.float64)
     R = ctx.R(level).astype(np.float64)
     size = float(ctx.options.collection_size or 0)
