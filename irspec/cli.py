@@ -146,7 +146,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             if args.format == "json":
                 # Provenance hashes the inputs: on a worker thread, once reading (which keeps every
                 # core busy) is done, so that it overlaps the single-threaded evaluation.
-                hash_in_background([args.qrels] * (i == 0) + [run])
+                hash_in_background(([args.qrels] if i == 0 else []) + [run])
             results.extend(evaluate_many(qrels, [loaded], metrics, options=options))
             progress.advance()
     for res in results:

@@ -3,8 +3,8 @@
 A run is joined with the qrels and sorted once (by query, score descending, docno descending, as
 trec_eval ranks), giving flat numpy arrays in which each query is a contiguous segment. Metric kernels
 (:mod:`irspec.kernels`) compute every query's value at once with segment operations on those arrays;
-:class:`Context` offers the shared pieces (relevance masks, cumulative counts, cutoffs) and caches
-them, so ten metrics at one relevance level share one cumulative sum.
+:class:`Context` offers the shared pieces (relevance masks, the relevant rows, cutoffs) and caches
+them, so ten metrics at one relevance level share one selection of relevant rows.
 
 A plugin metric may instead give a simple ``per_query(query: QueryView, metric) -> float``; the engine
 calls it once per query (slower, and fine for a metric that is hard to vectorise).
@@ -234,21 +234,6 @@ class Context:
     def judged(self) -> np.ndarray:
         """Bool per ranked row: the document has a label >= 0 in the qrels."""
         return self.label >= 0
-
-    def running(self, mask: np.ndarray, key: Any = None) -> np.ndarray:
-        """Per row: how many rows of its query up to and including it satisfy ``mask``."""
-        if key is not None and ("running", key) in self._cache:
-            return self._cache[("running", key)]
-        c = np.cumsum(mask, dtype=np.int64)
-        before = np.concatenate(([0], c))[self.offsets[:-1]]
-        out = c - before[self.seg]
-        if key is not None:
-            self._cache[("running", key)] = out
-        return out
-
-    def running_relevant(self, level: int) -> np.ndarray:
-        """Per row: relevant documents at or above it."""
-        return self.running(self.relevant(level), key=("rel", level))
 
     def relevant_rows(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, nth): the relevant rows in rank order, and each one's 1-based place among its query's
@@ -739,16 +724,5 @@ def _break_ties(order: np.ndarray, same_q: np.ndarray, s: np.ndarray, docnos: An
     group = np.cumsum(~np.concatenate(([False], tie))[positions])
     sub = pl.DataFrame({"group": group, "docno": docnos.gather(order[positions]), "row": order[positions]})
     sub = sub.sort(["group", "docno"], descending=[False, True])
-    order[positions] = sub.get_column("row").to_numpy()
-    return order
-    in_tie = np.zeros(len(order), dtype=bool)
-    in_tie[1:] |= tie
-    in_tie[:-1] |= tie
-    positions = np.flatnonzero(in_tie)
-    # A group starts where a tied row does not continue the tie before it.
-    group = np.cumsum(~np.concatenate(([False], tie))[positions])
-    sub = pl.DataFrame({"group": group, "docno": docnos.gather(order[positions]), "row": order[positions]})
-    sub = sub.sort(["group", "docno"], descending=[False, True])
-    order = order.copy()
     order[positions] = sub.get_column("row").to_numpy()
     return order
