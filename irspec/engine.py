@@ -16,6 +16,7 @@ import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -88,8 +89,10 @@ class QrelsIndex:
         self.frame = frame
         self.query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
         self.position = {q: i for i, q in enumerate(self.query_ids)}
-        codes = pl.DataFrame({"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)})
-        q = frame.join(codes, on="query", how="left", maintain_order="left").get_column("qcode").to_numpy()
+        self.query_codes = pl.DataFrame(
+            {"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)}
+        )
+        q = frame.join(self.query_codes, on="query", how="left", maintain_order="left").get_column("qcode").to_numpy()
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
         self.row_query = q
         self.row_label = labels
@@ -101,9 +104,6 @@ class QrelsIndex:
         ordered = np.sort(keys)
         self.keys_unique = not bool((ordered[1:] == ordered[:-1]).any())
         self.key_frame = pl.DataFrame({"key": keys, "qrow": np.arange(len(keys), dtype=np.int64)})
-        self.query_hashes = pl.DataFrame(
-            {"qhash": pl.Series(self.query_ids, dtype=pl.String).hash(), "qcode": np.arange(len(self.query_ids), dtype=np.int64)}
-        )
         order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
         self.labels = labels[order]
         self.query_of = q[order]
@@ -149,6 +149,10 @@ class Context:
     row), ``rank`` (m, 1-based rank within its query), ``label`` (m, qrels label; :data:`UNJUDGED` for
     documents absent from the qrels), ``n`` (nq, ranking lengths), ``qrels`` (the :class:`QrelsIndex`),
     ``qpos`` (nq, each query's position in the qrels index), ``options``.
+
+    ``seg`` and ``rank`` are built on first use: most kernels only need them at a few rows (the
+    relevant ones, the top k), which :meth:`seg_of`, :meth:`rank_of` and :meth:`top_rows` give without
+    touching every row.
     """
 
     def __init__(
@@ -165,16 +169,43 @@ class Context:
         self.offsets = offsets
         self.label = label
         self.n = np.diff(offsets)
-        # int32 halves the memory traffic of the two longest arrays (a query has < 2**31 documents)
-        self.seg = np.repeat(np.arange(self.nq, dtype=np.int32), self.n)
-        self.rank = np.arange(1, len(label) + 1, dtype=np.int32)
-        self.rank -= np.repeat(offsets[:-1].astype(np.int32), self.n)
         self.qrels = qrels
         self.qpos = np.array([qrels.position[q] for q in query_ids], dtype=np.int64)
         self.options = options
         self.frame = frame  # the ranked polars frame, for per-query plugin metrics
         self.missing: np.ndarray | None = None  # queries absent from the run, under missing_queries="zero"
         self._cache: dict[Any, Any] = {}
+
+    @cached_property
+    def seg(self) -> np.ndarray:
+        """Per row: the index of its query (int32: a run has < 2**31 queries)."""
+        return np.repeat(np.arange(self.nq, dtype=np.int32), self.n)
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        """Per row: its 1-based rank within its query (int32)."""
+        rank = np.arange(1, len(self.label) + 1, dtype=np.int32)
+        rank -= np.repeat(self.offsets[:-1].astype(np.int32), self.n)
+        return rank
+
+    def seg_of(self, rows: np.ndarray) -> np.ndarray:
+        """The query index of each of ``rows`` (row indices, or a bool mask over rows), as ``seg[rows]``
+        gives it, without building ``seg`` when it is not there yet."""
+        if "seg" in self.__dict__:
+            return self.seg[rows]
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        return (np.searchsorted(self.offsets, rows, side="right") - 1).astype(np.int32)
+
+    def rank_of(self, rows: np.ndarray, seg: np.ndarray | None = None) -> np.ndarray:
+        """The 1-based rank of each of ``rows`` (indices or a bool mask), as ``rank[rows]``; ``seg`` is
+        their :meth:`seg_of`, when the caller has it."""
+        if "rank" in self.__dict__:
+            return self.rank[rows]
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        seg = self.seg_of(rows) if seg is None else seg
+        return (rows - self.offsets[seg] + 1).astype(np.int32)
 
     # --- parameters -----------------------------------------------------------------------------
     def level(self, metric: Metric) -> int:
@@ -248,7 +279,7 @@ class Context:
     def before(self, marked: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """For each of ``rows``: how many of the ``marked`` rows (sorted indices) of the same query lie above it."""
         first = np.searchsorted(marked, self.offsets[:-1])  # each query's first marked row
-        return np.searchsorted(marked, rows) - first[self.seg[rows]]
+        return np.searchsorted(marked, rows) - first[self.seg_of(rows)]
 
     def running_sum(self, values: np.ndarray) -> np.ndarray:
         """Per row: the sum of ``values`` over its query's rows up to and including it."""
@@ -261,18 +292,30 @@ class Context:
         return np.bincount(self.seg, weights=values, minlength=self.nq)
 
     def top(self, k: np.ndarray) -> np.ndarray:
-        """Bool per row: within the top ``k[query]`` of its query (cached: P@10 and nDCG@10 share it)."""
+        """Bool per row: within the top ``k[query]`` of its query."""
+        mask = np.zeros(len(self.label), dtype=bool)
+        mask[self.top_rows(k)] = True
+        return mask
+
+    def top_rows(self, k: np.ndarray) -> np.ndarray:
+        """The rows within the top ``k[query]`` of their query, in order (cached: P@10 and nDCG@10
+        share them). Built from the segment bounds: 50,000 rows for @10, whatever the run's length."""
         key = ("top", k.tobytes())
         if key not in self._cache:
-            self._cache[key] = self.rank <= k[self.seg]
+            take = np.minimum(np.maximum(k, 0), self.n)
+            ends = np.cumsum(take)
+            # row = its query's first row + its place among the taken rows of that query
+            shift = np.repeat(self.offsets[:-1] - (ends - take), take)
+            self._cache[key] = np.arange(ends[-1] if len(ends) else 0, dtype=np.int64) + shift
         return self._cache[key]
 
     def count(self, mask: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
         """Rows satisfying ``mask`` per query, within the top ``k`` (per-query array) when given."""
-        seg = self.seg[mask]
+        rows = np.flatnonzero(mask)
+        seg = self.seg_of(rows)
         if k is not None:
             # Test the cutoff on the selected rows only (few, for relevant documents), not on all rows.
-            seg = seg[self.rank[mask] <= k[seg]]
+            seg = seg[self.rank_of(rows, seg) <= k[seg]]
         return np.bincount(seg, minlength=self.nq).astype(np.int64)
 
     def count_relevant(self, level: int, k: np.ndarray | None = None) -> np.ndarray:
@@ -281,7 +324,8 @@ class Context:
         rows, _ = self.relevant_rows(level)
         key = ("relevant-seg-rank", level)
         if key not in self._cache:
-            self._cache[key] = (self.seg[rows], self.rank[rows])
+            seg = self.seg_of(rows)
+            self._cache[key] = (seg, self.rank_of(rows, seg))
         seg, rank = self._cache[key]
         if k is not None:
             seg = seg[rank <= k[seg]]
@@ -292,19 +336,19 @@ class Context:
         out = np.zeros(self.nq, dtype=np.int64)
         rows = np.flatnonzero(mask)
         if len(rows):
-            segs = self.seg[rows]
+            segs = self.seg_of(rows)
             first = np.concatenate(([True], segs[1:] != segs[:-1]))
-            out[segs[first]] = self.rank[rows[first]]
+            out[segs[first]] = self.rank_of(rows[first], segs[first])
         return out
 
     def nth_rank(self, mask: np.ndarray, nth: np.ndarray) -> np.ndarray:
         """Rank of the ``nth`` (per query, 1-based) row satisfying ``mask``; 0 where there are fewer."""
         rows = np.flatnonzero(mask)
-        counts = np.bincount(self.seg[rows], minlength=self.nq)
+        counts = np.bincount(self.seg_of(rows), minlength=self.nq)
         starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
         ok = (nth >= 1) & (nth <= counts)
         out = np.zeros(self.nq, dtype=np.int64)
-        out[ok] = self.rank[rows[starts[ok] + nth[ok] - 1]]
+        out[ok] = self.rank_of(rows[starts[ok] + nth[ok] - 1])
         return out
 
     def ideal_labels(self) -> tuple[np.ndarray, np.ndarray]:
@@ -532,14 +576,14 @@ def evaluate_many(
 def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: Options) -> Result:
     ctx, notes = build_context(index, run, options)
     values = np.empty((ctx.nq, len(metrics)))
-    texts: dict[str, tuple[str, ...]] = {}
+    texts: dict[str, list[str]] = {}
     for j, m in enumerate(metrics):
         if m.aggregate == "none":
             strings = [str(t) for t in _resolve(m.definition.compute)(ctx, m)]
             if ctx.missing is not None:
                 for i in ctx.missing:
                     strings[i] = ""
-            texts[str(m)] = tuple(strings)
+            texts[str(m)] = strings
             values[:, j] = np.nan
             continue
         values[:, j] = compute_metric(ctx, m)
@@ -552,22 +596,39 @@ def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: O
                 values[ctx.missing, j] = ctx.R(ctx.level(m))[ctx.missing]
             elif m.aggregate == "none":
                 values[ctx.missing, j] = np.nan
-    return Result(run.name, run.source, tuple(metrics), tuple(ctx.query_ids), values, options, tuple(notes), texts)
+    # The context lists queries in the run's order; results list them sorted by id.
+    order = sorted(range(ctx.nq), key=ctx.query_ids.__getitem__)
+    return Result(
+        run.name,
+        run.source,
+        tuple(metrics),
+        tuple(ctx.query_ids[i] for i in order),
+        values[order],
+        options,
+        tuple(notes),
+        {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
+    )
 
 
 def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Context, list[str]]:
     """Join a run with the indexed qrels, rank it, apply depth and judged_only: the kernels' input.
 
-    The join and the grouping work on 64-bit hashes of the strings, checked against the strings
-    themselves, so that 5 million run lines cost one pass of integer operations. Ranking is by query,
-    score descending and docno descending (trec_eval's order; the file's rank column is ignored). A run
-    file already in that order (the usual case) is only checked, and its tied scores reordered.
+    Ranking is by query, score descending and docno descending (trec_eval's order; the file's rank
+    column is ignored). A run file already grouped by query with scores non-increasing (the usual case)
+    keeps its row order: only its tied rows move, and its queries are evaluated in file order (the
+    caller sorts the per-query results). The labels come from a join on 64-bit hashes of the
+    (query, docno) pairs, every match checked against the strings.
     """
     import polars as pl
 
     notes: list[str] = []
-    frame = run.frame
-    run_queries = set(frame.get_column("query").unique().to_list())
+    frame, keys = run.frame, getattr(run, "keys", None)
+    # Blocks of adjacent rows with the same query id (exact string comparison): one per query in a
+    # grouped run, so everything per query below is computed on a few thousand blocks, not on rows.
+    blocks = frame.get_column("query").rle()
+    names = blocks.struct.field("value")
+    lengths = blocks.struct.field("len").to_numpy().astype(np.int64)
+    run_queries = set(names.unique().to_list())
     extra = run_queries.difference(index.position)
     if extra:
         notes.append(
@@ -580,73 +641,92 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
             f"{run.source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from "
             f"the run (e.g. {missing[0]!r}) and missing_queries is 'error'"
         )
-    qcode = (
-        pl.DataFrame({"qhash": frame.get_column("query").hash()})
-        .join(index.query_hashes, on="qhash", how="left", maintain_order="left")
+    codes = (
+        pl.DataFrame({"query": names})
+        .join(index.query_codes, on="query", how="left", maintain_order="left")
         .get_column("qcode")
         .fill_null(-1)
         .to_numpy()
     )
-    _check_query_codes(run_queries, index)
-    keys = getattr(run, "keys", None)
-    keep = qcode >= 0
-    if not keep.all():
-        frame = frame.filter(pl.Series(keep))
-        qcode = qcode[keep]
-        keys = keys[keep] if keys is not None else None
-    scores = frame.get_column("score").to_numpy()
-    order = _ranking_order(qcode, scores, frame.get_column("docno"))
-    label = _labels(index, frame, keys)[order]
-    qcode = qcode[order]
-    counts = np.bincount(qcode, minlength=len(index.query_ids))
-    starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
+    if extra:
+        known = codes >= 0
+        rows = np.repeat(known, lengths)
+        frame = frame.filter(pl.Series(rows))
+        keys = keys[rows] if keys is not None else None
+        codes, lengths = codes[known], lengths[known]
+    ranking = _rank(codes, lengths, frame.get_column("score").to_numpy(), frame.get_column("docno"))
+    label = ranking.arrange(_labels(index, frame, keys))
+    seg_codes, seg_lengths = ranking.codes, ranking.lengths
+    kept = None
     if options.depth is not None or options.judged_only:
-        rank = np.arange(len(qcode)) - starts[qcode]
-        mask = np.ones(len(qcode), dtype=bool)
+        starts = np.concatenate(([0], np.cumsum(seg_lengths)))[:-1]
+        segment = np.repeat(np.arange(len(seg_lengths)), seg_lengths)
+        kept = np.ones(len(label), dtype=bool)
         if options.depth is not None:
-            mask &= rank < options.depth  # depth cuts the ranking before anything else (trec_eval -M)
+            # depth cuts the ranking before anything else (trec_eval -M)
+            kept &= np.arange(len(label)) - starts[segment] < options.depth
         if options.judged_only:
-            mask &= label >= 0
-        order, label, qcode = order[mask], label[mask], qcode[mask]
-        counts = np.bincount(qcode, minlength=len(index.query_ids))
-    # Every run query the qrels know is evaluated, even one that depth or judged_only emptied.
-    answered = run_queries & set(index.position)
-    evaluated = sorted(answered | set(missing)) if options.missing_queries == "zero" else sorted(answered)
-    qpos = np.array([index.position[q] for q in evaluated], dtype=np.int64)
-    n = counts[qpos] if len(qpos) else np.zeros(0, np.int64)
-    offsets = np.concatenate(([0], np.cumsum(n))).astype(np.int64)
-    ranked = _Ranked(frame, order)
-    ctx = Context(evaluated, offsets, label, index, options, frame=ranked)
+            kept &= label >= 0
+        label = label[kept]
+        seg_lengths = np.bincount(segment[kept], minlength=len(seg_lengths))
+    # Every run query the qrels know is evaluated, even one that depth or judged_only emptied; under
+    # missing_queries="zero" the qrels queries the run lacks follow, with empty rankings.
+    evaluated = [index.query_ids[c] for c in seg_codes.tolist()]
     if options.missing_queries == "zero" and missing:
-        gone = set(missing)
-        ctx.missing = np.array([i for i, q in enumerate(evaluated) if q in gone], dtype=np.int64)
+        evaluated += missing
+        seg_lengths = np.concatenate((seg_lengths, np.zeros(len(missing), dtype=np.int64)))
+    offsets = np.concatenate(([0], np.cumsum(seg_lengths))).astype(np.int64)
+    ctx = Context(evaluated, offsets, label, index, options, frame=_Ranked(frame, ranking, kept))
+    if options.missing_queries == "zero" and missing:
+        ctx.missing = np.arange(len(evaluated) - len(missing), len(evaluated), dtype=np.int64)
     return ctx, notes
+
+
+@dataclass
+class _Ranking:
+    """How the run's rows (after dropping queries the qrels lack) go into ranked order.
+
+    ``codes`` and ``lengths`` give each ranked segment's query code and length. The order is either a
+    full row index (``rows``, ranked position -> row) or, when the file was already ranked but for
+    ties, file order with the rows at positions ``moved`` replaced by ``rows``.
+    """
+
+    codes: np.ndarray
+    lengths: np.ndarray
+    rows: np.ndarray | None = None
+    moved: np.ndarray | None = None
+
+    def arrange(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per row, in file order) in ranked order; ``values`` itself may be reused."""
+        if self.rows is None:
+            return values
+        if self.moved is None:
+            return values[self.rows]
+        values[self.moved] = values[self.rows]  # the gather on the right is done before the scatter
+        return values
+
+    def indices(self, n: int) -> np.ndarray:
+        """The full row index of the ranked order, for ``n`` rows."""
+        if self.rows is None:
+            return np.arange(n, dtype=np.int64)
+        if self.moved is None:
+            return self.rows
+        index = np.arange(n, dtype=np.int64)
+        index[self.moved] = self.rows
+        return index
 
 
 class _Ranked:
     """The run's rows in ranked order, gathered only when a per-query plugin metric asks for them."""
 
-    def __init__(self, frame: Any, order: np.ndarray) -> None:
+    def __init__(self, frame: Any, ranking: _Ranking, kept: np.ndarray | None) -> None:
         self._frame = frame
-        self._order = order
+        self._ranking = ranking
+        self._kept = kept
 
     def get_column(self, name: str) -> Any:
-        return self._frame.get_column(name).gather(self._order)
-
-
-def _check_query_codes(run_queries: set[str], index: QrelsIndex) -> None:
-    """Make sure the query hashes identify the run's distinct query ids one-to-one, as strings would."""
-    import polars as pl
-
-    names = sorted(run_queries)
-    hashes = pl.Series(names, dtype=pl.String).hash().to_list()
-    if len(set(hashes)) != len(hashes):
-        raise EvaluationError("two query ids of the run collide in irspec's hash; please report this")
-    codes = dict(zip(index.query_hashes.get_column("qhash").to_list(), index.query_ids))
-    for name, h in zip(names, hashes):
-        known = codes.get(h)
-        if (known is not None and known != name) or (known is None and name in index.position):
-            raise EvaluationError(f"query id {name!r} collides in irspec's hash; please report this")
+        index = self._ranking.indices(self._frame.height)
+        return self._frame.get_column(name).gather(index if self._kept is None else index[self._kept])
 
 
 def _labels(index: QrelsIndex, frame: Any, keys: np.ndarray | None = None) -> np.ndarray:
@@ -660,69 +740,66 @@ def _labels(index: QrelsIndex, frame: Any, keys: np.ndarray | None = None) -> np
     if index.keys_unique:
         if keys is None:
             keys = pair_keys(frame)
-        qrow = (
-            pl.DataFrame({"key": keys})
-            .join(index.key_frame, on="key", how="left", maintain_order="left")
-            .get_column("qrow")
-            .fill_null(-1)
-            .to_numpy()
-        )
-        hit = np.flatnonzero(qrow >= 0)
+        # An inner join gives only the matches (a few percent of a run's rows), with their row numbers.
+        hits = index.key_frame.join(pl.DataFrame({"key": keys}).with_row_index("row"), on="key", how="inner")
+        row = hits.get_column("row").to_numpy()
+        qrow = hits.get_column("qrow").to_numpy()
         # Check every hashed match against the strings: exactness must not rest on a hash.
-        same = (
-            frame.get_column("docno").gather(hit) == index.frame.get_column("docno").gather(qrow[hit])
-        ) & (frame.get_column("query").gather(hit) == index.frame.get_column("query").gather(qrow[hit]))
+        same = (frame.get_column("docno").gather(row) == index.frame.get_column("docno").gather(qrow)) & (
+            frame.get_column("query").gather(row) == index.frame.get_column("query").gather(qrow)
+        )
         if same.all():
             label = np.full(len(keys), UNJUDGED, dtype=np.int64)
-            label[hit] = index.row_label[qrow[hit]]
+            label[row] = index.row_label[qrow]
             return label
     joined = frame.select("query", "docno").join(index.frame, on=["query", "docno"], how="left", maintain_order="left")
     return joined.get_column("label").fill_null(UNJUDGED).to_numpy().astype(np.int64)
 
 
-def _ranking_order(qcode: np.ndarray, scores: np.ndarray, docnos: Any) -> np.ndarray:
-    """Row order by query code, score descending, docno descending."""
-    n = len(qcode)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    same_q = qcode[1:] == qcode[:-1]
-    block_starts = np.concatenate(([0], np.flatnonzero(~same_q) + 1))
-    block_codes = qcode[block_starts]
-    grouped = len(np.unique(block_codes)) == len(block_codes)
-    if grouped and not np.any(same_q & (scores[1:] > scores[:-1])):
-        # Already one block per query with scores non-increasing (the usual run file): break ties in
-        # file order, where the arrays need no gathering, then put the blocks in query order.
-        rows = _break_ties(np.arange(n, dtype=np.int64), same_q, scores, docnos)
-        lengths = np.diff(np.concatenate((block_starts, [n])))
-        by_code = np.argsort(block_codes, kind="stable")
-        new_lengths = lengths[by_code]
-        new_starts = np.concatenate(([0], np.cumsum(new_lengths)))[:-1]
-        shift = np.repeat(new_starts - block_starts[by_code], new_lengths)
-        return rows[np.arange(n, dtype=np.int64) - shift]
+def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> _Ranking:
+    """The ranked order of rows given as blocks of one query each (``codes``, ``lengths``): by query,
+    score descending, docno descending."""
+    n = len(scores)
+    boundary = np.cumsum(lengths)[:-1] - 1  # i where rows i and i + 1 lie in different blocks
+    same_block = np.ones(max(n - 1, 0), dtype=bool)
+    same_block[boundary] = False
+    if len(np.unique(codes)) == len(codes) and not np.any(same_block & (scores[1:] > scores[:-1])):
+        # One block per query, scores non-increasing (the usual run file): only ties move.
+        moved, rows = _tied_order(None, same_block, scores, docnos)
+        return _Ranking(codes, lengths, rows, moved)
+    qcode = np.repeat(codes, lengths)
     order = np.argsort(-scores, kind="stable")
     order = order[np.argsort(qcode[order], kind="stable")]
     q = qcode[order]
-    return _break_ties(order, q[1:] == q[:-1], scores[order], docnos)
+    moved, rows = _tied_order(order, q[1:] == q[:-1], scores[order], docnos)
+    if moved is not None:
+        order[moved] = rows
+    counts = np.bincount(qcode)
+    present = np.flatnonzero(counts)
+    return _Ranking(present, counts[present], order)
 
 
-def _break_ties(order: np.ndarray, same_q: np.ndarray, s: np.ndarray, docnos: Any) -> np.ndarray:
-    """Reorder, in place, runs of equal (query, score) by docno descending, as trec_eval does.
+def _tied_order(
+    order: np.ndarray | None, same_q: np.ndarray, s: np.ndarray, docnos: Any
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Where runs of equal (query, score) must be reordered by docno descending, as trec_eval does.
 
-    ``order`` lists rows; ``same_q[i]`` says whether its rows i and i+1 share a query, ``s`` is the
-    score of each listed row. ``order`` must be the caller's own array: it is changed and returned.
+    ``order`` lists rows (``None``: every row in file order); ``same_q[i]`` says whether its entries
+    i and i+1 share a query, ``s`` is the score of each listed row. Returns (positions in ``order``,
+    the rows that belong there), or (None, None) when nothing ties.
     """
     import polars as pl
 
     tie = same_q & (s[1:] == s[:-1])
     if not tie.any():
-        return order
-    in_tie = np.zeros(len(order), dtype=bool)
+        return None, None
+    in_tie = np.zeros(len(s), dtype=bool)
     in_tie[1:] |= tie
     in_tie[:-1] |= tie
     positions = np.flatnonzero(in_tie)
     # A group starts where a tied row does not continue the tie before it.
     group = np.cumsum(~np.concatenate(([False], tie))[positions])
-    sub = pl.DataFrame({"group": group, "docno": docnos.gather(order[positions]), "row": order[positions]})
+    rows = positions if order is None else order[positions]
+    sub = pl.DataFrame({"group": group, "docno": docnos.gather(rows), "row": rows})
     sub = sub.sort(["group", "docno"], descending=[False, True])
-    order[positions] = sub.get_column("row").to_numpy()
-    return order
+    return positions, sub.get_column("row").to_numpy()

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 
 import irspec
+import irspec.data
+import irspec.engine
 from irspec.engine import Options
 from irspec.plugins import build_registry, get_plugin_manager
 from irspec.registry import MetricDef, Param
@@ -153,3 +157,82 @@ def test_presorted_and_shuffled_runs_rank_alike(tmp_path):
     ranked = sorted(rows, key=lambda r: (-float(r[4]), [-ord(c) for c in r[2]]))
     expected = "".join(str(labels[r[2]]) if r[2] in labels else "-" for r in ranked[:12])
     assert a["q2"]["relstring@12"] == expected
+
+
+def _slow_precision_registry():
+    """A registry with a per-query plugin metric (SlowP), which reads the ranked rows themselves."""
+
+    def precision_at(query, metric):
+        k = metric.get("k")
+        return sum(1 for v in query.labels[:k] if v is not None and v >= query.relevance_level) / k
+
+    class Plugin:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register(MetricDef("SlowP", "precision", (Param("k", "int", 10, "cutoff", minimum=1),), at="k", per_query=precision_at))
+
+    pm = get_plugin_manager(load_entry_points=False)
+    pm.register(Plugin(), name="slow")
+    return build_registry(pm)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_results_do_not_depend_on_the_order_of_run_lines(seed):
+    """The engine ranks a run file already in trec_eval's order by moving only its tied rows, and
+    anything else by a full sort; queries come out in id order either way. The same run given in
+    dict order, in score order with its queries shuffled, and with every line shuffled (queries
+    interleaved, some absent from the qrels) must give identical results, under every option."""
+    import polars as pl
+
+    from randomdata import random_case
+
+    rng = np.random.default_rng(seed)
+    qrels, run = random_case(seed)
+    queries = list(run)
+    rng.shuffle(queries)
+    # scores descending, tied documents in random order (as a run file's rank column may have them)
+    presorted = {q: dict(sorted(((d, run[q][d]) for d in rng.permutation(list(run[q]))), key=lambda x: -x[1])) for q in queries}
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    interleaved = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+    metrics = _slow_precision_registry().parse("AP nDCG@10 P@5 SlowP@5 RR bpref Rprec infAP relstring@10 NumRet")
+    for options in (
+        Options(),
+        Options(depth=3),
+        Options(judged_only=True, relevance_level=2),
+        Options(depth=7, judged_only=True, missing_queries="skip"),
+    ):
+        results = [
+            irspec.engine.evaluate_many(qrels, [r], metrics, options=options)[0]
+            for r in (run, presorted, irspec.data.Run.from_frame(interleaved))
+        ]
+        first = results[0]
+        assert list(first.query_ids) == sorted(first.query_ids)
+        for other in results[1:]:
+            assert other.query_ids == first.query_ids
+            assert other.texts == first.texts
+            np.testing.assert_array_equal(other.values, first.values)
+
+
+def test_rows_seg_and_rank_without_the_per_row_arrays():
+    """seg_of, rank_of and top_rows work from the segment bounds; they must agree with the per-row
+    arrays, empty rankings included (judged_only empties q2 here, and q3 is missing from the run)."""
+    from irspec.engine import build_context, index_qrels
+
+    run = {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"u": 1.0}, "q4": {"d": 1.0, "e": 0.5}}
+    qrels = {"q1": {"a": 1, "c": 0}, "q2": {"x": 1}, "q3": {"y": 1}, "q4": {"d": 0, "e": 2}}
+    options = Options(judged_only=True)
+    ctx, _ = build_context(index_qrels(irspec.data.read_qrels(qrels)), irspec.data.read_run(run), options)
+    assert ctx.query_ids == ["q1", "q2", "q4", "q3"]  # run order, then the missing queries
+    assert ctx.n.tolist() == [2, 0, 2, 0]
+    rows = np.array([3, 0, 2, 1])
+    mask = np.array([True, False, False, True])
+    seg, rank = ctx.seg_of(rows).tolist(), ctx.rank_of(rows).tolist()
+    mask_seg, mask_rank = ctx.seg_of(mask).tolist(), ctx.rank_of(mask).tolist()
+    top = ctx.top_rows(np.array([1, 5, 0, 2])).tolist()
+    assert "seg" not in vars(ctx) and "rank" not in vars(ctx)  # nothing so far built the per-row arrays
+    assert ctx.seg.tolist() == [0, 0, 2, 2] and ctx.rank.tolist() == [1, 2, 1, 2]
+    assert (seg, rank) == ([2, 0, 2, 0], [2, 1, 1, 2])
+    assert (mask_seg, mask_rank) == ([0, 2], [1, 2])
+    assert top == [0]  # k=1 in q1, q2 is empty, k=0 in q4
+    assert ctx.top(np.array([2, 2, 1, 2])).tolist() == [True, True, True, False]

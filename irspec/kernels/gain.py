@@ -33,10 +33,12 @@ def discount(ranks: np.ndarray, metric: Metric) -> np.ndarray:
 
 def _dcg(ctx: Context, metric: Metric, with_discount: bool = True) -> np.ndarray:
     k = ctx.cutoff(metric)
-    label, rank, seg = ctx.label, ctx.rank, ctx.seg
-    if k is not None:  # only the top k count: select them first, a few rows of millions for @10
-        top = ctx.top(k)
-        label, rank, seg = label[top], rank[top], seg[top]
+    if k is None:
+        label, rank, seg = ctx.label, ctx.rank, ctx.seg
+    else:  # only the top k count: select them first, a few rows of millions for @10
+        top = ctx.top_rows(k)
+        seg = ctx.seg_of(top)
+        label, rank = ctx.label[top], ctx.rank_of(top, seg)
     g = gain_of(label, metric)
     if with_discount:
         g = g / discount(rank, metric)

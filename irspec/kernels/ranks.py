@@ -12,12 +12,13 @@ def average_precision(ctx: Context, metric: Metric) -> np.ndarray:
     """AP = (1/R) Σ over relevant ranks i <= k of P@i."""
     level = ctx.level(metric)
     rows, nth = ctx.relevant_rows(level)
-    rank = ctx.rank[rows]
+    seg = ctx.seg_of(rows)
+    rank = ctx.rank_of(rows, seg)
     prec = nth / rank
     k = ctx.cutoff(metric)
     if k is not None:
-        prec = np.where(rank <= k[ctx.seg[rows]], prec, 0.0)
-    total = np.bincount(ctx.seg[rows], weights=prec, minlength=ctx.nq)
+        prec = np.where(rank <= k[seg], prec, 0.0)
+    total = np.bincount(seg, weights=prec, minlength=ctx.nq)
     return safe_divide(total, ctx.R(level))
 
 
@@ -58,8 +59,8 @@ def _suffix_max_precision(ctx: Context, level: int) -> tuple[np.ndarray, np.ndar
     key = ("suffix-max", level)
     if key not in ctx._cache:
         rows, nth = ctx.relevant_rows(level)
-        seg = ctx.seg[rows]
-        prec = nth / ctx.rank[rows]
+        seg = ctx.seg_of(rows)
+        prec = nth / ctx.rank_of(rows, seg)
         # A running max from the end within segments: lift each segment above all later ones
         # (precision is in [0, 1]) so one accumulate never carries across a boundary.
         lifted = prec[::-1] + 2.0 * (ctx.nq - seg[::-1])
@@ -122,20 +123,22 @@ def inferred_ap(ctx: Context, metric: Metric) -> np.ndarray:
     rel_above = (nth - 1).astype(np.float64)
     nonrel_above = ctx.before(np.flatnonzero(ctx.judged_nonrelevant(level)), rows).astype(np.float64)
     unj_above = ctx.before(pooled_unjudged, rows).astype(np.float64)
-    j = (ctx.rank[rows] - 1).astype(np.float64)
+    seg = ctx.seg_of(rows)
+    j = (ctx.rank_of(rows, seg) - 1).astype(np.float64)
     eps = INFAP_EPSILON
     with np.errstate(divide="ignore", invalid="ignore"):
         term = 1.0 / (j + 1) + (j / (j + 1)) * ((rel_above + nonrel_above + unj_above) / j) * (
             (rel_above + eps) / (rel_above + nonrel_above + 2 * eps)
         )
     term = np.where(j == 0, 1.0, term)
-    return safe_divide(np.bincount(ctx.seg[rows], weights=term, minlength=ctx.nq), ctx.R(level))
+    return safe_divide(np.bincount(seg, weights=term, minlength=ctx.nq), ctx.R(level))
 
 
 def yaap(ctx: Context, metric: Metric) -> np.ndarray:
     """trec_eval's yaap: ln((1 + S) / (1 + R − S)) with S = Σ over relevant ranks of P@r (= AP·R)."""
     level = ctx.level(metric)
     rows, nth = ctx.relevant_rows(level)
-    S = np.bincount(ctx.seg[rows], weights=nth / ctx.rank[rows], minlength=ctx.nq)
+    seg = ctx.seg_of(rows)
+    S = np.bincount(seg, weights=nth / ctx.rank_of(rows, seg), minlength=ctx.nq)
     R = ctx.R(level)
     return np.where(R > 0, np.log((1 + S) / (1 + R - S)), 0.0)

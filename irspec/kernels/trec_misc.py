@@ -28,8 +28,9 @@ def bin_g(ctx: Context, metric: Metric) -> np.ndarray:
     """(1/R) Σ over relevant retrieved of 1 / log2(2 + documents above it that are not relevant)."""
     level = ctx.level(metric)
     rows, nth = ctx.relevant_rows(level)
-    term = 1.0 / np.log2(2.0 + ctx.rank[rows] - nth)
-    return safe_divide(np.bincount(ctx.seg[rows], weights=term, minlength=ctx.nq), ctx.R(level))
+    seg = ctx.seg_of(rows)
+    term = 1.0 / np.log2(2.0 + ctx.rank_of(rows, seg) - nth)
+    return safe_divide(np.bincount(seg, weights=term, minlength=ctx.nq), ctx.R(level))
 
 
 def _ideal(ctx: Context, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
@@ -97,8 +98,8 @@ def ndcg_rel(ctx: Context, metric: Metric) -> np.ndarray:
     ip = _ideal_prefix(ideal, offsets, ctx.nq)
     dcg = _dcg_prefix(ctx, metric)
     hit = gains > 0
-    seg = ctx.seg[hit]
-    at = np.minimum(ctx.rank[hit], Rg[seg])
+    seg = ctx.seg_of(hit)
+    at = np.minimum(ctx.rank_of(hit, seg), Rg[seg])
     term = safe_divide(dcg[hit], ip[offsets[seg] + at - 1])
     found = np.bincount(seg, minlength=ctx.nq)
     dcg_n = ctx.seg_sum(gains / np.log2(ctx.rank + 1.0))
@@ -160,12 +161,12 @@ def unjudged(ctx: Context, metric: Metric) -> np.ndarray:
 
 def relstring(ctx: Context, metric: Metric) -> list[str]:
     """Per query, a character per top-k document: label digit, '>' above 9, '-' absent, '.' negative."""
-    top = ctx.top(ctx.cutoff(metric))
+    top = ctx.top_rows(ctx.cutoff(metric))
     label = ctx.label[top]
     chars = np.where(label > 9, ord(">"), ord("0") + np.clip(label, 0, 9))
     chars = np.where(label < 0, ord("."), chars)
     chars = np.where(label == UNJUDGED, ord("-"), chars).astype(np.uint8)
-    counts = np.bincount(ctx.seg[top], minlength=ctx.nq)
+    counts = np.bincount(ctx.seg_of(top), minlength=ctx.nq)
     ends = np.cumsum(counts)
     data = chars.tobytes()
     return [data[e - c : e].decode("ascii") for c, e in zip(counts.tolist(), ends.tolist())]
