@@ -579,7 +579,7 @@ def _finish(frame: pl.DataFrame, fmt: _Format, source: str) -> tuple[pl.DataFram
     """Check finiteness and duplicates (rows in source order); sort qrels. Returns the frame and, for
     a run, its :func:`pair_keys`."""
     pl = _pl()
-    if fmt is _RUN and not np.isfinite(frame.get_column("score").to_numpy()).all():
+    if fmt is _RUN and not frame.get_column("score").is_finite().all():
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
         raise InputError(f"{what} for docno {d!r}", source, line, q)
@@ -600,8 +600,13 @@ def pair_keys(frame: pl.DataFrame) -> np.ndarray:
     seeds are fixed there). Two columns hashed separately and mixed in numpy cost a fraction of the
     memory of one polars expression over both.
     """
+    keys = frame.get_column("docno").hash().to_numpy()
+    if not keys.flags.writeable:  # a view of polars' buffer
+        keys = keys.copy()
     with np.errstate(over="ignore"):
-        return frame.get_column("query").hash().to_numpy() ^ (frame.get_column("docno").hash().to_numpy() * _MIX)
+        keys *= _MIX
+    keys ^= frame.get_column("query").hash().to_numpy()
+    return keys
 
 
 def _sort_qrels(frame: pl.DataFrame) -> pl.DataFrame:

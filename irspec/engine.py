@@ -655,7 +655,7 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
         keys = keys[rows] if keys is not None else None
         codes, lengths = codes[known], lengths[known]
     ranking = _rank(codes, lengths, frame.get_column("score").to_numpy(), frame.get_column("docno"))
-    label = ranking.arrange(_labels(index, frame, keys))
+    label = ranking.arrange(_labels(index, frame, keys, (codes, lengths)))
     seg_codes, seg_lengths = ranking.codes, ranking.lengths
     kept = None
     if options.depth is not None or options.judged_only:
@@ -729,10 +729,13 @@ class _Ranked:
         return self._frame.get_column(name).gather(index if self._kept is None else index[self._kept])
 
 
-def _labels(index: QrelsIndex, frame: Any, keys: np.ndarray | None = None) -> np.ndarray:
+def _labels(
+    index: QrelsIndex, frame: Any, keys: np.ndarray | None, blocks: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
     """The qrels label of each run row (:data:`UNJUDGED` where the qrels do not have the pair).
 
-    ``keys`` are the run rows' :func:`~irspec.data.pair_keys`, when the reader kept them."""
+    ``keys`` are the run rows' :func:`~irspec.data.pair_keys`, when the reader kept them; ``blocks``
+    the (query code, length) of each block of rows with one query id."""
     import polars as pl
 
     from irspec.data import pair_keys
@@ -744,11 +747,13 @@ def _labels(index: QrelsIndex, frame: Any, keys: np.ndarray | None = None) -> np
         hits = index.key_frame.join(pl.DataFrame({"key": keys}).with_row_index("row"), on="key", how="inner")
         row = hits.get_column("row").to_numpy()
         qrow = hits.get_column("qrow").to_numpy()
-        # Check every hashed match against the strings: exactness must not rest on a hash.
-        same = (frame.get_column("docno").gather(row) == index.frame.get_column("docno").gather(qrow)) & (
-            frame.get_column("query").gather(row) == index.frame.get_column("query").gather(qrow)
-        )
-        if same.all():
+        # Check every hashed match: exactness must not rest on a hash. The query codes come from the
+        # strings themselves, so equal codes are equal query ids; the docnos are compared as strings.
+        codes, lengths = blocks
+        row_code = codes[np.searchsorted(np.cumsum(lengths), row, side="right")]
+        if (row_code == index.row_query[qrow]).all() and (
+            frame.get_column("docno").gather(row) == index.frame.get_column("docno").gather(qrow)
+        ).all():
             label = np.full(len(keys), UNJUDGED, dtype=np.int64)
             label[row] = index.row_label[qrow]
             return label

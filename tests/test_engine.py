@@ -236,3 +236,34 @@ def test_rows_seg_and_rank_without_the_per_row_arrays():
     assert (mask_seg, mask_rank) == ([0, 2], [1, 2])
     assert top == [0]  # k=1 in q1, q2 is empty, k=0 in q4
     assert ctx.top(np.array([2, 2, 1, 2])).tolist() == [True, True, True, False]
+
+
+@pytest.mark.parametrize("weak", ["query_only", "docno_only"])
+def test_hash_collisions_fall_back_to_the_strings(monkeypatch, weak):
+    """The join works on 64-bit hashes of (query, docno) but never trusts them: with a hash that
+    collides for every document of a query (the qrels keys are not unique) or across queries (a run
+    row matches a judgment of another query), results must not change."""
+    import polars as pl
+
+    from randomdata import random_case
+
+    qrels, run = random_case(3, n_queries=8)
+    # docnos unique across queries (so that hashing the docno alone gives unique qrels keys), and the
+    # first query retrieves documents judged for another one
+    qrels = {q: {f"{q}/{d}": v for d, v in docs.items()} for q, docs in qrels.items()}
+    run = {q: {f"{q}/{d}": s for d, s in docs.items()} for q, docs in run.items()}
+    first, other = [q for q in run if q in qrels][:2]
+    run[first].update({d: 0.5 for d in list(qrels[other])[:3]})
+    metrics = ["AP", "nDCG@10", "P@5", "bpref", "relstring@10"]
+    expected = irspec.evaluate(qrels, run, metrics).per_query()
+
+    def weak_keys(frame):
+        column = "query" if weak == "query_only" else "docno"
+        return frame.get_column(column).hash().to_numpy()
+
+    monkeypatch.setattr(irspec.data, "pair_keys", weak_keys)
+    irspec.engine._INDEX_CACHE.clear()
+    q, r = irspec.data.read_qrels(qrels), irspec.data.read_run(run)
+    np.testing.assert_array_equal(r.keys, weak_keys(r.frame))  # the weak hash is in use
+    assert irspec.engine.index_qrels(q).keys_unique == (weak == "docno_only")
+    assert irspec.evaluate(q, r, metrics).per_query() == expected
