@@ -267,3 +267,12 @@ def test_hash_collisions_fall_back_to_the_strings(monkeypatch, weak):
     np.testing.assert_array_equal(r.keys, weak_keys(r.frame))  # the weak hash is in use
     assert irspec.engine.index_qrels(q).keys_unique == (weak == "docno_only")
     assert irspec.evaluate(q, r, metrics).per_query() == expected
+
+
+@pytest.mark.parametrize("high", [5, 2**16, 2**20, 2**32 - 1])
+def test_stable_argsort_of_query_codes_matches_numpys_stable_sort(high):
+    from irspec.engine import _stable_argsort
+
+    codes = np.random.default_rng(high % 1000).integers(0, high, 20_000, dtype=np.int64)
+    np.testing.assert_array_equal(_stable_argsort(codes), np.argsort(codes, kind="stable"))
+    assert len(_stable_argsort(codes[:0])) == 0
