@@ -1,7 +1,8 @@
 """The evaluation engine: one vectorised pass over all queries of a run.
 
-A run is joined with the qrels and sorted once (by query, score descending, docno descending, as
-trec_eval ranks), giving flat numpy arrays in which each query is a contiguous segment. Metric kernels
+A run is joined with the qrels and put in ranked order once (by query, score descending, docno
+descending, as trec_eval ranks), giving flat numpy arrays in which each query is a contiguous segment;
+a run file already written that way is only checked, and its tied rows reordered. Metric kernels
 (:mod:`irspec.kernels`) compute every query's value at once with segment operations on those arrays;
 :class:`Context` offers the shared pieces (relevance masks, the relevant rows, cutoffs) and caches
 them, so ten metrics at one relevance level share one selection of relevant rows.
@@ -145,10 +146,11 @@ class Context:
 
     Attributes every kernel may use (``nq`` queries, ``m`` ranked documents in all):
 
-    ``query_ids`` (list of nq ids), ``offsets`` (nq + 1 segment bounds), ``seg`` (m, query index of each
-    row), ``rank`` (m, 1-based rank within its query), ``label`` (m, qrels label; :data:`UNJUDGED` for
-    documents absent from the qrels), ``n`` (nq, ranking lengths), ``qrels`` (the :class:`QrelsIndex`),
-    ``qpos`` (nq, each query's position in the qrels index), ``options``.
+    ``query_ids`` (list of nq ids, in the order of the segments: not necessarily sorted), ``offsets``
+    (nq + 1 segment bounds), ``seg`` (m, query index of each row), ``rank`` (m, 1-based rank within its
+    query), ``label`` (m, qrels label; :data:`UNJUDGED` for documents absent from the qrels), ``n`` (nq,
+    ranking lengths), ``qrels`` (the :class:`QrelsIndex`), ``qpos`` (nq, each query's position in the
+    qrels index), ``options``.
 
     ``seg`` and ``rank`` are built on first use: most kernels only need them at a few rows (the
     relevant ones, the top k), which :meth:`seg_of`, :meth:`rank_of` and :meth:`top_rows` give without
@@ -491,13 +493,11 @@ class Result:
 
 def aggregate_values(values: np.ndarray, how: str) -> float:
     """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5."""
-    v = values[~np.isnan(values)]
     if how == "none":
         return math.nan
+    v = values[~np.isnan(values)]
     if len(v) == 0:
         return 0.0
-    if how == "none":
-        return math.nan
     if how == "sum":
         return float(v.sum())
     if how == "gmean":
