@@ -31,6 +31,7 @@ __all__ = [
 
 ParamKind = Literal["int", "float", "bool", "choice", "gains", "floats", "str"]
 Aggregate = Literal["mean", "sum", "gmean", "none"]
+Better = Literal["higher", "lower", "neither"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,10 @@ class MetricDef:
     name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
     reference, shown by ``irspec metrics``.
 
+    ``better`` says which values are better: ``higher`` (the default), ``lower`` (fall-out, search
+    length) or ``neither`` (counts and diagnostics such as ``NumRet`` or ``unj``). Reports bold the best
+    value and mark significant differences in that direction, and do neither for ``neither``.
+
     ``needs`` names the input the metric is computed from: ``"run"`` (the default: qrels and a run, through
     :class:`irspec.engine.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
     A metric over another input gives ``compute(data, metric)``, where ``data`` is what that reader
@@ -111,6 +116,7 @@ class MetricDef:
     doc: str = ""
     dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
     needs: str = "run"
+    better: Better = "higher"
     plugin: str = field(default="", compare=False)
 
     def param(self, name: str) -> Param:
@@ -330,6 +336,11 @@ class Registry:
             raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs {item.needs!r}, not an input name")
         if item.needs.lower() == "qrels":
             raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs 'qrels'; a metric over qrels and runs needs 'run'")
+        if item.better not in ("higher", "lower", "neither"):
+            raise RegistryError(
+                f"plugin {plugin!r}: metric {item.name!r} has better={item.better!r}; expected 'higher', 'lower' "
+                "or 'neither'"
+            )
         if item.needs != "run" and item.compute is None:
             raise RegistryError(
                 f"plugin {plugin!r}: metric {item.name!r} needs a {item.needs!r} input, so it must give compute(data, "

@@ -277,18 +277,11 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
 # ``comparisons`` below are :class:`irspec.plan.Comparison` objects and ``compare`` the settings that
 # made them (:class:`irspec.plan.Compare`); report.py reads their attributes and imports neither.
 
-# Which way is better where it is not "higher": bold and marks follow it. Counts and diagnostics have
-# no better value, so they get neither bold nor marks (their comparisons stay in the comparison table).
-_LOWER_IS_BETTER = frozenset({"Fallout", "SL", "NumNonrelJudgedRet"})
-_NO_BETTER = frozenset({"NumQ", "NumRel", "NumRet", "Judged", "unj", "rbp_resid", "IDCG"})
-
-
 def direction(metric: Any) -> int:
-    """+1 when a higher value of ``metric`` is better, -1 when a lower one is, 0 when neither is."""
-    name = getattr(metric, "name", None)
-    if name in _NO_BETTER:
-        return 0
-    return -1 if name in _LOWER_IS_BETTER else 1
+    """+1 when a higher value of ``metric`` is better, -1 when a lower one is, 0 when neither is (its
+    definition's ``better``)."""
+    definition = getattr(metric, "definition", None)
+    return {"higher": 1, "lower": -1, "neither": 0}[getattr(definition, "better", "higher")]
 
 
 def letters(n: int) -> list[str]:

@@ -508,3 +508,38 @@ def test_html_renders_in_headless_chromium(tmp_path):
     ).stdout
     assert "irspec report: plan.yaml" in dom and "neural" not in dom  # the fixture's runs are the file stems here
     assert dom.count("<tr") >= 1 + 4 + 1 + 3 * 3  # results rows and comparison rows were parsed as a table
+
+
+def test_which_way_is_better_comes_from_the_metric_definition():
+    """Bold and significance marks follow MetricDef.better, so a plugin's lower-is-better metric is
+    shown the right way round, and a count is never called best."""
+    import irspec
+    from irspec.plugins import build_registry, get_plugin_manager
+    from irspec.registry import MetricDef, RegistryError
+
+    def first_relevant_rank(query, metric):
+        ranks = [i for i, v in enumerate(query.labels, 1) if v is not None and v >= query.relevance_level]
+        return ranks[0] if ranks else len(query.labels) + 1
+
+    def plugin(better):
+        class Plugin:
+            @irspec.hookimpl
+            def irspec_register_metrics(self, register):
+                register(MetricDef("Effort", "rank of the first relevant document", per_query=first_relevant_rank, better=better))
+
+        pm = get_plugin_manager(load_entry_points=False)
+        pm.register(Plugin(), name="effort")
+        return build_registry(pm)
+
+    assert [report.direction(m) for m in irspec.parse_many("AP SL Fallout NumRet NumRelRet NumNonrelJudgedRet Judged@10 unj@10")] == [1, -1, -1, 0, 1, -1, 0, 0]
+    effort = plugin("lower").parse("Effort")[0]
+    assert report.direction(effort) == -1
+    results = evaluate_many(str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{f}.run") for f in RUNS], [effort])
+    values = {r.run_name: round(r.aggregate()["Effort"], 4) for r in results}
+    best = min(values.values())
+    assert best < max(values.values())  # the fixture's runs differ here
+    table = report.to_markdown(results)
+    bold = {float(x) for x in re.findall(r"\*\*([0-9.]+)\*\*", table)}
+    assert bold == {best}
+    with pytest.raises(RegistryError, match="better='smaller'"):
+        plugin("smaller")

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from irspec.builtin._common import kernel, rel
 from irspec.hookspecs import hookimpl
-from irspec.registry import MetricDef
+from irspec.registry import Better, MetricDef
 
 K = "counts"
 
 
-def _count(name: str, trec: str, summary: str, func: str, with_rel: bool = True) -> MetricDef:
+def _count(
+    name: str, trec: str, summary: str, func: str, with_rel: bool = True, better: Better = "neither"
+) -> MetricDef:
     return MetricDef(
         name,
         summary,
         (rel(),) if with_rel else (),
         aggregate="sum",
+        better=better,
         compute=kernel(K, func),
         trec_name=lambda m: trec if not m.params else None,
         doc=f"{summary}. Per query a count; the summary is the sum over queries (trec_eval's {trec}).",
@@ -24,12 +27,13 @@ def _count(name: str, trec: str, summary: str, func: str, with_rel: bool = True)
 NUM_Q = _count("NumQ", "num_q", "number of queries evaluated (1 per query)", "num_q", with_rel=False)
 NUM_RET = _count("NumRet", "num_ret", "number of documents retrieved", "num_ret", with_rel=False)
 NUM_REL = _count("NumRel", "num_rel", "number of relevant documents in the qrels", "num_rel")
-NUM_REL_RET = _count("NumRelRet", "num_rel_ret", "number of relevant documents retrieved", "num_rel_ret")
+NUM_REL_RET = _count("NumRelRet", "num_rel_ret", "number of relevant documents retrieved", "num_rel_ret", better="higher")
 NUM_NONREL_JUDGED_RET = _count(
     "NumNonrelJudgedRet",
     "num_nonrel_judged_ret",
     "number of judged non-relevant documents retrieved",
     "num_nonrel_judged_ret",
+    better="lower",
 )
 
 

@@ -83,6 +83,7 @@ IDCG = MetricDef(
     (cutoff(), _dcg_param(), _gains_param()),
     at="k",
     compute=kernel(K, "idcg"),
+    better="neither",  # a property of the qrels
     doc="IDCG@k: the DCG@k of the query's qrels labels sorted by decreasing gain. " + _FORMULA,
 )
 

@@ -132,6 +132,7 @@ SEARCH_LENGTH = MetricDef(
         rel(),
     ),
     compute=kernel(K, "search_length"),
+    better="lower",
     doc="""SL = rank of the first relevant document (the user's effort in known-item search). A query
 with no relevant document retrieved gets n + 1 (one past the end of its ranking) by default, or is
 left out of the mean with unfound=skip (unfound=n_plus_1 is the default). Lower is better. Reference: Cooper, "Expected search length",

@@ -99,6 +99,7 @@ JUDGED = MetricDef(
     (cutoff(),),
     at="k",
     compute=kernel(K, "judged"),
+    better="neither",  # a diagnostic of the judgments, not of the run's quality
     doc="""Judged@k = |top k documents with a label >= 0 in the qrels| / k (the whole list without a
 cutoff; 0 for an empty ranking). A low value warns that a run's scores rest on unjudged documents
 (Sakai 2007; ir_measures' Judged).""",
@@ -114,6 +115,7 @@ FALLOUT = MetricDef(
     ),
     at="k",
     compute=kernel(K, "fallout"),
+    better="lower",
     doc="""Fallout@k = |non-relevant in top k| / (C − R), with C the collection size (parameter
 collection_size, or the evaluation option of the same name) and non-relevant meaning not relevant
 (judged or not). Without a cutoff, over the whole list. Reference: Salton & McGill (1983).""",

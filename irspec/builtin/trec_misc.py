@@ -94,6 +94,7 @@ RBP_RESID = MetricDef(
     "residual of rank-biased precision",
     (Param("p", "float", 0.9, "persistence: the chance the user goes on to the next rank", minimum=0, maximum=1, exclusive_minimum=True),),
     compute=kernel(K, "rbp_resid"),
+    better="neither",
     trec_name=lambda m: "rbp_resid" if not m.params else None,
     doc="""rbp_resid = p^n + (1 − p) Σ over unjudged ranks i of p^(i−1): how much rank-biased precision
 (Moffat & Zobel, TOIS 2008) could still grow if unjudged documents were relevant. trec_eval's
@@ -107,6 +108,7 @@ UNJ = MetricDef(
     (cutoff(required=True),),
     at="k",
     compute=kernel(K, "unjudged"),
+    better="neither",
     trec_name=lambda m: f"unj_{m.get('k')}" if plain(m, "k") and isinstance(m.get("k"), int) else None,
     doc="""unj@k = |top-k documents without a label >= 0 (absent from the qrels or negative)| / k, k in the
 denominator even when n < k: trec_eval's unj_k (m_unjudged.c).""",

@@ -42,6 +42,7 @@ ZRR = MetricDef(
     (),
     needs="log",
     compute=f"{K}:zero_result",
+    better="lower",
     doc="""ZRR = |query issues whose results list is empty| / |query issues|. A high rate points at a recall
 problem, or at information the index does not hold.""",
 )
@@ -52,6 +53,7 @@ ABANDONMENT = MetricDef(
     (),
     needs="log",
     compute=f"{K}:abandonment",
+    better="lower",
     doc="""Abandonment = |sessions in which no query issue got a click| / |sessions|. """ + _PER_SESSION,
 )
 
@@ -82,6 +84,7 @@ QUERIES_PER = MetricDef(
     positional="unit",
     needs="log",
     compute=f"{K}:queries_per",
+    better="neither",
     doc="""QueriesPer(session) = |query issues| / |sessions|: the mean number of queries per session.
 QueriesPer(minute|hour|day) = the mean number of query issues per calendar minute, hour or day (UTC) in
 which at least one query was issued: units without queries are not counted, so this is the load while
