@@ -41,6 +41,7 @@ Numerical conventions shared by every function:
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from dataclasses import asdict, dataclass
@@ -95,6 +96,10 @@ _INT_LIMIT = 2**60
 # Elements per block of random draws; bounds memory (about 8 bytes each) without affecting results,
 # because every generator call below yields the same stream however it is split.
 _CHUNK_ELEMENTS = 1 << 20
+
+# Most systems for which the randomised Tukey HSD draws each topic's shuffle as one of the n! orderings
+# of the systems (8! = 40,320 orderings); with more, each permutation shuffles every topic itself.
+_MAX_ORDERED_SYSTEMS = 8
 
 # Row r of this table holds the 8 bits of the byte value r, least significant first.
 _BYTE_BITS = (np.arange(256)[:, None] >> np.arange(8)) & 1
@@ -708,11 +713,30 @@ def _sign_test(wins: int, losses: int) -> tuple[float, float]:
 
 
 def _tukey_ranges(k: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
-    """Range (max - min) of the system sums after shuffling systems within each topic, per permutation."""
+    """Range (max - min) of the system sums after shuffling systems within each topic, per permutation.
+
+    A shuffle of one topic is one of the ``n_sys!`` orderings of the systems, each equally likely. For a
+    few systems a permutation draws one ordering index per topic and, slot by slot, gathers the score
+    that ordering puts there: three times faster than shuffling each topic's scores in place (numpy's
+    per-row shuffle has a fixed cost per topic and permutation), and the gathers stay in cache.
+    """
     n_sys, n_top = k.shape
     rows = max(1, _CHUNK_ELEMENTS // (n_sys * n_top))
     by_topic = np.ascontiguousarray(k.T)
     ranges = np.empty(permutations, dtype=np.int64)
+    if n_sys <= _MAX_ORDERED_SYSTEMS:
+        orders = np.array(list(itertools.permutations(range(n_sys))))  # (n_sys!, n_sys)
+        flat = by_topic.ravel()
+        first = np.arange(n_top, dtype=np.int64) * n_sys  # topic t's scores start at flat[first[t]]
+        sums = np.empty((rows, n_sys), dtype=np.int64)
+        for start in range(0, permutations, rows):
+            m = min(rows, permutations - start)
+            chosen = rng.integers(0, len(orders), size=(m, n_top))
+            for slot in range(n_sys):
+                # the system that each drawn ordering puts in this slot, then its score in that topic
+                np.sum(flat[orders[:, slot][chosen] + first], axis=1, out=sums[:m, slot])
+            ranges[start : start + m] = sums[:m].max(axis=1) - sums[:m].min(axis=1)
+        return ranges
     for start in range(0, permutations, rows):
         m = min(rows, permutations - start)
         block = np.broadcast_to(by_topic, (m, n_top, n_sys)).copy()

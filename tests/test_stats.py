@@ -565,9 +565,39 @@ def test_randomized_tukey_properties() -> None:
     for r in r1:
         pairwise = stats.paired(x[r.a], x[r.b], test="randomization", permutations=4_000, seed=3)
         assert r.p_value >= pairwise.p_value - 4 * pairwise.mc_se
-    # and it agrees with the parametric HSD on roughly normal data
+    # and it agrees roughly with the parametric HSD (on these 30 grid-valued topics the largest gap
+    # between the two, measured with 200,000 permutations, is 0.108)
     parametric = stats.tukey(x)
-    assert max(abs(r.p_value - s.p_value) for r, s in zip(r1, parametric, strict=True)) < 0.1
+    assert max(abs(r.p_value - s.p_value) for r, s in zip(r1, parametric, strict=True)) < 0.15
+
+
+@pytest.mark.parametrize("orderings_table", [True, False])
+def test_randomized_tukey_matches_the_exact_permutation_distribution(monkeypatch, orderings_table) -> None:
+    """Three systems, five topics: all 6**5 ways of shuffling the systems within the topics can be
+    enumerated, which gives the exact p of each pair; the Monte Carlo p must be within its error,
+    whether permutations draw one of the orderings of the systems per topic or shuffle each topic."""
+    if not orderings_table:
+        monkeypatch.setattr(stats, "_MAX_ORDERED_SYSTEMS", 2)
+    x = np.array(
+        [
+            [0.4, 0.0, 0.1, 0.7, 0.4],
+            [0.7, 0.9, 0.6, 0.7, 0.6],
+            [0.5, 0.2, 0.7, 0.4, 0.4],
+        ]
+    )
+    k = np.rint(x * 10).astype(int)
+    ranges = []
+    for orders in itertools.product(list(itertools.permutations(range(3))), repeat=x.shape[1]):
+        sums = sum(k[list(order), t] for t, order in enumerate(orders))
+        ranges.append(sums.max() - sums.min())
+    ranges = np.array(ranges)
+    results = stats.tukey(x, randomized=True, permutations=20_000, seed=5)
+    assert [(r.a, r.b) for r in results] == [(0, 1), (0, 2), (1, 2)]
+    for r in results:
+        gap = abs(k[r.a].sum() - k[r.b].sum())
+        exact = float(np.mean(ranges >= gap))
+        assert 0.05 < exact < 0.9  # p-values worth checking: 0.068, 0.824, 0.414
+        assert abs(r.p_value - exact) < 4 * r.mc_se + 1 / 20_001, (r.a, r.b, r.p_value, exact)
 
 
 # --------------------------------------------------------------------------------------------------
