@@ -609,6 +609,12 @@ def pair_keys(frame: pl.DataFrame) -> np.ndarray:
     return keys
 
 
+def all_distinct(keys: np.ndarray) -> bool:
+    """Whether no two of ``keys`` are equal: sorted, no equal neighbours."""
+    ordered = np.sort(keys)
+    return not bool((ordered[1:] == ordered[:-1]).any())
+
+
 def _sort_qrels(frame: pl.DataFrame) -> pl.DataFrame:
     """Sorted by query, then docno. A sort on two string columns is slow (1.6 s for 5M rows), and qrels
     files are nearly always sorted already, or grouped by query (in numeric order: 2 before 10) with
@@ -633,10 +639,9 @@ def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str) -> Non
     pl = _pl()
     if frame.height < 2:
         return
-    # One hash per row, sorted: equal (query, docno) pairs always hash equal, so "no equal neighbours"
-    # proves there is no duplicate. Much cheaper than is_duplicated() on two string columns.
-    keys = np.sort(keys)
-    if not (keys[1:] == keys[:-1]).any():
+    # Equal (query, docno) pairs always hash equal, so distinct keys prove there is no duplicate.
+    # Much cheaper than is_duplicated() on two string columns.
+    if all_distinct(keys):
         return
     dup = frame.filter(~pl.struct("query", "docno").is_first_distinct())
     if dup.height == 0:  # a hash collision

@@ -97,13 +97,12 @@ class QrelsIndex:
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
         self.row_query = q
         self.row_label = labels
-        from irspec.data import pair_keys
+        from irspec.data import all_distinct, pair_keys
 
         keys = pair_keys(frame)
         # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
         # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
-        ordered = np.sort(keys)
-        self.keys_unique = not bool((ordered[1:] == ordered[:-1]).any())
+        self.keys_unique = all_distinct(keys)
         self.key_frame = pl.DataFrame({"key": keys, "qrow": np.arange(len(keys), dtype=np.int64)})
         order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
         self.labels = labels[order]
@@ -304,11 +303,7 @@ class Context:
         share them). Built from the segment bounds: 50,000 rows for @10, whatever the run's length."""
         key = ("top", k.tobytes())
         if key not in self._cache:
-            take = np.minimum(np.maximum(k, 0), self.n)
-            ends = np.cumsum(take)
-            # row = its query's first row + its place among the taken rows of that query
-            shift = np.repeat(self.offsets[:-1] - (ends - take), take)
-            self._cache[key] = np.arange(ends[-1] if len(ends) else 0, dtype=np.int64) + shift
+            self._cache[key] = segment_rows(self.offsets[:-1], np.minimum(np.maximum(k, 0), self.n))
         return self._cache[key]
 
     def count(self, mask: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
@@ -320,15 +315,19 @@ class Context:
             seg = seg[self.rank_of(rows, seg) <= k[seg]]
         return np.bincount(seg, minlength=self.nq).astype(np.int64)
 
+    def relevant_places(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """(seg, rank) of the :meth:`relevant_rows`, cached: AP, IPrec, bpref and P@k all need them."""
+        key = ("relevant-places", level)
+        if key not in self._cache:
+            rows, _ = self.relevant_rows(level)
+            seg = self.seg_of(rows)
+            self._cache[key] = (seg, self.rank_of(rows, seg))
+        return self._cache[key]
+
     def count_relevant(self, level: int, k: np.ndarray | None = None) -> np.ndarray:
         """Relevant documents per query (within the top ``k`` when given), from the cached relevant
         rows: a dozen P@k share one selection instead of scanning every row each."""
-        rows, _ = self.relevant_rows(level)
-        key = ("relevant-seg-rank", level)
-        if key not in self._cache:
-            seg = self.seg_of(rows)
-            self._cache[key] = (seg, self.rank_of(rows, seg))
-        seg, rank = self._cache[key]
+        seg, rank = self.relevant_places(level)
         if k is not None:
             seg = seg[rank <= k[seg]]
         return np.bincount(seg, minlength=self.nq).astype(np.int64)
@@ -360,9 +359,16 @@ class Context:
             starts, ends = q.offsets[self.qpos], q.offsets[self.qpos + 1]
             lengths = ends - starts
             offsets = np.concatenate(([0], np.cumsum(lengths)))
-            idx = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-            self._cache["ideal"] = (q.labels[idx], offsets)
+            self._cache["ideal"] = (q.labels[segment_rows(starts, lengths)], offsets)
         return self._cache["ideal"]
+
+
+def segment_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices ``starts[q], ..., starts[q] + lengths[q] - 1`` for each q in turn, concatenated."""
+    ends = np.cumsum(lengths)
+    # index = its segment's start + its place within the segment
+    shift = np.repeat(np.asarray(starts, dtype=np.int64) - (ends - lengths), lengths)
+    return np.arange(ends[-1] if len(ends) else 0, dtype=np.int64) + shift
 
 
 def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:

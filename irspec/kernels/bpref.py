@@ -18,7 +18,7 @@ def bpref(ctx: Context, metric: Metric) -> np.ndarray:
     X = np.broadcast_to(np.where(np.isfinite(X), X, 0.0), (ctx.nq,))
     # judged non-relevant documents ranked above each row (the row itself is relevant, so not counted)
     above = ctx.before(np.flatnonzero(ctx.judged_nonrelevant(level)), rows).astype(np.float64)
-    seg = ctx.seg_of(rows)
+    seg, _ = ctx.relevant_places(level)
     cap = np.minimum(N, X)[seg]
     term = np.where(cap > 0, 1.0 - safe_divide(np.minimum(above, X[seg]), cap), 1.0)
     return safe_divide(np.bincount(seg, weights=term, minlength=ctx.nq), R)

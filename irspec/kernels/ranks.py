@@ -11,9 +11,8 @@ from irspec.registry import Metric
 def average_precision(ctx: Context, metric: Metric) -> np.ndarray:
     """AP = (1/R) Σ over relevant ranks i <= k of P@i."""
     level = ctx.level(metric)
-    rows, nth = ctx.relevant_rows(level)
-    seg = ctx.seg_of(rows)
-    rank = ctx.rank_of(rows, seg)
+    _, nth = ctx.relevant_rows(level)
+    seg, rank = ctx.relevant_places(level)
     prec = nth / rank
     k = ctx.cutoff(metric)
     if k is not None:
@@ -58,9 +57,9 @@ def _suffix_max_precision(ctx: Context, level: int) -> tuple[np.ndarray, np.ndar
     """
     key = ("suffix-max", level)
     if key not in ctx._cache:
-        rows, nth = ctx.relevant_rows(level)
-        seg = ctx.seg_of(rows)
-        prec = nth / ctx.rank_of(rows, seg)
+        _, nth = ctx.relevant_rows(level)
+        seg, rank = ctx.relevant_places(level)
+        prec = nth / rank
         # A running max from the end within segments: lift each segment above all later ones
         # (precision is in [0, 1]) so one accumulate never carries across a boundary.
         lifted = prec[::-1] + 2.0 * (ctx.nq - seg[::-1])
@@ -123,8 +122,8 @@ def inferred_ap(ctx: Context, metric: Metric) -> np.ndarray:
     rel_above = (nth - 1).astype(np.float64)
     nonrel_above = ctx.before(np.flatnonzero(ctx.judged_nonrelevant(level)), rows).astype(np.float64)
     unj_above = ctx.before(pooled_unjudged, rows).astype(np.float64)
-    seg = ctx.seg_of(rows)
-    j = (ctx.rank_of(rows, seg) - 1).astype(np.float64)
+    seg, rank = ctx.relevant_places(level)
+    j = (rank - 1).astype(np.float64)
     eps = INFAP_EPSILON
     with np.errstate(divide="ignore", invalid="ignore"):
         term = 1.0 / (j + 1) + (j / (j + 1)) * ((rel_above + nonrel_above + unj_above) / j) * (
@@ -137,8 +136,8 @@ def inferred_ap(ctx: Context, metric: Metric) -> np.ndarray:
 def yaap(ctx: Context, metric: Metric) -> np.ndarray:
     """trec_eval's yaap: ln((1 + S) / (1 + R − S)) with S = Σ over relevant ranks of P@r (= AP·R)."""
     level = ctx.level(metric)
-    rows, nth = ctx.relevant_rows(level)
-    seg = ctx.seg_of(rows)
-    S = np.bincount(seg, weights=nth / ctx.rank_of(rows, seg), minlength=ctx.nq)
+    _, nth = ctx.relevant_rows(level)
+    seg, rank = ctx.relevant_places(level)
+    S = np.bincount(seg, weights=nth / rank, minlength=ctx.nq)
     R = ctx.R(level)
     return np.where(R > 0, np.log((1 + S) / (1 + R - S)), 0.0)

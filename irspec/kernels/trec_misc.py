@@ -27,9 +27,9 @@ def utility(ctx: Context, metric: Metric) -> np.ndarray:
 def bin_g(ctx: Context, metric: Metric) -> np.ndarray:
     """(1/R) Σ over relevant retrieved of 1 / log2(2 + documents above it that are not relevant)."""
     level = ctx.level(metric)
-    rows, nth = ctx.relevant_rows(level)
-    seg = ctx.seg_of(rows)
-    term = 1.0 / np.log2(2.0 + ctx.rank_of(rows, seg) - nth)
+    _, nth = ctx.relevant_rows(level)
+    seg, rank = ctx.relevant_places(level)
+    term = 1.0 / np.log2(2.0 + rank - nth)
     return safe_divide(np.bincount(seg, weights=term, minlength=ctx.nq), ctx.R(level))
 
 

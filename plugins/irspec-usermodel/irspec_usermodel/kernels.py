@@ -19,7 +19,7 @@ from irspec.engine import Context, QueryView
 def _within(ctx: Context, metric: Any) -> np.ndarray | None:
     """Per row: inside the cutoff k (``None`` when there is no cutoff)."""
     k = ctx.cutoff(metric)
-    return None if k is None else ctx.rank <= k[ctx.seg]
+    return None if k is None else ctx.top(k)
 
 
 def err(ctx: Context, metric: Any) -> np.ndarray:
