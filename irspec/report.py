@@ -396,6 +396,26 @@ def method_parts(results: Sequence[Result], comparisons: Sequence[Any], compare:
     return test, correction, compare.alpha, query_count(results, comparisons)
 
 
+def _marks_legend(
+    results: Sequence[Result],
+    marks: Any,
+    comparisons: Sequence[Any],
+    compare: Any,
+    escape: Callable[[str], str],
+    better_worse: str,
+    alpha_format: str,
+) -> str:
+    """The sentence that explains a results table's significance marks, in one markup: ``escape``
+    escapes text, ``better_worse`` is the markup of the two baseline marks, ``alpha_format`` shows alpha."""
+    test, correction, alpha, queries = method_parts(results, comparisons, compare)
+    if marks.baseline is not None:
+        what = f"{better_worse}: significantly better/worse than {escape(marks.baseline)}"
+    else:
+        what = "Superscript letters: significantly better than the run with that letter"
+    compared = "" if queries == query_count(results) else f"; compared on {queries}"
+    return f"{what} ({escape(test)}; {escape(correction)}; {alpha_format.format(alpha)}{compared})."
+
+
 def method_text(results: Sequence[Result], comparisons: Sequence[Any], compare: Any) -> str:
     """The test, correction and family, alpha and number of queries in one line, as legends say it."""
     test, correction, alpha, queries = method_parts(results, comparisons, compare)
@@ -678,16 +698,8 @@ def to_latex(
     if any(_best(b, decimals) for b in blocks):
         caption.append("The best value of each metric is in bold.")
     if marks:
-        test, correction, alpha, queries = method_parts(results, comparisons, compare)
-        if marks.baseline is not None:
-            what = (
-                r"\textsuperscript{$\dagger$}/\textsuperscript{$\downarrow$}: significantly better/worse than "
-                + latex_escape(marks.baseline)
-            )
-        else:
-            what = "Superscript letters: significantly better than the run with that letter"
-        compared = "" if queries == query_count(results) else f"; compared on {queries}"
-        caption.append(f"{what} ({latex_escape(test)}; {latex_escape(correction)}; $\\alpha = {alpha:g}${compared}).")
+        dagger_arrow = r"\textsuperscript{$\dagger$}/\textsuperscript{$\downarrow$}"
+        caption.append(_marks_legend(results, marks, comparisons, compare, latex_escape, dagger_arrow, r"$\alpha = {:g}$"))
     out.append(r"  \caption{" + " ".join(caption) + "}")
     for n, block in enumerate(blocks):
         metrics = block[0].metrics
@@ -843,13 +855,7 @@ def to_markdown(
     if any_best:
         legend.append("The best value of each metric is in **bold**.")
     if marks:
-        test, correction, alpha, queries = method_parts(results, comparisons, compare)
-        if marks.baseline is not None:
-            what = f"<sup>†</sup>/<sup>↓</sup>: significantly better/worse than {markdown_escape(marks.baseline)}"
-        else:
-            what = "Superscript letters: significantly better than the run with that letter"
-        compared = "" if queries == query_count(results) else f"; compared on {queries}"
-        legend.append(f"{what} ({markdown_escape(test)}; {markdown_escape(correction)}; α = {alpha:g}{compared}).")
+        legend.append(_marks_legend(results, marks, comparisons, compare, markdown_escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}"))
     lines += ["", " ".join(legend)]
     if notes:
         lines += [""] + [f"- note: {markdown_escape(n)}" for n in notes]
@@ -1106,13 +1112,7 @@ def to_html(
         out.append("</tbody></table></div>")
     legend = [f"Mean over {query_count(results)}; the best value of each metric in bold."]
     if marks:
-        test, correction, alpha, queries = method_parts(results, comparisons, compare)
-        if marks.baseline is not None:
-            what = f"<sup>†</sup>/<sup>↓</sup>: significantly better/worse than {e(marks.baseline)}"
-        else:
-            what = "Superscript letters: significantly better than the run with that letter"
-        compared = "" if queries == query_count(results) else f"; compared on {queries}"
-        legend.append(f"{what} ({e(test)}; {e(correction)}; α = {alpha:g}{compared}).")
+        legend.append(_marks_legend(results, marks, comparisons, compare, e, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}"))
     out.append(f'<p class="legend">{" ".join(legend)}</p>')
 
     # comparisons
