@@ -74,7 +74,7 @@ KNOWN_MISSING: dict[str, str] = {
     # measure name -> reason. Empty: every other measure trec_eval prints here, irspec prints too.
 }
 # Measures not compared even when irspec prints them.
-NOT_COMPARED = {"rbp": "trec_eval's value comes from uninitialised memory"}
+NOT_COMPARED = {"rbp": "deliberate: trec_eval's value comes from uninitialised memory"}
 
 ROUNDING = 0.00005 + 1e-9
 
@@ -356,7 +356,7 @@ def test_lines_in_trec_eval_order(name: str) -> None:
     """irspec's lines come in trec_eval's order (comparing the lines both print)."""
     out = outcome(name)
     if out.fallback and not out.text:
-        pytest.skip("no whole output to order")
+        pytest.skip("deliberate: no whole output to order")
     want = expected(name)
     mine = [k for k in _keys_in_order(out.text) if k in want]
     theirs = [k for k in want if k in set(mine)]
@@ -388,14 +388,14 @@ def _all_params():
 def test_measure(name: str, measure: str) -> None:
     """One expected measure of one command: printed for every query trec_eval prints it for, same values."""
     if _matches(measure, NOT_COMPARED):
-        pytest.skip(NOT_COMPARED.get(measure, "not compared"))
+        pytest.skip(NOT_COMPARED.get(measure, "deliberate: not compared"))
     want = {k: v for k, v in expected(name).items() if k[0] == measure}
     got = {k: v for k, v in outcome(name).printed.items() if k[0] == measure}
     if not got and _allowed_missing(measure):
         reason = ALLOWED_MISSING.get(measure) or KNOWN_MISSING.get(measure) or next(
             r for p, r in {**ALLOWED_MISSING, **KNOWN_MISSING}.items() if _matches(measure, [p])
         )
-        pytest.skip(f"allowed to be missing: {reason}")
+        pytest.skip(f"deliberate: allowed to be missing: {reason}")
     assert set(got) == set(want), f"queries differ: irspec {sorted(got)}, trec_eval {sorted(want)}"
     bad = []
     for key, theirs in want.items():

@@ -1,0 +1,46 @@
+"""Repository-wide test setup: in CI a skipped test is a failure, unless it says it is deliberate.
+
+A test that skips because a tool or package is missing (Chromium, pdflatex, an optional extra, a plugin,
+trec_eval's test data) proves nothing, and CI would stay green with a hole in it. ``.ci/run`` installs
+everything the suite needs and sets ``IRSPEC_STRICT_SKIPS=1``; with it set, every skip turns into a
+failure except those whose reason starts with ``deliberate:`` (a case the test decides not to compare,
+such as a trec_eval value read from uninitialised memory). Locally, without the variable, skips stay
+skips so that a contributor without Chromium can still run the suite.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+DELIBERATE = "deliberate:"
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    # A skip's longrepr is (file, line, "Skipped: reason").
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return str(report.longrepr)
+
+
+def _fail_undeliberate_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if not report.skipped or os.environ.get("IRSPEC_STRICT_SKIPS") != "1" or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    if not reason.startswith(DELIBERATE):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in strict mode (IRSPEC_STRICT_SKIPS=1): {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    outcome = yield
+    _fail_undeliberate_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> object:
+    # A module-level importorskip (a plugin that is not installed) skips the whole file at collection.
+    outcome = yield
+    _fail_undeliberate_skip(outcome.get_result())
