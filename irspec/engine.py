@@ -24,7 +24,7 @@ import numpy as np
 
 from irspec import spec as ast
 from irspec.errors import EvaluationError, IrspecError
-from irspec.registry import Metric
+from irspec.registry import MAX_COUNT, Metric
 
 __all__ = ["Options", "Context", "QueryView", "Result", "evaluate", "evaluate_many", "UNJUDGED"]
 
@@ -52,14 +52,15 @@ class Options:
     collection_size: int | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.relevance_level, bool) or not isinstance(self.relevance_level, int) or self.relevance_level < 1:
-            raise EvaluationError(f"relevance_level must be an integer >= 1, got {self.relevance_level!r}")
-        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1):
-            raise EvaluationError(f"depth must be an integer >= 1 or None, got {self.depth!r}")
+        # Counts stop at MAX_COUNT, as a metric's integer parameters do: exact in float64 and int64, where
+        # the kernels use them, and beyond any real collection (a larger depth would cut nothing).
+        _check_count("relevance_level", self.relevance_level)
+        if self.depth is not None:
+            _check_count("depth", self.depth)
         if self.missing_queries not in ("zero", "skip", "error"):
             raise EvaluationError(f"missing_queries must be zero, skip or error, got {self.missing_queries!r}")
-        if self.collection_size is not None and (not isinstance(self.collection_size, int) or self.collection_size < 1):
-            raise EvaluationError(f"collection_size must be a positive integer, got {self.collection_size!r}")
+        if self.collection_size is not None:
+            _check_count("collection_size", self.collection_size)
 
     def as_dict(self) -> dict[str, Any]:
         """The options as a plain dict (for JSON output)."""
@@ -70,6 +71,11 @@ class Options:
             "missing_queries": self.missing_queries,
             "collection_size": self.collection_size,
         }
+
+
+def _check_count(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise EvaluationError(f"{name} must be an integer >= 1 and <= {MAX_COUNT}, got {value!r}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -221,23 +227,29 @@ class Context:
         v = metric.get(name)
         if isinstance(v, ast.Expr.__args__):
             R = self.R(self.level(metric)).astype(np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
+            # Per query, arithmetic over R may divide by zero (10/R with R = 0) or overflow (R*1e308):
+            # the float results (inf, NaN) are given their meaning by the caller, without numpy's warnings.
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return np.broadcast_to(np.asarray(ast.evaluate_expr(v, {"R": R}), np.float64), (self.nq,))
         return v
 
     def cutoff(self, metric: Metric, name: str = "k") -> np.ndarray | None:
         """The cutoff per query as an int array, or ``None`` for the whole ranking.
 
-        A cutoff computed from ``R`` is rounded down; where it is below 1 (``P@R`` with R = 0) it is 0,
-        and cutoff metrics give 0 for that query.
+        A cutoff computed from ``R`` is rounded down. Where it is below 1 or NaN (``P@R`` with R = 0,
+        ``P@(R-100)``, ``P@((R-R)/(R-R))``) it is 0, and cutoff metrics give 0 for that query. Where it
+        is above :data:`~irspec.registry.MAX_COUNT` or infinite (``nDCG@(R*1e19)``, ``P@(10/R)`` with
+        R = 0) it is MAX_COUNT: a cutoff past every ranking means the whole ranking, as trec_eval's
+        ``P.100000`` does. (A metric that divides by k, such as P, then divides by MAX_COUNT; constant
+        cutoffs are never above it, the binder refuses them.)
         """
         v = self.value(metric, name)
         if v is None:
             return None
         if isinstance(v, np.ndarray):
-            v = np.where(np.isfinite(v), np.floor(v + 1e-9), 0)  # 1e-9: (0.3*R)*10 is not quite integral
-            return np.maximum(v, 0).astype(np.int64)
-        return np.full(self.nq, int(v), dtype=np.int64)
+            v = np.floor(np.nan_to_num(v, nan=0.0) + 1e-9)  # 1e-9: (0.3*R)*10 is not quite integral
+            return np.clip(v, 0, MAX_COUNT).astype(np.int64)
+        return np.full(self.nq, v, dtype=np.int64)
 
     # --- per-query qrels counts -----------------------------------------------------------------
     def R(self, level: int) -> np.ndarray:

@@ -19,6 +19,8 @@ __all__ = [
     "EvaluationError",
     "PlanError",
     "suggest",
+    "excerpt",
+    "shorten",
 ]
 
 
@@ -35,14 +37,16 @@ class SpecSyntaxError(SpecError):
 
     ``position`` is the 0-based character offset of the problem in ``text``; for truncated input it is
     ``len(text)``, one past the last character. The message shows the text with a caret under that
-    position.
+    position: a long text only around the position (``...`` where it is cut), and line breaks and tabs
+    as spaces, so that the excerpt is one line and the caret stands under the problem.
     """
 
     def __init__(self, text: str, position: int, message: str) -> None:
         self.text = text
         self.position = position
         self.reason = message
-        super().__init__(f"{message} at column {position + 1}\n  {text}\n  {' ' * position}^")
+        shown, caret = excerpt(text, position)
+        super().__init__(f"{message} at column {position + 1}\n  {shown}\n  {' ' * caret}^")
 
     @property
     def column(self) -> int:
@@ -57,7 +61,7 @@ class UnknownMetricError(SpecError):
         self.name = name
         self.suggestions = tuple(suggestions)
         hint = f"; did you mean {_or_list(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"unknown metric {name!r}{hint}")
+        super().__init__(f"unknown metric {shorten(name)!r}{hint}")
 
 
 class ParameterError(SpecError):
@@ -115,6 +119,27 @@ class PlanError(IrspecError):
         body = "\n".join(f"  {p}" for p in self.problems)
         n = len(self.problems)
         super().__init__(f"{source}: {n} problem{'s' if n != 1 else ''}\n{body}")
+
+
+EXCERPT_WIDTH = 76
+"""How many characters of a spec an error message shows (the excerpt around the problem)."""
+
+
+def excerpt(text: str, position: int, width: int = EXCERPT_WIDTH) -> tuple[str, int]:
+    """``(line, caret)``: ``text`` on one line, cut to about ``width`` characters around ``position``
+    with ``...`` where it is cut, and the column of ``position`` in that line."""
+    flat = text.translate({ord(c): " " for c in "\n\r\t\f\v"})
+    if len(flat) <= width:
+        return flat, position
+    start = max(0, min(position - width * 2 // 3, len(flat) - width))
+    end = start + width
+    head = "..." if start > 0 else ""
+    return head + flat[start:end] + ("..." if end < len(flat) else ""), position - start + len(head)
+
+
+def shorten(text: str, width: int = 40) -> str:
+    """``text`` cut to ``width`` characters with ``...`` (a long name or spec echoed in a message)."""
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def suggest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:

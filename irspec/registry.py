@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from irspec import spec as ast
-from irspec.errors import EvaluationError, ParameterError, RegistryError, SpecError, UnknownMetricError, suggest
+from irspec.errors import EvaluationError, ParameterError, RegistryError, SpecError, UnknownMetricError, shorten, suggest
 
 __all__ = [
     "Param",
@@ -33,6 +33,15 @@ ParamKind = Literal["int", "float", "bool", "choice", "gains", "floats", "str"]
 Aggregate = Literal["mean", "sum", "gmean", "none"]
 Better = Literal["higher", "lower", "neither"]
 
+MAX_COUNT = 2**53
+"""The largest integer parameter irspec accepts (a cutoff, a collection size), unless a metric declares a
+smaller maximum. Counts up to 2**53 are exact in float64, where per-query arithmetic over ``R`` and the
+kernels' divisions happen, and fit int64; no ranking or collection comes near it, so a cutoff of 2**53
+already means the whole ranking."""
+
+MAX_GAIN = 1e100
+"""The largest gain a ``gains`` map may give: a sum of a billion such gains still fits float64."""
+
 
 @dataclass(frozen=True)
 class Param:
@@ -40,9 +49,11 @@ class Param:
 
     ``kind`` is the value type: ``int``, ``float`` (ints accepted), ``bool``, ``choice`` (one of
     ``choices``, written as a bare word or a quoted string), ``gains`` (a dict literal mapping integer
-    labels to numbers), ``floats`` (a tuple of numbers) or ``str``. ``minimum``/``maximum`` bound numbers
-    (``exclusive_minimum`` for strict bounds such as beta > 0). ``per_query`` allows arithmetic over the
-    per-query symbol ``R`` (``bpref(10+R)``, ``P@R``); such values are checked per query when evaluated.
+    labels to gains in [0, :data:`MAX_GAIN`]), ``floats`` (a tuple of numbers) or ``str``.
+    ``minimum``/``maximum`` bound numbers, and each number of a ``floats`` list (``exclusive_minimum``
+    for strict bounds such as beta > 0); an ``int`` is never above :data:`MAX_COUNT`. ``per_query``
+    allows arithmetic over the per-query symbol ``R`` (``bpref(10+R)``, ``P@R``); the engine gives such a
+    value its meaning per query (:meth:`irspec.engine.Context.cutoff`), since R is known only there.
     A default of ``None`` means "not set" (for ``rel``: the evaluation's relevance level).
     """
 
@@ -62,20 +73,31 @@ class Param:
         if self.kind == "choice":
             return "one of " + ", ".join(self.choices)
         if self.kind in ("int", "float"):
-            lo = ""
-            if self.minimum is not None:
-                lo = f"{'>' if self.exclusive_minimum else '>='} {ast.format_number(self.minimum)}"
-            hi = f"<= {ast.format_number(self.maximum)}" if self.maximum is not None else ""
-            bounds = " and ".join(b for b in (lo, hi) if b)
             kind = "an integer" if self.kind == "int" else "a number"
             extra = " (may use R)" if self.per_query else ""
-            return f"{kind}{' ' + bounds if bounds else ''}{extra}"
+            return f"{kind}{self._bounds()}{extra}"
+        if self.kind == "floats":
+            return f"a list of numbers{self._bounds(' each')}"
         return {
             "bool": "true or false",
-            "gains": "a dict of label:gain, e.g. {0:0,1:1,2:3}",
-            "floats": "a list of numbers",
+            "gains": f"a dict of label:gain with gains >= 0 and <= {ast.format_number(MAX_GAIN)}, e.g. {{0:0,1:1,2:3}}",
             "str": "a string",
         }[self.kind]
+
+    @property
+    def upper(self) -> float | None:
+        """The largest allowed value: ``maximum``, and for an ``int`` at most :data:`MAX_COUNT`."""
+        if self.kind == "int":
+            return MAX_COUNT if self.maximum is None else min(self.maximum, MAX_COUNT)
+        return self.maximum
+
+    def _bounds(self, lead: str = "") -> str:
+        lo = ""
+        if self.minimum is not None:
+            lo = f"{'>' if self.exclusive_minimum else '>='} {ast.format_number(self.minimum)}"
+        hi = f"<= {ast.format_number(self.upper)}" if self.upper is not None else ""
+        bounds = " and ".join(b for b in (lo, hi) if b)
+        return f"{lead} {bounds}" if bounds else ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -537,7 +559,7 @@ class Registry:
                         explicit_roots.update(_trec_root(m) for m in found)
                     out.extend(found)
                 except SpecError as e:
-                    e.args = (f"{e.args[0]} (in {t[node.start:node.end]!r} at column {node.start + 1})",)
+                    e.args = (f"{e.args[0]} (in {shorten(t[node.start:node.end])!r} at column {node.start + 1})",)
                     raise
         if explicit_roots:
             # trec_eval: a measure given with parameters (-m relstring.20) replaces its defaults, even
@@ -588,7 +610,7 @@ def _check_combination(metric: Metric) -> None:
 
 
 def _fail(defn: MetricDef, p: Param, value: Any) -> ParameterError:
-    shown = ast.expr_text(value) if isinstance(value, ast.Expr.__args__) else repr(value)
+    shown = shorten(ast.expr_text(value) if isinstance(value, ast.Expr.__args__) else repr(value))
     return ParameterError(defn.name, p.name, f"got {shown}, expected {p.describe_range()}")
 
 
@@ -600,20 +622,20 @@ def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
             raise _fail(defn, p, e)
         unknown = sorted(syms - {"R"})
         if unknown:
-            raise ParameterError(defn.name, p.name, f"unknown symbol {unknown[0]!r}; expected {p.describe_range()}")
-        try:
-            if syms:
-                if not p.per_query:
-                    raise ParameterError(
-                        defn.name, p.name, f"the per-query symbol R is not allowed here; expected {p.describe_range()}"
-                    )
-                folded = _fold(e)
-                if not _finite(folded):
-                    raise _fail(defn, p, e)
-                return folded
-            return _check_number(defn, p, ast.evaluate_expr(e, {}))
-        except (OverflowError, ZeroDivisionError):
-            raise ParameterError(defn.name, p.name, f"got {ast.expr_text(e)}, which is not a finite number") from None
+            # "R-R" lexes as one hyphenated word (as "exp-log2" does), so say how to subtract.
+            hint = f"; write {unknown[0].replace('-', ' - ')} with spaces to subtract" if "-" in unknown[0] else ""
+            raise ParameterError(
+                defn.name, p.name, f"unknown symbol {unknown[0]!r}{hint}; expected {p.describe_range()}"
+            )
+        if not syms:
+            return _check_number(defn, p, _constant(defn, p, e))
+        if not p.per_query:
+            raise ParameterError(
+                defn.name, p.name, f"the per-query symbol R is not allowed here; expected {p.describe_range()}"
+            )
+        # Only R's value per query is unknown here; the engine gives every per-query value a meaning
+        # (Context.cutoff and Context.value), so the constant parts are all that can be checked.
+        return _fold_checked(defn, p, e)
     if p.kind == "bool":
         if isinstance(e, ast.Symbol) and e.name.lower() in ("true", "false"):
             return e.name.lower() == "true"
@@ -637,31 +659,21 @@ def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
             return e.name
         raise _fail(defn, p, e)
     if p.kind == "gains":
-        if not isinstance(e, ast.DictLit) or not e.items:
+        if not isinstance(e, ast.DictLit) or not e.items or any(ast.free_symbols(k) | ast.free_symbols(v) for k, v in e.items):
             raise _fail(defn, p, e)
         items: dict[int, float] = {}
         for k, v in e.items:
-            if ast.free_symbols(k) or ast.free_symbols(v):
-                raise _fail(defn, p, e)
-            label, gain = ast.evaluate_expr(k, {}), ast.evaluate_expr(v, {})
-            if not isinstance(label, int) or isinstance(label, bool):
+            label = _constant(defn, p, k)
+            if not isinstance(label, int):
                 raise ParameterError(defn.name, p.name, f"label {ast.expr_text(k)} is not an integer")
-            if not math.isfinite(gain):
-                raise ParameterError(defn.name, p.name, f"gain of label {label} is not a finite number")
             if label in items:
                 raise ParameterError(defn.name, p.name, f"label {label} given twice")
-            items[label] = float(gain)
-        return GainMap(tuple(sorted(items.items())))
+            items[label] = _constant(defn, p, v)
+        return _check_gains(defn, p, items.items())
     if p.kind == "floats":
         if not isinstance(e, ast.ListLit) or not e.items or any(ast.free_symbols(x) for x in e.items):
             raise _fail(defn, p, e)
-        values = []
-        for x in e.items:
-            value = ast.evaluate_expr(x, {})
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise _fail(defn, p, e)
-            values.append(float(value))
-        return tuple(values)
+        return _check_floats(defn, p, [_constant(defn, p, x) for x in e.items])
     raise AssertionError(p.kind)
 
 
@@ -675,6 +687,33 @@ def _is_arithmetic(e: ast.Expr) -> bool:
     return False
 
 
+def _constant(defn: MetricDef, p: Param, e: ast.Expr) -> int | float:
+    """The value of an arithmetic expression without symbols; a located error where it has none
+    (a division by zero, a result beyond float64)."""
+    if not isinstance(_fold_checked(defn, p, e), ast.Number):
+        raise _fail(defn, p, e)
+    # Evaluated again, exactly: folding turns integers beyond MAX_COUNT into floats, which could
+    # round 2**53 + 1 into range.
+    return ast.evaluate_expr(e, {})
+
+
+def _fold_checked(defn: MetricDef, p: Param, e: ast.Expr) -> ast.Expr:
+    """:func:`_fold`, with a division by a constant zero or an infinite or NaN constant as errors."""
+    try:
+        folded = _fold(e)
+    except ZeroDivisionError:
+        raise ParameterError(
+            defn.name, p.name, f"got {shorten(ast.expr_text(e))}, which divides by zero; expected {p.describe_range()}"
+        ) from None
+    except OverflowError:
+        folded = ast.Number(math.inf)
+    if not _finite(folded):
+        raise ParameterError(
+            defn.name, p.name, f"got {shorten(ast.expr_text(e))}, which is not a finite number; expected {p.describe_range()}"
+        )
+    return folded
+
+
 def _finite(e: ast.Expr) -> bool:
     if isinstance(e, ast.Number):
         return math.isfinite(e.value)
@@ -686,18 +725,28 @@ def _finite(e: ast.Expr) -> bool:
 
 
 def _number(value: int | float) -> ast.Number:
-    # Integral floats become ints, so 1.0*R and 1*R (equal specs) print alike.
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+    # Integral floats become ints, so 1.0*R and 1*R (equal specs) print alike; integers beyond
+    # MAX_COUNT become floats (OverflowError past float64), as numpy would otherwise refuse them
+    # next to R's float array, and no parameter takes them.
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_COUNT:
         return ast.Number(int(value))
+    if isinstance(value, int) and abs(value) > MAX_COUNT:
+        return ast.Number(float(value))
     return ast.Number(value)
 
 
 def _fold(e: ast.Expr) -> ast.Expr:
-    """Fold constant sub-expressions, so ``R+2*5`` and ``R+10`` are the same spec."""
+    """Fold constant sub-expressions, so ``R+2*5`` and ``R+10`` are the same spec.
+
+    Raises :class:`ZeroDivisionError` for a division by a constant zero (``R/0``, ``R/(1-1)``): no value
+    of R gives it a meaning. A per-query zero (``10/R`` where R = 0) is the engine's to define.
+    """
     if isinstance(e, ast.Number):
         return _number(e.value)
     if isinstance(e, ast.BinOp):
         left, right = _fold(e.left), _fold(e.right)
+        if e.op == "/" and right == ast.Number(0):
+            raise ZeroDivisionError(ast.expr_text(e))
         if isinstance(left, ast.Number) and isinstance(right, ast.Number):
             return _number(ast.evaluate_expr(ast.BinOp(e.op, left, right), {}))
         return ast.BinOp(e.op, left, right)
@@ -707,25 +756,51 @@ def _fold(e: ast.Expr) -> ast.Expr:
     return e
 
 
+def _in_range(p: Param, value: int | float) -> bool:
+    if p.minimum is not None and (value < p.minimum or (p.exclusive_minimum and value == p.minimum)):
+        return False
+    return p.upper is None or value <= p.upper
+
+
 def _check_number(defn: MetricDef, p: Param, value: Any) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _fail(defn, p, value)
-    if isinstance(value, int) and abs(value) > 2**63:
-        raise ParameterError(defn.name, p.name, f"{value} is too large")
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise _fail(defn, p, value)
     if p.kind == "int":
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise _fail(defn, p, value)
-            value = int(value)
+        if isinstance(value, float) and not value.is_integer():
+            raise _fail(defn, p, value)
+        value = int(value)
     else:
-        value = float(value)
-    if p.minimum is not None and (value < p.minimum or (p.exclusive_minimum and value == p.minimum)):
-        raise _fail(defn, p, value)
-    if p.maximum is not None and value > p.maximum:
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond float64, from an alias's typed value
+            raise _fail(defn, p, value) from None
+    if not _in_range(p, value):
         raise _fail(defn, p, value)
     return value
+
+
+def _check_floats(defn: MetricDef, p: Param, values: Iterable[int | float]) -> tuple[float, ...]:
+    """A ``floats`` value: each number within the parameter's bounds."""
+    out = []
+    for value in values:
+        if not _in_range(p, value):
+            raise ParameterError(defn.name, p.name, f"got {ast.format_number(value)}, expected {p.describe_range()}")
+        out.append(float(value))
+    return tuple(out)
+
+
+def _check_gains(defn: MetricDef, p: Param, items: Iterable[tuple[int, int | float]]) -> GainMap:
+    """Gains must be finite and non-negative: a negative gain would make an "ideal" ranking that is not
+    the best one, and nDCG could leave [0, 1]; MAX_GAIN keeps their sums finite."""
+    for label, gain in items:
+        if not 0 <= gain <= MAX_GAIN:
+            raise ParameterError(
+                defn.name, p.name, f"gain of label {label} is {ast.format_number(gain)}, expected a number >= 0 and <= "
+                f"{ast.format_number(MAX_GAIN)}"
+            )
+    return GainMap(tuple(sorted((label, float(gain)) for label, gain in items)))
 
 
 def _coerce_preset(defn: MetricDef, p: Param, raw: Any) -> Any:
@@ -733,13 +808,17 @@ def _coerce_preset(defn: MetricDef, p: Param, raw: Any) -> Any:
     if not isinstance(raw, str):
         if p.kind in ("int", "float"):
             return _check_number(defn, p, raw)
+        if p.kind == "gains" and isinstance(raw, GainMap):  # trec_eval's ndcg.1=3,2=9
+            return _check_gains(defn, p, raw.items)
+        if p.kind == "floats":  # trec_eval's 11pt_avg.0.25,0.5
+            return _check_floats(defn, p, raw)
         return raw
     if p.kind in ("int", "float"):
         try:
             value: float = float(raw)
         except ValueError:
             raise ParameterError(defn.name, p.name, f"got {raw!r}, expected {p.describe_range()}") from None
-        if p.kind == "int":
+        if p.kind == "int" and math.isfinite(value):
             value = int(value)  # trec_eval reads counts as numbers and truncates (ndcg_cut.23.4 is 23)
         return _check_number(defn, p, value)
     if p.kind == "choice":

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
-from irspec.errors import SpecSyntaxError
+from irspec.errors import SpecSyntaxError, shorten
 
 if TYPE_CHECKING:
     import lark
@@ -133,24 +133,25 @@ _TOKEN_WORDS = {
     "NAME": "a metric name",
     "NUMBER": "a number",
     "STRING": "a quoted string",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "LBRACE": "'{'",
-    "RBRACE": "'}'",
-    "COMMA": "','",
-    "COLON": "':'",
-    "EQUAL": "'='",
-    "AT": "'@'",
-    "PLUS": "'+'",
-    "MINUS": "'-'",
-    "STAR": "'*'",
-    "SLASH": "'/'",
     "$END": "the end of the text",
 }
 
 
+def _token_word(name: str) -> str:
+    """A terminal as the user would type it: ``']'`` for lark's ``RSQB``, words for the named ones."""
+    if name in _TOKEN_WORDS:
+        return _TOKEN_WORDS[name]
+    import lark
+
+    try:
+        pattern = _parser().get_terminal(name).pattern
+    except KeyError:
+        return name
+    return repr(pattern.value) if isinstance(pattern, lark.lexer.PatternStr) else name
+
+
 def _expected(names: set[str]) -> str:
-    words = sorted({_TOKEN_WORDS.get(n, n) for n in names})
+    words = sorted({_token_word(n) for n in names})
     if not words:
         return ""
     if len(words) == 1:
@@ -223,7 +224,7 @@ def parse_syntax(text: str) -> list[SpecNode]:
                 text, len(text.rstrip()), f"unexpected end of text, expected {_expected(e.expected)}"
             ) from None
         raise SpecSyntaxError(
-            text, e.token.start_pos, f"unexpected {e.token.value!r}, expected {_expected(e.expected)}"
+            text, e.token.start_pos, f"unexpected {shorten(e.token.value)!r}, expected {_expected(e.expected)}"
         ) from None
     except lark.exceptions.UnexpectedCharacters as e:
         raise SpecSyntaxError(text, e.pos_in_stream, f"unexpected character {text[e.pos_in_stream]!r}") from None
@@ -316,7 +317,11 @@ def expr_text(e: Expr, parent: int = 0) -> str:
     prec = _PRECEDENCE[e.op]
     # The right operand of - and / needs brackets at equal precedence: a-(b-c) is not (a-b)-c.
     right_floor = prec + 1 if e.op in "-/" else prec
-    s = f"{expr_text(e.left, prec)}{e.op}{expr_text(e.right, right_floor)}"
+    left, right = expr_text(e.left, prec), expr_text(e.right, right_floor)
+    # A hyphen joins two words into one name ("exp-log2", "R-prec"), so R-R would read back as the
+    # symbol 'R-R': a minus between a word and a letter is written with spaces.
+    op = " - " if e.op == "-" and left[-1:].isalnum() and right[:1].isalpha() else e.op
+    s = f"{left}{op}{right}"
     return f"({s})" if prec < parent else s
 
 
@@ -342,8 +347,9 @@ def evaluate_expr(e: Expr, env: dict):  # -> number or numpy array
     """Evaluate an arithmetic expression; ``env`` maps symbol names to numbers or numpy arrays.
 
     Works elementwise when a symbol is bound to an array (``R`` per query), which is how the engine
-    evaluates ``bpref(10+R)`` for all queries at once. Division by zero gives ``inf``/``nan`` for arrays
-    (numpy's rules); callers decide what a non-finite per-query value means.
+    evaluates ``bpref(10+R)`` for all queries at once. Division by zero gives ``inf``/``nan``, for
+    numbers and arrays alike (numpy's rules; callers silence numpy's warnings with ``np.errstate``);
+    callers decide what a non-finite per-query value means.
     """
     if isinstance(e, Number):
         return e.value
@@ -360,7 +366,7 @@ def evaluate_expr(e: Expr, env: dict):  # -> number or numpy array
             return a - b
         if e.op == "*":
             return a * b
-        if isinstance(b, (int, float)) and b == 0:
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b == 0:
             return math.inf if a > 0 else (-math.inf if a < 0 else math.nan)
-        return a / b
+        return a / b  # an array on either side: numpy's rules
     raise TypeError(f"not an arithmetic expression: {expr_text(e)}")

@@ -516,6 +516,11 @@ BAD = [
     ('P."', 3, SpecSyntaxError, ["unexpected character"]),
     ("P@5, ;", 6, SpecSyntaxError, ["unexpected character ';'"]),
     ("nDCG(gains={1:'a'})", 15, SpecSyntaxError, ["unexpected"]),
+    # expected tokens named as typed: ']' and '[', never lark's RSQB and LSQB
+    ("11pt(points=[0.5,)", 18, SpecSyntaxError, ["unexpected ')'", "']'", "a number"]),
+    ("11pt(points=[0.5 0.6])", 18, SpecSyntaxError, ["unexpected '0.6'", "']'", "','"]),
+    ("nDCG(gains={1:2]", 16, SpecSyntaxError, ["unexpected ']'", "'}'", "','"]),
+    ("P(rel=", 7, SpecSyntaxError, ["unexpected end of text", "'['", "'{'"]),
     # unknown names, with suggestions
     ("ndgc@10", 1, UnknownMetricError, ["unknown metric 'ndgc'", "did you mean", "'nDCG'"]),
     ("P@5, ndgc", 6, UnknownMetricError, ["unknown metric 'ndgc'", "'nDCG'"]),
@@ -590,6 +595,55 @@ def test_syntax_error_has_position_column_and_caret(text, column):
     assert lines[0].endswith(f"at column {column}")
     assert lines[-2] == "  " + text
     assert lines[-1] == "  " + " " * (column - 1) + "^"
+
+
+def test_no_lark_terminal_name_reaches_a_message():
+    # Every terminal of the grammar, as an error message words it, is a quoted character or a word.
+    from irspec import spec
+
+    for terminal in spec._parser().terminals:
+        if terminal.name != "WS":
+            word = spec._token_word(terminal.name)
+            assert word.startswith("'") or word.startswith("a "), (terminal.name, word)
+
+
+LONG = "P@5, " * 1000
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "shown"),
+    [
+        # an error near the end of 5,000 characters: one excerpt, cut at the front, caret under the ']'
+        (LONG + "P@(3]", len(LONG) + 5, "P@5, P@5, P@(3]"),
+        # near the start: cut at the end
+        ("P@(3]" + ", P@5" * 1000, 5, "P@(3], P@5, P@5"),
+        # in the middle: cut at both ends
+        (LONG + "P@(3]" + ", P@5" * 1000, len(LONG) + 5, "P@5, P@(3], P@5"),
+        # a long string token is not echoed whole in "unexpected ..."
+        ("P@5 '" + "a" * 3000 + "'", 5, "P@5 'aaaa"),
+    ],
+    ids=["error-near-the-end", "error-near-the-start", "error-in-the-middle", "long-token"],
+)
+def test_long_spec_is_echoed_once_shortened_with_the_caret_under_the_error(text, column, shown):
+    with pytest.raises(SpecSyntaxError) as info:
+        irspec.parse_many(text)
+    e = info.value
+    assert e.column == column and e.text == text
+    lines = str(e).split("\n")
+    assert len(lines) == 3 and all(len(line) <= 130 for line in lines), [len(line) for line in lines]
+    assert lines[0].endswith(f"at column {column}")
+    assert shown in lines[1]
+    assert lines[1].startswith("  ...") == (column > 60) and lines[1].endswith("...") == (len(text) - column > 30)
+    caret = lines[2].index("^")
+    assert lines[2] == " " * caret + "^"
+    assert lines[1][caret] == text[column - 1]  # the caret stands under the offending character
+
+
+def test_line_breaks_in_a_spec_do_not_break_the_caret_line():
+    with pytest.raises(SpecSyntaxError) as info:
+        irspec.parse_many("P@5,\nnDCG(\n]")
+    lines = str(info.value).split("\n")
+    assert lines[1:] == ["  P@5, nDCG( ]", "  " + " " * 11 + "^"]
 
 
 def test_truncated_input_points_past_the_end():

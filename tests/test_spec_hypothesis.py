@@ -2,6 +2,8 @@
 
 1. Any text either parses or raises an :class:`irspec.IrspecError`, never another exception.
 2. Whatever parses round-trips: ``irspec.parse(str(m)) == m`` and the canonical text is stable.
+3. Every parameter of every registered metric, given extreme numbers and R arithmetic, either binds,
+   round-trips and evaluates without a numpy warning, or raises an IrspecError.
 
 Texts come from ``st.text()``, from the grammar's alphabet, from mutations of the canonical fixture, and
 from a generator that follows the grammar with registered names and parameters (so that many texts
@@ -16,6 +18,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
@@ -229,21 +232,27 @@ def test_grammatical_specs_in_trec_mode(text):
     check(text, trec=True)
 
 
-def test_the_generators_reach_valid_specs():
-    # Guard against a strategy that only ever produces errors (the round-trip property would be vacuous).
+def _successes(strategy: st.SearchStrategy[str], attempt, examples: int) -> int:
+    """How many of ``examples`` derandomized texts from ``strategy`` ``attempt`` takes without an error."""
     ok = 0
 
-    @settings(max_examples=200, deadline=None, database=None, derandomize=True)
-    @given(grammatical_spec())
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True)
+    @given(strategy)
     def count(text):
         nonlocal ok
         try:
-            irspec.parse_many(text)
+            attempt(text)
             ok += 1
         except Exception:  # noqa: BLE001
             pass
 
     count()
+    return ok
+
+
+def test_the_generators_reach_valid_specs():
+    # Guard against a strategy that only ever produces errors (the round-trip property would be vacuous).
+    ok = _successes(grammatical_spec(), irspec.parse_many, 200)
     assert ok >= 30, ok
 
 
@@ -304,3 +313,114 @@ def test_simple_path_equals_the_grammar_on_the_fixtures():
 
         taken += spec._parse_simple(line) is not None
     assert taken > 50  # the common spellings do take the simple path
+
+
+# --- absurd numbers, every parameter of every metric, evaluated ----------------------------------------
+#
+# Specs built from the grammar with every registered parameter (walked from the registry with its
+# kind), extreme numbers (0, 2**53 + 1, 1e19, 1e308, 1e400, 5e-324, negatives through unary minus) and
+# arithmetic over R. Each spec that parses must round-trip and evaluate, on a run with an R = 0 query,
+# a tie, an unjudged and a pooled-unjudged document and a query with an empty ranking, to numbers or an
+# IrspecError: no other exception and no numpy RuntimeWarning.
+
+_EXTREME = [
+    "0", "0.0", "1", "2", "3", "10", ".5", "0.3", "1e-9", "5e-324", "1e-308", "2.5",
+    "9007199254740992", "9007199254740993", "1e19", "99999999999999999999", "1e100", "1e155", "1e308", "1e400",
+]
+_extreme = st.sampled_from(_EXTREME)
+_r_exprs = st.recursive(
+    st.one_of(_extreme, st.just("R")),
+    lambda sub: st.one_of(
+        st.tuples(sub, st.sampled_from(["+", "-", " - ", "*", "/"]), sub).map("".join),
+        sub.map(lambda s: f"({s})"),
+        sub.map(lambda s: f"-{s}"),
+    ),
+    max_leaves=4,
+)
+
+
+def _absurd_value(param) -> st.SearchStrategy[str]:
+    """Values of a declared parameter's kind, with extreme numbers and R arithmetic."""
+    numbers = st.one_of(_extreme, _extreme.map(lambda s: "-" + s))
+    return {
+        "int": st.one_of(numbers, _r_exprs),
+        "float": st.one_of(numbers, _r_exprs),
+        "bool": st.sampled_from(["true", "false", "0", "1", "2"]),
+        "choice": st.sampled_from(param.choices or ("x",)),
+        "gains": st.lists(st.tuples(st.sampled_from(["-1", "0", "1", "2", "3", "99999999999999999999"]), numbers), min_size=1, max_size=3).map(
+            lambda items: "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+        ),
+        "floats": st.lists(numbers, min_size=1, max_size=3).map(lambda items: "[" + ",".join(items) + "]"),
+        "str": st.sampled_from(["'a'", "b"]),
+    }[param.kind]
+
+
+_DEFINITIONS = sorted(_REGISTRY.definitions.values(), key=lambda d: d.name)
+
+
+@st.composite
+def absurd_spec(draw) -> str:
+    definition = draw(st.sampled_from(_DEFINITIONS))
+    params = [p for p in definition.params if p.name != definition.at]
+    chosen = draw(st.lists(st.sampled_from(params), max_size=3, unique_by=lambda p: p.name)) if params else []
+    text = definition.name
+    if chosen:
+        text += "(" + ",".join(f"{p.name}={draw(_absurd_value(p))}" for p in chosen) + ")"
+    if definition.at and draw(st.booleans()):
+        value = draw(_absurd_value(definition.param(definition.at)))
+        text += "@" + (value if value.replace(".", "").replace("e", "").isdigit() or value == "R" else f"({value})")
+    return text
+
+
+def _fuzz_data():
+    from irspec.data import read_qrels, read_run
+
+    qrels = read_qrels(
+        {
+            "q1": {"d1": 1, "d2": 0, "d3": 2, "d4": 3, "d9": -1},  # graded, with a pooled-unjudged d9
+            "q2": {"d5": 0, "d6": 0},  # R = 0
+            "q3": {"d7": 1},  # absent from the run: an empty ranking
+        }
+    )
+    run = read_run({"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.8, "dX": 0.7, "d9": 0.6, "d4": 0.1}, "q2": {"d5": 0.5, "dY": 0.4}})
+    return qrels, run
+
+
+_FUZZ_QRELS, _FUZZ_RUN = _fuzz_data()
+_FUZZ_OPTIONS = st.sampled_from([{}, {"collection_size": 9007199254740992}, {"collection_size": 1, "depth": 1}, {"judged_only": True}])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(absurd_spec(), _FUZZ_OPTIONS)
+@example("nDCG@(R*1e19)", {})
+@example("P@(10/R)", {})
+@example("P@(R - R)", {})
+@example("bpref(1/(R - 2))", {})
+@example("Rprec(mult=9007199254740992)", {})
+@example("Fallout@9007199254740992", {"collection_size": 9007199254740992})
+@pytest.mark.filterwarnings("error")
+def test_absurd_numbers_round_trip_and_evaluate_without_warnings(text, options):
+    import warnings
+
+    try:
+        metrics = irspec.parse_many(text)
+    except IrspecError:
+        return
+    for m in metrics:
+        assert irspec.parse(str(m)) == m, (text, str(m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning is a failure
+        try:
+            result = irspec.evaluate(_FUZZ_QRELS, _FUZZ_RUN, metrics, **options)
+        except IrspecError:
+            return
+    for m in metrics:
+        if m.aggregate != "none":
+            values = result.column(m)
+            assert not np.isinf(values).any(), (str(m), values)
+
+
+def test_the_absurd_generator_reaches_evaluations():
+    # The property above must not be vacuous: enough generated specs bind and evaluate.
+    evaluated = _successes(absurd_spec(), lambda text: irspec.evaluate(_FUZZ_QRELS, _FUZZ_RUN, text), 150)
+    assert evaluated >= 30, evaluated

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, short_float, trec_name_for
-from irspec.errors import ParameterError
 from irspec.hookspecs import hookimpl
-from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param, each
+from irspec.registry import MAX_COUNT, Alias, Metric, MetricDef, MetricGroup, Param, each
 
 K = "ranks"
 
@@ -60,7 +59,16 @@ RPREC = MetricDef(
     "R-precision: precision at rank R (or at a recall level, or at a multiple of R)",
     (
         Param("recall", "float", None, "precision at the first rank where recall reaches this", minimum=0, maximum=1),
-        Param("mult", "float", None, "precision at rank floor(mult·R + 0.9) (trec_eval's Rprec_mult)", minimum=0, exclusive_minimum=True),
+        # mult·R is a rank: past MAX_COUNT it could not be one, and the kernel's float arithmetic overflows.
+        Param(
+            "mult",
+            "float",
+            None,
+            "precision at rank floor(mult·R + 0.9) (trec_eval's Rprec_mult)",
+            minimum=0,
+            maximum=MAX_COUNT,
+            exclusive_minimum=True,
+        ),
         rel(),
     ),
     compute=kernel(K, "r_precision"),
@@ -98,19 +106,20 @@ def _points_trec(metric: Metric) -> str | None:
 
 
 def _recall_points(values: list[str]) -> tuple[float, ...]:
+    # The binder checks the range [0, 1] the parameter declares; NaN (not a number) is outside it.
     try:
-        points = tuple(float(v) for v in values)
+        return tuple(float(v) for v in values)
     except ValueError:
-        points = (math.nan,)
-    if not all(0 <= p <= 1 for p in points):
-        raise ParameterError("11pt", "points", f"{','.join(values)}: expected recall levels in [0, 1]")
-    return points
+        return (math.nan,)
 
 
 ELEVEN_PT = MetricDef(
     "11pt",
     "mean interpolated precision at recall 0.0, 0.1, ..., 1.0",
-    (Param("points", "floats", None, "recall levels to average (default 0.0, 0.1, ..., 1.0)"), rel()),
+    (
+        Param("points", "floats", None, "recall levels to average (default 0.0, 0.1, ..., 1.0)", minimum=0, maximum=1),
+        rel(),
+    ),
     compute=kernel(K, "eleven_point"),
     trec_name=_points_trec,
     dotted=lambda values: [{"points": _recall_points(values)}],

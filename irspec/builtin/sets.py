@@ -58,7 +58,9 @@ F = MetricDef(
     "F",
     "F-measure: weighted harmonic mean of precision and recall",
     (
-        Param("beta", "float", 1.0, "weight of recall relative to precision", minimum=0, exclusive_minimum=True),
+        # beta² must stay finite in float64 (beta < 1.3e154); from beta = 1e8 on, F is recall to the last
+        # digit anyway, so 1e100 forbids nothing meaningful.
+        Param("beta", "float", 1.0, "weight of recall relative to precision", minimum=0, maximum=1e100, exclusive_minimum=True),
         cutoff(),
         rel(),
     ),

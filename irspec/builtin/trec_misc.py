@@ -13,6 +13,11 @@ from irspec.registry import Metric, MetricDef, MetricGroup, Param
 K = "trec_misc"
 
 
+def _weight(name: str, default: float, what: str) -> Param:
+    # A weight times a count (up to MAX_COUNT) must stay finite in float64: 1e100 leaves ample room.
+    return Param(name, "float", default, what, minimum=-1e100, maximum=1e100)
+
+
 def _four(values: list[str]) -> list[str]:
     if len(values) != 4:
         raise ValueError(f"utility takes exactly 4 values a,b,c,d, got {len(values)}")
@@ -31,10 +36,10 @@ UTILITY = MetricDef(
     "utility",
     "set utility: a·relret + b·nonrelret + c·relnotret + d·nonrelnotret",
     (
-        Param("a", "float", 1.0, "weight of each relevant retrieved document"),
-        Param("b", "float", -1.0, "weight of each non-relevant retrieved document"),
-        Param("c", "float", 0.0, "weight of each relevant document not retrieved"),
-        Param("d", "float", 0.0, "weight of each non-relevant document not retrieved"),
+        _weight("a", 1.0, "weight of each relevant retrieved document"),
+        _weight("b", -1.0, "weight of each non-relevant retrieved document"),
+        _weight("c", 0.0, "weight of each relevant document not retrieved"),
+        _weight("d", 0.0, "weight of each non-relevant document not retrieved"),
         rel(),
     ),
     compute=kernel(K, "utility"),

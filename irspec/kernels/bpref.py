@@ -15,7 +15,9 @@ def bpref(ctx: Context, metric: Metric) -> np.ndarray:
     R = ctx.R(level).astype(np.float64)
     N = ctx.N(level).astype(np.float64)
     X = np.asarray(ctx.value(metric, "nonrel"), dtype=np.float64)
-    X = np.broadcast_to(np.where(np.isfinite(X), X, 0.0), (ctx.nq,))
+    # Per query, nonrel=10/R may be inf (R = 0: every judged non-relevant document counts, as for any
+    # X >= N); a NaN (0/0) or X <= 0 counts none. fmax takes 0 over NaN.
+    X = np.broadcast_to(np.fmax(X, 0.0), (ctx.nq,))
     # judged non-relevant documents ranked above each row (the row itself is relevant, so not counted)
     above = ctx.before(np.flatnonzero(ctx.judged_nonrelevant(level)), rows).astype(np.float64)
     seg, _ = ctx.relevant_places(level)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from irspec.engine import UNJUDGED, Context, safe_divide
-from irspec.registry import Metric
+from irspec.registry import MAX_COUNT, Metric
 
 
 def average_precision(ctx: Context, metric: Metric) -> np.ndarray:
@@ -38,7 +38,8 @@ def r_precision(ctx: Context, metric: Metric) -> np.ndarray:
     recall, mult = metric.get("recall"), metric.get("mult")
     if mult is not None:
         # trec_eval's Rprec_mult: cutoff floor(mult*R + 0.9), and relret / c past the end of the list.
-        c = np.floor(mult * R + 0.9).astype(np.int64)
+        # Capped as every cutoff is (Context.cutoff): past MAX_COUNT it means the whole ranking.
+        c = np.minimum(np.floor(mult * R + 0.9), MAX_COUNT).astype(np.int64)
         return safe_divide(ctx.count_relevant(level, c), c)
     if recall is not None:
         # the first rank where recall reaches x is the rank of the ceil(x*R)-th relevant document;
