@@ -126,12 +126,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     metrics = irspec.parse_many(specs, trec=True)
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
     runid = any(s.strip() in ("official", "all_trec") for s in specs)
-    missing = args.missing_queries or ("zero" if args.c else ("skip" if args.format == "trec" else "zero"))
+    # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
+    # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
+    if args.c and args.missing_queries not in (None, "zero"):
+        raise irspec.EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
     options = Options(
         relevance_level=args.level,
         depth=args.depth,
         judged_only=args.judged_only,
-        missing_queries=missing,
+        missing_queries=args.missing_queries or "zero",
         collection_size=args.collection_size,
     )
     runs = list(args.runs)
@@ -220,9 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
                    help="metric spec(s), repeatable; trec_eval names and sets (official, all_trec) work; default official")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
-    p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c)")
+    p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c; irspec's default)")
     p.add_argument("--missing-queries", choices=("zero", "skip", "error"),
-                   help="what a qrels query missing from a run gets (default zero; skip with --format trec, as trec_eval)")
+                   help="what a qrels query missing from a run gets, in every format (default zero, as trec_eval -c)")
     p.add_argument("-l", "--relevance-level", dest="level", type=int, default=1, metavar="L",
                    help="labels >= L are relevant (default 1)")
     p.add_argument("-M", "--depth", dest="depth", type=int, default=None, metavar="N",
