@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 
-from irspec.errors import IrspecError
+from irspec.errors import IrspecError, IrspecWarning
 
 __all__ = ["main"]
 
@@ -118,7 +119,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     import irspec
     from irspec.data import read_qrels, read_run
-    from irspec.engine import Options, evaluate_many
+    from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
     from irspec.report import format_results, hash_in_background, provenance, write_atomic
 
@@ -152,9 +153,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 hash_in_background(([args.qrels] if i == 0 else []) + [run])
             results.extend(evaluate_many(qrels, [loaded], metrics, options=options))
             progress.advance()
-    for res in results:
-        for w in res.warnings:
-            print(f"irspec: warning: {w}", file=sys.stderr)
+    results = distinct_names(results)  # two files with one runid (or one file twice)
+    _print_warnings(results)
     inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs)]
     origin = provenance(results, inputs, options=options) if args.format == "json" else None
     text = format_results(
@@ -167,13 +167,19 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_warnings(results: Sequence[object]) -> None:
+    from irspec.engine import collect_warnings
+
+    for w in collect_warnings(results):
+        print(f"irspec: warning: {w}", file=sys.stderr)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from irspec.plan import load_plan, run_plan, write_outputs
 
     plan = load_plan(args.plan, overrides=args.set or ())
     report = run_plan(plan)
-    for w in report.warnings:
-        print(f"irspec: warning: {w}", file=sys.stderr)
+    _print_warnings([report])
     if not any(o.format == "table" and o.path is None for o in plan.outputs):  # its legend has the notes
         for n in report.notes:
             print(f"irspec: note: {n}", file=sys.stderr)
@@ -259,7 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            # The commands print the results' warnings themselves, as "irspec: warning: ...".
+            warnings.simplefilter("ignore", IrspecWarning)
+            return args.func(args)
     except IrspecError as e:
         print(f"irspec: error: {e}", file=sys.stderr)
         return 2

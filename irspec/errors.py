@@ -18,6 +18,7 @@ __all__ = [
     "InputError",
     "EvaluationError",
     "PlanError",
+    "IrspecWarning",
     "suggest",
 ]
 
@@ -115,6 +116,16 @@ class PlanError(IrspecError):
         body = "\n".join(f"  {p}" for p in self.problems)
         n = len(self.problems)
         super().__init__(f"{source}: {n} problem{'s' if n != 1 else ''}\n{body}")
+
+
+class IrspecWarning(UserWarning):
+    """Something a user should know about an evaluation that still gave values: queries missing from a
+    run, a run without lines, a relevance level at which nothing is relevant, two runs with one name.
+
+    The same text is in the result's ``warnings`` (and in JSON and HTML reports); issuing it through
+    :mod:`warnings` too means a script or notebook sees it without asking, and can turn it into an
+    error (``warnings.simplefilter("error", irspec.IrspecWarning)``).
+    """
 
 
 def suggest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
