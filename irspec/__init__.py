@@ -17,6 +17,7 @@ from irspec.errors import (
     EvaluationError,
     InputError,
     IrspecError,
+    IrspecWarning,
     ParameterError,
     PlanError,
     RegistryError,
@@ -59,6 +60,7 @@ __all__ = [
     "InputError",
     "EvaluationError",
     "PlanError",
+    "IrspecWarning",
 ]
 
 

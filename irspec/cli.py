@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 
-from irspec.errors import IrspecError
+from irspec.errors import IrspecError, IrspecWarning
 
 __all__ = ["main"]
 
@@ -118,7 +119,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     import irspec
     from irspec.data import read_qrels, read_run
-    from irspec.engine import Options, evaluate_many
+    from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
     from irspec.report import format_results, hash_in_background, provenance, write_atomic
 
@@ -126,12 +127,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     metrics = irspec.parse_many(specs, trec=True)
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
     runid = any(s.strip() in ("official", "all_trec") for s in specs)
-    missing = args.missing_queries or ("zero" if args.c else ("skip" if args.format == "trec" else "zero"))
+    # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
+    # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
+    if args.c and args.missing_queries not in (None, "zero"):
+        raise irspec.EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
     options = Options(
         relevance_level=args.level,
         depth=args.depth,
         judged_only=args.judged_only,
-        missing_queries=missing,
+        missing_queries=args.missing_queries or "zero",
         collection_size=args.collection_size,
     )
     runs = list(args.runs)
@@ -149,9 +153,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 hash_in_background(([args.qrels] if i == 0 else []) + [run])
             results.extend(evaluate_many(qrels, [loaded], metrics, options=options))
             progress.advance()
-    for res in results:
-        for w in res.warnings:
-            print(f"irspec: warning: {w}", file=sys.stderr)
+    results = distinct_names(results)  # two files with one runid (or one file twice)
+    _print_warnings(results)
     inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs)]
     origin = provenance(results, inputs, options=options) if args.format == "json" else None
     text = format_results(
@@ -164,13 +167,19 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_warnings(results: Sequence[object]) -> None:
+    from irspec.engine import collect_warnings
+
+    for w in collect_warnings(results):
+        print(f"irspec: warning: {w}", file=sys.stderr)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from irspec.plan import load_plan, run_plan, write_outputs
 
     plan = load_plan(args.plan, overrides=args.set or ())
     report = run_plan(plan)
-    for w in report.warnings:
-        print(f"irspec: warning: {w}", file=sys.stderr)
+    _print_warnings([report])
     if not any(o.format == "table" and o.path is None for o in plan.outputs):  # its legend has the notes
         for n in report.notes:
             print(f"irspec: note: {n}", file=sys.stderr)
@@ -220,9 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
                    help="metric spec(s), repeatable; trec_eval names and sets (official, all_trec) work; default official")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
-    p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c)")
+    p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c; irspec's default)")
     p.add_argument("--missing-queries", choices=("zero", "skip", "error"),
-                   help="what a qrels query missing from a run gets (default zero; skip with --format trec, as trec_eval)")
+                   help="what a qrels query missing from a run gets, in every format (default zero, as trec_eval -c)")
     p.add_argument("-l", "--relevance-level", dest="level", type=int, default=1, metavar="L",
                    help="labels >= L are relevant (default 1)")
     p.add_argument("-M", "--depth", dest="depth", type=int, default=None, metavar="N",
@@ -256,7 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            # The commands print the results' warnings themselves, as "irspec: warning: ...".
+            warnings.simplefilter("ignore", IrspecWarning)
+            return args.func(args)
     except IrspecError as e:
         print(f"irspec: error: {e}", file=sys.stderr)
         return 2

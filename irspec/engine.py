@@ -13,9 +13,13 @@ calls it once per query (slower, and fine for a metric that is hard to vectorise
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
-from collections.abc import Callable, Iterable, Mapping
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -23,10 +27,20 @@ from typing import Any, Literal
 import numpy as np
 
 from irspec import spec as ast
-from irspec.errors import EvaluationError, IrspecError
+from irspec.errors import EvaluationError, IrspecError, IrspecWarning
 from irspec.registry import MAX_COUNT, Metric
 
-__all__ = ["Options", "Context", "QueryView", "Result", "evaluate", "evaluate_many", "UNJUDGED"]
+__all__ = [
+    "Options",
+    "Context",
+    "QueryView",
+    "Result",
+    "evaluate",
+    "evaluate_many",
+    "distinct_names",
+    "collect_warnings",
+    "UNJUDGED",
+]
 
 UNJUDGED = np.iinfo(np.int64).min // 2
 """Label given to a retrieved document that is absent from the qrels (negative, so never relevant)."""
@@ -471,7 +485,9 @@ class Result:
 
     ``values`` is a (queries × metrics) float array in the order of ``query_ids`` and ``metrics``; a NaN
     marks a query a metric leaves out (``SL(unfound=skip)``). A text-valued metric (``relstring``) has
-    NaN there, its strings in ``texts``, and NaN as its aggregate.
+    NaN there, its strings in ``texts``, and NaN as its aggregate. ``warnings`` say what the values rest
+    on that the user may not expect: queries the run lacks or has beyond the qrels, a run without
+    lines, a relevance level at which nothing is relevant, a name shared with another run.
     """
 
     run_name: str
@@ -584,15 +600,61 @@ def evaluate_many(
             )
     q = read_qrels(qrels)
     index = index_qrels(q)
-    results = []
-    for r in runs:
-        run = read_run(r)
-        results.append(_evaluate_run(index, run, bound, options))
+    results = distinct_names([_evaluate_run(index, read_run(r), bound, options) for r in runs])
+    _issue(collect_warnings(results))
     return results
+
+
+def distinct_names(results: Sequence[Result]) -> list[Result]:
+    """``results`` with every run name made unique, so that no output shows two rows of one name.
+
+    The first run of a name keeps it; the others become ``name (2)``, ``name (3)``, ... (skipping a
+    label another run already has), in the order given; every run of a shared name gets a warning
+    that says which file has which label.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(results):
+        groups.setdefault(r.run_name, []).append(i)
+    taken = set(groups)
+    out = list(results)
+    for name, members in groups.items():
+        if len(members) < 2:
+            continue
+        labels, k = [name], 2
+        for _ in members[1:]:
+            while f"{name} ({k})" in taken:
+                k += 1
+            labels.append(f"{name} ({k})")
+            taken.add(labels[-1])
+        which = [f"{label!r} ({results[i].run_source})" for label, i in zip(labels, members)]
+        text = f"{len(members)} runs are named {name!r}; labelled " + ", ".join(which[:-1]) + " and " + which[-1]
+        for label, i in zip(labels, members):
+            out[i] = dataclasses.replace(results[i], run_name=label, warnings=(*results[i].warnings, text))
+    return out
+
+
+def collect_warnings(results: Iterable[Any]) -> list[str]:
+    """The warnings of ``results``, each once, in order: one about the qrels (a relevance level at
+    which nothing is relevant) or about two runs is on every result it concerns."""
+    return list(dict.fromkeys(w for r in results for w in r.warnings))
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _issue(messages: Iterable[str]) -> None:
+    """Issue ``messages`` as :class:`~irspec.errors.IrspecWarning`, attributed to the first caller
+    outside irspec (the line of the user's code that asked for the evaluation)."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    for text in messages:
+        warnings.warn(text, IrspecWarning, stacklevel=level)
 
 
 def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: Options) -> Result:
     ctx, notes = build_context(index, run, options)
+    notes += _level_warnings(ctx, metrics)
     values = np.empty((ctx.nq, len(metrics)))
     texts: dict[str, list[str]] = {}
     for j, m in enumerate(metrics):
@@ -658,10 +720,7 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
     run_queries = {index.query_ids[c] for c in present.tolist()}
     extra = set() if known.all() else set(names.filter(pl.Series(~known)).unique().to_list())
     if extra:
-        notes.append(
-            f"{run.source}: {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} not in the qrels ignored "
-            f"(e.g. {sorted(extra)[0]!r})"
-        )
+        notes.append(f"{run.source}: {_queries(len(extra))} not in the qrels ignored ({_some(sorted(extra))})")
         rows = np.repeat(known, lengths)
         frame = frame.filter(pl.Series(rows))
         keys = keys[rows] if keys is not None else None
@@ -670,8 +729,10 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
     if missing and options.missing_queries == "error":
         raise EvaluationError(
             f"{run.source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from "
-            f"the run (e.g. {missing[0]!r}) and missing_queries is 'error'"
+            f"the run ({_some(missing)}) and missing_queries is 'error'"
         )
+    if missing or run.frame.height == 0:
+        notes.append(_missing_text(run.source, run.frame.height == 0, missing, len(index.query_ids), options))
     ranking = _rank(codes, lengths, frame.get_column("score").to_numpy(), frame.get_column("docno"))
     label = ranking.arrange(_labels(index, frame, keys, (codes, lengths)))
     seg_codes, seg_lengths = ranking.codes, ranking.lengths
@@ -698,6 +759,51 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
     if options.missing_queries == "zero" and missing:
         ctx.missing = np.arange(len(evaluated) - len(missing), len(evaluated), dtype=np.int64)
     return ctx, notes
+
+
+def _queries(n: int) -> str:
+    return f"{n} quer{'y' if n == 1 else 'ies'}"
+
+
+def _some(items: Sequence[str], shown: int = 5, quote: bool = True) -> str:
+    """The first few of ``items``, then how many more: enough to find them, short enough to read."""
+    head = ", ".join(repr(i) if quote else i for i in items[:shown])
+    return head + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+
+def _missing_text(source: str, empty: bool, missing: list[str], total: int, options: Options) -> str:
+    """The warning for a run without lines or without some qrels queries: which, and what they got."""
+    if options.missing_queries == "zero":
+        fate = "scored 0 on every measure and counted in the means (missing_queries='zero', trec_eval -c)"
+    else:
+        fate = "left out of the means (missing_queries='skip')"
+    if empty:
+        if not missing:
+            return f"{source}: the run has no lines"
+        return f"{source}: the run has no lines; all {_queries(total)} of the qrels are {fate}"
+    verb = "is" if len(missing) == 1 else "are"
+    return (
+        f"{source}: {len(missing)} of the {_queries(total)} of the qrels {verb} missing from the run "
+        f"({_some(missing)}): {fate}"
+    )
+
+
+def _level_warnings(ctx: Context, metrics: Sequence[Metric]) -> list[str]:
+    """A warning for each relevance level (``-l`` or a metric's ``rel``) at which no qrels document is
+    relevant: every query then has R = 0, which is almost always a mistaken level."""
+    levels: dict[int, list[str]] = {}
+    for m in metrics:
+        if "rel" in m.definition.param_names:
+            levels.setdefault(ctx.level(m), []).append(str(m))
+    labels = ctx.qrels.labels
+    out = []
+    for level, names in levels.items():
+        if len(labels) and not ctx.qrels.counts(level)[0].any():
+            out.append(
+                f"relevance level {level} ({_some(names, quote=False)}): no document in the qrels is relevant "
+                f"(no label >= {level}; the highest is {int(labels.max())}), so every query has R = 0"
+            )
+    return out
 
 
 @dataclass

@@ -18,6 +18,7 @@ __all__ = [
     "InputError",
     "EvaluationError",
     "PlanError",
+    "IrspecWarning",
     "suggest",
     "excerpt",
     "shorten",
@@ -140,6 +141,16 @@ def excerpt(text: str, position: int, width: int = EXCERPT_WIDTH) -> tuple[str, 
 def shorten(text: str, width: int = 40) -> str:
     """``text`` cut to ``width`` characters with ``...`` (a long name or spec echoed in a message)."""
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class IrspecWarning(UserWarning):
+    """Something a user should know about an evaluation that still gave values: queries missing from a
+    run, a run without lines, a relevance level at which nothing is relevant, two runs with one name.
+
+    The same text is in the result's ``warnings`` (and in JSON and HTML reports); issuing it through
+    :mod:`warnings` too means a script or notebook sees it without asking, and can turn it into an
+    error (``warnings.simplefilter("error", irspec.IrspecWarning)``).
+    """
 
 
 def suggest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:

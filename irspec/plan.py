@@ -211,8 +211,10 @@ class PlanReport:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """The evaluation's warnings (for example run queries absent from the qrels)."""
-        return tuple(w for r in (*self.results, *self.inputs) for w in r.warnings)
+        """The evaluation's warnings, each once (for example qrels queries missing from a run)."""
+        from irspec.engine import collect_warnings
+
+        return tuple(collect_warnings((*self.results, *self.inputs)))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -880,12 +882,15 @@ def _resolve_outputs(
 
 def run_plan(plan: Plan) -> PlanReport:
     """Evaluate every run of ``plan`` (the qrels read once) and make the comparisons it asks for."""
+    from irspec.engine import distinct_names
+
     results = []
     if plan.runs:
         run_metrics = [m for m in plan.metrics if m.definition.needs == "run"]
         results = _evaluate_runs(plan, run_metrics)
-        # the plan names the runs; a runid inside the file does not
-        results = [dataclasses.replace(res, run_name=r.name) for res, r in zip(results, plan.runs)]
+        # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
+        # name; a Plan built in Python is not checked, so its names are made distinct here as well.
+        results = distinct_names([dataclasses.replace(res, run_name=r.name) for res, r in zip(results, plan.runs)])
     comparisons: list[Comparison] = []
     notes: list[str] = []
     if plan.compare is not None:
@@ -1191,7 +1196,7 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
     marks = {"comparisons": comparisons, "compare": compare, "notes": notes, "decimals": output.decimals}
     if output.content == "comparisons":
         if output.format == "json":
-            doc = {**_comparisons_doc(report), "provenance": _provenance(report)}
+            doc = {**_comparisons_doc(report), "warnings": list(report.warnings), "provenance": _provenance(report)}
             return json.dumps(doc, indent=2, allow_nan=False) + "\n"
         if output.format in ("csv", "tsv"):
             return fmt.comparisons_delimited(comparisons, sep="," if output.format == "csv" else "\t")

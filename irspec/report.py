@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irspec.engine import Result
+from irspec.engine import Result, collect_warnings
 
 __all__ = [
     "FORMATS",
@@ -121,7 +121,10 @@ def _clean(value: float) -> float | None:
 
 
 def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict | None = None) -> str:
-    """One JSON document: metrics (canonical), options, warnings, and per run its aggregate (and per query)."""
+    """One JSON document: metrics (canonical), options, warnings, and per run its aggregate (and per query).
+
+    ``warnings`` at the top lists every warning once; each run's entry has its own ``warnings`` too.
+    """
     first = results[0] if results else None
     names: list[str] = []  # every metric of every result (a log's beside the runs'), first seen first
     for res in results:
@@ -129,11 +132,16 @@ def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict |
     doc: dict[str, Any] = {
         "metrics": names,
         "options": first.options.as_dict() if first else {},
-        "warnings": [w for r in results for w in r.warnings],
+        "warnings": collect_warnings(results),
         "runs": [],
     }
     for res in results:
-        entry: dict[str, Any] = {"name": res.run_name, "path": res.run_source, "aggregate": res.aggregate()}
+        entry: dict[str, Any] = {
+            "name": res.run_name,
+            "path": res.run_source,
+            "warnings": list(res.warnings),
+            "aggregate": res.aggregate(),
+        }
         if per_query:
             entry["per_query"] = {
                 q: {k: _clean(v) for k, v in row.items()} for q, row in res.per_query().items()
@@ -1017,6 +1025,10 @@ pre { background: var(--soft); padding: .75rem; overflow-x: auto; border-radius:
 figure { margin: 1rem 0 2rem; }
 figure img { display: block; max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 6px; }
 .note { background: #fff8c5; border: 1px solid #d4a72c66; padding: .5rem .75rem; border-radius: 6px; }
+.warnings { background: #fff1e5; border: 1px solid var(--bad); border-left-width: 4px; padding: .5rem .75rem;
+            border-radius: 6px; margin: 1rem 0; }
+.warnings h2 { margin: 0 0 .25rem; border: 0; padding: 0; color: var(--bad); font-size: 1.05rem; }
+.warnings ul { margin: 0; padding-left: 1.25rem; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
 dt { font-weight: 600; }
 dd { margin: 0; }
@@ -1036,7 +1048,8 @@ def to_html(
     provenance: dict[str, Any] | None = None,
 ) -> str:
     """One self-contained HTML page: the results table with marks, the comparisons with p-values and
-    effect sizes, the plots, notes and warnings, and the provenance.
+    effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
+    above the results, where no reader of the tables can miss them.
 
     Inline CSS and images (``plots``: objects with ``title``, ``description`` and ``svg`` bytes, as
     :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
@@ -1048,7 +1061,7 @@ def to_html(
 
     _check_decimals(decimals)
     marks = significance_marks(results, comparisons, compare)
-    warnings = [w for r in results for w in r.warnings]
+    warnings = collect_warnings(results)
     e = escape
     out = [
         "<!DOCTYPE html>",
@@ -1070,15 +1083,22 @@ def to_html(
     if provenance and provenance.get("plan"):
         summary += f"; plan <code>{e(str(provenance['plan']))}</code>"
     out.append(f'<p class="muted">{summary}.</p>')
-    sections = [("results", "Results")]
+    sections = [("warnings", "Warnings")] if warnings else []
+    sections.append(("results", "Results"))
     if comparisons:
         sections.append(("comparisons", "Comparisons"))
     sections.append(("plots", "Plots"))
-    if notes or warnings:
+    if notes:
         sections.append(("notes", "Notes"))
     if provenance:
         sections.append(("provenance", "Provenance"))
     out.append("<nav>" + "".join(f'<a href="#{k}">{v}</a>' for k, v in sections) + "</nav>")
+
+    if warnings:
+        n = len(warnings)
+        out.append(f'<section class="warnings" role="alert"><h2 id="warnings">{n} warning{"s" if n != 1 else ""}</h2><ul>')
+        out.extend(f"<li>{e(w)}</li>" for w in warnings)
+        out.append("</ul></section>")
 
     # results
     out.append('<h2 id="results">Results</h2>')
@@ -1169,11 +1189,10 @@ def to_html(
     else:
         out.append(f'<p class="note">{e(plots_note or "No plots.")}</p>')
 
-    # notes and warnings
-    if notes or warnings:
+    # notes
+    if notes:
         out.append('<h2 id="notes">Notes</h2><ul>')
         out.extend(f"<li>note: {e(n)}</li>" for n in notes)
-        out.extend(f"<li>warning: {e(w)}</li>" for w in warnings)
         out.append("</ul>")
 
     # provenance

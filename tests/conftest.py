@@ -18,3 +18,10 @@ from irspec.testing import irspec_plugin  # noqa: F401  (the fixture, also when 
 
 os.environ["IRSPEC_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 irspec.plugins._default_registry.cache_clear()  # in case something built it before this file ran
+
+
+def pytest_configure(config):
+    # Many tests evaluate runs that lack qrels queries on purpose; their IrspecWarnings (thousands) would
+    # bury any unexpected warning in the summary. tests/test_warnings.py records them explicitly
+    # (pytest.warns and catch_warnings override this filter).
+    config.addinivalue_line("filterwarnings", "ignore::irspec.IrspecWarning")

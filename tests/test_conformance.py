@@ -239,8 +239,6 @@ def precise_values(name: str) -> dict[tuple[str, str], float]:
             kept.append(m)
         except Exception:  # noqa: BLE001
             pass
-    if "-c" not in flags:  # --format json defaults to missing_queries="zero"; trec_eval's lines skip
-        flags = [*flags, "--missing-queries", "skip"]
     res = _run_cli(_argv(flags, kept, files, fmt="json"))
     if res.code != 0 or res.error is not None:
         return {}

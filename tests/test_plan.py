@@ -489,7 +489,7 @@ output:
     assert row["test"] == "randomization" and row["permutations"] == "500" and row["seed"] == "3"
     assert row["correction"] == "bh" and float(row["p_adjusted"]) >= float(row["p_value"])
     doc = json.loads(only)
-    assert set(doc) == {"plan", "overrides", "compare", "comparisons", "notes", "provenance"}
+    assert set(doc) == {"plan", "overrides", "compare", "comparisons", "notes", "warnings", "provenance"}
     assert len(doc["comparisons"]) == 6
     assert trec.splitlines()[0].split() == ["map", "all", trec.splitlines()[0].split()[2]]
 

@@ -1,0 +1,311 @@
+"""Warnings: what an evaluation rests on that its user may not expect, said in every output.
+
+A run without lines, qrels queries missing from a run (how many, which, what they scored), a relevance
+level at which no document is relevant, and two runs of one name (made distinct in every output). The
+expected values are hand arithmetic on the small qrels below; the trec_eval behaviour they mirror is
+noted where it applies (trec_eval 10 with -c scores a missing query 0 on every measure).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+
+import pytest
+
+import irspec
+from irspec.cli import main
+from irspec.data import Run
+from irspec.engine import collect_warnings, distinct_names, evaluate_many
+from irspec.report import to_html
+
+# Seven queries, labels 0..3. q1's d1 is relevant at every level up to 3, q2's d3 at level 1 only.
+QRELS = "q1 0 d1 3\nq1 0 d2 0\nq2 0 d3 1\n" + "".join(f"q{i} 0 d{i}0 2\n" for i in range(3, 8))
+# Answers q1 (relevant d1 at rank 1) and q2 (non-relevant d9 at rank 1, relevant d3 at rank 2) only.
+RUN = "q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 bm25\nq2 Q0 d9 1 2.0 bm25\nq2 Q0 d3 2 1.0 bm25\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "a.run").write_text(RUN)
+    (tmp_path / "b.run").write_text(RUN)  # another file with the runid bm25
+    return tmp_path
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def warning_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("irspec: warning: ")]
+
+
+def quiet(fn, *args, **kwargs):
+    """Call ``fn`` with irspec's Python warnings silenced (the tests of those are below)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        return fn(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------------
+# A run with no lines
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n", "# a comment\n# another\n"], ids=["empty", "blank", "comments"])
+def test_a_run_file_without_lines_warns(files, capsys, text):
+    (files / "none.run").write_text(text)
+    code, out, err = cli(capsys, "eval", files / "qrels.txt", files / "none.run", "-m", "P.1", "--format", "trec")
+    assert code == 0
+    assert out == "P_1                   \tall\t0.0000\n"  # 7 queries, each scored 0
+    (line,) = warning_lines(err)
+    assert line == (
+        f"irspec: warning: {files / 'none.run'}: the run has no lines; all 7 queries of the qrels are scored 0 "
+        "on every measure and counted in the means (missing_queries='zero', trec_eval -c)"
+    )
+
+
+def test_an_empty_dict_run_warns(files):
+    res = quiet(irspec.evaluate, str(files / "qrels.txt"), {}, "P@1", missing_queries="skip")
+    assert res.warnings == (
+        "<dict>: the run has no lines; all 7 queries of the qrels are left out of the means (missing_queries='skip')",
+    )
+    assert res.query_ids == ()
+
+
+def test_a_run_with_lines_does_not_say_it_has_none(files):
+    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1")
+    assert not any("no lines" in w for w in res.warnings)
+
+
+# --------------------------------------------------------------------------------------------------
+# Qrels queries missing from a run; one default for every format
+
+
+def test_missing_queries_say_how_many_which_and_what_they_scored(files):
+    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1")
+    assert res.warnings == (
+        f"{files / 'a.run'}: 5 of the 7 queries of the qrels are missing from the run ('q3', 'q4', 'q5', 'q6', "
+        "'q7'): scored 0 on every measure and counted in the means (missing_queries='zero', trec_eval -c)",
+    )
+    assert res.aggregate()["P@1"] == pytest.approx(1 / 7)  # q1 1, q2 0, q3..q7 0
+    skipped = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1", missing_queries="skip")
+    assert skipped.warnings[0].endswith("'q7'): left out of the means (missing_queries='skip')")
+    assert skipped.aggregate()["P@1"] == pytest.approx(1 / 2)  # q1 1, q2 0
+
+
+def test_many_missing_queries_list_the_first_few_then_how_many_more():
+    qrels = {f"q{i}": {"d": 1} for i in range(10, 20)}
+    res = quiet(irspec.evaluate, qrels, {"q10": {"d": 1.0}}, "P@1")
+    listed = "('q11', 'q12', 'q13', 'q14', 'q15' and 4 more)"  # q11..q19 lack answers: 5 shown, 4 more
+    assert f"9 of the 10 queries of the qrels are missing from the run {listed}" in res.warnings[0]
+
+
+def test_one_missing_query_is_singular():
+    res = quiet(irspec.evaluate, {"a": {"d": 1}, "b": {"d": 1}}, {"a": {"d": 1.0}}, "P@1")
+    assert "1 of the 2 queries of the qrels is missing from the run ('b')" in res.warnings[0]
+
+
+@pytest.mark.parametrize("fmt", ["trec", "json", "table", "csv"])
+def test_every_format_scores_missing_queries_0_by_default(files, capsys, fmt):
+    # trec_eval 10 without -c stops at q3 (exit 4); irspec scores it as trec_eval -c does: P@1 = 1/7
+    code, out, err = cli(capsys, "eval", files / "qrels.txt", files / "a.run", "-m", "P.1", "--format", fmt)
+    assert code == 0 and len(warning_lines(err)) == 1
+    if fmt == "trec":
+        assert out == "P_1                   \tall\t0.1429\n"
+    elif fmt == "json":
+        assert json.loads(out)["runs"][0]["aggregate"]["P@1"] == pytest.approx(1 / 7)
+        assert json.loads(out)["options"]["missing_queries"] == "zero"
+    elif fmt == "csv":
+        assert out.splitlines()[1].split(",")[:3] == ["bm25", "all", "P@1"]
+        assert float(out.splitlines()[1].split(",")[3]) == pytest.approx(1 / 7)
+    else:
+        assert out.splitlines()[2].split() == ["bm25", "0.1429"]
+
+
+def test_c_gives_the_default_and_skip_is_still_available(files, capsys):
+    base = [files / "qrels.txt", files / "a.run", "-m", "P.1", "--format", "trec"]
+    assert cli(capsys, "eval", "-c", *base)[1] == "P_1                   \tall\t0.1429\n"
+    assert cli(capsys, "eval", "--missing-queries", "skip", *base)[1] == "P_1                   \tall\t0.5000\n"
+
+
+def test_c_contradicting_missing_queries_skip_is_a_usage_error(files, capsys):
+    code, out, err = cli(capsys, "eval", "-c", "--missing-queries", "skip", files / "qrels.txt", files / "a.run", "-m", "P.1")
+    assert code == 2 and out == ""
+    assert err == "irspec: error: -c scores missing queries 0; it contradicts --missing-queries skip\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# A relevance level at which nothing is relevant
+
+
+def test_a_level_above_every_label_warns_once_for_all_runs(files, capsys):
+    code, out, err = cli(capsys, "eval", "-l", "5", "-m", "P.1", "-m", "map", "-c",
+                         files / "qrels.txt", files / "a.run", files / "b.run")
+    assert code == 0
+    level = [w for w in warning_lines(err) if "relevance level" in w]
+    assert level == [
+        "irspec: warning: relevance level 5 (P@1, AP): no document in the qrels is relevant (no label >= 5; "
+        "the highest is 3), so every query has R = 0"
+    ]
+
+
+def test_the_highest_label_is_not_warned_about(files):
+    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1", relevance_level=3)
+    assert not any("relevance level" in w for w in res.warnings)
+    assert res.aggregate()["P@1"] == pytest.approx(1 / 7)  # d1 (label 3) is still relevant
+
+
+def test_a_metric_rel_above_every_label_is_named():
+    qrels, run = {"a": {"d": 2}}, {"a": {"d": 1.0}}
+    res = quiet(irspec.evaluate, qrels, run, ["P@1", "P(rel=4)@1"])
+    assert res.warnings == (
+        "relevance level 4 (P(rel=4)@1): no document in the qrels is relevant (no label >= 4; the highest is 2), "
+        "so every query has R = 0",
+    )
+    assert res.aggregate() == {"P@1": 1.0, "P(rel=4)@1": 0.0}
+
+
+def test_a_metric_without_relevance_levels_is_not_warned_about():
+    # nDCG reads gains from the labels; -l does not change it, so a high level is nothing to warn of
+    res = quiet(irspec.evaluate, {"a": {"d": 2}}, {"a": {"d": 1.0}}, "nDCG", relevance_level=5)
+    assert res.warnings == ()
+
+
+# --------------------------------------------------------------------------------------------------
+# Two runs with one name
+
+
+def test_two_files_with_one_runid_get_distinct_labels_in_every_format(files, capsys):
+    argv = ["eval", files / "qrels.txt", files / "a.run", files / "b.run", "-m", "P.1", "-c"]
+    outputs = {}
+    for fmt in ("table", "json", "csv", "trec", "latex", "markdown"):
+        code, out, err = cli(capsys, *argv, "--format", fmt)
+        assert code == 0
+        outputs[fmt] = out
+        dup = [w for w in warning_lines(err) if "named" in w]
+        assert dup == [
+            f"irspec: warning: 2 runs are named 'bm25'; labelled 'bm25' ({files / 'a.run'}) and "
+            f"'bm25 (2)' ({files / 'b.run'})"
+        ]
+    assert [line.split("  ")[0] for line in outputs["table"].splitlines()[2:]] == ["bm25", "bm25 (2)"]
+    assert [r["name"] for r in json.loads(outputs["json"])["runs"]] == ["bm25", "bm25 (2)"]
+    assert [line.split(",")[0] for line in outputs["csv"].splitlines()[1:]] == ["bm25", "bm25 (2)"]
+    assert "bm25 (2)" in outputs["latex"] and "bm25 (2)" in outputs["markdown"]
+    code, out, _ = cli(capsys, *argv, "-m", "official", "--format", "trec")
+    assert [line.split("\t")[2] for line in out.splitlines() if line.startswith("runid")] == ["bm25", "bm25 (2)"]
+
+
+def test_the_same_file_twice_gets_distinct_labels(files):
+    a = str(files / "a.run")
+    results = quiet(evaluate_many, str(files / "qrels.txt"), [a, a], "P@1")
+    assert [r.run_name for r in results] == ["bm25", "bm25 (2)"]
+    assert [r.aggregate() for r in results] == [{"P@1": pytest.approx(1 / 7)}] * 2
+
+
+def test_a_label_already_taken_is_skipped():
+    runs = [Run.from_dict({"a": {"d": 1.0}}, name=n) for n in ("x", "x", "x (2)", "y")]
+    results = quiet(evaluate_many, {"a": {"d": 1}}, runs, "P@1")
+    assert [r.run_name for r in results] == ["x", "x (3)", "x (2)", "y"]
+    assert results[3].warnings == ()
+    assert results[0].warnings == ("2 runs are named 'x'; labelled 'x' (<dict>) and 'x (3)' (<dict>)",)
+
+
+def test_distinct_names_leaves_distinct_names_alone():
+    runs = [Run.from_dict({"a": {"d": 1.0}}, name=n) for n in ("x", "y")]
+    results = quiet(evaluate_many, {"a": {"d": 1}}, runs, "P@1")
+    assert distinct_names(results) == results
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON and HTML carry the warnings; Python issues them as IrspecWarning
+
+
+def test_json_has_every_warning_once_and_each_run_its_own(files, capsys):
+    code, out, err = cli(capsys, "eval", "-l", "5", "-m", "P.1", files / "qrels.txt", files / "a.run",
+                         files / "b.run", "--format", "json")
+    doc = json.loads(out)
+    level = (
+        "relevance level 5 (P@1): no document in the qrels is relevant (no label >= 5; the highest is 3), "
+        "so every query has R = 0"
+    )
+    missing_a = next(w for w in doc["warnings"] if w.startswith(f"{files / 'a.run'}: 5 of the 7"))
+    assert doc["warnings"].count(level) == 1
+    assert len(doc["warnings"]) == 4  # a's missing queries, the level, b's missing queries, the names
+    assert [w.removeprefix("irspec: warning: ") for w in warning_lines(err)] == doc["warnings"]
+    assert missing_a in doc["runs"][0]["warnings"] and level in doc["runs"][0]["warnings"]
+    assert level in doc["runs"][1]["warnings"] and missing_a not in doc["runs"][1]["warnings"]
+
+
+def test_html_shows_the_warnings_above_the_results(files):
+    results = quiet(evaluate_many, str(files / "qrels.txt"), [str(files / "a.run")] * 2, "P@1", relevance_level=9)
+    html = to_html(results)
+    box = html.index('<section class="warnings"')
+    assert box < html.index('<h2 id="results">')
+    assert '<h2 id="warnings">3 warnings</h2>' in html
+    assert "no label &gt;= 9" in html  # escaped
+    assert '<a href="#warnings">Warnings</a>' in html
+    assert 'class="warnings"' not in to_html(quiet(evaluate_many, {"a": {"d": 1}}, [{"a": {"d": 1.0}}], "P@1"))
+
+
+def test_python_issues_irspec_warnings_from_the_callers_line(files):
+    with pytest.warns(irspec.IrspecWarning, match=r"5 of the 7 queries of the qrels are missing") as record:
+        irspec.evaluate(str(files / "qrels.txt"), str(files / "a.run"), "P@1")
+    assert [w.filename for w in record] == [__file__]
+    assert issubclass(irspec.IrspecWarning, UserWarning)
+
+
+def test_warnings_can_be_made_errors(files):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", irspec.IrspecWarning)
+        with pytest.raises(irspec.IrspecWarning, match="no lines"):
+            irspec.evaluate(str(files / "qrels.txt"), {}, "P@1")
+
+
+def test_the_cli_prints_warnings_once_and_issues_no_python_warning(files, capsys):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        code, _, err = cli(capsys, "eval", files / "qrels.txt", files / "a.run", "-m", "P.1")
+    assert code == 0 and [w for w in record if issubclass(w.category, irspec.IrspecWarning)] == []
+    assert len(warning_lines(err)) == 1 and "IrspecWarning" not in err
+
+
+# --------------------------------------------------------------------------------------------------
+# Plans
+
+
+def test_a_plan_reports_its_warnings_in_json_and_html(files, capsys):
+    plan = files / "plan.yaml"
+    plan.write_text(
+        "qrels: qrels.txt\n"
+        "runs: [{name: one, path: a.run}, {name: two, path: b.run}]\n"
+        "metrics: [P@1]\n"
+        "options: {relevance_level: 4}\n"
+        "compare: {baseline: one}\n"
+        "output:\n"
+        "  - {format: json, path: out/results.json}\n"
+        "  - {format: json, path: out/comparisons.json, content: comparisons}\n"
+        "  - {format: html, path: out/report.html}\n"
+    )
+    code, _, err = cli(capsys, "run", plan)
+    assert code == 0
+    printed = [w.removeprefix("irspec: warning: ") for w in warning_lines(err)]
+    assert len(printed) == 3  # a's and b's missing queries, and level 4 once
+    assert json.loads((files / "out/results.json").read_text())["warnings"] == printed
+    assert json.loads((files / "out/comparisons.json").read_text())["warnings"] == printed
+    html = (files / "out/report.html").read_text()
+    assert '<h2 id="warnings">3 warnings</h2>' in html and "no label &gt;= 4" in html
+
+
+def test_a_plan_built_with_one_name_twice_gets_distinct_labels(files):
+    plan = files / "plan.yaml"
+    plan.write_text("qrels: qrels.txt\nruns: [{name: one, path: a.run}, {name: two, path: b.run}]\nmetrics: [P@1]\n")
+    loaded = irspec.load_plan(plan)
+    same = dataclasses.replace(loaded, runs=tuple(dataclasses.replace(r, name="one") for r in loaded.runs))
+    report = quiet(irspec.run_plan, same)
+    assert [r.run_name for r in report.results] == ["one", "one (2)"]
+    assert any(w.startswith("2 runs are named 'one'") for w in report.warnings)
+    assert collect_warnings(report.results) == list(report.warnings)
