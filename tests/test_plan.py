@@ -58,6 +58,14 @@ def problems_of(path: Path, overrides: tuple[str, ...] = ()) -> list[str]:
     return info.value.problems
 
 
+def run_irspec(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``irspec ARGS`` in a new interpreter running this checkout (to see its exit code and stderr whole)."""
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
 GOOD = """
 qrels: demo/qrels.txt
 runs:
@@ -281,6 +289,15 @@ def test_every_problem_is_reported_at_once_with_file_line_and_path(workspace):
         ("qrels: demo/qrels.txt\nruns: !!python/object/apply:os.system ['echo pwned']\nmetrics: AP\n", 2,
          "YAML syntax error: could not determine a constructor for the tag"),
         ("- qrels\n", 1, "a plan must be a mapping of keys"),
+        # what the bounded loader refuses, before anything walks the tree
+        ("qrels: demo/qrels.txt\nruns: &r [demo/runs/bm25.run, *r]\nmetrics: AP\n", 2,
+         "alias *r refers to a value that contains it"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions: " + "[" * 3000 + "]" * 3000 + "\n", 4,
+         "nested more than 50 levels deep"),
+        # each a<k> is a list holding a<k-1>: a0 is 2 levels (list, string), a<k> is k + 2; the alias of
+        # a<k-1> sits 2 levels down (the plan, a<k>'s list) and reaches 2 + (k + 1), past 50 at k = 48
+        ("a0: &a0 [x]\n" + "".join(f"a{k}: &a{k} [*a{k - 1}]\n" for k in range(1, 60)), 49,
+         "alias *a47 nests the plan more than 50 levels deep"),
     ],
 )
 def test_one_problem_with_its_line(workspace, capfd, text, line, fragment):
@@ -293,9 +310,115 @@ def test_one_problem_with_its_line(workspace, capfd, text, line, fragment):
     assert "pwned" not in capfd.readouterr().out  # safe loading: nothing was executed
 
 
-def test_an_empty_plan_lists_the_required_keys(tmp_path):
-    path = write_plan(tmp_path, "")
-    assert problems_of(path) == [f"{path}:1: missing required key '{k}'" for k in ("qrels", "runs", "metrics")]
+def test_an_empty_plan_is_one_problem_unless_options_fill_it(tmp_path):
+    path = write_plan(tmp_path, "# nothing yet\n")
+    assert problems_of(path) == [f"{path}:1: the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)"]
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    assert problems_of(path, ("qrels=q.txt",)) == [f"{path}:1: missing required key '{k}'" for k in ("runs", "metrics")]
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize(
+    "case, content, expected",
+    [
+        ("missing", None, "{path}: no such file"),
+        ("directory", None, "{path}: is a directory, not a plan file"),
+        ("empty", b"", "{path}:1: the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)"),
+        # 0xe9 is Latin-1's e-acute; after "qrels: q\n" (9 bytes) and "runs: [caf" (10) it is byte 19
+        ("latin-1", b"qrels: q\nruns: [caf\xe9]\nmetrics: AP\n",
+         "{path}:2: not UTF-8 text (invalid continuation byte: byte 0xe9 at offset 19)"),
+        ("tabs", b"qrels: q\n\truns: [a]\n",
+         "{path}:2: YAML syntax error: found character '\\t' that cannot start any token (YAML indents with spaces, never tabs)"),
+        ("a list", b"- qrels: q\n- runs: [a]\n", "{path}:1: a plan must be a mapping of keys (qrels, runs, metrics, ...), not a list"),
+    ],
+)
+def test_a_plan_file_that_is_no_plan_is_one_located_line(tmp_path, capsys, command, case, content, expected):
+    path = tmp_path / "plan.yaml"
+    if case == "directory":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    assert main([command, str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"irspec: error: {expected.format(path=path)}\n"
+    assert captured.out == ""
+
+
+def _alias_bomb(levels: int, width: int) -> str:
+    """``a0`` a list of one string; each ``a<i>`` a list of ``width`` aliases of ``a<i-1>``, line ``i+1``."""
+    lines = ['a0: &a0 ["lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(lines) + f"\nqrels: q.txt\nruns: [r.run]\nmetrics: AP\n"
+
+
+# An anchored list stands for its own value plus its items, aliases expanded; the loader refuses the
+# alias that takes the values aliases repeat past 10,000.
+#   9 wide: a0 = 2 values; a1 = 1 + 9*2 = 19 (line 2 repeats 9*2 = 18); a2 = 1 + 9*19 = 172 (line 3
+#   repeats 171, 189 in all); a3 = 1 + 9*172 = 1549 (line 4: 1548, 1737 in all); on line 5 each *a3
+#   repeats 1549: after five 1737 + 5*1549 = 9482, the sixth brings 11031.
+#   12 wide: a1 = 25 (24), a2 = 301 (300, 324 in all), a3 = 3613 (3612, 3936 in all); on line 5 the
+#   first *a3 brings 7549, the second 11162.
+@pytest.mark.parametrize(
+    "levels, width, refused",
+    [(9, 9, "{path}:5: alias *a3 repeats 1549 values"), (12, 12, "{path}:5: alias *a3 repeats 3613 values")],
+)
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_an_alias_bomb_is_refused_at_its_alias(tmp_path, command, levels, width, refused):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_alias_bomb(levels, width), encoding="utf-8")
+    # The timeout is only a safety net: unbounded, the 9x9 bomb expands to 9**9 values and would hang
+    # here for minutes, with gigabytes.
+    proc = run_irspec(command, str(path), timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("irspec: error: " + refused.format(path=path) + ", which takes"), proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_an_alias_bomb_in_an_override_is_refused(workspace):
+    # small enough to expand in a moment were it not refused: 10 wide, a0 = [x] is 2 values, a1 = 21
+    # (20 repeated), a2 = 211 (210, 230 in all), a3 = 2111 (2110, 2340 in all); in a4 the aliases
+    # of a3 bring 4451, 6562, 8673, then 10784
+    path = write_plan(workspace, GOOD)
+    bomb = "[" + ", ".join(["&a0 [x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 5)]) + "]"
+    (problem,) = problems_of(path, (f"compare.baseline={bomb}",))
+    assert problem.startswith(f"{path}: --set compare.baseline={bomb}: cannot read the value as YAML: alias *a3 repeats 2111 values")
+
+
+def test_aliases_may_repeat_up_to_the_budget_and_no_more(tmp_path):
+    from irspec.plan import _ALIAS_BUDGET
+
+    # an anchored list of n - 1 numbers stands for n values; two aliases of it repeat 2n = the budget
+    n = _ALIAS_BUDGET // 2
+    anchor = "big: &big [" + ", ".join(["0"] * (n - 1)) + "]\n"
+    two = write_plan(tmp_path, anchor + "qrels: [*big, *big]\n", "two.yaml")
+    assert not [p for p in problems_of(two) if ": alias *" in p]  # other problems, but no alias refused
+    three = write_plan(tmp_path, anchor + "qrels: [*big, *big]\nruns: *big\n", "three.yaml")
+    assert problems_of(three) == [
+        f"{three}:3: alias *big repeats {n} values, which takes the values aliases repeat past {_ALIAS_BUDGET}; "
+        "expected aliases of small parts of the plan, such as a shared options mapping (is this an alias bomb?)"
+    ]
+
+
+def test_a_plan_sharing_values_through_anchors_and_aliases_loads(workspace):
+    path = write_plan(
+        workspace,
+        GOOD
+        + """
+options: &opts {relevance_level: 1, depth: 1000}
+output:
+  - &csv {format: csv, path: out/a.csv, per_query: false, decimals: &d 3}
+  - {<<: *csv, path: out/b.csv}
+  - {format: table, decimals: *d}
+""",
+    )
+    plan = load_plan(path)
+    assert plan.options.depth == 1000
+    assert plan.outputs == (
+        Output("csv", workspace / "out" / "a.csv", per_query=False, decimals=3),
+        Output("csv", workspace / "out" / "b.csv", per_query=False, decimals=3),
+        Output("table", None, decimals=3),
+    )
 
 
 def test_a_missing_plan_file_is_a_plan_error(tmp_path):
@@ -601,10 +724,7 @@ def test_cli_run_writes_outputs_and_prints_the_table(workspace, capsys):
 
 def test_cli_bad_yaml_exits_2_without_a_traceback(workspace):
     path = write_plan(workspace, "qrels: demo/qrels.txt\nruns: [a\nmetrics: AP\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "irspec", "run", str(path)], capture_output=True, text=True, cwd=ROOT,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
-    )
+    proc = run_irspec("run", str(path))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert f"{path}:3: YAML syntax error" in proc.stderr
