@@ -23,8 +23,8 @@ compared on the queries both answer, and the report says how many were left out.
 the family the plan states (the comparisons of one metric, or all of them); the Tukey tests adjust over
 all pairs of runs themselves.
 
-Outputs are computed in full before any file is touched, and each file is written atomically
-(:func:`irspec.report.write_atomic`), so a failed plan leaves no partial output behind.
+Outputs are computed in full before any file is touched, then written all or nothing
+(:func:`irspec.report.write_all_atomic`), so a failed plan leaves no partial output behind.
 """
 
 from __future__ import annotations
@@ -1233,31 +1233,26 @@ def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list
 
 
 def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[Path]:
-    """Write every output of the plan; returns the files (and plot directories) written.
+    """Write every output of the plan, all or nothing; returns the files (and plot directories) written.
 
-    All outputs are computed first (the plots drawn in memory), so an error leaves every file
-    untouched; each file is then written atomically (temporary file and rename, directories created),
-    and the plots through a temporary directory (:func:`irspec.report.write_files_atomic`). Outputs
-    without a path go to ``stdout`` (default :data:`sys.stdout`) after the files.
+    All outputs are computed first (the plots drawn in memory), then written together by
+    :func:`irspec.report.write_all_atomic`: each to a temporary file (or directory) beside its target,
+    renamed into place only once every one is written, so an output that cannot be written (a path
+    that is a directory, a denied permission) leaves no file of the plan behind and every previous
+    file untouched. Outputs without a path go to ``stdout`` (default :data:`sys.stdout`) only after
+    the files are in place.
     """
-    from irspec.report import write_atomic, write_files_atomic
+    from irspec.report import write_all_atomic
 
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
-    written = []
-    for output, text in texts:
-        if output.path is None:
-            continue
-        if isinstance(text, dict):
-            write_files_atomic(output.path, text)
-        else:
-            write_atomic(output.path, text)
-        written.append(output.path)
+    files = [(output.path, text) for output, text in texts if output.path is not None]
+    write_all_atomic(files)
     for output, text in texts:
         if output.path is None and isinstance(text, str):
             stream.write(text)
     stream.flush()
-    return written
+    return [path for path, _ in files]
 
 
 def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:

@@ -20,7 +20,7 @@ import irspec
 from irspec import stats
 from irspec.cli import main
 from irspec.engine import Options, Result
-from irspec.errors import EvaluationError, PlanError
+from irspec.errors import EvaluationError, IrspecError, PlanError
 from irspec.plan import (
     SCHEMA_PATH,
     Compare,
@@ -678,6 +678,94 @@ output:
     (workspace / "demo" / "runs" / "hybrid.run").write_text("q01 Q0 d1 1 not-a-score x\n")
     assert main(["run", str(path)]) == 2
     assert sorted(p.name for p in (workspace / "out").iterdir()) == ["b.json"]
+
+
+class _TableAfterFiles(io.StringIO):
+    """Standard output that holds, at each write, that every file output is already in place."""
+
+    def __init__(self, files: list[Path]) -> None:
+        super().__init__()
+        self.files = files
+
+    def write(self, text: str) -> int:
+        assert all(f.exists() for f in self.files), [f for f in self.files if not f.exists()]
+        return super().write(text)
+
+
+def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from irspec import report as report_module
+
+    outputs = [
+        "{format: table}",
+        "{format: csv, path: out/a.csv}",
+        "{format: json, path: out/b.json}",
+        "{format: html, path: out/report.html}",
+        "{format: plots, path: out/plots}",
+        "{format: latex, path: fresh/sub/t.tex}",
+        "{format: markdown, path: last/t.md}",  # the one made to fail, after the others
+    ]
+    path = write_plan(workspace, GOOD + "compare: {baseline: bm25}\noutput:\n" + "".join(f"  - {o}\n" for o in outputs))
+    out, last = workspace / "out", workspace / "last"
+    report = run_plan(load_plan(path))  # drawn once: the plots of one report are shared by its outputs
+    real_temporary = report_module._temporary
+
+    def denied(target, *, directory):
+        if target.name == "t.md":  # as root, a read-only directory would not stop us; the system's error
+            raise PermissionError(13, "Permission denied", str(target.parent))
+        return real_temporary(target, directory=directory)
+
+    def break_markdown():
+        real = plan_module._render
+        monkeypatch.setattr(plan_module, "_render", lambda r, o, a: 1 / 0 if o.format == "markdown" else real(r, o, a))
+
+    import irspec.plan as plan_module
+
+    failures = {
+        "its directory is a file": (lambda: last.write_text("a file\n"), f"not a directory: '{last}'"),
+        "its path is a directory": (lambda: (last / "t.md").mkdir(parents=True), "is a directory"),
+        "permission denied": (lambda: monkeypatch.setattr(report_module, "_temporary", denied), f"permission denied: '{last}'"),
+        "the plots directory is a file": (lambda: (out / "plots").write_text("a file\n"), "not a directory"),
+        "a render fails": (break_markdown, None),
+    }
+    for case, (breaking, why) in failures.items():
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(last, ignore_errors=True)
+        last.unlink(missing_ok=True)
+        out.mkdir()
+        (out / "b.json").write_text("previous\n")
+        breaking()
+        before = sorted(p.relative_to(workspace) for p in workspace.rglob("*"))
+        stdout = io.StringIO()
+        with pytest.raises(IrspecError if why else ZeroDivisionError) as info:
+            write_outputs(report, stdout=stdout)
+        if why is not None:
+            target = out / "plots" if "plots" in case else last / "t.md"
+            assert str(info.value) == f"cannot write '{target}': {why}", case
+        assert sorted(p.relative_to(workspace) for p in workspace.rglob("*")) == before, case  # no file, no .tmp
+        assert not (workspace / "fresh").exists(), case  # nor the directories made for them
+        assert (out / "b.json").read_text() == "previous\n", case
+        assert stdout.getvalue() == "", case
+        monkeypatch.undo()
+
+    files = [out / "a.csv", out / "b.json", out / "report.html", out / "plots", workspace / "fresh" / "sub" / "t.tex", last / "t.md"]
+    stdout = _TableAfterFiles(files)
+    assert write_outputs(report, stdout=stdout) == files
+    assert "bm25 (baseline)" in stdout.getvalue()
+    assert json.loads((out / "b.json").read_text())["compare"]["baseline"] == "bm25"
+    assert {p.suffix for p in (out / "plots").iterdir()} == {".png", ".svg"}
+    assert "data:image/svg+xml;base64," in (out / "report.html").read_text() and (last / "t.md").read_text().startswith("|")
+    assert not [p for p in workspace.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_cli_run_names_the_output_it_cannot_write(workspace, capsys):
+    path = write_plan(workspace, GOOD + "output:\n  - {format: csv, path: out/a.csv}\n  - {format: csv, path: last/b.csv}\n")
+    (workspace / "last").write_text("a file\n")
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"irspec: error: cannot write '{workspace / 'last' / 'b.csv'}': not a directory: '{workspace / 'last'}'"
+    assert "Traceback" not in err and "irspec: wrote" not in err
+    assert not (workspace / "out").exists()
 
 
 def test_writing_replaces_files_atomically_and_creates_directories(workspace):
