@@ -121,7 +121,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.data import read_qrels, read_run
     from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
-    from irspec.report import format_results, hash_in_background, provenance, write_atomic
+    from irspec.report import check_writable, format_results, hash_in_background, provenance, write_atomic
 
     specs = args.measures or ["official"]
     metrics = irspec.parse_many(specs, trec=True)
@@ -138,6 +138,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         missing_queries=args.missing_queries or "zero",
         collection_size=args.collection_size,
     )
+    if args.output:  # before the evaluation, not after it
+        check_writable(args.output)
     runs = list(args.runs)
     if runs.count("-") + (args.qrels == "-") > 1:
         raise irspec.EvaluationError("standard input ('-') can be read only once")
@@ -161,7 +163,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin
     )
     if args.output:
-        write_atomic(args.output, text)
+        write_atomic(args.output, text, make_dirs=False)  # as a shell's > would, into a directory that exists
     else:
         sys.stdout.write(text)
     return 0
@@ -243,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: an aligned table; latex and markdown: the means, best in bold)")
     p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N",
                    help="decimal places in table, latex and markdown output (0-10, default 4)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically; its directory must exist) instead of standard output")
     p.set_defaults(func=_cmd_eval)
 
     set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"

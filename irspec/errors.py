@@ -112,13 +112,20 @@ class EvaluationError(IrspecError):
 
 
 class PlanError(IrspecError):
-    """An evaluation plan with one or more problems; ``problems`` lists them all."""
+    """An evaluation plan with one or more problems; ``problems`` lists them all.
+
+    The message is the problem itself when there is one that names the plan file, else a count and
+    the problems, one a line.
+    """
 
     def __init__(self, source: str, problems: Iterable[str]) -> None:
         self.source = source
         self.problems = list(problems)
-        body = "\n".join(f"  {p}" for p in self.problems)
         n = len(self.problems)
+        if n == 1 and self.problems[0].startswith(source):
+            super().__init__(self.problems[0])
+            return
+        body = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"{source}: {n} problem{'s' if n != 1 else ''}\n{body}")
 
 

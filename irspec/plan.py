@@ -11,8 +11,10 @@ come the checks a schema cannot make: metric specs are parsed and bound, files a
 (relative to the plan file), run names must be distinct, the baseline must name a run. Every problem
 found is raised together in one :class:`~irspec.errors.PlanError`.
 
-YAML is read with PyYAML's ``SafeLoader`` (no object construction). The document is composed into a node
-tree first, so that each value's line is known; ``--set key.sub=value`` overrides (values read as YAML)
+YAML is read with PyYAML's ``SafeLoader`` (no object construction), bounded so that loading stays linear
+in the file's size: aliases may repeat at most :data:`_ALIAS_BUDGET` values in all (an alias bomb is
+refused at the alias that crosses it), none may be recursive, and nesting stops at :data:`_MAX_DEPTH`
+levels. The document is composed into a node tree first, so that each value's line is known; ``--set key.sub=value`` overrides (values read as YAML)
 are applied before validation and named in place of a line when their value is at fault.
 
 Comparisons pair per-query scores **by query id**, never by position. Under ``missing_queries: zero``
@@ -21,8 +23,8 @@ compared on the queries both answer, and the report says how many were left out.
 the family the plan states (the comparisons of one metric, or all of them); the Tukey tests adjust over
 all pairs of runs themselves.
 
-Outputs are computed in full before any file is touched, and each file is written atomically
-(:func:`irspec.report.write_atomic`), so a failed plan leaves no partial output behind.
+Outputs are computed in full before any file is touched, then written all or nothing
+(:func:`irspec.report.write_all_atomic`), so a failed plan leaves no partial output behind.
 """
 
 from __future__ import annotations
@@ -63,7 +65,12 @@ SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "plan.schema.json"
 """The plan's JSON Schema (draft 2020-12), the single source of truth for what a plan may contain."""
 
 _TUKEY_TESTS = ("tukey", "randomized-tukey")
-_MAX_DEPTH = 50  # deeper nesting in a plan can only be a recursive YAML alias
+# No plan needs deeper nesting, aliases expanded. Loading refuses it (PyYAML's composer recurses once
+# a level); the walks of the loaded tree stop there too, as a second guard.
+_MAX_DEPTH = 50
+# Values that aliases may repeat in one plan, in all: enough for shared mappings, far too few for a
+# "billion laughs" alias bomb, so every walk of the loaded plan stays linear in the file's size.
+_ALIAS_BUDGET = 10_000
 _OVERRIDE_LINE = 1 << 40  # problems from --set options sort after the plan's lines, in the options' order
 
 # One segment of a path in a plan: a key or a list index.
@@ -300,21 +307,27 @@ def load_plan(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Pl
     overrides = tuple(overrides)
     problems = _Problems(source)
     try:
-        with open(source, encoding="utf-8") as f:
-            text = f.read()
+        with open(source, "rb") as f:
+            raw = f.read()
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise PlanError(source, [f"{source}: no such file"]) from None
     except IsADirectoryError:
         raise PlanError(source, [f"{source}: is a directory, not a plan file"]) from None
     except UnicodeDecodeError as e:
-        raise PlanError(source, [f"{source}: not UTF-8 text ({e.reason} at byte {e.start})"]) from None
+        line = raw.count(b"\n", 0, e.start) + 1
+        bad = " ".join(f"0x{b:02x}" for b in raw[e.start : e.end])
+        raise PlanError(source, [f"{source}:{line}: not UTF-8 text ({e.reason}: byte {bad} at offset {e.start})"]) from None
     except OSError as e:
         raise PlanError(source, [f"{source}: cannot read: {e.strerror or e}"]) from None
 
     data = _read_yaml(text, problems)
     if data is None:
-        data = {}
         problems.lines[()] = 1
+        if not overrides:  # the options may yet make a plan of nothing
+            problems.add((), "the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)")
+            raise problems.error()
+        data = {}
     for index, item in enumerate(overrides):
         data = _apply_override(data, item, index, problems)
 
@@ -336,17 +349,22 @@ def _read_yaml(text: str, problems: _Problems) -> Any:
     """The document as plain data with string keys; lines of values and keys go into ``problems``."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    loader = _loader_class()(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
         _check_duplicate_keys(node, (), problems, 0)
         data = loader.construct_document(node)
+    except _loader_class().Refused as e:
+        line = e.problem_mark.line + 1
+        raise PlanError(problems.source, [f"{problems.source}:{line}: {e.problem}"]) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 0
         message = e.problem or "invalid YAML"
+        if "'\\t'" in message:
+            message += " (YAML indents with spaces, never tabs)"
         if e.context and e.context_mark is not None and e.context_mark is not mark:
             message += f" ({e.context} at line {e.context_mark.line + 1})"
         where = f"{problems.source}:{line}" if line else problems.source
@@ -357,6 +375,77 @@ def _read_yaml(text: str, problems: _Problems) -> Any:
         loader.dispose()
     _index_lines(node, (), problems, 0, yaml.SafeLoader(""))
     return _string_keys(data, 0, problems)
+
+
+@functools.cache
+def _loader_class() -> Any:
+    """PyYAML's ``SafeLoader``, bounded: aliases may repeat at most :data:`_ALIAS_BUDGET` values in
+    all, none may refer to a value that contains it, and nesting, aliases expanded, stops at
+    :data:`_MAX_DEPTH` levels.
+
+    PyYAML composes an alias as a second reference to its anchor's node, so composing stays linear
+    while every walk of the tree (and of the constructed data) pays for each repetition again: nine
+    anchors of nine aliases each compose in a blink and expand to 9**9 values. The loader counts, as
+    it composes, how many values each anchored node stands for, aliases inside it expanded, and
+    refuses the alias that takes the total past the budget, with its position (``Refused``).
+    """
+    import yaml
+
+    class Refused(yaml.MarkedYAMLError):
+        """A plan the bounded loader will not compose; ``problem`` and ``problem_mark`` say why and where."""
+
+        def __init__(self, problem: str, mark: Any) -> None:
+            super().__init__(problem=problem, problem_mark=mark)
+
+    class BoundedLoader(yaml.SafeLoader):
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.values = 0  # values composed so far, each alias counted as the values it repeats
+            self.repeated = 0  # of which aliases repeated
+            self.depth = 0  # of the node being composed
+            self.deepest = 0  # level reached inside the node being composed, aliases expanded
+            self.anchored: dict[int, tuple[int, int]] = {}  # id of an anchored node -> (values, levels)
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                if event.anchor in self.anchors:  # else PyYAML's own "undefined alias" error
+                    self._repeat(event, self.anchors[event.anchor])
+                return super().compose_node(parent, index)
+            if self.depth >= _MAX_DEPTH:
+                raise Refused(f"nested more than {_MAX_DEPTH} levels deep", event.start_mark)
+            values, outer = self.values, self.deepest
+            self.values += 1
+            self.depth += 1
+            self.deepest = self.depth
+            try:
+                node = super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+            if event.anchor is not None:
+                self.anchored[id(node)] = (self.values - values, self.deepest - self.depth)
+            self.deepest = max(outer, self.deepest)
+            return node
+
+        def _repeat(self, event: Any, node: Any) -> None:
+            if id(node) not in self.anchored:  # its anchor's node is still being composed: the alias is inside it
+                raise Refused(f"alias *{event.anchor} refers to a value that contains it", event.start_mark)
+            size, levels = self.anchored[id(node)]
+            if self.depth + levels > _MAX_DEPTH:
+                raise Refused(f"alias *{event.anchor} nests the plan more than {_MAX_DEPTH} levels deep", event.start_mark)
+            self.deepest = max(self.deepest, self.depth + levels)
+            self.values += size
+            self.repeated += size
+            if self.repeated > _ALIAS_BUDGET:
+                raise Refused(
+                    f"alias *{event.anchor} repeats {size} values, which takes the values aliases repeat "
+                    f"past {_ALIAS_BUDGET}; expected aliases of small parts of the plan, such as a shared "
+                    "options mapping (is this an alias bomb?)",
+                    event.start_mark,
+                )
+
+    BoundedLoader.Refused = Refused
+    return BoundedLoader
 
 
 def _check_duplicate_keys(node: Any, path: PlanPath, problems: _Problems, depth: int) -> None:
@@ -419,7 +508,7 @@ def _key_text(key: Any) -> str:
 
 def _string_keys(value: Any, depth: int, problems: _Problems) -> Any:
     if depth > _MAX_DEPTH:
-        message = f"{problems.source}: nested more than {_MAX_DEPTH} levels deep (a recursive alias?)"
+        message = f"{problems.source}: nested more than {_MAX_DEPTH} levels deep"
         raise PlanError(problems.source, [message])
     if isinstance(value, dict):
         return {_key_text(k): _string_keys(v, depth + 1, problems) for k, v in value.items()}
@@ -449,7 +538,7 @@ def _apply_override(data: Any, item: str, index: int, problems: _Problems) -> An
             return fail(f"empty key in {key!r}")
         parts.append(int(part) if part.isdigit() else part)
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = yaml.load(raw, Loader=_loader_class()) if raw.strip() else None
     except yaml.YAMLError as e:
         return fail(f"cannot read the value as YAML: {getattr(e, 'problem', None) or e}")
     value = _string_keys(value, 0, problems)
@@ -1149,31 +1238,26 @@ def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list
 
 
 def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[Path]:
-    """Write every output of the plan; returns the files (and plot directories) written.
+    """Write every output of the plan, all or nothing; returns the files (and plot directories) written.
 
-    All outputs are computed first (the plots drawn in memory), so an error leaves every file
-    untouched; each file is then written atomically (temporary file and rename, directories created),
-    and the plots through a temporary directory (:func:`irspec.report.write_files_atomic`). Outputs
-    without a path go to ``stdout`` (default :data:`sys.stdout`) after the files.
+    All outputs are computed first (the plots drawn in memory), then written together by
+    :func:`irspec.report.write_all_atomic`: each to a temporary file (or directory) beside its target,
+    renamed into place only once every one is written, so an output that cannot be written (a path
+    that is a directory, a denied permission) leaves no file of the plan behind and every previous
+    file untouched. Outputs without a path go to ``stdout`` (default :data:`sys.stdout`) only after
+    the files are in place.
     """
-    from irspec.report import write_atomic, write_files_atomic
+    from irspec.report import write_all_atomic
 
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
-    written = []
-    for output, text in texts:
-        if output.path is None:
-            continue
-        if isinstance(text, dict):
-            write_files_atomic(output.path, text)
-        else:
-            write_atomic(output.path, text)
-        written.append(output.path)
+    files = [(output.path, text) for output, text in texts if output.path is not None]
+    write_all_atomic(files)
     for output, text in texts:
         if output.path is None and isinstance(text, str):
             stream.write(text)
     stream.flush()
-    return written
+    return [path for path, _ in files]
 
 
 def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:

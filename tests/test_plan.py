@@ -20,7 +20,7 @@ import irspec
 from irspec import stats
 from irspec.cli import main
 from irspec.engine import Options, Result
-from irspec.errors import EvaluationError, PlanError
+from irspec.errors import EvaluationError, IrspecError, PlanError
 from irspec.plan import (
     SCHEMA_PATH,
     Compare,
@@ -56,6 +56,14 @@ def problems_of(path: Path, overrides: tuple[str, ...] = ()) -> list[str]:
     with pytest.raises(PlanError) as info:
         load_plan(path, overrides)
     return info.value.problems
+
+
+def run_irspec(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``irspec ARGS`` in a new interpreter running this checkout (to see its exit code and stderr whole)."""
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 GOOD = """
@@ -281,6 +289,15 @@ def test_every_problem_is_reported_at_once_with_file_line_and_path(workspace):
         ("qrels: demo/qrels.txt\nruns: !!python/object/apply:os.system ['echo pwned']\nmetrics: AP\n", 2,
          "YAML syntax error: could not determine a constructor for the tag"),
         ("- qrels\n", 1, "a plan must be a mapping of keys"),
+        # what the bounded loader refuses, before anything walks the tree
+        ("qrels: demo/qrels.txt\nruns: &r [demo/runs/bm25.run, *r]\nmetrics: AP\n", 2,
+         "alias *r refers to a value that contains it"),
+        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions: " + "[" * 3000 + "]" * 3000 + "\n", 4,
+         "nested more than 50 levels deep"),
+        # each a<k> is a list holding a<k-1>: a0 is 2 levels (list, string), a<k> is k + 2; the alias of
+        # a<k-1> sits 2 levels down (the plan, a<k>'s list) and reaches 2 + (k + 1), past 50 at k = 48
+        ("a0: &a0 [x]\n" + "".join(f"a{k}: &a{k} [*a{k - 1}]\n" for k in range(1, 60)), 49,
+         "alias *a47 nests the plan more than 50 levels deep"),
     ],
 )
 def test_one_problem_with_its_line(workspace, capfd, text, line, fragment):
@@ -293,9 +310,115 @@ def test_one_problem_with_its_line(workspace, capfd, text, line, fragment):
     assert "pwned" not in capfd.readouterr().out  # safe loading: nothing was executed
 
 
-def test_an_empty_plan_lists_the_required_keys(tmp_path):
-    path = write_plan(tmp_path, "")
-    assert problems_of(path) == [f"{path}:1: missing required key '{k}'" for k in ("qrels", "runs", "metrics")]
+def test_an_empty_plan_is_one_problem_unless_options_fill_it(tmp_path):
+    path = write_plan(tmp_path, "# nothing yet\n")
+    assert problems_of(path) == [f"{path}:1: the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)"]
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    assert problems_of(path, ("qrels=q.txt",)) == [f"{path}:1: missing required key '{k}'" for k in ("runs", "metrics")]
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize(
+    "case, content, expected",
+    [
+        ("missing", None, "{path}: no such file"),
+        ("directory", None, "{path}: is a directory, not a plan file"),
+        ("empty", b"", "{path}:1: the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)"),
+        # 0xe9 is Latin-1's e-acute; after "qrels: q\n" (9 bytes) and "runs: [caf" (10) it is byte 19
+        ("latin-1", b"qrels: q\nruns: [caf\xe9]\nmetrics: AP\n",
+         "{path}:2: not UTF-8 text (invalid continuation byte: byte 0xe9 at offset 19)"),
+        ("tabs", b"qrels: q\n\truns: [a]\n",
+         "{path}:2: YAML syntax error: found character '\\t' that cannot start any token (YAML indents with spaces, never tabs)"),
+        ("a list", b"- qrels: q\n- runs: [a]\n", "{path}:1: a plan must be a mapping of keys (qrels, runs, metrics, ...), not a list"),
+    ],
+)
+def test_a_plan_file_that_is_no_plan_is_one_located_line(tmp_path, capsys, command, case, content, expected):
+    path = tmp_path / "plan.yaml"
+    if case == "directory":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    assert main([command, str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"irspec: error: {expected.format(path=path)}\n"
+    assert captured.out == ""
+
+
+def _alias_bomb(levels: int, width: int) -> str:
+    """``a0`` a list of one string; each ``a<i>`` a list of ``width`` aliases of ``a<i-1>``, line ``i+1``."""
+    lines = ['a0: &a0 ["lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(lines) + f"\nqrels: q.txt\nruns: [r.run]\nmetrics: AP\n"
+
+
+# An anchored list stands for its own value plus its items, aliases expanded; the loader refuses the
+# alias that takes the values aliases repeat past 10,000.
+#   9 wide: a0 = 2 values; a1 = 1 + 9*2 = 19 (line 2 repeats 9*2 = 18); a2 = 1 + 9*19 = 172 (line 3
+#   repeats 171, 189 in all); a3 = 1 + 9*172 = 1549 (line 4: 1548, 1737 in all); on line 5 each *a3
+#   repeats 1549: after five 1737 + 5*1549 = 9482, the sixth brings 11031.
+#   12 wide: a1 = 25 (24), a2 = 301 (300, 324 in all), a3 = 3613 (3612, 3936 in all); on line 5 the
+#   first *a3 brings 7549, the second 11162.
+@pytest.mark.parametrize(
+    "levels, width, refused",
+    [(9, 9, "{path}:5: alias *a3 repeats 1549 values"), (12, 12, "{path}:5: alias *a3 repeats 3613 values")],
+)
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_an_alias_bomb_is_refused_at_its_alias(tmp_path, command, levels, width, refused):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_alias_bomb(levels, width), encoding="utf-8")
+    # The timeout is only a safety net: unbounded, the 9x9 bomb expands to 9**9 values and would hang
+    # here for minutes, with gigabytes.
+    proc = run_irspec(command, str(path), timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("irspec: error: " + refused.format(path=path) + ", which takes"), proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_an_alias_bomb_in_an_override_is_refused(workspace):
+    # small enough to expand in a moment were it not refused: 10 wide, a0 = [x] is 2 values, a1 = 21
+    # (20 repeated), a2 = 211 (210, 230 in all), a3 = 2111 (2110, 2340 in all); in a4 the aliases
+    # of a3 bring 4451, 6562, 8673, then 10784
+    path = write_plan(workspace, GOOD)
+    bomb = "[" + ", ".join(["&a0 [x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 5)]) + "]"
+    (problem,) = problems_of(path, (f"compare.baseline={bomb}",))
+    assert problem.startswith(f"{path}: --set compare.baseline={bomb}: cannot read the value as YAML: alias *a3 repeats 2111 values")
+
+
+def test_aliases_may_repeat_up_to_the_budget_and_no_more(tmp_path):
+    from irspec.plan import _ALIAS_BUDGET
+
+    # an anchored list of n - 1 numbers stands for n values; two aliases of it repeat 2n = the budget
+    n = _ALIAS_BUDGET // 2
+    anchor = "big: &big [" + ", ".join(["0"] * (n - 1)) + "]\n"
+    two = write_plan(tmp_path, anchor + "qrels: [*big, *big]\n", "two.yaml")
+    assert not [p for p in problems_of(two) if ": alias *" in p]  # other problems, but no alias refused
+    three = write_plan(tmp_path, anchor + "qrels: [*big, *big]\nruns: *big\n", "three.yaml")
+    assert problems_of(three) == [
+        f"{three}:3: alias *big repeats {n} values, which takes the values aliases repeat past {_ALIAS_BUDGET}; "
+        "expected aliases of small parts of the plan, such as a shared options mapping (is this an alias bomb?)"
+    ]
+
+
+def test_a_plan_sharing_values_through_anchors_and_aliases_loads(workspace):
+    path = write_plan(
+        workspace,
+        GOOD
+        + """
+options: &opts {relevance_level: 1, depth: 1000}
+output:
+  - &csv {format: csv, path: out/a.csv, per_query: false, decimals: &d 3}
+  - {<<: *csv, path: out/b.csv}
+  - {format: table, decimals: *d}
+""",
+    )
+    plan = load_plan(path)
+    assert plan.options.depth == 1000
+    assert plan.outputs == (
+        Output("csv", workspace / "out" / "a.csv", per_query=False, decimals=3),
+        Output("csv", workspace / "out" / "b.csv", per_query=False, decimals=3),
+        Output("table", None, decimals=3),
+    )
 
 
 def test_a_missing_plan_file_is_a_plan_error(tmp_path):
@@ -557,6 +680,94 @@ output:
     assert sorted(p.name for p in (workspace / "out").iterdir()) == ["b.json"]
 
 
+class _TableAfterFiles(io.StringIO):
+    """Standard output that holds, at each write, that every file output is already in place."""
+
+    def __init__(self, files: list[Path]) -> None:
+        super().__init__()
+        self.files = files
+
+    def write(self, text: str) -> int:
+        assert all(f.exists() for f in self.files), [f for f in self.files if not f.exists()]
+        return super().write(text)
+
+
+def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from irspec import report as report_module
+
+    outputs = [
+        "{format: table}",
+        "{format: csv, path: out/a.csv}",
+        "{format: json, path: out/b.json}",
+        "{format: html, path: out/report.html}",
+        "{format: plots, path: out/plots}",
+        "{format: latex, path: fresh/sub/t.tex}",
+        "{format: markdown, path: last/t.md}",  # the one made to fail, after the others
+    ]
+    path = write_plan(workspace, GOOD + "compare: {baseline: bm25}\noutput:\n" + "".join(f"  - {o}\n" for o in outputs))
+    out, last = workspace / "out", workspace / "last"
+    report = run_plan(load_plan(path))  # drawn once: the plots of one report are shared by its outputs
+    real_temporary = report_module._temporary
+
+    def denied(target, *, directory):
+        if target.name == "t.md":  # as root, a read-only directory would not stop us; the system's error
+            raise PermissionError(13, "Permission denied", str(target.parent))
+        return real_temporary(target, directory=directory)
+
+    def break_markdown():
+        real = plan_module._render
+        monkeypatch.setattr(plan_module, "_render", lambda r, o, a: 1 / 0 if o.format == "markdown" else real(r, o, a))
+
+    import irspec.plan as plan_module
+
+    failures = {
+        "its directory is a file": (lambda: last.write_text("a file\n"), f"not a directory: '{last}'"),
+        "its path is a directory": (lambda: (last / "t.md").mkdir(parents=True), "is a directory"),
+        "permission denied": (lambda: monkeypatch.setattr(report_module, "_temporary", denied), f"permission denied: '{last}'"),
+        "the plots directory is a file": (lambda: (out / "plots").write_text("a file\n"), "not a directory"),
+        "a render fails": (break_markdown, None),
+    }
+    for case, (breaking, why) in failures.items():
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(last, ignore_errors=True)
+        last.unlink(missing_ok=True)
+        out.mkdir()
+        (out / "b.json").write_text("previous\n")
+        breaking()
+        before = sorted(p.relative_to(workspace) for p in workspace.rglob("*"))
+        stdout = io.StringIO()
+        with pytest.raises(IrspecError if why else ZeroDivisionError) as info:
+            write_outputs(report, stdout=stdout)
+        if why is not None:
+            target = out / "plots" if "plots" in case else last / "t.md"
+            assert str(info.value) == f"cannot write '{target}': {why}", case
+        assert sorted(p.relative_to(workspace) for p in workspace.rglob("*")) == before, case  # no file, no .tmp
+        assert not (workspace / "fresh").exists(), case  # nor the directories made for them
+        assert (out / "b.json").read_text() == "previous\n", case
+        assert stdout.getvalue() == "", case
+        monkeypatch.undo()
+
+    files = [out / "a.csv", out / "b.json", out / "report.html", out / "plots", workspace / "fresh" / "sub" / "t.tex", last / "t.md"]
+    stdout = _TableAfterFiles(files)
+    assert write_outputs(report, stdout=stdout) == files
+    assert "bm25 (baseline)" in stdout.getvalue()
+    assert json.loads((out / "b.json").read_text())["compare"]["baseline"] == "bm25"
+    assert {p.suffix for p in (out / "plots").iterdir()} == {".png", ".svg"}
+    assert "data:image/svg+xml;base64," in (out / "report.html").read_text() and (last / "t.md").read_text().startswith("|")
+    assert not [p for p in workspace.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_cli_run_names_the_output_it_cannot_write(workspace, capsys):
+    path = write_plan(workspace, GOOD + "output:\n  - {format: csv, path: out/a.csv}\n  - {format: csv, path: last/b.csv}\n")
+    (workspace / "last").write_text("a file\n")
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"irspec: error: cannot write '{workspace / 'last' / 'b.csv'}': not a directory: '{workspace / 'last'}'"
+    assert "Traceback" not in err and "irspec: wrote" not in err
+    assert not (workspace / "out").exists()
+
+
 def test_writing_replaces_files_atomically_and_creates_directories(workspace):
     path = write_plan(workspace, GOOD + "output:\n  - {format: csv, path: a/b/c/out.csv}\n")
     target = workspace / "a" / "b" / "c" / "out.csv"
@@ -601,10 +812,7 @@ def test_cli_run_writes_outputs_and_prints_the_table(workspace, capsys):
 
 def test_cli_bad_yaml_exits_2_without_a_traceback(workspace):
     path = write_plan(workspace, "qrels: demo/qrels.txt\nruns: [a\nmetrics: AP\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "irspec", "run", str(path)], capture_output=True, text=True, cwd=ROOT,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
-    )
+    proc = run_irspec("run", str(path))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert f"{path}:3: YAML syntax error" in proc.stderr

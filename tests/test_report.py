@@ -414,6 +414,64 @@ def test_write_files_atomic_leaves_nothing_on_error(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def _tree(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+def test_write_all_atomic_writes_every_output_or_none(tmp_path):
+    (tmp_path / "old.txt").write_text("old\n")
+    (tmp_path / "taken").mkdir()
+    outputs = [
+        (tmp_path / "old.txt", "new\n"),
+        (tmp_path / "new" / "dir" / "x.txt", "x\n"),
+        (tmp_path / "plots", {"p.svg": b"<svg/>", "p.png": b"png"}),
+        (tmp_path / "taken", "a file where a directory is\n"),
+    ]
+    before = _tree(tmp_path)
+    with pytest.raises(IrspecError) as info:
+        report.write_all_atomic(outputs)
+    assert str(info.value) == f"cannot write '{tmp_path / 'taken'}': is a directory"
+    assert _tree(tmp_path) == before  # nothing new: no file, no temporary, no directory made for them
+    assert (tmp_path / "old.txt").read_text() == "old\n"
+
+    report.write_all_atomic(outputs[:3])
+    assert _tree(tmp_path) == ["new", "new/dir", "new/dir/x.txt", "old.txt", "plots", "plots/p.png", "plots/p.svg", "taken"]
+    assert (tmp_path / "old.txt").read_text() == "new\n" and (tmp_path / "plots" / "p.png").read_bytes() == b"png"
+
+
+def test_write_atomic_without_make_dirs_writes_only_into_a_directory_that_exists(tmp_path):
+    with pytest.raises(IrspecError) as info:
+        report.write_atomic(tmp_path / "a" / "b.txt", "x\n", make_dirs=False)
+    assert str(info.value) == f"cannot write '{tmp_path / 'a' / 'b.txt'}': no such directory: '{tmp_path / 'a'}'"
+    assert _tree(tmp_path) == []
+    report.write_atomic(tmp_path / "b.txt", "x\n", make_dirs=False)
+    assert _tree(tmp_path) == ["b.txt"]
+
+
+@pytest.mark.parametrize("case", ["an existing directory", "a missing directory", "under a regular file", "/nonexistent"])
+def test_eval_output_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path, capsys, case):
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("a file\n")
+    target, why = {
+        "an existing directory": (tmp_path / "adir", "is a directory"),
+        "a missing directory": (tmp_path / "missing" / "sub" / "file", f"no such directory: '{tmp_path / 'missing' / 'sub'}'"),
+        "under a regular file": (tmp_path / "afile" / "sub" / "file", f"not a directory: '{tmp_path / 'afile'}'"),
+        "/nonexistent": (Path("/nonexistent/sub/file"), "no such directory: '/nonexistent/sub'"),
+    }[case]
+    if case == "/nonexistent" and Path("/nonexistent").exists():
+        pytest.skip("/nonexistent exists on this machine")
+    before = _tree(tmp_path)
+    args = ["eval", str(FIXTURES / "qrels.txt"), str(FIXTURES / "base.run"), "-m", "AP", "-o", str(target)]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"irspec: error: cannot write '{target}': {why}\n"
+    assert captured.out == ""
+    assert _tree(tmp_path) == before and not Path("/nonexistent").exists()
+    # it is found before the evaluation: a run that cannot be read is not reached
+    args[2] = str(tmp_path / "no.run")
+    assert main(args) == 2 and "cannot write" in capsys.readouterr().err
+
+
 def test_a_failed_plot_leaves_no_output(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     from irspec import plots
