@@ -1,6 +1,6 @@
 """Inputs other than qrels and runs, read by plugins, and the metrics computed from them.
 
-Most metrics are computed from qrels and a run (``needs="run"``, the engine's :class:`~irspec.engine.Context`
+Most metrics are computed from qrels and a run (``needs="run"``, the engine's :class:`~irspec.context.Context`
 path). A plugin may register an :class:`~irspec.InputReader` for another kind of input through the
 ``irspec_register_readers`` hook, and metrics that declare ``needs=<that name>``. Evaluating them is the
 same for every kind, and knows nothing of any plugin:
@@ -24,15 +24,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from irspec.engine import Options, Result, _as_metrics, _resolve
 from irspec.errors import EvaluationError
+from irspec.plugins import get_registry
 from irspec.registry import InputReader, Metric
 
 __all__ = ["evaluate_input", "input_kind", "read_input"]
 
 
 def _reader(kind: str) -> InputReader:
-    from irspec.plugins import get_registry
-
     return get_registry().reader(kind)
 
 
@@ -41,8 +43,6 @@ def read_input(kind: str, source: Any) -> Any:
 
     ``source`` is usually a path; a reader may document other accepted objects (records in memory).
     """
-    from irspec.engine import _resolve
-
     reader = _reader(kind)
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
@@ -82,8 +82,6 @@ def evaluate_input(
     :class:`~irspec.engine.Result` whose rows are the items of the data object's ``ids`` and whose name is
     ``name``, else the data object's ``name``, else the file's stem.
     """
-    from irspec.engine import Options, Result, _as_metrics, _resolve
-
     bound = _as_metrics(metrics)
     needed = input_kind(bound)
     if kind is None:
@@ -95,8 +93,6 @@ def evaluate_input(
         raise EvaluationError(f"{bound[0]} is computed from qrels and a run; use irspec.evaluate")
     data = read_input(kind, source)
     ids = tuple(str(i) for i in data.ids)
-    import numpy as np
-
     values = np.empty((len(ids), len(bound)))
     for j, m in enumerate(bound):
         column = np.asarray(_resolve(m.definition.compute)(data, m), dtype=np.float64)

@@ -261,7 +261,8 @@ def test_hash_collisions_fall_back_to_the_strings(monkeypatch, weak):
         column = "query" if weak == "query_only" else "docno"
         return frame.get_column(column).hash().to_numpy()
 
-    monkeypatch.setattr(irspec.data, "pair_keys", weak_keys)
+    monkeypatch.setattr(irspec.data, "pair_keys", weak_keys)  # for the reader's keys of the run
+    monkeypatch.setattr(irspec.engine, "pair_keys", weak_keys)  # for the index of the qrels
     irspec.engine._INDEX_CACHE.clear()
     q, r = irspec.data.read_qrels(qrels), irspec.data.read_run(run)
     np.testing.assert_array_equal(r.keys, weak_keys(r.frame))  # the weak hash is in use

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.engine import Context
+from irspec.context import Context
 from irspec.registry import Metric
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.engine import UNJUDGED, Context, safe_divide
+from irspec.context import UNJUDGED, Context, safe_divide
 from irspec.registry import MAX_COUNT, Metric
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.engine import UNJUDGED, Context, safe_divide
+from irspec.context import UNJUDGED, Context, safe_divide
 from irspec.kernels.gain import gain_of
 from irspec.registry import Metric
 
