@@ -1,7 +1,9 @@
 """irspec: evaluate ranked retrieval.
 
 The public API lives here. Importing :mod:`irspec` is cheap: the spec parser (lark), numerical code
-(numpy, scipy), readers and YAML are imported when first used, so tools can embed the parser.
+(numpy, scipy), readers and YAML are imported when first used, so tools can embed the parser. This
+module is the face of the package: modules inside irspec never import it (they import the module that
+defines a name), and it loads the heavy modules lazily through ``_LAZY`` (ARCHITECTURE.md).
 
 >>> import irspec
 >>> m = irspec.parse("ndcg@10")
@@ -11,6 +13,7 @@ The public API lives here. Importing :mod:`irspec` is cheap: the spec parser (la
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from irspec.errors import (
@@ -26,12 +29,13 @@ from irspec.errors import (
     UnknownMetricError,
 )
 from irspec.hookspecs import hookimpl
+from irspec.plugins import get_registry
 from irspec.registry import Alias, InputReader, Metric, MetricDef, MetricGroup, Param
+from irspec.version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__version__ = "0.1.0"
 
 __all__ = [
     "__version__",
@@ -39,6 +43,7 @@ __all__ = [
     "parse_many",
     "metrics",
     "evaluate",
+    "evaluate_many",
     "evaluate_input",
     "load_plan",
     "run_plan",
@@ -71,8 +76,6 @@ def parse(text: str) -> Metric:
     several metrics (``"P.5,10"``, ``"official"``, ``"P@5 map"``) is an error here: use
     :func:`parse_many`.
     """
-    from irspec.plugins import get_registry
-
     found = get_registry().parse(text)
     if len(found) != 1:
         raise SpecError(f"{text!r} names {len(found)} metrics; use irspec.parse_many for a list")
@@ -86,38 +89,42 @@ def parse_many(text: str | Iterable[str], *, trec: bool = False) -> list[Metric]
     duplicates are dropped, first occurrence kept. ``trec=True`` reads bare trec_eval names with
     trec_eval's default parameters (``P`` is ``P.5,10,...,1000``), as its ``-m`` flag does.
     """
-    from irspec.plugins import get_registry
-
     return get_registry().parse(text, trec=trec)
 
 
 def metrics() -> dict[str, MetricDef]:
     """Every registered metric definition, by canonical name."""
-    from irspec.plugins import get_registry
-
     return dict(get_registry().definitions)
 
 
+# The entry points that need numpy, polars, scipy or YAML, by the module that defines them: each module
+# is imported when one of its names is first used, so `import irspec` stays light. A new heavy entry
+# point is one line here (and one in __all__).
+_LAZY: dict[str, str] = {
+    "evaluate": "irspec.engine",
+    "evaluate_many": "irspec.engine",
+    "evaluate_input": "irspec.inputs",
+    "load_plan": "irspec.plan",
+    "run_plan": "irspec.plan",
+    "read_qrels": "irspec.data",
+    "read_run": "irspec.data",
+    "Qrels": "irspec.data",
+    "Run": "irspec.data",
+}
+# Submodules reachable as attributes (`irspec.stats.paired`) without an import statement.
+_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context")
+
+
 def __getattr__(name: str) -> Any:
-    # Heavier parts load on first use, so `import irspec` stays light.
-    if name == "evaluate":
-        from irspec.engine import evaluate
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"irspec.{name}")
+    else:
+        raise AttributeError(f"module 'irspec' has no attribute {name!r}")
+    globals()[name] = value  # later uses skip __getattr__
+    return value
 
-        return evaluate
-    if name == "evaluate_input":
-        from irspec.inputs import evaluate_input
 
-        return evaluate_input
-    if name in ("load_plan", "run_plan"):
-        from irspec import plan
-
-        return getattr(plan, name)
-    if name in ("read_qrels", "read_run", "Qrels", "Run"):
-        from irspec import data
-
-        return getattr(data, name)
-    if name in ("stats", "data", "engine", "plan", "report", "inputs", "testing"):
-        import importlib
-
-        return importlib.import_module(f"irspec.{name}")
-    raise AttributeError(f"module 'irspec' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))

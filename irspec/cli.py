@@ -1,5 +1,9 @@
 """The ``irspec`` command line. Thin: it parses arguments, calls the library, formats, sets exit codes.
 
+This module is an edge of the import layering (ARCHITECTURE.md): at the top it imports only the light
+layers (errors, spec, registry, plugins), so ``irspec parse`` and ``irspec --version`` load no numpy;
+each subcommand imports the modules it runs (engine, reader, report, plan) inside its function.
+
 Exit codes: 0 success, 2 bad usage or bad input (an :class:`~irspec.errors.IrspecError`, printed
 without a traceback), 1 an unexpected internal error.
 """
@@ -12,15 +16,17 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from irspec.errors import IrspecError, IrspecWarning
+from irspec import spec as ast
+from irspec.errors import EvaluationError, IrspecError, IrspecWarning
+from irspec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
+from irspec.registry import GainMap
+from irspec.version import __version__
 
 __all__ = ["main"]
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    import irspec
-
-    metrics = irspec.parse_many(args.specs)
+    metrics = get_registry().parse(args.specs)
     if args.json:
         out = [
             {
@@ -42,9 +48,6 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _jsonable(v: object) -> object:
-    from irspec import spec as ast
-    from irspec.registry import GainMap
-
     if isinstance(v, GainMap):
         return {str(k): g for k, g in v.items}
     if isinstance(v, tuple):
@@ -59,8 +62,6 @@ def _default_text(value: object) -> str:
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    from irspec.plugins import DEFAULT_PLUGINS, get_registry
-
     registry = get_registry()
     rows = []
     for name in sorted(registry.definitions, key=str.lower):
@@ -110,27 +111,24 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    from irspec.plugins import plugin_report
-
     print(json.dumps(plugin_report(), indent=2, sort_keys=True))
     return 0
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    import irspec
     from irspec.data import read_qrels, read_run
     from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
     from irspec.report import check_writable, format_results, hash_in_background, provenance, write_atomic
 
     specs = args.measures or ["official"]
-    metrics = irspec.parse_many(specs, trec=True)
+    metrics = get_registry().parse(specs, trec=True)
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
     runid = any(s.strip() in ("official", "all_trec") for s in specs)
     # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
     # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
     if args.c and args.missing_queries not in (None, "zero"):
-        raise irspec.EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
+        raise EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
     options = Options(
         relevance_level=args.level,
         depth=args.depth,
@@ -142,7 +140,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         check_writable(args.output)
     runs = list(args.runs)
     if runs.count("-") + (args.qrels == "-") > 1:
-        raise irspec.EvaluationError("standard input ('-') can be read only once")
+        raise EvaluationError("standard input ('-') can be read only once")
     with Progress("reading qrels", detail=args.qrels) as progress:  # shown only on a terminal
         qrels = read_qrels(args.qrels)
         progress.total, results = len(runs), []
@@ -202,10 +200,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
-    import irspec
-
     parser = argparse.ArgumentParser(prog="irspec", description="Evaluate ranked retrieval.")
-    parser.add_argument("--version", action="version", version=f"irspec {irspec.__version__}")
+    parser.add_argument("--version", action="version", version=f"irspec {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("parse", help="parse metric specs and print their canonical text")

@@ -796,7 +796,7 @@ def _check_file(path: Path, where: PlanPath, what: str, problems: _Problems) -> 
 
 
 def _resolve_metrics(raw: Any, problems: _Problems) -> list[Any] | None:
-    import irspec
+    from irspec.plugins import get_registry
 
     if isinstance(raw, str):
         items: list[tuple[PlanPath, str]] = [(("metrics",), raw)]
@@ -810,7 +810,7 @@ def _resolve_metrics(raw: Any, problems: _Problems) -> list[Any] | None:
         if not text.strip():
             continue  # the schema reports empty strings
         try:
-            found = irspec.parse_many(text)
+            found = get_registry().parse(text)
         except SpecError as e:
             problems.add(where, f"bad metric spec {text!r}: {e}")
             ok = False

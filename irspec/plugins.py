@@ -25,6 +25,7 @@ import pluggy
 from irspec import hookspecs
 from irspec.errors import RegistryError
 from irspec.registry import Register, Registry
+from irspec.version import __version__
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -115,8 +116,6 @@ def _trace_after(outcome: object, hook_name: str, hook_impls: list, kwargs: dict
 
 
 def _distributions(pm: pluggy.PluginManager) -> dict[str, str]:
-    from irspec import __version__
-
     dists = {name: f"irspec {__version__}" for name in DEFAULT_PLUGINS if pm.get_plugin(name) is not None}
     dists.update(getattr(pm, "distributions", {}))
     for plugin, dist in pm.list_plugin_distinfo():  # plugins loaded through pluggy's own loader

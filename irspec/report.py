@@ -19,6 +19,7 @@ from typing import Any
 
 from irspec.engine import Result, collect_warnings
 from irspec.errors import IrspecError
+from irspec.version import __version__
 
 __all__ = [
     "FORMATS",
@@ -1067,8 +1068,6 @@ def provenance(
 
     import numpy
 
-    import irspec
-
     def version(dist: str) -> str | None:
         try:
             return metadata.version(dist)
@@ -1094,7 +1093,7 @@ def provenance(
     if compare is not None and compare.test in _SEEDED_TESTS:
         seeds["compare.seed"] = compare.seed
     return {
-        "irspec": irspec.__version__,
+        "irspec": __version__,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "scipy": version("scipy"),

@@ -36,7 +36,8 @@ Numerical conventions shared by every function:
   everywhere.
 * Degenerate input never yields NaN: see :func:`paired` for the exact choices.
 
-``scipy`` is imported inside the functions that need it so that ``import irspec`` stays light.
+This module imports scipy at its top: ``import irspec`` stays light because the face loads
+:mod:`irspec.stats` only when it is first used (ARCHITECTURE.md, "Import lightness").
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import ndtr, ndtri
+from scipy.stats import binomtest, studentized_range, wilcoxon
+from scipy.stats import t as t_dist
 
 from irspec.errors import EvaluationError
 
@@ -484,8 +488,6 @@ def tukey(
             )
         return results
 
-    from scipy.stats import studentized_range
-
     xq = k / scale
     residuals = xq - xq.mean(axis=1, keepdims=True) - xq.mean(axis=0, keepdims=True) + xq.mean()
     df = (n_sys - 1) * (n_top - 1)
@@ -566,8 +568,6 @@ def bootstrap_ci(
 def _t_interval(mean: float, sd: float, n: int, confidence: float) -> tuple[float, float]:
     if sd == 0.0:
         return mean, mean
-    from scipy.stats import t as t_dist
-
     half = float(t_dist.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
     return mean - half, mean + half
 
@@ -576,8 +576,6 @@ def _t_test(mean: float, sd: float, n: int) -> tuple[float | None, float]:
     if sd == 0.0:
         # identical systems: nothing to test; constant shift: t is infinite and p its limit, 0
         return (0.0, 1.0) if mean == 0.0 else (None, 0.0)
-    from scipy.stats import t as t_dist
-
     t = mean / (sd / math.sqrt(n))
     return t, float(2.0 * t_dist.sf(abs(t), n - 1))
 
@@ -656,8 +654,6 @@ def _bootstrap_interval(
     mean = total / (n * scale)
     if np.all(dq == dq[0]):
         return mean, mean
-    from scipy.special import ndtr, ndtri
-
     theta = sums / (n * scale)
     tail = (1.0 - confidence) / 2.0
     levels = np.array([tail, 1.0 - tail])
@@ -691,8 +687,6 @@ def _wilcoxon(
     no_zeros = nonzero.size == k.size
     if method == "auto":
         method = "exact" if (nonzero.size <= 50 and no_ties and no_zeros) else "asymptotic"
-    from scipy.stats import wilcoxon
-
     try:
         res = wilcoxon(dq, zero_method=zero_method, correction=correction, method=method)
     except ValueError:
@@ -707,8 +701,6 @@ def _wilcoxon(
 def _sign_test(wins: int, losses: int) -> tuple[float, float]:
     if wins + losses == 0:
         return 0.0, 1.0
-    from scipy.stats import binomtest
-
     return float(wins), float(binomtest(wins, wins + losses, 0.5).pvalue)
 
 

@@ -30,6 +30,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from irspec.plugins import build_registry, get_plugin_manager, use_registry
 from irspec.registry import Registry
 
 __all__ = ["irspec_plugin", "registered_plugin"]
@@ -47,8 +48,6 @@ def registered_plugin(
     built-in or between the plugins raises :class:`irspec.RegistryError` on entry, as it would at
     installation.
     """
-    from irspec.plugins import build_registry, get_plugin_manager, use_registry
-
     if name is not None and len(plugins) != 1:
         raise TypeError("name= applies to exactly one plugin")
     pm = get_plugin_manager(load_entry_points=load_entry_points)
