@@ -1,0 +1,343 @@
+"""The import rules of irspec/, read from the source with :mod:`ast`.
+
+Every ``import`` in a module of ``irspec/`` is an arrow, wherever it sits: at the top, under
+``if TYPE_CHECKING:`` or inside a function (an import moved into a function to keep ``import irspec``
+light is still a dependency). The rules, in the order a reader meets them:
+
+1. No cycle between irspec modules.
+2. :data:`LAYERS` is the house, bottom to top: a module may import modules of lower layers, and of its
+   own layer only inside its own package (``kernels.sets`` -> ``kernels.gain``). So the spec and the
+   registry know nothing of files, kernels know the context and not the engine, stats know nothing of
+   the engine, the engine nothing of plans, reports or the command line, reports nothing of plans.
+   Nothing imports the package face ``irspec/__init__``: ``import irspec`` or
+   ``from irspec import parse_many`` inside the library is an arrow to the top layer
+   (``from irspec import spec`` names a submodule and is an arrow to it).
+3. The layers below :data:`FIRST_HEAVY_LAYER` import none of :data:`HEAVY`.
+4. Laziness lives at the edges: only :data:`LAZY_EDGES` import irspec modules or :data:`HEAVY` modules
+   inside functions; everywhere else they are imported at the top, where a reader sees them. The face
+   and the CLI import, at module level, only the light layers.
+
+:data:`PENDING` lists arrows that break a rule today and are being removed by other work of issue 11;
+it must match exactly, so an entry disappears as soon as its arrow does.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import irspec
+
+# The layers of irspec/, bottom to top; names are modules or packages relative to irspec/.
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "version", "progress"),  # leaves: errors, the version string, terminal progress
+    ("spec",),  # metric-spec text -> AST -> canonical text
+    ("registry",),  # binds AST nodes to metric definitions
+    ("hookspecs",),  # the pluggy hooks
+    ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
+    ("testing",),  # the pytest fixture that registers a plugin for one test
+    ("context", "data", "stats"),  # what kernels compute from; qrels and run inputs; significance tests
+    ("kernels",),  # the built-in metrics' numpy computations
+    ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
+    ("inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
+    ("compare",),  # comparisons of evaluated runs
+    ("plots",),  # figures drawn from results
+    ("report",),  # every output format, from results and comparisons
+    ("plan",),  # plans: model, YAML loading, overrides, validation
+    ("execute", "planrun"),  # running a plan and writing its outputs
+    ("cli",),  # the command line
+    ("__main__",),  # python -m irspec
+    ("__init__",),  # the face: `import irspec`
+]
+
+FIRST_HEAVY_LAYER = "context"
+"""Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
+
+HEAVY = {"numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow"}
+"""Third-party modules that cost a noticeable part of a second to import."""
+
+LAZY_EDGES = {
+    "__init__": "the face: the entry points load on first use so that `import irspec` stays light",
+    "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
+    "plots": "matplotlib is optional (irspec[plot]); the HTML report says so when it is missing",
+}
+"""The modules that may import irspec or heavy modules inside functions, and why."""
+
+_PLAN_SPLIT = "i11-compare: plan.py splits into loading and running, each importing at its top"
+_COMPARE = "i11-compare: Comparison moves from plan.py to irspec.compare"
+_REPORT = "i11-report: report.py becomes a package whose modules import at their top"
+_DATA_SPLIT = "i11-layers: the split of data.py, after i10-readers rewrites its reader"
+PENDING: dict[tuple[str, str, str], str] = {
+    **{
+        ("lazy", "plan", target): _PLAN_SPLIT
+        for target in (
+            "numpy", "yaml", "jsonschema", "plugins", "data", "engine", "inputs", "stats", "report", "plots", "progress"
+        )
+    },
+    ("layer", "report", "plan"): _COMPARE,
+    ("lazy", "report", "plan"): _COMPARE,
+    ("lazy", "report", "registry"): _REPORT,
+    ("lazy", "report", "numpy"): _REPORT,
+    ("lazy", "data", "polars"): _DATA_SPLIT,
+}
+"""(rule, importer, imported) -> the work that removes it. It must match exactly: an entry whose arrow
+is gone fails the test, so the list only shrinks."""
+
+
+ROOT = Path(irspec.__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """One import: ``source`` imports ``target`` (both dotted names without the ``irspec.`` prefix, or a
+    third-party top-level name), at ``line``; ``lazy`` when inside a function."""
+
+    source: str
+    target: str
+    path: str
+    line: int
+    lazy: bool
+    internal: bool
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    """Every module under ``root`` by its name relative to the package (``kernels.gain``; a package's
+    ``__init__`` by the package's name, the root's own by ``__init__``)."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str:
+    """The module a dotted name (relative to the package) lands in: itself, else its longest known prefix."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in modules:
+            return candidate
+        parts.pop()
+    return "__init__"
+
+
+def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
+    """Every import of every module under ``root`` (the package directory named ``package``)."""
+    modules = module_names(root)
+    found = []
+    base_dir = root.parent
+    for source, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        is_package = path.name == "__init__.py"
+        here = source.split(".") if source != "__init__" else []
+        lazy_lines = {
+            node.lineno
+            for fn in ast.walk(tree)
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for node in ast.walk(fn)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        }
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative: from the importing module's package
+                    base = here if is_package else here[:-1]
+                    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                    prefix = ".".join([package, *base, *([node.module] if node.module else [])])
+                else:
+                    prefix = node.module or ""
+                # `from irspec import spec` imports the submodule; `from irspec import parse` the face
+                targets = [f"{prefix}.{alias.name}" for alias in node.names] if prefix.startswith(package) else [prefix]
+            for target in targets:
+                lazy = node.lineno in lazy_lines
+                where = path.relative_to(base_dir).as_posix()
+                if target == package or target.startswith(package + "."):
+                    inner = target[len(package) + 1 :]
+                    found.append(Arrow(source, _resolve(inner, modules) if inner else "__init__", where, node.lineno, lazy, True))
+                else:
+                    found.append(Arrow(source, target.split(".")[0], where, node.lineno, lazy, False))
+    return found
+
+
+def layer_of(module: str, layers: list[tuple[str, ...]]) -> int:
+    """The index of the layer that holds ``module`` (a layer entry names a module or a whole package)."""
+    for i, names in enumerate(layers):
+        for name in names:
+            if module == name or module.startswith(name + "."):
+                return i
+    raise LookupError(module)
+
+
+def _package(module: str) -> str:
+    return module.split(".")[0]
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle (``[a, b, ..., a]``) among ``edges``, or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def violations(found: list[Arrow], layers: list[tuple[str, ...]]) -> dict[tuple[str, str, str], str]:
+    """Every arrow that breaks rules 2-4, keyed (rule, importer, imported), with a sentence saying why."""
+    heavy_from = next(i for i, names in enumerate(layers) if FIRST_HEAVY_LAYER in names)
+    out: dict[tuple[str, str, str], str] = {}
+    for a in found:
+        if a.source == a.target:
+            continue
+        src = layer_of(a.source, layers)
+        where = f"{a.path}:{a.line}"
+        if a.internal:
+            dst = layer_of(a.target, layers)
+            if dst > src or (dst == src and _package(a.source) != _package(a.target)):
+                face = " (the package face: import from the module that defines the name)" if a.target == "__init__" else ""
+                out[("layer", a.source, a.target)] = (
+                    f"{where}: {a.source} (layer {src}) imports {a.target} (layer {dst}){face}"
+                )
+        elif a.target in HEAVY and src < heavy_from:
+            out[("heavy", a.source, a.target)] = f"{where}: {a.source} is below {FIRST_HEAVY_LAYER} and imports {a.target}"
+        if a.lazy and (a.internal or a.target in HEAVY) and _package(a.source) not in LAZY_EDGES:
+            out[("lazy", a.source, a.target)] = (
+                f"{where}: {a.source} imports {a.target} inside a function; import it at the top"
+            )
+        edge_top = _package(a.source) in ("__init__", "cli") and not a.lazy
+        if edge_top and (a.target in HEAVY or (a.internal and layer_of(a.target, layers) >= heavy_from)):
+            out[("edge", a.source, a.target)] = f"{where}: {a.source} imports {a.target} at module level; load it lazily"
+    return out
+
+
+def _internal_edges(found: list[Arrow], pending: dict[tuple[str, str, str], str] | None = None) -> dict[str, set[str]]:
+    skip = {(src, dst) for _, src, dst in pending or {}}
+    edges: dict[str, set[str]] = {}
+    for a in found:
+        if a.internal and a.source != a.target and (a.source, a.target) not in skip:
+            edges.setdefault(a.source, set()).add(a.target)
+    return edges
+
+
+# --------------------------------------------------------------------------------------------------
+# The rules, on irspec itself.
+
+
+def test_every_module_is_in_a_layer():
+    unplaced = []
+    for name in module_names(ROOT):
+        try:
+            layer_of(name, LAYERS)
+        except LookupError:
+            unplaced.append(name)
+    assert unplaced == [], f"modules in no layer of LAYERS (add them where they belong): {unplaced}"
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(_internal_edges(arrows(ROOT), PENDING))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_every_arrow_follows_the_layers():
+    found = violations(arrows(ROOT), LAYERS)
+    new = {k: v for k, v in found.items() if k not in PENDING}
+    assert new == {}, "\n".join(sorted(new.values()))
+    gone = sorted(set(PENDING) - set(found))
+    assert gone == [], f"PENDING entries whose arrow is gone (remove them): {gone}"
+
+
+def test_kernels_import_the_context_not_the_engine():
+    # the rule the layers give, stated on its own so that a failure reads plainly
+    kernel_targets = {a.target for a in arrows(ROOT) if _package(a.source) == "kernels" and a.internal}
+    assert "context" in kernel_targets and "engine" not in kernel_targets
+
+
+# --------------------------------------------------------------------------------------------------
+# The checker itself, on small made-up packages: it must see what it is meant to see.
+
+
+def _package_tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "irspec"
+    for name, text in {"__init__.py": "", **files}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_checker_reports_a_cycle(tmp_path):
+    root = _package_tree(
+        tmp_path,
+        {
+            "engine.py": "from irspec.context import Context\n",
+            "context.py": "def f():\n    from irspec import engine\n",
+        },
+    )
+    assert find_cycle(_internal_edges(arrows(root))) in (["context", "engine", "context"], ["engine", "context", "engine"])
+
+
+def test_checker_reports_forbidden_arrows(tmp_path):
+    root = _package_tree(
+        tmp_path,
+        {
+            "spec.py": "import numpy\n",
+            "registry.py": "from irspec import spec\n",  # a submodule: allowed
+            "engine.py": "import irspec\nfrom irspec import parse_many\n",
+            "kernels/__init__.py": "",
+            "kernels/gain.py": "from irspec.engine import Context\n",
+            "kernels/sets.py": "from irspec.kernels.gain import x\nfrom irspec.kernels import gain\n",
+            "stats.py": "def f():\n    from irspec.engine import Result\n",
+            "report.py": "if True:\n    from irspec.plan import Comparison\n",
+            "plan.py": "",
+            "cli.py": "import numpy\ndef main():\n    import polars\n    from irspec import plan\n",
+        },
+    )
+    found = violations(arrows(root), LAYERS)
+    assert set(found) == {
+        ("heavy", "spec", "numpy"),
+        ("layer", "engine", "__init__"),
+        ("layer", "kernels.gain", "engine"),
+        ("layer", "stats", "engine"),
+        ("lazy", "stats", "engine"),
+        ("layer", "report", "plan"),
+        ("edge", "cli", "numpy"),
+    }
+    assert "the package face" in found[("layer", "engine", "__init__")]
+    assert found[("layer", "kernels.gain", "engine")].startswith("irspec/kernels/gain.py:1: ")
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("from . import gain", "kernels.gain"),
+        ("from .gain import x", "kernels.gain"),
+        ("from .. import context", "context"),
+        ("from ..registry import Metric", "registry"),
+    ],
+)
+def test_checker_resolves_relative_imports(tmp_path, text, target):
+    root = _package_tree(
+        tmp_path,
+        {"context.py": "", "registry.py": "", "kernels/__init__.py": "", "kernels/gain.py": "", "kernels/sets.py": text + "\n"},
+    )
+    assert [a.target for a in arrows(root) if a.source == "kernels.sets"] == [target]
