@@ -42,7 +42,6 @@ This module imports scipy at its top: ``import irspec`` stays light because the 
 
 from __future__ import annotations
 
-import itertools
 import math
 import operator
 from dataclasses import asdict, dataclass
@@ -55,6 +54,7 @@ from scipy.stats import binomtest, studentized_range, wilcoxon
 from scipy.stats import t as t_dist
 
 from irspec.errors import EvaluationError
+from irspec.resampling import bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
 
 __all__ = [
     "TESTS",
@@ -92,21 +92,6 @@ NULL_HYPOTHESES: dict[str, str] = {
     "wilcoxon": "median difference is 0 (symmetric distribution)",
     "sign": "P(a>b) = P(a<b)",
 }
-
-# Bound on n * max|K|: every sum of quantised values, and ``S - 2x`` in the sign-flip test, then
-# stays well inside int64.
-_INT_LIMIT = 2**60
-
-# Elements per block of random draws; bounds memory (about 8 bytes each) without affecting results,
-# because every generator call below yields the same stream however it is split.
-_CHUNK_ELEMENTS = 1 << 20
-
-# Most systems for which the randomised Tukey HSD draws each topic's shuffle as one of the n! orderings
-# of the systems (8! = 40,320 orderings); with more, each permutation shuffles every topic itself.
-_MAX_ORDERED_SYSTEMS = 8
-
-# Row r of this table holds the 8 bits of the byte value r, least significant first.
-_BYTE_BITS = (np.arange(256)[:, None] >> np.arange(8)) & 1
 
 
 @dataclass(frozen=True)
@@ -269,7 +254,7 @@ def paired(
         raise EvaluationError(f"a and b must be paired per query: got {x.size} and {y.size} scores")
     _at_least_two(x.size, "paired queries")
 
-    k, scale, used_decimals = _quantise(x - y, decimals)
+    k, scale, used_decimals = quantise(x - y, decimals)
     n = k.size
     total = int(k.sum())
     mean = total / (n * scale)
@@ -308,18 +293,18 @@ def paired(
     elif test == "randomization":
         statistic = mean
         if 2**n <= permutations:
-            p_value = _sign_flip_exact(k)
+            p_value = sign_flip_exact(k)
             used_permutations, exact = 2**n, True
         else:
             rng = np.random.default_rng(seed)
-            hits = _sign_flip_hits(k, permutations, rng)
+            hits = sign_flip_hits(k, permutations, rng)
             p_value = (hits + 1) / (permutations + 1)
             mc_se = math.sqrt(p_value * (1.0 - p_value) / permutations)
             used_permutations, used_seed = permutations, seed
     elif test == "bootstrap":
         statistic = mean
         rng = np.random.default_rng(seed)
-        sums = _bootstrap_sums(k, permutations, rng)
+        sums = bootstrap_sums(k, permutations, rng)
         # shifted bootstrap: centre the resampled sums on the observed one to mimic the null
         hits = int(np.count_nonzero(np.abs(sums - total) >= abs(total)))
         p_value = (hits + 1) / (permutations + 1)
@@ -457,13 +442,13 @@ def tukey(
     if not np.all(np.isfinite(x)):
         raise EvaluationError("scores contain NaN or infinite values")
 
-    k, scale, _ = _quantise(x, decimals)
+    k, scale, _ = quantise(x, decimals)
     row_sums = k.sum(axis=1)
     means = row_sums / (n_top * scale)
     pairs = [(i, j) for i in range(n_sys) for j in range(i + 1, n_sys)]
 
     if randomized:
-        ranges = np.sort(_tukey_ranges(k, permutations, np.random.default_rng(seed)))
+        ranges = np.sort(tukey_ranges(k, permutations, np.random.default_rng(seed)))
         results = []
         for i, j in pairs:
             gap = abs(int(row_sums[i]) - int(row_sums[j]))
@@ -556,8 +541,8 @@ def bootstrap_ci(
     _unit_interval("confidence", confidence)
     x = _vector("d", d)
     _at_least_two(x.size, "differences")
-    k, scale, _ = _quantise(x, decimals)
-    sums = _bootstrap_sums(k, resamples, np.random.default_rng(seed))
+    k, scale, _ = quantise(x, decimals)
+    sums = bootstrap_sums(k, resamples, np.random.default_rng(seed))
     return _bootstrap_interval(sums, int(k.sum()), k / scale, scale, confidence, method)
 
 
@@ -578,73 +563,6 @@ def _t_test(mean: float, sd: float, n: int) -> tuple[float | None, float]:
         return (0.0, 1.0) if mean == 0.0 else (None, 0.0)
     t = mean / (sd / math.sqrt(n))
     return t, float(2.0 * t_dist.sf(abs(t), n - 1))
-
-
-def _sign_flip_exact(k: np.ndarray) -> float:
-    """Exact two-sided sign-flip p-value: the share of all 2**n sign vectors whose |sum| >= observed.
-
-    Flipping every sign maps a vector to one with the same |sum|, so the last query's sign is held
-    fixed and the other 2**(n-1) vectors are enumerated: the share is the same, at half the cost.
-    """
-    total = int(k.sum())
-    head = k[:-1]
-    table, offsets = _byte_tables(head)
-    count = 1 << head.size
-    chunk = max(1024, _CHUNK_ELEMENTS // max(1, offsets.size))
-    hits = 0
-    shifts = 8 * np.arange(offsets.size, dtype=np.int64)
-    for start in range(0, count, chunk):
-        codes = np.arange(start, min(count, start + chunk), dtype=np.int64)
-        # byte p of the vector's code says which of queries 8p..8p+7 are flipped
-        packed = (codes[:, None] >> shifts) & 255
-        flipped = table[packed + offsets].sum(axis=1)
-        hits += int(np.count_nonzero(np.abs(total - 2 * flipped) >= abs(total)))
-    return hits / count
-
-
-def _sign_flip_hits(k: np.ndarray, permutations: int, rng: np.random.Generator) -> int:
-    """How many of ``permutations`` random sign vectors give |sum| >= the observed |sum|.
-
-    Each vector is ceil(n/8) bytes of ``rng.bytes``; bit t (least significant first) of byte p flips
-    query 8p + t. Sums are exact int64, so ties with the observed statistic are counted.
-    """
-    total = int(k.sum())
-    table, offsets = _byte_tables(k)
-    width = offsets.size
-    # a multiple of 4 rows keeps every request a whole number of 32-bit words, so blocks concatenate
-    # to the same stream as one big draw
-    rows = max(4, (_CHUNK_ELEMENTS // width) // 4 * 4)
-    hits = 0
-    for start in range(0, permutations, rows):
-        m = min(rows, permutations - start)
-        packed = np.frombuffer(rng.bytes(m * width), dtype=np.uint8).reshape(m, width)
-        flipped = table[packed + offsets].sum(axis=1)
-        hits += int(np.count_nonzero(np.abs(total - 2 * flipped) >= abs(total)))
-    return hits
-
-
-def _byte_tables(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lookup tables turning a packed flip pattern into the sum of the flipped values.
-
-    Entry ``256 p + v`` of the flat table is the sum of ``k[8p + t]`` over the set bits t of byte value
-    v, so one gather per byte replaces eight multiply-adds per query.
-    """
-    width = -(-k.size // 8)
-    padded = np.zeros(8 * width, dtype=np.int64)
-    padded[: k.size] = k
-    table = (padded.reshape(width, 8) @ _BYTE_BITS.T).ravel()
-    return table, 256 * np.arange(width, dtype=np.int64)
-
-
-def _bootstrap_sums(k: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Exact int64 sums of ``resamples`` paired-bootstrap resamples of ``k``."""
-    n = k.size
-    rows = max(1, _CHUNK_ELEMENTS // n)
-    sums = np.empty(resamples, dtype=np.int64)
-    for start in range(0, resamples, rows):
-        m = min(rows, resamples - start)
-        sums[start : start + m] = k[rng.integers(0, n, size=(m, n))].sum(axis=1)
-    return sums
 
 
 def _bootstrap_interval(
@@ -704,57 +622,8 @@ def _sign_test(wins: int, losses: int) -> tuple[float, float]:
     return float(wins), float(binomtest(wins, wins + losses, 0.5).pvalue)
 
 
-def _tukey_ranges(k: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
-    """Range (max - min) of the system sums after shuffling systems within each topic, per permutation.
-
-    A shuffle of one topic is one of the ``n_sys!`` orderings of the systems, each equally likely. For a
-    few systems a permutation draws one ordering index per topic and, slot by slot, gathers the score
-    that ordering puts there: three times faster than shuffling each topic's scores in place (numpy's
-    per-row shuffle has a fixed cost per topic and permutation), and the gathers stay in cache.
-    """
-    n_sys, n_top = k.shape
-    rows = max(1, _CHUNK_ELEMENTS // (n_sys * n_top))
-    by_topic = np.ascontiguousarray(k.T)
-    ranges = np.empty(permutations, dtype=np.int64)
-    if n_sys <= _MAX_ORDERED_SYSTEMS:
-        orders = np.array(list(itertools.permutations(range(n_sys))))  # (n_sys!, n_sys)
-        flat = by_topic.ravel()
-        first = np.arange(n_top, dtype=np.int64) * n_sys  # topic t's scores start at flat[first[t]]
-        sums = np.empty((rows, n_sys), dtype=np.int64)
-        for start in range(0, permutations, rows):
-            m = min(rows, permutations - start)
-            chosen = rng.integers(0, len(orders), size=(m, n_top))
-            for slot in range(n_sys):
-                # the system that each drawn ordering puts in this slot, then its score in that topic
-                np.sum(flat[orders[:, slot][chosen] + first], axis=1, out=sums[:m, slot])
-            ranges[start : start + m] = sums[:m].max(axis=1) - sums[:m].min(axis=1)
-        return ranges
-    for start in range(0, permutations, rows):
-        m = min(rows, permutations - start)
-        block = np.broadcast_to(by_topic, (m, n_top, n_sys)).copy()
-        rng.permuted(block, axis=2, out=block)
-        sums = block.sum(axis=1)
-        ranges[start : start + m] = sums.max(axis=1) - sums.min(axis=1)
-    return ranges
-
-
 # --------------------------------------------------------------------------------------------------
 # input handling
-
-
-def _quantise(values: np.ndarray, decimals: int) -> tuple[np.ndarray, float, int]:
-    """Integers ``K`` and ``scale`` with ``values ~ K / scale``, rounded to ``decimals`` decimals.
-
-    The decimals are lowered when needed so that a sum over the last axis of ``|K|`` fits in 60 bits;
-    the rounding then still keeps about 15 significant digits of the largest value.
-    """
-    largest = float(np.max(np.abs(values))) if values.size else 0.0
-    length = values.shape[-1]
-    used = decimals
-    if largest > 0:
-        used = min(decimals, math.floor(math.log10(_INT_LIMIT / (length * largest))))
-    scale = 10.0**used
-    return np.rint(values * scale).astype(np.int64), scale, used
 
 
 def _vector(name: str, values: ArrayLike) -> np.ndarray:

@@ -39,7 +39,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("hookspecs",),  # the pluggy hooks
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("context", "data", "stats"),  # what kernels compute from; qrels and run inputs; significance tests
+    ("context", "data", "resampling"),  # what kernels compute from; qrels and run inputs; exact resampling
+    ("stats",),  # significance tests, corrections, effect sizes
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
     ("inputs",),  # plugin input kinds (an interaction log), evaluated into a Result

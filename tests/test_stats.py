@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 
-from irspec import stats
+from irspec import resampling, stats
 from irspec.errors import EvaluationError, IrspecError
 
 # --------------------------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_results_do_not_depend_on_block_size(monkeypatch: pytest.MonkeyPatch) ->
         stats.paired(a, b, test="bootstrap", permutations=3_001).as_dict(),
         [r.p_value for r in stats.tukey(scores, randomized=True, permutations=3_001)],
     )
-    monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 50)
+    monkeypatch.setattr(resampling, "_CHUNK_ELEMENTS", 50)
     after = (
         stats.paired(a, b, test="randomization", permutations=3_001).p_value,
         stats.paired(a, b, test="randomization", permutations=2**12).p_value,
@@ -579,7 +579,7 @@ def test_randomized_tukey_matches_the_exact_permutation_distribution(monkeypatch
     enumerated, which gives the exact p of each pair; the Monte Carlo p must be within its error,
     whether permutations draw one of the orderings of the systems per topic or shuffle each topic."""
     if not orderings_table:
-        monkeypatch.setattr(stats, "_MAX_ORDERED_SYSTEMS", 2)
+        monkeypatch.setattr(resampling, "_MAX_ORDERED_SYSTEMS", 2)
     x = np.array(
         [
             [0.4, 0.0, 0.1, 0.7, 0.4],
