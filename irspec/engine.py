@@ -63,8 +63,10 @@ class QrelsIndex:
         self.frame = frame
         self.query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
         self.position = {q: i for i, q in enumerate(self.query_ids)}
+        # Typed, so that an empty qrels (a null-typed column otherwise) still joins with a run.
         self.query_codes = pl.DataFrame(
-            {"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)}
+            {"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)},
+            schema={"query": pl.String, "qcode": pl.Int64},
         )
         q = frame.join(self.query_codes, on="query", how="left", maintain_order="left").get_column("qcode").to_numpy()
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
@@ -371,6 +373,8 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
     (query, docno) pairs, every match checked against the strings.
     """
     notes: list[str] = []
+    if not index.query_ids:
+        notes.append(f"qrels {_described(index.qrels.source)} has no judgments")
     frame, keys = run.frame, getattr(run, "keys", None)
     # Blocks of adjacent rows with the same query id (exact string comparison): one per query in a
     # grouped run, so everything per query below is computed on a few thousand blocks, not on rows.
@@ -473,6 +477,11 @@ def _level_warnings(ctx: Context, metrics: Sequence[Metric]) -> list[str]:
                 f"(no label >= {level}; the highest is {int(labels.max())}), so every query has R = 0"
             )
     return out
+
+
+def _described(source: str) -> str:
+    """``file 'x'`` for a file, ``<dict>`` (or ``<stdin>``...) for other sources, for messages."""
+    return source if source.startswith("<") and source.endswith(">") else f"file {source!r}"
 
 
 @dataclass

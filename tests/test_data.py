@@ -130,7 +130,7 @@ def test_whitespace_mixes_and_crlf(tmp_path):
 
 def test_tab_separated_files_take_the_fast_path_and_read_alike(tmp_path):
     tsv = (FIXTURES / "data_run.txt").read_text().replace(" ", "\t").encode()
-    assert D._separator(tsv, D._RUN) == "\t"
+    assert D._separator(tsv) == "\t"
     assert_frame_equal(D._parse_fast(tsv, D._RUN, "\t"), D._parse_slow(D._normalise(tsv), D._RUN, "x"))
     assert_frame_equal(Run.read(write(tmp_path, tsv)).frame, Run.read(FIXTURES / "data_run.txt").frame)
     # A double tab is one separator (the slow path sorts it out).
@@ -548,6 +548,20 @@ def test_random_layouts_read_alike(tmp_path, seed):
     r = Run.read(write(tmp_path, "\n".join(lines), "messy.txt"))
     assert_frame_equal(r.frame.drop("line"), expected)
     assert r.frame["line"].to_list() == data_lines
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"a b\nc d\n", b"a  b\n", b"a b\n c\n", b" a b", b"a b\nc d  ", b"a\tb\n\tc", b"a\tb\t\tc\n", b"ab\n\n"],
+)
+def test_separator_scan_finds_empty_fields_across_chunk_seams(monkeypatch, data):
+    """Whatever the chunk size, the fast path gets data only if no line starts with its separator and
+    no two separators meet: the rule written with plain bytes searches."""
+    sep = b"\t" if b"\t" in data else b" "
+    empty_field = data.startswith(sep) or sep * 2 in data or b"\n" + sep in data
+    for chunk in range(1, len(data) + 2):
+        monkeypatch.setattr(D, "_NORMALISE_CHUNK", chunk)
+        assert D._separator(data) == (None if empty_field else sep.decode()), chunk
 
 
 def test_normalise_keeps_newlines_across_chunks(monkeypatch):
