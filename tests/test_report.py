@@ -257,10 +257,10 @@ def test_html_is_one_self_contained_file(tmp_path):
     assert "<style>" in html
     # the tables, and the comparisons with p-values and effect sizes
     assert 'class="results"' in html and 'class="comparisons"' in html
-    for head in ("Cohen&#x27;s d", "p adj.", "95% CI", "W/T/L"):
+    for head in ("Cohen&#39;s d", "p adj.", "95% CI", "W/T/L"):
         assert head in html
     if importlib.util.find_spec("matplotlib") is None:
-        assert "plots need matplotlib: pip install &#x27;irspec[plot]&#x27;" in html
+        assert "plots need matplotlib: pip install &#39;irspec[plot]&#39;" in html
     else:
         images = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
         assert len(images) == 1 + 3 * 2  # the PR curves, then differences and distributions per metric
@@ -275,7 +275,7 @@ def test_html_without_matplotlib_says_so(tmp_path, monkeypatch):
     plan = workspace(tmp_path, "- {format: html, path: report.html}")
     report_ = run_plan(load_plan(plan))
     (_, html), = render_outputs(report_)
-    assert "No plots: plots need matplotlib: pip install &#x27;irspec[plot]&#x27;." in html
+    assert "No plots: plots need matplotlib: pip install &#39;irspec[plot]&#39;." in html
     assert "<img" not in html
 
 

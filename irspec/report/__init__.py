@@ -1,0 +1,76 @@
+"""Reports: evaluation results and comparisons as text, LaTeX, Markdown, HTML, trec_eval lines, JSON
+and CSV/TSV, and the files they are written to.
+
+Every table format renders one table model (:mod:`.model`), built once from the results, the
+comparisons and the settings that made them; the renderers only translate it into their markup:
+
+``model``     the table model (:class:`~.model.Table`) and its two builders; ``marks`` significance
+              marks and the words that explain them
+``text``      aligned terminal tables; ``latex`` booktabs tables; ``markdown`` GitHub tables;
+``html``      the self-contained HTML page, from the jinja2 template ``templates/report.html.j2``
+``trec``      trec_eval's own lines; ``data`` JSON and CSV/TSV; ``formats`` ``irspec eval --format``
+``origin``    provenance: versions, specs, options, seeds, SHA-256 of the inputs
+``files``     atomic writes of a file or a directory of files
+
+Formatters return text and write nothing. The report layer never evaluates or compares: it is given
+results (and comparisons), and :mod:`irspec.plots` draws the figures from results it is given.
+"""
+
+from __future__ import annotations
+
+from irspec.report.data import comparisons_delimited, to_delimited, to_json
+from irspec.report.files import check_writable, write_all_atomic, write_atomic, write_files_atomic
+from irspec.report.formats import FORMATS, format_results
+from irspec.report.html import to_html
+from irspec.report.latex import latex_escape, to_latex
+from irspec.report.markdown import markdown_escape, to_markdown
+from irspec.report.marks import (
+    CORRECTION_NAMES,
+    TEST_NAMES,
+    Marks,
+    direction,
+    letters,
+    method_parts,
+    method_text,
+    query_count,
+    significance_marks,
+)
+from irspec.report.origin import hash_in_background, provenance, sha256_file
+from irspec.report.text import comparison_rows, comparisons_table, marked_table, to_table
+from irspec.report.trec import TREC_ORDER, to_trec, trec_order
+
+__all__ = [
+    "FORMATS",
+    "format_results",
+    "to_json",
+    "to_trec",
+    "to_delimited",
+    "to_table",
+    "to_latex",
+    "to_markdown",
+    "to_html",
+    "marked_table",
+    "comparisons_table",
+    "comparisons_delimited",
+    "comparison_rows",
+    "significance_marks",
+    "Marks",
+    "direction",
+    "letters",
+    "query_count",
+    "method_parts",
+    "method_text",
+    "TEST_NAMES",
+    "CORRECTION_NAMES",
+    "latex_escape",
+    "markdown_escape",
+    "TREC_ORDER",
+    "trec_order",
+    "provenance",
+    "sha256_file",
+    "hash_in_background",
+    "check_writable",
+    "write_atomic",
+    "write_all_atomic",
+    "write_files_atomic",
+]

@@ -1,0 +1,103 @@
+"""Results and comparisons as data: one JSON document, or long-format CSV/TSV rows."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from irspec.engine import collect_warnings
+
+if TYPE_CHECKING:
+    from irspec.engine import Result
+    from irspec.plan import Comparison
+
+__all__ = ["to_json", "to_delimited", "comparisons_delimited"]
+
+
+def _clean(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict | None = None) -> str:
+    """One JSON document: metrics (canonical), options, warnings, and per run its aggregate (and per query).
+
+    ``warnings`` at the top lists every warning once; each run's entry has its own ``warnings`` too.
+    """
+    first = results[0] if results else None
+    names: list[str] = []  # every metric of every result (a log's beside the runs'), first seen first
+    for res in results:
+        names.extend(str(m) for m in res.metrics if str(m) not in names)
+    doc: dict[str, Any] = {
+        "metrics": names,
+        "options": first.options.as_dict() if first else {},
+        "warnings": collect_warnings(results),
+        "runs": [],
+    }
+    for res in results:
+        entry: dict[str, Any] = {
+            "name": res.run_name,
+            "path": res.run_source,
+            "warnings": list(res.warnings),
+            "aggregate": res.aggregate(),
+        }
+        if per_query:
+            entry["per_query"] = {
+                q: {k: _clean(v) for k, v in row.items()} for q, row in res.per_query().items()
+            }
+        doc["runs"].append(entry)
+    if extra:
+        doc.update(extra)
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+def to_delimited(results: Sequence[Result], *, sep: str = ",", per_query: bool = False) -> str:
+    """Long-format CSV/TSV: ``run, query, metric, value`` rows (``query`` is ``all`` for the summary)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    writer.writerow(["run", "query", "metric", "value"])
+    for res in results:
+        if per_query:
+            for i, qid in enumerate(res.query_ids):
+                for j, m in enumerate(res.metrics):
+                    v = res.values[i, j]
+                    writer.writerow([res.run_name, qid, str(m), "" if math.isnan(v) else repr(float(v))])
+        for name, v in res.aggregate().items():
+            writer.writerow([res.run_name, "all", name, repr(float(v))])
+    return buf.getvalue()
+
+
+def comparisons_delimited(comparisons: Sequence[Comparison], *, sep: str = ",") -> str:
+    """CSV/TSV of the comparisons: one row each, every field of a comparison (``Comparison``)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    fields = [f.name for f in dataclasses.fields(_comparison_type(comparisons))]
+    writer.writerow(fields)
+    for c in comparisons:
+        row = []
+        for name in fields:
+            v = getattr(c, name)
+            if v is None:
+                v = ""
+            elif isinstance(v, bool):
+                v = "true" if v else "false"
+            elif isinstance(v, float):
+                v = repr(v)
+            row.append(v)
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+def _comparison_type(comparisons: Sequence[Comparison]) -> type:
+    """The comparisons' dataclass, whose fields are the columns (a header even when there are none)."""
+    if comparisons:
+        return type(comparisons[0])
+    # Until the compare step has a module of its own, Comparison lives in the plan code, which imports
+    # this package: imported here, when an empty table needs its header, there is no import cycle.
+    from irspec.plan import Comparison
+
+    return Comparison

@@ -1,0 +1,49 @@
+"""``irspec eval --format``: one entry point to every format of plain results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from irspec.report.data import to_delimited, to_json
+from irspec.report.latex import to_latex
+from irspec.report.markdown import to_markdown
+from irspec.report.text import to_table
+from irspec.report.trec import to_trec
+
+if TYPE_CHECKING:
+    from irspec.engine import Result
+
+__all__ = ["FORMATS", "format_results"]
+
+FORMATS = ("table", "json", "csv", "tsv", "trec", "latex", "markdown")
+"""Output formats of ``irspec eval``."""
+
+
+def format_results(
+    results: Sequence[Result],
+    fmt: str,
+    *,
+    per_query: bool = False,
+    runid: bool = False,
+    decimals: int = 4,
+    provenance: dict[str, Any] | None = None,
+) -> str:
+    """Format results in one of :data:`FORMATS`; ``provenance`` (see :func:`~irspec.report.provenance`)
+    goes into JSON.
+
+    ``decimals`` applies to the table, LaTeX and Markdown; LaTeX and Markdown show the aggregates only.
+    """
+    if fmt == "trec":
+        return to_trec(results, per_query=per_query, runid=runid)
+    if fmt == "json":
+        return to_json(results, per_query=per_query, extra={"provenance": provenance} if provenance else None)
+    if fmt == "latex":
+        return to_latex(results, decimals=decimals)
+    if fmt == "markdown":
+        return to_markdown(results, decimals=decimals)
+    if fmt in ("csv", "tsv"):
+        return to_delimited(results, sep="," if fmt == "csv" else "\t", per_query=per_query)
+    if fmt == "table":
+        return to_table(results, per_query=per_query, decimals=decimals)
+    raise ValueError(f"unknown format {fmt!r}")

@@ -1,0 +1,112 @@
+"""The HTML report: one self-contained page with the results table (marks, best values), the
+comparisons, the plots, notes and warnings, and the provenance.
+
+The page is the jinja2 template ``templates/report.html.j2`` (package data), rendered with autoescaping
+on, from the same table model as the other formats. jinja2 is imported only when a page is rendered,
+so ``import irspec`` and text-only runs do not load it.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from irspec.engine import collect_warnings
+from irspec.report.markdown import MARKS
+from irspec.report.model import FULL_COLUMNS, Table, build_comparisons, build_results, marks_legend
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from irspec.engine import Result
+
+__all__ = ["to_html"]
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    import jinja2  # a heavy import, needed only here
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("irspec.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["json"] = lambda value, **kw: json.dumps(value, **kw)
+    env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
+    env.globals.update(MARKS=MARKS, beaten=_beaten)
+    return env
+
+
+def _beaten(table: Table, marks: str) -> str:
+    """The names of the runs whose letters are in ``marks``, for a mark's tooltip."""
+    return ", ".join(name for name, letter in table.letters.items() if letter in marks)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def to_html(
+    results: Sequence[Result],
+    *,
+    comparisons: Sequence[Any] = (),
+    compare: Any = None,
+    notes: Sequence[str] = (),
+    decimals: int = 4,
+    title: str = "irspec report",
+    plots: Sequence[Any] | None = None,
+    plots_note: str | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> str:
+    """One self-contained HTML page: the results table with marks, the comparisons with p-values and
+    effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
+    above the results, where no reader of the tables can miss them.
+
+    Inline CSS and images (``plots``: objects with ``title``, ``description`` and ``svg`` bytes, as
+    :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
+    fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
+    missing, say).
+    """
+    from markupsafe import Markup, escape  # comes with jinja2
+
+    table = build_results(results, comparisons, compare, decimals=decimals)
+    compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
+    warnings = collect_warnings(results)
+    metrics: list[str] = []
+    for res in results:
+        metrics.extend(str(m) for m in res.metrics if str(m) not in metrics)
+    sections = [("warnings", "Warnings")] if warnings else []
+    sections.append(("results", "Results"))
+    if comparisons:
+        sections.append(("comparisons", "Comparisons"))
+    sections.append(("plots", "Plots"))
+    if notes:
+        sections.append(("notes", "Notes"))
+    if provenance:
+        sections.append(("provenance", "Provenance"))
+    legend = marks_legend(table, escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}") if table.marked else ""
+    versions = ""
+    if provenance:
+        names = ("irspec", "python", "numpy", "scipy", "polars")
+        versions = ", ".join(f"{k} {provenance[k]}" for k in names if provenance.get(k))
+    return _environment().get_template("report.html.j2").render(
+        title=title,
+        summary=f"{_plural(len(results), 'run')}, {_plural(len(metrics), 'metric')}, {table.queries}",
+        sections=sections,
+        results=table,
+        marks_legend=Markup(legend),  # its text escaped by marks_legend, its markup ours
+        comparisons=compared,
+        plots=plots or [],
+        plots_note=plots_note,
+        notes=list(notes),
+        warnings=warnings,
+        provenance=provenance or None,
+        versions=versions,
+    )

@@ -1,0 +1,101 @@
+"""GitHub-flavoured Markdown tables: the results with the content and marks of the LaTeX table and a
+legend, or one row per comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from irspec.report.model import Row, Table, build_table, marks_legend
+from irspec.report.text import comparison_legend
+
+if TYPE_CHECKING:
+    from irspec.engine import Result
+
+__all__ = ["markdown_escape", "to_markdown", "render", "MARKS"]
+
+MARKS = {"better": "†", "worse": "↓"}
+"""The marks of a value significantly better or worse than the baseline's (Markdown and HTML)."""
+
+_ALIGN = {"left": ":---", "right": "---:", "center": ":---:"}
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` safe in a GitHub-flavoured Markdown table cell: no emphasis, links, HTML or cell breaks."""
+    entities = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+    out = []
+    for ch in " ".join(str(text).splitlines()):
+        if ch in entities:
+            out.append(entities[ch])
+        elif ch in "\\`*_[]|#~":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _label(row: Row) -> str:
+    name = markdown_escape(row.cells[0].text)
+    return name + " (baseline)" if row.baseline else f"({row.letter}) {name}" if row.letter else name
+
+
+def _results(table: Table) -> list[str]:
+    lines: list[str] = []
+    for block in table.blocks:
+        if lines:
+            lines.append("")
+        lines.append(f"| {block.columns[0].title} | " + " | ".join(markdown_escape(c.title) for c in block.columns[1:]) + " |")
+        lines.append("|" + "|".join(_ALIGN[c.align] for c in block.columns) + "|")
+        for row in block.rows:
+            cells = [_label(row)]
+            for cell in row.cells[1:]:
+                text = f"**{cell.text}**" if cell.bold else cell.text
+                if cell.marks:
+                    text += f"<sup>{MARKS[cell.marks] if table.baseline is not None else cell.marks}</sup>"
+                cells.append(text)
+            lines.append("| " + " | ".join(cells) + " |")
+    legend = [f"Mean over {table.queries}."]
+    if table.any_best:
+        legend.append("The best value of each metric is in **bold**.")
+    if table.marked:
+        legend.append(marks_legend(table, markdown_escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}"))
+    return lines + ["", " ".join(legend)]
+
+
+def _comparisons(table: Table) -> list[str]:
+    (block,) = table.blocks
+    lines = ["| " + " | ".join(c.key for c in block.columns) + " |", "|" + "|".join(_ALIGN[c.align] for c in block.columns) + "|"]
+    for row in block.rows:
+        # names (and the sig mark) escaped; the numbers need no escaping
+        cells = [markdown_escape(c.text) if col.align != "right" else c.text for col, c in zip(block.columns, row.cells)]
+        lines.append("| " + " | ".join(cells) + " |")
+    if table.method is None:
+        return lines
+    return lines + ["", markdown_escape(comparison_legend(table)).replace("&lt;=", "≤")]
+
+
+def render(table: Table) -> str:
+    """A table as Markdown, its legend and notes after it."""
+    lines = _results(table) if table.kind == "results" else _comparisons(table)
+    if table.notes and (table.kind == "results" or table.method is not None):
+        lines += [""] + [f"- note: {markdown_escape(n)}" for n in table.notes]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(
+    results: Sequence[Result],
+    *,
+    comparisons: Sequence[Any] = (),
+    compare: Any = None,
+    notes: Sequence[str] = (),
+    decimals: int = 4,
+    content: str = "results",
+) -> str:
+    """A GitHub-flavoured Markdown table with the content and marks of :func:`~irspec.report.to_latex`,
+    and a legend.
+
+    The best value of each metric is in bold; ``†``/``↓`` after a value: significantly better/worse than
+    the baseline; without a baseline, superscript letters name the runs a value is significantly
+    better than. ``content="comparisons"`` gives one row per comparison instead.
+    """
+    return render(build_table(results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content))

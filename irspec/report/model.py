@@ -1,0 +1,311 @@
+"""The table model every table format renders, and the two builders that make it.
+
+A :class:`Table` is built once from the results (and the comparisons and the settings that made them):
+:func:`build_results` gives runs as rows and metrics as columns, each value with its text at the
+table's precision, whether it is the best of its column, and its significance marks;
+:func:`build_comparisons` gives one row per comparison. The renderers (:mod:`.text`, :mod:`.latex`,
+:mod:`.markdown`, :mod:`.html`) only translate a table into their markup and escaping: what a table
+holds, which value is best and which is significant is decided here, once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from irspec.report.marks import Method, direction, method_parts, query_count, significance_marks
+
+if TYPE_CHECKING:
+    from irspec.engine import Result
+
+__all__ = [
+    "Cell",
+    "Column",
+    "Row",
+    "Block",
+    "Table",
+    "build_results",
+    "build_comparisons",
+    "build_table",
+    "BRIEF_COLUMNS",
+    "FULL_COLUMNS",
+    "value_text",
+    "p_text",
+    "check_decimals",
+    "marks_legend",
+]
+
+
+class Cell(NamedTuple):
+    """One cell: its ``text`` as plain text (a name, or a number at the table's precision; ``-`` when
+    undefined), the ``value`` behind it (a float, a tuple for an interval, ``None`` for a name),
+    whether it is the best of its column (``bold``), and its significance ``marks``: ``better`` or
+    ``worse`` than the baseline, or the letters of the runs it is significantly better than."""
+
+    text: str
+    value: Any = None
+    bold: bool = False
+    marks: str = ""
+
+
+class Column(NamedTuple):
+    """A column: its ``key`` (the text tables' header: ``run``, a metric's canonical text, ``p adj``),
+    its ``title`` as a page shows it (``Run``, ``Mean vs.``), and how its cells ``align`` (``left``,
+    ``right`` or ``center``)."""
+
+    key: str
+    title: str
+    align: str = "right"
+
+
+class Row(NamedTuple):
+    """A row of cells. A run's row says its run's ``letter`` (tables without a baseline) or that it is
+    the ``baseline``, both of which label its first cell; a comparison's row says whether it is
+    ``significant``."""
+
+    cells: tuple[Cell, ...]
+    letter: str = ""
+    baseline: bool = False
+    significant: bool = False
+
+
+class Block(NamedTuple):
+    """One tabular: its columns and rows. Results with other metrics (a log's beside the runs') get a
+    block of their own."""
+
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+
+    @property
+    def marked(self) -> bool:
+        """Whether any cell has significance marks (LaTeX then gives the marks a column of their own)."""
+        return any(c.marks for r in self.rows for c in r.cells)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A results or comparisons table (``kind``), built once and rendered per format.
+
+    ``queries`` says how many queries the results are means over (``"50 queries"``). With comparison
+    settings, ``method`` says how runs were compared, and ``baseline`` or ``letters`` (run name ->
+    letter) name what the marks refer to. A comparisons table also has the ``confidence`` and
+    ``ci_method`` of its intervals. ``notes`` are told after the table.
+    """
+
+    kind: str
+    blocks: tuple[Block, ...]
+    queries: str
+    method: Method | None = None
+    baseline: str | None = None
+    letters: Mapping[str, str] = field(default_factory=dict)
+    confidence: float | None = None
+    ci_method: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def marked(self) -> bool:
+        """Whether the results carry significance marks (a baseline, or lettered runs) to explain."""
+        return self.baseline is not None or bool(self.letters)
+
+    @property
+    def any_best(self) -> bool:
+        """Whether any value is the best of its column."""
+        return any(c.bold for b in self.blocks for r in b.rows for c in r.cells)
+
+
+def check_decimals(decimals: int) -> None:
+    """Raise :class:`ValueError` unless ``decimals`` is an integer from 0 to 10."""
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= 10:
+        raise ValueError(f"decimals must be an integer from 0 to 10, got {decimals!r}")
+
+
+def value_text(value: float, metric: Any, decimals: int) -> str:
+    """A value as tables show it: ``decimals`` places, counts as integers, ``-`` when undefined."""
+    if math.isnan(value):
+        return "-"
+    if metric.aggregate == "sum" and float(value).is_integer():
+        return str(int(value))
+    return f"{value:.{decimals}f}"
+
+
+def p_text(p: float) -> str:
+    """A p-value as tables show it: four places, or two significant digits below 0.001."""
+    return f"{p:.4f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
+
+
+def groups(results: Sequence[Result]) -> list[list[Result]]:
+    """Consecutive results with the same metrics: one block each."""
+    out: list[list[Result]] = []
+    for res in results:
+        if out and out[-1][0].metrics == res.metrics:
+            out[-1].append(res)
+        else:
+            out.append([res])
+    return out
+
+
+def _best(group: Sequence[Result], aggregates: Sequence[dict[str, float]], decimals: int) -> set[tuple[str, str]]:
+    """The cells holding the best value of their column, as shown (ties at the shown precision all count)."""
+    out: set[tuple[str, str]] = set()
+    if len(group) < 2:
+        return out
+    for m in group[0].metrics:
+        way = direction(m)
+        if not way:
+            continue
+        shown = {}
+        for res, agg in zip(group, aggregates):
+            v = agg[str(m)]
+            if not math.isnan(v):
+                shown[res.run_name] = float(value_text(v, m, decimals))
+        if len(set(shown.values())) < 2:
+            continue  # all equal: nothing stands out
+        top = max(shown.values()) if way > 0 else min(shown.values())
+        out.update((name, str(m)) for name, v in shown.items() if v == top)
+    return out
+
+
+def build_results(
+    results: Sequence[Result],
+    comparisons: Sequence[Any] = (),
+    compare: Any = None,
+    *,
+    decimals: int = 4,
+    per_query: bool = False,
+    notes: Sequence[str] = (),
+) -> Table:
+    """The results table: a row per run (under it, with ``per_query``, a row per query), a column per
+    metric, the best value of each column bold, and the marks of the significant ``comparisons`` made
+    with the settings ``compare`` (none without them)."""
+    check_decimals(decimals)
+    marks = significance_marks(results, comparisons, compare)
+    blocks = []
+    for group in groups(results):
+        metrics = group[0].metrics
+        keys = [str(m) for m in metrics]
+        labels = (Column("run", "Run", "left"),) + ((Column("query", "Query", "left"),) if per_query else ())
+        aggregates = [res.aggregate() for res in group]
+        best = _best(group, aggregates, decimals)
+        rows: list[Row] = []
+        for res, agg in zip(group, aggregates):
+            name = res.run_name
+            if per_query:
+                for i, qid in enumerate(res.query_ids):
+                    values = res.values[i]
+                    cells = [Cell(value_text(values[j], m, decimals), values[j]) for j, m in enumerate(metrics)]
+                    rows.append(Row((Cell(name), Cell(qid), *cells)))
+            cells = [
+                Cell(value_text(agg[k], m, decimals), agg[k], (name, k) in best, marks.cells.get((name, k), ""))
+                for k, m in zip(keys, metrics)
+            ]
+            head = (Cell(name), Cell("all")) if per_query else (Cell(name),)
+            rows.append(Row((*head, *cells), marks.letter.get(name, ""), marks.baseline is not None and name == marks.baseline))
+        blocks.append(Block(labels + tuple(Column(k, k) for k in keys), tuple(rows)))
+    return Table(
+        kind="results",
+        blocks=tuple(blocks),
+        queries=query_count(results),
+        method=method_parts(results, comparisons, compare) if compare is not None else None,
+        baseline=marks.baseline,
+        letters=dict(marks.letter),
+        notes=tuple(notes),
+    )
+
+
+BRIEF_COLUMNS = ("metric", "a", "b", "mean a", "mean b", "diff", "CI", "d", "W/T/L", "p", "p adj", "sig")
+"""The columns of a comparisons table to paste: text, LaTeX and Markdown."""
+
+FULL_COLUMNS = ("metric", "a", "b", "mean a", "mean b", "diff", "CI", "rel", "d", "W/T/L", "n", "p", "p adj", "sig")
+"""Every column of a comparisons table: the HTML report's."""
+
+_TITLES = {
+    "metric": "Metric", "a": "Run", "b": "vs.", "mean a": "Mean", "mean b": "Mean vs.", "diff": "Δ",
+    "CI": "{confidence} CI", "rel": "Rel. change", "d": "Cohen's d", "W/T/L": "W/T/L", "n": "n", "p": "p",
+    "p adj": "p adj.", "sig": "",
+}  # fmt: skip
+
+
+def _comparison_cells(c: Any, decimals: int) -> dict[str, Cell]:
+    ci = None if c.ci_low is None or c.ci_high is None else (c.ci_low, c.ci_high)
+    return {
+        "metric": Cell(c.metric),
+        "a": Cell(c.a),
+        "b": Cell(c.b),
+        "mean a": Cell(f"{c.mean_a:.{decimals}f}", c.mean_a),
+        "mean b": Cell(f"{c.mean_b:.{decimals}f}", c.mean_b),
+        "diff": Cell(f"{c.mean_difference:+.{decimals}f}", c.mean_difference),
+        "CI": Cell("-" if ci is None else f"[{ci[0]:+.{decimals}f}, {ci[1]:+.{decimals}f}]", ci),
+        "rel": Cell("-" if c.relative_change is None else f"{c.relative_change:+.1%}", c.relative_change),
+        "d": Cell("-" if c.effect_size is None else f"{c.effect_size:+.2f}", c.effect_size),
+        "W/T/L": Cell(f"{c.wins}/{c.ties}/{c.losses}", (c.wins, c.ties, c.losses)),
+        "n": Cell(str(c.n), c.n),
+        "p": Cell(p_text(c.p_value), c.p_value),
+        "p adj": Cell(p_text(c.p_adjusted), c.p_adjusted),
+        "sig": Cell("*" if c.significant else "", c.significant),
+    }
+
+
+def build_comparisons(
+    results: Sequence[Result],
+    comparisons: Sequence[Any],
+    compare: Any,
+    *,
+    decimals: int = 4,
+    columns: Sequence[str] = BRIEF_COLUMNS,
+    notes: Sequence[str] = (),
+) -> Table:
+    """The comparisons table: one row per comparison with the given ``columns`` (keys of
+    :data:`FULL_COLUMNS`): the means, the difference, its interval, relative change, effect size,
+    W/T/L, the number of queries, p and adjusted p, and whether it is significant."""
+    check_decimals(decimals)
+    c0 = comparisons[0] if comparisons else None
+    confidence = f"{c0.confidence:.0%}" if c0 is not None else ""
+    heads = tuple(
+        Column(k, _TITLES[k].format(confidence=confidence), "left" if k in ("metric", "a", "b") else "center" if k == "sig" else "right")
+        for k in columns
+    )
+    rows = []
+    for c in comparisons:
+        cells = _comparison_cells(c, decimals)
+        rows.append(Row(tuple(cells[k] for k in columns), significant=bool(c.significant)))
+    return Table(
+        kind="comparisons",
+        blocks=(Block(heads, tuple(rows)),),
+        queries=query_count(results),
+        method=method_parts(results, comparisons, compare) if c0 is not None and compare is not None else None,
+        baseline=getattr(compare, "baseline", None),
+        confidence=c0.confidence if c0 is not None else None,
+        ci_method=c0.ci_method if c0 is not None else "",
+        notes=tuple(notes),
+    )
+
+
+def marks_legend(table: Table, escape: Callable[[str], str], better_worse: str, alpha_format: str) -> str:
+    """The sentence that explains a results table's significance marks, in one markup: ``escape``
+    escapes text, ``better_worse`` is the markup of the two baseline marks, ``alpha_format`` shows alpha."""
+    assert table.method is not None
+    test, correction, alpha, queries = table.method
+    if table.baseline is not None:
+        what = f"{better_worse}: significantly better/worse than {escape(table.baseline)}"
+    else:
+        what = "Superscript letters: significantly better than the run with that letter"
+    compared = "" if queries == table.queries else f"; compared on {queries}"
+    return f"{what} ({escape(test)}; {escape(correction)}; {alpha_format.format(alpha)}{compared})."
+
+
+def build_table(
+    results: Sequence[Result],
+    *,
+    comparisons: Sequence[Any] = (),
+    compare: Any = None,
+    notes: Sequence[str] = (),
+    decimals: int = 4,
+    content: str = "results",
+) -> Table:
+    """The table a paper format shows: the results (``content="results"``), or the comparisons with
+    :data:`BRIEF_COLUMNS` (``content="comparisons"``)."""
+    if content == "comparisons":
+        return build_comparisons(results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes)
+    return build_results(results, comparisons, compare, decimals=decimals, notes=notes)

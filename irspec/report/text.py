@@ -1,0 +1,123 @@
+"""Aligned text tables for a terminal: results (with significance marks and a legend when runs were
+compared) and one row per comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from irspec.report.model import BRIEF_COLUMNS, Block, Table, build_comparisons, build_results
+
+if TYPE_CHECKING:
+    from irspec.engine import Result
+
+__all__ = ["to_table", "marked_table", "comparisons_table", "comparison_rows", "comparison_legend", "render"]
+
+
+def _align(block: Block, rows: list[list[str]]) -> list[str]:
+    """The header (the columns' keys), a rule and ``rows``, each column as wide as its widest cell."""
+    header = [c.key for c in block.columns]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    left = [c.align == "left" for c in block.columns]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(cells, widths, left))
+
+    return [s.rstrip() for s in [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]]
+
+
+def _label(text: str, letter: str, baseline: bool) -> str:
+    return f"({letter}) {text}" if letter else text + " (baseline)" if baseline else text
+
+
+def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼")) -> str:
+    """A table as aligned text. Marks follow the values (``arrows`` for better/worse than the
+    baseline, else letters), padded so that the values stay aligned, and a legend explains them."""
+    up, down = arrows
+
+    def shown(marks: str) -> str:
+        return (up if marks == "better" else down) if table.baseline is not None and marks else marks
+
+    width = max((len(shown(c.marks)) for b in table.blocks for r in b.rows for c in r.cells if c.marks), default=1)
+    lines: list[str] = []
+    for block in table.blocks:
+        labels = sum(c.align == "left" for c in block.columns) if table.kind == "results" else 0
+        rows = []
+        for row in block.rows:
+            cells = [c.text for c in row.cells]
+            if labels:
+                cells[0] = _label(cells[0], row.letter, row.baseline)
+                if table.marked:
+                    cells[labels:] = [c.text + " " + shown(c.marks).ljust(width) for c in row.cells[labels:]]
+            rows.append(cells)
+        if lines:
+            lines.append("")
+        lines.extend(_align(block, rows))
+    legend = _legend(table, up, down)
+    if legend:
+        lines += ["", legend, *(f"note: {n}" for n in table.notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _legend(table: Table, up: str, down: str) -> str:
+    if table.method is None:
+        return ""
+    if table.kind == "comparisons":
+        return comparison_legend(table)
+    if table.baseline is not None:
+        what = f"{up}/{down}: significantly better/worse than {table.baseline}"
+    else:
+        what = "letters: significantly better than the run with that letter"
+    return f"{what} ({table.method.text()})."
+
+
+def comparison_legend(table: Table) -> str:
+    """The sentence under a comparisons table: what its columns mean and how it was tested."""
+    assert table.method is not None
+    return (
+        f"diff = mean a - mean b with its {table.confidence:.0%} CI ({table.ci_method}); d = paired Cohen's d; "
+        f"* = adjusted p <= {table.method.alpha:g} ({table.method.text()})."
+    )
+
+
+def to_table(results: Sequence[Result], *, per_query: bool = False, decimals: int = 4) -> str:
+    """An aligned text table: runs as rows (with per-query rows under each run), metrics as columns.
+
+    Results with different metrics (a plan's runs and its log) get one table each, a blank line apart.
+    """
+    if not results:
+        return ""
+    return render(build_results(results, decimals=decimals, per_query=per_query))
+
+
+def marked_table(
+    results: Sequence[Result],
+    comparisons: Sequence[Any],
+    compare: Any,
+    *,
+    notes: Sequence[str] = (),
+    per_query: bool = False,
+    arrows: tuple[str, str] = ("▲", "▼"),
+    decimals: int = 4,
+) -> str:
+    """The text table with significance marks after the values, and a legend.
+
+    With a baseline, ``arrows`` (▲/▼) after a run's value: significantly better/worse than the baseline.
+    Without one, each run gets a letter and a value is followed by the letters of the runs it is
+    significantly better than.
+    """
+    table = build_results(results, comparisons, compare, decimals=decimals, per_query=per_query, notes=notes)
+    return render(table, arrows=arrows)
+
+
+def comparison_rows(comparisons: Sequence[Any], *, decimals: int = 4) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the comparison table: difference, interval, effect size, W/T/L, p, adjusted p."""
+    (block,) = build_comparisons((), comparisons, None, decimals=decimals).blocks
+    return [c.key for c in block.columns], [[c.text for c in r.cells] for r in block.rows]
+
+
+def comparisons_table(
+    results: Sequence[Result], comparisons: Sequence[Any], compare: Any, *, notes: Sequence[str] = (), decimals: int = 4
+) -> str:
+    """One aligned row per comparison: the difference, its interval, effect size, W/T/L, p and adjusted p."""
+    return render(build_comparisons(results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes))
