@@ -215,6 +215,9 @@ class PlanReport:
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
     inputs: tuple[Any, ...] = ()
+    curves: dict[str, list[float]] | None = None
+    """The runs' 11-point precision-recall curves (:func:`irspec.plots.precision_recall`), evaluated
+    beside the plan's metrics when an output draws plots; ``None`` otherwise."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -974,12 +977,24 @@ def run_plan(plan: Plan) -> PlanReport:
     from irspec.engine import distinct_names
 
     results = []
+    curves = None
     if plan.runs:
+        from irspec import plots
+
         run_metrics = [m for m in plan.metrics if m.definition.needs == "run"]
-        results = _evaluate_runs(plan, run_metrics)
+        # plots draw precision-recall curves: their IPrec values come from the same pass over each run
+        drawn = any(o.format in ("html", "plots") for o in plan.outputs)
+        results = _evaluate_runs(plan, run_metrics + (list(plots.IPREC_SPECS) if drawn else []))
         # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
         # name; a Plan built in Python is not checked, so its names are made distinct here as well.
         results = distinct_names([dataclasses.replace(res, run_name=r.name) for res, r in zip(results, plan.runs)])
+        if drawn:
+            curves = plots.precision_recall(results)
+            k = len(run_metrics)
+            results = [
+                dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy(), _aggregate={})
+                for res in results
+            ]
     comparisons: list[Comparison] = []
     notes: list[str] = []
     if plan.compare is not None:
@@ -990,7 +1005,7 @@ def run_plan(plan: Plan) -> PlanReport:
 
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
         inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log"))
-    return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs))
+    return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves)
 
 
 def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
@@ -1378,12 +1393,10 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
         from irspec.progress import Progress
 
         with Progress("drawing plots") as progress:
-            progress.update(detail="precision-recall")
-            curves = plots.precision_recall(plan.qrels, [(r.name, r.path) for r in plan.runs], plan.options)
             baseline = plan.compare.baseline if plan.compare is not None else None
             # PNG only for a plots directory; the html output embeds the SVG
             formats = ("svg", "png") if any(o.format == "plots" for o in plan.outputs) else ("svg",)
-            return plots.render(runs, curves=curves, baseline=baseline, formats=formats, progress=progress), None
+            return plots.render(runs, curves=report.curves, baseline=baseline, formats=formats, progress=progress), None
 
     found, why = _shared(report, "plots", make)
     if required and why is not None:

@@ -4,7 +4,8 @@ Three kinds of figure, each as PNG and SVG:
 
 ``pr-curves``
     The 11-point interpolated precision-recall curve of every run: the mean over queries of
-    ``IPrec@0.0``, ``IPrec@0.1``, ..., ``IPrec@1.0`` (:data:`IPREC_SPECS`, computed by the engine).
+    ``IPrec@0.0``, ``IPrec@0.1``, ..., ``IPrec@1.0`` (:data:`IPREC_SPECS`), read from results the engine
+    evaluated with them.
 ``differences-<metric>``
     Per metric, each run's per-topic difference from the baseline, sorted: the "who wins where" bar
     chart, one panel per run, topics paired by query id.
@@ -15,7 +16,8 @@ Three kinds of figure, each as PNG and SVG:
 matplotlib is imported only inside the functions here, figures are drawn on
 :class:`matplotlib.figure.Figure` with the Agg canvas (never through pyplot, so no global backend is
 chosen and nothing is left open), and rc settings apply only inside :func:`matplotlib.rc_context`. The
-SVG files carry no date and fixed ids, so the same results give the same bytes.
+SVG files carry no date and fixed ids, so the same results give the same bytes. This module only
+draws: it never evaluates, and is given the results it draws.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from irspec.errors import IrspecError
 
 __all__ = ["IPREC_SPECS", "Plot", "require_matplotlib", "precision_recall", "render", "render_files"]
 
-IPREC_SPECS: tuple[str, ...] = tuple(f"IPrec@{i / 10:.1f}" for i in range(11))
+_LEVELS = tuple(i / 10 for i in range(11))
+IPREC_SPECS: tuple[str, ...] = tuple(f"IPrec@{level:.1f}" for level in _LEVELS)
 """The 11 recall levels of the precision-recall curves, as metric specs."""
 
 _MISSING = "plots need matplotlib: pip install 'irspec[plot]'"
@@ -77,19 +80,18 @@ def require_matplotlib() -> Any:
     return matplotlib
 
 
-def precision_recall(qrels: Any, runs: Sequence[tuple[str, Any]], options: Any = None) -> dict[str, list[float]]:
-    """The 11-point interpolated precision-recall curve (mean IPrec at recall 0.0, 0.1, ..., 1.0) of each
-    run, evaluated by the engine: ``runs`` is ``[(name, run), ...]`` (paths or anything
-    :func:`irspec.evaluate` reads), ``options`` an :class:`irspec.engine.Options`."""
-    from irspec.data import read_qrels
-    from irspec.engine import evaluate_many
-
-    q = read_qrels(qrels)
+def precision_recall(results: Sequence[Any]) -> dict[str, list[float]]:
+    """The 11-point interpolated precision-recall curve of each run: its mean ``IPrec`` at recall 0.0,
+    0.1, ..., 1.0, read from ``results`` evaluated with :data:`IPREC_SPECS` among their metrics
+    (plans evaluate them beside their own metrics when an output draws plots). ``{run name: curve}``."""
     curves = {}
-    for name, run in runs:
-        (res,) = evaluate_many(q, [run], list(IPREC_SPECS), options=options)
+    for res in results:
         agg = res.aggregate()
-        curves[name] = [agg[str(m)] for m in res.metrics]
+        at = {m.get("recall"): agg[str(m)] for m in res.metrics if m.name == "IPrec"}
+        missing = [spec for spec, level in zip(IPREC_SPECS, _LEVELS) if level not in at]
+        if missing:
+            raise ValueError(f"{res.run_name} was evaluated without {', '.join(missing)}")
+        curves[res.run_name] = [at[level] for level in _LEVELS]
     return curves
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -33,7 +34,10 @@ def fixture_results() -> list[Result]:
 
 
 def fixture_curves() -> dict[str, list[float]]:
-    return plots.precision_recall(FIXTURES / "qrels.txt", [(s, FIXTURES / f"{s}.run") for s in STEMS], Options())
+    results = evaluate_many(
+        str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{s}.run") for s in STEMS], ["AP", *plots.IPREC_SPECS]
+    )
+    return plots.precision_recall([dataclasses.replace(r, run_name=s) for r, s in zip(results, STEMS)])
 
 
 def synthetic(n_runs: int, n_topics: int, metrics: tuple[str, ...] = ("AP",)) -> list[Result]:
@@ -47,14 +51,60 @@ def synthetic(n_runs: int, n_topics: int, metrics: tuple[str, ...] = ("AP",)) ->
     ]
 
 
-def test_precision_recall_is_the_mean_iprec_and_never_rises():
+def _read_trec(path: Path, column: int) -> dict[str, dict[str, str]]:
+    """``{query: {doc: the value in ``column``}}`` of a qrels or run file (whitespace-separated)."""
+    out: dict[str, dict[str, str]] = {}
+    for line in path.read_text().split("\n"):
+        if line.strip():
+            fields = line.split()
+            out.setdefault(fields[0], {})[fields[2]] = fields[column]
+    return out
+
+
+def _interpolated_precision(qrels: dict[str, dict[str, str]], run: dict[str, dict[str, str]], level: float) -> float:
+    """trec_eval 10's rule, written out: per query, the best precision at any rank by which
+    round(``level`` x R) relevant documents are retrieved (trec_eval 10 rounds the level to a number of
+    relevant documents; version 9, and so pytrec_eval, compares the recall itself), 0 when no rank
+    does; ranking by score descending, ties by docno descending; the mean over the qrels' queries."""
+    total = 0.0
+    for q, judged in qrels.items():
+        relevant = {d for d, label in judged.items() if int(label) > 0}
+        ranking = sorted(run.get(q, {}).items(), key=lambda item: (float(item[1]), item[0]), reverse=True)
+        needed = math.floor(level * len(relevant) + 0.5)  # C's lround, for a positive number
+        best, found = 0.0, 0
+        for rank, (doc, _) in enumerate(ranking, start=1):
+            found += doc in relevant
+            if relevant and found >= needed:
+                best = max(best, found / rank)
+        total += best
+    return total / len(qrels)
+
+
+def test_precision_recall_is_the_mean_interpolated_precision_and_never_rises():
+    qrels = _read_trec(FIXTURES / "qrels.txt", 3)
     curves = fixture_curves()
     assert list(curves) == STEMS
     for stem in STEMS:
-        res = irspec.evaluate(str(FIXTURES / "qrels.txt"), str(FIXTURES / f"{stem}.run"), list(plots.IPREC_SPECS))
-        assert curves[stem] == [res.aggregate()[str(irspec.parse(s))] for s in plots.IPREC_SPECS]
+        run = _read_trec(FIXTURES / f"{stem}.run", 4)
+        expected = [_interpolated_precision(qrels, run, i / 10) for i in range(11)]
+        assert curves[stem] == pytest.approx(expected, abs=1e-12)
         assert all(a >= b for a, b in zip(curves[stem], curves[stem][1:]))  # interpolated: non-increasing
     assert plots.IPREC_SPECS[0] == "IPrec@0.0" and plots.IPREC_SPECS[-1] == "IPrec@1.0" and len(plots.IPREC_SPECS) == 11
+
+
+def test_precision_recall_needs_results_evaluated_with_the_iprec_specs():
+    with pytest.raises(ValueError, match=r"base was evaluated without IPrec@0\.0, IPrec@0\.1, .*IPrec@1\.0"):
+        plots.precision_recall([dataclasses.replace(fixture_results()[0], run_name="base")])
+
+
+def test_plots_only_draws_it_never_evaluates_or_reads():
+    """The report layer is handed results: plots.py imports neither the engine nor the readers."""
+    import ast
+
+    tree = ast.parse(Path(plots.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not imported & {"irspec.engine", "irspec.data", "irspec.inputs", "irspec.plan"}, imported
 
 
 def test_render_gives_svg_and_png_of_every_plot_and_is_reproducible():

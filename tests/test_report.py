@@ -601,3 +601,83 @@ def test_which_way_is_better_comes_from_the_metric_definition():
     assert bold == {best}
     with pytest.raises(RegistryError, match="better='smaller'"):
         plugin("smaller")
+
+
+# --------------------------------------------------------------------------------------------------
+# The HTML template escapes every text once
+
+
+class _Texts(__import__("html.parser").parser.HTMLParser):
+    """The text of every element of a page, by tag, as a browser would show it (entities decoded)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.texts: dict[str, list[str]] = {}
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag not in ("meta", "img", "br"):
+            self.stack.append(tag)
+            self.texts.setdefault(tag, []).append("")
+
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        for tag in self.stack:
+            self.texts[tag][-1] += data
+
+
+def test_html_escapes_names_metrics_notes_and_warnings_once():
+    run_name, metric_name, note = "<script>alert(1)</script>", "P<5&x", "a note & <b>not bold</b>"
+    base = fixture_results()[:2]
+    metric = dataclasses.replace(base[0].metrics[2], name=metric_name)  # P@5 under a name with & and <
+    results = [
+        dataclasses.replace(base[0], run_name=run_name, metrics=(*base[0].metrics[:2], metric, *base[0].metrics[3:])),
+        dataclasses.replace(base[1], metrics=(*base[1].metrics[:2], metric, *base[1].metrics[3:]), warnings=("w & <i>",)),
+    ]
+    assert str(metric) == "P<5&x@5"
+    page = report.to_html(results, notes=[note], title="T & <T>", provenance={"plan": "a&b.yaml", "metrics": [str(metric)], "inputs": []})
+    assert "<script" not in page and "<b>" not in page and "<i>" not in page  # no markup from the texts
+    assert "&amp;amp;" not in page and "&amp;lt;" not in page  # and no text escaped twice
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "P&lt;5&amp;x@5" in page
+    texts = _Texts()
+    texts.feed(page)
+    assert "script" not in texts.tags
+    assert texts.texts["title"] == ["T & <T>"] and texts.texts["h1"] == ["T & <T>"]
+    assert "P<5&x@5" in texts.texts["th"]  # the results table's header, shown as written
+    assert run_name in texts.texts["td"]  # the run's row label
+    assert f"note: {note}" in texts.texts["li"] and "w & <i>" in texts.texts["li"]
+    assert any(t.endswith("; plan a&b.yaml.") for t in texts.texts["p"])
+    assert "P<5&x@5" in texts.texts["code"]  # the provenance's metrics
+
+
+def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkeypatch):
+    """run_plan evaluates the precision-recall points beside the plan's metrics; writing the html and
+    plots outputs then evaluates nothing, and the results keep only the plan's metrics."""
+    pytest.importorskip("matplotlib", reason="deliberate: the plots need matplotlib")
+    import irspec.engine
+    from irspec import plots
+
+    plan = workspace(tmp_path, "- {format: html, path: report.html}\n- {format: plots, path: plots}")
+    done = run_plan(load_plan(plan))
+    assert [str(m) for m in done.results[0].metrics] == ["nDCG@5", "AP", "P@5"]
+    assert list(done.results[0].aggregate()) == ["nDCG@5", "AP", "P@5"]
+    alone = evaluate_many(str(tmp_path / "qrels.txt"), [str(tmp_path / "base.run")], list(plots.IPREC_SPECS))
+    assert done.curves["base"] == list(alone[0].aggregate().values())
+
+    def no(*args, **kwargs):
+        raise AssertionError("the report layer evaluated")
+
+    monkeypatch.setattr(irspec.engine, "evaluate_many", no)
+    monkeypatch.setattr(irspec.engine, "_evaluate_run", no)
+    write_outputs(done, stdout=io.StringIO())
+    assert (tmp_path / "plots" / "pr-curves.svg").exists() and "Interpolated precision-recall" in (tmp_path / "report.html").read_text()
+
+
+def test_a_plan_without_plots_evaluates_no_curves(tmp_path):
+    done = run_plan(load_plan(workspace(tmp_path, "- {format: json, path: out.json}")))
+    assert done.curves is None and [str(m) for m in done.results[0].metrics] == ["nDCG@5", "AP", "P@5"]
