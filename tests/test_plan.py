@@ -694,7 +694,7 @@ class _TableAfterFiles(io.StringIO):
 
 def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
     pytest.importorskip("matplotlib")
-    from irspec import report as report_module
+    from irspec.report import files as report_module  # where the temporary files are made
 
     outputs = [
         "{format: table}",
