@@ -52,10 +52,13 @@ class Options:
     collection_size: int | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.relevance_level, bool) or not isinstance(self.relevance_level, int) or self.relevance_level < 1:
-            raise EvaluationError(f"relevance_level must be an integer >= 1, got {self.relevance_level!r}")
-        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1):
-            raise EvaluationError(f"depth must be an integer >= 1 or None, got {self.depth!r}")
+        # trec_eval takes -l 0 (every judged document is relevant) and -M 0 (empty rankings). Below 0,
+        # its measures disagree on what is relevant (P counts documents absent from the qrels, its
+        # relevant-retrieved count does not): no defined value to give, so irspec refuses.
+        if isinstance(self.relevance_level, bool) or not isinstance(self.relevance_level, int) or self.relevance_level < 0:
+            raise EvaluationError(f"relevance_level must be an integer >= 0, got {self.relevance_level!r}")
+        if self.depth is not None and (isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0):
+            raise EvaluationError(f"depth must be an integer >= 0 or None, got {self.depth!r}")
         if self.missing_queries not in ("zero", "skip", "error"):
             raise EvaluationError(f"missing_queries must be zero, skip or error, got {self.missing_queries!r}")
         if self.collection_size is not None and (not isinstance(self.collection_size, int) or self.collection_size < 1):
@@ -498,17 +501,39 @@ class Result:
 
 
 def aggregate_values(values: np.ndarray, how: str) -> float:
-    """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5."""
+    """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5.
+
+    trec_eval's rule, to the last bit: the values are added one after another in the order given (the
+    caller's query order; a :class:`Result` lists queries sorted by id, as trec_eval visits them), then
+    the sum is divided by their number. A pairwise or compensated sum (numpy's ``mean``, ``math.fsum``)
+    rounds differently and moves a printed fourth decimal now and then. ``gmean`` adds the logarithms
+    the same way and takes ``exp`` of their mean, with the C library's ``log`` and ``exp``.
+    """
     if how == "none":
         return math.nan
     v = values[~np.isnan(values)]
     if len(v) == 0:
         return 0.0
-    if how == "sum":
-        return float(v.sum())
     if how == "gmean":
-        return float(np.exp(np.mean(np.log(np.maximum(v, 1e-5)))))
-    return float(v.mean())
+        logs = np.array([math.log(x) for x in np.maximum(v, GMEAN_FLOOR).tolist()])
+        return math.exp(sequential_sum(logs) / len(v))
+    total = sequential_sum(v)
+    return total if how == "sum" else total / len(v)
+
+
+GMEAN_FLOOR = 1e-5
+"""trec_eval's MIN_GEO_MEAN: the floor of a value entering a geometric mean (a 0 would make it 0)."""
+
+
+def sequential_sum(values: np.ndarray) -> float:
+    """``((v0 + v1) + v2) + ...``: left to right in float64, as a C loop adds; 0.0 when empty.
+
+    ``np.add.accumulate`` is sequential by definition (each partial sum is an output), unlike
+    ``np.sum``, which adds pairwise.
+    """
+    if len(values) == 0:
+        return 0.0
+    return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
 
 
 # --------------------------------------------------------------------------------------------------
