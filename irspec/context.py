@@ -53,9 +53,12 @@ class Options:
     def __post_init__(self) -> None:
         # Counts stop at MAX_COUNT, as a metric's integer parameters do: exact in float64 and int64, where
         # the kernels use them, and beyond any real collection (a larger depth would cut nothing).
-        _check_count("relevance_level", self.relevance_level)
+        # trec_eval takes -l 0 (every judged document is relevant) and -M 0 (empty rankings). Below 0,
+        # its measures disagree on what is relevant (P counts documents absent from the qrels, its
+        # relevant-retrieved count does not): no defined value to give, so irspec refuses.
+        _check_count("relevance_level", self.relevance_level, minimum=0)
         if self.depth is not None:
-            _check_count("depth", self.depth)
+            _check_count("depth", self.depth, minimum=0)
         if self.missing_queries not in ("zero", "skip", "error"):
             raise EvaluationError(f"missing_queries must be zero, skip or error, got {self.missing_queries!r}")
         if self.collection_size is not None:
@@ -72,9 +75,9 @@ class Options:
         }
 
 
-def _check_count(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
-        raise EvaluationError(f"{name} must be an integer >= 1 and <= {MAX_COUNT}, got {value!r}")
+def _check_count(name: str, value: Any, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise EvaluationError(f"{name} must be an integer >= {minimum} and <= {MAX_COUNT}, got {value!r}")
 
 
 class IndexedQrels(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from irspec import spec as ast
@@ -160,7 +160,19 @@ def each(param: str) -> Callable[[list[str]], list[dict[str, str]]]:
     def read(values: list[str]) -> list[dict[str, str]]:
         return [{param: v} for v in values]
 
+    read.per_value = True  # type: ignore[attr-defined]  # see _echoes_text
     return read
+
+
+def _echoes_text(reader: Callable[[list[str]], list[dict[str, Any]]]) -> bool:
+    """Whether trec_eval prints a dotted suffix read by ``reader`` as written.
+
+    trec_eval prints a list of cutoffs one measure each, formatted (``P.05,10`` gives ``P_5`` and
+    ``P_10``); a measure's other parameters (``utility.1,-1,0,0.5``, ``ndcg.1=1.0``, ``set_F.2``,
+    ``11pt_avg.0.2,.5``) it keeps as one text and appends to the name unchanged. Readers made by
+    :func:`each` are of the first kind, every other reader of the second.
+    """
+    return not getattr(reader, "per_value", False)
 
 
 @dataclass(frozen=True)
@@ -227,6 +239,9 @@ class Metric:
     name: str
     params: tuple[tuple[str, Any], ...] = ()
     definition: MetricDef = field(compare=False, repr=False, hash=False, default=None)  # type: ignore[assignment]
+    trec_text: str | None = field(compare=False, repr=False, hash=False, default=None)
+    """trec_eval's printed name when the spec was trec_eval's ``name.text`` form whose text trec_eval
+    echoes (``utility_1,-1,0,0.5``); ``None`` otherwise. It is no part of the metric's identity."""
 
     def get(self, name: str) -> Any:
         """The value of parameter ``name``: as given, or the declared default."""
@@ -243,6 +258,8 @@ class Metric:
     @property
     def trec_name(self) -> str | None:
         """trec_eval's name for this measure (``P_10``, ``ndcg_cut_10``), or ``None``."""
+        if self.trec_text is not None:
+            return self.trec_text
         fn = self.definition.trec_name
         return fn(self) if fn is not None else None
 
@@ -397,7 +414,6 @@ class Registry:
                     f"plugin {plugin!r} registers the input reader {reader.name!r}, which plugin {other.plugin!r} "
                     "already registered"
                 )
-        from dataclasses import replace
 
         reader = replace(reader, suffixes=tuple(reader.suffixes), plugin=plugin)
         self.readers[reader.name] = reader
@@ -429,11 +445,12 @@ class Registry:
             raise UnknownMetricError(name, suggest(name, self.names()))
         return entry.definition
 
-    def _resolve(self, raw: str) -> tuple[_Entry, list[dict[str, Any]] | None]:
-        """Find the entry for a NAME token; the second item is the dotted suffix's parameter dicts."""
+    def _resolve(self, raw: str) -> tuple[_Entry, list[dict[str, Any]] | None, str | None]:
+        """Find the entry for a NAME token: (entry, the dotted suffix's parameter dicts, the name
+        trec_eval prints for it when it prints the suffix as written)."""
         entry = self._names.get(raw.lower())
         if entry is not None and not (entry.alias and entry.alias.dotted_required):
-            return entry, None
+            return entry, None, None
         candidates: list[tuple[str, str]] = []
         if "." in raw:
             base, _, suffix = raw.partition(".")
@@ -455,8 +472,9 @@ class Registry:
                 values = [v for v in suffix.split(",")] if suffix else []
                 if not values or any(v == "" for v in values):
                     raise ParameterError(entry.definition.name, None, f"{raw!r}: empty value after {base!r}")
+                echoed = f"{base}_{suffix}" if _echoes_text(reader) else None
                 try:
-                    return entry, reader(values)
+                    return entry, reader(values), echoed
                 except (ValueError, TypeError, OverflowError) as e:
                     raise ParameterError(
                         entry.definition.name, None, f"cannot read the values in {raw!r}: {e}"
@@ -466,7 +484,7 @@ class Registry:
     # --- binding ------------------------------------------------------------------------------
     def bind(self, node: ast.SpecNode, _depth: int = 0) -> list[Metric]:
         """Bind one syntax node to metrics (several for ``P.5,10`` or a group such as ``official``)."""
-        entry, dotted = self._resolve(node.name)
+        entry, dotted, echoed = self._resolve(node.name)
         if isinstance(entry.definition, MetricGroup):
             if node.args or node.kwargs or node.cutoff is not None:
                 raise ParameterError(node.name, None, "a group of metrics takes no arguments or cutoff")
@@ -480,7 +498,8 @@ class Registry:
         defn = entry.definition
         fixed = dict(entry.alias.fixed) if entry.alias else {}
         variants = dotted if dotted is not None else [{}]
-        return [self._bind_one(defn, node, {**fixed, **v}) for v in variants]
+        bound = [self._bind_one(defn, node, {**fixed, **v}) for v in variants]
+        return [replace(m, trec_text=echoed) for m in bound] if echoed else bound
 
     def _bind_one(self, defn: MetricDef, node: ast.SpecNode, preset: dict[str, Any]) -> Metric:
         given: dict[str, Any] = {}
@@ -536,36 +555,40 @@ class Registry:
 
         With ``trec=True`` (trec_eval's ``-m``), a bare trec_eval measure name means trec_eval's default
         parameters: ``P`` is ``P.5,10,15,20,30,100,200,500,1000`` there, where the language reads ``P``
-        as the precision of the whole list. Those defaults are groups named ``trec:NAME``.
+        as the precision of the whole list. Those defaults are groups named ``trec:NAME``. And as in
+        trec_eval, the first parameter list given for a measure is the only one: ``P.5`` with ``P.10``
+        or ``P`` or ``all_trec`` gives P_5 alone.
         """
         texts = [text] if isinstance(text, str) else list(text)
-        out: list[Metric] = []
-        from_groups: set[Metric] = set()
-        explicit_roots: set[str] = set()
+        out: list[tuple[Metric, int | None]] = []  # each metric with the node that gave it parameters
+        node_id = 0
         for t in texts:
             for node in ast.parse_syntax(t):
+                node_id += 1
                 try:
-                    entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
-                    group = entry.definition if entry is not None else None
-                    if group is not None and not (node.args or node.kwargs or node.cutoff):
-                        found = self.parse(group.specs)
-                        from_groups.update(found)
-                        out.extend(found)
-                        continue
-                    found = self.bind(node)
-                    if trec and isinstance(self._names.get(node.name.lower(), _NO_ENTRY).definition, MetricGroup):
-                        from_groups.update(found)
-                    elif trec and "." in node.name:
-                        explicit_roots.update(_trec_root(m) for m in found)
-                    out.extend(found)
+                    out.extend(self._parse_node(node, trec, node_id))
                 except SpecError as e:
                     e.args = (f"{e.args[0]} (in {shorten(t[node.start:node.end])!r} at column {node.start + 1})",)
                     raise
-        if explicit_roots:
-            # trec_eval: a measure given with parameters (-m relstring.20) replaces its defaults, even
-            # those that a set such as all_trec brings in.
-            out = [m for m in out if not (m in from_groups and _trec_root(m) in explicit_roots)]
-        return _unique(out)
+        # trec_eval keeps the first parameter list of each measure (-m relstring.20), which replaces
+        # its defaults, even those that a set such as all_trec brings in, and any later list.
+        owner: dict[str, int] = {}
+        for m, node_id in out:
+            if node_id is not None:
+                owner.setdefault(_trec_root(m), node_id)
+        return _unique([m for m, node_id in out if owner.get(_trec_root(m), node_id) == node_id])
+
+    def _parse_node(self, node: ast.SpecNode, trec: bool, node_id: int) -> list[tuple[Metric, int | None]]:
+        """One node's metrics, each with ``node_id`` when trec_eval would take them as an explicit
+        parameter list (``P.5``) and ``None`` when they are defaults (``P``, ``official``)."""
+        entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
+        if entry is not None and not (node.args or node.kwargs or node.cutoff):
+            return [(m, None) for m in self.parse(entry.definition.specs)]
+        found = self.bind(node)
+        if trec and isinstance(self._names.get(node.name.lower(), _NO_ENTRY).definition, MetricGroup):
+            return [(m, None) for m in found]
+        explicit = node_id if trec and "." in node.name else None
+        return [(m, explicit) for m in found]
 
 
 _NO_ENTRY = _Entry(MetricDef("", "", compute="-"), None, "")
@@ -583,8 +606,6 @@ def _trec_root(metric: Metric) -> str:
 
 
 def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:
-    from dataclasses import replace
-
     return replace(d, plugin=plugin)
 
 

@@ -97,7 +97,8 @@ def test_fallout_needs_collection_size():
 
 
 def test_bad_options_are_errors():
-    for kwargs in ({"relevance_level": 0}, {"depth": 0}, {"missing_queries": "maybe"}):
+    # level 0 and depth 0 are trec_eval's -l 0 and -M 0 (tests/test_trec_exact.py); below 0 they are errors
+    for kwargs in ({"relevance_level": -1}, {"depth": -1}, {"relevance_level": True}, {"missing_queries": "maybe"}):
         with pytest.raises(irspec.EvaluationError):
             Options(**kwargs)
 

@@ -67,7 +67,8 @@ F = MetricDef(
     at="k",
     compute=kernel(K, "f_measure"),
     trec_name=_f_trec,
-    dotted=lambda values: [{"beta": _beta_from_trec(v)} for v in values],
+    # trec_eval's set_F reads a list but uses its first value (set_F.0.25,2 is set_F.0.25).
+    dotted=lambda values: [{"beta": _beta_from_trec(values[0])}],
     doc="""F_beta = (1 + beta²)·P·R / (beta²·P + R) over the whole list (or the top k), 0 when P = R = 0.
 trec_eval's set_F.x uses x = beta², so F(beta=2) equals set_F.4. Reference: van Rijsbergen,
 Information Retrieval (1979), ch. 7.""",

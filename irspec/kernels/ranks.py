@@ -51,39 +51,41 @@ def r_precision(ctx: Context, metric: Metric) -> np.ndarray:
     return safe_divide(ctx.count_relevant(level, np.minimum(R, ctx.n)), R)
 
 
-def _suffix_max_precision(ctx: Context, level: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each query's relevant rows in rank order: the max of P@j over relevant rows j at or below.
-
-    Returns (values, start) where ``start[q]`` indexes query q's first relevant row in ``values``.
-    """
-    key = ("suffix-max", level)
+def _relevant_precisions(ctx: Context, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P@rank at each relevant row, in rank order per query: (precision, start, count), where query
+    q's relevant rows are ``precision[start[q] : start[q] + count[q]]``."""
+    key = ("relevant-precision", level)
     if key not in ctx._cache:
         _, nth = ctx.relevant_rows(level)
         seg, rank = ctx.relevant_places(level)
-        prec = nth / rank
-        # A running max from the end within segments: lift each segment above all later ones
-        # (precision is in [0, 1]) so one accumulate never carries across a boundary.
-        lifted = prec[::-1] + 2.0 * (ctx.nq - seg[::-1])
-        values = (np.maximum.accumulate(lifted) - 2.0 * (ctx.nq - seg[::-1]))[::-1]
         counts = np.bincount(seg, minlength=ctx.nq)
         start = np.concatenate(([0], np.cumsum(counts)))[:-1]
-        ctx._cache[key] = (values, start, counts)
+        ctx._cache[key] = (nth / rank, start, counts)
     return ctx._cache[key]
 
 
 def iprec_at(ctx: Context, level: int, x: float) -> np.ndarray:
-    """Interpolated precision at recall x, trec_eval 10's rule (see the IPrec definition)."""
-    values, start, relret = _suffix_max_precision(ctx, level)
+    """Interpolated precision at recall x, trec_eval 10's rule (see the IPrec definition).
+
+    The largest P@j over the relevant ranks j at or below the c-th relevant document's, c = x·R rounded:
+    a maximum of the very quotients trec_eval compares, so the value is one of them, bit for bit.
+    """
+    prec, start, relret = _relevant_precisions(ctx, level)
     R = ctx.R(level)
     # trec_eval 10 rounds x*R half away from zero (C's lround) to find how many relevant documents
     # must be seen; floor(v + 0.5) would differ when v + 0.5 rounds up in floating point.
     v = x * R
     whole = np.trunc(v)
     c = np.where(v - whole >= 0.5, whole + 1, whole).astype(np.int64)
-    idx = start + np.maximum(c - 1, 0)
-    ok = (R > 0) & (c <= relret) & (relret > 0)
+    ok = np.flatnonzero((R > 0) & (c <= relret) & (relret > 0))
     out = np.zeros(ctx.nq)
-    out[ok] = values[idx[ok]]
+    if len(ok):
+        first = start[ok] + np.maximum(c[ok] - 1, 0)
+        # One maximum per range [first, end of the query's relevant rows): reduceat takes the ranges
+        # between consecutive indices, so the (first, end) pairs are interleaved and every second
+        # result kept; the sentinel lets the last range end at the array's end.
+        bounds = np.column_stack((first, start[ok] + relret[ok])).ravel()
+        out[ok] = np.maximum.reduceat(np.append(prec, 0.0), bounds)[::2]
     return out
 
 
@@ -93,10 +95,16 @@ def interpolated_precision(ctx: Context, metric: Metric) -> np.ndarray:
 
 
 def eleven_point(ctx: Context, metric: Metric) -> np.ndarray:
-    """Mean of IPrec over the recall points (default 0.0, 0.1, ..., 1.0)."""
+    """Mean of IPrec over the recall points (default 0.0, 0.1, ..., 1.0).
+
+    Summed as trec_eval sums them, from the last point to the first, then divided by their number.
+    """
     points = metric.get("points") or tuple(i / 10 for i in range(11))
     level = ctx.level(metric)
-    return np.mean([iprec_at(ctx, level, x) for x in points], axis=0)
+    total = np.zeros(ctx.nq)
+    for x in reversed(points):
+        total = total + iprec_at(ctx, level, x)
+    return total / len(points)
 
 
 def search_length(ctx: Context, metric: Metric) -> np.ndarray:

@@ -67,7 +67,8 @@ def fallout(ctx: Context, metric: Metric) -> np.ndarray:
 
 
 def set_ap(ctx: Context, metric: Metric) -> np.ndarray:
-    """trec_eval's set_map: set precision × set recall."""
+    """trec_eval's set_map: set precision × set recall, computed as relret² / (n·R) (one rounding, as
+    trec_eval; the product of the two quotients can differ in the last bit)."""
     level = ctx.level(metric)
-    rel = ctx.count_relevant(level)
-    return safe_divide(rel, ctx.n) * safe_divide(rel, ctx.R(level))
+    rel = ctx.count_relevant(level).astype(np.float64)
+    return safe_divide(rel * rel, ctx.n.astype(np.float64) * ctx.R(level))

@@ -145,12 +145,18 @@ def rndcg(ctx: Context, metric: Metric) -> np.ndarray:
 
 
 def rbp_resid(ctx: Context, metric: Metric) -> np.ndarray:
-    """trec_eval's rbp_resid: p^n + (1 − p) Σ over unjudged ranks i of p^(i−1); 0 when all are judged."""
+    """trec_eval's rbp_resid: p^n + (1 − p) Σ over unjudged ranks i of p^(i−1); 0 when all are judged.
+
+    The powers are trec_eval's running product (1, p, p·p, ...: each the previous times p), which is
+    not always ``p**i`` to the last bit, and the sum is taken before it is multiplied by 1 − p.
+    """
     p = metric.get("p")
     unjudged = ctx.label < 0
-    weight = np.where(unjudged, (1 - p) * np.power(p, ctx.rank - 1.0), 0.0)
+    # cumprod is sequential: powers[i] = powers[i-1] * p exactly as the C loop multiplies.
+    powers = np.cumprod(np.concatenate(([1.0], np.full(int(ctx.n.max(initial=0)), p))))
+    seen = ctx.seg_sum(np.where(unjudged, powers[ctx.rank - 1], 0.0))
     has = ctx.count(unjudged) > 0
-    return np.where(has, np.power(p, ctx.n.astype(np.float64)) + ctx.seg_sum(weight), 0.0)
+    return np.where(has, powers[ctx.n] + (1 - p) * seen, 0.0)
 
 
 def unjudged(ctx: Context, metric: Metric) -> np.ndarray:
