@@ -76,11 +76,13 @@ def test_absurd_parameter_is_one_error_line_from_the_cli(spec, fragments, capsys
 
 
 @pytest.mark.parametrize(
-    "option", [{"collection_size": 10**20}, {"collection_size": 0}, {"depth": 2**53 + 1}, {"relevance_level": 10**19}]
+    "option,least",
+    # depth and relevance level may be 0, as trec_eval's -M 0 and -l 0; a collection has a document
+    [({"collection_size": 10**20}, 1), ({"collection_size": 0}, 1), ({"depth": 2**53 + 1}, 0), ({"relevance_level": 10**19}, 0)],
 )
-def test_absurd_option_is_an_evaluation_error(option):
+def test_absurd_option_is_an_evaluation_error(option, least):
     name, value = next(iter(option.items()))
-    with pytest.raises(EvaluationError, match=rf"{name} must be an integer >= 1 and <= 9007199254740992, got {value}"):
+    with pytest.raises(EvaluationError, match=rf"{name} must be an integer >= {least} and <= 9007199254740992, got {value}"):
         irspec.evaluate(QRELS, RUN, "P@5", **option)
 
 
