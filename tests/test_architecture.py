@@ -35,7 +35,8 @@ import irspec
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "version", "progress"),  # leaves: errors, the version string, terminal progress
     ("spec",),  # metric-spec text -> AST -> canonical text
-    ("registry",),  # binds AST nodes to metric definitions
+    ("definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
+    ("registry",),  # the name table; binds AST nodes to metric definitions
     ("hookspecs",),  # the pluggy hooks
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
