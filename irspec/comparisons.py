@@ -13,7 +13,8 @@ query (``missing_queries: zero``) the pairs are complete; otherwise a pair of ru
 queries both answer, and a note says how many were left out. Corrections apply over the stated family
 (the comparisons of one metric, or all of them); the Tukey tests adjust over all pairs of runs
 themselves. The statistics are :mod:`irspec.stats`'; the text table is the report layer's
-(:func:`irspec.report.comparisons_table`).
+(:func:`irspec.report.comparisons_table`), so this module sits above report, while the records it makes
+(:mod:`irspec.comparison`) sit below it, where report can read them.
 """
 
 from __future__ import annotations
