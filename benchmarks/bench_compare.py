@@ -17,7 +17,8 @@ import numpy as np
 
 import irspec
 from irspec.engine import Options, Result
-from irspec.plan import Compare, compare_results
+from irspec.comparison import Compare
+from irspec.comparisons import compare_results
 
 METRICS = ["nDCG@10", "AP", "P@10", "recip_rank"]
 

@@ -175,7 +175,8 @@ def _print_warnings(results: Sequence[object]) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from irspec.plan import load_plan, run_plan, write_outputs
+    from irspec.plan.execute import run_plan, write_outputs
+    from irspec.plan.load import load_plan
 
     plan = load_plan(args.plan, overrides=args.set or ())
     report = run_plan(plan)
@@ -189,7 +190,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from irspec.plan import load_plan
+    from irspec.plan.load import load_plan
 
     plan = load_plan(args.plan, overrides=args.set or ())
     n, m = len(plan.runs), len(plan.metrics)

@@ -45,11 +45,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
     ("inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
-    ("compare",),  # comparisons of evaluated runs
+    ("comparison",),  # the compare step's records: its settings and one comparison
     ("plots",),  # figures drawn from results
     ("report",),  # every output format, from results and comparisons
-    ("plan",),  # plans: model, YAML loading, overrides, validation
-    ("execute", "planrun"),  # running a plan and writing its outputs
+    ("comparisons",),  # the compare step: runs paired by query id, corrections; renders through report
+    ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
+    ("plan.resolve",),  # the checks a schema cannot make
+    ("plan.load",),  # YAML with lines, overrides, the schema
+    ("plan.execute",),  # running a plan and writing its outputs
+    ("plan",),  # the plan package's face: its public names
     ("cli",),  # the command line
     ("__main__",),  # python -m irspec
     ("__init__",),  # the face: `import irspec`
@@ -66,21 +70,12 @@ LAZY_EDGES = {
     "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
     "plots": "matplotlib is optional (irspec[plot]); the HTML report says so when it is missing",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
+    "comparisons": "Comparisons.to_frame imports polars or pandas (optional) only when a frame is asked for",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
 
-_PLAN_SPLIT = "i11-compare: plan.py splits into loading and running, each importing at its top"
-_COMPARE = "i11-compare: Comparison moves from plan.py to irspec.compare"
 _DATA_SPLIT = "i11-layers: the split of data.py, after i10-readers rewrites its reader"
 PENDING: dict[tuple[str, str, str], str] = {
-    **{
-        ("lazy", "plan", target): _PLAN_SPLIT
-        for target in (
-            "numpy", "yaml", "jsonschema", "plugins", "data", "engine", "inputs", "stats", "report", "plots", "progress"
-        )
-    },
-    ("layer", "report.data", "plan"): _COMPARE,
-    ("lazy", "report.data", "plan"): _COMPARE,
     ("lazy", "data", "polars"): _DATA_SPLIT,
 }
 """(rule, importer, imported) -> the work that removes it. It must match exactly: an entry whose arrow

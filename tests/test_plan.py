@@ -1,4 +1,6 @@
-"""Tests of irspec.plan: the plan schema, loading with positioned errors, overrides, running, outputs, CLI."""
+"""Tests of irspec.plan: the plan schema, loading with positioned errors, overrides, running, outputs, CLI.
+
+The comparisons themselves (pairing by query id, corrections, Tukey) are tested in test_compare.py."""
 
 from __future__ import annotations
 
@@ -17,22 +19,18 @@ import numpy as np
 import pytest
 
 import irspec
-from irspec import stats
 from irspec.cli import main
-from irspec.engine import Options, Result
+from irspec.engine import Options
 from irspec.errors import EvaluationError, IrspecError, PlanError
-from irspec.plan import (
-    SCHEMA_PATH,
-    Compare,
-    Comparison,
-    Output,
-    compare_results,
-    load_plan,
-    render_outputs,
-    run_plan,
-    schema,
-    write_outputs,
-)
+from irspec.comparison import Compare, Comparison
+from irspec.comparisons import compare_results
+from irspec.plan.execute import PlanReport, render_outputs, run_plan, write_outputs
+from irspec.plan.load import load_plan, schema
+from irspec.plan.model import SCHEMA_PATH, Output, Plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic import make_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -386,7 +384,7 @@ def test_an_alias_bomb_in_an_override_is_refused(workspace):
 
 
 def test_aliases_may_repeat_up_to_the_budget_and_no_more(tmp_path):
-    from irspec.plan import _ALIAS_BUDGET
+    from irspec.plan.load import _ALIAS_BUDGET
 
     # an anchored list of n - 1 numbers stands for n values; two aliases of it repeat 2n = the budget
     n = _ALIAS_BUDGET // 2
@@ -481,103 +479,6 @@ def test_problems_from_overrides_name_the_override(workspace):
 
 
 # --------------------------------------------------------------------------------------------------
-# Comparisons
-
-
-def make_result(name: str, qids: list[str], values: np.ndarray, metrics=("AP", "P@10"), missing="zero") -> Result:
-    bound = tuple(irspec.parse_many(list(metrics)))
-    values = np.asarray(values, dtype=float).reshape(len(qids), -1)
-    if values.shape[1] == 1 and len(bound) > 1:
-        values = np.repeat(values, len(bound), axis=1)
-    return Result(name, "<test>", bound, tuple(qids), values, Options(missing_queries=missing))
-
-
-def test_comparisons_pair_queries_by_id_not_by_position():
-    rng = np.random.default_rng(3)
-    qids = [f"q{i:02d}" for i in range(30)]
-    base = rng.random(30)
-    better = base + 0.05 + rng.normal(0, 0.02, 30)
-    order = rng.permutation(30)
-    a = make_result("base", qids, base)
-    b = make_result("new", [qids[i] for i in order], better[order])  # same scores, shuffled query order
-    (c_ap, c_p), notes = compare_results([a, b], Compare(baseline="base", test="t", correction="none"))
-    expected = stats.paired(better, base, test="t")
-    positional = stats.paired(better[order], base, test="t")
-    assert c_ap.a == "new" and c_ap.b == "base" and c_ap.metric == "AP" and c_p.metric == "P@10"
-    assert c_ap.p_value == expected.p_value and c_ap.mean_difference == expected.mean_difference
-    assert (c_ap.wins, c_ap.ties, c_ap.losses) == (expected.wins, expected.ties, expected.losses)
-    assert c_ap.p_value != positional.p_value
-    assert c_ap.mean_a == pytest.approx(better.mean()) and c_ap.mean_b == pytest.approx(base.mean())
-    assert notes == []
-
-
-def test_tukey_pairs_queries_by_id_and_orients_against_the_baseline():
-    rng = np.random.default_rng(5)
-    qids = [f"q{i}" for i in range(20)]
-    scores = rng.random((3, 20)) + np.array([[0.0], [0.1], [0.3]])
-    results = []
-    for k, name in enumerate(["x", "base", "z"]):
-        order = rng.permutation(20)
-        results.append(make_result(name, [qids[i] for i in order], scores[k][order]))
-    comparisons, _ = compare_results(results, Compare(baseline="base", test="tukey", correction="none"))
-    aligned = stats.tukey(scores)  # rows aligned by construction: x, base, z
-    ap = [c for c in comparisons if c.metric == "AP"]
-    assert [(c.a, c.b) for c in ap] == [("x", "base"), ("z", "base")]
-    x_vs_base = next(p for p in aligned if (p.a, p.b) == (0, 1))
-    base_vs_z = next(p for p in aligned if (p.a, p.b) == (1, 2))
-    # the plan's matrix has the queries in id order (q0, q1, q10, ...): same numbers up to rounding
-    assert ap[0].p_value == pytest.approx(x_vs_base.p_value, rel=1e-12)
-    assert ap[0].mean_difference == pytest.approx(x_vs_base.mean_difference)
-    assert ap[1].p_value == pytest.approx(base_vs_z.p_value, rel=1e-12) and ap[1].mean_difference == pytest.approx(-base_vs_z.mean_difference)
-    assert ap[1].ci_low == pytest.approx(-base_vs_z.ci_high) and ap[1].ci_high == pytest.approx(-base_vs_z.ci_low)
-    assert ap[1].p_adjusted == ap[1].p_value and ap[1].correction == "tukey-hsd" and ap[1].family_size == 3
-    assert ap[1].effect_size is not None and ap[1].effect_size > 0 and ap[1].wins + ap[1].ties + ap[1].losses == 20
-
-
-def test_skip_compares_on_shared_queries_and_says_so():
-    a = make_result("a", ["q1", "q2", "q3", "q4", "q5"], [0.1, 0.2, 0.3, 0.4, 0.5], missing="skip")
-    b = make_result("b", ["q5", "q4", "q2", "q1", "q6"], [0.9, 0.6, 0.3, 0.2, 0.0], missing="skip")
-    comparisons, notes = compare_results([a, b], Compare(baseline="a", correction="none"))
-    c = comparisons[0]
-    assert (c.n, c.left_out) == (4, 2)
-    assert c.mean_difference == pytest.approx(np.mean([0.2 - 0.1, 0.3 - 0.2, 0.6 - 0.4, 0.9 - 0.5]))
-    assert notes == ["b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"]
-
-
-def test_fewer_than_two_shared_queries_is_a_clear_error():
-    a = make_result("a", ["q1", "q2"], [0.1, 0.2], missing="skip")
-    b = make_result("b", ["q2", "q3"], [0.3, 0.4], missing="skip")
-    with pytest.raises(EvaluationError, match=r"cannot compare b with a on AP: need at least 2 paired queries"):
-        compare_results([a, b], Compare(baseline="a"))
-
-
-@pytest.mark.parametrize("family", ["per-metric", "all"])
-def test_the_correction_runs_over_the_stated_family(family):
-    rng = np.random.default_rng(11)
-    qids = [f"q{i}" for i in range(25)]
-    results = [make_result(n, qids, rng.random((25, 2)) + s) for n, s in [("a", 0), ("b", 0.05), ("c", 0.1)]]
-    comparisons, _ = compare_results(results, Compare(test="t", correction="holm", family=family))
-    assert [(c.metric, c.a, c.b) for c in comparisons][:3] == [("AP", "a", "b"), ("AP", "a", "c"), ("AP", "b", "c")]
-    groups = [comparisons] if family == "all" else [comparisons[:3], comparisons[3:]]
-    for group in groups:
-        adjusted = stats.adjust([c.p_value for c in group], method="holm")
-        assert [c.p_adjusted for c in group] == list(adjusted)
-        assert all(c.family_size == len(group) and c.family == family for c in group)
-        assert all(c.significant == (c.p_adjusted <= 0.05) for c in group)
-
-
-def test_seeded_tests_carry_their_permutations_and_seed_and_repeat_exactly():
-    rng = np.random.default_rng(2)
-    qids = [f"q{i}" for i in range(40)]
-    results = [make_result("a", qids, rng.random(40)), make_result("b", qids, rng.random(40))]
-    compare = Compare(baseline="a", test="randomization", permutations=2000, seed=9)
-    first, _ = compare_results(results, compare)
-    again, _ = compare_results(results, compare)
-    assert first == again
-    assert first[0].permutations == 2000 and first[0].seed == 9 and first[0].mc_se > 0 and not first[0].exact
-
-
-# --------------------------------------------------------------------------------------------------
 # Outputs
 
 
@@ -618,8 +519,6 @@ output:
 
 
 def test_a_table_with_no_baseline_marks_the_runs_each_run_beats():
-    from irspec.plan import Plan, PlanReport
-
     rng = np.random.default_rng(0)
     qids = [f"q{i}" for i in range(40)]
     base = rng.random(40)
@@ -647,7 +546,7 @@ output:
     (workspace / "out" / "b.json").write_text("previous\n")
 
     # the comparisons fail after the evaluation: nothing is written
-    import irspec.plan as plan_module
+    import irspec.plan.execute as plan_module
 
     def boom(*args, **kwargs):
         raise EvaluationError("comparison failed")
@@ -719,7 +618,7 @@ def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
         real = plan_module._render
         monkeypatch.setattr(plan_module, "_render", lambda r, o, a: 1 / 0 if o.format == "markdown" else real(r, o, a))
 
-    import irspec.plan as plan_module
+    import irspec.plan.execute as plan_module
 
     failures = {
         "its directory is a file": (lambda: last.write_text("a file\n"), f"not a directory: '{last}'"),
@@ -819,11 +718,16 @@ def test_cli_bad_yaml_exits_2_without_a_traceback(workspace):
     assert proc.stdout == ""
 
 
-def test_importing_the_plan_module_loads_neither_yaml_nor_jsonschema():
-    code = "import sys, irspec.plan; print(sorted(m for m in ('yaml', 'jsonschema', 'scipy') if m in sys.modules))"
+def test_yaml_and_jsonschema_load_with_the_plan_loader_not_with_irspec():
+    # plan.load imports them at its top (tests/test_architecture.py: laziness lives at the face)
+    code = (
+        "import sys, irspec\n"
+        "seen = lambda: sorted(m for m in ('yaml', 'jsonschema') if m in sys.modules)\n"
+        "before = seen(); irspec.load_plan; print(before, seen())"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
-    assert proc.stdout.strip() == "[]", proc.stderr
+    assert proc.returncode == 0 and proc.stdout.strip() == "[] ['jsonschema', 'yaml']", proc.stderr or proc.stdout
 
 
 def test_the_shipped_schema_is_the_one_in_specs():

@@ -32,14 +32,9 @@ from irspec import report
 from irspec.cli import main
 from irspec.engine import evaluate_many
 from irspec.errors import IrspecError, PlanError
-from irspec.plan import (
-    Compare,
-    compare_results,
-    load_plan,
-    render_outputs,
-    run_plan,
-    write_outputs,
-)
+from irspec.comparison import Compare
+from irspec.comparisons import compare_results
+from irspec.plan import load_plan, render_outputs, run_plan, write_outputs
 from irspec.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]

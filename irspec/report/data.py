@@ -10,11 +10,11 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from irspec.comparison import Comparison
 from irspec.engine import collect_warnings
 
 if TYPE_CHECKING:
     from irspec.engine import Result
-    from irspec.plan import Comparison
 
 __all__ = ["to_json", "to_delimited", "comparisons_delimited"]
 
@@ -94,10 +94,4 @@ def comparisons_delimited(comparisons: Sequence[Comparison], *, sep: str = ",") 
 
 def _comparison_type(comparisons: Sequence[Comparison]) -> type:
     """The comparisons' dataclass, whose fields are the columns (a header even when there are none)."""
-    if comparisons:
-        return type(comparisons[0])
-    # Until the compare step has a module of its own, Comparison lives in the plan code, which imports
-    # this package: imported here, when an empty table needs its header, there is no import cycle.
-    from irspec.plan import Comparison
-
-    return Comparison
+    return type(comparisons[0]) if comparisons else Comparison

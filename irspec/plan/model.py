@@ -1,0 +1,68 @@
+"""The model of an evaluation plan: what :func:`irspec.plan.load_plan` returns once a plan is valid.
+
+Plain frozen dataclasses; loading and validation are :mod:`irspec.plan.load`, running a plan is
+:mod:`irspec.plan.execute`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from irspec.comparison import Compare
+from irspec.engine import Options
+from irspec.registry import Metric
+
+__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output"]
+
+# Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
+# file for editors (tests/test_plan.py keeps the two identical).
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "plan.schema.json"
+"""The plan's JSON Schema (draft 2020-12), the single source of truth for what a plan may contain."""
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    """One run of a plan: its ``name``, resolved ``path`` and where it was declared (``entry``, e.g.
+    ``runs[1]``, and its 1-based ``line`` in the plan; ``None`` when it came from an override)."""
+
+    name: str
+    path: Path
+    entry: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output: ``format`` (table, json, csv, tsv, trec, latex, markdown, html, plots), ``path``
+    (``None``: standard output; for plots, a directory), ``per_query``, ``content`` (``results`` or
+    ``comparisons``) and ``decimals`` (of the values in table, latex, markdown and html)."""
+
+    format: str
+    path: Path | None = None
+    per_query: bool = False
+    content: str = "results"
+    decimals: int = 4
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
+    plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is ``None``
+    (and ``runs`` empty) in a plan that evaluates only an interaction ``log``."""
+
+    source: str
+    qrels: Path | None
+    runs: tuple[PlanRun, ...]
+    metrics: tuple[Metric, ...]
+    options: Options
+    compare: Compare | None
+    outputs: tuple[Output, ...]
+    overrides: tuple[str, ...] = ()
+    log: Path | None = None
+
+    @property
+    def run_names(self) -> tuple[str, ...]:
+        """The runs' names, in plan order."""
+        return tuple(r.name for r in self.runs)
+
+

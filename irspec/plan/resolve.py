@@ -1,0 +1,293 @@
+"""Resolving a plan: the checks a schema cannot make, and the :class:`~irspec.plan.model.Plan` built.
+
+Metric specs are parsed and bound, files and globs resolved (relative to the plan file), run names must
+be distinct, the baseline must name a run, an output must not overwrite an input. Every problem goes to
+the :class:`~irspec.plan.problems.Problems` of the plan, so that all are reported together.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+from irspec.comparison import TUKEY_TESTS, Compare
+from irspec.engine import Options
+from irspec.errors import IrspecError, SpecError, suggest
+from irspec.plan.model import Output, Plan, PlanRun
+from irspec.plan.problems import PlanPath, Problems, path_text
+from irspec.plugins import get_registry
+
+__all__ = ["resolve"]
+
+
+def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tuple[str, ...]) -> Plan | None:
+    """Check and resolve files, globs, metrics, names and options; ``None`` when something is wrong."""
+    def local(p: str) -> Path:
+        return Path(os.path.normpath(os.path.join(base, os.path.expanduser(p))))
+
+    inputs: set[str] = set()
+
+    qrels = None
+    if isinstance(data.get("qrels"), str) and data["qrels"]:
+        qrels = local(data["qrels"])
+        _check_file(qrels, ("qrels",), "qrels", problems)
+        inputs.add(os.path.abspath(qrels))
+
+    log = None
+    if isinstance(data.get("log"), str) and data["log"]:
+        log = local(data["log"])
+        _check_file(log, ("log",), "log", problems)
+        inputs.add(os.path.abspath(log))
+
+    metrics = _resolve_metrics(data.get("metrics"), problems)
+    runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
+    inputs.update(os.path.abspath(r.path) for r in runs)
+    if metrics:
+        _check_inputs(data, metrics, problems)
+
+    options = None
+    raw_options = data.get("options", {})
+    if isinstance(raw_options, dict):
+        try:
+            options = Options(
+                relevance_level=_int(raw_options.get("relevance_level", 1)),
+                depth=_int(raw_options.get("depth")),
+                judged_only=raw_options.get("judged_only", False),
+                missing_queries=raw_options.get("missing_queries", "zero"),
+                collection_size=_int(raw_options.get("collection_size")),
+            )
+        except (IrspecError, TypeError, ValueError) as e:
+            if not problems:  # the schema has already said what is wrong otherwise
+                problems.add(("options",), str(e))
+
+    compare = _resolve_compare(data, runs, names_complete, problems)
+    outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
+
+    if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
+        return None
+    return Plan(
+        source=problems.source,
+        qrels=qrels,
+        runs=tuple(runs),
+        metrics=tuple(metrics),
+        options=options,
+        compare=compare,
+        outputs=tuple(outputs),
+        overrides=overrides,
+        log=log,
+    )
+
+
+def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) -> None:
+    """Each metric's input is in the plan (qrels and runs, or the log), and each input has a metric."""
+    has_runs = "qrels" in data or "runs" in data
+    kinds = {m.definition.needs for m in metrics}
+    for m in metrics:
+        needs = m.definition.needs
+        if needs == "run" and not has_runs:
+            problems.add(("metrics",), f"{m} is computed from qrels and runs, and the plan has none (only a log)")
+        elif needs == "log" and "log" not in data:
+            problems.add(("metrics",), f"{m} is computed from an interaction log; give one with the log key")
+        elif needs not in ("run", "log"):
+            problems.add(("metrics",), f"{m} is computed from a {needs!r} input, which a plan cannot name")
+    if "log" in data and "log" not in kinds:
+        problems.add(("log",), "no metric of the plan is computed from the log (such as CTR, from irspec-online)")
+    elif "log" in data:
+        try:
+            get_registry().reader("log")
+        except IrspecError as e:
+            problems.add(("log",), str(e))
+    if has_runs and "run" not in kinds:
+        problems.add(("metrics",), "no metric of the plan is computed from the runs; drop qrels and runs, or add one")
+    if "compare" in data and "runs" not in data and "log" in data:
+        problems.add(("compare",), "comparing needs runs; a log is reported, never compared")
+
+
+def _int(value: Any) -> Any:
+    # the schema accepts 10.0 as an integer (JSON has one number type); the engine wants an int
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _check_file(path: Path, where: PlanPath, what: str, problems: Problems) -> bool:
+    if path.is_file():
+        return True
+    if path.is_dir():
+        problems.add(where, f"{what} {str(path)!r} is a directory, not a file")
+    else:
+        problems.add(where, f"{what} file not found: {str(path)!r}")
+    return False
+
+
+def _resolve_metrics(raw: Any, problems: Problems) -> list[Any] | None:
+    if isinstance(raw, str):
+        items: list[tuple[PlanPath, str]] = [(("metrics",), raw)]
+    elif isinstance(raw, list):
+        items = [(("metrics", i), s) for i, s in enumerate(raw) if isinstance(s, str)]
+    else:
+        return None
+    bound: list[Any] = []
+    ok = True
+    for where, text in items:
+        if not text.strip():
+            continue  # the schema reports empty strings
+        try:
+            found = get_registry().parse(text)
+        except SpecError as e:
+            problems.add(where, f"bad metric spec {text!r}: {e}")
+            ok = False
+            continue
+        bound.extend(m for m in found if m not in bound)
+    if ok and not bound and items and not problems:
+        problems.add(("metrics",), "no metrics given")
+        return None
+    return bound if ok else None
+
+
+def _run_name(path: str) -> str:
+    """A run's name from its file: the stem, after dropping a ``.gz`` suffix."""
+    base = os.path.basename(path)
+    if base.endswith(".gz"):
+        base = base[:-3]
+    return Path(base).stem or base
+
+
+def _has_magic(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _resolve_runs(raw: Any, base: Path, local: Any, problems: Problems) -> tuple[list[PlanRun], bool]:
+    """The plan's runs (globs expanded) and whether every name could be determined."""
+    if not isinstance(raw, list):
+        return [], False
+    runs: list[PlanRun] = []
+    complete = True
+    first: dict[str, PlanRun] = {}
+
+    def add(run: PlanRun, where: PlanPath, origin: str) -> None:
+        if run.name in first:
+            other = first[run.name]
+            at = f" at line {other.line}" if other.line else ""
+            problems.add(where, f"duplicate run name {run.name!r}{origin}; {other.entry}{at} already uses it")
+        else:
+            first[run.name] = run
+        runs.append(run)
+
+    for i, entry in enumerate(raw):
+        where: PlanPath = ("runs", i)
+        line = problems.line_of(where)
+        if isinstance(entry, dict):
+            name, path = entry.get("name"), entry.get("path")
+            if not isinstance(name, str) or not name or not isinstance(path, str) or not path:
+                complete = complete and isinstance(name, str) and bool(name)
+                continue  # the schema reports it
+            resolved = local(path)
+            _check_file(resolved, where + ("path",), "run", problems)
+            add(PlanRun(name, resolved, path_text(where), line), where + ("name",), "")
+        elif isinstance(entry, str) and entry:
+            literal = local(entry)
+            if _has_magic(entry) and not literal.exists():
+                pattern = entry if os.path.isabs(os.path.expanduser(entry)) else os.path.join(glob.escape(str(base)), entry)
+                matches = sorted(
+                    p for p in glob.glob(os.path.expanduser(pattern), recursive=True) if os.path.isfile(p)
+                )
+                if not matches:
+                    problems.add(where, f"glob {entry!r} matches no file (looked for {str(literal)!r})")
+                    complete = False
+                for m in matches:
+                    p = Path(os.path.normpath(m))
+                    origin = f" (from {str(p)!r}, matched by {entry!r})"
+                    add(PlanRun(_run_name(m), p, path_text(where), line), where, origin)
+            else:
+                _check_file(literal, where, "run", problems)
+                add(PlanRun(_run_name(entry), literal, path_text(where), line), where, f" (the stem of {entry!r})")
+        else:
+            complete = False
+    return runs, complete
+
+
+def _resolve_compare(data: dict[str, Any], runs: list[PlanRun], names_complete: bool, problems: Problems) -> Compare | None:
+    raw = data.get("compare")
+    if "compare" not in data or not isinstance(raw, dict):
+        return None
+    defaults = Compare()
+    test = raw.get("test", defaults.test)
+    baseline = raw.get("baseline")
+    names = [r.name for r in runs]
+    if isinstance(baseline, str) and names_complete and baseline not in names:
+        close = suggest(baseline, names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; the runs are {', '.join(names)}"
+        problems.add(("compare", "baseline"), f"baseline {baseline!r} is not a run of this plan{hint}")
+    if names_complete and isinstance(data.get("runs"), list) and len(runs) < 2:
+        problems.add(("compare",), f"comparing needs at least 2 runs; the plan has {len(runs)}")
+    correction = raw.get("correction", "none" if test in TUKEY_TESTS else defaults.correction)
+    if test in TUKEY_TESTS and correction != "none":
+        problems.add(
+            ("compare", "correction"),
+            f"test {test} adjusts for all pairs of runs itself; drop correction {correction!r} (or give none)",
+        )
+    family = raw.get("family", defaults.family)
+    if test in TUKEY_TESTS and family != "per-metric":
+        problems.add(
+            ("compare", "family"), f"test {test} adjusts over the pairs of runs of each metric; family must be per-metric"
+        )
+    try:
+        return Compare(
+            baseline=baseline,
+            test=test,
+            permutations=_int(raw.get("permutations", defaults.permutations)),
+            seed=_int(raw.get("seed", defaults.seed)),
+            correction=correction,
+            alpha=float(raw.get("alpha", defaults.alpha)),
+            family=family,
+        )
+    except (TypeError, ValueError, IrspecError) as e:
+        if not problems:  # the schema, or the checks above, have said what is wrong otherwise
+            problems.add(("compare",), str(e))
+        return None
+
+
+def _resolve_outputs(
+    raw: Any, local: Any, inputs: set[str], compare: Compare | None, problems: Problems
+) -> list[Output] | None:
+    if raw is None:
+        return [Output("table")]
+    if not isinstance(raw, list):
+        return None
+    outputs: list[Output] = []
+    targets: dict[str, int] = {}
+    for i, entry in enumerate(raw):
+        where: PlanPath = ("output", i)
+        if not isinstance(entry, dict) or not isinstance(entry.get("format"), str):
+            continue
+        fmt = entry["format"]
+        path = None
+        if isinstance(entry.get("path"), str) and entry["path"]:
+            path = local(entry["path"])
+            key = os.path.abspath(path)
+            if key in targets:
+                problems.add(where + ("path",), f"output[{targets[key]}] already writes {str(path)!r}")
+            targets.setdefault(key, i)
+            if key in inputs:
+                problems.add(where + ("path",), f"{str(path)!r} is an input of this plan; it would be overwritten")
+            elif fmt == "plots" and path.exists() and not path.is_dir():
+                problems.add(where + ("path",), f"{str(path)!r} is a file; plots are written into a directory")
+            elif fmt != "plots" and path.is_dir():
+                problems.add(where + ("path",), f"{str(path)!r} is a directory")
+        if fmt == "plots":
+            if importlib.util.find_spec("matplotlib") is None:
+                problems.add(where + ("format",), "plots need matplotlib: pip install 'irspec[plot]'")
+        content = entry.get("content", "results")
+        if content == "comparisons" and compare is None:
+            problems.add(where + ("content",), "comparisons asked for, but the plan has no compare section")
+        per_query = entry.get("per_query", fmt in ("json", "csv", "tsv"))
+        decimals = _int(entry.get("decimals", 4))
+        decimals = decimals if isinstance(decimals, int) and not isinstance(decimals, bool) else 4  # else reported
+        outputs.append(Output(fmt, path, bool(per_query), content, decimals))
+    return outputs
+
+

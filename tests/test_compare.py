@@ -1,0 +1,374 @@
+"""Tests of the compare step (irspec.comparisons, irspec.comparison) and its API, ``irspec.compare``.
+
+Expected values come from outside the code under test: scipy's ``ttest_rel`` and statsmodels'
+``multipletests`` on per-query values read back from the results, :func:`irspec.stats` (tested against
+scipy and statsmodels in test_stats.py) on hand-aligned vectors, and the plan path for the same settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irspec
+from irspec import stats
+from irspec.comparison import CORRECTIONS, FAMILIES, TESTS, Compare, Comparison
+from irspec.comparisons import Comparisons, compare_results
+from irspec.errors import EvaluationError, IrspecError
+from irspec.plan import load_plan, render_outputs, run_plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic import make_result  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "specs" / "demo"
+RUNS = ["bm25", "dense", "hybrid", "random"]
+METRICS = ["nDCG@10", "AP", "P@10", "bpref(10+R)", "Rprec(recall=0.3)"]
+
+
+@pytest.fixture(scope="module")
+def demo_results() -> dict[str, irspec.engine.Result]:
+    """The demo runs, each evaluated on its own with irspec.evaluate (names from the files' run tags)."""
+    out = {}
+    for name in RUNS:
+        res = irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{name}.run"), METRICS)
+        assert res.run_name == name
+        out[name] = res
+    return out
+
+
+def plan_report(tmp_path: Path, compare: str, outputs: str = "[{format: table, content: comparisons}]"):
+    """The demo plan, with the given compare section and outputs, loaded and run."""
+    shutil.copytree(DEMO, tmp_path / "demo", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.py"))
+    runs = "\n".join(f"  - {{name: {n}, path: demo/runs/{n}.run}}" for n in RUNS)
+    text = f"qrels: demo/qrels.txt\nruns:\n{runs}\nmetrics: {json.dumps(METRICS)}\ncompare: {compare}\noutput: {outputs}\n"
+    path = tmp_path / "plan.yaml"
+    path.write_text(text, encoding="utf-8")
+    return run_plan(load_plan(path))
+
+
+# --------------------------------------------------------------------------------------------------
+# irspec.compare on evaluated results, against the plan and against scipy
+
+
+SETTINGS = [
+    ({"baseline": "bm25"}, "{baseline: bm25, test: t, correction: holm, alpha: 0.05}"),
+    (
+        {"test": "randomization", "permutations": 500, "seed": 3, "correction": "bh", "family": "all"},
+        "{test: randomization, permutations: 500, seed: 3, correction: bh, family: all}",
+    ),
+    ({"baseline": "dense", "test": "tukey", "alpha": 0.01}, "{baseline: dense, test: tukey, alpha: 0.01}"),
+    ({"test": "wilcoxon", "correction": "none"}, "{test: wilcoxon, correction: none}"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "section"), SETTINGS, ids=["t-holm", "randomization-bh-all", "tukey", "wilcoxon"])
+def test_compare_gives_what_a_plan_with_the_same_settings_gives(demo_results, tmp_path, kwargs, section):
+    found = irspec.compare(list(demo_results.values()), **kwargs)
+    report = plan_report(tmp_path, section)
+    assert isinstance(found, Comparisons)
+    assert found.settings == report.plan.compare
+    assert len(found) == len(report.comparisons) > 0
+    for mine, theirs in zip(found, report.comparisons):
+        assert mine.as_dict() == theirs.as_dict()  # every field, p-values to the last bit
+    assert found.notes == report.notes
+    ((_, table),) = render_outputs(report)
+    assert str(found) == found.to_table() == table
+
+
+def test_a_paired_t_p_value_is_scipys_ttest_rel_and_holm_is_statsmodels(demo_results):
+    from scipy.stats import ttest_rel
+    from statsmodels.stats.multitest import multipletests
+
+    found = irspec.compare(demo_results, baseline="bm25", test="t", correction="holm")
+    base = demo_results["bm25"].per_query()
+    ap = [c for c in found if c.metric == "AP"]
+    assert [(c.a, c.b) for c in ap] == [("dense", "bm25"), ("hybrid", "bm25"), ("random", "bm25")]
+    expected = []
+    for c in ap:
+        run = demo_results[c.a].per_query()
+        qids = sorted(base)  # paired by query id, whatever order the results hold them in
+        x = np.array([run[q]["AP"] for q in qids])
+        y = np.array([base[q]["AP"] for q in qids])
+        t = ttest_rel(x, y)
+        # irspec rounds the differences to 10 decimals first (test_stats.py): a relative 1e-6 in the tail
+        assert c.p_value == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
+        assert c.statistic == pytest.approx(t.statistic, rel=1e-9)
+        assert c.mean_difference == pytest.approx(float(np.mean(x - y)), abs=1e-9)  # differences rounded to 1e-10
+        assert c.mean_a == pytest.approx(demo_results[c.a].aggregate()["AP"], abs=1e-12)
+        assert (c.n, c.left_out, c.df) == (50, 0, 49)
+        expected.append(t.pvalue)
+    holm = multipletests(expected, method="holm")[1]
+    assert [c.p_adjusted for c in ap] == pytest.approx(list(holm), rel=1e-6, abs=1e-300)
+    assert all(c.family_size == 3 and c.significant == (c.p_adjusted <= 0.05) for c in ap)
+
+
+def test_a_mapping_names_the_runs_and_leaves_the_results_alone(demo_results):
+    renamed = {"first": demo_results["bm25"], "second": demo_results["dense"]}
+    found = irspec.compare(renamed, baseline="first", metrics="AP")
+    assert [(c.metric, c.a, c.b) for c in found] == [("AP", "second", "first")]
+    assert [r.run_name for r in found.results] == ["first", "second"]
+    assert demo_results["bm25"].run_name == "bm25"
+    unnamed = irspec.compare([demo_results["bm25"], demo_results["dense"]], baseline="bm25", metrics="AP")
+    assert dataclasses.replace(found[0], a="dense", b="bm25") == unnamed[0]
+
+
+def test_queries_left_out_are_notes_of_the_comparisons_and_of_their_table():
+    a = make_result("a", ["q1", "q2", "q3", "q4", "q5"], [0.1, 0.2, 0.3, 0.4, 0.5], missing="skip")
+    b = make_result("b", ["q5", "q4", "q2", "q1", "q6"], [0.9, 0.6, 0.3, 0.2, 0.0], missing="skip")
+    found = irspec.compare([a, b], baseline="a", metrics="AP")
+    note = "b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"
+    assert found.notes == (note,) and (found[0].n, found[0].left_out) == (4, 2)
+    assert str(found).endswith(f"; 4 queries).\nnote: {note}\n")
+    assert found.as_dict()["notes"] == [note]
+
+
+def test_metrics_selects_the_comparisons_of_those_metrics(demo_results):
+    everything = irspec.compare(demo_results, baseline="bm25")
+    some = irspec.compare(demo_results, baseline="bm25", metrics=["ap", irspec.parse("P@10")])
+    assert [c.metric for c in some] == ["AP"] * 3 + ["P@10"] * 3  # in the results' order of metrics
+    assert list(some) == [c for c in everything if c.metric in ("AP", "P@10")]  # per-metric families
+
+
+def test_comparisons_is_an_immutable_sequence_with_json(demo_results):
+    found = irspec.compare(demo_results, baseline="bm25", metrics="AP, nDCG@10")
+    assert isinstance(found[0], Comparison) and found[1:] == found.comparisons[1:] and len(found) == 6
+    assert list(reversed(found))[0] == found[-1] and found.index(found[2]) == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.notes = ("changed",)
+    doc = json.loads(found.to_json())
+    assert doc == found.as_dict()
+    assert doc["compare"] == {"baseline": "bm25", "test": "t", "permutations": 10000, "seed": 42,
+                              "correction": "holm", "alpha": 0.05, "family": "per-metric"}
+    assert [d["a"] for d in doc["comparisons"]] == ["dense", "hybrid", "random"] * 2
+
+
+def test_the_json_is_the_plans_comparisons_json(demo_results, tmp_path):
+    report = plan_report(tmp_path, "{baseline: hybrid}", "[{format: json, content: comparisons}]")
+    ((_, text),) = render_outputs(report)
+    plan_doc = json.loads(text)
+    mine = irspec.compare(demo_results, baseline="hybrid").as_dict()
+    assert {k: plan_doc[k] for k in mine} == mine
+
+
+# --------------------------------------------------------------------------------------------------
+# Data frames
+
+
+def test_to_frame_polars_has_one_row_per_comparison_and_every_field(demo_results):
+    import polars as pl
+
+    found = irspec.compare(demo_results, baseline="bm25", test="tukey")
+    frame = found.to_frame("polars")
+    assert isinstance(frame, pl.DataFrame)
+    assert frame.columns == [f.name for f in dataclasses.fields(Comparison)]
+    assert frame.height == len(found) == 15
+    assert frame.row(4, named=True) == found[4].as_dict()
+    assert frame.schema["p_value"] == pl.Float64 and frame.schema["wins"] == pl.Int64
+    assert frame.schema["significant"] == pl.Boolean and frame.schema["metric"] == pl.Utf8
+    empty = Comparisons((), Compare()).to_frame()  # the default backend; same columns and types
+    assert empty.height == 0 and empty.schema == frame.schema
+
+
+def test_to_frame_pandas_or_a_clear_error(demo_results, monkeypatch):
+    found = irspec.compare(demo_results, baseline="bm25", metrics="AP")
+    try:
+        import pandas  # noqa: F401  (statsmodels, a test dependency, brings it)
+    except ImportError:  # pragma: no cover
+        pass
+    else:
+        frame = found.to_frame("pandas")
+        assert list(frame.columns) == [f.name for f in dataclasses.fields(Comparison)]
+        assert frame.to_dict("records") == [c.as_dict() for c in found]
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
+    with pytest.raises(IrspecError, match=r"^to_frame\(backend='pandas'\) needs pandas: pip install pandas"):
+        found.to_frame("pandas")
+    with pytest.raises(IrspecError, match=r"backend must be one of polars, pandas, not 'panda'; did you mean 'pandas'\?"):
+        found.to_frame("panda")
+
+
+def test_comparing_imports_no_pandas_and_keeps_irspec_compare_a_function():
+    # (polars comes with the engine, which made the results; pandas only with to_frame("pandas"))
+    code = textwrap.dedent(
+        """
+        import sys
+        import irspec
+        import irspec.comparison, irspec.comparisons, irspec.plan, irspec.report
+        sys.path.insert(0, "tests")
+        from synthetic import make_result
+        found = irspec.compare([make_result("a", ["q1", "q2", "q3"], [0.1, 0.5, 0.3]),
+                                make_result("b", ["q1", "q2", "q3"], [0.2, 0.4, 0.9])])
+        text = str(found) + found.to_json()
+        assert callable(irspec.compare) and not isinstance(irspec.compare, type(sys)), irspec.compare
+        print(sorted(m for m in ("pandas",) if m in sys.modules))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------------------------------
+# Bad arguments: each error names the argument and what it accepts
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"test": "tt"}, "test must be one of t, randomization, bootstrap, wilcoxon, sign, tukey, randomized-tukey, not 'tt'; did you mean 't'?"),
+        ({"correction": "hlm"}, "correction must be one of none, bonferroni, holm, bh, by, not 'hlm'; did you mean 'holm'?"),
+        ({"family": "al"}, "family must be one of per-metric, all, not 'al'; did you mean 'all'?"),
+        ({"baseline": "bm52"}, "baseline 'bm52' is not one of the runs: bm25, dense, hybrid, random; did you mean 'bm25'?"),
+        ({"baseline": ""}, "baseline must be a run's name or None, not ''"),
+        ({"alpha": 0}, "alpha must be a number strictly between 0 and 1, not 0"),
+        ({"alpha": 1.5}, "alpha must be a number strictly between 0 and 1, not 1.5"),
+        ({"alpha": True}, "alpha must be a number strictly between 0 and 1, not True"),
+        ({"alpha": float("nan")}, "alpha must be a number strictly between 0 and 1, not nan"),
+        ({"permutations": 0}, "permutations must be an integer >= 1, not 0"),
+        ({"seed": -1}, "seed must be an integer >= 0, not -1"),
+        ({"test": "tukey", "correction": "holm"}, "test 'tukey' adjusts over all pairs of runs itself; give correction None or 'none', not 'holm'"),
+        ({"test": "randomized-tukey", "family": "all"}, "test 'randomized-tukey' adjusts over the pairs of runs of each metric; family must be 'per-metric'"),
+        ({"metrics": "nDCG@20"}, "metrics: nDCG@20 is not among the evaluated metrics of bm25; did you mean 'nDCG@10'?"),
+        ({"metrics": "MRR"}, "metrics: RR is not among the evaluated metrics of bm25; they are nDCG@10, AP, P@10, Bpref(nonrel=10+R), Rprec(recall=0.3)"),
+    ],
+)
+def test_bad_arguments_are_named_errors(demo_results, kwargs, message):
+    with pytest.raises(EvaluationError) as info:
+        irspec.compare(demo_results, **kwargs)
+    assert str(info.value) == message
+
+
+def test_bad_results_are_named_errors(demo_results):
+    bm25, dense = demo_results["bm25"], demo_results["dense"]
+    cases = [
+        ([bm25], "comparing needs at least 2 runs, got 1"),
+        ({}, "comparing needs at least 2 runs, got 0"),
+        ([bm25, "dense.run"], "results[1] is a str, not an evaluated result (irspec.evaluate returns one)"),
+        ({"a": bm25, "b": 3}, "results['b'] is a int, not an evaluated result (irspec.evaluate returns one)"),
+        ("bm25.run", "results must be a sequence of evaluated results (irspec.evaluate returns one) or a mapping {name: result}, not str"),
+        ([bm25, bm25], "runs must have distinct names to be compared; 'bm25' is given more than once (name them with a mapping {name: result})"),
+    ]
+    for results, message in cases:
+        with pytest.raises(EvaluationError) as info:
+            irspec.compare(results)
+        assert str(info.value) == message
+    other = irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / "dense.run"), "AP")
+    with pytest.raises(EvaluationError, match=r"^run dense was not evaluated on nDCG@10, P@10, .* \(run bm25 was\)"):
+        irspec.compare([bm25, other])
+    with pytest.raises(EvaluationError, match=r"^metrics: relstring has text values; there is nothing to test$"):
+        irspec.compare([irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / n), "relstring") for n in ("bm25.run", "dense.run")], metrics="relstring")
+    assert isinstance(info.value, IrspecError) and dense.run_name == "dense"
+
+
+def test_the_plan_schema_offers_exactly_the_settings_the_compare_step_accepts():
+    from irspec.plan import schema
+
+    properties = schema()["properties"]["compare"]["properties"]
+    assert TESTS[: len(stats.TESTS)] == stats.TESTS and CORRECTIONS == stats.ADJUST_METHODS
+    assert tuple(properties["test"]["enum"]) == TESTS
+    assert tuple(properties["correction"]["enum"]) == CORRECTIONS
+    assert tuple(properties["family"]["enum"]) == FAMILIES
+    defaults = Compare()
+    assert {k: properties[k]["default"] for k in ("test", "permutations", "seed", "correction", "alpha", "family")} == {
+        k: getattr(defaults, k) for k in ("test", "permutations", "seed", "correction", "alpha", "family")
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# The compare step on hand-made results: pairing by query id, Tukey, families, seeds
+
+
+def test_comparisons_pair_queries_by_id_not_by_position():
+    rng = np.random.default_rng(3)
+    qids = [f"q{i:02d}" for i in range(30)]
+    base = rng.random(30)
+    better = base + 0.05 + rng.normal(0, 0.02, 30)
+    order = rng.permutation(30)
+    a = make_result("base", qids, base)
+    b = make_result("new", [qids[i] for i in order], better[order])  # same scores, shuffled query order
+    (c_ap, c_p), notes = compare_results([a, b], Compare(baseline="base", test="t", correction="none"))
+    expected = stats.paired(better, base, test="t")
+    positional = stats.paired(better[order], base, test="t")
+    assert c_ap.a == "new" and c_ap.b == "base" and c_ap.metric == "AP" and c_p.metric == "P@10"
+    assert c_ap.p_value == expected.p_value and c_ap.mean_difference == expected.mean_difference
+    assert (c_ap.wins, c_ap.ties, c_ap.losses) == (expected.wins, expected.ties, expected.losses)
+    assert c_ap.p_value != positional.p_value
+    assert c_ap.mean_a == pytest.approx(better.mean()) and c_ap.mean_b == pytest.approx(base.mean())
+    assert notes == []
+
+
+def test_tukey_pairs_queries_by_id_and_orients_against_the_baseline():
+    rng = np.random.default_rng(5)
+    qids = [f"q{i}" for i in range(20)]
+    scores = rng.random((3, 20)) + np.array([[0.0], [0.1], [0.3]])
+    results = []
+    for k, name in enumerate(["x", "base", "z"]):
+        order = rng.permutation(20)
+        results.append(make_result(name, [qids[i] for i in order], scores[k][order]))
+    comparisons, _ = compare_results(results, Compare(baseline="base", test="tukey", correction="none"))
+    aligned = stats.tukey(scores)  # rows aligned by construction: x, base, z
+    ap = [c for c in comparisons if c.metric == "AP"]
+    assert [(c.a, c.b) for c in ap] == [("x", "base"), ("z", "base")]
+    x_vs_base = next(p for p in aligned if (p.a, p.b) == (0, 1))
+    base_vs_z = next(p for p in aligned if (p.a, p.b) == (1, 2))
+    # the plan's matrix has the queries in id order (q0, q1, q10, ...): same numbers up to rounding
+    assert ap[0].p_value == pytest.approx(x_vs_base.p_value, rel=1e-12)
+    assert ap[0].mean_difference == pytest.approx(x_vs_base.mean_difference)
+    assert ap[1].p_value == pytest.approx(base_vs_z.p_value, rel=1e-12) and ap[1].mean_difference == pytest.approx(-base_vs_z.mean_difference)
+    assert ap[1].ci_low == pytest.approx(-base_vs_z.ci_high) and ap[1].ci_high == pytest.approx(-base_vs_z.ci_low)
+    assert ap[1].p_adjusted == ap[1].p_value and ap[1].correction == "tukey-hsd" and ap[1].family_size == 3
+    assert ap[1].effect_size is not None and ap[1].effect_size > 0 and ap[1].wins + ap[1].ties + ap[1].losses == 20
+
+
+def test_skip_compares_on_shared_queries_and_says_so():
+    a = make_result("a", ["q1", "q2", "q3", "q4", "q5"], [0.1, 0.2, 0.3, 0.4, 0.5], missing="skip")
+    b = make_result("b", ["q5", "q4", "q2", "q1", "q6"], [0.9, 0.6, 0.3, 0.2, 0.0], missing="skip")
+    comparisons, notes = compare_results([a, b], Compare(baseline="a", correction="none"))
+    c = comparisons[0]
+    assert (c.n, c.left_out) == (4, 2)
+    assert c.mean_difference == pytest.approx(np.mean([0.2 - 0.1, 0.3 - 0.2, 0.6 - 0.4, 0.9 - 0.5]))
+    assert notes == ["b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"]
+
+
+def test_fewer_than_two_shared_queries_is_a_clear_error():
+    a = make_result("a", ["q1", "q2"], [0.1, 0.2], missing="skip")
+    b = make_result("b", ["q2", "q3"], [0.3, 0.4], missing="skip")
+    with pytest.raises(EvaluationError, match=r"cannot compare b with a on AP: need at least 2 paired queries"):
+        compare_results([a, b], Compare(baseline="a"))
+
+
+@pytest.mark.parametrize("family", ["per-metric", "all"])
+def test_the_correction_runs_over_the_stated_family(family):
+    rng = np.random.default_rng(11)
+    qids = [f"q{i}" for i in range(25)]
+    results = [make_result(n, qids, rng.random((25, 2)) + s) for n, s in [("a", 0), ("b", 0.05), ("c", 0.1)]]
+    comparisons, _ = compare_results(results, Compare(test="t", correction="holm", family=family))
+    assert [(c.metric, c.a, c.b) for c in comparisons][:3] == [("AP", "a", "b"), ("AP", "a", "c"), ("AP", "b", "c")]
+    groups = [comparisons] if family == "all" else [comparisons[:3], comparisons[3:]]
+    for group in groups:
+        adjusted = stats.adjust([c.p_value for c in group], method="holm")
+        assert [c.p_adjusted for c in group] == list(adjusted)
+        assert all(c.family_size == len(group) and c.family == family for c in group)
+        assert all(c.significant == (c.p_adjusted <= 0.05) for c in group)
+
+
+def test_seeded_tests_carry_their_permutations_and_seed_and_repeat_exactly():
+    rng = np.random.default_rng(2)
+    qids = [f"q{i}" for i in range(40)]
+    results = [make_result("a", qids, rng.random(40)), make_result("b", qids, rng.random(40))]
+    compare = Compare(baseline="a", test="randomization", permutations=2000, seed=9)
+    first, _ = compare_results(results, compare)
+    again, _ = compare_results(results, compare)
+    assert first == again
+    assert first[0].permutations == 2000 and first[0].seed == 9 and first[0].mc_se > 0 and not first[0].exact
