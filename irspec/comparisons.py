@@ -29,7 +29,7 @@ import numpy as np
 
 from irspec import report, stats
 from irspec.comparison import TUKEY_TESTS, Compare, Comparison
-from irspec.engine import Result
+from irspec.engine import Result, aggregate_values
 from irspec.errors import EvaluationError, IrspecError, suggest
 from irspec.plugins import get_registry
 from irspec.progress import Progress
@@ -328,8 +328,8 @@ def _from_paired(r: Any, metric: str, a: str, b: str, x: Any, y: Any, left_out: 
         "null": r.null,
         "n": r.n,
         "left_out": left_out,
-        "mean_a": float(x.mean()),
-        "mean_b": float(y.mean()),
+        "mean_a": aggregate_values(x, "mean"),
+        "mean_b": aggregate_values(y, "mean"),
         "mean_difference": r.mean_difference,
         "relative_change": r.relative_change,
         "ci_low": r.ci_low,
@@ -409,8 +409,8 @@ def _tukey_comparisons(
                 "null": "all runs have the same mean (studentized range over all pairs)",
                 "n": int(matrix.shape[1]),
                 "left_out": int(total - matrix.shape[1]),
-                "mean_a": float(x.mean()),
-                "mean_b": float(y.mean()),
+                "mean_a": aggregate_values(x, "mean"),
+                "mean_b": aggregate_values(y, "mean"),
                 "mean_difference": float(diff),
                 "relative_change": d.relative_change,
                 "ci_low": low,

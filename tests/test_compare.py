@@ -372,3 +372,22 @@ def test_seeded_tests_carry_their_permutations_and_seed_and_repeat_exactly():
     again, _ = compare_results(results, compare)
     assert first == again
     assert first[0].permutations == 2000 and first[0].seed == 9 and first[0].mc_se > 0 and not first[0].exact
+
+
+def test_the_means_of_a_comparison_are_trec_evals_left_to_right_means():
+    """mean_a and mean_b are the runs' aggregates to the last bit: per-query values added left to right in
+    query-id order, then divided (trec_eval's rule), not numpy's pairwise mean."""
+    rng = np.random.default_rng(3)
+    qids = [f"q{i:03d}" for i in range(200)]
+    a, b = rng.integers(0, 21, 200) / 20, rng.integers(0, 21, 200) / 20
+    expected = []
+    for values in (a, b):
+        total = 0.0
+        for v in values:  # qids are already in sorted order
+            total += float(v)
+        expected.append(total / len(values))
+    assert expected[0] != float(np.mean(a)) or expected[1] != float(np.mean(b))  # the data tells them apart
+    res = [make_result("a", qids, a, metrics=("P@20",)), make_result("b", qids, b, metrics=("P@20",))]
+    (c,) = irspec.compare(res, baseline="b")
+    assert (c.mean_a, c.mean_b) == tuple(expected)
+    assert (c.mean_a, c.mean_b) == (res[0].aggregate()["P@20"], res[1].aggregate()["P@20"])
