@@ -4,6 +4,11 @@ Each kernel takes the :class:`~irspec_online.log.InteractionLog` and the bound m
 float per query issue (row of the log). A rate over query issues gives every row its 0 or 1; a rate over
 sessions (or time units) gives its value to the first row of each session (unit) and NaN to the others,
 so that the mean irspec reports, which skips NaN, is the rate over sessions (units).
+
+Every kernel depends on the rows of one group only: a session's, or (:func:`group_seconds`) a time
+unit's. Run on a part of a log that holds whole groups, a kernel gives exactly the values it gives those
+rows in the whole log; this is how :mod:`irspec_online.spark` runs these same functions on each group of a
+Spark DataFrame.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ from irspec_online.log import InteractionLog
 SECONDS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
 
 
-def _per_row(log: InteractionLog, click_mask: np.ndarray) -> np.ndarray:
-    """Per row: does it have a click among those selected by ``click_mask``."""
-    return np.bincount(log.click_row[click_mask], minlength=len(log)) > 0
+def group_seconds(metric: Any) -> float | None:
+    """The length of the time unit whose rows a metric's value depends on, or None for one session's."""
+    if metric.definition.name == "QueriesPer":
+        return SECONDS.get(metric.get("unit"))
+    return None
 
 
 def _per_session(log: InteractionLog, row_values: np.ndarray) -> np.ndarray:
@@ -28,11 +35,15 @@ def _per_session(log: InteractionLog, row_values: np.ndarray) -> np.ndarray:
     return np.where(log.first_in_session, hit[log.session].astype(np.float64), np.nan)
 
 
+def _clicked(log: InteractionLog, k: int | None = None) -> np.ndarray:
+    """Per row: was a result clicked (one ranked <= k)."""
+    clicked = log.first_click > 0
+    return clicked if k is None else clicked & (log.first_click <= k)
+
+
 def ctr(log: InteractionLog, metric: Any) -> np.ndarray:
     """1 for a query issue with at least one click (within the top k), else 0."""
-    k = metric.get("k")
-    mask = np.ones(len(log.click_row), dtype=bool) if k is None else log.click_rank <= k
-    return _per_row(log, mask).astype(np.float64)
+    return _clicked(log, metric.get("k")).astype(np.float64)
 
 
 def zero_result(log: InteractionLog, metric: Any) -> np.ndarray:
@@ -42,25 +53,24 @@ def zero_result(log: InteractionLog, metric: Any) -> np.ndarray:
 
 def abandonment(log: InteractionLog, metric: Any) -> np.ndarray:
     """Per session (on its first row): 1 when none of its query issues got a click."""
-    clicked = _per_row(log, np.ones(len(log.click_row), dtype=bool))
-    return 1.0 - _per_session(log, clicked)  # NaN stays NaN off the first rows
+    return 1.0 - _per_session(log, _clicked(log))  # NaN stays NaN off the first rows
 
 
 def session_success(log: InteractionLog, metric: Any) -> np.ndarray:
     """Per session (on its first row): 1 when some click has a dwell time of at least ``dwell`` seconds."""
     with np.errstate(invalid="ignore"):
-        satisfied = log.click_dwell >= metric.get("dwell")  # NaN (unknown dwell) is never >=
-    return _per_session(log, _per_row(log, satisfied))
+        satisfied = log.best_dwell >= metric.get("dwell")  # NaN (no known dwell) is never >=
+    return _per_session(log, satisfied)
 
 
 def queries_per(log: InteractionLog, metric: Any) -> np.ndarray:
     """Per session or per active time unit (on its first row): its number of query issues."""
-    unit = metric.get("unit")
-    if unit == "session":
+    seconds = group_seconds(metric)
+    if seconds is None:
         group = log.session
     else:
         # Calendar units in UTC: a day runs from midnight to midnight, UTC.
-        _, group = np.unique(np.floor(log.time / SECONDS[unit]), return_inverse=True)
+        _, group = np.unique(np.floor(log.time / seconds), return_inverse=True)
         group = group.reshape(-1)
     counts = np.bincount(group)
     _, first = np.unique(group, return_index=True)

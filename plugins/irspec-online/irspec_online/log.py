@@ -1,6 +1,6 @@
-"""Search interaction logs: the JSON Lines format, its reader, and the data object the metrics use.
+"""Search interaction logs: the record format, the readers, and the data object the metrics use.
 
-One JSON object per line, one line per query issue (a search results page shown)::
+One record per query issue (a search results page shown)::
 
     {"session": "s1", "query": "mars", "timestamp": "2024-05-01T10:00:00Z",
      "results": ["d3", "d7", "d1"], "clicks": [{"doc": "d7", "rank": 2, "dwell": 45.5}]}
@@ -10,8 +10,8 @@ One JSON object per line, one line per query issue (a search results page shown)
 ``query``
     The query text. Required (may be empty).
 ``timestamp``
-    When the query was issued: Unix seconds (a number) or ISO 8601 text (``2024-05-01T10:00:00Z``; a time
-    without an offset is UTC). Required.
+    When the query was issued: Unix seconds (a number), ISO 8601 text (``2024-05-01T10:00:00Z``; a time
+    without an offset is UTC) or, in a DataFrame or Parquet, a datetime (naive means UTC). Required.
 ``results``
     The document ids shown, in rank order; ``[]`` for a page with no results. Required.
 ``clicks``
@@ -19,44 +19,71 @@ One JSON object per line, one line per query issue (a search results page shown)
     be left out when ``doc`` is among the results (its position there); ``dwell`` (seconds, >= 0) may be
     left out or null when unknown.
 
-Other keys are ignored. Blank lines are skipped. A file ending in ``.gz`` (or starting with gzip's magic
-bytes) is decompressed; ``-`` is standard input. Every problem is an :class:`irspec.InputError` naming
-the file and line.
+A log is JSON Lines (one record per line; ``.gz`` or gzip's magic bytes: decompressed; ``-``: standard
+input), Parquet (a file or a directory of part files, columns named as the keys; ``clicks`` a list of
+structs), a polars DataFrame or LazyFrame, a pandas DataFrame, a Spark DataFrame, or records in memory.
+Every form is read in batches of whole records, and each record is reduced at once to the few numbers
+the metrics need (:data:`SUMMARY`), so memory holds one batch of records and the summaries, never the
+file; every form goes through the same record checks (:func:`summarise`). Every problem is an
+:class:`irspec.InputError` naming the file and line (JSON Lines) or row (frames, Parquet).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from irspec import InputError
 
-__all__ = ["SUFFIXES", "InteractionLog", "read_log"]
+__all__ = ["BATCH_SIZE", "SUFFIXES", "SUMMARY", "InteractionLog", "assemble", "read_log", "summarise"]
 
-SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
-"""File name endings of interaction logs."""
+SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq")
+"""File name endings of interaction logs (a directory is read as a Parquet dataset)."""
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+BATCH_SIZE = 65_536
+"""Records read at a time: the memory of reading is this many records plus the summaries."""
+
+COLUMNS = ("session", "query", "timestamp", "results", "clicks")
+REQUIRED = COLUMNS[:4]
+
+SUMMARY = {
+    "session": pl.String,
+    "time": pl.Float64,
+    "line": pl.Int64,
+    "n_results": pl.Int64,
+    "first_click": pl.Int64,
+    "best_dwell": pl.Float64,
+}
+"""One query issue as the metrics see it: its session, time (Unix seconds), line (or row) in the input,
+number of results, the best rank clicked (0: no click) and the longest known dwell time of its clicks
+(NaN: none known). Every online metric is a function of these columns."""
 
 
 @dataclass(frozen=True, eq=False)
 class InteractionLog:
-    """A read interaction log: one row per query issue, sorted by session, then time, then file order.
+    """A read interaction log: one row per query issue, sorted by session, then time, then input order.
 
     Per row (``n`` rows): ``ids`` (``"SESSION:I"``, the I-th query of the session, 1-based; the rows of an
     evaluation result), ``session`` (index into ``sessions``), ``first_in_session`` (bool), ``time`` (Unix
-    seconds, float), ``queries`` (text), ``n_results``, ``line`` (1-based line in the file). Per click (in
-    row order): ``click_row`` (its row), ``click_rank`` (1-based), ``click_dwell`` (seconds; NaN when
-    unknown). ``sessions`` holds the session ids in order.
+    seconds, float), ``n_results``, ``line`` (1-based line in the file, or row of a frame),
+    ``first_click`` (the best rank clicked, 0 when nothing was clicked) and ``best_dwell`` (the longest
+    known dwell time of the row's clicks, seconds; NaN when none is known). ``sessions`` holds the session
+    ids in order.
     """
 
     name: str
@@ -66,77 +93,131 @@ class InteractionLog:
     session: np.ndarray
     first_in_session: np.ndarray
     time: np.ndarray
-    queries: tuple[str, ...]
     n_results: np.ndarray
     line: np.ndarray
-    click_row: np.ndarray
-    click_rank: np.ndarray
-    click_dwell: np.ndarray
+    first_click: np.ndarray
+    best_dwell: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
-def read_log(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> InteractionLog:
-    """Read an interaction log from a JSON Lines file (plain or gzip; ``-`` for standard input), or from
-    records already in memory (an iterable of dicts, each one line's object)."""
-    if isinstance(source, (str, os.PathLike)):
-        where = os.fspath(source)
-        records = list(_records_from_file(where))
-        name = _stem(where)
+def read_log(source: Any, *, batch_size: int = BATCH_SIZE) -> InteractionLog:
+    """Read an interaction log, ``batch_size`` records at a time (see the module docstring for the forms
+    of ``source``); the values do not depend on ``batch_size``."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    from irspec_online.sources import open_source  # the forms of input; pandas, pyarrow, Spark lazily
+
+    opened = open_source(source, batch_size)
+    if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark
+        frames = list(opened.summaries)
     else:
-        where = "<records>"
-        records = []
-        for i, rec in enumerate(source, start=1):
-            if not isinstance(rec, Mapping):
-                raise InputError(f"expected a mapping per record, got {type(rec).__name__}", where, i)
-            records.append((i, rec))
-        name = "log"
-    return _build(records, where, name)
+        frames = [summarise(batch, opened.where, opened.unit) for batch in opened.batches]
+    return assemble(pl.concat(frames) if frames else pl.DataFrame(schema=SUMMARY), opened.name, opened.where)
 
 
-def _stem(path: str) -> str:
-    if path == "-":
-        return "stdin"
-    base = os.path.basename(path)
-    for suffix in sorted(SUFFIXES, key=len, reverse=True):
-        if base.endswith(suffix):
-            return base[: -len(suffix)] or base
-    return Path(base.removesuffix(".gz")).stem or base
+def batched(records: Iterable[tuple[int, Any]], size: int) -> Iterator[list[tuple[int, Any]]]:
+    """``records`` in lists of ``size``."""
+    it = iter(records)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
 
 
-def _records_from_file(path: str) -> Iterable[tuple[int, Mapping[str, Any]]]:
-    try:
-        if path == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as f:
-                raw = f.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a log file", path) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", path) from None
-    if raw[:2] == b"\x1f\x8b":
+def summarise(
+    records: Iterable[tuple[int, Any]], where: str, unit: str = "line", *, problems: list | None = None
+) -> pl.DataFrame:
+    """Check and reduce records, each ``(line or row number, record)``, to the :data:`SUMMARY` columns.
+
+    A bad record is an :class:`~irspec.InputError` naming ``where`` and its ``unit`` (``line`` or ``row``);
+    given a ``problems`` list, the bad records' ``(number, message)`` go there instead and the rest are
+    summarised (a Spark worker cannot raise a located error to the driver).
+    """
+    cols: tuple[list, ...] = ([], [], [], [], [], [])
+    for number, rec in records:
         try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise InputError(f"not a valid gzip file: {e}", path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text ({e.reason} at byte {e.start})", path) from None
-    for number, line in enumerate(io.StringIO(text), start=1):
-        if not line.strip():
+            row = _summary(rec)
+        except _Bad as bad:
+            if problems is None:
+                raise _located(str(bad), where, unit, number) from None
+            problems.append((number, str(bad)))
             continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"not valid JSON: {e.msg} (column {e.colno})", path, number) from None
-        if not isinstance(rec, dict):
-            raise InputError(f"expected a JSON object per line, got {_kind(rec)}", path, number)
-        yield number, rec
+        for col, value in zip(cols, (row[0], row[1], number, row[2], row[3], row[4])):
+            col.append(value)
+    return pl.DataFrame(dict(zip(SUMMARY, cols)), schema=SUMMARY)
+
+
+def _located(message: str, where: str, unit: str, number: int) -> InputError:
+    if unit == "line":
+        return InputError(message, where, number)
+    return InputError(f"{unit} {number}: {message}", where)
+
+
+class _Bad(Exception):
+    """A record's problem, before it is located."""
+
+
+def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
+    """The :class:`InteractionLog` of summarised rows: sorted by session, time and input order, numbered
+    within each session. A frame with an ``id`` column keeps those ids (a part of a log, on Spark)."""
+    if summary.height == 0:
+        raise InputError("the log has no records", where)
+    summary = summary.sort("session", "time", "line", maintain_order=True)
+    session = summary["session"]
+    index = session.rle_id().to_numpy().astype(np.int64)
+    first = np.ones(len(index), dtype=bool)
+    first[1:] = index[1:] != index[:-1]
+    if "id" in summary.columns:
+        ids = summary["id"]
+    else:
+        position = pl.int_range(1, pl.len() + 1).over("session")
+        ids = summary.select(pl.format("{}:{}", "session", position))[:, 0]
+    return InteractionLog(
+        name=name,
+        source=where,
+        ids=tuple(ids.to_list()),
+        sessions=tuple(session.filter(pl.Series(first)).to_list()),
+        session=index,
+        first_in_session=first,
+        time=summary["time"].to_numpy(),
+        n_results=summary["n_results"].to_numpy(),
+        line=summary["line"].to_numpy(),
+        first_click=summary["first_click"].to_numpy(),
+        best_dwell=summary["best_dwell"].to_numpy(),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# One record
+
+
+def _summary(rec: Any) -> tuple[str, float, int, int, float]:
+    """(session, time, number of results, best rank clicked or 0, longest known dwell or NaN)."""
+    if not isinstance(rec, Mapping):
+        raise _Bad(f"expected a JSON object per line, got {_kind(rec)}")
+    for key in REQUIRED:
+        if key not in rec:
+            raise _Bad(f"missing required key {key!r}")
+    session = rec["session"]
+    if isinstance(session, bool) or not isinstance(session, (str, int)) or session == "":
+        raise _Bad(f"session must be a non-empty string, got {_kind(session)}")
+    if isinstance(session, str) and not session.isascii():
+        _check_unicode(session, "session")
+    query = rec["query"]
+    if not isinstance(query, str):
+        raise _Bad(f"query must be a string, got {_kind(query)}")
+    results = rec["results"]
+    if not isinstance(results, list) or not all(isinstance(d, str) for d in results):
+        raise _Bad("results must be a list of document ids (strings)")
+    first, dwell = _clicks(rec.get("clicks"), results)
+    return str(session), _timestamp(rec["timestamp"]), len(results), first, dwell
+
+
+def _check_unicode(text: str, what: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape such as "\ud800"
+        raise _Bad(f"{what} {text!r} is not valid Unicode (a lone surrogate)") from None
 
 
 def _kind(value: Any) -> str:
@@ -145,12 +226,14 @@ def _kind(value: Any) -> str:
     )
 
 
-def _timestamp(value: Any, where: str, line: int) -> float:
+def _timestamp(value: Any) -> float:
+    if isinstance(value, datetime):  # a frame's datetime column; naive means UTC
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
     if isinstance(value, bool) or value is None:
-        raise InputError(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}", where, line)
+        raise _Bad(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}")
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
-            raise InputError("timestamp is not a finite number", where, line)
+            raise _Bad(f"timestamp is not a finite number, got {value!r}")
         return float(value)
     if isinstance(value, str):
         text = value.strip()
@@ -159,95 +242,96 @@ def _timestamp(value: Any, where: str, line: int) -> float:
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
-            raise InputError(f"timestamp {value!r} is not ISO 8601 (such as 2024-05-01T10:00:00Z)", where, line) from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return moment.timestamp()
-    raise InputError(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}", where, line)
+            raise _Bad(f"timestamp {value!r} is not ISO 8601 (such as 2024-05-01T10:00:00Z)") from None
+        return _timestamp(moment)
+    raise _Bad(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}")
 
 
-def _build(records: list[tuple[int, Mapping[str, Any]]], where: str, name: str) -> InteractionLog:
-    if not records:
-        raise InputError("the log has no records", where)
-    rows = []  # (session, time, order, line, query, results, clicks)
-    for order, (line, rec) in enumerate(records):
-        for key in ("session", "query", "timestamp", "results"):
-            if key not in rec:
-                raise InputError(f"missing required key {key!r}", where, line)
-        session = rec["session"]
-        if isinstance(session, bool) or not isinstance(session, (str, int)) or session == "":
-            raise InputError(f"session must be a non-empty string, got {_kind(session)}", where, line)
-        query = rec["query"]
-        if not isinstance(query, str):
-            raise InputError(f"query must be a string, got {_kind(query)}", where, line)
-        results = rec["results"]
-        if not isinstance(results, list) or not all(isinstance(d, str) for d in results):
-            raise InputError("results must be a list of document ids (strings)", where, line)
-        clicks = _clicks(rec.get("clicks", []), results, where, line)
-        rows.append((str(session), _timestamp(rec["timestamp"], where, line), order, line, query, results, clicks))
-    rows.sort(key=lambda r: (r[0], r[1], r[2]))
-
-    sessions: list[str] = []
-    session_index: list[int] = []
-    first: list[bool] = []
-    ids: list[str] = []
-    position = 0
-    for s, *_ in rows:
-        if not sessions or sessions[-1] != s:
-            sessions.append(s)
-            position = 0
-        position += 1
-        session_index.append(len(sessions) - 1)
-        first.append(position == 1)
-        ids.append(f"{s}:{position}")
-    click_row, click_rank, click_dwell = [], [], []
-    for i, row in enumerate(rows):
-        for rank, dwell in row[6]:
-            click_row.append(i)
-            click_rank.append(rank)
-            click_dwell.append(dwell)
-    return InteractionLog(
-        name=name,
-        source=where,
-        ids=tuple(ids),
-        sessions=tuple(sessions),
-        session=np.asarray(session_index, dtype=np.int64),
-        first_in_session=np.asarray(first, dtype=bool),
-        time=np.asarray([r[1] for r in rows], dtype=np.float64),
-        queries=tuple(r[4] for r in rows),
-        n_results=np.asarray([len(r[5]) for r in rows], dtype=np.int64),
-        line=np.asarray([r[3] for r in rows], dtype=np.int64),
-        click_row=np.asarray(click_row, dtype=np.int64),
-        click_rank=np.asarray(click_rank, dtype=np.int64),
-        click_dwell=np.asarray(click_dwell, dtype=np.float64),
-    )
-
-
-def _clicks(raw: Any, results: list[str], where: str, line: int) -> list[tuple[int, float]]:
-    """The clicks of one record as (rank, dwell) pairs."""
+def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
+    """The best (lowest) rank clicked, 0 for none, and the longest known dwell time, NaN for none."""
     if raw is None:
-        return []
+        return 0, math.nan
     if not isinstance(raw, list):
-        raise InputError(f"clicks must be a list, got {_kind(raw)}", where, line)
-    out = []
+        raise _Bad(f"clicks must be a list, got {_kind(raw)}")
+    first, longest = 0, -math.inf
     for j, click in enumerate(raw):
         what = f"clicks[{j}]"
-        if not isinstance(click, dict):
-            raise InputError(f"{what} must be an object such as {{\"doc\": \"d1\", \"dwell\": 30}}", where, line)
+        if not isinstance(click, Mapping):
+            raise _Bad(f"{what} must be an object such as {{\"doc\": \"d1\", \"dwell\": 30}}")
         doc = click.get("doc")
         if not isinstance(doc, str):
-            raise InputError(f"{what}.doc must be a document id (a string)", where, line)
+            raise _Bad(f"{what}.doc must be a document id (a string)")
         rank = click.get("rank")
         if rank is None:
             if doc not in results:
-                raise InputError(f"{what}: document {doc!r} is not among the results shown, and the click has no rank", where, line)
+                raise _Bad(f"{what}: document {doc!r} is not among the results shown, and the click has no rank")
             rank = results.index(doc) + 1
         elif isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise InputError(f"{what}.rank must be an integer >= 1, got {rank!r}", where, line)
+            raise _Bad(f"{what}.rank must be an integer >= 1, got {rank!r}")
         dwell = click.get("dwell")
-        if dwell is None:
-            dwell = math.nan
-        elif isinstance(dwell, bool) or not isinstance(dwell, (int, float)) or not math.isfinite(dwell) or dwell < 0:
-            raise InputError(f"{what}.dwell must be a number of seconds >= 0 (or null), got {dwell!r}", where, line)
-        out.append((rank, float(dwell)))
-    return out
+        if dwell is not None:
+            if isinstance(dwell, bool) or not isinstance(dwell, (int, float)) or not math.isfinite(dwell) or dwell < 0:
+                raise _Bad(f"{what}.dwell must be a number of seconds >= 0 (or null), got {dwell!r}")
+            longest = max(longest, float(dwell))
+        first = rank if first == 0 else min(first, rank)
+    return first, (longest if longest >= 0 else math.nan)
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON Lines
+
+
+def jsonl_records(path: str) -> Iterator[tuple[int, Any]]:
+    """The records of a JSON Lines file (plain or gzip; ``-``: standard input) with their line numbers,
+    read a line at a time."""
+    with _open_bytes(path) as f:
+        number = 0
+        try:
+            for number, raw in enumerate(f, start=1):
+                rec = _parse_line(raw, path, number)
+                if rec is not _BLANK:
+                    yield number, rec
+        except (OSError, EOFError) as e:  # a gzip stream that is cut or corrupt
+            raise InputError(f"not a valid gzip file: {e}", path, number + 1) from None
+
+
+_BLANK = object()
+
+
+def _parse_line(raw: bytes, path: str, number: int) -> Any:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text ({e.reason} at byte {e.start} of the line)", path, number) from None
+    if not line.strip():
+        return _BLANK
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON: {e.msg} (column {e.colno})", path, number) from None
+
+
+def _open_bytes(path: str) -> io.BufferedIOBase:
+    try:
+        f = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 (closed by the caller)
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a log file", path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", path) from None
+    f = f if hasattr(f, "peek") else io.BufferedReader(f)
+    if f.peek(2)[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    return f
+
+
+def stem(path: str) -> str:
+    """A log's name: its file name without the log suffix."""
+    if path == "-":
+        return "stdin"
+    base = os.path.basename(path.rstrip("/"))
+    for suffix in sorted(SUFFIXES, key=len, reverse=True):
+        if base.endswith(suffix):
+            return base[: -len(suffix)] or base
+    return Path(base.removesuffix(".gz")).stem or base

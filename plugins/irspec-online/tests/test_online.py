@@ -135,7 +135,7 @@ def test_rows_are_sorted_by_session_then_time_whatever_the_file_order():
     log = [record("b", 30, ["d"]), record("a", 20, ["d"]), record("b", 10, ["d"], query="first"), record("a", 5, [])]
     data = read_log(log)
     assert data.ids == ("a:1", "a:2", "b:1", "b:2")
-    assert data.queries[2] == "first"
+    assert data.line.tolist() == [4, 2, 3, 1]  # b:1 is the record of "first", the third
     assert data.n_results.tolist() == [0, 1, 1, 1]
 
 

@@ -1,0 +1,133 @@
+"""The forms an interaction log comes in, each opened as batches of ``(line or row, record)``.
+
+A file is JSON Lines or Parquet; a frame is polars (eager or lazy), pandas or Spark; anything else
+iterable is records in memory. Each form yields plain records in batches, which
+:func:`irspec_online.log.summarise` checks and reduces the same way whatever the form; a Spark DataFrame
+is summarised by Spark (:mod:`irspec_online.spark`) and arrives as summaries. pandas, pyarrow and pyspark
+are imported only for the forms that need them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from irspec import InputError
+from irspec_online.log import COLUMNS, PARQUET_SUFFIXES, REQUIRED, batched, jsonl_records, stem
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A log ready to be read: its name, where it is (for messages), whether it counts lines or rows,
+    and either its batches of records or (from Spark) its summaries."""
+
+    name: str
+    where: str
+    unit: str
+    batches: Iterable[list[tuple[int, Any]]] = ()
+    summaries: Iterable[pl.DataFrame] | None = None
+
+
+def open_source(source: Any, batch_size: int) -> Opened:
+    """Open ``source`` (a path, a frame or records) as batches of ``batch_size`` records."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if path != "-" and (os.path.isdir(path) or path.lower().endswith(PARQUET_SUFFIXES)):
+            return Opened(stem(path), path, "row", _parquet_batches(path, batch_size))
+        return Opened(stem(path), path, "line", batched(jsonl_records(path), batch_size))
+    module = type(source).__module__.split(".")[0]
+    if isinstance(source, pl.DataFrame):
+        return Opened("log", "<polars DataFrame>", "row", _polars_batches(source.lazy(), "<polars DataFrame>", batch_size))
+    if isinstance(source, pl.LazyFrame):
+        return Opened("log", "<polars LazyFrame>", "row", _polars_batches(source, "<polars LazyFrame>", batch_size))
+    if module == "pandas":
+        return Opened("log", "<pandas DataFrame>", "row", _pandas_batches(source, batch_size))
+    if module == "pyspark":
+        from irspec_online.spark import local_summaries
+
+        return Opened("log", "<Spark DataFrame>", "row", summaries=local_summaries(source))
+    if isinstance(source, Mapping) or not isinstance(source, Iterable):
+        raise InputError(f"expected a log file, a DataFrame or an iterable of records, got {type(source).__name__}")
+    return Opened("log", "<records>", "line", batched(enumerate(source, start=1), batch_size))
+
+
+def columns_of(names: Iterable[str], where: str) -> list[str]:
+    """The log columns a frame has, in :data:`COLUMNS` order; a missing required one is an error."""
+    have = set(names)
+    for key in REQUIRED:
+        if key not in have:
+            raise InputError(f"missing required column {key!r} (the columns are {', '.join(sorted(have))})", where)
+    return [c for c in COLUMNS if c in have]
+
+
+def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:
+    """Number the rows of consecutive batches from 1."""
+    start = 1
+    for rows in batches:
+        yield list(enumerate(rows, start=start))
+        start += len(rows)
+
+
+def _polars_batches(frame: pl.LazyFrame, where: str, size: int) -> Iterator[list[tuple[int, Any]]]:
+    wanted = columns_of(frame.collect_schema().names(), where)
+    # The streaming engine hands over batches as it goes: a scan_parquet/scan_ndjson frame is never
+    # held whole.
+    chunks = frame.select(wanted).collect_batches(chunk_size=size, engine="streaming")
+    return _numbered(chunk.to_dicts() for chunk in _rechunk(chunks, size))
+
+
+def _rechunk(chunks: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
+    """Chunks of at most ``size`` rows (the streaming engine may hand over larger ones)."""
+    for chunk in chunks:
+        for offset in range(0, chunk.height, size):
+            yield chunk.slice(offset, size)
+
+
+def _pandas_batches(frame: Any, size: int) -> Iterator[list[tuple[int, Any]]]:
+    pa = _pyarrow("a pandas DataFrame")
+    where = "<pandas DataFrame>"
+    wanted = columns_of([str(c) for c in frame.columns], where)
+
+    def tables() -> Iterator[list[dict]]:
+        for offset in range(0, len(frame), size):
+            part = frame.iloc[offset : offset + size][wanted]
+            try:  # through Arrow: list columns come out as lists, numbers as Python numbers
+                yield pa.Table.from_pandas(part, preserve_index=False).to_pylist()
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                raise InputError(f"rows {offset + 1}-{offset + len(part)}: cannot read the columns: {e}", where) from None
+
+    return _numbered(tables())
+
+
+def _parquet_batches(path: str, size: int) -> Iterator[list[tuple[int, Any]]]:
+    _pyarrow("a Parquet log")
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if not os.path.exists(path):
+        raise InputError("no such file", path)
+    try:
+        dataset = ds.dataset(path, format="parquet")
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InputError(f"not a Parquet file or dataset: {e}", path) from None
+    wanted = columns_of(dataset.schema.names, path)
+
+    def tables() -> Iterator[list[dict]]:
+        # Projection: only the log's columns are read, a batch at a time, in file order.
+        for batch in dataset.to_batches(columns=wanted, batch_size=size):
+            if batch.num_rows:
+                yield batch.to_pylist()
+
+    return _numbered(tables())
+
+
+def _pyarrow(what: str) -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise InputError(f"reading {what} needs pyarrow: pip install 'irspec-online[parquet]'") from None
+    return pyarrow

@@ -1,0 +1,150 @@
+"""Online metrics on a Spark DataFrame: the plugin's own record checks and kernels, run by Spark.
+
+``pip install 'irspec-online[spark]'``. Nothing here is a second implementation of a metric: Spark
+partitions the log by the key each metric depends on and runs :mod:`irspec_online.kernels` on every group
+through Arrow.
+
+1. ``mapInArrow``: each batch of records is checked and summarised by :func:`irspec_online.log.summarise`
+   (a bad record becomes a problem row; the driver raises the first as an :class:`irspec.InputError`).
+2. ``groupBy(session).applyInArrow``: each session's rows are numbered (the rows' ids, ``SESSION:I``) and
+   every metric that depends on one session's rows is computed on them.
+3. ``groupBy(time unit).applyInArrow``: ``QueriesPer(minute|hour|day)``, on each unit's rows.
+
+>>> per_row = evaluate(spark.read.parquet("s3://logs/2024/"), "CTR, Abandonment")  # doctest: +SKIP
+>>> aggregate(per_row)                                                              # doctest: +SKIP
+{'Abandonment': 0.25, 'CTR': 0.5}
+"""
+
+from __future__ import annotations
+
+import pkgutil
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+import irspec
+from irspec import EvaluationError, InputError, Metric
+from irspec.inputs import input_kind
+from irspec_online.kernels import group_seconds
+from irspec_online.log import SUMMARY, InteractionLog, assemble, summarise
+from irspec_online.sources import columns_of
+
+__all__ = ["aggregate", "evaluate", "local_summaries", "summaries"]
+
+WHERE = "<Spark DataFrame>"
+ROW = "Spark row id"  # monotonically_increasing_id: increases with the frame's order, not a row count
+
+_SPARK_TYPES = {pl.String: "string", pl.Float64: "double", pl.Int64: "long"}
+_SUMMARY_SCHEMA = ", ".join(f"`{c}` {_SPARK_TYPES[t]}" for c, t in SUMMARY.items())
+
+
+def summaries(frame: DataFrame) -> DataFrame:
+    """The :data:`~irspec_online.log.SUMMARY` rows of a Spark DataFrame of log records, checked.
+
+    A bad record is an :class:`irspec.InputError` naming its ``monotonically_increasing_id`` (which follows
+    the frame's order); an empty frame is one too. The result is cached: it is read once per metric group.
+    """
+    wanted = columns_of(frame.columns, WHERE)
+
+    def summarise_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            problems: list[tuple[int, str]] = []
+            numbers = batch.column("__row").to_pylist()
+            rows = summarise(zip(numbers, batch.select(wanted).to_pylist()), WHERE, ROW, problems=problems)
+            bad = pl.DataFrame({"line": [n for n, _ in problems], "problem": [p for _, p in problems]},
+                               schema={"line": pl.Int64, "problem": pl.String})  # fmt: skip
+            yield from pl.concat([rows, bad], how="diagonal").to_arrow().to_batches()
+
+    summary = (
+        frame.select(*wanted, F.monotonically_increasing_id().alias("__row"))
+        .mapInArrow(summarise_batches, f"{_SUMMARY_SCHEMA}, problem string")
+        .cache()
+    )
+    bad = summary.where(F.col("problem").isNotNull()).orderBy("line").limit(1).collect()
+    if bad:
+        raise InputError(f"{ROW} {bad[0]['line']}: {bad[0]['problem']}", WHERE)
+    if summary.limit(1).count() == 0:
+        raise InputError("the log has no records", WHERE)
+    return summary.drop("problem")
+
+
+def local_summaries(frame: DataFrame) -> Iterator[pl.DataFrame]:
+    """The summaries of a Spark DataFrame brought to the driver (for ``irspec.evaluate_input``: they are a
+    few numbers per query issue, not the records)."""
+    yield pl.from_arrow(summaries(frame).toArrow())
+
+
+def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -> DataFrame:
+    """Per query issue and metric, the value: a Spark DataFrame of ``id`` (``SESSION:I``), ``metric``
+    (canonical text) and ``value`` (NaN where the metric leaves the row out), equal to the rows of
+    ``irspec.evaluate_input`` on the same log."""
+    bound = _bind(metrics)
+    by_session = [m for m in bound if group_seconds(m) is None]
+    summary = summaries(frame)
+    value_types = "".join(f", v{j} double" for j in range(len(by_session)))
+
+    def per_session(table: pa.Table) -> pa.Table:
+        log = assemble(pl.from_arrow(table), "log", WHERE)
+        return pa.table({**_rows(log), **{f"v{j}": _kernel(m)(log, m) for j, m in enumerate(by_session)}})
+
+    rows = summary.groupBy("session").applyInArrow(per_session, f"id string, {_SUMMARY_SCHEMA}{value_types}").cache()
+    parts = []
+    if by_session:
+        pairs = [F.struct(F.lit(str(m)).alias("metric"), F.col(f"v{j}").alias("value")) for j, m in enumerate(by_session)]
+        parts.append(rows.select("id", F.explode(F.array(*pairs)).alias("p")).select("id", "p.metric", "p.value"))
+    for m in bound:
+        if (seconds := group_seconds(m)) is not None:
+            parts.append(_per_unit(rows.select("id", *SUMMARY), m, seconds))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.unionByName(part)
+    return out
+
+
+def _per_unit(rows: DataFrame, metric: Metric, seconds: float) -> DataFrame:
+    def per_unit(table: pa.Table) -> pa.Table:
+        log = assemble(pl.from_arrow(table).drop("unit"), "log", WHERE)
+        return pa.table({"id": list(log.ids), "value": _kernel(metric)(log, metric)})
+
+    unit = F.floor(F.col("time") / F.lit(seconds)).alias("unit")
+    values = rows.select("*", unit).groupBy("unit").applyInArrow(per_unit, "id string, value double")
+    return values.select("id", F.lit(str(metric)).alias("metric"), "value")
+
+
+def aggregate(per_row: DataFrame) -> dict[str, float]:
+    """The mean of each metric over the rows where it has a value (NaN skipped), as
+    ``Result.aggregate()``: the online metrics' values are counts and 0/1, so Spark's sums are exact and
+    the means equal the in-memory ones to the bit."""
+    sums = per_row.where(~F.isnan("value")).groupBy("metric").agg(F.sum("value").alias("s"), F.count("value").alias("n"))
+    return {r["metric"]: r["s"] / r["n"] for r in sorted(sums.collect(), key=lambda r: r["metric"])}
+
+
+def _rows(log: InteractionLog) -> dict[str, Any]:
+    """The log's rows, sorted and with their ids, as Arrow columns (:data:`SUMMARY` and ``id``)."""
+    return {
+        "id": list(log.ids),
+        "session": [log.sessions[i] for i in log.session.tolist()],
+        "time": log.time,
+        "line": log.line,
+        "n_results": log.n_results,
+        "first_click": log.first_click,
+        "best_dwell": log.best_dwell,
+    }
+
+
+def _kernel(metric: Metric) -> Any:
+    compute = metric.definition.compute
+    return compute if callable(compute) else pkgutil.resolve_name(compute)
+
+
+def _bind(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+    items = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
+    bound = [b for m in items for b in ([m] if isinstance(m, Metric) else irspec.parse_many(m))]
+    if input_kind(bound) != "log":
+        raise EvaluationError(f"{bound[0]} is not computed from an interaction log")
+    return bound
+
