@@ -266,6 +266,8 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
             if doc not in results:
                 raise _Bad(f"{what}: document {doc!r} is not among the results shown, and the click has no rank")
             rank = results.index(doc) + 1
+        elif isinstance(rank, float) and rank.is_integer() and rank >= 1:
+            rank = int(rank)  # pandas holds a column of integers with nulls as floats
         elif isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
             raise _Bad(f"{what}.rank must be an integer >= 1, got {rank!r}")
         dwell = click.get("dwell")

@@ -1,0 +1,75 @@
+"""irspec-online on a real local Spark (the session-scoped ``spark`` fixture of conftest.py; no mock):
+the same values, row by row and in aggregate, as the in-memory evaluation of the same log, and the
+definitions computed record by record; located errors from Spark's workers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("irspec_online")
+pytest.importorskip("pyspark", reason="the Spark tests need pyspark: pip install 'irspec-online[spark]'")
+pytest.importorskip("pyarrow", reason="the Spark tests need pyarrow: pip install 'irspec-online[spark]'")
+
+import numpy as np
+from irspec_online import plugin
+from irspec_online import spark as online_spark
+from online_logs import SPECS, expected, polars_frame, random_log, write_jsonl
+
+import irspec
+from irspec.testing import registered_plugin
+
+pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # pyspark 4.x's note on pandas 3
+
+
+@pytest.fixture(autouse=True)
+def online():
+    with registered_plugin(plugin) as registry:
+        yield registry
+
+
+def spark_frame(spark, records):
+    return spark.createDataFrame(polars_frame(records).to_arrow())
+
+
+def per_row(frame) -> dict[tuple[str, str], float]:
+    return {(r["id"], r["metric"]): r["value"] for r in frame.collect()}
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed):
+    records = random_log(seed, n=160)
+    local = irspec.evaluate_input(write_jsonl(records, tmp_path / "log.jsonl"), SPECS)
+    values = online_spark.evaluate(spark_frame(spark, records), SPECS)
+    got = per_row(values)
+    want = {(q, str(m)): local.values[i, j] for i, q in enumerate(local.query_ids) for j, m in enumerate(local.metrics)}
+    assert got.keys() == want.keys()
+    differ = [k for k in want if not (got[k] == want[k] or (math.isnan(got[k]) and math.isnan(want[k])))]
+    assert differ == []
+    assert online_spark.aggregate(values) == local.aggregate()  # exact: counts and 0/1 sum exactly
+    assert online_spark.aggregate(values) == pytest.approx(expected(records), rel=1e-15)
+
+
+def test_a_parquet_log_read_by_spark_and_a_spark_frame_in_evaluate_input(spark, tmp_path):
+    records = random_log(33, n=120)
+    polars_frame(records).write_parquet(tmp_path / "log.parquet")
+    local = irspec.evaluate_input(tmp_path / "log.parquet", SPECS)
+    from_spark = irspec.evaluate_input(spark.read.parquet(str(tmp_path / "log.parquet")), SPECS)
+    assert from_spark.query_ids == local.query_ids
+    np.testing.assert_array_equal(from_spark.values, local.values)
+    assert online_spark.aggregate(online_spark.evaluate(spark.read.parquet(str(tmp_path / "log.parquet")), "CTR@3 QueriesPer(day)")) == {
+        "CTR@3": local.aggregate()["CTR@3"], "QueriesPer(unit=day)": local.aggregate()["QueriesPer(unit=day)"]}  # fmt: skip
+
+
+def test_a_bad_record_on_spark_is_a_located_input_error(spark):
+    good = {"session": "s", "query": "q", "timestamp": 1.0, "results": ["d1"], "clicks": []}
+    frame = spark_frame(spark, [good, dict(good, session="t", timestamp=math.nan), good])
+    with pytest.raises(irspec.InputError, match=r"^<Spark DataFrame>: Spark row id \d+: timestamp is not a finite number, got nan$"):
+        online_spark.evaluate(frame, "CTR")
+    with pytest.raises(irspec.InputError, match=r"^<Spark DataFrame>: missing required column 'results'"):
+        online_spark.evaluate(frame.drop("results"), "CTR")
+    with pytest.raises(irspec.InputError, match="the log has no records"):
+        online_spark.evaluate(frame.limit(0), "CTR")
+    with pytest.raises(irspec.EvaluationError, match="different inputs"):
+        online_spark.evaluate(frame, "CTR nDCG@10")
