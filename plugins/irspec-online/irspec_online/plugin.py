@@ -1,7 +1,7 @@
 """irspec-online's plugin: the ``log`` input reader and the online metrics computed from it.
 
 Registered through irspec's public hooks only: ``irspec_register_readers`` adds the reader of search
-interaction logs (JSON Lines, see :mod:`irspec_online.log`), and ``irspec_register_metrics`` adds metrics
+interaction logs (JSON Lines, Parquet or DataFrames, see :mod:`irspec_online.log`), and ``irspec_register_metrics`` adds metrics
 that declare ``needs="log"``, so irspec evaluates them on a log (``irspec.evaluate_input``, or a plan's
 ``log:`` key) rather than on qrels and runs. Importing this module imports neither numpy nor the reader.
 """
@@ -16,8 +16,9 @@ K = "irspec_online.kernels"
 LOG = InputReader(
     "log",
     "irspec_online.log:read_log",
-    suffixes=(".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"),
-    summary="search interaction log, JSON Lines: one query issue per line (session, query, timestamp, results, clicks)",
+    suffixes=(".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq"),
+    summary="search interaction log (JSON Lines, Parquet, or a polars, pandas or Spark DataFrame): one query issue "
+    "per record (session, query, timestamp, results, clicks)",
 )
 
 _PER_SESSION = """The value goes to the first query issue of each session (NaN on the others), so the mean

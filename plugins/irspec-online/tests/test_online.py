@@ -213,7 +213,7 @@ def test_a_click_with_a_rank_may_be_on_a_document_not_shown():
 def test_log_metrics_declare_the_log_input(online):
     assert {d.needs for n, d in online.definitions.items() if d.plugin == "irspec_online.plugin"} == {"log"}
     assert online.reader("log").plugin == "irspec_online.plugin"
-    assert online.reader("LOG").suffixes == (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+    assert online.reader("LOG").suffixes == (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq")
 
 
 def test_log_metrics_are_not_evaluated_on_runs_and_inputs_do_not_mix():
