@@ -45,6 +45,8 @@ __all__ = [
     "evaluate",
     "evaluate_many",
     "evaluate_input",
+    "Result",
+    "ResultSet",
     "compare",
     "load_plan",
     "run_plan",
@@ -102,7 +104,9 @@ def metrics() -> dict[str, MetricDef]:
 # is imported when one of its names is first used, so `import irspec` stays light. A new heavy entry
 # point is one line here (and one in __all__).
 _LAZY: dict[str, str] = {
-    "evaluate": "irspec.engine",
+    "evaluate": "irspec.results",
+    "Result": "irspec.results",
+    "ResultSet": "irspec.results",
     "evaluate_many": "irspec.engine",
     "evaluate_input": "irspec.inputs",
     "compare": "irspec.comparisons",
@@ -114,7 +118,7 @@ _LAZY: dict[str, str] = {
     "Run": "irspec.data",
 }
 # Submodules reachable as attributes (`irspec.stats.paired`) without an import statement.
-_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context")
+_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons")
 
 
 def __getattr__(name: str) -> Any:

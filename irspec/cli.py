@@ -120,6 +120,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
     from irspec.report import check_writable, format_results, hash_in_background, provenance, write_atomic
+    from irspec.report.formats import WITH_INTERVALS
 
     specs = args.measures or ["official"]
     metrics = get_registry().parse(specs, trec=True)
@@ -136,6 +137,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         missing_queries=args.missing_queries or "zero",
         collection_size=args.collection_size,
     )
+    if args.ci is not None and args.format not in WITH_INTERVALS:
+        raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
     if args.output:  # before the evaluation, not after it
         check_writable(args.output)
     runs = list(args.runs)
@@ -158,7 +161,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs)]
     origin = provenance(results, inputs, options=options) if args.format == "json" else None
     text = format_results(
-        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin
+        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin, intervals=args.ci
     )
     if args.output:
         write_atomic(args.output, text, make_dirs=False)  # as a shell's > would, into a directory that exists
@@ -238,8 +241,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents before measuring")
     p.add_argument("-N", "--collection-size", dest="collection_size", type=int, default=None, metavar="N",
                    help="number of documents in the collection (for fall-out)")
-    p.add_argument("-f", "--format", choices=("table", "json", "csv", "tsv", "trec", "latex", "markdown"), default="table",
-                   help="output format (default: an aligned table; latex and markdown: the means, best in bold)")
+    p.add_argument("-f", "--format", choices=("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown"), default="table",
+                   help="output format (default: an aligned table; latex and markdown: the means, best in bold; "
+                   "jsonl: ir_measures' records)")
+    p.add_argument("--ci", nargs="?", const="t", choices=("t", "bootstrap"), default=None,
+                   help="show the 95%% confidence interval of each mean (table, latex, markdown): t (the default) or bootstrap")
     p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N",
                    help="decimal places in table, latex and markdown output (0-10, default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically; its directory must exist) instead of standard output")

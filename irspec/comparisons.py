@@ -30,14 +30,14 @@ import numpy as np
 from irspec import report, stats
 from irspec.comparison import TUKEY_TESTS, Compare, Comparison
 from irspec.engine import Result, aggregate_values
-from irspec.errors import EvaluationError, IrspecError, suggest
+from irspec.errors import EvaluationError, suggest
+from irspec.frames import check_backend, make_frame
 from irspec.plugins import get_registry
 from irspec.progress import Progress
 from irspec.registry import Metric
+from irspec.results import Shown
 
 __all__ = ["Comparisons", "compare", "compare_results"]
-
-FRAME_BACKENDS = ("polars", "pandas")
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,17 @@ class Comparisons(Sequence[Comparison]):
         """:meth:`as_dict` as JSON text (undefined numbers are ``null``)."""
         return json.dumps(self.as_dict(), indent=indent, allow_nan=False) + "\n"
 
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The comparisons as a notebook shows them: the runs' means (with 95% ``intervals``, ``"t"``,
+        ``"bootstrap"`` or ``None``) and their significance marks, then one row per comparison."""
+        return Shown(self.results, self.comparisons, self.settings, self.notes, intervals=intervals, decimals=decimals)
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
     def to_frame(self, backend: str = "polars") -> Any:
         """A long data frame: one row per comparison, the fields of
         :class:`~irspec.comparison.Comparison` as columns (undefined numbers null).
@@ -97,28 +108,11 @@ class Comparisons(Sequence[Comparison]):
         ``backend`` is ``"polars"`` (an irspec dependency) or ``"pandas"`` (installed separately, and
         imported only here).
         """
-        if backend not in FRAME_BACKENDS:
-            close = suggest(str(backend), FRAME_BACKENDS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise IrspecError(f"to_frame: backend must be one of {', '.join(FRAME_BACKENDS)}, not {backend!r}{hint}")
-        names = [f.name for f in dataclasses.fields(Comparison)]
-        columns = {name: [getattr(c, name) for c in self.comparisons] for name in names}
-        if backend == "pandas":
-            try:
-                import pandas
-            except ImportError:
-                raise IrspecError("to_frame(backend='pandas') needs pandas: pip install pandas (or use backend='polars')") from None
-            return pandas.DataFrame(columns, columns=names)
-        import polars
-
-        return polars.DataFrame(columns, schema=_polars_schema(polars))
-
-
-def _polars_schema(polars: Any) -> dict[str, Any]:
-    """Column types from :class:`~irspec.comparison.Comparison`'s annotations, so that an empty frame (or
-    a column of nulls) has the same types as a full one."""
-    types = {"str": polars.Utf8, "int": polars.Int64, "float": polars.Float64, "bool": polars.Boolean}
-    return {f.name: types[str(f.type).split(" | ")[0]] for f in dataclasses.fields(Comparison)}
+        check_backend(backend)
+        fields = dataclasses.fields(Comparison)
+        columns = {f.name: [getattr(c, f.name) for c in self.comparisons] for f in fields}
+        # the column types from Comparison's annotations ("float | None" is a float column with nulls)
+        return make_frame(columns, {f.name: str(f.type).split(" | ")[0] for f in fields}, backend)
 
 
 def compare(

@@ -31,13 +31,13 @@ import polars as pl
 from irspec.context import UNJUDGED, Context, MissingQueries, Options, QueryView
 from irspec.data import all_distinct, pair_keys, read_qrels, read_run
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
+from irspec.frames import make_frame
 from irspec.plugins import get_registry
 from irspec.registry import Metric
 
 __all__ = [
     "Options",
     "Result",
-    "evaluate",
     "evaluate_many",
     "distinct_names",
     "collect_warnings",
@@ -45,6 +45,7 @@ __all__ = [
     "index_qrels",
     "build_context",
     "compute_metric",
+    "results_frame",
 ]
 
 # --------------------------------------------------------------------------------------------------
@@ -201,6 +202,62 @@ class Result:
                 return self.values[:, j]
         raise KeyError(key)
 
+    def to_frame(self, wide: bool = False, backend: str = "polars") -> Any:
+        """The per-query values as a data frame (see :func:`results_frame`): long, one row per query and
+        metric (``run, query_id, metric, value``), or ``wide``, one row per query and a column per metric.
+        ``backend`` is ``"polars"`` or ``"pandas"`` (installed separately)."""
+        return results_frame([self], wide=wide, backend=backend)
+
+
+def results_frame(results: Sequence[Result], *, wide: bool = False, backend: str = "polars") -> Any:
+    """The per-query values of ``results`` as one data frame, runs one after another, queries in id order.
+
+    Long (default): columns ``run, query_id, metric, value``, one row per query and metric, metrics in
+    the order evaluated. A text-valued metric (``relstring``) has a null ``value`` and its string in a
+    ``text`` column, which is there only when some metric has text values. ``wide``: columns ``run,
+    query_id`` and one per metric (a text metric's column holds strings; a metric some run lacks is
+    null for it). An undefined value (a NaN, such as ``SL(unfound=skip)`` leaves) is null.
+    ``backend``: ``"polars"`` or ``"pandas"``.
+    """
+    names: list[str] = []  # every metric of every result, first seen first
+    for res in results:
+        names.extend(str(m) for m in res.metrics if str(m) not in names)
+    texts = {name for res in results for name in res.texts}
+    if wide:
+        columns: dict[str, list[Any]] = {"run": [], "query_id": []}
+        columns.update((name, []) for name in names)
+        for res in results:
+            columns["run"] += [res.run_name] * len(res.query_ids)
+            columns["query_id"] += list(res.query_ids)
+            own = {str(m): j for j, m in enumerate(res.metrics)}
+            for name in names:
+                if name in res.texts:
+                    columns[name] += list(res.texts[name])
+                elif name in own:
+                    columns[name] += res.values[:, own[name]].tolist()
+                else:
+                    columns[name] += [None] * len(res.query_ids)
+        types = {"run": "str", "query_id": "str"} | {name: "str" if name in texts else "float" for name in names}
+        return make_frame(columns, types, backend)
+    columns = {"run": [], "query_id": [], "metric": [], "value": []}
+    if texts:
+        columns["text"] = []
+    for res in results:
+        keys = [str(m) for m in res.metrics]
+        nq, nm = len(res.query_ids), len(keys)
+        columns["run"] += [res.run_name] * (nq * nm)
+        columns["query_id"] += np.repeat(np.asarray(res.query_ids, dtype=object), nm).tolist()
+        columns["metric"] += keys * nq
+        columns["value"] += res.values.ravel().tolist()  # row-major: query by query, metrics in order
+        if texts:
+            strings: list[str | None] = [None] * (nq * nm)
+            for j, key in enumerate(keys):
+                if key in res.texts:
+                    strings[j::nm] = res.texts[key]
+            columns["text"] += strings
+    types = {"run": "str", "query_id": "str", "metric": "str", "value": "float", "text": "str"}
+    return make_frame(columns, types, backend)
+
 
 def aggregate_values(values: np.ndarray, how: str) -> float:
     """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5.
@@ -250,28 +307,6 @@ def _as_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
         out.extend([m] if isinstance(m, Metric) else get_registry().parse(m))
     seen: set[Metric] = set()
     return [m for m in out if not (m in seen or seen.add(m))]
-
-
-def evaluate(
-    qrels: Any,
-    run: Any,
-    metrics: str | Metric | Iterable[str | Metric],
-    *,
-    relevance_level: int = 1,
-    depth: int | None = None,
-    judged_only: bool = False,
-    missing_queries: MissingQueries = "zero",
-    collection_size: int | None = None,
-) -> Result:
-    """Evaluate one run against qrels.
-
-    ``qrels`` and ``run`` are file paths (gzip or plain; ``"-"`` for standard input), ``{qid: {docno:
-    label}}`` / ``{qid: {docno: score}}`` dicts, pandas DataFrames, or :class:`~irspec.data.Qrels` /
-    :class:`~irspec.data.Run` objects. ``metrics`` is a spec text (``"nDCG@10, AP"``), a list of texts,
-    or bound :class:`~irspec.Metric` objects. See :class:`Options` for the keyword options.
-    """
-    options = Options(relevance_level, depth, judged_only, missing_queries, collection_size)
-    return evaluate_many(qrels, [run], metrics, options=options)[0]
 
 
 def evaluate_many(

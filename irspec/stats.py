@@ -68,6 +68,8 @@ __all__ = [
     "adjust",
     "tukey",
     "bootstrap_ci",
+    "INTERVAL_METHODS",
+    "mean_ci",
 ]
 
 #: The tests :func:`paired` offers, in the order a report would list them.
@@ -78,6 +80,9 @@ ADJUST_METHODS: tuple[str, ...] = ("none", "bonferroni", "holm", "bh", "by")
 
 #: The bootstrap confidence-interval methods.
 BOOTSTRAP_METHODS: tuple[str, ...] = ("bca", "percentile")
+
+#: The intervals :func:`mean_ci` gives around one system's mean score.
+INTERVAL_METHODS: tuple[str, ...] = ("t", "bootstrap")
 
 #: Zero-difference handling of the Wilcoxon signed-rank test (as in ``scipy.stats.wilcoxon``).
 ZERO_METHODS: tuple[str, ...] = ("wilcox", "pratt", "zsplit")
@@ -544,6 +549,38 @@ def bootstrap_ci(
     k, scale, _ = quantise(x, decimals)
     sums = bootstrap_sums(k, resamples, np.random.default_rng(seed))
     return _bootstrap_interval(sums, int(k.sum()), k / scale, scale, confidence, method)
+
+
+def mean_ci(
+    values: ArrayLike,
+    *,
+    method: str = "t",
+    confidence: float = 0.95,
+    mean: float | None = None,
+    resamples: int = 10_000,
+    seed: int = 42,
+) -> tuple[float, float]:
+    """Confidence interval ``(low, high)`` of one system's mean score over its queries.
+
+    ``method="t"``: Student's t interval, ``mean ± t(n-1) · s / √n``, centred on ``mean`` when given
+    (the caller's exact mean, such as irspec's aggregate summed as trec_eval sums), else on the values'
+    mean. ``method="bootstrap"``: the BCa bootstrap interval of :func:`bootstrap_ci` (``resamples``
+    resamples drawn with ``seed``). Constant values give ``(mean, mean)``.
+
+    Raises
+    ------
+    EvaluationError
+        Fewer than 2 values, non-finite values, or an invalid option.
+    """
+    _choice("method", method, INTERVAL_METHODS)
+    _unit_interval("confidence", confidence)
+    x = _vector("values", values)
+    _at_least_two(x.size, "values")
+    if method == "bootstrap":
+        return bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca")
+    centre = float(np.mean(x)) if mean is None else float(mean)
+    sd = 0.0 if np.all(x == x[0]) else float(np.std(x, ddof=1))  # no rounding noise around a constant
+    return _t_interval(centre, sd, x.size, confidence)
 
 
 # --------------------------------------------------------------------------------------------------

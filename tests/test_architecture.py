@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("hookspecs",),  # the pluggy hooks
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("context", "data", "resampling"),  # what kernels compute from; qrels and run inputs; exact resampling
+    ("context", "data", "resampling", "frames"),  # what kernels compute from; inputs; resampling; frames out
     ("stats",),  # significance tests, corrections, effect sizes
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
@@ -48,6 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("comparison",),  # the compare step's records: its settings and one comparison
     ("plots",),  # figures drawn from results
     ("report",),  # every output format, from results and comparisons
+    ("results",),  # several runs' results as one mapping; results in a notebook; renders through report
     ("comparisons",),  # the compare step: runs paired by query id, corrections; renders through report
     ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
     ("plan.resolve",),  # the checks a schema cannot make
@@ -70,7 +71,8 @@ LAZY_EDGES = {
     "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
     "plots": "matplotlib is optional (irspec[plot]); the HTML report says so when it is missing",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
-    "comparisons": "Comparisons.to_frame imports polars or pandas (optional) only when a frame is asked for",
+    "frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
+    "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
 

@@ -8,7 +8,7 @@ comparisons and the settings that made them; the renderers only translate it int
               marks and the words that explain them
 ``text``      aligned terminal tables; ``latex`` booktabs tables; ``markdown`` GitHub tables;
 ``html``      the self-contained HTML page, from the jinja2 template ``templates/report.html.j2``
-``trec``      trec_eval's own lines; ``data`` JSON and CSV/TSV; ``formats`` ``irspec eval --format``
+``trec``      trec_eval's own lines; ``data`` JSON, JSON lines and CSV/TSV; ``formats`` ``irspec eval --format``
 ``origin``    provenance: versions, specs, options, seeds, SHA-256 of the inputs
 ``files``     atomic writes of a file or a directory of files
 
@@ -18,7 +18,7 @@ results (and comparisons), and :mod:`irspec.plots` draws the figures from result
 
 from __future__ import annotations
 
-from irspec.report.data import comparisons_delimited, to_delimited, to_json
+from irspec.report.data import comparisons_delimited, to_delimited, to_json, to_jsonl
 from irspec.report.files import check_writable, write_all_atomic, write_atomic, write_files_atomic
 from irspec.report.formats import FORMATS, format_results
 from irspec.report.html import to_html
@@ -43,6 +43,7 @@ __all__ = [
     "FORMATS",
     "format_results",
     "to_json",
+    "to_jsonl",
     "to_trec",
     "to_delimited",
     "to_table",

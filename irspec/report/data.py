@@ -16,7 +16,10 @@ from irspec.engine import collect_warnings
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["to_json", "to_delimited", "comparisons_delimited"]
+__all__ = ["to_json", "to_jsonl", "to_delimited", "comparisons_delimited"]
+
+SUMMARY_QUERY = "all"
+"""The ``query_id`` of a summary record in JSON lines (ir_measures' ``SUMMARY_QID``)."""
 
 
 def _clean(value: float) -> float | None:
@@ -53,6 +56,30 @@ def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict |
     if extra:
         doc.update(extra)
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+def to_jsonl(results: Sequence[Result], *, per_query: bool = False) -> str:
+    """JSON lines in ir_measures' record shape: ``{"query_id": ..., "measure": ..., "value": ...}`` per
+    query and metric (with ``per_query``), then each metric's summary with ``query_id`` ``"all"``; without
+    ``per_query``, the summaries alone as ``{"measure": ..., "value": ...}`` (as ``ir_measures -o jsonl``
+    prints them). With several runs every record starts with ``"run"``. An undefined value is ``null``;
+    a text-valued metric (``relstring``) has its string per query and no summary.
+    """
+    lines = []
+    for res in results:
+        head = {"run": res.run_name} if len(results) > 1 else {}
+        if per_query:
+            for qid, row in res.per_query().items():
+                for name, v in row.items():
+                    value = v if isinstance(v, str) else _clean(v)
+                    lines.append(json.dumps({**head, "query_id": qid, "measure": name, "value": value}, allow_nan=False))
+        where = {"query_id": SUMMARY_QUERY} if per_query else {}
+        aggregate = res.aggregate()
+        for m in res.metrics:
+            if m.aggregate != "none":
+                record = {**head, **where, "measure": str(m), "value": _clean(aggregate[str(m)])}
+                lines.append(json.dumps(record, allow_nan=False))
+    return "".join(line + "\n" for line in lines)
 
 
 def to_delimited(results: Sequence[Result], *, sep: str = ",", per_query: bool = False) -> str:

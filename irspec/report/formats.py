@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.data import to_delimited, to_json
+from irspec.report.data import to_delimited, to_json, to_jsonl
 from irspec.report.latex import to_latex
 from irspec.report.markdown import to_markdown
 from irspec.report.text import to_table
@@ -14,10 +14,13 @@ from irspec.report.trec import to_trec
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["FORMATS", "format_results"]
+__all__ = ["FORMATS", "WITH_INTERVALS", "format_results"]
 
-FORMATS = ("table", "json", "csv", "tsv", "trec", "latex", "markdown")
+FORMATS = ("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown")
 """Output formats of ``irspec eval``."""
+
+WITH_INTERVALS = ("table", "latex", "markdown")
+"""The formats that can show a confidence interval beside each mean."""
 
 
 def format_results(
@@ -28,22 +31,29 @@ def format_results(
     runid: bool = False,
     decimals: int = 4,
     provenance: dict[str, Any] | None = None,
+    intervals: str | None = None,
 ) -> str:
     """Format results in one of :data:`FORMATS`; ``provenance`` (see :func:`~irspec.report.provenance`)
     goes into JSON.
 
     ``decimals`` applies to the table, LaTeX and Markdown; LaTeX and Markdown show the aggregates only.
+    ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval beside each mean, in the
+    formats of :data:`WITH_INTERVALS` (a ``ValueError`` in the others).
     """
+    if intervals is not None and fmt not in WITH_INTERVALS:
+        raise ValueError(f"confidence intervals are shown in the {', '.join(WITH_INTERVALS)} formats, not in {fmt}")
+    if fmt == "jsonl":
+        return to_jsonl(results, per_query=per_query)
     if fmt == "trec":
         return to_trec(results, per_query=per_query, runid=runid)
     if fmt == "json":
         return to_json(results, per_query=per_query, extra={"provenance": provenance} if provenance else None)
     if fmt == "latex":
-        return to_latex(results, decimals=decimals)
+        return to_latex(results, decimals=decimals, intervals=intervals)
     if fmt == "markdown":
-        return to_markdown(results, decimals=decimals)
+        return to_markdown(results, decimals=decimals, intervals=intervals)
     if fmt in ("csv", "tsv"):
         return to_delimited(results, sep="," if fmt == "csv" else "\t", per_query=per_query)
     if fmt == "table":
-        return to_table(results, per_query=per_query, decimals=decimals)
+        return to_table(results, per_query=per_query, decimals=decimals, intervals=intervals)
     raise ValueError(f"unknown format {fmt!r}")

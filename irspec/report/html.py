@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from irspec.engine import collect_warnings
 from irspec.report.markdown import MARKS
-from irspec.report.model import FULL_COLUMNS, Table, build_comparisons, build_results, marks_legend
+from irspec.report.model import FULL_COLUMNS, Table, build_comparisons, build_results, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     import jinja2
 
     from irspec.engine import Result
 
-__all__ = ["to_html"]
+__all__ = ["to_html", "fragment"]
 
 
 @functools.cache
@@ -40,7 +40,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["json"] = lambda value, **kw: json.dumps(value, **kw)
     env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
-    env.globals.update(MARKS=MARKS, beaten=_beaten)
+    env.globals.update(MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend)
     return env
 
 
@@ -60,6 +60,7 @@ def to_html(
     compare: Any = None,
     notes: Sequence[str] = (),
     decimals: int = 4,
+    intervals: str | None = None,
     title: str = "irspec report",
     plots: Sequence[Any] | None = None,
     plots_note: str | None = None,
@@ -72,11 +73,10 @@ def to_html(
     Inline CSS and images (``plots``: objects with ``title``, ``description`` and ``svg`` bytes, as
     :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
-    missing, say).
+    missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
+    each mean.
     """
-    from markupsafe import Markup, escape  # comes with jinja2
-
-    table = build_results(results, comparisons, compare, decimals=decimals)
+    table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
     compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
     warnings = collect_warnings(results)
     metrics: list[str] = []
@@ -91,7 +91,7 @@ def to_html(
         sections.append(("notes", "Notes"))
     if provenance:
         sections.append(("provenance", "Provenance"))
-    legend = marks_legend(table, escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}") if table.marked else ""
+    legend = _marks_legend(table)
     versions = ""
     if provenance:
         names = ("irspec", "python", "numpy", "scipy", "polars")
@@ -101,7 +101,7 @@ def to_html(
         summary=f"{_plural(len(results), 'run')}, {_plural(len(metrics), 'metric')}, {table.queries}",
         sections=sections,
         results=table,
-        marks_legend=Markup(legend),  # its text escaped by marks_legend, its markup ours
+        marks_legend=legend,
         comparisons=compared,
         plots=plots or [],
         plots_note=plots_note,
@@ -109,4 +109,23 @@ def to_html(
         warnings=warnings,
         provenance=provenance or None,
         versions=versions,
+    )
+
+
+def _marks_legend(table: Table) -> Any:
+    """The marks' legend as markup: its text escaped by :func:`marks_legend`, its markup ours."""
+    from markupsafe import Markup, escape  # comes with jinja2
+
+    return Markup(marks_legend(table, escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}") if table.marked else "")
+
+
+def fragment(table: Table | None = None, comparisons: Table | None = None, warnings: Sequence[str] = ()) -> str:
+    """A results ``table`` and/or a ``comparisons`` table (:mod:`.model` tables), with ``warnings``
+    above them, as an HTML fragment with a little scoped CSS: what a notebook shows for results and
+    comparisons. The tables are the report page's own (the macros of ``templates/tables.html.j2``)."""
+    return _environment().get_template("fragment.html.j2").render(
+        results=table,
+        marks_legend=_marks_legend(table) if table is not None else "",
+        comparisons=comparisons,
+        warnings=list(warnings),
     )

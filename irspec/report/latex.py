@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Cell, Row, Table, build_table, marks_legend
+from irspec.report.model import Cell, Row, Table, build_table, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
@@ -74,6 +74,8 @@ def _results(table: Table) -> list[str]:
     if table.marked:
         dagger_arrow = r"\textsuperscript{$\dagger$}/\textsuperscript{$\downarrow$}"
         caption.append(marks_legend(table, latex_escape, dagger_arrow, r"$\alpha = {:g}$"))
+    if table.interval:
+        caption.append(latex_escape(interval_legend(table)))
     out.append(r"  \caption{" + " ".join(caption) + "}")
     for n, block in enumerate(table.blocks):
         # a value and its marks in two columns (r@{}l), so that the numbers align
@@ -94,6 +96,8 @@ def _results(table: Table) -> list[str]:
                 text = _number(cell.text)
                 if cell.bold:
                     text = r"\textbf{" + text + "}"
+                if cell.interval:
+                    text += r" {\scriptsize " + cell.interval.replace("-", "$-$") + "}"
                 if marked:
                     mark = _MARKS.get(cell.marks, cell.marks) if table.baseline is not None else cell.marks
                     text += " &" + (r" \textsuperscript{" + mark + "}" if mark else "")
@@ -164,6 +168,7 @@ def to_latex(
     notes: Sequence[str] = (),
     decimals: int = 4,
     content: str = "results",
+    intervals: str | None = None,
 ) -> str:
     r"""A LaTeX ``table`` (booktabs): runs as rows, metrics as columns, the best value of each column in
     bold, significance marks as superscripts, and a caption stating the test, correction, alpha and
@@ -173,6 +178,10 @@ def to_latex(
     significantly worse; without one, each run has a letter and a value carries the letters of the runs
     it is significantly better than, as IR papers do. The marks have a column of their own (``r@{}l``)
     so that the numbers of a column stay aligned. The preamble needs ``\usepackage{booktabs}``.
-    ``content="comparisons"`` gives one row per comparison instead.
+    ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval of each mean beside it,
+    in a smaller size. ``content="comparisons"`` gives one row per comparison instead.
     """
-    return render(build_table(results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content))
+    table = build_table(
+        results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
+    )
+    return render(table)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Row, Table, build_table, marks_legend
+from irspec.report.model import Row, Table, build_table, interval_legend, marks_legend
 from irspec.report.text import comparison_legend
 
 if TYPE_CHECKING:
@@ -52,6 +52,8 @@ def _results(table: Table) -> list[str]:
                 text = f"**{cell.text}**" if cell.bold else cell.text
                 if cell.marks:
                     text += f"<sup>{MARKS[cell.marks] if table.baseline is not None else cell.marks}</sup>"
+                if cell.interval:
+                    text += f" {cell.interval}"
                 cells.append(text)
             lines.append("| " + " | ".join(cells) + " |")
     legend = [f"Mean over {table.queries}."]
@@ -59,6 +61,8 @@ def _results(table: Table) -> list[str]:
         legend.append("The best value of each metric is in **bold**.")
     if table.marked:
         legend.append(marks_legend(table, markdown_escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}"))
+    if table.interval:
+        legend.append(markdown_escape(interval_legend(table)))
     return lines + ["", " ".join(legend)]
 
 
@@ -90,12 +94,17 @@ def to_markdown(
     notes: Sequence[str] = (),
     decimals: int = 4,
     content: str = "results",
+    intervals: str | None = None,
 ) -> str:
     """A GitHub-flavoured Markdown table with the content and marks of :func:`~irspec.report.to_latex`,
     and a legend.
 
     The best value of each metric is in bold; ``†``/``↓`` after a value: significantly better/worse than
     the baseline; without a baseline, superscript letters name the runs a value is significantly
-    better than. ``content="comparisons"`` gives one row per comparison instead.
+    better than. ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after each
+    mean. ``content="comparisons"`` gives one row per comparison instead.
     """
-    return render(build_table(results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content))
+    table = build_table(
+        results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
+    )
+    return render(table)

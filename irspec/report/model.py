@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from irspec.report.marks import Method, direction, method_parts, query_count, significance_marks
 
 if TYPE_CHECKING:
@@ -35,19 +37,23 @@ __all__ = [
     "p_text",
     "check_decimals",
     "marks_legend",
+    "INTERVALS",
+    "interval_legend",
 ]
 
 
 class Cell(NamedTuple):
     """One cell: its ``text`` as plain text (a name, or a number at the table's precision; ``-`` when
     undefined), the ``value`` behind it (a float, a tuple for an interval, ``None`` for a name),
-    whether it is the best of its column (``bold``), and its significance ``marks``: ``better`` or
-    ``worse`` than the baseline, or the letters of the runs it is significantly better than."""
+    whether it is the best of its column (``bold``), its significance ``marks``: ``better`` or
+    ``worse`` than the baseline, or the letters of the runs it is significantly better than; and, for a
+    mean in a table with intervals, its confidence ``interval`` as text (``[0.4012, 0.5122]``)."""
 
     text: str
     value: Any = None
     bold: bool = False
     marks: str = ""
+    interval: str = ""
 
 
 class Column(NamedTuple):
@@ -91,7 +97,8 @@ class Table:
     ``queries`` says how many queries the results are means over (``"50 queries"``). With comparison
     settings, ``method`` says how runs were compared, and ``baseline`` or ``letters`` (run name ->
     letter) name what the marks refer to. A comparisons table also has the ``confidence`` and
-    ``ci_method`` of its intervals. ``notes`` are told after the table.
+    ``ci_method`` of its intervals. A results table with intervals around its means says what they
+    are in ``interval`` (:func:`interval_legend` puts it in words). ``notes`` are told after the table.
     """
 
     kind: str
@@ -103,6 +110,7 @@ class Table:
     confidence: float | None = None
     ci_method: str = ""
     notes: tuple[str, ...] = ()
+    interval: str = ""
 
     @property
     def marked(self) -> bool:
@@ -167,6 +175,38 @@ def _best(group: Sequence[Result], aggregates: Sequence[dict[str, float]], decim
     return out
 
 
+INTERVALS = ("t", "bootstrap")
+"""The confidence intervals a results table can show around its means (:func:`irspec.stats.mean_ci`)."""
+
+_RESAMPLES, _SEED = 10_000, 42
+_INTERVAL_WORDS = {
+    "t": "t distribution over the queries",
+    "bootstrap": f"BCa bootstrap over the queries, {_RESAMPLES} resamples, seed {_SEED}",
+}
+
+
+def _intervals(res: Result, aggregate: Mapping[str, float], method: str, decimals: int) -> dict[str, str]:
+    """The 95% interval of each of ``res``'s means (a sum, a geometric mean or a text has none), as
+    text at the table's precision; a mean over fewer than two queries has none either."""
+    from irspec import stats  # scipy: loaded only for a table that shows intervals
+
+    out = {}
+    for j, m in enumerate(res.metrics):
+        values = res.values[:, j]
+        values = values[~np.isnan(values)]
+        if m.aggregate == "mean" and len(values) >= 2:
+            low, high = stats.mean_ci(values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=_SEED)
+            out[str(m)] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
+    return out
+
+
+def interval_legend(table: Table) -> str:
+    """The sentence that says what a results table's intervals are, in plain text ("" without them)."""
+    if not table.interval:
+        return ""
+    return f"[low, high]: the 95% confidence interval of the mean ({_INTERVAL_WORDS[table.interval]})."
+
+
 def build_results(
     results: Sequence[Result],
     comparisons: Sequence[Any] = (),
@@ -175,11 +215,15 @@ def build_results(
     decimals: int = 4,
     per_query: bool = False,
     notes: Sequence[str] = (),
+    intervals: str | None = None,
 ) -> Table:
     """The results table: a row per run (under it, with ``per_query``, a row per query), a column per
     metric, the best value of each column bold, and the marks of the significant ``comparisons`` made
-    with the settings ``compare`` (none without them)."""
+    with the settings ``compare`` (none without them). ``intervals`` (one of :data:`INTERVALS`) puts
+    the 95% confidence interval of each mean beside it."""
     check_decimals(decimals)
+    if intervals is not None and intervals not in INTERVALS:
+        raise ValueError(f"intervals must be one of {', '.join(INTERVALS)} or None, not {intervals!r}")
     marks = significance_marks(results, comparisons, compare)
     blocks = []
     for group in groups(results):
@@ -196,8 +240,9 @@ def build_results(
                     values = res.values[i]
                     cells = [Cell(value_text(values[j], m, decimals), values[j]) for j, m in enumerate(metrics)]
                     rows.append(Row((Cell(name), Cell(qid), *cells)))
+            shown = _intervals(res, agg, intervals, decimals) if intervals else {}
             cells = [
-                Cell(value_text(agg[k], m, decimals), agg[k], (name, k) in best, marks.cells.get((name, k), ""))
+                Cell(value_text(agg[k], m, decimals), agg[k], (name, k) in best, marks.cells.get((name, k), ""), shown.get(k, ""))
                 for k, m in zip(keys, metrics)
             ]
             head = (Cell(name), Cell("all")) if per_query else (Cell(name),)
@@ -211,6 +256,7 @@ def build_results(
         baseline=marks.baseline,
         letters=dict(marks.letter),
         notes=tuple(notes),
+        interval=intervals or "",
     )
 
 
@@ -303,9 +349,11 @@ def build_table(
     notes: Sequence[str] = (),
     decimals: int = 4,
     content: str = "results",
+    intervals: str | None = None,
 ) -> Table:
-    """The table a paper format shows: the results (``content="results"``), or the comparisons with
-    :data:`BRIEF_COLUMNS` (``content="comparisons"``)."""
+    """The table a paper format shows: the results (``content="results"``, with ``intervals`` as
+    :func:`build_results` takes them), or the comparisons with :data:`BRIEF_COLUMNS`
+    (``content="comparisons"``)."""
     if content == "comparisons":
         return build_comparisons(results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes)
-    return build_results(results, comparisons, compare, decimals=decimals, notes=notes)
+    return build_results(results, comparisons, compare, decimals=decimals, notes=notes, intervals=intervals)

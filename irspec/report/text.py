@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import BRIEF_COLUMNS, Block, Table, build_comparisons, build_results
+from irspec.report.model import BRIEF_COLUMNS, Block, Cell, Table, build_comparisons, build_results, interval_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
@@ -47,16 +47,21 @@ def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼")) -> str:
             cells = [c.text for c in row.cells]
             if labels:
                 cells[0] = _label(cells[0], row.letter, row.baseline)
-                if table.marked:
-                    cells[labels:] = [c.text + " " + shown(c.marks).ljust(width) for c in row.cells[labels:]]
+                if table.marked or table.interval:
+                    cells[labels:] = [_value(c, shown(c.marks).ljust(width) if table.marked else "") for c in row.cells[labels:]]
             rows.append(cells)
         if lines:
             lines.append("")
         lines.extend(_align(block, rows))
-    legend = _legend(table, up, down)
-    if legend:
-        lines += ["", legend, *(f"note: {n}" for n in table.notes)]
+    legends = [text for text in (_legend(table, up, down), interval_legend(table)) if text]
+    if legends:
+        lines += ["", *legends, *(f"note: {n}" for n in table.notes)]
     return "\n".join(lines) + "\n"
+
+
+def _value(cell: Cell, marks: str) -> str:
+    """A value, its marks (padded, so that the values of a column stay aligned) and its interval."""
+    return " ".join(part for part in (cell.text, marks, cell.interval) if part)
 
 
 def _legend(table: Table, up: str, down: str) -> str:
@@ -80,14 +85,17 @@ def comparison_legend(table: Table) -> str:
     )
 
 
-def to_table(results: Sequence[Result], *, per_query: bool = False, decimals: int = 4) -> str:
-    """An aligned text table: runs as rows (with per-query rows under each run), metrics as columns.
+def to_table(
+    results: Sequence[Result], *, per_query: bool = False, decimals: int = 4, intervals: str | None = None
+) -> str:
+    """An aligned text table: runs as rows (with per-query rows under each run), metrics as columns;
+    ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after each mean.
 
     Results with different metrics (a plan's runs and its log) get one table each, a blank line apart.
     """
     if not results:
         return ""
-    return render(build_results(results, decimals=decimals, per_query=per_query))
+    return render(build_results(results, decimals=decimals, per_query=per_query, intervals=intervals))
 
 
 def marked_table(

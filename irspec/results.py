@@ -1,0 +1,203 @@
+"""Results where researchers work: several runs as one mapping, data frames, and notebook display.
+
+>>> res = irspec.evaluate("qrels.txt", "run.txt", "nDCG@10, AP")            # doctest: +SKIP
+>>> res                          # in a notebook: the means with 95% confidence intervals  # doctest: +SKIP
+>>> many = irspec.evaluate("qrels.txt", {"bm25": "bm25.run", "dense": df})  # doctest: +SKIP
+>>> many["bm25"].aggregate(), many.to_frame(wide=True)                      # doctest: +SKIP
+>>> many.show(intervals="bootstrap")                                        # doctest: +SKIP
+
+:func:`evaluate` (``irspec.evaluate``) is the engine's evaluation (:func:`irspec.engine.evaluate_many`) with two additions:
+several runs at once (a mapping ``{name: run}`` or a list of paths) give a :class:`ResultSet`, and what
+it returns shows itself in a notebook (``_repr_html_``, ``_repr_markdown_``) through the report
+layer's table model and renderers, the ones the HTML report and ``--format markdown`` use. That is
+why this module sits above :mod:`irspec.report`, and why its :class:`Result` is the engine's
+:class:`~irspec.engine.Result` with display added: the engine knows nothing of reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from irspec import engine
+from irspec.context import MissingQueries, Options
+from irspec.data import read_run
+from irspec.errors import EvaluationError
+from irspec.registry import Metric
+from irspec.report import html, markdown
+from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_comparisons, build_results
+from irspec.report.text import render as text_render
+
+__all__ = ["Result", "ResultSet", "Shown", "evaluate"]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Results (and the comparisons made between them) as a notebook shows them: the means of every
+    run with their 95% confidence intervals (``intervals``: ``"t"``, ``"bootstrap"`` or ``None``), the
+    best of each metric in bold, significance marks, and the comparisons' table under them.
+
+    ``_repr_html_`` and ``_repr_markdown_`` are what IPython displays; ``str()`` is the text table.
+    """
+
+    results: tuple[engine.Result, ...]
+    comparisons: tuple[Any, ...] = ()
+    compare: Any = None
+    notes: tuple[str, ...] = ()
+    intervals: str | None = "t"
+    decimals: int = 4
+
+    def __post_init__(self) -> None:
+        if self.intervals is not None and self.intervals not in INTERVALS:
+            raise EvaluationError(f"intervals must be one of {', '.join(INTERVALS)} or None, not {self.intervals!r}")
+
+    def _table(self) -> Any:
+        return build_results(self.results, self.comparisons, self.compare, decimals=self.decimals, intervals=self.intervals)
+
+    def _compared(self, columns: Sequence[str]) -> Any:
+        if not self.comparisons:
+            return None
+        return build_comparisons(self.results, self.comparisons, self.compare, decimals=self.decimals, columns=columns, notes=self.notes)
+
+    def _repr_html_(self) -> str:
+        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results))
+
+    def _repr_markdown_(self) -> str:
+        parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in engine.collect_warnings(self.results)]
+        parts.append(markdown.render(self._table()))
+        compared = self._compared(BRIEF_COLUMNS)
+        if compared is not None:
+            parts.append("\n" + markdown.render(compared))
+        return "".join(parts)
+
+    def __str__(self) -> str:
+        text = text_render(self._table())
+        compared = self._compared(BRIEF_COLUMNS)
+        return text if compared is None else text + "\n" + text_render(compared)
+
+
+@dataclass(frozen=True, eq=False)
+class Result(engine.Result):
+    """The evaluation of one run (:class:`irspec.engine.Result`: ``aggregate()``, ``per_query()``,
+    ``to_frame()``), shown in a notebook as a table of its means with 95% t intervals."""
+
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The result as a notebook shows it, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
+        return Shown((self,), intervals=intervals, decimals=decimals)
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
+
+def displayable(result: engine.Result) -> Result:
+    """``result`` as a :class:`Result` (the same values, shown in a notebook)."""
+    if isinstance(result, Result):
+        return result
+    return Result(**{f.name: getattr(result, f.name) for f in dataclasses.fields(engine.Result)})
+
+
+@dataclass(frozen=True)
+class ResultSet(Mapping[str, Result]):
+    """The results of several runs evaluated against the same qrels: a mapping run name -> :class:`Result`
+    in the order given, shown as one table (a row per run) in a notebook and by ``str()``.
+
+    :func:`irspec.compare` takes it as it is (``irspec.compare(many, baseline="bm25")``).
+    """
+
+    results: tuple[Result, ...]
+
+    def __getitem__(self, name: str) -> Result:
+        for res in self.results:
+            if res.run_name == name:
+                return res
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (res.run_name for res in self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __repr__(self) -> str:
+        return f"ResultSet({', '.join(map(repr, self))})"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every run's warnings, each once."""
+        return tuple(engine.collect_warnings(self.results))
+
+    def aggregate(self) -> dict[str, dict[str, float]]:
+        """``{run: {metric: mean}}``: each run's :meth:`~irspec.engine.Result.aggregate`."""
+        return {res.run_name: res.aggregate() for res in self.results}
+
+    def to_frame(self, wide: bool = False, backend: str = "polars") -> Any:
+        """Every run's per-query values in one data frame, long (``run, query_id, metric, value``) or
+        ``wide`` (a column per metric): :func:`irspec.engine.results_frame`."""
+        return engine.results_frame(self.results, wide=wide, backend=backend)
+
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The runs as a notebook shows them, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
+        return Shown(self.results, intervals=intervals, decimals=decimals)
+
+    def __str__(self) -> str:
+        return str(self.show(intervals=None))
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    relevance_level: int = 1,
+    depth: int | None = None,
+    judged_only: bool = False,
+    missing_queries: MissingQueries = "zero",
+    collection_size: int | None = None,
+) -> Result | ResultSet:
+    """Evaluate one run, or several, against qrels.
+
+    ``qrels`` and ``run`` are file paths (gzip or plain; ``"-"`` for standard input), ``{qid: {docno:
+    label}}`` / ``{qid: {docno: score}}`` dicts, pandas or polars DataFrames, or
+    :class:`~irspec.data.Qrels` / :class:`~irspec.data.Run` objects; one run gives a :class:`Result`.
+    Several runs give a :class:`ResultSet`: a mapping ``{name: run}`` (the names label the runs) or a
+    list of runs (named by their runid or file stem; two of one name become ``name`` and ``name (2)``);
+    the qrels are read and indexed once. ``metrics`` is a spec text (``"nDCG@10, AP"``), a list of
+    texts, or bound :class:`~irspec.Metric` objects. See :class:`~irspec.context.Options` for the
+    keyword options.
+    """
+    options = Options(relevance_level, depth, judged_only, missing_queries, collection_size)
+    several = _several(run)
+    if several is None:
+        return displayable(engine.evaluate_many(qrels, [run], metrics, options=options)[0])
+    return ResultSet(tuple(displayable(r) for r in engine.evaluate_many(qrels, several, metrics, options=options)))
+
+
+def _several(run: Any) -> Iterable[Any] | None:
+    """The runs ``run`` stands for when it is several (``None`` when it is one), read one at a time.
+
+    A mapping is one run in pytrec_eval's shape ``{qid: {docno: score}}`` when its values are mappings
+    of scores, else ``{name: run}``; a list or tuple of paths, runs, dicts or frames is several runs (a
+    list of tuples, such as ir_measures' ``ScoredDoc`` rows, is one run)."""
+    if isinstance(run, Mapping):
+        if all(isinstance(v, Mapping) and not isinstance(next(iter(v.values()), None), Mapping) for v in run.values()):
+            return None
+        for name in run:
+            if not isinstance(name, str):
+                raise EvaluationError(f"run names must be strings, not {type(name).__name__} ({name!r})")
+        return (dataclasses.replace(read_run(r), name=name) for name, r in run.items())
+    if isinstance(run, (list, tuple)) and not any(isinstance(r, tuple) for r in run):
+        if not run:
+            raise EvaluationError("no runs to evaluate: the list of runs is empty")
+        return run
+    return None

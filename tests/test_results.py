@@ -1,0 +1,339 @@
+"""Results where researchers work (irspec.results, irspec.frames): several runs as one mapping, data
+frames out, notebook display through IPython's own formatters, confidence intervals in every table, and
+``--format jsonl`` in ir_measures' record shape.
+
+Expected values come from pytrec_eval (per-query values), scipy (t intervals), ir_measures (JSON lines)
+and arithmetic written out here; never from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+from scipy import stats as scipy_stats
+
+import irspec
+from irspec import MetricDef
+from irspec.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "report"
+QRELS = str(FIXTURES / "qrels.txt")
+RUNS = {name: str(FIXTURES / f"{name}.run") for name in ("base", "better", "worse")}
+
+
+def _trec(path: str) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4:  # qrels: qid iter docno label
+            out.setdefault(parts[0], {})[parts[2]] = int(parts[3])
+        elif len(parts) >= 5:  # run: qid iter docno rank score [runid]
+            out.setdefault(parts[0], {})[parts[2]] = float(parts[4])
+    return out
+
+
+def _pytrec(run: str, measures: set[str]) -> dict[str, dict[str, float]]:
+    return pytrec_eval.RelevanceEvaluator(_trec(QRELS), measures).evaluate(_trec(run))
+
+
+def _t_interval(values: list[float]) -> tuple[float, float]:
+    """scipy's 95% t interval of the mean of ``values``."""
+    n = len(values)
+    mean = sum(values) / n
+    return scipy_stats.t.interval(0.95, n - 1, loc=mean, scale=scipy_stats.sem(values))
+
+
+# --------------------------------------------------------------------------------------------------
+# Frames out
+
+
+@pytest.mark.parametrize("backend", ["polars", "pandas"])
+def test_long_frame_holds_pytrec_evals_values(backend):
+    res = irspec.evaluate(QRELS, RUNS["base"], "AP, P@5")
+    frame = res.to_frame(backend=backend)
+    rows = frame.to_dicts() if backend == "polars" else frame.to_dict("records")
+    assert list(rows[0]) == ["run", "query_id", "metric", "value"]
+    expected = _pytrec(RUNS["base"], {"map", "P.5"})
+    assert len(rows) == 2 * len(expected)
+    for row in rows:
+        assert row["run"] == "base"
+        key = {"AP": "map", "P@5": "P_5"}[row["metric"]]
+        assert row["value"] == pytest.approx(expected[row["query_id"]][key], abs=1e-12)
+    # queries in id order, metrics in the order asked, within each query
+    assert [r["metric"] for r in rows[:4]] == ["AP", "P@5", "AP", "P@5"]
+    assert [r["query_id"] for r in rows[::2]] == sorted(expected)
+
+
+@pytest.mark.parametrize("backend", ["polars", "pandas"])
+def test_wide_frame_is_one_row_per_query_and_a_column_per_metric(backend):
+    many = irspec.evaluate(QRELS, {"b": RUNS["base"], "w": RUNS["worse"]}, "AP, P@5")
+    frame = many.to_frame(wide=True, backend=backend)
+    assert list(frame.columns) == ["run", "query_id", "AP", "P@5"]
+    rows = frame.to_dicts() if backend == "polars" else frame.to_dict("records")
+    assert [r["run"] for r in rows] == ["b"] * 8 + ["w"] * 8
+    for name, path in (("b", RUNS["base"]), ("w", RUNS["worse"])):
+        expected = _pytrec(path, {"map", "P.5"})
+        for r in (r for r in rows if r["run"] == name):
+            assert r["AP"] == pytest.approx(expected[r["query_id"]]["map"], abs=1e-12)
+            assert r["P@5"] == pytest.approx(expected[r["query_id"]]["P_5"], abs=1e-12)
+
+
+def test_text_metrics_and_undefined_values_in_frames():
+    # q1 ranks d1 (relevant), d2 (not judged), d3 (relevant): relstring@3 is "1-1"; q2 finds nothing
+    # relevant (its one document, d5, is unjudged: relstring "-"), so SL(unfound=skip) is undefined there
+    qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"d9": 1}}
+    run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"d5": 1.0}}
+    res = irspec.evaluate(qrels, run, ["relstring@3", "SL(unfound=skip)", "P@2"])
+    long = res.to_frame()
+    assert long.columns == ["run", "query_id", "metric", "value", "text"]
+    by = {(r["query_id"], r["metric"]): r for r in long.to_dicts()}
+    assert by[("q1", "relstring@3")]["value"] is None and by[("q1", "relstring@3")]["text"] == "1-1"
+    assert by[("q1", "P@2")] == {"run": "run", "query_id": "q1", "metric": "P@2", "value": 0.5, "text": None}
+    assert by[("q2", "SL(unfound=skip)")]["value"] is None
+    wide = res.to_frame(wide=True)
+    assert str(wide.schema["relstring@3"]) == "String" and wide.get_column("relstring@3").to_list() == ["1-1", "-"]
+    assert wide.get_column("P@2").to_list() == [0.5, 0.0]
+    # without a text metric there is no text column
+    assert irspec.evaluate(qrels, run, "P@2").to_frame().columns == ["run", "query_id", "metric", "value"]
+
+
+def test_frame_backend_errors_are_clear(monkeypatch):
+    res = irspec.evaluate(QRELS, RUNS["base"], "AP")
+    with pytest.raises(irspec.IrspecError, match="backend must be one of polars, pandas, not 'panda'; did you mean 'pandas'"):
+        res.to_frame(backend="panda")
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
+    with pytest.raises(irspec.IrspecError, match=r"needs pandas: pip install pandas"):
+        res.to_frame(backend="pandas")
+    with pytest.raises(irspec.IrspecError, match=r"needs pandas"):
+        irspec.compare([res, irspec.evaluate(QRELS, RUNS["worse"], "AP")]).to_frame("pandas")
+
+
+# --------------------------------------------------------------------------------------------------
+# Several runs at once
+
+
+def test_a_mapping_of_runs_gives_a_result_set_named_by_its_keys():
+    many = irspec.evaluate(QRELS, {"bm25": RUNS["base"], "dense": RUNS["better"]}, "AP")
+    assert isinstance(many, irspec.ResultSet) and list(many) == ["bm25", "dense"] and len(many) == 2
+    expected = _pytrec(RUNS["better"], {"map"})
+    assert many["dense"].aggregate()["AP"] == pytest.approx(sum(v["map"] for v in expected.values()) / 8, abs=1e-12)
+    assert set(many.aggregate()) == {"bm25", "dense"}
+    found = irspec.compare(many, baseline="bm25")
+    assert [(c.a, c.b) for c in found] == [("dense", "bm25")]
+    with pytest.raises(KeyError):
+        many["nope"]
+
+
+def test_a_list_of_paths_gives_a_result_set_named_by_the_runs():
+    many = irspec.evaluate(QRELS, [RUNS["base"], RUNS["worse"]], "P@5")
+    assert list(many) == ["base", "worse"]
+    # base: P@5 per query from pytrec_eval, averaged by hand
+    expected = _pytrec(RUNS["base"], {"P.5"})
+    assert many["base"].aggregate()["P@5"] == pytest.approx(sum(v["P_5"] for v in expected.values()) / 8)
+    text = str(many)
+    assert text.splitlines()[0].split() == ["run", "P@5"] and "worse" in text
+
+
+def test_pytrec_eval_dicts_stay_one_run_and_named_dict_runs_are_several():
+    qrels = {"q1": {"d1": 1}}
+    one = irspec.evaluate(qrels, {"q1": {"d1": 1.0, "d2": 0.5}}, "P@1")
+    assert isinstance(one, irspec.Result) and one.aggregate() == {"P@1": 1.0}
+    several = irspec.evaluate(qrels, {"a": {"q1": {"d1": 1.0}}, "b": {"q1": {"d2": 1.0}}}, "P@1")
+    assert several.aggregate() == {"a": {"P@1": 1.0}, "b": {"P@1": 0.0}}
+    with pytest.raises(irspec.EvaluationError, match="the list of runs is empty"):
+        irspec.evaluate(qrels, [], "P@1")
+    with pytest.raises(irspec.EvaluationError, match="run names must be strings, not int"):
+        irspec.evaluate(qrels, {1: RUNS["base"]}, "P@1")
+
+
+# --------------------------------------------------------------------------------------------------
+# Confidence intervals
+
+
+def test_mean_ci_is_scipys_t_interval():
+    values = [0.1, 0.4, 0.35, 0.8, 0.0, 0.55]
+    assert irspec.stats.mean_ci(values) == pytest.approx(_t_interval(values), abs=1e-12)
+    assert irspec.stats.mean_ci([0.3, 0.3, 0.3]) == (0.3, 0.3)
+    with pytest.raises(irspec.EvaluationError, match="at least 2"):
+        irspec.stats.mean_ci([0.5])
+    with pytest.raises(irspec.EvaluationError, match="method must be one of"):
+        irspec.stats.mean_ci(values, method="z")
+
+
+def test_bootstrap_mean_ci_is_close_to_scipys_bca():
+    values = [0.1, 0.4, 0.35, 0.8, 0.0, 0.55, 0.2, 0.9, 0.45, 0.6]
+    ours = irspec.stats.mean_ci(values, method="bootstrap", resamples=20_000, seed=3)
+    theirs = scipy_stats.bootstrap((values,), lambda x: sum(x) / len(x), vectorized=False, n_resamples=20_000, method="BCa", random_state=3)
+    assert ours == pytest.approx((theirs.confidence_interval.low, theirs.confidence_interval.high), abs=0.01)
+
+
+def test_the_terminal_table_shows_t_intervals_with_ci(capsys):
+    assert main(["eval", QRELS, RUNS["base"], "-m", "AP", "-m", "num_ret", "--ci"]) == 0
+    out = capsys.readouterr().out
+    low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
+    assert f"0.7913 [{low:.4f}, {high:.4f}]" in out
+    assert "[low, high]: the 95% confidence interval of the mean (t distribution over the queries)." in out
+    row = next(line for line in out.splitlines() if line.startswith("base"))
+    assert row.split()[-1] == "80"  # a sum has no interval
+
+
+def test_intervals_in_markdown_and_latex_and_not_elsewhere(capsys):
+    assert main(["eval", QRELS, RUNS["base"], "-m", "P@5", "--ci", "--format", "markdown"]) == 0
+    low, high = _t_interval([v["P_5"] for v in _pytrec(RUNS["base"], {"P.5"}).values()])
+    assert f"| base | 0.6000 [{low:.4f}, {high:.4f}] |" in capsys.readouterr().out
+    assert main(["eval", QRELS, RUNS["base"], "-m", "P@5", "--ci", "bootstrap", "--format", "latex"]) == 0
+    assert r"0.6000 {\scriptsize [" in capsys.readouterr().out
+    assert main(["eval", QRELS, RUNS["base"], "-m", "P@5", "--ci", "--format", "trec"]) == 2
+    err = capsys.readouterr().err
+    assert err == "irspec: error: --ci shows intervals in the table, latex, markdown formats, not in --format trec\n"
+
+
+def test_the_default_table_has_no_intervals(capsys):
+    assert main(["eval", QRELS, RUNS["base"], "-m", "AP"]) == 0
+    assert "[" not in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------------
+# Notebook display, through IPython's own formatters
+
+
+def _displayed(obj) -> dict[str, str]:
+    formatters = pytest.importorskip("IPython.core.formatters")
+    data, _ = formatters.DisplayFormatter().format(obj)
+    return data
+
+
+def test_a_result_displays_its_means_with_t_intervals():
+    res = irspec.evaluate(QRELS, RUNS["base"], "AP, num_ret")
+    data = _displayed(res)
+    low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
+    html = data["text/html"]
+    assert f'<td>0.7913 <span class="ci">[{low:.4f}, {high:.4f}]</span></td><td>80</td>' in html
+    assert "confidence interval of the mean (t distribution over the queries)" in html
+    assert "<!DOCTYPE" not in html  # a fragment, not a page
+    markdown = data["text/markdown"]
+    assert f"| base | 0.7913 [{low:.4f}, {high:.4f}] | 80 |" in markdown
+
+
+def test_a_result_set_and_comparisons_display_as_one_table():
+    many = irspec.evaluate(QRELS, {"base": RUNS["base"], "better": RUNS["better"], "worse": RUNS["worse"]}, "P@5")
+    html = _displayed(many)["text/html"]
+    assert html.count("<table") == 1 and all(f'<td class="text">{n}</td>' in html for n in many)
+    found = irspec.compare(many, baseline="base")
+    data = _displayed(found)
+    # the runs' table with marks (better is significantly better than base), then the comparisons
+    assert data["text/html"].count("<table") == 2
+    assert '<sup class="mark better" title="significantly better than base">†</sup>' in data["text/html"]
+    assert "| better | **0.8000**<sup>†</sup> [" in data["text/markdown"]
+    assert "| P@5 | better | base |" in data["text/markdown"]
+
+
+def test_bootstrap_intervals_on_request_and_warnings_shown():
+    res = irspec.evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}, {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}}, "P@1")
+    shown = _displayed(res.show(intervals="bootstrap"))
+    assert "BCa bootstrap over the queries, 10000 resamples, seed 42" in shown["text/html"]
+    # q3 is missing from the run: the warning is in both forms, above the table
+    assert "1 of the 3 queries of the qrels is missing from the run" in shown["text/html"]
+    assert shown["text/markdown"].startswith("- warning: ")
+    with pytest.raises(irspec.EvaluationError, match="intervals must be one of t, bootstrap or None"):
+        res.show(intervals="z")
+
+
+def test_a_small_notebook_runs_and_renders(tmp_path):
+    # a real notebook kernel when nbclient is there; else the same cells through IPython's shell
+    cells = [
+        "import irspec",
+        f"res = irspec.evaluate({QRELS!r}, {RUNS['base']!r}, 'AP')",
+        "res",
+    ]
+    shell_module = pytest.importorskip("IPython.core.interactiveshell")
+    shell = shell_module.InteractiveShell.instance()
+    try:
+        shown: list[dict] = []
+        shell.display_pub.publish = lambda data, metadata=None, **kw: shown.append(data)
+        for cell in cells:
+            result = shell.run_cell(cell)
+            assert result.success, result.error_in_exec
+        data, _ = shell.display_formatter.format(result.result)
+        assert "text/html" in data and '<span class="ci">[' in data["text/html"]
+    finally:
+        shell_module.InteractiveShell.clear_instance()
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON lines
+
+
+def _records(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_jsonl_has_ir_measures_record_shape(capsys):
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures.__main__ import main_cli
+
+    for flags in ([], ["-q"]):
+        assert main(["eval", QRELS, RUNS["base"], "-m", "AP nDCG@10 P@5", "--format", "jsonl", *flags]) == 0
+        ours = _records(capsys.readouterr().out)
+        argv = sys.argv
+        sys.argv = ["ir_measures", QRELS, RUNS["base"], "AP nDCG@10 P@5", "-o", "jsonl", *flags]
+        try:
+            main_cli()
+        finally:
+            sys.argv = argv
+        theirs = _records(capsys.readouterr().out)
+        assert ir_measures is not None and [list(r) for r in ours] == [list(r) for r in theirs]
+
+        def key(r):
+            return (r.get("query_id", ""), r["measure"])
+
+        assert sorted(map(key, ours)) == sorted(map(key, theirs))
+        by = {key(r): r["value"] for r in theirs}
+        for r in ours:
+            assert r["value"] == pytest.approx(by[key(r)], abs=1e-12)
+
+
+def test_jsonl_with_several_runs_and_text_metrics(capsys):
+    assert main(["eval", QRELS, RUNS["base"], RUNS["worse"], "-m", "P@5", "-m", "relstring@2", "-q", "--format", "jsonl"]) == 0
+    records = _records(capsys.readouterr().out)
+    assert {r["run"] for r in records} == {"base", "worse"} and all(list(r)[0] == "run" for r in records)
+    text = [r for r in records if r["measure"] == "relstring@2"]
+    assert len(text) == 16 and all(isinstance(r["value"], str) for r in text)  # per query, no summary
+    summary = [r for r in records if r["query_id"] == "all"]
+    assert [(r["run"], r["measure"]) for r in summary] == [("base", "P@5"), ("worse", "P@5")]
+    assert summary[0]["value"] == pytest.approx(sum(v["P_5"] for v in _pytrec(RUNS["base"], {"P.5"}).values()) / 8)
+
+
+# --------------------------------------------------------------------------------------------------
+# A plugin's metric appears everywhere with no extra work
+
+
+class _Half:
+    """A plugin metric: 1 for a query whose first document is relevant, 0.5 otherwise."""
+
+    @irspec.hookimpl
+    def irspec_register_metrics(self, register):
+        register(MetricDef("Half", "1 if the top document is relevant, else 0.5", per_query=_half))
+
+
+def _half(query, metric) -> float:
+    return 1.0 if query.labels and (query.labels[0] or 0) >= 1 else 0.5
+
+
+def test_a_plugin_metric_appears_in_frames_display_and_jsonl(irspec_plugin, capsys):
+    irspec_plugin(_Half())
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+    run = {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}, "q3": {"d3": 1.0}}
+    many = irspec.evaluate(qrels, {"a": run, "b": {"q1": {"d9": 1.0}, "q2": {"d9": 1.0}, "q3": {"d9": 1.0}}}, "Half")
+    assert many.to_frame(wide=True).get_column("Half").to_list() == [1.0, 0.5, 1.0, 0.5, 0.5, 0.5]
+    # mean of a: (1 + 0.5 + 1) / 3; its t interval from scipy
+    low, high = _t_interval([1.0, 0.5, 1.0])
+    assert f"0.8333 [{low:.4f}, {high:.4f}]" in _displayed(many["a"])["text/markdown"]
+    assert math.isclose(many["a"].aggregate()["Half"], 2.5 / 3)
+    html = _displayed(irspec.compare(many, baseline="b"))["text/html"]
+    assert "<th>Half</th>" in html and '<td class="text">Half</td>' in html
