@@ -102,4 +102,4 @@ def test_the_guide_test_file_passes_under_pytest(package):
     )
     report = textwrap.indent(result.stdout[-3000:] + result.stderr[-2000:], "    ")
     assert result.returncode == 0, report
-    assert re.search(r"\b3 passed\b", result.stdout), report
+    assert re.search(r"\b4 passed\b", result.stdout), report
