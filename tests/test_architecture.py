@@ -17,7 +17,7 @@ light is still a dependency). The rules, in the order a reader meets them:
    inside functions; everywhere else they are imported at the top, where a reader sees them. The face
    and the CLI import, at module level, only the light layers.
 
-:data:`PENDING` lists arrows that break a rule today and are being removed by other work of issue 11;
+:data:`PENDING` lists arrows that break a rule while other work removes them (none today);
 it must match exactly, so an entry disappears as soon as its arrow does.
 """
 
@@ -40,7 +40,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("hookspecs",),  # the pluggy hooks
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("context", "data", "resampling", "frames"),  # what kernels compute from; inputs; resampling; frames out
+    ("context", "resampling", "frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
+    ("data.trec", "data.objects"),  # qrels and runs from TREC text; from dicts and DataFrames
+    ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("stats",),  # significance tests, corrections, effect sizes
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
@@ -76,10 +78,7 @@ LAZY_EDGES = {
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
 
-_DATA_SPLIT = "i11-layers: the split of data.py, after i10-readers rewrites its reader"
-PENDING: dict[tuple[str, str, str], str] = {
-    ("lazy", "data", "polars"): _DATA_SPLIT,
-}
+PENDING: dict[tuple[str, str, str], str] = {}
 """(rule, importer, imported) -> the work that removes it. It must match exactly: an entry whose arrow
 is gone fails the test, so the list only shrinks."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import os
 import subprocess
 import sys
 from dataclasses import FrozenInstanceError
@@ -15,8 +16,9 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from irspec import data as D
 from irspec.data import Qrels, Run, read_qrels, read_run
+from irspec.data import trec as T
+from irspec.data.kinds import QRELS, RUN
 from irspec.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -130,8 +132,8 @@ def test_whitespace_mixes_and_crlf(tmp_path):
 
 def test_tab_separated_files_take_the_fast_path_and_read_alike(tmp_path):
     tsv = (FIXTURES / "data_run.txt").read_text().replace(" ", "\t").encode()
-    assert D._separator(tsv) == "\t"
-    assert_frame_equal(D._parse_fast(tsv, D._RUN, "\t"), D._parse_slow(D._normalise(tsv), D._RUN, "x"))
+    assert T._separator(tsv) == "\t"
+    assert_frame_equal(T._parse_fast(tsv, RUN, "\t"), T._parse_slow(T._normalise(tsv), RUN, "x"))
     assert_frame_equal(Run.read(write(tmp_path, tsv)).frame, Run.read(FIXTURES / "data_run.txt").frame)
     # A double tab is one separator (the slow path sorts it out).
     assert rows(Qrels.read(write(tmp_path, b"1\t0\ta\t1\n1\t0\tb\t\t2\n"))) == [
@@ -463,9 +465,9 @@ def test_read_functions_pass_objects_through():
     q = Qrels.read(FIXTURES / "data_qrels.txt")
     r = Run.read(FIXTURES / "data_run.txt")
     assert read_qrels(q) is q and read_run(r) is r
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^read_qrels\(\) was given a Run$"):
         read_qrels(r)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^read_run\(\) was given a Qrels$"):
         read_run(q)
     with pytest.raises(TypeError):
         read_run(42)
@@ -499,13 +501,13 @@ def _random_lines(rng: np.random.Generator, n: int, fmt: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("fmt", [D._QRELS, D._RUN], ids=["qrels", "run"])
+@pytest.mark.parametrize("fmt", [QRELS, RUN], ids=["qrels", "run"])
 def test_fast_path_equals_reference_path(fmt):
     rng = np.random.default_rng(7)
     data = ("\n".join(_random_lines(rng, 3000, fmt.kind)) + "\n").encode()
-    fast = D._parse_fast(data, fmt)
+    fast = T._parse_fast(data, fmt)
     assert fast is not None
-    assert_frame_equal(fast, D._parse_slow(D._normalise(data), fmt, "x"))
+    assert_frame_equal(fast, T._parse_slow(T._normalise(data), fmt, "x"))
 
 
 @pytest.mark.parametrize(
@@ -519,14 +521,14 @@ def test_fast_path_equals_reference_path(fmt):
 )
 def test_comment_lines_stay_on_the_fast_path(text):
     data = text.encode()
-    fast = D._parse_fast(data, D._RUN)
+    fast = T._parse_fast(data, RUN)
     assert fast is not None
-    assert_frame_equal(fast, D._parse_slow(D._normalise(data), D._RUN, "x"))
+    assert_frame_equal(fast, T._parse_slow(T._normalise(data), RUN, "x"))
 
 
 def test_blank_lines_and_indented_comments_leave_the_fast_path():
-    assert D._parse_fast(b"q Q0 a 1 0.5 r\n\nq Q0 b 2 0.4 r\n", D._RUN) is None
-    assert D._parse_fast(b"q Q0 a 1 0.5 r\n  # x\n", D._RUN) is None
+    assert T._parse_fast(b"q Q0 a 1 0.5 r\n\nq Q0 b 2 0.4 r\n", RUN) is None
+    assert T._parse_fast(b"q Q0 a 1 0.5 r\n  # x\n", RUN) is None
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -560,26 +562,35 @@ def test_separator_scan_finds_empty_fields_across_chunk_seams(monkeypatch, data)
     sep = b"\t" if b"\t" in data else b" "
     empty_field = data.startswith(sep) or sep * 2 in data or b"\n" + sep in data
     for chunk in range(1, len(data) + 2):
-        monkeypatch.setattr(D, "_NORMALISE_CHUNK", chunk)
-        assert D._separator(data) == (None if empty_field else sep.decode()), chunk
+        monkeypatch.setattr(T, "_NORMALISE_CHUNK", chunk)
+        assert T._separator(data) == (None if empty_field else sep.decode()), chunk
 
 
 def test_normalise_keeps_newlines_across_chunks(monkeypatch):
-    monkeypatch.setattr(D, "_NORMALISE_CHUNK", 7)
+    monkeypatch.setattr(T, "_NORMALISE_CHUNK", 7)
     data = b"  a \t b\n\n c  d \r\n   \ne   f"
-    assert D._normalise(data) == b"a b\n\nc d \n\ne f"
+    assert T._normalise(data) == b"a b\n\nc d \n\ne f"
 
 
-def test_import_does_not_load_polars():
-    code = "import sys, irspec.data; print('polars' in sys.modules, 'pandas' in sys.modules)"
+def test_the_face_loads_the_readers_on_first_use():
+    """`import irspec` stays light because the face imports irspec.data (and polars with it) only when
+    a reader is first asked for (ARCHITECTURE.md, "Import lightness"); reading a file needs no pandas."""
+    code = (
+        "import sys, irspec\n"
+        "print('irspec.data' in sys.modules, 'polars' in sys.modules)\n"
+        f"run = irspec.read_run({str(FIXTURES / 'data_run.txt')!r})\n"
+        "print('irspec.data' in sys.modules, 'polars' in sys.modules, 'pandas' in sys.modules)"
+    )
+    env = {**os.environ, "IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"}  # a plugin may import what it likes
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
         cwd=Path(__file__).resolve().parents[1],
+        env=env,
     )
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False", "False", "True", "True", "False"]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,257 @@
+"""Qrels and runs as immutable, columnar polars DataFrames, whatever they were read from.
+
+Input formats (see METRICS.md, "Input formats"):
+
+- qrels: ``qid iter docno label``, exactly 4 fields; ``label`` an integer (negative allowed).
+- run: ``qid iter docno rank score [runid]``, at least 5 fields; ``rank`` must be present but is
+  ignored, ``score`` must be a finite number, fields after ``runid`` are ignored (as trec_eval does:
+  its own test file ``results.trunc`` has them).
+
+The package has one module per kind of source and this one for what they make:
+
+- :mod:`irspec.data.trec`: TREC text files (paths, ``-`` for standard input, open files, gzip), with
+  a fast path and a slow one that names the bad line;
+- :mod:`irspec.data.objects`: pytrec_eval's ``{qid: {docno: value}}`` dicts and pandas or polars
+  DataFrames;
+- :mod:`irspec.data.kinds`: what qrels and runs are to all of them (the value column, the fields);
+- here: :class:`Qrels` and :class:`Run`, :func:`read_qrels` and :func:`read_run` that pick the reader,
+  and the checks every source goes through: finite scores, and duplicates, found by sorting one 64-bit
+  hash of ``(query, docno)`` per row (:func:`pair_keys`; equal pairs always hash equal, a collision
+  only costs an exact re-check). A docno may appear only once per query. Qrels are then sorted by
+  query and docno; runs keep source order.
+
+Every problem is an :class:`~irspec.errors.InputError` naming the source (and for a file the 1-based
+physical line) and the query.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar
+
+import numpy as np
+import polars as pl
+
+from irspec.data.kinds import QRELS, RUN, Kind
+from irspec.data.objects import frame_from_dataframe, frame_from_mapping, is_dataframe
+from irspec.data.trec import Source, read_text
+from irspec.errors import InputError
+
+__all__ = ["Qrels", "Run", "read_qrels", "read_run"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Qrels and Run
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Relevance judgments.
+
+    ``frame`` has columns ``query`` (String), ``docno`` (String), ``label`` (Int64) and ``line``
+    (UInt32, the 1-based line in ``source``; null for dict or DataFrame input), sorted by query then
+    docno, one row per judgment; a docno appears at most once per query.
+    """
+
+    frame: pl.DataFrame
+    source: str
+
+    @classmethod
+    def read(cls, path_or_file: Source, *, source: str | None = None) -> Qrels:
+        """Read a TREC qrels file (``qid iter docno label``): a path, ``"-"`` for standard input, or an
+        open file. ``source`` overrides the name used in error messages."""
+        text = read_text(path_or_file, QRELS, source)
+        return cls(_finish(text.frame, QRELS, text.source)[0], text.source)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Mapping[str, int]]) -> Qrels:
+        """Qrels from pytrec_eval's shape ``{qid: {docno: label}}``; labels must be integers."""
+        frame = frame_from_mapping(d, QRELS, "<dict>")
+        return cls(_finish(frame, QRELS, "<dict>")[0], "<dict>")
+
+    @classmethod
+    def from_frame(cls, df: Any) -> Qrels:
+        """Qrels from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and
+        ``relevance`` (other columns are ignored)."""
+        frame = frame_from_dataframe(df, QRELS, "<DataFrame>")
+        return cls(_finish(frame, QRELS, "<DataFrame>")[0], "<DataFrame>")
+
+    @cached_property
+    def query_ids(self) -> list[str]:
+        """The judged query ids, sorted."""
+        return _query_ids(self.frame)
+
+    def __len__(self) -> int:
+        """The number of judgments."""
+        return self.frame.height
+
+    def __repr__(self) -> str:
+        return f"Qrels(source={self.source!r}, queries={len(self.query_ids)}, judgments={len(self)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """A ranked run.
+
+    ``frame`` has columns ``query`` (String), ``docno`` (String), ``score`` (Float64, finite) and
+    ``line`` (UInt32 1-based source line, or null for dict or DataFrame input), in source order; a
+    docno appears at most once per query. The rank column of a TREC file is not kept: rankings come
+    from the scores. ``name`` is the runid (6th field) of the last data line, else the file's stem,
+    else ``"run"``.
+    """
+
+    frame: pl.DataFrame
+    name: str
+    source: str
+    keys: np.ndarray | None = field(default=None, repr=False)
+    """:func:`pair_keys` of ``frame``, kept from the duplicate check so the evaluation need not hash again."""
+
+    @classmethod
+    def read(cls, path_or_file: Source, *, source: str | None = None) -> Run:
+        """Read a TREC run file (``qid iter docno rank score [runid]``): a path, ``"-"`` for standard
+        input, or an open file. ``source`` overrides the name used in error messages."""
+        text = read_text(path_or_file, RUN, source)
+        frame, keys = _finish(text.frame, RUN, text.source)
+        return cls(frame, text.name or "run", text.source, keys)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
+        """A run from pytrec_eval's shape ``{qid: {docno: score}}``; scores must be finite numbers."""
+        frame, keys = _finish(frame_from_mapping(d, RUN, "<dict>"), RUN, "<dict>")
+        return cls(frame, name, "<dict>", keys)
+
+    @classmethod
+    def from_frame(cls, df: Any, name: str = "run") -> Run:
+        """A run from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and ``score``
+        (other columns, such as a rank, are ignored)."""
+        frame, keys = _finish(frame_from_dataframe(df, RUN, "<DataFrame>"), RUN, "<DataFrame>")
+        return cls(frame, name, "<DataFrame>", keys)
+
+    @cached_property
+    def query_ids(self) -> list[str]:
+        """The query ids of the run, sorted."""
+        return _query_ids(self.frame)
+
+    def __len__(self) -> int:
+        """The number of (query, docno) rows."""
+        return self.frame.height
+
+    def __repr__(self) -> str:
+        return (
+            f"Run(name={self.name!r}, source={self.source!r}, queries={len(self.query_ids)}, "
+            f"rows={len(self)})"
+        )
+
+
+def read_qrels(src: Any) -> Qrels:
+    """Qrels from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: label}}`` dict, a pandas or
+    polars DataFrame, or a :class:`Qrels` (returned as is)."""
+    return _read(Qrels, src, "read_qrels")
+
+
+def read_run(src: Any) -> Run:
+    """A run from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: score}}`` dict, a pandas or
+    polars DataFrame, or a :class:`Run` (returned as is)."""
+    return _read(Run, src, "read_run")
+
+
+_QrelsOrRun = TypeVar("_QrelsOrRun", Qrels, Run)
+
+
+def _read(cls: type[_QrelsOrRun], src: Any, caller: str) -> _QrelsOrRun:
+    """``src`` as a ``cls``, by the reader its type calls for."""
+    if isinstance(src, cls):
+        return src
+    if isinstance(src, Mapping):
+        return cls.from_dict(src)
+    if is_dataframe(src):
+        return cls.from_frame(src)
+    if isinstance(src, (Qrels, Run)):  # the other one
+        raise TypeError(f"{caller}() was given a {type(src).__name__}")
+    return cls.read(src)
+
+
+# --------------------------------------------------------------------------------------------------
+# Checks shared by every input kind
+
+
+def _finish(frame: pl.DataFrame, kind: Kind, source: str) -> tuple[pl.DataFrame, np.ndarray | None]:
+    """Check finiteness and duplicates (rows in source order); sort qrels. Returns the frame and, for
+    a run, its :func:`pair_keys`."""
+    if kind is RUN and not frame.get_column("score").is_finite().all():
+        q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
+        what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
+        raise InputError(f"{what} for docno {d!r}", source, line, q)
+    keys = pair_keys(frame)
+    _check_duplicates(frame, keys, source)
+    if kind is QRELS:
+        return _sort_qrels(frame), None
+    return frame, keys
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant that mixes the docno hash in
+
+
+def pair_keys(frame: pl.DataFrame) -> np.ndarray:
+    """A 64-bit key per row from polars' hashes of ``query`` and ``docno``: equal pairs, equal keys.
+
+    Used to find duplicates and, by the engine, to join runs with qrels (in one process: polars' hash
+    seeds are fixed there). Two columns hashed separately and mixed in numpy cost a fraction of the
+    memory of one polars expression over both.
+    """
+    keys = frame.get_column("docno").hash().to_numpy()
+    if not keys.flags.writeable:  # a view of polars' buffer
+        keys = keys.copy()
+    with np.errstate(over="ignore"):
+        keys *= _MIX
+    keys ^= frame.get_column("query").hash().to_numpy()
+    return keys
+
+
+def all_distinct(keys: np.ndarray) -> bool:
+    """Whether no two of ``keys`` are equal: sorted, no equal neighbours."""
+    ordered = np.sort(keys)
+    return not bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _sort_qrels(frame: pl.DataFrame) -> pl.DataFrame:
+    """Sorted by query, then docno. A sort on two string columns is slow (1.6 s for 5M rows), and qrels
+    files are nearly always sorted already, or grouped by query (in numeric order: 2 before 10) with
+    docnos sorted within each query; a check and a stable sort on the query alone cover those."""
+    if _is_sorted(frame):
+        return frame
+    by_query = frame.sort("query", maintain_order=True)
+    if _is_sorted(by_query):
+        return by_query
+    return frame.sort("query", "docno")
+
+
+def _is_sorted(frame: pl.DataFrame) -> bool:
+    q, d = pl.col("query"), pl.col("docno")
+    nq, nd = q.shift(-1), d.shift(-1)
+    # Strictly increasing (query, docno) pairs; there are no duplicates by now.
+    return bool(frame.select(((nq > q) | ((nq == q) & (nd > d))).fill_null(True).all()).item())
+
+
+def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str) -> None:
+    if frame.height < 2:
+        return
+    # Equal (query, docno) pairs always hash equal, so distinct keys prove there is no duplicate.
+    # Much cheaper than is_duplicated() on two string columns.
+    if all_distinct(keys):
+        return
+    dup = frame.filter(~pl.struct("query", "docno").is_first_distinct())
+    if dup.height == 0:  # a hash collision
+        return
+    q, d, line = dup.select("query", "docno", "line").row(0)
+    first = frame.filter((pl.col("query") == q) & (pl.col("docno") == d))["line"][0]
+    seen = f" (first on line {first})" if first is not None else ""
+    raise InputError(f"duplicate docno {d!r}{seen}", source, line, q)
+
+
+def _query_ids(frame: pl.DataFrame) -> list[str]:
+    return frame.get_column("query").unique().sort().to_list()
+

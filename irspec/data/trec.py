@@ -1,0 +1,432 @@
+"""TREC text files, read into frames: the fast path, the slow path and the messages that name a bad line.
+
+Fields are separated by runs of whitespace (space, tab, CR, VT, FF, as C's ``isspace``). Blank lines
+and lines whose first non-blank character is ``#`` are skipped; a ``#`` later in a line is data (docnos
+like ``msmarco_v2.1_doc_50_2286987788#13_3087841662``). Files may be gzip-compressed (recognised by
+their magic bytes, not their name); ``-`` is standard input. Every bad line is an
+:class:`~irspec.errors.InputError` naming the source, the 1-based physical line and the query.
+
+How reading works, and why (a 5,000,000-line run on 2 cores; benchmarks/README.md has the numbers):
+
+1. A plain file is memory-mapped for a few memchr-fast scans, and polars then reads it by path (no
+   copy of the whole file in Python); other inputs are read whole (and gunzipped). If the content is
+   split by single spaces, or by single tabs with no space anywhere, and no line starts with one, it
+   goes to the fast path as it is (a numpy scan checks this: an empty field would shift the columns
+   after it). Otherwise (CR, VT, FF, tabs mixed with spaces, doubled or leading blanks) whitespace is
+   first normalised with numpy, in chunks: every run of blanks becomes one space, leading blanks go,
+   newlines stay, so line numbers do not change.
+2. Fast path: polars' CSV reader with typed columns (score Float64, label and rank Int64), about
+   0.3 s. Polars turns an empty field into null and a blank line into an all-null row, so "no nulls in
+   the required columns" proves every line is a well-formed data line, and row ``i`` is physical line
+   ``i + 1``. If some line starts with ``#``, polars skips those lines (``comment_prefix``) and the
+   numbers of the other lines are counted from the bytes with numpy.
+3. Any doubt (a parse error, a null) sends the bytes to the slow path: whitespace
+   normalised, every column read as text, one row per physical line, comment and blank rows masked,
+   casts that turn bad values into nulls. The earliest bad line is then diagnosed on its own in Python,
+   so the message is exact. A file that is merely untidy (blank lines, indented comments, double
+   spaces) is read correctly by the slow path, only more slowly.
+
+The checks every input kind shares (finite scores, duplicates) are :mod:`irspec.data`'s.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import stat
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, NamedTuple, Union
+
+import numpy as np
+import polars as pl
+
+from irspec.data.kinds import QRELS, RUN, Kind
+from irspec.errors import InputError
+
+Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]  # noqa: UP007 (a runtime alias on 3.10)
+Buffer = Union[bytes, mmap.mmap]  # noqa: UP007
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+# C isspace() minus newline: what trec_eval accepts between fields.
+_WS_CHARS = " \t\r\x0b\x0c"
+_WS_SPLIT = re.compile(r"[ \t\r\x0b\x0c]+")
+_WS_TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
+_NORMALISE_CHUNK = 1 << 18
+
+
+class Text(NamedTuple):
+    """A TREC file, read."""
+
+    frame: pl.DataFrame
+    """Columns query, docno, <value>, line (1-based, UInt32) in file order; every line well-formed, not
+    yet checked for finiteness and duplicates."""
+    source: str
+    """The name that messages give the input."""
+    name: str | None
+    """A run's name: the runid (6th field) of its last data line, else the file's stem; None for qrels,
+    or when there is neither."""
+
+
+def read_text(src: Source, kind: Kind, source: str | None = None) -> Text:
+    """Read TREC qrels or a TREC run (``kind``) from a path, ``"-"`` for standard input, or an open file.
+    ``source`` overrides the name used in error messages."""
+    raw = _read_raw(src, source)
+    frame = _parse(raw, kind)
+    name = (_runid(raw.data, frame) or raw.stem) if kind is RUN else None
+    return Text(frame, raw.name, name)
+
+
+# --------------------------------------------------------------------------------------------------
+# Getting the bytes
+
+
+@dataclass
+class _Raw:
+    """The content of an input, decompressed."""
+
+    data: Buffer  # bytes, or a read-only mmap of a plain file
+    name: str  # for messages
+    stem: str | None  # for a run's name
+    path: str | None = None  # a file polars may read itself because it holds exactly ``data``
+
+
+def _read_raw(src: Any, source: str | None) -> _Raw:
+    if isinstance(src, (str, os.PathLike)):
+        path = os.fspath(src)
+        if path == "-":
+            name = source or "<stdin>"
+            raw = _Raw(sys.stdin.buffer.read(), name, _stem(name))
+        else:
+            name = source or path
+            try:
+                raw = _read_file(path, name)
+            except FileNotFoundError:
+                raise InputError("no such file", source=name) from None
+            except IsADirectoryError:
+                raise InputError("is a directory, not a file", source=name) from None
+            except OSError as e:
+                raise InputError(f"cannot read: {e.strerror or e}", source=name) from None
+    elif hasattr(src, "read"):
+        fname = getattr(src, "name", None)
+        name = source or (fname if isinstance(fname, str) else "<stream>")
+        data = src.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        elif not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{type(src).__name__}.read() returned {type(data).__name__}")
+        raw = _Raw(bytes(data), name, _stem(name))
+    else:
+        raise TypeError(f"expected a path, '-' or an open file, got {type(src).__name__}")
+    if raw.data[:2] == _GZIP_MAGIC:
+        try:
+            raw = _Raw(_gunzip(raw.data), raw.name, raw.stem)
+        except (EOFError, zlib.error) as e:
+            raise InputError(f"corrupt gzip data: {e}", source=raw.name) from None
+    if raw.data[:3] == _BOM:
+        raw = _Raw(bytes(raw.data[3:]), raw.name, raw.stem)
+    return raw
+
+
+def _read_file(path: str, name: str) -> _Raw:
+    """A regular file is mapped, not read: the checks scan the map, and polars reads the file itself
+    (saves a copy of the whole file: time and peak memory)."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+            try:
+                # MAP_POPULATE (Linux) maps every page in one call: the checks read them all anyway, and
+                # one call is much cheaper than a page fault per 4 KiB.
+                if hasattr(mmap, "MAP_POPULATE"):
+                    flags = mmap.MAP_SHARED | mmap.MAP_POPULATE
+                    data: Buffer = mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+                else:  # Windows, macOS
+                    data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                pass
+            else:
+                return _Raw(data, name, _stem(name), os.path.abspath(path))
+        return _Raw(f.read(), name, _stem(name))
+
+
+def _gunzip(data: Buffer) -> bytes:
+    """Decompress gzip data, all members (``cat a.gz b.gz`` is valid gzip). Plain zlib: faster than
+    :func:`gzip.decompress`, and a single member is not copied again."""
+    parts = []
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        parts.append(d.decompress(data))
+        if not d.eof:
+            raise EOFError("compressed data ended before the end-of-stream marker")
+        data = d.unused_data
+        if data[:2] != _GZIP_MAGIC:
+            if data.strip(b"\x00"):  # gzip allows trailing zero padding, nothing else
+                raise EOFError("trailing garbage after the compressed data")
+            break
+    return b"".join(parts)
+
+
+def _stem(name: str) -> str | None:
+    if name.startswith("<") and name.endswith(">"):
+        return None
+    base = Path(name).name
+    if base.endswith(".gz"):
+        base = base[:-3]
+    return Path(base).stem or None
+
+
+# --------------------------------------------------------------------------------------------------
+# Parsing
+
+
+def _normalise(data: Buffer) -> bytes:
+    """Every run of whitespace becomes one space and leading whitespace goes; newlines stay, so physical
+    line numbers do not change. Vectorised with numpy, in cache-sized chunks (less memory, no slower)."""
+    parts = []
+    view = memoryview(data)
+    # True when the byte before the chunk is a space or a newline (or the chunk starts the file): a
+    # space there is then dropped.
+    after_blank = True
+    for start in range(0, len(view), _NORMALISE_CHUNK):
+        c = np.frombuffer(
+            bytes(view[start : start + _NORMALISE_CHUNK]).translate(_WS_TO_SPACE), dtype=np.uint8
+        )
+        space = c == 32
+        drop = np.empty_like(space)
+        drop[0] = after_blank
+        np.logical_or(space[:-1], c[:-1] == 10, out=drop[1:])
+        np.logical_and(space, drop, out=drop)
+        parts.append(c[~drop].tobytes())
+        after_blank = bool(c[-1] == 32 or c[-1] == 10)
+    view.release()
+    return b"".join(parts)
+
+
+def _separator(data: Buffer) -> str | None:
+    """The one separator the fast path can split ``data`` on, or None if whitespace must be normalised
+    first. Polars reads an empty field wherever a line starts with the separator or two separators meet,
+    and every field after it lands one column late: a run's rank would be read as its score. Whether
+    that happens is found by a scan rather than by the fast path's null checks, because a run's fast
+    path does not read the iter and rank columns at all."""
+    # Single-byte searches are memchr-fast.
+    if any(data.find(ch) >= 0 for ch in (b"\r", b"\x0b", b"\x0c")):
+        return None
+    sep = " "
+    if data.find(b"\t") >= 0:
+        if data.find(b" ") >= 0:
+            return None
+        sep = "\t"  # tab-separated, no spaces at all
+    return None if _empty_fields(data, ord(sep)) else sep
+
+
+def _empty_fields(data: Buffer, sep: int) -> bool:
+    """Whether some line of ``data`` starts with byte ``sep`` or has two in a row. Numpy over
+    cache-sized slices: ~0.03 s for 180 MB, where ``bytes.find`` of a two-byte needle takes ~0.3 s."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    if len(a) and a[0] == sep:
+        return True
+    for start in range(1, len(a), _NORMALISE_CHUNK):
+        c = a[start - 1 : start + _NORMALISE_CHUNK]  # one byte of overlap: pairs across the seam count
+        at_sep = c == sep
+        if ((at_sep[:-1] | (c[:-1] == 10)) & at_sep[1:]).any():
+            return True
+    return False
+
+
+def _columns(n: int) -> list[str]:
+    return [f"column_{i}" for i in range(1, n + 1)]
+
+
+def _csv(
+    source: Buffer | str,
+    schema: dict[str, Any],
+    separator: str = " ",
+    comment_prefix: str | None = None,
+    columns: list[str] | None = None,
+) -> pl.DataFrame:
+    return pl.read_csv(
+        source,
+        separator=separator,
+        has_header=False,
+        schema=schema,
+        columns=columns,
+        quote_char=None,
+        comment_prefix=comment_prefix,
+        truncate_ragged_lines=True,
+        extra_columns="ignore",
+        missing_columns="insert",
+        raise_if_empty=False,
+        glob=False,
+    )
+
+
+def _parse(raw: _Raw, kind: Kind) -> pl.DataFrame:
+    """Columns query, docno, <value>, line in file order, every line well-formed (not yet checked:
+    finiteness and duplicates)."""
+    data, csv_source = raw.data, raw.path
+    sep = _separator(data)
+    if sep is None:
+        data = csv_source = _normalise(data)
+        sep = " "
+    comments = _has_comment_lines(data)
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        # Polars maps the file itself; our scans are done, so let our mapping's pages go rather than
+        # count the file twice in the peak memory (they come back if the slow path needs them).
+        data.madvise(mmap.MADV_DONTNEED)
+    frame = _parse_fast(data, kind, sep, csv_source, comments)
+    if frame is None:
+        frame = _parse_slow(data if data is not raw.data else _normalise(data), kind, raw.name)
+    return frame
+
+
+def _has_comment_lines(data: Buffer) -> bool:
+    """Whether a line starts with ``#`` (leading blanks are gone once normalised). The two-byte search
+    is only made when there is a ``#`` at all."""
+    return data.find(b"#") >= 0 and (data[:1] == b"#" or data.find(b"\n#") >= 0)
+
+
+def _parse_fast(
+    data: Buffer,
+    kind: Kind,
+    separator: str = " ",
+    csv_source: Buffer | str | None = None,
+    comments: bool | None = None,
+) -> pl.DataFrame | None:
+    """The frame if every line is a well-formed data line or a comment line, else None (without saying
+    why). ``csv_source`` is what polars reads if not ``data`` itself: the file that holds it.
+    ``comments`` says whether a line starts with ``#``, if already known: polars then skips such lines,
+    and the line numbers of the others are counted from the bytes."""
+    if comments is None:
+        comments = _has_comment_lines(data)
+    c = _columns(5)
+    schema = {name: pl.String for name in c}
+    schema[c[3]] = pl.Int64  # typed columns parse faster than text
+    keep = None
+    if kind is RUN:
+        schema[c[4]] = pl.Float64
+        # A score in the 5th field proves the 2nd and 4th are there; iter and rank are ignored, so
+        # they are not materialised (a fifth less memory and time for a 5M-line run).
+        keep = [c[0], c[2], c[4]]
+    try:
+        df = _csv(data if csv_source is None else csv_source, schema, separator, "#" if comments else None, keep)
+    except pl.exceptions.PolarsError:
+        return None
+    required = [k for k in c[: kind.min_fields] if k in df.columns]
+    nulls = df.null_count().row(0, named=True)
+    if any(nulls[k] for k in required):
+        return None
+    if kind.max_fields == 4 and nulls[c[4]] != df.height:  # qrels keep every column: 4 fields exactly
+        return None
+    if comments:
+        line = pl.Series("line", _non_comment_lines(data))
+        if len(line) != df.height:  # polars and we disagree on what a comment line is: play safe
+            return None
+    else:
+        line = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line")
+    return df.select(
+        pl.col(c[0]).alias("query"),
+        pl.col(c[2]).alias("docno"),
+        pl.col(c[kind.value_field]).alias(kind.value),
+        line,
+    )
+
+
+def _non_comment_lines(data: Buffer) -> np.ndarray:
+    """1-based numbers (UInt32) of the lines that do not start with ``#``."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    if len(a) == 0:
+        return np.zeros(0, dtype=np.uint32)
+    starts = np.flatnonzero(a == 10) + 1
+    starts = starts[starts < len(a)]  # a final newline starts no line
+    comment = np.empty(len(starts) + 1, dtype=bool)
+    comment[0] = a[0] == 35
+    comment[1:] = a[starts] == 35
+    return (np.flatnonzero(~comment) + 1).astype(np.uint32)
+
+
+def _parse_slow(data: Buffer, kind: Kind, source: str) -> pl.DataFrame:
+    """Read normalised bytes one row per physical line; raise for the first bad line."""
+    c = _columns(5)
+    try:
+        df = _csv(data, {name: pl.String for name in c})
+    except pl.exceptions.PolarsError as e:
+        _raise_undecodable(data, source, e)
+    df = df.with_row_index("line", offset=1)
+    value_dtype = pl.Int64 if kind is QRELS else pl.Float64
+    is_data = pl.col(c[0]).is_not_null() & ~pl.col(c[0]).str.starts_with("#")
+    bad_count = pl.any_horizontal([pl.col(k).is_null() for k in c[: kind.min_fields]])
+    if kind.max_fields == 4:
+        bad_count = bad_count | pl.col(c[4]).is_not_null()
+    value = pl.col(c[kind.value_field]).cast(value_dtype, strict=False)
+    df = df.filter(is_data).with_columns(value.alias(kind.value), bad_count.alias("_bad"))
+    bad = df.filter(pl.col("_bad") | pl.col(kind.value).is_null())
+    if bad.height:
+        line = int(bad["line"].min())
+        _diagnose(_line_text(data, line), kind, source, line)
+    return df.select(
+        pl.col(c[0]).alias("query"),
+        pl.col(c[2]).alias("docno"),
+        pl.col(kind.value),
+        pl.col("line").cast(pl.UInt32),
+    )
+
+
+def _line_text(data: Buffer, line: int) -> str:
+    """Physical line ``line`` (1-based) of ``data``."""
+    if line <= 4096:  # the common case (an early bad line, the first data line): no full scan
+        start = 0
+        for _ in range(line - 1):
+            start = data.find(b"\n", start) + 1
+        end = data.find(b"\n", start)
+    else:
+        newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        start = int(newlines[line - 2]) + 1
+        end = int(newlines[line - 1]) if line - 1 < len(newlines) else -1
+    return data[start : end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+
+
+def _last_data_line(data: Buffer) -> str:
+    """The last line that is neither blank nor a comment, found from the end (no scan of the file)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1  # this line's start (its own newline, if any, excluded)
+        text = data[start:end].decode("utf-8", errors="replace").strip(_WS_CHARS + "\n")
+        if text and not text.startswith("#"):
+            return text
+        end = start
+    return ""
+
+
+def _diagnose(text: str, kind: Kind, source: str, line: int) -> None:
+    """Raise the InputError that says what is wrong with this one data line."""
+    fields = _WS_SPLIT.split(text.strip(_WS_CHARS))
+    query = fields[0] if fields and fields[0] else None
+    if not kind.count_ok(len(fields)):
+        raise InputError(f"expected {kind.expected}, got {len(fields)}", source, line, query)
+    raw = fields[kind.value_field]
+    if kind is QRELS:
+        raise InputError(f"label must be an integer, got {raw!r}", source, line, query)
+    raise InputError(f"score must be a number, got {raw!r}", source, line, query)
+
+
+def _raise_undecodable(data: Buffer, source: str, error: Exception) -> None:
+    try:
+        bytes(data).decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError("not UTF-8 text", source, line) from None
+    raise InputError(f"cannot parse: {error}", source) from None
+
+
+def _runid(data: Buffer, frame: pl.DataFrame) -> str | None:
+    """The 6th field of the last data line, if it has one: trec_eval keeps the last line's tag, and
+    ``--format trec`` prints the same runid line."""
+    if frame.height == 0:
+        return None
+    fields = _WS_SPLIT.split(_last_data_line(data).strip(_WS_CHARS))
+    return fields[5] if len(fields) >= 6 else None
+
