@@ -56,6 +56,7 @@ from typing import IO, TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from irspec.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,11 +131,11 @@ class Qrels:
         return cls(_finish(frame, _QRELS, "<dict>")[0], "<dict>")
 
     @classmethod
-    def from_frame(cls, df: Any) -> Qrels:
+    def from_frame(cls, df: Any, *, source: str = "<DataFrame>") -> Qrels:
         """Qrels from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and
-        ``relevance`` (other columns are ignored)."""
-        frame = _frame_from_frame(df, _QRELS, "<DataFrame>")
-        return cls(_finish(frame, _QRELS, "<DataFrame>")[0], "<DataFrame>")
+        ``relevance`` (other columns are ignored); ``source`` names it in messages."""
+        frame = _frame_from_frame(df, _QRELS, source)
+        return cls(_finish(frame, _QRELS, source)[0], source)
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -207,7 +208,10 @@ class Run:
 
 def read_qrels(src: Any) -> Qrels:
     """Qrels from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: label}}`` dict, a pandas or
-    polars DataFrame, or a :class:`Qrels` (returned as is)."""
+    polars DataFrame, ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.datasets`), or a
+    :class:`Qrels` (returned as is)."""
+    if is_dataset_id(src):
+        return Qrels.from_frame(qrels_frame(src), source=src)
     if isinstance(src, Qrels):
         return src
     if isinstance(src, Mapping):

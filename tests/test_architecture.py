@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("hookspecs",),  # the pluggy hooks
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("context", "data", "resampling", "frames"),  # what kernels compute from; inputs; resampling; frames out
+    ("context", "resampling", "frames", "datasets"),  # what kernels compute from; resampling; frames out; irds:
+    ("data",),  # qrels and run inputs
     ("stats",),  # significance tests, corrections, effect sizes
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
@@ -63,7 +64,7 @@ LAYERS: list[tuple[str, ...]] = [
 FIRST_HEAVY_LAYER = "context"
 """Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
 
-HEAVY = {"numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow"}
+HEAVY = {"numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow", "ir_datasets"}
 """Third-party modules that cost a noticeable part of a second to import."""
 
 LAZY_EDGES = {
@@ -73,6 +74,7 @@ LAZY_EDGES = {
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
+    "datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
 
