@@ -299,7 +299,7 @@ def sequential_sum(values: np.ndarray) -> float:
 # Entry points.
 
 
-def _as_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any) -> list[Metric]:
+def _as_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = None) -> list[Metric]:
     """The metrics bound; ``irds-official`` names the official measures of qrels named ``irds:<id>``."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
