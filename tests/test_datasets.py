@@ -155,6 +155,14 @@ def test_irds_official_mixes_with_other_specs_and_qrels_already_read(irds):
     assert res.per_query()["q2"]["RR"] == pytest.approx(1.0)
 
 
+def test_several_runs_against_irds_qrels(irds):
+    many = irspec.evaluate("irds:irspec-test/graded", {"a": str(RUN), "b": str(RUN)}, "irds-official")
+    assert list(many) == ["a", "b"]
+    for name in ("a", "b"):
+        assert [str(m) for m in many[name].metrics] == OFFICIAL
+        assert many[name].aggregate()["RR(rel=2)"] == pytest.approx(1 / 3)
+
+
 def test_the_documented_measures_of_a_real_dataset(irds):
     from irspec.datasets import official_specs
 
