@@ -117,13 +117,14 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.data import read_qrels, read_run
+    from irspec.datasets import parse_specs
     from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
     from irspec.report import check_writable, format_results, hash_in_background, provenance, write_atomic
     from irspec.report.formats import WITH_INTERVALS
 
     specs = args.measures or ["official"]
-    metrics = get_registry().parse(specs, trec=True)
+    metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
     runid = any(s.strip() in ("official", "all_trec") for s in specs)
     # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
@@ -226,10 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate one or more runs against qrels. trec_eval's command line works unchanged: "
         "-m (repeatable, attached forms such as -mndcg_cut.10 too), -q, -c, -l, -M, -J, -N.",
     )
-    p.add_argument("qrels", help="qrels file (gzip or plain; - for standard input)")
+    p.add_argument("qrels", help="qrels file (gzip or plain; - for standard input), or irds:<id>, an ir_datasets dataset's qrels")
     p.add_argument("runs", nargs="+", help="run files (- for standard input)")
     p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
-                   help="metric spec(s), repeatable; trec_eval names and sets (official, all_trec) work; default official")
+                   help="metric spec(s), repeatable; trec_eval names and sets (official, all_trec) work, and irds-official "
+                   "(the dataset's official measures) with irds: qrels; default official")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
     p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c; irspec's default)")
     p.add_argument("--missing-queries", choices=("zero", "skip", "error"),

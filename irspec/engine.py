@@ -29,10 +29,10 @@ import numpy as np
 import polars as pl
 
 from irspec.context import UNJUDGED, Context, MissingQueries, Options, QueryView
-from irspec.data import all_distinct, pair_keys, read_qrels, read_run
+from irspec.data import Qrels, all_distinct, pair_keys, read_qrels, read_run
+from irspec.datasets import parse_specs
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
 from irspec.frames import make_frame
-from irspec.plugins import get_registry
 from irspec.registry import Metric
 
 __all__ = [
@@ -299,12 +299,14 @@ def sequential_sum(values: np.ndarray) -> float:
 # Entry points.
 
 
-def _as_metrics(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+def _as_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = None) -> list[Metric]:
+    """The metrics bound; ``irds-official`` names the official measures of qrels named ``irds:<id>``."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
+    source = qrels.source if isinstance(qrels, Qrels) else qrels  # the dataset of Qrels read from one
     out: list[Metric] = []
     for m in metrics:
-        out.extend([m] if isinstance(m, Metric) else get_registry().parse(m))
+        out.extend([m] if isinstance(m, Metric) else parse_specs(m, source))
     seen: set[Metric] = set()
     return [m for m in out if not (m in seen or seen.add(m))]
 
@@ -319,7 +321,7 @@ def evaluate_many(
 ) -> list[Result]:
     """Evaluate several runs against one qrels, which is read and indexed once."""
     options = options or Options(**kwargs)
-    bound = _as_metrics(metrics)
+    bound = _as_metrics(metrics, qrels)
     if not bound:
         raise EvaluationError("no metrics to compute")
     for m in bound:  # a metric over another input (a plugin's log, say) goes through irspec.inputs

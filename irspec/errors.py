@@ -20,6 +20,7 @@ __all__ = [
     "PlanError",
     "IrspecWarning",
     "suggest",
+    "or_list",
     "excerpt",
     "shorten",
 ]
@@ -61,7 +62,7 @@ class UnknownMetricError(SpecError):
     def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
-        hint = f"; did you mean {_or_list(self.suggestions)}?" if self.suggestions else ""
+        hint = f"; did you mean {or_list(self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"unknown metric {shorten(name)!r}{hint}")
 
 
@@ -171,7 +172,8 @@ def suggest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     return [by_lower[c] for c in close]
 
 
-def _or_list(items: Sequence[str]) -> str:
+def or_list(items: Sequence[str]) -> str:
+    """``items`` quoted and joined for a message: ``'a'``, ``'a' or 'b'``, ``'a', 'b' or 'c'``."""
     quoted = [repr(i) for i in items]
     if len(quoted) == 1:
         return quoted[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,7 +52,13 @@ __all__ = [
     "ParamKind",
     "Aggregate",
     "Better",
+    "DATASET_MEASURES",
 ]
+
+DATASET_MEASURES = "irds-official"
+"""The spec name that stands for the official measures of an ir_datasets dataset. Only the dataset knows
+them, so it means something only where qrels named ``irds:<id>`` are known (:mod:`irspec.datasets`
+passes them to :meth:`Registry.parse` as ``groups``); alone, the registry refuses it and says why."""
 
 
 class Register:
@@ -227,6 +233,11 @@ class Registry:
                     raise ParameterError(
                         entry.definition.name, None, f"cannot read the values in {raw!r}: {e}"
                     ) from None
+        if raw.lower() == DATASET_MEASURES:
+            raise SpecError(
+                f"{raw!r} stands for the official measures of an ir_datasets dataset, so it needs qrels named "
+                f"irds:<dataset id> (as in: irspec eval irds:msmarco-passage/trec-dl-2019/judged run.txt -m {raw})"
+            )
         raise UnknownMetricError(raw, suggest(raw.split(".")[0], self.names()))
 
     # --- binding ------------------------------------------------------------------------------
@@ -234,8 +245,7 @@ class Registry:
         """Bind one syntax node to metrics (several for ``P.5,10`` or a group such as ``official``)."""
         entry, dotted, echoed = self._resolve(node.name)
         if isinstance(entry.definition, MetricGroup):
-            if node.args or node.kwargs or node.cutoff is not None:
-                raise ParameterError(node.name, None, "a group of metrics takes no arguments or cutoff")
+            _check_group_node(node)
             if _depth > 8:
                 raise RegistryError(f"group {node.name!r} nests too deeply")
             out: list[Metric] = []
@@ -298,8 +308,18 @@ class Registry:
         _check_combination(metric)
         return metric
 
-    def parse(self, text: str | Iterable[str], *, trec: bool = False) -> list[Metric]:
+    def parse(
+        self,
+        text: str | Iterable[str],
+        *,
+        trec: bool = False,
+        groups: Mapping[str, Callable[[], Sequence[str]]] | None = None,
+    ) -> list[Metric]:
         """Parse and bind one text or several texts into a flat list of metrics (duplicates removed).
+
+        ``groups`` names lists of specs known only to this call, each computed when a text names it
+        (``irds-official``: the measures of the dataset whose qrels are read, see
+        :mod:`irspec.datasets`); they are read as the language reads them, as ``official`` is.
 
         With ``trec=True`` (trec_eval's ``-m``), a bare trec_eval measure name means trec_eval's default
         parameters: ``P`` is ``P.5,10,15,20,30,100,200,500,1000`` there, where the language reads ``P``
@@ -308,13 +328,14 @@ class Registry:
         or ``P`` or ``all_trec`` gives P_5 alone.
         """
         texts = [text] if isinstance(text, str) else list(text)
+        extra = {name.lower(): specs for name, specs in (groups or {}).items()}
         out: list[tuple[Metric, int | None]] = []  # each metric with the node that gave it parameters
         node_id = 0
         for t in texts:
             for node in ast.parse_syntax(t):
                 node_id += 1
                 try:
-                    out.extend(self._parse_node(node, trec, node_id))
+                    out.extend(self._parse_node(node, trec, node_id, extra))
                 except SpecError as e:
                     e.args = (f"{e.args[0]} (in {shorten(t[node.start:node.end])!r} at column {node.start + 1})",)
                     raise
@@ -326,9 +347,15 @@ class Registry:
                 owner.setdefault(_trec_root(m), node_id)
         return _unique([m for m, node_id in out if owner.get(_trec_root(m), node_id) == node_id])
 
-    def _parse_node(self, node: ast.SpecNode, trec: bool, node_id: int) -> list[tuple[Metric, int | None]]:
+    def _parse_node(
+        self, node: ast.SpecNode, trec: bool, node_id: int, groups: Mapping[str, Callable[[], Sequence[str]]]
+    ) -> list[tuple[Metric, int | None]]:
         """One node's metrics, each with ``node_id`` when trec_eval would take them as an explicit
         parameter list (``P.5``) and ``None`` when they are defaults (``P``, ``official``)."""
+        given = groups.get(node.name.lower())
+        if given is not None:
+            _check_group_node(node)
+            return [(m, None) for m in self.parse(given())]
         entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
         if entry is not None and not (node.args or node.kwargs or node.cutoff):
             return [(m, None) for m in self.parse(entry.definition.specs)]
@@ -337,6 +364,11 @@ class Registry:
             return [(m, None) for m in found]
         explicit = node_id if trec and "." in node.name else None
         return [(m, explicit) for m in found]
+
+
+def _check_group_node(node: ast.SpecNode) -> None:
+    if node.args or node.kwargs or node.cutoff is not None:
+        raise ParameterError(node.name, None, "a group of metrics takes no arguments or cutoff")
 
 
 _NO_ENTRY = _Entry(MetricDef("", "", compute="-"), None, "")

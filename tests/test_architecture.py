@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
     ("context", "resampling", "frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
-    ("data.trec", "data.objects"),  # qrels and runs from TREC text; from dicts and DataFrames
+    ("data.trec", "data.objects", "datasets"),  # qrels and runs from TREC text; dicts and DataFrames; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("stats",),  # significance tests, corrections, effect sizes
     ("kernels",),  # the built-in metrics' numpy computations
@@ -65,7 +65,7 @@ LAYERS: list[tuple[str, ...]] = [
 FIRST_HEAVY_LAYER = "context"
 """Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
 
-HEAVY = {"numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow"}
+HEAVY = {"numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow", "ir_datasets"}
 """Third-party modules that cost a noticeable part of a second to import."""
 
 LAZY_EDGES = {
@@ -75,6 +75,7 @@ LAZY_EDGES = {
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
+    "datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
 

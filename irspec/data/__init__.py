@@ -38,6 +38,7 @@ import polars as pl
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import frame_from_dataframe, frame_from_mapping, is_dataframe
 from irspec.data.trec import Source, read_text
+from irspec.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError
 
 __all__ = ["Qrels", "Run", "read_qrels", "read_run"]
@@ -73,11 +74,11 @@ class Qrels:
         return cls(_finish(frame, QRELS, "<dict>")[0], "<dict>")
 
     @classmethod
-    def from_frame(cls, df: Any) -> Qrels:
+    def from_frame(cls, df: Any, *, source: str = "<DataFrame>") -> Qrels:
         """Qrels from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and
-        ``relevance`` (other columns are ignored)."""
-        frame = frame_from_dataframe(df, QRELS, "<DataFrame>")
-        return cls(_finish(frame, QRELS, "<DataFrame>")[0], "<DataFrame>")
+        ``relevance`` (other columns are ignored); ``source`` names it in messages."""
+        frame = frame_from_dataframe(df, QRELS, source)
+        return cls(_finish(frame, QRELS, source)[0], source)
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -148,7 +149,10 @@ class Run:
 
 def read_qrels(src: Any) -> Qrels:
     """Qrels from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: label}}`` dict, a pandas or
-    polars DataFrame, or a :class:`Qrels` (returned as is)."""
+    polars DataFrame, ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.datasets`), or a
+    :class:`Qrels` (returned as is)."""
+    if is_dataset_id(src):
+        return Qrels.from_frame(qrels_frame(src), source=src)
     return _read(Qrels, src, "read_qrels")
 
 

@@ -47,11 +47,12 @@ class Output:
 @dataclass(frozen=True)
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
-    plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is ``None``
-    (and ``runs`` empty) in a plan that evaluates only an interaction ``log``."""
+    plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
+    text ``irds:<id>`` (an ir_datasets dataset's qrels, :mod:`irspec.datasets`), or ``None`` (and ``runs``
+    empty) in a plan that evaluates only an interaction ``log``."""
 
     source: str
-    qrels: Path | None
+    qrels: Path | str | None
     runs: tuple[PlanRun, ...]
     metrics: tuple[Metric, ...]
     options: Options

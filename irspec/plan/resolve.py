@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from irspec.comparison import TUKEY_TESTS, Compare
+from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options
-from irspec.errors import IrspecError, SpecError, suggest
+from irspec.errors import InputError, IrspecError, SpecError, suggest
 from irspec.plan.model import Output, Plan, PlanRun
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plugins import get_registry
@@ -30,8 +31,11 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
 
     inputs: set[str] = set()
 
-    qrels = None
-    if isinstance(data.get("qrels"), str) and data["qrels"]:
+    qrels: Path | str | None = None
+    if is_dataset_id(data.get("qrels")):  # irds:<id>, an ir_datasets dataset's qrels: no file
+        qrels = data["qrels"]
+        _check_dataset(qrels, problems)
+    elif isinstance(data.get("qrels"), str) and data["qrels"]:
         qrels = local(data["qrels"])
         _check_file(qrels, ("qrels",), "qrels", problems)
         inputs.add(os.path.abspath(qrels))
@@ -42,7 +46,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         _check_file(log, ("log",), "log", problems)
         inputs.add(os.path.abspath(log))
 
-    metrics = _resolve_metrics(data.get("metrics"), problems)
+    metrics = _resolve_metrics(data.get("metrics"), problems, qrels)
     runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
     inputs.update(os.path.abspath(r.path) for r in runs)
     if metrics:
@@ -123,7 +127,14 @@ def _check_file(path: Path, where: PlanPath, what: str, problems: Problems) -> b
     return False
 
 
-def _resolve_metrics(raw: Any, problems: Problems) -> list[Any] | None:
+def _check_dataset(qrels: str, problems: Problems) -> None:
+    try:
+        check_qrels(qrels)
+    except IrspecError as e:
+        problems.add(("qrels",), str(e))
+
+
+def _resolve_metrics(raw: Any, problems: Problems, qrels: Path | str | None) -> list[Any] | None:
     if isinstance(raw, str):
         items: list[tuple[PlanPath, str]] = [(("metrics",), raw)]
     elif isinstance(raw, list):
@@ -136,9 +147,12 @@ def _resolve_metrics(raw: Any, problems: Problems) -> list[Any] | None:
         if not text.strip():
             continue  # the schema reports empty strings
         try:
-            found = get_registry().parse(text)
+            found = parse_specs(text, qrels)  # irds-official: the official measures of irds: qrels
         except SpecError as e:
             problems.add(where, f"bad metric spec {text!r}: {e}")
+            ok = False
+            continue
+        except InputError:  # irds-official of a dataset that cannot be loaded: said under qrels
             ok = False
             continue
         bound.extend(m for m in found if m not in bound)
