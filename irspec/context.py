@@ -24,7 +24,7 @@ from irspec import spec as ast
 from irspec.errors import EvaluationError
 from irspec.registry import MAX_COUNT, Metric
 
-__all__ = ["Options", "Context", "QueryView", "IndexedQrels", "UNJUDGED", "segment_rows", "safe_divide"]
+__all__ = ["Options", "Context", "QueryView", "IndexedQrels", "UNJUDGED", "segment_rows", "segment_cumsum", "safe_divide"]
 
 
 UNJUDGED = np.iinfo(np.int64).min // 2
@@ -247,9 +247,7 @@ class Context:
 
     def running_sum(self, values: np.ndarray) -> np.ndarray:
         """Per row: the sum of ``values`` over its query's rows up to and including it."""
-        c = np.cumsum(values, dtype=np.float64)
-        before = np.concatenate(([0.0], c))[self.offsets[:-1]]
-        return c - before[self.seg]
+        return segment_cumsum(values, self.offsets)
 
     def seg_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` over each query's rows."""
@@ -332,6 +330,31 @@ def segment_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     # index = its segment's start + its place within the segment
     shift = np.repeat(np.asarray(starts, dtype=np.int64) - (ends - lengths), lengths)
     return np.arange(ends[-1] if len(ends) else 0, dtype=np.int64) + shift
+
+
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Running sums of ``values`` that restart at each segment ``offsets[q]:offsets[q + 1]``, each added
+    from the segment's first value on, left to right, as trec_eval's per-query loop adds.
+
+    One cumulative sum over every segment, less the sum before each segment, rounds differently: a
+    query's value would then depend on which queries precede it in the context (the run's order, or
+    the block of queries it is evaluated with). Segments are padded into rows of a matrix instead, one
+    matrix per power-of-two length class (at most twice the values), and summed along the rows.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    out = np.empty(len(values))
+    starts = np.asarray(offsets[:-1], dtype=np.int64)
+    lengths = np.diff(offsets).astype(np.int64)
+    width_class = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    width_class[lengths == 0] = -1
+    for w in np.unique(width_class[width_class >= 0]).tolist():
+        chosen = np.flatnonzero(width_class == w)
+        valid = np.arange(1 << w) < lengths[chosen, None]
+        rows = segment_rows(starts[chosen], lengths[chosen])  # in the row-major order of `valid`
+        padded = np.zeros(valid.shape)
+        padded[valid] = values[rows]
+        out[rows] = np.cumsum(padded, axis=1)[valid]
+    return out
 
 
 def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:

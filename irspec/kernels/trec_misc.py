@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.context import UNJUDGED, Context, safe_divide
+from irspec.context import UNJUDGED, Context, safe_divide, segment_cumsum
 from irspec.kernels.gain import gain_of
 from irspec.registry import Metric
 
@@ -78,10 +78,7 @@ def _dcg_prefix(ctx: Context, metric: Metric) -> np.ndarray:
 def _ideal_prefix(ideal: np.ndarray, offsets: np.ndarray, nq: int) -> np.ndarray:
     seg = np.repeat(np.arange(nq), np.diff(offsets))
     rank = np.arange(len(ideal)) - offsets[seg] + 1
-    disc = ideal / np.log2(rank + 1.0)
-    c = np.cumsum(disc)
-    before = np.concatenate(([0.0], c))[offsets[:-1]]
-    return c - before[seg]
+    return segment_cumsum(ideal / np.log2(rank + 1.0), offsets)
 
 
 def ndcg_rel(ctx: Context, metric: Metric) -> np.ndarray:
