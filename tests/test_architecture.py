@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
     ("inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
+    ("spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
     ("comparison",),  # the compare step's records: its settings and one comparison
     ("plots",),  # figures drawn from results
     ("report",),  # every output format, from results and comparisons
@@ -65,7 +66,9 @@ LAYERS: list[tuple[str, ...]] = [
 FIRST_HEAVY_LAYER = "context"
 """Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
 
-HEAVY = {"numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow", "ir_datasets"}
+HEAVY = {
+    "numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow", "ir_datasets", "pyspark"
+}
 """Third-party modules that cost a noticeable part of a second to import."""
 
 LAZY_EDGES = {

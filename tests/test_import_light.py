@@ -16,7 +16,7 @@ from pathlib import Path
 
 import irspec
 
-HEAVY = ["scipy", "yaml", "pandas", "polars", "pyarrow", "matplotlib", "numpy", "ir_datasets"]
+HEAVY = ["scipy", "yaml", "pandas", "polars", "pyarrow", "matplotlib", "numpy", "ir_datasets", "pyspark", "py4j"]
 
 # The directory holding the irspec package, so the child imports the same code (installed or not).
 ROOT = str(Path(irspec.__file__).resolve().parent.parent)

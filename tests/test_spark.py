@@ -1,0 +1,246 @@
+"""irspec.spark on a real local Spark (pyspark, Java 17): the same values as the in-memory engine.
+
+Expected values come from :func:`irspec.evaluate` on the same data as dicts (itself held to trec_eval
+and pytrec_eval by test_conformance.py and test_differential.py), never from the Spark path itself.
+One SparkSession serves the whole file (local[2], two shuffle partitions, no UI); each evaluation
+is a few Spark jobs, so the random cases are joined into one frame per option set rather than
+evaluated one by one.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyspark")
+
+import irspec  # noqa: E402
+from irspec import spark as irs  # noqa: E402
+from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from randomdata import random_case  # noqa: E402
+
+# Every trec_eval measure (mean, sum and geometric-mean aggregates, the text-valued relstring), bpref
+# with an expression, a cutoff that grows with R, and a metric with its own relevance level.
+METRICS = "all_trec, bpref(10+R), P@R, P(rel=2)@10, RR(rel=3)"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = irs.session(
+        "local[2]",
+        {
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.driver.memory": "1g",
+        },
+        app_name="irspec-tests",
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _joined_cases(seeds, **kwargs):
+    """Several random cases as one (qrels, run), query ids prefixed by the seed so they stay apart."""
+    qrels, run = {}, {}
+    for seed in seeds:
+        q, r = random_case(seed, **kwargs)
+        qrels.update({f"s{seed}:{qid}": docs for qid, docs in q.items()})
+        run.update({f"s{seed}:{qid}": docs for qid, docs in r.items()})
+    return qrels, run
+
+
+def _qrels_frame(spark, qrels, names=("query_id", "doc_id", "relevance")):
+    rows = [(q, d, label) for q, docs in qrels.items() for d, label in docs.items()]
+    return spark.createDataFrame(rows, f"{names[0]} string, {names[1]} string, {names[2]} long")
+
+
+def _run_frame(spark, runs, names=("query_id", "doc_id", "score")):
+    """A frame of ``{run name: {qid: {docno: score}}}``, with a ``run`` column."""
+    rows = [(name, q, d, s) for name, run in runs.items() for q, docs in run.items() for d, s in docs.items()]
+    return spark.createDataFrame(rows, f"run string, {names[0]} string, {names[1]} string, {names[2]} double")
+
+
+def _same(got: dict, want: dict) -> None:
+    """Equal dicts of floats (NaN equal to NaN: relstring's aggregate), exactly, or of strings."""
+    assert got.keys() == want.keys()
+    for key in want:
+        a, b = got[key], want[key]
+        if isinstance(b, dict):
+            _same(a, b)
+        elif isinstance(b, float) and math.isnan(b):
+            assert isinstance(a, float) and math.isnan(a), key
+        else:
+            assert a == b, (key, a, b)
+
+
+def _second_run(run, seed):
+    """Another run over the same queries: scores permuted within each query, every third query dropped."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for i, (q, docs) in enumerate(sorted(run.items())):
+        if i % 3 == 2:
+            continue
+        scores = rng.permutation(list(docs.values())) if docs else []
+        out[q] = {d: float(s) for d, s in zip(docs, scores)}
+    return out
+
+
+OPTION_SETS = [
+    {},
+    {"depth": 7, "relevance_level": 2},
+    {"judged_only": True, "missing_queries": "skip"},
+    {"depth": 0, "relevance_level": 0, "collection_size": 5000},
+]
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+def test_equals_the_in_memory_engine_per_query_and_aggregate(spark, options):
+    qrels, run_a = _joined_cases(range(8), all_negative=True, near_ties=True)
+    runs = {"a": run_a, "b": _second_run(run_a, 1)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        per_query = irs.evaluate(_qrels_frame(spark, qrels), _run_frame(spark, runs), METRICS, **options)
+        got = irs.results(per_query)
+        want = [irspec.evaluate(qrels, runs[name], METRICS, **options) for name in ("a", "b")]
+    assert [r.run_name for r in got] == ["a", "b"]
+    for g, w in zip(got, want):
+        assert g.query_ids == w.query_ids
+        assert [str(m) for m in g.metrics] == [str(m) for m in w.metrics]
+        _same(g.per_query(), w.per_query())
+        _same(g.aggregate(), w.aggregate())
+        assert g.options == w.options
+    _same(irs.aggregate(per_query, run="b"), want[1].aggregate())
+
+
+def test_any_number_of_buckets_gives_the_same_values(spark):
+    qrels, run = _joined_cases(range(20, 24))
+    q, r = _qrels_frame(spark, qrels), _run_frame(spark, {"run": run})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        one = irs.results(irs.evaluate(q, r, "official", partitions=1))[0]
+        many = irs.results(irs.evaluate(q, r, "official", partitions=13))[0]
+        want = irspec.evaluate(qrels, run, "official")
+    _same(one.per_query(), want.per_query())
+    _same(many.per_query(), want.per_query())
+    _same(many.aggregate(), want.aggregate())
+
+
+def test_pyterrier_columns_and_integer_ids(spark):
+    qrels = spark.createDataFrame([(1, 10, 1), (1, 11, 0), (2, 20, 2)], "qid int, docno long, label int")
+    run = spark.createDataFrame([(1, 11, 2.0), (1, 10, 1.0), (2, 21, 5.0), (2, 20, 4.0)], "qid int, docno long, score float")
+    per_query = irs.evaluate(qrels, run, "P@1, AP")
+    # Hand arithmetic: query 1 ranks 11 (non-relevant) then 10 (relevant): P@1 = 0, AP = 1/2.
+    # Query 2 ranks 21 (unjudged) then 20 (relevant, R = 1): P@1 = 0, AP = 1/2.
+    assert irs.results(per_query)[0].per_query() == {"1": {"P@1": 0.0, "AP": 0.5}, "2": {"P@1": 0.0, "AP": 0.5}}
+    assert irs.aggregate(per_query) == {"P@1": 0.0, "AP": 0.5}
+    assert sorted(per_query.columns) == ["metric", "query_id", "run", "text", "value"]
+
+
+def test_columns_mapping_and_a_named_single_run(spark):
+    qrels = spark.createDataFrame([("t1", "x", 1), ("t1", "y", 0)], "topic string, doc string, rel int")
+    run = spark.createDataFrame([("t1", "y", 3.0), ("t1", "x", 3.0)], "topic string, doc string, sim double")
+    columns = {"query": "topic", "docno": "doc", "label": "rel", "score": "sim"}
+    per_query = irs.evaluate(qrels, run, "P@1, relstring", columns=columns, run_name="bm25")
+    (result,) = irs.results(per_query)
+    # A tie at 3.0 is broken by docno descending: y (non-relevant) before x.
+    assert result.run_name == "bm25"
+    assert result.per_query() == {"t1": {"P@1": 0.0, "relstring": "01"}}
+    rows = per_query.filter("metric = 'relstring'").collect()
+    assert [(r.text, math.isnan(r.value)) for r in rows] == [("01", True)]
+
+
+def test_groupby_mean_works_on_the_frame(spark):
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
+    run = {"q1": {"a": 1.0, "b": 2.0}, "q2": {"c": 1.0}}
+    per_query = irs.evaluate(_qrels_frame(spark, qrels), _run_frame(spark, {"r": run}), "P@1")
+    # q1 ranks b (non-relevant) first: 0; q2 ranks c (relevant): 1; mean 0.5.
+    assert per_query.groupBy("metric").mean("value").collect()[0][1] == 0.5
+
+
+def test_results_feed_the_significance_tests(spark):
+    qrels, run_a = _joined_cases(range(30, 33))
+    runs = {"a": run_a, "b": _second_run(run_a, 2)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        a, b = irs.results(irs.evaluate(_qrels_frame(spark, qrels), _run_frame(spark, runs), "AP"))
+        want_a, want_b = (irspec.evaluate(qrels, runs[n], "AP") for n in ("a", "b"))
+    got = irspec.stats.paired(a.column("AP"), b.column("AP"))
+    want = irspec.stats.paired(want_a.column("AP"), want_b.column("AP"))
+    assert (got.p_value, got.mean_difference) == (want.p_value, want.mean_difference)
+
+
+def test_missing_queries_error_is_raised_on_the_driver(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}, "q2": {"b": 1}})
+    run = _run_frame(spark, {"r": {"q1": {"a": 1.0}}})
+    with pytest.raises(EvaluationError, match=r"<Spark run 'r'>: 1 qrels query is missing from the run \('q2'\)"):
+        irs.evaluate(qrels, run, "AP", missing_queries="error")
+
+
+def test_missing_and_unknown_queries_are_warned_about(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}, "q2": {"b": 1}})
+    run = _run_frame(spark, {"r": {"q1": {"a": 1.0}, "q9": {"z": 1.0}}})
+    with pytest.warns(IrspecWarning) as caught:
+        irs.evaluate(qrels, run, "AP")
+    texts = [str(w.message) for w in caught]
+    assert "<Spark run 'r'>: 1 query not in the qrels ignored ('q9')" in texts
+    assert any(t.startswith("<Spark run 'r'>: 1 of the 2 queries of the qrels is missing from the run ('q2')") for t in texts)
+
+
+def test_a_bad_row_inside_a_task_is_an_input_error(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}})
+    run = spark.createDataFrame([("q1", "a", 1.0), ("q1", "a", 2.0)], "query_id string, doc_id string, score double")
+    per_query = irs.evaluate(qrels, run, "AP")
+    with pytest.raises(InputError, match=r"^<Spark run 'run'>: query 'q1': duplicate docno 'a'$"):
+        irs.aggregate(per_query)
+
+
+def test_a_nan_score_inside_a_task_is_an_input_error(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}})
+    run = spark.createDataFrame([("q1", "a", float("nan"))], "query_id string, doc_id string, score double")
+    with pytest.raises(InputError, match=r"<Spark run 'run'>: query 'q1': NaN score for docno 'a'"):
+        irs.aggregate(irs.evaluate(qrels, run, "AP"))
+
+
+def test_bad_frames_are_input_errors_naming_the_columns(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}})
+    run = spark.createDataFrame([("q1", "a", "high")], "query_id string, doc_id string, score string")
+    with pytest.raises(InputError, match=r"<Spark run>: column 'score' must hold numbers, not string"):
+        irs.evaluate(qrels, run, "AP")
+    nameless = spark.createDataFrame([("q1", "a")], "query_id string, doc string")
+    with pytest.raises(InputError, match=r"<Spark qrels>: no column for docno, label \(expected doc_id/docno or relevance/label; the frame has query_id, doc\)"):
+        irs.evaluate(nameless, run, "AP")
+    with pytest.raises(InputError, match=r"columns= names \['qid'\]"):
+        irs.evaluate(qrels, run, "AP", columns={"qid": "query_id"})
+    with pytest.raises(InputError, match="expected a Spark DataFrame, got dict"):
+        irs.evaluate({"q1": {"a": 1}}, run, "AP")
+
+
+def test_bad_metrics_and_options_fail_before_any_task(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}})
+    run = _run_frame(spark, {"r": {"q1": {"a": 1.0}}})
+    with pytest.raises(SpecError, match="unknown metric"):
+        irs.evaluate(qrels, run, "nDCG@10, nosuchmetric")
+    with pytest.raises(EvaluationError, match="depth must be an integer"):
+        irs.evaluate(qrels, run, "AP", depth=-1)
+    with pytest.raises(EvaluationError, match="partitions must be a positive integer"):
+        irs.evaluate(qrels, run, "AP", partitions=0)
+
+
+def test_aggregate_needs_a_run_name_when_the_frame_holds_several(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}})
+    run = _run_frame(spark, {"r1": {"q1": {"a": 1.0}}, "r2": {"q1": {"b": 1.0}}})
+    per_query = irs.evaluate(qrels, run, "P@1")
+    with pytest.raises(EvaluationError, match=r"holds 2 runs \('r1', 'r2'\); pass run="):
+        irs.aggregate(per_query)
+    assert irs.aggregate(per_query, run="r1") == {"P@1": 1.0}
+    assert irs.aggregate(per_query, run="r2") == {"P@1": 0.0}
