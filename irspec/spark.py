@@ -61,7 +61,7 @@ from irspec.errors import EvaluationError, InputError, IrspecError
 from irspec.plugins import get_registry
 from irspec.registry import Metric
 
-__all__ = ["evaluate", "aggregate", "results", "session", "OUTPUT_SCHEMA"]
+__all__ = ["evaluate", "aggregate", "results", "session", "read_qrels", "read_run", "OUTPUT_SCHEMA"]
 
 OUTPUT_SCHEMA = T.StructType(
     [
@@ -313,6 +313,41 @@ def _rows(run_name: str, result: Result) -> pa.Table:
         },
         schema=OUTPUT_ARROW,
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# Files read by Spark.
+
+
+def read_qrels(spark: SparkSession, path: str) -> DataFrame:
+    """A qrels file as a Spark DataFrame (``query_id, doc_id, relevance``): Parquet (by its ``.parquet``
+    suffix, or a directory of Parquet files) with the columns :func:`evaluate` takes, or TREC text
+    ``qid iter docno label`` (plain or compressed, as Spark reads text), fields split on whitespace."""
+    return _read(spark, path, ("query_id", "doc_id", "relevance"), {0: "query_id", 2: "doc_id", 3: "relevance"}, 4, "long")
+
+
+def read_run(spark: SparkSession, path: str) -> DataFrame:
+    """A run file as a Spark DataFrame (``query_id, doc_id, score``): Parquet, or TREC text ``qid iter
+    docno rank score [runid]`` (the rank is ignored, as everywhere in irspec)."""
+    return _read(spark, path, ("query_id", "doc_id", "score"), {0: "query_id", 2: "doc_id", 4: "score"}, 5, "double")
+
+
+def _read(spark: SparkSession, path: str, names: tuple[str, ...], fields: dict[int, str], least: int, value_type: str) -> DataFrame:
+    """Parquet as it is, or TREC text: each non-blank line split on whitespace. A line with too few (or,
+    for qrels, too many) fields, or a value that is no number, leaves a null that the bucket's reader
+    reports with its query and docno, rather than a row silently dropped."""
+    if path.rstrip("/").endswith(".parquet") or os.path.isdir(path):
+        return spark.read.parquet(path)
+    parts = F.split(F.trim(F.col("value")), r"\s+")
+    fits = F.size(parts) >= least if value_type == "double" else F.size(parts) == least
+    lines = spark.read.text(path).filter(F.trim(F.col("value")) != "")
+    columns = []
+    for i, name in fields.items():
+        field = F.get(parts, i)
+        if name == names[2]:
+            field = F.when(fits, field.try_cast(value_type))
+        columns.append(field.alias(name))
+    return lines.select(*columns)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -244,3 +244,24 @@ def test_aggregate_needs_a_run_name_when_the_frame_holds_several(spark):
         irs.aggregate(per_query)
     assert irs.aggregate(per_query, run="r1") == {"P@1": 1.0}
     assert irs.aggregate(per_query, run="r2") == {"P@1": 0.0}
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_trec_files_read_by_spark_give_the_file_results(spark, tmp_path):
+    qrels, run = str(FIXTURES / "data_qrels.txt"), str(FIXTURES / "data_run.txt")
+    per_query = irs.evaluate(irs.read_qrels(spark, qrels), irs.read_run(spark, run), "official, relstring")
+    want = irspec.evaluate(qrels, run, "official, relstring")
+    _same(irs.results(per_query)[0].per_query(), want.per_query())
+    irs.read_run(spark, run).write.parquet(str(tmp_path / "run.parquet"))
+    from_parquet = irs.evaluate(irs.read_qrels(spark, qrels), irs.read_run(spark, str(tmp_path / "run.parquet")), "official")
+    _same(irs.aggregate(from_parquet), irspec.evaluate(qrels, run, "official").aggregate())
+
+
+def test_a_malformed_trec_line_is_reported_not_dropped(spark, tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 0.5 r\nq1 Q0 d2 1 high r\nq1 Q0 d3 1\n")
+    qrels = irs.read_qrels(spark, str(FIXTURES / "data_qrels.txt"))
+    with pytest.raises(InputError, match=r"<Spark run 'run'>: query 'q1': missing score for docno 'd[23]'"):
+        irs.aggregate(irs.evaluate(qrels, irs.read_run(spark, str(bad)), "AP"))
