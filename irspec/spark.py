@@ -59,7 +59,7 @@ from irspec.data import Qrels, Run
 from irspec.engine import Result, _as_metrics, _issue, _missing_text, _queries, _some, evaluate_many
 from irspec.errors import EvaluationError, InputError, IrspecError
 from irspec.plugins import get_registry
-from irspec.registry import Metric
+from irspec.definitions import Metric
 
 __all__ = ["evaluate", "aggregate", "results", "session", "read_qrels", "read_run", "OUTPUT_SCHEMA"]
 
@@ -136,7 +136,7 @@ def evaluate(
         raise EvaluationError("no metrics to compute")
     q = _normalised(qrels, "qrels", "label", columns)
     r = _normalised(run, "run", "score", columns, run_name)
-    runs = _coverage(q, r, run_name if "run" not in _present(run, columns) else None, options)
+    runs, notes = _coverage(q, r, run_name if "run" not in _present(run, columns) else None, options)
     evaluate_bucket = _bucket_evaluator(runs, names, options)
     # A dry run on empty inputs, on the driver: metrics that need another input, or options that the
     # engine refuses, fail here with irspec's own error rather than inside a Spark task.
@@ -156,7 +156,7 @@ def evaluate(
             .cogroup(r.groupBy(bucket))
             .applyInArrow(lambda _key, left, right: evaluate_bucket(left, right), schema=OUTPUT_SCHEMA)
         )
-    described = json.dumps({"metrics": names, "options": options.as_dict()})
+    described = json.dumps({"metrics": names, "options": options.as_dict(), "warnings": notes})
     return per_query.withColumn("metric", F.col("metric").alias("metric", metadata={_METADATA_KEY: described}))
 
 
@@ -220,10 +220,11 @@ def _value_column(frame: DataFrame, name: str, dtype: T.DataType, value: str, wh
     return F.col(name).cast("double").alias(_INNER[value])
 
 
-def _coverage(q: DataFrame, r: DataFrame, single: str | None, options: Options) -> list[str]:
+def _coverage(q: DataFrame, r: DataFrame, single: str | None, options: Options) -> tuple[list[str], dict[str, list[str]]]:
     """The run names (sorted; ``[single]`` for a frame without a run column) after checking which qrels
     queries each run lacks and which of its queries the qrels lack: an error under
-    ``missing_queries="error"``, otherwise the warnings :func:`irspec.evaluate` issues."""
+    ``missing_queries="error"``, otherwise the warnings :func:`irspec.evaluate` issues, which are
+    returned too, by run name (``""``: about every run), for :func:`results`."""
     judged = set(_arrow(q.select("query_id").distinct()).column("query_id").to_pylist())
     pairs = _arrow(r.select("run", "query_id").distinct())
     answered: dict[str, set[str]] = {}
@@ -232,9 +233,10 @@ def _coverage(q: DataFrame, r: DataFrame, single: str | None, options: Options) 
     if None in answered:
         raise InputError("the run column has a null run name", "<Spark run>")
     runs = [single] if single is not None else sorted(answered)
-    notes = []
+    notes: dict[str, list[str]] = {"": []}
     for name in runs:
         source = f"<Spark run {name!r}>"
+        notes[name] = []
         mine = answered.get(name, set())
         missing = sorted(judged - mine)
         if missing and options.missing_queries == "error":
@@ -244,15 +246,15 @@ def _coverage(q: DataFrame, r: DataFrame, single: str | None, options: Options) 
             )
         extra = sorted(mine - judged)
         if extra:
-            notes.append(f"{source}: {_queries(len(extra))} not in the qrels ignored ({_some(extra)})")
+            notes[name].append(f"{source}: {_queries(len(extra))} not in the qrels ignored ({_some(extra)})")
         if missing or not mine:
-            notes.append(_missing_text(source, not mine, missing, len(judged), options))
+            notes[name].append(_missing_text(source, not mine, missing, len(judged), options))
     if not judged:
-        notes.append("qrels <Spark qrels> has no judgments")
+        notes[""].append("qrels <Spark qrels> has no judgments")
     if not runs:
-        notes.append("<Spark run>: the run frame has no rows, so no run is evaluated")
-    _issue(notes)
-    return runs
+        notes[""].append("<Spark run>: the run frame has no rows, so no run is evaluated")
+    _issue([text for texts in notes.values() for text in texts])
+    return runs, notes
 
 
 def _arrow(frame: DataFrame) -> pa.Table:
@@ -326,10 +328,12 @@ def read_qrels(spark: SparkSession, path: str) -> DataFrame:
     return _read(spark, path, ("query_id", "doc_id", "relevance"), {0: "query_id", 2: "doc_id", 3: "relevance"}, 4, "long")
 
 
-def read_run(spark: SparkSession, path: str) -> DataFrame:
+def read_run(spark: SparkSession, path: str, name: str | None = None) -> DataFrame:
     """A run file as a Spark DataFrame (``query_id, doc_id, score``): Parquet, or TREC text ``qid iter
-    docno rank score [runid]`` (the rank is ignored, as everywhere in irspec)."""
-    return _read(spark, path, ("query_id", "doc_id", "score"), {0: "query_id", 2: "doc_id", 4: "score"}, 5, "double")
+    docno rank score [runid]`` (the rank is ignored, as everywhere in irspec). With ``name``, a ``run``
+    column holds it, so that frames of several runs can be united and evaluated together."""
+    frame = _read(spark, path, ("query_id", "doc_id", "score"), {0: "query_id", 2: "doc_id", 4: "score"}, 5, "double")
+    return frame if name is None else frame.withColumn("run", F.lit(name))
 
 
 def _read(spark: SparkSession, path: str, names: tuple[str, ...], fields: dict[int, str], least: int, value_type: str) -> DataFrame:
@@ -338,9 +342,11 @@ def _read(spark: SparkSession, path: str, names: tuple[str, ...], fields: dict[i
     reports with its query and docno, rather than a row silently dropped."""
     if path.rstrip("/").endswith(".parquet") or os.path.isdir(path):
         return spark.read.parquet(path)
-    parts = F.split(F.trim(F.col("value")), r"\s+")
+    # TREC's blanks (data.py's rule): spaces, tabs, CR, VT, FF; a line starting with "#" is a comment.
+    text = F.regexp_replace(F.col("value"), r"^[ \t\r\x0b\x0c]+|[ \t\r\x0b\x0c]+$", "")
+    lines = spark.read.text(path).select(text.alias("line")).filter((F.col("line") != "") & ~F.col("line").startswith("#"))
+    parts = F.split(F.col("line"), r"[ \t\r\x0b\x0c]+")
     fits = F.size(parts) >= least if value_type == "double" else F.size(parts) == least
-    lines = spark.read.text(path).filter(F.trim(F.col("value")) != "")
     columns = []
     for i, name in fields.items():
         field = F.get(parts, i)
@@ -380,7 +386,9 @@ def results(per_query: DataFrame | pa.Table) -> list[Result]:
             by_query = dict(zip(sub.get_column("query_id").to_list(), sub.get_column("text").to_list()))
             texts[name] = tuple(by_query.get(qid) or "" for qid in query_ids)
         run_name = key[0]
-        out.append(Result(run_name, f"<Spark run {run_name!r}>", bound, tuple(query_ids), values, options, (), texts))
+        notes = described.get("warnings", {})
+        said = (*notes.get(run_name, ()), *notes.get("", ()))
+        out.append(Result(run_name, f"<Spark run {run_name!r}>", bound, tuple(query_ids), values, options, said, texts))
     return out
 
 

@@ -79,6 +79,7 @@ LAZY_EDGES = {
     "frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
     "datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
+    "plan.execute": "an `engine: {spark: ...}` plan loads irspec.spark (pyspark, optional: irspec[spark]) when it runs",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
 

@@ -265,3 +265,49 @@ def test_a_malformed_trec_line_is_reported_not_dropped(spark, tmp_path):
     qrels = irs.read_qrels(spark, str(FIXTURES / "data_qrels.txt"))
     with pytest.raises(InputError, match=r"<Spark run 'run'>: query 'q1': missing score for docno 'd[23]'"):
         irs.aggregate(irs.evaluate(qrels, irs.read_run(spark, str(bad)), "AP"))
+
+
+def _plan_text(engine: str) -> str:
+    return f"""
+qrels: {FIXTURES / "data_qrels.txt"}
+runs:
+  - {{name: base, path: {FIXTURES / "data_run.txt"}}}
+  - {{name: messy, path: {FIXTURES / "data_run_messy.txt"}}}
+metrics: [official, nDCG@10]
+options: {{depth: 3}}
+compare: {{baseline: base, test: randomization, seed: 3}}
+{engine}
+output:
+  - {{format: table}}
+"""
+
+
+def test_a_plan_with_engine_spark_gives_the_embedded_plans_results(spark, tmp_path):
+    from irspec.plan import load_plan, run_plan
+    from irspec.plan.model import SparkEngine
+
+    (tmp_path / "embedded.yaml").write_text(_plan_text(""))
+    (tmp_path / "spark.yaml").write_text(_plan_text("engine: {spark: {config: {spark.sql.shuffle.partitions: 2}, partitions: 3}}"))
+    plan = load_plan(tmp_path / "spark.yaml")
+    assert plan.engine == SparkEngine(None, (("spark.sql.shuffle.partitions", 2),), 3)
+    assert load_plan(tmp_path / "embedded.yaml").engine is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        want = run_plan(load_plan(tmp_path / "embedded.yaml"))
+        got = run_plan(plan)
+    assert [r.run_name for r in got.results] == ["base", "messy"]
+    for g, w in zip(got.results, want.results):
+        _same(g.per_query(), w.per_query())
+        _same(g.aggregate(), w.aggregate())
+    assert [c.p_value for c in got.comparisons] == [c.p_value for c in want.comparisons]
+
+
+def test_a_plan_engine_is_checked_by_the_schema(tmp_path):
+    from irspec.errors import PlanError
+    from irspec.plan import load_plan
+
+    (tmp_path / "bad.yaml").write_text(_plan_text("engine: {spark: {master: 4, cores: 2}}"))
+    with pytest.raises(PlanError) as caught:
+        load_plan(tmp_path / "bad.yaml")
+    text = str(caught.value)
+    assert "engine.spark.master" in text and "cores" in text

@@ -13,6 +13,7 @@ leaves no partial output behind.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -88,6 +89,8 @@ def run_plan(plan: Plan) -> PlanReport:
 
 def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
     """Every run of ``plan`` evaluated, the qrels read once; progress on a terminal, run by run."""
+    if plan.engine is not None:
+        return _evaluate_on_spark(plan, metrics)
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
         qrels = read_qrels(str(plan.qrels))
         progress.total = len(plan.runs)
@@ -97,6 +100,24 @@ def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
             results.extend(evaluate_many(qrels, [str(r.path)], metrics, options=plan.options))
             progress.advance()
     return results
+
+
+def _evaluate_on_spark(plan: Plan, metrics: list[Any]) -> list[Any]:
+    """Every run of ``plan`` evaluated on Spark (``engine: {spark: ...}``): Spark reads the files, one
+    evaluation takes all the runs (a ``run`` column), and the results come back in plan order."""
+    try:
+        from irspec import spark as irs  # optional: pip install 'irspec[spark]'
+    except ImportError as e:
+        raise IrspecError(f"{plan.source}: engine 'spark' needs pyspark: pip install 'irspec[spark]' ({e})") from None
+    engine = plan.engine
+    with Progress("evaluating on Spark", detail=engine.master or "active session"):
+        session = irs.session(engine.master, dict(engine.config))
+        qrels = irs.read_qrels(session, str(plan.qrels))
+        frames = [irs.read_run(session, str(r.path), name=r.name) for r in plan.runs]
+        runs = functools.reduce(lambda a, b: a.unionByName(b), frames)
+        per_query = irs.evaluate(qrels, runs, metrics, partitions=engine.partitions, **plan.options.as_dict())
+        by_name = {res.run_name: res for res in irs.results(per_query)}
+    return [dataclasses.replace(by_name[r.name], run_source=str(r.path)) for r in plan.runs]
 
 
 # --------------------------------------------------------------------------------------------------

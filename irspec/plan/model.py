@@ -12,7 +12,7 @@ from irspec.comparison import Compare
 from irspec.engine import Options
 from irspec.registry import Metric
 
-__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output"]
+__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output", "SparkEngine"]
 
 # Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
 # file for editors (tests/test_plan.py keeps the two identical).
@@ -45,6 +45,16 @@ class Output:
 
 
 @dataclass(frozen=True)
+class SparkEngine:
+    """A plan's ``engine: {spark: ...}``: evaluate on Spark (:mod:`irspec.spark`) with the session of
+    ``master`` and ``config`` (the active session when both are empty), in ``partitions`` buckets."""
+
+    master: str | None = None
+    config: tuple[tuple[str, str | int | float | bool], ...] = ()
+    partitions: int | None = None
+
+
+@dataclass(frozen=True)
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
@@ -60,6 +70,8 @@ class Plan:
     outputs: tuple[Output, ...]
     overrides: tuple[str, ...] = ()
     log: Path | None = None
+    engine: SparkEngine | None = None
+    """``None``: the runs are evaluated in this process."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options
 from irspec.errors import InputError, IrspecError, SpecError, suggest
-from irspec.plan.model import Output, Plan, PlanRun
+from irspec.plan.model import Output, Plan, PlanRun, SparkEngine
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plugins import get_registry
 
@@ -82,7 +82,16 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         outputs=tuple(outputs),
         overrides=overrides,
         log=log,
+        engine=_resolve_engine(data.get("engine")),
     )
+
+
+def _resolve_engine(raw: Any) -> SparkEngine | None:
+    """The plan's ``engine`` (the schema has checked its shape)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("spark"), dict):
+        return None
+    spark = raw["spark"]
+    return SparkEngine(spark.get("master"), tuple(sorted(spark.get("config", {}).items())), spark.get("partitions"))
 
 
 def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) -> None:
