@@ -742,3 +742,17 @@ def test_the_shipped_schema_is_the_one_in_specs():
 
     specs_copy = Path(__file__).resolve().parents[1] / "specs" / "plan.schema.json"
     assert SCHEMA_PATH.read_bytes() == specs_copy.read_bytes()
+
+
+def test_a_plan_takes_level_and_depth_0_as_trec_eval_does(tmp_path):
+    """The schema allows what Options allows: -l 0 (every judged document relevant) and -M 0 (empty
+    rankings), with trec_eval's values: at depth 0 nothing is retrieved, so P@10 is 0 on every query."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\nruns: [{DEMO / 'runs' / 'bm25.run'}]\nmetrics: [P@10, NumRet]\n"
+        "options: {relevance_level: 0, depth: 0}\n",
+        encoding="utf-8",
+    )
+    report = run_plan(load_plan(plan))
+    assert report.plan.options.relevance_level == 0 and report.plan.options.depth == 0
+    assert report.results[0].aggregate() == {"P@10": 0.0, "NumRet": 0.0}
