@@ -137,6 +137,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         judged_only=args.judged_only,
         missing_queries=args.missing_queries or "zero",
         collection_size=args.collection_size,
+        judged_warning=args.judged_warning or None,
     )
     if args.ci is not None and args.format not in WITH_INTERVALS:
         raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
@@ -243,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents before measuring")
     p.add_argument("-N", "--collection-size", dest="collection_size", type=int, default=None, metavar="N",
                    help="number of documents in the collection (for fall-out)")
+    p.add_argument("--judged-warning", type=float, default=0.5, metavar="F",
+                   help="warn that a run's scores are likely underestimated when under this fraction of its top 10 "
+                   "documents are judged (Judged@10; default 0.5, 0 for never)")
     p.add_argument("-f", "--format", choices=("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown"), default="table",
                    help="output format (default: an aligned table; latex and markdown: the means, best in bold; "
                    "jsonl: ir_measures' records)")

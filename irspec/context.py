@@ -42,6 +42,9 @@ class Options:
     documents before measuring. ``missing_queries`` [-c is ``zero``]: what a qrels query absent from
     the run gets: ``zero`` (every measure 0, counted in the mean), ``skip``, or ``error``.
     ``collection_size``: the number of documents in the collection, for fall-out.
+    ``judged_warning``: a run whose mean Judged@10 (over the queries it answers) is below this gets a
+    warning that its scores are likely underestimated; ``None`` or 0 for none. Not a trec_eval option,
+    and not in :meth:`as_dict`, which lists what changes the values.
     """
 
     relevance_level: int = 1
@@ -49,6 +52,7 @@ class Options:
     judged_only: bool = False
     missing_queries: MissingQueries = "zero"
     collection_size: int | None = None
+    judged_warning: float | None = 0.5
 
     def __post_init__(self) -> None:
         # Counts stop at MAX_COUNT, as a metric's integer parameters do: exact in float64 and int64, where
@@ -63,6 +67,9 @@ class Options:
             raise EvaluationError(f"missing_queries must be zero, skip or error, got {self.missing_queries!r}")
         if self.collection_size is not None:
             _check_count("collection_size", self.collection_size)
+        j = self.judged_warning
+        if j is not None and (isinstance(j, bool) or not isinstance(j, (int, float)) or not 0 <= j <= 1):
+            raise EvaluationError(f"judged_warning must be a number from 0 to 1 (or None), got {j!r}")
 
     def as_dict(self) -> dict[str, Any]:
         """The options as a plain dict (for JSON output)."""

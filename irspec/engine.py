@@ -16,12 +16,13 @@ the command line. ``irspec.engine.Context``, ``QueryView`` and ``Options`` are t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import math
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,6 +177,9 @@ class Result:
     options: Options
     warnings: tuple[str, ...] = ()
     texts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    judged_at_10: float | None = None
+    """The run's mean Judged@10 over the queries it answers (see :func:`judged_at_10`), whatever the
+    metrics; ``None`` when not computed (a result not from qrels and a run) or no query was answered."""
     _aggregate: dict[str, float] = field(default_factory=dict, repr=False)
 
     def aggregate(self) -> dict[str, float]:
@@ -317,9 +321,12 @@ def evaluate_many(
     metrics: str | Metric | Iterable[str | Metric],
     *,
     options: Options | None = None,
+    columns: Mapping[str, str] | None = None,
     **kwargs: Any,
 ) -> list[Result]:
-    """Evaluate several runs against one qrels, which is read and indexed once."""
+    """Evaluate several runs against one qrels, which is read and indexed once. ``columns`` names the
+    columns of qrels and runs given as frames (see :func:`irspec.read_qrels`); ``kwargs`` are
+    :class:`Options`' fields when ``options`` is not given."""
     options = options or Options(**kwargs)
     bound = _as_metrics(metrics, qrels)
     if not bound:
@@ -330,9 +337,9 @@ def evaluate_many(
                 f"{m} is computed from a {m.definition.needs!r} input, not from qrels and runs; "
                 "use irspec.evaluate_input (or a plan's log key)"
             )
-    q = read_qrels(qrels)
+    q = read_qrels(qrels, columns=columns)
     index = index_qrels(q)
-    results = distinct_names([_evaluate_run(index, read_run(r), bound, options) for r in runs])
+    results = distinct_names([_evaluate_run(index, read_run(r, columns=columns), bound, options) for r in runs])
     _issue(collect_warnings(results))
     return results
 
@@ -387,6 +394,13 @@ def _issue(messages: Iterable[str]) -> None:
 def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: Options) -> Result:
     ctx, notes = build_context(index, run, options)
     notes += _level_warnings(ctx, metrics)
+    judged, coverage = judgment_coverage(ctx)
+    if coverage is not None and options.judged_warning and coverage < options.judged_warning:
+        notes.append(
+            f"{run.source}: only {coverage:.0%} of the run's top 10 documents are in the qrels (under "
+            f"{options.judged_warning:.0%}; Judged@10 = {judged:.2f}), so its scores are likely underestimated "
+            "(unjudged documents count as non-relevant)"
+        )
     values = np.empty((ctx.nq, len(metrics)))
     texts: dict[str, list[str]] = {}
     for j, m in enumerate(metrics):
@@ -419,7 +433,29 @@ def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: O
         options,
         tuple(notes),
         {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
+        judged_at_10=judged,
     )
+
+
+@functools.cache
+def _judged_metric() -> Metric:
+    (metric,) = parse_specs("Judged@10", None)
+    return metric
+
+
+def judgment_coverage(ctx: Context) -> tuple[float | None, float | None]:
+    """The run's mean Judged@10 over the queries it answers (not those ``missing_queries="zero"``
+    adds), and the fraction of the documents it ranks in the top 10 that are judged: the same when
+    every ranking has 10 documents, but a ranking of 3 judged documents covers all it shows (its
+    Judged@10 is 0.3). ``(None, None)`` when the run answers no query."""
+    values = compute_metric(ctx, _judged_metric())
+    shown = np.minimum(np.diff(ctx.offsets), 10)
+    if ctx.missing is not None:
+        values, shown = np.delete(values, ctx.missing), np.delete(shown, ctx.missing)
+    if not len(values):
+        return None, None
+    judged = values * 10  # Judged@10 is the number judged in the top 10 over 10
+    return aggregate_values(values, "mean"), float(judged.sum() / shown.sum()) if shown.sum() else None
 
 
 def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Context, list[str]]:

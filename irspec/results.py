@@ -164,6 +164,8 @@ def evaluate(
     judged_only: bool = False,
     missing_queries: MissingQueries = "zero",
     collection_size: int | None = None,
+    judged_warning: float | None = 0.5,
+    columns: Mapping[str, str] | None = None,
 ) -> Result | ResultSet:
     """Evaluate one run, or several, against qrels.
 
@@ -177,15 +179,26 @@ def evaluate(
     texts, or bound :class:`~irspec.Metric` objects; with ``irds:`` qrels, ``"irds-official"`` stands
     for the dataset's official measures. See :class:`~irspec.context.Options` for the
     keyword options.
+
+    Frames (pandas, polars, polars LazyFrames) and iterables of named tuples (ir_measures' ``Qrel`` and
+    ``ScoredDoc``, ir_datasets' ``TrecQrel``) are read by their columns' or fields' names: ir_measures'
+    (``query_id, doc_id, relevance | score``), PyTerrier's (``qid, docno, label | score``), or the
+    names ``columns`` maps irspec's (``query``, ``docno``, ``label``, ``score``) to, for qrels and runs
+    alike: ``columns={"query": "topic"}``. For different names in the qrels and the run, read each
+    with :func:`~irspec.data.read_qrels` or :func:`~irspec.data.read_run` and its own ``columns``.
+
+    Every result has the run's Judged@10 (``judged_at_10``); under ``judged_warning`` (0.5; ``None``
+    for never) it gets a warning that the run's scores are likely underestimated.
     """
-    options = Options(relevance_level, depth, judged_only, missing_queries, collection_size)
-    several = _several(run)
+    options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
+    several = _several(run, columns)
+    evaluated = engine.evaluate_many(qrels, [run] if several is None else several, metrics, options=options, columns=columns)
     if several is None:
-        return displayable(engine.evaluate_many(qrels, [run], metrics, options=options)[0])
-    return ResultSet(tuple(displayable(r) for r in engine.evaluate_many(qrels, several, metrics, options=options)))
+        return displayable(evaluated[0])
+    return ResultSet(tuple(displayable(r) for r in evaluated))
 
 
-def _several(run: Any) -> Iterable[Any] | None:
+def _several(run: Any, columns: Mapping[str, str] | None = None) -> Iterable[Any] | None:
     """The runs ``run`` stands for when it is several (``None`` when it is one), read one at a time.
 
     A mapping is one run in pytrec_eval's shape ``{qid: {docno: score}}`` when its values are mappings
@@ -197,7 +210,7 @@ def _several(run: Any) -> Iterable[Any] | None:
         for name in run:
             if not isinstance(name, str):
                 raise EvaluationError(f"run names must be strings, not {type(name).__name__} ({name!r})")
-        return (dataclasses.replace(read_run(r), name=name) for name, r in run.items())
+        return (dataclasses.replace(read_run(r, columns=columns), name=name) for name, r in run.items())
     if isinstance(run, (list, tuple)) and not any(isinstance(r, tuple) for r in run):
         if not run:
             raise EvaluationError("no runs to evaluate: the list of runs is empty")

@@ -11,8 +11,9 @@ The package has one module per kind of source and this one for what they make:
 
 - :mod:`irspec.data.trec`: TREC text files (paths, ``-`` for standard input, open files, gzip), with
   a fast path and a slow one that names the bad line;
-- :mod:`irspec.data.objects`: pytrec_eval's ``{qid: {docno: value}}`` dicts and pandas or polars
-  DataFrames;
+- :mod:`irspec.data.objects`: pytrec_eval's ``{qid: {docno: value}}`` dicts, pandas or polars
+  DataFrames and polars LazyFrames (ir_measures', PyTerrier's or any named columns), and iterables of
+  named tuples (ir_measures' and ir_datasets' ``Qrel``, ``TrecQrel``, ``ScoredDoc``);
 - :mod:`irspec.data.kinds`: what qrels and runs are to all of them (the value column, the fields);
 - here: :class:`Qrels` and :class:`Run`, :func:`read_qrels` and :func:`read_run` that pick the reader,
   and the checks every source goes through: finite scores, and duplicates, found by sorting one 64-bit
@@ -27,7 +28,7 @@ physical line) and the query.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
@@ -36,7 +37,7 @@ import numpy as np
 import polars as pl
 
 from irspec.data.kinds import QRELS, RUN, Kind
-from irspec.data.objects import frame_from_dataframe, frame_from_mapping, is_dataframe
+from irspec.data.objects import frame_from_dataframe, frame_from_mapping, frame_from_rows, is_dataframe, is_named_tuples
 from irspec.data.trec import Source, read_text
 from irspec.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError
@@ -74,11 +75,20 @@ class Qrels:
         return cls(_finish(frame, QRELS, "<dict>")[0], "<dict>")
 
     @classmethod
-    def from_frame(cls, df: Any, *, source: str = "<DataFrame>") -> Qrels:
-        """Qrels from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and
-        ``relevance`` (other columns are ignored); ``source`` names it in messages."""
-        frame = frame_from_dataframe(df, QRELS, source)
+    def from_frame(cls, df: Any, *, source: str = "<DataFrame>", columns: Mapping[str, str] | None = None) -> Qrels:
+        """Qrels from a pandas or polars DataFrame or a polars LazyFrame with ir_measures' columns
+        (``query_id, doc_id, relevance``), PyTerrier's (``qid, docno, label``), or those ``columns`` maps
+        irspec's names (``query``, ``docno``, ``label``) to; other columns are ignored. ``source`` names
+        it in messages."""
+        frame = frame_from_dataframe(df, QRELS, source, columns)
         return cls(_finish(frame, QRELS, source)[0], source)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Any], *, columns: Mapping[str, str] | None = None) -> Qrels:
+        """Qrels from named tuples such as ir_measures' ``Qrel(query_id, doc_id, relevance)`` or
+        ir_datasets' ``TrecQrel`` (its ``iteration`` is ignored); fields are found as a frame's columns."""
+        frame = frame_from_rows(rows, QRELS, "<rows>", columns)
+        return cls(_finish(frame, QRELS, "<rows>")[0], "<rows>")
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -125,11 +135,19 @@ class Run:
         return cls(frame, name, "<dict>", keys)
 
     @classmethod
-    def from_frame(cls, df: Any, name: str = "run") -> Run:
-        """A run from a pandas or polars DataFrame with columns ``query_id``, ``doc_id`` and ``score``
-        (other columns, such as a rank, are ignored)."""
-        frame, keys = _finish(frame_from_dataframe(df, RUN, "<DataFrame>"), RUN, "<DataFrame>")
+    def from_frame(cls, df: Any, name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
+        """A run from a pandas or polars DataFrame or a polars LazyFrame with ir_measures' columns
+        (``query_id, doc_id, score``), PyTerrier's (``qid, docno, score``), or those ``columns`` maps
+        irspec's names (``query``, ``docno``, ``score``) to; other columns, such as a rank, are ignored."""
+        frame, keys = _finish(frame_from_dataframe(df, RUN, "<DataFrame>", columns), RUN, "<DataFrame>")
         return cls(frame, name, "<DataFrame>", keys)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Any], name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
+        """A run from named tuples such as ir_measures' or ir_datasets' ``ScoredDoc(query_id, doc_id,
+        score)``; fields are found as a frame's columns."""
+        frame, keys = _finish(frame_from_rows(rows, RUN, "<rows>", columns), RUN, "<rows>")
+        return cls(frame, name, "<rows>", keys)
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -147,34 +165,38 @@ class Run:
         )
 
 
-def read_qrels(src: Any) -> Qrels:
+def read_qrels(src: Any, *, columns: Mapping[str, str] | None = None) -> Qrels:
     """Qrels from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: label}}`` dict, a pandas or
-    polars DataFrame, ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.datasets`), or a
-    :class:`Qrels` (returned as is)."""
+    polars DataFrame or polars LazyFrame, an iterable of named tuples (``Qrel``, ``TrecQrel``),
+    ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.datasets`), or a :class:`Qrels`
+    (returned as is). ``columns`` names a frame's columns (:meth:`Qrels.from_frame`)."""
     if is_dataset_id(src):
         return Qrels.from_frame(qrels_frame(src), source=src)
-    return _read(Qrels, src, "read_qrels")
+    return _read(Qrels, src, "read_qrels", columns)
 
 
-def read_run(src: Any) -> Run:
+def read_run(src: Any, *, columns: Mapping[str, str] | None = None) -> Run:
     """A run from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: score}}`` dict, a pandas or
-    polars DataFrame, or a :class:`Run` (returned as is)."""
-    return _read(Run, src, "read_run")
+    polars DataFrame or polars LazyFrame, an iterable of named tuples (``ScoredDoc``), or a :class:`Run`
+    (returned as is). ``columns`` names a frame's columns (:meth:`Run.from_frame`)."""
+    return _read(Run, src, "read_run", columns)
 
 
 _QrelsOrRun = TypeVar("_QrelsOrRun", Qrels, Run)
 
 
-def _read(cls: type[_QrelsOrRun], src: Any, caller: str) -> _QrelsOrRun:
+def _read(cls: type[_QrelsOrRun], src: Any, caller: str, columns: Mapping[str, str] | None) -> _QrelsOrRun:
     """``src`` as a ``cls``, by the reader its type calls for."""
     if isinstance(src, cls):
         return src
     if isinstance(src, Mapping):
         return cls.from_dict(src)
-    if is_dataframe(src):
-        return cls.from_frame(src)
     if isinstance(src, (Qrels, Run)):  # the other one
         raise TypeError(f"{caller}() was given a {type(src).__name__}")
+    if is_dataframe(src):
+        return cls.from_frame(src, columns=columns)
+    if is_named_tuples(src):
+        return cls.from_rows(src, columns=columns)
     return cls.read(src)
 
 

@@ -1,15 +1,23 @@
-"""Qrels and runs given as Python objects: pytrec_eval's ``{qid: {docno: value}}`` dicts and pandas or
-polars DataFrames (columns ``query_id``, ``doc_id`` and ``relevance`` or ``score``).
+"""Qrels and runs given as Python objects: pytrec_eval's ``{qid: {docno: value}}`` dicts, pandas and
+polars DataFrames (and polars LazyFrames), and iterables of named tuples (ir_measures' ``Qrel`` and
+``ScoredDoc``, ir_datasets' ``TrecQrel`` and ``ScoredDoc``).
 
 Each becomes the frame a TREC file gives (columns query, docno, <value>, and a null line, since
-there is no line to name); :mod:`irspec.data` then checks it as it checks a file. A bad value is an
-:class:`~irspec.errors.InputError` naming the query and docno (and for a DataFrame the row).
+there is no line to name); :mod:`irspec.data` then checks it as it checks a file. Every source is read
+the same way: an integer query id or docno is its decimal text, a label that is an integral float
+(``1.0``) is that integer, and a fractional one is an :class:`~irspec.errors.InputError` naming the
+query and docno (and for a frame the row).
+
+A frame's columns are found by name (:data:`CONVENTIONS`): ir_measures' (``query_id, doc_id,
+relevance | score``) or PyTerrier's (``qid, docno, label | score``), or those ``columns`` names, a
+mapping from irspec's names (``query``, ``docno``, ``label``, ``score``) to the frame's own, as
+:func:`irspec.spark.evaluate` takes it.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -18,56 +26,67 @@ import polars as pl
 from irspec.data.kinds import QRELS, Kind
 from irspec.errors import InputError
 
+CONVENTIONS: dict[str, dict[str, str]] = {
+    "ir_measures": {"query": "query_id", "docno": "doc_id", "label": "relevance", "score": "score"},
+    "PyTerrier": {"query": "qid", "docno": "docno", "label": "label", "score": "score"},
+}
+"""The column names a frame may use, by convention: irspec's name -> the frame's."""
+
+ROLES = ("query", "docno", "label", "score")
+"""irspec's names for the columns, the keys of a ``columns`` mapping."""
+
 
 def frame_from_mapping(d: Any, kind: Kind, source: str) -> pl.DataFrame:
-    """The frame of ``{qid: {docno: value}}``: string ids, integer labels or real scores."""
+    """The frame of ``{qid: {docno: value}}``: string (or integer) ids, integer labels or real scores."""
     if not isinstance(d, Mapping):
         raise InputError(
             f"expected a mapping {{qid: {{docno: {kind.value}}}}}, got {type(d).__name__}", source
         )
-    queries: list[str] = []
+    queries: list[Any] = []
     docnos: list[Any] = []
     values: list[Any] = []
     for q, docs in d.items():
-        if not isinstance(q, str):
-            raise InputError(f"query ids must be strings, got {q!r}", source)
         if not isinstance(docs, Mapping):
             raise InputError(
-                f"expected a mapping docno -> {kind.value}, got {type(docs).__name__}", source, query=q
+                f"expected a mapping docno -> {kind.value}, got {type(docs).__name__}", source, query=str(q)
             )
         docnos.extend(docs.keys())
         values.extend(docs.values())
         queries.extend([q] * len(docs))
-    try:
-        docno = pl.Series("docno", docnos, dtype=pl.String, strict=True)
-    except (TypeError, pl.exceptions.PolarsError):
-        i = next(i for i, x in enumerate(docnos) if not isinstance(x, str))
-        raise InputError(f"docnos must be strings, got {docnos[i]!r}", source, query=queries[i]) from None
-    dtype = pl.Int64 if kind is QRELS else pl.Float64
+    query = _ids_from_objects("query", "query ids", queries, queries, source)
+    docno = _ids_from_objects("docno", "docnos", docnos, query, source)
     try:
         arr = np.asarray(values) if values else np.zeros(0, dtype=np.int64)
     except (OverflowError, ValueError):  # ints beyond 64 bits, ragged nesting
         arr = np.asarray(values, dtype=object)
-    if arr.ndim == 1 and arr.dtype.kind in ("iu" if kind is QRELS else "iuf"):
+    if arr.ndim == 1 and arr.dtype.kind in "iuf":
         value = pl.Series(kind.value, arr)
     else:
-        check = _is_label if kind is QRELS else _is_score
-        i = next((i for i, x in enumerate(values) if not check(x)), None)
+        i = next((i for i, x in enumerate(values) if not _is_score(x)), None)
         if i is not None:
-            raise InputError(_bad_value_message(kind, values[i], docnos[i]), source, query=queries[i])
-        value = pl.Series(kind.value, [int(x) if kind is QRELS else float(x) for x in values])
+            raise InputError(_bad_value_message(kind, values[i], docnos[i]), source, query=query[i])
+        # Integers stay integers (a label beyond 64 bits is then out of range, not rounded).
+        value = pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
+    value = _value_column(value, kind, [query, docno], source, rows=False)
+    return pl.DataFrame([query.alias("query"), docno.alias("docno"), value.alias(kind.value), _no_lines(len(value))])
+
+
+def _ids_from_objects(name: str, what: str, ids: list[Any], queries: Any, source: str) -> pl.Series:
+    """Strings as they are, integers as their decimal text; anything else names the first offender."""
     try:
-        value = value.cast(dtype, strict=True)
-    except pl.exceptions.PolarsError as e:
-        raise InputError(f"{kind.value}s out of range: {e}", source) from None
-    return pl.DataFrame(
-        [
-            pl.Series("query", queries, dtype=pl.String),
-            docno,
-            value,
-            pl.Series("line", [None] * len(queries), dtype=pl.UInt32),
-        ]
-    )
+        out = pl.Series(name, ids, dtype=pl.String, strict=True)
+        if not out.null_count():  # a None goes in as a null
+            return out
+    except (TypeError, pl.exceptions.PolarsError):
+        pass
+    bad = next((i for i, x in enumerate(ids) if not isinstance(x, str) and not _is_label(x)), None)
+    if bad is not None:
+        raise InputError(f"{what} must be strings (or integers), got {ids[bad]!r}", source, query=str(queries[bad]))
+    return pl.Series(name, [x if isinstance(x, str) else str(int(x)) for x in ids], dtype=pl.String)
+
+
+def _no_lines(n: int) -> pl.Series:
+    return pl.Series("line", [None] * n, dtype=pl.UInt32)
 
 
 def _is_label(x: Any) -> bool:
@@ -85,39 +104,107 @@ def _bad_value_message(kind: Kind, value: Any, docno: Any) -> str:
 
 
 def is_dataframe(obj: Any) -> bool:
-    """Whether ``obj`` is a pandas or polars DataFrame, told by its type's name so that pandas is
-    never imported to ask."""
+    """Whether ``obj`` is a pandas or polars DataFrame or a polars LazyFrame, told by its type's name so
+    that pandas is never imported to ask."""
     t = type(obj)
-    return t.__name__ == "DataFrame" and t.__module__.split(".")[0] in ("pandas", "polars")
+    module = t.__module__.split(".")[0]
+    return (t.__name__ == "DataFrame" and module in ("pandas", "polars")) or (
+        t.__name__ == "LazyFrame" and module == "polars"
+    )
 
 
-def frame_from_dataframe(df: Any, kind: Kind, source: str) -> pl.DataFrame:
-    """The frame of a pandas or polars DataFrame's ``query_id``, ``doc_id`` and value columns."""
-    wanted = ["query_id", "doc_id", "relevance" if kind is QRELS else "score"]
-    if not is_dataframe(df):
-        raise InputError(f"expected a pandas or polars DataFrame, got {type(df).__name__}", source)
-    missing = [c for c in wanted if c not in df.columns]
-    if missing:
+def is_named_tuples(obj: Any) -> bool:
+    """Whether ``obj`` is a list or tuple whose first item is a tuple (a ``Qrel``, ``ScoredDoc``...),
+    or another iterable that is neither a string, a path, a mapping, a file nor a frame: a generator of
+    them, as ir_datasets' ``qrels_iter()`` gives."""
+    if isinstance(obj, (list, tuple)):
+        return bool(obj) and isinstance(obj[0], tuple)  # plain tuples get a clear error there
+    return isinstance(obj, Iterable) and not isinstance(obj, (str, bytes, Mapping)) and not (
+        hasattr(obj, "read") or hasattr(obj, "__fspath__") or is_dataframe(obj)
+    )
+
+
+def frame_from_rows(rows: Iterable[Any], kind: Kind, source: str, columns: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """The frame of named tuples (one per judgment or ranked document), by their field names as a
+    frame's columns are found (:func:`frame_from_dataframe`)."""
+    rows = list(rows)
+    fields = getattr(rows[0], "_fields", None) if rows else ()
+    if fields is None:
         raise InputError(
-            f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}; "
-            f"expected columns {', '.join(wanted)}",
+            f"expected named tuples (such as ir_measures' Qrel or ScoredDoc), got {type(rows[0]).__name__} {rows[0]!r}",
             source,
         )
+    bad = next((i for i, r in enumerate(rows) if getattr(r, "_fields", None) != fields), None)
+    if bad is not None:
+        raise InputError(f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {rows[bad]!r}", source)
+    names = _column_names(list(fields), kind, columns, source, "fields")
+    data = dict(zip(fields, zip(*rows))) if rows else {f: () for f in fields}
+    series = [_series_from_objects(name, list(data[name])) for name in names]
+    return _frame_from_columns(series, kind, source)
+
+
+def _series_from_objects(name: str, values: list[Any]) -> pl.Series:
+    # Not strict: a column of strings and integers becomes strings, of integers and floats floats.
+    return pl.Series(name, values, strict=False)
+
+
+def frame_from_dataframe(df: Any, kind: Kind, source: str, columns: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """The frame of a pandas or polars DataFrame (or a polars LazyFrame): its query, docno and value
+    columns, found by name (see the module docstring); other columns are ignored."""
+    if not is_dataframe(df):
+        raise InputError(f"expected a pandas or polars DataFrame, got {type(df).__name__}", source)
+    lazy = isinstance(df, pl.LazyFrame)
+    found = df.collect_schema().names() if lazy else [str(c) for c in df.columns]
+    names = _column_names(found, kind, columns, source, "columns")
+    if lazy:
+        df = df.select(names).collect()
     if isinstance(df, pl.DataFrame):
-        cols = [df.get_column(c) for c in wanted]
+        cols = [df.get_column(c) for c in names]
     else:
-        cols = [_series_from_pandas(df[c], c) for c in wanted]
+        cols = [_series_from_pandas(df[c], c) for c in names]
+    return _frame_from_columns(cols, kind, source)
+
+
+def _column_names(
+    found: list[str], kind: Kind, columns: Mapping[str, str] | None, source: str, what: str
+) -> list[str]:
+    """The names of the query, docno and value columns among ``found``: those ``columns`` gives, the
+    others by one of :data:`CONVENTIONS` (whichever has a name among ``found``; both is ambiguous)."""
+    given = dict(columns or {})
+    unknown = sorted(set(given) - set(ROLES))
+    if unknown:
+        raise InputError(f"columns: unknown name{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                         f"irspec's names are {', '.join(ROLES)}", source)
+    names = []
+    for role in ("query", "docno", kind.value):
+        if role in given:
+            names.append(given[role])
+            continue
+        candidates = list(dict.fromkeys(c[role] for c in CONVENTIONS.values() if c[role] in found))
+        if len(candidates) > 1:
+            raise InputError(f"both {candidates[0]!r} and {candidates[1]!r} could be the {role} {what}; "
+                             f"say which with columns={{{role!r}: ...}}", source)
+        names.append(candidates[0] if candidates else None)
+    missing = [role for role, name in zip(("query", "docno", kind.value), names) if name not in found]
+    if missing:
+        accepted = "; ".join(
+            f"{', '.join(c[r] for r in ('query', 'docno', kind.value))} ({convention})"
+            for convention, c in CONVENTIONS.items()
+        )
+        raise InputError(
+            f"no {' or '.join(missing)} {what[:-1]}: the {what} are {', '.join(map(repr, found)) or 'none'}; "
+            f"expected {accepted}, or names given by columns={{'query': ..., 'docno': ..., {kind.value!r}: ...}}"
+            + (f" (given: {given})" if given else ""),
+            source,
+        )
+    return names
+
+
+def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.DataFrame:
     q, d, v = cols
     ids = [_id_column(s, source) for s in (q, d)]
     value = _value_column(v, kind, ids, source)
-    return pl.DataFrame(
-        [
-            ids[0].alias("query"),
-            ids[1].alias("docno"),
-            value.alias(kind.value),
-            pl.Series("line", [None] * len(value), dtype=pl.UInt32),
-        ]
-    )
+    return pl.DataFrame([ids[0].alias("query"), ids[1].alias("docno"), value.alias(kind.value), _no_lines(len(value))])
 
 
 def _series_from_pandas(s: Any, name: str) -> pl.Series:
@@ -140,10 +227,13 @@ def _id_column(s: pl.Series, source: str) -> pl.Series:
     return out
 
 
-def _value_column(s: pl.Series, kind: Kind, ids: list[pl.Series], source: str) -> pl.Series:
+def _value_column(s: pl.Series, kind: Kind, ids: list[pl.Series], source: str, rows: bool = True) -> pl.Series:
+    """The labels (Int64; integral floats become integers) or scores (Float64) of ``s``; an error names
+    the query, the docno and, when ``rows``, the row."""
 
     def fail(row: int, message: str) -> None:
-        raise InputError(f"row {row}: {message} for docno {ids[1][row]!r}", source, query=ids[0][row])
+        where = f"row {row}: " if rows else ""
+        raise InputError(f"{where}{message} for docno {ids[1][row]!r}", source, query=ids[0][row])
 
     if s.null_count():
         fail(int(s.is_null().arg_true()[0]), f"missing {kind.value}")
@@ -159,7 +249,7 @@ def _value_column(s: pl.Series, kind: Kind, ids: list[pl.Series], source: str) -
                 return s.cast(pl.Int64)
             row = int((~integral).arg_true()[0])
             fail(row, f"label must be an integer, got {s[row]!r}")
-        raise InputError(f"column 'relevance' must hold integers, not {s.dtype}", source)
+        raise InputError(f"column {s.name!r} must hold integers, not {s.dtype}", source)
     if s.dtype.is_numeric() and s.dtype != pl.Boolean:
         return s.cast(pl.Float64)
-    raise InputError(f"column 'score' must hold numbers, not {s.dtype}", source)
+    raise InputError(f"column {s.name!r} must hold numbers, not {s.dtype}", source)

@@ -62,6 +62,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
                 judged_only=raw_options.get("judged_only", False),
                 missing_queries=raw_options.get("missing_queries", "zero"),
                 collection_size=_int(raw_options.get("collection_size")),
+                judged_warning=raw_options.get("judged_warning", 0.5),
             )
         except (IrspecError, TypeError, ValueError) as e:
             if not problems:  # the schema has already said what is wrong otherwise
