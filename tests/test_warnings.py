@@ -309,3 +309,94 @@ def test_a_plan_built_with_one_name_twice_gets_distinct_labels(files):
     assert [r.run_name for r in report.results] == ["one", "one (2)"]
     assert any(w.startswith("2 runs are named 'one'") for w in report.warnings)
     assert collect_warnings(report.results) == list(report.warnings)
+
+
+# --------------------------------------------------------------------------------------------------
+# Judgment coverage: Judged@10 on every result, a warning when the top 10 is mostly unjudged
+
+# q1 judges d1 (relevant) and d2; q2 judges d3. The run ranks, for q1, d1 then nine documents the qrels
+# do not know (u1..u9), and for q2 d3 then u10..u18: one judged document in each top 10.
+COVERAGE_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
+SPARSE_RUN = "".join(
+    f"{q} Q0 {d} {r + 1} {10 - r} sparse\n"
+    for q, docs in (("q1", ["d1"] + [f"u{i}" for i in range(1, 10)]), ("q2", ["d3"] + [f"u{i}" for i in range(10, 19)]))
+    for r, d in enumerate(docs)
+)
+# Judged@10 = 1/10 for each query, so 0.1 on average; P@10 = 1/10 for each query as well.
+SPARSE_WARNING = (
+    "only 10% of the run's top 10 documents are in the qrels (under 50%; Judged@10 = 0.10), so its scores "
+    "are likely underestimated (unjudged documents count as non-relevant)"
+)
+
+
+@pytest.fixture
+def sparse(tmp_path):
+    (tmp_path / "qrels.txt").write_text(COVERAGE_QRELS)
+    (tmp_path / "sparse.run").write_text(SPARSE_RUN)
+    return tmp_path
+
+
+def test_a_run_whose_top_10_is_mostly_unjudged_warns(sparse):
+    with pytest.warns(irspec.IrspecWarning) as caught:
+        res = irspec.evaluate(str(sparse / "qrels.txt"), str(sparse / "sparse.run"), "P@10")
+    assert res.warnings == (f"{sparse / 'sparse.run'}: {SPARSE_WARNING}",)
+    assert [str(w.message) for w in caught] == list(res.warnings)
+    assert res.judged_at_10 == pytest.approx(0.1)
+    # Computing Judged@10 adds no metric: the user asked for P@10 only.
+    assert [str(m) for m in res.metrics] == ["P@10"]
+    assert res.per_query() == {"q1": {"P@10": pytest.approx(0.1)}, "q2": {"P@10": pytest.approx(0.1)}}
+    assert res.to_frame(wide=True).columns == ["run", "query_id", "P@10"]
+
+
+def test_the_judged_warning_threshold_is_an_option(sparse):
+    args = (str(sparse / "qrels.txt"), str(sparse / "sparse.run"), "P@10")
+    assert irspec.evaluate(*args, judged_warning=0.1).warnings == ()  # 0.1 is not under 0.1
+    assert irspec.evaluate(*args, judged_warning=None).warnings == ()
+    assert irspec.evaluate(*args, judged_warning=0.0).judged_at_10 == pytest.approx(0.1)  # still computed
+    notes = quiet(irspec.evaluate, str(sparse / "qrels.txt"), {"q1": {"d1": 2.0, "d2": 1.0, "u1": 0.5}}, "P@1",
+                  judged_warning=0.7).warnings  # 2 of 3 judged: 67% < 70% (and a warning that q2 is missing)
+    assert notes[-1].startswith("<dict>: only 67% of the run's top 10 documents are in the qrels (under 70%;")
+    with pytest.raises(irspec.EvaluationError, match="judged_warning must be a number from 0 to 1"):
+        irspec.evaluate(*args, judged_warning=1.5)
+
+
+def test_a_short_ranking_of_judged_documents_does_not_warn(sparse):
+    # Three judged documents: Judged@10 = 3/10 (the metric divides by 10), yet every document shown is
+    # judged, so nothing is underestimated for want of judgments.
+    res = irspec.evaluate(str(sparse / "qrels.txt"), {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, "P@10")
+    assert res.warnings == ()
+    assert res.judged_at_10 == pytest.approx((2 / 10 + 1 / 10) / 2)
+
+
+def test_judged_at_10_leaves_out_the_queries_the_run_does_not_answer(sparse):
+    # q2 is missing: scored 0 under missing_queries="zero", but its empty ranking is no evidence of
+    # unjudged documents. q1's top 10 is d1, d2 and u1..u8: 2 of 10 judged.
+    run = {"q1": {"d1": 10.0, "d2": 9.0, **{f"u{i}": 9.0 - i for i in range(1, 9)}}}
+    res = quiet(irspec.evaluate, str(sparse / "qrels.txt"), run, "P@10")
+    assert res.judged_at_10 == pytest.approx(0.2)
+    assert any("only 20% of the run's top 10" in w for w in res.warnings)
+
+
+def test_the_judged_warning_is_in_every_output(sparse, capsys):
+    qrels, run = sparse / "qrels.txt", sparse / "sparse.run"
+    code, out, err = cli(capsys, "eval", qrels, run, "-m", "P@10", "--format", "json")
+    assert code == 0
+    assert warning_lines(err) == [f"irspec: warning: {run}: {SPARSE_WARNING}"]
+    doc = json.loads(out)
+    assert doc["warnings"] == [f"{run}: {SPARSE_WARNING}"] and doc["runs"][0]["warnings"] == doc["warnings"]
+    assert list(doc["runs"][0]["aggregate"]) == ["P@10"]
+    code, out, err = cli(capsys, "eval", qrels, run, "-m", "P@10", "--judged-warning", "0")
+    assert code == 0 and warning_lines(err) == []
+    code, out, err = cli(capsys, "eval", qrels, run, "-m", "P@10", "--judged-warning", "0.05")
+    assert code == 0 and warning_lines(err) == []
+    html = to_html([quiet(irspec.evaluate, str(qrels), str(run), "P@10")])
+    assert '<h2 id="warnings">1 warning</h2>' in html and "only 10% of the run&#39;s top 10" in html
+
+
+def test_a_plan_takes_the_judged_warning_option(sparse, capsys):
+    plan = sparse / "plan.yaml"
+    body = "qrels: qrels.txt\nruns: [{name: s, path: sparse.run}]\nmetrics: [P@10]\n"
+    plan.write_text(body)
+    assert any(SPARSE_WARNING in w for w in quiet(irspec.run_plan, irspec.load_plan(plan)).warnings)
+    plan.write_text(body + "options: {judged_warning: null}\n")
+    assert quiet(irspec.run_plan, irspec.load_plan(plan)).warnings == ()
