@@ -384,7 +384,7 @@ def test_the_judged_warning_is_in_every_output(sparse, capsys):
     assert warning_lines(err) == [f"irspec: warning: {run}: {SPARSE_WARNING}"]
     doc = json.loads(out)
     assert doc["warnings"] == [f"{run}: {SPARSE_WARNING}"] and doc["runs"][0]["warnings"] == doc["warnings"]
-    assert list(doc["runs"][0]["aggregate"]) == ["P@10"]
+    assert list(doc["runs"][0]["aggregate"]) == ["P@10"] and doc["runs"][0]["judged_at_10"] == pytest.approx(0.1)
     code, out, err = cli(capsys, "eval", qrels, run, "-m", "P@10", "--judged-warning", "0")
     assert code == 0 and warning_lines(err) == []
     code, out, err = cli(capsys, "eval", qrels, run, "-m", "P@10", "--judged-warning", "0.05")

@@ -27,7 +27,8 @@ def _clean(value: float) -> float | None:
 
 
 def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict | None = None) -> str:
-    """One JSON document: metrics (canonical), options, warnings, and per run its aggregate (and per query).
+    """One JSON document: metrics (canonical), options, warnings, and per run its aggregate (and per query)
+    and, for a run evaluated against qrels, its Judged@10 (``judged_at_10``).
 
     ``warnings`` at the top lists every warning once; each run's entry has its own ``warnings`` too.
     """
@@ -48,6 +49,8 @@ def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict |
             "warnings": list(res.warnings),
             "aggregate": res.aggregate(),
         }
+        if res.judged_at_10 is not None:  # the run's judgment coverage, not a metric asked for
+            entry["judged_at_10"] = res.judged_at_10
         if per_query:
             entry["per_query"] = {
                 q: {k: _clean(v) for k, v in row.items()} for q, row in res.per_query().items()
