@@ -1,6 +1,6 @@
-"""Plots of evaluation results, drawn with matplotlib (the optional extra ``pip install 'irspec[plot]'``).
+"""Plots of evaluation results, drawn with matplotlib (a dependency, imported only when drawing).
 
-Three kinds of figure, each as PNG and SVG:
+Each figure as PNG and SVG:
 
 ``pr-curves``
     The 11-point interpolated precision-recall curve of every run: the mean over queries of
@@ -9,6 +9,15 @@ Three kinds of figure, each as PNG and SVG:
 ``differences-<metric>``
     Per metric, each run's per-topic difference from the baseline, sorted: the "who wins where" bar
     chart, one panel per run, topics paired by query id.
+``roc-curves``
+    Every run's mean recall against its mean fall-out at the cutoffs :data:`ROC_CUTOFFS`: fall-out over
+    the collection's non-relevant documents when the collection size is known, over the judged
+    non-relevant ones otherwise (the axis says which).
+``ap-histograms``
+    Per run, how many topics have an AP in each tenth of [0, 1].
+``confusion-at-10``
+    Per run, the top 10 (retrieved) against relevant, summed over topics; the cell of non-relevant
+    documents not retrieved needs the collection size.
 ``distributions-<metric>``
     Per metric, the per-topic scores of every run: a box plot per run with the topics as dots and the
     mean as a diamond.
@@ -31,13 +40,17 @@ from typing import Any
 
 from irspec.errors import IrspecError
 
-__all__ = ["IPREC_SPECS", "Plot", "require_matplotlib", "precision_recall", "render", "render_files"]
+__all__ = [
+    "IPREC_SPECS", "MISSING_MATPLOTLIB", "ROC_CUTOFFS", "CONFUSION_K", "JITTER_SEED", "Confusion", "FigureData", "figure_specs",
+    "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files",
+]
 
 _LEVELS = tuple(i / 10 for i in range(11))
 IPREC_SPECS: tuple[str, ...] = tuple(f"IPrec@{level:.1f}" for level in _LEVELS)
 """The 11 recall levels of the precision-recall curves, as metric specs."""
 
-_MISSING = "plots need matplotlib: pip install 'irspec[plot]'"
+MISSING_MATPLOTLIB = "plots need matplotlib (an irspec dependency): pip install matplotlib"
+"""The error when matplotlib cannot be imported."""
 
 # Readable defaults, applied only while drawing and saving.
 _RC = {
@@ -59,16 +72,84 @@ _MARKERS = "osD^vP*Xph<>"
 _LINESTYLES = ("-", "--", "-.", ":")
 
 
+ROC_CUTOFFS: tuple[int, ...] = (1, 2, 3, 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000)
+"""The cutoffs of the ROC curve's points (trec_eval's standard cutoffs and a few more at the top)."""
+CONFUSION_K = 10
+"""The default cutoff of the confusion matrix: the top 10 count as retrieved."""
+JITTER_SEED = 0
+"""The seed of the per-topic dots' jitter in the distributions plots (it moves the dots, no value)."""
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Retrieved in the top ``k`` against relevant, summed over ``topics``: relevant retrieved (true
+    positives), non-relevant retrieved (false positives, unjudged documents included), relevant
+    missed (false negatives), and non-relevant not retrieved (true negatives): ``None`` without the
+    collection size, which is the only way to know them."""
+
+    k: int
+    topics: int
+    relevant_retrieved: int
+    nonrelevant_retrieved: int
+    relevant_missed: int
+    nonrelevant_missed: int | None
+
+
+@dataclass(frozen=True)
+class FigureData:
+    """What the figures beyond the precision-recall curves draw, per run name: the ROC points
+    ``(fall-out, recall)`` from the origin through :data:`ROC_CUTOFFS`, means over the topics; the
+    per-topic AP values (the histograms); the :class:`Confusion` at ``k``. ``collection_size`` is
+    ``None`` when fall-out counts judged non-relevant documents only."""
+
+    roc: dict[str, list[tuple[float, float]]]
+    ap: dict[str, list[float]]
+    confusion: dict[str, Confusion]
+    collection_size: int | None
+
+
+def figure_specs(collection_size: int | None, k: int = CONFUSION_K) -> tuple[str, ...]:
+    """The metric specs :func:`figure_data` reads, beside the plan's own: AP, recall and fall-out at
+    every ROC cutoff (judged-only fall-out without ``collection_size``), and P@k, NumRet and NumRel
+    for the confusion matrix at ``k``."""
+    fallout = "Fallout" if collection_size is not None else "Fallout(judged=true)"
+    roc = [spec for c in ROC_CUTOFFS for spec in (f"R@{c}", f"{fallout}@{c}")]
+    return ("AP", *roc, f"P@{k}", "NumRet", "NumRel")
+
+
+def figure_data(results: Sequence[Any], collection_size: int | None, k: int = CONFUSION_K) -> FigureData:
+    """The ROC points, AP values and confusion matrices of ``results`` (evaluated with
+    :func:`figure_specs` of the same ``collection_size`` and ``k`` among their metrics)."""
+    import numpy as np
+
+    fallout = "Fallout" if collection_size is not None else "Fallout(judged=true)"
+    roc, ap, confusion = {}, {}, {}
+    for res in results:
+        agg = res.aggregate()
+        roc[res.run_name] = [(0.0, 0.0)] + [(agg[f"{fallout}@{c}"], agg[f"R@{c}"]) for c in ROC_CUTOFFS]
+        values = res.column("AP")
+        ap[res.run_name] = [float(v) for v in values[np.isfinite(values)]]
+        # P@k is relevant-in-top-k / k exactly, so P@k * k is that count up to the last bit
+        tp = np.rint(res.column(f"P@{k}") * k).astype(np.int64)
+        fp = np.minimum(res.column("NumRet").astype(np.int64), k) - tp
+        rel = res.column("NumRel").astype(np.int64)
+        tn = None if collection_size is None else int((collection_size - rel - fp).sum())
+        confusion[res.run_name] = Confusion(k, len(tp), int(tp.sum()), int(fp.sum()), int((rel - tp).sum()), tn)
+    return FigureData(roc, ap, confusion, collection_size)
+
+
 @dataclass(frozen=True)
 class Plot:
     """One rendered figure: ``name`` (the file stem, such as ``pr-curves``), a ``title``, a one-line
-    ``description``, and its ``svg`` and ``png`` bytes (``None`` when that format was not asked for)."""
+    ``description``, its ``svg`` and ``png`` bytes (``None`` when that format was not asked for), and
+    the ``seed`` of any random numbers it drew (the distributions' jitter), for the provenance."""
 
     name: str
     title: str
     description: str
     svg: bytes | None
     png: bytes | None
+    seed: int | None = None
 
 
 def require_matplotlib() -> Any:
@@ -76,7 +157,7 @@ def require_matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise IrspecError(_MISSING) from None
+        raise IrspecError(MISSING_MATPLOTLIB) from None
     return matplotlib
 
 
@@ -206,7 +287,7 @@ def distributions_figure(results: Sequence[Any], metric: str) -> Any:
     positions = np.arange(len(names))[::-1]  # the first run at the top
     for pos, v in zip(positions, data):
         _box(ax, v, pos)
-    rng = np.random.default_rng(0)  # jitter only: a fixed seed keeps the figure reproducible
+    rng = np.random.default_rng(JITTER_SEED)  # jitter only: a fixed seed keeps the figure reproducible
     for pos, v in zip(positions, data):
         ax.scatter(v, pos + rng.uniform(-0.18, 0.18, len(v)), s=7, color="#57606a", alpha=0.45, linewidths=0, zorder=3)
         if len(v):
@@ -217,6 +298,86 @@ def distributions_figure(results: Sequence[Any], metric: str) -> Any:
     ax.grid(axis="y", visible=False)
     n_topics = max((len(d) for d in data), default=0)
     ax.set_title(f"Per-topic {metric} ({n_topics} topics): box = quartiles and median, diamond = mean")
+    return fig
+
+
+def _fallout_words(collection_size: int | None) -> str:
+    if collection_size is None:
+        return "judged non-relevant documents only (no collection size given: -N or collection_size)"
+    return f"non-relevant documents of a collection of {collection_size:,}"
+
+
+def roc_figure(data: FigureData) -> Any:
+    """Every run's ROC curve: mean recall against mean fall-out as the cutoff grows, k = 10 marked."""
+    names = list(data.roc)
+    fig = _new_figure(7.5, 4.5)
+    ax = fig.add_subplot()
+    at10 = 1 + ROC_CUTOFFS.index(10)
+    for name, style in zip(names, _styles(len(names))):
+        x, y = zip(*data.roc[name])
+        ax.plot(x, y, label=name, linewidth=1.5, markersize=3, **style)
+        ax.annotate("10", (x[at10], y[at10]), textcoords="offset points", xytext=(4, -9), fontsize=7, color=style["color"])
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(left=0)
+    ax.set_xlabel("Fall-out: " + _fallout_words(data.collection_size))
+    ax.set_ylabel("Recall")
+    ax.set_title(f"ROC curves: cutoff 0, {', '.join(map(str, ROC_CUTOFFS[:5]))}, ..., {ROC_CUTOFFS[-1]}")
+    fig.legend(loc="outside right upper", title="run", frameon=False)
+    return fig
+
+
+def ap_histogram_figure(data: FigureData) -> Any:
+    """Per run, the histogram of its AP over topics in bins of 0.1, the mean as a dashed line."""
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+
+    names = list(data.ap)
+    fig = _new_figure(7.5, 0.8 + 1.6 * len(names))
+    axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
+    bins = np.linspace(0.0, 1.0, 11)
+    for ax, name, style in zip(axes, names, _styles(len(names))):
+        values = np.asarray(data.ap[name])
+        ax.hist(values, bins=bins, color=style["color"], alpha=0.75, edgecolor="white")
+        if len(values):
+            ax.axvline(values.mean(), color="#57606a", linestyle="--", linewidth=1)
+        mean = f"{values.mean():.4f}" if len(values) else "-"
+        ax.set_title(f"{name}: {len(values)} topics, mean {mean}", loc="left")
+        ax.set_ylabel("topics")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(axis="x", visible=False)
+    axes[-1].set_xlim(0, 1)
+    axes[-1].set_xticks(bins)
+    axes[-1].set_xlabel("AP")
+    return fig
+
+
+def confusion_figure(data: FigureData) -> Any:
+    """Per run, the 2x2 table of retrieved in the top k against relevant, summed over topics."""
+    import numpy as np
+
+    names = list(data.confusion)
+    cols = min(len(names), 3)
+    rows = math.ceil(len(names) / cols)
+    fig = _new_figure(2.6 * cols + 0.5, 2.4 * rows + 0.4)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(names):]:
+        ax.set_axis_off()
+    for ax, name in zip(axes, names):
+        c = data.confusion[name]
+        cells = [[c.relevant_retrieved, c.nonrelevant_retrieved], [c.relevant_missed, c.nonrelevant_missed]]
+        known = [v for row in cells for v in row if v is not None]
+        top = max(known + [1])
+        shade = np.array([[0.0 if v is None else v / top for v in row] for row in cells])
+        ax.imshow(shade, cmap="Blues", vmin=0, vmax=1.6)  # vmax > 1: the darkest cell keeps its text readable
+        for i, row in enumerate(cells):
+            for j, v in enumerate(row):
+                ax.text(j, i, "unknown" if v is None else f"{v:,}", ha="center", va="center", fontsize=9)
+        ax.set_xticks([0, 1], ["relevant", "non-relevant"])
+        ax.set_yticks([0, 1], [f"top {c.k}", f"not in top {c.k}"], rotation=90, va="center")
+        ax.grid(visible=False)
+        ax.set_title(f"{name} ({c.topics} topics)")
+    k = next(iter(data.confusion.values())).k if names else CONFUSION_K
+    fig.suptitle(f"Retrieved (top {k}) against relevant, summed over topics")
     return fig
 
 
@@ -258,7 +419,11 @@ def _save(fig: Any, title: str, formats: Sequence[str]) -> dict[str, bytes]:
 
 
 def figures(
-    results: Sequence[Any], *, curves: Mapping[str, Sequence[float]] | None = None, baseline: str | None = None
+    results: Sequence[Any],
+    *,
+    curves: Mapping[str, Sequence[float]] | None = None,
+    data: FigureData | None = None,
+    baseline: str | None = None,
 ) -> Iterable[tuple[str, str, str, Any]]:
     """``(name, title, description, figure)`` of every plot of ``results``, drawn one at a time."""
     metrics = [str(m) for m in results[0].metrics] if results else []
@@ -272,6 +437,8 @@ def figures(
             ),
             pr_figure(curves),
         )
+    if data is not None:
+        yield from _data_figures(data)
     used: set[str] = set()
 
     def unique(stem: str) -> str:
@@ -306,10 +473,43 @@ def figures(
         )
 
 
+def _data_figures(data: FigureData) -> Iterable[tuple[str, str, str, Any]]:
+    yield (
+        "roc-curves",
+        "ROC curves",
+        (
+            "Mean recall against mean fall-out over the topics as the cutoff grows from 0 to "
+            f"{ROC_CUTOFFS[-1]} (cutoff 10 labelled); fall-out counts {_fallout_words(data.collection_size)}."
+        ),
+        roc_figure(data),
+    )
+    yield (
+        "ap-histograms",
+        "Histograms of AP over topics",
+        "How many topics of each run have an AP in each tenth of [0, 1]; the dashed line is the run's mean AP.",
+        ap_histogram_figure(data),
+    )
+    k = next(iter(data.confusion.values())).k if data.confusion else CONFUSION_K
+    unknown = (
+        "" if data.collection_size is not None
+        else " Non-relevant documents not retrieved are unknown without the collection size (-N or collection_size)."
+    )
+    yield (
+        f"confusion-at-{k}",
+        f"Confusion matrices at {k}",
+        (
+            f"Per run, summed over topics: the top {k} documents (fewer when a ranking is shorter) count as "
+            f"retrieved; non-relevant includes unjudged documents.{unknown}"
+        ),
+        confusion_figure(data),
+    )
+
+
 def render(
     results: Sequence[Any],
     *,
     curves: Mapping[str, Sequence[float]] | None = None,
+    data: FigureData | None = None,
     baseline: str | None = None,
     formats: Sequence[str] = ("svg", "png"),
     progress: Any = None,
@@ -318,7 +518,8 @@ def render(
     return them as SVG and PNG bytes.
 
     ``curves`` are the runs' precision-recall curves (:func:`precision_recall`); without them there is
-    no ``pr-curves`` plot. ``baseline`` names the run the differences are taken from; without one, the
+    no ``pr-curves`` plot. ``data`` (:func:`figure_data`) gives the ROC curves, the AP histograms and
+    the confusion matrices; without it there are none. ``baseline`` names the run the differences are taken from; without one, the
     first run. ``formats`` are the encodings made (``svg``, ``png``); ``progress`` (an
     :class:`irspec.progress.Progress`) counts the figures drawn. Raises
     :class:`~irspec.errors.IrspecError` when matplotlib is missing.
@@ -329,12 +530,13 @@ def render(
         raise ValueError(f"unknown plot formats: {', '.join(sorted(unknown))}")
     if progress is not None:
         n_metrics = len(results[0].metrics) if results else 0
-        progress.total = (1 if curves else 0) + n_metrics * (2 if len(results) > 1 else 1)
+        progress.total = (1 if curves else 0) + (3 if data else 0) + n_metrics * (2 if len(results) > 1 else 1)
     out = []
     with matplotlib.rc_context(_RC):
-        for name, title, description, fig in figures(results, curves=curves, baseline=baseline):
+        for name, title, description, fig in figures(results, curves=curves, data=data, baseline=baseline):
             saved = _save(fig, title, formats)
-            out.append(Plot(name, title, description, saved.get("svg"), saved.get("png")))
+            seed = JITTER_SEED if name.startswith("distributions-") else None  # the only figure that jitters
+            out.append(Plot(name, title, description, saved.get("svg"), saved.get("png"), seed))
             if progress is not None:
                 progress.update(len(out), detail=name)
     return out

@@ -74,7 +74,7 @@ HEAVY = {
 LAZY_EDGES = {
     "__init__": "the face: the entry points load on first use so that `import irspec` stays light",
     "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
-    "plots": "matplotlib is optional (irspec[plot]); the HTML report says so when it is missing",
+    "plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",

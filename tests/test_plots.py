@@ -265,3 +265,76 @@ plots.render(r)
 print('matplotlib.pyplot' in sys.modules, matplotlib.rcParams.copy() == before)
 """
     assert _python(code) == "False True"
+
+
+# --------------------------------------------------------------------------------------------------
+# The ROC curves, AP histograms and confusion matrices: their values, by hand
+
+# q1: relevant a and d, judged non-relevant b, c, e; q2: relevant f, judged non-relevant g.
+_TINY_QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 0\nq1 0 d 2\nq1 0 e 0\nq2 0 f 1\nq2 0 g 0\n"
+# q1 ranks a, x (unjudged), b, c, d; q2 ranks g, f.
+_TINY_RUN = "q1 Q0 a 1 5 r\nq1 Q0 x 2 4 r\nq1 Q0 b 3 3 r\nq1 Q0 c 4 2 r\nq1 Q0 d 5 1 r\nq2 Q0 g 1 2 r\nq2 Q0 f 2 1 r\n"
+
+
+def _tiny_data(tmp_path, collection_size, k=plots.CONFUSION_K):
+    (tmp_path / "qrels.txt").write_text(_TINY_QRELS)
+    (tmp_path / "run.txt").write_text(_TINY_RUN)
+    results = evaluate_many(
+        str(tmp_path / "qrels.txt"), [str(tmp_path / "run.txt")], list(plots.figure_specs(collection_size, k)),
+        options=Options(collection_size=collection_size),
+    )
+    return plots.figure_data(results, collection_size, k)
+
+
+def _roc_by_cutoff(points):
+    return dict(zip((0, *plots.ROC_CUTOFFS), points))
+
+
+def test_roc_points_without_a_collection_size_count_judged_nonrelevant_only(tmp_path):
+    roc = _roc_by_cutoff(_tiny_data(tmp_path, None).roc["r"])
+    # (fall-out, recall) per query, then their means. q1: R = 2, judged non-relevant 3; q2: R = 1, 1.
+    # k=1: q1 [a] -> (0/3, 1/2); q2 [g] -> (1/1, 0/1)
+    # k=2: q1 [a x] -> (0/3, 1/2) (x is unjudged); q2 [g f] -> (1, 1)
+    # k=3: q1 [a x b] -> (1/3, 1/2); k>=5: q1 [a x b c d] -> (2/3, 2/2); q2 stays (1, 1)
+    expected = {0: (0, 0), 1: (0.5, 0.25), 2: (0.5, 0.75), 3: ((1 / 3 + 1) / 2, 0.75), 5: ((2 / 3 + 1) / 2, 1.0)}
+    for k, point in expected.items():
+        assert roc[k] == pytest.approx(point, abs=1e-12), k
+    assert all(roc[k] == pytest.approx(expected[5]) for k in plots.ROC_CUTOFFS if k >= 5)
+
+
+def test_roc_points_with_a_collection_size_count_every_nonrelevant_document(tmp_path):
+    roc = _roc_by_cutoff(_tiny_data(tmp_path, 20).roc["r"])
+    # non-relevant in the collection: q1 20 - 2 = 18, q2 20 - 1 = 19; the unjudged x counts as non-relevant
+    # non-relevant in the top k: q1 k=1: 0, k=2: 1 (x), k=3: 2 (x b), k=5: 3 (x b c); q2 k=1: 1 (g), k>=2: 1
+    assert roc[1] == pytest.approx(((0 / 18 + 1 / 19) / 2, 0.25), abs=1e-12)
+    assert roc[2] == pytest.approx(((1 / 18 + 1 / 19) / 2, 0.75), abs=1e-12)
+    assert roc[3] == pytest.approx(((2 / 18 + 1 / 19) / 2, 0.75), abs=1e-12)
+    assert roc[1000] == pytest.approx(((3 / 18 + 1 / 19) / 2, 1.0), abs=1e-12)
+
+
+def test_confusion_matrix_counts_by_hand(tmp_path):
+    # top 2: q1 [a x] -> 1 relevant, 1 not, d missed, 20 - 2 - 1 = 17 non-relevant left out;
+    #        q2 [g f] -> 1 relevant, 1 not, none missed, 20 - 1 - 1 = 18 left out
+    assert _tiny_data(tmp_path, 20, k=2).confusion["r"] == plots.Confusion(2, 2, 2, 2, 1, 35)
+    # top 10 (all of each ranking): q1 2 relevant, 3 not, 0 missed, 20 - 2 - 3 = 15; q2 1, 1, 0, 18
+    assert _tiny_data(tmp_path, 20).confusion["r"] == plots.Confusion(10, 2, 3, 4, 0, 33)
+    # without the collection size, the documents neither relevant nor retrieved are unknown
+    assert _tiny_data(tmp_path, None).confusion["r"] == plots.Confusion(10, 2, 3, 4, 0, None)
+
+
+def test_ap_histogram_values_by_hand(tmp_path):
+    # q1: relevant at ranks 1 and 5 -> (1/1 + 2/5) / 2 = 0.7; q2: relevant at rank 2 -> (1/2) / 1 = 0.5
+    assert _tiny_data(tmp_path, None).ap["r"] == pytest.approx([0.7, 0.5], abs=1e-12)
+
+
+def test_roc_histogram_and_confusion_figures_are_drawn_without_pyplot(tmp_path):
+    data = _tiny_data(tmp_path, None)
+    drawn = plots.render([], data=data, formats=("svg", "png"))
+    assert [p.name for p in drawn] == ["roc-curves", "ap-histograms", "confusion-at-10"]
+    for p in drawn:
+        assert p.png.startswith(b"\x89PNG") and ET.fromstring(p.svg).tag.endswith("svg")
+    assert "judged non-relevant documents only" in drawn[0].description
+    assert "unknown without the collection size" in drawn[2].description
+    sized = plots.render([], data=_tiny_data(tmp_path, 20), formats=("svg",))
+    assert "collection of 20" in sized[0].description and "unknown" not in sized[2].description
+    assert "matplotlib.pyplot" not in sys.modules

@@ -254,15 +254,13 @@ def test_html_is_one_self_contained_file(tmp_path):
     assert 'class="results"' in html and 'class="comparisons"' in html
     for head in ("Cohen&#39;s d", "p adj.", "95% CI", "W/T/L"):
         assert head in html
-    if importlib.util.find_spec("matplotlib") is None:
-        assert "plots need matplotlib: pip install &#39;irspec[plot]&#39;" in html
-    else:
-        images = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
-        assert len(images) == 1 + 3 * 2  # the PR curves, then differences and distributions per metric
-        for data in images:
-            svg = base64.b64decode(data).decode("utf-8")
-            assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-            assert not re.search(r"""href=["']https?:""", svg)  # namespaces only, nothing to fetch
+    images = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)  # matplotlib is a dependency
+    # the PR and ROC curves, AP histograms, confusion matrices, then differences and distributions per metric
+    assert len(images) == 1 + 3 + 3 * 2
+    for data in images:
+        svg = base64.b64decode(data).decode("utf-8")
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+        assert not re.search(r"""href=["']https?:""", svg)  # namespaces only, nothing to fetch
 
 
 def test_html_without_matplotlib_says_so(tmp_path, monkeypatch):
@@ -270,7 +268,7 @@ def test_html_without_matplotlib_says_so(tmp_path, monkeypatch):
     plan = workspace(tmp_path, "- {format: html, path: report.html}")
     report_ = run_plan(load_plan(plan))
     (_, html), = render_outputs(report_)
-    assert "No plots: plots need matplotlib: pip install &#39;irspec[plot]&#39;." in html
+    assert "No plots: plots need matplotlib (an irspec dependency): pip install matplotlib." in html
     assert "<img" not in html
 
 
@@ -278,12 +276,12 @@ def test_plots_without_matplotlib_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     from irspec import plots
 
-    with pytest.raises(IrspecError, match=re.escape("plots need matplotlib: pip install 'irspec[plot]'")):
+    with pytest.raises(IrspecError, match=re.escape("plots need matplotlib (an irspec dependency): pip install matplotlib")):
         plots.require_matplotlib()
     plan = workspace(tmp_path, "- {format: plots, path: out/plots}")
     with pytest.raises(PlanError) as info:
         load_plan(plan)
-    assert info.value.problems == [f"{plan}:6: output[0].format: plots need matplotlib: pip install 'irspec[plot]'"]
+    assert info.value.problems == [f"{plan}:6: output[0].format: plots need matplotlib (an irspec dependency): pip install matplotlib"]
 
 
 @pytest.mark.parametrize(
@@ -380,6 +378,61 @@ def test_provenance_in_eval_json(capsys, monkeypatch):
     assert main(["eval", str(qrels), "-", "-m", "AP", "--format", "json"]) == 0
     prov = json.loads(capsys.readouterr().out)["provenance"]
     assert prov["inputs"][1] == {"role": "run", "name": prov["inputs"][1]["name"], "path": "-", "bytes": None, "sha256": None}
+
+
+def test_provenance_gives_the_date_and_every_package_version(tmp_path):
+    from datetime import datetime, timedelta, timezone
+    from importlib import metadata
+
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    plan = workspace(tmp_path, "- {format: json, path: r.json}\n- {format: html, path: r.html}")
+    write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    prov = json.loads((tmp_path / "r.json").read_text())["provenance"]
+    assert before <= datetime.fromisoformat(prov["date"]) <= before + timedelta(minutes=5)
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert f"<dt>Date</dt><dd>{prov['date']}</dd>" in html
+    versions = re.search(r"<dt>Versions</dt><dd>(.*?)</dd>", html).group(1)
+    for dist in ("matplotlib", "jinja2", "numpy", "polars", "scipy", "pyyaml", "jsonschema", "lark", "pluggy"):
+        assert prov[dist] == metadata.version(dist)
+        assert f"{dist} {metadata.version(dist)}" in versions
+    assert f"python {sys.version.split()[0]}" in versions
+
+
+def _seeds_shown(page: str) -> str:
+    return re.search(r"<dt>Seeds</dt><dd>(.*?)</dd>", page).group(1)
+
+
+def test_seeds_none_used_never_stands_beside_a_seed_that_was_used(tmp_path):
+    from irspec import plots
+
+    results, prov = list(fixture_results()), {"inputs": [], "seeds": {}}
+    assert _seeds_shown(report.to_html(results, provenance=prov)) == "none used"
+    # the bootstrap intervals draw with a seed the plan's provenance cannot know; the page names it
+    page = report.to_html(results, provenance=prov, intervals="bootstrap")
+    assert "seed 42" in page and _seeds_shown(page) == "intervals.seed = 42"
+    assert _seeds_shown(report.to_html(results, provenance=prov, intervals="t")) == "none used"
+    # so do the distributions' jittered dots, and a randomization test's seed stays beside them
+    drawn = plots.render(results[:2], formats=("svg",))
+    page = report.to_html(results, provenance={"inputs": [], "seeds": {"compare.seed": 7}}, plots=drawn)
+    assert _seeds_shown(page) == "compare.seed = 7, plots.seed = 0"
+
+
+def test_a_plans_plots_follow_its_collection_size(tmp_path):
+    plan = workspace(tmp_path, "- {format: html, path: r.html}\n- {format: plots, path: plots}")
+    write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    names = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    for stem in ("pr-curves", "roc-curves", "ap-histograms", "confusion-at-10"):
+        assert f"{stem}.png" in names and f"{stem}.svg" in names
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "fall-out counts judged non-relevant documents only" in page
+    assert _seeds_shown(page) == "plots.seed = 0"
+    plan.write_text(plan.read_text().replace("compare:", "options: {collection_size: 5000}\ncompare:"))
+    done = run_plan(load_plan(plan))
+    assert done.figure_data.collection_size == 5000
+    (_, page), _ = render_outputs(done)
+    assert "fall-out counts non-relevant documents of a collection of 5,000" in page
+    # the report layer is given what it draws; the plan's own metrics are all its results hold
+    assert [str(m) for m in done.results[0].metrics] == ["nDCG@5", "AP", "P@5"]
 
 
 def test_sha256_file_reads_in_chunks(tmp_path):
@@ -561,6 +614,44 @@ def test_html_renders_in_headless_chromium(tmp_path):
     ).stdout
     assert "irspec report: plan.yaml" in dom and "neural" not in dom  # the fixture's runs are the file stems here
     assert dom.count("<tr") >= 1 + 4 + 1 + 3 * 3  # results rows and comparison rows were parsed as a table
+
+
+# Run in a copy of the page (the report itself holds no script): after loading, it writes what the
+# browser measured into the body, for --dump-dom to read.
+_MEASURE = """<script>
+window.addEventListener("load", () => {
+  const imgs = [...document.querySelectorAll("figure img")];
+  const loaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
+  const box = document.querySelector("table.comparisons").parentElement;
+  const out = document.createElement("pre");
+  out.id = "measured";
+  out.textContent = JSON.stringify({images: imgs.length, loaded: loaded, table: box.scrollWidth,
+                                    room: box.clientWidth, page: document.documentElement.scrollWidth});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no headless Chromium installed")
+def test_html_plots_load_and_the_comparisons_fit_1000_pixels_in_headless_chromium(tmp_path):
+    plan = workspace(tmp_path, "- {format: html, path: report.html}")
+    # long metric names, as the demo plan's, make the widest comparisons table
+    plan.write_text(plan.read_text().replace("[nDCG@5, AP, P@5]", '[nDCG@5, "Bpref(nonrel=10+R)", "Rprec(recall=0.3)"]'))
+    write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    (tmp_path / "measured.html").write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    dom = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1000,1400",
+         "--virtual-time-budget=5000", "--dump-dom", (tmp_path / "measured.html").as_uri()],
+        capture_output=True, text=True, timeout=180, check=False,
+    ).stdout
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom)
+    assert found, dom[-2000:]
+    measured = json.loads(found.group(1).replace("&quot;", '"'))
+    # the PR and ROC curves, AP histograms, confusion matrices, differences and distributions of 3 metrics
+    assert measured["images"] == 1 + 3 + 3 * 2
+    assert measured["loaded"] == measured["images"]  # each <img>'s data: URI decoded to a picture
+    assert measured["table"] <= measured["room"] and measured["page"] <= 1000  # no horizontal scrolling
 
 
 def test_which_way_is_better_comes_from_the_metric_definition():

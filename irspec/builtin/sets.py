@@ -114,6 +114,7 @@ FALLOUT = MetricDef(
     (
         cutoff(),
         Param("collection_size", "int", None, "number of documents in the collection", minimum=1),
+        Param("judged", "bool", False, "count judged non-relevant documents only (no collection size needed)"),
         rel(),
     ),
     at="k",
@@ -121,7 +122,9 @@ FALLOUT = MetricDef(
     better="lower",
     doc="""Fallout@k = |non-relevant in top k| / (C − R), with C the collection size (parameter
 collection_size, or the evaluation option of the same name) and non-relevant meaning not relevant
-(judged or not). Without a cutoff, over the whole list. Reference: Salton & McGill (1983).""",
+(judged or not). Without a cutoff, over the whole list. Fallout(judged=true)@k counts judged documents
+only: |judged non-relevant in top k| / |judged non-relevant in the qrels|, for when the collection size
+is not known (the plots' ROC curve then uses it). Reference: Salton & McGill (1983).""",
 )
 
 SET_MAP = MetricDef(

@@ -55,15 +55,19 @@ def judged(ctx: Context, metric: Metric) -> np.ndarray:
 
 
 def fallout(ctx: Context, metric: Metric) -> np.ndarray:
-    """Non-relevant in the top k / (collection size − R)."""
+    """Non-relevant in the top k / (collection size − R); with ``judged``, judged non-relevant in the
+    top k / judged non-relevant in the qrels."""
+    k = ctx.cutoff(metric)
+    level = ctx.level(metric)
+    if metric.get("judged"):
+        return safe_divide(ctx.count(ctx.judged_nonrelevant(level), k), ctx.N(level))
     size = metric.get("collection_size") or ctx.options.collection_size
     if size is None:
         raise EvaluationError(
             f"{metric} needs the collection size: give Fallout(collection_size=N) or the collection_size option"
         )
-    k = ctx.cutoff(metric)
-    nonrel = ctx.count(~ctx.relevant(ctx.level(metric)), k)
-    return safe_divide(nonrel, np.maximum(size - ctx.R(ctx.level(metric)), 0))
+    nonrel = ctx.count(~ctx.relevant(level), k)
+    return safe_divide(nonrel, np.maximum(size - ctx.R(level), 0))
 
 
 def set_ap(ctx: Context, metric: Metric) -> np.ndarray:

@@ -50,6 +50,9 @@ class PlanReport:
     curves: dict[str, list[float]] | None = None
     """The runs' 11-point precision-recall curves (:func:`irspec.plots.precision_recall`), evaluated
     beside the plan's metrics when an output draws plots; ``None`` otherwise."""
+    figure_data: plots.FigureData | None = None
+    """The ROC points, AP values and confusion matrices of the other plots
+    (:func:`irspec.plots.figure_data`), evaluated with the curves; ``None`` when nothing is drawn."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -60,17 +63,21 @@ class PlanReport:
 def run_plan(plan: Plan) -> PlanReport:
     """Evaluate every run of ``plan`` (the qrels read once) and make the comparisons it asks for."""
     results = []
-    curves = None
+    curves = data = None
     if plan.runs:
         run_metrics = [m for m in plan.metrics if m.definition.needs == "run"]
-        # plots draw precision-recall curves: their IPrec values come from the same pass over each run
+        # the plots' values (precision-recall and ROC curves, AP, the confusion matrices' counts) come
+        # from the same pass over each run
         drawn = any(o.format in ("html", "plots") for o in plan.outputs)
-        results = _evaluate_runs(plan, run_metrics + (list(plots.IPREC_SPECS) if drawn else []))
+        size = plan.options.collection_size
+        extra = [*plots.IPREC_SPECS, *plots.figure_specs(size)] if drawn else []
+        results = _evaluate_runs(plan, run_metrics + extra)
         # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
         # name; a Plan built in Python is not checked, so its names are made distinct here as well.
         results = distinct_names([dataclasses.replace(res, run_name=r.name) for res, r in zip(results, plan.runs)])
         if drawn:
             curves = plots.precision_recall(results)
+            data = plots.figure_data(results, size)
             k = len(run_metrics)
             results = [
                 dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy(), _aggregate={})
@@ -84,7 +91,7 @@ def run_plan(plan: Plan) -> PlanReport:
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
         inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log"))
-    return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves)
+    return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
 
 
 def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
@@ -263,7 +270,10 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
             baseline = plan.compare.baseline if plan.compare is not None else None
             # PNG only for a plots directory; the html output embeds the SVG
             formats = ("svg", "png") if any(o.format == "plots" for o in plan.outputs) else ("svg",)
-            return plots.render(runs, curves=report.curves, baseline=baseline, formats=formats, progress=progress), None
+            drawn = plots.render(
+                runs, curves=report.curves, data=report.figure_data, baseline=baseline, formats=formats, progress=progress
+            )
+            return drawn, None
 
     found, why = _shared(report, "plots", make)
     if required and why is not None:

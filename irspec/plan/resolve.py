@@ -19,6 +19,7 @@ from irspec.engine import Options
 from irspec.errors import InputError, IrspecError, SpecError, suggest
 from irspec.plan.model import Output, Plan, PlanRun, SparkEngine
 from irspec.plan.problems import PlanPath, Problems, path_text
+from irspec.plots import MISSING_MATPLOTLIB
 from irspec.plugins import get_registry
 
 __all__ = ["resolve"]
@@ -304,7 +305,7 @@ def _resolve_outputs(
                 problems.add(where + ("path",), f"{str(path)!r} is a directory")
         if fmt == "plots":
             if importlib.util.find_spec("matplotlib") is None:
-                problems.add(where + ("format",), "plots need matplotlib: pip install 'irspec[plot]'")
+                problems.add(where + ("format",), MISSING_MATPLOTLIB)
         content = entry.get("content", "results")
         if content == "comparisons" and compare is None:
             problems.add(where + ("content",), "comparisons asked for, but the plan has no compare section")

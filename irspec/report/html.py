@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from irspec.engine import collect_warnings
+from irspec.report.origin import VERSIONED
 from irspec.report.markdown import MARKS
-from irspec.report.model import FULL_COLUMNS, Table, build_comparisons, build_results, interval_legend, marks_legend
+from irspec.report.model import FULL_COLUMNS, INTERVAL_SEED, Table, build_comparisons, build_results, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     import jinja2
@@ -94,8 +95,7 @@ def to_html(
     legend = _marks_legend(table)
     versions = ""
     if provenance:
-        names = ("irspec", "python", "numpy", "scipy", "polars")
-        versions = ", ".join(f"{k} {provenance[k]}" for k in names if provenance.get(k))
+        versions = ", ".join(f"{k} {provenance[k]}" for k in VERSIONED if provenance.get(k))
     return _environment().get_template("report.html.j2").render(
         title=title,
         summary=f"{_plural(len(results), 'run')}, {_plural(len(metrics), 'metric')}, {table.queries}",
@@ -109,7 +109,20 @@ def to_html(
         warnings=warnings,
         provenance=provenance or None,
         versions=versions,
+        seeds=_seeds(provenance or {}, table, plots or ()),
     )
+
+
+def _seeds(provenance: dict[str, Any], table: Table, plots: Sequence[Any]) -> dict[str, int]:
+    """Every seed behind the page: the provenance's (the comparisons'), and the page's own, which the
+    provenance of a plan or a JSON file cannot know: the bootstrap intervals' and the plots' jitter."""
+    seeds = dict(provenance.get("seeds") or {})
+    if table.interval == "bootstrap":
+        seeds["intervals.seed"] = INTERVAL_SEED
+    for plot in plots:
+        if getattr(plot, "seed", None) is not None:
+            seeds.setdefault("plots.seed", plot.seed)
+    return seeds
 
 
 def _marks_legend(table: Table) -> Any:

@@ -178,10 +178,12 @@ def _best(group: Sequence[Result], aggregates: Sequence[dict[str, float]], decim
 INTERVALS = ("t", "bootstrap")
 """The confidence intervals a results table can show around its means (:func:`irspec.stats.mean_ci`)."""
 
-_RESAMPLES, _SEED = 10_000, 42
+_RESAMPLES = 10_000
+INTERVAL_SEED = 42
+"""The seed of the bootstrap intervals a results table shows (a report's provenance names it)."""
 _INTERVAL_WORDS = {
     "t": "t distribution over the queries",
-    "bootstrap": f"BCa bootstrap over the queries, {_RESAMPLES} resamples, seed {_SEED}",
+    "bootstrap": f"BCa bootstrap over the queries, {_RESAMPLES} resamples, seed {INTERVAL_SEED}",
 }
 
 
@@ -195,7 +197,7 @@ def _intervals(res: Result, aggregate: Mapping[str, float], method: str, decimal
         values = res.values[:, j]
         values = values[~np.isnan(values)]
         if m.aggregate == "mean" and len(values) >= 2:
-            low, high = stats.mean_ci(values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=_SEED)
+            low, high = stats.mean_ci(values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=INTERVAL_SEED)
             out[str(m)] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
     return out
 

@@ -12,6 +12,7 @@ import os
 import platform
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from irspec.version import __version__
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["provenance", "sha256_file", "hash_in_background"]
+__all__ = ["VERSIONED", "provenance", "sha256_file", "hash_in_background"]
 
 
 def _digest(path: str | os.PathLike[str]) -> str:
@@ -63,6 +64,14 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
 
 
 _SEEDED_TESTS = ("randomization", "bootstrap", "randomized-tukey")
+# (key, distribution): every package irspec imports to read, evaluate, compare and report; matplotlib
+# is imported only to draw, and named here all the same, as the HTML report's plots depend on it.
+_PACKAGES = (
+    ("scipy", "scipy"), ("polars", "polars"), ("matplotlib", "matplotlib"), ("jinja2", "jinja2"),
+    ("pyyaml", "pyyaml"), ("jsonschema", "jsonschema"), ("lark", "lark"), ("pluggy", "pluggy"),
+)
+VERSIONED: tuple[str, ...] = ("irspec", "python", "numpy", *(name for name, _ in _PACKAGES))
+"""The provenance's version keys, in the order a report lists them."""
 
 
 def provenance(
@@ -76,7 +85,8 @@ def provenance(
 ) -> dict[str, Any]:
     """Where the results come from, so that they can be traced to their inputs and reproduced.
 
-    The versions of irspec, Python, numpy (and scipy, polars), the platform, the canonical metric specs,
+    The date (UTC), the versions of irspec, Python and every package used (:data:`VERSIONED`; ``None``
+    for one not installed), the platform, the canonical metric specs,
     the options, the comparison settings and the seeds that drew random numbers, and per input file
     (``inputs`` as ``(role, name, path)``: ``("qrels", None, path)``, ``("run", "bm25", path)``; the plan
     file is added when ``plan`` is given) its path, size and SHA-256. The files are read again to hash
@@ -108,11 +118,11 @@ def provenance(
     if compare is not None and compare.test in _SEEDED_TESTS:
         seeds["compare.seed"] = compare.seed
     return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "irspec": __version__,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
-        "scipy": version("scipy"),
-        "polars": version("polars"),
+        **{name: version(dist) for name, dist in _PACKAGES},
         "platform": platform.platform(),
         "plan": os.fspath(plan) if plan is not None else None,
         "overrides": list(overrides),
