@@ -164,6 +164,7 @@ def evaluate(
     judged_only: bool = False,
     missing_queries: MissingQueries = "zero",
     collection_size: int | None = None,
+    memory: str | int | None = None,
 ) -> Result | ResultSet:
     """Evaluate one run, or several, against qrels.
 
@@ -176,13 +177,16 @@ def evaluate(
     the qrels are read and indexed once. ``metrics`` is a spec text (``"nDCG@10, AP"``), a list of
     texts, or bound :class:`~irspec.Metric` objects; with ``irds:`` qrels, ``"irds-official"`` stands
     for the dataset's official measures. See :class:`~irspec.context.Options` for the
-    keyword options.
+    keyword options. ``memory`` caps the working set (bytes, or ``"1GiB"``, ``"500MB"``): a run file
+    too large for it (or above 64 MiB) is evaluated in blocks of whole queries (:mod:`irspec.stream`),
+    with the same values; by default half the available memory, at most 2 GiB.
     """
     options = Options(relevance_level, depth, judged_only, missing_queries, collection_size)
     several = _several(run)
     if several is None:
-        return displayable(engine.evaluate_many(qrels, [run], metrics, options=options)[0])
-    return ResultSet(tuple(displayable(r) for r in engine.evaluate_many(qrels, several, metrics, options=options)))
+        return displayable(engine.evaluate_many(qrels, [run], metrics, options=options, memory=memory)[0])
+    results = engine.evaluate_many(qrels, several, metrics, options=options, memory=memory)
+    return ResultSet(tuple(displayable(r) for r in results))
 
 
 def _several(run: Any) -> Iterable[Any] | None:
