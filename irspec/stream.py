@@ -6,12 +6,14 @@ those of the whole run at once (the engine merges them; means are then summed in
 as always). This module knows nothing of metrics: it turns a run file into :class:`~irspec.data.Run`
 blocks, each holding every line of its queries, and decides when that is needed.
 
-- **When.** :func:`open_run` reads a run whole (today's fast path) when its estimated working set
-  fits the memory budget (``memory=``, ``--memory 1GiB``; :func:`default_memory` otherwise), and
-  streams it when it does not. The estimate is the in-memory path's, measured: about
+- **When.** :func:`open_run` reads a run whole (today's fast path) when it is small (at most
+  :data:`STREAM_ABOVE`, 64 MiB of text) and its estimated working set fits the memory budget
+  (``memory=``, ``--memory 1GiB``; :func:`default_memory` otherwise); larger runs stream, being both
+  faster and smaller so (:data:`BLOCK_CAP`). The estimate is the in-memory path's, measured: about
   :data:`WORKING_SET_FACTOR` bytes per byte of run text (a scattered run's sort costs the most), on
-  top of what the process holds already. Only files and standard input stream; dicts, DataFrames and
-  :class:`~irspec.data.Run` objects are in memory already.
+  top of what the process holds already; a block takes about :data:`BLOCK_FACTOR` bytes per byte.
+  Only files and standard input stream; dicts, DataFrames and :class:`~irspec.data.Run` objects are
+  in memory already.
 - **Grouped runs** (all lines of a query together, in any query order: how TREC runs are written)
   are read in chunks of about ``block_bytes`` of text, ending at a line end; each chunk's complete
   queries form a block, and the last query, which may go on in the next chunk, is carried over.
@@ -58,9 +60,13 @@ WORKING_SET_FACTOR = 5.0
 """Peak bytes of memory per byte of run text when a run is evaluated whole: measured 2.1 for a 5M-line
 run grouped by query and 4.2 shuffled (benchmarks/README.md), rounded up."""
 
-BLOCK_FACTOR = 6.0
+BLOCK_FACTOR = 10.0
 """Peak bytes of memory per byte of a streamed block's text: the chunk read, its parsed rows, the rows
-carried over and the evaluation of the block, measured, rounded up."""
+carried over and the evaluation of the block; measured 9 (8, 16 and 32 MB blocks of a 5M-line run)."""
+
+PARTITION_FACTOR = 9.0
+"""Peak bytes of memory per byte of text of a chunk being spread over the partitions (parsed, split):
+measured 7-9 (53 and 128 MB chunks of a 20M-line shuffled run)."""
 
 GZIP_RATIO = 8
 """A gzip file's text is taken to be this many times its size (runs compress 4-8 times): an estimate
@@ -69,6 +75,19 @@ on the large side, so that a compressed run streams rather than swaps."""
 MIN_BLOCK = 1 << 20
 """The smallest block of text read at once, whatever the budget: below it, the overhead per block
 dominates and memory is not saved."""
+
+BLOCK_CAP = 16 << 20
+"""The largest block of text, 16 MiB, whatever the budget: blocks of 8-16 MiB evaluate fastest
+(measured on a 5M-line run, grouped 2.4-2.7 s and shuffled 3.7 s, against 4.1 s and 8.2 s whole:
+the arrays of a block stay in the caches, a scattered block sorts fewer rows)."""
+
+STREAM_ABOVE = 4 * BLOCK_CAP
+"""Run files above this size (64 MiB of text) are streamed even when they would fit the budget
+whole, being faster so and smaller; smaller ones are read whole (one block would be the whole run)."""
+
+SPREAD_CAP = 64 << 20
+"""The largest chunk of a scattered run spread over the partitions at once: fewer, larger partition
+files."""
 
 DEFAULT_CAP = 2 << 30
 """The default budget's ceiling, 2 GiB: blocks larger than a few hundred megabytes evaluate no faster."""
@@ -176,13 +195,20 @@ def open_run(src: Any, memory: str | int | None = None, *, block_bytes: int | No
         return read_run(src)
     path = os.fspath(src)
     room = _room(budget)
-    block = block_bytes or max(int(room / BLOCK_FACTOR), MIN_BLOCK)
+    block = block_bytes or min(max(int(room / BLOCK_FACTOR), MIN_BLOCK), BLOCK_CAP)
+    spread = min(max(int(room / PARTITION_FACTOR), block), SPREAD_CAP)
     if path == "-":
-        return _open_stdin(room, block, forced=block_bytes is not None)
+        return _open_stdin(room, block, spread, forced=block_bytes is not None)
     size = _text_size(path)
-    if size is None or (block_bytes is None and size * WORKING_SET_FACTOR <= room):
+    if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong
-    return RunBlocks(path, path, block, stem=_stem(path))
+    return RunBlocks(path, path, block, spread, stem=_stem(path))
+
+
+def _streams(size: int, room: int) -> bool:
+    """Whether ``size`` bytes of run text are better streamed: too large to evaluate whole within
+    ``room`` bytes, or large enough for blocks to be faster (:data:`STREAM_ABOVE`)."""
+    return size > STREAM_ABOVE or size * WORKING_SET_FACTOR > room
 
 
 def _text_size(path: str) -> int | None:
@@ -197,11 +223,11 @@ def _text_size(path: str) -> int | None:
         return None
 
 
-def _open_stdin(room: int, block: int, forced: bool) -> Run | RunBlocks:
-    """Standard input read whole if it fits, else spooled to a temporary file and streamed from it
-    (a pipe cannot be read twice, and a scattered run is read twice)."""
+def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBlocks:
+    """Standard input read whole if it need not stream, else spooled to a temporary file and streamed
+    from it (a pipe cannot be read twice, and a scattered run is read twice)."""
     stdin = sys.stdin.buffer
-    limit = int(room / WORKING_SET_FACTOR)
+    limit = min(int(room / WORKING_SET_FACTOR), STREAM_ABOVE)
     head = stdin.read(limit + 1)
     if head[:2] == _GZIP_MAGIC:
         limit //= GZIP_RATIO
@@ -216,7 +242,7 @@ def _open_stdin(room: int, block: int, forced: bool) -> Run | RunBlocks:
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    return RunBlocks(spooled, "<stdin>", block, stem=None, directory=directory)
+    return RunBlocks(spooled, "<stdin>", block, spread, stem=None, directory=directory)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -236,10 +262,13 @@ class RunBlocks:
     the temporary files.
     """
 
-    def __init__(self, path: str, source: str, block_bytes: int, *, stem: str | None, directory: str | None = None) -> None:
+    def __init__(
+        self, path: str, source: str, block_bytes: int, spread_bytes: int | None = None, *, stem: str | None, directory: str | None = None
+    ) -> None:
         self.path = path
         self.source = source
         self.block_bytes = max(int(block_bytes), 64)  # a few lines at least
+        self.spread_bytes = max(int(spread_bytes or block_bytes), self.block_bytes)  # read at once to partition
         self.stem = stem
         self.name = stem or "run"
         self.partitions: int | None = None  # how many, once the run is partitioned
@@ -284,7 +313,7 @@ class RunBlocks:
         done: set[str] = set()  # queries whose lines have ended
         carry: list[pl.DataFrame] = []  # lines of the last query read, which may go on
         carry_id: str | None = None
-        for frame in self._frames():
+        for frame in self._frames(self.block_bytes):
             runs = frame.get_column("query").rle()
             names = runs.struct.field("value").to_list()
             lengths = runs.struct.field("len").to_list()
@@ -313,7 +342,7 @@ class RunBlocks:
             self._directory = tempfile.mkdtemp(prefix="irspec-")
         parts = self.partitions = self._partition_count()
         files: list[list[str]] = [[] for _ in range(parts)]
-        for i, frame in enumerate(self._frames()):
+        for i, frame in enumerate(self._frames(self.spread_bytes)):
             part = (frame.get_column("query").hash(_HASH_SEED) % parts).alias("_part")
             for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
                 path = os.path.join(self._directory, f"{p}-{i}.arrow")
@@ -350,11 +379,12 @@ class RunBlocks:
         self._pending = queries
         return Run(frame, self.name, self.source, keys)
 
-    def _frames(self) -> Iterator[pl.DataFrame]:
-        """Each chunk's rows (query, docno, score, line), line numbers counted from the file's start;
-        chunks without data lines are skipped. The run's name follows the last data line."""
+    def _frames(self, size: int) -> Iterator[pl.DataFrame]:
+        """The rows (query, docno, score, line) of each chunk of about ``size`` bytes, line numbers
+        counted from the file's start; chunks without data lines are skipped. The run's name follows
+        the last data line."""
         first = 1
-        for text in _chunks(self.path, self.source, self.block_bytes):
+        for text in _chunks(self.path, self.source, size):
             frame = self._parse(text, first)
             first += text.count(b"\n")
             self._lines = first - 1
