@@ -42,6 +42,8 @@ import re
 import shutil
 import sys
 import tempfile
+import time
+import weakref
 import zlib
 from collections.abc import Iterator
 from typing import IO, Any
@@ -240,7 +242,7 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
             f.write(head)
             shutil.copyfileobj(stdin, f, 1 << 20)
     except BaseException:
-        shutil.rmtree(directory, ignore_errors=True)
+        _remove_tree(directory)
         raise
     return RunBlocks(spooled, "<stdin>", block, spread, stem=None, directory=directory)
 
@@ -272,8 +274,11 @@ class RunBlocks:
         self.stem = stem
         self.name = stem or "run"
         self.partitions: int | None = None  # how many, once the run is partitioned
+        self.directory: str | None = None  # the temporary files' directory, once there is one
         self._runid: str | None = None
-        self._directory = directory
+        self._remover: weakref.finalize | None = None
+        if directory is not None:
+            self._own(directory)
         self._lines = 0
         self._queries = 0  # evaluated: counted when the consumer asks for the next block
         self._pending = 0  # in the block being evaluated
@@ -288,9 +293,15 @@ class RunBlocks:
     def close(self) -> None:
         """Remove the temporary files (partitions, a spooled standard input); erase the progress line."""
         self._progress.close()
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        if self._remover is not None:
+            self._remover()
+
+    def _own(self, directory: str) -> None:
+        """Remove ``directory`` on :meth:`close`, and failing that when this object is collected or the
+        interpreter exits: after Ctrl-C, polars may raise KeyboardInterrupt for the signal and Python
+        again for the same signal, at the start of ``__exit__``, which then never runs."""
+        self._remover = weakref.finalize(self, _remove_tree, directory)
+        self.directory = directory
 
     def __iter__(self) -> Iterator[Run | None]:
         try:
@@ -338,14 +349,14 @@ class RunBlocks:
     # -- scattered ---------------------------------------------------------------------------------
 
     def _partitioned(self) -> Iterator[Run]:
-        if self._directory is None:
-            self._directory = tempfile.mkdtemp(prefix="irspec-")
+        if self._remover is None:
+            self._own(tempfile.mkdtemp(prefix="irspec-"))
         parts = self.partitions = self._partition_count()
         files: list[list[str]] = [[] for _ in range(parts)]
         for i, frame in enumerate(self._frames(self.spread_bytes)):
             part = (frame.get_column("query").hash(_HASH_SEED) % parts).alias("_part")
             for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
-                path = os.path.join(self._directory, f"{p}-{i}.arrow")
+                path = os.path.join(self.directory, f"{p}-{i}.arrow")
                 rows.write_ipc(path)
                 files[p].append(path)
         problems: list[InputError] = []
@@ -405,6 +416,16 @@ class RunBlocks:
         if first > 1:
             frame = frame.with_columns((pl.col("line") + (first - 1)).cast(pl.UInt32))
         return frame
+
+
+def _remove_tree(directory: str) -> None:
+    """Remove ``directory`` and its files. Tried again for up to a second: after Ctrl-C, a write that
+    polars was making on its own threads may still create its file after the first listing."""
+    for _ in range(100):
+        shutil.rmtree(directory, ignore_errors=True)
+        if not os.path.exists(directory):
+            return
+        time.sleep(0.01)
 
 
 def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
