@@ -116,12 +116,13 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from irspec.data import read_qrels, read_run
+    from irspec.data import read_qrels
     from irspec.datasets import parse_specs
     from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
     from irspec.report import check_writable, format_results, hash_in_background, provenance, write_atomic
     from irspec.report.formats import WITH_INTERVALS
+    from irspec.stream import open_run, parse_memory
 
     specs = args.measures or ["official"]
     metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
@@ -131,6 +132,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
     if args.c and args.missing_queries not in (None, "zero"):
         raise EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
+    memory = None
+    if args.memory is not None:
+        try:
+            memory = parse_memory(args.memory)
+        except EvaluationError as e:
+            raise EvaluationError(f"--memory: {e}") from None
     options = Options(
         relevance_level=args.level,
         depth=args.depth,
@@ -151,7 +158,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         progress.total, results = len(runs), []
         for i, run in enumerate(runs):
             progress.update(label="evaluating runs", detail=run)
-            loaded = read_run(run)
+            loaded = open_run(run, memory)
             if args.format == "json":
                 # Provenance hashes the inputs: on a worker thread, once reading (which keeps every
                 # core busy) is done, so that it overlaps the single-threaded evaluation.
@@ -255,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N",
                    help="decimal places in table, latex and markdown output (0-10, default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically; its directory must exist) instead of standard output")
+    p.add_argument("--memory", metavar="SIZE",
+                   help="cap the working set, e.g. 1GiB or 500MB: a larger run is evaluated in blocks of whole queries, "
+                   "with the same values (default: half the available memory, at most 2GiB)")
     p.set_defaults(func=_cmd_eval)
 
     set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"
@@ -286,6 +296,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `irspec eval ... | head` is normal use
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: temporary files are gone by now (each owner removes its own)
+        print("irspec: error: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

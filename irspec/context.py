@@ -175,8 +175,7 @@ class Context:
     # --- parameters -----------------------------------------------------------------------------
     def level(self, metric: Metric) -> int:
         """The relevance level of ``metric``: its ``rel`` parameter, or the evaluation's."""
-        rel = metric.get("rel") if "rel" in metric.definition.param_names else None
-        return self.options.relevance_level if rel is None else rel
+        return relevance_level(metric, self.options)
 
     def value(self, metric: Metric, name: str) -> Any:
         """A parameter's value; one evaluated per query (a float array) when it uses ``R``."""
@@ -329,6 +328,12 @@ class Context:
             offsets = np.concatenate(([0], np.cumsum(lengths)))
             self._cache["ideal"] = (q.labels[segment_rows(starts, lengths)], offsets)
         return self._cache["ideal"]
+
+
+def relevance_level(metric: Metric, options: Options) -> int:
+    """The relevance level of ``metric``: its ``rel`` parameter, or the evaluation's (``options``)."""
+    rel = metric.get("rel") if "rel" in metric.definition.param_names else None
+    return options.relevance_level if rel is None else rel
 
 
 def segment_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -29,12 +29,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec.context import UNJUDGED, Context, MissingQueries, Options, QueryView
+from irspec.context import UNJUDGED, Context, MissingQueries, Options, QueryView, relevance_level, segment_rows
 from irspec.data import Qrels, all_distinct, pair_keys, read_qrels, read_run
 from irspec.datasets import parse_specs
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
 from irspec.frames import make_frame
 from irspec.registry import Metric
+from irspec.stream import RunBlocks, open_run, parse_memory
 
 __all__ = [
     "Options",
@@ -322,12 +323,15 @@ def evaluate_many(
     *,
     options: Options | None = None,
     columns: Mapping[str, str] | None = None,
+    memory: str | int | None = None,
     **kwargs: Any,
 ) -> list[Result]:
     """Evaluate several runs against one qrels, which is read and indexed once. ``columns`` names the
-    columns of qrels and runs given as frames (see :func:`irspec.read_qrels`); ``kwargs`` are
-    :class:`Options`' fields when ``options`` is not given."""
+    columns of qrels and runs given as frames (see :func:`irspec.read_qrels`); ``memory`` as in
+    :func:`irspec.evaluate`; ``kwargs`` are :class:`Options`' fields when ``options`` is not given."""
     options = options or Options(**kwargs)
+    if memory is not None:
+        parse_memory(memory)  # a bad size fails before any reading
     bound = _as_metrics(metrics, qrels)
     if not bound:
         raise EvaluationError("no metrics to compute")
@@ -339,7 +343,7 @@ def evaluate_many(
             )
     q = read_qrels(qrels, columns=columns)
     index = index_qrels(q)
-    results = distinct_names([_evaluate_run(index, read_run(r, columns=columns), bound, options) for r in runs])
+    results = distinct_names([_evaluate_source(index, r, bound, options, memory, columns) for r in runs])
     _issue(collect_warnings(results))
     return results
 
@@ -391,16 +395,81 @@ def _issue(messages: Iterable[str]) -> None:
         warnings.warn(text, IrspecWarning, stacklevel=level)
 
 
-def _evaluate_run(index: QrelsIndex, run: Any, metrics: list[Metric], options: Options) -> Result:
+def _evaluate_source(
+    index: QrelsIndex, src: Any, metrics: list[Metric], options: Options, memory: Any, columns: Any = None
+) -> Result:
+    """One run, read whole or, when it is too large for ``memory``, in blocks."""
+    run = read_run(src, columns=columns) if columns is not None else open_run(src, memory)
+    if not isinstance(run, RunBlocks):
+        return _evaluate_run(index, run, metrics, options)
+    with run:
+        return _evaluate_blocks(index, run, metrics, options)
+
+
+def _evaluate_blocks(index: QrelsIndex, blocks: RunBlocks, metrics: list[Metric], options: Options) -> Result:
+    """A run given as blocks of whole queries, evaluated block by block against a qrels index of the
+    block's queries: the per-query values do not depend on the other queries (kernels compute each
+    query on its own), so together they are the whole run's. The warnings and the missing queries are
+    the whole run's, found once every block is read."""
+    parts: list[Result] = []
+    seen: set[str] = set()
+    rows = 0
+    coverage: list[Any] = []
+    for block in blocks:
+        if block is None:  # the run is not grouped: what was read is void, its partitions follow
+            parts, seen, rows, coverage = [], set(), 0, []
+            continue
+        ids = block.frame.get_column("query").unique().to_list()
+        seen.update(ids)
+        rows += block.frame.height
+        known = [q for q in ids if q in index.position]
+        if known:
+            parts.append(_evaluate_run(_sub_index(index, known), block, metrics, options, coverage))
+    missing = sorted(set(index.query_ids) - seen)
+    extra = {q for q in seen if q not in index.position}
+    notes = coverage_notes(index, blocks.source, extra, missing, rows == 0, options)
+    notes += _level_warnings(index, options, metrics)
+    judged, note = _coverage_note(blocks.source, coverage, options)
+    notes += note
+    if missing and options.missing_queries == "zero":  # scored as the whole run scores them
+        empty = read_run({})
+        parts.append(_evaluate_run(_sub_index(index, missing), empty, metrics, options))
+    query_ids = [q for r in parts for q in r.query_ids]
+    order = sorted(range(len(query_ids)), key=query_ids.__getitem__)
+    values = np.concatenate([r.values for r in parts]) if parts else np.empty((0, len(metrics)))
+    texts = {name: [t for r in parts for t in r.texts[name]] for name in (parts[0].texts if parts else {})}
+    return Result(
+        blocks.name,
+        blocks.source,
+        tuple(metrics),
+        tuple(query_ids[i] for i in order),
+        values[order],
+        options,
+        tuple(notes),
+        {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
+        judged_at_10=judged,
+    )
+
+
+def _sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
+    """The index of the judgments of ``query_ids`` only (each a query of ``index``)."""
+    codes = np.array(sorted(index.position[q] for q in query_ids), dtype=np.int64)
+    rows = segment_rows(index.offsets[codes], index.offsets[codes + 1] - index.offsets[codes])
+    return QrelsIndex(Qrels(index.qrels.frame[rows], index.qrels.source))
+
+
+def _evaluate_run(
+    index: QrelsIndex, run: Any, metrics: list[Metric], options: Options, coverage: list[Any] | None = None
+) -> Result:
     ctx, notes = build_context(index, run, options)
-    notes += _level_warnings(ctx, metrics)
-    judged, coverage = judgment_coverage(ctx)
-    if coverage is not None and options.judged_warning and coverage < options.judged_warning:
-        notes.append(
-            f"{run.source}: only {coverage:.0%} of the run's top 10 documents are in the qrels (under "
-            f"{options.judged_warning:.0%}; Judged@10 = {judged:.2f}), so its scores are likely underestimated "
-            "(unjudged documents count as non-relevant)"
-        )
+    notes += _level_warnings(index, options, metrics)
+    parts = judgment_coverage(ctx)
+    if coverage is not None:  # a block of a streamed run: the whole run's coverage is told once
+        coverage.append(parts)
+        judged = None
+    else:
+        judged, note = _coverage_note(run.source, [parts], options)
+        notes += note
     values = np.empty((ctx.nq, len(metrics)))
     texts: dict[str, list[str]] = {}
     for j, m in enumerate(metrics):
@@ -443,19 +512,40 @@ def _judged_metric() -> Metric:
     return metric
 
 
-def judgment_coverage(ctx: Context) -> tuple[float | None, float | None]:
-    """The run's mean Judged@10 over the queries it answers (not those ``missing_queries="zero"``
-    adds), and the fraction of the documents it ranks in the top 10 that are judged: the same when
-    every ranking has 10 documents, but a ranking of 3 judged documents covers all it shows (its
-    Judged@10 is 0.3). ``(None, None)`` when the run answers no query."""
+def judgment_coverage(ctx: Context) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Per query the run answers (not those ``missing_queries="zero"`` adds): its id, its Judged@10,
+    and how many documents it ranks in the top 10 (at most 10). :func:`_coverage_note` combines these
+    of one run, or of every block of a streamed run."""
     values = compute_metric(ctx, _judged_metric())
     shown = np.minimum(np.diff(ctx.offsets), 10)
+    ids = list(ctx.query_ids)
     if ctx.missing is not None:
         values, shown = np.delete(values, ctx.missing), np.delete(shown, ctx.missing)
-    if not len(values):
-        return None, None
-    judged = values * 10  # Judged@10 is the number judged in the top 10 over 10
-    return aggregate_values(values, "mean"), float(judged.sum() / shown.sum()) if shown.sum() else None
+        dropped = set(ctx.missing.tolist())
+        ids = [q for i, q in enumerate(ids) if i not in dropped]
+    return ids, values, shown
+
+
+def _coverage_note(source: str, parts: Sequence[Any], options: Options) -> tuple[float | None, list[str]]:
+    """The run's mean Judged@10 (in query-id order, as every mean) and, when the share of the documents
+    it shows in its top 10 that are judged is under ``options.judged_warning``, a warning: the share,
+    not Judged@10 itself, because a ranking of 3 judged documents covers all it shows (its Judged@10 is
+    0.3). ``None`` and no warning when the run answers no query."""
+    ids = [q for p in parts for q in p[0]]
+    if not ids:
+        return None, []
+    values = np.concatenate([p[1] for p in parts])
+    shown = int(np.concatenate([p[2] for p in parts]).sum())
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    judged = aggregate_values(values[order], "mean")
+    coverage = float((values * 10).sum() / shown) if shown else None  # Judged@10 is judged-in-top-10 / 10
+    if coverage is None or not options.judged_warning or coverage >= options.judged_warning:
+        return judged, []
+    return judged, [
+        f"{source}: only {coverage:.0%} of the run's top 10 documents are in the qrels (under "
+        f"{options.judged_warning:.0%}; Judged@10 = {judged:.2f}), so its scores are likely underestimated "
+        "(unjudged documents count as non-relevant)"
+    ]
 
 
 def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Context, list[str]]:
@@ -467,9 +557,6 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
     caller sorts the per-query results). The labels come from a join on 64-bit hashes of the
     (query, docno) pairs, every match checked against the strings.
     """
-    notes: list[str] = []
-    if not index.query_ids:
-        notes.append(f"qrels {_described(index.qrels.source)} has no judgments")
     frame, keys = run.frame, getattr(run, "keys", None)
     # Blocks of adjacent rows with the same query id (exact string comparison): one per query in a
     # grouped run, so everything per query below is computed on a few thousand blocks, not on rows.
@@ -487,20 +574,13 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
     present = np.flatnonzero(np.bincount(codes[known], minlength=len(index.query_ids)))
     run_queries = {index.query_ids[c] for c in present.tolist()}
     extra = set() if known.all() else set(names.filter(pl.Series(~known)).unique().to_list())
+    missing = sorted(set(index.query_ids) - run_queries)
+    notes = coverage_notes(index, run.source, extra, missing, run.frame.height == 0, options)
     if extra:
-        notes.append(f"{run.source}: {_queries(len(extra))} not in the qrels ignored ({_some(sorted(extra))})")
         rows = np.repeat(known, lengths)
         frame = frame.filter(pl.Series(rows))
         keys = keys[rows] if keys is not None else None
         codes, lengths = codes[known], lengths[known]
-    missing = sorted(set(index.query_ids) - run_queries)
-    if missing and options.missing_queries == "error":
-        raise EvaluationError(
-            f"{run.source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from "
-            f"the run ({_some(missing)}) and missing_queries is 'error'"
-        )
-    if missing or run.frame.height == 0:
-        notes.append(_missing_text(run.source, run.frame.height == 0, missing, len(index.query_ids), options))
     ranking = _rank(codes, lengths, frame.get_column("score").to_numpy(), frame.get_column("docno"))
     label = ranking.arrange(_labels(index, frame, keys, (codes, lengths)))
     seg_codes, seg_lengths = ranking.codes, ranking.lengths
@@ -527,6 +607,27 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
     if options.missing_queries == "zero" and missing:
         ctx.missing = np.arange(len(evaluated) - len(missing), len(evaluated), dtype=np.int64)
     return ctx, notes
+
+
+def coverage_notes(
+    index: QrelsIndex, source: str, extra: set[str], missing: list[str], empty: bool, options: Options
+) -> list[str]:
+    """The warnings on which queries a run (``source``) answers: an empty qrels, run queries not in the
+    qrels (``extra``, ignored), qrels queries not in the run (``missing``, sorted), a run without lines.
+    Raises under ``missing_queries="error"`` when some are missing."""
+    notes = []
+    if not index.query_ids:
+        notes.append(f"qrels {_described(index.qrels.source)} has no judgments")
+    if extra:
+        notes.append(f"{source}: {_queries(len(extra))} not in the qrels ignored ({_some(sorted(extra))})")
+    if missing and options.missing_queries == "error":
+        raise EvaluationError(
+            f"{source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from "
+            f"the run ({_some(missing)}) and missing_queries is 'error'"
+        )
+    if missing or empty:
+        notes.append(_missing_text(source, empty, missing, len(index.query_ids), options))
+    return notes
 
 
 def _queries(n: int) -> str:
@@ -556,17 +657,17 @@ def _missing_text(source: str, empty: bool, missing: list[str], total: int, opti
     )
 
 
-def _level_warnings(ctx: Context, metrics: Sequence[Metric]) -> list[str]:
+def _level_warnings(index: QrelsIndex, options: Options, metrics: Sequence[Metric]) -> list[str]:
     """A warning for each relevance level (``-l`` or a metric's ``rel``) at which no qrels document is
     relevant: every query then has R = 0, which is almost always a mistaken level."""
     levels: dict[int, list[str]] = {}
     for m in metrics:
         if "rel" in m.definition.param_names:
-            levels.setdefault(ctx.level(m), []).append(str(m))
-    labels = ctx.qrels.labels
+            levels.setdefault(relevance_level(m, options), []).append(str(m))
+    labels = index.labels
     out = []
     for level, names in levels.items():
-        if len(labels) and not ctx.qrels.counts(level)[0].any():
+        if len(labels) and not index.counts(level)[0].any():
             out.append(
                 f"relevance level {level} ({_some(names, quote=False)}): no document in the qrels is relevant "
                 f"(no label >= {level}; the highest is {int(labels.max())}), so every query has R = 0"

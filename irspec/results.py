@@ -166,6 +166,7 @@ def evaluate(
     collection_size: int | None = None,
     judged_warning: float | None = 0.5,
     columns: Mapping[str, str] | None = None,
+    memory: str | int | None = None,
 ) -> Result | ResultSet:
     """Evaluate one run, or several, against qrels.
 
@@ -189,10 +190,16 @@ def evaluate(
 
     Every result has the run's Judged@10 (``judged_at_10``); under ``judged_warning`` (0.5; ``None``
     for never) it gets a warning that the run's scores are likely underestimated.
+
+    ``memory`` caps the working set (bytes, or ``"1GiB"``, ``"500MB"``): a run file
+    too large for it (or above 64 MiB) is evaluated in blocks of whole queries (:mod:`irspec.stream`),
+    with the same values; by default half the available memory, at most 2 GiB.
     """
     options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
     several = _several(run, columns)
-    evaluated = engine.evaluate_many(qrels, [run] if several is None else several, metrics, options=options, columns=columns)
+    evaluated = engine.evaluate_many(
+        qrels, [run] if several is None else several, metrics, options=options, columns=columns, memory=memory
+    )
     if several is None:
         return displayable(evaluated[0])
     return ResultSet(tuple(displayable(r) for r in evaluated))

@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("context", "resampling", "frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
     ("data.trec", "data.objects", "datasets"),  # qrels and runs from TREC text; dicts and DataFrames; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
+    ("stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("stats",),  # significance tests, corrections, effect sizes
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result

@@ -104,7 +104,7 @@ def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
         results = []
         for r in plan.runs:
             progress.update(label="evaluating runs", detail=r.name)
-            results.extend(evaluate_many(qrels, [str(r.path)], metrics, options=plan.options))
+            results.extend(evaluate_many(qrels, [str(r.path)], metrics, options=plan.options, memory=plan.memory))
             progress.advance()
     return results
 

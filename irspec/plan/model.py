@@ -72,6 +72,8 @@ class Plan:
     log: Path | None = None
     engine: SparkEngine | None = None
     """``None``: the runs are evaluated in this process."""
+    memory: int | None = None
+    """The cap on the working set in bytes (``options.memory``); None for the default."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from irspec.plan.model import Output, Plan, PlanRun, SparkEngine
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
 from irspec.plugins import get_registry
+from irspec.stream import parse_memory
 
 __all__ = ["resolve"]
 
@@ -68,6 +69,12 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         except (IrspecError, TypeError, ValueError) as e:
             if not problems:  # the schema has already said what is wrong otherwise
                 problems.add(("options",), str(e))
+    memory = None
+    if isinstance(raw_options, dict) and raw_options.get("memory") is not None:
+        try:
+            memory = parse_memory(raw_options["memory"])
+        except IrspecError as e:
+            problems.add(("options", "memory"), str(e))
 
     compare = _resolve_compare(data, runs, names_complete, problems)
     outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
@@ -85,6 +92,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         overrides=overrides,
         log=log,
         engine=_resolve_engine(data.get("engine")),
+        memory=memory,
     )
 
 

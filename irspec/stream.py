@@ -1,0 +1,491 @@
+"""A run too large for memory, read as blocks of whole queries: evaluation in bounded memory, exactly.
+
+Every offline metric depends on one query's ranking and judgments only, so a run can be evaluated a
+few queries at a time and the per-query values put together: they are the same, bit for bit, as
+those of the whole run at once (the engine merges them; means are then summed in sorted query order
+as always). This module knows nothing of metrics: it turns a run file into :class:`~irspec.data.Run`
+blocks, each holding every line of its queries, and decides when that is needed.
+
+- **When.** :func:`open_run` reads a run whole (today's fast path) when it is small (at most
+  :data:`STREAM_ABOVE`, 64 MiB of text) and its estimated working set fits the memory budget
+  (``memory=``, ``--memory 1GiB``; :func:`default_memory` otherwise); larger runs stream, being both
+  faster and smaller so (:data:`BLOCK_CAP`). The estimate is the in-memory path's, measured: about
+  :data:`WORKING_SET_FACTOR` bytes per byte of run text (a scattered run's sort costs the most), on
+  top of what the process holds already; a block takes about :data:`BLOCK_FACTOR` bytes per byte.
+  Only files and standard input stream; dicts, DataFrames and :class:`~irspec.data.Run` objects are
+  in memory already.
+- **Grouped runs** (all lines of a query together, in any query order: how TREC runs are written)
+  are read in chunks of about ``block_bytes`` of text, ending at a line end; each chunk's complete
+  queries form a block, and the last query, which may go on in the next chunk, is carried over.
+- **Scattered runs.** Whether the run is grouped is learnt while reading: a query id that comes back
+  after its lines ended proves it is not. The blocks read so far are then void (the iterator yields
+  ``None`` to say so) and the file is read again from the start, each chunk's rows written to one of
+  a number of temporary Arrow files chosen by a hash of the query id; each partition, read back,
+  holds every line of its queries and is one block. Reading twice costs the prefix read before the
+  discovery; a shuffled run is found out in its first chunk. The temporary directory (and a spooled
+  standard input) is removed by :meth:`RunBlocks.close`, on success, error or Ctrl-C alike.
+- **Checks.** Each chunk goes through the reader's own parser (:mod:`irspec.data`), its line numbers
+  shifted to the file's, so a bad line is named as the in-memory reader names it. Duplicates and
+  scores are checked per block, which holds every line of its queries. A streamed run reports the
+  first problem it meets in reading order: a duplicate early in the file may be reported before a
+  malformed line near its end, which the in-memory reader would report first. In a scattered run the
+  problems of every partition are gathered and the one on the earliest line is raised.
+- **The name.** As trec_eval, the runid of the file's last data line, else the file's stem.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import weakref
+import zlib
+from collections.abc import Iterator
+from typing import IO, Any
+
+import polars as pl
+
+from irspec.data import Run, _finish, read_run
+from irspec.data.kinds import RUN
+from irspec.data.trec import _BOM, _GZIP_MAGIC, _parse, _Raw, _runid, _stem
+from irspec.errors import EvaluationError, InputError
+from irspec.progress import Progress
+
+__all__ = ["RunBlocks", "open_run", "parse_memory", "default_memory"]
+
+WORKING_SET_FACTOR = 5.0
+"""Peak bytes of memory per byte of run text when a run is evaluated whole: measured 2.1 for a 5M-line
+run grouped by query and 4.2 shuffled (benchmarks/README.md), rounded up."""
+
+BLOCK_FACTOR = 10.0
+"""Peak bytes of memory per byte of a streamed block's text: the chunk read, its parsed rows, the rows
+carried over and the evaluation of the block; measured 9 (8, 16 and 32 MB blocks of a 5M-line run)."""
+
+PARTITION_FACTOR = 9.0
+"""Peak bytes of memory per byte of text of a chunk being spread over the partitions (parsed, split):
+measured 7-9 (53 and 128 MB chunks of a 20M-line shuffled run)."""
+
+GZIP_RATIO = 8
+"""A gzip file's text is taken to be this many times its size (runs compress 4-8 times): an estimate
+on the large side, so that a compressed run streams rather than swaps."""
+
+MIN_BLOCK = 1 << 20
+"""The smallest block of text read at once, whatever the budget: below it, the overhead per block
+dominates and memory is not saved."""
+
+BLOCK_CAP = 16 << 20
+"""The largest block of text, 16 MiB, whatever the budget: blocks of 8-16 MiB evaluate fastest
+(measured on a 5M-line run, grouped 2.4-2.7 s and shuffled 3.7 s, against 4.1 s and 8.2 s whole:
+the arrays of a block stay in the caches, a scattered block sorts fewer rows)."""
+
+STREAM_ABOVE = 4 * BLOCK_CAP
+"""Run files above this size (64 MiB of text) are streamed even when they would fit the budget
+whole, being faster so and smaller; smaller ones are read whole (one block would be the whole run)."""
+
+SPREAD_CAP = 64 << 20
+"""The largest chunk of a scattered run spread over the partitions at once: fewer, larger partition
+files."""
+
+DEFAULT_CAP = 2 << 30
+"""The default budget's ceiling, 2 GiB: blocks larger than a few hundred megabytes evaluate no faster."""
+
+_UNITS = {
+    "": 1, "b": 1,
+    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}  # fmt: skip
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$")
+_HASH_SEED = 0x1F2E3D4C
+
+
+# --------------------------------------------------------------------------------------------------
+# The budget
+
+
+def parse_memory(value: str | int) -> int:
+    """A memory size in bytes from ``value``: an integer of bytes, or a number and a unit (``500MB``,
+    ``1.5GiB``; kB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024, case ignored)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise EvaluationError(f"memory must be a size such as '500MB' or '1GiB', got {value!r}")
+    if isinstance(value, int):
+        size = value
+    else:
+        match = _SIZE.match(value)
+        if match is None:
+            where = _first_bad(value)
+            raise EvaluationError(
+                f"memory {value!r}: unexpected {value[where:where + 1]!r} at position {where + 1}; "
+                "expected a number and a unit, such as '500MB' or '1GiB'"
+            )
+        number, unit = match.groups()
+        if unit.lower() not in _UNITS:
+            raise EvaluationError(
+                f"memory {value!r}: unknown unit {unit!r} at position {match.start(2) + 1}; "
+                "expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"
+            )
+        size = math.floor(float(number) * _UNITS[unit.lower()])
+    if size <= 0:
+        raise EvaluationError(f"memory must be more than 0 bytes, got {value!r}")
+    return size
+
+
+def _first_bad(text: str) -> int:
+    """Where ``text`` stops being a size: the first character after a number and letters."""
+    number = re.match(r"\s*(\d+(?:\.\d*)?|\.\d+)", text)
+    if number is None:
+        return len(text) - len(text.lstrip())
+    unit = re.match(r"\s*[A-Za-z]*\s*", text[number.end() :])
+    return number.end() + (unit.end() if unit else 0)
+
+
+def default_memory() -> int:
+    """The default budget: half of the memory available now, at most :data:`DEFAULT_CAP` (2 GiB).
+
+    Half of what is available (not of what is installed) leaves the other half to whatever else
+    runs, so an ordinary laptop does not swap; beyond 2 GiB, larger blocks make evaluation no faster.
+    """
+    available = _available_memory()
+    return DEFAULT_CAP if available is None else max(min(DEFAULT_CAP, available // 2), 64 << 20)
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo", "rb") as f:  # Linux: MemAvailable counts reclaimable caches
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2  # macOS: half of installed
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _resident() -> int:
+    """The process's resident memory now, in bytes (0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+def _room(budget: int) -> int:
+    """What the budget leaves for the run once what the process holds (interpreter, qrels) is counted."""
+    return max(budget - _resident(), 0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Choosing
+
+
+def open_run(src: Any, memory: str | int | None = None, *, block_bytes: int | None = None) -> Run | RunBlocks:
+    """The run ``src`` (anything :func:`~irspec.data.read_run` takes), read whole, or as
+    :class:`RunBlocks` when it is a file or standard input whose working set would exceed ``memory``
+    (bytes, or a size such as ``"1GiB"``; :func:`default_memory` when None). ``block_bytes`` forces
+    streaming in blocks of about that much text. :class:`RunBlocks` are returned as they are."""
+    if isinstance(src, RunBlocks):
+        return src
+    budget = default_memory() if memory is None else parse_memory(memory)
+    if not isinstance(src, (str, os.PathLike)):
+        return read_run(src)
+    path = os.fspath(src)
+    room = _room(budget)
+    block = block_bytes or min(max(int(room / BLOCK_FACTOR), MIN_BLOCK), BLOCK_CAP)
+    spread = min(max(int(room / PARTITION_FACTOR), block), SPREAD_CAP)
+    if path == "-":
+        return _open_stdin(room, block, spread, forced=block_bytes is not None)
+    size = _text_size(path)
+    if size is None or (block_bytes is None and not _streams(size, room)):
+        return read_run(path)  # small enough, or not a regular file: the reader says what is wrong
+    return RunBlocks(path, path, block, spread, stem=_stem(path))
+
+
+def _streams(size: int, room: int) -> bool:
+    """Whether ``size`` bytes of run text are better streamed: too large to evaluate whole within
+    ``room`` bytes, or large enough for blocks to be faster (:data:`STREAM_ABOVE`)."""
+    return size > STREAM_ABOVE or size * WORKING_SET_FACTOR > room
+
+
+def _text_size(path: str) -> int | None:
+    """The estimated size of a file's text (gzip counted at :data:`GZIP_RATIO`), None if not a file."""
+    try:
+        with open(path, "rb") as f:
+            if not os.path.isfile(path):
+                return None
+            size = os.fstat(f.fileno()).st_size
+            return size * GZIP_RATIO if f.read(2) == _GZIP_MAGIC else size
+    except OSError:
+        return None
+
+
+def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBlocks:
+    """Standard input read whole if it need not stream, else spooled to a temporary file and streamed
+    from it (a pipe cannot be read twice, and a scattered run is read twice)."""
+    stdin = sys.stdin.buffer
+    limit = min(int(room / WORKING_SET_FACTOR), STREAM_ABOVE)
+    head = stdin.read(limit + 1)
+    if head[:2] == _GZIP_MAGIC:
+        limit //= GZIP_RATIO
+    if len(head) <= limit and not forced:
+        return Run.read(io.BytesIO(head), source="<stdin>")
+    directory = tempfile.mkdtemp(prefix="irspec-")
+    try:
+        spooled = os.path.join(directory, "stdin")
+        with open(spooled, "wb") as f:
+            f.write(head)
+            shutil.copyfileobj(stdin, f, 1 << 20)
+    except BaseException:
+        _remove_tree(directory)
+        raise
+    return RunBlocks(spooled, "<stdin>", block, spread, stem=None, directory=directory)
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading in blocks
+
+
+class _Scattered(Exception):
+    """A query's lines came back after another query's: the run is not grouped by query."""
+
+
+class RunBlocks:
+    """A run file read as blocks of whole queries (:class:`~irspec.data.Run` objects).
+
+    Iterating yields the blocks; a ``None`` means that the run turned out not to be grouped and every
+    block before it is void (its queries come again, complete, in the blocks after it). ``name`` is
+    the run's name once iteration is over. Use as a context manager, or call :meth:`close`: it removes
+    the temporary files.
+    """
+
+    def __init__(
+        self, path: str, source: str, block_bytes: int, spread_bytes: int | None = None, *, stem: str | None, directory: str | None = None
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.block_bytes = max(int(block_bytes), 64)  # a few lines at least
+        self.spread_bytes = max(int(spread_bytes or block_bytes), self.block_bytes)  # read at once to partition
+        self.stem = stem
+        self.name = stem or "run"
+        self.partitions: int | None = None  # how many, once the run is partitioned
+        self.directory: str | None = None  # the temporary files' directory, once there is one
+        self._runid: str | None = None
+        self._remover: weakref.finalize | None = None
+        if directory is not None:
+            self._own(directory)
+        self._lines = 0
+        self._queries = 0  # evaluated: counted when the consumer asks for the next block
+        self._pending = 0  # in the block being evaluated
+        self._progress = Progress("streaming")
+
+    def __enter__(self) -> RunBlocks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the temporary files (partitions, a spooled standard input); erase the progress line."""
+        self._progress.close()
+        if self._remover is not None:
+            self._remover()
+
+    def _own(self, directory: str) -> None:
+        """Remove ``directory`` on :meth:`close`, and failing that when this object is collected or the
+        interpreter exits: after Ctrl-C, polars may raise KeyboardInterrupt for the signal and Python
+        again for the same signal, at the start of ``__exit__``, which then never runs."""
+        self._remover = weakref.finalize(self, _remove_tree, directory)
+        self.directory = directory
+
+    def __iter__(self) -> Iterator[Run | None]:
+        try:
+            yield from self._counted(self._grouped())
+            return
+        except _Scattered:
+            pass
+        yield None
+        self._lines = self._queries = 0
+        yield from self._counted(self._partitioned())
+
+    def _counted(self, blocks: Iterator[Run]) -> Iterator[Run]:
+        for block in blocks:
+            yield block
+            self._queries += self._pending
+
+    # -- grouped -----------------------------------------------------------------------------------
+
+    def _grouped(self) -> Iterator[Run]:
+        done: set[str] = set()  # queries whose lines have ended
+        carry: list[pl.DataFrame] = []  # lines of the last query read, which may go on
+        carry_id: str | None = None
+        for frame in self._frames(self.block_bytes):
+            runs = frame.get_column("query").rle()
+            names = runs.struct.field("value").to_list()
+            lengths = runs.struct.field("len").to_list()
+            if names[0] == carry_id:  # the carried query goes on
+                carry.append(frame.slice(0, lengths[0]))
+                frame, names, lengths = frame.slice(lengths[0]), names[1:], lengths[1:]
+                if not names:
+                    continue
+            if carry_id is not None:
+                done.add(carry_id)
+            if len(set(names)) < len(names) or not done.isdisjoint(names):
+                raise _Scattered
+            last = frame.height - lengths[-1]
+            done.update(names[:-1])
+            complete = [*carry, frame.slice(0, last)]
+            count = len(names) - 1 + (carry_id is not None)
+            carry, carry_id = [frame.slice(last)], names[-1]
+            yield self._block(pl.concat(complete), count)
+        if carry_id is not None:
+            yield self._block(pl.concat(carry), 1)
+
+    # -- scattered ---------------------------------------------------------------------------------
+
+    def _partitioned(self) -> Iterator[Run]:
+        if self._remover is None:
+            self._own(tempfile.mkdtemp(prefix="irspec-"))
+        parts = self.partitions = self._partition_count()
+        files: list[list[str]] = [[] for _ in range(parts)]
+        for i, frame in enumerate(self._frames(self.spread_bytes)):
+            part = (frame.get_column("query").hash(_HASH_SEED) % parts).alias("_part")
+            for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
+                path = os.path.join(self.directory, f"{p}-{i}.arrow")
+                rows.write_ipc(path)
+                files[p].append(path)
+        problems: list[InputError] = []
+        for paths in files:
+            if not paths:
+                continue
+            frame = pl.concat([pl.read_ipc(p) for p in paths], rechunk=True)
+            for p in paths:
+                os.remove(p)  # the disk space goes as the partition is read
+            try:
+                block = self._block(frame, frame.get_column("query").n_unique())
+            except InputError as e:  # the earliest line of every partition's first problem is reported
+                problems.append(e)
+                continue
+            if not problems:
+                yield block
+        if problems:
+            raise min(problems, key=lambda e: e.line or 0)
+
+    def _partition_count(self) -> int:
+        """Enough partitions for each to be about one block: the text's size (estimated for gzip) over
+        the block size, at least 2."""
+        size = _text_size(self.path) or 0
+        return max(2, math.ceil(size / self.block_bytes))
+
+    # -- both --------------------------------------------------------------------------------------
+
+    def _block(self, frame: pl.DataFrame, queries: int) -> Run:
+        """A block of whole queries, checked (finite scores, no duplicate), as a Run."""
+        frame, keys = _finish(frame, RUN, self.source)
+        self._pending = queries
+        return Run(frame, self.name, self.source, keys)
+
+    def _frames(self, size: int) -> Iterator[pl.DataFrame]:
+        """The rows (query, docno, score, line) of each chunk of about ``size`` bytes, line numbers
+        counted from the file's start; chunks without data lines are skipped. The run's name follows
+        the last data line."""
+        first = 1
+        for text in _chunks(self.path, self.source, size):
+            frame = self._parse(text, first)
+            first += text.count(b"\n")
+            self._lines = first - 1
+            where = os.path.basename(self.source)
+            self._progress.update(detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})")
+            if frame.height:
+                self._runid = _runid(text, frame)
+                self.name = self._runid or self.stem or "run"
+                yield frame
+
+    def _parse(self, text: bytes, first: int) -> pl.DataFrame:
+        try:
+            frame = _parse(_Raw(text, self.source, None), RUN)
+        except InputError as e:
+            if e.line is None or first == 1:
+                raise
+            raise InputError(e.reason, e.source, e.line + first - 1, e.query) from None
+        if first > 1:
+            frame = frame.with_columns((pl.col("line") + (first - 1)).cast(pl.UInt32))
+        return frame
+
+
+def _remove_tree(directory: str) -> None:
+    """Remove ``directory`` and its files. Tried again for up to a second: after Ctrl-C, a write that
+    polars was making on its own threads may still create its file after the first listing."""
+    for _ in range(100):
+        shutil.rmtree(directory, ignore_errors=True)
+        if not os.path.exists(directory):
+            return
+        time.sleep(0.01)
+
+
+def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
+    """The text of a file (gunzipped if it is gzip, without a leading byte-order mark) in pieces of
+    about ``size`` bytes that end at a line end (the last one where the file ends)."""
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", source=source) from None
+    with f:
+        gzip = f.read(2) == _GZIP_MAGIC
+        f.seek(0)
+        pieces = _gunzipped(f, source, max(size // GZIP_RATIO, 1)) if gzip else iter(lambda: f.read(size), b"")
+        rest = b""
+        bom_checked = False
+        for piece in pieces:
+            buffer = rest + piece
+            end = buffer.rfind(b"\n") + 1
+            if len(buffer) < size or end == 0:
+                rest = buffer  # too little, or no line end yet: read on
+                continue
+            rest = buffer[end:]
+            if not bom_checked:
+                bom_checked = True
+                if buffer[:3] == _BOM:
+                    buffer = buffer[3:]
+                    end -= 3
+            yield buffer[:end]
+        if rest and not bom_checked and rest[:3] == _BOM:
+            rest = rest[3:]
+        if rest:
+            yield rest
+
+
+def _gunzipped(f: IO[bytes], source: str, size: int) -> Iterator[bytes]:
+    """The decompressed content of gzip file ``f``, every member (as :func:`irspec.data.trec._gunzip`),
+    read ``size`` compressed bytes at a time."""
+    d = zlib.decompressobj(wbits=31)
+    try:
+        while True:
+            data = f.read(size)
+            if not data:
+                if not d.eof:
+                    raise EOFError("compressed data ended before the end-of-stream marker")
+                return
+            while data:
+                out = d.decompress(data)
+                if out:
+                    yield out
+                if not d.eof:
+                    break
+                data = d.unused_data or f.read(size)
+                if not data:
+                    return
+                if data[:2] != _GZIP_MAGIC:  # gzip allows trailing zero padding, nothing else
+                    while data:
+                        if data.strip(b"\x00"):
+                            raise EOFError("trailing garbage after the compressed data")
+                        data = f.read(size)
+                    return
+                d = zlib.decompressobj(wbits=31)
+    except (EOFError, zlib.error) as e:
+        raise InputError(f"corrupt gzip data: {e}", source=source) from None

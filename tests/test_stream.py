@@ -1,0 +1,327 @@
+"""Streaming a run in blocks of whole queries (irspec.stream): the same Result as reading it whole.
+
+The oracle is irspec's in-memory path on the same file, bit for bit: streaming must not change a
+single per-query value, mean, warning, name or query order. The blocks are made tiny (a few lines of
+text each, so no block holds more than a few queries and nearly every query is cut across chunks),
+and the random cases of tests/randomdata.py reach the corners (ties, unjudged and negative labels,
+queries only in the qrels or only in the run, empty and long rankings).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irspec
+from irspec import stream
+from irspec.definitions import MetricDef, Param
+from irspec.errors import EvaluationError, InputError
+from randomdata import random_case
+
+TINY = 150  # bytes of text per block: a handful of lines
+
+
+def _precision_at(query, metric):  # a plugin's per-query function, run once per query
+    k = metric.get("k")
+    return sum(1 for v in query.labels[:k] if v is not None and v >= query.relevance_level) / k
+
+
+class _SlowPlugin:
+    @irspec.hookimpl
+    def irspec_register_metrics(self, register):
+        register(MetricDef("SlowP", "precision, per query", (Param("k", "int", 10, "cutoff", minimum=1),), at="k", per_query=_precision_at))
+
+
+METRICS = ["official", "all_trec", "relstring@15", "SlowP@3", "nDCG@5", "Rndcg", "G", "ndcg_rel"]
+
+
+def _write(tmp: Path, seed: int, order: str, compress: bool = False) -> tuple[Path, Path]:
+    """The random case ``seed`` as TREC files; the run grouped by query (queries in a random order, a
+    query's lines in a random order) or scattered (every line anywhere). Every line but the last has
+    runid 'early', the last 'late': the run's name must come from the last line."""
+    qrels, run = random_case(seed)
+    rng = np.random.default_rng(seed + 1000)
+    q = tmp / f"qrels{seed}.txt"
+    q.write_text("".join(f"{qid} 0 {d} {lab}\n" for qid, docs in qrels.items() for d, lab in docs.items()))
+    queries = list(run)
+    rng.shuffle(queries)
+    lines = []
+    for qid in queries:
+        docs = list(run[qid].items())
+        rng.shuffle(docs)
+        lines += [f"{qid} Q0 {d} {i} {s!r} early" for i, (d, s) in enumerate(docs, 1)]
+    if order == "scattered":
+        rng.shuffle(lines)
+    if lines:
+        lines[-1] = lines[-1][: -len("early")] + "late"
+    r = tmp / f"run{seed}-{order}.txt" if not compress else tmp / f"run{seed}-{order}.txt.gz"
+    text = "".join(line + "\n" for line in lines).encode()
+    r.write_bytes(gzip.compress(text) if compress else text)
+    return q, r
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``memory=1`` every run file streams, in blocks of TINY bytes."""
+    monkeypatch.setattr(stream, "MIN_BLOCK", TINY)
+
+
+def _same(a: irspec.engine.Result, b: irspec.engine.Result) -> None:
+    assert b.query_ids == a.query_ids
+    assert [str(m) for m in b.metrics] == [str(m) for m in a.metrics]
+    # bit for bit: the float64 bit patterns (NaN where NaN) are equal
+    assert np.array_equal(a.values.view(np.int64), b.values.view(np.int64))
+    assert b.texts == a.texts
+    assert repr(b.aggregate()) == repr(a.aggregate())  # repr: NaN == NaN, and every digit
+    assert b.warnings == a.warnings
+    assert (b.run_name, b.run_source) == (a.run_name, a.run_source)
+
+
+OPTIONS = [
+    {},
+    {"depth": 4},
+    {"judged_only": True},
+    {"missing_queries": "skip"},
+    {"relevance_level": 2, "depth": 30},
+]
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+@pytest.mark.parametrize("seed", range(8))
+def test_streamed_result_is_the_in_memory_result_bit_for_bit(tmp_path, tiny_blocks, irspec_plugin, seed, order):
+    irspec_plugin(_SlowPlugin())
+    q, r = _write(tmp_path, seed, order)
+    metrics = METRICS
+    for options in (OPTIONS[0], OPTIONS[1 + seed % 4]):  # each option twice in each order
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", irspec.IrspecWarning)
+            whole = irspec.evaluate(str(q), str(r), metrics, **options)
+            streamed = irspec.evaluate(str(q), str(r), metrics, memory=1, **options)
+        _same(whole, streamed)
+    assert whole.run_name == "late"
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_blocks_hold_whole_queries_and_few_of_them(tmp_path, tiny_blocks, order):
+    q, r = _write(tmp_path, 3, order)
+    with stream.open_run(str(r), 1) as blocks:
+        assert isinstance(blocks, stream.RunBlocks)
+        seen: list[set[str]] = []
+        for block in blocks:
+            if block is None:  # scattered: what came before is void
+                assert order == "scattered" and blocks.partitions is None
+                seen = []
+                continue
+            seen.append(set(block.frame.get_column("query").to_list()))
+        assert (blocks.partitions is not None) == (order == "scattered")
+    lines = [line.split() for line in r.read_text().splitlines()]
+    assert len(seen) > 3 and max(len(s) for s in seen) <= 3
+    # every query in exactly one block, with all its lines
+    assert sum(len(s) for s in seen) == len({f[0] for f in lines})
+
+
+def test_a_gzip_run_streams_to_the_same_result(tmp_path, tiny_blocks):
+    q, r = _write(tmp_path, 5, "grouped", compress=True)
+    _same(irspec.evaluate(str(q), str(r), "official"), irspec.evaluate(str(q), str(r), "official", memory=1))
+
+
+def test_missing_queries_are_those_missing_from_the_whole_run(tmp_path, tiny_blocks):
+    q = tmp_path / "qrels.txt"
+    q.write_text("a 0 d1 1\nb 0 d1 1\nc 0 d2 1\n")
+    r = tmp_path / "run.txt"
+    # b is in the run, in a block of its own; c is missing from the whole run; x is not in the qrels
+    r.write_text("a Q0 d1 1 2.0 t\na Q0 d2 2 1.0 t\nx Q0 d1 1 3.0 t\nx Q0 d9 2 1.0 t\nb Q0 d1 1 1.5 t\nb Q0 d5 2 1.0 t\n")
+    for how in ("zero", "skip"):
+        whole = irspec.evaluate(str(q), str(r), "P@1, NumQ, NumRel", missing_queries=how)
+        streamed = irspec.evaluate(str(q), str(r), "P@1, NumQ, NumRel", missing_queries=how, memory=1)
+        _same(whole, streamed)
+        assert streamed.query_ids == (("a", "b", "c") if how == "zero" else ("a", "b"))
+        # one warning about x, one about c: not one per block
+        assert sum("not in the qrels" in w for w in streamed.warnings) == 1
+        assert sum("missing from the run" in w for w in streamed.warnings) == 1
+    with pytest.raises(EvaluationError) as whole_error:
+        irspec.evaluate(str(q), str(r), "P@1", missing_queries="error")
+    with pytest.raises(EvaluationError) as streamed_error:
+        irspec.evaluate(str(q), str(r), "P@1", missing_queries="error", memory=1)
+    assert str(streamed_error.value) == str(whole_error.value)
+    assert "1 qrels query is missing from the run ('c')" in str(streamed_error.value)
+
+
+def test_a_duplicate_across_blocks_of_a_scattered_run_is_an_error_naming_its_line(tmp_path, tiny_blocks):
+    q, r = _write(tmp_path, 2, "scattered")
+    lines = r.read_text().splitlines(keepends=True)
+    victim = lines[3]
+    lines.insert(len(lines) - 5, victim)  # far from the first: other chunks, other blocks
+    r.write_text("".join(lines))
+    with pytest.raises(InputError) as whole:
+        irspec.evaluate(str(q), str(r), "P@5")
+    with pytest.raises(InputError) as streamed:
+        irspec.evaluate(str(q), str(r), "P@5", memory=1)
+    assert str(streamed.value) == str(whole.value)
+    assert str(streamed.value).startswith(f"{r}:{len(lines) - 5}: ")
+    assert f"(first on line 4)" in str(streamed.value)
+
+
+def test_a_bad_line_far_in_the_file_is_named_by_its_line(tmp_path, tiny_blocks):
+    q, r = _write(tmp_path, 4, "grouped")
+    lines = r.read_text().splitlines(keepends=True)
+    lines[-3] = "q1 Q0 d1 1 notanumber t\n"
+    r.write_text("".join(lines))
+    with pytest.raises(InputError) as streamed:
+        irspec.evaluate(str(q), str(r), "P@5", memory=1)
+    assert str(streamed.value) == f"{r}:{len(lines) - 2}: query 'q1': score must be a number, got 'notanumber'"
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("1GiB", 2**30), ("500MB", 500 * 10**6), ("1.5 gib", 3 * 2**29), ("2000", 2000), (4096, 4096), ("64k", 64000)],
+)
+def test_memory_sizes(text, size):
+    assert stream.parse_memory(text) == size
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1XB", "memory '1XB': unknown unit 'XB' at position 2; expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"),
+        ("GiB", "memory 'GiB': unexpected 'G' at position 1; expected a number and a unit, such as '500MB' or '1GiB'"),
+        ("1G B", "memory '1G B': unexpected 'B' at position 4; expected a number and a unit, such as '500MB' or '1GiB'"),
+        ("0MB", "memory must be more than 0 bytes, got '0MB'"),
+        (True, "memory must be a size such as '500MB' or '1GiB', got True"),
+    ],
+)
+def test_bad_memory_sizes_say_where(text, message):
+    with pytest.raises(EvaluationError) as e:
+        stream.parse_memory(text)
+    assert str(e.value) == message
+
+
+def test_the_default_budget_is_half_the_available_memory_at_most_2_gib(monkeypatch):
+    monkeypatch.setattr(stream, "_available_memory", lambda: 16 * 2**30)
+    assert stream.default_memory() == 2 * 2**30
+    monkeypatch.setattr(stream, "_available_memory", lambda: 3 * 2**30)
+    assert stream.default_memory() == 1.5 * 2**30
+
+
+def test_small_runs_are_read_whole(tmp_path):
+    q, r = _write(tmp_path, 1, "scattered")
+    assert isinstance(stream.open_run(str(r)), irspec.Run)
+    assert isinstance(stream.open_run(str(r), "1GiB"), irspec.Run)
+
+
+class _Terminal:
+    """What the progress line writes, as a terminal would receive it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_shows_lines_read_and_queries_evaluated(tmp_path, tiny_blocks, monkeypatch):
+    q, r = _write(tmp_path, 6, "grouped")
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    irspec.evaluate(str(q), str(r), "P@5", memory=1)
+    assert re.search(r"\rirspec: streaming [0-9,]+ lines read, [0-9,]+ queries evaluated \(run6-grouped.txt\)", terminal.text)
+    assert terminal.text.endswith("\r")  # erased when done
+
+
+# --------------------------------------------------------------------------------------------------
+# The command line: --memory, standard input, temporary files
+
+
+def _irspec(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, **kwargs)
+
+
+def test_cli_memory_streams_stdin_to_the_same_output(tmp_path):
+    q, r = _write(tmp_path, 7, "scattered")
+    whole = _irspec("eval", str(q), str(r), "-q", "-m", "official")
+    streamed = _irspec("eval", str(q), "-", "-q", "-m", "official", "--memory", "1B", stdin=r.open())
+    assert whole.returncode == streamed.returncode == 0
+    assert streamed.stdout == whole.stdout  # the same runid, lines and digits
+    assert streamed.stderr == whole.stderr.replace(str(r), "<stdin>")
+
+
+def test_cli_bad_memory_is_one_line_exit_2(tmp_path):
+    q, r = _write(tmp_path, 7, "grouped")
+    out = _irspec("eval", str(q), str(r), "--memory", "12QB")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == "irspec: error: --memory: memory '12QB': unknown unit 'QB' at position 3; expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB\n"
+
+
+def test_ctrl_c_removes_the_temporary_files(tmp_path):
+    """A real SIGINT while a scattered run is being partitioned: the partitions go with the process."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    rng = np.random.default_rng(0)
+    n = 400_000
+    q = tmp_path / "qrels.txt"
+    q.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(200)))
+    r = tmp_path / "run.txt"
+    r.write_text("".join(f"q{a} Q0 d{b} 1 {b / 7:.3f} t\n" for a, b in zip(rng.integers(0, 2000, n), range(n))))
+    env = {**os.environ, "TMPDIR": str(temp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "irspec", "eval", str(q), str(r), "--memory", "1B"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(temp.glob("irspec-*/*.arrow")):  # the partitions are being written
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    left = [str(p.relative_to(temp)) for p in temp.rglob("*")]
+    assert (proc.returncode, err, left) == (130, "irspec: error: interrupted\n", [])
+
+
+# --------------------------------------------------------------------------------------------------
+# Plans: options.memory
+
+
+def test_a_plan_memory_option_streams_its_runs(tmp_path, tiny_blocks, monkeypatch):
+    from irspec.plan import load_plan, run_plan
+
+    q, r = _write(tmp_path, 8, "scattered")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"qrels: {q.name}\nruns: [{r.name}]\nmetrics: [official]\noptions:\n  memory: 1\n")
+    opened: list[object] = []
+    real = stream.RunBlocks.__iter__
+    monkeypatch.setattr(stream.RunBlocks, "__iter__", lambda self: opened.append(self) or real(self))
+    streamed = run_plan(load_plan(plan)).results[0]
+    assert len(opened) == 1  # it did stream
+    whole = irspec.evaluate(str(q), str(r), "official")
+    assert np.array_equal(whole.values.view(np.int64), streamed.values.view(np.int64))
+    assert streamed.query_ids == whole.query_ids
+
+
+def test_a_bad_plan_memory_is_a_problem_with_its_line(tmp_path):
+    from irspec.plan import load_plan
+
+    q, r = _write(tmp_path, 8, "grouped")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"qrels: {q.name}\nruns: [{r.name}]\nmetrics: [AP]\noptions:\n  memory: 2 lots\n")
+    with pytest.raises(irspec.PlanError) as e:
+        load_plan(plan)
+    assert e.value.problems == [
+        f"{plan}:5: options.memory: memory '2 lots': unknown unit 'lots' at position 3; "
+        "expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"
+    ]
