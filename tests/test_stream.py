@@ -84,6 +84,7 @@ def _same(a: irspec.engine.Result, b: irspec.engine.Result) -> None:
     assert b.texts == a.texts
     assert repr(b.aggregate()) == repr(a.aggregate())  # repr: NaN == NaN, and every digit
     assert b.warnings == a.warnings
+    assert repr(b.judged_at_10) == repr(a.judged_at_10)
     assert (b.run_name, b.run_source) == (a.run_name, a.run_source)
 
 
@@ -109,6 +110,20 @@ def test_streamed_result_is_the_in_memory_result_bit_for_bit(tmp_path, tiny_bloc
             streamed = irspec.evaluate(str(q), str(r), metrics, memory=1, **options)
         _same(whole, streamed)
     assert whole.run_name == "late"
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_judgment_coverage_is_the_whole_runs_and_told_once(tmp_path, tiny_blocks, order):
+    """Judged@10 and its warning come from every block together: the same mean (in query-id order) and
+    one warning, as when the run is read whole (a threshold of 1 makes the random run warn)."""
+    q, r = _write(tmp_path, 2, order)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        whole = irspec.evaluate(str(q), str(r), "P@10", judged_warning=1.0)
+        streamed = irspec.evaluate(str(q), str(r), "P@10", judged_warning=1.0, memory=1)
+    _same(whole, streamed)
+    assert whole.judged_at_10 is not None
+    assert sum("top 10 documents are in the qrels" in w for w in streamed.warnings) == 1
 
 
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
