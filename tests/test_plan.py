@@ -756,3 +756,27 @@ def test_a_plan_takes_level_and_depth_0_as_trec_eval_does(tmp_path):
     report = run_plan(load_plan(plan))
     assert report.plan.options.relevance_level == 0 and report.plan.options.depth == 0
     assert report.results[0].aggregate() == {"P@10": 0.0, "NumRet": 0.0}
+
+
+def test_an_output_shows_confidence_intervals_beside_the_means(tmp_path):
+    """``intervals: t`` in a table, Markdown or HTML output of a plan puts scipy's 95% t interval of
+    each run's mean beside it; an output that has no means to put it beside is a located problem."""
+    import scipy.stats
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\nruns: [{DEMO / 'runs' / 'bm25.run'}]\nmetrics: [AP]\n"
+        "output:\n  - {format: table, intervals: t}\n  - {format: markdown, path: t.md, intervals: t}\n"
+        "  - {format: html, path: r.html, intervals: t}\n",
+        encoding="utf-8",
+    )
+    report = run_plan(load_plan(plan))
+    ap = report.results[0].column("AP")
+    low, high = scipy.stats.t.interval(0.95, len(ap) - 1, loc=ap.mean(), scale=scipy.stats.sem(ap))
+    shown = f"[{low:.4f}, {high:.4f}]"
+    rendered = dict((out.format, text) for out, text in render_outputs(report))
+    for fmt in ("table", "markdown", "html"):
+        assert shown in rendered[fmt], fmt
+    plan.write_text(plan.read_text().replace("{format: table, intervals: t}", "{format: json, intervals: t}"))
+    with pytest.raises(IrspecError, match=r"plan.yaml:5: output\[0\]\.intervals: intervals are shown"):
+        load_plan(plan)

@@ -189,22 +189,32 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
     if output.format == "json":
         extra = {**_comparisons_doc(report), "provenance": _provenance(report)}
         return fmt.to_json(results, per_query=output.per_query, extra=extra)
+    intervals = output.intervals
     if output.format == "table":
         if not comparisons:
-            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals)
+            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals)
         logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query) if report.inputs else ""
         table = fmt.marked_table(
-            runs, comparisons, compare, notes=notes, per_query=output.per_query, arrows=arrows, decimals=output.decimals
+            runs,
+            comparisons,
+            compare,
+            notes=notes,
+            per_query=output.per_query,
+            arrows=arrows,
+            decimals=output.decimals,
+            intervals=intervals,
         )
         return table + logs
     if output.format == "latex":
-        return fmt.to_latex(results, **marks)
+        return fmt.to_latex(results, intervals=intervals, **marks)
     if output.format == "markdown":
-        return fmt.to_markdown(results, **marks)
+        return fmt.to_markdown(results, intervals=intervals, **marks)
     if output.format == "html":
         figures, note = _plots(report, required=False)
         title = f"irspec report: {os.path.basename(report.plan.source)}"
-        return fmt.to_html(results, title=title, plots=figures, plots_note=note, provenance=_provenance(report), **marks)
+        return fmt.to_html(
+            results, title=title, plots=figures, plots_note=note, provenance=_provenance(report), intervals=intervals, **marks
+        )
     if output.format == "plots":
         found, _ = _plots(report, required=True)
         return plots.render_files(found)

@@ -35,13 +35,15 @@ class PlanRun:
 class Output:
     """One output: ``format`` (table, json, csv, tsv, trec, latex, markdown, html, plots), ``path``
     (``None``: standard output; for plots, a directory), ``per_query``, ``content`` (``results`` or
-    ``comparisons``) and ``decimals`` (of the values in table, latex, markdown and html)."""
+    ``comparisons``), ``decimals`` (of the values in table, latex, markdown and html) and ``intervals``
+    (``"t"`` or ``"bootstrap"``: the 95% confidence interval beside each mean in those formats)."""
 
     format: str
     path: Path | None = None
     per_query: bool = False
     content: str = "results"
     decimals: int = 4
+    intervals: str | None = None
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,11 @@ from irspec.plan.model import Output, Plan, PlanRun, SparkEngine
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
 from irspec.plugins import get_registry
+from irspec.report.formats import WITH_INTERVALS
 from irspec.stream import parse_memory
+
+# The outputs whose results tables can show a confidence interval beside each mean.
+_INTERVAL_FORMATS = (*WITH_INTERVALS, "html")
 
 __all__ = ["resolve"]
 
@@ -320,7 +324,13 @@ def _resolve_outputs(
         per_query = entry.get("per_query", fmt in ("json", "csv", "tsv"))
         decimals = _int(entry.get("decimals", 4))
         decimals = decimals if isinstance(decimals, int) and not isinstance(decimals, bool) else 4  # else reported
-        outputs.append(Output(fmt, path, bool(per_query), content, decimals))
+        intervals = entry.get("intervals")
+        if intervals is not None and (fmt not in _INTERVAL_FORMATS or content != "results"):
+            problems.add(
+                where + ("intervals",),
+                f"intervals are shown beside the means of the {', '.join(_INTERVAL_FORMATS)} formats' results",
+            )
+        outputs.append(Output(fmt, path, bool(per_query), content, decimals, intervals))
     return outputs
 
 

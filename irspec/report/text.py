@@ -107,14 +107,18 @@ def marked_table(
     per_query: bool = False,
     arrows: tuple[str, str] = ("▲", "▼"),
     decimals: int = 4,
+    intervals: str | None = None,
 ) -> str:
-    """The text table with significance marks after the values, and a legend.
+    """The text table with significance marks after the values, and a legend; ``intervals`` as in
+    :func:`to_table`.
 
     With a baseline, ``arrows`` (▲/▼) after a run's value: significantly better/worse than the baseline.
     Without one, each run gets a letter and a value is followed by the letters of the runs it is
     significantly better than.
     """
-    table = build_results(results, comparisons, compare, decimals=decimals, per_query=per_query, notes=notes)
+    table = build_results(
+        results, comparisons, compare, decimals=decimals, per_query=per_query, notes=notes, intervals=intervals
+    )
     return render(table, arrows=arrows)
 
 
