@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -143,6 +144,20 @@ def compile_bytecode() -> None:
         print("warning: irspec did not byte-compile; its start-up time includes compiling", file=sys.stderr)
 
 
+def best_of(run: Callable[[], dict], repeat: int, label: str) -> dict | None:
+    """The fastest of ``repeat`` calls of ``run`` (a :func:`measure`), with the largest peak of them;
+    None, after printing the error, if one fails."""
+    best = None
+    for _ in range(repeat):
+        r = run()
+        if r["rc"] != 0:
+            print(f"{label} failed with exit status {r['rc']}:\n{r['stderr'].strip()}", file=sys.stderr)
+            return None
+        if best is None or r["wall"] < best["wall"]:
+            best = {**r, "peak_mib": max(r["peak_mib"], best["peak_mib"] if best else 0.0)}
+    return best
+
+
 def bench_eval(args: argparse.Namespace, qrels: Path, run: Path) -> None:
     env = child_env()
     with open(run, "rb") as f:
@@ -158,18 +173,7 @@ def bench_eval(args: argparse.Namespace, qrels: Path, run: Path) -> None:
             if cmd is None:
                 print(f"skipping {name}: not on PATH", file=sys.stderr)
                 continue
-            best = None
-            for _ in range(args.repeat):
-                r = measure(cmd, env=env)
-                if r["rc"] != 0:
-                    print(
-                        f"{name} ({set_name}) failed with exit status {r['rc']}:\n{r['stderr'].strip()}",
-                        file=sys.stderr,
-                    )
-                    best = None
-                    break
-                if best is None or r["wall"] < best["wall"]:
-                    best = {**r, "peak_mib": max(r["peak_mib"], best["peak_mib"] if best else 0.0)}
+            best = best_of(lambda: measure(cmd, env=env), args.repeat, f"{name} ({set_name})")
             if best is not None:
                 results[name] = best
         if set_name == "nDCG@10 AP P@10" and "irspec" in results and "pytrec_eval" in results:

@@ -23,12 +23,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 
 LABEL_P = (0.6, 0.2, 0.12, 0.08)  # labels 0, 1, 2, 3
 RETRIEVED_JUDGED_P = 0.7
+
+
+BLOCK_QUERIES = 5000
+"""Queries generated at once: the memory of a block (~5M lines at 1,000 documents per query), not of
+the whole collection. A collection of at most this many queries is one block."""
 
 
 def make_collection(
@@ -39,14 +46,39 @@ def make_collection(
     judged: int = 50,
     seed: int = 0,
 ) -> tuple[Path, Path]:
-    """Write ``qrels.txt`` and ``run.txt`` into ``outdir``; return their paths."""
-    import polars as pl
-
-    if queries < 1 or docs < 1 or judged < 0:
-        raise ValueError("queries and docs must be >= 1, judged >= 0")
-    rng = np.random.default_rng(seed)
+    """Write ``qrels.txt`` and ``run.txt`` into ``outdir``, block by block; return their paths."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    qrels_path, run_path = outdir / "qrels.txt", outdir / "run.txt"
+    with open(qrels_path, "wb") as qf, open(run_path, "wb") as rf:
+        for qrels, run in blocks(queries=queries, docs=docs, judged=judged, seed=seed):
+            write_lines(qrels, qf)
+            write_lines(run, rf)
+    return qrels_path, run_path
+
+
+def write_lines(frame: Any, f: IO[bytes]) -> None:
+    """Append a block (qrels or run) to an open file as space-separated lines."""
+    frame.write_csv(f, separator=" ", include_header=False, quote_style="never", float_precision=3)
+
+
+def blocks(
+    *, queries: int = 5000, docs: int = 1000, judged: int = 50, seed: int = 0, block: int = BLOCK_QUERIES
+) -> Iterator[tuple[Any, Any]]:
+    """The collection as ``(qrels, run)`` polars frames of up to ``block`` queries each, in query
+    order, all drawn from one generator seeded with ``seed``."""
+    if queries < 1 or docs < 1 or judged < 0 or block < 1:
+        raise ValueError("queries, docs and block must be >= 1, judged >= 0")
+    rng = np.random.default_rng(seed)
+    for first in range(0, queries, block):
+        yield _block(rng, np.arange(first, min(first + block, queries)) + 1, docs, judged)
+
+
+def _block(rng: np.random.Generator, qids: np.ndarray, docs: int, judged: int) -> tuple[Any, Any]:
+    """The qrels and run lines of the queries ``qids``."""
+    import polars as pl
+
+    queries = len(qids)
 
     # Per query: docs + judged distinct doc numbers (strictly increasing by construction, so distinct),
     # then shuffled per row. Columns [0, docs) are retrieved, [docs, docs + judged) are candidates for
@@ -80,7 +112,7 @@ def make_collection(
     retrieved = np.take_along_axis(retrieved, order, axis=1)
     scores = np.take_along_axis(scores, order, axis=1)
 
-    qids = (np.arange(queries) + 1).astype(np.int64)
+    qids = qids.astype(np.int64)
     docno = pl.format("D{}", pl.col("d").cast(pl.String).str.zfill(6))
 
     run = pl.DataFrame(
@@ -98,8 +130,6 @@ def make_collection(
         pl.col("score"),
         pl.lit("synthetic").alias("runid"),
     )
-    run_path = outdir / "run.txt"
-    run.write_csv(run_path, separator=" ", include_header=False, quote_style="never", float_precision=3)
 
     qrels = (
         pl.DataFrame(
@@ -112,9 +142,7 @@ def make_collection(
         .sort("q", "d")
         .select(pl.col("q"), pl.lit("0").alias("iter"), docno.alias("docno"), pl.col("label"))
     )
-    qrels_path = outdir / "qrels.txt"
-    qrels.write_csv(qrels_path, separator=" ", include_header=False, quote_style="never")
-    return qrels_path, run_path
+    return qrels, run
 
 
 def main(argv: list[str] | None = None) -> int:
