@@ -120,7 +120,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.datasets import parse_specs
     from irspec.engine import Options, distinct_names, evaluate_many
     from irspec.progress import Progress
-    from irspec.report import check_writable, format_results, hash_in_background, provenance, write_atomic
+    from irspec.report import (
+        BINARY_FORMATS,
+        check_writable,
+        format_results,
+        hash_in_background,
+        provenance,
+        write_atomic,
+    )
     from irspec.report.formats import WITH_INTERVALS
     from irspec.stream import open_run, parse_memory
 
@@ -150,6 +157,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
     if args.output:  # before the evaluation, not after it
         check_writable(args.output)
+    elif args.format in BINARY_FORMATS:
+        raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
     runs = list(args.runs)
     if runs.count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
@@ -254,9 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judged-warning", type=float, default=0.5, metavar="F",
                    help="warn that a run's scores are likely underestimated when under this fraction of its top 10 "
                    "documents are judged (Judged@10; default 0.5, 0 for never)")
-    p.add_argument("-f", "--format", choices=("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown"), default="table",
+    p.add_argument("-f", "--format", choices=("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown", "parquet"), default="table",
                    help="output format (default: an aligned table; latex and markdown: the means, best in bold; "
-                   "jsonl: ir_measures' records)")
+                   "jsonl: ir_measures' records; parquet: long rows run, query_id, metric, value, text, to a file given by -o)")
     p.add_argument("--ci", nargs="?", const="t", choices=("t", "bootstrap"), default=None,
                    help="show the 95%% confidence interval of each mean (table, latex, markdown): t (the default) or bootstrap")
     p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N",

@@ -84,7 +84,8 @@ class InputError(IrspecError):
     """Malformed qrels, run or other input data.
 
     Carries the ``source`` (file name, ``<stdin>`` or ``<dict>``), the 1-based ``line`` where known and
-    the query id where known, so the message says where to look.
+    the query id where known, so the message says where to look. In a table (a Parquet file) ``line``
+    is a row and ``unit`` says so: ``run.parquet: row 7: ...`` rather than ``run.txt:7: ...``.
     """
 
     def __init__(
@@ -93,16 +94,18 @@ class InputError(IrspecError):
         source: str | None = None,
         line: int | None = None,
         query: str | None = None,
+        *,
+        unit: str = "line",
     ) -> None:
         self.source = source
         self.line = line
         self.query = query
         self.reason = message
         where = ""
-        if source is not None:
+        if line is not None and (unit != "line" or source is None):
+            where = (f"{source}: " if source is not None else "") + f"{unit} {line}: "
+        elif source is not None:
             where = source + (f":{line}" if line is not None else "") + ": "
-        elif line is not None:
-            where = f"line {line}: "
         q = f"query {query!r}: " if query is not None else ""
         super().__init__(f"{where}{q}{message}")
 

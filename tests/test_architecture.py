@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
     ("context", "resampling", "frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
-    ("data.trec", "data.objects", "datasets"),  # qrels and runs from TREC text; dicts and DataFrames; irds:
+    ("data.trec", "data.objects", "data.parquet", "datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("stats",),  # significance tests, corrections, effect sizes

@@ -291,7 +291,7 @@ def test_plots_without_matplotlib_is_a_clear_error(tmp_path, monkeypatch):
         ("{format: html, content: comparisons}", "output[0].content: content 'comparisons' is not available with this format"),
         ("{format: plots}", "output[0]: missing required key 'path'"),
         ("{format: markdown, decimals: 11}", "output[0].decimals: 11 is greater than the maximum of 10"),
-        ("{format: pdf}", "output[0].format: 'pdf' is not one of: table, json, csv, tsv, trec, latex, markdown, html, plots"),
+        ("{format: pdf}", "output[0].format: 'pdf' is not one of: table, json, csv, tsv, trec, latex, markdown, html, plots, parquet"),
     ],
 )
 def test_plan_output_problems(tmp_path, output, message):

@@ -14,6 +14,8 @@ The package has one module per kind of source and this one for what they make:
 - :mod:`irspec.data.objects`: pytrec_eval's ``{qid: {docno: value}}`` dicts, pandas or polars
   DataFrames and polars LazyFrames (ir_measures', PyTerrier's or any named columns), and iterables of
   named tuples (ir_measures' and ir_datasets' ``Qrel``, ``TrecQrel``, ``ScoredDoc``);
+- :mod:`irspec.data.parquet`: Parquet files (read with projection, no text on the way) and Arrow data,
+  through the DataFrame reader;
 - :mod:`irspec.data.kinds`: what qrels and runs are to all of them (the value column, the fields);
 - here: :class:`Qrels` and :class:`Run`, :func:`read_qrels` and :func:`read_run` that pick the reader,
   and the checks every source goes through: finite scores, and duplicates, found by sorting one 64-bit
@@ -28,6 +30,7 @@ physical line) and the query.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -38,7 +41,8 @@ import polars as pl
 
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import frame_from_dataframe, frame_from_mapping, frame_from_rows, is_dataframe, is_named_tuples
-from irspec.data.trec import Source, read_text
+from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
+from irspec.data.trec import Source, _stem, read_text
 from irspec.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError
 
@@ -65,6 +69,9 @@ class Qrels:
     def read(cls, path_or_file: Source, *, source: str | None = None) -> Qrels:
         """Read a TREC qrels file (``qid iter docno label``): a path, ``"-"`` for standard input, or an
         open file. ``source`` overrides the name used in error messages."""
+        if is_parquet(path_or_file):
+            name = source or os.fspath(path_or_file)
+            return cls(_finish(read_parquet(path_or_file, QRELS, name)[0], QRELS, name, "row")[0], name)
         text = read_text(path_or_file, QRELS, source)
         return cls(_finish(text.frame, QRELS, text.source)[0], text.source)
 
@@ -124,6 +131,11 @@ class Run:
     def read(cls, path_or_file: Source, *, source: str | None = None) -> Run:
         """Read a TREC run file (``qid iter docno rank score [runid]``): a path, ``"-"`` for standard
         input, or an open file. ``source`` overrides the name used in error messages."""
+        if is_parquet(path_or_file):
+            name = source or os.fspath(path_or_file)
+            frame, runid = read_parquet(path_or_file, RUN, name)
+            frame, keys = _finish(frame, RUN, name, "row")
+            return cls(frame, runid or _stem(name) or "run", name, keys)
         text = read_text(path_or_file, RUN, source)
         frame, keys = _finish(text.frame, RUN, text.source)
         return cls(frame, text.name or "run", text.source, keys)
@@ -166,9 +178,9 @@ class Run:
 
 
 def read_qrels(src: Any, *, columns: Mapping[str, str] | None = None) -> Qrels:
-    """Qrels from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: label}}`` dict, a pandas or
-    polars DataFrame or polars LazyFrame, an iterable of named tuples (``Qrel``, ``TrecQrel``),
-    ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.datasets`), or a :class:`Qrels`
+    """Qrels from a path (TREC text or Parquet), ``"-"`` (stdin), an open file, a ``{qid: {docno: label}}``
+    dict, a pandas or polars DataFrame or polars LazyFrame, Arrow data (a pyarrow Table), an iterable of
+    named tuples (``Qrel``, ``TrecQrel``), ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.datasets`), or a :class:`Qrels`
     (returned as is). ``columns`` names a frame's columns (:meth:`Qrels.from_frame`)."""
     if is_dataset_id(src):
         return Qrels.from_frame(qrels_frame(src), source=src)
@@ -176,9 +188,9 @@ def read_qrels(src: Any, *, columns: Mapping[str, str] | None = None) -> Qrels:
 
 
 def read_run(src: Any, *, columns: Mapping[str, str] | None = None) -> Run:
-    """A run from a path, ``"-"`` (stdin), an open file, a ``{qid: {docno: score}}`` dict, a pandas or
-    polars DataFrame or polars LazyFrame, an iterable of named tuples (``ScoredDoc``), or a :class:`Run`
-    (returned as is). ``columns`` names a frame's columns (:meth:`Run.from_frame`)."""
+    """A run from a path (TREC text or Parquet), ``"-"`` (stdin), an open file, a ``{qid: {docno: score}}``
+    dict, a pandas or polars DataFrame or polars LazyFrame, Arrow data (a pyarrow Table), an iterable of
+    named tuples (``ScoredDoc``), or a :class:`Run` (returned as is). ``columns`` names a frame's columns (:meth:`Run.from_frame`)."""
     return _read(Run, src, "read_run", columns)
 
 
@@ -195,24 +207,37 @@ def _read(cls: type[_QrelsOrRun], src: Any, caller: str, columns: Mapping[str, s
         raise TypeError(f"{caller}() was given a {type(src).__name__}")
     if is_dataframe(src):
         return cls.from_frame(src, columns=columns)
+    if is_arrow(src):  # before named tuples: a RecordBatchReader is an iterable too
+        frame, name = read_arrow(src, QRELS if cls is Qrels else RUN, columns=columns)
+        return _from_table(cls, frame, name, "<Arrow>")
     if is_named_tuples(src):
         return cls.from_rows(src, columns=columns)
     return cls.read(src)
+
+
+def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, source: str) -> _QrelsOrRun:
+    """A ``cls`` of a table's frame (rows for lines), checked."""
+    if cls is Qrels:
+        return Qrels(_finish(frame, QRELS, source, "row")[0], source)
+    frame, keys = _finish(frame, RUN, source, "row")
+    return Run(frame, name or "run", source, keys)
 
 
 # --------------------------------------------------------------------------------------------------
 # Checks shared by every input kind
 
 
-def _finish(frame: pl.DataFrame, kind: Kind, source: str) -> tuple[pl.DataFrame, np.ndarray | None]:
+def _finish(
+    frame: pl.DataFrame, kind: Kind, source: str, unit: str = "line"
+) -> tuple[pl.DataFrame, np.ndarray | None]:
     """Check finiteness and duplicates (rows in source order); sort qrels. Returns the frame and, for
-    a run, its :func:`pair_keys`."""
+    a run, its :func:`pair_keys`. ``unit`` is what the ``line`` column counts: lines, or a table's rows."""
     if kind is RUN and not frame.get_column("score").is_finite().all():
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
-        raise InputError(f"{what} for docno {d!r}", source, line, q)
+        raise InputError(f"{what} for docno {d!r}", source, line, q, unit=unit)
     keys = pair_keys(frame)
-    _check_duplicates(frame, keys, source)
+    _check_duplicates(frame, keys, source, unit)
     if kind is QRELS:
         return _sort_qrels(frame), None
     return frame, keys
@@ -262,7 +287,7 @@ def _is_sorted(frame: pl.DataFrame) -> bool:
     return bool(frame.select(((nq > q) | ((nq == q) & (nd > d))).fill_null(True).all()).item())
 
 
-def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str) -> None:
+def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str, unit: str) -> None:
     if frame.height < 2:
         return
     # Equal (query, docno) pairs always hash equal, so distinct keys prove there is no duplicate.
@@ -274,8 +299,8 @@ def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str) -> Non
         return
     q, d, line = dup.select("query", "docno", "line").row(0)
     first = frame.filter((pl.col("query") == q) & (pl.col("docno") == d))["line"][0]
-    seen = f" (first on line {first})" if first is not None else ""
-    raise InputError(f"duplicate docno {d!r}{seen}", source, line, q)
+    seen = f" (first on {unit} {first})" if first is not None else ""
+    raise InputError(f"duplicate docno {d!r}{seen}", source, line, q, unit=unit)
 
 
 def _query_ids(frame: pl.DataFrame) -> list[str]:

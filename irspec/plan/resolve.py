@@ -321,7 +321,7 @@ def _resolve_outputs(
         content = entry.get("content", "results")
         if content == "comparisons" and compare is None:
             problems.add(where + ("content",), "comparisons asked for, but the plan has no compare section")
-        per_query = entry.get("per_query", fmt in ("json", "csv", "tsv"))
+        per_query = entry.get("per_query", fmt in ("json", "csv", "tsv", "parquet"))
         decimals = _int(entry.get("decimals", 4))
         decimals = decimals if isinstance(decimals, int) and not isinstance(decimals, bool) else 4  # else reported
         intervals = entry.get("intervals")

@@ -8,11 +8,12 @@ comparisons and the settings that made them; the renderers only translate it int
               marks and the words that explain them
 ``text``      aligned terminal tables; ``latex`` booktabs tables; ``markdown`` GitHub tables;
 ``html``      the self-contained HTML page, from the jinja2 template ``templates/report.html.j2``
-``trec``      trec_eval's own lines; ``data`` JSON, JSON lines and CSV/TSV; ``formats`` ``irspec eval --format``
+``trec``      trec_eval's own lines; ``data`` JSON, JSON lines and CSV/TSV; ``parquet`` long rows in a
+              Parquet file; ``formats`` ``irspec eval --format``
 ``origin``    provenance: versions, specs, options, seeds, SHA-256 of the inputs
 ``files``     atomic writes of a file or a directory of files
 
-Formatters return text and write nothing. The report layer never evaluates or compares: it is given
+Formatters return text (Parquet: bytes) and write nothing. The report layer never evaluates or compares: it is given
 results (and comparisons), and :mod:`irspec.plots` draws the figures from results it is given.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from irspec.report.data import comparisons_delimited, to_delimited, to_json, to_jsonl
 from irspec.report.files import check_writable, write_all_atomic, write_atomic, write_files_atomic
-from irspec.report.formats import FORMATS, format_results
+from irspec.report.formats import BINARY_FORMATS, FORMATS, format_results
 from irspec.report.html import to_html
 from irspec.report.latex import latex_escape, to_latex
 from irspec.report.markdown import markdown_escape, to_markdown
@@ -41,6 +42,7 @@ from irspec.report.trec import TREC_ORDER, to_trec, trec_order
 
 __all__ = [
     "FORMATS",
+    "BINARY_FORMATS",
     "format_results",
     "to_json",
     "to_jsonl",

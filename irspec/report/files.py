@@ -38,8 +38,8 @@ def _temporary(target: Path, *, directory: bool) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "cannot create a temporary file", str(target.parent))
 
 
-def write_atomic(path: str | os.PathLike[str], text: str, *, make_dirs: bool = True) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
+def write_atomic(path: str | os.PathLike[str], text: str | bytes, *, make_dirs: bool = True) -> None:
+    """Write ``text`` (UTF-8; bytes as they are) to ``path`` through a temporary file and a rename.
 
     Readers never see a half-written file. Missing directories are created, unless ``make_dirs`` is
     false. An error (an :class:`~irspec.errors.IrspecError`, ``cannot write 'path': why``) leaves any
@@ -49,10 +49,10 @@ def write_atomic(path: str | os.PathLike[str], text: str, *, make_dirs: bool = T
 
 
 def write_all_atomic(
-    outputs: Sequence[tuple[str | os.PathLike[str], str | dict[str, bytes]]], *, make_dirs: bool = True
+    outputs: Sequence[tuple[str | os.PathLike[str], str | bytes | dict[str, bytes]]], *, make_dirs: bool = True
 ) -> None:
-    """Write every output or none: each ``(path, text)`` for a file, or ``(path, {name: bytes})`` for
-    files in a directory (other files in it are left alone).
+    """Write every output or none: each ``(path, text)`` or ``(path, bytes)`` for a file, or
+    ``(path, {name: bytes})`` for files in a directory (other files in it are left alone).
 
     Each output is checked (a file's path must not be a directory, nor a directory's a file) and
     written in full to a temporary file or directory beside its target; only when all are written are
@@ -133,14 +133,18 @@ class _Staged:
         self.tmp: Path | None = None
         self.names: list[str] | None = None
 
-    def write(self, content: str | dict[str, bytes], make_dirs: bool, created: list[Path]) -> None:
+    def write(self, content: str | bytes | dict[str, bytes], make_dirs: bool, created: list[Path]) -> None:
         target = self.target
-        if isinstance(content, str):
+        if isinstance(content, (str, bytes)):
             _file_target(target, make_dirs, created)
             fd, tmp = _temporary(target, directory=False)
             self.tmp = Path(tmp)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(content)
+            if isinstance(content, bytes):
+                with os.fdopen(fd, "wb") as f:
+                    f.write(content)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                    f.write(content)
             return
         for name in content:
             if os.sep in name or (os.altsep and os.altsep in name) or name in ("", ".", ".."):

@@ -8,16 +8,20 @@ from typing import TYPE_CHECKING, Any
 from irspec.report.data import to_delimited, to_json, to_jsonl
 from irspec.report.latex import to_latex
 from irspec.report.markdown import to_markdown
+from irspec.report.parquet import to_parquet
 from irspec.report.text import to_table
 from irspec.report.trec import to_trec
 
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["FORMATS", "WITH_INTERVALS", "format_results"]
+__all__ = ["FORMATS", "BINARY_FORMATS", "WITH_INTERVALS", "format_results"]
 
-FORMATS = ("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown")
+FORMATS = ("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown", "parquet")
 """Output formats of ``irspec eval``."""
+
+BINARY_FORMATS = ("parquet",)
+"""The formats :func:`format_results` gives as bytes: for a file, never a terminal."""
 
 WITH_INTERVALS = ("table", "latex", "markdown")
 """The formats that can show a confidence interval beside each mean."""
@@ -32,9 +36,9 @@ def format_results(
     decimals: int = 4,
     provenance: dict[str, Any] | None = None,
     intervals: str | None = None,
-) -> str:
+) -> str | bytes:
     """Format results in one of :data:`FORMATS`; ``provenance`` (see :func:`~irspec.report.provenance`)
-    goes into JSON.
+    goes into JSON. Text, except for :data:`BINARY_FORMATS` (bytes).
 
     ``decimals`` applies to the table, LaTeX and Markdown; LaTeX and Markdown show the aggregates only.
     ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval beside each mean, in the
@@ -54,6 +58,8 @@ def format_results(
         return to_markdown(results, decimals=decimals, intervals=intervals)
     if fmt in ("csv", "tsv"):
         return to_delimited(results, sep="," if fmt == "csv" else "\t", per_query=per_query)
+    if fmt == "parquet":
+        return to_parquet(results, per_query=per_query)
     if fmt == "table":
         return to_table(results, per_query=per_query, decimals=decimals, intervals=intervals)
     raise ValueError(f"unknown format {fmt!r}")
