@@ -33,10 +33,15 @@ def write_trec(tmp_path: Path, qrels: dict, run: dict, runid: str = "sys") -> tu
 
 
 def same(a: object, b: object) -> bool:
-    """Equal, NaN equal to NaN (as the file must keep it)."""
+    """Equal, NaN equal to NaN."""
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
         return math.isnan(b)
     return a == b and type(a) is type(b)
+
+
+def in_file(value: object) -> object:
+    """A value as the Parquet output holds it: an undefined one (NaN) is null, as in ``to_frame``."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 # --------------------------------------------------------------------------------------------------
@@ -58,18 +63,19 @@ def test_per_query_parquet_reads_back_as_the_result(tmp_path, seed):
     got: dict[str, dict[str, object]] = {}
     for run_name, qid, metric, value, text in per_query.iter_rows():
         assert run_name == "sys"
-        assert (value is None) != (text is None)  # one of the two, never both
+        assert value is None or text is None  # never both
         got.setdefault(qid, {})[metric] = text if text is not None else value
     want = expected.per_query()
     assert list(got) == list(want)  # the result's query order
     for qid in want:
         assert list(got[qid]) == list(want[qid])
-        assert all(same(want[qid][m], got[qid][m]) for m in want[qid]), qid
-    # SL(unfound=skip) leaves some query out: NaN, kept as NaN (not null) in the file
-    assert math.isnan(want["zz"]["SL(unfound=skip)"])
+        assert all(same(in_file(want[qid][m]), got[qid][m]) for m in want[qid]), qid
+    # SL(unfound=skip) leaves a query out: NaN in the result, null in the file
+    assert math.isnan(want["zz"]["SL(unfound=skip)"]) and got["zz"]["SL(unfound=skip)"] is None
     aggregate = df.filter(pl.col("query_id").is_null())
     assert aggregate["metric"].to_list() == list(expected.aggregate())
-    assert all(same(v, aggregate["value"][i]) for i, v in enumerate(expected.aggregate().values()))
+    assert all(same(in_file(v), aggregate["value"][i]) for i, v in enumerate(expected.aggregate().values()))
+    assert per_query.drop("text").equals(expected.to_frame().drop("text"))  # Result.to_frame's rows
 
 
 def test_without_q_only_the_aggregates_are_written(tmp_path):
