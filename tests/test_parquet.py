@@ -4,6 +4,8 @@ files, read without going through text)."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -230,9 +232,6 @@ def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = No
     good_r = write_parquet(tmp_path / "good_r.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]})
     bad = write_parquet(tmp_path / f"bad_{kind}.parquet", columns, schema)
     args = [str(bad), str(good_r)] if kind == "qrels" else [str(good_q), str(bad)]
-    import subprocess
-    import sys
-
     p = subprocess.run([sys.executable, "-m", "irspec", "eval", *args, "-m", "AP"], capture_output=True, text=True)
     return p.returncode, p.stderr
 
