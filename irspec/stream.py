@@ -52,6 +52,7 @@ import polars as pl
 
 from irspec.data import Run, _finish, read_run
 from irspec.data.kinds import RUN
+from irspec.data.parquet import is_parquet
 from irspec.data.trec import _BOM, _GZIP_MAGIC, _parse, _Raw, _runid, _stem
 from irspec.errors import EvaluationError, InputError
 from irspec.progress import Progress
@@ -201,6 +202,8 @@ def open_run(src: Any, memory: str | int | None = None, *, block_bytes: int | No
     spread = min(max(int(room / PARTITION_FACTOR), block), SPREAD_CAP)
     if path == "-":
         return _open_stdin(room, block, spread, forced=block_bytes is not None)
+    if is_parquet(path):  # columns, not text: read whole (only the needed columns)
+        return read_run(path)
     size = _text_size(path)
     if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong

@@ -328,3 +328,19 @@ def test_bad_arrow_data_names_the_row(tmp_path):
     bad = ArrowStream(pl.DataFrame({"qid": ["q1", "q1"], "docno": ["d1", "d1"], "score": [1.0, 2.0]}))
     with pytest.raises(irspec.InputError, match=r"^<Arrow>: row 1: query 'q1': duplicate docno 'd1' \(first on row 0\)$"):
         irspec.evaluate({"q1": {"d1": 1}}, bad, "AP")
+
+
+def test_a_parquet_run_is_never_streamed_as_text(tmp_path):
+    """The streaming engine reads text in blocks; a Parquet run of any size is read whole, by columns,
+    even when the blocks asked for are tiny, and gives the in-memory values."""
+    from irspec.stream import open_run
+
+    qrels, run = random_case(6)
+    q_txt, r_txt = write_trec(tmp_path, qrels, run, runid="x")
+    lr = long(run, "score")
+    r_pq = write_parquet(tmp_path / "run.parquet", {"qid": lr["q"], "docno": lr["d"], "score": lr["score"], "run": ["x"] * len(lr["q"])})
+    opened = open_run(str(r_pq), block_bytes=64)
+    assert isinstance(opened, irspec.data.Run) and len(opened) == len(lr["q"])
+    text = irspec.evaluate(str(q_txt), str(r_txt), "official")
+    parquet = irspec.evaluate(str(q_txt), str(r_pq), "official", memory="1MiB")
+    assert parquet.values.tobytes() == text.values.tobytes() and parquet.query_ids == text.query_ids
