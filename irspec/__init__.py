@@ -30,7 +30,7 @@ from irspec.errors import (
 )
 from irspec.hookspecs import hookimpl
 from irspec.plugins import get_registry
-from irspec.registry import Alias, InputReader, Metric, MetricDef, MetricGroup, Param
+from irspec.registry import Alias, InputReader, InputTable, Metric, MetricDef, MetricGroup, Param
 from irspec.version import __version__
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ __all__ = [
     "Param",
     "Alias",
     "InputReader",
+    "InputTable",
     "IrspecError",
     "SpecError",
     "SpecSyntaxError",

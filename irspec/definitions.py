@@ -1,5 +1,5 @@
 """What a plugin declares, and what binding produces: :class:`Param`, :class:`MetricDef`,
-:class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, and the bound, canonical :class:`Metric`.
+:class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, :class:`InputTable`, and the bound, canonical :class:`Metric`.
 
 These are plain immutable values. The table that holds them by name, and binding a parsed spec to them,
 are in :mod:`irspec.registry` (which re-exports every name here, the names plugins import).
@@ -26,6 +26,7 @@ __all__ = [
     "Alias",
     "MetricGroup",
     "InputReader",
+    "InputTable",
     "Metric",
     "GainMap",
     "each",
@@ -217,7 +218,8 @@ class InputReader:
     called ``log``). ``read(source)`` takes a path (or whatever object the reader documents) and returns
     the plugin's data object, which must have an ``ids`` attribute: the items evaluated (query issues of
     a log, say), one row each in the result. The object may also have ``name`` (the row label of the
-    result; default the file stem), ``source`` and ``warnings``. ``read`` may be a ``"module:function"``
+    result; default the file stem), ``source``, ``warnings`` and ``tables()``: what the input shows that
+    is no metric (a log's top queries, say), as :class:`InputTable` values the reports render and plot. ``read`` may be a ``"module:function"``
     string, imported only when an input is read. ``suffixes`` are the file name endings the reader
     expects (``.jsonl``, ``.jsonl.gz``) and ``summary`` one line for humans, both shown by
     ``irspec metrics``.
@@ -228,6 +230,34 @@ class InputReader:
     suffixes: tuple[str, ...] = ()
     summary: str = ""
     plugin: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True)
+class InputTable:
+    """A table an input's data object offers beside its metrics (``tables()``, see :class:`InputReader`):
+    computed by the plugin, rendered by every report, and drawn as a ``chart`` (``"bar"`` or ``"line"``)
+    of its second column against its first.
+
+    ``title`` names it (``"Top queries"``); ``columns`` are the headers and ``rows`` the values, each a
+    tuple of strings, ints or floats as long as ``columns``; ``description`` is one line for a reader.
+    """
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    chart: Literal["bar", "line"] = "bar"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.columns) < 2 or any(len(r) != len(self.columns) for r in self.rows):
+            raise ValueError(f"table {self.title!r}: every row needs one value per column (at least two columns)")
+        if self.chart not in ("bar", "line"):
+            raise ValueError(f"table {self.title!r}: chart must be 'bar' or 'line', got {self.chart!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The table as JSON-ready data: ``title``, ``description``, ``columns``, ``rows`` (lists)."""
+        return {"title": self.title, "description": self.description, "columns": list(self.columns),
+                "rows": [list(r) for r in self.rows]}
 
 
 @dataclass(frozen=True)

@@ -181,6 +181,9 @@ class Result:
     judged_at_10: float | None = None
     """The run's mean Judged@10 over the queries it answers (see :func:`judged_at_10`), whatever the
     metrics; ``None`` when not computed (a result not from qrels and a run) or no query was answered."""
+    tables: tuple[Any, ...] = ()
+    """What an input other than a run offers beside its metrics (:class:`~irspec.definitions.InputTable`,
+    a log's top queries say), from its data object's ``tables()``; reports render and plot them."""
     _aggregate: dict[str, float] = field(default_factory=dict, repr=False)
 
     def aggregate(self) -> dict[str, float]:

@@ -103,7 +103,8 @@ def evaluate_input(
         name = getattr(data, "name", None) or _stem(source) or kind
     where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
     warnings = tuple(getattr(data, "warnings", ()))
-    return Result(str(name), str(where), tuple(bound), ids, values, Options(), warnings)
+    tables = tuple(data.tables()) if callable(getattr(data, "tables", None)) else ()
+    return Result(str(name), str(where), tuple(bound), ids, values, Options(), warnings, tables=tables)
 
 
 def _stem(source: Any) -> str | None:

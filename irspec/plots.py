@@ -21,6 +21,9 @@ Each figure as PNG and SVG:
 ``distributions-<metric>``
     Per metric, the per-topic scores of every run: a box plot per run with the topics as dots and the
     mean as a diamond.
+``<input>-<table>``
+    Per table an input offers beside its metrics (:class:`~irspec.definitions.InputTable`: a log's top
+    queries, its queries per hour), its second column against its first, as a bar or line chart.
 
 matplotlib is imported only inside the functions here, figures are drawn on
 :class:`matplotlib.figure.Figure` with the Agg canvas (never through pyplot, so no global backend is
@@ -326,6 +329,44 @@ def roc_figure(data: FigureData) -> Any:
     return fig
 
 
+def input_table_figure(table: Any) -> Any:
+    """An :class:`~irspec.definitions.InputTable`'s second column against its first: horizontal bars (the
+    first row on top) for a ``bar`` chart, a line over the rows in order for a ``line`` chart."""
+    from matplotlib.ticker import MaxNLocator
+
+    labels = [str(r[0]) for r in table.rows]
+    values = [float(r[1]) for r in table.rows]
+    xlabel, ylabel = table.columns[0], table.columns[1]
+    if table.chart == "bar":
+        fig = _new_figure(7.5, 0.8 + 0.3 * max(len(labels), 1))
+        ax = fig.add_subplot()
+        ax.barh(range(len(values)), values, color="#0969da", alpha=0.8)
+        ax.set_yticks(range(len(labels)), labels)
+        ax.invert_yaxis()
+        ax.set_xlabel(ylabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(axis="y", visible=False)
+    else:
+        fig = _new_figure(7.5, 3.5)
+        ax = fig.add_subplot()
+        ax.plot(range(len(values)), values, color="#0969da", marker="o", markersize=3, linewidth=1.5)
+        step = max(1, math.ceil(len(labels) / 12))  # at most about a dozen tick labels
+        ax.set_xticks(range(0, len(labels), step), labels[::step], rotation=30, ha="right")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(table.title, loc="left")
+    return fig
+
+
+def _input_figures(inputs: Sequence[Any]) -> Iterable[tuple[str, str, str, Any]]:
+    for res in inputs:
+        for table in res.tables:
+            title = f"{res.run_name}: {table.title}"
+            yield f"{_slug(res.run_name)}-{_slug(table.title.lower())}", title, table.description, input_table_figure(table)
+
+
 def ap_histogram_figure(data: FigureData) -> Any:
     """Per run, the histogram of its AP over topics in bins of 0.1, the mean as a dashed line."""
     import numpy as np
@@ -424,8 +465,10 @@ def figures(
     curves: Mapping[str, Sequence[float]] | None = None,
     data: FigureData | None = None,
     baseline: str | None = None,
+    inputs: Sequence[Any] = (),
 ) -> Iterable[tuple[str, str, str, Any]]:
-    """``(name, title, description, figure)`` of every plot of ``results``, drawn one at a time."""
+    """``(name, title, description, figure)`` of every plot of ``results``, and of the tables of
+    ``inputs`` (results of other inputs, a log's) after them, drawn one at a time."""
     metrics = [str(m) for m in results[0].metrics] if results else []
     if curves:
         yield (
@@ -471,6 +514,7 @@ def figures(
             ),
             distributions_figure(results, metric),
         )
+    yield from _input_figures(inputs)
 
 
 def _data_figures(data: FigureData) -> Iterable[tuple[str, str, str, Any]]:
@@ -513,6 +557,7 @@ def render(
     baseline: str | None = None,
     formats: Sequence[str] = ("svg", "png"),
     progress: Any = None,
+    inputs: Sequence[Any] = (),
 ) -> list[Plot]:
     """Draw every plot of ``results`` (one :class:`~irspec.engine.Result` per run, same metrics) and
     return them as SVG and PNG bytes.
@@ -520,7 +565,8 @@ def render(
     ``curves`` are the runs' precision-recall curves (:func:`precision_recall`); without them there is
     no ``pr-curves`` plot. ``data`` (:func:`figure_data`) gives the ROC curves, the AP histograms and
     the confusion matrices; without it there are none. ``baseline`` names the run the differences are taken from; without one, the
-    first run. ``formats`` are the encodings made (``svg``, ``png``); ``progress`` (an
+    first run. ``inputs`` are results of other inputs (a log's), whose tables are drawn too
+    (:func:`input_table_figure`). ``formats`` are the encodings made (``svg``, ``png``); ``progress`` (an
     :class:`irspec.progress.Progress`) counts the figures drawn. Raises
     :class:`~irspec.errors.IrspecError` when matplotlib is missing.
     """
@@ -531,9 +577,10 @@ def render(
     if progress is not None:
         n_metrics = len(results[0].metrics) if results else 0
         progress.total = (1 if curves else 0) + (3 if data else 0) + n_metrics * (2 if len(results) > 1 else 1)
+        progress.total += sum(len(res.tables) for res in inputs)
     out = []
     with matplotlib.rc_context(_RC):
-        for name, title, description, fig in figures(results, curves=curves, data=data, baseline=baseline):
+        for name, title, description, fig in figures(results, curves=curves, data=data, baseline=baseline, inputs=inputs):
             saved = _save(fig, title, formats)
             seed = JITTER_SEED if name.startswith("distributions-") else None  # the only figure that jitters
             out.append(Plot(name, title, description, saved.get("svg"), saved.get("png"), seed))

@@ -274,14 +274,21 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
             return [], str(e)
         plan = report.plan
         runs = list(report.results)
-        if not runs:
+        inputs = [res for res in report.inputs if res.tables]  # a log's top queries and queries per unit
+        if not runs and not inputs:
             return [], "the plan has no runs to plot"
         with Progress("drawing plots") as progress:
             baseline = plan.compare.baseline if plan.compare is not None else None
             # PNG only for a plots directory; the html output embeds the SVG
             formats = ("svg", "png") if any(o.format == "plots" for o in plan.outputs) else ("svg",)
             drawn = plots.render(
-                runs, curves=report.curves, data=report.figure_data, baseline=baseline, formats=formats, progress=progress
+                runs,
+                curves=report.curves,
+                data=report.figure_data,
+                baseline=baseline,
+                formats=formats,
+                progress=progress,
+                inputs=inputs,
             )
             return drawn, None
 

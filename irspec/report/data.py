@@ -51,6 +51,8 @@ def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict |
         }
         if res.judged_at_10 is not None:  # the run's judgment coverage, not a metric asked for
             entry["judged_at_10"] = res.judged_at_10
+        if res.tables:  # what an input offers beside its metrics (a log's top queries)
+            entry["tables"] = [t.as_dict() for t in res.tables]
         if per_query:
             entry["per_query"] = {
                 q: {k: _clean(v) for k, v in row.items()} for q, row in res.per_query().items()

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any
 from irspec.engine import collect_warnings
 from irspec.report.origin import VERSIONED
 from irspec.report.markdown import MARKS
-from irspec.report.model import FULL_COLUMNS, INTERVAL_SEED, Table, build_comparisons, build_results, interval_legend, marks_legend
+from irspec.report.model import (
+    FULL_COLUMNS,
+    INTERVAL_SEED,
+    Table,
+    build_comparisons,
+    build_results,
+    input_blocks,
+    interval_legend,
+    marks_legend,
+)
 
 if TYPE_CHECKING:
     import jinja2
@@ -85,6 +94,9 @@ def to_html(
         metrics.extend(str(m) for m in res.metrics if str(m) not in metrics)
     sections = [("warnings", "Warnings")] if warnings else []
     sections.append(("results", "Results"))
+    tables = input_blocks(results, decimals=decimals)
+    if tables:
+        sections.append(("tables", "Log tables"))
     if comparisons:
         sections.append(("comparisons", "Comparisons"))
     sections.append(("plots", "Plots"))
@@ -101,6 +113,7 @@ def to_html(
         summary=f"{_plural(len(results), 'run')}, {_plural(len(metrics), 'metric')}, {table.queries}",
         sections=sections,
         results=table,
+        tables=tables,
         marks_legend=legend,
         comparisons=compared,
         plots=plots or [],

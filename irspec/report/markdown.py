@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Row, Table, build_table, interval_legend, marks_legend
+from irspec.report.model import Block, Row, Table, build_table, input_blocks, interval_legend, marks_legend
 from irspec.report.text import comparison_legend
 
 if TYPE_CHECKING:
@@ -66,13 +66,20 @@ def _results(table: Table) -> list[str]:
     return lines + ["", " ".join(legend)]
 
 
-def _comparisons(table: Table) -> list[str]:
-    (block,) = table.blocks
-    lines = ["| " + " | ".join(c.key for c in block.columns) + " |", "|" + "|".join(_ALIGN[c.align] for c in block.columns) + "|"]
+def _plain(block: Block) -> list[str]:
+    """A block as a Markdown table, headed by its columns' keys, each cell's text as it is."""
+    lines = ["| " + " | ".join(markdown_escape(c.key) for c in block.columns) + " |"]
+    lines.append("|" + "|".join(_ALIGN[c.align] for c in block.columns) + "|")
     for row in block.rows:
         # names (and the sig mark) escaped; the numbers need no escaping
         cells = [markdown_escape(c.text) if col.align != "right" else c.text for col, c in zip(block.columns, row.cells)]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _comparisons(table: Table) -> list[str]:
+    (block,) = table.blocks
+    lines = _plain(block)
     if table.method is None:
         return lines
     return lines + ["", markdown_escape(comparison_legend(table)).replace("&lt;=", "≤")]
@@ -107,4 +114,17 @@ def to_markdown(
     table = build_table(
         results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
     )
-    return render(table)
+    if content != "results":
+        return render(table)
+    return render(table) + input_tables(results, decimals=decimals)
+
+
+def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+    """The results' input tables (a log's top queries, :func:`~irspec.report.model.input_blocks`) as
+    Markdown, each under a heading and its description; ``""`` when there are none."""
+    lines: list[str] = []
+    for heading, description, block in input_blocks(results, decimals=decimals):
+        lines += ["", f"**{markdown_escape(heading)}**", "", *_plain(block)]
+        if description:
+            lines += ["", markdown_escape(description)]
+    return "\n".join(lines) + "\n" if lines else ""

@@ -39,6 +39,7 @@ __all__ = [
     "marks_legend",
     "INTERVALS",
     "interval_legend",
+    "input_blocks",
 ]
 
 
@@ -121,6 +122,25 @@ class Table:
     def any_best(self) -> bool:
         """Whether any value is the best of its column."""
         return any(c.bold for b in self.blocks for r in b.rows for c in r.cells)
+
+
+def input_blocks(results: Sequence[Result], *, decimals: int = 4) -> list[tuple[str, str, Block]]:
+    """The tables the results' inputs offer beside their metrics (a log's top queries, see
+    :class:`~irspec.definitions.InputTable`), as ``(heading, description, block)``: the heading names the
+    result, numbers that are not integers are shown at ``decimals``."""
+    found = []
+    for res in results:
+        for t in res.tables:
+            columns = tuple(Column(name, name, "left" if i == 0 else "right") for i, name in enumerate(t.columns))
+            rows = tuple(Row(tuple(Cell(_plain_text(v, decimals), v) for v in r)) for r in t.rows)
+            found.append((f"{res.run_name}: {t.title}", t.description, Block(columns, rows)))
+    return found
+
+
+def _plain_text(value: Any, decimals: int) -> str:
+    if isinstance(value, float):
+        return "-" if math.isnan(value) else f"{value:.{decimals}f}"
+    return str(value)
 
 
 def check_decimals(decimals: int) -> None:

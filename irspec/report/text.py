@@ -6,12 +6,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import BRIEF_COLUMNS, Block, Cell, Table, build_comparisons, build_results, interval_legend
+from irspec.report.model import (
+    BRIEF_COLUMNS,
+    Block,
+    Cell,
+    Table,
+    build_comparisons,
+    build_results,
+    input_blocks,
+    interval_legend,
+)
 
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["to_table", "marked_table", "comparisons_table", "comparison_rows", "comparison_legend", "render"]
+__all__ = [
+    "to_table",
+    "marked_table",
+    "comparisons_table",
+    "comparison_rows",
+    "comparison_legend",
+    "render",
+    "input_tables",
+]
 
 
 def _align(block: Block, rows: list[list[str]]) -> list[str]:
@@ -91,11 +108,22 @@ def to_table(
     """An aligned text table: runs as rows (with per-query rows under each run), metrics as columns;
     ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after each mean.
 
-    Results with different metrics (a plan's runs and its log) get one table each, a blank line apart.
+    Results with different metrics (a plan's runs and its log) get one table each, a blank line apart;
+    the tables an input offers beside its metrics (a log's top queries) follow (:func:`input_tables`).
     """
     if not results:
         return ""
-    return render(build_results(results, decimals=decimals, per_query=per_query, intervals=intervals))
+    table = render(build_results(results, decimals=decimals, per_query=per_query, intervals=intervals))
+    return table + input_tables(results, decimals=decimals)
+
+
+def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+    """The results' input tables (:func:`~irspec.report.model.input_blocks`) as aligned text, each under
+    its heading and after a blank line; ``""`` when there are none."""
+    out = []
+    for heading, _, block in input_blocks(results, decimals=decimals):
+        out += ["", heading, *_align(block, [[c.text for c in r.cells] for r in block.rows])]
+    return "\n".join(out) + "\n" if out else ""
 
 
 def marked_table(

@@ -24,13 +24,17 @@ input), Parquet (a file or a directory of part files, columns named as the keys;
 structs), a polars DataFrame or LazyFrame, a pandas DataFrame, a Spark DataFrame, or records in memory.
 Every form is read in batches of whole records, and each record is reduced at once to the few numbers
 the metrics need (:data:`SUMMARY`), so memory holds one batch of records and the summaries, never the
-file; every form goes through the same record checks (:func:`summarise`). Every problem is an
+file; every form goes through the same record checks (:func:`summarise`). The same pass counts each query
+text's issues and clicked issues (:class:`QueryCounts`, one entry per distinct query), for the log's
+"non-metrics": its top queries and its queries per hour or day (:meth:`InteractionLog.tables`). Every problem is an
 :class:`irspec.InputError` naming the file and line (JSON Lines) or row (frames, Parquet).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
+import heapq
 import io
 import itertools
 import json
@@ -46,9 +50,19 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec import InputError
+from irspec import InputError, InputTable
 
-__all__ = ["BATCH_SIZE", "SUFFIXES", "SUMMARY", "InteractionLog", "assemble", "read_log", "summarise"]
+__all__ = [
+    "BATCH_SIZE",
+    "SUFFIXES",
+    "SUMMARY",
+    "TOP_QUERIES",
+    "InteractionLog",
+    "QueryCounts",
+    "assemble",
+    "read_log",
+    "summarise",
+]
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq")
 """File name endings of interaction logs (a directory is read as a Parquet dataset)."""
@@ -57,6 +71,12 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 
 BATCH_SIZE = 65_536
 """Records read at a time: the memory of reading is this many records plus the summaries."""
+
+TOP_QUERIES = 10
+"""How many of the most frequent query texts a log's "Top queries" table lists."""
+
+HOUR_SPAN = 2 * 86400.0
+"""A log spanning at most this many seconds has its queries counted per hour; a longer one, per day."""
 
 COLUMNS = ("session", "query", "timestamp", "results", "clicks")
 REQUIRED = COLUMNS[:4]
@@ -83,7 +103,8 @@ class InteractionLog:
     seconds, float), ``n_results``, ``line`` (1-based line in the file, or row of a frame),
     ``first_click`` (the best rank clicked, 0 when nothing was clicked) and ``best_dwell`` (the longest
     known dwell time of the row's clicks, seconds; NaN when none is known). ``sessions`` holds the session
-    ids in order.
+    ids in order. ``top_queries`` holds the most frequent query texts as ``(query, issues, clicked
+    issues)``, most issued first (ties: by text); empty when the reader did not count them (Spark).
     """
 
     name: str
@@ -97,9 +118,67 @@ class InteractionLog:
     line: np.ndarray
     first_click: np.ndarray
     best_dwell: np.ndarray
+    top_queries: tuple[tuple[str, int, int], ...] = ()
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def tables(self) -> list[InputTable]:
+        """The log's non-metrics: its top queries (with their CTR) and its queries per hour or day."""
+        found = [_per_unit_table(self.time)]
+        if self.top_queries:
+            found.insert(0, _top_table(self.top_queries))
+        return found
+
+
+class QueryCounts:
+    """Issues and clicked issues per query text, counted as records are summarised; memory holds one
+    entry per distinct query text, never the records."""
+
+    def __init__(self) -> None:
+        self.issued: dict[str, int] = {}
+        self.clicked: dict[str, int] = {}
+
+    def add(self, query: str, clicked: bool) -> None:
+        """Count one issue of ``query``."""
+        self.issued[query] = self.issued.get(query, 0) + 1
+        if clicked:
+            self.clicked[query] = self.clicked.get(query, 0) + 1
+
+    def top(self, k: int = TOP_QUERIES) -> tuple[tuple[str, int, int], ...]:
+        """The ``k`` most issued queries as ``(query, issues, clicked issues)``; ties in text order."""
+        best = heapq.nsmallest(k, self.issued.items(), key=lambda item: (-item[1], item[0]))
+        return tuple((q, n, self.clicked.get(q, 0)) for q, n in best)
+
+
+def _top_table(top: tuple[tuple[str, int, int], ...]) -> InputTable:
+    return InputTable(
+        "Top queries",
+        ("query", "issues", "CTR"),
+        tuple((q, n, c / n) for q, n, c in top),
+        chart="bar",
+        description=f"The {len(top)} most frequent query texts (exact text), how often each was issued, and the "
+        "share of those issues with a click.",
+    )
+
+
+def _per_unit_table(time: np.ndarray) -> InputTable:
+    """Query issues per calendar hour (a log of at most two days) or day, UTC, every unit from the first
+    to the last: units without queries show 0."""
+    unit, seconds, shown = ("hour", 3600.0, "%Y-%m-%d %H:00") if np.ptp(time) <= HOUR_SPAN else ("day", 86400.0, "%Y-%m-%d")
+    slot = np.floor(time / seconds).astype(np.int64)
+    start = int(slot.min())
+    rows = tuple(
+        (datetime.fromtimestamp((start + i) * seconds, timezone.utc).strftime(shown), int(n))
+        for i, n in enumerate(np.bincount(slot - start))
+    )
+    return InputTable(
+        f"Queries per {unit}",
+        (f"{unit} (UTC)", "queries"),
+        rows,
+        chart="line",
+        description=f"Query issues per calendar {unit} (UTC), from the log's first {unit} to its last.",
+    )
 
 
 def read_log(source: Any, *, batch_size: int = BATCH_SIZE) -> InteractionLog:
@@ -110,11 +189,13 @@ def read_log(source: Any, *, batch_size: int = BATCH_SIZE) -> InteractionLog:
     from irspec_online.sources import open_source  # the forms of input; pandas, pyarrow, Spark lazily
 
     opened = open_source(source, batch_size)
-    if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark
+    queries = QueryCounts()
+    if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark (no query counts)
         frames = list(opened.summaries)
     else:
-        frames = [summarise(batch, opened.where, opened.unit) for batch in opened.batches]
-    return assemble(pl.concat(frames) if frames else pl.DataFrame(schema=SUMMARY), opened.name, opened.where)
+        frames = [summarise(batch, opened.where, opened.unit, queries=queries) for batch in opened.batches]
+    log = assemble(pl.concat(frames) if frames else pl.DataFrame(schema=SUMMARY), opened.name, opened.where)
+    return dataclasses.replace(log, top_queries=queries.top())
 
 
 def batched(records: Iterable[tuple[int, Any]], size: int) -> Iterator[list[tuple[int, Any]]]:
@@ -125,13 +206,19 @@ def batched(records: Iterable[tuple[int, Any]], size: int) -> Iterator[list[tupl
 
 
 def summarise(
-    records: Iterable[tuple[int, Any]], where: str, unit: str = "line", *, problems: list | None = None
+    records: Iterable[tuple[int, Any]],
+    where: str,
+    unit: str = "line",
+    *,
+    problems: list | None = None,
+    queries: QueryCounts | None = None,
 ) -> pl.DataFrame:
     """Check and reduce records, each ``(line or row number, record)``, to the :data:`SUMMARY` columns.
 
     A bad record is an :class:`~irspec.InputError` naming ``where`` and its ``unit`` (``line`` or ``row``);
     given a ``problems`` list, the bad records' ``(number, message)`` go there instead and the rest are
-    summarised (a Spark worker cannot raise a located error to the driver).
+    summarised (a Spark worker cannot raise a located error to the driver). Given ``queries``, each good
+    record's query text is counted there.
     """
     cols: tuple[list, ...] = ([], [], [], [], [], [])
     for number, rec in records:
@@ -144,6 +231,8 @@ def summarise(
             continue
         for col, value in zip(cols, (row[0], row[1], number, row[2], row[3], row[4])):
             col.append(value)
+        if queries is not None:
+            queries.add(rec["query"], row[3] > 0)
     return pl.DataFrame(dict(zip(SUMMARY, cols)), schema=SUMMARY)
 
 
