@@ -56,6 +56,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from irspec.context import MissingQueries, Options
 from irspec.data import Qrels, Run
+from irspec.data.objects import CONVENTIONS, ROLES
 from irspec.engine import Result, _as_metrics, _issue, _missing_text, _queries, _some, evaluate_many
 from irspec.errors import EvaluationError, InputError, IrspecError
 from irspec.plugins import get_registry
@@ -76,15 +77,13 @@ OUTPUT_SCHEMA = T.StructType(
 for a text-valued metric (``relstring``); ``text`` is null for every other metric."""
 
 # The names irspec reads a column by, and the spellings it recognises without ``columns=``.
+# The spellings the DataFrame readers accept (ir_measures', PyTerrier's), for each of irspec's names.
 _SPELLINGS: dict[str, tuple[str, ...]] = {
-    "query": ("query_id", "qid"),
-    "docno": ("doc_id", "docno"),
-    "label": ("relevance", "label"),
-    "score": ("score",),
+    **{role: tuple(dict.fromkeys(c[role] for c in CONVENTIONS.values())) for role in ROLES},
     "run": ("run",),
 }
 # Inside the buckets the frames carry the column names irspec's DataFrame readers take.
-_INNER = {"query": "query_id", "docno": "doc_id", "label": "relevance", "score": "score", "run": "run"}
+_INNER = {**CONVENTIONS["ir_measures"], "run": "run"}
 _METADATA_KEY = "irspec"
 
 
