@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec.context import UNJUDGED, Context, MissingQueries, Options, QueryView, relevance_level, segment_rows
+from irspec.context import UNJUDGED, Context, Options, QueryView, relevance_level, segment_rows
 from irspec.data import Qrels, all_distinct, pair_keys, read_qrels, read_run
 from irspec.datasets import parse_specs
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
@@ -402,7 +402,7 @@ def _evaluate_source(
     index: QrelsIndex, src: Any, metrics: list[Metric], options: Options, memory: Any, columns: Any = None
 ) -> Result:
     """One run, read whole or, when it is too large for ``memory``, in blocks."""
-    run = read_run(src, columns=columns) if columns is not None else open_run(src, memory)
+    run = open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return _evaluate_run(index, run, metrics, options)
     with run:

@@ -45,7 +45,7 @@ import tempfile
 import time
 import weakref
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 import polars as pl
@@ -186,16 +186,18 @@ def _room(budget: int) -> int:
 # Choosing
 
 
-def open_run(src: Any, memory: str | int | None = None, *, block_bytes: int | None = None) -> Run | RunBlocks:
-    """The run ``src`` (anything :func:`~irspec.data.read_run` takes), read whole, or as
-    :class:`RunBlocks` when it is a file or standard input whose working set would exceed ``memory``
+def open_run(
+    src: Any, memory: str | int | None = None, *, block_bytes: int | None = None, columns: Mapping[str, str] | None = None
+) -> Run | RunBlocks:
+    """The run ``src`` (anything :func:`~irspec.data.read_run` takes, with its ``columns``), read whole, or
+    as :class:`RunBlocks` when it is a file or standard input whose working set would exceed ``memory``
     (bytes, or a size such as ``"1GiB"``; :func:`default_memory` when None). ``block_bytes`` forces
     streaming in blocks of about that much text. :class:`RunBlocks` are returned as they are."""
     if isinstance(src, RunBlocks):
         return src
     budget = default_memory() if memory is None else parse_memory(memory)
     if not isinstance(src, (str, os.PathLike)):
-        return read_run(src)
+        return read_run(src, columns=columns)
     path = os.fspath(src)
     room = _room(budget)
     block = block_bytes or min(max(int(room / BLOCK_FACTOR), MIN_BLOCK), BLOCK_CAP)
