@@ -46,7 +46,7 @@ from irspec.data.trec import Source, _stem, read_text
 from irspec.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError
 
-__all__ = ["Qrels", "Run", "read_qrels", "read_run"]
+__all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -192,6 +192,56 @@ def read_run(src: Any, *, columns: Mapping[str, str] | None = None) -> Run:
     dict, a pandas or polars DataFrame or polars LazyFrame, Arrow data (a pyarrow Table), an iterable of
     named tuples (``ScoredDoc``), or a :class:`Run` (returned as is). ``columns`` names a frame's columns (:meth:`Run.from_frame`)."""
     return _read(Run, src, "read_run", columns)
+
+
+def sniff_kind(path: str | os.PathLike[str]) -> str:
+    """``"qrels"`` or ``"run"``: what the file at ``path`` holds, told by its content, for command lines
+    that take both in any order (``irspec eval qrels.human qrels.llm runs/*.run --agreement``).
+
+    A TREC text file (gzip too) by the fields of its first data line (comment lines start with ``#``):
+    4 (``qid iter docno label``) is qrels, 5 or more a run; a Parquet file by its columns (``score`` is a
+    run's, ``relevance`` or ``label`` qrels'); ``irds:<id>`` is qrels. Anything else is an
+    :class:`~irspec.errors.InputError` naming the file (and line) and what was expected.
+    """
+    source = os.fspath(path)
+    if is_dataset_id(source):
+        return "qrels"
+    if is_parquet(source):
+        names = set(pl.read_parquet_schema(source))
+        if "score" in names:
+            return "run"
+        if names & {"relevance", "label"}:
+            return "qrels"
+        raise InputError("cannot tell qrels from a run: expected a 'score' column (a run) or 'relevance' or 'label' (qrels)", source)
+    try:
+        with open(source, "rb") as f:
+            head = f.read(1 << 16)
+            if head[:2] == b"\x1f\x8b":
+                import gzip  # only for gzip files
+
+                f.seek(0)
+                head = gzip.GzipFile(fileobj=f).read(1 << 16)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", source) from None
+    except EOFError:
+        raise InputError("corrupt gzip data", source) from None
+    lines = head.split(b"\n")
+    if len(head) == 1 << 16:
+        lines = lines[:-1]  # the last may be cut off
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) == QRELS.min_fields:
+            return "qrels"
+        if RUN.count_ok(len(fields)):
+            return "run"
+        raise InputError(
+            f"cannot tell qrels from a run: {len(fields)} fields, expected {QRELS.expected} (qrels) or {RUN.expected} (a run)",
+            source,
+            number,
+        )
+    raise InputError("cannot tell qrels from a run: no data line in its first 64 KiB", source)
 
 
 _QrelsOrRun = TypeVar("_QrelsOrRun", Qrels, Run)
