@@ -128,7 +128,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         provenance,
         write_atomic,
     )
-    from irspec.report.formats import WITH_INTERVALS
+    from irspec.report.formats import WITH_INTERVALS, default_intervals
     from irspec.stream import open_run, parse_memory
 
     specs = args.measures or ["official"]
@@ -153,8 +153,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         collection_size=args.collection_size,
         judged_warning=args.judged_warning or None,
     )
-    if args.ci is not None and args.format not in WITH_INTERVALS:
+    if args.ci not in (None, "none") and args.format not in WITH_INTERVALS:
         raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
+    intervals = default_intervals(args.format, args.ci)
     if args.output:  # before the evaluation, not after it
         check_writable(args.output)
     elif args.format in BINARY_FORMATS:
@@ -179,7 +180,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs)]
     origin = provenance(results, inputs, options=options) if args.format == "json" else None
     text = format_results(
-        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin, intervals=args.ci
+        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin, intervals=intervals
     )
     if args.output:
         write_atomic(args.output, text, make_dirs=False)  # as a shell's > would, into a directory that exists
@@ -266,8 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-f", "--format", choices=("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown", "parquet"), default="table",
                    help="output format (default: an aligned table; latex and markdown: the means, best in bold; "
                    "jsonl: ir_measures' records; parquet: long rows run, query_id, metric, value, text, to a file given by -o)")
-    p.add_argument("--ci", nargs="?", const="t", choices=("t", "bootstrap"), default=None,
-                   help="show the 95%% confidence interval of each mean (table, latex, markdown): t (the default) or bootstrap")
+    p.add_argument("--ci", nargs="?", const="t", choices=("t", "bootstrap", "none"), default=None,
+                   help="the 95%% confidence interval beside each mean: t (Student's t over the queries), bootstrap (BCa) "
+                   "or none; table and markdown show t intervals by default, latex only with --ci")
     p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N",
                    help="decimal places in table, latex and markdown output (0-10, default 4)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically; its directory must exist) instead of standard output")

@@ -419,7 +419,7 @@ output:
     assert plan.outputs == (
         Output("csv", workspace / "out" / "a.csv", per_query=False, decimals=3),
         Output("csv", workspace / "out" / "b.csv", per_query=False, decimals=3),
-        Output("table", None, decimals=3),
+        Output("table", None, decimals=3, intervals="t"),  # table, markdown, html: t intervals unless told none
     )
 
 

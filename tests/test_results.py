@@ -193,9 +193,18 @@ def test_intervals_in_markdown_and_latex_and_not_elsewhere(capsys):
     assert err == "irspec: error: --ci shows intervals in the table, latex, markdown formats, not in --format trec\n"
 
 
-def test_the_default_table_has_no_intervals(capsys):
-    assert main(["eval", QRELS, RUNS["base"], "-m", "AP"]) == 0
-    assert "[" not in capsys.readouterr().out
+def test_the_table_and_markdown_show_t_intervals_by_default_and_latex_on_request(capsys):
+    for fmt, shown in (("table", True), ("markdown", True), ("latex", False)):
+        assert main(["eval", QRELS, RUNS["base"], "-m", "AP", "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert ("the 95% confidence interval of the mean (t distribution" in out.replace("\\", "")) is shown, fmt
+        assert main(["eval", QRELS, RUNS["base"], "-m", "AP", "--format", fmt, "--ci", "none"]) == 0
+        assert "confidence interval" not in capsys.readouterr().out
+
+
+def test_ci_none_is_accepted_with_every_format(capsys):
+    assert main(["eval", QRELS, RUNS["base"], "-m", "AP", "--format", "trec", "--ci", "none"]) == 0
+    assert capsys.readouterr().out.split()[:2] == ["map", "all"]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ def test_every_format_scores_missing_queries_0_by_default(files, capsys, fmt):
         assert out.splitlines()[1].split(",")[:3] == ["bm25", "all", "P@1"]
         assert float(out.splitlines()[1].split(",")[3]) == pytest.approx(1 / 7)
     else:
-        assert out.splitlines()[2].split() == ["bm25", "0.1429"]
+        assert out.splitlines()[2].split()[:2] == ["bm25", "0.1429"]
 
 
 def test_c_gives_the_default_and_skip_is_still_available(files, capsys):
@@ -180,7 +180,7 @@ def test_a_metric_without_relevance_levels_is_not_warned_about():
 
 
 def test_two_files_with_one_runid_get_distinct_labels_in_every_format(files, capsys):
-    argv = ["eval", files / "qrels.txt", files / "a.run", files / "b.run", "-m", "P.1", "-c"]
+    argv = ["eval", files / "qrels.txt", files / "a.run", files / "b.run", "-m", "P.1", "-c", "--ci", "none"]
     outputs = {}
     for fmt in ("table", "json", "csv", "trec", "latex", "markdown"):
         code, out, err = cli(capsys, *argv, "--format", fmt)

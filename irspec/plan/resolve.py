@@ -21,7 +21,7 @@ from irspec.plan.model import Output, Plan, PlanRun, SparkEngine
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
 from irspec.plugins import get_registry
-from irspec.report.formats import WITH_INTERVALS
+from irspec.report.formats import WITH_INTERVALS, default_intervals
 from irspec.stream import parse_memory
 
 # The outputs whose results tables can show a confidence interval beside each mean.
@@ -325,11 +325,12 @@ def _resolve_outputs(
         decimals = _int(entry.get("decimals", 4))
         decimals = decimals if isinstance(decimals, int) and not isinstance(decimals, bool) else 4  # else reported
         intervals = entry.get("intervals")
-        if intervals is not None and (fmt not in _INTERVAL_FORMATS or content != "results"):
+        if intervals not in (None, "none") and (fmt not in _INTERVAL_FORMATS or content != "results"):
             problems.add(
                 where + ("intervals",),
                 f"intervals are shown beside the means of the {', '.join(_INTERVAL_FORMATS)} formats' results",
             )
+        intervals = default_intervals(fmt, intervals) if content == "results" else None
         outputs.append(Output(fmt, path, bool(per_query), content, decimals, intervals))
     return outputs
 

@@ -26,6 +26,18 @@ BINARY_FORMATS = ("parquet",)
 WITH_INTERVALS = ("table", "latex", "markdown")
 """The formats that can show a confidence interval beside each mean."""
 
+DEFAULT_INTERVALS = ("table", "markdown", "html")
+"""The formats that show each mean's 95% t interval unless told not to (LaTeX only when asked: a paper's
+table is laid out by its author)."""
+
+
+def default_intervals(fmt: str, intervals: str | None) -> str | None:
+    """The intervals a ``fmt`` output shows when asked for ``intervals``: ``None`` (not said) is ``"t"``
+    in :data:`DEFAULT_INTERVALS` and none elsewhere; ``"none"`` is none."""
+    if intervals is None:
+        return "t" if fmt in DEFAULT_INTERVALS else None
+    return None if intervals == "none" else intervals
+
 
 def format_results(
     results: Sequence[Result],

@@ -239,7 +239,7 @@ def test_a_plan_with_only_a_log(tmp_path):
     path = _plan(
         tmp_path,
         "log: interactions.jsonl\nmetrics: CTR, Abandonment, QueriesPer(hour)\n"
-        "output: [{format: table, per_query: true}, {format: json, path: out.json}, {format: csv}]\n",
+        "output: [{format: table, per_query: true, intervals: none}, {format: json, path: out.json}, {format: csv}]\n",
     )
     plan = load_plan(path)
     assert plan.qrels is None and plan.runs == () and plan.log == tmp_path / "interactions.jsonl"
