@@ -110,7 +110,7 @@ def to_html(
         versions = ", ".join(f"{k} {provenance[k]}" for k in VERSIONED if provenance.get(k))
     return _environment().get_template("report.html.j2").render(
         title=title,
-        summary=f"{_plural(len(results), 'run')}, {_plural(len(metrics), 'metric')}, {table.queries}",
+        summary=", ".join([*_inputs(results), _plural(len(metrics), "metric"), table.queries]),
         sections=sections,
         results=table,
         tables=tables,
@@ -124,6 +124,17 @@ def to_html(
         versions=versions,
         seeds=_seeds(provenance or {}, table, plots or ()),
     )
+
+
+def _inputs(results: Sequence[Result]) -> list[str]:
+    """How many runs, and how many of each other input (a plugin's ``log``), the page reports: a result
+    is a run's unless its metrics need another input (:attr:`~irspec.definitions.MetricDef.needs`)."""
+    kinds: dict[str, int] = {}
+    for res in results:
+        needs = {m.definition.needs for m in res.metrics if m.definition is not None} or {"run"}
+        kind = next(iter(needs)) if len(needs) == 1 else "run"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return [_plural(n, kind) for kind, n in sorted(kinds.items(), key=lambda kv: kv[0] != "run")]
 
 
 def _seeds(provenance: dict[str, Any], table: Table, plots: Sequence[Any]) -> dict[str, int]:

@@ -257,15 +257,16 @@ def test_a_plan_with_a_log_beside_runs_compares_the_runs_and_reports_the_log(tmp
     path = _plan(
         tmp_path,
         "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nlog: interactions.jsonl\n"
-        "metrics: [nDCG@10, CTR]\ncompare: {baseline: bm25}\noutput: [{format: table}, {format: json}]\n",
+        "metrics: [nDCG@10, CTR]\ncompare: {baseline: bm25}\noutput: [{format: table}, {format: json}, {format: html}]\n",
     )
     report = run_plan(load_plan(path))
     assert [r.run_name for r in report.results] == ["bm25", "dense"]
     assert [str(m) for m in report.results[0].metrics] == ["nDCG@10"]
     assert {c.metric for c in report.comparisons} == {"nDCG@10"}
     assert [str(m) for m in report.inputs[0].metrics] == ["CTR"]
-    table, doc = (text for _, text in render_outputs(report))
+    table, doc, page = (text for _, text in render_outputs(report))
     assert "bm25 (baseline)" in table and "interactions  0.5000" in table
+    assert "2 runs, 1 log, 2 metrics" in page  # the log is not counted as a run
     data = json.loads(doc)
     assert data["metrics"] == ["nDCG@10", "CTR"]
     assert [r["name"] for r in data["runs"]] == ["bm25", "dense", "interactions"]
