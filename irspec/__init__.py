@@ -109,7 +109,7 @@ _LAZY: dict[str, str] = {
     "Result": "irspec.results",
     "ResultSet": "irspec.results",
     "evaluate_many": "irspec.engine",
-    "evaluate_input": "irspec.inputs",
+    "evaluate_input": "irspec.results",
     "compare": "irspec.comparisons",
     "load_plan": "irspec.plan.load",
     "run_plan": "irspec.plan.execute",

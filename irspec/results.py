@@ -21,16 +21,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from irspec import engine
+from irspec import engine, inputs
 from irspec.context import MissingQueries, Options
 from irspec.data import read_run
 from irspec.errors import EvaluationError
 from irspec.registry import Metric
 from irspec.report import html, markdown
-from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_comparisons, build_results
+from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_comparisons, build_results, input_blocks
+from irspec.report.text import input_tables as text_input_tables
 from irspec.report.text import render as text_render
 
-__all__ = ["Result", "ResultSet", "Shown", "evaluate"]
+__all__ = ["Result", "ResultSet", "Shown", "evaluate", "evaluate_input"]
 
 
 @dataclass(frozen=True)
@@ -62,18 +63,20 @@ class Shown:
         return build_comparisons(self.results, self.comparisons, self.compare, decimals=self.decimals, columns=columns, notes=self.notes)
 
     def _repr_html_(self) -> str:
-        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results))
+        tables = input_blocks(self.results, decimals=self.decimals)
+        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables)
 
     def _repr_markdown_(self) -> str:
         parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in engine.collect_warnings(self.results)]
         parts.append(markdown.render(self._table()))
+        parts.append(markdown.input_tables(self.results, decimals=self.decimals))
         compared = self._compared(BRIEF_COLUMNS)
         if compared is not None:
             parts.append("\n" + markdown.render(compared))
         return "".join(parts)
 
     def __str__(self) -> str:
-        text = text_render(self._table())
+        text = text_render(self._table()) + text_input_tables(self.results, decimals=self.decimals)
         compared = self._compared(BRIEF_COLUMNS)
         return text if compared is None else text + "\n" + text_render(compared)
 
@@ -92,6 +95,18 @@ class Result(engine.Result):
 
     def _repr_markdown_(self) -> str:
         return self.show()._repr_markdown_()
+
+
+def evaluate_input(
+    source: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    kind: str | None = None,
+    name: str | None = None,
+) -> Result:
+    """:func:`irspec.inputs.evaluate_input` (metrics of an input other than qrels and runs, such as an
+    interaction log), its result shown in a notebook with the input's tables (a log's top queries)."""
+    return displayable(inputs.evaluate_input(source, metrics, kind=kind, name=name))
 
 
 def displayable(result: engine.Result) -> Result:

@@ -20,6 +20,7 @@ from irspec.report.markdown import MARKS
 from irspec.report.model import (
     FULL_COLUMNS,
     INTERVAL_SEED,
+    Block,
     Table,
     build_comparisons,
     build_results,
@@ -156,13 +157,20 @@ def _marks_legend(table: Table) -> Any:
     return Markup(marks_legend(table, escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}") if table.marked else "")
 
 
-def fragment(table: Table | None = None, comparisons: Table | None = None, warnings: Sequence[str] = ()) -> str:
+def fragment(
+    table: Table | None = None,
+    comparisons: Table | None = None,
+    warnings: Sequence[str] = (),
+    tables: Sequence[tuple[str, str, Block]] = (),
+) -> str:
     """A results ``table`` and/or a ``comparisons`` table (:mod:`.model` tables), with ``warnings``
-    above them, as an HTML fragment with a little scoped CSS: what a notebook shows for results and
-    comparisons. The tables are the report page's own (the macros of ``templates/tables.html.j2``)."""
+    above them and an input's ``tables`` (:func:`~irspec.report.model.input_blocks`: a log's top
+    queries) between them, as an HTML fragment with a little scoped CSS: what a notebook shows for
+    results and comparisons. The tables are the report page's own (the macros of ``templates/tables.html.j2``)."""
     return _environment().get_template("fragment.html.j2").render(
         results=table,
         marks_legend=_marks_legend(table) if table is not None else "",
         comparisons=comparisons,
         warnings=list(warnings),
+        tables=list(tables),
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Cell, Row, Table, build_table, interval_legend, marks_legend
+from irspec.report.model import Block, Cell, Row, Table, build_table, input_blocks, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
@@ -184,4 +184,28 @@ def to_latex(
     table = build_table(
         results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
     )
-    return render(table)
+    return render(table) + (input_tables(results, decimals=decimals) if content == "results" else "")
+
+
+def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+    """The results' input tables (a log's top queries, :func:`~irspec.report.model.input_blocks`) as
+    LaTeX ``table`` environments after the results, each captioned with its heading and description;
+    ``""`` when there are none."""
+    out: list[str] = []
+    for heading, description, block in input_blocks(results, decimals=decimals):
+        caption = latex_escape(heading) + (". " + latex_escape(description) if description else "")
+        out += ["", _HEADER.format("input"), r"\begin{table}[tbp]", r"  \centering", r"  \caption{" + caption + "}"]
+        out += _plain(block)
+        out.append(r"\end{table}")
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _plain(block: Block) -> list[str]:
+    """A block of plain cells (no marks, no bold) as a booktabs ``tabular``."""
+    out = [r"  \begin{tabular}{" + "".join(_ALIGN[c.align] for c in block.columns) + "}", r"    \toprule"]
+    out.append("    " + " & ".join(latex_escape(c.title) for c in block.columns) + r" \\")
+    out.append(r"    \midrule")
+    for row in block.rows:
+        out.append("    " + " & ".join(latex_escape(c.text) for c in row.cells) + r" \\")
+    out += [r"    \bottomrule", r"  \end{tabular}"]
+    return out

@@ -101,7 +101,7 @@ def test_a_plans_outputs_show_and_plot_the_tables(tmp_path):
         "log: gen.jsonl\nmetrics: CTR\noutput:\n"
         "  - {format: table, path: out.txt}\n  - {format: json, path: out.json}\n"
         "  - {format: markdown, path: out.md}\n  - {format: html, path: out.html}\n"
-        "  - {format: plots, path: plots}\n",
+        "  - {format: latex, path: out.tex}\n  - {format: plots, path: plots}\n",
         encoding="utf-8",
     )
     irspec.plan.write_outputs(irspec.run_plan(irspec.load_plan(tmp_path / "plan.yaml")))
@@ -118,6 +118,9 @@ def test_a_plans_outputs_show_and_plot_the_tables(tmp_path):
     markdown = (tmp_path / "out.md").read_text(encoding="utf-8")
     assert "**gen: Top queries**" in markdown and "| b | 3 | 1.0000 |" in markdown
     assert "| 2024-05-03 | 7 |" in markdown
+    latex = (tmp_path / "out.tex").read_text(encoding="utf-8")
+    assert r"\caption{gen: Top queries" in latex and "    b & 3 & 1.0000 \\\\" in latex
+    assert "    2024-05-03 & 7 \\\\" in latex
     html = (tmp_path / "out.html").read_text(encoding="utf-8")
     assert '<h2 id="tables">Log tables</h2>' in html and "<h3>gen: Queries per day</h3>" in html
     assert '<td class="text">c</td><td>3</td><td>0.0000</td>' in html
@@ -125,3 +128,12 @@ def test_a_plans_outputs_show_and_plot_the_tables(tmp_path):
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
         "gen-queries_per_day.png", "gen-queries_per_day.svg", "gen-top_queries.png", "gen-top_queries.svg",
     ]
+
+
+def test_a_notebook_shows_the_tables(tmp_path):
+    generated(tmp_path / "gen.jsonl")
+    res = irspec.evaluate_input(tmp_path / "gen.jsonl", "CTR")
+    page = res._repr_html_()
+    assert "<strong>gen: Top queries</strong>" in page and '<td class="text">c</td><td>3</td><td>0.0000</td>' in page
+    assert "**gen: Queries per day**" in res._repr_markdown_() and "| 2024-05-03 | 7 |" in res._repr_markdown_()
+    assert "gen: Queries per day" in str(res.show())
