@@ -344,3 +344,25 @@ def test_a_parquet_run_is_never_streamed_as_text(tmp_path):
     text = irspec.evaluate(str(q_txt), str(r_txt), "official")
     parquet = irspec.evaluate(str(q_txt), str(r_pq), "official", memory="1MiB")
     assert parquet.values.tobytes() == text.values.tobytes() and parquet.query_ids == text.query_ids
+
+
+def test_read_run_and_read_qrels_take_a_parquet_files_own_column_names(tmp_path):
+    """``columns=`` names a Parquet file's columns as it names a DataFrame's; the values are those of the
+    same judgments and scores in TREC text (a differential test against the text reader)."""
+    qrels, run = random_case(7)
+    q_txt, r_txt = write_trec(tmp_path, qrels, run)
+    lq, lr = long(qrels, "label"), long(run, "score")
+    q_pq = write_parquet(tmp_path / "q.parquet", {"topic": lq["q"], "doc": lq["d"], "grade": lq["label"]})
+    r_pq = write_parquet(tmp_path / "r.parquet", {"topic": lr["q"], "doc": lr["d"], "sim": lr["score"]})
+    q = irspec.read_qrels(str(q_pq), columns={"query": "topic", "docno": "doc", "label": "grade"})
+    r = irspec.read_run(str(r_pq), columns={"query": "topic", "docno": "doc", "score": "sim"})
+    text = irspec.evaluate(str(q_txt), str(r_txt), "official")
+    assert irspec.evaluate(q, r, "official").values.tobytes() == text.values.tobytes()
+
+
+def test_columns_for_a_trec_text_file_is_an_error_naming_it(tmp_path):
+    q_txt, r_txt = write_trec(tmp_path, {"1": {"a": 1}}, {"1": {"a": 1.0}})
+    with pytest.raises(irspec.InputError, match=r"run.txt: columns= names the columns of a DataFrame.*fields are fixed"):
+        irspec.read_run(str(r_txt), columns={"query": "topic"})
+    with pytest.raises(irspec.InputError, match=r"qrels.txt: columns="):
+        irspec.read_qrels(str(q_txt), columns={"query": "topic"})

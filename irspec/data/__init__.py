@@ -66,12 +66,14 @@ class Qrels:
     source: str
 
     @classmethod
-    def read(cls, path_or_file: Source, *, source: str | None = None) -> Qrels:
-        """Read a TREC qrels file (``qid iter docno label``): a path, ``"-"`` for standard input, or an
-        open file. ``source`` overrides the name used in error messages."""
+    def read(cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None) -> Qrels:
+        """Read a TREC qrels file (``qid iter docno label``) or a Parquet file: a path, ``"-"`` for
+        standard input, or an open file. ``source`` overrides the name used in error messages;
+        ``columns`` names a Parquet file's columns as :meth:`from_frame` takes them."""
         if is_parquet(path_or_file):
             name = source or os.fspath(path_or_file)
-            return cls(_finish(read_parquet(path_or_file, QRELS, name)[0], QRELS, name, "row")[0], name)
+            return cls(_finish(read_parquet(path_or_file, QRELS, name, columns)[0], QRELS, name, "row")[0], name)
+        _no_columns(columns, source or path_or_file)
         text = read_text(path_or_file, QRELS, source)
         return cls(_finish(text.frame, QRELS, text.source)[0], text.source)
 
@@ -128,14 +130,16 @@ class Run:
     """:func:`pair_keys` of ``frame``, kept from the duplicate check so the evaluation need not hash again."""
 
     @classmethod
-    def read(cls, path_or_file: Source, *, source: str | None = None) -> Run:
-        """Read a TREC run file (``qid iter docno rank score [runid]``): a path, ``"-"`` for standard
-        input, or an open file. ``source`` overrides the name used in error messages."""
+    def read(cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None) -> Run:
+        """Read a TREC run file (``qid iter docno rank score [runid]``) or a Parquet file: a path,
+        ``"-"`` for standard input, or an open file. ``source`` overrides the name used in error
+        messages; ``columns`` names a Parquet file's columns as :meth:`from_frame` takes them."""
         if is_parquet(path_or_file):
             name = source or os.fspath(path_or_file)
-            frame, runid = read_parquet(path_or_file, RUN, name)
+            frame, runid = read_parquet(path_or_file, RUN, name, columns)
             frame, keys = _finish(frame, RUN, name, "row")
             return cls(frame, runid or _stem(name) or "run", name, keys)
+        _no_columns(columns, source or path_or_file)
         text = read_text(path_or_file, RUN, source)
         frame, keys = _finish(text.frame, RUN, text.source)
         return cls(frame, text.name or "run", text.source, keys)
@@ -262,7 +266,14 @@ def _read(cls: type[_QrelsOrRun], src: Any, caller: str, columns: Mapping[str, s
         return _from_table(cls, frame, name, "<Arrow>")
     if is_named_tuples(src):
         return cls.from_rows(src, columns=columns)
-    return cls.read(src)
+    return cls.read(src, columns=columns)
+
+
+def _no_columns(columns: Mapping[str, str] | None, src: Any) -> None:
+    """A TREC text file's fields are fixed: ``columns`` there is a mistake, not something to ignore."""
+    if columns is not None:
+        name = src if isinstance(src, (str, os.PathLike)) else getattr(src, "name", "<file>")
+        raise InputError("columns= names the columns of a DataFrame, Arrow data or a Parquet file; a TREC text file's fields are fixed", os.fspath(name) if not isinstance(name, str) else name)
 
 
 def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, source: str) -> _QrelsOrRun:
