@@ -50,10 +50,10 @@ from typing import IO, Any
 
 import polars as pl
 
-from irspec.data import Run, _finish, read_run
+from irspec.data import Run, checked, read_run
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
-from irspec.data.trec import _BOM, _GZIP_MAGIC, _parse, _Raw, _runid, _stem
+from irspec.data.trec import BOM, GZIP_MAGIC, parse_text, stem
 from irspec.errors import EvaluationError, InputError
 from irspec.progress import Progress
 
@@ -209,7 +209,7 @@ def open_run(
     size = _text_size(path)
     if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong
-    return RunBlocks(path, path, block, spread, stem=_stem(path))
+    return RunBlocks(path, path, block, spread, stem=stem(path))
 
 
 def _streams(size: int, room: int) -> bool:
@@ -225,7 +225,7 @@ def _text_size(path: str) -> int | None:
             if not os.path.isfile(path):
                 return None
             size = os.fstat(f.fileno()).st_size
-            return size * GZIP_RATIO if f.read(2) == _GZIP_MAGIC else size
+            return size * GZIP_RATIO if f.read(2) == GZIP_MAGIC else size
     except OSError:
         return None
 
@@ -236,7 +236,7 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
     stdin = sys.stdin.buffer
     limit = min(int(room / WORKING_SET_FACTOR), STREAM_ABOVE)
     head = stdin.read(limit + 1)
-    if head[:2] == _GZIP_MAGIC:
+    if head[:2] == GZIP_MAGIC:
         limit //= GZIP_RATIO
     if len(head) <= limit and not forced:
         return Run.read(io.BytesIO(head), source="<stdin>")
@@ -391,7 +391,7 @@ class RunBlocks:
 
     def _block(self, frame: pl.DataFrame, queries: int) -> Run:
         """A block of whole queries, checked (finite scores, no duplicate), as a Run."""
-        frame, keys = _finish(frame, RUN, self.source)
+        frame, keys = checked(frame, RUN, self.source)
         self._pending = queries
         return Run(frame, self.name, self.source, keys)
 
@@ -401,26 +401,27 @@ class RunBlocks:
         the last data line."""
         first = 1
         for text in _chunks(self.path, self.source, size):
-            frame = self._parse(text, first)
+            frame, runid = self._parse(text, first)
             first += text.count(b"\n")
             self._lines = first - 1
             where = os.path.basename(self.source)
             self._progress.update(detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})")
             if frame.height:
-                self._runid = _runid(text, frame)
+                self._runid = runid
                 self.name = self._runid or self.stem or "run"
                 yield frame
 
-    def _parse(self, text: bytes, first: int) -> pl.DataFrame:
+    def _parse(self, text: bytes, first: int) -> tuple[pl.DataFrame, str | None]:
+        """A chunk's rows, line numbers counted from the file's start, and its last data line's runid."""
         try:
-            frame = _parse(_Raw(text, self.source, None), RUN)
+            frame, _, runid = parse_text(text, RUN, self.source)
         except InputError as e:
             if e.line is None or first == 1:
                 raise
             raise InputError(e.reason, e.source, e.line + first - 1, e.query) from None
         if first > 1:
             frame = frame.with_columns((pl.col("line") + (first - 1)).cast(pl.UInt32))
-        return frame
+        return frame, runid
 
 
 def _remove_tree(directory: str) -> None:
@@ -441,7 +442,7 @@ def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", source=source) from None
     with f:
-        gzip = f.read(2) == _GZIP_MAGIC
+        gzip = f.read(2) == GZIP_MAGIC
         f.seek(0)
         pieces = _gunzipped(f, source, max(size // GZIP_RATIO, 1)) if gzip else iter(lambda: f.read(size), b"")
         rest = b""
@@ -455,11 +456,11 @@ def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
             rest = buffer[end:]
             if not bom_checked:
                 bom_checked = True
-                if buffer[:3] == _BOM:
+                if buffer[:3] == BOM:
                     buffer = buffer[3:]
                     end -= 3
             yield buffer[:end]
-        if rest and not bom_checked and rest[:3] == _BOM:
+        if rest and not bom_checked and rest[:3] == BOM:
             rest = rest[3:]
         if rest:
             yield rest
@@ -485,7 +486,7 @@ def _gunzipped(f: IO[bytes], source: str, size: int) -> Iterator[bytes]:
                 data = d.unused_data or f.read(size)
                 if not data:
                     return
-                if data[:2] != _GZIP_MAGIC:  # gzip allows trailing zero padding, nothing else
+                if data[:2] != GZIP_MAGIC:  # gzip allows trailing zero padding, nothing else
                     while data:
                         if data.strip(b"\x00"):
                             raise EOFError("trailing garbage after the compressed data")

@@ -42,11 +42,11 @@ import polars as pl
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import frame_from_dataframe, frame_from_mapping, frame_from_rows, is_dataframe, is_named_tuples
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
-from irspec.data.trec import Source, _stem, read_text
+from irspec.data.trec import Source, read_text, stem
 from irspec.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError
 
-__all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind"]
+__all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind", "checked"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -72,16 +72,16 @@ class Qrels:
         ``columns`` names a Parquet file's columns as :meth:`from_frame` takes them."""
         if is_parquet(path_or_file):
             name = source or os.fspath(path_or_file)
-            return cls(_finish(read_parquet(path_or_file, QRELS, name, columns)[0], QRELS, name, "row")[0], name)
+            return cls(checked(read_parquet(path_or_file, QRELS, name, columns)[0], QRELS, name, "row")[0], name)
         _no_columns(columns, source or path_or_file)
         text = read_text(path_or_file, QRELS, source)
-        return cls(_finish(text.frame, QRELS, text.source)[0], text.source)
+        return cls(checked(text.frame, QRELS, text.source)[0], text.source)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, int]]) -> Qrels:
         """Qrels from pytrec_eval's shape ``{qid: {docno: label}}``; labels must be integers."""
         frame = frame_from_mapping(d, QRELS, "<dict>")
-        return cls(_finish(frame, QRELS, "<dict>")[0], "<dict>")
+        return cls(checked(frame, QRELS, "<dict>")[0], "<dict>")
 
     @classmethod
     def from_frame(cls, df: Any, *, source: str = "<DataFrame>", columns: Mapping[str, str] | None = None) -> Qrels:
@@ -90,14 +90,14 @@ class Qrels:
         irspec's names (``query``, ``docno``, ``label``) to; other columns are ignored. ``source`` names
         it in messages."""
         frame = frame_from_dataframe(df, QRELS, source, columns)
-        return cls(_finish(frame, QRELS, source)[0], source)
+        return cls(checked(frame, QRELS, source)[0], source)
 
     @classmethod
     def from_rows(cls, rows: Iterable[Any], *, columns: Mapping[str, str] | None = None) -> Qrels:
         """Qrels from named tuples such as ir_measures' ``Qrel(query_id, doc_id, relevance)`` or
         ir_datasets' ``TrecQrel`` (its ``iteration`` is ignored); fields are found as a frame's columns."""
         frame = frame_from_rows(rows, QRELS, "<rows>", columns)
-        return cls(_finish(frame, QRELS, "<rows>")[0], "<rows>")
+        return cls(checked(frame, QRELS, "<rows>")[0], "<rows>")
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -137,17 +137,17 @@ class Run:
         if is_parquet(path_or_file):
             name = source or os.fspath(path_or_file)
             frame, runid = read_parquet(path_or_file, RUN, name, columns)
-            frame, keys = _finish(frame, RUN, name, "row")
-            return cls(frame, runid or _stem(name) or "run", name, keys)
+            frame, keys = checked(frame, RUN, name, "row")
+            return cls(frame, runid or stem(name) or "run", name, keys)
         _no_columns(columns, source or path_or_file)
         text = read_text(path_or_file, RUN, source)
-        frame, keys = _finish(text.frame, RUN, text.source)
+        frame, keys = checked(text.frame, RUN, text.source)
         return cls(frame, text.name or "run", text.source, keys)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
         """A run from pytrec_eval's shape ``{qid: {docno: score}}``; scores must be finite numbers."""
-        frame, keys = _finish(frame_from_mapping(d, RUN, "<dict>"), RUN, "<dict>")
+        frame, keys = checked(frame_from_mapping(d, RUN, "<dict>"), RUN, "<dict>")
         return cls(frame, name, "<dict>", keys)
 
     @classmethod
@@ -155,14 +155,14 @@ class Run:
         """A run from a pandas or polars DataFrame or a polars LazyFrame with ir_measures' columns
         (``query_id, doc_id, score``), PyTerrier's (``qid, docno, score``), or those ``columns`` maps
         irspec's names (``query``, ``docno``, ``score``) to; other columns, such as a rank, are ignored."""
-        frame, keys = _finish(frame_from_dataframe(df, RUN, "<DataFrame>", columns), RUN, "<DataFrame>")
+        frame, keys = checked(frame_from_dataframe(df, RUN, "<DataFrame>", columns), RUN, "<DataFrame>")
         return cls(frame, name, "<DataFrame>", keys)
 
     @classmethod
     def from_rows(cls, rows: Iterable[Any], name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
         """A run from named tuples such as ir_measures' or ir_datasets' ``ScoredDoc(query_id, doc_id,
         score)``; fields are found as a frame's columns."""
-        frame, keys = _finish(frame_from_rows(rows, RUN, "<rows>", columns), RUN, "<rows>")
+        frame, keys = checked(frame_from_rows(rows, RUN, "<rows>", columns), RUN, "<rows>")
         return cls(frame, name, "<rows>", keys)
 
     @cached_property
@@ -279,8 +279,8 @@ def _no_columns(columns: Mapping[str, str] | None, src: Any) -> None:
 def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, source: str) -> _QrelsOrRun:
     """A ``cls`` of a table's frame (rows for lines), checked."""
     if cls is Qrels:
-        return Qrels(_finish(frame, QRELS, source, "row")[0], source)
-    frame, keys = _finish(frame, RUN, source, "row")
+        return Qrels(checked(frame, QRELS, source, "row")[0], source)
+    frame, keys = checked(frame, RUN, source, "row")
     return Run(frame, name or "run", source, keys)
 
 
@@ -288,11 +288,12 @@ def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, s
 # Checks shared by every input kind
 
 
-def _finish(
+def checked(
     frame: pl.DataFrame, kind: Kind, source: str, unit: str = "line"
 ) -> tuple[pl.DataFrame, np.ndarray | None]:
-    """Check finiteness and duplicates (rows in source order); sort qrels. Returns the frame and, for
-    a run, its :func:`pair_keys`. ``unit`` is what the ``line`` column counts: lines, or a table's rows."""
+    """The checks every reader's frame goes through (a streamed run's blocks too): finite scores, no
+    duplicate docno in a query (rows in source order); qrels sorted. Returns the frame and, for a run,
+    its :func:`pair_keys`. ``unit`` is what the ``line`` column counts: lines, or a table's rows."""
     if kind is RUN and not frame.get_column("score").is_finite().all():
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"

@@ -50,8 +50,10 @@ from irspec.errors import InputError
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]  # noqa: UP007 (a runtime alias on 3.10)
 Buffer = Union[bytes, mmap.mmap]  # noqa: UP007
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of gzip data: how a compressed file is told, whatever its name."""
+BOM = b"\xef\xbb\xbf"
+"""UTF-8's byte order mark, dropped from the start of a file."""
 # C isspace() minus newline: what trec_eval accepts between fields.
 _WS_CHARS = " \t\r\x0b\x0c"
 _WS_SPLIT = re.compile(r"[ \t\r\x0b\x0c]+")
@@ -81,6 +83,14 @@ def read_text(src: Source, kind: Kind, source: str | None = None) -> Text:
     return Text(frame, raw.name, name)
 
 
+def parse_text(data: bytes, kind: Kind, source: str) -> Text:
+    """Qrels or a run (``kind``) from TREC text already in memory and decompressed: a whole file, or a
+    chunk of whole lines of one (the streaming reader's, :mod:`irspec.stream`; its line numbers count
+    from the chunk's start). A run's ``name`` is the runid of the chunk's last data line, or None."""
+    frame = _parse(_Raw(data, source, None), kind)
+    return Text(frame, source, _runid(data, frame) if kind is RUN else None)
+
+
 # --------------------------------------------------------------------------------------------------
 # Getting the bytes
 
@@ -100,7 +110,7 @@ def _read_raw(src: Any, source: str | None) -> _Raw:
         path = os.fspath(src)
         if path == "-":
             name = source or "<stdin>"
-            raw = _Raw(sys.stdin.buffer.read(), name, _stem(name))
+            raw = _Raw(sys.stdin.buffer.read(), name, stem(name))
         else:
             name = source or path
             try:
@@ -119,15 +129,15 @@ def _read_raw(src: Any, source: str | None) -> _Raw:
             data = data.encode("utf-8")
         elif not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"{type(src).__name__}.read() returned {type(data).__name__}")
-        raw = _Raw(bytes(data), name, _stem(name))
+        raw = _Raw(bytes(data), name, stem(name))
     else:
         raise TypeError(f"expected a path, '-' or an open file, got {type(src).__name__}")
-    if raw.data[:2] == _GZIP_MAGIC:
+    if raw.data[:2] == GZIP_MAGIC:
         try:
             raw = _Raw(_gunzip(raw.data), raw.name, raw.stem)
         except (EOFError, zlib.error) as e:
             raise InputError(f"corrupt gzip data: {e}", source=raw.name) from None
-    if raw.data[:3] == _BOM:
+    if raw.data[:3] == BOM:
         raw = _Raw(bytes(raw.data[3:]), raw.name, raw.stem)
     return raw
 
@@ -149,8 +159,8 @@ def _read_file(path: str, name: str) -> _Raw:
             except (OSError, ValueError):
                 pass
             else:
-                return _Raw(data, name, _stem(name), os.path.abspath(path))
-        return _Raw(f.read(), name, _stem(name))
+                return _Raw(data, name, stem(name), os.path.abspath(path))
+        return _Raw(f.read(), name, stem(name))
 
 
 def _gunzip(data: Buffer) -> bytes:
@@ -163,14 +173,16 @@ def _gunzip(data: Buffer) -> bytes:
         if not d.eof:
             raise EOFError("compressed data ended before the end-of-stream marker")
         data = d.unused_data
-        if data[:2] != _GZIP_MAGIC:
+        if data[:2] != GZIP_MAGIC:
             if data.strip(b"\x00"):  # gzip allows trailing zero padding, nothing else
                 raise EOFError("trailing garbage after the compressed data")
             break
     return b"".join(parts)
 
 
-def _stem(name: str) -> str | None:
+def stem(name: str) -> str | None:
+    """A run's name from its file name when it has no runid: ``bm25`` for ``runs/bm25.run.gz``; None
+    for a name that is no file's (``<stdin>``)."""
     if name.startswith("<") and name.endswith(">"):
         return None
     base = Path(name).name
