@@ -21,7 +21,12 @@ bit for bit:
   run with no row at all in a bucket is evaluated as an empty run there. Which runs a frame holds is
   known only globally, so their names (and which queries each answers) are collected first, one small
   job over the distinct (run, query) pairs: it also raises ``missing_queries="error"`` on the driver
-  and issues the warnings :func:`irspec.evaluate` issues about missing and unknown queries.
+  and issues the warnings :func:`irspec.evaluate` issues about missing and unknown queries. That job
+  reads the run's source once, and the evaluation once more: Spark re-reads whatever a frame comes
+  from, and for a TREC text file (:func:`read_run`) that means splitting every line twice. irspec
+  does not cache the frame behind the caller's back (it would hold a copy of the run on the cluster
+  until the caller's session ends); for a large text run, ``persist()`` it, or write it once as
+  Parquet, which Spark reads column by column (the benchmark's Parquet runs take half the time).
 
 The per-query frame is small (queries × metrics × runs rows). :func:`aggregate` and :func:`results`
 collect it and pass each metric's values, in query-id order, through
