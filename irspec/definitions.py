@@ -128,6 +128,12 @@ class MetricDef:
     A metric over another input gives ``compute(data, metric)``, where ``data`` is what that reader
     returned, and returns one float per item of ``data.ids`` (NaN for an item it leaves out); see
     :mod:`irspec.inputs`.
+
+    ``bounds`` is the range every per-query value lies in, where there is one: ``(0, 1)`` for a
+    precision, ``(0, None)`` for a search length, ``(None, None)`` (the default) for a utility. A mean's
+    t interval, symmetric by construction, is cut to it: the true mean lies inside the bounds, so the
+    cut interval holds it exactly when the whole one does (its coverage is unchanged), and it never
+    shows a precision below 0.
     """
 
     name: str
@@ -143,6 +149,7 @@ class MetricDef:
     dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
     needs: str = "run"
     better: Better = "higher"
+    bounds: tuple[float | None, float | None] = (None, None)
     plugin: str = field(default="", compare=False)
 
     def param(self, name: str) -> Param:

@@ -177,7 +177,7 @@ def test_the_terminal_table_shows_t_intervals_with_ci(capsys):
     out = capsys.readouterr().out
     low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
     assert f"0.7913 [{low:.4f}, {high:.4f}]" in out
-    assert "[low, high]: the 95% confidence interval of the mean (t distribution over the queries)." in out
+    assert "[low, high]: the 95% confidence interval of the mean (t distribution over the queries, cut at the metric's bounds)." in out
     row = next(line for line in out.splitlines() if line.startswith("base"))
     assert row.split()[-1] == "80"  # a sum has no interval
 
@@ -223,7 +223,7 @@ def test_a_result_displays_its_means_with_t_intervals():
     low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
     html = data["text/html"]
     assert f'<td>0.7913 <span class="ci">[{low:.4f}, {high:.4f}]</span></td><td>80</td>' in html
-    assert "confidence interval of the mean (t distribution over the queries)" in html
+    assert "confidence interval of the mean (t distribution over the queries, cut at the metric's bounds)" in html
     assert "<!DOCTYPE" not in html  # a fragment, not a page
     markdown = data["text/markdown"]
     assert f"| base | 0.7913 [{low:.4f}, {high:.4f}] | 80 |" in markdown
@@ -346,3 +346,27 @@ def test_a_plugin_metric_appears_in_frames_display_and_jsonl(irspec_plugin, caps
     assert math.isclose(many["a"].aggregate()["Half"], 2.5 / 3)
     html = _displayed(irspec.compare(many, baseline="b"))["text/html"]
     assert "<th>Half</th>" in html and '<td class="text">Half</td>' in html
+
+
+class _Bounded:
+    """Two plugin metrics with the same values (1 when the top document is relevant, else 0.5), one
+    declaring that its values lie in [0, 1] (``MetricDef.bounds``), one declaring nothing."""
+
+    @irspec.hookimpl
+    def irspec_register_metrics(self, register):
+        register(MetricDef("HalfB", "as Half, bounded", per_query=_half, bounds=(0.0, 1.0)))
+        register(MetricDef("HalfU", "as Half, unbounded", per_query=_half))
+
+
+def test_a_t_interval_is_cut_at_the_metrics_bounds(irspec_plugin):
+    """Three queries scoring 1, 1, 0.5: scipy's t interval of the mean passes 1; a metric bounded by
+    [0, 1] shows it cut at 1 (the true mean cannot exceed 1, so the cut keeps the coverage), an
+    unbounded one shows it whole."""
+    irspec_plugin(_Bounded())
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+    run = {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}, "q3": {"d3": 1.0}}
+    low, high = _t_interval([1.0, 0.5, 1.0])
+    assert high > 1.0  # the case the cut is for
+    shown = _displayed(irspec.evaluate(qrels, run, "HalfB, HalfU"))["text/markdown"]
+    assert f"0.8333 [{low:.4f}, 1.0000]" in shown
+    assert f"0.8333 [{low:.4f}, {high:.4f}]" in shown

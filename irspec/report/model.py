@@ -202,7 +202,7 @@ _RESAMPLES = 10_000
 INTERVAL_SEED = 42
 """The seed of the bootstrap intervals a results table shows (a report's provenance names it)."""
 _INTERVAL_WORDS = {
-    "t": "t distribution over the queries",
+    "t": "t distribution over the queries, cut at the metric's bounds",
     "bootstrap": f"BCa bootstrap over the queries, {_RESAMPLES} resamples, seed {INTERVAL_SEED}",
 }
 
@@ -218,6 +218,9 @@ def _intervals(res: Result, aggregate: Mapping[str, float], method: str, decimal
         values = values[~np.isnan(values)]
         if m.aggregate == "mean" and len(values) >= 2:
             low, high = stats.mean_ci(values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=INTERVAL_SEED)
+            least, most = m.definition.bounds if m.definition is not None else (None, None)
+            low = low if least is None else max(low, least)  # the t interval's tail past a bound (MetricDef.bounds)
+            high = high if most is None else min(high, most)
             out[str(m)] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
     return out
 
