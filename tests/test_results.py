@@ -177,7 +177,7 @@ def test_the_terminal_table_shows_t_intervals_with_ci(capsys):
     out = capsys.readouterr().out
     low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
     assert f"0.7913 [{low:.4f}, {high:.4f}]" in out
-    assert "[low, high]: the 95% confidence interval of the mean (t distribution over the queries, cut at the metric's bounds)." in out
+    assert "[low, high]: the 95% confidence interval of the mean (t distribution over the queries, cut at the bounds of the metric)." in out
     row = next(line for line in out.splitlines() if line.startswith("base"))
     assert row.split()[-1] == "80"  # a sum has no interval
 
@@ -223,7 +223,7 @@ def test_a_result_displays_its_means_with_t_intervals():
     low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
     html = data["text/html"]
     assert f'<td>0.7913 <span class="ci">[{low:.4f}, {high:.4f}]</span></td><td>80</td>' in html
-    assert "confidence interval of the mean (t distribution over the queries, cut at the metric's bounds)" in html
+    assert "confidence interval of the mean (t distribution over the queries, cut at the bounds of the metric)" in html
     assert "<!DOCTYPE" not in html  # a fragment, not a page
     markdown = data["text/markdown"]
     assert f"| base | 0.7913 [{low:.4f}, {high:.4f}] | 80 |" in markdown

@@ -202,7 +202,7 @@ _RESAMPLES = 10_000
 INTERVAL_SEED = 42
 """The seed of the bootstrap intervals a results table shows (a report's provenance names it)."""
 _INTERVAL_WORDS = {
-    "t": "t distribution over the queries, cut at the metric's bounds",
+    "t": "t distribution over the queries, cut at the bounds of the metric",
     "bootstrap": f"BCa bootstrap over the queries, {_RESAMPLES} resamples, seed {INTERVAL_SEED}",
 }
 
