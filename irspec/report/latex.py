@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Cell, Row, Table, build_table, interval_legend, marks_legend
+from irspec.report.model import Cell, Row, Table, build_table, input_blocks, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
@@ -184,4 +184,21 @@ def to_latex(
     table = build_table(
         results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
     )
-    return render(table)
+    extra = input_tables(results, decimals=decimals) if content == "results" else ""
+    return render(table) + extra
+
+
+def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+    """The tables the results carry beside their metrics (:func:`~irspec.report.model.input_blocks`: a
+    log's top queries, query groups, a standardisation's settings), each a booktabs ``table`` captioned
+    with its heading and description; ``""`` when there are none."""
+    out = []
+    for heading, description, block in input_blocks(results, decimals=decimals):
+        spec = "".join("l" if c.align == "left" else "r" for c in block.columns)
+        caption = latex_escape(heading + (f": {description}" if description else ""))
+        out += ["", r"\begin{table}[tbp]", r"  \centering", f"  \\caption{{{caption}}}", f"  \\begin{{tabular}}{{{spec}}}", r"    \toprule"]
+        out.append("    " + " & ".join(latex_escape(c.title) for c in block.columns) + r" \\")
+        out.append(r"    \midrule")
+        out += ["    " + " & ".join(latex_escape(c.text) for c in r.cells) + r" \\" for r in block.rows]
+        out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
+    return "\n".join(out) + "\n" if out else ""
