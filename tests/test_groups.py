@@ -108,3 +108,28 @@ def test_every_format_shows_groups(tmp_path, capsys):
     assert main(base + ["-f", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["runs"][0]["tables"][0]["metric"] == "nDCG@10"
+
+
+def test_plan_sections_and_plot(tmp_path):
+    """A plan with ``standardize`` and ``groups``: its results are z-scores with group tables, and the
+    plots include the group figure; the z-scores equal irspec.standardize's on the same runs."""
+    demo = Path(__file__).parent.parent / "specs" / "demo"
+    (tmp_path / "g.tsv").write_text("".join(f"q{i:02d} {'head' if i <= 25 else 'tail'}\n" for i in range(1, 51)))
+    plan = tmp_path / "p.yaml"
+    plan.write_text(
+        f"qrels: {demo / 'qrels.txt'}\nruns:\n"
+        + "".join(f"  - {{name: {n}, path: {demo / 'runs' / (n + '.run')}}}\n" for n in ("bm25", "dense", "hybrid"))
+        + "metrics: [nDCG@10]\nstandardize: {reference: [bm25, dense]}\ngroups: g.tsv\n"
+        + "output:\n  - {format: plots, path: out}\n"
+    )
+    report = irspec.run_plan(irspec.load_plan(str(plan)))
+    raw = irspec.evaluate(str(demo / "qrels.txt"), {n: str(demo / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid")}, "nDCG@10")
+    expected = irspec.standardize(raw, reference=[raw["bm25"], raw["dense"]])
+    for got, want in zip(report.results, expected.values()):
+        assert str(got.metrics[0]) == "z(nDCG@10)" and np.array_equal(got.values, want.values)
+        assert [t.title for t in got.tables if getattr(t, "metric", "")] == ["Query groups: z(nDCG@10)"]
+    pytest.importorskip("matplotlib", reason="deliberate: plots need matplotlib")
+    from irspec.plan.execute import write_outputs
+
+    write_outputs(report)
+    assert (tmp_path / "out" / "groups-z_nDCG_at_10.svg").exists()
