@@ -157,10 +157,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
     if args.output:  # before the evaluation, not after it
         check_writable(args.output)
-    if args.write_z:
-        check_writable(args.write_z)
     elif args.format in BINARY_FORMATS:
         raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
+    if args.write_z:
+        check_writable(args.write_z)
     runs = list(args.runs)
     if runs.count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
