@@ -48,6 +48,9 @@ __all__ = [
     "Result",
     "ResultSet",
     "compare",
+    "standardize",
+    "by_group",
+    "with_groups",
     "load_plan",
     "run_plan",
     "read_qrels",
@@ -111,6 +114,9 @@ _LAZY: dict[str, str] = {
     "evaluate_many": "irspec.engine",
     "evaluate_input": "irspec.results",
     "compare": "irspec.comparisons",
+    "standardize": "irspec.zscores",
+    "by_group": "irspec.groups",
+    "with_groups": "irspec.groups",
     "load_plan": "irspec.plan.load",
     "run_plan": "irspec.plan.execute",
     "read_qrels": "irspec.data",
@@ -119,7 +125,7 @@ _LAZY: dict[str, str] = {
     "Run": "irspec.data",
 }
 # Submodules reachable as attributes (`irspec.stats.paired`) without an import statement.
-_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons")
+_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores", "groups")
 
 
 def __getattr__(name: str) -> Any:

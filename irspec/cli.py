@@ -126,7 +126,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         format_results,
         hash_in_background,
         provenance,
-        write_atomic,
+        write_all_atomic,
     )
     from irspec.report.formats import WITH_INTERVALS, default_intervals
     from irspec.stream import open_run, parse_memory
@@ -160,6 +160,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         check_writable(args.output)
     elif args.format in BINARY_FORMATS:
         raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
+    if args.write_z:
+        check_writable(args.write_z)
     runs = list(args.runs)
     if runs.count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
@@ -176,17 +178,52 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             results.extend(evaluate_many(qrels, [loaded], metrics, options=options))
             progress.advance()
     results = distinct_names(results)  # two files with one runid (or one file twice)
+    written = _z_file(args, results)
+    results = _standardized(args, results)
+    results = _grouped(args, results)
     _print_warnings(results)
     inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs)]
     origin = provenance(results, inputs, options=options) if args.format == "json" else None
     text = format_results(
         results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin, intervals=intervals
     )
-    if args.output:
-        write_atomic(args.output, text, make_dirs=False)  # as a shell's > would, into a directory that exists
-    else:
+    files = [(args.output, text)] if args.output else []
+    if files or written:  # as a shell's > would, into a directory that exists; all or nothing
+        write_all_atomic(files + written, make_dirs=False)
+    if not args.output:
         sys.stdout.write(text)
     return 0
+
+
+def _z_file(args: argparse.Namespace, results: list) -> list[tuple[str, str]]:
+    """``--write-z FILE``: the evaluated runs' per-topic means and deviations, as ``(path, text)``."""
+    if not args.write_z:
+        return []
+    from irspec.zscores import z_table
+
+    return [(args.write_z, z_table(results).to_text())]
+
+
+def _standardized(args: argparse.Namespace, results: list) -> list:
+    """``--standardize`` (reference: the runs given) or ``-Z FILE``: the results as z-scores."""
+    if args.standardize and args.zscores:
+        raise EvaluationError("--standardize takes the runs given as the reference and -Z a file: give one")
+    if args.z_cdf and not (args.standardize or args.zscores):
+        raise EvaluationError("--z-cdf maps z-scores: give --standardize or -Z FILE too")
+    if not (args.standardize or args.zscores):
+        return results
+    from irspec.zscores import standardize
+
+    return standardize(results, args.zscores, cdf=args.z_cdf)
+
+
+def _grouped(args: argparse.Namespace, results: list) -> list:
+    """``--groups FILE``: each result with its per-group means and intervals beside it."""
+    if not args.groups:
+        return results
+    from irspec.groups import with_groups
+
+    return with_groups(results, args.groups)
 
 
 def _print_warnings(results: Sequence[object]) -> None:
@@ -276,6 +313,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", metavar="SIZE",
                    help="cap the working set, e.g. 1GiB or 500MB: a larger run is evaluated in blocks of whole queries, "
                    "with the same values (default: half the available memory, at most 2GiB)")
+    p.add_argument("--standardize", action="store_true",
+                   help="per-topic z-scores, (x - topic mean) / topic sd over the runs given (sample sd; Webber et al. 2008)")
+    p.add_argument("-Z", "--zscores", metavar="FILE",
+                   help="per-topic z-scores from trec_eval's -Z file of lines 'query_id measure mean sd'")
+    p.add_argument("--z-cdf", action="store_true",
+                   help="map the z-scores through the standard normal CDF, into [0, 1] (off by default, as trec_eval -Z)")
+    p.add_argument("--write-z", metavar="FILE",
+                   help="write the runs' per-topic means and sample sds in trec_eval's -Z format, for -Z elsewhere")
+    p.add_argument("--groups", metavar="FILE",
+                   help="per-group means with 95%% t intervals, from a file of lines 'query_id group' (a query may be in several groups)")
     p.set_defaults(func=_cmd_eval)
 
     set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"

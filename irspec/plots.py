@@ -21,6 +21,9 @@ Each figure as PNG and SVG:
 ``distributions-<metric>``
     Per metric, the per-topic scores of every run: a box plot per run with the topics as dots and the
     mean as a diamond.
+``groups-<metric>``
+    Per metric, with query groups (:mod:`irspec.groups`): every run's mean per group with its 95% t
+    interval, then the macro and micro means.
 ``<input>-<table>``
     Per table an input offers beside its metrics (:class:`~irspec.definitions.InputTable`: a log's top
     queries, its queries per hour), its second column against its first, as a bar or line chart.
@@ -45,7 +48,7 @@ from irspec.errors import IrspecError
 
 __all__ = [
     "IPREC_SPECS", "MISSING_MATPLOTLIB", "ROC_CUTOFFS", "CONFUSION_K", "JITTER_SEED", "Confusion", "FigureData", "figure_specs",
-    "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files",
+    "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files", "group_figure",
 ]
 
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -514,6 +517,7 @@ def figures(
             ),
             distributions_figure(results, metric),
         )
+    yield from _group_figures(results, unique)
     yield from _input_figures(inputs)
 
 
@@ -598,3 +602,53 @@ def render_files(plots: Sequence[Plot]) -> dict[str, bytes]:
                 raise ValueError(f"plot {p.name} was rendered without {ext}")
             files[f"{p.name}.{ext}"] = data
     return files
+
+
+def _group_tables(results: Sequence[Any]) -> dict[str, list[tuple[str, Any]]]:
+    """``{metric: [(run, table)]}``: the runs' query-group tables (:class:`irspec.groups.GroupTable`,
+    told by their ``metric``), in run order."""
+    found: dict[str, list[tuple[str, Any]]] = {}
+    for res in results:
+        for table in res.tables:
+            if getattr(table, "metric", ""):
+                found.setdefault(table.metric, []).append((res.run_name, table))
+    return found
+
+
+def group_figure(metric: str, tables: Sequence[tuple[str, Any]]) -> Any:
+    """Per group of queries (and the macro and micro means), every run's mean of ``metric`` as a point with
+    its 95% t interval as a bar (none for a group of one query), runs side by side within a group."""
+    names = [str(r[0]) for r in tables[0][1].rows]
+    fig = _new_figure(7.5, 0.9 + 0.32 * len(names) * max(1, min(len(tables), 4) / 2))
+    ax = fig.add_subplot()
+    width = 0.7 / len(tables)
+    for k, ((run, table), style) in enumerate(zip(tables, _styles(len(tables)))):
+        offset = (k - (len(tables) - 1) / 2) * width
+        for i, (_, _, mean, low, high) in enumerate(table.rows):
+            if math.isnan(mean):
+                continue
+            error = None if math.isnan(low) else [[mean - low], [high - mean]]
+            ax.errorbar(mean, i + offset, xerr=error, fmt=style["marker"], color=style["color"], capsize=2.5,
+                        markersize=4, linewidth=1.2, label=run if i == 0 else None)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.axhline(len(names) - 2.5, color="#8c959f", linewidth=0.8, linestyle=":")  # groups above, the summaries below
+    ax.set_xlabel(f"mean {metric} (95% t interval)")
+    ax.grid(axis="y", visible=False)
+    ax.set_title(f"{metric} by query group", loc="left")
+    if len(tables) > 1:
+        fig.legend(loc="outside right upper", title="run", frameon=False)
+    return fig
+
+
+def _group_figures(results: Sequence[Any], unique: Any) -> Iterable[tuple[str, str, str, Any]]:
+    for metric, tables in _group_tables(results).items():
+        yield (
+            unique(f"groups-{_slug(metric)}"),
+            f"{metric} by query group",
+            (
+                f"Every run's mean {metric} per group of queries with its 95% t interval (none for a group of one "
+                "query); below the dotted line, the macro mean over the groups and the micro mean over all queries."
+            ),
+            group_figure(metric, tables),
+        )

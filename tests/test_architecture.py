@@ -49,6 +49,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
     ("inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
     ("spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
+    ("zscores",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
+    ("groups",),  # per-group means with their intervals, macro and micro means
     ("comparison",),  # the compare step's records: its settings and one comparison
     ("plots",),  # figures drawn from results
     ("report",),  # every output format, from results and comparisons

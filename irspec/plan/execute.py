@@ -28,9 +28,12 @@ from irspec.comparisons import compare_results
 from irspec.data import read_qrels
 from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many
 from irspec.errors import IrspecError
+from irspec.groups import with_groups
 from irspec.inputs import evaluate_input
 from irspec.plan.model import Output, Plan
 from irspec.progress import Progress
+from irspec.report.text import input_tables
+from irspec.zscores import standardize
 
 __all__ = ["PlanReport", "run_plan", "render_outputs", "write_outputs"]
 
@@ -83,6 +86,9 @@ def run_plan(plan: Plan) -> PlanReport:
                 dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy(), _aggregate={})
                 for res in results
             ]
+    results = _standardized(plan, results)
+    if plan.groups is not None and results:
+        results = with_groups(results, plan.groups)
     comparisons: list[Comparison] = []
     notes: list[str] = []
     if plan.compare is not None:
@@ -92,6 +98,17 @@ def run_plan(plan: Plan) -> PlanReport:
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
         inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log"))
     return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
+
+
+def _standardized(plan: Plan, results: list[Any]) -> list[Any]:
+    """The plan's ``standardize``: the results as z-scores against its reference runs or -Z file."""
+    if plan.standardize is None or not results:
+        return results
+    z = plan.standardize
+    reference: Any = z.file
+    if z.reference is not None:
+        reference = [res for res in results if res.run_name in z.reference]
+    return standardize(results, reference, cdf=z.cdf)
 
 
 def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
@@ -194,6 +211,7 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
         if not comparisons:
             return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals)
         logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query) if report.inputs else ""
+        logs = input_tables(runs, decimals=output.decimals) + logs  # query groups, a standardisation's settings
         table = fmt.marked_table(
             runs,
             comparisons,

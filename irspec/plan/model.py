@@ -12,7 +12,7 @@ from irspec.comparison import Compare
 from irspec.engine import Options
 from irspec.registry import Metric
 
-__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output", "SparkEngine"]
+__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output", "SparkEngine", "Standardize"]
 
 # Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
 # file for editors (tests/test_plan.py keeps the two identical).
@@ -57,6 +57,17 @@ class SparkEngine:
 
 
 @dataclass(frozen=True)
+class Standardize:
+    """A plan's ``standardize``: per-topic z-scores (:func:`irspec.standardize`) against the runs named in
+    ``reference`` (``None``: every run of the plan) or the trec_eval -Z ``file``; ``cdf`` maps them
+    through the standard normal CDF."""
+
+    reference: tuple[str, ...] | None = None
+    file: Path | None = None
+    cdf: bool = False
+
+
+@dataclass(frozen=True)
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
@@ -76,6 +87,10 @@ class Plan:
     """``None``: the runs are evaluated in this process."""
     memory: int | None = None
     """The cap on the working set in bytes (``options.memory``); None for the default."""
+    standardize: Standardize | None = None
+    """``None``: the runs' raw scores are reported."""
+    groups: Path | None = None
+    """A file of ``query_id group`` lines: per-group means with intervals beside each run (``None``: none)."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options
 from irspec.errors import InputError, IrspecError, SpecError, suggest
-from irspec.plan.model import Output, Plan, PlanRun, SparkEngine
+from irspec.plan.model import Output, Plan, PlanRun, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
 from irspec.plugins import get_registry
@@ -81,6 +81,12 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
             problems.add(("options", "memory"), str(e))
 
     compare = _resolve_compare(data, runs, names_complete, problems)
+    standardize = _resolve_standardize(data.get("standardize"), runs, names_complete, local, problems, inputs)
+    groups = None
+    if isinstance(data.get("groups"), str) and data["groups"]:
+        groups = local(data["groups"])
+        _check_file(groups, ("groups",), "groups", problems)
+        inputs.add(os.path.abspath(groups))
     outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
 
     if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
@@ -97,7 +103,41 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         log=log,
         engine=_resolve_engine(data.get("engine")),
         memory=memory,
+        standardize=standardize,
+        groups=groups,
     )
+
+
+def _resolve_standardize(
+    raw: Any, runs: list[PlanRun], names_complete: bool, local: Any, problems: Problems, inputs: set[str]
+) -> Standardize | None:
+    """The plan's ``standardize`` (the schema has checked its shape): ``true``, or a reference (run names,
+    at least two, each a run of the plan) or a -Z ``file``, not both."""
+    if raw is True:
+        if len(runs) < 2 and names_complete:
+            problems.add(("standardize",), "standardising against the plan's runs needs at least 2 runs")
+        return Standardize()
+    if not isinstance(raw, dict):
+        return None
+    cdf = bool(raw.get("cdf", False))
+    if "reference" in raw and "file" in raw:
+        problems.add(("standardize",), "give a reference (run names) or a file, not both")
+        return None
+    if isinstance(raw.get("file"), str):
+        path = local(raw["file"])
+        _check_file(path, ("standardize", "file"), "z-score", problems)
+        inputs.add(os.path.abspath(path))
+        return Standardize(file=path, cdf=cdf)
+    reference = raw.get("reference")
+    if isinstance(reference, list):
+        names = [r.name for r in runs]
+        for i, name in enumerate(reference):
+            if names_complete and name not in names:
+                close = suggest(str(name), names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; the runs are {', '.join(names)}"
+                problems.add(("standardize", "reference", i), f"{name!r} is not a run of this plan{hint}")
+        return Standardize(reference=tuple(reference), cdf=cdf)
+    return Standardize(cdf=cdf)
 
 
 def _resolve_engine(raw: Any) -> SparkEngine | None:

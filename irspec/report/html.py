@@ -97,7 +97,7 @@ def to_html(
     sections.append(("results", "Results"))
     tables = input_blocks(results, decimals=decimals)
     if tables:
-        sections.append(("tables", "Log tables"))
+        sections.append(("tables", "Tables"))
     if comparisons:
         sections.append(("comparisons", "Comparisons"))
     sections.append(("plots", "Plots"))

@@ -188,9 +188,9 @@ def to_latex(
 
 
 def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
-    """The results' input tables (a log's top queries, :func:`~irspec.report.model.input_blocks`) as
-    LaTeX ``table`` environments after the results, each captioned with its heading and description;
-    ``""`` when there are none."""
+    """The tables the results carry beside their metrics (:func:`~irspec.report.model.input_blocks`: a
+    log's top queries, query groups, a standardisation's settings) as LaTeX ``table`` environments after
+    the results, each captioned with its heading and description; ``""`` when there are none."""
     out: list[str] = []
     for heading, description, block in input_blocks(results, decimals=decimals):
         caption = latex_escape(heading) + (". " + latex_escape(description) if description else "")

@@ -18,14 +18,17 @@ _SUMMARY_ONLY = {"NumQ", "GMAP", "gm_bpref"}
 
 
 def _label(metric: Any, trec: bool) -> str:
-    return (metric.trec_name or str(metric)) if trec else str(metric)
+    if not trec:
+        return str(metric)
+    # a standardised measure: trec_eval -Z prints "Z" before the padded name ("Z%-22s")
+    return getattr(metric, "trec_prefix", "") + f"{metric.trec_name or str(metric):<22}"
 
 
 def _number(value: float, metric: Any) -> str:
     if math.isnan(value):
         return "nan"
-    if metric.aggregate == "sum" and float(value).is_integer():
-        return str(int(value))
+    if metric.aggregate == "sum" and float(value).is_integer() and not getattr(metric, "trec_prefix", ""):
+        return str(int(value))  # a count; trec_eval -Z prints its z-score as any other value
     return f"{value:6.4f}"
 
 

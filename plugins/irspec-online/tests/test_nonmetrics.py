@@ -122,7 +122,7 @@ def test_a_plans_outputs_show_and_plot_the_tables(tmp_path):
     assert r"\caption{gen: Top queries" in latex and "    b & 3 & 1.0000 \\\\" in latex
     assert "    2024-05-03 & 7 \\\\" in latex
     html = (tmp_path / "out.html").read_text(encoding="utf-8")
-    assert '<h2 id="tables">Log tables</h2>' in html and "<h3>gen: Queries per day</h3>" in html
+    assert '<h2 id="tables">Tables</h2>' in html and "<h3>gen: Queries per day</h3>" in html
     assert '<td class="text">c</td><td>3</td><td>0.0000</td>' in html
     assert html.count('alt="gen: ') == 2  # both tables drawn into the page
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
