@@ -21,6 +21,7 @@ from irspec.report.model import (
     FULL_COLUMNS,
     INTERVAL_SEED,
     Table,
+    averaged_legend,
     build_comparisons,
     build_results,
     input_blocks,
@@ -50,7 +51,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["json"] = lambda value, **kw: json.dumps(value, **kw)
     env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
-    env.globals.update(MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend)
+    env.globals.update(MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend, averaged_legend=averaged_legend)
     return env
 
 
