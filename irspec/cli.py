@@ -234,7 +234,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan, overrides=args.set or ())
     n, m = len(plan.runs), len(plan.metrics)
     log = ", a log" if plan.log is not None else ""
-    print(f"ok: {n} run{'s' if n != 1 else ''}{log}, {m} metric{'s' if m != 1 else ''}")
+    k = len(plan.systems)
+    systems = f", {k} system{'s' if k != 1 else ''} of several runs" if k else ""
+    print(f"ok: {n} run{'s' if n != 1 else ''}{systems}{log}, {m} metric{'s' if m != 1 else ''}")
     return 0
 
 
