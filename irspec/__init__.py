@@ -108,7 +108,7 @@ def metrics() -> dict[str, MetricDef]:
 # is imported when one of its names is first used, so `import irspec` stays light. A new heavy entry
 # point is one line here (and one in __all__).
 _LAZY: dict[str, str] = {
-    "evaluate": "irspec.results",
+    "evaluate": "irspec.systems",  # results.evaluate, with systems of several runs
     "Result": "irspec.results",
     "ResultSet": "irspec.results",
     "evaluate_many": "irspec.engine",
@@ -125,7 +125,7 @@ _LAZY: dict[str, str] = {
     "Run": "irspec.data",
 }
 # Submodules reachable as attributes (`irspec.stats.paired`) without an import statement.
-_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores", "groups")
+_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores", "groups", "systems")
 
 
 def __getattr__(name: str) -> Any:

@@ -130,6 +130,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     from irspec.report.formats import WITH_INTERVALS, default_intervals
     from irspec.stream import open_run, parse_memory
+    from irspec.systems import combine
 
     specs = args.measures or ["official"]
     metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
@@ -163,12 +164,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.write_z:
         check_writable(args.write_z)
     runs = list(args.runs)
-    if runs.count("-") + (args.qrels == "-") > 1:
+    systems = [_system_arg(text) for text in args.system or ()]
+    members = [p for _, paths in systems for p in paths]
+    if (runs + members).count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
     with Progress("reading qrels", detail=args.qrels) as progress:  # shown only on a terminal
         qrels = read_qrels(args.qrels)
-        progress.total, results = len(runs), []
-        for i, run in enumerate(runs):
+        progress.total, results = len(runs) + len(members), []
+        for i, run in enumerate(runs + members):
             progress.update(label="evaluating runs", detail=run)
             loaded = open_run(run, memory)
             if args.format == "json":
@@ -177,12 +180,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 hash_in_background(([args.qrels] if i == 0 else []) + [run])
             results.extend(evaluate_many(qrels, [loaded], metrics, options=options))
             progress.advance()
-    results = distinct_names(results)  # two files with one runid (or one file twice)
+    inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs + members)]
+    start = len(runs)
+    for name, paths in systems:  # --system NAME=...: one system, the mean of its runs per topic
+        results.append(combine(name, results[start : start + len(paths)]))
+        start += len(paths)
+    results = distinct_names([*results[: len(runs)], *results[len(runs) + len(members) :]])  # two runs of one name
     written = _z_file(args, results)
     results = _standardized(args, results)
     results = _grouped(args, results)
     _print_warnings(results)
-    inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs)]
     origin = provenance(results, inputs, options=options) if args.format == "json" else None
     text = format_results(
         results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin, intervals=intervals
@@ -226,6 +233,17 @@ def _grouped(args: argparse.Namespace, results: list) -> list:
     return with_groups(results, args.groups)
 
 
+def _system_arg(text: str) -> tuple[str, list[str]]:
+    """``--system NAME=PATHS``: the name and the run files (comma-separated paths or globs, which irspec
+    expands, since a shell does not expand ``dense=runs/*.run``)."""
+    from irspec.systems import expand_runs
+
+    name, sep, paths = text.partition("=")
+    if not sep or not name or not paths:
+        raise EvaluationError(f"--system {text!r}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run")
+    return name, expand_runs(name, [p for p in paths.split(",") if p])
+
+
 def _print_warnings(results: Sequence[object]) -> None:
     from irspec.engine import collect_warnings
 
@@ -254,7 +272,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan, overrides=args.set or ())
     n, m = len(plan.runs), len(plan.metrics)
     log = ", a log" if plan.log is not None else ""
-    print(f"ok: {n} run{'s' if n != 1 else ''}{log}, {m} metric{'s' if m != 1 else ''}")
+    k = len(plan.systems)
+    systems = f", {k} system{'s' if k != 1 else ''} of several runs" if k else ""
+    print(f"ok: {n} run{'s' if n != 1 else ''}{systems}{log}, {m} metric{'s' if m != 1 else ''}")
     return 0
 
 
@@ -284,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("qrels", help="qrels file (gzip or plain; - for standard input), or irds:<id>, an ir_datasets dataset's qrels")
     p.add_argument("runs", nargs="+", help="run files (- for standard input)")
+    p.add_argument("--system", action="append", metavar="NAME=PATHS",
+                   help="a system of several runs of one method (seeds, folds), reported as the mean of its runs per topic, "
+                   "after the runs: NAME=runs/dense-seed*.run or NAME=a.run,b.run (globs expanded by irspec); repeatable")
     p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
                    help="metric spec(s), repeatable; trec_eval names and sets (official, all_trec) work, and irds-official "
                    "(the dataset's official measures) with irds: qrels; default official")

@@ -38,7 +38,10 @@ FAMILIES: tuple[str, ...] = ("per-metric", "all")
 class Compare:
     """The settings of a comparison (a plan's ``compare`` section), every default filled in.
 
-    ``baseline`` is ``None`` for all pairs of runs. ``correction`` ``None`` means the test's own default:
+    ``baseline`` is ``None`` for all pairs of runs. ``baselines`` names several baselines: each is compared
+    with every other run, and two baselines with each other once. Either may be given; once made, a
+    single baseline is in both (``baseline="bm25"`` and ``baselines=("bm25",)`` are the same settings),
+    and with several ``baseline`` is ``None`` and ``baselines`` holds them all. ``correction`` ``None`` means the test's own default:
     ``holm``, or ``none`` for the Tukey tests, which adjust for all pairs of runs themselves (so they take
     no other correction, and only the ``per-metric`` family). Bad values raise an
     :class:`~irspec.errors.EvaluationError` naming the setting and what it accepts.
@@ -51,8 +54,10 @@ class Compare:
     correction: str | None = None
     alpha: float = 0.05
     family: str = "per-metric"
+    baselines: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        self._settle_baselines()
         _choice("test", self.test, TESTS)
         default = "none" if self.test in TUKEY_TESTS else "holm"
         object.__setattr__(self, "correction", default if self.correction is None else self.correction)
@@ -65,16 +70,35 @@ class Compare:
             )
         if self.test in TUKEY_TESTS and self.family != "per-metric":
             raise EvaluationError(f"test {self.test!r} adjusts over the pairs of runs of each metric; family must be 'per-metric'")
-        if self.baseline is not None and (not isinstance(self.baseline, str) or not self.baseline):
-            raise EvaluationError(f"baseline must be a run's name or None, not {self.baseline!r}")
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, numbers.Real) or not 0 < self.alpha < 1:
             raise EvaluationError(f"alpha must be a number strictly between 0 and 1, not {self.alpha!r}")
         _whole("permutations", self.permutations, 1)
         _whole("seed", self.seed, 0)
 
+    def _settle_baselines(self) -> None:
+        """Check ``baseline`` and ``baselines`` and make them agree (see the class docstring)."""
+        if self.baseline is not None and (not isinstance(self.baseline, str) or not self.baseline):
+            raise EvaluationError(f"baseline must be a run's name or None, not {self.baseline!r}")
+        given = self.baselines
+        if isinstance(given, str) or not isinstance(given, (list, tuple)):
+            raise EvaluationError(f"baselines must be a list of run names, not {given!r}")
+        for name in given:
+            if not isinstance(name, str) or not name:
+                raise EvaluationError(f"baselines must be run names, not {name!r}")
+        twice = sorted({n for n in given if list(given).count(n) > 1})
+        if twice:
+            raise EvaluationError(f"baselines name {', '.join(map(repr, twice))} more than once")
+        if self.baseline is not None and given and tuple(given) != (self.baseline,):
+            raise EvaluationError(f"give baseline ({self.baseline!r}) or baselines ({list(given)!r}), not both")
+        names = (self.baseline,) if self.baseline is not None else tuple(given)
+        object.__setattr__(self, "baselines", names)
+        object.__setattr__(self, "baseline", names[0] if len(names) == 1 else None)
+
     def as_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (for JSON output)."""
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        out["baselines"] = list(self.baselines)
+        return out
 
 
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:

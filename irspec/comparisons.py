@@ -37,7 +37,7 @@ from irspec.progress import Progress
 from irspec.registry import Metric
 from irspec.results import Shown
 
-__all__ = ["Comparisons", "compare", "compare_results"]
+__all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs"]
 
 
 @dataclass(frozen=True)
@@ -125,13 +125,15 @@ def compare(
     permutations: int = 10_000,
     seed: int = 42,
     metrics: str | Metric | Sequence[str | Metric] | None = None,
+    baselines: Sequence[str] = (),
 ) -> Comparisons:
     """Compare evaluated runs for significance, per metric, on per-query scores paired by query id.
 
     ``results``: :class:`~irspec.engine.Result` objects (from :func:`irspec.evaluate`,
     :func:`~irspec.engine.evaluate_many` or a plan's report), named by their ``run_name``; or a mapping
     ``{name: result}`` that names them. ``baseline``: the run every other run is compared with (as
-    ``b``); ``None`` compares every pair of runs in order. ``test``: ``t`` (paired t-test),
+    ``b``); ``None`` compares every pair of runs in order. ``baselines``: several such runs, each compared
+    with every other run (two baselines with each other once, the later as ``b``). ``test``: ``t`` (paired t-test),
     ``randomization``, ``bootstrap``, ``wilcoxon``, ``sign``, ``tukey`` or ``randomized-tukey``.
     ``correction`` (``none``, ``bonferroni``, ``holm``, ``bh``, ``by``; ``None``: holm, or none for the
     Tukey tests, which adjust over all pairs themselves) applies over ``family`` (``per-metric`` or
@@ -152,6 +154,7 @@ def compare(
         correction=correction,
         alpha=alpha,
         family=family,
+        baselines=tuple(baselines) if isinstance(baselines, list) else baselines,
     )
     runs = _named_results(results)
     found, notes = compare_results(runs, settings, metrics=metrics)
@@ -214,8 +217,8 @@ def compare_results(
 ) -> tuple[list[Comparison], list[str]]:
     """The comparisons ``compare`` asks for between ``results`` (one per run), and notes.
 
-    Per metric: every run against ``compare.baseline`` (the baseline as ``b``), or every pair of runs in
-    order; or Tukey's HSD over all runs. Scores are paired by query id. The correction is applied over
+    Per metric: every run against each of ``compare.baselines`` (the baseline as ``b``; see
+    :func:`comparison_pairs`), or every pair of runs in order; or Tukey's HSD over all runs. Scores are paired by query id. The correction is applied over
     ``compare.family``. ``metrics`` as in :func:`compare`.
     """
     names = [r.run_name for r in results]
@@ -227,15 +230,7 @@ def compare_results(
             f"runs must have distinct names to be compared; {', '.join(map(repr, twice))} is given more than once "
             "(name them with a mapping {name: result})"
         )
-    if compare.baseline is not None and compare.baseline not in names:
-        close = suggest(compare.baseline, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise EvaluationError(f"baseline {compare.baseline!r} is not one of the runs: {', '.join(names)}{hint}")
-    if compare.baseline is not None:
-        base = names.index(compare.baseline)
-        pairs = [(i, base) for i in range(len(results)) if i != base]
-    else:
-        pairs = [(i, j) for i in range(len(results)) for j in range(i + 1, len(results))]
+    pairs = comparison_pairs(names, compare.baselines)
     chosen = _metrics_to_compare(results, metrics)
     notes: list[str] = []
     raw: list[dict[str, Any]] = []
@@ -268,6 +263,29 @@ def compare_results(
         c["significant"] = c["p_adjusted"] <= compare.alpha
         out.append(Comparison(**c))
     return out, notes
+
+
+def comparison_pairs(names: Sequence[str], baselines: Sequence[str] = ()) -> list[tuple[int, int]]:
+    """The pairs ``(a, b)`` of run indices to compare: with ``baselines``, every run against each
+    baseline in turn (the baseline as ``b``), a pair of baselines only once (against the earlier one);
+    without, every pair of runs in order. Raises :class:`EvaluationError` for a baseline not among
+    ``names``."""
+    for base in baselines:
+        if base not in names:
+            close = suggest(base, list(names), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise EvaluationError(f"baseline {base!r} is not one of the runs: {', '.join(names)}{hint}")
+    if not baselines:
+        return [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    pairs: list[tuple[int, int]] = []
+    done: set[frozenset[int]] = set()
+    for base in baselines:
+        b = names.index(base)
+        for i in range(len(names)):
+            if i != b and frozenset((i, b)) not in done:
+                done.add(frozenset((i, b)))
+                pairs.append((i, b))
+    return pairs
 
 
 def _adjust(raw: list[dict[str, Any]], compare: Compare) -> None:

@@ -55,6 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("plots",),  # figures drawn from results
     ("report",),  # every output format, from results and comparisons
     ("results",),  # several runs' results as one mapping; results in a notebook; renders through report
+    ("systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
     ("comparisons",),  # the compare step: runs paired by query id, corrections; renders through report
     ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
     ("plan.resolve",),  # the checks a schema cannot make

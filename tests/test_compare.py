@@ -149,7 +149,7 @@ def test_comparisons_is_an_immutable_sequence_with_json(demo_results):
     doc = json.loads(found.to_json())
     assert doc == found.as_dict()
     assert doc["compare"] == {"baseline": "bm25", "test": "t", "permutations": 10000, "seed": 42,
-                              "correction": "holm", "alpha": 0.05, "family": "per-metric"}
+                              "correction": "holm", "alpha": 0.05, "family": "per-metric", "baselines": ["bm25"]}
     assert [d["a"] for d in doc["comparisons"]] == ["dense", "hybrid", "random"] * 2
 
 
@@ -391,3 +391,121 @@ def test_the_means_of_a_comparison_are_trec_evals_left_to_right_means():
     (c,) = irspec.compare(res, baseline="b")
     assert (c.mean_a, c.mean_b) == tuple(expected)
     assert (c.mean_a, c.mean_b) == (res[0].aggregate()["P@20"], res[1].aggregate()["P@20"])
+
+
+# --------------------------------------------------------------------------------------------------
+# Several baselines (compare.baselines)
+
+
+def _values(res, metric: str) -> np.ndarray:
+    """One metric's per-query values of a result, by sorted query id (read through per_query)."""
+    rows = res.per_query()
+    return np.array([rows[q][metric] for q in sorted(rows)])
+
+
+def test_two_baselines_each_pair_once_against_ttest_rel_and_holm_per_metric(demo_results):
+    """Every run against bm25, then against dense; bm25 and dense once (dense vs bm25). Each p is
+    scipy's ttest_rel on the two runs' per-query values; p_adjusted is statsmodels' Holm over the five
+    comparisons of the metric (the family stated: per-metric, across both baselines)."""
+    from scipy.stats import ttest_rel
+    from statsmodels.stats.multitest import multipletests
+
+    found = irspec.compare(demo_results, baselines=["bm25", "dense"], metrics=["AP", "nDCG@10"])
+    pairs = [(c.a, c.b) for c in found if c.metric == "AP"]
+    assert pairs == [("dense", "bm25"), ("hybrid", "bm25"), ("random", "bm25"), ("hybrid", "dense"), ("random", "dense")]
+    assert found.settings.baselines == ("bm25", "dense") and found.settings.baseline is None
+    for metric in ("AP", "nDCG@10"):
+        mine = [c for c in found if c.metric == metric]
+        expected = [ttest_rel(_values(demo_results[c.a], metric), _values(demo_results[c.b], metric)).pvalue for c in mine]
+        assert [c.p_value for c in mine] == pytest.approx(expected, rel=1e-9)
+        holm = multipletests(expected, method="holm")[1]
+        assert [c.p_adjusted for c in mine] == pytest.approx(list(holm), rel=1e-9)
+        assert {c.family_size for c in mine} == {5} and {c.family for c in mine} == {"per-metric"}
+    assert "over the 5 comparisons of each metric, across the 2 baselines" in found.to_table()
+
+
+def test_two_baselines_family_all_is_bh_over_every_comparison(demo_results):
+    """family all: one correction (here Benjamini-Hochberg, statsmodels' fdr_bh) over the ten comparisons
+    of both metrics."""
+    from statsmodels.stats.multitest import multipletests
+
+    found = irspec.compare(demo_results, baselines=["bm25", "dense"], metrics=["AP", "P@10"], correction="bh", family="all")
+    assert len(found) == 10
+    expected = multipletests([c.p_value for c in found], method="fdr_bh")[1]
+    assert [c.p_adjusted for c in found] == pytest.approx(list(expected), rel=1e-12)
+    assert {c.family_size for c in found} == {10}
+    assert "Benjamini-Hochberg correction over all 10 comparisons, across the 2 baselines" in found.to_table()
+
+
+def test_one_baseline_in_a_list_is_the_single_baseline(demo_results):
+    """baselines=[bm25] and baseline=bm25 are the same settings and the same comparisons (arrow marks)."""
+    one = irspec.compare(demo_results, baseline="bm25", metrics="AP")
+    listed = irspec.compare(demo_results, baselines=["bm25"], metrics="AP")
+    assert one.settings == listed.settings and one.comparisons == listed.comparisons
+    assert one.settings.as_dict()["baselines"] == ["bm25"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"baseline": "bm25", "baselines": ["dense"]}, "give baseline ('bm25') or baselines (['dense']), not both"),
+        ({"baselines": ["bm25", "bm25"]}, "baselines name 'bm25' more than once"),
+        ({"baselines": ["bm25", "dens"]}, "baseline 'dens' is not one of the runs: bm25, dense, hybrid, random; did you mean 'dense'?"),
+        ({"baselines": "bm25"}, "baselines must be a list of run names, not 'bm25'"),
+        ({"baselines": ["bm25", ""]}, "baselines must be run names, not ''"),
+    ],
+)
+def test_bad_baselines_are_errors(demo_results, kwargs, message):
+    with pytest.raises(EvaluationError) as e:
+        irspec.compare(demo_results, metrics="AP", **kwargs)
+    assert str(e.value) == message
+
+
+def test_tukey_with_two_baselines_keeps_all_pairs_adjustment(demo_results):
+    """Tukey adjusts over all 6 pairs of the 4 runs; only the baselines' 5 pairs are reported, with the
+    same p-values as in the all-pairs comparison."""
+    every = {(c.a, c.b): c for c in irspec.compare(demo_results, test="tukey", metrics="AP")}
+    some = irspec.compare(demo_results, test="tukey", baselines=["bm25", "dense"], metrics="AP")
+    assert len(some) == 5 and {c.family_size for c in some} == {6}
+    for c in some:
+        same = every.get((c.a, c.b)) or every[(c.b, c.a)]
+        assert c.p_value == pytest.approx(same.p_value, rel=1e-12)
+
+
+def test_two_baseline_marks_are_letters_with_a_legend(demo_results):
+    """A value carries the letters of the runs it is significantly better than; the legend names the
+    baselines' letters; markdown, LaTeX and the HTML fragment say the same."""
+    found = irspec.compare(demo_results, baselines=["bm25", "dense"], metrics="AP")
+    shown = found.show(intervals=None)
+    text = str(shown)
+    hybrid = next(line for line in text.splitlines() if line.startswith("(c) hybrid"))
+    assert hybrid.split()[3:5] == ["0.6776", "ab"]  # on AP, the one metric compared, hybrid beats both baselines
+    assert "every run compared with each baseline, bm25 (a) and dense (b)" in text
+    assert "every run compared with each baseline, bm25 (a) and dense (b)" in shown._repr_markdown_()
+    assert "every run compared with each baseline, bm25 (a) and dense (b)" in shown._repr_html_()
+    latex = irspec.report.to_latex(list(found.results), comparisons=found, compare=found.settings)
+    assert "across the 2 baselines" in latex and r"\textsuperscript{ab}" in latex
+
+
+def test_two_baseline_plan_json_has_every_comparison_once(tmp_path):
+    report = plan_report(tmp_path, "{baselines: [bm25, dense], test: t}", "[{format: json, path: out.json}]")
+    (_, text), = render_outputs(report)
+    doc = json.loads(text)
+    assert doc["compare"]["baselines"] == ["bm25", "dense"] and doc["compare"]["family"] == "per-metric"
+    keys = [(c["metric"], frozenset((c["a"], c["b"]))) for c in doc["comparisons"]]
+    assert len(keys) == len(set(keys)) == 5 * len(METRICS)
+    assert {c["family"] for c in doc["comparisons"]} == {"per-metric"}
+
+
+@pytest.mark.parametrize(
+    ("compare", "message"),
+    [
+        ("{baselines: [bm25, dnse]}", "compare.baselines[1]: baseline 'dnse' is not a run of this plan; did you mean 'dense'?"),
+        ("{baseline: bm25, baselines: [dense]}", "compare.baselines: give baseline or baselines, not both"),
+        ("{baselines: [bm25, bm25]}", "compare.baselines"),
+    ],
+)
+def test_bad_plan_baselines(tmp_path, compare, message):
+    with pytest.raises(IrspecError) as e:
+        plan_report(tmp_path, compare)
+    assert message in str(e.value)

@@ -34,6 +34,7 @@ from irspec.plan.model import Output, Plan
 from irspec.progress import Progress
 from irspec.report.text import input_tables
 from irspec.zscores import standardize
+from irspec.systems import combine
 
 __all__ = ["PlanReport", "run_plan", "render_outputs", "write_outputs"]
 
@@ -67,17 +68,19 @@ def run_plan(plan: Plan) -> PlanReport:
     """Evaluate every run of ``plan`` (the qrels read once) and make the comparisons it asks for."""
     results = []
     curves = data = None
-    if plan.runs:
+    if plan.runs or plan.systems:
         run_metrics = [m for m in plan.metrics if m.definition.needs == "run"]
         # the plots' values (precision-recall and ROC curves, AP, the confusion matrices' counts) come
         # from the same pass over each run
         drawn = any(o.format in ("html", "plots") for o in plan.outputs)
         size = plan.options.collection_size
         extra = [*plots.IPREC_SPECS, *plots.figure_specs(size)] if drawn else []
-        results = _evaluate_runs(plan, run_metrics + extra)
+        members = [r for s in plan.systems for r in s.runs]
+        evaluated = _evaluate_runs(plan, run_metrics + extra, [*plan.runs, *members])
         # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
         # name; a Plan built in Python is not checked, so its names are made distinct here as well.
-        results = distinct_names([dataclasses.replace(res, run_name=r.name) for res, r in zip(results, plan.runs)])
+        named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, [*plan.runs, *members])]
+        results = distinct_names([*named[: len(plan.runs)], *_systems(plan, named[len(plan.runs) :])])
         if drawn:
             curves = plots.precision_recall(results)
             data = plots.figure_data(results, size)
@@ -111,22 +114,32 @@ def _standardized(plan: Plan, results: list[Any]) -> list[Any]:
     return standardize(results, reference, cdf=z.cdf)
 
 
-def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
-    """Every run of ``plan`` evaluated, the qrels read once; progress on a terminal, run by run."""
+def _systems(plan: Plan, members: list[Any]) -> list[Any]:
+    """The plan's systems of several runs, from their runs' results (in plan order, system by system)."""
+    out, start = [], 0
+    for system in plan.systems:
+        out.append(combine(system.name, members[start : start + len(system.runs)]))
+        start += len(system.runs)
+    return out
+
+
+def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None) -> list[Any]:
+    """Every run of ``plan`` (or ``runs``) evaluated, the qrels read once; progress on a terminal, run by run."""
+    runs = plan.runs if runs is None else runs
     if plan.engine is not None:
-        return _evaluate_on_spark(plan, metrics)
+        return _evaluate_on_spark(plan, metrics, runs)
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
         qrels = read_qrels(str(plan.qrels))
-        progress.total = len(plan.runs)
+        progress.total = len(runs)
         results = []
-        for r in plan.runs:
+        for r in runs:
             progress.update(label="evaluating runs", detail=r.name)
             results.extend(evaluate_many(qrels, [str(r.path)], metrics, options=plan.options, memory=plan.memory))
             progress.advance()
     return results
 
 
-def _evaluate_on_spark(plan: Plan, metrics: list[Any]) -> list[Any]:
+def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
     """Every run of ``plan`` evaluated on Spark (``engine: {spark: ...}``): Spark reads the files, one
     evaluation takes all the runs (a ``run`` column), and the results come back in plan order."""
     try:
@@ -137,11 +150,16 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any]) -> list[Any]:
     with Progress("evaluating on Spark", detail=engine.master or "active session"):
         session = irs.session(engine.master, dict(engine.config))
         qrels = irs.read_qrels(session, str(plan.qrels))
-        frames = [irs.read_run(session, str(r.path), name=r.name) for r in plan.runs]
+        # a system's runs may share a stem: such a name is made unique by its place in the list
+        names = [r.name for r in runs]
+        keys = [n if names.count(n) == 1 else f"{n} ({i})" for i, n in enumerate(names)]
+        frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys)]
         runs = functools.reduce(lambda a, b: a.unionByName(b), frames)
         per_query = irs.evaluate(qrels, runs, metrics, partitions=engine.partitions, **plan.options.as_dict())
         by_name = {res.run_name: res for res in irs.results(per_query)}
-    return [dataclasses.replace(by_name[r.name], run_source=str(r.path)) for r in plan.runs]
+    return [
+        dataclasses.replace(by_name[k], run_name=r.name, run_source=str(r.path)) for r, k in zip(runs, keys)
+    ]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -272,6 +290,7 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
         if plan.qrels is not None:
             inputs.append(("qrels", None, plan.qrels))
         inputs.extend(("run", r.name, r.path) for r in plan.runs)
+        inputs.extend(("run", f"{s.name}: {r.name}", r.path) for s in plan.systems for r in s.runs)
         if getattr(plan, "log", None) is not None:
             inputs.append(("log", None, plan.log))
         results = list(report.results) + list(report.inputs)
@@ -296,7 +315,8 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
         if not runs and not inputs:
             return [], "the plan has no runs to plot"
         with Progress("drawing plots") as progress:
-            baseline = plan.compare.baseline if plan.compare is not None else None
+            # with several baselines, the per-topic differences are drawn from the first
+            baseline = plan.compare.baselines[0] if plan.compare is not None and plan.compare.baselines else None
             # PNG only for a plots directory; the html output embeds the SVG
             formats = ("svg", "png") if any(o.format == "plots" for o in plan.outputs) else ("svg",)
             drawn = plots.render(

@@ -12,7 +12,7 @@ from irspec.comparison import Compare
 from irspec.engine import Options
 from irspec.registry import Metric
 
-__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output", "SparkEngine", "Standardize"]
+__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "PlanSystem", "Output", "SparkEngine", "Standardize"]
 
 # Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
 # file for editors (tests/test_plan.py keeps the two identical).
@@ -27,6 +27,19 @@ class PlanRun:
 
     name: str
     path: Path
+    entry: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class PlanSystem:
+    """A system of several runs of one method (seeds, folds): its ``name``, its runs (each a
+    :class:`PlanRun` named by its file's stem) and where it was declared (``entry``, ``line``). It is
+    reported and compared as one run whose per-topic values are its runs' means
+    (:mod:`irspec.systems`)."""
+
+    name: str
+    runs: tuple[PlanRun, ...]
     entry: str
     line: int | None = None
 
@@ -91,6 +104,8 @@ class Plan:
     """``None``: the runs' raw scores are reported."""
     groups: Path | None = None
     """A file of ``query_id group`` lines: per-group means with intervals beside each run (``None``: none)."""
+    systems: tuple[PlanSystem, ...] = ()
+    """Systems of several runs, reported and compared after ``runs``."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

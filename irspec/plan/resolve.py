@@ -17,7 +17,7 @@ from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options
 from irspec.errors import InputError, IrspecError, SpecError, suggest
-from irspec.plan.model import Output, Plan, PlanRun, SparkEngine, Standardize
+from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
 from irspec.plugins import get_registry
@@ -54,7 +54,9 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
 
     metrics = _resolve_metrics(data.get("metrics"), problems, qrels)
     runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
-    inputs.update(os.path.abspath(r.path) for r in runs)
+    systems, systems_complete = _resolve_systems(data.get("systems"), runs, base, local, problems)
+    names_complete = names_complete and systems_complete
+    inputs.update(os.path.abspath(r.path) for r in [*runs, *(r for s in systems for r in s.runs)])
     if metrics:
         _check_inputs(data, metrics, problems)
 
@@ -80,8 +82,8 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         except IrspecError as e:
             problems.add(("options", "memory"), str(e))
 
-    compare = _resolve_compare(data, runs, names_complete, problems)
-    standardize = _resolve_standardize(data.get("standardize"), runs, names_complete, local, problems, inputs)
+    compare = _resolve_compare(data, [*runs, *systems], names_complete, problems)
+    standardize = _resolve_standardize(data.get("standardize"), [*runs, *systems], names_complete, local, problems, inputs)
     groups = None
     if isinstance(data.get("groups"), str) and data["groups"]:
         groups = local(data["groups"])
@@ -105,6 +107,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         memory=memory,
         standardize=standardize,
         groups=groups,
+        systems=tuple(systems),
     )
 
 
@@ -237,8 +240,12 @@ def _has_magic(text: str) -> bool:
     return any(c in text for c in "*?[")
 
 
-def _resolve_runs(raw: Any, base: Path, local: Any, problems: Problems) -> tuple[list[PlanRun], bool]:
-    """The plan's runs (globs expanded) and whether every name could be determined."""
+def _resolve_runs(
+    raw: Any, base: Path, local: Any, problems: Problems, at: PlanPath = ("runs",), distinct: bool = True
+) -> tuple[list[PlanRun], bool]:
+    """The plan's runs (globs expanded) and whether every name could be determined; ``at`` is where the
+    list is in the plan, and ``distinct`` whether two runs of one name are a problem (a system's runs
+    are never named in a report, so theirs may repeat)."""
     if not isinstance(raw, list):
         return [], False
     runs: list[PlanRun] = []
@@ -246,7 +253,7 @@ def _resolve_runs(raw: Any, base: Path, local: Any, problems: Problems) -> tuple
     first: dict[str, PlanRun] = {}
 
     def add(run: PlanRun, where: PlanPath, origin: str) -> None:
-        if run.name in first:
+        if run.name in first and distinct:
             other = first[run.name]
             at = f" at line {other.line}" if other.line else ""
             problems.add(where, f"duplicate run name {run.name!r}{origin}; {other.entry}{at} already uses it")
@@ -255,7 +262,7 @@ def _resolve_runs(raw: Any, base: Path, local: Any, problems: Problems) -> tuple
         runs.append(run)
 
     for i, entry in enumerate(raw):
-        where: PlanPath = ("runs", i)
+        where: PlanPath = (*at, i)
         line = problems.line_of(where)
         if isinstance(entry, dict):
             name, path = entry.get("name"), entry.get("path")
@@ -287,19 +294,51 @@ def _resolve_runs(raw: Any, base: Path, local: Any, problems: Problems) -> tuple
     return runs, complete
 
 
-def _resolve_compare(data: dict[str, Any], runs: list[PlanRun], names_complete: bool, problems: Problems) -> Compare | None:
+def _resolve_systems(
+    raw: Any, runs: list[PlanRun], base: Path, local: Any, problems: Problems
+) -> tuple[list[PlanSystem], bool]:
+    """The plan's systems of several runs (each ``runs`` a glob or a list of paths and globs), and
+    whether every name is known; a system's name must differ from every run's and system's."""
+    if not isinstance(raw, list):
+        return [], True
+    systems: list[PlanSystem] = []
+    taken = {r.name: r.entry for r in runs}
+    complete = True
+    for i, entry in enumerate(raw):
+        where: PlanPath = ("systems", i)
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            complete = False
+            continue  # the schema reports it
+        name, paths = entry["name"], entry.get("runs")
+        if name in taken:
+            problems.add(where + ("name",), f"duplicate name {name!r}; {taken[name]} already uses it")
+        taken.setdefault(name, path_text(where))
+        items = [paths] if isinstance(paths, str) else paths
+        if not isinstance(items, list) or not all(isinstance(p, str) and p for p in items):
+            continue  # the schema reports it
+        found, _ = _resolve_runs(items, base, local, problems, at=where + ("runs",), distinct=False)
+        systems.append(PlanSystem(name, tuple(found), path_text(where), problems.line_of(where)))
+    return systems, complete
+
+
+def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool, problems: Problems) -> Compare | None:
     raw = data.get("compare")
     if "compare" not in data or not isinstance(raw, dict):
         return None
     defaults = Compare()
     test = raw.get("test", defaults.test)
     baseline = raw.get("baseline")
+    baselines = raw.get("baselines")
     names = [r.name for r in runs]
-    if isinstance(baseline, str) and names_complete and baseline not in names:
-        close = suggest(baseline, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; the runs are {', '.join(names)}"
-        problems.add(("compare", "baseline"), f"baseline {baseline!r} is not a run of this plan{hint}")
-    if names_complete and isinstance(data.get("runs"), list) and len(runs) < 2:
+    given = [(("compare", "baseline"), baseline)] + [(("compare", "baselines", i), b) for i, b in enumerate(baselines or ())]
+    for where, base_name in given:
+        if isinstance(base_name, str) and names_complete and base_name not in names:
+            close = suggest(base_name, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; the runs are {', '.join(names)}"
+            problems.add(where, f"baseline {base_name!r} is not a run of this plan{hint}")
+    if baseline is not None and baselines:
+        problems.add(("compare", "baselines"), "give baseline or baselines, not both")
+    if names_complete and (isinstance(data.get("runs"), list) or isinstance(data.get("systems"), list)) and len(runs) < 2:
         problems.add(("compare",), f"comparing needs at least 2 runs; the plan has {len(runs)}")
     correction = raw.get("correction", "none" if test in TUKEY_TESTS else defaults.correction)
     if test in TUKEY_TESTS and correction != "none":
@@ -321,6 +360,7 @@ def _resolve_compare(data: dict[str, Any], runs: list[PlanRun], names_complete: 
             correction=correction,
             alpha=float(raw.get("alpha", defaults.alpha)),
             family=family,
+            baselines=tuple(baselines) if isinstance(baselines, list) else (),
         )
     except (TypeError, ValueError, IrspecError) as e:
         if not problems:  # the schema, or the checks above, have said what is wrong otherwise

@@ -53,6 +53,8 @@ def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict |
             entry["judged_at_10"] = res.judged_at_10
         if res.tables:  # what an input offers beside its metrics (a log's top queries)
             entry["tables"] = [t.as_dict() for t in res.tables]
+        if getattr(res, "runs", ()):  # a system of several runs (irspec.systems, above report): its runs and spread
+            entry["system"] = res.as_dict()
         if per_query:
             entry["per_query"] = {
                 q: {k: _clean(v) for k, v in row.items()} for q, row in res.per_query().items()

@@ -22,6 +22,7 @@ from irspec.report.model import (
     INTERVAL_SEED,
     Block,
     Table,
+    averaged_legend,
     build_comparisons,
     build_results,
     input_blocks,
@@ -51,7 +52,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["json"] = lambda value, **kw: json.dumps(value, **kw)
     env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
-    env.globals.update(MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend)
+    env.globals.update(MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend, averaged_legend=averaged_legend)
     return env
 
 

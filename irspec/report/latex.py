@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Block, Cell, Row, Table, build_table, input_blocks, interval_legend, marks_legend
+from irspec.report.model import Block, Cell, Row, Table, averaged_legend, build_table, input_blocks, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
@@ -76,6 +76,8 @@ def _results(table: Table) -> list[str]:
         caption.append(marks_legend(table, latex_escape, dagger_arrow, r"$\alpha = {:g}$"))
     if table.interval:
         caption.append(latex_escape(interval_legend(table)))
+    if table.averaged:
+        caption.append(latex_escape(averaged_legend(table)))
     out.append(r"  \caption{" + " ".join(caption) + "}")
     for n, block in enumerate(table.blocks):
         # a value and its marks in two columns (r@{}l), so that the numbers align
@@ -138,6 +140,7 @@ def _comparisons(table: Table) -> list[str]:
             + f"Pairwise comparisons: $\\Delta$ = mean $-$ mean vs.\\ with its {table.confidence:.0%} CI "
             f"({latex_escape(table.ci_method)}); $d$ = paired Cohen's $d$; W/T/L = queries won, tied, lost; "
             f"$*$: adjusted $p \\le {alpha:g}$ ({latex_escape(test)}; {latex_escape(correction)}; {queries}).".replace("%", r"\%")
+            + (" " + latex_escape(averaged_legend(table)) if table.averaged else "")
             + "}"
         )
     out.append(r"  \begin{tabular}{" + "".join(_ALIGN[c.align] for c in block.columns) + "}")

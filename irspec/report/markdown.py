@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Block, Row, Table, build_table, input_blocks, interval_legend, marks_legend
+from irspec.report.model import (
+    Block,
+    Row,
+    Table,
+    averaged_legend,
+    build_table,
+    input_blocks,
+    interval_legend,
+    marks_legend,
+)
 from irspec.report.text import comparison_legend
 
 if TYPE_CHECKING:
@@ -63,6 +72,8 @@ def _results(table: Table) -> list[str]:
         legend.append(marks_legend(table, markdown_escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}"))
     if table.interval:
         legend.append(markdown_escape(interval_legend(table)))
+    if table.averaged:
+        legend.append(markdown_escape(averaged_legend(table)))
     return lines + ["", " ".join(legend)]
 
 
@@ -82,7 +93,10 @@ def _comparisons(table: Table) -> list[str]:
     lines = _plain(block)
     if table.method is None:
         return lines
-    return lines + ["", markdown_escape(comparison_legend(table)).replace("&lt;=", "≤")]
+    legend = markdown_escape(comparison_legend(table)).replace("&lt;=", "≤")
+    if table.averaged:
+        legend += " " + markdown_escape(averaged_legend(table))
+    return lines + ["", legend]
 
 
 def render(table: Table) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "Method",
     "method_parts",
     "method_text",
+    "letters_text",
 ]
 
 
@@ -52,12 +53,16 @@ class Marks:
 
     With a ``baseline``, ``cells`` holds ``"better"`` or ``"worse"`` (than the baseline). Without one,
     every run has a letter (``letter``) and ``cells`` holds the letters of the runs it is significantly
-    better than, in run order. Cells without a significant difference are absent.
+    better than, in run order. Cells without a significant difference are absent. With several
+    ``baselines`` (each run compared with each of them), runs are lettered in the same way: a letter
+    after a value names a run it is significantly better than, so that a table stays one mark per
+    cell whatever the number of baselines, and the legend names the baselines' letters.
     """
 
     baseline: str | None
     letter: dict[str, str]
     cells: dict[tuple[str, str], str]
+    baselines: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.baseline is not None or bool(self.letter)
@@ -85,7 +90,18 @@ def significance_marks(results: Sequence[Result], comparisons: Sequence[Any], co
             winner, loser = (c.a, c.b) if way > 0 else (c.b, c.a)
             beaten.setdefault((winner, c.metric), set()).add(letter[loser])
     order = list(letter.values())
-    return Marks(None, letter, {k: "".join(sorted(v, key=order.index)) for k, v in beaten.items()})
+    several = tuple(getattr(compare, "baselines", ()))
+    return Marks(None, letter, {k: "".join(sorted(v, key=order.index)) for k, v in beaten.items()}, several)
+
+
+def letters_text(letter: dict[str, str], baselines: Sequence[str], start: str = "letters") -> str:
+    """What superscript letters mean, in words: ``start`` (``"letters"``) then "significantly better
+    than the run with that letter", and with several ``baselines`` which runs were compared with which."""
+    what = f"{start}: significantly better than the run with that letter"
+    if len(baselines) > 1:
+        named = [f"{b} ({letter[b]})" if b in letter else b for b in baselines]
+        what += f"; every run compared with each baseline, {', '.join(named[:-1])} and {named[-1]}"
+    return what
 
 
 TEST_NAMES = {
@@ -157,6 +173,10 @@ def method_parts(results: Sequence[Result], comparisons: Sequence[Any], compare:
     else:
         per = len(comparisons) // max(1, len(metrics))
         correction = f"{correction_name} over the {per} comparison{'s' if per != 1 else ''} of each metric"
+    several = len(getattr(compare, "baselines", ())) > 1
+    if several and compare.test not in _TUKEY_TESTS:
+        # the family is the same words for one baseline or several; say that it spans the baselines
+        correction += f", across the {len(compare.baselines)} baselines"
     return Method(test, correction, compare.alpha, query_count(results, comparisons))
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from irspec.report.marks import Method, direction, method_parts, query_count, significance_marks
+from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
 
 if TYPE_CHECKING:
     from irspec.engine import Result
@@ -40,6 +40,7 @@ __all__ = [
     "INTERVALS",
     "interval_legend",
     "input_blocks",
+    "averaged_legend",
 ]
 
 
@@ -112,6 +113,10 @@ class Table:
     ci_method: str = ""
     notes: tuple[str, ...] = ()
     interval: str = ""
+    baselines: tuple[str, ...] = ()
+    """The baselines when there are several (the runs are then lettered, see :class:`~.marks.Marks`)."""
+    averaged: tuple[str, ...] = ()
+    """What each system of several runs averaged, in words (:func:`averaged_legend` puts them together)."""
 
     @property
     def marked(self) -> bool:
@@ -232,6 +237,43 @@ def interval_legend(table: Table) -> str:
     return f"[low, high]: the 95% confidence interval of the mean ({_INTERVAL_WORDS[table.interval]})."
 
 
+def averaged_legend(table: Table) -> str:
+    """The sentences that say what a results table's systems of several runs averaged, and what their
+    spread rows are, in plain text ("" without such systems)."""
+    if not table.averaged:
+        return ""
+    said = " ".join(f"{text}." for text in table.averaged)
+    if table.kind != "results":
+        return said
+    return f"{said} Under each such system: the sample sd, and the lowest/highest, of its runs' means."
+
+
+def _averaged(results: Sequence[Any]) -> tuple[str, ...]:
+    """What each system of several runs among ``results`` averaged (its ``averaged`` text)."""
+    return tuple(res.averaged for res in results if getattr(res, "runs", ()))
+
+
+def _spread_rows(res: Any, metrics: Sequence[Any], decimals: int, pad: tuple[Cell, ...]) -> list[Row]:
+    """A system's two spread rows (the sd of its runs' means, then the lowest/highest); none for a run.
+    The system is read by its attributes (``runs``, ``spread()``: :class:`irspec.systems.SystemResult`),
+    which sits above the report layer."""
+    runs = getattr(res, "runs", ())
+    if not runs:
+        return []
+    found = res.spread()
+    sd, span = [], []
+    for m in metrics:
+        s = found.get(str(m))
+        sd.append(Cell("-" if s is None or s.sd is None else f"{s.sd:.{decimals}f}", None if s is None else s.sd))
+        shown = "-" if s is None else f"{value_text(s.low, m, decimals)}/{value_text(s.high, m, decimals)}"
+        span.append(Cell(shown, None if s is None else (s.low, s.high)))
+    n = len(runs)
+    return [
+        Row((Cell(f"{res.run_name}: sd of {n} runs"), *pad, *sd)),
+        Row((Cell(f"{res.run_name}: min/max of {n} runs"), *pad, *span)),
+    ]
+
+
 def build_results(
     results: Sequence[Result],
     comparisons: Sequence[Any] = (),
@@ -244,7 +286,8 @@ def build_results(
 ) -> Table:
     """The results table: a row per run (under it, with ``per_query``, a row per query), a column per
     metric, the best value of each column bold, and the marks of the significant ``comparisons`` made
-    with the settings ``compare`` (none without them). ``intervals`` (one of :data:`INTERVALS`) puts
+    with the settings ``compare`` (none without them); under a system of several runs, the spread of its
+    runs' means (:func:`averaged_legend` says so). ``intervals`` (one of :data:`INTERVALS`) puts
     the 95% confidence interval of each mean beside it."""
     check_decimals(decimals)
     if intervals is not None and intervals not in INTERVALS:
@@ -272,6 +315,7 @@ def build_results(
             ]
             head = (Cell(name), Cell("all")) if per_query else (Cell(name),)
             rows.append(Row((*head, *cells), marks.letter.get(name, ""), marks.baseline is not None and name == marks.baseline))
+            rows.extend(_spread_rows(res, metrics, decimals, (Cell(""),) if per_query else ()))
         blocks.append(Block(labels + tuple(Column(k, k) for k in keys), tuple(rows)))
     return Table(
         kind="results",
@@ -280,6 +324,8 @@ def build_results(
         method=method_parts(results, comparisons, compare) if compare is not None else None,
         baseline=marks.baseline,
         letters=dict(marks.letter),
+        baselines=marks.baselines,
+        averaged=_averaged(results),
         notes=tuple(notes),
         interval=intervals or "",
     )
@@ -350,6 +396,7 @@ def build_comparisons(
         confidence=c0.confidence if c0 is not None else None,
         ci_method=c0.ci_method if c0 is not None else "",
         notes=tuple(notes),
+        averaged=_averaged(results),
     )
 
 
@@ -361,7 +408,7 @@ def marks_legend(table: Table, escape: Callable[[str], str], better_worse: str, 
     if table.baseline is not None:
         what = f"{better_worse}: significantly better/worse than {escape(table.baseline)}"
     else:
-        what = "Superscript letters: significantly better than the run with that letter"
+        what = escape(letters_text(dict(table.letters), table.baselines, "Superscript letters"))
     compared = "" if queries == table.queries else f"; compared on {queries}"
     return f"{what} ({escape(test)}; {escape(correction)}; {alpha_format.format(alpha)}{compared})."
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from irspec.report.marks import letters_text
 from irspec.report.model import (
     BRIEF_COLUMNS,
     Block,
@@ -13,6 +14,7 @@ from irspec.report.model import (
     Table,
     build_comparisons,
     build_results,
+    averaged_legend,
     input_blocks,
     interval_legend,
 )
@@ -70,7 +72,7 @@ def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼")) -> str:
         if lines:
             lines.append("")
         lines.extend(_align(block, rows))
-    legends = [text for text in (_legend(table, up, down), interval_legend(table)) if text]
+    legends = [text for text in (_legend(table, up, down), interval_legend(table), averaged_legend(table)) if text]
     if legends:
         lines += ["", *legends, *(f"note: {n}" for n in table.notes)]
     return "\n".join(lines) + "\n"
@@ -89,7 +91,7 @@ def _legend(table: Table, up: str, down: str) -> str:
     if table.baseline is not None:
         what = f"{up}/{down}: significantly better/worse than {table.baseline}"
     else:
-        what = "letters: significantly better than the run with that letter"
+        what = letters_text(dict(table.letters), table.baselines)
     return f"{what} ({table.method.text()})."
 
 

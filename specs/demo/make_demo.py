@@ -14,6 +14,13 @@ the queries' difficulty (the pairing that significance tests exploit) and differ
     hybrid (1.6) > dense (0.95) > bm25 (0.8) > random (0)
 
 45 documents per query keeps the four runs and the qrels under 300 KB (100 would take about 600 KB).
+
+Then three seeds of one more method, ``runs/seeds/colbert-seed{1,2,3}.run`` (a directory of their own,
+so that ``runs/*.run`` still means the four runs; ``specs/systems.yaml`` makes
+them one system): from a generator of their own (so the four runs above stay byte for byte what they
+were), each seed scores ``skill_seed * query_ease * grade + noise``, where the noise is half shared by
+the three seeds (the method) and half the seed's own, and ``skill_seed`` is 1.1 give or take a
+seed-specific 0.1: clearly one method, not three copies.
 """
 
 from __future__ import annotations
@@ -29,15 +36,19 @@ RETRIEVED = 45
 JUDGED = 30
 GRADE_P = (0.88, 0.06, 0.04, 0.02)  # grades 0, 1, 2, 3
 SKILL = {"bm25": 0.8, "dense": 0.95, "hybrid": 1.6, "random": 0.0}
+SEEDS_NAME = "colbert"
+SEEDS_SKILL = 1.1
+SEEDS = 3
 
 
 def make_demo(outdir: str | Path = Path(__file__).parent) -> None:
     """Write ``qrels.txt`` and ``runs/<name>.run`` under ``outdir``."""
     out = Path(outdir)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
+    (out / "runs" / "seeds").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(SEED)
     qrels_lines: list[str] = []
     run_lines: dict[str, list[str]] = {name: [] for name in SKILL}
+    topics = []  # what the seeds' runs need of each query, drawn above from the main generator
     for q in range(1, QUERIES + 1):
         qid = f"q{q:02d}"
         docnos = np.array([f"d{n:04d}" for n in rng.choice(10_000, CANDIDATES, replace=False)])
@@ -49,6 +60,7 @@ def make_demo(outdir: str | Path = Path(__file__).parent) -> None:
         judged = np.sort(np.concatenate([relevant, others]))
         qrels_lines.extend(f"{qid} 0 {docnos[i]} {grades[i]}" for i in judged)
         ease = rng.uniform(0.4, 1.6)  # some queries are hard for every run
+        topics.append((qid, docnos, grades, ease))
         for name, skill in SKILL.items():
             scores = np.round(skill * ease * grades + rng.normal(0.0, 1.0, CANDIDATES), 3)
             top = np.lexsort((docnos, -scores))[:RETRIEVED]
@@ -58,6 +70,24 @@ def make_demo(outdir: str | Path = Path(__file__).parent) -> None:
     (out / "qrels.txt").write_text("\n".join(qrels_lines) + "\n", encoding="utf-8")
     for name, lines in run_lines.items():
         (out / "runs" / f"{name}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name, lines in seed_runs(topics).items():
+        (out / "runs" / "seeds" / f"{name}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def seed_runs(topics: list[tuple[str, np.ndarray, np.ndarray, float]]) -> dict[str, list[str]]:
+    """The lines of the seeds' runs (see the module docstring), from a generator of their own."""
+    rng = np.random.default_rng([SEED, 1])
+    skills = SEEDS_SKILL + rng.uniform(-0.1, 0.1, SEEDS)
+    names = [f"{SEEDS_NAME}-seed{s}" for s in range(1, SEEDS + 1)]
+    lines: dict[str, list[str]] = {name: [] for name in names}
+    for qid, docnos, grades, ease in topics:
+        shared = rng.normal(0.0, 1.0, CANDIDATES)
+        for name, skill in zip(names, skills):
+            noise = np.sqrt(0.5) * shared + np.sqrt(0.5) * rng.normal(0.0, 1.0, CANDIDATES)
+            scores = np.round(skill * ease * grades + noise, 3)
+            top = np.lexsort((docnos, -scores))[:RETRIEVED]
+            lines[name].extend(f"{qid} Q0 {docnos[i]} {rank} {scores[i]:.3f} {name}" for rank, i in enumerate(top, start=1))
+    return lines
 
 
 if __name__ == "__main__":
