@@ -48,6 +48,8 @@ __all__ = [
     "Result",
     "ResultSet",
     "compare",
+    "power",
+    "PowerAnalysis",
     "load_plan",
     "run_plan",
     "read_qrels",
@@ -111,6 +113,8 @@ _LAZY: dict[str, str] = {
     "evaluate_many": "irspec.engine",
     "evaluate_input": "irspec.inputs",
     "compare": "irspec.comparisons",
+    "power": "irspec.power_analysis",
+    "PowerAnalysis": "irspec.power_analysis",
     "load_plan": "irspec.plan.load",
     "run_plan": "irspec.plan.execute",
     "read_qrels": "irspec.data",
@@ -119,7 +123,10 @@ _LAZY: dict[str, str] = {
     "Run": "irspec.data",
 }
 # Submodules reachable as attributes (`irspec.stats.paired`) without an import statement.
-_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons")
+_SUBMODULES = (
+    "stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "design",
+    "power_analysis",
+)
 
 
 def __getattr__(name: str) -> Any:

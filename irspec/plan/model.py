@@ -12,7 +12,7 @@ from irspec.comparison import Compare
 from irspec.engine import Options
 from irspec.registry import Metric
 
-__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output", "SparkEngine"]
+__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "Output", "SparkEngine", "PowerDesign"]
 
 # Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
 # file for editors (tests/test_plan.py keeps the two identical).
@@ -57,6 +57,16 @@ class SparkEngine:
 
 
 @dataclass(frozen=True)
+class PowerDesign:
+    """A plan's ``power`` section: the minimum difference of interest ``delta`` (on the metric's scale),
+    the significance level ``alpha`` and the target ``power`` of :func:`irspec.power`."""
+
+    delta: float
+    alpha: float = 0.05
+    power: float = 0.8
+
+
+@dataclass(frozen=True)
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
@@ -76,6 +86,8 @@ class Plan:
     """``None``: the runs are evaluated in this process."""
     memory: int | None = None
     """The cap on the working set in bytes (``options.memory``); None for the default."""
+    power: PowerDesign | None = None
+    """The ``power`` section; ``None``: no power tables."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

@@ -75,6 +75,7 @@ def to_html(
     plots: Sequence[Any] | None = None,
     plots_note: str | None = None,
     provenance: dict[str, Any] | None = None,
+    power: Sequence[tuple[str, str, Any]] = (),
 ) -> str:
     """One self-contained HTML page: the results table with marks, the comparisons with p-values and
     effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
@@ -84,7 +85,8 @@ def to_html(
     :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
     missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
-    each mean.
+    each mean. ``power`` are the power tables (:func:`irspec.report.power.power_sections`), shown in a
+    section of their own after the comparisons.
     """
     table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
     compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
@@ -99,6 +101,8 @@ def to_html(
         sections.append(("tables", "Log tables"))
     if comparisons:
         sections.append(("comparisons", "Comparisons"))
+    if power:
+        sections.append(("power", "Power"))
     sections.append(("plots", "Plots"))
     if notes:
         sections.append(("notes", "Notes"))
@@ -116,6 +120,7 @@ def to_html(
         tables=tables,
         marks_legend=legend,
         comparisons=compared,
+        power=list(power),
         plots=plots or [],
         plots_note=plots_note,
         notes=list(notes),
@@ -145,13 +150,21 @@ def _marks_legend(table: Table) -> Any:
     return Markup(marks_legend(table, escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}") if table.marked else "")
 
 
-def fragment(table: Table | None = None, comparisons: Table | None = None, warnings: Sequence[str] = ()) -> str:
+def fragment(
+    table: Table | None = None,
+    comparisons: Table | None = None,
+    warnings: Sequence[str] = (),
+    *,
+    sections: Sequence[tuple[str, str, Any]] = (),
+) -> str:
     """A results ``table`` and/or a ``comparisons`` table (:mod:`.model` tables), with ``warnings``
-    above them, as an HTML fragment with a little scoped CSS: what a notebook shows for results and
-    comparisons. The tables are the report page's own (the macros of ``templates/tables.html.j2``)."""
+    above them, and ``sections`` (``(heading, description, block)``, the power tables) after them, as
+    an HTML fragment with a little scoped CSS: what a notebook shows for results, comparisons and a
+    power analysis. The tables are the report page's own (the macros of ``templates/tables.html.j2``)."""
     return _environment().get_template("fragment.html.j2").render(
         results=table,
         marks_legend=_marks_legend(table) if table is not None else "",
         comparisons=comparisons,
         warnings=list(warnings),
+        sections=list(sections),
     )

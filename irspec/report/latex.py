@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Cell, Row, Table, build_table, interval_legend, marks_legend
+from irspec.report.model import Block, Cell, Row, Table, build_table, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["latex_escape", "to_latex", "render"]
+__all__ = ["latex_escape", "to_latex", "render", "plain_tables"]
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -185,3 +185,25 @@ def to_latex(
         results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
     )
     return render(table)
+
+
+def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[str] = ()) -> str:
+    r"""Tables of the model as ``(heading, description, block)`` (the power tables) as LaTeX ``table``
+    environments (booktabs), the heading and description as the caption, names escaped and numbers
+    with a real minus sign; ``notes`` as comments after them. ``""`` when there are none."""
+    def text(t: str) -> str:
+        return latex_escape(t).replace("Δ", r"$\Delta$")
+
+    out: list[str] = []
+    for heading, description, block in sections:
+        caption = text(heading + (f". {description}" if description else ""))
+        out += [_HEADER.format(latex_escape(heading)), r"\begin{table}[tbp]", r"  \centering", "  \\caption{" + caption + "}"]
+        out.append(r"  \begin{tabular}{" + "".join(_ALIGN[c.align] for c in block.columns) + "}")
+        out += [r"    \toprule", "    " + " & ".join(text(c.title) for c in block.columns) + r" \\", r"    \midrule"]
+        for row in block.rows:
+            cells = [latex_escape(c.text) if col.align == "left" else _number(c.text) for col, c in zip(block.columns, row.cells)]
+            out.append("    " + " & ".join(cells) + r" \\")
+        out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
+    if out:
+        out.extend(f"% note: {' '.join(n.splitlines())}" for n in notes)
+    return "\n".join(out) + "\n" if out else ""
