@@ -97,7 +97,20 @@ def _t_power(effect: float, n: int, alpha: float) -> float:
     df = n - 1
     crit = float(t_dist.ppf(1 - alpha / 2, df))
     shift = effect * math.sqrt(n)
-    return min(1.0, float(nct.sf(crit, df, shift)) + float(nct.cdf(-crit, df, shift)))
+    # scipy's noncentral t returns NaN far in a tail (df ~1000, noncentrality ~10); each tail is then
+    # taken from the mirrored distribution, P(T'(s) <= -c) = P(T'(-s) >= c), which stays finite there
+    upper = _finite(lambda: nct.sf(crit, df, shift), lambda: nct.cdf(-crit, df, -shift))
+    lower = _finite(lambda: nct.cdf(-crit, df, shift), lambda: nct.sf(crit, df, -shift))
+    return min(1.0, upper + lower)
+
+
+def _finite(*ways: Callable[[], float]) -> float:
+    """The first finite value of ``ways`` (the same probability computed two ways)."""
+    for way in ways:
+        value = float(way())
+        if math.isfinite(value):
+            return value
+    raise EvaluationError("the noncentral t distribution could not be evaluated here (scipy returned NaN)")
 
 
 def t_normal_topics(delta: float, sd: float, *, alpha: float = 0.05, power: float = 0.8) -> float:
