@@ -269,8 +269,7 @@ def _pair_power(ra: Result, rb: Result, metric: Any, delta: float | None, alpha:
     if n < design.MIN_TOPICS:
         raise EvaluationError(f"{what}: {n} queries in common; a power analysis needs at least 2")
     k, scale, _ = quantise(matrix[0] - matrix[1], _DECIMALS)
-    diffs = k / scale
-    sd = float(np.std(diffs, ddof=1))
+    sd = float(np.std(k, ddof=1)) / scale  # on the integers: equal differences give exactly 0
     return PairPower(
         metric=str(metric),
         a=ra.run_name,

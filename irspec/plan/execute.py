@@ -105,7 +105,8 @@ def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:
     ``None`` and the defaults. Raises :class:`~irspec.errors.PlanError` when the plan compares nothing."""
     plan = report.plan
     if plan.compare is None or len(report.results) < 2:
-        raise PlanError(f"{plan.source}: a power analysis designs the plan's comparisons; it needs a compare section and at least 2 runs")
+        why = f"{plan.source}: a power analysis designs the plan's comparisons; it needs a compare section and at least 2 runs"
+        raise PlanError(plan.source, [why])
     chosen = {"delta": None, "alpha": 0.05, "power": 0.8}
     if plan.power is not None:
         chosen.update(delta=plan.power.delta, alpha=plan.power.alpha, power=plan.power.power)
