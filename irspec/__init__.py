@@ -51,6 +51,8 @@ __all__ = [
     "standardize",
     "by_group",
     "with_groups",
+    "power",
+    "PowerAnalysis",
     "load_plan",
     "run_plan",
     "read_qrels",
@@ -117,6 +119,8 @@ _LAZY: dict[str, str] = {
     "standardize": "irspec.zscores",
     "by_group": "irspec.groups",
     "with_groups": "irspec.groups",
+    "power": "irspec.power_analysis",
+    "PowerAnalysis": "irspec.power_analysis",
     "load_plan": "irspec.plan.load",
     "run_plan": "irspec.plan.execute",
     "read_qrels": "irspec.data",
@@ -125,7 +129,10 @@ _LAZY: dict[str, str] = {
     "Run": "irspec.data",
 }
 # Submodules reachable as attributes (`irspec.stats.paired`) without an import statement.
-_SUBMODULES = ("stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores", "groups", "systems")
+_SUBMODULES = (
+    "stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores",
+    "groups", "systems", "design", "power_analysis",
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -278,6 +278,64 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_power(args: argparse.Namespace) -> int:
+    settings = {name: _unit_number(name, getattr(args, name)) for name in ("delta", "alpha", "power")}
+    if (args.plan is None) == (args.sources is None):
+        raise EvaluationError("give a plan or --from qrels and runs (one of them)")
+    if args.plan is not None:
+        if args.measures or args.baseline:
+            raise EvaluationError("-m and --baseline go with --from; a plan names its metrics and baseline itself")
+        from irspec.plan.execute import plan_power, run_plan
+        from irspec.plan.load import load_plan
+
+        report = run_plan(load_plan(args.plan, overrides=args.set or ()))
+        _print_warnings([report])
+        analysis = plan_power(report, **settings)
+    else:
+        analysis = _power_from_files(args, settings)
+    out = {"table": analysis.to_table, "markdown": analysis.to_markdown, "latex": analysis.to_latex}
+    sys.stdout.write(analysis.to_json() if args.format == "json" else out[args.format](decimals=args.decimals))
+    return 0
+
+
+def _unit_number(name: str, text: str | None) -> float | None:
+    """``--delta``/``--alpha``/``--power`` as a number (checked by the analysis), or an error naming the flag."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise EvaluationError(f"--{name} must be a number, not {text!r}") from None
+    if name == "delta" and not 0 < value < float("inf"):
+        raise EvaluationError(f"--delta must be a number > 0 (the minimum difference of interest), not {text!r}")
+    if name != "delta" and not 0 < value < 1:
+        raise EvaluationError(f"--{name} must be a number strictly between 0 and 1, not {text!r}")
+    return value
+
+
+def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> object:
+    """The power analysis of runs given with ``--from`` (qrels and runs in any order, told apart by
+    their content), evaluated on ``-m``'s metrics (default nDCG@10)."""
+    from irspec.data import read_qrels, sniff_kind
+    from irspec.datasets import parse_specs
+    from irspec.engine import distinct_names, evaluate_many
+    from irspec.power_analysis import power
+
+    kinds = [(path, sniff_kind(path)) for path in args.sources]
+    qrels = [path for path, kind in kinds if kind == "qrels"]
+    runs = [path for path, kind in kinds if kind == "run"]
+    if len(qrels) != 1:
+        found = f": {', '.join(qrels)}" if qrels else ""
+        raise EvaluationError(f"--from takes exactly one qrels file and the runs; found {len(qrels)} qrels{found}")
+    if len(runs) < 2:
+        raise EvaluationError(f"--from needs at least 2 runs to design comparisons for; found {len(runs)}")
+    metrics = parse_specs(args.measures or ["nDCG@10"], qrels[0], trec=True)
+    results = distinct_names(evaluate_many(read_qrels(qrels[0]), runs, metrics))
+    _print_warnings(results)
+    chosen = {k: v for k, v in settings.items() if v is not None}
+    return power(results, baseline=args.baseline, **chosen)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
     parser = argparse.ArgumentParser(prog="irspec", description="Evaluate ranked retrieval.")
@@ -353,6 +411,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("plan", help="the plan file, e.g. specs/demo.yaml")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "power",
+        help="power of the comparisons and the topics a minimum difference needs (Sakai's topic set size design)",
+        description="The power of each comparison (paired t-test) and of a one-way ANOVA over all runs per metric: "
+        "achieved power for --delta, the minimum detectable difference at --power, and the topics --delta needs. "
+        "From a plan (its compare section's comparisons; its power section's delta, alpha and power unless given "
+        "here) or from --from qrels and runs in any order.",
+    )
+    p.add_argument("plan", nargs="?", help="the plan file, e.g. specs/demo.yaml")
+    p.add_argument("--from", dest="sources", nargs="+", metavar="FILE",
+                   help="one qrels file and the runs, in any order (told apart by their content)")
+    p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
+                   help="metric spec(s) with --from, repeatable (default nDCG@10)")
+    p.add_argument("--baseline", metavar="RUN", help="with --from: design every run against this one (default: all pairs)")
+    p.add_argument("--delta", metavar="D", help="the minimum difference of interest, on the metric's scale")
+    p.add_argument("--alpha", metavar="A", help="significance level (default 0.05, or the plan's)")
+    p.add_argument("--power", metavar="P", help="target power (default 0.8, or the plan's)")
+    p.add_argument("-f", "--format", choices=("table", "json", "markdown", "latex"), default="table", help="output format")
+    p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N", help="decimal places (0-10, default 4)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
+    p.set_defaults(func=_cmd_power)
 
     p = sub.add_parser("validate", help="check an evaluation plan and list every problem in it")
     p.add_argument("plan", help="the plan file")

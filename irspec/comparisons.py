@@ -37,7 +37,7 @@ from irspec.progress import Progress
 from irspec.registry import Metric
 from irspec.results import Shown
 
-__all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs"]
+__all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix"]
 
 
 @dataclass(frozen=True)
@@ -372,20 +372,11 @@ def _tukey_comparisons(
     """Tukey HSD (parametric or randomised) over all runs on the queries every run has, for ``pairs``;
     the note of queries left out is made once, for the ``first`` metric."""
     names = [r.run_name for r in results]
-    common = np.asarray(results[0].query_ids, dtype=str)
-    for r in results[1:]:
-        common = np.intersect1d(common, np.asarray(r.query_ids, dtype=str), assume_unique=True)
-    rows = []
-    for r in results:
-        q = np.asarray(r.query_ids, dtype=str)
-        order = np.argsort(q)
-        pos = order[np.searchsorted(q, common, sorter=order)]
-        rows.append(r.column(metric)[pos])
-    matrix = np.vstack(rows)
+    matrix = common_matrix(results, metric)
     total = max(len(r.query_ids) for r in results)
-    if len(common) < total and first:
+    if matrix.shape[1] < total and first:
         notes.append(
-            f"{compare.test}: compared on the {len(common)} queries every run answers "
+            f"{compare.test}: compared on the {matrix.shape[1]} queries every run answers "
             f"(missing_queries: {results[0].options.missing_queries})"
         )
     defined = np.all(np.isfinite(matrix), axis=0)
@@ -447,3 +438,18 @@ def _tukey_comparisons(
             }
         )
     return out
+
+
+def common_matrix(results: Sequence[Result], metric: Metric) -> np.ndarray:
+    """The runs' values of ``metric`` as a ``runs x queries`` matrix over the queries every run has,
+    matched by query id (in sorted query-id order); undefined values stay NaN."""
+    common = np.asarray(results[0].query_ids, dtype=str)
+    for r in results[1:]:
+        common = np.intersect1d(common, np.asarray(r.query_ids, dtype=str), assume_unique=True)
+    rows = []
+    for r in results:
+        q = np.asarray(r.query_ids, dtype=str)
+        order = np.argsort(q)
+        pos = order[np.searchsorted(q, common, sorter=order)]
+        rows.append(r.column(metric)[pos])
+    return np.vstack(rows)

@@ -27,6 +27,9 @@ Each figure as PNG and SVG:
 ``<input>-<table>``
     Per table an input offers beside its metrics (:class:`~irspec.definitions.InputTable`: a log's top
     queries, its queries per hour), its second column against its first, as a bar or line chart.
+``power-curves``
+    With a plan's ``power`` section (:func:`irspec.power`): the power to detect delta against the number
+    of topics, per comparison and per metric's ANOVA (:func:`render_power`).
 
 matplotlib is imported only inside the functions here, figures are drawn on
 :class:`matplotlib.figure.Figure` with the Agg canvas (never through pyplot, so no global backend is
@@ -49,6 +52,7 @@ from irspec.errors import IrspecError
 __all__ = [
     "IPREC_SPECS", "MISSING_MATPLOTLIB", "ROC_CUTOFFS", "CONFUSION_K", "JITTER_SEED", "Confusion", "FigureData", "figure_specs",
     "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files", "group_figure",
+    "power_figure", "render_power",
 ]
 
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -652,3 +656,57 @@ def _group_figures(results: Sequence[Any], unique: Any) -> Iterable[tuple[str, s
             ),
             group_figure(metric, tables),
         )
+
+
+def power_figure(curves: Sequence[Any], target: float) -> Any:
+    """Power against the number of topics (:meth:`irspec.power_analysis.PowerAnalysis.curves`): one
+    line per comparison (paired t-test) in the left panel and per metric (one-way ANOVA over all
+    runs) in the right, a dashed line at the ``target`` power, a filled mark where each line first
+    reaches it (the topics delta needs) and a hollow one at the topics at hand."""
+    designs = [d for d in ("t", "anova") if any(c.design == d for c in curves)]
+    fig = _new_figure(5.0 * len(designs) + 2.5, 4.5)
+    titles = {"t": "Paired t-test, per comparison", "anova": "One-way ANOVA over all runs, per metric"}
+    for k, name in enumerate(designs):
+        ax = fig.add_subplot(1, len(designs), k + 1)
+        mine = [c for c in curves if c.design == name]
+        for curve, style in zip(mine, _styles(len(mine))):
+            needs = f"needs {curve.needed}" if curve.needed is not None else "delta not given"
+            ax.plot(curve.topics, curve.power, label=f"{curve.label} ({needs})", linewidth=1.3, color=style["color"],
+                    linestyle=style["linestyle"])
+            ends = curve.topics[-1]
+            if curve.needed is not None and curve.needed <= ends:
+                ax.plot([curve.needed], [_power_at(curve, curve.needed)], marker=style["marker"], color=style["color"], markersize=5)
+            if curve.at_hand <= ends:
+                ax.plot([curve.at_hand], [_power_at(curve, curve.at_hand)], marker=style["marker"], markersize=5,
+                        markerfacecolor="none", color=style["color"])
+        ax.axhline(target, color="#57606a", linestyle="--", linewidth=1)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("Number of topics")
+        ax.set_ylabel("Power")
+        ax.set_title(titles[name])
+        ax.legend(loc="lower right", frameon=False, fontsize=6)
+    return fig
+
+
+def _power_at(curve: Any, n: int) -> float:
+    """A curve's power at ``n`` topics, read off its points (linear between two of them)."""
+    import numpy as np
+
+    return float(np.interp(n, curve.topics, curve.power))
+
+
+def render_power(curves: Sequence[Any], *, target: float, formats: Sequence[str] = ("svg", "png")) -> list[Plot]:
+    """The ``power-curves`` plot (:func:`power_figure`) as SVG and PNG bytes; ``[]`` without curves (no
+    delta was given). Raises :class:`~irspec.errors.IrspecError` when matplotlib is missing."""
+    if not curves:
+        return []
+    matplotlib = require_matplotlib()
+    with matplotlib.rc_context(_RC):
+        fig = power_figure(curves, target)
+        title = "Power against the number of topics"
+        description = (
+            f"The power to detect delta against the number of topics; dashed: the target power {target:g}; filled "
+            "mark: the topics delta needs; hollow mark: the topics at hand."
+        )
+        saved = _save(fig, title, formats)
+    return [Plot("power-curves", title, description, saved.get("svg"), saved.get("png"))]

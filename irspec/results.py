@@ -64,7 +64,7 @@ class Shown:
 
     def _repr_html_(self) -> str:
         tables = input_blocks(self.results, decimals=self.decimals)
-        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables)
+        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables=tables)
 
     def _repr_markdown_(self) -> str:
         parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in engine.collect_warnings(self.results)]

@@ -67,6 +67,7 @@ __all__ = [
     "paired",
     "adjust",
     "tukey",
+    "residual_variance",
     "bootstrap_ci",
     "INTERVAL_METHODS",
     "mean_ci",
@@ -435,17 +436,8 @@ def tukey(
     seed = _integer("seed", seed, minimum=0)
     decimals = _integer("decimals", decimals, minimum=0)
     _unit_interval("confidence", confidence)
-    try:
-        x = np.asarray(scores, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise EvaluationError(f"scores must be a numeric systems x topics matrix: {exc}") from None
-    if x.ndim != 2:
-        raise EvaluationError(f"scores must be a 2-D systems x topics matrix, got shape {x.shape}")
+    x = _score_matrix(scores)
     n_sys, n_top = x.shape
-    _at_least_two(n_sys, "systems")
-    _at_least_two(n_top, "topics")
-    if not np.all(np.isfinite(x)):
-        raise EvaluationError("scores contain NaN or infinite values")
 
     k, scale, _ = quantise(x, decimals)
     row_sums = k.sum(axis=1)
@@ -478,13 +470,8 @@ def tukey(
             )
         return results
 
-    xq = k / scale
-    residuals = xq - xq.mean(axis=1, keepdims=True) - xq.mean(axis=0, keepdims=True) + xq.mean()
     df = (n_sys - 1) * (n_top - 1)
-    # exactly additive scores (every interaction contrast zero on the integers) have MSE 0; floats
-    # would leave ~1e-33 of noise and report an absurd q
-    additive = not np.any(k - k[:, :1] - k[:1, :] + k[0, 0])
-    mse = 0.0 if additive else float(np.sum(residuals**2)) / df
+    mse = _residual_mean_square(k, scale)
     half_width_unit = math.sqrt(mse / n_top)
     q_crit = float(studentized_range.ppf(confidence, n_sys, df))
     results = []
@@ -657,6 +644,52 @@ def _sign_test(wins: int, losses: int) -> tuple[float, float]:
     if wins + losses == 0:
         return 0.0, 1.0
     return float(wins), float(binomtest(wins, wins + losses, 0.5).pvalue)
+
+def residual_variance(scores: ArrayLike, *, decimals: int = 10) -> float:
+    """The residual variance of the two-way ANOVA without replication (systems x topics), the one
+    Tukey's HSD (:func:`tukey`) and Sakai's topic set size design (:mod:`irspec.design`) use.
+
+    ``scores`` is a ``systems x topics`` matrix; with ``x[i, j] = mu + system_i + topic_j + e``,
+    ``V_E = sum(e_ij**2) / ((k-1)(n-1))`` where ``e_ij = x_ij - mean_i. - mean_.j + mean..``
+    (Sakai, "Topic set size design", IRJ 2016). Scores are rounded to ``decimals`` places first, as in
+    :func:`tukey`; exactly additive scores give 0.0.
+
+    Raises
+    ------
+    EvaluationError
+        Not a 2-D matrix, fewer than 2 systems or 2 topics, or non-finite scores.
+    """
+    decimals = _integer("decimals", decimals, minimum=0)
+    k, scale, _ = quantise(_score_matrix(scores), decimals)
+    return _residual_mean_square(k, scale)
+
+
+def _residual_mean_square(k: np.ndarray, scale: float) -> float:
+    """The residual mean square of the quantised matrix ``k`` (scores times ``scale``)."""
+    n_sys, n_top = k.shape
+    xq = k / scale
+    residuals = xq - xq.mean(axis=1, keepdims=True) - xq.mean(axis=0, keepdims=True) + xq.mean()
+    # exactly additive scores (every interaction contrast zero on the integers) have MSE 0; floats
+    # would leave ~1e-33 of noise and report an absurd q
+    if not np.any(k - k[:, :1] - k[:1, :] + k[0, 0]):
+        return 0.0
+    return float(np.sum(residuals**2)) / ((n_sys - 1) * (n_top - 1))
+
+
+def _score_matrix(scores: ArrayLike) -> np.ndarray:
+    """``scores`` as a finite systems x topics matrix of at least 2 x 2."""
+    try:
+        x = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise EvaluationError(f"scores must be a numeric systems x topics matrix: {exc}") from None
+    if x.ndim != 2:
+        raise EvaluationError(f"scores must be a 2-D systems x topics matrix, got shape {x.shape}")
+    _at_least_two(x.shape[0], "systems")
+    _at_least_two(x.shape[1], "topics")
+    if not np.all(np.isfinite(x)):
+        raise EvaluationError("scores contain NaN or infinite values")
+    return x
+
 
 
 # --------------------------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ def test_schema_closes_every_object_and_describes_every_property():
     maps = [p for p, o in objects if isinstance(o.get("additionalProperties"), dict) and "properties" not in o]
     assert maps == ["$.properties.engine.properties.spark.properties.config"]
     objects = [(p, o) for p, o in objects if p not in maps]
-    assert len(objects) == 9  # the plan, a run entry, a system, options, engine, engine.spark, compare, an output, standardize
+    assert len(objects) == 10  # the plan, a run entry, a system, options, engine, engine.spark, compare, an output, standardize, power
     for path, obj in objects:
         assert obj.get("additionalProperties") is False, path
         for name, prop in obj["properties"].items():

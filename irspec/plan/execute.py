@@ -23,20 +23,22 @@ from typing import IO, Any
 
 from irspec import plots
 from irspec import report as fmt
+from irspec.report.power import power_sections
 from irspec.comparison import Comparison
-from irspec.comparisons import compare_results
+from irspec.comparisons import Comparisons, compare_results
 from irspec.data import read_qrels
 from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many
-from irspec.errors import IrspecError
+from irspec.errors import IrspecError, PlanError
 from irspec.groups import with_groups
 from irspec.inputs import evaluate_input
 from irspec.plan.model import Output, Plan
+from irspec.power_analysis import PowerAnalysis, power
 from irspec.progress import Progress
 from irspec.report.text import input_tables
 from irspec.zscores import standardize
 from irspec.systems import combine
 
-__all__ = ["PlanReport", "run_plan", "render_outputs", "write_outputs"]
+__all__ = ["PlanReport", "run_plan", "plan_power", "render_outputs", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,8 @@ class PlanReport:
     figure_data: plots.FigureData | None = None
     """The ROC points, AP values and confusion matrices of the other plots
     (:func:`irspec.plots.figure_data`), evaluated with the curves; ``None`` when nothing is drawn."""
+    power: PowerAnalysis | None = None
+    """The power analysis of the comparisons (the plan's ``power`` section); ``None`` without one."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -100,7 +104,24 @@ def run_plan(plan: Plan) -> PlanReport:
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
         inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log"))
-    return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
+    report = PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
+    return dataclasses.replace(report, power=plan_power(report)) if plan.power is not None else report
+
+
+def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:
+    """The power analysis of the plan's comparisons, with its ``power`` section's delta, alpha and
+    power, each replaced by ``settings`` given (``irspec power --delta``); without a section, delta
+    ``None`` and the defaults. Raises :class:`~irspec.errors.PlanError` when the plan compares nothing."""
+    plan = report.plan
+    if plan.compare is None or len(report.results) < 2:
+        why = f"{plan.source}: a power analysis designs the plan's comparisons; it needs a compare section and at least 2 runs"
+        raise PlanError(plan.source, [why])
+    chosen = {"delta": None, "alpha": 0.05, "power": 0.8}
+    if plan.power is not None:
+        chosen.update(delta=plan.power.delta, alpha=plan.power.alpha, power=plan.power.power)
+    chosen.update({k: v for k, v in settings.items() if v is not None})
+    found = Comparisons(report.comparisons, plan.compare, report.notes, report.results)
+    return power(found, **chosen)
 
 
 def _standardized(plan: Plan, results: list[Any]) -> list[Any]:
@@ -205,6 +226,18 @@ def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:
 
 
 def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
+    rendered = _render_main(report, output, arrows)
+    if report.power is None or not isinstance(rendered, str):
+        return rendered
+    # the power tables follow the results or comparisons in every table format (JSON and HTML carry
+    # them inside; see _comparisons_doc and _render_main)
+    after = {"table": report.power.to_table, "markdown": report.power.to_markdown, "latex": report.power.to_latex}
+    if output.format in after:
+        return rendered + "\n" + after[output.format](decimals=output.decimals)
+    return rendered
+
+
+def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
     # formatting lives in irspec.report (and irspec.plots); this picks what each output gets
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
@@ -248,8 +281,16 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
     if output.format == "html":
         figures, note = _plots(report, required=False)
         title = f"irspec report: {os.path.basename(report.plan.source)}"
+        sections = power_sections(report.power, decimals=output.decimals) if report.power is not None else ()
         return fmt.to_html(
-            results, title=title, plots=figures, plots_note=note, provenance=_provenance(report), intervals=intervals, **marks
+            results,
+            title=title,
+            plots=figures,
+            plots_note=note,
+            provenance=_provenance(report),
+            intervals=intervals,
+            power=sections,
+            **marks,
         )
     if output.format == "plots":
         found, _ = _plots(report, required=True)
@@ -265,6 +306,7 @@ def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
         "compare": plan.compare.as_dict() if plan.compare else None,
         "comparisons": [c.as_dict() for c in report.comparisons],
         "notes": list(report.notes),
+        **({"power": report.power.as_dict()} if report.power is not None else {}),
     }
 
 
@@ -328,6 +370,8 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
                 progress=progress,
                 inputs=inputs,
             )
+            if report.power is not None:
+                drawn += plots.render_power(report.power.curves(), target=report.power.power, formats=formats)
             return drawn, None
 
     found, why = _shared(report, "plots", make)

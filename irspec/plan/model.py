@@ -12,7 +12,7 @@ from irspec.comparison import Compare
 from irspec.engine import Options
 from irspec.registry import Metric
 
-__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "PlanSystem", "Output", "SparkEngine", "Standardize"]
+__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "PlanSystem", "Output", "SparkEngine", "Standardize", "PowerDesign"]
 
 # Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
 # file for editors (tests/test_plan.py keeps the two identical).
@@ -81,6 +81,16 @@ class Standardize:
 
 
 @dataclass(frozen=True)
+class PowerDesign:
+    """A plan's ``power`` section: the minimum difference of interest ``delta`` (on the metric's scale),
+    the significance level ``alpha`` and the target ``power`` of :func:`irspec.power`."""
+
+    delta: float
+    alpha: float = 0.05
+    power: float = 0.8
+
+
+@dataclass(frozen=True)
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
@@ -106,6 +116,8 @@ class Plan:
     """A file of ``query_id group`` lines: per-group means with intervals beside each run (``None``: none)."""
     systems: tuple[PlanSystem, ...] = ()
     """Systems of several runs, reported and compared after ``runs``."""
+    power: PowerDesign | None = None
+    """The ``power`` section; ``None``: no power tables."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

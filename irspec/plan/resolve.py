@@ -17,7 +17,7 @@ from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options
 from irspec.errors import InputError, IrspecError, SpecError, suggest
-from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, SparkEngine, Standardize
+from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
 from irspec.plugins import get_registry
@@ -108,6 +108,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         standardize=standardize,
         groups=groups,
         systems=tuple(systems),
+        power=_resolve_power(data, compare, problems),
     )
 
 
@@ -415,3 +416,18 @@ def _resolve_outputs(
     return outputs
 
 
+
+
+def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Problems) -> PowerDesign | None:
+    """The ``power`` section (the schema has checked its numbers); it designs the compare section's
+    comparisons, so it needs one."""
+    raw = data.get("power")
+    if not isinstance(raw, dict):
+        return None
+    if compare is None:
+        problems.add(("power",), "a power analysis designs the plan's comparisons; add a compare section")
+        return None
+    try:
+        return PowerDesign(delta=float(raw["delta"]), alpha=float(raw.get("alpha", 0.05)), power=float(raw.get("power", 0.8)))
+    except (KeyError, TypeError, ValueError):
+        return None  # the schema has said what is wrong

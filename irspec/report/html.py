@@ -77,6 +77,7 @@ def to_html(
     plots: Sequence[Any] | None = None,
     plots_note: str | None = None,
     provenance: dict[str, Any] | None = None,
+    power: Sequence[tuple[str, str, Any]] = (),
 ) -> str:
     """One self-contained HTML page: the results table with marks, the comparisons with p-values and
     effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
@@ -86,7 +87,8 @@ def to_html(
     :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
     missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
-    each mean.
+    each mean. ``power`` are the power tables (:func:`irspec.report.power.power_sections`), shown in a
+    section of their own after the comparisons.
     """
     table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
     compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
@@ -101,6 +103,8 @@ def to_html(
         sections.append(("tables", "Tables"))
     if comparisons:
         sections.append(("comparisons", "Comparisons"))
+    if power:
+        sections.append(("power", "Power"))
     sections.append(("plots", "Plots"))
     if notes:
         sections.append(("notes", "Notes"))
@@ -118,6 +122,7 @@ def to_html(
         tables=tables,
         marks_legend=legend,
         comparisons=compared,
+        power=list(power),
         plots=plots or [],
         plots_note=plots_note,
         notes=list(notes),
@@ -162,16 +167,21 @@ def fragment(
     table: Table | None = None,
     comparisons: Table | None = None,
     warnings: Sequence[str] = (),
+    *,
     tables: Sequence[tuple[str, str, Block]] = (),
+    sections: Sequence[tuple[str, str, Block]] = (),
 ) -> str:
     """A results ``table`` and/or a ``comparisons`` table (:mod:`.model` tables), with ``warnings``
-    above them and an input's ``tables`` (:func:`~irspec.report.model.input_blocks`: a log's top
-    queries) between them, as an HTML fragment with a little scoped CSS: what a notebook shows for
-    results and comparisons. The tables are the report page's own (the macros of ``templates/tables.html.j2``)."""
+    above them, the ``tables`` the results carry (:func:`~irspec.report.model.input_blocks`: a log's top
+    queries, query groups) between them and ``sections`` (the power tables) after them, each titled
+    table a ``(heading, description, block)``, as an HTML fragment with a little scoped CSS: what a
+    notebook shows for results, comparisons and a power analysis. The tables are the report page's own
+    (the macros of ``templates/tables.html.j2``)."""
     return _environment().get_template("fragment.html.j2").render(
         results=table,
         marks_legend=_marks_legend(table) if table is not None else "",
         comparisons=comparisons,
         warnings=list(warnings),
         tables=list(tables),
+        sections=list(sections),
     )

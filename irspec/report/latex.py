@@ -12,7 +12,7 @@ from irspec.report.model import Block, Cell, Row, Table, averaged_legend, build_
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["latex_escape", "to_latex", "render"]
+__all__ = ["latex_escape", "to_latex", "render", "plain_tables"]
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -193,22 +193,28 @@ def to_latex(
 def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
     """The tables the results carry beside their metrics (:func:`~irspec.report.model.input_blocks`: a
     log's top queries, query groups, a standardisation's settings) as LaTeX ``table`` environments after
-    the results, each captioned with its heading and description; ``""`` when there are none."""
+    the results (:func:`plain_tables`); ``""`` when there are none."""
+    blocks = input_blocks(results, decimals=decimals)
+    return "\n" + plain_tables(blocks) if blocks else ""
+
+
+def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[str] = ()) -> str:
+    r"""Tables of the model as ``(heading, description, block)`` (the power tables) as LaTeX ``table``
+    environments (booktabs), the heading and description as the caption, names escaped and numbers
+    with a real minus sign; ``notes`` as comments after them. ``""`` when there are none."""
+    def text(t: str) -> str:
+        return latex_escape(t).replace("Δ", r"$\Delta$")
+
     out: list[str] = []
-    for heading, description, block in input_blocks(results, decimals=decimals):
-        caption = latex_escape(heading) + (". " + latex_escape(description) if description else "")
-        out += ["", _HEADER.format("input"), r"\begin{table}[tbp]", r"  \centering", r"  \caption{" + caption + "}"]
-        out += _plain(block)
-        out.append(r"\end{table}")
+    for heading, description, block in sections:
+        caption = text(heading + (f". {description}" if description else ""))
+        out += [_HEADER.format(latex_escape(heading)), r"\begin{table}[tbp]", r"  \centering", "  \\caption{" + caption + "}"]
+        out.append(r"  \begin{tabular}{" + "".join(_ALIGN[c.align] for c in block.columns) + "}")
+        out += [r"    \toprule", "    " + " & ".join(text(c.title) for c in block.columns) + r" \\", r"    \midrule"]
+        for row in block.rows:
+            cells = [latex_escape(c.text) if col.align == "left" else _number(c.text) for col, c in zip(block.columns, row.cells)]
+            out.append("    " + " & ".join(cells) + r" \\")
+        out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
+    if out:
+        out.extend(f"% note: {' '.join(n.splitlines())}" for n in notes)
     return "\n".join(out) + "\n" if out else ""
-
-
-def _plain(block: Block) -> list[str]:
-    """A block of plain cells (no marks, no bold) as a booktabs ``tabular``."""
-    out = [r"  \begin{tabular}{" + "".join(_ALIGN[c.align] for c in block.columns) + "}", r"    \toprule"]
-    out.append("    " + " & ".join(latex_escape(c.title) for c in block.columns) + r" \\")
-    out.append(r"    \midrule")
-    for row in block.rows:
-        out.append("    " + " & ".join(latex_escape(c.text) for c in row.cells) + r" \\")
-    out += [r"    \bottomrule", r"  \end{tabular}"]
-    return out

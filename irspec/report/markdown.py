@@ -21,7 +21,7 @@ from irspec.report.text import comparison_legend
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["markdown_escape", "to_markdown", "render", "MARKS"]
+__all__ = ["markdown_escape", "to_markdown", "render", "plain_tables", "MARKS"]
 
 MARKS = {"better": "†", "worse": "↓"}
 """The marks of a value significantly better or worse than the baseline's (Markdown and HTML)."""
@@ -136,9 +136,17 @@ def to_markdown(
 def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
     """The results' input tables (a log's top queries, :func:`~irspec.report.model.input_blocks`) as
     Markdown, each under a heading and its description; ``""`` when there are none."""
+    return plain_tables(input_blocks(results, decimals=decimals))
+
+
+def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[str] = ()) -> str:
+    """Tables of the model as ``(heading, description, block)`` (an input's tables, the power tables)
+    as Markdown, each under a heading and its description, then ``notes``; ``""`` when there are none."""
     lines: list[str] = []
-    for heading, description, block in input_blocks(results, decimals=decimals):
+    for heading, description, block in sections:
         lines += ["", f"**{markdown_escape(heading)}**", "", *_plain(block)]
         if description:
             lines += ["", markdown_escape(description)]
+    if lines and notes:
+        lines += [""] + [f"- note: {markdown_escape(n)}" for n in notes]
     return "\n".join(lines) + "\n" if lines else ""

@@ -30,6 +30,7 @@ __all__ = [
     "comparison_legend",
     "render",
     "input_tables",
+    "plain_tables",
 ]
 
 
@@ -122,9 +123,23 @@ def to_table(
 def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
     """The results' input tables (:func:`~irspec.report.model.input_blocks`) as aligned text, each under
     its heading and after a blank line; ``""`` when there are none."""
+    return _sections(input_blocks(results, decimals=decimals), described=False)
+
+
+def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[str] = ()) -> str:
+    """Tables of the model as ``(heading, description, block)`` (the power tables,
+    :func:`irspec.report.power.power_sections`) as aligned text: each under its heading and after a
+    blank line, its description under it, then ``notes``; ``""`` when there are none."""
+    text = _sections(sections, described=True)
+    return text + "".join(f"note: {n}\n" for n in notes) if text else ""
+
+
+def _sections(sections: Sequence[tuple[str, str, Block]], *, described: bool) -> str:
     out = []
-    for heading, _, block in input_blocks(results, decimals=decimals):
+    for heading, description, block in sections:
         out += ["", heading, *_align(block, [[c.text for c in r.cells] for r in block.rows])]
+        if described and description:
+            out.append(description)
     return "\n".join(out) + "\n" if out else ""
 
 
