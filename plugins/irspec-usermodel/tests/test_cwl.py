@@ -8,6 +8,7 @@ gain mapping where another depth is tested. Then the documented differences, eac
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -150,3 +151,26 @@ def test_ir_measures_spellings_parse_to_the_same_measure():
     }
     for text, canonical in same.items():
         assert str(irspec.parse(text)) == canonical, text
+
+
+def test_the_command_line_reads_ir_measures_spellings(tmp_path, capsys):
+    from irspec.cli import main
+
+    (tmp_path / "qrels.txt").write_text("q 0 a 1\nq 0 b 0\nq 0 c 2\nq 0 d 2\n")
+    (tmp_path / "run.txt").write_text("".join(f"q Q0 {d} {i} {s} r\n" for i, (d, s) in enumerate(RUN["q"].items(), 1)))
+    specs = "BPM(T=1,K=1000), INST(T=1), NERR8@10, NERR9@10, NERR10(p=0.9), NERR11(T=1), SDCG@10"
+    assert main(["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-m", specs, "--format", "jsonl"]) == 0
+    got = {r["measure"]: r["value"] for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert set(got) == {"BPM@1000", "INST", "NERR8@10", "NERR9@10", "NERR10", "NERR11", "SDCG@10"}
+    # binary gains (max_rel 1): a and c gain 1. BPM with T = 1 stops at a, rank 1: EU = 1; NERR8 too.
+    assert got["BPM@1000"] == got["NERR8@10"] == 1.0
+
+
+def test_irspec_metrics_lists_them_with_the_plugin(capsys):
+    # registered here by module (an installed package shows "[usermodel: irspec-usermodel 0.1.0]")
+    from irspec.cli import main
+
+    assert main(["metrics"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for name in ("BPM", "INST", "INSQ", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG"):
+        assert any(line.startswith(f"{name}(") and "[irspec_usermodel.plugin" in line for line in lines), name
