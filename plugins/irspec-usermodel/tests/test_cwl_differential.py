@@ -223,3 +223,35 @@ def test_rbp_differs_from_cwl_evals_by_its_normalisation_when_p_is_near_one():
         theirs = ref[f"RBP(rel=1,p={p})", q][0]
         assert got[q][f"RBP(p={p})"] != pytest.approx(theirs, abs=1e-9)
         assert got[q][f"RBP(p={p})"] == pytest.approx(theirs * (1 - p**1000), abs=1e-12)
+
+
+# ir_measures' cwl_eval provider also computes P, RR and AP (when asked for by provider): C/W/L views of
+# trec_eval's measures, which irspec gives as its built-ins.
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("rel", [1, 2])
+def test_cwl_evals_p_and_rr_equal_irspecs_built_in_ones(seed, rel):
+    # Equal to 1e-12, not bit for bit: cwl_eval adds k weights of 1/k where trec_eval divides a count.
+    qrels, run = random_collection(seed)
+    specs = [f"P(rel={rel})@1", f"P(rel={rel})@5", f"P(rel={rel})@20", f"RR(rel={rel})"]
+    ref = cwl_values(specs, qrels, run)
+    got = irspec.evaluate(qrels, run, specs).per_query()
+    for spec in specs:
+        for q in qrels:
+            assert got[q][str(irspec.parse(spec))] == pytest.approx(ref[spec, q][0], abs=1e-12), (spec, q)
+
+
+@pytest.mark.parametrize("rel", [1, 2])
+def test_cwl_evals_ap_divides_by_the_relevant_documents_retrieved(rel):
+    # cwl_eval's AP weighs rank i by Σ_{j>=i} g(j)/j: its EU is Σ_{relevant i} P@i / (relevant retrieved),
+    # where trec_eval's (and irspec's) divides by R, every relevant document in the qrels.
+    qrels, run = random_collection(4)
+    ref = cwl_values([f"AP(rel={rel})"], qrels, run)
+    got = irspec.evaluate(qrels, run, f"AP(rel={rel}) NumRelRet(rel={rel}) NumRel(rel={rel})").per_query()
+    differs = 0
+    for q in qrels:
+        ap, relret, R = (got[q][str(irspec.parse(s))] for s in (f"AP(rel={rel})", f"NumRelRet(rel={rel})", f"NumRel(rel={rel})"))
+        assert ref[f"AP(rel={rel})", q][0] * relret == pytest.approx(ap * R, abs=1e-12), q
+        differs += relret < R and ap > 0
+    assert differs > 0
