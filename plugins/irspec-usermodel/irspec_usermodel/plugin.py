@@ -111,7 +111,8 @@ stopping there L(i) = Π_{j<i} C(j) · (1 − C(i)), over exactly N = depth rank
 default: a longer ranking is cut, a shorter one padded with documents of gain 0). The value is the
 expected utility per document examined, EU = Σ_i W(i) g(i): what cwl_eval reports first and
 ir_measures reports; utility=total gives the expected total utility ETU = Σ_i L(i) Σ_{j<=i} g(j)
-instead. Gains: g = (clip(max(label, 0), min_rel, max_rel) − min_rel) / (max_rel − min_rel), 0 for an
+instead (L sums to 1 − Π_{i<=N} C(i): a user still reading at rank N adds nothing to ETU, as in
+cwl_eval). Gains: g = (clip(max(label, 0), min_rel, max_rel) − min_rel) / (max_rel − min_rel), 0 for an
 unjudged document (min_rel 0 and max_rel 1 by default: binary gains at label >= 1); every document
 costs 1. Reference for the conventions: Azzopardi, Thomas & Moffat, "cwl_eval: an evaluation tool for
 information retrieval", SIGIR 2019; irspec matches cwl_eval 1.0.12 as ir_measures 0.4.3 calls it."""
@@ -164,8 +165,9 @@ BPM = MetricDef(
     compute=f"{CWL}:measure",
     doc="""BPM(T)@K, static version: the user reads on while the gain so far is below T and fewer than K
 documents (K cost units, one per document) have been read. C(i) = 1 if Σ_{j<=i} g(j) < T and i < K,
-else 0; so with s the first rank where either budget runs out (s <= K), W(i) = 1/s for i <= s, and
-EU = (Σ_{i<=s} g(i)) / s, ETU = Σ_{i<=s} g(i). Reference: Zhang, Liu, Li, Zhang, Xu & Ma, "Evaluating web
+else 0; so with s the first rank where either budget runs out (s <= K; s = depth if neither does),
+W(i) = 1/s for i <= s, EU = (Σ_{i<=s} g(i)) / s, and ETU = Σ_{i<=s} g(i) when a budget runs out by
+the depth (0 otherwise, see L below). Reference: Zhang, Liu, Li, Zhang, Xu & Ma, "Evaluating web
 search with a bejeweled player model", SIGIR 2017 (T is its benefit budget E_b, K its cost budget
 E_c).""" + _CWL,
 )

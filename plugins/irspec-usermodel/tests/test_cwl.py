@@ -45,6 +45,10 @@ def test_bpm_by_hand():
     assert value("BPM(T=1.5, max_rel=2, utility=total)@3") == pytest.approx(1.5, abs=1e-15)
     # T = 1, K = 2: C(1) = 1 (.5 < 1 and 1 < 2), C(2) = 0 (2 documents read): EU = (.5 + 0) / 2
     assert value("BPM(max_rel=2)@2") == pytest.approx(0.25, abs=1e-15)
+    # depth 3, and neither budget runs out by then: C = 1, 1, 1, W = 1/3 each, EU = 1.5 / 3; no one stops
+    # by rank 3, so L = 1·(1 - 1) = 0 everywhere and ETU = 0 (cwl_eval's L ends at the depth).
+    assert value("BPM(T=100, max_rel=2, depth=3)@50") == pytest.approx(0.5, abs=1e-15)
+    assert value("BPM(T=100, max_rel=2, depth=3, utility=total)@50") == 0.0
     # the brief's spelling: K as a keyword
     assert value("BPM(T=1, K=2, max_rel=2)") == value("BPM(max_rel=2)@2")
 

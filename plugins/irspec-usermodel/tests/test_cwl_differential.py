@@ -251,7 +251,8 @@ def test_cwl_evals_ap_divides_by_the_relevant_documents_retrieved(rel):
     got = irspec.evaluate(qrels, run, f"AP(rel={rel}) NumRelRet(rel={rel}) NumRel(rel={rel})").per_query()
     differs = 0
     for q in qrels:
-        ap, relret, R = (got[q][str(irspec.parse(s))] for s in (f"AP(rel={rel})", f"NumRelRet(rel={rel})", f"NumRel(rel={rel})"))
+        names = (f"AP(rel={rel})", f"NumRelRet(rel={rel})", f"NumRel(rel={rel})")
+        ap, relret, R = (got[q][str(irspec.parse(s))] for s in names)
         assert ref[f"AP(rel={rel})", q][0] * relret == pytest.approx(ap * R, abs=1e-12), q
         differs += relret < R and ap > 0
     assert differs > 0
