@@ -1,9 +1,8 @@
 """irspec-usermodel's C/W/L measures: BPM, INST, INSQ, NERR8..NERR11, SDCG.
 
-Hand-checked values first (the arithmetic written out), then the differential tests against cwl_eval
-(the ``cwl-eval`` package, 1.0.12), called as ir_measures 0.4.3 calls it: through ir_measures' own
-``cwl_eval`` provider where it can be (depth 1000), and through cwl_eval's classes with ir_measures'
-gain mapping where another depth is tested. Then the documented differences, each shown.
+Hand-checked values, one tiny ranking per measure with the arithmetic written out; the gain mapping,
+required and refused cutoffs, ir_measures' spellings and the command line. The differential tests
+against cwl_eval are in test_cwl_differential.py.
 """
 
 from __future__ import annotations
