@@ -23,11 +23,6 @@ import irspec
 from irspec.testing import registered_plugin
 
 
-@pytest.fixture(autouse=True)
-def usermodel():
-    with registered_plugin(plugin) as registry:
-        yield registry
-
 
 # q1 ranks a (3), b (0), c (1), e (unjudged); "x-2" ranks z (unjudged), a (1). Query ids are any strings.
 QRELS = {"q1": {"a": 3, "b": 0, "c": 1, "d": 2}, "x-2": {"a": 1}}
@@ -264,6 +259,6 @@ def test_the_installed_entry_point_is_found_with_its_distribution(monkeypatch):
     assert registry.distributions["usermodel"] == f"irspec-usermodel {dist.version}"
     (entry,) = [r for r in plugin_report(pm) if r["name"] == "usermodel"]
     assert entry["distribution"] == f"irspec-usermodel {dist.version}"
-    assert entry["metrics"] == ["ERR", "NCG", "RBP"]
+    assert entry["metrics"] == ["BPM", "ERR", "INSQ", "INST", "NCG", "NERR10", "NERR11", "NERR8", "NERR9", "RBP", "SDCG"]
     monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", "something-else")
     assert get_plugin_manager(load_entry_points=True).get_plugin("usermodel") is None
