@@ -22,9 +22,9 @@ from __future__ import annotations
 from irspec.report.data import comparisons_delimited, to_delimited, to_json, to_jsonl
 from irspec.report.files import check_writable, write_all_atomic, write_atomic, write_files_atomic
 from irspec.report.formats import BINARY_FORMATS, FORMATS, format_results
-from irspec.report.html import to_html
-from irspec.report.latex import latex_escape, to_latex
-from irspec.report.markdown import markdown_escape, to_markdown
+from irspec.report.html import html_sections, to_html
+from irspec.report.latex import latex_escape, latex_sections, to_latex
+from irspec.report.markdown import markdown_escape, markdown_sections, to_markdown
 from irspec.report.marks import (
     CORRECTION_NAMES,
     TEST_NAMES,
@@ -37,7 +37,7 @@ from irspec.report.marks import (
     significance_marks,
 )
 from irspec.report.origin import hash_in_background, provenance, sha256_file
-from irspec.report.text import comparison_rows, comparisons_table, marked_table, to_table
+from irspec.report.text import comparison_rows, comparisons_table, marked_table, text_sections, to_table
 from irspec.report.trec import TREC_ORDER, to_trec, trec_order
 
 __all__ = [
@@ -52,6 +52,10 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "to_html",
+    "text_sections",
+    "markdown_sections",
+    "latex_sections",
+    "html_sections",
     "marked_table",
     "comparisons_table",
     "comparisons_delimited",

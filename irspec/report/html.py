@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from irspec.engine import Result
 
-__all__ = ["to_html", "fragment"]
+__all__ = ["to_html", "fragment", "html_sections"]
 
 
 @functools.cache
@@ -75,6 +75,7 @@ def to_html(
     plots: Sequence[Any] | None = None,
     plots_note: str | None = None,
     provenance: dict[str, Any] | None = None,
+    extra: Sequence[tuple[str, str, Sequence[tuple[str, str, Any]], Sequence[str]]] = (),
 ) -> str:
     """One self-contained HTML page: the results table with marks, the comparisons with p-values and
     effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
@@ -84,7 +85,8 @@ def to_html(
     :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
     missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
-    each mean.
+    each mean. ``extra`` sections follow the comparisons, each ``(id, title, titled tables, notes)``
+    with its tables as ``(heading, description, block)`` (an agreement section, say).
     """
     table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
     compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
@@ -99,6 +101,7 @@ def to_html(
         sections.append(("tables", "Log tables"))
     if comparisons:
         sections.append(("comparisons", "Comparisons"))
+    sections.extend((ident, name) for ident, name, _, _ in extra)
     sections.append(("plots", "Plots"))
     if notes:
         sections.append(("notes", "Notes"))
@@ -116,6 +119,7 @@ def to_html(
         tables=tables,
         marks_legend=legend,
         comparisons=compared,
+        extra=list(extra),
         plots=plots or [],
         plots_note=plots_note,
         notes=list(notes),
@@ -154,4 +158,14 @@ def fragment(table: Table | None = None, comparisons: Table | None = None, warni
         marks_legend=_marks_legend(table) if table is not None else "",
         comparisons=comparisons,
         warnings=list(warnings),
+        sections=[],
+        section_notes=[],
+    )
+
+
+def html_sections(sections: Sequence[tuple[str, str, Any]], notes: Sequence[str] = ()) -> str:
+    """Titled tables of the model (``(heading, description, block)``, an agreement section's say) as an
+    HTML fragment, each under a heading with its description, then the ``notes``: what a notebook shows."""
+    return _environment().get_template("fragment.html.j2").render(
+        results=None, comparisons=None, marks_legend="", sections=list(sections), section_notes=list(notes), warnings=[]
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Cell, Row, Table, build_table, interval_legend, marks_legend
+from irspec.report.model import Block, Cell, Row, Table, build_table, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
@@ -185,3 +185,23 @@ def to_latex(
         results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
     )
     return render(table)
+
+
+def latex_sections(sections: Sequence[tuple[str, str, Block]], notes: Sequence[str] = ()) -> str:
+    """Titled tables of the model (``(heading, description, block)``, an agreement section's say) as
+    booktabs ``table`` environments captioned by their heading and description; the ``notes`` as
+    comments after them."""
+    out: list[str] = []
+    for heading, description, block in sections:
+        caption = latex_escape(f"{heading}. {description}" if description else heading)
+        spec = "".join(_ALIGN[c.align] for c in block.columns)
+        out += [_HEADER.format("agreement"), r"\begin{table}[tbp]", r"  \centering", f"  \\caption{{{caption}}}"]
+        out += [f"  \\begin{{tabular}}{{{spec}}}", r"    \toprule"]
+        out.append("    " + " & ".join(latex_escape(c.key) for c in block.columns) + r" \\")
+        out.append(r"    \midrule")
+        for row in block.rows:
+            cells = [_number(c.text) if col.align == "right" else latex_escape(c.text) for col, c in zip(block.columns, row.cells)]
+            out.append("    " + " & ".join(cells) + r" \\")
+        out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
+    out.extend(f"% note: {' '.join(n.splitlines())}" for n in notes)
+    return "\n".join(out) + "\n" if out else ""

@@ -128,3 +128,16 @@ def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
         if description:
             lines += ["", markdown_escape(description)]
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def markdown_sections(sections: Sequence[tuple[str, str, Block]], notes: Sequence[str] = ()) -> str:
+    """Titled tables of the model (``(heading, description, block)``, an agreement section's say) as
+    Markdown, each under a heading with its description after it, then the ``notes`` as a list."""
+    lines: list[str] = []
+    for heading, description, block in sections:
+        lines += ["", f"### {markdown_escape(heading)}", "", *_plain(block)]
+        if description:
+            lines += ["", markdown_escape(description)]
+    if notes:
+        lines += ["", *(f"- note: {markdown_escape(n)}" for n in notes)]
+    return "\n".join(lines) + "\n" if lines else ""

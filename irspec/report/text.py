@@ -28,6 +28,7 @@ __all__ = [
     "comparison_legend",
     "render",
     "input_tables",
+    "text_sections",
 ]
 
 
@@ -120,9 +121,21 @@ def to_table(
 def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
     """The results' input tables (:func:`~irspec.report.model.input_blocks`) as aligned text, each under
     its heading and after a blank line; ``""`` when there are none."""
+    return _titled(input_blocks(results, decimals=decimals), described=False)
+
+
+def text_sections(sections: Sequence[tuple[str, str, Block]], notes: Sequence[str] = ()) -> str:
+    """Titled tables of the model (``(heading, description, block)``, an agreement section's say) as
+    aligned text, each under its heading with its description after it, then the ``notes``."""
+    return _titled(sections, described=True) + "".join(f"note: {n}\n" for n in notes)
+
+
+def _titled(sections: Sequence[tuple[str, str, Block]], *, described: bool) -> str:
     out = []
-    for heading, _, block in input_blocks(results, decimals=decimals):
+    for heading, description, block in sections:
         out += ["", heading, *_align(block, [[c.text for c in r.cells] for r in block.rows])]
+        if described and description:
+            out.append(description)
     return "\n".join(out) + "\n" if out else ""
 
 
