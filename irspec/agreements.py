@@ -39,7 +39,17 @@ from irspec.frames import check_backend, make_frame
 from irspec.results import evaluate
 from irspec.report.model import Block, Cell, Column, Row, p_text
 
-__all__ = ["Agreement", "RankingAgreement", "Swap", "LabelAgreement", "SignificanceChange", "agreement", "agreement_of"]
+__all__ = [
+    "Agreement",
+    "RankingAgreement",
+    "Swap",
+    "LabelAgreement",
+    "SignificanceChange",
+    "agreement",
+    "agreement_of",
+    "combine",
+    "COMBINED_FORMATS",
+]
 
 TABLES = ("rankings", "swaps", "labels", "significance", "means")
 """The tables of an :class:`Agreement` (:meth:`Agreement.to_frame`'s ``table``)."""
@@ -216,6 +226,30 @@ class Agreement:
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
+
+
+COMBINED_FORMATS = ("table", "json", "markdown", "latex")
+"""The text formats :func:`combine` joins: one output holding every set's results and the agreement."""
+
+
+def combine(texts: Mapping[str, str], found: Agreement, fmt: str, *, decimals: int = 4) -> str:
+    """One output of several sets of judgments: each set's results rendered in ``fmt`` (``texts``,
+    ``{set: text}``) under a heading naming the set, then the agreement section (``found``). For
+    ``json``, ``{"qrels_sets": {set: its document}, "agreement": found.as_dict()}``."""
+    if fmt == "json":
+        doc = {"qrels_sets": {name: json.loads(text) for name, text in texts.items()}, "agreement": found.as_dict()}
+        return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    if fmt not in COMBINED_FORMATS:
+        raise EvaluationError(f"several sets of judgments are reported in the {', '.join(COMBINED_FORMATS)} formats, not {fmt}")
+    heading = {"table": "== qrels: {} ==\n", "markdown": "## qrels: {}\n\n", "latex": "% qrels: {}\n"}[fmt]
+    parts = [heading.format(name) + text for name, text in texts.items()]
+    if fmt == "table":
+        tail = "== agreement ==\n" + found.to_table(decimals=decimals)
+    elif fmt == "markdown":
+        tail = "## Agreement between the sets of judgments\n" + found.to_markdown(decimals=decimals)
+    else:
+        tail = "% agreement between the sets of judgments\n" + found.to_latex(decimals=decimals)
+    return "\n".join([*parts, tail])
 
 
 def agreement(

@@ -76,6 +76,10 @@ class Plan:
     """``None``: the runs are evaluated in this process."""
     memory: int | None = None
     """The cap on the working set in bytes (``options.memory``); None for the default."""
+    qrels_sets: tuple[tuple[str, Path | str], ...] = ()
+    """Several sets of judgments (``qrels`` given as a mapping ``{name: path}``), in plan order: every run
+    is evaluated against each and the sets' agreement reported; ``qrels`` is then the first set's.
+    Empty for a plan with one qrels."""
 
     @property
     def run_names(self) -> tuple[str, ...]:
