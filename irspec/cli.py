@@ -15,6 +15,7 @@ import json
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from irspec import spec as ast
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
@@ -118,7 +119,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.data import read_qrels
     from irspec.datasets import parse_specs
-    from irspec.engine import Options, distinct_names, evaluate_many
+    from irspec.engine import distinct_names, evaluate_many
     from irspec.progress import Progress
     from irspec.report import (
         BINARY_FORMATS,
@@ -132,6 +133,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.stream import open_run, parse_memory
     from irspec.systems import combine
 
+    if args.agreement:
+        return _cmd_eval_agreement(args)
     specs = args.measures or ["official"]
     metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
@@ -146,14 +149,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             memory = parse_memory(args.memory)
         except EvaluationError as e:
             raise EvaluationError(f"--memory: {e}") from None
-    options = Options(
-        relevance_level=args.level,
-        depth=args.depth,
-        judged_only=args.judged_only,
-        missing_queries=args.missing_queries or "zero",
-        collection_size=args.collection_size,
-        judged_warning=args.judged_warning or None,
-    )
+    options = _options(args)
     if args.ci not in (None, "none") and args.format not in WITH_INTERVALS:
         raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
     intervals = default_intervals(args.format, args.ci)
@@ -242,6 +238,74 @@ def _system_arg(text: str) -> tuple[str, list[str]]:
     if not sep or not name or not paths:
         raise EvaluationError(f"--system {text!r}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run")
     return name, expand_runs(name, [p for p in paths.split(",") if p])
+
+
+def _cmd_eval_agreement(args: argparse.Namespace) -> int:
+    """``irspec eval QRELS... RUNS... --agreement``: every run against each set of judgments (told from
+    the runs by their content, in any order), compared pairwise (paired t-test, Holm), and the agreement."""
+    from pathlib import Path
+
+    from irspec.agreements import COMBINED_FORMATS, agreement_of, combine
+    from irspec.comparison import Compare
+    from irspec.data import read_qrels, sniff_kind
+    from irspec.datasets import parse_specs
+    from irspec.engine import distinct_names, evaluate_many
+    from irspec.report import format_results, write_atomic
+
+    if args.format not in COMBINED_FORMATS:
+        raise EvaluationError(f"--agreement reports in the {', '.join(COMBINED_FORMATS)} formats, not --format {args.format}")
+    if args.ci is not None or args.memory is not None:
+        raise EvaluationError("--agreement does not take --ci or --memory")
+    paths = [args.qrels, *args.runs]
+    if "-" in paths:
+        raise EvaluationError("--agreement reads files only, not standard input ('-')")
+    kinds = [sniff_kind(p) for p in paths]
+    qrels_paths = [p for p, k in zip(paths, kinds) if k == "qrels"]
+    runs = [p for p, k in zip(paths, kinds) if k == "run"]
+    if len(qrels_paths) < 2 or len(runs) < 2:
+        raise EvaluationError(
+            f"--agreement needs at least 2 qrels files and 2 runs; got {len(qrels_paths)} qrels and {len(runs)} runs "
+            "(told apart by their content)"
+        )
+    # a set is named by its file name without the last suffix (and .gz): qrels.human.txt is qrels.human
+    names = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in qrels_paths]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise EvaluationError(f"--agreement names each qrels set by its file name; {', '.join(twice)} is given twice")
+    metrics = parse_specs(args.measures or ["official"], qrels_paths[0], trec=True)
+    options = _options(args)
+    if args.output:
+        from irspec.report import check_writable
+
+        check_writable(args.output)
+    qrels = {n: read_qrels(p) for n, p in zip(names, qrels_paths)}
+    results = {n: distinct_names(evaluate_many(q, runs, metrics, options=options)) for n, q in qrels.items()}
+    for found in results.values():
+        _print_warnings(found)
+    found = agreement_of(results, qrels, Compare(test="t", correction="holm"), relevance_level=args.level)
+    texts = {
+        n: str(format_results(res, args.format, per_query=args.per_query, decimals=args.decimals)) for n, res in results.items()
+    }
+    text = combine(texts, found, args.format, decimals=args.decimals)
+    if args.output:
+        write_atomic(args.output, text, make_dirs=False)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _options(args: argparse.Namespace) -> Any:
+    """The evaluation options of ``irspec eval``'s flags."""
+    from irspec.engine import Options
+
+    return Options(
+        relevance_level=args.level,
+        depth=args.depth,
+        judged_only=args.judged_only,
+        missing_queries=args.missing_queries or "zero",
+        collection_size=args.collection_size,
+        judged_warning=args.judged_warning or None,
+    )
 
 
 def _print_warnings(results: Sequence[object]) -> None:
@@ -404,6 +468,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the runs' per-topic means and sample sds in trec_eval's -Z format, for -Z elsewhere")
     p.add_argument("--groups", metavar="FILE",
                    help="per-group means with 95%% t intervals, from a file of lines 'query_id group' (a query may be in several groups)")
+
+
+    p.add_argument("--agreement", action="store_true",
+                   help="several sets of judgments: give two or more qrels and two or more runs, in any order (told apart "
+                   "by their content); every run is evaluated against each set and compared (paired t-test, Holm), then "
+                   "how the sets agree: rankings (Kendall's tau, tau_AP, swapped pairs), labels (kappa, alpha) and "
+                   "significance (formats table, json, markdown, latex)")
     p.set_defaults(func=_cmd_eval)
 
     set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"

@@ -24,6 +24,9 @@ Each figure as PNG and SVG:
 ``groups-<metric>``
     Per metric, with query groups (:mod:`irspec.groups`): every run's mean per group with its 95% t
     interval, then the macro and micro means.
+``agreement-<metric>-<a>-<b>``
+    With several sets of judgments (:func:`render_agreement`), each run's mean under set ``a`` against
+    its mean under set ``b``, one point per run, beside the diagonal of perfect agreement.
 ``<input>-<table>``
     Per table an input offers beside its metrics (:class:`~irspec.definitions.InputTable`: a log's top
     queries, its queries per hour), its second column against its first, as a bar or line chart.
@@ -52,7 +55,7 @@ from irspec.errors import IrspecError
 __all__ = [
     "IPREC_SPECS", "MISSING_MATPLOTLIB", "ROC_CUTOFFS", "CONFUSION_K", "JITTER_SEED", "Confusion", "FigureData", "figure_specs",
     "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files", "group_figure",
-    "power_figure", "render_power",
+    "power_figure", "render_power", "agreement_figure", "render_agreement",
 ]
 
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -710,3 +713,58 @@ def render_power(curves: Sequence[Any], *, target: float, formats: Sequence[str]
         )
         saved = _save(fig, title, formats)
     return [Plot("power-curves", title, description, saved.get("svg"), saved.get("png"))]
+
+
+# --------------------------------------------------------------------------------------------------
+# Several sets of judgments
+
+
+def agreement_figure(means: Sequence[tuple[str, str, str, float]], metric: str, a: str, b: str) -> Any:
+    """Each run's mean ``metric`` under set ``a`` (x) against its mean under set ``b`` (y), one labelled
+    point per run, and the diagonal where the two sets would agree; ``means`` are
+    :class:`~irspec.agreements.Agreement`'s ``(set, run, metric, mean)`` rows."""
+    x = {run: v for s, run, m, v in means if s == a and m == metric}
+    y = {run: v for s, run, m, v in means if s == b and m == metric}
+    runs = [r for r in x if r in y]
+    fig = _new_figure(5.0, 4.6)
+    ax = fig.add_subplot()
+    values = [v for r in runs for v in (x[r], y[r]) if math.isfinite(v)]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = (high - low) * 0.08 or 0.05
+    ax.plot([low - pad, high + pad], [low - pad, high + pad], color="#8c959f", linestyle="--", linewidth=0.8, label="same under both")
+    for style, run in zip(_styles(len(runs)), runs):
+        ax.scatter([x[run]], [y[run]], color=style["color"], marker=style["marker"], s=36, zorder=3)
+        ax.annotate(run, (x[run], y[run]), xytext=(4, 4), textcoords="offset points", fontsize=8)
+    ax.set_xlim(low - pad, high + pad)
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"{metric} under {a}")
+    ax.set_ylabel(f"{metric} under {b}")
+    ax.set_title(f"Mean {metric}: {a} against {b}")
+    ax.legend(loc="upper left", frameon=False)
+    return fig
+
+
+def render_agreement(found: Any, *, formats: Sequence[str] = ("svg", "png")) -> list[Plot]:
+    """The scatter plots of an :class:`~irspec.agreements.Agreement` (``agreement-<metric>-<a>-<b>``):
+    per metric and pair of sets, each run's mean under one set against the other."""
+    matplotlib = require_matplotlib()
+    metrics = list(dict.fromkeys(m for _, _, m, _ in found.means))
+    out = []
+    with matplotlib.rc_context(_RC):
+        for i, a in enumerate(found.sets):
+            for b in found.sets[i + 1 :]:
+                for metric in metrics:
+                    title = f"{metric}: {a} against {b}"
+                    fig = agreement_figure(found.means, metric, a, b)
+                    saved = _save(fig, title, formats)
+                    out.append(
+                        Plot(
+                            f"agreement-{_slug(metric)}-{_slug(a)}-{_slug(b)}",
+                            title,
+                            f"Each run's mean {metric} under the judgments {a} (x) and {b} (y); off the diagonal the sets disagree.",
+                            saved.get("svg"),
+                            saved.get("png"),
+                        )
+                    )
+    return out

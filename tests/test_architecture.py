@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("data.trec", "data.objects", "data.parquet", "datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
-    ("stats", "design"),  # significance tests, corrections, effect sizes; power and topic set size design
+    ("stats", "design", "concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
     ("kernels",),  # the built-in metrics' numpy computations
     ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
     ("inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
     ("comparisons",),  # the compare step: runs paired by query id, corrections; renders through report
     ("power_analysis",),  # the power step: power and topics needed for comparisons; renders through report
+    ("agreements",),  # several sets of judgments: rankings, labels and significance compared
     ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
     ("plan.resolve",),  # the checks a schema cannot make
     ("plan.load",),  # YAML with lines, overrides, the schema

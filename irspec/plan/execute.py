@@ -24,7 +24,9 @@ from typing import IO, Any
 from irspec import plots
 from irspec import report as fmt
 from irspec.report.power import power_sections
-from irspec.comparison import Comparison
+from irspec.agreements import COMBINED_FORMATS, Agreement, agreement_of
+from irspec.agreements import combine as combine_texts
+from irspec.comparison import Compare, Comparison
 from irspec.comparisons import Comparisons, compare_results
 from irspec.data import read_qrels
 from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many
@@ -61,15 +63,24 @@ class PlanReport:
     (:func:`irspec.plots.figure_data`), evaluated with the curves; ``None`` when nothing is drawn."""
     power: PowerAnalysis | None = None
     """The power analysis of the comparisons (the plan's ``power`` section); ``None`` without one."""
+    by_qrels: tuple[tuple[str, PlanReport], ...] = ()
+    """With several sets of judgments (``plan.qrels_sets``): each set's name and its own report (the
+    plan run with that set as its qrels); the fields above are then the first set's."""
+    agreement: Agreement | None = None
+    """With several sets of judgments, their agreement (:func:`irspec.agreements.agreement_of`)."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
         """The evaluation's warnings, each once (for example qrels queries missing from a run)."""
-        return tuple(collect_warnings((*self.results, *self.inputs)))
+        others = [r for _, sub in self.by_qrels for r in sub.results]
+        return tuple(collect_warnings((*self.results, *self.inputs, *others)))
 
 
 def run_plan(plan: Plan) -> PlanReport:
-    """Evaluate every run of ``plan`` (the qrels read once) and make the comparisons it asks for."""
+    """Evaluate every run of ``plan`` (the qrels read once) and make the comparisons it asks for; with
+    several sets of judgments, once per set, then their agreement."""
+    if plan.qrels_sets:
+        return _run_several(plan)
     results = []
     curves = data = None
     if plan.runs or plan.systems:
@@ -142,6 +153,22 @@ def _systems(plan: Plan, members: list[Any]) -> list[Any]:
         out.append(combine(system.name, members[start : start + len(system.runs)]))
         start += len(system.runs)
     return out
+
+
+def _run_several(plan: Plan) -> PlanReport:
+    """The plan run once per set of judgments (each as a plan with that one qrels), and the agreement:
+    significance by the plan's compare settings, or a paired t-test with Holm when it has none."""
+    reports = tuple((name, run_plan(dataclasses.replace(plan, qrels=path, qrels_sets=()))) for name, path in plan.qrels_sets)
+    with Progress("comparing the sets of judgments"):
+        qrels = {name: read_qrels(str(path)) for name, path in plan.qrels_sets}
+        found = agreement_of(
+            {name: list(sub.results) for name, sub in reports},
+            qrels,
+            plan.compare or Compare(test="t", correction="holm"),
+            comparisons={name: sub.comparisons for name, sub in reports} if plan.compare is not None else None,
+            relevance_level=plan.options.relevance_level,
+        )
+    return dataclasses.replace(reports[0][1], plan=plan, by_qrels=reports, agreement=found)
 
 
 def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None) -> list[Any]:
@@ -239,6 +266,9 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
 
 def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
     # formatting lives in irspec.report (and irspec.plots); this picks what each output gets
+    if report.agreement is not None and output.format in COMBINED_FORMATS:
+        texts = {name: str(_render(sub, output, arrows)) for name, sub in report.by_qrels}
+        return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
     compare, comparisons, notes = report.plan.compare, report.comparisons, report.notes
@@ -281,7 +311,6 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
     if output.format == "html":
         figures, note = _plots(report, required=False)
         title = f"irspec report: {os.path.basename(report.plan.source)}"
-        sections = power_sections(report.power, decimals=output.decimals) if report.power is not None else ()
         return fmt.to_html(
             results,
             title=title,
@@ -289,13 +318,30 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
             plots_note=note,
             provenance=_provenance(report),
             intervals=intervals,
-            power=sections,
+            extra=[*_power_sections(report, output.decimals), *_agreement_sections(report, output.decimals)],
             **marks,
         )
     if output.format == "plots":
         found, _ = _plots(report, required=True)
         return plots.render_files(found)
     return fmt.format_results(results, output.format, per_query=output.per_query)
+
+
+def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:
+    """The HTML page's power section, with the plan's ``power`` section."""
+    if report.power is None:
+        return []
+    return [("power", "Power", power_sections(report.power, decimals=decimals), report.power.notes)]
+
+
+def _agreement_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:
+    """The HTML page's agreement section, with several sets of judgments (whose results and
+    comparisons tables above it are the first set's)."""
+    found = report.agreement
+    if found is None:
+        return []
+    first = f"The results and comparisons above are under the first set of judgments, {found.sets[0]}."
+    return [("agreement", "Agreement between the sets of judgments", found.sections(decimals=decimals), (first, *found.notes))]
 
 
 def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
@@ -329,7 +375,9 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
     def make() -> dict[str, Any]:
         plan = report.plan
         inputs: list[tuple[str, str | None, Any]] = []
-        if plan.qrels is not None:
+        if plan.qrels_sets:
+            inputs.extend(("qrels", name, path) for name, path in plan.qrels_sets)
+        elif plan.qrels is not None:
             inputs.append(("qrels", None, plan.qrels))
         inputs.extend(("run", r.name, r.path) for r in plan.runs)
         inputs.extend(("run", f"{s.name}: {r.name}", r.path) for s in plan.systems for r in s.runs)
@@ -372,6 +420,8 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
             )
             if report.power is not None:
                 drawn += plots.render_power(report.power.curves(), target=report.power.power, formats=formats)
+            if report.agreement is not None:
+                drawn += plots.render_agreement(report.agreement, formats=formats)
             return drawn, None
 
     found, why = _shared(report, "plots", make)

@@ -118,6 +118,10 @@ class Plan:
     """Systems of several runs, reported and compared after ``runs``."""
     power: PowerDesign | None = None
     """The ``power`` section; ``None``: no power tables."""
+    qrels_sets: tuple[tuple[str, Path | str], ...] = ()
+    """Several sets of judgments (``qrels`` given as a mapping ``{name: path}``), in plan order: every run
+    is evaluated against each and the sets' agreement reported; ``qrels`` is then the first set's.
+    Empty for a plan with one qrels."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

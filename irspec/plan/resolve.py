@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from irspec.agreements import COMBINED_FORMATS
 from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options
@@ -45,6 +46,9 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         qrels = local(data["qrels"])
         _check_file(qrels, ("qrels",), "qrels", problems)
         inputs.add(os.path.abspath(qrels))
+    qrels_sets = _resolve_qrels_sets(data, local, inputs, problems)
+    if qrels_sets:
+        qrels = qrels_sets[0][1]  # the first set stands for the plan's qrels (metric parsing, provenance)
 
     log = None
     if isinstance(data.get("log"), str) and data["log"]:
@@ -90,6 +94,8 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         _check_file(groups, ("groups",), "groups", problems)
         inputs.add(os.path.abspath(groups))
     outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
+    if qrels_sets:
+        _check_several_sets(data, runs, outputs or [], problems)
 
     if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
         return None
@@ -109,6 +115,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         groups=groups,
         systems=tuple(systems),
         power=_resolve_power(data, compare, problems),
+        qrels_sets=tuple(qrels_sets),
     )
 
 
@@ -142,6 +149,40 @@ def _resolve_standardize(
                 problems.add(("standardize", "reference", i), f"{name!r} is not a run of this plan{hint}")
         return Standardize(reference=tuple(reference), cdf=cdf)
     return Standardize(cdf=cdf)
+
+
+def _resolve_qrels_sets(data: dict[str, Any], local: Any, inputs: set[str], problems: Problems) -> list[tuple[str, Path | str]]:
+    """``qrels`` as a mapping ``{name: path}``: several sets of judgments, each resolved as one."""
+    raw = data.get("qrels")
+    if not isinstance(raw, dict):
+        return []
+    found: list[tuple[str, Path | str]] = []
+    for name, value in raw.items():
+        if not isinstance(value, str) or not value:
+            continue  # the schema has said so
+        if is_dataset_id(value):
+            _check_dataset(value, problems)
+            found.append((str(name), value))
+            continue
+        path = local(value)
+        _check_file(path, ("qrels", name), "qrels", problems)
+        inputs.add(os.path.abspath(path))
+        found.append((str(name), path))
+    return found
+
+
+def _check_several_sets(data: dict[str, Any], runs: list[PlanRun], outputs: list[Output], problems: Problems) -> None:
+    """What several sets of judgments need: two runs to rank, outputs that can hold every set, no Spark."""
+    if len(runs) < 2:
+        problems.add(("runs",), f"several sets of judgments compare the rankings of the runs: give at least 2 runs, not {len(runs)}")
+    if data.get("engine") is not None:
+        problems.add(("engine",), "several sets of judgments are evaluated in this process; drop engine")
+    for i, o in enumerate(outputs):
+        if o.format not in (*COMBINED_FORMATS, "html", "plots"):
+            problems.add(
+                ("output", i, "format"),
+                f"with several sets of judgments the outputs are {', '.join(COMBINED_FORMATS)}, html and plots, not {o.format}",
+            )
 
 
 def _resolve_engine(raw: Any) -> SparkEngine | None:

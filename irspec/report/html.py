@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from irspec.engine import Result
 
-__all__ = ["to_html", "fragment"]
+__all__ = ["to_html", "fragment", "plain_tables"]
 
 
 @functools.cache
@@ -77,7 +77,7 @@ def to_html(
     plots: Sequence[Any] | None = None,
     plots_note: str | None = None,
     provenance: dict[str, Any] | None = None,
-    power: Sequence[tuple[str, str, Any]] = (),
+    extra: Sequence[tuple[str, str, Sequence[tuple[str, str, Any]], Sequence[str]]] = (),
 ) -> str:
     """One self-contained HTML page: the results table with marks, the comparisons with p-values and
     effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
@@ -87,8 +87,8 @@ def to_html(
     :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
     missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
-    each mean. ``power`` are the power tables (:func:`irspec.report.power.power_sections`), shown in a
-    section of their own after the comparisons.
+    each mean. ``extra`` sections follow the comparisons, each ``(id, title, titled tables, notes)``
+    with its tables as ``(heading, description, block)`` (an agreement section, say).
     """
     table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
     compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
@@ -103,8 +103,7 @@ def to_html(
         sections.append(("tables", "Tables"))
     if comparisons:
         sections.append(("comparisons", "Comparisons"))
-    if power:
-        sections.append(("power", "Power"))
+    sections.extend((ident, name) for ident, name, _, _ in extra)
     sections.append(("plots", "Plots"))
     if notes:
         sections.append(("notes", "Notes"))
@@ -122,7 +121,7 @@ def to_html(
         tables=tables,
         marks_legend=legend,
         comparisons=compared,
-        power=list(power),
+        extra=list(extra),
         plots=plots or [],
         plots_note=plots_note,
         notes=list(notes),
@@ -170,11 +169,12 @@ def fragment(
     *,
     tables: Sequence[tuple[str, str, Block]] = (),
     sections: Sequence[tuple[str, str, Block]] = (),
+    notes: Sequence[str] = (),
 ) -> str:
     """A results ``table`` and/or a ``comparisons`` table (:mod:`.model` tables), with ``warnings``
     above them, the ``tables`` the results carry (:func:`~irspec.report.model.input_blocks`: a log's top
-    queries, query groups) between them and ``sections`` (the power tables) after them, each titled
-    table a ``(heading, description, block)``, as an HTML fragment with a little scoped CSS: what a
+    queries, query groups) between them and ``sections`` (a power analysis's or an agreement's tables)
+    and their ``notes`` after them, each titled table a ``(heading, description, block)``, as an HTML fragment with a little scoped CSS: what a
     notebook shows for results, comparisons and a power analysis. The tables are the report page's own
     (the macros of ``templates/tables.html.j2``)."""
     return _environment().get_template("fragment.html.j2").render(
@@ -184,4 +184,11 @@ def fragment(
         warnings=list(warnings),
         tables=list(tables),
         sections=list(sections),
+        notes=list(notes),
     )
+
+
+def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[str] = ()) -> str:
+    """Tables of the model as ``(heading, description, block)`` (an agreement's, a power analysis's) as
+    an HTML fragment, each under its heading with its description, then ``notes``: what a notebook shows."""
+    return fragment(sections=sections, notes=notes)

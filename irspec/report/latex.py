@@ -198,12 +198,18 @@ def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
     return "\n" + plain_tables(blocks) if blocks else ""
 
 
+_GREEK = {"Δ": r"\Delta", "τ": r"\tau", "κ": r"\kappa", "α": r"\alpha", "β": r"\beta", "σ": r"\sigma"}
+
+
 def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[str] = ()) -> str:
     r"""Tables of the model as ``(heading, description, block)`` (the power tables) as LaTeX ``table``
     environments (booktabs), the heading and description as the caption, names escaped and numbers
     with a real minus sign; ``notes`` as comments after them. ``""`` when there are none."""
     def text(t: str) -> str:
-        return latex_escape(t).replace("Δ", r"$\Delta$")
+        out = latex_escape(t)  # Greek letters pass through it, then become math: pdflatex's fonts lack them
+        for letter, command in _GREEK.items():
+            out = out.replace(letter, f"${command}$")
+        return out
 
     out: list[str] = []
     for heading, description, block in sections:
@@ -212,7 +218,7 @@ def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[
         out.append(r"  \begin{tabular}{" + "".join(_ALIGN[c.align] for c in block.columns) + "}")
         out += [r"    \toprule", "    " + " & ".join(text(c.title) for c in block.columns) + r" \\", r"    \midrule"]
         for row in block.rows:
-            cells = [latex_escape(c.text) if col.align == "left" else _number(c.text) for col, c in zip(block.columns, row.cells)]
+            cells = [text(c.text) if col.align == "left" else _number(c.text) for col, c in zip(block.columns, row.cells)]
             out.append("    " + " & ".join(cells) + r" \\")
         out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
     if out:

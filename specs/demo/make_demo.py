@@ -1,6 +1,6 @@
 """Write the demo collection of ``specs/demo.yaml``: graded qrels and four runs of clearly different quality.
 
-    python specs/demo/make_demo.py          # rewrites specs/demo/qrels.txt and specs/demo/runs/*.run
+    python specs/demo/make_demo.py          # rewrites specs/demo/qrels.txt, qrels.llm.txt and runs/*.run
 
 Everything comes from one ``numpy.random.Generator`` with a fixed seed, so the files are the same on
 every machine and every rerun (they are checked in; rerun this only to change the collection).
@@ -21,6 +21,14 @@ them one system): from a generator of their own (so the four runs above stay byt
 were), each seed scores ``skill_seed * query_ease * grade + noise``, where the noise is half shared by
 the three seeds (the method) and half the seed's own, and ``skill_seed`` is 1.1 give or take a
 seed-specific 0.1: clearly one method, not three copies.
+
+``qrels.llm.txt`` is a second set of judgments of the same queries, as an LLM judge might give: drawn
+afterwards from a generator of its own (``LLM_SEED``), so the files above stay as they were. It leaves
+about 8% of the judged pairs unjudged, is lenient (a grade-0 document gets 1 with probability 0.15)
+and moves 30% of the other grades one step up or down (within 0..3); it also judges the documents of
+bm25's top 10 that ``qrels.txt`` left unjudged, calling half of them relevant (grade 1), as a judge
+swayed by lexical overlap might. So it agrees with ``qrels.txt`` only in part, on labels and on the
+ranking of the runs (``specs/agreement.yaml`` measures how far).
 """
 
 from __future__ import annotations
@@ -39,6 +47,8 @@ SKILL = {"bm25": 0.8, "dense": 0.95, "hybrid": 1.6, "random": 0.0}
 SEEDS_NAME = "colbert"
 SEEDS_SKILL = 1.1
 SEEDS = 3
+LLM_SEED = 20250214
+LLM_SKIP, LLM_LENIENT, LLM_SHIFT = 0.08, 0.15, 0.30
 
 
 def make_demo(outdir: str | Path = Path(__file__).parent) -> None:
@@ -68,6 +78,8 @@ def make_demo(outdir: str | Path = Path(__file__).parent) -> None:
                 f"{qid} Q0 {docnos[i]} {rank} {scores[i]:.3f} {name}" for rank, i in enumerate(top, start=1)
             )
     (out / "qrels.txt").write_text("\n".join(qrels_lines) + "\n", encoding="utf-8")
+    llm = llm_judgments(qrels_lines, run_lines["bm25"])
+    (out / "qrels.llm.txt").write_text("\n".join(llm) + "\n", encoding="utf-8")
     for name, lines in run_lines.items():
         (out / "runs" / f"{name}.run").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for name, lines in seed_runs(topics).items():
@@ -88,6 +100,33 @@ def seed_runs(topics: list[tuple[str, np.ndarray, np.ndarray, float]]) -> dict[s
             top = np.lexsort((docnos, -scores))[:RETRIEVED]
             lines[name].extend(f"{qid} Q0 {docnos[i]} {rank} {scores[i]:.3f} {name}" for rank, i in enumerate(top, start=1))
     return lines
+
+
+def llm_judgments(qrels_lines: list[str], favoured: list[str]) -> list[str]:
+    """A second, partly agreeing set of judgments of the pairs in ``qrels_lines``, and of the unjudged
+    documents in the top 10 of the run whose lines are ``favoured`` (see the module docstring)."""
+    rng = np.random.default_rng(LLM_SEED)
+    judged = {tuple(line.split()[0:3:2]) for line in qrels_lines}
+    extra: dict[str, list[str]] = {}
+    for line in favoured:
+        qid, _, docno, rank = line.split()[:4]
+        if int(rank) <= 10 and (qid, docno) not in judged:
+            extra.setdefault(qid, []).append(docno)
+    out = []
+    for line in qrels_lines:
+        qid, _, docno, label = line.split()
+        grade = int(label)
+        skip, lenient, shift, step = rng.random(), rng.random(), rng.random(), rng.choice((-1, 1))
+        if skip < LLM_SKIP:
+            continue
+        if grade == 0 and lenient < LLM_LENIENT:
+            grade = 1
+        elif grade > 0 and shift < LLM_SHIFT:
+            grade = int(np.clip(grade + step, 0, 3))
+        out.append(f"{qid} 0 {docno} {grade}")
+    for qid, docnos in extra.items():
+        out.extend(f"{qid} 0 {docno} {int(rng.random() < 0.5)}" for docno in docnos)
+    return sorted(out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,300 @@
+"""Several sets of judgments (irspec.agreements, `irspec eval --agreement`, `qrels:` as a mapping).
+
+Expected values come from outside irspec: the runs' means from pytrec_eval, Kendall's tau from scipy,
+significance from scipy's paired t-test with statsmodels' Holm correction, label agreement from
+scikit-learn and the krippendorff package, counts from plain Python over the qrels files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats
+
+import irspec
+from irspec.agreements import agreement_of
+from irspec.comparison import Compare
+from irspec.data import Qrels
+from irspec.errors import EvaluationError, PlanError
+from irspec.plan.execute import render_outputs, run_plan
+from irspec.plan.load import load_plan
+
+pytrec_eval = pytest.importorskip("pytrec_eval", reason="deliberate: pytrec_eval is the test reference (irspec[test])")
+krippendorff = pytest.importorskip("krippendorff", reason="deliberate: krippendorff is the test reference (irspec[test])")
+sk = pytest.importorskip("sklearn.metrics", reason="deliberate: scikit-learn is the test reference (irspec[test])")
+multitest = pytest.importorskip("statsmodels.stats.multitest", reason="deliberate: statsmodels is the test reference")
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "specs" / "demo"
+SETS = {"human": DEMO / "qrels.txt", "llm": DEMO / "qrels.llm.txt"}
+RUNS = {name: DEMO / "runs" / f"{name}.run" for name in ("bm25", "dense", "hybrid", "random")}
+MEASURES = {"P@10": "P_10", "nDCG@10": "ndcg_cut_10"}
+
+
+def _read(path: Path, kind: str) -> dict[str, dict[str, int | float]]:
+    out: dict[str, dict[str, int | float]] = {}
+    for line in path.read_text().splitlines():
+        f = line.split()
+        if kind == "qrels":
+            out.setdefault(f[0], {})[f[2]] = int(f[3])
+        else:
+            out.setdefault(f[0], {})[f[2]] = float(f[4])
+    return out
+
+
+def _reference_scores() -> dict[str, dict[str, dict[str, np.ndarray]]]:
+    """{set: {run: {metric: per-query values in qrels query order}}} by pytrec_eval (trec_eval -c: every
+    qrels query, a run missing one scoring 0; the demo runs answer every query)."""
+    out = {}
+    for name, path in SETS.items():
+        qrels = _read(path, "qrels")
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES.values()))
+        out[name] = {}
+        for run, run_path in RUNS.items():
+            got = evaluator.evaluate(_read(run_path, "run"))
+            out[name][run] = {m: np.array([got[q][t] for q in sorted(qrels)]) for m, t in MEASURES.items()}
+    return out
+
+
+@pytest.fixture(scope="module")
+def demo() -> irspec.agreements.Agreement:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)  # the random run is mostly unjudged
+        return irspec.agreement({k: str(v) for k, v in SETS.items()}, {k: str(v) for k, v in RUNS.items()}, "P@10, nDCG@10")
+
+
+def test_rankings_swaps_and_significance_against_references(demo):
+    ref = _reference_scores()
+    means = {s: {r: {m: float(v.mean()) for m, v in by_m.items()} for r, by_m in by_r.items()} for s, by_r in ref.items()}
+    runs = list(RUNS)
+    # significance: scipy's paired t-test on every pair, Holm over the 6 pairs of each metric (statsmodels)
+    significant = {}
+    for s in SETS:
+        for m in MEASURES:
+            pairs = list(itertools.combinations(runs, 2))
+            p = [scipy.stats.ttest_rel(ref[s][a][m], ref[s][b][m]).pvalue for a, b in pairs]
+            reject = multitest.multipletests(p, alpha=0.05, method="holm")[0]
+            significant.update({(s, m, a, b): bool(r) for (a, b), r in zip(pairs, reject)})
+    for r in demo.rankings:
+        x = [means["human"][run][r.metric] for run in runs]
+        y = [means["llm"][run][r.metric] for run in runs]
+        assert r.kendall_tau == pytest.approx(scipy.stats.kendalltau(x, y).statistic)
+    expected_swaps = set()
+    for m in MEASURES:
+        for a, b in itertools.combinations(runs, 2):
+            h = means["human"][a][m] - means["human"][b][m]
+            l = means["llm"][a][m] - means["llm"][b][m]
+            if h * l < 0:
+                expected_swaps.add((m, a, b, significant[("human", m, a, b)], significant[("llm", m, a, b)]))
+    assert {(s.metric, s.run_1, s.run_2, s.significant_a, s.significant_b) for s in demo.swaps} == expected_swaps
+    assert expected_swaps  # the demo's second set is made to swap bm25 and dense
+    changes = {(m, a, b) for (s, m, a, b), v in significant.items() if s == "human" and v != significant[("llm", m, a, b)]}
+    assert {(c.metric, c.run_a, c.run_b) for c in demo.significance} == changes
+    for s, run, metric, mean in demo.means:
+        assert mean == pytest.approx(means[s][run][metric], abs=1e-12)
+
+
+def test_labels_against_references(demo):
+    human, llm = _read(SETS["human"], "qrels"), _read(SETS["llm"], "qrels")
+    pairs = [(q, d) for q in human for d in human[q] if d in llm.get(q, {})]
+    a = np.array([human[q][d] for q, d in pairs])
+    b = np.array([llm[q][d] for q, d in pairs])
+    (found,) = demo.labels
+    n_human = sum(len(v) for v in human.values())
+    n_llm = sum(len(v) for v in llm.values())
+    assert (found.common, found.only_a, found.only_b) == (len(pairs), n_human - len(pairs), n_llm - len(pairs))
+    grades = list(range(a.min(), a.max() + 1))
+    assert found.kappa == pytest.approx(sk.cohen_kappa_score(a, b))
+    assert found.kappa_quadratic == pytest.approx(sk.cohen_kappa_score(a, b, labels=grades, weights="quadratic"))
+    assert found.alpha_ordinal == pytest.approx(krippendorff.alpha(reliability_data=[a, b], level_of_measurement="ordinal"))
+    assert found.binary_kappa == pytest.approx(sk.cohen_kappa_score(a >= 1, b >= 1))
+    assert found.agreement == pytest.approx(np.mean(a == b))
+    counts = Counter(zip(a.tolist(), b.tolist()))
+    assert {(found.labels[i], found.labels[j]): n for i, row in enumerate(found.confusion) for j, n in enumerate(row) if n} == counts
+
+
+def _result_set(qrels: dict, runs: dict, metrics: str = "P@2"):
+    return list(irspec.evaluate(qrels, runs, metrics, judged_warning=None).values())
+
+
+def test_identical_sets_agree_fully():
+    qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 0, "d4": 1}}
+    runs = {"a": {"q1": {"d1": 3, "d2": 2}, "q2": {"d4": 1, "d1": 0.5}}, "b": {"q1": {"d2": 3, "d3": 1}, "q2": {"d1": 1}},
+            "c": {"q1": {"d3": 3}, "q2": {"d5": 1}}}
+    res = _result_set(qrels, runs)
+    q = Qrels.from_dict(qrels)
+    found = agreement_of({"x": res, "y": res}, {"x": q, "y": q}, Compare())
+    # a P@2 = (1/2 + 1/2) / 2 = 1/2, b = (1/2 + 0) / 2 = 1/4, c = (1/2 + 0) / 2 = 1/4: b and c tie
+    (r,) = found.rankings
+    assert r.kendall_tau == pytest.approx(1.0)
+    assert r.tau_ap_a is None and r.tau_ap_b is None  # tied means: tau_AP undefined, said in a note
+    assert any("tau_AP" in n and "tied" in n for n in found.notes)
+    assert found.swaps == () and found.significance == ()
+    (lab,) = found.labels
+    assert (lab.common, lab.kappa, lab.kappa_quadratic, lab.alpha_ordinal) == (5, 1.0, 1.0, 1.0)
+
+
+def test_disjoint_judgments_are_undefined_not_a_crash():
+    qa = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}}
+    qb = {"q1": {"d5": 1}, "q2": {"d6": 0, "d7": 2}}
+    runs = {"a": {"q1": {"d1": 3, "d5": 2}, "q2": {"d3": 1}}, "b": {"q1": {"d5": 3}, "q2": {"d7": 1, "d3": 0}}}
+    found = agreement_of(
+        {"a": _result_set(qa, runs), "b": _result_set(qb, runs)}, {"a": Qrels.from_dict(qa), "b": Qrels.from_dict(qb)}, None
+    )
+    (lab,) = found.labels
+    assert (lab.common, lab.only_a, lab.only_b) == (0, 3, 3)
+    assert lab.kappa is lab.kappa_quadratic is lab.alpha_ordinal is lab.agreement is lab.binary_kappa is None
+    assert lab.labels == () and lab.confusion == ()
+    assert any("no query-document pair is judged in both sets" in n for n in found.notes)
+    # two systems: a P@2 under a = (1/2 + 1/2)/2, b = (0 + 1/2)/2; under b: a = (1/2 + 0)/2, b = (1/2 + 1/2)/2
+    (r,) = found.rankings
+    assert r.kendall_tau == pytest.approx(-1.0) and r.tau_ap_a == pytest.approx(-1.0) and r.swaps == 1
+    (s,) = found.swaps
+    assert (s.run_1, s.run_2, s.significant_a, s.significant_b) == ("a", "b", None, None)  # nothing compared
+    text = str(found)
+    assert "-" in text and "no query-document pair" in text
+    json.loads(found.to_json())  # undefined values are null, never NaN
+
+
+def test_every_format_and_frame(demo):
+    text, md, tex, html = str(demo), demo.to_markdown(), demo.to_latex(), demo._repr_html_()
+    for out in (text, md, tex, html):
+        assert "Agreement between system rankings" in out and "Significance that does not hold" in out
+    assert "\\begin{tabular}" in tex and "| metric |" in md and "<table" in html
+    doc = json.loads(demo.to_json())
+    assert doc["sets"] == ["human", "llm"] and len(doc["rankings"]) == 2
+    for table in ("rankings", "swaps", "labels", "significance", "means"):
+        frame = demo.to_frame(table=table)
+        assert frame.height == len(getattr(demo, table))
+    with pytest.raises(EvaluationError, match="table must be one of"):
+        demo.to_frame(table="nope")
+
+
+def test_agreement_needs_two_sets_and_two_runs():
+    q = {"q1": {"d1": 1}}
+    with pytest.raises(EvaluationError, match="at least two sets"):
+        irspec.agreement({"only": q}, {"a": {"q1": {"d1": 1}}, "b": {"q1": {"d1": 1}}}, "P@1")
+    with pytest.raises(EvaluationError, match="at least 2 runs"):
+        irspec.agreement({"x": q, "y": q}, {"a": {"q1": {"d1": 1}}}, "P@1")
+
+
+def test_agreement_plots(demo):
+    pytest.importorskip("matplotlib", reason="deliberate: matplotlib draws the plots")
+    found = irspec.plots.render_agreement(demo, formats=("svg",))
+    assert [p.name for p in found] == ["agreement-P_at_10-human-llm", "agreement-nDCG_at_10-human-llm"]
+    assert all(p.svg.startswith(b"<?xml") for p in found)
+
+
+# --------------------------------------------------------------------------------------------------
+# The command line
+
+
+def _irspec(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, cwd=DEMO)
+
+
+def test_cli_agreement_in_any_order_as_json():
+    done = _irspec("eval", "runs/bm25.run", "qrels.txt", "runs/dense.run", "qrels.llm.txt", "-m", "P@10", "--agreement", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert list(doc["qrels_sets"]) == ["qrels", "qrels.llm"]
+    ((s),) = doc["agreement"]["swaps"]
+    assert (s["run_1"], s["run_2"]) == ("bm25", "dense")
+    assert doc["agreement"]["compare"]["test"] == "t" and doc["agreement"]["compare"]["correction"] == "holm"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["qrels.txt", "runs/bm25.run", "runs/dense.run"], "at least 2 qrels files and 2 runs; got 1 qrels and 2 runs"),
+        (["qrels.txt", "qrels.llm.txt", "runs/bm25.run"], "got 2 qrels and 1 runs"),
+        (["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "-f", "csv"], "not --format csv"),
+        (["qrels.txt", "qrels.txt", "runs/bm25.run", "runs/dense.run"], "qrels is given twice"),
+        (["qrels.txt", "nothere.txt", "runs/bm25.run", "runs/dense.run"], "nothere.txt"),
+    ],
+)
+def test_cli_agreement_errors(args, message):
+    done = _irspec("eval", *args, "-m", "P@10", "--agreement")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("irspec: error: ") and message in done.stderr and done.stderr.count("\n") == 1
+
+
+# --------------------------------------------------------------------------------------------------
+# Plans
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    shutil.copytree(DEMO, tmp_path / "demo", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    return tmp_path
+
+
+def _plan(directory: Path, text: str) -> Path:
+    path = directory / "plan.yaml"
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+PLAN = """
+qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}
+runs: [demo/runs/bm25.run, demo/runs/dense.run, demo/runs/hybrid.run]
+metrics: [P@10]
+compare: {baseline: bm25, test: t, correction: holm}
+output:
+  - {format: table}
+  - {format: json, path: out.json}
+  - {format: html, path: out.html}
+"""
+
+
+def test_plan_with_two_sets(workspace):
+    plan = load_plan(_plan(workspace, PLAN))
+    assert [n for n, _ in plan.qrels_sets] == ["human", "llm"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        report = run_plan(plan)
+    rendered = dict((o.format, text) for o, text in render_outputs(report))
+    assert "== qrels: human ==" in rendered["table"] and "== qrels: llm ==" in rendered["table"]
+    doc = json.loads(rendered["json"])
+    assert list(doc["qrels_sets"]) == ["human", "llm"]
+    # each set's comparisons are the plan's (against the baseline), so a swap of dense and hybrid,
+    # not compared with each other, is marked unknown rather than guessed
+    for s in report.agreement.swaps:
+        compared = "bm25" in (s.run_1, s.run_2)
+        assert (s.significant_a is not None) == compared
+    assert "Agreement between the sets of judgments" in rendered["html"]
+    assert doc["qrels_sets"]["llm"]["comparisons"]  # compared under the second set too
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("qrels: {human: demo/qrels.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nmetrics: [P@10]\n", "qrels: {'human': 'demo/qrels.txt'} does not have enough properties"),
+        ("qrels: {human: demo/qrels.txt, llm: demo/nope.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nmetrics: [P@10]\n",
+         "qrels.llm"),
+        ("qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}\nruns: [demo/runs/bm25.run]\nmetrics: [P@10]\n",
+         "at least 2 runs"),
+        ("qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\n"
+         "metrics: [P@10]\noutput: [{format: csv}]\n", "not csv"),
+    ],
+)
+def test_plan_problems_with_several_sets(workspace, text, message):
+    with pytest.raises(PlanError) as info:
+        load_plan(_plan(workspace, text))
+    assert any(message in p for p in info.value.problems), info.value.problems
+
+
+def test_shipped_agreement_plan_validates():
+    plan = load_plan(ROOT / "specs" / "agreement.yaml")
+    assert [n for n, _ in plan.qrels_sets] == ["human", "llm"] and len(plan.runs) == 4
+    assert plan.qrels == plan.qrels_sets[0][1]
