@@ -134,6 +134,6 @@ def test_a_notebook_shows_the_tables(tmp_path):
     generated(tmp_path / "gen.jsonl")
     res = irspec.evaluate_input(tmp_path / "gen.jsonl", "CTR")
     page = res._repr_html_()
-    assert "<strong>gen: Top queries</strong>" in page and '<td class="text">c</td><td>3</td><td>0.0000</td>' in page
+    assert "<h3>gen: Top queries</h3>" in page and '<td class="text">c</td><td>3</td><td>0.0000</td>' in page
     assert "**gen: Queries per day**" in res._repr_markdown_() and "| 2024-05-03 | 7 |" in res._repr_markdown_()
     assert "gen: Queries per day" in str(res.show())
