@@ -4,6 +4,7 @@ ranking's tie rule, the spellings, the reader's errors and the command line."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from collections import namedtuple
@@ -197,7 +198,10 @@ def test_a_diversity_metric_is_not_an_input_of_its_own(irspec_plugin, qrels_file
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True)
+    """``irspec ...`` as a user runs it, loading the installed plugin (irspec's test session disables
+    entry-point plugins in its environment)."""
+    env = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"} | {"IRSPEC_LOAD_PLUGINS": "diversity"}
+    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, env=env)
 
 
 def test_the_command_line(qrels_file, tmp_path):
