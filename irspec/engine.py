@@ -51,6 +51,7 @@ __all__ = [
     "results_frame",
     "Judgments",
     "read_judgments",
+    "reads_qrels",
     "read_input",
 ]
 
@@ -351,8 +352,20 @@ class Judgments:
     inputs: Mapping[str, Any] = field(default_factory=dict)
 
 
-def read_judgments(source: Any, metrics: Sequence[Metric], columns: Mapping[str, str] | None = None) -> Judgments:
-    """The judgments ``metrics`` are computed with, read from ``source`` (what :func:`read_qrels` takes).
+def reads_qrels(kind: str) -> bool:
+    """Whether the input ``kind`` is read in place of the qrels (a registered reader with ``as_qrels``),
+    so that its metrics are computed from qrels and runs."""
+    try:
+        return get_registry().reader(kind).as_qrels
+    except IrspecError:  # "run", or a kind no plugin registers
+        return False
+
+
+def read_judgments(
+    source: Any, metrics: str | Metric | Iterable[str | Metric], columns: Mapping[str, str] | None = None
+) -> Judgments:
+    """The judgments ``metrics`` (specs or bound metrics) are computed with, read from ``source`` (what
+    :func:`read_qrels` takes).
 
     When every metric needs a run (``needs="run"``) this is :func:`read_qrels`, unchanged. When some
     need an input that a plugin reads in place of the qrels (an :class:`~irspec.definitions.InputReader`
@@ -361,6 +374,7 @@ def read_judgments(source: Any, metrics: Sequence[Metric], columns: Mapping[str,
     """
     if isinstance(source, Judgments):
         return source
+    metrics = _as_metrics(metrics, source)
     registry = get_registry()
     kinds = sorted({m.definition.needs for m in metrics} - {"run"})
     for kind in kinds:

@@ -112,3 +112,17 @@ def test_a_streamed_run_gets_the_input_in_every_block(irspec_plugin, tmp_path):
     rows = [["q1", "d0", "1", "1.5"], ["q2", "d1", "1", "4"]]
     res = irspec.evaluate(rows, str(run), "WeightedHits", memory="1MiB")
     assert res.per_query() == {"q1": {"WeightedHits": 1.5}, "q2": {"WeightedHits": 4.0}}
+
+
+def test_a_plan_reads_its_qrels_with_the_plugin(irspec_plugin, tmp_path):
+    from irspec.plan import load_plan, run_plan
+
+    irspec_plugin(Plugin())
+    (tmp_path / "weighted.txt").write_text("".join(" ".join(r) + "\n" for r in ROWS))
+    (tmp_path / "a.run").write_text("q1 Q0 b 1 3 a\nq1 Q0 a 2 2 a\nq2 Q0 z 1 1 a\n")
+    (tmp_path / "plan.yaml").write_text(
+        "qrels: weighted.txt\nruns:\n  - {name: a, path: a.run}\nmetrics: [WeightedHits, P@2]\noutput:\n  - {format: table}\n"
+    )
+    (result,) = run_plan(load_plan(tmp_path / "plan.yaml")).results
+    # b (2) and a (0.5) in q1's top 2; z (1) in q2's
+    assert result.per_query() == {"q1": {"WeightedHits": 2.5, "P@2": 0.5}, "q2": {"WeightedHits": 1.0, "P@2": 0.5}}

@@ -26,7 +26,7 @@ from irspec import report as fmt
 from irspec.comparison import Comparison
 from irspec.comparisons import compare_results
 from irspec.data import read_qrels
-from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many
+from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
 from irspec.errors import IrspecError
 from irspec.inputs import evaluate_input
 from irspec.plan.model import Output, Plan
@@ -65,7 +65,7 @@ def run_plan(plan: Plan) -> PlanReport:
     results = []
     curves = data = None
     if plan.runs:
-        run_metrics = [m for m in plan.metrics if m.definition.needs == "run"]
+        run_metrics = [m for m in plan.metrics if m.definition.needs == "run" or reads_qrels(m.definition.needs)]
         # the plots' values (precision-recall and ROC curves, AP, the confusion matrices' counts) come
         # from the same pass over each run
         drawn = any(o.format in ("html", "plots") for o in plan.outputs)
@@ -99,7 +99,7 @@ def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:
     if plan.engine is not None:
         return _evaluate_on_spark(plan, metrics)
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
-        qrels = read_qrels(str(plan.qrels))
+        qrels = read_judgments(str(plan.qrels), metrics)  # read_qrels, or a plugin's (qrels with subtopics)
         progress.total = len(plan.runs)
         results = []
         for r in plan.runs:

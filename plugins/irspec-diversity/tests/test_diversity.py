@@ -221,3 +221,17 @@ def test_the_command_line(qrels_file, tmp_path):
     failed = _cli("eval", str(tmp_path / "bad.txt"), str(run), "-m", "alpha_nDCG")
     assert failed.returncode == 2
     assert failed.stderr.strip().splitlines() == [f"irspec: error: {tmp_path / 'bad.txt'}:1: expected 4 fields (topic subtopic docno label), got 3"]
+
+
+def test_a_plan(irspec_plugin, qrels_file, tmp_path):
+    from irspec.plan import load_plan, run_plan
+
+    irspec_plugin(irspec_diversity.plugin)
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())))
+    (tmp_path / "plan.yaml").write_text(
+        f"qrels: {qrels_file}\nruns:\n  - {{name: sys, path: {run}}}\nmetrics: [NRBP, P_IA@5, P@5]\n"
+        "output:\n  - {format: table}\n"
+    )
+    (result,) = run_plan(load_plan(tmp_path / "plan.yaml")).results
+    assert result.per_query()["1"] == {"NRBP": 0.8203125, "P_IA@5": 0.4, "P@5": 0.6}  # as by hand above
