@@ -51,24 +51,30 @@ def _ideal_scores(topic: Topic, alpha: float, limit: int | None) -> list[float]:
     Greedy, as ndeval builds it: at each rank the judged document of the highest score, ties going to
     the greatest docno; the gains of its subtopics then shrink by (1 − α). Documents relevant to no
     subtopic score 0 and come last, where they change no value.
+
+    Documents relevant to the same subtopics always score alike, and of those the greatest docno left
+    goes first; so each rank scores each distinct set of subtopics once (at most 2^S of them, however
+    many documents), and a tie between two sets goes to the one whose next docno is greater.
     """
-    docs = sorted(topic.relevant, reverse=True)  # docno descending: the first of equal scores wins
-    subs = [topic.relevant[d] for d in docs]
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for d, js in topic.relevant.items():
+        groups.setdefault(js, []).append(d)
+    sets = list(groups)
+    left = [sorted(groups[js]) for js in sets]  # ascending: the last is the next to go
     gain = [1.0] * topic.subtopics
     keep = 1.0 - alpha
-    placed = [False] * len(docs)
     out: list[float] = []
-    for _ in range(len(docs) if limit is None else min(limit, len(docs))):
+    for _ in range(len(topic.relevant) if limit is None else min(limit, len(topic.relevant))):
         best, where = -1.0, -1
-        for i, js in enumerate(subs):
-            if not placed[i]:
+        for u, js in enumerate(sets):
+            if left[u]:
                 score = 0.0
                 for j in js:
                     score += gain[j]
-                if score > best:
-                    best, where = score, i
-        placed[where] = True
-        for j in subs[where]:
+                if score > best or (score == best and left[u][-1] > left[where][-1]):
+                    best, where = score, u
+        left[where].pop()
+        for j in sets[where]:
             gain[j] *= keep
         out.append(best)
     return out
@@ -180,19 +186,24 @@ def _ap_ia(topic: Topic, ranked: Ranked, metric: Any) -> float:
 
 
 def _each_query(ctx: Context, metric: Any, measure: Callable[[Topic, Ranked, Any], float]) -> np.ndarray:
-    """``measure`` of every query of the context (0 for a query with no relevant subtopic)."""
+    """``measure`` of every query of the context (0 for a query with no relevant subtopic), given the
+    top k documents of a metric with a cutoff k, the whole ranking otherwise."""
     data: SubtopicQrels = ctx.input("subtopics")
     rel = ctx.level(metric)
     judged_only = "judged_only" in metric.definition.param_names and metric.get("judged_only")
-    docnos = ctx.frame.get_column("docno").to_list() if len(ctx.label) else []
+    k = metric.get("k") if "k" in metric.definition.param_names else None
+    # only the docnos of the top k rows are gathered (a run's 1000 per query are not needed at k = 20)
+    top = np.arange(len(ctx.label)) if k is None or judged_only else ctx.top_rows(np.full(ctx.nq, k))
+    docnos = ctx.frame.get_column("docno").gather(top).to_list() if len(top) else []
+    bounds = np.searchsorted(top, ctx.offsets)
     out = np.zeros(ctx.nq)
     for i, query in enumerate(ctx.query_ids):
         topic = data.topic(query, rel)
         if topic.subtopics == 0:
             continue
-        ranked = docnos[ctx.offsets[i] : ctx.offsets[i + 1]]
+        ranked = docnos[bounds[i] : bounds[i + 1]]
         if judged_only:
-            ranked = [d for d in ranked if d in topic.judged]
+            ranked = [d for d in ranked if d in topic.judged][:k]
         out[i] = measure(topic, [topic.relevant.get(d, ()) for d in ranked], metric)
     return out
 

@@ -167,3 +167,31 @@ def test_without_ties_pyndeval_ranks_the_raw_scores_as_irspec_does(irspec_plugin
     res = irspec.evaluate(frame, run, "alpha_nDCG@10 NRBP")
     for query, values in expected.items():
         assert res.per_query()[query] == {"alpha_nDCG@10": values["alpha-nDCG@10"], "NRBP": values["NRBP"]}
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.25])
+def test_ties_in_the_greedy_ideal_ranking_as_ndeval_breaks_them(irspec_plugin, alpha):
+    """Documents relevant to 2 of 4 subtopics each: the greedy ideal ranking meets ties between different
+    subtopic sets at most ranks, which ndeval breaks by the greater docno."""
+    irspec_plugin(irspec_diversity.plugin)
+    rng = np.random.default_rng(int(alpha * 100))
+    pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    qrels, run = [], {}
+    for q in range(40):
+        docs = [f"{chr(97 + int(c))}{n}" for n, c in enumerate(rng.integers(0, 26, size=rng.integers(3, 12)))]
+        for d in docs:
+            for s in pairs[rng.integers(0, 6)]:
+                qrels.append((f"q{q}", str(s), d, 1))
+        run[f"q{q}"] = {d: float(rng.integers(0, 3)) for d in rng.choice(docs, size=len(docs), replace=False)}
+    expected = reference(qrels, run, alpha=alpha)
+    res = irspec.evaluate(qrels_frame(qrels), run, [f"alpha_nDCG(alpha={alpha})@{k}" for k in (2, 3, 5, 10)]
+                          + [f"nERR_IA(alpha={alpha})@5", f"nNRBP(alpha={alpha})"])
+    for query, got in res.per_query().items():
+        for k in (2, 3, 5, 10):
+            assert got[str(irspec.parse(f"alpha_nDCG(alpha={alpha})@{k}"))] == expected[query][f"alpha-nDCG@{k}"]
+        assert got[str(irspec.parse(f"nERR_IA(alpha={alpha})@5"))] == expected[query]["nERR-IA@5"]
+        assert got[str(irspec.parse(f"nNRBP(alpha={alpha})"))] == expected[query]["nNRBP"]
+
+
+def qrels_frame(qrels) -> pl.DataFrame:
+    return pl.DataFrame(qrels, schema=["query_id", "subtopic_id", "doc_id", "relevance"], orient="row")
