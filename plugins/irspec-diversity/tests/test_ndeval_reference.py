@@ -195,3 +195,44 @@ def test_ties_in_the_greedy_ideal_ranking_as_ndeval_breaks_them(irspec_plugin, a
 
 def qrels_frame(qrels) -> pl.DataFrame:
     return pl.DataFrame(qrels, schema=["query_id", "subtopic_id", "doc_id", "relevance"], orient="row")
+
+
+# ir_measures' spellings and irspec's (α_nDCG is irspec's alias, which its grammar may not read yet; judged_only=True is left out: ir_measures 0.4.3's pyndeval provider
+# fails on it, indexing the run it has turned into a generator; test_equal_to_ndeval_on_random_data checks
+# judged_only against pyndeval itself)
+IR_MEASURES = {
+    "alpha_nDCG@10": "alpha_nDCG@10", "α_nDCG@5": "alpha_nDCG@5", "alpha_nDCG(alpha=0.3)@10": "alpha_nDCG(alpha=0.3)@10",
+    "alpha_DCG@20": "alpha_DCG@20", "ERR_IA@5": "ERR_IA@5", "nERR_IA@10": "nERR_IA@10", "NRBP": "NRBP",
+    "NRBP(beta=0.8)": "NRBP(beta=0.8)", "nNRBP(alpha=0.25)": "nNRBP(alpha=0.25)", "AP_IA": "AP_IA",
+    "MAP_IA": "MAP_IA", "P_IA@5": "P_IA@5",
+    "StRecall@10": "StRecall@10", "StRecall(rel=2)@5": "StRecall(rel=2)@5",
+}
+
+
+def test_ir_measures_names_are_the_same_measures(irspec_plugin):
+    """ir_measures (through pyndeval) and irspec agree measure by measure under ir_measures' names, on
+    tie-free scores (ir_measures ranks ties by docno ascending)."""
+    ir_measures = pytest.importorskip("ir_measures", reason="ir_measures (the test extra) names the measures")
+    irspec_plugin(irspec_diversity.plugin)
+    rng = np.random.default_rng(3)
+    qrels, run = random_collection(rng)
+    run = {q: {d: float(i) for i, d in enumerate(rng.permutation(list(docs)))} for q, docs in run.items()}
+    rows = sorted(qrels, key=lambda r: int(r[1]))
+    frame = pl.DataFrame(rows, schema=["query_id", "iteration", "doc_id", "relevance"], orient="row")
+    theirs = {}
+    for text in IR_MEASURES:
+        if text.startswith("α") and "α_nDCG" not in ir_measures.measures.registry:
+            continue
+        measure = ir_measures.parse_measure(text)
+        for m in ir_measures.iter_calc([measure], frame.to_pandas(), run):
+            theirs[(m.query_id, text)] = m.value
+    ours = irspec.evaluate(frame, run, list(IR_MEASURES.values())).per_query()
+    compared = 0
+    for (query, text), value in theirs.items():
+        mine = ours[query][str(irspec.parse(IR_MEASURES[text]))]
+        if math.isnan(value):  # nNRBP of a query with no relevant subtopic: ndeval's 0 / 0
+            assert mine == 0.0
+        else:
+            assert mine == value, (query, text)
+        compared += 1
+    assert compared >= 60
