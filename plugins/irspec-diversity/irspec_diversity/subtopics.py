@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from irspec.data import Qrels
+from irspec.datasets import is_dataset_id, qrels_records
 from irspec.errors import InputError
 
 __all__ = ["SubtopicQrels", "Topic", "read_subtopic_qrels", "COLUMNS"]
@@ -30,7 +31,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 """The names a frame's (or a named tuple's) columns may have, first found first: ir_measures'
 (``query_id, iteration, doc_id, relevance``: ir_measures reads a diversity qrels file's second field as
-``iteration``), ir_datasets' ``TrecSubtopicQrel`` and pyndeval's ``SubtopicQrel`` (``subtopic_id``),
+``iteration``), ir_datasets' ``TrecSubQrel`` and pyndeval's ``SubtopicQrel`` (``subtopic_id``),
 PyTerrier's (``qid, docno, label``) and irspec's own names."""
 
 
@@ -103,14 +104,17 @@ def _topic(rows: list[tuple[str, str, int]], rel: int) -> Topic:
 def read_subtopic_qrels(source: Any) -> SubtopicQrels:
     """Qrels with subtopics from a TREC file (``topic subtopic docno label``, gzip too), a pandas or polars
     DataFrame with a subtopic column (:data:`COLUMNS`), an iterable of named tuples with such fields
-    (ir_datasets' ``TrecSubtopicQrel``, ir_measures' ``Qrel`` with ``iteration``, pyndeval's
-    ``SubtopicQrel``), or a :class:`SubtopicQrels` (returned as is).
+    (ir_datasets' ``TrecSubQrel``, ir_measures' ``Qrel`` with ``iteration``, pyndeval's
+    ``SubtopicQrel``), ``irds:<id>`` (a diversity task of ir_datasets, such as
+    ``irds:clueweb09/en/trec-web-2009/diversity``), or a :class:`SubtopicQrels` (returned as is).
 
     Labels are integers, negative ones included (never relevant). A (query, subtopic, docno) judged
     twice is an :class:`~irspec.errors.InputError` naming both lines, as is a line without four fields.
     """
     if isinstance(source, SubtopicQrels):
         return source
+    if is_dataset_id(source):
+        return _checked(_from_rows(qrels_records(source), source), source, "record")
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         return _checked(_read_text(path), path, "line")
@@ -155,13 +159,13 @@ def _from_pandas(df: Any) -> pl.DataFrame:
     return pl.from_pandas(df.reset_index(drop=True))
 
 
-def _from_rows(rows: Iterable[Any]) -> pl.DataFrame:
+def _from_rows(rows: Iterable[Any], source: str = "<rows>") -> pl.DataFrame:
     records = list(rows)
     fields = getattr(records[0], "_fields", None) if records else ()
     if fields is None:
-        raise InputError(f"expected named tuples with subtopic fields, got {type(records[0]).__name__}", "<rows>")
+        raise InputError(f"expected named tuples with subtopic fields, got {type(records[0]).__name__}", source)
     data = {name: [getattr(r, name) for r in records] for name in fields}
-    return _columns(pl.DataFrame(data, strict=False), list(fields), "<rows>")
+    return _columns(pl.DataFrame(data, strict=False), list(fields), source)
 
 
 def _columns(frame: pl.DataFrame, names: Iterable[str], source: str) -> pl.DataFrame:

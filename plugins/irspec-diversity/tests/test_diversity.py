@@ -7,7 +7,6 @@ import math
 import os
 import subprocess
 import sys
-from collections import namedtuple
 
 import polars as pl
 import pytest
@@ -164,8 +163,8 @@ def test_frames_and_named_tuples(irspec_plugin, qrels_file):
          "relevance": [int(r[3]) for r in rows]}
     )
     assert values("alpha_nDCG@3 P@5", frame) == expected
-    TrecSubtopicQrel = namedtuple("TrecSubtopicQrel", "query_id doc_id relevance subtopic_id")  # ir_datasets'
-    tuples = [TrecSubtopicQrel(r[0], r[2], int(r[3]), r[1]) for r in rows]
+    formats = pytest.importorskip("ir_datasets.formats", reason="ir_datasets (irspec[datasets]) names its tuples")
+    tuples = [formats.TrecSubQrel(r[0], r[2], int(r[3]), r[1]) for r in rows]
     assert values("alpha_nDCG@3 P@5", tuples) == expected
     polars_frame = pl.DataFrame({"qid": [int(r[0]) for r in rows], "subtopic": [int(r[1]) for r in rows],
                                  "docno": [r[2] for r in rows], "label": [float(r[3]) for r in rows]})
@@ -235,3 +234,23 @@ def test_a_plan(irspec_plugin, qrels_file, tmp_path):
     )
     (result,) = run_plan(load_plan(tmp_path / "plan.yaml")).results
     assert result.per_query()["1"] == {"NRBP": 0.8203125, "P_IA@5": 0.4, "P@5": 0.6}  # as by hand above
+
+
+def test_an_ir_datasets_diversity_task(irspec_plugin, qrels_file, monkeypatch):
+    """irds:<id> qrels are ir_datasets' TrecSubQrel records (here from a stand-in for the download)."""
+    formats = pytest.importorskip("ir_datasets.formats", reason="ir_datasets (irspec[datasets]) names its tuples")
+    import irspec.datasets
+
+    irspec_plugin(irspec_diversity.plugin)
+    rows = [line.split() for line in QRELS.splitlines()]
+
+    class Task:
+        def has_qrels(self):
+            return True
+
+        def qrels_iter(self):
+            return iter([formats.TrecSubQrel(q, d, int(label), s) for q, s, d, label in rows])
+
+    monkeypatch.setattr(irspec.datasets, "_dataset", lambda src: Task())
+    got = values("alpha_nDCG@3 P@5", "irds:clueweb09/en/trec-web-2009/diversity")
+    assert got == values("alpha_nDCG@3 P@5", qrels_file)
