@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -84,7 +85,7 @@ def _topic(rows: list[tuple[str, str, int]], rel: int) -> Topic:
     # floats depend on that order (to the last bit, which decides ties in the greedy ideal ranking), so
     # the subtopics are taken in the order of their ids: numerically when every id is an integer.
     relevant_ids = {s for s, _, label in rows if label >= rel}
-    numeric = all(s.lstrip("-").isdigit() for s in relevant_ids)
+    numeric = all(re.fullmatch(r"-?[0-9]+", s) for s in relevant_ids)
     order = sorted(relevant_ids, key=(lambda s: (int(s), s)) if numeric else None)
     index = {s: i for i, s in enumerate(order)}
     relevant: dict[str, list[int]] = {}
