@@ -372,11 +372,14 @@ def read_judgments(
     with ``as_qrels``), ``source`` is read by that reader, and its data object's ``qrels`` are the
     qrels of every metric; a metric that needs another input is an :class:`EvaluationError`.
     """
-    if isinstance(source, Judgments):
-        return source
-    metrics = _as_metrics(metrics, source)
+    metrics = _as_metrics(metrics, source.qrels if isinstance(source, Judgments) else source)
     registry = get_registry()
     kinds = sorted({m.definition.needs for m in metrics} - {"run"})
+    if isinstance(source, Judgments):
+        unread = [k for k in kinds if k not in source.inputs]
+        if unread:
+            raise EvaluationError(f"these judgments were read without the {unread[0]!r} input the metrics need")
+        return source
     for kind in kinds:
         if not registry.reader(kind).as_qrels:
             wrong = next(m for m in metrics if m.definition.needs == kind)

@@ -75,6 +75,9 @@ def test_read_once_for_several_runs(irspec_plugin, tmp_path):
     judgments = read_judgments(str(path), metrics)
     assert isinstance(judgments, Judgments) and set(judgments.inputs) == {"weighted"}
     assert read_judgments(judgments, metrics) is judgments
+    plain = read_judgments(read_qrels({"q1": {"a": 1}}), ["P@5"])
+    with pytest.raises(irspec.EvaluationError, match="read without the 'weighted' input the metrics need"):
+        evaluate_many(plain, [RUN], metrics)
     first, second = evaluate_many(judgments, [RUN, {"q1": {"c": 1.0}, "q2": {"z": 1.0}}], metrics)
     assert first.column("WeightedHits@1").tolist() == [2.0, 0.0]
     assert second.column("WeightedHits@1").tolist() == [0.25, 1.0]
