@@ -139,7 +139,7 @@ def test_equal_to_ndeval_on_random_data(irspec_plugin, seed):
     assert checked > 100
 
 
-def test_the_file_reader_and_the_command_line_agree_with_ndeval(irspec_plugin, tmp_path):
+def test_a_qrels_file_gives_ndeval_s_values(irspec_plugin, tmp_path):
     irspec_plugin(irspec_diversity.plugin)
     qrels, run = random_collection(np.random.default_rng(99))
     path = tmp_path / "qrels.div.txt"
