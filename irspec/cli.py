@@ -117,9 +117,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from irspec.data import read_qrels
     from irspec.datasets import parse_specs
-    from irspec.engine import distinct_names, evaluate_many
+    from irspec.engine import distinct_names, evaluate_many, read_judgments
     from irspec.progress import Progress
     from irspec.report import (
         BINARY_FORMATS,
@@ -165,7 +164,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if (runs + members).count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
     with Progress("reading qrels", detail=args.qrels) as progress:  # shown only on a terminal
-        qrels = read_qrels(args.qrels)
+        qrels = read_judgments(args.qrels, metrics)  # read_qrels, or a plugin's reader (qrels with subtopics)
         progress.total, results = len(runs) + len(members), []
         for i, run in enumerate(runs + members):
             progress.update(label="evaluating runs", detail=run)

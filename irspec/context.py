@@ -113,7 +113,7 @@ class Context:
     (nq + 1 segment bounds), ``seg`` (m, query index of each row), ``rank`` (m, 1-based rank within its
     query), ``label`` (m, qrels label; :data:`UNJUDGED` for documents absent from the qrels), ``n`` (nq,
     ranking lengths), ``qrels`` (the :class:`IndexedQrels`), ``qpos`` (nq, each query's position in the
-    qrels index), ``options``.
+    qrels index), ``options``, and ``inputs`` (read in place of the qrels, see :meth:`input`).
 
     ``seg`` and ``rank`` are built on first use: most kernels only need them at a few rows (the
     relevant ones, the top k), which :meth:`seg_of`, :meth:`rank_of` and :meth:`top_rows` give without
@@ -128,6 +128,7 @@ class Context:
         qrels: IndexedQrels,
         options: Options,
         frame: Any = None,
+        inputs: Mapping[str, Any] | None = None,
     ) -> None:
         self.query_ids = query_ids
         self.nq = len(query_ids)
@@ -139,7 +140,20 @@ class Context:
         self.options = options
         self.frame = frame  # the ranked polars frame, for per-query plugin metrics
         self.missing: np.ndarray | None = None  # queries absent from the run, under missing_queries="zero"
+        self.inputs: Mapping[str, Any] = dict(inputs or {})  # inputs read in place of the qrels, by kind
         self._cache: dict[Any, Any] = {}
+
+    def input(self, kind: str) -> Any:
+        """The data object of the input ``kind`` that was read in place of the qrels (an
+        :class:`~irspec.definitions.InputReader` with ``as_qrels``, such as qrels with subtopics): what
+        a metric that declares ``needs=kind`` computes from beside the ranking."""
+        try:
+            return self.inputs[kind]
+        except KeyError:
+            raise EvaluationError(
+                f"no {kind!r} input was read for this evaluation (read: {sorted(self.inputs) or 'none'}): "
+                f"give the qrels in the form the {kind!r} reader reads"
+            ) from None
 
     @cached_property
     def seg(self) -> np.ndarray:

@@ -28,7 +28,7 @@ from irspec.errors import InputError, SpecError, or_list, suggest
 from irspec.plugins import get_registry
 from irspec.registry import DATASET_MEASURES, Metric, Registry
 
-__all__ = ["PREFIX", "is_dataset_id", "check_qrels", "qrels_frame", "official_specs", "parse_specs"]
+__all__ = ["PREFIX", "is_dataset_id", "check_qrels", "qrels_records", "qrels_frame", "official_specs", "parse_specs"]
 
 PREFIX = "irds:"
 """How a qrels argument names an ir_datasets dataset instead of a file."""
@@ -51,16 +51,22 @@ def check_qrels(src: str) -> None:
     _dataset_with_qrels(src)
 
 
-def qrels_frame(src: str) -> pl.DataFrame:
-    """The qrels of the dataset ``src`` (``irds:<id>``) names, read through ir_datasets, as a polars
-    frame with ir_measures' columns ``query_id``, ``doc_id`` and ``relevance``, in ir_datasets' order."""
+def qrels_records(src: str) -> list[Any]:
+    """The qrels records of the dataset ``src`` (``irds:<id>``) names, as ir_datasets gives them (named
+    tuples: ``TrecQrel``, or ``TrecSubQrel`` with a ``subtopic_id`` for a diversity task)."""
     dataset = _dataset_with_qrels(src)
     try:
-        rows = list(dataset.qrels_iter())
+        return list(dataset.qrels_iter())
     # ir_datasets downloads and decompresses on first use: network, disk, checksum and format errors of
     # every kind come from here, and each is the user's to fix, not a crash of irspec.
     except Exception as e:
         raise InputError(f"ir_datasets could not read the qrels: {type(e).__name__}: {e}", src) from None
+
+
+def qrels_frame(src: str) -> pl.DataFrame:
+    """The qrels of the dataset ``src`` (``irds:<id>``) names, read through ir_datasets, as a polars
+    frame with ir_measures' columns ``query_id``, ``doc_id`` and ``relevance``, in ir_datasets' order."""
+    rows = qrels_records(src)
     missing = [name for name in _FIELDS if rows and not hasattr(rows[0], name)]
     if missing:
         raise InputError(f"the dataset's qrels records ({type(rows[0]).__name__}) have no {or_list(missing)}", src)

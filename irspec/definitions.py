@@ -229,7 +229,7 @@ class InputReader:
     is no metric (a log's top queries, say), as :class:`InputTable` values the reports render and plot. ``read`` may be a ``"module:function"``
     string, imported only when an input is read. ``suffixes`` are the file name endings the reader
     expects (``.jsonl``, ``.jsonl.gz``) and ``summary`` one line for humans, both shown by
-    ``irspec metrics``.
+    ``irspec metrics``. ``as_qrels`` marks an input read in place of the qrels (below).
     """
 
     name: str
@@ -237,6 +237,12 @@ class InputReader:
     suffixes: tuple[str, ...] = ()
     summary: str = ""
     plugin: str = field(default="", compare=False)
+    as_qrels: bool = False
+    """The input is a richer form of qrels (judgments per subtopic, say), read from the source given as
+    the qrels of :func:`irspec.evaluate` or ``irspec eval``: the data object's ``qrels`` attribute (an
+    :class:`irspec.data.Qrels`) is the qrels every metric of the evaluation is computed with, and the
+    kernels of the metrics that need this input find the object itself as ``ctx.input(name)`` beside
+    the run's ranking (see :meth:`irspec.context.Context.input`)."""
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from irspec.data import Qrels, all_distinct, pair_keys, read_qrels, read_run
 from irspec.datasets import parse_specs
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
 from irspec.frames import make_frame
+from irspec.plugins import get_registry
 from irspec.registry import Metric
 from irspec.stream import RunBlocks, open_run, parse_memory
 
@@ -48,6 +49,10 @@ __all__ = [
     "build_context",
     "compute_metric",
     "results_frame",
+    "Judgments",
+    "read_judgments",
+    "reads_qrels",
+    "read_input",
 ]
 
 # --------------------------------------------------------------------------------------------------
@@ -319,6 +324,84 @@ def _as_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = Non
     return [m for m in out if not (m in seen or seen.add(m))]
 
 
+def read_input(kind: str, source: Any) -> Any:
+    """Read ``source`` with the input reader registered as ``kind``; returns the plugin's data object.
+
+    ``source`` is usually a path; a reader may document other accepted objects (records in memory).
+    """
+    reader = get_registry().reader(kind)
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    data = _resolve(reader.read)(source)
+    if not hasattr(data, "ids"):
+        raise EvaluationError(
+            f"the {reader.name!r} reader of plugin {reader.plugin!r} returned a {type(data).__name__} without "
+            "the ids attribute every input object must have"
+        )
+    return data
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """Qrels as the engine evaluates them: the ordinary :class:`~irspec.data.Qrels` every metric sees,
+    and the inputs read in place of them (``{kind: data object}``) for the metrics that need one (qrels
+    with subtopics, say: :attr:`~irspec.definitions.InputReader.as_qrels`). Read once with
+    :func:`read_judgments` and given as the qrels of :func:`evaluate_many` for any number of runs."""
+
+    qrels: Qrels
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+
+
+def reads_qrels(kind: str) -> bool:
+    """Whether the input ``kind`` is read in place of the qrels (a registered reader with ``as_qrels``),
+    so that its metrics are computed from qrels and runs."""
+    try:
+        return get_registry().reader(kind).as_qrels
+    except IrspecError:  # "run", or a kind no plugin registers
+        return False
+
+
+def read_judgments(
+    source: Any, metrics: str | Metric | Iterable[str | Metric], columns: Mapping[str, str] | None = None
+) -> Judgments:
+    """The judgments ``metrics`` (specs or bound metrics) are computed with, read from ``source`` (what
+    :func:`read_qrels` takes).
+
+    When every metric needs a run (``needs="run"``) this is :func:`read_qrels`, unchanged. When some
+    need an input that a plugin reads in place of the qrels (an :class:`~irspec.definitions.InputReader`
+    with ``as_qrels``), ``source`` is read by that reader, and its data object's ``qrels`` are the
+    qrels of every metric; a metric that needs another input is an :class:`EvaluationError`.
+    """
+    metrics = _as_metrics(metrics, source.qrels if isinstance(source, Judgments) else source)
+    registry = get_registry()
+    kinds = sorted({m.definition.needs for m in metrics} - {"run"})
+    if isinstance(source, Judgments):
+        unread = [k for k in kinds if k not in source.inputs]
+        if unread:
+            raise EvaluationError(f"these judgments were read without the {unread[0]!r} input the metrics need")
+        return source
+    for kind in kinds:
+        if not registry.reader(kind).as_qrels:
+            wrong = next(m for m in metrics if m.definition.needs == kind)
+            raise EvaluationError(
+                f"{wrong} is computed from a {kind!r} input, not from qrels and runs; "
+                "use irspec.evaluate_input (or a plan's log key)"
+            )
+    if not kinds:
+        return Judgments(read_qrels(source, columns=columns))
+    if len(kinds) > 1:
+        raise EvaluationError(f"the metrics need qrels read as {' and as '.join(map(repr, kinds))}; evaluate them separately")
+    if columns is not None:
+        raise EvaluationError(f"columns= names the columns of ordinary qrels; the {kinds[0]!r} reader finds its own")
+    data = read_input(kinds[0], source)
+    qrels = getattr(data, "qrels", None)
+    if not isinstance(qrels, Qrels):
+        raise EvaluationError(
+            f"the {kinds[0]!r} reader returned a {type(data).__name__} whose qrels attribute is not an irspec Qrels"
+        )
+    return Judgments(qrels, {kinds[0]: data})
+
+
 def evaluate_many(
     qrels: Any,
     runs: Iterable[Any],
@@ -335,18 +418,15 @@ def evaluate_many(
     options = options or Options(**kwargs)
     if memory is not None:
         parse_memory(memory)  # a bad size fails before any reading
-    bound = _as_metrics(metrics, qrels)
+    bound = _as_metrics(metrics, qrels.qrels if isinstance(qrels, Judgments) else qrels)
     if not bound:
         raise EvaluationError("no metrics to compute")
-    for m in bound:  # a metric over another input (a plugin's log, say) goes through irspec.inputs
-        if m.definition.needs != "run":
-            raise EvaluationError(
-                f"{m} is computed from a {m.definition.needs!r} input, not from qrels and runs; "
-                "use irspec.evaluate_input (or a plan's log key)"
-            )
-    q = read_qrels(qrels, columns=columns)
-    index = index_qrels(q)
-    results = distinct_names([_evaluate_source(index, r, bound, options, memory, columns) for r in runs])
+    # A metric over another input (a plugin's log, say) goes through irspec.inputs; one over qrels read
+    # by a plugin (with subtopics) gets that input beside the ordinary qrels.
+    judgments = read_judgments(qrels, bound, columns)
+    index = index_qrels(judgments.qrels)
+    inputs = judgments.inputs
+    results = distinct_names([_evaluate_source(index, r, bound, options, memory, columns, inputs) for r in runs])
     _issue(collect_warnings(results))
     return results
 
@@ -399,17 +479,25 @@ def _issue(messages: Iterable[str]) -> None:
 
 
 def _evaluate_source(
-    index: QrelsIndex, src: Any, metrics: list[Metric], options: Options, memory: Any, columns: Any = None
+    index: QrelsIndex,
+    src: Any,
+    metrics: list[Metric],
+    options: Options,
+    memory: Any,
+    columns: Any = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> Result:
     """One run, read whole or, when it is too large for ``memory``, in blocks."""
     run = open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
-        return _evaluate_run(index, run, metrics, options)
+        return _evaluate_run(index, run, metrics, options, inputs=inputs)
     with run:
-        return _evaluate_blocks(index, run, metrics, options)
+        return _evaluate_blocks(index, run, metrics, options, inputs)
 
 
-def _evaluate_blocks(index: QrelsIndex, blocks: RunBlocks, metrics: list[Metric], options: Options) -> Result:
+def _evaluate_blocks(
+    index: QrelsIndex, blocks: RunBlocks, metrics: list[Metric], options: Options, inputs: Mapping[str, Any] | None = None
+) -> Result:
     """A run given as blocks of whole queries, evaluated block by block against a qrels index of the
     block's queries: the per-query values do not depend on the other queries (kernels compute each
     query on its own), so together they are the whole run's. The warnings and the missing queries are
@@ -427,7 +515,7 @@ def _evaluate_blocks(index: QrelsIndex, blocks: RunBlocks, metrics: list[Metric]
         rows += block.frame.height
         known = [q for q in ids if q in index.position]
         if known:
-            parts.append(_evaluate_run(_sub_index(index, known), block, metrics, options, coverage))
+            parts.append(_evaluate_run(_sub_index(index, known), block, metrics, options, coverage, inputs))
     missing = sorted(set(index.query_ids) - seen)
     extra = {q for q in seen if q not in index.position}
     notes = coverage_notes(index, blocks.source, extra, missing, rows == 0, options)
@@ -436,7 +524,7 @@ def _evaluate_blocks(index: QrelsIndex, blocks: RunBlocks, metrics: list[Metric]
     notes += note
     if missing and options.missing_queries == "zero":  # scored as the whole run scores them
         empty = read_run({})
-        parts.append(_evaluate_run(_sub_index(index, missing), empty, metrics, options))
+        parts.append(_evaluate_run(_sub_index(index, missing), empty, metrics, options, inputs=inputs))
     query_ids = [q for r in parts for q in r.query_ids]
     order = sorted(range(len(query_ids)), key=query_ids.__getitem__)
     values = np.concatenate([r.values for r in parts]) if parts else np.empty((0, len(metrics)))
@@ -462,9 +550,14 @@ def _sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
 
 
 def _evaluate_run(
-    index: QrelsIndex, run: Any, metrics: list[Metric], options: Options, coverage: list[Any] | None = None
+    index: QrelsIndex,
+    run: Any,
+    metrics: list[Metric],
+    options: Options,
+    coverage: list[Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> Result:
-    ctx, notes = build_context(index, run, options)
+    ctx, notes = build_context(index, run, options, inputs)
     notes += _level_warnings(index, options, metrics)
     parts = judgment_coverage(ctx)
     if coverage is not None:  # a block of a streamed run: the whole run's coverage is told once
@@ -551,8 +644,11 @@ def _coverage_note(source: str, parts: Sequence[Any], options: Options) -> tuple
     ]
 
 
-def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Context, list[str]]:
+def build_context(
+    index: QrelsIndex, run: Any, options: Options, inputs: Mapping[str, Any] | None = None
+) -> tuple[Context, list[str]]:
     """Join a run with the indexed qrels, rank it, apply depth and judged_only: the kernels' input.
+    ``inputs`` are those read in place of the qrels (:class:`Judgments`), handed to the context.
 
     Ranking is by query, score descending and docno descending (trec_eval's order; the file's rank
     column is ignored). A run file already grouped by query with scores non-increasing (the usual case)
@@ -606,7 +702,7 @@ def build_context(index: QrelsIndex, run: Any, options: Options) -> tuple[Contex
         evaluated += missing
         seg_lengths = np.concatenate((seg_lengths, np.zeros(len(missing), dtype=np.int64)))
     offsets = np.concatenate(([0], np.cumsum(seg_lengths))).astype(np.int64)
-    ctx = Context(evaluated, offsets, label, index, options, frame=_Ranked(frame, ranking, kept))
+    ctx = Context(evaluated, offsets, label, index, options, frame=_Ranked(frame, ranking, kept), inputs=inputs)
     if options.missing_queries == "zero" and missing:
         ctx.missing = np.arange(len(evaluated) - len(missing), len(evaluated), dtype=np.int64)
     return ctx, notes

@@ -54,6 +54,11 @@ def irspec_register_readers(register: Register) -> None:
     :func:`irspec.evaluate_input` evaluates such an input; a plan's ``log:`` key names an input for the
     reader called ``log``. ``run`` and ``qrels`` are irspec's own inputs; a reader
     name another plugin registered already is an error that names both plugins.
+
+    A reader registered with ``as_qrels=True`` reads judgments richer than qrels (qrels with
+    subtopics): the engine reads the qrels source with it whenever a metric needs it, evaluates every
+    metric with its data object's ``qrels``, and gives the object to the kernels of the metrics that
+    need it as ``ctx.input(name)``; those metrics give ``compute(ctx, metric)`` over the run's context.
     """
 
 

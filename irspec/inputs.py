@@ -26,33 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from irspec.engine import Options, Result, _as_metrics, _resolve
+from irspec.engine import Options, Result, _as_metrics, _resolve, read_input
 from irspec.errors import EvaluationError
 from irspec.plugins import get_registry
-from irspec.registry import InputReader, Metric
+from irspec.registry import Metric
 
 __all__ = ["evaluate_input", "input_kind", "read_input"]
-
-
-def _reader(kind: str) -> InputReader:
-    return get_registry().reader(kind)
-
-
-def read_input(kind: str, source: Any) -> Any:
-    """Read ``source`` with the input reader registered as ``kind``; returns the plugin's data object.
-
-    ``source`` is usually a path; a reader may document other accepted objects (records in memory).
-    """
-    reader = _reader(kind)
-    if isinstance(source, os.PathLike):
-        source = os.fspath(source)
-    data = _resolve(reader.read)(source)
-    if not hasattr(data, "ids"):
-        raise EvaluationError(
-            f"the {reader.name!r} reader of plugin {reader.plugin!r} returned a {type(data).__name__} without "
-            "the ids attribute every input object must have"
-        )
-    return data
 
 
 def input_kind(metrics: Iterable[Metric]) -> str:
@@ -89,7 +68,7 @@ def evaluate_input(
     elif needed.lower() != kind.lower():
         wrong = next(m for m in bound if m.definition.needs.lower() != kind.lower())
         raise EvaluationError(f"{wrong} is computed from a {wrong.definition.needs!r} input, not from a {kind!r} input")
-    if kind == "run":
+    if kind == "run" or get_registry().reader(kind).as_qrels:
         raise EvaluationError(f"{bound[0]} is computed from qrels and a run; use irspec.evaluate")
     data = read_input(kind, source)
     ids = tuple(str(i) for i in data.ids)

@@ -29,7 +29,7 @@ from irspec.agreements import combine as combine_texts
 from irspec.comparison import Compare, Comparison
 from irspec.comparisons import Comparisons, compare_results
 from irspec.data import read_qrels
-from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many
+from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
 from irspec.errors import IrspecError, PlanError
 from irspec.groups import with_groups
 from irspec.inputs import evaluate_input
@@ -84,7 +84,7 @@ def run_plan(plan: Plan) -> PlanReport:
     results = []
     curves = data = None
     if plan.runs or plan.systems:
-        run_metrics = [m for m in plan.metrics if m.definition.needs == "run"]
+        run_metrics = [m for m in plan.metrics if m.definition.needs == "run" or reads_qrels(m.definition.needs)]
         # the plots' values (precision-recall and ROC curves, AP, the confusion matrices' counts) come
         # from the same pass over each run
         drawn = any(o.format in ("html", "plots") for o in plan.outputs)
@@ -177,7 +177,7 @@ def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None) -> list[Any
     if plan.engine is not None:
         return _evaluate_on_spark(plan, metrics, runs)
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
-        qrels = read_qrels(str(plan.qrels))
+        qrels = read_judgments(str(plan.qrels), metrics)  # read_qrels, or a plugin's (qrels with subtopics)
         progress.total = len(runs)
         results = []
         for r in runs:

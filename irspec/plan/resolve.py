@@ -16,7 +16,7 @@ from typing import Any
 from irspec.agreements import COMBINED_FORMATS
 from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
-from irspec.engine import Options
+from irspec.engine import Options, reads_qrels
 from irspec.errors import InputError, IrspecError, SpecError, suggest
 from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
@@ -196,9 +196,10 @@ def _resolve_engine(raw: Any) -> SparkEngine | None:
 def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) -> None:
     """Each metric's input is in the plan (qrels and runs, or the log), and each input has a metric."""
     has_runs = "qrels" in data or "runs" in data
-    kinds = {m.definition.needs for m in metrics}
+    # a metric over qrels a plugin reads (with subtopics) is computed from qrels and runs too
+    kinds = {"run" if reads_qrels(m.definition.needs) else m.definition.needs for m in metrics}
     for m in metrics:
-        needs = m.definition.needs
+        needs = "run" if reads_qrels(m.definition.needs) else m.definition.needs
         if needs == "run" and not has_runs:
             problems.add(("metrics",), f"{m} is computed from qrels and runs, and the plan has none (only a log)")
         elif needs == "log" and "log" not in data:
