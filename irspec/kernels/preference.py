@@ -27,13 +27,13 @@ def compat(ctx: Context, metric: Metric) -> np.ndarray:
     powers = p ** (i - 1)
     # tail[x - 1] = Σ_{i >= x} p^(i-1) / i, summed from the far end so that small tails keep their digits.
     tail = np.concatenate((np.cumsum((powers / i)[::-1])[::-1], [0.0]))
+    head = np.concatenate(([0.0], np.cumsum(powers)))  # head[x] = Σ_{i <= x} p^(i-1)
     first = np.maximum(rank, place)
     overlap = np.bincount(seg, weights=tail[first - 1] - tail[depth[seg]], minlength=ctx.nq)
     if normalize:
         # the ideal's overlap with itself is min(i, m) at depth i: Σ_{i<=m} p^(i-1) + m Σ_{m<i<=D} p^(i-1)/i
-        head = np.concatenate(([0.0], np.cumsum(powers)))
         return safe_divide(overlap, head[m] + m * (tail[m] - tail[depth]))
-    return safe_divide(overlap, np.concatenate(([0.0], np.cumsum(powers)))[depth])
+    return safe_divide(overlap, head[depth])
 
 
 def _ideal_places(ctx: Context, seg: np.ndarray, rank: np.ndarray, labels: np.ndarray) -> np.ndarray:
