@@ -63,7 +63,8 @@ DELIBERATE: dict[str, str] = {
     "with floor(x*R + 0.9); and where -J empties a ranking trec_eval gives -nan (ir_measures NaN), irspec 0 "
     "(tests/test_differential.py checks irspec against trec_eval 10's rule)",
     "Judged": "irspec divides by k even when the ranking is shorter and counts a negative label as unjudged "
-    "(trec_eval's convention); ir_measures divides by min(k, n) and counts any qrels line as judged",
+    "(trec_eval's convention); ir_measures divides by min(k, n), counts any qrels line as judged and breaks "
+    "score ties by docno ascending",
     "ERR": "ir_measures computes it with gdeval (the TREC Web track's script), which only takes a cutoff and "
     "stops on a negative label; irspec's ERR is the irspec-usermodel plugin's, tested in its own tests",
 }

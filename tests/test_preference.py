@@ -69,6 +69,18 @@ def test_compat_ideal_puts_higher_labels_first():
     assert _values("Compat(p=0.5)", qrels, run)["q"] == pytest.approx(1 / 3, abs=1e-15)
 
 
+def test_tied_scores_rank_as_trec_eval_for_both():
+    # a and b tie: trec_eval's order puts the larger docno first, b then a (ir_measures' Compat would
+    # put a first, its Accuracy would keep the input's order: a deliberate difference, README Exactness).
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 1.0, "b": 1.0}}
+    # Compat, p = 0.5: I = [a], D = 2; overlaps 0 ({b} ∩ {a}) then 1: Σ = (1/2)(1/2) = 1/4;
+    # the ideal against itself: 1 + (1/2)(1/2) = 5/4; Compat = 1/5
+    assert _values("Compat(p=0.5)", qrels, run)["q"] == pytest.approx(1 / 5, abs=1e-15)
+    # Accuracy: a has one non-relevant document above it; K = N = 1: 1 - 1/1 = 0
+    assert _values("Accuracy", qrels, run)["q"] == 0.0
+
+
 def test_accuracy_by_hand():
     # q1 at level 1: a relevant (0 non-relevant above), x non-relevant (unjudged), b relevant (1 above),
     # c non-relevant. K = 2 relevant, N = 2 non-relevant: 1 - (0 + 1) / (2 * 2) = 3/4.
