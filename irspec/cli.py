@@ -20,7 +20,7 @@ from typing import Any
 from irspec import spec as ast
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
 from irspec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
-from irspec.registry import GainMap
+from irspec.registry import JUDGED_ONLY, GainMap
 from irspec.version import __version__
 
 __all__ = ["main"]
@@ -62,6 +62,13 @@ def _default_text(value: object) -> str:
     return json.dumps(value) if isinstance(value, bool) else str(value)
 
 
+def _redirect_text(name: str, redirect: dict) -> str:
+    """A keyword form that names another metric, as ``irspec metrics`` shows it: ``P(relative=true) is relP``."""
+    if redirect["when"] is None:
+        return f"{name}({redirect['keyword']}=x) is {redirect['target']}({redirect['keyword']}=x)"
+    return f"{name}({redirect['keyword']}={_default_text(redirect['when'])}) is {redirect['target']}"
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     registry = get_registry()
     rows = []
@@ -83,6 +90,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
                 "plugin": d.plugin,
                 "distribution": registry.distributions.get(d.plugin),
                 "needs": d.needs,
+                "redirects": [{"keyword": r.keyword, "when": r.when, "target": r.target} for r in d.redirects],
                 "doc": d.doc,
             }
         )
@@ -90,9 +98,11 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, sort_keys=True))
         return 0
     for r in rows:
+        # judged_only is every run metric's (registry.JUDGED_ONLY): said once below, not on every line
         params = ", ".join(
             ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={_default_text(p['default'])}" if p["default"] is not None else "")
             for p in r["params"]
+            if p["name"] != JUDGED_ONLY.name or r["needs"] != "run"
         )
         source = r["plugin"]
         if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
@@ -102,12 +112,15 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         print(f"    {r['summary']}")
         if r["aliases"]:
             print(f"    aliases: {', '.join(r['aliases'])}")
+        if r["redirects"]:
+            print(f"    also: {', '.join(_redirect_text(r['name'], x) for x in r['redirects'])}")
     for g in sorted(registry.groups.values(), key=lambda g: g.name):
         if not g.name.startswith("trec:"):
             print(f"{g.name}  (group)  [{g.plugin}]\n    {g.summary}")
     for reader in sorted(registry.readers.values(), key=lambda r: r.name.lower()):
         suffixes = f" ({', '.join(reader.suffixes)})" if reader.suffixes else ""
         print(f"{reader.name}  (input){suffixes}  [{reader.plugin}]\n    {reader.summary}")
+    print(f"Every metric computed from a run also takes {JUDGED_ONLY.name}=true: {JUDGED_ONLY.description}.")
     return 0
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "Param",
     "MetricDef",
     "Alias",
+    "Redirect",
     "MetricGroup",
     "InputReader",
     "InputTable",
@@ -123,6 +124,9 @@ class MetricDef:
     length) or ``neither`` (counts and diagnostics such as ``NumRet`` or ``unj``). Reports bold the best
     value and mark significant differences in that direction, and do neither for ``neither``.
 
+    ``redirects`` are keyword forms that name another metric (:class:`Redirect`): ir_measures' spellings
+    ``SetP(relative=True)`` for ``relP`` and ``NumRet(rel=1)`` for ``NumRelRet(rel=1)``.
+
     ``needs`` names the input the metric is computed from: ``"run"`` (the default: qrels and a run, through
     :class:`irspec.engine.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
     A metric over another input gives ``compute(data, metric)``, where ``data`` is what that reader
@@ -150,6 +154,7 @@ class MetricDef:
     needs: str = "run"
     better: Better = "higher"
     bounds: tuple[float | None, float | None] = (None, None)
+    redirects: tuple[Redirect, ...] = ()
     plugin: str = field(default="", compare=False)
 
     def param(self, name: str) -> Param:
@@ -193,13 +198,36 @@ class Alias:
     ``fixed`` sets parameters (``Alias("ndcg_burges", fixed={"dcg": "exp-log2"})``). ``dotted`` turns
     the comma-separated values after ``name.`` (strings, as written) into one parameter dict per spec
     it stands for; ``each("k")`` is the common case. ``dotted_required`` says the alias is only a name
-    with its suffix (``P.5``, never bare ``P`` meaning ``P`` from trec_eval's side).
+    with its suffix (``P.5``, never bare ``P`` meaning ``P`` from trec_eval's side). ``keywords``
+    converts numeric keyword arguments given under this name (see the field).
     """
 
     name: str
     fixed: Mapping[str, Any] = field(default_factory=dict)
     dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
     dotted_required: bool = False
+    keywords: Mapping[str, Callable[[float], float]] = field(default_factory=dict)
+    """Keyword arguments that this spelling gives on another scale, each converted by its function
+    before binding: ir_measures' ``SetF(beta=x)`` passes x to trec_eval's ``set_F``, where it is beta²,
+    so the alias ``SetF`` converts beta with a square root. A function raises ``ValueError`` for a value
+    it cannot take."""
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A keyword that makes a spec name another metric: ``keyword=when`` on this metric is ``target``.
+
+    With ``when`` a boolean, the keyword is a switch and is dropped: on ``P``,
+    ``Redirect("relative", "relP", when=True)`` reads ``P(relative=true)@5`` as ``relP@5``. With ``when``
+    ``None``, any value redirects and the keyword is passed on as the target's parameter of the same name:
+    ``Redirect("rel", "NumRelRet")`` on ``NumRet`` reads ``NumRet(rel=2)`` as ``NumRelRet(rel=2)``.
+    The target is the canonical name of a registered metric; the other arguments go to it unchanged.
+    Such forms are spellings of another tool (ir_measures'), so the canonical text is the target's.
+    """
+
+    keyword: str
+    target: str
+    when: bool | None = None
 
 
 @dataclass(frozen=True)

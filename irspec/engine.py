@@ -151,6 +151,8 @@ def _resolve(ref: Callable[..., Any] | str) -> Callable[..., Any]:
 def compute_metric(ctx: Context, metric: Metric) -> np.ndarray:
     """One metric's per-query values (float array, length ``ctx.nq``)."""
     d = metric.definition
+    if dict(metric.params).get("judged_only"):  # registry.JUDGED_ONLY: trec_eval's -J for this metric alone
+        ctx = judged_only_context(ctx)
     if d.compute is not None:
         values = np.asarray(_resolve(d.compute)(ctx, metric), dtype=np.float64)
     else:
@@ -158,6 +160,34 @@ def compute_metric(ctx: Context, metric: Metric) -> np.ndarray:
     if values.shape != (ctx.nq,):
         raise IrspecError(f"metric {metric} returned shape {values.shape}, expected ({ctx.nq},)")
     return values
+
+
+def judged_only_context(ctx: Context) -> Context:
+    """``ctx`` with the documents that have no label >= 0 left out of every ranking, as the option
+    ``judged_only`` (trec_eval's ``-J``) builds it: the context of the metrics given ``judged_only=true``.
+    Built once per context; ``ctx`` itself when the whole evaluation is judged-only already."""
+    if ctx.options.judged_only:
+        return ctx
+    if "judged-only" not in ctx._cache:
+        kept = ctx.judged()
+        lengths = np.bincount(ctx.seg_of(np.flatnonzero(kept)), minlength=ctx.nq)
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        frame = None if ctx.frame is None else _Kept(ctx.frame, kept)
+        sub = Context(list(ctx.query_ids), offsets, ctx.label[kept], ctx.qrels, dataclasses.replace(ctx.options, judged_only=True), frame)
+        sub.missing = ctx.missing
+        ctx._cache["judged-only"] = sub
+    return ctx._cache["judged-only"]
+
+
+class _Kept:
+    """A ranked frame's rows where ``kept`` is true (the frame of a :func:`judged_only_context`)."""
+
+    def __init__(self, frame: Any, kept: np.ndarray) -> None:
+        self._frame = frame
+        self._kept = kept
+
+    def get_column(self, name: str) -> Any:
+        return self._frame.get_column(name).filter(pl.Series(self._kept))
 
 
 # --------------------------------------------------------------------------------------------------

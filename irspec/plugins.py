@@ -47,6 +47,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "irspec.builtin.bpref",
     "irspec.builtin.counts",
     "irspec.builtin.trec_misc",
+    "irspec.builtin.preference",
     "irspec.builtin.groups",
 )
 """Modules of the built-in metrics, registered through the same hook as third-party plugins."""

@@ -31,6 +31,7 @@ from irspec.definitions import (
     MetricGroup,
     Param,
     ParamKind,
+    Redirect,
     RESERVED_INPUTS,
     each,
     echoes_text,
@@ -41,6 +42,7 @@ __all__ = [
     "Param",
     "MetricDef",
     "Alias",
+    "Redirect",
     "MetricGroup",
     "InputReader",
     "InputTable",
@@ -55,7 +57,18 @@ __all__ = [
     "Aggregate",
     "Better",
     "DATASET_MEASURES",
+    "JUDGED_ONLY",
 ]
+
+JUDGED_ONLY = Param(
+    "judged_only",
+    "bool",
+    False,
+    "trec_eval's -J for this metric alone: unjudged and negative-label documents leave the ranking first",
+)
+"""The parameter every metric over runs takes, declared or not (ir_measures' ``judged_only=True``): the
+metric is computed as under the evaluation option ``judged_only`` (trec_eval's ``-J``), the other
+metrics of the evaluation are not. The engine builds that ranking once for all such metrics."""
 
 DATASET_MEASURES = "irds-official"
 """The spec name that stands for the official measures of an ir_datasets dataset. Only the dataset knows
@@ -144,6 +157,12 @@ class Registry:
         for name in (item.at, item.positional):
             if name is not None and name not in item.param_names:
                 raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} names unknown parameter {name!r}")
+        for r in item.redirects:
+            if not isinstance(r, Redirect) or r.keyword in item.param_names:
+                raise RegistryError(
+                    f"plugin {plugin!r}: metric {item.name!r}: redirect {r!r} must be a Redirect on a keyword "
+                    "that is not one of the metric's parameters"
+                )
         defn = _with_plugin(item, plugin)
         self._claim(defn.name, _Entry(defn, None, plugin))
         for a in aliases:
@@ -255,11 +274,33 @@ class Registry:
                 for child in ast.parse_syntax(text):
                     out.extend(self.bind(child, _depth + 1))
             return _unique(out)
-        defn = entry.definition
+        defn, node = self._redirect(entry.definition, node)
+        if entry.alias is not None and entry.alias.keywords:
+            node = _convert_keywords(defn, entry.alias, node)
         fixed = dict(entry.alias.fixed) if entry.alias else {}
         variants = dotted if dotted is not None else [{}]
         bound = [self._bind_one(defn, node, {**fixed, **v}) for v in variants]
         return [replace(m, trec_text=echoed) for m in bound] if echoed else bound
+
+    def _redirect(self, defn: MetricDef, node: ast.SpecNode) -> tuple[MetricDef, ast.SpecNode]:
+        """The metric a :class:`Redirect` keyword of ``node`` names (``SetP(relative=true)`` is ``relP``),
+        with the node's arguments for it; ``defn`` and ``node`` unchanged when no redirect applies."""
+        for r in defn.redirects:
+            given = [v for k, v in node.kwargs if k == r.keyword]
+            if not given:
+                continue
+            if len(given) > 1:
+                raise ParameterError(defn.name, r.keyword, "given twice")
+            kwargs = node.kwargs
+            if r.when is not None:
+                if _coerce(defn, Param(r.keyword, "bool"), given[0]) != r.when:
+                    continue
+                kwargs = tuple((k, v) for k, v in node.kwargs if k != r.keyword)
+            target = self.definitions.get(r.target)
+            if target is None:
+                raise RegistryError(f"metric {defn.name!r} reads {r.keyword}= as metric {r.target!r}, which no plugin registers")
+            return target, replace(node, kwargs=kwargs)
+        return defn, node
 
     def _bind_one(self, defn: MetricDef, node: ast.SpecNode, preset: dict[str, Any]) -> Metric:
         given: dict[str, Any] = {}
@@ -368,6 +409,21 @@ class Registry:
         return [(m, explicit) for m in found]
 
 
+def _convert_keywords(defn: MetricDef, alias: Alias, node: ast.SpecNode) -> ast.SpecNode:
+    """``node`` with the keyword arguments that ``alias`` gives on another scale converted (see
+    :attr:`Alias.keywords`); an argument that is not a constant number is left for binding to refuse."""
+    kwargs = []
+    for k, e in node.kwargs:
+        convert = alias.keywords.get(k)
+        if convert is not None and _is_arithmetic(e) and not ast.free_symbols(e):
+            try:
+                e = ast.Number(convert(ast.evaluate_expr(e, {})))
+            except (ValueError, ArithmeticError) as err:
+                raise ParameterError(defn.name, k, f"{alias.name}({k}=...): {err}") from None
+        kwargs.append((k, e))
+    return replace(node, kwargs=tuple(kwargs))
+
+
 def _check_group_node(node: ast.SpecNode) -> None:
     if node.args or node.kwargs or node.cutoff is not None:
         raise ParameterError(node.name, None, "a group of metrics takes no arguments or cutoff")
@@ -388,6 +444,10 @@ def _trec_root(metric: Metric) -> str:
 
 
 def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:
+    """The definition as registered: its plugin named, and for a metric over runs the generic
+    :data:`JUDGED_ONLY` parameter added unless it declares its own."""
+    if d.needs == "run" and JUDGED_ONLY.name not in d.param_names:
+        return replace(d, plugin=plugin, params=(*d.params, JUDGED_ONLY))
     return replace(d, plugin=plugin)
 
 

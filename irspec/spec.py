@@ -168,7 +168,8 @@ def _simple_item() -> re.Pattern[str]:
     name = re.search(r"^NAME: /(.*)/$", grammar, re.M).group(1)  # type: ignore[union-attr]
     number = re.search(r"^NUMBER\.2: /(.*)/$", grammar, re.M).group(1)  # type: ignore[union-attr]
     ws = r"[ \t\f\r\n]*"
-    cutoff = rf"(?P<number>{number})|(?P<r>R)(?![A-Za-z0-9_.\-])"
+    # "R" ends where a name would: "P@Rα" is the symbol "Rα" to the grammar, so not "P@R" and "α" here.
+    cutoff = rf"(?P<number>{number})|(?P<r>R)(?![\w.\-])"
     return re.compile(rf"{ws}(?P<name>{name})(?:{ws}@{ws}(?:{cutoff}))?{ws}(?P<sep>,|(?=[^ \t\f\r\n(@]|$)|$)")
 
 

@@ -19,7 +19,8 @@ A ranking of length 0 is a query with an empty dict in the run: the same as a qu
 run for trec_eval (it has no line), and pytrec_eval crashes on it (see ``tests/test_differential.py``).
 
 Helpers: ``ranked`` orders a query's documents as trec_eval does, ``truncate`` applies trec_eval's -M,
-``judged_only_ranking`` applies -J to a ranking.
+``judged_only_ranking`` applies -J to a ranking, ``untied`` re-scores a run without ties in trec_eval's
+order (for a reference that breaks ties its own way).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["random_case", "ranked", "truncate", "judged_only_ranking", "KINDS"]
+__all__ = ["random_case", "ranked", "untied", "truncate", "judged_only_ranking", "KINDS"]
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -183,6 +184,12 @@ def ranked(docs: Mapping[str, float]) -> list[str]:
     Python compares str by code point, which is the order strcmp gives their UTF-8 bytes.
     """
     return sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+
+
+def untied(run: Mapping[str, Mapping[str, float]]) -> Run:
+    """Each non-empty ranking re-scored n, n-1, ..., 1 in trec_eval's order: the same ranking for any
+    evaluator, whatever its tie-break."""
+    return {q: {d: float(len(docs) - i) for i, d in enumerate(ranked(docs))} for q, docs in run.items() if docs}
 
 
 def truncate(run: Mapping[str, Mapping[str, float]], depth: int | None) -> Run:

@@ -45,7 +45,8 @@ def test_parse_json(capsys):
     assert ndcg["name"] == "nDCG"
     assert ndcg["params"]["dcg"] == "exp-log2"
     assert ndcg["params"]["k"] == 10
-    assert set(ndcg["params"]) == {"k", "dcg", "gains"}  # every declared parameter, defaults included
+    # every declared parameter, defaults included (judged_only: every run metric's, registry.JUDGED_ONLY)
+    assert set(ndcg["params"]) == {"k", "dcg", "gains", "judged_only"}
     assert bpref["name"] == "Bpref"
     assert bpref["params"]["nonrel"] == "10+R"  # expressions as canonical text
     assert p5["trec_name"] == "P_5"

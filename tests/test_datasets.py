@@ -63,7 +63,7 @@ def irds():
 
     datasets = {
         "graded": Dataset(trec(QRELS), _Documentation(official_measures=OFFICIAL)),
-        "unreadable": Dataset(trec(QRELS), _Documentation(official_measures=["nDCG@10", "alpha_nDCG@20", "Compat(p=0.8)"])),
+        "unreadable": Dataset(trec(QRELS), _Documentation(official_measures=["nDCG@10", "alpha_nDCG@20", "RBP(p=0.8)"])),
         "undocumented": Dataset(trec(QRELS)),
         "integer-ids": Dataset(Listed(GenericQrel(7, 70, 1), GenericQrel(7, 71, 0), GenericQrel(12, 70, 3))),
         "fractional": Dataset(Listed(GenericQrel("q1", "d1", 1), GenericQrel("q1", "d2", 1.5))),
@@ -223,7 +223,7 @@ def test_unreadable_official_measures_are_named(irds, capsys):
     line = _error_line(capsys, ["eval", "irds:irspec-test/unreadable", str(RUN), "-m", "irds-official"])
     assert "irds:irspec-test/unreadable: irspec cannot read 2 of the dataset's official measures" in line
     assert "'alpha_nDCG@20' (unknown metric 'alpha_nDCG'" in line
-    assert "'Compat(p=0.8)' (unknown metric 'Compat'" in line
+    assert "'RBP(p=0.8)' (unknown metric 'RBP'" in line
     # Without irds-official, the dataset's qrels serve any other measure.
     assert main(["eval", "irds:irspec-test/unreadable", str(RUN), "-m", "P.5"]) == 0
 
@@ -297,5 +297,5 @@ def test_a_plan_with_an_unknown_dataset_names_its_line(irds, tmp_path):
 def test_a_plan_with_unreadable_official_measures_names_them(irds, tmp_path):
     from irspec.plan.load import load_plan
 
-    with pytest.raises(PlanError, match=r"metrics.*'alpha_nDCG@20'.*'Compat\(p=0\.8\)'"):
+    with pytest.raises(PlanError, match=r"metrics.*'alpha_nDCG@20'.*'RBP\(p=0\.8\)'"):
         load_plan(_plan(tmp_path, "irds:irspec-test/unreadable", "[irds-official]"))

@@ -27,7 +27,7 @@ import irspec
 from irspec import IrspecError
 from irspec.plugins import get_registry
 
-ALPHABET = "PnDCG@()=,.+-*/{}:[]R0123456789 '\"_"
+ALPHABET = "PnDCG@()=,.+-*/{}:[]R0123456789 '\"_α١"  # α: a non-ASCII letter (ir_measures spells α_nDCG); ١: a non-ASCII digit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CANONICAL = [

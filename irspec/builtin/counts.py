@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from irspec.builtin._common import kernel, rel
 from irspec.hookspecs import hookimpl
-from irspec.registry import Better, MetricDef
+from irspec.registry import Better, MetricDef, Redirect
 
 K = "counts"
 
@@ -25,7 +27,11 @@ def _count(
 
 
 NUM_Q = _count("NumQ", "num_q", "number of queries evaluated (1 per query)", "num_q", with_rel=False)
-NUM_RET = _count("NumRet", "num_ret", "number of documents retrieved", "num_ret", with_rel=False)
+# ir_measures writes num_rel_ret as NumRet(rel=1): NumRet with a relevance level counts the relevant ones.
+NUM_RET = dataclasses.replace(
+    _count("NumRet", "num_ret", "number of documents retrieved", "num_ret", with_rel=False),
+    redirects=(Redirect("rel", "NumRelRet"),),
+)
 NUM_REL = _count("NumRel", "num_rel", "number of relevant documents in the qrels", "num_rel")
 NUM_REL_RET = _count("NumRelRet", "num_rel_ret", "number of relevant documents retrieved", "num_rel_ret", better="higher")
 NUM_NONREL_JUDGED_RET = _count(

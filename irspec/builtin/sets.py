@@ -7,9 +7,13 @@ import math
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, trec_name_for
 from irspec.errors import ParameterError
 from irspec.hookspecs import hookimpl
-from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param, each
+from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param, Redirect, each
 
 K = "sets"
+
+# ir_measures writes set_relative_P as SetP(relative=True) (and SetRelP, its alias, as the same measure):
+# on both P and relP, relative= chooses between them.
+RELATIVE = (Redirect("relative", "relP", when=True), Redirect("relative", "P", when=False))
 
 PRECISION = MetricDef(
     "P",
@@ -18,6 +22,7 @@ PRECISION = MetricDef(
     at="k",
     compute=kernel(K, "precision"),
     trec_name=trec_name_for("set_P", "P"),
+    redirects=RELATIVE,
     doc="""P@k = |relevant in top k| / k, with k in the denominator even when fewer than k documents are
 retrieved (trec_eval's P_k). Without a cutoff, P = |relevant retrieved| / |retrieved| (trec_eval's
 set_P; 0 for an empty ranking). Reference: Manning, Raghavan & Schütze, Introduction to IR, 8.3.""",
@@ -54,6 +59,13 @@ def _beta_from_trec(value: str) -> float:
     return math.sqrt(x)
 
 
+def _beta_from_ir_measures(x: float) -> float:
+    """ir_measures' SetF(beta=x) is trec_eval's set_F.x: its beta is beta squared."""
+    if not x > 0 or not math.isfinite(x):
+        raise ValueError(f"got {x!r}; ir_measures' beta is trec_eval's set_F parameter, beta squared, a number > 0")
+    return math.sqrt(x)
+
+
 F = MetricDef(
     "F",
     "F-measure: weighted harmonic mean of precision and recall",
@@ -81,9 +93,11 @@ REL_P = MetricDef(
     at="k",
     compute=kernel(K, "relative_precision"),
     trec_name=trec_name_for("set_relative_P", "relative_P"),
+    redirects=RELATIVE,
     doc="""relP@k = |relevant in top k| / min(k, R): precision normalised by the best achievable at k
 (trec_eval's relative_P_k). Without a cutoff, |relevant retrieved| / min(n, R) (set_relative_P). 0 when
-R = 0.""",
+R = 0. ir_measures calls the latter SetRelP, and writes it SetP(relative=True): both read as relP
+(and SetP(relative=False) as P).""",
 )
 
 SUCCESS = MetricDef(
@@ -143,8 +157,9 @@ def irspec_register_metrics(register) -> None:
     """Register the set and cutoff metrics."""
     register(PRECISION, aliases=["precision", "SetP", "set_P"])
     register(RECALL, aliases=[Alias("recall", dotted=each("k")), "SetR", "set_recall"])
-    register(F, aliases=["F1", "SetF", Alias("set_F", dotted=F.dotted), "F-measure"])
-    register(REL_P, aliases=[Alias("relative_P", dotted=each("k")), "set_relative_P", "relative_precision"])
+    # ir_measures' SetF(beta=x) runs trec_eval's set_F.x, whose x is beta squared: SetF(beta=4) is F(beta=2).
+    register(F, aliases=["F1", Alias("SetF", keywords={"beta": _beta_from_ir_measures}), Alias("set_F", dotted=F.dotted), "F-measure"])
+    register(REL_P, aliases=[Alias("relative_P", dotted=each("k")), "set_relative_P", "relative_precision", "SetRelP"])
     register(SUCCESS, aliases=["hits"])
     register(JUDGED, aliases=["judged_fraction"])
     register(FALLOUT, aliases=["fall-out"])
