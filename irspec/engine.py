@@ -35,7 +35,7 @@ from irspec.datasets import parse_specs
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning
 from irspec.frames import make_frame
 from irspec.plugins import get_registry
-from irspec.registry import Metric
+from irspec.registry import JUDGED_ONLY, Metric
 from irspec.stream import RunBlocks, open_run, parse_memory
 
 __all__ = [
@@ -151,7 +151,9 @@ def _resolve(ref: Callable[..., Any] | str) -> Callable[..., Any]:
 def compute_metric(ctx: Context, metric: Metric) -> np.ndarray:
     """One metric's per-query values (float array, length ``ctx.nq``)."""
     d = metric.definition
-    if dict(metric.params).get("judged_only"):  # registry.JUDGED_ONLY: trec_eval's -J for this metric alone
+    # registry.JUDGED_ONLY, the parameter every run metric gets: trec_eval's -J for this metric alone. A
+    # definition that declares a judged_only of its own (irspec-diversity's, ndeval's) applies it itself.
+    if dict(metric.params).get("judged_only") and JUDGED_ONLY in d.params:
         ctx = judged_only_context(ctx)
     if d.compute is not None:
         values = np.asarray(_resolve(d.compute)(ctx, metric), dtype=np.float64)
@@ -173,7 +175,8 @@ def judged_only_context(ctx: Context) -> Context:
         lengths = np.bincount(ctx.seg_of(np.flatnonzero(kept)), minlength=ctx.nq)
         offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         frame = None if ctx.frame is None else _Kept(ctx.frame, kept)
-        sub = Context(list(ctx.query_ids), offsets, ctx.label[kept], ctx.qrels, dataclasses.replace(ctx.options, judged_only=True), frame)
+        options = dataclasses.replace(ctx.options, judged_only=True)
+        sub = Context(list(ctx.query_ids), offsets, ctx.label[kept], ctx.qrels, options, frame, ctx.inputs)  # inputs: a plugin's qrels
         sub.missing = ctx.missing
         ctx._cache["judged-only"] = sub
     return ctx._cache["judged-only"]

@@ -7,6 +7,8 @@ scikit-learn and the krippendorff package, counts from plain Python over the qre
 
 from __future__ import annotations
 
+import importlib
+
 import itertools
 import json
 import shutil
@@ -29,10 +31,10 @@ from irspec.errors import EvaluationError, PlanError
 from irspec.plan.execute import render_outputs, run_plan
 from irspec.plan.load import load_plan
 
-pytrec_eval = pytest.importorskip("pytrec_eval", reason="deliberate: pytrec_eval is the test reference (irspec[test])")
-krippendorff = pytest.importorskip("krippendorff", reason="deliberate: krippendorff is the test reference (irspec[test])")
-sk = pytest.importorskip("sklearn.metrics", reason="deliberate: scikit-learn is the test reference (irspec[test])")
-multitest = pytest.importorskip("statsmodels.stats.multitest", reason="deliberate: statsmodels is the test reference")
+pytrec_eval = importlib.import_module("pytrec_eval")
+krippendorff = importlib.import_module("krippendorff")
+sk = importlib.import_module("sklearn.metrics")
+multitest = importlib.import_module("statsmodels.stats.multitest")
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "specs" / "demo"
@@ -189,7 +191,7 @@ def test_agreement_needs_two_sets_and_two_runs():
 
 
 def test_agreement_plots(demo):
-    pytest.importorskip("matplotlib", reason="deliberate: matplotlib draws the plots")
+    importlib.import_module("matplotlib")
     found = irspec.plots.render_agreement(demo, formats=("svg",))
     assert [p.name for p in found] == ["agreement-P_at_10-human-llm", "agreement-nDCG_at_10-human-llm"]
     assert all(p.svg.startswith(b"<?xml") for p in found)

@@ -3,6 +3,8 @@ ranking's tie rule, the spellings, the reader's errors and the command line."""
 
 from __future__ import annotations
 
+import importlib
+
 import math
 import os
 import subprocess
@@ -204,10 +206,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_command_line(qrels_file, tmp_path):
-    pytest.importorskip("irspec_diversity", reason="deliberate: the command line loads the installed plugin")
+    importlib.import_module("irspec_diversity")
     run = tmp_path / "run.txt"
     run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())))
-    done = _cli("eval", qrels_file, str(run), "-m", "alpha_nDCG@20, ERR_IA@20, NRBP, P_IA@10, StRecall@10", "-q")
+    done = _cli("eval", qrels_file, str(run), "-m", "alpha_nDCG@20, ERR_IA@20, NRBP, P_IA@10, StRecall@10", "-q", "--ci", "none")
     assert done.returncode == 0, done.stderr
     header, _, first, second, mean = (line.split() for line in done.stdout.splitlines())
     assert header == ["run", "query", "alpha_nDCG", "ERR_IA", "NRBP", "P_IA@10", "StRecall@10"]
