@@ -28,6 +28,8 @@ __all__ = [
     "MetricGroup",
     "InputReader",
     "InputTable",
+    "UNIT",
+    "NONNEGATIVE",
     "Metric",
     "GainMap",
     "each",
@@ -103,6 +105,12 @@ class Param:
         hi = f"<= {ast.format_number(self.upper)}" if self.upper is not None else ""
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{lead} {bounds}" if bounds else ""
+
+
+UNIT: tuple[float, float] = (0.0, 1.0)
+"""``MetricDef.bounds`` of a metric whose every per-query value lies in [0, 1] (a precision, a rate)."""
+NONNEGATIVE: tuple[float, None] = (0.0, None)
+"""``MetricDef.bounds`` of a metric with no upper bound that is never negative (a search length, a DCG)."""
 
 
 @dataclass(frozen=True, eq=False)

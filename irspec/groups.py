@@ -98,13 +98,14 @@ def as_groups(groups: Any) -> dict[str, tuple[str, ...]]:
     return {g: tuple(qs) for g, qs in out.items()}
 
 
-def _row(name: str, values: np.ndarray) -> tuple[Any, ...]:
-    """``(name, n, mean, low, high)`` of ``values``; NaN for what is undefined (no values, one value)."""
+def _row(name: str, values: np.ndarray, bounds: tuple[float | None, float | None]) -> tuple[Any, ...]:
+    """``(name, n, mean, low, high)`` of ``values``, the interval cut at the metric's ``bounds``; NaN for
+    what is undefined (no values, one value)."""
     n = len(values)
     if n == 0:
         return (name, 0, math.nan, math.nan, math.nan)
     mean = aggregate_values(values, "mean")
-    low, high = stats.mean_ci(values, method="t", mean=mean) if n >= 2 else (math.nan, math.nan)
+    low, high = stats.mean_ci(values, method="t", mean=mean, bounds=bounds) if n >= 2 else (math.nan, math.nan)
     return (name, n, mean, low, high)
 
 
@@ -131,14 +132,15 @@ def _group_tables(res: Result, table: Mapping[str, Sequence[str]]) -> list[Group
         if m.aggregate != "mean":
             continue
         column = res.values[:, j]
+        bounds = m.definition.bounds if m.definition is not None else (None, None)
         rows = []
         for g, queries in table.items():
             rows_of = sorted(index[q] for q in set(queries) if q in index)  # query-id order, as the run's mean
             values = column[rows_of]
-            rows.append(_row(g, values[~np.isnan(values)]))
+            rows.append(_row(g, values[~np.isnan(values)], bounds))
         means = np.array([r[2] for r in rows if r[1] > 0])
         macro = (f"macro mean over {len(means)} groups", len(means), aggregate_values(means, "mean") if len(means) else math.nan, math.nan, math.nan)
-        micro = _row("micro mean over all queries", column[~np.isnan(column)])
+        micro = _row("micro mean over all queries", column[~np.isnan(column)], bounds)
         tables.append(
             GroupTable(
                 f"{TITLE}: {m}",

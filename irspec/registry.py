@@ -33,6 +33,8 @@ from irspec.definitions import (
     ParamKind,
     Redirect,
     RESERVED_INPUTS,
+    NONNEGATIVE,
+    UNIT,
     each,
     echoes_text,
 )
@@ -41,6 +43,8 @@ from irspec.errors import EvaluationError, ParameterError, RegistryError, SpecEr
 __all__ = [
     "Param",
     "MetricDef",
+    "UNIT",
+    "NONNEGATIVE",
     "Alias",
     "Redirect",
     "MetricGroup",

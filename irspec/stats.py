@@ -546,13 +546,17 @@ def mean_ci(
     mean: float | None = None,
     resamples: int = 10_000,
     seed: int = 42,
+    bounds: tuple[float | None, float | None] = (None, None),
 ) -> tuple[float, float]:
     """Confidence interval ``(low, high)`` of one system's mean score over its queries.
 
     ``method="t"``: Student's t interval, ``mean ± t(n-1) · s / √n``, centred on ``mean`` when given
     (the caller's exact mean, such as irspec's aggregate summed as trec_eval sums), else on the values'
     mean. ``method="bootstrap"``: the BCa bootstrap interval of :func:`bootstrap_ci` (``resamples``
-    resamples drawn with ``seed``). Constant values give ``(mean, mean)``.
+    resamples drawn with ``seed``). Constant values give ``(mean, mean)``. The interval is cut at
+    ``bounds``, the range of the values where they have one (a metric's ``MetricDef.bounds``): the true
+    mean lies within it, so the cut interval holds the true mean exactly when the whole one does, and
+    a symmetric t interval never shows a precision below 0.
 
     Raises
     ------
@@ -564,10 +568,13 @@ def mean_ci(
     x = _vector("values", values)
     _at_least_two(x.size, "values")
     if method == "bootstrap":
-        return bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca")
-    centre = float(np.mean(x)) if mean is None else float(mean)
-    sd = 0.0 if np.all(x == x[0]) else float(np.std(x, ddof=1))  # no rounding noise around a constant
-    return _t_interval(centre, sd, x.size, confidence)
+        low, high = bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca")
+    else:
+        centre = float(np.mean(x)) if mean is None else float(mean)
+        sd = 0.0 if np.all(x == x[0]) else float(np.std(x, ddof=1))  # no rounding noise around a constant
+        low, high = _t_interval(centre, sd, x.size, confidence)
+    least, most = bounds
+    return (low if least is None else max(low, least)), (high if most is None else min(high, most))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -67,7 +67,9 @@ class StandardizedMetric(Metric):
         if base.aggregate not in ("mean", "sum"):
             why = "it has text values" if base.aggregate == "none" else "its aggregate is a geometric mean"
             raise EvaluationError(f"{base}: cannot standardise it: {why} (standardise the arithmetic-mean measure instead)")
-        return cls(base.name, base.params, base.definition, base.trec_text, base, cdf)
+        # z-scores have no bounds, Phi(z) lies in [0, 1]: the base's bounds (MetricDef.bounds) do not hold
+        definition = dataclasses.replace(base.definition, bounds=(0.0, 1.0) if cdf else (None, None))
+        return cls(base.name, base.params, definition, base.trec_text, base, cdf)
 
     @property
     def trec_prefix(self) -> str:

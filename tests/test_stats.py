@@ -624,3 +624,13 @@ def test_public_names_have_docstrings() -> None:
         obj = getattr(stats, name)
         if callable(obj):
             assert obj.__doc__, name
+
+
+def test_mean_ci_is_cut_at_the_bounds_given():
+    """scipy's t interval of [1, 1, 0.5] passes 1; cut at (0, 1) its upper end is 1, its lower end scipy's."""
+    x = [1.0, 1.0, 0.5]
+    low, high = st.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=st.sem(x))
+    assert high > 1
+    assert stats.mean_ci(x) == pytest.approx((low, high))
+    assert stats.mean_ci(x, bounds=(0.0, 1.0)) == pytest.approx((low, 1.0))
+    assert stats.mean_ci(x, bounds=(0.9, None)) == pytest.approx((0.9, high))

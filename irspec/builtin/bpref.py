@@ -5,7 +5,7 @@ from __future__ import annotations
 from irspec import spec as ast
 from irspec.builtin._common import kernel, rel
 from irspec.hookspecs import hookimpl
-from irspec.registry import MetricDef, Param
+from irspec.registry import UNIT, MetricDef, Param
 
 K = "bpref"
 
@@ -33,6 +33,7 @@ non-relevant documents ranked above r, N the judged non-relevant documents of th
 (trec_eval's bpref; a term is 1 when min(N, X) = 0). Unjudged and negative-label documents are
 skipped. Bpref(nonrel=10+R), written bpref(10+R), is bpref-10. 0 when R = 0. Reference: Buckley &
 Voorhees, "Retrieval evaluation with incomplete information", SIGIR 2004.""",
+    bounds=UNIT,
 )
 
 GM_BPREF = MetricDef(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, short_float
 from irspec.errors import ParameterError
 from irspec.hookspecs import hookimpl
-from irspec.registry import Alias, GainMap, Metric, MetricDef, MetricGroup, Param, each
+from irspec.registry import NONNEGATIVE, UNIT, Alias, GainMap, Metric, MetricDef, MetricGroup, Param, each
 
 K = "gain"
 
@@ -66,6 +66,7 @@ NDCG = MetricDef(
     doc="""nDCG@k = DCG@k / IDCG@k, 0 when IDCG = 0. DCG@k = Σ_{i<=k} gain(label_i) / discount(i) over the
 ranking; IDCG@k is the DCG of all the query's qrels labels sorted in decreasing gain. Unjudged documents
 gain 0. nDCG ignores the relevance level. """ + _FORMULA,
+    bounds=UNIT,
 )
 
 DCG = MetricDef(
@@ -75,6 +76,7 @@ DCG = MetricDef(
     at="k",
     compute=kernel(K, "dcg"),
     doc="DCG@k = Σ_{i<=k} gain(label_i) / discount(i). " + _FORMULA,
+    bounds=NONNEGATIVE,
 )
 
 IDCG = MetricDef(
@@ -95,6 +97,7 @@ CG = MetricDef(
     compute=kernel(K, "cg"),
     doc="""CG@k = Σ_{i<=k} gain(label_i), gain(l) = l for l > 0 (or gains[l]). Reference: Järvelin &
 Kekäläinen, TOIS 2002.""",
+    bounds=NONNEGATIVE,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from irspec.builtin._common import cutoff, kernel, rel
 from irspec.hookspecs import hookimpl
-from irspec.registry import MetricDef, Param
+from irspec.registry import UNIT, MetricDef, Param
 
 K = "preference"
 
@@ -43,6 +43,7 @@ on every measure, unless missing_queries is skip). A diagnostic of a ranker's
 training (does it order the pairs it retrieves?), not of retrieval quality: documents not retrieved
 play no part. Reference: ir_measures' Accuracy (MacAvaney, Macdonald & Ounis, "Streamlining
 evaluation with ir-measures", ECIR 2022).""",
+    bounds=UNIT,
 )
 
 

@@ -6,7 +6,7 @@ import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, short_float, trec_name_for
 from irspec.hookspecs import hookimpl
-from irspec.registry import MAX_COUNT, Alias, Metric, MetricDef, MetricGroup, Param, each
+from irspec.registry import MAX_COUNT, NONNEGATIVE, UNIT, Alias, Metric, MetricDef, MetricGroup, Param, each
 
 K = "ranks"
 
@@ -21,6 +21,7 @@ AP = MetricDef(
 documents in the qrels (not min(R, k)), as trec_eval's map and map_cut_k; 0 when R = 0. MAP is its mean
 over queries. Reference: Buckley & Voorhees, "Evaluating evaluation measure stability", SIGIR 2000;
 Manning et al., Introduction to IR, 8.4.""",
+    bounds=UNIT,
 )
 
 GMAP = MetricDef(
@@ -44,6 +45,7 @@ RR = MetricDef(
     trec_name=trec_name_for("recip_rank", None),
     doc="""RR = 1 / rank of the first relevant document (within the top k), 0 if there is none. MRR is
 its mean. Reference: Voorhees, "The TREC-8 question answering track report", 1999.""",
+    bounds=UNIT,
 )
 
 
@@ -79,6 +81,7 @@ Rprec(recall=x): precision at the first rank where recall reaches x, 0 if it nev
 variant; x = 0 gives the precision at rank 1).
 Rprec(mult=m): precision at rank c = floor(m·R + 0.9); when c > n, |relevant retrieved| / c; 0 when
 c = 0 (trec_eval's Rprec_mult_m). Reference: Buckley & Voorhees 2000; Manning et al. 8.4.""",
+    bounds=UNIT,
 )
 
 IPREC = MetricDef(
@@ -95,6 +98,7 @@ IPREC = MetricDef(
 c = round-half-away-from-zero(x·R) (all ranks when c = 0), and 0 when c exceeds the relevant retrieved.
 This is trec_eval 10's iprec_at_recall_x; older trec_eval (and pytrec_eval's bundled copy) used
 c = floor(x·R + 0.9). Reference: Manning et al., Introduction to IR, 8.4.""",
+    bounds=UNIT,
 )
 
 
@@ -125,6 +129,7 @@ ELEVEN_PT = MetricDef(
     dotted=lambda values: [{"points": _recall_points(values)}],
     doc="""11pt = (1/11) Σ_{x in 0.0, 0.1, ..., 1.0} IPrec@x (trec_eval's 11pt_avg; with ``points``,
 the mean over those recall levels). Reference: Salton & McGill (1983); Manning et al. 8.4.""",
+    bounds=UNIT,
 )
 
 SEARCH_LENGTH = MetricDef(
@@ -146,6 +151,7 @@ SEARCH_LENGTH = MetricDef(
 with no relevant document retrieved gets n + 1 (one past the end of its ranking) by default, or is
 left out of the mean with unfound=skip (unfound=n_plus_1 is the default). Lower is better. Reference: Cooper, "Expected search length",
 American Documentation 1968 (simplified to the first relevant document).""",
+    bounds=NONNEGATIVE,
 )
 
 INF_AP = MetricDef(
@@ -158,6 +164,7 @@ INF_AP = MetricDef(
 the qrels) as unsampled and documents with a negative label as pooled but unjudged, exactly as trec_eval
 computes infAP. With complete judgments it equals AP. Reference: Yilmaz & Aslam, "Estimating average
 precision with incomplete and imperfect judgments", CIKM 2006.""",
+    bounds=UNIT,
 )
 
 

@@ -7,7 +7,7 @@ import math
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, trec_name_for
 from irspec.errors import ParameterError
 from irspec.hookspecs import hookimpl
-from irspec.registry import Alias, Metric, MetricDef, MetricGroup, Param, Redirect, each
+from irspec.registry import UNIT, Alias, Metric, MetricDef, MetricGroup, Param, Redirect, each
 
 K = "sets"
 
@@ -26,6 +26,7 @@ PRECISION = MetricDef(
     doc="""P@k = |relevant in top k| / k, with k in the denominator even when fewer than k documents are
 retrieved (trec_eval's P_k). Without a cutoff, P = |relevant retrieved| / |retrieved| (trec_eval's
 set_P; 0 for an empty ranking). Reference: Manning, Raghavan & Schütze, Introduction to IR, 8.3.""",
+    bounds=UNIT,
 )
 
 RECALL = MetricDef(
@@ -38,6 +39,7 @@ RECALL = MetricDef(
     doc="""R@k = |relevant in top k| / R, with R the number of relevant documents in the qrels (0 when
 R = 0). Without a cutoff, the recall of the whole list (trec_eval's set_recall; recall_k with one).
 Reference: Manning, Raghavan & Schütze, Introduction to IR, 8.3.""",
+    bounds=UNIT,
 )
 
 
@@ -84,6 +86,7 @@ F = MetricDef(
     doc="""F_beta = (1 + beta²)·P·R / (beta²·P + R) over the whole list (or the top k), 0 when P = R = 0.
 trec_eval's set_F.x uses x = beta², so F(beta=2) equals set_F.4. Reference: van Rijsbergen,
 Information Retrieval (1979), ch. 7.""",
+    bounds=UNIT,
 )
 
 REL_P = MetricDef(
@@ -98,6 +101,7 @@ REL_P = MetricDef(
 (trec_eval's relative_P_k). Without a cutoff, |relevant retrieved| / min(n, R) (set_relative_P). 0 when
 R = 0. ir_measures calls the latter SetRelP, and writes it SetP(relative=True): both read as relP
 (and SetP(relative=False) as P).""",
+    bounds=UNIT,
 )
 
 SUCCESS = MetricDef(
@@ -108,6 +112,7 @@ SUCCESS = MetricDef(
     compute=kernel(K, "success"),
     trec_name=trec_name_for(None, "success"),
     doc="""Success@k = 1 if any of the top k documents is relevant, else 0 (trec_eval's success_k).""",
+    bounds=UNIT,
 )
 
 JUDGED = MetricDef(
@@ -120,6 +125,7 @@ JUDGED = MetricDef(
     doc="""Judged@k = |top k documents with a label >= 0 in the qrels| / k (the whole list without a
 cutoff; 0 for an empty ranking). A low value warns that a run's scores rest on unjudged documents
 (Sakai 2007; ir_measures' Judged).""",
+    bounds=UNIT,
 )
 
 FALLOUT = MetricDef(
@@ -139,6 +145,7 @@ collection_size, or the evaluation option of the same name) and non-relevant mea
 (judged or not). Without a cutoff, over the whole list. Fallout(judged=true)@k counts judged documents
 only: |judged non-relevant in top k| / |judged non-relevant in the qrels|, for when the collection size
 is not known (the plots' ROC curve then uses it). Reference: Salton & McGill (1983).""",
+    bounds=UNIT,
 )
 
 SET_MAP = MetricDef(
@@ -149,6 +156,7 @@ SET_MAP = MetricDef(
     trec_name=lambda m: "set_map" if not m.params else None,
     doc="""SetAP = P × R over the whole retrieved set (trec_eval's set_map: the average precision an
 unranked set would get if its relevant documents were spread evenly).""",
+    bounds=UNIT,
 )
 
 

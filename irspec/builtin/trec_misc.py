@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from irspec.builtin._common import cutoff, kernel, plain, rel, short_float
 from irspec.hookspecs import hookimpl
-from irspec.registry import Metric, MetricDef, MetricGroup, Param
+from irspec.registry import UNIT, Metric, MetricDef, MetricGroup, Param
 
 K = "trec_misc"
 
@@ -117,6 +117,7 @@ UNJ = MetricDef(
     trec_name=lambda m: f"unj_{m.get('k')}" if plain(m, "k") and isinstance(m.get("k"), int) else None,
     doc="""unj@k = |top-k documents without a label >= 0 (absent from the qrels or negative)| / k, k in the
 denominator even when n < k: trec_eval's unj_k (m_unjudged.c).""",
+    bounds=UNIT,
 )
 
 

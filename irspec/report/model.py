@@ -222,10 +222,10 @@ def _intervals(res: Result, aggregate: Mapping[str, float], method: str, decimal
         values = res.values[:, j]
         values = values[~np.isnan(values)]
         if m.aggregate == "mean" and len(values) >= 2:
-            low, high = stats.mean_ci(values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=INTERVAL_SEED)
-            least, most = m.definition.bounds if m.definition is not None else (None, None)
-            low = low if least is None else max(low, least)  # the t interval's tail past a bound (MetricDef.bounds)
-            high = high if most is None else min(high, most)
+            bounds = m.definition.bounds if m.definition is not None else (None, None)
+            low, high = stats.mean_ci(
+                values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=INTERVAL_SEED, bounds=bounds
+            )
             out[str(m)] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
     return out
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import irspec
 from irspec import MetricDef, Param
+from irspec.registry import UNIT
 
 K = "irspec_usermodel.kernels"
 CWL = "irspec_usermodel.cwl"
@@ -38,6 +39,7 @@ unjudged documents: 0). g_max is fixed per evaluation (parameter max_grade, defa
 track's gdeval), not taken from each query's labels, so that scores of different queries and systems
 share one scale. Query ids may be any strings. Reference: Chapelle, Metzler, Zhang & Grinspan,
 "Expected reciprocal rank for graded relevance", CIKM 2009.""",
+    bounds=UNIT,
 )
 
 RBP = MetricDef(
@@ -80,6 +82,7 @@ p = 0.9 by default), the residual is not set to 0 when every retrieved document 
 documents below the ranking are unknown too. Default p = 0.8, the paper's middle setting.
 Reference: Moffat & Zobel, "Rank-biased precision for measurement of retrieval effectiveness", ACM TOIS
 27(1), 2008.""",
+    bounds=UNIT,
 )
 
 NCG = MetricDef(
@@ -97,6 +100,7 @@ the query's qrels labels. Order within the top k does not matter: NCG@k measures
 attainable gain the top k hold (recall-like, for first-stage rankers). Reference: the TREC Deep Learning
 track overviews (Craswell et al., TREC 2020 and 2021), which report NCG@100 and NCG@1000. Computed in
 irspec's per-query function form.""",
+    bounds=UNIT,
 )
 
 
