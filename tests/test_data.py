@@ -652,3 +652,17 @@ def test_trec_runs(name, n, runid):
     assert r.frame["line"].to_list() == list(range(1, n + 1))
     if name == "results.comment.test":
         assert r.frame["docno"].str.contains("#", literal=True).all()
+
+
+def test_a_qrels_duplicate_hints_at_qrels_with_subtopics(tmp_path):
+    """A TREC diversity qrels file judges a document once per subtopic: read as plain qrels, the error
+    says where such files are read."""
+    p = tmp_path / "qrels.div.txt"
+    p.write_text("1 1 d1 1\n1 2 d1 0\n")
+    with pytest.raises(InputError, match=r"qrels.div.txt:2: query '1': duplicate docno 'd1' \(first on line 1\); qrels with subtopics"):
+        read_qrels(str(p))
+    r = tmp_path / "run.txt"
+    r.write_text("1 Q0 d1 1 2.0 x\n1 Q0 d1 2 1.0 x\n")
+    with pytest.raises(InputError) as e:
+        read_run(str(r))
+    assert "subtopics" not in str(e.value)

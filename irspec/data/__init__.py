@@ -299,7 +299,7 @@ def checked(
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
         raise InputError(f"{what} for docno {d!r}", source, line, q, unit=unit)
     keys = pair_keys(frame)
-    _check_duplicates(frame, keys, source, unit)
+    _check_duplicates(frame, keys, source, unit, kind)
     if kind is QRELS:
         return _sort_qrels(frame), None
     return frame, keys
@@ -349,7 +349,7 @@ def _is_sorted(frame: pl.DataFrame) -> bool:
     return bool(frame.select(((nq > q) | ((nq == q) & (nd > d))).fill_null(True).all()).item())
 
 
-def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str, unit: str) -> None:
+def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str, unit: str, kind: Kind = RUN) -> None:
     if frame.height < 2:
         return
     # Equal (query, docno) pairs always hash equal, so distinct keys prove there is no duplicate.
@@ -362,7 +362,9 @@ def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str, unit: 
     q, d, line = dup.select("query", "docno", "line").row(0)
     first = frame.filter((pl.col("query") == q) & (pl.col("docno") == d))["line"][0]
     seen = f" (first on {unit} {first})" if first is not None else ""
-    raise InputError(f"duplicate docno {d!r}{seen}", source, line, q, unit=unit)
+    # TREC's diversity qrels ("topic subtopic docno label") judge a document once per subtopic
+    hint = "; qrels with subtopics are read by the metrics that use them (irspec-diversity's)" if kind is QRELS else ""
+    raise InputError(f"duplicate docno {d!r}{seen}{hint}", source, line, q, unit=unit)
 
 
 def _query_ids(frame: pl.DataFrame) -> list[str]:
