@@ -330,6 +330,9 @@ class Registry:
                 )
             put(defn.positional, node.args[0], "positional argument")
         for k, v in node.kwargs:
+            # ir_measures names the @ value cutoff= on every measure (P(cutoff=10) is P@10)
+            if k == "cutoff" and "cutoff" not in defn.param_names and defn.at is not None:
+                k = defn.at
             put(k, v, "keyword")
         if node.cutoff is not None:
             if defn.at is None:

@@ -297,3 +297,24 @@ def test_values_agree_with_ir_measures_without_ties(seed):
     uncomputable = {t for t in _compared(tied=False) if t.startswith("RBP") and "rel=" not in t}
     assert set(_compared(tied=False)) - computed <= uncomputable
     assert not bad, "\n".join(bad[:30])
+
+
+def _keyword_cutoff(text: str) -> str:
+    """``P(rel=2)@10`` as ``P(rel=2,cutoff=10)``: ir_measures' keyword spelling of the @ value."""
+    head, _, cutoff = text.rpartition("@")
+    if "(" in head:
+        return f"{head[:-1]},cutoff={cutoff})"
+    return f"{head}(cutoff={cutoff})"
+
+
+AT_CUTOFF = [(n, t) for n, t in FORMS if "@" in t and "cutoff" in im.measures.registry[n].SUPPORTED_PARAMS]
+"""The walked forms whose @ value is ir_measures' cutoff parameter (IPrec's is its recall)."""
+
+
+@pytest.mark.parametrize("name,text", AT_CUTOFF, ids=[t for _, t in AT_CUTOFF])
+def test_the_cutoff_keyword_is_the_at_value(name, text):
+    keyword = _keyword_cutoff(text)
+    assert im.parse_measure(keyword) == im.parse_measure(text)  # ir_measures reads both as one measure
+    if _plugin_of(name):
+        pytest.importorskip(_plugin_of(name), reason=f"{_plugin_of(name)} is not installed (plugins/, README's test command)")
+    assert irspec.parse(keyword) == irspec.parse(text)
