@@ -10,7 +10,10 @@ same for every kind, and knows nothing of any plugin:
 3. each metric's ``compute(data, metric)`` returns one float per item of ``data.ids`` (NaN where the metric
    leaves an item out, as a session-level rate does for all but one query of a session);
 4. the values form an ordinary :class:`~irspec.engine.Result`, with ``data.ids`` as its rows, so every
-   output format, aggregate (mean/sum skip NaN) and plan works on it unchanged.
+   output format, aggregate (mean/sum skip NaN) and plan works on it unchanged;
+5. ``options`` (a plan's ``ab:`` section, say) go to the reader as keywords, and a data object with a
+   ``compare(metrics, values)`` method (a log read for an A/B test) compares within the input: the
+   :class:`~irspec.InputTable` values and warnings it returns join the result's tables and warnings.
 
 >>> res = irspec.evaluate_input("interactions.jsonl", "CTR, Abandonment")   # doctest: +SKIP
 >>> res.aggregate()                                                           # doctest: +SKIP
@@ -20,7 +23,7 @@ same for every kind, and knows nothing of any plugin:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +41,16 @@ def _reader(kind: str) -> InputReader:
     return get_registry().reader(kind)
 
 
-def read_input(kind: str, source: Any) -> Any:
+def read_input(kind: str, source: Any, options: Mapping[str, Any] | None = None) -> Any:
     """Read ``source`` with the input reader registered as ``kind``; returns the plugin's data object.
 
     ``source`` is usually a path; a reader may document other accepted objects (records in memory).
+    ``options`` are passed to the reader as keywords (those it documents, such as a log's ``ab``).
     """
     reader = _reader(kind)
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
-    data = _resolve(reader.read)(source)
+    data = _resolve(reader.read)(source, **(options or {}))
     if not hasattr(data, "ids"):
         raise EvaluationError(
             f"the {reader.name!r} reader of plugin {reader.plugin!r} returned a {type(data).__name__} without "
@@ -74,13 +78,15 @@ def evaluate_input(
     *,
     kind: str | None = None,
     name: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Any:
     """Evaluate metrics computed from an input other than qrels and runs, such as an interaction log.
 
     ``metrics`` are spec texts or bound metrics that all declare the same ``needs``; ``kind`` (default:
     that input kind) picks the registered :class:`~irspec.InputReader`, which reads ``source``. Returns an
     :class:`~irspec.engine.Result` whose rows are the items of the data object's ``ids`` and whose name is
-    ``name``, else the data object's ``name``, else the file's stem.
+    ``name``, else the data object's ``name``, else the file's stem. ``options`` go to the reader
+    (:func:`read_input`); a data object's ``compare`` adds its tables and warnings (step 5 above).
     """
     bound = _as_metrics(metrics)
     needed = input_kind(bound)
@@ -91,7 +97,7 @@ def evaluate_input(
         raise EvaluationError(f"{wrong} is computed from a {wrong.definition.needs!r} input, not from a {kind!r} input")
     if kind == "run":
         raise EvaluationError(f"{bound[0]} is computed from qrels and a run; use irspec.evaluate")
-    data = read_input(kind, source)
+    data = read_input(kind, source, options)
     ids = tuple(str(i) for i in data.ids)
     values = np.empty((len(ids), len(bound)))
     for j, m in enumerate(bound):
@@ -104,6 +110,9 @@ def evaluate_input(
     where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
     warnings = tuple(getattr(data, "warnings", ()))
     tables = tuple(data.tables()) if callable(getattr(data, "tables", None)) else ()
+    if callable(getattr(data, "compare", None)):
+        more_tables, more_warnings = data.compare(tuple(bound), values)
+        tables, warnings = tables + tuple(more_tables), warnings + tuple(more_warnings)
     return Result(str(name), str(where), tuple(bound), ids, values, Options(), warnings, tables=tables)
 
 

@@ -102,9 +102,10 @@ def test_schema_closes_every_object_and_describes_every_property():
     objects = [(p, o) for p, o in _object_schemas(schema()) if not p.endswith((".if", ".then"))]
     # A map of free keys (Spark's properties) is open by nature: its values' type is what is checked.
     maps = [p for p, o in objects if isinstance(o.get("additionalProperties"), dict) and "properties" not in o]
-    assert maps == ["$.properties.engine.properties.spark.properties.config"]
+    # and so is an A/B test's expected split (arm -> weight)
+    assert maps == ["$.properties.ab.properties.split", "$.properties.engine.properties.spark.properties.config"]
     objects = [(p, o) for p, o in objects if p not in maps]
-    assert len(objects) == 7  # the plan, a run entry, options, engine, engine.spark, compare, an output
+    assert len(objects) == 8  # the plan, a run entry, options, engine, engine.spark, compare, ab, an output
     for path, obj in objects:
         assert obj.get("additionalProperties") is False, path
         for name, prop in obj["properties"].items():

@@ -90,7 +90,8 @@ def run_plan(plan: Plan) -> PlanReport:
     inputs = []
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
-        inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log"))
+        ab = getattr(plan, "ab", None)  # an A/B test of the log's arms, done by the log's reader
+        inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log", options={"ab": ab} if ab else None))
     return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
 
 

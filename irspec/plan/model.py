@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
 from irspec.comparison import Compare
 from irspec.engine import Options
 from irspec.registry import Metric
@@ -76,6 +78,8 @@ class Plan:
     """``None``: the runs are evaluated in this process."""
     memory: int | None = None
     """The cap on the working set in bytes (``options.memory``); None for the default."""
+    ab: dict[str, Any] | None = None
+    """The ``ab:`` section: an A/B test of the ``log``'s arms, passed to its reader (irspec-online)."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

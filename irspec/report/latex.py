@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Cell, Row, Table, build_table, interval_legend, marks_legend
+from irspec.report.model import Cell, Row, Table, build_table, input_blocks, interval_legend, marks_legend
 
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["latex_escape", "to_latex", "render"]
+__all__ = ["input_tables", "latex_escape", "to_latex", "render"]
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -184,4 +184,20 @@ def to_latex(
     table = build_table(
         results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
     )
-    return render(table)
+    if content != "results":
+        return render(table)
+    return render(table) + input_tables(results, decimals=decimals)
+
+
+def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+    """The results' input tables (a log's top queries, an A/B test: :func:`~irspec.report.model.input_blocks`)
+    as booktabs tables after the results, each captioned with its heading and description."""
+    out: list[str] = []
+    for heading, description, block in input_blocks(results, decimals=decimals):
+        caption = latex_escape(heading) + (f": {latex_escape(description)}" if description else "")
+        out += ["", r"\begin{table}[tbp]", r"  \centering", "  \\caption{" + caption + "}"]
+        out.append(r"  \begin{tabular}{" + "".join("l" if c.align == "left" else "r" for c in block.columns) + "}")
+        out += [r"    \toprule", "    " + " & ".join(latex_escape(c.key) for c in block.columns) + r" \\", r"    \midrule"]
+        out += ["    " + " & ".join(latex_escape(c.text) for c in row.cells) + r" \\" for row in block.rows]
+        out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
+    return "\n".join(out) + "\n" if out else ""

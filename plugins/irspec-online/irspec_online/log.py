@@ -119,6 +119,11 @@ class InteractionLog:
     first_click: np.ndarray
     best_dwell: np.ndarray
     top_queries: tuple[tuple[str, int, int], ...] = ()
+    labels: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """Per row, the text of each extra field read for an A/B test (``arm``, ``user``; see
+    :func:`read_log`'s ``ab``), keyed by its role."""
+    design: Any = None
+    """The A/B test's :class:`~irspec_online.ab.Design` when the log was read for one, else None."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -129,6 +134,16 @@ class InteractionLog:
         if self.top_queries:
             found.insert(0, _top_table(self.top_queries))
         return found
+
+    def compare(self, metrics: Any, values: np.ndarray) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
+        """The A/B test of the log's arms (when it was read with ``ab=``), from each metric's per-row
+        ``values``: its tables and warnings (``irspec.evaluate_input`` adds both to the result)."""
+        if self.design is None:
+            return (), ()
+        from irspec_online import ab
+
+        test = ab.analyse(ab.combine([ab.partial_sums(self, metrics, values, self.design)], self.source), metrics, self.design)
+        return test.tables(), test.warnings
 
 
 class QueryCounts:
@@ -181,21 +196,38 @@ def _per_unit_table(time: np.ndarray) -> InputTable:
     )
 
 
-def read_log(source: Any, *, batch_size: int = BATCH_SIZE) -> InteractionLog:
+def read_log(source: Any, *, batch_size: int = BATCH_SIZE, ab: Mapping[str, Any] | None = None) -> InteractionLog:
     """Read an interaction log, ``batch_size`` records at a time (see the module docstring for the forms
-    of ``source``); the values do not depend on ``batch_size``."""
+    of ``source``); the values do not depend on ``batch_size``.
+
+    ``ab`` (a plan's ``ab:`` section, see :class:`irspec_online.ab.Design`) reads the log for an A/B
+    test: each record's arm (and user, when the user is the unit) is read and checked as well, and the
+    log's :meth:`~InteractionLog.compare` compares the arms.
+    """
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     from irspec_online.sources import open_source  # the forms of input; pandas, pyarrow, Spark lazily
 
-    opened = open_source(source, batch_size)
+    design = None
+    if ab is not None:
+        from irspec_online.ab import Design
+
+        design = Design.of(ab)
+    fields = design.fields if design is not None else {}
+    opened = open_source(source, batch_size, fields)
     queries = QueryCounts()
     if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark (no query counts)
         frames = list(opened.summaries)
     else:
-        frames = [summarise(batch, opened.where, opened.unit, queries=queries) for batch in opened.batches]
-    log = assemble(pl.concat(frames) if frames else pl.DataFrame(schema=SUMMARY), opened.name, opened.where)
-    return dataclasses.replace(log, top_queries=queries.top())
+        frames = [summarise(b, opened.where, opened.unit, queries=queries, fields=fields) for b in opened.batches]
+    empty = pl.DataFrame(schema=summary_schema(fields))
+    log = assemble(pl.concat(frames) if frames else empty, opened.name, opened.where)
+    return dataclasses.replace(log, top_queries=queries.top(), design=design)
+
+
+def summary_schema(fields: Mapping[str, str]) -> dict[str, Any]:
+    """:data:`SUMMARY` and a string column per extra field (its role: ``arm``, ``user``)."""
+    return {**SUMMARY, **{role: pl.String for role in fields}}
 
 
 def batched(records: Iterable[tuple[int, Any]], size: int) -> Iterator[list[tuple[int, Any]]]:
@@ -212,28 +244,32 @@ def summarise(
     *,
     problems: list | None = None,
     queries: QueryCounts | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """Check and reduce records, each ``(line or row number, record)``, to the :data:`SUMMARY` columns.
 
     A bad record is an :class:`~irspec.InputError` naming ``where`` and its ``unit`` (``line`` or ``row``);
     given a ``problems`` list, the bad records' ``(number, message)`` go there instead and the rest are
     summarised (a Spark worker cannot raise a located error to the driver). Given ``queries``, each good
-    record's query text is counted there.
+    record's query text is counted there. ``fields`` maps a role (``arm``, ``user``) to the key read
+    for it, a required non-empty string (or number) in every record, summarised as a column of that role.
     """
-    cols: tuple[list, ...] = ([], [], [], [], [], [])
+    fields = fields or {}
+    cols: tuple[list, ...] = tuple([] for _ in range(6 + len(fields)))
     for number, rec in records:
         try:
-            row = _summary(rec)
+            row = _summary(rec) + tuple(_label(rec, key) for key in fields.values())
         except _Bad as bad:
             if problems is None:
                 raise _located(str(bad), where, unit, number) from None
             problems.append((number, str(bad)))
             continue
-        for col, value in zip(cols, (row[0], row[1], number, row[2], row[3], row[4])):
+        for col, value in zip(cols, (row[0], row[1], number, *row[2:])):
             col.append(value)
         if queries is not None:
             queries.add(rec["query"], row[3] > 0)
-    return pl.DataFrame(dict(zip(SUMMARY, cols)), schema=SUMMARY)
+    schema = summary_schema(fields)
+    return pl.DataFrame(dict(zip(schema, cols)), schema=schema)
 
 
 def _located(message: str, where: str, unit: str, number: int) -> InputError:
@@ -261,7 +297,9 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
     else:
         position = pl.int_range(1, pl.len() + 1).over("session")
         ids = summary.select(pl.format("{}:{}", "session", position))[:, 0]
+    labels = {c: tuple(summary[c].to_list()) for c in summary.columns if c not in SUMMARY and c != "id"}
     return InteractionLog(
+        labels=labels,
         name=name,
         source=where,
         ids=tuple(ids.to_list()),
@@ -287,11 +325,7 @@ def _summary(rec: Any) -> tuple[str, float, int, int, float]:
     for key in REQUIRED:
         if key not in rec:
             raise _Bad(f"missing required key {key!r}")
-    session = rec["session"]
-    if isinstance(session, bool) or not isinstance(session, (str, int)) or session == "":
-        raise _Bad(f"session must be a non-empty string, got {_kind(session)}")
-    if isinstance(session, str) and not session.isascii():
-        _check_unicode(session, "session")
+    session = _text_id(rec["session"], "session")
     query = rec["query"]
     if not isinstance(query, str):
         raise _Bad(f"query must be a string, got {_kind(query)}")
@@ -299,7 +333,23 @@ def _summary(rec: Any) -> tuple[str, float, int, int, float]:
     if not isinstance(results, list) or not all(isinstance(d, str) for d in results):
         raise _Bad("results must be a list of document ids (strings)")
     first, dwell = _clicks(rec.get("clicks"), results)
-    return str(session), _timestamp(rec["timestamp"]), len(results), first, dwell
+    return session, _timestamp(rec["timestamp"]), len(results), first, dwell
+
+
+def _label(rec: Mapping[str, Any], key: str) -> str:
+    """An A/B test's field of a record (its arm, its user): a non-empty string, a number read as text."""
+    if key not in rec:
+        raise _Bad(f"missing required key {key!r} (the A/B test reads it)")
+    return _text_id(rec[key], key)
+
+
+def _text_id(value: Any, key: str) -> str:
+    """An id (a session, an arm, a user): a non-empty string; a number is read as its text."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise _Bad(f"{key} must be a non-empty string, got {_kind(value)}")
+    if isinstance(value, str) and not value.isascii():
+        _check_unicode(value, key)
+    return str(value)
 
 
 def _check_unicode(text: str, what: str) -> None:
