@@ -13,7 +13,10 @@ same for every kind, and knows nothing of any plugin:
    output format, aggregate (mean/sum skip NaN) and plan works on it unchanged;
 5. ``options`` (a plan's ``ab:`` section, say) go to the reader as keywords, and a data object with a
    ``compare(metrics, values)`` method (a log read for an A/B test) compares within the input: the
-   :class:`~irspec.InputTable` values and warnings it returns join the result's tables and warnings.
+   :class:`~irspec.InputTable` values and warnings it returns join the result's tables and warnings;
+6. ``per_query=False`` (no row per item wanted) is passed to the reader as ``per_query=False``; a reader
+   that can stream returns an object with ``evaluate(metrics) -> (aggregates, tables, warnings)``, which
+   makes one pass in bounded memory, and the result holds the aggregates and no rows.
 
 >>> res = irspec.evaluate_input("interactions.jsonl", "CTR, Abandonment")   # doctest: +SKIP
 >>> res.aggregate()                                                           # doctest: +SKIP
@@ -22,6 +25,7 @@ same for every kind, and knows nothing of any plugin:
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -50,13 +54,32 @@ def read_input(kind: str, source: Any, options: Mapping[str, Any] | None = None)
     reader = _reader(kind)
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
-    data = _resolve(reader.read)(source, **(options or {}))
+    read = _resolve(reader.read)
+    options = _accepted(read, dict(options or {}), reader)
+    data = read(source, **options)
     if not hasattr(data, "ids"):
         raise EvaluationError(
             f"the {reader.name!r} reader of plugin {reader.plugin!r} returned a {type(data).__name__} without "
             "the ids attribute every input object must have"
         )
     return data
+
+
+def _accepted(read: Any, options: dict[str, Any], reader: InputReader) -> dict[str, Any]:
+    """``options`` that ``read`` takes: ``per_query=False`` is dropped for a reader that cannot stream
+    (it reads whole); any other option it does not take is an error."""
+    try:
+        params = inspect.signature(read).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: pass everything
+        return options
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return options
+    if "per_query" not in params:
+        options.pop("per_query", None)
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        raise EvaluationError(f"the {reader.name!r} reader of plugin {reader.plugin!r} takes no option {unknown[0]!r}")
+    return options
 
 
 def input_kind(metrics: Iterable[Metric]) -> str:
@@ -79,6 +102,7 @@ def evaluate_input(
     kind: str | None = None,
     name: str | None = None,
     options: Mapping[str, Any] | None = None,
+    per_query: bool = True,
 ) -> Any:
     """Evaluate metrics computed from an input other than qrels and runs, such as an interaction log.
 
@@ -87,6 +111,7 @@ def evaluate_input(
     :class:`~irspec.engine.Result` whose rows are the items of the data object's ``ids`` and whose name is
     ``name``, else the data object's ``name``, else the file's stem. ``options`` go to the reader
     (:func:`read_input`); a data object's ``compare`` adds its tables and warnings (step 5 above).
+    ``per_query=False`` asks for the aggregates only, streamed by a reader that can (step 6 above).
     """
     bound = _as_metrics(metrics)
     needed = input_kind(bound)
@@ -97,7 +122,15 @@ def evaluate_input(
         raise EvaluationError(f"{wrong} is computed from a {wrong.definition.needs!r} input, not from a {kind!r} input")
     if kind == "run":
         raise EvaluationError(f"{bound[0]} is computed from qrels and a run; use irspec.evaluate")
-    data = read_input(kind, source, options)
+    data = read_input(kind, source, {**(options or {}), **({} if per_query else {"per_query": False})})
+    if name is None:
+        name = getattr(data, "name", None) or _stem(source) or kind
+    where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
+    if callable(getattr(data, "evaluate", None)):  # streamed: the aggregates, no rows
+        aggregate, tables, warnings = data.evaluate(tuple(bound))
+        empty = np.empty((0, len(bound)))
+        return Result(str(name), str(where), tuple(bound), (), empty, Options(), tuple(warnings), tables=tuple(tables),
+                      _aggregate=dict(aggregate))  # fmt: skip
     ids = tuple(str(i) for i in data.ids)
     values = np.empty((len(ids), len(bound)))
     for j, m in enumerate(bound):
@@ -105,9 +138,6 @@ def evaluate_input(
         if column.shape != (len(ids),):
             raise EvaluationError(f"metric {m} returned shape {column.shape}, expected ({len(ids)},)")
         values[:, j] = column
-    if name is None:
-        name = getattr(data, "name", None) or _stem(source) or kind
-    where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
     warnings = tuple(getattr(data, "warnings", ()))
     tables = tuple(data.tables()) if callable(getattr(data, "tables", None)) else ()
     if callable(getattr(data, "compare", None)):

@@ -90,9 +90,22 @@ def run_plan(plan: Plan) -> PlanReport:
     inputs = []
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
-        ab = getattr(plan, "ab", None)  # an A/B test of the log's arms, done by the log's reader
-        inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log", options={"ab": ab} if ab else None))
+        inputs.append(_evaluate_log(plan, log_metrics))
     return PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
+
+
+# The outputs that show a row per item of an input (a log's query issues), or need them (intervals).
+_ROW_FORMATS = ("csv", "tsv", "trec", "parquet", "jsonl")
+
+
+def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
+    """The plan's log evaluated by its reader: with an A/B test of its arms when the plan has ``ab:``,
+    and streamed in bounded memory (aggregates only) unless an output shows its per-query rows."""
+    rows = any(o.per_query or o.intervals or o.format in _ROW_FORMATS for o in plan.outputs)
+    options: dict[str, Any] = {"memory": plan.memory} if rows and plan.memory is not None else {}
+    if getattr(plan, "ab", None):
+        options["ab"] = plan.ab
+    return evaluate_input(str(plan.log), metrics, kind="log", options=options or None, per_query=rows)
 
 
 def _evaluate_runs(plan: Plan, metrics: list[Any]) -> list[Any]:

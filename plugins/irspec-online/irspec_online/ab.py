@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -45,7 +46,8 @@ import polars as pl
 
 from irspec import EvaluationError, InputError, InputTable
 
-__all__ = ["ABComparison", "ABTest", "Design", "SampleRatio", "analyse", "combine", "partial_sums"]
+__all__ = ["ABComparison", "ABTest", "Design", "Moments", "SampleRatio", "add_moments", "analyse", "arm_moments", "combine",
+           "partial_sums"]
 
 UNITS = ("user", "session", "query")
 CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
@@ -285,20 +287,77 @@ class ABTest:
                 "sample_ratio": {**asdict(s), "mismatch": s.mismatch}, "warnings": list(self.warnings)}  # fmt: skip
 
 
-def analyse(sums: pl.DataFrame, metrics: Sequence[Any], design: Design) -> ABTest:
-    """Compare every arm with ``design.baseline`` on every metric, from the units' sums of
-    :func:`combine`; the p-values adjusted over the design's family, and the sample ratio checked."""
-    arms = sorted(set(sums["arm"].to_list()))
+@dataclass(frozen=True)
+class Moments:
+    """An arm's units, for one metric, as exact sums: ``n`` units, the sums of their numerators ``y`` and
+    denominators ``x``, of ``y^2``, ``x^2`` and ``x y``. Integers (or fractions) with no rounding, so
+    moments added batch by batch, partition by partition or on Spark are the same numbers in any order,
+    and everything the tests need follows from them (:func:`ratio_moments`)."""
+
+    n: int
+    sy: Fraction | int
+    sx: Fraction | int
+    syy: Fraction | int
+    sxx: Fraction | int
+    sxy: Fraction | int
+
+    @classmethod
+    def of(cls, num: np.ndarray, den: np.ndarray) -> Moments:
+        """The moments of units with numerators ``num`` and denominators ``den``."""
+        return cls(len(num), _exact(num), _exact(den), _exact(num, num), _exact(den, den), _exact(num, den))
+
+    def __add__(self, other: Moments) -> Moments:
+        return Moments(*(getattr(self, f) + getattr(other, f) for f in ("n", "sy", "sx", "syy", "sxx", "sxy")))
+
+    @property
+    def per_unit(self) -> bool:
+        """Whether every denominator is 1 (a per-unit mean): sum x = n and sum x^2 = n for counts x >= 0."""
+        return self.sx == self.n and self.sxx == self.n
+
+
+def _exact(a: np.ndarray, b: np.ndarray | None = None) -> Fraction | int:
+    """The exact sum of ``a`` (or of ``a * b``): in integers when the values are whole, else in fractions."""
+    whole = np.all(a == np.floor(a)) and (b is None or np.all(b == np.floor(b)))
+    if whole:
+        ints = a.astype(np.int64)
+        return int(np.sum(ints if b is None else ints * b.astype(np.int64), dtype=np.int64))
+    if b is None:
+        return sum(map(Fraction, a.tolist()), Fraction(0))
+    return sum((Fraction(u) * Fraction(v) for u, v in zip(a.tolist(), b.tolist())), Fraction(0))
+
+
+def arm_moments(sums: pl.DataFrame, count: int) -> dict[str, list[Moments]]:
+    """Per arm, the :class:`Moments` of each of ``count`` metrics, from units' sums (:func:`combine`)."""
+    out = {}
+    for (arm,), part in sums.partition_by("arm", as_dict=True, maintain_order=True).items():
+        out[arm] = [Moments.of(part[f"n{j}"].to_numpy(), part[f"d{j}"].to_numpy()) for j in range(count)]
+    return out
+
+
+def add_moments(total: dict[str, list[Moments]], more: dict[str, list[Moments]]) -> dict[str, list[Moments]]:
+    """Moments of two disjoint sets of units (two partitions of a log), added arm by arm."""
+    out = dict(total)
+    for arm, ms in more.items():
+        out[arm] = [a + b for a, b in zip(out[arm], ms)] if arm in out else list(ms)
+    return out
+
+
+def analyse(moments: dict[str, list[Moments]] | pl.DataFrame, metrics: Sequence[Any], design: Design) -> ABTest:
+    """Compare every arm with ``design.baseline`` on every metric, from each arm's :class:`Moments` (or
+    the units' sums of :func:`combine`); the p-values adjusted over the design's family, and the sample
+    ratio checked."""
+    if isinstance(moments, pl.DataFrame):
+        moments = arm_moments(moments, len(metrics))
+    arms = sorted(moments)
     if design.baseline not in arms:
         raise EvaluationError(f"ab.baseline {design.baseline!r} is not an arm of the log (its arms are {', '.join(arms)})")
     if len(arms) < 2:
         raise EvaluationError(f"the log has one arm only ({arms[0]}): an A/B test needs two or more")
-    by_arm = {a: sums.filter(pl.col("arm") == a) for a in arms}
     raw = [
-        _compare(str(m), by_arm[a], by_arm[design.baseline], j, a, design)
+        _compare(str(m), moments[a][j], moments[design.baseline][j], a, design)
         for a in arms if a != design.baseline for j, m in enumerate(metrics)
     ]  # fmt: skip
-    ratio = sample_ratio(arms, [by_arm[a].height for a in arms], design)
+    ratio = sample_ratio(arms, [moments[a][0].n for a in arms], design)
     warning = ratio.warning()
     return ABTest(design, _adjusted(raw, design), ratio, (warning,) if warning else ())
 
@@ -320,30 +379,30 @@ def _adjusted(raw: list[ABComparison], design: Design) -> tuple[ABComparison, ..
     return tuple(out)
 
 
-def ratio_moments(num: np.ndarray, den: np.ndarray, where: str = "") -> tuple[float, float, int]:
-    """The ratio of means ``r = mean(num) / mean(den)`` of ``n`` units and its delta-method variance
-    ``(s_Y^2 - 2 r s_XY + r^2 s_X^2) / (n mean(den)^2)`` (sample moments, ddof 1; Deng et al. 2018,
-    section 3). With every denominator 1 the variance is ``s_Y^2 / n``, the variance of a mean."""
-    n = len(num)
+def ratio_moments(m: Moments, where: str = "") -> tuple[float, float, int]:
+    """The ratio of means ``r = mean(y) / mean(x)`` of ``n`` units and its delta-method variance
+    ``(s_yy - 2 r s_xy + r^2 s_xx) / (n mean(x)^2)`` with the sample (co)variances (ddof 1;
+    Deng et al. 2018, section 3), computed exactly from the :class:`Moments` and rounded once. With every
+    denominator 1 the variance is ``s_yy / n``, the variance of a mean."""
+    n = m.n
     if n < 2:
         raise EvaluationError(f"{where}: an arm needs two or more units to estimate a variance, it has {n}")
-    mx = float(np.mean(den))
-    if mx == 0:
+    if m.sx == 0:
         raise EvaluationError(f"{where}: the metric has no value in any unit of an arm")
-    my = float(np.mean(num))
-    r = my / mx
-    dy, dx = num - my, den - mx
-    s_yy, s_xx, s_xy = (float(np.dot(u, v)) / (n - 1) for u, v in ((dy, dy), (dx, dx), (dy, dx)))
-    return r, max(s_yy - 2 * r * s_xy + r * r * s_xx, 0.0) / (n * mx * mx), n
+    r = Fraction(m.sy) / Fraction(m.sx)
+    s_yy, s_xx, s_xy = (Fraction(n * q - a * b, n * (n - 1)) for q, a, b in ((m.syy, m.sy, m.sy), (m.sxx, m.sx, m.sx), (m.sxy, m.sy, m.sx)))
+    mean_x = Fraction(m.sx) / n
+    variance = (s_yy - 2 * r * s_xy + r * r * s_xx) / (n * mean_x * mean_x)
+    return float(r), float(max(variance, Fraction(0))), n
 
 
-def _compare(metric: str, arm: pl.DataFrame, base: pl.DataFrame, j: int, name: str, design: Design) -> ABComparison:
+def _compare(metric: str, arm: Moments, base: Moments, name: str, design: Design) -> ABComparison:
     from scipy.stats import norm
     from scipy.stats import t as t_dist
 
     where = f"{metric}, {name} against {design.baseline}"
-    (ra, va, na), (rb, vb, nb) = (ratio_moments(f[f"n{j}"].to_numpy(), f[f"d{j}"].to_numpy(), where) for f in (arm, base))
-    per_unit = bool((arm[f"d{j}"] == 1).all() and (base[f"d{j}"] == 1).all())
+    (ra, va, na), (rb, vb, nb) = ratio_moments(arm, where), ratio_moments(base, where)
+    per_unit = arm.per_unit and base.per_unit
     diff, se = ra - rb, math.sqrt(va + vb)
     level = 1 - (1 - design.confidence) / 2
     if per_unit:  # Welch: the variance of each mean is s^2/n, its degrees of freedom Welch-Satterthwaite's

@@ -51,6 +51,7 @@ import numpy as np
 import polars as pl
 
 from irspec import InputError, InputTable
+from irspec_online.streaming import check_rows
 
 __all__ = [
     "BATCH_SIZE",
@@ -177,32 +178,70 @@ def _top_table(top: tuple[tuple[str, int, int], ...]) -> InputTable:
     )
 
 
+class HourCounts:
+    """Query issues per UTC hour (and the first and last time), counted batch by batch: the log's
+    "Queries per hour or day" table (:meth:`table`) from one count per hour the log spans."""
+
+    def __init__(self) -> None:
+        self.per_hour: dict[int, int] = {}
+        self.first = math.inf
+        self.last = -math.inf
+
+    def add(self, time: np.ndarray) -> None:
+        """Count query issues issued at ``time`` (Unix seconds)."""
+        if len(time) == 0:
+            return
+        slots, counts = np.unique(np.floor(time / 3600.0).astype(np.int64), return_counts=True)
+        for slot, n in zip(slots.tolist(), counts.tolist()):
+            self.per_hour[slot] = self.per_hour.get(slot, 0) + n
+        self.first, self.last = min(self.first, float(time.min())), max(self.last, float(time.max()))
+
+    def table(self) -> InputTable:
+        """Query issues per calendar hour (a log of at most two days) or day, UTC, every unit from the
+        first to the last: units without queries show 0."""
+        hourly = self.last - self.first <= HOUR_SPAN
+        unit, hours, shown = ("hour", 1, "%Y-%m-%d %H:00") if hourly else ("day", 24, "%Y-%m-%d")
+        counts: dict[int, int] = {}
+        for slot, n in self.per_hour.items():  # a UTC day is 24 whole UTC hours
+            counts[slot // hours] = counts.get(slot // hours, 0) + n
+        start, end = min(counts), max(counts)
+        rows = tuple(
+            (datetime.fromtimestamp(u * hours * 3600.0, timezone.utc).strftime(shown), counts.get(u, 0)) for u in range(start, end + 1)
+        )
+        return InputTable(
+            f"Queries per {unit}",
+            (f"{unit} (UTC)", "queries"),
+            rows,
+            chart="line",
+            description=f"Query issues per calendar {unit} (UTC), from the log's first {unit} to its last.",
+        )
+
+
 def _per_unit_table(time: np.ndarray) -> InputTable:
-    """Query issues per calendar hour (a log of at most two days) or day, UTC, every unit from the first
-    to the last: units without queries show 0."""
-    unit, seconds, shown = ("hour", 3600.0, "%Y-%m-%d %H:00") if np.ptp(time) <= HOUR_SPAN else ("day", 86400.0, "%Y-%m-%d")
-    slot = np.floor(time / seconds).astype(np.int64)
-    start = int(slot.min())
-    rows = tuple(
-        (datetime.fromtimestamp((start + i) * seconds, timezone.utc).strftime(shown), int(n))
-        for i, n in enumerate(np.bincount(slot - start))
-    )
-    return InputTable(
-        f"Queries per {unit}",
-        (f"{unit} (UTC)", "queries"),
-        rows,
-        chart="line",
-        description=f"Query issues per calendar {unit} (UTC), from the log's first {unit} to its last.",
-    )
+    hours = HourCounts()
+    hours.add(time)
+    return hours.table()
 
 
-def read_log(source: Any, *, batch_size: int = BATCH_SIZE, ab: Mapping[str, Any] | None = None) -> InteractionLog:
+def read_log(
+    source: Any,
+    *,
+    batch_size: int = BATCH_SIZE,
+    ab: Mapping[str, Any] | None = None,
+    per_query: bool = True,
+    memory: int | None = None,
+) -> Any:
     """Read an interaction log, ``batch_size`` records at a time (see the module docstring for the forms
     of ``source``); the values do not depend on ``batch_size``.
 
     ``ab`` (a plan's ``ab:`` section, see :class:`irspec_online.ab.Design`) reads the log for an A/B
     test: each record's arm (and user, when the user is the unit) is read and checked as well, and the
     log's :meth:`~InteractionLog.compare` compares the arms.
+
+    ``per_query=False`` (no row per query issue is wanted) returns a
+    :class:`~irspec_online.streaming.LogStream` instead, read only when evaluated, in one streamed pass
+    and bounded memory. Otherwise the log is read whole, and a log whose rows would not fit the memory
+    budget (``memory`` bytes, else irspec's default) is refused before it swaps.
     """
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
@@ -215,11 +254,20 @@ def read_log(source: Any, *, batch_size: int = BATCH_SIZE, ab: Mapping[str, Any]
         design = Design.of(ab)
     fields = design.fields if design is not None else {}
     opened = open_source(source, batch_size, fields)
+    if not per_query:
+        from irspec_online.streaming import LogStream
+
+        return LogStream(opened.name, opened.where, opened, fields, design)
     queries = QueryCounts()
     if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark (no query counts)
         frames = list(opened.summaries)
     else:
-        frames = [summarise(b, opened.where, opened.unit, queries=queries, fields=fields) for b in opened.batches]
+        frames = []
+        rows = 0
+        for batch in opened.batches:
+            frames.append(summarise(batch, opened.where, opened.unit, queries=queries, fields=fields))
+            rows += frames[-1].height
+            check_rows(rows, memory, opened.where)
     empty = pl.DataFrame(schema=summary_schema(fields))
     log = assemble(pl.concat(frames) if frames else empty, opened.name, opened.where)
     return dataclasses.replace(log, top_queries=queries.top(), design=design)

@@ -17,7 +17,6 @@ through Arrow.
 
 from __future__ import annotations
 
-import pkgutil
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -31,7 +30,7 @@ import irspec
 from irspec import EvaluationError, InputError, Metric
 from irspec.inputs import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
-from irspec_online.kernels import group_seconds
+from irspec_online.kernels import group_seconds, kernel_of
 from irspec_online.log import SUMMARY, InteractionLog, assemble, summarise, summary_schema
 from irspec_online.sources import columns_of
 
@@ -97,7 +96,7 @@ def unit_sums(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], 
 
     def per_session(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
-        values = np.column_stack([_kernel(m)(log, m) for m in bound])
+        values = np.column_stack([kernel_of(m)(log, m) for m in bound])
         table = partial_sums(log, bound, values, design).to_arrow()
         return table.cast(pa.schema([(f.name, pa.string() if f.name in ("unit", "arm") else f.type) for f in table.schema]))
 
@@ -124,7 +123,7 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
 
     def per_session(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
-        return pa.table({**_rows(log), **{f"v{j}": _kernel(m)(log, m) for j, m in enumerate(by_session)}})
+        return pa.table({**_rows(log), **{f"v{j}": kernel_of(m)(log, m) for j, m in enumerate(by_session)}})
 
     rows = summary.groupBy("session").applyInArrow(per_session, f"id string, {_SUMMARY_SCHEMA}{value_types}").cache()
     parts = []
@@ -143,7 +142,7 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
 def _per_unit(rows: DataFrame, metric: Metric, seconds: float) -> DataFrame:
     def per_unit(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table).drop("unit"), "log", WHERE)
-        return pa.table({"id": list(log.ids), "value": _kernel(metric)(log, metric)})
+        return pa.table({"id": list(log.ids), "value": kernel_of(metric)(log, metric)})
 
     unit = F.floor(F.col("time") / F.lit(seconds)).alias("unit")
     values = rows.select("*", unit).groupBy("unit").applyInArrow(per_unit, "id string, value double")
@@ -169,11 +168,6 @@ def _rows(log: InteractionLog) -> dict[str, Any]:
         "first_click": log.first_click,
         "best_dwell": log.best_dwell,
     }
-
-
-def _kernel(metric: Metric) -> Any:
-    compute = metric.definition.compute
-    return compute if callable(compute) else pkgutil.resolve_name(compute)
 
 
 def _bind(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:

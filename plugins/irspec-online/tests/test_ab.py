@@ -11,7 +11,9 @@ import numpy as np
 import polars as pl
 import pytest
 from irspec_online import plugin
-from irspec_online.ab import Design, analyse, ratio_moments
+from irspec_online import ab
+from irspec_online.ab import Design, Moments, analyse, ratio_moments
+from irspec_online.kernels import kernel_of
 from online_logs import polars_frame, write_jsonl
 
 import irspec
@@ -55,10 +57,7 @@ def comparisons(source, specs, **design):
 
     log = read_log(source, ab={"baseline": "control", **design})
     bound = irspec.parse_many(specs)
-    values = np.column_stack([m.definition.compute(log, m) if callable(m.definition.compute) else
-                              __import__("pkgutil").resolve_name(m.definition.compute)(log, m) for m in bound])  # fmt: skip
-    from irspec_online import ab
-
+    values = np.column_stack([kernel_of(m)(log, m) for m in bound])
     return ab.analyse(ab.combine([ab.partial_sums(log, bound, values, log.design)], log.source), bound, log.design)
 
 
@@ -170,7 +169,7 @@ def test_delta_method_agrees_with_a_large_bootstrap_over_units():
         den = rng.integers(1, 12, n).astype(float)  # issues per user, skewed below
         den[rng.random(n) < 0.1] *= 5
         arms[name] = (rng.binomial(den.astype(int), p).astype(float), den)
-    (ra, va, _), (rb, vb, _) = (ratio_moments(*arms[a]) for a in ("treatment", "control"))
+    (ra, va, _), (rb, vb, _) = (ratio_moments(Moments.of(*arms[a])) for a in ("treatment", "control"))
     boot = np.empty(4000)
     for b in range(len(boot)):
         r = []
