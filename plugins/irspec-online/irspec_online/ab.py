@@ -26,10 +26,12 @@ family (all the test's comparisons, or each metric's) with :func:`irspec.stats.a
 and the units per arm are checked against the expected split: a **sample-ratio mismatch** is a
 chi-square goodness-of-fit p below ``srm_alpha`` (0.001), a warning in every output.
 
-The sums are the only thing the statistics need, so the same :func:`partial_sums` runs on a whole log in
-memory, on each session's rows on Spark (:func:`irspec_online.spark.unit_sums`) and on each batch of a
-streamed log; their values are sums of 0/1 and counts, exact in any order, and :func:`combine` sorts the
-units by id, so every path gives the same bits.
+The statistics need only each arm's moments of the units' sums (:class:`Moments`: the number of units
+and the sums of y, x, y^2, x^2 and x y), kept exactly (integers: the values are 0/1 and counts), so the
+same :func:`partial_sums` runs on a whole log in memory, on each session's rows on Spark
+(:func:`irspec_online.spark.unit_sums`) and on each partition of a streamed log
+(:mod:`irspec_online.streaming`), and every path gives the same numbers to the bit, whatever the order
+in which units arrive.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -312,3 +315,23 @@ def test_an_ab_section_in_a_plan(tmp_path):
     doc = json.loads(rendered["json"])
     table = next(t for r in doc["runs"] for t in r.get("tables", ()) if t["title"].startswith("A/B"))
     assert "bonferroni over all" in table["description"]
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_the_latex_tables_of_the_demo_ab_test_compile(tmp_path):
+    """The demo A/B log's LaTeX output (results, top queries, queries per hour, the A/B test and the
+    sample-ratio table) compiles with pdflatex, and prints the test's heading."""
+    from irspec.report import to_latex
+
+    demo = Path(__file__).parent.parent / "examples" / "ab.jsonl"
+    res = irspec.evaluate_input(demo, "CTR, Abandonment", options={"ab": {"baseline": "control"}})
+    doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape,a3paper]{geometry}\n"
+    (tmp_path / "doc.tex").write_text(doc + "\\begin{document}\n" + to_latex([res]) + "\\end{document}\n", encoding="utf-8")
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False)  # fmt: skip
+    log = (tmp_path / "doc.log").read_text(encoding="latin-1")
+    assert proc.returncode == 0, log[-3000:]
+    assert "Undefined control sequence" not in log
+    if shutil.which("pdftotext"):
+        subprocess.run(["pdftotext", "-layout", "doc.pdf", "doc.txt"], cwd=tmp_path, check=True, timeout=60)
+        assert "A/B test: treatment against control (unit: user)" in (tmp_path / "doc.txt").read_text(encoding="utf-8")
