@@ -144,7 +144,8 @@ def partial_sums(log: Any, metrics: Sequence[Any], values: np.ndarray, design: D
     with a value); ``values`` holds one column per metric, one row per log row.
 
     A session whose rows name two arms (or, with users as the unit, two users) is an
-    :class:`~irspec.InputError`: a session metric's value could not be given to one unit.
+    :class:`~irspec.InputError`: a session metric's value could not be given to one unit. With query
+    issues as the unit and no session metric, a session may span arms.
     """
     check_metrics(metrics)
     arm = pl.Series("arm", log.labels["arm"], dtype=pl.String)
@@ -156,7 +157,10 @@ def partial_sums(log: Any, metrics: Sequence[Any], values: np.ndarray, design: D
         unit = pl.Series("unit", log.labels["user"], dtype=pl.String)
     session = pl.Series("session", log.session)
     frame = pl.DataFrame([session, unit, arm])
-    _one_per_session(frame, log, "arm", design.arm)
+    # A session metric's value (NaN on all but a session's first row) belongs to the whole session, so
+    # the session must be in one arm; with query issues as units and row metrics only, it need not be.
+    if design.unit != "query" or np.isnan(values).any():
+        _one_per_session(frame, log, "arm", design.arm)
     if design.unit == "user":
         _one_per_session(frame, log, "unit", design.user)
     sums = {}

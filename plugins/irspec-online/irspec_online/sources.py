@@ -121,8 +121,9 @@ def _parquet_batches(path: str, size: int, extra: tuple[str, ...]) -> Iterator[l
     wanted = columns_of(dataset.schema.names, path, extra)
 
     def tables() -> Iterator[list[dict]]:
-        # Projection: only the log's columns are read, a batch at a time, in file order.
-        for batch in dataset.to_batches(columns=wanted, batch_size=size):
+        # Projection: only the log's columns are read, a batch at a time, in file order; little read
+        # ahead (pyarrow's default holds 16 batches of 4 files), so that memory is about one batch.
+        for batch in dataset.to_batches(columns=wanted, batch_size=size, batch_readahead=1, fragment_readahead=1):
             if batch.num_rows:
                 yield batch.to_pylist()
 

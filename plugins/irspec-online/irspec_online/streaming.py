@@ -48,8 +48,8 @@ PARTITIONS = 64
 """Temporary files a log's summaries are spread over once it is larger than a chunk: a partition holds
 about 1/64 of the log's query issues (some 20 MiB per million query issues of the log)."""
 
-CHUNK_ROWS = 1 << 20
-"""Summaries (query issues) held before they are spread over the partitions: about 60-100 MiB."""
+CHUNK_ROWS = 1 << 19
+"""Summaries (query issues) held before they are spread over the partitions: some 30-50 MiB."""
 
 ROW_BYTES = 700
 """Memory per query issue of an in-memory evaluation (a result row: its id as a Python string and a

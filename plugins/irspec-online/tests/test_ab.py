@@ -292,9 +292,11 @@ def test_bad_designs_and_logs_are_clear_errors(tmp_path):
     moved = [dict(r, arm="treatment") if r["session"] == "s2" else r for r in HAND] + [rec("s2b", "u2", "control", False)]
     with pytest.raises(irspec.InputError, match="unit 'u2' is in two arms"):
         irspec.evaluate_input(write_jsonl(moved, tmp_path / "two.jsonl"), "CTR", options={"ab": {"baseline": "control"}})
-    split = [dict(r, arm="treatment") if r["timestamp"] > T0 else r for r in HAND]
+    split = write_jsonl([dict(r, arm="treatment") if r["timestamp"] > T0 else r for r in HAND], tmp_path / "split.jsonl")
     with pytest.raises(irspec.InputError, match="session 's1' has records of two arm values"):
-        irspec.evaluate_input(write_jsonl(split, tmp_path / "split.jsonl"), "CTR", options={"ab": {"baseline": "control", "unit": "query"}})
+        irspec.evaluate_input(split, "CTR Abandonment", options={"ab": {"baseline": "control", "unit": "query"}})
+    # query issues randomised and only row metrics: a session may span the arms
+    assert irspec.evaluate_input(split, "CTR", options={"ab": {"baseline": "control", "unit": "query"}}).tables
 
 
 def test_an_ab_section_in_a_plan(tmp_path):
@@ -335,3 +337,17 @@ def test_the_latex_tables_of_the_demo_ab_test_compile(tmp_path):
     if shutil.which("pdftotext"):
         subprocess.run(["pdftotext", "-layout", "doc.pdf", "doc.txt"], cwd=tmp_path, check=True, timeout=60)
         assert "A/B test: treatment against control (unit: user)" in (tmp_path / "doc.txt").read_text(encoding="utf-8")
+
+
+def test_degenerate_metrics_are_defined_and_reach_json(tmp_path):
+    """ZRR is 0 in every unit of both arms (every page has results): no variance, a difference of 0,
+    p = 1, no statistic, and no relative difference (0 / 0), shown as - in text and null in JSON."""
+    from irspec.report import format_results
+
+    res = ab_test(write_jsonl(HAND, tmp_path / "ab.jsonl"), "ZRR CTR", unit="user")
+    c = comparisons(tmp_path / "ab.jsonl", "ZRR CTR", unit="user").comparisons[0]
+    assert (c.difference, c.p_value, c.statistic, c.relative, c.ci_low, c.ci_high) == (0.0, 1.0, None, None, 0.0, 0.0)
+    doc = json.loads(format_results([res], "json"))
+    row = next(t for t in doc["runs"][0]["tables"] if t["title"].startswith("A/B"))["rows"][0]
+    assert row[0] == "ZRR" and row[6] is None
+    assert "ZRR         0.0000      0.0000       0.0000   0.0000     0.0000         -" in format_results([res], "table")
