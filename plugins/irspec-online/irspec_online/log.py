@@ -261,6 +261,7 @@ def read_log(
     queries = QueryCounts()
     if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark (no query counts)
         frames = list(opened.summaries)
+        check_rows(sum(f.height for f in frames), memory, opened.where)
     else:
         frames = []
         rows = 0

@@ -33,6 +33,7 @@ then.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec import EvaluationError, InputTable
+from irspec import EvaluationError, InputError, InputTable
 
 __all__ = ["CHUNK_ROWS", "PARTITIONS", "ROW_BYTES", "LogStream", "check_rows"]
 
@@ -107,19 +108,17 @@ class LogStream:
         with spill_directory() as directory:
             spread = {key: Partitions(directory, self.partitions, key) for key in keys}
             chunks = _chunks(self._summaries(queries, hours), self.chunk_rows)
-            first = next(chunks, None)
-            if first is None:
-                from irspec import InputError
-
+            head = list(itertools.islice(chunks, 2))  # a second chunk or none: spread, or not
+            if not head:
                 raise InputError("the log has no records", self.source)
-            second = next(chunks, None)
-            if second is None:  # the whole log is one chunk: no temporary files
-                for key, group in keys.items():
-                    totals.add(self._part(first), group)
+            if len(head) == 1:  # the whole log is one chunk: no temporary files
+                for group in keys.values():
+                    totals.add(self._part(head[0]), group)
             else:
-                for chunk in (first, second, *chunks):
+                for chunk in _taken(head, chunks):  # one chunk held at a time
                     for key in keys:
                         spread[key].add(_keyed(chunk, key))
+                    del chunk  # let it go before the next one is gathered
                 for key, group in keys.items():
                     for part in spread[key]:
                         totals.add(self._part(part.drop(key) if key != "session" else part), group)
@@ -176,6 +175,13 @@ def _chunks(frames: Iterator[pl.DataFrame], rows: int) -> Iterator[pl.DataFrame]
             held, count = [], 0
     if held:
         yield pl.concat(held)
+
+
+def _taken(head: list[pl.DataFrame], rest: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The chunks of ``head``, each let go once yielded, then those of ``rest``."""
+    while head:
+        yield head.pop(0)
+    yield from rest
 
 
 def _top(queries: Any) -> tuple[InputTable, ...]:
