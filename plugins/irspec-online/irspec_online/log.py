@@ -70,8 +70,9 @@ SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq")
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
-BATCH_SIZE = 65_536
-"""Records read at a time: the memory of reading is this many records plus the summaries."""
+BATCH_SIZE = 16_384
+"""Records read at a time: the memory of reading is this many records plus the summaries (16,384 read
+faster, and in half the memory, than 65,536, which made pyarrow hold some 500 MiB on a 6M-record file)."""
 
 TOP_QUERIES = 10
 """How many of the most frequent query texts a log's "Top queries" table lists."""
