@@ -256,9 +256,9 @@ def read_log(
     fields = design.fields if design is not None else {}
     opened = open_source(source, batch_size, fields)
     if not per_query:
-        from irspec_online.streaming import LogStream
+        from irspec_online.streaming import LogStream, rows_hint
 
-        return LogStream(opened.name, opened.where, opened, fields, design)
+        return LogStream(opened.name, opened.where, opened, fields, design, rows=rows_hint(source))
     queries = QueryCounts()
     if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark (no query counts)
         frames = list(opened.summaries)

@@ -43,11 +43,15 @@ import polars as pl
 
 from irspec import EvaluationError, InputError, InputTable
 
-__all__ = ["CHUNK_ROWS", "PARTITIONS", "ROW_BYTES", "LogStream", "check_rows"]
+__all__ = ["CHUNK_ROWS", "PARTITIONS", "PARTITION_ROWS", "ROW_BYTES", "LogStream", "check_rows", "rows_hint"]
 
 PARTITIONS = 64
-"""Temporary files a log's summaries are spread over once it is larger than a chunk: a partition holds
-about 1/64 of the log's query issues (some 20 MiB per million query issues of the log)."""
+"""The fewest temporary files a log's summaries are spread over once it is larger than a chunk; a larger
+log gets one per :data:`PARTITION_ROWS` query issues (counted or estimated, :func:`rows_hint`)."""
+
+PARTITION_ROWS = 250_000
+"""Query issues per partition aimed at: the memory of evaluating one partition (its summaries, the
+per-row arrays and ids of its sessions) stays some 50-100 MiB whatever the size of the log."""
 
 CHUNK_ROWS = 1 << 19
 """Summaries (query issues) held before they are spread over the partitions: some 30-50 MiB."""
@@ -89,6 +93,8 @@ class LogStream:
     design: Any = None
     partitions: int = PARTITIONS
     chunk_rows: int = CHUNK_ROWS
+    rows: int | None = None
+    """The log's query issues, counted (Parquet, frames) or estimated (JSON Lines), when known."""
     ids: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
 
@@ -106,7 +112,8 @@ class LogStream:
         totals = _Totals(metrics, self.design, self.source)
         queries, hours = QueryCounts(), HourCounts()
         with spill_directory() as directory:
-            spread = {key: Partitions(directory, self.partitions, key) for key in keys}
+            count = max(self.partitions, -(-(self.rows or 0) // PARTITION_ROWS))
+            spread = {key: Partitions(directory, count, key) for key in keys}
             chunks = _chunks(self._summaries(queries, hours), self.chunk_rows)
             head = list(itertools.islice(chunks, 2))  # a second chunk or none: spread, or not
             if not head:
@@ -143,6 +150,28 @@ class LogStream:
         from irspec_online.log import assemble
 
         return assemble(frame, self.name, self.source)
+
+
+def rows_hint(source: Any) -> int | None:
+    """The query issues of a log, for the number of partitions: a Parquet file's or a frame's count, a
+    JSON Lines file's size over 100 bytes a record (gzip: 8 times its size), else None."""
+    import os
+
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if path == "-" or not os.path.exists(path):
+            return None
+        if os.path.isdir(path) or path.lower().endswith((".parquet", ".pq")):
+            try:
+                import pyarrow.dataset as ds
+
+                return ds.dataset(path, format="parquet").count_rows()
+            except Exception:  # an unreadable file is reported, located, by the reader itself
+                return None
+        return os.path.getsize(path) * (8 if path.lower().endswith(".gz") else 1) // 100
+    if isinstance(source, pl.DataFrame) or type(source).__module__.split(".")[0] == "pandas":
+        return len(source)
+    return None
 
 
 def _groupings(metrics: Sequence[Any], group_seconds: Any) -> dict[str, list[int]]:
