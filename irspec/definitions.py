@@ -304,9 +304,10 @@ class InputTable:
             raise ValueError(f"table {self.title!r}: chart must be 'bar' or 'line', got {self.chart!r}")
 
     def as_dict(self) -> dict[str, Any]:
-        """The table as JSON-ready data: ``title``, ``description``, ``columns``, ``rows`` (lists)."""
+        """The table as JSON-ready data: ``title``, ``description``, ``columns``, ``rows`` (lists; an
+        undefined number, NaN, as None: JSON has no NaN)."""
         return {"title": self.title, "description": self.description, "columns": list(self.columns),
-                "rows": [list(r) for r in self.rows]}
+                "rows": [[None if isinstance(v, float) and v != v else v for v in r] for r in self.rows]}
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import math
 import os
 import sys
@@ -357,21 +358,40 @@ def _as_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = Non
     return [m for m in out if not (m in seen or seen.add(m))]
 
 
-def read_input(kind: str, source: Any) -> Any:
+def read_input(kind: str, source: Any, options: Mapping[str, Any] | None = None) -> Any:
     """Read ``source`` with the input reader registered as ``kind``; returns the plugin's data object.
 
     ``source`` is usually a path; a reader may document other accepted objects (records in memory).
+    ``options`` are passed to the reader as keywords (those it documents, such as a log's ``ab``).
     """
     reader = get_registry().reader(kind)
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
-    data = _resolve(reader.read)(source)
+    read = _resolve(reader.read)
+    data = read(source, **_accepted(read, dict(options or {}), reader))
     if not hasattr(data, "ids"):
         raise EvaluationError(
             f"the {reader.name!r} reader of plugin {reader.plugin!r} returned a {type(data).__name__} without "
             "the ids attribute every input object must have"
         )
     return data
+
+
+def _accepted(read: Any, options: dict[str, Any], reader: Any) -> dict[str, Any]:
+    """``options`` that ``read`` takes: ``per_query=False`` is dropped for a reader that cannot stream
+    (it reads whole); any other option it does not take is an error."""
+    try:
+        params = inspect.signature(read).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: pass everything
+        return options
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return options
+    if "per_query" not in params:
+        options.pop("per_query", None)
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        raise EvaluationError(f"the {reader.name!r} reader of plugin {reader.plugin!r} takes no option {unknown[0]!r}")
+    return options
 
 
 @dataclass(frozen=True)

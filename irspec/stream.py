@@ -35,6 +35,7 @@ blocks, each holding every line of its queries, and decides when that is needed.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -57,7 +58,7 @@ from irspec.data.trec import BOM, GZIP_MAGIC, parse_text, stem
 from irspec.errors import EvaluationError, InputError
 from irspec.progress import Progress
 
-__all__ = ["RunBlocks", "open_run", "parse_memory", "default_memory"]
+__all__ = ["Partitions", "RunBlocks", "default_memory", "open_run", "parse_memory", "spill_directory"]
 
 WORKING_SET_FACTOR = 5.0
 """Peak bytes of memory per byte of run text when a run is evaluated whole: measured 2.1 for a 5M-line
@@ -357,20 +358,11 @@ class RunBlocks:
         if self._remover is None:
             self._own(tempfile.mkdtemp(prefix="irspec-"))
         parts = self.partitions = self._partition_count()
-        files: list[list[str]] = [[] for _ in range(parts)]
-        for i, frame in enumerate(self._frames(self.spread_bytes)):
-            part = (frame.get_column("query").hash(_HASH_SEED) % parts).alias("_part")
-            for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
-                path = os.path.join(self.directory, f"{p}-{i}.arrow")
-                rows.write_ipc(path)
-                files[p].append(path)
+        spread = Partitions(self.directory, parts, "query")
+        for frame in self._frames(self.spread_bytes):
+            spread.add(frame)
         problems: list[InputError] = []
-        for paths in files:
-            if not paths:
-                continue
-            frame = pl.concat([pl.read_ipc(p) for p in paths], rechunk=True)
-            for p in paths:
-                os.remove(p)  # the disk space goes as the partition is read
+        for frame in spread:
             try:
                 block = self._block(frame, frame.get_column("query").n_unique())
             except InputError as e:  # the earliest line of every partition's first problem is reported
@@ -422,6 +414,49 @@ class RunBlocks:
         if first > 1:
             frame = frame.with_columns((pl.col("line") + (first - 1)).cast(pl.UInt32))
         return frame, runid
+
+
+class Partitions:
+    """Rows spread over ``count`` temporary Arrow files by a hash of their ``key`` column, then read back
+    one partition at a time: each partition holds every row of its keys (a query's lines, a session's
+    query issues), whatever the order the rows came in. The files go in ``directory`` (its owner
+    removes it) and each is removed as its partition is read."""
+
+    def __init__(self, directory: str, count: int, key: str) -> None:
+        self.directory = directory
+        self.count = count
+        self.key = key
+        self._files: list[list[str]] = [[] for _ in range(count)]
+        self._added = 0
+
+    def add(self, frame: pl.DataFrame) -> None:
+        """Spread ``frame``'s rows over the partitions (one file per partition it reaches)."""
+        part = (frame.get_column(self.key).hash(_HASH_SEED) % self.count).alias("_part")
+        for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
+            path = os.path.join(self.directory, f"{self.key}-{p}-{self._added}.arrow")
+            rows.write_ipc(path)
+            self._files[p].append(path)
+        self._added += 1
+
+    def __iter__(self) -> Iterator[pl.DataFrame]:
+        """Each partition that has rows, in partition order, its rows in the order they were added."""
+        for paths in self._files:
+            if not paths:
+                continue
+            frame = pl.concat([pl.read_ipc(p) for p in paths], rechunk=True)
+            for p in paths:
+                os.remove(p)  # the disk space goes as the partition is read
+            yield frame
+
+
+@contextlib.contextmanager
+def spill_directory() -> Iterator[str]:
+    """A temporary directory for :class:`Partitions`, removed with its files on exit, error or Ctrl-C."""
+    directory = tempfile.mkdtemp(prefix="irspec-")
+    try:
+        yield directory
+    finally:
+        _remove_tree(directory)
 
 
 def _remove_tree(directory: str) -> None:

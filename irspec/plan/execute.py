@@ -114,7 +114,7 @@ def run_plan(plan: Plan) -> PlanReport:
     inputs = []
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
-        inputs.append(evaluate_input(str(plan.log), log_metrics, kind="log"))
+        inputs.append(_evaluate_log(plan, log_metrics))
     report = PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
     return dataclasses.replace(report, power=plan_power(report)) if plan.power is not None else report
 
@@ -169,6 +169,22 @@ def _run_several(plan: Plan) -> PlanReport:
             relevance_level=plan.options.relevance_level,
         )
     return dataclasses.replace(reports[0][1], plan=plan, by_qrels=reports, agreement=found)
+
+
+# The outputs that show a row per item of an input (a log's query issues), or need them (intervals).
+_ROW_FORMATS = ("csv", "tsv", "trec", "parquet", "jsonl")
+
+
+def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
+    """The plan's log evaluated by its reader: with an A/B test of its arms when the plan has ``ab:``,
+    and streamed in bounded memory (aggregates only) unless an output shows its per-query rows."""
+    # intervals need rows too, but the default ones are not worth reading a huge log whole for: a streamed
+    # log's means are shown without them (an output with per_query: true keeps them)
+    rows = any(o.per_query or o.format in _ROW_FORMATS for o in plan.outputs)
+    options: dict[str, Any] = {"memory": plan.memory} if rows and plan.memory is not None else {}
+    if getattr(plan, "ab", None):
+        options["ab"] = plan.ab
+    return evaluate_input(str(plan.log), metrics, kind="log", options=options or None, per_query=rows)
 
 
 def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None) -> list[Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
 from irspec.comparison import Compare
 from irspec.engine import Options
 from irspec.registry import Metric
@@ -122,6 +124,8 @@ class Plan:
     """Several sets of judgments (``qrels`` given as a mapping ``{name: path}``), in plan order: every run
     is evaluated against each and the sets' agreement reported; ``qrels`` is then the first set's.
     Empty for a plan with one qrels."""
+    ab: dict[str, Any] | None = None
+    """The ``ab:`` section: an A/B test of the ``log``'s arms, passed to its reader (irspec-online)."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

@@ -116,6 +116,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         systems=tuple(systems),
         power=_resolve_power(data, compare, problems),
         qrels_sets=tuple(qrels_sets),
+        ab=dict(data["ab"]) if isinstance(data.get("ab"), dict) else None,
     )
 
 
@@ -216,7 +217,9 @@ def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) 
     if has_runs and "run" not in kinds:
         problems.add(("metrics",), "no metric of the plan is computed from the runs; drop qrels and runs, or add one")
     if "compare" in data and "runs" not in data and "log" in data:
-        problems.add(("compare",), "comparing needs runs; a log is reported, never compared")
+        problems.add(("compare",), "comparing needs runs; a log's arms are compared with an ab section")
+    if "ab" in data and "log" not in data:
+        problems.add(("ab",), "an A/B test compares the arms of a log; give one with the log key")
 
 
 def _int(value: Any) -> Any:

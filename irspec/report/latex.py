@@ -12,7 +12,7 @@ from irspec.report.model import Block, Cell, Row, Table, averaged_legend, build_
 if TYPE_CHECKING:
     from irspec.engine import Result
 
-__all__ = ["latex_escape", "to_latex", "render", "plain_tables"]
+__all__ = ["input_tables", "latex_escape", "to_latex", "render", "plain_tables"]
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",

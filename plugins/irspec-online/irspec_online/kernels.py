@@ -13,6 +13,7 @@ Spark DataFrame.
 
 from __future__ import annotations
 
+import pkgutil
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,12 @@ import numpy as np
 from irspec_online.log import InteractionLog
 
 SECONDS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
+
+
+def kernel_of(metric: Any) -> Any:
+    """The kernel function of a bound metric (its definition's ``compute``, imported when a string)."""
+    compute = metric.definition.compute
+    return compute if callable(compute) else pkgutil.resolve_name(compute)
 
 
 def group_seconds(metric: Any) -> float | None:

@@ -51,6 +51,7 @@ import numpy as np
 import polars as pl
 
 from irspec import InputError, InputTable
+from irspec_online.streaming import check_rows
 
 __all__ = [
     "BATCH_SIZE",
@@ -69,8 +70,9 @@ SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq")
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
-BATCH_SIZE = 65_536
-"""Records read at a time: the memory of reading is this many records plus the summaries."""
+BATCH_SIZE = 16_384
+"""Records read at a time: the memory of reading is this many records plus the summaries (16,384 read
+faster, and in half the memory, than 65,536, which made pyarrow hold some 500 MiB on a 6M-record file)."""
 
 TOP_QUERIES = 10
 """How many of the most frequent query texts a log's "Top queries" table lists."""
@@ -119,6 +121,11 @@ class InteractionLog:
     first_click: np.ndarray
     best_dwell: np.ndarray
     top_queries: tuple[tuple[str, int, int], ...] = ()
+    labels: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """Per row, the text of each extra field read for an A/B test (``arm``, ``user``; see
+    :func:`read_log`'s ``ab``), keyed by its role."""
+    design: Any = None
+    """The A/B test's :class:`~irspec_online.ab.Design` when the log was read for one, else None."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -129,6 +136,16 @@ class InteractionLog:
         if self.top_queries:
             found.insert(0, _top_table(self.top_queries))
         return found
+
+    def compare(self, metrics: Any, values: np.ndarray) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
+        """The A/B test of the log's arms (when it was read with ``ab=``), from each metric's per-row
+        ``values``: its tables and warnings (``irspec.evaluate_input`` adds both to the result)."""
+        if self.design is None:
+            return (), ()
+        from irspec_online import ab
+
+        test = ab.analyse(ab.combine([ab.partial_sums(self, metrics, values, self.design)], self.source), metrics, self.design)
+        return test.tables(), test.warnings
 
 
 class QueryCounts:
@@ -162,40 +179,105 @@ def _top_table(top: tuple[tuple[str, int, int], ...]) -> InputTable:
     )
 
 
+class HourCounts:
+    """Query issues per UTC hour (and the first and last time), counted batch by batch: the log's
+    "Queries per hour or day" table (:meth:`table`) from one count per hour the log spans."""
+
+    def __init__(self) -> None:
+        self.per_hour: dict[int, int] = {}
+        self.first = math.inf
+        self.last = -math.inf
+
+    def add(self, time: np.ndarray) -> None:
+        """Count query issues issued at ``time`` (Unix seconds)."""
+        if len(time) == 0:
+            return
+        slots, counts = np.unique(np.floor(time / 3600.0).astype(np.int64), return_counts=True)
+        for slot, n in zip(slots.tolist(), counts.tolist()):
+            self.per_hour[slot] = self.per_hour.get(slot, 0) + n
+        self.first, self.last = min(self.first, float(time.min())), max(self.last, float(time.max()))
+
+    def table(self) -> InputTable:
+        """Query issues per calendar hour (a log of at most two days) or day, UTC, every unit from the
+        first to the last: units without queries show 0."""
+        hourly = self.last - self.first <= HOUR_SPAN
+        unit, hours, shown = ("hour", 1, "%Y-%m-%d %H:00") if hourly else ("day", 24, "%Y-%m-%d")
+        counts: dict[int, int] = {}
+        for slot, n in self.per_hour.items():  # a UTC day is 24 whole UTC hours
+            counts[slot // hours] = counts.get(slot // hours, 0) + n
+        start, end = min(counts), max(counts)
+        rows = tuple(
+            (datetime.fromtimestamp(u * hours * 3600.0, timezone.utc).strftime(shown), counts.get(u, 0)) for u in range(start, end + 1)
+        )
+        return InputTable(
+            f"Queries per {unit}",
+            (f"{unit} (UTC)", "queries"),
+            rows,
+            chart="line",
+            description=f"Query issues per calendar {unit} (UTC), from the log's first {unit} to its last.",
+        )
+
+
 def _per_unit_table(time: np.ndarray) -> InputTable:
-    """Query issues per calendar hour (a log of at most two days) or day, UTC, every unit from the first
-    to the last: units without queries show 0."""
-    unit, seconds, shown = ("hour", 3600.0, "%Y-%m-%d %H:00") if np.ptp(time) <= HOUR_SPAN else ("day", 86400.0, "%Y-%m-%d")
-    slot = np.floor(time / seconds).astype(np.int64)
-    start = int(slot.min())
-    rows = tuple(
-        (datetime.fromtimestamp((start + i) * seconds, timezone.utc).strftime(shown), int(n))
-        for i, n in enumerate(np.bincount(slot - start))
-    )
-    return InputTable(
-        f"Queries per {unit}",
-        (f"{unit} (UTC)", "queries"),
-        rows,
-        chart="line",
-        description=f"Query issues per calendar {unit} (UTC), from the log's first {unit} to its last.",
-    )
+    hours = HourCounts()
+    hours.add(time)
+    return hours.table()
 
 
-def read_log(source: Any, *, batch_size: int = BATCH_SIZE) -> InteractionLog:
+def read_log(
+    source: Any,
+    *,
+    batch_size: int = BATCH_SIZE,
+    ab: Mapping[str, Any] | None = None,
+    per_query: bool = True,
+    memory: int | None = None,
+) -> Any:
     """Read an interaction log, ``batch_size`` records at a time (see the module docstring for the forms
-    of ``source``); the values do not depend on ``batch_size``."""
+    of ``source``); the values do not depend on ``batch_size``.
+
+    ``ab`` (a plan's ``ab:`` section, see :class:`irspec_online.ab.Design`) reads the log for an A/B
+    test: each record's arm (and user, when the user is the unit) is read and checked as well, and the
+    log's :meth:`~InteractionLog.compare` compares the arms.
+
+    ``per_query=False`` (no row per query issue is wanted) returns a
+    :class:`~irspec_online.streaming.LogStream` instead, read only when evaluated, in one streamed pass
+    and bounded memory. Otherwise the log is read whole, and a log whose rows would not fit the memory
+    budget (``memory`` bytes, else irspec's default) is refused before it swaps.
+    """
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     from irspec_online.sources import open_source  # the forms of input; pandas, pyarrow, Spark lazily
 
-    opened = open_source(source, batch_size)
+    design = None
+    if ab is not None:
+        from irspec_online.ab import Design
+
+        design = Design.of(ab)
+    fields = design.fields if design is not None else {}
+    opened = open_source(source, batch_size, fields)
+    if not per_query:
+        from irspec_online.streaming import LogStream, rows_hint
+
+        return LogStream(opened.name, opened.where, opened, fields, design, rows=rows_hint(source))
     queries = QueryCounts()
     if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark (no query counts)
         frames = list(opened.summaries)
+        check_rows(sum(f.height for f in frames), memory, opened.where)
     else:
-        frames = [summarise(batch, opened.where, opened.unit, queries=queries) for batch in opened.batches]
-    log = assemble(pl.concat(frames) if frames else pl.DataFrame(schema=SUMMARY), opened.name, opened.where)
-    return dataclasses.replace(log, top_queries=queries.top())
+        frames = []
+        rows = 0
+        for batch in opened.batches:
+            frames.append(summarise(batch, opened.where, opened.unit, queries=queries, fields=fields))
+            rows += frames[-1].height
+            check_rows(rows, memory, opened.where)
+    empty = pl.DataFrame(schema=summary_schema(fields))
+    log = assemble(pl.concat(frames) if frames else empty, opened.name, opened.where)
+    return dataclasses.replace(log, top_queries=queries.top(), design=design)
+
+
+def summary_schema(fields: Mapping[str, str]) -> dict[str, Any]:
+    """:data:`SUMMARY` and a string column per extra field (its role: ``arm``, ``user``)."""
+    return {**SUMMARY, **{role: pl.String for role in fields}}
 
 
 def batched(records: Iterable[tuple[int, Any]], size: int) -> Iterator[list[tuple[int, Any]]]:
@@ -212,28 +294,32 @@ def summarise(
     *,
     problems: list | None = None,
     queries: QueryCounts | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """Check and reduce records, each ``(line or row number, record)``, to the :data:`SUMMARY` columns.
 
     A bad record is an :class:`~irspec.InputError` naming ``where`` and its ``unit`` (``line`` or ``row``);
     given a ``problems`` list, the bad records' ``(number, message)`` go there instead and the rest are
     summarised (a Spark worker cannot raise a located error to the driver). Given ``queries``, each good
-    record's query text is counted there.
+    record's query text is counted there. ``fields`` maps a role (``arm``, ``user``) to the key read
+    for it, a required non-empty string (or number) in every record, summarised as a column of that role.
     """
-    cols: tuple[list, ...] = ([], [], [], [], [], [])
+    fields = fields or {}
+    cols: tuple[list, ...] = tuple([] for _ in range(6 + len(fields)))
     for number, rec in records:
         try:
-            row = _summary(rec)
+            row = _summary(rec) + tuple(_label(rec, key) for key in fields.values())
         except _Bad as bad:
             if problems is None:
                 raise _located(str(bad), where, unit, number) from None
             problems.append((number, str(bad)))
             continue
-        for col, value in zip(cols, (row[0], row[1], number, row[2], row[3], row[4])):
+        for col, value in zip(cols, (row[0], row[1], number, *row[2:])):
             col.append(value)
         if queries is not None:
             queries.add(rec["query"], row[3] > 0)
-    return pl.DataFrame(dict(zip(SUMMARY, cols)), schema=SUMMARY)
+    schema = summary_schema(fields)
+    return pl.DataFrame(dict(zip(schema, cols)), schema=schema)
 
 
 def _located(message: str, where: str, unit: str, number: int) -> InputError:
@@ -261,7 +347,9 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
     else:
         position = pl.int_range(1, pl.len() + 1).over("session")
         ids = summary.select(pl.format("{}:{}", "session", position))[:, 0]
+    labels = {c: tuple(summary[c].to_list()) for c in summary.columns if c not in SUMMARY and c != "id"}
     return InteractionLog(
+        labels=labels,
         name=name,
         source=where,
         ids=tuple(ids.to_list()),
@@ -287,11 +375,7 @@ def _summary(rec: Any) -> tuple[str, float, int, int, float]:
     for key in REQUIRED:
         if key not in rec:
             raise _Bad(f"missing required key {key!r}")
-    session = rec["session"]
-    if isinstance(session, bool) or not isinstance(session, (str, int)) or session == "":
-        raise _Bad(f"session must be a non-empty string, got {_kind(session)}")
-    if isinstance(session, str) and not session.isascii():
-        _check_unicode(session, "session")
+    session = _text_id(rec["session"], "session")
     query = rec["query"]
     if not isinstance(query, str):
         raise _Bad(f"query must be a string, got {_kind(query)}")
@@ -299,7 +383,23 @@ def _summary(rec: Any) -> tuple[str, float, int, int, float]:
     if not isinstance(results, list) or not all(isinstance(d, str) for d in results):
         raise _Bad("results must be a list of document ids (strings)")
     first, dwell = _clicks(rec.get("clicks"), results)
-    return str(session), _timestamp(rec["timestamp"]), len(results), first, dwell
+    return session, _timestamp(rec["timestamp"]), len(results), first, dwell
+
+
+def _label(rec: Mapping[str, Any], key: str) -> str:
+    """An A/B test's field of a record (its arm, its user): a non-empty string, a number read as text."""
+    if key not in rec:
+        raise _Bad(f"missing required key {key!r} (the A/B test reads it)")
+    return _text_id(rec[key], key)
+
+
+def _text_id(value: Any, key: str) -> str:
+    """An id (a session, an arm, a user): a non-empty string; a number is read as its text."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise _Bad(f"{key} must be a non-empty string, got {_kind(value)}")
+    if isinstance(value, str) and not value.isascii():
+        _check_unicode(value, key)
+    return str(value)
 
 
 def _check_unicode(text: str, what: str) -> None:

@@ -32,36 +32,40 @@ class Opened:
     summaries: Iterable[pl.DataFrame] | None = None
 
 
-def open_source(source: Any, batch_size: int) -> Opened:
-    """Open ``source`` (a path, a frame or records) as batches of ``batch_size`` records."""
+def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None = None) -> Opened:
+    """Open ``source`` (a path, a frame or records) as batches of ``batch_size`` records; a frame's
+    columns named in ``fields`` (role -> key: an A/B test's arm and user) are read besides the log's."""
+    fields = fields or {}
+    extra = tuple(fields.values())
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if path != "-" and (os.path.isdir(path) or path.lower().endswith(PARQUET_SUFFIXES)):
-            return Opened(stem(path), path, "row", _parquet_batches(path, batch_size))
+            return Opened(stem(path), path, "row", _parquet_batches(path, batch_size, extra))
         return Opened(stem(path), path, "line", batched(jsonl_records(path), batch_size))
     module = type(source).__module__.split(".")[0]
     if isinstance(source, pl.DataFrame):
-        return Opened("log", "<polars DataFrame>", "row", _polars_batches(source.lazy(), "<polars DataFrame>", batch_size))
+        return Opened("log", "<polars DataFrame>", "row", _polars_batches(source.lazy(), "<polars DataFrame>", batch_size, extra))
     if isinstance(source, pl.LazyFrame):
-        return Opened("log", "<polars LazyFrame>", "row", _polars_batches(source, "<polars LazyFrame>", batch_size))
+        return Opened("log", "<polars LazyFrame>", "row", _polars_batches(source, "<polars LazyFrame>", batch_size, extra))
     if module == "pandas":
-        return Opened("log", "<pandas DataFrame>", "row", _pandas_batches(source, batch_size))
+        return Opened("log", "<pandas DataFrame>", "row", _pandas_batches(source, batch_size, extra))
     if module == "pyspark":
         from irspec_online.spark import local_summaries
 
-        return Opened("log", "<Spark DataFrame>", "row", summaries=local_summaries(source))
+        return Opened("log", "<Spark DataFrame>", "row", summaries=local_summaries(source, fields))
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
         raise InputError(f"expected a log file, a DataFrame or an iterable of records, got {type(source).__name__}")
     return Opened("log", "<records>", "line", batched(enumerate(source, start=1), batch_size))
 
 
-def columns_of(names: Iterable[str], where: str) -> list[str]:
-    """The log columns a frame has, in :data:`COLUMNS` order; a missing required one is an error."""
+def columns_of(names: Iterable[str], where: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """The log columns a frame has, in :data:`COLUMNS` order, then the ``extra`` ones (an A/B test's arm
+    and user); a missing required or extra one is an error."""
     have = set(names)
-    for key in REQUIRED:
+    for key in (*REQUIRED, *extra):
         if key not in have:
             raise InputError(f"missing required column {key!r} (the columns are {', '.join(sorted(have))})", where)
-    return [c for c in COLUMNS if c in have]
+    return [c for c in COLUMNS if c in have] + [c for c in dict.fromkeys(extra) if c not in COLUMNS]
 
 
 def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:
@@ -72,8 +76,8 @@ def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:
         start += len(rows)
 
 
-def _polars_batches(frame: pl.LazyFrame, where: str, size: int) -> Iterator[list[tuple[int, Any]]]:
-    wanted = columns_of(frame.collect_schema().names(), where)
+def _polars_batches(frame: pl.LazyFrame, where: str, size: int, extra: tuple[str, ...]) -> Iterator[list[tuple[int, Any]]]:
+    wanted = columns_of(frame.collect_schema().names(), where, extra)
     # The streaming engine hands over batches as it goes: a scan_parquet/scan_ndjson frame is never
     # held whole.
     chunks = frame.select(wanted).collect_batches(chunk_size=size, engine="streaming")
@@ -87,10 +91,10 @@ def _rechunk(chunks: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame
             yield chunk.slice(offset, size)
 
 
-def _pandas_batches(frame: Any, size: int) -> Iterator[list[tuple[int, Any]]]:
+def _pandas_batches(frame: Any, size: int, extra: tuple[str, ...]) -> Iterator[list[tuple[int, Any]]]:
     pa = _pyarrow("a pandas DataFrame")
     where = "<pandas DataFrame>"
-    wanted = columns_of([str(c) for c in frame.columns], where)
+    wanted = columns_of([str(c) for c in frame.columns], where, extra)
 
     def tables() -> Iterator[list[dict]]:
         for offset in range(0, len(frame), size):
@@ -103,7 +107,7 @@ def _pandas_batches(frame: Any, size: int) -> Iterator[list[tuple[int, Any]]]:
     return _numbered(tables())
 
 
-def _parquet_batches(path: str, size: int) -> Iterator[list[tuple[int, Any]]]:
+def _parquet_batches(path: str, size: int, extra: tuple[str, ...]) -> Iterator[list[tuple[int, Any]]]:
     _pyarrow("a Parquet log")
     import pyarrow as pa
     import pyarrow.dataset as ds
@@ -114,11 +118,15 @@ def _parquet_batches(path: str, size: int) -> Iterator[list[tuple[int, Any]]]:
         dataset = ds.dataset(path, format="parquet")
     except (pa.ArrowInvalid, OSError) as e:
         raise InputError(f"not a Parquet file or dataset: {e}", path) from None
-    wanted = columns_of(dataset.schema.names, path)
+    wanted = columns_of(dataset.schema.names, path, extra)
 
     def tables() -> Iterator[list[dict]]:
-        # Projection: only the log's columns are read, a batch at a time, in file order.
-        for batch in dataset.to_batches(columns=wanted, batch_size=size):
+        # Projection: only the log's columns are read, a batch at a time, in file order; little read
+        # ahead (pyarrow's default holds 16 batches of 4 files) and no pre-buffering (which held some
+        # 150 MiB of a 20M-record file's column chunks), so that memory is about one batch.
+        scan = ds.ParquetFragmentScanOptions(pre_buffer=False)
+        for batch in dataset.to_batches(columns=wanted, batch_size=size, batch_readahead=1, fragment_readahead=1,
+                                        fragment_scan_options=scan):  # fmt: skip
             if batch.num_rows:
                 yield batch.to_pylist()
 

@@ -17,10 +17,10 @@ through Arrow.
 
 from __future__ import annotations
 
-import pkgutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -29,11 +29,12 @@ from pyspark.sql import functions as F
 import irspec
 from irspec import EvaluationError, InputError, Metric
 from irspec.inputs import input_kind
-from irspec_online.kernels import group_seconds
-from irspec_online.log import SUMMARY, InteractionLog, assemble, summarise
+from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
+from irspec_online.kernels import group_seconds, kernel_of
+from irspec_online.log import SUMMARY, InteractionLog, assemble, summarise, summary_schema
 from irspec_online.sources import columns_of
 
-__all__ = ["aggregate", "evaluate", "local_summaries", "summaries"]
+__all__ = ["aggregate", "compare", "evaluate", "local_summaries", "summaries", "unit_sums"]
 
 WHERE = "<Spark DataFrame>"
 ROW = "Spark row id"  # monotonically_increasing_id: increases with the frame's order, not a row count
@@ -42,26 +43,30 @@ _SPARK_TYPES = {pl.String: "string", pl.Float64: "double", pl.Int64: "long"}
 _SUMMARY_SCHEMA = ", ".join(f"`{c}` {_SPARK_TYPES[t]}" for c, t in SUMMARY.items())
 
 
-def summaries(frame: DataFrame) -> DataFrame:
-    """The :data:`~irspec_online.log.SUMMARY` rows of a Spark DataFrame of log records, checked.
+def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> DataFrame:
+    """The :data:`~irspec_online.log.SUMMARY` rows of a Spark DataFrame of log records, checked, with a
+    column per role of ``fields`` (an A/B test's ``arm`` and ``user``: role -> the frame's column).
 
     A bad record is an :class:`irspec.InputError` naming its ``monotonically_increasing_id`` (which follows
     the frame's order); an empty frame is one too. The result is cached: it is read once per metric group.
     """
-    wanted = columns_of(frame.columns, WHERE)
+    fields = dict(fields or {})
+    wanted = columns_of(frame.columns, WHERE, tuple(fields.values()))
+    schema = ", ".join(f"`{c}` {_SPARK_TYPES[t]}" for c, t in summary_schema(fields).items())
 
     def summarise_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             problems: list[tuple[int, str]] = []
             numbers = batch.column("__row").to_pylist()
-            rows = summarise(zip(numbers, batch.select(wanted).to_pylist()), WHERE, ROW, problems=problems)
+            records = zip(numbers, batch.select(wanted).to_pylist())
+            rows = summarise(records, WHERE, ROW, problems=problems, fields=fields)
             bad = pl.DataFrame({"line": [n for n, _ in problems], "problem": [p for _, p in problems]},
                                schema={"line": pl.Int64, "problem": pl.String})  # fmt: skip
             yield from pl.concat([rows, bad], how="diagonal").to_arrow().to_batches()
 
     summary = (
         frame.select(*wanted, F.monotonically_increasing_id().alias("__row"))
-        .mapInArrow(summarise_batches, f"{_SUMMARY_SCHEMA}, problem string")
+        .mapInArrow(summarise_batches, f"{schema}, problem string")
         .cache()
     )
     bad = summary.where(F.col("problem").isNotNull()).orderBy("line").limit(1).collect()
@@ -72,10 +77,39 @@ def summaries(frame: DataFrame) -> DataFrame:
     return summary.drop("problem")
 
 
-def local_summaries(frame: DataFrame) -> Iterator[pl.DataFrame]:
+def local_summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> Iterator[pl.DataFrame]:
     """The summaries of a Spark DataFrame brought to the driver (for ``irspec.evaluate_input``: they are a
     few numbers per query issue, not the records)."""
-    yield pl.from_arrow(summaries(frame).toArrow())
+    yield pl.from_arrow(summaries(frame, fields).toArrow())
+
+
+def unit_sums(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design) -> pl.DataFrame:
+    """An A/B test's units' sums (:func:`irspec_online.ab.combine`: one row per unit of randomisation,
+    sorted), computed by Spark: each session's rows get every metric's kernel and
+    :func:`~irspec_online.ab.partial_sums` (``groupBy(session).applyInArrow``), Spark adds the partial
+    sums per unit and arm, and the driver receives one row per unit and arm."""
+    design = Design.of(ab)
+    bound = _bind(metrics)
+    check_metrics(bound)
+    summary = summaries(frame, design.fields)
+    sums_schema = "unit string, arm string" + "".join(f", n{j} double, d{j} double" for j in range(len(bound)))
+
+    def per_session(table: pa.Table) -> pa.Table:
+        log = assemble(pl.from_arrow(table), "log", WHERE)
+        values = np.column_stack([kernel_of(m)(log, m) for m in bound])
+        table = partial_sums(log, bound, values, design).to_arrow()
+        return table.cast(pa.schema([(f.name, pa.string() if f.name in ("unit", "arm") else f.type) for f in table.schema]))
+
+    partial = summary.groupBy("session").applyInArrow(per_session, sums_schema)
+    totals = partial.groupBy("unit", "arm").agg(*[F.sum(c).alias(c) for c in partial.columns[2:]])
+    return combine([pl.from_arrow(totals.toArrow())], WHERE)
+
+
+def compare(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design) -> ABTest:
+    """The A/B test of a Spark DataFrame's arms (:func:`irspec_online.ab.analyse` on :func:`unit_sums`):
+    the same numbers as ``irspec.evaluate_input(log, metrics, options={"ab": ab})`` on the same log."""
+    design = Design.of(ab)
+    return analyse(unit_sums(frame, metrics, design), _bind(metrics), design)
 
 
 def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -> DataFrame:
@@ -89,7 +123,7 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
 
     def per_session(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
-        return pa.table({**_rows(log), **{f"v{j}": _kernel(m)(log, m) for j, m in enumerate(by_session)}})
+        return pa.table({**_rows(log), **{f"v{j}": kernel_of(m)(log, m) for j, m in enumerate(by_session)}})
 
     rows = summary.groupBy("session").applyInArrow(per_session, f"id string, {_SUMMARY_SCHEMA}{value_types}").cache()
     parts = []
@@ -108,7 +142,7 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
 def _per_unit(rows: DataFrame, metric: Metric, seconds: float) -> DataFrame:
     def per_unit(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table).drop("unit"), "log", WHERE)
-        return pa.table({"id": list(log.ids), "value": _kernel(metric)(log, metric)})
+        return pa.table({"id": list(log.ids), "value": kernel_of(metric)(log, metric)})
 
     unit = F.floor(F.col("time") / F.lit(seconds)).alias("unit")
     values = rows.select("*", unit).groupBy("unit").applyInArrow(per_unit, "id string, value double")
@@ -134,11 +168,6 @@ def _rows(log: InteractionLog) -> dict[str, Any]:
         "first_click": log.first_click,
         "best_dwell": log.best_dwell,
     }
-
-
-def _kernel(metric: Metric) -> Any:
-    compute = metric.definition.compute
-    return compute if callable(compute) else pkgutil.resolve_name(compute)
 
 
 def _bind(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:

@@ -73,3 +73,28 @@ def test_a_bad_record_on_spark_is_a_located_input_error(spark):
         online_spark.evaluate(frame.limit(0), "CTR")
     with pytest.raises(irspec.EvaluationError, match="different inputs"):
         online_spark.evaluate(frame, "CTR nDCG@10")
+
+
+@pytest.mark.parametrize("unit", ["user", "query"])
+def test_an_ab_test_on_spark_equals_the_embedded_one(spark, tmp_path, unit):
+    """The units' sums computed by Spark (per session, then added per unit) give the same test, to the
+    bit, as the in-memory log: the same units in the same order, sums that are exact in any order."""
+    import polars as pl
+    from irspec_online.ab import combine, partial_sums
+    from irspec_online.kernels import kernel_of
+    from irspec_online.log import read_log
+    from test_ab import random_ab_log
+
+    records = random_ab_log(21, users=50, arms=("control", "a", "b"))
+    frame = polars_frame(records).with_columns(pl.Series("who", [r["user"] for r in records]), pl.Series("arm", [r["arm"] for r in records]))
+    design = {"baseline": "control", "unit": unit, "user": "who"}
+    specs = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"
+    on_spark = online_spark.compare(spark.createDataFrame(frame.to_arrow()), specs, design)
+    log = read_log(frame, ab=design)
+    bound = irspec.parse_many(specs)
+    values = np.column_stack([kernel_of(m)(log, m) for m in bound])
+    embedded_sums = combine([partial_sums(log, bound, values, log.design)], "log")
+    assert online_spark.unit_sums(spark.createDataFrame(frame.to_arrow()), specs, design).equals(embedded_sums)
+    local = irspec.evaluate_input(frame, specs, options={"ab": design})
+    assert [t for t in local.tables if t.title.startswith(("A/B", "Sample"))] == list(on_spark.tables())
+    assert len(on_spark.comparisons) == 2 * len(bound)

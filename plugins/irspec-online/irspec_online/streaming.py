@@ -1,0 +1,278 @@
+"""Logs larger than memory: the online metrics' means, the log's tables and an A/B test in one streamed
+pass, in bounded memory, equal to the in-memory evaluation's.
+
+``irspec.evaluate_input(log, metrics, per_query=False)`` (and a plan whose outputs show no per-query
+rows) reads the log with :func:`irspec_online.log.read_log` ``(per_query=False)``, which returns a
+:class:`LogStream`: nothing is read until :meth:`LogStream.evaluate`, which
+
+1. reads the log a batch of records at a time, as the in-memory reader does, checking and summarising
+   each record (:func:`~irspec_online.log.summarise`) and counting its query text (top queries) and its
+   UTC hour (queries per unit: :class:`~irspec_online.log.HourCounts`);
+2. holds up to ``chunk_rows`` summaries (a few numbers per query issue), then spreads them over
+   ``partitions`` temporary Arrow files by a hash of their session (and, for ``QueriesPer(minute|hour|
+   day)``, of their time unit), with irspec's own :class:`irspec.stream.Partitions`, the machinery that
+   partitions a shuffled run by query: the log may come in any order, sessions spread over many batches;
+3. reads back one partition at a time, which holds whole sessions (time units), runs the same kernels
+   on it (:mod:`irspec_online.kernels`) and adds each metric's sum of values and count of values, and,
+   for an A/B test, the arms' exact moments (:class:`irspec_online.ab.Moments`).
+
+A log that fits in one chunk is evaluated at once, without temporary files. Memory is the chunk, one
+partition (about a ``partitions``-th of the log's summaries) and the counts per distinct query text,
+never the records nor a row per query issue. An A/B test with users as the unit also keeps each user's
+sums (a user's sessions may sit in different partitions).
+
+**Exactness.** A mean is the sum of a metric's values divided by their number. The in-memory
+:meth:`irspec.engine.Result.aggregate` adds the values left to right in the rows' sorted order; every
+online metric's values are whole numbers (0 or 1, or counts of query issues), whose float64 sums are
+exact in any order below 2**53, so the streamed sums, added partition by partition, are the same
+numbers, and the means the same bits (``tests/test_streaming.py`` holds them equal on random logs in
+every form, with batches and chunks small enough to split every session). The sums are kept exactly
+(integers; fractions for a value that is not whole), so the equality does not rest on the order even
+then.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from irspec import EvaluationError, InputError, InputTable
+
+__all__ = ["CHUNK_ROWS", "PARTITIONS", "PARTITION_ROWS", "ROW_BYTES", "LogStream", "check_rows", "rows_hint"]
+
+PARTITIONS = 64
+"""The fewest temporary files a log's summaries are spread over once it is larger than a chunk; a larger
+log gets one per :data:`PARTITION_ROWS` query issues (counted or estimated, :func:`rows_hint`)."""
+
+PARTITION_ROWS = 250_000
+"""Query issues per partition aimed at: the memory of evaluating one partition (its summaries, the
+per-row arrays and ids of its sessions) stays some 50-100 MiB whatever the size of the log."""
+
+CHUNK_ROWS = 1 << 19
+"""Summaries (query issues) held before they are spread over the partitions: some 30-50 MiB."""
+
+ROW_BYTES = 700
+"""Memory per query issue of an in-memory evaluation (a result row: its id as a Python string and a
+float per metric, and its summary), measured on 2M query issues (plugin README); the estimate that
+:func:`check_rows` holds against the memory budget."""
+
+
+def check_rows(rows: int, memory: int | None, where: str) -> None:
+    """Refuse a per-query-issue evaluation whose rows would not fit the memory budget (``memory`` bytes,
+    else irspec's default budget), before it swaps."""
+    from irspec.stream import default_memory
+
+    budget = memory if memory is not None else default_memory()
+    if rows * ROW_BYTES > budget:
+        raise EvaluationError(
+            f"{where}: a row per query issue for more than {rows:,} query issues needs over {_size(rows * ROW_BYTES)}, "
+            f"more than the memory budget of {_size(budget)} (--memory, a plan's options.memory, memory=): leave the "
+            "per-query rows out (no -q, per_query, intervals or long formats), and the aggregates stream in bounded "
+            "memory, or give a larger budget"
+        )
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+@dataclass
+class LogStream:
+    """A log opened for a streamed evaluation (see the module docstring): no rows (``ids`` is empty), its
+    ``name`` and ``source``, and :meth:`evaluate`, which makes the pass."""
+
+    name: str
+    source: str
+    opened: Any
+    fields: dict[str, str]
+    design: Any = None
+    partitions: int = PARTITIONS
+    chunk_rows: int = CHUNK_ROWS
+    rows: int | None = None
+    """The log's query issues, counted (Parquet, frames) or estimated (JSON Lines), when known."""
+    ids: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    def evaluate(self, metrics: Sequence[Any]) -> tuple[dict[str, float], tuple[InputTable, ...], tuple[str, ...]]:
+        """One pass over the log: each metric's mean (keyed by its canonical text), the log's tables (top
+        queries, queries per unit, and an A/B test's) and warnings."""
+        from irspec.stream import Partitions, spill_directory
+        from irspec_online.ab import check_metrics
+        from irspec_online.kernels import group_seconds
+        from irspec_online.log import HourCounts, QueryCounts
+
+        if self.design is not None:
+            check_metrics(metrics)
+        keys = _groupings(metrics, group_seconds)
+        totals = _Totals(metrics, self.design, self.source)
+        queries, hours = QueryCounts(), HourCounts()
+        with spill_directory() as directory:
+            count = max(self.partitions, -(-(self.rows or 0) // PARTITION_ROWS))
+            spread = {key: Partitions(directory, count, key) for key in keys}
+            chunks = _chunks(self._summaries(queries, hours), self.chunk_rows)
+            head = list(itertools.islice(chunks, 2))  # a second chunk or none: spread, or not
+            if not head:
+                raise InputError("the log has no records", self.source)
+            if len(head) == 1:  # the whole log is one chunk: no temporary files
+                for group in keys.values():
+                    totals.add(self._part(head[0]), group)
+            else:
+                for chunk in _taken(head, chunks):  # one chunk held at a time
+                    for key in keys:
+                        spread[key].add(_keyed(chunk, key))
+                    del chunk  # let it go before the next one is gathered
+                for key, group in keys.items():
+                    for part in spread[key]:
+                        totals.add(self._part(part.drop(key) if key != "session" else part), group)
+        tables = (*_top(queries), hours.table())
+        ab_tables, ab_warnings = totals.ab_test()
+        return totals.means(), (*tables, *ab_tables), ab_warnings
+
+    def _summaries(self, queries: Any, hours: Any) -> Iterator[pl.DataFrame]:
+        from irspec_online.log import summarise
+
+        if self.opened.summaries is not None:  # Spark summarised the records
+            for frame in self.opened.summaries:
+                hours.add(frame["time"].to_numpy())
+                yield frame
+            return
+        for batch in self.opened.batches:
+            frame = summarise(batch, self.opened.where, self.opened.unit, queries=queries, fields=self.fields)
+            hours.add(frame["time"].to_numpy())
+            yield frame
+
+    def _part(self, frame: pl.DataFrame) -> Any:
+        from irspec_online.log import assemble
+
+        return assemble(frame, self.name, self.source)
+
+
+def rows_hint(source: Any) -> int | None:
+    """The query issues of a log, for the number of partitions: a Parquet file's or a frame's count, a
+    JSON Lines file's size over 100 bytes a record (gzip: 8 times its size), else None."""
+    import os
+
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if path == "-" or not os.path.exists(path):
+            return None
+        if os.path.isdir(path) or path.lower().endswith((".parquet", ".pq")):
+            try:
+                import pyarrow.dataset as ds
+
+                return ds.dataset(path, format="parquet").count_rows()
+            except Exception:  # an unreadable file is reported, located, by the reader itself
+                return None
+        return os.path.getsize(path) * (8 if path.lower().endswith(".gz") else 1) // 100
+    if isinstance(source, pl.DataFrame) or type(source).__module__.split(".")[0] == "pandas":
+        return len(source)
+    return None
+
+
+def _groupings(metrics: Sequence[Any], group_seconds: Any) -> dict[str, list[int]]:
+    """The partition key of each metric (``session``, or ``unit_<seconds>`` for a time unit's metric),
+    with the positions of the metrics it serves."""
+    keys: dict[str, list[int]] = {}
+    for j, m in enumerate(metrics):
+        seconds = group_seconds(m)
+        keys.setdefault("session" if seconds is None else f"unit_{seconds:g}", []).append(j)
+    return keys
+
+
+def _keyed(chunk: pl.DataFrame, key: str) -> pl.DataFrame:
+    """The chunk with its partition key: the session's own column, or the time unit's number."""
+    if key == "session":
+        return chunk
+    seconds = float(key.removeprefix("unit_"))
+    return chunk.with_columns((pl.col("time") / seconds).floor().cast(pl.Int64).alias(key))
+
+
+def _chunks(frames: Iterator[pl.DataFrame], rows: int) -> Iterator[pl.DataFrame]:
+    """The frames gathered into chunks of at least ``rows`` rows (the last may be smaller)."""
+    held: list[pl.DataFrame] = []
+    count = 0
+    for frame in frames:
+        held.append(frame)
+        count += frame.height
+        if count >= rows:
+            yield pl.concat(held)
+            held, count = [], 0
+    if held:
+        yield pl.concat(held)
+
+
+def _taken(head: list[pl.DataFrame], rest: Iterator[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The chunks of ``head``, each let go once yielded, then those of ``rest``."""
+    while head:
+        yield head.pop(0)
+    yield from rest
+
+
+def _top(queries: Any) -> tuple[InputTable, ...]:
+    from irspec_online.log import _top_table
+
+    top = queries.top()
+    return (_top_table(top),) if top else ()
+
+
+class _Totals:
+    """What the pass adds up: each metric's exact sum of values and count of values, and an A/B test's
+    arm moments (or, with users as the unit, each user's sums)."""
+
+    def __init__(self, metrics: Sequence[Any], design: Any, where: str) -> None:
+        self.metrics = list(metrics)
+        self.design = design
+        self.where = where
+        self.sums: list[Any] = [0] * len(self.metrics)
+        self.counts = [0] * len(self.metrics)
+        self.moments: dict[str, list[Any]] = {}
+        self.user_sums: list[pl.DataFrame] = []
+
+    def add(self, log: Any, group: list[int]) -> None:
+        """Add the metrics of ``group`` (positions) over a part of the log holding whole groups."""
+        from irspec_online.ab import _exact
+        from irspec_online.kernels import kernel_of
+
+        values = np.column_stack([kernel_of(self.metrics[j])(log, self.metrics[j]) for j in group])
+        for i, j in enumerate(group):
+            column = values[:, i]
+            defined = column[~np.isnan(column)]
+            self.sums[j] += _exact(defined)
+            self.counts[j] += len(defined)
+        if self.design is not None:  # check_metrics made every metric a session metric: one group
+            self._add_ab(log, values)
+
+    def _add_ab(self, log: Any, values: np.ndarray) -> None:
+        from irspec_online.ab import add_moments, arm_moments, combine, partial_sums
+
+        partial = partial_sums(log, self.metrics, values, self.design)
+        if self.design.unit == "user":  # a user's sessions may be in several partitions
+            self.user_sums.append(partial)
+        else:  # sessions and query issues are whole in a partition
+            self.moments = add_moments(self.moments, arm_moments(combine([partial], self.where), len(self.metrics)))
+
+    def means(self) -> dict[str, float]:
+        """Each metric's mean, as :meth:`irspec.engine.Result.aggregate` gives it (0.0 with no value)."""
+        out = {}
+        for m, total, n in zip(self.metrics, self.sums, self.counts):
+            if m.aggregate != "mean":
+                raise EvaluationError(f"{m} aggregates by {m.aggregate}; the streamed log evaluation takes means")
+            out[str(m)] = float(total) / n if n else 0.0
+        return out
+
+    def ab_test(self) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
+        if self.design is None:
+            return (), ()
+        from irspec_online.ab import analyse, arm_moments, combine
+
+        moments = self.moments
+        if self.design.unit == "user":
+            moments = arm_moments(combine(self.user_sums, self.where), len(self.metrics))
+        test = analyse(moments, self.metrics, self.design)
+        return test.tables(), test.warnings
+
