@@ -103,10 +103,13 @@ def evaluate_input(
     *,
     kind: str | None = None,
     name: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    per_query: bool = True,
 ) -> Result:
     """:func:`irspec.inputs.evaluate_input` (metrics of an input other than qrels and runs, such as an
-    interaction log), its result shown in a notebook with the input's tables (a log's top queries)."""
-    return displayable(inputs.evaluate_input(source, metrics, kind=kind, name=name))
+    interaction log; ``options`` go to its reader, ``per_query=False`` streams it), its result shown in a
+    notebook with the input's tables (a log's top queries, an A/B test)."""
+    return displayable(inputs.evaluate_input(source, metrics, kind=kind, name=name, options=options, per_query=per_query))
 
 
 def displayable(result: engine.Result) -> Result:
