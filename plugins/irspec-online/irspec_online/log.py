@@ -260,9 +260,11 @@ def read_log(
 
         return LogStream(opened.name, opened.where, opened, fields, design, rows=rows_hint(source))
     queries = QueryCounts()
-    if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark (no query counts)
+    top = None
+    if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark, and its queries counted there
         frames = list(opened.summaries)
         check_rows(sum(f.height for f in frames), memory, opened.where)
+        top = opened.top_queries() if opened.top_queries is not None else None
     else:
         frames = []
         rows = 0
@@ -272,7 +274,7 @@ def read_log(
             check_rows(rows, memory, opened.where)
     empty = pl.DataFrame(schema=summary_schema(fields))
     log = assemble(pl.concat(frames) if frames else empty, opened.name, opened.where)
-    return dataclasses.replace(log, top_queries=queries.top(), design=design)
+    return dataclasses.replace(log, top_queries=queries.top() if top is None else top, design=design)
 
 
 def summary_schema(fields: Mapping[str, str]) -> dict[str, Any]:

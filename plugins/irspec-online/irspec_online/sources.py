@@ -30,6 +30,8 @@ class Opened:
     unit: str
     batches: Iterable[list[tuple[int, Any]]] = ()
     summaries: Iterable[pl.DataFrame] | None = None
+    top_queries: Any = None
+    """From Spark: a callable giving the log's top queries (counted by Spark, not while summarising)."""
 
 
 def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None = None) -> Opened:
@@ -50,9 +52,10 @@ def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None =
     if module == "pandas":
         return Opened("log", "<pandas DataFrame>", "row", _pandas_batches(source, batch_size, extra))
     if module == "pyspark":
-        from irspec_online.spark import local_summaries
+        from irspec_online.spark import local_summaries, top_queries
 
-        return Opened("log", "<Spark DataFrame>", "row", summaries=local_summaries(source, fields))
+        summaries = local_summaries(source, fields)
+        return Opened("log", "<Spark DataFrame>", "row", summaries=summaries, top_queries=lambda: top_queries(source))
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
         raise InputError(f"expected a log file, a DataFrame or an iterable of records, got {type(source).__name__}")
     return Opened("log", "<records>", "line", batched(enumerate(source, start=1), batch_size))

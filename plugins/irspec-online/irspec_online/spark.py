@@ -31,10 +31,10 @@ from irspec import EvaluationError, InputError, Metric
 from irspec.inputs import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
 from irspec_online.kernels import group_seconds, kernel_of
-from irspec_online.log import SUMMARY, InteractionLog, assemble, summarise, summary_schema
+from irspec_online.log import SUMMARY, TOP_QUERIES, InteractionLog, assemble, summarise, summary_schema
 from irspec_online.sources import columns_of
 
-__all__ = ["aggregate", "compare", "evaluate", "local_summaries", "summaries", "unit_sums"]
+__all__ = ["aggregate", "compare", "evaluate", "local_summaries", "summaries", "top_queries", "unit_sums"]
 
 WHERE = "<Spark DataFrame>"
 ROW = "Spark row id"  # monotonically_increasing_id: increases with the frame's order, not a row count
@@ -81,6 +81,23 @@ def local_summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -
     """The summaries of a Spark DataFrame brought to the driver (for ``irspec.evaluate_input``: they are a
     few numbers per query issue, not the records)."""
     yield pl.from_arrow(summaries(frame, fields).toArrow())
+
+
+def top_queries(frame: DataFrame, k: int = TOP_QUERIES) -> tuple[tuple[str, int, int], ...]:
+    """The ``k`` most issued query texts of a Spark DataFrame of log records, as ``(query, issues,
+    clicked issues)`` with ties in text order: what :class:`~irspec_online.log.QueryCounts` counts while
+    it summarises a file, counted by Spark (one job; the driver receives ``k`` rows). A query issue is
+    clicked when its ``clicks`` list is not empty (records are checked by :func:`summaries`)."""
+    clicks = F.col("clicks") if "clicks" in frame.columns else F.lit(None)
+    clicked = F.when(clicks.isNull(), 0).when(F.size(clicks) > 0, 1).otherwise(0)
+    rows = (
+        frame.groupBy("query")
+        .agg(F.count(F.lit(1)).alias("issues"), F.sum(clicked).alias("clicked"))
+        .orderBy(F.col("issues").desc(), F.col("query").asc())
+        .limit(k)
+        .collect()
+    )
+    return tuple((r["query"], int(r["issues"]), int(r["clicked"])) for r in rows)
 
 
 def unit_sums(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design) -> pl.DataFrame:

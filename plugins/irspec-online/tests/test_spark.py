@@ -98,3 +98,19 @@ def test_an_ab_test_on_spark_equals_the_embedded_one(spark, tmp_path, unit):
     local = irspec.evaluate_input(frame, specs, options={"ab": design})
     assert [t for t in local.tables if t.title.startswith(("A/B", "Sample"))] == list(on_spark.tables())
     assert len(on_spark.comparisons) == 2 * len(bound)
+
+
+def test_a_spark_log_has_the_top_queries_of_the_same_log_read_locally(spark, tmp_path):
+    """The top queries (issues and CTR per query text, ties in text order) that Spark counts equal those
+    counted while a JSON Lines file is summarised, and every other table too."""
+    records = random_log(7, n=200)
+    local = irspec.evaluate_input(write_jsonl(records, tmp_path / "log.jsonl"), SPECS)
+    from_spark = irspec.evaluate_input(spark_frame(spark, records), SPECS)
+    assert [t.title for t in from_spark.tables] == [t.title for t in local.tables]
+    assert from_spark.tables[0].title == "Top queries" and from_spark.tables[0].rows == local.tables[0].rows
+    # by hand: the most issued text, counted from the records
+    counts = {}
+    for r in records:
+        counts[r["query"]] = counts.get(r["query"], 0) + 1
+    first = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    assert from_spark.tables[0].rows[0][:2] == first
