@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import irspec
 from irspec import InputReader, MetricDef, Param
+from irspec.registry import NONNEGATIVE, UNIT
 
 K = "irspec_online.kernels"
 
@@ -35,6 +36,7 @@ CTR = MetricDef(
 of the log (a results page shown), pages with no results included (they cannot be clicked). Per query
 issue: 1 or 0. This is the page-level click-through rate of web search logs; the seed text's "ratio of
 users who click on a specific link to the number of total users who view a page".""",
+    bounds=UNIT,
 )
 
 ZRR = MetricDef(
@@ -46,6 +48,7 @@ ZRR = MetricDef(
     better="lower",
     doc="""ZRR = |query issues whose results list is empty| / |query issues|. A high rate points at a recall
 problem, or at information the index does not hold.""",
+    bounds=UNIT,
 )
 
 ABANDONMENT = MetricDef(
@@ -56,6 +59,7 @@ ABANDONMENT = MetricDef(
     compute=f"{K}:abandonment",
     better="lower",
     doc="""Abandonment = |sessions in which no query issue got a click| / |sessions|. """ + _PER_SESSION,
+    bounds=UNIT,
 )
 
 SESSION_SUCCESS = MetricDef(
@@ -68,6 +72,7 @@ SESSION_SUCCESS = MetricDef(
     doc="""SessionSuccess(dwell=t) = |sessions with at least one click whose dwell time is >= t seconds| /
 |sessions|. A click without a dwell time never counts as a success. Default t = 30 s, the usual
 "satisfied click" threshold of web search studies. """ + _PER_SESSION,
+    bounds=UNIT,
 )
 
 QUERIES_PER = MetricDef(
@@ -91,6 +96,7 @@ QueriesPer(minute|hour|day) = the mean number of query issues per calendar minut
 which at least one query was issued: units without queries are not counted, so this is the load while
 the system is in use, not the total divided by the log's time span. The value goes to the first query
 issue of each session or unit (NaN on the others).""",
+    bounds=NONNEGATIVE,
 )
 
 
