@@ -31,6 +31,8 @@ from irspec.errors import EvaluationError, PlanError
 from irspec.plan.execute import render_outputs, run_plan
 from irspec.plan.load import load_plan
 
+from trecdicts import read_trec_dict
+
 pytrec_eval = importlib.import_module("pytrec_eval")
 krippendorff = importlib.import_module("krippendorff")
 sk = importlib.import_module("sklearn.metrics")
@@ -43,27 +45,16 @@ RUNS = {name: DEMO / "runs" / f"{name}.run" for name in ("bm25", "dense", "hybri
 MEASURES = {"P@10": "P_10", "nDCG@10": "ndcg_cut_10"}
 
 
-def _read(path: Path, kind: str) -> dict[str, dict[str, int | float]]:
-    out: dict[str, dict[str, int | float]] = {}
-    for line in path.read_text().splitlines():
-        f = line.split()
-        if kind == "qrels":
-            out.setdefault(f[0], {})[f[2]] = int(f[3])
-        else:
-            out.setdefault(f[0], {})[f[2]] = float(f[4])
-    return out
-
-
 def _reference_scores() -> dict[str, dict[str, dict[str, np.ndarray]]]:
     """{set: {run: {metric: per-query values in qrels query order}}} by pytrec_eval (trec_eval -c: every
     qrels query, a run missing one scoring 0; the demo runs answer every query)."""
     out = {}
     for name, path in SETS.items():
-        qrels = _read(path, "qrels")
+        qrels = read_trec_dict(path, "qrels")
         evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES.values()))
         out[name] = {}
         for run, run_path in RUNS.items():
-            got = evaluator.evaluate(_read(run_path, "run"))
+            got = evaluator.evaluate(read_trec_dict(run_path, "run"))
             out[name][run] = {m: np.array([got[q][t] for q in sorted(qrels)]) for m, t in MEASURES.items()}
     return out
 
@@ -107,7 +98,7 @@ def test_rankings_swaps_and_significance_against_references(demo):
 
 
 def test_labels_against_references(demo):
-    human, llm = _read(SETS["human"], "qrels"), _read(SETS["llm"], "qrels")
+    human, llm = read_trec_dict(SETS["human"], "qrels"), read_trec_dict(SETS["llm"], "qrels")
     pairs = [(q, d) for q in human for d in human[q] if d in llm.get(q, {})]
     a = np.array([human[q][d] for q, d in pairs])
     b = np.array([llm[q][d] for q, d in pairs])

@@ -17,24 +17,15 @@ from statsmodels.stats.power import TTestPower
 
 from irspec.plan import load_plan, run_plan
 
+from trecdicts import read_trec_dict
+
 SPECS = Path(__file__).resolve().parent.parent / "specs"
 DEMO = SPECS / "demo"
 
 
-def _read(path: Path, kind: str) -> dict:
-    out: dict = {}
-    for line in path.read_text().splitlines():
-        f = line.split()
-        if kind == "qrels":
-            out.setdefault(f[0], {})[f[2]] = int(f[3])
-        else:
-            out.setdefault(f[0], {})[f[2]] = float(f[4])
-    return out
-
-
 def _ndcg10(qrels: dict, run_path: Path) -> dict[str, float]:
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
-    return {q: v["ndcg_cut_10"] for q, v in evaluator.evaluate(_read(run_path, "run")).items()}
+    return {q: v["ndcg_cut_10"] for q, v in evaluator.evaluate(read_trec_dict(run_path, "run")).items()}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +41,7 @@ def reference():
     assert len(seeds) == 3
     out = {}
     for name, path in (("human", DEMO / "qrels.txt"), ("llm", DEMO / "qrels.llm.txt")):
-        qrels = _read(path, "qrels")
+        qrels = read_trec_dict(path, "qrels")
         systems = {r: _ndcg10(qrels, DEMO / "runs" / f"{r}.run") for r in ("bm25", "dense", "hybrid")}
         per_seed = [_ndcg10(qrels, Path(s)) for s in seeds]
         systems["colbert"] = {q: mean(s[q] for s in per_seed) for q in per_seed[0]}
@@ -84,7 +75,7 @@ def test_the_agreement_of_the_two_sets(report, reference):
     swapped = {(s.run_1, s.run_2) for s in report.agreement.swaps if s.metric == "nDCG@10"}
     assert swapped == {(a, b) for i, a in enumerate(order) for b in order[i + 1 :]
                        if (human[i] - human[order.index(b)]) * (llm[i] - llm[order.index(b)]) < 0}
-    h, m = _read(DEMO / "qrels.txt", "qrels"), _read(DEMO / "qrels.llm.txt", "qrels")
+    h, m = read_trec_dict(DEMO / "qrels.txt", "qrels"), read_trec_dict(DEMO / "qrels.llm.txt", "qrels")
     common = [(q, d) for q in h for d in h[q] if d in m.get(q, {})]
     labels = report.agreement.labels[0]
     assert labels.common == len(common)
