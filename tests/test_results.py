@@ -370,3 +370,12 @@ def test_a_t_interval_is_cut_at_the_metrics_bounds(irspec_plugin):
     shown = _displayed(irspec.evaluate(qrels, run, "HalfB, HalfU"))["text/markdown"]
     assert f"0.8333 [{low:.4f}, 1.0000]" in shown
     assert f"0.8333 [{low:.4f}, {high:.4f}]" in shown
+
+
+def test_a_table_without_any_interval_has_no_interval_legend(tmp_path, capsys):
+    """One query: no mean has an interval, so no legend says there are some."""
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 r\n")
+    for fmt in ("table", "markdown"):
+        assert main(["eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "P@1", "--format", fmt]) == 0
+        assert "confidence interval" not in capsys.readouterr().out

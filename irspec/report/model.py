@@ -327,7 +327,8 @@ def build_results(
         baselines=marks.baselines,
         averaged=_averaged(results),
         notes=tuple(notes),
-        interval=intervals or "",
+        # the legend only where an interval is shown (a mean over one query has none)
+        interval=(intervals or "") if any(c.interval for b in blocks for r in b.rows for c in r.cells) else "",
     )
 
 
