@@ -178,6 +178,7 @@ def test_plan_with_a_system_and_two_baselines_end_to_end(tmp_path):
     roles = [(i["role"], i["name"]) for i in doc["provenance"]["inputs"]]
     assert ("run", "colbert: colbert-seed2") in roles
     assert "mean of 3 runs per topic" in outputs["html"] and "across the 2 baselines" in outputs["html"]
+    assert "2 runs, 1 system, 2 metrics" in outputs["html"]  # the header counts the system as one
     # a list of paths is the same system
     listed = "[{name: colbert, runs: [demo/runs/seeds/colbert-seed1.run, demo/runs/seeds/colbert-seed2.run, demo/runs/seeds/colbert-seed3.run]}]"
     again = run_plan(load_plan(_plan(tmp_path, listed)))

@@ -133,12 +133,15 @@ def to_html(
 
 
 def _inputs(results: Sequence[Result]) -> list[str]:
-    """How many runs, and how many of each other input (a plugin's ``log``), the page reports: a result
-    is a run's unless its metrics need another input (:attr:`~irspec.definitions.MetricDef.needs`)."""
+    """How many runs, systems of several runs, and other inputs (a plugin's ``log``) the page reports: a
+    result is a run's unless it averages several (``averaged``) or its metrics need another input
+    (:attr:`~irspec.definitions.MetricDef.needs`)."""
     kinds: dict[str, int] = {}
     for res in results:
         needs = {m.definition.needs for m in res.metrics if m.definition is not None} or {"run"}
         kind = next(iter(needs)) if len(needs) == 1 else "run"
+        if getattr(res, "averaged", ""):  # a system of several runs (irspec.systems), its runs averaged
+            kind = "system"
         kinds[kind] = kinds.get(kind, 0) + 1
     return [_plural(n, kind) for kind, n in sorted(kinds.items(), key=lambda kv: kv[0] != "run")]
 
