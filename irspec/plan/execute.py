@@ -36,7 +36,6 @@ from irspec.inputs import evaluate_input
 from irspec.plan.model import Output, Plan
 from irspec.power_analysis import PowerAnalysis, power
 from irspec.progress import Progress
-from irspec.report.text import input_tables
 from irspec.zscores import standardize
 from irspec.systems import combine
 
@@ -308,7 +307,6 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
         if not comparisons:
             return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals)
         logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query) if report.inputs else ""
-        logs = input_tables(runs, decimals=output.decimals) + logs  # query groups, a standardisation's settings
         table = fmt.marked_table(
             runs,
             comparisons,

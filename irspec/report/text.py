@@ -159,12 +159,12 @@ def marked_table(
 
     With a baseline, ``arrows`` (▲/▼) after a run's value: significantly better/worse than the baseline.
     Without one, each run gets a letter and a value is followed by the letters of the runs it is
-    significantly better than.
+    significantly better than. The tables the results carry follow, as after :func:`to_table`'s.
     """
     table = build_results(
         results, comparisons, compare, decimals=decimals, per_query=per_query, notes=notes, intervals=intervals
     )
-    return render(table, arrows=arrows)
+    return render(table, arrows=arrows) + input_tables(results, decimals=decimals)
 
 
 def comparison_rows(comparisons: Sequence[Any], *, decimals: int = 4) -> tuple[list[str], list[list[str]]]:
