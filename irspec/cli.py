@@ -259,7 +259,7 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
 
     from irspec.agreements import COMBINED_FORMATS, agreement_of, combine
     from irspec.comparison import Compare
-    from irspec.data import read_qrels, sniff_kind
+    from irspec.data import read_qrels, split_kinds
     from irspec.datasets import parse_specs
     from irspec.engine import distinct_names, evaluate_many
     from irspec.report import format_results, write_atomic
@@ -271,9 +271,7 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
     paths = [args.qrels, *args.runs]
     if "-" in paths:
         raise EvaluationError("--agreement reads files only, not standard input ('-')")
-    kinds = [sniff_kind(p) for p in paths]
-    qrels_paths = [p for p, k in zip(paths, kinds) if k == "qrels"]
-    runs = [p for p, k in zip(paths, kinds) if k == "run"]
+    qrels_paths, runs = split_kinds(paths)
     if len(qrels_paths) < 2 or len(runs) < 2:
         raise EvaluationError(
             f"--agreement needs at least 2 qrels files and 2 runs; got {len(qrels_paths)} qrels and {len(runs)} runs "
@@ -392,14 +390,12 @@ def _unit_number(name: str, text: str | None) -> float | None:
 def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> object:
     """The power analysis of runs given with ``--from`` (qrels and runs in any order, told apart by
     their content), evaluated on ``-m``'s metrics (default nDCG@10)."""
-    from irspec.data import read_qrels, sniff_kind
+    from irspec.data import read_qrels, split_kinds
     from irspec.datasets import parse_specs
     from irspec.engine import distinct_names, evaluate_many
     from irspec.power_analysis import power
 
-    kinds = [(path, sniff_kind(path)) for path in args.sources]
-    qrels = [path for path, kind in kinds if kind == "qrels"]
-    runs = [path for path, kind in kinds if kind == "run"]
+    qrels, runs = split_kinds(args.sources)
     if len(qrels) != 1:
         found = f": {', '.join(qrels)}" if qrels else ""
         raise EvaluationError(f"--from takes exactly one qrels file and the runs; found {len(qrels)} qrels{found}")

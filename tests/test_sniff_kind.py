@@ -59,3 +59,13 @@ def test_errors_name_file_and_line(tmp_path, text, where):
 def test_missing_file(tmp_path):
     with pytest.raises(InputError, match="nope.txt.*cannot read"):
         sniff_kind(tmp_path / "nope.txt")
+
+
+def test_split_kinds_keeps_the_order_given(tmp_path):
+    from irspec.data import split_kinds
+
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.5 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d1 1 2.5 b\n")
+    paths = [str(tmp_path / n) for n in ("b.run", "q.txt", "a.run")]
+    assert split_kinds(paths) == ([paths[1]], [paths[0], paths[2]])

@@ -46,7 +46,7 @@ from irspec.data.trec import Source, read_text, stem
 from irspec.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError
 
-__all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind", "checked"]
+__all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind", "split_kinds", "checked"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -246,6 +246,15 @@ def sniff_kind(path: str | os.PathLike[str]) -> str:
             number,
         )
     raise InputError("cannot tell qrels from a run: no data line in its first 64 KiB", source)
+
+
+def split_kinds(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+    """``paths`` told apart by :func:`sniff_kind`, in the order given: ``(qrels, runs)``."""
+    qrels: list[str] = []
+    runs: list[str] = []
+    for path in paths:
+        (qrels if sniff_kind(path) == "qrels" else runs).append(os.fspath(path))
+    return qrels, runs
 
 
 _QrelsOrRun = TypeVar("_QrelsOrRun", Qrels, Run)
