@@ -31,7 +31,7 @@ import numpy as np
 from irspec import concordance
 from irspec import report as fmt
 from irspec.comparison import Compare, Comparison
-from irspec.comparisons import _metrics_to_compare, compare_results
+from irspec.comparisons import metrics_to_compare, compare_results
 from irspec.data import Qrels, read_qrels
 from irspec.engine import Result
 from irspec.errors import EvaluationError
@@ -315,7 +315,7 @@ def agreement_of(
     for name in names[1:]:
         if [r.run_name for r in results[name]] != runs:
             raise EvaluationError(f"set {name!r} has other runs than set {names[0]!r}; evaluate the same runs under every set")
-    metrics = _metrics_to_compare(results[names[0]], None)
+    metrics = metrics_to_compare(results[names[0]], None)
     if comparisons is None and compare is not None:
         comparisons = {n: compare_results(results[n], compare)[0] for n in names}
     marks = {n: {(c.metric, c.a, c.b): c for c in (comparisons or {}).get(n, ())} for n in names}

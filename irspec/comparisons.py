@@ -37,7 +37,7 @@ from irspec.progress import Progress
 from irspec.registry import Metric
 from irspec.results import Shown
 
-__all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix"]
+__all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix", "metrics_to_compare", "named_results"]
 
 
 @dataclass(frozen=True)
@@ -156,12 +156,12 @@ def compare(
         family=family,
         baselines=tuple(baselines) if isinstance(baselines, list) else baselines,
     )
-    runs = _named_results(results)
+    runs = named_results(results)
     found, notes = compare_results(runs, settings, metrics=metrics)
     return Comparisons(tuple(found), settings, tuple(notes), tuple(runs))
 
 
-def _named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Result]:
+def named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Result]:
     """The results as a list, each checked to be a :class:`Result`; a mapping's keys become their names."""
     if isinstance(results, Mapping):
         items = [(f"results[{k!r}]", k, r) for k, r in results.items()]
@@ -182,7 +182,7 @@ def _named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Res
     return out
 
 
-def _metrics_to_compare(results: Sequence[Result], metrics: Any) -> tuple[Metric, ...]:
+def metrics_to_compare(results: Sequence[Result], metrics: Any) -> tuple[Metric, ...]:
     """The metrics to compare: those asked for (each evaluated for every run), or every metric of the
     first run with a numeric aggregate (a text-valued metric such as relstring has nothing to test)."""
     first = results[0].metrics
@@ -231,7 +231,7 @@ def compare_results(
             "(name them with a mapping {name: result})"
         )
     pairs = comparison_pairs(names, compare.baselines)
-    chosen = _metrics_to_compare(results, metrics)
+    chosen = metrics_to_compare(results, metrics)
     notes: list[str] = []
     raw: list[dict[str, Any]] = []
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from irspec import design, report, stats
-from irspec.comparisons import Comparisons, _metrics_to_compare, _named_results, common_matrix
+from irspec.comparisons import Comparisons, metrics_to_compare, named_results, common_matrix
 from irspec.engine import Result, aggregate_values
 from irspec.errors import EvaluationError, suggest
 from irspec.frames import check_backend, make_frame
@@ -237,7 +237,7 @@ def _pairs(results: Any, baseline: str | None, metrics: Any) -> tuple[list[Resul
         names = [r.run_name for r in runs]
         by_text = {str(m): m for m in runs[0].metrics} if runs else {}
         return runs, [(by_text[c.metric], names.index(c.a), names.index(c.b)) for c in results]
-    runs = _named_results(results)
+    runs = named_results(results)
     if len(runs) < 2:
         raise EvaluationError(f"a power analysis needs at least 2 runs, got {len(runs)}")
     names = [r.run_name for r in runs]
@@ -250,7 +250,7 @@ def _pairs(results: Any, baseline: str | None, metrics: Any) -> tuple[list[Resul
         index = [(i, b) for i in range(len(runs)) if i != b]
     else:
         index = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    chosen = _metrics_to_compare(runs, metrics)
+    chosen = metrics_to_compare(runs, metrics)
     return runs, [(m, i, j) for m in chosen for i, j in index]
 
 
