@@ -42,7 +42,13 @@ from irspec.stream import RunBlocks, open_run, parse_memory
 __all__ = [
     "Options",
     "Result",
+    "Part",
+    "evaluate_part",
+    "evaluate_parts",
+    "finish",
     "evaluate_many",
+    "bind_metrics",
+    "issue_warnings",
     "distinct_names",
     "collect_warnings",
     "QrelsIndex",
@@ -86,6 +92,10 @@ class QrelsIndex:
         # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
         self.keys_unique = all_distinct(keys)
         self.key_frame = pl.DataFrame({"key": keys, "qrow": np.arange(len(keys), dtype=np.int64)})
+        # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
+        # 4 MiB table tells most of them so before the join (which then sees a few percent of the rows).
+        self.key_filter = np.zeros(1 << _FILTER_BITS, dtype=bool)
+        self.key_filter[keys >> np.uint64(64 - _FILTER_BITS)] = True
         order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
         self.labels = labels[order]
         self.query_of = q[order]
@@ -103,6 +113,8 @@ class QrelsIndex:
             self._by_level[level] = (rel.astype(np.int64), nonrel.astype(np.int64))
         return self._by_level[level]
 
+
+_FILTER_BITS = 22
 
 _INDEX_CACHE: dict[int, QrelsIndex] = {}
 
@@ -346,7 +358,7 @@ def sequential_sum(values: np.ndarray) -> float:
 # Entry points.
 
 
-def _as_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = None) -> list[Metric]:
+def bind_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = None) -> list[Metric]:
     """The metrics bound; ``irds-official`` names the official measures of qrels named ``irds:<id>``."""
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
@@ -404,6 +416,11 @@ class Judgments:
     qrels: Qrels
     inputs: Mapping[str, Any] = field(default_factory=dict)
 
+    @functools.cached_property
+    def index(self) -> QrelsIndex:
+        """The qrels indexed, once for these judgments (:class:`irspec.Evaluator` holds them)."""
+        return QrelsIndex(self.qrels)
+
 
 def reads_qrels(kind: str) -> bool:
     """Whether the input ``kind`` is read in place of the qrels (a registered reader with ``as_qrels``),
@@ -425,7 +442,7 @@ def read_judgments(
     with ``as_qrels``), ``source`` is read by that reader, and its data object's ``qrels`` are the
     qrels of every metric; a metric that needs another input is an :class:`EvaluationError`.
     """
-    metrics = _as_metrics(metrics, source.qrels if isinstance(source, Judgments) else source)
+    metrics = bind_metrics(metrics, source.qrels if isinstance(source, Judgments) else source)
     registry = get_registry()
     kinds = sorted({m.definition.needs for m in metrics} - {"run"})
     if isinstance(source, Judgments):
@@ -471,16 +488,16 @@ def evaluate_many(
     options = options or Options(**kwargs)
     if memory is not None:
         parse_memory(memory)  # a bad size fails before any reading
-    bound = _as_metrics(metrics, qrels.qrels if isinstance(qrels, Judgments) else qrels)
+    bound = bind_metrics(metrics, qrels.qrels if isinstance(qrels, Judgments) else qrels)
     if not bound:
         raise EvaluationError("no metrics to compute")
     # A metric over another input (a plugin's log, say) goes through irspec.inputs; one over qrels read
     # by a plugin (with subtopics) gets that input beside the ordinary qrels.
     judgments = read_judgments(qrels, bound, columns)
-    index = index_qrels(judgments.qrels)
+    index = judgments.index if isinstance(qrels, Judgments) else index_qrels(judgments.qrels)
     inputs = judgments.inputs
     results = distinct_names([_evaluate_source(index, r, bound, options, memory, columns, inputs) for r in runs])
-    _issue(collect_warnings(results))
+    issue_warnings(collect_warnings(results))
     return results
 
 
@@ -521,7 +538,7 @@ def collect_warnings(results: Iterable[Any]) -> list[str]:
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _issue(messages: Iterable[str]) -> None:
+def issue_warnings(messages: Iterable[str]) -> None:
     """Issue ``messages`` as :class:`~irspec.errors.IrspecWarning`, attributed to the first caller
     outside irspec (the line of the user's code that asked for the evaluation)."""
     level, frame = 2, sys._getframe(1)
@@ -541,56 +558,114 @@ def _evaluate_source(
     inputs: Mapping[str, Any] | None = None,
 ) -> Result:
     """One run, read whole or, when it is too large for ``memory``, in blocks."""
+    name, source, parts = evaluate_parts(index, src, metrics, options, memory, columns, inputs)
+    return finish(index, name, source, parts, metrics, options, inputs)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A run, or a part of one (a block of a streamed run, a batch of queries), evaluated on its own:
+    the values of the queries it answers that the qrels know, with what :func:`finish` needs to make
+    the whole run's :class:`Result` of any number of parts: the queries each answers, its rows, and its
+    judgment coverage. The per-query values do not depend on the other queries (kernels compute each
+    query on its own), so the parts' values together are the whole run's."""
+
+    result: Result | None
+    """The answered queries' values (``None`` when the qrels know none of them); its warnings are void."""
+    coverage: tuple[list[str], np.ndarray, np.ndarray]
+    """:func:`judgment_coverage` of the answered queries."""
+    seen: frozenset[str]
+    """Every query id of the part, those the qrels lack too."""
+    rows: int
+
+
+_NO_COVERAGE: tuple[list[str], np.ndarray, np.ndarray] = ([], np.zeros(0), np.zeros(0, dtype=np.int64))
+
+
+def evaluate_part(
+    index: QrelsIndex,
+    run: Any,
+    metrics: list[Metric],
+    options: Options,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    narrow: bool = False,
+) -> Part:
+    """``run`` (a :class:`~irspec.data.Run`, or a block of one) evaluated as a :class:`Part`. With
+    ``narrow``, against an index of the judgments of its own queries only (a streamed run's block:
+    joining each block with every judgment would cost the whole qrels a block)."""
+    ids = frozenset(run.query_blocks[0].to_list())
+    known = [q for q in ids if q in index.position]
+    if not known:
+        return Part(None, _NO_COVERAGE, ids, run.frame.height)
+    coverage: list[Any] = []
+    own = _sub_index(index, known) if narrow and len(known) < len(index.query_ids) else index
+    skip = dataclasses.replace(options, missing_queries="skip")  # the whole run's missing queries: finish()
+    result = _evaluate_run(own, run, metrics, skip, coverage, inputs)
+    return Part(result, coverage[0], ids, run.frame.height)
+
+
+def evaluate_parts(
+    index: QrelsIndex,
+    src: Any,
+    metrics: list[Metric],
+    options: Options,
+    memory: Any = None,
+    columns: Any = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> tuple[str, str, list[Part]]:
+    """A run's name, source and :class:`Part`: one when it is read whole, one a block when it is too
+    large for ``memory`` (:mod:`irspec.stream`)."""
     run = open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
-        return _evaluate_run(index, run, metrics, options, inputs=inputs)
+        return run.name, run.source, [evaluate_part(index, run, metrics, options, inputs)]
+    parts: list[Part] = []
     with run:
-        return _evaluate_blocks(index, run, metrics, options, inputs)
+        for block in run:
+            if block is None:  # the run is not grouped: what was read is void, its partitions follow
+                parts = []
+                continue
+            parts.append(evaluate_part(index, block, metrics, options, inputs, narrow=True))
+    return run.name, run.source, parts
 
 
-def _evaluate_blocks(
-    index: QrelsIndex, blocks: RunBlocks, metrics: list[Metric], options: Options, inputs: Mapping[str, Any] | None = None
+def finish(
+    index: QrelsIndex,
+    name: str,
+    source: str,
+    parts: Sequence[Part],
+    metrics: Sequence[Metric],
+    options: Options,
+    inputs: Mapping[str, Any] | None = None,
 ) -> Result:
-    """A run given as blocks of whole queries, evaluated block by block against a qrels index of the
-    block's queries: the per-query values do not depend on the other queries (kernels compute each
-    query on its own), so together they are the whole run's. The warnings and the missing queries are
-    the whole run's, found once every block is read."""
-    parts: list[Result] = []
-    seen: set[str] = set()
-    rows = 0
-    coverage: list[Any] = []
-    for block in blocks:
-        if block is None:  # the run is not grouped: what was read is void, its partitions follow
-            parts, seen, rows, coverage = [], set(), 0, []
-            continue
-        ids = block.frame.get_column("query").unique().to_list()
-        seen.update(ids)
-        rows += block.frame.height
-        known = [q for q in ids if q in index.position]
-        if known:
-            parts.append(_evaluate_run(_sub_index(index, known), block, metrics, options, coverage, inputs))
+    """The :class:`Result` of a run evaluated in ``parts`` (each query in one part): their values, the
+    qrels queries none of them answers as ``options.missing_queries`` says, and the whole run's
+    warnings (queries missing or unknown, coverage, relevance levels)."""
+    seen = frozenset().union(*(p.seen for p in parts))
+    rows = sum(p.rows for p in parts)
     missing = sorted(set(index.query_ids) - seen)
     extra = {q for q in seen if q not in index.position}
-    notes = coverage_notes(index, blocks.source, extra, missing, rows == 0, options)
+    notes = coverage_notes(index, source, extra, missing, rows == 0, options)
     notes += _level_warnings(index, options, metrics)
-    judged, note = _coverage_note(blocks.source, coverage, options)
+    answered = [p for p in parts if p.result is not None]
+    judged, note = _coverage_note(source, [p.coverage for p in answered], options)
     notes += note
-    if missing and options.missing_queries == "zero":  # scored as the whole run scores them
-        empty = read_run({})
-        parts.append(_evaluate_run(_sub_index(index, missing), empty, metrics, options, inputs=inputs))
-    query_ids = [q for r in parts for q in r.query_ids]
+    results = [p.result for p in answered if p.result is not None]
+    if missing and options.missing_queries == "zero":  # scored as trec_eval -c scores them
+        results.append(_evaluate_run(_sub_index(index, missing), read_run({}), list(metrics), options, inputs=inputs))
+    query_ids = [q for r in results for q in r.query_ids]
     order = sorted(range(len(query_ids)), key=query_ids.__getitem__)
-    values = np.concatenate([r.values for r in parts]) if parts else np.empty((0, len(metrics)))
-    texts = {name: [t for r in parts for t in r.texts[name]] for name in (parts[0].texts if parts else {})}
+    values = np.concatenate([r.values for r in results]) if results else np.empty((0, len(metrics)))
+    texts = {key: [t for r in results for t in r.texts[key]] for key in (results[0].texts if results else {})}
     return Result(
-        blocks.name,
-        blocks.source,
+        name,
+        source,
         tuple(metrics),
         tuple(query_ids[i] for i in order),
         values[order],
         options,
         tuple(notes),
-        {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
+        {key: tuple(strings[i] for i in order) for key, strings in texts.items()},
         judged_at_10=judged,
     )
 
@@ -709,12 +784,10 @@ def build_context(
     caller sorts the per-query results). The labels come from a join on 64-bit hashes of the
     (query, docno) pairs, every match checked against the strings.
     """
-    frame, keys = run.frame, getattr(run, "keys", None)
+    frame, keys = run.frame, run.keys
     # Blocks of adjacent rows with the same query id (exact string comparison): one per query in a
     # grouped run, so everything per query below is computed on a few thousand blocks, not on rows.
-    blocks = frame.get_column("query").rle()
-    names = blocks.struct.field("value")
-    lengths = blocks.struct.field("len").to_numpy().astype(np.int64)
+    names, lengths = run.query_blocks
     codes = (
         pl.DataFrame({"query": names})
         .join(index.query_codes, on="query", how="left", maintain_order="left")
@@ -889,8 +962,11 @@ def _labels(
     if index.keys_unique:
         if keys is None:
             keys = pair_keys(frame)
-        # An inner join gives only the matches (a few percent of a run's rows), with their row numbers.
-        hits = index.key_frame.join(pl.DataFrame({"key": keys}).with_row_index("row"), on="key", how="inner")
+        # The rows the filter cannot rule out, then an inner join of those: the matches (a few percent
+        # of a run's rows) with their row numbers.
+        maybe = np.flatnonzero(index.key_filter[keys >> np.uint64(64 - _FILTER_BITS)])
+        candidates = pl.DataFrame({"key": keys[maybe], "row": maybe})
+        hits = index.key_frame.join(candidates, on="key", how="inner")
         row = hits.get_column("row").to_numpy()
         qrow = hits.get_column("qrow").to_numpy()
         # Check every hashed match: exactness must not rest on a hash. The query codes come from the
@@ -909,15 +985,23 @@ def _labels(
 
 def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> _Ranking:
     """The ranked order of rows given as blocks of one query each (``codes``, ``lengths``): by query,
-    score descending, docno descending."""
+    score descending, docno descending. When each query is one block, the blocks keep their order."""
     n = len(scores)
     boundary = np.cumsum(lengths)[:-1] - 1  # i where rows i and i + 1 lie in different blocks
     same_block = np.ones(max(n - 1, 0), dtype=bool)
     same_block[boundary] = False
-    if np.bincount(codes, minlength=1).max() <= 1 and not np.any(same_block & (scores[1:] > scores[:-1])):
-        # One block per query, scores non-increasing (the usual run file): only ties move.
-        moved, rows = _tied_order(None, same_block, scores, docnos)
-        return _Ranking(codes, lengths, rows, moved)
+    if np.bincount(codes, minlength=1).max() <= 1:
+        if not np.any(same_block & (scores[1:] > scores[:-1])):
+            # Scores non-increasing within each query (the usual run file): only ties move.
+            moved, rows = _tied_order(None, same_block, scores, docnos)
+            return _Ranking(codes, lengths, rows, moved)
+        # A pytrec_eval dict, a retriever's top k: each block sorted on its own, far faster than one
+        # sort of every row (a block of a few thousand rows fits in cache).
+        order = _block_argsort(scores, lengths)
+        moved, rows = _tied_order(order, same_block, scores[order], docnos)
+        if moved is not None:
+            order[moved] = rows
+        return _Ranking(codes, lengths, order)
     qcode = np.repeat(codes, lengths)
     # By score descending in any order of ties (they are ordered by docno next), then a stable sort
     # by query: a quicksort and a radix sort, several times faster than two stable sorts.
@@ -930,6 +1014,35 @@ def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: An
     counts = np.bincount(qcode)
     present = np.flatnonzero(counts)
     return _Ranking(present, counts[present], order)
+
+
+def _block_argsort(scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Row indices that put each block of ``lengths`` rows in order of score descending (ties in any
+    order), blocks kept in place. Blocks of one length are sorted as the rows of a matrix; blocks of
+    lengths that differ are padded to the longest with +inf (after the negation, so last) when that
+    at most doubles the work, else sorted as one array by (block, score)."""
+    n, nb = len(scores), len(lengths)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    width = int(lengths.max())
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    if width * nb == n:  # every block as long as the longest: a reshape, no copy
+        order = np.argsort(-scores.reshape(nb, width), axis=1)
+        order += starts[:, None]
+        return order.ravel()
+    if width * nb <= 2 * n:
+        # Row i of block b sits at b * width + (i - starts[b]) of the flattened matrix.
+        place = np.arange(n, dtype=np.int64)
+        place += np.repeat(np.arange(nb, dtype=np.int64) * width - starts, lengths)
+        padded = np.full(nb * width, np.inf)
+        padded[place] = -scores
+        order = np.argsort(padded.reshape(nb, width), axis=1)
+        order += starts[:, None]
+        # A block's own rows come first in its matrix row (the padding sorts last).
+        return order.ravel()[place]
+    block = np.repeat(np.arange(nb, dtype=np.int64), lengths)
+    order = np.argsort(-scores)
+    return order[_stable_argsort(block[order])]
 
 
 def _stable_argsort(codes: np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec.engine import Options, Result, _as_metrics, _resolve, read_input
+from irspec.engine import Options, Result, bind_metrics, _resolve, read_input
 from irspec.errors import EvaluationError
 from irspec.plugins import get_registry
 from irspec.registry import Metric
@@ -71,7 +71,7 @@ def evaluate_input(
     (:func:`read_input`); a data object's ``compare`` adds its tables and warnings (step 5 above).
     ``per_query=False`` asks for the aggregates only, streamed by a reader that can (step 6 above).
     """
-    bound = _as_metrics(metrics)
+    bound = bind_metrics(metrics)
     needed = input_kind(bound)
     if kind is None:
         kind = needed

@@ -62,7 +62,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from irspec.context import MissingQueries, Options
 from irspec.data import Qrels, Run
 from irspec.data.objects import CONVENTIONS, ROLES
-from irspec.engine import Result, _as_metrics, _issue, _missing_text, _queries, _some, evaluate_many
+from irspec.engine import Result, bind_metrics, issue_warnings, _missing_text, _queries, _some, evaluate_many
 from irspec.errors import EvaluationError, InputError, IrspecError
 from irspec.plugins import get_registry
 from irspec.definitions import Metric
@@ -135,7 +135,7 @@ def evaluate(
     (run, query) pairs (see the module docstring); the evaluation itself runs when the frame is used.
     """
     options = Options(relevance_level, depth, judged_only, missing_queries, collection_size)
-    names = [str(m) for m in _as_metrics(metrics)]
+    names = [str(m) for m in bind_metrics(metrics)]
     if not names:
         raise EvaluationError("no metrics to compute")
     q = _normalised(qrels, "qrels", "label", columns)
@@ -257,7 +257,7 @@ def _coverage(q: DataFrame, r: DataFrame, single: str | None, options: Options) 
         notes[""].append("qrels <Spark qrels> has no judgments")
     if not runs:
         notes[""].append("<Spark run>: the run frame has no rows, so no run is evaluated")
-    _issue([text for texts in notes.values() for text in texts])
+    issue_warnings([text for texts in notes.values() for text in texts])
     return runs, notes
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from irspec import engine, results
 from irspec.errors import EvaluationError
 
-__all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "expand_runs", "evaluate"]
+__all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "expand_runs", "evaluate", "systems_of"]
 
 SEED_CAVEAT = (
     "averaging per topic treats the seed as noise: a significant difference is about the method's mean "
@@ -168,7 +168,7 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> results.Resu
     evaluates the four runs against the qrels read once and returns ``bm25`` and the system ``dense``.
     Anything else is passed through unchanged.
     """
-    groups = _systems_of(run)
+    groups = systems_of(run)
     if groups is None:
         return results.evaluate(qrels, run, metrics, **options)
     flat: dict[str, Any] = {}
@@ -197,7 +197,7 @@ def _stem(source: str, fallback: str) -> str:
     return os.path.splitext(os.path.basename(source.removesuffix(".gz")))[0] or fallback
 
 
-def _systems_of(run: Any) -> dict[str, list[str]] | None:
+def systems_of(run: Any) -> dict[str, list[str]] | None:
     """The systems in a mapping of runs (values that are lists of paths, or globs), each with its paths;
     ``None`` when there are none."""
     if not isinstance(run, Mapping):

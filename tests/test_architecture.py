@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
     ("context", "resampling", "frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
-    ("data.trec", "data.objects", "data.parquet", "datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
+    ("data.trec", "data.objects", "data.arrays", "data.parquet", "datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("stats", "design", "concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("report",),  # every output format, from results and comparisons
     ("results",),  # several runs' results as one mapping; results in a notebook; renders through report
     ("systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
+    ("evaluator",),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     ("comparisons",),  # the compare step: runs paired by query id, corrections; renders through report
     ("power_analysis",),  # the power step: power and topics needed for comparisons; renders through report
     ("agreements",),  # several sets of judgments: rankings, labels and significance compared

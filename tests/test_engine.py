@@ -258,7 +258,7 @@ def test_hash_collisions_fall_back_to_the_strings(monkeypatch, weak):
     metrics = ["AP", "nDCG@10", "P@5", "bpref", "relstring@10"]
     expected = irspec.evaluate(qrels, run, metrics).per_query()
 
-    def weak_keys(frame):
+    def weak_keys(frame, blocks=None):
         column = "query" if weak == "query_only" else "docno"
         return frame.get_column(column).hash().to_numpy()
 

@@ -39,6 +39,8 @@ from typing import Any, TypeVar
 import numpy as np
 import polars as pl
 
+from irspec.data.arrays import SOURCE as TOPK
+from irspec.data.arrays import frame_from_topk
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import frame_from_dataframe, frame_from_mapping, frame_from_rows, is_dataframe, is_named_tuples
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
@@ -80,8 +82,8 @@ class Qrels:
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, int]]) -> Qrels:
         """Qrels from pytrec_eval's shape ``{qid: {docno: label}}``; labels must be integers."""
-        frame = frame_from_mapping(d, QRELS, "<dict>")
-        return cls(checked(frame, QRELS, "<dict>")[0], "<dict>")
+        read = frame_from_mapping(d, QRELS, "<dict>")
+        return cls(checked(read.frame, QRELS, "<dict>", distinct=read.distinct)[0], "<dict>")
 
     @classmethod
     def from_frame(cls, df: Any, *, source: str = "<DataFrame>", columns: Mapping[str, str] | None = None) -> Qrels:
@@ -128,6 +130,18 @@ class Run:
     source: str
     keys: np.ndarray | None = field(default=None, repr=False)
     """:func:`pair_keys` of ``frame``, kept from the duplicate check so the evaluation need not hash again."""
+    blocks: tuple[pl.Series, np.ndarray] | None = field(default=None, repr=False)
+    """The rows' blocks of one query id each, ``(ids, lengths)``, when the reader knew them (a dict, a
+    top k); see :attr:`query_blocks`."""
+
+    @cached_property
+    def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
+        """Runs of adjacent rows with one query id, as ``(ids, lengths)`` (an id may head several blocks
+        in a run not grouped by query): the reader's, or found by comparing neighbouring rows."""
+        if self.blocks is not None:
+            return self.blocks
+        found = self.frame.get_column("query").rle()
+        return found.struct.field("value"), found.struct.field("len").to_numpy().astype(np.int64)
 
     @classmethod
     def read(cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None) -> Run:
@@ -147,8 +161,20 @@ class Run:
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
         """A run from pytrec_eval's shape ``{qid: {docno: score}}``; scores must be finite numbers."""
-        frame, keys = checked(frame_from_mapping(d, RUN, "<dict>"), RUN, "<dict>")
-        return cls(frame, name, "<dict>", keys)
+        read = frame_from_mapping(d, RUN, "<dict>")
+        frame, keys = checked(read.frame, RUN, "<dict>", distinct=read.distinct, blocks=read.blocks)
+        return cls(frame, name, "<dict>", keys, read.blocks)
+
+    @classmethod
+    def from_topk(cls, query_ids: Any, doc_ids: Any, scores: Any, *, corpus_ids: Any = None, name: str = "run") -> Run:
+        """A run from a retriever's top k as arrays: query ids (n), document ids and scores (n × k);
+        ``-1`` ids skipped, ``corpus_ids`` the ids by position when ``doc_ids`` are positions
+        (:mod:`irspec.data.arrays`). Its source is ``<topk>``, and errors name the row."""
+        top = frame_from_topk(query_ids, doc_ids, scores, corpus_ids)
+        blocks = top.blocks
+        keys = pair_keys(top.frame, blocks)
+        top.check_distinct(keys)
+        return cls(top.frame, name, TOPK, keys, blocks)
 
     @classmethod
     def from_frame(cls, df: Any, name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
@@ -298,17 +324,27 @@ def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, s
 
 
 def checked(
-    frame: pl.DataFrame, kind: Kind, source: str, unit: str = "line"
+    frame: pl.DataFrame,
+    kind: Kind,
+    source: str,
+    unit: str = "line",
+    *,
+    distinct: bool = False,
+    blocks: tuple[pl.Series, np.ndarray] | None = None,
 ) -> tuple[pl.DataFrame, np.ndarray | None]:
     """The checks every reader's frame goes through (a streamed run's blocks too): finite scores, no
     duplicate docno in a query (rows in source order); qrels sorted. Returns the frame and, for a run,
-    its :func:`pair_keys`. ``unit`` is what the ``line`` column counts: lines, or a table's rows."""
+    its :func:`pair_keys`. ``unit`` is what the ``line`` column counts: lines, or a table's rows.
+    ``distinct``: the reader knows the (query, docno) pairs are distinct (a mapping's keys), so the
+    duplicate check, a sort of every row's key, is skipped; ``blocks``, the rows' blocks of one query
+    (:attr:`Run.query_blocks`), when the reader knows them, spare hashing every row's query id."""
     if kind is RUN and not frame.get_column("score").is_finite().all():
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
         raise InputError(f"{what} for docno {d!r}", source, line, q, unit=unit)
-    keys = pair_keys(frame)
-    _check_duplicates(frame, keys, source, unit, kind)
+    keys = pair_keys(frame, blocks)
+    if not distinct:
+        _check_duplicates(frame, keys, source, unit, kind)
     if kind is QRELS:
         return _sort_qrels(frame), None
     return frame, keys
@@ -317,19 +353,23 @@ def checked(
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant that mixes the docno hash in
 
 
-def pair_keys(frame: pl.DataFrame) -> np.ndarray:
+def pair_keys(frame: pl.DataFrame, blocks: tuple[pl.Series, np.ndarray] | None = None) -> np.ndarray:
     """A 64-bit key per row from polars' hashes of ``query`` and ``docno``: equal pairs, equal keys.
 
     Used to find duplicates and, by the engine, to join runs with qrels (in one process: polars' hash
     seeds are fixed there). Two columns hashed separately and mixed in numpy cost a fraction of the
-    memory of one polars expression over both.
+    memory of one polars expression over both. Given the rows' ``blocks`` of one query id each, each
+    id is hashed once (polars hashes a value alike wherever it stands).
     """
     keys = frame.get_column("docno").hash().to_numpy()
     if not keys.flags.writeable:  # a view of polars' buffer
         keys = keys.copy()
     with np.errstate(over="ignore"):
         keys *= _MIX
-    keys ^= frame.get_column("query").hash().to_numpy()
+    if blocks is None:
+        keys ^= frame.get_column("query").hash().to_numpy()
+    else:
+        keys ^= np.repeat(blocks[0].hash().to_numpy(), blocks[1])
     return keys
 
 

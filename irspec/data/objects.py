@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import Any
+from itertools import chain
+from operator import methodcaller
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -36,57 +38,95 @@ ROLES = ("query", "docno", "label", "score")
 """irspec's names for the columns, the keys of a ``columns`` mapping."""
 
 
-def frame_from_mapping(d: Any, kind: Kind, source: str) -> pl.DataFrame:
-    """The frame of ``{qid: {docno: value}}``: string (or integer) ids, integer labels or real scores."""
+class MappingFrame(NamedTuple):
+    """What :func:`frame_from_mapping` reads: the frame, whether its (query, docno) pairs are distinct
+    by construction, and its rows' blocks of one query each, ``(ids, lengths)``."""
+
+    frame: pl.DataFrame
+    distinct: bool
+    blocks: tuple[pl.Series, np.ndarray]
+
+
+def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
+    """The frame of ``{qid: {docno: value}}``: string (or integer) ids, integer labels or real scores.
+    Its pairs are distinct by construction when every id is a string, since a mapping's keys are
+    distinct (an integer ``1`` beside a string ``"1"`` would be one docno twice); each query with a
+    document is one block of rows.
+
+    Each entry is touched once in Python, by the C loops of ``itertools.chain`` and polars' list
+    reader (the dicts of a large run hold millions of them: a loop written out in Python would cost
+    several times more than all the evaluation). The query column is built from the query ids and the
+    inner mappings' sizes, so each query id is converted once, not once per document.
+    """
     if not isinstance(d, Mapping):
         raise InputError(
             f"expected a mapping {{qid: {{docno: {kind.value}}}}}, got {type(d).__name__}", source
         )
-    queries: list[Any] = []
-    docnos: list[Any] = []
-    values: list[Any] = []
-    for q, docs in d.items():
-        if not isinstance(docs, Mapping):
-            raise InputError(
-                f"expected a mapping docno -> {kind.value}, got {type(docs).__name__}", source, query=str(q)
-            )
-        docnos.extend(docs.keys())
-        values.extend(docs.values())
-        queries.extend([q] * len(docs))
-    query = _ids_from_objects("query", "query ids", queries, queries, source)
-    docno = _ids_from_objects("docno", "docnos", docnos, query, source)
+    inner = list(d.values())
+    bad = next((i for i, docs in enumerate(inner) if type(docs) is not dict and not isinstance(docs, Mapping)), None)
+    if bad is not None:
+        raise InputError(
+            f"expected a mapping docno -> {kind.value}, got {type(inner[bad]).__name__}",
+            source,
+            query=str(list(d)[bad]),
+        )
+    lengths = np.fromiter(map(len, inner), np.int64, len(inner))
+    qids, strings = _ids_from_objects("query", "query ids", list(d), list(d), source)
+    query = qids.gather(np.repeat(np.arange(len(inner), dtype=np.int64), lengths)) if len(inner) else qids
+    docno, all_strings = _ids_from_objects("docno", "docnos", list(chain.from_iterable(inner)), query, source)
+    values = list(chain.from_iterable(map(methodcaller("values"), inner)))
+    value = _values_from_objects(values, kind, docno, query, source)
+    value = _value_column(value, kind, [query, docno], source, rows=False)
+    frame = pl.DataFrame([query.alias("query"), docno.alias("docno"), value.alias(kind.value), no_lines(len(value))])
+    answered = lengths > 0
+    blocks = (qids.filter(pl.Series(answered)), lengths[answered])
+    return MappingFrame(frame, strings and all_strings, blocks)
+
+
+def _values_from_objects(values: list[Any], kind: Kind, docnos: pl.Series, queries: pl.Series, source: str) -> pl.Series:
+    """The labels or scores of a mapping as a column; a value that is not a number names its query and
+    docno. Scores go straight into a float column (polars refuses strings and ``None`` there); labels
+    through numpy, which keeps integers beyond 64 bits apart from floats."""
+    if kind is not QRELS:
+        try:
+            # Typed by the first value, as numpy types a list: all booleans are refused below, a
+            # boolean among numbers is read as one (numpy's rule, which dicts were read by before).
+            fast = pl.Series(kind.value, values, strict=True)
+            if fast.dtype.is_numeric() and fast.dtype != pl.Boolean:
+                return fast.cast(pl.Float64)
+        except (TypeError, OverflowError, pl.exceptions.PolarsError):
+            pass  # the loop below finds the offender
     try:
         arr = np.asarray(values) if values else np.zeros(0, dtype=np.int64)
     except (OverflowError, ValueError):  # ints beyond 64 bits, ragged nesting
         arr = np.asarray(values, dtype=object)
     if arr.ndim == 1 and arr.dtype.kind in "iuf":
-        value = pl.Series(kind.value, arr)
-    else:
-        i = next((i for i, x in enumerate(values) if not _is_score(x)), None)
-        if i is not None:
-            raise InputError(_bad_value_message(kind, values[i], docnos[i]), source, query=query[i])
-        # Integers stay integers (a label beyond 64 bits is then out of range, not rounded).
-        value = pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
-    value = _value_column(value, kind, [query, docno], source, rows=False)
-    return pl.DataFrame([query.alias("query"), docno.alias("docno"), value.alias(kind.value), _no_lines(len(value))])
+        return pl.Series(kind.value, arr)
+    i = next((i for i, x in enumerate(values) if not _is_score(x)), None)
+    if i is not None:
+        raise InputError(_bad_value_message(kind, values[i], docnos[i]), source, query=queries[i])
+    # Integers stay integers (a label beyond 64 bits is then out of range, not rounded).
+    return pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
 
 
-def _ids_from_objects(name: str, what: str, ids: list[Any], queries: Any, source: str) -> pl.Series:
-    """Strings as they are, integers as their decimal text; anything else names the first offender."""
+def _ids_from_objects(name: str, what: str, ids: list[Any], queries: Any, source: str) -> tuple[pl.Series, bool]:
+    """Strings as they are, integers as their decimal text; anything else names the first offender.
+    Also whether every id was a string already."""
     try:
         out = pl.Series(name, ids, dtype=pl.String, strict=True)
         if not out.null_count():  # a None goes in as a null
-            return out
+            return out, True
     except (TypeError, pl.exceptions.PolarsError):
         pass
     bad = next((i for i, x in enumerate(ids) if not isinstance(x, str) and not _is_label(x)), None)
     if bad is not None:
         raise InputError(f"{what} must be strings (or integers), got {ids[bad]!r}", source, query=str(queries[bad]))
-    return pl.Series(name, [x if isinstance(x, str) else str(int(x)) for x in ids], dtype=pl.String)
+    return pl.Series(name, [x if isinstance(x, str) else str(int(x)) for x in ids], dtype=pl.String), False
 
 
-def _no_lines(n: int) -> pl.Series:
-    return pl.Series("line", [None] * n, dtype=pl.UInt32)
+def no_lines(n: int) -> pl.Series:
+    """The ``line`` column of a source without lines (a dict, a frame, arrays): ``n`` nulls."""
+    return pl.repeat(None, n, dtype=pl.UInt32, eager=True).alias("line")
 
 
 def _is_label(x: Any) -> bool:
@@ -204,7 +244,7 @@ def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.Da
     q, d, v = cols
     ids = [_id_column(s, source) for s in (q, d)]
     value = _value_column(v, kind, ids, source)
-    return pl.DataFrame([ids[0].alias("query"), ids[1].alias("docno"), value.alias(kind.value), _no_lines(len(value))])
+    return pl.DataFrame([ids[0].alias("query"), ids[1].alias("docno"), value.alias(kind.value), no_lines(len(value))])
 
 
 def _series_from_pandas(s: Any, name: str) -> pl.Series:

@@ -1,0 +1,191 @@
+"""A retriever's top k as arrays: query ids (n), document ids and scores (n × k), read into a run's frame.
+
+Dense retrievers return exactly this (FAISS's ``index.search`` gives scores ``D`` and positions ``I``,
+``torch.topk`` values and indices), so a validation loop need not build dicts. Arrays are taken through
+the protocols numpy reads without importing their library: ``__array__`` (numpy, pandas, a CPU torch
+tensor, JAX) or DLPack (``__dlpack__``). Document ids are strings or integers; an integer is its
+decimal text, as a frame's integer ids are, and ``-1`` is FAISS's "no result" padding, skipped with its
+score. Rows need not be sorted: ranking is by score descending, then docno descending, as everywhere.
+
+Every problem is an :class:`~irspec.errors.InputError` naming ``<topk>`` and the row (0-based, as the
+arrays index it) and, where known, its query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from irspec.data.objects import no_lines
+from irspec.errors import InputError
+
+__all__ = ["SOURCE", "NO_RESULT", "TopK", "frame_from_topk"]
+
+SOURCE = "<topk>"
+NO_RESULT = -1
+"""The integer document id FAISS gives where it found fewer than k results; skipped."""
+
+
+@dataclass(frozen=True)
+class TopK:
+    """A top k read as a run's frame (``query, docno, score, line``: rows in the order given, each
+    row's documents in their columns' order, ``-1`` documents left out), with each row's query id and
+    number of documents."""
+
+    frame: pl.DataFrame
+    query_ids: pl.Series
+    lengths: np.ndarray
+
+    @property
+    def blocks(self) -> tuple[pl.Series, np.ndarray]:
+        """The frame's blocks of one query each, ``(ids, lengths)``: the rows with a document."""
+        answered = self.lengths > 0
+        return self.query_ids.filter(pl.Series(answered)), self.lengths[answered]
+
+    def check_distinct(self, keys: np.ndarray) -> None:
+        """No document twice in one row, by the rows' (query, docno) hashes ``keys``
+        (:func:`~irspec.data.pair_keys`): sorted row by row as a padded matrix (the padding, the
+        largest key, sorts last), equal neighbours then compared as strings, so a hash collision is
+        never taken for a duplicate. Raises :class:`InputError` naming the row."""
+        lengths = self.lengths
+        n, k = len(lengths), int(lengths.max()) if len(lengths) else 0
+        if k < 2:
+            return
+        padding = np.iinfo(np.uint64).max
+        matrix = np.full((n, k), padding, dtype=np.uint64)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        place = np.arange(len(keys), dtype=np.int64) + np.repeat(np.arange(n, dtype=np.int64) * k - starts, lengths)
+        matrix.ravel()[place] = keys
+        matrix.sort(axis=1)
+        suspect = ((matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != padding)).any(axis=1)
+        if (keys == padding).any():  # a document whose hash is the padding's: its row is compared whole
+            suspect[np.repeat(np.arange(n), lengths)[keys == padding]] = True
+        docnos = self.frame.get_column("docno")
+        for row in np.flatnonzero(suspect).tolist():
+            own = docnos.slice(int(starts[row]), int(lengths[row]))
+            repeated = own.filter(own.is_duplicated())
+            if len(repeated):
+                raise InputError(f"row {row}: doc id {repeated[0]!r} is given twice", SOURCE, query=self.query_ids[row])
+
+
+def frame_from_topk(query_ids: Any, doc_ids: Any, scores: Any, corpus_ids: Any = None) -> TopK:
+    """A top k as a run's frame; the scores are checked finite here, and :meth:`TopK.check_distinct`
+    checks the pairs. With ``corpus_ids``, ``doc_ids`` are positions in it. Raises
+    :class:`InputError` naming the row for mismatched shapes, a NaN or infinite score, a query twice,
+    ids that are neither strings nor integers."""
+    queries = _as_array(query_ids, "query_ids")
+    docs = _as_array(doc_ids, "doc_ids")
+    values = _as_array(scores, "scores")
+    if queries.ndim != 1:
+        raise InputError(f"query_ids must be 1-D (one id per row), got shape {queries.shape}", SOURCE)
+    if docs.ndim != 2 or values.ndim != 2:
+        raise InputError(
+            f"doc_ids and scores must be 2-D (rows × k), got shapes {docs.shape} and {values.shape}", SOURCE
+        )
+    if docs.shape != values.shape or docs.shape[0] != len(queries):
+        raise InputError(
+            f"shapes do not match: query_ids {queries.shape}, doc_ids {docs.shape}, scores {values.shape}; "
+            "expected (n,), (n, k), (n, k)",
+            SOURCE,
+        )
+    if values.dtype.kind not in "fiu":
+        raise InputError(f"scores must be numbers, got an array of {values.dtype}", SOURCE)
+    qids = _ids(queries, "query_ids")
+    _no_repeated_queries(qids)
+    valid = _valid(docs)
+    values = values.astype(np.float64, copy=False)
+    finite = np.isfinite(values)
+    if not finite[valid].all():
+        row, col = np.argwhere(valid & ~finite)[0].tolist()
+        s = values[row, col]
+        what = "NaN score" if np.isnan(s) else f"infinite score {float(s)!r} (scores must be finite)"
+        raise InputError(f"row {row}, column {col}: {what}", SOURCE, query=qids[row])
+    lengths = valid.sum(axis=1)
+    every = bool(lengths.sum() == valid.size)
+    kept = docs if every else docs[valid]
+    if corpus_ids is not None:
+        kept = _positions(kept, docs, _as_array(corpus_ids, "corpus_ids"))
+    docno = _ids(kept, "doc_ids")
+    score = values.ravel() if every else values[valid]
+    query = pl.Series("query", qids, dtype=pl.String).gather(np.repeat(np.arange(len(qids), dtype=np.int64), lengths))
+    frame = pl.DataFrame([query, docno.alias("docno"), pl.Series("score", score), no_lines(len(score))])
+    return TopK(frame, qids, lengths)
+
+
+def _as_array(x: Any, what: str) -> np.ndarray:
+    """``x`` as a numpy array through ``__array__`` or DLPack; lists and tuples as numpy reads them."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__") and not hasattr(x, "__array__"):
+        try:
+            return np.from_dlpack(x)
+        except (BufferError, TypeError, RuntimeError) as e:  # a GPU tensor, say
+            raise InputError(f"{what}: cannot read it through DLPack ({e}); move it to the CPU first", SOURCE) from None
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError, RuntimeError) as e:  # ragged lists; a CUDA tensor's __array__
+        raise InputError(f"{what}: cannot read it as an array ({str(e)[:120]}); move a GPU tensor to the CPU first", SOURCE) from None
+
+
+def _positions(kept: np.ndarray, docs: np.ndarray, corpus: np.ndarray) -> np.ndarray:
+    """The ids at positions ``kept`` (the valid entries of ``docs``) of ``corpus``."""
+    if docs.dtype.kind not in "iu":
+        raise InputError(f"with corpus_ids, doc_ids must be integer positions, got an array of {docs.dtype}", SOURCE)
+    if corpus.ndim != 1:
+        raise InputError(f"corpus_ids must be 1-D, got shape {corpus.shape}", SOURCE)
+    beyond = docs >= len(corpus)
+    if beyond.any():
+        row, col = np.argwhere(beyond)[0].tolist()
+        raise InputError(
+            f"row {row}, column {col}: position {int(docs[row, col])} is beyond corpus_ids ({len(corpus)} ids)", SOURCE
+        )
+    return corpus[kept]
+
+
+def _valid(docs: np.ndarray) -> np.ndarray:
+    """Which entries hold a document: all but an integer array's ``-1`` padding."""
+    if docs.dtype.kind in "iu":
+        valid = docs != NO_RESULT
+        if docs.dtype.kind == "i" and (docs < NO_RESULT).any():
+            row, col = np.argwhere(docs < NO_RESULT)[0].tolist()
+            raise InputError(
+                f"row {row}, column {col}: doc id {int(docs[row, col])}; an integer id must be >= 0, or -1 for no result",
+                SOURCE,
+            )
+        return valid
+    return np.ones(docs.shape, dtype=bool)
+
+
+def _ids(arr: np.ndarray, what: str) -> pl.Series:
+    """Ids as strings: integers as their decimal text, strings as they are (numpy's fixed-width ones
+    through Python objects, which polars reads several times faster)."""
+    flat = arr.ravel()
+    if flat.size == 0:  # an empty batch: numpy makes [] a float array
+        return pl.Series(what, [], dtype=pl.String)
+    if flat.dtype.kind in "iu":
+        return pl.Series(what, flat).cast(pl.String)
+    if flat.dtype.kind == "U":
+        flat = flat.astype(object)
+    if flat.dtype.kind == "O":
+        try:
+            out = pl.Series(what, flat, dtype=pl.String, strict=True)
+            if not out.null_count():
+                return out
+        except (TypeError, pl.exceptions.PolarsError):
+            pass
+        bad = next(i for i, x in enumerate(flat.tolist()) if not isinstance(x, (str, int, np.integer)) or isinstance(x, bool))
+        where = np.unravel_index(bad, arr.shape)
+        raise InputError(f"{what}[{', '.join(map(str, where))}]: ids must be strings or integers, got {flat[bad]!r}"[:200], SOURCE)
+    raise InputError(f"{what} must hold strings or integers, got an array of {arr.dtype}", SOURCE)
+
+
+def _no_repeated_queries(qids: pl.Series) -> None:
+    dup = qids.is_duplicated()
+    if dup.any():
+        rows = dup.arg_true().to_list()
+        first = qids[rows[0]]
+        again = [r for r in rows if qids[r] == first]
+        raise InputError(f"query {first!r} is given twice (rows {again[0]} and {again[1]})", SOURCE)
