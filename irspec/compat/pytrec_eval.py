@@ -36,7 +36,7 @@ aborts the process), here a ``ValueError`` at construction, as are parameters ir
 Inputs differ at the edges: pytrec_eval reads scores into a C ``float``, so scores that differ only
 beyond single precision tie there (irspec ranks by the double); irspec refuses NaN and infinite scores
 and fractional labels (an ``InputError`` naming the query and document, where pytrec_eval raises
-``TypeError`` on a non-integer label) and reads integer ids as their decimal text.
+``TypeError`` on a non-integer label) and reads integer document ids as their decimal text.
 :func:`compute_aggregated_measure` averages as pytrec_eval does, with numpy's pairwise sum (irspec's
 own means add left to right, as trec_eval does). A ``RelevanceEvaluator`` is not to be shared between
 threads (nor is pytrec_eval's).
@@ -209,9 +209,10 @@ def _with_trec9(metric: Any) -> str:
 
 
 def _make_evaluator(qrels: Any, metrics: list[Any], **options: Any) -> Callable[[Any], Any]:
-    """The one call into irspec's evaluation: a function of a run giving its result.
-
-    Options: ``relevance_level``, ``judged_only``, ``depth``."""
+    """The one call into irspec's evaluation: a function of a run giving its result (queries the qrels
+    lack are left out, and Judged@10 is not warned of). ``options`` are ``irspec.evaluate``'s
+    (``relevance_level``, ``judged_only``, ``depth``); an evaluator that holds the qrels' index and the
+    metrics would be made here, once."""
     from irspec.results import evaluate
 
     return lambda run: evaluate(qrels, run, metrics, judged_warning=None, missing_queries="skip", **options)
@@ -243,9 +244,14 @@ class RelevanceEvaluator:
         from irspec.data import read_qrels
         from irspec.engine import GMEAN_FLOOR, index_qrels
 
-        self._keys = _keys(requested)
-        self._names = [k.trec_name for k in self._keys]
-        self._metrics = list(dict.fromkeys(k.metric for k in self._keys if k.metric is not None))
+        keys = _keys(requested)
+        self._names = [k.trec_name for k in keys]
+        self._metrics = list(dict.fromkeys(k.metric for k in keys if k.metric is not None))
+        # where each key's value is in a result's columns (a text key takes any, then 0.0), which keys
+        # are 0.0 and which logarithms
+        self._columns = [self._metrics.index(k.metric) if k.metric is not None else 0 for k in keys]
+        self._texts = [i for i, k in enumerate(keys) if k.metric is None]
+        self._logs = [i for i, k in enumerate(keys) if k.log]
         self._floor = GMEAN_FLOOR
         qrels = read_qrels(query_relevance)
         self._judged = frozenset(index_qrels(qrels).query_ids)
@@ -273,7 +279,7 @@ class RelevanceEvaluator:
         empty: list[str] = []
         for q in queries:
             docs = scores[q]
-            if not isinstance(docs, Mapping):
+            if type(docs) is not dict and not isinstance(docs, Mapping):  # dict first: the ABC check is slower
                 raise TypeError(f"Unable to extract query/object scores: query {q!r} has no dict of scores.")
             if docs:
                 ranked[q] = docs
@@ -295,20 +301,18 @@ class RelevanceEvaluator:
                 parts.append(self._evaluate(ranked))
             if empty:
                 parts.append(self._evaluate_empty({q: {_PLACEHOLDER: 0.0} for q in empty}))
+        # The results list their queries sorted by id, the metrics in the order given: one gather puts
+        # the rows in the run's order and the columns in the keys'.
         ids = [q for res in parts for q in res.query_ids]
         values = parts[0].values if len(parts) == 1 else np.concatenate([res.values for res in parts])
         row = {q: i for i, q in enumerate(ids)}
-        column = {m: j for j, m in enumerate(parts[0].metrics)}
-        take = [column.get(k.metric, 0) for k in self._keys]
-        table = values[np.array([row[q] for q in queries])][:, take]
-        logs = [i for i, k in enumerate(self._keys) if k.log]
-        if logs:
-            table[:, logs] = np.log(np.maximum(table[:, logs], self._floor))
-        texts = [i for i, k in enumerate(self._keys) if k.metric is None]
-        if texts:
-            table[:, texts] = 0.0
+        table = values[np.array([row[q] for q in queries])][:, self._columns]
+        if self._logs:
+            table[:, self._logs] = np.log(np.maximum(table[:, self._logs], self._floor))
+        if self._texts:
+            table[:, self._texts] = 0.0
         names = self._names
-        return {q: dict(zip(names, values)) for q, values in zip(queries, table.tolist())}
+        return {q: dict(zip(names, line)) for q, line in zip(queries, table.tolist())}
 
 
 def parse_run(f_run: Iterable[str]) -> collections.defaultdict[str, dict[str, float]]:
