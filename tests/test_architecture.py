@@ -65,6 +65,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("plan.load",),  # YAML with lines, overrides, the schema
     ("plan.execute",),  # running a plan and writing its outputs
     ("plan",),  # the plan package's face: its public names
+    ("compat",),  # other libraries' APIs (pytrec_eval's) on irspec's evaluation
     ("cli",),  # the command line
     ("__main__",),  # python -m irspec
     ("__init__",),  # the face: `import irspec`
@@ -87,6 +88,7 @@ LAZY_EDGES = {
     "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
     "datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
     "plan.execute": "an `engine: {spark: ...}` plan loads irspec.spark (pyspark, optional: irspec[spark]) when it runs",
+    "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
 

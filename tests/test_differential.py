@@ -654,3 +654,55 @@ def test_randomdata_is_deterministic_and_rich() -> None:
             )
     assert all(seen.values()), seen
     assert randomdata.KINDS
+
+
+def test_iprec_trec9_rounding_examples() -> None:
+    """trec9=true: trec_eval 9's floor(x·R + 0.9), on the ranking of the test above.
+
+    x = 0.3: floor(1.2 + 0.9) = 2 -> max P from rank 4 = 0.6 (trec_eval 10: 1.0).
+    x = 0.1: floor(0.4 + 0.9) = 1 -> max P from rank 1 = 1.0.
+    x = 0.6: floor(2.4 + 0.9) = 3 -> max P from rank 5 = 0.6.
+    x = 0.9: floor(3.6 + 0.9) = 4 -> P@10 = 0.4.
+    11pt: c = 0, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4 for x = 0, 0.1, ..., 1: (1 + 1 + 1 + 0.6·5 + 0.4·3) / 11.
+    """
+    qrels = {"q": {"d01": 1, "d04": 1, "d05": 1, "d10": 1, "d02": 0}}
+    run = {"q": {f"d{i:02d}": float(20 - i) for i in range(1, 11)}}
+    specs = "IPrec(trec9=true)@0.3, IPrec(trec9=true)@0.1, IPrec(trec9=true)@0.6, IPrec(trec9=true)@0.9, 11pt(trec9=true)"
+    res = irspec.evaluate(qrels, run, specs, missing_queries="skip")
+    got = [res.per_query()["q"][str(m)] for m in res.metrics]
+    assert got == pytest.approx([0.6, 1.0, 0.6, 0.4, (3 + 0.6 * 5 + 0.4 * 3) / 11], abs=1e-12)
+
+
+@pytest.mark.parametrize("level,judged", [(1, False), (2, False), (1, True), (3, True)])
+def test_iprec_and_11pt_trec9_equal_pytrec_eval(level: int, judged: bool) -> None:
+    """IPrec(trec9=true) and 11pt(trec9=true) give pytrec_eval's iprec_at_recall and 11pt_avg (its trec_eval
+    9's rule) within 1e-12, NaN included: pytrec_eval's 0/0 where judged-only empties a ranking and c = 0.
+
+    Empty rankings are not given (pytrec_eval misreads one that is the first it evaluates; the compat
+    tests cover them), nor queries whose labels are all negative (it reads uninitialised memory there).
+    """
+    points = "0,0.1,0.15,0.2,0.25,0.3,0.33,0.35,0.45,0.5,0.6,0.67,0.7,0.8,0.85,0.9,1"
+    pt_sets = {"11pt_avg": "11pt(trec9=true)", "11pt_avg.0.15,0.35,0.45,0.85": "11pt(points=[0.15,0.35,0.45,0.85],trec9=true)"}
+    specs = [f"IPrec(trec9=true)@{p}" for p in points.split(",")]
+    compared = nan = 0
+    for seed in SEEDS:
+        qrels, run = random_case(seed)
+        run = {q: docs for q, docs in run.items() if docs}
+        expected: dict[str, dict[str, float]] = {}
+        for text in [f"iprec_at_recall.{points}", *pt_sets]:  # 11pt_avg's key is the same for any points
+            ev = pytrec_eval.RelevanceEvaluator(qrels, {text}, relevance_level=level, judged_docs_only_flag=judged)
+            for q, values in ev.evaluate(run).items():
+                for key, v in values.items():
+                    expected.setdefault(q, {})[key if key != "11pt_avg" else text] = v
+        res = irspec.evaluate(qrels, run, [*specs, *pt_sets.values()], relevance_level=level, judged_only=judged,
+                              missing_queries="skip", judged_warning=None)
+        assert set(res.query_ids) == set(expected), f"seed {seed}"
+        keys = [f"iprec_at_recall_{float(p):.2f}" for p in points.split(",")] + list(pt_sets)
+        for q, row in zip(res.query_ids, res.values.tolist()):
+            for key, v in zip(keys, row):
+                want = expected[q][key]
+                where = f"{key} on {q}: random_case({seed}) without empty rankings, level {level}, judged {judged}"
+                assert (math.isnan(v) and math.isnan(want)) or v == pytest.approx(want, abs=1e-12), where
+                compared += 1
+                nan += math.isnan(want)
+    assert compared > 2000 and (nan > 0) == judged

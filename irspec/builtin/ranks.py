@@ -84,26 +84,42 @@ c = 0 (trec_eval's Rprec_mult_m). Reference: Buckley & Voorhees 2000; Manning et
     bounds=UNIT,
 )
 
+
+def trec9() -> Param:
+    """trec_eval 9's way of finding the c-th relevant document, for IPrec and 11pt (pytrec_eval's)."""
+    return Param(
+        "trec9",
+        "bool",
+        False,
+        "trec_eval 9's rule, as pytrec_eval computes it: c = floor(x·R + 0.9) rather than trec_eval 10's "
+        "lround(x·R), and NaN (trec_eval's 0/0) rather than 0 on an empty ranking where c = 0",
+    )
+
+
 IPREC = MetricDef(
     "IPrec",
     "interpolated precision at a recall level",
     (
         Param("recall", "float", None, "recall level in [0, 1]", minimum=0, maximum=1, required=True),
+        trec9(),
         rel(),
     ),
     at="recall",
     compute=kernel(K, "interpolated_precision"),
-    trec_name=lambda m: f"iprec_at_recall_{m.get('recall'):.2f}" if plain(m, "recall") else None,
+    # trec9 keeps the name: trec_eval 9 printed its value under the same one
+    trec_name=lambda m: f"iprec_at_recall_{m.get('recall'):.2f}" if plain(m, "recall", "trec9") else None,
     doc="""IPrec@x = max over ranks i at or below the c-th relevant document of P@i, with
 c = round-half-away-from-zero(x·R) (all ranks when c = 0), and 0 when c exceeds the relevant retrieved.
-This is trec_eval 10's iprec_at_recall_x; older trec_eval (and pytrec_eval's bundled copy) used
-c = floor(x·R + 0.9). Reference: Manning et al., Introduction to IR, 8.4.""",
+This is trec_eval 10's iprec_at_recall_x. trec_eval 9 (and pytrec_eval's bundled copy) used
+c = floor(x·R + 0.9): IPrec(trec9=true) gives its values, with its NaN (a 0/0) for an empty ranking
+where c = 0, which trec_eval 10 shares and irspec otherwise defines as 0. Reference: Manning et al.,
+Introduction to IR, 8.4.""",
     bounds=UNIT,
 )
 
 
 def _points_trec(metric: Metric) -> str | None:
-    if not plain(metric, "points"):
+    if not plain(metric, "points", "trec9"):
         return None
     points = metric.get("points")
     return "11pt_avg" if points is None else "11pt_avg_" + ",".join(short_float(p) for p in points)
@@ -122,13 +138,15 @@ ELEVEN_PT = MetricDef(
     "mean interpolated precision at recall 0.0, 0.1, ..., 1.0",
     (
         Param("points", "floats", None, "recall levels to average (default 0.0, 0.1, ..., 1.0)", minimum=0, maximum=1),
+        trec9(),
         rel(),
     ),
     compute=kernel(K, "eleven_point"),
     trec_name=_points_trec,
     dotted=lambda values: [{"points": _recall_points(values)}],
     doc="""11pt = (1/11) Σ_{x in 0.0, 0.1, ..., 1.0} IPrec@x (trec_eval's 11pt_avg; with ``points``,
-the mean over those recall levels). Reference: Salton & McGill (1983); Manning et al. 8.4.""",
+the mean over those recall levels; with trec9=true, of IPrec(trec9=true), as trec_eval 9 computes it).
+Reference: Salton & McGill (1983); Manning et al. 8.4.""",
     bounds=UNIT,
 )
 

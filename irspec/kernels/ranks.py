@@ -64,19 +64,23 @@ def _relevant_precisions(ctx: Context, level: int) -> tuple[np.ndarray, np.ndarr
     return ctx._cache[key]
 
 
-def iprec_at(ctx: Context, level: int, x: float) -> np.ndarray:
-    """Interpolated precision at recall x, trec_eval 10's rule (see the IPrec definition).
+def iprec_at(ctx: Context, level: int, x: float, trec9: bool = False) -> np.ndarray:
+    """Interpolated precision at recall x, trec_eval 10's rule, or trec_eval 9's (see the IPrec definition).
 
     The largest P@j over the relevant ranks j at or below the c-th relevant document's, c = x·R rounded:
     a maximum of the very quotients trec_eval compares, so the value is one of them, bit for bit.
     """
     prec, start, relret = _relevant_precisions(ctx, level)
     R = ctx.R(level)
-    # trec_eval 10 rounds x*R half away from zero (C's lround) to find how many relevant documents
-    # must be seen; floor(v + 0.5) would differ when v + 0.5 rounds up in floating point.
     v = x * R
-    whole = np.trunc(v)
-    c = np.where(v - whole >= 0.5, whole + 1, whole).astype(np.int64)
+    if trec9:
+        # trec_eval 9 casts x*R + 0.9 to long: the sum in double, then truncated (it is >= 0)
+        c = np.floor(v + 0.9).astype(np.int64)
+    else:
+        # trec_eval 10 rounds x*R half away from zero (C's lround) to find how many relevant documents
+        # must be seen; floor(v + 0.5) would differ when v + 0.5 rounds up in floating point.
+        whole = np.trunc(v)
+        c = np.where(v - whole >= 0.5, whole + 1, whole).astype(np.int64)
     ok = np.flatnonzero((R > 0) & (c <= relret) & (relret > 0))
     out = np.zeros(ctx.nq)
     if len(ok):
@@ -86,12 +90,16 @@ def iprec_at(ctx: Context, level: int, x: float) -> np.ndarray:
         # result kept; the sentinel lets the last range end at the array's end.
         bounds = np.column_stack((first, start[ok] + relret[ok])).ravel()
         out[ok] = np.maximum.reduceat(np.append(prec, 0.0), bounds)[::2]
+    if trec9:
+        # With c = 0 trec_eval takes the precision at the end of the ranking as its start: 0/0 there
+        # when the ranking is empty (trec_eval 10 too; irspec's default rule defines it as 0).
+        out[(c == 0) & (ctx.n == 0)] = np.nan
     return out
 
 
 def interpolated_precision(ctx: Context, metric: Metric) -> np.ndarray:
     """IPrec@x."""
-    return iprec_at(ctx, ctx.level(metric), metric.get("recall"))
+    return iprec_at(ctx, ctx.level(metric), metric.get("recall"), metric.get("trec9"))
 
 
 def eleven_point(ctx: Context, metric: Metric) -> np.ndarray:
@@ -100,10 +108,10 @@ def eleven_point(ctx: Context, metric: Metric) -> np.ndarray:
     Summed as trec_eval sums them, from the last point to the first, then divided by their number.
     """
     points = metric.get("points") or tuple(i / 10 for i in range(11))
-    level = ctx.level(metric)
+    level, trec9 = ctx.level(metric), metric.get("trec9")
     total = np.zeros(ctx.nq)
     for x in reversed(points):
-        total = total + iprec_at(ctx, level, x)
+        total = total + iprec_at(ctx, level, x, trec9)
     return total / len(points)
 
 

@@ -1,0 +1,6 @@
+"""Drop-in replacements for other evaluation libraries' APIs, computed by irspec's engine.
+
+``irspec.compat.pytrec_eval``: pytrec_eval's ``RelevanceEvaluator`` and module functions, so that code
+written against pytrec_eval changes one line: ``import irspec.compat.pytrec_eval as pytrec_eval``.
+Importing this package loads nothing else.
+"""
