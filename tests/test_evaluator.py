@@ -214,6 +214,8 @@ def test_missing_queries_error_is_told_by_the_whole() -> None:
         ((["q"], [["a", "b"]], [[1.0, np.nan]]), "row 0, column 1: NaN score"),
         ((["q"], [["a", "b"]], [[1.0, np.inf]]), "row 0, column 1: infinite score"),
         ((["q", "r"], [["a", "b"], ["c", "c"]], [[1, 2], [3, 4]]), "query 'r': row 1: doc id 'c' is given twice"),
+        ((["q", "r"], [[1, -1, -1], [3, 5, 3]], [[1.0, 2.0, 3.0]] * 2), "query 'r': row 1: doc id '3' is given twice"),
+        ((["q"], np.array([[2**40, 7, 2**40]]), [[1.0, 2.0, 3.0]]), "doc id '1099511627776' is given twice"),
         ((["q", "q"], [["a"], ["b"]], [[1.0], [2.0]]), "query 'q' is given twice .rows 0 and 1."),
         ((["q"], [["a", "b"]], [[1.0]]), "shapes do not match"),
         ((["q", "r"], [["a"]], [[1.0]]), "shapes do not match"),
