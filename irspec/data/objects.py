@@ -250,6 +250,15 @@ def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.Da
 def _series_from_pandas(s: Any, name: str) -> pl.Series:
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iufb":
         return pl.Series(name, s.to_numpy())
+    if s.dtype == object:
+        # A column of strings (the common object column) is read as it is, several times faster than
+        # with pandas' missing-value mapping; anything else in it (NaN, pd.NA, numbers) takes that path.
+        try:
+            strings = pl.Series(name, s.to_numpy(), strict=True)
+            if strings.dtype == pl.String:
+                return strings
+        except (TypeError, pl.exceptions.PolarsError):
+            pass
     # Object, string or nullable extension columns: go through Python objects, nulls as None.
     return pl.Series(name, s.to_numpy(dtype=object, na_value=None), strict=False)
 
