@@ -31,7 +31,7 @@ from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_co
 from irspec.report.text import input_tables as text_input_tables
 from irspec.report.text import render as text_render
 
-__all__ = ["Result", "ResultSet", "Shown", "evaluate", "evaluate_input", "several_runs"]
+__all__ = ["Result", "ResultSet", "Shown", "evaluate", "evaluate_input", "several_runs", "one_mapping_run"]
 
 
 @dataclass(frozen=True)
@@ -229,6 +229,15 @@ def _is_mapping(x: Any) -> bool:
     return type(x) is dict or isinstance(x, Mapping)
 
 
+def one_mapping_run(run: Mapping[Any, Any]) -> bool:
+    """Whether the mapping ``run`` is one run in pytrec_eval's shape ``{qid: {docno: score}}`` rather
+    than runs by name, told by its first value: a mapping of scores (or an empty one), or no value at
+    all. One look, not one a query: a run of a million queries is asked this on every evaluation, and
+    a value of another shape further on is an error of the dict's reader, naming its query."""
+    first = next(iter(run.values()), {})
+    return _is_mapping(first) and not _is_mapping(next(iter(first.values()), None))
+
+
 def several_runs(run: Any, columns: Mapping[str, str] | None = None) -> Iterable[Any] | None:
     """The runs ``run`` stands for when it is several (``None`` when it is one), read one at a time.
 
@@ -236,7 +245,7 @@ def several_runs(run: Any, columns: Mapping[str, str] | None = None) -> Iterable
     of scores, else ``{name: run}``; a list or tuple of paths, runs, dicts or frames is several runs (a
     list of tuples, such as ir_measures' ``ScoredDoc`` rows, is one run)."""
     if isinstance(run, Mapping):
-        if all(_is_mapping(v) and not _is_mapping(next(iter(v.values()), None)) for v in run.values()):
+        if one_mapping_run(run):
             return None
         for name in run:
             if not isinstance(name, str):

@@ -200,7 +200,7 @@ def _stem(source: str, fallback: str) -> str:
 def systems_of(run: Any) -> dict[str, list[str]] | None:
     """The systems in a mapping of runs (values that are lists of paths, or globs), each with its paths;
     ``None`` when there are none."""
-    if not isinstance(run, Mapping):
+    if not isinstance(run, Mapping) or results.one_mapping_run(run):
         return None
     found = {}
     for name, value in run.items():
