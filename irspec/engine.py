@@ -115,6 +115,7 @@ class QrelsIndex:
 
 
 _FILTER_BITS = 22
+_FEW_BLOCKS = 20_000
 
 _INDEX_CACHE: dict[int, QrelsIndex] = {}
 
@@ -661,7 +662,7 @@ def finish(
         name,
         source,
         tuple(metrics),
-        tuple(query_ids[i] for i in order),
+        tuple([query_ids[i] for i in order]),
         values[order],
         options,
         tuple(notes),
@@ -721,7 +722,7 @@ def _evaluate_run(
         run.name,
         run.source,
         tuple(metrics),
-        tuple(ctx.query_ids[i] for i in order),
+        tuple([ctx.query_ids[i] for i in order]),
         values[order],
         options,
         tuple(notes),
@@ -788,13 +789,17 @@ def build_context(
     # Blocks of adjacent rows with the same query id (exact string comparison): one per query in a
     # grouped run, so everything per query below is computed on a few thousand blocks, not on rows.
     names, lengths = run.query_blocks
-    codes = (
-        pl.DataFrame({"query": names})
-        .join(index.query_codes, on="query", how="left", maintain_order="left")
-        .get_column("qcode")
-        .fill_null(-1)
-        .to_numpy()
-    )
+    if len(names) <= _FEW_BLOCKS:  # a dict lookup each: a join's fixed cost is most of a small run's time
+        position = index.position
+        codes = np.fromiter((position.get(q, -1) for q in names.to_list()), np.int64, len(names))
+    else:
+        codes = (
+            pl.DataFrame({"query": names})
+            .join(index.query_codes, on="query", how="left", maintain_order="left")
+            .get_column("qcode")
+            .fill_null(-1)
+            .to_numpy()
+        )
     known = codes >= 0
     present = np.flatnonzero(np.bincount(codes[known], minlength=len(index.query_ids)))
     run_queries = {index.query_ids[c] for c in present.tolist()}
