@@ -308,18 +308,21 @@ class Registry:
 
     def _bind_one(self, defn: MetricDef, node: ast.SpecNode, preset: dict[str, Any]) -> Metric:
         given: dict[str, Any] = {}
+        typed: dict[str, str] = {}  # what the user wrote that set each parameter, for "given twice"
         # preset values come from the alias (already typed) or trec_eval's dotted suffix (strings).
         for k, v in preset.items():
             given[k] = ("preset", v)
+            typed[k] = f"the name {shorten(node.name)!r}"
 
-        def put(name: str, value: Any, how: str) -> None:
+        def put(name: str, value: Any, written: str) -> None:
             if name not in defn.param_names:
                 raise ParameterError(
                     defn.name, name, f"no such parameter; {defn.name} takes {_names_text(defn.param_names)}"
                 )
             if name in given:
-                raise ParameterError(defn.name, name, f"given twice (the {how} and the name or another argument)")
-            given[name] = (how, value)
+                raise ParameterError(defn.name, name, f"given twice ({typed[name]} and {written})")
+            given[name] = ("argument", value)
+            typed[name] = written
 
         if len(node.args) > 1:
             raise ParameterError(defn.name, None, "takes at most one positional argument; name the others (key=value)")
@@ -328,16 +331,17 @@ class Registry:
                 raise ParameterError(
                     defn.name, None, f"takes no positional argument; use key=value with {_names_text(defn.param_names)}"
                 )
-            put(defn.positional, node.args[0], "positional argument")
+            put(defn.positional, node.args[0], "a positional argument")
         for k, v in node.kwargs:
+            written = f"{k}="
             # ir_measures names the @ value cutoff= on every measure (P(cutoff=10) is P@10)
             if k == "cutoff" and "cutoff" not in defn.param_names and defn.at is not None:
                 k = defn.at
-            put(k, v, "keyword")
+            put(k, v, written)
         if node.cutoff is not None:
             if defn.at is None:
                 raise ParameterError(defn.name, None, "takes no @ value")
-            put(defn.at, node.cutoff, "@ value")
+            put(defn.at, node.cutoff, "@")
 
         params: list[tuple[str, Any]] = []
         for p in defn.params:

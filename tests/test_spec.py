@@ -559,7 +559,10 @@ BAD = [
     ("11pt(points=[R])", 1, ParameterError, ["11pt: parameter 'points'", "list of numbers"]),
     ("AP(rel=2, rel=3)", 1, ParameterError, ["AP: parameter 'rel'", "twice"]),
     ("P(k=5)@10", 1, ParameterError, ["P: parameter 'k'", "twice"]),
-    ("P.5@10", 1, ParameterError, ["P: parameter 'k'", "twice"]),
+    ("P.5@10", 1, ParameterError, ["P: parameter 'k'", "twice", "the name 'P.5'", "@"]),
+    # what was typed is named, not only the parameter it sets (cutoff= is ir_measures' name for @)
+    ("P(cutoff=5)@10", 1, ParameterError, ["P: parameter 'k'", "given twice", "cutoff=", "and @"]),
+    ("P(k=5)@10", 1, ParameterError, ["given twice", "k= and @"]),
     ("SetAP@5", 1, ParameterError, ["SetAP", "no @"]),
     ("official(rel=2)", 1, ParameterError, ["official", "no arguments"]),
     ("P.", 1, ParameterError, ["P:", "empty value"]),
