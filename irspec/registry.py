@@ -234,8 +234,9 @@ class Registry:
         if "." in raw:
             base, _, suffix = raw.partition(".")
             candidates.append((base, suffix))
-        # trec_eval prints P_5, ndcg_cut_10, iprec_at_recall_0.10: accept them as names too.
-        m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))", raw)
+        # trec_eval prints P_5, ndcg_cut_10, iprec_at_recall_0.10: accept them as names too, with
+        # pytrec_eval's lists of them (P_5,10 is P.5,10).
+        m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:,[-+.=0-9]+)*)", raw)
         if m:
             candidates.append((m.group(1), m.group(2)))
         for base, suffix in candidates:

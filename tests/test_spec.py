@@ -293,6 +293,29 @@ def test_parse_of_duplicates_is_one_metric():
     assert str(irspec.parse("P@5 P_5")) == "P@5"
 
 
+UNDERSCORE_LISTS = {  # pytrec_eval's spelling -> trec_eval's
+    "P_5,10": "P.5,10",
+    "ndcg_cut_20,4": "ndcg_cut.20,4",
+    "iprec_at_recall_0.10,0.20": "iprec_at_recall.0.10,0.20",
+    "recall_5,10": "recall.5,10",
+    "map_cut_5,10": "map_cut.5,10",
+    "success_1,5": "success.1,5",
+    "relative_P_5,10": "relative_P.5,10",
+}
+
+
+@pytest.mark.parametrize("text", UNDERSCORE_LISTS)
+def test_pytrec_evals_underscore_lists_are_its_measures(text):
+    """pytrec_eval (and ir_measures' pytrec_eval provider) reads ``P_5,10`` as trec_eval's ``P.5,10``:
+    the same measures, under the names pytrec_eval prints for them."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    printed = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1}}, {text}).evaluate({"q1": {"d1": 1.0}})["q1"]
+    metrics = irspec.parse_many(text)
+    assert sorted(m.trec_name for m in metrics) == sorted(printed)
+    assert metrics == irspec.parse_many(UNDERSCORE_LISTS[text])
+    assert irspec.parse_many(text, trec=True) == metrics
+
+
 # --- trec_eval's groups and defaults ----------------------------------------------------------------
 
 OFFICIAL = [
