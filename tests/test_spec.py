@@ -365,6 +365,18 @@ def test_all_trec_matches_trec_eval_output():
     assert [n for n in names if n != "relstring"] == expected
 
 
+def test_set_is_trec_evals_set_nickname():
+    """trec_eval 9 and 10 define the nickname ``set`` (measures.c's set_names); pytrec_eval exposes the
+    list, and prints the measures in trec_eval's order (runid is irspec's output line, not a measure)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    members = pytrec_eval.supported_nicknames["set"] - {"runid"}
+    printed = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1, "d2": 0}}, {"set"}).evaluate({"q1": {"d1": 1.0, "d3": 0.5}})
+    in_order = [name for name in printed["q1"] if name != "runid"]
+    assert sorted(in_order) == sorted(members)
+    for trec in (False, True):
+        assert [m.trec_name for m in irspec.parse_many("set", trec=trec)] == in_order
+
+
 def test_groups_expand_in_place_and_drop_duplicates():
     metrics = irspec.parse_many("P@7 official P@5 nDCG@10")
     assert [str(m) for m in metrics][:2] == ["P@7", "NumQ"]
