@@ -14,8 +14,8 @@ ir_measures can compute here (its pytrec_eval provider, and its Python providers
 and irspec's per-query values must equal ir_measures' (within 1e-9) on every query of the run.
 ir_measures' pytrec_eval crashes on an empty ranking or an all-negative query, so those are left out
 of both inputs (irspec's values there are tested in ``tests/test_differential.py``). A qrels query
-the run lacks gets 0 on every measure from ir_measures, and from irspec trec_eval's -c values (1 for
-NumQ, R for NumRel): those queries are not compared.
+the run lacks gets 0 on every measure from ir_measures, and from irspec trec_eval's -c values (its empty
+ranking's: 1 for NumQ, R for NumRel): those queries are not compared.
 
 The walk runs with the installed plugins loaded (as a user's irspec runs): CI installs every plugin in
 ``plugins/``, and some of ir_measures' names (ERR, RBP) are theirs.

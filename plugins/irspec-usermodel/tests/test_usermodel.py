@@ -70,6 +70,13 @@ def test_rbp_by_hand():
     assert v["x-2"]["RBP(residual=true)"] == pytest.approx(0.2 + 0.8**2)
 
 
+def test_a_query_the_run_lacks_has_rbp_0_and_residual_1():
+    # irspec scores a qrels query the run lacks as its empty ranking (trec_eval -c): n = 0, so RBP = 0 and
+    # the residual is p^0 = 1: nothing of the ranking is known, RBP could be anything from 0 to 1.
+    v = values("RBP, RBP(residual=true), ERR, NCG@10", {**QRELS, "q3": {"a": 1}}, RUN)
+    assert v["q3"] == {"RBP": 0.0, "RBP(residual=true)": 1.0, "ERR": 0.0, "NCG@10": 0.0}
+
+
 def test_rbp_binary_uses_the_relevance_level():
     v = values("RBP, RBP(rel=2)", relevance_level=2)
     assert v["q1"]["RBP"] == pytest.approx(0.2)  # only a (3) at rank 1
