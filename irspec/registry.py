@@ -62,6 +62,7 @@ __all__ = [
     "Better",
     "DATASET_MEASURES",
     "JUDGED_ONLY",
+    "SHIPPED_PLUGIN_NAMES",
 ]
 
 JUDGED_ONLY = Param(
@@ -73,6 +74,39 @@ JUDGED_ONLY = Param(
 """The parameter every metric over runs takes, declared or not (ir_measures' ``judged_only=True``): the
 metric is computed as under the evaluation option ``judged_only`` (trec_eval's ``-J``), the other
 metrics of the evaluation are not. The engine builds that ranking once for all such metrics."""
+
+SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
+    "irspec-usermodel": (
+        "ERR", "expected_reciprocal_rank", "RBP", "rank_biased_precision", "NCG", "normalised_cumulative_gain",
+        "normalized_cumulative_gain", "BPM", "INST", "INSQ", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
+    ),
+    "irspec-online": (
+        "CTR", "click_through_rate", "clickthrough_rate", "ZRR", "zero_result_rate", "Abandonment",
+        "session_abandonment_rate", "abandonment_rate", "SessionSuccess", "session_success_rate", "QueriesPer",
+        "queries_per_time_unit", "query_rate",
+    ),
+    "irspec-diversity": (
+        "alpha_nDCG", "α_nDCG", "alpha-nDCG", "alpha_DCG", "α_DCG", "alpha-DCG", "ERR_IA", "ERR-IA", "nERR_IA",
+        "nERR-IA", "NRBP", "nNRBP", "P_IA", "P-IA", "StRecall", "strec", "S_recall", "AP_IA", "MAP_IA", "MAP-IA",
+    ),
+}  # fmt: skip
+"""The names and aliases each plugin shipped in irspec's ``plugins/`` registers, by distribution: a name
+that no loaded plugin answers is then "unknown, from irspec-online, which is not loaded" rather than
+only unknown. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
+
+_SHIPPED_BY_NAME = {name.lower(): dist for dist, names in SHIPPED_PLUGIN_NAMES.items() for name in names}
+
+
+def _unknown(raw: str, names: Iterable[str], bases: Iterable[str] = ()) -> UnknownMetricError:
+    """The error for a name no registered metric answers: with the shipped plugin that registers it
+    (``raw`` or one of the ``bases`` it was read as, ``alpha_nDCG`` of ``alpha_nDCG.20``), else with the
+    closest registered names."""
+    for name in (raw, *bases):
+        plugin = _SHIPPED_BY_NAME.get(name.lower())
+        if plugin is not None:
+            return UnknownMetricError(raw, plugin=plugin)
+    return UnknownMetricError(raw, suggest(raw.split(".")[0], names))
+
 
 DATASET_MEASURES = "irds-official"
 """The spec name that stands for the official measures of an ir_datasets dataset. Only the dataset knows
@@ -221,7 +255,7 @@ class Registry:
         """The definition that ``name`` (canonical or alias, any case) names."""
         entry = self._names.get(name.lower())
         if entry is None or isinstance(entry.definition, MetricGroup):
-            raise UnknownMetricError(name, suggest(name, self.names()))
+            raise _unknown(name, self.names())
         return entry.definition
 
     def _resolve(self, raw: str) -> tuple[_Entry, list[dict[str, Any]] | None, str | None]:
@@ -264,7 +298,7 @@ class Registry:
                 f"{raw!r} stands for the official measures of an ir_datasets dataset, so it needs qrels named "
                 f"irds:<dataset id> (as in: irspec eval irds:msmarco-passage/trec-dl-2019/judged run.txt -m {raw})"
             )
-        raise UnknownMetricError(raw, suggest(raw.split(".")[0], self.names()))
+        raise _unknown(raw, self.names(), [base for base, _ in candidates])
 
     # --- binding ------------------------------------------------------------------------------
     def bind(self, node: ast.SpecNode, _depth: int = 0) -> list[Metric]:
