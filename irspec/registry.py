@@ -2,8 +2,9 @@
 
 Binding is the second phase after :mod:`irspec.spec`: it resolves a name (case-insensitive, through
 aliases and trec_eval's ``name.v1,v2`` / ``name_v`` forms), matches arguments to declared parameters,
-checks their types and ranges, and drops defaults, giving an immutable :class:`Metric` whose ``str``
-is the one canonical text of the spec. The definitions themselves (:class:`Param`, :class:`MetricDef`,
+checks their types and ranges, and drops defaults (but a default ``@`` value and a parameter declared
+``shown``: :meth:`MetricDef.shown_at_default`), giving an immutable :class:`Metric` whose ``str`` is the
+one canonical text of the spec. The definitions themselves (:class:`Param`, :class:`MetricDef`,
 :class:`Metric`, ...) are plain values declared in :mod:`irspec.definitions` and re-exported here, where
 plugins import them.
 """
@@ -380,13 +381,16 @@ class Registry:
 
         params: list[tuple[str, Any]] = []
         for p in defn.params:
+            shown = defn.shown_at_default(p)
             if p.name not in given:
+                if shown:  # so that alpha_nDCG and alpha_nDCG@20 are one metric, printed alpha_nDCG@20
+                    params.append((p.name, p.default))
                 continue
             how, raw = given[p.name]
             value = _coerce_preset(defn, p, raw) if how == "preset" else _coerce(defn, p, raw)
             # Defaults are dropped so that "P(rel=None)" never differs from "P"; numbers compare by
             # value, so F(beta=1) and F(beta=1.0) are both plain F.
-            if value != p.default:
+            if value != p.default or shown:
                 params.append((p.name, value))
         missing = [p.name for p in defn.params if p.required and p.name not in given]
         if missing:

@@ -141,10 +141,40 @@ _DEFAULTS = [
 
 @pytest.mark.parametrize(("name", "param", "default"), _DEFAULTS, ids=[f"{n}.{p}" for n, p, _ in _DEFAULTS])
 def test_a_parameter_given_its_default_is_dropped(name, param, default):
+    # ... from the text unless it is shown at its default (a default @ value: relstring@10), and in any
+    # case the metric is the one its name alone gives
     written = repr(default) if isinstance(default, (str, int, float)) else str(getattr(default, "name", default))
     text = f"{name}({param}={written})"
-    assert str(irspec.parse(text)) == name
+    definition = get_registry().definitions[name]
+    shown = definition.shown_at_default(definition.param(param))
+    assert str(irspec.parse(text)) == (f"{name}@{written}" if shown else name)
     assert irspec.parse(text) == irspec.parse(name)
+
+
+def test_a_default_cutoff_is_shown():
+    """A table must show the depth it measured: a default @ value is part of the canonical text (relstring's
+    10, trec_eval's default too), so relstring and relstring@10 are one metric with one text, relstring@10;
+    trec_eval's printed name is unchanged (relstring, and relstring_20 for another depth)."""
+    assert str(irspec.parse("relstring")) == "relstring@10"
+    assert irspec.parse("relstring") == irspec.parse("relstring@10") == irspec.parse("relstring(k=10)")
+    assert irspec.parse("relstring").trec_name == "relstring"
+    assert irspec.parse("relstring@20").trec_name == "relstring_20"
+
+
+def test_a_parameter_declared_shown_is_shown_at_its_default(irspec_plugin):
+    from irspec.registry import MetricDef, Param
+
+    class Plugin:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register(MetricDef("Persist", "a toy", (Param("p", "float", 0.8, "persistence", shown=True),
+                                                    Param("q", "float", 0.5, "not shown")), compute="x:y"))
+
+    irspec_plugin(Plugin())
+    assert str(irspec.parse("Persist")) == "Persist(p=0.8)"
+    assert str(irspec.parse("Persist(q=0.5, p=0.8)")) == "Persist(p=0.8)"
+    assert irspec.parse("Persist") == irspec.parse("Persist(p=0.8)")
+    assert str(irspec.parse("Persist(p=0.9,q=0.25)")) == "Persist(p=0.9,q=0.25)"
 
 
 def _base_names(text: str) -> set[str]:

@@ -54,6 +54,7 @@ RBP = MetricDef(
             minimum=0,
             maximum=1,
             exclusive_minimum=True,
+            shown=True,  # 0.8 here and in ir_measures, 0.9 in trec_eval's rbp, none in ranx: always say which
         ),
         _cutoff(),
         Param(

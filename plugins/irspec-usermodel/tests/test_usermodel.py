@@ -59,28 +59,28 @@ def test_err_clips_labels_above_the_maximum_grade_and_ignores_negative_ones():
 def test_rbp_by_hand():
     v = values("RBP, RBP(residual=true), RBP(0.5)@2, RBP(max_grade=3), RBP(0.5, residual=true)@2")
     # binary at rel 1: a (rank 1) and c (rank 3) relevant: 0.2 (1 + 0.8^2)
-    assert v["q1"]["RBP"] == pytest.approx(0.2 * (1 + 0.64))
+    assert v["q1"]["RBP(p=0.8)"] == pytest.approx(0.2 * (1 + 0.64))
     # e unjudged at rank 4: 0.2 * 0.8^3, plus p^n = 0.8^4 for the ranks below the list
-    assert v["q1"]["RBP(residual=true)"] == pytest.approx(0.2 * 0.8**3 + 0.8**4)
+    assert v["q1"]["RBP(p=0.8,residual=true)"] == pytest.approx(0.2 * 0.8**3 + 0.8**4)
     assert v["q1"]["RBP(p=0.5)@2"] == pytest.approx(0.5)
     assert v["q1"]["RBP(p=0.5,residual=true)@2"] == pytest.approx(0.25)  # top 2 judged: p^2
     # graded, max grade 3: r = 1, 0, 1/3, 0
-    assert v["q1"]["RBP(max_grade=3)"] == pytest.approx(0.2 * (1 + 0.64 / 3))
-    assert v["x-2"]["RBP"] == pytest.approx(0.2 * 0.8)
-    assert v["x-2"]["RBP(residual=true)"] == pytest.approx(0.2 + 0.8**2)
+    assert v["q1"]["RBP(max_grade=3,p=0.8)"] == pytest.approx(0.2 * (1 + 0.64 / 3))
+    assert v["x-2"]["RBP(p=0.8)"] == pytest.approx(0.2 * 0.8)
+    assert v["x-2"]["RBP(p=0.8,residual=true)"] == pytest.approx(0.2 + 0.8**2)
 
 
 def test_a_query_the_run_lacks_has_rbp_0_and_residual_1():
     # irspec scores a qrels query the run lacks as its empty ranking (trec_eval -c): n = 0, so RBP = 0 and
     # the residual is p^0 = 1: nothing of the ranking is known, RBP could be anything from 0 to 1.
     v = values("RBP, RBP(residual=true), ERR, NCG@10", {**QRELS, "q3": {"a": 1}}, RUN)
-    assert v["q3"] == {"RBP": 0.0, "RBP(residual=true)": 1.0, "ERR": 0.0, "NCG@10": 0.0}
+    assert v["q3"] == {"RBP(p=0.8)": 0.0, "RBP(p=0.8,residual=true)": 1.0, "ERR": 0.0, "NCG@10": 0.0}
 
 
 def test_rbp_binary_uses_the_relevance_level():
     v = values("RBP, RBP(rel=2)", relevance_level=2)
-    assert v["q1"]["RBP"] == pytest.approx(0.2)  # only a (3) at rank 1
-    assert v["q1"]["RBP(rel=2)"] == v["q1"]["RBP"]
+    assert v["q1"]["RBP(p=0.8)"] == pytest.approx(0.2)  # only a (3) at rank 1
+    assert v["q1"]["RBP(p=0.8,rel=2)"] == v["q1"]["RBP(p=0.8)"]
     with pytest.raises(irspec.ParameterError, match="rel"):
         values("RBP(rel=2, max_grade=3)")
 
@@ -99,9 +99,10 @@ def test_ncg_by_hand():
 def test_canonical_texts_and_aliases():
     cases = {
         "RBP(0.9)@10": "RBP(p=0.9)@10",
-        "rank_biased_precision(residual=true)": "RBP(residual=true)",
-        "rbp": "RBP",  # METRICS.md's "RBP following the published formula"
-        "RBP(p=0.8)": "RBP",
+        # p is shown at its default: 0.8 here and in ir_measures, 0.9 in trec_eval, no default in ranx
+        "rank_biased_precision(residual=true)": "RBP(p=0.8,residual=true)",
+        "RBP": "RBP(p=0.8)",
+        "RBP(p=0.8)": "RBP(p=0.8)",
         "ERR(max_grade=4)@20": "ERR@20",
         "expected_reciprocal_rank@10": "ERR@10",
         "normalized_cumulative_gain@100": "NCG@100",
