@@ -64,6 +64,7 @@ __all__ = [
     "DATASET_MEASURES",
     "JUDGED_ONLY",
     "SHIPPED_PLUGIN_NAMES",
+    "REFUSED_SPELLINGS",
 ]
 
 JUDGED_ONLY = Param(
@@ -94,6 +95,29 @@ SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
 """The names and aliases each plugin shipped in irspec's ``plugins/`` registers, by distribution: a name
 that no loaded plugin answers is then "unknown, from irspec-online, which is not loaded" rather than
 only unknown. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
+
+REFUSED_SPELLINGS: Mapping[str, str] = {
+    "hits": "ranx's hits@k is the number of relevant documents in the top k, while link prediction's Hits@k "
+    "(and a hit rate) is whether there is one, so either reading would change the other's meaning: write "
+    "Success@k for the latter, and P@k for ranx's count divided by k",
+    "trec:rbp": "trec_eval's rbp (p = 0.9, gains scaled to [0, 1]) reads uninitialised memory, so irspec does "
+    "not compute it, and the irspec-usermodel plugin's RBP has p = 0.8 by default: write RBP(p=0.9) "
+    "(binary at the relevance level; max_grade=G for graded gains) for Moffat & Zobel's RBP at trec_eval's p",
+}
+"""Spellings that mean one thing in one tool and another elsewhere, refused with what each means and what
+to write, rather than read one way in silence (unless a plugin registers the name: its author chose).
+``trec:NAME`` is NAME on trec_eval's command line only (``-m``, ``trec=True``), where it names trec_eval's
+measure; elsewhere NAME is read as the language reads it (``rbp`` is RBP, whose text shows its p)."""
+
+
+def _refuse(raw: str, names: Iterable[str]) -> None:
+    """Raise :class:`SpecError` when ``raw``, or a name it was read as (``hits`` of ``hits.5``), is one of
+    :data:`REFUSED_SPELLINGS`."""
+    for name in names:
+        reason = REFUSED_SPELLINGS.get(name.lower())
+        if reason is not None:
+            raise SpecError(f"{shorten(raw)!r} is not read: {reason}")
+
 
 _SHIPPED_BY_NAME = {name.lower(): dist for dist, names in SHIPPED_PLUGIN_NAMES.items() for name in names}
 
@@ -256,6 +280,8 @@ class Registry:
         """The definition that ``name`` (canonical or alias, any case) names."""
         entry = self._names.get(name.lower())
         if entry is None or isinstance(entry.definition, MetricGroup):
+            if entry is None:
+                _refuse(name, [name])
             raise _unknown(name, self.names())
         return entry.definition
 
@@ -299,6 +325,7 @@ class Registry:
                 f"{raw!r} stands for the official measures of an ir_datasets dataset, so it needs qrels named "
                 f"irds:<dataset id> (as in: irspec eval irds:msmarco-passage/trec-dl-2019/judged run.txt -m {raw})"
             )
+        _refuse(raw, [raw, *(base for base, _ in candidates)])
         raise _unknown(raw, self.names(), [base for base, _ in candidates])
 
     # --- binding ------------------------------------------------------------------------------
@@ -449,6 +476,9 @@ class Registry:
         if given is not None:
             _check_group_node(node)
             return [(m, None) for m in self.parse(given())]
+        bare = not (node.args or node.kwargs or node.cutoff)
+        if trec and bare:
+            _refuse(node.name, [f"trec:{node.name}"])
         entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
         if entry is not None and not (node.args or node.kwargs or node.cutoff):
             return [(m, None) for m in self.parse(entry.definition.specs)]

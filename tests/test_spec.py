@@ -177,6 +177,30 @@ def test_a_parameter_declared_shown_is_shown_at_its_default(irspec_plugin):
     assert str(irspec.parse("Persist(p=0.9,q=0.25)")) == "Persist(p=0.9,q=0.25)"
 
 
+# --- spellings that mean something else elsewhere ----------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["hits@5", "hits", "HITS@10", "hits.5", "hits_5", "P@5, hits@10"])
+def test_hits_is_refused_for_its_two_meanings(text):
+    # ranx's hits@k is the number of relevant documents in the top k (ranx/metrics/hits.py); link
+    # prediction's Hits@k, and a hit rate, is whether there is one (Success@k): reading either would change
+    # the other's meaning without a word
+    for trec in (False, True):
+        with pytest.raises(SpecError) as info:
+            irspec.parse_many(text, trec=trec)
+        message = str(info.value)
+        assert "ranx" in message and "Success@k" in message and "P@k" in message
+        assert isinstance(info.value, IrspecError) and not isinstance(info.value, UnknownMetricError)
+
+
+@pytest.mark.parametrize("text", ["rbp", "RBP", " rbp "])
+def test_trec_evals_rbp_is_refused_on_its_command_line(text):
+    # -m rbp is trec_eval's rbp (p = 0.9, m_rbp.c), which irspec does not compute (it reads uninitialised
+    # memory): the plugin's RBP (p = 0.8) under that spelling would be another measure
+    with pytest.raises(SpecError, match=r"trec_eval's rbp .*RBP\(p=0\.9\)"):
+        irspec.parse_many(text, trec=True)
+
+
 def _base_names(text: str) -> set[str]:
     """The name tokens of a spec list, with and without trec_eval's .v / _v suffix, lower-cased."""
     out = set()

@@ -96,6 +96,27 @@ def test_ncg_by_hand():
     assert values("NCG", {"q": {"a": 0}}, {"q": {"a": 1.0}})["q"]["NCG"] == 0.0  # no gain to find: 0
 
 
+def test_ranx_spelling_of_rbp_is_its_persistence():
+    # ranx reads rbp.95 as p = 0.95 (float("0." + "95"), ranx/metrics/__init__.py): the digits after the
+    # dot are p's decimals, never a cutoff
+    assert irspec.parse("rbp.95") == irspec.parse("RBP(p=0.95)")
+    assert str(irspec.parse("RBP.8")) == "RBP(p=0.8)"
+    assert irspec.parse_many("rbp.5,95") == irspec.parse_many("RBP(p=0.5), RBP(p=0.95)")
+    assert irspec.parse("rbp.95").trec_name is None  # no trec_eval name is claimed
+    with pytest.raises(irspec.ParameterError, match="ranx"):
+        irspec.parse("rbp.0.95")
+    # @ stays the cutoff, as in ir_measures (ranx's rbp@95 would be p = 0.95 too: not read that way)
+    assert str(irspec.parse("RBP@95")) == "RBP(p=0.8)@95"
+
+
+def test_rbp_on_trec_evals_command_line_is_refused_even_with_the_plugin():
+    # trec_eval's rbp has p = 0.9 (m_rbp.c); the language's rbp is this plugin's RBP, which says its p
+    assert str(irspec.parse("rbp")) == "RBP(p=0.8)"
+    with pytest.raises(irspec.SpecError, match="trec_eval's rbp"):
+        irspec.parse_many("rbp", trec=True)
+    assert irspec.parse_many("RBP(p=0.9)", trec=True) == [irspec.parse("RBP(p=0.9)")]
+
+
 def test_canonical_texts_and_aliases():
     cases = {
         "RBP(0.9)@10": "RBP(p=0.9)@10",
