@@ -480,7 +480,7 @@ class Registry:
         if trec and bare:
             _refuse(node.name, [f"trec:{node.name}"])
         entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
-        if entry is not None and not (node.args or node.kwargs or node.cutoff):
+        if entry is not None and bare:
             return [(m, None) for m in self.parse(entry.definition.specs)]
         found = self.bind(node)
         if trec and isinstance(self._names.get(node.name.lower(), _NO_ENTRY).definition, MetricGroup):
