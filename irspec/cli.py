@@ -150,7 +150,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     specs = args.measures or ["official"]
     metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
-    runid = any(s.strip() in ("official", "all_trec") for s in specs)
+    runid = any(s.strip() in ("official", "set", "all_trec") for s in specs)
     # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
     # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
     if args.c and args.missing_queries not in (None, "zero"):
@@ -438,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a system of several runs of one method (seeds, folds), reported as the mean of its runs per topic, "
                    "after the runs: NAME=runs/dense-seed*.run or NAME=a.run,b.run (globs expanded by irspec); repeatable")
     p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
-                   help="metric spec(s), repeatable; trec_eval names and sets (official, all_trec) work, and irds-official "
+                   help="metric spec(s), repeatable; trec_eval names and sets (official, set, all_trec) work, and irds-official "
                    "(the dataset's official measures) with irds: qrels; default official")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
     p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c; irspec's default)")

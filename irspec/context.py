@@ -40,7 +40,8 @@ class Options:
     ``relevance_level`` [-l]: the default ``rel`` of every metric. ``depth`` [-M]: keep the top
     ``depth`` documents of each ranking. ``judged_only`` [-J]: drop unjudged and negative-label
     documents before measuring. ``missing_queries`` [-c is ``zero``]: what a qrels query absent from
-    the run gets: ``zero`` (every measure 0, counted in the mean), ``skip``, or ``error``.
+    the run gets: ``zero`` (scored as an empty ranking, as trec_eval -c scores it: 0 on most measures;
+    counted in the mean), ``skip``, or ``error``.
     ``collection_size``: the number of documents in the collection, for fall-out.
     ``judged_warning``: a run whose mean Judged@10 (over the queries it answers) is below this gets a
     warning that its scores are likely underestimated; ``None`` or 0 for none. Not a trec_eval option,

@@ -61,7 +61,9 @@ class Param:
     for strict bounds such as beta > 0); an ``int`` is never above :data:`MAX_COUNT`. ``per_query``
     allows arithmetic over the per-query symbol ``R`` (``bpref(10+R)``, ``P@R``); the engine gives such a
     value its meaning per query (:meth:`irspec.engine.Context.cutoff`), since R is known only there.
-    A default of ``None`` means "not set" (for ``rel``: the evaluation's relevance level).
+    A default of ``None`` means "not set" (for ``rel``: the evaluation's relevance level). ``shown`` keeps
+    the parameter in the canonical text at its default (see :meth:`MetricDef.shown_at_default`): for a
+    default that tools disagree on, such as RBP's persistence (0.8 in ir_measures, 0.9 in trec_eval).
     """
 
     name: str
@@ -74,6 +76,7 @@ class Param:
     exclusive_minimum: bool = False
     per_query: bool = False
     required: bool = False
+    shown: bool = False
 
     def describe_range(self) -> str:
         """A short human text of the allowed values, for error messages and ``irspec metrics``."""
@@ -176,6 +179,12 @@ class MetricDef:
     def param_names(self) -> tuple[str, ...]:
         """Names of the declared parameters, in declaration order."""
         return tuple(p.name for p in self.params)
+
+    def shown_at_default(self, p: Param) -> bool:
+        """Whether the canonical text shows ``p`` even at its default value, where other defaults are left
+        out: the ``@`` parameter when its default is a value (a default depth, ``alpha_nDCG@20``: a table
+        says the depth it measured), and a parameter declared ``shown`` (``RBP(p=0.8)``)."""
+        return p.default is not None and (p.shown or p.name == self.at)
 
 
 def each(param: str) -> Callable[[list[str]], list[dict[str, str]]]:
@@ -312,7 +321,8 @@ class InputTable:
 
 @dataclass(frozen=True)
 class Metric:
-    """A bound metric spec: a definition plus the parameters that differ from its defaults.
+    """A bound metric spec: a definition plus the parameters that differ from its defaults, and those
+    shown at their defaults (:meth:`MetricDef.shown_at_default`).
 
     Immutable and hashable; equality compares the canonical name and the parameter values, never the
     order in which they were written. ``str(metric)`` is the canonical text, and parsing it gives back

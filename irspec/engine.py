@@ -706,16 +706,10 @@ def _evaluate_run(
             texts[str(m)] = strings
             values[:, j] = np.nan
             continue
+        # A query the run does not answer (missing_queries="zero") has an empty ranking in the context, and
+        # is scored as one, as trec_eval -c scores it (its "bogus ranking"): each metric's own rule for an
+        # empty ranking decides (0 for most, NumQ 1, NumRel R, Accuracy undefined).
         values[:, j] = compute_metric(ctx, m)
-    if ctx.missing is not None:
-        values[ctx.missing, :] = 0.0  # trec_eval -c: a query the run does not answer scores 0 everywhere
-        for j, m in enumerate(metrics):
-            if m.name == "NumQ":
-                values[ctx.missing, j] = 1.0
-            elif m.name == "NumRel":
-                values[ctx.missing, j] = ctx.R(ctx.level(m))[ctx.missing]
-            elif m.aggregate == "none":
-                values[ctx.missing, j] = np.nan
     # The context lists queries in the run's order; results list them sorted by id.
     order = sorted(range(ctx.nq), key=ctx.query_ids.__getitem__)
     return Result(
@@ -873,7 +867,10 @@ def _some(items: Sequence[str], shown: int = 5, quote: bool = True) -> str:
 def _missing_text(source: str, empty: bool, missing: list[str], total: int, options: Options) -> str:
     """The warning for a run without lines or without some qrels queries: which, and what they got."""
     if options.missing_queries == "zero":
-        fate = "scored 0 on every measure and counted in the means (missing_queries='zero', trec_eval -c)"
+        fate = (
+            "scored as empty rankings (0 on most measures) and counted in the means (missing_queries='zero', "
+            "trec_eval -c)"
+        )
     else:
         fate = "left out of the means (missing_queries='skip')"
     if empty:

@@ -59,10 +59,19 @@ class SpecSyntaxError(SpecError):
 class UnknownMetricError(SpecError):
     """A metric name that no registered metric or alias answers to."""
 
-    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+    def __init__(self, name: str, suggestions: Sequence[str] = (), plugin: str | None = None) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
-        hint = f"; did you mean {or_list(self.suggestions)}?" if self.suggestions else ""
+        self.plugin = plugin
+        """The distribution of one of irspec's shipped plugins that registers ``name``, when that plugin
+        is not loaded (``irspec-online`` for ``CTR``); ``None`` otherwise."""
+        if plugin is not None:
+            hint = (
+                f": it comes from the plugin {plugin}, which is not loaded (install it from irspec's source, "
+                f"pip install -e plugins/{plugin}; or IRSPEC_LOAD_PLUGINS leaves it out)"
+            )
+        else:
+            hint = f"; did you mean {or_list(self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"unknown metric {shorten(name)!r}{hint}")
 
 

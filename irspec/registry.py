@@ -2,8 +2,9 @@
 
 Binding is the second phase after :mod:`irspec.spec`: it resolves a name (case-insensitive, through
 aliases and trec_eval's ``name.v1,v2`` / ``name_v`` forms), matches arguments to declared parameters,
-checks their types and ranges, and drops defaults, giving an immutable :class:`Metric` whose ``str``
-is the one canonical text of the spec. The definitions themselves (:class:`Param`, :class:`MetricDef`,
+checks their types and ranges, and drops defaults (but a default ``@`` value and a parameter declared
+``shown``: :meth:`MetricDef.shown_at_default`), giving an immutable :class:`Metric` whose ``str`` is the
+one canonical text of the spec. The definitions themselves (:class:`Param`, :class:`MetricDef`,
 :class:`Metric`, ...) are plain values declared in :mod:`irspec.definitions` and re-exported here, where
 plugins import them.
 """
@@ -62,6 +63,8 @@ __all__ = [
     "Better",
     "DATASET_MEASURES",
     "JUDGED_ONLY",
+    "SHIPPED_PLUGIN_NAMES",
+    "REFUSED_SPELLINGS",
 ]
 
 JUDGED_ONLY = Param(
@@ -73,6 +76,62 @@ JUDGED_ONLY = Param(
 """The parameter every metric over runs takes, declared or not (ir_measures' ``judged_only=True``): the
 metric is computed as under the evaluation option ``judged_only`` (trec_eval's ``-J``), the other
 metrics of the evaluation are not. The engine builds that ranking once for all such metrics."""
+
+SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
+    "irspec-usermodel": (
+        "ERR", "expected_reciprocal_rank", "RBP", "rank_biased_precision", "NCG", "normalised_cumulative_gain",
+        "normalized_cumulative_gain", "BPM", "INST", "INSQ", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
+    ),
+    "irspec-online": (
+        "CTR", "click_through_rate", "clickthrough_rate", "ZRR", "zero_result_rate", "Abandonment",
+        "session_abandonment_rate", "abandonment_rate", "SessionSuccess", "session_success_rate", "QueriesPer",
+        "queries_per_time_unit", "query_rate",
+    ),
+    "irspec-diversity": (
+        "alpha_nDCG", "α_nDCG", "alpha-nDCG", "alpha_DCG", "α_DCG", "alpha-DCG", "ERR_IA", "ERR-IA", "nERR_IA",
+        "nERR-IA", "NRBP", "nNRBP", "P_IA", "P-IA", "StRecall", "strec", "S_recall", "AP_IA", "MAP_IA", "MAP-IA",
+    ),
+}  # fmt: skip
+"""The names and aliases each plugin shipped in irspec's ``plugins/`` registers, by distribution: a name
+that no loaded plugin answers is then "unknown, from irspec-online, which is not loaded" rather than
+only unknown. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
+
+REFUSED_SPELLINGS: Mapping[str, str] = {
+    "hits": "ranx's hits@k is the number of relevant documents in the top k, while link prediction's Hits@k "
+    "(and a hit rate) is whether there is one, so either reading would change the other's meaning: write "
+    "Success@k for the latter, and P@k for ranx's count divided by k",
+    "trec:rbp": "trec_eval's rbp (p = 0.9, gains scaled to [0, 1]) reads uninitialised memory, so irspec does "
+    "not compute it, and the irspec-usermodel plugin's RBP has p = 0.8 by default: write RBP(p=0.9) "
+    "(binary at the relevance level; max_grade=G for graded gains) for Moffat & Zobel's RBP at trec_eval's p",
+}
+"""Spellings that mean one thing in one tool and another elsewhere, refused with what each means and what
+to write, rather than read one way in silence (unless a plugin registers the name: its author chose).
+``trec:NAME`` is NAME on trec_eval's command line only (``-m``, ``trec=True``), where it names trec_eval's
+measure; elsewhere NAME is read as the language reads it (``rbp`` is RBP, whose text shows its p)."""
+
+
+def _refuse(raw: str, names: Iterable[str]) -> None:
+    """Raise :class:`SpecError` when ``raw``, or a name it was read as (``hits`` of ``hits.5``), is one of
+    :data:`REFUSED_SPELLINGS`."""
+    for name in names:
+        reason = REFUSED_SPELLINGS.get(name.lower())
+        if reason is not None:
+            raise SpecError(f"{shorten(raw)!r} is not read: {reason}")
+
+
+_SHIPPED_BY_NAME = {name.lower(): dist for dist, names in SHIPPED_PLUGIN_NAMES.items() for name in names}
+
+
+def _unknown(raw: str, names: Iterable[str], bases: Iterable[str] = ()) -> UnknownMetricError:
+    """The error for a name no registered metric answers: with the shipped plugin that registers it
+    (``raw`` or one of the ``bases`` it was read as, ``alpha_nDCG`` of ``alpha_nDCG.20``), else with the
+    closest registered names."""
+    for name in (raw, *bases):
+        plugin = _SHIPPED_BY_NAME.get(name.lower())
+        if plugin is not None:
+            return UnknownMetricError(raw, plugin=plugin)
+    return UnknownMetricError(raw, suggest(raw.split(".")[0], names))
+
 
 DATASET_MEASURES = "irds-official"
 """The spec name that stands for the official measures of an ir_datasets dataset. Only the dataset knows
@@ -221,7 +280,9 @@ class Registry:
         """The definition that ``name`` (canonical or alias, any case) names."""
         entry = self._names.get(name.lower())
         if entry is None or isinstance(entry.definition, MetricGroup):
-            raise UnknownMetricError(name, suggest(name, self.names()))
+            if entry is None:
+                _refuse(name, [name])
+            raise _unknown(name, self.names())
         return entry.definition
 
     def _resolve(self, raw: str) -> tuple[_Entry, list[dict[str, Any]] | None, str | None]:
@@ -234,8 +295,9 @@ class Registry:
         if "." in raw:
             base, _, suffix = raw.partition(".")
             candidates.append((base, suffix))
-        # trec_eval prints P_5, ndcg_cut_10, iprec_at_recall_0.10: accept them as names too.
-        m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))", raw)
+        # trec_eval prints P_5, ndcg_cut_10, iprec_at_recall_0.10: accept them as names too, with
+        # pytrec_eval's lists of them (P_5,10 is P.5,10).
+        m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:,[-+.=0-9]+)*)", raw)
         if m:
             candidates.append((m.group(1), m.group(2)))
         for base, suffix in candidates:
@@ -263,7 +325,8 @@ class Registry:
                 f"{raw!r} stands for the official measures of an ir_datasets dataset, so it needs qrels named "
                 f"irds:<dataset id> (as in: irspec eval irds:msmarco-passage/trec-dl-2019/judged run.txt -m {raw})"
             )
-        raise UnknownMetricError(raw, suggest(raw.split(".")[0], self.names()))
+        _refuse(raw, [raw, *(base for base, _ in candidates)])
+        raise _unknown(raw, self.names(), [base for base, _ in candidates])
 
     # --- binding ------------------------------------------------------------------------------
     def bind(self, node: ast.SpecNode, _depth: int = 0) -> list[Metric]:
@@ -308,18 +371,21 @@ class Registry:
 
     def _bind_one(self, defn: MetricDef, node: ast.SpecNode, preset: dict[str, Any]) -> Metric:
         given: dict[str, Any] = {}
+        typed: dict[str, str] = {}  # what the user wrote that set each parameter, for "given twice"
         # preset values come from the alias (already typed) or trec_eval's dotted suffix (strings).
         for k, v in preset.items():
             given[k] = ("preset", v)
+            typed[k] = f"the name {shorten(node.name)!r}"
 
-        def put(name: str, value: Any, how: str) -> None:
+        def put(name: str, value: Any, written: str) -> None:
             if name not in defn.param_names:
                 raise ParameterError(
                     defn.name, name, f"no such parameter; {defn.name} takes {_names_text(defn.param_names)}"
                 )
             if name in given:
-                raise ParameterError(defn.name, name, f"given twice (the {how} and the name or another argument)")
-            given[name] = (how, value)
+                raise ParameterError(defn.name, name, f"given twice ({typed[name]} and {written})")
+            given[name] = ("argument", value)
+            typed[name] = written
 
         if len(node.args) > 1:
             raise ParameterError(defn.name, None, "takes at most one positional argument; name the others (key=value)")
@@ -328,26 +394,30 @@ class Registry:
                 raise ParameterError(
                     defn.name, None, f"takes no positional argument; use key=value with {_names_text(defn.param_names)}"
                 )
-            put(defn.positional, node.args[0], "positional argument")
+            put(defn.positional, node.args[0], "a positional argument")
         for k, v in node.kwargs:
+            written = f"{k}="
             # ir_measures names the @ value cutoff= on every measure (P(cutoff=10) is P@10)
             if k == "cutoff" and "cutoff" not in defn.param_names and defn.at is not None:
                 k = defn.at
-            put(k, v, "keyword")
+            put(k, v, written)
         if node.cutoff is not None:
             if defn.at is None:
                 raise ParameterError(defn.name, None, "takes no @ value")
-            put(defn.at, node.cutoff, "@ value")
+            put(defn.at, node.cutoff, "@")
 
         params: list[tuple[str, Any]] = []
         for p in defn.params:
+            shown = defn.shown_at_default(p)
             if p.name not in given:
+                if shown:  # so that alpha_nDCG and alpha_nDCG@20 are one metric, printed alpha_nDCG@20
+                    params.append((p.name, p.default))
                 continue
             how, raw = given[p.name]
             value = _coerce_preset(defn, p, raw) if how == "preset" else _coerce(defn, p, raw)
             # Defaults are dropped so that "P(rel=None)" never differs from "P"; numbers compare by
             # value, so F(beta=1) and F(beta=1.0) are both plain F.
-            if value != p.default:
+            if value != p.default or shown:
                 params.append((p.name, value))
         missing = [p.name for p in defn.params if p.required and p.name not in given]
         if missing:
@@ -406,8 +476,11 @@ class Registry:
         if given is not None:
             _check_group_node(node)
             return [(m, None) for m in self.parse(given())]
+        bare = not (node.args or node.kwargs or node.cutoff)
+        if trec and bare:
+            _refuse(node.name, [f"trec:{node.name}"])
         entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
-        if entry is not None and not (node.args or node.kwargs or node.cutoff):
+        if entry is not None and bare:
             return [(m, None) for m in self.parse(entry.definition.specs)]
         found = self.bind(node)
         if trec and isinstance(self._names.get(node.name.lower(), _NO_ENTRY).definition, MetricGroup):

@@ -15,8 +15,8 @@ The grammar, in EBNF::
     term      := term ("*"|"/") factor | factor
     factor    := NUMBER | NAME | ("-"|"+") factor | "(" expr ")"
 
-``NAME`` also carries trec_eval's dotted parameter suffix (``P.5,10``, ``ndcg.1=3,2=9``) verbatim; the
-binder interprets it. The tree is made of frozen dataclasses, so specs compare by value.
+``NAME`` also carries trec_eval's dotted parameter suffix (``P.5,10``, ``ndcg.1=3,2=9``) and pytrec_eval's
+list after a printed name (``P_5,10``) verbatim; the binder interprets them. The tree is made of frozen dataclasses, so specs compare by value.
 """
 
 from __future__ import annotations

@@ -37,6 +37,15 @@ def test_parse_output_round_trips(capsys):
     assert [str(m) for m in irspec.parse_many(lines)] == lines
 
 
+def test_eval_m_rbp_is_refused_as_trec_evals(capsys, tmp_path):
+    (tmp_path / "q").write_text("q1 0 d1 1\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 1.0 run\n")
+    assert main(["eval", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "rbp", "--format", "trec"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("irspec: error: ") and "trec_eval's rbp" in err and len(err.splitlines()) == 1
+
+
 def test_parse_json(capsys):
     assert main(["parse", "--json", "nDCG(dcg=exp-log2)@10", "bpref(10+R)", "P@5"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -266,7 +266,7 @@ def test_bad_results_are_named_errors(demo_results):
     other = irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / "dense.run"), "AP")
     with pytest.raises(EvaluationError, match=r"^run dense was not evaluated on nDCG@10, P@10, .* \(run bm25 was\)"):
         irspec.compare([bm25, other])
-    with pytest.raises(EvaluationError, match=r"^metrics: relstring has text values; there is nothing to test$"):
+    with pytest.raises(EvaluationError, match=r"^metrics: relstring@10 has text values; there is nothing to test$"):
         irspec.compare([irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / n), "relstring") for n in ("bm25.run", "dense.run")], metrics="relstring")
     assert isinstance(info.value, IrspecError) and dense.run_name == "dense"
 

@@ -406,3 +406,17 @@ def test_measure(name: str, measure: str) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+SET_MEASURES = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+                "set_relative_P", "set_map", "set_F")
+"""trec_eval's nickname ``set`` (measures.c's set_names, the same in trec_eval 9 and 10)."""
+
+
+def test_set_prints_trec_evals_lines():
+    """``-m set -q`` prints the lines of trec_eval's set measures, in its order: out.test.aq (``-m
+    all_trec -q``) holds each of them, so its lines of those measures are what ``-m set -q`` prints."""
+    run = _run_cli(["eval", "--format", "trec", "-m", "set", "-q", str(DATA / "qrels.test"), str(DATA / "results.test")])
+    assert run.code == 0 and run.error is None, run.stderr
+    want = [line for line in (DATA / "out.test.aq").read_text().splitlines() if line.split()[0] in SET_MEASURES]
+    assert run.stdout.splitlines() == want

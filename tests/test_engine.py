@@ -40,6 +40,27 @@ def test_missing_queries_zero_counts_them_in_the_mean():
     assert res.aggregate()["NumQ"] == 3
 
 
+def test_a_missing_query_scores_what_its_empty_ranking_scores():
+    """trec_eval -c evaluates a qrels query the run lacks on an empty ranking (trec_eval.c's bogus_ranking):
+    each measure's own rule for an empty ranking decides, not a blanket 0. q2 has x (1), w (3) and v (0)
+    judged, so R = 2 at level 1 and the ideal ranking is w, x, v."""
+    qrels = {"q1": {"a": 1}, "q2": {"x": 1, "w": 3, "v": 0}}
+    res = irspec.evaluate(qrels, {"q1": {"a": 1.0, "b": 0.5}}, ["P@5", "AP", "NumQ", "NumRel", "Accuracy", "SL", "yaap",
+                                                        "IDCG", "NumRet"])
+    q2 = res.per_query()["q2"]
+    assert q2["P@5"] == 0.0 and q2["AP"] == 0.0 and q2["NumRet"] == 0.0
+    assert q2["NumQ"] == 1.0 and q2["NumRel"] == 2.0
+    # Accuracy: no pair of a relevant and a non-relevant document to order, undefined, so left out of the
+    # mean (q1: a above the unjudged b, 1), where a 0 would rank retrieving nothing below retrieving junk
+    assert math.isnan(q2["Accuracy"]) and res.aggregate()["Accuracy"] == 1.0
+    # SL: nothing relevant retrieved in a ranking of n = 0 documents: n + 1 = 1, never 0 (the best value)
+    assert q2["SL"] == 1.0
+    # yaap: m_yaap.c's log((1 + 0) / (1 + R - 0)) on the empty ranking
+    assert q2["yaap"] == pytest.approx(math.log(1 / 3), abs=1e-15)
+    # IDCG: a property of the judgments: gains 3, 1, 0 at ranks 1..3, log2 discounts
+    assert q2["IDCG"] == pytest.approx(3 / math.log2(2) + 1 / math.log2(3), abs=1e-12)
+
+
 def test_missing_queries_skip_and_error():
     res = irspec.evaluate(QRELS, RUN, "P@1", missing_queries="skip")
     assert res.query_ids == ("q1", "q2")

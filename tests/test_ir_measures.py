@@ -2,11 +2,16 @@
 
 The walk goes through ir_measures' registry as installed (``ir_measures.measures.registry``): every
 registered name (aliases and spellings included: ``MAP``, ``NDCG``, ``RPrec``, ``SetRelP``...), alone
-and with each of its ``SUPPORTED_PARAMS`` set to a sample value, written as ir_measures writes it
-(``str(measure)``, under the registered spelling: ``nDCG(judged_only=True)@10``, ``SetP(relative=True)``,
-``NumRet(rel=2)``, ``P(rel=2)@10``). Each text must round-trip through ``ir_measures.parse_measure`` (so
-the walk reads ir_measures' real forms) and parse in irspec to exactly one metric. A parameter the
-walk has no sample value for fails the walk: a new ir_measures version cannot slip a form past it.
+and with each of its ``SUPPORTED_PARAMS`` set to every value of ``VALUES`` (of the type ir_measures
+declares: cutoffs and other ints, floats such as ``0.25``, ``1.0`` and ``2.0``, bools, every quoted
+string choice, a gain map), written as ir_measures writes it (``str(measure)``, under the registered
+spelling: ``nDCG(judged_only=True)@10``, ``SetP(relative=True)``, ``NumRet(rel=2)``, ``P(rel=2)@10``,
+``NRBP(beta=0.25)``, ``nDCG(dcg='exp-log2')``). Each text must round-trip through
+``ir_measures.parse_measure`` (so the walk reads ir_measures' real forms) and parse in irspec to exactly
+one metric, except a value outside the range the measure's definition gives its parameter (``DOMAIN``:
+a persistence above 1, ``NRBP(beta=2.0)``), which irspec refuses naming the parameter, and a form
+ir_measures itself refuses to compute (``SDCG(dcg='exp-log2')``), which irspec refuses too. A parameter
+the walk has no values for fails the walk: a new ir_measures version cannot slip a form past it.
 
 Then, on random adversarial data (``tests/randomdata.py``: ties, graded and negative labels,
 unjudged documents, queries without relevant documents, short and long rankings), every form that
@@ -14,8 +19,8 @@ ir_measures can compute here (its pytrec_eval provider, and its Python providers
 and irspec's per-query values must equal ir_measures' (within 1e-9) on every query of the run.
 ir_measures' pytrec_eval crashes on an empty ranking or an all-negative query, so those are left out
 of both inputs (irspec's values there are tested in ``tests/test_differential.py``). A qrels query
-the run lacks gets 0 on every measure from ir_measures, and from irspec trec_eval's -c values (1 for
-NumQ, R for NumRel): those queries are not compared.
+the run lacks gets 0 on every measure from ir_measures, and from irspec trec_eval's -c values (its empty
+ranking's: 1 for NumQ, R for NumRel): those queries are not compared.
 
 The walk runs with the installed plugins loaded (as a user's irspec runs): CI installs every plugin in
 ``plugins/``, and some of ir_measures' names (ERR, RBP) are theirs.
@@ -72,60 +77,86 @@ OWN_TIE_ORDER: dict[str, str] = {
 """Forms (a prefix ending in ``@``: with a cutoff) whose ir_measures provider orders tied scores its own
 way: compared on the same run re-scored without ties, in trec_eval's order (irspec's for every measure)."""
 
-SAMPLES: dict[str, object] = {
-    "cutoff": 10,
-    "rel": 2,
-    "judged_only": True,
-    "relative": True,
-    "normalize": False,
-    "p": 0.5,
-    "beta": 2.0,
-    "dcg": "exp-log2",
-    "gains": {0: 0, 1: 1, 2: 3, 3: 3, 4: 7},
-    "recall": 0.5,
-    "T": 2.0,
-    "min_rel": 1,
-    "max_rel": 3,
-    "alpha": 0.25,
+FLOATS = (0.5, 0.25, 1.0, 2.0)
+"""The floats every float parameter is walked with: fractions, an integral float (ir_measures prints 1.0)
+and one above 1 (F's beta; outside a probability's range, see DOMAIN)."""
+
+VALUES: dict[str, tuple[object, ...]] = {
+    "cutoff": (10, 1),
+    "rel": (2,),  # 1 is the default; 0 pytrec_eval refuses ("relevance_level should be positive")
+    "judged_only": (True, False),
+    "relative": (True, False),
+    "normalize": (False, True),
+    "p": FLOATS,
+    "beta": FLOATS,
+    "alpha": FLOATS,
+    "recall": FLOATS,
+    "T": FLOATS,
+    "dcg": ("exp-log2", "log2"),  # quoted strings: every choice any measure has, on every measure
+    "gains": ({0: 0, 1: 1, 2: 3, 3: 3, 4: 7},),
+    "min_rel": (1,),
+    "max_rel": (3,),
 }
-"""A sample value for each of ir_measures' parameters."""
+"""The values each of ir_measures' parameters is walked with, of the type it declares (cutoffs and other
+ints, floats, bools, quoted strings, a gain map): every form ``str(measure)`` prints for them is walked."""
 
-SAMPLES_FOR: dict[tuple[str, str], object] = {
-    ("NRBP", "beta"): 0.25,  # NRBP's beta is a persistence in [0, 1], not F's weight
-    ("nNRBP", "beta"): 0.25,
-    ("SDCG", "dcg"): "log2",  # cwl_eval's SDCG has only log2 discounts
+DOMAIN: dict[tuple[str, str], tuple[float, float, str]] = {
+    ("*", "p"): (0, 1, "a persistence, the probability of going on (RBP, NERR10, Compat)"),
+    ("*", "alpha"): (0, 1, "the probability that a document covering a subtopic again is redundant"),
+    ("*", "recall"): (0, 1, "a recall level"),
+    ("NRBP", "beta"): (0, 1, "NRBP's patience, the probability of going on (not F's beta)"),
+    ("nNRBP", "beta"): (0, 1, "NRBP's patience, the probability of going on (not F's beta)"),
 }
-"""Sample values for one measure's parameter, where the shared sample does not fit it."""
-
-
-def _sample(name: str, param: str) -> object:
-    return SAMPLES_FOR.get((name, param), SAMPLES.get(param))
+"""Ranges ir_measures does not check (its ParamInfo has a type, no range) but its measures' definitions
+imply, by (NAME or "*", parameter). A walked form outside one means nothing in the measure's model
+(pyndeval computes NRBP(beta=2.0) as 0 on every query, test_an_out_of_range_value_means_nothing_there):
+irspec refuses it with an error naming the parameter and its range, rather than computing something."""
 
 TOL = 1e-9
 
 
-def _walk() -> tuple[list[tuple[str, str]], list[str]]:
-    """(registered name, text) for every spelling and parameter form; and the problems found (a
-    parameter with no sample value, a text ir_measures does not read back)."""
-    forms: list[tuple[str, str]] = []
+def _domain(measure_name: str, param: str) -> tuple[float, float, str] | None:
+    return DOMAIN.get((measure_name, param)) or DOMAIN.get(("*", param))
+
+
+def _walk() -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[str], list[str]]:
+    """Every spelling and parameter form: (registered name, text) of the forms irspec must read; (name,
+    text, parameter) of those with a value outside DOMAIN; the texts ir_measures itself refuses (its
+    validate_params); and the problems found (a parameter with no values to walk, a value of the wrong
+    type, a choice not walked, a text ir_measures does not read back)."""
+    forms: dict[str, str] = {}
+    outside: dict[str, tuple[str, str]] = {}
+    refused: set[str] = set()
     problems: list[str] = []
     for name, measure in sorted(im.measures.registry.items()):
         if name in AWAITED_FROM_PARALLEL_WORK:
             continue
         supported = measure.SUPPORTED_PARAMS
-        unknown = [k for k in supported if k not in SAMPLES]
+        unknown = [k for k in supported if k not in VALUES]
         if unknown:
-            problems.append(f"{name}: no sample value for {unknown}")
+            problems.append(f"{name}: no values to walk for {unknown}")
             continue
+        for k, info in supported.items():
+            wrong = [v for v in VALUES[k] if info.dtype is not None and not isinstance(v, info.dtype)]
+            unwalked = [c for c in info.choices if c not in VALUES[k]] if info.choices is not _NOT_PROVIDED else []
+            if wrong or unwalked:
+                problems.append(f"{name}.{k}: values not of type {info.dtype} {wrong}, choices not walked {unwalked}")
         # a registry entry may be a measure with parameters already set (SetRelP is SetP(relative=True))
         preset = {k: v for k, v in measure.params.items() if v is not _NOT_PROVIDED}
-        required = {k: _sample(name, k) for k, info in supported.items() if info.required and k not in preset}
-        variants = [required] + [{**required, k: _sample(name, k)} for k in supported if k not in required and k not in preset]
+        required = {k: VALUES[k][0] for k, info in supported.items() if info.required and k not in preset}
+        variants = [required] + [
+            {**required, k: v} for k in supported if k not in preset for v in VALUES[k] if required.get(k, _NOT_PROVIDED) != v
+        ]
         for params in variants:
             m = measure(**params) if params else measure
             text = str(m)
             # str() prints the measure's NAME; the walk writes the registered spelling (MAP, NDCG, SetRelP)
             text = name + text[len(m.NAME):]
+            try:
+                m.validate_params()
+            except AssertionError:  # ir_measures' own refusal (a value not among its choices)
+                refused.add(text)
+                continue
             try:
                 back = im.parse_measure(text)
             except Exception as e:  # noqa: BLE001 - any failure is a walk problem to report
@@ -133,11 +164,18 @@ def _walk() -> tuple[list[tuple[str, str]], list[str]]:
                 continue
             if back != m and str(back) != str(m):
                 problems.append(f"{text}: ir_measures reads it back as {back}")
-            forms.append((name, text))
-    return forms, problems
+                continue
+            out = [k for k, v in params.items() if isinstance(v, float) and _domain(m.NAME, k)
+                   and not _domain(m.NAME, k)[0] <= v <= _domain(m.NAME, k)[1]]
+            if out:
+                outside.setdefault(text, (name, out[0]))
+            else:
+                forms.setdefault(text, name)
+    return ([(n, t) for t, n in forms.items()], [(n, t, k) for t, (n, k) in outside.items()], sorted(refused),
+            problems)
 
 
-FORMS, PROBLEMS = _walk()
+FORMS, OUTSIDE, REFUSED_BY_IR_MEASURES, PROBLEMS = _walk()
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -152,12 +190,17 @@ def test_the_walk_reads_every_name_and_parameter():
     assert not PROBLEMS, PROBLEMS
     walked = {name for name, _ in FORMS} | AWAITED_FROM_PARALLEL_WORK
     assert walked == set(im.measures.registry), "every registered name is walked or awaited"
-    # the forms the issue names are among them
+    # the forms the issues name are among them: issue 15's, read; issue 21's, each with every type of value
     texts = {t for _, t in FORMS}
     for expected in ("nDCG(judged_only=True)", "SetP(relative=True)", "NumRet(rel=2)", "P(rel=2)@10", "AP(rel=2)",
-                     "Judged@10", "SetRelP(relative=True)", "Compat(p=0.5)", "Accuracy@10", "IPrec@0.5"):
-        assert expected in texts
-    assert len(FORMS) > 80
+                     "Judged@10", "SetRelP(relative=True)", "Compat(p=0.5)", "Accuracy@10", "IPrec@0.5",
+                     "NRBP(beta=0.25)", "nNRBP(beta=1.0)", "SetF(beta=2.0)", "RBP(p=1.0)", "nDCG(dcg='exp-log2')",
+                     "NDCG(dcg='exp-log2')", "P@1", "Compat(normalize=False)",
+                     "BPM(max_rel=3,T=0.25)@10", "alpha_nDCG(alpha=1.0)"):
+        assert expected in texts, expected
+    assert {"NRBP(beta=2.0)", "nNRBP(beta=2.0)", "IPrec@2.0", "RBP(p=2.0)"} <= {t for _, t, _ in OUTSIDE}
+    assert "SDCG(max_rel=3,dcg='exp-log2')@10" in REFUSED_BY_IR_MEASURES
+    assert len(FORMS) > 150
 
 
 def _plugin_of(name: str) -> str | None:
@@ -175,6 +218,46 @@ def test_every_ir_measures_spelling_parses(name, text):
     assert len(metrics) == 1, metrics
     # the canonical text is irspec's own and reads back as the same metric
     assert irspec.parse(str(metrics[0])) == metrics[0]
+
+
+@pytest.mark.parametrize("name,text,param", OUTSIDE, ids=[t for _, t, _ in OUTSIDE])
+def test_a_value_outside_its_range_is_refused_naming_it(name, text, param):
+    """ir_measures prints and takes NRBP(beta=2.0) unchecked; its beta is a probability there (DOMAIN), so
+    irspec refuses the form, saying which parameter and what range, as it refuses any out-of-range value."""
+    if _plugin_of(name):
+        pytest.importorskip(_plugin_of(name), reason=f"{_plugin_of(name)} is not installed (plugins/, README's test command)")
+    with pytest.raises(irspec.ParameterError) as info:
+        irspec.parse(text)
+    assert f"parameter {param!r}: got 2.0, expected a number" in str(info.value) and "<= 1" in str(info.value)
+
+
+def test_an_out_of_range_value_means_nothing_there():
+    """Why DOMAIN's forms are refused rather than computed: ir_measures (pyndeval, ndeval's arithmetic)
+    gives NRBP(beta=2.0) = 0 for every ranking, since NRBP's normaliser 1 - (1 - alpha) beta is 0 at the
+    default alpha = 0.5, and nNRBP(beta=2.0) = 0 / 0: values that say nothing of the run."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyndeval", reason="pyndeval (ir_measures' provider of NRBP) is in the diversity plugin's test extra")
+    qrels = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2"], "iteration": ["1", "2", "1", "1", "2"],
+                          "doc_id": ["a", "b", "c", "a", "d"], "relevance": [1, 1, 1, 1, 0]})
+    run = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "d", "a"],
+                        "score": [3.0, 2.0, 1.0, 2.0, 1.0]})
+    # one measure per call: ir_measures' pyndeval provider mixes up NRBPs of different betas in one call
+    got = {(str(m.measure), m.query_id): m.value for t in ("NRBP(beta=2.0)", "nNRBP(beta=2.0)", "NRBP(beta=0.5)")
+           for m in im.iter_calc([im.parse_measure(t)], qrels, run)}
+    assert [v for (t, _), v in got.items() if t == "NRBP(beta=2.0)"] == [0.0, 0.0]
+    # nNRBP divides that 0 by the ideal ranking's 0: 0 or NaN, as the provider's run goes
+    assert all(v == 0 or math.isnan(v) for (t, _), v in got.items() if t == "nNRBP(beta=2.0)")
+    assert got["NRBP", "1"] > 0 and got["NRBP", "2"] > 0  # at beta = 0.5 the same run scores
+
+
+@pytest.mark.parametrize("text", REFUSED_BY_IR_MEASURES)
+def test_what_ir_measures_refuses_irspec_refuses(text):
+    """SDCG(dcg='exp-log2'): ir_measures prints it, and refuses to compute it (dcg's choices are ['log2'])."""
+    with pytest.raises(AssertionError, match="invalid param"):
+        im.parse_measure(text).validate_params()
+    pytest.importorskip("irspec_usermodel", reason="irspec-usermodel is not installed (plugins/, README's test command)")
+    with pytest.raises(irspec.ParameterError, match="dcg"):
+        irspec.parse(text)
 
 
 def test_awaited_names_are_still_awaited():

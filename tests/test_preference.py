@@ -91,9 +91,9 @@ def test_accuracy_by_hand():
     assert math.isnan(_values("Accuracy@1")["q1"])
     # level 2: only a is relevant, N = 3, nothing above it: 1
     assert _values("Accuracy(rel=2)")["q1"] == 1.0
-    # q2: no relevant document: undefined. q3 has no ranking: a query the run lacks scores 0 on every
-    # measure (missing_queries="zero", trec_eval's -c), Accuracy too
-    assert math.isnan(_values("Accuracy")["q2"]) and _values("Accuracy")["q3"] == 0.0
+    # q2: no relevant document: undefined. q3 has no ranking: a query the run lacks is scored as its empty
+    # ranking (missing_queries="zero", trec_eval's -c), which has no pair to order: undefined too
+    assert math.isnan(_values("Accuracy")["q2"]) and math.isnan(_values("Accuracy")["q3"])
     # x, a, c, b, y: a has 1 non-relevant above, b 2; K = 2, N = 3: 1 - 3/6 = 1/2
     qrels = {"q": {"a": 1, "b": 1, "c": 0}}
     run = {"q": {"x": 5.0, "a": 4.0, "c": 3.0, "b": 2.0, "y": 1.0}}
@@ -101,7 +101,7 @@ def test_accuracy_by_hand():
 
 
 def test_accuracy_mean_leaves_undefined_queries_out():
-    assert irspec.evaluate(QRELS, RUN, "Accuracy").aggregate()["Accuracy"] == (0.75 + 0.0) / 2  # q2 is NaN
+    assert irspec.evaluate(QRELS, RUN, "Accuracy").aggregate()["Accuracy"] == 0.75  # q2 and q3 are NaN
     skipped = irspec.evaluate(QRELS, RUN, "Accuracy", missing_queries="skip")
     assert skipped.aggregate()["Accuracy"] == 0.75  # q1 alone: q2 is NaN, q3 left out
 

@@ -2,7 +2,7 @@
 the qrels of every metric and, through ``ctx.input(kind)``, its own data to the metrics that need it.
 
 A toy plugin here: "pairs" qrels, whose lines ``query docno label weight`` carry a weight per judgment;
-``WeightedHits@k`` sums the weights of the top k documents. Its expected values are written out by hand.
+``WeightedHits@k`` sums the weights of the top k documents (k = 2 by default, shown: ``WeightedHits@2``). Its expected values are written out by hand.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def test_a_metric_gets_the_input_and_ordinary_metrics_its_qrels(irspec_plugin):
     res = irspec.evaluate(ROWS, RUN, "WeightedHits WeightedHits@3 P@2 NumRel")
     assert res.per_query() == {
         # ranking b, a, c: weights 2 + 0.5 = 2.5 in the top 2, + 0.25 in the top 3
-        "q1": {"WeightedHits": 2.5, "WeightedHits@3": 2.75, "P@2": 0.5, "NumRel": 2.0},
-        "q2": {"WeightedHits": 0.0, "WeightedHits@3": 0.0, "P@2": 0.0, "NumRel": 1.0},
+        "q1": {"WeightedHits@2": 2.5, "WeightedHits@3": 2.75, "P@2": 0.5, "NumRel": 2.0},
+        "q2": {"WeightedHits@2": 0.0, "WeightedHits@3": 0.0, "P@2": 0.0, "NumRel": 1.0},
     }
 
 
@@ -93,7 +93,7 @@ def test_ordinary_metrics_read_ordinary_qrels_unchanged(tmp_path):
 
 def test_inputs_not_read_as_qrels_are_refused(irspec_plugin):
     irspec_plugin(Plugin())
-    with pytest.raises(irspec.EvaluationError, match="PlainHits is computed from a 'plain' input, not from qrels and runs"):
+    with pytest.raises(irspec.EvaluationError, match="PlainHits@2 is computed from a 'plain' input, not from qrels and runs"):
         irspec.evaluate(ROWS, RUN, "PlainHits")
     with pytest.raises(irspec.EvaluationError, match="computed from qrels and a run; use irspec.evaluate"):
         irspec.evaluate_input(ROWS, "WeightedHits")
@@ -114,7 +114,7 @@ def test_a_streamed_run_gets_the_input_in_every_block(irspec_plugin, tmp_path):
     run.write_text("".join(f"q{q} Q0 d{i} {i} {100 - i} r\n" for q in (1, 2) for i in range(40000)))
     rows = [["q1", "d0", "1", "1.5"], ["q2", "d1", "1", "4"]]
     res = irspec.evaluate(rows, str(run), "WeightedHits", memory="1MiB")
-    assert res.per_query() == {"q1": {"WeightedHits": 1.5}, "q2": {"WeightedHits": 4.0}}
+    assert res.per_query() == {"q1": {"WeightedHits@2": 1.5}, "q2": {"WeightedHits@2": 4.0}}
 
 
 def test_a_plan_reads_its_qrels_with_the_plugin(irspec_plugin, tmp_path):
@@ -128,4 +128,4 @@ def test_a_plan_reads_its_qrels_with_the_plugin(irspec_plugin, tmp_path):
     )
     (result,) = run_plan(load_plan(tmp_path / "plan.yaml")).results
     # b (2) and a (0.5) in q1's top 2; z (1) in q2's
-    assert result.per_query() == {"q1": {"WeightedHits": 2.5, "P@2": 0.5}, "q2": {"WeightedHits": 1.0, "P@2": 0.5}}
+    assert result.per_query() == {"q1": {"WeightedHits@2": 2.5, "P@2": 0.5}, "q2": {"WeightedHits@2": 1.0, "P@2": 0.5}}

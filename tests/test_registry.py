@@ -608,3 +608,40 @@ def test_use_registry_overrides_the_default_and_restores_it_even_on_error(fresh_
     with pytest.raises(TypeError):
         with use_registry(fresh_pm):
             pass
+
+
+# --- the shipped plugins' names, when the plugin is not loaded ------------------------------------------
+
+SHIPPED = {"irspec-usermodel": "irspec_usermodel.plugin", "irspec-online": "irspec_online.plugin",
+           "irspec-diversity": "irspec_diversity.plugin"}
+
+
+@pytest.mark.parametrize(
+    "text,plugin",
+    [("CTR", "irspec-online"), ("ctr@3", "irspec-online"), ("α_nDCG@20", "irspec-diversity"),
+     ("alpha_nDCG", "irspec-diversity"), ("ERR@10", "irspec-usermodel"), ("BPM(max_rel=3)@10", "irspec-usermodel"),
+     ("rank_biased_precision", "irspec-usermodel")],
+)
+def test_a_shipped_plugins_metric_names_the_plugin_when_it_is_not_loaded(text, plugin):
+    # the suite's registry holds the built-in metrics only (conftest.py turns entry points off)
+    with pytest.raises(irspec.UnknownMetricError) as info:
+        irspec.parse(text)
+    message = str(info.value)
+    assert "unknown metric" in message and plugin in message and f"plugins/{plugin}" in message
+
+
+@pytest.mark.parametrize("distribution", SHIPPED)
+def test_the_shipped_plugins_table_is_what_the_plugins_register(distribution):
+    """registry.SHIPPED_PLUGIN_NAMES, the core's list of the names each shipped plugin registers, equals
+    what the plugin registers once loaded: a name a plugin adds or drops fails here."""
+    from irspec.registry import SHIPPED_PLUGIN_NAMES
+    from irspec.testing import registered_plugin
+
+    module = pytest.importorskip(SHIPPED[distribution], reason=f"{distribution} is not installed (plugins/)")
+    with registered_plugin(module) as registry:
+        names = set()
+        for name, definition in registry.definitions.items():
+            if definition.plugin == module.__name__:
+                names |= {name, *(a if isinstance(a, str) else a.name for a in registry.aliases[name])}
+        names |= {name for name, group in registry.groups.items() if group.plugin == module.__name__}
+    assert names == set(SHIPPED_PLUGIN_NAMES[distribution])

@@ -154,8 +154,8 @@ def test_columns_mapping_and_a_named_single_run(spark):
     (result,) = irs.results(per_query)
     # A tie at 3.0 is broken by docno descending: y (non-relevant) before x.
     assert result.run_name == "bm25"
-    assert result.per_query() == {"t1": {"P@1": 0.0, "relstring": "01"}}
-    rows = per_query.filter("metric = 'relstring'").collect()
+    assert result.per_query() == {"t1": {"P@1": 0.0, "relstring@10": "01"}}
+    rows = per_query.filter("metric = 'relstring@10'").collect()
     assert [(r.text, math.isnan(r.value)) for r in rows] == [("01", True)]
 
 

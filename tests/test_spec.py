@@ -141,13 +141,67 @@ _DEFAULTS = [
 
 @pytest.mark.parametrize(("name", "param", "default"), _DEFAULTS, ids=[f"{n}.{p}" for n, p, _ in _DEFAULTS])
 def test_a_parameter_given_its_default_is_dropped(name, param, default):
+    # ... from the text unless it is shown at its default (a default @ value: relstring@10), and in any
+    # case the metric is the one its name alone gives
     written = repr(default) if isinstance(default, (str, int, float)) else str(getattr(default, "name", default))
     # a required parameter (IPrec's recall) is given its smallest value, on both sides
     required = "".join(f"{p.name}={p.minimum:g}," for p in get_registry().get(name).params if p.required)
     bare = irspec.parse(f"{name}({required.rstrip(',')})" if required else name)
     text = f"{name}({required}{param}={written})"
-    assert str(irspec.parse(text)) == str(bare)
+    definition = get_registry().definitions[name]
+    shown = definition.shown_at_default(definition.param(param))
+    assert str(irspec.parse(text)) == (f"{name}@{written}" if shown else str(bare))
     assert irspec.parse(text) == bare
+
+
+def test_a_default_cutoff_is_shown():
+    """A table must show the depth it measured: a default @ value is part of the canonical text (relstring's
+    10, trec_eval's default too), so relstring and relstring@10 are one metric with one text, relstring@10;
+    trec_eval's printed name is unchanged (relstring, and relstring_20 for another depth)."""
+    assert str(irspec.parse("relstring")) == "relstring@10"
+    assert irspec.parse("relstring") == irspec.parse("relstring@10") == irspec.parse("relstring(k=10)")
+    assert irspec.parse("relstring").trec_name == "relstring"
+    assert irspec.parse("relstring@20").trec_name == "relstring_20"
+
+
+def test_a_parameter_declared_shown_is_shown_at_its_default(irspec_plugin):
+    from irspec.registry import MetricDef, Param
+
+    class Plugin:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register(MetricDef("Persist", "a toy", (Param("p", "float", 0.8, "persistence", shown=True),
+                                                    Param("q", "float", 0.5, "not shown")), compute="x:y"))
+
+    irspec_plugin(Plugin())
+    assert str(irspec.parse("Persist")) == "Persist(p=0.8)"
+    assert str(irspec.parse("Persist(q=0.5, p=0.8)")) == "Persist(p=0.8)"
+    assert irspec.parse("Persist") == irspec.parse("Persist(p=0.8)")
+    assert str(irspec.parse("Persist(p=0.9,q=0.25)")) == "Persist(p=0.9,q=0.25)"
+
+
+# --- spellings that mean something else elsewhere ----------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["hits@5", "hits", "HITS@10", "hits.5", "hits_5", "P@5, hits@10"])
+def test_hits_is_refused_for_its_two_meanings(text):
+    # ranx's hits@k is the number of relevant documents in the top k (ranx/metrics/hits.py); link
+    # prediction's Hits@k, and a hit rate, is whether there is one (Success@k): reading either would change
+    # the other's meaning without a word
+    for trec in (False, True):
+        with pytest.raises(SpecError) as info:
+            irspec.parse_many(text, trec=trec)
+        message = str(info.value)
+        assert "ranx" in message and "Success@k" in message and "P@k" in message
+        assert isinstance(info.value, IrspecError) and not isinstance(info.value, UnknownMetricError)
+
+
+@pytest.mark.parametrize("text", ["rbp", "RBP", " rbp "])
+def test_trec_evals_rbp_is_refused_on_its_command_line(text):
+    # -m rbp is trec_eval's rbp (p = 0.9, m_rbp.c), which irspec does not compute (it reads uninitialised
+    # memory): the plugin's RBP (p = 0.8) under that spelling would be another measure
+    with pytest.raises(SpecError, match=r"trec_eval's rbp .*RBP\(p=0\.9\)"):
+        irspec.parse_many(text, trec=True)
 
 
 def _base_names(text: str) -> set[str]:
@@ -296,6 +350,29 @@ def test_parse_of_duplicates_is_one_metric():
     assert str(irspec.parse("P@5 P_5")) == "P@5"
 
 
+UNDERSCORE_LISTS = {  # pytrec_eval's spelling -> trec_eval's
+    "P_5,10": "P.5,10",
+    "ndcg_cut_20,4": "ndcg_cut.20,4",
+    "iprec_at_recall_0.10,0.20": "iprec_at_recall.0.10,0.20",
+    "recall_5,10": "recall.5,10",
+    "map_cut_5,10": "map_cut.5,10",
+    "success_1,5": "success.1,5",
+    "relative_P_5,10": "relative_P.5,10",
+}
+
+
+@pytest.mark.parametrize("text", UNDERSCORE_LISTS)
+def test_pytrec_evals_underscore_lists_are_its_measures(text):
+    """pytrec_eval (and ir_measures' pytrec_eval provider) reads ``P_5,10`` as trec_eval's ``P.5,10``:
+    the same measures, under the names pytrec_eval prints for them."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    printed = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1}}, {text}).evaluate({"q1": {"d1": 1.0}})["q1"]
+    metrics = irspec.parse_many(text)
+    assert sorted(m.trec_name for m in metrics) == sorted(printed)
+    assert metrics == irspec.parse_many(UNDERSCORE_LISTS[text])
+    assert irspec.parse_many(text, trec=True) == metrics
+
+
 # --- trec_eval's groups and defaults ----------------------------------------------------------------
 
 OFFICIAL = [
@@ -343,6 +420,18 @@ def test_all_trec_matches_trec_eval_output():
     names = [m.trec_name for m in irspec.parse_many("all_trec")]
     assert "relstring" in names
     assert [n for n in names if n != "relstring"] == expected
+
+
+def test_set_is_trec_evals_set_nickname():
+    """trec_eval 9 and 10 define the nickname ``set`` (measures.c's set_names); pytrec_eval exposes the
+    list, and prints the measures in trec_eval's order (runid is irspec's output line, not a measure)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    members = pytrec_eval.supported_nicknames["set"] - {"runid"}
+    printed = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1, "d2": 0}}, {"set"}).evaluate({"q1": {"d1": 1.0, "d3": 0.5}})
+    in_order = [name for name in printed["q1"] if name != "runid"]
+    assert sorted(in_order) == sorted(members)
+    for trec in (False, True):
+        assert [m.trec_name for m in irspec.parse_many("set", trec=trec)] == in_order
 
 
 def test_groups_expand_in_place_and_drop_duplicates():
@@ -562,7 +651,10 @@ BAD = [
     ("11pt(points=[R])", 1, ParameterError, ["11pt: parameter 'points'", "list of numbers"]),
     ("AP(rel=2, rel=3)", 1, ParameterError, ["AP: parameter 'rel'", "twice"]),
     ("P(k=5)@10", 1, ParameterError, ["P: parameter 'k'", "twice"]),
-    ("P.5@10", 1, ParameterError, ["P: parameter 'k'", "twice"]),
+    ("P.5@10", 1, ParameterError, ["P: parameter 'k'", "twice", "the name 'P.5'", "@"]),
+    # what was typed is named, not only the parameter it sets (cutoff= is ir_measures' name for @)
+    ("P(cutoff=5)@10", 1, ParameterError, ["P: parameter 'k'", "given twice", "cutoff=", "and @"]),
+    ("P(k=5)@10", 1, ParameterError, ["given twice", "k= and @"]),
     ("SetAP@5", 1, ParameterError, ["SetAP", "no @"]),
     ("official(rel=2)", 1, ParameterError, ["official", "no arguments"]),
     ("P.", 1, ParameterError, ["P:", "empty value"]),

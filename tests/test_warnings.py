@@ -3,7 +3,7 @@
 A run without lines, qrels queries missing from a run (how many, which, what they scored), a relevance
 level at which no document is relevant, and two runs of one name (made distinct in every output). The
 expected values are hand arithmetic on the small qrels below; the trec_eval behaviour they mirror is
-noted where it applies (trec_eval 10 with -c scores a missing query 0 on every measure).
+noted where it applies (trec_eval 10 with -c scores a missing query as an empty ranking: 0 on most measures).
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def test_a_run_file_without_lines_warns(files, capsys, text):
     assert out == "P_1                   \tall\t0.0000\n"  # 7 queries, each scored 0
     (line,) = warning_lines(err)
     assert line == (
-        f"irspec: warning: {files / 'none.run'}: the run has no lines; all 7 queries of the qrels are scored 0 "
-        "on every measure and counted in the means (missing_queries='zero', trec_eval -c)"
+        f"irspec: warning: {files / 'none.run'}: the run has no lines; all 7 queries of the qrels are scored as "
+        "empty rankings (0 on most measures) and counted in the means (missing_queries='zero', trec_eval -c)"
     )
 
 
@@ -89,7 +89,8 @@ def test_missing_queries_say_how_many_which_and_what_they_scored(files):
     res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1")
     assert res.warnings == (
         f"{files / 'a.run'}: 5 of the 7 queries of the qrels are missing from the run ('q3', 'q4', 'q5', 'q6', "
-        "'q7'): scored 0 on every measure and counted in the means (missing_queries='zero', trec_eval -c)",
+        "'q7'): scored as empty rankings (0 on most measures) and counted in the means (missing_queries='zero', "
+        "trec_eval -c)",
     )
     assert res.aggregate()["P@1"] == pytest.approx(1 / 7)  # q1 1, q2 0, q3..q7 0
     skipped = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1", missing_queries="skip")
@@ -369,7 +370,7 @@ def test_a_short_ranking_of_judged_documents_does_not_warn(sparse):
 
 
 def test_judged_at_10_leaves_out_the_queries_the_run_does_not_answer(sparse):
-    # q2 is missing: scored 0 under missing_queries="zero", but its empty ranking is no evidence of
+    # q2 is missing: scored as an empty ranking under missing_queries="zero", which is no evidence of
     # unjudged documents. q1's top 10 is d1, d2 and u1..u8: 2 of 10 judged.
     run = {"q1": {"d1": 10.0, "d2": 9.0, **{f"u{i}": 9.0 - i for i in range(1, 9)}}}
     res = quiet(irspec.evaluate, str(sparse / "qrels.txt"), run, "P@10")

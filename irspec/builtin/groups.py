@@ -1,4 +1,4 @@
-"""trec_eval's named measure sets: ``official`` (its default output) and ``all_trec``."""
+"""trec_eval's named measure sets: ``official`` (its default output), ``set`` and ``all_trec``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,12 @@ OFFICIAL = MetricGroup(
         f"P.{_CUTS}",
     ),
     "trec_eval's default measures (what it prints without -m), in its order",
+)
+
+SET = MetricGroup(
+    "set",
+    ("num_q num_ret num_rel num_rel_ret utility set_P set_relative_P set_recall set_map set_F",),
+    "trec_eval's measures of the retrieved set as a whole (its nickname set), in its order",
 )
 
 ALL_TREC = MetricGroup(
@@ -45,4 +51,5 @@ ALL_TREC = MetricGroup(
 def irspec_register_metrics(register) -> None:
     """Register trec_eval's measure sets."""
     register(OFFICIAL)
+    register(SET)
     register(ALL_TREC)

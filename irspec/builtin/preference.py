@@ -38,8 +38,8 @@ ACCURACY = MetricDef(
 non-relevant documents in the top k (unjudged documents are non-relevant) and a_r the non-relevant
 documents ranked above r: the probability that a relevant document of the top k ranks above a
 non-relevant one of the top k. The whole ranking without a cutoff. Undefined (NaN, left out of the
-mean) when the top k has no relevant or no non-relevant document (a query the run lacks scores 0, as
-on every measure, unless missing_queries is skip). A diagnostic of a ranker's
+mean) when the top k has no relevant or no non-relevant document, and so for a query the run lacks (an
+empty ranking, as trec_eval -c scores such a query). A diagnostic of a ranker's
 training (does it order the pairs it retrieves?), not of retrieval quality: documents not retrieved
 play no part. Reference: ir_measures' Accuracy (MacAvaney, Macdonald & Ounis, "Streamlining
 evaluation with ir-measures", ECIR 2022).""",

@@ -168,7 +168,7 @@ def irspec_register_metrics(register) -> None:
     # ir_measures' SetF(beta=x) runs trec_eval's set_F.x, whose x is beta squared: SetF(beta=4) is F(beta=2).
     register(F, aliases=["F1", Alias("SetF", keywords={"beta": _beta_from_ir_measures}), Alias("set_F", dotted=F.dotted), "F-measure"])
     register(REL_P, aliases=[Alias("relative_P", dotted=each("k")), "set_relative_P", "relative_precision", "SetRelP"])
-    register(SUCCESS, aliases=["hits"])
+    register(SUCCESS)  # not "hits": ranx's hits@k counts the relevant documents (registry.REFUSED_SPELLINGS)
     register(JUDGED, aliases=["judged_fraction"])
     register(FALLOUT, aliases=["fall-out"])
     register(SET_MAP, aliases=["set_map"])

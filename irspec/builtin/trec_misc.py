@@ -128,7 +128,8 @@ RELSTRING = MetricDef(
     at="k",
     aggregate="none",
     compute=kernel(K, "relstring"),
-    trec_name=lambda m: "relstring" if not m.params else (f"relstring_{m.get('k')}" if plain(m, "k") else None),
+    # trec_eval prints its default, 10, as plain relstring (the canonical text shows it: relstring@10)
+    trec_name=lambda m: (None if not plain(m, "k") else "relstring" if m.get("k") == 10 else f"relstring_{m.get('k')}"),
     doc="""relstring@k: one character per top-k document: its label 0-9, '>' above 9, '-' when it is absent
 from the qrels and '.' when its label is negative (pooled, unjudged). A display of the ranking for
 debugging, trec_eval's relstring (m_relstring.c); it has no summary value.""",

@@ -138,8 +138,10 @@ def test_the_mean_counts_queries_with_no_relevant_subtopic(irspec_plugin, qrels_
 
 def test_spellings(irspec_plugin):
     irspec_plugin(irspec_diversity.plugin)
-    assert str(irspec.parse("alpha_nDCG@20")) == "alpha_nDCG"  # 20 is the default cutoff
-    assert str(irspec.parse("alpha_nDCG(alpha=0.5)@20")) == "alpha_nDCG"
+    # 20 is the default cutoff, and shown: a table says the depth it measured
+    assert str(irspec.parse("alpha_nDCG")) == "alpha_nDCG@20" == str(irspec.parse("alpha_nDCG@20"))
+    assert str(irspec.parse("alpha_nDCG(alpha=0.5)@20")) == "alpha_nDCG@20"
+    assert str(irspec.parse("StRecall")) == "StRecall@20" and str(irspec.parse("NRBP")) == "NRBP"  # NRBP: no cutoff
     assert str(irspec.parse("alpha-nDCG@10")) == "alpha_nDCG@10"
     assert str(irspec.parse("alpha_nDCG(alpha=0.3)@5")) == "alpha_nDCG(alpha=0.3)@5"
     assert str(irspec.parse("ERR-IA@5")) == "ERR_IA@5"
@@ -212,7 +214,7 @@ def test_the_command_line(qrels_file, tmp_path):
     done = _cli("eval", qrels_file, str(run), "-m", "alpha_nDCG@20, ERR_IA@20, NRBP, P_IA@10, StRecall@10", "-q", "--ci", "none")
     assert done.returncode == 0, done.stderr
     header, _, first, second, mean = (line.split() for line in done.stdout.splitlines())
-    assert header == ["run", "query", "alpha_nDCG", "ERR_IA", "NRBP", "P_IA@10", "StRecall@10"]
+    assert header == ["run", "query", "alpha_nDCG@20", "ERR_IA@20", "NRBP", "P_IA@10", "StRecall@10"]
     assert first[:2] == ["sys", "1"] and first[4:] == ["0.8203", "0.2000", "1.0000"]  # NRBP as by hand above
     assert second == ["sys", "2", "0.0000", "0.0000", "0.0000", "0.0000", "0.0000"]
     assert mean[:2] == ["sys", "all"] and mean[4] == "0.4102"  # (0.8203125 + 0) / 2

@@ -148,7 +148,7 @@ def test_a_qrels_file_gives_ndeval_s_values(irspec_plugin, tmp_path):
     res = irspec.evaluate(str(path), run, "alpha_nDCG@20 ERR_IA@10 NRBP P_IA@5 StRecall@10")
     for query, values in expected.items():
         got = res.per_query()[query]
-        assert got["alpha_nDCG"] == values["alpha-nDCG@20"]
+        assert got["alpha_nDCG@20"] == values["alpha-nDCG@20"]
         assert got["ERR_IA@10"] == values["ERR-IA@10"]
         assert got["NRBP"] == values["NRBP"]
         assert got["P_IA@5"] == values["P-IA@5"]

@@ -42,6 +42,20 @@ share one scale. Query ids may be any strings. Reference: Chapelle, Metzler, Zha
     bounds=UNIT,
 )
 
+def _ranx_persistence(values: list[str]) -> list[dict[str, float]]:
+    """ranx's ``rbp.95``: the digits after the dot are the decimals of the persistence (p = 0.95), as ranx
+    reads them (``float("0." + digits)``); never a cutoff, which ``@`` gives (``RBP@10``, as in ir_measures)."""
+    out = []
+    for v in values:
+        if not v.isdigit():
+            raise ValueError(f"ranx's rbp.<digits> is RBP with p = 0.<digits> (rbp.95 is RBP(p=0.95)), not {v!r}")
+        out.append({"p": float("0." + v)})
+    return out
+
+
+# One spec per value, and no trec_eval name echoed (irspec.definitions.echoes_text): trec_eval has no rbp.95.
+_ranx_persistence.per_value = True  # type: ignore[attr-defined]
+
 RBP = MetricDef(
     "RBP",
     "rank-biased precision (patient user model), or its residual",
@@ -54,6 +68,7 @@ RBP = MetricDef(
             minimum=0,
             maximum=1,
             exclusive_minimum=True,
+            shown=True,  # 0.8 here and in ir_measures, 0.9 in trec_eval's rbp, none in ranx: always say which
         ),
         _cutoff(),
         Param(
@@ -68,6 +83,7 @@ RBP = MetricDef(
     ),
     at="k",
     positional="p",
+    dotted=_ranx_persistence,
     compute=f"{K}:rbp",
     doc="""RBP = (1 − p) Σ_{i<=m} r_i p^(i−1) over the top m = min(n, k) documents of a ranking of n (m = n
 without a cutoff), with r_i = 1 for a label >= rel and 0 otherwise (binary, the paper's form), or

@@ -59,21 +59,28 @@ def test_err_clips_labels_above_the_maximum_grade_and_ignores_negative_ones():
 def test_rbp_by_hand():
     v = values("RBP, RBP(residual=true), RBP(0.5)@2, RBP(max_grade=3), RBP(0.5, residual=true)@2")
     # binary at rel 1: a (rank 1) and c (rank 3) relevant: 0.2 (1 + 0.8^2)
-    assert v["q1"]["RBP"] == pytest.approx(0.2 * (1 + 0.64))
+    assert v["q1"]["RBP(p=0.8)"] == pytest.approx(0.2 * (1 + 0.64))
     # e unjudged at rank 4: 0.2 * 0.8^3, plus p^n = 0.8^4 for the ranks below the list
-    assert v["q1"]["RBP(residual=true)"] == pytest.approx(0.2 * 0.8**3 + 0.8**4)
+    assert v["q1"]["RBP(p=0.8,residual=true)"] == pytest.approx(0.2 * 0.8**3 + 0.8**4)
     assert v["q1"]["RBP(p=0.5)@2"] == pytest.approx(0.5)
     assert v["q1"]["RBP(p=0.5,residual=true)@2"] == pytest.approx(0.25)  # top 2 judged: p^2
     # graded, max grade 3: r = 1, 0, 1/3, 0
-    assert v["q1"]["RBP(max_grade=3)"] == pytest.approx(0.2 * (1 + 0.64 / 3))
-    assert v["x-2"]["RBP"] == pytest.approx(0.2 * 0.8)
-    assert v["x-2"]["RBP(residual=true)"] == pytest.approx(0.2 + 0.8**2)
+    assert v["q1"]["RBP(max_grade=3,p=0.8)"] == pytest.approx(0.2 * (1 + 0.64 / 3))
+    assert v["x-2"]["RBP(p=0.8)"] == pytest.approx(0.2 * 0.8)
+    assert v["x-2"]["RBP(p=0.8,residual=true)"] == pytest.approx(0.2 + 0.8**2)
+
+
+def test_a_query_the_run_lacks_has_rbp_0_and_residual_1():
+    # irspec scores a qrels query the run lacks as its empty ranking (trec_eval -c): n = 0, so RBP = 0 and
+    # the residual is p^0 = 1: nothing of the ranking is known, RBP could be anything from 0 to 1.
+    v = values("RBP, RBP(residual=true), ERR, NCG@10", {**QRELS, "q3": {"a": 1}}, RUN)
+    assert v["q3"] == {"RBP(p=0.8)": 0.0, "RBP(p=0.8,residual=true)": 1.0, "ERR": 0.0, "NCG@10": 0.0}
 
 
 def test_rbp_binary_uses_the_relevance_level():
     v = values("RBP, RBP(rel=2)", relevance_level=2)
-    assert v["q1"]["RBP"] == pytest.approx(0.2)  # only a (3) at rank 1
-    assert v["q1"]["RBP(rel=2)"] == v["q1"]["RBP"]
+    assert v["q1"]["RBP(p=0.8)"] == pytest.approx(0.2)  # only a (3) at rank 1
+    assert v["q1"]["RBP(p=0.8,rel=2)"] == v["q1"]["RBP(p=0.8)"]
     with pytest.raises(irspec.ParameterError, match="rel"):
         values("RBP(rel=2, max_grade=3)")
 
@@ -89,12 +96,34 @@ def test_ncg_by_hand():
     assert values("NCG", {"q": {"a": 0}}, {"q": {"a": 1.0}})["q"]["NCG"] == 0.0  # no gain to find: 0
 
 
+def test_ranx_spelling_of_rbp_is_its_persistence():
+    # ranx reads rbp.95 as p = 0.95 (float("0." + "95"), ranx/metrics/__init__.py): the digits after the
+    # dot are p's decimals, never a cutoff
+    assert irspec.parse("rbp.95") == irspec.parse("RBP(p=0.95)")
+    assert str(irspec.parse("RBP.8")) == "RBP(p=0.8)"
+    assert irspec.parse_many("rbp.5,95") == irspec.parse_many("RBP(p=0.5), RBP(p=0.95)")
+    assert irspec.parse("rbp.95").trec_name is None  # no trec_eval name is claimed
+    with pytest.raises(irspec.ParameterError, match="ranx"):
+        irspec.parse("rbp.0.95")
+    # @ stays the cutoff, as in ir_measures (ranx's rbp@95 would be p = 0.95 too: not read that way)
+    assert str(irspec.parse("RBP@95")) == "RBP(p=0.8)@95"
+
+
+def test_rbp_on_trec_evals_command_line_is_refused_even_with_the_plugin():
+    # trec_eval's rbp has p = 0.9 (m_rbp.c); the language's rbp is this plugin's RBP, which says its p
+    assert str(irspec.parse("rbp")) == "RBP(p=0.8)"
+    with pytest.raises(irspec.SpecError, match="trec_eval's rbp"):
+        irspec.parse_many("rbp", trec=True)
+    assert irspec.parse_many("RBP(p=0.9)", trec=True) == [irspec.parse("RBP(p=0.9)")]
+
+
 def test_canonical_texts_and_aliases():
     cases = {
         "RBP(0.9)@10": "RBP(p=0.9)@10",
-        "rank_biased_precision(residual=true)": "RBP(residual=true)",
-        "rbp": "RBP",  # METRICS.md's "RBP following the published formula"
-        "RBP(p=0.8)": "RBP",
+        # p is shown at its default: 0.8 here and in ir_measures, 0.9 in trec_eval, no default in ranx
+        "rank_biased_precision(residual=true)": "RBP(p=0.8,residual=true)",
+        "RBP": "RBP(p=0.8)",
+        "RBP(p=0.8)": "RBP(p=0.8)",
         "ERR(max_grade=4)@20": "ERR@20",
         "expected_reciprocal_rank@10": "ERR@10",
         "normalized_cumulative_gain@100": "NCG@100",
