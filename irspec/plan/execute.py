@@ -141,7 +141,7 @@ def _standardized(plan: Plan, results: list[Any]) -> list[Any]:
     z = plan.standardize
     reference: Any = z.file
     if z.reference is not None:
-        reference = [res for res in results if res.run_name in z.reference]
+        reference = list(z.reference)  # run names, which standardize finds among the results
     return standardize(results, reference, cdf=z.cdf)
 
 
