@@ -268,6 +268,10 @@ def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:
 
 
 def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
+    if report.agreement is not None and output.format in COMBINED_FORMATS:
+        # each set's output carries its own power tables (rendered here, once); the agreement follows
+        texts = {name: str(_render(sub, output, arrows)) for name, sub in report.by_qrels}
+        return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
     rendered = _render_main(report, output, arrows)
     if report.power is None or not isinstance(rendered, str):
         return rendered
@@ -281,9 +285,6 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
 
 def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
     # formatting lives in irspec.report (and irspec.plots); this picks what each output gets
-    if report.agreement is not None and output.format in COMBINED_FORMATS:
-        texts = {name: str(_render(sub, output, arrows)) for name, sub in report.by_qrels}
-        return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
     compare, comparisons, notes = report.plan.compare, report.comparisons, report.notes
@@ -333,6 +334,7 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
             provenance=_provenance(report),
             intervals=intervals,
             extra=[*_power_sections(report, output.decimals), *_agreement_sections(report, output.decimals)],
+            lead=_judgments_lead(report),
             **marks,
         )
     if output.format == "plots":
@@ -346,6 +348,17 @@ def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, A
     if report.power is None:
         return []
     return [("power", "Power", power_sections(report.power, decimals=decimals), report.power.notes)]
+
+
+def _judgments_lead(report: PlanReport) -> str | None:
+    """With several sets of judgments, which one the page's results, comparisons and power use."""
+    if report.agreement is None:
+        return None
+    sets = report.agreement.sets
+    return (
+        f"The results, comparisons and power on this page are under the first of {len(sets)} sets of judgments, "
+        f"{sets[0]} (the others: {', '.join(sets[1:])}); the agreement between the sets follows them."
+    )
 
 
 def _agreement_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:

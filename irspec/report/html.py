@@ -78,6 +78,7 @@ def to_html(
     plots_note: str | None = None,
     provenance: dict[str, Any] | None = None,
     extra: Sequence[tuple[str, str, Sequence[tuple[str, str, Any]], Sequence[str]]] = (),
+    lead: str | None = None,
 ) -> str:
     """One self-contained HTML page: the results table with marks, the comparisons with p-values and
     effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
@@ -88,7 +89,9 @@ def to_html(
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
     missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
     each mean. ``extra`` sections follow the comparisons, each ``(id, title, titled tables, notes)``
-    with its tables as ``(heading, description, block)`` (an agreement section, say).
+    with its tables as ``(heading, description, block)`` (an agreement section, say). ``lead`` is a
+    sentence shown under the title, before any table: what a reader must know to read them (which set
+    of judgments they use, say).
     """
     table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
     compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
@@ -115,6 +118,7 @@ def to_html(
         versions = ", ".join(f"{k} {provenance[k]}" for k in VERSIONED if provenance.get(k))
     return _environment().get_template("report.html.j2").render(
         title=title,
+        lead=lead,
         summary=", ".join([*_inputs(results), _plural(len(metrics), "metric"), table.queries]),
         sections=sections,
         results=table,
