@@ -96,6 +96,15 @@ class Result(engine.Result):
     def _repr_markdown_(self) -> str:
         return self.show()._repr_markdown_()
 
+    def __str__(self) -> str:
+        # print(res) in a plain REPL: the table a ResultSet prints, one row
+        return str(self.show(intervals=None))
+
+    def __repr__(self) -> str:
+        # a result holds a queries x metrics array and every query id: a REPL shows what it is, not them
+        metrics = ", ".join(map(str, self.metrics))
+        return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], queries={len(self.query_ids)})"
+
 
 def evaluate_input(
     source: Any,

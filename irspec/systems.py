@@ -49,7 +49,7 @@ class Spread(NamedTuple):
     high: float
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)  # a Result's short repr, not every field's
 class SystemResult(results.Result):
     """A system of several runs: per topic and metric the mean of its runs' values, with the runs' own
     results in ``runs`` (in the order given). Everything a :class:`~irspec.results.Result` does, it does
