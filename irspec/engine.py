@@ -223,6 +223,9 @@ class Result:
     tables: tuple[Any, ...] = ()
     """What an input other than a run offers beside its metrics (:class:`~irspec.definitions.InputTable`,
     a log's top queries say), from its data object's ``tables()``; reports render and plot them."""
+    runid: str | None = None
+    """The run's own runid (:attr:`irspec.data.Run.runid`), which trec_eval's ``runid`` line prints;
+    ``None`` when its input has none. ``run_name`` is what every output calls the run."""
     _aggregate: dict[str, float] = field(default_factory=dict, repr=False)
 
     def aggregate(self) -> dict[str, float]:
@@ -592,6 +595,7 @@ def _evaluate_blocks(
         tuple(notes),
         {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
         judged_at_10=judged,
+        runid=blocks.runid,
     )
 
 
@@ -652,6 +656,7 @@ def _evaluate_run(
         tuple(notes),
         {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
         judged_at_10=judged,
+        runid=run.runid,
     )
 
 

@@ -119,8 +119,8 @@ class Run:
     ``frame`` has columns ``query`` (String), ``docno`` (String), ``score`` (Float64, finite) and
     ``line`` (UInt32 1-based source line, or null for dict or DataFrame input), in source order; a
     docno appears at most once per query. The rank column of a TREC file is not kept: rankings come
-    from the scores. ``name`` is the runid (6th field) of the last data line, else the file's stem,
-    else ``"run"``.
+    from the scores. ``name`` is the file's stem (``bm25`` for ``runs/bm25.run.gz``), wherever a run
+    comes from a file; without a file name (standard input, Arrow data) the runid, else ``"run"``.
     """
 
     frame: pl.DataFrame
@@ -128,6 +128,9 @@ class Run:
     source: str
     keys: np.ndarray | None = field(default=None, repr=False)
     """:func:`pair_keys` of ``frame``, kept from the duplicate check so the evaluation need not hash again."""
+    runid: str | None = None
+    """The run's own name inside its input, as trec_eval's ``runid`` prints it: a TREC file's 6th field
+    (of its last data line), a Parquet file's or Arrow data's ``run`` column; None when it has none."""
 
     @classmethod
     def read(cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None) -> Run:
@@ -138,11 +141,11 @@ class Run:
             name = source or os.fspath(path_or_file)
             frame, runid = read_parquet(path_or_file, RUN, name, columns)
             frame, keys = checked(frame, RUN, name, "row")
-            return cls(frame, runid or stem(name) or "run", name, keys)
+            return cls(frame, stem(name) or runid or "run", name, keys, runid)
         _no_columns(columns, source or path_or_file)
         text = read_text(path_or_file, RUN, source)
         frame, keys = checked(text.frame, RUN, text.source)
-        return cls(frame, text.name or "run", text.source, keys)
+        return cls(frame, text.name or "run", text.source, keys, text.runid)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
@@ -290,7 +293,7 @@ def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, s
     if cls is Qrels:
         return Qrels(checked(frame, QRELS, source, "row")[0], source)
     frame, keys = checked(frame, RUN, source, "row")
-    return Run(frame, name or "run", source, keys)
+    return Run(frame, name or "run", source, keys, name)
 
 
 # --------------------------------------------------------------------------------------------------

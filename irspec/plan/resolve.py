@@ -15,6 +15,7 @@ from typing import Any
 
 from irspec.agreements import COMBINED_FORMATS
 from irspec.comparison import TUKEY_TESTS, Compare
+from irspec.data.trec import stem
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options, reads_qrels
 from irspec.errors import InputError, IrspecError, SpecError, suggest
@@ -276,14 +277,6 @@ def _resolve_metrics(raw: Any, problems: Problems, qrels: Path | str | None) -> 
     return bound if ok else None
 
 
-def _run_name(path: str) -> str:
-    """A run's name from its file: the stem, after dropping a ``.gz`` suffix."""
-    base = os.path.basename(path)
-    if base.endswith(".gz"):
-        base = base[:-3]
-    return Path(base).stem or base
-
-
 def _has_magic(text: str) -> bool:
     return any(c in text for c in "*?[")
 
@@ -333,10 +326,10 @@ def _resolve_runs(
                 for m in matches:
                     p = Path(os.path.normpath(m))
                     origin = f" (from {str(p)!r}, matched by {entry!r})"
-                    add(PlanRun(_run_name(m), p, path_text(where), line), where, origin)
+                    add(PlanRun(stem(m) or m, p, path_text(where), line), where, origin)
             else:
                 _check_file(literal, where, "run", problems)
-                add(PlanRun(_run_name(entry), literal, path_text(where), line), where, f" (the stem of {entry!r})")
+                add(PlanRun(stem(entry) or entry, literal, path_text(where), line), where, f" (the stem of {entry!r})")
         else:
             complete = False
     return runs, complete
