@@ -569,10 +569,10 @@ output:
     # the last output fails to render: the first, already rendered, is not written either
     real = plan_module._render
 
-    def fail_on_json(report, output, arrows):
+    def fail_on_json(report, output, *terminal):
         if output.format == "json":
             raise RuntimeError("disk full of opinions")
-        return real(report, output, arrows)
+        return real(report, output, *terminal)
 
     monkeypatch.setattr(plan_module, "_render", fail_on_json)
     report = run_plan(load_plan(path))
@@ -625,7 +625,7 @@ def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
 
     def break_markdown():
         real = plan_module._render
-        monkeypatch.setattr(plan_module, "_render", lambda r, o, a: 1 / 0 if o.format == "markdown" else real(r, o, a))
+        monkeypatch.setattr(plan_module, "_render", lambda r, o, *a: 1 / 0 if o.format == "markdown" else real(r, o, *a))
 
     import irspec.plan.execute as plan_module
 

@@ -24,6 +24,7 @@ from typing import IO, Any
 from irspec import plots
 from irspec import report as fmt
 from irspec.report.power import power_sections
+from irspec.report.text import terminal_width
 from irspec.agreements import COMBINED_FORMATS, Agreement, agreement_of
 from irspec.agreements import combine as combine_texts
 from irspec.comparison import Compare, Comparison
@@ -233,7 +234,7 @@ def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list
     """Every output of the plan as ``(output, content)``, computed without writing anything: its text,
     or for ``plots`` the files of the directory as ``{file name: bytes}``."""
     stream = stdout if stdout is not None else sys.stdout
-    return [(o, _render(report, o, _arrows(o, stream))) for o in report.plan.outputs]
+    return [(o, _render(report, o, _arrows(o, stream), _width(o, stream))) for o in report.plan.outputs]
 
 
 def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[Path]:
@@ -267,12 +268,17 @@ def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:
     return "▲", "▼"
 
 
-def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
+def _width(output: Output, stream: IO[str]) -> int | None:
+    """The columns of the terminal a table goes to (``None`` for a file, a pipe, or another format)."""
+    return terminal_width(stream) if output.path is None and output.format == "table" else None
+
+
+def _render(report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None) -> str | dict[str, bytes]:
     if report.agreement is not None and output.format in COMBINED_FORMATS:
         # each set's output carries its own power tables (rendered here, once); the agreement follows
-        texts = {name: str(_render(sub, output, arrows)) for name, sub in report.by_qrels}
+        texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
         return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
-    rendered = _render_main(report, output, arrows)
+    rendered = _render_main(report, output, arrows, width)
     if report.power is None or not isinstance(rendered, str):
         return rendered
     # the power tables follow the results or comparisons in every table format (JSON and HTML carry
@@ -283,7 +289,7 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
     return rendered
 
 
-def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
+def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None) -> str | dict[str, bytes]:
     # formatting lives in irspec.report (and irspec.plots); this picks what each output gets
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
@@ -306,8 +312,8 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
     intervals = output.intervals
     if output.format == "table":
         if not comparisons:
-            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals)
-        logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query) if report.inputs else ""
+            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals, width=width)
+        logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query, width=width) if report.inputs else ""
         table = fmt.marked_table(
             runs,
             comparisons,
@@ -317,6 +323,7 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
             arrows=arrows,
             decimals=output.decimals,
             intervals=intervals,
+            width=width,
         )
         return table + logs
     if output.format == "latex":
