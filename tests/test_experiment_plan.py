@@ -131,5 +131,15 @@ def test_the_page_says_up_front_which_judgments_it_shows(report):
     from irspec.plan import render_outputs
 
     (page,) = [t for o, t in render_outputs(report) if o.format == "html"]
-    before_tables = page[: page.index('<h2 id="results"')]
+    before_tables = page[: page.index('<h2 id="results')]
     assert "human" in before_tables and "llm" in before_tables
+
+
+def test_the_page_has_each_sets_power_tables_once(report):
+    from irspec.plan import render_outputs
+
+    (page,) = [t for o, t in render_outputs(report) if o.format == "html"]
+    assert page.count("<h3>Power of the paired t-tests</h3>") == 2
+    human, llm, agreement = (page.index(f'<h2 id="{i}">') for i in ("power-human", "power-llm", "agreement"))
+    assert human < page.index("<h3>Power of the paired t-tests</h3>", human) < llm
+    assert llm < page.index("<h3>Power of the paired t-tests</h3>", llm) < agreement

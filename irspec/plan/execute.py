@@ -29,8 +29,7 @@ from irspec.agreements import COMBINED_FORMATS, Agreement, agreement_of
 from irspec.agreements import combine as combine_texts
 from irspec.comparison import Compare, Comparison
 from irspec.comparisons import Comparisons, compare_results
-from irspec.data import read_qrels
-from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
+from irspec.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
 from irspec.errors import IrspecError, PlanError
 from irspec.groups import with_groups
 from irspec.inputs import evaluate_input
@@ -81,17 +80,28 @@ def run_plan(plan: Plan) -> PlanReport:
     several sets of judgments, once per set, then their agreement."""
     if plan.qrels_sets:
         return _run_several(plan)
+    return _run_one(plan)
+
+
+def _run_metrics(plan: Plan) -> list[Any]:
+    """The plan's metrics computed from qrels and runs (those of qrels a plugin reads, with subtopics, too)."""
+    return [m for m in plan.metrics if m.definition.needs == "run" or reads_qrels(m.definition.needs)]
+
+
+def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
+    """:func:`run_plan` of a plan with one set of judgments, evaluated against ``judgments`` when they
+    are given (already read), else against the plan's qrels, read here."""
     results = []
     curves = data = None
     if plan.runs or plan.systems:
-        run_metrics = [m for m in plan.metrics if m.definition.needs == "run" or reads_qrels(m.definition.needs)]
+        run_metrics = _run_metrics(plan)
         # the plots' values (precision-recall and ROC curves, AP, the confusion matrices' counts) come
         # from the same pass over each run
         drawn = any(o.format in ("html", "plots") for o in plan.outputs)
         size = plan.options.collection_size
         extra = [*plots.IPREC_SPECS, *plots.figure_specs(size)] if drawn else []
         members = [r for s in plan.systems for r in s.runs]
-        evaluated = _evaluate_runs(plan, run_metrics + extra, [*plan.runs, *members])
+        evaluated = _evaluate_runs(plan, run_metrics + extra, [*plan.runs, *members], judgments)
         # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
         # name; a Plan built in Python is not checked, so its names are made distinct here as well.
         named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, [*plan.runs, *members])]
@@ -158,9 +168,16 @@ def _systems(plan: Plan, members: list[Any]) -> list[Any]:
 def _run_several(plan: Plan) -> PlanReport:
     """The plan run once per set of judgments (each as a plan with that one qrels), and the agreement:
     significance by the plan's compare settings, or a paired t-test with Holm when it has none."""
-    reports = tuple((name, run_plan(dataclasses.replace(plan, qrels=path, qrels_sets=()))) for name, path in plan.qrels_sets)
+    # each set read once: its runs are evaluated against it, and its labels compared with the others'
+    judged = {}
+    for name, path in plan.qrels_sets:
+        with Progress("reading qrels", detail=str(path)):
+            judged[name] = read_judgments(str(path), _run_metrics(plan))
+    reports = tuple(
+        (name, _run_one(dataclasses.replace(plan, qrels=path, qrels_sets=()), judged[name])) for name, path in plan.qrels_sets
+    )
     with Progress("comparing the sets of judgments"):
-        qrels = {name: read_qrels(str(path)) for name, path in plan.qrels_sets}
+        qrels = {name: judgments.qrels for name, judgments in judged.items()}
         found = agreement_of(
             {name: list(sub.results) for name, sub in reports},
             qrels,
@@ -187,13 +204,15 @@ def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
     return evaluate_input(str(plan.log), metrics, kind="log", options=options or None, per_query=rows)
 
 
-def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None) -> list[Any]:
-    """Every run of ``plan`` (or ``runs``) evaluated, the qrels read once; progress on a terminal, run by run."""
+def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None, judgments: Judgments | None = None) -> list[Any]:
+    """Every run of ``plan`` (or ``runs``) evaluated, the qrels read once (or ``judgments``, read
+    already); progress on a terminal, run by run."""
     runs = plan.runs if runs is None else runs
     if plan.engine is not None:
         return _evaluate_on_spark(plan, metrics, runs)
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
-        qrels = read_judgments(str(plan.qrels), metrics)  # read_qrels, or a plugin's (qrels with subtopics)
+        # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
+        qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics)
         progress.total = len(runs)
         results = []
         for r in runs:
@@ -333,6 +352,11 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
     if output.format == "html":
         figures, note = _plots(report, required=False)
         title = f"irspec report: {os.path.basename(report.plan.source)}"
+        # several sets of judgments: each set's results, comparisons and power in turn, then the agreement
+        sets = [
+            fmt.JudgedSet(name, [*sub.results, *sub.inputs], sub.comparisons, sub.notes, _power_sections(sub, output.decimals))
+            for name, sub in report.by_qrels
+        ]
         return fmt.to_html(
             results,
             title=title,
@@ -340,8 +364,9 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
             plots_note=note,
             provenance=_provenance(report),
             intervals=intervals,
-            extra=[*_power_sections(report, output.decimals), *_agreement_sections(report, output.decimals)],
+            extra=[*([] if sets else _power_sections(report, output.decimals)), *_agreement_sections(report, output.decimals)],
             lead=_judgments_lead(report),
+            sets=sets,
             **marks,
         )
     if output.format == "plots":
@@ -358,24 +383,25 @@ def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, A
 
 
 def _judgments_lead(report: PlanReport) -> str | None:
-    """With several sets of judgments, which one the page's results, comparisons and power use."""
+    """With several sets of judgments, what the page shows under which."""
     if report.agreement is None:
         return None
     sets = report.agreement.sets
+    names = ", ".join(sets[:-1]) + f" and {sets[-1]}"
     return (
-        f"The results, comparisons and power on this page are under the first of {len(sets)} sets of judgments, "
-        f"{sets[0]} (the others: {', '.join(sets[1:])}); the agreement between the sets follows them."
+        f"{len(sets)} sets of judgments, {names}: the results, comparisons and power under each follow in turn, "
+        f"titled with its name, then the agreement between the sets. The plots are drawn under the first, {sets[0]}, "
+        "but for the scatter of each run's means under one set against the other."
     )
 
 
 def _agreement_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:
-    """The HTML page's agreement section, with several sets of judgments (whose results and
-    comparisons tables above it are the first set's)."""
+    """The HTML page's agreement section, with several sets of judgments (each set's results and
+    comparisons above it)."""
     found = report.agreement
     if found is None:
         return []
-    first = f"The results and comparisons above are under the first set of judgments, {found.sets[0]}."
-    return [("agreement", "Agreement between the sets of judgments", found.sections(decimals=decimals), (first, *found.notes))]
+    return [("agreement", "Agreement between the sets of judgments", found.sections(decimals=decimals), found.notes)]
 
 
 def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
