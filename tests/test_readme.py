@@ -1,5 +1,5 @@
 """The README's Python examples run as written (those of standardised scores and query groups, for now),
-on the demo data copied under the file names the README uses.
+on the demo data copied under the file names the README uses; and it says what the tests need.
 
 Expected values come from pytrec_eval (trec_eval's ndcg_cut_10 per topic) and numpy: the z-scores
 against the two named reference runs, and the group means.
@@ -69,3 +69,18 @@ def test_standardize_and_groups_example(demo_files, capsys):
     for group, start in (("even", 0), ("odd", 1)):
         assert rows[group][2] == pytest.approx(d[start::2].mean(), rel=1e-12)
     assert "Query groups: nDCG@10" in capsys.readouterr().out
+
+
+def test_the_readme_says_what_the_tests_need():
+    """Every system package .ci/run installs for the tests is named in the README, which says where
+    ../shared/trec_eval_test comes from and counts the plugins that ship in plugins/."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    packages = [p for group in re.findall(r"missing\+=\(([^)]*)\)", ci) for p in group.split()]
+    assert len(packages) == 5  # chromium, two texlive packages, poppler-utils, the JRE
+    assert [p for p in packages if p not in readme] == []
+    assert "https://github.com/usnistgov/trec_eval" in readme and "../shared/trec_eval_test" in readme
+    plugins = sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").exists())
+    words = {2: "both", 3: "three"}
+    assert f"{words[len(plugins)]} plugins" in readme and (len(plugins) == 2 or "both plugins" not in readme)
+    assert all(f"plugins/{p}" in readme for p in plugins)
