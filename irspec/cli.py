@@ -142,6 +142,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         write_all_atomic,
     )
     from irspec.report.formats import WITH_INTERVALS, default_intervals
+    from irspec.report.text import terminal_width
     from irspec.stream import open_run, parse_memory
     from irspec.systems import combine
 
@@ -199,8 +200,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     results = _grouped(args, results)
     _print_warnings(results)
     origin = provenance(results, inputs, options=options) if args.format == "json" else None
+    # a table wider than the terminal it goes to is fitted to it (a metric per row); a file or a pipe
+    # gets the table as it is
+    width = None if args.output else terminal_width(sys.stdout)
     text = format_results(
-        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin, intervals=intervals
+        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin,
+        intervals=intervals, width=width,
     )
     files = [(args.output, text)] if args.output else []
     if files or written:  # as a shell's > would, into a directory that exists; all or nothing

@@ -236,6 +236,9 @@ class Result:
     tables: tuple[Any, ...] = ()
     """What an input other than a run offers beside its metrics (:class:`~irspec.definitions.InputTable`,
     a log's top queries say), from its data object's ``tables()``; reports render and plot them."""
+    runid: str | None = None
+    """The run's own runid (:attr:`irspec.data.Run.runid`), which trec_eval's ``runid`` line prints;
+    ``None`` when its input has none. ``run_name`` is what every output calls the run."""
     _aggregate: dict[str, float] = field(default_factory=dict, repr=False)
 
     def aggregate(self) -> dict[str, float]:
@@ -559,8 +562,8 @@ def _evaluate_source(
     inputs: Mapping[str, Any] | None = None,
 ) -> Result:
     """One run, read whole or, when it is too large for ``memory``, in blocks."""
-    name, source, parts = evaluate_parts(index, src, metrics, options, memory, columns, inputs)
-    return finish(index, name, source, parts, metrics, options, inputs)
+    name, source, runid, parts = evaluate_parts(index, src, metrics, options, memory, columns, inputs)
+    return finish(index, name, source, parts, metrics, options, inputs, runid=runid)
 
 
 @dataclass(frozen=True)
@@ -614,12 +617,12 @@ def evaluate_parts(
     memory: Any = None,
     columns: Any = None,
     inputs: Mapping[str, Any] | None = None,
-) -> tuple[str, str, list[Part]]:
-    """A run's name, source and :class:`Part`: one when it is read whole, one a block when it is too
-    large for ``memory`` (:mod:`irspec.stream`)."""
+) -> tuple[str, str, str | None, list[Part]]:
+    """A run's name, source, runid and :class:`Part`: one when it is read whole, one a block when it is
+    too large for ``memory`` (:mod:`irspec.stream`)."""
     run = open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
-        return run.name, run.source, [evaluate_part(index, run, metrics, options, inputs)]
+        return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
     parts: list[Part] = []
     with run:
         for block in run:
@@ -627,7 +630,7 @@ def evaluate_parts(
                 parts = []
                 continue
             parts.append(evaluate_part(index, block, metrics, options, inputs, narrow=True))
-    return run.name, run.source, parts
+    return run.name, run.source, run.runid, parts
 
 
 def finish(
@@ -638,10 +641,12 @@ def finish(
     metrics: Sequence[Metric],
     options: Options,
     inputs: Mapping[str, Any] | None = None,
+    *,
+    runid: str | None = None,
 ) -> Result:
     """The :class:`Result` of a run evaluated in ``parts`` (each query in one part): their values, the
     qrels queries none of them answers as ``options.missing_queries`` says, and the whole run's
-    warnings (queries missing or unknown, coverage, relevance levels)."""
+    warnings (queries missing or unknown, coverage, relevance levels); ``runid`` the run's own."""
     seen = frozenset().union(*(p.seen for p in parts))
     rows = sum(p.rows for p in parts)
     missing = sorted(set(index.query_ids) - seen)
@@ -668,6 +673,7 @@ def finish(
         tuple(notes),
         {key: tuple(strings[i] for i in order) for key, strings in texts.items()},
         judged_at_10=judged,
+        runid=runid,
     )
 
 
@@ -722,6 +728,7 @@ def _evaluate_run(
         tuple(notes),
         {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
         judged_at_10=judged,
+        runid=run.runid,
     )
 
 

@@ -86,10 +86,10 @@ class Evaluator:
             return systems.evaluate(
                 self.judgments, run, self.metrics, **self._keywords(), columns=self.columns, memory=self.memory
             )
-        name, source, parts = engine.evaluate_parts(
+        name, source, runid, parts = engine.evaluate_parts(
             self._index, run, list(self.metrics), self.options, self.memory, self.columns, self.judgments.inputs
         )
-        return self._finish(name, source, parts)
+        return self._finish(name, source, parts, runid)
 
     def evaluate_topk(
         self, query_ids: Any, doc_ids: Any, scores: Any, *, corpus_ids: Any = None, name: str = "run"
@@ -139,11 +139,11 @@ class Evaluator:
                     owner[q] = i
             parts.extend(own)
         first = results[0]
-        return self._finish(name or first.run_name, first.run_source, parts)
+        return self._finish(name or first.run_name, first.run_source, parts, first.runid)
 
-    def _finish(self, name: str, source: str, parts: list[engine.Part]) -> Result:
+    def _finish(self, name: str, source: str, parts: list[engine.Part], runid: str | None = None) -> Result:
         result = displayable(
-            engine.finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs)
+            engine.finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
         )
         engine.issue_warnings(result.warnings)
         with self._lock:

@@ -31,7 +31,7 @@ from irspec import stats
 from irspec.definitions import InputTable
 from irspec.engine import Result, aggregate_values
 from irspec.errors import EvaluationError, InputError
-from irspec.zscores import read_small_text
+from irspec.zscores import read_small_text, results_of, shaped_like
 
 __all__ = ["GroupTable", "read_groups", "as_groups", "by_group", "with_groups", "TITLE"]
 
@@ -169,12 +169,15 @@ def coverage_warnings(res: Result, groups: Mapping[str, Sequence[str]]) -> list[
     return out
 
 
-def with_groups(results: Sequence[Result], groups: Any) -> list[Result]:
+def with_groups(results: Result | Sequence[Result] | Mapping[str, Result], groups: Any) -> Any:
     """Each of ``results`` with its :func:`by_group` tables beside its metrics (every report shows them,
-    and the plots draw them) and a warning for the queries the groups and the run do not share."""
+    and the plots draw them) and a warning for the queries the groups and the run do not share.
+
+    ``results`` is what :func:`irspec.evaluate` returns (one result, or a :class:`irspec.ResultSet`), or
+    a mapping ``{name: result}`` or a sequence of results; what comes back has the same shape."""
     table = as_groups(groups)
     out = []
-    for res in results:
+    for res in results_of(results):
         warnings = tuple(w for w in coverage_warnings(res, table) if w not in res.warnings)
         out.append(dataclasses.replace(res, tables=res.tables + tuple(_group_tables(res, table)), warnings=res.warnings + warnings))
-    return out
+    return shaped_like(results, out)

@@ -96,6 +96,15 @@ class Result(engine.Result):
     def _repr_markdown_(self) -> str:
         return self.show()._repr_markdown_()
 
+    def __str__(self) -> str:
+        # print(res) in a plain REPL: the table a ResultSet prints, one row
+        return str(self.show(intervals=None))
+
+    def __repr__(self) -> str:
+        # a result holds a queries x metrics array and every query id: a REPL shows what it is, not them
+        metrics = ", ".join(map(str, self.metrics))
+        return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], queries={len(self.query_ids)})"
+
 
 def evaluate_input(
     source: Any,
@@ -193,7 +202,8 @@ def evaluate(
     :class:`~irspec.data.Qrels` / :class:`~irspec.data.Run` objects; ``qrels`` may also be
     ``"irds:<dataset id>"``, an ir_datasets dataset's (:mod:`irspec.datasets`). One run gives a :class:`Result`.
     Several runs give a :class:`ResultSet`: a mapping ``{name: run}`` (the names label the runs) or a
-    list of runs (named by their runid or file stem; two of one name become ``name`` and ``name (2)``);
+    list of runs (named by their file's stem, standard input by its runid; two of one name become ``name``
+    and ``name (2)``);
     the qrels are read and indexed once. ``metrics`` is a spec text (``"nDCG@10, AP"``), a list of
     texts, or bound :class:`~irspec.Metric` objects; with ``irds:`` qrels, ``"irds-official"`` stands
     for the dataset's official measures. See :class:`~irspec.context.Options` for the

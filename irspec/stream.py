@@ -30,7 +30,8 @@ blocks, each holding every line of its queries, and decides when that is needed.
   first problem it meets in reading order: a duplicate early in the file may be reported before a
   malformed line near its end, which the in-memory reader would report first. In a scattered run the
   problems of every partition are gathered and the one on the earliest line is raised.
-- **The name.** As trec_eval, the runid of the file's last data line, else the file's stem.
+- **The name.** The file's stem, as a run read whole is named (standard input's: the runid of its last
+  data line); ``runid`` is that runid, as trec_eval keeps it.
 """
 
 from __future__ import annotations
@@ -266,7 +267,7 @@ class RunBlocks:
 
     Iterating yields the blocks; a ``None`` means that the run turned out not to be grouped and every
     block before it is void (its queries come again, complete, in the blocks after it). ``name`` is
-    the run's name once iteration is over. Use as a context manager, or call :meth:`close`: it removes
+    the run's name (and ``runid`` its last data line's runid) once iteration is over. Use as a context manager, or call :meth:`close`: it removes
     the temporary files.
     """
 
@@ -289,6 +290,11 @@ class RunBlocks:
         self._queries = 0  # evaluated: counted when the consumer asks for the next block
         self._pending = 0  # in the block being evaluated
         self._progress = Progress("streaming")
+
+    @property
+    def runid(self) -> str | None:
+        """The runid of the last data line read, as trec_eval keeps it (None when no line has one)."""
+        return self._runid
 
     def __enter__(self) -> RunBlocks:
         return self
@@ -385,7 +391,7 @@ class RunBlocks:
         """A block of whole queries, checked (finite scores, no duplicate), as a Run."""
         frame, keys = checked(frame, RUN, self.source)
         self._pending = queries
-        return Run(frame, self.name, self.source, keys)
+        return Run(frame, self.name, self.source, keys, self._runid)
 
     def _frames(self, size: int) -> Iterator[pl.DataFrame]:
         """The rows (query, docno, score, line) of each chunk of about ``size`` bytes, line numbers
@@ -400,13 +406,14 @@ class RunBlocks:
             self._progress.update(detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})")
             if frame.height:
                 self._runid = runid
-                self.name = self._runid or self.stem or "run"
+                self.name = self.stem or self._runid or "run"
                 yield frame
 
     def _parse(self, text: bytes, first: int) -> tuple[pl.DataFrame, str | None]:
         """A chunk's rows, line numbers counted from the file's start, and its last data line's runid."""
         try:
-            frame, _, runid = parse_text(text, RUN, self.source)
+            parsed = parse_text(text, RUN, self.source)
+            frame, runid = parsed.frame, parsed.runid
         except InputError as e:
             if e.line is None or first == 1:
                 raise

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from irspec import engine, results
+from irspec.data.trec import stem
 from irspec.errors import EvaluationError
 
 __all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "expand_runs", "evaluate", "systems_of"]
@@ -49,7 +50,7 @@ class Spread(NamedTuple):
     high: float
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)  # a Result's short repr, not every field's
 class SystemResult(results.Result):
     """A system of several runs: per topic and metric the mean of its runs' values, with the runs' own
     results in ``runs`` (in the order given). Everything a :class:`~irspec.results.Result` does, it does
@@ -185,16 +186,11 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> results.Resu
     out = []
     for name in run:
         if name in members:
-            parts = [dataclasses.replace(evaluated[k], run_name=_stem(evaluated[k].run_source, k)) for k in members[name]]
+            parts = [dataclasses.replace(evaluated[k], run_name=stem(evaluated[k].run_source) or k) for k in members[name]]
             out.append(combine(name, parts))
         else:
             out.append(evaluated[name])
     return results.ResultSet(tuple(out))
-
-
-def _stem(source: str, fallback: str) -> str:
-    """A run's name inside its system: its file's name without ``.gz`` and extension (``dense-seed1``)."""
-    return os.path.splitext(os.path.basename(source.removesuffix(".gz")))[0] or fallback
 
 
 def systems_of(run: Any) -> dict[str, list[str]] | None:

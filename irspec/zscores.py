@@ -41,9 +41,19 @@ import numpy as np
 
 from irspec.definitions import InputTable, Metric
 from irspec.engine import Result, sequential_sum
-from irspec.errors import EvaluationError, InputError
+from irspec.errors import EvaluationError, InputError, suggest
 
-__all__ = ["StandardizedMetric", "ZTable", "read_small_text", "standardize", "read_z", "z_table", "SETTINGS_TITLE"]
+__all__ = [
+    "StandardizedMetric",
+    "ZTable",
+    "read_small_text",
+    "results_of",
+    "shaped_like",
+    "standardize",
+    "read_z",
+    "z_table",
+    "SETTINGS_TITLE",
+]
 
 SETTINGS_TITLE = "Standardized scores"
 """The title of the table that states a standardisation's reference set and mapping."""
@@ -226,7 +236,7 @@ def _standardisable(metrics: Iterable[Metric]) -> list[Metric]:
 
 def standardize(
     results: Result | Sequence[Result] | Mapping[str, Result],
-    reference: str | os.PathLike[str] | Sequence[Result] | Mapping[str, Result] | ZTable | None = None,
+    reference: str | os.PathLike[str] | Sequence[Result] | Sequence[str] | Mapping[str, Result] | ZTable | None = None,
     *,
     cdf: bool = False,
 ) -> Any:
@@ -234,15 +244,16 @@ def standardize(
     topic t (then ``Phi(z)``, the standard normal CDF, with ``cdf``); still results, so every report,
     comparison and interval works on them. Metrics print as ``z(nDCG@10)``.
 
-    ``reference``: ``None`` (the runs of ``results`` themselves, at least two), other results (a
-    sequence or mapping of runs), a :class:`ZTable`, or the path of a file in trec_eval's -Z format
-    (:func:`read_z`). A geometric-mean or text metric cannot be standardised (an error says so).
-    Returns what it was given: one result, a list, or (for an :class:`irspec.ResultSet`) a ResultSet.
-    The first result carries a table (titled :data:`SETTINGS_TITLE`) that states the reference set
-    and the mapping, so every report shows them.
+    ``results`` is what :func:`irspec.evaluate` returns (one result, or a :class:`irspec.ResultSet`),
+    or a mapping ``{name: result}`` or a sequence of results. ``reference``: ``None`` (the runs of
+    ``results`` themselves, at least two), the names of some of those runs (``["bm25", "dense"]``, as a
+    plan's ``reference`` gives them), other results (a sequence or mapping of runs), a
+    :class:`ZTable`, or the path of a file in trec_eval's -Z format (:func:`read_z`). A geometric-mean
+    or text metric cannot be standardised (an error says so). Returns what it was given: one result, a
+    ResultSet, a dict with the same keys, or a list. The first result carries a table (titled
+    :data:`SETTINGS_TITLE`) that states the reference set and the mapping, so every report shows them.
     """
-    single = isinstance(results, Result)
-    runs = [results] if single else list(results.values()) if isinstance(results, Mapping) else list(results)
+    runs = results_of(results)
     if not runs:
         raise EvaluationError("no results to standardise")
     metrics = list(runs[0].metrics)
@@ -257,10 +268,40 @@ def standardize(
         values = table.apply(res, metrics, cdf)
         tables = res.tables + ((settings_table(table, cdf),) if i == 0 else ())
         out.append(dataclasses.replace(res, metrics=z_metrics, values=values, texts={}, tables=tables, _aggregate={}))
-    if single:
+    return shaped_like(results, out)
+
+
+def results_of(results: Any) -> list[Result]:
+    """The results of ``results`` given in any shape :func:`irspec.evaluate` returns or takes: one
+    result, a :class:`irspec.ResultSet` or another mapping ``{name: result}`` (its values), or a
+    sequence of results. Anything else is an :class:`EvaluationError` that says what was expected."""
+    if isinstance(results, Result):
+        return [results]
+    if isinstance(results, Mapping):
+        found = list(results.values())
+    elif isinstance(results, Iterable) and not isinstance(results, (str, bytes)):
+        found = list(results)
+    else:
+        found = [results]
+    for res in found:
+        if not isinstance(res, Result):
+            raise EvaluationError(
+                f"expected results (what irspec.evaluate returns: a result, a ResultSet, a mapping or a list of "
+                f"results), got {type(res).__name__} {str(res)[:40]!r}"
+            )
+    return found
+
+
+def shaped_like(given: Any, out: list[Result]) -> Any:
+    """``out`` (one result per result of ``given``, in :func:`results_of`'s order) in the shape ``given``
+    had: one result, a ResultSet (this layer cannot import it: any mapping with ``results`` is rebuilt
+    from them), a dict with the same keys, or a list."""
+    if isinstance(given, Result):
         return out[0]
-    if hasattr(results, "results") and isinstance(results, Mapping):  # a ResultSet: give one back
-        return type(results)(tuple(out))
+    if isinstance(given, Mapping):
+        if hasattr(given, "results"):
+            return type(given)(tuple(out))
+        return dict(zip(given, out))
     return out
 
 
@@ -271,8 +312,24 @@ def _reference_table(reference: Any, runs: list[Result], metrics: list[Metric]) 
         return reference
     if isinstance(reference, (str, os.PathLike)):
         return read_z(reference)
-    refs = list(reference.values()) if isinstance(reference, Mapping) else list(reference)
-    return z_table(refs, metrics)
+    given = list(reference.values()) if isinstance(reference, Mapping) else list(reference)
+    if given and all(isinstance(r, str) for r in given):
+        return z_table(_named(given, runs), metrics)
+    return z_table(results_of(given), metrics)
+
+
+def _named(names: Sequence[str], runs: Sequence[Result]) -> list[Result]:
+    """The runs of ``runs`` named ``names`` (a reference given by run names, as a plan gives it), in the
+    order of ``runs``: the order in which the reference's means are added."""
+    by_name = {res.run_name: res for res in runs}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        close = suggest(unknown[0], by_name, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise EvaluationError(
+            f"reference {unknown[0]!r} is not a run of the results{hint} (the runs are {', '.join(by_name)})"
+        )
+    return [res for res in runs if res.run_name in names]
 
 
 def settings_table(table: ZTable, cdf: bool) -> InputTable:

@@ -11,6 +11,7 @@ import importlib
 
 import itertools
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -291,3 +292,50 @@ def test_shipped_agreement_plan_validates():
     plan = load_plan(ROOT / "specs" / "agreement.yaml")
     assert [n for n, _ in plan.qrels_sets] == ["human", "llm"] and len(plan.runs) == 4
     assert plan.qrels == plan.qrels_sets[0][1]
+
+
+def test_the_page_shows_every_sets_results_and_comparisons(workspace):
+    """The HTML report of two sets of judgments: each set's results table (the means pytrec_eval gives
+    under that set) and comparisons table, titled with its name, before the agreement."""
+    plan = load_plan(_plan(workspace, PLAN))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        report = run_plan(plan)
+    (page,) = [text for o, text in render_outputs(report) if o.format == "html"]
+    reference = _reference_scores()
+    starts = [page.index(f'<h2 id="{ident}">{title}</h2>') for ident, title in (
+        ("results-human", "Results: human"), ("comparisons-human", "Comparisons: human"),
+        ("results-llm", "Results: llm"), ("comparisons-llm", "Comparisons: llm"),
+        ("agreement", "Agreement between the sets of judgments"))]  # fmt: skip
+    assert starts == sorted(starts)
+    parts = {"human": page[starts[0]:starts[1]], "llm": page[starts[2]:starts[3]]}
+    for name, part in parts.items():
+        assert part.count('<table class="results">') == 1
+        for run in ("bm25", "dense", "hybrid"):
+            mean = reference[name][run]["P@10"].mean()
+            (row,) = re.findall(rf'<tr><td class="text">{run}\b.*', part)
+            assert re.search(rf"</td><td[^>]*>{mean:.4f}\b", row), (name, row)
+    # each set's comparisons (against bm25) under its own heading
+    assert [page[a:b].count('<table class="comparisons">') for a, b in ((starts[1], starts[2]), (starts[3], starts[4]))] == [1, 1]
+
+
+def test_a_plan_reads_each_set_of_judgments_once(workspace, monkeypatch):
+    """Each qrels file of a plan with two sets is read once: for its runs and for the label statistics
+    (counted at the TREC text reader, which every qrels file goes through)."""
+    import irspec.data
+
+    reads: Counter[str] = Counter()
+    real = irspec.data.read_text
+
+    def counting(src, kind, source=None):
+        if kind.kind == "qrels":
+            reads[Path(src).name] += 1
+        return real(src, kind, source)
+
+    monkeypatch.setattr(irspec.data, "read_text", counting)
+    plan = load_plan(_plan(workspace, PLAN))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        report = run_plan(plan)
+    assert report.agreement.labels[0].common > 0  # the labels were compared
+    assert reads == {"qrels.txt": 1, "qrels.llm.txt": 1}

@@ -62,7 +62,7 @@ def test_run_fixture():
     r = Run.read(str(FIXTURES / "data_run.txt"))
     assert r.frame.columns == ["query", "docno", "score", "line"]
     assert r.frame.dtypes == [pl.String, pl.String, pl.Float64, pl.UInt32]
-    assert r.name == "tiny"
+    assert (r.name, r.runid) == ("data_run", "tiny")  # named by its file, its runid kept for trec_eval's line
     # Source order is kept; the rank column is not.
     assert rows(r) == [
         ("q1", "d3", 2.5, 1),
@@ -79,20 +79,22 @@ def test_run_fixture():
 def test_untidy_run_reads_like_the_tidy_one():
     tidy = Run.read(FIXTURES / "data_run.txt")
     messy = Run.read(FIXTURES / "data_run_messy.txt")
-    assert messy.name == "tiny"
+    assert messy.runid == "tiny"
     assert_frame_equal(messy.frame.drop("line"), tidy.frame.drop("line"))
     assert messy.frame["line"].to_list() == [3, 4, 6, 9, 10, 12]
 
 
-def test_run_name_falls_back_to_stem_then_run(tmp_path):
+def test_run_name_is_the_stem_else_the_runid_else_run(tmp_path):
     five = "q1 Q0 d1 1 0.5 early-runid\nq1 Q0 d2 2 0.4\n"
     assert Run.read(write(tmp_path, five, "bm25.run")).name == "bm25"
     assert Run.read(write(tmp_path, five, "bm25.run.gz")).name == "bm25"
     assert Run.read(io.BytesIO(five.encode())).name == "run"
     assert Run.read(write(tmp_path, "", "empty.txt")).name == "empty"
-    # The runid of the last data line, as trec_eval keeps it, even before trailing comments.
+    # The runid of the last data line, as trec_eval keeps it, even before trailing comments; it names a
+    # run without a file name (standard input), never one with a file name
     text = "# x\n\nq1 Q0 d1 1 0.5 first\nq1 Q0 d2 2 0.4 second\n# end\n"
-    assert Run.read(write(tmp_path, text)).name == "second"
+    assert (Run.read(write(tmp_path, text, "dense.run")).name, Run.read(write(tmp_path, text)).runid) == ("dense", "second")
+    assert Run.read(io.BytesIO(text.encode())).name == "second"
 
 
 def test_gzip_detected_by_magic_bytes_not_name(tmp_path):
@@ -101,7 +103,7 @@ def test_gzip_detected_by_magic_bytes_not_name(tmp_path):
     for name in ("run.gz", "run.txt"):
         r = Run.read(write(tmp_path, gzip.compress(raw), name))
         assert_frame_equal(r.frame, plain.frame)
-        assert r.name == "tiny"
+        assert (r.name, r.runid) == ("run", "tiny")
     # A plain file with a .gz name is read as plain text.
     assert_frame_equal(Run.read(write(tmp_path, raw, "plain.gz")).frame, plain.frame)
     q = Qrels.read(write(tmp_path, gzip.compress((FIXTURES / "data_qrels.txt").read_bytes()), "q.gz"))
@@ -125,7 +127,7 @@ def test_whitespace_mixes_and_crlf(tmp_path):
     text = b"301\tQ0\tFR1\t104\t  2.129133\tSTANDARD\r\n 301 Q0\t FR2 \t 1 \t1.5 STANDARD \r\n"
     r = Run.read(write(tmp_path, text))
     assert rows(r) == [("301", "FR1", 2.129133, 1), ("301", "FR2", 1.5, 2)]
-    assert r.name == "STANDARD"
+    assert r.runid == "STANDARD"
     q = Qrels.read(write(tmp_path, b"1 0 a 1\r\n1 0 b 0\r\n"))
     assert rows(q) == [("1", "a", 1, 1), ("1", "b", 0, 2)]
 
@@ -337,7 +339,7 @@ def test_file_objects(tmp_path):
     assert_frame_equal(q.frame, expected)
     with open(FIXTURES / "data_run.txt") as f:  # text mode
         r = read_run(f)
-    assert r.name == "tiny" and len(r) == 6
+    assert (r.name, r.runid) == ("data_run", "tiny") and len(r) == 6
 
 
 # --------------------------------------------------------------------------------------------------
@@ -647,7 +649,7 @@ def test_trec_runs(name, n, runid):
     fields = _split_lines(TREC / name)
     r = Run.read(TREC / name)
     assert len(r) == len(fields) == n
-    assert r.name == runid
+    assert (r.name, r.runid) == (Path(name).stem, runid)
     assert r.frame.drop("line").rows() == [(f[0], f[2], float(f[4])) for f in fields]
     assert r.frame["line"].to_list() == list(range(1, n + 1))
     if name == "results.comment.test":

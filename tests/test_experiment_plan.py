@@ -90,3 +90,56 @@ def test_the_power_of_each_comparison(report, reference):
     assert found.sd_difference == pytest.approx(stdev(d), rel=1e-9)  # pytrec_eval rounds its nDCG otherwise in the last bits
     power = TTestPower().power(effect_size=0.05 / stdev(d), nobs=len(d), alpha=0.05, alternative="two-sided")
     assert found.achieved_power == pytest.approx(power, abs=1e-9)
+
+
+def _power_dense_bm25(reference, name: str) -> float:
+    """statsmodels' power of the paired t-test of dense against bm25 on nDCG@10 under one set (delta 0.05)."""
+    systems, _ = reference[name]
+    d = [systems["dense"][q] - systems["bm25"][q] for q in systems["bm25"]]
+    return TTestPower().power(effect_size=0.05 / stdev(d), nobs=len(d), alpha=0.05, alternative="two-sided")
+
+
+# where each format starts a set's part, the agreement, and a power table
+SET_HEADING = {"table": "== qrels: {} ==\n", "markdown": "## qrels: {}\n", "latex": "% qrels: {}\n"}
+AGREEMENT = {"table": "== agreement ==\n", "markdown": "## Agreement between the sets of judgments\n",
+             "latex": "% agreement between the sets of judgments\n"}  # fmt: skip
+POWER_TABLE = {"table": "Power of the paired t-tests\n", "markdown": "**Power of the paired t-tests**",
+               "latex": "% irspec Power of the paired t-tests table"}  # fmt: skip
+ANOVA_TABLE = {"table": "Power of the one-way ANOVA over all runs\n", "markdown": "**Power of the one-way ANOVA over all runs**",
+               "latex": "% irspec Power of the one-way ANOVA over all runs table"}  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex"])
+def test_each_set_has_its_own_power_tables_once(report, reference, fmt):
+    """Two sets of judgments: two power tables of each kind, each in its set's part, none after the
+    agreement; the table's power of dense against bm25 is that set's (statsmodels)."""
+    from irspec.plan import render_outputs
+
+    (text,) = [t for o, t in render_outputs(report) if o.format == fmt]
+    assert text.count(POWER_TABLE[fmt]) == 2 and text.count(ANOVA_TABLE[fmt]) == 2
+    human, llm, agreement = (text.index(SET_HEADING[fmt].format("human")), text.index(SET_HEADING[fmt].format("llm")),
+                             text.index(AGREEMENT[fmt]))  # fmt: skip
+    parts = {"human": text[human:llm], "llm": text[llm:agreement]}
+    assert all(part.count(POWER_TABLE[fmt]) == 1 for part in parts.values())
+    if fmt == "table":
+        for name, part in parts.items():
+            row = next(line for line in part.splitlines() if line.split()[:3] == ["nDCG@10", "dense", "bm25"])
+            assert row.split()[6] == f"{_power_dense_bm25(reference, name):.3f}"
+
+
+def test_the_page_says_up_front_which_judgments_it_shows(report):
+    from irspec.plan import render_outputs
+
+    (page,) = [t for o, t in render_outputs(report) if o.format == "html"]
+    before_tables = page[: page.index('<h2 id="results')]
+    assert "human" in before_tables and "llm" in before_tables
+
+
+def test_the_page_has_each_sets_power_tables_once(report):
+    from irspec.plan import render_outputs
+
+    (page,) = [t for o, t in render_outputs(report) if o.format == "html"]
+    assert page.count("<h3>Power of the paired t-tests</h3>") == 2
+    human, llm, agreement = (page.index(f'<h2 id="{i}">') for i in ("power-human", "power-llm", "agreement"))
+    assert human < page.index("<h3>Power of the paired t-tests</h3>", human) < llm
+    assert llm < page.index("<h3>Power of the paired t-tests</h3>", llm) < agreement

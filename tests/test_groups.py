@@ -6,6 +6,7 @@ scipy.stats.sem) computed independently on random data.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 import json
@@ -92,6 +93,21 @@ def test_malformed_files(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(InputError, match=message):
         read_groups(path)
+
+
+def test_every_shape_evaluate_returns():
+    """What irspec.evaluate returns for several runs (a ResultSet), a dict, a list, or one result: each
+    comes back in its own shape, every run with its group table (hand arithmetic as above: group A =
+    {q0, q1}, mean (1 + 0.5) / 2 = 0.75 for the first run, (0 + 0) / 2 = 0 for the second)."""
+    one, two = _result([1, 0.5, 0, 1]), dataclasses.replace(_result([0, 0, 1, 1]), run_name="other")
+    many = irspec.ResultSet((one, two))
+    groups = {"q0": "A", "q1": "A", "q2": "B", "q3": "B"}
+    for given, kind in ((many, irspec.ResultSet), (dict(many), dict), ([one, two], list)):
+        grouped = with_groups(given, groups)
+        assert type(grouped) is kind
+        found = list(grouped.values()) if kind is not list else grouped
+        assert [[r[:3] for r in res.tables[-1].rows[:1]] for res in found] == [[("A", 2, 0.75)], [("A", 2, 0.0)]]
+    assert with_groups(one, groups).tables[-1].rows[0][:3] == ("A", 2, 0.75)
 
 
 def test_pandas_series():

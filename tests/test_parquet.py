@@ -64,7 +64,7 @@ def test_per_query_parquet_reads_back_as_the_result(tmp_path, seed):
     per_query = df.filter(pl.col("query_id").is_not_null())
     got: dict[str, dict[str, object]] = {}
     for run_name, qid, metric, value, text in per_query.iter_rows():
-        assert run_name == "sys"
+        assert run_name == "run"  # the file's stem (its runid is sys)
         assert value is None or text is None  # never both
         got.setdefault(qid, {})[metric] = text if text is not None else value
     want = expected.per_query()
@@ -86,7 +86,7 @@ def test_without_q_only_the_aggregates_are_written(tmp_path):
     assert main(["eval", str(q), str(r), "-m", "AP", "-m", "P@10", "--format", "parquet", "-o", str(out)]) == 0
     df = pl.read_parquet(out)
     expected = irspec.evaluate(str(q), str(r), ["AP", "P@10"]).aggregate()
-    assert df.rows() == [("sys", None, m, v, None) for m, v in expected.items()]
+    assert df.rows() == [("run", None, m, v, None) for m, v in expected.items()]
 
 
 def test_two_runs_write_their_rows_one_after_the_other(tmp_path):
@@ -96,7 +96,7 @@ def test_two_runs_write_their_rows_one_after_the_other(tmp_path):
     out = tmp_path / "two.parquet"
     assert main(["eval", str(q), str(r), str(r2), "-m", "AP", "-q", "--format", "parquet", "-o", str(out)]) == 0
     runs = pl.read_parquet(out)["run"]
-    assert runs.unique(maintain_order=True).to_list() == ["sys", "other"]
+    assert runs.unique(maintain_order=True).to_list() == ["run", "other"]
     assert runs.value_counts().sort("run")["count"].to_list() == [len(runs) // 2] * 2
 
 
@@ -183,7 +183,7 @@ NAMES = {  # (query, docno, label) of each convention
 @pytest.mark.parametrize(("seed", "near_ties"), [(2, False), (8, True), (21, True)])
 def test_parquet_evaluates_as_the_same_trec_text(tmp_path, convention, seed, near_ties):
     """A differential test: the same judgments and scores in TREC text and in Parquet give identical
-    per-query values and aggregates, and the run's name from its run column. Near ties (doubles one
+    per-query values and aggregates; the run is named by its file, its runid is its run column. Near ties (doubles one
     float apart) would rank differently if a reader lost precision."""
     qrels, run = random_case(seed, near_ties=near_ties)
     q_txt, r_txt = write_trec(tmp_path, qrels, run, runid="bm25")
@@ -197,7 +197,7 @@ def test_parquet_evaluates_as_the_same_trec_text(tmp_path, convention, seed, nea
     specs = "official, nDCG@10, relstring@5, SL(unfound=skip)"
     text = irspec.evaluate(str(q_txt), str(r_txt), specs)
     parquet = irspec.evaluate(str(q_pq), str(r_pq), specs)
-    assert parquet.run_name == text.run_name == "bm25"
+    assert (parquet.run_name, parquet.runid) == (text.run_name, text.runid) == ("run", "bm25")
     assert parquet.query_ids == text.query_ids
     assert parquet.values.tobytes() == text.values.tobytes()  # bit for bit, NaN included
     assert parquet.texts == text.texts

@@ -521,7 +521,10 @@ output:
     doc = json.loads(only)
     assert set(doc) == {"plan", "overrides", "compare", "comparisons", "notes", "warnings", "provenance"}
     assert len(doc["comparisons"]) == 6
-    assert trec.splitlines()[0].split() == ["map", "all", trec.splitlines()[0].split()[2]]
+    # trec_eval's lines, each run's block started by its runid line (the plan's names, in its order)
+    heads = [line.split("\t") for line in trec.splitlines() if line.startswith("runid")]
+    assert [h[2] for h in heads] == [r.run_name for r in report.results] and len(heads) == 3
+    assert trec.splitlines()[1].split()[:2] == ["map", "all"]
 
 
 def test_a_table_with_no_baseline_marks_the_runs_each_run_beats():
@@ -566,10 +569,10 @@ output:
     # the last output fails to render: the first, already rendered, is not written either
     real = plan_module._render
 
-    def fail_on_json(report, output, arrows):
+    def fail_on_json(report, output, *terminal):
         if output.format == "json":
             raise RuntimeError("disk full of opinions")
-        return real(report, output, arrows)
+        return real(report, output, *terminal)
 
     monkeypatch.setattr(plan_module, "_render", fail_on_json)
     report = run_plan(load_plan(path))
@@ -622,7 +625,7 @@ def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
 
     def break_markdown():
         real = plan_module._render
-        monkeypatch.setattr(plan_module, "_render", lambda r, o, a: 1 / 0 if o.format == "markdown" else real(r, o, a))
+        monkeypatch.setattr(plan_module, "_render", lambda r, o, *a: 1 / 0 if o.format == "markdown" else real(r, o, *a))
 
     import irspec.plan.execute as plan_module
 

@@ -278,9 +278,9 @@ _TINY_RUN = "q1 Q0 a 1 5 r\nq1 Q0 x 2 4 r\nq1 Q0 b 3 3 r\nq1 Q0 c 4 2 r\nq1 Q0 d
 
 def _tiny_data(tmp_path, collection_size, k=plots.CONFUSION_K):
     (tmp_path / "qrels.txt").write_text(_TINY_QRELS)
-    (tmp_path / "run.txt").write_text(_TINY_RUN)
+    (tmp_path / "r.txt").write_text(_TINY_RUN)  # the run r, named by its file
     results = evaluate_many(
-        str(tmp_path / "qrels.txt"), [str(tmp_path / "run.txt")], list(plots.figure_specs(collection_size, k)),
+        str(tmp_path / "qrels.txt"), [str(tmp_path / "r.txt")], list(plots.figure_specs(collection_size, k)),
         options=Options(collection_size=collection_size),
     )
     return plots.figure_data(results, collection_size, k)

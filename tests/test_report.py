@@ -770,3 +770,89 @@ def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkey
 def test_a_plan_without_plots_evaluates_no_curves(tmp_path):
     done = run_plan(load_plan(workspace(tmp_path, "- {format: json, path: out.json}")))
     assert done.curves is None and [str(m) for m in done.results[0].metrics] == ["nDCG@5", "AP", "P@5"]
+
+
+# --------------------------------------------------------------------------------------------------
+# A table in a terminal
+
+
+def _on_a_terminal(args: list[str], columns: int, cwd: Path) -> str:
+    """What ``irspec ARGS`` prints to a real terminal (a pseudo-terminal) of ``columns`` columns."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS=str(columns))
+    done = subprocess.Popen([sys.executable, "-m", "irspec", *args], stdout=slave, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # the terminal is closed once the process has exited
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert done.wait() == 0, done.stderr.read()
+    done.stderr.close()
+    os.close(master)
+    return out.decode().replace("\r\n", "\n")  # a terminal ends lines with CR LF
+
+
+def _pytrec_means(measures: set[str], run: Path) -> dict[str, float]:
+    import pytrec_eval
+
+    from trecdicts import read_trec_dict
+
+    qrels = read_trec_dict(ROOT / "specs" / "demo" / "qrels.txt", "qrels")
+    got = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(read_trec_dict(run, "run"))
+    return {m: sum(v[m] for v in got.values()) / len(qrels) for m in measures}
+
+
+def test_the_default_metrics_fit_a_terminal_of_80_columns():
+    """``irspec eval`` without -m (trec_eval's official set, 29 metrics with intervals) in an
+    80-column terminal: a row per metric, every line within 80 columns, the means pytrec_eval's; two
+    runs side by side, the metrics in the same order as the one-row table gives them."""
+    demo = ROOT / "specs" / "demo"
+    shown = _on_a_terminal(["eval", "qrels.txt", "runs/bm25.run", "runs/dense.run"], 80, demo)
+    table, legend = shown.split("\n\n")
+    assert all(len(line) <= 80 for line in table.splitlines())
+    lines = table.splitlines()
+    assert lines[0].split() == ["metric", "bm25", "dense"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    assert len(rows) == 29 and list(rows)[:6] == ["NumQ", "NumRet", "NumRel", "NumRelRet", "AP", "GMAP"]
+    for name, measure in (("AP", "map"), ("P@10", "P_10"), ("Rprec", "Rprec")):
+        expected = [_pytrec_means({measure}, demo / "runs" / f"{r}.run")[measure] for r in ("bm25", "dense")]
+        assert [rows[name][0], rows[name][3]] == [f"{x:.4f}" for x in expected]  # each mean, then its interval
+    assert legend.startswith("[low, high]: the 95% confidence interval")
+
+
+def test_a_table_that_fits_and_a_pipe_are_unchanged():
+    """A table narrower than the terminal keeps a row per run; piped (not a terminal), the wide table is
+    printed as it is, a row per run, whatever COLUMNS says."""
+    demo = ROOT / "specs" / "demo"
+    narrow = _on_a_terminal(["eval", "qrels.txt", "runs/bm25.run", "-m", "P@10"], 80, demo)
+    assert narrow.splitlines()[0].split() == ["run", "P@10"]
+    piped = subprocess.run([sys.executable, "-m", "irspec", "eval", "qrels.txt", "runs/bm25.run"], capture_output=True,
+                           text=True, cwd=demo, env=dict(os.environ, COLUMNS="80"))  # fmt: skip
+    header = piped.stdout.splitlines()[0].split()
+    assert header[:3] == ["run", "NumQ", "NumRet"] and len(header) == 30 and len(piped.stdout.splitlines()[2]) > 600
+
+
+def test_a_plans_marked_table_fits_the_terminal_too(tmp_path):
+    """``irspec run`` prints its table (with significance marks) to a terminal of 72 columns: a row per
+    metric, the marks beside the values, every line of the table within 72 columns."""
+    for name in ("qrels.txt", "base.run", "better.run", "worse.run"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    (tmp_path / "plan.yaml").write_text(
+        "qrels: qrels.txt\nruns: [base.run, better.run, worse.run]\nmetrics: [official]\n"
+        "compare: {baseline: base, test: t, correction: none}\noutput: [{format: table}]\n"
+    )
+    shown = _on_a_terminal(["run", "plan.yaml"], 72, tmp_path)
+    # three runs of 25-character cells do not fit beside the metric column: two, then the third
+    first, second = (part.splitlines() for part in shown.split("\n\n")[:2])
+    assert first[0].split() == ["metric", "base", "(baseline)", "better"] and second[0].split() == ["metric", "worse"]
+    assert all(len(line) <= 72 for line in first + second) and len(first) == len(second) == 2 + 29
+    # on AP better beats the baseline and worse loses to it (test_the_fixture_exercises_every_kind_of_mark)
+    (ap_first,), (ap_second,) = ([line for line in part if line.startswith("AP ")] for part in (first, second))
+    assert "▲" in ap_first and "▼" not in ap_first and "▼" in ap_second and "▲" not in ap_second

@@ -379,3 +379,22 @@ def test_a_table_without_any_interval_has_no_interval_legend(tmp_path, capsys):
     for fmt in ("table", "markdown"):
         assert main(["eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "P@1", "--format", fmt]) == 0
         assert "confidence interval" not in capsys.readouterr().out
+
+
+def test_print_and_repr_of_one_result_are_short(capsys):
+    """print(res) in a plain REPL is the table a ResultSet prints (one row: the run and its means, by
+    pytrec_eval); its repr says the run, the metrics and how many queries, never every query id."""
+    res = irspec.evaluate(QRELS, RUNS["base"], "AP, P@5")
+    ap = _pytrec(RUNS["base"], {"map"})
+    p5 = _pytrec(RUNS["base"], {"P_5"})
+    mean_ap, mean_p5 = (sum(v[k] for v in d.values()) / len(d) for d, k in ((ap, "map"), (p5, "P_5")))
+    print(res)
+    out = capsys.readouterr().out
+    assert out == str(irspec.ResultSet((res,))) + "\n"
+    header, rule, row = out.splitlines()[:3]
+    assert header.split() == ["run", "AP", "P@5"] and set(rule) <= {"-", " "}
+    assert row.split() == ["base", f"{mean_ap:.4f}", f"{mean_p5:.4f}"]
+    assert repr(res) == f"Result('base', metrics=[AP, P@5], queries={len(ap)})"
+    assert not any(q in repr(res) for q in ap)
+    system = irspec.evaluate(QRELS, {"both": [RUNS["base"], RUNS["better"]]}, "AP")["both"]
+    assert repr(system) == f"SystemResult('both', metrics=[AP], queries={len(ap)})"

@@ -48,7 +48,7 @@ METRICS = ["official", "all_trec", "relstring@15", "SlowP@3", "nDCG@5", "Rndcg",
 def _write(tmp: Path, seed: int, order: str, compress: bool = False) -> tuple[Path, Path]:
     """The random case ``seed`` as TREC files; the run grouped by query (queries in a random order, a
     query's lines in a random order) or scattered (every line anywhere). Every line but the last has
-    runid 'early', the last 'late': the run's name must come from the last line."""
+    runid 'early', the last 'late': the run's runid must come from the last line."""
     qrels, run = random_case(seed)
     rng = np.random.default_rng(seed + 1000)
     q = tmp / f"qrels{seed}.txt"
@@ -85,7 +85,7 @@ def _same(a: irspec.engine.Result, b: irspec.engine.Result) -> None:
     assert repr(b.aggregate()) == repr(a.aggregate())  # repr: NaN == NaN, and every digit
     assert b.warnings == a.warnings
     assert repr(b.judged_at_10) == repr(a.judged_at_10)
-    assert (b.run_name, b.run_source) == (a.run_name, a.run_source)
+    assert (b.run_name, b.run_source, b.runid) == (a.run_name, a.run_source, a.runid)
 
 
 OPTIONS = [
@@ -109,7 +109,7 @@ def test_streamed_result_is_the_in_memory_result_bit_for_bit(tmp_path, tiny_bloc
             whole = irspec.evaluate(str(q), str(r), metrics, **options)
             streamed = irspec.evaluate(str(q), str(r), metrics, memory=1, **options)
         _same(whole, streamed)
-    assert whole.run_name == "late"
+    assert (whole.run_name, whole.runid) == (f"run{seed}-{order}", "late")
 
 
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
@@ -269,10 +269,12 @@ def _irspec(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 def test_cli_memory_streams_stdin_to_the_same_output(tmp_path):
     q, r = _write(tmp_path, 7, "scattered")
-    whole = _irspec("eval", str(q), str(r), "-q", "-m", "official")
-    streamed = _irspec("eval", str(q), "-", "-q", "-m", "official", "--memory", "1B", stdin=r.open())
+    # trec_eval's lines: standard input has no file name to name the run by, but the same runid line
+    whole = _irspec("eval", str(q), str(r), "-q", "-m", "official", "-f", "trec")
+    streamed = _irspec("eval", str(q), "-", "-q", "-m", "official", "-f", "trec", "--memory", "1B", stdin=r.open())
     assert whole.returncode == streamed.returncode == 0
     assert streamed.stdout == whole.stdout  # the same runid, lines and digits
+    assert "runid                 \tall\tlate\n" in whole.stdout
     assert streamed.stderr == whole.stderr.replace(str(r), "<stdin>")
 
 

@@ -231,3 +231,71 @@ def test_demo_seed_runs_are_deterministic(tmp_path):
     for path in sorted((DEMO / "runs").rglob("*.run")) + [DEMO / "qrels.txt"]:
         again = tmp_path / path.relative_to(DEMO)
         assert again.read_bytes() == path.read_bytes(), path.name
+
+
+def _systems_only(tmp_path: Path, text: str) -> Path:
+    shutil.copytree(DEMO, tmp_path / "demo", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.py"))
+    path = tmp_path / "plan.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+SYSTEMS_ONLY = """\
+qrels: demo/qrels.txt
+systems:
+  - {name: colbert, runs: demo/runs/seeds/colbert-seed*.run}
+  - {name: lexical, runs: [demo/runs/bm25.run, demo/runs/dense.run]}
+metrics: [AP]
+compare: {test: t, correction: none}
+"""
+
+
+def test_a_plan_of_systems_alone(tmp_path):
+    """A study of seeded systems needs no ``runs:``: the systems are evaluated, averaged and compared
+    as in a plan with runs (scipy's ttest_rel on numpy's per-topic means of pytrec_eval's AP)."""
+    from scipy.stats import ttest_rel
+
+    import pytrec_eval
+    from trecdicts import read_trec_dict
+
+    report = run_plan(load_plan(_systems_only(tmp_path, SYSTEMS_ONLY)))
+    assert [r.run_name for r in report.results] == ["colbert", "lexical"]
+    qrels = read_trec_dict(DEMO / "qrels.txt", "qrels")
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"map"})
+
+    def per_topic(paths: list[str]) -> np.ndarray:
+        values = [evaluator.evaluate(read_trec_dict(Path(p), "run")) for p in paths]
+        return np.array([[v[q]["map"] for q in sorted(qrels)] for v in values]).mean(axis=0)
+
+    colbert, lexical = per_topic(SEEDS), per_topic([str(DEMO / "runs" / f"{r}.run") for r in ("bm25", "dense")])
+    assert report.results[0].aggregate()["AP"] == pytest.approx(colbert.mean(), rel=1e-12)
+    assert report.results[1].aggregate()["AP"] == pytest.approx(lexical.mean(), rel=1e-12)
+    (found,) = report.comparisons
+    assert found.p_value == pytest.approx(ttest_rel(lexical, colbert).pvalue, rel=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # neither runs nor systems: the runs are what is missing, as before
+        ("qrels: demo/qrels.txt\nmetrics: [AP]\n", "missing required key 'runs'"),
+        # systems need qrels as runs do
+        ("systems: [{name: c, runs: demo/runs/seeds/colbert-seed*.run}]\nmetrics: [AP]\n", "missing required key 'qrels'"),
+        # one system alone cannot be compared
+        ("qrels: demo/qrels.txt\nsystems: [{name: c, runs: demo/runs/seeds/colbert-seed*.run}]\nmetrics: [AP]\ncompare: {test: t}\n",
+         "comparing needs at least 2 runs; the plan has 1"),
+    ],
+)
+def test_plans_of_systems_that_lack_something(tmp_path, text, message):
+    with pytest.raises(IrspecError) as e:
+        load_plan(_systems_only(tmp_path, text))
+    assert message in str(e.value)
+
+
+def test_several_sets_of_judgments_over_systems_alone(tmp_path):
+    """Two systems are two rankings to agree on, with no ``runs:`` at all."""
+    text = SYSTEMS_ONLY.replace("qrels: demo/qrels.txt", "qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}")
+    report = run_plan(load_plan(_systems_only(tmp_path, text)))
+    assert [name for name, _ in report.by_qrels] == ["human", "llm"]
+    assert [r.run_name for r in report.by_qrels[1][1].results] == ["colbert", "lexical"]
+    assert report.agreement is not None and report.agreement.sets == ("human", "llm")

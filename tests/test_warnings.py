@@ -29,8 +29,9 @@ RUN = "q1 Q0 d1 1 2.0 bm25\nq1 Q0 d2 2 1.0 bm25\nq2 Q0 d9 1 2.0 bm25\nq2 Q0 d3 2
 @pytest.fixture
 def files(tmp_path):
     (tmp_path / "qrels.txt").write_text(QRELS)
-    (tmp_path / "a.run").write_text(RUN)
-    (tmp_path / "b.run").write_text(RUN)  # another file with the runid bm25
+    (tmp_path / "bm25.run").write_text(RUN)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "bm25.run").write_text(RUN)  # another file of the name bm25 (runs are named by their file)
     return tmp_path
 
 
@@ -77,7 +78,7 @@ def test_an_empty_dict_run_warns(files):
 
 
 def test_a_run_with_lines_does_not_say_it_has_none(files):
-    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1")
+    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "bm25.run"), "P@1")
     assert not any("no lines" in w for w in res.warnings)
 
 
@@ -86,14 +87,14 @@ def test_a_run_with_lines_does_not_say_it_has_none(files):
 
 
 def test_missing_queries_say_how_many_which_and_what_they_scored(files):
-    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1")
+    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "bm25.run"), "P@1")
     assert res.warnings == (
-        f"{files / 'a.run'}: 5 of the 7 queries of the qrels are missing from the run ('q3', 'q4', 'q5', 'q6', "
+        f"{files / 'bm25.run'}: 5 of the 7 queries of the qrels are missing from the run ('q3', 'q4', 'q5', 'q6', "
         "'q7'): scored as empty rankings (0 on most measures) and counted in the means (missing_queries='zero', "
         "trec_eval -c)",
     )
     assert res.aggregate()["P@1"] == pytest.approx(1 / 7)  # q1 1, q2 0, q3..q7 0
-    skipped = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1", missing_queries="skip")
+    skipped = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "bm25.run"), "P@1", missing_queries="skip")
     assert skipped.warnings[0].endswith("'q7'): left out of the means (missing_queries='skip')")
     assert skipped.aggregate()["P@1"] == pytest.approx(1 / 2)  # q1 1, q2 0
 
@@ -113,7 +114,7 @@ def test_one_missing_query_is_singular():
 @pytest.mark.parametrize("fmt", ["trec", "json", "table", "csv"])
 def test_every_format_scores_missing_queries_0_by_default(files, capsys, fmt):
     # trec_eval 10 without -c stops at q3 (exit 4); irspec scores it as trec_eval -c does: P@1 = 1/7
-    code, out, err = cli(capsys, "eval", files / "qrels.txt", files / "a.run", "-m", "P.1", "--format", fmt)
+    code, out, err = cli(capsys, "eval", files / "qrels.txt", files / "bm25.run", "-m", "P.1", "--format", fmt)
     assert code == 0 and len(warning_lines(err)) == 1
     if fmt == "trec":
         assert out == "P_1                   \tall\t0.1429\n"
@@ -128,13 +129,13 @@ def test_every_format_scores_missing_queries_0_by_default(files, capsys, fmt):
 
 
 def test_c_gives_the_default_and_skip_is_still_available(files, capsys):
-    base = [files / "qrels.txt", files / "a.run", "-m", "P.1", "--format", "trec"]
+    base = [files / "qrels.txt", files / "bm25.run", "-m", "P.1", "--format", "trec"]
     assert cli(capsys, "eval", "-c", *base)[1] == "P_1                   \tall\t0.1429\n"
     assert cli(capsys, "eval", "--missing-queries", "skip", *base)[1] == "P_1                   \tall\t0.5000\n"
 
 
 def test_c_contradicting_missing_queries_skip_is_a_usage_error(files, capsys):
-    code, out, err = cli(capsys, "eval", "-c", "--missing-queries", "skip", files / "qrels.txt", files / "a.run", "-m", "P.1")
+    code, out, err = cli(capsys, "eval", "-c", "--missing-queries", "skip", files / "qrels.txt", files / "bm25.run", "-m", "P.1")
     assert code == 2 and out == ""
     assert err == "irspec: error: -c scores missing queries 0; it contradicts --missing-queries skip\n"
 
@@ -145,7 +146,7 @@ def test_c_contradicting_missing_queries_skip_is_a_usage_error(files, capsys):
 
 def test_a_level_above_every_label_warns_once_for_all_runs(files, capsys):
     code, out, err = cli(capsys, "eval", "-l", "5", "-m", "P.1", "-m", "map", "-c",
-                         files / "qrels.txt", files / "a.run", files / "b.run")
+                         files / "qrels.txt", files / "bm25.run", files / "b" / "bm25.run")
     assert code == 0
     level = [w for w in warning_lines(err) if "relevance level" in w]
     assert level == [
@@ -155,7 +156,7 @@ def test_a_level_above_every_label_warns_once_for_all_runs(files, capsys):
 
 
 def test_the_highest_label_is_not_warned_about(files):
-    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "a.run"), "P@1", relevance_level=3)
+    res = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "bm25.run"), "P@1", relevance_level=3)
     assert not any("relevance level" in w for w in res.warnings)
     assert res.aggregate()["P@1"] == pytest.approx(1 / 7)  # d1 (label 3) is still relevant
 
@@ -180,8 +181,8 @@ def test_a_metric_without_relevance_levels_is_not_warned_about():
 # Two runs with one name
 
 
-def test_two_files_with_one_runid_get_distinct_labels_in_every_format(files, capsys):
-    argv = ["eval", files / "qrels.txt", files / "a.run", files / "b.run", "-m", "P.1", "-c", "--ci", "none"]
+def test_two_files_of_one_name_get_distinct_labels_in_every_format(files, capsys):
+    argv = ["eval", files / "qrels.txt", files / "bm25.run", files / "b" / "bm25.run", "-m", "P.1", "-c", "--ci", "none"]
     outputs = {}
     for fmt in ("table", "json", "csv", "trec", "latex", "markdown"):
         code, out, err = cli(capsys, *argv, "--format", fmt)
@@ -189,8 +190,8 @@ def test_two_files_with_one_runid_get_distinct_labels_in_every_format(files, cap
         outputs[fmt] = out
         dup = [w for w in warning_lines(err) if "named" in w]
         assert dup == [
-            f"irspec: warning: 2 runs are named 'bm25'; labelled 'bm25' ({files / 'a.run'}) and "
-            f"'bm25 (2)' ({files / 'b.run'})"
+            f"irspec: warning: 2 runs are named 'bm25'; labelled 'bm25' ({files / 'bm25.run'}) and "
+            f"'bm25 (2)' ({files / 'b' / 'bm25.run'})"
         ]
     assert [line.split("  ")[0] for line in outputs["table"].splitlines()[2:]] == ["bm25", "bm25 (2)"]
     assert [r["name"] for r in json.loads(outputs["json"])["runs"]] == ["bm25", "bm25 (2)"]
@@ -201,7 +202,7 @@ def test_two_files_with_one_runid_get_distinct_labels_in_every_format(files, cap
 
 
 def test_the_same_file_twice_gets_distinct_labels(files):
-    a = str(files / "a.run")
+    a = str(files / "bm25.run")
     results = quiet(evaluate_many, str(files / "qrels.txt"), [a, a], "P@1")
     assert [r.run_name for r in results] == ["bm25", "bm25 (2)"]
     assert [r.aggregate() for r in results] == [{"P@1": pytest.approx(1 / 7)}] * 2
@@ -226,14 +227,14 @@ def test_distinct_names_leaves_distinct_names_alone():
 
 
 def test_json_has_every_warning_once_and_each_run_its_own(files, capsys):
-    code, out, err = cli(capsys, "eval", "-l", "5", "-m", "P.1", files / "qrels.txt", files / "a.run",
-                         files / "b.run", "--format", "json")
+    code, out, err = cli(capsys, "eval", "-l", "5", "-m", "P.1", files / "qrels.txt", files / "bm25.run",
+                         files / "b" / "bm25.run", "--format", "json")
     doc = json.loads(out)
     level = (
         "relevance level 5 (P@1): no document in the qrels is relevant (no label >= 5; the highest is 3), "
         "so every query has R = 0"
     )
-    missing_a = next(w for w in doc["warnings"] if w.startswith(f"{files / 'a.run'}: 5 of the 7"))
+    missing_a = next(w for w in doc["warnings"] if w.startswith(f"{files / 'bm25.run'}: 5 of the 7"))
     assert doc["warnings"].count(level) == 1
     assert len(doc["warnings"]) == 4  # a's missing queries, the level, b's missing queries, the names
     assert [w.removeprefix("irspec: warning: ") for w in warning_lines(err)] == doc["warnings"]
@@ -242,7 +243,7 @@ def test_json_has_every_warning_once_and_each_run_its_own(files, capsys):
 
 
 def test_html_shows_the_warnings_above_the_results(files):
-    results = quiet(evaluate_many, str(files / "qrels.txt"), [str(files / "a.run")] * 2, "P@1", relevance_level=9)
+    results = quiet(evaluate_many, str(files / "qrels.txt"), [str(files / "bm25.run")] * 2, "P@1", relevance_level=9)
     html = to_html(results)
     box = html.index('<section class="warnings"')
     assert box < html.index('<h2 id="results">')
@@ -254,7 +255,7 @@ def test_html_shows_the_warnings_above_the_results(files):
 
 def test_python_issues_irspec_warnings_from_the_callers_line(files):
     with pytest.warns(irspec.IrspecWarning, match=r"5 of the 7 queries of the qrels are missing") as record:
-        irspec.evaluate(str(files / "qrels.txt"), str(files / "a.run"), "P@1")
+        irspec.evaluate(str(files / "qrels.txt"), str(files / "bm25.run"), "P@1")
     assert [w.filename for w in record] == [__file__]
     assert issubclass(irspec.IrspecWarning, UserWarning)
 
@@ -269,7 +270,7 @@ def test_warnings_can_be_made_errors(files):
 def test_the_cli_prints_warnings_once_and_issues_no_python_warning(files, capsys):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        code, _, err = cli(capsys, "eval", files / "qrels.txt", files / "a.run", "-m", "P.1")
+        code, _, err = cli(capsys, "eval", files / "qrels.txt", files / "bm25.run", "-m", "P.1")
     assert code == 0 and [w for w in record if issubclass(w.category, irspec.IrspecWarning)] == []
     assert len(warning_lines(err)) == 1 and "IrspecWarning" not in err
 
@@ -282,7 +283,7 @@ def test_a_plan_reports_its_warnings_in_json_and_html(files, capsys):
     plan = files / "plan.yaml"
     plan.write_text(
         "qrels: qrels.txt\n"
-        "runs: [{name: one, path: a.run}, {name: two, path: b.run}]\n"
+        "runs: [{name: one, path: bm25.run}, {name: two, path: b/bm25.run}]\n"
         "metrics: [P@1]\n"
         "options: {relevance_level: 4}\n"
         "compare: {baseline: one}\n"
@@ -303,7 +304,7 @@ def test_a_plan_reports_its_warnings_in_json_and_html(files, capsys):
 
 def test_a_plan_built_with_one_name_twice_gets_distinct_labels(files):
     plan = files / "plan.yaml"
-    plan.write_text("qrels: qrels.txt\nruns: [{name: one, path: a.run}, {name: two, path: b.run}]\nmetrics: [P@1]\n")
+    plan.write_text("qrels: qrels.txt\nruns: [{name: one, path: bm25.run}, {name: two, path: b/bm25.run}]\nmetrics: [P@1]\n")
     loaded = irspec.load_plan(plan)
     same = dataclasses.replace(loaded, runs=tuple(dataclasses.replace(r, name="one") for r in loaded.runs))
     report = quiet(irspec.run_plan, same)

@@ -78,7 +78,7 @@ def _read_every_way(reader, data: bytes, tmp_path: Path, monkeypatch):
     others = [reader(tmp_path / "padded.gz"), reader("-"), reader(io.BytesIO(data))]
     for other in others:
         assert_frame_equal(other.frame, first.frame)
-        assert getattr(other, "name", "tag") == getattr(first, "name", "tag")
+        assert getattr(other, "runid", None) == getattr(first, "runid", None)  # the name is the file's, or "run"
     return first, path
 
 
@@ -97,7 +97,7 @@ def _check(qrels_data: bytes, run_data: bytes, qrels: list, run: list, tmp_path:
     tidy_r = read_run(io.BytesIO(_tidy(run)))
     assert_frame_equal(q.frame.drop("line"), tidy_q.frame.drop("line"))
     assert_frame_equal(r.frame.drop("line"), tidy_r.frame.drop("line"))
-    assert r.name == "tag"
+    assert r.runid == "tag"
     got = irspec.evaluate(q, r, METRICS).per_query()
     assert got == irspec.evaluate(tidy_q, tidy_r, METRICS).per_query()
     expected = _pytrec_values(qpath, rpath)

@@ -138,6 +138,27 @@ def test_cannot_standardise_a_geometric_mean_or_one_run():
         irspec.standardize(_runs({"a": [1, 0]}))
 
 
+def test_every_shape_evaluate_returns_and_reference_by_name():
+    """A ResultSet, a dict and a list of results each come back in their own shape; ``reference`` may
+    name runs (as a plan does). Hand arithmetic: P@2 a = [1, 0], b = [0, 1], c = [0.5, 0.5]; the
+    reference a and b: per topic mean 0.5 and sample sd sqrt(2 * 0.25 / 1) = sqrt(0.5); c scores the
+    mean on both topics, z = 0; a scores (1 - 0.5) / sqrt(0.5) = sqrt(0.5) on q00."""
+    runs = _runs({"a": [1, 0], "b": [0, 1], "c": [0.5, 0.5]})
+    many = irspec.ResultSet(tuple(runs))
+    for given, kind in ((many, irspec.ResultSet), (dict(many), dict), (runs, list)):
+        z = irspec.standardize(given, reference=["a", "b"])
+        assert type(z) is kind
+        found = list(z.values()) if kind is not list else z
+        assert [r.run_name for r in found] == ["a", "b", "c"]
+        assert found[2].values[:, 0].tolist() == [0.0, 0.0]
+        assert found[0].values[0, 0] == pytest.approx(math.sqrt(0.5), rel=1e-15)
+    assert isinstance(irspec.standardize(runs[2], reference=runs[:2]), irspec.Result)
+    with pytest.raises(EvaluationError, match=r"reference 'bm25' is not a run of the results \(the runs are a, b, c\)"):
+        irspec.standardize(many, reference=["a", "bm25"])
+    with pytest.raises(EvaluationError, match="expected results .* got str"):
+        irspec.standardize(["a", "b"])
+
+
 def test_standardised_results_compare_like_any_metric():
     rng = np.random.default_rng(11)
     runs = _runs({name: rng.choice([0.0, 0.5, 1.0], size=10).tolist() for name in "abc"})

@@ -121,8 +121,8 @@ class Run:
     ``frame`` has columns ``query`` (String), ``docno`` (String), ``score`` (Float64, finite) and
     ``line`` (UInt32 1-based source line, or null for dict or DataFrame input), in source order; a
     docno appears at most once per query. The rank column of a TREC file is not kept: rankings come
-    from the scores. ``name`` is the runid (6th field) of the last data line, else the file's stem,
-    else ``"run"``.
+    from the scores. ``name`` is the file's stem (``bm25`` for ``runs/bm25.run.gz``), wherever a run
+    comes from a file; without a file name (standard input, Arrow data) the runid, else ``"run"``.
     """
 
     frame: pl.DataFrame
@@ -130,6 +130,9 @@ class Run:
     source: str
     keys: np.ndarray | None = field(default=None, repr=False)
     """:func:`pair_keys` of ``frame``, kept from the duplicate check so the evaluation need not hash again."""
+    runid: str | None = None
+    """The run's own name inside its input, as trec_eval's ``runid`` prints it: a TREC file's 6th field
+    (of its last data line), a Parquet file's or Arrow data's ``run`` column; None when it has none."""
     blocks: tuple[pl.Series, np.ndarray] | None = field(default=None, repr=False)
     """The rows' blocks of one query id each, ``(ids, lengths)``, when the reader knew them (a dict, a
     top k); see :attr:`query_blocks`."""
@@ -152,18 +155,18 @@ class Run:
             name = source or os.fspath(path_or_file)
             frame, runid = read_parquet(path_or_file, RUN, name, columns)
             frame, keys = checked(frame, RUN, name, "row")
-            return cls(frame, runid or stem(name) or "run", name, keys)
+            return cls(frame, stem(name) or runid or "run", name, keys, runid)
         _no_columns(columns, source or path_or_file)
         text = read_text(path_or_file, RUN, source)
         frame, keys = checked(text.frame, RUN, text.source)
-        return cls(frame, text.name or "run", text.source, keys)
+        return cls(frame, text.name or "run", text.source, keys, text.runid)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
         """A run from pytrec_eval's shape ``{qid: {docno: score}}``; scores must be finite numbers."""
         read = frame_from_mapping(d, RUN, "<dict>")
         frame, keys = checked(read.frame, RUN, "<dict>", distinct=read.distinct, blocks=read.blocks)
-        return cls(frame, name, "<dict>", keys, read.blocks)
+        return cls(frame, name, "<dict>", keys, blocks=read.blocks)
 
     @classmethod
     def from_topk(cls, query_ids: Any, doc_ids: Any, scores: Any, *, corpus_ids: Any = None, name: str = "run") -> Run:
@@ -174,7 +177,7 @@ class Run:
         blocks = top.blocks
         keys = pair_keys(top.frame, blocks)
         top.check_distinct(keys)
-        return cls(top.frame, name, TOPK, keys, blocks)
+        return cls(top.frame, name, TOPK, keys, blocks=blocks)
 
     @classmethod
     def from_frame(cls, df: Any, name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
@@ -316,7 +319,7 @@ def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, s
     if cls is Qrels:
         return Qrels(checked(frame, QRELS, source, "row")[0], source)
     frame, keys = checked(frame, RUN, source, "row")
-    return Run(frame, name or "run", source, keys)
+    return Run(frame, name or "run", source, keys, name)
 
 
 # --------------------------------------------------------------------------------------------------

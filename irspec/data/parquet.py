@@ -5,7 +5,7 @@ are found as a DataFrame's are (:mod:`irspec.data.objects`: ir_measures' ``query
 relevance | score``, PyTerrier's ``qid, docno, label | score``, or ``columns=``), and it is read through
 the same reader as a polars LazyFrame, so only those columns are read (projection: a rank, a text or an
 embedding column costs nothing) and a value is checked as a DataFrame's is. A run may also have a
-``run`` column holding its name. The frame's ``line`` is the 0-based row, so that the checks every
+``run`` column holding its runid (a file is still named by its stem, as a TREC file is). The frame's ``line`` is the 0-based row, so that the checks every
 input goes through (finite scores, one docno per query, :mod:`irspec.data`) name the row.
 """
 
@@ -27,7 +27,7 @@ __all__ = ["is_parquet", "read_parquet", "is_arrow", "read_arrow", "RUN_COLUMN"]
 _MAGIC = b"PAR1"
 
 RUN_COLUMN = "run"
-"""The column that may hold a run's name (one name: a file of several runs is refused)."""
+"""The column that may hold a run's runid (one: a file of several runs is refused)."""
 
 
 def is_parquet(src: Any) -> bool:
@@ -50,7 +50,7 @@ def is_parquet(src: Any) -> bool:
 def read_parquet(
     path: str | os.PathLike[str], kind: Kind, source: str | None = None, columns: Mapping[str, str] | None = None
 ) -> tuple[pl.DataFrame, str | None]:
-    """The frame of a Parquet file of qrels or a run (``kind``), and the run's name from its ``run``
+    """The frame of a Parquet file of qrels or a run (``kind``), and the run's runid from its ``run``
     column (None without one)."""
     source = source or os.fspath(path)
     try:

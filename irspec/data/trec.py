@@ -70,8 +70,11 @@ class Text(NamedTuple):
     source: str
     """The name that messages give the input."""
     name: str | None
-    """A run's name: the runid (6th field) of its last data line, else the file's stem; None for qrels,
-    or when there is neither."""
+    """A run's name: its file's stem (:func:`stem`), else (standard input, a stream without a file name)
+    its runid; None for qrels, or when there is neither."""
+    runid: str | None = None
+    """A run's runid: the 6th field of its last data line, as trec_eval keeps it; None for qrels or
+    when no line has one."""
 
 
 def read_text(src: Source, kind: Kind, source: str | None = None) -> Text:
@@ -79,16 +82,18 @@ def read_text(src: Source, kind: Kind, source: str | None = None) -> Text:
     ``source`` overrides the name used in error messages."""
     raw = _read_raw(src, source)
     frame = _parse(raw, kind)
-    name = (_runid(raw.data, frame) or raw.stem) if kind is RUN else None
-    return Text(frame, raw.name, name)
+    runid = _runid(raw.data, frame) if kind is RUN else None
+    return Text(frame, raw.name, (raw.stem or runid) if kind is RUN else None, runid)
 
 
 def parse_text(data: bytes, kind: Kind, source: str) -> Text:
     """Qrels or a run (``kind``) from TREC text already in memory and decompressed: a whole file, or a
     chunk of whole lines of one (the streaming reader's, :mod:`irspec.stream`; its line numbers count
-    from the chunk's start). A run's ``name`` is the runid of the chunk's last data line, or None."""
+    from the chunk's start). A run's ``runid`` is the runid of the chunk's last data line, or None (its
+    ``name`` too: a chunk has no file name)."""
     frame = _parse(_Raw(data, source, None), kind)
-    return Text(frame, source, _runid(data, frame) if kind is RUN else None)
+    runid = _runid(data, frame) if kind is RUN else None
+    return Text(frame, source, runid, runid)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -181,8 +186,9 @@ def _gunzip(data: Buffer) -> bytes:
 
 
 def stem(name: str) -> str | None:
-    """A run's name from its file name when it has no runid: ``bm25`` for ``runs/bm25.run.gz``; None
-    for a name that is no file's (``<stdin>``)."""
+    """A run's name from its file name, the one rule wherever a run comes from a file (the command line,
+    ``irspec.evaluate``, a plan's globs, a system's runs): ``bm25`` for ``runs/bm25.run.gz``; None for
+    a name that is no file's (``<stdin>``)."""
     if name.startswith("<") and name.endswith(">"):
         return None
     base = Path(name).name

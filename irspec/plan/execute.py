@@ -24,12 +24,12 @@ from typing import IO, Any
 from irspec import plots
 from irspec import report as fmt
 from irspec.report.power import power_sections
+from irspec.report.text import terminal_width
 from irspec.agreements import COMBINED_FORMATS, Agreement, agreement_of
 from irspec.agreements import combine as combine_texts
 from irspec.comparison import Compare, Comparison
 from irspec.comparisons import Comparisons, compare_results
-from irspec.data import read_qrels
-from irspec.engine import Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
+from irspec.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
 from irspec.errors import IrspecError, PlanError
 from irspec.groups import with_groups
 from irspec.inputs import evaluate_input
@@ -80,17 +80,28 @@ def run_plan(plan: Plan) -> PlanReport:
     several sets of judgments, once per set, then their agreement."""
     if plan.qrels_sets:
         return _run_several(plan)
+    return _run_one(plan)
+
+
+def _run_metrics(plan: Plan) -> list[Any]:
+    """The plan's metrics computed from qrels and runs (those of qrels a plugin reads, with subtopics, too)."""
+    return [m for m in plan.metrics if m.definition.needs == "run" or reads_qrels(m.definition.needs)]
+
+
+def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
+    """:func:`run_plan` of a plan with one set of judgments, evaluated against ``judgments`` when they
+    are given (already read), else against the plan's qrels, read here."""
     results = []
     curves = data = None
     if plan.runs or plan.systems:
-        run_metrics = [m for m in plan.metrics if m.definition.needs == "run" or reads_qrels(m.definition.needs)]
+        run_metrics = _run_metrics(plan)
         # the plots' values (precision-recall and ROC curves, AP, the confusion matrices' counts) come
         # from the same pass over each run
         drawn = any(o.format in ("html", "plots") for o in plan.outputs)
         size = plan.options.collection_size
         extra = [*plots.IPREC_SPECS, *plots.figure_specs(size)] if drawn else []
         members = [r for s in plan.systems for r in s.runs]
-        evaluated = _evaluate_runs(plan, run_metrics + extra, [*plan.runs, *members])
+        evaluated = _evaluate_runs(plan, run_metrics + extra, [*plan.runs, *members], judgments)
         # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
         # name; a Plan built in Python is not checked, so its names are made distinct here as well.
         named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, [*plan.runs, *members])]
@@ -141,7 +152,7 @@ def _standardized(plan: Plan, results: list[Any]) -> list[Any]:
     z = plan.standardize
     reference: Any = z.file
     if z.reference is not None:
-        reference = [res for res in results if res.run_name in z.reference]
+        reference = list(z.reference)  # run names, which standardize finds among the results
     return standardize(results, reference, cdf=z.cdf)
 
 
@@ -157,9 +168,16 @@ def _systems(plan: Plan, members: list[Any]) -> list[Any]:
 def _run_several(plan: Plan) -> PlanReport:
     """The plan run once per set of judgments (each as a plan with that one qrels), and the agreement:
     significance by the plan's compare settings, or a paired t-test with Holm when it has none."""
-    reports = tuple((name, run_plan(dataclasses.replace(plan, qrels=path, qrels_sets=()))) for name, path in plan.qrels_sets)
+    # each set read once: its runs are evaluated against it, and its labels compared with the others'
+    judged = {}
+    for name, path in plan.qrels_sets:
+        with Progress("reading qrels", detail=str(path)):
+            judged[name] = read_judgments(str(path), _run_metrics(plan))
+    reports = tuple(
+        (name, _run_one(dataclasses.replace(plan, qrels=path, qrels_sets=()), judged[name])) for name, path in plan.qrels_sets
+    )
     with Progress("comparing the sets of judgments"):
-        qrels = {name: read_qrels(str(path)) for name, path in plan.qrels_sets}
+        qrels = {name: judgments.qrels for name, judgments in judged.items()}
         found = agreement_of(
             {name: list(sub.results) for name, sub in reports},
             qrels,
@@ -186,13 +204,15 @@ def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
     return evaluate_input(str(plan.log), metrics, kind="log", options=options or None, per_query=rows)
 
 
-def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None) -> list[Any]:
-    """Every run of ``plan`` (or ``runs``) evaluated, the qrels read once; progress on a terminal, run by run."""
+def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None, judgments: Judgments | None = None) -> list[Any]:
+    """Every run of ``plan`` (or ``runs``) evaluated, the qrels read once (or ``judgments``, read
+    already); progress on a terminal, run by run."""
     runs = plan.runs if runs is None else runs
     if plan.engine is not None:
         return _evaluate_on_spark(plan, metrics, runs)
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
-        qrels = read_judgments(str(plan.qrels), metrics)  # read_qrels, or a plugin's (qrels with subtopics)
+        # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
+        qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics)
         progress.total = len(runs)
         results = []
         for r in runs:
@@ -233,7 +253,7 @@ def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list
     """Every output of the plan as ``(output, content)``, computed without writing anything: its text,
     or for ``plots`` the files of the directory as ``{file name: bytes}``."""
     stream = stdout if stdout is not None else sys.stdout
-    return [(o, _render(report, o, _arrows(o, stream))) for o in report.plan.outputs]
+    return [(o, _render(report, o, _arrows(o, stream), _width(o, stream))) for o in report.plan.outputs]
 
 
 def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[Path]:
@@ -267,8 +287,17 @@ def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:
     return "▲", "▼"
 
 
-def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
-    rendered = _render_main(report, output, arrows)
+def _width(output: Output, stream: IO[str]) -> int | None:
+    """The columns of the terminal a table goes to (``None`` for a file, a pipe, or another format)."""
+    return terminal_width(stream) if output.path is None and output.format == "table" else None
+
+
+def _render(report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None) -> str | dict[str, bytes]:
+    if report.agreement is not None and output.format in COMBINED_FORMATS:
+        # each set's output carries its own power tables (rendered here, once); the agreement follows
+        texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
+        return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
+    rendered = _render_main(report, output, arrows, width)
     if report.power is None or not isinstance(rendered, str):
         return rendered
     # the power tables follow the results or comparisons in every table format (JSON and HTML carry
@@ -279,11 +308,8 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str 
     return rendered
 
 
-def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) -> str | dict[str, bytes]:
+def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None) -> str | dict[str, bytes]:
     # formatting lives in irspec.report (and irspec.plots); this picks what each output gets
-    if report.agreement is not None and output.format in COMBINED_FORMATS:
-        texts = {name: str(_render(sub, output, arrows)) for name, sub in report.by_qrels}
-        return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
     compare, comparisons, notes = report.plan.compare, report.comparisons, report.notes
@@ -305,8 +331,8 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
     intervals = output.intervals
     if output.format == "table":
         if not comparisons:
-            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals)
-        logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query) if report.inputs else ""
+            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals, width=width)
+        logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query, width=width) if report.inputs else ""
         table = fmt.marked_table(
             runs,
             comparisons,
@@ -316,6 +342,7 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
             arrows=arrows,
             decimals=output.decimals,
             intervals=intervals,
+            width=width,
         )
         return table + logs
     if output.format == "latex":
@@ -325,6 +352,11 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
     if output.format == "html":
         figures, note = _plots(report, required=False)
         title = f"irspec report: {os.path.basename(report.plan.source)}"
+        # several sets of judgments: each set's results, comparisons and power in turn, then the agreement
+        sets = [
+            fmt.JudgedSet(name, [*sub.results, *sub.inputs], sub.comparisons, sub.notes, _power_sections(sub, output.decimals))
+            for name, sub in report.by_qrels
+        ]
         return fmt.to_html(
             results,
             title=title,
@@ -332,7 +364,9 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str]) ->
             plots_note=note,
             provenance=_provenance(report),
             intervals=intervals,
-            extra=[*_power_sections(report, output.decimals), *_agreement_sections(report, output.decimals)],
+            extra=[*([] if sets else _power_sections(report, output.decimals)), *_agreement_sections(report, output.decimals)],
+            lead=_judgments_lead(report),
+            sets=sets,
             **marks,
         )
     if output.format == "plots":
@@ -348,14 +382,26 @@ def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, A
     return [("power", "Power", power_sections(report.power, decimals=decimals), report.power.notes)]
 
 
+def _judgments_lead(report: PlanReport) -> str | None:
+    """With several sets of judgments, what the page shows under which."""
+    if report.agreement is None:
+        return None
+    sets = report.agreement.sets
+    names = ", ".join(sets[:-1]) + f" and {sets[-1]}"
+    return (
+        f"{len(sets)} sets of judgments, {names}: the results, comparisons and power under each follow in turn, "
+        f"titled with its name, then the agreement between the sets. The plots are drawn under the first, {sets[0]}, "
+        "but for the scatter of each run's means under one set against the other."
+    )
+
+
 def _agreement_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:
-    """The HTML page's agreement section, with several sets of judgments (whose results and
-    comparisons tables above it are the first set's)."""
+    """The HTML page's agreement section, with several sets of judgments (each set's results and
+    comparisons above it)."""
     found = report.agreement
     if found is None:
         return []
-    first = f"The results and comparisons above are under the first set of judgments, {found.sets[0]}."
-    return [("agreement", "Agreement between the sets of judgments", found.sections(decimals=decimals), (first, *found.notes))]
+    return [("agreement", "Agreement between the sets of judgments", found.sections(decimals=decimals), found.notes)]
 
 
 def _comparisons_doc(report: PlanReport) -> dict[str, Any]:

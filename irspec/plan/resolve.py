@@ -15,6 +15,7 @@ from typing import Any
 
 from irspec.agreements import COMBINED_FORMATS
 from irspec.comparison import TUKEY_TESTS, Compare
+from irspec.data.trec import stem
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options, reads_qrels
 from irspec.errors import InputError, IrspecError, SpecError, suggest
@@ -58,6 +59,8 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
 
     metrics = _resolve_metrics(data.get("metrics"), problems, qrels)
     runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
+    if "runs" not in data and "systems" in data:
+        names_complete = True  # a study of systems alone: no run is missing, every name is the systems'
     systems, systems_complete = _resolve_systems(data.get("systems"), runs, base, local, problems)
     names_complete = names_complete and systems_complete
     inputs.update(os.path.abspath(r.path) for r in [*runs, *(r for s in systems for r in s.runs)])
@@ -95,7 +98,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         inputs.add(os.path.abspath(groups))
     outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
     if qrels_sets:
-        _check_several_sets(data, runs, outputs or [], problems)
+        _check_several_sets(data, [*runs, *systems], outputs or [], problems)
 
     if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
         return None
@@ -172,8 +175,8 @@ def _resolve_qrels_sets(data: dict[str, Any], local: Any, inputs: set[str], prob
     return found
 
 
-def _check_several_sets(data: dict[str, Any], runs: list[PlanRun], outputs: list[Output], problems: Problems) -> None:
-    """What several sets of judgments need: two runs to rank, outputs that can hold every set, no Spark."""
+def _check_several_sets(data: dict[str, Any], runs: list[Any], outputs: list[Output], problems: Problems) -> None:
+    """What several sets of judgments need: two runs or systems to rank, outputs that can hold every set, no Spark."""
     if len(runs) < 2:
         problems.add(("runs",), f"several sets of judgments compare the rankings of the runs: give at least 2 runs, not {len(runs)}")
     if data.get("engine") is not None:
@@ -196,7 +199,7 @@ def _resolve_engine(raw: Any) -> SparkEngine | None:
 
 def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) -> None:
     """Each metric's input is in the plan (qrels and runs, or the log), and each input has a metric."""
-    has_runs = "qrels" in data or "runs" in data
+    has_runs = "qrels" in data or "runs" in data or "systems" in data
     # a metric over qrels a plugin reads (with subtopics) is computed from qrels and runs too
     kinds = {"run" if reads_qrels(m.definition.needs) else m.definition.needs for m in metrics}
     for m in metrics:
@@ -216,7 +219,7 @@ def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) 
             problems.add(("log",), str(e))
     if has_runs and "run" not in kinds:
         problems.add(("metrics",), "no metric of the plan is computed from the runs; drop qrels and runs, or add one")
-    if "compare" in data and "runs" not in data and "log" in data:
+    if "compare" in data and "runs" not in data and "systems" not in data and "log" in data:
         problems.add(("compare",), "comparing needs runs; a log's arms are compared with an ab section")
     if "ab" in data and "log" not in data:
         problems.add(("ab",), "an A/B test compares the arms of a log; give one with the log key")
@@ -274,14 +277,6 @@ def _resolve_metrics(raw: Any, problems: Problems, qrels: Path | str | None) -> 
     return bound if ok else None
 
 
-def _run_name(path: str) -> str:
-    """A run's name from its file: the stem, after dropping a ``.gz`` suffix."""
-    base = os.path.basename(path)
-    if base.endswith(".gz"):
-        base = base[:-3]
-    return Path(base).stem or base
-
-
 def _has_magic(text: str) -> bool:
     return any(c in text for c in "*?[")
 
@@ -331,10 +326,10 @@ def _resolve_runs(
                 for m in matches:
                     p = Path(os.path.normpath(m))
                     origin = f" (from {str(p)!r}, matched by {entry!r})"
-                    add(PlanRun(_run_name(m), p, path_text(where), line), where, origin)
+                    add(PlanRun(stem(m) or m, p, path_text(where), line), where, origin)
             else:
                 _check_file(literal, where, "run", problems)
-                add(PlanRun(_run_name(entry), literal, path_text(where), line), where, f" (the stem of {entry!r})")
+                add(PlanRun(stem(entry) or entry, literal, path_text(where), line), where, f" (the stem of {entry!r})")
         else:
             complete = False
     return runs, complete

@@ -22,7 +22,7 @@ from __future__ import annotations
 from irspec.report.data import comparisons_delimited, to_delimited, to_json, to_jsonl
 from irspec.report.files import check_writable, write_all_atomic, write_atomic, write_files_atomic
 from irspec.report.formats import BINARY_FORMATS, FORMATS, format_results
-from irspec.report.html import to_html
+from irspec.report.html import JudgedSet, to_html
 from irspec.report.latex import latex_escape, to_latex
 from irspec.report.markdown import markdown_escape, to_markdown
 from irspec.report.marks import (
@@ -52,6 +52,7 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "to_html",
+    "JudgedSet",
     "marked_table",
     "comparisons_table",
     "comparisons_delimited",

@@ -48,13 +48,15 @@ def format_results(
     decimals: int = 4,
     provenance: dict[str, Any] | None = None,
     intervals: str | None = None,
+    width: int | None = None,
 ) -> str | bytes:
     """Format results in one of :data:`FORMATS`; ``provenance`` (see :func:`~irspec.report.provenance`)
     goes into JSON. Text, except for :data:`BINARY_FORMATS` (bytes).
 
     ``decimals`` applies to the table, LaTeX and Markdown; LaTeX and Markdown show the aggregates only.
     ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval beside each mean, in the
-    formats of :data:`WITH_INTERVALS` (a ``ValueError`` in the others).
+    formats of :data:`WITH_INTERVALS` (a ``ValueError`` in the others). ``width`` (a terminal's columns)
+    fits a wider table to it (:func:`~irspec.report.text.render`); the other formats ignore it.
     """
     if intervals is not None and fmt not in WITH_INTERVALS:
         raise ValueError(f"confidence intervals are shown in the {', '.join(WITH_INTERVALS)} formats, not in {fmt}")
@@ -73,5 +75,5 @@ def format_results(
     if fmt == "parquet":
         return to_parquet(results, per_query=per_query)
     if fmt == "table":
-        return to_table(results, per_query=per_query, decimals=decimals, intervals=intervals)
+        return to_table(results, per_query=per_query, decimals=decimals, intervals=intervals, width=width)
     raise ValueError(f"unknown format {fmt!r}")

@@ -12,7 +12,7 @@ import base64
 import functools
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from irspec.engine import collect_warnings
 from irspec.report.origin import VERSIONED
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from irspec.engine import Result
 
-__all__ = ["to_html", "fragment", "plain_tables"]
+__all__ = ["JudgedSet", "to_html", "fragment", "plain_tables"]
 
 
 @functools.cache
@@ -65,6 +65,19 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
+class JudgedSet(NamedTuple):
+    """One set of judgments on a page that reports several (:func:`to_html`'s ``sets``): its ``name``,
+    the runs' ``results`` under it, their ``comparisons`` and ``notes``, and the ``sections`` that follow
+    them (its power tables), each ``(id, title, titled tables, notes)`` as :func:`to_html`'s ``extra``
+    (the page adds the set's name to each id and title)."""
+
+    name: str
+    results: Sequence[Result]
+    comparisons: Sequence[Any] = ()
+    notes: Sequence[str] = ()
+    sections: Sequence[tuple[str, str, Sequence[tuple[str, str, Any]], Sequence[str]]] = ()
+
+
 def to_html(
     results: Sequence[Result],
     *,
@@ -78,6 +91,8 @@ def to_html(
     plots_note: str | None = None,
     provenance: dict[str, Any] | None = None,
     extra: Sequence[tuple[str, str, Sequence[tuple[str, str, Any]], Sequence[str]]] = (),
+    lead: str | None = None,
+    sets: Sequence[JudgedSet] = (),
 ) -> str:
     """One self-contained HTML page: the results table with marks, the comparisons with p-values and
     effect sizes, the plots, notes and the provenance. The results' warnings come first, in a box
@@ -88,48 +103,94 @@ def to_html(
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
     missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
     each mean. ``extra`` sections follow the comparisons, each ``(id, title, titled tables, notes)``
-    with its tables as ``(heading, description, block)`` (an agreement section, say).
+    with its tables as ``(heading, description, block)`` (an agreement section, say). ``lead`` is a
+    sentence shown under the title, before any table: what a reader must know to read them (which set
+    of judgments they use, say).
+
+    ``sets`` (several sets of judgments, :class:`JudgedSet`) puts each set's results, comparisons and
+    sections on the page in turn, each titled with the set's name, in place of ``results``'
+    (``results``, ``comparisons`` and ``notes`` then being the first set's); ``extra`` follows them all.
     """
-    table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
-    compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
-    warnings = collect_warnings(results)
+    if sets:
+        parts = [
+            _part(s.results, s.comparisons, compare, s.notes, decimals, intervals, s.sections, f"-{_ident(s.name)}", f": {s.name}")
+            for s in sets
+        ]
+        every = [res for s in sets for res in s.results]
+    else:
+        parts = [_part(results, comparisons, compare, notes, decimals, intervals, (), "", "")]
+        every = list(results)
+    table = parts[0]["results"]
+    warnings = collect_warnings(every)
     metrics: list[str] = []
     for res in results:
         metrics.extend(str(m) for m in res.metrics if str(m) not in metrics)
     sections = [("warnings", "Warnings")] if warnings else []
-    sections.append(("results", "Results"))
-    tables = input_blocks(results, decimals=decimals)
-    if tables:
-        sections.append(("tables", "Tables"))
-    if comparisons:
-        sections.append(("comparisons", "Comparisons"))
+    for part in parts:
+        sections.extend(part["sections"])
     sections.extend((ident, name) for ident, name, _, _ in extra)
     sections.append(("plots", "Plots"))
-    if notes:
+    if notes and not sets:
         sections.append(("notes", "Notes"))
     if provenance:
         sections.append(("provenance", "Provenance"))
-    legend = _marks_legend(table)
     versions = ""
     if provenance:
         versions = ", ".join(f"{k} {provenance[k]}" for k in VERSIONED if provenance.get(k))
     return _environment().get_template("report.html.j2").render(
         title=title,
+        lead=lead,
         summary=", ".join([*_inputs(results), _plural(len(metrics), "metric"), table.queries]),
         sections=sections,
-        results=table,
-        tables=tables,
-        marks_legend=legend,
-        comparisons=compared,
+        parts=parts,
         extra=list(extra),
         plots=plots or [],
         plots_note=plots_note,
-        notes=list(notes),
+        notes=[] if sets else list(notes),
         warnings=warnings,
         provenance=provenance or None,
         versions=versions,
         seeds=_seeds(provenance or {}, table, plots or ()),
     )
+
+
+def _part(
+    results: Sequence[Result],
+    comparisons: Sequence[Any],
+    compare: Any,
+    notes: Sequence[str],
+    decimals: int,
+    intervals: str | None,
+    extra: Sequence[Any],
+    ident: str,
+    titled: str,
+) -> dict[str, Any]:
+    """What the page shows of one set of results: their table, the tables they carry, the comparisons
+    and the sections after them, each with its anchor (``results`` + ``ident``) and title (``Results`` +
+    ``titled``); a comparison's notes are said under its table when a page holds several sets."""
+    table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
+    compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
+    tables = input_blocks(results, decimals=decimals)
+    names = {"results": "Results", "tables": "Tables", "comparisons": "Comparisons"}
+    shown = ["results", *(["tables"] if tables else []), *(["comparisons"] if comparisons else [])]
+    ids = {key: key + ident for key in names}
+    titles = {key: name + titled for key, name in names.items()}
+    return {
+        "results": table,
+        "marks_legend": _marks_legend(table),
+        "tables": tables,
+        "comparisons": compared,
+        "notes": list(notes) if ident else [],
+        "extra": [(i + ident, name + titled, tables, said) for i, name, tables, said in extra],
+        "ids": ids,
+        "titles": titles,
+        "sections": [(ids[key], titles[key]) for key in shown] + [(i + ident, name + titled) for i, name, _, _ in extra],
+    }
+
+
+def _ident(name: str) -> str:
+    """A set's name as part of an anchor (letters, digits, ``-`` and ``_``; anything else ``-``)."""
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)
 
 
 def _inputs(results: Sequence[Result]) -> list[str]:

@@ -3,6 +3,7 @@ compared) and one row per comparison."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +32,17 @@ __all__ = [
     "render",
     "input_tables",
     "plain_tables",
+    "terminal_width",
 ]
 
 
 def _align(block: Block, rows: list[list[str]]) -> list[str]:
     """The header (the columns' keys), a rule and ``rows``, each column as wide as its widest cell."""
-    header = [c.key for c in block.columns]
+    return _aligned([c.key for c in block.columns], [c.align == "left" for c in block.columns], rows)
+
+
+def _aligned(header: list[str], left: list[bool], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    left = [c.align == "left" for c in block.columns]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(cells, widths, left))
@@ -46,19 +50,60 @@ def _align(block: Block, rows: list[list[str]]) -> list[str]:
     return [s.rstrip() for s in [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]]
 
 
+def _fitted(block: Block, rows: list[list[str]], labels: int, width: int) -> list[str]:
+    """A results block that fits ``width`` columns of a terminal, when its row per run is wider: a row
+    per metric and a column per run (when it has no per-query rows), and in either layout the value
+    columns split into groups that fit, each group a table of its own with the label columns."""
+    header = [c.key for c in block.columns]
+    left = [c.align == "left" for c in block.columns]
+    if labels == 1:  # means only: transposed, a metric per row
+        header, rows = ["metric", *(r[0] for r in rows)], [[h, *(r[j] for r in rows)] for j, h in enumerate(header) if j]
+        left = [True] + [False] * (len(header) - 1)
+    cells = [header, *rows]
+    sizes = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    fixed = sum(sizes[:labels]) + 2 * (labels - 1)
+    groups: list[list[int]] = [[]]
+    used = fixed
+    for i in range(labels, len(header)):
+        if groups[-1] and used + 2 + sizes[i] > width:
+            groups.append([])
+            used = fixed
+        groups[-1].append(i)
+        used += 2 + sizes[i]
+    out: list[str] = []
+    for group in groups:
+        keep = [*range(labels), *group]
+        if out:
+            out.append("")
+        out += _aligned([header[i] for i in keep], [left[i] for i in keep], [[r[i] for i in keep] for r in rows])
+    return out
+
+
+def terminal_width(stream: Any) -> int | None:
+    """The columns of the terminal ``stream`` writes to (``COLUMNS`` if set, else the terminal's size),
+    or ``None`` when it is no terminal: a file or a pipe gets every table as it is, byte for byte."""
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
 def _label(text: str, letter: str, baseline: bool) -> str:
     return f"({letter}) {text}" if letter else text + " (baseline)" if baseline else text
 
 
-def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼")) -> str:
+def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼"), width: int | None = None) -> str:
     """A table as aligned text. Marks follow the values (``arrows`` for better/worse than the
-    baseline, else letters), padded so that the values stay aligned, and a legend explains them."""
+    baseline, else letters), padded so that the values stay aligned, and a legend explains them.
+
+    ``width`` (a terminal's columns; ``None``: no limit) fits a results table wider than it: a row per
+    metric and a column per run, in groups of columns that fit (:func:`_fitted`)."""
     up, down = arrows
 
     def shown(marks: str) -> str:
         return (up if marks == "better" else down) if table.baseline is not None and marks else marks
 
-    width = max((len(shown(c.marks)) for b in table.blocks for r in b.rows for c in r.cells if c.marks), default=1)
+    marks_width = max((len(shown(c.marks)) for b in table.blocks for r in b.rows for c in r.cells if c.marks), default=1)
     lines: list[str] = []
     for block in table.blocks:
         labels = sum(c.align == "left" for c in block.columns) if table.kind == "results" else 0
@@ -68,11 +113,14 @@ def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼")) -> str:
             if labels:
                 cells[0] = _label(cells[0], row.letter, row.baseline)
                 if table.marked or table.interval:
-                    cells[labels:] = [_value(c, shown(c.marks).ljust(width) if table.marked else "") for c in row.cells[labels:]]
+                    cells[labels:] = [_value(c, shown(c.marks).ljust(marks_width) if table.marked else "") for c in row.cells[labels:]]
             rows.append(cells)
         if lines:
             lines.append("")
-        lines.extend(_align(block, rows))
+        aligned = _align(block, rows)
+        if width is not None and labels and max(map(len, aligned)) > width:
+            aligned = _fitted(block, rows, labels, width)
+        lines.extend(aligned)
     legends = [text for text in (_legend(table, up, down), interval_legend(table), averaged_legend(table)) if text]
     if legends:
         lines += ["", *legends, *(f"note: {n}" for n in table.notes)]
@@ -106,17 +154,23 @@ def comparison_legend(table: Table) -> str:
 
 
 def to_table(
-    results: Sequence[Result], *, per_query: bool = False, decimals: int = 4, intervals: str | None = None
+    results: Sequence[Result],
+    *,
+    per_query: bool = False,
+    decimals: int = 4,
+    intervals: str | None = None,
+    width: int | None = None,
 ) -> str:
     """An aligned text table: runs as rows (with per-query rows under each run), metrics as columns;
-    ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after each mean.
+    ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after each mean;
+    ``width`` (a terminal's columns) fits a wider table to it, as :func:`render` does.
 
     Results with different metrics (a plan's runs and its log) get one table each, a blank line apart;
     the tables an input offers beside its metrics (a log's top queries) follow (:func:`input_tables`).
     """
     if not results:
         return ""
-    table = render(build_results(results, decimals=decimals, per_query=per_query, intervals=intervals))
+    table = render(build_results(results, decimals=decimals, per_query=per_query, intervals=intervals), width=width)
     return table + input_tables(results, decimals=decimals)
 
 
@@ -153,9 +207,10 @@ def marked_table(
     arrows: tuple[str, str] = ("▲", "▼"),
     decimals: int = 4,
     intervals: str | None = None,
+    width: int | None = None,
 ) -> str:
-    """The text table with significance marks after the values, and a legend; ``intervals`` as in
-    :func:`to_table`.
+    """The text table with significance marks after the values, and a legend; ``intervals`` and
+    ``width`` as in :func:`to_table`.
 
     With a baseline, ``arrows`` (▲/▼) after a run's value: significantly better/worse than the baseline.
     Without one, each run gets a letter and a value is followed by the letters of the runs it is
@@ -164,7 +219,7 @@ def marked_table(
     table = build_results(
         results, comparisons, compare, decimals=decimals, per_query=per_query, notes=notes, intervals=intervals
     )
-    return render(table, arrows=arrows) + input_tables(results, decimals=decimals)
+    return render(table, arrows=arrows, width=width) + input_tables(results, decimals=decimals)
 
 
 def comparison_rows(comparisons: Sequence[Any], *, decimals: int = 4) -> tuple[list[str], list[list[str]]]:

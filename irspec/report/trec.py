@@ -63,11 +63,16 @@ def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool =
     """trec_eval's output: ``measure<TAB>qid<TAB>value`` lines, the name left-aligned to 22 columns.
 
     Per-query lines come first (queries in order, each with its measures), then the summary (``all``);
-    ``runid`` adds trec_eval's ``runid all NAME`` line, as its official and all_trec sets do.
+    ``runid`` adds trec_eval's ``runid all RUNID`` line (the run's runid, else its name), as its
+    official and all_trec sets do. trec_eval reads one run; of several, each run's lines start with
+    ``runid all NAME``, the name every other output gives it, so that each block says which run it is.
     """
     lines: list[str] = []
+    several = len(results) > 1
     for res in results:
         ordered = [(res.metrics.index(m), m) for m in trec_order(res.metrics)]
+        if several:
+            lines.append(f"{'runid':<22}\tall\t{res.run_name}")
         if per_query:
             for i, qid in enumerate(res.query_ids):
                 for j, m in ordered:
@@ -78,8 +83,8 @@ def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool =
                         continue
                     lines.append(f"{_label(m, True):<22}\t{qid}\t{_number(res.values[i, j], m)}")
         if summary:
-            if runid:
-                lines.append(f"{'runid':<22}\tall\t{res.run_name}")
+            if runid and not several:
+                lines.append(f"{'runid':<22}\tall\t{res.runid or res.run_name}")
             agg = res.aggregate()
             for _, m in ordered:
                 if m.aggregate == "none":

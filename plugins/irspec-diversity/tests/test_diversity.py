@@ -209,7 +209,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_the_command_line(qrels_file, tmp_path):
     importlib.import_module("irspec_diversity")
-    run = tmp_path / "run.txt"
+    run = tmp_path / "sys.txt"  # the run is named by its file
     run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())))
     done = _cli("eval", qrels_file, str(run), "-m", "alpha_nDCG@20, ERR_IA@20, NRBP, P_IA@10, StRecall@10", "-q", "--ci", "none")
     assert done.returncode == 0, done.stderr
@@ -230,7 +230,7 @@ def test_a_plan(irspec_plugin, qrels_file, tmp_path):
     from irspec.plan import load_plan, run_plan
 
     irspec_plugin(irspec_diversity.plugin)
-    run = tmp_path / "run.txt"
+    run = tmp_path / "sys.txt"  # the run is named by its file
     run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())))
     (tmp_path / "plan.yaml").write_text(
         f"qrels: {qrels_file}\nruns:\n  - {{name: sys, path: {run}}}\nmetrics: [NRBP, P_IA@5, P@5]\n"
