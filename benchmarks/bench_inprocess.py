@@ -58,13 +58,29 @@ def make(queries: int, docs: int, seed: int = 0) -> tuple[dict, dict]:
     return qrels, run
 
 
-def peak_mib() -> float:
-    """This process's peak resident set size so far (VmHWM), MiB."""
+def _status(field: str) -> float:
+    """A size from /proc/self/status (``VmRSS``, ``VmHWM``), MiB."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def start_peak() -> float:
+    """Reset this process's peak resident size to its current size (Linux: clear_refs 5) and return the
+    current size, so that the peak read later is the tool's alone, not the data generation's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass  # not Linux: the peak then includes making the data
+    return _status("VmRSS")
+
+
+def peak_mib() -> float:
+    """This process's peak resident set size since :func:`start_peak` (VmHWM), MiB."""
+    return _status("VmHWM")
 
 
 def child(workload: str, tool: str, queries: int, docs: int) -> dict:
@@ -78,7 +94,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
         queries, docs = 1000, 100
     warm_up(tool)
     qrels, run = make(queries, docs)
-    before = peak_mib()
+    before = start_peak()
     calls = 1
     if workload == "dicts":
         if tool == "pytrec_eval":
@@ -119,7 +135,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
             [(q, d, lab) for q, ds in qrels.items() for d, lab in ds.items()], columns=["qid", "docno", "label"]
         )
         del run, qrels
-        before = peak_mib()
+        before = start_peak()
         if tool == "ir_measures":
             import ir_measures
             from ir_measures import AP, R, P, nDCG
@@ -175,7 +191,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
             qrels = {q: {d[1:]: lab for d, lab in ds.items()} for q, ds in qrels.items()}
             del run
             ev = irspec.Evaluator(qrels, IRSPEC, judged_warning=None)
-            before = peak_mib()
+            before = start_peak()
             t = time.perf_counter()
             ev.evaluate_topk(qids, ids, scores).aggregate()
     else:
