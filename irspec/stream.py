@@ -45,17 +45,17 @@ import sys
 import tempfile
 import time
 import weakref
-import zlib
 from collections.abc import Iterator, Mapping
-from typing import IO, Any
+from typing import Any
 
 import polars as pl
 
 from irspec.data import Run, checked, read_run
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
-from irspec.data.trec import BOM, GZIP_MAGIC, parse_text, stem
+from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
 from irspec.errors import EvaluationError, InputError
+from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
 from irspec.progress import Progress
 
 __all__ = ["Partitions", "RunBlocks", "default_memory", "open_run", "parse_memory", "spill_directory"]
@@ -242,11 +242,18 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
     if len(head) <= limit and not forced:
         return Run.read(io.BytesIO(head), source="<stdin>")
     directory = tempfile.mkdtemp(prefix="irspec-")
+    # Text is checked as it is spooled: an endless line (/dev/zero) would otherwise fill the disk.
+    # Gzip is checked as it is read back (the streaming reader's own check, on the text).
+    lines = None if head[:2] == GZIP_MAGIC else LineLimit("<stdin>")
     try:
         spooled = os.path.join(directory, "stdin")
         with open(spooled, "wb") as f:
-            f.write(head)
-            shutil.copyfileobj(stdin, f, 1 << 20)
+            piece = head
+            while piece:
+                if lines is not None:
+                    lines.feed(piece)
+                f.write(piece)
+                piece = stdin.read(READ_SIZE)
     except BaseException:
         _remove_tree(directory)
         raise
@@ -392,9 +399,9 @@ class RunBlocks:
         counted from the file's start; chunks without data lines are skipped. The run's name follows
         the last data line."""
         first = 1
-        for text in _chunks(self.path, self.source, size):
+        for text, lines in _chunks(self.path, self.source, size):
             frame, runid = self._parse(text, first)
-            first += text.count(b"\n")
+            first += lines
             self._lines = first - 1
             where = os.path.basename(self.source)
             self._progress.update(detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})")
@@ -469,9 +476,11 @@ def _remove_tree(directory: str) -> None:
         time.sleep(0.01)
 
 
-def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
+def _chunks(path: str, source: str, size: int) -> Iterator[tuple[bytes, int]]:
     """The text of a file (gunzipped if it is gzip, without a leading byte-order mark) in pieces of
-    about ``size`` bytes that end at a line end (the last one where the file ends)."""
+    about ``size`` bytes that end at a line end (the last one where the file ends), each with the
+    number of line ends it holds. A line longer than :data:`~irspec.lines.MAX_LINE` is refused by its
+    number as it comes: one that does not end is not carried on without end."""
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -479,54 +488,29 @@ def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
     with f:
         gzip = f.read(2) == GZIP_MAGIC
         f.seek(0)
-        pieces = _gunzipped(f, source, max(size // GZIP_RATIO, 1)) if gzip else iter(lambda: f.read(size), b"")
+        compressed = iter(lambda: f.read(max(size // GZIP_RATIO, 1)), b"")
+        pieces = gunzip(compressed, source, size) if gzip else iter(lambda: f.read(size), b"")
+        first = 1  # the number of the first line of ``rest``
         rest = b""
         bom_checked = False
         for piece in pieces:
             buffer = rest + piece
             end = buffer.rfind(b"\n") + 1
-            if len(buffer) < size or end == 0:
+            if (len(buffer) < size or end == 0) and len(buffer) - end <= MAX_LINE:
                 rest = buffer  # too little, or no line end yet: read on
                 continue
+            check_lines(buffer, source, first_line=first)
             rest = buffer[end:]
             if not bom_checked:
                 bom_checked = True
                 if buffer[:3] == BOM:
                     buffer = buffer[3:]
                     end -= 3
-            yield buffer[:end]
+            lines = buffer.count(b"\n", 0, end)
+            first += lines
+            yield buffer[:end], lines
         if rest and not bom_checked and rest[:3] == BOM:
             rest = rest[3:]
         if rest:
-            yield rest
-
-
-def _gunzipped(f: IO[bytes], source: str, size: int) -> Iterator[bytes]:
-    """The decompressed content of gzip file ``f``, every member (as :func:`irspec.data.trec._gunzip`),
-    read ``size`` compressed bytes at a time."""
-    d = zlib.decompressobj(wbits=31)
-    try:
-        while True:
-            data = f.read(size)
-            if not data:
-                if not d.eof:
-                    raise EOFError("compressed data ended before the end-of-stream marker")
-                return
-            while data:
-                out = d.decompress(data)
-                if out:
-                    yield out
-                if not d.eof:
-                    break
-                data = d.unused_data or f.read(size)
-                if not data:
-                    return
-                if data[:2] != GZIP_MAGIC:  # gzip allows trailing zero padding, nothing else
-                    while data:
-                        if data.strip(b"\x00"):
-                            raise EOFError("trailing garbage after the compressed data")
-                        data = f.read(size)
-                    return
-                d = zlib.decompressobj(wbits=31)
-    except (EOFError, zlib.error) as e:
-        raise InputError(f"corrupt gzip data: {e}", source=source) from None
+            check_lines(rest, source, first_line=first)
+            yield rest, rest.count(b"\n")

@@ -23,7 +23,8 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
-from irspec.errors import PlanError
+from irspec.errors import InputError, PlanError
+from irspec.lines import read_bounded
 from irspec.plan.model import SCHEMA_PATH, Plan
 from irspec.plan.problems import OVERRIDE_LINE, PathPart, PlanPath, Problems, explain, kind_of, path_text
 from irspec.plan.resolve import resolve
@@ -66,8 +67,10 @@ def load_plan(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Pl
     problems = Problems(source)
     try:
         with open(source, "rb") as f:
-            raw = f.read()
+            raw = read_bounded(f, source)  # a device or a binary file is refused, not read without end
         text = raw.decode("utf-8")
+    except InputError as e:
+        raise PlanError(source, [str(e)]) from None
     except FileNotFoundError:
         raise PlanError(source, [f"{source}: no such file"]) from None
     except IsADirectoryError:
