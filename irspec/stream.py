@@ -23,7 +23,9 @@ blocks, each holding every line of its queries, and decides when that is needed.
   a number of temporary Arrow files chosen by a hash of the query id; each partition, read back,
   holds every line of its queries and is one block. Reading twice costs the prefix read before the
   discovery; a shuffled run is found out in its first chunk. The temporary directory (and a spooled
-  standard input) is removed by :meth:`RunBlocks.close`, on success, error or Ctrl-C alike.
+  standard input) is removed by :meth:`RunBlocks.close`, on success, error or Ctrl-C alike. A
+  temporary directory without room (``TMPDIR`` on a small disk) is an
+  :class:`~irspec.errors.EvaluationError` naming it and what helps (:func:`_temporary_error`).
 - **Checks.** Each chunk goes through the reader's own parser (:mod:`irspec.data`), its line numbers
   shifted to the file's, so a bad line is named as the in-memory reader names it. Duplicates and
   scores are checked per block, which holds every line of its queries. A streamed run reports the
@@ -36,6 +38,7 @@ blocks, each holding every line of its queries, and decides when that is needed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import math
 import os
@@ -241,10 +244,12 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
         limit //= GZIP_RATIO
     if len(head) <= limit and not forced:
         return Run.read(io.BytesIO(head), source="<stdin>")
-    directory = tempfile.mkdtemp(prefix="irspec-")
+    what = "standard input"
+    directory = _make_directory(what)
     # Text is checked as it is spooled: an endless line (/dev/zero) would otherwise fill the disk.
     # Gzip is checked as it is read back (the streaming reader's own check, on the text).
     lines = None if head[:2] == GZIP_MAGIC else LineLimit("<stdin>")
+    copied = 0
     try:
         spooled = os.path.join(directory, "stdin")
         with open(spooled, "wb") as f:
@@ -253,7 +258,17 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
                 if lines is not None:
                     lines.feed(piece)
                 f.write(piece)
+                copied += len(piece)
                 piece = stdin.read(READ_SIZE)
+    except OSError as e:
+        _remove_tree(directory)
+        remedy = (
+            f"standard input too large to read whole is copied there ({_size(copied)} so far): set TMPDIR to a "
+            "directory with more room, give the run as a file (read where it is)"
+        )
+        if copied <= STREAM_ABOVE:
+            remedy += f", or, if it is under {_size(STREAM_ABOVE)}, raise the memory budget (--memory) to read it whole"
+        raise _temporary_error(e, os.path.dirname(directory), what, remedy) from None
     except BaseException:
         _remove_tree(directory)
         raise
@@ -362,10 +377,11 @@ class RunBlocks:
     # -- scattered ---------------------------------------------------------------------------------
 
     def _partitioned(self) -> Iterator[Run]:
+        what = "the run's lines"
         if self._remover is None:
-            self._own(tempfile.mkdtemp(prefix="irspec-"))
+            self._own(_make_directory(what))
         parts = self.partitions = self._partition_count()
-        spread = Partitions(self.directory, parts, "query")
+        spread = Partitions(self.directory, parts, "query", what=what, remedy=self._remedy())
         for frame in self._frames(self.spread_bytes):
             spread.add(frame)
         problems: list[InputError] = []
@@ -379,6 +395,17 @@ class RunBlocks:
                 yield block
         if problems:
             raise min(problems, key=lambda e: e.line or 0)
+
+    def _remedy(self) -> str:
+        """What helps when the temporary directory has no room for the partitions."""
+        size = _text_size(self.path) or 0
+        remedy = (
+            f"a run not grouped by query is spread over files there, about its size ({_size(size)}): "
+            "set TMPDIR to a directory with that much room"
+        )
+        if size <= STREAM_ABOVE:
+            remedy += f", raise the memory budget to {_size(_resident() + size * WORKING_SET_FACTOR)} (--memory, a plan's memory:) to read it whole"
+        return remedy + ", or group its lines by query (sort -s -k1,1)"
 
     def _partition_count(self) -> int:
         """Enough partitions for each to be about one block: the text's size (estimated for gzip) over
@@ -429,20 +456,28 @@ class Partitions:
     query issues), whatever the order the rows came in. The files go in ``directory`` (its owner
     removes it) and each is removed as its partition is read."""
 
-    def __init__(self, directory: str, count: int, key: str) -> None:
+    def __init__(self, directory: str, count: int, key: str, *, what: str | None = None, remedy: str | None = None) -> None:
         self.directory = directory
         self.count = count
         self.key = key
+        self.what = what or f"rows spread by {key}"
+        """What the rows are, for the error when the directory has no room for them."""
+        self.remedy = remedy or "set TMPDIR to a directory with more room"
+        """What helps then."""
         self._files: list[list[str]] = [[] for _ in range(count)]
         self._added = 0
 
     def add(self, frame: pl.DataFrame) -> None:
-        """Spread ``frame``'s rows over the partitions (one file per partition it reaches)."""
+        """Spread ``frame``'s rows over the partitions (one file per partition it reaches). A write that
+        fails (a full disk) is an :class:`~irspec.errors.EvaluationError` naming the directory."""
         part = (frame.get_column(self.key).hash(_HASH_SEED) % self.count).alias("_part")
         for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
             path = os.path.join(self.directory, f"{self.key}-{p}-{self._added}.arrow")
-            rows.write_ipc(path)
-            self._files[p].append(path)
+            self._files[p].append(path)  # listed first: a file cut short is removed with the others
+            try:
+                rows.write_ipc(path)
+            except OSError as e:
+                raise _temporary_error(e, os.path.dirname(self.directory), self.what, self.remedy) from None
         self._added += 1
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
@@ -459,11 +494,47 @@ class Partitions:
 @contextlib.contextmanager
 def spill_directory() -> Iterator[str]:
     """A temporary directory for :class:`Partitions`, removed with its files on exit, error or Ctrl-C."""
-    directory = tempfile.mkdtemp(prefix="irspec-")
+    directory = _make_directory("rows spread over files")
     try:
         yield directory
     finally:
         _remove_tree(directory)
+
+
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+"""What a write says when the disk, a quota or the limit on a file's size leaves no room."""
+
+
+def _temporary_error(error: OSError, directory: str, what: str, remedy: str) -> EvaluationError:
+    """The error for ``what`` that could not be written to the temporary ``directory``: names it and
+    the reason, and when it is out of room, ``remedy``. Whoever made the temporary files removes them
+    as the error goes up (:meth:`RunBlocks.close`, :func:`spill_directory`), before anyone reads it."""
+    text = error.strerror or str(error)
+    code = error.errno
+    found = re.search(r"\s*\(os error (\d+)\)", text)  # polars' errors: "No space left on device (os error 28)"
+    if found:
+        code, text = code or int(found.group(1)), text[: found.start()] + text[found.end() :]
+    message = f"cannot write {what} to the temporary directory {directory} (TMPDIR): {text}"
+    if code in _NO_ROOM:
+        message += f"; {remedy}"
+    return EvaluationError(message + "; the temporary files are removed")
+
+
+def _make_directory(what: str) -> str:
+    """A new temporary directory (in TMPDIR) for ``what``, or the error that says why there is none."""
+    try:
+        return tempfile.mkdtemp(prefix="irspec-")
+    except OSError as e:
+        raise _temporary_error(e, tempfile.gettempdir(), what, "set TMPDIR to a directory with room") from None
+
+
+def _size(n: float) -> str:
+    """``n`` bytes for a message, rounded up in the units :func:`parse_memory` reads: ``149 MiB``."""
+    for unit in ("GiB", "MiB", "KiB"):
+        scale = _UNITS[unit.lower()]
+        if n >= scale:
+            return f"{math.ceil(n / scale)} {unit}"
+    return f"{math.ceil(n)} B"
 
 
 def _remove_tree(directory: str) -> None:

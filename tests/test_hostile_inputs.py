@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import os
 import subprocess
 import sys
@@ -324,3 +325,107 @@ def test_the_line_check_finds_the_first_line_over_the_limit_however_the_input_is
         except InputError as e:
             found = e.line
         assert found == expected, (check, data)
+
+
+# --------------------------------------------------------------------------------------------------
+# A temporary directory that fills while a run is spread over partitions or standard input is spooled
+
+FSIZE_PRELUDE = """
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+"""
+
+
+def _mount_tmpfs(directory: Path) -> bool:
+    """Mount a 2 MB tmpfs on ``directory`` if this process may (root, as in CI's container)."""
+    if os.geteuid() != 0:
+        return False
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(directory)], capture_output=True)
+    return done.returncode == 0
+
+
+@pytest.fixture(params=["full disk", "file size limit"])
+def cramped(request, tmp_path):
+    """``(directory, prelude, reason)``: a temporary directory with little room, the Python lines a
+    child runs first, and the reason its writes fail with. "full disk" is a real 2 MB tmpfs where this
+    process may mount one (root), else, like "file size limit", a cap on the size of any file the
+    child writes (RLIMIT_FSIZE, 64 KiB: EFBIG, which says "no room" as ENOSPC does)."""
+    directory = tmp_path / "tmp"
+    directory.mkdir()
+    if request.param == "full disk" and _mount_tmpfs(directory):
+        yield directory, "", "No space left on device"
+        subprocess.run(["umount", str(directory)], check=True)
+    else:
+        yield directory, FSIZE_PRELUDE, "File too large"
+
+
+@pytest.fixture
+def scattered(tmp_path) -> tuple[Path, Path]:
+    """qrels and a run of 8 MB whose queries' lines are scattered (so it is spread over partitions)."""
+    lines = [f"q{(i * 7919) % 200} Q0 d{i} 1 {1 - i / 200_000} r\n" for i in range(200_000)]
+    run = tmp_path / "scattered.run"
+    run.write_text("".join(lines))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(200)))
+    return qrels, run
+
+
+def _child(code: str, directory: Path, stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TMPDIR=str(directory), PYTHONDONTWRITEBYTECODE="1", IRSPEC_DISABLE_PLUGIN_AUTOLOAD="1")
+    return subprocess.run([sys.executable, "-c", code], stdin=stdin, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+
+
+def _says_which_directory_filled(err: str, directory: Path, what: str, reason: str) -> None:
+    assert err.count("\n") == 1 and "Traceback" not in err, err[-3000:]
+    assert err.startswith(f"irspec: error: cannot write {what} to the temporary directory {directory} (TMPDIR): {reason}; "), err
+    assert "set TMPDIR to a directory with" in err and "the temporary files are removed" in err
+    assert list(directory.iterdir()) == []  # and they are
+
+
+def test_a_full_temporary_directory_while_a_run_is_partitioned_says_which_and_what_helps(cramped, scattered):
+    directory, prelude, reason = cramped
+    qrels, run = scattered
+    code = prelude + f"import sys\nfrom irspec.cli import main\nsys.exit(main({['eval', str(qrels), str(run), '--memory', '1MB', '-m', 'P@10']!r}))"
+    done = _child(code, directory)
+    assert done.returncode == 2
+    _says_which_directory_filled(done.stderr, directory, "the run's lines", reason)
+    # each remedy it names works: a larger budget reads the run whole, a grouped run needs no partitions
+    budget = re.search(r"raise the memory budget to (\d+ MiB)", done.stderr).group(1)
+    assert "group its lines by query (sort -s -k1,1)" in done.stderr
+    grouped = run.with_name("grouped.run")
+    grouped.write_bytes(b"".join(sorted(run.read_bytes().splitlines(keepends=True), key=lambda line: line.split()[0])))
+    for args in (["eval", str(qrels), str(run), "--memory", budget.replace(" ", "")], ["eval", str(qrels), str(grouped), "--memory", "1MB"]):
+        code = prelude + f"import sys\nfrom irspec.cli import main\nsys.exit(main({[*args, '-m', 'P@10']!r}))"
+        assert _child(code, directory).returncode == 0
+
+
+def test_a_full_temporary_directory_while_standard_input_is_spooled_says_which(cramped, scattered):
+    directory, prelude, reason = cramped
+    qrels, run = scattered
+    code = prelude + f"import sys\nfrom irspec.cli import main\nsys.exit(main({['eval', str(qrels), '-', '--memory', '1MB']!r}))"
+    with open(run, "rb") as stdin:
+        done = _child(code, directory, stdin)
+    assert done.returncode == 2
+    _says_which_directory_filled(done.stderr, directory, "standard input", reason)
+    assert "give the run as a file" in done.stderr
+
+
+def test_a_full_temporary_directory_is_an_evaluation_error_in_python(cramped, scattered):
+    directory, prelude, reason = cramped
+    qrels, run = scattered
+    code = prelude + (
+        "import irspec\n"
+        f"try:\n    irspec.evaluate({str(qrels)!r}, {str(run)!r}, 'P@10', memory='1MB')\n"
+        "except irspec.EvaluationError as e:\n    print(e)\n"
+        # the partitions irspec-online spreads a log's sessions over
+        "import polars as pl\nfrom irspec.stream import Partitions, spill_directory\n"
+        "try:\n    with spill_directory() as d:\n        Partitions(d, 2, 'session').add(pl.DataFrame({'session': [str(i) for i in range(300_000)]}))\n"
+        "except irspec.EvaluationError as e:\n    print(e)\n"
+    )
+    done = _child(code, directory)
+    assert done.returncode == 0, done.stderr[-3000:]
+    first, second = done.stdout.splitlines()
+    assert first.startswith(f"cannot write the run's lines to the temporary directory {directory} (TMPDIR): {reason}; ")
+    assert second.startswith(f"cannot write rows spread by session to the temporary directory {directory} (TMPDIR): {reason}; ")
+    assert list(directory.iterdir()) == []
