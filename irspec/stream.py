@@ -38,6 +38,7 @@ blocks, each holding every line of its queries, and decides when that is needed.
 from __future__ import annotations
 
 import contextlib
+import decimal
 import errno
 import io
 import math
@@ -57,7 +58,7 @@ from irspec.data import Run, checked, read_run
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
 from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
-from irspec.errors import EvaluationError, InputError
+from irspec.errors import EvaluationError, InputError, quote
 from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
 from irspec.progress import Progress
 
@@ -99,6 +100,10 @@ files."""
 DEFAULT_CAP = 2 << 30
 """The default budget's ceiling, 2 GiB: blocks larger than a few hundred megabytes evaluate no faster."""
 
+MAX_MEMORY = 1 << 60
+"""The largest budget, 1 EiB: past any machine's memory (the largest have tens of TiB), where every
+budget reads runs alike; a larger number is a slip, and as a float it would overflow."""
+
 _UNITS = {
     "": 1, "b": 1,
     "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
@@ -114,28 +119,34 @@ _HASH_SEED = 0x1F2E3D4C
 
 def parse_memory(value: str | int) -> int:
     """A memory size in bytes from ``value``: an integer of bytes, or a number and a unit (``500MB``,
-    ``1.5GiB``; kB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024, case ignored)."""
+    ``1.5GiB``; kB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024, case ignored); at most
+    :data:`MAX_MEMORY`. The number is read exactly (as a decimal, not a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise EvaluationError(f"memory must be a size such as '500MB' or '1GiB', got {value!r}")
+        raise EvaluationError(f"memory must be a size such as '500MB' or '1GiB', got {quote(value)}")
     if isinstance(value, int):
-        size = value
+        exact: decimal.Decimal | int = value
     else:
         match = _SIZE.match(value)
         if match is None:
             where = _first_bad(value)
             raise EvaluationError(
-                f"memory {value!r}: unexpected {value[where:where + 1]!r} at position {where + 1}; "
+                f"memory {quote(value)}: unexpected {value[where:where + 1]!r} at position {where + 1}; "
                 "expected a number and a unit, such as '500MB' or '1GiB'"
             )
         number, unit = match.groups()
         if unit.lower() not in _UNITS:
             raise EvaluationError(
-                f"memory {value!r}: unknown unit {unit!r} at position {match.start(2) + 1}; "
+                f"memory {quote(value)}: unknown unit {quote(unit)} at position {match.start(2) + 1}; "
                 "expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"
             )
-        size = math.floor(float(number) * _UNITS[unit.lower()])
+        # A decimal, not a float: 400 nines are no float's (inf), and the product is exact to 28 digits,
+        # more than the bound has
+        exact = decimal.Decimal(number) * _UNITS[unit.lower()]
+    if exact > MAX_MEMORY:
+        raise EvaluationError(f"memory {quote(value)}: more than 1 EiB ({MAX_MEMORY} bytes), past any machine's memory")
+    size = math.floor(exact)
     if size <= 0:
-        raise EvaluationError(f"memory must be more than 0 bytes, got {value!r}")
+        raise EvaluationError(f"memory must be more than 0 bytes, got {quote(value)}")
     return size
 
 
