@@ -17,7 +17,8 @@ from irspec.agreements import COMBINED_FORMATS
 from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options, reads_qrels
-from irspec.errors import InputError, IrspecError, SpecError, suggest
+from irspec.design import check_target
+from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
 from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
@@ -473,6 +474,16 @@ def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Prob
         problems.add(("power",), "a power analysis designs the plan's comparisons; add a compare section")
         return None
     try:
-        return PowerDesign(delta=float(raw["delta"]), alpha=float(raw.get("alpha", 0.05)), power=float(raw.get("power", 0.8)))
+        found = PowerDesign(delta=float(raw["delta"]), alpha=float(raw.get("alpha", 0.05)), power=float(raw.get("power", 0.8)))
+    except OverflowError:  # an integer of hundreds of digits, which the schema takes for a number > 0
+        problems.add(("power", "delta"), f"{quote(raw['delta'])} is no finite number (a float holds at most 1.8e308)")
+        return None
     except (KeyError, TypeError, ValueError):
         return None  # the schema has said what is wrong
+    if 0 < found.alpha < 1 and 0 < found.power < 1:  # else the schema has said so
+        try:
+            check_target(found.power, found.alpha)
+        except IrspecError as e:
+            problems.add(("power", "power" if "power" in raw else "alpha"), str(e))
+            return None
+    return found
