@@ -53,8 +53,8 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import binomtest, studentized_range, wilcoxon
 from scipy.stats import t as t_dist
 
-from irspec.errors import EvaluationError
-from irspec.resampling import bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
+from irspec.errors import EvaluationError, shorten
+from irspec.resampling import MAX_RESAMPLES, RESAMPLES_WHY, bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
 
 __all__ = [
     "TESTS",
@@ -246,7 +246,7 @@ def paired(
     _choice("bootstrap", bootstrap, BOOTSTRAP_METHODS)
     _choice("zero_method", zero_method, ZERO_METHODS)
     _choice("wilcoxon_method", wilcoxon_method, _WILCOXON_METHODS)
-    permutations = _integer("permutations", permutations, minimum=1)
+    permutations = _count("permutations", permutations)
     seed = _integer("seed", seed, minimum=0)
     decimals = _integer("decimals", decimals, minimum=0)
     _unit_interval("alpha", alpha)
@@ -432,7 +432,7 @@ def tukey(
     EvaluationError
         Not a 2-D matrix, fewer than 2 systems or 2 topics, non-finite scores, or an invalid option.
     """
-    permutations = _integer("permutations", permutations, minimum=1)
+    permutations = _count("permutations", permutations)
     seed = _integer("seed", seed, minimum=0)
     decimals = _integer("decimals", decimals, minimum=0)
     _unit_interval("confidence", confidence)
@@ -527,7 +527,7 @@ def bootstrap_ci(
         Fewer than 2 values, non-finite values, or an invalid option.
     """
     _choice("method", method, BOOTSTRAP_METHODS)
-    resamples = _integer("resamples", resamples, minimum=1)
+    resamples = _count("resamples", resamples)
     seed = _integer("seed", seed, minimum=0)
     decimals = _integer("decimals", decimals, minimum=0)
     _unit_interval("confidence", confidence)
@@ -735,6 +735,14 @@ def _integer(name: str, value: object, minimum: int) -> int:
         raise EvaluationError(f"{name} must be an integer, not {value!r}") from None
     if number < minimum:
         raise EvaluationError(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def _count(name: str, value: object) -> int:
+    """A number of permutations or resamples: an integer from 1 to :data:`~irspec.resampling.MAX_RESAMPLES`."""
+    number = _integer(name, value, minimum=1)
+    if number > MAX_RESAMPLES:
+        raise EvaluationError(f"{name} must be at most {MAX_RESAMPLES:,} ({RESAMPLES_WHY}), got {shorten(str(number))}")
     return number
 
 
