@@ -54,7 +54,7 @@ from scipy.stats import binomtest, studentized_range, wilcoxon
 from scipy.stats import t as t_dist
 
 from irspec.errors import EvaluationError, shorten
-from irspec.resampling import MAX_RESAMPLES, RESAMPLES_WHY, bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
+from irspec.resampling import MAX_DECIMALS, MAX_RESAMPLES, RESAMPLES_WHY, bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
 
 __all__ = [
     "TESTS",
@@ -248,7 +248,7 @@ def paired(
     _choice("wilcoxon_method", wilcoxon_method, _WILCOXON_METHODS)
     permutations = _count("permutations", permutations)
     seed = _integer("seed", seed, minimum=0)
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     _unit_interval("alpha", alpha)
     _unit_interval("confidence", confidence)
     if not isinstance(correction, (bool, np.bool_)):
@@ -434,7 +434,7 @@ def tukey(
     """
     permutations = _count("permutations", permutations)
     seed = _integer("seed", seed, minimum=0)
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     _unit_interval("confidence", confidence)
     x = _score_matrix(scores)
     n_sys, n_top = x.shape
@@ -529,7 +529,7 @@ def bootstrap_ci(
     _choice("method", method, BOOTSTRAP_METHODS)
     resamples = _count("resamples", resamples)
     seed = _integer("seed", seed, minimum=0)
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     _unit_interval("confidence", confidence)
     x = _vector("d", d)
     _at_least_two(x.size, "differences")
@@ -666,7 +666,7 @@ def residual_variance(scores: ArrayLike, *, decimals: int = 10) -> float:
     EvaluationError
         Not a 2-D matrix, fewer than 2 systems or 2 topics, or non-finite scores.
     """
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     k, scale, _ = quantise(_score_matrix(scores), decimals)
     return _residual_mean_square(k, scale)
 
@@ -735,6 +735,14 @@ def _integer(name: str, value: object, minimum: int) -> int:
         raise EvaluationError(f"{name} must be an integer, not {value!r}") from None
     if number < minimum:
         raise EvaluationError(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def _decimals(value: object) -> int:
+    """The decimals scores are rounded to: an integer from 0 to :data:`~irspec.resampling.MAX_DECIMALS`."""
+    number = _integer("decimals", value, minimum=0)
+    if number > MAX_DECIMALS:
+        raise EvaluationError(f"decimals must be at most {MAX_DECIMALS} (10**decimals must be a float), got {shorten(str(number))}")
     return number
 
 

@@ -209,7 +209,7 @@ def z_table(reference: Sequence[Result], metrics: Sequence[Metric] | None = None
                     per_query.setdefault(q, []).append(x)
         for q, xs in per_query.items():
             if len(xs) < 2:
-                raise EvaluationError(f"query {q!r}, {m}: only {len(xs)} reference run has a value; a deviation needs 2")
+                raise EvaluationError(f"query {quote(q)}, {m}: only {len(xs)} reference run has a value; a deviation needs 2")
             entries[(q, _key(m))] = _mean_sd(np.asarray(xs))
     names = ", ".join(res.run_name for res in runs)
     return ZTable(entries, f"runs {names}")

@@ -481,6 +481,21 @@ def test_problems_quote_long_values_and_overrides_short(workspace):
     assert "--set compare.correction: xxx" in problems[3] and "expected KEY=VALUE" in problems[3]
 
 
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ("compare.alpha=" + "9" * 400, "compare.alpha: 999"),  # float() of it was an OverflowError
+        ("power={delta: .nan}", "power.delta: delta must be a number, not .nan"),  # NaN passes the schema's bounds
+        ("power={delta: 0.1, alpha: .nan}", "power.alpha: alpha must be a number, not .nan"),
+        ("compare.baseline=" + "y" * 3000, "compare.baseline: baseline 'yyy"),
+    ],
+)
+def test_hostile_compare_and_power_values_are_problems(workspace, override, fragment):
+    path = write_plan(workspace, GOOD + "compare: {baseline: bm25}\n")
+    (problem,) = problems_of(path, (override,))
+    assert fragment in problem and len(problem) - len(str(path)) < 400
+
+
 def test_problems_from_overrides_name_the_override(workspace):
     path = write_plan(workspace, GOOD)
     problems = problems_of(

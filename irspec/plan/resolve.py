@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -382,7 +383,7 @@ def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool
         if isinstance(base_name, str) and names_complete and base_name not in names:
             close = suggest(base_name, names, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; the runs are {', '.join(names)}"
-            problems.add(where, f"baseline {base_name!r} is not a run of this plan{hint}")
+            problems.add(where, f"baseline {quote(base_name)} is not a run of this plan{hint}")
     if baseline is not None and baselines:
         problems.add(("compare", "baselines"), "give baseline or baselines, not both")
     if names_complete and (isinstance(data.get("runs"), list) or isinstance(data.get("systems"), list)) and len(runs) < 2:
@@ -409,7 +410,7 @@ def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool
             family=family,
             baselines=tuple(baselines) if isinstance(baselines, list) else (),
         )
-    except (TypeError, ValueError, IrspecError) as e:
+    except (TypeError, ValueError, OverflowError, IrspecError) as e:  # OverflowError: an alpha of 400 digits
         if not problems:  # the schema, or the checks above, have said what is wrong otherwise
             problems.add(("compare",), str(e))
         return None
@@ -480,6 +481,11 @@ def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Prob
         return None
     except (KeyError, TypeError, ValueError):
         return None  # the schema has said what is wrong
+    nan = [k for k in ("delta", "alpha", "power") if math.isnan(getattr(found, k))]
+    for key in nan:  # .nan passes the schema's bounds (every comparison with NaN is false)
+        problems.add(("power", key), f"{key} must be a number, not .nan")
+    if nan:
+        return None
     if 0 < found.alpha < 1 and 0 < found.power < 1:  # else the schema has said so
         try:
             check_target(found.power, found.alpha)
