@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from irspec import spec as ast
-from irspec.errors import EvaluationError, IrspecError, IrspecWarning
+from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
 from irspec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
 from irspec.registry import JUDGED_ONLY, GainMap
 from irspec.version import __version__
@@ -253,7 +254,7 @@ def _system_arg(text: str) -> tuple[str, list[str]]:
 
     name, sep, paths = text.partition("=")
     if not sep or not name or not paths:
-        raise EvaluationError(f"--system {text!r}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run")
+        raise EvaluationError(f"--system {quote(text)}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run")
     return name, expand_runs(name, [p for p in paths.split(",") if p])
 
 
@@ -384,11 +385,11 @@ def _unit_number(name: str, text: str | None) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise EvaluationError(f"--{name} must be a number, not {text!r}") from None
+        raise EvaluationError(f"--{name} must be a number, not {quote(text)}") from None
     if name == "delta" and not 0 < value < float("inf"):
-        raise EvaluationError(f"--delta must be a number > 0 (the minimum difference of interest), not {text!r}")
+        raise EvaluationError(f"--delta must be a number > 0 (the minimum difference of interest), not {quote(text)}")
     if name != "delta" and not 0 < value < 1:
-        raise EvaluationError(f"--{name} must be a number strictly between 0 and 1, not {text!r}")
+        raise EvaluationError(f"--{name} must be a number strictly between 0 and 1, not {quote(text)}")
     return value
 
 
@@ -413,9 +414,18 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
     return power(results, baseline=args.baseline, **chosen)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its usage errors quoting a long argument cut short: argparse echoes a bad
+    value whole (``invalid int value: '...'``, ``invalid choice: 999...``), however long."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and the message, each long word of it cut to a short excerpt, and exit 2."""
+        super().error(re.sub(r"\S{%d,}" % (VALUE_WIDTH + 1), lambda m: shorten(m.group(0), VALUE_WIDTH), message))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
-    parser = argparse.ArgumentParser(prog="irspec", description="Evaluate ranked retrieval.")
+    parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
     parser.add_argument("--version", action="version", version=f"irspec {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -15,7 +15,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from irspec.errors import EvaluationError, suggest
+from irspec.errors import EvaluationError, quote, suggest
+from irspec.resampling import MAX_RESAMPLES, RESAMPLES_WHY
 
 __all__ = ["TESTS", "TUKEY_TESTS", "CORRECTIONS", "FAMILIES", "Compare", "Comparison"]
 
@@ -73,6 +74,10 @@ class Compare:
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, numbers.Real) or not 0 < self.alpha < 1:
             raise EvaluationError(f"alpha must be a number strictly between 0 and 1, not {self.alpha!r}")
         _whole("permutations", self.permutations, 1)
+        if self.permutations > MAX_RESAMPLES:
+            raise EvaluationError(
+                f"permutations must be an integer >= 1 and <= {MAX_RESAMPLES:,} ({RESAMPLES_WHY}), not {quote(self.permutations)}"
+            )
         _whole("seed", self.seed, 0)
 
     def _settle_baselines(self) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from irspec import spec as ast
-from irspec.errors import EvaluationError
+from irspec.errors import EvaluationError, quote
 from irspec.registry import MAX_COUNT, Metric
 
 __all__ = ["Options", "Context", "QueryView", "IndexedQrels", "UNJUDGED", "segment_rows", "segment_cumsum", "safe_divide"]
@@ -65,7 +65,7 @@ class Options:
         if self.depth is not None:
             _check_count("depth", self.depth, minimum=0)
         if self.missing_queries not in ("zero", "skip", "error"):
-            raise EvaluationError(f"missing_queries must be zero, skip or error, got {self.missing_queries!r}")
+            raise EvaluationError(f"missing_queries must be zero, skip or error, got {quote(self.missing_queries)}")
         if self.collection_size is not None:
             _check_count("collection_size", self.collection_size)
         j = self.judged_warning
@@ -85,7 +85,7 @@ class Options:
 
 def _check_count(name: str, value: Any, minimum: int = 1) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
-        raise EvaluationError(f"{name} must be an integer >= {minimum} and <= {MAX_COUNT}, got {value!r}")
+        raise EvaluationError(f"{name} must be an integer >= {minimum} and <= {MAX_COUNT}, got {quote(value)}")
 
 
 class IndexedQrels(Protocol):

@@ -41,11 +41,15 @@ One-way ANOVA over ``m`` systems (:func:`anova_power`, :func:`anova_topics`, :fu
     ``n >= 2`` whose exact power reaches it.
 
 Defined values and errors, the same in every function: ``delta``/``min_range`` must be > 0, ``alpha``
-and the target ``power`` strictly between 0 and 1, ``n >= 2`` topics and ``m >= 2`` systems, a standard
+and the target ``power`` strictly between 0 and 1 and the target power above ``alpha`` (a test has power
+``alpha`` when there is no difference at all: below it no difference is the smallest detectable, and any
+number of topics reaches it), ``2 <= n <= 10**9`` topics and ``2 <= m <= 10**9`` systems, a standard
 deviation or variance finite and >= 0; anything else raises :class:`~irspec.errors.EvaluationError`
 naming the argument. A zero standard deviation (or variance) means every difference is detected with
 certainty: power 1, 2 topics needed (the fewest a t-test or an F test over topics can use), and a
-minimum detectable difference of 0.
+minimum detectable difference of 0. So does a difference so large that scipy's noncentral distributions
+return NaN (the power is then 1 to the last bit, as argued in :func:`_t_power` and :func:`_anova_power`);
+a difference so small that more than 10**9 topics would be needed is an error that says so.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from scipy.stats import f as f_dist
 from scipy.stats import chi2, ncf, nct, ncx2, norm
 from scipy.stats import t as t_dist
 
-from irspec.errors import EvaluationError
+from irspec.errors import EvaluationError, quote
 
 __all__ = [
     "MIN_TOPICS",
@@ -71,13 +75,19 @@ __all__ = [
     "anova_topics",
     "anova_detectable",
     "anova_noncentrality",
+    "check_target",
 ]
 
 MIN_TOPICS = 2
 """The fewest topics a paired t-test (or an F test over topics) can use: one degree of freedom."""
 
 _MAX_TOPICS = 10**9
-"""A topic count beyond any collection: a requirement above it is reported as an error, not searched."""
+"""A topic count beyond any collection: a requirement above it is reported as an error, not searched, and
+a count above it (of topics or systems) is refused (scipy takes them as doubles, exact to 2**53)."""
+
+_FAR = 20.0
+"""How many critical values (and at least how many standard deviations) past it the noncentral
+statistic's mean lies where its power is 1 to the last bit (:func:`_t_power`, :func:`_anova_power`)."""
 
 
 def t_power(delta: float, sd: float, n: int, *, alpha: float = 0.05) -> float:
@@ -95,8 +105,14 @@ def t_power(delta: float, sd: float, n: int, *, alpha: float = 0.05) -> float:
 
 def _t_power(effect: float, n: int, alpha: float) -> float:
     df = n - 1
-    crit = float(t_dist.ppf(1 - alpha / 2, df))
+    # not ppf(1 - alpha / 2): 1 - alpha / 2 rounds to 1 for a tiny alpha
+    crit = _critical(float(t_dist.isf(alpha / 2, df)), alpha, "t")
     shift = effect * math.sqrt(n)
+    # T' = (Z + shift) / sqrt(V / df) < crit needs Z < -shift / 2 or V / df > (shift / 2 crit) ** 2: once
+    # shift >= 20 max(crit, 1), each has a probability below 1e-22 (V is chi-square; df = 1 is the widest),
+    # so the power is 1 to the last bit, where scipy returns NaN both ways (a huge delta, a tiny sd)
+    if shift >= _FAR * max(crit, 1.0):
+        return 1.0
     # scipy's noncentral t returns NaN far in a tail (df ~1000, noncentrality ~10); each tail is then
     # taken from the mirrored distribution, P(T'(s) <= -c) = P(T'(-s) >= c), which stays finite there
     upper = _finite(lambda: nct.sf(crit, df, shift), lambda: nct.cdf(-crit, df, -shift))
@@ -121,9 +137,12 @@ def t_normal_topics(delta: float, sd: float, *, alpha: float = 0.05, power: floa
     _deviation("sd", sd)
     _probability("alpha", alpha)
     _probability("power", power)
+    check_target(power, alpha)
     z_alpha = float(norm.isf(alpha / 2))
     z_beta = float(norm.isf(1 - power))
-    return ((z_alpha + z_beta) * sd / delta) ** 2 + z_alpha**2 / 2 if sd > 0 else 0.0
+    # x * x, not x ** 2: a tiny delta makes x too large to square, which is inf here, an OverflowError there
+    x = (z_alpha + z_beta) * sd / delta
+    return x * x + z_alpha**2 / 2 if sd > 0 else 0.0
 
 
 def t_topics(delta: float, sd: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -145,6 +164,7 @@ def t_detectable(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.8) 
     _topics("n", n)
     _probability("alpha", alpha)
     _probability("power", power)
+    check_target(power, alpha)
     if sd == 0:
         return 0.0
     return sd * _solve(lambda e: _t_power(e, n, alpha) - power)
@@ -153,8 +173,8 @@ def t_detectable(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.8) 
 def anova_noncentrality(min_range: float, variance: float, n: int) -> float:
     """Sakai's worst-case noncentrality of the one-way ANOVA with ``n`` topics per system:
     ``lambda = n * min_range ** 2 / (2 * variance)`` (the best and the worst system ``min_range``
-    apart, every other system midway). ``variance`` must be > 0."""
-    return n * min_range**2 / (2 * variance)
+    apart, every other system midway). ``variance`` must be > 0. A range too large to square gives inf."""
+    return n * (min_range * min_range) / (2 * variance)
 
 
 def anova_power(min_range: float, variance: float, systems: int, n: int, *, alpha: float = 0.05) -> float:
@@ -173,8 +193,21 @@ def anova_power(min_range: float, variance: float, systems: int, n: int, *, alph
 
 def _anova_power(lam: float, systems: int, n: int, alpha: float) -> float:
     df1, df2 = systems - 1, systems * (n - 1)
-    crit = float(f_dist.isf(alpha, df1, df2))
-    return min(1.0, float(ncf.sf(crit, df1, df2, lam)))
+    crit = _critical(float(f_dist.isf(alpha, df1, df2)), alpha, "F")
+    # F' = (X / df1) / (V / df2) < crit, X noncentral chi-square, needs (Z + sqrt(lam)) ** 2 < lam / 4 (so
+    # Z < -sqrt(lam) / 2) or V / df2 > lam / (4 crit df1): once lam >= 20 ** 2 max(crit df1, 1), each has a
+    # probability below 1e-22, so the power is 1 to the last bit, where scipy returns NaN (a huge range)
+    if lam >= _FAR**2 * max(crit * df1, 1.0):
+        return 1.0
+    # ncf is a Poisson mixture of central Fs, and moves at most lam / 2 of its mass off the central one:
+    # below 1e-20 the power is the central F's (alpha) to the last bit, where scipy's ncf.sf gives
+    # -0.95 at lam = 0 and 0.0 at a subnormal lam (a range whose square underflows)
+    if lam < 1e-20:
+        return float(f_dist.sf(crit, df1, df2))
+    value = float(ncf.sf(crit, df1, df2, lam))
+    if not math.isfinite(value):
+        raise EvaluationError("the noncentral F distribution could not be evaluated here (scipy returned NaN)")
+    return min(1.0, value)
 
 
 def anova_topics(min_range: float, variance: float, systems: int, *, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -186,13 +219,14 @@ def anova_topics(min_range: float, variance: float, systems: int, *, alpha: floa
     _systems(systems)
     _probability("alpha", alpha)
     _probability("power", power)
+    check_target(power, alpha)
     if variance == 0:
         return MIN_TOPICS
     df1 = systems - 1
-    crit = float(chi2.isf(alpha, df1))
+    crit = _critical(float(chi2.isf(alpha, df1)), alpha, "chi-square")
     # the lambda at which the test with phi_E infinite (a chi-square) has the target power
     lam = _solve(lambda x: float(ncx2.sf(crit, df1, x)) - power)
-    start = 2 * variance * lam / min_range**2
+    start = 2 * variance * lam / min_range / min_range  # inf, not a ZeroDivisionError, when min_range ** 2 underflows
     return _fewest(
         lambda n: _anova_power(anova_noncentrality(min_range, variance, n), systems, n, alpha) >= power,
         start,
@@ -209,6 +243,7 @@ def anova_detectable(variance: float, systems: int, n: int, *, alpha: float = 0.
     _topics("n", n)
     _probability("alpha", alpha)
     _probability("power", power)
+    check_target(power, alpha)
     if variance == 0:
         return 0.0
     lam = _solve(lambda x: _anova_power(x, systems, n, alpha) - power)
@@ -219,11 +254,23 @@ def anova_detectable(variance: float, systems: int, n: int, *, alpha: float = 0.
 # searches
 
 
+def _critical(value: float, alpha: float, distribution: str) -> float:
+    """``value``, a critical value scipy computed for ``alpha``, if it is one (finite, > 0): far below any
+    alpha in use (1e-20 for F, 1e-300 for t) scipy returns inf or -inf, which would make every power 0."""
+    if not 0 < value < math.inf:
+        raise EvaluationError(f"alpha ({alpha:g}) is too small: scipy gives no critical value of the {distribution} distribution for it")
+    return value
+
+
 def _fewest(enough: Callable[[int], bool], start: float, design: str) -> int:
     """The smallest ``n >= 2`` with ``enough(n)`` (true from some ``n`` on: power grows with the
     topics), searched from the approximation ``start``: a galloping search brackets it, then
-    bisection, so a poor start costs a few more steps, never a wrong answer."""
-    guess = min(max(MIN_TOPICS, math.ceil(start)), _MAX_TOPICS)
+    bisection, so a poor start costs a few more steps, never a wrong answer. A start past
+    :data:`_MAX_TOPICS` (inf for a vanishing difference) is an error at once: that far out the
+    approximation is the exact count to within a topic."""
+    if not start <= _MAX_TOPICS:
+        raise EvaluationError(f"{design} would need more than {_MAX_TOPICS:,} topics; the difference is too small to design for")
+    guess = max(MIN_TOPICS, math.ceil(start))
     if enough(guess):
         hi, step = guess, 1
         lo = guess - step
@@ -253,7 +300,7 @@ def _solve(gap: Callable[[float], float]) -> float:
     while gap(hi) < 0:
         hi *= 2
         if hi > 1e12:
-            raise EvaluationError("no effect size reaches the target power (the target is too close to 1)")
+            raise EvaluationError("no difference reaches the target power (the target is too close to 1, or alpha too small for the topics)")
     return float(brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-12))
 
 
@@ -285,9 +332,20 @@ def _probability(name: str, value: object) -> None:
         raise EvaluationError(f"{name} must be strictly between 0 and 1, got {value!r}")
 
 
+def check_target(power: float, alpha: float) -> None:
+    """Raise unless the target ``power`` is above ``alpha``: a test has power ``alpha`` when there is no
+    difference at all, so no difference is the smallest it detects at a lower target, and any number of
+    topics reaches it."""
+    if not power > alpha:
+        raise EvaluationError(
+            f"the target power ({power:g}) must be more than alpha ({alpha:g}): a test has power alpha "
+            "when there is no difference at all"
+        )
+
+
 def _whole(name: str, value: object, minimum: int, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise EvaluationError(f"{name} must be an integer >= {minimum} ({what}), not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not minimum <= value <= _MAX_TOPICS:
+        raise EvaluationError(f"{name} must be an integer >= {minimum} and <= {_MAX_TOPICS:,} ({what}), not {quote(value)}")
 
 
 def _topics(name: str, value: object) -> None:

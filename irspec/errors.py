@@ -23,6 +23,7 @@ __all__ = [
     "or_list",
     "excerpt",
     "shorten",
+    "quote",
 ]
 
 
@@ -115,7 +116,7 @@ class InputError(IrspecError):
             where = (f"{source}: " if source is not None else "") + f"{unit} {line}: "
         elif source is not None:
             where = source + (f":{line}" if line is not None else "") + ": "
-        q = f"query {query!r}: " if query is not None else ""
+        q = f"query {quote(query)}: " if query is not None else ""
         super().__init__(f"{where}{q}{message}")
 
 
@@ -161,6 +162,17 @@ def excerpt(text: str, position: int, width: int = EXCERPT_WIDTH) -> tuple[str, 
 def shorten(text: str, width: int = 40) -> str:
     """``text`` cut to ``width`` characters with ``...`` (a long name or spec echoed in a message)."""
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+VALUE_WIDTH = 80
+"""How many characters of a value read from the input (a query id, a docno, a field) a message quotes:
+the longest real ids whole (MS MARCO v2.1's docnos have 44), a line of binary garbage cut short."""
+
+
+def quote(value: object, width: int = VALUE_WIDTH) -> str:
+    """``value`` as a message quotes it: its ``repr``, a long text cut to ``width`` characters with
+    ``...`` first (so a value the input got wrong, however long, makes a short message)."""
+    return repr(shorten(value, width)) if isinstance(value, str) else shorten(repr(value), width)
 
 
 class IrspecWarning(UserWarning):

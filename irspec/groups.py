@@ -30,7 +30,7 @@ import numpy as np
 from irspec import stats
 from irspec.definitions import InputTable
 from irspec.engine import Result, aggregate_values
-from irspec.errors import EvaluationError, InputError
+from irspec.errors import EvaluationError, InputError, quote
 from irspec.zscores import read_small_text, results_of, shaped_like
 
 __all__ = ["GroupTable", "read_groups", "as_groups", "by_group", "with_groups", "TITLE"]
@@ -70,10 +70,10 @@ def read_groups(path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
             continue
         parts = stripped.split(None, 1)
         if len(parts) != 2:
-            raise InputError(f"expected 'query_id group', found only {parts[0]!r}", source, n)
+            raise InputError(f"expected 'query_id group', found only {quote(parts[0])}", source, n)
         query, group = parts[0], parts[1].strip()
         if (query, group) in seen:
-            raise InputError(f"query {query!r} is in group {group!r} already (line {seen[(query, group)]})", source, n)
+            raise InputError(f"query {quote(query)} is in group {quote(group)} already (line {seen[(query, group)]})", source, n)
         seen[(query, group)] = n
         groups.setdefault(group, []).append(query)
     if not groups:

@@ -212,14 +212,16 @@ def power(
     ``power`` the target power (Sakai's usual 0.05 and 0.8).
 
     Raises :class:`~irspec.errors.EvaluationError` naming the argument at fault: ``delta`` not > 0,
-    ``alpha`` or ``power`` outside (0, 1), fewer than two runs, a baseline that is not one of them, or a
-    pair of runs with fewer than 2 queries in common.
+    ``alpha`` or ``power`` outside (0, 1), ``power`` not above ``alpha``, fewer than two runs, a baseline
+    that is not one of them, or a pair of runs with fewer than 2 queries in common; and a ``delta`` so
+    small that a design would need more than 10**9 topics.
     """
     if delta is not None:
         design.t_power(delta, 0.0, design.MIN_TOPICS)  # checks delta: a number > 0
     for name, value in (("alpha", alpha), ("power", power)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
             raise EvaluationError(f"{name} must be a number strictly between 0 and 1, not {value!r}")
+    design.check_target(power, alpha)
     runs, pairs = _pairs(results, baseline, metrics)
     notes: list[str] = []
     rows = [_pair_power(runs[i], runs[j], metric, delta, alpha, power, notes) for metric, i, j in pairs]

@@ -17,7 +17,24 @@ import math
 
 import numpy as np
 
-__all__ = ["quantise", "sign_flip_exact", "sign_flip_hits", "bootstrap_sums", "tukey_ranges"]
+__all__ = ["MAX_DECIMALS", "MAX_RESAMPLES", "quantise", "sign_flip_exact", "sign_flip_hits", "bootstrap_sums", "tukey_ranges"]
+
+MAX_RESAMPLES = 10_000_000
+"""The most random sign vectors, shuffles or bootstrap resamples one test draws: a plan's
+``compare.permutations`` (the schema's maximum), :func:`irspec.compare`'s ``permutations`` and
+:mod:`irspec.stats`' ``permutations`` and ``resamples``. With B draws the Monte Carlo standard error of
+a p-value p is sqrt(p (1 - p) / B): at 10**7 under 5% of p for every p above 5e-5 (0.05 corrected over
+1,000 comparisons), and the smallest p it gives is 1e-7. More draws refine no p-value a reader uses,
+while 10**7 already take seconds per comparison (a bootstrap over 50 topics ~8 s, proportionally more
+for more topics): a larger count is a slip that would run for hours."""
+
+MAX_DECIMALS = 300
+"""The most decimals scores are rounded to before they become integers (:func:`quantise`):
+``10.0 ** decimals`` must be a float (at most 1.8e308), and a double holds no 17th significant digit to
+round, so 300 refuses only a slip (400 was an OverflowError)."""
+
+RESAMPLES_WHY = "more draws refine no p-value a reader uses"
+"""Why a count past :data:`MAX_RESAMPLES` is refused, for the messages that say so."""
 
 # Bound on n * max|K|: every sum of quantised values, and ``S - 2x`` in the sign-flip test, then
 # stays well inside int64.

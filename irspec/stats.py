@@ -53,8 +53,8 @@ from scipy.special import ndtr, ndtri
 from scipy.stats import binomtest, studentized_range, wilcoxon
 from scipy.stats import t as t_dist
 
-from irspec.errors import EvaluationError
-from irspec.resampling import bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
+from irspec.errors import EvaluationError, shorten
+from irspec.resampling import MAX_DECIMALS, MAX_RESAMPLES, RESAMPLES_WHY, bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
 
 __all__ = [
     "TESTS",
@@ -246,9 +246,9 @@ def paired(
     _choice("bootstrap", bootstrap, BOOTSTRAP_METHODS)
     _choice("zero_method", zero_method, ZERO_METHODS)
     _choice("wilcoxon_method", wilcoxon_method, _WILCOXON_METHODS)
-    permutations = _integer("permutations", permutations, minimum=1)
+    permutations = _count("permutations", permutations)
     seed = _integer("seed", seed, minimum=0)
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     _unit_interval("alpha", alpha)
     _unit_interval("confidence", confidence)
     if not isinstance(correction, (bool, np.bool_)):
@@ -432,9 +432,9 @@ def tukey(
     EvaluationError
         Not a 2-D matrix, fewer than 2 systems or 2 topics, non-finite scores, or an invalid option.
     """
-    permutations = _integer("permutations", permutations, minimum=1)
+    permutations = _count("permutations", permutations)
     seed = _integer("seed", seed, minimum=0)
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     _unit_interval("confidence", confidence)
     x = _score_matrix(scores)
     n_sys, n_top = x.shape
@@ -527,9 +527,9 @@ def bootstrap_ci(
         Fewer than 2 values, non-finite values, or an invalid option.
     """
     _choice("method", method, BOOTSTRAP_METHODS)
-    resamples = _integer("resamples", resamples, minimum=1)
+    resamples = _count("resamples", resamples)
     seed = _integer("seed", seed, minimum=0)
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     _unit_interval("confidence", confidence)
     x = _vector("d", d)
     _at_least_two(x.size, "differences")
@@ -666,7 +666,7 @@ def residual_variance(scores: ArrayLike, *, decimals: int = 10) -> float:
     EvaluationError
         Not a 2-D matrix, fewer than 2 systems or 2 topics, or non-finite scores.
     """
-    decimals = _integer("decimals", decimals, minimum=0)
+    decimals = _decimals(decimals)
     k, scale, _ = quantise(_score_matrix(scores), decimals)
     return _residual_mean_square(k, scale)
 
@@ -735,6 +735,22 @@ def _integer(name: str, value: object, minimum: int) -> int:
         raise EvaluationError(f"{name} must be an integer, not {value!r}") from None
     if number < minimum:
         raise EvaluationError(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def _decimals(value: object) -> int:
+    """The decimals scores are rounded to: an integer from 0 to :data:`~irspec.resampling.MAX_DECIMALS`."""
+    number = _integer("decimals", value, minimum=0)
+    if number > MAX_DECIMALS:
+        raise EvaluationError(f"decimals must be at most {MAX_DECIMALS} (10**decimals must be a float), got {shorten(str(number))}")
+    return number
+
+
+def _count(name: str, value: object) -> int:
+    """A number of permutations or resamples: an integer from 1 to :data:`~irspec.resampling.MAX_RESAMPLES`."""
+    number = _integer(name, value, minimum=1)
+    if number > MAX_RESAMPLES:
+        raise EvaluationError(f"{name} must be at most {MAX_RESAMPLES:,} ({RESAMPLES_WHY}), got {shorten(str(number))}")
     return number
 
 

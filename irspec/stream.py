@@ -23,7 +23,9 @@ blocks, each holding every line of its queries, and decides when that is needed.
   a number of temporary Arrow files chosen by a hash of the query id; each partition, read back,
   holds every line of its queries and is one block. Reading twice costs the prefix read before the
   discovery; a shuffled run is found out in its first chunk. The temporary directory (and a spooled
-  standard input) is removed by :meth:`RunBlocks.close`, on success, error or Ctrl-C alike.
+  standard input) is removed by :meth:`RunBlocks.close`, on success, error or Ctrl-C alike. A
+  temporary directory without room (``TMPDIR`` on a small disk) is an
+  :class:`~irspec.errors.EvaluationError` naming it and what helps (:func:`_temporary_error`).
 - **Checks.** Each chunk goes through the reader's own parser (:mod:`irspec.data`), its line numbers
   shifted to the file's, so a bad line is named as the in-memory reader names it. Duplicates and
   scores are checked per block, which holds every line of its queries. A streamed run reports the
@@ -37,6 +39,8 @@ blocks, each holding every line of its queries, and decides when that is needed.
 from __future__ import annotations
 
 import contextlib
+import decimal
+import errno
 import io
 import math
 import os
@@ -46,17 +50,17 @@ import sys
 import tempfile
 import time
 import weakref
-import zlib
 from collections.abc import Iterator, Mapping
-from typing import IO, Any
+from typing import Any
 
 import polars as pl
 
 from irspec.data import Run, checked, read_run
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
-from irspec.data.trec import BOM, GZIP_MAGIC, parse_text, stem
-from irspec.errors import EvaluationError, InputError
+from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
+from irspec.errors import EvaluationError, InputError, quote
+from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
 from irspec.progress import Progress
 
 __all__ = ["Partitions", "RunBlocks", "default_memory", "open_run", "parse_memory", "spill_directory"]
@@ -97,6 +101,10 @@ files."""
 DEFAULT_CAP = 2 << 30
 """The default budget's ceiling, 2 GiB: blocks larger than a few hundred megabytes evaluate no faster."""
 
+MAX_MEMORY = 1 << 60
+"""The largest budget, 1 EiB: past any machine's memory (the largest have tens of TiB), where every
+budget reads runs alike; a larger number is a slip, and as a float it would overflow."""
+
 _UNITS = {
     "": 1, "b": 1,
     "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
@@ -112,28 +120,34 @@ _HASH_SEED = 0x1F2E3D4C
 
 def parse_memory(value: str | int) -> int:
     """A memory size in bytes from ``value``: an integer of bytes, or a number and a unit (``500MB``,
-    ``1.5GiB``; kB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024, case ignored)."""
+    ``1.5GiB``; kB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024, case ignored); at most
+    :data:`MAX_MEMORY`. The number is read exactly (as a decimal, not a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise EvaluationError(f"memory must be a size such as '500MB' or '1GiB', got {value!r}")
+        raise EvaluationError(f"memory must be a size such as '500MB' or '1GiB', got {quote(value)}")
     if isinstance(value, int):
-        size = value
+        exact: decimal.Decimal | int = value
     else:
         match = _SIZE.match(value)
         if match is None:
             where = _first_bad(value)
             raise EvaluationError(
-                f"memory {value!r}: unexpected {value[where:where + 1]!r} at position {where + 1}; "
+                f"memory {quote(value)}: unexpected {value[where:where + 1]!r} at position {where + 1}; "
                 "expected a number and a unit, such as '500MB' or '1GiB'"
             )
         number, unit = match.groups()
         if unit.lower() not in _UNITS:
             raise EvaluationError(
-                f"memory {value!r}: unknown unit {unit!r} at position {match.start(2) + 1}; "
+                f"memory {quote(value)}: unknown unit {quote(unit)} at position {match.start(2) + 1}; "
                 "expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"
             )
-        size = math.floor(float(number) * _UNITS[unit.lower()])
+        # A decimal, not a float: 400 nines are no float's (inf), and the product is exact to 28 digits,
+        # more than the bound has
+        exact = decimal.Decimal(number) * _UNITS[unit.lower()]
+    if exact > MAX_MEMORY:
+        raise EvaluationError(f"memory {quote(value)}: more than 1 EiB ({MAX_MEMORY} bytes), past any machine's memory")
+    size = math.floor(exact)
     if size <= 0:
-        raise EvaluationError(f"memory must be more than 0 bytes, got {value!r}")
+        raise EvaluationError(f"memory must be more than 0 bytes, got {quote(value)}")
     return size
 
 
@@ -242,12 +256,31 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
         limit //= GZIP_RATIO
     if len(head) <= limit and not forced:
         return Run.read(io.BytesIO(head), source="<stdin>")
-    directory = tempfile.mkdtemp(prefix="irspec-")
+    what = "standard input"
+    directory = _make_directory(what)
+    # Text is checked as it is spooled: an endless line (/dev/zero) would otherwise fill the disk.
+    # Gzip is checked as it is read back (the streaming reader's own check, on the text).
+    lines = None if head[:2] == GZIP_MAGIC else LineLimit("<stdin>")
+    copied = 0
     try:
         spooled = os.path.join(directory, "stdin")
         with open(spooled, "wb") as f:
-            f.write(head)
-            shutil.copyfileobj(stdin, f, 1 << 20)
+            piece = head
+            while piece:
+                if lines is not None:
+                    lines.feed(piece)
+                f.write(piece)
+                copied += len(piece)
+                piece = stdin.read(READ_SIZE)
+    except OSError as e:
+        _remove_tree(directory)
+        remedy = (
+            f"standard input too large to read whole is copied there ({_size(copied)} so far): set TMPDIR to a "
+            "directory with more room, give the run as a file (read where it is)"
+        )
+        if copied <= STREAM_ABOVE:
+            remedy += f", or, if it is under {_size(STREAM_ABOVE)}, raise the memory budget (--memory) to read it whole"
+        raise _temporary_error(e, os.path.dirname(directory), what, remedy) from None
     except BaseException:
         _remove_tree(directory)
         raise
@@ -361,10 +394,11 @@ class RunBlocks:
     # -- scattered ---------------------------------------------------------------------------------
 
     def _partitioned(self) -> Iterator[Run]:
+        what = "the run's lines"
         if self._remover is None:
-            self._own(tempfile.mkdtemp(prefix="irspec-"))
+            self._own(_make_directory(what))
         parts = self.partitions = self._partition_count()
-        spread = Partitions(self.directory, parts, "query")
+        spread = Partitions(self.directory, parts, "query", what=what, remedy=self._remedy())
         for frame in self._frames(self.spread_bytes):
             spread.add(frame)
         problems: list[InputError] = []
@@ -378,6 +412,17 @@ class RunBlocks:
                 yield block
         if problems:
             raise min(problems, key=lambda e: e.line or 0)
+
+    def _remedy(self) -> str:
+        """What helps when the temporary directory has no room for the partitions."""
+        size = _text_size(self.path) or 0
+        remedy = (
+            f"a run not grouped by query is spread over files there, about its size ({_size(size)}): "
+            "set TMPDIR to a directory with that much room"
+        )
+        if size <= STREAM_ABOVE:
+            remedy += f", raise the memory budget to {_size(_resident() + size * WORKING_SET_FACTOR)} (--memory, a plan's memory:) to read it whole"
+        return remedy + ", or group its lines by query (sort -s -k1,1)"
 
     def _partition_count(self) -> int:
         """Enough partitions for each to be about one block: the text's size (estimated for gzip) over
@@ -398,9 +443,9 @@ class RunBlocks:
         counted from the file's start; chunks without data lines are skipped. The run's name follows
         the last data line."""
         first = 1
-        for text in _chunks(self.path, self.source, size):
+        for text, lines in _chunks(self.path, self.source, size):
             frame, runid = self._parse(text, first)
-            first += text.count(b"\n")
+            first += lines
             self._lines = first - 1
             where = os.path.basename(self.source)
             self._progress.update(detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})")
@@ -429,20 +474,28 @@ class Partitions:
     query issues), whatever the order the rows came in. The files go in ``directory`` (its owner
     removes it) and each is removed as its partition is read."""
 
-    def __init__(self, directory: str, count: int, key: str) -> None:
+    def __init__(self, directory: str, count: int, key: str, *, what: str | None = None, remedy: str | None = None) -> None:
         self.directory = directory
         self.count = count
         self.key = key
+        self.what = what or f"rows spread by {key}"
+        """What the rows are, for the error when the directory has no room for them."""
+        self.remedy = remedy or "set TMPDIR to a directory with more room"
+        """What helps then."""
         self._files: list[list[str]] = [[] for _ in range(count)]
         self._added = 0
 
     def add(self, frame: pl.DataFrame) -> None:
-        """Spread ``frame``'s rows over the partitions (one file per partition it reaches)."""
+        """Spread ``frame``'s rows over the partitions (one file per partition it reaches). A write that
+        fails (a full disk) is an :class:`~irspec.errors.EvaluationError` naming the directory."""
         part = (frame.get_column(self.key).hash(_HASH_SEED) % self.count).alias("_part")
         for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
             path = os.path.join(self.directory, f"{self.key}-{p}-{self._added}.arrow")
-            rows.write_ipc(path)
-            self._files[p].append(path)
+            self._files[p].append(path)  # listed first: a file cut short is removed with the others
+            try:
+                rows.write_ipc(path)
+            except OSError as e:
+                raise _temporary_error(e, os.path.dirname(self.directory), self.what, self.remedy) from None
         self._added += 1
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
@@ -459,11 +512,47 @@ class Partitions:
 @contextlib.contextmanager
 def spill_directory() -> Iterator[str]:
     """A temporary directory for :class:`Partitions`, removed with its files on exit, error or Ctrl-C."""
-    directory = tempfile.mkdtemp(prefix="irspec-")
+    directory = _make_directory("rows spread over files")
     try:
         yield directory
     finally:
         _remove_tree(directory)
+
+
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+"""What a write says when the disk, a quota or the limit on a file's size leaves no room."""
+
+
+def _temporary_error(error: OSError, directory: str, what: str, remedy: str) -> EvaluationError:
+    """The error for ``what`` that could not be written to the temporary ``directory``: names it and
+    the reason, and when it is out of room, ``remedy``. Whoever made the temporary files removes them
+    as the error goes up (:meth:`RunBlocks.close`, :func:`spill_directory`), before anyone reads it."""
+    text = error.strerror or str(error)
+    code = error.errno
+    found = re.search(r"\s*\(os error (\d+)\)", text)  # polars' errors: "No space left on device (os error 28)"
+    if found:
+        code, text = code or int(found.group(1)), text[: found.start()] + text[found.end() :]
+    message = f"cannot write {what} to the temporary directory {directory} (TMPDIR): {text}"
+    if code in _NO_ROOM:
+        message += f"; {remedy}"
+    return EvaluationError(message + "; the temporary files are removed")
+
+
+def _make_directory(what: str) -> str:
+    """A new temporary directory (in TMPDIR) for ``what``, or the error that says why there is none."""
+    try:
+        return tempfile.mkdtemp(prefix="irspec-")
+    except OSError as e:
+        raise _temporary_error(e, tempfile.gettempdir(), what, "set TMPDIR to a directory with room") from None
+
+
+def _size(n: float) -> str:
+    """``n`` bytes for a message, rounded up in the units :func:`parse_memory` reads: ``149 MiB``."""
+    for unit in ("GiB", "MiB", "KiB"):
+        scale = _UNITS[unit.lower()]
+        if n >= scale:
+            return f"{math.ceil(n / scale)} {unit}"
+    return f"{math.ceil(n)} B"
 
 
 def _remove_tree(directory: str) -> None:
@@ -476,9 +565,11 @@ def _remove_tree(directory: str) -> None:
         time.sleep(0.01)
 
 
-def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
+def _chunks(path: str, source: str, size: int) -> Iterator[tuple[bytes, int]]:
     """The text of a file (gunzipped if it is gzip, without a leading byte-order mark) in pieces of
-    about ``size`` bytes that end at a line end (the last one where the file ends)."""
+    about ``size`` bytes that end at a line end (the last one where the file ends), each with the
+    number of line ends it holds. A line longer than :data:`~irspec.lines.MAX_LINE` is refused by its
+    number as it comes: one that does not end is not carried on without end."""
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -486,54 +577,29 @@ def _chunks(path: str, source: str, size: int) -> Iterator[bytes]:
     with f:
         gzip = f.read(2) == GZIP_MAGIC
         f.seek(0)
-        pieces = _gunzipped(f, source, max(size // GZIP_RATIO, 1)) if gzip else iter(lambda: f.read(size), b"")
+        compressed = iter(lambda: f.read(max(size // GZIP_RATIO, 1)), b"")
+        pieces = gunzip(compressed, source, size) if gzip else iter(lambda: f.read(size), b"")
+        first = 1  # the number of the first line of ``rest``
         rest = b""
         bom_checked = False
         for piece in pieces:
             buffer = rest + piece
             end = buffer.rfind(b"\n") + 1
-            if len(buffer) < size or end == 0:
+            if (len(buffer) < size or end == 0) and len(buffer) - end <= MAX_LINE:
                 rest = buffer  # too little, or no line end yet: read on
                 continue
+            check_lines(buffer, source, first_line=first)
             rest = buffer[end:]
             if not bom_checked:
                 bom_checked = True
                 if buffer[:3] == BOM:
                     buffer = buffer[3:]
                     end -= 3
-            yield buffer[:end]
+            lines = buffer.count(b"\n", 0, end)
+            first += lines
+            yield buffer[:end], lines
         if rest and not bom_checked and rest[:3] == BOM:
             rest = rest[3:]
         if rest:
-            yield rest
-
-
-def _gunzipped(f: IO[bytes], source: str, size: int) -> Iterator[bytes]:
-    """The decompressed content of gzip file ``f``, every member (as :func:`irspec.data.trec._gunzip`),
-    read ``size`` compressed bytes at a time."""
-    d = zlib.decompressobj(wbits=31)
-    try:
-        while True:
-            data = f.read(size)
-            if not data:
-                if not d.eof:
-                    raise EOFError("compressed data ended before the end-of-stream marker")
-                return
-            while data:
-                out = d.decompress(data)
-                if out:
-                    yield out
-                if not d.eof:
-                    break
-                data = d.unused_data or f.read(size)
-                if not data:
-                    return
-                if data[:2] != GZIP_MAGIC:  # gzip allows trailing zero padding, nothing else
-                    while data:
-                        if data.strip(b"\x00"):
-                            raise EOFError("trailing garbage after the compressed data")
-                        data = f.read(size)
-                    return
-                d = zlib.decompressobj(wbits=31)
-    except (EOFError, zlib.error) as e:
-        raise InputError(f"corrupt gzip data: {e}", source=source) from None
+            check_lines(rest, source, first_line=first)
+            yield rest, rest.count(b"\n")

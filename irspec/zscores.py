@@ -34,14 +34,14 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from irspec.definitions import InputTable, Metric
 from irspec.engine import Result, sequential_sum
-from irspec.errors import EvaluationError, InputError, suggest
+from irspec.errors import EvaluationError, InputError, quote, suggest
+from irspec.lines import read_bounded
 
 __all__ = [
     "StandardizedMetric",
@@ -119,7 +119,7 @@ class ZTable:
             values = res.column(m)
             missing = [q for q in res.query_ids if (q, name) not in self.entries]
             if missing:
-                shown = ", ".join(repr(q) for q in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                shown = ", ".join(quote(q) for q in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
                 raise InputError(
                     f"no mean and sd for measure {name!r} of {len(missing)} quer{'y' if len(missing) == 1 else 'ies'} "
                     f"of {res.run_name} ({shown})", self.source if self.source is not None else self.reference
@@ -131,7 +131,7 @@ class ZTable:
                 if sd == 0.0:
                     if x != mean:
                         raise EvaluationError(
-                            f"{self._where((q, name))}: query {q!r}, {name}: the standard deviation is 0 and "
+                            f"{self._where((q, name))}: query {quote(q)}, {name}: the standard deviation is 0 and "
                             f"{res.run_name} scores {x!r}, not the mean {mean!r}: its z-score is undefined"
                         )
                     z = 0.0
@@ -170,7 +170,7 @@ def read_z(path: str | os.PathLike[str]) -> ZTable:
         if sd < 0:
             raise InputError(f"the standard deviation must not be negative, got {fields[3]}", source, n)
         if (q, m) in entries:
-            raise InputError(f"query {q!r}, measure {m!r} given twice (first at line {lines[(q, m)]})", source, n)
+            raise InputError(f"query {quote(q)}, measure {quote(m)} given twice (first at line {lines[(q, m)]})", source, n)
         entries[(q, m)], lines[(q, m)] = (mean, sd), n
     if not entries:
         raise InputError("the z-score file has no lines", source)
@@ -178,9 +178,11 @@ def read_z(path: str | os.PathLike[str]) -> ZTable:
 
 
 def read_small_text(path: str | os.PathLike[str], what: str) -> str:
-    """A small UTF-8 text file (a -Z file, a groups file), or an :class:`InputError` that says why not."""
+    """A small UTF-8 text file (a -Z file, a groups file), or an :class:`InputError` that says why not
+    (a line too long to be text among them: ``/dev/zero`` is refused, not read without end)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            return read_bounded(f, str(path)).decode("utf-8")
     except OSError as e:
         raise InputError(f"cannot read the {what}: {e.strerror or e}", str(path)) from None
     except UnicodeDecodeError as e:
@@ -191,9 +193,9 @@ def _number(text: str, what: str, source: str, line: int) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"the {what} must be a number, got {text!r}", source, line) from None
+        raise InputError(f"the {what} must be a number, got {quote(text)}", source, line) from None
     if not math.isfinite(value):
-        raise InputError(f"the {what} must be finite, got {text!r}", source, line)
+        raise InputError(f"the {what} must be finite, got {quote(text)}", source, line)
     return value
 
 
@@ -217,7 +219,7 @@ def z_table(reference: Sequence[Result], metrics: Sequence[Metric] | None = None
                     per_query.setdefault(q, []).append(x)
         for q, xs in per_query.items():
             if len(xs) < 2:
-                raise EvaluationError(f"query {q!r}, {m}: only {len(xs)} reference run has a value; a deviation needs 2")
+                raise EvaluationError(f"query {quote(q)}, {m}: only {len(xs)} reference run has a value; a deviation needs 2")
             entries[(q, _key(m))] = _mean_sd(np.asarray(xs))
     names = ", ".join(res.run_name for res in runs)
     return ZTable(entries, f"runs {names}")

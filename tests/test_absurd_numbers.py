@@ -9,6 +9,8 @@ Expected values are hand arithmetic on a three-query fixture written out below.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -192,3 +194,44 @@ def test_api_errors_are_irspec_errors():
     for spec, _ in LOCATED:
         with pytest.raises(IrspecError):
             irspec.evaluate(QRELS, RUN, spec)
+
+
+# --- issue 21: numbers of hundreds of digits and long arguments, quoted short -----------------------
+
+NINES = "9" * 400
+
+
+@pytest.mark.parametrize("name", ["collection_size", "depth", "relevance_level"])
+def test_an_option_of_400_digits_is_quoted_short(name):
+    with pytest.raises(EvaluationError) as info:
+        irspec.evaluate(QRELS, RUN, "P@5", **{name: int(NINES)})
+    assert str(info.value).startswith(f"{name} must be an integer >= ") and str(info.value).endswith("9...")
+    assert len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["-M", NINES], "depth must be an integer >= 0"),
+        (["-M", "x" * 4000], "argument -M/--depth: invalid int value: 'xxx"),
+        (["--decimals", NINES], "argument --decimals: invalid choice: 999"),
+        (["--format", "x" * 4000], "argument -f/--format: invalid choice: 'xxx"),
+        (["--system", "x" * 4000], "--system 'xxx"),
+    ],
+)
+def test_a_long_command_line_argument_is_quoted_short(args, fragment):
+    # argparse echoed the value whole, as did irspec's own messages
+    done = subprocess.run([sys.executable, "-m", "irspec", "eval", *DEMO, "-m", "AP", *args], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert fragment in last and "..." in last, last[:300]
+    assert len(last) < 300, len(last)
+
+
+def test_stats_decimals_of_400_digits_are_an_error_not_an_overflow():
+    from irspec import stats
+
+    for value in (301, int(NINES)):
+        with pytest.raises(EvaluationError, match=r"^decimals must be at most 300 \(10\*\*decimals must be a float\), got "):
+            stats.paired([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], test="randomization", decimals=value)
+    assert stats.paired([0.0, 0.1, 0.2], [0.0, 0.0, 0.0], test="randomization", decimals=300).p_value > 0

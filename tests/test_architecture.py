@@ -34,6 +34,7 @@ import irspec
 # The layers of irspec/, bottom to top; names are modules or packages relative to irspec/.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "version", "progress"),  # leaves: errors, the version string, terminal progress
+    ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
     ("spec",),  # metric-spec text -> AST -> canonical text
     ("definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
     ("registry",),  # the name table; binds AST nodes to metric definitions

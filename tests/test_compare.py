@@ -509,3 +509,60 @@ def test_bad_plan_baselines(tmp_path, compare, message):
     with pytest.raises(IrspecError) as e:
         plan_report(tmp_path, compare)
     assert message in str(e.value)
+
+
+# --------------------------------------------------------------------------------------------------
+# An enormous resampling count (issue 21): refused by one bound everywhere, not run for hours
+
+HUGE = [10**7 + 1, 10**12, int("9" * 400)]
+
+
+def test_the_bound_is_one_constant_in_the_schema_the_settings_and_stats():
+    from irspec.plan import schema
+    from irspec.resampling import MAX_RESAMPLES
+
+    assert schema()["properties"]["compare"]["properties"]["permutations"]["maximum"] == MAX_RESAMPLES == 10**7
+    assert Compare(test="randomization", permutations=MAX_RESAMPLES).permutations == MAX_RESAMPLES
+
+
+@pytest.mark.parametrize("count", HUGE, ids=["1e7 + 1", "1e12", "400 digits"])
+@pytest.mark.parametrize("test", ["randomization", "bootstrap", "randomized-tukey"])
+def test_compare_refuses_a_count_past_the_bound(demo_results, test, count):
+    with pytest.raises(EvaluationError) as info:
+        irspec.compare(demo_results, test=test, permutations=count)
+    assert str(info.value).startswith("permutations must be an integer >= 1 and <= 10,000,000 (")
+    assert len(str(info.value)) < 250
+
+
+@pytest.mark.parametrize("count", HUGE, ids=["1e7 + 1", "1e12", "400 digits"])
+def test_stats_refuses_a_count_past_the_bound(count):
+    a, b = np.linspace(0, 1, 30), np.linspace(0, 1, 30) ** 2
+    calls = [
+        ("permutations", lambda: stats.paired(a, b, test="randomization", permutations=count)),
+        ("permutations", lambda: stats.paired(a, b, test="bootstrap", permutations=count)),
+        ("permutations", lambda: stats.tukey(np.stack([a, b, a * b]), randomized=True, permutations=count)),
+        ("resamples", lambda: stats.bootstrap_ci(a - b, resamples=count)),
+        ("resamples", lambda: stats.mean_ci(a, method="bootstrap", resamples=count)),
+    ]
+    for name, call in calls:
+        with pytest.raises(EvaluationError) as info:
+            call()
+        assert str(info.value).startswith(f"{name} must be at most 10,000,000 (")
+        assert len(str(info.value)) < 250
+
+
+def test_a_plan_with_an_enormous_count_is_refused_at_once(tmp_path):
+    # before: `irspec run` drew 10**12 sign vectors per comparison, for days
+    shutil.copytree(DEMO, tmp_path / "demo", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.py"))
+    runs = "\n".join(f"  - {{name: {n}, path: demo/runs/{n}.run}}" for n in RUNS)
+    path = tmp_path / "plan.yaml"
+    path.write_text(f"qrels: demo/qrels.txt\nruns:\n{runs}\nmetrics: [AP]\ncompare: {{baseline: bm25, test: randomization}}\n")
+    for count in HUGE:
+        done = subprocess.run(
+            [sys.executable, "-m", "irspec", "run", str(path), "--set", f"compare.permutations={count}"],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 2 and done.stdout == ""
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "compare.permutations: " in lines[0] and "maximum of 10000000" in lines[0], done.stderr[-2000:]
+        assert len(lines[0]) - len(str(path)) < 300

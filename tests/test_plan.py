@@ -386,7 +386,8 @@ def test_an_alias_bomb_in_an_override_is_refused(workspace):
     path = write_plan(workspace, GOOD)
     bomb = "[" + ", ".join(["&a0 [x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 5)]) + "]"
     (problem,) = problems_of(path, (f"compare.baseline={bomb}",))
-    assert problem.startswith(f"{path}: --set compare.baseline={bomb}: cannot read the value as YAML: alias *a3 repeats 2111 values")
+    shown = f"compare.baseline={bomb}"[:97] + "..."  # an override is quoted to 100 characters
+    assert problem.startswith(f"{path}: --set {shown}: cannot read the value as YAML: alias *a3 repeats 2111 values")
 
 
 def test_aliases_may_repeat_up_to_the_budget_and_no_more(tmp_path):
@@ -465,6 +466,34 @@ def test_overrides_create_sections_and_address_list_items(workspace, tmp_path):
     assert plan.run_names == ("base", "random", "hybrid")
     assert [str(m) for m in plan.metrics] == ["P@10", "Bpref(nonrel=10+R)"]
     assert plan.outputs == (Output("json", tmp_path / "x.json", per_query=True),)
+
+
+def test_problems_quote_long_values_and_overrides_short(workspace):
+    # issue 21: jsonschema's message held a 400-digit number whole, and a --set override was echoed whole
+    nines, long_text = "9" * 400, "x" * 5000
+    path = write_plan(workspace, GOOD + f"options: {{judged_warning: {nines}}}\ncompare: {{baseline: bm25}}\n")
+    problems = problems_of(path, (f"compare.permutations={nines}", f"compare.test={long_text}", f"compare.correction: {long_text}"))
+    assert len(problems) == 4
+    assert all(len(p) - len(str(path)) < 400 for p in problems), [len(p) for p in problems]  # not 5,000
+    assert problems[0].startswith(f"{path}:") and "options.judged_warning: 999" in problems[0] and "... is greater than" in problems[0]
+    assert f"--set compare.permutations={'9' * 30}" in problems[1] and "is greater than the maximum of" in problems[1]
+    assert "--set compare.test=xxx" in problems[2] and "is not one of" in problems[2]
+    assert "--set compare.correction: xxx" in problems[3] and "expected KEY=VALUE" in problems[3]
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ("compare.alpha=" + "9" * 400, "compare.alpha: 999"),  # float() of it was an OverflowError
+        ("power={delta: .nan}", "power.delta: delta must be a number, not .nan"),  # NaN passes the schema's bounds
+        ("power={delta: 0.1, alpha: .nan}", "power.alpha: alpha must be a number, not .nan"),
+        ("compare.baseline=" + "y" * 3000, "compare.baseline: baseline 'yyy"),
+    ],
+)
+def test_hostile_compare_and_power_values_are_problems(workspace, override, fragment):
+    path = write_plan(workspace, GOOD + "compare: {baseline: bm25}\n")
+    (problem,) = problems_of(path, (override,))
+    assert fragment in problem and len(problem) - len(str(path)) < 400
 
 
 def test_problems_from_overrides_name_the_override(workspace):

@@ -246,6 +246,61 @@ def test_cli_errors_are_one_line(args, message):
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--delta", "5e-324"], "would need more than 1,000,000,000 topics; the difference is too small to design for"),
+        (["--delta", "1e-160"], "would need more than 1,000,000,000 topics"),  # its square overflowed
+        (["--power", "1e-300"], "the target power (1e-300) must be more than alpha (0.05)"),
+        (["--power", "0.01", "--delta", "0.02"], "the target power (0.01) must be more than alpha (0.05)"),
+        (["--alpha", "0.5", "--power", "0.5"], "the target power (0.5) must be more than alpha (0.5)"),
+    ],
+)
+def test_cli_hostile_numbers_are_one_line(args, message):
+    # issue 21: a subnormal --delta was an OverflowError, --power 1e-300 a root finder's ValueError
+    runs = [str(DEMO / "runs" / f"{n}.run") for n in RUNS]
+    done = _cli("power", "--from", str(DEMO / "qrels.txt"), *runs, "-m", "AP", *args)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irspec: error:") and message in lines[0], done.stderr[-2000:]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"delta": 5e-324}, "would need more than 1,000,000,000 topics"),
+        ({"power": 1e-300}, r"the target power \(1e-300\) must be more than alpha \(0.05\)"),
+        ({"power": 0.04, "alpha": 0.05}, r"the target power \(0.04\) must be more than alpha \(0.05\)"),
+    ],
+)
+def test_api_hostile_numbers_are_evaluation_errors(demo_results, kwargs, message):
+    with pytest.raises(EvaluationError, match=message):
+        irspec.power(demo_results, **kwargs)
+
+
+def test_a_huge_delta_is_detected_with_certainty(demo_results):
+    found = irspec.power(demo_results, delta=1e300)
+    assert {p.achieved_power for p in found.pairs} == {1.0} and {p.topics_needed for p in found.pairs} == {2}
+    assert {a.achieved_power for a in found.anova} == {1.0}
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ("{delta: 0.05, power: 0.01}", "power.power: the target power (0.01) must be more than alpha (0.05)"),
+        ("{delta: 0.05, alpha: 0.9}", "power.alpha: the target power (0.8) must be more than alpha (0.9)"),
+        ("{delta: " + "9" * 400 + "}", "power.delta: " + "9" * 77 + "... is no finite number"),
+    ],
+)
+def test_plan_power_hostile_numbers_are_problems_with_their_line(tmp_path, section, message):
+    path = _plan(tmp_path, f"compare: {{baseline: bm25}}\npower: {section}")
+    with pytest.raises(PlanError) as info:
+        load_plan(path)
+    assert len(info.value.problems) == 1
+    assert info.value.problems[0].startswith(f"{path}:") and message in info.value.problems[0]
+
+
 def test_cli_plan_without_compare(tmp_path):
     path = _plan(tmp_path, "")
     done = _cli("power", str(path), "--delta", "0.05")

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import f as f_dist
 from scipy.stats import nct, norm
 from scipy.stats import t as t_dist
 
@@ -265,6 +266,108 @@ def test_zero_deviation_is_detected_with_certainty():
 def test_bad_input_is_a_clear_error(call, message):
     with pytest.raises(EvaluationError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------------------------------
+# hostile numbers (issue 21): a subnormal or tiny delta, a target power at or below alpha, a tiny alpha
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-310, 1e-160])  # subnormal; squares that underflow or overflow
+@pytest.mark.parametrize("which", ["t", "anova"])
+def test_a_vanishing_difference_needs_more_topics_than_any_collection(delta, which):
+    # (z / (delta / sd)) ** 2 overflows past a float (OverflowError, or inf into math.ceil), and
+    # min_range ** 2 underflows to 0 (ZeroDivisionError): the design says what it is instead
+    call = (lambda: design.t_topics(delta, 0.1)) if which == "t" else (lambda: design.anova_topics(delta, 0.02, 3))
+    with pytest.raises(EvaluationError, match="would need more than 1,000,000,000 topics; the difference is too small"):
+        call()
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-160])
+def test_a_vanishing_difference_has_the_power_alpha(delta):
+    # no difference at all is "detected" with probability alpha (a central t, a central F): both tails
+    assert design.t_power(delta, 0.1, 50) == pytest.approx(0.05, abs=1e-12)
+    assert design.anova_power(delta, 0.02, 3, 50) == pytest.approx(0.05, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: design.t_power(1e300, 0.1, 50),
+        lambda: design.t_power(0.01, 1e-300, 50),
+        lambda: design.t_power(1e300, 0.1, 2, alpha=1e-200),
+        lambda: design.anova_power(1e200, 0.02, 3, 50),  # min_range ** 2 overflowed (OverflowError)
+        lambda: design.anova_power(0.01, 1e-300, 3, 50),
+    ],
+)
+def test_a_huge_difference_is_detected_with_certainty(call):
+    # scipy's noncentral t returns NaN both ways this far out, where the power is 1 to the last bit:
+    # T' < c needs Z < -shift / 2 or chi2_df / df > (shift / 2c) ** 2, each below 1e-22 once
+    # shift >= 20 * max(c, 1)
+    assert call() == 1.0
+
+
+@pytest.mark.parametrize("power", [1e-300, 0.01, 0.05])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: design.t_topics(0.1, 0.1, power=p),
+        lambda p: design.t_normal_topics(0.1, 0.1, power=p),
+        lambda p: design.t_detectable(0.1, 10, power=p),  # brentq: f(a) and f(b) must have different signs
+        lambda p: design.anova_topics(0.1, 0.02, 3, power=p),
+        lambda p: design.anova_detectable(0.02, 3, 10, power=p),
+    ],
+)
+def test_a_target_power_at_or_below_alpha_is_refused(power, call):
+    # a test has power alpha when there is no difference at all: no difference is "the smallest
+    # detectable" at a lower target, and any number of topics "reaches" it
+    with pytest.raises(EvaluationError, match=r"power \(.*\) must be more than alpha \(0.05\)"):
+        call(power)
+
+
+def _tiny_alpha_power(effect: float, n: int, alpha: float) -> float:
+    """The module docstring's formula with the critical value as statsmodels takes it, t.isf(alpha / 2)
+    (statsmodels itself returns NaN below alpha ~ 1e-10); the lower tail as the upper tail of the
+    mirrored distribution, P(T'(s) <= -c) = P(T'(-s) >= c), which scipy computes where nct.cdf is NaN."""
+    c, df, s = t_dist.isf(alpha / 2, n - 1), n - 1, effect * math.sqrt(n)
+    return float(nct.sf(c, df, s) + nct.sf(c, df, -s))
+
+
+@pytest.mark.parametrize("alpha", [1e-12, 1e-100])
+def test_a_tiny_alpha_is_designed_with_its_own_critical_value(alpha):
+    # t.ppf(1 - alpha / 2) loses alpha's digits (1 - 5e-13 is stored to 1e-16) and is inf below alpha
+    # ~ 1e-16 (1 - alpha / 2 rounds to 1), which made every power 0
+    for effect, n in [(0.5, 50), (2.0, 10), (30.0, 3)]:
+        assert design.t_power(effect, 1.0, n, alpha=alpha) == pytest.approx(_tiny_alpha_power(effect, n, alpha), rel=1e-9)
+    needed = design.t_topics(1.0, 1.0, alpha=alpha, power=0.8)
+    _check_fewest(needed, lambda n: _tiny_alpha_power(1.0, n, alpha), 0.8)
+
+
+@pytest.mark.parametrize(
+    ("call", "critical"),
+    [
+        (lambda a: design.t_power(2.0, 1.0, 10, alpha=a), lambda a: t_dist.isf(a / 2, 9)),
+        (lambda a: design.anova_power(0.1, 0.02, 3, 50, alpha=a), lambda a: f_dist.isf(a, 2, 147)),
+    ],
+    ids=["t", "F"],
+)
+@pytest.mark.parametrize("alpha", [1e-30, 1e-300])
+def test_an_alpha_without_a_critical_value_is_a_clear_error(call, critical, alpha):
+    # far below any alpha in use scipy's isf returns inf (F from ~1e-20) or -inf (t, df 9, at 1e-300),
+    # which made every power 0 (or 1): said, not computed on
+    if 0 < critical(alpha) < math.inf:
+        assert 0 <= call(alpha) <= 1
+    else:
+        with pytest.raises(EvaluationError, match=r"alpha \(1e-\d+\) is too small: scipy gives no critical value"):
+            call(alpha)
+
+
+@pytest.mark.parametrize("n", [10**9 + 1, 10**30, 2**64])
+def test_a_topic_count_past_any_collection_is_refused(n):
+    # 10**30 reached scipy as an object array (TypeError: ufunc 'stdtrit' not supported)
+    with pytest.raises(EvaluationError, match=r"n must be an integer >= 2 and <= 1,000,000,000"):
+        design.t_power(0.1, 0.1, n)
+    with pytest.raises(EvaluationError, match=r"n must be an integer >= 2 and <= 1,000,000,000"):
+        design.anova_detectable(0.02, 3, n)
 
 
 def test_power_grows_with_the_topics():

@@ -221,6 +221,56 @@ def test_bad_memory_sizes_say_where(text, message):
     assert str(e.value) == message
 
 
+NINES = "9" * 400  # a number no float holds: float() gives inf, an int overflows every float division
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (NINES, "'" + "9" * 77 + "...'"),
+        (NINES + "GiB", "'" + "9" * 77 + "...'"),
+        (NINES + ".5 kB", "'" + "9" * 77 + "...'"),
+        (int(NINES), "9" * 77 + "..."),
+        ("1025 TiB", None),  # under the bound: a size
+        (2**60 + 1, str(2**60 + 1)),
+        ("1048577 TiB", "'1048577 TiB'"),  # 2**60 + 2**40 bytes
+        ("1" + "0" * 30, "'1" + "0" * 30 + "'"),
+    ],
+    ids=["400 digits", "400 digits GiB", "400 digits.5 kB", "int of 400 digits", "1025 TiB", "2**60 + 1", "1048577 TiB", "1e30"],
+)
+def test_a_size_past_any_memory_is_refused_by_a_bound(value, shown):
+    # 1 EiB = 2**60 bytes, the bound: the largest machines have tens of TiB
+    if shown is None:
+        assert stream.parse_memory(value) == 1025 * 2**40
+        return
+    with pytest.raises(EvaluationError) as e:
+        stream.parse_memory(value)
+    assert str(e.value) == f"memory {shown}: more than 1 EiB (1152921504606846976 bytes), past any machine's memory"
+
+
+def test_the_largest_size_is_exact():
+    assert stream.parse_memory(2**60) == stream.parse_memory("1048576TiB") == stream.MAX_MEMORY == 2**60
+    assert stream.parse_memory("1048575.9999999999999999999 TiB") == 2**60 - 1  # no float rounding on the way
+    assert stream.parse_memory("1." + "0" * 60 + " KiB") == 1024  # many digits, a small size
+
+
+def test_a_huge_memory_is_one_line_from_the_cli_and_a_plan_problem(tmp_path):
+    from irspec.plan import load_plan
+
+    q, r = _write(tmp_path, 7, "grouped")
+    out = _irspec("eval", str(q), str(r), "--memory", NINES)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("irspec: error: --memory: memory '999") and out.stderr.count("\n") == 1
+    assert "more than 1 EiB" in out.stderr and len(out.stderr) < 200
+    plan = tmp_path / "plan.yaml"
+    for value in (NINES, f"'{NINES}MB'"):
+        plan.write_text(f"qrels: {q.name}\nruns: [{r.name}]\nmetrics: [AP]\noptions:\n  memory: {value}\n")
+        with pytest.raises(irspec.PlanError) as e:
+            load_plan(plan)
+        assert len(e.value.problems) == 1 and e.value.problems[0].startswith(f"{plan}:5: options.memory: memory ")
+        assert "more than 1 EiB" in e.value.problems[0] and len(e.value.problems[0]) - len(str(plan)) < 200
+
+
 def test_the_default_budget_is_half_the_available_memory_at_most_2_gib(monkeypatch):
     monkeypatch.setattr(stream, "_available_memory", lambda: 16 * 2**30)
     assert stream.default_memory() == 2 * 2**30

@@ -46,7 +46,7 @@ from irspec.data.objects import frame_from_dataframe, frame_from_mapping, frame_
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
 from irspec.data.trec import Source, read_text, stem
 from irspec.datasets import is_dataset_id, qrels_frame
-from irspec.errors import InputError
+from irspec.errors import InputError, quote
 
 __all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind", "split_kinds", "checked"]
 
@@ -344,7 +344,7 @@ def checked(
     if kind is RUN and not frame.get_column("score").is_finite().all():
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
-        raise InputError(f"{what} for docno {d!r}", source, line, q, unit=unit)
+        raise InputError(f"{what} for docno {quote(d)}", source, line, q, unit=unit)
     keys = pair_keys(frame, blocks)
     if not distinct:
         _check_duplicates(frame, keys, source, unit, kind)
@@ -416,7 +416,7 @@ def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str, unit: 
     seen = f" (first on {unit} {first})" if first is not None else ""
     # TREC's diversity qrels ("topic subtopic docno label") judge a document once per subtopic
     hint = "; qrels with subtopics are read by the metrics that use them (irspec-diversity's)" if kind is QRELS else ""
-    raise InputError(f"duplicate docno {d!r}{seen}{hint}", source, line, q, unit=unit)
+    raise InputError(f"duplicate docno {quote(d)}{seen}{hint}", source, line, q, unit=unit)
 
 
 def _query_ids(frame: pl.DataFrame) -> list[str]:

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from irspec.data.objects import no_lines
-from irspec.errors import InputError
+from irspec.errors import InputError, quote
 
 __all__ = ["SOURCE", "NO_RESULT", "TopK", "frame_from_topk"]
 
@@ -74,7 +74,7 @@ class TopK:
             own = docnos.slice(int(starts[row]), int(lengths[row]))
             repeated = own.filter(own.is_duplicated())
             if len(repeated):
-                raise InputError(f"row {row}: doc id {repeated[0]!r} is given twice", SOURCE, query=self.query_ids[row])
+                raise InputError(f"row {row}: doc id {quote(repeated[0])} is given twice", SOURCE, query=self.query_ids[row])
 
 
     def _check_numbers(self, numbers: np.ndarray) -> None:
@@ -197,7 +197,7 @@ def _ids(arr: np.ndarray, what: str) -> pl.Series:
             pass
         bad = next(i for i, x in enumerate(flat.tolist()) if not isinstance(x, (str, int, np.integer)) or isinstance(x, bool))
         where = np.unravel_index(bad, arr.shape)
-        raise InputError(f"{what}[{', '.join(map(str, where))}]: ids must be strings or integers, got {flat[bad]!r}"[:200], SOURCE)
+        raise InputError(f"{what}[{', '.join(map(str, where))}]: ids must be strings or integers, got {quote(flat[bad])}", SOURCE)
     raise InputError(f"{what} must hold strings or integers, got an array of {arr.dtype}", SOURCE)
 
 
@@ -207,4 +207,4 @@ def _no_repeated_queries(qids: pl.Series) -> None:
         rows = dup.arg_true().to_list()
         first = qids[rows[0]]
         again = [r for r in rows if qids[r] == first]
-        raise InputError(f"query {first!r} is given twice (rows {again[0]} and {again[1]})", SOURCE)
+        raise InputError(f"query {quote(first)} is given twice (rows {again[0]} and {again[1]})", SOURCE)

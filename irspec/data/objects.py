@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from irspec.data.kinds import QRELS, Kind
-from irspec.errors import InputError
+from irspec.errors import InputError, quote
 
 CONVENTIONS: dict[str, dict[str, str]] = {
     "ir_measures": {"query": "query_id", "docno": "doc_id", "label": "relevance", "score": "score"},
@@ -120,7 +120,7 @@ def _ids_from_objects(name: str, what: str, ids: list[Any], queries: Any, source
         pass
     bad = next((i for i, x in enumerate(ids) if not isinstance(x, str) and not _is_label(x)), None)
     if bad is not None:
-        raise InputError(f"{what} must be strings (or integers), got {ids[bad]!r}", source, query=str(queries[bad]))
+        raise InputError(f"{what} must be strings (or integers), got {quote(ids[bad])}", source, query=str(queries[bad]))
     return pl.Series(name, [x if isinstance(x, str) else str(int(x)) for x in ids], dtype=pl.String), False
 
 
@@ -139,8 +139,8 @@ def _is_score(x: Any) -> bool:
 
 def _bad_value_message(kind: Kind, value: Any, docno: Any) -> str:
     if kind is QRELS:
-        return f"label must be an integer, got {value!r} for docno {docno!r}"
-    return f"score must be a number, got {value!r} for docno {docno!r}"
+        return f"label must be an integer, got {quote(value)} for docno {quote(docno)}"
+    return f"score must be a number, got {quote(value)} for docno {quote(docno)}"
 
 
 def is_dataframe(obj: Any) -> bool:
@@ -282,7 +282,7 @@ def _value_column(s: pl.Series, kind: Kind, ids: list[pl.Series], source: str, r
 
     def fail(row: int, message: str) -> None:
         where = f"row {row}: " if rows else ""
-        raise InputError(f"{where}{message} for docno {ids[1][row]!r}", source, query=ids[0][row])
+        raise InputError(f"{where}{message} for docno {quote(ids[1][row])}", source, query=ids[0][row])
 
     if s.null_count():
         fail(int(s.is_null().arg_true()[0]), f"missing {kind.value}")

@@ -9,7 +9,9 @@ their magic bytes, not their name); ``-`` is standard input. Every bad line is a
 How reading works, and why (a 5,000,000-line run on 2 cores; benchmarks/README.md has the numbers):
 
 1. A plain file is memory-mapped for a few memchr-fast scans, and polars then reads it by path (no
-   copy of the whole file in Python); other inputs are read whole (and gunzipped). If the content is
+   copy of the whole file in Python); other inputs are read a piece at a time (gunzipped a piece at a
+   time). A line longer than :data:`~irspec.lines.MAX_LINE` (1 MiB: binary data, ``/dev/zero``) is an
+   error naming it, raised before it is held whole (the scans are a few searches per MiB). If the content is
    split by single spaces, or by single tabs with no space anywhere, and no line starts with one, it
    goes to the fast path as it is (a numpy scan checks this: an empty field would shift the columns
    after it). Otherwise (CR, VT, FF, tabs mixed with spaces, doubled or leading blanks) whitespace is
@@ -31,12 +33,14 @@ The checks every input kind shares (finite scores, duplicates) are :mod:`irspec.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 import os
 import re
 import stat
 import sys
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple, Union
@@ -45,7 +49,8 @@ import numpy as np
 import polars as pl
 
 from irspec.data.kinds import QRELS, RUN, Kind
-from irspec.errors import InputError
+from irspec.errors import InputError, quote
+from irspec.lines import MAX_LINE, READ_SIZE, check_lines
 
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]  # noqa: UP007 (a runtime alias on 3.10)
 Buffer = Union[bytes, mmap.mmap]  # noqa: UP007
@@ -59,6 +64,8 @@ _WS_CHARS = " \t\r\x0b\x0c"
 _WS_SPLIT = re.compile(r"[ \t\r\x0b\x0c]+")
 _WS_TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 _NORMALISE_CHUNK = 1 << 18
+GUNZIP_OUT = 16 << 20
+"""The most decompressed at once: big enough that a file's pieces join cheaply, small enough to hold."""
 
 
 class Text(NamedTuple):
@@ -115,7 +122,7 @@ def _read_raw(src: Any, source: str | None) -> _Raw:
         path = os.fspath(src)
         if path == "-":
             name = source or "<stdin>"
-            raw = _Raw(sys.stdin.buffer.read(), name, stem(name))
+            raw = _Raw(_read_stream(sys.stdin.buffer, name), name, stem(name))
         else:
             name = source or path
             try:
@@ -129,19 +136,9 @@ def _read_raw(src: Any, source: str | None) -> _Raw:
     elif hasattr(src, "read"):
         fname = getattr(src, "name", None)
         name = source or (fname if isinstance(fname, str) else "<stream>")
-        data = src.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        elif not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"{type(src).__name__}.read() returned {type(data).__name__}")
-        raw = _Raw(bytes(data), name, stem(name))
+        raw = _Raw(_read_stream(src, name), name, stem(name))
     else:
         raise TypeError(f"expected a path, '-' or an open file, got {type(src).__name__}")
-    if raw.data[:2] == GZIP_MAGIC:
-        try:
-            raw = _Raw(_gunzip(raw.data), raw.name, raw.stem)
-        except (EOFError, zlib.error) as e:
-            raise InputError(f"corrupt gzip data: {e}", source=raw.name) from None
     if raw.data[:3] == BOM:
         raw = _Raw(bytes(raw.data[3:]), raw.name, raw.stem)
     return raw
@@ -149,7 +146,8 @@ def _read_raw(src: Any, source: str | None) -> _Raw:
 
 def _read_file(path: str, name: str) -> _Raw:
     """A regular file is mapped, not read: the checks scan the map, and polars reads the file itself
-    (saves a copy of the whole file: time and peak memory)."""
+    (saves a copy of the whole file: time and peak memory). Anything else (a pipe, a device) is read as
+    a stream."""
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         if stat.S_ISREG(st.st_mode) and st.st_size > 0:
@@ -164,25 +162,95 @@ def _read_file(path: str, name: str) -> _Raw:
             except (OSError, ValueError):
                 pass
             else:
+                if data[:2] == GZIP_MAGIC:
+                    pieces = (data[i : i + READ_SIZE] for i in range(0, len(data), READ_SIZE))
+                    return _Raw(_checked_join(gunzip(pieces, name), name), name, stem(name))
+                check_lines(data, name)
                 return _Raw(data, name, stem(name), os.path.abspath(path))
-        return _Raw(f.read(), name, stem(name))
+        return _Raw(_read_stream(f, name), name, stem(name))
 
 
-def _gunzip(data: Buffer) -> bytes:
-    """Decompress gzip data, all members (``cat a.gz b.gz`` is valid gzip). Plain zlib: faster than
-    :func:`gzip.decompress`, and a single member is not copied again."""
-    parts = []
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        parts.append(d.decompress(data))
-        if not d.eof:
-            raise EOFError("compressed data ended before the end-of-stream marker")
-        data = d.unused_data
-        if data[:2] != GZIP_MAGIC:
-            if data.strip(b"\x00"):  # gzip allows trailing zero padding, nothing else
-                raise EOFError("trailing garbage after the compressed data")
+def _read_stream(f: IO[bytes] | IO[str], name: str) -> bytes:
+    """All of a stream (gunzipped if it is gzip), read a piece at a time with its lines checked as they
+    come: an endless line (``/dev/zero``, a gzip bomb) is refused after about a MiB, not held whole."""
+    pieces = _byte_pieces(f)
+    head = b""
+    for piece in pieces:  # two bytes tell gzip; a pipe may give fewer at first
+        head += piece
+        if len(head) >= 2:
             break
-    return b"".join(parts)
+    text = itertools.chain([head], pieces)
+    return _checked_join(gunzip(text, name) if head[:2] == GZIP_MAGIC else text, name)
+
+
+def _byte_pieces(f: IO[bytes] | IO[str]) -> Iterator[bytes]:
+    """``f``'s content, :data:`~irspec.lines.READ_SIZE` at a time, as bytes (text is encoded as UTF-8)."""
+    while piece := f.read(READ_SIZE):
+        if isinstance(piece, str):
+            yield piece.encode("utf-8")
+        elif isinstance(piece, (bytes, bytearray, memoryview)):
+            yield bytes(piece)
+        else:
+            raise TypeError(f"{type(f).__name__}.read() returned {type(piece).__name__}")
+
+
+def _checked_join(pieces: Iterable[bytes], name: str) -> bytes:
+    """The pieces joined, every line checked (:func:`~irspec.lines.check_lines`): reading stops as soon
+    as the last line has gone on for more than :data:`~irspec.lines.MAX_LINE` bytes without an end."""
+    parts = []
+    tail = 0  # bytes of the last line, not yet ended
+    for piece in pieces:
+        parts.append(piece)
+        end = piece.rfind(b"\n")
+        tail = tail + len(piece) if end < 0 else len(piece) - end - 1
+        if tail > MAX_LINE:
+            break
+    data = b"".join(parts)
+    check_lines(data, name)
+    return data
+
+
+def gunzip(pieces: Iterable[Buffer], source: str, out_size: int = GUNZIP_OUT) -> Iterator[bytes]:
+    """The decompressed content of gzip data given in pieces, every member (``cat a.gz b.gz`` is valid
+    gzip), at most ``out_size`` bytes at a time: a few MB of compressed zeros hold gigabytes, which must
+    reach the line check a piece at a time. Plain zlib: faster than :mod:`gzip`. Corrupt or cut data is
+    an :class:`~irspec.errors.InputError` naming ``source``."""
+    try:
+        yield from _inflate(iter(pieces), out_size)
+    except (EOFError, zlib.error) as e:
+        raise InputError(f"corrupt gzip data: {e}", source=source) from None
+
+
+def _inflate(pieces: Iterator[Buffer], out_size: int) -> Iterator[bytes]:
+    d = zlib.decompressobj(wbits=31)
+    pending: Buffer = b""  # compressed input not yet given to ``d``
+    while True:
+        if not pending:
+            out = d.decompress(b"", out_size)  # output zlib holds back from the last call, if any
+            if out:
+                yield out
+                continue
+            pending = next(pieces, b"")
+            if not pending:
+                break
+        out = d.decompress(pending, out_size)
+        pending = d.unconsumed_tail
+        if out:
+            yield out
+        if d.eof:
+            rest = d.unused_data
+            while len(rest) < 2 and (more := next(pieces, b"")):  # two bytes tell another member
+                rest += bytes(more)
+            if not rest:
+                return
+            if rest[:2] != GZIP_MAGIC:  # gzip allows trailing zero padding, nothing else
+                for tail in itertools.chain([rest], pieces):
+                    if bytes(tail).strip(b"\x00"):
+                        raise EOFError("trailing garbage after the compressed data")
+                return
+            d, pending = zlib.decompressobj(wbits=31), rest
+    if not d.eof:
+        raise EOFError("compressed data ended before the end-of-stream marker")
 
 
 def stem(name: str) -> str | None:
@@ -427,8 +495,8 @@ def _diagnose(text: str, kind: Kind, source: str, line: int) -> None:
         raise InputError(f"expected {kind.expected}, got {len(fields)}", source, line, query)
     raw = fields[kind.value_field]
     if kind is QRELS:
-        raise InputError(f"label must be an integer, got {raw!r}", source, line, query)
-    raise InputError(f"score must be a number, got {raw!r}", source, line, query)
+        raise InputError(f"label must be an integer, got {quote(raw)}", source, line, query)
+    raise InputError(f"score must be a number, got {quote(raw)}", source, line, query)
 
 
 def _raise_undecodable(data: Buffer, source: str, error: Exception) -> None:

@@ -23,9 +23,10 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
-from irspec.errors import PlanError
+from irspec.errors import InputError, PlanError, shorten
+from irspec.lines import read_bounded
 from irspec.plan.model import SCHEMA_PATH, Plan
-from irspec.plan.problems import OVERRIDE_LINE, PathPart, PlanPath, Problems, explain, kind_of, path_text
+from irspec.plan.problems import OVERRIDE_LINE, OVERRIDE_SHOWN, PathPart, PlanPath, Problems, explain, kind_of, path_text
 from irspec.plan.resolve import resolve
 
 __all__ = ["schema", "load_plan"]
@@ -66,8 +67,10 @@ def load_plan(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Pl
     problems = Problems(source)
     try:
         with open(source, "rb") as f:
-            raw = f.read()
+            raw = read_bounded(f, source)  # a device or a binary file is refused, not read without end
         text = raw.decode("utf-8")
+    except InputError as e:
+        raise PlanError(source, [str(e)]) from None
     except FileNotFoundError:
         raise PlanError(source, [f"{source}: no such file"]) from None
     except IsADirectoryError:
@@ -273,7 +276,7 @@ _INDEX = re.compile(r"\[(\d+)\]")
 def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any:
     """Apply one ``key.sub=value`` override (the ``index``-th) to ``data`` (returned, possibly a new root)."""
     def fail(message: str) -> Any:
-        problems.add_raw(OVERRIDE_LINE + index, f"{problems.source}: --set {item}: {message}")
+        problems.add_raw(OVERRIDE_LINE + index, f"{problems.source}: --set {shorten(item, OVERRIDE_SHOWN)}: {message}")
         return data
 
     key, sep, raw = item.partition("=")

@@ -6,11 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from irspec.errors import PlanError, suggest
+from irspec.errors import PlanError, shorten, suggest
 
-__all__ = ["OVERRIDE_LINE", "PathPart", "PlanPath", "Problems", "explain", "show", "kind_of", "path_text"]
+__all__ = ["OVERRIDE_LINE", "OVERRIDE_SHOWN", "SHOWN", "PathPart", "PlanPath", "Problems", "explain", "show", "kind_of", "path_text"]
 
 OVERRIDE_LINE = 1 << 40  # problems from --set options sort after the plan's lines, in the options' order
+
+SHOWN = 60
+"""How many characters of a value a problem quotes."""
+
+OVERRIDE_SHOWN = 100
+"""How many characters of a ``--set`` override a problem quotes: a long path whole, a value of pages cut."""
 
 # One segment of a path in a plan: a key or a list index.
 PathPart = str | int
@@ -32,7 +38,7 @@ class Problems:
         for i in range(len(path), -1, -1):
             if path[:i] in self.overrides:
                 index, text = self.overrides[path[:i]]
-                return OVERRIDE_LINE + index, f"{self.source}: --set {text}"
+                return OVERRIDE_LINE + index, f"{self.source}: --set {shorten(text, OVERRIDE_SHOWN)}"
         if key and path in self.key_lines:
             line = self.key_lines[path]
             return line, f"{self.source}:{line}"
@@ -132,8 +138,9 @@ def explain(err: Any, problems: Problems) -> None:
         problems.add(path, f"{path[-1]} {show(instance, kind=False)} is not available with this format")
     elif kind in ("minItems", "minLength") and err.validator_value == 1:
         problems.add(path, "must not be empty")
-    else:
-        problems.add(path, err.message)
+    else:  # jsonschema's own words, the value in them cut as show() cuts it (400 digits, a long string)
+        shown = show(instance, kind=False) if isinstance(instance, (int, float, str)) else kind_of(instance)
+        problems.add(path, err.message.replace(repr(instance), shown, 1))
 
 
 def show(value: Any, *, kind: bool = True) -> str:
@@ -143,9 +150,9 @@ def show(value: Any, *, kind: bool = True) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return repr(value)
+        return shorten(repr(value), SHOWN)
     if isinstance(value, str):
-        shown = value if len(value) <= 60 else value[:57] + "..."
+        shown = shorten(value, SHOWN)
         return f"{shown!r} (a string)" if kind else repr(shown)
     return kind_of(value)
 

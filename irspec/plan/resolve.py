@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import importlib.util
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from irspec.comparison import TUKEY_TESTS, Compare
 from irspec.data.trec import stem
 from irspec.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.engine import Options, reads_qrels
-from irspec.errors import InputError, IrspecError, SpecError, suggest
+from irspec.design import check_target
+from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
 from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.plots import MISSING_MATPLOTLIB
@@ -376,7 +378,7 @@ def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool
         if isinstance(base_name, str) and names_complete and base_name not in names:
             close = suggest(base_name, names, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; the runs are {', '.join(names)}"
-            problems.add(where, f"baseline {base_name!r} is not a run of this plan{hint}")
+            problems.add(where, f"baseline {quote(base_name)} is not a run of this plan{hint}")
     if baseline is not None and baselines:
         problems.add(("compare", "baselines"), "give baseline or baselines, not both")
     if names_complete and (isinstance(data.get("runs"), list) or isinstance(data.get("systems"), list)) and len(runs) < 2:
@@ -403,7 +405,7 @@ def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool
             family=family,
             baselines=tuple(baselines) if isinstance(baselines, list) else (),
         )
-    except (TypeError, ValueError, IrspecError) as e:
+    except (TypeError, ValueError, OverflowError, IrspecError) as e:  # OverflowError: an alpha of 400 digits
         if not problems:  # the schema, or the checks above, have said what is wrong otherwise
             problems.add(("compare",), str(e))
         return None
@@ -468,6 +470,21 @@ def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Prob
         problems.add(("power",), "a power analysis designs the plan's comparisons; add a compare section")
         return None
     try:
-        return PowerDesign(delta=float(raw["delta"]), alpha=float(raw.get("alpha", 0.05)), power=float(raw.get("power", 0.8)))
+        found = PowerDesign(delta=float(raw["delta"]), alpha=float(raw.get("alpha", 0.05)), power=float(raw.get("power", 0.8)))
+    except OverflowError:  # an integer of hundreds of digits, which the schema takes for a number > 0
+        problems.add(("power", "delta"), f"{quote(raw['delta'])} is no finite number (a float holds at most 1.8e308)")
+        return None
     except (KeyError, TypeError, ValueError):
         return None  # the schema has said what is wrong
+    nan = [k for k in ("delta", "alpha", "power") if math.isnan(getattr(found, k))]
+    for key in nan:  # .nan passes the schema's bounds (every comparison with NaN is false)
+        problems.add(("power", key), f"{key} must be a number, not .nan")
+    if nan:
+        return None
+    if 0 < found.alpha < 1 and 0 < found.power < 1:  # else the schema has said so
+        try:
+            check_target(found.power, found.alpha)
+        except IrspecError as e:
+            problems.add(("power", "power" if "power" in raw else "alpha"), str(e))
+            return None
+    return found

@@ -20,7 +20,8 @@ import polars as pl
 
 from irspec.data import Qrels
 from irspec.datasets import is_dataset_id, qrels_records
-from irspec.errors import InputError
+from irspec.errors import InputError, quote
+from irspec.lines import bounded_lines
 
 __all__ = ["SubtopicQrels", "Topic", "read_subtopic_qrels", "COLUMNS"]
 
@@ -134,7 +135,7 @@ def _read_text(path: str) -> pl.DataFrame:
     opener = gzip.open if path.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
+            for number, line in bounded_lines(f, path):  # binary data is refused, not held whole
                 fields = line.split()
                 if not fields or fields[0].startswith("#"):
                     continue
@@ -145,7 +146,7 @@ def _read_text(path: str) -> pl.DataFrame:
                 try:
                     label = int(fields[3])
                 except ValueError:
-                    raise InputError(f"label {fields[3]!r} is not an integer", path, line=number) from None
+                    raise InputError(f"label {quote(fields[3])} is not an integer", path, line=number) from None
                 for key, value in zip(("query", "subtopic", "docno", "label", "line"), (*fields[:3], label, number)):
                     rows[key].append(value)
     except OSError as e:
@@ -208,8 +209,8 @@ def _checked(frame: pl.DataFrame, source: str, unit: str) -> SubtopicQrels:
             (pl.col("query") == first["query"]) & (pl.col("subtopic") == first["subtopic"]) & (pl.col("docno") == first["docno"])
         ).get_column("line").to_list()
         raise InputError(
-            f"document {first['docno']!r} is judged twice for subtopic {first['subtopic']!r} of query "
-            f"{first['query']!r} ({unit}s {same[0]} and {same[1]})",
+            f"document {quote(first['docno'])} is judged twice for subtopic {quote(first['subtopic'])} of query "
+            f"{quote(first['query'])} ({unit}s {same[0]} and {same[1]})",
             source,
         )
     return SubtopicQrels(frame.drop("line"), source)

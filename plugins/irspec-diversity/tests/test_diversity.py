@@ -189,6 +189,14 @@ def test_bad_input_is_located(irspec_plugin, tmp_path):
         irspec.evaluate(str(bad), RUN, "alpha_nDCG")
     with pytest.raises(irspec.InputError, match="no subtopic column: expected one of subtopic_id, iteration, subtopic"):
         irspec.evaluate(pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}), RUN, "alpha_nDCG")
+    bad.write_bytes(b"1 1 a 1\n" + bytes(3 << 20) + b"\n")  # binary garbage: refused before it is held whole
+    with pytest.raises(irspec.InputError, match=r"bad.txt:2: line longer than 1 MiB") as info:
+        irspec.evaluate(str(bad), RUN, "alpha_nDCG")
+    assert len(str(info.value)) < 300
+    bad.write_text("1 1 a 1\n1 1 b " + "x" * 100_000 + "\n")  # a long value is quoted short
+    with pytest.raises(irspec.InputError, match=r"bad.txt:2: label 'xxx.*\.\.\.' is not an integer") as info:
+        irspec.evaluate(str(bad), RUN, "alpha_nDCG")
+    assert len(str(info.value)) < 300
     with pytest.raises(irspec.InputError, match="row 2: label 0.5 is not an integer"):
         frame = pl.DataFrame({"query_id": ["1", "1"], "iteration": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1.0, 0.5]})
         irspec.evaluate(frame, RUN, "alpha_nDCG")

@@ -51,6 +51,8 @@ import numpy as np
 import polars as pl
 
 from irspec import InputError, InputTable
+from irspec.errors import quote
+from irspec.lines import bounded_lines
 from irspec_online.streaming import check_rows
 
 __all__ = [
@@ -408,7 +410,7 @@ def _check_unicode(text: str, what: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a JSON escape such as "\ud800"
-        raise _Bad(f"{what} {text!r} is not valid Unicode (a lone surrogate)") from None
+        raise _Bad(f"{what} {quote(text)} is not valid Unicode (a lone surrogate)") from None
 
 
 def _kind(value: Any) -> str:
@@ -424,7 +426,7 @@ def _timestamp(value: Any) -> float:
         raise _Bad(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}")
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
-            raise _Bad(f"timestamp is not a finite number, got {value!r}")
+            raise _Bad(f"timestamp is not a finite number, got {quote(value)}")
         return float(value)
     if isinstance(value, str):
         text = value.strip()
@@ -433,7 +435,7 @@ def _timestamp(value: Any) -> float:
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
-            raise _Bad(f"timestamp {value!r} is not ISO 8601 (such as 2024-05-01T10:00:00Z)") from None
+            raise _Bad(f"timestamp {quote(value)} is not ISO 8601 (such as 2024-05-01T10:00:00Z)") from None
         return _timestamp(moment)
     raise _Bad(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}")
 
@@ -455,16 +457,16 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
         rank = click.get("rank")
         if rank is None:
             if doc not in results:
-                raise _Bad(f"{what}: document {doc!r} is not among the results shown, and the click has no rank")
+                raise _Bad(f"{what}: document {quote(doc)} is not among the results shown, and the click has no rank")
             rank = results.index(doc) + 1
         elif isinstance(rank, float) and rank.is_integer() and rank >= 1:
             rank = int(rank)  # pandas holds a column of integers with nulls as floats
         elif isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise _Bad(f"{what}.rank must be an integer >= 1, got {rank!r}")
+            raise _Bad(f"{what}.rank must be an integer >= 1, got {quote(rank)}")
         dwell = click.get("dwell")
         if dwell is not None:
             if isinstance(dwell, bool) or not isinstance(dwell, (int, float)) or not math.isfinite(dwell) or dwell < 0:
-                raise _Bad(f"{what}.dwell must be a number of seconds >= 0 (or null), got {dwell!r}")
+                raise _Bad(f"{what}.dwell must be a number of seconds >= 0 (or null), got {quote(dwell)}")
             longest = max(longest, float(dwell))
         first = rank if first == 0 else min(first, rank)
     return first, (longest if longest >= 0 else math.nan)
@@ -476,11 +478,12 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
 
 def jsonl_records(path: str) -> Iterator[tuple[int, Any]]:
     """The records of a JSON Lines file (plain or gzip; ``-``: standard input) with their line numbers,
-    read a line at a time."""
+    read a line at a time (a line longer than :data:`irspec.lines.MAX_LINE` is refused before it is held
+    whole: binary data, ``/dev/zero``)."""
     with _open_bytes(path) as f:
         number = 0
         try:
-            for number, raw in enumerate(f, start=1):
+            for number, raw in bounded_lines(f, path):
                 rec = _parse_line(raw, path, number)
                 if rec is not _BLANK:
                     yield number, rec

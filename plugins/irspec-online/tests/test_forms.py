@@ -208,6 +208,57 @@ def test_a_cut_gzip_log_is_an_input_error(tmp_path):
         irspec.evaluate_input(path, "CTR")
 
 
+def test_a_line_too_long_to_be_a_record_is_refused_before_it_is_held_whole(tmp_path):
+    import gzip
+
+    from irspec.lines import MAX_LINE
+
+    data = json.dumps(GOOD).encode() + b"\n" + bytes(3 * MAX_LINE) + b"\n"
+    plain, packed = tmp_path / "garbage.jsonl", tmp_path / "garbage.jsonl.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    for path in (plain, packed):
+        with pytest.raises(irspec.InputError, match=rf"^{path}:2: line longer than 1 MiB") as info:
+            irspec.evaluate_input(path, "CTR")
+        assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"timestamp": "y" * 100_000}, "is not ISO 8601"),
+        ({"clicks": [{"doc": "y" * 100_000}]}, "is not among the results shown"),
+        ({"clicks": [{"doc": "d1", "rank": "y" * 100_000}]}, "rank must be an integer"),
+        ({"clicks": [{"doc": "d1", "dwell": "y" * 100_000}]}, "dwell must be a number"),
+    ],
+)
+def test_a_long_value_is_quoted_short(tmp_path, change, reason):
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps(dict(GOOD, **change)) + "\n", encoding="utf-8")
+    with pytest.raises(irspec.InputError, match=reason) as info:
+        irspec.evaluate_input(path, "CTR")
+    assert len(str(info.value)) < 300 and "yyy..." in str(info.value)
+
+
+def test_an_endless_standard_input_is_refused_in_bounded_memory():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import resource\n"  # a regression stops at 2 GB of address space, not the machine's memory
+        "resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000, 2_000_000_000))\n"
+        "import irspec\n"
+        "from irspec_online.log import jsonl_records\n"  # the reader itself: no plugin to load
+        "try:\n    list(jsonl_records('-'))\nexcept irspec.InputError as e:\n    print(e)"
+    )
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-c", code], stdin=zero, capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("-:1: line longer than 1 MiB") and len(done.stdout) < 300
+
+
 @pytest.mark.parametrize("form", ["polars", "pandas", "parquet"])
 def test_a_missing_column_is_named(tmp_path, form):
     frame = polars_frame([GOOD]).drop("results")
