@@ -84,3 +84,56 @@ def test_the_readme_says_what_the_tests_need():
     words = {2: "both", 3: "three"}
     assert f"{words[len(plugins)]} plugins" in readme and (len(plugins) == 2 or "both plugins" not in readme)
     assert all(f"plugins/{p}" in readme for p in plugins)
+
+
+class ExactIndex:
+    """A stand-in for a FAISS index, exact inner-product search in numpy: ``search(x, k)`` gives scores
+    ``D`` and positions ``I`` (n × k) best first, padded with ``-1`` (and -inf) past the corpus, as FAISS
+    pads them."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = vectors
+
+    def search(self, x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        scores = (x @ self.vectors.T).astype(np.float32)
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        D = np.take_along_axis(scores, order, 1)
+        pad = k - order.shape[1]
+        I = np.pad(order, ((0, 0), (0, pad)), constant_values=-1)
+        return np.pad(D, ((0, 0), (0, pad)), constant_values=-np.inf), I
+
+
+def test_the_evaluator_examples_run(demo_files):
+    """The README's Evaluator, top-k and batch examples, on the demo's qrels and a small dense index whose
+    corpus is the demo's judged documents (more than the 1,000 asked for, so that no row has a -1, as the
+    README's second form needs; -1 padding is tested in tests/test_evaluator.py). Each result equals
+    pytrec_eval on the same top k as dicts."""
+    qrels = read_trec_dict(DEMO / "qrels.txt", "qrels")
+    corpus_ids = np.array(sorted({d for docs in qrels.values() for d in docs}))
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(len(corpus_ids), 8))
+    qids = np.array(sorted(qrels))
+    query_ids, query_vectors = qids, rng.normal(size=(len(qids), 8))
+    index = ExactIndex(vectors)
+    assert len(corpus_ids) > 1000
+    space = {"irspec": irspec, "np": np, "qrels": "qrels.txt", "run": "bm25.run", "epochs": 2, "index": index,
+             "query_vectors": query_vectors, "query_ids": query_ids, "corpus_ids": corpus_ids, "vectors": query_vectors, "qids": qids}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        exec(readme_block("for epoch in range(epochs)"), space)
+        assert space["res"].aggregate() == irspec.evaluate("qrels.txt", "bm25.run", "nDCG@10, RR@10, R@100").aggregate()
+        exec(readme_block("D, I = index.search(query_vectors, 1000)"), space)
+        whole = space["res"]
+        exec(readme_block("ev.combine(parts)"), space)
+        batched = space["res"]
+
+    def reference(k: int) -> dict[str, dict[str, float]]:
+        D, I = index.search(query_vectors, k)
+        run = {q: {corpus_ids[i]: float(s) for i, s in zip(row, scores) if i >= 0} for q, row, scores in zip(qids, I, D)}
+        return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recip_rank", "recall.100"}).evaluate(run)
+
+    for res, k in ((whole, 1000), (batched, 100)):
+        theirs = reference(k)
+        for q, values in res.per_query().items():
+            assert values["nDCG@10"] == pytest.approx(theirs[q]["ndcg_cut_10"], abs=1e-12)
+            assert values["R@100"] == pytest.approx(theirs[q]["recall_100"], abs=1e-12)
