@@ -139,7 +139,7 @@ def explain(err: Any, problems: Problems) -> None:
     elif kind in ("minItems", "minLength") and err.validator_value == 1:
         problems.add(path, "must not be empty")
     else:  # jsonschema's own words, the value in them cut as show() cuts it (400 digits, a long string)
-        shown = show(instance, kind=False) if isinstance(instance, (int, float, str)) else kind_of(instance)
+        shown = show(instance, kind=False) if isinstance(instance, (int, float, str)) else shorten(repr(instance), SHOWN)
         problems.add(path, err.message.replace(repr(instance), shown, 1))
 
 
