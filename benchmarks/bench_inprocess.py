@@ -244,6 +244,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workloads", default="dicts,frame,reuse,topk")
     ap.add_argument("--peers", default="ir_measures,ranx", help="optional peers to time (installed separately)")
+    ap.add_argument(
+        "--ranx-path", help="a folder ranx was installed into (pip install --target DIR ranx), on the path of "
+        "ranx's process only: installed beside ir_measures, ranx changes which provider ir_measures uses"
+    )
     ap.add_argument("--child", nargs=2, metavar=("WORKLOAD", "TOOL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -261,7 +265,10 @@ def main() -> None:
                 if tool in failed:
                     continue
                 cmd = [sys.executable, __file__, "--queries", str(args.queries), "--docs", str(args.docs), "--child", workload, tool]
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                own = env
+                if tool == "ranx" and args.ranx_path:
+                    own = dict(env, PYTHONPATH=os.pathsep.join([env["PYTHONPATH"], args.ranx_path]))
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=own)
                 if proc.returncode != 0:
                     failed[tool] = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
                     continue
