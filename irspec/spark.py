@@ -16,6 +16,9 @@ bit for bit:
 - ties are broken inside the engine as trec_eval does (score descending, then docno descending), since
   a query's whole ranking is always in one bucket;
 - ``depth`` and ``judged_only`` cut each ranking there too;
+- qrels that a plugin reads in place of the ordinary ones (qrels with subtopics) are read in each bucket
+  by :func:`irspec.engine.read_judgments`, as in-process: the plugin's reader and kernels run in the
+  workers (where the plugin must be installed), on whole queries;
 - a qrels query absent from a run is absent from that run's rows of its bucket, so the engine scores it
   0 (``missing_queries="zero"``) or leaves it out (``"skip"``) just as it would with the whole run; a
   run with no row at all in a bucket is evaluated as an empty run there. Which runs a frame holds is
@@ -60,9 +63,19 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from irspec.context import MissingQueries, Options
-from irspec.data import Qrels, Run
+from irspec.data import Run
 from irspec.data.objects import CONVENTIONS, ROLES
-from irspec.engine import Result, bind_metrics, issue_warnings, _missing_text, _queries, _some, evaluate_many
+from irspec.engine import (
+    Result,
+    bind_metrics,
+    issue_warnings,
+    _missing_text,
+    _queries,
+    _some,
+    evaluate_many,
+    read_judgments,
+    reads_qrels,
+)
 from irspec.errors import EvaluationError, InputError, IrspecError
 from irspec.plugins import get_registry
 from irspec.definitions import Metric
@@ -129,18 +142,29 @@ def evaluate(
 
     The options are :func:`irspec.evaluate`'s. ``run`` may hold several runs in a ``run`` column;
     without one it is one run called ``run_name``. ``columns`` maps irspec's names (``query``,
-    ``docno``, ``label``, ``score``, ``run``) to the frames' own. ``partitions`` is the number of
+    ``docno``, ``label``, ``score``, ``run``) to the frames' own. Metrics over qrels that a plugin reads
+    in place of the ordinary ones (irspec-diversity's, from qrels with subtopics) get ``qrels`` as that
+    reader takes a frame: each bucket's rows, with every column, go through
+    :func:`irspec.engine.read_judgments` as a frame given to :func:`irspec.evaluate` does (the query
+    column is found by ir_measures' or PyTerrier's name; ``columns`` then names the run's columns).
+    ``partitions`` is the number of
     query buckets evaluated as separate tasks (default: ``spark.sql.shuffle.partitions``); each bucket's
     rows are held in memory by one Python worker. Before returning, one job collects the distinct
     (run, query) pairs (see the module docstring); the evaluation itself runs when the frame is used.
     """
     options = Options(relevance_level, depth, judged_only, missing_queries, collection_size)
-    names = [str(m) for m in bind_metrics(metrics)]
+    bound = bind_metrics(metrics)
+    names = [str(m) for m in bound]
     if not names:
         raise EvaluationError("no metrics to compute")
-    q = _normalised(qrels, "qrels", "label", columns)
+    if any(reads_qrels(m.definition.needs) for m in bound):
+        # qrels a plugin reads in place of the ordinary ones (with subtopics): its reader finds its own
+        # columns in each bucket's rows, as it does in a frame given to irspec.evaluate
+        q, query = _as_read(qrels)
+    else:
+        q, query = _normalised(qrels, "qrels", "label", columns), "query_id"
     r = _normalised(run, "run", "score", columns, run_name)
-    runs, notes = _coverage(q, r, run_name if "run" not in _present(run, columns) else None, options)
+    runs, notes = _coverage(q, query, r, run_name if "run" not in _present(run, columns) else None, options)
     evaluate_bucket = _bucket_evaluator(runs, names, options)
     # A dry run on empty inputs, on the driver: metrics that need another input, or options that the
     # engine refuses, fail here with irspec's own error rather than inside a Spark task.
@@ -151,13 +175,16 @@ def evaluate(
     n = partitions if partitions is not None else int(q.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise EvaluationError(f"partitions must be a positive integer, got {partitions!r}")
-    bucket = F.pmod(F.xxhash64("query_id"), F.lit(n)).alias("bucket")
+    def bucket(column: str) -> Any:
+        # both query columns hold strings, so a query's qrels and run rows hash alike
+        return F.pmod(F.xxhash64(column), F.lit(n)).alias("bucket")
+
     with warnings.catch_warnings():
         # pyspark checks the pandas version for every Arrow UDF; irspec's hands it Arrow tables only.
         warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
         per_query = (
-            q.groupBy(bucket)
-            .cogroup(r.groupBy(bucket))
+            q.groupBy(bucket(query))
+            .cogroup(r.groupBy(bucket("query_id")))
             .applyInArrow(lambda _key, left, right: evaluate_bucket(left, right), schema=OUTPUT_SCHEMA)
         )
     described = json.dumps({"metrics": names, "options": options.as_dict(), "warnings": notes})
@@ -213,6 +240,20 @@ def _normalised(
     return frame.select(*out)
 
 
+def _as_read(frame: DataFrame) -> tuple[DataFrame, str]:
+    """Qrels for a plugin's reader (:func:`irspec.engine.read_judgments`): every column as it is, but
+    the query column (ir_measures' or PyTerrier's name) as strings, and that column's name."""
+    if not isinstance(frame, DataFrame):
+        raise InputError(f"expected a Spark DataFrame, got {type(frame).__name__}", "<Spark qrels>")
+    query = _present(frame, None).get("query")
+    if query is None:
+        raise InputError(
+            f"no column for query (expected {'/'.join(_SPELLINGS['query'])}; the frame has {', '.join(frame.columns)})",
+            "<Spark qrels>",
+        )
+    return frame.withColumn(query, F.col(query).cast("string")), query
+
+
 def _value_column(frame: DataFrame, name: str, dtype: T.DataType, value: str, what: str) -> Any:
     """The label or score column, cast where the cast loses nothing; the engine's readers check the rest
     (an integral float label, a finite score) row by row."""
@@ -224,12 +265,14 @@ def _value_column(frame: DataFrame, name: str, dtype: T.DataType, value: str, wh
     return F.col(name).cast("double").alias(_INNER[value])
 
 
-def _coverage(q: DataFrame, r: DataFrame, single: str | None, options: Options) -> tuple[list[str], dict[str, list[str]]]:
+def _coverage(
+    q: DataFrame, query: str, r: DataFrame, single: str | None, options: Options
+) -> tuple[list[str], dict[str, list[str]]]:
     """The run names (sorted; ``[single]`` for a frame without a run column) after checking which qrels
     queries each run lacks and which of its queries the qrels lack: an error under
     ``missing_queries="error"``, otherwise the warnings :func:`irspec.evaluate` issues, which are
     returned too, by run name (``""``: about every run), for :func:`results`."""
-    judged = set(_arrow(q.select("query_id").distinct()).column("query_id").to_pylist())
+    judged = set(_arrow(q.select(query).distinct()).column(query).to_pylist())
     pairs = _arrow(r.select("run", "query_id").distinct())
     answered: dict[str, set[str]] = {}
     for name, qid in zip(pairs.column("run").to_pylist(), pairs.column("query_id").to_pylist()):
@@ -281,7 +324,8 @@ def _bucket_evaluator(runs: Sequence[str], metric_names: Sequence[str], options:
         # evaluation; the driver has issued the ones that do.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            qrels = _checked("<Spark qrels>", Qrels.from_frame, pl.from_arrow(qrels_table))
+            # the engine's own reading: ordinary qrels, or a plugin's read in place of them
+            qrels = _checked("<Spark qrels>", read_judgments, pl.from_arrow(qrels_table), metric_names)
             frame = pl.from_arrow(run_table)
             parts = {key[0]: part for key, part in frame.partition_by("run", as_dict=True).items()}
             empty = frame.clear()
@@ -326,10 +370,14 @@ def _rows(run_name: str, result: Result) -> pa.Table:
 
 
 def read_qrels(spark: SparkSession, path: str) -> DataFrame:
-    """A qrels file as a Spark DataFrame (``query_id, doc_id, relevance``): Parquet (by its ``.parquet``
-    suffix, or a directory of Parquet files) with the columns :func:`evaluate` takes, or TREC text
-    ``qid iter docno label`` (plain or compressed, as Spark reads text), fields split on whitespace."""
-    return _read(spark, path, ("query_id", "doc_id", "relevance"), {0: "query_id", 2: "doc_id", 3: "relevance"}, 4, "long")
+    """A qrels file as a Spark DataFrame (``query_id, iteration, doc_id, relevance``): Parquet (by its
+    ``.parquet`` suffix, or a directory of Parquet files) with the columns :func:`evaluate` takes, or
+    TREC text ``qid iter docno label`` (plain or compressed, as Spark reads text), fields split on
+    whitespace. The second field is kept as ir_measures keeps it, ``iteration`` (a string): qrels with
+    subtopics hold the subtopic there, which a plugin's reader (irspec-diversity's) reads; ordinary
+    metrics ignore it, as every TREC reader of irspec does."""
+    fields = {0: "query_id", 1: "iteration", 2: "doc_id", 3: "relevance"}
+    return _read(spark, path, ("query_id", "doc_id", "relevance"), fields, 4, "long")
 
 
 def read_run(spark: SparkSession, path: str, name: str | None = None) -> DataFrame:

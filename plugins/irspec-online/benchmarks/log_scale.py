@@ -3,6 +3,7 @@
     python plugins/irspec-online/benchmarks/log_scale.py 2000000 /tmp/logs      # generate, then measure
     python plugins/irspec-online/benchmarks/log_scale.py 20000000 /tmp/logs20 --forms parquet --modes stream
     python plugins/irspec-online/benchmarks/log_scale.py 2000000 /tmp/logs --spark
+    python plugins/irspec-online/benchmarks/log_scale.py 8000000 /tmp/ab8 --ab     # an A/B test, users as the unit
 
 Writes ``log.jsonl`` and/or ``log.parquet`` (about 10 query issues per session, sessions scattered over
 the whole file, 0-5 results, some clicks) once, a million records at a time, then evaluates every metric
@@ -10,6 +11,12 @@ in a fresh process per form and mode and prints its wall time and peak RSS (``ru
 ``memory`` is the in-memory evaluation (a row per query issue, ``evaluate_input(log, specs)``, the
 budget lifted), ``stream`` the streamed one (``per_query=False``). Not a test: the figures go in the
 plugin's README.
+
+``--ab`` writes ``log-ab.parquet`` instead: sessions of 2 query issues on average, user ``u<k>`` owning
+sessions 2k and 2k + 1 (so about N/4 users, most with two sessions far apart in the file), users of even
+k in arm ``control`` and odd k in ``treatment``; and measures the streamed A/B test with users as the unit
+(``ab: {baseline: control, unit: user}``, the session metrics). ``--python`` runs the measured process with
+another interpreter (a virtualenv of another irspec: the figures before a change).
 """
 
 from __future__ import annotations
@@ -23,10 +30,12 @@ import sys
 import time
 
 SPECS = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer QueriesPer(hour)"
+AB_SPECS = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"  # an A/B test takes no time unit's metric
+AB = {"baseline": "control", "unit": "user"}
 CHUNK = 1_000_000
 
 
-def generate(n: int, folder: str, forms: list[str]) -> None:
+def generate(n: int, folder: str, forms: list[str], ab: bool = False) -> None:
     import numpy as np
     import polars as pl
     import pyarrow.parquet as pq
@@ -34,13 +43,15 @@ def generate(n: int, folder: str, forms: list[str]) -> None:
     rng = np.random.default_rng(1)
     writer = None
     jsonl = open(os.path.join(folder, "log.jsonl"), "w", encoding="utf-8") if "jsonl" in forms else None  # noqa: SIM115
+    stem = "log-ab" if ab else "log"
     try:
         for start in range(0, n, CHUNK):
             m = min(n, start + CHUNK) - start
             i = pl.Series("i", np.arange(start, start + m))
+            session = pl.Series(rng.integers(0, max(1, n // (2 if ab else 10)), m))
             frame = pl.DataFrame({
-                "session": pl.Series(rng.integers(0, max(1, n // 10), m)).cast(pl.String).map_elements(lambda s: f"sess-{s}", return_dtype=pl.String),
-                "query": (i % 5000).cast(pl.String).map_elements(lambda q: f"query text {q}", return_dtype=pl.String),
+                "session": "sess-" + session.cast(pl.String),
+                "query": "query text " + (i % 5000).cast(pl.String),
                 "timestamp": 1_714_521_600.0 + rng.integers(0, 30 * 86400, m).astype(np.float64),
                 "size": rng.integers(0, 6, m),
                 "i": i,
@@ -52,9 +63,15 @@ def generate(n: int, folder: str, forms: list[str]) -> None:
                                                dwell=(pl.col("i") % 90).cast(pl.Float64))))
                 .otherwise(pl.lit([], pl.List(pl.Struct({"doc": pl.String, "rank": pl.Int64, "dwell": pl.Float64})))),
             ).drop("size", "i")  # fmt: skip
+            if ab:
+                user = session // 2
+                frame = frame.with_columns(
+                    user="u" + user.cast(pl.String),
+                    arm=pl.when(user % 2 == 0).then(pl.lit("control")).otherwise(pl.lit("treatment")),
+                )
             table = frame.to_arrow()
             if "parquet" in forms:
-                writer = writer or pq.ParquetWriter(os.path.join(folder, "log.parquet"), table.schema)
+                writer = writer or pq.ParquetWriter(os.path.join(folder, f"{stem}.parquet"), table.schema)
                 writer.write_table(table, row_group_size=100_000)
             if jsonl is not None:
                 jsonl.writelines(json.dumps(r) + "\n" for r in frame.iter_rows(named=True))
@@ -69,7 +86,14 @@ def child(source: str, spark: bool, mode: str) -> None:
     import irspec
 
     start = time.perf_counter()
-    if spark:
+    extra = {}
+    if mode == "ab":
+        res = irspec.evaluate_input(source, AB_SPECS, options={"ab": AB}, per_query=False)
+        values = res.aggregate()
+        ratio = next(t for t in res.tables if t.title.startswith("Sample ratio"))
+        extra["users"] = {arm: units for arm, units, *_ in ratio.rows}
+        extra["p"] = {row[0]: row[-1] for t in res.tables if t.title.startswith("A/B") for row in t.rows}
+    elif spark:
         from pyspark.sql import SparkSession
 
         from irspec_online import spark as online_spark
@@ -86,9 +110,12 @@ def child(source: str, spark: bool, mode: str) -> None:
     else:
         values = irspec.evaluate_input(source, SPECS, options={"memory": 1 << 50}).aggregate()
     took = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    peak = usage.ru_maxrss / 1024
+    # the process's CPU time as well: on a shared machine the wall time says as much about the others' load
     print(json.dumps({"source": os.path.basename(source), "mode": "spark" if spark else mode, "seconds": round(took, 1),
-                      "peak_rss_mib": round(peak), "values": values}), flush=True)  # fmt: skip
+                      "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_mib": round(peak),
+                      "values": values, **extra}), flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -98,13 +125,22 @@ def main() -> None:
     parser.add_argument("--spark", action="store_true", help="also evaluate the Parquet log on Spark local[2]")
     parser.add_argument("--forms", default="jsonl,parquet", help="the forms to write and measure (default jsonl,parquet)")
     parser.add_argument("--modes", default="memory,stream", help="in-memory and/or streamed evaluation (default both)")
+    parser.add_argument("--ab", action="store_true", help="an A/B test with users as the unit, streamed, on log-ab.parquet")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter of the measured process")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--mode", default="stream", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args.child, args.spark, args.mode)
-    forms = args.forms.split(",")
     os.makedirs(args.folder, exist_ok=True)
+    if args.ab:
+        path = os.path.join(args.folder, "log-ab.parquet")
+        if not os.path.exists(path):
+            generate(args.n, args.folder, ["parquet"], ab=True)
+        print(f"log-ab.parquet: {os.path.getsize(path) / 2**20:.0f} MiB", flush=True)
+        subprocess.run([args.python, __file__, str(args.n), args.folder, "--child", path, "--mode", "ab"], check=True)
+        return
+    forms = args.forms.split(",")
     missing = [f for f in forms if not os.path.exists(os.path.join(args.folder, f"log.{f}"))]
     if missing:
         generate(args.n, args.folder, missing)
@@ -112,7 +148,7 @@ def main() -> None:
         path = os.path.join(args.folder, f"log.{form}")
         print(f"log.{form}: {os.path.getsize(path) / 2**20:.0f} MiB", flush=True)
         for mode in args.modes.split(","):
-            subprocess.run([sys.executable, __file__, str(args.n), args.folder, "--child", path, "--mode", mode], check=True)
+            subprocess.run([args.python, __file__, str(args.n), args.folder, "--child", path, "--mode", mode], check=True)
     if args.spark:
         parquet = os.path.join(args.folder, "log.parquet")
         subprocess.run([sys.executable, __file__, str(args.n), args.folder, "--child", parquet, "--spark"], check=True)

@@ -16,10 +16,14 @@ rows) reads the log with :func:`irspec_online.log.read_log` ``(per_query=False)`
    on it (:mod:`irspec_online.kernels`) and adds each metric's sum of values and count of values, and,
    for an A/B test, the arms' exact moments (:class:`irspec_online.ab.Moments`).
 
+With users as the unit of an A/B test, a user's sessions may sit in different partitions: each
+partition's sums per user and arm (:func:`irspec_online.ab.partial_sums`) are held up to a chunk, then
+spread over as many temporary files again by a hash of the user; read back one partition at a time,
+each holds every partial sum of its users, whose whole sums give the arms' moments.
+
 A log that fits in one chunk is evaluated at once, without temporary files. Memory is the chunk, one
-partition (about a ``partitions``-th of the log's summaries) and the counts per distinct query text,
-never the records nor a row per query issue. An A/B test with users as the unit also keeps each user's
-sums (a user's sessions may sit in different partitions).
+partition (about a ``partitions``-th of the log's summaries, or of its users' sums) and the counts per
+distinct query text, never the records, a row per query issue nor a row per user.
 
 **Exactness.** A mean is the sum of a metric's values divided by their number. The in-memory
 :meth:`irspec.engine.Result.aggregate` adds the values left to right in the rows' sorted order; every
@@ -109,7 +113,6 @@ class LogStream:
         if self.design is not None:
             check_metrics(metrics)
         keys = _groupings(metrics, group_seconds)
-        totals = _Totals(metrics, self.design, self.source)
         queries, hours = QueryCounts(), HourCounts()
         with spill_directory() as directory:
             count = max(self.partitions, -(-(self.rows or 0) // PARTITION_ROWS))
@@ -118,6 +121,11 @@ class LogStream:
             head = list(itertools.islice(chunks, 2))  # a second chunk or none: spread, or not
             if not head:
                 raise InputError("the log has no records", self.source)
+            # with users as the unit, a user's sessions may sit in several partitions: their sums are
+            # spread by user (the partial sums' "unit" column) over as many partitions again
+            by_user = self.design is not None and self.design.unit == "user" and len(head) > 1
+            users = Partitions(directory, count, "unit") if by_user else None
+            totals = _Totals(metrics, self.design, self.source, users, self.chunk_rows)
             if len(head) == 1:  # the whole log is one chunk: no temporary files
                 for group in keys.values():
                     totals.add(self._part(head[0]), group)
@@ -129,8 +137,8 @@ class LogStream:
                 for key, group in keys.items():
                     for part in spread[key]:
                         totals.add(self._part(part.drop(key) if key != "session" else part), group)
+            ab_tables, ab_warnings = totals.ab_test()  # reads the users' partitions
         tables = (*_top(queries), hours.table())
-        ab_tables, ab_warnings = totals.ab_test()
         return totals.means(), (*tables, *ab_tables), ab_warnings
 
     def _summaries(self, queries: Any, hours: Any) -> Iterator[pl.DataFrame]:
@@ -222,16 +230,22 @@ def _top(queries: Any) -> tuple[InputTable, ...]:
 
 class _Totals:
     """What the pass adds up: each metric's exact sum of values and count of values, and an A/B test's
-    arm moments (or, with users as the unit, each user's sums)."""
+    arm moments. With users as the unit, the partial sums of each part of the log (one row per user and
+    arm) are held up to ``chunk_rows`` rows, then spread over ``users`` (:class:`irspec.stream.Partitions`
+    by user), whose partitions, each holding every partial sum of its users, give the moments one at a
+    time; without ``users`` (a log of one chunk) they are held."""
 
-    def __init__(self, metrics: Sequence[Any], design: Any, where: str) -> None:
+    def __init__(self, metrics: Sequence[Any], design: Any, where: str, users: Any = None, chunk_rows: int = CHUNK_ROWS) -> None:
         self.metrics = list(metrics)
         self.design = design
         self.where = where
+        self.users = users
+        self.chunk_rows = chunk_rows
         self.sums: list[Any] = [0] * len(self.metrics)
         self.counts = [0] * len(self.metrics)
         self.moments: dict[str, list[Any]] = {}
         self.user_sums: list[pl.DataFrame] = []
+        self.held = 0
 
     def add(self, log: Any, group: list[int]) -> None:
         """Add the metrics of ``group`` (positions) over a part of the log holding whole groups."""
@@ -248,13 +262,28 @@ class _Totals:
             self._add_ab(log, values)
 
     def _add_ab(self, log: Any, values: np.ndarray) -> None:
-        from irspec_online.ab import add_moments, arm_moments, combine, partial_sums
+        from irspec_online.ab import partial_sums
 
         partial = partial_sums(log, self.metrics, values, self.design)
         if self.design.unit == "user":  # a user's sessions may be in several partitions
             self.user_sums.append(partial)
+            self.held += partial.height
+            if self.users is not None and self.held >= self.chunk_rows:
+                self._spread_users()
         else:  # sessions and query issues are whole in a partition
-            self.moments = add_moments(self.moments, arm_moments(combine([partial], self.where), len(self.metrics)))
+            self._add_moments([partial])
+
+    def _spread_users(self) -> None:
+        """The held partial sums of users written to their partitions, and let go."""
+        if self.user_sums:
+            self.users.add(pl.concat(self.user_sums))
+        self.user_sums, self.held = [], 0
+
+    def _add_moments(self, parts: list[pl.DataFrame]) -> None:
+        """Add the arms' moments of units whose every partial sum is in ``parts``."""
+        from irspec_online.ab import add_moments, arm_moments, combine
+
+        self.moments = add_moments(self.moments, arm_moments(combine(parts, self.where), len(self.metrics)))
 
     def means(self) -> dict[str, float]:
         """Each metric's mean, as :meth:`irspec.engine.Result.aggregate` gives it (0.0 with no value)."""
@@ -268,11 +297,14 @@ class _Totals:
     def ab_test(self) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
         if self.design is None:
             return (), ()
-        from irspec_online.ab import analyse, arm_moments, combine
+        from irspec_online.ab import analyse
 
-        moments = self.moments
-        if self.design.unit == "user":
-            moments = arm_moments(combine(self.user_sums, self.where), len(self.metrics))
-        test = analyse(moments, self.metrics, self.design)
+        if self.design.unit == "user" and self.users is None:
+            self._add_moments(self.user_sums)
+        elif self.design.unit == "user":
+            self._spread_users()
+            for part in self.users:  # every partial sum of a user is in its partition
+                self._add_moments([part])
+        test = analyse(self.moments, self.metrics, self.design)
         return test.tables(), test.warnings
 

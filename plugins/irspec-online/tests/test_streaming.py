@@ -74,6 +74,42 @@ def test_a_streamed_ab_test_is_the_in_memory_one(tmp_path, unit):
     assert warnings == tuple(whole.warnings)
 
 
+@pytest.mark.parametrize(("chunk_rows", "partitions"), [(9, 3), (40, 5), (10_000, 4)])
+def test_users_sums_stream_through_partitions_by_user(monkeypatch, chunk_rows, partitions):
+    """Users as the unit: the users' sums are spread over partitions by user (no more than a chunk of them
+    held at a time), not kept for the end, and the test is the in-memory one to the bit. The records
+    come shuffled, so a user's sessions sit in several batches, chunks and session partitions; 10,000
+    rows is the one-chunk path, without temporary files."""
+    import random
+
+    from irspec.stream import Partitions
+
+    records = random_ab_log(48, users=70, arms=("control", "a", "b"))
+    random.Random(48).shuffle(records)
+    spread: list[tuple[str, int]] = []
+    add = Partitions.add
+
+    def watched(self, frame):  # the real Partitions, watched: what is spread, and how much at a time
+        spread.append((self.key, frame.height))
+        add(self, frame)
+
+    monkeypatch.setattr(Partitions, "add", watched)
+    design = {"baseline": "control", "unit": "user"}
+    specs = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"
+    whole = irspec.evaluate_input(records, specs, options={"ab": design})
+    means, tables, warnings = streamed(records, specs, chunk_rows=chunk_rows, partitions=partitions, ab=design)
+    assert means == whole.aggregate()
+    assert [t.as_dict() for t in tables] == [t.as_dict() for t in whole.tables]  # the comparisons' floats: ==
+    assert warnings == tuple(whole.warnings)
+    by_user = [rows for key, rows in spread if key == "unit"]
+    if chunk_rows > len(records):
+        assert spread == []
+        return
+    # every user's sums go to disk, a row per user and session partition (70 users, 1-3 sessions each),
+    # spread as the pass goes (a chunk's worth at a time), not held to the end
+    assert sum(by_user) >= 70 and len(by_user) >= 2
+
+
 def test_the_temporary_files_are_removed_on_success_and_on_error(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     records = random_log(45)
