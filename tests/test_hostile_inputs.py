@@ -144,6 +144,15 @@ def test_fifty_megabytes_of_nul_bytes_make_a_short_message_and_a_small_peak(tmp_
         assert peak < PEAK_MAX
 
 
+def test_garbage_at_the_start_of_a_large_file_is_refused_before_the_file_is_mapped(tmp_path, qrels):
+    garbage = tmp_path / "garbage.qrels"
+    with open(garbage, "wb") as f:
+        f.truncate(1 << 30)  # 1 GiB of NUL bytes, sparse: no disk used
+    rc, err, peak = _irspec_capped(tmp_path, ["eval", str(garbage), str(qrels)])
+    _one_line_error(rc, err, str(garbage), 1)
+    assert peak < PEAK_MAX
+
+
 def test_a_gzip_bomb_is_refused_a_piece_at_a_time(tmp_path, qrels):
     bomb = tmp_path / "bomb.run.gz"
     with gzip.open(bomb, "wb", compresslevel=1) as f:  # 64 MiB of text in about 300 kB
