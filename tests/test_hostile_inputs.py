@@ -45,12 +45,13 @@ resource.setrlimit(resource.RLIMIT_AS, ({AS_CAP}, {AS_CAP}))
 resource.setrlimit(resource.RLIMIT_FSIZE, ({FSIZE_CAP}, {FSIZE_CAP}))
 from irspec.cli import main
 rc = main(sys.argv[2:])
-with open(sys.argv[1], "w") as f:
-    f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+with open("/proc/self/status") as status, open(sys.argv[1], "w") as f:
+    f.write(str(int(next(line for line in status if line.startswith("VmHWM:")).split()[1]) * 1024))
 sys.exit(rc)
 """
 """``irspec ARGS`` under the caps (set first thing: no preexec_fn, unsafe beside the test's threads),
-writing its peak resident bytes to the file ``sys.argv[1]``."""
+writing its peak resident bytes to the file ``sys.argv[1]``: VmHWM, this image's own high-water mark
+(ru_maxrss also counts the forking parent's resident memory, kept across exec)."""
 
 
 def _irspec_capped(tmp_path: Path, args: list[str], stdin=subprocess.DEVNULL, pass_fd: int | None = None) -> tuple[int, str, int]:
