@@ -28,7 +28,7 @@ import numpy as np
 from irspec import design, report, stats
 from irspec.comparisons import Comparisons, metrics_to_compare, named_results, common_matrix
 from irspec.engine import Result, aggregate_values
-from irspec.errors import EvaluationError, suggest
+from irspec.errors import EvaluationError, quote, suggest
 from irspec.frames import check_backend, make_frame
 from irspec.report import power as power_report
 from irspec.resampling import quantise
@@ -171,12 +171,17 @@ class PowerAnalysis:
     def curves(self, *, points: int = 60) -> list[PowerCurve]:
         """The power curves for ``delta`` (none without one): per comparison and per metric's ANOVA,
         the power at about ``points`` topic counts from 2 to past the larger of twice the topics at
-        hand and the topics delta needs (at most 10,000)."""
+        hand and the topics delta needs (at most 10,000); ``points`` an integer >= 2, and more points than
+        topic counts in that range give every count (10**9 points are not drawn: the grid is the same)."""
+        if isinstance(points, bool) or not isinstance(points, numbers.Integral) or points < 2:
+            raise EvaluationError(f"points must be an integer >= 2, not {quote(points)}")
         if self.delta is None:
             return []
         wanted = [r.topics_needed or 0 for r in (*self.pairs, *self.anova)] + [2 * r.n for r in (*self.pairs, *self.anova)]
         top = min(10_000, max(10, math.ceil(1.15 * max(wanted))))
-        grid = tuple(sorted({int(round(x)) for x in np.linspace(design.MIN_TOPICS, top, points)}))
+        # one point per topic count at most: spaced under 1 apart, they round to every count already
+        count = min(int(points), top - design.MIN_TOPICS + 1)
+        grid = tuple(sorted({int(round(x)) for x in np.linspace(design.MIN_TOPICS, top, count)}))
         out = []
         for p in self.pairs:
             values = tuple(design.t_power(self.delta, p.sd_difference, n, alpha=self.alpha) for n in grid)

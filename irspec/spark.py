@@ -76,11 +76,16 @@ from irspec.engine import (
     read_judgments,
     reads_qrels,
 )
-from irspec.errors import EvaluationError, InputError, IrspecError
+from irspec.errors import EvaluationError, InputError, IrspecError, quote
 from irspec.plugins import get_registry
 from irspec.definitions import Metric
 
-__all__ = ["evaluate", "aggregate", "results", "session", "read_qrels", "read_run", "OUTPUT_SCHEMA"]
+__all__ = ["evaluate", "aggregate", "results", "session", "read_qrels", "read_run", "OUTPUT_SCHEMA", "MAX_PARTITIONS"]
+
+MAX_PARTITIONS = 2**63 - 1
+"""The most query buckets (``partitions``): a query's bucket is its xxhash64 modulo ``partitions``, a
+Java long in Spark (2**63 failed in py4j's ``lit``); past the number of queries every count is the same
+(each query its own bucket)."""
 
 OUTPUT_SCHEMA = T.StructType(
     [
@@ -173,8 +178,10 @@ def evaluate(
     except RuntimeError as e:
         raise _task_error(e) from None
     n = partitions if partitions is not None else int(q.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise EvaluationError(f"partitions must be a positive integer, got {partitions!r}")
+    # at most a Java long (MAX_PARTITIONS): a larger literal failed in py4j
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PARTITIONS:
+        raise EvaluationError(f"partitions must be a positive integer <= {MAX_PARTITIONS:,}, got {quote(partitions)}")
+
     def bucket(column: str) -> Any:
         # both query columns hold strings, so a query's qrels and run rows hash alike
         return F.pmod(F.xxhash64(column), F.lit(n)).alias("bucket")

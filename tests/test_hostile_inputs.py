@@ -45,12 +45,13 @@ resource.setrlimit(resource.RLIMIT_AS, ({AS_CAP}, {AS_CAP}))
 resource.setrlimit(resource.RLIMIT_FSIZE, ({FSIZE_CAP}, {FSIZE_CAP}))
 from irspec.cli import main
 rc = main(sys.argv[2:])
-with open(sys.argv[1], "w") as f:
-    f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+with open("/proc/self/status") as status, open(sys.argv[1], "w") as f:
+    f.write(str(int(next(line for line in status if line.startswith("VmHWM:")).split()[1]) * 1024))
 sys.exit(rc)
 """
 """``irspec ARGS`` under the caps (set first thing: no preexec_fn, unsafe beside the test's threads),
-writing its peak resident bytes to the file ``sys.argv[1]``."""
+writing its peak resident bytes to the file ``sys.argv[1]``: VmHWM, this image's own high-water mark
+(ru_maxrss also counts the forking parent's resident memory, kept across exec)."""
 
 
 def _irspec_capped(tmp_path: Path, args: list[str], stdin=subprocess.DEVNULL, pass_fd: int | None = None) -> tuple[int, str, int]:
@@ -142,6 +143,15 @@ def test_fifty_megabytes_of_nul_bytes_make_a_short_message_and_a_small_peak(tmp_
         rc, err, peak = _irspec_capped(tmp_path, args)
         _one_line_error(rc, err, str(garbage), 1)
         assert peak < PEAK_MAX
+
+
+def test_garbage_at_the_start_of_a_large_file_is_refused_before_the_file_is_mapped(tmp_path, qrels):
+    garbage = tmp_path / "garbage.qrels"
+    with open(garbage, "wb") as f:
+        f.truncate(1 << 30)  # 1 GiB of NUL bytes, sparse: no disk used
+    rc, err, peak = _irspec_capped(tmp_path, ["eval", str(garbage), str(qrels)])
+    _one_line_error(rc, err, str(garbage), 1)
+    assert peak < PEAK_MAX
 
 
 def test_a_gzip_bomb_is_refused_a_piece_at_a_time(tmp_path, qrels):

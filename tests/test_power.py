@@ -167,6 +167,18 @@ def test_curves_read_the_design(demo_results):
     assert c.power == pytest.approx([TT.power(0.05 / sd, n, 0.05) for n in c.topics], rel=1e-9)
 
 
+def test_curves_with_absurd_points(demo_results):
+    # 10**9 points were drawn by np.linspace (8 GB) to be rounded to at most 10,000 topic counts
+    found = irspec.power(demo_results, delta=0.05, baseline="bm25")
+    top = found.curves(points=30)[0].topics[-1]
+    every = list(range(2, top + 1))  # more points than counts: every count from 2 to the top
+    for points in (top - 1, 10**9, int("9" * 400)):
+        assert [list(c.topics) for c in found.curves(points=points)] == [every] * 6
+    for points in (1, 0, -5, 2.5, True):
+        with pytest.raises(EvaluationError, match="points must be an integer >= 2"):
+            found.curves(points=points)
+
+
 def test_power_plot(demo_results):
     from irspec import plots
 

@@ -234,6 +234,17 @@ def test_bad_metrics_and_options_fail_before_any_task(spark):
         irs.evaluate(qrels, run, "AP", depth=-1)
     with pytest.raises(EvaluationError, match="partitions must be a positive integer"):
         irs.evaluate(qrels, run, "AP", partitions=0)
+    for huge in (2**63, int("9" * 400)):  # the bucket is xxhash64 mod partitions, a Java long (issue 21)
+        with pytest.raises(EvaluationError, match=r"partitions must be a positive integer <= 9,223,372,036,854,775,807, got \d+") as info:
+            irs.evaluate(qrels, run, "AP", partitions=huge)
+        assert len(str(info.value)) < 200
+
+
+def test_the_plan_schema_bounds_partitions_as_spark_does():
+    from irspec.plan import schema
+
+    spark_schema = schema()["properties"]["engine"]["properties"]["spark"]["properties"]["partitions"]
+    assert spark_schema["maximum"] == irs.MAX_PARTITIONS == 2**63 - 1
 
 
 def test_aggregate_needs_a_run_name_when_the_frame_holds_several(spark):

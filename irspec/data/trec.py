@@ -151,6 +151,11 @@ def _read_file(path: str, name: str) -> _Raw:
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
         if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+            head = f.read(MAX_LINE + 1)
+            if head[:2] != GZIP_MAGIC:
+                # binary garbage is told from its first MiB, before the file is mapped: MAP_POPULATE reads
+                # every page (a 1 GB file of NUL bytes made a 1.1 GB peak)
+                check_lines(head, name)
             try:
                 # MAP_POPULATE (Linux) maps every page in one call: the checks read them all anyway, and
                 # one call is much cheaper than a page fault per 4 KiB.

@@ -138,9 +138,12 @@ def explain(err: Any, problems: Problems) -> None:
         problems.add(path, f"{path[-1]} {show(instance, kind=False)} is not available with this format")
     elif kind in ("minItems", "minLength") and err.validator_value == 1:
         problems.add(path, "must not be empty")
-    else:  # jsonschema's own words, the value in them cut as show() cuts it (400 digits, a long string)
-        shown = show(instance, kind=False) if isinstance(instance, (int, float, str)) else shorten(repr(instance), SHOWN)
-        problems.add(path, err.message.replace(repr(instance), shown, 1))
+    else:  # jsonschema's own words, a long value in them cut as show() cuts it (400 digits, a long string)
+        message = err.message
+        if len(repr(instance)) > SHOWN:
+            shown = show(instance, kind=False) if isinstance(instance, (int, float, str)) else kind_of(instance)
+            message = message.replace(repr(instance), shown, 1)
+        problems.add(path, message)
 
 
 def show(value: Any, *, kind: bool = True) -> str:

@@ -47,6 +47,7 @@ import numpy as np
 import polars as pl
 
 from irspec import EvaluationError, InputError, InputTable
+from irspec.errors import quote
 
 __all__ = ["ABComparison", "ABTest", "Design", "Moments", "SampleRatio", "add_moments", "analyse", "arm_moments", "combine",
            "partial_sums"]
@@ -55,6 +56,14 @@ UNITS = ("user", "session", "query")
 CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
 FAMILIES = ("all", "per-metric")
 KEYS = ("baseline", "unit", "arm", "user", "split", "confidence", "correction", "family", "srm_alpha")
+
+
+def _as_float(value: numbers.Real) -> float:
+    """``value`` as a float, inf for an integer past a float's range (float() of 400 digits raises)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 @dataclass(frozen=True)
@@ -94,8 +103,8 @@ class Design:
             if not isinstance(self.split, Mapping) or len(self.split) < 2:
                 raise EvaluationError(f"ab.split must map two or more arms to their weights, not {self.split!r}")
             for arm, w in self.split.items():
-                if isinstance(w, bool) or not isinstance(w, numbers.Real) or not w > 0 or not math.isfinite(w):
-                    raise EvaluationError(f"ab.split: the weight of arm {arm!r} must be a positive number, not {w!r}")
+                if isinstance(w, bool) or not isinstance(w, numbers.Real) or not 0 < _as_float(w) < math.inf:
+                    raise EvaluationError(f"ab.split: the weight of arm {quote(arm)} must be a positive number, not {quote(w)}")
             object.__setattr__(self, "split", {str(a): float(w) for a, w in self.split.items()})
 
     @classmethod

@@ -351,3 +351,11 @@ def test_degenerate_metrics_are_defined_and_reach_json(tmp_path):
     row = next(t for t in doc["runs"][0]["tables"] if t["title"].startswith("A/B"))["rows"][0]
     assert row[0] == "ZRR" and row[6] is None
     assert "ZRR         0.0000      0.0000       0.0000   0.0000     0.0000         -" in format_results([res], "table")
+
+
+@pytest.mark.parametrize("weight", [10**400, float("nan"), float("inf"), 0, -1], ids=["400 digits", "nan", "inf", "0", "-1"])
+def test_a_split_weight_past_a_float_or_not_positive_is_a_clear_error(weight):
+    # an integer of 400 digits made math.isfinite raise OverflowError (issue 21)
+    with pytest.raises(irspec.EvaluationError, match=r"ab.split: the weight of arm 'a' must be a positive number, not ") as info:
+        Design("a", split={"a": weight, "b": 1})
+    assert len(str(info.value)) < 200
