@@ -91,9 +91,11 @@ class QrelsIndex:
         # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
         # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
         self.keys_unique = all_distinct(keys)
-        self.key_frame = pl.DataFrame({"key": keys, "qrow": np.arange(len(keys), dtype=np.int64)})
+        # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
+        self.key_order = np.argsort(keys, kind="stable")
+        self.sorted_keys = keys[self.key_order]
         # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
-        # 4 MiB table tells most of them so before the join (which then sees a few percent of the rows).
+        # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
         self.key_filter = np.zeros(1 << _FILTER_BITS, dtype=bool)
         self.key_filter[keys >> np.uint64(64 - _FILTER_BITS)] = True
         order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
@@ -971,13 +973,15 @@ def _labels(
     if index.keys_unique:
         if keys is None:
             keys = pair_keys(frame)
-        # The rows the filter cannot rule out, then an inner join of those: the matches (a few percent
-        # of a run's rows) with their row numbers.
+        # The rows the filter cannot rule out (a few percent of a run's rows), searched among the sorted
+        # qrels keys: the matches with their row numbers. A search, not a join: a join's fixed cost is
+        # most of a small run's evaluation, and the qrels keys are distinct here.
         maybe = np.flatnonzero(index.key_filter[keys >> np.uint64(64 - _FILTER_BITS)])
-        candidates = pl.DataFrame({"key": keys[maybe], "row": maybe})
-        hits = index.key_frame.join(candidates, on="key", how="inner")
-        row = hits.get_column("row").to_numpy()
-        qrow = hits.get_column("qrow").to_numpy()
+        wanted = keys[maybe]
+        at = np.minimum(np.searchsorted(index.sorted_keys, wanted), max(len(index.sorted_keys) - 1, 0))
+        found = index.sorted_keys[at] == wanted if len(index.sorted_keys) else np.zeros(len(wanted), dtype=bool)
+        row = maybe[found]
+        qrow = index.key_order[at[found]]
         # Check every hashed match: exactness must not rest on a hash. The query codes come from the
         # strings themselves, so equal codes are equal query ids; the docnos are compared as strings.
         codes, lengths = blocks
