@@ -48,6 +48,7 @@ Importing this module loads neither pytrec_eval nor numpy: irspec's engine is lo
 from __future__ import annotations
 
 import collections
+import functools
 import operator
 import re
 import warnings
@@ -242,7 +243,7 @@ class RelevanceEvaluator:
         if relevance_level < 1:
             raise TypeError("Argument relevance_level should be positive.")
         from irspec.data import read_qrels
-        from irspec.engine import GMEAN_FLOOR, index_qrels
+        from irspec.engine import GMEAN_FLOOR
 
         keys = _keys(requested)
         self._names = [k.trec_name for k in keys]
@@ -254,12 +255,17 @@ class RelevanceEvaluator:
         self._logs = [i for i, k in enumerate(keys) if k.log]
         self._floor = GMEAN_FLOOR
         qrels = read_qrels(query_relevance)
-        self._judged = frozenset(index_qrels(qrels).query_ids)
-        options = {"relevance_level": relevance_level, "judged_only": judged_only}
-        self._evaluate = _make_evaluator(qrels, self._metrics, **options) if self._metrics else None
-        # Queries whose ranking is empty are evaluated with every ranking cut to nothing (trec_eval's -M 0):
-        # a run without documents for a query has no rows to read it from.
-        self._evaluate_empty = _make_evaluator(qrels, self._metrics, depth=0, **options) if self._metrics else None
+        self._judged = frozenset(qrels.query_ids)
+        self._qrels = qrels
+        self._options = {"relevance_level": relevance_level, "judged_only": judged_only}
+        self._evaluate = _make_evaluator(qrels, self._metrics, **self._options) if self._metrics else None
+
+    @functools.cached_property
+    def _evaluate_empty(self) -> Callable[[Any], Any]:
+        """Queries whose ranking is empty, evaluated with every ranking cut to nothing (trec_eval's -M 0):
+        a run without documents for a query has no rows to read it from. Made on first need, since most
+        runs have none (an evaluator indexes the qrels)."""
+        return _make_evaluator(self._qrels, self._metrics, depth=0, **self._options)
 
     def __repr__(self) -> str:
         shown = ", ".join(self._names[:6]) + (f", ... ({len(self._names)} keys)" if len(self._names) > 6 else "")
