@@ -13,6 +13,7 @@ every epoch, or of a search over many runs.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -84,7 +85,7 @@ class Evaluator:
         for several (a mapping of names to runs or systems, a list)."""
         if several_runs(run, self.columns) is not None or systems.systems_of(run) is not None:
             return systems.evaluate(
-                self.judgments, run, self.metrics, **self._keywords(), columns=self.columns, memory=self.memory
+                self.judgments, run, self.metrics, **dataclasses.asdict(self.options), columns=self.columns, memory=self.memory
             )
         name, source, runid, parts = engine.evaluate_parts(
             self._index, run, list(self.metrics), self.options, self.memory, self.columns, self.judgments.inputs
@@ -149,14 +150,3 @@ class Evaluator:
         with self._lock:
             self._parts[result] = tuple(parts)
         return result
-
-    def _keywords(self) -> dict[str, Any]:
-        o = self.options
-        return {
-            "relevance_level": o.relevance_level,
-            "depth": o.depth,
-            "judged_only": o.judged_only,
-            "missing_queries": o.missing_queries,
-            "collection_size": o.collection_size,
-            "judged_warning": o.judged_warning,
-        }
