@@ -299,3 +299,24 @@ def test_stable_argsort_of_query_codes_matches_numpys_stable_sort(high):
     codes = np.random.default_rng(high % 1000).integers(0, high, 20_000, dtype=np.int64)
     np.testing.assert_array_equal(_stable_argsort(codes), np.argsort(codes, kind="stable"))
     assert len(_stable_argsort(codes[:0])) == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_query_codes_by_lookup_and_by_join_agree(monkeypatch, seed):
+    """build_context finds a run's query codes by dict lookups for up to _FEW_BLOCKS blocks and by a join
+    above: the two paths give the same results (a shuffled run has a block per row, so both are used)."""
+    from randomdata import random_case
+
+    qrels, run = random_case(seed)
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    rows = [rows[i] for i in np.random.default_rng(seed).permutation(len(rows))]  # queries scattered
+    frame = {"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows], "score": [r[2] for r in rows]}
+    import polars as pl
+
+    shuffled = pl.DataFrame(frame)
+    metrics = "AP, nDCG@10, P@5, bpref, NumRet, relstring@10"
+    by_lookup = irspec.evaluate(qrels, shuffled, metrics)
+    monkeypatch.setattr(irspec.engine, "_FEW_BLOCKS", 0)
+    by_join = irspec.evaluate(qrels, shuffled, metrics)
+    assert by_join.per_query() == by_lookup.per_query()
+    assert by_join.per_query() == irspec.evaluate(qrels, run, metrics).per_query()
