@@ -1045,8 +1045,7 @@ def _block_argsort(scores: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         return order.ravel()
     if width * nb <= 2 * n:
         # Row i of block b sits at b * width + (i - starts[b]) of the flattened matrix.
-        place = np.arange(n, dtype=np.int64)
-        place += np.repeat(np.arange(nb, dtype=np.int64) * width - starts, lengths)
+        place = segment_rows(np.arange(nb, dtype=np.int64) * width, lengths)
         padded = np.full(nb * width, np.inf)
         padded[place] = -scores
         order = np.argsort(padded.reshape(nb, width), axis=1)

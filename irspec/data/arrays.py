@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from irspec.context import segment_rows
 from irspec.data.objects import no_lines
 from irspec.errors import InputError, quote
 
@@ -63,8 +64,7 @@ class TopK:
         padding = np.iinfo(np.uint64).max
         matrix = np.full((n, k), padding, dtype=np.uint64)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        place = np.arange(len(keys), dtype=np.int64) + np.repeat(np.arange(n, dtype=np.int64) * k - starts, lengths)
-        matrix.ravel()[place] = keys
+        matrix.ravel()[segment_rows(np.arange(n, dtype=np.int64) * k, lengths)] = keys  # row r's keys in matrix row r
         matrix.sort(axis=1)
         suspect = ((matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != padding)).any(axis=1)
         if (keys == padding).any():  # a document whose hash is the padding's: its row is compared whole
