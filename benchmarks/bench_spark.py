@@ -1,4 +1,4 @@
-"""irspec.spark on a local Spark against the embedded engine, on a generated collection.
+"""irspec.evaluation.spark on a local Spark against the embedded engine, on a generated collection.
 
     python benchmarks/bench_spark.py [--keep DIR] [--queries 5000] [--docs 1000] [--master local[2]]
                                      [--partitions 2,8,32] [--metrics "nDCG@10, AP, P@10"] [--repeat 2]
@@ -8,8 +8,8 @@ documents = 5M run lines by default) and times:
 
 - embedded: ``irspec.evaluate`` on the two files in a fresh process (start-up, reading, evaluating);
 - Spark: the session's start, then for each bucket count, reading the TREC text with Spark
-  (``irspec.spark.read_run``) and the Parquet copy, evaluating and collecting the aggregates
-  (``irspec.spark.aggregate``).
+  (``irspec.evaluation.spark.read_run``) and the Parquet copy, evaluating and collecting the aggregates
+  (``irspec.evaluation.spark.aggregate``).
 
 Every Spark aggregate must equal the embedded one exactly (the script exits 1 if not). Wall times are
 the best of ``--repeat``; the overhead is Spark's time over the embedded path's.
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"embedded irspec.evaluate: {wall:.2f} s process ({inner:.2f} s import + read + evaluate)")
 
     warnings.simplefilter("ignore")
-    from irspec import spark as irs
+    from irspec.evaluation import spark as irs
 
     t = time.perf_counter()
     spark = irs.session(

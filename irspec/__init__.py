@@ -28,9 +28,9 @@ from irspec.errors import (
     SpecSyntaxError,
     UnknownMetricError,
 )
-from irspec.hookspecs import hookimpl
-from irspec.plugins import get_registry
-from irspec.registry import Alias, InputReader, InputTable, Metric, MetricDef, MetricGroup, Param
+from irspec.spec.hooks import hookimpl
+from irspec.spec.plugins import get_registry
+from irspec.spec.registry import Alias, InputReader, InputTable, Metric, MetricDef, MetricGroup, Param
 from irspec.version import __version__
 
 if TYPE_CHECKING:
@@ -112,19 +112,19 @@ def metrics() -> dict[str, MetricDef]:
 # is imported when one of its names is first used, so `import irspec` stays light. A new heavy entry
 # point is one line here (and one in __all__).
 _LAZY: dict[str, str] = {
-    "evaluate": "irspec.systems",  # results.evaluate, with systems of several runs
-    "Result": "irspec.results",
-    "ResultSet": "irspec.results",
-    "evaluate_many": "irspec.engine",
-    "Evaluator": "irspec.evaluator",
-    "evaluate_input": "irspec.results",
-    "compare": "irspec.comparisons",
-    "standardize": "irspec.zscores",
-    "by_group": "irspec.groups",
-    "with_groups": "irspec.groups",
-    "power": "irspec.power_analysis",
-    "PowerAnalysis": "irspec.power_analysis",
-    "agreement": "irspec.agreements",
+    "evaluate": "irspec.evaluation.systems",  # results.evaluate, with systems of several runs
+    "Result": "irspec.evaluation.results",
+    "ResultSet": "irspec.evaluation.results",
+    "evaluate_many": "irspec.evaluation.engine",
+    "Evaluator": "irspec.evaluation.evaluator",
+    "evaluate_input": "irspec.evaluation.results",
+    "compare": "irspec.experiment.compare",
+    "standardize": "irspec.experiment.standardize",
+    "by_group": "irspec.experiment.groups",
+    "with_groups": "irspec.experiment.groups",
+    "power": "irspec.experiment.power",
+    "PowerAnalysis": "irspec.experiment.power",
+    "agreement": "irspec.experiment.agreement",
     "load_plan": "irspec.plan.load",
     "run_plan": "irspec.plan.execute",
     "read_qrels": "irspec.data",
@@ -132,7 +132,7 @@ _LAZY: dict[str, str] = {
     "Qrels": "irspec.data",
     "Run": "irspec.data",
 }
-# Submodules reachable as attributes (`irspec.stats.paired`) without an import statement.
+# Submodules reachable as attributes (`irspec.stats.significance.paired`) without an import statement.
 _SUBMODULES = (
     "stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores",
     "groups", "systems", "design", "power_analysis",

@@ -18,10 +18,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from irspec import spec as ast
+from irspec.spec import syntax as ast
 from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
-from irspec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
-from irspec.registry import JUDGED_ONLY, GainMap
+from irspec.spec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
+from irspec.spec.registry import JUDGED_ONLY, GainMap
 from irspec.version import __version__
 
 __all__ = ["main"]
@@ -131,8 +131,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from irspec.datasets import parse_specs
-    from irspec.engine import distinct_names, evaluate_many, read_judgments
+    from irspec.data.datasets import parse_specs
+    from irspec.evaluation.engine import distinct_names, evaluate_many, read_judgments
     from irspec.progress import Progress
     from irspec.report import (
         BINARY_FORMATS,
@@ -144,8 +144,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     from irspec.report.formats import WITH_INTERVALS, default_intervals
     from irspec.report.text import terminal_width
-    from irspec.stream import open_run, parse_memory
-    from irspec.systems import combine
+    from irspec.data.stream import open_run, parse_memory
+    from irspec.evaluation.systems import combine
 
     if args.agreement:
         return _cmd_eval_agreement(args)
@@ -220,7 +220,7 @@ def _z_file(args: argparse.Namespace, results: list) -> list[tuple[str, str]]:
     """``--write-z FILE``: the evaluated runs' per-topic means and deviations, as ``(path, text)``."""
     if not args.write_z:
         return []
-    from irspec.zscores import z_table
+    from irspec.experiment.standardize import z_table
 
     return [(args.write_z, z_table(results).to_text())]
 
@@ -233,7 +233,7 @@ def _standardized(args: argparse.Namespace, results: list) -> list:
         raise EvaluationError("--z-cdf maps z-scores: give --standardize or -Z FILE too")
     if not (args.standardize or args.zscores):
         return results
-    from irspec.zscores import standardize
+    from irspec.experiment.standardize import standardize
 
     return standardize(results, args.zscores, cdf=args.z_cdf)
 
@@ -242,7 +242,7 @@ def _grouped(args: argparse.Namespace, results: list) -> list:
     """``--groups FILE``: each result with its per-group means and intervals beside it."""
     if not args.groups:
         return results
-    from irspec.groups import with_groups
+    from irspec.experiment.groups import with_groups
 
     return with_groups(results, args.groups)
 
@@ -250,7 +250,7 @@ def _grouped(args: argparse.Namespace, results: list) -> list:
 def _system_arg(text: str) -> tuple[str, list[str]]:
     """``--system NAME=PATHS``: the name and the run files (comma-separated paths or globs, which irspec
     expands, since a shell does not expand ``dense=runs/*.run``)."""
-    from irspec.systems import expand_runs
+    from irspec.evaluation.systems import expand_runs
 
     name, sep, paths = text.partition("=")
     if not sep or not name or not paths:
@@ -263,11 +263,11 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
     the runs by their content, in any order), compared pairwise (paired t-test, Holm), and the agreement."""
     from pathlib import Path
 
-    from irspec.agreements import COMBINED_FORMATS, agreement_of, combine
-    from irspec.comparison import Compare
+    from irspec.experiment.agreement import COMBINED_FORMATS, agreement_of, combine
+    from irspec.experiment.records import Compare
     from irspec.data import read_qrels, split_kinds
-    from irspec.datasets import parse_specs
-    from irspec.engine import distinct_names, evaluate_many
+    from irspec.data.datasets import parse_specs
+    from irspec.evaluation.engine import distinct_names, evaluate_many
     from irspec.report import format_results, write_atomic
 
     if args.format not in COMBINED_FORMATS:
@@ -312,7 +312,7 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> Any:
     """The evaluation options of ``irspec eval``'s flags."""
-    from irspec.engine import Options
+    from irspec.evaluation.engine import Options
 
     return Options(
         relevance_level=args.level,
@@ -325,7 +325,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _print_warnings(results: Sequence[object]) -> None:
-    from irspec.engine import collect_warnings
+    from irspec.evaluation.engine import collect_warnings
 
     for w in collect_warnings(results):
         print(f"irspec: warning: {w}", file=sys.stderr)
@@ -397,9 +397,9 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
     """The power analysis of runs given with ``--from`` (qrels and runs in any order, told apart by
     their content), evaluated on ``-m``'s metrics (default nDCG@10)."""
     from irspec.data import read_qrels, split_kinds
-    from irspec.datasets import parse_specs
-    from irspec.engine import distinct_names, evaluate_many
-    from irspec.power_analysis import power
+    from irspec.data.datasets import parse_specs
+    from irspec.evaluation.engine import distinct_names, evaluate_many
+    from irspec.experiment.power import power
 
     qrels, runs = split_kinds(args.sources)
     if len(qrels) != 1:

@@ -17,7 +17,7 @@ and a pytest fixture, ``irspec_plugin``, which does the same until the test ends
 Each call builds a fresh plugin manager (the built-in metrics plus the plugins given; installed
 entry-point plugins only with ``load_entry_points=True``), checks the plugins' hooks
 (``check_pending``: a misspelled hook is an error), builds its registry, and makes it the one irspec uses
-through :func:`irspec.plugins.use_registry`. Nothing global is changed, so tests stay independent.
+through :func:`irspec.spec.plugins.use_registry`. Nothing global is changed, so tests stay independent.
 
 The fixture is available in any test once irspec is installed (a ``pytest11`` entry point). Without that
 (irspec used from a source checkout, or ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` set), import it into the test
@@ -30,8 +30,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from irspec.plugins import build_registry, get_plugin_manager, use_registry
-from irspec.registry import Registry
+from irspec.spec.plugins import build_registry, get_plugin_manager, use_registry
+from irspec.spec.registry import Registry
 
 __all__ = ["irspec_plugin", "registered_plugin"]
 

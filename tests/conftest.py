@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 
-import irspec.plugins
+import irspec.spec.plugins
 from irspec.testing import irspec_plugin  # noqa: F401  (the fixture, also when irspec is not installed)
 
 os.environ["IRSPEC_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-irspec.plugins._default_registry.cache_clear()  # in case something built it before this file ran
+irspec.spec.plugins._default_registry.cache_clear()  # in case something built it before this file ran
 
 
 def pytest_configure(config):

@@ -229,7 +229,7 @@ def test_a_long_command_line_argument_is_quoted_short(args, fragment):
 
 
 def test_stats_decimals_of_400_digits_are_an_error_not_an_overflow():
-    from irspec import stats
+    from irspec.stats import significance as stats
 
     for value in (301, int(NINES)):
         with pytest.raises(EvaluationError, match=r"^decimals must be at most 300 \(10\*\*decimals must be a float\), got "):

@@ -1,4 +1,4 @@
-"""Several sets of judgments (irspec.agreements, `irspec eval --agreement`, `qrels:` as a mapping).
+"""Several sets of judgments (irspec.experiment.agreement, `irspec eval --agreement`, `qrels:` as a mapping).
 
 Expected values come from outside irspec: the runs' means from pytrec_eval, Kendall's tau from scipy,
 significance from scipy's paired t-test with statsmodels' Holm correction, label agreement from
@@ -25,8 +25,8 @@ import pytest
 import scipy.stats
 
 import irspec
-from irspec.agreements import agreement_of
-from irspec.comparison import Compare
+from irspec.experiment.agreement import agreement_of
+from irspec.experiment.records import Compare
 from irspec.data import Qrels
 from irspec.errors import EvaluationError, PlanError
 from irspec.plan.execute import render_outputs, run_plan
@@ -61,7 +61,7 @@ def _reference_scores() -> dict[str, dict[str, dict[str, np.ndarray]]]:
 
 
 @pytest.fixture(scope="module")
-def demo() -> irspec.agreements.Agreement:
+def demo() -> irspec.experiment.agreement.Agreement:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)  # the random run is mostly unjudged
         return irspec.agreement({k: str(v) for k, v in SETS.items()}, {k: str(v) for k, v in RUNS.items()}, "P@10, nDCG@10")
@@ -184,7 +184,7 @@ def test_agreement_needs_two_sets_and_two_runs():
 
 def test_agreement_plots(demo):
     importlib.import_module("matplotlib")
-    found = irspec.plots.render_agreement(demo, formats=("svg",))
+    found = irspec.report.plots.render_agreement(demo, formats=("svg",))
     assert [p.name for p in found] == ["agreement-P_at_10-human-llm", "agreement-nDCG_at_10-human-llm"]
     assert all(p.svg.startswith(b"<?xml") for p in found)
 

@@ -1,4 +1,4 @@
-"""irspec.concordance against its references: scipy's kendalltau (τ-b), scikit-learn's cohen_kappa_score,
+"""irspec.stats.concordance against its references: scipy's kendalltau (τ-b), scikit-learn's cohen_kappa_score,
 the krippendorff package, and hand arithmetic written out here (τ_AP has no library reference)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from irspec import concordance as cc
+from irspec.stats import concordance as cc
 
 krippendorff = importlib.import_module("krippendorff")
 sklearn_metrics = importlib.import_module("sklearn.metrics")

@@ -33,34 +33,35 @@ import irspec
 
 # The layers of irspec/, bottom to top; names are modules or packages relative to irspec/.
 LAYERS: list[tuple[str, ...]] = [
+    ("spec", "stats", "evaluation", "experiment"),  # packages whose __init__ is only a docstring
     ("errors", "version", "progress"),  # leaves: errors, the version string, terminal progress
     ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
-    ("spec",),  # metric-spec text -> AST -> canonical text
-    ("definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
-    ("registry",),  # the name table; binds AST nodes to metric definitions
-    ("hookspecs",),  # the pluggy hooks
-    ("plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
+    ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
+    ("spec.definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
+    ("spec.registry",),  # the name table; binds syntax trees to metric definitions
+    ("spec.hooks",),  # the pluggy hooks
+    ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("context", "resampling", "frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
-    ("data.trec", "data.objects", "data.arrays", "data.parquet", "datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
+    ("evaluation.context", "stats.resampling", "data.frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
+    ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
-    ("stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
-    ("stats", "design", "concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
-    ("kernels",),  # the built-in metrics' numpy computations
-    ("engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
-    ("inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
-    ("spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
-    ("zscores",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
-    ("groups",),  # per-group means with their intervals, macro and micro means
-    ("comparison",),  # the compare step's records: its settings and one comparison
-    ("plots",),  # figures drawn from results
+    ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
+    ("stats.significance", "stats.design", "stats.concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
+    ("builtin.kernels",),  # the built-in metrics' numpy computations
+    ("evaluation.engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
+    ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
+    ("evaluation.spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
+    ("experiment.standardize",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
+    ("experiment.groups",),  # per-group means with their intervals, macro and micro means
+    ("experiment.records",),  # the compare step's records: its settings and one comparison
+    ("report.plots",),  # figures drawn from results
     ("report",),  # every output format, from results and comparisons
-    ("results",),  # several runs' results as one mapping; results in a notebook; renders through report
-    ("systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
-    ("evaluator",),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
-    ("comparisons",),  # the compare step: runs paired by query id, corrections; renders through report
-    ("power_analysis",),  # the power step: power and topics needed for comparisons; renders through report
-    ("agreements",),  # several sets of judgments: rankings, labels and significance compared
+    ("evaluation.results",),  # several runs' results as one mapping; results in a notebook; renders through report
+    ("evaluation.systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
+    ("evaluation.evaluator",),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
+    ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
+    ("experiment.power",),  # the power step: power and topics needed for comparisons; renders through report
+    ("experiment.agreement",),  # several sets of judgments: rankings, labels and significance compared
     ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
     ("plan.resolve",),  # the checks a schema cannot make
     ("plan.load",),  # YAML with lines, overrides, the schema
@@ -72,7 +73,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the face: `import irspec`
 ]
 
-FIRST_HEAVY_LAYER = "context"
+FIRST_HEAVY_LAYER = "evaluation.context"
 """Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
 
 HEAVY = {
@@ -83,12 +84,12 @@ HEAVY = {
 LAZY_EDGES = {
     "__init__": "the face: the entry points load on first use so that `import irspec` stays light",
     "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
-    "plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
+    "report.plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
-    "frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
+    "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
-    "datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
-    "plan.execute": "an `engine: {spark: ...}` plan loads irspec.spark (pyspark, optional: irspec[spark]) when it runs",
+    "data.datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
+    "plan.execute": "an `engine: {spark: ...}` plan loads irspec.evaluation.spark (pyspark, optional: irspec[spark]) when it runs",
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
@@ -178,12 +179,16 @@ def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
 
 
 def layer_of(module: str, layers: list[tuple[str, ...]]) -> int:
-    """The index of the layer that holds ``module`` (a layer entry names a module or a whole package)."""
-    for i, names in enumerate(layers):
-        for name in names:
-            if module == name or module.startswith(name + "."):
-                return i
-    raise LookupError(module)
+    """The index of the layer that holds ``module`` (a layer entry names a module or a whole package; the
+    longest entry that names it or a package above it decides)."""
+    # the most specific entry wins: "builtin" holds the declarations, "builtin.kernels" (higher) the kernels
+    best = max(
+        ((len(name), i) for i, names in enumerate(layers) for name in names if module == name or module.startswith(name + ".")),
+        default=None,
+    )
+    if best is None:
+        raise LookupError(module)
+    return best[1]
 
 
 def _package(module: str) -> str:
@@ -213,9 +218,11 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def violations(found: list[Arrow], layers: list[tuple[str, ...]]) -> dict[tuple[str, str, str], str]:
+def violations(
+    found: list[Arrow], layers: list[tuple[str, ...]], first_heavy: str = FIRST_HEAVY_LAYER
+) -> dict[tuple[str, str, str], str]:
     """Every arrow that breaks rules 2-4, keyed (rule, importer, imported), with a sentence saying why."""
-    heavy_from = next(i for i, names in enumerate(layers) if FIRST_HEAVY_LAYER in names)
+    heavy_from = next(i for i, names in enumerate(layers) if first_heavy in names)
     out: dict[tuple[str, str, str], str] = {}
     for a in found:
         if a.source == a.target:
@@ -230,7 +237,7 @@ def violations(found: list[Arrow], layers: list[tuple[str, ...]]) -> dict[tuple[
                     f"{where}: {a.source} (layer {src}) imports {a.target} (layer {dst}){face}"
                 )
         elif a.target in HEAVY and src < heavy_from:
-            out[("heavy", a.source, a.target)] = f"{where}: {a.source} is below {FIRST_HEAVY_LAYER} and imports {a.target}"
+            out[("heavy", a.source, a.target)] = f"{where}: {a.source} is below {first_heavy} and imports {a.target}"
         if a.lazy and (a.internal or a.target in HEAVY) and not {_package(a.source), a.source} & set(LAZY_EDGES):
             out[("lazy", a.source, a.target)] = (
                 f"{where}: {a.source} imports {a.target} inside a function; import it at the top"
@@ -279,8 +286,8 @@ def test_every_arrow_follows_the_layers():
 
 def test_kernels_import_the_context_not_the_engine():
     # the rule the layers give, stated on its own so that a failure reads plainly
-    kernel_targets = {a.target for a in arrows(ROOT) if _package(a.source) == "kernels" and a.internal}
-    assert "context" in kernel_targets and "engine" not in kernel_targets
+    kernel_targets = {a.target for a in arrows(ROOT) if a.source.startswith("builtin.kernels") and a.internal}
+    assert "evaluation.context" in kernel_targets and "evaluation.engine" not in kernel_targets
 
 
 # --------------------------------------------------------------------------------------------------
@@ -307,6 +314,13 @@ def test_checker_reports_a_cycle(tmp_path):
     assert find_cycle(_internal_edges(arrows(root))) in (["context", "engine", "context"], ["engine", "context", "engine"])
 
 
+# The made-up packages' house: the real one's shape, on the old flat names.
+TOY_LAYERS = [
+    ("errors",), ("spec",), ("registry",), ("context",), ("stats",), ("kernels",), ("engine",), ("report",),
+    ("plan",), ("cli",), ("__init__",),
+]
+
+
 def test_checker_reports_forbidden_arrows(tmp_path):
     root = _package_tree(
         tmp_path,
@@ -323,7 +337,7 @@ def test_checker_reports_forbidden_arrows(tmp_path):
             "cli.py": "import numpy\ndef main():\n    import polars\n    from irspec import plan\n",
         },
     )
-    found = violations(arrows(root), LAYERS)
+    found = violations(arrows(root), TOY_LAYERS, "context")
     assert set(found) == {
         ("heavy", "spec", "numpy"),
         ("layer", "engine", "__init__"),
@@ -335,6 +349,14 @@ def test_checker_reports_forbidden_arrows(tmp_path):
     }
     assert "the package face" in found[("layer", "engine", "__init__")]
     assert found[("layer", "kernels.gain", "engine")].startswith("irspec/kernels/gain.py:1: ")
+
+
+def test_checker_places_a_module_by_its_longest_entry():
+    # "builtin" holds the declarations low, "builtin.kernels" the kernels higher up
+    layers = [("builtin",), ("context",), ("builtin.kernels",)]
+    assert [layer_of(m, layers) for m in ("builtin", "builtin.sets", "builtin.kernels", "builtin.kernels.gain")] == [0, 0, 2, 2]
+    with pytest.raises(LookupError):
+        layer_of("built", layers)
 
 
 @pytest.mark.parametrize(

@@ -110,7 +110,7 @@ def test_plugins_prints_sorted_json(capsys):
     assert names == sorted(names)
     assert out == json.dumps(report, indent=2, sort_keys=True) + "\n"  # keys sorted too
     builtin = {p["name"]: p for p in report if p["name"].startswith("irspec.builtin.")}
-    assert set(builtin) == set(irspec.plugins.DEFAULT_PLUGINS)
+    assert set(builtin) == set(irspec.spec.plugins.DEFAULT_PLUGINS)
     assert all(p["builtin"] for p in builtin.values())
     assert "nDCG" in builtin["irspec.builtin.gain"]["metrics"]
     assert "P" in builtin["irspec.builtin.sets"]["metrics"]

@@ -1,7 +1,7 @@
-"""Tests of the compare step (irspec.comparisons, irspec.comparison) and its API, ``irspec.compare``.
+"""Tests of the compare step (irspec.experiment.compare, irspec.experiment.records) and its API, ``irspec.compare``.
 
 Expected values come from outside the code under test: scipy's ``ttest_rel`` and statsmodels'
-``multipletests`` on per-query values read back from the results, :func:`irspec.stats` (tested against
+``multipletests`` on per-query values read back from the results, :func:`irspec.stats.significance` (tested against
 scipy and statsmodels in test_stats.py) on hand-aligned vectors, and the plan path for the same settings.
 """
 
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import irspec
-from irspec import stats
-from irspec.comparison import CORRECTIONS, FAMILIES, TESTS, Compare, Comparison
-from irspec.comparisons import Comparisons, compare_results
+from irspec.stats import significance as stats
+from irspec.experiment.records import CORRECTIONS, FAMILIES, TESTS, Compare, Comparison
+from irspec.experiment.compare import Comparisons, compare_results
 from irspec.errors import EvaluationError, IrspecError
 from irspec.plan import load_plan, render_outputs, run_plan
 
@@ -37,7 +37,7 @@ METRICS = ["nDCG@10", "AP", "P@10", "bpref(10+R)", "Rprec(recall=0.3)"]
 
 
 @pytest.fixture(scope="module")
-def demo_results() -> dict[str, irspec.engine.Result]:
+def demo_results() -> dict[str, irspec.evaluation.engine.Result]:
     """The demo runs, each evaluated on its own with irspec.evaluate (names from the files' run tags)."""
     out = {}
     for name in RUNS:
@@ -203,7 +203,7 @@ def test_comparing_imports_no_pandas_and_keeps_irspec_compare_a_function():
         """
         import sys
         import irspec
-        import irspec.comparison, irspec.comparisons, irspec.plan, irspec.report
+        import irspec.experiment.records, irspec.experiment.compare, irspec.plan, irspec.report
         sys.path.insert(0, "tests")
         from synthetic import make_result
         found = irspec.compare([make_result("a", ["q1", "q2", "q3"], [0.1, 0.5, 0.3]),
@@ -519,7 +519,7 @@ HUGE = [10**7 + 1, 10**12, int("9" * 400)]
 
 def test_the_bound_is_one_constant_in_the_schema_the_settings_and_stats():
     from irspec.plan import schema
-    from irspec.resampling import MAX_RESAMPLES
+    from irspec.stats.resampling import MAX_RESAMPLES
 
     assert schema()["properties"]["compare"]["properties"]["permutations"]["maximum"] == MAX_RESAMPLES == 10**7
     assert Compare(test="randomization", permutations=MAX_RESAMPLES).permutations == MAX_RESAMPLES

@@ -1,4 +1,4 @@
-"""Tests of irspec.datasets: ``irds:<id>`` qrels and the ``irds-official`` measures, through ir_datasets.
+"""Tests of irspec.data.datasets: ``irds:<id>`` qrels and the ``irds-official`` measures, through ir_datasets.
 
 No network here: the datasets are registered locally through ir_datasets' own registry
 (``ir_datasets.registry.register(id, Dataset(...))``), built from ir_datasets' own parts (``TrecQrels``
@@ -164,7 +164,7 @@ def test_several_runs_against_irds_qrels(irds):
 
 
 def test_the_documented_measures_of_a_real_dataset(irds):
-    from irspec.datasets import official_specs
+    from irspec.data.datasets import official_specs
 
     # ir_datasets' docs/msmarco-passage.yaml: trec-dl-2019 has official_measures ['nDCG@10', 'RR(rel=2)',
     # 'AP(rel=2)'], and its judged subset shares them. Read from the packaged file, nothing downloaded.
@@ -173,7 +173,7 @@ def test_the_documented_measures_of_a_real_dataset(irds):
 
 
 def test_every_official_measure_ir_datasets_documents_is_readable(irds):
-    from irspec.datasets import official_specs
+    from irspec.data.datasets import official_specs
 
     documented = 0
     for dataset_id in list(irds.registry):

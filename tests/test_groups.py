@@ -1,4 +1,4 @@
-"""Query groups (irspec.groups): per-group means with 95% t intervals, macro and micro means.
+"""Query groups (irspec.experiment.groups): per-group means with 95% t intervals, macro and micro means.
 
 Expected values: hand arithmetic written out here, and numpy/scipy (np.mean, scipy.stats.t.interval with
 scipy.stats.sem) computed independently on random data.
@@ -20,7 +20,7 @@ import scipy.stats
 import irspec
 from irspec.cli import main
 from irspec.errors import InputError
-from irspec.groups import by_group, read_groups, with_groups
+from irspec.experiment.groups import by_group, read_groups, with_groups
 
 
 def _result(values: list[float]):

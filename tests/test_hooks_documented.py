@@ -11,8 +11,8 @@ import inspect
 import pluggy
 import pytest
 
-from irspec import hookspecs
-from irspec.plugins import get_plugin_manager
+from irspec.spec import hooks as hookspecs
+from irspec.spec.plugins import get_plugin_manager
 
 
 def _hook_functions() -> list:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import irspec
-from irspec import stream
+from irspec.data import stream
 from irspec.data import read_qrels, read_run
 from irspec.errors import InputError, PlanError
 from irspec.lines import MAX_LINE, LineLimit, bounded_lines, check_lines
@@ -281,16 +281,16 @@ def test_a_long_line_in_a_plan_z_or_groups_file_is_refused(tmp_path, qrels):
     with pytest.raises(PlanError, match=rf"^{path}:2: line longer than 1 MiB") as info:
         irspec.load_plan(path)
     assert len(str(info.value)) < MESSAGE_MAX
-    from irspec.groups import read_groups
-    from irspec.zscores import read_z
+    from irspec.experiment.groups import read_groups
+    from irspec.experiment.standardize import read_z
 
     for read in (read_z, read_groups):
         _refused(lambda read=read: read(path), str(path), 2)
 
 
 def test_long_fields_of_z_and_groups_files_are_quoted_short(tmp_path):
-    from irspec.groups import read_groups
-    from irspec.zscores import read_z
+    from irspec.experiment.groups import read_groups
+    from irspec.experiment.standardize import read_z
 
     big = "w" * 100_000
     path = tmp_path / "f.txt"
@@ -429,7 +429,7 @@ def test_a_full_temporary_directory_is_an_evaluation_error_in_python(cramped, sc
         f"try:\n    irspec.evaluate({str(qrels)!r}, {str(run)!r}, 'P@10', memory='1MB')\n"
         "except irspec.EvaluationError as e:\n    print(e)\n"
         # the partitions irspec-online spreads a log's sessions over
-        "import polars as pl\nfrom irspec.stream import Partitions, spill_directory\n"
+        "import polars as pl\nfrom irspec.data.stream import Partitions, spill_directory\n"
         "try:\n    with spill_directory() as d:\n        Partitions(d, 2, 'session').add(pl.DataFrame({'session': [str(i) for i in range(300_000)]}))\n"
         "except irspec.EvaluationError as e:\n    print(e)\n"
     )

@@ -1,4 +1,4 @@
-"""Inputs other than qrels and runs (irspec.inputs), with a toy reader plugin defined here.
+"""Inputs other than qrels and runs (irspec.evaluation.inputs), with a toy reader plugin defined here.
 
 The path is general: nothing here (or in irspec) knows irspec-online. A plugin registers a reader for an
 input kind and metrics that need it; ``evaluate_input`` asks the registry for the reader, and plans name
@@ -91,7 +91,7 @@ def test_evaluate_input_reads_with_the_registered_reader_and_returns_a_result(vi
     assert res.values[:, 0].tolist() == [0.0, 1.0, 1.0, 0.0]
     assert res.aggregate() == {"LongVisit": 0.5, "LongVisit(t=20)": 0.75, "VisitorTime": (105 + 90 + 10) / 3}
     assert math.isnan(res.per_query()["v3"]["VisitorTime"])  # ann's second visit: left out
-    assert res.options == irspec.engine.Options()
+    assert res.options == irspec.evaluation.engine.Options()
 
 
 def test_evaluate_input_takes_records_a_name_and_an_explicit_kind(visits):

@@ -13,8 +13,8 @@ import pytest
 
 import irspec
 from irspec.cli import main
-from irspec.hookspecs import hookimpl
-from irspec.registry import Alias, MetricDef, Param, Redirect
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import Alias, MetricDef, Param, Redirect
 
 # x is unjudged, c has a negative label (pooled, unjudged), b is judged non-relevant, a relevant.
 QRELS = {"q": {"a": 1, "b": 0, "c": -1, "d": 1}}
@@ -127,7 +127,7 @@ def test_unknown_non_ascii_names_are_unknown_metrics_not_syntax_errors():
 
 @pytest.mark.parametrize("text", ["α_nDCG@10", "P@Rα", "α, β_x@3", "é1@2 P.5,10", "ndcg١@3", "P@5α", "α_x.5,10"])
 def test_the_simple_path_and_the_grammar_agree_on_non_ascii_names(text):
-    from irspec import spec
+    from irspec.spec import syntax as spec
 
     fast = spec._parse_simple(text)
     if fast is None:
@@ -141,7 +141,7 @@ def test_metrics_names_the_plugin_of_every_metric(capsys, irspec_plugin):
     assert main(["metrics"]) == 0
     lines = capsys.readouterr().out.splitlines()
     heads = [line for line in lines if line and not line.startswith(" ") and "(" in line.split()[0]]
-    registry = irspec.plugins.get_registry()
+    registry = irspec.spec.plugins.get_registry()
     for name, d in registry.definitions.items():
         (head,) = [h for h in heads if h.startswith(name + "(")]
         assert f"[{d.plugin}" in head, head

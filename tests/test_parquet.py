@@ -333,7 +333,7 @@ def test_bad_arrow_data_names_the_row(tmp_path):
 def test_a_parquet_run_is_never_streamed_as_text(tmp_path):
     """The streaming engine reads text in blocks; a Parquet run of any size is read whole, by columns,
     even when the blocks asked for are tiny, and gives the in-memory values."""
-    from irspec.stream import open_run
+    from irspec.data.stream import open_run
 
     qrels, run = random_case(6)
     q_txt, r_txt = write_trec(tmp_path, qrels, run, runid="x")

@@ -20,10 +20,10 @@ import pytest
 
 import irspec
 from irspec.cli import main
-from irspec.engine import Options
+from irspec.evaluation.engine import Options
 from irspec.errors import EvaluationError, IrspecError, PlanError
-from irspec.comparison import Compare, Comparison
-from irspec.comparisons import compare_results
+from irspec.experiment.records import Compare, Comparison
+from irspec.experiment.compare import compare_results
 from irspec.plan.execute import PlanReport, render_outputs, run_plan, write_outputs
 from irspec.plan.load import load_plan, schema
 from irspec.plan.model import SCHEMA_PATH, Output, Plan

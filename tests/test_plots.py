@@ -1,4 +1,4 @@
-"""Tests of irspec.plots: the figures, their files, and that they stay readable with 10 runs.
+"""Tests of irspec.report.plots: the figures, their files, and that they stay readable with 10 runs.
 
 Readability is checked on the drawn figure itself: the bounding boxes of legend entries, tick labels
 and titles (as the renderer lays them out) must not overlap one another, and must lie inside the figure.
@@ -21,8 +21,8 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 
 import irspec
-from irspec import plots
-from irspec.engine import Options, Result, evaluate_many
+from irspec.report import plots
+from irspec.evaluation.engine import Options, Result, evaluate_many
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "report"
@@ -104,7 +104,7 @@ def test_plots_only_draws_it_never_evaluates_or_reads():
     tree = ast.parse(Path(plots.__file__).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not imported & {"irspec.engine", "irspec.data", "irspec.inputs", "irspec.plan"}, imported
+    assert not imported & {"irspec.evaluation.engine", "irspec.data", "irspec.evaluation.inputs", "irspec.plan"}, imported
 
 
 def test_render_gives_svg_and_png_of_every_plot_and_is_reproducible():
@@ -251,15 +251,15 @@ def _python(code: str) -> str:
 
 
 def test_importing_plots_does_not_import_matplotlib():
-    assert _python("import sys, irspec.plots; print('matplotlib' in sys.modules)") == "False"
+    assert _python("import sys, irspec.report.plots; print('matplotlib' in sys.modules)") == "False"
 
 
 def test_rendering_uses_agg_without_pyplot_or_a_global_backend():
     code = f"""
 import sys, matplotlib
 before = matplotlib.rcParams.copy()  # copy() does not resolve the backend (iterating would)
-from irspec import plots
-from irspec.engine import evaluate_many
+from irspec.report import plots
+from irspec.evaluation.engine import evaluate_many
 r = evaluate_many({str(FIXTURES / 'qrels.txt')!r}, [{str(FIXTURES / 'base.run')!r}, {str(FIXTURES / 'better.run')!r}], "AP")
 plots.render(r)
 print('matplotlib.pyplot' in sys.modules, matplotlib.rcParams.copy() == before)

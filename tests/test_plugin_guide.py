@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import irspec
-from irspec import hookspecs
+from irspec.spec import hooks as hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "plugins" / "README.md"

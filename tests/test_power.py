@@ -41,7 +41,7 @@ FA = statsmodels_power.FTestAnovaPower()
 
 
 @pytest.fixture(scope="module")
-def demo_results() -> dict[str, irspec.engine.Result]:
+def demo_results() -> dict[str, irspec.evaluation.engine.Result]:
     return {n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), METRICS) for n in RUNS}
 
 
@@ -180,7 +180,7 @@ def test_curves_with_absurd_points(demo_results):
 
 
 def test_power_plot(demo_results):
-    from irspec import plots
+    from irspec.report import plots
 
     found = irspec.power(demo_results, delta=0.05, baseline="bm25")
     (plot,) = plots.render_power(found.curves(), target=0.8)

@@ -1,4 +1,4 @@
-"""irspec.design (power and topic set size on plain numbers) against statsmodels' power classes, hand
+"""irspec.stats.design (power and topic set size on plain numbers) against statsmodels' power classes, hand
 arithmetic and statsmodels' two-way ANOVA.
 
 References: ``statsmodels.stats.power.TTestPower`` is the one-sample t-test, which is the paired t-test
@@ -26,7 +26,8 @@ from scipy.stats import t as t_dist
 
 statsmodels_power = importlib.import_module("statsmodels.stats.power")
 
-from irspec import design, stats  # noqa: E402
+from irspec.stats import design  # noqa: E402
+from irspec.stats import significance as stats
 from irspec.errors import EvaluationError  # noqa: E402
 
 TT = statsmodels_power.TTestPower()

@@ -1,6 +1,6 @@
 """A query's values do not depend on the other queries it is evaluated with.
 
-Evaluation partitions by query exactly (irspec.spark evaluates buckets of queries, streaming evaluates
+Evaluation partitions by query exactly (irspec.evaluation.spark evaluates buckets of queries, streaming evaluates
 blocks of them): each query's value must then be the same, to the last bit, whether it is evaluated
 alone, with every other query, or with the run's queries in another order. A kernel that sums over all
 queries at once and subtracts (a global cumulative sum less the sum before each query) breaks this in
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import irspec
-from irspec.context import segment_cumsum
+from irspec.evaluation.context import segment_cumsum
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from randomdata import random_case  # noqa: E402

@@ -15,9 +15,9 @@ import pluggy
 import pytest
 
 import irspec
-import irspec.plugins
+import irspec.spec.plugins
 from irspec import Alias, MetricDef, MetricGroup, Param, RegistryError
-from irspec.plugins import DEFAULT_PLUGINS, build_registry, get_plugin_manager
+from irspec.spec.plugins import DEFAULT_PLUGINS, build_registry, get_plugin_manager
 
 TEST_PLUGIN = "irspec-test-plugin"
 
@@ -367,7 +367,7 @@ def test_trace_plugins_writes_hook_calls_to_stderr(monkeypatch, capsys):
 
 def test_plugin_report_lists_what_each_plugin_registers(fresh_pm):
     fresh_pm.register(ToyPlugin(), name=TEST_PLUGIN)
-    report = irspec.plugins.plugin_report(fresh_pm)
+    report = irspec.spec.plugins.plugin_report(fresh_pm)
     by_name = {r["name"]: r for r in report}
     assert [r["name"] for r in report] == sorted(by_name)
     assert by_name[TEST_PLUGIN]["metrics"] == ["Toy"]
@@ -468,7 +468,7 @@ def test_installed_plugins_carry_their_distribution(monkeypatch):
     registry = build_registry(pm)
     assert registry.distributions["disttoy"] == "irspec-broken-dist 9.9"
     assert registry.distributions["irspec.builtin.gain"] == f"irspec {irspec.__version__}"
-    by_name = {r["name"]: r for r in irspec.plugins.plugin_report(pm)}
+    by_name = {r["name"]: r for r in irspec.spec.plugins.plugin_report(pm)}
     assert by_name["disttoy"]["distribution"] == "irspec-broken-dist 9.9"
     assert by_name["disttoy"]["metrics"] == ["DistToy"]
 
@@ -477,7 +477,7 @@ def test_irspec_metrics_shows_where_each_metric_comes_from(monkeypatch, capsys):
     import json
 
     from irspec.cli import main
-    from irspec.plugins import use_registry
+    from irspec.spec.plugins import use_registry
 
     module = types.ModuleType("irspec_test_dist_plugin")
     module.plugin = ToyPlugin(_metric("DistToy"), ())
@@ -524,7 +524,7 @@ def test_a_reader_is_registered_with_its_plugin(fresh_pm):
     registry = build_registry(fresh_pm)
     reader = registry.reader("CLICKS")
     assert (reader.name, reader.plugin, reader.suffixes, reader.summary) == ("clicks", TEST_PLUGIN, (".jsonl",), "s")
-    report = {r["name"]: r for r in irspec.plugins.plugin_report(fresh_pm)}
+    report = {r["name"]: r for r in irspec.spec.plugins.plugin_report(fresh_pm)}
     assert report[TEST_PLUGIN]["readers"] == ["clicks"]
 
 
@@ -588,7 +588,7 @@ def test_a_reader_with_aliases_is_rejected(fresh_pm):
 
 
 def test_use_registry_overrides_the_default_and_restores_it_even_on_error(fresh_pm):
-    from irspec.plugins import get_registry, use_registry
+    from irspec.spec.plugins import get_registry, use_registry
 
     default = get_registry()
     fresh_pm.register(ToyPlugin(), name=TEST_PLUGIN)
@@ -634,7 +634,7 @@ def test_a_shipped_plugins_metric_names_the_plugin_when_it_is_not_loaded(text, p
 def test_the_shipped_plugins_table_is_what_the_plugins_register(distribution):
     """registry.SHIPPED_PLUGIN_NAMES, the core's list of the names each shipped plugin registers, equals
     what the plugin registers once loaded: a name a plugin adds or drops fails here."""
-    from irspec.registry import SHIPPED_PLUGIN_NAMES
+    from irspec.spec.registry import SHIPPED_PLUGIN_NAMES
     from irspec.testing import registered_plugin
 
     module = pytest.importorskip(SHIPPED[distribution], reason=f"{distribution} is not installed (plugins/)")

@@ -32,10 +32,10 @@ import pytest
 
 from irspec import report
 from irspec.cli import main
-from irspec.engine import evaluate_many
+from irspec.evaluation.engine import evaluate_many
 from irspec.errors import IrspecError, PlanError
-from irspec.comparison import Compare
-from irspec.comparisons import compare_results
+from irspec.experiment.records import Compare
+from irspec.experiment.compare import compare_results
 from irspec.plan import load_plan, render_outputs, run_plan, write_outputs
 from irspec.progress import Progress
 
@@ -168,7 +168,7 @@ def test_markdown_table_is_well_formed_with_a_legend():
 def test_best_value_ties_are_all_bold():
     import numpy as np
 
-    from irspec.engine import Options, Result
+    from irspec.evaluation.engine import Options, Result
 
     metric = __import__("irspec").parse("AP")
     results = [
@@ -276,7 +276,7 @@ def test_html_without_matplotlib_says_so(tmp_path, monkeypatch):
 
 def test_plots_without_matplotlib_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    from irspec import plots
+    from irspec.report import plots
 
     with pytest.raises(IrspecError, match=re.escape("plots need matplotlib (an irspec dependency): pip install matplotlib")):
         plots.require_matplotlib()
@@ -405,7 +405,7 @@ def _seeds_shown(page: str) -> str:
 
 
 def test_seeds_none_used_never_stands_beside_a_seed_that_was_used(tmp_path):
-    from irspec import plots
+    from irspec.report import plots
 
     results, prov = list(fixture_results()), {"inputs": [], "seeds": {}}
     assert _seeds_shown(report.to_html(results, provenance=prov)) == "none used"
@@ -524,7 +524,7 @@ def test_eval_output_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_p
 
 def test_a_failed_plot_leaves_no_output(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    from irspec import plots
+    from irspec.report import plots
 
     plan = workspace(tmp_path, "- {format: latex, path: out/t.tex}\n- {format: plots, path: out/plots}")
 
@@ -660,8 +660,8 @@ def test_which_way_is_better_comes_from_the_metric_definition():
     """Bold and significance marks follow MetricDef.better, so a plugin's lower-is-better metric is
     shown the right way round, and a count is never called best."""
     import irspec
-    from irspec.plugins import build_registry, get_plugin_manager
-    from irspec.registry import MetricDef, RegistryError
+    from irspec.spec.plugins import build_registry, get_plugin_manager
+    from irspec.spec.registry import MetricDef, RegistryError
 
     def first_relevant_rank(query, metric):
         ranks = [i for i, v in enumerate(query.labels, 1) if v is not None and v >= query.relevance_level]
@@ -748,8 +748,8 @@ def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkey
     """run_plan evaluates the precision-recall points beside the plan's metrics; writing the html and
     plots outputs then evaluates nothing, and the results keep only the plan's metrics."""
     importlib.import_module("matplotlib")
-    import irspec.engine
-    from irspec import plots
+    import irspec.evaluation.engine
+    from irspec.report import plots
 
     plan = workspace(tmp_path, "- {format: html, path: report.html}\n- {format: plots, path: plots}")
     done = run_plan(load_plan(plan))
@@ -761,8 +761,8 @@ def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkey
     def no(*args, **kwargs):
         raise AssertionError("the report layer evaluated")
 
-    monkeypatch.setattr(irspec.engine, "evaluate_many", no)
-    monkeypatch.setattr(irspec.engine, "_evaluate_run", no)
+    monkeypatch.setattr(irspec.evaluation.engine, "evaluate_many", no)
+    monkeypatch.setattr(irspec.evaluation.engine, "_evaluate_run", no)
     write_outputs(done, stdout=io.StringIO())
     assert (tmp_path / "plots" / "pr-curves.svg").exists() and "Interpolated precision-recall" in (tmp_path / "report.html").read_text()
 

@@ -1,4 +1,4 @@
-"""Results where researchers work (irspec.results, irspec.frames): several runs as one mapping, data
+"""Results where researchers work (irspec.evaluation.results, irspec.data.frames): several runs as one mapping, data
 frames out, notebook display through IPython's own formatters, confidence intervals in every table, and
 ``--format jsonl`` in ir_measures' record shape.
 
@@ -157,17 +157,17 @@ def test_pytrec_eval_dicts_stay_one_run_and_named_dict_runs_are_several():
 
 def test_mean_ci_is_scipys_t_interval():
     values = [0.1, 0.4, 0.35, 0.8, 0.0, 0.55]
-    assert irspec.stats.mean_ci(values) == pytest.approx(_t_interval(values), abs=1e-12)
-    assert irspec.stats.mean_ci([0.3, 0.3, 0.3]) == (0.3, 0.3)
+    assert irspec.stats.significance.mean_ci(values) == pytest.approx(_t_interval(values), abs=1e-12)
+    assert irspec.stats.significance.mean_ci([0.3, 0.3, 0.3]) == (0.3, 0.3)
     with pytest.raises(irspec.EvaluationError, match="at least 2"):
-        irspec.stats.mean_ci([0.5])
+        irspec.stats.significance.mean_ci([0.5])
     with pytest.raises(irspec.EvaluationError, match="method must be one of"):
-        irspec.stats.mean_ci(values, method="z")
+        irspec.stats.significance.mean_ci(values, method="z")
 
 
 def test_bootstrap_mean_ci_is_close_to_scipys_bca():
     values = [0.1, 0.4, 0.35, 0.8, 0.0, 0.55, 0.2, 0.9, 0.45, 0.6]
-    ours = irspec.stats.mean_ci(values, method="bootstrap", resamples=20_000, seed=3)
+    ours = irspec.stats.significance.mean_ci(values, method="bootstrap", resamples=20_000, seed=3)
     theirs = scipy_stats.bootstrap((values,), lambda x: sum(x) / len(x), vectorized=False, n_resamples=20_000, method="BCa", random_state=3)
     assert ours == pytest.approx((theirs.confidence_interval.low, theirs.confidence_interval.high), abs=0.01)
 

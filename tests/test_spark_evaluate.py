@@ -1,4 +1,4 @@
-"""irspec.spark on a real local Spark (pyspark, Java 17): the same values as the in-memory engine.
+"""irspec.evaluation.spark on a real local Spark (pyspark, Java 17): the same values as the in-memory engine.
 
 Expected values come from :func:`irspec.evaluate` on the same data as dicts (itself held to trec_eval
 and pytrec_eval by test_conformance.py and test_differential.py), never from the Spark path itself.
@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 import irspec  # noqa: E402
-from irspec import spark as irs  # noqa: E402
+from irspec.evaluation import spark as irs  # noqa: E402
 from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -174,8 +174,8 @@ def test_results_feed_the_significance_tests(spark):
         warnings.simplefilter("ignore", IrspecWarning)
         a, b = irs.results(irs.evaluate(_qrels_frame(spark, qrels), _run_frame(spark, runs), "AP"))
         want_a, want_b = (irspec.evaluate(qrels, runs[n], "AP") for n in ("a", "b"))
-    got = irspec.stats.paired(a.column("AP"), b.column("AP"))
-    want = irspec.stats.paired(want_a.column("AP"), want_b.column("AP"))
+    got = irspec.stats.significance.paired(a.column("AP"), b.column("AP"))
+    want = irspec.stats.significance.paired(want_a.column("AP"), want_b.column("AP"))
     assert (got.p_value, got.mean_difference) == (want.p_value, want.mean_difference)
 
 

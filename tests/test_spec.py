@@ -22,10 +22,10 @@ from irspec import (
     SpecSyntaxError,
     UnknownMetricError,
 )
-from irspec.plugins import get_registry
-from irspec.registry import JUDGED_ONLY
-from irspec import spec as spec_ast
-from irspec.spec import parse_syntax
+from irspec.spec.plugins import get_registry
+from irspec.spec.registry import JUDGED_ONLY
+from irspec.spec import syntax as spec_ast
+from irspec.spec.syntax import parse_syntax
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TREC_EVAL_TEST = Path(__file__).resolve().parents[1].parent / "shared" / "trec_eval_test"
@@ -165,7 +165,7 @@ def test_a_default_cutoff_is_shown():
 
 
 def test_a_parameter_declared_shown_is_shown_at_its_default(irspec_plugin):
-    from irspec.registry import MetricDef, Param
+    from irspec.spec.registry import MetricDef, Param
 
     class Plugin:
         @irspec.hookimpl
@@ -697,7 +697,7 @@ def test_syntax_error_has_position_column_and_caret(text, column):
 
 def test_no_lark_terminal_name_reaches_a_message():
     # Every terminal of the grammar, as an error message words it, is a quoted character or a word.
-    from irspec import spec
+    from irspec.spec import syntax as spec
 
     for terminal in spec._parser().terminals:
         if terminal.name != "WS":

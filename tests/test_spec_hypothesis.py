@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import irspec
 from irspec import IrspecError
-from irspec.plugins import get_registry
+from irspec.spec.plugins import get_registry
 
 ALPHABET = "PnDCG@()=,.+-*/{}:[]R0123456789 '\"_α١"  # α: a non-ASCII letter (ir_measures spells α_nDCG); ١: a non-ASCII digit
 
@@ -271,7 +271,7 @@ def test_deeply_nested_expression_raises_an_irspec_error(text):
 
 
 def _by_grammar(text: str):
-    from irspec import spec
+    from irspec.spec import syntax as spec
 
     try:
         tree = spec._parser().parse(text)
@@ -281,7 +281,7 @@ def _by_grammar(text: str):
 
 
 def _assert_simple_path_agrees(text: str) -> None:
-    from irspec import spec
+    from irspec.spec import syntax as spec
 
     fast = spec._parse_simple(text)
     if fast is None:
@@ -309,7 +309,7 @@ def test_simple_path_equals_the_grammar_on_the_fixtures():
     taken = 0
     for line in lines:
         _assert_simple_path_agrees(line)
-        from irspec import spec
+        from irspec.spec import syntax as spec
 
         taken += spec._parse_simple(line) is not None
     assert taken > 50  # the common spellings do take the simple path

@@ -1,4 +1,4 @@
-"""Tests of irspec.stats against independent references.
+"""Tests of irspec.stats.significance against independent references.
 
 References used: scipy (ttest_rel, wilcoxon, binomtest, permutation_test, bootstrap, studentized_range),
 statsmodels (multipletests, OLS residual mean square) and brute-force enumerations written here with
@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 import scipy.stats as st
 
-from irspec import resampling, stats
+from irspec.stats import resampling
+from irspec.stats import significance as stats
 from irspec.errors import EvaluationError, IrspecError
 
 # --------------------------------------------------------------------------------------------------
@@ -611,7 +612,7 @@ def test_evaluating_loads_neither_stats_nor_scipy() -> None:
     code = (
         "import sys, irspec\n"
         "irspec.evaluate({'q': {'a': 1}}, {'q': {'a': 1.0, 'b': 0.5}}, 'AP, nDCG@10')\n"
-        "print(sorted(m for m in ('irspec.stats', 'scipy') if m in sys.modules))"
+        "print(sorted(m for m in ('irspec.stats.significance', 'scipy') if m in sys.modules))"
     )
     root = Path(stats.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root), "IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"}

@@ -1,4 +1,4 @@
-"""Streaming a run in blocks of whole queries (irspec.stream): the same Result as reading it whole.
+"""Streaming a run in blocks of whole queries (irspec.data.stream): the same Result as reading it whole.
 
 The oracle is irspec's in-memory path on the same file, bit for bit: streaming must not change a
 single per-query value, mean, warning, name or query order. The blocks are made tiny (a few lines of
@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import irspec
-from irspec import stream
-from irspec.definitions import MetricDef, Param
+from irspec.data import stream
+from irspec.spec.definitions import MetricDef, Param
 from irspec.errors import EvaluationError, InputError
 from randomdata import random_case
 
@@ -76,7 +76,7 @@ def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream, "MIN_BLOCK", TINY)
 
 
-def _same(a: irspec.engine.Result, b: irspec.engine.Result) -> None:
+def _same(a: irspec.evaluation.engine.Result, b: irspec.evaluation.engine.Result) -> None:
     assert b.query_ids == a.query_ids
     assert [str(m) for m in b.metrics] == [str(m) for m in a.metrics]
     # bit for bit: the float64 bit patterns (NaN where NaN) are equal

@@ -1,4 +1,4 @@
-"""Tests of systems of several runs (irspec.systems): the per-topic mean, the spread of the runs' means,
+"""Tests of systems of several runs (irspec.evaluation.systems): the per-topic mean, the spread of the runs' means,
 and that such a system is reported and compared as any run.
 
 Expected values: hand arithmetic written out below (reciprocal ranks of tiny runs), numpy's mean and
@@ -22,7 +22,7 @@ import pytest
 import irspec
 from irspec.errors import EvaluationError, IrspecError
 from irspec.plan import load_plan, render_outputs, run_plan
-from irspec.systems import SEED_CAVEAT, SystemResult, combine
+from irspec.evaluation.systems import SEED_CAVEAT, SystemResult, combine
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"

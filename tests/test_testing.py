@@ -9,7 +9,7 @@ import pytest
 
 import irspec
 from irspec import MetricDef, RegistryError
-from irspec.plugins import get_registry
+from irspec.spec.plugins import get_registry
 from irspec.testing import registered_plugin
 
 

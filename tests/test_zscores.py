@@ -1,4 +1,4 @@
-"""Standardised scores (irspec.zscores): z = (x - mean_t) / sd_t per topic, trec_eval's -Z file.
+"""Standardised scores (irspec.experiment.standardize): z = (x - mean_t) / sd_t per topic, trec_eval's -Z file.
 
 Expected values come from hand arithmetic written out here, from numpy/scipy computed independently in
 the test (np.mean, np.std(ddof=1), scipy.stats.norm.cdf), and from trec_eval 10's own output on a
@@ -17,7 +17,7 @@ import scipy.stats
 import irspec
 from irspec.cli import main
 from irspec.errors import EvaluationError, InputError
-from irspec.zscores import StandardizedMetric, read_z, z_table
+from irspec.experiment.standardize import StandardizedMetric, read_z, z_table
 
 FIX = Path(__file__).parent / "fixtures" / "zscores"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from irspec.registry import Metric, Param
+from irspec.spec.registry import Metric, Param
 
 TREC_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
 """trec_eval's default cutoffs for P, recall, relative_P, map_cut and ndcg_cut."""
 
-KERNELS = "irspec.kernels"
+KERNELS = "irspec.builtin.kernels"
 
 
 def kernel(family: str, name: str) -> str:

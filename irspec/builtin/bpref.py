@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from irspec import spec as ast
+from irspec.spec import syntax as ast
 from irspec.builtin._common import kernel, rel
-from irspec.hookspecs import hookimpl
-from irspec.registry import UNIT, MetricDef, Param
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import UNIT, MetricDef, Param
 
 K = "bpref"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from irspec.builtin._common import kernel, rel
-from irspec.hookspecs import hookimpl
-from irspec.registry import Better, MetricDef, Redirect
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import Better, MetricDef, Redirect
 
 K = "counts"
 

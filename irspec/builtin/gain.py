@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, short_float
 from irspec.errors import ParameterError
-from irspec.hookspecs import hookimpl
-from irspec.registry import NONNEGATIVE, UNIT, Alias, GainMap, Metric, MetricDef, MetricGroup, Param, each
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import NONNEGATIVE, UNIT, Alias, GainMap, Metric, MetricDef, MetricGroup, Param, each
 
 K = "gain"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from irspec.builtin._common import TREC_CUTOFFS
-from irspec.hookspecs import hookimpl
-from irspec.registry import MetricGroup
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import MetricGroup
 
 _CUTS = ",".join(TREC_CUTOFFS)
 _RECALLS = ",".join(f"{r / 10:.2f}" for r in range(11))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from irspec.builtin._common import cutoff, kernel, rel
-from irspec.hookspecs import hookimpl
-from irspec.registry import UNIT, MetricDef, Param
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import UNIT, MetricDef, Param
 
 K = "preference"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, short_float, trec_name_for
-from irspec.hookspecs import hookimpl
-from irspec.registry import MAX_COUNT, NONNEGATIVE, UNIT, Alias, Metric, MetricDef, MetricGroup, Param, each
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import MAX_COUNT, NONNEGATIVE, UNIT, Alias, Metric, MetricDef, MetricGroup, Param, each
 
 K = "ranks"
 

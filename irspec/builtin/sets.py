@@ -6,8 +6,8 @@ import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, trec_name_for
 from irspec.errors import ParameterError
-from irspec.hookspecs import hookimpl
-from irspec.registry import UNIT, Alias, Metric, MetricDef, MetricGroup, Param, Redirect, each
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import UNIT, Alias, Metric, MetricDef, MetricGroup, Param, Redirect, each
 
 K = "sets"
 

@@ -7,8 +7,8 @@ m_Rndcg.c, m_rbp.c, m_unj.c, m_yaap.c); see each docstring.
 from __future__ import annotations
 
 from irspec.builtin._common import cutoff, kernel, plain, rel, short_float
-from irspec.hookspecs import hookimpl
-from irspec.registry import UNIT, Metric, MetricDef, MetricGroup, Param
+from irspec.spec.hooks import hookimpl
+from irspec.spec.registry import UNIT, Metric, MetricDef, MetricGroup, Param
 
 K = "trec_misc"
 

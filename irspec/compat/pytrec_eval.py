@@ -180,7 +180,7 @@ def _spec(base: str, params: list[str]) -> str | None:
 
 def _keys(requested: dict[str, list[str]]) -> list[_Key]:
     """Every key of a query's result, with the irspec metric it shows, in trec_eval's order."""
-    from irspec.plugins import get_registry
+    from irspec.spec.plugins import get_registry
     from irspec.report.trec import trec_order
 
     registry = get_registry()
@@ -214,7 +214,7 @@ def _make_evaluator(qrels: Any, metrics: list[Any], **options: Any) -> Callable[
     lack are left out, and Judged@10 is not warned of), from an :class:`irspec.Evaluator` that holds
     the qrels' index and the metrics. ``options`` are ``irspec.evaluate``'s (``relevance_level``,
     ``judged_only``, ``depth``)."""
-    from irspec.evaluator import Evaluator
+    from irspec.evaluation.evaluator import Evaluator
 
     return Evaluator(qrels, metrics, judged_warning=None, missing_queries="skip", **options).evaluate
 
@@ -243,7 +243,7 @@ class RelevanceEvaluator:
         if relevance_level < 1:
             raise TypeError("Argument relevance_level should be positive.")
         from irspec.data import read_qrels
-        from irspec.engine import GMEAN_FLOOR
+        from irspec.evaluation.engine import GMEAN_FLOOR
 
         keys = _keys(requested)
         self._names = [k.trec_name for k in keys]

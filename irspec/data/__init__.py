@@ -45,7 +45,7 @@ from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import frame_from_dataframe, frame_from_mapping, frame_from_rows, is_dataframe, is_named_tuples
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
 from irspec.data.trec import Source, read_text, stem
-from irspec.datasets import is_dataset_id, qrels_frame
+from irspec.data.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError, quote
 
 __all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind", "split_kinds", "checked"]
@@ -213,7 +213,7 @@ class Run:
 def read_qrels(src: Any, *, columns: Mapping[str, str] | None = None) -> Qrels:
     """Qrels from a path (TREC text or Parquet), ``"-"`` (stdin), an open file, a ``{qid: {docno: label}}``
     dict, a pandas or polars DataFrame or polars LazyFrame, Arrow data (a pyarrow Table), an iterable of
-    named tuples (``Qrel``, ``TrecQrel``), ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.datasets`), or a :class:`Qrels`
+    named tuples (``Qrel``, ``TrecQrel``), ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.data.datasets`), or a :class:`Qrels`
     (returned as is). ``columns`` names a frame's columns (:meth:`Qrels.from_frame`)."""
     if is_dataset_id(src):
         return Qrels.from_frame(qrels_frame(src), source=src)

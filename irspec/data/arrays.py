@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec.context import segment_rows
+from irspec.evaluation.context import segment_rows
 from irspec.data.objects import no_lines
 from irspec.errors import InputError, quote
 

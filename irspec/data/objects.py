@@ -11,7 +11,7 @@ query and docno (and for a frame the row).
 A frame's columns are found by name (:data:`CONVENTIONS`): ir_measures' (``query_id, doc_id,
 relevance | score``) or PyTerrier's (``qid, docno, label | score``), or those ``columns`` names, a
 mapping from irspec's names (``query``, ``docno``, ``label``, ``score``) to the frame's own, as
-:func:`irspec.spark.evaluate` takes it.
+:func:`irspec.evaluation.spark.evaluate` takes it.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def read_text(src: Source, kind: Kind, source: str | None = None) -> Text:
 
 def parse_text(data: bytes, kind: Kind, source: str) -> Text:
     """Qrels or a run (``kind``) from TREC text already in memory and decompressed: a whole file, or a
-    chunk of whole lines of one (the streaming reader's, :mod:`irspec.stream`; its line numbers count
+    chunk of whole lines of one (the streaming reader's, :mod:`irspec.data.stream`; its line numbers count
     from the chunk's start). A run's ``runid`` is the runid of the chunk's last data line, or None (its
     ``name`` too: a chunk has no file name)."""
     frame = _parse(_Raw(data, source, None), kind)

@@ -21,7 +21,7 @@ The package, one module per part (this file only gathers their public names):
 - :mod:`~irspec.plan.execute`: :func:`run_plan` (evaluate, compare), :func:`render_outputs`,
   :func:`write_outputs`.
 
-Comparing is the compare step's (:mod:`irspec.comparisons`), formatting the report layer's.
+Comparing is the compare step's (:mod:`irspec.experiment.compare`), formatting the report layer's.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 >>> report = run_plan(load_plan("specs/demo.yaml"))      # doctest: +SKIP
 >>> write_outputs(report)                                # doctest: +SKIP
 
-The comparisons are the compare step's (:func:`irspec.comparisons.compare_results` with the plan's
-:class:`~irspec.comparison.Compare` settings); the formatting is the report layer's (:mod:`irspec.report`,
-:mod:`irspec.plots`); this module picks what each output gets. Outputs are computed in full before any
+The comparisons are the compare step's (:func:`irspec.experiment.compare.compare_results` with the plan's
+:class:`~irspec.experiment.records.Compare` settings); the formatting is the report layer's (:mod:`irspec.report`,
+:mod:`irspec.report.plots`); this module picks what each output gets. Outputs are computed in full before any
 file is touched, then written all or nothing (:func:`irspec.report.write_all_atomic`), so a failed plan
 leaves no partial output behind.
 """
@@ -21,30 +21,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from irspec import plots
+from irspec.report import plots
 from irspec import report as fmt
 from irspec.report.power import power_sections
 from irspec.report.text import terminal_width
-from irspec.agreements import COMBINED_FORMATS, Agreement, agreement_of
-from irspec.agreements import combine as combine_texts
-from irspec.comparison import Compare, Comparison
-from irspec.comparisons import Comparisons, compare_results
-from irspec.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
+from irspec.experiment.agreement import COMBINED_FORMATS, Agreement, agreement_of
+from irspec.experiment.agreement import combine as combine_texts
+from irspec.experiment.records import Compare, Comparison
+from irspec.experiment.compare import Comparisons, compare_results
+from irspec.evaluation.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
 from irspec.errors import IrspecError, PlanError
-from irspec.groups import with_groups
-from irspec.inputs import evaluate_input
+from irspec.experiment.groups import with_groups
+from irspec.evaluation.inputs import evaluate_input
 from irspec.plan.model import Output, Plan
-from irspec.power_analysis import PowerAnalysis, power
+from irspec.experiment.power import PowerAnalysis, power
 from irspec.progress import Progress
-from irspec.zscores import standardize
-from irspec.systems import combine
+from irspec.experiment.standardize import standardize
+from irspec.evaluation.systems import combine
 
 __all__ = ["PlanReport", "run_plan", "plan_power", "render_outputs", "write_outputs"]
 
 
 @dataclass(frozen=True)
 class PlanReport:
-    """What :func:`run_plan` produces: the plan, one :class:`~irspec.engine.Result` per run (named as in
+    """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.engine.Result` per run (named as in
     the plan), the comparisons, and notes worth telling the user (queries left out of comparisons).
     ``inputs`` holds the results of the plan's other inputs (its ``log``): their own metrics, one row per
     item of the input, reported after the runs and never compared."""
@@ -55,18 +55,18 @@ class PlanReport:
     notes: tuple[str, ...] = ()
     inputs: tuple[Result, ...] = ()
     curves: dict[str, list[float]] | None = None
-    """The runs' 11-point precision-recall curves (:func:`irspec.plots.precision_recall`), evaluated
+    """The runs' 11-point precision-recall curves (:func:`irspec.report.plots.precision_recall`), evaluated
     beside the plan's metrics when an output draws plots; ``None`` otherwise."""
     figure_data: plots.FigureData | None = None
     """The ROC points, AP values and confusion matrices of the other plots
-    (:func:`irspec.plots.figure_data`), evaluated with the curves; ``None`` when nothing is drawn."""
+    (:func:`irspec.report.plots.figure_data`), evaluated with the curves; ``None`` when nothing is drawn."""
     power: PowerAnalysis | None = None
     """The power analysis of the comparisons (the plan's ``power`` section); ``None`` without one."""
     by_qrels: tuple[tuple[str, PlanReport], ...] = ()
     """With several sets of judgments (``plan.qrels_sets``): each set's name and its own report (the
     plan run with that set as its qrels); the fields above are then the first set's."""
     agreement: Agreement | None = None
-    """With several sets of judgments, their agreement (:func:`irspec.agreements.agreement_of`)."""
+    """With several sets of judgments, their agreement (:func:`irspec.experiment.agreement.agreement_of`)."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -226,7 +226,7 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
     """Every run of ``plan`` evaluated on Spark (``engine: {spark: ...}``): Spark reads the files, one
     evaluation takes all the runs (a ``run`` column), and the results come back in plan order."""
     try:
-        from irspec import spark as irs  # optional: pip install 'irspec[spark]'
+        from irspec.evaluation import spark as irs  # optional: pip install 'irspec[spark]'
     except ImportError as e:
         raise IrspecError(f"{plan.source}: engine 'spark' needs pyspark: pip install 'irspec[spark]' ({e})") from None
     engine = plan.engine
@@ -309,7 +309,7 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str], width: 
 
 
 def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None) -> str | dict[str, bytes]:
-    # formatting lives in irspec.report (and irspec.plots); this picks what each output gets
+    # formatting lives in irspec.report (and irspec.report.plots); this picks what each output gets
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
     compare, comparisons, notes = report.plan.compare, report.comparisons, report.notes

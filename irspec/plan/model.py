@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irspec.comparison import Compare
-from irspec.engine import Options
-from irspec.registry import Metric
+from irspec.experiment.records import Compare
+from irspec.evaluation.engine import Options
+from irspec.spec.registry import Metric
 
 __all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "PlanSystem", "Output", "SparkEngine", "Standardize", "PowerDesign"]
 
@@ -38,7 +38,7 @@ class PlanSystem:
     """A system of several runs of one method (seeds, folds): its ``name``, its runs (each a
     :class:`PlanRun` named by its file's stem) and where it was declared (``entry``, ``line``). It is
     reported and compared as one run whose per-topic values are its runs' means
-    (:mod:`irspec.systems`)."""
+    (:mod:`irspec.evaluation.systems`)."""
 
     name: str
     runs: tuple[PlanRun, ...]
@@ -63,7 +63,7 @@ class Output:
 
 @dataclass(frozen=True)
 class SparkEngine:
-    """A plan's ``engine: {spark: ...}``: evaluate on Spark (:mod:`irspec.spark`) with the session of
+    """A plan's ``engine: {spark: ...}``: evaluate on Spark (:mod:`irspec.evaluation.spark`) with the session of
     ``master`` and ``config`` (the active session when both are empty), in ``partitions`` buckets."""
 
     master: str | None = None
@@ -96,7 +96,7 @@ class PowerDesign:
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
-    text ``irds:<id>`` (an ir_datasets dataset's qrels, :mod:`irspec.datasets`), or ``None`` (and ``runs``
+    text ``irds:<id>`` (an ir_datasets dataset's qrels, :mod:`irspec.data.datasets`), or ``None`` (and ``runs``
     empty) in a plan that evaluates only an interaction ``log``."""
 
     source: str

@@ -14,19 +14,19 @@ import os
 from pathlib import Path
 from typing import Any
 
-from irspec.agreements import COMBINED_FORMATS
-from irspec.comparison import TUKEY_TESTS, Compare
+from irspec.experiment.agreement import COMBINED_FORMATS
+from irspec.experiment.records import TUKEY_TESTS, Compare
 from irspec.data.trec import stem
-from irspec.datasets import check_qrels, is_dataset_id, parse_specs
-from irspec.engine import Options, reads_qrels
-from irspec.design import check_target
+from irspec.data.datasets import check_qrels, is_dataset_id, parse_specs
+from irspec.evaluation.engine import Options, reads_qrels
+from irspec.stats.design import check_target
 from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
 from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
-from irspec.plots import MISSING_MATPLOTLIB
-from irspec.plugins import get_registry
+from irspec.report.plots import MISSING_MATPLOTLIB
+from irspec.spec.plugins import get_registry
 from irspec.report.formats import WITH_INTERVALS, default_intervals
-from irspec.stream import parse_memory
+from irspec.data.stream import parse_memory
 
 # The outputs whose results tables can show a confidence interval beside each mean.
 _INTERVAL_FORMATS = (*WITH_INTERVALS, "html")

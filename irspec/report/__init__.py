@@ -14,7 +14,7 @@ comparisons and the settings that made them; the renderers only translate it int
 ``files``     atomic writes of a file or a directory of files
 
 Formatters return text (Parquet: bytes) and write nothing. The report layer never evaluates or compares: it is given
-results (and comparisons), and :mod:`irspec.plots` draws the figures from results it is given.
+results (and comparisons), and :mod:`irspec.report.plots` draws the figures from results it is given.
 """
 
 from __future__ import annotations

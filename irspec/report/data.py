@@ -10,11 +10,11 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.comparison import Comparison
-from irspec.engine import collect_warnings
+from irspec.experiment.records import Comparison
+from irspec.evaluation.engine import collect_warnings
 
 if TYPE_CHECKING:
-    from irspec.engine import Result
+    from irspec.evaluation.engine import Result
 
 __all__ = ["to_json", "to_jsonl", "to_delimited", "comparisons_delimited"]
 
@@ -53,7 +53,7 @@ def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict |
             entry["judged_at_10"] = res.judged_at_10
         if res.tables:  # what an input offers beside its metrics (a log's top queries)
             entry["tables"] = [t.as_dict() for t in res.tables]
-        if getattr(res, "runs", ()):  # a system of several runs (irspec.systems, above report): its runs and spread
+        if getattr(res, "runs", ()):  # a system of several runs (irspec.evaluation.systems, above report): its runs and spread
             entry["system"] = res.as_dict()
         if per_query:
             entry["per_query"] = {

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from irspec.engine import collect_warnings
+from irspec.evaluation.engine import collect_warnings
 from irspec.report.origin import VERSIONED
 from irspec.report.markdown import MARKS
 from irspec.report.model import (
@@ -33,7 +33,7 @@ from irspec.report.model import (
 if TYPE_CHECKING:
     import jinja2
 
-    from irspec.engine import Result
+    from irspec.evaluation.engine import Result
 
 __all__ = ["JudgedSet", "to_html", "fragment", "plain_tables"]
 
@@ -99,7 +99,7 @@ def to_html(
     above the results, where no reader of the tables can miss them.
 
     Inline CSS and images (``plots``: objects with ``title``, ``description`` and ``svg`` bytes, as
-    :func:`irspec.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
+    :func:`irspec.report.plots.render` makes them, shown as ``data:`` URIs), so the file opens offline and
     fetches nothing. ``plots_note`` is shown where the plots would be when there are none (matplotlib
     missing, say). ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval after
     each mean. ``extra`` sections follow the comparisons, each ``(id, title, titled tables, notes)``
@@ -196,12 +196,12 @@ def _ident(name: str) -> str:
 def _inputs(results: Sequence[Result]) -> list[str]:
     """How many runs, systems of several runs, and other inputs (a plugin's ``log``) the page reports: a
     result is a run's unless it averages several (``averaged``) or its metrics need another input
-    (:attr:`~irspec.definitions.MetricDef.needs`)."""
+    (:attr:`~irspec.spec.definitions.MetricDef.needs`)."""
     kinds: dict[str, int] = {}
     for res in results:
         needs = {m.definition.needs for m in res.metrics if m.definition is not None} or {"run"}
         kind = next(iter(needs)) if len(needs) == 1 else "run"
-        if getattr(res, "averaged", ""):  # a system of several runs (irspec.systems), its runs averaged
+        if getattr(res, "averaged", ""):  # a system of several runs (irspec.evaluation.systems), its runs averaged
             kind = "system"
         kinds[kind] = kinds.get(kind, 0) + 1
     return [_plural(n, kind) for kind, n in sorted(kinds.items(), key=lambda kv: kv[0] != "run")]

@@ -19,7 +19,7 @@ from irspec.report.model import (
 from irspec.report.text import comparison_legend
 
 if TYPE_CHECKING:
-    from irspec.engine import Result
+    from irspec.evaluation.engine import Result
 
 __all__ = ["markdown_escape", "to_markdown", "render", "plain_tables", "MARKS"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from irspec.engine import Result
+    from irspec.evaluation.engine import Result
 
 __all__ = [
     "direction",

@@ -20,7 +20,7 @@ import numpy as np
 from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
 
 if TYPE_CHECKING:
-    from irspec.engine import Result
+    from irspec.evaluation.engine import Result
 
 __all__ = [
     "Cell",
@@ -131,7 +131,7 @@ class Table:
 
 def input_blocks(results: Sequence[Result], *, decimals: int = 4) -> list[tuple[str, str, Block]]:
     """The tables the results' inputs offer beside their metrics (a log's top queries, see
-    :class:`~irspec.definitions.InputTable`), as ``(heading, description, block)``: the heading names the
+    :class:`~irspec.spec.definitions.InputTable`), as ``(heading, description, block)``: the heading names the
     result, numbers that are not integers are shown at ``decimals``."""
     found = []
     for res in results:
@@ -201,7 +201,7 @@ def _best(group: Sequence[Result], aggregates: Sequence[dict[str, float]], decim
 
 
 INTERVALS = ("t", "bootstrap")
-"""The confidence intervals a results table can show around its means (:func:`irspec.stats.mean_ci`)."""
+"""The confidence intervals a results table can show around its means (:func:`irspec.stats.significance.mean_ci`)."""
 
 _RESAMPLES = 10_000
 INTERVAL_SEED = 42
@@ -215,7 +215,7 @@ _INTERVAL_WORDS = {
 def _intervals(res: Result, aggregate: Mapping[str, float], method: str, decimals: int) -> dict[str, str]:
     """The 95% interval of each of ``res``'s means (a sum, a geometric mean or a text has none), as
     text at the table's precision; a mean over fewer than two queries has none either."""
-    from irspec import stats  # scipy: loaded only for a table that shows intervals
+    from irspec.stats import significance as stats  # scipy: loaded only for a table that shows intervals
 
     out = {}
     for j, m in enumerate(res.metrics):
@@ -255,7 +255,7 @@ def _averaged(results: Sequence[Any]) -> tuple[str, ...]:
 
 def _spread_rows(res: Any, metrics: Sequence[Any], decimals: int, pad: tuple[Cell, ...]) -> list[Row]:
     """A system's two spread rows (the sd of its runs' means, then the lowest/highest); none for a run.
-    The system is read by its attributes (``runs``, ``spread()``: :class:`irspec.systems.SystemResult`),
+    The system is read by its attributes (``runs``, ``spread()``: :class:`irspec.evaluation.systems.SystemResult`),
     which sits above the report layer."""
     runs = getattr(res, "runs", ())
     if not runs:

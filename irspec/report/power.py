@@ -1,4 +1,4 @@
-"""The power tables (:func:`irspec.power`): a :class:`~irspec.power_analysis.PowerAnalysis` as
+"""The power tables (:func:`irspec.power`): a :class:`~irspec.experiment.power.PowerAnalysis` as
 sections of the table model, ``(heading, description, block)``, which every format renders as it
 renders an input's tables (:func:`.text.plain_tables`, :func:`.markdown.plain_tables`,
 :func:`.latex.plain_tables`, the HTML page's power section)."""

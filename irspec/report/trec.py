@@ -6,10 +6,10 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.registry import split_trec_name
+from irspec.spec.registry import split_trec_name
 
 if TYPE_CHECKING:
-    from irspec.engine import Result
+    from irspec.evaluation.engine import Result
 
 __all__ = ["TREC_ORDER", "trec_order", "to_trec"]
 

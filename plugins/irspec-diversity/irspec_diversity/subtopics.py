@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from irspec.data import Qrels
-from irspec.datasets import is_dataset_id, qrels_records
+from irspec.data.datasets import is_dataset_id, qrels_records
 from irspec.errors import InputError, quote
 from irspec.lines import bounded_lines
 

@@ -251,7 +251,7 @@ def test_a_plan(irspec_plugin, qrels_file, tmp_path):
 def test_an_ir_datasets_diversity_task(irspec_plugin, qrels_file, monkeypatch):
     """irds:<id> qrels are ir_datasets' TrecSubQrel records (here from a stand-in for the download)."""
     formats = pytest.importorskip("ir_datasets.formats", reason="ir_datasets (irspec[datasets]) names its tuples")
-    import irspec.datasets
+    import irspec.data.datasets
 
     irspec_plugin(irspec_diversity.plugin)
     rows = [line.split() for line in QRELS.splitlines()]
@@ -263,6 +263,6 @@ def test_an_ir_datasets_diversity_task(irspec_plugin, qrels_file, monkeypatch):
         def qrels_iter(self):
             return iter([formats.TrecSubQrel(q, d, int(label), s) for q, s, d, label in rows])
 
-    monkeypatch.setattr(irspec.datasets, "_dataset", lambda src: Task())
+    monkeypatch.setattr(irspec.data.datasets, "_dataset", lambda src: Task())
     got = values("alpha_nDCG@3 P@5", "irds:clueweb09/en/trec-web-2009/diversity")
     assert got == values("alpha_nDCG@3 P@5", qrels_file)

@@ -2,7 +2,7 @@
 same qrels with subtopics, bit for bit, per query and in aggregate.
 
 Spark reads the qrels with subtopics as the engine does in-process: each bucket's rows go through
-:func:`irspec.engine.read_judgments`, so the plugin's reader and kernels run in the Spark workers. The
+:func:`irspec.evaluation.engine.read_judgments`, so the plugin's reader and kernels run in the Spark workers. The
 in-process values are the reference (held to pyndeval's by test_ndeval_reference.py); one case is held
 to pyndeval here too. The workers load the installed plugin by its entry point, as a user's would.
 """
@@ -25,7 +25,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need pyspark: pip install
 import irspec_diversity.plugin  # noqa: E402
 from test_ndeval_reference import random_collection, reference  # noqa: E402
 
-from irspec import spark as irs  # noqa: E402
+from irspec.evaluation import spark as irs  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # pyspark 4.x's note on pandas 3
 

@@ -298,7 +298,7 @@ def test_plan_problems_with_logs(tmp_path, text, fragments):
 
 def test_a_log_plan_without_the_plugin_says_what_is_missing(tmp_path):
     from irspec.plan import load_plan
-    from irspec.plugins import build_registry, get_plugin_manager, use_registry
+    from irspec.spec.plugins import build_registry, get_plugin_manager, use_registry
 
     path = _plan(tmp_path, "log: interactions.jsonl\nmetrics: CTR\n")
     with use_registry(build_registry(get_plugin_manager(load_entry_points=False))):
@@ -327,7 +327,7 @@ def test_the_installed_entry_point_is_found_with_its_distribution(monkeypatch):
         dist = importlib.metadata.distribution("irspec-online")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("irspec-online is importable but not installed")
-    from irspec.plugins import get_plugin_manager, plugin_report
+    from irspec.spec.plugins import get_plugin_manager, plugin_report
 
     monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
     pm = get_plugin_manager(load_entry_points=True)

@@ -82,7 +82,7 @@ def test_users_sums_stream_through_partitions_by_user(monkeypatch, chunk_rows, p
     rows is the one-chunk path, without temporary files."""
     import random
 
-    from irspec.stream import Partitions
+    from irspec.data.stream import Partitions
 
     records = random_ab_log(48, users=70, arms=("control", "a", "b"))
     random.Random(48).shuffle(records)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import irspec
 from irspec import MetricDef, Param
-from irspec.registry import UNIT
+from irspec.spec.registry import UNIT
 
 K = "irspec_usermodel.kernels"
 CWL = "irspec_usermodel.cwl"
@@ -53,7 +53,7 @@ def _ranx_persistence(values: list[str]) -> list[dict[str, float]]:
     return out
 
 
-# One spec per value, and no trec_eval name echoed (irspec.definitions.echoes_text): trec_eval has no rbp.95.
+# One spec per value, and no trec_eval name echoed (irspec.spec.definitions.echoes_text): trec_eval has no rbp.95.
 _ranx_persistence.per_value = True  # type: ignore[attr-defined]
 
 RBP = MetricDef(

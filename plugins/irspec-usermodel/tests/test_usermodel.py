@@ -267,7 +267,7 @@ def test_declaring_the_metrics_imports_no_numerical_code():
 
     code = (
         "import sys, irspec_usermodel.plugin; "
-        "print(sorted(m for m in ('numpy', 'irspec_usermodel.kernels', 'irspec.context', 'irspec.engine') if m in sys.modules))"
+        "print(sorted(m for m in ('numpy', 'irspec_usermodel.kernels', 'irspec.evaluation.context', 'irspec.evaluation.engine') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -278,7 +278,7 @@ def test_the_installed_entry_point_is_found_with_its_distribution(monkeypatch):
         dist = importlib.metadata.distribution("irspec-usermodel")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("irspec-usermodel is importable but not installed")
-    from irspec.plugins import build_registry, get_plugin_manager, plugin_report
+    from irspec.spec.plugins import build_registry, get_plugin_manager, plugin_report
 
     monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
     pm = get_plugin_manager(load_entry_points=True)

@@ -1,0 +1,1 @@
+"""Evaluating runs (and other inputs) against judgments: the kernels' context, the engine, results."""

@@ -1,0 +1,153 @@
+"""A reusable evaluator: the qrels read, checked and indexed once and the metrics bound once, for any
+number of runs, a retriever's top-k arrays, and batches of queries.
+
+Where ``irspec.evaluate`` reads the qrels on every call, an :class:`Evaluator` pays for them once, as
+pytrec_eval's ``RelevanceEvaluator`` does: the shape of a training loop that evaluates a validation set
+every epoch, or of a search over many runs.
+
+>>> ev = irspec.Evaluator("qrels.txt", "nDCG@10, RR@10, R@100")           # doctest: +SKIP
+>>> ev.evaluate("run.txt").aggregate()                                     # doctest: +SKIP
+>>> D, I = index.search(query_vectors, 100)                                # doctest: +SKIP
+>>> ev.evaluate_topk(query_ids, I, D, doc_ids=corpus_ids).aggregate()      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from irspec.evaluation import engine
+from irspec.evaluation import systems
+from irspec.evaluation.context import MissingQueries, Options
+from irspec.data import Run
+from irspec.errors import EvaluationError
+from irspec.spec.registry import Metric
+from irspec.evaluation.results import Result, ResultSet, displayable, several_runs
+
+__all__ = ["Evaluator"]
+
+
+class Evaluator:
+    """Qrels and metrics prepared once for evaluating any number of runs.
+
+    ``qrels`` and ``metrics`` are what :func:`irspec.evaluate` takes, and so are the keyword options
+    (``relevance_level``, ``depth``, ``judged_only``, ``missing_queries``, ``collection_size``,
+    ``judged_warning``, ``columns``, ``memory``); the qrels are read, checked and indexed here, once.
+
+    :meth:`evaluate` takes anything ``irspec.evaluate`` takes as a run and returns what it returns;
+    :meth:`evaluate_topk` takes a retriever's top k as arrays; :meth:`combine` joins the results of
+    several calls (batches of queries) into the result of all of them.
+
+    An evaluator may be shared between threads: evaluating reads the prepared qrels and metrics and
+    never changes them (the indexes it fills on first use hold the same values whichever thread fills
+    them), and the record of what each result was made of, for :meth:`combine`, is kept under a lock.
+    """
+
+    def __init__(
+        self,
+        qrels: Any,
+        metrics: str | Metric | Iterable[str | Metric],
+        *,
+        relevance_level: int = 1,
+        depth: int | None = None,
+        judged_only: bool = False,
+        missing_queries: MissingQueries = "zero",
+        collection_size: int | None = None,
+        judged_warning: float | None = 0.5,
+        columns: Mapping[str, str] | None = None,
+        memory: str | int | None = None,
+    ) -> None:
+        self.options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
+        self.metrics: tuple[Metric, ...] = tuple(engine.bind_metrics(metrics, qrels))
+        if not self.metrics:
+            raise EvaluationError("no metrics to compute")
+        self.columns = dict(columns) if columns is not None else None
+        self.memory = memory
+        self.judgments = engine.read_judgments(qrels, self.metrics, self.columns)
+        self._index = self.judgments.index  # built now, not by the first evaluation
+        self._parts: weakref.WeakKeyDictionary[Result, tuple[engine.Part, ...]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        qrels = self.judgments.qrels
+        shown = ", ".join(map(str, self.metrics[:6])) + (f", ... ({len(self.metrics)} metrics)" if len(self.metrics) > 6 else "")
+        return (
+            f"Evaluator(qrels={qrels.source!r}: {len(self._index.query_ids)} queries, {len(qrels)} judgments; "
+            f"metrics: {shown}; relevance_level={self.options.relevance_level}, "
+            f"missing_queries={self.options.missing_queries!r})"
+        )
+
+    def evaluate(self, run: Any) -> Result | ResultSet:
+        """``irspec.evaluate(qrels, run, metrics, **options)`` with this evaluator's qrels, metrics and
+        options: a :class:`~irspec.evaluation.results.Result` for one run, a :class:`~irspec.evaluation.results.ResultSet`
+        for several (a mapping of names to runs or systems, a list)."""
+        if several_runs(run, self.columns) is not None or systems.systems_of(run) is not None:
+            return systems.evaluate(
+                self.judgments, run, self.metrics, **dataclasses.asdict(self.options), columns=self.columns, memory=self.memory
+            )
+        name, source, runid, parts = engine.evaluate_parts(
+            self._index, run, list(self.metrics), self.options, self.memory, self.columns, self.judgments.inputs
+        )
+        return self._finish(name, source, parts, runid)
+
+    def evaluate_topk(
+        self, query_ids: Any, doc_ids: Any, scores: Any, *, corpus_ids: Any = None, name: str = "run"
+    ) -> Result:
+        """The evaluation of a retriever's top k, given as arrays without dicts.
+
+        ``query_ids``: 1-D, one id per row (strings or integers); ``doc_ids`` and ``scores``: 2-D, a row
+        per query and a column per retrieved document. Numpy arrays, or anything numpy reads through
+        ``__array__`` or DLPack (a CPU torch tensor, say, without irspec importing torch). Document ids are
+        strings or integers (an integer is its decimal text, as in the qrels); an integer ``-1`` is
+        FAISS's "no result" and is skipped with its score. Rows need not be sorted: documents are ranked
+        by score descending, then docno descending, as everywhere. Equal to :meth:`evaluate` of the same
+        data as a dict. A NaN or infinite score, a document twice in a row, a query twice, or shapes that
+        do not match raise :class:`~irspec.errors.InputError` naming the row.
+
+        ``corpus_ids``: the document ids by position, when ``doc_ids`` are positions (FAISS's ``I``):
+        ``evaluate_topk(qids, I, D, corpus_ids=ids)`` is ``evaluate_topk(qids, ids[I], D)`` but for the
+        ``-1`` entries, which ``ids[I]`` would silently turn into the last document.
+        """
+        run = Run.from_topk(query_ids, doc_ids, scores, corpus_ids=corpus_ids, name=name)
+        part = engine.evaluate_part(self._index, run, list(self.metrics), self.options, self.judgments.inputs)
+        return self._finish(name, run.source, [part])
+
+    def combine(self, results: Sequence[Result], *, name: str | None = None) -> Result:
+        """One result of the results of several :meth:`evaluate` or :meth:`evaluate_topk` calls of
+        this evaluator, each on other queries (a validation set searched in batches): equal to
+        evaluating all their queries at once, the qrels queries none of them has scored as
+        ``missing_queries`` says. A query in two of them is an :class:`~irspec.errors.EvaluationError`.
+        ``name``: the result's run name (by default the first one's)."""
+        results = list(results)
+        if not results:
+            raise EvaluationError("combine: no results to combine")
+        parts: list[engine.Part] = []
+        owner: dict[str, int] = {}
+        with self._lock:
+            found = [self._parts.get(r) for r in results]
+        for i, (res, own) in enumerate(zip(results, found)):
+            if own is None:
+                raise EvaluationError(
+                    f"combine: result {i} ({getattr(res, 'run_name', type(res).__name__)!r}) was not made by this "
+                    "evaluator's evaluate() or evaluate_topk() of one run"
+                )
+            for part in own:
+                for q in part.seen:
+                    if q in owner:
+                        raise EvaluationError(f"combine: query {q!r} is in result {owner[q]} and in result {i}")
+                    owner[q] = i
+            parts.extend(own)
+        first = results[0]
+        return self._finish(name or first.run_name, first.run_source, parts, first.runid)
+
+    def _finish(self, name: str, source: str, parts: list[engine.Part], runid: str | None = None) -> Result:
+        result = displayable(
+            engine.finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
+        )
+        engine.issue_warnings(result.warnings)
+        with self._lock:
+            self._parts[result] = tuple(parts)
+        return result

@@ -1,0 +1,269 @@
+"""Results where researchers work: several runs as one mapping, data frames, and notebook display.
+
+>>> res = irspec.evaluate("qrels.txt", "run.txt", "nDCG@10, AP")            # doctest: +SKIP
+>>> res                          # in a notebook: the means with 95% confidence intervals  # doctest: +SKIP
+>>> many = irspec.evaluate("qrels.txt", {"bm25": "bm25.run", "dense": df})  # doctest: +SKIP
+>>> many["bm25"].aggregate(), many.to_frame(wide=True)                      # doctest: +SKIP
+>>> many.show(intervals="bootstrap")                                        # doctest: +SKIP
+
+:func:`evaluate` (``irspec.evaluate``) is the engine's evaluation (:func:`irspec.evaluation.engine.evaluate_many`) with two additions:
+several runs at once (a mapping ``{name: run}`` or a list of paths) give a :class:`ResultSet`, and what
+it returns shows itself in a notebook (``_repr_html_``, ``_repr_markdown_``) through the report
+layer's table model and renderers, the ones the HTML report and ``--format markdown`` use. That is
+why this module sits above :mod:`irspec.report`, and why its :class:`Result` is the engine's
+:class:`~irspec.evaluation.engine.Result` with display added: the engine knows nothing of reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from irspec.evaluation import engine
+from irspec.evaluation import inputs
+from irspec.evaluation.context import MissingQueries, Options
+from irspec.data import read_run
+from irspec.errors import EvaluationError
+from irspec.spec.registry import Metric
+from irspec.report import html, markdown
+from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_comparisons, build_results, input_blocks
+from irspec.report.text import input_tables as text_input_tables
+from irspec.report.text import render as text_render
+
+__all__ = ["Result", "ResultSet", "Shown", "evaluate", "evaluate_input", "several_runs", "one_mapping_run"]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Results (and the comparisons made between them) as a notebook shows them: the means of every
+    run with their 95% confidence intervals (``intervals``: ``"t"``, ``"bootstrap"`` or ``None``), the
+    best of each metric in bold, significance marks, and the comparisons' table under them.
+
+    ``_repr_html_`` and ``_repr_markdown_`` are what IPython displays; ``str()`` is the text table.
+    """
+
+    results: tuple[engine.Result, ...]
+    comparisons: tuple[Any, ...] = ()
+    compare: Any = None
+    notes: tuple[str, ...] = ()
+    intervals: str | None = "t"
+    decimals: int = 4
+
+    def __post_init__(self) -> None:
+        if self.intervals is not None and self.intervals not in INTERVALS:
+            raise EvaluationError(f"intervals must be one of {', '.join(INTERVALS)} or None, not {self.intervals!r}")
+
+    def _table(self) -> Any:
+        return build_results(self.results, self.comparisons, self.compare, decimals=self.decimals, intervals=self.intervals)
+
+    def _compared(self, columns: Sequence[str]) -> Any:
+        if not self.comparisons:
+            return None
+        return build_comparisons(self.results, self.comparisons, self.compare, decimals=self.decimals, columns=columns, notes=self.notes)
+
+    def _repr_html_(self) -> str:
+        tables = input_blocks(self.results, decimals=self.decimals)
+        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables=tables)
+
+    def _repr_markdown_(self) -> str:
+        parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in engine.collect_warnings(self.results)]
+        parts.append(markdown.render(self._table()))
+        parts.append(markdown.input_tables(self.results, decimals=self.decimals))
+        compared = self._compared(BRIEF_COLUMNS)
+        if compared is not None:
+            parts.append("\n" + markdown.render(compared))
+        return "".join(parts)
+
+    def __str__(self) -> str:
+        text = text_render(self._table()) + text_input_tables(self.results, decimals=self.decimals)
+        compared = self._compared(BRIEF_COLUMNS)
+        return text if compared is None else text + "\n" + text_render(compared)
+
+
+@dataclass(frozen=True, eq=False)
+class Result(engine.Result):
+    """The evaluation of one run (:class:`irspec.evaluation.engine.Result`: ``aggregate()``, ``per_query()``,
+    ``to_frame()``), shown in a notebook as a table of its means with 95% t intervals."""
+
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The result as a notebook shows it, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
+        return Shown((self,), intervals=intervals, decimals=decimals)
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
+    def __str__(self) -> str:
+        # print(res) in a plain REPL: the table a ResultSet prints, one row
+        return str(self.show(intervals=None))
+
+    def __repr__(self) -> str:
+        # a result holds a queries x metrics array and every query id: a REPL shows what it is, not them
+        metrics = ", ".join(map(str, self.metrics))
+        return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], queries={len(self.query_ids)})"
+
+
+def evaluate_input(
+    source: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    kind: str | None = None,
+    name: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    per_query: bool = True,
+) -> Result:
+    """:func:`irspec.evaluation.inputs.evaluate_input` (metrics of an input other than qrels and runs, such as an
+    interaction log; ``options`` go to its reader, ``per_query=False`` streams it), its result shown in a
+    notebook with the input's tables (a log's top queries, an A/B test)."""
+    return displayable(inputs.evaluate_input(source, metrics, kind=kind, name=name, options=options, per_query=per_query))
+
+
+def displayable(result: engine.Result) -> Result:
+    """``result`` as a :class:`Result` (the same values, shown in a notebook)."""
+    if isinstance(result, Result):
+        return result
+    return Result(**{f.name: getattr(result, f.name) for f in dataclasses.fields(engine.Result)})
+
+
+@dataclass(frozen=True)
+class ResultSet(Mapping[str, Result]):
+    """The results of several runs evaluated against the same qrels: a mapping run name -> :class:`Result`
+    in the order given, shown as one table (a row per run) in a notebook and by ``str()``.
+
+    :func:`irspec.compare` takes it as it is (``irspec.compare(many, baseline="bm25")``).
+    """
+
+    results: tuple[Result, ...]
+
+    def __getitem__(self, name: str) -> Result:
+        for res in self.results:
+            if res.run_name == name:
+                return res
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (res.run_name for res in self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __repr__(self) -> str:
+        return f"ResultSet({', '.join(map(repr, self))})"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every run's warnings, each once."""
+        return tuple(engine.collect_warnings(self.results))
+
+    def aggregate(self) -> dict[str, dict[str, float]]:
+        """``{run: {metric: mean}}``: each run's :meth:`~irspec.evaluation.engine.Result.aggregate`."""
+        return {res.run_name: res.aggregate() for res in self.results}
+
+    def to_frame(self, wide: bool = False, backend: str = "polars") -> Any:
+        """Every run's per-query values in one data frame, long (``run, query_id, metric, value``) or
+        ``wide`` (a column per metric): :func:`irspec.evaluation.engine.results_frame`."""
+        return engine.results_frame(self.results, wide=wide, backend=backend)
+
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The runs as a notebook shows them, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
+        return Shown(self.results, intervals=intervals, decimals=decimals)
+
+    def __str__(self) -> str:
+        return str(self.show(intervals=None))
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    relevance_level: int = 1,
+    depth: int | None = None,
+    judged_only: bool = False,
+    missing_queries: MissingQueries = "zero",
+    collection_size: int | None = None,
+    judged_warning: float | None = 0.5,
+    columns: Mapping[str, str] | None = None,
+    memory: str | int | None = None,
+) -> Result | ResultSet:
+    """Evaluate one run, or several, against qrels.
+
+    ``qrels`` and ``run`` are file paths (gzip or plain; ``"-"`` for standard input), ``{qid: {docno:
+    label}}`` / ``{qid: {docno: score}}`` dicts, pandas or polars DataFrames, or
+    :class:`~irspec.data.Qrels` / :class:`~irspec.data.Run` objects; ``qrels`` may also be
+    ``"irds:<dataset id>"``, an ir_datasets dataset's (:mod:`irspec.data.datasets`). One run gives a :class:`Result`.
+    Several runs give a :class:`ResultSet`: a mapping ``{name: run}`` (the names label the runs) or a
+    list of runs (named by their file's stem, standard input by its runid; two of one name become ``name``
+    and ``name (2)``);
+    the qrels are read and indexed once. ``metrics`` is a spec text (``"nDCG@10, AP"``), a list of
+    texts, or bound :class:`~irspec.Metric` objects; with ``irds:`` qrels, ``"irds-official"`` stands
+    for the dataset's official measures. See :class:`~irspec.evaluation.context.Options` for the
+    keyword options.
+
+    Frames (pandas, polars, polars LazyFrames) and iterables of named tuples (ir_measures' ``Qrel`` and
+    ``ScoredDoc``, ir_datasets' ``TrecQrel``) are read by their columns' or fields' names: ir_measures'
+    (``query_id, doc_id, relevance | score``), PyTerrier's (``qid, docno, label | score``), or the
+    names ``columns`` maps irspec's (``query``, ``docno``, ``label``, ``score``) to, for qrels and runs
+    alike: ``columns={"query": "topic"}``. For different names in the qrels and the run, read each
+    with :func:`~irspec.data.read_qrels` or :func:`~irspec.data.read_run` and its own ``columns``.
+
+    Every result has the run's Judged@10 (``judged_at_10``); under ``judged_warning`` (0.5; ``None``
+    for never) it gets a warning that the run's scores are likely underestimated.
+
+    ``memory`` caps the working set (bytes, or ``"1GiB"``, ``"500MB"``): a run file
+    too large for it (or above 64 MiB) is evaluated in blocks of whole queries (:mod:`irspec.data.stream`),
+    with the same values; by default half the available memory, at most 2 GiB.
+    """
+    options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
+    several = several_runs(run, columns)
+    evaluated = engine.evaluate_many(
+        qrels, [run] if several is None else several, metrics, options=options, columns=columns, memory=memory
+    )
+    if several is None:
+        return displayable(evaluated[0])
+    return ResultSet(tuple(displayable(r) for r in evaluated))
+
+
+def _is_mapping(x: Any) -> bool:
+    # A run of a million queries asks this a million times: a dict's exact type first, which is far
+    # cheaper than an abstract base class's check.
+    return type(x) is dict or isinstance(x, Mapping)
+
+
+def one_mapping_run(run: Mapping[Any, Any]) -> bool:
+    """Whether the mapping ``run`` is one run in pytrec_eval's shape ``{qid: {docno: score}}`` rather
+    than runs by name, told by its first value: a mapping of scores (or an empty one), or no value at
+    all. One look, not one a query: a run of a million queries is asked this on every evaluation, and
+    a value of another shape further on is an error of the dict's reader, naming its query."""
+    first = next(iter(run.values()), {})
+    return _is_mapping(first) and not _is_mapping(next(iter(first.values()), None))
+
+
+def several_runs(run: Any, columns: Mapping[str, str] | None = None) -> Iterable[Any] | None:
+    """The runs ``run`` stands for when it is several (``None`` when it is one), read one at a time.
+
+    A mapping is one run in pytrec_eval's shape ``{qid: {docno: score}}`` when its values are mappings
+    of scores, else ``{name: run}``; a list or tuple of paths, runs, dicts or frames is several runs (a
+    list of tuples, such as ir_measures' ``ScoredDoc`` rows, is one run)."""
+    if isinstance(run, Mapping):
+        if one_mapping_run(run):
+            return None
+        for name in run:
+            if not isinstance(name, str):
+                raise EvaluationError(f"run names must be strings, not {type(name).__name__} ({name!r})")
+        return (dataclasses.replace(read_run(r, columns=columns), name=name) for name, r in run.items())
+    if isinstance(run, (list, tuple)) and not any(isinstance(r, tuple) for r in run):
+        if not run:
+            raise EvaluationError("no runs to evaluate: the list of runs is empty")
+        return run
+    return None

@@ -1,0 +1,208 @@
+"""Systems made of several runs of one method (seeds, folds): one result per system, the mean per topic.
+
+>>> res = irspec.evaluate("qrels.txt", {"bm25": "bm25.run", "dense": ["s1.run", "s2.run", "s3.run"]}, "AP")  # doctest: +SKIP
+>>> res["dense"].aggregate(), res["dense"].spread()["AP"].sd, res["dense"].runs   # doctest: +SKIP
+
+Each run is evaluated as any run is; a system's value of a metric on a topic is then the mean of its
+runs' values there (:func:`combine`), and the tests of the compare step run over topics on those
+means, unchanged: a :class:`SystemResult` is a :class:`~irspec.evaluation.results.Result`, so every report,
+interval, comparison and frame takes it as it is, and it keeps its runs' own results in ``runs``.
+
+Averaging per topic before testing treats the seed as noise (:data:`SEED_CAVEAT`): a significant
+difference says the method's mean over these seeds differs, not that another seed would differ too;
+:meth:`SystemResult.spread` reports how far the runs' own means lie apart, so that a reader can judge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from irspec.evaluation import engine
+from irspec.evaluation import results
+from irspec.data.trec import stem
+from irspec.errors import EvaluationError
+
+__all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "expand_runs", "evaluate", "systems_of"]
+
+SEED_CAVEAT = (
+    "averaging per topic treats the seed as noise: a significant difference is about the method's mean "
+    "over these runs, not about another seed"
+)
+"""The caveat every output states beside a system of several runs (see the module docstring)."""
+
+
+class Spread(NamedTuple):
+    """How far a system's runs lie apart on one metric: the number of ``runs``, the ``mean`` of their
+    means, their sample standard deviation ``sd`` (n - 1 in the denominator; ``None`` for one run) and
+    the lowest and highest run mean (``low``, ``high``)."""
+
+    runs: int
+    mean: float
+    sd: float | None
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # a Result's short repr, not every field's
+class SystemResult(results.Result):
+    """A system of several runs: per topic and metric the mean of its runs' values, with the runs' own
+    results in ``runs`` (in the order given). Everything a :class:`~irspec.evaluation.results.Result` does, it does
+    on the means; :attr:`averaged` says in words what was averaged, :meth:`spread` how far apart the
+    runs' means are."""
+
+    runs: tuple[engine.Result, ...] = ()
+
+    @property
+    def averaged(self) -> str:
+        """``"dense: mean of 3 runs per topic (s1, s2, s3); averaging per topic treats the seed as noise..."``."""
+        names = ", ".join(r.run_name for r in self.runs)
+        return f"{self.run_name}: mean of {len(self.runs)} runs per topic ({names}); {SEED_CAVEAT}"
+
+    def spread(self) -> dict[str, Spread]:
+        """Per metric (canonical text) of the system, the :class:`Spread` of its runs' means (each run's
+        :meth:`~irspec.evaluation.engine.Result.aggregate`, trec_eval's mean); text-valued metrics have none."""
+        out = {}
+        for m in self.metrics:
+            if m.aggregate == "none":
+                continue
+            means = np.array([r.aggregate()[str(m)] for r in self.runs], dtype=float)
+            sd = float(np.std(means, ddof=1)) if len(means) > 1 else None
+            mean = engine.aggregate_values(means, "mean")
+            out[str(m)] = Spread(len(means), mean, sd, float(means.min()), float(means.max()))
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """What JSON says of the system beside its means: what was averaged, each run's name, source and
+        means, and the spread per metric (``sd`` ``None`` for one run)."""
+        keys = [str(m) for m in self.metrics]  # a run may hold more (a plan's plot values)
+        return {
+            "averaged": self.averaged,
+            "runs": [
+                {"name": r.run_name, "path": r.run_source, "aggregate": _clean({k: r.aggregate()[k] for k in keys})}
+                for r in self.runs
+            ],
+            "spread": {k: s._asdict() for k, s in self.spread().items()},
+        }
+
+
+def _clean(values: Mapping[str, float]) -> dict[str, float | None]:
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in values.items()}
+
+
+def combine(name: str, runs: Sequence[engine.Result]) -> SystemResult:
+    """The system ``name`` made of ``runs`` (evaluated on the same metrics and options): per topic the
+    mean of the runs' values, added left to right in the order given and divided by their number.
+
+    The system's topics are those every run has. A topic only some runs have (possible only under
+    ``missing_queries: skip``, since ``zero`` scores a missing topic 0 in each run and ``error`` stops)
+    is left out, as a run's missing topic is under ``skip``, and a warning names it; a value a metric
+    leaves undefined in one run (NaN) leaves the system's value undefined on that topic. A text-valued
+    metric (relstring) has no mean: its values stay undefined and it has no texts.
+    """
+    if not runs:
+        raise EvaluationError(f"system {name!r} has no runs")
+    first = runs[0]
+    for r in runs[1:]:
+        if r.metrics != first.metrics:
+            raise EvaluationError(f"system {name!r}: run {r.run_name} was evaluated on other metrics than {first.run_name}")
+        if r.options != first.options:
+            raise EvaluationError(f"system {name!r}: run {r.run_name} was evaluated with other options than {first.run_name}")
+    common = set(first.query_ids).intersection(*(r.query_ids for r in runs[1:]))
+    query_ids = tuple(q for q in first.query_ids if q in common)
+    total = np.zeros((len(query_ids), len(first.metrics)))
+    for r in runs:  # one run after another, so the sum's order is the runs' order, whatever numpy does
+        position = {q: i for i, q in enumerate(r.query_ids)}
+        total = total + r.values[[position[q] for q in query_ids]]
+    warnings = [w for w in engine.collect_warnings(runs)]
+    dropped = sorted(set().union(*(r.query_ids for r in runs)) - common)
+    if dropped:
+        shown = ", ".join(dropped[:5]) + (", ..." if len(dropped) > 5 else "")
+        warnings.append(
+            f"system {name}: {len(dropped)} topics not answered by every one of its {len(runs)} runs are left out "
+            f"({shown}; missing_queries: {first.options.missing_queries})"
+        )
+    judged = [r.judged_at_10 for r in runs]
+    return SystemResult(
+        run_name=name,
+        run_source=", ".join(r.run_source for r in runs),
+        metrics=first.metrics,
+        query_ids=query_ids,
+        values=total / len(runs),
+        options=first.options,
+        warnings=tuple(warnings),
+        judged_at_10=None if None in judged else engine.aggregate_values(np.array(judged, dtype=float), "mean"),
+        runs=tuple(runs),
+    )
+
+
+def expand_runs(name: str, runs: Any) -> list[str]:
+    """A system's run paths: a glob (expanded, sorted; it must match a file) or a list of paths and
+    globs. Raises :class:`EvaluationError` naming the system and the pattern that matches nothing."""
+    items = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
+    out: list[str] = []
+    for item in items:
+        text = os.fspath(item)
+        if any(c in text for c in "*?[") and not os.path.exists(text):
+            matches = sorted(p for p in glob.glob(os.path.expanduser(text), recursive=True) if os.path.isfile(p))
+            if not matches:
+                raise EvaluationError(f"system {name!r}: {text!r} matches no file")
+            out.extend(matches)
+        else:
+            out.append(text)
+    if not out:
+        raise EvaluationError(f"system {name!r} has no runs")
+    return out
+
+
+def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> results.Result | results.ResultSet:
+    """:func:`irspec.evaluation.results.evaluate` (``irspec.evaluate``), where a mapping's value may be a list of
+    runs, or a glob: one system of several runs (:func:`combine`), named by its key.
+
+    ``irspec.evaluate(qrels, {"bm25": "bm25.run", "dense": ["s1.run", "s2.run", "s3.run"]}, "AP")``
+    evaluates the four runs against the qrels read once and returns ``bm25`` and the system ``dense``.
+    Anything else is passed through unchanged.
+    """
+    groups = systems_of(run)
+    if groups is None:
+        return results.evaluate(qrels, run, metrics, **options)
+    flat: dict[str, Any] = {}
+    members: dict[str, list[str]] = {}
+    for name, value in run.items():
+        if name not in groups:
+            flat[name] = value
+            continue
+        paths = groups[name]
+        members[name] = [f"{name}[{i}]" for i in range(len(paths))]
+        flat.update(zip(members[name], paths))
+    evaluated = results.evaluate(qrels, flat, metrics, **options)
+    assert isinstance(evaluated, results.ResultSet)
+    out = []
+    for name in run:
+        if name in members:
+            parts = [dataclasses.replace(evaluated[k], run_name=stem(evaluated[k].run_source) or k) for k in members[name]]
+            out.append(combine(name, parts))
+        else:
+            out.append(evaluated[name])
+    return results.ResultSet(tuple(out))
+
+
+def systems_of(run: Any) -> dict[str, list[str]] | None:
+    """The systems in a mapping of runs (values that are lists of paths, or globs), each with its paths;
+    ``None`` when there are none."""
+    if not isinstance(run, Mapping) or results.one_mapping_run(run):
+        return None
+    found = {}
+    for name, value in run.items():
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, (str, os.PathLike)) for v in value):
+            found[name] = expand_runs(name, value)
+        elif isinstance(value, str) and any(c in value for c in "*?[") and not os.path.exists(value):
+            found[name] = expand_runs(name, value)
+    return found or None

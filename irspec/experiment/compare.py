@@ -1,0 +1,456 @@
+"""The compare step: significance comparisons between evaluated runs.
+
+>>> found = irspec.compare(results, baseline="bm25", test="randomization")   # doctest: +SKIP
+>>> print(found)                       # the text table a plan prints        # doctest: +SKIP
+>>> found.to_frame("polars")           # one row per comparison               # doctest: +SKIP
+
+:func:`compare` takes :class:`~irspec.evaluation.engine.Result` objects (from :func:`irspec.evaluate`,
+:func:`~irspec.evaluation.engine.evaluate_many` or a plan's report) and returns :class:`Comparisons`; plans call
+:func:`compare_results` with their :class:`~irspec.experiment.records.Compare` settings, the same path.
+
+Comparisons pair per-query scores **by query id**, never by position. When every run is scored on every
+query (``missing_queries: zero``) the pairs are complete; otherwise a pair of runs is compared on the
+queries both answer, and a note says how many were left out. Corrections apply over the stated family
+(the comparisons of one metric, or all of them); the Tukey tests adjust over all pairs of runs
+themselves. The statistics are :mod:`irspec.stats.significance`'; the text table is the report layer's
+(:func:`irspec.report.comparisons_table`), so this module sits above report, while the records it makes
+(:mod:`irspec.experiment.records`) sit below it, where report can read them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+import numpy as np
+
+from irspec import report
+from irspec.stats import significance as stats
+from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
+from irspec.evaluation.engine import Result, aggregate_values
+from irspec.errors import EvaluationError, suggest
+from irspec.data.frames import check_backend, make_frame
+from irspec.spec.plugins import get_registry
+from irspec.progress import Progress
+from irspec.spec.registry import Metric
+from irspec.evaluation.results import Shown
+
+__all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix", "metrics_to_compare", "named_results"]
+
+
+@dataclass(frozen=True)
+class Comparisons(Sequence[Comparison]):
+    """The comparisons of some runs: an immutable sequence of :class:`~irspec.experiment.records.Comparison`,
+    with the ``settings`` that made them, the ``notes`` worth telling (queries left out) and the
+    ``results`` compared.
+
+    ``str()`` (or :meth:`to_table`) is the text table a plan prints for its comparisons,
+    :meth:`as_dict`/:meth:`to_json` the JSON a plan writes, :meth:`to_frame` a data frame.
+    """
+
+    comparisons: tuple[Comparison, ...]
+    settings: Compare
+    notes: tuple[str, ...] = ()
+    results: tuple[Result, ...] = field(default=(), repr=False, compare=False)
+
+    @overload
+    def __getitem__(self, index: int) -> Comparison: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Comparison, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Comparison | tuple[Comparison, ...]:
+        return self.comparisons[index]
+
+    def __len__(self) -> int:
+        return len(self.comparisons)
+
+    def __iter__(self) -> Iterator[Comparison]:
+        return iter(self.comparisons)
+
+    def __str__(self) -> str:
+        return self.to_table()
+
+    def to_table(self, *, decimals: int = 4) -> str:
+        """One aligned row per comparison and a legend naming the test, correction and alpha, then the
+        notes: the table of a plan's ``{format: table, content: comparisons}`` output."""
+        return report.comparisons_table(self.results, self.comparisons, self.settings, notes=self.notes, decimals=decimals)
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"compare": settings, "comparisons": [every field of each], "notes": [...]}``, plain data."""
+        return {
+            "compare": self.settings.as_dict(),
+            "comparisons": [c.as_dict() for c in self.comparisons],
+            "notes": list(self.notes),
+        }
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """:meth:`as_dict` as JSON text (undefined numbers are ``null``)."""
+        return json.dumps(self.as_dict(), indent=indent, allow_nan=False) + "\n"
+
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The comparisons as a notebook shows them: the runs' means (with 95% ``intervals``, ``"t"``,
+        ``"bootstrap"`` or ``None``) and their significance marks, then one row per comparison."""
+        return Shown(self.results, self.comparisons, self.settings, self.notes, intervals=intervals, decimals=decimals)
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
+    def to_frame(self, backend: str = "polars") -> Any:
+        """A long data frame: one row per comparison, the fields of
+        :class:`~irspec.experiment.records.Comparison` as columns (undefined numbers null).
+
+        ``backend`` is ``"polars"`` (an irspec dependency) or ``"pandas"`` (installed separately, and
+        imported only here).
+        """
+        check_backend(backend)
+        fields = dataclasses.fields(Comparison)
+        columns = {f.name: [getattr(c, f.name) for c in self.comparisons] for f in fields}
+        # the column types from Comparison's annotations ("float | None" is a float column with nulls)
+        return make_frame(columns, {f.name: str(f.type).split(" | ")[0] for f in fields}, backend)
+
+
+def compare(
+    results: Sequence[Result] | Mapping[str, Result],
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str | None = None,
+    alpha: float = 0.05,
+    family: str = "per-metric",
+    permutations: int = 10_000,
+    seed: int = 42,
+    metrics: str | Metric | Sequence[str | Metric] | None = None,
+    baselines: Sequence[str] = (),
+) -> Comparisons:
+    """Compare evaluated runs for significance, per metric, on per-query scores paired by query id.
+
+    ``results``: :class:`~irspec.evaluation.engine.Result` objects (from :func:`irspec.evaluate`,
+    :func:`~irspec.evaluation.engine.evaluate_many` or a plan's report), named by their ``run_name``; or a mapping
+    ``{name: result}`` that names them. ``baseline``: the run every other run is compared with (as
+    ``b``); ``None`` compares every pair of runs in order. ``baselines``: several such runs, each compared
+    with every other run (two baselines with each other once, the later as ``b``). ``test``: ``t`` (paired t-test),
+    ``randomization``, ``bootstrap``, ``wilcoxon``, ``sign``, ``tukey`` or ``randomized-tukey``.
+    ``correction`` (``none``, ``bonferroni``, ``holm``, ``bh``, ``by``; ``None``: holm, or none for the
+    Tukey tests, which adjust over all pairs themselves) applies over ``family`` (``per-metric`` or
+    ``all``); a comparison is significant when its adjusted p-value is at most ``alpha``.
+    ``permutations`` and ``seed``: the budget and seed of the randomization, bootstrap and randomised
+    Tukey tests. ``metrics``: which of the results' metrics to compare (spec texts or bound metrics);
+    default every one with a numeric aggregate.
+
+    Raises :class:`~irspec.errors.EvaluationError` naming the argument at fault: an unknown test or
+    correction (with a "did you mean"), a baseline that is not one of the runs, alpha outside (0, 1),
+    fewer than two runs, runs with the same name, or metrics not evaluated for every run.
+    """
+    settings = Compare(
+        baseline=baseline,
+        test=test,
+        permutations=permutations,
+        seed=seed,
+        correction=correction,
+        alpha=alpha,
+        family=family,
+        baselines=tuple(baselines) if isinstance(baselines, list) else baselines,
+    )
+    runs = named_results(results)
+    found, notes = compare_results(runs, settings, metrics=metrics)
+    return Comparisons(tuple(found), settings, tuple(notes), tuple(runs))
+
+
+def named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Result]:
+    """The results as a list, each checked to be a :class:`Result`; a mapping's keys become their names."""
+    if isinstance(results, Mapping):
+        items = [(f"results[{k!r}]", k, r) for k, r in results.items()]
+    elif isinstance(results, (str, bytes)) or not isinstance(results, Sequence):
+        raise EvaluationError(
+            f"results must be a sequence of evaluated results (irspec.evaluate returns one) or a mapping "
+            f"{{name: result}}, not {type(results).__name__}"
+        )
+    else:
+        items = [(f"results[{i}]", None, r) for i, r in enumerate(results)]
+    out = []
+    for where, name, res in items:
+        if not isinstance(res, Result):
+            raise EvaluationError(f"{where} is a {type(res).__name__}, not an evaluated result (irspec.evaluate returns one)")
+        if name is not None and not isinstance(name, str):
+            raise EvaluationError(f"{where}: run names must be strings, not {type(name).__name__}")
+        out.append(res if name is None or name == res.run_name else dataclasses.replace(res, run_name=name))
+    return out
+
+
+def metrics_to_compare(results: Sequence[Result], metrics: Any) -> tuple[Metric, ...]:
+    """The metrics to compare: those asked for (each evaluated for every run), or every metric of the
+    first run with a numeric aggregate (a text-valued metric such as relstring has nothing to test)."""
+    first = results[0].metrics
+    if metrics is None:
+        chosen = tuple(m for m in first if m.aggregate != "none")
+    else:
+        asked = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
+        chosen = ()
+        for item in asked:
+            found = [item] if isinstance(item, Metric) else get_registry().parse(item)
+            for m in found:
+                if m not in first:
+                    names = [str(x) for x in first]
+                    close = suggest(str(m), names, n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else f"; they are {', '.join(names)}"
+                    raise EvaluationError(f"metrics: {m} is not among the evaluated metrics of {results[0].run_name}{hint}")
+                if m.aggregate == "none":
+                    raise EvaluationError(f"metrics: {m} has text values; there is nothing to test")
+                chosen += () if m in chosen else (m,)
+    for res in results[1:]:
+        missing = [str(m) for m in chosen if m not in res.metrics]
+        if missing:
+            raise EvaluationError(
+                f"run {res.run_name} was not evaluated on {', '.join(missing)} (run {results[0].run_name} was); "
+                "compare runs evaluated on the same metrics"
+            )
+    return chosen
+
+
+def compare_results(
+    results: Sequence[Result], compare: Compare, *, metrics: Any = None
+) -> tuple[list[Comparison], list[str]]:
+    """The comparisons ``compare`` asks for between ``results`` (one per run), and notes.
+
+    Per metric: every run against each of ``compare.baselines`` (the baseline as ``b``; see
+    :func:`comparison_pairs`), or every pair of runs in order; or Tukey's HSD over all runs. Scores are paired by query id. The correction is applied over
+    ``compare.family``. ``metrics`` as in :func:`compare`.
+    """
+    names = [r.run_name for r in results]
+    if len(results) < 2:
+        raise EvaluationError(f"comparing needs at least 2 runs, got {len(results)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise EvaluationError(
+            f"runs must have distinct names to be compared; {', '.join(map(repr, twice))} is given more than once "
+            "(name them with a mapping {name: result})"
+        )
+    pairs = comparison_pairs(names, compare.baselines)
+    chosen = metrics_to_compare(results, metrics)
+    notes: list[str] = []
+    raw: list[dict[str, Any]] = []
+
+    steps = len(chosen) * (1 if compare.test in TUKEY_TESTS else len(pairs))
+    with Progress(f"comparing runs ({compare.test})", steps) as progress:
+        if compare.test in TUKEY_TESTS:
+            for metric in chosen:
+                raw.extend(_tukey_comparisons(results, metric, pairs, compare, notes, first=metric is chosen[0]))
+                progress.advance()
+            for c in raw:
+                c["p_adjusted"] = c["p_value"]
+                c["family_size"] = len(results) * (len(results) - 1) // 2
+        else:
+            told: set[tuple[int, int]] = set()
+            for metric in chosen:
+                for i, j in pairs:
+                    x, y, left_out = _aligned(results[i], results[j], metric, notes, told, (i, j))
+                    try:
+                        r = stats.paired(
+                            x, y, test=compare.test, permutations=compare.permutations, seed=compare.seed, alpha=compare.alpha
+                        )
+                    except EvaluationError as e:
+                        raise EvaluationError(f"cannot compare {names[i]} with {names[j]} on {metric}: {e}") from None
+                    raw.append(_from_paired(r, str(metric), names[i], names[j], x, y, left_out, compare))
+                    progress.advance()
+            _adjust(raw, compare)
+    out = []
+    for c in raw:
+        c["significant"] = c["p_adjusted"] <= compare.alpha
+        out.append(Comparison(**c))
+    return out, notes
+
+
+def comparison_pairs(names: Sequence[str], baselines: Sequence[str] = ()) -> list[tuple[int, int]]:
+    """The pairs ``(a, b)`` of run indices to compare: with ``baselines``, every run against each
+    baseline in turn (the baseline as ``b``), a pair of baselines only once (against the earlier one);
+    without, every pair of runs in order. Raises :class:`EvaluationError` for a baseline not among
+    ``names``."""
+    for base in baselines:
+        if base not in names:
+            close = suggest(base, list(names), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise EvaluationError(f"baseline {base!r} is not one of the runs: {', '.join(names)}{hint}")
+    if not baselines:
+        return [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    pairs: list[tuple[int, int]] = []
+    done: set[frozenset[int]] = set()
+    for base in baselines:
+        b = names.index(base)
+        for i in range(len(names)):
+            if i != b and frozenset((i, b)) not in done:
+                done.add(frozenset((i, b)))
+                pairs.append((i, b))
+    return pairs
+
+
+def _adjust(raw: list[dict[str, Any]], compare: Compare) -> None:
+    """Set ``p_adjusted`` and ``family_size`` of each comparison: the correction over its family."""
+    if compare.family == "all":
+        groups = [list(range(len(raw)))]
+    else:
+        by_metric: dict[str, list[int]] = {}
+        for k, c in enumerate(raw):
+            by_metric.setdefault(c["metric"], []).append(k)
+        groups = list(by_metric.values())
+    for group in groups:
+        adjusted = stats.adjust([raw[k]["p_value"] for k in group], method=compare.correction)
+        for k, p in zip(group, adjusted):
+            raw[k]["p_adjusted"] = float(p)
+            raw[k]["family_size"] = len(group)
+
+
+def _aligned(
+    ra: Any, rb: Any, metric: Any, notes: list[str], told: set[tuple[int, int]], key: tuple[int, int]
+) -> tuple[Any, Any, int]:
+    """Two runs' values of ``metric`` on the queries both have, matched by query id."""
+    qa = np.asarray(ra.query_ids, dtype=str)
+    qb = np.asarray(rb.query_ids, dtype=str)
+    common, ia, ib = np.intersect1d(qa, qb, assume_unique=True, return_indices=True)
+    x = ra.column(metric)[ia]
+    y = rb.column(metric)[ib]
+    one_sided = len(qa) + len(qb) - 2 * len(common)
+    if one_sided and key not in told:
+        told.add(key)
+        notes.append(
+            f"{ra.run_name} vs {rb.run_name}: compared on the {len(common)} queries both runs answer "
+            f"({len(qa) - len(common)} only in {ra.run_name}, {len(qb) - len(common)} only in {rb.run_name}; "
+            f"missing_queries: {ra.options.missing_queries})"
+        )
+    defined = np.isfinite(x) & np.isfinite(y)
+    if not defined.all():
+        notes.append(
+            f"{metric}: {ra.run_name} vs {rb.run_name}: {int((~defined).sum())} queries where the metric is "
+            "undefined for one run left out"
+        )
+        x, y = x[defined], y[defined]
+    return x, y, int(len(qa) + len(qb) - len(common) - len(x))
+
+
+def _from_paired(r: Any, metric: str, a: str, b: str, x: Any, y: Any, left_out: int, compare: Compare) -> dict[str, Any]:
+    return {
+        "metric": metric,
+        "a": a,
+        "b": b,
+        "test": compare.test,
+        "null": r.null,
+        "n": r.n,
+        "left_out": left_out,
+        "mean_a": aggregate_values(x, "mean"),
+        "mean_b": aggregate_values(y, "mean"),
+        "mean_difference": r.mean_difference,
+        "relative_change": r.relative_change,
+        "ci_low": r.ci_low,
+        "ci_high": r.ci_high,
+        "confidence": r.confidence,
+        "ci_method": r.ci_method,
+        "effect_size": r.effect_size,
+        "hedges_g": r.hedges_g,
+        "wins": r.wins,
+        "ties": r.ties,
+        "losses": r.losses,
+        "statistic": r.statistic,
+        "df": r.df,
+        "p_value": r.p_value,
+        "alpha": compare.alpha,
+        "correction": compare.correction,
+        "family": compare.family,
+        "permutations": r.permutations,
+        "exact": r.exact,
+        "seed": r.seed,
+        "mc_se": r.mc_se,
+    }
+
+
+def _tukey_comparisons(
+    results: Sequence[Result], metric: Metric, pairs: list[tuple[int, int]], compare: Compare, notes: list[str], *, first: bool
+) -> list[dict[str, Any]]:
+    """Tukey HSD (parametric or randomised) over all runs on the queries every run has, for ``pairs``;
+    the note of queries left out is made once, for the ``first`` metric."""
+    names = [r.run_name for r in results]
+    matrix = common_matrix(results, metric)
+    total = max(len(r.query_ids) for r in results)
+    if matrix.shape[1] < total and first:
+        notes.append(
+            f"{compare.test}: compared on the {matrix.shape[1]} queries every run answers "
+            f"(missing_queries: {results[0].options.missing_queries})"
+        )
+    defined = np.all(np.isfinite(matrix), axis=0)
+    if not defined.all():
+        notes.append(f"{metric}: {int((~defined).sum())} queries where the metric is undefined for some run left out")
+        matrix = matrix[:, defined]
+    try:
+        found = stats.tukey(
+            matrix, randomized=compare.test == "randomized-tukey", permutations=compare.permutations, seed=compare.seed
+        )
+    except EvaluationError as e:
+        raise EvaluationError(f"cannot compare the runs on {metric}: {e}") from None
+    by_pair = {(p.a, p.b): p for p in found}
+    out = []
+    for i, j in pairs:
+        flip = (i, j) not in by_pair
+        p = by_pair[(j, i)] if flip else by_pair[(i, j)]
+        x, y = matrix[i], matrix[j]
+        # effect sizes and wins/ties/losses of the same aligned queries; the t-test's p is not used
+        d = stats.paired(x, y, test="t")
+        diff = -p.mean_difference if flip else p.mean_difference
+        if p.ci_low is not None and p.ci_high is not None:
+            low, high = (-p.ci_high, -p.ci_low) if flip else (p.ci_low, p.ci_high)
+            ci_method, confidence = "tukey", float(p.confidence)
+        else:
+            low, high, ci_method, confidence = d.ci_low, d.ci_high, "t (not adjusted)", d.confidence
+        out.append(
+            {
+                "metric": str(metric),
+                "a": names[i],
+                "b": names[j],
+                "test": compare.test,
+                "null": "all runs have the same mean (studentized range over all pairs)",
+                "n": int(matrix.shape[1]),
+                "left_out": int(total - matrix.shape[1]),
+                "mean_a": aggregate_values(x, "mean"),
+                "mean_b": aggregate_values(y, "mean"),
+                "mean_difference": float(diff),
+                "relative_change": d.relative_change,
+                "ci_low": low,
+                "ci_high": high,
+                "confidence": confidence,
+                "ci_method": ci_method,
+                "effect_size": d.effect_size,
+                "hedges_g": d.hedges_g,
+                "wins": d.wins,
+                "ties": d.ties,
+                "losses": d.losses,
+                "statistic": p.statistic,
+                "df": p.df,
+                "p_value": p.p_value,
+                "alpha": compare.alpha,
+                "correction": p.method,
+                "family": "all pairs of runs, per metric",
+                "permutations": p.permutations,
+                "exact": False,
+                "seed": p.seed,
+                "mc_se": p.mc_se,
+            }
+        )
+    return out
+
+
+def common_matrix(results: Sequence[Result], metric: Metric) -> np.ndarray:
+    """The runs' values of ``metric`` as a ``runs x queries`` matrix over the queries every run has,
+    matched by query id (in sorted query-id order); undefined values stay NaN."""
+    common = np.asarray(results[0].query_ids, dtype=str)
+    for r in results[1:]:
+        common = np.intersect1d(common, np.asarray(r.query_ids, dtype=str), assume_unique=True)
+    rows = []
+    for r in results:
+        q = np.asarray(r.query_ids, dtype=str)
+        order = np.argsort(q)
+        pos = order[np.searchsorted(q, common, sorter=order)]
+        rows.append(r.column(metric)[pos])
+    return np.vstack(rows)

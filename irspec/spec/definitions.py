@@ -1,0 +1,400 @@
+"""What a plugin declares, and what binding produces: :class:`Param`, :class:`MetricDef`,
+:class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, :class:`InputTable`, and the bound, canonical :class:`Metric`.
+
+These are plain immutable values. The table that holds them by name, and binding a parsed spec to them,
+are in :mod:`irspec.spec.registry` (which re-exports every name here, the names plugins import).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from irspec.spec import syntax as ast
+
+__all__ = [
+    "ParamKind",
+    "Aggregate",
+    "Better",
+    "MAX_COUNT",
+    "MAX_GAIN",
+    "RESERVED_INPUTS",
+    "Param",
+    "MetricDef",
+    "Alias",
+    "Redirect",
+    "MetricGroup",
+    "InputReader",
+    "InputTable",
+    "UNIT",
+    "NONNEGATIVE",
+    "Metric",
+    "GainMap",
+    "each",
+    "echoes_text",
+]
+
+ParamKind = Literal["int", "float", "bool", "choice", "gains", "floats", "str"]
+Aggregate = Literal["mean", "sum", "gmean", "none"]
+Better = Literal["higher", "lower", "neither"]
+
+MAX_COUNT = 2**53
+"""The largest integer parameter irspec accepts (a cutoff, a collection size), unless a metric declares a
+smaller maximum. Counts up to 2**53 are exact in float64, where per-query arithmetic over ``R`` and the
+kernels' divisions happen, and fit int64; no ranking or collection comes near it, so a cutoff of 2**53
+already means the whole ranking."""
+
+MAX_GAIN = 1e100
+"""The largest gain a ``gains`` map may give: a sum of a billion such gains still fits float64."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared parameter of a metric.
+
+    ``kind`` is the value type: ``int``, ``float`` (ints accepted), ``bool``, ``choice`` (one of
+    ``choices``, written as a bare word or a quoted string), ``gains`` (a dict literal mapping integer
+    labels to gains in [0, :data:`MAX_GAIN`]), ``floats`` (a tuple of numbers) or ``str``.
+    ``minimum``/``maximum`` bound numbers, and each number of a ``floats`` list (``exclusive_minimum``
+    for strict bounds such as beta > 0); an ``int`` is never above :data:`MAX_COUNT`. ``per_query``
+    allows arithmetic over the per-query symbol ``R`` (``bpref(10+R)``, ``P@R``); the engine gives such a
+    value its meaning per query (:meth:`irspec.evaluation.engine.Context.cutoff`), since R is known only there.
+    A default of ``None`` means "not set" (for ``rel``: the evaluation's relevance level). ``shown`` keeps
+    the parameter in the canonical text at its default (see :meth:`MetricDef.shown_at_default`): for a
+    default that tools disagree on, such as RBP's persistence (0.8 in ir_measures, 0.9 in trec_eval).
+    """
+
+    name: str
+    kind: ParamKind
+    default: Any = None
+    description: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    per_query: bool = False
+    required: bool = False
+    shown: bool = False
+
+    def describe_range(self) -> str:
+        """A short human text of the allowed values, for error messages and ``irspec metrics``."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind in ("int", "float"):
+            kind = "an integer" if self.kind == "int" else "a number"
+            extra = " (may use R)" if self.per_query else ""
+            return f"{kind}{self._bounds()}{extra}"
+        if self.kind == "floats":
+            return f"a list of numbers{self._bounds(' each')}"
+        return {
+            "bool": "true or false",
+            "gains": f"a dict of label:gain with gains >= 0 and <= {ast.format_number(MAX_GAIN)}, e.g. {{0:0,1:1,2:3}}",
+            "str": "a string",
+        }[self.kind]
+
+    @property
+    def upper(self) -> float | None:
+        """The largest allowed value: ``maximum``, and for an ``int`` at most :data:`MAX_COUNT`."""
+        if self.kind == "int":
+            return MAX_COUNT if self.maximum is None else min(self.maximum, MAX_COUNT)
+        return self.maximum
+
+    def _bounds(self, lead: str = "") -> str:
+        lo = ""
+        if self.minimum is not None:
+            lo = f"{'>' if self.exclusive_minimum else '>='} {ast.format_number(self.minimum)}"
+        hi = f"<= {ast.format_number(self.upper)}" if self.upper is not None else ""
+        bounds = " and ".join(b for b in (lo, hi) if b)
+        return f"{lead} {bounds}" if bounds else ""
+
+
+UNIT: tuple[float, float] = (0.0, 1.0)
+"""``MetricDef.bounds`` of a metric whose every per-query value lies in [0, 1] (a precision, a rate)."""
+NONNEGATIVE: tuple[float, None] = (0.0, None)
+"""``MetricDef.bounds`` of a metric with no upper bound that is never negative (a search length, a DCG)."""
+
+
+@dataclass(frozen=True, eq=False)
+class MetricDef:
+    """Everything irspec knows about one metric, as a plugin registers it.
+
+    ``name`` is the canonical name. ``at`` names the parameter that ``@`` sets (``k`` for ``P@10``,
+    ``recall`` for ``IPrec@0.5``) and ``positional`` the one a single positional argument sets
+    (``nonrel`` for ``bpref(10+R)``). ``aggregate`` says how per-query values combine: ``mean``,
+    ``sum`` (counts) or ``gmean`` (geometric mean, with per-query values floored at ``1e-5`` as trec_eval
+    does); ``none`` marks a text-valued metric (trec_eval's ``relstring``), whose kernel returns one
+    string per query and which has no summary. ``compute`` is the vectorised kernel and ``per_query`` the simple per-query function (see
+    :mod:`irspec.evaluation.engine`); a definition has at least one of them. Either may be a ``"module:function"``
+    string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
+    name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
+    reference, shown by ``irspec metrics``.
+
+    ``better`` says which values are better: ``higher`` (the default), ``lower`` (fall-out, search
+    length) or ``neither`` (counts and diagnostics such as ``NumRet`` or ``unj``). Reports bold the best
+    value and mark significant differences in that direction, and do neither for ``neither``.
+
+    ``redirects`` are keyword forms that name another metric (:class:`Redirect`): ir_measures' spellings
+    ``SetP(relative=True)`` for ``relP`` and ``NumRet(rel=1)`` for ``NumRelRet(rel=1)``.
+
+    ``needs`` names the input the metric is computed from: ``"run"`` (the default: qrels and a run, through
+    :class:`irspec.evaluation.engine.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
+    A metric over another input gives ``compute(data, metric)``, where ``data`` is what that reader
+    returned, and returns one float per item of ``data.ids`` (NaN for an item it leaves out); see
+    :mod:`irspec.evaluation.inputs`.
+
+    ``bounds`` is the range every per-query value lies in, where there is one: ``(0, 1)`` for a
+    precision, ``(0, None)`` for a search length, ``(None, None)`` (the default) for a utility. A mean's
+    t interval, symmetric by construction, is cut to it: the true mean lies inside the bounds, so the
+    cut interval holds it exactly when the whole one does (its coverage is unchanged), and it never
+    shows a precision below 0.
+    """
+
+    name: str
+    summary: str
+    params: tuple[Param, ...] = ()
+    at: str | None = None
+    positional: str | None = None
+    aggregate: Aggregate = "mean"
+    compute: Callable[..., Any] | str | None = None
+    per_query: Callable[..., Any] | str | None = None
+    trec_name: Callable[[Metric], str | None] | None = None
+    doc: str = ""
+    dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
+    needs: str = "run"
+    better: Better = "higher"
+    bounds: tuple[float | None, float | None] = (None, None)
+    redirects: tuple[Redirect, ...] = ()
+    plugin: str = field(default="", compare=False)
+
+    def param(self, name: str) -> Param:
+        """The declared parameter ``name``; :class:`KeyError` if there is none."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Names of the declared parameters, in declaration order."""
+        return tuple(p.name for p in self.params)
+
+    def shown_at_default(self, p: Param) -> bool:
+        """Whether the canonical text shows ``p`` even at its default value, where other defaults are left
+        out: the ``@`` parameter when its default is a value (a default depth, ``alpha_nDCG@20``: a table
+        says the depth it measured), and a parameter declared ``shown`` (``RBP(p=0.8)``)."""
+        return p.default is not None and (p.shown or p.name == self.at)
+
+
+def each(param: str) -> Callable[[list[str]], list[dict[str, str]]]:
+    """A dotted-suffix reader for trec_eval's multi-value form: ``P.5,10`` is ``P@5`` and ``P@10``."""
+
+    def read(values: list[str]) -> list[dict[str, str]]:
+        return [{param: v} for v in values]
+
+    read.per_value = True  # type: ignore[attr-defined]  # see echoes_text
+    return read
+
+
+def echoes_text(reader: Callable[[list[str]], list[dict[str, Any]]]) -> bool:
+    """Whether trec_eval prints a dotted suffix read by ``reader`` as written.
+
+    trec_eval prints a list of cutoffs one measure each, formatted (``P.05,10`` gives ``P_5`` and
+    ``P_10``); a measure's other parameters (``utility.1,-1,0,0.5``, ``ndcg.1=1.0``, ``set_F.2``,
+    ``11pt_avg.0.2,.5``) it keeps as one text and appends to the name unchanged. Readers made by
+    :func:`each` are of the first kind, every other reader of the second.
+    """
+    return not getattr(reader, "per_value", False)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Another name for a metric, optionally with fixed parameters and trec_eval's dotted suffix.
+
+    ``fixed`` sets parameters (``Alias("ndcg_burges", fixed={"dcg": "exp-log2"})``). ``dotted`` turns
+    the comma-separated values after ``name.`` (strings, as written) into one parameter dict per spec
+    it stands for; ``each("k")`` is the common case. ``dotted_required`` says the alias is only a name
+    with its suffix (``P.5``, never bare ``P`` meaning ``P`` from trec_eval's side). ``keywords``
+    converts numeric keyword arguments given under this name (see the field).
+    """
+
+    name: str
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
+    dotted_required: bool = False
+    keywords: Mapping[str, Callable[[float], float]] = field(default_factory=dict)
+    """Keyword arguments that this spelling gives on another scale, each converted by its function
+    before binding: ir_measures' ``SetF(beta=x)`` passes x to trec_eval's ``set_F``, where it is beta²,
+    so the alias ``SetF`` converts beta with a square root. A function raises ``ValueError`` for a value
+    it cannot take."""
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A keyword that makes a spec name another metric: ``keyword=when`` on this metric is ``target``.
+
+    With ``when`` a boolean, the keyword is a switch and is dropped: on ``P``,
+    ``Redirect("relative", "relP", when=True)`` reads ``P(relative=true)@5`` as ``relP@5``. With ``when``
+    ``None``, any value redirects and the keyword is passed on as the target's parameter of the same name:
+    ``Redirect("rel", "NumRelRet")`` on ``NumRet`` reads ``NumRet(rel=2)`` as ``NumRelRet(rel=2)``.
+    The target is the canonical name of a registered metric; the other arguments go to it unchanged.
+    Such forms are spellings of another tool (ir_measures'), so the canonical text is the target's.
+    """
+
+    keyword: str
+    target: str
+    when: bool | None = None
+
+
+@dataclass(frozen=True)
+class MetricGroup:
+    """A named list of specs, such as trec_eval's ``official`` and ``all_trec``."""
+
+    name: str
+    specs: tuple[str, ...]
+    summary: str = ""
+    plugin: str = field(default="", compare=False)
+
+
+RESERVED_INPUTS: tuple[str, ...] = ("run", "qrels")
+"""Input names irspec reads itself (qrels and runs, see :mod:`irspec.data`); no plugin may register them."""
+
+
+@dataclass(frozen=True)
+class InputReader:
+    """A reader of a kind of input other than qrels and runs, as a plugin registers it.
+
+    ``name`` is the kind of input (``"log"``): metrics declare it as their ``needs``
+    (:func:`irspec.evaluate_input` evaluates them; a plan's ``log:`` key names an input of the reader
+    called ``log``). ``read(source)`` takes a path (or whatever object the reader documents) and returns
+    the plugin's data object, which must have an ``ids`` attribute: the items evaluated (query issues of
+    a log, say), one row each in the result. The object may also have ``name`` (the row label of the
+    result; default the file stem), ``source``, ``warnings`` and ``tables()``: what the input shows that
+    is no metric (a log's top queries, say), as :class:`InputTable` values the reports render and plot. ``read`` may be a ``"module:function"``
+    string, imported only when an input is read. ``suffixes`` are the file name endings the reader
+    expects (``.jsonl``, ``.jsonl.gz``) and ``summary`` one line for humans, both shown by
+    ``irspec metrics``. ``as_qrels`` marks an input read in place of the qrels (below).
+    """
+
+    name: str
+    read: Callable[[Any], Any] | str
+    suffixes: tuple[str, ...] = ()
+    summary: str = ""
+    plugin: str = field(default="", compare=False)
+    as_qrels: bool = False
+    """The input is a richer form of qrels (judgments per subtopic, say), read from the source given as
+    the qrels of :func:`irspec.evaluate` or ``irspec eval``: the data object's ``qrels`` attribute (an
+    :class:`irspec.data.Qrels`) is the qrels every metric of the evaluation is computed with, and the
+    kernels of the metrics that need this input find the object itself as ``ctx.input(name)`` beside
+    the run's ranking (see :meth:`irspec.evaluation.context.Context.input`)."""
+
+
+@dataclass(frozen=True)
+class InputTable:
+    """A table an input's data object offers beside its metrics (``tables()``, see :class:`InputReader`):
+    computed by the plugin, rendered by every report, and drawn as a ``chart`` (``"bar"`` or ``"line"``)
+    of its second column against its first.
+
+    ``title`` names it (``"Top queries"``); ``columns`` are the headers and ``rows`` the values, each a
+    tuple of strings, ints or floats as long as ``columns``; ``description`` is one line for a reader.
+    """
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    chart: Literal["bar", "line"] = "bar"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.columns) < 2 or any(len(r) != len(self.columns) for r in self.rows):
+            raise ValueError(f"table {self.title!r}: every row needs one value per column (at least two columns)")
+        if self.chart not in ("bar", "line"):
+            raise ValueError(f"table {self.title!r}: chart must be 'bar' or 'line', got {self.chart!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The table as JSON-ready data: ``title``, ``description``, ``columns``, ``rows`` (lists; an
+        undefined number, NaN, as None: JSON has no NaN)."""
+        return {"title": self.title, "description": self.description, "columns": list(self.columns),
+                "rows": [[None if isinstance(v, float) and v != v else v for v in r] for r in self.rows]}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A bound metric spec: a definition plus the parameters that differ from its defaults, and those
+    shown at their defaults (:meth:`MetricDef.shown_at_default`).
+
+    Immutable and hashable; equality compares the canonical name and the parameter values, never the
+    order in which they were written. ``str(metric)`` is the canonical text, and parsing it gives back
+    an equal metric.
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    definition: MetricDef = field(compare=False, repr=False, hash=False, default=None)  # type: ignore[assignment]
+    trec_text: str | None = field(compare=False, repr=False, hash=False, default=None)
+    """trec_eval's printed name when the spec was trec_eval's ``name.text`` form whose text trec_eval
+    echoes (``utility_1,-1,0,0.5``); ``None`` otherwise. It is no part of the metric's identity."""
+
+    def get(self, name: str) -> Any:
+        """The value of parameter ``name``: as given, or the declared default."""
+        for k, v in self.params:
+            if k == name:
+                return v
+        return self.definition.param(name).default
+
+    @property
+    def aggregate(self) -> Aggregate:
+        """How per-query values combine into the summary (``mean``, ``sum`` or ``gmean``)."""
+        return self.definition.aggregate
+
+    @property
+    def trec_name(self) -> str | None:
+        """trec_eval's name for this measure (``P_10``, ``ndcg_cut_10``), or ``None``."""
+        if self.trec_text is not None:
+            return self.trec_text
+        fn = self.definition.trec_name
+        return fn(self) if fn is not None else None
+
+    def __str__(self) -> str:
+        at = self.definition.at if self.definition is not None else None
+        inner = [f"{k}={_value_text(v)}" for k, v in self.params if k != at]
+        text = self.name + (f"({','.join(inner)})" if inner else "")
+        for k, v in self.params:
+            if k == at:
+                value = _value_text(v)
+                simple = isinstance(v, (int, float)) or v == ast.Symbol("R")
+                text += f"@{value}" if simple else f"@({value})"
+        return text
+
+
+def _value_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return _num_text(v)
+    if isinstance(v, str):
+        return v if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*", v) else repr(v)
+    if isinstance(v, GainMap):
+        return "{" + ",".join(f"{lab}:{_num_text(g)}" for lab, g in v.items) + "}"
+    if isinstance(v, tuple):  # floats
+        return "[" + ",".join(_num_text(x) for x in v) + "]"
+    return ast.expr_text(v)
+
+
+def _num_text(v: int | float) -> str:
+    # Integral floats print as integers ("F(beta=2)"), which bind back to the same float.
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
+        return str(int(v))
+    return ast.format_number(v)
+
+
+@dataclass(frozen=True)
+class GainMap:
+    """An immutable label -> gain map (the ``gains`` parameter), sorted by label."""
+
+    items: tuple[tuple[int, float], ...]
+
+    def as_dict(self) -> dict[int, float]:
+        """The map as a plain dict."""
+        return dict(self.items)

@@ -1,0 +1,66 @@
+"""The hooks an irspec plugin may implement, and the markers to implement them with.
+
+A plugin is a module (or object) with functions decorated by :data:`hookimpl` whose names are hooks
+below. Built-in metrics are registered through these same hooks (see ``irspec/builtin``), and third
+parties ship theirs in a package with an entry point in the ``irspec`` group::
+
+    [project.entry-points.irspec]
+    mymetrics = "mymetrics.plugin"
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import pluggy
+
+if TYPE_CHECKING:
+    from irspec.spec.registry import Register
+
+__all__ = ["hookspec", "hookimpl", "irspec_register_metrics", "irspec_register_readers"]
+
+hookspec = pluggy.HookspecMarker("irspec")
+"""Marks a function in this module as a hook specification."""
+
+hookimpl = pluggy.HookimplMarker("irspec")
+"""Marks a plugin function as an implementation of an irspec hook (re-exported as ``irspec.hookimpl``)."""
+
+
+@hookspec
+def irspec_register_metrics(register: Register) -> None:
+    """Register metric definitions, their aliases, and named groups of specs.
+
+    Signature: ``irspec_register_metrics(register)``.
+
+    Call ``register(definition, aliases=(...))`` once per :class:`irspec.MetricDef`. An alias is a
+    plain name (``"MAP"``) or an :class:`irspec.Alias` that fixes parameters (``ndcg_burges`` is
+    ``nDCG(dcg=exp-log2)``) or reads trec_eval's dotted parameters (``P.5,10``). Call
+    ``register(group)`` with an :class:`irspec.MetricGroup` to name a list of specs (``official``).
+    A name or alias that another plugin registered already is an error that names both plugins.
+    """
+
+
+@hookspec
+def irspec_register_readers(register: Register) -> None:
+    """Register readers of new kinds of input, for metrics not computed from qrels and a run.
+
+    Signature: ``irspec_register_readers(register)``.
+
+    Call ``register(reader)`` once per :class:`irspec.InputReader`:
+    ``InputReader(name, read, suffixes=(...), summary=...)``. ``read(source)`` returns the plugin's data
+    object, which has an ``ids`` attribute (the items evaluated, one result row each). A metric declares
+    the input it is computed from with ``MetricDef(..., needs=name, compute=...)``, and its ``compute``
+    is then called as ``compute(data, metric)``, returning one float per item of ``data.ids``. In Python,
+    :func:`irspec.evaluate_input` evaluates such an input; a plan's ``log:`` key names an input for the
+    reader called ``log``. ``run`` and ``qrels`` are irspec's own inputs; a reader
+    name another plugin registered already is an error that names both plugins.
+
+    A reader registered with ``as_qrels=True`` reads judgments richer than qrels (qrels with
+    subtopics): the engine reads the qrels source with it whenever a metric needs it, evaluates every
+    metric with its data object's ``qrels``, and gives the object to the kernels of the metrics that
+    need it as ``ctx.input(name)``; those metrics give ``compute(ctx, metric)`` over the run's context.
+    """
+
+
+# Keep the list of hook names in one place, so tests can check each has a documented spec.
+HOOKS: tuple[Callable[..., None], ...] = (irspec_register_metrics, irspec_register_readers)

@@ -1,0 +1,769 @@
+"""The registry that holds metric definitions by name, and binding of parsed specs to them.
+
+Binding is the second phase after :mod:`irspec.spec`: it resolves a name (case-insensitive, through
+aliases and trec_eval's ``name.v1,v2`` / ``name_v`` forms), matches arguments to declared parameters,
+checks their types and ranges, and drops defaults (but a default ``@`` value and a parameter declared
+``shown``: :meth:`MetricDef.shown_at_default`), giving an immutable :class:`Metric` whose ``str`` is the
+one canonical text of the spec. The definitions themselves (:class:`Param`, :class:`MetricDef`,
+:class:`Metric`, ...) are plain values declared in :mod:`irspec.spec.definitions` and re-exported here, where
+plugins import them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from irspec.spec import syntax as ast
+from irspec.spec.definitions import (
+    MAX_COUNT,
+    MAX_GAIN,
+    Aggregate,
+    Alias,
+    Better,
+    GainMap,
+    InputReader,
+    InputTable,
+    Metric,
+    MetricDef,
+    MetricGroup,
+    Param,
+    ParamKind,
+    Redirect,
+    RESERVED_INPUTS,
+    NONNEGATIVE,
+    UNIT,
+    each,
+    echoes_text,
+)
+from irspec.errors import EvaluationError, ParameterError, RegistryError, SpecError, UnknownMetricError, shorten, suggest
+
+__all__ = [
+    "Param",
+    "MetricDef",
+    "UNIT",
+    "NONNEGATIVE",
+    "Alias",
+    "Redirect",
+    "MetricGroup",
+    "InputReader",
+    "InputTable",
+    "Metric",
+    "Register",
+    "Registry",
+    "each",
+    "MAX_COUNT",
+    "MAX_GAIN",
+    "GainMap",
+    "ParamKind",
+    "Aggregate",
+    "Better",
+    "DATASET_MEASURES",
+    "JUDGED_ONLY",
+    "SHIPPED_PLUGIN_NAMES",
+    "REFUSED_SPELLINGS",
+]
+
+JUDGED_ONLY = Param(
+    "judged_only",
+    "bool",
+    False,
+    "trec_eval's -J for this metric alone: unjudged and negative-label documents leave the ranking first",
+)
+"""The parameter every metric over runs takes, declared or not (ir_measures' ``judged_only=True``): the
+metric is computed as under the evaluation option ``judged_only`` (trec_eval's ``-J``), the other
+metrics of the evaluation are not. The engine builds that ranking once for all such metrics."""
+
+SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
+    "irspec-usermodel": (
+        "ERR", "expected_reciprocal_rank", "RBP", "rank_biased_precision", "NCG", "normalised_cumulative_gain",
+        "normalized_cumulative_gain", "BPM", "INST", "INSQ", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
+    ),
+    "irspec-online": (
+        "CTR", "click_through_rate", "clickthrough_rate", "ZRR", "zero_result_rate", "Abandonment",
+        "session_abandonment_rate", "abandonment_rate", "SessionSuccess", "session_success_rate", "QueriesPer",
+        "queries_per_time_unit", "query_rate",
+    ),
+    "irspec-diversity": (
+        "alpha_nDCG", "α_nDCG", "alpha-nDCG", "alpha_DCG", "α_DCG", "alpha-DCG", "ERR_IA", "ERR-IA", "nERR_IA",
+        "nERR-IA", "NRBP", "nNRBP", "P_IA", "P-IA", "StRecall", "strec", "S_recall", "AP_IA", "MAP_IA", "MAP-IA",
+    ),
+}  # fmt: skip
+"""The names and aliases each plugin shipped in irspec's ``plugins/`` registers, by distribution: a name
+that no loaded plugin answers is then "unknown, from irspec-online, which is not loaded" rather than
+only unknown. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
+
+REFUSED_SPELLINGS: Mapping[str, str] = {
+    "hits": "ranx's hits@k is the number of relevant documents in the top k, while link prediction's Hits@k "
+    "(and a hit rate) is whether there is one, so either reading would change the other's meaning: write "
+    "Success@k for the latter, and P@k for ranx's count divided by k",
+    "trec:rbp": "trec_eval's rbp (p = 0.9, gains scaled to [0, 1]) reads uninitialised memory, so irspec does "
+    "not compute it, and the irspec-usermodel plugin's RBP has p = 0.8 by default: write RBP(p=0.9) "
+    "(binary at the relevance level; max_grade=G for graded gains) for Moffat & Zobel's RBP at trec_eval's p",
+}
+"""Spellings that mean one thing in one tool and another elsewhere, refused with what each means and what
+to write, rather than read one way in silence (unless a plugin registers the name: its author chose).
+``trec:NAME`` is NAME on trec_eval's command line only (``-m``, ``trec=True``), where it names trec_eval's
+measure; elsewhere NAME is read as the language reads it (``rbp`` is RBP, whose text shows its p)."""
+
+
+def _refuse(raw: str, names: Iterable[str]) -> None:
+    """Raise :class:`SpecError` when ``raw``, or a name it was read as (``hits`` of ``hits.5``), is one of
+    :data:`REFUSED_SPELLINGS`."""
+    for name in names:
+        reason = REFUSED_SPELLINGS.get(name.lower())
+        if reason is not None:
+            raise SpecError(f"{shorten(raw)!r} is not read: {reason}")
+
+
+_SHIPPED_BY_NAME = {name.lower(): dist for dist, names in SHIPPED_PLUGIN_NAMES.items() for name in names}
+
+
+def _unknown(raw: str, names: Iterable[str], bases: Iterable[str] = ()) -> UnknownMetricError:
+    """The error for a name no registered metric answers: with the shipped plugin that registers it
+    (``raw`` or one of the ``bases`` it was read as, ``alpha_nDCG`` of ``alpha_nDCG.20``), else with the
+    closest registered names."""
+    for name in (raw, *bases):
+        plugin = _SHIPPED_BY_NAME.get(name.lower())
+        if plugin is not None:
+            return UnknownMetricError(raw, plugin=plugin)
+    return UnknownMetricError(raw, suggest(raw.split(".")[0], names))
+
+
+DATASET_MEASURES = "irds-official"
+"""The spec name that stands for the official measures of an ir_datasets dataset. Only the dataset knows
+them, so it means something only where qrels named ``irds:<id>`` are known (:mod:`irspec.data.datasets`
+passes them to :meth:`Registry.parse` as ``groups``); alone, the registry refuses it and says why."""
+
+
+class Register:
+    """The callback handed to the hooks: ``register(definition, aliases=...)``, ``register(group)``,
+    ``register(reader)``.
+
+    Collects what one plugin registers; the :class:`Registry` checks names across plugins.
+    """
+
+    def __init__(self, registry: Registry, plugin: str) -> None:
+        self._registry = registry
+        self._plugin = plugin
+
+    def __call__(self, item: MetricDef | MetricGroup | InputReader, aliases: Iterable[str | Alias] = ()) -> None:
+        """Register a metric definition with its aliases, a group of specs, or an input reader."""
+        if isinstance(item, InputReader):
+            if aliases:
+                raise RegistryError(f"plugin {self._plugin!r}: input reader {item.name!r} takes no aliases")
+            self._registry._add_reader(item, self._plugin)
+            return
+        self._registry._add(item, tuple(aliases), self._plugin)
+
+
+@dataclass
+class _Entry:
+    definition: MetricDef | MetricGroup
+    alias: Alias | None  # None: the canonical name itself
+    plugin: str
+
+
+class Registry:
+    """Every registered metric, alias and group, keyed case-insensitively.
+
+    Build one with :func:`irspec.spec.plugins.get_registry` (which runs the plugin hooks); tests may build
+    one from a fresh plugin manager.
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[str, _Entry] = {}
+        self.definitions: dict[str, MetricDef] = {}
+        self.groups: dict[str, MetricGroup] = {}
+        self.aliases: dict[str, list[str | Alias]] = {}
+        self.readers: dict[str, InputReader] = {}
+        self.distributions: dict[str, str] = {}  # plugin name -> "distribution version", when installed
+
+    # --- registration -------------------------------------------------------------------------
+    def _claim(self, name: str, entry: _Entry) -> None:
+        key = name.lower()
+        if key in self._names:
+            other = self._names[key]
+            raise RegistryError(
+                f"plugin {entry.plugin!r} registers {name!r}, which plugin {other.plugin!r} "
+                f"already registered (for {other.definition.name!r})"
+            )
+        self._names[key] = entry
+
+    def _add(self, item: MetricDef | MetricGroup, aliases: tuple[str | Alias, ...], plugin: str) -> None:
+        if isinstance(item, MetricGroup):
+            item = MetricGroup(item.name, item.specs, item.summary, plugin)
+            self._claim(item.name, _Entry(item, None, plugin))
+            self.groups[item.name] = item
+            return
+        if not isinstance(item, MetricDef):
+            raise RegistryError(f"plugin {plugin!r} registered {item!r}, which is not a MetricDef or MetricGroup")
+        if item.compute is None and item.per_query is None:
+            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} has neither compute nor per_query")
+        if not isinstance(item.needs, str) or not item.needs:
+            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs {item.needs!r}, not an input name")
+        if item.needs.lower() == "qrels":
+            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs 'qrels'; a metric over qrels and runs needs 'run'")
+        if item.better not in ("higher", "lower", "neither"):
+            raise RegistryError(
+                f"plugin {plugin!r}: metric {item.name!r} has better={item.better!r}; expected 'higher', 'lower' "
+                "or 'neither'"
+            )
+        if item.needs != "run" and item.compute is None:
+            raise RegistryError(
+                f"plugin {plugin!r}: metric {item.name!r} needs a {item.needs!r} input, so it must give compute(data, "
+                "metric); the per-query form is for metrics over runs"
+            )
+        for name in (item.at, item.positional):
+            if name is not None and name not in item.param_names:
+                raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} names unknown parameter {name!r}")
+        for r in item.redirects:
+            if not isinstance(r, Redirect) or r.keyword in item.param_names:
+                raise RegistryError(
+                    f"plugin {plugin!r}: metric {item.name!r}: redirect {r!r} must be a Redirect on a keyword "
+                    "that is not one of the metric's parameters"
+                )
+        defn = _with_plugin(item, plugin)
+        self._claim(defn.name, _Entry(defn, None, plugin))
+        for a in aliases:
+            alias = a if isinstance(a, Alias) else Alias(a)
+            self._claim(alias.name, _Entry(defn, alias, plugin))
+        self.definitions[defn.name] = defn
+        self.aliases[defn.name] = list(aliases)
+
+    def _add_reader(self, reader: InputReader, plugin: str) -> None:
+        if not isinstance(reader.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", reader.name):
+            raise RegistryError(f"plugin {plugin!r}: input reader name {reader.name!r} is not a plain word")
+        if not (callable(reader.read) or (isinstance(reader.read, str) and ":" in reader.read)):
+            raise RegistryError(
+                f"plugin {plugin!r}: input reader {reader.name!r}: read must be a function or a 'module:function' string"
+            )
+        if reader.name.lower() in RESERVED_INPUTS:
+            raise RegistryError(
+                f"plugin {plugin!r} registers the input reader {reader.name!r}, which irspec itself reads "
+                "(qrels and runs)"
+            )
+        for other in self.readers.values():
+            if other.name.lower() == reader.name.lower():
+                raise RegistryError(
+                    f"plugin {plugin!r} registers the input reader {reader.name!r}, which plugin {other.plugin!r} "
+                    "already registered"
+                )
+
+        reader = replace(reader, suffixes=tuple(reader.suffixes), plugin=plugin)
+        self.readers[reader.name] = reader
+
+    def reader(self, name: str) -> InputReader:
+        """The input reader registered as ``name`` (any case); :class:`EvaluationError` naming the
+        registered ones when there is none."""
+        for r in self.readers.values():
+            if r.name.lower() == name.lower():
+                return r
+        known = ", ".join(sorted(self.readers)) or "none"
+        raise EvaluationError(
+            f"no installed plugin reads {name!r} inputs (registered input readers: {known}); "
+            "is the plugin that provides it installed and allowed by IRSPEC_LOAD_PLUGINS?"
+        )
+
+    # --- lookup -------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Every name and alias that resolves, as registered (for suggestions)."""
+        out = []
+        for entry in self._names.values():
+            out.append(entry.alias.name if entry.alias else entry.definition.name)
+        return out
+
+    def get(self, name: str) -> MetricDef:
+        """The definition that ``name`` (canonical or alias, any case) names."""
+        entry = self._names.get(name.lower())
+        if entry is None or isinstance(entry.definition, MetricGroup):
+            if entry is None:
+                _refuse(name, [name])
+            raise _unknown(name, self.names())
+        return entry.definition
+
+    def _resolve(self, raw: str) -> tuple[_Entry, list[dict[str, Any]] | None, str | None]:
+        """Find the entry for a NAME token: (entry, the dotted suffix's parameter dicts, the name
+        trec_eval prints for it when it prints the suffix as written)."""
+        entry = self._names.get(raw.lower())
+        if entry is not None and not (entry.alias and entry.alias.dotted_required):
+            return entry, None, None
+        candidates: list[tuple[str, str]] = []
+        if "." in raw:
+            base, _, suffix = raw.partition(".")
+            candidates.append((base, suffix))
+        # trec_eval prints P_5, ndcg_cut_10, iprec_at_recall_0.10: accept them as names too, with
+        # pytrec_eval's lists of them (P_5,10 is P.5,10).
+        m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:,[-+.=0-9]+)*)", raw)
+        if m:
+            candidates.append((m.group(1), m.group(2)))
+        for base, suffix in candidates:
+            entry = self._names.get(base.lower())
+            reader = None
+            if entry is not None and isinstance(entry.definition, MetricDef):
+                if entry.alias is not None:
+                    reader = entry.alias.dotted
+                else:
+                    d = entry.definition
+                    reader = d.dotted or (each(d.at) if d.at else None)
+            if reader is not None:
+                values = [v for v in suffix.split(",")] if suffix else []
+                if not values or any(v == "" for v in values):
+                    raise ParameterError(entry.definition.name, None, f"{raw!r}: empty value after {base!r}")
+                echoed = f"{base}_{suffix}" if echoes_text(reader) else None
+                try:
+                    return entry, reader(values), echoed
+                except (ValueError, TypeError, OverflowError) as e:
+                    raise ParameterError(
+                        entry.definition.name, None, f"cannot read the values in {raw!r}: {e}"
+                    ) from None
+        if raw.lower() == DATASET_MEASURES:
+            raise SpecError(
+                f"{raw!r} stands for the official measures of an ir_datasets dataset, so it needs qrels named "
+                f"irds:<dataset id> (as in: irspec eval irds:msmarco-passage/trec-dl-2019/judged run.txt -m {raw})"
+            )
+        _refuse(raw, [raw, *(base for base, _ in candidates)])
+        raise _unknown(raw, self.names(), [base for base, _ in candidates])
+
+    # --- binding ------------------------------------------------------------------------------
+    def bind(self, node: ast.SpecNode, _depth: int = 0) -> list[Metric]:
+        """Bind one syntax node to metrics (several for ``P.5,10`` or a group such as ``official``)."""
+        entry, dotted, echoed = self._resolve(node.name)
+        if isinstance(entry.definition, MetricGroup):
+            _check_group_node(node)
+            if _depth > 8:
+                raise RegistryError(f"group {node.name!r} nests too deeply")
+            out: list[Metric] = []
+            for text in entry.definition.specs:
+                for child in ast.parse_syntax(text):
+                    out.extend(self.bind(child, _depth + 1))
+            return _unique(out)
+        defn, node = self._redirect(entry.definition, node)
+        if entry.alias is not None and entry.alias.keywords:
+            node = _convert_keywords(defn, entry.alias, node)
+        fixed = dict(entry.alias.fixed) if entry.alias else {}
+        variants = dotted if dotted is not None else [{}]
+        bound = [self._bind_one(defn, node, {**fixed, **v}) for v in variants]
+        return [replace(m, trec_text=echoed) for m in bound] if echoed else bound
+
+    def _redirect(self, defn: MetricDef, node: ast.SpecNode) -> tuple[MetricDef, ast.SpecNode]:
+        """The metric a :class:`Redirect` keyword of ``node`` names (``SetP(relative=true)`` is ``relP``),
+        with the node's arguments for it; ``defn`` and ``node`` unchanged when no redirect applies."""
+        for r in defn.redirects:
+            given = [v for k, v in node.kwargs if k == r.keyword]
+            if not given:
+                continue
+            if len(given) > 1:
+                raise ParameterError(defn.name, r.keyword, "given twice")
+            kwargs = node.kwargs
+            if r.when is not None:
+                if _coerce(defn, Param(r.keyword, "bool"), given[0]) != r.when:
+                    continue
+                kwargs = tuple((k, v) for k, v in node.kwargs if k != r.keyword)
+            target = self.definitions.get(r.target)
+            if target is None:
+                raise RegistryError(f"metric {defn.name!r} reads {r.keyword}= as metric {r.target!r}, which no plugin registers")
+            return target, replace(node, kwargs=kwargs)
+        return defn, node
+
+    def _bind_one(self, defn: MetricDef, node: ast.SpecNode, preset: dict[str, Any]) -> Metric:
+        given: dict[str, Any] = {}
+        typed: dict[str, str] = {}  # what the user wrote that set each parameter, for "given twice"
+        # preset values come from the alias (already typed) or trec_eval's dotted suffix (strings).
+        for k, v in preset.items():
+            given[k] = ("preset", v)
+            typed[k] = f"the name {shorten(node.name)!r}"
+
+        def put(name: str, value: Any, written: str) -> None:
+            if name not in defn.param_names:
+                raise ParameterError(
+                    defn.name, name, f"no such parameter; {defn.name} takes {_names_text(defn.param_names)}"
+                )
+            if name in given:
+                raise ParameterError(defn.name, name, f"given twice ({typed[name]} and {written})")
+            given[name] = ("argument", value)
+            typed[name] = written
+
+        if len(node.args) > 1:
+            raise ParameterError(defn.name, None, "takes at most one positional argument; name the others (key=value)")
+        if node.args:
+            if defn.positional is None:
+                raise ParameterError(
+                    defn.name, None, f"takes no positional argument; use key=value with {_names_text(defn.param_names)}"
+                )
+            put(defn.positional, node.args[0], "a positional argument")
+        for k, v in node.kwargs:
+            written = f"{k}="
+            # ir_measures names the @ value cutoff= on every measure (P(cutoff=10) is P@10)
+            if k == "cutoff" and "cutoff" not in defn.param_names and defn.at is not None:
+                k = defn.at
+            put(k, v, written)
+        if node.cutoff is not None:
+            if defn.at is None:
+                raise ParameterError(defn.name, None, "takes no @ value")
+            put(defn.at, node.cutoff, "@")
+
+        params: list[tuple[str, Any]] = []
+        for p in defn.params:
+            shown = defn.shown_at_default(p)
+            if p.name not in given:
+                if shown:  # so that alpha_nDCG and alpha_nDCG@20 are one metric, printed alpha_nDCG@20
+                    params.append((p.name, p.default))
+                continue
+            how, raw = given[p.name]
+            value = _coerce_preset(defn, p, raw) if how == "preset" else _coerce(defn, p, raw)
+            # Defaults are dropped so that "P(rel=None)" never differs from "P"; numbers compare by
+            # value, so F(beta=1) and F(beta=1.0) are both plain F.
+            if value != p.default or shown:
+                params.append((p.name, value))
+        missing = [p.name for p in defn.params if p.required and p.name not in given]
+        if missing:
+            how = "@" if missing[0] == defn.at else f"{missing[0]}="
+            raise ParameterError(defn.name, missing[0], f"is required ({how}...: {defn.param(missing[0]).describe_range()})")
+        params.sort()
+        metric = Metric(defn.name, tuple(params), defn)
+        _check_combination(metric)
+        return metric
+
+    def parse(
+        self,
+        text: str | Iterable[str],
+        *,
+        trec: bool = False,
+        groups: Mapping[str, Callable[[], Sequence[str]]] | None = None,
+    ) -> list[Metric]:
+        """Parse and bind one text or several texts into a flat list of metrics (duplicates removed).
+
+        ``groups`` names lists of specs known only to this call, each computed when a text names it
+        (``irds-official``: the measures of the dataset whose qrels are read, see
+        :mod:`irspec.data.datasets`); they are read as the language reads them, as ``official`` is.
+
+        With ``trec=True`` (trec_eval's ``-m``), a bare trec_eval measure name means trec_eval's default
+        parameters: ``P`` is ``P.5,10,15,20,30,100,200,500,1000`` there, where the language reads ``P``
+        as the precision of the whole list. Those defaults are groups named ``trec:NAME``. And as in
+        trec_eval, the first parameter list given for a measure is the only one: ``P.5`` with ``P.10``
+        or ``P`` or ``all_trec`` gives P_5 alone.
+        """
+        texts = [text] if isinstance(text, str) else list(text)
+        extra = {name.lower(): specs for name, specs in (groups or {}).items()}
+        out: list[tuple[Metric, int | None]] = []  # each metric with the node that gave it parameters
+        node_id = 0
+        for t in texts:
+            for node in ast.parse_syntax(t):
+                node_id += 1
+                try:
+                    out.extend(self._parse_node(node, trec, node_id, extra))
+                except SpecError as e:
+                    e.args = (f"{e.args[0]} (in {shorten(t[node.start:node.end])!r} at column {node.start + 1})",)
+                    raise
+        # trec_eval keeps the first parameter list of each measure (-m relstring.20), which replaces
+        # its defaults, even those that a set such as all_trec brings in, and any later list.
+        owner: dict[str, int] = {}
+        for m, node_id in out:
+            if node_id is not None:
+                owner.setdefault(_trec_root(m), node_id)
+        return _unique([m for m, node_id in out if owner.get(_trec_root(m), node_id) == node_id])
+
+    def _parse_node(
+        self, node: ast.SpecNode, trec: bool, node_id: int, groups: Mapping[str, Callable[[], Sequence[str]]]
+    ) -> list[tuple[Metric, int | None]]:
+        """One node's metrics, each with ``node_id`` when trec_eval would take them as an explicit
+        parameter list (``P.5``) and ``None`` when they are defaults (``P``, ``official``)."""
+        given = groups.get(node.name.lower())
+        if given is not None:
+            _check_group_node(node)
+            return [(m, None) for m in self.parse(given())]
+        bare = not (node.args or node.kwargs or node.cutoff)
+        if trec and bare:
+            _refuse(node.name, [f"trec:{node.name}"])
+        entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
+        if entry is not None and bare:
+            return [(m, None) for m in self.parse(entry.definition.specs)]
+        found = self.bind(node)
+        if trec and isinstance(self._names.get(node.name.lower(), _NO_ENTRY).definition, MetricGroup):
+            return [(m, None) for m in found]
+        explicit = node_id if trec and "." in node.name else None
+        return [(m, explicit) for m in found]
+
+
+def _convert_keywords(defn: MetricDef, alias: Alias, node: ast.SpecNode) -> ast.SpecNode:
+    """``node`` with the keyword arguments that ``alias`` gives on another scale converted (see
+    :attr:`Alias.keywords`); an argument that is not a constant number is left for binding to refuse."""
+    kwargs = []
+    for k, e in node.kwargs:
+        convert = alias.keywords.get(k)
+        if convert is not None and _is_arithmetic(e) and not ast.free_symbols(e):
+            try:
+                e = ast.Number(convert(ast.evaluate_expr(e, {})))
+            except (ValueError, ArithmeticError) as err:
+                raise ParameterError(defn.name, k, f"{alias.name}({k}=...): {err}") from None
+        kwargs.append((k, e))
+    return replace(node, kwargs=tuple(kwargs))
+
+
+def _check_group_node(node: ast.SpecNode) -> None:
+    if node.args or node.kwargs or node.cutoff is not None:
+        raise ParameterError(node.name, None, "a group of metrics takes no arguments or cutoff")
+
+
+_NO_ENTRY = _Entry(MetricDef("", "", compute="-"), None, "")
+
+
+def split_trec_name(name: str) -> tuple[str, str]:
+    """trec_eval's printed name split into its measure and parameters: ``("P", "5")`` for ``P_5``,
+    ``("iprec_at_recall", "0.10")``, ``("11pt_avg", ".25,.5")``, ``("set_F", "")`` for ``set_F``."""
+    m = re.match(r"(.*?)_([-.0-9].*)$", name)
+    return (m.group(1), m.group(2)) if m else (name, "")
+
+
+def _trec_root(metric: Metric) -> str:
+    return split_trec_name(metric.trec_name or str(metric))[0]
+
+
+def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:
+    """The definition as registered: its plugin named, and for a metric over runs the generic
+    :data:`JUDGED_ONLY` parameter added unless it declares its own."""
+    if d.needs == "run" and JUDGED_ONLY.name not in d.param_names:
+        return replace(d, plugin=plugin, params=(*d.params, JUDGED_ONLY))
+    return replace(d, plugin=plugin)
+
+
+def _unique(metrics: list[Metric]) -> list[Metric]:
+    seen: set[Metric] = set()
+    out = []
+    for m in metrics:
+        if m not in seen:
+            seen.add(m)
+            out.append(m)
+    return out
+
+
+def _names_text(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "no parameters"
+
+
+def _check_combination(metric: Metric) -> None:
+    # Rprec's seed variants are alternatives: precision at a recall, or at a multiple of R.
+    names = {k for k, _ in metric.params}
+    if metric.name == "Rprec" and {"recall", "mult"} <= names:
+        raise ParameterError("Rprec", "recall", "recall and mult are alternatives; give one of them")
+
+
+def _fail(defn: MetricDef, p: Param, value: Any) -> ParameterError:
+    shown = shorten(ast.expr_text(value) if isinstance(value, ast.Expr.__args__) else repr(value))
+    return ParameterError(defn.name, p.name, f"got {shown}, expected {p.describe_range()}")
+
+
+def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
+    """Turn an argument expression into a typed, validated value."""
+    if p.kind in ("int", "float"):
+        syms = ast.free_symbols(e)
+        if not _is_arithmetic(e):
+            raise _fail(defn, p, e)
+        unknown = sorted(syms - {"R"})
+        if unknown:
+            # "R-R" lexes as one hyphenated word (as "exp-log2" does), so say how to subtract.
+            hint = f"; write {unknown[0].replace('-', ' - ')} with spaces to subtract" if "-" in unknown[0] else ""
+            raise ParameterError(
+                defn.name, p.name, f"unknown symbol {unknown[0]!r}{hint}; expected {p.describe_range()}"
+            )
+        if not syms:
+            return _check_number(defn, p, _constant(defn, p, e))
+        if not p.per_query:
+            raise ParameterError(
+                defn.name, p.name, f"the per-query symbol R is not allowed here; expected {p.describe_range()}"
+            )
+        # Only R's value per query is unknown here; the engine gives every per-query value a meaning
+        # (Context.cutoff and Context.value), so the constant parts are all that can be checked.
+        return _fold_checked(defn, p, e)
+    if p.kind == "bool":
+        if isinstance(e, ast.Symbol) and e.name.lower() in ("true", "false"):
+            return e.name.lower() == "true"
+        if isinstance(e, ast.Number) and e.value in (0, 1):
+            return bool(e.value)
+        raise _fail(defn, p, e)
+    if p.kind == "choice":
+        word = e.name if isinstance(e, ast.Symbol) else e.value if isinstance(e, ast.String) else None
+        if word is None:
+            raise _fail(defn, p, e)
+        for c in p.choices:
+            if c.lower() == word.lower():
+                return c
+        hint = suggest(word, p.choices)
+        more = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise ParameterError(defn.name, p.name, f"got {word!r}, expected {p.describe_range()}{more}")
+    if p.kind == "str":
+        if isinstance(e, ast.String):
+            return e.value
+        if isinstance(e, ast.Symbol):
+            return e.name
+        raise _fail(defn, p, e)
+    if p.kind == "gains":
+        if not isinstance(e, ast.DictLit) or not e.items or any(ast.free_symbols(k) | ast.free_symbols(v) for k, v in e.items):
+            raise _fail(defn, p, e)
+        items: dict[int, float] = {}
+        for k, v in e.items:
+            label = _constant(defn, p, k)
+            if not isinstance(label, int):
+                raise ParameterError(defn.name, p.name, f"label {ast.expr_text(k)} is not an integer")
+            if label in items:
+                raise ParameterError(defn.name, p.name, f"label {label} given twice")
+            items[label] = _constant(defn, p, v)
+        return _check_gains(defn, p, items.items())
+    if p.kind == "floats":
+        if not isinstance(e, ast.ListLit) or not e.items or any(ast.free_symbols(x) for x in e.items):
+            raise _fail(defn, p, e)
+        return _check_floats(defn, p, [_constant(defn, p, x) for x in e.items])
+    raise AssertionError(p.kind)
+
+
+def _is_arithmetic(e: ast.Expr) -> bool:
+    if isinstance(e, (ast.Number, ast.Symbol)):
+        return True
+    if isinstance(e, ast.BinOp):
+        return _is_arithmetic(e.left) and _is_arithmetic(e.right)
+    if isinstance(e, ast.Neg):
+        return _is_arithmetic(e.operand)
+    return False
+
+
+def _constant(defn: MetricDef, p: Param, e: ast.Expr) -> int | float:
+    """The value of an arithmetic expression without symbols; a located error where it has none
+    (a division by zero, a result beyond float64)."""
+    if not isinstance(_fold_checked(defn, p, e), ast.Number):
+        raise _fail(defn, p, e)
+    # Evaluated again, exactly: folding turns integers beyond MAX_COUNT into floats, which could
+    # round 2**53 + 1 into range.
+    return ast.evaluate_expr(e, {})
+
+
+def _fold_checked(defn: MetricDef, p: Param, e: ast.Expr) -> ast.Expr:
+    """:func:`_fold`, with a division by a constant zero or an infinite or NaN constant as errors."""
+    try:
+        folded = _fold(e)
+    except ZeroDivisionError:
+        raise ParameterError(
+            defn.name, p.name, f"got {shorten(ast.expr_text(e))}, which divides by zero; expected {p.describe_range()}"
+        ) from None
+    except OverflowError:
+        folded = ast.Number(math.inf)
+    if not _finite(folded):
+        raise ParameterError(
+            defn.name, p.name, f"got {shorten(ast.expr_text(e))}, which is not a finite number; expected {p.describe_range()}"
+        )
+    return folded
+
+
+def _finite(e: ast.Expr) -> bool:
+    if isinstance(e, ast.Number):
+        return math.isfinite(e.value)
+    if isinstance(e, ast.BinOp):
+        return _finite(e.left) and _finite(e.right)
+    if isinstance(e, ast.Neg):
+        return _finite(e.operand)
+    return True
+
+
+def _number(value: int | float) -> ast.Number:
+    # Integral floats become ints, so 1.0*R and 1*R (equal specs) print alike; integers beyond
+    # MAX_COUNT become floats (OverflowError past float64), as numpy would otherwise refuse them
+    # next to R's float array, and no parameter takes them.
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_COUNT:
+        return ast.Number(int(value))
+    if isinstance(value, int) and abs(value) > MAX_COUNT:
+        return ast.Number(float(value))
+    return ast.Number(value)
+
+
+def _fold(e: ast.Expr) -> ast.Expr:
+    """Fold constant sub-expressions, so ``R+2*5`` and ``R+10`` are the same spec.
+
+    Raises :class:`ZeroDivisionError` for a division by a constant zero (``R/0``, ``R/(1-1)``): no value
+    of R gives it a meaning. A per-query zero (``10/R`` where R = 0) is the engine's to define.
+    """
+    if isinstance(e, ast.Number):
+        return _number(e.value)
+    if isinstance(e, ast.BinOp):
+        left, right = _fold(e.left), _fold(e.right)
+        if e.op == "/" and right == ast.Number(0):
+            raise ZeroDivisionError(ast.expr_text(e))
+        if isinstance(left, ast.Number) and isinstance(right, ast.Number):
+            return _number(ast.evaluate_expr(ast.BinOp(e.op, left, right), {}))
+        return ast.BinOp(e.op, left, right)
+    if isinstance(e, ast.Neg):
+        inner = _fold(e.operand)
+        return _number(-inner.value) if isinstance(inner, ast.Number) else ast.Neg(inner)
+    return e
+
+
+def _in_range(p: Param, value: int | float) -> bool:
+    if p.minimum is not None and (value < p.minimum or (p.exclusive_minimum and value == p.minimum)):
+        return False
+    return p.upper is None or value <= p.upper
+
+
+def _check_number(defn: MetricDef, p: Param, value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(defn, p, value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _fail(defn, p, value)
+    if p.kind == "int":
+        if isinstance(value, float) and not value.is_integer():
+            raise _fail(defn, p, value)
+        value = int(value)
+    else:
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond float64, from an alias's typed value
+            raise _fail(defn, p, value) from None
+    if not _in_range(p, value):
+        raise _fail(defn, p, value)
+    return value
+
+
+def _check_floats(defn: MetricDef, p: Param, values: Iterable[int | float]) -> tuple[float, ...]:
+    """A ``floats`` value: each number within the parameter's bounds."""
+    out = []
+    for value in values:
+        if not _in_range(p, value):
+            raise ParameterError(defn.name, p.name, f"got {ast.format_number(value)}, expected {p.describe_range()}")
+        out.append(float(value))
+    return tuple(out)
+
+
+def _check_gains(defn: MetricDef, p: Param, items: Iterable[tuple[int, int | float]]) -> GainMap:
+    """Gains must be finite and non-negative: a negative gain would make an "ideal" ranking that is not
+    the best one, and nDCG could leave [0, 1]; MAX_GAIN keeps their sums finite."""
+    for label, gain in items:
+        if not 0 <= gain <= MAX_GAIN:
+            raise ParameterError(
+                defn.name, p.name, f"gain of label {label} is {ast.format_number(gain)}, expected a number >= 0 and <= "
+                f"{ast.format_number(MAX_GAIN)}"
+            )
+    return GainMap(tuple(sorted((label, float(gain)) for label, gain in items)))
+
+
+def _coerce_preset(defn: MetricDef, p: Param, raw: Any) -> Any:
+    """Values fixed by an alias (typed) or read from trec_eval's dotted suffix (strings)."""
+    if not isinstance(raw, str):
+        if p.kind in ("int", "float"):
+            return _check_number(defn, p, raw)
+        if p.kind == "gains" and isinstance(raw, GainMap):  # trec_eval's ndcg.1=3,2=9
+            return _check_gains(defn, p, raw.items)
+        if p.kind == "floats":  # trec_eval's 11pt_avg.0.25,0.5
+            return _check_floats(defn, p, raw)
+        return raw
+    if p.kind in ("int", "float"):
+        try:
+            value: float = float(raw)
+        except ValueError:
+            raise ParameterError(defn.name, p.name, f"got {raw!r}, expected {p.describe_range()}") from None
+        if p.kind == "int" and math.isfinite(value):
+            value = int(value)  # trec_eval reads counts as numbers and truncates (ndcg_cut.23.4 is 23)
+        return _check_number(defn, p, value)
+    if p.kind == "choice":
+        return _coerce(defn, p, ast.Symbol(raw))
+    return raw
