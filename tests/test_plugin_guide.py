@@ -1,4 +1,4 @@
-"""The plugin author's guide (``plugins/README.md``) keeps working: its code is run, not just read.
+"""The plugin author's guide (``docs/how-to/write-a-plugin.md``) keeps working: its code is run, not just read.
 
 Python blocks that start with ``# file: PATH`` are written to a scratch directory (the example package
 ``mymetrics`` and its tests); the other Python blocks run in order in one namespace, with that directory
@@ -22,7 +22,7 @@ import irspec
 from irspec.spec import hooks as hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]
-GUIDE = ROOT / "plugins" / "README.md"
+GUIDE = ROOT / "docs" / "how-to" / "write-a-plugin.md"
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 FILE_HEADER = re.compile(r"\A# file: (\S+)\n")
 
