@@ -53,7 +53,7 @@ def argument_rows(parser: argparse.ArgumentParser) -> list[str]:
         extra = []
         if action.choices is not None and not isinstance(action.choices, range):
             extra.append("one of " + ", ".join(f"`{c}`" for c in action.choices))
-        if isinstance(action, argparse._AppendAction):
+        if isinstance(action, argparse._AppendAction) and "repeatable" not in text:
             extra.append("repeatable")
         if extra:
             text += f" ({'; '.join(extra)})"

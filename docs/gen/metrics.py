@@ -50,12 +50,14 @@ def family_title(plugin: dict) -> tuple[str, str, str]:
         first, _, rest = doc.partition("\n\n")
         first = " ".join(first.split()).rstrip(".")
         short = plugin["name"].rpartition(".")[2]
-        return short, first[0].upper() + first[1:], markdown(rest) if rest else ""
+        # the heading is the sentence's first clause ("Set-based and cutoff metrics"), the sentence leads the section
+        heading = re.split(r"[:,]", first, maxsplit=1)[0]
+        return short, heading, markdown(first + ".\n\n" + rest)  # as written: "trec_eval's", "bpref" stay lower case
     dist = plugin["distribution"].split()[0]
     summary = importlib.metadata.metadata(dist)["Summary"] or ""
     return (
         f"{plugin['name']} (plugin)",
-        f"{dist}: the {plugin['name']} plugin",
+        f"{dist} (plugin)",
         f"{summary.rstrip('.')}. From the plugin `{plugin['name']}` of the distribution `{plugin['distribution']}`: "
         f"`pip install -e plugins/{dist}` in irspec's repository. Without it, these names are an error that names the plugin.\n",
     )
