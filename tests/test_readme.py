@@ -1,18 +1,21 @@
-"""The README's Python examples run as written (those of standardised scores and query groups, for now),
-on the demo data copied under the file names the README uses; and it says what the tests need.
+"""The README, the front door: its taste of the command line and of Python runs as written on the demo
+data, its links lead to files of the repository (the documentation's pages), it shares its feature table
+and speed figures with the site, and it says what the tests need.
 
-Expected values come from pytrec_eval (trec_eval's ndcg_cut_10 per topic) and numpy: the z-scores
-against the two named reference runs, and the group means.
+Expected values come from pytrec_eval (trec_eval's ndcg_cut_10 and map per topic, averaged in query-id
+order as trec_eval averages them). The documentation's own examples are run by docs/conftest.py and
+checked by tests/test_doc_examples.py.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pytest
 import pytrec_eval
 
@@ -22,53 +25,74 @@ from trecdicts import read_trec_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
-FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
-def readme_block(containing: str) -> str:
-    """The one Python block of the README that contains ``containing``."""
-    (block,) = [code for code in FENCE.findall((ROOT / "README.md").read_text(encoding="utf-8")) if containing in code]
+def readme_block(language: str, containing: str) -> str:
+    """The one block of the README in ``language`` that contains ``containing``."""
+    (block,) = [code for lang, code in FENCE.findall(README) if lang == language and containing in code]
     return block
 
 
 @pytest.fixture
-def demo_files(tmp_path, monkeypatch):
-    """The demo's qrels and three runs as the README names them, a groups file, as the working directory."""
-    shutil.copy(DEMO / "qrels.txt", tmp_path / "qrels.txt")
-    for name in ("bm25", "dense", "hybrid"):
-        shutil.copy(DEMO / "runs" / f"{name}.run", tmp_path / f"{name}.run")
-    queries = sorted(read_trec_dict(DEMO / "qrels.txt", "qrels"))
-    groups = {q: "odd" if i % 2 else "even" for i, q in enumerate(queries)}
-    (tmp_path / "groups.tsv").write_text("".join(f"{q}\t{g}\n" for q, g in groups.items()), encoding="utf-8")
+def repository_copy(tmp_path, monkeypatch):
+    """The demo data and plans where the README finds them (specs/), as the working directory."""
+    shutil.copytree(ROOT / "specs", tmp_path / "specs", ignore=shutil.ignore_patterns("out"))
     monkeypatch.chdir(tmp_path)
-    return groups
+    return tmp_path
 
 
-def _ndcg10(name: str) -> np.ndarray:
+def _mean(measure: str, name: str) -> float:
+    """pytrec_eval's per-topic values of one run, added in query-id order and divided (trec_eval's mean)."""
     qrels = read_trec_dict(DEMO / "qrels.txt", "qrels")
-    got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(read_trec_dict(DEMO / "runs" / f"{name}.run", "run"))
-    return np.array([got[q]["ndcg_cut_10"] for q in sorted(qrels)])
+    got = pytrec_eval.RelevanceEvaluator(qrels, {measure}).evaluate(read_trec_dict(DEMO / "runs" / f"{name}.run", "run"))
+    key = {"ndcg_cut.10": "ndcg_cut_10"}.get(measure, measure)
+    total = 0.0
+    for q in sorted(qrels):
+        total += got[q][key]
+    return total / len(qrels)
 
 
-def test_standardize_and_groups_example(demo_files, capsys):
-    namespace: dict = {"irspec": irspec}
+def test_the_python_taste_runs_and_gives_trec_evals_means(repository_copy, capsys):
+    namespace: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)
-        exec(readme_block("irspec.with_groups("), namespace)
-    z, grouped = namespace["z"], namespace["grouped"]
-    assert isinstance(z, irspec.ResultSet) and list(z) == ["bm25", "dense", "hybrid"]
-    # the reference is bm25 and dense: per topic their mean and sample sd (n - 1 = 1)
-    b, d, h = _ndcg10("bm25"), _ndcg10("dense"), _ndcg10("hybrid")
-    mean, sd = (b + d) / 2, np.std([b, d], axis=0, ddof=1)
-    got = z["hybrid"].values[:, list(map(str, z["hybrid"].metrics)).index("z(nDCG@10)")]
-    assert got == pytest.approx((h - mean) / sd, rel=1e-9)
-    # with_groups gave a ResultSet back, each run with its group means (numpy over pytrec_eval's values)
-    assert isinstance(grouped, irspec.ResultSet) and list(grouped) == ["bm25", "dense", "hybrid"]
-    (table,) = [t for t in grouped["dense"].tables if t.title.endswith("nDCG@10")]
-    rows = {r[0]: r for r in table.rows}
-    for group, start in (("even", 0), ("odd", 1)):
-        assert rows[group][2] == pytest.approx(d[start::2].mean(), rel=1e-12)
-    assert "Query groups: nDCG@10" in capsys.readouterr().out
+        exec(readme_block("python", "irspec.compare("), namespace)
+    dense = namespace["runs"]["dense"].aggregate()
+    assert dense["nDCG@10"] == pytest.approx(_mean("ndcg_cut.10", "dense"), rel=1e-12)
+    assert dense["AP"] == pytest.approx(_mean("map", "dense"), rel=1e-12)
+    # the comment's values are these means, rounded
+    assert f"'nDCG@10': {dense['nDCG@10']:.4f}" in readme_block("python", "irspec.compare(")
+    found = namespace["found"]
+    assert [(c.metric, c.a, c.b) for c in found] == [("nDCG@10", "dense", "bm25"), ("AP", "dense", "bm25")]
+    assert "p adj" in capsys.readouterr().out
+
+
+def test_the_command_line_taste_runs(repository_copy):
+    script = readme_block("sh", "irspec parse")
+    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=600,
+                          env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(repository_copy)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # irspec parse prints the canonical texts the comment shows
+    parse = next(line for line in script.splitlines() if line.startswith("irspec parse"))
+    assert parse.split("#")[1].split() == ["nDCG@10", "Bpref(nonrel=10+R)", "Rprec(recall=0.3)"]
+    assert "nDCG@10\nBpref(nonrel=10+R)\nRprec(recall=0.3)\n" in proc.stdout
+
+
+def test_every_link_leads_to_a_file_of_the_repository():
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
+    assert len(links) >= 10
+    assert [link for link in links if not link.startswith("http") and not (ROOT / link).exists()] == []
+
+
+def test_the_site_shows_the_readmes_feature_table_and_speed_figures():
+    """The site includes the README's sections (pymdownx.snippets), so there is one copy of each."""
+    for section, page in (("features", "coming-from/index.md"), ("speed", "reference/speed.md")):
+        assert README.count(f"<!-- --8<-- [start:{section}] -->") == 1 and README.count(f"<!-- --8<-- [end:{section}] -->") == 1
+        assert f'--8<-- "README.md:{section}"' in (ROOT / "docs" / page).read_text(encoding="utf-8")
+    table = README.split("[start:features]")[1].split("[end:features]")[0]
+    assert all(tool in table.splitlines()[1] for tool in ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "irspec"))
 
 
 def test_the_readme_says_what_the_tests_need():
@@ -84,56 +108,3 @@ def test_the_readme_says_what_the_tests_need():
     words = {2: "both", 3: "three"}
     assert f"{words[len(plugins)]} plugins" in readme and (len(plugins) == 2 or "both plugins" not in readme)
     assert all(f"plugins/{p}" in readme for p in plugins)
-
-
-class ExactIndex:
-    """A stand-in for a FAISS index, exact inner-product search in numpy: ``search(x, k)`` gives scores
-    ``D`` and positions ``I`` (n × k) best first, padded with ``-1`` (and -inf) past the corpus, as FAISS
-    pads them."""
-
-    def __init__(self, vectors: np.ndarray) -> None:
-        self.vectors = vectors
-
-    def search(self, x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        scores = (x @ self.vectors.T).astype(np.float32)
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-        D = np.take_along_axis(scores, order, 1)
-        pad = k - order.shape[1]
-        I = np.pad(order, ((0, 0), (0, pad)), constant_values=-1)
-        return np.pad(D, ((0, 0), (0, pad)), constant_values=-np.inf), I
-
-
-def test_the_evaluator_examples_run(demo_files):
-    """The README's Evaluator, top-k and batch examples, on the demo's qrels and a small dense index whose
-    corpus is the demo's judged documents (more than the 1,000 asked for, so that no row has a -1, as the
-    README's second form needs; -1 padding is tested in tests/test_evaluator.py). Each result equals
-    pytrec_eval on the same top k as dicts."""
-    qrels = read_trec_dict(DEMO / "qrels.txt", "qrels")
-    corpus_ids = np.array(sorted({d for docs in qrels.values() for d in docs}))
-    rng = np.random.default_rng(0)
-    vectors = rng.normal(size=(len(corpus_ids), 8))
-    qids = np.array(sorted(qrels))
-    query_ids, query_vectors = qids, rng.normal(size=(len(qids), 8))
-    index = ExactIndex(vectors)
-    assert len(corpus_ids) > 1000
-    space = {"irspec": irspec, "np": np, "qrels": "qrels.txt", "run": "bm25.run", "epochs": 2, "index": index,
-             "query_vectors": query_vectors, "query_ids": query_ids, "corpus_ids": corpus_ids, "vectors": query_vectors, "qids": qids}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", irspec.IrspecWarning)
-        exec(readme_block("for epoch in range(epochs)"), space)
-        assert space["res"].aggregate() == irspec.evaluate("qrels.txt", "bm25.run", "nDCG@10, RR@10, R@100").aggregate()
-        exec(readme_block("D, I = index.search(query_vectors, 1000)"), space)
-        whole = space["res"]
-        exec(readme_block("ev.combine(parts)"), space)
-        batched = space["res"]
-
-    def reference(k: int) -> dict[str, dict[str, float]]:
-        D, I = index.search(query_vectors, k)
-        run = {q: {corpus_ids[i]: float(s) for i, s in zip(row, scores) if i >= 0} for q, row, scores in zip(qids, I, D)}
-        return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recip_rank", "recall.100"}).evaluate(run)
-
-    for res, k in ((whole, 1000), (batched, 100)):
-        theirs = reference(k)
-        for q, values in res.per_query().items():
-            assert values["nDCG@10"] == pytest.approx(theirs[q]["ndcg_cut_10"], abs=1e-12)
-            assert values["R@100"] == pytest.approx(theirs[q]["recall_100"], abs=1e-12)
