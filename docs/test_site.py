@@ -1,0 +1,262 @@
+"""The documentation site, built and looked at in headless Chromium.
+
+The site is built with ``mkdocs build --strict`` (or taken from ``IRSPEC_DOCS_SITE``, a site CI has just
+built), served over HTTP (Material's search runs in a web worker, which a ``file://`` page may not start),
+and opened in headless Chromium, driven through the DevTools protocol over a pipe (no driver, no package
+beyond the standard library). On the home page, the metric reference and a how-to guide it checks that the
+navigation leads where it says, that the search finds a metric and a how-to, that every code block has a
+copy button, and that the tutorial's plots load; it takes a screenshot of each page
+(``IRSPEC_DOCS_SCREENSHOTS=DIR`` keeps them). Expected values come from the registry as ``irspec metrics
+--json`` lists it and from the pages' own Markdown, never from the built HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+AUTOLOAD = "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"
+# the page's title, without the permalink mark after it
+H1 = "(() => { const h = document.querySelector('.md-content h1').cloneNode(true); h.querySelector('.headerlink')?.remove(); return h.textContent.trim(); })()"
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def _environment() -> dict[str, str]:
+    """What a user's shell has: every installed plugin loads (tests/conftest.py switches them off)."""
+    env = {k: v for k, v in os.environ.items() if k != AUTOLOAD}
+    env.update(DISABLE_MKDOCS_2_WARNING="true", NO_MKDOCS_2_WARNING="1")
+    return env
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The built site: ``IRSPEC_DOCS_SITE`` if CI built it already, else built here (strict)."""
+    given = os.environ.get("IRSPEC_DOCS_SITE")
+    if given:
+        return Path(given)
+    pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install -e '.[docs]')")
+    out = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                          cwd=ROOT, env=_environment(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    """The site over HTTP on a free local port."""
+    handler = functools.partial(_Quiet, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # the test's output is the assertions, not the access log
+        pass
+
+
+class Browser:
+    """Headless Chromium over ``--remote-debugging-pipe``: DevTools messages as NUL-terminated JSON on
+    file descriptors 3 (to the browser) and 4 (from it)."""
+
+    def __init__(self, executable: str, profile: Path) -> None:
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+        # the browser expects its ends as fds 3 and 4: bash puts them there and closes the originals
+        moves = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
+        moves += "".join(f" {fd}>&-" for fd in (to_browser_r, from_browser_w) if fd not in (3, 4))
+        self.process = subprocess.Popen(
+            ["bash", "-c", moves, executable, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--remote-debugging-pipe", f"--user-data-dir={profile}", "--no-first-run", "about:blank"],
+            pass_fds=(to_browser_r, from_browser_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._buffer, self._next = b"", 0
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.call("Page.enable", session=True)
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=1280, height=900, deviceScaleFactor=1, mobile=False)
+
+    def call(self, method: str, session: bool = False, **params):
+        self._next += 1
+        message = {"id": self._next, "method": method, "params": params}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                reply = json.loads(raw)
+                if reply.get("id") == self._next:
+                    if "error" in reply:
+                        raise RuntimeError(f"{method}: {reply['error']}")
+                    return reply.get("result", {})
+            chunk = os.read(self._from_browser, 1 << 16)
+            if not chunk:
+                raise RuntimeError("Chromium closed the pipe")
+            self._buffer += chunk
+        raise TimeoutError(method)
+
+    def js(self, expression: str):
+        """The value of a JavaScript expression (awaited if a promise) in the page."""
+        result = self.call("Runtime.evaluate", session=True, expression=expression, awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, condition: str, timeout: float = 30.0):
+        """Poll a JavaScript condition until it is truthy; its value."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                value = self.js(condition)
+            except RuntimeError:  # the page is between documents
+                value = None
+            if value:
+                return value
+            time.sleep(0.2)
+        raise TimeoutError(condition)
+
+    def open(self, url: str) -> None:
+        self.call("Page.navigate", session=True, url=url)
+        self.wait_for(f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url.split('#')[0])})")
+
+    def screenshot(self, path: Path) -> None:
+        data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    executable = _chromium()
+    if executable is None:
+        pytest.skip("no headless Chromium installed")
+    b = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where the screenshots go: ``IRSPEC_DOCS_SCREENSHOTS`` to keep them, else a temporary directory."""
+    kept = os.environ.get("IRSPEC_DOCS_SCREENSHOTS")
+    if kept:
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        return Path(kept)
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def _registered_metrics() -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "irspec", "metrics", "--json"], env=_environment(),
+                         capture_output=True, text=True, check=True).stdout
+    return [m["name"] for m in json.loads(out)]
+
+
+def _assert_copy_buttons(browser) -> int:
+    count = """(() => {
+        const blocks = [...document.querySelectorAll('.md-content pre')];
+        return {blocks: blocks.length, buttons: blocks.filter(p => p.querySelector('button.md-clipboard, button[data-md-type="copy"]')).length};
+    })()"""
+    try:  # Material's script adds the buttons once the page has loaded
+        browser.wait_for(f"(() => {{ const c = {count}; return c.blocks > 0 && c.buttons == c.blocks; }})()", timeout=15)
+    except TimeoutError:
+        pass
+    counts = browser.js(count)
+    assert counts["blocks"] > 0 and counts["buttons"] == counts["blocks"], counts
+    return counts["blocks"]
+
+
+def test_the_home_page_leads_to_the_tutorial_the_guides_and_the_reference(site, server, browser, shots):
+    browser.open(f"{server}/")
+    browser.screenshot(shots / "home.png")
+    assert browser.js(H1) == "irspec"
+    tabs = browser.js("[...document.querySelectorAll('.md-tabs__link')].map(a => a.textContent.trim())")
+    assert tabs == ["Home", "Tutorial", "How-to guides", "Coming from", "Reference"]
+    _assert_copy_buttons(browser)
+    # a click on a tab loads its page
+    browser.js("[...document.querySelectorAll('.md-tabs__link')].find(a => a.textContent.trim() == 'How-to guides').click()")
+    browser.wait_for("location.pathname.endsWith('/how-to/') && document.readyState === 'complete'")
+    assert browser.js(H1) == "How-to guides"
+    # and each guide listed in the page's table is one click away, its link leading to a page with that guide
+    links = browser.js("[...document.querySelectorAll('.md-content table a')].map(a => a.href)")
+    guides = sorted(p.stem for p in (ROOT / "docs" / "how-to").glob("*.md") if p.stem != "index")
+    assert sorted({re.sub(r".*/how-to/([^/]+)/.*", r"\1", h) for h in links}) == guides
+    browser.js("[...document.querySelectorAll('.md-content table a')].find(a => a.href.includes('/power/')).click()")
+    browser.wait_for("location.pathname.endsWith('/how-to/power/') && document.readyState === 'complete'")
+    assert browser.js(H1) == "Power and topic-set size"
+
+
+def test_the_metric_reference_lists_every_registered_metric_and_the_search_finds_one(site, server, browser, shots):
+    browser.open(f"{server}/reference/metrics/")
+    browser.screenshot(shots / "metrics.png")
+    ids = set(browser.js("[...document.querySelectorAll('.md-content h3[id]')].map(h => h.id)"))
+    names = _registered_metrics()
+    assert len(names) >= 60  # the built-in metrics and the three plugins' (CI installs them)
+    missing = [n for n in names if re.sub(r"[^a-z0-9]+", "-", n.lower()).strip("-") not in ids]
+    assert missing == []
+    # the search: type a metric's name, get its section of the reference
+    browser.js("document.querySelector('label.md-search__icon, .md-search__input').click()")
+    browser.js("""(() => { const q = document.querySelector('.md-search__input'); q.focus();
+                          q.value = 'bpref'; q.dispatchEvent(new Event('input', {bubbles: true})); })()""")
+    hits = browser.wait_for("""(() => { const a = [...document.querySelectorAll('.md-search-result__item a')].map(a => a.href);
+                                        return a.length ? a : null; })()""")
+    # the result's link carries the search term to highlight (?h=bpref) before the section's anchor
+    assert any(re.search(r"/reference/metrics/(\?[^#]*)?#bpref$", h) for h in hits), hits[:10]
+    browser.screenshot(shots / "search.png")
+
+
+def test_a_how_to_guide_has_copy_buttons_and_the_search_finds_it(site, server, browser, shots):
+    browser.open(f"{server}/how-to/significance/")
+    browser.screenshot(shots / "how-to.png")
+    fenced = len(re.findall(r"^```", (ROOT / "docs" / "how-to" / "significance.md").read_text(encoding="utf-8"), re.M)) // 2
+    assert _assert_copy_buttons(browser) == fenced
+    browser.js("""(() => { const q = document.querySelector('.md-search__input'); q.focus();
+                          q.value = 'randomization test'; q.dispatchEvent(new Event('input', {bubbles: true})); })()""")
+    hits = browser.wait_for("""(() => { const a = [...document.querySelectorAll('.md-search-result__item a')].map(a => a.href);
+                                        return a.length ? a : null; })()""")
+    assert any(re.search(r"/how-to/significance/(\?|#|$)", h) for h in hits), hits[:10]
+
+
+def test_the_tutorials_plots_are_drawn_where_it_talks_about_them(site, server, browser, shots):
+    browser.open(f"{server}/tutorial/")
+    browser.js("document.querySelector('img[src*=\"pr-curves\"]').scrollIntoView()")
+    images = browser.wait_for("""(() => { const i = [...document.querySelectorAll('.md-content img')];
+        return i.length && i.every(x => x.complete) ? i.map(x => [x.getAttribute('src'), x.naturalWidth]) : null; })()""")
+    assert sorted(Path(src).name for src, _ in images) == sorted(
+        ["pr-curves.svg", "differences-nDCG_at_10.svg", "distributions-nDCG_at_10.svg"])
+    assert all(width > 100 for _, width in images), images  # each SVG decoded to a picture
+    browser.screenshot(shots / "tutorial-plots.png")
+    # the report the tutorial links to is the demo's, made when the site was built
+    report = browser.js("document.querySelector('a[href*=\"report.html\"]').href")
+    browser.open(report)
+    assert "irspec report" in browser.js("document.title")
