@@ -49,7 +49,17 @@ def escape(text: str) -> str:
     return "".join(out)
 
 
+EMPHASIS = re.compile(r"(?<![\w*])\*([^\s*][^*]*?)\*(?![\w*])")  # RST's *word*, Markdown's too
+
+
 def _escape_prose(text: str) -> str:
+    parts = EMPHASIS.split(text)  # odd places: emphasised words, kept as emphasis
+    return "".join(
+        f"*{_escape_plain(part)}*" if i % 2 else _escape_plain(part) for i, part in enumerate(parts)
+    )
+
+
+def _escape_plain(text: str) -> str:
     return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("<", "&lt;")
 
 
@@ -82,6 +92,25 @@ def markdown(doc: str, link: Callable[[str], str | None] = lambda target: None) 
             while block and not block[-1].strip():
                 block.pop()
             out += ["", "```text", *textwrap.dedent("\n".join(block)).splitlines(), "```", ""]
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and re.fullmatch(r"\s*(-{3,}|={3,})\s*", nxt):
+            # a numpy-style section header ("Parameters" over dashes): a label, not a heading of the page
+            out += ["", f"**{roles(escape(line.strip()), link)}**", ""]
+            i += 2
+            continue
+        if line.strip() and not line.startswith((" ", "\t", "* ", "- ")) and nxt.startswith((" ", "\t")) and nxt.strip():
+            # a definition ("term:" then its indented description): one item of a list
+            i += 1
+            body = []
+            while i < len(lines) and lines[i].startswith((" ", "\t")) and lines[i].strip():
+                body.append(lines[i].strip())
+                i += 1
+            if not out or out[-1].strip():
+                out.append("")
+            term = line.strip().rstrip(":")
+            term = roles(escape(term), link) if "`" in term else f"`{term}`"  # a bare name, or text with its own code
+            out.append(f"- **{term}**: " + roles(escape(" ".join(body)), link))
             continue
         out.append(roles(escape(line), link))
         i += 1

@@ -71,7 +71,7 @@ def rows(node: dict[str, Any], prefix: str) -> list[str]:
     obj = nested(node)
     required = set(obj.get("required", ()))
     for key, child in obj.get("properties", {}).items():
-        path = f"{prefix}.{key}"
+        path = f"{prefix}.{key}" if prefix else key  # within a section, keys are written from it
         default = f"`{json.dumps(child['default'])}`" if "default" in child else ("required" if key in required else "-")
         out.append(f"| `{path}` | {cell(type_text(child))} | {default} | {cell(child.get('description', ''))} |")
         out += rows(child, path)
@@ -98,9 +98,9 @@ lines += [f"| [`{key}`](#{anchor(key)}) | {cell(type_text(node))} |" for key, no
 lines.append("")
 for key, node in SCHEMA["properties"].items():
     lines += [f"## `{key}` {{#{anchor(key)}}}", "", f"*{type_text(node)}*", "", node.get("description", ""), ""]
-    sub = rows(node, key)
+    sub = rows(node, "")
     if sub:
-        lines += ["| key | type | default | description |", "|---|---|---|---|", *sub, ""]
+        lines += [f"| key in `{key}` | type | default | description |", "|---|---|---|---|", *sub, ""]
 
 with mkdocs_gen_files.open(PAGE, "w") as f:
     f.write("\n".join(lines))
