@@ -105,6 +105,28 @@ def _registry_cache():
     return cached
 
 
+EXECUTOR_ENV = f"spark.executorEnv.{AUTOLOAD}"
+
+
+def _spark_jvm_system():
+    """``java.lang.System`` of the JVM an earlier Spark session launched, if there is one."""
+    if "pyspark" not in sys.modules:
+        return None
+    from pyspark import SparkContext
+
+    return None if SparkContext._jvm is None else SparkContext._jvm.java.lang.System
+
+
+def _spark_environment() -> dict[str, str] | None:
+    """The environment the active SparkContext gives its Python workers, if one is running."""
+    if "pyspark" not in sys.modules:
+        return None
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    return None if context is None else context.environment
+
+
 @dataclass
 class PageState:
     """What the blocks of one page share: the scratch directory, the namespace, how far they ran."""
@@ -137,6 +159,17 @@ class MarkdownPage(pytest.File):
         self.saved_env = os.environ.get(AUTOLOAD)
         os.environ.pop(AUTOLOAD, None)  # the examples see the installed plugins, as a user's session does
         _registry_cache().cache_clear()
+        # A Spark JVM started by an earlier test has autoloading off in its environment, which its Python
+        # workers inherit: the active context's Python functions carry an override (as the plugins' Spark
+        # tests do), and a context the page starts in that JVM reads it from a system property.
+        self.spark_environment = _spark_environment()
+        if self.spark_environment is not None:
+            self.saved_spark = self.spark_environment.get(AUTOLOAD)
+            self.spark_environment[AUTOLOAD] = ""
+        self.spark_property = _spark_jvm_system()
+        if self.spark_property is not None:
+            self.saved_property = self.spark_property.getProperty(EXECUTOR_ENV)
+            self.spark_property.setProperty(EXECUTOR_ENV, "")
         self.saved_path = list(sys.path)
         sys.path.insert(0, str(self.state.directory))  # modules a page writes (# file: mymetrics/...) import
         self.saved_modules = set(sys.modules)
@@ -150,6 +183,16 @@ class MarkdownPage(pytest.File):
         if self.saved_env is not None:
             os.environ[AUTOLOAD] = self.saved_env
         _registry_cache().cache_clear()
+        if self.spark_environment is not None:
+            if self.saved_spark is None:
+                self.spark_environment.pop(AUTOLOAD, None)
+            else:
+                self.spark_environment[AUTOLOAD] = self.saved_spark
+        if self.spark_property is not None:
+            if self.saved_property is None:
+                self.spark_property.clearProperty(EXECUTOR_ENV)
+            else:
+                self.spark_property.setProperty(EXECUTOR_ENV, self.saved_property)
         shutil.rmtree(self.state.directory, ignore_errors=True)
 
     def run_through(self, index: int) -> None:
