@@ -42,10 +42,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.hooks",),  # the pluggy hooks
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("evaluation.context", "stats.resampling", "data.frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
+    ("stats.resampling", "data.frames", "data.kinds"),  # resampling; frames out; qrels or run
     ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
+    ("evaluation.context",),  # what kernels compute from
     ("stats.significance", "stats.design", "stats.concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
     ("builtin.kernels",),  # the built-in metrics' numpy computations
     ("evaluation.engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
@@ -73,7 +74,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the face: `import irspec`
 ]
 
-FIRST_HEAVY_LAYER = "evaluation.context"
+FIRST_HEAVY_LAYER = "data.kinds"
 """Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
 
 HEAVY = {
