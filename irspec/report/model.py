@@ -10,6 +10,7 @@ holds, which value is best and which is significant is decided here, once.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from irspec.stats.student import mean_t_interval
 from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
 
 if TYPE_CHECKING:
@@ -215,17 +217,19 @@ _INTERVAL_WORDS = {
 def _intervals(res: Result, aggregate: Mapping[str, float], method: str, decimals: int) -> dict[str, str]:
     """The 95% interval of each of ``res``'s means (a sum, a geometric mean or a text has none), as
     text at the table's precision; a mean over fewer than two queries has none either."""
-    from irspec.stats import significance as stats  # scipy: loaded only for a table that shows intervals
+    if method == "t":  # the default table's: Student's t quantile in plain Python, no scipy to load
+        interval: Callable[..., tuple[float, float]] = mean_t_interval
+    else:
+        from irspec.stats import significance as stats  # scipy: loaded only for a table with bootstrap intervals
 
+        interval = functools.partial(stats.mean_ci, method=method, resamples=_RESAMPLES, seed=INTERVAL_SEED)
     out = {}
     for j, m in enumerate(res.metrics):
         values = res.values[:, j]
         values = values[~np.isnan(values)]
         if m.aggregate == "mean" and len(values) >= 2:
             bounds = m.definition.bounds if m.definition is not None else (None, None)
-            low, high = stats.mean_ci(
-                values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=INTERVAL_SEED, bounds=bounds
-            )
+            low, high = interval(values, mean=aggregate[str(m)], bounds=bounds)
             out[str(m)] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
     return out
 

@@ -54,6 +54,7 @@ from scipy.stats import binomtest, studentized_range, wilcoxon
 from scipy.stats import t as t_dist
 
 from irspec.errors import EvaluationError, shorten
+from irspec.stats.student import mean_t_interval, within
 from irspec.stats.resampling import MAX_DECIMALS, MAX_RESAMPLES, RESAMPLES_WHY, bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
 
 __all__ = [
@@ -567,14 +568,9 @@ def mean_ci(
     _unit_interval("confidence", confidence)
     x = _vector("values", values)
     _at_least_two(x.size, "values")
-    if method == "bootstrap":
-        low, high = bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca")
-    else:
-        centre = float(np.mean(x)) if mean is None else float(mean)
-        sd = 0.0 if np.all(x == x[0]) else float(np.std(x, ddof=1))  # no rounding noise around a constant
-        low, high = _t_interval(centre, sd, x.size, confidence)
-    least, most = bounds
-    return (low if least is None else max(low, least)), (high if most is None else min(high, most))
+    if method == "t":
+        return mean_t_interval(x, confidence=confidence, mean=mean, bounds=bounds)
+    return within(*bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca"), bounds)
 
 
 # --------------------------------------------------------------------------------------------------
