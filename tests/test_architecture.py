@@ -88,7 +88,7 @@ LAZY_EDGES = {
     "report.plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
-    "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
+    "report.model": "a table with bootstrap intervals loads stats.significance (scipy); t intervals and others do not",
     "data.datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
     "plan.execute": "an `engine: {spark: ...}` plan loads irspec.evaluation.spark (pyspark, optional: irspec[spark]) when it runs",
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
