@@ -263,7 +263,8 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
     the runs by their content, in any order), compared pairwise (paired t-test, Holm), and the agreement."""
     from pathlib import Path
 
-    from irspec.experiment.agreement import COMBINED_FORMATS, agreement_of, combine
+    from irspec.experiment.agreement import agreement_of
+    from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
     from irspec.experiment.records import Compare
     from irspec.data import read_qrels, split_kinds
     from irspec.data.datasets import parse_specs
@@ -302,7 +303,7 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
     texts = {
         n: str(format_results(res, args.format, per_query=args.per_query, decimals=args.decimals)) for n, res in results.items()
     }
-    text = combine(texts, found, args.format, decimals=args.decimals)
+    text = judged_sets_text(texts, found, args.format, decimals=args.decimals)
     if args.output:
         write_atomic(args.output, text, make_dirs=False)
     else:

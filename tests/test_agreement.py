@@ -174,6 +174,26 @@ def test_every_format_and_frame(demo):
         demo.to_frame(table="nope")
 
 
+def test_the_report_layer_presents_the_agreement(demo):
+    """The tables are report's (report/agreement.py, beside report/power.py), made from the agreement's
+    attributes; the agreement's own renderings and a plan's combined output are those tables."""
+    from irspec import report
+    from irspec.report.agreement import agreement_sections, judged_sets_text
+
+    sections = agreement_sections(demo, decimals=3)
+    assert demo.sections(decimals=3) == sections
+    assert [heading for heading, _, _ in sections][:3] == [
+        "Agreement between system rankings", "Swapped pairs of runs", "Agreement between labels"
+    ]
+    assert demo.to_table(decimals=3) == report.text.plain_tables(sections, notes=demo.notes)
+    assert judged_sets_text({"human": "H\n", "llm": "L\n"}, demo, "markdown", decimals=3) == (
+        "## qrels: human\n\nH\n\n## qrels: llm\n\nL\n\n## Agreement between the sets of judgments\n"
+        + report.markdown.plain_tables(sections, notes=demo.notes)
+    )
+    with pytest.raises(EvaluationError, match="reported in the table, json, markdown, latex formats, not html"):
+        judged_sets_text({}, demo, "html")
+
+
 def test_agreement_needs_two_sets_and_two_runs():
     q = {"q1": {"d1": 1}}
     with pytest.raises(EvaluationError, match="at least two sets"):

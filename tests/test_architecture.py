@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.hooks",),  # the pluggy hooks
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("stats.resampling", "stats.student", "data.frames", "data.kinds"),  # resampling; the t quantile; frames out; qrels or run
+    ("stats.resampling", "stats.student", "stats.outcome", "data.frames", "data.kinds"),  # resampling; the t quantile; a test's record; frames out; qrels or run
     ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget

@@ -25,8 +25,8 @@ from irspec.report import plots
 from irspec import report as fmt
 from irspec.report.power import power_sections
 from irspec.report.text import terminal_width
-from irspec.experiment.agreement import COMBINED_FORMATS, Agreement, agreement_of
-from irspec.experiment.agreement import combine as combine_texts
+from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
+from irspec.experiment.agreement import Agreement, agreement_of
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import Comparisons, compare_results
 from irspec.evaluation.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
@@ -296,7 +296,7 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str], width: 
     if report.agreement is not None and output.format in COMBINED_FORMATS:
         # each set's output carries its own power tables (rendered here, once); the agreement follows
         texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
-        return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
+        return judged_sets_text(texts, report.agreement, output.format, decimals=output.decimals)
     rendered = _render_main(report, output, arrows, width)
     if report.power is None or not isinstance(rendered, str):
         return rendered

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from irspec.experiment.agreement import COMBINED_FORMATS
+from irspec.report.agreement import COMBINED_FORMATS
 from irspec.experiment.records import TUKEY_TESTS, Compare
 from irspec.data.trec import stem
 from irspec.data.datasets import check_qrels, is_dataset_id, parse_specs

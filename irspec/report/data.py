@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import math
@@ -106,10 +105,10 @@ def to_delimited(results: Sequence[Result], *, sep: str = ",", per_query: bool =
 
 
 def comparisons_delimited(comparisons: Sequence[Comparison], *, sep: str = ",") -> str:
-    """CSV/TSV of the comparisons: one row each, every field of a comparison (``Comparison``)."""
+    """CSV/TSV of the comparisons: one row each, the columns of a comparison (``Comparison.COLUMNS``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
-    fields = [f.name for f in dataclasses.fields(_comparison_type(comparisons))]
+    fields = Comparison.COLUMNS
     writer.writerow(fields)
     for c in comparisons:
         row = []
@@ -125,7 +124,3 @@ def comparisons_delimited(comparisons: Sequence[Comparison], *, sep: str = ",") 
         writer.writerow(row)
     return buf.getvalue()
 
-
-def _comparison_type(comparisons: Sequence[Comparison]) -> type:
-    """The comparisons' dataclass, whose fields are the columns (a header even when there are none)."""
-    return type(comparisons[0]) if comparisons else Comparison
