@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from irspec.spec import syntax as ast
+from irspec.spec import syntax
 
 __all__ = [
     "ParamKind",
@@ -90,7 +90,7 @@ class Param:
             return f"a list of numbers{self._bounds(' each')}"
         return {
             "bool": "true or false",
-            "gains": f"a dict of label:gain with gains >= 0 and <= {ast.format_number(MAX_GAIN)}, e.g. {{0:0,1:1,2:3}}",
+            "gains": f"a dict of label:gain with gains >= 0 and <= {syntax.format_number(MAX_GAIN)}, e.g. {{0:0,1:1,2:3}}",
             "str": "a string",
         }[self.kind]
 
@@ -104,8 +104,8 @@ class Param:
     def _bounds(self, lead: str = "") -> str:
         lo = ""
         if self.minimum is not None:
-            lo = f"{'>' if self.exclusive_minimum else '>='} {ast.format_number(self.minimum)}"
-        hi = f"<= {ast.format_number(self.upper)}" if self.upper is not None else ""
+            lo = f"{'>' if self.exclusive_minimum else '>='} {syntax.format_number(self.minimum)}"
+        hi = f"<= {syntax.format_number(self.upper)}" if self.upper is not None else ""
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{lead} {bounds}" if bounds else ""
 
@@ -363,7 +363,7 @@ class Metric:
         for k, v in self.params:
             if k == at:
                 value = _value_text(v)
-                simple = isinstance(v, (int, float)) or v == ast.Symbol("R")
+                simple = isinstance(v, (int, float)) or v == syntax.Symbol("R")
                 text += f"@{value}" if simple else f"@({value})"
         return text
 
@@ -379,14 +379,14 @@ def _value_text(v: Any) -> str:
         return "{" + ",".join(f"{lab}:{_num_text(g)}" for lab, g in v.items) + "}"
     if isinstance(v, tuple):  # floats
         return "[" + ",".join(_num_text(x) for x in v) + "]"
-    return ast.expr_text(v)
+    return syntax.expr_text(v)
 
 
 def _num_text(v: int | float) -> str:
     # Integral floats print as integers ("F(beta=2)"), which bind back to the same float.
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
         return str(int(v))
-    return ast.format_number(v)
+    return syntax.format_number(v)
 
 
 @dataclass(frozen=True)
