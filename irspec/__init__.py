@@ -134,7 +134,9 @@ _LAZY: dict[str, str] = {
 }
 # Sub-packages reachable as attributes (`irspec.plan.load_plan`) without an import statement; a module
 # inside one is imported by its own name (`import irspec.stats.significance`).
-_SUBMODULES = ("spec", "builtin", "data", "stats", "evaluation", "experiment", "report", "plan", "compat", "testing")
+_SUBMODULES = (
+    "spec", "builtin", "data", "stats", "evaluation", "experiment", "report", "plan", "compat", "testing", "plugin_api",
+)
 
 
 def __getattr__(name: str) -> Any:

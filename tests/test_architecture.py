@@ -4,7 +4,8 @@ Every ``import`` in a module of ``irspec/`` is an arrow, wherever it sits: at th
 ``if TYPE_CHECKING:`` or inside a function (an import moved into a function to keep ``import irspec``
 light is still a dependency). The rules, in the order a reader meets them:
 
-1. No cycle between irspec modules.
+1. No cycle between irspec modules. A module named in a ``_LAZY`` table (the face's, ``plugin_api``'s:
+   imported by name on first use) is an arrow too, from inside a function.
 2. :data:`LAYERS` is the house, bottom to top: a module may import modules of lower layers, and of its
    own layer only inside its own package (``kernels.sets`` -> ``kernels.gain``). So the spec and the
    registry know nothing of files, kernels know the context and not the engine, stats know nothing of
@@ -14,8 +15,8 @@ light is still a dependency). The rules, in the order a reader meets them:
    (``from irspec import spec`` names a submodule and is an arrow to it).
 3. The layers below :data:`FIRST_HEAVY_LAYER` import none of :data:`HEAVY`.
 4. Laziness lives at the edges: only :data:`LAZY_EDGES` import irspec modules or :data:`HEAVY` modules
-   inside functions; everywhere else they are imported at the top, where a reader sees them. The face
-   and the CLI import, at module level, only the light layers.
+   inside functions; everywhere else they are imported at the top, where a reader sees them. The face,
+   ``plugin_api`` and the CLI (:data:`EDGES`) import, at module level, only the light layers.
 
 :data:`PENDING` lists arrows that break a rule while other work removes them (none today);
 it must match exactly, so an entry disappears as soon as its arrow does.
@@ -68,6 +69,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("plan.execute",),  # running a plan and writing its outputs
     ("plan",),  # the plan package's face: its public names
     ("compat",),  # other libraries' APIs (pytrec_eval's) on irspec's evaluation
+    ("plugin_api",),  # what a plugin author imports besides the face; its heavy names load on first use
     ("cli",),  # the command line
     ("__main__",),  # python -m irspec
     ("__init__",),  # the face: `import irspec`
@@ -91,8 +93,13 @@ LAZY_EDGES = {
     "data.datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
     "plan.execute": "an `engine: {spark: ...}` plan loads irspec.evaluation.spark (pyspark, optional: irspec[spark]) when it runs",
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
+    "plugin_api": "plugins' declarations import it whenever a registry is built: the context, spilling and corrections load on first use",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
+
+EDGES = ("__init__", "cli", "plugin_api")
+"""The modules others import for their names (the face, the authors' module) or run (the CLI): at
+module level they import only the light layers, below :data:`FIRST_HEAVY_LAYER`."""
 
 PENDING: dict[tuple[str, str, str], str] = {}
 """(rule, importer, imported) -> the work that removes it. It must match exactly: an entry whose arrow
@@ -175,7 +182,24 @@ def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
                     found.append(Arrow(source, _resolve(inner, modules) if inner else "__init__", where, node.lineno, lazy, True))
                 else:
                     found.append(Arrow(source, target.split(".")[0], where, node.lineno, lazy, False))
+        for line, target in lazy_table(tree):  # imported by name on first use: arrows all the same
+            where = path.relative_to(base_dir).as_posix()
+            if target.startswith(package + "."):
+                found.append(Arrow(source, _resolve(target[len(package) + 1 :], modules), where, line, True, True))
+            else:
+                found.append(Arrow(source, target.split(".")[0], where, line, True, False))
     return found
+
+
+def lazy_table(tree: ast.Module) -> list[tuple[int, str]]:
+    """The modules a module-level ``_LAZY`` table (name -> module, read by the module's ``__getattr__``,
+    as the face's and ``plugin_api``'s are) names, with the line of each."""
+    out = []
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
+            out += [(v.lineno, v.value) for v in node.value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    return out
 
 
 def layer_of(module: str, layers: list[tuple[str, ...]]) -> int:
@@ -242,7 +266,7 @@ def violations(
             out[("lazy", a.source, a.target)] = (
                 f"{where}: {a.source} imports {a.target} inside a function; import it at the top"
             )
-        edge_top = _package(a.source) in ("__init__", "cli") and not a.lazy
+        edge_top = _package(a.source) in EDGES and not a.lazy
         if edge_top and (a.target in HEAVY or (a.internal and layer_of(a.target, layers) >= heavy_from)):
             out[("edge", a.source, a.target)] = f"{where}: {a.source} imports {a.target} at module level; load it lazily"
     return out
@@ -374,3 +398,13 @@ def test_checker_resolves_relative_imports(tmp_path, text, target):
         {"context.py": "", "registry.py": "", "kernels/__init__.py": "", "kernels/gain.py": "", "kernels/sets.py": text + "\n"},
     )
     assert [a.target for a in arrows(root) if a.source == "kernels.sets"] == [target]
+
+
+def test_checker_reads_a_lazy_table(tmp_path):
+    root = _package_tree(
+        tmp_path,
+        {"engine.py": "", "spec.py": '_LAZY = {"run": "irspec.engine", "np": "numpy"}\n'},
+    )
+    found = [(a.source, a.target, a.lazy, a.internal) for a in arrows(root)]
+    assert found == [("spec", "engine", True, True), ("spec", "numpy", True, False)]
+    assert ("layer", "spec", "engine") in violations(arrows(root), TOY_LAYERS, "context")

@@ -11,6 +11,7 @@ plugins import them.
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,6 +33,7 @@ from irspec.spec.definitions import (
     MetricGroup,
     Param,
     ParamKind,
+    PlanSection,
     Redirect,
     RESERVED_INPUTS,
     NONNEGATIVE,
@@ -51,6 +53,7 @@ __all__ = [
     "MetricGroup",
     "InputReader",
     "InputTable",
+    "PlanSection",
     "Metric",
     "Register",
     "Registry",
@@ -64,6 +67,7 @@ __all__ = [
     "DATASET_MEASURES",
     "JUDGED_ONLY",
     "SHIPPED_PLUGIN_NAMES",
+    "SHIPPED_PLUGIN_SECTIONS",
     "REFUSED_SPELLINGS",
 ]
 
@@ -95,6 +99,11 @@ SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
 """The names and aliases each plugin shipped in irspec's ``plugins/`` registers, by distribution: a name
 that no loaded plugin answers is then "unknown, from irspec-online, which is not loaded" rather than
 only unknown. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
+
+SHIPPED_PLUGIN_SECTIONS: Mapping[str, tuple[str, ...]] = {"irspec-online": ("ab",)}
+"""The plan sections (:class:`PlanSection`) each plugin shipped in irspec's ``plugins/`` registers, by
+distribution: a plan with ``ab:`` and no irspec-online loaded is then told which plugin the key comes
+from. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
 
 REFUSED_SPELLINGS: Mapping[str, str] = {
     "hits": "ranx's hits@k is the number of relevant documents in the top k, while link prediction's Hits@k "
@@ -150,12 +159,18 @@ class Register:
         self._registry = registry
         self._plugin = plugin
 
-    def __call__(self, item: MetricDef | MetricGroup | InputReader, aliases: Iterable[str | Alias] = ()) -> None:
-        """Register a metric definition with its aliases, a group of specs, or an input reader."""
-        if isinstance(item, InputReader):
+    def __call__(
+        self, item: MetricDef | MetricGroup | InputReader | PlanSection, aliases: Iterable[str | Alias] = ()
+    ) -> None:
+        """Register a metric definition with its aliases, a group of specs, an input reader or a plan section."""
+        if isinstance(item, (InputReader, PlanSection)):
+            what = "input reader" if isinstance(item, InputReader) else "plan section"
             if aliases:
-                raise RegistryError(f"plugin {self._plugin!r}: input reader {item.name!r} takes no aliases")
-            self._registry._add_reader(item, self._plugin)
+                raise RegistryError(f"plugin {self._plugin!r}: {what} {item.name!r} takes no aliases")
+            if isinstance(item, InputReader):
+                self._registry._add_reader(item, self._plugin)
+            else:
+                self._registry._add_section(item, self._plugin)
             return
         self._registry._add(item, tuple(aliases), self._plugin)
 
@@ -180,6 +195,7 @@ class Registry:
         self.groups: dict[str, MetricGroup] = {}
         self.aliases: dict[str, list[str | Alias]] = {}
         self.readers: dict[str, InputReader] = {}
+        self.sections: dict[str, PlanSection] = {}  # plan sections by key, in registration order
         self.distributions: dict[str, str] = {}  # plugin name -> "distribution version", when installed
 
     # --- registration -------------------------------------------------------------------------
@@ -255,6 +271,25 @@ class Registry:
 
         reader = replace(reader, suffixes=tuple(reader.suffixes), plugin=plugin)
         self.readers[reader.name] = reader
+
+    def _add_section(self, section: PlanSection, plugin: str) -> None:
+        name = section.name
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise RegistryError(f"plugin {plugin!r}: plan section name {name!r} is not a Python identifier")
+        if not isinstance(section.schema, Mapping):
+            raise RegistryError(f"plugin {plugin!r}: plan section {name!r}: schema must be a mapping (a JSON Schema)")
+        if not any(r.name == section.reader for r in self.readers.values()):
+            known = ", ".join(sorted(self.readers)) or "none"
+            raise RegistryError(
+                f"plugin {plugin!r}: plan section {name!r} is for the input reader {section.reader!r}, which no "
+                f"plugin registers (registered input readers: {known})"
+            )
+        if name in self.sections:
+            raise RegistryError(
+                f"plugin {plugin!r} registers the plan section {name!r}, which plugin "
+                f"{self.sections[name].plugin!r} already registered"
+            )
+        self.sections[name] = replace(section, plugin=plugin)
 
     def reader(self, name: str) -> InputReader:
         """The input reader registered as ``name`` (any case); :class:`EvaluationError` naming the
