@@ -22,7 +22,7 @@ sessions), and the arms are compared unit against unit:
 
 The relative difference ``r_t / r_c - 1`` has the delta-method variance ``Var(r_t) / r_c^2 +
 r_t^2 Var(r_c) / r_c^4`` (same paper, section 3.3) in both cases. Every p-value is then adjusted over the
-family (all the test's comparisons, or each metric's) with :func:`irspec.stats.significance.adjust` (Holm by default),
+family (all the test's comparisons, or each metric's) with :func:`irspec.plugin_api.adjust` (Holm by default),
 and the units per arm are checked against the expected split: a **sample-ratio mismatch** is a
 chi-square goodness-of-fit p below ``srm_alpha`` (0.001), a warning in every output.
 
@@ -47,7 +47,7 @@ import numpy as np
 import polars as pl
 
 from irspec import EvaluationError, InputError, InputTable
-from irspec.errors import quote
+from irspec.plugin_api import quote
 
 __all__ = ["ABComparison", "ABTest", "Design", "Moments", "SampleRatio", "add_moments", "analyse", "arm_moments", "combine",
            "partial_sums"]
@@ -380,7 +380,7 @@ def analyse(moments: dict[str, list[Moments]] | pl.DataFrame, metrics: Sequence[
 def _adjusted(raw: list[ABComparison], design: Design) -> tuple[ABComparison, ...]:
     from dataclasses import replace
 
-    from irspec.stats.significance import adjust
+    from irspec.plugin_api import adjust
 
     families: dict[str, list[int]] = {}
     for i, c in enumerate(raw):

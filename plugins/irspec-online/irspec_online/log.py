@@ -51,8 +51,7 @@ import numpy as np
 import polars as pl
 
 from irspec import InputError, InputTable
-from irspec.errors import quote
-from irspec.lines import bounded_lines
+from irspec.plugin_api import bounded_lines, quote
 from irspec_online.streaming import check_rows
 
 __all__ = [
@@ -478,8 +477,8 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
 
 def jsonl_records(path: str) -> Iterator[tuple[int, Any]]:
     """The records of a JSON Lines file (plain or gzip; ``-``: standard input) with their line numbers,
-    read a line at a time (a line longer than :data:`irspec.lines.MAX_LINE` is refused before it is held
-    whole: binary data, ``/dev/zero``)."""
+    read a line at a time by :func:`irspec.plugin_api.bounded_lines`, which refuses a line too long to be
+    text before it is held whole: binary data, ``/dev/zero``)."""
     with _open_bytes(path) as f:
         number = 0
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import irspec
 from irspec import InputReader, MetricDef, Param
-from irspec.spec.registry import NONNEGATIVE, UNIT
+from irspec.plugin_api import NONNEGATIVE, UNIT
 
 K = "irspec_online.kernels"
 

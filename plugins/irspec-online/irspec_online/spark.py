@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 import irspec
 from irspec import EvaluationError, InputError, Metric
-from irspec.evaluation.inputs import input_kind
+from irspec.plugin_api import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
 from irspec_online.kernels import group_seconds, kernel_of
 from irspec_online.log import SUMMARY, TOP_QUERIES, InteractionLog, assemble, summarise, summary_schema

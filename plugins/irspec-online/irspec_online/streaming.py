@@ -10,7 +10,7 @@ rows) reads the log with :func:`irspec_online.log.read_log` ``(per_query=False)`
    UTC hour (queries per unit: :class:`~irspec_online.log.HourCounts`);
 2. holds up to ``chunk_rows`` summaries (a few numbers per query issue), then spreads them over
    ``partitions`` temporary Arrow files by a hash of their session (and, for ``QueriesPer(minute|hour|
-   day)``, of their time unit), with irspec's own :class:`irspec.data.stream.Partitions`, the machinery that
+   day)``, of their time unit), with irspec's own :class:`irspec.plugin_api.Partitions`, the machinery that
    partitions a shuffled run by query: the log may come in any order, sessions spread over many batches;
 3. reads back one partition at a time, which holds whole sessions (time units), runs the same kernels
    on it (:mod:`irspec_online.kernels`) and adds each metric's sum of values and count of values, and,
@@ -26,7 +26,7 @@ partition (about a ``partitions``-th of the log's summaries, or of its users' su
 distinct query text, never the records, a row per query issue nor a row per user.
 
 **Exactness.** A mean is the sum of a metric's values divided by their number. The in-memory
-:meth:`irspec.evaluation.engine.Result.aggregate` adds the values left to right in the rows' sorted order; every
+:meth:`irspec.Result.aggregate` adds the values left to right in the rows' sorted order; every
 online metric's values are whole numbers (0 or 1, or counts of query issues), whose float64 sums are
 exact in any order below 2**53, so the streamed sums, added partition by partition, are the same
 numbers, and the means the same bits (``tests/test_streaming.py`` holds them equal on random logs in
@@ -69,7 +69,7 @@ float per metric, and its summary), measured on 2M query issues (plugin README);
 def check_rows(rows: int, memory: int | None, where: str) -> None:
     """Refuse a per-query-issue evaluation whose rows would not fit the memory budget (``memory`` bytes,
     else irspec's default budget), before it swaps."""
-    from irspec.data.stream import default_memory
+    from irspec.plugin_api import default_memory
 
     budget = memory if memory is not None else default_memory()
     if rows * ROW_BYTES > budget:
@@ -105,7 +105,7 @@ class LogStream:
     def evaluate(self, metrics: Sequence[Any]) -> tuple[dict[str, float], tuple[InputTable, ...], tuple[str, ...]]:
         """One pass over the log: each metric's mean (keyed by its canonical text), the log's tables (top
         queries, queries per unit, and an A/B test's) and warnings."""
-        from irspec.data.stream import Partitions, spill_directory
+        from irspec.plugin_api import Partitions, spill_directory
         from irspec_online.ab import check_metrics
         from irspec_online.kernels import group_seconds
         from irspec_online.log import HourCounts, QueryCounts
@@ -231,7 +231,7 @@ def _top(queries: Any) -> tuple[InputTable, ...]:
 class _Totals:
     """What the pass adds up: each metric's exact sum of values and count of values, and an A/B test's
     arm moments. With users as the unit, the partial sums of each part of the log (one row per user and
-    arm) are held up to ``chunk_rows`` rows, then spread over ``users`` (:class:`irspec.data.stream.Partitions`
+    arm) are held up to ``chunk_rows`` rows, then spread over ``users`` (:class:`irspec.plugin_api.Partitions`
     by user), whose partitions, each holding every partial sum of its users, give the moments one at a
     time; without ``users`` (a log of one chunk) they are held."""
 
@@ -286,7 +286,7 @@ class _Totals:
         self.moments = add_moments(self.moments, arm_moments(combine(parts, self.where), len(self.metrics)))
 
     def means(self) -> dict[str, float]:
-        """Each metric's mean, as :meth:`irspec.evaluation.engine.Result.aggregate` gives it (0.0 with no value)."""
+        """Each metric's mean, as :meth:`irspec.Result.aggregate` gives it (0.0 with no value)."""
         out = {}
         for m, total, n in zip(self.metrics, self.sums, self.counts):
             if m.aggregate != "mean":
