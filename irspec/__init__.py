@@ -132,10 +132,10 @@ _LAZY: dict[str, str] = {
     "Qrels": "irspec.data",
     "Run": "irspec.data",
 }
-# Submodules reachable as attributes (`irspec.stats.significance.paired`) without an import statement.
+# Sub-packages reachable as attributes (`irspec.plan.load_plan`) without an import statement; a module
+# inside one is imported by its own name (`import irspec.stats.significance`).
 _SUBMODULES = (
-    "stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores",
-    "groups", "systems", "design", "power_analysis",
+    "spec", "builtin", "data", "stats", "evaluation", "experiment", "report", "plan", "compat", "testing", "plugin_api",
 )
 
 

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from irspec.spec import syntax as ast
+from irspec.spec import syntax
 from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
 from irspec.spec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
 from irspec.spec.registry import JUDGED_ONLY, GainMap
@@ -54,8 +54,8 @@ def _jsonable(v: object) -> object:
         return {str(k): g for k, g in v.items}
     if isinstance(v, tuple):
         return list(v)
-    if isinstance(v, ast.Expr.__args__):
-        return ast.expr_text(v)
+    if isinstance(v, syntax.Expr.__args__):
+        return syntax.expr_text(v)
     return v
 
 

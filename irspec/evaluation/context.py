@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from irspec.spec import syntax as ast
+from irspec.spec import syntax
 from irspec.errors import EvaluationError, quote
 from irspec.spec.registry import MAX_COUNT, Metric
 
@@ -197,12 +197,12 @@ class Context:
         if name not in metric.definition.param_names:
             return None  # a kernel shared by metrics that lack the parameter (GMAP uses AP's)
         v = metric.get(name)
-        if isinstance(v, ast.Expr.__args__):
+        if isinstance(v, syntax.Expr.__args__):
             R = self.R(self.level(metric)).astype(np.float64)
             # Per query, arithmetic over R may divide by zero (10/R with R = 0) or overflow (R*1e308):
             # the float results (inf, NaN) are given their meaning by the caller, without numpy's warnings.
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return np.broadcast_to(np.asarray(ast.evaluate_expr(v, {"R": R}), np.float64), (self.nq,))
+                return np.broadcast_to(np.asarray(syntax.evaluate_expr(v, {"R": R}), np.float64), (self.nq,))
         return v
 
     def cutoff(self, metric: Metric, name: str = "k") -> np.ndarray | None:

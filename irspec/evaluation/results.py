@@ -27,7 +27,8 @@ from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import read_run
 from irspec.errors import EvaluationError
 from irspec.spec.registry import Metric
-from irspec.report import html, markdown
+from irspec.report import html as html_report  # not `html`: the standard library's name
+from irspec.report import markdown
 from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_comparisons, build_results, input_blocks
 from irspec.report.text import input_tables as text_input_tables
 from irspec.report.text import render as text_render
@@ -65,7 +66,7 @@ class Shown:
 
     def _repr_html_(self) -> str:
         tables = input_blocks(self.results, decimals=self.decimals)
-        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables=tables)
+        return html_report.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables=tables)
 
     def _repr_markdown_(self) -> str:
         parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in engine.collect_warnings(self.results)]

@@ -5,7 +5,8 @@
 >>> write_outputs(report)                                # doctest: +SKIP
 
 Loading is strict and all-at-once. The plan's JSON Schema (``specs/plan.schema.json``, shipped as
-``irspec/schemas/plan.schema.json``) is the single source of truth for its shape; it is checked with
+``irspec/schemas/plan.schema.json``), with the sections plugins register (irspec-online's ``ab:``;
+:func:`schema`), is the single source of truth for its shape; it is checked with
 :mod:`jsonschema` (draft 2020-12), and every error is reported with the plan file, the line, the path in
 the plan (``runs[2].path``) and the problem. Then come the checks a schema cannot make: metric specs are
 parsed and bound, files and globs resolved (relative to the plan file), run names must be distinct, the

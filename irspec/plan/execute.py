@@ -193,14 +193,14 @@ _ROW_FORMATS = ("csv", "tsv", "trec", "parquet", "jsonl")
 
 
 def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
-    """The plan's log evaluated by its reader: with an A/B test of its arms when the plan has ``ab:``,
-    and streamed in bounded memory (aggregates only) unless an output shows its per-query rows."""
+    """The plan's log evaluated by its reader: with the options the plugins' plan sections give it (an A/B
+    test of its arms when the plan has irspec-online's ``ab:``), and streamed in bounded memory (aggregates
+    only) unless an output shows its per-query rows."""
     # intervals need rows too, but the default ones are not worth reading a huge log whole for: a streamed
     # log's means are shown without them (an output with per_query: true keeps them)
     rows = any(o.per_query or o.format in _ROW_FORMATS for o in plan.outputs)
     options: dict[str, Any] = {"memory": plan.memory} if rows and plan.memory is not None else {}
-    if getattr(plan, "ab", None):
-        options["ab"] = plan.ab
+    options.update(plan.sections)
     return evaluate_input(str(plan.log), metrics, kind="log", options=options or None, per_query=rows)
 
 

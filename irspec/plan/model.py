@@ -124,8 +124,10 @@ class Plan:
     """Several sets of judgments (``qrels`` given as a mapping ``{name: path}``), in plan order: every run
     is evaluated against each and the sets' agreement reported; ``qrels`` is then the first set's.
     Empty for a plan with one qrels."""
-    ab: dict[str, Any] | None = None
-    """The ``ab:`` section: an A/B test of the ``log``'s arms, passed to its reader (irspec-online)."""
+    sections: tuple[tuple[str, Any], ...] = ()
+    """The plugins' sections of the plan (:class:`~irspec.spec.definitions.PlanSection`: irspec-online's
+    ``ab:``, an A/B test of the log's arms) as ``(key, value)`` in plan order: each value goes to the
+    ``log``'s reader as the keyword argument of its key."""
 
     @property
     def run_names(self) -> tuple[str, ...]:
