@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 import irspec
-from irspec.evaluation.engine import Options, Result
+from irspec.evaluation.context import Options
+from irspec.evaluation.engine import Result
 from irspec.experiment.records import Compare
 from irspec.experiment.compare import compare_results
 

@@ -132,7 +132,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.data.datasets import parse_specs
-    from irspec.evaluation.engine import distinct_names, evaluate_many, read_judgments
+    from irspec.evaluation.engine import distinct_names, evaluate_many
+    from irspec.evaluation.judgments import read_judgments
     from irspec.progress import Progress
     from irspec.report import (
         BINARY_FORMATS,
@@ -312,7 +313,7 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> Any:
     """The evaluation options of ``irspec eval``'s flags."""
-    from irspec.evaluation.engine import Options
+    from irspec.evaluation.context import Options
 
     return Options(
         relevance_level=args.level,

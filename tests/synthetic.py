@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 import irspec
-from irspec.evaluation.engine import Options, Result
+from irspec.evaluation.context import Options
+from irspec.evaluation.engine import Result
 
 
 def make_result(name: str, qids: list[str], values: np.ndarray, metrics=("AP", "P@10"), missing="zero") -> Result:

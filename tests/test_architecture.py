@@ -46,9 +46,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
-    ("evaluation.context",),  # what kernels compute from
+    ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
     ("stats.significance", "stats.design", "stats.concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
     ("builtin.kernels",),  # the built-in metrics' numpy computations
+    ("evaluation.index",),  # the qrels indexed once for any number of runs
+    ("evaluation.notes",),  # the warnings' text: queries a run lacks or adds, relevance levels, judged share
+    ("evaluation.ranking",),  # a run joined with the qrels and ranked as trec_eval ranks: the Context
+    ("evaluation.compute",),  # metrics bound; their kernels called on a context (through the registry)
+    ("evaluation.judgments",),  # the qrels, or a plugin's input read in place of them, for any number of runs
     ("evaluation.engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
     ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
     ("evaluation.spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)

@@ -22,7 +22,8 @@ matplotlib = pytest.importorskip("matplotlib")
 
 import irspec
 from irspec.report import plots
-from irspec.evaluation.engine import Options, Result, evaluate_many
+from irspec.evaluation.context import Options
+from irspec.evaluation.engine import Result, evaluate_many
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "report"

@@ -168,7 +168,8 @@ def test_markdown_table_is_well_formed_with_a_legend():
 def test_best_value_ties_are_all_bold():
     import numpy as np
 
-    from irspec.evaluation.engine import Options, Result
+    from irspec.evaluation.context import Options
+    from irspec.evaluation.engine import Result
 
     metric = __import__("irspec").parse("AP")
     results = [

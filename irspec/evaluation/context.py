@@ -90,7 +90,7 @@ def _check_count(name: str, value: Any, minimum: int = 1) -> None:
 
 class IndexedQrels(Protocol):
     """What a :class:`Context` reads from the qrels it was built with (the engine's
-    :class:`~irspec.evaluation.engine.QrelsIndex` provides it): each query's position, labels grouped by query and
+    :class:`~irspec.evaluation.index.QrelsIndex` provides it): each query's position, labels grouped by query and
     sorted descending within it, and the relevant and judged non-relevant counts per level."""
 
     position: Mapping[str, int]

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from irspec.evaluation import engine
+from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.judgments import read_judgments
 from irspec.evaluation import systems
 from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import Run
@@ -61,12 +63,12 @@ class Evaluator:
         memory: str | int | None = None,
     ) -> None:
         self.options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
-        self.metrics: tuple[Metric, ...] = tuple(engine.bind_metrics(metrics, qrels))
+        self.metrics: tuple[Metric, ...] = tuple(bind_metrics(metrics, qrels))
         if not self.metrics:
             raise EvaluationError("no metrics to compute")
         self.columns = dict(columns) if columns is not None else None
         self.memory = memory
-        self.judgments = engine.read_judgments(qrels, self.metrics, self.columns)
+        self.judgments = read_judgments(qrels, self.metrics, self.columns)
         self._index = self.judgments.index  # built now, not by the first evaluation
         self._parts: weakref.WeakKeyDictionary[Result, tuple[engine.Part, ...]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()

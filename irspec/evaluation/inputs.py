@@ -32,7 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from irspec.evaluation.engine import Options, Result, bind_metrics, _resolve, read_input
+from irspec.evaluation.compute import bind_metrics, resolve
+from irspec.evaluation.context import Options
+from irspec.evaluation.engine import Result
+from irspec.evaluation.judgments import read_input
 from irspec.errors import EvaluationError
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import Metric
@@ -92,7 +95,7 @@ def evaluate_input(
     ids = tuple(str(i) for i in data.ids)
     values = np.empty((len(ids), len(bound)))
     for j, m in enumerate(bound):
-        column = np.asarray(_resolve(m.definition.compute)(data, m), dtype=np.float64)
+        column = np.asarray(resolve(m.definition.compute)(data, m), dtype=np.float64)
         if column.shape != (len(ids),):
             raise EvaluationError(f"metric {m} returned shape {column.shape}, expected ({len(ids)},)")
         values[:, j] = column

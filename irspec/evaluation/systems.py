@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from irspec.evaluation import engine
+from irspec.evaluation.means import aggregate_values
 from irspec.evaluation import results
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError
@@ -75,7 +76,7 @@ class SystemResult(results.Result):
                 continue
             means = np.array([r.aggregate()[str(m)] for r in self.runs], dtype=float)
             sd = float(np.std(means, ddof=1)) if len(means) > 1 else None
-            mean = engine.aggregate_values(means, "mean")
+            mean = aggregate_values(means, "mean")
             out[str(m)] = Spread(len(means), mean, sd, float(means.min()), float(means.max()))
         return out
 
@@ -138,7 +139,7 @@ def combine(name: str, runs: Sequence[engine.Result]) -> SystemResult:
         values=total / len(runs),
         options=first.options,
         warnings=tuple(warnings),
-        judged_at_10=None if None in judged else engine.aggregate_values(np.array(judged, dtype=float), "mean"),
+        judged_at_10=None if None in judged else aggregate_values(np.array(judged, dtype=float), "mean"),
         runs=tuple(runs),
     )
 

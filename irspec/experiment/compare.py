@@ -30,7 +30,8 @@ import numpy as np
 from irspec import report
 from irspec.stats import significance as stats
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
-from irspec.evaluation.engine import Result, aggregate_values
+from irspec.evaluation.engine import Result
+from irspec.evaluation.means import aggregate_values
 from irspec.errors import EvaluationError, suggest
 from irspec.data.frames import check_backend, make_frame
 from irspec.spec.plugins import get_registry

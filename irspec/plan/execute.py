@@ -29,7 +29,8 @@ from irspec.experiment.agreement import COMBINED_FORMATS, Agreement, agreement_o
 from irspec.experiment.agreement import combine as combine_texts
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import Comparisons, compare_results
-from irspec.evaluation.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
+from irspec.evaluation.engine import Result, collect_warnings, distinct_names, evaluate_many
+from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.errors import IrspecError, PlanError
 from irspec.experiment.groups import with_groups
 from irspec.evaluation.inputs import evaluate_input

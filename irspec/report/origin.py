@@ -91,7 +91,7 @@ def provenance(
     (``inputs`` as ``(role, name, path)``: ``("qrels", None, path)``, ``("run", "bm25", path)``; the plan
     file is added when ``plan`` is given) its path, size and SHA-256. The files are read again to hash
     them; standard input (``-``) and in-memory data get ``null``. ``options`` (an
-    :class:`~irspec.evaluation.engine.Options`) defaults to the first result's.
+    :class:`~irspec.evaluation.context.Options`) defaults to the first result's.
     """
     def version(dist: str) -> str | None:
         try:
