@@ -115,7 +115,7 @@ _LAZY: dict[str, str] = {
     "evaluate": "irspec.evaluation.systems",  # results.evaluate, with systems of several runs
     "Result": "irspec.evaluation.results",
     "ResultSet": "irspec.evaluation.results",
-    "evaluate_many": "irspec.evaluation.engine",
+    "evaluate_many": "irspec.evaluation.evaluate",
     "Evaluator": "irspec.evaluation.evaluator",
     "evaluate_input": "irspec.evaluation.results",
     "compare": "irspec.experiment.compare",

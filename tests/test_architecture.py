@@ -54,7 +54,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation.ranking",),  # a run joined with the qrels and ranked as trec_eval ranks: the Context
     ("evaluation.compute",),  # metrics bound; their kernels called on a context (through the registry)
     ("evaluation.judgments",),  # the qrels, or a plugin's input read in place of them, for any number of runs
-    ("evaluation.engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
+    ("evaluation.evaluated",),  # what every result offers its readers; per-query frames, the warnings of several
+    ("evaluation.result",),  # one run's values and means
+    ("evaluation.parts",),  # a run evaluated in parts (blocks, batches) and the parts made one Result
+    ("evaluation.evaluate",),  # runs evaluated against qrels read once: names made distinct, warnings issued
     ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
     ("evaluation.spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
     ("experiment.standardize",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
@@ -293,7 +296,7 @@ def test_every_arrow_follows_the_layers():
 def test_kernels_import_the_context_not_the_engine():
     # the rule the layers give, stated on its own so that a failure reads plainly
     kernel_targets = {a.target for a in arrows(ROOT) if a.source.startswith("builtin.kernels") and a.internal}
-    assert "evaluation.context" in kernel_targets and "evaluation.engine" not in kernel_targets
+    assert {t for t in kernel_targets if t.startswith("evaluation")} == {"evaluation.context"}
 
 
 # --------------------------------------------------------------------------------------------------

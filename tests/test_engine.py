@@ -10,7 +10,7 @@ import pytest
 
 import irspec
 import irspec.data
-import irspec.evaluation.engine
+import irspec.evaluation.evaluate
 import irspec.evaluation.index
 import irspec.evaluation.ranking
 from irspec.evaluation.context import Options
@@ -227,7 +227,7 @@ def test_results_do_not_depend_on_the_order_of_run_lines(seed):
         Options(depth=7, judged_only=True, missing_queries="skip"),
     ):
         results = [
-            irspec.evaluation.engine.evaluate_many(qrels, [r], metrics, options=options)[0]
+            irspec.evaluation.evaluate.evaluate_many(qrels, [r], metrics, options=options)[0]
             for r in (run, presorted, irspec.data.Run.from_frame(interleaved))
         ]
         first = results[0]

@@ -13,7 +13,7 @@ import pytest
 import irspec
 from irspec import InputReader, MetricDef, Param
 from irspec.data import Qrels, read_qrels, read_run
-from irspec.evaluation.engine import evaluate_many
+from irspec.evaluation.evaluate import evaluate_many
 from irspec.evaluation.judgments import Judgments, read_judgments
 
 

@@ -32,7 +32,7 @@ import pytest
 
 from irspec import report
 from irspec.cli import main
-from irspec.evaluation.engine import evaluate_many
+from irspec.evaluation.evaluate import evaluate_many
 from irspec.errors import IrspecError, PlanError
 from irspec.experiment.records import Compare
 from irspec.experiment.compare import compare_results
@@ -169,7 +169,7 @@ def test_best_value_ties_are_all_bold():
     import numpy as np
 
     from irspec.evaluation.context import Options
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
     metric = __import__("irspec").parse("AP")
     results = [
@@ -749,7 +749,8 @@ def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkey
     """run_plan evaluates the precision-recall points beside the plan's metrics; writing the html and
     plots outputs then evaluates nothing, and the results keep only the plan's metrics."""
     importlib.import_module("matplotlib")
-    import irspec.evaluation.engine
+    import irspec.evaluation.evaluate
+    import irspec.evaluation.parts
     from irspec.report import plots
 
     plan = workspace(tmp_path, "- {format: html, path: report.html}\n- {format: plots, path: plots}")
@@ -762,8 +763,8 @@ def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkey
     def no(*args, **kwargs):
         raise AssertionError("the report layer evaluated")
 
-    monkeypatch.setattr(irspec.evaluation.engine, "evaluate_many", no)
-    monkeypatch.setattr(irspec.evaluation.engine, "_evaluate_run", no)
+    monkeypatch.setattr(irspec.evaluation.evaluate, "evaluate_many", no)
+    monkeypatch.setattr(irspec.evaluation.parts, "_evaluate_run", no)
     write_outputs(done, stdout=io.StringIO())
     assert (tmp_path / "plots" / "pr-curves.svg").exists() and "Interpolated precision-recall" in (tmp_path / "report.html").read_text()
 

@@ -76,7 +76,7 @@ def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream, "MIN_BLOCK", TINY)
 
 
-def _same(a: irspec.evaluation.engine.Result, b: irspec.evaluation.engine.Result) -> None:
+def _same(a: irspec.evaluation.result.Result, b: irspec.evaluation.result.Result) -> None:
     assert b.query_ids == a.query_ids
     assert [str(m) for m in b.metrics] == [str(m) for m in a.metrics]
     # bit for bit: the float64 bit patterns (NaN where NaN) are equal

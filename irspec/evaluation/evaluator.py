@@ -19,9 +19,10 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from irspec.evaluation import engine
 from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.judgments import read_judgments
+from irspec.evaluation.parts import Part, evaluate_part, evaluate_parts, finish
 from irspec.evaluation import systems
 from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import Run
@@ -70,7 +71,7 @@ class Evaluator:
         self.memory = memory
         self.judgments = read_judgments(qrels, self.metrics, self.columns)
         self._index = self.judgments.index  # built now, not by the first evaluation
-        self._parts: weakref.WeakKeyDictionary[Result, tuple[engine.Part, ...]] = weakref.WeakKeyDictionary()
+        self._parts: weakref.WeakKeyDictionary[Result, tuple[Part, ...]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -90,7 +91,7 @@ class Evaluator:
             return systems.evaluate(
                 self.judgments, run, self.metrics, **dataclasses.asdict(self.options), columns=self.columns, memory=self.memory
             )
-        name, source, runid, parts = engine.evaluate_parts(
+        name, source, runid, parts = evaluate_parts(
             self._index, run, list(self.metrics), self.options, self.memory, self.columns, self.judgments.inputs
         )
         return self._finish(name, source, parts, runid)
@@ -114,7 +115,7 @@ class Evaluator:
         ``-1`` entries, which ``ids[I]`` would silently turn into the last document.
         """
         run = Run.from_topk(query_ids, doc_ids, scores, corpus_ids=corpus_ids, name=name)
-        part = engine.evaluate_part(self._index, run, list(self.metrics), self.options, self.judgments.inputs)
+        part = evaluate_part(self._index, run, list(self.metrics), self.options, self.judgments.inputs)
         return self._finish(name, run.source, [part])
 
     def combine(self, results: Sequence[Result], *, name: str | None = None) -> Result:
@@ -126,7 +127,7 @@ class Evaluator:
         results = list(results)
         if not results:
             raise EvaluationError("combine: no results to combine")
-        parts: list[engine.Part] = []
+        parts: list[Part] = []
         owner: dict[str, int] = {}
         with self._lock:
             found = [self._parts.get(r) for r in results]
@@ -145,11 +146,11 @@ class Evaluator:
         first = results[0]
         return self._finish(name or first.run_name, first.run_source, parts, first.runid)
 
-    def _finish(self, name: str, source: str, parts: list[engine.Part], runid: str | None = None) -> Result:
+    def _finish(self, name: str, source: str, parts: list[Part], runid: str | None = None) -> Result:
         result = displayable(
-            engine.finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
+            finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
         )
-        engine.issue_warnings(result.warnings)
+        issue_warnings(result.warnings)
         with self._lock:
             self._parts[result] = tuple(parts)
         return result

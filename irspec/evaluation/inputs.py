@@ -9,7 +9,7 @@ same for every kind, and knows nothing of any plugin:
 2. the registry gives the reader of that kind, whose ``read(source)`` returns the plugin's data object;
 3. each metric's ``compute(data, metric)`` returns one float per item of ``data.ids`` (NaN where the metric
    leaves an item out, as a session-level rate does for all but one query of a session);
-4. the values form an ordinary :class:`~irspec.evaluation.engine.Result`, with ``data.ids`` as its rows, so every
+4. the values form an ordinary :class:`~irspec.evaluation.result.Result`, with ``data.ids`` as its rows, so every
    output format, aggregate (mean/sum skip NaN) and plan works on it unchanged;
 5. ``options`` (a plan's ``ab:`` section, say) go to the reader as keywords, and a data object with a
    ``compare(metrics, values)`` method (a log read for an A/B test) compares within the input: the
@@ -34,7 +34,7 @@ import numpy as np
 
 from irspec.evaluation.compute import bind_metrics, resolve
 from irspec.evaluation.context import Options
-from irspec.evaluation.engine import Result
+from irspec.evaluation.result import Result
 from irspec.evaluation.judgments import read_input
 from irspec.errors import EvaluationError
 from irspec.spec.plugins import get_registry
@@ -69,7 +69,7 @@ def evaluate_input(
 
     ``metrics`` are spec texts or bound metrics that all declare the same ``needs``; ``kind`` (default:
     that input kind) picks the registered :class:`~irspec.InputReader`, which reads ``source``. Returns an
-    :class:`~irspec.evaluation.engine.Result` whose rows are the items of the data object's ``ids`` and whose name is
+    :class:`~irspec.evaluation.result.Result` whose rows are the items of the data object's ``ids`` and whose name is
     ``name``, else the data object's ``name``, else the file's stem. ``options`` go to the reader
     (:func:`read_input`); a data object's ``compare`` adds its tables and warnings (step 5 above).
     ``per_query=False`` asks for the aggregates only, streamed by a reader that can (step 6 above).

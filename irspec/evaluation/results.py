@@ -6,12 +6,12 @@
 >>> many["bm25"].aggregate(), many.to_frame(wide=True)                      # doctest: +SKIP
 >>> many.show(intervals="bootstrap")                                        # doctest: +SKIP
 
-:func:`evaluate` (``irspec.evaluate``) is the engine's evaluation (:func:`irspec.evaluation.engine.evaluate_many`) with two additions:
+:func:`evaluate` (``irspec.evaluate``) is the engine's evaluation (:func:`irspec.evaluation.evaluate.evaluate_many`) with two additions:
 several runs at once (a mapping ``{name: run}`` or a list of paths) give a :class:`ResultSet`, and what
 it returns shows itself in a notebook (``_repr_html_``, ``_repr_markdown_``) through the report
 layer's table model and renderers, the ones the HTML report and ``--format markdown`` use. That is
 why this module sits above :mod:`irspec.report`, and why its :class:`Result` is the engine's
-:class:`~irspec.evaluation.engine.Result` with display added: the engine knows nothing of reports.
+:class:`~irspec.evaluation.result.Result` with display added: the engine knows nothing of reports.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from irspec.evaluation import engine
+from irspec.evaluation import result as plain
 from irspec.evaluation import inputs
 from irspec.evaluation.context import MissingQueries, Options
+from irspec.evaluation.evaluate import evaluate_many
+from irspec.evaluation.evaluated import collect_warnings, results_frame
 from irspec.data import read_run
 from irspec.errors import EvaluationError
 from irspec.spec.registry import Metric
@@ -44,7 +46,7 @@ class Shown:
     ``_repr_html_`` and ``_repr_markdown_`` are what IPython displays; ``str()`` is the text table.
     """
 
-    results: tuple[engine.Result, ...]
+    results: tuple[plain.Result, ...]
     comparisons: tuple[Any, ...] = ()
     compare: Any = None
     notes: tuple[str, ...] = ()
@@ -65,10 +67,10 @@ class Shown:
 
     def _repr_html_(self) -> str:
         tables = input_blocks(self.results, decimals=self.decimals)
-        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables=tables)
+        return html.fragment(self._table(), self._compared(FULL_COLUMNS), collect_warnings(self.results), tables=tables)
 
     def _repr_markdown_(self) -> str:
-        parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in engine.collect_warnings(self.results)]
+        parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in collect_warnings(self.results)]
         parts.append(markdown.render(self._table()))
         parts.append(markdown.input_tables(self.results, decimals=self.decimals))
         compared = self._compared(BRIEF_COLUMNS)
@@ -83,8 +85,8 @@ class Shown:
 
 
 @dataclass(frozen=True, eq=False)
-class Result(engine.Result):
-    """The evaluation of one run (:class:`irspec.evaluation.engine.Result`: ``aggregate()``, ``per_query()``,
+class Result(plain.Result):
+    """The evaluation of one run (:class:`irspec.evaluation.result.Result`: ``aggregate()``, ``per_query()``,
     ``to_frame()``), shown in a notebook as a table of its means with 95% t intervals."""
 
     def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
@@ -122,11 +124,11 @@ def evaluate_input(
     return displayable(inputs.evaluate_input(source, metrics, kind=kind, name=name, options=options, per_query=per_query))
 
 
-def displayable(result: engine.Result) -> Result:
+def displayable(result: plain.Result) -> Result:
     """``result`` as a :class:`Result` (the same values, shown in a notebook)."""
     if isinstance(result, Result):
         return result
-    return Result(**{f.name: getattr(result, f.name) for f in dataclasses.fields(engine.Result)})
+    return Result(**{f.name: getattr(result, f.name) for f in dataclasses.fields(plain.Result)})
 
 
 @dataclass(frozen=True)
@@ -157,16 +159,16 @@ class ResultSet(Mapping[str, Result]):
     @property
     def warnings(self) -> tuple[str, ...]:
         """Every run's warnings, each once."""
-        return tuple(engine.collect_warnings(self.results))
+        return tuple(collect_warnings(self.results))
 
     def aggregate(self) -> dict[str, dict[str, float]]:
-        """``{run: {metric: mean}}``: each run's :meth:`~irspec.evaluation.engine.Result.aggregate`."""
+        """``{run: {metric: mean}}``: each run's :meth:`~irspec.evaluation.result.Result.aggregate`."""
         return {res.run_name: res.aggregate() for res in self.results}
 
     def to_frame(self, wide: bool = False, backend: str = "polars") -> Any:
         """Every run's per-query values in one data frame, long (``run, query_id, metric, value``) or
-        ``wide`` (a column per metric): :func:`irspec.evaluation.engine.results_frame`."""
-        return engine.results_frame(self.results, wide=wide, backend=backend)
+        ``wide`` (a column per metric): :func:`irspec.evaluation.evaluated.results_frame`."""
+        return results_frame(self.results, wide=wide, backend=backend)
 
     def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
         """The runs as a notebook shows them, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
@@ -226,7 +228,7 @@ def evaluate(
     """
     options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
     several = several_runs(run, columns)
-    evaluated = engine.evaluate_many(
+    evaluated = evaluate_many(
         qrels, [run] if several is None else several, metrics, options=options, columns=columns, memory=memory
     )
     if several is None:

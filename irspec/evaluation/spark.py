@@ -8,7 +8,7 @@ Design. Every offline metric depends on one query's ranking and judgments only, 
 by query exactly. Each query id is hashed into one of ``partitions`` buckets; Spark co-groups the
 qrels rows and the run rows of a bucket (``cogroup(...).applyInArrow``: one shuffle, Arrow tables
 handed to Python without a row-by-row conversion), and each bucket, thousands of queries at a time
-rather than one call per query, is evaluated by :func:`irspec.evaluation.engine.evaluate_many`: the same
+rather than one call per query, is evaluated by :func:`irspec.evaluation.evaluate.evaluate_many`: the same
 reading checks, join, ranking and kernels as the in-memory path, never a second implementation of a
 metric in Spark SQL. So the per-query values are those of :func:`irspec.evaluate` on the same data,
 bit for bit:
@@ -34,7 +34,7 @@ bit for bit:
 The per-query frame is small (queries × metrics × runs rows). :func:`aggregate` and :func:`results`
 collect it and pass each metric's values, in query-id order, through
 :func:`irspec.evaluation.means.aggregate_values` (trec_eval's left-to-right sum, the geometric mean's floor):
-the same aggregates as :meth:`~irspec.evaluation.engine.Result.aggregate`, to the last bit. Spark's own
+the same aggregates as :meth:`~irspec.evaluation.result.Result.aggregate`, to the last bit. Spark's own
 ``groupBy("metric").mean()`` sums in another order (and keeps NaN), so it may differ in the last digit.
 
 Input columns are ir_measures' (``query_id``, ``doc_id``, ``relevance`` | ``score``) or PyTerrier's
@@ -66,7 +66,8 @@ from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import Run
 from irspec.data.objects import CONVENTIONS, ROLES
 from irspec.evaluation.compute import bind_metrics
-from irspec.evaluation.engine import Result, issue_warnings, evaluate_many
+from irspec.evaluation.evaluate import issue_warnings, evaluate_many
+from irspec.evaluation.result import Result
 from irspec.evaluation.judgments import read_judgments, reads_qrels
 from irspec.evaluation.notes import missing_text, queries_text, first_few
 from irspec.errors import EvaluationError, InputError, IrspecError, quote

@@ -25,8 +25,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from irspec.evaluation import engine
+from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.result import Result
 from irspec.evaluation import results
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError
@@ -59,7 +60,7 @@ class SystemResult(results.Result):
     on the means; :attr:`averaged` says in words what was averaged, :meth:`spread` how far apart the
     runs' means are."""
 
-    runs: tuple[engine.Result, ...] = ()
+    runs: tuple[Result, ...] = ()
 
     @property
     def averaged(self) -> str:
@@ -69,7 +70,7 @@ class SystemResult(results.Result):
 
     def spread(self) -> dict[str, Spread]:
         """Per metric (canonical text) of the system, the :class:`Spread` of its runs' means (each run's
-        :meth:`~irspec.evaluation.engine.Result.aggregate`, trec_eval's mean); text-valued metrics have none."""
+        :meth:`~irspec.evaluation.result.Result.aggregate`, trec_eval's mean); text-valued metrics have none."""
         out = {}
         for m in self.metrics:
             if m.aggregate == "none":
@@ -98,7 +99,7 @@ def _clean(values: Mapping[str, float]) -> dict[str, float | None]:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in values.items()}
 
 
-def combine(name: str, runs: Sequence[engine.Result]) -> SystemResult:
+def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     """The system ``name`` made of ``runs`` (evaluated on the same metrics and options): per topic the
     mean of the runs' values, added left to right in the order given and divided by their number.
 
@@ -122,7 +123,7 @@ def combine(name: str, runs: Sequence[engine.Result]) -> SystemResult:
     for r in runs:  # one run after another, so the sum's order is the runs' order, whatever numpy does
         position = {q: i for i, q in enumerate(r.query_ids)}
         total = total + r.values[[position[q] for q in query_ids]]
-    warnings = [w for w in engine.collect_warnings(runs)]
+    warnings = [w for w in collect_warnings(runs)]
     dropped = sorted(set().union(*(r.query_ids for r in runs)) - common)
     if dropped:
         shown = ", ".join(dropped[:5]) + (", ..." if len(dropped) > 5 else "")

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from irspec.spec.definitions import InputTable, Metric
-from irspec.evaluation.engine import Result
+from irspec.evaluation.result import Result
 from irspec.evaluation.means import sequential_sum
 from irspec.errors import EvaluationError, InputError, quote, suggest
 from irspec.lines import read_bounded

@@ -29,7 +29,9 @@ from irspec.experiment.agreement import COMBINED_FORMATS, Agreement, agreement_o
 from irspec.experiment.agreement import combine as combine_texts
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import Comparisons, compare_results
-from irspec.evaluation.engine import Result, collect_warnings, distinct_names, evaluate_many
+from irspec.evaluation.evaluate import distinct_names, evaluate_many
+from irspec.evaluation.evaluated import collect_warnings
+from irspec.evaluation.result import Result
 from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.errors import IrspecError, PlanError
 from irspec.experiment.groups import with_groups
@@ -45,7 +47,7 @@ __all__ = ["PlanReport", "run_plan", "plan_power", "render_outputs", "write_outp
 
 @dataclass(frozen=True)
 class PlanReport:
-    """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.engine.Result` per run (named as in
+    """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.result.Result` per run (named as in
     the plan), the comparisons, and notes worth telling the user (queries left out of comparisons).
     ``inputs`` holds the results of the plan's other inputs (its ``log``): their own metrics, one row per
     item of the input, reported after the runs and never compared."""

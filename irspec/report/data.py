@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from irspec.experiment.records import Comparison
-from irspec.evaluation.engine import collect_warnings
+from irspec.evaluation.evaluated import collect_warnings
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = ["to_json", "to_jsonl", "to_delimited", "comparisons_delimited"]
 

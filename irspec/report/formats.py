@@ -13,7 +13,7 @@ from irspec.report.text import to_table
 from irspec.report.trec import to_trec
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = ["FORMATS", "BINARY_FORMATS", "WITH_INTERVALS", "format_results"]
 

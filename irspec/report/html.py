@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from irspec.evaluation.engine import collect_warnings
+from irspec.evaluation.evaluated import collect_warnings
 from irspec.report.origin import VERSIONED
 from irspec.report.markdown import MARKS
 from irspec.report.model import (
@@ -33,7 +33,7 @@ from irspec.report.model import (
 if TYPE_CHECKING:
     import jinja2
 
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = ["JudgedSet", "to_html", "fragment", "plain_tables"]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from irspec.report.model import Block, Cell, Row, Table, averaged_legend, build_table, input_blocks, interval_legend, marks_legend
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = ["input_tables", "latex_escape", "to_latex", "render", "plain_tables"]
 

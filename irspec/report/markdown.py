@@ -19,7 +19,7 @@ from irspec.report.model import (
 from irspec.report.text import comparison_legend
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = ["markdown_escape", "to_markdown", "render", "plain_tables", "MARKS"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = [
     "direction",

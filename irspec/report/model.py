@@ -22,7 +22,7 @@ from irspec.stats.student import mean_t_interval
 from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = [
     "Cell",

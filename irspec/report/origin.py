@@ -21,7 +21,7 @@ import numpy
 from irspec.version import __version__
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = ["VERSIONED", "provenance", "sha256_file", "hash_in_background"]
 

@@ -1,6 +1,6 @@
 """Results as a Parquet file: long rows ``run, query_id, metric, value, text``.
 
-The per-query rows (with ``per_query``) are :func:`irspec.evaluation.engine.results_frame`'s, the frame
+The per-query rows (with ``per_query``) are :func:`irspec.evaluation.evaluated.results_frame`'s, the frame
 ``Result.to_frame()`` gives: one per run, query and metric, query by query; then one row per run and
 metric for the aggregate, whose ``query_id`` is null: Parquet is typed, so the aggregate needs no
 made-up query id (the CSV's ``all`` could be a real query's). ``value`` (Float64) is the value of
@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from irspec.evaluation.engine import Result, results_frame
+from irspec.evaluation.evaluated import results_frame
+from irspec.evaluation.result import Result
 
 __all__ = ["to_parquet", "parquet_frame"]
 

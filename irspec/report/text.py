@@ -21,7 +21,7 @@ from irspec.report.model import (
 )
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = [
     "to_table",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from irspec.spec.registry import split_trec_name
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.result import Result
 
 __all__ = ["TREC_ORDER", "trec_order", "to_trec"]
 

@@ -126,7 +126,7 @@ class MetricDef:
     ``sum`` (counts) or ``gmean`` (geometric mean, with per-query values floored at ``1e-5`` as trec_eval
     does); ``none`` marks a text-valued metric (trec_eval's ``relstring``), whose kernel returns one
     string per query and which has no summary. ``compute`` is the vectorised kernel and ``per_query`` the simple per-query function (see
-    :mod:`irspec.evaluation.engine`); a definition has at least one of them. Either may be a ``"module:function"``
+    :mod:`irspec.evaluation.compute`); a definition has at least one of them. Either may be a ``"module:function"``
     string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
     name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
     reference, shown by ``irspec metrics``.

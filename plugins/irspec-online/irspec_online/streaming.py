@@ -26,7 +26,7 @@ partition (about a ``partitions``-th of the log's summaries, or of its users' su
 distinct query text, never the records, a row per query issue nor a row per user.
 
 **Exactness.** A mean is the sum of a metric's values divided by their number. The in-memory
-:meth:`irspec.evaluation.engine.Result.aggregate` adds the values left to right in the rows' sorted order; every
+:meth:`irspec.evaluation.result.Result.aggregate` adds the values left to right in the rows' sorted order; every
 online metric's values are whole numbers (0 or 1, or counts of query issues), whose float64 sums are
 exact in any order below 2**53, so the streamed sums, added partition by partition, are the same
 numbers, and the means the same bits (``tests/test_streaming.py`` holds them equal on random logs in
@@ -286,7 +286,7 @@ class _Totals:
         self.moments = add_moments(self.moments, arm_moments(combine(parts, self.where), len(self.metrics)))
 
     def means(self) -> dict[str, float]:
-        """Each metric's mean, as :meth:`irspec.evaluation.engine.Result.aggregate` gives it (0.0 with no value)."""
+        """Each metric's mean, as :meth:`irspec.evaluation.result.Result.aggregate` gives it (0.0 with no value)."""
         out = {}
         for m, total, n in zip(self.metrics, self.sums, self.counts):
             if m.aggregate != "mean":
