@@ -54,18 +54,18 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation.ranking",),  # a run joined with the qrels and ranked as trec_eval ranks: the Context
     ("evaluation.compute",),  # metrics bound; their kernels called on a context (through the registry)
     ("evaluation.judgments",),  # the qrels, or a plugin's input read in place of them, for any number of runs
-    ("evaluation.evaluated",),  # what every result offers its readers; per-query frames, the warnings of several
-    ("evaluation.result",),  # one run's values and means
+    ("evaluation.evaluated",),  # what every result is to its readers (reports read results only through it); frames, warnings
+    ("experiment.records",),  # the compare step's records: its settings and one comparison
+    ("report.plots",),  # figures drawn from results
+    ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
+    ("evaluation.result",),  # one run's values and means: irspec.Result, shown in a notebook through report
     ("evaluation.parts",),  # a run evaluated in parts (blocks, batches) and the parts made one Result
     ("evaluation.evaluate",),  # runs evaluated against qrels read once: names made distinct, warnings issued
     ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
     ("evaluation.spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
     ("experiment.standardize",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
     ("experiment.groups",),  # per-group means with their intervals, macro and micro means
-    ("experiment.records",),  # the compare step's records: its settings and one comparison
-    ("report.plots",),  # figures drawn from results
-    ("report",),  # every output format, from results and comparisons
-    ("evaluation.results",),  # several runs' results as one mapping; results in a notebook; renders through report
+    ("evaluation.results",),  # several runs' results as one mapping (ResultSet); irspec.evaluate
     ("evaluation.systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
     ("evaluation.evaluator",),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
@@ -299,6 +299,17 @@ def test_kernels_import_the_context_not_the_engine():
     assert {t for t in kernel_targets if t.startswith("evaluation")} == {"evaluation.context"}
 
 
+def test_the_engine_knows_no_reports():
+    # The report layer sits below the result classes, which show themselves in a notebook through it, so the
+    # layers alone would let the engine import a report: only the results' display does, through one module.
+    found = {
+        (a.source, a.target)
+        for a in arrows(ROOT)
+        if a.internal and a.source.startswith("evaluation") and (a.target == "report" or a.target.startswith("report."))
+    }
+    assert found == {("evaluation.result", "report.notebook"), ("evaluation.results", "report.notebook")}
+
+
 # --------------------------------------------------------------------------------------------------
 # The checker itself, on small made-up packages: it must see what it is meant to see.
 
@@ -383,3 +394,4 @@ def test_checker_resolves_relative_imports(tmp_path, text, target):
         {"context.py": "", "registry.py": "", "kernels/__init__.py": "", "kernels/gain.py": "", "kernels/sets.py": text + "\n"},
     )
     assert [a.target for a in arrows(root) if a.source == "kernels.sets"] == [target]
+

@@ -28,7 +28,8 @@ from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import Run
 from irspec.errors import EvaluationError
 from irspec.spec.registry import Metric
-from irspec.evaluation.results import Result, ResultSet, displayable, several_runs
+from irspec.evaluation.result import Result
+from irspec.evaluation.results import ResultSet, several_runs
 
 __all__ = ["Evaluator"]
 
@@ -85,7 +86,7 @@ class Evaluator:
 
     def evaluate(self, run: Any) -> Result | ResultSet:
         """``irspec.evaluate(qrels, run, metrics, **options)`` with this evaluator's qrels, metrics and
-        options: a :class:`~irspec.evaluation.results.Result` for one run, a :class:`~irspec.evaluation.results.ResultSet`
+        options: a :class:`~irspec.evaluation.result.Result` for one run, a :class:`~irspec.evaluation.results.ResultSet`
         for several (a mapping of names to runs or systems, a list)."""
         if several_runs(run, self.columns) is not None or systems.systems_of(run) is not None:
             return systems.evaluate(
@@ -147,9 +148,7 @@ class Evaluator:
         return self._finish(name or first.run_name, first.run_source, parts, first.runid)
 
     def _finish(self, name: str, source: str, parts: list[Part], runid: str | None = None) -> Result:
-        result = displayable(
-            finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
-        )
+        result = finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
         issue_warnings(result.warnings)
         with self._lock:
             self._parts[result] = tuple(parts)

@@ -2,7 +2,11 @@
 
 A :class:`Result` holds a run's values (queries × metrics), its warnings and what its input shows
 beside them; its means are derived from the values (:mod:`irspec.evaluation.means`, trec_eval's
-sums). Frames of its values: :func:`irspec.evaluation.evaluated.results_frame`.
+sums). It is the one result class: ``irspec.Result``, what the engine makes and every caller gets,
+shown in a notebook (``_repr_html_``, ``_repr_markdown_``, :meth:`~Result.show`) by the report layer's
+:class:`~irspec.report.notebook.Shown`, which reads it as any
+:class:`~irspec.evaluation.evaluated.Evaluated`: the report layer sits below this module and knows
+no result class.
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ import numpy as np
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluated import results_frame
 from irspec.evaluation.means import aggregate_values
+from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
 
 __all__ = ["Result"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)  # a short repr, below: not every query and value
 class Result:
     """The evaluation of one run: per-query values and their aggregates, keyed by canonical text.
 
@@ -29,6 +34,8 @@ class Result:
     NaN there, its strings in ``texts``, and NaN as its aggregate. ``warnings`` say what the values rest
     on that the user may not expect: queries the run lacks or has beyond the qrels, a run without
     lines, a relevance level at which nothing is relevant, a name shared with another run.
+
+    In a notebook it shows a table of its means with 95% t intervals (:meth:`show` for others).
     """
 
     run_name: str
@@ -79,3 +86,22 @@ class Result:
         metric (``run, query_id, metric, value``), or ``wide``, one row per query and a column per metric.
         ``backend`` is ``"polars"`` or ``"pandas"`` (installed separately)."""
         return results_frame([self], wide=wide, backend=backend)
+
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The result as a notebook shows it, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
+        return Shown((self,), intervals=intervals, decimals=decimals)
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
+    def __str__(self) -> str:
+        # print(res) in a plain REPL: the table a ResultSet prints, one row
+        return str(self.show(intervals=None))
+
+    def __repr__(self) -> str:
+        # a result holds a queries x metrics array and every query id: a REPL shows what it is, not them
+        metrics = ", ".join(map(str, self.metrics))
+        return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], queries={len(self.query_ids)})"

@@ -5,7 +5,7 @@
 
 Each run is evaluated as any run is; a system's value of a metric on a topic is then the mean of its
 runs' values there (:func:`combine`), and the tests of the compare step run over topics on those
-means, unchanged: a :class:`SystemResult` is a :class:`~irspec.evaluation.results.Result`, so every report,
+means, unchanged: a :class:`SystemResult` is a :class:`~irspec.evaluation.result.Result`, so every report,
 interval, comparison and frame takes it as it is, and it keeps its runs' own results in ``runs``.
 
 Averaging per topic before testing treats the seed as noise (:data:`SEED_CAVEAT`): a significant
@@ -54,9 +54,9 @@ class Spread(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # a Result's short repr, not every field's
-class SystemResult(results.Result):
+class SystemResult(Result):
     """A system of several runs: per topic and metric the mean of its runs' values, with the runs' own
-    results in ``runs`` (in the order given). Everything a :class:`~irspec.evaluation.results.Result` does, it does
+    results in ``runs`` (in the order given). Everything a :class:`~irspec.evaluation.result.Result` does, it does
     on the means; :attr:`averaged` says in words what was averaged, :meth:`spread` how far apart the
     runs' means are."""
 
@@ -164,7 +164,7 @@ def expand_runs(name: str, runs: Any) -> list[str]:
     return out
 
 
-def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> results.Result | results.ResultSet:
+def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | results.ResultSet:
     """:func:`irspec.evaluation.results.evaluate` (``irspec.evaluate``), where a mapping's value may be a list of
     runs, or a glob: one system of several runs (:func:`combine`), named by its key.
 

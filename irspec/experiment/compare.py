@@ -37,7 +37,7 @@ from irspec.data.frames import check_backend, make_frame
 from irspec.spec.plugins import get_registry
 from irspec.progress import Progress
 from irspec.spec.registry import Metric
-from irspec.evaluation.results import Shown
+from irspec.report.notebook import Shown
 
 __all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix", "metrics_to_compare", "named_results"]
 

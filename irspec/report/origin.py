@@ -21,7 +21,7 @@ import numpy
 from irspec.version import __version__
 
 if TYPE_CHECKING:
-    from irspec.evaluation.result import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["VERSIONED", "provenance", "sha256_file", "hash_in_background"]
 
@@ -75,7 +75,7 @@ VERSIONED: tuple[str, ...] = ("irspec", "python", "numpy", *(name for name, _ in
 
 
 def provenance(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     inputs: Sequence[tuple[str, str | None, Any]],
     *,
     options: Any = None,

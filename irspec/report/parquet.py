@@ -17,8 +17,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from irspec.evaluation.evaluated import results_frame
-from irspec.evaluation.result import Result
+from irspec.evaluation.evaluated import Evaluated, results_frame
 
 __all__ = ["to_parquet", "parquet_frame"]
 
@@ -26,14 +25,14 @@ SCHEMA = {"run": pl.String, "query_id": pl.String, "metric": pl.String, "value":
 """The columns of the file, in order."""
 
 
-def to_parquet(results: Sequence[Result], *, per_query: bool = False) -> bytes:
+def to_parquet(results: Sequence[Evaluated], *, per_query: bool = False) -> bytes:
     """The Parquet file (zstd-compressed) of :func:`parquet_frame`."""
     buf = io.BytesIO()
     parquet_frame(results, per_query=per_query).write_parquet(buf, compression="zstd")
     return buf.getvalue()
 
 
-def parquet_frame(results: Sequence[Result], *, per_query: bool = False) -> pl.DataFrame:
+def parquet_frame(results: Sequence[Evaluated], *, per_query: bool = False) -> pl.DataFrame:
     """Every result's rows (see the module docstring) as one polars DataFrame of :data:`SCHEMA`."""
     parts = [pl.DataFrame(schema=SCHEMA)]
     if per_query:
