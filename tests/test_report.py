@@ -725,9 +725,8 @@ def test_html_escapes_names_metrics_notes_and_warnings_once():
     base = fixture_results()[:2]
     metric = dataclasses.replace(base[0].metrics[2], name=metric_name)  # P@5 under a name with & and <
     results = [
-        # _aggregate={}: the cached fixture's aggregates are keyed by the metrics' own names
-        dataclasses.replace(base[0], run_name=run_name, metrics=(*base[0].metrics[:2], metric, *base[0].metrics[3:]), _aggregate={}),
-        dataclasses.replace(base[1], metrics=(*base[1].metrics[:2], metric, *base[1].metrics[3:]), warnings=("w & <i>",), _aggregate={}),
+        dataclasses.replace(base[0], run_name=run_name, metrics=(*base[0].metrics[:2], metric, *base[0].metrics[3:])),
+        dataclasses.replace(base[1], metrics=(*base[1].metrics[:2], metric, *base[1].metrics[3:]), warnings=("w & <i>",)),
     ]
     assert str(metric) == "P<5&x@5"
     page = report.to_html(results, notes=[note], title="T & <T>", provenance={"plan": "a&b.yaml", "metrics": [str(metric)], "inputs": []})

@@ -16,7 +16,8 @@ same for every kind, and knows nothing of any plugin:
    :class:`~irspec.InputTable` values and warnings it returns join the result's tables and warnings;
 6. ``per_query=False`` (no row per item wanted) is passed to the reader as ``per_query=False``; a reader
    that can stream returns an object with ``evaluate(metrics) -> (aggregates, tables, warnings)``, which
-   makes one pass in bounded memory, and the result holds the aggregates and no rows.
+   makes one pass in bounded memory, and the result is a :class:`~irspec.evaluation.result.StreamedResult`:
+   those aggregates as given, and no rows.
 
 >>> res = irspec.evaluate_input("interactions.jsonl", "CTR, Abandonment")   # doctest: +SKIP
 >>> res.aggregate()                                                           # doctest: +SKIP
@@ -34,7 +35,7 @@ import numpy as np
 
 from irspec.evaluation.compute import bind_metrics, resolve
 from irspec.evaluation.context import Options
-from irspec.evaluation.result import Result
+from irspec.evaluation.result import Result, StreamedResult
 from irspec.evaluation.judgments import read_input
 from irspec.errors import EvaluationError
 from irspec.spec.plugins import get_registry
@@ -64,7 +65,7 @@ def evaluate_input(
     name: str | None = None,
     options: Mapping[str, Any] | None = None,
     per_query: bool = True,
-) -> Any:
+) -> Result | StreamedResult:
     """Evaluate metrics computed from an input other than qrels and runs, such as an interaction log.
 
     ``metrics`` are spec texts or bound metrics that all declare the same ``needs``; ``kind`` (default:
@@ -72,7 +73,8 @@ def evaluate_input(
     :class:`~irspec.evaluation.result.Result` whose rows are the items of the data object's ``ids`` and whose name is
     ``name``, else the data object's ``name``, else the file's stem. ``options`` go to the reader
     (:func:`read_input`); a data object's ``compare`` adds its tables and warnings (step 5 above).
-    ``per_query=False`` asks for the aggregates only, streamed by a reader that can (step 6 above).
+    ``per_query=False`` asks for the aggregates only, streamed by a reader that can (step 6 above):
+    a :class:`~irspec.evaluation.result.StreamedResult`.
     """
     bound = bind_metrics(metrics)
     needed = input_kind(bound)
@@ -89,9 +91,7 @@ def evaluate_input(
     where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
     if callable(getattr(data, "evaluate", None)):  # streamed: the aggregates, no rows
         aggregate, tables, warnings = data.evaluate(tuple(bound))
-        empty = np.empty((0, len(bound)))
-        return Result(str(name), str(where), tuple(bound), (), empty, Options(), tuple(warnings), tables=tuple(tables),
-                      _aggregate=dict(aggregate))  # fmt: skip
+        return StreamedResult(str(name), str(where), tuple(bound), aggregate, Options(), tuple(warnings), tuple(tables))
     ids = tuple(str(i) for i in data.ids)
     values = np.empty((len(ids), len(bound)))
     for j, m in enumerate(bound):

@@ -114,7 +114,7 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
             data = plots.figure_data(results, size)
             k = len(run_metrics)
             results = [
-                dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy(), _aggregate={})
+                dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy())
                 for res in results
             ]
     results = _standardized(plan, results)
