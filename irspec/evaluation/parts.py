@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from irspec.data import read_run
-from irspec.data.stream import RunBlocks, open_run
+from irspec.data.stream import DISCARD, RunBlocks, open_run
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Options
 from irspec.evaluation.index import QrelsIndex, sub_index
@@ -89,7 +89,7 @@ def evaluate_parts(
     parts: list[Part] = []
     with run:
         for block in run:
-            if block is None:  # the run is not grouped: what was read is void, its partitions follow
+            if block is DISCARD:  # the run is not grouped: what was read is void, its partitions follow
                 parts = []
                 continue
             parts.append(evaluate_part(index, block, metrics, options, inputs, narrow=True))
