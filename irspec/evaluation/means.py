@@ -18,8 +18,8 @@ def aggregate_values(values: np.ndarray, how: str) -> float:
     """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5.
 
     trec_eval's rule, to the last bit: the values are added one after another in the order given (the
-    caller's query order; a :class:`Result` lists queries sorted by id, as trec_eval visits them), then
-    the sum is divided by their number. A pairwise or compensated sum (numpy's ``mean``, ``math.fsum``)
+    caller's query order; a :class:`~irspec.evaluation.result.Result` lists queries sorted by id, as
+    trec_eval visits them), then the sum is divided by their number. A pairwise or compensated sum (numpy's ``mean``, ``math.fsum``)
     rounds differently and moves a printed fourth decimal now and then. ``gmean`` adds the logarithms
     the same way and takes ``exp`` of their mean, with the C library's ``log`` and ``exp``.
     """

@@ -33,7 +33,7 @@ def build_context(
     index: QrelsIndex, run: Any, options: Options, inputs: Mapping[str, Any] | None = None
 ) -> tuple[Context, list[str]]:
     """Join a run with the indexed qrels, rank it, apply depth and judged_only: the kernels' input.
-    ``inputs`` are those read in place of the qrels (:class:`Judgments`), handed to the context.
+    ``inputs`` are those read in place of the qrels (:class:`~irspec.evaluation.judgments.Judgments`), handed to the context.
 
     Ranking is by query, score descending and docno descending (trec_eval's order; the file's rank
     column is ignored). A run file already grouped by query with scores non-increasing (the usual case)
