@@ -132,7 +132,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.data.datasets import parse_specs
-    from irspec.evaluation.engine import distinct_names, evaluate_many, read_judgments
+    from irspec.evaluation.evaluate import distinct_names, evaluate_many
+    from irspec.evaluation.judgments import read_judgments
     from irspec.progress import Progress
     from irspec.report import (
         BINARY_FORMATS,
@@ -268,7 +269,7 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
     from irspec.experiment.records import Compare
     from irspec.data import read_qrels, split_kinds
     from irspec.data.datasets import parse_specs
-    from irspec.evaluation.engine import distinct_names, evaluate_many
+    from irspec.evaluation.evaluate import distinct_names, evaluate_many
     from irspec.report import format_results, write_atomic
 
     if args.format not in COMBINED_FORMATS:
@@ -313,7 +314,7 @@ def _cmd_eval_agreement(args: argparse.Namespace) -> int:
 
 def _options(args: argparse.Namespace) -> Any:
     """The evaluation options of ``irspec eval``'s flags."""
-    from irspec.evaluation.engine import Options
+    from irspec.evaluation.context import Options
 
     return Options(
         relevance_level=args.level,
@@ -326,7 +327,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _print_warnings(results: Sequence[object]) -> None:
-    from irspec.evaluation.engine import collect_warnings
+    from irspec.evaluation.evaluated import collect_warnings
 
     for w in collect_warnings(results):
         print(f"irspec: warning: {w}", file=sys.stderr)
@@ -399,7 +400,7 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
     their content), evaluated on ``-m``'s metrics (default nDCG@10)."""
     from irspec.data import read_qrels, split_kinds
     from irspec.data.datasets import parse_specs
-    from irspec.evaluation.engine import distinct_names, evaluate_many
+    from irspec.evaluation.evaluate import distinct_names, evaluate_many
     from irspec.experiment.power import power
 
     qrels, runs = split_kinds(args.sources)

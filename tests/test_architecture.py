@@ -51,18 +51,26 @@ LAYERS: list[tuple[str, ...]] = [
     ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
-    ("evaluation.context",),  # what kernels compute from
+    ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
     ("stats.significance", "stats.design", "stats.concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
     ("builtin.kernels",),  # the built-in metrics' numpy computations
-    ("evaluation.engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
+    ("evaluation.index",),  # the qrels indexed once for any number of runs
+    ("evaluation.notes",),  # the warnings' text: queries a run lacks or adds, relevance levels, judged share
+    ("evaluation.ranking",),  # a run joined with the qrels and ranked as trec_eval ranks: the Context
+    ("evaluation.compute",),  # metrics bound; their kernels called on a context (through the registry)
+    ("evaluation.judgments",),  # the qrels, or a plugin's input read in place of them, for any number of runs
+    ("evaluation.evaluated",),  # what every result is to its readers (reports read results only through it); frames, warnings
+    ("experiment.records",),  # the compare step's records: its settings and one comparison
+    ("report.plots",),  # figures drawn from results
+    ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
+    ("evaluation.result",),  # one run's values and means: irspec.Result, shown in a notebook through report
+    ("evaluation.parts",),  # a run evaluated in parts (blocks, batches) and the parts made one Result
+    ("evaluation.evaluate",),  # runs evaluated against qrels read once: names made distinct, warnings issued
     ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
     ("evaluation.spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
     ("experiment.standardize",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
     ("experiment.groups",),  # per-group means with their intervals, macro and micro means
-    ("experiment.records",),  # the compare step's records: its settings and one comparison
-    ("report.plots",),  # figures drawn from results
-    ("report",),  # every output format, from results and comparisons
-    ("evaluation.results",),  # several runs' results as one mapping; results in a notebook; renders through report
+    ("evaluation.result_set",),  # several runs' results as one mapping (ResultSet); irspec.evaluate
     ("evaluation.systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
     ("evaluation.evaluator",),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
@@ -316,7 +324,18 @@ def test_every_arrow_follows_the_layers():
 def test_kernels_import_the_context_not_the_engine():
     # the rule the layers give, stated on its own so that a failure reads plainly
     kernel_targets = {a.target for a in arrows(ROOT) if a.source.startswith("builtin.kernels") and a.internal}
-    assert "evaluation.context" in kernel_targets and "evaluation.engine" not in kernel_targets
+    assert {t for t in kernel_targets if t.startswith("evaluation")} == {"evaluation.context"}
+
+
+def test_the_engine_knows_no_reports():
+    # The report layer sits below the result classes, which show themselves in a notebook through it, so the
+    # layers alone would let the engine import a report: only the results' display does, through one module.
+    found = {
+        (a.source, a.target)
+        for a in arrows(ROOT)
+        if a.internal and a.source.startswith("evaluation") and (a.target == "report" or a.target.startswith("report."))
+    }
+    assert found == {("evaluation.result", "report.notebook"), ("evaluation.result_set", "report.notebook")}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ METRICS = ["nDCG@10", "AP", "P@10", "bpref(10+R)", "Rprec(recall=0.3)"]
 
 
 @pytest.fixture(scope="module")
-def demo_results() -> dict[str, irspec.evaluation.engine.Result]:
+def demo_results() -> dict[str, irspec.evaluation.result.Result]:
     """The demo runs, each evaluated on its own with irspec.evaluate (names from the files' run tags)."""
     out = {}
     for name in RUNS:

@@ -19,7 +19,7 @@ import pytest
 
 import irspec
 from irspec.cli import main
-from irspec.evaluation.engine import Options
+from irspec.evaluation.context import Options
 from irspec.errors import EvaluationError, IrspecError, PlanError
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import compare_results

@@ -7,8 +7,9 @@ selection of relevant rows. :class:`QueryView` is one query's data for a metric 
 per-query function. :class:`Options` are the evaluation's options, which kernels read too.
 
 This module is the kernels' whole interface to evaluation: :mod:`irspec.builtin.kernels` and plugins' kernels
-import from here, never from :mod:`irspec.evaluation.engine`, which builds contexts (reading, joining, ranking)
-and calls kernels through the registry. It knows nothing of files, frames or the registry's plugins.
+import from here, never from the modules that build contexts (:mod:`irspec.evaluation.ranking`: joining,
+ranking) and call kernels through the registry (:mod:`irspec.evaluation.compute`). It knows nothing of
+files, frames or the registry's plugins.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def _check_count(name: str, value: Any, minimum: int = 1) -> None:
 
 class IndexedQrels(Protocol):
     """What a :class:`Context` reads from the qrels it was built with (the engine's
-    :class:`~irspec.evaluation.engine.QrelsIndex` provides it): each query's position, labels grouped by query and
+    :class:`~irspec.evaluation.index.QrelsIndex` provides it): each query's position, labels grouped by query and
     sorted descending within it, and the relevant and judged non-relevant counts per level."""
 
     position: Mapping[str, int]

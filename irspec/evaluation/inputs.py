@@ -10,7 +10,7 @@ same for every kind, and knows nothing of any plugin:
    (:class:`~irspec.spec.definitions.InputData`; its optional members are the protocols beside it);
 3. each metric's ``compute(data, metric)`` returns one float per item of ``data.ids`` (NaN where the metric
    leaves an item out, as a session-level rate does for all but one query of a session);
-4. the values form an ordinary :class:`~irspec.evaluation.engine.Result`, with ``data.ids`` as its rows, so every
+4. the values form an ordinary :class:`~irspec.evaluation.result.Result`, with ``data.ids`` as its rows, so every
    output format, aggregate (mean/sum skip NaN) and plan works on it unchanged;
 5. ``options`` (a plan section a plugin registers, such as irspec-online's ``ab:``) go to the reader as
    keywords, and a data object with a ``compare(metrics, values)`` method
@@ -19,7 +19,8 @@ same for every kind, and knows nothing of any plugin:
 6. ``per_query=False`` (no row per item wanted) is passed to the reader as ``per_query=False``; a reader
    that can stream returns an object with ``evaluate(metrics) -> (aggregates, tables, warnings)``
    (:class:`~irspec.spec.definitions.SupportsStreaming`), which
-   makes one pass in bounded memory, and the result holds the aggregates and no rows.
+   makes one pass in bounded memory, and the result is a :class:`~irspec.evaluation.result.StreamedResult`:
+   those aggregates as given, and no rows.
 
 >>> res = irspec.evaluate_input("interactions.jsonl", "CTR, Abandonment")   # doctest: +SKIP
 >>> res.aggregate()                                                           # doctest: +SKIP
@@ -35,7 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from irspec.evaluation.engine import Options, Result, bind_metrics, _resolve, read_input
+from irspec.evaluation.compute import bind_metrics, resolve
+from irspec.evaluation.context import Options
+from irspec.evaluation.result import Result, StreamedResult
+from irspec.evaluation.judgments import read_input
 from irspec.errors import EvaluationError
 from irspec.spec.definitions import SupportsCompare, SupportsStreaming, SupportsTables
 from irspec.spec.plugins import get_registry
@@ -65,15 +69,16 @@ def evaluate_input(
     name: str | None = None,
     options: Mapping[str, Any] | None = None,
     per_query: bool = True,
-) -> Any:
+) -> Result | StreamedResult:
     """Evaluate metrics computed from an input other than qrels and runs, such as an interaction log.
 
     ``metrics`` are spec texts or bound metrics that all declare the same ``needs``; ``kind`` (default:
     that input kind) picks the registered :class:`~irspec.InputReader`, which reads ``source``. Returns an
-    :class:`~irspec.evaluation.engine.Result` whose rows are the items of the data object's ``ids`` and whose name is
+    :class:`~irspec.evaluation.result.Result` whose rows are the items of the data object's ``ids`` and whose name is
     ``name``, else the data object's ``name``, else the file's stem. ``options`` go to the reader
     (:func:`read_input`); a data object's ``compare`` adds its tables and warnings (step 5 above).
-    ``per_query=False`` asks for the aggregates only, streamed by a reader that can (step 6 above).
+    ``per_query=False`` asks for the aggregates only, streamed by a reader that can (step 6 above):
+    a :class:`~irspec.evaluation.result.StreamedResult`.
     """
     bound = bind_metrics(metrics)
     needed = input_kind(bound)
@@ -90,13 +95,11 @@ def evaluate_input(
     where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
     if isinstance(data, SupportsStreaming):  # streamed: the aggregates, no rows
         aggregate, tables, warnings = data.evaluate(tuple(bound))
-        empty = np.empty((0, len(bound)))
-        return Result(str(name), str(where), tuple(bound), (), empty, Options(), tuple(warnings), tables=tuple(tables),
-                      _aggregate=dict(aggregate))  # fmt: skip
+        return StreamedResult(str(name), str(where), tuple(bound), aggregate, Options(), tuple(warnings), tuple(tables))
     ids = tuple(str(i) for i in data.ids)
     values = np.empty((len(ids), len(bound)))
     for j, m in enumerate(bound):
-        column = np.asarray(_resolve(m.definition.compute)(data, m), dtype=np.float64)
+        column = np.asarray(resolve(m.definition.compute)(data, m), dtype=np.float64)
         if column.shape != (len(ids),):
             raise EvaluationError(f"metric {m} returned shape {column.shape}, expected ({len(ids)},)")
         values[:, j] = column

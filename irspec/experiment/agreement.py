@@ -36,10 +36,10 @@ from irspec.report.model import Block
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import metrics_to_compare, compare_results
 from irspec.data import Qrels, read_qrels
-from irspec.evaluation.engine import Result
+from irspec.evaluation.result import Result
 from irspec.errors import EvaluationError
 from irspec.data.frames import check_backend, make_frame
-from irspec.evaluation.results import evaluate
+from irspec.evaluation.result_set import evaluate
 
 __all__ = [
     "Agreement",

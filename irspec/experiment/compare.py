@@ -4,8 +4,8 @@
 >>> print(found)                       # the text table a plan prints        # doctest: +SKIP
 >>> found.to_frame("polars")           # one row per comparison               # doctest: +SKIP
 
-:func:`compare` takes :class:`~irspec.evaluation.engine.Result` objects (from :func:`irspec.evaluate`,
-:func:`~irspec.evaluation.engine.evaluate_many` or a plan's report) and returns :class:`Comparisons`; plans call
+:func:`compare` takes :class:`~irspec.evaluation.result.Result` objects (from :func:`irspec.evaluate`,
+:func:`~irspec.evaluation.evaluate.evaluate_many` or a plan's report) and returns :class:`Comparisons`; plans call
 :func:`compare_results` with their :class:`~irspec.experiment.records.Compare` settings, the same path.
 
 Comparisons pair per-query scores **by query id**, never by position. When every run is scored on every
@@ -30,13 +30,14 @@ import numpy as np
 from irspec import report
 from irspec.stats import significance as stats
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
-from irspec.evaluation.engine import Result, aggregate_values
+from irspec.evaluation.result import Result
+from irspec.evaluation.means import aggregate_values
 from irspec.errors import EvaluationError, suggest
 from irspec.data.frames import check_backend, make_frame
 from irspec.spec.plugins import get_registry
 from irspec.progress import Progress
 from irspec.spec.registry import Metric
-from irspec.evaluation.results import Shown
+from irspec.report.notebook import Shown
 
 __all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix", "metrics_to_compare", "named_results"]
 
@@ -130,8 +131,8 @@ def compare(
 ) -> Comparisons:
     """Compare evaluated runs for significance, per metric, on per-query scores paired by query id.
 
-    ``results``: :class:`~irspec.evaluation.engine.Result` objects (from :func:`irspec.evaluate`,
-    :func:`~irspec.evaluation.engine.evaluate_many` or a plan's report), named by their ``run_name``; or a mapping
+    ``results``: :class:`~irspec.evaluation.result.Result` objects (from :func:`irspec.evaluate`,
+    :func:`~irspec.evaluation.evaluate.evaluate_many` or a plan's report), named by their ``run_name``; or a mapping
     ``{name: result}`` that names them. ``baseline``: the run every other run is compared with (as
     ``b``); ``None`` compares every pair of runs in order. ``baselines``: several such runs, each compared
     with every other run (two baselines with each other once, the later as ``b``). ``test``: ``t`` (paired t-test),

@@ -29,7 +29,8 @@ import numpy as np
 
 from irspec.stats.student import mean_t_interval
 from irspec.spec.definitions import InputTable
-from irspec.evaluation.engine import Result, aggregate_values
+from irspec.evaluation.result import Result
+from irspec.evaluation.means import aggregate_values
 from irspec.errors import EvaluationError, InputError, quote
 from irspec.experiment.standardize import read_small_text, results_of, shaped_like
 

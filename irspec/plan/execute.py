@@ -29,7 +29,10 @@ from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
 from irspec.experiment.agreement import Agreement, agreement_of
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import Comparisons, compare_results
-from irspec.evaluation.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
+from irspec.evaluation.evaluate import distinct_names, evaluate_many
+from irspec.evaluation.evaluated import collect_warnings
+from irspec.evaluation.result import Result
+from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.errors import IrspecError, PlanError
 from irspec.experiment.groups import with_groups
 from irspec.evaluation.inputs import evaluate_input
@@ -44,7 +47,7 @@ __all__ = ["PlanReport", "run_plan", "plan_power", "render_outputs", "write_outp
 
 @dataclass(frozen=True)
 class PlanReport:
-    """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.engine.Result` per run (named as in
+    """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.result.Result` per run (named as in
     the plan), the comparisons, and notes worth telling the user (queries left out of comparisons).
     ``inputs`` holds the results of the plan's other inputs (its ``log``): their own metrics, one row per
     item of the input, reported after the runs and never compared."""
@@ -111,7 +114,7 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
             data = plots.figure_data(results, size)
             k = len(run_metrics)
             results = [
-                dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy(), _aggregate={})
+                dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy())
                 for res in results
             ]
     results = _standardized(plan, results)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from irspec.experiment.records import Compare
-from irspec.evaluation.engine import Options
+from irspec.evaluation.context import Options
 from irspec.spec.registry import Metric
 
 __all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "PlanSystem", "Output", "SparkEngine", "Standardize", "PowerDesign"]

@@ -18,7 +18,8 @@ from irspec.report.agreement import COMBINED_FORMATS
 from irspec.experiment.records import TUKEY_TESTS, Compare
 from irspec.data.trec import stem
 from irspec.data.datasets import check_qrels, is_dataset_id, parse_specs
-from irspec.evaluation.engine import Options, reads_qrels
+from irspec.evaluation.context import Options
+from irspec.evaluation.judgments import reads_qrels
 from irspec.stats.design import check_target
 from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
 from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize

@@ -570,7 +570,7 @@ def render(
     progress: Any = None,
     inputs: Sequence[Any] = (),
 ) -> list[Plot]:
-    """Draw every plot of ``results`` (one :class:`~irspec.evaluation.engine.Result` per run, same metrics) and
+    """Draw every plot of ``results`` (one :class:`~irspec.evaluation.result.Result` per run, same metrics) and
     return them as SVG and PNG bytes.
 
     ``curves`` are the runs' precision-recall curves (:func:`precision_recall`); without them there is

@@ -68,7 +68,7 @@ class Param:
     ``minimum``/``maximum`` bound numbers, and each number of a ``floats`` list (``exclusive_minimum``
     for strict bounds such as beta > 0); an ``int`` is never above :data:`MAX_COUNT`. ``per_query``
     allows arithmetic over the per-query symbol ``R`` (``bpref(10+R)``, ``P@R``); the engine gives such a
-    value its meaning per query (:meth:`irspec.evaluation.engine.Context.cutoff`), since R is known only there.
+    value its meaning per query (:meth:`irspec.evaluation.context.Context.cutoff`), since R is known only there.
     A default of ``None`` means "not set" (for ``rel``: the evaluation's relevance level). ``shown`` keeps
     the parameter in the canonical text at its default (see :meth:`MetricDef.shown_at_default`): for a
     default that tools disagree on, such as RBP's persistence (0.8 in ir_measures, 0.9 in trec_eval).
@@ -134,7 +134,7 @@ class MetricDef:
     ``sum`` (counts) or ``gmean`` (geometric mean, with per-query values floored at ``1e-5`` as trec_eval
     does); ``none`` marks a text-valued metric (trec_eval's ``relstring``), whose kernel returns one
     string per query and which has no summary. ``compute`` is the vectorised kernel and ``per_query`` the simple per-query function (see
-    :mod:`irspec.evaluation.engine`); a definition has at least one of them. Either may be a ``"module:function"``
+    :mod:`irspec.evaluation.compute`); a definition has at least one of them. Either may be a ``"module:function"``
     string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
     name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
     reference, shown by ``irspec metrics``.
@@ -147,7 +147,7 @@ class MetricDef:
     ``SetP(relative=True)`` for ``relP`` and ``NumRet(rel=1)`` for ``NumRelRet(rel=1)``.
 
     ``needs`` names the input the metric is computed from: ``"run"`` (the default: qrels and a run, through
-    :class:`irspec.evaluation.engine.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
+    :class:`irspec.evaluation.context.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
     A metric over another input gives ``compute(data, metric)``, where ``data`` is what that reader
     returned, and returns one float per item of ``data.ids`` (NaN for an item it leaves out); see
     :mod:`irspec.evaluation.inputs`.
