@@ -237,8 +237,10 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
         names = [r.name for r in runs]
         keys = [n if names.count(n) == 1 else f"{n} ({i})" for i, n in enumerate(names)]
         frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys)]
-        runs = functools.reduce(lambda a, b: a.unionByName(b), frames)
-        per_query = irs.evaluate(qrels, runs, metrics, partitions=engine.partitions, **plan.options.as_dict())
+        # one frame of every run, not `runs`: the plan's runs are read again below, and a Spark frame
+        # iterated in their place yields its columns (4), which dropped every run after the fourth
+        union = functools.reduce(lambda a, b: a.unionByName(b), frames)
+        per_query = irs.evaluate(qrels, union, metrics, partitions=engine.partitions, **plan.options.as_dict())
         by_name = {res.run_name: res for res in irs.results(per_query)}
     return [
         dataclasses.replace(by_name[k], run_name=r.name, run_source=str(r.path)) for r, k in zip(runs, keys)
