@@ -89,7 +89,8 @@ LAZY_EDGES = {
     "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
     "data.datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
-    "plan.execute": "a plan loads the steps it has when it runs: compare, power, agreement and groups (scipy), so that "
+    "plan.execute": "a plan loads the steps it has when it runs: compare, power, agreement and groups (scipy), "
+    "standardising, the figures and a log, so that "
     "`irspec eval`, which runs as a plan, starts as fast as it evaluates; irspec.evaluation.spark (pyspark, optional: "
     "irspec[spark]) for an `engine: {spark: ...}` plan",
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",

@@ -11,8 +11,9 @@ compare step's (:func:`irspec.experiment.compare.compare_results` with the plan'
 file is touched, then written all or nothing (:func:`irspec.report.write_all_atomic`), so a failed plan
 leaves no partial output behind.
 
-A step a plan does not use is not loaded: comparing, power, agreement and groups import scipy, so they
-are imported when the plan has them, and ``irspec eval`` starts as fast as it evaluates.
+A step a plan does not use is not loaded: comparing, power, agreement and groups (which import scipy),
+standardising, drawing and a log's reading are imported when the plan has them, so that ``irspec eval`` starts as fast
+as it evaluates.
 """
 
 from __future__ import annotations
@@ -32,19 +33,17 @@ from irspec.data.stream import RunBlocks, open_run
 from irspec.data.trec import stem
 from irspec.errors import IrspecError, IrspecWarning, PlanError
 from irspec.evaluation.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
-from irspec.evaluation.inputs import evaluate_input
 from irspec.evaluation.systems import combine
 from irspec.experiment.records import Compare, Comparison
-from irspec.experiment.standardize import ZTable, standardize, z_table
 from irspec.plan.model import Output, Plan, PlanRun
 from irspec.progress import Progress
-from irspec.report import plots
-from irspec.report.power import power_sections
 from irspec.report.text import terminal_width
 
 if TYPE_CHECKING:
     from irspec.experiment.agreement import Agreement
     from irspec.experiment.power import PowerAnalysis
+    from irspec.experiment.standardize import ZTable
+    from irspec.report.plots import FigureData
 
 __all__ = ["PlanReport", "run_plan", "plan_power", "render_outputs", "write_outputs"]
 
@@ -70,7 +69,7 @@ class PlanReport:
     """The runs' 11-point precision-recall curves (:func:`irspec.report.plots.precision_recall`), from the
     figures' own evaluation of the runs (:func:`irspec.report.plots.figure_metrics`) when an output draws
     plots; ``None`` otherwise."""
-    figure_data: plots.FigureData | None = None
+    figure_data: FigureData | None = None
     """The ROC points, AP values and confusion matrices of the other plots
     (:func:`irspec.report.plots.figure_data`), from the same evaluation as the curves; ``None`` when nothing is drawn."""
     power: PowerAnalysis | None = None
@@ -120,6 +119,8 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
         # tables show hold the plan's metrics, and their warnings are the plan's metrics' alone.
         wanted = {"results": _run_metrics(plan)}
         if drawn:
+            from irspec.report import plots
+
             wanted["figures"] = list(plots.figure_metrics(size))
         plan, evaluated = _evaluate_runs(plan, wanted, judgments)
         results = evaluated["results"]
@@ -127,6 +128,8 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
             curves = plots.precision_recall(evaluated["figures"])
             data = plots.figure_data(evaluated["figures"], size)
         if any(o.format == "zscores" for o in plan.outputs):
+            from irspec.experiment.standardize import z_table
+
             zscores = z_table(results)  # of the runs as evaluated, the reference another evaluation's -Z reads
     results = _standardized(plan, results)
     if plan.groups is not None and results:
@@ -170,6 +173,8 @@ def _standardized(plan: Plan, results: list[Any]) -> list[Any]:
     """The plan's ``standardize``: the results as z-scores against its reference runs or -Z file."""
     if plan.standardize is None or not results:
         return results
+    from irspec.experiment.standardize import standardize
+
     z = plan.standardize
     reference: Any = z.file
     if z.reference is not None:
@@ -222,6 +227,8 @@ def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
     and streamed in bounded memory (aggregates only) unless an output shows its per-query rows."""
     # intervals need rows too, but the default ones are not worth reading a huge log whole for: a streamed
     # log's means are shown without them (an output with per_query: true keeps them)
+    from irspec.evaluation.inputs import evaluate_input
+
     rows = any(o.per_query or o.format in _ROW_FORMATS for o in plan.outputs)
     options: dict[str, Any] = {"memory": plan.memory} if rows and plan.memory is not None else {}
     if getattr(plan, "ab", None):
@@ -451,8 +458,10 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
             **marks,
         )
     if output.format == "plots":
+        from irspec.report.plots import render_files
+
         found, _ = _plots(report, required=True)
-        return plots.render_files(found)
+        return render_files(found)
     if output.format == "zscores":
         if report.zscores is None:
             raise IrspecError(f"{report.plan.source}: a zscores output gives the runs' per-topic means and sds; the plan has no runs")
@@ -464,6 +473,8 @@ def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, A
     """The HTML page's power section, with the plan's ``power`` section."""
     if report.power is None:
         return []
+    from irspec.report.power import power_sections
+
     return [("power", "Power", power_sections(report.power, decimals=decimals), report.power.notes)]
 
 
@@ -538,6 +549,8 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
 
 def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None]:
     """The report's plots (drawn once), or ``[]`` and why not; raises when ``required`` and impossible."""
+
+    from irspec.report import plots
 
     def make() -> tuple[list[Any], str | None]:
         try:
