@@ -23,110 +23,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from irspec.spec import syntax as ast
 from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
-from irspec.spec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
-from irspec.spec.registry import JUDGED_ONLY, GainMap
+from irspec.spec.plugins import get_registry, plugin_report
 from irspec.version import __version__
 
 __all__ = ["main"]
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
+    from irspec.spec.catalog import metric_record
+
     metrics = get_registry().parse(args.specs)
     if args.json:
-        out = [
-            {
-                "canonical": str(m),
-                "name": m.name,
-                "params": {k: _jsonable(m.get(k)) for k in m.definition.param_names},
-                "explicit": sorted(k for k, _ in m.params),
-                "aggregate": m.aggregate,
-                "trec_name": m.trec_name,
-                "plugin": m.definition.plugin,
-            }
-            for m in metrics
-        ]
-        print(json.dumps(out, indent=2, sort_keys=True))
+        print(json.dumps([metric_record(m) for m in metrics], indent=2, sort_keys=True))
     else:
         for m in metrics:
             print(m)
     return 0
 
 
-def _jsonable(v: object) -> object:
-    if isinstance(v, GainMap):
-        return {str(k): g for k, g in v.items}
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, ast.Expr.__args__):
-        return ast.expr_text(v)
-    return v
-
-
-def _default_text(value: object) -> str:
-    return json.dumps(value) if isinstance(value, bool) else str(value)
-
-
-def _redirect_text(name: str, redirect: dict) -> str:
-    """A keyword form that names another metric, as ``irspec metrics`` shows it: ``P(relative=true) is relP``."""
-    if redirect["when"] is None:
-        return f"{name}({redirect['keyword']}=x) is {redirect['target']}({redirect['keyword']}=x)"
-    return f"{name}({redirect['keyword']}={_default_text(redirect['when'])}) is {redirect['target']}"
-
-
 def _cmd_metrics(args: argparse.Namespace) -> int:
+    from irspec.spec.catalog import catalog_text, metric_records
+
     registry = get_registry()
-    rows = []
-    for name in sorted(registry.definitions, key=str.lower):
-        d = registry.definitions[name]
-        aliases = [a if isinstance(a, str) else a.name for a in registry.aliases[name]]
-        rows.append(
-            {
-                "name": d.name,
-                "aliases": aliases,
-                "summary": d.summary,
-                "aggregate": d.aggregate,
-                "at": d.at,
-                "positional": d.positional,
-                "params": [
-                    {"name": p.name, "type": p.kind, "default": _jsonable(p.default), "allowed": p.describe_range(), "description": p.description}
-                    for p in d.params
-                ],
-                "plugin": d.plugin,
-                "distribution": registry.distributions.get(d.plugin),
-                "needs": d.needs,
-                "redirects": [{"keyword": r.keyword, "when": r.when, "target": r.target} for r in d.redirects],
-                "doc": d.doc,
-            }
-        )
     if args.json:
-        print(json.dumps(rows, indent=2, sort_keys=True))
-        return 0
-    for r in rows:
-        # judged_only is every run metric's (registry.JUDGED_ONLY): said once below, not on every line
-        params = ", ".join(
-            ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={_default_text(p['default'])}" if p["default"] is not None else "")
-            for p in r["params"]
-            if p["name"] != JUDGED_ONLY.name or r["needs"] != "run"
-        )
-        source = r["plugin"]
-        if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
-            source += f": {r['distribution']}"  # an installed plugin: where it comes from
-        needs = "" if r["needs"] == "run" else f"  (computed from a {r['needs']} input)"
-        print(f"{r['name']}({params})  [{source}]{needs}")
-        print(f"    {r['summary']}")
-        if r["aliases"]:
-            print(f"    aliases: {', '.join(r['aliases'])}")
-        if r["redirects"]:
-            print(f"    also: {', '.join(_redirect_text(r['name'], x) for x in r['redirects'])}")
-    for g in sorted(registry.groups.values(), key=lambda g: g.name):
-        if not g.name.startswith("trec:"):
-            print(f"{g.name}  (group)  [{g.plugin}]\n    {g.summary}")
-    for reader in sorted(registry.readers.values(), key=lambda r: r.name.lower()):
-        suffixes = f" ({', '.join(reader.suffixes)})" if reader.suffixes else ""
-        print(f"{reader.name}  (input){suffixes}  [{reader.plugin}]\n    {reader.summary}")
-    print(f"Every metric computed from a run also takes {JUDGED_ONLY.name}=true: {JUDGED_ONLY.description}.")
+        print(json.dumps(metric_records(registry), indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(catalog_text(registry))
     return 0
 
 

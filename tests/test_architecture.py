@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.registry",),  # the name table; binds syntax trees to metric definitions
     ("spec.hooks",),  # the pluggy hooks
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
+    ("spec.catalog",),  # the metrics and the registry as `irspec parse --json` and `irspec metrics` show them
     ("testing",),  # the pytest fixture that registers a plugin for one test
     ("evaluation.context", "stats.resampling", "data.frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
     ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
