@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.registry",),  # the name table; binds syntax trees to metric definitions
     ("spec.hooks",),  # the pluggy hooks
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
+    ("spec.catalog",),  # the metrics and the registry as `irspec parse --json` and `irspec metrics` show them
     ("testing",),  # the pytest fixture that registers a plugin for one test
     ("stats.resampling", "stats.student", "stats.outcome", "data.frames", "data.kinds"),  # resampling; the t quantile; a test's record; frames out; qrels or run
     ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
@@ -104,8 +105,13 @@ LAZY_EDGES = {
     "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report.model": "a table with bootstrap intervals loads stats.significance (scipy); t intervals and others do not",
     "data.datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
-    "plan.execute": "an `engine: {spark: ...}` plan loads irspec.evaluation.spark (pyspark, optional: irspec[spark]) when it runs",
+    "plan.execute": "a plan loads the steps it has when it runs: compare, power, agreement and groups (scipy), "
+    "standardising, the figures and a log, so that "
+    "`irspec eval`, which runs as a plan, starts as fast as it evaluates; irspec.evaluation.spark (pyspark, optional: "
+    "irspec[spark]) for an `engine: {spark: ...}` plan",
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
+    "plan": "the package's face loads each module on first use (its _LAZY table), so that `irspec eval` loads neither "
+    "YAML nor the JSON Schema",
     "plugin_api": "plugins' declarations import it whenever a registry is built: the context, spilling and corrections load on first use",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""

@@ -555,6 +555,29 @@ output:
     assert trec.splitlines()[1].split()[:2] == ["map", "all"]
 
 
+def test_the_figures_metrics_are_an_evaluation_of_their_own(workspace):
+    """An output that draws makes the plan evaluate what the figures read (IPrec at 11 levels, AP,
+    recall and fall-out, ...) apart from its own metrics: the results hold the plan's metrics, and the
+    warnings every output shows speak of them alone."""
+    # The demo's labels go up to 3 (0, 1, 2, 3 in qrels.txt): at level 4 nothing is relevant, which the
+    # engine says once per level, naming the metrics that take a relevance level. Of nDCG@10 (which
+    # takes none) and P@10, that is P@10; the figures' IPrec, AP, R@k, ... are not the plan's.
+    path = write_plan(
+        workspace,
+        GOOD.replace("[nDCG@10, AP]", "[nDCG@10, P@10]")
+        + "options: {relevance_level: 4}\noutput: [{format: html, path: out/r.html}, {format: json, path: out/r.json}]\n",
+    )
+    with pytest.warns(irspec.IrspecWarning):
+        report = run_plan(load_plan(path))
+    assert report.curves is not None and set(report.curves) == {"bm25", "dense", "hybrid"}
+    assert [str(m) for m in report.results[0].metrics] == ["nDCG@10", "P@10"]
+    level = [w for w in report.warnings if w.startswith("relevance level 4")]
+    assert level == [
+        "relevance level 4 (P@10): no document in the qrels is relevant (no label >= 4; the highest is 3), "
+        "so every query has R = 0"
+    ]
+
+
 def test_a_table_with_no_baseline_marks_the_runs_each_run_beats():
     rng = np.random.default_rng(0)
     qids = [f"q{i}" for i in range(40)]
@@ -583,12 +606,14 @@ output:
     (workspace / "out" / "b.json").write_text("previous\n")
 
     # the comparisons fail after the evaluation: nothing is written
+    import irspec.experiment.compare
     import irspec.plan.execute as plan_module
 
     def boom(*args, **kwargs):
         raise EvaluationError("comparison failed")
 
-    monkeypatch.setattr(plan_module, "compare_results", boom)
+    # (the plan imports the compare step when it has a compare section)
+    monkeypatch.setattr(irspec.experiment.compare, "compare_results", boom)
     assert main(["run", str(path)]) == 2
     assert not (workspace / "out" / "a.csv").exists()
     assert (workspace / "out" / "b.json").read_text() == "previous\n"

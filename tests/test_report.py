@@ -745,8 +745,9 @@ def test_html_escapes_names_metrics_notes_and_warnings_once():
 
 
 def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkeypatch):
-    """run_plan evaluates the precision-recall points beside the plan's metrics; writing the html and
-    plots outputs then evaluates nothing, and the results keep only the plan's metrics."""
+    """run_plan evaluates the metrics the figures declare (the precision-recall points among them) as an
+    evaluation of their own; writing the html and plots outputs then evaluates nothing, and the results
+    hold only the plan's metrics."""
     importlib.import_module("matplotlib")
     import irspec.evaluation.evaluate
     import irspec.evaluation.parts
