@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/bench_compare.py [--queries 5000] [--runs 5] [--permutations 10000]
 
 Per-query scores are synthetic (one seeded ``numpy.random.Generator``; P@10-like grid values for P@10,
-continuous values for the others), wrapped in :class:`irspec.evaluation.engine.Result` objects so that the timing
+continuous values for the others), wrapped in :class:`irspec.evaluation.result.Result` objects so that the timing
 covers the plan's own path: alignment by query id, the tests, and the correction. Query order is
 shuffled per run, so the alignment does real work. Prints wall times; asserts nothing.
 """
@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 import irspec
-from irspec.evaluation.engine import Options, Result
+from irspec.evaluation.context import Options
+from irspec.evaluation.result import Result
 from irspec.experiment.records import Compare
 from irspec.experiment.compare import compare_results
 

@@ -49,6 +49,7 @@ import pytest
 import yaml
 
 import irspec
+import irspec.plan
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -287,7 +288,7 @@ def check_text(block: Block) -> None:
             assert doc == yaml.safe_load((ROOT / shown.group(1)).read_text(encoding="utf-8")), (
                 f"the block differs from {shown.group(1)}: show the file as it is")
         elif not block.file and isinstance(doc, dict):
-            schema = sys.modules[irspec.load_plan.__module__].schema()
+            schema = irspec.plan.schema()  # with the installed plugins' sections
             unknown = set(doc) - set(schema["properties"])
             assert not unknown, f"keys that are not a plan's: {sorted(unknown)}"
     elif block.lang == "toml":

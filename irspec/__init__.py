@@ -113,11 +113,11 @@ def metrics() -> dict[str, MetricDef]:
 # point is one line here (and one in __all__).
 _LAZY: dict[str, str] = {
     "evaluate": "irspec.evaluation.systems",  # results.evaluate, with systems of several runs
-    "Result": "irspec.evaluation.results",
-    "ResultSet": "irspec.evaluation.results",
-    "evaluate_many": "irspec.evaluation.engine",
+    "Result": "irspec.evaluation.result",
+    "ResultSet": "irspec.evaluation.result_set",
+    "evaluate_many": "irspec.evaluation.evaluate",
     "Evaluator": "irspec.evaluation.evaluator",
-    "evaluate_input": "irspec.evaluation.results",
+    "evaluate_input": "irspec.evaluation.inputs",
     "compare": "irspec.experiment.compare",
     "standardize": "irspec.experiment.standardize",
     "by_group": "irspec.experiment.groups",
@@ -132,10 +132,10 @@ _LAZY: dict[str, str] = {
     "Qrels": "irspec.data",
     "Run": "irspec.data",
 }
-# Submodules reachable as attributes (`irspec.stats.significance.paired`) without an import statement.
+# Sub-packages reachable as attributes (`irspec.plan.load_plan`) without an import statement; a module
+# inside one is imported by its own name (`import irspec.stats.significance`).
 _SUBMODULES = (
-    "stats", "data", "engine", "plan", "report", "inputs", "testing", "context", "results", "comparisons", "zscores",
-    "groups", "systems", "design", "power_analysis",
+    "spec", "builtin", "data", "stats", "evaluation", "experiment", "report", "plan", "compat", "testing", "plugin_api",
 )
 
 

@@ -1,5 +1,9 @@
 """The ``irspec`` command line. Thin: it parses arguments, calls the library, formats, sets exit codes.
 
+``irspec eval`` (and ``irspec power --from``) maps its arguments to a :class:`~irspec.plan.model.Plan`
+and runs it through :mod:`irspec.plan.execute`, the pipeline ``irspec run`` runs a plan file through:
+one place for every step, whichever command asks for it.
+
 This module is an edge of the import layering (ARCHITECTURE.md): at the top it imports only the light
 layers (errors, spec, registry, plugins), so ``irspec parse`` and ``irspec --version`` load no numpy;
 each subcommand imports the modules it runs (engine, reader, report, plan) inside its function.
@@ -16,112 +20,36 @@ import re
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
-from irspec.spec import syntax as ast
 from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
-from irspec.spec.plugins import DEFAULT_PLUGINS, get_registry, plugin_report
-from irspec.spec.registry import JUDGED_ONLY, GainMap
+from irspec.spec.plugins import get_registry, plugin_report
 from irspec.version import __version__
 
 __all__ = ["main"]
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
+    from irspec.spec.catalog import metric_record
+
     metrics = get_registry().parse(args.specs)
     if args.json:
-        out = [
-            {
-                "canonical": str(m),
-                "name": m.name,
-                "params": {k: _jsonable(m.get(k)) for k in m.definition.param_names},
-                "explicit": sorted(k for k, _ in m.params),
-                "aggregate": m.aggregate,
-                "trec_name": m.trec_name,
-                "plugin": m.definition.plugin,
-            }
-            for m in metrics
-        ]
-        print(json.dumps(out, indent=2, sort_keys=True))
+        print(json.dumps([metric_record(m) for m in metrics], indent=2, sort_keys=True))
     else:
         for m in metrics:
             print(m)
     return 0
 
 
-def _jsonable(v: object) -> object:
-    if isinstance(v, GainMap):
-        return {str(k): g for k, g in v.items}
-    if isinstance(v, tuple):
-        return list(v)
-    if isinstance(v, ast.Expr.__args__):
-        return ast.expr_text(v)
-    return v
-
-
-def _default_text(value: object) -> str:
-    return json.dumps(value) if isinstance(value, bool) else str(value)
-
-
-def _redirect_text(name: str, redirect: dict) -> str:
-    """A keyword form that names another metric, as ``irspec metrics`` shows it: ``P(relative=true) is relP``."""
-    if redirect["when"] is None:
-        return f"{name}({redirect['keyword']}=x) is {redirect['target']}({redirect['keyword']}=x)"
-    return f"{name}({redirect['keyword']}={_default_text(redirect['when'])}) is {redirect['target']}"
-
-
 def _cmd_metrics(args: argparse.Namespace) -> int:
+    from irspec.spec.catalog import catalog_text, metric_records
+
     registry = get_registry()
-    rows = []
-    for name in sorted(registry.definitions, key=str.lower):
-        d = registry.definitions[name]
-        aliases = [a if isinstance(a, str) else a.name for a in registry.aliases[name]]
-        rows.append(
-            {
-                "name": d.name,
-                "aliases": aliases,
-                "summary": d.summary,
-                "aggregate": d.aggregate,
-                "at": d.at,
-                "positional": d.positional,
-                "params": [
-                    {"name": p.name, "type": p.kind, "default": _jsonable(p.default), "allowed": p.describe_range(), "description": p.description}
-                    for p in d.params
-                ],
-                "plugin": d.plugin,
-                "distribution": registry.distributions.get(d.plugin),
-                "needs": d.needs,
-                "redirects": [{"keyword": r.keyword, "when": r.when, "target": r.target} for r in d.redirects],
-                "doc": d.doc,
-            }
-        )
     if args.json:
-        print(json.dumps(rows, indent=2, sort_keys=True))
-        return 0
-    for r in rows:
-        # judged_only is every run metric's (registry.JUDGED_ONLY): said once below, not on every line
-        params = ", ".join(
-            ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={_default_text(p['default'])}" if p["default"] is not None else "")
-            for p in r["params"]
-            if p["name"] != JUDGED_ONLY.name or r["needs"] != "run"
-        )
-        source = r["plugin"]
-        if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
-            source += f": {r['distribution']}"  # an installed plugin: where it comes from
-        needs = "" if r["needs"] == "run" else f"  (computed from a {r['needs']} input)"
-        print(f"{r['name']}({params})  [{source}]{needs}")
-        print(f"    {r['summary']}")
-        if r["aliases"]:
-            print(f"    aliases: {', '.join(r['aliases'])}")
-        if r["redirects"]:
-            print(f"    also: {', '.join(_redirect_text(r['name'], x) for x in r['redirects'])}")
-    for g in sorted(registry.groups.values(), key=lambda g: g.name):
-        if not g.name.startswith("trec:"):
-            print(f"{g.name}  (group)  [{g.plugin}]\n    {g.summary}")
-    for reader in sorted(registry.readers.values(), key=lambda r: r.name.lower()):
-        suffixes = f" ({', '.join(reader.suffixes)})" if reader.suffixes else ""
-        print(f"{reader.name}  (input){suffixes}  [{reader.plugin}]\n    {reader.summary}")
-    print(f"Every metric computed from a run also takes {JUDGED_ONLY.name}=true: {JUDGED_ONLY.description}.")
+        print(json.dumps(metric_records(registry), indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(catalog_text(registry))
     return 0
 
 
@@ -131,120 +59,128 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from irspec.data.datasets import parse_specs
-    from irspec.evaluation.engine import distinct_names, evaluate_many, read_judgments
-    from irspec.progress import Progress
-    from irspec.report import (
-        BINARY_FORMATS,
-        check_writable,
-        format_results,
-        hash_in_background,
-        provenance,
-        write_all_atomic,
-    )
-    from irspec.report.formats import WITH_INTERVALS, default_intervals
-    from irspec.report.text import terminal_width
-    from irspec.data.stream import open_run, parse_memory
-    from irspec.evaluation.systems import combine
+    from irspec.plan.execute import run_plan, write_outputs
 
-    if args.agreement:
-        return _cmd_eval_agreement(args)
+    # irspec eval is a plan built from its arguments, run as irspec run runs a plan file
+    report = run_plan(_agreement_plan(args) if args.agreement else _eval_plan(args))
+    _print_warnings([report])
+    write_outputs(report, make_dirs=False)  # -o as a shell's > would, into a directory that exists
+    return 0
+
+
+def _eval_plan(args: argparse.Namespace) -> Any:
+    """The plan of ``irspec eval QRELS RUNS...``: its flags checked, before anything is read."""
+    from irspec.data.datasets import parse_specs
+    from irspec.data.stream import parse_memory
+    from irspec.plan.model import Output
+    from irspec.report import BINARY_FORMATS, check_writable
+    from irspec.report.formats import WITH_INTERVALS, default_intervals
+
     specs = args.measures or ["official"]
     metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
     # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
     runid = any(s.strip() in ("official", "set", "all_trec") for s in specs)
-    # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
-    # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
-    if args.c and args.missing_queries not in (None, "zero"):
-        raise EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
+    options = _options(args)
     memory = None
     if args.memory is not None:
         try:
             memory = parse_memory(args.memory)
         except EvaluationError as e:
             raise EvaluationError(f"--memory: {e}") from None
-    options = _options(args)
     if args.ci not in (None, "none") and args.format not in WITH_INTERVALS:
         raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
-    intervals = default_intervals(args.format, args.ci)
     if args.output:  # before the evaluation, not after it
         check_writable(args.output)
     elif args.format in BINARY_FORMATS:
         raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
     if args.write_z:
         check_writable(args.write_z)
-    runs = list(args.runs)
     systems = [_system_arg(text) for text in args.system or ()]
     members = [p for _, paths in systems for p in paths]
-    if (runs + members).count("-") + (args.qrels == "-") > 1:
+    if (list(args.runs) + members).count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
-    with Progress("reading qrels", detail=args.qrels) as progress:  # shown only on a terminal
-        qrels = read_judgments(args.qrels, metrics)  # read_qrels, or a plugin's reader (qrels with subtopics)
-        progress.total, results = len(runs) + len(members), []
-        for i, run in enumerate(runs + members):
-            progress.update(label="evaluating runs", detail=run)
-            loaded = open_run(run, memory)
-            if args.format == "json":
-                # Provenance hashes the inputs: on a worker thread, once reading (which keeps every
-                # core busy) is done, so that it overlaps the single-threaded evaluation.
-                hash_in_background(([args.qrels] if i == 0 else []) + [run])
-            results.extend(evaluate_many(qrels, [loaded], metrics, options=options))
-            progress.advance()
-    inputs = [("qrels", None, args.qrels)] + [("run", res.run_name, r) for res, r in zip(results, runs + members)]
-    start = len(runs)
-    for name, paths in systems:  # --system NAME=...: one system, the mean of its runs per topic
-        results.append(combine(name, results[start : start + len(paths)]))
-        start += len(paths)
-    results = distinct_names([*results[: len(runs)], *results[len(runs) + len(members) :]])  # two runs of one name
-    written = _z_file(args, results)
-    results = _standardized(args, results)
-    results = _grouped(args, results)
-    _print_warnings(results)
-    origin = provenance(results, inputs, options=options) if args.format == "json" else None
-    # a table wider than the terminal it goes to is fitted to it (a metric per row); a file or a pipe
-    # gets the table as it is
-    width = None if args.output else terminal_width(sys.stdout)
-    text = format_results(
-        results, args.format, per_query=args.per_query, runid=runid, decimals=args.decimals, provenance=origin,
-        intervals=intervals, width=width,
-    )
-    files = [(args.output, text)] if args.output else []
-    if files or written:  # as a shell's > would, into a directory that exists; all or nothing
-        write_all_atomic(files + written, make_dirs=False)
-    if not args.output:
-        sys.stdout.write(text)
-    return 0
+    intervals = default_intervals(args.format, args.ci)
+    outputs = [Output(args.format, _path(args.output), args.per_query, decimals=args.decimals, intervals=intervals, runid=runid)]
+    if args.write_z:  # the runs' per-topic means and deviations, for -Z elsewhere
+        outputs.append(Output("zscores", _path(args.write_z)))
+    z, groups = _standardize_arg(args), args.groups
+    return _plan(args.qrels, args.runs, metrics, options, outputs, memory=memory, systems=systems, standardize=z, groups=groups)
 
 
-def _z_file(args: argparse.Namespace, results: list) -> list[tuple[str, str]]:
-    """``--write-z FILE``: the evaluated runs' per-topic means and deviations, as ``(path, text)``."""
-    if not args.write_z:
-        return []
-    from irspec.experiment.standardize import z_table
+def _agreement_plan(args: argparse.Namespace) -> Any:
+    """The plan of ``irspec eval QRELS... RUNS... --agreement``: every run against each set of judgments
+    (told from the runs by their content, in any order; each named by its file's stem), compared
+    pairwise (paired t-test, Holm: a plan's comparisons without a compare section), and the agreement."""
+    from irspec.data import split_kinds
+    from irspec.data.datasets import parse_specs
+    from irspec.data.trec import stem
+    from irspec.report.agreement import COMBINED_FORMATS
+    from irspec.plan.model import Output
+    from irspec.report import check_writable
 
-    return [(args.write_z, z_table(results).to_text())]
+    if args.format not in COMBINED_FORMATS:
+        raise EvaluationError(f"--agreement reports in the {', '.join(COMBINED_FORMATS)} formats, not --format {args.format}")
+    if args.ci is not None or args.memory is not None:
+        raise EvaluationError("--agreement does not take --ci or --memory")
+    if args.write_z:
+        raise EvaluationError("--agreement does not take --write-z: the runs have per-topic means under each set of judgments")
+    paths = [args.qrels, *args.runs]
+    if "-" in paths:
+        raise EvaluationError("--agreement reads files only, not standard input ('-')")
+    qrels_paths, runs = split_kinds(paths)
+    if len(qrels_paths) < 2 or len(runs) < 2:
+        raise EvaluationError(
+            f"--agreement needs at least 2 qrels files and 2 runs; got {len(qrels_paths)} qrels and {len(runs)} runs "
+            "(told apart by their content)"
+        )
+    names = [stem(p) or p for p in qrels_paths]  # qrels.human.txt is qrels.human, as a run's name is its stem
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise EvaluationError(f"--agreement names each qrels set by its file name; {', '.join(twice)} is given twice")
+    metrics = parse_specs(args.measures or ["official"], qrels_paths[0], trec=True)
+    options = _options(args)
+    if args.output:
+        check_writable(args.output)
+    systems = [_system_arg(text) for text in args.system or ()]
+    output = Output(args.format, _path(args.output), args.per_query, decimals=args.decimals)  # no intervals
+    z, groups, sets = _standardize_arg(args), args.groups, tuple(zip(names, qrels_paths))
+    return _plan(qrels_paths[0], runs, metrics, options, [output], systems=systems, standardize=z, groups=groups, qrels_sets=sets)
 
 
-def _standardized(args: argparse.Namespace, results: list) -> list:
-    """``--standardize`` (reference: the runs given) or ``-Z FILE``: the results as z-scores."""
+def _plan(
+    qrels: str,
+    runs: Sequence[str],
+    metrics: Sequence[Any],
+    options: Any,
+    outputs: Sequence[Any] = (),
+    *,
+    systems: Sequence[tuple[str, list[str]]] = (),
+    **fields: Any,
+) -> Any:
+    """The plan of a command line: no file (``source`` ``None``), paths as typed, each run named as it is
+    read; ``fields`` are the plan's others (``memory``, ``standardize``, ``groups``, ``qrels_sets``)."""
+    from irspec.plan.model import Plan, PlanRun, PlanSystem
+
+    named = tuple(PlanSystem(name, tuple(PlanRun(None, p, p) for p in paths), f"--system {name}") for name, paths in systems)
+    runs_typed = tuple(PlanRun(None, path, path) for path in runs)
+    return Plan(None, qrels, runs_typed, tuple(metrics), options, None, tuple(outputs), systems=named, **fields)
+
+
+def _path(text: str | None) -> Path | None:
+    return Path(text) if text else None
+
+
+def _standardize_arg(args: argparse.Namespace) -> Any:
+    """``--standardize`` (reference: the runs given) or ``-Z FILE`` (with ``--z-cdf``), or ``None``."""
+    from irspec.plan.model import Standardize
+
     if args.standardize and args.zscores:
         raise EvaluationError("--standardize takes the runs given as the reference and -Z a file: give one")
     if args.z_cdf and not (args.standardize or args.zscores):
         raise EvaluationError("--z-cdf maps z-scores: give --standardize or -Z FILE too")
     if not (args.standardize or args.zscores):
-        return results
-    from irspec.experiment.standardize import standardize
-
-    return standardize(results, args.zscores, cdf=args.z_cdf)
-
-
-def _grouped(args: argparse.Namespace, results: list) -> list:
-    """``--groups FILE``: each result with its per-group means and intervals beside it."""
-    if not args.groups:
-        return results
-    from irspec.experiment.groups import with_groups
-
-    return with_groups(results, args.groups)
+        return None
+    return Standardize(file=args.zscores, cdf=args.z_cdf)
 
 
 def _system_arg(text: str) -> tuple[str, list[str]]:
@@ -258,62 +194,14 @@ def _system_arg(text: str) -> tuple[str, list[str]]:
     return name, expand_runs(name, [p for p in paths.split(",") if p])
 
 
-def _cmd_eval_agreement(args: argparse.Namespace) -> int:
-    """``irspec eval QRELS... RUNS... --agreement``: every run against each set of judgments (told from
-    the runs by their content, in any order), compared pairwise (paired t-test, Holm), and the agreement."""
-    from pathlib import Path
-
-    from irspec.experiment.agreement import COMBINED_FORMATS, agreement_of, combine
-    from irspec.experiment.records import Compare
-    from irspec.data import read_qrels, split_kinds
-    from irspec.data.datasets import parse_specs
-    from irspec.evaluation.engine import distinct_names, evaluate_many
-    from irspec.report import format_results, write_atomic
-
-    if args.format not in COMBINED_FORMATS:
-        raise EvaluationError(f"--agreement reports in the {', '.join(COMBINED_FORMATS)} formats, not --format {args.format}")
-    if args.ci is not None or args.memory is not None:
-        raise EvaluationError("--agreement does not take --ci or --memory")
-    paths = [args.qrels, *args.runs]
-    if "-" in paths:
-        raise EvaluationError("--agreement reads files only, not standard input ('-')")
-    qrels_paths, runs = split_kinds(paths)
-    if len(qrels_paths) < 2 or len(runs) < 2:
-        raise EvaluationError(
-            f"--agreement needs at least 2 qrels files and 2 runs; got {len(qrels_paths)} qrels and {len(runs)} runs "
-            "(told apart by their content)"
-        )
-    # a set is named by its file name without the last suffix (and .gz): qrels.human.txt is qrels.human
-    names = [Path(p).name.removesuffix(".gz").rsplit(".", 1)[0] for p in qrels_paths]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise EvaluationError(f"--agreement names each qrels set by its file name; {', '.join(twice)} is given twice")
-    metrics = parse_specs(args.measures or ["official"], qrels_paths[0], trec=True)
-    options = _options(args)
-    if args.output:
-        from irspec.report import check_writable
-
-        check_writable(args.output)
-    qrels = {n: read_qrels(p) for n, p in zip(names, qrels_paths)}
-    results = {n: distinct_names(evaluate_many(q, runs, metrics, options=options)) for n, q in qrels.items()}
-    for found in results.values():
-        _print_warnings(found)
-    found = agreement_of(results, qrels, Compare(test="t", correction="holm"), relevance_level=args.level)
-    texts = {
-        n: str(format_results(res, args.format, per_query=args.per_query, decimals=args.decimals)) for n, res in results.items()
-    }
-    text = combine(texts, found, args.format, decimals=args.decimals)
-    if args.output:
-        write_atomic(args.output, text, make_dirs=False)
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
 def _options(args: argparse.Namespace) -> Any:
     """The evaluation options of ``irspec eval``'s flags."""
-    from irspec.evaluation.engine import Options
+    from irspec.evaluation.context import Options
 
+    # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
+    # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
+    if args.c and args.missing_queries not in (None, "zero"):
+        raise EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
     return Options(
         relevance_level=args.level,
         depth=args.depth,
@@ -325,7 +213,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _print_warnings(results: Sequence[object]) -> None:
-    from irspec.evaluation.engine import collect_warnings
+    from irspec.evaluation.evaluated import collect_warnings
 
     for w in collect_warnings(results):
         print(f"irspec: warning: {w}", file=sys.stderr)
@@ -395,11 +283,12 @@ def _unit_number(name: str, text: str | None) -> float | None:
 
 def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> object:
     """The power analysis of runs given with ``--from`` (qrels and runs in any order, told apart by
-    their content), evaluated on ``-m``'s metrics (default nDCG@10)."""
-    from irspec.data import read_qrels, split_kinds
+    their content), evaluated on ``-m``'s metrics (default nDCG@10) as a plan that compares nothing."""
+    from irspec.data import split_kinds
     from irspec.data.datasets import parse_specs
-    from irspec.evaluation.engine import distinct_names, evaluate_many
+    from irspec.evaluation.context import Options
     from irspec.experiment.power import power
+    from irspec.plan.execute import run_plan
 
     qrels, runs = split_kinds(args.sources)
     if len(qrels) != 1:
@@ -408,10 +297,10 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
     if len(runs) < 2:
         raise EvaluationError(f"--from needs at least 2 runs to design comparisons for; found {len(runs)}")
     metrics = parse_specs(args.measures or ["nDCG@10"], qrels[0], trec=True)
-    results = distinct_names(evaluate_many(read_qrels(qrels[0]), runs, metrics))
-    _print_warnings(results)
+    report = run_plan(_plan(qrels[0], runs, metrics, Options()))
+    _print_warnings([report])
     chosen = {k: v for k, v in settings.items() if v is not None}
-    return power(results, baseline=args.baseline, **chosen)
+    return power(list(report.results), baseline=args.baseline, **chosen)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,6 +24,7 @@ __all__ = [
     "excerpt",
     "shorten",
     "quote",
+    "not_loaded",
 ]
 
 
@@ -67,13 +68,19 @@ class UnknownMetricError(SpecError):
         """The distribution of one of irspec's shipped plugins that registers ``name``, when that plugin
         is not loaded (``irspec-online`` for ``CTR``); ``None`` otherwise."""
         if plugin is not None:
-            hint = (
-                f": it comes from the plugin {plugin}, which is not loaded (install it from irspec's source, "
-                f"pip install -e plugins/{plugin}; or IRSPEC_LOAD_PLUGINS leaves it out)"
-            )
+            hint = f": {not_loaded(plugin)}"
         else:
             hint = f"; did you mean {or_list(self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"unknown metric {shorten(name)!r}{hint}")
+
+
+def not_loaded(plugin: str) -> str:
+    """Why a name of one of irspec's shipped plugins (``plugins/``) is unknown: ``plugin`` is not loaded,
+    and how to load it (a metric's name, a plan's key)."""
+    return (
+        f"it comes from the plugin {plugin}, which is not loaded (install it from irspec's source, "
+        f"pip install -e plugins/{plugin}; or IRSPEC_LOAD_PLUGINS leaves it out)"
+    )
 
 
 class ParameterError(SpecError):

@@ -1,6 +1,6 @@
 """Evaluated results made from given per-query values, for tests of the compare step and its tables.
 
-``make_result("a", ["q1", "q2"], [0.1, 0.2])`` is a :class:`irspec.evaluation.engine.Result` of run ``a`` with
+``make_result("a", ["q1", "q2"], [0.1, 0.2])`` is a :class:`irspec.evaluation.result.Result` of run ``a`` with
 those values for every metric (AP and P@10 unless ``metrics`` says otherwise); a 2-D ``values`` gives
 one column per metric.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 import irspec
-from irspec.evaluation.engine import Options, Result
+from irspec.evaluation.context import Options
+from irspec.evaluation.result import Result
 
 
 def make_result(name: str, qids: list[str], values: np.ndarray, metrics=("AP", "P@10"), missing="zero") -> Result:

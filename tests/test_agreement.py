@@ -174,6 +174,26 @@ def test_every_format_and_frame(demo):
         demo.to_frame(table="nope")
 
 
+def test_the_report_layer_presents_the_agreement(demo):
+    """The tables are report's (report/agreement.py, beside report/power.py), made from the agreement's
+    attributes; the agreement's own renderings and a plan's combined output are those tables."""
+    from irspec import report
+    from irspec.report.agreement import agreement_sections, judged_sets_text
+
+    sections = agreement_sections(demo, decimals=3)
+    assert demo.sections(decimals=3) == sections
+    assert [heading for heading, _, _ in sections][:3] == [
+        "Agreement between system rankings", "Swapped pairs of runs", "Agreement between labels"
+    ]
+    assert demo.to_table(decimals=3) == report.text.plain_tables(sections, notes=demo.notes)
+    assert judged_sets_text({"human": "H\n", "llm": "L\n"}, demo, "markdown", decimals=3) == (
+        "## qrels: human\n\nH\n\n## qrels: llm\n\nL\n\n## Agreement between the sets of judgments\n"
+        + report.markdown.plain_tables(sections, notes=demo.notes)
+    )
+    with pytest.raises(EvaluationError, match="reported in the table, json, markdown, latex formats, not html"):
+        judged_sets_text({}, demo, "html")
+
+
 def test_agreement_needs_two_sets_and_two_runs():
     q = {"q1": {"d1": 1}}
     with pytest.raises(EvaluationError, match="at least two sets"):
@@ -215,12 +235,41 @@ def test_cli_agreement_in_any_order_as_json():
         (["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "-f", "csv"], "not --format csv"),
         (["qrels.txt", "qrels.txt", "runs/bm25.run", "runs/dense.run"], "qrels is given twice"),
         (["qrels.txt", "nothere.txt", "runs/bm25.run", "runs/dense.run"], "nothere.txt"),
+        # the runs have per-topic means under each set: no one -Z file to write
+        (["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "--write-z", "z.txt"], "--agreement does not take --write-z"),
+        (["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "-c", "--missing-queries", "skip"], "contradicts --missing-queries skip"),
     ],
 )
 def test_cli_agreement_errors(args, message):
     done = _irspec("eval", *args, "-m", "P@10", "--agreement")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("irspec: error: ") and message in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_cli_agreement_takes_eval_flags_and_gives_provenance():
+    # irspec eval --agreement runs as a plan with several sets of judgments: a --system is a row under
+    # each set and a run of the rankings compared, and each set's JSON carries the provenance, as every
+    # JSON does (README), naming that set's qrels file
+    done = _irspec(
+        "eval", "qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "--system", "colbert=runs/seeds/colbert-seed*.run",
+        "-m", "P@10", "--agreement", "-f", "json",
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    for name, found in doc["qrels_sets"].items():
+        assert [r["name"] for r in found["runs"]] == ["bm25", "dense", "colbert"]
+        inputs = [(i["role"], i["name"], i["path"]) for i in found["provenance"]["inputs"]]
+        assert inputs[:3] == [("qrels", None, f"{name}.txt"), ("run", "bm25", "runs/bm25.run"), ("run", "dense", "runs/dense.run")]
+    assert {frozenset((s["run_1"], s["run_2"])) for s in doc["agreement"]["swaps"]} == {
+        frozenset(("bm25", "dense")), frozenset(("bm25", "colbert"))
+    }
+
+
+def test_cli_agreement_says_a_warning_once():
+    # at level 4 neither set has a relevant document (their labels go up to 3): one sentence, said once
+    done = _irspec("eval", "qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "-m", "P@10", "--agreement", "-l", "4")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("irspec: warning: relevance level 4 (P@10): no document in the qrels is relevant") == 1
 
 
 # --------------------------------------------------------------------------------------------------

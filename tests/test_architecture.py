@@ -4,7 +4,8 @@ Every ``import`` in a module of ``irspec/`` is an arrow, wherever it sits: at th
 ``if TYPE_CHECKING:`` or inside a function (an import moved into a function to keep ``import irspec``
 light is still a dependency). The rules, in the order a reader meets them:
 
-1. No cycle between irspec modules.
+1. No cycle between irspec modules. A module named in a ``_LAZY`` table (the face's, ``plugin_api``'s:
+   imported by name on first use) is an arrow too, from inside a function.
 2. :data:`LAYERS` is the house, bottom to top: a module may import modules of lower layers, and of its
    own layer only inside its own package (``kernels.sets`` -> ``kernels.gain``). So the spec and the
    registry know nothing of files, kernels know the context and not the engine, stats know nothing of
@@ -14,8 +15,12 @@ light is still a dependency). The rules, in the order a reader meets them:
    (``from irspec import spec`` names a submodule and is an arrow to it).
 3. The layers below :data:`FIRST_HEAVY_LAYER` import none of :data:`HEAVY`.
 4. Laziness lives at the edges: only :data:`LAZY_EDGES` import irspec modules or :data:`HEAVY` modules
-   inside functions; everywhere else they are imported at the top, where a reader sees them. The face
-   and the CLI import, at module level, only the light layers.
+   inside functions; everywhere else they are imported at the top, where a reader sees them. The face,
+   ``plugin_api`` and the CLI (:data:`EDGES`) import, at module level, only the light layers.
+5. The shipped plugins (``plugins/*/irspec_*``) import of irspec only the face and ``irspec.plugin_api``;
+   each has no import cycle, follows its own small :data:`PLUGIN_LAYERS` (its declarations, which
+   irspec imports whenever it builds a registry, import nothing heavy), and imports inside functions
+   only what :data:`PLUGIN_LAZY` lists, with the reason.
 
 :data:`PENDING` lists arrows that break a rule while other work removes them (none today);
 it must match exactly, so an entry disappears as soon as its arrow does.
@@ -41,22 +46,32 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.registry",),  # the name table; binds syntax trees to metric definitions
     ("spec.hooks",),  # the pluggy hooks
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
+    ("spec.catalog",),  # the metrics and the registry as `irspec parse --json` and `irspec metrics` show them
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("evaluation.context", "stats.resampling", "data.frames", "data.kinds"),  # kernels' input; resampling; frames out; qrels or run
+    ("stats.resampling", "stats.student", "stats.outcome", "data.frames", "data.kinds"),  # resampling; the t quantile; a test's record; frames out; qrels or run
     ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
+    ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
     ("stats.significance", "stats.design", "stats.concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
     ("builtin.kernels",),  # the built-in metrics' numpy computations
-    ("evaluation.engine",),  # qrels + run -> context -> kernels (through the registry) -> Result
+    ("evaluation.index",),  # the qrels indexed once for any number of runs
+    ("evaluation.notes",),  # the warnings' text: queries a run lacks or adds, relevance levels, judged share
+    ("evaluation.ranking",),  # a run joined with the qrels and ranked as trec_eval ranks: the Context
+    ("evaluation.compute",),  # metrics bound; their kernels called on a context (through the registry)
+    ("evaluation.judgments",),  # the qrels, or a plugin's input read in place of them, for any number of runs
+    ("evaluation.evaluated",),  # what every result is to its readers (reports read results only through it); frames, warnings
+    ("experiment.records",),  # the compare step's records: its settings and one comparison
+    ("report.plots",),  # figures drawn from results
+    ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
+    ("evaluation.result",),  # one run's values and means: irspec.Result, shown in a notebook through report
+    ("evaluation.parts",),  # a run evaluated in parts (blocks, batches) and the parts made one Result
+    ("evaluation.evaluate",),  # runs evaluated against qrels read once: names made distinct, warnings issued
     ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
     ("evaluation.spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
     ("experiment.standardize",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
     ("experiment.groups",),  # per-group means with their intervals, macro and micro means
-    ("experiment.records",),  # the compare step's records: its settings and one comparison
-    ("report.plots",),  # figures drawn from results
-    ("report",),  # every output format, from results and comparisons
-    ("evaluation.results",),  # several runs' results as one mapping; results in a notebook; renders through report
+    ("evaluation.result_set",),  # several runs' results as one mapping (ResultSet); irspec.evaluate
     ("evaluation.systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
     ("evaluation.evaluator",),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
@@ -68,12 +83,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("plan.execute",),  # running a plan and writing its outputs
     ("plan",),  # the plan package's face: its public names
     ("compat",),  # other libraries' APIs (pytrec_eval's) on irspec's evaluation
+    ("plugin_api",),  # what a plugin author imports besides the face; its heavy names load on first use
     ("cli",),  # the command line
     ("__main__",),  # python -m irspec
     ("__init__",),  # the face: `import irspec`
 ]
 
-FIRST_HEAVY_LAYER = "evaluation.context"
+FIRST_HEAVY_LAYER = "data.kinds"
 """Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
 
 HEAVY = {
@@ -87,12 +103,22 @@ LAZY_EDGES = {
     "report.plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
-    "report.model": "a table with confidence intervals loads stats (scipy) to compute them; others do not",
+    "report.model": "a table with bootstrap intervals loads stats.significance (scipy); t intervals and others do not",
     "data.datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
-    "plan.execute": "an `engine: {spark: ...}` plan loads irspec.evaluation.spark (pyspark, optional: irspec[spark]) when it runs",
+    "plan.execute": "a plan loads the steps it has when it runs: compare, power, agreement and groups (scipy), "
+    "standardising, the figures and a log, so that "
+    "`irspec eval`, which runs as a plan, starts as fast as it evaluates; irspec.evaluation.spark (pyspark, optional: "
+    "irspec[spark]) for an `engine: {spark: ...}` plan",
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
+    "plan": "the package's face loads each module on first use (its _LAZY table), so that `irspec eval` loads neither "
+    "YAML nor the JSON Schema",
+    "plugin_api": "plugins' declarations import it whenever a registry is built: the context, spilling and corrections load on first use",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""
+
+EDGES = ("__init__", "cli", "plugin_api")
+"""The modules others import for their names (the face, the authors' module) or run (the CLI): at
+module level they import only the light layers, below :data:`FIRST_HEAVY_LAYER`."""
 
 PENDING: dict[tuple[str, str, str], str] = {}
 """(rule, importer, imported) -> the work that removes it. It must match exactly: an entry whose arrow
@@ -175,7 +201,24 @@ def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
                     found.append(Arrow(source, _resolve(inner, modules) if inner else "__init__", where, node.lineno, lazy, True))
                 else:
                     found.append(Arrow(source, target.split(".")[0], where, node.lineno, lazy, False))
+        for line, target in lazy_table(tree):  # imported by name on first use: arrows all the same
+            where = path.relative_to(base_dir).as_posix()
+            if target.startswith(package + "."):
+                found.append(Arrow(source, _resolve(target[len(package) + 1 :], modules), where, line, True, True))
+            else:
+                found.append(Arrow(source, target.split(".")[0], where, line, True, False))
     return found
+
+
+def lazy_table(tree: ast.Module) -> list[tuple[int, str]]:
+    """The modules a module-level ``_LAZY`` table (name -> module, read by the module's ``__getattr__``,
+    as the face's and ``plugin_api``'s are) names, with the line of each."""
+    out = []
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
+            out += [(v.lineno, v.value) for v in node.value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    return out
 
 
 def layer_of(module: str, layers: list[tuple[str, ...]]) -> int:
@@ -242,7 +285,7 @@ def violations(
             out[("lazy", a.source, a.target)] = (
                 f"{where}: {a.source} imports {a.target} inside a function; import it at the top"
             )
-        edge_top = _package(a.source) in ("__init__", "cli") and not a.lazy
+        edge_top = _package(a.source) in EDGES and not a.lazy
         if edge_top and (a.target in HEAVY or (a.internal and layer_of(a.target, layers) >= heavy_from)):
             out[("edge", a.source, a.target)] = f"{where}: {a.source} imports {a.target} at module level; load it lazily"
     return out
@@ -287,7 +330,136 @@ def test_every_arrow_follows_the_layers():
 def test_kernels_import_the_context_not_the_engine():
     # the rule the layers give, stated on its own so that a failure reads plainly
     kernel_targets = {a.target for a in arrows(ROOT) if a.source.startswith("builtin.kernels") and a.internal}
-    assert "evaluation.context" in kernel_targets and "evaluation.engine" not in kernel_targets
+    assert {t for t in kernel_targets if t.startswith("evaluation")} == {"evaluation.context"}
+
+
+def test_the_engine_knows_no_reports():
+    # The report layer sits below the result classes, which show themselves in a notebook through it, so the
+    # layers alone would let the engine import a report: only the results' display does, through one module.
+    found = {
+        (a.source, a.target)
+        for a in arrows(ROOT)
+        if a.internal and a.source.startswith("evaluation") and (a.target == "report" or a.target.startswith("report."))
+    }
+    assert found == {("evaluation.result", "report.notebook"), ("evaluation.result_set", "report.notebook")}
+
+
+# --------------------------------------------------------------------------------------------------
+# The rules, on the shipped plugins (rule 5).
+
+PLUGINS = ROOT.parent / "plugins"
+
+PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
+    "irspec_usermodel": [
+        ("__init__",),  # the version
+        ("plugin",),  # the declarations; the kernels named by "module:function" strings
+        ("kernels", "cwl"),  # ERR, RBP, NCG; the C/W/L measures: numpy, from the context
+    ],
+    "irspec_diversity": [
+        ("__init__",),  # the version
+        ("plugin",),  # the declarations; the reader and the kernels named by strings
+        ("subtopics",),  # qrels with subtopics: the reader and its data object
+        ("kernels",),  # ndeval's arithmetic, query by query
+    ],
+    "irspec_online": [
+        ("__init__",),  # the version
+        ("plugin",),  # the declarations; the reader and the kernels named by strings
+        ("records",),  # the record format, its checks and summaries, JSON Lines, the log's counts, InteractionLog
+        ("kernels",),  # the metrics' numpy computations, on whole sessions (or time units)
+        ("ab",),  # A/B tests: the units' sums, exact moments, the statistics
+        ("streaming", "spark"),  # a log larger than memory in one pass; the same kernels on Spark
+        ("sources",),  # the forms a log comes in, opened as batches of records
+        ("log",),  # read_log, the reader irspec calls: a log read whole or streamed
+    ],
+}
+"""Each shipped plugin's modules, bottom to top: a module imports modules of lower layers only."""
+
+PLUGIN_FIRST_HEAVY = {"irspec_usermodel": "kernels", "irspec_diversity": "subtopics", "irspec_online": "records"}
+"""The layers below these (the declarations) import nothing heavy: irspec imports them whenever it builds
+its registry, to parse a spec."""
+
+PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
+    ("irspec_online", "sources", "spark"): "pyspark is optional (the spark extra): loaded for a Spark DataFrame",
+    ("irspec_online", "sources", "pyarrow"): "optional (the parquet and pandas extras): loaded for the forms read through Arrow",
+    ("irspec_online", "streaming", "pyarrow"): "optional (the parquet extra): counts a Parquet log's rows",
+    ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
+}
+"""(plugin, module, imported) -> why the import is inside a function; every other import of a plugin is at
+the top of its module."""
+
+PUBLIC = ("__init__", "plugin_api")
+"""What a plugin imports of irspec: the face and the authors' module."""
+
+
+def plugin_packages() -> dict[str, Path]:
+    """The package directory of each plugin shipped in ``plugins/``, by import name."""
+    return {p.parent.name: p.parent for p in sorted(PLUGINS.glob("irspec-*/irspec_*/__init__.py"))}
+
+
+def irspec_imports(root: Path) -> list[tuple[str, str, str]]:
+    """``(module, target, where)`` for each import of irspec in the package at ``root``: the irspec
+    module it imports (``plugin_api``, ``spec.registry``), ``__init__`` for the face."""
+    inside = module_names(ROOT)
+    out = []
+    for source, path in module_names(root).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in names:
+                if name == "irspec" or name.startswith("irspec."):
+                    target = _resolve(name.removeprefix("irspec."), inside) if name != "irspec" else "__init__"
+                    out.append((source, target, f"{path.relative_to(root.parent).as_posix()}:{node.lineno}"))
+    return out
+
+
+def plugin_problems(
+    root: Path, layers: list[tuple[str, ...]], first_heavy: str, lazy: dict[tuple[str, str, str], str]
+) -> list[str]:
+    """Everything rule 5 finds wrong with the plugin package at ``root``."""
+    package = root.name
+    problems = [
+        f"{where}: {source} imports irspec.{target}; a plugin imports the face and irspec.plugin_api only"
+        for source, target, where in irspec_imports(root)
+        if target not in PUBLIC
+    ]
+    found = arrows(root, package)
+    cycle = find_cycle(_internal_edges(found))
+    if cycle:
+        problems.append(f"{package}: import cycle: " + " -> ".join(cycle))
+    problems += [text for (rule, _, _), text in violations(found, layers, first_heavy).items() if rule in ("layer", "heavy")]
+    problems += [
+        f"{a.path}:{a.line}: {a.source} imports {a.target} inside a function; import it at the top"
+        for a in found
+        if a.lazy and (package, a.source, a.target) not in lazy
+    ]
+    return sorted(set(problems))
+
+
+def test_every_plugin_and_module_is_in_a_layer():
+    assert sorted(plugin_packages()) == sorted(PLUGIN_LAYERS)
+    for package, root in plugin_packages().items():
+        unplaced = []
+        for name in module_names(root):
+            try:
+                layer_of(name, PLUGIN_LAYERS[package])
+            except LookupError:
+                unplaced.append(name)
+        assert unplaced == [], f"modules of {package} in no layer of PLUGIN_LAYERS: {unplaced}"
+
+
+@pytest.mark.parametrize("package", sorted(PLUGIN_LAYERS))
+def test_a_plugin_imports_the_face_and_the_authors_module_and_follows_its_layers(package):
+    root = plugin_packages()[package]
+    assert plugin_problems(root, PLUGIN_LAYERS[package], PLUGIN_FIRST_HEAVY[package], PLUGIN_LAZY) == []
+
+
+def test_every_lazy_import_of_a_plugin_is_still_there():
+    lazy = {(package, a.source, a.target) for package, root in plugin_packages().items() for a in arrows(root, package) if a.lazy}
+    assert sorted(set(PLUGIN_LAZY) - lazy) == []
 
 
 # --------------------------------------------------------------------------------------------------
@@ -374,3 +546,36 @@ def test_checker_resolves_relative_imports(tmp_path, text, target):
         {"context.py": "", "registry.py": "", "kernels/__init__.py": "", "kernels/gain.py": "", "kernels/sets.py": text + "\n"},
     )
     assert [a.target for a in arrows(root) if a.source == "kernels.sets"] == [target]
+
+
+def test_checker_reads_a_lazy_table(tmp_path):
+    root = _package_tree(
+        tmp_path,
+        {"engine.py": "", "spec.py": '_LAZY = {"run": "irspec.engine", "np": "numpy"}\n'},
+    )
+    found = [(a.source, a.target, a.lazy, a.internal) for a in arrows(root)]
+    assert found == [("spec", "engine", True, True), ("spec", "numpy", True, False)]
+    assert ("layer", "spec", "engine") in violations(arrows(root), TOY_LAYERS, "context")
+
+
+def test_checker_reports_a_plugins_inner_imports_and_hidden_circle(tmp_path):
+    root = tmp_path / "toyplugin"
+    files = {
+        "__init__.py": "",
+        "plugin.py": "import numpy\nimport irspec\nfrom irspec.plugin_api import UNIT\n",
+        "log.py": "from irspec.spec.registry import UNIT\nfrom toyplugin.reader import read\n",
+        "reader.py": "from irspec import InputError\ndef read():\n    from toyplugin.log import UNIT\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    layers = [("__init__",), ("plugin",), ("log",), ("reader",)]
+    problems = plugin_problems(root, layers, "log", {})
+    assert sorted(p.split(": ", 1)[1] for p in problems) == [
+        "import cycle: log -> reader -> log",
+        "log (layer 2) imports reader (layer 3)",
+        "log imports irspec.spec.registry; a plugin imports the face and irspec.plugin_api only",
+        "plugin is below log and imports numpy",
+        "reader imports log inside a function; import it at the top",
+    ]
+    assert "toyplugin/log.py:1: log imports irspec.spec.registry; a plugin imports the face and irspec.plugin_api only" in problems

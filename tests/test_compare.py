@@ -37,7 +37,7 @@ METRICS = ["nDCG@10", "AP", "P@10", "bpref(10+R)", "Rprec(recall=0.3)"]
 
 
 @pytest.fixture(scope="module")
-def demo_results() -> dict[str, irspec.evaluation.engine.Result]:
+def demo_results() -> dict[str, irspec.evaluation.result.Result]:
     """The demo runs, each evaluated on its own with irspec.evaluate (names from the files' run tags)."""
     out = {}
     for name in RUNS:
@@ -162,6 +162,41 @@ def test_the_json_is_the_plans_comparisons_json(demo_results, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------
+# The record's columns
+
+# The columns of a comparison in every output (JSON keys, CSV header, data frames), as published: written
+# out here, not read from the code, so that a change to the record that moves or drops one fails.
+PUBLISHED_COLUMNS = [
+    "metric", "a", "b", "test", "null", "n", "left_out", "mean_a", "mean_b", "mean_difference",
+    "relative_change", "ci_low", "ci_high", "confidence", "ci_method", "effect_size", "hedges_g", "wins",
+    "ties", "losses", "statistic", "df", "p_value", "p_adjusted", "significant", "alpha", "correction",
+    "family", "family_size", "permutations", "exact", "seed", "mc_se",
+]
+
+
+def test_every_output_shows_the_published_columns_in_order(demo_results):
+    from irspec import report
+
+    found = irspec.compare(demo_results, baseline="bm25", test="randomization", permutations=500)
+    assert list(found[0].as_dict()) == PUBLISHED_COLUMNS
+    assert [list(c) for c in json.loads(found.to_json())["comparisons"]] == [PUBLISHED_COLUMNS] * len(found)
+    assert report.comparisons_delimited(found.comparisons).splitlines()[0] == ",".join(PUBLISHED_COLUMNS)
+    assert report.comparisons_delimited(()) == ",".join(PUBLISHED_COLUMNS) + "\n"  # a header when there are none
+
+
+def test_a_comparison_is_the_tests_record_with_the_runs_names():
+    """One record: a Comparison has every field of stats' ComparisonResult (declared there once) and
+    shows all of them but the rounding (``decimals``), with the step's own: names, metric, family."""
+    from irspec.stats.outcome import ComparisonResult, PairResult
+
+    test_fields = [f.name for f in dataclasses.fields(ComparisonResult)]
+    assert issubclass(Comparison, ComparisonResult) and issubclass(PairResult, ComparisonResult)
+    assert [f.name for f in dataclasses.fields(Comparison)][: len(test_fields)] == test_fields
+    assert set(Comparison.COLUMNS) == {f.name for f in dataclasses.fields(Comparison)} - {"decimals"}
+    assert stats.ComparisonResult is ComparisonResult and stats.PairResult is PairResult  # where they always were
+
+
+# --------------------------------------------------------------------------------------------------
 # Data frames
 
 
@@ -171,7 +206,7 @@ def test_to_frame_polars_has_one_row_per_comparison_and_every_field(demo_results
     found = irspec.compare(demo_results, baseline="bm25", test="tukey")
     frame = found.to_frame("polars")
     assert isinstance(frame, pl.DataFrame)
-    assert frame.columns == [f.name for f in dataclasses.fields(Comparison)]
+    assert frame.columns == PUBLISHED_COLUMNS
     assert frame.height == len(found) == 15
     assert frame.row(4, named=True) == found[4].as_dict()
     assert frame.schema["p_value"] == pl.Float64 and frame.schema["wins"] == pl.Int64
@@ -188,7 +223,7 @@ def test_to_frame_pandas_or_a_clear_error(demo_results, monkeypatch):
         pass
     else:
         frame = found.to_frame("pandas")
-        assert list(frame.columns) == [f.name for f in dataclasses.fields(Comparison)]
+        assert list(frame.columns) == PUBLISHED_COLUMNS
         assert frame.to_dict("records") == [c.as_dict() for c in found]
     monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
     with pytest.raises(IrspecError, match=r"^to_frame\(backend='pandas'\) needs pandas: pip install pandas"):

@@ -201,7 +201,7 @@ def test_parameters_pytrec_eval_cannot_use_are_a_value_error(measure: str) -> No
 
 def test_a_query_whose_labels_are_all_negative_has_r_0() -> None:
     """pytrec_eval reads uninitialised memory there; irspec gives the values of a query with R = 0
-    (README, Exactness): nothing relevant, so 0 for every measure but the counts and the log terms.
+    (docs/reference/exactness.md): nothing relevant, so 0 for every measure but the counts and the log terms.
     The ranking: a (label -1, pooled but unjudged), z (absent from the qrels), b (label -2)."""
     qrels = {"q": {"a": -1, "b": -2}}
     run = {"q": {"a": 3.0, "z": 2.0, "b": 1.0}}

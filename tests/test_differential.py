@@ -587,7 +587,7 @@ def test_rules_agree_on_sorted_points() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="deliberate: irspec's 11pt(points=...) is the mean of IPrec at the given points in any order; "
-    "trec_eval 10's single pass mis-credits points given out of ascending order (README, Exactness)",
+    "trec_eval 10's single pass mis-credits points given out of ascending order (docs/reference/exactness.md)",
 )
 def test_11pt_avg_with_unsorted_points_follows_trec_eval_10() -> None:
     """``-m 11pt_avg.0.75,0.25``: trec_eval 10 keeps the order and its pass then credits 0.75 wrongly.

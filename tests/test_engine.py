@@ -10,8 +10,10 @@ import pytest
 
 import irspec
 import irspec.data
-import irspec.evaluation.engine
-from irspec.evaluation.engine import Options
+import irspec.evaluation.evaluate
+import irspec.evaluation.index
+import irspec.evaluation.ranking
+from irspec.evaluation.context import Options
 from irspec.spec.plugins import build_registry, get_plugin_manager
 from irspec.spec.registry import MetricDef, Param
 
@@ -225,7 +227,7 @@ def test_results_do_not_depend_on_the_order_of_run_lines(seed):
         Options(depth=7, judged_only=True, missing_queries="skip"),
     ):
         results = [
-            irspec.evaluation.engine.evaluate_many(qrels, [r], metrics, options=options)[0]
+            irspec.evaluation.evaluate.evaluate_many(qrels, [r], metrics, options=options)[0]
             for r in (run, presorted, irspec.data.Run.from_frame(interleaved))
         ]
         first = results[0]
@@ -239,7 +241,8 @@ def test_results_do_not_depend_on_the_order_of_run_lines(seed):
 def test_rows_seg_and_rank_without_the_per_row_arrays():
     """seg_of, rank_of and top_rows work from the segment bounds; they must agree with the per-row
     arrays, empty rankings included (judged_only empties q2 here, and q3 is missing from the run)."""
-    from irspec.evaluation.engine import build_context, index_qrels
+    from irspec.evaluation.index import index_qrels
+    from irspec.evaluation.ranking import build_context
 
     run = {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"u": 1.0}, "q4": {"d": 1.0, "e": 0.5}}
     qrels = {"q1": {"a": 1, "c": 0}, "q2": {"x": 1}, "q3": {"y": 1}, "q4": {"d": 0, "e": 2}}
@@ -284,17 +287,18 @@ def test_hash_collisions_fall_back_to_the_strings(monkeypatch, weak):
         return frame.get_column(column).hash().to_numpy()
 
     monkeypatch.setattr(irspec.data, "pair_keys", weak_keys)  # for the reader's keys of the run
-    monkeypatch.setattr(irspec.evaluation.engine, "pair_keys", weak_keys)  # for the index of the qrels
-    irspec.evaluation.engine._INDEX_CACHE.clear()
+    monkeypatch.setattr(irspec.evaluation.index, "pair_keys", weak_keys)  # for the index of the qrels
+    monkeypatch.setattr(irspec.evaluation.ranking, "pair_keys", weak_keys)  # for a run read without keys
+    irspec.evaluation.index._INDEX_CACHE.clear()
     q, r = irspec.data.read_qrels(qrels), irspec.data.read_run(run)
     np.testing.assert_array_equal(r.keys, weak_keys(r.frame))  # the weak hash is in use
-    assert irspec.evaluation.engine.index_qrels(q).keys_unique == (weak == "docno_only")
+    assert irspec.evaluation.index.index_qrels(q).keys_unique == (weak == "docno_only")
     assert irspec.evaluate(q, r, metrics).per_query() == expected
 
 
 @pytest.mark.parametrize("high", [5, 2**16, 2**20, 2**32 - 1])
 def test_stable_argsort_of_query_codes_matches_numpys_stable_sort(high):
-    from irspec.evaluation.engine import _stable_argsort
+    from irspec.evaluation.ranking import _stable_argsort
 
     codes = np.random.default_rng(high % 1000).integers(0, high, 20_000, dtype=np.int64)
     np.testing.assert_array_equal(_stable_argsort(codes), np.argsort(codes, kind="stable"))
@@ -316,7 +320,7 @@ def test_query_codes_by_lookup_and_by_join_agree(monkeypatch, seed):
     shuffled = pl.DataFrame(frame)
     metrics = "AP, nDCG@10, P@5, bpref, NumRet, relstring@10"
     by_lookup = irspec.evaluate(qrels, shuffled, metrics)
-    monkeypatch.setattr(irspec.evaluation.engine, "_FEW_BLOCKS", 0)
+    monkeypatch.setattr(irspec.evaluation.ranking, "_FEW_BLOCKS", 0)
     by_join = irspec.evaluate(qrels, shuffled, metrics)
     assert by_join.per_query() == by_lookup.per_query()
     assert by_join.per_query() == irspec.evaluate(qrels, run, metrics).per_query()

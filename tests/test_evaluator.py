@@ -233,6 +233,15 @@ def test_topk_bad_input_names_the_row(args: tuple, message: str) -> None:
         ev.evaluate_topk(*args)
 
 
+def test_a_document_twice_among_padded_corpus_positions() -> None:
+    # positions with -1 padding: the strings' path, its rows' documents where they stood in the matrix
+    ev = irspec.Evaluator({"q": {"x": 1}}, "AP")
+    corpus = ["x", "y", "z"]
+    with pytest.raises(InputError, match="query 'r': row 1: doc id 'z' is given twice"):
+        ev.evaluate_topk(["q", "r"], [[0, -1, 1], [2, -1, 2]], [[3.0, 0.0, 2.0]] * 2, corpus_ids=corpus)
+    ev.evaluate_topk(["q", "r"], [[0, -1, 1], [2, 1, -1]], [[3.0, 0.0, 2.0]] * 2, corpus_ids=corpus)  # no duplicate
+
+
 def test_corpus_positions_beyond_the_corpus() -> None:
     ev = irspec.Evaluator({"q": {"a": 1}}, "AP")
     with pytest.raises(InputError, match="row 0, column 1: position 5 is beyond corpus_ids .2 ids."):

@@ -1,7 +1,8 @@
-"""The README's whole experiment, ``specs/experiment.yaml``, end to end: two baselines, a system of three
-seeds, two sets of judgments and the power of each comparison, on the demo data. Every number checked
-here is recomputed from an independent source: pytrec_eval's per-query nDCG@10 (trec_eval's ndcg_cut_10),
-scipy's Kendall tau-b, scikit-learn's Cohen's kappa and statsmodels' TTestPower."""
+"""The documentation's whole experiment (docs/how-to/baselines-and-seeds.md), ``specs/experiment.yaml``, end
+to end: two baselines, a system of three seeds, two sets of judgments and the power of each comparison, on
+the demo data. Every number checked here is recomputed from an independent source: pytrec_eval's per-query
+nDCG@10 (trec_eval's ndcg_cut_10), scipy's Kendall tau-b, scikit-learn's Cohen's kappa and statsmodels'
+TTestPower."""
 
 from __future__ import annotations
 

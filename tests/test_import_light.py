@@ -79,3 +79,27 @@ def test_import_time_is_measured(capsys):
             f"\n[irspec] wall time of python -c \"{code}\": best {min(times):.3f} s, "
             f"median {sorted(times)[2]:.3f} s (python -c pass: best {min(baseline):.3f} s)"
         )
+
+
+def test_the_default_table_with_intervals_loads_no_scipy():
+    # the first command a user types: a table with t intervals around the means, and no scipy.stats
+    code = (
+        "import irspec.cli\n"
+        "status = irspec.cli.main(['eval', 'specs/demo/qrels.txt', 'specs/demo/runs/bm25.run', '-m', 'nDCG@10, AP'])\n"
+        "assert status in (0, None), status"
+    )
+    loaded = _loaded_after(code)
+    assert "polars" in loaded and "numpy" in loaded  # it did evaluate
+    assert "scipy" not in loaded
+
+
+def test_eval_runs_as_a_plan_without_loading_the_steps_it_lacks():
+    # irspec eval builds a plan and runs it; a plan loads compare, power, agreement and groups (scipy)
+    # only when it has them, and YAML and the JSON Schema only to read a plan file
+    code = (
+        "import contextlib, io\nfrom irspec.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['eval', 'specs/demo/qrels.txt', 'specs/demo/runs/bm25.run', '-m', 'nDCG@10', '-f', 'json']) == 0"
+    )
+    loaded = _loaded_after(code)
+    assert sorted({"scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas"} & loaded) == []

@@ -91,7 +91,7 @@ def test_evaluate_input_reads_with_the_registered_reader_and_returns_a_result(vi
     assert res.values[:, 0].tolist() == [0.0, 1.0, 1.0, 0.0]
     assert res.aggregate() == {"LongVisit": 0.5, "LongVisit(t=20)": 0.75, "VisitorTime": (105 + 90 + 10) / 3}
     assert math.isnan(res.per_query()["v3"]["VisitorTime"])  # ann's second visit: left out
-    assert res.options == irspec.evaluation.engine.Options()
+    assert res.options == irspec.evaluation.context.Options()
 
 
 def test_evaluate_input_takes_records_a_name_and_an_explicit_kind(visits):

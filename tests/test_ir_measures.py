@@ -25,7 +25,7 @@ ranking's: 1 for NumQ, R for NumRel): those queries are not compared.
 The walk runs with the installed plugins loaded (as a user's irspec runs): CI installs every plugin in
 ``plugins/``, and some of ir_measures' names (ERR, RBP) are theirs.
 
-Left out of the value comparison, by name, with the reason (the README's Exactness section lists them):
+Left out of the value comparison, by name, with the reason (docs/reference/exactness.md lists them):
 ``DELIBERATE`` (irspec follows trec_eval 10 where ir_measures' provider does not) and
 ``AWAITED_FROM_PARALLEL_WORK``. ``OWN_TIE_ORDER`` names forms whose ir_measures provider breaks score
 ties its own way: they are compared on the run re-scored without ties in trec_eval's order. Compat and
@@ -66,7 +66,7 @@ DELIBERATE: dict[str, str] = {
     "stops on a negative label; irspec's ERR is the irspec-usermodel plugin's, tested in its own tests",
 }
 """Names whose values irspec deliberately computes otherwise than the provider ir_measures uses here:
-not compared (each is still walked and parsed). The README's Exactness section lists them."""
+not compared (each is still walked and parsed). docs/reference/exactness.md lists them."""
 
 OWN_TIE_ORDER: dict[str, str] = {
     "RR@": "ir_measures computes RR with a cutoff by its msmarco provider, which breaks score ties by docno "

@@ -4,7 +4,6 @@ The comparisons themselves (pairing by query id, corrections, Tukey) are tested 
 
 from __future__ import annotations
 
-import dataclasses
 import filecmp
 import io
 import json
@@ -20,7 +19,7 @@ import pytest
 
 import irspec
 from irspec.cli import main
-from irspec.evaluation.engine import Options
+from irspec.evaluation.context import Options
 from irspec.errors import EvaluationError, IrspecError, PlanError
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import compare_results
@@ -103,10 +102,10 @@ def test_schema_closes_every_object_and_describes_every_property():
     # A map of free keys (Spark's properties, the named sets of qrels) is open by nature: its values' type
     # is what is checked.
     maps = [p for p, o in objects if isinstance(o.get("additionalProperties"), dict) and "properties" not in o]
-    # and so is an A/B test's expected split (arm -> weight)
-    assert sorted(maps) == sorted(["$.properties.ab.properties.split", "$.properties.qrels.oneOf[1]", "$.properties.engine.properties.spark.properties.config"])
+    assert sorted(maps) == sorted(["$.properties.qrels.oneOf[1]", "$.properties.engine.properties.spark.properties.config"])
     objects = [(p, o) for p, o in objects if p not in maps]
-    assert len(objects) == 11  # the plan, a run entry, a system, options, engine, engine.spark, compare, an output, standardize, power, ab
+    # (a plugin's plan section, irspec-online's ab, is held to the same rules by the plugin's tests)
+    assert len(objects) == 10  # the plan, a run entry, a system, options, engine, engine.spark, compare, an output, standardize, power
     for path, obj in objects:
         assert obj.get("additionalProperties") is False, path
         for name, prop in obj["properties"].items():
@@ -163,7 +162,7 @@ def test_demo_plan_validates_runs_and_writes(tmp_path):
     assert doc["compare"]["test"] == "t" and doc["compare"]["correction"] == "holm"
     assert len(doc["comparisons"]) == 3 * 5
     for c in doc["comparisons"]:
-        assert set(c) == {f.name for f in dataclasses.fields(Comparison)}
+        assert list(c) == list(Comparison.COLUMNS)  # the published columns, in order (tests/test_compare.py)
         assert c["b"] == "bm25" and c["family_size"] == 3 and c["n"] == 50
         for key in ("p_value", "p_adjusted", "ci_low", "ci_high", "effect_size", "hedges_g", "mean_difference"):
             assert isinstance(c[key], float), key
@@ -542,7 +541,7 @@ output:
     assert per_query.splitlines()[0] == "run,query,metric,value"
     assert len(per_query.splitlines()) == 1 + 3 * (50 + 1) * 2
     header = tsv.splitlines()[0].split("\t")
-    assert header == [f.name for f in dataclasses.fields(Comparison)]
+    assert header == list(Comparison.COLUMNS)
     assert len(tsv.splitlines()) == 1 + 3 * 2
     row = dict(zip(header, tsv.splitlines()[1].split("\t")))
     assert row["test"] == "randomization" and row["permutations"] == "500" and row["seed"] == "3"
@@ -554,6 +553,29 @@ output:
     heads = [line.split("\t") for line in trec.splitlines() if line.startswith("runid")]
     assert [h[2] for h in heads] == [r.run_name for r in report.results] and len(heads) == 3
     assert trec.splitlines()[1].split()[:2] == ["map", "all"]
+
+
+def test_the_figures_metrics_are_an_evaluation_of_their_own(workspace):
+    """An output that draws makes the plan evaluate what the figures read (IPrec at 11 levels, AP,
+    recall and fall-out, ...) apart from its own metrics: the results hold the plan's metrics, and the
+    warnings every output shows speak of them alone."""
+    # The demo's labels go up to 3 (0, 1, 2, 3 in qrels.txt): at level 4 nothing is relevant, which the
+    # engine says once per level, naming the metrics that take a relevance level. Of nDCG@10 (which
+    # takes none) and P@10, that is P@10; the figures' IPrec, AP, R@k, ... are not the plan's.
+    path = write_plan(
+        workspace,
+        GOOD.replace("[nDCG@10, AP]", "[nDCG@10, P@10]")
+        + "options: {relevance_level: 4}\noutput: [{format: html, path: out/r.html}, {format: json, path: out/r.json}]\n",
+    )
+    with pytest.warns(irspec.IrspecWarning):
+        report = run_plan(load_plan(path))
+    assert report.curves is not None and set(report.curves) == {"bm25", "dense", "hybrid"}
+    assert [str(m) for m in report.results[0].metrics] == ["nDCG@10", "P@10"]
+    level = [w for w in report.warnings if w.startswith("relevance level 4")]
+    assert level == [
+        "relevance level 4 (P@10): no document in the qrels is relevant (no label >= 4; the highest is 3), "
+        "so every query has R = 0"
+    ]
 
 
 def test_a_table_with_no_baseline_marks_the_runs_each_run_beats():
@@ -584,12 +606,14 @@ output:
     (workspace / "out" / "b.json").write_text("previous\n")
 
     # the comparisons fail after the evaluation: nothing is written
+    import irspec.experiment.compare
     import irspec.plan.execute as plan_module
 
     def boom(*args, **kwargs):
         raise EvaluationError("comparison failed")
 
-    monkeypatch.setattr(plan_module, "compare_results", boom)
+    # (the plan imports the compare step when it has a compare section)
+    monkeypatch.setattr(irspec.experiment.compare, "compare_results", boom)
     assert main(["run", str(path)]) == 2
     assert not (workspace / "out" / "a.csv").exists()
     assert (workspace / "out" / "b.json").read_text() == "previous\n"

@@ -22,7 +22,9 @@ matplotlib = pytest.importorskip("matplotlib")
 
 import irspec
 from irspec.report import plots
-from irspec.evaluation.engine import Options, Result, evaluate_many
+from irspec.evaluation.context import Options
+from irspec.evaluation.evaluate import evaluate_many
+from irspec.evaluation.result import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "report"
@@ -104,7 +106,7 @@ def test_plots_only_draws_it_never_evaluates_or_reads():
     tree = ast.parse(Path(plots.__file__).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not imported & {"irspec.evaluation.engine", "irspec.data", "irspec.evaluation.inputs", "irspec.plan"}, imported
+    assert not imported & {"irspec.evaluation.evaluate", "irspec.evaluation.parts", "irspec.evaluation.ranking", "irspec.data", "irspec.evaluation.inputs", "irspec.plan"}, imported
 
 
 def test_render_gives_svg_and_png_of_every_plot_and_is_reproducible():
@@ -259,7 +261,7 @@ def test_rendering_uses_agg_without_pyplot_or_a_global_backend():
 import sys, matplotlib
 before = matplotlib.rcParams.copy()  # copy() does not resolve the backend (iterating would)
 from irspec.report import plots
-from irspec.evaluation.engine import evaluate_many
+from irspec.evaluation.evaluate import evaluate_many
 r = evaluate_many({str(FIXTURES / 'qrels.txt')!r}, [{str(FIXTURES / 'base.run')!r}, {str(FIXTURES / 'better.run')!r}], "AP")
 plots.render(r)
 print('matplotlib.pyplot' in sys.modules, matplotlib.rcParams.copy() == before)

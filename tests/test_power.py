@@ -41,7 +41,7 @@ FA = statsmodels_power.FTestAnovaPower()
 
 
 @pytest.fixture(scope="module")
-def demo_results() -> dict[str, irspec.evaluation.engine.Result]:
+def demo_results() -> dict[str, irspec.evaluation.result.Result]:
     return {n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), METRICS) for n in RUNS}
 
 

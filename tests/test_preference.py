@@ -71,7 +71,7 @@ def test_compat_ideal_puts_higher_labels_first():
 
 def test_tied_scores_rank_as_trec_eval_for_both():
     # a and b tie: trec_eval's order puts the larger docno first, b then a (ir_measures' Compat would
-    # put a first, its Accuracy would keep the input's order: a deliberate difference, README Exactness).
+    # put a first, its Accuracy would keep the input's order: a deliberate difference, docs/reference/exactness.md).
     qrels = {"q": {"a": 1, "b": 0}}
     run = {"q": {"a": 1.0, "b": 1.0}}
     # Compat, p = 0.5: I = [a], D = 2; overlaps 0 ({b} ∩ {a}) then 1: Σ = (1/2)(1/2) = 1/4;

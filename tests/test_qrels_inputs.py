@@ -13,7 +13,8 @@ import pytest
 import irspec
 from irspec import InputReader, MetricDef, Param
 from irspec.data import Qrels, read_qrels, read_run
-from irspec.evaluation.engine import Judgments, evaluate_many, read_judgments
+from irspec.evaluation.evaluate import evaluate_many
+from irspec.evaluation.judgments import Judgments, read_judgments
 
 
 class Weighted:
@@ -101,7 +102,9 @@ def test_inputs_not_read_as_qrels_are_refused(irspec_plugin):
 
 def test_a_kernel_asking_for_an_input_not_read_is_told_which(irspec_plugin):
     irspec_plugin(Plugin())
-    from irspec.evaluation.engine import Options, build_context, index_qrels
+    from irspec.evaluation.context import Options
+    from irspec.evaluation.index import index_qrels
+    from irspec.evaluation.ranking import build_context
 
     ctx, _ = build_context(index_qrels(read_qrels({"q1": {"a": 1}})), read_run({"q1": {"a": 1.0}}), Options())
     with pytest.raises(irspec.EvaluationError, match=r"no 'weighted' input was read for this evaluation \(read: none\)"):

@@ -645,3 +645,16 @@ def test_the_shipped_plugins_table_is_what_the_plugins_register(distribution):
                 names |= {name, *(a if isinstance(a, str) else a.name for a in registry.aliases[name])}
         names |= {name for name, group in registry.groups.items() if group.plugin == module.__name__}
     assert names == set(SHIPPED_PLUGIN_NAMES[distribution])
+
+
+@pytest.mark.parametrize("distribution", SHIPPED)
+def test_the_shipped_plugins_sections_are_what_the_plugins_register(distribution):
+    """registry.SHIPPED_PLUGIN_SECTIONS, the plan sections each shipped plugin registers (a plan's ``ab:``
+    without irspec-online names it), equals what the plugin registers once loaded."""
+    from irspec.spec.registry import SHIPPED_PLUGIN_SECTIONS
+    from irspec.testing import registered_plugin
+
+    module = pytest.importorskip(SHIPPED[distribution], reason=f"{distribution} is not installed (plugins/)")
+    with registered_plugin(module) as registry:
+        sections = {name for name, section in registry.sections.items() if section.plugin == module.__name__}
+    assert sections == set(SHIPPED_PLUGIN_SECTIONS.get(distribution, ()))

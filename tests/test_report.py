@@ -32,7 +32,7 @@ import pytest
 
 from irspec import report
 from irspec.cli import main
-from irspec.evaluation.engine import evaluate_many
+from irspec.evaluation.evaluate import evaluate_many
 from irspec.errors import IrspecError, PlanError
 from irspec.experiment.records import Compare
 from irspec.experiment.compare import compare_results
@@ -168,7 +168,8 @@ def test_markdown_table_is_well_formed_with_a_legend():
 def test_best_value_ties_are_all_bold():
     import numpy as np
 
-    from irspec.evaluation.engine import Options, Result
+    from irspec.evaluation.context import Options
+    from irspec.evaluation.result import Result
 
     metric = __import__("irspec").parse("AP")
     results = [
@@ -724,9 +725,8 @@ def test_html_escapes_names_metrics_notes_and_warnings_once():
     base = fixture_results()[:2]
     metric = dataclasses.replace(base[0].metrics[2], name=metric_name)  # P@5 under a name with & and <
     results = [
-        # _aggregate={}: the cached fixture's aggregates are keyed by the metrics' own names
-        dataclasses.replace(base[0], run_name=run_name, metrics=(*base[0].metrics[:2], metric, *base[0].metrics[3:]), _aggregate={}),
-        dataclasses.replace(base[1], metrics=(*base[1].metrics[:2], metric, *base[1].metrics[3:]), warnings=("w & <i>",), _aggregate={}),
+        dataclasses.replace(base[0], run_name=run_name, metrics=(*base[0].metrics[:2], metric, *base[0].metrics[3:])),
+        dataclasses.replace(base[1], metrics=(*base[1].metrics[:2], metric, *base[1].metrics[3:]), warnings=("w & <i>",)),
     ]
     assert str(metric) == "P<5&x@5"
     page = report.to_html(results, notes=[note], title="T & <T>", provenance={"plan": "a&b.yaml", "metrics": [str(metric)], "inputs": []})
@@ -745,10 +745,12 @@ def test_html_escapes_names_metrics_notes_and_warnings_once():
 
 
 def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkeypatch):
-    """run_plan evaluates the precision-recall points beside the plan's metrics; writing the html and
-    plots outputs then evaluates nothing, and the results keep only the plan's metrics."""
+    """run_plan evaluates the metrics the figures declare (the precision-recall points among them) as an
+    evaluation of their own; writing the html and plots outputs then evaluates nothing, and the results
+    hold only the plan's metrics."""
     importlib.import_module("matplotlib")
-    import irspec.evaluation.engine
+    import irspec.evaluation.evaluate
+    import irspec.evaluation.parts
     from irspec.report import plots
 
     plan = workspace(tmp_path, "- {format: html, path: report.html}\n- {format: plots, path: plots}")
@@ -761,8 +763,8 @@ def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkey
     def no(*args, **kwargs):
         raise AssertionError("the report layer evaluated")
 
-    monkeypatch.setattr(irspec.evaluation.engine, "evaluate_many", no)
-    monkeypatch.setattr(irspec.evaluation.engine, "_evaluate_run", no)
+    monkeypatch.setattr(irspec.evaluation.evaluate, "evaluate_many", no)
+    monkeypatch.setattr(irspec.evaluation.parts, "_evaluate_run", no)
     write_outputs(done, stdout=io.StringIO())
     assert (tmp_path / "plots" / "pr-curves.svg").exists() and "Interpolated precision-recall" in (tmp_path / "report.html").read_text()
 

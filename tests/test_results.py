@@ -1,4 +1,4 @@
-"""Results where researchers work (irspec.evaluation.results, irspec.data.frames): several runs as one mapping, data
+"""Results where researchers work (irspec.evaluation.result_set, irspec.data.frames): several runs as one mapping, data
 frames out, notebook display through IPython's own formatters, confidence intervals in every table, and
 ``--format jsonl`` in ir_measures' record shape.
 

@@ -10,6 +10,7 @@ evaluated one by one.
 from __future__ import annotations
 
 import math
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -311,6 +312,27 @@ def test_a_plan_with_engine_spark_gives_the_embedded_plans_results(spark, tmp_pa
         _same(g.per_query(), w.per_query())
         _same(g.aggregate(), w.aggregate())
     assert [c.p_value for c in got.comparisons] == [c.p_value for c in want.comparisons]
+
+
+def test_a_spark_plan_returns_every_run_with_its_file(spark, tmp_path):
+    # More runs than the Spark frame of runs has columns (query_id, doc_id, score, run): each comes back,
+    # in plan order, named by the plan and with its own file as its source.
+    from irspec.plan import load_plan, run_plan
+
+    runs = [tmp_path / f"r{i}.run" for i in range(6)]
+    for path in runs:
+        shutil.copy(FIXTURES / "data_run.txt", path)
+    (tmp_path / "plan.yaml").write_text(
+        f"qrels: {FIXTURES / 'data_qrels.txt'}\nruns: [r*.run]\nmetrics: [P@5]\n"
+        "engine: {spark: {partitions: 2}}\noutput: [{format: table}]\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        got = run_plan(load_plan(tmp_path / "plan.yaml"))
+        want = irspec.evaluate(str(FIXTURES / "data_qrels.txt"), [str(p) for p in runs], "P@5")
+    assert [(r.run_name, r.run_source) for r in got.results] == [(f"r{i}", str(p)) for i, p in enumerate(runs)]
+    for g, w in zip(got.results, want.values()):
+        _same(g.per_query(), w.per_query())
 
 
 def test_a_plan_engine_is_checked_by_the_schema(tmp_path):

@@ -863,3 +863,33 @@ def test_rbp_is_left_to_the_usermodel_plugin():
     """trec_eval's rbp reads uninitialised memory; the published RBP ships in plugins/irspec-usermodel."""
     with pytest.raises(UnknownMetricError):
         irspec.parse("rbp")
+
+
+# --- one grammar -----------------------------------------------------------------------------------
+
+
+def _compiled_rules(grammar: str) -> set[tuple[str, tuple[str, ...]]]:
+    """The rules lark compiles from ``grammar``, as ``(rule, expansion)`` pairs: what the grammar
+    accepts, without the marks that shape only the tree (``?rule``, ``-> alias``)."""
+    import lark
+
+    rules = lark.Lark(grammar, parser="lalr", start="spec_list").rules
+    return {(r.origin.name, tuple(s.name for s in r.expansion)) for r in rules}
+
+
+def test_the_docstring_grammar_is_the_lark_grammar():
+    """The EBNF in irspec.spec.syntax's docstring is grammar/metric.lark's rules: compiled by lark (with
+    the file's terminals), both give the same expansions of every rule, so neither drifts alone."""
+    import importlib.resources
+
+    source = importlib.resources.files("irspec.spec").joinpath("grammar/metric.lark").read_text("utf-8")
+    block = re.search(r"::\n\n((?:    .*\n|\n)+)", spec_ast.__doc__)
+    assert block, "the docstring has no indented grammar block"
+    shown = "\n".join(line[4:] for line in block.group(1).splitlines())
+    # the terminals (regular expressions) and directives are the file's alone; the docstring says
+    # them in words
+    terminals = "\n".join(
+        line for line in source.splitlines() if re.match(r"(?:[A-Z_]+(?:\.\d+)?:|%)", line)
+    )
+    file_rules = {rule for rule in _compiled_rules(source) if rule[0] != "start"}
+    assert _compiled_rules(shown + "\n" + terminals) == file_rules

@@ -574,6 +574,53 @@ def test_randomized_tukey_properties() -> None:
     assert max(abs(r.p_value - s.p_value) for r, s in zip(r1, parametric, strict=True)) < 0.15
 
 
+@pytest.mark.parametrize("randomized", [False, True])
+def test_a_tukey_pair_is_a_whole_comparison_in_the_order_asked(randomized) -> None:
+    """A pair of the family carries what a paired comparison does (effect sizes, wins/ties/losses, the
+    relative change: here from numpy and counting), and ``pairs`` orients a pair without changing
+    the family: (2, 0) is (0, 2) mirrored, to the bit."""
+    rng = np.random.default_rng(31)
+    x = np.rint(rng.random((3, 24)) * 10) / 10 + np.array([[0.0], [0.05], [0.2]])
+    kwargs = {"randomized": randomized, "permutations": 2_000, "seed": 4, "alpha": 0.01}
+    every = {(r.a, r.b): r for r in stats.tukey(x, **kwargs)}
+    (back, ahead) = stats.tukey(x, pairs=[(2, 0), (0, 2)], **kwargs)
+    assert (back.a, back.b, ahead.a, ahead.b) == (2, 0, 0, 2)
+    assert ahead == every[(0, 2)]
+    assert back.p_value == ahead.p_value and back.statistic == ahead.statistic
+    assert back.mean_difference == -ahead.mean_difference
+    if randomized:
+        assert back.ci_low is back.ci_high is back.confidence is back.ci_method is None
+    else:
+        assert (back.ci_low, back.ci_high) == (-ahead.ci_high, -ahead.ci_low) and back.ci_method == "tukey"
+    for r in (back, ahead):
+        d = np.round(x[r.a] - x[r.b], 10)
+        assert (r.wins, r.ties, r.losses) == (int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()))
+        assert r.effect_size == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+        assert r.hedges_g == pytest.approx(r.effect_size * (1 - 3 / (4 * (d.size - 1) - 1)), rel=1e-12)
+        assert r.relative_change == pytest.approx(d.mean() / x[r.b].mean(), rel=1e-12)
+        assert r.n == 24 and r.alpha == 0.01 and r.significant == (r.p_value <= 0.01) and r.exact is False
+        assert r.test == r.method == ("randomized-tukey-hsd" if randomized else "tukey-hsd")
+        assert r.null == stats.NULL_HYPOTHESES[r.test]
+        json.dumps(r.as_dict(), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "message"),
+    [
+        ([(0, 0)], r"two different rows of the 3 systems \(0 to 2\), not \(0, 0\)"),
+        ([(0, 3)], r"two different rows of the 3 systems \(0 to 2\), not \(0, 3\)"),
+        ([(-1, 1)], r"not \(-1, 1\)"),
+        ([(0, 1.5)], r"pairs must be \(a, b\) row indices of the scores, not \(0, 1.5\)"),
+        ([(0, 1, 2)], r"pairs must be \(a, b\) row indices"),
+        ([0], r"pairs must be \(a, b\) row indices of the scores, not 0"),
+    ],
+)
+def test_tukey_refuses_pairs_that_are_not_two_rows(pairs, message) -> None:
+    x = np.random.default_rng(2).random((3, 5))
+    with pytest.raises(EvaluationError, match=message):
+        stats.tukey(x, pairs=pairs)
+
+
 @pytest.mark.parametrize("orderings_table", [True, False])
 def test_randomized_tukey_matches_the_exact_permutation_distribution(monkeypatch, orderings_table) -> None:
     """Three systems, five topics: all 6**5 ways of shuffling the systems within the topics can be

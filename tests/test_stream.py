@@ -76,7 +76,7 @@ def tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream, "MIN_BLOCK", TINY)
 
 
-def _same(a: irspec.evaluation.engine.Result, b: irspec.evaluation.engine.Result) -> None:
+def _same(a: irspec.evaluation.result.Result, b: irspec.evaluation.result.Result) -> None:
     assert b.query_ids == a.query_ids
     assert [str(m) for m in b.metrics] == [str(m) for m in a.metrics]
     # bit for bit: the float64 bit patterns (NaN where NaN) are equal
@@ -132,13 +132,16 @@ def test_blocks_hold_whole_queries_and_few_of_them(tmp_path, tiny_blocks, order)
     with stream.open_run(str(r), 1) as blocks:
         assert isinstance(blocks, stream.RunBlocks)
         seen: list[set[str]] = []
+        events = []
         for block in blocks:
-            if block is None:  # scattered: what came before is void
+            if block is stream.DISCARD:  # scattered: what came before is void
                 assert order == "scattered" and blocks.partitions is None
-                seen = []
+                seen, events = [], [*events, block]
                 continue
+            assert isinstance(block, irspec.Run)
             seen.append(set(block.frame.get_column("query").to_list()))
         assert (blocks.partitions is not None) == (order == "scattered")
+        assert events == ([stream.DISCARD] if order == "scattered" else [])
     lines = [line.split() for line in r.read_text().splitlines()]
     assert len(seen) > 3 and max(len(s) for s in seen) <= 3
     # every query in exactly one block, with all its lines

@@ -214,6 +214,9 @@ def test_cli_system_flag():
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert [r["name"] for r in doc["runs"]] == ["bm25", "colbert"] and len(doc["runs"][1]["system"]["runs"]) == 3
+    # the provenance names a system's runs as a plan's does (irspec eval runs as a plan)
+    roles = [(i["role"], i["name"]) for i in doc["provenance"]["inputs"]]
+    assert roles == [("qrels", None), ("run", "bm25")] + [("run", f"colbert: colbert-seed{i}") for i in (1, 2, 3)]
     bad = _cli("eval", "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "--system", "colbert", "-m", "AP")
     assert bad.returncode == 2 and bad.stderr.startswith("irspec: error: --system 'colbert': expected NAME=PATH") and bad.stdout == ""
     none = _cli("eval", "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "--system", "c=specs/demo/runs/x*.run", "-m", "AP")

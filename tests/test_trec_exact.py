@@ -13,7 +13,7 @@ import pytest
 
 import irspec
 from irspec.cli import main
-from irspec.evaluation.engine import aggregate_values
+from irspec.evaluation.means import aggregate_values
 
 
 def _write(tmp_path, qrels: dict[str, dict[str, int]], run: dict[str, list[str]]) -> tuple[str, str]:

@@ -17,7 +17,8 @@ import pytest
 import irspec
 from irspec.cli import main
 from irspec.data import Run
-from irspec.evaluation.engine import collect_warnings, distinct_names, evaluate_many
+from irspec.evaluation.evaluate import distinct_names, evaluate_many
+from irspec.evaluation.evaluated import collect_warnings
 from irspec.report import to_html
 
 # Seven queries, labels 0..3. q1's d1 is relevant at every level up to 3, q2's d3 at level 1 only.

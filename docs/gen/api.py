@@ -5,7 +5,7 @@ the object itself (``inspect``: signature, docstring, public members), wherever 
 defined, so the page follows the code when it moves. The classes those functions return that are not
 in ``__all__`` (a comparison's ``Comparisons``, a plan's ``Plan``) are found through their return
 annotations and documented after the face. modules.md documents the modules users import by their
-path (the statistics on plain arrays, Spark, pytrec_eval's API, the testing helpers, the plugin API):
+path (the plugin API, the statistics on plain arrays, Spark, pytrec_eval's API, the testing helpers):
 each module's ``__all__``.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.util
 import inspect
 import re
 import sys
@@ -37,15 +36,13 @@ TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Writing plugins", ("hookimpl", "MetricDef", "Param", "Alias", "MetricGroup", "InputReader", "InputTable")),
     ("Errors and warnings", ()),  # every exception class of __all__
 )
-# Modules imported by their path, each documented by its __all__. A module listed here that is gone fails
-# the build (update the list where it moved), but for OPTIONAL ones, documented once they exist.
-OPTIONAL: tuple[str, ...] = ("irspec.plugin",)  # the public module for plugin authors (issue 20), once it lands
+# Modules imported by their path, each documented by its __all__; one listed here that is gone fails the
+# build (update the list where it moved).
 MODULES: tuple[str, ...] = (
-    *OPTIONAL,
+    "irspec.plugin_api",
     "irspec.stats.significance",
     "irspec.stats.design",
     "irspec.stats.concordance",
-    "irspec.evaluation.context",
     "irspec.evaluation.spark",
     "irspec.compat.pytrec_eval",
     "irspec.testing",
@@ -257,7 +254,7 @@ def main() -> None:
     if more:
         topics.append(("More", more))
     returned = returned_classes(list(face.values()))
-    modules = [m for m in MODULES if m not in OPTIONAL or importlib.util.find_spec(m) is not None]
+    modules = list(MODULES)
     # the index first, so that any docstring links to any documented name
     for _, names in topics:
         for n in names:

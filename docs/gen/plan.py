@@ -11,13 +11,14 @@ from typing import Any
 import mkdocs_gen_files
 
 import irspec
+import irspec.plan
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _text import anchor, cell  # noqa: E402
 
 PAGE = "reference/plan.md"
-# the schema as the plan loader reads it, from the module that defines irspec.load_plan
-SCHEMA: dict[str, Any] = sys.modules[irspec.load_plan.__module__].schema()
+# the schema plans are checked with: irspec's, with the sections of the installed plugins (irspec-online's ab:)
+SCHEMA: dict[str, Any] = irspec.plan.schema()
 
 
 def type_text(node: dict[str, Any]) -> str:
@@ -81,9 +82,10 @@ def rows(node: dict[str, Any], prefix: str) -> list[str]:
 lines = [
     "# Plan file",
     "",
-    "Every key of a plan, generated from the plan's JSON Schema (`specs/plan.schema.json` in the repository, "
-    "shipped inside the package), the schema `irspec validate` and `irspec run` check a plan with. Editors that "
-    "read JSON Schema complete and check plans with it: start a plan with "
+    "Every key of a plan, generated from the plan's JSON Schema as `irspec.plan.schema()` gives it: irspec's "
+    "(`specs/plan.schema.json` in the repository, shipped inside the package) with the sections the installed "
+    "plugins add (irspec-online's `ab:`), the schema `irspec validate` and `irspec run` check a plan with. Editors "
+    "that read JSON Schema complete and check plans with it: start a plan with "
     "`# yaml-language-server: $schema=plan.schema.json`, as `specs/demo.yaml` does. How to write one: "
     "[Plans](../how-to/plans.md).",
     "",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from irspec.spec import syntax as ast
+from irspec.spec import syntax
 from irspec.builtin._common import kernel, rel
 from irspec.spec.hooks import hookimpl
 from irspec.spec.registry import UNIT, MetricDef, Param
@@ -14,7 +14,7 @@ def _nonrel() -> Param:
     return Param(
         "nonrel",
         "float",
-        ast.Symbol("R"),
+        syntax.Symbol("R"),
         "how many judged non-relevant documents count (default R; 10+R gives bpref-10)",
         minimum=1,
         per_query=True,

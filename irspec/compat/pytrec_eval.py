@@ -243,7 +243,7 @@ class RelevanceEvaluator:
         if relevance_level < 1:
             raise TypeError("Argument relevance_level should be positive.")
         from irspec.data import read_qrels
-        from irspec.evaluation.engine import GMEAN_FLOOR
+        from irspec.evaluation.means import GMEAN_FLOOR
 
         keys = _keys(requested)
         self._names = [k.trec_name for k in keys]

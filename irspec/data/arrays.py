@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec.evaluation.context import segment_rows
 from irspec.data.objects import no_lines
 from irspec.errors import InputError, quote
 
@@ -42,6 +41,9 @@ class TopK:
     numbers: np.ndarray | None = None
     """The document ids as the integer matrix given (``-1`` for none), when they were integers: a row's
     duplicates are then found among the numbers themselves, exactly and without hashing."""
+    valid: np.ndarray | None = None
+    """Which entries of the ``n × k`` matrix given are the frame's rows, when some (``-1``) were left
+    out; ``None`` when every entry is a row."""
 
     @property
     def blocks(self) -> tuple[pl.Series, np.ndarray]:
@@ -55,16 +57,20 @@ class TopK:
         largest key, sorts last), equal neighbours then compared as strings, so a hash collision is
         never taken for a duplicate. Raises :class:`InputError` naming the row."""
         lengths = self.lengths
-        n, k = len(lengths), int(lengths.max()) if len(lengths) else 0
-        if k < 2:
+        n = len(lengths)
+        if n == 0 or int(lengths.max()) < 2:
             return
         if self.numbers is not None:
             self._check_numbers(self.numbers)
             return
         padding = np.iinfo(np.uint64).max
-        matrix = np.full((n, k), padding, dtype=np.uint64)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        matrix.ravel()[segment_rows(np.arange(n, dtype=np.int64) * k, lengths)] = keys  # row r's keys in matrix row r
+        # each row's keys where its documents stood in the matrix given (left-out entries stay padding)
+        if self.valid is None:
+            matrix = keys.reshape(n, len(keys) // n).copy()
+        else:
+            matrix = np.full(self.valid.shape, padding, dtype=np.uint64)
+            matrix[self.valid] = keys
         matrix.sort(axis=1)
         suspect = ((matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != padding)).any(axis=1)
         if (keys == padding).any():  # a document whose hash is the padding's: its row is compared whole
@@ -131,7 +137,8 @@ def frame_from_topk(query_ids: Any, doc_ids: Any, scores: Any, corpus_ids: Any =
     score = values.ravel() if every else values[valid]
     query = pl.Series("query", qids, dtype=pl.String).gather(np.repeat(np.arange(len(qids), dtype=np.int64), lengths))
     frame = pl.DataFrame([query, docno.alias("docno"), pl.Series("score", score), no_lines(len(score))])
-    return TopK(frame, qids, lengths, docs if docs.dtype.kind in "iu" and corpus_ids is None else None)
+    numbers = docs if docs.dtype.kind in "iu" and corpus_ids is None else None
+    return TopK(frame, qids, lengths, numbers, None if every else valid)
 
 
 def _as_array(x: Any, what: str) -> np.ndarray:

@@ -19,7 +19,7 @@ blocks, each holding every line of its queries, and decides when that is needed.
   queries form a block, and the last query, which may go on in the next chunk, is carried over.
 - **Scattered runs.** Whether the run is grouped is learnt while reading: a query id that comes back
   after its lines ended proves it is not. The blocks read so far are then void (the iterator yields
-  ``None`` to say so) and the file is read again from the start, each chunk's rows written to one of
+  :data:`DISCARD` to say so) and the file is read again from the start, each chunk's rows written to one of
   a number of temporary Arrow files chosen by a hash of the query id; each partition, read back,
   holds every line of its queries and is one block. Reading twice costs the prefix read before the
   discovery; a shuffled run is found out in its first chunk. The temporary directory (and a spooled
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+import enum
 import errno
 import io
 import math
@@ -63,7 +64,7 @@ from irspec.errors import EvaluationError, InputError, quote
 from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
 from irspec.progress import Progress
 
-__all__ = ["Partitions", "RunBlocks", "default_memory", "open_run", "parse_memory", "spill_directory"]
+__all__ = ["DISCARD", "Discard", "Partitions", "RunBlocks", "default_memory", "open_run", "parse_memory", "spill_directory"]
 
 WORKING_SET_FACTOR = 5.0
 """Peak bytes of memory per byte of run text when a run is evaluated whole: measured 2.1 for a 5M-line
@@ -295,11 +296,24 @@ class _Scattered(Exception):
     """A query's lines came back after another query's: the run is not grouped by query."""
 
 
+class Discard(enum.Enum):
+    """The event :class:`RunBlocks` yields, between two blocks, when the run turns out not to be grouped
+    by query: every block it yielded before is void (their queries come again, complete, in the blocks
+    after it), so whatever a consumer made of them is to be thrown away. Its one member is
+    :data:`DISCARD`; a consumer asks ``block is DISCARD``."""
+
+    DISCARD = "discard what was read"
+
+
+DISCARD = Discard.DISCARD
+"""What a consumer of :class:`RunBlocks` compares each item with: the blocks before it are void."""
+
+
 class RunBlocks:
     """A run file read as blocks of whole queries (:class:`~irspec.data.Run` objects).
 
-    Iterating yields the blocks; a ``None`` means that the run turned out not to be grouped and every
-    block before it is void (its queries come again, complete, in the blocks after it). ``name`` is
+    Iterating yields the blocks; :data:`DISCARD` means that the run turned out not to be grouped and
+    every block before it is void (its queries come again, complete, in the blocks after it). ``name`` is
     the run's name (and ``runid`` its last data line's runid) once iteration is over. Use as a context manager, or call :meth:`close`: it removes
     the temporary files.
     """
@@ -348,13 +362,13 @@ class RunBlocks:
         self._remover = weakref.finalize(self, _remove_tree, directory)
         self.directory = directory
 
-    def __iter__(self) -> Iterator[Run | None]:
+    def __iter__(self) -> Iterator[Run | Discard]:
         try:
             yield from self._counted(self._grouped())
             return
         except _Scattered:
             pass
-        yield None
+        yield DISCARD
         self._lines = self._queries = 0
         yield from self._counted(self._partitioned())
 

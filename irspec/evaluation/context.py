@@ -7,8 +7,9 @@ selection of relevant rows. :class:`QueryView` is one query's data for a metric 
 per-query function. :class:`Options` are the evaluation's options, which kernels read too.
 
 This module is the kernels' whole interface to evaluation: :mod:`irspec.builtin.kernels` and plugins' kernels
-import from here, never from :mod:`irspec.evaluation.engine`, which builds contexts (reading, joining, ranking)
-and calls kernels through the registry. It knows nothing of files, frames or the registry's plugins.
+import from here, never from the modules that build contexts (:mod:`irspec.evaluation.ranking`: joining,
+ranking) and call kernels through the registry (:mod:`irspec.evaluation.compute`). It knows nothing of
+files, frames or the registry's plugins.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from irspec.spec import syntax as ast
+from irspec.spec import syntax
 from irspec.errors import EvaluationError, quote
 from irspec.spec.registry import MAX_COUNT, Metric
 
@@ -90,7 +91,7 @@ def _check_count(name: str, value: Any, minimum: int = 1) -> None:
 
 class IndexedQrels(Protocol):
     """What a :class:`Context` reads from the qrels it was built with (the engine's
-    :class:`~irspec.evaluation.engine.QrelsIndex` provides it): each query's position, labels grouped by query and
+    :class:`~irspec.evaluation.index.QrelsIndex` provides it): each query's position, labels grouped by query and
     sorted descending within it, and the relevant and judged non-relevant counts per level."""
 
     position: Mapping[str, int]
@@ -197,12 +198,12 @@ class Context:
         if name not in metric.definition.param_names:
             return None  # a kernel shared by metrics that lack the parameter (GMAP uses AP's)
         v = metric.get(name)
-        if isinstance(v, ast.Expr.__args__):
+        if isinstance(v, syntax.Expr.__args__):
             R = self.R(self.level(metric)).astype(np.float64)
             # Per query, arithmetic over R may divide by zero (10/R with R = 0) or overflow (R*1e308):
             # the float results (inf, NaN) are given their meaning by the caller, without numpy's warnings.
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return np.broadcast_to(np.asarray(ast.evaluate_expr(v, {"R": R}), np.float64), (self.nq,))
+                return np.broadcast_to(np.asarray(syntax.evaluate_expr(v, {"R": R}), np.float64), (self.nq,))
         return v
 
     def cutoff(self, metric: Metric, name: str = "k") -> np.ndarray | None:

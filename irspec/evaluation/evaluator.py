@@ -19,13 +19,17 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from irspec.evaluation import engine
+from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.evaluate import issue_warnings
+from irspec.evaluation.judgments import read_judgments
+from irspec.evaluation.parts import Part, evaluate_part, evaluate_parts, finish
 from irspec.evaluation import systems
 from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import Run
 from irspec.errors import EvaluationError
 from irspec.spec.registry import Metric
-from irspec.evaluation.results import Result, ResultSet, displayable, several_runs
+from irspec.evaluation.result import Result
+from irspec.evaluation.result_set import ResultSet, several_runs
 
 __all__ = ["Evaluator"]
 
@@ -61,14 +65,14 @@ class Evaluator:
         memory: str | int | None = None,
     ) -> None:
         self.options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
-        self.metrics: tuple[Metric, ...] = tuple(engine.bind_metrics(metrics, qrels))
+        self.metrics: tuple[Metric, ...] = tuple(bind_metrics(metrics, qrels))
         if not self.metrics:
             raise EvaluationError("no metrics to compute")
         self.columns = dict(columns) if columns is not None else None
         self.memory = memory
-        self.judgments = engine.read_judgments(qrels, self.metrics, self.columns)
+        self.judgments = read_judgments(qrels, self.metrics, self.columns)
         self._index = self.judgments.index  # built now, not by the first evaluation
-        self._parts: weakref.WeakKeyDictionary[Result, tuple[engine.Part, ...]] = weakref.WeakKeyDictionary()
+        self._parts: weakref.WeakKeyDictionary[Result, tuple[Part, ...]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -82,13 +86,13 @@ class Evaluator:
 
     def evaluate(self, run: Any) -> Result | ResultSet:
         """``irspec.evaluate(qrels, run, metrics, **options)`` with this evaluator's qrels, metrics and
-        options: a :class:`~irspec.evaluation.results.Result` for one run, a :class:`~irspec.evaluation.results.ResultSet`
+        options: a :class:`~irspec.evaluation.result.Result` for one run, a :class:`~irspec.evaluation.result_set.ResultSet`
         for several (a mapping of names to runs or systems, a list)."""
         if several_runs(run, self.columns) is not None or systems.systems_of(run) is not None:
             return systems.evaluate(
                 self.judgments, run, self.metrics, **dataclasses.asdict(self.options), columns=self.columns, memory=self.memory
             )
-        name, source, runid, parts = engine.evaluate_parts(
+        name, source, runid, parts = evaluate_parts(
             self._index, run, list(self.metrics), self.options, self.memory, self.columns, self.judgments.inputs
         )
         return self._finish(name, source, parts, runid)
@@ -112,7 +116,7 @@ class Evaluator:
         ``-1`` entries, which ``ids[I]`` would silently turn into the last document.
         """
         run = Run.from_topk(query_ids, doc_ids, scores, corpus_ids=corpus_ids, name=name)
-        part = engine.evaluate_part(self._index, run, list(self.metrics), self.options, self.judgments.inputs)
+        part = evaluate_part(self._index, run, list(self.metrics), self.options, self.judgments.inputs)
         return self._finish(name, run.source, [part])
 
     def combine(self, results: Sequence[Result], *, name: str | None = None) -> Result:
@@ -124,7 +128,7 @@ class Evaluator:
         results = list(results)
         if not results:
             raise EvaluationError("combine: no results to combine")
-        parts: list[engine.Part] = []
+        parts: list[Part] = []
         owner: dict[str, int] = {}
         with self._lock:
             found = [self._parts.get(r) for r in results]
@@ -143,11 +147,9 @@ class Evaluator:
         first = results[0]
         return self._finish(name or first.run_name, first.run_source, parts, first.runid)
 
-    def _finish(self, name: str, source: str, parts: list[engine.Part], runid: str | None = None) -> Result:
-        result = displayable(
-            engine.finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
-        )
-        engine.issue_warnings(result.warnings)
+    def _finish(self, name: str, source: str, parts: list[Part], runid: str | None = None) -> Result:
+        result = finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
+        issue_warnings(result.warnings)
         with self._lock:
             self._parts[result] = tuple(parts)
         return result

@@ -8,7 +8,7 @@ Design. Every offline metric depends on one query's ranking and judgments only, 
 by query exactly. Each query id is hashed into one of ``partitions`` buckets; Spark co-groups the
 qrels rows and the run rows of a bucket (``cogroup(...).applyInArrow``: one shuffle, Arrow tables
 handed to Python without a row-by-row conversion), and each bucket, thousands of queries at a time
-rather than one call per query, is evaluated by :func:`irspec.evaluation.engine.evaluate_many`: the same
+rather than one call per query, is evaluated by :func:`irspec.evaluation.evaluate.evaluate_many`: the same
 reading checks, join, ranking and kernels as the in-memory path, never a second implementation of a
 metric in Spark SQL. So the per-query values are those of :func:`irspec.evaluate` on the same data,
 bit for bit:
@@ -17,7 +17,7 @@ bit for bit:
   a query's whole ranking is always in one bucket;
 - ``depth`` and ``judged_only`` cut each ranking there too;
 - qrels that a plugin reads in place of the ordinary ones (qrels with subtopics) are read in each bucket
-  by :func:`irspec.evaluation.engine.read_judgments`, as in-process: the plugin's reader and kernels run in the
+  by :func:`irspec.evaluation.judgments.read_judgments`, as in-process: the plugin's reader and kernels run in the
   workers (where the plugin must be installed), on whole queries;
 - a qrels query absent from a run is absent from that run's rows of its bucket, so the engine scores it
   0 (``missing_queries="zero"``) or leaves it out (``"skip"``) just as it would with the whole run; a
@@ -33,8 +33,8 @@ bit for bit:
 
 The per-query frame is small (queries × metrics × runs rows). :func:`aggregate` and :func:`results`
 collect it and pass each metric's values, in query-id order, through
-:func:`irspec.evaluation.engine.aggregate_values` (trec_eval's left-to-right sum, the geometric mean's floor):
-the same aggregates as :meth:`~irspec.evaluation.engine.Result.aggregate`, to the last bit. Spark's own
+:func:`irspec.evaluation.means.aggregate_values` (trec_eval's left-to-right sum, the geometric mean's floor):
+the same aggregates as :meth:`~irspec.evaluation.result.Result.aggregate`, to the last bit. Spark's own
 ``groupBy("metric").mean()`` sums in another order (and keeps NaN), so it may differ in the last digit.
 
 Input columns are ir_measures' (``query_id``, ``doc_id``, ``relevance`` | ``score``) or PyTerrier's
@@ -65,17 +65,11 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import Run
 from irspec.data.objects import CONVENTIONS, ROLES
-from irspec.evaluation.engine import (
-    Result,
-    bind_metrics,
-    issue_warnings,
-    _missing_text,
-    _queries,
-    _some,
-    evaluate_many,
-    read_judgments,
-    reads_qrels,
-)
+from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.evaluate import issue_warnings, evaluate_many
+from irspec.evaluation.result import Result
+from irspec.evaluation.judgments import read_judgments, reads_qrels
+from irspec.evaluation.notes import missing_text, queries_text, first_few
 from irspec.errors import EvaluationError, InputError, IrspecError, quote
 from irspec.spec.plugins import get_registry
 from irspec.spec.definitions import Metric
@@ -150,7 +144,7 @@ def evaluate(
     ``docno``, ``label``, ``score``, ``run``) to the frames' own. Metrics over qrels that a plugin reads
     in place of the ordinary ones (irspec-diversity's, from qrels with subtopics) get ``qrels`` as that
     reader takes a frame: each bucket's rows, with every column, go through
-    :func:`irspec.evaluation.engine.read_judgments` as a frame given to :func:`irspec.evaluate` does (the query
+    :func:`irspec.evaluation.judgments.read_judgments` as a frame given to :func:`irspec.evaluate` does (the query
     column is found by ir_measures' or PyTerrier's name; ``columns`` then names the run's columns).
     ``partitions`` is the number of
     query buckets evaluated as separate tasks (default: ``spark.sql.shuffle.partitions``); each bucket's
@@ -248,7 +242,7 @@ def _normalised(
 
 
 def _as_read(frame: DataFrame) -> tuple[DataFrame, str]:
-    """Qrels for a plugin's reader (:func:`irspec.evaluation.engine.read_judgments`): every column as it is, but
+    """Qrels for a plugin's reader (:func:`irspec.evaluation.judgments.read_judgments`): every column as it is, but
     the query column (ir_measures' or PyTerrier's name) as strings, and that column's name."""
     if not isinstance(frame, DataFrame):
         raise InputError(f"expected a Spark DataFrame, got {type(frame).__name__}", "<Spark qrels>")
@@ -296,13 +290,13 @@ def _coverage(
         if missing and options.missing_queries == "error":
             raise EvaluationError(
                 f"{source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from "
-                f"the run ({_some(missing)}) and missing_queries is 'error'"
+                f"the run ({first_few(missing)}) and missing_queries is 'error'"
             )
         extra = sorted(mine - judged)
         if extra:
-            notes[name].append(f"{source}: {_queries(len(extra))} not in the qrels ignored ({_some(extra)})")
+            notes[name].append(f"{source}: {queries_text(len(extra))} not in the qrels ignored ({first_few(extra)})")
         if missing or not mine:
-            notes[name].append(_missing_text(source, not mine, missing, len(judged), options))
+            notes[name].append(missing_text(source, not mine, missing, len(judged), options))
     if not judged:
         notes[""].append("qrels <Spark qrels> has no judgments")
     if not runs:

@@ -5,7 +5,7 @@
 
 Each run is evaluated as any run is; a system's value of a metric on a topic is then the mean of its
 runs' values there (:func:`combine`), and the tests of the compare step run over topics on those
-means, unchanged: a :class:`SystemResult` is a :class:`~irspec.evaluation.results.Result`, so every report,
+means, unchanged: a :class:`SystemResult` is a :class:`~irspec.evaluation.result.Result`, so every report,
 interval, comparison and frame takes it as it is, and it keeps its runs' own results in ``runs``.
 
 Averaging per topic before testing treats the seed as noise (:data:`SEED_CAVEAT`): a significant
@@ -25,8 +25,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from irspec.evaluation import engine
-from irspec.evaluation import results
+from irspec.evaluation.evaluated import collect_warnings
+from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.result import Result
+from irspec.evaluation import result_set as results
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError
 
@@ -52,13 +54,13 @@ class Spread(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # a Result's short repr, not every field's
-class SystemResult(results.Result):
+class SystemResult(Result):
     """A system of several runs: per topic and metric the mean of its runs' values, with the runs' own
-    results in ``runs`` (in the order given). Everything a :class:`~irspec.evaluation.results.Result` does, it does
+    results in ``runs`` (in the order given). Everything a :class:`~irspec.evaluation.result.Result` does, it does
     on the means; :attr:`averaged` says in words what was averaged, :meth:`spread` how far apart the
     runs' means are."""
 
-    runs: tuple[engine.Result, ...] = ()
+    runs: tuple[Result, ...] = ()
 
     @property
     def averaged(self) -> str:
@@ -68,14 +70,14 @@ class SystemResult(results.Result):
 
     def spread(self) -> dict[str, Spread]:
         """Per metric (canonical text) of the system, the :class:`Spread` of its runs' means (each run's
-        :meth:`~irspec.evaluation.engine.Result.aggregate`, trec_eval's mean); text-valued metrics have none."""
+        :meth:`~irspec.evaluation.result.Result.aggregate`, trec_eval's mean); text-valued metrics have none."""
         out = {}
         for m in self.metrics:
             if m.aggregate == "none":
                 continue
             means = np.array([r.aggregate()[str(m)] for r in self.runs], dtype=float)
             sd = float(np.std(means, ddof=1)) if len(means) > 1 else None
-            mean = engine.aggregate_values(means, "mean")
+            mean = aggregate_values(means, "mean")
             out[str(m)] = Spread(len(means), mean, sd, float(means.min()), float(means.max()))
         return out
 
@@ -97,7 +99,7 @@ def _clean(values: Mapping[str, float]) -> dict[str, float | None]:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in values.items()}
 
 
-def combine(name: str, runs: Sequence[engine.Result]) -> SystemResult:
+def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     """The system ``name`` made of ``runs`` (evaluated on the same metrics and options): per topic the
     mean of the runs' values, added left to right in the order given and divided by their number.
 
@@ -121,7 +123,7 @@ def combine(name: str, runs: Sequence[engine.Result]) -> SystemResult:
     for r in runs:  # one run after another, so the sum's order is the runs' order, whatever numpy does
         position = {q: i for i, q in enumerate(r.query_ids)}
         total = total + r.values[[position[q] for q in query_ids]]
-    warnings = [w for w in engine.collect_warnings(runs)]
+    warnings = [w for w in collect_warnings(runs)]
     dropped = sorted(set().union(*(r.query_ids for r in runs)) - common)
     if dropped:
         shown = ", ".join(dropped[:5]) + (", ..." if len(dropped) > 5 else "")
@@ -138,7 +140,7 @@ def combine(name: str, runs: Sequence[engine.Result]) -> SystemResult:
         values=total / len(runs),
         options=first.options,
         warnings=tuple(warnings),
-        judged_at_10=None if None in judged else engine.aggregate_values(np.array(judged, dtype=float), "mean"),
+        judged_at_10=None if None in judged else aggregate_values(np.array(judged, dtype=float), "mean"),
         runs=tuple(runs),
     )
 
@@ -162,8 +164,8 @@ def expand_runs(name: str, runs: Any) -> list[str]:
     return out
 
 
-def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> results.Result | results.ResultSet:
-    """:func:`irspec.evaluation.results.evaluate` (``irspec.evaluate``), where a mapping's value may be a list of
+def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | results.ResultSet:
+    """:func:`irspec.evaluation.result_set.evaluate` (``irspec.evaluate``), where a mapping's value may be a list of
     runs, or a glob: one system of several runs (:func:`combine`), named by its key.
 
     ``irspec.evaluate(qrels, {"bm25": "bm25.run", "dense": ["s1.run", "s2.run", "s3.run"]}, "AP")``

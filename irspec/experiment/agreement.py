@@ -12,8 +12,9 @@ significant under each set (the compare step's own comparisons, :mod:`irspec.exp
 compare settings did not compare, against a baseline say, is marked unknown). :class:`LabelAgreement`
 compares the labels of the query-document pairs both sets judged; :class:`SignificanceChange` lists the
 comparisons significant under one set and not the other. The statistics are
-:mod:`irspec.stats.concordance`'s; this module pairs runs, metrics and judgments, and builds the report
-tables (:mod:`irspec.report`'s model), so every format renders them.
+:mod:`irspec.stats.concordance`'s; this module pairs runs, metrics and judgments. The tables are the
+report layer's (:func:`irspec.report.agreement.agreement_sections`, beside power's), which reads an
+:class:`Agreement` by its attributes; this module renders through it, so it sits above report.
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ import numpy as np
 
 from irspec.stats import concordance
 from irspec import report as fmt
+from irspec.report.agreement import agreement_sections
+from irspec.report.model import Block
 from irspec.experiment.records import Compare, Comparison
 from irspec.experiment.compare import metrics_to_compare, compare_results
 from irspec.data import Qrels, read_qrels
-from irspec.evaluation.engine import Result
+from irspec.evaluation.result import Result
 from irspec.errors import EvaluationError
 from irspec.data.frames import check_backend, make_frame
-from irspec.evaluation.results import evaluate
-from irspec.report.model import Block, Cell, Column, Row, p_text
+from irspec.evaluation.result_set import evaluate
 
 __all__ = [
     "Agreement",
@@ -47,8 +49,6 @@ __all__ = [
     "SignificanceChange",
     "agreement",
     "agreement_of",
-    "combine",
-    "COMBINED_FORMATS",
 ]
 
 TABLES = ("rankings", "swaps", "labels", "significance", "means")
@@ -206,8 +206,8 @@ class Agreement:
 
     def sections(self, *, decimals: int = 4) -> list[tuple[str, str, Block]]:
         """The agreement as titled tables of the report model, ``(heading, description, block)``: what
-        every format renders."""
-        return _sections(self, decimals)
+        every format renders (:func:`irspec.report.agreement.agreement_sections`)."""
+        return agreement_sections(self, decimals=decimals)
 
     def to_table(self, *, decimals: int = 4) -> str:
         """The agreement section as aligned text."""
@@ -226,30 +226,6 @@ class Agreement:
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
-
-
-COMBINED_FORMATS = ("table", "json", "markdown", "latex")
-"""The text formats :func:`combine` joins: one output holding every set's results and the agreement."""
-
-
-def combine(texts: Mapping[str, str], found: Agreement, fmt: str, *, decimals: int = 4) -> str:
-    """One output of several sets of judgments: each set's results rendered in ``fmt`` (``texts``,
-    ``{set: text}``) under a heading naming the set, then the agreement section (``found``). For
-    ``json``, ``{"qrels_sets": {set: its document}, "agreement": found.as_dict()}``."""
-    if fmt == "json":
-        doc = {"qrels_sets": {name: json.loads(text) for name, text in texts.items()}, "agreement": found.as_dict()}
-        return json.dumps(doc, indent=2, allow_nan=False) + "\n"
-    if fmt not in COMBINED_FORMATS:
-        raise EvaluationError(f"several sets of judgments are reported in the {', '.join(COMBINED_FORMATS)} formats, not {fmt}")
-    heading = {"table": "== qrels: {} ==\n", "markdown": "## qrels: {}\n\n", "latex": "% qrels: {}\n"}[fmt]
-    parts = [heading.format(name) + text for name, text in texts.items()]
-    if fmt == "table":
-        tail = "== agreement ==\n" + found.to_table(decimals=decimals)
-    elif fmt == "markdown":
-        tail = "## Agreement between the sets of judgments\n" + found.to_markdown(decimals=decimals)
-    else:
-        tail = "% agreement between the sets of judgments\n" + found.to_latex(decimals=decimals)
-    return "\n".join([*parts, tail])
 
 
 def agreement(
@@ -404,122 +380,3 @@ def _labels(a: str, b: str, qa: Qrels, qb: Qrels, level: int, notes: list[str]) 
         tuple(labels),
         tuple(tuple(int(v) for v in row) for row in counts),
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# The report tables
-
-
-def _text(value: float | None, decimals: int) -> str:
-    return "-" if value is None else f"{value:.{decimals}f}"
-
-
-def _cell(value: float | None, decimals: int) -> Cell:
-    return Cell(_text(value, decimals), value)
-
-
-def _mark(value: bool | None) -> Cell:
-    return Cell("?" if value is None else "yes" if value else "no", value)
-
-
-def _block(columns: Sequence[tuple[str, str, str]], rows: Sequence[Sequence[Cell]]) -> Block:
-    return Block(tuple(Column(*c) for c in columns), tuple(Row(tuple(r)) for r in rows))
-
-
-def _sections(found: Agreement, decimals: int) -> list[tuple[str, str, Block]]:
-    method = found.compare.as_dict() if found.compare is not None else None
-    how = (
-        f"significance: {method['test']} test, {method['correction'] or 'default'} correction, alpha {method['alpha']:g}"
-        if method
-        else "significance: not compared"
-    )
-    out = [
-        (
-            "Agreement between system rankings",
-            "tau = Kendall's tau-b; tau_AP a = Yilmaz et al.'s AP correlation with set a's ranking the reference "
-            "(b's ranking read from its top), tau_AP b the reverse, mean their mean; undefined (-) with tied means.",
-            _block(
-                [("metric", "Metric", "left"), ("a", "Set a", "left"), ("b", "Set b", "left"), ("runs", "Runs", "right"),
-                 ("tau", "Kendall's τ", "right"), ("tau_AP a", "τ_AP (a ref.)", "right"), ("tau_AP b", "τ_AP (b ref.)", "right"),
-                 ("tau_AP mean", "τ_AP mean", "right"), ("swaps", "Swaps", "right")],
-                [
-                    [Cell(r.metric), Cell(r.a), Cell(r.b), Cell(str(r.systems), r.systems), _cell(r.kendall_tau, decimals),
-                     _cell(r.tau_ap_a, decimals), _cell(r.tau_ap_b, decimals), _cell(r.tau_ap_mean, decimals),
-                     Cell(str(r.swaps), r.swaps)]
-                    for r in found.rankings
-                ],
-            ),
-        )
-    ]
-    if found.swaps:
-        out.append(
-            (
-                "Swapped pairs of runs",
-                f"Runs ordered one way under set a and the other under set b; sig a/b: significant under each set "
-                f"({how}; ? = not compared).",
-                _block(
-                    [("metric", "Metric", "left"), ("a", "Set a", "left"), ("b", "Set b", "left"), ("run 1", "Run 1", "left"),
-                     ("run 2", "Run 2", "left"), ("1 (a)", "Run 1 (a)", "right"), ("2 (a)", "Run 2 (a)", "right"),
-                     ("1 (b)", "Run 1 (b)", "right"), ("2 (b)", "Run 2 (b)", "right"), ("sig a", "Sig. a", "center"),
-                     ("sig b", "Sig. b", "center")],
-                    [
-                        [Cell(s.metric), Cell(s.a), Cell(s.b), Cell(s.run_1), Cell(s.run_2),
-                         *(_cell(v, decimals) for v in (s.mean_1_a, s.mean_2_a, s.mean_1_b, s.mean_2_b)),
-                         _mark(s.significant_a), _mark(s.significant_b)]
-                        for s in found.swaps
-                    ],
-                ),
-            )
-        )
-    out.append(
-        (
-            "Agreement between labels",
-            "On the query-document pairs both sets judged: agree = same label; kappa = Cohen's kappa; kappa q = "
-            "quadratic-weighted kappa on the grades; alpha = Krippendorff's ordinal alpha; bin = the same on relevant "
-            "(label >= the relevance level) or not. Negative labels are a grade of their own.",
-            _block(
-                [("a", "Set a", "left"), ("b", "Set b", "left"), ("common", "Common", "right"), ("only a", "Only a", "right"),
-                 ("only b", "Only b", "right"), ("agree", "Agree", "right"), ("kappa", "κ", "right"),
-                 ("kappa q", "κ quadratic", "right"), ("alpha", "α ordinal", "right"), ("bin agree", "Binary agree", "right"),
-                 ("bin kappa", "Binary κ", "right")],
-                [
-                    [Cell(x.a), Cell(x.b), Cell(str(x.common), x.common), Cell(str(x.only_a), x.only_a),
-                     Cell(str(x.only_b), x.only_b), _cell(x.agreement, decimals), _cell(x.kappa, decimals),
-                     _cell(x.kappa_quadratic, decimals), _cell(x.alpha_ordinal, decimals),
-                     _cell(x.binary_agreement, decimals), _cell(x.binary_kappa, decimals)]
-                    for x in found.labels
-                ],
-            ),
-        )
-    )
-    for x in found.labels:
-        if x.labels:
-            out.append(
-                (
-                    f"Labels: {x.a} (rows) against {x.b} (columns)",
-                    "Counts of the commonly judged query-document pairs.",
-                    _block(
-                        [(f"{x.a} \\ {x.b}", f"{x.a} \\ {x.b}", "left"), *((str(v), str(v), "right") for v in x.labels)],
-                        [[Cell(str(v)), *(Cell(str(n), n) for n in row)] for v, row in zip(x.labels, x.confusion)],
-                    ),
-                )
-            )
-    out.append(
-        (
-            "Significance that does not hold",
-            f"Comparisons significant under one set and not under the other ({how}).",
-            _block(
-                [("metric", "Metric", "left"), ("run a", "Run a", "left"), ("run b", "Run b", "left"), ("a", "Set a", "left"),
-                 ("b", "Set b", "left"), ("sig a", "Sig. a", "center"), ("sig b", "Sig. b", "center"),
-                 ("p adj a", "p adj. a", "right"), ("p adj b", "p adj. b", "right")],
-                [
-                    [Cell(s.metric), Cell(s.run_a), Cell(s.run_b), Cell(s.a), Cell(s.b), _mark(s.significant_a),
-                     _mark(s.significant_b), Cell(p_text(s.p_adjusted_a), s.p_adjusted_a),
-                     Cell(p_text(s.p_adjusted_b), s.p_adjusted_b)]
-                    for s in found.significance
-                ],
-            ),
-        )
-    )
-    return out
-

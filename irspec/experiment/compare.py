@@ -4,8 +4,8 @@
 >>> print(found)                       # the text table a plan prints        # doctest: +SKIP
 >>> found.to_frame("polars")           # one row per comparison               # doctest: +SKIP
 
-:func:`compare` takes :class:`~irspec.evaluation.engine.Result` objects (from :func:`irspec.evaluate`,
-:func:`~irspec.evaluation.engine.evaluate_many` or a plan's report) and returns :class:`Comparisons`; plans call
+:func:`compare` takes :class:`~irspec.evaluation.result.Result` objects (from :func:`irspec.evaluate`,
+:func:`~irspec.evaluation.evaluate.evaluate_many` or a plan's report) and returns :class:`Comparisons`; plans call
 :func:`compare_results` with their :class:`~irspec.experiment.records.Compare` settings, the same path.
 
 Comparisons pair per-query scores **by query id**, never by position. When every run is scored on every
@@ -30,13 +30,14 @@ import numpy as np
 from irspec import report
 from irspec.stats import significance as stats
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
-from irspec.evaluation.engine import Result, aggregate_values
+from irspec.evaluation.result import Result
+from irspec.evaluation.means import aggregate_values
 from irspec.errors import EvaluationError, suggest
 from irspec.data.frames import check_backend, make_frame
 from irspec.spec.plugins import get_registry
 from irspec.progress import Progress
 from irspec.spec.registry import Metric
-from irspec.evaluation.results import Shown
+from irspec.report.notebook import Shown
 
 __all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix", "metrics_to_compare", "named_results"]
 
@@ -104,16 +105,16 @@ class Comparisons(Sequence[Comparison]):
 
     def to_frame(self, backend: str = "polars") -> Any:
         """A long data frame: one row per comparison, the fields of
-        :class:`~irspec.experiment.records.Comparison` as columns (undefined numbers null).
+        :class:`~irspec.experiment.records.Comparison` as columns (its ``COLUMNS``; undefined numbers null).
 
         ``backend`` is ``"polars"`` (an irspec dependency) or ``"pandas"`` (installed separately, and
         imported only here).
         """
         check_backend(backend)
-        fields = dataclasses.fields(Comparison)
-        columns = {f.name: [getattr(c, f.name) for c in self.comparisons] for f in fields}
+        types = {f.name: f.type for f in dataclasses.fields(Comparison)}
+        columns = {name: [getattr(c, name) for c in self.comparisons] for name in Comparison.COLUMNS}
         # the column types from Comparison's annotations ("float | None" is a float column with nulls)
-        return make_frame(columns, {f.name: str(f.type).split(" | ")[0] for f in fields}, backend)
+        return make_frame(columns, {name: str(types[name]).split(" | ")[0] for name in Comparison.COLUMNS}, backend)
 
 
 def compare(
@@ -130,8 +131,8 @@ def compare(
 ) -> Comparisons:
     """Compare evaluated runs for significance, per metric, on per-query scores paired by query id.
 
-    ``results``: :class:`~irspec.evaluation.engine.Result` objects (from :func:`irspec.evaluate`,
-    :func:`~irspec.evaluation.engine.evaluate_many` or a plan's report), named by their ``run_name``; or a mapping
+    ``results``: :class:`~irspec.evaluation.result.Result` objects (from :func:`irspec.evaluate`,
+    :func:`~irspec.evaluation.evaluate.evaluate_many` or a plan's report), named by their ``run_name``; or a mapping
     ``{name: result}`` that names them. ``baseline``: the run every other run is compared with (as
     ``b``); ``None`` compares every pair of runs in order. ``baselines``: several such runs, each compared
     with every other run (two baselines with each other once, the later as ``b``). ``test``: ``t`` (paired t-test),
@@ -234,35 +235,38 @@ def compare_results(
     pairs = comparison_pairs(names, compare.baselines)
     chosen = metrics_to_compare(results, metrics)
     notes: list[str] = []
-    raw: list[dict[str, Any]] = []
+    out: list[Comparison] = []
 
     steps = len(chosen) * (1 if compare.test in TUKEY_TESTS else len(pairs))
     with Progress(f"comparing runs ({compare.test})", steps) as progress:
         if compare.test in TUKEY_TESTS:
             for metric in chosen:
-                raw.extend(_tukey_comparisons(results, metric, pairs, compare, notes, first=metric is chosen[0]))
+                out.extend(_tukey_comparisons(results, metric, pairs, compare, notes, first=metric is chosen[0]))
                 progress.advance()
-            for c in raw:
-                c["p_adjusted"] = c["p_value"]
-                c["family_size"] = len(results) * (len(results) - 1) // 2
-        else:
-            told: set[tuple[int, int]] = set()
-            for metric in chosen:
-                for i, j in pairs:
-                    x, y, left_out = _aligned(results[i], results[j], metric, notes, told, (i, j))
-                    try:
-                        r = stats.paired(
-                            x, y, test=compare.test, permutations=compare.permutations, seed=compare.seed, alpha=compare.alpha
-                        )
-                    except EvaluationError as e:
-                        raise EvaluationError(f"cannot compare {names[i]} with {names[j]} on {metric}: {e}") from None
-                    raw.append(_from_paired(r, str(metric), names[i], names[j], x, y, left_out, compare))
-                    progress.advance()
-            _adjust(raw, compare)
-    out = []
-    for c in raw:
-        c["significant"] = c["p_adjusted"] <= compare.alpha
-        out.append(Comparison(**c))
+            return out, notes
+        tested: list[tuple[stats.ComparisonResult, dict[str, Any]]] = []
+        told: set[tuple[int, int]] = set()
+        for metric in chosen:
+            for i, j in pairs:
+                x, y, left_out = _aligned(results[i], results[j], metric, notes, told, (i, j))
+                try:
+                    r = stats.paired(
+                        x, y, test=compare.test, permutations=compare.permutations, seed=compare.seed, alpha=compare.alpha
+                    )
+                except EvaluationError as e:
+                    raise EvaluationError(f"cannot compare {names[i]} with {names[j]} on {metric}: {e}") from None
+                runs = {"metric": str(metric), "a": names[i], "b": names[j], "left_out": left_out,
+                        "mean_a": aggregate_values(x, "mean"), "mean_b": aggregate_values(y, "mean")}  # fmt: skip
+                tested.append((r, runs))
+                progress.advance()
+    adjusted = _adjusted([r.p_value for r, _ in tested], [runs["metric"] for _, runs in tested], compare)
+    for (r, runs), (p, size) in zip(tested, adjusted):
+        out.append(
+            Comparison.extended(
+                r, **runs, p_adjusted=p, significant=p <= compare.alpha, correction=compare.correction,
+                family=compare.family, family_size=size,
+            )
+        )
     return out, notes
 
 
@@ -289,20 +293,22 @@ def comparison_pairs(names: Sequence[str], baselines: Sequence[str] = ()) -> lis
     return pairs
 
 
-def _adjust(raw: list[dict[str, Any]], compare: Compare) -> None:
-    """Set ``p_adjusted`` and ``family_size`` of each comparison: the correction over its family."""
+def _adjusted(p_values: list[float], metrics: list[str], compare: Compare) -> list[tuple[float, int]]:
+    """Each p-value after ``compare.correction`` over its family (the comparisons of its metric, or all
+    of them), with the size of that family."""
     if compare.family == "all":
-        groups = [list(range(len(raw)))]
+        groups = [list(range(len(p_values)))]
     else:
         by_metric: dict[str, list[int]] = {}
-        for k, c in enumerate(raw):
-            by_metric.setdefault(c["metric"], []).append(k)
+        for k, metric in enumerate(metrics):
+            by_metric.setdefault(metric, []).append(k)
         groups = list(by_metric.values())
+    out: dict[int, tuple[float, int]] = {}
     for group in groups:
-        adjusted = stats.adjust([raw[k]["p_value"] for k in group], method=compare.correction)
+        adjusted = stats.adjust([p_values[k] for k in group], method=compare.correction)
         for k, p in zip(group, adjusted):
-            raw[k]["p_adjusted"] = float(p)
-            raw[k]["family_size"] = len(group)
+            out[k] = (float(p), len(group))
+    return [out[k] for k in range(len(p_values))]
 
 
 def _aligned(
@@ -332,44 +338,9 @@ def _aligned(
     return x, y, int(len(qa) + len(qb) - len(common) - len(x))
 
 
-def _from_paired(r: Any, metric: str, a: str, b: str, x: Any, y: Any, left_out: int, compare: Compare) -> dict[str, Any]:
-    return {
-        "metric": metric,
-        "a": a,
-        "b": b,
-        "test": compare.test,
-        "null": r.null,
-        "n": r.n,
-        "left_out": left_out,
-        "mean_a": aggregate_values(x, "mean"),
-        "mean_b": aggregate_values(y, "mean"),
-        "mean_difference": r.mean_difference,
-        "relative_change": r.relative_change,
-        "ci_low": r.ci_low,
-        "ci_high": r.ci_high,
-        "confidence": r.confidence,
-        "ci_method": r.ci_method,
-        "effect_size": r.effect_size,
-        "hedges_g": r.hedges_g,
-        "wins": r.wins,
-        "ties": r.ties,
-        "losses": r.losses,
-        "statistic": r.statistic,
-        "df": r.df,
-        "p_value": r.p_value,
-        "alpha": compare.alpha,
-        "correction": compare.correction,
-        "family": compare.family,
-        "permutations": r.permutations,
-        "exact": r.exact,
-        "seed": r.seed,
-        "mc_se": r.mc_se,
-    }
-
-
 def _tukey_comparisons(
     results: Sequence[Result], metric: Metric, pairs: list[tuple[int, int]], compare: Compare, notes: list[str], *, first: bool
-) -> list[dict[str, Any]]:
+) -> list[Comparison]:
     """Tukey HSD (parametric or randomised) over all runs on the queries every run has, for ``pairs``;
     the note of queries left out is made once, for the ``first`` metric."""
     names = [r.run_name for r in results]
@@ -386,57 +357,26 @@ def _tukey_comparisons(
         matrix = matrix[:, defined]
     try:
         found = stats.tukey(
-            matrix, randomized=compare.test == "randomized-tukey", permutations=compare.permutations, seed=compare.seed
+            matrix, randomized=compare.test == "randomized-tukey", permutations=compare.permutations, seed=compare.seed,
+            alpha=compare.alpha, pairs=pairs,
         )
     except EvaluationError as e:
         raise EvaluationError(f"cannot compare the runs on {metric}: {e}") from None
-    by_pair = {(p.a, p.b): p for p in found}
     out = []
-    for i, j in pairs:
-        flip = (i, j) not in by_pair
-        p = by_pair[(j, i)] if flip else by_pair[(i, j)]
-        x, y = matrix[i], matrix[j]
-        # effect sizes and wins/ties/losses of the same aligned queries; the t-test's p is not used
-        d = stats.paired(x, y, test="t")
-        diff = -p.mean_difference if flip else p.mean_difference
-        if p.ci_low is not None and p.ci_high is not None:
-            low, high = (-p.ci_high, -p.ci_low) if flip else (p.ci_low, p.ci_high)
-            ci_method, confidence = "tukey", float(p.confidence)
-        else:
-            low, high, ci_method, confidence = d.ci_low, d.ci_high, "t (not adjusted)", d.confidence
+    for p in found:
+        x, y = matrix[p.a], matrix[p.b]
+        interval: dict[str, Any] = {}
+        if p.ci_low is None:
+            # the randomised HSD has no simultaneous interval: the pair's t interval, said to be unadjusted
+            t = stats.paired(x, y, test="t")
+            interval = {"ci_low": t.ci_low, "ci_high": t.ci_high, "confidence": t.confidence, "ci_method": "t (not adjusted)"}
         out.append(
-            {
-                "metric": str(metric),
-                "a": names[i],
-                "b": names[j],
-                "test": compare.test,
-                "null": "all runs have the same mean (studentized range over all pairs)",
-                "n": int(matrix.shape[1]),
-                "left_out": int(total - matrix.shape[1]),
-                "mean_a": aggregate_values(x, "mean"),
-                "mean_b": aggregate_values(y, "mean"),
-                "mean_difference": float(diff),
-                "relative_change": d.relative_change,
-                "ci_low": low,
-                "ci_high": high,
-                "confidence": confidence,
-                "ci_method": ci_method,
-                "effect_size": d.effect_size,
-                "hedges_g": d.hedges_g,
-                "wins": d.wins,
-                "ties": d.ties,
-                "losses": d.losses,
-                "statistic": p.statistic,
-                "df": p.df,
-                "p_value": p.p_value,
-                "alpha": compare.alpha,
-                "correction": p.method,
-                "family": "all pairs of runs, per metric",
-                "permutations": p.permutations,
-                "exact": False,
-                "seed": p.seed,
-                "mc_se": p.mc_se,
-            }
+            Comparison.extended(
+                p, metric=str(metric), a=names[p.a], b=names[p.b], left_out=int(total - matrix.shape[1]),
+                mean_a=aggregate_values(x, "mean"), mean_b=aggregate_values(y, "mean"), test=compare.test,
+                p_adjusted=p.p_value, correction=p.test, family="all pairs of runs, per metric",
+                family_size=len(results) * (len(results) - 1) // 2, **interval,
+            )
         )
     return out
 

@@ -10,7 +10,7 @@ line, so it may hold spaces; blank lines and lines starting with ``#`` are skipp
 several groups: one line (or one list entry) per group. For group *g* with queries *Q_g* that the run
 has a value for, ``mean_g = sum(x_q for q in Q_g) / |Q_g|`` (added left to right in query-id order, as
 every irspec mean) and its interval is Student's t, ``mean_g ± t(0.975, |Q_g| - 1) · s_g / sqrt |Q_g|``
-(:func:`irspec.stats.significance.mean_ci`); a group of one query has no interval (shown as ``-``, ``null`` in
+(:func:`irspec.stats.student.mean_t_interval`); a group of one query has no interval (shown as ``-``, ``null`` in
 JSON). The macro mean is the mean of the group means; the micro mean is the run's own mean over all its
 queries, with its interval. Queries of the results in no group, and group queries the results lack, are
 warned about (how many, the first few); neither is dropped silently.
@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from irspec.stats import significance as stats
+from irspec.stats.student import mean_t_interval
 from irspec.spec.definitions import InputTable
-from irspec.evaluation.engine import Result, aggregate_values
+from irspec.evaluation.result import Result
+from irspec.evaluation.means import aggregate_values
 from irspec.errors import EvaluationError, InputError, quote
 from irspec.experiment.standardize import read_small_text, results_of, shaped_like
 
@@ -105,7 +106,7 @@ def _row(name: str, values: np.ndarray, bounds: tuple[float | None, float | None
     if n == 0:
         return (name, 0, math.nan, math.nan, math.nan)
     mean = aggregate_values(values, "mean")
-    low, high = stats.mean_ci(values, method="t", mean=mean, bounds=bounds) if n >= 2 else (math.nan, math.nan)
+    low, high = mean_t_interval(values, mean=mean, bounds=bounds) if n >= 2 else (math.nan, math.nan)
     return (name, n, mean, low, high)
 
 

@@ -29,7 +29,8 @@ from irspec import report
 from irspec.stats import design
 from irspec.stats import significance as stats
 from irspec.experiment.compare import Comparisons, metrics_to_compare, named_results, common_matrix
-from irspec.evaluation.engine import Result, aggregate_values
+from irspec.evaluation.result import Result
+from irspec.evaluation.means import aggregate_values
 from irspec.errors import EvaluationError, quote, suggest
 from irspec.data.frames import check_backend, make_frame
 from irspec.report import power as power_report

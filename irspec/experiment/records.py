@@ -1,21 +1,20 @@
 """The records of the compare step: the settings of a comparison (:class:`Compare`) and one comparison
-of two runs on one metric (:class:`Comparison`).
+of two runs on one metric (:class:`Comparison`, the test's record of :mod:`irspec.stats.outcome` with the
+runs' names, the metric and the correction over its family).
 
 They are plain data, kept apart from the code that makes them (:mod:`irspec.experiment.compare`) so that the
 report layer can read them without depending on the step that renders itself through it: report
-imports this module, :mod:`irspec.experiment.compare` imports report, and no circle forms. (The module is not
-called ``compare``: importing a submodule ``irspec.compare`` would replace the function
-:func:`irspec.compare` on the package.)
-"""
+imports this module, :mod:`irspec.experiment.compare` imports report, and no circle forms."""
 
 from __future__ import annotations
 
 import dataclasses
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from irspec.errors import EvaluationError, quote, suggest
+from irspec.stats.outcome import ComparisonResult
 from irspec.stats.resampling import MAX_RESAMPLES, RESAMPLES_WHY
 
 __all__ = ["TESTS", "TUKEY_TESTS", "CORRECTIONS", "FAMILIES", "Compare", "Comparison"]
@@ -120,8 +119,11 @@ def _whole(name: str, value: object, minimum: int) -> None:
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """One significance comparison of run ``a`` with run ``b`` on one metric, on ``d = a - b``.
+class Comparison(ComparisonResult):
+    """One significance comparison of run ``a`` with run ``b`` on one metric, on ``d = a - b``: the
+    test's :class:`~irspec.stats.outcome.ComparisonResult` (every field of it, made with
+    :meth:`~irspec.stats.outcome.ComparisonResult.extended`) with the runs' names, the metric and the
+    correction over its family.
 
     With a baseline, ``b`` is the baseline, so a positive ``mean_difference``, ``effect_size`` (paired
     Cohen's d) and ``wins`` all mean that run ``a`` scored higher. ``p_value`` is the test's own
@@ -130,43 +132,31 @@ class Comparison:
     family-wise adjusted one (the test adjusts over all pairs of runs), and effect sizes and
     wins/ties/losses are computed on the same aligned queries. ``n`` is the number of queries compared
     and ``left_out`` how many were not (a query only one run answered under ``missing_queries: skip``,
-    or a value a metric leaves undefined). Undefined numbers are ``None``, never NaN.
+    or a value a metric leaves undefined); ``mean_a`` and ``mean_b`` are the runs' means over the ``n``
+    queries. Undefined numbers are ``None``, never NaN.
+
+    :data:`COLUMNS` are the fields every output shows, in their order (JSON, CSV, data frames); the
+    test's ``decimals`` is not among them.
     """
 
     metric: str
     a: str
     b: str
-    test: str
-    null: str
-    n: int
     left_out: int
     mean_a: float
     mean_b: float
-    mean_difference: float
-    relative_change: float | None
-    ci_low: float | None
-    ci_high: float | None
-    confidence: float
-    ci_method: str
-    effect_size: float | None
-    hedges_g: float | None
-    wins: int
-    ties: int
-    losses: int
-    statistic: float | None
-    df: int | None
-    p_value: float
     p_adjusted: float
-    significant: bool
-    alpha: float
     correction: str
     family: str
     family_size: int
-    permutations: int | None
-    exact: bool
-    seed: int | None
-    mc_se: float
+
+    COLUMNS: ClassVar[tuple[str, ...]] = (
+        "metric", "a", "b", "test", "null", "n", "left_out", "mean_a", "mean_b", "mean_difference", "relative_change",
+        "ci_low", "ci_high", "confidence", "ci_method", "effect_size", "hedges_g", "wins", "ties", "losses", "statistic",
+        "df", "p_value", "p_adjusted", "significant", "alpha", "correction", "family", "family_size", "permutations",
+        "exact", "seed", "mc_se",
+    )  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
-        """All fields as a plain, JSON-serialisable dict."""
-        return dataclasses.asdict(self)
+        """The :data:`COLUMNS` as a plain, JSON-serialisable dict, in their order."""
+        return {name: getattr(self, name) for name in self.COLUMNS}

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from irspec.spec.definitions import InputTable, Metric
-from irspec.evaluation.engine import Result, sequential_sum
+from irspec.evaluation.result import Result
+from irspec.evaluation.means import sequential_sum
 from irspec.errors import EvaluationError, InputError, quote, suggest
 from irspec.lines import read_bounded
 
@@ -269,7 +270,7 @@ def standardize(
             raise EvaluationError(f"standardise runs evaluated on the same metrics: {res.run_name} differs from {runs[0].run_name}")
         values = table.apply(res, metrics, cdf)
         tables = res.tables + ((settings_table(table, cdf),) if i == 0 else ())
-        out.append(dataclasses.replace(res, metrics=z_metrics, values=values, texts={}, tables=tables, _aggregate={}))
+        out.append(dataclasses.replace(res, metrics=z_metrics, values=values, texts={}, tables=tables))
     return shaped_like(results, out)
 
 

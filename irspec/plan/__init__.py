@@ -5,7 +5,8 @@
 >>> write_outputs(report)                                # doctest: +SKIP
 
 Loading is strict and all-at-once. The plan's JSON Schema (``specs/plan.schema.json``, shipped as
-``irspec/schemas/plan.schema.json``) is the single source of truth for its shape; it is checked with
+``irspec/schemas/plan.schema.json``), with the sections plugins register (irspec-online's ``ab:``;
+:func:`schema`), is the single source of truth for its shape; it is checked with
 :mod:`jsonschema` (draft 2020-12), and every error is reported with the plan file, the line, the path in
 the plan (``runs[2].path``) and the problem. Then come the checks a schema cannot make: metric specs are
 parsed and bound, files and globs resolved (relative to the plan file), run names must be distinct, the
@@ -22,13 +23,34 @@ The package, one module per part (this file only gathers their public names):
   :func:`write_outputs`.
 
 Comparing is the compare step's (:mod:`irspec.experiment.compare`), formatting the report layer's.
+
+The names load with their module on first use, as ``import irspec``'s do: ``irspec eval`` builds a
+:class:`Plan` and runs it, and should not pay for YAML and the JSON Schema, which only a plan file needs.
 """
 
 from __future__ import annotations
 
-from irspec.plan.execute import PlanReport, render_outputs, run_plan, write_outputs
-from irspec.plan.load import load_plan, schema
-from irspec.plan.model import SCHEMA_PATH, Output, Plan, PlanRun
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from irspec.plan.execute import PlanReport, render_outputs, run_plan, write_outputs
+    from irspec.plan.load import load_plan, schema
+    from irspec.plan.model import SCHEMA_PATH, Output, Plan, PlanRun
+
+# Each public name by the module that defines it.
+_LAZY: dict[str, str] = {
+    "SCHEMA_PATH": "irspec.plan.model",
+    "Plan": "irspec.plan.model",
+    "PlanRun": "irspec.plan.model",
+    "Output": "irspec.plan.model",
+    "PlanReport": "irspec.plan.execute",
+    "run_plan": "irspec.plan.execute",
+    "render_outputs": "irspec.plan.execute",
+    "write_outputs": "irspec.plan.execute",
+    "schema": "irspec.plan.load",
+    "load_plan": "irspec.plan.load",
+}
 
 __all__ = [
     "SCHEMA_PATH",
@@ -42,3 +64,17 @@ __all__ = [
     "render_outputs",
     "write_outputs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of the package, its module imported on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'irspec.plan' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later uses skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    """The package's names, the ones not loaded yet too."""
+    return sorted(set(globals()) | set(_LAZY))

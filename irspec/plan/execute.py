@@ -3,11 +3,17 @@
 >>> report = run_plan(load_plan("specs/demo.yaml"))      # doctest: +SKIP
 >>> write_outputs(report)                                # doctest: +SKIP
 
-The comparisons are the compare step's (:func:`irspec.experiment.compare.compare_results` with the plan's
+This is the one pipeline: ``irspec run`` runs a plan file, and ``irspec eval`` builds a
+:class:`~irspec.plan.model.Plan` from its command line and runs it here too. The comparisons are the
+compare step's (:func:`irspec.experiment.compare.compare_results` with the plan's
 :class:`~irspec.experiment.records.Compare` settings); the formatting is the report layer's (:mod:`irspec.report`,
 :mod:`irspec.report.plots`); this module picks what each output gets. Outputs are computed in full before any
 file is touched, then written all or nothing (:func:`irspec.report.write_all_atomic`), so a failed plan
 leaves no partial output behind.
+
+A step a plan does not use is not loaded: comparing, power, agreement and groups (which import scipy),
+standardising, drawing and a log's reading are imported when the plan has them, so that ``irspec eval`` starts as fast
+as it evaluates.
 """
 
 from __future__ import annotations
@@ -17,37 +23,46 @@ import functools
 import json
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from irspec.report import plots
 from irspec import report as fmt
-from irspec.report.power import power_sections
-from irspec.report.text import terminal_width
-from irspec.experiment.agreement import COMBINED_FORMATS, Agreement, agreement_of
-from irspec.experiment.agreement import combine as combine_texts
-from irspec.experiment.records import Compare, Comparison
-from irspec.experiment.compare import Comparisons, compare_results
-from irspec.evaluation.engine import Judgments, Result, collect_warnings, distinct_names, evaluate_many, read_judgments, reads_qrels
-from irspec.errors import IrspecError, PlanError
-from irspec.experiment.groups import with_groups
-from irspec.evaluation.inputs import evaluate_input
-from irspec.plan.model import Output, Plan
-from irspec.experiment.power import PowerAnalysis, power
-from irspec.progress import Progress
-from irspec.experiment.standardize import standardize
+from irspec.data.stream import RunBlocks, open_run
+from irspec.data.trec import stem
+from irspec.errors import IrspecError, IrspecWarning, PlanError
+from irspec.evaluation.evaluate import distinct_names, evaluate_many
+from irspec.evaluation.evaluated import collect_warnings
+from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
+from irspec.evaluation.result import Result
 from irspec.evaluation.systems import combine
+from irspec.experiment.records import Compare, Comparison
+from irspec.plan.model import Output, Plan, PlanRun
+from irspec.progress import Progress
+from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
+from irspec.report.text import terminal_width
+
+if TYPE_CHECKING:
+    from irspec.experiment.agreement import Agreement
+    from irspec.experiment.power import PowerAnalysis
+    from irspec.experiment.standardize import ZTable
+    from irspec.report.plots import FigureData
 
 __all__ = ["PlanReport", "run_plan", "plan_power", "render_outputs", "write_outputs"]
+
+# The outputs that draw figures, and those whose provenance hashes the input files.
+_DRAWN = ("html", "plots")
+_HASHED = ("json", "html")
 
 
 @dataclass(frozen=True)
 class PlanReport:
-    """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.engine.Result` per run (named as in
+    """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.result.Result` per run (named as in
     the plan), the comparisons, and notes worth telling the user (queries left out of comparisons).
     ``inputs`` holds the results of the plan's other inputs (its ``log``): their own metrics, one row per
-    item of the input, reported after the runs and never compared."""
+    item of the input, reported after the runs and never compared. ``plan`` is the plan run, its runs
+    named (a run of ``irspec eval`` by the name it was read with)."""
 
     plan: Plan
     results: tuple[Result, ...]
@@ -55,11 +70,12 @@ class PlanReport:
     notes: tuple[str, ...] = ()
     inputs: tuple[Result, ...] = ()
     curves: dict[str, list[float]] | None = None
-    """The runs' 11-point precision-recall curves (:func:`irspec.report.plots.precision_recall`), evaluated
-    beside the plan's metrics when an output draws plots; ``None`` otherwise."""
-    figure_data: plots.FigureData | None = None
+    """The runs' 11-point precision-recall curves (:func:`irspec.report.plots.precision_recall`), from the
+    figures' own evaluation of the runs (:func:`irspec.report.plots.figure_metrics`) when an output draws
+    plots; ``None`` otherwise."""
+    figure_data: FigureData | None = None
     """The ROC points, AP values and confusion matrices of the other plots
-    (:func:`irspec.report.plots.figure_data`), evaluated with the curves; ``None`` when nothing is drawn."""
+    (:func:`irspec.report.plots.figure_data`), from the same evaluation as the curves; ``None`` when nothing is drawn."""
     power: PowerAnalysis | None = None
     """The power analysis of the comparisons (the plan's ``power`` section); ``None`` without one."""
     by_qrels: tuple[tuple[str, PlanReport], ...] = ()
@@ -67,6 +83,9 @@ class PlanReport:
     plan run with that set as its qrels); the fields above are then the first set's."""
     agreement: Agreement | None = None
     """With several sets of judgments, their agreement (:func:`irspec.experiment.agreement.agreement_of`)."""
+    zscores: ZTable | None = None
+    """The runs' per-topic means and sample sds as evaluated (before any standardising), when an output
+    writes them in trec_eval's -Z format (``irspec eval --write-z``); ``None`` otherwise."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -84,48 +103,54 @@ def run_plan(plan: Plan) -> PlanReport:
 
 
 def _run_metrics(plan: Plan) -> list[Any]:
-    """The plan's metrics computed from qrels and runs (those of qrels a plugin reads, with subtopics, too)."""
+    """The plan's metrics computed from qrels and runs (those of qrels a plugin reads, with subtopics,
+    too). Without a log, every metric goes to the runs, and one that needs another input is the engine's
+    error (``irspec eval -m`` a log's metric)."""
+    if plan.log is None:
+        return list(plan.metrics)
     return [m for m in plan.metrics if m.definition.needs == "run" or reads_qrels(m.definition.needs)]
 
 
 def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
     """:func:`run_plan` of a plan with one set of judgments, evaluated against ``judgments`` when they
     are given (already read), else against the plan's qrels, read here."""
-    results = []
-    curves = data = None
+    results: list[Any] = []
+    curves = data = zscores = None
     if plan.runs or plan.systems:
-        run_metrics = _run_metrics(plan)
-        # the plots' values (precision-recall and ROC curves, AP, the confusion matrices' counts) come
-        # from the same pass over each run
-        drawn = any(o.format in ("html", "plots") for o in plan.outputs)
         size = plan.options.collection_size
-        extra = [*plots.IPREC_SPECS, *plots.figure_specs(size)] if drawn else []
-        members = [r for s in plan.systems for r in s.runs]
-        evaluated = _evaluate_runs(plan, run_metrics + extra, [*plan.runs, *members], judgments)
-        # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
-        # name; a Plan built in Python is not checked, so its names are made distinct here as well.
-        named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, [*plan.runs, *members])]
-        results = distinct_names([*named[: len(plan.runs)], *_systems(plan, named[len(plan.runs) :])])
+        drawn = any(o.format in _DRAWN for o in plan.outputs)
+        # The figures declare the metrics they read, and get an evaluation of their own: the results the
+        # tables show hold the plan's metrics, and their warnings are the plan's metrics' alone.
+        wanted = {"results": _run_metrics(plan)}
         if drawn:
-            curves = plots.precision_recall(results)
-            data = plots.figure_data(results, size)
-            k = len(run_metrics)
-            results = [
-                dataclasses.replace(res, metrics=res.metrics[:k], values=res.values[:, :k].copy(), _aggregate={})
-                for res in results
-            ]
+            from irspec.report import plots
+
+            wanted["figures"] = list(plots.figure_metrics(size))
+        plan, evaluated = _evaluate_runs(plan, wanted, judgments)
+        results = evaluated["results"]
+        if drawn:
+            curves = plots.precision_recall(evaluated["figures"])
+            data = plots.figure_data(evaluated["figures"], size)
+        if any(o.format == "zscores" for o in plan.outputs):
+            from irspec.experiment.standardize import z_table
+
+            zscores = z_table(results)  # of the runs as evaluated, the reference another evaluation's -Z reads
     results = _standardized(plan, results)
     if plan.groups is not None and results:
+        from irspec.experiment.groups import with_groups
+
         results = with_groups(results, plan.groups)
     comparisons: list[Comparison] = []
     notes: list[str] = []
     if plan.compare is not None:
+        from irspec.experiment.compare import compare_results
+
         comparisons, notes = compare_results(results, plan.compare)
     inputs = []
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
         inputs.append(_evaluate_log(plan, log_metrics))
-    report = PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data)
+    report = PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data, zscores=zscores)
     return dataclasses.replace(report, power=plan_power(report)) if plan.power is not None else report
 
 
@@ -133,6 +158,9 @@ def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:
     """The power analysis of the plan's comparisons, with its ``power`` section's delta, alpha and
     power, each replaced by ``settings`` given (``irspec power --delta``); without a section, delta
     ``None`` and the defaults. Raises :class:`~irspec.errors.PlanError` when the plan compares nothing."""
+    from irspec.experiment.compare import Comparisons
+    from irspec.experiment.power import power
+
     plan = report.plan
     if plan.compare is None or len(report.results) < 2:
         why = f"{plan.source}: a power analysis designs the plan's comparisons; it needs a compare section and at least 2 runs"
@@ -149,6 +177,8 @@ def _standardized(plan: Plan, results: list[Any]) -> list[Any]:
     """The plan's ``standardize``: the results as z-scores against its reference runs or -Z file."""
     if plan.standardize is None or not results:
         return results
+    from irspec.experiment.standardize import standardize
+
     z = plan.standardize
     reference: Any = z.file
     if z.reference is not None:
@@ -168,6 +198,8 @@ def _systems(plan: Plan, members: list[Any]) -> list[Any]:
 def _run_several(plan: Plan) -> PlanReport:
     """The plan run once per set of judgments (each as a plan with that one qrels), and the agreement:
     significance by the plan's compare settings, or a paired t-test with Holm when it has none."""
+    from irspec.experiment.agreement import agreement_of
+
     # each set read once: its runs are evaluated against it, and its labels compared with the others'
     judged = {}
     for name, path in plan.qrels_sets:
@@ -185,7 +217,9 @@ def _run_several(plan: Plan) -> PlanReport:
             comparisons={name: sub.comparisons for name, sub in reports} if plan.compare is not None else None,
             relevance_level=plan.options.relevance_level,
         )
-    return dataclasses.replace(reports[0][1], plan=plan, by_qrels=reports, agreement=found)
+    first = reports[0][1].plan  # its runs named as they were read
+    named = dataclasses.replace(plan, runs=first.runs, systems=first.systems)
+    return dataclasses.replace(reports[0][1], plan=named, by_qrels=reports, agreement=found)
 
 
 # The outputs that show a row per item of an input (a log's query issues), or need them (intervals).
@@ -193,33 +227,84 @@ _ROW_FORMATS = ("csv", "tsv", "trec", "parquet", "jsonl")
 
 
 def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
-    """The plan's log evaluated by its reader: with an A/B test of its arms when the plan has ``ab:``,
-    and streamed in bounded memory (aggregates only) unless an output shows its per-query rows."""
+    """The plan's log evaluated by its reader: with the options the plugins' plan sections give it (an A/B
+    test of its arms when the plan has irspec-online's ``ab:``), and streamed in bounded memory (aggregates
+    only) unless an output shows its per-query rows."""
     # intervals need rows too, but the default ones are not worth reading a huge log whole for: a streamed
     # log's means are shown without them (an output with per_query: true keeps them)
+    from irspec.evaluation.inputs import evaluate_input
+
     rows = any(o.per_query or o.format in _ROW_FORMATS for o in plan.outputs)
     options: dict[str, Any] = {"memory": plan.memory} if rows and plan.memory is not None else {}
-    if getattr(plan, "ab", None):
-        options["ab"] = plan.ab
+    options.update(plan.sections)
     return evaluate_input(str(plan.log), metrics, kind="log", options=options or None, per_query=rows)
 
 
-def _evaluate_runs(plan: Plan, metrics: list[Any], runs: Any = None, judgments: Judgments | None = None) -> list[Any]:
-    """Every run of ``plan`` (or ``runs``) evaluated, the qrels read once (or ``judgments``, read
-    already); progress on a terminal, run by run."""
-    runs = plan.runs if runs is None else runs
+def _evaluate_runs(
+    plan: Plan, wanted: dict[str, list[Any]], judgments: Judgments | None = None
+) -> tuple[Plan, dict[str, list[Any]]]:
+    """Every run of ``plan`` evaluated once per entry of ``wanted`` (``{name: metrics}``), the qrels read
+    once (or ``judgments``, read already); each evaluation's results named as the plan names its runs,
+    its systems made of their runs' and every name made distinct. Returns the plan with every run named
+    and the results by ``wanted``'s names."""
+    runs = [*plan.runs, *(r for s in plan.systems for r in s.runs)]
     if plan.engine is not None:
-        return _evaluate_on_spark(plan, metrics, runs)
+        found = {key: _evaluate_on_spark(plan, metrics, runs) for key, metrics in wanted.items()}
+    else:
+        found = _evaluate_files(plan, wanted, runs, judgments)
+    plan = _named_runs(plan, [res.run_name for res in next(iter(found.values()))])
+    runs, n = [*plan.runs, *(r for s in plan.systems for r in s.runs)], len(plan.runs)
+    out = {}
+    for key, evaluated in found.items():
+        # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
+        # name; a Plan built in Python is not checked, so its names are made distinct here as well.
+        named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, runs)]
+        out[key] = distinct_names([*named[:n], *_systems(plan, named[n:])])
+    return plan, out
+
+
+def _named_runs(plan: Plan, read: list[str]) -> Plan:
+    """``plan`` with every run named: a run given without a name (``irspec eval``'s) takes the one it
+    was read with (``read``, in the order of the runs, then of the systems' runs)."""
+    if all(r.name is not None for r in [*plan.runs, *(r for s in plan.systems for r in s.runs)]):
+        return plan
+    names = iter(read)
+
+    def named(r: PlanRun) -> PlanRun:
+        name = next(names)
+        return r if r.name is not None else dataclasses.replace(r, name=name)
+
+    runs = tuple(named(r) for r in plan.runs)  # before the systems' runs: the order of ``read``
+    systems = tuple(dataclasses.replace(s, runs=tuple(named(r) for r in s.runs)) for s in plan.systems)
+    return dataclasses.replace(plan, runs=runs, systems=systems)
+
+
+def _evaluate_files(plan: Plan, wanted: dict[str, list[Any]], runs: list[Any], judgments: Judgments | None) -> dict[str, list[Any]]:
+    """The runs read in this process, one at a time, and each evaluated on every entry of ``wanted``;
+    progress on a terminal, run by run."""
+    hashed = any(o.format in _HASHED for o in plan.outputs)
+    found: dict[str, list[Any]] = {key: [] for key in wanted}
+    metrics = [m for key in wanted for m in wanted[key]]
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
         # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
         qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics)
         progress.total = len(runs)
-        results = []
-        for r in runs:
-            progress.update(label="evaluating runs", detail=r.name)
-            results.extend(evaluate_many(qrels, [str(r.path)], metrics, options=plan.options, memory=plan.memory))
+        for i, r in enumerate(runs):
+            progress.update(label="evaluating runs", detail=str(r.path))
+            loaded = open_run(str(r.path), plan.memory)
+            if hashed:
+                # The provenance hashes the inputs: on a worker thread, once reading (which keeps every
+                # core busy) is done, so that it overlaps the single-threaded evaluation.
+                fmt.hash_in_background(([plan.qrels] if i == 0 else []) + [r.path])
+            for k, (key, chosen) in enumerate(wanted.items()):
+                # a streamed run's blocks are gone once evaluated: it is read again for another evaluation
+                src = str(r.path) if k and isinstance(loaded, RunBlocks) else loaded
+                with warnings.catch_warnings():
+                    if k:  # the same runs: their warnings are the first evaluation's
+                        warnings.simplefilter("ignore", IrspecWarning)
+                    found[key].extend(evaluate_many(qrels, [src], chosen, options=plan.options, memory=plan.memory))
             progress.advance()
-    return results
+    return found
 
 
 def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
@@ -234,14 +319,16 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
         session = irs.session(engine.master, dict(engine.config))
         qrels = irs.read_qrels(session, str(plan.qrels))
         # a system's runs may share a stem: such a name is made unique by its place in the list
-        names = [r.name for r in runs]
+        names = [r.name if r.name is not None else stem(str(r.path)) or "run" for r in runs]
         keys = [n if names.count(n) == 1 else f"{n} ({i})" for i, n in enumerate(names)]
         frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys)]
-        runs = functools.reduce(lambda a, b: a.unionByName(b), frames)
-        per_query = irs.evaluate(qrels, runs, metrics, partitions=engine.partitions, **plan.options.as_dict())
+        # one frame of every run, not `runs`: the plan's runs are read again below, and a Spark frame
+        # iterated in their place yields its columns (4), which dropped every run after the fourth
+        union = functools.reduce(lambda a, b: a.unionByName(b), frames)
+        per_query = irs.evaluate(qrels, union, metrics, partitions=engine.partitions, **plan.options.as_dict())
         by_name = {res.run_name: res for res in irs.results(per_query)}
     return [
-        dataclasses.replace(by_name[k], run_name=r.name, run_source=str(r.path)) for r, k in zip(runs, keys)
+        dataclasses.replace(by_name[k], run_name=n, run_source=str(r.path)) for r, k, n in zip(runs, keys, names)
     ]
 
 
@@ -256,20 +343,21 @@ def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list
     return [(o, _render(report, o, _arrows(o, stream), _width(o, stream))) for o in report.plan.outputs]
 
 
-def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[Path]:
+def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None, make_dirs: bool = True) -> list[Path]:
     """Write every output of the plan, all or nothing; returns the files (and plot directories) written.
 
     All outputs are computed first (the plots drawn in memory), then written together by
     :func:`irspec.report.write_all_atomic`: each to a temporary file (or directory) beside its target,
     renamed into place only once every one is written, so an output that cannot be written (a path
     that is a directory, a denied permission) leaves no file of the plan behind and every previous
-    file untouched. Outputs without a path go to ``stdout`` (default :data:`sys.stdout`) only after
-    the files are in place.
+    file untouched. Missing directories are made, unless ``make_dirs`` is false (``irspec eval -o``
+    writes as a shell's ``>`` would, into a directory that exists). Outputs without a path go to
+    ``stdout`` (default :data:`sys.stdout`) only after the files are in place.
     """
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
     files = [(output.path, text) for output, text in texts if output.path is not None]
-    fmt.write_all_atomic(files)
+    fmt.write_all_atomic(files, make_dirs=make_dirs)
     for output, text in texts:
         if output.path is None and isinstance(text, str):
             stream.write(text)
@@ -296,7 +384,7 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str], width: 
     if report.agreement is not None and output.format in COMBINED_FORMATS:
         # each set's output carries its own power tables (rendered here, once); the agreement follows
         texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
-        return combine_texts(texts, report.agreement, output.format, decimals=output.decimals)
+        return judged_sets_text(texts, report.agreement, output.format, decimals=output.decimals)
     rendered = _render_main(report, output, arrows, width)
     if report.power is None or not isinstance(rendered, str):
         return rendered
@@ -326,8 +414,9 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
             return fmt.to_markdown(runs, content="comparisons", **marks)
         return fmt.comparisons_table(runs, comparisons, compare, notes=notes, decimals=output.decimals)
     if output.format == "json":
-        extra = {**_comparisons_doc(report), "provenance": _provenance(report)}
-        return fmt.to_json(results, per_query=output.per_query, extra=extra)
+        # a plan file's JSON says what the plan was; irspec eval's has no plan to speak of
+        doc = _comparisons_doc(report) if report.plan.source is not None else {}
+        return fmt.to_json(results, per_query=output.per_query, extra={**doc, "provenance": _provenance(report)})
     intervals = output.intervals
     if output.format == "table":
         if not comparisons:
@@ -370,15 +459,23 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
             **marks,
         )
     if output.format == "plots":
+        from irspec.report.plots import render_files
+
         found, _ = _plots(report, required=True)
-        return plots.render_files(found)
-    return fmt.format_results(results, output.format, per_query=output.per_query)
+        return render_files(found)
+    if output.format == "zscores":
+        if report.zscores is None:
+            raise IrspecError(f"{report.plan.source}: a zscores output gives the runs' per-topic means and sds; the plan has no runs")
+        return report.zscores.to_text()
+    return fmt.format_results(results, output.format, per_query=output.per_query, runid=output.runid)
 
 
 def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:
     """The HTML page's power section, with the plan's ``power`` section."""
     if report.power is None:
         return []
+    from irspec.report.power import power_sections
+
     return [("power", "Power", power_sections(report.power, decimals=decimals), report.power.notes)]
 
 
@@ -453,6 +550,8 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
 
 def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None]:
     """The report's plots (drawn once), or ``[]`` and why not; raises when ``required`` and impossible."""
+
+    from irspec.report import plots
 
     def make() -> tuple[list[Any], str | None]:
         try:

@@ -1,6 +1,10 @@
 """Loading a plan: the YAML read with every value's line, ``--set`` overrides applied, the JSON Schema
 checked, then :func:`~irspec.plan.resolve.resolve` for what a schema cannot check.
 
+The schema is irspec's own (``specs/plan.schema.json``) with the sections the loaded plugins register
+(:class:`~irspec.spec.definitions.PlanSection`: irspec-online's ``ab:``) among its properties: a plan is
+checked against the plugins the registry holds, and :func:`schema` gives that schema.
+
 YAML is read with PyYAML's ``SafeLoader`` (no object construction), bounded so that loading stays linear
 in the file's size: aliases may repeat at most :data:`_ALIAS_BUDGET` values in all (an alias bomb is
 refused at the alias that crosses it), none may be recursive, and nesting stops at :data:`_MAX_DEPTH`
@@ -16,18 +20,22 @@ import functools
 import json
 import os
 import re
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 
-from irspec.errors import InputError, PlanError, shorten
+from irspec.errors import InputError, PlanError, RegistryError, shorten
 from irspec.lines import read_bounded
 from irspec.plan.model import SCHEMA_PATH, Plan
 from irspec.plan.problems import OVERRIDE_LINE, OVERRIDE_SHOWN, PathPart, PlanPath, Problems, explain, kind_of, path_text
 from irspec.plan.resolve import resolve
+from irspec.spec.plugins import get_registry
+from irspec.spec.registry import PlanSection, Registry
 
 __all__ = ["schema", "load_plan"]
 
@@ -39,9 +47,15 @@ _MAX_DEPTH = 50
 _ALIAS_BUDGET = 10_000
 
 
+def schema(registry: Registry | None = None) -> dict[str, Any]:
+    """The plan's JSON Schema: irspec's own (:data:`SCHEMA_PATH`) with the plan sections of the plugins
+    ``registry`` holds (default: the one plans use, :func:`~irspec.spec.plugins.get_registry`) among its
+    properties, each after the key of its reader's input (irspec-online's ``ab`` after ``log``)."""
+    return _checker(registry or get_registry())[0]
+
+
 @functools.cache
-def schema() -> dict[str, Any]:
-    """The plan's JSON Schema, read from :data:`SCHEMA_PATH`."""
+def _own_schema() -> dict[str, Any]:
     try:
         with open(SCHEMA_PATH, encoding="utf-8") as f:
             return json.load(f)
@@ -49,9 +63,40 @@ def schema() -> dict[str, Any]:
         raise RuntimeError(f"the plan schema is missing: {SCHEMA_PATH}: {e.strerror or e}") from None
 
 
-@functools.cache
-def _validator() -> Any:
-    return Draft202012Validator(schema())
+# The schema and its validator, per registry: built once for each (registries differ by their plugins).
+_CHECKERS: weakref.WeakKeyDictionary[Registry, tuple[dict[str, Any], Any]] = weakref.WeakKeyDictionary()
+
+
+def _checker(registry: Registry) -> tuple[dict[str, Any], Any]:
+    found = _CHECKERS.get(registry)
+    if found is None:
+        composed = _with_sections(_own_schema(), tuple(registry.sections.values()))
+        found = _CHECKERS[registry] = (composed, Draft202012Validator(composed))
+    return found
+
+
+def _with_sections(own: dict[str, Any], sections: tuple[PlanSection, ...]) -> dict[str, Any]:
+    """``own`` with each section's schema as a property, after the key of the section's reader's input
+    (at the end when no key is named so); a section named like a key of ``own``, or whose schema is no
+    JSON Schema, is a :class:`~irspec.errors.RegistryError` naming its plugin."""
+    if not sections:
+        return own
+    keys = own["properties"]
+    for section in sections:
+        if section.name in keys:
+            raise RegistryError(
+                f"plugin {section.plugin!r} registers the plan section {section.name!r}, which is a key of irspec's own plan"
+            )
+        try:
+            Draft202012Validator.check_schema(dict(section.schema))
+        except SchemaError as e:
+            raise RegistryError(f"plugin {section.plugin!r}: plan section {section.name!r}: not a JSON Schema: {e.message}") from None
+    properties: dict[str, Any] = {}
+    for key, value in keys.items():
+        properties[key] = value
+        properties.update((s.name, dict(s.schema)) for s in sections if s.reader == key)
+    properties.update((s.name, dict(s.schema)) for s in sections if s.name not in properties)
+    return {**own, "properties": properties}
 
 
 def load_plan(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Plan:
@@ -96,7 +141,7 @@ def load_plan(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Pl
         problems.add((), f"a plan must be a mapping of keys (qrels, runs, metrics, ...), not {kind_of(data)}")
         raise problems.error()
 
-    for err in _validator().iter_errors(data):
+    for err in _checker(get_registry())[1].iter_errors(data):
         explain(err, problems)
     plan = resolve(data, Path(source).parent, problems, overrides)
     if plan is None and not problems:  # pragma: no cover - every path to None reports a problem first

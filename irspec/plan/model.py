@@ -1,4 +1,5 @@
-"""The model of an evaluation plan: what :func:`irspec.plan.load_plan` returns once a plan is valid.
+"""The model of an evaluation plan: what :func:`irspec.plan.load_plan` returns once a plan is valid, and
+what ``irspec eval`` builds from its command line, so that both run through :func:`irspec.plan.run_plan`.
 
 Plain frozen dataclasses; loading and validation are :mod:`irspec.plan.load`, running a plan is
 :mod:`irspec.plan.execute`.
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from irspec.experiment.records import Compare
-from irspec.evaluation.engine import Options
+from irspec.evaluation.context import Options
 from irspec.spec.registry import Metric
 
 __all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "PlanSystem", "Output", "SparkEngine", "Standardize", "PowerDesign"]
@@ -25,10 +26,13 @@ SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "plan.schema.
 @dataclass(frozen=True)
 class PlanRun:
     """One run of a plan: its ``name``, resolved ``path`` and where it was declared (``entry``, e.g.
-    ``runs[1]``, and its 1-based ``line`` in the plan; ``None`` when it came from an override)."""
+    ``runs[1]``, and its 1-based ``line`` in the plan; ``None`` when it came from an override).
 
-    name: str
-    path: Path
+    A run of ``irspec eval`` has its path as typed (``-``: standard input) and no name: it is named as
+    it is read (its file's stem, standard input by its runid), and the report's plan carries that name."""
+
+    name: str | None
+    path: Path | str
     entry: str
     line: int | None = None
 
@@ -48,10 +52,13 @@ class PlanSystem:
 
 @dataclass(frozen=True)
 class Output:
-    """One output: ``format`` (table, json, csv, tsv, trec, latex, markdown, html, plots), ``path``
-    (``None``: standard output; for plots, a directory), ``per_query``, ``content`` (``results`` or
-    ``comparisons``), ``decimals`` (of the values in table, latex, markdown and html) and ``intervals``
-    (``"t"`` or ``"bootstrap"``: the 95% confidence interval beside each mean in those formats)."""
+    """One output: ``format`` (table, json, csv, tsv, trec, latex, markdown, html, plots, parquet; and
+    ``irspec eval``'s jsonl, and zscores: the runs' per-topic means and sample sds as evaluated, in
+    trec_eval's -Z format), ``path`` (``None``: standard output; for plots, a directory), ``per_query``,
+    ``content`` (``results`` or ``comparisons``), ``decimals`` (of the values in table, latex, markdown
+    and html), ``intervals`` (``"t"`` or ``"bootstrap"``: the 95% confidence interval beside each mean
+    in those formats) and ``runid`` (trec: trec_eval's ``runid`` line, which ``irspec eval`` prints
+    with trec_eval's own measure sets)."""
 
     format: str
     path: Path | None = None
@@ -59,6 +66,7 @@ class Output:
     content: str = "results"
     decimals: int = 4
     intervals: str | None = None
+    runid: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ class Standardize:
     through the standard normal CDF."""
 
     reference: tuple[str, ...] | None = None
-    file: Path | None = None
+    file: Path | str | None = None
     cdf: bool = False
 
 
@@ -97,9 +105,12 @@ class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
     text ``irds:<id>`` (an ir_datasets dataset's qrels, :mod:`irspec.data.datasets`), or ``None`` (and ``runs``
-    empty) in a plan that evaluates only an interaction ``log``."""
+    empty) in a plan that evaluates only an interaction ``log``.
 
-    source: str
+    ``source`` is the plan file; ``None`` for the plan ``irspec eval`` builds from its command line
+    (paths as typed, runs named as they are read), whose JSON then says nothing of a plan."""
+
+    source: str | None
     qrels: Path | str | None
     runs: tuple[PlanRun, ...]
     metrics: tuple[Metric, ...]
@@ -114,7 +125,7 @@ class Plan:
     """The cap on the working set in bytes (``options.memory``); None for the default."""
     standardize: Standardize | None = None
     """``None``: the runs' raw scores are reported."""
-    groups: Path | None = None
+    groups: Path | str | None = None
     """A file of ``query_id group`` lines: per-group means with intervals beside each run (``None``: none)."""
     systems: tuple[PlanSystem, ...] = ()
     """Systems of several runs, reported and compared after ``runs``."""
@@ -124,8 +135,10 @@ class Plan:
     """Several sets of judgments (``qrels`` given as a mapping ``{name: path}``), in plan order: every run
     is evaluated against each and the sets' agreement reported; ``qrels`` is then the first set's.
     Empty for a plan with one qrels."""
-    ab: dict[str, Any] | None = None
-    """The ``ab:`` section: an A/B test of the ``log``'s arms, passed to its reader (irspec-online)."""
+    sections: tuple[tuple[str, Any], ...] = ()
+    """The plugins' sections of the plan (:class:`~irspec.spec.definitions.PlanSection`: irspec-online's
+    ``ab:``, an A/B test of the log's arms) as ``(key, value)`` in plan order: each value goes to the
+    ``log``'s reader as the keyword argument of its key."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

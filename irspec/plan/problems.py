@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from irspec.errors import PlanError, shorten, suggest
+from irspec.errors import PlanError, not_loaded, shorten, suggest
+from irspec.spec.registry import SHIPPED_PLUGIN_SECTIONS
 
 __all__ = ["OVERRIDE_LINE", "OVERRIDE_SHOWN", "SHOWN", "PathPart", "PlanPath", "Problems", "explain", "show", "kind_of", "path_text"]
 
@@ -100,6 +101,10 @@ def explain(err: Any, problems: Problems) -> None:
         allowed = list(err.schema.get("properties", {}))
         for key in instance:
             if key in allowed:
+                continue
+            plugin = next((p for p, keys in SHIPPED_PLUGIN_SECTIONS.items() if key in keys), None) if not path else None
+            if plugin is not None:  # a section of a shipped plugin that is not loaded (ab: of irspec-online)
+                problems.add(path + (key,), f"unknown key {key!r}: {not_loaded(plugin)}", key=True)
                 continue
             close = suggest(key, allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; allowed keys: {', '.join(allowed)}"

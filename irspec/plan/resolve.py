@@ -14,11 +14,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from irspec.experiment.agreement import COMBINED_FORMATS
+from irspec.report.agreement import COMBINED_FORMATS
 from irspec.experiment.records import TUKEY_TESTS, Compare
 from irspec.data.trec import stem
 from irspec.data.datasets import check_qrels, is_dataset_id, parse_specs
-from irspec.evaluation.engine import Options, reads_qrels
+from irspec.evaluation.context import Options
+from irspec.evaluation.judgments import reads_qrels
 from irspec.stats.design import check_target
 from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
 from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
@@ -121,7 +122,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         systems=tuple(systems),
         power=_resolve_power(data, compare, problems),
         qrels_sets=tuple(qrels_sets),
-        ab=dict(data["ab"]) if isinstance(data.get("ab"), dict) else None,
+        sections=tuple((key, data[key]) for key in data if key in get_registry().sections),
     )
 
 
@@ -223,8 +224,10 @@ def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) 
         problems.add(("metrics",), "no metric of the plan is computed from the runs; drop qrels and runs, or add one")
     if "compare" in data and "runs" not in data and "systems" not in data and "log" in data:
         problems.add(("compare",), "comparing needs runs; a log's arms are compared with an ab section")
-    if "ab" in data and "log" not in data:
-        problems.add(("ab",), "an A/B test compares the arms of a log; give one with the log key")
+    for key, section in get_registry().sections.items():  # a plugin's section sets its reader's options
+        if key in data and section.reader not in data:
+            said = section.summary or f"the {key} section sets the options of the {section.reader} input's reader"
+            problems.add((key,), f"{said}; give one with the {section.reader} key")
 
 
 def _int(value: Any) -> Any:

@@ -11,6 +11,7 @@ comparisons and the settings that made them; the renderers only translate it int
 ``trec``      trec_eval's own lines; ``data`` JSON, JSON lines and CSV/TSV; ``parquet`` long rows in a
               Parquet file; ``formats`` ``irspec eval --format``
 ``origin``    provenance: versions, specs, options, seeds, SHA-256 of the inputs
+``notebook``  results and comparisons as a notebook shows them (``Result.show()``, ``_repr_html_``)
 ``files``     atomic writes of a file or a directory of files
 
 Formatters return text (Parquet: bytes) and write nothing. The report layer never evaluates or compares: it is given

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import math
@@ -11,10 +10,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from irspec.experiment.records import Comparison
-from irspec.evaluation.engine import collect_warnings
+from irspec.evaluation.evaluated import collect_warnings
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["to_json", "to_jsonl", "to_delimited", "comparisons_delimited"]
 
@@ -26,7 +25,7 @@ def _clean(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
-def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict | None = None) -> str:
+def to_json(results: Sequence[Evaluated], *, per_query: bool = False, extra: dict | None = None) -> str:
     """One JSON document: metrics (canonical), options, warnings, and per run its aggregate (and per query)
     and, for a run evaluated against qrels, its Judged@10 (``judged_at_10``).
 
@@ -65,7 +64,7 @@ def to_json(results: Sequence[Result], *, per_query: bool = False, extra: dict |
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
-def to_jsonl(results: Sequence[Result], *, per_query: bool = False) -> str:
+def to_jsonl(results: Sequence[Evaluated], *, per_query: bool = False) -> str:
     """JSON lines in ir_measures' record shape: ``{"query_id": ..., "measure": ..., "value": ...}`` per
     query and metric (with ``per_query``), then each metric's summary with ``query_id`` ``"all"``; without
     ``per_query``, the summaries alone as ``{"measure": ..., "value": ...}`` (as ``ir_measures -o jsonl``
@@ -89,7 +88,7 @@ def to_jsonl(results: Sequence[Result], *, per_query: bool = False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def to_delimited(results: Sequence[Result], *, sep: str = ",", per_query: bool = False) -> str:
+def to_delimited(results: Sequence[Evaluated], *, sep: str = ",", per_query: bool = False) -> str:
     """Long-format CSV/TSV: ``run, query, metric, value`` rows (``query`` is ``all`` for the summary)."""
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
@@ -106,10 +105,10 @@ def to_delimited(results: Sequence[Result], *, sep: str = ",", per_query: bool =
 
 
 def comparisons_delimited(comparisons: Sequence[Comparison], *, sep: str = ",") -> str:
-    """CSV/TSV of the comparisons: one row each, every field of a comparison (``Comparison``)."""
+    """CSV/TSV of the comparisons: one row each, the columns of a comparison (``Comparison.COLUMNS``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
-    fields = [f.name for f in dataclasses.fields(_comparison_type(comparisons))]
+    fields = Comparison.COLUMNS
     writer.writerow(fields)
     for c in comparisons:
         row = []
@@ -125,7 +124,3 @@ def comparisons_delimited(comparisons: Sequence[Comparison], *, sep: str = ",") 
         writer.writerow(row)
     return buf.getvalue()
 
-
-def _comparison_type(comparisons: Sequence[Comparison]) -> type:
-    """The comparisons' dataclass, whose fields are the columns (a header even when there are none)."""
-    return type(comparisons[0]) if comparisons else Comparison

@@ -13,7 +13,7 @@ from irspec.report.text import to_table
 from irspec.report.trec import to_trec
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["FORMATS", "BINARY_FORMATS", "WITH_INTERVALS", "format_results"]
 
@@ -40,7 +40,7 @@ def default_intervals(fmt: str, intervals: str | None) -> str | None:
 
 
 def format_results(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     fmt: str,
     *,
     per_query: bool = False,

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from irspec.evaluation.engine import collect_warnings
+from irspec.evaluation.evaluated import collect_warnings
 from irspec.report.origin import VERSIONED
 from irspec.report.markdown import MARKS
 from irspec.report.model import (
@@ -33,7 +33,7 @@ from irspec.report.model import (
 if TYPE_CHECKING:
     import jinja2
 
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["JudgedSet", "to_html", "fragment", "plain_tables"]
 
@@ -72,14 +72,14 @@ class JudgedSet(NamedTuple):
     (the page adds the set's name to each id and title)."""
 
     name: str
-    results: Sequence[Result]
+    results: Sequence[Evaluated]
     comparisons: Sequence[Any] = ()
     notes: Sequence[str] = ()
     sections: Sequence[tuple[str, str, Sequence[tuple[str, str, Any]], Sequence[str]]] = ()
 
 
 def to_html(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     *,
     comparisons: Sequence[Any] = (),
     compare: Any = None,
@@ -155,7 +155,7 @@ def to_html(
 
 
 def _part(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     comparisons: Sequence[Any],
     compare: Any,
     notes: Sequence[str],
@@ -193,7 +193,7 @@ def _ident(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)
 
 
-def _inputs(results: Sequence[Result]) -> list[str]:
+def _inputs(results: Sequence[Evaluated]) -> list[str]:
     """How many runs, systems of several runs, and other inputs (a plugin's ``log``) the page reports: a
     result is a run's unless it averages several (``averaged``) or its metrics need another input
     (:attr:`~irspec.spec.definitions.MetricDef.needs`)."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from irspec.report.model import Block, Cell, Row, Table, averaged_legend, build_table, input_blocks, interval_legend, marks_legend
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["input_tables", "latex_escape", "to_latex", "render", "plain_tables"]
 
@@ -164,7 +164,7 @@ def render(table: Table) -> str:
 
 
 def to_latex(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     *,
     comparisons: Sequence[Any] = (),
     compare: Any = None,
@@ -190,7 +190,7 @@ def to_latex(
     return render(table) + (input_tables(results, decimals=decimals) if content == "results" else "")
 
 
-def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+def input_tables(results: Sequence[Evaluated], *, decimals: int = 4) -> str:
     """The tables the results carry beside their metrics (:func:`~irspec.report.model.input_blocks`: a
     log's top queries, query groups, a standardisation's settings) as LaTeX ``table`` environments after
     the results (:func:`plain_tables`); ``""`` when there are none."""

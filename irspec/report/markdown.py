@@ -19,7 +19,7 @@ from irspec.report.model import (
 from irspec.report.text import comparison_legend
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["markdown_escape", "to_markdown", "render", "plain_tables", "MARKS"]
 
@@ -108,7 +108,7 @@ def render(table: Table) -> str:
 
 
 def to_markdown(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     *,
     comparisons: Sequence[Any] = (),
     compare: Any = None,
@@ -133,7 +133,7 @@ def to_markdown(
     return render(table) + input_tables(results, decimals=decimals)
 
 
-def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+def input_tables(results: Sequence[Evaluated], *, decimals: int = 4) -> str:
     """The results' input tables (a log's top queries, :func:`~irspec.report.model.input_blocks`) as
     Markdown, each under a heading and its description; ``""`` when there are none."""
     return plain_tables(input_blocks(results, decimals=decimals))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = [
     "direction",
@@ -68,7 +68,7 @@ class Marks:
         return self.baseline is not None or bool(self.letter)
 
 
-def significance_marks(results: Sequence[Result], comparisons: Sequence[Any], compare: Any) -> Marks:
+def significance_marks(results: Sequence[Evaluated], comparisons: Sequence[Any], compare: Any) -> Marks:
     """The marks of a results table: from the significant ``comparisons``, in the metrics' direction."""
     if compare is None:
         return Marks(None, {}, {})
@@ -127,7 +127,7 @@ CORRECTION_NAMES = {
 _TUKEY_TESTS = ("tukey", "randomized-tukey")
 
 
-def query_count(results: Sequence[Result], comparisons: Sequence[Any] = ()) -> str:
+def query_count(results: Sequence[Evaluated], comparisons: Sequence[Any] = ()) -> str:
     """``"50 queries"`` (or ``"48-50 queries"``): those compared, else those evaluated (by the results with
     the first result's metrics: the runs, not a log reported beside them)."""
     ns = sorted({c.n for c in comparisons} or {len(r.query_ids) for r in results if r.metrics == results[0].metrics})
@@ -152,7 +152,7 @@ class Method(NamedTuple):
         return f"{self.test}; {self.correction}; alpha {self.alpha:g}; {self.queries}"
 
 
-def method_parts(results: Sequence[Result], comparisons: Sequence[Any], compare: Any) -> Method:
+def method_parts(results: Sequence[Evaluated], comparisons: Sequence[Any], compare: Any) -> Method:
     """The test, the correction and its family, alpha, and the number of queries, in words."""
     test = TEST_NAMES.get(compare.test, compare.test)
     if compare.test in ("randomization", "bootstrap", "randomized-tukey"):
@@ -180,6 +180,6 @@ def method_parts(results: Sequence[Result], comparisons: Sequence[Any], compare:
     return Method(test, correction, compare.alpha, query_count(results, comparisons))
 
 
-def method_text(results: Sequence[Result], comparisons: Sequence[Any], compare: Any) -> str:
+def method_text(results: Sequence[Evaluated], comparisons: Sequence[Any], compare: Any) -> str:
     """The test, correction and family, alpha and number of queries in one line, as legends say it."""
     return method_parts(results, comparisons, compare).text()

@@ -10,6 +10,7 @@ holds, which value is best and which is significant is decided here, once.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,10 +18,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from irspec.stats.student import mean_t_interval
 from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = [
     "Cell",
@@ -129,7 +131,7 @@ class Table:
         return any(c.bold for b in self.blocks for r in b.rows for c in r.cells)
 
 
-def input_blocks(results: Sequence[Result], *, decimals: int = 4) -> list[tuple[str, str, Block]]:
+def input_blocks(results: Sequence[Evaluated], *, decimals: int = 4) -> list[tuple[str, str, Block]]:
     """The tables the results' inputs offer beside their metrics (a log's top queries, see
     :class:`~irspec.spec.definitions.InputTable`), as ``(heading, description, block)``: the heading names the
     result, numbers that are not integers are shown at ``decimals``."""
@@ -168,9 +170,9 @@ def p_text(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-3 or p == 0 else f"{p:.1e}"
 
 
-def groups(results: Sequence[Result]) -> list[list[Result]]:
+def groups(results: Sequence[Evaluated]) -> list[list[Evaluated]]:
     """Consecutive results with the same metrics: one block each."""
-    out: list[list[Result]] = []
+    out: list[list[Evaluated]] = []
     for res in results:
         if out and out[-1][0].metrics == res.metrics:
             out[-1].append(res)
@@ -179,7 +181,7 @@ def groups(results: Sequence[Result]) -> list[list[Result]]:
     return out
 
 
-def _best(group: Sequence[Result], aggregates: Sequence[dict[str, float]], decimals: int) -> set[tuple[str, str]]:
+def _best(group: Sequence[Evaluated], aggregates: Sequence[dict[str, float]], decimals: int) -> set[tuple[str, str]]:
     """The cells holding the best value of their column, as shown (ties at the shown precision all count)."""
     out: set[tuple[str, str]] = set()
     if len(group) < 2:
@@ -212,20 +214,22 @@ _INTERVAL_WORDS = {
 }
 
 
-def _intervals(res: Result, aggregate: Mapping[str, float], method: str, decimals: int) -> dict[str, str]:
+def _intervals(res: Evaluated, aggregate: Mapping[str, float], method: str, decimals: int) -> dict[str, str]:
     """The 95% interval of each of ``res``'s means (a sum, a geometric mean or a text has none), as
     text at the table's precision; a mean over fewer than two queries has none either."""
-    from irspec.stats import significance as stats  # scipy: loaded only for a table that shows intervals
+    if method == "t":  # the default table's: Student's t quantile in plain Python, no scipy to load
+        interval: Callable[..., tuple[float, float]] = mean_t_interval
+    else:
+        from irspec.stats import significance as stats  # scipy: loaded only for a table with bootstrap intervals
 
+        interval = functools.partial(stats.mean_ci, method=method, resamples=_RESAMPLES, seed=INTERVAL_SEED)
     out = {}
     for j, m in enumerate(res.metrics):
         values = res.values[:, j]
         values = values[~np.isnan(values)]
         if m.aggregate == "mean" and len(values) >= 2:
             bounds = m.definition.bounds if m.definition is not None else (None, None)
-            low, high = stats.mean_ci(
-                values, method=method, mean=aggregate[str(m)], resamples=_RESAMPLES, seed=INTERVAL_SEED, bounds=bounds
-            )
+            low, high = interval(values, mean=aggregate[str(m)], bounds=bounds)
             out[str(m)] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
     return out
 
@@ -275,7 +279,7 @@ def _spread_rows(res: Any, metrics: Sequence[Any], decimals: int, pad: tuple[Cel
 
 
 def build_results(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     comparisons: Sequence[Any] = (),
     compare: Any = None,
     *,
@@ -366,7 +370,7 @@ def _comparison_cells(c: Any, decimals: int) -> dict[str, Cell]:
 
 
 def build_comparisons(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     comparisons: Sequence[Any],
     compare: Any,
     *,
@@ -415,7 +419,7 @@ def marks_legend(table: Table, escape: Callable[[str], str], better_worse: str, 
 
 
 def build_table(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     *,
     comparisons: Sequence[Any] = (),
     compare: Any = None,

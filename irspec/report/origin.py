@@ -21,7 +21,7 @@ import numpy
 from irspec.version import __version__
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["VERSIONED", "provenance", "sha256_file", "hash_in_background"]
 
@@ -75,7 +75,7 @@ VERSIONED: tuple[str, ...] = ("irspec", "python", "numpy", *(name for name, _ in
 
 
 def provenance(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     inputs: Sequence[tuple[str, str | None, Any]],
     *,
     options: Any = None,
@@ -91,7 +91,7 @@ def provenance(
     (``inputs`` as ``(role, name, path)``: ``("qrels", None, path)``, ``("run", "bm25", path)``; the plan
     file is added when ``plan`` is given) its path, size and SHA-256. The files are read again to hash
     them; standard input (``-``) and in-memory data get ``null``. ``options`` (an
-    :class:`~irspec.evaluation.engine.Options`) defaults to the first result's.
+    :class:`~irspec.evaluation.context.Options`) defaults to the first result's.
     """
     def version(dist: str) -> str | None:
         try:

@@ -1,6 +1,6 @@
 """Results as a Parquet file: long rows ``run, query_id, metric, value, text``.
 
-The per-query rows (with ``per_query``) are :func:`irspec.evaluation.engine.results_frame`'s, the frame
+The per-query rows (with ``per_query``) are :func:`irspec.evaluation.evaluated.results_frame`'s, the frame
 ``Result.to_frame()`` gives: one per run, query and metric, query by query; then one row per run and
 metric for the aggregate, whose ``query_id`` is null: Parquet is typed, so the aggregate needs no
 made-up query id (the CSV's ``all`` could be a real query's). ``value`` (Float64) is the value of
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from irspec.evaluation.engine import Result, results_frame
+from irspec.evaluation.evaluated import Evaluated, results_frame
 
 __all__ = ["to_parquet", "parquet_frame"]
 
@@ -25,14 +25,14 @@ SCHEMA = {"run": pl.String, "query_id": pl.String, "metric": pl.String, "value":
 """The columns of the file, in order."""
 
 
-def to_parquet(results: Sequence[Result], *, per_query: bool = False) -> bytes:
+def to_parquet(results: Sequence[Evaluated], *, per_query: bool = False) -> bytes:
     """The Parquet file (zstd-compressed) of :func:`parquet_frame`."""
     buf = io.BytesIO()
     parquet_frame(results, per_query=per_query).write_parquet(buf, compression="zstd")
     return buf.getvalue()
 
 
-def parquet_frame(results: Sequence[Result], *, per_query: bool = False) -> pl.DataFrame:
+def parquet_frame(results: Sequence[Evaluated], *, per_query: bool = False) -> pl.DataFrame:
     """Every result's rows (see the module docstring) as one polars DataFrame of :data:`SCHEMA`."""
     parts = [pl.DataFrame(schema=SCHEMA)]
     if per_query:

@@ -54,7 +54,7 @@ from irspec.errors import IrspecError
 
 __all__ = [
     "IPREC_SPECS", "MISSING_MATPLOTLIB", "ROC_CUTOFFS", "CONFUSION_K", "JITTER_SEED", "Confusion", "FigureData", "figure_specs",
-    "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files", "group_figure",
+    "figure_metrics", "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files", "group_figure",
     "power_figure", "render_power", "agreement_figure", "render_agreement",
 ]
 
@@ -122,12 +122,19 @@ class FigureData:
 
 
 def figure_specs(collection_size: int | None, k: int = CONFUSION_K) -> tuple[str, ...]:
-    """The metric specs :func:`figure_data` reads, beside the plan's own: AP, recall and fall-out at
+    """The metric specs :func:`figure_data` reads: AP, recall and fall-out at
     every ROC cutoff (judged-only fall-out without ``collection_size``), and P@k, NumRet and NumRel
     for the confusion matrix at ``k``."""
     fallout = "Fallout" if collection_size is not None else "Fallout(judged=true)"
     roc = [spec for c in ROC_CUTOFFS for spec in (f"R@{c}", f"{fallout}@{c}")]
     return ("AP", *roc, f"P@{k}", "NumRet", "NumRel")
+
+
+def figure_metrics(collection_size: int | None, k: int = CONFUSION_K) -> tuple[str, ...]:
+    """Every metric spec the figures read from the runs: :data:`IPREC_SPECS` (:func:`precision_recall`)
+    and :func:`figure_specs` (:func:`figure_data`). A plan that draws evaluates its runs on these as an
+    evaluation of their own, beside the one its tables show, which holds the plan's metrics alone."""
+    return (*IPREC_SPECS, *figure_specs(collection_size, k))
 
 
 def figure_data(results: Sequence[Any], collection_size: int | None, k: int = CONFUSION_K) -> FigureData:
@@ -177,7 +184,7 @@ def require_matplotlib() -> Any:
 def precision_recall(results: Sequence[Any]) -> dict[str, list[float]]:
     """The 11-point interpolated precision-recall curve of each run: its mean ``IPrec`` at recall 0.0,
     0.1, ..., 1.0, read from ``results`` evaluated with :data:`IPREC_SPECS` among their metrics
-    (plans evaluate them beside their own metrics when an output draws plots). ``{run name: curve}``."""
+    (:func:`figure_metrics`, which a plan evaluates when an output draws plots). ``{run name: curve}``."""
     curves = {}
     for res in results:
         agg = res.aggregate()
@@ -570,7 +577,7 @@ def render(
     progress: Any = None,
     inputs: Sequence[Any] = (),
 ) -> list[Plot]:
-    """Draw every plot of ``results`` (one :class:`~irspec.evaluation.engine.Result` per run, same metrics) and
+    """Draw every plot of ``results`` (one :class:`~irspec.evaluation.result.Result` per run, same metrics) and
     return them as SVG and PNG bytes.
 
     ``curves`` are the runs' precision-recall curves (:func:`precision_recall`); without them there is

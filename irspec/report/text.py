@@ -21,7 +21,7 @@ from irspec.report.model import (
 )
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = [
     "to_table",
@@ -154,7 +154,7 @@ def comparison_legend(table: Table) -> str:
 
 
 def to_table(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     *,
     per_query: bool = False,
     decimals: int = 4,
@@ -174,7 +174,7 @@ def to_table(
     return table + input_tables(results, decimals=decimals)
 
 
-def input_tables(results: Sequence[Result], *, decimals: int = 4) -> str:
+def input_tables(results: Sequence[Evaluated], *, decimals: int = 4) -> str:
     """The results' input tables (:func:`~irspec.report.model.input_blocks`) as aligned text, each under
     its heading and after a blank line; ``""`` when there are none."""
     return _sections(input_blocks(results, decimals=decimals), described=False)
@@ -198,7 +198,7 @@ def _sections(sections: Sequence[tuple[str, str, Block]], *, described: bool) ->
 
 
 def marked_table(
-    results: Sequence[Result],
+    results: Sequence[Evaluated],
     comparisons: Sequence[Any],
     compare: Any,
     *,
@@ -229,7 +229,7 @@ def comparison_rows(comparisons: Sequence[Any], *, decimals: int = 4) -> tuple[l
 
 
 def comparisons_table(
-    results: Sequence[Result], comparisons: Sequence[Any], compare: Any, *, notes: Sequence[str] = (), decimals: int = 4
+    results: Sequence[Evaluated], comparisons: Sequence[Any], compare: Any, *, notes: Sequence[str] = (), decimals: int = 4
 ) -> str:
     """One aligned row per comparison: the difference, its interval, effect size, W/T/L, p and adjusted p."""
     return render(build_comparisons(results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from irspec.spec.registry import split_trec_name
 
 if TYPE_CHECKING:
-    from irspec.evaluation.engine import Result
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["TREC_ORDER", "trec_order", "to_trec"]
 
@@ -59,7 +59,7 @@ def trec_order(metrics: Sequence[Any]) -> list[Any]:
     return [m for _, m in sorted(enumerate(metrics), key=key)]
 
 
-def to_trec(results: Sequence[Result], *, per_query: bool = False, runid: bool = False, summary: bool = True) -> str:
+def to_trec(results: Sequence[Evaluated], *, per_query: bool = False, runid: bool = False, summary: bool = True) -> str:
     """trec_eval's output: ``measure<TAB>qid<TAB>value`` lines, the name left-aligned to 22 columns.
 
     Per-query lines come first (queries in order, each with its measures), then the summary (``all``);

@@ -1,5 +1,7 @@
 """What a plugin declares, and what binding produces: :class:`Param`, :class:`MetricDef`,
-:class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, :class:`InputTable`, and the bound, canonical :class:`Metric`.
+:class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, :class:`InputTable`, :class:`PlanSection`, and the
+bound, canonical :class:`Metric`; and the protocols of the data objects an input reader returns
+(:class:`InputData` and the optional members irspec looks for).
 
 These are plain immutable values. The table that holds them by name, and binding a parsed spec to them,
 are in :mod:`irspec.spec.registry` (which re-exports every name here, the names plugins import).
@@ -8,11 +10,11 @@ are in :mod:`irspec.spec.registry` (which re-exports every name here, the names 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from irspec.spec import syntax as ast
+from irspec.spec import syntax
 
 __all__ = [
     "ParamKind",
@@ -28,6 +30,12 @@ __all__ = [
     "MetricGroup",
     "InputReader",
     "InputTable",
+    "InputData",
+    "QrelsData",
+    "SupportsTables",
+    "SupportsCompare",
+    "SupportsStreaming",
+    "PlanSection",
     "UNIT",
     "NONNEGATIVE",
     "Metric",
@@ -60,7 +68,7 @@ class Param:
     ``minimum``/``maximum`` bound numbers, and each number of a ``floats`` list (``exclusive_minimum``
     for strict bounds such as beta > 0); an ``int`` is never above :data:`MAX_COUNT`. ``per_query``
     allows arithmetic over the per-query symbol ``R`` (``bpref(10+R)``, ``P@R``); the engine gives such a
-    value its meaning per query (:meth:`irspec.evaluation.engine.Context.cutoff`), since R is known only there.
+    value its meaning per query (:meth:`irspec.evaluation.context.Context.cutoff`), since R is known only there.
     A default of ``None`` means "not set" (for ``rel``: the evaluation's relevance level). ``shown`` keeps
     the parameter in the canonical text at its default (see :meth:`MetricDef.shown_at_default`): for a
     default that tools disagree on, such as RBP's persistence (0.8 in ir_measures, 0.9 in trec_eval).
@@ -90,7 +98,7 @@ class Param:
             return f"a list of numbers{self._bounds(' each')}"
         return {
             "bool": "true or false",
-            "gains": f"a dict of label:gain with gains >= 0 and <= {ast.format_number(MAX_GAIN)}, e.g. {{0:0,1:1,2:3}}",
+            "gains": f"a dict of label:gain with gains >= 0 and <= {syntax.format_number(MAX_GAIN)}, e.g. {{0:0,1:1,2:3}}",
             "str": "a string",
         }[self.kind]
 
@@ -104,8 +112,8 @@ class Param:
     def _bounds(self, lead: str = "") -> str:
         lo = ""
         if self.minimum is not None:
-            lo = f"{'>' if self.exclusive_minimum else '>='} {ast.format_number(self.minimum)}"
-        hi = f"<= {ast.format_number(self.upper)}" if self.upper is not None else ""
+            lo = f"{'>' if self.exclusive_minimum else '>='} {syntax.format_number(self.minimum)}"
+        hi = f"<= {syntax.format_number(self.upper)}" if self.upper is not None else ""
         bounds = " and ".join(b for b in (lo, hi) if b)
         return f"{lead} {bounds}" if bounds else ""
 
@@ -126,7 +134,7 @@ class MetricDef:
     ``sum`` (counts) or ``gmean`` (geometric mean, with per-query values floored at ``1e-5`` as trec_eval
     does); ``none`` marks a text-valued metric (trec_eval's ``relstring``), whose kernel returns one
     string per query and which has no summary. ``compute`` is the vectorised kernel and ``per_query`` the simple per-query function (see
-    :mod:`irspec.evaluation.engine`); a definition has at least one of them. Either may be a ``"module:function"``
+    :mod:`irspec.evaluation.compute`); a definition has at least one of them. Either may be a ``"module:function"``
     string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
     name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
     reference, shown by ``irspec metrics``.
@@ -139,7 +147,7 @@ class MetricDef:
     ``SetP(relative=True)`` for ``relP`` and ``NumRet(rel=1)`` for ``NumRelRet(rel=1)``.
 
     ``needs`` names the input the metric is computed from: ``"run"`` (the default: qrels and a run, through
-    :class:`irspec.evaluation.engine.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
+    :class:`irspec.evaluation.context.Context`) or the name of an :class:`InputReader` a plugin registers (``"log"``).
     A metric over another input gives ``compute(data, metric)``, where ``data`` is what that reader
     returned, and returns one float per item of ``data.ids`` (NaN for an item it leaves out); see
     :mod:`irspec.evaluation.inputs`.
@@ -319,6 +327,91 @@ class InputTable:
                 "rows": [[None if isinstance(v, float) and v != v else v for v in r] for r in self.rows]}
 
 
+@runtime_checkable
+class InputData(Protocol):
+    """The data object an :class:`InputReader`'s ``read`` returns: ``ids``, the items evaluated (a log's
+    query issues, say), one row each in the result; a metric's ``compute(data, metric)`` returns one
+    float per item. irspec refuses an object without ``ids`` when it reads one.
+
+    Every other member is optional, and used when the object has it:
+
+    - ``name`` (str): the result's name (its row label; default: the file stem);
+    - ``source`` (str): where the input was read from, for messages and provenance;
+    - ``warnings`` (a sequence of str): shown by every output, as a run's are;
+    - ``tables()``, ``compare(metrics, values)``, ``evaluate(metrics)``: :class:`SupportsTables`,
+      :class:`SupportsCompare`, :class:`SupportsStreaming`.
+
+    A reader registered with ``as_qrels=True`` returns a :class:`QrelsData`.
+    """
+
+    ids: Sequence[Any]
+
+
+@runtime_checkable
+class QrelsData(InputData, Protocol):
+    """The data object of a reader registered with ``as_qrels=True`` (qrels with subtopics, say): its
+    ``ids`` are the queries and ``qrels`` the ordinary :class:`irspec.data.Qrels` every metric of the
+    evaluation is computed with; the metrics that need the input find the object as ``ctx.input(name)``."""
+
+    qrels: Any
+
+
+@runtime_checkable
+class SupportsTables(Protocol):
+    """A data object that shows what is no metric (a log's top queries): ``tables()`` returns
+    :class:`InputTable` values, which every output renders after the metrics."""
+
+    def tables(self) -> Iterable[InputTable]:
+        """The input's tables."""
+        ...
+
+
+@runtime_checkable
+class SupportsCompare(Protocol):
+    """A data object that compares within itself (the arms of an A/B test in a log): after the metrics
+    are computed, ``compare(metrics, values)`` gets the bound metrics and their values (one row per item
+    of ``ids``, one column per metric) and returns ``(tables, warnings)``, which join the result's."""
+
+    def compare(self, metrics: Sequence[Metric], values: Any) -> tuple[Iterable[InputTable], Iterable[str]]:
+        """The comparison's tables and warnings."""
+        ...
+
+
+@runtime_checkable
+class SupportsStreaming(Protocol):
+    """A data object read in one streamed pass, in bounded memory, with no row per item (its ``ids``
+    empty): what a reader may return when it is called with ``per_query=False``. ``evaluate(metrics)``
+    returns ``(aggregates, tables, warnings)``: each metric's aggregate keyed by its canonical text, and
+    the tables and warnings of the input."""
+
+    def evaluate(self, metrics: Sequence[Metric]) -> tuple[Mapping[str, float], Iterable[InputTable], Iterable[str]]:
+        """The aggregates, tables and warnings of one pass."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlanSection:
+    """A top-level section of irspec's plans that a plugin adds (irspec-online's ``ab:``), registered
+    through the ``irspec_register_plan_sections`` hook.
+
+    ``name`` is the plan's key, a Python identifier; ``reader`` the input reader (``"log"``) whose
+    options the section sets: a plan with the section must name that reader's input (its ``log:``
+    key), and the reader is called with the section's value as the keyword argument ``name``
+    (``read(source, ab={...})``), as ``irspec.evaluate_input(source, metrics, options={name: value})``
+    calls it. ``schema`` is the JSON Schema (draft 2020-12) of the value, with a ``description``: it
+    joins the plan's schema (:func:`irspec.plan.schema`), so a plan's mistakes in the section are
+    reported with their lines as irspec's own keys are. ``summary`` is one line on what the section
+    does (``"an A/B test compares the arms of a log"``), said when a plan has the section and not the
+    input.
+    """
+
+    name: str
+    reader: str
+    schema: Mapping[str, Any]
+    summary: str = ""
+    plugin: str = field(default="", compare=False)
+
+
 @dataclass(frozen=True)
 class Metric:
     """A bound metric spec: a definition plus the parameters that differ from its defaults, and those
@@ -363,7 +456,7 @@ class Metric:
         for k, v in self.params:
             if k == at:
                 value = _value_text(v)
-                simple = isinstance(v, (int, float)) or v == ast.Symbol("R")
+                simple = isinstance(v, (int, float)) or v == syntax.Symbol("R")
                 text += f"@{value}" if simple else f"@({value})"
         return text
 
@@ -379,14 +472,14 @@ def _value_text(v: Any) -> str:
         return "{" + ",".join(f"{lab}:{_num_text(g)}" for lab, g in v.items) + "}"
     if isinstance(v, tuple):  # floats
         return "[" + ",".join(_num_text(x) for x in v) + "]"
-    return ast.expr_text(v)
+    return syntax.expr_text(v)
 
 
 def _num_text(v: int | float) -> str:
     # Integral floats print as integers ("F(beta=2)"), which bind back to the same float.
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
         return str(int(v))
-    return ast.format_number(v)
+    return syntax.format_number(v)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import pluggy
 if TYPE_CHECKING:
     from irspec.spec.registry import Register
 
-__all__ = ["hookspec", "hookimpl", "irspec_register_metrics", "irspec_register_readers"]
+__all__ = ["hookspec", "hookimpl", "irspec_register_metrics", "irspec_register_readers", "irspec_register_plan_sections"]
 
 hookspec = pluggy.HookspecMarker("irspec")
 """Marks a function in this module as a hook specification."""
@@ -62,5 +62,24 @@ def irspec_register_readers(register: Register) -> None:
     """
 
 
+@hookspec
+def irspec_register_plan_sections(register: Register) -> None:
+    """Register top-level sections of irspec's plans, each the options of an input reader.
+
+    Signature: ``irspec_register_plan_sections(register)``.
+
+    Call ``register(section)`` once per :class:`irspec.plugin_api.PlanSection`:
+    ``PlanSection(name, reader=..., schema={...}, summary=...)``. The section's ``schema`` (JSON Schema,
+    draft 2020-12) joins the plan's schema as the property ``name`` (after the key of its reader's input:
+    ``ab`` after ``log``), so ``irspec validate`` and ``irspec run`` check it and locate its problems by
+    line; a plan that has the section must name the reader's input, and its reader is called with the
+    section's value as the keyword argument ``name``, as ``irspec.evaluate_input(source, metrics,
+    options={name: value})`` calls it. irspec-online registers ``ab:`` (an A/B test of a log's arms) this
+    way. Called after every plugin's readers are registered: a section for a reader no plugin registers,
+    a section another plugin registered already, or one named like a key of irspec's own plan is an
+    error that names the plugins.
+    """
+
+
 # Keep the list of hook names in one place, so tests can check each has a documented spec.
-HOOKS: tuple[Callable[..., None], ...] = (irspec_register_metrics, irspec_register_readers)
+HOOKS: tuple[Callable[..., None], ...] = (irspec_register_metrics, irspec_register_readers, irspec_register_plan_sections)

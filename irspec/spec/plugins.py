@@ -125,12 +125,14 @@ def _distributions(pm: pluggy.PluginManager) -> dict[str, str]:
 
 
 def build_registry(pm: pluggy.PluginManager) -> Registry:
-    """Run every plugin's ``irspec_register_readers`` and ``irspec_register_metrics`` hooks into a new
-    :class:`Registry`."""
+    """Run every plugin's ``irspec_register_readers``, ``irspec_register_metrics`` and
+    ``irspec_register_plan_sections`` hooks into a new :class:`Registry`."""
     registry = Registry()
     # Call each implementation separately so the Register knows which plugin is speaking; in
-    # registration order (get_hookimpls' order), so the built-ins claim their names first.
-    for hook in (pm.hook.irspec_register_readers, pm.hook.irspec_register_metrics):
+    # registration order (get_hookimpls' order), so the built-ins claim their names first. Plan
+    # sections come last: each names a reader, which any plugin may have registered.
+    hooks = (pm.hook.irspec_register_readers, pm.hook.irspec_register_metrics, pm.hook.irspec_register_plan_sections)
+    for hook in hooks:
         for impl in hook.get_hookimpls():
             impl.function(register=Register(registry, impl.plugin_name))
     registry.distributions = _distributions(pm)

@@ -11,13 +11,14 @@ plugins import them.
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from irspec.spec import syntax as ast
+from irspec.spec import syntax
 from irspec.spec.definitions import (
     MAX_COUNT,
     MAX_GAIN,
@@ -32,6 +33,7 @@ from irspec.spec.definitions import (
     MetricGroup,
     Param,
     ParamKind,
+    PlanSection,
     Redirect,
     RESERVED_INPUTS,
     NONNEGATIVE,
@@ -51,6 +53,7 @@ __all__ = [
     "MetricGroup",
     "InputReader",
     "InputTable",
+    "PlanSection",
     "Metric",
     "Register",
     "Registry",
@@ -64,6 +67,7 @@ __all__ = [
     "DATASET_MEASURES",
     "JUDGED_ONLY",
     "SHIPPED_PLUGIN_NAMES",
+    "SHIPPED_PLUGIN_SECTIONS",
     "REFUSED_SPELLINGS",
 ]
 
@@ -95,6 +99,11 @@ SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
 """The names and aliases each plugin shipped in irspec's ``plugins/`` registers, by distribution: a name
 that no loaded plugin answers is then "unknown, from irspec-online, which is not loaded" rather than
 only unknown. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
+
+SHIPPED_PLUGIN_SECTIONS: Mapping[str, tuple[str, ...]] = {"irspec-online": ("ab",)}
+"""The plan sections (:class:`PlanSection`) each plugin shipped in irspec's ``plugins/`` registers, by
+distribution: a plan with ``ab:`` and no irspec-online loaded is then told which plugin the key comes
+from. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
 
 REFUSED_SPELLINGS: Mapping[str, str] = {
     "hits": "ranx's hits@k is the number of relevant documents in the top k, while link prediction's Hits@k "
@@ -150,12 +159,18 @@ class Register:
         self._registry = registry
         self._plugin = plugin
 
-    def __call__(self, item: MetricDef | MetricGroup | InputReader, aliases: Iterable[str | Alias] = ()) -> None:
-        """Register a metric definition with its aliases, a group of specs, or an input reader."""
-        if isinstance(item, InputReader):
+    def __call__(
+        self, item: MetricDef | MetricGroup | InputReader | PlanSection, aliases: Iterable[str | Alias] = ()
+    ) -> None:
+        """Register a metric definition with its aliases, a group of specs, an input reader or a plan section."""
+        if isinstance(item, (InputReader, PlanSection)):
+            what = "input reader" if isinstance(item, InputReader) else "plan section"
             if aliases:
-                raise RegistryError(f"plugin {self._plugin!r}: input reader {item.name!r} takes no aliases")
-            self._registry._add_reader(item, self._plugin)
+                raise RegistryError(f"plugin {self._plugin!r}: {what} {item.name!r} takes no aliases")
+            if isinstance(item, InputReader):
+                self._registry._add_reader(item, self._plugin)
+            else:
+                self._registry._add_section(item, self._plugin)
             return
         self._registry._add(item, tuple(aliases), self._plugin)
 
@@ -180,6 +195,7 @@ class Registry:
         self.groups: dict[str, MetricGroup] = {}
         self.aliases: dict[str, list[str | Alias]] = {}
         self.readers: dict[str, InputReader] = {}
+        self.sections: dict[str, PlanSection] = {}  # plan sections by key, in registration order
         self.distributions: dict[str, str] = {}  # plugin name -> "distribution version", when installed
 
     # --- registration -------------------------------------------------------------------------
@@ -256,6 +272,25 @@ class Registry:
         reader = replace(reader, suffixes=tuple(reader.suffixes), plugin=plugin)
         self.readers[reader.name] = reader
 
+    def _add_section(self, section: PlanSection, plugin: str) -> None:
+        name = section.name
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise RegistryError(f"plugin {plugin!r}: plan section name {name!r} is not a Python identifier")
+        if not isinstance(section.schema, Mapping):
+            raise RegistryError(f"plugin {plugin!r}: plan section {name!r}: schema must be a mapping (a JSON Schema)")
+        if not any(r.name == section.reader for r in self.readers.values()):
+            known = ", ".join(sorted(self.readers)) or "none"
+            raise RegistryError(
+                f"plugin {plugin!r}: plan section {name!r} is for the input reader {section.reader!r}, which no "
+                f"plugin registers (registered input readers: {known})"
+            )
+        if name in self.sections:
+            raise RegistryError(
+                f"plugin {plugin!r} registers the plan section {name!r}, which plugin "
+                f"{self.sections[name].plugin!r} already registered"
+            )
+        self.sections[name] = replace(section, plugin=plugin)
+
     def reader(self, name: str) -> InputReader:
         """The input reader registered as ``name`` (any case); :class:`EvaluationError` naming the
         registered ones when there is none."""
@@ -329,7 +364,7 @@ class Registry:
         raise _unknown(raw, self.names(), [base for base, _ in candidates])
 
     # --- binding ------------------------------------------------------------------------------
-    def bind(self, node: ast.SpecNode, _depth: int = 0) -> list[Metric]:
+    def bind(self, node: syntax.SpecNode, _depth: int = 0) -> list[Metric]:
         """Bind one syntax node to metrics (several for ``P.5,10`` or a group such as ``official``)."""
         entry, dotted, echoed = self._resolve(node.name)
         if isinstance(entry.definition, MetricGroup):
@@ -338,7 +373,7 @@ class Registry:
                 raise RegistryError(f"group {node.name!r} nests too deeply")
             out: list[Metric] = []
             for text in entry.definition.specs:
-                for child in ast.parse_syntax(text):
+                for child in syntax.parse_syntax(text):
                     out.extend(self.bind(child, _depth + 1))
             return _unique(out)
         defn, node = self._redirect(entry.definition, node)
@@ -349,7 +384,7 @@ class Registry:
         bound = [self._bind_one(defn, node, {**fixed, **v}) for v in variants]
         return [replace(m, trec_text=echoed) for m in bound] if echoed else bound
 
-    def _redirect(self, defn: MetricDef, node: ast.SpecNode) -> tuple[MetricDef, ast.SpecNode]:
+    def _redirect(self, defn: MetricDef, node: syntax.SpecNode) -> tuple[MetricDef, syntax.SpecNode]:
         """The metric a :class:`Redirect` keyword of ``node`` names (``SetP(relative=true)`` is ``relP``),
         with the node's arguments for it; ``defn`` and ``node`` unchanged when no redirect applies."""
         for r in defn.redirects:
@@ -369,7 +404,7 @@ class Registry:
             return target, replace(node, kwargs=kwargs)
         return defn, node
 
-    def _bind_one(self, defn: MetricDef, node: ast.SpecNode, preset: dict[str, Any]) -> Metric:
+    def _bind_one(self, defn: MetricDef, node: syntax.SpecNode, preset: dict[str, Any]) -> Metric:
         given: dict[str, Any] = {}
         typed: dict[str, str] = {}  # what the user wrote that set each parameter, for "given twice"
         # preset values come from the alias (already typed) or trec_eval's dotted suffix (strings).
@@ -452,7 +487,7 @@ class Registry:
         out: list[tuple[Metric, int | None]] = []  # each metric with the node that gave it parameters
         node_id = 0
         for t in texts:
-            for node in ast.parse_syntax(t):
+            for node in syntax.parse_syntax(t):
                 node_id += 1
                 try:
                     out.extend(self._parse_node(node, trec, node_id, extra))
@@ -468,7 +503,7 @@ class Registry:
         return _unique([m for m, node_id in out if owner.get(_trec_root(m), node_id) == node_id])
 
     def _parse_node(
-        self, node: ast.SpecNode, trec: bool, node_id: int, groups: Mapping[str, Callable[[], Sequence[str]]]
+        self, node: syntax.SpecNode, trec: bool, node_id: int, groups: Mapping[str, Callable[[], Sequence[str]]]
     ) -> list[tuple[Metric, int | None]]:
         """One node's metrics, each with ``node_id`` when trec_eval would take them as an explicit
         parameter list (``P.5``) and ``None`` when they are defaults (``P``, ``official``)."""
@@ -489,22 +524,22 @@ class Registry:
         return [(m, explicit) for m in found]
 
 
-def _convert_keywords(defn: MetricDef, alias: Alias, node: ast.SpecNode) -> ast.SpecNode:
+def _convert_keywords(defn: MetricDef, alias: Alias, node: syntax.SpecNode) -> syntax.SpecNode:
     """``node`` with the keyword arguments that ``alias`` gives on another scale converted (see
     :attr:`Alias.keywords`); an argument that is not a constant number is left for binding to refuse."""
     kwargs = []
     for k, e in node.kwargs:
         convert = alias.keywords.get(k)
-        if convert is not None and _is_arithmetic(e) and not ast.free_symbols(e):
+        if convert is not None and _is_arithmetic(e) and not syntax.free_symbols(e):
             try:
-                e = ast.Number(convert(ast.evaluate_expr(e, {})))
+                e = syntax.Number(convert(syntax.evaluate_expr(e, {})))
             except (ValueError, ArithmeticError) as err:
                 raise ParameterError(defn.name, k, f"{alias.name}({k}=...): {err}") from None
         kwargs.append((k, e))
     return replace(node, kwargs=tuple(kwargs))
 
 
-def _check_group_node(node: ast.SpecNode) -> None:
+def _check_group_node(node: syntax.SpecNode) -> None:
     if node.args or node.kwargs or node.cutoff is not None:
         raise ParameterError(node.name, None, "a group of metrics takes no arguments or cutoff")
 
@@ -553,14 +588,14 @@ def _check_combination(metric: Metric) -> None:
 
 
 def _fail(defn: MetricDef, p: Param, value: Any) -> ParameterError:
-    shown = shorten(ast.expr_text(value) if isinstance(value, ast.Expr.__args__) else repr(value))
+    shown = shorten(syntax.expr_text(value) if isinstance(value, syntax.Expr.__args__) else repr(value))
     return ParameterError(defn.name, p.name, f"got {shown}, expected {p.describe_range()}")
 
 
-def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
+def _coerce(defn: MetricDef, p: Param, e: syntax.Expr) -> Any:
     """Turn an argument expression into a typed, validated value."""
     if p.kind in ("int", "float"):
-        syms = ast.free_symbols(e)
+        syms = syntax.free_symbols(e)
         if not _is_arithmetic(e):
             raise _fail(defn, p, e)
         unknown = sorted(syms - {"R"})
@@ -580,13 +615,13 @@ def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
         # (Context.cutoff and Context.value), so the constant parts are all that can be checked.
         return _fold_checked(defn, p, e)
     if p.kind == "bool":
-        if isinstance(e, ast.Symbol) and e.name.lower() in ("true", "false"):
+        if isinstance(e, syntax.Symbol) and e.name.lower() in ("true", "false"):
             return e.name.lower() == "true"
-        if isinstance(e, ast.Number) and e.value in (0, 1):
+        if isinstance(e, syntax.Number) and e.value in (0, 1):
             return bool(e.value)
         raise _fail(defn, p, e)
     if p.kind == "choice":
-        word = e.name if isinstance(e, ast.Symbol) else e.value if isinstance(e, ast.String) else None
+        word = e.name if isinstance(e, syntax.Symbol) else e.value if isinstance(e, syntax.String) else None
         if word is None:
             raise _fail(defn, p, e)
         for c in p.choices:
@@ -596,106 +631,106 @@ def _coerce(defn: MetricDef, p: Param, e: ast.Expr) -> Any:
         more = f"; did you mean {hint[0]!r}?" if hint else ""
         raise ParameterError(defn.name, p.name, f"got {word!r}, expected {p.describe_range()}{more}")
     if p.kind == "str":
-        if isinstance(e, ast.String):
+        if isinstance(e, syntax.String):
             return e.value
-        if isinstance(e, ast.Symbol):
+        if isinstance(e, syntax.Symbol):
             return e.name
         raise _fail(defn, p, e)
     if p.kind == "gains":
-        if not isinstance(e, ast.DictLit) or not e.items or any(ast.free_symbols(k) | ast.free_symbols(v) for k, v in e.items):
+        if not isinstance(e, syntax.DictLit) or not e.items or any(syntax.free_symbols(k) | syntax.free_symbols(v) for k, v in e.items):
             raise _fail(defn, p, e)
         items: dict[int, float] = {}
         for k, v in e.items:
             label = _constant(defn, p, k)
             if not isinstance(label, int):
-                raise ParameterError(defn.name, p.name, f"label {ast.expr_text(k)} is not an integer")
+                raise ParameterError(defn.name, p.name, f"label {syntax.expr_text(k)} is not an integer")
             if label in items:
                 raise ParameterError(defn.name, p.name, f"label {label} given twice")
             items[label] = _constant(defn, p, v)
         return _check_gains(defn, p, items.items())
     if p.kind == "floats":
-        if not isinstance(e, ast.ListLit) or not e.items or any(ast.free_symbols(x) for x in e.items):
+        if not isinstance(e, syntax.ListLit) or not e.items or any(syntax.free_symbols(x) for x in e.items):
             raise _fail(defn, p, e)
         return _check_floats(defn, p, [_constant(defn, p, x) for x in e.items])
     raise AssertionError(p.kind)
 
 
-def _is_arithmetic(e: ast.Expr) -> bool:
-    if isinstance(e, (ast.Number, ast.Symbol)):
+def _is_arithmetic(e: syntax.Expr) -> bool:
+    if isinstance(e, (syntax.Number, syntax.Symbol)):
         return True
-    if isinstance(e, ast.BinOp):
+    if isinstance(e, syntax.BinOp):
         return _is_arithmetic(e.left) and _is_arithmetic(e.right)
-    if isinstance(e, ast.Neg):
+    if isinstance(e, syntax.Neg):
         return _is_arithmetic(e.operand)
     return False
 
 
-def _constant(defn: MetricDef, p: Param, e: ast.Expr) -> int | float:
+def _constant(defn: MetricDef, p: Param, e: syntax.Expr) -> int | float:
     """The value of an arithmetic expression without symbols; a located error where it has none
     (a division by zero, a result beyond float64)."""
-    if not isinstance(_fold_checked(defn, p, e), ast.Number):
+    if not isinstance(_fold_checked(defn, p, e), syntax.Number):
         raise _fail(defn, p, e)
     # Evaluated again, exactly: folding turns integers beyond MAX_COUNT into floats, which could
     # round 2**53 + 1 into range.
-    return ast.evaluate_expr(e, {})
+    return syntax.evaluate_expr(e, {})
 
 
-def _fold_checked(defn: MetricDef, p: Param, e: ast.Expr) -> ast.Expr:
+def _fold_checked(defn: MetricDef, p: Param, e: syntax.Expr) -> syntax.Expr:
     """:func:`_fold`, with a division by a constant zero or an infinite or NaN constant as errors."""
     try:
         folded = _fold(e)
     except ZeroDivisionError:
         raise ParameterError(
-            defn.name, p.name, f"got {shorten(ast.expr_text(e))}, which divides by zero; expected {p.describe_range()}"
+            defn.name, p.name, f"got {shorten(syntax.expr_text(e))}, which divides by zero; expected {p.describe_range()}"
         ) from None
     except OverflowError:
-        folded = ast.Number(math.inf)
+        folded = syntax.Number(math.inf)
     if not _finite(folded):
         raise ParameterError(
-            defn.name, p.name, f"got {shorten(ast.expr_text(e))}, which is not a finite number; expected {p.describe_range()}"
+            defn.name, p.name, f"got {shorten(syntax.expr_text(e))}, which is not a finite number; expected {p.describe_range()}"
         )
     return folded
 
 
-def _finite(e: ast.Expr) -> bool:
-    if isinstance(e, ast.Number):
+def _finite(e: syntax.Expr) -> bool:
+    if isinstance(e, syntax.Number):
         return math.isfinite(e.value)
-    if isinstance(e, ast.BinOp):
+    if isinstance(e, syntax.BinOp):
         return _finite(e.left) and _finite(e.right)
-    if isinstance(e, ast.Neg):
+    if isinstance(e, syntax.Neg):
         return _finite(e.operand)
     return True
 
 
-def _number(value: int | float) -> ast.Number:
+def _number(value: int | float) -> syntax.Number:
     # Integral floats become ints, so 1.0*R and 1*R (equal specs) print alike; integers beyond
     # MAX_COUNT become floats (OverflowError past float64), as numpy would otherwise refuse them
     # next to R's float array, and no parameter takes them.
     if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_COUNT:
-        return ast.Number(int(value))
+        return syntax.Number(int(value))
     if isinstance(value, int) and abs(value) > MAX_COUNT:
-        return ast.Number(float(value))
-    return ast.Number(value)
+        return syntax.Number(float(value))
+    return syntax.Number(value)
 
 
-def _fold(e: ast.Expr) -> ast.Expr:
+def _fold(e: syntax.Expr) -> syntax.Expr:
     """Fold constant sub-expressions, so ``R+2*5`` and ``R+10`` are the same spec.
 
     Raises :class:`ZeroDivisionError` for a division by a constant zero (``R/0``, ``R/(1-1)``): no value
     of R gives it a meaning. A per-query zero (``10/R`` where R = 0) is the engine's to define.
     """
-    if isinstance(e, ast.Number):
+    if isinstance(e, syntax.Number):
         return _number(e.value)
-    if isinstance(e, ast.BinOp):
+    if isinstance(e, syntax.BinOp):
         left, right = _fold(e.left), _fold(e.right)
-        if e.op == "/" and right == ast.Number(0):
-            raise ZeroDivisionError(ast.expr_text(e))
-        if isinstance(left, ast.Number) and isinstance(right, ast.Number):
-            return _number(ast.evaluate_expr(ast.BinOp(e.op, left, right), {}))
-        return ast.BinOp(e.op, left, right)
-    if isinstance(e, ast.Neg):
+        if e.op == "/" and right == syntax.Number(0):
+            raise ZeroDivisionError(syntax.expr_text(e))
+        if isinstance(left, syntax.Number) and isinstance(right, syntax.Number):
+            return _number(syntax.evaluate_expr(syntax.BinOp(e.op, left, right), {}))
+        return syntax.BinOp(e.op, left, right)
+    if isinstance(e, syntax.Neg):
         inner = _fold(e.operand)
-        return _number(-inner.value) if isinstance(inner, ast.Number) else ast.Neg(inner)
+        return _number(-inner.value) if isinstance(inner, syntax.Number) else syntax.Neg(inner)
     return e
 
 
@@ -729,7 +764,7 @@ def _check_floats(defn: MetricDef, p: Param, values: Iterable[int | float]) -> t
     out = []
     for value in values:
         if not _in_range(p, value):
-            raise ParameterError(defn.name, p.name, f"got {ast.format_number(value)}, expected {p.describe_range()}")
+            raise ParameterError(defn.name, p.name, f"got {syntax.format_number(value)}, expected {p.describe_range()}")
         out.append(float(value))
     return tuple(out)
 
@@ -740,8 +775,8 @@ def _check_gains(defn: MetricDef, p: Param, items: Iterable[tuple[int, int | flo
     for label, gain in items:
         if not 0 <= gain <= MAX_GAIN:
             raise ParameterError(
-                defn.name, p.name, f"gain of label {label} is {ast.format_number(gain)}, expected a number >= 0 and <= "
-                f"{ast.format_number(MAX_GAIN)}"
+                defn.name, p.name, f"gain of label {label} is {syntax.format_number(gain)}, expected a number >= 0 and <= "
+                f"{syntax.format_number(MAX_GAIN)}"
             )
     return GainMap(tuple(sorted((label, float(gain)) for label, gain in items)))
 
@@ -765,5 +800,5 @@ def _coerce_preset(defn: MetricDef, p: Param, raw: Any) -> Any:
             value = int(value)  # trec_eval reads counts as numbers and truncates (ndcg_cut.23.4 is 23)
         return _check_number(defn, p, value)
     if p.kind == "choice":
-        return _coerce(defn, p, ast.Symbol(raw))
+        return _coerce(defn, p, syntax.Symbol(raw))
     return raw

@@ -3,20 +3,27 @@
 This module is the parsing phase only: it knows the grammar (``grammar/metric.lark``) but no metric
 names. :mod:`irspec.spec.registry` binds the tree to registered metric definitions.
 
-The grammar, in EBNF::
+The grammar, in EBNF: the rules of ``grammar/metric.lark`` as lark reads them, without the marks that
+shape only the tree (``?rule``, ``-> alias``); ``tests/test_spec.py`` compiles both and holds them equal::
 
-    spec_list := spec ( [","] spec )* [","]
-    spec      := NAME [ "(" [ argument ("," argument)* ] ")" ] [ "@" cutoff ]
-    argument  := NAME "=" value | value
-    value     := expr | "{" [ expr ":" expr ("," expr ":" expr)* ] "}" | "[" [ expr ("," expr)* ] "]"
-               | STRING
-    cutoff    := NUMBER | NAME | "(" expr ")"
-    expr      := expr ("+"|"-") term | term
-    term      := term ("*"|"/") factor | factor
-    factor    := NUMBER | NAME | ("-"|"+") factor | "(" expr ")"
+    spec_list: spec (","? spec)* ","?
+    spec: NAME arguments? ("@" cutoff)?
+    arguments: "(" [argument ("," argument)* ","?] ")"
+    argument: NAME "=" value | value
+    value: expr | dict | list | STRING
+    dict: "{" [pair ("," pair)* ","?] "}"
+    pair: expr ":" expr
+    list: "[" [expr ("," expr)* ","?] "]"
+    cutoff: NUMBER | NAME | "(" expr ")"
+    expr: term | expr "+" term | expr "-" term
+    term: factor | term "*" factor | term "/" factor
+    factor: NUMBER | NAME | "-" factor | "+" factor | "(" expr ")"
 
-``NAME`` also carries trec_eval's dotted parameter suffix (``P.5,10``, ``ndcg.1=3,2=9``) and pytrec_eval's
-list after a printed name (``P_5,10``) verbatim; the binder interprets them. The tree is made of frozen dataclasses, so specs compare by value.
+``NUMBER`` is a decimal number (an exponent allowed) not followed by a letter, digit, underscore or dot;
+``STRING`` a single- or double-quoted string with backslash escapes; ``NAME`` a word of Unicode letters,
+digits and underscores (hyphens join words: ``R-prec``). ``NAME`` also carries trec_eval's dotted
+parameter suffix (``P.5,10``, ``ndcg.1=3,2=9``) and pytrec_eval's list after a printed name (``P_5,10``)
+verbatim; the binder interprets them. The tree is made of frozen dataclasses, so specs compare by value.
 """
 
 from __future__ import annotations

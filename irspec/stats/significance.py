@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,8 @@ from scipy.stats import binomtest, studentized_range, wilcoxon
 from scipy.stats import t as t_dist
 
 from irspec.errors import EvaluationError, shorten
+from irspec.stats.outcome import ComparisonResult, PairResult
+from irspec.stats.student import mean_t_interval, within
 from irspec.stats.resampling import MAX_DECIMALS, MAX_RESAMPLES, RESAMPLES_WHY, bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
 
 __all__ = [
@@ -90,90 +92,17 @@ ZERO_METHODS: tuple[str, ...] = ("wilcox", "pratt", "zsplit")
 
 _WILCOXON_METHODS: tuple[str, ...] = ("auto", "exact", "asymptotic")
 
-#: Plain-English null hypothesis of each test, as reported in ``ComparisonResult.null``.
+#: Plain-English null hypothesis of each test (and of the Tukey tests), as reported in ``ComparisonResult.null``.
 NULL_HYPOTHESES: dict[str, str] = {
     "t": "mean difference is 0",
     "randomization": "mean difference is 0 (system labels exchangeable within each query)",
     "bootstrap": "mean difference is 0",
     "wilcoxon": "median difference is 0 (symmetric distribution)",
     "sign": "P(a>b) = P(a<b)",
+    # the Tukey tests (:func:`tukey`, PairResult.test): one null for the whole family of pairs
+    "tukey-hsd": "all runs have the same mean (studentized range over all pairs)",
+    "randomized-tukey-hsd": "all runs have the same mean (studentized range over all pairs)",
 }
-
-
-@dataclass(frozen=True)
-class ComparisonResult:
-    """The outcome of :func:`paired`: one significance test plus effect sizes of ``d = a - b``.
-
-    ``statistic`` is t for the t-test, the mean difference for the randomization and bootstrap tests,
-    ``min(W+, W-)`` (scipy's convention) for Wilcoxon and the number of wins for the sign test.
-    ``ci_low``/``ci_high`` bound the mean difference at level ``confidence``: a bootstrap interval
-    (``ci_method`` ``"bca"`` or ``"percentile"``) for the bootstrap test, a t interval otherwise.
-    ``exact`` is true when the p-value comes from the test's exact null distribution (t under
-    normality, full enumeration, the binomial, the exact Wilcoxon distribution) rather than from random
-    sampling or a large-sample approximation. ``permutations`` is the number of sign vectors or
-    resamples actually used (``2**n`` for full enumeration), ``mc_se`` the Monte-Carlo standard error
-    of ``p_value`` (0 when nothing was sampled), ``seed`` the seed when the result depended on it.
-    Quantities that are undefined for the data (see :func:`paired`) are ``None``, never NaN.
-    """
-
-    test: str
-    null: str
-    n: int
-    statistic: float | None
-    p_value: float
-    alpha: float
-    significant: bool
-    mean_difference: float
-    relative_change: float | None
-    confidence: float
-    ci_low: float
-    ci_high: float
-    ci_method: str
-    effect_size: float | None
-    hedges_g: float | None
-    wins: int
-    ties: int
-    losses: int
-    df: int | None
-    permutations: int | None
-    exact: bool
-    seed: int | None
-    mc_se: float
-    decimals: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """All fields as a plain, JSON-serialisable dict (Python scalars and ``None`` only)."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class PairResult:
-    """One pair ``(a, b)`` of systems (row indices of the score matrix, ``a < b``) from :func:`tukey`.
-
-    ``mean_difference`` is ``mean[a] - mean[b]``; ``p_value`` is adjusted for the whole family of
-    pairs. For the parametric HSD ``statistic`` is the studentized range ``q`` and ``ci_low``/``ci_high``
-    the simultaneous Tukey interval; for the randomised HSD ``statistic`` is ``|mean_difference|``
-    (compared with the permuted ranges), the interval is ``None`` and ``mc_se`` the Monte-Carlo
-    standard error of ``p_value``.
-    """
-
-    a: int
-    b: int
-    method: str
-    mean_difference: float
-    statistic: float | None
-    p_value: float
-    ci_low: float | None
-    ci_high: float | None
-    confidence: float | None
-    df: int | None
-    permutations: int | None
-    seed: int | None
-    mc_se: float
-
-    def as_dict(self) -> dict[str, Any]:
-        """All fields as a plain, JSON-serialisable dict (Python scalars and ``None`` only)."""
-        return asdict(self)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -407,11 +336,16 @@ def tukey(
     seed: int = 42,
     confidence: float = 0.95,
     decimals: int = 10,
+    alpha: float = 0.05,
+    pairs: Sequence[tuple[int, int]] | None = None,
 ) -> list[PairResult]:
     """All pairwise comparisons of several systems with family-wise control (Tukey's HSD).
 
-    ``scores`` is a ``systems x topics`` matrix. Returns one :class:`PairResult` per pair ``i < j`` in
-    the order (0,1), (0,2), ..., (1,2), ...
+    ``scores`` is a ``systems x topics`` matrix. Returns one :class:`PairResult` per pair: every
+    ``i < j`` in the order (0,1), (0,2), ..., (1,2), ..., or the ``pairs`` asked for, each ``(a, b)``
+    in either order (``d = x[a] - x[b]``); the family the p-values adjust over is always every pair.
+    Each result carries the pair's effect sizes, wins/ties/losses and ``relative_change`` as
+    :func:`paired` gives them (rounded to ``decimals``); ``significant`` is ``p_value <= alpha``.
 
     Parametric (``randomized=False``): the paired design is a two-way ANOVA without replication,
     ``x[i, j] = mu + system_i + topic_j + e``. The residual mean square is
@@ -425,81 +359,63 @@ def tukey(
     Randomised (``randomized=True``, Carterette, TOIS 2012): ``permutations`` times, shuffle the scores
     across systems independently within each topic and record the range (max - min) of the system
     means; ``p(i, j) = (#{range >= |mean_i - mean_j|} + 1) / (B + 1)``, compared on exact integers
-    (scores rounded to ``decimals``) so ties count. Deterministic for a given ``seed``.
+    (scores rounded to ``decimals``) so ties count. Deterministic for a given ``seed``. No interval.
 
     Raises
     ------
     EvaluationError
-        Not a 2-D matrix, fewer than 2 systems or 2 topics, non-finite scores, or an invalid option.
+        Not a 2-D matrix, fewer than 2 systems or 2 topics, non-finite scores, a pair that is not two
+        different rows, or an invalid option.
     """
     permutations = _count("permutations", permutations)
     seed = _integer("seed", seed, minimum=0)
     decimals = _decimals(decimals)
     _unit_interval("confidence", confidence)
+    _unit_interval("alpha", alpha)
     x = _score_matrix(scores)
     n_sys, n_top = x.shape
+    wanted = _pairs(pairs, n_sys)
 
     k, scale, _ = quantise(x, decimals)
     row_sums = k.sum(axis=1)
     means = row_sums / (n_top * scale)
-    pairs = [(i, j) for i in range(n_sys) for j in range(i + 1, n_sys)]
-
+    method = "randomized-tukey-hsd" if randomized else "tukey-hsd"
     if randomized:
         ranges = np.sort(tukey_ranges(k, permutations, np.random.default_rng(seed)))
-        results = []
-        for i, j in pairs:
+    else:
+        df = (n_sys - 1) * (n_top - 1)
+        half_width_unit = math.sqrt(_residual_mean_square(k, scale) / n_top)
+        q_crit = float(studentized_range.ppf(confidence, n_sys, df))
+
+    results = []
+    for i, j in wanted:
+        diff = float(means[i] - means[j])
+        test: dict[str, Any]
+        if randomized:
             gap = abs(int(row_sums[i]) - int(row_sums[j]))
             hits = permutations - int(np.searchsorted(ranges, gap, side="left"))
             p = (hits + 1) / (permutations + 1)
-            results.append(
-                PairResult(
-                    a=i,
-                    b=j,
-                    method="randomized-tukey-hsd",
-                    mean_difference=float(means[i] - means[j]),
-                    statistic=float(abs(means[i] - means[j])),
-                    p_value=float(p),
-                    ci_low=None,
-                    ci_high=None,
-                    confidence=None,
-                    df=None,
-                    permutations=permutations,
-                    seed=seed,
-                    mc_se=math.sqrt(p * (1.0 - p) / permutations),
-                )
-            )
-        return results
-
-    df = (n_sys - 1) * (n_top - 1)
-    mse = _residual_mean_square(k, scale)
-    half_width_unit = math.sqrt(mse / n_top)
-    q_crit = float(studentized_range.ppf(confidence, n_sys, df))
-    results = []
-    for i, j in pairs:
-        diff = float(means[i] - means[j])
-        if row_sums[i] == row_sums[j]:
-            q: float | None = 0.0
-            p = 1.0
-        elif half_width_unit == 0.0:
-            q, p = None, 0.0
+            test = {"statistic": abs(diff), "p_value": float(p), "ci_low": None, "ci_high": None, "confidence": None,
+                    "ci_method": None, "df": None, "permutations": permutations, "seed": seed,
+                    "mc_se": math.sqrt(p * (1.0 - p) / permutations)}  # fmt: skip
         else:
-            q = abs(diff) / half_width_unit
-            p = min(1.0, max(0.0, float(studentized_range.sf(q, n_sys, df))))
+            q: float | None
+            if row_sums[i] == row_sums[j]:
+                q, p = 0.0, 1.0
+            elif half_width_unit == 0.0:
+                q, p = None, 0.0
+            else:
+                q = abs(diff) / half_width_unit
+                p = min(1.0, max(0.0, float(studentized_range.sf(q, n_sys, df))))
+            test = {"statistic": q, "p_value": p, "ci_low": diff - q_crit * half_width_unit,
+                    "ci_high": diff + q_crit * half_width_unit, "confidence": float(confidence), "ci_method": "tukey",
+                    "df": df, "permutations": None, "seed": None, "mc_se": 0.0}  # fmt: skip
+        # the pair's effect sizes and wins/ties/losses are the t-test's; its p and interval are replaced
+        described = paired(x[i], x[j], test="t", confidence=confidence, alpha=alpha, decimals=decimals)
         results.append(
-            PairResult(
-                a=i,
-                b=j,
-                method="tukey-hsd",
-                mean_difference=diff,
-                statistic=q,
-                p_value=p,
-                ci_low=diff - q_crit * half_width_unit,
-                ci_high=diff + q_crit * half_width_unit,
-                confidence=float(confidence),
-                df=df,
-                permutations=None,
-                seed=None,
-                mc_se=0.0,
+            PairResult.extended(
+                described, a=i, b=j, test=method, null=NULL_HYPOTHESES[method], mean_difference=diff, exact=False,
+                significant=test["p_value"] <= alpha, **test,
             )
         )
     return results
@@ -567,14 +483,9 @@ def mean_ci(
     _unit_interval("confidence", confidence)
     x = _vector("values", values)
     _at_least_two(x.size, "values")
-    if method == "bootstrap":
-        low, high = bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca")
-    else:
-        centre = float(np.mean(x)) if mean is None else float(mean)
-        sd = 0.0 if np.all(x == x[0]) else float(np.std(x, ddof=1))  # no rounding noise around a constant
-        low, high = _t_interval(centre, sd, x.size, confidence)
-    least, most = bounds
-    return (low if least is None else max(low, least)), (high if most is None else min(high, most))
+    if method == "t":
+        return mean_t_interval(x, confidence=confidence, mean=mean, bounds=bounds)
+    return within(*bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca"), bounds)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -713,6 +624,22 @@ def _vector(name: str, values: ArrayLike) -> np.ndarray:
     if not np.all(np.isfinite(x)):
         raise EvaluationError(f"{name} contains NaN or infinite scores")
     return x
+
+
+def _pairs(pairs: Sequence[tuple[int, int]] | None, systems: int) -> list[tuple[int, int]]:
+    """The pairs of rows :func:`tukey` reports: every ``i < j`` by default, else ``pairs``, checked."""
+    if pairs is None:
+        return [(i, j) for i in range(systems) for j in range(i + 1, systems)]
+    out = []
+    for pair in pairs:
+        try:
+            i, j = (operator.index(v) for v in pair)
+        except (TypeError, ValueError):
+            raise EvaluationError(f"pairs must be (a, b) row indices of the scores, not {shorten(repr(pair))}") from None
+        if not (0 <= i < systems and 0 <= j < systems) or i == j:
+            raise EvaluationError(f"pairs must be two different rows of the {systems} systems (0 to {systems - 1}), not {(i, j)}")
+        out.append((i, j))
+    return out
 
 
 def _at_least_two(count: int, what: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec.evaluation.context import Context
+from irspec.plugin_api import Context
 
 from irspec_diversity.subtopics import SubtopicQrels, Topic
 

@@ -18,10 +18,8 @@ from typing import Any
 
 import polars as pl
 
-from irspec.data import Qrels
-from irspec.data.datasets import is_dataset_id, qrels_records
-from irspec.errors import InputError, quote
-from irspec.lines import bounded_lines
+from irspec import InputError
+from irspec.plugin_api import Qrels, bounded_lines, is_dataset_id, qrels_records, quote
 
 __all__ = ["SubtopicQrels", "Topic", "read_subtopic_qrels", "COLUMNS"]
 
@@ -111,7 +109,7 @@ def read_subtopic_qrels(source: Any) -> SubtopicQrels:
     ``irds:clueweb09/en/trec-web-2009/diversity``), or a :class:`SubtopicQrels` (returned as is).
 
     Labels are integers, negative ones included (never relevant). A (query, subtopic, docno) judged
-    twice is an :class:`~irspec.errors.InputError` naming both lines, as is a line without four fields.
+    twice is an :class:`~irspec.InputError` naming both lines, as is a line without four fields.
     """
     if isinstance(source, SubtopicQrels):
         return source

@@ -2,7 +2,7 @@
 same qrels with subtopics, bit for bit, per query and in aggregate.
 
 Spark reads the qrels with subtopics as the engine does in-process: each bucket's rows go through
-:func:`irspec.evaluation.engine.read_judgments`, so the plugin's reader and kernels run in the Spark workers. The
+:func:`irspec.evaluation.judgments.read_judgments`, so the plugin's reader and kernels run in the Spark workers. The
 in-process values are the reference (held to pyndeval's by test_ndeval_reference.py); one case is held
 to pyndeval here too. The workers load the installed plugin by its entry point, as a user's would.
 """

@@ -4,6 +4,7 @@
     python plugins/irspec-online/benchmarks/log_scale.py 20000000 /tmp/logs20 --forms parquet --modes stream
     python plugins/irspec-online/benchmarks/log_scale.py 2000000 /tmp/logs --spark
     python plugins/irspec-online/benchmarks/log_scale.py 8000000 /tmp/ab8 --ab     # an A/B test, users as the unit
+    python plugins/irspec-online/benchmarks/log_scale.py 100000000 /tmp/ab100 --ab --issues-per-user 1
 
 Writes ``log.jsonl`` and/or ``log.parquet`` (about 10 query issues per session, sessions scattered over
 the whole file, 0-5 results, some clicks) once, a million records at a time, then evaluates every metric
@@ -17,12 +18,22 @@ sessions 2k and 2k + 1 (so about N/4 users, most with two sessions far apart in 
 k in arm ``control`` and odd k in ``treatment``; and measures the streamed A/B test with users as the unit
 (``ab: {baseline: control, unit: user}``, the session metrics). ``--python`` runs the measured process with
 another interpreter (a virtualenv of another irspec: the figures before a change).
+
+``--ab --issues-per-user X`` lays the users out exactly instead, for many users with few query issues
+each, in ``log-ab-X-per-user.parquet``: row i goes to slot (a*i + b) mod M, M = N or N + 1, whichever is
+odd (slot N, if any, mapped once more), a permutation of the rows (a about 0.618 M, coprime to M), and
+slot s to user ``u<s // X>``, whose one session is ``sess-<s // X>``.
+So exactly ceil(N/X) users of X query issues (the last one the rest), ceil(users/2) of them (the even k)
+in ``control`` and floor(users/2) in ``treatment``, scattered over the file, not in the order of their
+ids: with X = 1, 100 million users are 100 million query issues. Without the option the log is the one
+above (about 4 query issues per user, drawn at random).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -35,7 +46,12 @@ AB = {"baseline": "control", "unit": "user"}
 CHUNK = 1_000_000
 
 
-def generate(n: int, folder: str, forms: list[str], ab: bool = False) -> None:
+def ab_stem(issues_per_user: int | None) -> str:
+    """The A/B log's file stem: the random shape's, or the exact layout's with its query issues per user."""
+    return "log-ab" if issues_per_user is None else f"log-ab-{issues_per_user}-per-user"
+
+
+def generate(n: int, folder: str, forms: list[str], ab: bool = False, issues_per_user: int | None = None) -> None:
     import numpy as np
     import polars as pl
     import pyarrow.parquet as pq
@@ -43,12 +59,25 @@ def generate(n: int, folder: str, forms: list[str], ab: bool = False) -> None:
     rng = np.random.default_rng(1)
     writer = None
     jsonl = open(os.path.join(folder, "log.jsonl"), "w", encoding="utf-8") if "jsonl" in forms else None  # noqa: SIM115
-    stem = "log-ab" if ab else "log"
+    stem = ab_stem(issues_per_user) if ab else "log"
+    # a stride coprime to the modulus makes row -> (stride * row + offset) mod modulus a permutation: every
+    # slot taken once, so the users are counted exactly, and neighbouring rows land about 0.618 of the file
+    # apart. The modulus is odd: modulo an even one a slot's parity (the user's arm) would be the row's, and
+    # the clicks (on every fourth row) all in one arm; n + 1's extra slot is walked past (mapped once more)
+    modulus = n | 1
+    stride = max(1, round(modulus * 0.6180339887))
+    while math.gcd(stride, modulus) != 1:
+        stride += 1
     try:
         for start in range(0, n, CHUNK):
             m = min(n, start + CHUNK) - start
             i = pl.Series("i", np.arange(start, start + m))
-            session = pl.Series(rng.integers(0, max(1, n // (2 if ab else 10)), m))
+            if issues_per_user is None:
+                session = pl.Series(rng.integers(0, max(1, n // (2 if ab else 10)), m))
+            else:  # one session per user: the session's number is the user's
+                slot = (np.arange(start, start + m, dtype=np.int64) * stride + modulus // 3) % modulus
+                slot = np.where(slot >= n, (slot * stride + modulus // 3) % modulus, slot)
+                session = pl.Series(slot // issues_per_user)
             frame = pl.DataFrame({
                 "session": "sess-" + session.cast(pl.String),
                 "query": "query text " + (i % 5000).cast(pl.String),
@@ -64,7 +93,7 @@ def generate(n: int, folder: str, forms: list[str], ab: bool = False) -> None:
                 .otherwise(pl.lit([], pl.List(pl.Struct({"doc": pl.String, "rank": pl.Int64, "dwell": pl.Float64})))),
             ).drop("size", "i")  # fmt: skip
             if ab:
-                user = session // 2
+                user = session // 2 if issues_per_user is None else session
                 frame = frame.with_columns(
                     user="u" + user.cast(pl.String),
                     arm=pl.when(user % 2 == 0).then(pl.lit("control")).otherwise(pl.lit("treatment")),
@@ -126,18 +155,23 @@ def main() -> None:
     parser.add_argument("--forms", default="jsonl,parquet", help="the forms to write and measure (default jsonl,parquet)")
     parser.add_argument("--modes", default="memory,stream", help="in-memory and/or streamed evaluation (default both)")
     parser.add_argument("--ab", action="store_true", help="an A/B test with users as the unit, streamed, on log-ab.parquet")
+    parser.add_argument("--issues-per-user", type=int, metavar="X",
+                        help="with --ab: exactly ceil(N/X) users of X query issues each, scattered (default: about 4, at random)")
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the measured process")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--mode", default="stream", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args.child, args.spark, args.mode)
+    if args.issues_per_user is not None and (not args.ab or args.issues_per_user < 1):
+        parser.error("--issues-per-user takes a positive number, with --ab")
     os.makedirs(args.folder, exist_ok=True)
     if args.ab:
-        path = os.path.join(args.folder, "log-ab.parquet")
+        name = f"{ab_stem(args.issues_per_user)}.parquet"
+        path = os.path.join(args.folder, name)
         if not os.path.exists(path):
-            generate(args.n, args.folder, ["parquet"], ab=True)
-        print(f"log-ab.parquet: {os.path.getsize(path) / 2**20:.0f} MiB", flush=True)
+            generate(args.n, args.folder, ["parquet"], ab=True, issues_per_user=args.issues_per_user)
+        print(f"{name}: {os.path.getsize(path) / 2**20:.0f} MiB", flush=True)
         subprocess.run([args.python, __file__, str(args.n), args.folder, "--child", path, "--mode", "ab"], check=True)
         return
     forms = args.forms.split(",")

@@ -22,7 +22,7 @@ sessions), and the arms are compared unit against unit:
 
 The relative difference ``r_t / r_c - 1`` has the delta-method variance ``Var(r_t) / r_c^2 +
 r_t^2 Var(r_c) / r_c^4`` (same paper, section 3.3) in both cases. Every p-value is then adjusted over the
-family (all the test's comparisons, or each metric's) with :func:`irspec.stats.significance.adjust` (Holm by default),
+family (all the test's comparisons, or each metric's) with :func:`irspec.plugin_api.adjust` (Holm by default),
 and the units per arm are checked against the expected split: a **sample-ratio mismatch** is a
 chi-square goodness-of-fit p below ``srm_alpha`` (0.001), a warning in every output.
 
@@ -40,17 +40,18 @@ import math
 import numbers
 from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from irspec import EvaluationError, InputError, InputTable
-from irspec.errors import quote
+from irspec import EvaluationError, InputError, InputTable, plugin_api
+from irspec.plugin_api import quote
+from irspec_online.kernels import group_seconds
 
 __all__ = ["ABComparison", "ABTest", "Design", "Moments", "SampleRatio", "add_moments", "analyse", "arm_moments", "combine",
-           "partial_sums"]
+           "exact_sum", "partial_sums"]
 
 UNITS = ("user", "session", "query")
 CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
@@ -128,6 +129,13 @@ class Design:
         """The settings as a plain dict (for JSON)."""
         return {**asdict(self), "split": dict(self.split) if self.split else None}
 
+    def compare(self, log: Any, metrics: Sequence[Any], values: np.ndarray) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
+        """The test of the arms of ``log`` (an :class:`~irspec_online.records.InteractionLog` read whole
+        with this design) from each metric's per-row ``values``: its tables and warnings, which
+        :meth:`InteractionLog.compare <irspec_online.records.InteractionLog.compare>` returns."""
+        test = analyse(combine([partial_sums(log, metrics, values, self)], log.source), metrics, self)
+        return test.tables(), test.warnings
+
 
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
@@ -140,15 +148,13 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
 
 def check_metrics(metrics: Sequence[Any]) -> None:
     """Refuse a metric that depends on a time unit's rows (``QueriesPer(hour)``): no arm's unit holds it."""
-    from irspec_online.kernels import group_seconds
-
     for m in metrics:
         if group_seconds(m) is not None:
             raise EvaluationError(f"{m} counts the queries of a time unit, which no arm owns: an A/B test cannot compare it")
 
 
 def partial_sums(log: Any, metrics: Sequence[Any], values: np.ndarray, design: Design) -> pl.DataFrame:
-    """Per (unit, arm) of the rows of ``log`` (an :class:`~irspec_online.log.InteractionLog` holding whole
+    """Per (unit, arm) of the rows of ``log`` (an :class:`~irspec_online.records.InteractionLog` holding whole
     sessions), each metric's numerator ``n{j}`` (the sum of its values) and denominator ``d{j}`` (its rows
     with a value); ``values`` holds one column per metric, one row per log row.
 
@@ -319,7 +325,7 @@ class Moments:
     @classmethod
     def of(cls, num: np.ndarray, den: np.ndarray) -> Moments:
         """The moments of units with numerators ``num`` and denominators ``den``."""
-        return cls(len(num), _exact(num), _exact(den), _exact(num, num), _exact(den, den), _exact(num, den))
+        return cls(len(num), exact_sum(num), exact_sum(den), exact_sum(num, num), exact_sum(den, den), exact_sum(num, den))
 
     def __add__(self, other: Moments) -> Moments:
         return Moments(*(getattr(self, f) + getattr(other, f) for f in ("n", "sy", "sx", "syy", "sxx", "sxy")))
@@ -330,7 +336,7 @@ class Moments:
         return self.sx == self.n and self.sxx == self.n
 
 
-def _exact(a: np.ndarray, b: np.ndarray | None = None) -> Fraction | int:
+def exact_sum(a: np.ndarray, b: np.ndarray | None = None) -> Fraction | int:
     """The exact sum of ``a`` (or of ``a * b``): in integers when the values are whole, else in fractions."""
     whole = np.all(a == np.floor(a)) and (b is None or np.all(b == np.floor(b)))
     if whole:
@@ -378,16 +384,13 @@ def analyse(moments: dict[str, list[Moments]] | pl.DataFrame, metrics: Sequence[
 
 
 def _adjusted(raw: list[ABComparison], design: Design) -> tuple[ABComparison, ...]:
-    from dataclasses import replace
-
-    from irspec.stats.significance import adjust
-
     families: dict[str, list[int]] = {}
     for i, c in enumerate(raw):
         families.setdefault("all" if design.family == "all" else c.metric, []).append(i)
     out = list(raw)
     for members in families.values():
-        adjusted = adjust([raw[i].p_value for i in members], design.correction)
+        # plugin_api.adjust loads scipy on first use: reading a log, with no A/B test, never does
+        adjusted = plugin_api.adjust([raw[i].p_value for i in members], design.correction)
         for i, p in zip(members, adjusted):
             out[i] = replace(raw[i], p_adjusted=float(p), correction=design.correction, family=design.family,
                              family_size=len(members))  # fmt: skip

@@ -1,6 +1,6 @@
 """The computations of irspec-online's metrics (declarations in :mod:`irspec_online.plugin`).
 
-Each kernel takes the :class:`~irspec_online.log.InteractionLog` and the bound metric and returns one
+Each kernel takes the :class:`~irspec_online.records.InteractionLog` and the bound metric and returns one
 float per query issue (row of the log). A rate over query issues gives every row its 0 or 1; a rate over
 sessions (or time units) gives its value to the first row of each session (unit) and NaN to the others,
 so that the mean irspec reports, which skips NaN, is the rate over sessions (units).
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec_online.log import InteractionLog
+from irspec_online.records import InteractionLog
 
 SECONDS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
 

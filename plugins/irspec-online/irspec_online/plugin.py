@@ -1,16 +1,18 @@
 """irspec-online's plugin: the ``log`` input reader and the online metrics computed from it.
 
 Registered through irspec's public hooks only: ``irspec_register_readers`` adds the reader of search
-interaction logs (JSON Lines, Parquet or DataFrames, see :mod:`irspec_online.log`), and ``irspec_register_metrics`` adds metrics
+interaction logs (JSON Lines, Parquet or DataFrames, see :mod:`irspec_online.log`), ``irspec_register_metrics`` adds metrics
 that declare ``needs="log"``, so irspec evaluates them on a log (``irspec.evaluate_input``, or a plan's
-``log:`` key) rather than on qrels and runs. Importing this module imports neither numpy nor the reader.
+``log:`` key) rather than on qrels and runs, and ``irspec_register_plan_sections`` adds a plan's ``ab:``
+section, the A/B test the reader takes as its ``ab`` option. Importing this module imports neither numpy
+nor the reader.
 """
 
 from __future__ import annotations
 
 import irspec
 from irspec import InputReader, MetricDef, Param
-from irspec.spec.registry import NONNEGATIVE, UNIT
+from irspec.plugin_api import NONNEGATIVE, UNIT, PlanSection
 
 K = "irspec_online.kernels"
 
@@ -100,6 +102,34 @@ issue of each session or unit (NaN on the others).""",
 )
 
 
+AB = PlanSection(
+    "ab",
+    reader="log",
+    summary="an A/B test compares the arms of a log",
+    schema={
+        "description": "An online A/B test of the `log`'s arms (needs irspec-online): every log metric of arm against arm, aggregated to the unit of randomisation first; Welch's t-test for a metric with one value per unit, the delta method (Deng et al., KDD 2018) for a ratio of per-unit sums (CTR per user), a sample-ratio-mismatch check (chi-square), and the p-values corrected as in `compare`. Shown in every output after the log's metrics.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["baseline"],
+        "properties": {
+            "baseline": {"description": "The control arm: every other arm is compared with it.", "type": "string", "minLength": 1},
+            "unit": {"description": "The unit of randomisation: `user` (each record's `user` key), `session`, or `query` (a query issue). Default user.", "enum": ["user", "session", "query"]},
+            "arm": {"description": "The records' key (column) holding the arm. Default `arm`.", "type": "string", "minLength": 1},
+            "user": {"description": "The records' key (column) holding the user, read when the unit is `user`. Default `user`.", "type": "string", "minLength": 1},
+            "split": {"description": "The expected share of units per arm, as weights (`{control: 1, treatment: 1}`); default equal.", "type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}, "minProperties": 2},
+            "confidence": {"description": "Confidence level of the intervals. Default 0.95.", "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "correction": {"description": "Multiple-comparison correction over `family`: none, bonferroni, holm (default), bh or by.", "enum": ["none", "bonferroni", "holm", "bh", "by"]},
+            "family": {"description": "The p-values corrected together: `all` (every arm and metric of the test; default) or `per-metric`.", "enum": ["all", "per-metric"]},
+            "srm_alpha": {"description": "A chi-square p-value of the units per arm under this is a sample-ratio mismatch, warned about in every output. Default 0.001.", "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+        },
+    },
+)
+"""A plan's ``ab:`` section: an A/B test of the ``log``'s arms (:class:`irspec_online.ab.Design`), its value
+passed to :func:`irspec_online.log.read_log` as ``ab=``. Its settings' names and choices are
+:data:`irspec_online.ab.KEYS` and the choices :class:`~irspec_online.ab.Design` checks (the plugin's
+tests hold them equal)."""
+
+
 @irspec.hookimpl
 def irspec_register_readers(register) -> None:
     """Register the reader of interaction logs, as input kind ``log``."""
@@ -114,3 +144,9 @@ def irspec_register_metrics(register) -> None:
     register(ABANDONMENT, aliases=["session_abandonment_rate", "abandonment_rate"])
     register(SESSION_SUCCESS, aliases=["session_success_rate"])
     register(QUERIES_PER, aliases=["queries_per_time_unit", "query_rate"])
+
+
+@irspec.hookimpl
+def irspec_register_plan_sections(register) -> None:
+    """Register the plan's ``ab:`` section, for the ``log`` reader."""
+    register(AB)

@@ -2,7 +2,7 @@
 
 A file is JSON Lines or Parquet; a frame is polars (eager or lazy), pandas or Spark; anything else
 iterable is records in memory. Each form yields plain records in batches, which
-:func:`irspec_online.log.summarise` checks and reduces the same way whatever the form; a Spark DataFrame
+:func:`irspec_online.records.summarise` checks and reduces the same way whatever the form; a Spark DataFrame
 is summarised by Spark (:mod:`irspec_online.spark`) and arrives as summaries. pandas, pyarrow and pyspark
 are imported only for the forms that need them.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from irspec import InputError
-from irspec_online.log import COLUMNS, PARQUET_SUFFIXES, REQUIRED, batched, jsonl_records, stem
+from irspec_online.records import PARQUET_SUFFIXES, batched, columns_of, jsonl_records, stem
 
 
 @dataclass(frozen=True)
@@ -59,16 +59,6 @@ def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None =
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
         raise InputError(f"expected a log file, a DataFrame or an iterable of records, got {type(source).__name__}")
     return Opened("log", "<records>", "line", batched(enumerate(source, start=1), batch_size))
-
-
-def columns_of(names: Iterable[str], where: str, extra: tuple[str, ...] = ()) -> list[str]:
-    """The log columns a frame has, in :data:`COLUMNS` order, then the ``extra`` ones (an A/B test's arm
-    and user); a missing required or extra one is an error."""
-    have = set(names)
-    for key in (*REQUIRED, *extra):
-        if key not in have:
-            raise InputError(f"missing required column {key!r} (the columns are {', '.join(sorted(have))})", where)
-    return [c for c in COLUMNS if c in have] + [c for c in dict.fromkeys(extra) if c not in COLUMNS]
 
 
 def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:

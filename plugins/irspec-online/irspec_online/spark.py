@@ -4,7 +4,7 @@
 partitions the log by the key each metric depends on and runs :mod:`irspec_online.kernels` on every group
 through Arrow.
 
-1. ``mapInArrow``: each batch of records is checked and summarised by :func:`irspec_online.log.summarise`
+1. ``mapInArrow``: each batch of records is checked and summarised by :func:`irspec_online.records.summarise`
    (a bad record becomes a problem row; the driver raises the first as an :class:`irspec.InputError`).
 2. ``groupBy(session).applyInArrow``: each session's rows are numbered (the rows' ids, ``SESSION:I``) and
    every metric that depends on one session's rows is computed on them.
@@ -28,11 +28,10 @@ from pyspark.sql import functions as F
 
 import irspec
 from irspec import EvaluationError, InputError, Metric
-from irspec.evaluation.inputs import input_kind
+from irspec.plugin_api import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
 from irspec_online.kernels import group_seconds, kernel_of
-from irspec_online.log import SUMMARY, TOP_QUERIES, InteractionLog, assemble, summarise, summary_schema
-from irspec_online.sources import columns_of
+from irspec_online.records import SUMMARY, TOP_QUERIES, InteractionLog, assemble, columns_of, summarise, summary_schema
 
 __all__ = ["aggregate", "compare", "evaluate", "local_summaries", "summaries", "top_queries", "unit_sums"]
 
@@ -44,7 +43,7 @@ _SUMMARY_SCHEMA = ", ".join(f"`{c}` {_SPARK_TYPES[t]}" for c, t in SUMMARY.items
 
 
 def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> DataFrame:
-    """The :data:`~irspec_online.log.SUMMARY` rows of a Spark DataFrame of log records, checked, with a
+    """The :data:`~irspec_online.records.SUMMARY` rows of a Spark DataFrame of log records, checked, with a
     column per role of ``fields`` (an A/B test's ``arm`` and ``user``: role -> the frame's column).
 
     A bad record is an :class:`irspec.InputError` naming its ``monotonically_increasing_id`` (which follows
@@ -85,7 +84,7 @@ def local_summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -
 
 def top_queries(frame: DataFrame, k: int = TOP_QUERIES) -> tuple[tuple[str, int, int], ...]:
     """The ``k`` most issued query texts of a Spark DataFrame of log records, as ``(query, issues,
-    clicked issues)`` with ties in text order: what :class:`~irspec_online.log.QueryCounts` counts while
+    clicked issues)`` with ties in text order: what :class:`~irspec_online.records.QueryCounts` counts while
     it summarises a file, counted by Spark (one job; the driver receives ``k`` rows). A query issue is
     clicked when its ``clicks`` list is not empty (records are checked by :func:`summaries`)."""
     clicks = F.col("clicks") if "clicks" in frame.columns else F.lit(None)

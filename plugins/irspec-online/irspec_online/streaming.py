@@ -6,11 +6,11 @@ rows) reads the log with :func:`irspec_online.log.read_log` ``(per_query=False)`
 :class:`LogStream`: nothing is read until :meth:`LogStream.evaluate`, which
 
 1. reads the log a batch of records at a time, as the in-memory reader does, checking and summarising
-   each record (:func:`~irspec_online.log.summarise`) and counting its query text (top queries) and its
-   UTC hour (queries per unit: :class:`~irspec_online.log.HourCounts`);
+   each record (:func:`~irspec_online.records.summarise`) and counting its query text (top queries) and its
+   UTC hour (queries per unit: :class:`~irspec_online.records.HourCounts`);
 2. holds up to ``chunk_rows`` summaries (a few numbers per query issue), then spreads them over
    ``partitions`` temporary Arrow files by a hash of their session (and, for ``QueriesPer(minute|hour|
-   day)``, of their time unit), with irspec's own :class:`irspec.data.stream.Partitions`, the machinery that
+   day)``, of their time unit), with irspec's own :class:`irspec.plugin_api.Partitions`, the machinery that
    partitions a shuffled run by query: the log may come in any order, sessions spread over many batches;
 3. reads back one partition at a time, which holds whole sessions (time units), runs the same kernels
    on it (:mod:`irspec_online.kernels`) and adds each metric's sum of values and count of values, and,
@@ -26,7 +26,7 @@ partition (about a ``partitions``-th of the log's summaries, or of its users' su
 distinct query text, never the records, a row per query issue nor a row per user.
 
 **Exactness.** A mean is the sum of a metric's values divided by their number. The in-memory
-:meth:`irspec.evaluation.engine.Result.aggregate` adds the values left to right in the rows' sorted order; every
+:meth:`irspec.Result.aggregate` adds the values left to right in the rows' sorted order; every
 online metric's values are whole numbers (0 or 1, or counts of query issues), whose float64 sums are
 exact in any order below 2**53, so the streamed sums, added partition by partition, are the same
 numbers, and the means the same bits (``tests/test_streaming.py`` holds them equal on random logs in
@@ -38,6 +38,7 @@ then.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,10 @@ import numpy as np
 import polars as pl
 
 from irspec import EvaluationError, InputError, InputTable
+from irspec.plugin_api import Partitions, default_memory, spill_directory
+from irspec_online.ab import add_moments, analyse, arm_moments, check_metrics, combine, exact_sum, partial_sums
+from irspec_online.kernels import group_seconds, kernel_of
+from irspec_online.records import HourCounts, QueryCounts, assemble, summarise, top_table
 
 __all__ = ["CHUNK_ROWS", "PARTITIONS", "PARTITION_ROWS", "ROW_BYTES", "LogStream", "check_rows", "rows_hint"]
 
@@ -62,15 +67,13 @@ CHUNK_ROWS = 1 << 19
 
 ROW_BYTES = 700
 """Memory per query issue of an in-memory evaluation (a result row: its id as a Python string and a
-float per metric, and its summary), measured on 2M query issues (plugin README); the estimate that
-:func:`check_rows` holds against the memory budget."""
+float per metric, and its summary), measured on 2M query issues (docs/reference/online-scale.md); the
+estimate that :func:`check_rows` holds against the memory budget."""
 
 
 def check_rows(rows: int, memory: int | None, where: str) -> None:
     """Refuse a per-query-issue evaluation whose rows would not fit the memory budget (``memory`` bytes,
     else irspec's default budget), before it swaps."""
-    from irspec.data.stream import default_memory
-
     budget = memory if memory is not None else default_memory()
     if rows * ROW_BYTES > budget:
         raise EvaluationError(
@@ -105,14 +108,9 @@ class LogStream:
     def evaluate(self, metrics: Sequence[Any]) -> tuple[dict[str, float], tuple[InputTable, ...], tuple[str, ...]]:
         """One pass over the log: each metric's mean (keyed by its canonical text), the log's tables (top
         queries, queries per unit, and an A/B test's) and warnings."""
-        from irspec.data.stream import Partitions, spill_directory
-        from irspec_online.ab import check_metrics
-        from irspec_online.kernels import group_seconds
-        from irspec_online.log import HourCounts, QueryCounts
-
         if self.design is not None:
             check_metrics(metrics)
-        keys = _groupings(metrics, group_seconds)
+        keys = _groupings(metrics)
         queries, hours = QueryCounts(), HourCounts()
         with spill_directory() as directory:
             count = max(self.partitions, -(-(self.rows or 0) // PARTITION_ROWS))
@@ -141,9 +139,7 @@ class LogStream:
         tables = (*_top(queries), hours.table())
         return totals.means(), (*tables, *ab_tables), ab_warnings
 
-    def _summaries(self, queries: Any, hours: Any) -> Iterator[pl.DataFrame]:
-        from irspec_online.log import summarise
-
+    def _summaries(self, queries: QueryCounts, hours: HourCounts) -> Iterator[pl.DataFrame]:
         if self.opened.summaries is not None:  # Spark summarised the records
             for frame in self.opened.summaries:
                 hours.add(frame["time"].to_numpy())
@@ -155,16 +151,12 @@ class LogStream:
             yield frame
 
     def _part(self, frame: pl.DataFrame) -> Any:
-        from irspec_online.log import assemble
-
         return assemble(frame, self.name, self.source)
 
 
 def rows_hint(source: Any) -> int | None:
     """The query issues of a log, for the number of partitions: a Parquet file's or a frame's count, a
     JSON Lines file's size over 100 bytes a record (gzip: 8 times its size), else None."""
-    import os
-
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if path == "-" or not os.path.exists(path):
@@ -182,7 +174,7 @@ def rows_hint(source: Any) -> int | None:
     return None
 
 
-def _groupings(metrics: Sequence[Any], group_seconds: Any) -> dict[str, list[int]]:
+def _groupings(metrics: Sequence[Any]) -> dict[str, list[int]]:
     """The partition key of each metric (``session``, or ``unit_<seconds>`` for a time unit's metric),
     with the positions of the metrics it serves."""
     keys: dict[str, list[int]] = {}
@@ -221,17 +213,15 @@ def _taken(head: list[pl.DataFrame], rest: Iterator[pl.DataFrame]) -> Iterator[p
     yield from rest
 
 
-def _top(queries: Any) -> tuple[InputTable, ...]:
-    from irspec_online.log import _top_table
-
+def _top(queries: QueryCounts) -> tuple[InputTable, ...]:
     top = queries.top()
-    return (_top_table(top),) if top else ()
+    return (top_table(top),) if top else ()
 
 
 class _Totals:
     """What the pass adds up: each metric's exact sum of values and count of values, and an A/B test's
     arm moments. With users as the unit, the partial sums of each part of the log (one row per user and
-    arm) are held up to ``chunk_rows`` rows, then spread over ``users`` (:class:`irspec.data.stream.Partitions`
+    arm) are held up to ``chunk_rows`` rows, then spread over ``users`` (:class:`irspec.plugin_api.Partitions`
     by user), whose partitions, each holding every partial sum of its users, give the moments one at a
     time; without ``users`` (a log of one chunk) they are held."""
 
@@ -249,21 +239,16 @@ class _Totals:
 
     def add(self, log: Any, group: list[int]) -> None:
         """Add the metrics of ``group`` (positions) over a part of the log holding whole groups."""
-        from irspec_online.ab import _exact
-        from irspec_online.kernels import kernel_of
-
         values = np.column_stack([kernel_of(self.metrics[j])(log, self.metrics[j]) for j in group])
         for i, j in enumerate(group):
             column = values[:, i]
             defined = column[~np.isnan(column)]
-            self.sums[j] += _exact(defined)
+            self.sums[j] += exact_sum(defined)
             self.counts[j] += len(defined)
         if self.design is not None:  # check_metrics made every metric a session metric: one group
             self._add_ab(log, values)
 
     def _add_ab(self, log: Any, values: np.ndarray) -> None:
-        from irspec_online.ab import partial_sums
-
         partial = partial_sums(log, self.metrics, values, self.design)
         if self.design.unit == "user":  # a user's sessions may be in several partitions
             self.user_sums.append(partial)
@@ -281,12 +266,10 @@ class _Totals:
 
     def _add_moments(self, parts: list[pl.DataFrame]) -> None:
         """Add the arms' moments of units whose every partial sum is in ``parts``."""
-        from irspec_online.ab import add_moments, arm_moments, combine
-
         self.moments = add_moments(self.moments, arm_moments(combine(parts, self.where), len(self.metrics)))
 
     def means(self) -> dict[str, float]:
-        """Each metric's mean, as :meth:`irspec.evaluation.engine.Result.aggregate` gives it (0.0 with no value)."""
+        """Each metric's mean, as :meth:`irspec.Result.aggregate` gives it (0.0 with no value)."""
         out = {}
         for m, total, n in zip(self.metrics, self.sums, self.counts):
             if m.aggregate != "mean":
@@ -297,8 +280,6 @@ class _Totals:
     def ab_test(self) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
         if self.design is None:
             return (), ()
-        from irspec_online.ab import analyse
-
         if self.design.unit == "user" and self.users is None:
             self._add_moments(self.user_sums)
         elif self.design.unit == "user":

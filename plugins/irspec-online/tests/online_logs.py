@@ -43,7 +43,7 @@ def random_log(seed: int, n: int = 200) -> list[dict]:
 
 
 def expected(records: list[dict]) -> dict[str, float]:
-    """Each metric of :data:`SPECS`, from its definition in the plugin's README, record by record."""
+    """Each metric of :data:`SPECS`, from its definition in docs/how-to/online.md, record by record."""
     sessions: dict[str, list[dict]] = {}
     for r in records:
         sessions.setdefault(r["session"], []).append(r)

@@ -319,6 +319,41 @@ def test_an_ab_section_in_a_plan(tmp_path):
     assert "bonferroni over all" in table["description"]
 
 
+def test_the_ab_section_is_the_plugins_and_joins_the_plan_schema_after_log():
+    """The ab: section comes from this plugin (irspec_register_plan_sections), not irspec's own schema: the
+    plan schema with the plugin loaded has it after log, its settings are Design's, each described, and
+    an object closed but the split (arm -> weight)."""
+    from irspec.plan import schema
+    from irspec.plan.model import SCHEMA_PATH
+
+    own = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert "ab" not in own["properties"]
+    keys = list(schema()["properties"])
+    assert keys[keys.index("log") + 1] == "ab" and [k for k in keys if k != "ab"] == list(own["properties"])
+    section = schema()["properties"]["ab"]
+    assert list(section["properties"]) == list(ab.KEYS) and section["required"] == ["baseline"]
+    settings = section["properties"]
+    choices = {"unit": ab.UNITS, "correction": ab.CORRECTIONS, "family": ab.FAMILIES}
+    assert {k: sorted(settings[k]["enum"]) for k in choices} == {k: sorted(v) for k, v in choices.items()}
+    assert section["additionalProperties"] is False and settings["split"]["additionalProperties"] == {"type": "number", "exclusiveMinimum": 0}
+    assert section["description"] and all(s["description"] for s in settings.values())
+
+
+def test_irspec_validate_and_run_take_a_plan_with_ab(tmp_path, capsys):
+    from irspec.cli import main
+
+    write_jsonl(random_ab_log(10), tmp_path / "ab.jsonl")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("log: ab.jsonl\nmetrics: [CTR]\nab: {baseline: control, unit: session}\n", encoding="utf-8")
+    assert main(["validate", str(plan)]) == 0
+    assert capsys.readouterr().out == "ok: 0 runs, a log, 1 metric\n"
+    assert main(["run", str(plan)]) == 0
+    assert "A/B test: treatment against control (unit: session)" in capsys.readouterr().out
+    plan.write_text("log: ab.jsonl\nmetrics: [CTR]\nab: {baseline: control, unit: visit}\n", encoding="utf-8")
+    assert main(["validate", str(plan)]) == 2
+    assert capsys.readouterr().err.startswith(f"irspec: error: {plan}:3: ab.unit: ")
+
+
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
 def test_the_latex_tables_of_the_demo_ab_test_compile(tmp_path):
     """The demo A/B log's LaTeX output (results, top queries, queries per hour, the A/B test and the

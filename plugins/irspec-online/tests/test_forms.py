@@ -249,7 +249,7 @@ def test_an_endless_standard_input_is_refused_in_bounded_memory():
         "import resource\n"  # a regression stops at 2 GB of address space, not the machine's memory
         "resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000, 2_000_000_000))\n"
         "import irspec\n"
-        "from irspec_online.log import jsonl_records\n"  # the reader itself: no plugin to load
+        "from irspec_online.records import jsonl_records\n"  # the reader itself: no plugin to load
         "try:\n    list(jsonl_records('-'))\nexcept irspec.InputError as e:\n    print(e)"
     )
     with open("/dev/zero", "rb") as zero:

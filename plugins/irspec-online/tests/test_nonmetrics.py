@@ -12,7 +12,8 @@ import pytest
 pytest.importorskip("irspec_online")
 
 from irspec_online import plugin
-from irspec_online.log import QueryCounts, read_log
+from irspec_online.log import read_log
+from irspec_online.records import QueryCounts
 
 import irspec
 from irspec.testing import registered_plugin

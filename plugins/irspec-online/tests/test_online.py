@@ -316,7 +316,8 @@ def test_declaring_the_metrics_imports_neither_numpy_nor_the_reader():
 
     code = (
         "import sys, irspec_online.plugin; "
-        "print(sorted(m for m in ('numpy', 'irspec_online.log', 'irspec_online.kernels') if m in sys.modules))"
+        "print(sorted(m for m in ('numpy', 'irspec_online.records', 'irspec_online.log', 'irspec_online.kernels') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import irspec
-from irspec.evaluation.context import UNJUDGED, Context
+from irspec.plugin_api import UNJUDGED, Context
 
 _BLOCK = 1 << 18  # ranks held at once: rows of N ranks per block (2 MiB per float matrix)
 

@@ -1,9 +1,9 @@
 """The computations of irspec-usermodel's metrics (declarations and formulas in :mod:`irspec_usermodel.plugin`).
 
 ``err`` and ``rbp`` are vectorised: each computes every query of a run at once from the flat arrays of an
-:class:`irspec.evaluation.context.Context` (one contiguous segment per query). ``err_reference`` is ERR written
+:class:`irspec.plugin_api.Context` (one contiguous segment per query). ``err_reference`` is ERR written
 straight from the paper, one query at a time, and the tests hold the two equal. ``ncg`` is a plain
-per-query function: the engine calls it once per query with an :class:`irspec.evaluation.context.QueryView`.
+per-query function: the engine calls it once per query with an :class:`irspec.plugin_api.QueryView`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import irspec
-from irspec.evaluation.context import Context, QueryView
+from irspec.plugin_api import Context, QueryView
 
 
 def _within(ctx: Context, metric: Any) -> np.ndarray | None:

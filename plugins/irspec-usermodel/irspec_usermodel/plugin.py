@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import irspec
 from irspec import MetricDef, Param
-from irspec.spec.registry import UNIT
+from irspec.plugin_api import UNIT
 
 K = "irspec_usermodel.kernels"
 CWL = "irspec_usermodel.cwl"

@@ -1,4 +1,4 @@
-"""Results where researchers work: several runs as one mapping, data frames, and notebook display.
+"""Several runs' results as one mapping, and :func:`evaluate` (``irspec.evaluate``), which returns them.
 
 >>> res = irspec.evaluate("qrels.txt", "run.txt", "nDCG@10, AP")            # doctest: +SKIP
 >>> res                          # in a notebook: the means with 95% confidence intervals  # doctest: +SKIP
@@ -6,127 +6,29 @@
 >>> many["bm25"].aggregate(), many.to_frame(wide=True)                      # doctest: +SKIP
 >>> many.show(intervals="bootstrap")                                        # doctest: +SKIP
 
-:func:`evaluate` (``irspec.evaluate``) is the engine's evaluation (:func:`irspec.evaluation.engine.evaluate_many`) with two additions:
-several runs at once (a mapping ``{name: run}`` or a list of paths) give a :class:`ResultSet`, and what
-it returns shows itself in a notebook (``_repr_html_``, ``_repr_markdown_``) through the report
-layer's table model and renderers, the ones the HTML report and ``--format markdown`` use. That is
-why this module sits above :mod:`irspec.report`, and why its :class:`Result` is the engine's
-:class:`~irspec.evaluation.engine.Result` with display added: the engine knows nothing of reports.
+:func:`evaluate` is the engine's evaluation (:func:`irspec.evaluation.evaluate.evaluate_many`) of one
+run, which gives its :class:`~irspec.evaluation.result.Result`, or of several at once (a mapping
+``{name: run}`` or a list of paths), which give a :class:`ResultSet`: shown as one table in a
+notebook through the report layer (:class:`~irspec.report.notebook.Shown`), as a result is.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from irspec.evaluation import engine
-from irspec.evaluation import inputs
-from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import read_run
 from irspec.errors import EvaluationError
+from irspec.evaluation.context import MissingQueries, Options
+from irspec.evaluation.evaluate import evaluate_many
+from irspec.evaluation.evaluated import collect_warnings, results_frame
+from irspec.evaluation.result import Result
+from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
-from irspec.report import html, markdown
-from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_comparisons, build_results, input_blocks
-from irspec.report.text import input_tables as text_input_tables
-from irspec.report.text import render as text_render
 
-__all__ = ["Result", "ResultSet", "Shown", "evaluate", "evaluate_input", "several_runs", "one_mapping_run"]
-
-
-@dataclass(frozen=True)
-class Shown:
-    """Results (and the comparisons made between them) as a notebook shows them: the means of every
-    run with their 95% confidence intervals (``intervals``: ``"t"``, ``"bootstrap"`` or ``None``), the
-    best of each metric in bold, significance marks, and the comparisons' table under them.
-
-    ``_repr_html_`` and ``_repr_markdown_`` are what IPython displays; ``str()`` is the text table.
-    """
-
-    results: tuple[engine.Result, ...]
-    comparisons: tuple[Any, ...] = ()
-    compare: Any = None
-    notes: tuple[str, ...] = ()
-    intervals: str | None = "t"
-    decimals: int = 4
-
-    def __post_init__(self) -> None:
-        if self.intervals is not None and self.intervals not in INTERVALS:
-            raise EvaluationError(f"intervals must be one of {', '.join(INTERVALS)} or None, not {self.intervals!r}")
-
-    def _table(self) -> Any:
-        return build_results(self.results, self.comparisons, self.compare, decimals=self.decimals, intervals=self.intervals)
-
-    def _compared(self, columns: Sequence[str]) -> Any:
-        if not self.comparisons:
-            return None
-        return build_comparisons(self.results, self.comparisons, self.compare, decimals=self.decimals, columns=columns, notes=self.notes)
-
-    def _repr_html_(self) -> str:
-        tables = input_blocks(self.results, decimals=self.decimals)
-        return html.fragment(self._table(), self._compared(FULL_COLUMNS), engine.collect_warnings(self.results), tables=tables)
-
-    def _repr_markdown_(self) -> str:
-        parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in engine.collect_warnings(self.results)]
-        parts.append(markdown.render(self._table()))
-        parts.append(markdown.input_tables(self.results, decimals=self.decimals))
-        compared = self._compared(BRIEF_COLUMNS)
-        if compared is not None:
-            parts.append("\n" + markdown.render(compared))
-        return "".join(parts)
-
-    def __str__(self) -> str:
-        text = text_render(self._table()) + text_input_tables(self.results, decimals=self.decimals)
-        compared = self._compared(BRIEF_COLUMNS)
-        return text if compared is None else text + "\n" + text_render(compared)
-
-
-@dataclass(frozen=True, eq=False)
-class Result(engine.Result):
-    """The evaluation of one run (:class:`irspec.evaluation.engine.Result`: ``aggregate()``, ``per_query()``,
-    ``to_frame()``), shown in a notebook as a table of its means with 95% t intervals."""
-
-    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
-        """The result as a notebook shows it, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
-        return Shown((self,), intervals=intervals, decimals=decimals)
-
-    def _repr_html_(self) -> str:
-        return self.show()._repr_html_()
-
-    def _repr_markdown_(self) -> str:
-        return self.show()._repr_markdown_()
-
-    def __str__(self) -> str:
-        # print(res) in a plain REPL: the table a ResultSet prints, one row
-        return str(self.show(intervals=None))
-
-    def __repr__(self) -> str:
-        # a result holds a queries x metrics array and every query id: a REPL shows what it is, not them
-        metrics = ", ".join(map(str, self.metrics))
-        return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], queries={len(self.query_ids)})"
-
-
-def evaluate_input(
-    source: Any,
-    metrics: str | Metric | Iterable[str | Metric],
-    *,
-    kind: str | None = None,
-    name: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    per_query: bool = True,
-) -> Result:
-    """:func:`irspec.evaluation.inputs.evaluate_input` (metrics of an input other than qrels and runs, such as an
-    interaction log; ``options`` go to its reader, ``per_query=False`` streams it), its result shown in a
-    notebook with the input's tables (a log's top queries, an A/B test)."""
-    return displayable(inputs.evaluate_input(source, metrics, kind=kind, name=name, options=options, per_query=per_query))
-
-
-def displayable(result: engine.Result) -> Result:
-    """``result`` as a :class:`Result` (the same values, shown in a notebook)."""
-    if isinstance(result, Result):
-        return result
-    return Result(**{f.name: getattr(result, f.name) for f in dataclasses.fields(engine.Result)})
+__all__ = ["ResultSet", "evaluate", "several_runs", "one_mapping_run"]
 
 
 @dataclass(frozen=True)
@@ -157,16 +59,16 @@ class ResultSet(Mapping[str, Result]):
     @property
     def warnings(self) -> tuple[str, ...]:
         """Every run's warnings, each once."""
-        return tuple(engine.collect_warnings(self.results))
+        return tuple(collect_warnings(self.results))
 
     def aggregate(self) -> dict[str, dict[str, float]]:
-        """``{run: {metric: mean}}``: each run's :meth:`~irspec.evaluation.engine.Result.aggregate`."""
+        """``{run: {metric: mean}}``: each run's :meth:`~irspec.evaluation.result.Result.aggregate`."""
         return {res.run_name: res.aggregate() for res in self.results}
 
     def to_frame(self, wide: bool = False, backend: str = "polars") -> Any:
         """Every run's per-query values in one data frame, long (``run, query_id, metric, value``) or
-        ``wide`` (a column per metric): :func:`irspec.evaluation.engine.results_frame`."""
-        return engine.results_frame(self.results, wide=wide, backend=backend)
+        ``wide`` (a column per metric): :func:`irspec.evaluation.evaluated.results_frame`."""
+        return results_frame(self.results, wide=wide, backend=backend)
 
     def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
         """The runs as a notebook shows them, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
@@ -226,12 +128,12 @@ def evaluate(
     """
     options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
     several = several_runs(run, columns)
-    evaluated = engine.evaluate_many(
+    evaluated = evaluate_many(
         qrels, [run] if several is None else several, metrics, options=options, columns=columns, memory=memory
     )
     if several is None:
-        return displayable(evaluated[0])
-    return ResultSet(tuple(displayable(r) for r in evaluated))
+        return evaluated[0]
+    return ResultSet(tuple(evaluated))
 
 
 def _is_mapping(x: Any) -> bool:

@@ -1,0 +1,191 @@
+"""Files at the limit, in one invocation: a large run, the start-up on a small one, and many small runs.
+
+    python benchmarks/bench_limits.py --trec-eval PATH [--workloads large,startup,many] [--dir DIR]
+                                      [--lines 5M] [--repeat 3] [--keep]
+
+Three workloads, each against trec_eval (a binary built outside this repository, ``--trec-eval``) and
+pytrec_eval (``pytrec_eval_baseline.py``: the usual Python parsing into dicts, then its evaluator),
+each contender a separate process timed from spawn to exit, its peak resident memory taken by
+``/usr/bin/time`` (as bench_scale.py does), the best wall time of ``--repeat`` runs kept:
+
+- ``large``: a run of ``--lines`` lines (5M by default: 5,000 queries of 1,000 documents), grouped by
+  query and shuffled (bench_scale.py's files), with trec_eval's ``official`` measures, ``--format trec``.
+  Beside them the read limit: polars reading the three columns irspec needs (query, docno, score) and
+  nothing else, in a process of its own; ``× limit`` says how far irspec is from it.
+- ``startup``: a 50-topic run (50 × 1,000 lines), the commonest evaluation of all, in irspec's default
+  table format (with its t intervals) and ``-m official``; beside it ``python -c "import numpy, polars"``,
+  what any Python tool on these libraries pays before its first line, and trec_eval.
+- ``many``: 100 runs of the same 50 topics (the small run's scores perturbed, one seed each) in one
+  ``irspec eval qrels runs/*`` (default table format), against trec_eval run once per file, one process
+  after another (the times added; the peak is the largest), and the same for pytrec_eval.
+
+Ratios are to trec_eval's time (and memory) on the same files: the machine may be shared, so only
+ratios measured side by side mean much. Files go to ``DIR`` (default /tmp/irspec-limits) and are
+deleted at the end unless ``--keep``; files already there are reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench import compile_bytecode, table  # noqa: E402
+from bench_scale import generate_apart, machine, measure_peak, parse_size, remove, same_output, size_name  # noqa: E402
+
+BASELINE = str(HERE / "pytrec_eval_baseline.py")
+READ_LIMIT = (
+    "import sys, polars as pl\n"
+    "df = pl.read_csv(sys.argv[1], separator=' ', has_header=False, quote_char=None, columns=[0, 2, 4],\n"
+    "                 schema_overrides={'column_1': pl.String, 'column_3': pl.String, 'column_5': pl.Float64})\n"
+    "print(df.height)"
+)
+RUNS = 100
+TOPICS = 50
+
+
+def best(cmd: list[str], repeat: int, label: str) -> dict:
+    """The fastest of ``repeat`` runs of ``cmd`` (its peak the largest seen); exits if one fails."""
+    runs = []
+    for _ in range(repeat):
+        r = measure_peak(cmd)
+        if r["rc"] != 0:
+            sys.exit(f"{label} failed ({r['rc']}): {r['stderr'][-2000:]}")
+        runs.append(r)
+    fastest = min(runs, key=lambda r: r["wall"])
+    return {**fastest, "peak_mib": max(r["peak_mib"] for r in runs), "median": statistics.median(r["wall"] for r in runs)}
+
+
+def one_per_file(cmd: list[str], files: list[Path], label: str) -> dict:
+    """``cmd FILE`` once per file, one after another: the times added, the largest peak."""
+    total, peak = 0.0, 0.0
+    for f in files:
+        r = measure_peak([*cmd, str(f)])
+        if r["rc"] != 0:
+            sys.exit(f"{label} failed on {f} ({r['rc']}): {r['stderr'][-2000:]}")
+        total, peak = total + r["wall"], max(peak, r["peak_mib"])
+    return {"wall": total, "median": total, "peak_mib": peak, "stdout": ""}
+
+
+def rows_of(workload: str, results: dict[str, dict], reference: str = "trec_eval", limit: str | None = None) -> list[list[str]]:
+    base = results.get(reference)
+    rows = []
+    for name, r in results.items():
+        ratio = f"{r['wall'] / base['wall']:.2f}" if base else "-"
+        memory = f"{r['peak_mib'] / base['peak_mib']:.2f}" if base else "-"
+        to_limit = f"{r['wall'] / results[limit]['wall']:.2f}" if limit and name.startswith("irspec") else ""
+        rows.append([workload, name, f"{r['wall']:.3f}", f"{r['median']:.3f}", f"{r['peak_mib']:.0f}", ratio, memory, to_limit])
+    return rows
+
+
+def large(args: argparse.Namespace) -> list[list[str]]:
+    folder = args.dir / size_name(args.lines)
+    args.made += generate_apart(folder, args.lines, ["grouped", "shuffled"], seed=0)
+    qrels = folder / "qrels.txt"
+    rows = []
+    for order in ("grouped", "shuffled"):
+        run = folder / f"run-{order}.txt"
+        results = {
+            "trec_eval": best([args.trec_eval, str(qrels), str(run)], args.repeat, "trec_eval"),
+            "irspec": best([sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official", "--format", "trec"], args.repeat, "irspec"),
+            "read limit (polars, 3 columns)": best([sys.executable, "-c", READ_LIMIT, str(run)], args.repeat, "read limit"),
+        }
+        if args.pytrec_eval:
+            results["pytrec_eval"] = best([sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], 1, "pytrec_eval")
+        print(f"  {order}: irspec prints trec_eval's lines: {same_output(results['irspec']['stdout'], results['trec_eval']['stdout'])}", file=sys.stderr)
+        rows += rows_of(f"{size_name(args.lines)} {order}", results, limit="read limit (polars, 3 columns)")
+    return rows
+
+
+def small_collection(args: argparse.Namespace) -> tuple[Path, list[Path]]:
+    """The 50-topic qrels and run, and the 100 runs made from it (written once, reused after)."""
+    from make_collection import make_collection
+
+    folder = args.dir / "small"
+    qrels, run = folder / "qrels.txt", folder / "run.txt"
+    if not run.exists():
+        make_collection(folder, queries=TOPICS, docs=1000, seed=0)
+        args.made += [qrels, run]
+    runs = [folder / "runs" / f"run{k:03d}.txt" for k in range(RUNS)]
+    if not all(p.exists() for p in runs):
+        import numpy as np
+        import polars as pl
+
+        base = pl.read_csv(run, separator=" ", has_header=False, new_columns=["q", "it", "d", "rank", "score", "tag"])
+        runs[0].parent.mkdir(parents=True, exist_ok=True)
+        for k, path in enumerate(runs):
+            noise = np.random.default_rng(k).normal(0.0, 0.3, base.height).round(3)
+            base.with_columns(pl.col("score") + noise, pl.lit(f"run{k:03d}").alias("tag")).write_csv(
+                path, separator=" ", include_header=False, quote_style="never", float_precision=3
+            )
+            args.made.append(path)
+    return qrels, [run, *runs]
+
+
+def startup(args: argparse.Namespace) -> list[list[str]]:
+    qrels, (run, *_) = small_collection(args)
+    repeat = max(args.repeat, 10)  # a fraction of a second: more runs settle the figure
+    results = {
+        "trec_eval": best([args.trec_eval, str(qrels), str(run)], repeat, "trec_eval"),
+        "irspec (table, t intervals)": best([sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official"], repeat, "irspec"),
+        "irspec --format trec": best([sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official", "--format", "trec"], repeat, "irspec"),
+        "python -c 'import numpy, polars'": best([sys.executable, "-c", "import numpy, polars"], repeat, "import"),
+    }
+    if args.pytrec_eval:
+        results["pytrec_eval"] = best([sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], repeat, "pytrec_eval")
+    imports = results["python -c 'import numpy, polars'"]["wall"]
+    rows = rows_of("50 topics", results)
+    for row in rows:
+        if row[1].startswith("irspec"):
+            row[-1] = f"{float(row[2]) / imports:.2f} × imports"
+    return rows
+
+
+def many(args: argparse.Namespace) -> list[list[str]]:
+    qrels, (_, *runs) = small_collection(args)
+    results = {
+        "trec_eval (once per file)": one_per_file([args.trec_eval, str(qrels)], runs, "trec_eval"),
+        "irspec eval qrels runs/*": best([sys.executable, "-m", "irspec", "eval", str(qrels), *map(str, runs), "-m", "official"], args.repeat, "irspec"),
+    }
+    if args.pytrec_eval:
+        results["pytrec_eval (once per file)"] = one_per_file([sys.executable, BASELINE, str(qrels)], runs, "pytrec_eval")
+    return rows_of(f"{RUNS} runs × {TOPICS} topics", results, reference="trec_eval (once per file)")
+
+
+WORKLOADS = {"large": large, "startup": startup, "many": many}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trec-eval", required=True, metavar="PATH", help="a built trec_eval binary")
+    ap.add_argument("--workloads", default="large,startup,many", help="any of large, startup, many (default all)")
+    ap.add_argument("--lines", type=parse_size, default=parse_size("5M"), help="lines of the large run (default 5M)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per contender; the best wall time is kept (startup: at least 10)")
+    ap.add_argument("--no-pytrec-eval", dest="pytrec_eval", action="store_false", help="leave pytrec_eval out")
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/irspec-limits"))
+    ap.add_argument("--keep", action="store_true", help="keep the files this invocation generates")
+    args = ap.parse_args(argv)
+    names = args.workloads.split(",")
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        ap.error(f"unknown workloads {unknown}; choose from {sorted(WORKLOADS)}")
+    args.made = []
+    compile_bytecode()
+    print(f"machine: {machine()}, Python {sys.version.split()[0]}", file=sys.stderr)
+    rows = []
+    try:
+        for name in names:
+            rows += WORKLOADS[name](args)
+    finally:
+        if not args.keep:
+            remove(args.made)
+    print(table(["workload", "contender", "best s", "median s", "peak MiB", "× trec_eval", "× memory", "× limit"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""The qrels indexed once for evaluation, and shared by every run evaluated against them.
+
+A :class:`QrelsIndex` holds what joining a run with the qrels and the kernels' counts need: the query
+ids and their positions, the labels grouped by query (the ideal ranking), sorted 64-bit keys of the
+(query, docno) pairs with a filter on their top bits, and the relevant and non-relevant counts per
+relevance level. :func:`index_qrels` keeps the last index made, :func:`sub_index` indexes some of
+its queries (a block of a streamed run, the queries a run lacks). Knows nothing of runs or metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from irspec.data import Qrels, all_distinct, pair_keys
+from irspec.evaluation.context import segment_rows
+
+__all__ = ["FILTER_BITS", "QrelsIndex", "index_qrels", "sub_index"]
+
+FILTER_BITS = 22
+"""The bits of a (query, docno) key that :attr:`QrelsIndex.key_filter` is indexed by: a one-byte-a-slot
+table of 4 MiB, which tells most unjudged run rows so before a binary search."""
+
+
+class QrelsIndex:
+    """A qrels set indexed for evaluation: query ids, labels grouped by query, join keys, counts per level.
+
+    Built once per qrels and shared by every run evaluated against it.
+    """
+
+    def __init__(self, qrels: Any) -> None:
+        frame = qrels.frame.select("query", "docno", "label")
+        self.qrels = qrels
+        self.frame = frame
+        self.query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
+        self.position = {q: i for i, q in enumerate(self.query_ids)}
+        # Typed, so that an empty qrels (a null-typed column otherwise) still joins with a run.
+        self.query_codes = pl.DataFrame(
+            {"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)},
+            schema={"query": pl.String, "qcode": pl.Int64},
+        )
+        q = frame.join(self.query_codes, on="query", how="left", maintain_order="left").get_column("qcode").to_numpy()
+        labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
+        self.row_query = q
+        self.row_label = labels
+        keys = pair_keys(frame)
+        # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
+        # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
+        self.keys_unique = all_distinct(keys)
+        # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
+        self.key_order = np.argsort(keys, kind="stable")
+        self.sorted_keys = keys[self.key_order]
+        # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
+        # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
+        self.key_filter = np.zeros(1 << FILTER_BITS, dtype=bool)
+        self.key_filter[keys >> np.uint64(64 - FILTER_BITS)] = True
+        order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
+        self.labels = labels[order]
+        self.query_of = q[order]
+        counts = np.bincount(q, minlength=len(self.query_ids))
+        self.offsets = np.zeros(len(self.query_ids) + 1, np.int64)
+        np.cumsum(counts, out=self.offsets[1:])
+        self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """(R, N) per query: relevant (label >= level) and judged non-relevant (0 <= label < level)."""
+        if level not in self._by_level:
+            n = len(self.query_ids)
+            rel = np.bincount(self.query_of[self.labels >= level], minlength=n)
+            nonrel = np.bincount(self.query_of[(self.labels >= 0) & (self.labels < level)], minlength=n)
+            self._by_level[level] = (rel.astype(np.int64), nonrel.astype(np.int64))
+        return self._by_level[level]
+
+
+_INDEX_CACHE: dict[int, QrelsIndex] = {}
+
+
+def index_qrels(qrels: Any) -> QrelsIndex:
+    """Index ``qrels`` (a :class:`~irspec.data.Qrels`), reusing the index for the same object."""
+    key = id(qrels)
+    idx = _INDEX_CACHE.get(key)
+    if idx is None or idx.qrels is not qrels:
+        idx = QrelsIndex(qrels)
+        _INDEX_CACHE.clear()  # keep one: holding every qrels ever seen would leak memory
+        _INDEX_CACHE[key] = idx
+    return idx
+
+
+def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
+    """The index of the judgments of ``query_ids`` only (each a query of ``index``)."""
+    codes = np.array(sorted(index.position[q] for q in query_ids), dtype=np.int64)
+    rows = segment_rows(index.offsets[codes], index.offsets[codes + 1] - index.offsets[codes])
+    return QrelsIndex(Qrels(index.qrels.frame[rows], index.qrels.source))
+

@@ -1,0 +1,51 @@
+"""trec_eval's means, to the last bit: how a metric's per-query values become its one number.
+
+Every aggregate irspec prints (a result's means, a system's spread, the compare step's ``mean_a`` and
+``mean_b``, Spark's :func:`~irspec.evaluation.spark.aggregate`, a log's streamed means checked against
+them) goes through :func:`aggregate_values`; never numpy's pairwise ``mean``. Plain numpy, nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["GMEAN_FLOOR", "aggregate_values", "sequential_sum"]
+
+
+def aggregate_values(values: np.ndarray, how: str) -> float:
+    """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5.
+
+    trec_eval's rule, to the last bit: the values are added one after another in the order given (the
+    caller's query order; a :class:`~irspec.evaluation.result.Result` lists queries sorted by id, as
+    trec_eval visits them), then the sum is divided by their number. A pairwise or compensated sum (numpy's ``mean``, ``math.fsum``)
+    rounds differently and moves a printed fourth decimal now and then. ``gmean`` adds the logarithms
+    the same way and takes ``exp`` of their mean, with the C library's ``log`` and ``exp``.
+    """
+    if how == "none":
+        return math.nan
+    v = values[~np.isnan(values)]
+    if len(v) == 0:
+        return 0.0
+    if how == "gmean":
+        logs = np.array([math.log(x) for x in np.maximum(v, GMEAN_FLOOR).tolist()])
+        return math.exp(sequential_sum(logs) / len(v))
+    total = sequential_sum(v)
+    return total if how == "sum" else total / len(v)
+
+
+GMEAN_FLOOR = 1e-5
+"""trec_eval's MIN_GEO_MEAN: the floor of a value entering a geometric mean (a 0 would make it 0)."""
+
+
+def sequential_sum(values: np.ndarray) -> float:
+    """``((v0 + v1) + v2) + ...``: left to right in float64, as a C loop adds; 0.0 when empty.
+
+    ``np.add.accumulate`` is sequential by definition (each partial sum is an output), unlike
+    ``np.sum``, which adds pairwise.
+    """
+    if len(values) == 0:
+        return 0.0
+    return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
+

@@ -1,0 +1,188 @@
+"""A run evaluated in parts (blocks of a streamed run, batches of queries) and the parts made one result.
+
+:func:`evaluate_part` evaluates a run, or a part of one, as a :class:`Part`: the values of the queries
+it answers, with what the whole run's warnings need. :func:`evaluate_parts` opens a run whole or,
+when it is too large for the memory budget, as blocks of whole queries (:mod:`irspec.data.stream`);
+:func:`finish` makes any number of parts the run's :class:`~irspec.evaluation.result.Result`: their
+values in query-id order, the qrels queries none answers, and the whole run's warnings said once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from irspec.data import read_run
+from irspec.data.stream import DISCARD, RunBlocks, open_run
+from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
+from irspec.evaluation.context import Options
+from irspec.evaluation.index import QrelsIndex, sub_index
+from irspec.evaluation.notes import coverage_note, coverage_notes, level_warnings
+from irspec.evaluation.ranking import build_context
+from irspec.evaluation.result import Result
+from irspec.spec.registry import Metric
+
+__all__ = ["Part", "evaluate_part", "evaluate_parts", "finish"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """A run, or a part of one (a block of a streamed run, a batch of queries), evaluated on its own:
+    the values of the queries it answers that the qrels know, with what :func:`finish` needs to make
+    the whole run's :class:`Result` of any number of parts: the queries each answers, its rows, and its
+    judgment coverage. The per-query values do not depend on the other queries (kernels compute each
+    query on its own), so the parts' values together are the whole run's."""
+
+    result: Result | None
+    """The answered queries' values (``None`` when the qrels know none of them); its warnings are void."""
+    coverage: tuple[list[str], np.ndarray, np.ndarray]
+    """:func:`~irspec.evaluation.compute.judgment_coverage` of the answered queries."""
+    seen: frozenset[str]
+    """Every query id of the part, those the qrels lack too."""
+    rows: int
+
+
+_NO_COVERAGE: tuple[list[str], np.ndarray, np.ndarray] = ([], np.zeros(0), np.zeros(0, dtype=np.int64))
+
+
+def evaluate_part(
+    index: QrelsIndex,
+    run: Any,
+    metrics: list[Metric],
+    options: Options,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    narrow: bool = False,
+) -> Part:
+    """``run`` (a :class:`~irspec.data.Run`, or a block of one) evaluated as a :class:`Part`. With
+    ``narrow``, against an index of the judgments of its own queries only (a streamed run's block:
+    joining each block with every judgment would cost the whole qrels a block)."""
+    ids = frozenset(run.query_blocks[0].to_list())
+    known = [q for q in ids if q in index.position]
+    if not known:
+        return Part(None, _NO_COVERAGE, ids, run.frame.height)
+    coverage: list[Any] = []
+    own = sub_index(index, known) if narrow and len(known) < len(index.query_ids) else index
+    skip = dataclasses.replace(options, missing_queries="skip")  # the whole run's missing queries: finish()
+    result = _evaluate_run(own, run, metrics, skip, coverage, inputs)
+    return Part(result, coverage[0], ids, run.frame.height)
+
+
+def evaluate_parts(
+    index: QrelsIndex,
+    src: Any,
+    metrics: list[Metric],
+    options: Options,
+    memory: Any = None,
+    columns: Any = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> tuple[str, str, str | None, list[Part]]:
+    """A run's name, source, runid and :class:`Part`: one when it is read whole, one a block when it is
+    too large for ``memory`` (:mod:`irspec.data.stream`)."""
+    run = open_run(src, memory, columns=columns)
+    if not isinstance(run, RunBlocks):
+        return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
+    parts: list[Part] = []
+    with run:
+        for block in run:
+            if block is DISCARD:  # the run is not grouped: what was read is void, its partitions follow
+                parts = []
+                continue
+            parts.append(evaluate_part(index, block, metrics, options, inputs, narrow=True))
+    return run.name, run.source, run.runid, parts
+
+
+def finish(
+    index: QrelsIndex,
+    name: str,
+    source: str,
+    parts: Sequence[Part],
+    metrics: Sequence[Metric],
+    options: Options,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    runid: str | None = None,
+) -> Result:
+    """The :class:`Result` of a run evaluated in ``parts`` (each query in one part): their values, the
+    qrels queries none of them answers as ``options.missing_queries`` says, and the whole run's
+    warnings (queries missing or unknown, coverage, relevance levels); ``runid`` the run's own."""
+    seen = frozenset().union(*(p.seen for p in parts))
+    rows = sum(p.rows for p in parts)
+    missing = sorted(set(index.query_ids) - seen)
+    extra = {q for q in seen if q not in index.position}
+    notes = coverage_notes(index, source, extra, missing, rows == 0, options)
+    notes += level_warnings(index, options, metrics)
+    answered = [p for p in parts if p.result is not None]
+    judged, note = coverage_note(source, [p.coverage for p in answered], options)
+    notes += note
+    results = [p.result for p in answered if p.result is not None]
+    if missing and options.missing_queries == "zero":  # scored as trec_eval -c scores them
+        results.append(_evaluate_run(sub_index(index, missing), read_run({}), list(metrics), options, inputs=inputs))
+    query_ids = [q for r in results for q in r.query_ids]
+    order = sorted(range(len(query_ids)), key=query_ids.__getitem__)
+    values = np.concatenate([r.values for r in results]) if results else np.empty((0, len(metrics)))
+    texts = {key: [t for r in results for t in r.texts[key]] for key in (results[0].texts if results else {})}
+    return Result(
+        name,
+        source,
+        tuple(metrics),
+        tuple([query_ids[i] for i in order]),
+        values[order],
+        options,
+        tuple(notes),
+        {key: tuple(strings[i] for i in order) for key, strings in texts.items()},
+        judged_at_10=judged,
+        runid=runid,
+    )
+
+
+def _evaluate_run(
+    index: QrelsIndex,
+    run: Any,
+    metrics: list[Metric],
+    options: Options,
+    coverage: list[Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> Result:
+    ctx, notes = build_context(index, run, options, inputs)
+    notes += level_warnings(index, options, metrics)
+    parts = judgment_coverage(ctx)
+    if coverage is not None:  # a block of a streamed run: the whole run's coverage is told once
+        coverage.append(parts)
+        judged = None
+    else:
+        judged, note = coverage_note(run.source, [parts], options)
+        notes += note
+    values = np.empty((ctx.nq, len(metrics)))
+    texts: dict[str, list[str]] = {}
+    for j, m in enumerate(metrics):
+        if m.aggregate == "none":
+            strings = [str(t) for t in resolve(m.definition.compute)(ctx, m)]
+            if ctx.missing is not None:
+                for i in ctx.missing:
+                    strings[i] = ""
+            texts[str(m)] = strings
+            values[:, j] = np.nan
+            continue
+        # A query the run does not answer (missing_queries="zero") has an empty ranking in the context, and
+        # is scored as one, as trec_eval -c scores it (its "bogus ranking"): each metric's own rule for an
+        # empty ranking decides (0 for most, NumQ 1, NumRel R, Accuracy undefined).
+        values[:, j] = compute_metric(ctx, m)
+    # The context lists queries in the run's order; results list them sorted by id.
+    order = sorted(range(ctx.nq), key=ctx.query_ids.__getitem__)
+    return Result(
+        run.name,
+        run.source,
+        tuple(metrics),
+        tuple([ctx.query_ids[i] for i in order]),
+        values[order],
+        options,
+        tuple(notes),
+        {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
+        judged_at_10=judged,
+        runid=run.runid,
+    )

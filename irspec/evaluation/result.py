@@ -1,0 +1,181 @@
+"""The evaluation of one run: per-query values and their means, keyed by canonical metric text.
+
+A :class:`Result` holds a run's values (queries × metrics), its warnings and what its input shows
+beside them; its means are derived from the values (:mod:`irspec.evaluation.means`, trec_eval's
+sums), so that a copy with other values (``dataclasses.replace``) has its own. It is the one result
+class: ``irspec.Result``, whatever made it. A :class:`StreamedResult` is what an input evaluated in
+one streamed pass gives (``irspec.evaluate_input(..., per_query=False)``): its means as the pass
+computed them, and no per-query values.
+
+Both show themselves in a notebook (``_repr_html_``, ``_repr_markdown_``, ``show()``) through the
+report layer's :class:`~irspec.report.notebook.Shown`, which reads them as any
+:class:`~irspec.evaluation.evaluated.Evaluated`: the report layer sits below this module and knows no
+result class.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from irspec.evaluation.context import Options
+from irspec.evaluation.evaluated import results_frame
+from irspec.evaluation.means import aggregate_values
+from irspec.report.notebook import Shown
+from irspec.spec.registry import Metric
+
+__all__ = ["Result", "StreamedResult"]
+
+
+class _Shown:
+    """What a :class:`Result` and a :class:`StreamedResult` do alike: their values read by query, by
+    metric or as a frame (none for a streamed one), and their display in a notebook."""
+
+    run_name: str
+    metrics: tuple[Metric, ...]
+    query_ids: tuple[str, ...]
+    values: np.ndarray
+    texts: Mapping[str, tuple[str, ...]]
+
+    def per_query(self) -> dict[str, dict[str, Any]]:
+        """``{query_id: {metric: value}}`` for every evaluated query (a string for a text metric)."""
+        names = [str(m) for m in self.metrics]
+        out = {q: dict(zip(names, row.tolist())) for q, row in zip(self.query_ids, self.values)}
+        for name, texts in self.texts.items():
+            for q, text in zip(self.query_ids, texts):
+                out[q][name] = text
+        return out
+
+    def column(self, metric: Metric | str) -> np.ndarray:
+        """One metric's per-query values, aligned with ``query_ids``."""
+        key = str(metric)
+        for j, m in enumerate(self.metrics):
+            if str(m) == key:
+                return self.values[:, j]
+        raise KeyError(key)
+
+    def to_frame(self, wide: bool = False, backend: str = "polars") -> Any:
+        """The per-query values as a data frame (see :func:`~irspec.evaluation.evaluated.results_frame`):
+        long, one row per query and metric (``run, query_id, metric, value``), or ``wide``, one row per
+        query and a column per metric. ``backend`` is ``"polars"`` or ``"pandas"`` (installed separately)."""
+        return results_frame([self], wide=wide, backend=backend)
+
+    def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
+        """The result as a notebook shows it, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
+        return Shown((self,), intervals=intervals, decimals=decimals)
+
+    def _repr_html_(self) -> str:
+        return self.show()._repr_html_()
+
+    def _repr_markdown_(self) -> str:
+        return self.show()._repr_markdown_()
+
+    def __str__(self) -> str:
+        # print(res) in a plain REPL: the table a ResultSet prints, one row
+        return str(self.show(intervals=None))
+
+    def __repr__(self) -> str:
+        # a result holds a queries x metrics array and every query id: a REPL shows what it is, not them
+        metrics = ", ".join(map(str, self.metrics))
+        return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], queries={len(self.query_ids)})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # _Shown's short repr: not every query and value
+class Result(_Shown):
+    """The evaluation of one run: per-query values and their aggregates, keyed by canonical text.
+
+    ``values`` is a (queries × metrics) float array in the order of ``query_ids`` and ``metrics``; a NaN
+    marks a query a metric leaves out (``SL(unfound=skip)``). A text-valued metric (``relstring``) has
+    NaN there, its strings in ``texts``, and NaN as its aggregate. ``warnings`` say what the values rest
+    on that the user may not expect: queries the run lacks or has beyond the qrels, a run without
+    lines, a relevance level at which nothing is relevant, a name shared with another run.
+
+    In a notebook it shows a table of its means with 95% t intervals (:meth:`show` for others).
+    """
+
+    run_name: str
+    run_source: str
+    metrics: tuple[Metric, ...]
+    query_ids: tuple[str, ...]
+    values: np.ndarray
+    options: Options
+    warnings: tuple[str, ...] = ()
+    texts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    judged_at_10: float | None = None
+    """The run's mean Judged@10 over the queries it answers (see
+    :func:`~irspec.evaluation.compute.judgment_coverage`), whatever the metrics; ``None`` when not
+    computed (a result not from qrels and a run) or no query was answered."""
+    tables: tuple[Any, ...] = ()
+    """What an input other than a run offers beside its metrics (:class:`~irspec.spec.definitions.InputTable`,
+    a log's top queries say), from its data object's ``tables()``; reports render and plot them."""
+    runid: str | None = None
+    """The run's own runid (:attr:`irspec.data.Run.runid`), which trec_eval's ``runid`` line prints;
+    ``None`` when its input has none. ``run_name`` is what every output calls the run."""
+
+    def aggregate(self) -> dict[str, float]:
+        """Summary value per metric: mean, sum or geometric mean over queries, as the metric says."""
+        return dict(self._means)
+
+    @functools.cached_property
+    def _means(self) -> dict[str, float]:
+        # Computed from the values on first use and kept on this object only (not a field): a copy made
+        # by dataclasses.replace() computes its own from its own values.
+        return {str(m): aggregate_values(self.values[:, j], m.aggregate) for j, m in enumerate(self.metrics)}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class StreamedResult(_Shown):
+    """An input's metrics evaluated in one streamed pass (``per_query=False``): each metric's mean as
+    the pass computed it (``means``, by canonical text), with the input's tables and warnings, and no
+    per-query values (``query_ids`` is empty, ``values`` has no rows; frames and per-query outputs are
+    empty). Every report renders its means, as it renders a :class:`Result`'s."""
+
+    run_name: str
+    run_source: str
+    metrics: tuple[Metric, ...]
+    means: Mapping[str, float]
+    """Each metric's mean (canonical text), given by the pass that read the input, not derived here."""
+    options: Options = Options()
+    warnings: tuple[str, ...] = ()
+    tables: tuple[Any, ...] = ()
+    """What the input offers beside its metrics (:class:`~irspec.spec.definitions.InputTable`)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "means", dict(self.means))  # the caller's dict may change; this may not
+
+    @property
+    def query_ids(self) -> tuple[str, ...]:
+        """None: a streamed pass keeps no row per item."""
+        return ()
+
+    @property
+    def values(self) -> np.ndarray:
+        """(0 × metrics): no per-query values."""
+        return np.empty((0, len(self.metrics)))
+
+    @property
+    def texts(self) -> dict[str, tuple[str, ...]]:
+        """None: no per-query strings."""
+        return {}
+
+    @property
+    def judged_at_10(self) -> float | None:
+        """``None``: an input's metrics rest on no qrels."""
+        return None
+
+    @property
+    def runid(self) -> str | None:
+        """``None``: an input has no runid."""
+        return None
+
+    def aggregate(self) -> dict[str, float]:
+        """Each metric's mean, as the streamed pass computed it."""
+        return dict(self.means)
+
+    def __repr__(self) -> str:
+        metrics = ", ".join(map(str, self.metrics))
+        return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], means only)"

@@ -1,0 +1,144 @@
+"""What a plugin author imports from irspec, besides the face: the one module a plugin needs.
+
+A plugin's modules import :mod:`irspec` (``irspec.hookimpl``, ``irspec.MetricDef``, the errors,
+``irspec.parse_many``, ``irspec.evaluate_input``) and this module, never the modules inside irspec, which
+may move (``docs/how-to/write-a-plugin.md``, the plugin guide; ``tests/test_architecture.py`` holds the shipped
+plugins to it). Named ``plugin_api`` rather than ``plugin``, which a reader would take for
+``irspec.spec.plugins``, the plugin manager.
+
+Importing it is as light as ``import irspec``: a plugin's declarations import it when irspec builds its
+registry, so the names that need numpy, polars or scipy (the context, spilling to disk, corrections,
+qrels) load on first use (``_LAZY``), as the face's entry points do.
+
+**Declarations** (light): :data:`hookimpl`; :class:`MetricDef`, :class:`Param`, :class:`Alias`,
+:class:`MetricGroup` and :func:`each` (trec_eval's dotted form), :data:`UNIT` and :data:`NONNEGATIVE`
+(a metric's ``bounds``); :class:`InputReader` and :class:`InputTable` for inputs other than qrels and
+runs; :class:`PlanSection`, a plan section for a reader's options (``irspec_register_plan_sections``);
+:class:`Metric`, a bound spec.
+
+**Input data objects** (light; ``typing.Protocol``): :class:`InputData` (``ids``, and the optional
+``name``, ``source``, ``warnings``), :class:`SupportsTables` (``tables()``), :class:`SupportsCompare`
+(``compare(metrics, values)``), :class:`SupportsStreaming` (``evaluate(metrics)``), and
+:class:`QrelsData` (``qrels``: a reader registered with ``as_qrels=True``).
+
+**The context** (numpy): :class:`Context` (a run joined with the qrels and ranked, the vectorised
+kernels' input), :class:`QueryView` (one query, the per-query form's input), :class:`Options`,
+:data:`UNJUDGED` (the label of a retrieved document the qrels do not judge), :func:`safe_divide`.
+
+**Inputs** (polars): :class:`Qrels` (``Qrels.from_frame``: qrels derived from a richer input);
+:func:`is_dataset_id` and :func:`qrels_records` (an ir_datasets dataset's qrels, ``irds:<id>``);
+:func:`input_kind` (the one input kind that bound metrics need).
+
+**Spilling to disk and the memory budget** (polars): :class:`Partitions` (rows spread over temporary
+Arrow files by a hash of a key column, read back a partition at a time), :func:`spill_directory` (a
+temporary directory removed on error and Ctrl-C), :func:`default_memory` and :func:`parse_memory` (the
+budget irspec evaluates within, and ``"1GiB"`` read as bytes).
+
+**Corrections** (scipy): :func:`adjust`, p-values adjusted for multiple comparisons (``holm``,
+``bonferroni``, ``bh``, ``by``, ``none``), as ``irspec.compare`` adjusts them.
+
+**Text and messages** (light): :func:`bounded_lines` (a file's lines, refused at the first one too
+long to be text, naming it) and :func:`quote` (a value from the input, cut short for a message).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from irspec.errors import quote
+from irspec.lines import bounded_lines
+from irspec.spec.definitions import (
+    NONNEGATIVE,
+    UNIT,
+    Alias,
+    InputData,
+    InputReader,
+    InputTable,
+    Metric,
+    MetricDef,
+    MetricGroup,
+    Param,
+    PlanSection,
+    QrelsData,
+    SupportsCompare,
+    SupportsStreaming,
+    SupportsTables,
+    each,
+)
+from irspec.spec.hooks import hookimpl
+
+__all__ = [
+    # declarations
+    "hookimpl",
+    "MetricDef",
+    "Param",
+    "Alias",
+    "MetricGroup",
+    "each",
+    "UNIT",
+    "NONNEGATIVE",
+    "InputReader",
+    "InputTable",
+    "PlanSection",
+    "Metric",
+    # input data objects
+    "InputData",
+    "QrelsData",
+    "SupportsTables",
+    "SupportsCompare",
+    "SupportsStreaming",
+    # the context
+    "Context",
+    "QueryView",
+    "Options",
+    "UNJUDGED",
+    "safe_divide",
+    # inputs
+    "Qrels",
+    "is_dataset_id",
+    "qrels_records",
+    "input_kind",
+    # spilling to disk and the memory budget
+    "Partitions",
+    "spill_directory",
+    "default_memory",
+    "parse_memory",
+    # corrections
+    "adjust",
+    # text and messages
+    "bounded_lines",
+    "quote",
+]
+
+# The names that need numpy, polars or scipy, by the module that defines them: imported when first
+# used, so that importing this module (a plugin's declarations do, whenever irspec builds its registry)
+# stays as light as `import irspec`.
+_LAZY: dict[str, str] = {
+    "Context": "irspec.evaluation.context",
+    "QueryView": "irspec.evaluation.context",
+    "Options": "irspec.evaluation.context",
+    "UNJUDGED": "irspec.evaluation.context",
+    "safe_divide": "irspec.evaluation.context",
+    "Qrels": "irspec.data",
+    "is_dataset_id": "irspec.data.datasets",
+    "qrels_records": "irspec.data.datasets",
+    "input_kind": "irspec.evaluation.inputs",
+    "Partitions": "irspec.data.stream",
+    "spill_directory": "irspec.data.stream",
+    "default_memory": "irspec.data.stream",
+    "parse_memory": "irspec.data.stream",
+    "adjust": "irspec.stats.significance",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later uses skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

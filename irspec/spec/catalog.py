@@ -1,0 +1,114 @@
+"""What ``irspec parse --json`` and ``irspec metrics`` show: bound metrics and the registry's metrics,
+groups and input readers, as JSON records and as the listing's text.
+
+Beside :func:`irspec.spec.plugins.plugin_report` (``irspec plugins``), so that the command line only
+chooses a format and prints. No numpy, no files: listing the metrics stays as cheap as parsing one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from irspec.spec import syntax
+from irspec.spec.plugins import DEFAULT_PLUGINS
+from irspec.spec.registry import JUDGED_ONLY, GainMap, Metric, Registry
+
+__all__ = ["metric_record", "metric_records", "catalog_text"]
+
+
+def _jsonable(value: object) -> object:
+    """A parameter's value as JSON has it: a gain map as ``{label: gain}``, a tuple as a list, an
+    expression (``10+R``) as its text."""
+    if isinstance(value, GainMap):
+        return {str(k): g for k, g in value.items}
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, syntax.Expr.__args__):
+        return syntax.expr_text(value)
+    return value
+
+
+def metric_record(metric: Metric) -> dict[str, Any]:
+    """A bound metric as ``irspec parse --json`` gives it: its canonical text, name, every parameter's
+    value (defaults too), the parameters given, its aggregate, trec_eval's name and its plugin."""
+    return {
+        "canonical": str(metric),
+        "name": metric.name,
+        "params": {k: _jsonable(metric.get(k)) for k in metric.definition.param_names},
+        "explicit": sorted(k for k, _ in metric.params),
+        "aggregate": metric.aggregate,
+        "trec_name": metric.trec_name,
+        "plugin": metric.definition.plugin,
+    }
+
+
+def metric_records(registry: Registry) -> list[dict[str, Any]]:
+    """Every registered metric, by name (case-insensitive order), as ``irspec metrics --json`` gives it."""
+    rows = []
+    for name in sorted(registry.definitions, key=str.lower):
+        d = registry.definitions[name]
+        aliases = [a if isinstance(a, str) else a.name for a in registry.aliases[name]]
+        rows.append(
+            {
+                "name": d.name,
+                "aliases": aliases,
+                "summary": d.summary,
+                "aggregate": d.aggregate,
+                "at": d.at,
+                "positional": d.positional,
+                "params": [
+                    {"name": p.name, "type": p.kind, "default": _jsonable(p.default), "allowed": p.describe_range(), "description": p.description}
+                    for p in d.params
+                ],
+                "plugin": d.plugin,
+                "distribution": registry.distributions.get(d.plugin),
+                "needs": d.needs,
+                "redirects": [{"keyword": r.keyword, "when": r.when, "target": r.target} for r in d.redirects],
+                "doc": d.doc,
+            }
+        )
+    return rows
+
+
+def catalog_text(registry: Registry) -> str:
+    """``irspec metrics``: each metric (:func:`metric_records`) with its parameters, plugin, summary,
+    aliases and keyword forms, then the groups and the input readers, one line each with its summary
+    below."""
+    lines = []
+    for r in metric_records(registry):
+        # judged_only is every run metric's (registry.JUDGED_ONLY): said once below, not on every line
+        params = ", ".join(
+            ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={_default_text(p['default'])}" if p["default"] is not None else "")
+            for p in r["params"]
+            if p["name"] != JUDGED_ONLY.name or r["needs"] != "run"
+        )
+        source = r["plugin"]
+        if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
+            source += f": {r['distribution']}"  # an installed plugin: where it comes from
+        needs = "" if r["needs"] == "run" else f"  (computed from a {r['needs']} input)"
+        lines.append(f"{r['name']}({params})  [{source}]{needs}")
+        lines.append(f"    {r['summary']}")
+        if r["aliases"]:
+            lines.append(f"    aliases: {', '.join(r['aliases'])}")
+        if r["redirects"]:
+            lines.append(f"    also: {', '.join(_redirect_text(r['name'], x) for x in r['redirects'])}")
+    for g in sorted(registry.groups.values(), key=lambda g: g.name):
+        if not g.name.startswith("trec:"):
+            lines.append(f"{g.name}  (group)  [{g.plugin}]\n    {g.summary}")
+    for reader in sorted(registry.readers.values(), key=lambda r: r.name.lower()):
+        suffixes = f" ({', '.join(reader.suffixes)})" if reader.suffixes else ""
+        lines.append(f"{reader.name}  (input){suffixes}  [{reader.plugin}]\n    {reader.summary}")
+    lines.append(f"Every metric computed from a run also takes {JUDGED_ONLY.name}=true: {JUDGED_ONLY.description}.")
+    return "\n".join(lines) + "\n"
+
+
+def _default_text(value: object) -> str:
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def _redirect_text(name: str, redirect: dict[str, Any]) -> str:
+    """A keyword form that names another metric, as ``irspec metrics`` shows it: ``P(relative=true) is relP``."""
+    if redirect["when"] is None:
+        return f"{name}({redirect['keyword']}=x) is {redirect['target']}({redirect['keyword']}=x)"
+    return f"{name}({redirect['keyword']}={_default_text(redirect['when'])}) is {redirect['target']}"

@@ -1,0 +1,115 @@
+"""A run's result (irspec.evaluation.result): one class, whoever made it, shown in a notebook; its means
+derived from its values, never carried along; a streamed input's means a result of their own.
+
+Expected values are written out here as arithmetic on the judgments and runs given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+import irspec
+from irspec import report
+from irspec.evaluation.evaluate import evaluate_many
+from irspec.evaluation.result import StreamedResult
+
+QRELS = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}, "q3": {"d": 1}}
+RUN = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"x": 1.0}, "q3": {"d": 1.0}}  # P@1: 1, 0, 1
+
+
+def test_every_way_of_evaluating_a_run_gives_the_one_result_class():
+    made = [
+        irspec.evaluate(QRELS, RUN, "P@1"),
+        irspec.evaluate(QRELS, {"r": RUN}, "P@1")["r"],
+        irspec.Evaluator(QRELS, "P@1").evaluate(RUN),
+        irspec.Evaluator(QRELS, "P@1").evaluate_topk(["q1"], [["a", "b"]], [[2.0, 1.0]]),
+        evaluate_many(QRELS, [RUN], "P@1")[0],
+        irspec.evaluate_many(QRELS, [RUN], "P@1")[0],
+        dataclasses.replace(irspec.evaluate(QRELS, RUN, "P@1"), run_name="renamed"),
+    ]
+    for res in made:
+        assert type(res) is irspec.Result
+        assert "<table" in res._repr_html_() and "P@1" in res._repr_markdown_()
+        assert repr(res).startswith("Result(")
+
+
+def test_a_result_of_the_engine_shows_its_means_in_a_notebook():
+    res = evaluate_many(QRELS, [RUN], "P@1", judged_warning=None)[0]
+    assert res.aggregate() == {"P@1": (1.0 + 0.0 + 1.0) / 3}
+    assert "0.6667" in res._repr_markdown_() and "0.6667" in str(res)
+
+
+def test_the_means_are_those_of_the_values():
+    res = irspec.evaluate(QRELS, RUN, "P@1, NumRet")
+    assert res.aggregate() == {"P@1": (1.0 + 0.0 + 1.0) / 3, "NumRet": 2.0 + 1.0 + 1.0}
+
+
+def test_a_replaced_result_has_the_means_of_its_own_values():
+    """dataclasses.replace() makes a new result whose means are its new values': the means asked for
+    before (and kept) on the old one do not travel with it."""
+    res = irspec.evaluate(QRELS, RUN, "P@1")
+    assert res.aggregate() == {"P@1": 2 / 3}
+    halved = dataclasses.replace(res, values=np.array([[1.0], [0.0], [0.5]]))
+    assert halved.aggregate() == {"P@1": (1.0 + 0.0 + 0.5) / 3}
+    fewer = dataclasses.replace(res, query_ids=res.query_ids[:1], values=res.values[:1])
+    assert fewer.aggregate() == {"P@1": 1.0}
+    assert res.aggregate() == {"P@1": 2 / 3}  # the original keeps its own
+
+
+def test_the_means_returned_are_a_copy():
+    res = irspec.evaluate(QRELS, RUN, "P@1")
+    res.aggregate()["P@1"] = 99.0
+    assert res.aggregate() == {"P@1": 2 / 3}
+
+
+# A toy input read in one streamed pass: its reader takes per_query, and with per_query=False returns an
+# object whose evaluate() gives each metric's mean (here made up, so that none could come from rows).
+class Counted:
+    ids: tuple[str, ...] = ()
+
+    def evaluate(self, metrics):
+        return {str(m): 0.25 for m in metrics}, (), ("counted in one pass",)
+
+
+class Listed:
+    def __init__(self):
+        self.ids = ("a", "b")
+
+
+def read_counts(source, per_query=True):
+    return Listed() if per_query else Counted()
+
+
+def ones(data, metric):
+    return np.ones(len(data.ids))
+
+
+class CountsPlugin:
+    @irspec.hookimpl
+    def irspec_register_readers(self, register):
+        register(irspec.InputReader("counts", read_counts, summary="counts"))
+
+    @irspec.hookimpl
+    def irspec_register_metrics(self, register):
+        register(irspec.MetricDef("Ones", "1 per item", needs="counts", compute=ones))
+
+
+def test_a_streamed_input_is_a_result_of_its_own_with_the_means_it_was_given(irspec_plugin):
+    irspec_plugin(CountsPlugin())
+    whole = irspec.evaluate_input("x", "Ones", name="n")
+    assert type(whole) is irspec.Result and whole.aggregate() == {"Ones": 1.0}
+    res = irspec.evaluate_input("x", "Ones", name="n", per_query=False)
+    assert type(res) is StreamedResult and not isinstance(res, irspec.Result)
+    assert res.aggregate() == {"Ones": 0.25}  # given, not derived (no rows to derive them from)
+    assert res.query_ids == () and res.values.shape == (0, 1) and res.per_query() == {}
+    assert res.warnings == ("counted in one pass",) and res.judged_at_10 is None
+    assert res.to_frame().height == 0
+    assert dataclasses.replace(res, run_name="m").aggregate() == {"Ones": 0.25}
+    assert repr(res) == "StreamedResult('n', metrics=[Ones], means only)"
+    # shown, and rendered by every report, as a result is: its means, no per-query rows
+    assert "0.2500" in res._repr_markdown_() and "0.2500" in str(res) and "0.2500" in res._repr_html_()
+    assert json.loads(report.to_json([res], per_query=True))["runs"][0]["aggregate"] == {"Ones": 0.25}
+    assert report.to_trec([res], per_query=True).split() == ["Ones", "all", "0.2500"]
