@@ -49,14 +49,18 @@ def escape(text: str) -> str:
     return "".join(out)
 
 
-EMPHASIS = re.compile(r"(?<![\w*])\*([^\s*][^*]*?)\*(?![\w*])")  # RST's *word*, Markdown's too
+# RST's **strong** and *emphasis*, Markdown's too: kept, where a lone * (2*R) is the formula's
+EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)([^\s*][^*]*?)\1(?![\w*])")
 
 
 def _escape_prose(text: str) -> str:
-    parts = EMPHASIS.split(text)  # odd places: emphasised words, kept as emphasis
-    return "".join(
-        f"*{_escape_plain(part)}*" if i % 2 else _escape_plain(part) for i, part in enumerate(parts)
-    )
+    out, last = [], 0
+    for m in EMPHASIS.finditer(text):
+        out.append(_escape_plain(text[last : m.start()]))
+        out.append(f"{m.group(1)}{_escape_plain(m.group(2))}{m.group(1)}")
+        last = m.end()
+    out.append(_escape_plain(text[last:]))
+    return "".join(out)
 
 
 def _escape_plain(text: str) -> str:
