@@ -23,6 +23,7 @@ pytest.importorskip("pyspark")
 import irspec  # noqa: E402
 from irspec.evaluation import spark as irs  # noqa: E402
 from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError  # noqa: E402
+from irspec.stats import significance  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from randomdata import random_case  # noqa: E402
@@ -175,8 +176,8 @@ def test_results_feed_the_significance_tests(spark):
         warnings.simplefilter("ignore", IrspecWarning)
         a, b = irs.results(irs.evaluate(_qrels_frame(spark, qrels), _run_frame(spark, runs), "AP"))
         want_a, want_b = (irspec.evaluate(qrels, runs[n], "AP") for n in ("a", "b"))
-    got = irspec.stats.significance.paired(a.column("AP"), b.column("AP"))
-    want = irspec.stats.significance.paired(want_a.column("AP"), want_b.column("AP"))
+    got = significance.paired(a.column("AP"), b.column("AP"))
+    want = significance.paired(want_a.column("AP"), want_b.column("AP"))
     assert (got.p_value, got.mean_difference) == (want.p_value, want.mean_difference)
 
 
