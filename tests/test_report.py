@@ -858,3 +858,17 @@ def test_a_plans_marked_table_fits_the_terminal_too(tmp_path):
     # on AP better beats the baseline and worse loses to it (test_the_fixture_exercises_every_kind_of_mark)
     (ap_first,), (ap_second,) = ([line for line in part if line.startswith("AP ")] for part in (first, second))
     assert "▲" in ap_first and "▼" not in ap_first and "▼" in ap_second and "▲" not in ap_second
+
+
+def test_json_holds_a_text_metric_and_an_undefined_mean(tmp_path, capsys):
+    # relstring has no mean (NaN until now: "not JSON compliant", a traceback) and a string per query
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\nq2 Q0 d 1 1.0 r\n")
+    assert main(["eval", str(qrels), str(run), "-m", "relstring@3", "-m", "P@1", "--format", "json", "-q"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (entry,) = doc["runs"]
+    assert entry["aggregate"] == {"relstring@3": None, "P@1": 0.5}  # P@1: q1 1, q2 0
+    assert entry["per_query"]["q1"] == {"relstring@3": "10", "P@1": 1.0}
+    assert entry["per_query"]["q2"] == {"relstring@3": "-", "P@1": 0.0}

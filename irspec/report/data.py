@@ -21,8 +21,9 @@ SUMMARY_QUERY = "all"
 """The ``query_id`` of a summary record in JSON lines (ir_measures' ``SUMMARY_QID``)."""
 
 
-def _clean(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def _clean(value: float | str) -> float | str | None:
+    """A value as JSON holds it: an undefined one (NaN) is ``null``; a text metric's string stays."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def to_json(results: Sequence[Evaluated], *, per_query: bool = False, extra: dict | None = None) -> str:
@@ -46,7 +47,7 @@ def to_json(results: Sequence[Evaluated], *, per_query: bool = False, extra: dic
             "name": res.run_name,
             "path": res.run_source,
             "warnings": list(res.warnings),
-            "aggregate": res.aggregate(),
+            "aggregate": {name: _clean(v) for name, v in res.aggregate().items()},  # NaN is not JSON
         }
         if res.judged_at_10 is not None:  # the run's judgment coverage, not a metric asked for
             entry["judged_at_10"] = res.judged_at_10
@@ -77,7 +78,7 @@ def to_jsonl(results: Sequence[Evaluated], *, per_query: bool = False) -> str:
         if per_query:
             for qid, row in res.per_query().items():
                 for name, v in row.items():
-                    value = v if isinstance(v, str) else _clean(v)
+                    value = _clean(v)
                     lines.append(json.dumps({**head, "query_id": qid, "measure": name, "value": value}, allow_nan=False))
         where = {"query_id": SUMMARY_QUERY} if per_query else {}
         aggregate = res.aggregate()
