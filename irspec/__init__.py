@@ -13,8 +13,7 @@ defines a name), and it loads the heavy modules lazily through ``_LAZY`` (ARCHIT
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from irspec.errors import (
     EvaluationError,
@@ -28,6 +27,7 @@ from irspec.errors import (
     SpecSyntaxError,
     UnknownMetricError,
 )
+from irspec.lazy import lazy_names
 from irspec.spec.hooks import hookimpl
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import Alias, InputReader, InputTable, Metric, MetricDef, MetricGroup, Param
@@ -139,16 +139,4 @@ _SUBMODULES = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"irspec.{name}")
-    else:
-        raise AttributeError(f"module 'irspec' has no attribute {name!r}")
-    globals()[name] = value  # later uses skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+__getattr__, __dir__ = lazy_names(globals(), _LAZY, _SUBMODULES)

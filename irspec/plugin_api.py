@@ -43,8 +43,7 @@ long to be text, naming it) and :func:`quote` (a value from the input, cut short
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from irspec.lazy import lazy_names
 
 from irspec.errors import quote
 from irspec.lines import bounded_lines
@@ -132,13 +131,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value  # later uses skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)

@@ -39,7 +39,7 @@ import irspec
 # The layers of irspec/, bottom to top; names are modules or packages relative to irspec/.
 LAYERS: list[tuple[str, ...]] = [
     ("spec", "stats", "evaluation", "experiment"),  # packages whose __init__ is only a docstring
-    ("errors", "version", "progress"),  # leaves: errors, the version string, terminal progress
+    ("errors", "version", "progress", "lazy"),  # leaves: errors, the version string, terminal progress, names loaded on first use
     ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
     ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
     ("spec.definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric

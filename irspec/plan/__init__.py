@@ -30,8 +30,9 @@ The names load with their module on first use, as ``import irspec``'s do: ``irsp
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from irspec.lazy import lazy_names
 
 if TYPE_CHECKING:
     from irspec.plan.execute import PlanReport, render_outputs, run_plan, write_outputs
@@ -66,15 +67,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name of the package, its module imported on first use."""
-    if name not in _LAZY:
-        raise AttributeError(f"module 'irspec.plan' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value  # later uses skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    """The package's names, the ones not loaded yet too."""
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)
