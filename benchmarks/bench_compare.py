@@ -18,8 +18,8 @@ import numpy as np
 import irspec
 from irspec.evaluation.context import Options
 from irspec.evaluation.result import Result
-from irspec.experiment.records import Compare
 from irspec.experiment.compare import compare_results
+from irspec.experiment.records import Compare
 
 METRICS = ["nDCG@10", "AP", "P@10", "recip_rank"]
 
@@ -46,12 +46,20 @@ def main() -> None:
     parser.add_argument("--permutations", type=int, default=10_000)
     args = parser.parse_args()
     results = synthetic_results(args.runs, args.queries)
-    print(f"{args.runs} runs x {args.queries} queries x {len(METRICS)} metrics, {args.permutations} permutations")
+    print(
+        f"{args.runs} runs x {args.queries} queries x {len(METRICS)} metrics, {args.permutations} permutations"
+    )
     cases = [
-        ("randomization vs baseline", Compare(baseline="run0", test="randomization", permutations=args.permutations)),
+        (
+            "randomization vs baseline",
+            Compare(baseline="run0", test="randomization", permutations=args.permutations),
+        ),
         ("randomization, all pairs", Compare(test="randomization", permutations=args.permutations)),
         ("bootstrap vs baseline", Compare(baseline="run0", test="bootstrap", permutations=args.permutations)),
-        ("randomized Tukey HSD", Compare(test="randomized-tukey", correction="none", permutations=args.permutations)),
+        (
+            "randomized Tukey HSD",
+            Compare(test="randomized-tukey", correction="none", permutations=args.permutations),
+        ),
         ("paired t, all pairs", Compare(test="t")),
     ]
     for label, compare in cases:

@@ -114,7 +114,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
             compat.RelevanceEvaluator(qrels, PYTREC).evaluate(run)
         elif tool == "ir_measures":
             import ir_measures
-            from ir_measures import AP, R, P, nDCG
+            from ir_measures import AP, P, R, nDCG
 
             t = time.perf_counter()
             ir_measures.calc_aggregate([nDCG @ 10, AP, R @ 100, P @ 5], qrels, run)
@@ -132,13 +132,14 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
             [(q, d, s) for q, ds in run.items() for d, s in ds.items()], columns=["qid", "docno", "score"]
         )
         qrels_df = pd.DataFrame(
-            [(q, d, lab) for q, ds in qrels.items() for d, lab in ds.items()], columns=["qid", "docno", "label"]
+            [(q, d, lab) for q, ds in qrels.items() for d, lab in ds.items()],
+            columns=["qid", "docno", "label"],
         )
         del run, qrels
         before = start_peak()
         if tool == "ir_measures":
             import ir_measures
-            from ir_measures import AP, R, P, nDCG
+            from ir_measures import AP, P, R, nDCG
 
             t = time.perf_counter()
             ir_measures.calc_aggregate(
@@ -219,7 +220,7 @@ def warm_up(tool: str) -> None:
             compat.RelevanceEvaluator(qrels, PYTREC).evaluate(run)
     elif tool == "ir_measures":
         import ir_measures
-        from ir_measures import AP, R, P, nDCG
+        from ir_measures import AP, P, R, nDCG
 
         ir_measures.calc_aggregate([nDCG @ 10, AP, R @ 100, P @ 5], qrels, run)
     elif tool == "ranx":
@@ -243,10 +244,13 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workloads", default="dicts,frame,reuse,topk")
-    ap.add_argument("--peers", default="ir_measures,ranx", help="optional peers to time (installed separately)")
     ap.add_argument(
-        "--ranx-path", help="a folder ranx was installed into (pip install --target DIR ranx), on the path of "
-        "ranx's process only: installed beside ir_measures, ranx changes which provider ir_measures uses"
+        "--peers", default="ir_measures,ranx", help="optional peers to time (installed separately)"
+    )
+    ap.add_argument(
+        "--ranx-path",
+        help="a folder ranx was installed into (pip install --target DIR ranx), on the path of "
+        "ranx's process only: installed beside ir_measures, ranx changes which provider ir_measures uses",
     )
     ap.add_argument("--child", nargs=2, metavar=("WORKLOAD", "TOOL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -254,17 +258,33 @@ def main() -> None:
         print(json.dumps(child(*args.child, args.queries, args.docs)))
         return
     peers = set(filter(None, args.peers.split(",")))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")])))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    )
     for workload in args.workloads.split(","):
-        tools = [t for t in TOOLS[workload] if t in ("pytrec_eval", REFERENCE[workload]) or t.startswith("irspec") or t in peers]
+        tools = [
+            t
+            for t in TOOLS[workload]
+            if t in ("pytrec_eval", REFERENCE[workload]) or t.startswith("irspec") or t in peers
+        ]
         times: dict[str, list[float]] = {t: [] for t in tools}
-        peaks: dict[str, float] = {t: 0.0 for t in tools}
+        peaks: dict[str, float] = dict.fromkeys(tools, 0.0)
         failed: dict[str, str] = {}
         for _ in range(args.repeat):
             for tool in tools:
                 if tool in failed:
                     continue
-                cmd = [sys.executable, __file__, "--queries", str(args.queries), "--docs", str(args.docs), "--child", workload, tool]
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--queries",
+                    str(args.queries),
+                    "--docs",
+                    str(args.docs),
+                    "--child",
+                    workload,
+                    tool,
+                ]
                 own = env
                 if tool == "ranx" and args.ranx_path:
                     own = dict(env, PYTHONPATH=os.pathsep.join([env["PYTHONPATH"], args.ranx_path]))
@@ -285,7 +305,9 @@ def main() -> None:
             med = statistics.median(times[tool])
             ratio = f"{med / ref:5.2f}x" if ref else "  -  "
             unit = f"{med * 1000:8.1f} ms" if med < 1 else f"{med:8.2f} s "
-            print(f"  {tool:18s} {unit}  {ratio}   peak +{peaks[tool]:6.0f} MiB   (runs: {', '.join(f'{x:.3f}' for x in times[tool])})")
+            print(
+                f"  {tool:18s} {unit}  {ratio}   peak +{peaks[tool]:6.0f} MiB   (runs: {', '.join(f'{x:.3f}' for x in times[tool])})"
+            )
 
 
 if __name__ == "__main__":

@@ -57,7 +57,11 @@ def best(cmd: list[str], repeat: int, label: str) -> dict:
             sys.exit(f"{label} failed ({r['rc']}): {r['stderr'][-2000:]}")
         runs.append(r)
     fastest = min(runs, key=lambda r: r["wall"])
-    return {**fastest, "peak_mib": max(r["peak_mib"] for r in runs), "median": statistics.median(r["wall"] for r in runs)}
+    return {
+        **fastest,
+        "peak_mib": max(r["peak_mib"] for r in runs),
+        "median": statistics.median(r["wall"] for r in runs),
+    }
 
 
 def one_per_file(cmd: list[str], files: list[Path], label: str) -> dict:
@@ -71,14 +75,27 @@ def one_per_file(cmd: list[str], files: list[Path], label: str) -> dict:
     return {"wall": total, "median": total, "peak_mib": peak, "stdout": ""}
 
 
-def rows_of(workload: str, results: dict[str, dict], reference: str = "trec_eval", limit: str | None = None) -> list[list[str]]:
+def rows_of(
+    workload: str, results: dict[str, dict], reference: str = "trec_eval", limit: str | None = None
+) -> list[list[str]]:
     base = results.get(reference)
     rows = []
     for name, r in results.items():
         ratio = f"{r['wall'] / base['wall']:.2f}" if base else "-"
         memory = f"{r['peak_mib'] / base['peak_mib']:.2f}" if base else "-"
         to_limit = f"{r['wall'] / results[limit]['wall']:.2f}" if limit and name.startswith("irspec") else ""
-        rows.append([workload, name, f"{r['wall']:.3f}", f"{r['median']:.3f}", f"{r['peak_mib']:.0f}", ratio, memory, to_limit])
+        rows.append(
+            [
+                workload,
+                name,
+                f"{r['wall']:.3f}",
+                f"{r['median']:.3f}",
+                f"{r['peak_mib']:.0f}",
+                ratio,
+                memory,
+                to_limit,
+            ]
+        )
     return rows
 
 
@@ -91,12 +108,34 @@ def large(args: argparse.Namespace) -> list[list[str]]:
         run = folder / f"run-{order}.txt"
         results = {
             "trec_eval": best([args.trec_eval, str(qrels), str(run)], args.repeat, "trec_eval"),
-            "irspec": best([sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official", "--format", "trec"], args.repeat, "irspec"),
-            "read limit (polars, 3 columns)": best([sys.executable, "-c", READ_LIMIT, str(run)], args.repeat, "read limit"),
+            "irspec": best(
+                [
+                    sys.executable,
+                    "-m",
+                    "irspec",
+                    "eval",
+                    str(qrels),
+                    str(run),
+                    "-m",
+                    "official",
+                    "--format",
+                    "trec",
+                ],
+                args.repeat,
+                "irspec",
+            ),
+            "read limit (polars, 3 columns)": best(
+                [sys.executable, "-c", READ_LIMIT, str(run)], args.repeat, "read limit"
+            ),
         }
         if args.pytrec_eval:
-            results["pytrec_eval"] = best([sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], 1, "pytrec_eval")
-        print(f"  {order}: irspec prints trec_eval's lines: {same_output(results['irspec']['stdout'], results['trec_eval']['stdout'])}", file=sys.stderr)
+            results["pytrec_eval"] = best(
+                [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], 1, "pytrec_eval"
+            )
+        print(
+            f"  {order}: irspec prints trec_eval's lines: {same_output(results['irspec']['stdout'], results['trec_eval']['stdout'])}",
+            file=sys.stderr,
+        )
         rows += rows_of(f"{size_name(args.lines)} {order}", results, limit="read limit (polars, 3 columns)")
     return rows
 
@@ -115,7 +154,9 @@ def small_collection(args: argparse.Namespace) -> tuple[Path, list[Path]]:
         import numpy as np
         import polars as pl
 
-        base = pl.read_csv(run, separator=" ", has_header=False, new_columns=["q", "it", "d", "rank", "score", "tag"])
+        base = pl.read_csv(
+            run, separator=" ", has_header=False, new_columns=["q", "it", "d", "rank", "score", "tag"]
+        )
         runs[0].parent.mkdir(parents=True, exist_ok=True)
         for k, path in enumerate(runs):
             noise = np.random.default_rng(k).normal(0.0, 0.3, base.height).round(3)
@@ -131,12 +172,33 @@ def startup(args: argparse.Namespace) -> list[list[str]]:
     repeat = max(args.repeat, 10)  # a fraction of a second: more runs settle the figure
     results = {
         "trec_eval": best([args.trec_eval, str(qrels), str(run)], repeat, "trec_eval"),
-        "irspec (table, t intervals)": best([sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official"], repeat, "irspec"),
-        "irspec --format trec": best([sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official", "--format", "trec"], repeat, "irspec"),
-        "python -c 'import numpy, polars'": best([sys.executable, "-c", "import numpy, polars"], repeat, "import"),
+        "irspec (table, t intervals)": best(
+            [sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official"], repeat, "irspec"
+        ),
+        "irspec --format trec": best(
+            [
+                sys.executable,
+                "-m",
+                "irspec",
+                "eval",
+                str(qrels),
+                str(run),
+                "-m",
+                "official",
+                "--format",
+                "trec",
+            ],
+            repeat,
+            "irspec",
+        ),
+        "python -c 'import numpy, polars'": best(
+            [sys.executable, "-c", "import numpy, polars"], repeat, "import"
+        ),
     }
     if args.pytrec_eval:
-        results["pytrec_eval"] = best([sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], repeat, "pytrec_eval")
+        results["pytrec_eval"] = best(
+            [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], repeat, "pytrec_eval"
+        )
     imports = results["python -c 'import numpy, polars'"]["wall"]
     rows = rows_of("50 topics", results)
     for row in rows:
@@ -149,10 +211,16 @@ def many(args: argparse.Namespace) -> list[list[str]]:
     qrels, (_, *runs) = small_collection(args)
     results = {
         "trec_eval (once per file)": one_per_file([args.trec_eval, str(qrels)], runs, "trec_eval"),
-        "irspec eval qrels runs/*": best([sys.executable, "-m", "irspec", "eval", str(qrels), *map(str, runs), "-m", "official"], args.repeat, "irspec"),
+        "irspec eval qrels runs/*": best(
+            [sys.executable, "-m", "irspec", "eval", str(qrels), *map(str, runs), "-m", "official"],
+            args.repeat,
+            "irspec",
+        ),
     }
     if args.pytrec_eval:
-        results["pytrec_eval (once per file)"] = one_per_file([sys.executable, BASELINE, str(qrels)], runs, "pytrec_eval")
+        results["pytrec_eval (once per file)"] = one_per_file(
+            [sys.executable, BASELINE, str(qrels)], runs, "pytrec_eval"
+        )
     return rows_of(f"{RUNS} runs × {TOPICS} topics", results, reference="trec_eval (once per file)")
 
 
@@ -162,10 +230,21 @@ WORKLOADS = {"large": large, "startup": startup, "many": many}
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trec-eval", required=True, metavar="PATH", help="a built trec_eval binary")
-    ap.add_argument("--workloads", default="large,startup,many", help="any of large, startup, many (default all)")
-    ap.add_argument("--lines", type=parse_size, default=parse_size("5M"), help="lines of the large run (default 5M)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per contender; the best wall time is kept (startup: at least 10)")
-    ap.add_argument("--no-pytrec-eval", dest="pytrec_eval", action="store_false", help="leave pytrec_eval out")
+    ap.add_argument(
+        "--workloads", default="large,startup,many", help="any of large, startup, many (default all)"
+    )
+    ap.add_argument(
+        "--lines", type=parse_size, default=parse_size("5M"), help="lines of the large run (default 5M)"
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs per contender; the best wall time is kept (startup: at least 10)",
+    )
+    ap.add_argument(
+        "--no-pytrec-eval", dest="pytrec_eval", action="store_false", help="leave pytrec_eval out"
+    )
     ap.add_argument("--dir", type=Path, default=Path("/tmp/irspec-limits"))
     ap.add_argument("--keep", action="store_true", help="keep the files this invocation generates")
     args = ap.parse_args(argv)
@@ -183,7 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             remove(args.made)
-    print(table(["workload", "contender", "best s", "median s", "peak MiB", "× trec_eval", "× memory", "× limit"], rows))
+    print(
+        table(
+            ["workload", "contender", "best s", "median s", "peak MiB", "× trec_eval", "× memory", "× limit"],
+            rows,
+        )
+    )
     return 0
 
 

@@ -125,7 +125,9 @@ def generate(directory: Path, lines: int, orders: Sequence[str], seed: int) -> l
             continue
         tmp.rename(target)
         written.append(target)
-    print(f"generated {', '.join(p.name for p in written)} in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(
+        f"generated {', '.join(p.name for p in written)} in {time.perf_counter() - t0:.0f} s", file=sys.stderr
+    )
     return written
 
 
@@ -134,9 +136,16 @@ def shuffle_lines(bucket: Path, out: object, seed: int) -> None:
     import polars as pl
 
     lines = pl.read_csv(
-        bucket, has_header=False, separator="\x1f", quote_char=None, new_columns=["line"], schema={"line": pl.String}
+        bucket,
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        new_columns=["line"],
+        schema={"line": pl.String},
     )
-    lines.sample(fraction=1.0, shuffle=True, seed=seed).write_csv(out, include_header=False, quote_style="never")
+    lines.sample(fraction=1.0, shuffle=True, seed=seed).write_csv(
+        out, include_header=False, quote_style="never"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -167,7 +176,17 @@ def measure_peak(cmd: list[str]) -> dict:
 def contenders(args: argparse.Namespace, qrels: Path, run: Path) -> dict[str, list[str]]:
     """Name -> command line, for one file and the chosen measures."""
     flags = MEASURES[args.measures]
-    irspec = [sys.executable, "-m", "irspec", "eval", str(qrels), str(run), *flags["irspec"], "--format", "trec"]
+    irspec = [
+        sys.executable,
+        "-m",
+        "irspec",
+        "eval",
+        str(qrels),
+        str(run),
+        *flags["irspec"],
+        "--format",
+        "trec",
+    ]
     out = {"irspec": irspec}
     if args.memory and args.memory_supported:
         out[f"irspec --memory {args.memory}"] = [*irspec, "--memory", args.memory]
@@ -201,7 +220,9 @@ def time_file(args: argparse.Namespace, size: str, order: str, qrels: Path, run:
         best = best_of(lambda: measure_peak(cmd), args.repeat, f"{name} on {run}")  # noqa: B023 (called at once)
         if best is not None:
             results[name] = best
-            print(f"  {size} {order} {name}: {best['wall']:.1f} s, {best['peak_mib']:.0f} MiB", file=sys.stderr)
+            print(
+                f"  {size} {order} {name}: {best['wall']:.1f} s, {best['peak_mib']:.0f} MiB", file=sys.stderr
+            )
     base = results.get("trec_eval")
     rows = []
     for name, r in results.items():
@@ -241,15 +262,27 @@ def machine() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="5M,20M,100M", help="run sizes in lines, comma-separated (default 5M,20M,100M)")
+    ap.add_argument(
+        "--sizes", default="5M,20M,100M", help="run sizes in lines, comma-separated (default 5M,20M,100M)"
+    )
     ap.add_argument("--orders", default="grouped,shuffled", help="grouped, shuffled or both (default)")
-    ap.add_argument("--measures", choices=sorted(MEASURES), default="official",
-                    help="official (trec_eval's default set) or small (nDCG@10, AP, P@10)")
+    ap.add_argument(
+        "--measures",
+        choices=sorted(MEASURES),
+        default="official",
+        help="official (trec_eval's default set) or small (nDCG@10, AP, P@10)",
+    )
     ap.add_argument("--trec-eval", metavar="PATH", help="a built trec_eval binary to time on the same files")
-    ap.add_argument("--memory", metavar="SIZE", help="also run irspec eval --memory SIZE, if this irspec has it")
-    ap.add_argument("--dir", default="/tmp/irspec-scale", help="where the files go (default /tmp/irspec-scale)")
+    ap.add_argument(
+        "--memory", metavar="SIZE", help="also run irspec eval --memory SIZE, if this irspec has it"
+    )
+    ap.add_argument(
+        "--dir", default="/tmp/irspec-scale", help="where the files go (default /tmp/irspec-scale)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the files this invocation generates")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per contender and file; the best wall time is kept")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="runs per contender and file; the best wall time is kept"
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     try:
@@ -263,7 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--trec-eval {args.trec_eval}: not an executable")
     args.memory_supported = bool(args.memory) and irspec_has_memory_option()
     if args.memory and not args.memory_supported:
-        print(f"note: this irspec's eval has no --memory option; --memory {args.memory} is not timed", file=sys.stderr)
+        print(
+            f"note: this irspec's eval has no --memory option; --memory {args.memory} is not timed",
+            file=sys.stderr,
+        )
     print(f"machine: {machine()}", file=sys.stderr)
     compile_bytecode()
     rows: list[list[str]] = []

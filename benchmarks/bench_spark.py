@@ -44,7 +44,12 @@ print(json.dumps({"seconds": time.perf_counter() - t, "aggregate": agg}))
 def embedded(qrels: Path, run: Path, metrics: str) -> tuple[float, float, dict]:
     """(process wall seconds, in-process seconds from import to aggregate, aggregates)."""
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", EMBEDDED, str(qrels), str(run), metrics], check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", EMBEDDED, str(qrels), str(run), metrics],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     found = json.loads(out.stdout)
     return wall, found["seconds"], found["aggregate"]
@@ -79,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     lines = sum(1 for _ in open(run, "rb"))
     print(f"collection: {lines:,} run lines in {where}; metrics {args.metrics!r}; {os.cpu_count()} cores")
 
-    wall, inner, want = min((embedded(qrels, run, args.metrics) for _ in range(args.repeat)), key=lambda x: x[0])
+    wall, inner, want = min(
+        (embedded(qrels, run, args.metrics) for _ in range(args.repeat)), key=lambda x: x[0]
+    )
     print(f"embedded irspec.evaluate: {wall:.2f} s process ({inner:.2f} s import + read + evaluate)")
 
     warnings.simplefilter("ignore")
@@ -104,14 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     for source, path in (("TREC text", run), ("Parquet", parquet)):
         for n in (int(x) for x in args.partitions.split(",")):
+
             def go() -> dict:
-                per_query = irs.evaluate(q, irs.read_run(spark, str(path)), args.metrics, partitions=n, run_name="run")
+                per_query = irs.evaluate(
+                    q, irs.read_run(spark, str(path)), args.metrics, partitions=n, run_name="run"
+                )
                 return irs.aggregate(per_query)
 
             seconds, got = best(go, args.repeat)
             equal = got == want
             ok &= equal
-            print(f"| {source} | {n} | {seconds:.2f} s | {seconds / wall:.1f}x ({seconds - wall:+.2f} s) | {equal} |")
+            print(
+                f"| {source} | {n} | {seconds:.2f} s | {seconds / wall:.1f}x ({seconds - wall:+.2f} s) | {equal} |"
+            )
     spark.stop()
     if tmp is not None:
         tmp.cleanup()

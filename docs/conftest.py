@@ -40,12 +40,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 import yaml
 
 import irspec
@@ -101,8 +101,10 @@ def _registry_cache():
     module = sys.modules[irspec.get_registry.__module__]
     cached = getattr(module, "_default_registry", None)
     if cached is None or not hasattr(cached, "cache_clear"):
-        raise RuntimeError(f"docs/conftest.py: {module.__name__}._default_registry is gone; update how the docs "
-                           "tests switch plugin autoloading back on")
+        raise RuntimeError(
+            f"docs/conftest.py: {module.__name__}._default_registry is gone; update how the docs "
+            "tests switch plugin autoloading back on"
+        )
     return cached
 
 
@@ -151,7 +153,9 @@ class MarkdownPage(pytest.File):
 
     def collect(self):
         for i, block in enumerate(blocks(self.path)):
-            yield BlockItem.from_parent(self, name=f"block{i + 1}-line{block.line}-{block.lang or 'file'}", block=block, index=i)
+            yield BlockItem.from_parent(
+                self, name=f"block{i + 1}-line{block.line}-{block.lang or 'file'}", block=block, index=i
+            )
 
     def setup(self) -> None:
         self.blocks = blocks(self.path)
@@ -262,12 +266,14 @@ def run_block(block: Block, state: PageState) -> None:
     if block.file:
         target = state.directory / block.file
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(FILE.sub("", block.body, count=1), encoding="utf-8")  # its lines numbered as the reader counts them
+        target.write_text(
+            FILE.sub("", block.body, count=1), encoding="utf-8"
+        )  # its lines numbered as the reader counts them
         check_text(block)
         return
     if block.lang == "python":
         code = compile("\n" * block.line + block.body, str(block.page), "exec")
-        exec(code, state.namespace)  # noqa: S102 - the documentation's own examples
+        exec(code, state.namespace)
     elif block.lang == "pycon":
         run_doctest(block, state)
     elif block.lang in ("sh", "bash"):
@@ -286,7 +292,8 @@ def check_text(block: Block) -> None:
         shown = FROM.match(body)
         if shown:
             assert doc == yaml.safe_load((ROOT / shown.group(1)).read_text(encoding="utf-8")), (
-                f"the block differs from {shown.group(1)}: show the file as it is")
+                f"the block differs from {shown.group(1)}: show the file as it is"
+            )
         elif not block.file and isinstance(doc, dict):
             schema = irspec.plan.schema()  # with the installed plugins' sections
             unknown = set(doc) - set(schema["properties"])
@@ -304,7 +311,9 @@ def check_text(block: Block) -> None:
 def run_doctest(block: Block, state: PageState) -> None:
     parser = doctest.DocTestParser()
     test = parser.get_doctest(block.body, {}, f"{block.page.name}:{block.line}", str(block.page), block.line)
-    test.globs = state.namespace  # DocTest copies the globals it is given: the page's blocks share one namespace
+    test.globs = (
+        state.namespace
+    )  # DocTest copies the globals it is given: the page's blocks share one namespace
     out = io.StringIO()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     result = runner.run(test, out=out.write, clear_globs=False)
@@ -342,9 +351,13 @@ def check_pip(command: str) -> None:
             project = ROOT / "plugins" / target
         else:
             raise AssertionError(f"pip install {text!r}: neither a path nor a package of this repository")
-        declared = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["project"].get("optional-dependencies", {})
+        declared = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))["project"].get(
+            "optional-dependencies", {}
+        )
         missing = [e for e in extras if e not in declared]
-        assert not missing, f"pip install {text!r}: extras {missing} are not declared in {project / 'pyproject.toml'}"
+        assert not missing, (
+            f"pip install {text!r}: extras {missing} are not declared in {project / 'pyproject.toml'}"
+        )
 
 
 def shell_script(body: str) -> str:
@@ -366,10 +379,16 @@ def shell_script(body: str) -> str:
 def run_shell(block: Block, state: PageState) -> None:
     proc = subprocess.run(
         ["bash", "-c", "set -euo pipefail\n" + shell_script(block.body)],
-        cwd=state.directory, env=environment(), capture_output=True, text=True, timeout=600,
+        cwd=state.directory,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if proc.returncode != 0:
-        raise BlockError(f"exit code {proc.returncode}\n--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}")
+        raise BlockError(
+            f"exit code {proc.returncode}\n--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}"
+        )
 
 
 def console_steps(body: str) -> list[tuple[str, list[str]]]:
@@ -404,10 +423,21 @@ def matches(shown: list[str], printed: str) -> bool:
 def run_console(block: Block, state: PageState) -> None:
     for command, shown in console_steps(block.body):
         proc = subprocess.run(
-            ["bash", "-c", "set -o pipefail\n" + shell_script(command)], cwd=state.directory, env=environment(),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+            ["bash", "-c", "set -o pipefail\n" + shell_script(command)],
+            cwd=state.directory,
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
         )
         if not matches(shown, proc.stdout):
-            raise BlockError(f"$ {command}\n--- shown in the page\n" + "\n".join(shown) + f"\n--- printed (exit code {proc.returncode})\n{proc.stdout}")
+            raise BlockError(
+                f"$ {command}\n--- shown in the page\n"
+                + "\n".join(shown)
+                + f"\n--- printed (exit code {proc.returncode})\n{proc.stdout}"
+            )
         if proc.returncode != 0 and "error:" not in "\n".join(shown):
-            raise BlockError(f"$ {command}\nexit code {proc.returncode}, but the page shows no error:\n{proc.stdout}")
+            raise BlockError(
+                f"$ {command}\nexit code {proc.returncode}, but the page shows no error:\n{proc.stdout}"
+            )

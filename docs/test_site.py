@@ -55,8 +55,14 @@ def site(tmp_path_factory) -> Path:
         return Path(given)
     pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("site")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=ROOT, env=_environment(), capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out
 
@@ -88,9 +94,23 @@ class Browser:
         moves = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
         moves += "".join(f" {fd}>&-" for fd in (to_browser_r, from_browser_w) if fd not in (3, 4))
         self.process = subprocess.Popen(
-            ["bash", "-c", moves, executable, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-             "--remote-debugging-pipe", f"--user-data-dir={profile}", "--no-first-run", "about:blank"],
-            pass_fds=(to_browser_r, from_browser_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                "bash",
+                "-c",
+                moves,
+                executable,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile}",
+                "--no-first-run",
+                "about:blank",
+            ],
+            pass_fds=(to_browser_r, from_browser_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -98,7 +118,14 @@ class Browser:
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         self.call("Page.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            session=True,
+            width=1280,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
 
     def call(self, method: str, session: bool = False, **params):
         self._next += 1
@@ -123,7 +150,9 @@ class Browser:
 
     def js(self, expression: str):
         """The value of a JavaScript expression (awaited if a promise) in the page."""
-        result = self.call("Runtime.evaluate", session=True, expression=expression, awaitPromise=True, returnByValue=True)
+        result = self.call(
+            "Runtime.evaluate", session=True, expression=expression, awaitPromise=True, returnByValue=True
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -143,7 +172,9 @@ class Browser:
 
     def open(self, url: str) -> None:
         self.call("Page.navigate", session=True, url=url)
-        self.wait_for(f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url.split('#')[0])})")
+        self.wait_for(
+            f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url.split('#')[0])})"
+        )
 
     def screenshot(self, path: Path) -> None:
         data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
@@ -177,8 +208,13 @@ def shots(tmp_path_factory) -> Path:
 
 
 def _registered_metrics() -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "irspec", "metrics", "--json"], env=_environment(),
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "irspec", "metrics", "--json"],
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return [m["name"] for m in json.loads(out)]
 
 
@@ -188,7 +224,9 @@ def _assert_copy_buttons(browser) -> int:
         return {blocks: blocks.length, buttons: blocks.filter(p => p.querySelector('button.md-clipboard, button[data-md-type="copy"]')).length};
     })()"""
     try:  # Material's script adds the buttons once the page has loaded
-        browser.wait_for(f"(() => {{ const c = {count}; return c.blocks > 0 && c.buttons == c.blocks; }})()", timeout=15)
+        browser.wait_for(
+            f"(() => {{ const c = {count}; return c.blocks > 0 && c.buttons == c.blocks; }})()", timeout=15
+        )
     except TimeoutError:
         pass
     counts = browser.js(count)
@@ -204,19 +242,25 @@ def test_the_home_page_leads_to_the_tutorial_the_guides_and_the_reference(site, 
     assert tabs == ["Home", "Tutorial", "How-to guides", "Coming from", "Reference"]
     _assert_copy_buttons(browser)
     # a click on a tab loads its page
-    browser.js("[...document.querySelectorAll('.md-tabs__link')].find(a => a.textContent.trim() == 'How-to guides').click()")
+    browser.js(
+        "[...document.querySelectorAll('.md-tabs__link')].find(a => a.textContent.trim() == 'How-to guides').click()"
+    )
     browser.wait_for("location.pathname.endsWith('/how-to/') && document.readyState === 'complete'")
     assert browser.js(H1) == "How-to guides"
     # and each guide listed in the page's table is one click away, its link leading to a page with that guide
     links = browser.js("[...document.querySelectorAll('.md-content table a')].map(a => a.href)")
     guides = sorted(p.stem for p in (ROOT / "docs" / "how-to").glob("*.md") if p.stem != "index")
     assert sorted({re.sub(r".*/how-to/([^/]+)/.*", r"\1", h) for h in links}) == guides
-    browser.js("[...document.querySelectorAll('.md-content table a')].find(a => a.href.includes('/power/')).click()")
+    browser.js(
+        "[...document.querySelectorAll('.md-content table a')].find(a => a.href.includes('/power/')).click()"
+    )
     browser.wait_for("location.pathname.endsWith('/how-to/power/') && document.readyState === 'complete'")
     assert browser.js(H1) == "Power and topic-set size"
 
 
-def test_the_metric_reference_lists_every_registered_metric_and_the_search_finds_one(site, server, browser, shots):
+def test_the_metric_reference_lists_every_registered_metric_and_the_search_finds_one(
+    site, server, browser, shots
+):
     browser.open(f"{server}/reference/metrics/")
     browser.screenshot(shots / "metrics.png")
     ids = set(browser.js("[...document.querySelectorAll('.md-content h3[id]')].map(h => h.id)"))
@@ -238,7 +282,14 @@ def test_the_metric_reference_lists_every_registered_metric_and_the_search_finds
 def test_a_how_to_guide_has_copy_buttons_and_the_search_finds_it(site, server, browser, shots):
     browser.open(f"{server}/how-to/significance/")
     browser.screenshot(shots / "how-to.png")
-    fenced = len(re.findall(r"^```", (ROOT / "docs" / "how-to" / "significance.md").read_text(encoding="utf-8"), re.M)) // 2
+    fenced = (
+        len(
+            re.findall(
+                r"^```", (ROOT / "docs" / "how-to" / "significance.md").read_text(encoding="utf-8"), re.M
+            )
+        )
+        // 2
+    )
     assert _assert_copy_buttons(browser) == fenced
     browser.js("""(() => { const q = document.querySelector('.md-search__input'); q.focus();
                           q.value = 'randomization test'; q.dispatchEvent(new Event('input', {bubbles: true})); })()""")
@@ -253,7 +304,8 @@ def test_the_tutorials_plots_are_drawn_where_it_talks_about_them(site, server, b
     images = browser.wait_for("""(() => { const i = [...document.querySelectorAll('.md-content img')];
         return i.length && i.every(x => x.complete) ? i.map(x => [x.getAttribute('src'), x.naturalWidth]) : null; })()""")
     assert sorted(Path(src).name for src, _ in images) == sorted(
-        ["pr-curves.svg", "differences-nDCG_at_10.svg", "distributions-nDCG_at_10.svg"])
+        ["pr-curves.svg", "differences-nDCG_at_10.svg", "distributions-nDCG_at_10.svg"]
+    )
     assert all(width > 100 for _, width in images), images  # each SVG decoded to a picture
     browser.screenshot(shots / "tutorial-plots.png")
     # the report the tutorial links to is the demo's, made when the site was built

@@ -88,7 +88,9 @@ def _eval_plan(args: argparse.Namespace) -> Any:
         except EvaluationError as e:
             raise EvaluationError(f"--memory: {e}") from None
     if args.ci not in (None, "none") and args.format not in WITH_INTERVALS:
-        raise EvaluationError(f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}")
+        raise EvaluationError(
+            f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}"
+        )
     if args.output:  # before the evaluation, not after it
         check_writable(args.output)
     elif args.format in BINARY_FORMATS:
@@ -100,11 +102,30 @@ def _eval_plan(args: argparse.Namespace) -> Any:
     if (list(args.runs) + members).count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
     intervals = default_intervals(args.format, args.ci)
-    outputs = [Output(args.format, _path(args.output), args.per_query, decimals=args.decimals, intervals=intervals, runid=runid)]
+    outputs = [
+        Output(
+            args.format,
+            _path(args.output),
+            args.per_query,
+            decimals=args.decimals,
+            intervals=intervals,
+            runid=runid,
+        )
+    ]
     if args.write_z:  # the runs' per-topic means and deviations, for -Z elsewhere
         outputs.append(Output("zscores", _path(args.write_z)))
     z, groups = _standardize_arg(args), args.groups
-    return _plan(args.qrels, args.runs, metrics, options, outputs, memory=memory, systems=systems, standardize=z, groups=groups)
+    return _plan(
+        args.qrels,
+        args.runs,
+        metrics,
+        options,
+        outputs,
+        memory=memory,
+        systems=systems,
+        standardize=z,
+        groups=groups,
+    )
 
 
 def _agreement_plan(args: argparse.Namespace) -> Any:
@@ -114,16 +135,20 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
     from irspec.data import split_kinds
     from irspec.data.datasets import parse_specs
     from irspec.data.trec import stem
-    from irspec.report.agreement import COMBINED_FORMATS
     from irspec.plan.model import Output
     from irspec.report import check_writable
+    from irspec.report.agreement import COMBINED_FORMATS
 
     if args.format not in COMBINED_FORMATS:
-        raise EvaluationError(f"--agreement reports in the {', '.join(COMBINED_FORMATS)} formats, not --format {args.format}")
+        raise EvaluationError(
+            f"--agreement reports in the {', '.join(COMBINED_FORMATS)} formats, not --format {args.format}"
+        )
     if args.ci is not None or args.memory is not None:
         raise EvaluationError("--agreement does not take --ci or --memory")
     if args.write_z:
-        raise EvaluationError("--agreement does not take --write-z: the runs have per-topic means under each set of judgments")
+        raise EvaluationError(
+            "--agreement does not take --write-z: the runs have per-topic means under each set of judgments"
+        )
     paths = [args.qrels, *args.runs]
     if "-" in paths:
         raise EvaluationError("--agreement reads files only, not standard input ('-')")
@@ -136,7 +161,9 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
     names = [stem(p) or p for p in qrels_paths]  # qrels.human.txt is qrels.human, as a run's name is its stem
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise EvaluationError(f"--agreement names each qrels set by its file name; {', '.join(twice)} is given twice")
+        raise EvaluationError(
+            f"--agreement names each qrels set by its file name; {', '.join(twice)} is given twice"
+        )
     metrics = parse_specs(args.measures or ["official"], qrels_paths[0], trec=True)
     options = _options(args)
     if args.output:
@@ -144,7 +171,17 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
     systems = [_system_arg(text) for text in args.system or ()]
     output = Output(args.format, _path(args.output), args.per_query, decimals=args.decimals)  # no intervals
     z, groups, sets = _standardize_arg(args), args.groups, tuple(zip(names, qrels_paths))
-    return _plan(qrels_paths[0], runs, metrics, options, [output], systems=systems, standardize=z, groups=groups, qrels_sets=sets)
+    return _plan(
+        qrels_paths[0],
+        runs,
+        metrics,
+        options,
+        [output],
+        systems=systems,
+        standardize=z,
+        groups=groups,
+        qrels_sets=sets,
+    )
 
 
 def _plan(
@@ -161,9 +198,14 @@ def _plan(
     read; ``fields`` are the plan's others (``memory``, ``standardize``, ``groups``, ``qrels_sets``)."""
     from irspec.plan.model import Plan, PlanRun, PlanSystem
 
-    named = tuple(PlanSystem(name, tuple(PlanRun(None, p, p) for p in paths), f"--system {name}") for name, paths in systems)
+    named = tuple(
+        PlanSystem(name, tuple(PlanRun(None, p, p) for p in paths), f"--system {name}")
+        for name, paths in systems
+    )
     runs_typed = tuple(PlanRun(None, path, path) for path in runs)
-    return Plan(None, qrels, runs_typed, tuple(metrics), options, None, tuple(outputs), systems=named, **fields)
+    return Plan(
+        None, qrels, runs_typed, tuple(metrics), options, None, tuple(outputs), systems=named, **fields
+    )
 
 
 def _path(text: str | None) -> Path | None:
@@ -190,7 +232,9 @@ def _system_arg(text: str) -> tuple[str, list[str]]:
 
     name, sep, paths = text.partition("=")
     if not sep or not name or not paths:
-        raise EvaluationError(f"--system {quote(text)}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run")
+        raise EvaluationError(
+            f"--system {quote(text)}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run"
+        )
     return name, expand_runs(name, [p for p in paths.split(",") if p])
 
 
@@ -201,7 +245,9 @@ def _options(args: argparse.Namespace) -> Any:
     # One default for every format, so that --format never changes a mean: "zero", as trec_eval -c (the
     # library's default; trec_eval 10 without -c stops at a qrels query the run lacks).
     if args.c and args.missing_queries not in (None, "zero"):
-        raise EvaluationError(f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}")
+        raise EvaluationError(
+            f"-c scores missing queries 0; it contradicts --missing-queries {args.missing_queries}"
+        )
     return Options(
         relevance_level=args.level,
         depth=args.depth,
@@ -252,7 +298,9 @@ def _cmd_power(args: argparse.Namespace) -> int:
         raise EvaluationError("give a plan or --from qrels and runs (one of them)")
     if args.plan is not None:
         if args.measures or args.baseline:
-            raise EvaluationError("-m and --baseline go with --from; a plan names its metrics and baseline itself")
+            raise EvaluationError(
+                "-m and --baseline go with --from; a plan names its metrics and baseline itself"
+            )
         from irspec.plan.execute import plan_power, run_plan
         from irspec.plan.load import load_plan
 
@@ -262,7 +310,9 @@ def _cmd_power(args: argparse.Namespace) -> int:
     else:
         analysis = _power_from_files(args, settings)
     out = {"table": analysis.to_table, "markdown": analysis.to_markdown, "latex": analysis.to_latex}
-    sys.stdout.write(analysis.to_json() if args.format == "json" else out[args.format](decimals=args.decimals))
+    sys.stdout.write(
+        analysis.to_json() if args.format == "json" else out[args.format](decimals=args.decimals)
+    )
     return 0
 
 
@@ -275,7 +325,9 @@ def _unit_number(name: str, text: str | None) -> float | None:
     except ValueError:
         raise EvaluationError(f"--{name} must be a number, not {quote(text)}") from None
     if name == "delta" and not 0 < value < float("inf"):
-        raise EvaluationError(f"--delta must be a number > 0 (the minimum difference of interest), not {quote(text)}")
+        raise EvaluationError(
+            f"--delta must be a number > 0 (the minimum difference of interest), not {quote(text)}"
+        )
     if name != "delta" and not 0 < value < 1:
         raise EvaluationError(f"--{name} must be a number strictly between 0 and 1, not {quote(text)}")
     return value
@@ -293,7 +345,9 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
     qrels, runs = split_kinds(args.sources)
     if len(qrels) != 1:
         found = f": {', '.join(qrels)}" if qrels else ""
-        raise EvaluationError(f"--from takes exactly one qrels file and the runs; found {len(qrels)} qrels{found}")
+        raise EvaluationError(
+            f"--from takes exactly one qrels file and the runs; found {len(qrels)} qrels{found}"
+        )
     if len(runs) < 2:
         raise EvaluationError(f"--from needs at least 2 runs to design comparisons for; found {len(runs)}")
     metrics = parse_specs(args.measures or ["nDCG@10"], qrels[0], trec=True)
@@ -309,7 +363,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Print the usage and the message, each long word of it cut to a short excerpt, and exit 2."""
-        super().error(re.sub(r"\S{%d,}" % (VALUE_WIDTH + 1), lambda m: shorten(m.group(0), VALUE_WIDTH), message))
+        super().error(
+            re.sub(r"\S{%d,}" % (VALUE_WIDTH + 1), lambda m: shorten(m.group(0), VALUE_WIDTH), message)
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -336,57 +392,148 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate one or more runs against qrels. trec_eval's command line works unchanged: "
         "-m (repeatable, attached forms such as -mndcg_cut.10 too), -q, -c, -l, -M, -J, -N.",
     )
-    p.add_argument("qrels", help="qrels file (gzip or plain; - for standard input), or irds:<id>, an ir_datasets dataset's qrels")
+    p.add_argument(
+        "qrels",
+        help="qrels file (gzip or plain; - for standard input), or irds:<id>, an ir_datasets dataset's qrels",
+    )
     p.add_argument("runs", nargs="+", help="run files (- for standard input)")
-    p.add_argument("--system", action="append", metavar="NAME=PATHS",
-                   help="a system of several runs of one method (seeds, folds), reported as the mean of its runs per topic, "
-                   "after the runs: NAME=runs/dense-seed*.run or NAME=a.run,b.run (globs expanded by irspec); repeatable")
-    p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
-                   help="metric spec(s), repeatable; trec_eval names and sets (official, set, all_trec) work, and irds-official "
-                   "(the dataset's official measures) with irds: qrels; default official")
+    p.add_argument(
+        "--system",
+        action="append",
+        metavar="NAME=PATHS",
+        help="a system of several runs of one method (seeds, folds), reported as the mean of its runs per topic, "
+        "after the runs: NAME=runs/dense-seed*.run or NAME=a.run,b.run (globs expanded by irspec); repeatable",
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        metavar="SPEC",
+        help="metric spec(s), repeatable; trec_eval names and sets (official, set, all_trec) work, and irds-official "
+        "(the dataset's official measures) with irds: qrels; default official",
+    )
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
-    p.add_argument("-c", action="store_true", help="score qrels queries missing from a run as 0 (trec_eval -c; irspec's default)")
-    p.add_argument("--missing-queries", choices=("zero", "skip", "error"),
-                   help="what a qrels query missing from a run gets, in every format (default zero, as trec_eval -c)")
-    p.add_argument("-l", "--relevance-level", dest="level", type=int, default=1, metavar="L",
-                   help="labels >= L are relevant (default 1)")
-    p.add_argument("-M", "--depth", dest="depth", type=int, default=None, metavar="N",
-                   help="evaluate only the top N documents of each ranking")
-    p.add_argument("-J", "--judged-only", action="store_true", help="drop unjudged documents before measuring")
-    p.add_argument("-N", "--collection-size", dest="collection_size", type=int, default=None, metavar="N",
-                   help="number of documents in the collection (for fall-out)")
-    p.add_argument("--judged-warning", type=float, default=0.5, metavar="F",
-                   help="warn that a run's scores are likely underestimated when under this fraction of its top 10 "
-                   "documents are judged (Judged@10; default 0.5, 0 for never)")
-    p.add_argument("-f", "--format", choices=("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown", "parquet"), default="table",
-                   help="output format (default: an aligned table; latex and markdown: the means, best in bold; "
-                   "jsonl: ir_measures' records; parquet: long rows run, query_id, metric, value, text, to a file given by -o)")
-    p.add_argument("--ci", nargs="?", const="t", choices=("t", "bootstrap", "none"), default=None,
-                   help="the 95%% confidence interval beside each mean: t (Student's t over the queries), bootstrap (BCa) "
-                   "or none; table and markdown show t intervals by default, latex only with --ci")
-    p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N",
-                   help="decimal places in table, latex and markdown output (0-10, default 4)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically; its directory must exist) instead of standard output")
-    p.add_argument("--memory", metavar="SIZE",
-                   help="cap the working set, e.g. 1GiB or 500MB: a larger run is evaluated in blocks of whole queries, "
-                   "with the same values (default: half the available memory, at most 2GiB)")
-    p.add_argument("--standardize", action="store_true",
-                   help="per-topic z-scores, (x - topic mean) / topic sd over the runs given (sample sd; Webber et al. 2008)")
-    p.add_argument("-Z", "--zscores", metavar="FILE",
-                   help="per-topic z-scores from trec_eval's -Z file of lines 'query_id measure mean sd'")
-    p.add_argument("--z-cdf", action="store_true",
-                   help="map the z-scores through the standard normal CDF, into [0, 1] (off by default, as trec_eval -Z)")
-    p.add_argument("--write-z", metavar="FILE",
-                   help="write the runs' per-topic means and sample sds in trec_eval's -Z format, for -Z elsewhere")
-    p.add_argument("--groups", metavar="FILE",
-                   help="per-group means with 95%% t intervals, from a file of lines 'query_id group' (a query may be in several groups)")
+    p.add_argument(
+        "-c",
+        action="store_true",
+        help="score qrels queries missing from a run as 0 (trec_eval -c; irspec's default)",
+    )
+    p.add_argument(
+        "--missing-queries",
+        choices=("zero", "skip", "error"),
+        help="what a qrels query missing from a run gets, in every format (default zero, as trec_eval -c)",
+    )
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        dest="level",
+        type=int,
+        default=1,
+        metavar="L",
+        help="labels >= L are relevant (default 1)",
+    )
+    p.add_argument(
+        "-M",
+        "--depth",
+        dest="depth",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluate only the top N documents of each ranking",
+    )
+    p.add_argument(
+        "-J", "--judged-only", action="store_true", help="drop unjudged documents before measuring"
+    )
+    p.add_argument(
+        "-N",
+        "--collection-size",
+        dest="collection_size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of documents in the collection (for fall-out)",
+    )
+    p.add_argument(
+        "--judged-warning",
+        type=float,
+        default=0.5,
+        metavar="F",
+        help="warn that a run's scores are likely underestimated when under this fraction of its top 10 "
+        "documents are judged (Judged@10; default 0.5, 0 for never)",
+    )
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown", "parquet"),
+        default="table",
+        help="output format (default: an aligned table; latex and markdown: the means, best in bold; "
+        "jsonl: ir_measures' records; parquet: long rows run, query_id, metric, value, text, to a file given by -o)",
+    )
+    p.add_argument(
+        "--ci",
+        nargs="?",
+        const="t",
+        choices=("t", "bootstrap", "none"),
+        default=None,
+        help="the 95%% confidence interval beside each mean: t (Student's t over the queries), bootstrap (BCa) "
+        "or none; table and markdown show t intervals by default, latex only with --ci",
+    )
+    p.add_argument(
+        "--decimals",
+        type=int,
+        default=4,
+        choices=range(11),
+        metavar="N",
+        help="decimal places in table, latex and markdown output (0-10, default 4)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (atomically; its directory must exist) instead of standard output",
+    )
+    p.add_argument(
+        "--memory",
+        metavar="SIZE",
+        help="cap the working set, e.g. 1GiB or 500MB: a larger run is evaluated in blocks of whole queries, "
+        "with the same values (default: half the available memory, at most 2GiB)",
+    )
+    p.add_argument(
+        "--standardize",
+        action="store_true",
+        help="per-topic z-scores, (x - topic mean) / topic sd over the runs given (sample sd; Webber et al. 2008)",
+    )
+    p.add_argument(
+        "-Z",
+        "--zscores",
+        metavar="FILE",
+        help="per-topic z-scores from trec_eval's -Z file of lines 'query_id measure mean sd'",
+    )
+    p.add_argument(
+        "--z-cdf",
+        action="store_true",
+        help="map the z-scores through the standard normal CDF, into [0, 1] (off by default, as trec_eval -Z)",
+    )
+    p.add_argument(
+        "--write-z",
+        metavar="FILE",
+        help="write the runs' per-topic means and sample sds in trec_eval's -Z format, for -Z elsewhere",
+    )
+    p.add_argument(
+        "--groups",
+        metavar="FILE",
+        help="per-group means with 95%% t intervals, from a file of lines 'query_id group' (a query may be in several groups)",
+    )
 
-
-    p.add_argument("--agreement", action="store_true",
-                   help="several sets of judgments: give two or more qrels and two or more runs, in any order (told apart "
-                   "by their content); every run is evaluated against each set and compared (paired t-test, Holm), then "
-                   "how the sets agree: rankings (Kendall's tau, tau_AP, swapped pairs), labels (kappa, alpha) and "
-                   "significance (formats table, json, markdown, latex)")
+    p.add_argument(
+        "--agreement",
+        action="store_true",
+        help="several sets of judgments: give two or more qrels and two or more runs, in any order (told apart "
+        "by their content); every run is evaluated against each set and compared (paired t-test, Holm), then "
+        "how the sets agree: rankings (Kendall's tau, tau_AP, swapped pairs), labels (kappa, alpha) and "
+        "significance (formats table, json, markdown, latex)",
+    )
     p.set_defaults(func=_cmd_eval)
 
     set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"
@@ -404,16 +551,44 @@ def build_parser() -> argparse.ArgumentParser:
         "here) or from --from qrels and runs in any order.",
     )
     p.add_argument("plan", nargs="?", help="the plan file, e.g. specs/demo.yaml")
-    p.add_argument("--from", dest="sources", nargs="+", metavar="FILE",
-                   help="one qrels file and the runs, in any order (told apart by their content)")
-    p.add_argument("-m", "--measure", dest="measures", action="append", metavar="SPEC",
-                   help="metric spec(s) with --from, repeatable (default nDCG@10)")
-    p.add_argument("--baseline", metavar="RUN", help="with --from: design every run against this one (default: all pairs)")
+    p.add_argument(
+        "--from",
+        dest="sources",
+        nargs="+",
+        metavar="FILE",
+        help="one qrels file and the runs, in any order (told apart by their content)",
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        metavar="SPEC",
+        help="metric spec(s) with --from, repeatable (default nDCG@10)",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="with --from: design every run against this one (default: all pairs)",
+    )
     p.add_argument("--delta", metavar="D", help="the minimum difference of interest, on the metric's scale")
     p.add_argument("--alpha", metavar="A", help="significance level (default 0.05, or the plan's)")
     p.add_argument("--power", metavar="P", help="target power (default 0.8, or the plan's)")
-    p.add_argument("-f", "--format", choices=("table", "json", "markdown", "latex"), default="table", help="output format")
-    p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N", help="decimal places (0-10, default 4)")
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=("table", "json", "markdown", "latex"),
+        default="table",
+        help="output format",
+    )
+    p.add_argument(
+        "--decimals",
+        type=int,
+        default=4,
+        choices=range(11),
+        metavar="N",
+        help="decimal places (0-10, default 4)",
+    )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
     p.set_defaults(func=_cmd_power)
 

@@ -9,22 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "EvaluationError",
+    "InputError",
     "IrspecError",
+    "IrspecWarning",
+    "ParameterError",
+    "PlanError",
+    "RegistryError",
     "SpecError",
     "SpecSyntaxError",
     "UnknownMetricError",
-    "ParameterError",
-    "RegistryError",
-    "InputError",
-    "EvaluationError",
-    "PlanError",
-    "IrspecWarning",
-    "suggest",
-    "or_list",
     "excerpt",
-    "shorten",
-    "quote",
     "not_loaded",
+    "or_list",
+    "quote",
+    "shorten",
+    "suggest",
 ]
 
 

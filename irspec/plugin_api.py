@@ -43,9 +43,8 @@ long to be text, naming it) and :func:`quote` (a value from the input, cut short
 
 from __future__ import annotations
 
-from irspec.lazy import lazy_names
-
 from irspec.errors import quote
+from irspec.lazy import lazy_names
 from irspec.lines import bounded_lines
 from irspec.spec.definitions import (
     NONNEGATIVE,

@@ -32,7 +32,13 @@ class Progress:
     (default :data:`sys.stderr`); silent unless the stream is a terminal."""
 
     def __init__(
-        self, label: str, total: int | None = None, *, detail: str = "", stream: IO[str] | None = None, interval: float = 0.1
+        self,
+        label: str,
+        total: int | None = None,
+        *,
+        detail: str = "",
+        stream: IO[str] | None = None,
+        interval: float = 0.1,
     ) -> None:
         self.label = label
         self.total = total
@@ -78,7 +84,9 @@ class Progress:
         if not force and now - self._last < self._interval:
             return
         self._last = now
-        count = f" {self.done}/{self.total}" if self.total is not None else (f" {self.done}" if self.done else "")
+        count = (
+            f" {self.done}/{self.total}" if self.total is not None else (f" {self.done}" if self.done else "")
+        )
         text = f"irspec: {self.label}{count}" + (f" {self.detail}" if self.detail else "")
         width = _columns() - 1
         if len(text) > width:

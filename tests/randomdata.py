@@ -29,7 +29,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["random_case", "ranked", "untied", "truncate", "judged_only_ranking", "KINDS"]
+__all__ = ["KINDS", "judged_only_ranking", "random_case", "ranked", "truncate", "untied"]
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -96,7 +96,9 @@ def _scores(rng: np.random.Generator, n: int, near_ties: bool) -> np.ndarray:
         k = int(rng.integers(1, 6))
         palette = rng.choice(_PALETTE, size=k, replace=False)
         if near_ties:
-            palette = np.concatenate((palette, rng.choice(_NEAR_TIES, size=int(rng.integers(2, 5)), replace=False)))
+            palette = np.concatenate(
+                (palette, rng.choice(_NEAR_TIES, size=int(rng.integers(2, 5)), replace=False))
+            )
         return rng.choice(palette, size=n)
     if mode < 0.9:
         return np.round(rng.normal(0.0, 2.0, size=n), 1)  # one decimal: ties among ~40 values
@@ -189,7 +191,9 @@ def ranked(docs: Mapping[str, float]) -> list[str]:
 def untied(run: Mapping[str, Mapping[str, float]]) -> Run:
     """Each non-empty ranking re-scored n, n-1, ..., 1 in trec_eval's order: the same ranking for any
     evaluator, whatever its tie-break."""
-    return {q: {d: float(len(docs) - i) for i, d in enumerate(ranked(docs))} for q, docs in run.items() if docs}
+    return {
+        q: {d: float(len(docs) - i) for i, d in enumerate(ranked(docs))} for q, docs in run.items() if docs
+    }
 
 
 def truncate(run: Mapping[str, Mapping[str, float]], depth: int | None) -> Run:

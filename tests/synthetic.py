@@ -14,7 +14,9 @@ from irspec.evaluation.context import Options
 from irspec.evaluation.result import Result
 
 
-def make_result(name: str, qids: list[str], values: np.ndarray, metrics=("AP", "P@10"), missing="zero") -> Result:
+def make_result(
+    name: str, qids: list[str], values: np.ndarray, metrics=("AP", "P@10"), missing="zero"
+) -> Result:
     """A result of run ``name`` on queries ``qids`` with ``values`` (one column, or one per metric)."""
     bound = tuple(irspec.parse_many(list(metrics)))
     values = np.asarray(values, dtype=float).reshape(len(qids), -1)

@@ -39,7 +39,10 @@ LOCATED = [
     ("nDCG@(R/(2-2))", ["nDCG: parameter 'k'", "divides by zero"]),
     ("F(beta=1e155)", ["F: parameter 'beta'", "1e+155", "a number > 0 and <= 1e+100"]),
     ("set_F.1" + "0" * 300, ["F: parameter 'beta'", "1e+150", "<= 1e+100"]),
-    ("Fallout(collection_size=1e19)@10", ["Fallout: parameter 'collection_size'", "10000000000000000000", "<= 9007199254740992"]),
+    (
+        "Fallout(collection_size=1e19)@10",
+        ["Fallout: parameter 'collection_size'", "10000000000000000000", "<= 9007199254740992"],
+    ),
     ("11pt(points=[0.5,1e19])", ["11pt: parameter 'points'", "1e+19", "each >= 0 and <= 1"]),
     ("11pt(points=[-0.1])", ["11pt: parameter 'points'", "-0.1", "each >= 0 and <= 1"]),
     ("11pt_avg.0.5,1.5", ["11pt: parameter 'points'", "1.5", "each >= 0 and <= 1"]),
@@ -80,11 +83,18 @@ def test_absurd_parameter_is_one_error_line_from_the_cli(spec, fragments, capsys
 @pytest.mark.parametrize(
     "option,least",
     # depth and relevance level may be 0, as trec_eval's -M 0 and -l 0; a collection has a document
-    [({"collection_size": 10**20}, 1), ({"collection_size": 0}, 1), ({"depth": 2**53 + 1}, 0), ({"relevance_level": 10**19}, 0)],
+    [
+        ({"collection_size": 10**20}, 1),
+        ({"collection_size": 0}, 1),
+        ({"depth": 2**53 + 1}, 0),
+        ({"relevance_level": 10**19}, 0),
+    ],
 )
 def test_absurd_option_is_an_evaluation_error(option, least):
     name, value = next(iter(option.items()))
-    with pytest.raises(EvaluationError, match=rf"{name} must be an integer >= {least} and <= 9007199254740992, got {value}"):
+    with pytest.raises(
+        EvaluationError, match=rf"{name} must be an integer >= {least} and <= 9007199254740992, got {value}"
+    ):
         irspec.evaluate(QRELS, RUN, "P@5", **option)
 
 
@@ -107,7 +117,9 @@ def _per_query(spec: str, **options) -> dict[str, float]:
 pytestmark = [pytest.mark.filterwarnings("error"), pytest.mark.filterwarnings("ignore::irspec.IrspecWarning")]
 
 
-@pytest.mark.parametrize("spec", ["nDCG@(R*1e19)", "nDCG@(R*1e300*1e300)", "nDCG@(1/(R-2))", "nDCG@9007199254740992"])
+@pytest.mark.parametrize(
+    "spec", ["nDCG@(R*1e19)", "nDCG@(R*1e300*1e300)", "nDCG@(1/(R-2))", "nDCG@9007199254740992"]
+)
 def test_a_cutoff_past_every_ranking_is_the_whole_ranking(spec):
     # q1: R*1e19 = 2e19, R*1e300*1e300 overflows to inf, 1/(R-2) = 1/0 = inf: all past the ranking.
     values = _per_query(spec)
@@ -221,7 +233,9 @@ def test_an_option_of_400_digits_is_quoted_short(name):
 )
 def test_a_long_command_line_argument_is_quoted_short(args, fragment):
     # argparse echoed the value whole, as did irspec's own messages
-    done = subprocess.run([sys.executable, "-m", "irspec", "eval", *DEMO, "-m", "AP", *args], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "irspec", "eval", *DEMO, "-m", "AP", *args], capture_output=True, text=True
+    )
     assert done.returncode == 2 and done.stdout == ""
     last = done.stderr.strip().splitlines()[-1]
     assert fragment in last and "..." in last, last[:300]
@@ -232,6 +246,8 @@ def test_stats_decimals_of_400_digits_are_an_error_not_an_overflow():
     from irspec.stats import significance as stats
 
     for value in (301, int(NINES)):
-        with pytest.raises(EvaluationError, match=r"^decimals must be at most 300 \(10\*\*decimals must be a float\), got "):
+        with pytest.raises(
+            EvaluationError, match=r"^decimals must be at most 300 \(10\*\*decimals must be a float\), got "
+        ):
             stats.paired([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], test="randomization", decimals=value)
     assert stats.paired([0.0, 0.1, 0.2], [0.0, 0.0, 0.0], test="randomization", decimals=300).p_value > 0

@@ -8,7 +8,6 @@ scikit-learn and the krippendorff package, counts from plain Python over the qre
 from __future__ import annotations
 
 import importlib
-
 import itertools
 import json
 import re
@@ -23,16 +22,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
+from trecdicts import read_trec_dict
 
 import irspec
-from irspec.experiment.agreement import agreement_of
-from irspec.experiment.records import Compare
 from irspec.data import Qrels
 from irspec.errors import EvaluationError, PlanError
+from irspec.experiment.agreement import agreement_of
+from irspec.experiment.records import Compare
 from irspec.plan.execute import render_outputs, run_plan
 from irspec.plan.load import load_plan
-
-from trecdicts import read_trec_dict
 
 pytrec_eval = importlib.import_module("pytrec_eval")
 krippendorff = importlib.import_module("krippendorff")
@@ -64,12 +62,17 @@ def _reference_scores() -> dict[str, dict[str, dict[str, np.ndarray]]]:
 def demo() -> irspec.experiment.agreement.Agreement:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)  # the random run is mostly unjudged
-        return irspec.agreement({k: str(v) for k, v in SETS.items()}, {k: str(v) for k, v in RUNS.items()}, "P@10, nDCG@10")
+        return irspec.agreement(
+            {k: str(v) for k, v in SETS.items()}, {k: str(v) for k, v in RUNS.items()}, "P@10, nDCG@10"
+        )
 
 
 def test_rankings_swaps_and_significance_against_references(demo):
     ref = _reference_scores()
-    means = {s: {r: {m: float(v.mean()) for m, v in by_m.items()} for r, by_m in by_r.items()} for s, by_r in ref.items()}
+    means = {
+        s: {r: {m: float(v.mean()) for m, v in by_m.items()} for r, by_m in by_r.items()}
+        for s, by_r in ref.items()
+    }
     runs = list(RUNS)
     # significance: scipy's paired t-test on every pair, Holm over the 6 pairs of each metric (statsmodels)
     significant = {}
@@ -90,9 +93,15 @@ def test_rankings_swaps_and_significance_against_references(demo):
             l = means["llm"][a][m] - means["llm"][b][m]
             if h * l < 0:
                 expected_swaps.add((m, a, b, significant[("human", m, a, b)], significant[("llm", m, a, b)]))
-    assert {(s.metric, s.run_1, s.run_2, s.significant_a, s.significant_b) for s in demo.swaps} == expected_swaps
+    assert {
+        (s.metric, s.run_1, s.run_2, s.significant_a, s.significant_b) for s in demo.swaps
+    } == expected_swaps
     assert expected_swaps  # the demo's second set is made to swap bm25 and dense
-    changes = {(m, a, b) for (s, m, a, b), v in significant.items() if s == "human" and v != significant[("llm", m, a, b)]}
+    changes = {
+        (m, a, b)
+        for (s, m, a, b), v in significant.items()
+        if s == "human" and v != significant[("llm", m, a, b)]
+    }
     assert {(c.metric, c.run_a, c.run_b) for c in demo.significance} == changes
     for s, run, metric, mean in demo.means:
         assert mean == pytest.approx(means[s][run][metric], abs=1e-12)
@@ -106,15 +115,28 @@ def test_labels_against_references(demo):
     (found,) = demo.labels
     n_human = sum(len(v) for v in human.values())
     n_llm = sum(len(v) for v in llm.values())
-    assert (found.common, found.only_a, found.only_b) == (len(pairs), n_human - len(pairs), n_llm - len(pairs))
+    assert (found.common, found.only_a, found.only_b) == (
+        len(pairs),
+        n_human - len(pairs),
+        n_llm - len(pairs),
+    )
     grades = list(range(a.min(), a.max() + 1))
     assert found.kappa == pytest.approx(sk.cohen_kappa_score(a, b))
-    assert found.kappa_quadratic == pytest.approx(sk.cohen_kappa_score(a, b, labels=grades, weights="quadratic"))
-    assert found.alpha_ordinal == pytest.approx(krippendorff.alpha(reliability_data=[a, b], level_of_measurement="ordinal"))
+    assert found.kappa_quadratic == pytest.approx(
+        sk.cohen_kappa_score(a, b, labels=grades, weights="quadratic")
+    )
+    assert found.alpha_ordinal == pytest.approx(
+        krippendorff.alpha(reliability_data=[a, b], level_of_measurement="ordinal")
+    )
     assert found.binary_kappa == pytest.approx(sk.cohen_kappa_score(a >= 1, b >= 1))
     assert found.agreement == pytest.approx(np.mean(a == b))
     counts = Counter(zip(a.tolist(), b.tolist()))
-    assert {(found.labels[i], found.labels[j]): n for i, row in enumerate(found.confusion) for j, n in enumerate(row) if n} == counts
+    assert {
+        (found.labels[i], found.labels[j]): n
+        for i, row in enumerate(found.confusion)
+        for j, n in enumerate(row)
+        if n
+    } == counts
 
 
 def _result_set(qrels: dict, runs: dict, metrics: str = "P@2"):
@@ -123,8 +145,11 @@ def _result_set(qrels: dict, runs: dict, metrics: str = "P@2"):
 
 def test_identical_sets_agree_fully():
     qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 0, "d4": 1}}
-    runs = {"a": {"q1": {"d1": 3, "d2": 2}, "q2": {"d4": 1, "d1": 0.5}}, "b": {"q1": {"d2": 3, "d3": 1}, "q2": {"d1": 1}},
-            "c": {"q1": {"d3": 3}, "q2": {"d5": 1}}}
+    runs = {
+        "a": {"q1": {"d1": 3, "d2": 2}, "q2": {"d4": 1, "d1": 0.5}},
+        "b": {"q1": {"d2": 3, "d3": 1}, "q2": {"d1": 1}},
+        "c": {"q1": {"d3": 3}, "q2": {"d5": 1}},
+    }
     res = _result_set(qrels, runs)
     q = Qrels.from_dict(qrels)
     found = agreement_of({"x": res, "y": res}, {"x": q, "y": q}, Compare())
@@ -141,9 +166,14 @@ def test_identical_sets_agree_fully():
 def test_disjoint_judgments_are_undefined_not_a_crash():
     qa = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}}
     qb = {"q1": {"d5": 1}, "q2": {"d6": 0, "d7": 2}}
-    runs = {"a": {"q1": {"d1": 3, "d5": 2}, "q2": {"d3": 1}}, "b": {"q1": {"d5": 3}, "q2": {"d7": 1, "d3": 0}}}
+    runs = {
+        "a": {"q1": {"d1": 3, "d5": 2}, "q2": {"d3": 1}},
+        "b": {"q1": {"d5": 3}, "q2": {"d7": 1, "d3": 0}},
+    }
     found = agreement_of(
-        {"a": _result_set(qa, runs), "b": _result_set(qb, runs)}, {"a": Qrels.from_dict(qa), "b": Qrels.from_dict(qb)}, None
+        {"a": _result_set(qa, runs), "b": _result_set(qb, runs)},
+        {"a": Qrels.from_dict(qa), "b": Qrels.from_dict(qb)},
+        None,
     )
     (lab,) = found.labels
     assert (lab.common, lab.only_a, lab.only_b) == (0, 3, 3)
@@ -183,14 +213,18 @@ def test_the_report_layer_presents_the_agreement(demo):
     sections = agreement_sections(demo, decimals=3)
     assert demo.sections(decimals=3) == sections
     assert [heading for heading, _, _ in sections][:3] == [
-        "Agreement between system rankings", "Swapped pairs of runs", "Agreement between labels"
+        "Agreement between system rankings",
+        "Swapped pairs of runs",
+        "Agreement between labels",
     ]
     assert demo.to_table(decimals=3) == report.text.plain_tables(sections, notes=demo.notes)
     assert judged_sets_text({"human": "H\n", "llm": "L\n"}, demo, "markdown", decimals=3) == (
         "## qrels: human\n\nH\n\n## qrels: llm\n\nL\n\n## Agreement between the sets of judgments\n"
         + report.markdown.plain_tables(sections, notes=demo.notes)
     )
-    with pytest.raises(EvaluationError, match="reported in the table, json, markdown, latex formats, not html"):
+    with pytest.raises(
+        EvaluationError, match="reported in the table, json, markdown, latex formats, not html"
+    ):
         judged_sets_text({}, demo, "html")
 
 
@@ -218,7 +252,18 @@ def _irspec(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_agreement_in_any_order_as_json():
-    done = _irspec("eval", "runs/bm25.run", "qrels.txt", "runs/dense.run", "qrels.llm.txt", "-m", "P@10", "--agreement", "-f", "json")
+    done = _irspec(
+        "eval",
+        "runs/bm25.run",
+        "qrels.txt",
+        "runs/dense.run",
+        "qrels.llm.txt",
+        "-m",
+        "P@10",
+        "--agreement",
+        "-f",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert list(doc["qrels_sets"]) == ["qrels", "qrels.llm"]
@@ -230,20 +275,39 @@ def test_cli_agreement_in_any_order_as_json():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["qrels.txt", "runs/bm25.run", "runs/dense.run"], "at least 2 qrels files and 2 runs; got 1 qrels and 2 runs"),
+        (
+            ["qrels.txt", "runs/bm25.run", "runs/dense.run"],
+            "at least 2 qrels files and 2 runs; got 1 qrels and 2 runs",
+        ),
         (["qrels.txt", "qrels.llm.txt", "runs/bm25.run"], "got 2 qrels and 1 runs"),
         (["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "-f", "csv"], "not --format csv"),
         (["qrels.txt", "qrels.txt", "runs/bm25.run", "runs/dense.run"], "qrels is given twice"),
         (["qrels.txt", "nothere.txt", "runs/bm25.run", "runs/dense.run"], "nothere.txt"),
         # the runs have per-topic means under each set: no one -Z file to write
-        (["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "--write-z", "z.txt"], "--agreement does not take --write-z"),
-        (["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "-c", "--missing-queries", "skip"], "contradicts --missing-queries skip"),
+        (
+            ["qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "--write-z", "z.txt"],
+            "--agreement does not take --write-z",
+        ),
+        (
+            [
+                "qrels.txt",
+                "qrels.llm.txt",
+                "runs/bm25.run",
+                "runs/dense.run",
+                "-c",
+                "--missing-queries",
+                "skip",
+            ],
+            "contradicts --missing-queries skip",
+        ),
     ],
 )
 def test_cli_agreement_errors(args, message):
     done = _irspec("eval", *args, "-m", "P@10", "--agreement")
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("irspec: error: ") and message in done.stderr and done.stderr.count("\n") == 1
+    assert (
+        done.stderr.startswith("irspec: error: ") and message in done.stderr and done.stderr.count("\n") == 1
+    )
 
 
 def test_cli_agreement_takes_eval_flags_and_gives_provenance():
@@ -251,25 +315,54 @@ def test_cli_agreement_takes_eval_flags_and_gives_provenance():
     # each set and a run of the rankings compared, and each set's JSON carries the provenance, as every
     # JSON does (README), naming that set's qrels file
     done = _irspec(
-        "eval", "qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "--system", "colbert=runs/seeds/colbert-seed*.run",
-        "-m", "P@10", "--agreement", "-f", "json",
+        "eval",
+        "qrels.txt",
+        "qrels.llm.txt",
+        "runs/bm25.run",
+        "runs/dense.run",
+        "--system",
+        "colbert=runs/seeds/colbert-seed*.run",
+        "-m",
+        "P@10",
+        "--agreement",
+        "-f",
+        "json",
     )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     for name, found in doc["qrels_sets"].items():
         assert [r["name"] for r in found["runs"]] == ["bm25", "dense", "colbert"]
         inputs = [(i["role"], i["name"], i["path"]) for i in found["provenance"]["inputs"]]
-        assert inputs[:3] == [("qrels", None, f"{name}.txt"), ("run", "bm25", "runs/bm25.run"), ("run", "dense", "runs/dense.run")]
+        assert inputs[:3] == [
+            ("qrels", None, f"{name}.txt"),
+            ("run", "bm25", "runs/bm25.run"),
+            ("run", "dense", "runs/dense.run"),
+        ]
     assert {frozenset((s["run_1"], s["run_2"])) for s in doc["agreement"]["swaps"]} == {
-        frozenset(("bm25", "dense")), frozenset(("bm25", "colbert"))
+        frozenset(("bm25", "dense")),
+        frozenset(("bm25", "colbert")),
     }
 
 
 def test_cli_agreement_says_a_warning_once():
     # at level 4 neither set has a relevant document (their labels go up to 3): one sentence, said once
-    done = _irspec("eval", "qrels.txt", "qrels.llm.txt", "runs/bm25.run", "runs/dense.run", "-m", "P@10", "--agreement", "-l", "4")
+    done = _irspec(
+        "eval",
+        "qrels.txt",
+        "qrels.llm.txt",
+        "runs/bm25.run",
+        "runs/dense.run",
+        "-m",
+        "P@10",
+        "--agreement",
+        "-l",
+        "4",
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count("irspec: warning: relevance level 4 (P@10): no document in the qrels is relevant") == 1
+    assert (
+        done.stderr.count("irspec: warning: relevance level 4 (P@10): no document in the qrels is relevant")
+        == 1
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -322,13 +415,23 @@ def test_plan_with_two_sets(workspace):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("qrels: {human: demo/qrels.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nmetrics: [P@10]\n", "qrels: {'human': 'demo/qrels.txt'} does not have enough properties"),
-        ("qrels: {human: demo/qrels.txt, llm: demo/nope.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nmetrics: [P@10]\n",
-         "qrels.llm"),
-        ("qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}\nruns: [demo/runs/bm25.run]\nmetrics: [P@10]\n",
-         "at least 2 runs"),
-        ("qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\n"
-         "metrics: [P@10]\noutput: [{format: csv}]\n", "not csv"),
+        (
+            "qrels: {human: demo/qrels.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nmetrics: [P@10]\n",
+            "qrels: {'human': 'demo/qrels.txt'} does not have enough properties",
+        ),
+        (
+            "qrels: {human: demo/qrels.txt, llm: demo/nope.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nmetrics: [P@10]\n",
+            "qrels.llm",
+        ),
+        (
+            "qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}\nruns: [demo/runs/bm25.run]\nmetrics: [P@10]\n",
+            "at least 2 runs",
+        ),
+        (
+            "qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\n"
+            "metrics: [P@10]\noutput: [{format: csv}]\n",
+            "not csv",
+        ),
     ],
 )
 def test_plan_problems_with_several_sets(workspace, text, message):
@@ -357,7 +460,7 @@ def test_the_page_shows_every_sets_results_and_comparisons(workspace):
         ("results-llm", "Results: llm"), ("comparisons-llm", "Comparisons: llm"),
         ("agreement", "Agreement between the sets of judgments"))]  # fmt: skip
     assert starts == sorted(starts)
-    parts = {"human": page[starts[0]:starts[1]], "llm": page[starts[2]:starts[3]]}
+    parts = {"human": page[starts[0] : starts[1]], "llm": page[starts[2] : starts[3]]}
     for name, part in parts.items():
         assert part.count('<table class="results">') == 1
         for run in ("bm25", "dense", "hybrid"):
@@ -365,7 +468,10 @@ def test_the_page_shows_every_sets_results_and_comparisons(workspace):
             (row,) = re.findall(rf'<tr><td class="text">{run}\b.*', part)
             assert re.search(rf"</td><td[^>]*>{mean:.4f}\b", row), (name, row)
     # each set's comparisons (against bm25) under its own heading
-    assert [page[a:b].count('<table class="comparisons">') for a, b in ((starts[1], starts[2]), (starts[3], starts[4]))] == [1, 1]
+    assert [
+        page[a:b].count('<table class="comparisons">')
+        for a, b in ((starts[1], starts[2]), (starts[3], starts[4]))
+    ] == [1, 1]
 
 
 def test_a_plan_reads_each_set_of_judgments_once(workspace, monkeypatch):

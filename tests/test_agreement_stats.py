@@ -4,7 +4,6 @@ the krippendorff package, and hand arithmetic written out here (τ_AP has no lib
 from __future__ import annotations
 
 import importlib
-
 import math
 import warnings
 
@@ -173,7 +172,9 @@ def test_cohen_kappa_against_sklearn(seed, weights):
     grades = list(range(int(min(a.min(), b.min())), int(max(a.max(), b.max())) + 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sklearn warns when kappa is 0/0
-        expected = sklearn_metrics.cohen_kappa_score(a, b, labels=grades, weights=None if weights == "none" else weights)
+        expected = sklearn_metrics.cohen_kappa_score(
+            a, b, labels=grades, weights=None if weights == "none" else weights
+        )
     got = cc.cohen_kappa(a, b, weights)
     if math.isnan(expected):
         assert math.isnan(got)
@@ -198,7 +199,9 @@ def test_krippendorff_against_package(seed):
             krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement="ordinal")
         assert math.isnan(got)
         return
-    expected = krippendorff.alpha(reliability_data=np.vstack([a, b]).astype(float), level_of_measurement="ordinal")
+    expected = krippendorff.alpha(
+        reliability_data=np.vstack([a, b]).astype(float), level_of_measurement="ordinal"
+    )
     assert got == pytest.approx(expected, abs=1e-10)
 
 

@@ -39,7 +39,12 @@ import irspec
 # The layers of irspec/, bottom to top; names are modules or packages relative to irspec/.
 LAYERS: list[tuple[str, ...]] = [
     ("spec", "stats", "evaluation", "experiment"),  # packages whose __init__ is only a docstring
-    ("errors", "version", "progress", "lazy"),  # leaves: errors, the version string, terminal progress, names loaded on first use
+    (
+        "errors",
+        "version",
+        "progress",
+        "lazy",
+    ),  # leaves: errors, the version string, terminal progress, names loaded on first use
     ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
     ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
     ("spec.definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
@@ -48,19 +53,37 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("spec.catalog",),  # the metrics and the registry as `irspec parse --json` and `irspec metrics` show them
     ("testing",),  # the pytest fixture that registers a plugin for one test
-    ("stats.resampling", "stats.student", "stats.outcome", "data.frames", "data.kinds"),  # resampling; the t quantile; a test's record; frames out; qrels or run
-    ("data.trec", "data.objects", "data.arrays", "data.parquet", "data.datasets"),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
+    (
+        "stats.resampling",
+        "stats.student",
+        "stats.outcome",
+        "data.frames",
+        "data.kinds",
+    ),  # resampling; the t quantile; a test's record; frames out; qrels or run
+    (
+        "data.trec",
+        "data.objects",
+        "data.arrays",
+        "data.parquet",
+        "data.datasets",
+    ),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
-    ("stats.significance", "stats.design", "stats.concordance"),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
+    (
+        "stats.significance",
+        "stats.design",
+        "stats.concordance",
+    ),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
     ("builtin.kernels",),  # the built-in metrics' numpy computations
     ("evaluation.index",),  # the qrels indexed once for any number of runs
     ("evaluation.notes",),  # the warnings' text: queries a run lacks or adds, relevance levels, judged share
     ("evaluation.ranking",),  # a run joined with the qrels and ranked as trec_eval ranks: the Context
     ("evaluation.compute",),  # metrics bound; their kernels called on a context (through the registry)
     ("evaluation.judgments",),  # the qrels, or a plugin's input read in place of them, for any number of runs
-    ("evaluation.evaluated",),  # what every result is to its readers (reports read results only through it); frames, warnings
+    (
+        "evaluation.evaluated",
+    ),  # what every result is to its readers (reports read results only through it); frames, warnings
     ("experiment.records",),  # the compare step's records: its settings and one comparison
     ("report.plots",),  # figures drawn from results
     ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
@@ -68,12 +91,18 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation.parts",),  # a run evaluated in parts (blocks, batches) and the parts made one Result
     ("evaluation.evaluate",),  # runs evaluated against qrels read once: names made distinct, warnings issued
     ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
-    ("evaluation.spark",),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
-    ("experiment.standardize",),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
+    (
+        "evaluation.spark",
+    ),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
+    (
+        "experiment.standardize",
+    ),  # standardised scores: z per topic from reference runs or trec_eval's -Z file
     ("experiment.groups",),  # per-group means with their intervals, macro and micro means
     ("evaluation.result_set",),  # several runs' results as one mapping (ResultSet); irspec.evaluate
     ("evaluation.systems",),  # systems of several runs (seeds): the mean per topic, the runs' spread
-    ("evaluation.evaluator",),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
+    (
+        "evaluation.evaluator",
+    ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
     ("experiment.power",),  # the power step: power and topics needed for comparisons; renders through report
     ("experiment.agreement",),  # several sets of judgments: rankings, labels and significance compared
@@ -93,7 +122,17 @@ FIRST_HEAVY_LAYER = "data.kinds"
 """Layers below this one (the spec, registry, plugins) import no heavy module: parsing stays cheap."""
 
 HEAVY = {
-    "numpy", "polars", "scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas", "pyarrow", "ir_datasets", "pyspark"
+    "numpy",
+    "polars",
+    "scipy",
+    "yaml",
+    "jsonschema",
+    "matplotlib",
+    "jinja2",
+    "pandas",
+    "pyarrow",
+    "ir_datasets",
+    "pyspark",
 }
 """Third-party modules that cost a noticeable part of a second to import."""
 
@@ -192,19 +231,34 @@ def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
                 else:
                     prefix = node.module or ""
                 # `from irspec import spec` imports the submodule; `from irspec import parse` the face
-                targets = [f"{prefix}.{alias.name}" for alias in node.names] if prefix.startswith(package) else [prefix]
+                targets = (
+                    [f"{prefix}.{alias.name}" for alias in node.names]
+                    if prefix.startswith(package)
+                    else [prefix]
+                )
             for target in targets:
                 lazy = node.lineno in lazy_lines
                 where = path.relative_to(base_dir).as_posix()
                 if target == package or target.startswith(package + "."):
                     inner = target[len(package) + 1 :]
-                    found.append(Arrow(source, _resolve(inner, modules) if inner else "__init__", where, node.lineno, lazy, True))
+                    found.append(
+                        Arrow(
+                            source,
+                            _resolve(inner, modules) if inner else "__init__",
+                            where,
+                            node.lineno,
+                            lazy,
+                            True,
+                        )
+                    )
                 else:
                     found.append(Arrow(source, target.split(".")[0], where, node.lineno, lazy, False))
         for line, target in lazy_table(tree):  # imported by name on first use: arrows all the same
             where = path.relative_to(base_dir).as_posix()
             if target.startswith(package + "."):
-                found.append(Arrow(source, _resolve(target[len(package) + 1 :], modules), where, line, True, True))
+                found.append(
+                    Arrow(source, _resolve(target[len(package) + 1 :], modules), where, line, True, True)
+                )
             else:
                 found.append(Arrow(source, target.split(".")[0], where, line, True, False))
     return found
@@ -215,9 +269,17 @@ def lazy_table(tree: ast.Module) -> list[tuple[int, str]]:
     as the face's and ``plugin_api``'s are) names, with the line of each."""
     out = []
     for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        target = (
+            node.targets[0]
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            else getattr(node, "target", None)
+        )
         if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
-            out += [(v.lineno, v.value) for v in node.value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+            out += [
+                (v.lineno, v.value)
+                for v in node.value.values
+                if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            ]
     return out
 
 
@@ -226,7 +288,12 @@ def layer_of(module: str, layers: list[tuple[str, ...]]) -> int:
     longest entry that names it or a package above it decides)."""
     # the most specific entry wins: "builtin" holds the declarations, "builtin.kernels" (higher) the kernels
     best = max(
-        ((len(name), i) for i, names in enumerate(layers) for name in names if module == name or module.startswith(name + ".")),
+        (
+            (len(name), i)
+            for i, names in enumerate(layers)
+            for name in names
+            if module == name or module.startswith(name + ".")
+        ),
         default=None,
     )
     if best is None:
@@ -275,23 +342,37 @@ def violations(
         if a.internal:
             dst = layer_of(a.target, layers)
             if dst > src or (dst == src and _package(a.source) != _package(a.target)):
-                face = " (the package face: import from the module that defines the name)" if a.target == "__init__" else ""
+                face = (
+                    " (the package face: import from the module that defines the name)"
+                    if a.target == "__init__"
+                    else ""
+                )
                 out[("layer", a.source, a.target)] = (
                     f"{where}: {a.source} (layer {src}) imports {a.target} (layer {dst}){face}"
                 )
         elif a.target in HEAVY and src < heavy_from:
-            out[("heavy", a.source, a.target)] = f"{where}: {a.source} is below {first_heavy} and imports {a.target}"
-        if a.lazy and (a.internal or a.target in HEAVY) and not {_package(a.source), a.source} & set(LAZY_EDGES):
+            out[("heavy", a.source, a.target)] = (
+                f"{where}: {a.source} is below {first_heavy} and imports {a.target}"
+            )
+        if (
+            a.lazy
+            and (a.internal or a.target in HEAVY)
+            and not {_package(a.source), a.source} & set(LAZY_EDGES)
+        ):
             out[("lazy", a.source, a.target)] = (
                 f"{where}: {a.source} imports {a.target} inside a function; import it at the top"
             )
         edge_top = _package(a.source) in EDGES and not a.lazy
         if edge_top and (a.target in HEAVY or (a.internal and layer_of(a.target, layers) >= heavy_from)):
-            out[("edge", a.source, a.target)] = f"{where}: {a.source} imports {a.target} at module level; load it lazily"
+            out[("edge", a.source, a.target)] = (
+                f"{where}: {a.source} imports {a.target} at module level; load it lazily"
+            )
     return out
 
 
-def _internal_edges(found: list[Arrow], pending: dict[tuple[str, str, str], str] | None = None) -> dict[str, set[str]]:
+def _internal_edges(
+    found: list[Arrow], pending: dict[tuple[str, str, str], str] | None = None
+) -> dict[str, set[str]]:
     skip = {(src, dst) for _, src, dst in pending or {}}
     edges: dict[str, set[str]] = {}
     for a in found:
@@ -339,7 +420,9 @@ def test_the_engine_knows_no_reports():
     found = {
         (a.source, a.target)
         for a in arrows(ROOT)
-        if a.internal and a.source.startswith("evaluation") and (a.target == "report" or a.target.startswith("report."))
+        if a.internal
+        and a.source.startswith("evaluation")
+        and (a.target == "report" or a.target.startswith("report."))
     }
     assert found == {("evaluation.result", "report.notebook"), ("evaluation.result_set", "report.notebook")}
 
@@ -364,7 +447,9 @@ PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "irspec_online": [
         ("__init__",),  # the version
         ("plugin",),  # the declarations; the reader and the kernels named by strings
-        ("records",),  # the record format, its checks and summaries, JSON Lines, the log's counts, InteractionLog
+        (
+            "records",
+        ),  # the record format, its checks and summaries, JSON Lines, the log's counts, InteractionLog
         ("kernels",),  # the metrics' numpy computations, on whole sessions (or time units)
         ("ab",),  # A/B tests: the units' sums, exact moments, the statistics
         ("streaming", "spark"),  # a log larger than memory in one pass; the same kernels on Spark
@@ -374,13 +459,25 @@ PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
 }
 """Each shipped plugin's modules, bottom to top: a module imports modules of lower layers only."""
 
-PLUGIN_FIRST_HEAVY = {"irspec_usermodel": "kernels", "irspec_diversity": "subtopics", "irspec_online": "records"}
+PLUGIN_FIRST_HEAVY = {
+    "irspec_usermodel": "kernels",
+    "irspec_diversity": "subtopics",
+    "irspec_online": "records",
+}
 """The layers below these (the declarations) import nothing heavy: irspec imports them whenever it builds
 its registry, to parse a spec."""
 
 PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
-    ("irspec_online", "sources", "spark"): "pyspark is optional (the spark extra): loaded for a Spark DataFrame",
-    ("irspec_online", "sources", "pyarrow"): "optional (the parquet and pandas extras): loaded for the forms read through Arrow",
+    (
+        "irspec_online",
+        "sources",
+        "spark",
+    ): "pyspark is optional (the spark extra): loaded for a Spark DataFrame",
+    (
+        "irspec_online",
+        "sources",
+        "pyarrow",
+    ): "optional (the parquet and pandas extras): loaded for the forms read through Arrow",
     ("irspec_online", "streaming", "pyarrow"): "optional (the parquet extra): counts a Parquet log's rows",
     ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
 }
@@ -411,7 +508,9 @@ def irspec_imports(root: Path) -> list[tuple[str, str, str]]:
                 continue
             for name in names:
                 if name == "irspec" or name.startswith("irspec."):
-                    target = _resolve(name.removeprefix("irspec."), inside) if name != "irspec" else "__init__"
+                    target = (
+                        _resolve(name.removeprefix("irspec."), inside) if name != "irspec" else "__init__"
+                    )
                     out.append((source, target, f"{path.relative_to(root.parent).as_posix()}:{node.lineno}"))
     return out
 
@@ -430,7 +529,11 @@ def plugin_problems(
     cycle = find_cycle(_internal_edges(found))
     if cycle:
         problems.append(f"{package}: import cycle: " + " -> ".join(cycle))
-    problems += [text for (rule, _, _), text in violations(found, layers, first_heavy).items() if rule in ("layer", "heavy")]
+    problems += [
+        text
+        for (rule, _, _), text in violations(found, layers, first_heavy).items()
+        if rule in ("layer", "heavy")
+    ]
     problems += [
         f"{a.path}:{a.line}: {a.source} imports {a.target} inside a function; import it at the top"
         for a in found
@@ -458,7 +561,12 @@ def test_a_plugin_imports_the_face_and_the_authors_module_and_follows_its_layers
 
 
 def test_every_lazy_import_of_a_plugin_is_still_there():
-    lazy = {(package, a.source, a.target) for package, root in plugin_packages().items() for a in arrows(root, package) if a.lazy}
+    lazy = {
+        (package, a.source, a.target)
+        for package, root in plugin_packages().items()
+        for a in arrows(root, package)
+        if a.lazy
+    }
     assert sorted(set(PLUGIN_LAZY) - lazy) == []
 
 
@@ -483,13 +591,25 @@ def test_checker_reports_a_cycle(tmp_path):
             "context.py": "def f():\n    from irspec import engine\n",
         },
     )
-    assert find_cycle(_internal_edges(arrows(root))) in (["context", "engine", "context"], ["engine", "context", "engine"])
+    assert find_cycle(_internal_edges(arrows(root))) in (
+        ["context", "engine", "context"],
+        ["engine", "context", "engine"],
+    )
 
 
 # The made-up packages' house: the real one's shape, on the old flat names.
 TOY_LAYERS = [
-    ("errors",), ("spec",), ("registry",), ("context",), ("stats",), ("kernels",), ("engine",), ("report",),
-    ("plan",), ("cli",), ("__init__",),
+    ("errors",),
+    ("spec",),
+    ("registry",),
+    ("context",),
+    ("stats",),
+    ("kernels",),
+    ("engine",),
+    ("report",),
+    ("plan",),
+    ("cli",),
+    ("__init__",),
 ]
 
 
@@ -526,7 +646,9 @@ def test_checker_reports_forbidden_arrows(tmp_path):
 def test_checker_places_a_module_by_its_longest_entry():
     # "builtin" holds the declarations low, "builtin.kernels" the kernels higher up
     layers = [("builtin",), ("context",), ("builtin.kernels",)]
-    assert [layer_of(m, layers) for m in ("builtin", "builtin.sets", "builtin.kernels", "builtin.kernels.gain")] == [0, 0, 2, 2]
+    assert [
+        layer_of(m, layers) for m in ("builtin", "builtin.sets", "builtin.kernels", "builtin.kernels.gain")
+    ] == [0, 0, 2, 2]
     with pytest.raises(LookupError):
         layer_of("built", layers)
 
@@ -543,7 +665,13 @@ def test_checker_places_a_module_by_its_longest_entry():
 def test_checker_resolves_relative_imports(tmp_path, text, target):
     root = _package_tree(
         tmp_path,
-        {"context.py": "", "registry.py": "", "kernels/__init__.py": "", "kernels/gain.py": "", "kernels/sets.py": text + "\n"},
+        {
+            "context.py": "",
+            "registry.py": "",
+            "kernels/__init__.py": "",
+            "kernels/gain.py": "",
+            "kernels/sets.py": text + "\n",
+        },
     )
     assert [a.target for a in arrows(root) if a.source == "kernels.sets"] == [target]
 
@@ -578,4 +706,7 @@ def test_checker_reports_a_plugins_inner_imports_and_hidden_circle(tmp_path):
         "plugin is below log and imports numpy",
         "reader imports log inside a function; import it at the top",
     ]
-    assert "toyplugin/log.py:1: log imports irspec.spec.registry; a plugin imports the face and irspec.plugin_api only" in problems
+    assert (
+        "toyplugin/log.py:1: log imports irspec.spec.registry; a plugin imports the face and irspec.plugin_api only"
+        in problems
+    )

@@ -21,7 +21,14 @@ def test_parse_prints_canonical_lines(capsys):
     assert main(["parse", spec]) == 0
     out, err = capsys.readouterr()
     # ndcg_cut.10 is nDCG@10 again: printed once
-    assert out.splitlines() == ["nDCG@10", "Bpref(nonrel=10+R)", "F(beta=2)", "Rprec(recall=0.3)", "P(rel=2)@5", "P@R"]
+    assert out.splitlines() == [
+        "nDCG@10",
+        "Bpref(nonrel=10+R)",
+        "F(beta=2)",
+        "Rprec(recall=0.3)",
+        "P(rel=2)@5",
+        "P@R",
+    ]
     assert err == ""
 
 
@@ -139,7 +146,11 @@ def test_syntax_error_exits_2_with_a_caret_and_no_traceback(capsys, argv, fragme
 
 @pytest.mark.parametrize(
     ("spec", "fragment"),
-    [("ndgc@10", "did you mean 'nDCG'"), ("P(rel=0)@5", "P: parameter 'rel'"), ("P(foo=1)", "no such parameter")],
+    [
+        ("ndgc@10", "did you mean 'nDCG'"),
+        ("P(rel=0)@5", "P: parameter 'rel'"),
+        ("P(foo=1)", "no such parameter"),
+    ],
 )
 def test_binding_errors_exit_2_without_traceback(capsys, spec, fragment):
     assert main(["parse", spec]) == 2

@@ -20,15 +20,15 @@ import numpy as np
 import pytest
 
 import irspec
-from irspec.stats import significance as stats
-from irspec.experiment.records import CORRECTIONS, FAMILIES, TESTS, Compare, Comparison
-from irspec.experiment.compare import Comparisons, compare_results
 from irspec.errors import EvaluationError, IrspecError
+from irspec.experiment.compare import Comparisons, compare_results
+from irspec.experiment.records import CORRECTIONS, FAMILIES, TESTS, Compare, Comparison
 from irspec.plan import load_plan, render_outputs, run_plan
+from irspec.stats import significance as stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import make_result  # noqa: E402
+from synthetic import make_result
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
@@ -72,7 +72,9 @@ SETTINGS = [
 ]
 
 
-@pytest.mark.parametrize(("kwargs", "section"), SETTINGS, ids=["t-holm", "randomization-bh-all", "tukey", "wilcoxon"])
+@pytest.mark.parametrize(
+    ("kwargs", "section"), SETTINGS, ids=["t-holm", "randomization-bh-all", "tukey", "wilcoxon"]
+)
 def test_compare_gives_what_a_plan_with_the_same_settings_gives(demo_results, tmp_path, kwargs, section):
     found = irspec.compare(list(demo_results.values()), **kwargs)
     report = plan_report(tmp_path, section)
@@ -104,7 +106,9 @@ def test_a_paired_t_p_value_is_scipys_ttest_rel_and_holm_is_statsmodels(demo_res
         # irspec rounds the differences to 10 decimals first (test_stats.py): a relative 1e-6 in the tail
         assert c.p_value == pytest.approx(t.pvalue, rel=1e-6, abs=1e-300)
         assert c.statistic == pytest.approx(t.statistic, rel=1e-9)
-        assert c.mean_difference == pytest.approx(float(np.mean(x - y)), abs=1e-9)  # differences rounded to 1e-10
+        assert c.mean_difference == pytest.approx(
+            float(np.mean(x - y)), abs=1e-9
+        )  # differences rounded to 1e-10
         assert c.mean_a == pytest.approx(demo_results[c.a].aggregate()["AP"], abs=1e-12)
         assert (c.n, c.left_out, c.df) == (50, 0, 49)
         expected.append(t.pvalue)
@@ -127,7 +131,9 @@ def test_queries_left_out_are_notes_of_the_comparisons_and_of_their_table():
     a = make_result("a", ["q1", "q2", "q3", "q4", "q5"], [0.1, 0.2, 0.3, 0.4, 0.5], missing="skip")
     b = make_result("b", ["q5", "q4", "q2", "q1", "q6"], [0.9, 0.6, 0.3, 0.2, 0.0], missing="skip")
     found = irspec.compare([a, b], baseline="a", metrics="AP")
-    note = "b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"
+    note = (
+        "b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"
+    )
     assert found.notes == (note,) and (found[0].n, found[0].left_out) == (4, 2)
     assert str(found).endswith(f"; 4 queries).\nnote: {note}\n")
     assert found.as_dict()["notes"] == [note]
@@ -148,8 +154,16 @@ def test_comparisons_is_an_immutable_sequence_with_json(demo_results):
         found.notes = ("changed",)
     doc = json.loads(found.to_json())
     assert doc == found.as_dict()
-    assert doc["compare"] == {"baseline": "bm25", "test": "t", "permutations": 10000, "seed": 42,
-                              "correction": "holm", "alpha": 0.05, "family": "per-metric", "baselines": ["bm25"]}
+    assert doc["compare"] == {
+        "baseline": "bm25",
+        "test": "t",
+        "permutations": 10000,
+        "seed": 42,
+        "correction": "holm",
+        "alpha": 0.05,
+        "family": "per-metric",
+        "baselines": ["bm25"],
+    }
     assert [d["a"] for d in doc["comparisons"]] == ["dense", "hybrid", "random"] * 2
 
 
@@ -167,10 +181,39 @@ def test_the_json_is_the_plans_comparisons_json(demo_results, tmp_path):
 # The columns of a comparison in every output (JSON keys, CSV header, data frames), as published: written
 # out here, not read from the code, so that a change to the record that moves or drops one fails.
 PUBLISHED_COLUMNS = [
-    "metric", "a", "b", "test", "null", "n", "left_out", "mean_a", "mean_b", "mean_difference",
-    "relative_change", "ci_low", "ci_high", "confidence", "ci_method", "effect_size", "hedges_g", "wins",
-    "ties", "losses", "statistic", "df", "p_value", "p_adjusted", "significant", "alpha", "correction",
-    "family", "family_size", "permutations", "exact", "seed", "mc_se",
+    "metric",
+    "a",
+    "b",
+    "test",
+    "null",
+    "n",
+    "left_out",
+    "mean_a",
+    "mean_b",
+    "mean_difference",
+    "relative_change",
+    "ci_low",
+    "ci_high",
+    "confidence",
+    "ci_method",
+    "effect_size",
+    "hedges_g",
+    "wins",
+    "ties",
+    "losses",
+    "statistic",
+    "df",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "alpha",
+    "correction",
+    "family",
+    "family_size",
+    "permutations",
+    "exact",
+    "seed",
+    "mc_se",
 ]
 
 
@@ -181,7 +224,9 @@ def test_every_output_shows_the_published_columns_in_order(demo_results):
     assert list(found[0].as_dict()) == PUBLISHED_COLUMNS
     assert [list(c) for c in json.loads(found.to_json())["comparisons"]] == [PUBLISHED_COLUMNS] * len(found)
     assert report.comparisons_delimited(found.comparisons).splitlines()[0] == ",".join(PUBLISHED_COLUMNS)
-    assert report.comparisons_delimited(()) == ",".join(PUBLISHED_COLUMNS) + "\n"  # a header when there are none
+    assert (
+        report.comparisons_delimited(()) == ",".join(PUBLISHED_COLUMNS) + "\n"
+    )  # a header when there are none
 
 
 def test_a_comparison_is_the_tests_record_with_the_runs_names():
@@ -193,7 +238,9 @@ def test_a_comparison_is_the_tests_record_with_the_runs_names():
     assert issubclass(Comparison, ComparisonResult) and issubclass(PairResult, ComparisonResult)
     assert [f.name for f in dataclasses.fields(Comparison)][: len(test_fields)] == test_fields
     assert set(Comparison.COLUMNS) == {f.name for f in dataclasses.fields(Comparison)} - {"decimals"}
-    assert stats.ComparisonResult is ComparisonResult and stats.PairResult is PairResult  # where they always were
+    assert (
+        stats.ComparisonResult is ComparisonResult and stats.PairResult is PairResult
+    )  # where they always were
 
 
 # --------------------------------------------------------------------------------------------------
@@ -228,7 +275,9 @@ def test_to_frame_pandas_or_a_clear_error(demo_results, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
     with pytest.raises(IrspecError, match=r"^to_frame\(backend='pandas'\) needs pandas: pip install pandas"):
         found.to_frame("pandas")
-    with pytest.raises(IrspecError, match=r"backend must be one of polars, pandas, not 'panda'; did you mean 'pandas'\?"):
+    with pytest.raises(
+        IrspecError, match=r"backend must be one of polars, pandas, not 'panda'; did you mean 'pandas'\?"
+    ):
         found.to_frame("panda")
 
 
@@ -248,8 +297,13 @@ def test_comparing_imports_no_pandas_and_keeps_irspec_compare_a_function():
         print(sorted(m for m in ("pandas",) if m in sys.modules))
         """
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 
@@ -261,10 +315,19 @@ def test_comparing_imports_no_pandas_and_keeps_irspec_compare_a_function():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"test": "tt"}, "test must be one of t, randomization, bootstrap, wilcoxon, sign, tukey, randomized-tukey, not 'tt'; did you mean 't'?"),
-        ({"correction": "hlm"}, "correction must be one of none, bonferroni, holm, bh, by, not 'hlm'; did you mean 'holm'?"),
+        (
+            {"test": "tt"},
+            "test must be one of t, randomization, bootstrap, wilcoxon, sign, tukey, randomized-tukey, not 'tt'; did you mean 't'?",
+        ),
+        (
+            {"correction": "hlm"},
+            "correction must be one of none, bonferroni, holm, bh, by, not 'hlm'; did you mean 'holm'?",
+        ),
         ({"family": "al"}, "family must be one of per-metric, all, not 'al'; did you mean 'all'?"),
-        ({"baseline": "bm52"}, "baseline 'bm52' is not one of the runs: bm25, dense, hybrid, random; did you mean 'bm25'?"),
+        (
+            {"baseline": "bm52"},
+            "baseline 'bm52' is not one of the runs: bm25, dense, hybrid, random; did you mean 'bm25'?",
+        ),
         ({"baseline": ""}, "baseline must be a run's name or None, not ''"),
         ({"alpha": 0}, "alpha must be a number strictly between 0 and 1, not 0"),
         ({"alpha": 1.5}, "alpha must be a number strictly between 0 and 1, not 1.5"),
@@ -272,10 +335,22 @@ def test_comparing_imports_no_pandas_and_keeps_irspec_compare_a_function():
         ({"alpha": float("nan")}, "alpha must be a number strictly between 0 and 1, not nan"),
         ({"permutations": 0}, "permutations must be an integer >= 1, not 0"),
         ({"seed": -1}, "seed must be an integer >= 0, not -1"),
-        ({"test": "tukey", "correction": "holm"}, "test 'tukey' adjusts over all pairs of runs itself; give correction None or 'none', not 'holm'"),
-        ({"test": "randomized-tukey", "family": "all"}, "test 'randomized-tukey' adjusts over the pairs of runs of each metric; family must be 'per-metric'"),
-        ({"metrics": "nDCG@20"}, "metrics: nDCG@20 is not among the evaluated metrics of bm25; did you mean 'nDCG@10'?"),
-        ({"metrics": "MRR"}, "metrics: RR is not among the evaluated metrics of bm25; they are nDCG@10, AP, P@10, Bpref(nonrel=10+R), Rprec(recall=0.3)"),
+        (
+            {"test": "tukey", "correction": "holm"},
+            "test 'tukey' adjusts over all pairs of runs itself; give correction None or 'none', not 'holm'",
+        ),
+        (
+            {"test": "randomized-tukey", "family": "all"},
+            "test 'randomized-tukey' adjusts over the pairs of runs of each metric; family must be 'per-metric'",
+        ),
+        (
+            {"metrics": "nDCG@20"},
+            "metrics: nDCG@20 is not among the evaluated metrics of bm25; did you mean 'nDCG@10'?",
+        ),
+        (
+            {"metrics": "MRR"},
+            "metrics: RR is not among the evaluated metrics of bm25; they are nDCG@10, AP, P@10, Bpref(nonrel=10+R), Rprec(recall=0.3)",
+        ),
     ],
 )
 def test_bad_arguments_are_named_errors(demo_results, kwargs, message):
@@ -291,18 +366,34 @@ def test_bad_results_are_named_errors(demo_results):
         ({}, "comparing needs at least 2 runs, got 0"),
         ([bm25, "dense.run"], "results[1] is a str, not an evaluated result (irspec.evaluate returns one)"),
         ({"a": bm25, "b": 3}, "results['b'] is a int, not an evaluated result (irspec.evaluate returns one)"),
-        ("bm25.run", "results must be a sequence of evaluated results (irspec.evaluate returns one) or a mapping {name: result}, not str"),
-        ([bm25, bm25], "runs must have distinct names to be compared; 'bm25' is given more than once (name them with a mapping {name: result})"),
+        (
+            "bm25.run",
+            "results must be a sequence of evaluated results (irspec.evaluate returns one) or a mapping {name: result}, not str",
+        ),
+        (
+            [bm25, bm25],
+            "runs must have distinct names to be compared; 'bm25' is given more than once (name them with a mapping {name: result})",
+        ),
     ]
     for results, message in cases:
         with pytest.raises(EvaluationError) as info:
             irspec.compare(results)
         assert str(info.value) == message
     other = irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / "dense.run"), "AP")
-    with pytest.raises(EvaluationError, match=r"^run dense was not evaluated on nDCG@10, P@10, .* \(run bm25 was\)"):
+    with pytest.raises(
+        EvaluationError, match=r"^run dense was not evaluated on nDCG@10, P@10, .* \(run bm25 was\)"
+    ):
         irspec.compare([bm25, other])
-    with pytest.raises(EvaluationError, match=r"^metrics: relstring@10 has text values; there is nothing to test$"):
-        irspec.compare([irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / n), "relstring") for n in ("bm25.run", "dense.run")], metrics="relstring")
+    with pytest.raises(
+        EvaluationError, match=r"^metrics: relstring@10 has text values; there is nothing to test$"
+    ):
+        irspec.compare(
+            [
+                irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / n), "relstring")
+                for n in ("bm25.run", "dense.run")
+            ],
+            metrics="relstring",
+        )
     assert isinstance(info.value, IrspecError) and dense.run_name == "dense"
 
 
@@ -315,9 +406,9 @@ def test_the_plan_schema_offers_exactly_the_settings_the_compare_step_accepts():
     assert tuple(properties["correction"]["enum"]) == CORRECTIONS
     assert tuple(properties["family"]["enum"]) == FAMILIES
     defaults = Compare()
-    assert {k: properties[k]["default"] for k in ("test", "permutations", "seed", "correction", "alpha", "family")} == {
-        k: getattr(defaults, k) for k in ("test", "permutations", "seed", "correction", "alpha", "family")
-    }
+    assert {
+        k: properties[k]["default"] for k in ("test", "permutations", "seed", "correction", "alpha", "family")
+    } == {k: getattr(defaults, k) for k in ("test", "permutations", "seed", "correction", "alpha", "family")}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -360,10 +451,18 @@ def test_tukey_pairs_queries_by_id_and_orients_against_the_baseline():
     # the plan's matrix has the queries in id order (q0, q1, q10, ...): same numbers up to rounding
     assert ap[0].p_value == pytest.approx(x_vs_base.p_value, rel=1e-12)
     assert ap[0].mean_difference == pytest.approx(x_vs_base.mean_difference)
-    assert ap[1].p_value == pytest.approx(base_vs_z.p_value, rel=1e-12) and ap[1].mean_difference == pytest.approx(-base_vs_z.mean_difference)
-    assert ap[1].ci_low == pytest.approx(-base_vs_z.ci_high) and ap[1].ci_high == pytest.approx(-base_vs_z.ci_low)
+    assert ap[1].p_value == pytest.approx(base_vs_z.p_value, rel=1e-12) and ap[
+        1
+    ].mean_difference == pytest.approx(-base_vs_z.mean_difference)
+    assert ap[1].ci_low == pytest.approx(-base_vs_z.ci_high) and ap[1].ci_high == pytest.approx(
+        -base_vs_z.ci_low
+    )
     assert ap[1].p_adjusted == ap[1].p_value and ap[1].correction == "tukey-hsd" and ap[1].family_size == 3
-    assert ap[1].effect_size is not None and ap[1].effect_size > 0 and ap[1].wins + ap[1].ties + ap[1].losses == 20
+    assert (
+        ap[1].effect_size is not None
+        and ap[1].effect_size > 0
+        and ap[1].wins + ap[1].ties + ap[1].losses == 20
+    )
 
 
 def test_skip_compares_on_shared_queries_and_says_so():
@@ -373,13 +472,17 @@ def test_skip_compares_on_shared_queries_and_says_so():
     c = comparisons[0]
     assert (c.n, c.left_out) == (4, 2)
     assert c.mean_difference == pytest.approx(np.mean([0.2 - 0.1, 0.3 - 0.2, 0.6 - 0.4, 0.9 - 0.5]))
-    assert notes == ["b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"]
+    assert notes == [
+        "b vs a: compared on the 4 queries both runs answer (1 only in b, 1 only in a; missing_queries: skip)"
+    ]
 
 
 def test_fewer_than_two_shared_queries_is_a_clear_error():
     a = make_result("a", ["q1", "q2"], [0.1, 0.2], missing="skip")
     b = make_result("b", ["q2", "q3"], [0.3, 0.4], missing="skip")
-    with pytest.raises(EvaluationError, match=r"cannot compare b with a on AP: need at least 2 paired queries"):
+    with pytest.raises(
+        EvaluationError, match=r"cannot compare b with a on AP: need at least 2 paired queries"
+    ):
         compare_results([a, b], Compare(baseline="a"))
 
 
@@ -389,7 +492,11 @@ def test_the_correction_runs_over_the_stated_family(family):
     qids = [f"q{i}" for i in range(25)]
     results = [make_result(n, qids, rng.random((25, 2)) + s) for n, s in [("a", 0), ("b", 0.05), ("c", 0.1)]]
     comparisons, _ = compare_results(results, Compare(test="t", correction="holm", family=family))
-    assert [(c.metric, c.a, c.b) for c in comparisons][:3] == [("AP", "a", "b"), ("AP", "a", "c"), ("AP", "b", "c")]
+    assert [(c.metric, c.a, c.b) for c in comparisons][:3] == [
+        ("AP", "a", "b"),
+        ("AP", "a", "c"),
+        ("AP", "b", "c"),
+    ]
     groups = [comparisons] if family == "all" else [comparisons[:3], comparisons[3:]]
     for group in groups:
         adjusted = stats.adjust([c.p_value for c in group], method="holm")
@@ -447,11 +554,20 @@ def test_two_baselines_each_pair_once_against_ttest_rel_and_holm_per_metric(demo
 
     found = irspec.compare(demo_results, baselines=["bm25", "dense"], metrics=["AP", "nDCG@10"])
     pairs = [(c.a, c.b) for c in found if c.metric == "AP"]
-    assert pairs == [("dense", "bm25"), ("hybrid", "bm25"), ("random", "bm25"), ("hybrid", "dense"), ("random", "dense")]
+    assert pairs == [
+        ("dense", "bm25"),
+        ("hybrid", "bm25"),
+        ("random", "bm25"),
+        ("hybrid", "dense"),
+        ("random", "dense"),
+    ]
     assert found.settings.baselines == ("bm25", "dense") and found.settings.baseline is None
     for metric in ("AP", "nDCG@10"):
         mine = [c for c in found if c.metric == metric]
-        expected = [ttest_rel(_values(demo_results[c.a], metric), _values(demo_results[c.b], metric)).pvalue for c in mine]
+        expected = [
+            ttest_rel(_values(demo_results[c.a], metric), _values(demo_results[c.b], metric)).pvalue
+            for c in mine
+        ]
         assert [c.p_value for c in mine] == pytest.approx(expected, rel=1e-9)
         holm = multipletests(expected, method="holm")[1]
         assert [c.p_adjusted for c in mine] == pytest.approx(list(holm), rel=1e-9)
@@ -464,7 +580,9 @@ def test_two_baselines_family_all_is_bh_over_every_comparison(demo_results):
     of both metrics."""
     from statsmodels.stats.multitest import multipletests
 
-    found = irspec.compare(demo_results, baselines=["bm25", "dense"], metrics=["AP", "P@10"], correction="bh", family="all")
+    found = irspec.compare(
+        demo_results, baselines=["bm25", "dense"], metrics=["AP", "P@10"], correction="bh", family="all"
+    )
     assert len(found) == 10
     expected = multipletests([c.p_value for c in found], method="fdr_bh")[1]
     assert [c.p_adjusted for c in found] == pytest.approx(list(expected), rel=1e-12)
@@ -483,9 +601,15 @@ def test_one_baseline_in_a_list_is_the_single_baseline(demo_results):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"baseline": "bm25", "baselines": ["dense"]}, "give baseline ('bm25') or baselines (['dense']), not both"),
+        (
+            {"baseline": "bm25", "baselines": ["dense"]},
+            "give baseline ('bm25') or baselines (['dense']), not both",
+        ),
         ({"baselines": ["bm25", "bm25"]}, "baselines name 'bm25' more than once"),
-        ({"baselines": ["bm25", "dens"]}, "baseline 'dens' is not one of the runs: bm25, dense, hybrid, random; did you mean 'dense'?"),
+        (
+            {"baselines": ["bm25", "dens"]},
+            "baseline 'dens' is not one of the runs: bm25, dense, hybrid, random; did you mean 'dense'?",
+        ),
         ({"baselines": "bm25"}, "baselines must be a list of run names, not 'bm25'"),
         ({"baselines": ["bm25", ""]}, "baselines must be run names, not ''"),
     ],
@@ -514,7 +638,10 @@ def test_two_baseline_marks_are_letters_with_a_legend(demo_results):
     shown = found.show(intervals=None)
     text = str(shown)
     hybrid = next(line for line in text.splitlines() if line.startswith("(c) hybrid"))
-    assert hybrid.split()[3:5] == ["0.6776", "ab"]  # on AP, the one metric compared, hybrid beats both baselines
+    assert hybrid.split()[3:5] == [
+        "0.6776",
+        "ab",
+    ]  # on AP, the one metric compared, hybrid beats both baselines
     assert "every run compared with each baseline, bm25 (a) and dense (b)" in text
     assert "every run compared with each baseline, bm25 (a) and dense (b)" in shown._repr_markdown_()
     assert "every run compared with each baseline, bm25 (a) and dense (b)" in shown._repr_html_()
@@ -524,7 +651,7 @@ def test_two_baseline_marks_are_letters_with_a_legend(demo_results):
 
 def test_two_baseline_plan_json_has_every_comparison_once(tmp_path):
     report = plan_report(tmp_path, "{baselines: [bm25, dense], test: t}", "[{format: json, path: out.json}]")
-    (_, text), = render_outputs(report)
+    ((_, text),) = render_outputs(report)
     doc = json.loads(text)
     assert doc["compare"]["baselines"] == ["bm25", "dense"] and doc["compare"]["family"] == "per-metric"
     keys = [(c["metric"], frozenset((c["a"], c["b"]))) for c in doc["comparisons"]]
@@ -535,7 +662,10 @@ def test_two_baseline_plan_json_has_every_comparison_once(tmp_path):
 @pytest.mark.parametrize(
     ("compare", "message"),
     [
-        ("{baselines: [bm25, dnse]}", "compare.baselines[1]: baseline 'dnse' is not a run of this plan; did you mean 'dense'?"),
+        (
+            "{baselines: [bm25, dnse]}",
+            "compare.baselines[1]: baseline 'dnse' is not a run of this plan; did you mean 'dense'?",
+        ),
         ("{baseline: bm25, baselines: [dense]}", "compare.baselines: give baseline or baselines, not both"),
         ("{baselines: [bm25, bm25]}", "compare.baselines"),
     ],
@@ -556,7 +686,9 @@ def test_the_bound_is_one_constant_in_the_schema_the_settings_and_stats():
     from irspec.plan import schema
     from irspec.stats.resampling import MAX_RESAMPLES
 
-    assert schema()["properties"]["compare"]["properties"]["permutations"]["maximum"] == MAX_RESAMPLES == 10**7
+    assert (
+        schema()["properties"]["compare"]["properties"]["permutations"]["maximum"] == MAX_RESAMPLES == 10**7
+    )
     assert Compare(test="randomization", permutations=MAX_RESAMPLES).permutations == MAX_RESAMPLES
 
 
@@ -591,7 +723,9 @@ def test_a_plan_with_an_enormous_count_is_refused_at_once(tmp_path):
     shutil.copytree(DEMO, tmp_path / "demo", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.py"))
     runs = "\n".join(f"  - {{name: {n}, path: demo/runs/{n}.run}}" for n in RUNS)
     path = tmp_path / "plan.yaml"
-    path.write_text(f"qrels: demo/qrels.txt\nruns:\n{runs}\nmetrics: [AP]\ncompare: {{baseline: bm25, test: randomization}}\n")
+    path.write_text(
+        f"qrels: demo/qrels.txt\nruns:\n{runs}\nmetrics: [AP]\ncompare: {{baseline: bm25, test: randomization}}\n"
+    )
     for count in HUGE:
         done = subprocess.run(
             [sys.executable, "-m", "irspec", "run", str(path), "--set", f"compare.permutations={count}"],
@@ -599,5 +733,7 @@ def test_a_plan_with_an_enormous_count_is_refused_at_once(tmp_path):
         )  # fmt: skip
         assert done.returncode == 2 and done.stdout == ""
         lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1 and "compare.permutations: " in lines[0] and "maximum of 10000000" in lines[0], done.stderr[-2000:]
+        assert (
+            len(lines) == 1 and "compare.permutations: " in lines[0] and "maximum of 10000000" in lines[0]
+        ), done.stderr[-2000:]
         assert len(lines[0]) - len(str(path)) < 300

@@ -25,10 +25,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from randomdata import random_case  # noqa: E402
+from randomdata import random_case
 
-import irspec  # noqa: E402
-import irspec.compat.pytrec_eval as compat  # noqa: E402
+import irspec
+import irspec.compat.pytrec_eval as compat
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -172,7 +172,11 @@ def test_unknown_measures_fail_at_construction_as_in_pytrec_eval(measures: set, 
         compat.RelevanceEvaluator(qrels, measures)
     if error is ValueError:  # the first measure it meets is named: with several, either may be
         assert str(ours.value).startswith("unsupported measure ")
-        assert str(ours.value) == str(theirs.value) or len(measures) > 1 or measures & set(compat.supported_nicknames)
+        assert (
+            str(ours.value) == str(theirs.value)
+            or len(measures) > 1
+            or measures & set(compat.supported_nicknames)
+        )
 
 
 def test_a_relevance_level_below_1_is_a_type_error_as_in_pytrec_eval() -> None:
@@ -231,7 +235,9 @@ def test_nothing_is_warned_of() -> None:
         warnings.simplefilter("error")
         for judgments in (qrels, sparse):
             for level in (1, 9):
-                ev = compat.RelevanceEvaluator(judgments, {"all_trec"}, relevance_level=level, judged_docs_only_flag=True)
+                ev = compat.RelevanceEvaluator(
+                    judgments, {"all_trec"}, relevance_level=level, judged_docs_only_flag=True
+                )
                 assert ev.evaluate(run) and ev.evaluate(pytrec_safe(judgments, run))
 
 
@@ -260,7 +266,11 @@ def test_parse_qrel_and_parse_run_are_pytrec_evals() -> None:
         got, expected = ours(lines), theirs(lines)
         assert got == expected and type(got) is type(expected) is collections.defaultdict
         assert got["absent"] == expected["absent"] == {}  # a defaultdict, as pytrec_eval's
-        for bad, error in [(lines + [lines[0]], AssertionError), (["q1 0 d1"], ValueError), ([""], ValueError)]:
+        for bad, error in [
+            (lines + [lines[0]], AssertionError),
+            (["q1 0 d1"], ValueError),
+            ([""], ValueError),
+        ]:
             with pytest.raises(error):
                 theirs(bad)
             with pytest.raises(error):
@@ -272,8 +282,16 @@ def test_compute_aggregated_measure_is_pytrec_evals() -> None:
     for n in (1, 2, 7, 1000):
         values = rng.random(n).tolist()
         logs = np.log(np.maximum(values, 1e-5)).tolist()
-        for measure, vals in [("map", values), ("P_5", values), ("num_ret", values), ("gm_map", logs), ("gm_bpref", logs)]:
-            assert compat.compute_aggregated_measure(measure, vals) == pytrec_eval.compute_aggregated_measure(measure, vals)
+        for measure, vals in [
+            ("map", values),
+            ("P_5", values),
+            ("num_ret", values),
+            ("gm_map", logs),
+            ("gm_bpref", logs),
+        ]:
+            assert compat.compute_aggregated_measure(measure, vals) == pytrec_eval.compute_aggregated_measure(
+                measure, vals
+            )
 
 
 def test_import_needs_neither_pytrec_eval_nor_numpy() -> None:
@@ -292,7 +310,9 @@ scores = pytrec_eval.RelevanceEvaluator({"q": {"a": 1}}, {"P.1", "map"}).evaluat
 print(json.dumps([loaded, scores]))
 """
     env = dict(os.environ, IRSPEC_DISABLE_PLUGIN_AUTOLOAD="1")
-    env["PYTHONPATH"] = str(Path(irspec.__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = (
+        str(Path(irspec.__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     loaded, scores = json.loads(done.stdout.strip().splitlines()[-1])

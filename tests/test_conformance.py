@@ -51,7 +51,10 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "out.test.a": ("out.test.a", ("-m", "all_trec", "qrels.test", "results.test")),
     "out.test.aq": ("out.test.aq", ("-m", "all_trec", "-q", "qrels.test", "results.test")),
     "out.test.aqc": ("out.test.aqc", ("-m", "all_trec", "-q", "-c", "qrels.test", "results.trunc")),
-    "out.test.aqcM": ("out.test.aqcM", ("-m", "all_trec", "-q", "-c", "-M100", "qrels.test", "results.trunc")),
+    "out.test.aqcM": (
+        "out.test.aqcM",
+        ("-m", "all_trec", "-q", "-c", "-M100", "qrels.test", "results.trunc"),
+    ),
     "out.test.aql": (
         "out.test.aql",
         ("-m", "all_trec", "-mrelstring.20", "-q", "-l2", "qrels.rel_level", "results.test"),
@@ -59,9 +62,22 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "out.test.meas_params": (
         "out.test.meas_params",
         (
-            "-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
-            "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
-            "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20", "qrels.test", "results.test",
+            "-q",
+            "-miprec_at_recall..10,.20,.25,.75,.50",
+            "-m",
+            "P.5,7,3",
+            "-m",
+            "recall.20,2000",
+            "-m",
+            "Rprec_mult.5.0,0.2,0.35",
+            "-mutility.2,-1,0,0",
+            "-m",
+            "11pt_avg..25,.5,.75",
+            "-mndcg.1=3,2=9,4=4.5",
+            "-mndcg_cut.10,20,23.4",
+            "-msuccess.2,5,20",
+            "qrels.test",
+            "results.test",
         ),
     ),
 }
@@ -108,7 +124,7 @@ def _run_cli(argv: list[str]) -> CliRun:
             code = main(argv)
         except SystemExit as e:  # argparse usage errors
             code = e.code if isinstance(e.code, int) else 2
-        except Exception as e:  # noqa: BLE001 - reported by the tests
+        except Exception as e:
             error = e
     return CliRun(argv, code, out.getvalue(), err.getvalue(), error)
 
@@ -168,7 +184,7 @@ def _single_spec(metric) -> str | None:
         try:
             if irspec.parse_many([text], trec=True) == [metric]:
                 return text
-        except Exception:  # noqa: BLE001
+        except Exception:
             continue
     return None
 
@@ -184,7 +200,7 @@ class Outcome:
     fallback: bool = False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def outcome(name: str) -> Outcome:
     _, args = COMMANDS[name]
     flags, measures, files = _split_args(args)
@@ -197,7 +213,7 @@ def outcome(name: str) -> Outcome:
         try:
             irspec.parse_many([m], trec=True)
             kept.append(m)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             rejected[m] = f"{type(e).__name__}: {e}"
     # 1. Without the -m values irspec cannot read.
     if kept:
@@ -222,12 +238,12 @@ def outcome(name: str) -> Outcome:
     return Outcome(exact, "".join(texts), printed, rejected, fallback=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def expected(name: str) -> dict[tuple[str, str], str]:
     return parse_trec((DATA / COMMANDS[name][0]).read_text())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def precise_values(name: str) -> dict[tuple[str, str], float]:
     """irspec's full-precision values for a command, keyed like trec_eval's lines (from --format json)."""
     _, args = COMMANDS[name]
@@ -237,7 +253,7 @@ def precise_values(name: str) -> dict[tuple[str, str], float]:
         try:
             irspec.parse_many([m], trec=True)
             kept.append(m)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
     res = _run_cli(_argv(flags, kept, files, fmt="json"))
     if res.code != 0 or res.error is not None:
@@ -247,7 +263,7 @@ def precise_values(name: str) -> dict[tuple[str, str], float]:
     for canonical in doc["metrics"]:
         try:
             m = irspec.parse(canonical)
-        except Exception:  # noqa: BLE001
+        except Exception:
             continue
         names[canonical] = m.trec_name or canonical
     out: dict[tuple[str, str], float] = {}
@@ -334,7 +350,9 @@ def test_printed_values_match(name: str) -> None:
             problems.append(f"{key}: irspec prints {got[key]!r}, trec_eval prints no such line")
         elif not _same_value(name, key, got[key], want[key]):
             problems.append(f"{key}: irspec {got[key]!r}, trec_eval {want[key]!r}")
-    assert not problems, f"{len(problems)} of {len(_compared_keys(name))} lines differ:\n" + "\n".join(problems[:30])
+    assert not problems, f"{len(problems)} of {len(_compared_keys(name))} lines differ:\n" + "\n".join(
+        problems[:30]
+    )
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
@@ -390,8 +408,10 @@ def test_measure(name: str, measure: str) -> None:
     want = {k: v for k, v in expected(name).items() if k[0] == measure}
     got = {k: v for k, v in outcome(name).printed.items() if k[0] == measure}
     if not got and _allowed_missing(measure):
-        reason = ALLOWED_MISSING.get(measure) or KNOWN_MISSING.get(measure) or next(
-            r for p, r in {**ALLOWED_MISSING, **KNOWN_MISSING}.items() if _matches(measure, [p])
+        reason = (
+            ALLOWED_MISSING.get(measure)
+            or KNOWN_MISSING.get(measure)
+            or next(r for p, r in {**ALLOWED_MISSING, **KNOWN_MISSING}.items() if _matches(measure, [p]))
         )
         pytest.skip(f"deliberate: allowed to be missing: {reason}")
     assert set(got) == set(want), f"queries differ: irspec {sorted(got)}, trec_eval {sorted(want)}"
@@ -408,15 +428,30 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
 
 
-SET_MEASURES = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
-                "set_relative_P", "set_map", "set_F")
+SET_MEASURES = (
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+)
 """trec_eval's nickname ``set`` (measures.c's set_names, the same in trec_eval 9 and 10)."""
 
 
 def test_set_prints_trec_evals_lines():
     """``-m set -q`` prints the lines of trec_eval's set measures, in its order: out.test.aq (``-m
     all_trec -q``) holds each of them, so its lines of those measures are what ``-m set -q`` prints."""
-    run = _run_cli(["eval", "--format", "trec", "-m", "set", "-q", str(DATA / "qrels.test"), str(DATA / "results.test")])
+    run = _run_cli(
+        ["eval", "--format", "trec", "-m", "set", "-q", str(DATA / "qrels.test"), str(DATA / "results.test")]
+    )
     assert run.code == 0 and run.error is None, run.stderr
-    want = [line for line in (DATA / "out.test.aq").read_text().splitlines() if line.split()[0] in SET_MEASURES]
+    want = [
+        line for line in (DATA / "out.test.aq").read_text().splitlines() if line.split()[0] in SET_MEASURES
+    ]
     assert run.stdout.splitlines() == want

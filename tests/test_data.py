@@ -93,7 +93,10 @@ def test_run_name_is_the_stem_else_the_runid_else_run(tmp_path):
     # The runid of the last data line, as trec_eval keeps it, even before trailing comments; it names a
     # run without a file name (standard input), never one with a file name
     text = "# x\n\nq1 Q0 d1 1 0.5 first\nq1 Q0 d2 2 0.4 second\n# end\n"
-    assert (Run.read(write(tmp_path, text, "dense.run")).name, Run.read(write(tmp_path, text)).runid) == ("dense", "second")
+    assert (Run.read(write(tmp_path, text, "dense.run")).name, Run.read(write(tmp_path, text)).runid) == (
+        "dense",
+        "second",
+    )
     assert Run.read(io.BytesIO(text.encode())).name == "second"
 
 
@@ -661,7 +664,10 @@ def test_a_qrels_duplicate_hints_at_qrels_with_subtopics(tmp_path):
     says where such files are read."""
     p = tmp_path / "qrels.div.txt"
     p.write_text("1 1 d1 1\n1 2 d1 0\n")
-    with pytest.raises(InputError, match=r"qrels.div.txt:2: query '1': duplicate docno 'd1' \(first on line 1\); qrels with subtopics"):
+    with pytest.raises(
+        InputError,
+        match=r"qrels.div.txt:2: query '1': duplicate docno 'd1' \(first on line 1\); qrels with subtopics",
+    ):
         read_qrels(str(p))
     r = tmp_path / "run.txt"
     r.write_text("1 Q0 d1 1 2.0 x\n1 Q0 d1 2 1.0 x\n")

@@ -43,7 +43,9 @@ class _Documentation:
 @pytest.fixture(scope="module")
 def irds():
     """ir_datasets with this module's datasets registered (once per process: its registry is global)."""
-    ir_datasets = pytest.importorskip("ir_datasets", reason="needs the datasets extra: pip install 'irspec[datasets]'")
+    ir_datasets = pytest.importorskip(
+        "ir_datasets", reason="needs the datasets extra: pip install 'irspec[datasets]'"
+    )
     from ir_datasets.datasets.base import Dataset
     from ir_datasets.formats import BaseQrels, GenericQrel, GenericScoredDoc, TrecQrels
     from ir_datasets.util import LocalDownload, StringFile
@@ -63,14 +65,18 @@ def irds():
 
     datasets = {
         "graded": Dataset(trec(QRELS), _Documentation(official_measures=OFFICIAL)),
-        "unreadable": Dataset(trec(QRELS), _Documentation(official_measures=["nDCG@10", "alpha_nDCG@20", "RBP(p=0.8)"])),
+        "unreadable": Dataset(
+            trec(QRELS), _Documentation(official_measures=["nDCG@10", "alpha_nDCG@20", "RBP(p=0.8)"])
+        ),
         "undocumented": Dataset(trec(QRELS)),
         "integer-ids": Dataset(Listed(GenericQrel(7, 70, 1), GenericQrel(7, 71, 0), GenericQrel(12, 70, 3))),
         "fractional": Dataset(Listed(GenericQrel("q1", "d1", 1), GenericQrel("q1", "d2", 1.5))),
         "empty": Dataset(TrecQrels(StringFile(""), {0: "no", 1: "yes"})),
         "not-qrels": Dataset(Listed(GenericScoredDoc("q1", "d1", 1.5))),
         "no-qrels": Dataset(_Documentation(official_measures=OFFICIAL)),
-        "missing-file": Dataset(trec(FIXTURES / "irds_no_such_file.txt"), _Documentation(official_measures=OFFICIAL)),
+        "missing-file": Dataset(
+            trec(FIXTURES / "irds_no_such_file.txt"), _Documentation(official_measures=OFFICIAL)
+        ),
     }
     known = set(ir_datasets.registry)
     for name, dataset in datasets.items():
@@ -117,11 +123,18 @@ def test_qrels_read_through_ir_datasets_equal_the_files(irds):
 
 def test_integer_ids_become_text_and_labels_stay_integers(irds):
     found = irspec.read_qrels("irds:irspec-test/integer-ids")
-    assert found.frame.select("query", "docno", "label").rows() == [("12", "70", 3), ("7", "70", 1), ("7", "71", 0)]
+    assert found.frame.select("query", "docno", "label").rows() == [
+        ("12", "70", 3),
+        ("7", "70", 1),
+        ("7", "71", 0),
+    ]
 
 
 def test_a_fractional_label_is_refused_and_no_judgments_is_a_warning(irds):
-    with pytest.raises(InputError, match=r"^irds:irspec-test/fractional: query 'q1': row 1: label must be an integer, got 1\.5 for docno 'd2'"):
+    with pytest.raises(
+        InputError,
+        match=r"^irds:irspec-test/fractional: query 'q1': row 1: label must be an integer, got 1\.5 for docno 'd2'",
+    ):
         irspec.read_qrels("irds:irspec-test/fractional")
     assert len(irspec.read_qrels("irds:irspec-test/empty")) == 0
     res = irspec.evaluate("irds:irspec-test/empty", str(RUN), "P@5")
@@ -191,7 +204,22 @@ def test_every_official_measure_ir_datasets_documents_is_readable(irds):
 
 
 def test_cli_eval_irds_official(irds, capsys):
-    assert main(["eval", "irds:irspec-test/graded", str(RUN), "-m", "irds-official", "-m", "P.5", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "irds:irspec-test/graded",
+                str(RUN),
+                "-m",
+                "irds-official",
+                "-m",
+                "P.5",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["metrics"] == [*OFFICIAL, "P@5"]
     aggregate = out["runs"][0]["aggregate"]
@@ -204,15 +232,47 @@ def test_cli_eval_irds_official(irds, capsys):
 @pytest.mark.parametrize(
     ("qrels", "spec", "expected"),
     [
-        ("irds:irspec-test/nope", "P@5", "irds:irspec-test/nope: ir_datasets has no dataset 'irspec-test/nope'; did you mean 'irspec-test/"),
+        (
+            "irds:irspec-test/nope",
+            "P@5",
+            "irds:irspec-test/nope: ir_datasets has no dataset 'irspec-test/nope'; did you mean 'irspec-test/",
+        ),
         ("irds:", "P@5", "irds:: no dataset id after 'irds:'; expected irds:<id>"),
-        ("irds:irspec-test/no-qrels", "P@5", "irds:irspec-test/no-qrels: ir_datasets has no qrels for this dataset"),
-        ("irds:irspec-test/no-qrels", "irds-official", "irds:irspec-test/no-qrels: ir_datasets has no qrels for this dataset"),
-        ("irds:irspec-test/not-qrels", "P@5", "irds:irspec-test/not-qrels: the dataset's qrels records (GenericScoredDoc) have no 'relevance'"),
-        ("irds:irspec-test/missing-file", "P@5", "irds:irspec-test/missing-file: ir_datasets could not read the qrels: FileNotFoundError"),
-        ("irds:irspec-test/undocumented", "irds-official", "irds:irspec-test/undocumented: ir_datasets documents no official measures"),
-        (str(QRELS), "irds-official", "'irds-official' stands for the official measures of an ir_datasets dataset, so it needs qrels named irds:<dataset id>"),
-        ("irds:irspec-test/graded", "irds-official@10", "irds-official: a group of metrics takes no arguments or cutoff"),
+        (
+            "irds:irspec-test/no-qrels",
+            "P@5",
+            "irds:irspec-test/no-qrels: ir_datasets has no qrels for this dataset",
+        ),
+        (
+            "irds:irspec-test/no-qrels",
+            "irds-official",
+            "irds:irspec-test/no-qrels: ir_datasets has no qrels for this dataset",
+        ),
+        (
+            "irds:irspec-test/not-qrels",
+            "P@5",
+            "irds:irspec-test/not-qrels: the dataset's qrels records (GenericScoredDoc) have no 'relevance'",
+        ),
+        (
+            "irds:irspec-test/missing-file",
+            "P@5",
+            "irds:irspec-test/missing-file: ir_datasets could not read the qrels: FileNotFoundError",
+        ),
+        (
+            "irds:irspec-test/undocumented",
+            "irds-official",
+            "irds:irspec-test/undocumented: ir_datasets documents no official measures",
+        ),
+        (
+            str(QRELS),
+            "irds-official",
+            "'irds-official' stands for the official measures of an ir_datasets dataset, so it needs qrels named irds:<dataset id>",
+        ),
+        (
+            "irds:irspec-test/graded",
+            "irds-official@10",
+            "irds-official: a group of metrics takes no arguments or cutoff",
+        ),
     ],
 )
 def test_cli_errors_say_what_to_do(irds, capsys, qrels, spec, expected):
@@ -229,8 +289,12 @@ def test_unreadable_official_measures_are_named(irds, capsys):
 
 
 def test_without_ir_datasets_the_error_says_how_to_install_it(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # what `import ir_datasets` meets when it is missing
-    line = _error_line(capsys, ["eval", "irds:msmarco-passage/trec-dl-2019/judged", str(RUN), "-m", "nDCG@10"])
+    monkeypatch.setitem(
+        sys.modules, "ir_datasets", None
+    )  # what `import ir_datasets` meets when it is missing
+    line = _error_line(
+        capsys, ["eval", "irds:msmarco-passage/trec-dl-2019/judged", str(RUN), "-m", "nDCG@10"]
+    )
     assert line == (
         "irspec: error: irds:msmarco-passage/trec-dl-2019/judged: reading irds: qrels needs ir_datasets, "
         "which is not installed: pip install 'irspec[datasets]'"
@@ -291,7 +355,9 @@ def test_a_plan_with_an_unknown_dataset_names_its_line(irds, tmp_path):
     with pytest.raises(PlanError) as info:
         load_plan(path)
     (problem,) = info.value.problems  # said once, under qrels, not again under metrics
-    assert problem.startswith(f"{path}:1: qrels: irds:irspec-test/nope: ir_datasets has no dataset 'irspec-test/nope'")
+    assert problem.startswith(
+        f"{path}:1: qrels: irds:irspec-test/nope: ir_datasets has no dataset 'irspec-test/nope'"
+    )
 
 
 def test_a_plan_with_unreadable_official_measures_names_them(irds, tmp_path):

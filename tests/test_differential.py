@@ -39,10 +39,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import randomdata  # noqa: E402
-from randomdata import judged_only_ranking, random_case, ranked, truncate  # noqa: E402
+import randomdata
+from randomdata import judged_only_ranking, random_case, ranked, truncate
 
-import irspec  # noqa: E402
+import irspec
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -108,7 +108,7 @@ def _not_implemented(exc: BaseException) -> bool:
     return isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("irspec")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _metrics(text: str) -> tuple:
     return tuple(irspec.parse_many([text], trec=True))
 
@@ -116,7 +116,7 @@ def _metrics(text: str) -> tuple:
 def _probe(text: str) -> BaseException | None:
     try:
         irspec.evaluate(_PROBE_QRELS, _PROBE_RUN, list(_metrics(text)), missing_queries="skip")
-    except Exception as e:  # noqa: BLE001 - classified by the caller
+    except Exception as e:
         return e
     return None
 
@@ -141,7 +141,7 @@ def _opt_id(level: int, depth: int | None, judged: bool) -> str:
 # Inputs and both evaluators' outputs, computed once per (seed, options).
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _case(seed: int, near_ties: bool = False) -> tuple[dict, dict]:
     return random_case(seed, all_negative=True, near_ties=near_ties)
 
@@ -150,8 +150,10 @@ def _all_negative(labels: Mapping[str, int]) -> bool:
     return bool(labels) and all(v < 0 for v in labels.values())
 
 
-@functools.lru_cache(maxsize=None)
-def _pytrec_inputs(seed: int, depth: int | None, judged: bool, near_ties: bool = False) -> tuple[dict, dict, frozenset]:
+@functools.cache
+def _pytrec_inputs(
+    seed: int, depth: int | None, judged: bool, near_ties: bool = False
+) -> tuple[dict, dict, frozenset]:
     """(qrels, run) safe for pytrec_eval, and the queries irspec evaluates that were left out."""
     qrels, run = _case(seed, near_ties)
     cut = truncate(run, depth)
@@ -178,7 +180,7 @@ def _pytrec_inputs(seed: int, depth: int | None, judged: bool, near_ties: bool =
     return q2, r2, frozenset(left_out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pytrec(
     seed: int, level: int, depth: int | None, judged: bool, near_ties: bool = False
 ) -> dict[str, dict[str, dict[str, float]]]:
@@ -189,15 +191,19 @@ def _pytrec(
     groups = [(sorted(f for f in FAMILIES if f not in _OWN_EVALUATOR), shared)]
     groups += [([f], [FAMILIES[f][0]]) for f in sorted(_OWN_EVALUATOR)]
     for fams, texts in groups:
-        ev = pytrec_eval.RelevanceEvaluator(qrels, set(texts), relevance_level=level, judged_docs_only_flag=judged)
+        ev = pytrec_eval.RelevanceEvaluator(
+            qrels, set(texts), relevance_level=level, judged_docs_only_flag=judged
+        )
         values = ev.evaluate(run)
         for f in fams:
             out[f] = values
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def _irspec(seed: int, level: int, depth: int | None, judged: bool, near_ties: bool = False) -> dict[str, object]:
+@functools.cache
+def _irspec(
+    seed: int, level: int, depth: int | None, judged: bool, near_ties: bool = False
+) -> dict[str, object]:
     """irspec's per-query values by family: {family: {qid: {trec key: value}}}, or the exception raised."""
     qrels, run = _case(seed, near_ties)
     out: dict[str, object] = {}
@@ -209,7 +215,13 @@ def _irspec(seed: int, level: int, depth: int | None, judged: bool, near_ties: b
                 metrics.append(m)
                 owner[m] = f
         res = irspec.evaluate(
-            qrels, run, metrics, relevance_level=level, depth=depth, judged_only=judged, missing_queries="skip"
+            qrels,
+            run,
+            metrics,
+            relevance_level=level,
+            depth=depth,
+            judged_only=judged,
+            missing_queries="skip",
         )
         for f in fams:
             out[f] = {}
@@ -222,16 +234,16 @@ def _irspec(seed: int, level: int, depth: int | None, judged: bool, near_ties: b
     working = [f for f in FAMILIES if f not in NOT_IMPLEMENTED]
     try:
         run_families(working)
-    except Exception:  # noqa: BLE001 - find which family fails, keep the others
+    except Exception:
         for f in working:
             try:
                 run_families([f])
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 out[f] = e
     for f in NOT_IMPLEMENTED:
         try:
             run_families([f])
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             out[f] = e
     return out
 
@@ -280,9 +292,7 @@ def _compare(family: str, options: list[tuple[int, int | None, bool]], near_ties
     return mismatches
 
 
-@pytest.mark.parametrize(
-    "level,depth,judged", [pytest.param(*o, id=_opt_id(*o)) for o in OPTION_GRID]
-)
+@pytest.mark.parametrize("level,depth,judged", [pytest.param(*o, id=_opt_id(*o)) for o in OPTION_GRID])
 @pytest.mark.parametrize("family", [_family_param(f) for f in FAMILIES])
 def test_matches_pytrec_eval(family: str, level: int, depth: int | None, judged: bool) -> None:
     mismatches = _compare(family, [(level, depth, judged)], near_ties=False)
@@ -318,12 +328,14 @@ def test_scores_compare_in_double() -> None:
     assert theirs == 1.0, "pytrec_eval now keeps double scores: the re-scoring above is no longer needed"
 
 
-@pytest.mark.parametrize(
-    "level,depth,judged", [pytest.param(*o, id=_opt_id(*o)) for o in OPTION_GRID]
-)
+@pytest.mark.parametrize("level,depth,judged", [pytest.param(*o, id=_opt_id(*o)) for o in OPTION_GRID])
 def test_same_queries_as_pytrec_eval(level: int, depth: int | None, judged: bool) -> None:
     """With missing_queries="skip", irspec evaluates pytrec_eval's queries plus the ones left out of its input."""
-    fam = next(f for f in FAMILIES if f not in NOT_IMPLEMENTED and not isinstance(_irspec(0, level, depth, judged)[f], BaseException))
+    fam = next(
+        f
+        for f in FAMILIES
+        if f not in NOT_IMPLEMENTED and not isinstance(_irspec(0, level, depth, judged)[f], BaseException)
+    )
     for seed in SEEDS:
         mine = _irspec(seed, level, depth, judged)[fam]
         theirs = _pytrec(seed, level, depth, judged)[fam]
@@ -384,8 +396,8 @@ def test_left_out_queries_get_defined_values(family: str) -> None:
                 relret = sum(1 for d in ranking if labels.get(d, -1) >= level)
                 for key, got in mine[qid].items():
                     want = _defined_value(key, len(ranking), R, relret)
-                    assert _close(got, want), (
-                        f"{key}: irspec {got!r}, defined value {want!r}; " + _repro(seed, qid, level, depth, judged)
+                    assert _close(got, want), f"{key}: irspec {got!r}, defined value {want!r}; " + _repro(
+                        seed, qid, level, depth, judged
                     )
                     checked += 1
     assert checked > 0, "no left-out query in the random cases: widen SEEDS"
@@ -408,7 +420,12 @@ def test_all_negative_labels(family: str) -> None:
     for level in LEVELS:
         for judged in JUDGED:
             res = irspec.evaluate(
-                qrels, run, _family_metrics(family), relevance_level=level, judged_only=judged, missing_queries="skip"
+                qrels,
+                run,
+                _family_metrics(family),
+                relevance_level=level,
+                judged_only=judged,
+                missing_queries="skip",
             )
             values = _by_key(res, family)
             assert "neg" in values, "irspec must evaluate a run query whose qrels labels are all negative"
@@ -510,14 +527,41 @@ def trec10_11pt_avg(relevant: list[bool], R: int, points: tuple[float, ...]) -> 
     return total / len(points)
 
 
-IPREC_POINTS = ("0", "0.05", "0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.55", "0.6",
-                "0.65", "0.7", "0.75", "0.8", "0.85", "0.9", "0.95", "1")
+IPREC_POINTS = (
+    "0",
+    "0.05",
+    "0.1",
+    "0.15",
+    "0.2",
+    "0.25",
+    "0.3",
+    "0.35",
+    "0.4",
+    "0.45",
+    "0.5",
+    "0.55",
+    "0.6",
+    "0.65",
+    "0.7",
+    "0.75",
+    "0.8",
+    "0.85",
+    "0.9",
+    "0.95",
+    "1",
+)
 ELEVEN = tuple(i / 10 for i in range(11))
-PT_SETS = {"11pt_avg": ELEVEN, "11pt_avg.0.25,0.5,0.75": (0.25, 0.5, 0.75), "11pt_avg.0.15,0.35,0.45,0.85": (0.15, 0.35, 0.45, 0.85)}
+PT_SETS = {
+    "11pt_avg": ELEVEN,
+    "11pt_avg.0.25,0.5,0.75": (0.25, 0.5, 0.75),
+    "11pt_avg.0.15,0.35,0.45,0.85": (0.15, 0.35, 0.45, 0.85),
+}
 UNSORTED_PT_SETS = {"11pt_avg.0.75,0.25": (0.75, 0.25), "11pt_avg.0.9,0.1,0.5": (0.9, 0.1, 0.5)}
 
 
-def _iprec_metrics(pt_sets: dict[str, tuple[float, ...]], with_iprec: bool = True) -> list[tuple[object, str, tuple[float, ...]]]:
+def _iprec_metrics(
+    pt_sets: dict[str, tuple[float, ...]], with_iprec: bool = True
+) -> list[tuple[object, str, tuple[float, ...]]]:
     """(bound metric, kind, recall points) for every iprec / 11pt spec tested."""
     out = []
     if with_iprec:
@@ -535,7 +579,12 @@ def _check_against_trec10(specs, level: int, depth: int | None, judged: bool) ->
     for seed in SEEDS:
         qrels, run = _case(seed)
         res = irspec.evaluate(
-            qrels, run, [m for m, _, _ in specs], relevance_level=level, depth=depth, judged_only=judged,
+            qrels,
+            run,
+            [m for m, _, _ in specs],
+            relevance_level=level,
+            depth=depth,
+            judged_only=judged,
             missing_queries="skip",
         )
         per_query = res.per_query()
@@ -562,9 +611,7 @@ def _check_against_trec10(specs, level: int, depth: int | None, judged: bool) ->
     return mismatches
 
 
-@pytest.mark.parametrize(
-    "level,depth,judged", [pytest.param(*o, id=_opt_id(*o)) for o in OPTION_GRID]
-)
+@pytest.mark.parametrize("level,depth,judged", [pytest.param(*o, id=_opt_id(*o)) for o in OPTION_GRID])
 def test_iprec_and_11pt_follow_trec_eval_10(level: int, depth: int | None, judged: bool) -> None:
     mismatches = _check_against_trec10(_iprec_metrics(PT_SETS), level, depth, judged)
     assert not mismatches, f"{len(mismatches)} disagreements, first ones:\n" + "\n".join(mismatches[:8])
@@ -631,8 +678,19 @@ def test_iprec_rounding_examples() -> None:
 def test_randomdata_is_deterministic_and_rich() -> None:
     """The generator gives the same pair for a seed, and the corners it promises do occur."""
     assert random_case(7) == random_case(7)
-    seen = {"negative": 0, "unjudged": 0, "ties": 0, "qrels_only": 0, "run_only": 0, "empty": 0, "long": 0,
-            "no_relevant": 0, "all_negative": 0, "short": 0, "string_order": 0}
+    seen = {
+        "negative": 0,
+        "unjudged": 0,
+        "ties": 0,
+        "qrels_only": 0,
+        "run_only": 0,
+        "empty": 0,
+        "long": 0,
+        "no_relevant": 0,
+        "all_negative": 0,
+        "short": 0,
+        "string_order": 0,
+    }
     for seed in SEEDS:
         qrels, run = _case(seed)
         for q, labels in qrels.items():
@@ -682,7 +740,10 @@ def test_iprec_and_11pt_trec9_equal_pytrec_eval(level: int, judged: bool) -> Non
     tests cover them), nor queries whose labels are all negative (it reads uninitialised memory there).
     """
     points = "0,0.1,0.15,0.2,0.25,0.3,0.33,0.35,0.45,0.5,0.6,0.67,0.7,0.8,0.85,0.9,1"
-    pt_sets = {"11pt_avg": "11pt(trec9=true)", "11pt_avg.0.15,0.35,0.45,0.85": "11pt(points=[0.15,0.35,0.45,0.85],trec9=true)"}
+    pt_sets = {
+        "11pt_avg": "11pt(trec9=true)",
+        "11pt_avg.0.15,0.35,0.45,0.85": "11pt(points=[0.15,0.35,0.45,0.85],trec9=true)",
+    }
     specs = [f"IPrec(trec9=true)@{p}" for p in points.split(",")]
     compared = nan = 0
     for seed in SEEDS:
@@ -690,12 +751,21 @@ def test_iprec_and_11pt_trec9_equal_pytrec_eval(level: int, judged: bool) -> Non
         run = {q: docs for q, docs in run.items() if docs}
         expected: dict[str, dict[str, float]] = {}
         for text in [f"iprec_at_recall.{points}", *pt_sets]:  # 11pt_avg's key is the same for any points
-            ev = pytrec_eval.RelevanceEvaluator(qrels, {text}, relevance_level=level, judged_docs_only_flag=judged)
+            ev = pytrec_eval.RelevanceEvaluator(
+                qrels, {text}, relevance_level=level, judged_docs_only_flag=judged
+            )
             for q, values in ev.evaluate(run).items():
                 for key, v in values.items():
                     expected.setdefault(q, {})[key if key != "11pt_avg" else text] = v
-        res = irspec.evaluate(qrels, run, [*specs, *pt_sets.values()], relevance_level=level, judged_only=judged,
-                              missing_queries="skip", judged_warning=None)
+        res = irspec.evaluate(
+            qrels,
+            run,
+            [*specs, *pt_sets.values()],
+            relevance_level=level,
+            judged_only=judged,
+            missing_queries="skip",
+            judged_warning=None,
+        )
         assert set(res.query_ids) == set(expected), f"seed {seed}"
         keys = [f"iprec_at_recall_{float(p):.2f}" for p in points.split(",")] + list(pt_sets)
         for q, row in zip(res.query_ids, res.values.tolist()):

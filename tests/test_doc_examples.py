@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
+from trecdicts import read_trec_dict
 
 import irspec
-
-from trecdicts import read_trec_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
@@ -50,7 +49,9 @@ def demo(tmp_path, monkeypatch):
 
 def _ndcg10(name: str) -> np.ndarray:
     qrels = read_trec_dict(DEMO / "qrels.txt", "qrels")
-    got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(read_trec_dict(DEMO / "runs" / f"{name}.run", "run"))
+    got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(
+        read_trec_dict(DEMO / "runs" / f"{name}.run", "run")
+    )
     return np.array([got[q]["ndcg_cut_10"] for q in sorted(qrels)])
 
 
@@ -95,14 +96,25 @@ def test_the_evaluator_top_k_and_batch_examples(demo):
     batched = space["res"]
     qrels = read_trec_dict(DEMO / "qrels.txt", "qrels")
     assert len(space["corpus_ids"]) > 1000
-    assert irspec.Evaluator("specs/demo/qrels.txt", "nDCG@10, RR@10, R@100").evaluate("specs/demo/runs/bm25.run").aggregate() == \
-        irspec.evaluate("specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "nDCG@10, RR@10, R@100").aggregate()
+    assert (
+        irspec.Evaluator("specs/demo/qrels.txt", "nDCG@10, RR@10, R@100")
+        .evaluate("specs/demo/runs/bm25.run")
+        .aggregate()
+        == irspec.evaluate(
+            "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "nDCG@10, RR@10, R@100"
+        ).aggregate()
+    )
 
     def reference(k: int) -> dict[str, dict[str, float]]:
         D, I = space["index"].search(space["query_vectors"], k)
         ids = space["corpus_ids"]
-        run = {q: {ids[i]: float(s) for i, s in zip(row, scores) if i >= 0} for q, row, scores in zip(space["qids"], I, D)}
-        return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recip_rank", "recall.100"}).evaluate(run)
+        run = {
+            q: {ids[i]: float(s) for i, s in zip(row, scores) if i >= 0}
+            for q, row, scores in zip(space["qids"], I, D)
+        }
+        return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recip_rank", "recall.100"}).evaluate(
+            run
+        )
 
     for res, k in ((whole, 1000), (batched, 100)):
         theirs = reference(k)

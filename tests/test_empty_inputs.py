@@ -108,7 +108,9 @@ def test_cli_empty_qrels_on_stdin_and_as_a_file(tmp_path):
     for args, name in [(["-", str(run)], "<stdin>"), ([str(qrels), str(run)], f"file {str(qrels)!r}")]:
         # irspec eval - run.txt < /dev/null
         p = subprocess.run(
-            [sys.executable, "-m", "irspec", "eval", *args, "-m", "AP"], stdin=subprocess.DEVNULL, capture_output=True
+            [sys.executable, "-m", "irspec", "eval", *args, "-m", "AP"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
         )
         err = p.stderr.decode()
         assert p.returncode == 0, err

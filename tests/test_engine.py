@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 import pytest
 
 import irspec
@@ -47,8 +46,11 @@ def test_a_missing_query_scores_what_its_empty_ranking_scores():
     each measure's own rule for an empty ranking decides, not a blanket 0. q2 has x (1), w (3) and v (0)
     judged, so R = 2 at level 1 and the ideal ranking is w, x, v."""
     qrels = {"q1": {"a": 1}, "q2": {"x": 1, "w": 3, "v": 0}}
-    res = irspec.evaluate(qrels, {"q1": {"a": 1.0, "b": 0.5}}, ["P@5", "AP", "NumQ", "NumRel", "Accuracy", "SL", "yaap",
-                                                        "IDCG", "NumRet"])
+    res = irspec.evaluate(
+        qrels,
+        {"q1": {"a": 1.0, "b": 0.5}},
+        ["P@5", "AP", "NumQ", "NumRel", "Accuracy", "SL", "yaap", "IDCG", "NumRet"],
+    )
     q2 = res.per_query()["q2"]
     assert q2["P@5"] == 0.0 and q2["AP"] == 0.0 and q2["NumRet"] == 0.0
     assert q2["NumQ"] == 1.0 and q2["NumRel"] == 2.0
@@ -90,12 +92,16 @@ def test_depth_and_judged_only():
 
 
 def test_judged_only_emptied_ranking_is_defined():
-    res = irspec.evaluate({"q": {"a": 1}}, {"q": {"zz": 1.0}}, ["IPrec@0.5", "11pt", "P@5", "nDCG"], judged_only=True)
+    res = irspec.evaluate(
+        {"q": {"a": 1}}, {"q": {"zz": 1.0}}, ["IPrec@0.5", "11pt", "P@5", "nDCG"], judged_only=True
+    )
     assert res.per_query()["q"] == {"IPrec@0.5": 0.0, "11pt": 0.0, "P@5": 0.0, "nDCG": 0.0}
 
 
 def test_all_negative_labels_give_zero():
-    res = irspec.evaluate({"q": {"a": -1, "b": -2}}, {"q": {"a": 1.0, "b": 0.5}}, ["AP", "nDCG", "Bpref", "infAP"])
+    res = irspec.evaluate(
+        {"q": {"a": -1, "b": -2}}, {"q": {"a": 1.0, "b": 0.5}}, ["AP", "nDCG", "Bpref", "infAP"]
+    )
     assert all(v == 0.0 for v in res.per_query()["q"].values())
 
 
@@ -106,7 +112,9 @@ def test_per_query_values_from_r_expressions():
 
 
 def test_sl_unfound_skip_is_left_out_of_the_mean():
-    res = irspec.evaluate({"a": {"x": 1}, "b": {"y": 1}}, {"a": {"x": 1.0}, "b": {"z": 1.0}}, ["SL", "SL(unfound=skip)"])
+    res = irspec.evaluate(
+        {"a": {"x": 1}, "b": {"y": 1}}, {"a": {"x": 1.0}, "b": {"z": 1.0}}, ["SL", "SL(unfound=skip)"]
+    )
     assert res.per_query()["b"]["SL"] == 2.0
     assert math.isnan(res.per_query()["b"]["SL(unfound=skip)"])
     assert res.aggregate()["SL(unfound=skip)"] == 1.0
@@ -121,7 +129,12 @@ def test_fallout_needs_collection_size():
 
 def test_bad_options_are_errors():
     # level 0 and depth 0 are trec_eval's -l 0 and -M 0 (tests/test_trec_exact.py); below 0 they are errors
-    for kwargs in ({"relevance_level": -1}, {"depth": -1}, {"relevance_level": True}, {"missing_queries": "maybe"}):
+    for kwargs in (
+        {"relevance_level": -1},
+        {"depth": -1},
+        {"relevance_level": True},
+        {"missing_queries": "maybe"},
+    ):
         with pytest.raises(irspec.EvaluationError):
             Options(**kwargs)
 
@@ -135,7 +148,11 @@ def test_per_query_function_plugin_matches_vectorised_kernel():
         return sum(1 for v in top if v is not None and v >= query.relevance_level) / k
 
     definition = MetricDef(
-        "SlowP", "precision, per query", (Param("k", "int", 10, "cutoff", minimum=1),), at="k", per_query=precision_at
+        "SlowP",
+        "precision, per query",
+        (Param("k", "int", 10, "cutoff", minimum=1),),
+        at="k",
+        per_query=precision_at,
     )
 
     class Plugin:
@@ -193,7 +210,15 @@ def _slow_precision_registry():
     class Plugin:
         @irspec.hookimpl
         def irspec_register_metrics(self, register):
-            register(MetricDef("SlowP", "precision", (Param("k", "int", 10, "cutoff", minimum=1),), at="k", per_query=precision_at))
+            register(
+                MetricDef(
+                    "SlowP",
+                    "precision",
+                    (Param("k", "int", 10, "cutoff", minimum=1),),
+                    at="k",
+                    per_query=precision_at,
+                )
+            )
 
     pm = get_plugin_manager(load_entry_points=False)
     pm.register(Plugin(), name="slow")
@@ -207,7 +232,6 @@ def test_results_do_not_depend_on_the_order_of_run_lines(seed):
     dict order, in score order with its queries shuffled, and with every line shuffled (queries
     interleaved, some absent from the qrels) must give identical results, under every option."""
     import polars as pl
-
     from randomdata import random_case
 
     rng = np.random.default_rng(seed)
@@ -215,11 +239,16 @@ def test_results_do_not_depend_on_the_order_of_run_lines(seed):
     queries = list(run)
     rng.shuffle(queries)
     # scores descending, tied documents in random order (as a run file's rank column may have them)
-    presorted = {q: dict(sorted(((d, run[q][d]) for d in rng.permutation(list(run[q]))), key=lambda x: -x[1])) for q in queries}
+    presorted = {
+        q: dict(sorted(((d, run[q][d]) for d in rng.permutation(list(run[q]))), key=lambda x: -x[1]))
+        for q in queries
+    }
     rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     rows = [rows[i] for i in rng.permutation(len(rows))]
     interleaved = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
-    metrics = _slow_precision_registry().parse("AP nDCG@10 P@5 SlowP@5 RR bpref Rprec infAP relstring@10 NumRet")
+    metrics = _slow_precision_registry().parse(
+        "AP nDCG@10 P@5 SlowP@5 RR bpref Rprec infAP relstring@10 NumRet"
+    )
     for options in (
         Options(),
         Options(depth=3),
@@ -268,7 +297,6 @@ def test_hash_collisions_fall_back_to_the_strings(monkeypatch, weak):
     """The join works on 64-bit hashes of (query, docno) but never trusts them: with a hash that
     collides for every document of a query (the qrels keys are not unique) or across queries (a run
     row matches a judgment of another query), results must not change."""
-    import polars as pl
 
     from randomdata import random_case
 
@@ -278,7 +306,7 @@ def test_hash_collisions_fall_back_to_the_strings(monkeypatch, weak):
     qrels = {q: {f"{q}/{d}": v for d, v in docs.items()} for q, docs in qrels.items()}
     run = {q: {f"{q}/{d}": s for d, s in docs.items()} for q, docs in run.items()}
     first, other = [q for q in run if q in qrels][:2]
-    run[first].update({d: 0.5 for d in list(qrels[other])[:3]})
+    run[first].update(dict.fromkeys(list(qrels[other])[:3], 0.5))
     metrics = ["AP", "nDCG@10", "P@5", "bpref", "relstring@10"]
     expected = irspec.evaluate(qrels, run, metrics).per_query()
 

@@ -12,13 +12,14 @@ import warnings
 
 import numpy as np
 import pytest
+from randomdata import random_case
 
 import irspec
 from irspec.errors import EvaluationError, InputError
 
-from randomdata import random_case
-
-METRICS = "P@5, P@10, R@100, AP, nDCG@10, nDCG, RR, RR@10, bpref, Rprec, Success@5, Judged@10, NumRet, NumRelRet"
+METRICS = (
+    "P@5, P@10, R@100, AP, nDCG@10, nDCG, RR, RR@10, bpref, Rprec, Success@5, Judged@10, NumRet, NumRelRet"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,9 @@ def same(a: irspec.Result, b: irspec.Result) -> None:
     assert a.aggregate() == b.aggregate()
 
 
-def as_topk(run: dict[str, dict[str, float]], rng: np.random.Generator, pad: object) -> tuple[list[str], np.ndarray, np.ndarray]:
+def as_topk(
+    run: dict[str, dict[str, float]], rng: np.random.Generator, pad: object
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The run as top-k arrays, each row's documents in random column order, short rows padded with
     ``pad`` (and a score that must be ignored)."""
     qids = [q for q, docs in run.items()]
@@ -76,10 +79,15 @@ def test_evaluate_equals_irspec_evaluate(seed: int, tmp_path) -> None:
         same(many[name], irspec.evaluate(qrels, {"a": run, "b": str(path)}, METRICS)[name])
 
 
-@pytest.mark.parametrize("options", [{"relevance_level": 2}, {"depth": 3}, {"judged_only": True}, {"missing_queries": "skip"}])
+@pytest.mark.parametrize(
+    "options", [{"relevance_level": 2}, {"depth": 3}, {"judged_only": True}, {"missing_queries": "skip"}]
+)
 def test_options_are_those_of_irspec_evaluate(options: dict) -> None:
     qrels, run = random_case(7)
-    same(irspec.Evaluator(qrels, METRICS, **options).evaluate(run), irspec.evaluate(qrels, run, METRICS, **options))
+    same(
+        irspec.Evaluator(qrels, METRICS, **options).evaluate(run),
+        irspec.evaluate(qrels, run, METRICS, **options),
+    )
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -103,7 +111,10 @@ def test_topk_string_ids_through_corpus_positions_equals_dicts(seed: int) -> Non
     position = {d: i for i, d in enumerate(corpus.tolist())}
     qids, docs, scores = as_topk(run, rng, pad="")
     index = np.vectorize(lambda d: position.get(d, -1), otypes=[np.int64])(docs)
-    same(irspec.Evaluator(qrels, METRICS).evaluate_topk(qids, index, scores, corpus_ids=corpus), irspec.evaluate(qrels, run, METRICS))
+    same(
+        irspec.Evaluator(qrels, METRICS).evaluate_topk(qids, index, scores, corpus_ids=corpus),
+        irspec.evaluate(qrels, run, METRICS),
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -116,7 +127,9 @@ def test_topk_full_rows_of_strings_equal_dicts(seed: int) -> None:
     assert run, "every seed here draws rankings of 3 documents or more"
     qids, docs, scores = as_topk(run, rng, pad="")
     scores32 = scores.astype(np.float32)
-    want = irspec.evaluate(qrels, {q: {d: float(np.float32(s)) for d, s in docs_.items()} for q, docs_ in run.items()}, METRICS)
+    want = irspec.evaluate(
+        qrels, {q: {d: float(np.float32(s)) for d, s in docs_.items()} for q, docs_ in run.items()}, METRICS
+    )
     ev = irspec.Evaluator(qrels, METRICS)
     same(ev.evaluate_topk(qids, docs.astype(str), scores32), want)
     same(ev.evaluate_topk(np.array(qids, dtype=object), docs, scores32), want)
@@ -159,7 +172,11 @@ def test_topk_hand_checked() -> None:
     """Ties by docno descending as strings ("9" before "10"), -1 skipped, one query the qrels lack."""
     qrels = {"q": {"9": 1, "10": 1, "5": 0}}
     ev = irspec.Evaluator(qrels, "P@1, RR, AP, NumRet")
-    res = ev.evaluate_topk(["q", "other"], np.array([[10, -1, 9, 5], [1, 2, 3, 4]]), np.array([[1.0, 7.0, 1.0, 0.5], [1, 2, 3, 4.0]]))
+    res = ev.evaluate_topk(
+        ["q", "other"],
+        np.array([[10, -1, 9, 5], [1, 2, 3, 4]]),
+        np.array([[1.0, 7.0, 1.0, 0.5], [1, 2, 3, 4.0]]),
+    )
     # ranking of q: 9 (1.0, "9" > "10"), 10 (1.0), 5: relevant at ranks 1 and 2
     assert res.per_query() == {"q": {"P@1": 1.0, "RR": 1.0, "AP": 1.0, "NumRet": 3.0}}
     assert any("'other'" in w and "not in the qrels" in w for w in res.warnings)
@@ -213,8 +230,14 @@ def test_missing_queries_error_is_told_by_the_whole() -> None:
     [
         ((["q"], [["a", "b"]], [[1.0, np.nan]]), "row 0, column 1: NaN score"),
         ((["q"], [["a", "b"]], [[1.0, np.inf]]), "row 0, column 1: infinite score"),
-        ((["q", "r"], [["a", "b"], ["c", "c"]], [[1, 2], [3, 4]]), "query 'r': row 1: doc id 'c' is given twice"),
-        ((["q", "r"], [[1, -1, -1], [3, 5, 3]], [[1.0, 2.0, 3.0]] * 2), "query 'r': row 1: doc id '3' is given twice"),
+        (
+            (["q", "r"], [["a", "b"], ["c", "c"]], [[1, 2], [3, 4]]),
+            "query 'r': row 1: doc id 'c' is given twice",
+        ),
+        (
+            (["q", "r"], [[1, -1, -1], [3, 5, 3]], [[1.0, 2.0, 3.0]] * 2),
+            "query 'r': row 1: doc id '3' is given twice",
+        ),
         ((["q"], np.array([[2**40, 7, 2**40]]), [[1.0, 2.0, 3.0]]), "doc id '1099511627776' is given twice"),
         ((["q", "q"], [["a"], ["b"]], [[1.0], [2.0]]), "query 'q' is given twice .rows 0 and 1."),
         ((["q"], [["a", "b"]], [[1.0]]), "shapes do not match"),
@@ -239,7 +262,9 @@ def test_a_document_twice_among_padded_corpus_positions() -> None:
     corpus = ["x", "y", "z"]
     with pytest.raises(InputError, match="query 'r': row 1: doc id 'z' is given twice"):
         ev.evaluate_topk(["q", "r"], [[0, -1, 1], [2, -1, 2]], [[3.0, 0.0, 2.0]] * 2, corpus_ids=corpus)
-    ev.evaluate_topk(["q", "r"], [[0, -1, 1], [2, 1, -1]], [[3.0, 0.0, 2.0]] * 2, corpus_ids=corpus)  # no duplicate
+    ev.evaluate_topk(
+        ["q", "r"], [[0, -1, 1], [2, 1, -1]], [[3.0, 0.0, 2.0]] * 2, corpus_ids=corpus
+    )  # no duplicate
 
 
 def test_corpus_positions_beyond_the_corpus() -> None:

@@ -15,10 +15,9 @@ import pytrec_eval
 import scipy.stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.power import TTestPower
+from trecdicts import read_trec_dict
 
 from irspec.plan import load_plan, run_plan
-
-from trecdicts import read_trec_dict
 
 SPECS = Path(__file__).resolve().parent.parent / "specs"
 DEMO = SPECS / "demo"
@@ -74,8 +73,12 @@ def test_the_agreement_of_the_two_sets(report, reference):
     ranking = next(r for r in report.agreement.rankings if r.metric == "nDCG@10")
     assert ranking.kendall_tau == pytest.approx(scipy.stats.kendalltau(human, llm).statistic, abs=1e-12)
     swapped = {(s.run_1, s.run_2) for s in report.agreement.swaps if s.metric == "nDCG@10"}
-    assert swapped == {(a, b) for i, a in enumerate(order) for b in order[i + 1 :]
-                       if (human[i] - human[order.index(b)]) * (llm[i] - llm[order.index(b)]) < 0}
+    assert swapped == {
+        (a, b)
+        for i, a in enumerate(order)
+        for b in order[i + 1 :]
+        if (human[i] - human[order.index(b)]) * (llm[i] - llm[order.index(b)]) < 0
+    }
     h, m = read_trec_dict(DEMO / "qrels.txt", "qrels"), read_trec_dict(DEMO / "qrels.llm.txt", "qrels")
     common = [(q, d) for q in h for d in h[q] if d in m.get(q, {})]
     labels = report.agreement.labels[0]
@@ -86,9 +89,13 @@ def test_the_agreement_of_the_two_sets(report, reference):
 
 def test_the_power_of_each_comparison(report, reference):
     systems, _ = reference["human"]
-    found = next(p for p in report.by_qrels[0][1].power.pairs if (p.metric, p.a, p.b) == ("nDCG@10", "dense", "bm25"))
+    found = next(
+        p for p in report.by_qrels[0][1].power.pairs if (p.metric, p.a, p.b) == ("nDCG@10", "dense", "bm25")
+    )
     d = [systems["dense"][q] - systems["bm25"][q] for q in systems["bm25"]]
-    assert found.sd_difference == pytest.approx(stdev(d), rel=1e-9)  # pytrec_eval rounds its nDCG otherwise in the last bits
+    assert found.sd_difference == pytest.approx(
+        stdev(d), rel=1e-9
+    )  # pytrec_eval rounds its nDCG otherwise in the last bits
     power = TTestPower().power(effect_size=0.05 / stdev(d), nobs=len(d), alpha=0.05, alternative="two-sided")
     assert found.achieved_power == pytest.approx(power, abs=1e-9)
 

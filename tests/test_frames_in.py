@@ -66,7 +66,9 @@ SOURCES = {
     ),
     "pandas, PyTerrier": lambda: (
         pd.DataFrame(_columns([(str(q), d, v) for q, d, v in QRELS], ["qid", "docno", "label"])),
-        pd.DataFrame(_columns(RUN, ["qid", "docno", "score"]) | {"rank": list(range(len(RUN))), "query": "text"}),
+        pd.DataFrame(
+            _columns(RUN, ["qid", "docno", "score"]) | {"rank": list(range(len(RUN))), "query": "text"}
+        ),
     ),
     "polars, ir_measures": lambda: (
         pl.DataFrame(_columns(QRELS, ["query_id", "doc_id", "relevance"])),
@@ -119,16 +121,24 @@ def test_columns_names_the_columns_for_qrels_and_run_alike(expected):
     assert irspec.evaluate(qrels, run, list(MEASURES), columns=columns).per_query() == expected
     # Only the names that differ: the others are found by convention (here PyTerrier's docno).
     run = _custom(RUN, ["topic", "docno", "score"])
-    assert irspec.evaluate(_nested(QRELS), run, list(MEASURES), columns={"query": "topic"}).per_query() == expected
+    assert (
+        irspec.evaluate(_nested(QRELS), run, list(MEASURES), columns={"query": "topic"}).per_query()
+        == expected
+    )
     # Per input, through the readers.
-    both = irspec.evaluate(read_qrels(qrels, columns=columns), read_run(_custom(RUN, ["q", "d", "s"]),
-                           columns={"query": "q", "docno": "d", "score": "s"}), list(MEASURES))
+    both = irspec.evaluate(
+        read_qrels(qrels, columns=columns),
+        read_run(_custom(RUN, ["q", "d", "s"]), columns={"query": "q", "docno": "d", "score": "s"}),
+        list(MEASURES),
+    )
     assert both.per_query() == expected
 
 
 def test_several_runs_of_named_tuples_take_the_columns(expected):
     run = [ir_measures.ScoredDoc(str(q), d, s) for q, d, s in RUN]
-    many = irspec.evaluate(_nested(QRELS), {"a": run, "b": _custom(RUN, ["qid", "docno", "score"])}, list(MEASURES))
+    many = irspec.evaluate(
+        _nested(QRELS), {"a": run, "b": _custom(RUN, ["qid", "docno", "score"])}, list(MEASURES)
+    )
     assert [r.per_query() for r in many.values()] == [expected, expected]
 
 
@@ -166,23 +176,38 @@ def test_wrong_columns_name_what_was_found_and_what_is_accepted():
         "query_id, doc_id, relevance (ir_measures); qid, docno, label (PyTerrier), or names given by "
         "columns={'query': ..., 'docno': ..., 'label': ...}"
     )
-    with pytest.raises(InputError, match=r"no score column: the columns are 'qid', 'docno', 'label'; expected "
-                       r"query_id, doc_id, score \(ir_measures\); qid, docno, score \(PyTerrier\)"):
+    with pytest.raises(
+        InputError,
+        match=r"no score column: the columns are 'qid', 'docno', 'label'; expected "
+        r"query_id, doc_id, score \(ir_measures\); qid, docno, score \(PyTerrier\)",
+    ):
         read_run(pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
     with pytest.raises(InputError, match=r"no query column: .* \(given: \{'query': 'topik', 'docno'"):
         read_qrels(df, columns={"query": "topik", "docno": "docid", "label": "rel"})
-    with pytest.raises(InputError, match="columns: unknown name 'doc'; irspec's names are query, docno, label, score"):
+    with pytest.raises(
+        InputError, match="columns: unknown name 'doc'; irspec's names are query, docno, label, score"
+    ):
         read_qrels(df, columns={"doc": "docid"})
-    with pytest.raises(InputError, match=r"both 'query_id' and 'qid' could be the query columns; say which with "
-                       r"columns=\{'query': \.\.\.\}"):
+    with pytest.raises(
+        InputError,
+        match=r"both 'query_id' and 'qid' could be the query columns; say which with "
+        r"columns=\{'query': \.\.\.\}",
+    ):
         read_qrels(pl.DataFrame({"query_id": ["1"], "qid": ["2"], "docno": ["a"], "label": [1]}))
 
 
 def test_fields_of_tuples_are_named_like_columns():
-    with pytest.raises(InputError, match=r"<rows>: no label field: the fields are 'query_id', 'doc_id', 'score'"):
+    with pytest.raises(
+        InputError, match=r"<rows>: no label field: the fields are 'query_id', 'doc_id', 'score'"
+    ):
         read_qrels([ir_measures.ScoredDoc("1", "a", 1.0)])
-    with pytest.raises(InputError, match=r"<rows>: expected named tuples \(such as ir_measures' Qrel or ScoredDoc\), "
-                       r"got tuple \('1', 'a', 1\)"):
+    with pytest.raises(
+        InputError,
+        match=r"<rows>: expected named tuples \(such as ir_measures' Qrel or ScoredDoc\), "
+        r"got tuple \('1', 'a', 1\)",
+    ):
         read_qrels([("1", "a", 1)])
-    with pytest.raises(InputError, match=r"item 1: expected a tuple with the fields query_id, doc_id, score, got 'x'"):
+    with pytest.raises(
+        InputError, match=r"item 1: expected a tuple with the fields query_id, doc_id, score, got 'x'"
+    ):
         read_run([ir_measures.ScoredDoc("1", "a", 1.0), "x"])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-
 import json
 import math
 from pathlib import Path
@@ -67,7 +66,9 @@ def test_against_scipy_on_random_data():
         low, high = max(low, 0.0), min(high, 1.0)  # cut at P's bounds
         assert rows[name][1] == len(x)
         assert math.isclose(rows[name][2], x.mean(), abs_tol=1e-12)
-        assert math.isclose(rows[name][3], low, abs_tol=1e-12) and math.isclose(rows[name][4], high, abs_tol=1e-12)
+        assert math.isclose(rows[name][3], low, abs_tol=1e-12) and math.isclose(
+            rows[name][4], high, abs_tol=1e-12
+        )
     means = [rows[g][2] for g in ("even", "odd", "small")]
     assert math.isclose(table.rows[-2][2], np.mean(means), abs_tol=1e-12)
     assert math.isclose(table.rows[-1][2], np.mean(values), abs_tol=1e-12)
@@ -86,7 +87,11 @@ def test_file_and_warnings(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("q0\n", "g.tsv:1: expected 'query_id group'"), ("q0 a\nq0 a\n", "g.tsv:2: query 'q0' is in group 'a' already"), ("# x\n", "no lines")],
+    [
+        ("q0\n", "g.tsv:1: expected 'query_id group'"),
+        ("q0 a\nq0 a\n", "g.tsv:2: query 'q0' is in group 'a' already"),
+        ("# x\n", "no lines"),
+    ],
 )
 def test_malformed_files(tmp_path, text, message):
     path = tmp_path / "g.tsv"
@@ -106,7 +111,10 @@ def test_every_shape_evaluate_returns():
         grouped = with_groups(given, groups)
         assert type(grouped) is kind
         found = list(grouped.values()) if kind is not list else grouped
-        assert [[r[:3] for r in res.tables[-1].rows[:1]] for res in found] == [[("A", 2, 0.75)], [("A", 2, 0.0)]]
+        assert [[r[:3] for r in res.tables[-1].rows[:1]] for res in found] == [
+            [("A", 2, 0.75)],
+            [("A", 2, 0.0)],
+        ]
     assert with_groups(one, groups).tables[-1].rows[0][:3] == ("A", 2, 0.75)
 
 
@@ -121,8 +129,20 @@ def test_every_format_shows_groups(tmp_path, capsys):
     demo = Path(__file__).parent.parent / "specs" / "demo"
     path = tmp_path / "g.tsv"
     path.write_text("".join(f"q{i:02d} {'head' if i <= 25 else 'tail'}\n" for i in range(1, 51)))
-    base = ["eval", str(demo / "qrels.txt"), str(demo / "runs" / "bm25.run"), "-m", "nDCG@10", "--groups", str(path)]
-    for fmt, needle in (("table", "macro mean over 2 groups"), ("markdown", "Query groups: nDCG@10"), ("latex", "macro mean over 2 groups")):
+    base = [
+        "eval",
+        str(demo / "qrels.txt"),
+        str(demo / "runs" / "bm25.run"),
+        "-m",
+        "nDCG@10",
+        "--groups",
+        str(path),
+    ]
+    for fmt, needle in (
+        ("table", "macro mean over 2 groups"),
+        ("markdown", "Query groups: nDCG@10"),
+        ("latex", "macro mean over 2 groups"),
+    ):
         assert main(base + ["-f", fmt]) == 0
         assert needle in capsys.readouterr().out, fmt
     assert main(base + ["-f", "json"]) == 0
@@ -134,16 +154,24 @@ def test_plan_sections_and_plot(tmp_path):
     """A plan with ``standardize`` and ``groups``: its results are z-scores with group tables, and the
     plots include the group figure; the z-scores equal irspec.standardize's on the same runs."""
     demo = Path(__file__).parent.parent / "specs" / "demo"
-    (tmp_path / "g.tsv").write_text("".join(f"q{i:02d} {'head' if i <= 25 else 'tail'}\n" for i in range(1, 51)))
+    (tmp_path / "g.tsv").write_text(
+        "".join(f"q{i:02d} {'head' if i <= 25 else 'tail'}\n" for i in range(1, 51))
+    )
     plan = tmp_path / "p.yaml"
     plan.write_text(
         f"qrels: {demo / 'qrels.txt'}\nruns:\n"
-        + "".join(f"  - {{name: {n}, path: {demo / 'runs' / (n + '.run')}}}\n" for n in ("bm25", "dense", "hybrid"))
+        + "".join(
+            f"  - {{name: {n}, path: {demo / 'runs' / (n + '.run')}}}\n" for n in ("bm25", "dense", "hybrid")
+        )
         + "metrics: [nDCG@10]\nstandardize: {reference: [bm25, dense]}\ngroups: g.tsv\n"
         + "output:\n  - {format: plots, path: out}\n"
     )
     report = irspec.run_plan(irspec.load_plan(str(plan)))
-    raw = irspec.evaluate(str(demo / "qrels.txt"), {n: str(demo / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid")}, "nDCG@10")
+    raw = irspec.evaluate(
+        str(demo / "qrels.txt"),
+        {n: str(demo / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid")},
+        "nDCG@10",
+    )
     expected = irspec.standardize(raw, reference=[raw["bm25"], raw["dense"]])
     for got, want in zip(report.results, expected.values()):
         assert str(got.metrics[0]) == "z(nDCG@10)" and np.array_equal(got.values, want.values)

@@ -38,7 +38,9 @@ def hook_problems(fn, project: str = "irspec") -> list[str]:
     if not doc.strip():
         problems.append(f"{fn.__name__} has no docstring")
     elif literal_signature(fn) not in doc:
-        problems.append(f"the docstring of {fn.__name__} does not show its signature {literal_signature(fn)!r}")
+        problems.append(
+            f"the docstring of {fn.__name__} does not show its signature {literal_signature(fn)!r}"
+        )
     return problems
 
 

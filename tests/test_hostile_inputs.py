@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import gzip
 import io
-import re
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -25,8 +25,7 @@ from pathlib import Path
 import pytest
 
 import irspec
-from irspec.data import stream
-from irspec.data import read_qrels, read_run
+from irspec.data import read_qrels, read_run, stream
 from irspec.errors import InputError, PlanError
 from irspec.lines import MAX_LINE, LineLimit, bounded_lines, check_lines
 
@@ -54,7 +53,9 @@ writing its peak resident bytes to the file ``sys.argv[1]``: VmHWM, this image's
 (ru_maxrss also counts the forking parent's resident memory, kept across exec)."""
 
 
-def _irspec_capped(tmp_path: Path, args: list[str], stdin=subprocess.DEVNULL, pass_fd: int | None = None) -> tuple[int, str, int]:
+def _irspec_capped(
+    tmp_path: Path, args: list[str], stdin=subprocess.DEVNULL, pass_fd: int | None = None
+) -> tuple[int, str, int]:
     """``irspec ARGS`` in a capped child: its exit code, standard error and peak resident bytes.
     ``pass_fd`` is handed to the child and closed here once it runs (the child's is the only copy)."""
     peak = tmp_path / "peak"
@@ -76,7 +77,9 @@ def _irspec_capped(tmp_path: Path, args: list[str], stdin=subprocess.DEVNULL, pa
 
 def _one_line_error(rc: int, err: str, source: str, line: int) -> None:
     assert rc == 2, err[-2000:]
-    assert err.count("\n") == 1 and err.startswith(f"irspec: error: {source}:{line}: line longer than 1 MiB"), err[:2000]
+    assert err.count("\n") == 1 and err.startswith(
+        f"irspec: error: {source}:{line}: line longer than 1 MiB"
+    ), err[:2000]
     assert len(err) < MESSAGE_MAX
     assert "Traceback" not in err
 
@@ -242,7 +245,9 @@ def test_a_line_of_exactly_the_limit_is_read_and_one_byte_more_is_not(tmp_path):
 @pytest.mark.parametrize("compress", [False, True])
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
 def test_the_streaming_reader_refuses_a_long_line_by_its_number(tmp_path, compress, order):
-    lines = [f"q{i % 7 if order == 'scattered' else i // 50} Q0 d{i} 1 {1000 - i} r\n".encode() for i in range(400)]
+    lines = [
+        f"q{i % 7 if order == 'scattered' else i // 50} Q0 d{i} 1 {1000 - i} r\n".encode() for i in range(400)
+    ]
     lines[300] = b"y" * (3 * MAX_LINE) + b"\n"
     data = b"".join(lines)
     path = tmp_path / ("run.txt.gz" if compress else "run.txt")
@@ -312,7 +317,17 @@ def _first_long(data: bytes, limit: int) -> int | None:
     return next((n for n, line in enumerate(data.split(b"\n"), 1) if len(line) > limit), None)
 
 
-CASES = [b"", b"\n", b"abcd", b"abcde", b"ab\nabcde\n", b"abcd\nabcd\nabcd", b"\n\n\nabcdef", b"a\nb\nc\nabcde", b"abcd\n" * 40 + b"x" * 9]
+CASES = [
+    b"",
+    b"\n",
+    b"abcd",
+    b"abcde",
+    b"ab\nabcde\n",
+    b"abcd\nabcd\nabcd",
+    b"\n\n\nabcdef",
+    b"a\nb\nc\nabcde",
+    b"abcd\n" * 40 + b"x" * 9,
+]
 
 
 @pytest.mark.parametrize("data", CASES)
@@ -351,7 +366,9 @@ def _mount_tmpfs(directory: Path) -> bool:
     """Mount a 2 MB tmpfs on ``directory`` if this process may (root, as in CI's container)."""
     if os.geteuid() != 0:
         return False
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(directory)], capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(directory)], capture_output=True
+    )
     return done.returncode == 0
 
 
@@ -382,13 +399,25 @@ def scattered(tmp_path) -> tuple[Path, Path]:
 
 
 def _child(code: str, directory: Path, stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
-    env = dict(os.environ, TMPDIR=str(directory), PYTHONDONTWRITEBYTECODE="1", IRSPEC_DISABLE_PLUGIN_AUTOLOAD="1")
-    return subprocess.run([sys.executable, "-c", code], stdin=stdin, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    env = dict(
+        os.environ, TMPDIR=str(directory), PYTHONDONTWRITEBYTECODE="1", IRSPEC_DISABLE_PLUGIN_AUTOLOAD="1"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def _says_which_directory_filled(err: str, directory: Path, what: str, reason: str) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err, err[-3000:]
-    assert err.startswith(f"irspec: error: cannot write {what} to the temporary directory {directory} (TMPDIR): {reason}; "), err
+    assert err.startswith(
+        f"irspec: error: cannot write {what} to the temporary directory {directory} (TMPDIR): {reason}; "
+    ), err
     assert "set TMPDIR to a directory with" in err and "the temporary files are removed" in err
     assert list(directory.iterdir()) == []  # and they are
 
@@ -396,7 +425,10 @@ def _says_which_directory_filled(err: str, directory: Path, what: str, reason: s
 def test_a_full_temporary_directory_while_a_run_is_partitioned_says_which_and_what_helps(cramped, scattered):
     directory, prelude, reason = cramped
     qrels, run = scattered
-    code = prelude + f"import sys\nfrom irspec.cli import main\nsys.exit(main({['eval', str(qrels), str(run), '--memory', '1MB', '-m', 'P@10']!r}))"
+    code = (
+        prelude
+        + f"import sys\nfrom irspec.cli import main\nsys.exit(main({['eval', str(qrels), str(run), '--memory', '1MB', '-m', 'P@10']!r}))"
+    )
     done = _child(code, directory)
     assert done.returncode == 2
     _says_which_directory_filled(done.stderr, directory, "the run's lines", reason)
@@ -404,8 +436,13 @@ def test_a_full_temporary_directory_while_a_run_is_partitioned_says_which_and_wh
     budget = re.search(r"raise the memory budget to (\d+ MiB)", done.stderr).group(1)
     assert "group its lines by query (sort -s -k1,1)" in done.stderr
     grouped = run.with_name("grouped.run")
-    grouped.write_bytes(b"".join(sorted(run.read_bytes().splitlines(keepends=True), key=lambda line: line.split()[0])))
-    for args in (["eval", str(qrels), str(run), "--memory", budget.replace(" ", "")], ["eval", str(qrels), str(grouped), "--memory", "1MB"]):
+    grouped.write_bytes(
+        b"".join(sorted(run.read_bytes().splitlines(keepends=True), key=lambda line: line.split()[0]))
+    )
+    for args in (
+        ["eval", str(qrels), str(run), "--memory", budget.replace(" ", "")],
+        ["eval", str(qrels), str(grouped), "--memory", "1MB"],
+    ):
         code = prelude + f"import sys\nfrom irspec.cli import main\nsys.exit(main({[*args, '-m', 'P@10']!r}))"
         assert _child(code, directory).returncode == 0
 
@@ -413,7 +450,10 @@ def test_a_full_temporary_directory_while_a_run_is_partitioned_says_which_and_wh
 def test_a_full_temporary_directory_while_standard_input_is_spooled_says_which(cramped, scattered):
     directory, prelude, reason = cramped
     qrels, run = scattered
-    code = prelude + f"import sys\nfrom irspec.cli import main\nsys.exit(main({['eval', str(qrels), '-', '--memory', '1MB']!r}))"
+    code = (
+        prelude
+        + f"import sys\nfrom irspec.cli import main\nsys.exit(main({['eval', str(qrels), '-', '--memory', '1MB']!r}))"
+    )
     with open(run, "rb") as stdin:
         done = _child(code, directory, stdin)
     assert done.returncode == 2
@@ -436,6 +476,10 @@ def test_a_full_temporary_directory_is_an_evaluation_error_in_python(cramped, sc
     done = _child(code, directory)
     assert done.returncode == 0, done.stderr[-3000:]
     first, second = done.stdout.splitlines()
-    assert first.startswith(f"cannot write the run's lines to the temporary directory {directory} (TMPDIR): {reason}; ")
-    assert second.startswith(f"cannot write rows spread by session to the temporary directory {directory} (TMPDIR): {reason}; ")
+    assert first.startswith(
+        f"cannot write the run's lines to the temporary directory {directory} (TMPDIR): {reason}; "
+    )
+    assert second.startswith(
+        f"cannot write rows spread by session to the temporary directory {directory} (TMPDIR): {reason}; "
+    )
     assert list(directory.iterdir()) == []

@@ -16,7 +16,18 @@ from pathlib import Path
 
 import irspec
 
-HEAVY = ["scipy", "yaml", "pandas", "polars", "pyarrow", "matplotlib", "numpy", "ir_datasets", "pyspark", "py4j"]
+HEAVY = [
+    "scipy",
+    "yaml",
+    "pandas",
+    "polars",
+    "pyarrow",
+    "matplotlib",
+    "numpy",
+    "ir_datasets",
+    "pyspark",
+    "py4j",
+]
 
 # The directory holding the irspec package, so the child imports the same code (installed or not).
 ROOT = str(Path(irspec.__file__).resolve().parent.parent)
@@ -26,7 +37,9 @@ def _run(code: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["IRSPEC_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # third-party plugins may import what they like
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -50,7 +63,9 @@ def test_arguments_go_through_the_grammar_without_heavy_modules():
 
 
 def test_parse_many_and_metrics_import_no_heavy_module():
-    loaded = _loaded_after("import irspec\nirspec.parse_many('official, all_trec, bpref(10+R)')\nirspec.metrics()")
+    loaded = _loaded_after(
+        "import irspec\nirspec.parse_many('official, all_trec, bpref(10+R)')\nirspec.metrics()"
+    )
     assert sorted(set(HEAVY) & loaded) == []
 
 
@@ -76,7 +91,7 @@ def test_import_time_is_measured(capsys):
         baseline.append(time.perf_counter() - start)
     with capsys.disabled():
         print(
-            f"\n[irspec] wall time of python -c \"{code}\": best {min(times):.3f} s, "
+            f'\n[irspec] wall time of python -c "{code}": best {min(times):.3f} s, '
             f"median {sorted(times)[2]:.3f} s (python -c pass: best {min(baseline):.3f} s)"
         )
 

@@ -103,11 +103,15 @@ def test_evaluate_input_takes_records_a_name_and_an_explicit_kind(visits):
 def test_the_metrics_must_all_need_the_kind_asked_for(visits):
     with pytest.raises(EvaluationError, match="different inputs"):
         irspec.evaluate_input(visits, "LongVisit nDCG")
-    with pytest.raises(EvaluationError, match="LongVisit is computed from a 'visits' input, not from a 'log' input"):
+    with pytest.raises(
+        EvaluationError, match="LongVisit is computed from a 'visits' input, not from a 'log' input"
+    ):
         irspec.evaluate_input(visits, "LongVisit", kind="log")
     with pytest.raises(EvaluationError, match="computed from qrels and a run; use irspec.evaluate"):
         irspec.evaluate_input(visits, "AP")
-    with pytest.raises(EvaluationError, match="LongVisit is computed from a 'visits' input, not from qrels and runs"):
+    with pytest.raises(
+        EvaluationError, match="LongVisit is computed from a 'visits' input, not from qrels and runs"
+    ):
         irspec.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, "AP LongVisit")
 
 
@@ -115,7 +119,9 @@ def test_a_kind_without_a_reader_is_a_clear_error(irspec_plugin):
     class OnlyMetric:
         @irspec.hookimpl
         def irspec_register_metrics(self, register):
-            register(MetricDef("Orphan", "needs an input nobody reads", needs="telemetry", compute=long_visit))
+            register(
+                MetricDef("Orphan", "needs an input nobody reads", needs="telemetry", compute=long_visit)
+            )
 
     irspec_plugin(OnlyMetric())
     with pytest.raises(EvaluationError, match="no installed plugin reads 'telemetry' inputs"):
@@ -135,7 +141,9 @@ def test_a_reader_or_metric_that_breaks_the_contract_is_named(irspec_plugin, tmp
             register(MetricDef("OnShort", "x", needs="short", compute=lambda d, m: np.zeros(3)))
 
     irspec_plugin(Broken(), name="broken-plugin")
-    with pytest.raises(EvaluationError, match="'bad' reader of plugin 'broken-plugin' returned a list without the ids"):
+    with pytest.raises(
+        EvaluationError, match="'bad' reader of plugin 'broken-plugin' returned a list without the ids"
+    ):
         irspec.evaluate_input("x", "OnBad")
     with pytest.raises(EvaluationError, match=r"OnShort returned shape \(3,\), expected \(2,\)"):
         irspec.evaluate_input("x", "OnShort")
@@ -191,8 +199,12 @@ def test_tables_and_json_take_results_with_different_metrics(visits):
 def _plan(tmp_path, text: str):
     (tmp_path / "week.visits").write_text("ann 30\nbob 90\nann 75\ncid 10\n", encoding="utf-8")
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n", encoding="utf-8")
-    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d3 1 1.0 a\n", encoding="utf-8")
-    (tmp_path / "b.run").write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\nq2 Q0 d3 1 1.0 b\n", encoding="utf-8")
+    (tmp_path / "a.run").write_text(
+        "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d3 1 1.0 a\n", encoding="utf-8"
+    )
+    (tmp_path / "b.run").write_text(
+        "q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\nq2 Q0 d3 1 1.0 b\n", encoding="utf-8"
+    )
     path = tmp_path / "plan.yaml"
     path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
     return path
@@ -216,7 +228,10 @@ def test_a_plan_may_name_a_log_beside_runs(tmp_path, irspec_plugin):
     from irspec.plan import load_plan, run_plan
 
     irspec_plugin(make_plugin("log"))
-    path = _plan(tmp_path, "qrels: qrels.txt\nruns: [a.run, b.run]\nlog: week.visits\nmetrics: [RR, LongVisit]\ncompare: {}\n")
+    path = _plan(
+        tmp_path,
+        "qrels: qrels.txt\nruns: [a.run, b.run]\nlog: week.visits\nmetrics: [RR, LongVisit]\ncompare: {}\n",
+    )
     report = run_plan(load_plan(path))
     assert [(r.run_name, r.aggregate()) for r in report.results] == [("a", {"RR": 1.0}), ("b", {"RR": 0.75})]
     assert [c.metric for c in report.comparisons] == ["RR"]

@@ -29,8 +29,13 @@ def test_judged_only_is_minus_j_for_that_metric_alone():
     # whole ranking x a c b: P@1 = 0 (x), P@2 = 1/2. Judged only: a b: P@1 = 1, P@2 = 1/2, R = 2, AP:
     # a at rank 1 -> 1/1, d not retrieved: AP = 1/2; without -J a is at rank 2: AP = (1/2)/2 = 1/4.
     got = _values("P@1, P(judged_only=true)@1, P(judged_only=true)@2, AP, AP(judged_only=true)")
-    assert got == {"P@1": 0.0, "P(judged_only=true)@1": 1.0, "P(judged_only=true)@2": 0.5, "AP": 0.25,
-                   "AP(judged_only=true)": 0.5}
+    assert got == {
+        "P@1": 0.0,
+        "P(judged_only=true)@1": 1.0,
+        "P(judged_only=true)@2": 0.5,
+        "AP": 0.25,
+        "AP(judged_only=true)": 0.5,
+    }
     # the same values as the option for the whole evaluation (trec_eval -J)
     whole = _values("P@1, P@2, AP", judged_only=True)
     assert whole == {"P@1": 1.0, "P@2": 0.5, "AP": 0.5}
@@ -54,8 +59,12 @@ def test_judged_only_takes_only_a_boolean():
     with pytest.raises(irspec.ParameterError, match="judged_only"):
         irspec.parse("P(judged_only=2)@5")
     # the default is dropped, on metrics with a required parameter too
-    for text, canonical in [("P(judged_only=false)@5", "P@5"), ("IPrec(judged_only=False)@0.5", "IPrec@0.5"),
-                            ("Success(judged_only=0)@10", "Success@10"), ("Compat(judged_only=false)", "Compat")]:
+    for text, canonical in [
+        ("P(judged_only=false)@5", "P@5"),
+        ("IPrec(judged_only=False)@0.5", "IPrec@0.5"),
+        ("Success(judged_only=0)@10", "Success@10"),
+        ("Compat(judged_only=false)", "Compat"),
+    ]:
         assert str(irspec.parse(text)) == canonical
 
 
@@ -70,7 +79,11 @@ def test_a_redirect_on_a_declared_parameter_or_to_nothing_is_refused(irspec_plug
     class Clash:
         @hookimpl
         def irspec_register_metrics(self, register):
-            register(MetricDef("Clash", "x", (Param("rel", "int"),), compute="m:f", redirects=(Redirect("rel", "P"),)))
+            register(
+                MetricDef(
+                    "Clash", "x", (Param("rel", "int"),), compute="m:f", redirects=(Redirect("rel", "P"),)
+                )
+            )
 
     with pytest.raises(irspec.RegistryError, match="redirect"):
         irspec_plugin(Clash())
@@ -99,7 +112,13 @@ def _alpha_plugin():
         @hookimpl
         def irspec_register_metrics(self, register):
             register(
-                MetricDef("alpha_probe", "a probe", (Param("k", "int", None, minimum=1),), at="k", per_query=lambda v, m: 1.0),
+                MetricDef(
+                    "alpha_probe",
+                    "a probe",
+                    (Param("k", "int", None, minimum=1),),
+                    at="k",
+                    per_query=lambda v, m: 1.0,
+                ),
                 aliases=["α_probe", Alias("α-probe")],
             )
 
@@ -125,7 +144,9 @@ def test_unknown_non_ascii_names_are_unknown_metrics_not_syntax_errors():
         irspec.parse("P@5α")
 
 
-@pytest.mark.parametrize("text", ["α_nDCG@10", "P@Rα", "α, β_x@3", "é1@2 P.5,10", "ndcg١@3", "P@5α", "α_x.5,10"])
+@pytest.mark.parametrize(
+    "text", ["α_nDCG@10", "P@Rα", "α, β_x@3", "é1@2 P.5,10", "ndcg١@3", "P@5α", "α_x.5,10"]
+)
 def test_the_simple_path_and_the_grammar_agree_on_non_ascii_names(text):
     from irspec.spec import syntax as spec
 
@@ -151,8 +172,10 @@ def test_metrics_names_the_plugin_of_every_metric(capsys, irspec_plugin):
     assert main(["metrics", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["Accuracy"]["plugin"] == "irspec.builtin.preference"
-    assert rows["P"]["redirects"] == [{"keyword": "relative", "when": True, "target": "relP"},
-                                      {"keyword": "relative", "when": False, "target": "P"}]
+    assert rows["P"]["redirects"] == [
+        {"keyword": "relative", "when": True, "target": "relP"},
+        {"keyword": "relative", "when": False, "target": "P"},
+    ]
     assert "judged_only" in {p["name"] for p in rows["P"]["params"]}
 
 
@@ -160,5 +183,7 @@ def test_no_nan_leaks_into_judged_only_values_of_empty_rankings():
     # -J empties the ranking of a query that retrieved only unjudged documents: 0, as the option gives
     qrels = {"q": {"a": 1}}
     run = {"q": {"x": 1.0, "y": 0.5}}
-    got = irspec.evaluate(qrels, run, "P(judged_only=true)@2, AP(judged_only=true), IPrec(judged_only=true)@0.0").per_query()["q"]
+    got = irspec.evaluate(
+        qrels, run, "P(judged_only=true)@2, AP(judged_only=true), IPrec(judged_only=true)@0.0"
+    ).per_query()["q"]
     assert all(v == 0.0 and not math.isnan(v) for v in got.values()), got

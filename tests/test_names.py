@@ -56,7 +56,9 @@ def stdlib_shadows(source: str, where: str = "<text>") -> list[str]:
                 # `from os import path` binds os.path under its own stdlib-sized name: not a shadow
                 same = node.level == 0 and (node.module or "").split(".")[0] in STDLIB
             if not same:
-                out.append(f"{where}:{node.lineno}: {what} bound as {bound!r}, the standard library's {bound}")
+                out.append(
+                    f"{where}:{node.lineno}: {what} bound as {bound!r}, the standard library's {bound}"
+                )
     return out
 
 
@@ -69,6 +71,7 @@ def module_names(root: Path) -> list[str]:
 
 def confusable(names: list[str]) -> list[tuple[str, str]]:
     """Pairs of distinct names equal once case, underscores and a trailing ``s`` are set aside."""
+
     def key(name: str) -> str:
         return re.sub(r"s$", "", name.lower().replace("_", ""))
 
@@ -84,7 +87,9 @@ def test_no_import_hides_a_standard_library_module(package):
     found = [
         problem
         for path in sorted(root.rglob("*.py"))
-        for problem in stdlib_shadows(path.read_text(encoding="utf-8"), path.relative_to(root.parent).as_posix())
+        for problem in stdlib_shadows(
+            path.read_text(encoding="utf-8"), path.relative_to(root.parent).as_posix()
+        )
     ]
     assert found == []
 

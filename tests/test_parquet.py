@@ -11,19 +11,20 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from randomdata import random_case
 
 import irspec
 from irspec.cli import build_parser, main
 from irspec.report import FORMATS
-
-from randomdata import random_case
 
 SPECS = ["nDCG@10", "AP", "P@5", "SL(unfound=skip)", "relstring@5", "num_q", "gm_map"]
 
 
 def write_trec(tmp_path: Path, qrels: dict, run: dict, runid: str = "sys") -> tuple[Path, Path]:
     q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
-    q.write_text("".join(f"{qid} 0 {d} {label}\n" for qid, docs in qrels.items() for d, label in docs.items()))
+    q.write_text(
+        "".join(f"{qid} 0 {d} {label}\n" for qid, docs in qrels.items() for d, label in docs.items())
+    )
     r.write_text(
         "".join(
             f"{qid} Q0 {d} {i} {score!r} {runid}\n"
@@ -56,7 +57,22 @@ def test_per_query_parquet_reads_back_as_the_result(tmp_path, seed):
     qrels["zz"], run["zz"] = {"found": 0, "lost": 1}, {"found": 1.0}  # SL(unfound=skip): NaN
     q, r = write_trec(tmp_path, qrels, run)
     out = tmp_path / "per_query.parquet"
-    assert main(["eval", str(q), str(r), *sum((["-m", s] for s in SPECS), []), "-q", "--format", "parquet", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                str(q),
+                str(r),
+                *sum((["-m", s] for s in SPECS), []),
+                "-q",
+                "--format",
+                "parquet",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     expected = irspec.evaluate(str(q), str(r), SPECS)
     df = pl.read_parquet(out)
     assert df.columns == ["run", "query_id", "metric", "value", "text"]
@@ -83,7 +99,9 @@ def test_per_query_parquet_reads_back_as_the_result(tmp_path, seed):
 def test_without_q_only_the_aggregates_are_written(tmp_path):
     q, r = write_trec(tmp_path, *random_case(5))
     out = tmp_path / "agg.parquet"
-    assert main(["eval", str(q), str(r), "-m", "AP", "-m", "P@10", "--format", "parquet", "-o", str(out)]) == 0
+    assert (
+        main(["eval", str(q), str(r), "-m", "AP", "-m", "P@10", "--format", "parquet", "-o", str(out)]) == 0
+    )
     df = pl.read_parquet(out)
     expected = irspec.evaluate(str(q), str(r), ["AP", "P@10"]).aggregate()
     assert df.rows() == [("run", None, m, v, None) for m, v in expected.items()]
@@ -94,7 +112,9 @@ def test_two_runs_write_their_rows_one_after_the_other(tmp_path):
     r2 = tmp_path / "other.txt"
     r2.write_text(r.read_text().replace(" sys\n", " other\n"))
     out = tmp_path / "two.parquet"
-    assert main(["eval", str(q), str(r), str(r2), "-m", "AP", "-q", "--format", "parquet", "-o", str(out)]) == 0
+    assert (
+        main(["eval", str(q), str(r), str(r2), "-m", "AP", "-q", "--format", "parquet", "-o", str(out)]) == 0
+    )
     runs = pl.read_parquet(out)["run"]
     assert runs.unique(maintain_order=True).to_list() == ["run", "other"]
     assert runs.value_counts().sort("run")["count"].to_list() == [len(runs) // 2] * 2
@@ -121,7 +141,9 @@ def test_parquet_output_is_atomic(tmp_path, capsys):
 
 
 def test_the_cli_offers_every_report_format():
-    action = next(a for a in build_parser()._subparsers._group_actions[0].choices["eval"]._actions if a.dest == "format")
+    action = next(
+        a for a in build_parser()._subparsers._group_actions[0].choices["eval"]._actions if a.dest == "format"
+    )
     assert tuple(action.choices) == FORMATS
 
 
@@ -192,7 +214,13 @@ def test_parquet_evaluates_as_the_same_trec_text(tmp_path, convention, seed, nea
     q_pq = write_parquet(tmp_path / "qrels.parquet", {query: lq["q"], docno: lq["d"], label: lq["label"]})
     r_pq = write_parquet(
         tmp_path / "run.parquet",
-        {query: lr["q"], docno: lr["d"], "rank": list(range(len(lr["q"]))), "score": lr["score"], "run": ["bm25"] * len(lr["q"])},
+        {
+            query: lr["q"],
+            docno: lr["d"],
+            "rank": list(range(len(lr["q"]))),
+            "score": lr["score"],
+            "run": ["bm25"] * len(lr["q"]),
+        },
     )
     specs = "official, nDCG@10, relstring@5, SL(unfound=skip)"
     text = irspec.evaluate(str(q_txt), str(r_txt), specs)
@@ -206,18 +234,44 @@ def test_parquet_evaluates_as_the_same_trec_text(tmp_path, convention, seed, nea
 
 
 def test_parquet_on_the_command_line_and_in_a_plan(tmp_path, capsys):
-    qrels, run = {"1": {"a": 1, "b": 0}, "2": {"c": 2}}, {"1": {"a": 0.5, "b": 0.9}, "2": {"c": 0.1, "x": 0.2}}
+    qrels, run = (
+        {"1": {"a": 1, "b": 0}, "2": {"c": 2}},
+        {"1": {"a": 0.5, "b": 0.9}, "2": {"c": 0.1, "x": 0.2}},
+    )
     lq, lr = long(qrels, "label"), long(run, "score")
     # integer query ids, an unsigned label type, float32 scores: read as "1", 1 and the float32's value
-    write_parquet(tmp_path / "q.parquet", {"qid": [1, 1, 2], "docno": lq["d"], "label": lq["label"]},
-                  {"qid": pl.Int32, "docno": pl.String, "label": pl.UInt8})
-    write_parquet(tmp_path / "sys.parquet", {"qid": ["1", "1", "2", "2"], "docno": lr["d"], "score": lr["score"]},
-                  {"qid": pl.String, "docno": pl.String, "score": pl.Float32})
-    assert main(["eval", str(tmp_path / "q.parquet"), str(tmp_path / "sys.parquet"), "-m", "P@1", "-q", "--format", "csv"]) == 0
+    write_parquet(
+        tmp_path / "q.parquet",
+        {"qid": [1, 1, 2], "docno": lq["d"], "label": lq["label"]},
+        {"qid": pl.Int32, "docno": pl.String, "label": pl.UInt8},
+    )
+    write_parquet(
+        tmp_path / "sys.parquet",
+        {"qid": ["1", "1", "2", "2"], "docno": lr["d"], "score": lr["score"]},
+        {"qid": pl.String, "docno": pl.String, "score": pl.Float32},
+    )
+    assert (
+        main(
+            [
+                "eval",
+                str(tmp_path / "q.parquet"),
+                str(tmp_path / "sys.parquet"),
+                "-m",
+                "P@1",
+                "-q",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
     # P@1: query 1 ranks b (0.9, label 0) first -> 0; query 2 ranks x (0.2, unjudged) first -> 0 ... and
     # the mean is 0; the run is named after its file, as a TREC file without a runid column
     assert capsys.readouterr().out.splitlines() == [
-        "run,query,metric,value", "sys,1,P@1,0.0", "sys,2,P@1,0.0", "sys,all,P@1,0.0"
+        "run,query,metric,value",
+        "sys,1,P@1,0.0",
+        "sys,2,P@1,0.0",
+        "sys,all,P@1,0.0",
     ]
     plan = tmp_path / "plan.yaml"
     plan.write_text("qrels: q.parquet\nruns: [sys.parquet]\nmetrics: [R@2]\noutput:\n  - {format: csv}\n")
@@ -228,44 +282,106 @@ def test_parquet_on_the_command_line_and_in_a_plan(tmp_path, capsys):
 
 def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = None) -> tuple[int, str]:
     """Exit code and standard error of ``irspec eval`` with one bad Parquet file."""
-    good_q = write_parquet(tmp_path / "good_q.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
-    good_r = write_parquet(tmp_path / "good_r.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]})
+    good_q = write_parquet(
+        tmp_path / "good_q.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]}
+    )
+    good_r = write_parquet(
+        tmp_path / "good_r.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}
+    )
     bad = write_parquet(tmp_path / f"bad_{kind}.parquet", columns, schema)
     args = [str(bad), str(good_r)] if kind == "qrels" else [str(good_q), str(bad)]
-    p = subprocess.run([sys.executable, "-m", "irspec", "eval", *args, "-m", "AP"], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "irspec", "eval", *args, "-m", "AP"], capture_output=True, text=True
+    )
     return p.returncode, p.stderr
 
 
 @pytest.mark.parametrize(
     ("kind", "columns", "schema", "message"),
     [
-        ("run", {"qid": ["q1", "q1", "q2", "q1"], "docno": ["d1", "d2", "d1", "d1"], "score": [3.0, 2.0, 1.0, 0.5]}, None,
-         "bad_run.parquet: row 3: query 'q1': duplicate docno 'd1' (first on row 0)"),
-        ("run", {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": [1.0, float("nan")]}, None,
-         "bad_run.parquet: row 1: query 'q1': NaN score for docno 'd2'"),
-        ("run", {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": [1.0, float("-inf")]}, None,
-         "bad_run.parquet: row 1: query 'q1': infinite score -inf (scores must be finite) for docno 'd2'"),
-        ("run", {"qid": ["q1", "q1"], "docno": ["d1", None], "score": [1.0, 2.0]}, None,
-         "bad_run.parquet: missing docno in row 1"),
-        ("run", {"qid": ["q1"], "docno": ["d1"], "score": ["high"]}, None,
-         "bad_run.parquet: column 'score' must hold numbers, not String"),
-        ("run", {"qid": ["q1"], "docno": ["d1"], "rank": [1]}, None,
-         "bad_run.parquet: no score column: the columns are 'qid', 'docno', 'rank'; expected query_id, doc_id, score "
-         "(ir_measures); qid, docno, score (PyTerrier), or names given by columns={'query': ..., 'docno': ..., 'score': ...}"),
-        ("run", {"qid": ["q1"], "query_id": ["q1"], "docno": ["d1"], "score": [1.0]}, None,
-         "bad_run.parquet: both 'query_id' and 'qid' could be the query columns; say which with columns={'query': ...}"),
-        ("run", {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": [1.0, 2.0], "run": ["a", "b"]}, None,
-         "bad_run.parquet: column 'run' names 2 runs ('a', 'b'): one run per file"),
-        ("qrels", {"query_id": ["q1", "q1", "q1"], "doc_id": ["d1", "d2", "d3"], "relevance": [1.0, 0.0, 1.5]}, None,
-         "bad_qrels.parquet: query 'q1': row 2: label must be an integer, got 1.5 for docno 'd3'"),
-        ("qrels", {"qid": ["q1"], "docno": ["d1"], "label": ["1"]}, None,
-         "bad_qrels.parquet: column 'label' must hold integers, not String"),
-        ("qrels", {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "label": [1, None]}, None,
-         "bad_qrels.parquet: query 'q1': row 1: missing label for docno 'd2'"),
-        ("qrels", {"qid": [1.5], "docno": ["d1"], "label": [1]}, None,
-         "bad_qrels.parquet: column 'qid' must hold strings (or integers), not Float64"),
-        ("qrels", {"qid": ["q1"], "docno": ["d1"], "label": [2**63]}, {"qid": pl.String, "docno": pl.String, "label": pl.UInt64},
-         "bad_qrels.parquet: query 'q1': row 0: label out of range for docno 'd1'"),
+        (
+            "run",
+            {
+                "qid": ["q1", "q1", "q2", "q1"],
+                "docno": ["d1", "d2", "d1", "d1"],
+                "score": [3.0, 2.0, 1.0, 0.5],
+            },
+            None,
+            "bad_run.parquet: row 3: query 'q1': duplicate docno 'd1' (first on row 0)",
+        ),
+        (
+            "run",
+            {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": [1.0, float("nan")]},
+            None,
+            "bad_run.parquet: row 1: query 'q1': NaN score for docno 'd2'",
+        ),
+        (
+            "run",
+            {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": [1.0, float("-inf")]},
+            None,
+            "bad_run.parquet: row 1: query 'q1': infinite score -inf (scores must be finite) for docno 'd2'",
+        ),
+        (
+            "run",
+            {"qid": ["q1", "q1"], "docno": ["d1", None], "score": [1.0, 2.0]},
+            None,
+            "bad_run.parquet: missing docno in row 1",
+        ),
+        (
+            "run",
+            {"qid": ["q1"], "docno": ["d1"], "score": ["high"]},
+            None,
+            "bad_run.parquet: column 'score' must hold numbers, not String",
+        ),
+        (
+            "run",
+            {"qid": ["q1"], "docno": ["d1"], "rank": [1]},
+            None,
+            "bad_run.parquet: no score column: the columns are 'qid', 'docno', 'rank'; expected query_id, doc_id, score "
+            "(ir_measures); qid, docno, score (PyTerrier), or names given by columns={'query': ..., 'docno': ..., 'score': ...}",
+        ),
+        (
+            "run",
+            {"qid": ["q1"], "query_id": ["q1"], "docno": ["d1"], "score": [1.0]},
+            None,
+            "bad_run.parquet: both 'query_id' and 'qid' could be the query columns; say which with columns={'query': ...}",
+        ),
+        (
+            "run",
+            {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": [1.0, 2.0], "run": ["a", "b"]},
+            None,
+            "bad_run.parquet: column 'run' names 2 runs ('a', 'b'): one run per file",
+        ),
+        (
+            "qrels",
+            {"query_id": ["q1", "q1", "q1"], "doc_id": ["d1", "d2", "d3"], "relevance": [1.0, 0.0, 1.5]},
+            None,
+            "bad_qrels.parquet: query 'q1': row 2: label must be an integer, got 1.5 for docno 'd3'",
+        ),
+        (
+            "qrels",
+            {"qid": ["q1"], "docno": ["d1"], "label": ["1"]},
+            None,
+            "bad_qrels.parquet: column 'label' must hold integers, not String",
+        ),
+        (
+            "qrels",
+            {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "label": [1, None]},
+            None,
+            "bad_qrels.parquet: query 'q1': row 1: missing label for docno 'd2'",
+        ),
+        (
+            "qrels",
+            {"qid": [1.5], "docno": ["d1"], "label": [1]},
+            None,
+            "bad_qrels.parquet: column 'qid' must hold strings (or integers), not Float64",
+        ),
+        (
+            "qrels",
+            {"qid": ["q1"], "docno": ["d1"], "label": [2**63]},
+            {"qid": pl.String, "docno": pl.String, "label": pl.UInt64},
+            "bad_qrels.parquet: query 'q1': row 0: label out of range for docno 'd1'",
+        ),
     ],
 )
 def test_bad_parquet_is_a_located_error(tmp_path, kind, columns, schema, message):
@@ -281,7 +397,9 @@ def test_a_damaged_parquet_file_is_an_error_naming_it(tmp_path, capsys):
     good = write_parquet(tmp_path / "run.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]})
     damaged = tmp_path / "damaged.parquet"
     data = good.read_bytes()
-    damaged.write_bytes(data[:8] + b"\x00" * (len(data) - 12) + data[-4:])  # PAR1 ... PAR1, nothing sound between
+    damaged.write_bytes(
+        data[:8] + b"\x00" * (len(data) - 12) + data[-4:]
+    )  # PAR1 ... PAR1, nothing sound between
     qrels = write_parquet(tmp_path / "q.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
     assert main(["eval", str(qrels), str(damaged), "-m", "AP"]) == 2
     err = capsys.readouterr().err
@@ -317,7 +435,11 @@ def test_arrow_data_evaluates_as_the_same_trec_text(tmp_path):
     q_txt, r_txt = write_trec(tmp_path, qrels, run, runid="dense")
     lq, lr = long(qrels, "label"), long(run, "score")
     q_arrow = ArrowStream(pl.DataFrame({"qid": lq["q"], "docno": lq["d"], "label": lq["label"]}))
-    r_arrow = ArrowStream(pl.DataFrame({"query_id": lr["q"], "doc_id": lr["d"], "score": lr["score"], "run": ["dense"] * len(lr["q"])}))
+    r_arrow = ArrowStream(
+        pl.DataFrame(
+            {"query_id": lr["q"], "doc_id": lr["d"], "score": lr["score"], "run": ["dense"] * len(lr["q"])}
+        )
+    )
     text = irspec.evaluate(str(q_txt), str(r_txt), "official")
     arrow = irspec.evaluate(q_arrow, r_arrow, "official")
     assert (arrow.run_name, arrow.run_source) == ("dense", "<Arrow>")
@@ -326,7 +448,9 @@ def test_arrow_data_evaluates_as_the_same_trec_text(tmp_path):
 
 def test_bad_arrow_data_names_the_row(tmp_path):
     bad = ArrowStream(pl.DataFrame({"qid": ["q1", "q1"], "docno": ["d1", "d1"], "score": [1.0, 2.0]}))
-    with pytest.raises(irspec.InputError, match=r"^<Arrow>: row 1: query 'q1': duplicate docno 'd1' \(first on row 0\)$"):
+    with pytest.raises(
+        irspec.InputError, match=r"^<Arrow>: row 1: query 'q1': duplicate docno 'd1' \(first on row 0\)$"
+    ):
         irspec.evaluate({"q1": {"d1": 1}}, bad, "AP")
 
 
@@ -338,7 +462,10 @@ def test_a_parquet_run_is_never_streamed_as_text(tmp_path):
     qrels, run = random_case(6)
     q_txt, r_txt = write_trec(tmp_path, qrels, run, runid="x")
     lr = long(run, "score")
-    r_pq = write_parquet(tmp_path / "run.parquet", {"qid": lr["q"], "docno": lr["d"], "score": lr["score"], "run": ["x"] * len(lr["q"])})
+    r_pq = write_parquet(
+        tmp_path / "run.parquet",
+        {"qid": lr["q"], "docno": lr["d"], "score": lr["score"], "run": ["x"] * len(lr["q"])},
+    )
     opened = open_run(str(r_pq), block_bytes=64)
     assert isinstance(opened, irspec.data.Run) and len(opened) == len(lr["q"])
     text = irspec.evaluate(str(q_txt), str(r_txt), "official")
@@ -362,7 +489,9 @@ def test_read_run_and_read_qrels_take_a_parquet_files_own_column_names(tmp_path)
 
 def test_columns_for_a_trec_text_file_is_an_error_naming_it(tmp_path):
     q_txt, r_txt = write_trec(tmp_path, {"1": {"a": 1}}, {"1": {"a": 1.0}})
-    with pytest.raises(irspec.InputError, match=r"run.txt: columns= names the columns of a DataFrame.*fields are fixed"):
+    with pytest.raises(
+        irspec.InputError, match=r"run.txt: columns= names the columns of a DataFrame.*fields are fixed"
+    ):
         irspec.read_run(str(r_txt), columns={"query": "topic"})
     with pytest.raises(irspec.InputError, match=r"qrels.txt: columns="):
         irspec.read_qrels(str(q_txt), columns={"query": "topic"})

@@ -19,17 +19,17 @@ import pytest
 
 import irspec
 from irspec.cli import main
-from irspec.evaluation.context import Options
 from irspec.errors import EvaluationError, IrspecError, PlanError
-from irspec.experiment.records import Compare, Comparison
+from irspec.evaluation.context import Options
 from irspec.experiment.compare import compare_results
+from irspec.experiment.records import Compare, Comparison
 from irspec.plan.execute import PlanReport, render_outputs, run_plan, write_outputs
 from irspec.plan.load import load_plan, schema
 from irspec.plan.model import SCHEMA_PATH, Output, Plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import make_result  # noqa: E402
+from synthetic import make_result
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -58,7 +58,11 @@ def problems_of(path: Path, overrides: tuple[str, ...] = ()) -> list[str]:
 def run_irspec(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """``irspec ARGS`` in a new interpreter running this checkout (to see its exit code and stderr whole)."""
     return subprocess.run(
-        [sys.executable, "-m", "irspec", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+        [sys.executable, "-m", "irspec", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
     )
 
@@ -101,11 +105,17 @@ def test_schema_closes_every_object_and_describes_every_property():
     objects = [(p, o) for p, o in _object_schemas(schema()) if not p.endswith((".if", ".then"))]
     # A map of free keys (Spark's properties, the named sets of qrels) is open by nature: its values' type
     # is what is checked.
-    maps = [p for p, o in objects if isinstance(o.get("additionalProperties"), dict) and "properties" not in o]
-    assert sorted(maps) == sorted(["$.properties.qrels.oneOf[1]", "$.properties.engine.properties.spark.properties.config"])
+    maps = [
+        p for p, o in objects if isinstance(o.get("additionalProperties"), dict) and "properties" not in o
+    ]
+    assert sorted(maps) == sorted(
+        ["$.properties.qrels.oneOf[1]", "$.properties.engine.properties.spark.properties.config"]
+    )
     objects = [(p, o) for p, o in objects if p not in maps]
     # (a plugin's plan section, irspec-online's ab, is held to the same rules by the plugin's tests)
-    assert len(objects) == 10  # the plan, a run entry, a system, options, engine, engine.spark, compare, an output, standardize, power
+    assert (
+        len(objects) == 10
+    )  # the plan, a run entry, a system, options, engine, engine.spark, compare, an output, standardize, power
     for path, obj in objects:
         assert obj.get("additionalProperties") is False, path
         for name, prop in obj["properties"].items():
@@ -119,7 +129,15 @@ def test_schema_closes_every_object_and_describes_every_property():
         ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "compare": {}}, True),
         ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "compare": {"baseline": None}}, True),
         ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "options": {"depth": None}}, True),
-        ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "output": [{"format": "trec", "content": "comparisons"}]}, False),
+        (
+            {
+                "qrels": "q",
+                "runs": ["a"],
+                "metrics": ["AP"],
+                "output": [{"format": "trec", "content": "comparisons"}],
+            },
+            False,
+        ),
         ({"qrels": "q", "runs": ["a"], "metrics": ["AP"], "compare": {"alpha": 1}}, False),
         ({"qrels": "q", "runs": [], "metrics": ["AP"]}, False),
         ({"qrels": "q", "runs": ["a"]}, False),
@@ -141,7 +159,13 @@ def test_demo_plan_validates_runs_and_writes(tmp_path):
     reports = [out.parent / name for name in ("table.tex", "table.md", "report.html")]
     plan = load_plan(SPECS / "demo.yaml", [f"output[{i}].path={p}" for i, p in enumerate([out, *reports], 1)])
     assert plan.run_names == ("bm25", "dense", "hybrid", "random")
-    assert [str(m) for m in plan.metrics] == ["nDCG@10", "AP", "P@10", "Bpref(nonrel=10+R)", "Rprec(recall=0.3)"]
+    assert [str(m) for m in plan.metrics] == [
+        "nDCG@10",
+        "AP",
+        "P@10",
+        "Bpref(nonrel=10+R)",
+        "Rprec(recall=0.3)",
+    ]
     assert plan.compare == Compare(baseline="bm25", test="t", correction="holm", alpha=0.05)
     assert plan.outputs[1] == Output("json", out, per_query=True)
 
@@ -164,7 +188,15 @@ def test_demo_plan_validates_runs_and_writes(tmp_path):
     for c in doc["comparisons"]:
         assert list(c) == list(Comparison.COLUMNS)  # the published columns, in order (tests/test_compare.py)
         assert c["b"] == "bm25" and c["family_size"] == 3 and c["n"] == 50
-        for key in ("p_value", "p_adjusted", "ci_low", "ci_high", "effect_size", "hedges_g", "mean_difference"):
+        for key in (
+            "p_value",
+            "p_adjusted",
+            "ci_low",
+            "ci_high",
+            "effect_size",
+            "hedges_g",
+            "mean_difference",
+        ):
             assert isinstance(c[key], float), key
         assert c["p_adjusted"] >= c["p_value"]
     assert not list(out.parent.glob(".*.tmp"))  # no temporary file left behind
@@ -248,59 +280,138 @@ def test_every_problem_is_reported_at_once_with_file_line_and_path(workspace):
     "text, line, fragment",
     [
         # unknown keys, with did-you-mean, at any depth
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {tset: t}\n", 4,
-         "compare.tset: unknown key 'tset'; did you mean 'test'?"),
-        ("qrels: demo/qrels.txt\nruns:\n  - {name: a, path: demo/runs/bm25.run, weight: 2}\nmetrics: AP\n", 3,
-         "runs[0].weight: unknown key 'weight'; allowed keys: name, path"),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {tset: t}\n",
+            4,
+            "compare.tset: unknown key 'tset'; did you mean 'test'?",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns:\n  - {name: a, path: demo/runs/bm25.run, weight: 2}\nmetrics: AP\n",
+            3,
+            "runs[0].weight: unknown key 'weight'; allowed keys: name, path",
+        ),
         # wrong types and values
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions:\n  relevance_level: yes\n", 5,
-         "options.relevance_level: expected an integer, got true"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, 7]\nmetrics: AP\n", 2,
-         "runs[1]: expected a string or a mapping, got 7"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: 5\n", 3,
-         "metrics: expected a string or a list, got 5"),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions:\n  relevance_level: yes\n",
+            5,
+            "options.relevance_level: expected an integer, got true",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, 7]\nmetrics: AP\n",
+            2,
+            "runs[1]: expected a string or a mapping, got 7",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: 5\n",
+            3,
+            "metrics: expected a string or a list, got 5",
+        ),
         ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: []\n", 3, "metrics: must not be empty"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions: {missing_queries: skipp}\n", 4,
-         "options.missing_queries: 'skipp' is not one of: zero, skip, error; did you mean 'skip'?"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {}\noutput:\n  - {format: trec, content: comparisons}\n", 6,
-         "output[0].content: content 'comparisons' is not available with this format"),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions: {missing_queries: skipp}\n",
+            4,
+            "options.missing_queries: 'skipp' is not one of: zero, skip, error; did you mean 'skip'?",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {}\noutput:\n  - {format: trec, content: comparisons}\n",
+            6,
+            "output[0].content: content 'comparisons' is not available with this format",
+        ),
         ("runs: [demo/runs/bm25.run]\nmetrics: AP\n", 1, "missing required key 'qrels'"),
         # what the schema cannot see
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\n\nmetrics: 'AP, P@10x'\n", 4, "metrics: bad metric spec 'AP, P@10x'"),
-        ("qrels: demo/qrels.txt\nruns:\n  - demo/runs/bm25.run\n  - demo/nothing/*.run\nmetrics: AP\n", 4,
-         "runs[1]: glob 'demo/nothing/*.run' matches no file"),
-        ("qrels: demo/qrelz.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\n", 1, "qrels: qrels file not found"),
-        ("qrels: demo\nruns: [demo/runs/bm25.run]\nmetrics: AP\n", 1, "qrels: qrels 'DIR/demo' is a directory"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, demo/runs/*.run]\nmetrics: AP\n", 2,
-         "runs[1]: duplicate run name 'bm25' (from 'DIR/demo/runs/bm25.run', matched by 'demo/runs/*.run')"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare:\n  baseline: BM25\n", 5,
-         "compare.baseline: baseline 'BM25' is not a run of this plan; did you mean 'bm25'?"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\ncompare: {}\n", 4,
-         "compare: comparing needs at least 2 runs; the plan has 1"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {test: tukey, correction: holm}\n", 4,
-         "compare.correction: test tukey adjusts for all pairs of runs itself"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, content: comparisons}\n", 5,
-         "output[0].content: comparisons asked for, but the plan has no compare section"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, path: demo/runs/dense.run}\n", 5,
-         "output[0].path: 'DIR/demo/runs/dense.run' is an input of this plan"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, path: o.csv}\n  - {format: json, path: o.csv}\n", 6,
-         "output[1].path: output[0] already writes 'DIR/o.csv'"),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\n\nmetrics: 'AP, P@10x'\n",
+            4,
+            "metrics: bad metric spec 'AP, P@10x'",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns:\n  - demo/runs/bm25.run\n  - demo/nothing/*.run\nmetrics: AP\n",
+            4,
+            "runs[1]: glob 'demo/nothing/*.run' matches no file",
+        ),
+        (
+            "qrels: demo/qrelz.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\n",
+            1,
+            "qrels: qrels file not found",
+        ),
+        (
+            "qrels: demo\nruns: [demo/runs/bm25.run]\nmetrics: AP\n",
+            1,
+            "qrels: qrels 'DIR/demo' is a directory",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, demo/runs/*.run]\nmetrics: AP\n",
+            2,
+            "runs[1]: duplicate run name 'bm25' (from 'DIR/demo/runs/bm25.run', matched by 'demo/runs/*.run')",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare:\n  baseline: BM25\n",
+            5,
+            "compare.baseline: baseline 'BM25' is not a run of this plan; did you mean 'bm25'?",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\ncompare: {}\n",
+            4,
+            "compare: comparing needs at least 2 runs; the plan has 1",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\ncompare: {test: tukey, correction: holm}\n",
+            4,
+            "compare.correction: test tukey adjusts for all pairs of runs itself",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, content: comparisons}\n",
+            5,
+            "output[0].content: comparisons asked for, but the plan has no compare section",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, path: demo/runs/dense.run}\n",
+            5,
+            "output[0].path: 'DIR/demo/runs/dense.run' is an input of this plan",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/*.run]\nmetrics: AP\noutput:\n  - {format: csv, path: o.csv}\n  - {format: json, path: o.csv}\n",
+            6,
+            "output[1].path: output[0] already writes 'DIR/o.csv'",
+        ),
         # YAML itself
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run\nmetrics: AP\n", 3, "YAML syntax error: expected ',' or ']'"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\nqrels: demo/qrels.txt\n", 4,
-         "qrels: duplicate key 'qrels' (first given at line 1)"),
-        ("qrels: demo/qrels.txt\nruns: !!python/object/apply:os.system ['echo pwned']\nmetrics: AP\n", 2,
-         "YAML syntax error: could not determine a constructor for the tag"),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run\nmetrics: AP\n",
+            3,
+            "YAML syntax error: expected ',' or ']'",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\nqrels: demo/qrels.txt\n",
+            4,
+            "qrels: duplicate key 'qrels' (first given at line 1)",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: !!python/object/apply:os.system ['echo pwned']\nmetrics: AP\n",
+            2,
+            "YAML syntax error: could not determine a constructor for the tag",
+        ),
         ("- qrels\n", 1, "a plan must be a mapping of keys"),
         # what the bounded loader refuses, before anything walks the tree
-        ("qrels: demo/qrels.txt\nruns: &r [demo/runs/bm25.run, *r]\nmetrics: AP\n", 2,
-         "alias *r refers to a value that contains it"),
-        ("qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions: " + "[" * 3000 + "]" * 3000 + "\n", 4,
-         "nested more than 50 levels deep"),
+        (
+            "qrels: demo/qrels.txt\nruns: &r [demo/runs/bm25.run, *r]\nmetrics: AP\n",
+            2,
+            "alias *r refers to a value that contains it",
+        ),
+        (
+            "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: AP\noptions: "
+            + "[" * 3000
+            + "]" * 3000
+            + "\n",
+            4,
+            "nested more than 50 levels deep",
+        ),
         # each a<k> is a list holding a<k-1>: a0 is 2 levels (list, string), a<k> is k + 2; the alias of
         # a<k-1> sits 2 levels down (the plan, a<k>'s list) and reaches 2 + (k + 1), past 50 at k = 48
-        ("a0: &a0 [x]\n" + "".join(f"a{k}: &a{k} [*a{k - 1}]\n" for k in range(1, 60)), 49,
-         "alias *a47 nests the plan more than 50 levels deep"),
+        (
+            "a0: &a0 [x]\n" + "".join(f"a{k}: &a{k} [*a{k - 1}]\n" for k in range(1, 60)),
+            49,
+            "alias *a47 nests the plan more than 50 levels deep",
+        ),
     ],
 )
 def test_one_problem_with_its_line(workspace, capfd, text, line, fragment):
@@ -315,9 +426,13 @@ def test_one_problem_with_its_line(workspace, capfd, text, line, fragment):
 
 def test_an_empty_plan_is_one_problem_unless_options_fill_it(tmp_path):
     path = write_plan(tmp_path, "# nothing yet\n")
-    assert problems_of(path) == [f"{path}:1: the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)"]
+    assert problems_of(path) == [
+        f"{path}:1: the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)"
+    ]
     (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
-    assert problems_of(path, ("qrels=q.txt",)) == [f"{path}:1: missing required key '{k}'" for k in ("runs", "metrics")]
+    assert problems_of(path, ("qrels=q.txt",)) == [
+        f"{path}:1: missing required key '{k}'" for k in ("runs", "metrics")
+    ]
 
 
 @pytest.mark.parametrize("command", ["validate", "run"])
@@ -328,11 +443,21 @@ def test_an_empty_plan_is_one_problem_unless_options_fill_it(tmp_path):
         ("directory", None, "{path}: is a directory, not a plan file"),
         ("empty", b"", "{path}:1: the plan is empty; expected a mapping of keys (qrels, runs, metrics, ...)"),
         # 0xe9 is Latin-1's e-acute; after "qrels: q\n" (9 bytes) and "runs: [caf" (10) it is byte 19
-        ("latin-1", b"qrels: q\nruns: [caf\xe9]\nmetrics: AP\n",
-         "{path}:2: not UTF-8 text (invalid continuation byte: byte 0xe9 at offset 19)"),
-        ("tabs", b"qrels: q\n\truns: [a]\n",
-         "{path}:2: YAML syntax error: found character '\\t' that cannot start any token (YAML indents with spaces, never tabs)"),
-        ("a list", b"- qrels: q\n- runs: [a]\n", "{path}:1: a plan must be a mapping of keys (qrels, runs, metrics, ...), not a list"),
+        (
+            "latin-1",
+            b"qrels: q\nruns: [caf\xe9]\nmetrics: AP\n",
+            "{path}:2: not UTF-8 text (invalid continuation byte: byte 0xe9 at offset 19)",
+        ),
+        (
+            "tabs",
+            b"qrels: q\n\truns: [a]\n",
+            "{path}:2: YAML syntax error: found character '\\t' that cannot start any token (YAML indents with spaces, never tabs)",
+        ),
+        (
+            "a list",
+            b"- qrels: q\n- runs: [a]\n",
+            "{path}:1: a plan must be a mapping of keys (qrels, runs, metrics, ...), not a list",
+        ),
     ],
 )
 def test_a_plan_file_that_is_no_plan_is_one_located_line(tmp_path, capsys, command, case, content, expected):
@@ -352,7 +477,7 @@ def _alias_bomb(levels: int, width: int) -> str:
     lines = ['a0: &a0 ["lol"]']
     for i in range(1, levels + 1):
         lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
-    return "\n".join(lines) + f"\nqrels: q.txt\nruns: [r.run]\nmetrics: AP\n"
+    return "\n".join(lines) + "\nqrels: q.txt\nruns: [r.run]\nmetrics: AP\n"
 
 
 # An anchored list stands for its own value plus its items, aliases expanded; the loader refuses the
@@ -374,7 +499,9 @@ def test_an_alias_bomb_is_refused_at_its_alias(tmp_path, command, levels, width,
     # here for minutes, with gigabytes.
     proc = run_irspec(command, str(path), timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.startswith("irspec: error: " + refused.format(path=path) + ", which takes"), proc.stderr
+    assert proc.stderr.startswith("irspec: error: " + refused.format(path=path) + ", which takes"), (
+        proc.stderr
+    )
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
@@ -383,10 +510,16 @@ def test_an_alias_bomb_in_an_override_is_refused(workspace):
     # (20 repeated), a2 = 211 (210, 230 in all), a3 = 2111 (2110, 2340 in all); in a4 the aliases
     # of a3 bring 4451, 6562, 8673, then 10784
     path = write_plan(workspace, GOOD)
-    bomb = "[" + ", ".join(["&a0 [x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 5)]) + "]"
+    bomb = (
+        "["
+        + ", ".join(["&a0 [x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 5)])
+        + "]"
+    )
     (problem,) = problems_of(path, (f"compare.baseline={bomb}",))
     shown = f"compare.baseline={bomb}"[:97] + "..."  # an override is quoted to 100 characters
-    assert problem.startswith(f"{path}: --set {shown}: cannot read the value as YAML: alias *a3 repeats 2111 values")
+    assert problem.startswith(
+        f"{path}: --set {shown}: cannot read the value as YAML: alias *a3 repeats 2111 values"
+    )
 
 
 def test_aliases_may_repeat_up_to_the_budget_and_no_more(tmp_path):
@@ -421,7 +554,9 @@ output:
     assert plan.outputs == (
         Output("csv", workspace / "out" / "a.csv", per_query=False, decimals=3),
         Output("csv", workspace / "out" / "b.csv", per_query=False, decimals=3),
-        Output("table", None, decimals=3, intervals="t"),  # table, markdown, html: t intervals unless told none
+        Output(
+            "table", None, decimals=3, intervals="t"
+        ),  # table, markdown, html: t intervals unless told none
     )
 
 
@@ -430,7 +565,9 @@ def test_a_missing_plan_file_is_a_plan_error(tmp_path):
 
 
 def test_a_spec_error_keeps_its_caret_under_the_problem(workspace):
-    path = write_plan(workspace, "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: ['bpref(10+']\n")
+    path = write_plan(
+        workspace, "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run]\nmetrics: ['bpref(10+']\n"
+    )
     (problem,) = problems_of(path)
     assert problem.splitlines()[1:] == ["      bpref(10+", "               ^"]
 
@@ -442,10 +579,18 @@ def test_a_spec_error_keeps_its_caret_under_the_problem(workspace):
 def test_overrides_apply_before_validation(workspace):
     path = write_plan(workspace, GOOD + "compare: {baseline: bm25, test: bogus}\n")
     assert any("compare.test: 'bogus' is not one of" in p for p in problems_of(path))
-    plan = load_plan(path, ["compare.test=randomization", "compare.seed=7", "compare.permutations=1000.0", "options.depth=100"])
+    plan = load_plan(
+        path,
+        ["compare.test=randomization", "compare.seed=7", "compare.permutations=1000.0", "options.depth=100"],
+    )
     assert plan.compare == Compare(baseline="bm25", test="randomization", seed=7, permutations=1000)
     assert plan.options.depth == 100 and isinstance(plan.options.depth, int)
-    assert plan.overrides == ("compare.test=randomization", "compare.seed=7", "compare.permutations=1000.0", "options.depth=100")
+    assert plan.overrides == (
+        "compare.test=randomization",
+        "compare.seed=7",
+        "compare.permutations=1000.0",
+        "options.depth=100",
+    )
 
 
 def test_overrides_create_sections_and_address_list_items(workspace, tmp_path):
@@ -470,12 +615,24 @@ def test_overrides_create_sections_and_address_list_items(workspace, tmp_path):
 def test_problems_quote_long_values_and_overrides_short(workspace):
     # issue 21: jsonschema's message held a 400-digit number whole, and a --set override was echoed whole
     nines, long_text = "9" * 400, "x" * 5000
-    path = write_plan(workspace, GOOD + f"options: {{judged_warning: {nines}}}\ncompare: {{baseline: bm25}}\n")
-    problems = problems_of(path, (f"compare.permutations={nines}", f"compare.test={long_text}", f"compare.correction: {long_text}"))
+    path = write_plan(
+        workspace, GOOD + f"options: {{judged_warning: {nines}}}\ncompare: {{baseline: bm25}}\n"
+    )
+    problems = problems_of(
+        path,
+        (f"compare.permutations={nines}", f"compare.test={long_text}", f"compare.correction: {long_text}"),
+    )
     assert len(problems) == 4
     assert all(len(p) - len(str(path)) < 400 for p in problems), [len(p) for p in problems]  # not 5,000
-    assert problems[0].startswith(f"{path}:") and "options.judged_warning: 999" in problems[0] and "... is greater than" in problems[0]
-    assert f"--set compare.permutations={'9' * 30}" in problems[1] and "is greater than the maximum of" in problems[1]
+    assert (
+        problems[0].startswith(f"{path}:")
+        and "options.judged_warning: 999" in problems[0]
+        and "... is greater than" in problems[0]
+    )
+    assert (
+        f"--set compare.permutations={'9' * 30}" in problems[1]
+        and "is greater than the maximum of" in problems[1]
+    )
     assert "--set compare.test=xxx" in problems[2] and "is not one of" in problems[2]
     assert "--set compare.correction: xxx" in problems[3] and "expected KEY=VALUE" in problems[3]
 
@@ -484,7 +641,10 @@ def test_problems_quote_long_values_and_overrides_short(workspace):
     ("override", "fragment"),
     [
         ("compare.alpha=" + "9" * 400, "compare.alpha: 999"),  # float() of it was an OverflowError
-        ("power={delta: .nan}", "power.delta: delta must be a number, not .nan"),  # NaN passes the schema's bounds
+        (
+            "power={delta: .nan}",
+            "power.delta: delta must be a number, not .nan",
+        ),  # NaN passes the schema's bounds
         ("power={delta: 0.1, alpha: .nan}", "power.alpha: alpha must be a number, not .nan"),
         ("compare.baseline=" + "y" * 3000, "compare.baseline: baseline 'yyy"),
     ],
@@ -499,7 +659,14 @@ def test_problems_from_overrides_name_the_override(workspace):
     path = write_plan(workspace, GOOD)
     problems = problems_of(
         path,
-        ("compare.tst=t", "compare.seed=-1", "runs[7]=x.run", "runs.name=x", "nothing", "metrics=[AP, ndcg@x]"),
+        (
+            "compare.tst=t",
+            "compare.seed=-1",
+            "runs[7]=x.run",
+            "runs.name=x",
+            "nothing",
+            "metrics=[AP, ndcg@x]",
+        ),
     )
     src = str(path)
     assert problems == [  # in the order of the options
@@ -508,7 +675,8 @@ def test_problems_from_overrides_name_the_override(workspace):
         f"{src}: --set runs[7]=x.run: runs has 3 items; no index 7",
         f"{src}: --set runs.name=x: runs is a list; use an index such as runs[0]",
         f"{src}: --set nothing: expected KEY=VALUE, such as compare.test=randomization",
-        f"{src}: --set metrics=[AP, ndcg@x]: metrics[1]: bad metric spec 'ndcg@x': " + problems[-1].split("'ndcg@x': ", 1)[1],
+        f"{src}: --set metrics=[AP, ndcg@x]: metrics[1]: bad metric spec 'ndcg@x': "
+        + problems[-1].split("'ndcg@x': ", 1)[1],
     ]
 
 
@@ -582,12 +750,20 @@ def test_a_table_with_no_baseline_marks_the_runs_each_run_beats():
     rng = np.random.default_rng(0)
     qids = [f"q{i}" for i in range(40)]
     base = rng.random(40)
-    results = [make_result(n, qids, base + s + rng.normal(0, 0.01, 40)) for n, s in [("lo", 0), ("hi", 0.3), ("same", 0)]]
+    results = [
+        make_result(n, qids, base + s + rng.normal(0, 0.01, 40))
+        for n, s in [("lo", 0), ("hi", 0.3), ("same", 0)]
+    ]
     comparisons, notes = compare_results(results, Compare(test="t"))
     plan = Plan("p.yaml", Path("q"), (), results[0].metrics, Options(), Compare(test="t"), (Output("table"),))
-    (_, table), = render_outputs(PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes)))
+    ((_, table),) = render_outputs(PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes)))
     rows = {line.split()[1]: line.split()[2:] for line in table.splitlines()[2:5]}
-    assert rows["hi"] == [f"{results[1].aggregate()['AP']:.4f}", "ac", f"{results[1].aggregate()['P@10']:.4f}", "ac"]
+    assert rows["hi"] == [
+        f"{results[1].aggregate()['AP']:.4f}",
+        "ac",
+        f"{results[1].aggregate()['P@10']:.4f}",
+        "ac",
+    ]
     assert all(cell.replace(".", "").isdigit() for cell in rows["lo"] + rows["same"])  # they beat nobody
 
 
@@ -666,7 +842,9 @@ def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
         "{format: latex, path: fresh/sub/t.tex}",
         "{format: markdown, path: last/t.md}",  # the one made to fail, after the others
     ]
-    path = write_plan(workspace, GOOD + "compare: {baseline: bm25}\noutput:\n" + "".join(f"  - {o}\n" for o in outputs))
+    path = write_plan(
+        workspace, GOOD + "compare: {baseline: bm25}\noutput:\n" + "".join(f"  - {o}\n" for o in outputs)
+    )
     out, last = workspace / "out", workspace / "last"
     report = run_plan(load_plan(path))  # drawn once: the plots of one report are shared by its outputs
     real_temporary = report_module._temporary
@@ -678,14 +856,19 @@ def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
 
     def break_markdown():
         real = plan_module._render
-        monkeypatch.setattr(plan_module, "_render", lambda r, o, *a: 1 / 0 if o.format == "markdown" else real(r, o, *a))
+        monkeypatch.setattr(
+            plan_module, "_render", lambda r, o, *a: 1 / 0 if o.format == "markdown" else real(r, o, *a)
+        )
 
     import irspec.plan.execute as plan_module
 
     failures = {
         "its directory is a file": (lambda: last.write_text("a file\n"), f"not a directory: '{last}'"),
         "its path is a directory": (lambda: (last / "t.md").mkdir(parents=True), "is a directory"),
-        "permission denied": (lambda: monkeypatch.setattr(report_module, "_temporary", denied), f"permission denied: '{last}'"),
+        "permission denied": (
+            lambda: monkeypatch.setattr(report_module, "_temporary", denied),
+            f"permission denied: '{last}'",
+        ),
         "the plots directory is a file": (lambda: (out / "plots").write_text("a file\n"), "not a directory"),
         "a render fails": (break_markdown, None),
     }
@@ -703,28 +886,44 @@ def test_a_plans_outputs_are_written_all_or_nothing(workspace, monkeypatch):
         if why is not None:
             target = out / "plots" if "plots" in case else last / "t.md"
             assert str(info.value) == f"cannot write '{target}': {why}", case
-        assert sorted(p.relative_to(workspace) for p in workspace.rglob("*")) == before, case  # no file, no .tmp
+        assert sorted(p.relative_to(workspace) for p in workspace.rglob("*")) == before, (
+            case
+        )  # no file, no .tmp
         assert not (workspace / "fresh").exists(), case  # nor the directories made for them
         assert (out / "b.json").read_text() == "previous\n", case
         assert stdout.getvalue() == "", case
         monkeypatch.undo()
 
-    files = [out / "a.csv", out / "b.json", out / "report.html", out / "plots", workspace / "fresh" / "sub" / "t.tex", last / "t.md"]
+    files = [
+        out / "a.csv",
+        out / "b.json",
+        out / "report.html",
+        out / "plots",
+        workspace / "fresh" / "sub" / "t.tex",
+        last / "t.md",
+    ]
     stdout = _TableAfterFiles(files)
     assert write_outputs(report, stdout=stdout) == files
     assert "bm25 (baseline)" in stdout.getvalue()
     assert json.loads((out / "b.json").read_text())["compare"]["baseline"] == "bm25"
     assert {p.suffix for p in (out / "plots").iterdir()} == {".png", ".svg"}
-    assert "data:image/svg+xml;base64," in (out / "report.html").read_text() and (last / "t.md").read_text().startswith("|")
+    assert "data:image/svg+xml;base64," in (out / "report.html").read_text() and (
+        last / "t.md"
+    ).read_text().startswith("|")
     assert not [p for p in workspace.rglob("*") if p.name.endswith(".tmp")]
 
 
 def test_cli_run_names_the_output_it_cannot_write(workspace, capsys):
-    path = write_plan(workspace, GOOD + "output:\n  - {format: csv, path: out/a.csv}\n  - {format: csv, path: last/b.csv}\n")
+    path = write_plan(
+        workspace, GOOD + "output:\n  - {format: csv, path: out/a.csv}\n  - {format: csv, path: last/b.csv}\n"
+    )
     (workspace / "last").write_text("a file\n")
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == f"irspec: error: cannot write '{workspace / 'last' / 'b.csv'}': not a directory: '{workspace / 'last'}'"
+    assert (
+        err.splitlines()[-1]
+        == f"irspec: error: cannot write '{workspace / 'last' / 'b.csv'}': not a directory: '{workspace / 'last'}'"
+    )
     assert "Traceback" not in err and "irspec: wrote" not in err
     assert not (workspace / "out").exists()
 
@@ -758,17 +957,27 @@ def test_cli_validate_ok_and_problems(workspace, capsys):
     assert "Traceback" not in err
 
     assert main(["validate", str(good), "--set", "compare.baseline=nope"]) == 2
-    assert "--set compare.baseline=nope: compare.baseline: baseline 'nope' is not a run" in capsys.readouterr().err
+    assert (
+        "--set compare.baseline=nope: compare.baseline: baseline 'nope' is not a run"
+        in capsys.readouterr().err
+    )
 
 
 def test_cli_run_writes_outputs_and_prints_the_table(workspace, capsys):
-    path = write_plan(workspace, GOOD + "compare: {baseline: bm25}\noutput:\n  - {format: table}\n  - {format: json, path: out/r.json}\n")
+    path = write_plan(
+        workspace,
+        GOOD
+        + "compare: {baseline: bm25}\noutput:\n  - {format: table}\n  - {format: json, path: out/r.json}\n",
+    )
     assert main(["run", str(path), "--set", "compare.test=randomization", "--set", "compare.seed=7"]) == 0
     captured = capsys.readouterr()
     assert "bm25 (baseline)" in captured.out and "seed 7" in captured.out
     assert f"irspec: wrote {workspace / 'out' / 'r.json'}" in captured.err
     doc = json.loads((workspace / "out" / "r.json").read_text())
-    assert doc["compare"]["seed"] == 7 and doc["overrides"] == ["compare.test=randomization", "compare.seed=7"]
+    assert doc["compare"]["seed"] == 7 and doc["overrides"] == [
+        "compare.test=randomization",
+        "compare.seed=7",
+    ]
 
 
 def test_cli_bad_yaml_exits_2_without_a_traceback(workspace):
@@ -787,9 +996,16 @@ def test_yaml_and_jsonschema_load_with_the_plan_loader_not_with_irspec():
         "seen = lambda: sorted(m for m in ('yaml', 'jsonschema') if m in sys.modules)\n"
         "before = seen(); irspec.load_plan; print(before, seen())"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 0 and proc.stdout.strip() == "[] ['jsonschema', 'yaml']", proc.stderr or proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "[] ['jsonschema', 'yaml']", (
+        proc.stderr or proc.stdout
+    )
 
 
 def test_the_shipped_schema_is_the_one_in_specs():

@@ -29,7 +29,9 @@ WINDOW = PlanSection(
         "type": "object",
         "additionalProperties": False,
         "required": ["first"],
-        "properties": {"first": {"description": "The first visit kept, 1-based.", "type": "integer", "minimum": 1}},
+        "properties": {
+            "first": {"description": "The first visit kept, 1-based.", "type": "integer", "minimum": 1}
+        },
     },
 )
 
@@ -83,9 +85,9 @@ def test_a_sections_value_reaches_its_reader(tmp_path, irspec_plugin):
     # visits 2-4: bob 90, ann 75, cid 10, of which 2 last a minute or more
     assert run_plan(plan).inputs[0].aggregate() == {"LongVisit": 2 / 3}
     # the same keyword as evaluate_input's options
-    assert irspec.evaluate_input(tmp_path / "week.visits", "LongVisit", options={"window": {"first": 2}}).aggregate() == {
-        "LongVisit": 2 / 3
-    }
+    assert irspec.evaluate_input(
+        tmp_path / "week.visits", "LongVisit", options={"window": {"first": 2}}
+    ).aggregate() == {"LongVisit": 2 / 3}
 
 
 def test_a_section_joins_the_schema_after_its_readers_key(irspec_plugin):
@@ -118,7 +120,9 @@ def test_a_section_without_its_readers_input_says_what_it_is_for(tmp_path, irspe
     path = _plan(tmp_path, "qrels: qrels.txt\nruns: [a.run]\nmetrics: P@1\nwindow: {first: 2}\n")
     with pytest.raises(PlanError) as info:
         load_plan(path)
-    assert info.value.problems == [f"{path}:4: window: a window keeps part of a log; give one with the log key"]
+    assert info.value.problems == [
+        f"{path}:4: window: a window keeps part of a log; give one with the log key"
+    ]
 
 
 def test_without_its_plugin_a_shipped_plugins_section_names_the_plugin(tmp_path):
@@ -138,9 +142,21 @@ def test_without_its_plugin_a_shipped_plugins_section_names_the_plugin(tmp_path)
 @pytest.mark.parametrize(
     ("sections", "reader", "message"),
     [
-        ((WINDOW, WINDOW), "log", "registers the plan section 'window', which plugin '.*' already registered"),
-        ((PlanSection("window", "visits", {}),), "log", "plan section 'window' is for the input reader 'visits', which no plugin"),
-        ((PlanSection("not-a-name", "log", {}),), "log", "plan section name 'not-a-name' is not a Python identifier"),
+        (
+            (WINDOW, WINDOW),
+            "log",
+            "registers the plan section 'window', which plugin '.*' already registered",
+        ),
+        (
+            (PlanSection("window", "visits", {}),),
+            "log",
+            "plan section 'window' is for the input reader 'visits', which no plugin",
+        ),
+        (
+            (PlanSection("not-a-name", "log", {}),),
+            "log",
+            "plan section name 'not-a-name' is not a Python identifier",
+        ),
         ((PlanSection("class", "log", {}),), "log", "plan section name 'class' is not a Python identifier"),
         ((PlanSection("window", "log", "{}"),), "log", "plan section 'window': schema must be a mapping"),
     ],
@@ -154,7 +170,10 @@ def test_a_section_that_cannot_be_registered_names_its_plugin(sections, reader, 
 @pytest.mark.parametrize(
     ("section", "message"),
     [
-        (PlanSection("metrics", "log", {}), "registers the plan section 'metrics', which is a key of irspec's own plan"),
+        (
+            PlanSection("metrics", "log", {}),
+            "registers the plan section 'metrics', which is a key of irspec's own plan",
+        ),
         (PlanSection("window", "log", {"type": "objet"}), "plan section 'window': not a JSON Schema: "),
     ],
 )

@@ -21,10 +21,10 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 
 import irspec
-from irspec.report import plots
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluate import evaluate_many
 from irspec.evaluation.result import Result
+from irspec.report import plots
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "report"
@@ -32,7 +32,9 @@ STEMS = ["base", "better", "worse", "same"]
 
 
 def fixture_results() -> list[Result]:
-    return evaluate_many(str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{s}.run") for s in STEMS], ["nDCG@5", "AP"])
+    return evaluate_many(
+        str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{s}.run") for s in STEMS], ["nDCG@5", "AP"]
+    )
 
 
 def fixture_curves() -> dict[str, list[float]]:
@@ -48,7 +50,14 @@ def synthetic(n_runs: int, n_topics: int, metrics: tuple[str, ...] = ("AP",)) ->
     bound = tuple(irspec.parse(m) for m in metrics)
     qids = tuple(f"topic-{i:03d}" for i in range(n_topics))
     return [
-        Result(f"run-{i:02d}-a-rather-long-system-name", "x", bound, qids, rng.random((n_topics, len(bound))), Options())
+        Result(
+            f"run-{i:02d}-a-rather-long-system-name",
+            "x",
+            bound,
+            qids,
+            rng.random((n_topics, len(bound))),
+            Options(),
+        )
         for i in range(n_runs)
     ]
 
@@ -63,7 +72,9 @@ def _read_trec(path: Path, column: int) -> dict[str, dict[str, str]]:
     return out
 
 
-def _interpolated_precision(qrels: dict[str, dict[str, str]], run: dict[str, dict[str, str]], level: float) -> float:
+def _interpolated_precision(
+    qrels: dict[str, dict[str, str]], run: dict[str, dict[str, str]], level: float
+) -> float:
     """trec_eval 10's rule, written out: per query, the best precision at any rank by which
     round(``level`` x R) relevant documents are retrieved (trec_eval 10 rounds the level to a number of
     relevant documents; version 9, and so pytrec_eval, compares the recall itself), 0 when no rank
@@ -91,7 +102,11 @@ def test_precision_recall_is_the_mean_interpolated_precision_and_never_rises():
         expected = [_interpolated_precision(qrels, run, i / 10) for i in range(11)]
         assert curves[stem] == pytest.approx(expected, abs=1e-12)
         assert all(a >= b for a, b in zip(curves[stem], curves[stem][1:]))  # interpolated: non-increasing
-    assert plots.IPREC_SPECS[0] == "IPrec@0.0" and plots.IPREC_SPECS[-1] == "IPrec@1.0" and len(plots.IPREC_SPECS) == 11
+    assert (
+        plots.IPREC_SPECS[0] == "IPrec@0.0"
+        and plots.IPREC_SPECS[-1] == "IPrec@1.0"
+        and len(plots.IPREC_SPECS) == 11
+    )
 
 
 def test_precision_recall_needs_results_evaluated_with_the_iprec_specs():
@@ -106,14 +121,25 @@ def test_plots_only_draws_it_never_evaluates_or_reads():
     tree = ast.parse(Path(plots.__file__).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not imported & {"irspec.evaluation.evaluate", "irspec.evaluation.parts", "irspec.evaluation.ranking", "irspec.data", "irspec.evaluation.inputs", "irspec.plan"}, imported
+    assert not imported & {
+        "irspec.evaluation.evaluate",
+        "irspec.evaluation.parts",
+        "irspec.evaluation.ranking",
+        "irspec.data",
+        "irspec.evaluation.inputs",
+        "irspec.plan",
+    }, imported
 
 
 def test_render_gives_svg_and_png_of_every_plot_and_is_reproducible():
     results = fixture_results()
     first = plots.render(results, curves=fixture_curves(), baseline="base")
     assert [p.name for p in first] == [
-        "pr-curves", "differences-nDCG_at_5", "distributions-nDCG_at_5", "differences-AP", "distributions-AP"
+        "pr-curves",
+        "differences-nDCG_at_5",
+        "distributions-nDCG_at_5",
+        "differences-AP",
+        "distributions-AP",
     ]
     for p in first:
         assert p.png.startswith(b"\x89PNG\r\n\x1a\n")
@@ -131,7 +157,7 @@ def test_without_a_baseline_the_differences_are_from_the_first_run_and_one_run_h
     results = fixture_results()
     names = [p[0] for p in plots.figures(results[:1])]
     assert names == ["distributions-nDCG_at_5", "distributions-AP"]
-    (_, _, description, _), = [f for f in plots.figures(results[:2]) if f[0] == "differences-AP"]
+    ((_, _, description, _),) = [f for f in plots.figures(results[:2]) if f[0] == "differences-AP"]
     assert "the first run" in description
 
 
@@ -172,7 +198,12 @@ def _no_overlaps(boxes, what):
 def _inside(fig, boxes, what):
     frame = fig.bbox
     for box in boxes:
-        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1 and frame.y0 - 1 <= box.y0 and box.y1 <= frame.y1 + 1, what
+        assert (
+            frame.x0 - 1 <= box.x0
+            and box.x1 <= frame.x1 + 1
+            and frame.y0 - 1 <= box.y0
+            and box.y1 <= frame.y1 + 1
+        ), what
 
 
 def _draw(fig):
@@ -181,7 +212,10 @@ def _draw(fig):
 
 
 def test_pr_curves_legend_of_10_runs_is_readable():
-    curves = {f"run-{i:02d}-a-rather-long-system-name": sorted(np.random.default_rng(i).random(11), reverse=True) for i in range(10)}
+    curves = {
+        f"run-{i:02d}-a-rather-long-system-name": sorted(np.random.default_rng(i).random(11), reverse=True)
+        for i in range(10)
+    }
     with matplotlib.rc_context(plots._RC):
         fig = plots.pr_figure(curves)
     _draw(fig)
@@ -192,7 +226,9 @@ def test_pr_curves_legend_of_10_runs_is_readable():
     _inside(fig, texts, "legend entries")
     ax = fig.axes[0]
     renderer = fig.canvas.get_renderer()
-    assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))  # beside the curves
+    assert not legend.get_window_extent(renderer).overlaps(
+        ax.get_window_extent(renderer)
+    )  # beside the curves
     _no_overlaps(_boxes(fig, ax.get_xticklabels()), "recall ticks")
     assert ax.get_xlabel() == "Recall" and ax.get_ylabel() == "Interpolated precision"
     styles = {(line.get_color(), line.get_marker(), line.get_linestyle()) for line in ax.get_lines()}
@@ -245,7 +281,12 @@ def test_many_topics_are_not_labelled_one_by_one():
 
 def _python(code: str) -> str:
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
         env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": ""},
     )
     assert proc.returncode == 0, proc.stderr
@@ -262,7 +303,7 @@ import sys, matplotlib
 before = matplotlib.rcParams.copy()  # copy() does not resolve the backend (iterating would)
 from irspec.report import plots
 from irspec.evaluation.evaluate import evaluate_many
-r = evaluate_many({str(FIXTURES / 'qrels.txt')!r}, [{str(FIXTURES / 'base.run')!r}, {str(FIXTURES / 'better.run')!r}], "AP")
+r = evaluate_many({str(FIXTURES / "qrels.txt")!r}, [{str(FIXTURES / "base.run")!r}, {str(FIXTURES / "better.run")!r}], "AP")
 plots.render(r)
 print('matplotlib.pyplot' in sys.modules, matplotlib.rcParams.copy() == before)
 """
@@ -282,7 +323,9 @@ def _tiny_data(tmp_path, collection_size, k=plots.CONFUSION_K):
     (tmp_path / "qrels.txt").write_text(_TINY_QRELS)
     (tmp_path / "r.txt").write_text(_TINY_RUN)  # the run r, named by its file
     results = evaluate_many(
-        str(tmp_path / "qrels.txt"), [str(tmp_path / "r.txt")], list(plots.figure_specs(collection_size, k)),
+        str(tmp_path / "qrels.txt"),
+        [str(tmp_path / "r.txt")],
+        list(plots.figure_specs(collection_size, k)),
         options=Options(collection_size=collection_size),
     )
     return plots.figure_data(results, collection_size, k)
@@ -298,7 +341,13 @@ def test_roc_points_without_a_collection_size_count_judged_nonrelevant_only(tmp_
     # k=1: q1 [a] -> (0/3, 1/2); q2 [g] -> (1/1, 0/1)
     # k=2: q1 [a x] -> (0/3, 1/2) (x is unjudged); q2 [g f] -> (1, 1)
     # k=3: q1 [a x b] -> (1/3, 1/2); k>=5: q1 [a x b c d] -> (2/3, 2/2); q2 stays (1, 1)
-    expected = {0: (0, 0), 1: (0.5, 0.25), 2: (0.5, 0.75), 3: ((1 / 3 + 1) / 2, 0.75), 5: ((2 / 3 + 1) / 2, 1.0)}
+    expected = {
+        0: (0, 0),
+        1: (0.5, 0.25),
+        2: (0.5, 0.75),
+        3: ((1 / 3 + 1) / 2, 0.75),
+        5: ((2 / 3 + 1) / 2, 1.0),
+    }
     for k, point in expected.items():
         assert roc[k] == pytest.approx(point, abs=1e-12), k
     assert all(roc[k] == pytest.approx(expected[5]) for k in plots.ROC_CUTOFFS if k >= 5)

@@ -31,7 +31,9 @@ def test_importing_it_loads_nothing_heavy():
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
     env = {**os.environ, "PYTHONPATH": ROOT, "IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(set(HEAVY) & set(json.loads(proc.stdout))) == []
 
@@ -41,7 +43,9 @@ def test_every_name_resolves_and_is_documented(name):
     value = getattr(api, name)
     assert name in api.__doc__, f"{name} is not in the module's docstring"
     if callable(value) and not isinstance(value, type(api.hookimpl)):
-        assert (value.__doc__ or "").strip() and value.__doc__ != type(value).__doc__, f"{name} has no docstring"
+        assert (value.__doc__ or "").strip() and value.__doc__ != type(value).__doc__, (
+            f"{name} has no docstring"
+        )
     assert name in dir(api)
 
 
@@ -51,7 +55,9 @@ def test_the_heavy_names_are_irspecs_own():
     from irspec.stats.significance import adjust
 
     assert (api.Context, api.Partitions, api.adjust) == (Context, Partitions, adjust)
-    assert api.adjust([0.01, 0.04, 0.03], "holm").tolist() == pytest.approx([0.03, 0.06, 0.06])  # 3p; 2p; max(p, 2p)
+    assert api.adjust([0.01, 0.04, 0.03], "holm").tolist() == pytest.approx(
+        [0.03, 0.06, 0.06]
+    )  # 3p; 2p; max(p, 2p)
 
 
 def test_an_unknown_name_is_an_attribute_error():
@@ -80,12 +86,20 @@ class Full(Bare):
     warnings = ("the clock was late",)
 
     def tables(self):
-        return [InputTable("Slowest", ("query", "seconds"), ((self.ids[int(self.seconds.argmax())], float(self.seconds.max())),))]
+        return [
+            InputTable(
+                "Slowest",
+                ("query", "seconds"),
+                ((self.ids[int(self.seconds.argmax())], float(self.seconds.max())),),
+            )
+        ]
 
     def compare(self, metrics, values):
         # the first half of the items against the second, on each metric
         half = len(self.ids) // 2
-        rows = tuple((str(m), float(values[:half, j].mean() - values[half:, j].mean())) for j, m in enumerate(metrics))
+        rows = tuple(
+            (str(m), float(values[:half, j].mean() - values[half:, j].mean())) for j, m in enumerate(metrics)
+        )
         return [InputTable("First half minus second", ("metric", "difference"), rows)], ["compared halves"]
 
 
@@ -113,7 +127,11 @@ def _plugin(make):
     class Toy:
         @irspec.hookimpl
         def irspec_register_readers(self, register):
-            register(InputReader("timings", lambda source, per_query=True: make(source) if per_query else Streamed(source)))
+            register(
+                InputReader(
+                    "timings", lambda source, per_query=True: make(source) if per_query else Streamed(source)
+                )
+            )
 
         @irspec.hookimpl
         def irspec_register_metrics(self, register):

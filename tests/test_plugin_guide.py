@@ -90,7 +90,9 @@ def test_the_guide_snippets_run(package):
 
 def test_the_guide_test_file_passes_under_pytest(package):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(package), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(package), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep
+    )
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests"],
         cwd=package,

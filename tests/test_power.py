@@ -10,7 +10,6 @@ statsmodels' two-way ANOVA.
 from __future__ import annotations
 
 import importlib
-
 import json
 import math
 import shutil
@@ -42,7 +41,9 @@ FA = statsmodels_power.FTestAnovaPower()
 
 @pytest.fixture(scope="module")
 def demo_results() -> dict[str, irspec.evaluation.result.Result]:
-    return {n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), METRICS) for n in RUNS}
+    return {
+        n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), METRICS) for n in RUNS
+    }
 
 
 def _differences(ra, rb, metric: str) -> list[float]:
@@ -52,7 +53,9 @@ def _differences(ra, rb, metric: str) -> list[float]:
 
 def test_pairs_against_statsmodels(demo_results):
     found = irspec.power(demo_results, delta=0.05, alpha=0.05, power=0.8, baseline="bm25")
-    assert [(p.metric, p.a, p.b) for p in found.pairs] == [(m, r, "bm25") for m in METRICS for r in ("dense", "hybrid")]
+    assert [(p.metric, p.a, p.b) for p in found.pairs] == [
+        (m, r, "bm25") for m in METRICS for r in ("dense", "hybrid")
+    ]
     for p in found.pairs:
         d = _differences(demo_results[p.a], demo_results["bm25"], p.metric)
         sd = statistics.stdev(d)
@@ -61,7 +64,9 @@ def test_pairs_against_statsmodels(demo_results):
         assert p.mean_difference == pytest.approx(statistics.fmean(d), abs=1e-12)
         assert p.achieved_power == pytest.approx(TT.power(0.05 / sd, 50, 0.05), rel=1e-9)
         assert TT.power(p.detectable / sd, 50, 0.05) == pytest.approx(0.8, abs=1e-9)
-        assert TT.power(0.05 / sd, p.topics_needed, 0.05) >= 0.8 > TT.power(0.05 / sd, p.topics_needed - 1, 0.05)
+        assert (
+            TT.power(0.05 / sd, p.topics_needed, 0.05) >= 0.8 > TT.power(0.05 / sd, p.topics_needed - 1, 0.05)
+        )
 
 
 def test_anova_against_statsmodels(demo_results):
@@ -162,7 +167,12 @@ def test_curves_read_the_design(demo_results):
     curves = found.curves(points=30)
     assert [c.design for c in curves] == ["t"] * 4 + ["anova"] * 2
     c, p = curves[0], found.pairs[0]
-    assert c.at_hand == 50 and c.needed == p.topics_needed and c.topics[0] == 2 and c.topics[-1] >= p.topics_needed
+    assert (
+        c.at_hand == 50
+        and c.needed == p.topics_needed
+        and c.topics[0] == 2
+        and c.topics[-1] >= p.topics_needed
+    )
     sd = p.sd_difference
     assert c.power == pytest.approx([TT.power(0.05 / sd, n, 0.05) for n in c.topics], rel=1e-9)
 
@@ -196,13 +206,17 @@ def _plan(tmp_path: Path, extra: str, outputs: str = "[{format: table}]") -> Pat
     shutil.copytree(DEMO, tmp_path / "demo", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.py"))
     runs = "\n".join(f"  - {{name: {n}, path: demo/runs/{n}.run}}" for n in RUNS)
     path = tmp_path / "plan.yaml"
-    path.write_text(f"qrels: demo/qrels.txt\nruns:\n{runs}\nmetrics: {json.dumps(METRICS)}\n{extra}\noutput: {outputs}\n")
+    path.write_text(
+        f"qrels: demo/qrels.txt\nruns:\n{runs}\nmetrics: {json.dumps(METRICS)}\n{extra}\noutput: {outputs}\n"
+    )
     return path
 
 
 def test_plan_power_section_in_every_output(tmp_path, demo_results):
     outputs = "[{format: table}, {format: json, path: r.json}, {format: markdown}, {format: latex}, {format: html, path: r.html}]"
-    report = run_plan(load_plan(_plan(tmp_path, "compare: {baseline: bm25}\npower: {delta: 0.05, power: 0.9}", outputs)))
+    report = run_plan(
+        load_plan(_plan(tmp_path, "compare: {baseline: bm25}\npower: {delta: 0.05, power: 0.9}", outputs))
+    )
     expected = irspec.power(irspec.compare(demo_results, baseline="bm25"), delta=0.05, power=0.9)
     assert report.power.pairs == expected.pairs and report.power.anova == expected.anova
     texts = [text for _, text in render_outputs(report)]
@@ -223,11 +237,20 @@ def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 
 
 def test_cli_power_from_a_plan_and_from_files(tmp_path, demo_results):
-    done = _cli("power", str(_plan(tmp_path, "compare: {baseline: bm25}\npower: {delta: 0.05}")), "--delta", "0.02", "-f", "json")
+    done = _cli(
+        "power",
+        str(_plan(tmp_path, "compare: {baseline: bm25}\npower: {delta: 0.05}")),
+        "--delta",
+        "0.02",
+        "-f",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     expected = irspec.power(demo_results, delta=0.02, baseline="bm25")
-    assert doc["delta"] == 0.02 and [p["topics_needed"] for p in doc["pairs"]] == [p.topics_needed for p in expected.pairs]
+    assert doc["delta"] == 0.02 and [p["topics_needed"] for p in doc["pairs"]] == [
+        p.topics_needed for p in expected.pairs
+    ]
     runs = [str(DEMO / "runs" / f"{n}.run") for n in RUNS]
     for order in ([*runs, str(DEMO / "qrels.txt")], [str(DEMO / "qrels.txt"), *runs]):
         done = _cli("power", "--delta", "0.02", "--from", *order, "-m", "nDCG@10", "-f", "json")
@@ -261,7 +284,10 @@ def test_cli_errors_are_one_line(args, message):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--delta", "5e-324"], "would need more than 1,000,000,000 topics; the difference is too small to design for"),
+        (
+            ["--delta", "5e-324"],
+            "would need more than 1,000,000,000 topics; the difference is too small to design for",
+        ),
         (["--delta", "1e-160"], "would need more than 1,000,000,000 topics"),  # its square overflowed
         (["--power", "1e-300"], "the target power (1e-300) must be more than alpha (0.05)"),
         (["--power", "0.01", "--delta", "0.02"], "the target power (0.01) must be more than alpha (0.05)"),
@@ -274,7 +300,9 @@ def test_cli_hostile_numbers_are_one_line(args, message):
     done = _cli("power", "--from", str(DEMO / "qrels.txt"), *runs, "-m", "AP", *args)
     assert done.returncode == 2, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("irspec: error:") and message in lines[0], done.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("irspec: error:") and message in lines[0], done.stderr[
+        -2000:
+    ]
     assert done.stdout == ""
 
 

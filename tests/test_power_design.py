@@ -15,7 +15,6 @@ corpora, so no test quotes them; the hand-checkable tests below write their arit
 from __future__ import annotations
 
 import importlib
-
 import math
 
 import numpy as np
@@ -26,9 +25,9 @@ from scipy.stats import t as t_dist
 
 statsmodels_power = importlib.import_module("statsmodels.stats.power")
 
+from irspec.errors import EvaluationError  # noqa: E402
 from irspec.stats import design  # noqa: E402
 from irspec.stats import significance as stats
-from irspec.errors import EvaluationError  # noqa: E402
 
 TT = statsmodels_power.TTestPower()
 FA = statsmodels_power.FTestAnovaPower()
@@ -52,7 +51,9 @@ def _f(min_range: float, variance: float, m: int) -> float:
 @pytest.mark.parametrize("effect", EFFECTS)
 def test_t_power_equals_statsmodels_on_a_grid(effect, n, alpha):
     sd = 0.2
-    assert design.t_power(effect * sd, sd, n, alpha=alpha) == pytest.approx(_tt_power(effect, n, alpha), rel=1e-9, abs=1e-12)
+    assert design.t_power(effect * sd, sd, n, alpha=alpha) == pytest.approx(
+        _tt_power(effect, n, alpha), rel=1e-9, abs=1e-12
+    )
 
 
 def _tt_power(effect: float, n: int, alpha: float) -> float:
@@ -149,7 +150,9 @@ def test_t_power_is_alpha_plus_at_a_tiny_effect_and_near_one_at_a_huge_one():
 def test_anova_power_equals_statsmodels_on_a_grid(min_range, m, n, alpha):
     variance = 0.03
     expected = FA.power(_f(min_range, variance, m), m * n, alpha, m)
-    assert design.anova_power(min_range, variance, m, n, alpha=alpha) == pytest.approx(expected, rel=1e-8, abs=1e-12)
+    assert design.anova_power(min_range, variance, m, n, alpha=alpha) == pytest.approx(
+        expected, rel=1e-8, abs=1e-12
+    )
 
 
 def test_anova_power_equals_statsmodels_on_random_values():
@@ -161,7 +164,9 @@ def test_anova_power_equals_statsmodels_on_random_values():
         n = int(rng.integers(2, 300))
         alpha = float(rng.uniform(0.001, 0.2))
         expected = FA.power(_f(min_range, variance, m), m * n, alpha, m)
-        assert design.anova_power(min_range, variance, m, n, alpha=alpha) == pytest.approx(expected, rel=1e-8, abs=1e-12)
+        assert design.anova_power(min_range, variance, m, n, alpha=alpha) == pytest.approx(
+            expected, rel=1e-8, abs=1e-12
+        )
 
 
 @pytest.mark.parametrize("target", [0.5, 0.8, 0.9])
@@ -278,8 +283,14 @@ def test_bad_input_is_a_clear_error(call, message):
 def test_a_vanishing_difference_needs_more_topics_than_any_collection(delta, which):
     # (z / (delta / sd)) ** 2 overflows past a float (OverflowError, or inf into math.ceil), and
     # min_range ** 2 underflows to 0 (ZeroDivisionError): the design says what it is instead
-    call = (lambda: design.t_topics(delta, 0.1)) if which == "t" else (lambda: design.anova_topics(delta, 0.02, 3))
-    with pytest.raises(EvaluationError, match="would need more than 1,000,000,000 topics; the difference is too small"):
+    call = (
+        (lambda: design.t_topics(delta, 0.1))
+        if which == "t"
+        else (lambda: design.anova_topics(delta, 0.02, 3))
+    )
+    with pytest.raises(
+        EvaluationError, match="would need more than 1,000,000,000 topics; the difference is too small"
+    ):
         call()
 
 
@@ -338,7 +349,9 @@ def test_a_tiny_alpha_is_designed_with_its_own_critical_value(alpha):
     # t.ppf(1 - alpha / 2) loses alpha's digits (1 - 5e-13 is stored to 1e-16) and is inf below alpha
     # ~ 1e-16 (1 - alpha / 2 rounds to 1), which made every power 0
     for effect, n in [(0.5, 50), (2.0, 10), (30.0, 3)]:
-        assert design.t_power(effect, 1.0, n, alpha=alpha) == pytest.approx(_tiny_alpha_power(effect, n, alpha), rel=1e-9)
+        assert design.t_power(effect, 1.0, n, alpha=alpha) == pytest.approx(
+            _tiny_alpha_power(effect, n, alpha), rel=1e-9
+        )
     needed = design.t_topics(1.0, 1.0, alpha=alpha, power=0.8)
     _check_fewest(needed, lambda n: _tiny_alpha_power(1.0, n, alpha), 0.8)
 
@@ -358,7 +371,9 @@ def test_an_alpha_without_a_critical_value_is_a_clear_error(call, critical, alph
     if 0 < critical(alpha) < math.inf:
         assert 0 <= call(alpha) <= 1
     else:
-        with pytest.raises(EvaluationError, match=r"alpha \(1e-\d+\) is too small: scipy gives no critical value"):
+        with pytest.raises(
+            EvaluationError, match=r"alpha \(1e-\d+\) is too small: scipy gives no critical value"
+        ):
             call(alpha)
 
 

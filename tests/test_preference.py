@@ -18,9 +18,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from randomdata import random_case, untied  # noqa: E402
+from randomdata import random_case, untied
 
-import irspec  # noqa: E402
+import irspec
 
 im = pytest.importorskip("ir_measures")
 
@@ -107,7 +107,9 @@ def test_accuracy_mean_leaves_undefined_queries_out():
 
 
 @pytest.mark.parametrize("seed", range(20))
-@pytest.mark.parametrize("p,normalize", [(0.95, True), (0.95, False), (0.5, True), (0.8, False), (1.0, True), (0.0, True)])
+@pytest.mark.parametrize(
+    "p,normalize", [(0.95, True), (0.95, False), (0.5, True), (0.8, False), (1.0, True), (0.0, True)]
+)
 def test_compat_equals_ir_measures(seed, p, normalize):
     qrels, run = random_case(seed, all_negative=True)
     run = untied(run)

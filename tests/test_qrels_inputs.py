@@ -50,8 +50,21 @@ class Plugin:
     @irspec.hookimpl
     def irspec_register_metrics(self, register):
         k = Param("k", "int", 2, "cutoff", minimum=1)
-        register(MetricDef("WeightedHits", "weights of the top k", (k,), at="k", needs="weighted", compute=weighted_hits))
-        register(MetricDef("PlainHits", "not over qrels", (k,), at="k", needs="plain", compute=lambda data, m: np.zeros(1)))
+        register(
+            MetricDef(
+                "WeightedHits", "weights of the top k", (k,), at="k", needs="weighted", compute=weighted_hits
+            )
+        )
+        register(
+            MetricDef(
+                "PlainHits",
+                "not over qrels",
+                (k,),
+                at="k",
+                needs="plain",
+                compute=lambda data, m: np.zeros(1),
+            )
+        )
 
 
 ROWS = [["q1", "a", "1", "0.5"], ["q1", "b", "0", "2"], ["q1", "c", "2", "0.25"], ["q2", "z", "1", "1"]]
@@ -94,7 +107,9 @@ def test_ordinary_metrics_read_ordinary_qrels_unchanged(tmp_path):
 
 def test_inputs_not_read_as_qrels_are_refused(irspec_plugin):
     irspec_plugin(Plugin())
-    with pytest.raises(irspec.EvaluationError, match="PlainHits@2 is computed from a 'plain' input, not from qrels and runs"):
+    with pytest.raises(
+        irspec.EvaluationError, match="PlainHits@2 is computed from a 'plain' input, not from qrels and runs"
+    ):
         irspec.evaluate(ROWS, RUN, "PlainHits")
     with pytest.raises(irspec.EvaluationError, match="computed from qrels and a run; use irspec.evaluate"):
         irspec.evaluate_input(ROWS, "WeightedHits")
@@ -107,7 +122,9 @@ def test_a_kernel_asking_for_an_input_not_read_is_told_which(irspec_plugin):
     from irspec.evaluation.ranking import build_context
 
     ctx, _ = build_context(index_qrels(read_qrels({"q1": {"a": 1}})), read_run({"q1": {"a": 1.0}}), Options())
-    with pytest.raises(irspec.EvaluationError, match=r"no 'weighted' input was read for this evaluation \(read: none\)"):
+    with pytest.raises(
+        irspec.EvaluationError, match=r"no 'weighted' input was read for this evaluation \(read: none\)"
+    ):
         ctx.input("weighted")
 
 
@@ -131,4 +148,7 @@ def test_a_plan_reads_its_qrels_with_the_plugin(irspec_plugin, tmp_path):
     )
     (result,) = run_plan(load_plan(tmp_path / "plan.yaml")).results
     # b (2) and a (0.5) in q1's top 2; z (1) in q2's
-    assert result.per_query() == {"q1": {"WeightedHits@2": 2.5, "P@2": 0.5}, "q2": {"WeightedHits@2": 1.0, "P@2": 0.5}}
+    assert result.per_query() == {
+        "q1": {"WeightedHits@2": 2.5, "P@2": 0.5},
+        "q2": {"WeightedHits@2": 1.0, "P@2": 0.5},
+    }

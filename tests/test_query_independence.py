@@ -19,7 +19,7 @@ import irspec
 from irspec.evaluation.context import segment_cumsum
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from randomdata import random_case  # noqa: E402
+from randomdata import random_case
 
 METRICS = "all_trec, bpref(10+R), P@R"
 

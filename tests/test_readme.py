@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
+from trecdicts import read_trec_dict
 
 import irspec
-
-from trecdicts import read_trec_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
@@ -46,7 +45,9 @@ def repository_copy(tmp_path, monkeypatch):
 def _mean(measure: str, name: str) -> float:
     """pytrec_eval's per-topic values of one run, added in query-id order and divided (trec_eval's mean)."""
     qrels = read_trec_dict(DEMO / "qrels.txt", "qrels")
-    got = pytrec_eval.RelevanceEvaluator(qrels, {measure}).evaluate(read_trec_dict(DEMO / "runs" / f"{name}.run", "run"))
+    got = pytrec_eval.RelevanceEvaluator(qrels, {measure}).evaluate(
+        read_trec_dict(DEMO / "runs" / f"{name}.run", "run")
+    )
     key = {"ndcg_cut.10": "ndcg_cut_10"}.get(measure, measure)
     total = 0.0
     for q in sorted(qrels):
@@ -71,8 +72,13 @@ def test_the_python_taste_runs_and_gives_trec_evals_means(repository_copy, capsy
 
 def test_the_command_line_taste_runs(repository_copy):
     script = readme_block("sh", "irspec parse")
-    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=600,
-                          env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(repository_copy)})
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(repository_copy)},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     # irspec parse prints the canonical texts the comment shows
     parse = next(line for line in script.splitlines() if line.startswith("irspec parse"))
@@ -89,10 +95,16 @@ def test_every_link_leads_to_a_file_of_the_repository():
 def test_the_site_shows_the_readmes_feature_table_and_speed_figures():
     """The site includes the README's sections (pymdownx.snippets), so there is one copy of each."""
     for section, page in (("features", "coming-from/index.md"), ("speed", "reference/speed.md")):
-        assert README.count(f"<!-- --8<-- [start:{section}] -->") == 1 and README.count(f"<!-- --8<-- [end:{section}] -->") == 1
+        assert (
+            README.count(f"<!-- --8<-- [start:{section}] -->") == 1
+            and README.count(f"<!-- --8<-- [end:{section}] -->") == 1
+        )
         assert f'--8<-- "README.md:{section}"' in (ROOT / "docs" / page).read_text(encoding="utf-8")
     table = README.split("[start:features]")[1].split("[end:features]")[0]
-    assert all(tool in table.splitlines()[1] for tool in ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "irspec"))
+    assert all(
+        tool in table.splitlines()[1]
+        for tool in ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "irspec")
+    )
 
 
 def test_the_readme_says_what_the_tests_need():

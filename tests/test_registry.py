@@ -49,7 +49,11 @@ def _metric(name: str = "Toy", **kw) -> MetricDef:
 class ToyPlugin:
     """Registers one metric with a plain alias and a parameter-fixing alias."""
 
-    def __init__(self, definition: MetricDef | None = None, aliases=("toy_alias", Alias("toy_strict", fixed={"strict": True}))):
+    def __init__(
+        self,
+        definition: MetricDef | None = None,
+        aliases=("toy_alias", Alias("toy_strict", fixed={"strict": True})),
+    ):
         self.definition = definition or _metric()
         self.aliases = aliases
 
@@ -163,7 +167,9 @@ def test_a_plugin_may_use_the_plugin_module_style(fresh_pm):
         (_metric("official"), (), "official", "irspec.builtin.groups"),  # metric vs group
     ],
 )
-def test_a_duplicate_name_or_alias_is_an_error_naming_both_plugins(fresh_pm, definition, aliases, clash, other):
+def test_a_duplicate_name_or_alias_is_an_error_naming_both_plugins(
+    fresh_pm, definition, aliases, clash, other
+):
     fresh_pm.register(ToyPlugin(definition, aliases), name=TEST_PLUGIN)
     with pytest.raises(RegistryError) as info:
         build_registry(fresh_pm)
@@ -325,7 +331,9 @@ def test_disable_plugin_autoload_empty_value_loads(installed_toy, monkeypatch):
     assert get_plugin_manager().get_plugin(installed_toy) is not None
 
 
-@pytest.mark.parametrize(("allow", "loaded"), [("toy", True), ("other, toy ,", True), ("other", False), ("", False)])
+@pytest.mark.parametrize(
+    ("allow", "loaded"), [("toy", True), ("other, toy ,", True), ("other", False), ("", False)]
+)
 def test_load_plugins_allow_list(installed_toy, monkeypatch, allow, loaded):
     monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", allow)
     pm = get_plugin_manager()
@@ -343,7 +351,12 @@ def test_a_broken_entry_point_is_a_registry_error_naming_it(monkeypatch):
 
 @pytest.mark.parametrize(
     "env",
-    [{}, {"IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"}, {"IRSPEC_LOAD_PLUGINS": ""}, {"IRSPEC_LOAD_PLUGINS": "nothing,here"}],
+    [
+        {},
+        {"IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        {"IRSPEC_LOAD_PLUGINS": ""},
+        {"IRSPEC_LOAD_PLUGINS": "nothing,here"},
+    ],
 )
 def test_env_switches_with_the_real_entry_points(monkeypatch, env):
     # Whatever is installed for real: no error, and the built-ins are there.
@@ -406,7 +419,9 @@ def _installed(monkeypatch, *eps) -> None:
     monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
 
 
-def test_a_plugin_whose_import_raises_is_a_registry_error_naming_it_its_module_and_distribution(tmp_path, monkeypatch):
+def test_a_plugin_whose_import_raises_is_a_registry_error_naming_it_its_module_and_distribution(
+    tmp_path, monkeypatch
+):
     (tmp_path / "irspec_test_raises_on_import.py").write_text("raise ValueError('no config file')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     _installed(monkeypatch, _FakeEntryPoint("raiser", "irspec_test_raises_on_import", _FakeDist()))
@@ -425,8 +440,11 @@ def test_a_plugin_whose_import_raises_is_a_registry_error_naming_it_its_module_a
 
 def test_a_plugin_with_a_missing_dependency_names_the_missing_module(monkeypatch):
     _installed(monkeypatch, _FakeEntryPoint("needy", "irspec_test_not_installed_dependency_xyz.plugin"))
-    with pytest.raises(RegistryError, match=r"plugin 'needy' \(irspec_test_not_installed_dependency_xyz\.plugin\) "
-                       r"failed to import: ModuleNotFoundError: .*irspec_test_not_installed_dependency_xyz"):
+    with pytest.raises(
+        RegistryError,
+        match=r"plugin 'needy' \(irspec_test_not_installed_dependency_xyz\.plugin\) "
+        r"failed to import: ModuleNotFoundError: .*irspec_test_not_installed_dependency_xyz",
+    ):
         get_plugin_manager()
 
 
@@ -452,7 +470,9 @@ def test_two_installed_plugins_registering_one_name_name_each_other(monkeypatch)
         _FakeEntryPoint("first", "irspec_test_first:plugin"),
         _FakeEntryPoint("second", "irspec_test_second:plugin"),
     )
-    with pytest.raises(RegistryError, match="plugin 'second' registers 'SHARED', which plugin 'first' already"):
+    with pytest.raises(
+        RegistryError, match="plugin 'second' registers 'SHARED', which plugin 'first' already"
+    ):
         build_registry(get_plugin_manager())
     monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", "second")  # either alone is fine
     assert "SHARED" in build_registry(get_plugin_manager()).definitions
@@ -486,11 +506,16 @@ def test_irspec_metrics_shows_where_each_metric_comes_from(monkeypatch, capsys):
     with use_registry(build_registry(get_plugin_manager())):
         assert main(["metrics"]) == 0
         lines = capsys.readouterr().out.splitlines()
-        assert "DistToy(@k, strict=false, label, mode=fast, weight=1.0)  [disttoy: irspec-broken-dist 9.9]" in lines
+        assert (
+            "DistToy(@k, strict=false, label, mode=fast, weight=1.0)  [disttoy: irspec-broken-dist 9.9]"
+            in lines
+        )
         assert "AP(@k, rel)  [irspec.builtin.ranks]" in lines
         assert main(["metrics", "--json"]) == 0
         rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
-    assert rows["DistToy"]["distribution"] == "irspec-broken-dist 9.9" and rows["DistToy"]["plugin"] == "disttoy"
+    assert (
+        rows["DistToy"]["distribution"] == "irspec-broken-dist 9.9" and rows["DistToy"]["plugin"] == "disttoy"
+    )
     assert rows["AP"]["distribution"] == f"irspec {irspec.__version__}" and rows["AP"]["needs"] == "run"
 
 
@@ -523,7 +548,12 @@ def test_a_reader_is_registered_with_its_plugin(fresh_pm):
     fresh_pm.register(ReaderPlugin(_reader(suffixes=[".jsonl"], summary="s")), name=TEST_PLUGIN)
     registry = build_registry(fresh_pm)
     reader = registry.reader("CLICKS")
-    assert (reader.name, reader.plugin, reader.suffixes, reader.summary) == ("clicks", TEST_PLUGIN, (".jsonl",), "s")
+    assert (reader.name, reader.plugin, reader.suffixes, reader.summary) == (
+        "clicks",
+        TEST_PLUGIN,
+        (".jsonl",),
+        "s",
+    )
     report = {r["name"]: r for r in irspec.spec.plugins.plugin_report(fresh_pm)}
     assert report[TEST_PLUGIN]["readers"] == ["clicks"]
 
@@ -531,8 +561,11 @@ def test_a_reader_is_registered_with_its_plugin(fresh_pm):
 def test_a_duplicate_reader_name_is_an_error_naming_both_plugins(fresh_pm):
     fresh_pm.register(ReaderPlugin(_reader("clicks")), name="plugin-one")
     fresh_pm.register(ReaderPlugin(_reader("Clicks")), name="plugin-two")
-    with pytest.raises(RegistryError, match="plugin 'plugin-two' registers the input reader 'Clicks', which plugin "
-                       "'plugin-one' already registered"):
+    with pytest.raises(
+        RegistryError,
+        match="plugin 'plugin-two' registers the input reader 'Clicks', which plugin "
+        "'plugin-one' already registered",
+    ):
         build_registry(fresh_pm)
 
 
@@ -569,7 +602,10 @@ def test_bad_needs_are_rejected(fresh_pm, definition, message):
 
 def test_an_unknown_reader_is_an_evaluation_error_listing_the_known_ones(fresh_pm):
     fresh_pm.register(ReaderPlugin(_reader("clicks")), name=TEST_PLUGIN)
-    with pytest.raises(irspec.EvaluationError, match=r"no installed plugin reads 'log' inputs \(registered input readers: clicks\)"):
+    with pytest.raises(
+        irspec.EvaluationError,
+        match=r"no installed plugin reads 'log' inputs \(registered input readers: clicks\)",
+    ):
         build_registry(fresh_pm).reader("log")
 
 
@@ -601,26 +637,33 @@ def test_use_registry_overrides_the_default_and_restores_it_even_on_error(fresh_
                 irspec.parse("toy@5")
         assert get_registry() is mine  # nested: back to the outer one
     assert get_registry() is default
-    with pytest.raises(KeyError):
-        with use_registry(mine):
-            raise KeyError("boom")
+    with pytest.raises(KeyError), use_registry(mine):
+        raise KeyError("boom")
     assert get_registry() is default
-    with pytest.raises(TypeError):
-        with use_registry(fresh_pm):
-            pass
+    with pytest.raises(TypeError), use_registry(fresh_pm):
+        pass
 
 
 # --- the shipped plugins' names, when the plugin is not loaded ------------------------------------------
 
-SHIPPED = {"irspec-usermodel": "irspec_usermodel.plugin", "irspec-online": "irspec_online.plugin",
-           "irspec-diversity": "irspec_diversity.plugin"}
+SHIPPED = {
+    "irspec-usermodel": "irspec_usermodel.plugin",
+    "irspec-online": "irspec_online.plugin",
+    "irspec-diversity": "irspec_diversity.plugin",
+}
 
 
 @pytest.mark.parametrize(
     "text,plugin",
-    [("CTR", "irspec-online"), ("ctr@3", "irspec-online"), ("α_nDCG@20", "irspec-diversity"),
-     ("alpha_nDCG", "irspec-diversity"), ("ERR@10", "irspec-usermodel"), ("BPM(max_rel=3)@10", "irspec-usermodel"),
-     ("rank_biased_precision", "irspec-usermodel")],
+    [
+        ("CTR", "irspec-online"),
+        ("ctr@3", "irspec-online"),
+        ("α_nDCG@20", "irspec-diversity"),
+        ("alpha_nDCG", "irspec-diversity"),
+        ("ERR@10", "irspec-usermodel"),
+        ("BPM(max_rel=3)@10", "irspec-usermodel"),
+        ("rank_biased_precision", "irspec-usermodel"),
+    ],
 )
 def test_a_shipped_plugins_metric_names_the_plugin_when_it_is_not_loaded(text, plugin):
     # the suite's registry holds the built-in metrics only (conftest.py turns entry points off)

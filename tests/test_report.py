@@ -10,12 +10,11 @@ the diff.
 
 from __future__ import annotations
 
-import importlib
-
 import base64
 import dataclasses
 import functools
 import hashlib
+import importlib
 import importlib.util
 import io
 import json
@@ -32,10 +31,10 @@ import pytest
 
 from irspec import report
 from irspec.cli import main
-from irspec.evaluation.evaluate import evaluate_many
 from irspec.errors import IrspecError, PlanError
-from irspec.experiment.records import Compare
+from irspec.evaluation.evaluate import evaluate_many
 from irspec.experiment.compare import compare_results
+from irspec.experiment.records import Compare
 from irspec.plan import load_plan, render_outputs, run_plan, write_outputs
 from irspec.progress import Progress
 
@@ -69,8 +68,12 @@ GOLDEN = {
     "baseline.md": lambda: report.to_markdown(fixture_results(), **_marks("bm25_base")),
     "letters.tex": lambda: report.to_latex(fixture_results(), **_marks(None), decimals=3),
     "letters.md": lambda: report.to_markdown(fixture_results(), **_marks(None), decimals=3),
-    "comparisons.tex": lambda: report.to_latex(fixture_results(), **_marks("bm25_base"), content="comparisons"),
-    "comparisons.md": lambda: report.to_markdown(fixture_results(), **_marks("bm25_base"), content="comparisons"),
+    "comparisons.tex": lambda: report.to_latex(
+        fixture_results(), **_marks("bm25_base"), content="comparisons"
+    ),
+    "comparisons.md": lambda: report.to_markdown(
+        fixture_results(), **_marks("bm25_base"), content="comparisons"
+    ),
     "plain.tex": lambda: report.to_latex(fixture_results()[:3]),
 }
 
@@ -85,7 +88,9 @@ def test_latex_and_markdown_match_their_golden_files(name):
     path = FIXTURES / f"golden_{name}"
     if os.environ.get("IRSPEC_UPDATE_GOLDEN"):
         path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"regenerate with IRSPEC_UPDATE_GOLDEN=1 and read the diff of {path.name}"
+    assert text == path.read_text(encoding="utf-8"), (
+        f"regenerate with IRSPEC_UPDATE_GOLDEN=1 and read the diff of {path.name}"
+    )
 
 
 def test_the_fixture_exercises_every_kind_of_mark():
@@ -101,11 +106,21 @@ def test_the_fixture_exercises_every_kind_of_mark():
 
 def test_latex_table_structure():
     tex = GOLDEN["baseline.tex"]()
-    assert tex.count(r"\begin{table}") == 1 and r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
+    assert (
+        tex.count(r"\begin{table}") == 1
+        and r"\toprule" in tex
+        and r"\midrule" in tex
+        and r"\bottomrule" in tex
+    )
     rows = [line.strip() for line in tex.splitlines() if line.strip().endswith(r"\\")]
     header, body = rows[0], rows[1:]
     assert header.startswith("Run & ") and len(body) == len(RUNS)  # runs as rows
-    assert [r.split(" & ")[0] for r in body] == [r"bm25\_base (baseline)", r"neural\&co \#1", r"50\% @home", r"tie\_run"]
+    assert [r.split(" & ")[0] for r in body] == [
+        r"bm25\_base (baseline)",
+        r"neural\&co \#1",
+        r"50\% @home",
+        r"tie\_run",
+    ]
     assert r"ndcg\_rel" in header  # metrics as columns, escaped
     caption = re.search(r"\\caption\{(.*)\}", tex).group(1)
     for words in ("paired t-test", "Holm correction", r"$\alpha = 0.05$", "8 queries", r"bm25\_base"):
@@ -147,7 +162,13 @@ def test_latex_escape(text, escaped):
 
 @pytest.mark.parametrize(
     "text, escaped",
-    [("a|b", r"a\|b"), ("bm25_base", r"bm25\_base"), ("*x*", r"\*x\*"), ("a&lt;b", "a&amp;lt;b"), ("<b>", "&lt;b&gt;")],
+    [
+        ("a|b", r"a\|b"),
+        ("bm25_base", r"bm25\_base"),
+        ("*x*", r"\*x\*"),
+        ("a&lt;b", "a&amp;lt;b"),
+        ("<b>", "&lt;b&gt;"),
+    ],
 )
 def test_markdown_escape(text, escaped):
     assert report.markdown_escape(text) == escaped
@@ -162,7 +183,12 @@ def test_markdown_table_is_well_formed_with_a_legend():
     assert table[1].startswith("|:---|") and len(table) == 2 + len(RUNS)
     legend = lines[len(table) + 1]
     assert "**bold**" in legend and "significantly better/worse than bm25\\_base" in legend
-    assert "paired t-test" in legend and "Holm correction" in legend and "α = 0.05" in legend and "8 queries" in legend
+    assert (
+        "paired t-test" in legend
+        and "Holm correction" in legend
+        and "α = 0.05" in legend
+        and "8 queries" in legend
+    )
 
 
 def test_best_value_ties_are_all_bold():
@@ -173,7 +199,8 @@ def test_best_value_ties_are_all_bold():
 
     metric = __import__("irspec").parse("AP")
     results = [
-        Result(n, n, (metric,), ("q1", "q2"), np.array([[v], [v]]), Options()) for n, v in [("a", 0.5), ("b", 0.5), ("c", 0.25)]
+        Result(n, n, (metric,), ("q1", "q2"), np.array([[v], [v]]), Options())
+        for n, v in [("a", 0.5), ("b", 0.5), ("c", 0.25)]
     ]
     md = report.to_markdown(results)
     assert md.count("**0.5000**") == 2 and "**0.2500**" not in md
@@ -181,12 +208,23 @@ def test_best_value_ties_are_all_bold():
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
 def test_latex_tables_compile_with_pdflatex(tmp_path):
-    body = GOLDEN["baseline.tex"]() + GOLDEN["letters.tex"]() + GOLDEN["comparisons.tex"]() + GOLDEN["plain.tex"]()
+    body = (
+        GOLDEN["baseline.tex"]()
+        + GOLDEN["letters.tex"]()
+        + GOLDEN["comparisons.tex"]()
+        + GOLDEN["plain.tex"]()
+    )
     doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
-    (tmp_path / "doc.tex").write_text(doc + "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8")
+    (tmp_path / "doc.tex").write_text(
+        doc + "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8"
+    )
     proc = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     log = (tmp_path / "doc.log").read_text(encoding="latin-1")
     assert proc.returncode == 0, log[-3000:]
@@ -270,7 +308,7 @@ def test_html_without_matplotlib_says_so(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
     plan = workspace(tmp_path, "- {format: html, path: report.html}")
     report_ = run_plan(load_plan(plan))
-    (_, html), = render_outputs(report_)
+    ((_, html),) = render_outputs(report_)
     assert "No plots: plots need matplotlib (an irspec dependency): pip install matplotlib." in html
     assert "<img" not in html
 
@@ -279,22 +317,35 @@ def test_plots_without_matplotlib_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     from irspec.report import plots
 
-    with pytest.raises(IrspecError, match=re.escape("plots need matplotlib (an irspec dependency): pip install matplotlib")):
+    with pytest.raises(
+        IrspecError, match=re.escape("plots need matplotlib (an irspec dependency): pip install matplotlib")
+    ):
         plots.require_matplotlib()
     plan = workspace(tmp_path, "- {format: plots, path: out/plots}")
     with pytest.raises(PlanError) as info:
         load_plan(plan)
-    assert info.value.problems == [f"{plan}:6: output[0].format: plots need matplotlib (an irspec dependency): pip install matplotlib"]
+    assert info.value.problems == [
+        f"{plan}:6: output[0].format: plots need matplotlib (an irspec dependency): pip install matplotlib"
+    ]
 
 
 @pytest.mark.parametrize(
     "output, message",
     [
-        ("{format: latex, per_query: true}", "output[0].per_query: per_query true is not available with this format"),
-        ("{format: html, content: comparisons}", "output[0].content: content 'comparisons' is not available with this format"),
+        (
+            "{format: latex, per_query: true}",
+            "output[0].per_query: per_query true is not available with this format",
+        ),
+        (
+            "{format: html, content: comparisons}",
+            "output[0].content: content 'comparisons' is not available with this format",
+        ),
         ("{format: plots}", "output[0]: missing required key 'path'"),
         ("{format: markdown, decimals: 11}", "output[0].decimals: 11 is greater than the maximum of 10"),
-        ("{format: pdf}", "output[0].format: 'pdf' is not one of: table, json, csv, tsv, trec, latex, markdown, html, plots, parquet"),
+        (
+            "{format: pdf}",
+            "output[0].format: 'pdf' is not one of: table, json, csv, tsv, trec, latex, markdown, html, plots, parquet",
+        ),
     ],
 )
 def test_plan_output_problems(tmp_path, output, message):
@@ -314,12 +365,21 @@ def test_a_plots_path_that_is_a_file_is_a_problem(tmp_path):
 
 def test_decimals_apply_to_the_text_table(tmp_path):
     plan = workspace(tmp_path, "- {format: table, decimals: 2}")
-    (_, table), = render_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
-    assert re.search(r"base \(baseline\)\s+0\.\d\d\s", table) and not re.search(r"\d\.\d{3}", table.split("\n\n")[0])
+    ((_, table),) = render_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
+    assert re.search(r"base \(baseline\)\s+0\.\d\d\s", table) and not re.search(
+        r"\d\.\d{3}", table.split("\n\n")[0]
+    )
 
 
 def test_cli_eval_formats_latex_and_markdown(capsys):
-    args = ["eval", str(FIXTURES / "qrels.txt"), str(FIXTURES / "base.run"), str(FIXTURES / "better.run"), "-m", "AP, P@5"]
+    args = [
+        "eval",
+        str(FIXTURES / "qrels.txt"),
+        str(FIXTURES / "base.run"),
+        str(FIXTURES / "better.run"),
+        "-m",
+        "AP, P@5",
+    ]
     assert main([*args, "--format", "latex", "--decimals", "3"]) == 0
     tex = capsys.readouterr().out
     assert r"\begin{tabular}{lrr}" in tex and "base & 0." in tex and r"\textbf{" in tex
@@ -380,7 +440,13 @@ def test_provenance_in_eval_json(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(run.read_bytes())))
     assert main(["eval", str(qrels), "-", "-m", "AP", "--format", "json"]) == 0
     prov = json.loads(capsys.readouterr().out)["provenance"]
-    assert prov["inputs"][1] == {"role": "run", "name": prov["inputs"][1]["name"], "path": "-", "bytes": None, "sha256": None}
+    assert prov["inputs"][1] == {
+        "role": "run",
+        "name": prov["inputs"][1]["name"],
+        "path": "-",
+        "bytes": None,
+        "sha256": None,
+    }
 
 
 def test_provenance_gives_the_date_and_every_package_version(tmp_path):
@@ -395,7 +461,17 @@ def test_provenance_gives_the_date_and_every_package_version(tmp_path):
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert f"<dt>Date</dt><dd>{prov['date']}</dd>" in html
     versions = re.search(r"<dt>Versions</dt><dd>(.*?)</dd>", html).group(1)
-    for dist in ("matplotlib", "jinja2", "numpy", "polars", "scipy", "pyyaml", "jsonschema", "lark", "pluggy"):
+    for dist in (
+        "matplotlib",
+        "jinja2",
+        "numpy",
+        "polars",
+        "scipy",
+        "pyyaml",
+        "jsonschema",
+        "lark",
+        "pluggy",
+    ):
         assert prov[dist] == metadata.version(dist)
         assert f"{dist} {metadata.version(dist)}" in versions
     assert f"python {sys.version.split()[0]}" in versions
@@ -451,11 +527,16 @@ def test_sha256_file_reads_in_chunks(tmp_path):
 
 def test_write_files_atomic_creates_or_updates_a_directory(tmp_path):
     target = tmp_path / "a" / "plots"
-    assert report.write_files_atomic(target, {"x.svg": b"<svg/>", "x.png": b"png"}) == [target / "x.svg", target / "x.png"]
+    assert report.write_files_atomic(target, {"x.svg": b"<svg/>", "x.png": b"png"}) == [
+        target / "x.svg",
+        target / "x.png",
+    ]
     assert sorted(p.name for p in target.iterdir()) == ["x.png", "x.svg"]
     (target / "mine.txt").write_text("keep me\n")
     report.write_files_atomic(target, {"x.svg": b"<svg>2</svg>"})
-    assert (target / "x.svg").read_bytes() == b"<svg>2</svg>" and (target / "mine.txt").read_text() == "keep me\n"
+    assert (target / "x.svg").read_bytes() == b"<svg>2</svg>" and (
+        target / "mine.txt"
+    ).read_text() == "keep me\n"
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["plots"]  # no temporary directory left
 
 
@@ -486,27 +567,48 @@ def test_write_all_atomic_writes_every_output_or_none(tmp_path):
     assert (tmp_path / "old.txt").read_text() == "old\n"
 
     report.write_all_atomic(outputs[:3])
-    assert _tree(tmp_path) == ["new", "new/dir", "new/dir/x.txt", "old.txt", "plots", "plots/p.png", "plots/p.svg", "taken"]
-    assert (tmp_path / "old.txt").read_text() == "new\n" and (tmp_path / "plots" / "p.png").read_bytes() == b"png"
+    assert _tree(tmp_path) == [
+        "new",
+        "new/dir",
+        "new/dir/x.txt",
+        "old.txt",
+        "plots",
+        "plots/p.png",
+        "plots/p.svg",
+        "taken",
+    ]
+    assert (tmp_path / "old.txt").read_text() == "new\n" and (
+        tmp_path / "plots" / "p.png"
+    ).read_bytes() == b"png"
 
 
 def test_write_atomic_without_make_dirs_writes_only_into_a_directory_that_exists(tmp_path):
     with pytest.raises(IrspecError) as info:
         report.write_atomic(tmp_path / "a" / "b.txt", "x\n", make_dirs=False)
-    assert str(info.value) == f"cannot write '{tmp_path / 'a' / 'b.txt'}': no such directory: '{tmp_path / 'a'}'"
+    assert (
+        str(info.value) == f"cannot write '{tmp_path / 'a' / 'b.txt'}': no such directory: '{tmp_path / 'a'}'"
+    )
     assert _tree(tmp_path) == []
     report.write_atomic(tmp_path / "b.txt", "x\n", make_dirs=False)
     assert _tree(tmp_path) == ["b.txt"]
 
 
-@pytest.mark.parametrize("case", ["an existing directory", "a missing directory", "under a regular file", "/nonexistent"])
+@pytest.mark.parametrize(
+    "case", ["an existing directory", "a missing directory", "under a regular file", "/nonexistent"]
+)
 def test_eval_output_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path, capsys, case):
     (tmp_path / "adir").mkdir()
     (tmp_path / "afile").write_text("a file\n")
     target, why = {
         "an existing directory": (tmp_path / "adir", "is a directory"),
-        "a missing directory": (tmp_path / "missing" / "sub" / "file", f"no such directory: '{tmp_path / 'missing' / 'sub'}'"),
-        "under a regular file": (tmp_path / "afile" / "sub" / "file", f"not a directory: '{tmp_path / 'afile'}'"),
+        "a missing directory": (
+            tmp_path / "missing" / "sub" / "file",
+            f"no such directory: '{tmp_path / 'missing' / 'sub'}'",
+        ),
+        "under a regular file": (
+            tmp_path / "afile" / "sub" / "file",
+            f"not a directory: '{tmp_path / 'afile'}'",
+        ),
         "/nonexistent": (Path("/nonexistent/sub/file"), "no such directory: '/nonexistent/sub'"),
     }[case]
     if case == "/nonexistent" and Path("/nonexistent").exists():
@@ -577,13 +679,31 @@ def test_plan_run_shows_progress_only_on_a_terminal(tmp_path, monkeypatch, capsy
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["run", str(plan)]) == 0
     shown = terminal.getvalue()
-    assert "irspec: reading qrels" in shown and "irspec: evaluating runs 4/4" in shown and "comparing runs (t)" in shown
+    assert (
+        "irspec: reading qrels" in shown
+        and "irspec: evaluating runs 4/4" in shown
+        and "comparing runs (t)" in shown
+    )
 
 
 def test_cli_eval_writes_nothing_but_results_to_a_pipe():
     proc = subprocess.run(
-        [sys.executable, "-m", "irspec", "eval", str(FIXTURES / "qrels.txt"), str(FIXTURES / "base.run"), "-m", "AP"],
-        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "irspec",
+            "eval",
+            str(FIXTURES / "qrels.txt"),
+            str(FIXTURES / "base.run"),
+            "-m",
+            "AP",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0 and proc.stderr == ""
     assert proc.stdout.splitlines()[0].split() == ["run", "AP"]
@@ -606,16 +726,39 @@ def test_html_renders_in_headless_chromium(tmp_path):
     write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
     shot = tmp_path / "shot.png"
     proc = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,1600",
-         f"--screenshot={shot}", (tmp_path / "report.html").as_uri()],
-        capture_output=True, text=True, timeout=180, check=False,
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1280,1600",
+            f"--screenshot={shot}",
+            (tmp_path / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     assert shot.exists() and shot.stat().st_size > 10_000, proc.stderr[-2000:]
     dom = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", (tmp_path / "report.html").as_uri()],
-        capture_output=True, text=True, timeout=180, check=False,
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--dump-dom",
+            (tmp_path / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     ).stdout
-    assert "irspec report: plan.yaml" in dom and "neural" not in dom  # the fixture's runs are the file stems here
+    assert (
+        "irspec report: plan.yaml" in dom and "neural" not in dom
+    )  # the fixture's runs are the file stems here
     assert dom.count("<tr") >= 1 + 4 + 1 + 3 * 3  # results rows and comparison rows were parsed as a table
 
 
@@ -639,14 +782,27 @@ window.addEventListener("load", () => {
 def test_html_plots_load_and_the_comparisons_fit_1000_pixels_in_headless_chromium(tmp_path):
     plan = workspace(tmp_path, "- {format: html, path: report.html}")
     # long metric names, as the demo plan's, make the widest comparisons table
-    plan.write_text(plan.read_text().replace("[nDCG@5, AP, P@5]", '[nDCG@5, "Bpref(nonrel=10+R)", "Rprec(recall=0.3)"]'))
+    plan.write_text(
+        plan.read_text().replace("[nDCG@5, AP, P@5]", '[nDCG@5, "Bpref(nonrel=10+R)", "Rprec(recall=0.3)"]')
+    )
     write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     (tmp_path / "measured.html").write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
     dom = subprocess.run(
-        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1000,1400",
-         "--virtual-time-budget=5000", "--dump-dom", (tmp_path / "measured.html").as_uri()],
-        capture_output=True, text=True, timeout=180, check=False,
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1000,1400",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            (tmp_path / "measured.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     ).stdout
     found = re.search(r'<pre id="measured">(.*?)</pre>', dom)
     assert found, dom[-2000:]
@@ -672,13 +828,23 @@ def test_which_way_is_better_comes_from_the_metric_definition():
         class Plugin:
             @irspec.hookimpl
             def irspec_register_metrics(self, register):
-                register(MetricDef("Effort", "rank of the first relevant document", per_query=first_relevant_rank, better=better))
+                register(
+                    MetricDef(
+                        "Effort",
+                        "rank of the first relevant document",
+                        per_query=first_relevant_rank,
+                        better=better,
+                    )
+                )
 
         pm = get_plugin_manager(load_entry_points=False)
         pm.register(Plugin(), name="effort")
         return build_registry(pm)
 
-    assert [report.direction(m) for m in irspec.parse_many("AP SL Fallout NumRet NumRelRet NumNonrelJudgedRet Judged@10 unj@10")] == [1, -1, -1, 0, 1, -1, 0, 0]
+    assert [
+        report.direction(m)
+        for m in irspec.parse_many("AP SL Fallout NumRet NumRelRet NumNonrelJudgedRet Judged@10 unj@10")
+    ] == [1, -1, -1, 0, 1, -1, 0, 0]
     effort = plugin("lower").parse("Effort")[0]
     assert report.direction(effort) == -1
     results = evaluate_many(str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{f}.run") for f in RUNS], [effort])
@@ -725,11 +891,20 @@ def test_html_escapes_names_metrics_notes_and_warnings_once():
     base = fixture_results()[:2]
     metric = dataclasses.replace(base[0].metrics[2], name=metric_name)  # P@5 under a name with & and <
     results = [
-        dataclasses.replace(base[0], run_name=run_name, metrics=(*base[0].metrics[:2], metric, *base[0].metrics[3:])),
-        dataclasses.replace(base[1], metrics=(*base[1].metrics[:2], metric, *base[1].metrics[3:]), warnings=("w & <i>",)),
+        dataclasses.replace(
+            base[0], run_name=run_name, metrics=(*base[0].metrics[:2], metric, *base[0].metrics[3:])
+        ),
+        dataclasses.replace(
+            base[1], metrics=(*base[1].metrics[:2], metric, *base[1].metrics[3:]), warnings=("w & <i>",)
+        ),
     ]
     assert str(metric) == "P<5&x@5"
-    page = report.to_html(results, notes=[note], title="T & <T>", provenance={"plan": "a&b.yaml", "metrics": [str(metric)], "inputs": []})
+    page = report.to_html(
+        results,
+        notes=[note],
+        title="T & <T>",
+        provenance={"plan": "a&b.yaml", "metrics": [str(metric)], "inputs": []},
+    )
     assert "<script" not in page and "<b>" not in page and "<i>" not in page  # no markup from the texts
     assert "&amp;amp;" not in page and "&amp;lt;" not in page  # and no text escaped twice
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "P&lt;5&amp;x@5" in page
@@ -766,7 +941,9 @@ def test_plots_and_html_are_drawn_from_the_plans_one_evaluation(tmp_path, monkey
     monkeypatch.setattr(irspec.evaluation.evaluate, "evaluate_many", no)
     monkeypatch.setattr(irspec.evaluation.parts, "_evaluate_run", no)
     write_outputs(done, stdout=io.StringIO())
-    assert (tmp_path / "plots" / "pr-curves.svg").exists() and "Interpolated precision-recall" in (tmp_path / "report.html").read_text()
+    assert (tmp_path / "plots" / "pr-curves.svg").exists() and "Interpolated precision-recall" in (
+        tmp_path / "report.html"
+    ).read_text()
 
 
 def test_a_plan_without_plots_evaluates_no_curves(tmp_path):
@@ -784,7 +961,9 @@ def _on_a_terminal(args: list[str], columns: int, cwd: Path) -> str:
 
     master, slave = pty.openpty()
     env = dict(os.environ, COLUMNS=str(columns))
-    done = subprocess.Popen([sys.executable, "-m", "irspec", *args], stdout=slave, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    done = subprocess.Popen(
+        [sys.executable, "-m", "irspec", *args], stdout=slave, stderr=subprocess.PIPE, cwd=cwd, env=env
+    )
     os.close(slave)
     out = b""
     while True:
@@ -803,7 +982,6 @@ def _on_a_terminal(args: list[str], columns: int, cwd: Path) -> str:
 
 def _pytrec_means(measures: set[str], run: Path) -> dict[str, float]:
     import pytrec_eval
-
     from trecdicts import read_trec_dict
 
     qrels = read_trec_dict(ROOT / "specs" / "demo" / "qrels.txt", "qrels")
@@ -825,7 +1003,9 @@ def test_the_default_metrics_fit_a_terminal_of_80_columns():
     assert len(rows) == 29 and list(rows)[:6] == ["NumQ", "NumRet", "NumRel", "NumRelRet", "AP", "GMAP"]
     for name, measure in (("AP", "map"), ("P@10", "P_10"), ("Rprec", "Rprec")):
         expected = [_pytrec_means({measure}, demo / "runs" / f"{r}.run")[measure] for r in ("bm25", "dense")]
-        assert [rows[name][0], rows[name][3]] == [f"{x:.4f}" for x in expected]  # each mean, then its interval
+        assert [rows[name][0], rows[name][3]] == [
+            f"{x:.4f}" for x in expected
+        ]  # each mean, then its interval
     assert legend.startswith("[low, high]: the 95% confidence interval")
 
 
@@ -838,7 +1018,11 @@ def test_a_table_that_fits_and_a_pipe_are_unchanged():
     piped = subprocess.run([sys.executable, "-m", "irspec", "eval", "qrels.txt", "runs/bm25.run"], capture_output=True,
                            text=True, cwd=demo, env=dict(os.environ, COLUMNS="80"))  # fmt: skip
     header = piped.stdout.splitlines()[0].split()
-    assert header[:3] == ["run", "NumQ", "NumRet"] and len(header) == 30 and len(piped.stdout.splitlines()[2]) > 600
+    assert (
+        header[:3] == ["run", "NumQ", "NumRet"]
+        and len(header) == 30
+        and len(piped.stdout.splitlines()[2]) > 600
+    )
 
 
 def test_a_plans_marked_table_fits_the_terminal_too(tmp_path):
@@ -853,10 +1037,15 @@ def test_a_plans_marked_table_fits_the_terminal_too(tmp_path):
     shown = _on_a_terminal(["run", "plan.yaml"], 72, tmp_path)
     # three runs of 25-character cells do not fit beside the metric column: two, then the third
     first, second = (part.splitlines() for part in shown.split("\n\n")[:2])
-    assert first[0].split() == ["metric", "base", "(baseline)", "better"] and second[0].split() == ["metric", "worse"]
+    assert first[0].split() == ["metric", "base", "(baseline)", "better"] and second[0].split() == [
+        "metric",
+        "worse",
+    ]
     assert all(len(line) <= 72 for line in first + second) and len(first) == len(second) == 2 + 29
     # on AP better beats the baseline and worse loses to it (test_the_fixture_exercises_every_kind_of_mark)
-    (ap_first,), (ap_second,) = ([line for line in part if line.startswith("AP ")] for part in (first, second))
+    (ap_first,), (ap_second,) = (
+        [line for line in part if line.startswith("AP ")] for part in (first, second)
+    )
     assert "▲" in ap_first and "▼" not in ap_first and "▼" in ap_second and "▲" not in ap_second
 
 
@@ -866,7 +1055,9 @@ def test_json_holds_a_text_metric_and_an_undefined_mean(tmp_path, capsys):
     qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
     run = tmp_path / "run.txt"
     run.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\nq2 Q0 d 1 1.0 r\n")
-    assert main(["eval", str(qrels), str(run), "-m", "relstring@3", "-m", "P@1", "--format", "json", "-q"]) == 0
+    assert (
+        main(["eval", str(qrels), str(run), "-m", "relstring@3", "-m", "P@1", "--format", "json", "-q"]) == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     (entry,) = doc["runs"]
     assert entry["aggregate"] == {"relstring@3": None, "P@1": 0.5}  # P@1: q1 1, q2 0

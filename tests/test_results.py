@@ -96,7 +96,10 @@ def test_text_metrics_and_undefined_values_in_frames():
     assert by[("q1", "P@2")] == {"run": "run", "query_id": "q1", "metric": "P@2", "value": 0.5, "text": None}
     assert by[("q2", "SL(unfound=skip)")]["value"] is None
     wide = res.to_frame(wide=True)
-    assert str(wide.schema["relstring@3"]) == "String" and wide.get_column("relstring@3").to_list() == ["1-1", "-"]
+    assert str(wide.schema["relstring@3"]) == "String" and wide.get_column("relstring@3").to_list() == [
+        "1-1",
+        "-",
+    ]
     assert wide.get_column("P@2").to_list() == [0.5, 0.0]
     # without a text metric there is no text column
     assert irspec.evaluate(qrels, run, "P@2").to_frame().columns == ["run", "query_id", "metric", "value"]
@@ -104,7 +107,9 @@ def test_text_metrics_and_undefined_values_in_frames():
 
 def test_frame_backend_errors_are_clear(monkeypatch):
     res = irspec.evaluate(QRELS, RUNS["base"], "AP")
-    with pytest.raises(irspec.IrspecError, match="backend must be one of polars, pandas, not 'panda'; did you mean 'pandas'"):
+    with pytest.raises(
+        irspec.IrspecError, match="backend must be one of polars, pandas, not 'panda'; did you mean 'pandas'"
+    ):
         res.to_frame(backend="panda")
     monkeypatch.setitem(sys.modules, "pandas", None)  # as if pandas were not installed
     with pytest.raises(irspec.IrspecError, match=r"needs pandas: pip install pandas"):
@@ -121,7 +126,9 @@ def test_a_mapping_of_runs_gives_a_result_set_named_by_its_keys():
     many = irspec.evaluate(QRELS, {"bm25": RUNS["base"], "dense": RUNS["better"]}, "AP")
     assert isinstance(many, irspec.ResultSet) and list(many) == ["bm25", "dense"] and len(many) == 2
     expected = _pytrec(RUNS["better"], {"map"})
-    assert many["dense"].aggregate()["AP"] == pytest.approx(sum(v["map"] for v in expected.values()) / 8, abs=1e-12)
+    assert many["dense"].aggregate()["AP"] == pytest.approx(
+        sum(v["map"] for v in expected.values()) / 8, abs=1e-12
+    )
     assert set(many.aggregate()) == {"bm25", "dense"}
     found = irspec.compare(many, baseline="bm25")
     assert [(c.a, c.b) for c in found] == [("dense", "bm25")]
@@ -168,7 +175,14 @@ def test_mean_ci_is_scipys_t_interval():
 def test_bootstrap_mean_ci_is_close_to_scipys_bca():
     values = [0.1, 0.4, 0.35, 0.8, 0.0, 0.55, 0.2, 0.9, 0.45, 0.6]
     ours = irspec.stats.significance.mean_ci(values, method="bootstrap", resamples=20_000, seed=3)
-    theirs = scipy_stats.bootstrap((values,), lambda x: sum(x) / len(x), vectorized=False, n_resamples=20_000, method="BCa", random_state=3)
+    theirs = scipy_stats.bootstrap(
+        (values,),
+        lambda x: sum(x) / len(x),
+        vectorized=False,
+        n_resamples=20_000,
+        method="BCa",
+        random_state=3,
+    )
     assert ours == pytest.approx((theirs.confidence_interval.low, theirs.confidence_interval.high), abs=0.01)
 
 
@@ -177,7 +191,10 @@ def test_the_terminal_table_shows_t_intervals_with_ci(capsys):
     out = capsys.readouterr().out
     low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
     assert f"0.7913 [{low:.4f}, {high:.4f}]" in out
-    assert "[low, high]: the 95% confidence interval of the mean (t distribution over the queries, cut at the bounds of the metric)." in out
+    assert (
+        "[low, high]: the 95% confidence interval of the mean (t distribution over the queries, cut at the bounds of the metric)."
+        in out
+    )
     row = next(line for line in out.splitlines() if line.startswith("base"))
     assert row.split()[-1] == "80"  # a sum has no interval
 
@@ -190,14 +207,19 @@ def test_intervals_in_markdown_and_latex_and_not_elsewhere(capsys):
     assert r"0.6000 {\scriptsize [" in capsys.readouterr().out
     assert main(["eval", QRELS, RUNS["base"], "-m", "P@5", "--ci", "--format", "trec"]) == 2
     err = capsys.readouterr().err
-    assert err == "irspec: error: --ci shows intervals in the table, latex, markdown formats, not in --format trec\n"
+    assert (
+        err
+        == "irspec: error: --ci shows intervals in the table, latex, markdown formats, not in --format trec\n"
+    )
 
 
 def test_the_table_and_markdown_show_t_intervals_by_default_and_latex_on_request(capsys):
     for fmt, shown in (("table", True), ("markdown", True), ("latex", False)):
         assert main(["eval", QRELS, RUNS["base"], "-m", "AP", "--format", fmt]) == 0
         out = capsys.readouterr().out
-        assert ("the 95% confidence interval of the mean (t distribution" in out.replace("\\", "")) is shown, fmt
+        assert (
+            "the 95% confidence interval of the mean (t distribution" in out.replace("\\", "")
+        ) is shown, fmt
         assert main(["eval", QRELS, RUNS["base"], "-m", "AP", "--format", fmt, "--ci", "none"]) == 0
         assert "confidence interval" not in capsys.readouterr().out
 
@@ -223,14 +245,19 @@ def test_a_result_displays_its_means_with_t_intervals():
     low, high = _t_interval([v["map"] for v in _pytrec(RUNS["base"], {"map"}).values()])
     html = data["text/html"]
     assert f'<td>0.7913 <span class="ci">[{low:.4f}, {high:.4f}]</span></td><td>80</td>' in html
-    assert "confidence interval of the mean (t distribution over the queries, cut at the bounds of the metric)" in html
+    assert (
+        "confidence interval of the mean (t distribution over the queries, cut at the bounds of the metric)"
+        in html
+    )
     assert "<!DOCTYPE" not in html  # a fragment, not a page
     markdown = data["text/markdown"]
     assert f"| base | 0.7913 [{low:.4f}, {high:.4f}] | 80 |" in markdown
 
 
 def test_a_result_set_and_comparisons_display_as_one_table():
-    many = irspec.evaluate(QRELS, {"base": RUNS["base"], "better": RUNS["better"], "worse": RUNS["worse"]}, "P@5")
+    many = irspec.evaluate(
+        QRELS, {"base": RUNS["base"], "better": RUNS["better"], "worse": RUNS["worse"]}, "P@5"
+    )
     html = _displayed(many)["text/html"]
     assert html.count("<table") == 1 and all(f'<td class="text">{n}</td>' in html for n in many)
     found = irspec.compare(many, baseline="base")
@@ -243,7 +270,9 @@ def test_a_result_set_and_comparisons_display_as_one_table():
 
 
 def test_bootstrap_intervals_on_request_and_warnings_shown():
-    res = irspec.evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}, {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}}, "P@1")
+    res = irspec.evaluate(
+        {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}, {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}}, "P@1"
+    )
     shown = _displayed(res.show(intervals="bootstrap"))
     assert "BCa bootstrap over the queries, 10000 resamples, seed 42" in shown["text/html"]
     # q3 is missing from the run: the warning is in both forms, above the table
@@ -308,14 +337,33 @@ def test_jsonl_has_ir_measures_record_shape(capsys):
 
 
 def test_jsonl_with_several_runs_and_text_metrics(capsys):
-    assert main(["eval", QRELS, RUNS["base"], RUNS["worse"], "-m", "P@5", "-m", "relstring@2", "-q", "--format", "jsonl"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                QRELS,
+                RUNS["base"],
+                RUNS["worse"],
+                "-m",
+                "P@5",
+                "-m",
+                "relstring@2",
+                "-q",
+                "--format",
+                "jsonl",
+            ]
+        )
+        == 0
+    )
     records = _records(capsys.readouterr().out)
     assert {r["run"] for r in records} == {"base", "worse"} and all(list(r)[0] == "run" for r in records)
     text = [r for r in records if r["measure"] == "relstring@2"]
     assert len(text) == 16 and all(isinstance(r["value"], str) for r in text)  # per query, no summary
     summary = [r for r in records if r["query_id"] == "all"]
     assert [(r["run"], r["measure"]) for r in summary] == [("base", "P@5"), ("worse", "P@5")]
-    assert summary[0]["value"] == pytest.approx(sum(v["P_5"] for v in _pytrec(RUNS["base"], {"P.5"}).values()) / 8)
+    assert summary[0]["value"] == pytest.approx(
+        sum(v["P_5"] for v in _pytrec(RUNS["base"], {"P.5"}).values()) / 8
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -338,7 +386,9 @@ def test_a_plugin_metric_appears_in_frames_display_and_jsonl(irspec_plugin, caps
     irspec_plugin(_Half())
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
     run = {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}, "q3": {"d3": 1.0}}
-    many = irspec.evaluate(qrels, {"a": run, "b": {"q1": {"d9": 1.0}, "q2": {"d9": 1.0}, "q3": {"d9": 1.0}}}, "Half")
+    many = irspec.evaluate(
+        qrels, {"a": run, "b": {"q1": {"d9": 1.0}, "q2": {"d9": 1.0}, "q3": {"d9": 1.0}}}, "Half"
+    )
     assert many.to_frame(wide=True).get_column("Half").to_list() == [1.0, 0.5, 1.0, 0.5, 0.5, 0.5]
     # mean of a: (1 + 0.5 + 1) / 3; its t interval from scipy
     low, high = _t_interval([1.0, 0.5, 1.0])
@@ -377,7 +427,10 @@ def test_a_table_without_any_interval_has_no_interval_legend(tmp_path, capsys):
     (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 r\n")
     for fmt in ("table", "markdown"):
-        assert main(["eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "P@1", "--format", fmt]) == 0
+        assert (
+            main(["eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "P@1", "--format", fmt])
+            == 0
+        )
         assert "confidence interval" not in capsys.readouterr().out
 
 

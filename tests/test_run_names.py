@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 import pytrec_eval
+from trecdicts import read_trec_dict
 
 import irspec
 from irspec.plan import load_plan, render_outputs, run_plan
-
-from trecdicts import read_trec_dict
 
 DEMO = Path(__file__).resolve().parents[1] / "specs" / "demo"
 
@@ -35,7 +34,9 @@ def files(tmp_path: Path) -> Path:
     for source, target in (("bm25.run", "first.run"), ("dense.run", "second.run"),
                            ("seeds/colbert-seed1.run", "seeds/s1.run"), ("seeds/colbert-seed2.run", "seeds/s2.run")):  # fmt: skip
         lines = (DEMO / "runs" / source).read_text().splitlines()
-        (tmp_path / target).write_text("".join(" ".join(line.split()[:5] + ["tagA"]) + "\n" for line in lines))
+        (tmp_path / target).write_text(
+            "".join(" ".join(line.split()[:5] + ["tagA"]) + "\n" for line in lines)
+        )
     return tmp_path
 
 
@@ -50,7 +51,19 @@ def _irspec(files: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_command_line_names_runs_by_their_files(files):
-    done = _irspec(files, "eval", "qrels.txt", "first.run", "second.run", "--system", "sys=seeds/*.run", "-m", "P@5", "-f", "json")
+    done = _irspec(
+        files,
+        "eval",
+        "qrels.txt",
+        "first.run",
+        "second.run",
+        "--system",
+        "sys=seeds/*.run",
+        "-m",
+        "P@5",
+        "-f",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     assert "named" not in done.stderr  # no two runs of one name, though every file says tagA
     doc = json.loads(done.stdout)
@@ -86,7 +99,9 @@ def test_trec_format_starts_each_run_with_its_runid_line(files):
         f"runid                 \tall\tsecond\nP_5                   \tall\t{_p5(files, 'second.run'):.4f}\n"
     )
     # per query too: the runid line comes before the run's lines, not after them
-    lines = _irspec(files, "eval", "-q", "qrels.txt", "first.run", "second.run", "-m", "P@5", "-f", "trec").stdout.splitlines()
+    lines = _irspec(
+        files, "eval", "-q", "qrels.txt", "first.run", "second.run", "-m", "P@5", "-f", "trec"
+    ).stdout.splitlines()
     heads = [i for i, line in enumerate(lines) if line.startswith("runid")]
     assert heads == [0, len(lines) // 2] and lines[1].startswith("P_5") and lines[1].split("\t")[1] != "all"
 

@@ -47,15 +47,41 @@ def value(qrels: dict, run: dict, spec: str, qid: str = "q") -> float:
 # Seed 001 (COMP3009J, Lillis): 15 ranked documents, R = 10.
 
 # The ranking d123, d84, d56, d6, d8, d9, d511, d129, d187, d25, d38, d48, d250, d113, d3.
-SEED001_RANKING = ["d123", "d84", "d56", "d6", "d8", "d9", "d511", "d129", "d187", "d25", "d38", "d48", "d250",
-                   "d113", "d3"]
+SEED001_RANKING = [
+    "d123",
+    "d84",
+    "d56",
+    "d6",
+    "d8",
+    "d9",
+    "d511",
+    "d129",
+    "d187",
+    "d25",
+    "d38",
+    "d48",
+    "d250",
+    "d113",
+    "d3",
+]
 # Graded judgments (0-3): "R = {[d3,3],[d5,3],[d9,3],[d25,2],[d39,2],[d44,2],[d56,1],[d71,1],[d89,1],[d123,1]}";
 # "Everything else is non-relevant" (judged 0 here).
-SEED001_GRADED = {"d3": 3, "d5": 3, "d9": 3, "d25": 2, "d39": 2, "d44": 2, "d56": 1, "d71": 1, "d89": 1, "d123": 1}
+SEED001_GRADED = {
+    "d3": 3,
+    "d5": 3,
+    "d9": 3,
+    "d25": 2,
+    "d39": 2,
+    "d44": 2,
+    "d56": 1,
+    "d71": 1,
+    "d89": 1,
+    "d123": 1,
+}
 
 
 def seed001(graded: bool) -> tuple[dict, dict]:
-    labels = {d: 0 for d in SEED001_RANKING}
+    labels = dict.fromkeys(SEED001_RANKING, 0)
     labels.update({d: (g if graded else 1) for d, g in SEED001_GRADED.items()})
     run = {"q": {d: float(100 - i) for i, d in enumerate(SEED001_RANKING)}}
     return {"q": labels}, run
@@ -99,11 +125,57 @@ def test_seed001_engines_a_and_b() -> None:
 
 
 # Seed 001's vectors over ranks 1..15 (the IDCG line has a 16th 11.8, one past the ranking).
-SEED001_DCG = ["1.0", "1.0", "1.6", "1.6", "1.6", "2.8", "2.8", "2.8", "2.8", "3.4", "3.4", "3.4", "3.4", "3.4", "4.2"]
-SEED001_IDCG = ["3.0", "6.0", "7.9", "8.9", "9.8", "10.5", "10.9", "11.2", "11.5", "11.8", "11.8", "11.8", "11.8",
-                "11.8", "11.8"]
-SEED001_NDCG = ["0.33", "0.17", "0.20", "0.18", "0.16", "0.27", "0.26", "0.25", "0.24", "0.29", "0.29", "0.29",
-                "0.29", "0.29", "0.36"]
+SEED001_DCG = [
+    "1.0",
+    "1.0",
+    "1.6",
+    "1.6",
+    "1.6",
+    "2.8",
+    "2.8",
+    "2.8",
+    "2.8",
+    "3.4",
+    "3.4",
+    "3.4",
+    "3.4",
+    "3.4",
+    "4.2",
+]
+SEED001_IDCG = [
+    "3.0",
+    "6.0",
+    "7.9",
+    "8.9",
+    "9.8",
+    "10.5",
+    "10.9",
+    "11.2",
+    "11.5",
+    "11.8",
+    "11.8",
+    "11.8",
+    "11.8",
+    "11.8",
+    "11.8",
+]
+SEED001_NDCG = [
+    "0.33",
+    "0.17",
+    "0.20",
+    "0.18",
+    "0.16",
+    "0.27",
+    "0.26",
+    "0.25",
+    "0.24",
+    "0.29",
+    "0.29",
+    "0.29",
+    "0.29",
+    "0.29",
+    "0.36",
+]
 SEED001_G = [1, 0, 1, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 0, 3]
 SEED001_CG = [1, 1, 2, 2, 2, 5, 5, 5, 5, 7, 7, 7, 7, 7, 10]
 
@@ -159,7 +231,7 @@ def test_seed001_bpref_example() -> None:
     Contributions 1 − 1/4 at the 2nd and 4th documents, 1 − 4/4 at the 9th and 11th (five judged
     non-relevant above the last one, counted at most R = 4).
     """
-    marks = "N R U R U N N N R N R".split()
+    marks = ["N", "R", "U", "R", "U", "N", "N", "N", "R", "N", "R"]
     qrels, run = ranking([{"N": 0, "R": 1, "U": None}[m] for m in marks])
     assert value(qrels, run, "num_rel") == 4
     assert_printed(value(qrels, run, "bpref"), "0.375", "bpref")

@@ -47,7 +47,14 @@ def test_dataset_id_is_qrels():
     assert sniff_kind("irds:msmarco-passage/trec-dl-2019/judged") == "qrels"
 
 
-@pytest.mark.parametrize(("text", "where"), [("q1 d1 1\n", r"bad.txt:1: .*3 fields"), ("#c\nq1 0\n", r"bad.txt:2: .*2 fields"), ("# only\n", "bad.txt.*no data line")])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("q1 d1 1\n", r"bad.txt:1: .*3 fields"),
+        ("#c\nq1 0\n", r"bad.txt:2: .*2 fields"),
+        ("# only\n", "bad.txt.*no data line"),
+    ],
+)
 def test_errors_name_file_and_line(tmp_path, text, where):
     p = tmp_path / "bad.txt"
     p.write_text(text)

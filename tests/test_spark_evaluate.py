@@ -20,13 +20,13 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-import irspec  # noqa: E402
-from irspec.evaluation import spark as irs  # noqa: E402
-from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError  # noqa: E402
-from irspec.stats import significance  # noqa: E402
+import irspec
+from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError
+from irspec.evaluation import spark as irs
+from irspec.stats import significance
 
 sys.path.insert(0, str(Path(__file__).parent))
-from randomdata import random_case  # noqa: E402
+from randomdata import random_case
 
 # Every trec_eval measure (mean, sum and geometric-mean aggregates, the text-valued relstring), bpref
 # with an expression, a cutoff that grows with R, and a metric with its own relevance level.
@@ -105,7 +105,9 @@ OPTION_SETS = [
 ]
 
 
-@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+@pytest.mark.parametrize(
+    "options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
 def test_equals_the_in_memory_engine_per_query_and_aggregate(spark, options):
     qrels, run_a = _joined_cases(range(8), all_negative=True, near_ties=True)
     runs = {"a": run_a, "b": _second_run(run_a, 1)}
@@ -139,11 +141,16 @@ def test_any_number_of_buckets_gives_the_same_values(spark):
 
 def test_pyterrier_columns_and_integer_ids(spark):
     qrels = spark.createDataFrame([(1, 10, 1), (1, 11, 0), (2, 20, 2)], "qid int, docno long, label int")
-    run = spark.createDataFrame([(1, 11, 2.0), (1, 10, 1.0), (2, 21, 5.0), (2, 20, 4.0)], "qid int, docno long, score float")
+    run = spark.createDataFrame(
+        [(1, 11, 2.0), (1, 10, 1.0), (2, 21, 5.0), (2, 20, 4.0)], "qid int, docno long, score float"
+    )
     per_query = irs.evaluate(qrels, run, "P@1, AP")
     # Hand arithmetic: query 1 ranks 11 (non-relevant) then 10 (relevant): P@1 = 0, AP = 1/2.
     # Query 2 ranks 21 (unjudged) then 20 (relevant, R = 1): P@1 = 0, AP = 1/2.
-    assert irs.results(per_query)[0].per_query() == {"1": {"P@1": 0.0, "AP": 0.5}, "2": {"P@1": 0.0, "AP": 0.5}}
+    assert irs.results(per_query)[0].per_query() == {
+        "1": {"P@1": 0.0, "AP": 0.5},
+        "2": {"P@1": 0.0, "AP": 0.5},
+    }
     assert irs.aggregate(per_query) == {"P@1": 0.0, "AP": 0.5}
     assert sorted(per_query.columns) == ["metric", "query_id", "run", "text", "value"]
 
@@ -184,7 +191,9 @@ def test_results_feed_the_significance_tests(spark):
 def test_missing_queries_error_is_raised_on_the_driver(spark):
     qrels = _qrels_frame(spark, {"q1": {"a": 1}, "q2": {"b": 1}})
     run = _run_frame(spark, {"r": {"q1": {"a": 1.0}}})
-    with pytest.raises(EvaluationError, match=r"<Spark run 'r'>: 1 qrels query is missing from the run \('q2'\)"):
+    with pytest.raises(
+        EvaluationError, match=r"<Spark run 'r'>: 1 qrels query is missing from the run \('q2'\)"
+    ):
         irs.evaluate(qrels, run, "AP", missing_queries="error")
 
 
@@ -195,12 +204,17 @@ def test_missing_and_unknown_queries_are_warned_about(spark):
         irs.evaluate(qrels, run, "AP")
     texts = [str(w.message) for w in caught]
     assert "<Spark run 'r'>: 1 query not in the qrels ignored ('q9')" in texts
-    assert any(t.startswith("<Spark run 'r'>: 1 of the 2 queries of the qrels is missing from the run ('q2')") for t in texts)
+    assert any(
+        t.startswith("<Spark run 'r'>: 1 of the 2 queries of the qrels is missing from the run ('q2')")
+        for t in texts
+    )
 
 
 def test_a_bad_row_inside_a_task_is_an_input_error(spark):
     qrels = _qrels_frame(spark, {"q1": {"a": 1}})
-    run = spark.createDataFrame([("q1", "a", 1.0), ("q1", "a", 2.0)], "query_id string, doc_id string, score double")
+    run = spark.createDataFrame(
+        [("q1", "a", 1.0), ("q1", "a", 2.0)], "query_id string, doc_id string, score double"
+    )
     per_query = irs.evaluate(qrels, run, "AP")
     with pytest.raises(InputError, match=r"^<Spark run 'run'>: query 'q1': duplicate docno 'a'$"):
         irs.aggregate(per_query)
@@ -219,7 +233,10 @@ def test_bad_frames_are_input_errors_naming_the_columns(spark):
     with pytest.raises(InputError, match=r"<Spark run>: column 'score' must hold numbers, not string"):
         irs.evaluate(qrels, run, "AP")
     nameless = spark.createDataFrame([("q1", "a")], "query_id string, doc string")
-    with pytest.raises(InputError, match=r"<Spark qrels>: no column for docno, label \(expected doc_id/docno or relevance/label; the frame has query_id, doc\)"):
+    with pytest.raises(
+        InputError,
+        match=r"<Spark qrels>: no column for docno, label \(expected doc_id/docno or relevance/label; the frame has query_id, doc\)",
+    ):
         irs.evaluate(nameless, run, "AP")
     with pytest.raises(InputError, match=r"columns= names \['qid'\]"):
         irs.evaluate(qrels, run, "AP", columns={"qid": "query_id"})
@@ -237,7 +254,10 @@ def test_bad_metrics_and_options_fail_before_any_task(spark):
     with pytest.raises(EvaluationError, match="partitions must be a positive integer"):
         irs.evaluate(qrels, run, "AP", partitions=0)
     for huge in (2**63, int("9" * 400)):  # the bucket is xxhash64 mod partitions, a Java long (issue 21)
-        with pytest.raises(EvaluationError, match=r"partitions must be a positive integer <= 9,223,372,036,854,775,807, got \d+") as info:
+        with pytest.raises(
+            EvaluationError,
+            match=r"partitions must be a positive integer <= 9,223,372,036,854,775,807, got \d+",
+        ) as info:
             irs.evaluate(qrels, run, "AP", partitions=huge)
         assert len(str(info.value)) < 200
 
@@ -268,7 +288,9 @@ def test_trec_files_read_by_spark_give_the_file_results(spark, tmp_path):
     want = irspec.evaluate(qrels, run, "official, relstring")
     _same(irs.results(per_query)[0].per_query(), want.per_query())
     irs.read_run(spark, run).write.parquet(str(tmp_path / "run.parquet"))
-    from_parquet = irs.evaluate(irs.read_qrels(spark, qrels), irs.read_run(spark, str(tmp_path / "run.parquet")), "official")
+    from_parquet = irs.evaluate(
+        irs.read_qrels(spark, qrels), irs.read_run(spark, str(tmp_path / "run.parquet")), "official"
+    )
     _same(irs.aggregate(from_parquet), irspec.evaluate(qrels, run, "official").aggregate())
 
 
@@ -300,7 +322,9 @@ def test_a_plan_with_engine_spark_gives_the_embedded_plans_results(spark, tmp_pa
     from irspec.plan.model import SparkEngine
 
     (tmp_path / "embedded.yaml").write_text(_plan_text(""))
-    (tmp_path / "spark.yaml").write_text(_plan_text("engine: {spark: {config: {spark.sql.shuffle.partitions: 2}, partitions: 3}}"))
+    (tmp_path / "spark.yaml").write_text(
+        _plan_text("engine: {spark: {config: {spark.sql.shuffle.partitions: 2}, partitions: 3}}")
+    )
     plan = load_plan(tmp_path / "spark.yaml")
     assert plan.engine == SparkEngine(None, (("spark.sql.shuffle.partitions", 2),), 3)
     assert load_plan(tmp_path / "embedded.yaml").engine is None
@@ -331,7 +355,9 @@ def test_a_spark_plan_returns_every_run_with_its_file(spark, tmp_path):
         warnings.simplefilter("ignore", IrspecWarning)
         got = run_plan(load_plan(tmp_path / "plan.yaml"))
         want = irspec.evaluate(str(FIXTURES / "data_qrels.txt"), [str(p) for p in runs], "P@5")
-    assert [(r.run_name, r.run_source) for r in got.results] == [(f"r{i}", str(p)) for i, p in enumerate(runs)]
+    assert [(r.run_name, r.run_source) for r in got.results] == [
+        (f"r{i}", str(p)) for i, p in enumerate(runs)
+    ]
     for g, w in zip(got.results, want.values()):
         _same(g.per_query(), w.per_query())
 

@@ -22,9 +22,9 @@ from irspec import (
     SpecSyntaxError,
     UnknownMetricError,
 )
+from irspec.spec import syntax as spec_ast
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import JUDGED_ONLY
-from irspec.spec import syntax as spec_ast
 from irspec.spec.syntax import parse_syntax
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -143,7 +143,9 @@ _DEFAULTS = [
 def test_a_parameter_given_its_default_is_dropped(name, param, default):
     # ... from the text unless it is shown at its default (a default @ value: relstring@10), and in any
     # case the metric is the one its name alone gives
-    written = repr(default) if isinstance(default, (str, int, float)) else str(getattr(default, "name", default))
+    written = (
+        repr(default) if isinstance(default, (str, int, float)) else str(getattr(default, "name", default))
+    )
     # a required parameter (IPrec's recall) is given its smallest value, on both sides
     required = "".join(f"{p.name}={p.minimum:g}," for p in get_registry().get(name).params if p.required)
     bare = irspec.parse(f"{name}({required.rstrip(',')})" if required else name)
@@ -170,8 +172,17 @@ def test_a_parameter_declared_shown_is_shown_at_its_default(irspec_plugin):
     class Plugin:
         @irspec.hookimpl
         def irspec_register_metrics(self, register):
-            register(MetricDef("Persist", "a toy", (Param("p", "float", 0.8, "persistence", shown=True),
-                                                    Param("q", "float", 0.5, "not shown")), compute="x:y"))
+            register(
+                MetricDef(
+                    "Persist",
+                    "a toy",
+                    (
+                        Param("p", "float", 0.8, "persistence", shown=True),
+                        Param("q", "float", 0.5, "not shown"),
+                    ),
+                    compute="x:y",
+                )
+            )
 
     irspec_plugin(Plugin())
     assert str(irspec.parse("Persist")) == "Persist(p=0.8)"
@@ -251,8 +262,17 @@ SAME = [
     ("P(rel=2)@5", "P(k=5,rel=2)", "P(rel=2,k=5)", "precision(rel=2)@5", "P_5(rel=2)", "P.5(rel=2)"),
     ("F(beta=2,rel=2)@10", "F(rel=2,beta=2)@10", "F(k=10,rel=2,beta=2)", "SetF(rel=2,k=10,beta=4.0)"),
     ("utility(a=2,b=-2)", "utility(b=-2,a=2)", "utility(b=-2,a=2,c=0,d=0)", "utility(d=0,c=0,b=-2,a=2)"),
-    ("nDCG(dcg=jk,gains={0:0,1:1})@10", "nDCG(gains={1:1,0:0},dcg=jk)@10", "ndcg_cut_10(gains={1:1,0:0},dcg=jk)"),
-    ("Bpref(nonrel=10+R,rel=2)", "bpref(10+R,rel=2)", "Bpref(rel=2,nonrel=10+R)", "BPREF(rel=2,nonrel=2*5+R)"),
+    (
+        "nDCG(dcg=jk,gains={0:0,1:1})@10",
+        "nDCG(gains={1:1,0:0},dcg=jk)@10",
+        "ndcg_cut_10(gains={1:1,0:0},dcg=jk)",
+    ),
+    (
+        "Bpref(nonrel=10+R,rel=2)",
+        "bpref(10+R,rel=2)",
+        "Bpref(rel=2,nonrel=10+R)",
+        "BPREF(rel=2,nonrel=2*5+R)",
+    ),
     ("F", "F(beta=1)", "F(beta=1.0)", "F1", "set_F", "SetF", "set_F.1"),
 ]
 
@@ -270,7 +290,18 @@ def test_equality_does_not_depend_on_argument_order_or_spelling(texts):
 
 
 def test_different_specs_are_different():
-    texts = ["P", "P@5", "P@10", "P(rel=2)@5", "R@5", "AP@5", "nDCG@5", "nDCG(dcg=jk)@5", "Bpref", "Bpref(nonrel=10+R)"]
+    texts = [
+        "P",
+        "P@5",
+        "P@10",
+        "P(rel=2)@5",
+        "R@5",
+        "AP@5",
+        "nDCG@5",
+        "nDCG(dcg=jk)@5",
+        "Bpref",
+        "Bpref(nonrel=10+R)",
+    ]
     metrics = [irspec.parse(t) for t in texts]
     assert len(set(metrics)) == len(texts)
 
@@ -291,7 +322,11 @@ def test_equality_is_not_string_equality():
     assert irspec.parse("P@5") != "P@5"
 
 
-EQUAL_BUT_WRITTEN_WITH_FLOATS = [("bpref(1.0*R)", "bpref(1*R)"), ("P@(R+2.0)", "P@(R+2)"), ("nDCG@(R*(4/2))", "nDCG@(R*2)")]
+EQUAL_BUT_WRITTEN_WITH_FLOATS = [
+    ("bpref(1.0*R)", "bpref(1*R)"),
+    ("P@(R+2.0)", "P@(R+2)"),
+    ("nDCG@(R*(4/2))", "nDCG@(R*2)"),
+]
 
 
 @pytest.mark.parametrize(("a", "b"), EQUAL_BUT_WRITTEN_WITH_FLOATS)
@@ -315,7 +350,11 @@ def test_constant_folding_to_a_non_finite_number_is_an_error_or_round_trips(text
 
 def test_parse_many_expands_and_drops_duplicates_keeping_the_first():
     assert [str(m) for m in irspec.parse_many("P@5, map P.5,10")] == ["P@5", "AP", "P@10"]
-    assert irspec.parse_many("P@5, map P.5,10") == [irspec.parse("P@5"), irspec.parse("AP"), irspec.parse("P@10")]
+    assert irspec.parse_many("P@5, map P.5,10") == [
+        irspec.parse("P@5"),
+        irspec.parse("AP"),
+        irspec.parse("P@10"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -328,7 +367,12 @@ def test_parse_many_accepts_commas_and_whitespace(text):
 
 def test_parse_many_accepts_a_list_of_strings():
     assert [str(m) for m in irspec.parse_many(["P@5", "AP"])] == ["P@5", "AP"]
-    assert [str(m) for m in irspec.parse_many(("P@5 AP", "nDCG@10, P.5,10"))] == ["P@5", "AP", "nDCG@10", "P@10"]
+    assert [str(m) for m in irspec.parse_many(("P@5 AP", "nDCG@10, P.5,10"))] == [
+        "P@5",
+        "AP",
+        "nDCG@10",
+        "P@10",
+    ]
     assert [str(m) for m in irspec.parse_many(t for t in ["P@5", "P_5", "precision@5"])] == ["P@5"]
 
 
@@ -338,7 +382,9 @@ def test_parse_many_always_returns_a_list():
     assert len(irspec.parse_many("P@5")) == 1
 
 
-@pytest.mark.parametrize("text", ["P.5,10", "official", "P@5 AP", "P@5, AP", "map_cut.5,10", "success.1,5,10"])
+@pytest.mark.parametrize(
+    "text", ["P.5,10", "official", "P@5 AP", "P@5, AP", "map_cut.5,10", "success.1,5,10"]
+)
 def test_parse_rejects_text_naming_several_metrics(text):
     with pytest.raises(SpecError, match="parse_many") as info:
         irspec.parse(text)
@@ -398,8 +444,20 @@ def test_official_is_trec_evals_29_default_measures_in_order():
     metrics = irspec.parse_many("official")
     assert len(metrics) == 29
     assert [m.trec_name for m in metrics] == OFFICIAL
-    assert [str(m) for m in metrics[:9]] == ["NumQ", "NumRet", "NumRel", "NumRelRet", "AP", "GMAP", "Rprec", "Bpref", "RR"]
-    assert [str(m) for m in metrics[9:20]] == [f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")]
+    assert [str(m) for m in metrics[:9]] == [
+        "NumQ",
+        "NumRet",
+        "NumRel",
+        "NumRelRet",
+        "AP",
+        "GMAP",
+        "Rprec",
+        "Bpref",
+        "RR",
+    ]
+    assert [str(m) for m in metrics[9:20]] == [
+        f"IPrec@{x}" for x in ("0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1")
+    ]
     assert [str(m) for m in metrics[20:]] == [f"P@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
 
 
@@ -427,7 +485,9 @@ def test_set_is_trec_evals_set_nickname():
     list, and prints the measures in trec_eval's order (runid is irspec's output line, not a measure)."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     members = pytrec_eval.supported_nicknames["set"] - {"runid"}
-    printed = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1, "d2": 0}}, {"set"}).evaluate({"q1": {"d1": 1.0, "d3": 0.5}})
+    printed = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1, "d2": 0}}, {"set"}).evaluate(
+        {"q1": {"d1": 1.0, "d3": 0.5}}
+    )
     in_order = [name for name in printed["q1"] if name != "runid"]
     assert sorted(in_order) == sorted(members)
     for trec in (False, True):
@@ -439,7 +499,9 @@ def test_groups_expand_in_place_and_drop_duplicates():
     assert [str(m) for m in metrics][:2] == ["P@7", "NumQ"]
     assert str(metrics[-1]) == "nDCG@10"
     assert len(metrics) == 31
-    assert [str(m) for m in irspec.parse_many("official official")] == [str(m) for m in irspec.parse_many("official")]
+    assert [str(m) for m in irspec.parse_many("official official")] == [
+        str(m) for m in irspec.parse_many("official")
+    ]
     assert irspec.parse_many("OFFICIAL") == irspec.parse_many("official")
 
 
@@ -680,7 +742,9 @@ def test_bad_input(text, column, error, fragments):
 
 
 @pytest.mark.parametrize(
-    ("text", "column"), [(t, c) for t, c, e, _ in BAD if e is SpecSyntaxError], ids=[repr(b[0]) for b in BAD if b[2] is SpecSyntaxError]
+    ("text", "column"),
+    [(t, c) for t, c, e, _ in BAD if e is SpecSyntaxError],
+    ids=[repr(b[0]) for b in BAD if b[2] is SpecSyntaxError],
 )
 def test_syntax_error_has_position_column_and_caret(text, column):
     with pytest.raises(SpecSyntaxError) as info:
@@ -731,7 +795,9 @@ def test_long_spec_is_echoed_once_shortened_with_the_caret_under_the_error(text,
     assert len(lines) == 3 and all(len(line) <= 130 for line in lines), [len(line) for line in lines]
     assert lines[0].endswith(f"at column {column}")
     assert shown in lines[1]
-    assert lines[1].startswith("  ...") == (column > 60) and lines[1].endswith("...") == (len(text) - column > 30)
+    assert lines[1].startswith("  ...") == (column > 60) and lines[1].endswith("...") == (
+        len(text) - column > 30
+    )
     caret = lines[2].index("^")
     assert lines[2] == " " * caret + "^"
     assert lines[1][caret] == text[column - 1]  # the caret stands under the offending character
@@ -888,8 +954,6 @@ def test_the_docstring_grammar_is_the_lark_grammar():
     shown = "\n".join(line[4:] for line in block.group(1).splitlines())
     # the terminals (regular expressions) and directives are the file's alone; the docstring says
     # them in words
-    terminals = "\n".join(
-        line for line in source.splitlines() if re.match(r"(?:[A-Z_]+(?:\.\d+)?:|%)", line)
-    )
+    terminals = "\n".join(line for line in source.splitlines() if re.match(r"(?:[A-Z_]+(?:\.\d+)?:|%)", line))
     file_rules = {rule for rule in _compiled_rules(source) if rule[0] != "start"}
     assert _compiled_rules(shown + "\n" + terminals) == file_rules

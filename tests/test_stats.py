@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 import scipy.stats as st
 
+from irspec.errors import EvaluationError, IrspecError
 from irspec.stats import resampling
 from irspec.stats import significance as stats
-from irspec.errors import EvaluationError, IrspecError
 
 # --------------------------------------------------------------------------------------------------
 # data

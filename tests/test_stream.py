@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from randomdata import random_case
 
 import irspec
 from irspec.data import stream
-from irspec.spec.definitions import MetricDef, Param
 from irspec.errors import EvaluationError, InputError
-from randomdata import random_case
+from irspec.spec.definitions import MetricDef, Param
 
 TINY = 150  # bytes of text per block: a handful of lines
 
@@ -39,7 +39,15 @@ def _precision_at(query, metric):  # a plugin's per-query function, run once per
 class _SlowPlugin:
     @irspec.hookimpl
     def irspec_register_metrics(self, register):
-        register(MetricDef("SlowP", "precision, per query", (Param("k", "int", 10, "cutoff", minimum=1),), at="k", per_query=_precision_at))
+        register(
+            MetricDef(
+                "SlowP",
+                "precision, per query",
+                (Param("k", "int", 10, "cutoff", minimum=1),),
+                at="k",
+                per_query=_precision_at,
+            )
+        )
 
 
 METRICS = ["official", "all_trec", "relstring@15", "SlowP@3", "nDCG@5", "Rndcg", "G", "ndcg_rel"]
@@ -99,7 +107,9 @@ OPTIONS = [
 
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
 @pytest.mark.parametrize("seed", range(8))
-def test_streamed_result_is_the_in_memory_result_bit_for_bit(tmp_path, tiny_blocks, irspec_plugin, seed, order):
+def test_streamed_result_is_the_in_memory_result_bit_for_bit(
+    tmp_path, tiny_blocks, irspec_plugin, seed, order
+):
     irspec_plugin(_SlowPlugin())
     q, r = _write(tmp_path, seed, order)
     metrics = METRICS
@@ -158,7 +168,9 @@ def test_missing_queries_are_those_missing_from_the_whole_run(tmp_path, tiny_blo
     q.write_text("a 0 d1 1\nb 0 d1 1\nc 0 d2 1\n")
     r = tmp_path / "run.txt"
     # b is in the run, in a block of its own; c is missing from the whole run; x is not in the qrels
-    r.write_text("a Q0 d1 1 2.0 t\na Q0 d2 2 1.0 t\nx Q0 d1 1 3.0 t\nx Q0 d9 2 1.0 t\nb Q0 d1 1 1.5 t\nb Q0 d5 2 1.0 t\n")
+    r.write_text(
+        "a Q0 d1 1 2.0 t\na Q0 d2 2 1.0 t\nx Q0 d1 1 3.0 t\nx Q0 d9 2 1.0 t\nb Q0 d1 1 1.5 t\nb Q0 d5 2 1.0 t\n"
+    )
     for how in ("zero", "skip"):
         whole = irspec.evaluate(str(q), str(r), "P@1, NumQ, NumRel", missing_queries=how)
         streamed = irspec.evaluate(str(q), str(r), "P@1, NumQ, NumRel", missing_queries=how, memory=1)
@@ -187,7 +199,7 @@ def test_a_duplicate_across_blocks_of_a_scattered_run_is_an_error_naming_its_lin
         irspec.evaluate(str(q), str(r), "P@5", memory=1)
     assert str(streamed.value) == str(whole.value)
     assert str(streamed.value).startswith(f"{r}:{len(lines) - 5}: ")
-    assert f"(first on line 4)" in str(streamed.value)
+    assert "(first on line 4)" in str(streamed.value)
 
 
 def test_a_bad_line_far_in_the_file_is_named_by_its_line(tmp_path, tiny_blocks):
@@ -197,12 +209,21 @@ def test_a_bad_line_far_in_the_file_is_named_by_its_line(tmp_path, tiny_blocks):
     r.write_text("".join(lines))
     with pytest.raises(InputError) as streamed:
         irspec.evaluate(str(q), str(r), "P@5", memory=1)
-    assert str(streamed.value) == f"{r}:{len(lines) - 2}: query 'q1': score must be a number, got 'notanumber'"
+    assert (
+        str(streamed.value) == f"{r}:{len(lines) - 2}: query 'q1': score must be a number, got 'notanumber'"
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("1GiB", 2**30), ("500MB", 500 * 10**6), ("1.5 gib", 3 * 2**29), ("2000", 2000), (4096, 4096), ("64k", 64000)],
+    [
+        ("1GiB", 2**30),
+        ("500MB", 500 * 10**6),
+        ("1.5 gib", 3 * 2**29),
+        ("2000", 2000),
+        (4096, 4096),
+        ("64k", 64000),
+    ],
 )
 def test_memory_sizes(text, size):
     assert stream.parse_memory(text) == size
@@ -211,9 +232,18 @@ def test_memory_sizes(text, size):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("1XB", "memory '1XB': unknown unit 'XB' at position 2; expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"),
-        ("GiB", "memory 'GiB': unexpected 'G' at position 1; expected a number and a unit, such as '500MB' or '1GiB'"),
-        ("1G B", "memory '1G B': unexpected 'B' at position 4; expected a number and a unit, such as '500MB' or '1GiB'"),
+        (
+            "1XB",
+            "memory '1XB': unknown unit 'XB' at position 2; expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB",
+        ),
+        (
+            "GiB",
+            "memory 'GiB': unexpected 'G' at position 1; expected a number and a unit, such as '500MB' or '1GiB'",
+        ),
+        (
+            "1G B",
+            "memory '1G B': unexpected 'B' at position 4; expected a number and a unit, such as '500MB' or '1GiB'",
+        ),
         ("0MB", "memory must be more than 0 bytes, got '0MB'"),
         (True, "memory must be a size such as '500MB' or '1GiB', got True"),
     ],
@@ -239,7 +269,16 @@ NINES = "9" * 400  # a number no float holds: float() gives inf, an int overflow
         ("1048577 TiB", "'1048577 TiB'"),  # 2**60 + 2**40 bytes
         ("1" + "0" * 30, "'1" + "0" * 30 + "'"),
     ],
-    ids=["400 digits", "400 digits GiB", "400 digits.5 kB", "int of 400 digits", "1025 TiB", "2**60 + 1", "1048577 TiB", "1e30"],
+    ids=[
+        "400 digits",
+        "400 digits GiB",
+        "400 digits.5 kB",
+        "int of 400 digits",
+        "1025 TiB",
+        "2**60 + 1",
+        "1048577 TiB",
+        "1e30",
+    ],
 )
 def test_a_size_past_any_memory_is_refused_by_a_bound(value, shown):
     # 1 EiB = 2**60 bytes, the bound: the largest machines have tens of TiB
@@ -248,7 +287,10 @@ def test_a_size_past_any_memory_is_refused_by_a_bound(value, shown):
         return
     with pytest.raises(EvaluationError) as e:
         stream.parse_memory(value)
-    assert str(e.value) == f"memory {shown}: more than 1 EiB (1152921504606846976 bytes), past any machine's memory"
+    assert (
+        str(e.value)
+        == f"memory {shown}: more than 1 EiB (1152921504606846976 bytes), past any machine's memory"
+    )
 
 
 def test_the_largest_size_is_exact():
@@ -270,7 +312,9 @@ def test_a_huge_memory_is_one_line_from_the_cli_and_a_plan_problem(tmp_path):
         plan.write_text(f"qrels: {q.name}\nruns: [{r.name}]\nmetrics: [AP]\noptions:\n  memory: {value}\n")
         with pytest.raises(irspec.PlanError) as e:
             load_plan(plan)
-        assert len(e.value.problems) == 1 and e.value.problems[0].startswith(f"{plan}:5: options.memory: memory ")
+        assert len(e.value.problems) == 1 and e.value.problems[0].startswith(
+            f"{plan}:5: options.memory: memory "
+        )
         assert "more than 1 EiB" in e.value.problems[0] and len(e.value.problems[0]) - len(str(plan)) < 200
 
 
@@ -308,7 +352,10 @@ def test_progress_shows_lines_read_and_queries_evaluated(tmp_path, tiny_blocks, 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     irspec.evaluate(str(q), str(r), "P@5", memory=1)
-    assert re.search(r"\rirspec: streaming [0-9,]+ lines read, [0-9,]+ queries evaluated \(run6-grouped.txt\)", terminal.text)
+    assert re.search(
+        r"\rirspec: streaming [0-9,]+ lines read, [0-9,]+ queries evaluated \(run6-grouped.txt\)",
+        terminal.text,
+    )
     assert terminal.text.endswith("\r")  # erased when done
 
 
@@ -324,7 +371,9 @@ def test_cli_memory_streams_stdin_to_the_same_output(tmp_path):
     q, r = _write(tmp_path, 7, "scattered")
     # trec_eval's lines: standard input has no file name to name the run by, but the same runid line
     whole = _irspec("eval", str(q), str(r), "-q", "-m", "official", "-f", "trec")
-    streamed = _irspec("eval", str(q), "-", "-q", "-m", "official", "-f", "trec", "--memory", "1B", stdin=r.open())
+    streamed = _irspec(
+        "eval", str(q), "-", "-q", "-m", "official", "-f", "trec", "--memory", "1B", stdin=r.open()
+    )
     assert whole.returncode == streamed.returncode == 0
     assert streamed.stdout == whole.stdout  # the same runid, lines and digits
     assert "runid                 \tall\tlate\n" in whole.stdout
@@ -335,7 +384,10 @@ def test_cli_bad_memory_is_one_line_exit_2(tmp_path):
     q, r = _write(tmp_path, 7, "grouped")
     out = _irspec("eval", str(q), str(r), "--memory", "12QB")
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr == "irspec: error: --memory: memory '12QB': unknown unit 'QB' at position 3; expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB\n"
+    assert (
+        out.stderr
+        == "irspec: error: --memory: memory '12QB': unknown unit 'QB' at position 3; expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB\n"
+    )
 
 
 def test_ctrl_c_removes_the_temporary_files(tmp_path):
@@ -347,11 +399,16 @@ def test_ctrl_c_removes_the_temporary_files(tmp_path):
     q = tmp_path / "qrels.txt"
     q.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(200)))
     r = tmp_path / "run.txt"
-    r.write_text("".join(f"q{a} Q0 d{b} 1 {b / 7:.3f} t\n" for a, b in zip(rng.integers(0, 2000, n), range(n))))
+    r.write_text(
+        "".join(f"q{a} Q0 d{b} 1 {b / 7:.3f} t\n" for a, b in zip(rng.integers(0, 2000, n), range(n)))
+    )
     env = {**os.environ, "TMPDIR": str(temp)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "irspec", "eval", str(q), str(r), "--memory", "1B"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not any(temp.glob("irspec-*/*.arrow")):  # the partitions are being written

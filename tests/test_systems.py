@@ -21,8 +21,8 @@ import pytest
 
 import irspec
 from irspec.errors import EvaluationError, IrspecError
-from irspec.plan import load_plan, render_outputs, run_plan
 from irspec.evaluation.systems import SEED_CAVEAT, SystemResult, combine
+from irspec.plan import load_plan, render_outputs, run_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
@@ -64,7 +64,9 @@ def test_a_system_behaves_as_a_result():
     assert isinstance(system, irspec.Result)
     frame = system.to_frame(wide=True)
     assert frame["RR"].to_list() == pytest.approx([11 / 18, 1 / 2])
-    assert "sys: sd of 3 runs" in system._repr_markdown_() and "mean of 3 runs per topic" in system._repr_html_()
+    assert (
+        "sys: sd of 3 runs" in system._repr_markdown_() and "mean of 3 runs per topic" in system._repr_html_()
+    )
     assert [r.aggregate()["RR"] for r in system.runs] == [0.75, pytest.approx(2 / 3), 0.25]
 
 
@@ -72,7 +74,10 @@ def test_missing_topic_under_skip_is_left_out_with_a_warning():
     runs = [irspec.evaluate(QRELS, r, "RR", missing_queries="skip") for r in (R1, {"q1": {"d1": 1.0}})]
     system = combine("sys", runs)
     assert system.query_ids == ("q1",) and system.aggregate()["RR"] == 1.0
-    assert any("1 topics not answered by every one of its 2 runs are left out (q2; missing_queries: skip)" in w for w in system.warnings)
+    assert any(
+        "1 topics not answered by every one of its 2 runs are left out (q2; missing_queries: skip)" in w
+        for w in system.warnings
+    )
     # under zero, the run that lacks q2 scores 0 there: q2 = (1/2 + 0) / 2
     zero = combine("sys", [irspec.evaluate(QRELS, r, "RR") for r in (R1, {"q1": {"d1": 1.0}})])
     assert zero.per_query()["q2"]["RR"] == pytest.approx(0.25)
@@ -90,7 +95,11 @@ def demo():
     """bm25, dense and the colbert system (three seeds, given as a glob) evaluated together."""
     many = irspec.evaluate(
         str(DEMO / "qrels.txt"),
-        {"bm25": str(DEMO / "runs" / "bm25.run"), "dense": str(DEMO / "runs" / "dense.run"), "colbert": str(DEMO / "runs" / "seeds" / "colbert-seed*.run")},
+        {
+            "bm25": str(DEMO / "runs" / "bm25.run"),
+            "dense": str(DEMO / "runs" / "dense.run"),
+            "colbert": str(DEMO / "runs" / "seeds" / "colbert-seed*.run"),
+        },
         "AP, nDCG@10",
     )
     return many
@@ -98,12 +107,18 @@ def demo():
 
 def test_demo_system_means_match_numpy_over_the_seeds(demo):
     colbert = demo["colbert"]
-    assert isinstance(colbert, SystemResult) and [r.run_name for r in colbert.runs] == ["colbert-seed1", "colbert-seed2", "colbert-seed3"]
+    assert isinstance(colbert, SystemResult) and [r.run_name for r in colbert.runs] == [
+        "colbert-seed1",
+        "colbert-seed2",
+        "colbert-seed3",
+    ]
     seeds = [irspec.evaluate(str(DEMO / "qrels.txt"), path, "AP, nDCG@10").per_query() for path in SEEDS]
     for metric in ("AP", "nDCG@10"):
         per_seed = np.array([[s[q][metric] for q in sorted(s)] for s in seeds])
         mine = colbert.per_query()
-        assert [mine[q][metric] for q in sorted(mine)] == pytest.approx(per_seed.mean(axis=0).tolist(), rel=1e-12)
+        assert [mine[q][metric] for q in sorted(mine)] == pytest.approx(
+            per_seed.mean(axis=0).tolist(), rel=1e-12
+        )
         means = per_seed.mean(axis=1)
         spread = colbert.spread()[metric]
         assert spread.sd == pytest.approx(float(np.std(means, ddof=1)), rel=1e-9)
@@ -117,16 +132,27 @@ def test_demo_system_compared_with_two_baselines_against_scipy_and_statsmodels(d
     from statsmodels.stats.multitest import multipletests
 
     found = irspec.compare(demo, baselines=["bm25", "dense"])
-    assert [(c.a, c.b) for c in found if c.metric == "AP"] == [("dense", "bm25"), ("colbert", "bm25"), ("colbert", "dense")]
+    assert [(c.a, c.b) for c in found if c.metric == "AP"] == [
+        ("dense", "bm25"),
+        ("colbert", "bm25"),
+        ("colbert", "dense"),
+    ]
     seeds = [irspec.evaluate(str(DEMO / "qrels.txt"), path, "AP, nDCG@10").per_query() for path in SEEDS]
     for metric in ("AP", "nDCG@10"):
-        values = {name: np.array([row[metric] for _, row in sorted(demo[name].per_query().items())]) for name in ("bm25", "dense")}
+        values = {
+            name: np.array([row[metric] for _, row in sorted(demo[name].per_query().items())])
+            for name in ("bm25", "dense")
+        }
         values["colbert"] = np.array([[s[q][metric] for q in sorted(s)] for s in seeds]).mean(axis=0)
         mine = [c for c in found if c.metric == metric]
         p = [ttest_rel(values[c.a], values[c.b]).pvalue for c in mine]
         assert [c.p_value for c in mine] == pytest.approx(p, rel=1e-8)
-        assert [c.p_adjusted for c in mine] == pytest.approx(list(multipletests(p, method="holm")[1]), rel=1e-8)
-    assert "Holm correction over the 3 comparisons of each metric, across the 2 baselines" in str(found.show(intervals=None))
+        assert [c.p_adjusted for c in mine] == pytest.approx(
+            list(multipletests(p, method="holm")[1]), rel=1e-8
+        )
+    assert "Holm correction over the 3 comparisons of each metric, across the 2 baselines" in str(
+        found.show(intervals=None)
+    )
 
 
 def test_every_format_says_what_was_averaged(demo):
@@ -139,7 +165,9 @@ def test_every_format_says_what_was_averaged(demo):
         "latex": irspec.report.to_latex(results, comparisons=found, compare=found.settings),
         "html": irspec.report.to_html(results, comparisons=found, compare=found.settings),
         "comparisons": irspec.report.comparisons_table(results, found, found.settings),
-        "latex comparisons": irspec.report.to_latex(results, comparisons=found, compare=found.settings, content="comparisons"),
+        "latex comparisons": irspec.report.to_latex(
+            results, comparisons=found, compare=found.settings, content="comparisons"
+        ),
     }
     for kind, text in kinds.items():
         assert said in text, kind
@@ -166,7 +194,9 @@ def _plan(tmp_path: Path, systems: str, compare: str = "{baselines: [bm25, dense
 
 
 def test_plan_with_a_system_and_two_baselines_end_to_end(tmp_path):
-    report = run_plan(load_plan(_plan(tmp_path, "[{name: colbert, runs: demo/runs/seeds/colbert-seed*.run}]")))
+    report = run_plan(
+        load_plan(_plan(tmp_path, "[{name: colbert, runs: demo/runs/seeds/colbert-seed*.run}]"))
+    )
     outputs = dict((o.format, text) for o, text in render_outputs(report))
     doc = json.loads(outputs["json"])
     assert [r["name"] for r in doc["runs"]] == ["bm25", "dense", "colbert"]
@@ -188,8 +218,14 @@ def test_plan_with_a_system_and_two_baselines_end_to_end(tmp_path):
 @pytest.mark.parametrize(
     ("systems", "message"),
     [
-        ("[{name: colbert, runs: demo/runs/nope*.run}]", "systems[0].runs[0]: glob 'demo/runs/nope*.run' matches no file"),
-        ("[{name: bm25, runs: demo/runs/seeds/colbert-seed*.run}]", "systems[0].name: duplicate name 'bm25'; runs[0] already uses it"),
+        (
+            "[{name: colbert, runs: demo/runs/nope*.run}]",
+            "systems[0].runs[0]: glob 'demo/runs/nope*.run' matches no file",
+        ),
+        (
+            "[{name: bm25, runs: demo/runs/seeds/colbert-seed*.run}]",
+            "systems[0].name: duplicate name 'bm25'; runs[0] already uses it",
+        ),
         ("[{name: colbert}]", "systems[0]"),
     ],
 )
@@ -200,7 +236,9 @@ def test_bad_plan_systems(tmp_path, systems, message):
 
 
 def test_baseline_may_be_a_system(tmp_path):
-    path = _plan(tmp_path, "[{name: colbert, runs: demo/runs/seeds/colbert-seed*.run}]", "{baseline: colbert}")
+    path = _plan(
+        tmp_path, "[{name: colbert, runs: demo/runs/seeds/colbert-seed*.run}]", "{baseline: colbert}"
+    )
     report = run_plan(load_plan(path))
     assert {c.b for c in report.comparisons} == {"colbert"}
 
@@ -210,17 +248,46 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_system_flag():
-    done = _cli("eval", "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "--system", "colbert=specs/demo/runs/seeds/colbert-seed*.run", "-m", "AP", "-f", "json")
+    done = _cli(
+        "eval",
+        "specs/demo/qrels.txt",
+        "specs/demo/runs/bm25.run",
+        "--system",
+        "colbert=specs/demo/runs/seeds/colbert-seed*.run",
+        "-m",
+        "AP",
+        "-f",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert [r["name"] for r in doc["runs"]] == ["bm25", "colbert"] and len(doc["runs"][1]["system"]["runs"]) == 3
+    assert [r["name"] for r in doc["runs"]] == ["bm25", "colbert"] and len(
+        doc["runs"][1]["system"]["runs"]
+    ) == 3
     # the provenance names a system's runs as a plan's does (irspec eval runs as a plan)
     roles = [(i["role"], i["name"]) for i in doc["provenance"]["inputs"]]
-    assert roles == [("qrels", None), ("run", "bm25")] + [("run", f"colbert: colbert-seed{i}") for i in (1, 2, 3)]
+    assert roles == [("qrels", None), ("run", "bm25")] + [
+        ("run", f"colbert: colbert-seed{i}") for i in (1, 2, 3)
+    ]
     bad = _cli("eval", "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "--system", "colbert", "-m", "AP")
-    assert bad.returncode == 2 and bad.stderr.startswith("irspec: error: --system 'colbert': expected NAME=PATH") and bad.stdout == ""
-    none = _cli("eval", "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "--system", "c=specs/demo/runs/x*.run", "-m", "AP")
-    assert none.returncode == 2 and none.stderr == "irspec: error: system 'c': 'specs/demo/runs/x*.run' matches no file\n"
+    assert (
+        bad.returncode == 2
+        and bad.stderr.startswith("irspec: error: --system 'colbert': expected NAME=PATH")
+        and bad.stdout == ""
+    )
+    none = _cli(
+        "eval",
+        "specs/demo/qrels.txt",
+        "specs/demo/runs/bm25.run",
+        "--system",
+        "c=specs/demo/runs/x*.run",
+        "-m",
+        "AP",
+    )
+    assert (
+        none.returncode == 2
+        and none.stderr == "irspec: error: system 'c': 'specs/demo/runs/x*.run' matches no file\n"
+    )
 
 
 def test_demo_seed_runs_are_deterministic(tmp_path):
@@ -256,9 +323,8 @@ compare: {test: t, correction: none}
 def test_a_plan_of_systems_alone(tmp_path):
     """A study of seeded systems needs no ``runs:``: the systems are evaluated, averaged and compared
     as in a plan with runs (scipy's ttest_rel on numpy's per-topic means of pytrec_eval's AP)."""
-    from scipy.stats import ttest_rel
-
     import pytrec_eval
+    from scipy.stats import ttest_rel
     from trecdicts import read_trec_dict
 
     report = run_plan(load_plan(_systems_only(tmp_path, SYSTEMS_ONLY)))
@@ -270,7 +336,10 @@ def test_a_plan_of_systems_alone(tmp_path):
         values = [evaluator.evaluate(read_trec_dict(Path(p), "run")) for p in paths]
         return np.array([[v[q]["map"] for q in sorted(qrels)] for v in values]).mean(axis=0)
 
-    colbert, lexical = per_topic(SEEDS), per_topic([str(DEMO / "runs" / f"{r}.run") for r in ("bm25", "dense")])
+    colbert, lexical = (
+        per_topic(SEEDS),
+        per_topic([str(DEMO / "runs" / f"{r}.run") for r in ("bm25", "dense")]),
+    )
     assert report.results[0].aggregate()["AP"] == pytest.approx(colbert.mean(), rel=1e-12)
     assert report.results[1].aggregate()["AP"] == pytest.approx(lexical.mean(), rel=1e-12)
     (found,) = report.comparisons
@@ -283,10 +352,15 @@ def test_a_plan_of_systems_alone(tmp_path):
         # neither runs nor systems: the runs are what is missing, as before
         ("qrels: demo/qrels.txt\nmetrics: [AP]\n", "missing required key 'runs'"),
         # systems need qrels as runs do
-        ("systems: [{name: c, runs: demo/runs/seeds/colbert-seed*.run}]\nmetrics: [AP]\n", "missing required key 'qrels'"),
+        (
+            "systems: [{name: c, runs: demo/runs/seeds/colbert-seed*.run}]\nmetrics: [AP]\n",
+            "missing required key 'qrels'",
+        ),
         # one system alone cannot be compared
-        ("qrels: demo/qrels.txt\nsystems: [{name: c, runs: demo/runs/seeds/colbert-seed*.run}]\nmetrics: [AP]\ncompare: {test: t}\n",
-         "comparing needs at least 2 runs; the plan has 1"),
+        (
+            "qrels: demo/qrels.txt\nsystems: [{name: c, runs: demo/runs/seeds/colbert-seed*.run}]\nmetrics: [AP]\ncompare: {test: t}\n",
+            "comparing needs at least 2 runs; the plan has 1",
+        ),
     ],
 )
 def test_plans_of_systems_that_lack_something(tmp_path, text, message):
@@ -297,7 +371,9 @@ def test_plans_of_systems_that_lack_something(tmp_path, text, message):
 
 def test_several_sets_of_judgments_over_systems_alone(tmp_path):
     """Two systems are two rankings to agree on, with no ``runs:`` at all."""
-    text = SYSTEMS_ONLY.replace("qrels: demo/qrels.txt", "qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}")
+    text = SYSTEMS_ONLY.replace(
+        "qrels: demo/qrels.txt", "qrels: {human: demo/qrels.txt, llm: demo/qrels.llm.txt}"
+    )
     report = run_plan(load_plan(_systems_only(tmp_path, text)))
     assert [name for name, _ in report.by_qrels] == ["human", "llm"]
     assert [r.run_name for r in report.by_qrels[1][1].results] == ["colbert", "lexical"]

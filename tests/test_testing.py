@@ -40,7 +40,9 @@ def test_registered_plugin_makes_parse_and_evaluate_see_the_plugin_inside_the_bl
 
 def test_plugins_are_named_by_name_or_module():
     module = types.ModuleType("my_plugin_module")
-    module.irspec_register_metrics = irspec.hookimpl(lambda register: register(MetricDef("Mod", "m", per_query=len)))
+    module.irspec_register_metrics = irspec.hookimpl(
+        lambda register: register(MetricDef("Mod", "m", per_query=len))
+    )
     with registered_plugin(module) as registry:
         assert registry.definitions["Mod"].plugin == "my_plugin_module"
     with registered_plugin(_plugin(), name="my-name") as registry:
@@ -60,9 +62,8 @@ def test_problems_surface_on_entry_as_at_installation():
         def irspec_register_metric(self, register):  # no final "s"
             pass
 
-    with pytest.raises(pluggy.PluginValidationError):
-        with registered_plugin(Misspelled()):
-            pass
+    with pytest.raises(pluggy.PluginValidationError), registered_plugin(Misspelled()):
+        pass
     with pytest.raises(irspec.UnknownMetricError):
         irspec.parse("Same")
 
@@ -77,7 +78,10 @@ def test_the_previous_registry_is_back_after_an_error_in_the_block():
 def test_installed_plugins_are_left_out_unless_asked_for(monkeypatch):
     monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     with registered_plugin(_plugin()) as registry:
-        assert all(d.plugin.startswith("irspec.builtin.") or d.plugin == "test-plugin-1" for d in registry.definitions.values())
+        assert all(
+            d.plugin.startswith("irspec.builtin.") or d.plugin == "test-plugin-1"
+            for d in registry.definitions.values()
+        )
     with registered_plugin(_plugin(), load_entry_points=True) as registry:
         assert "Tiny" in registry.definitions
 

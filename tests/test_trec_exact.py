@@ -21,7 +21,9 @@ def _write(tmp_path, qrels: dict[str, dict[str, int]], run: dict[str, list[str]]
     q, r = tmp_path / "qrels", tmp_path / "run"
     q.write_text("".join(f"{qid} 0 {d} {lab}\n" for qid, docs in qrels.items() for d, lab in docs.items()))
     r.write_text(
-        "".join(f"{qid} Q0 {d} {i + 1} {1000 - i} r\n" for qid, docs in run.items() for i, d in enumerate(docs))
+        "".join(
+            f"{qid} Q0 {d} {i + 1} {1000 - i} r\n" for qid, docs in run.items() for i, d in enumerate(docs)
+        )
     )
     return str(q), str(r)
 
@@ -86,9 +88,10 @@ def test_set_map_is_relret_squared_over_ret_times_rel(tmp_path, capsys):
     assert f"{(3 / 10) * (3 / 16):6.4f}" == "0.0562"
     out = _trec(capsys, "-q", "-m", "set_map", *_write(tmp_path, qrels, run))
     assert out[("set_map", "1")] == "0.0563"
-    assert irspec.evaluate(qrels, {"1": {d: -i for i, d in enumerate(run["1"])}}, "set_map").aggregate()[
-        "SetAP"
-    ] == 9.0 / 160.0
+    assert (
+        irspec.evaluate(qrels, {"1": {d: -i for i, d in enumerate(run["1"])}}, "set_map").aggregate()["SetAP"]
+        == 9.0 / 160.0
+    )
 
 
 def test_interpolated_precision_is_one_of_the_quotients_exactly_with_many_queries():
@@ -96,7 +99,7 @@ def test_interpolated_precision_is_one_of_the_quotients_exactly_with_many_querie
     # 7/160, which prints 0.0437; any arithmetic on it (lifting segments apart) can flip it to 0.0438.
     nq = 3000
     docs = [f"d{i:03d}" for i in range(160)]
-    qrels = {f"q{i:04d}": {d: 1 for d in docs[153:]} for i in range(nq)}
+    qrels = {f"q{i:04d}": dict.fromkeys(docs[153:], 1) for i in range(nq)}
     run = {q: {d: 160.0 - j for j, d in enumerate(docs)} for q in qrels}
     res = irspec.evaluate(qrels, run, "IPrec@1.0, IPrec@0.5, 11pt")
     assert f"{7 / 160:6.4f}" == "0.0437"

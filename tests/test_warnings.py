@@ -32,7 +32,9 @@ def files(tmp_path):
     (tmp_path / "qrels.txt").write_text(QRELS)
     (tmp_path / "bm25.run").write_text(RUN)
     (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "bm25.run").write_text(RUN)  # another file of the name bm25 (runs are named by their file)
+    (tmp_path / "b" / "bm25.run").write_text(
+        RUN
+    )  # another file of the name bm25 (runs are named by their file)
     return tmp_path
 
 
@@ -57,10 +59,14 @@ def quiet(fn, *args, **kwargs):
 # A run with no lines
 
 
-@pytest.mark.parametrize("text", ["", "\n\n  \n", "# a comment\n# another\n"], ids=["empty", "blank", "comments"])
+@pytest.mark.parametrize(
+    "text", ["", "\n\n  \n", "# a comment\n# another\n"], ids=["empty", "blank", "comments"]
+)
 def test_a_run_file_without_lines_warns(files, capsys, text):
     (files / "none.run").write_text(text)
-    code, out, err = cli(capsys, "eval", files / "qrels.txt", files / "none.run", "-m", "P.1", "--format", "trec")
+    code, out, err = cli(
+        capsys, "eval", files / "qrels.txt", files / "none.run", "-m", "P.1", "--format", "trec"
+    )
     assert code == 0
     assert out == "P_1                   \tall\t0.0000\n"  # 7 queries, each scored 0
     (line,) = warning_lines(err)
@@ -95,7 +101,9 @@ def test_missing_queries_say_how_many_which_and_what_they_scored(files):
         "trec_eval -c)",
     )
     assert res.aggregate()["P@1"] == pytest.approx(1 / 7)  # q1 1, q2 0, q3..q7 0
-    skipped = quiet(irspec.evaluate, str(files / "qrels.txt"), str(files / "bm25.run"), "P@1", missing_queries="skip")
+    skipped = quiet(
+        irspec.evaluate, str(files / "qrels.txt"), str(files / "bm25.run"), "P@1", missing_queries="skip"
+    )
     assert skipped.warnings[0].endswith("'q7'): left out of the means (missing_queries='skip')")
     assert skipped.aggregate()["P@1"] == pytest.approx(1 / 2)  # q1 1, q2 0
 
@@ -115,7 +123,9 @@ def test_one_missing_query_is_singular():
 @pytest.mark.parametrize("fmt", ["trec", "json", "table", "csv"])
 def test_every_format_scores_missing_queries_0_by_default(files, capsys, fmt):
     # trec_eval 10 without -c stops at q3 (exit 4); irspec scores it as trec_eval -c does: P@1 = 1/7
-    code, out, err = cli(capsys, "eval", files / "qrels.txt", files / "bm25.run", "-m", "P.1", "--format", fmt)
+    code, out, err = cli(
+        capsys, "eval", files / "qrels.txt", files / "bm25.run", "-m", "P.1", "--format", fmt
+    )
     assert code == 0 and len(warning_lines(err)) == 1
     if fmt == "trec":
         assert out == "P_1                   \tall\t0.1429\n"
@@ -132,11 +142,23 @@ def test_every_format_scores_missing_queries_0_by_default(files, capsys, fmt):
 def test_c_gives_the_default_and_skip_is_still_available(files, capsys):
     base = [files / "qrels.txt", files / "bm25.run", "-m", "P.1", "--format", "trec"]
     assert cli(capsys, "eval", "-c", *base)[1] == "P_1                   \tall\t0.1429\n"
-    assert cli(capsys, "eval", "--missing-queries", "skip", *base)[1] == "P_1                   \tall\t0.5000\n"
+    assert (
+        cli(capsys, "eval", "--missing-queries", "skip", *base)[1] == "P_1                   \tall\t0.5000\n"
+    )
 
 
 def test_c_contradicting_missing_queries_skip_is_a_usage_error(files, capsys):
-    code, out, err = cli(capsys, "eval", "-c", "--missing-queries", "skip", files / "qrels.txt", files / "bm25.run", "-m", "P.1")
+    code, out, err = cli(
+        capsys,
+        "eval",
+        "-c",
+        "--missing-queries",
+        "skip",
+        files / "qrels.txt",
+        files / "bm25.run",
+        "-m",
+        "P.1",
+    )
     assert code == 2 and out == ""
     assert err == "irspec: error: -c scores missing queries 0; it contradicts --missing-queries skip\n"
 
@@ -146,8 +168,20 @@ def test_c_contradicting_missing_queries_skip_is_a_usage_error(files, capsys):
 
 
 def test_a_level_above_every_label_warns_once_for_all_runs(files, capsys):
-    code, out, err = cli(capsys, "eval", "-l", "5", "-m", "P.1", "-m", "map", "-c",
-                         files / "qrels.txt", files / "bm25.run", files / "b" / "bm25.run")
+    code, out, err = cli(
+        capsys,
+        "eval",
+        "-l",
+        "5",
+        "-m",
+        "P.1",
+        "-m",
+        "map",
+        "-c",
+        files / "qrels.txt",
+        files / "bm25.run",
+        files / "b" / "bm25.run",
+    )
     assert code == 0
     level = [w for w in warning_lines(err) if "relevance level" in w]
     assert level == [
@@ -183,7 +217,17 @@ def test_a_metric_without_relevance_levels_is_not_warned_about():
 
 
 def test_two_files_of_one_name_get_distinct_labels_in_every_format(files, capsys):
-    argv = ["eval", files / "qrels.txt", files / "bm25.run", files / "b" / "bm25.run", "-m", "P.1", "-c", "--ci", "none"]
+    argv = [
+        "eval",
+        files / "qrels.txt",
+        files / "bm25.run",
+        files / "b" / "bm25.run",
+        "-m",
+        "P.1",
+        "-c",
+        "--ci",
+        "none",
+    ]
     outputs = {}
     for fmt in ("table", "json", "csv", "trec", "latex", "markdown"):
         code, out, err = cli(capsys, *argv, "--format", fmt)
@@ -199,7 +243,10 @@ def test_two_files_of_one_name_get_distinct_labels_in_every_format(files, capsys
     assert [line.split(",")[0] for line in outputs["csv"].splitlines()[1:]] == ["bm25", "bm25 (2)"]
     assert "bm25 (2)" in outputs["latex"] and "bm25 (2)" in outputs["markdown"]
     code, out, _ = cli(capsys, *argv, "-m", "official", "--format", "trec")
-    assert [line.split("\t")[2] for line in out.splitlines() if line.startswith("runid")] == ["bm25", "bm25 (2)"]
+    assert [line.split("\t")[2] for line in out.splitlines() if line.startswith("runid")] == [
+        "bm25",
+        "bm25 (2)",
+    ]
 
 
 def test_the_same_file_twice_gets_distinct_labels(files):
@@ -228,8 +275,19 @@ def test_distinct_names_leaves_distinct_names_alone():
 
 
 def test_json_has_every_warning_once_and_each_run_its_own(files, capsys):
-    code, out, err = cli(capsys, "eval", "-l", "5", "-m", "P.1", files / "qrels.txt", files / "bm25.run",
-                         files / "b" / "bm25.run", "--format", "json")
+    code, out, err = cli(
+        capsys,
+        "eval",
+        "-l",
+        "5",
+        "-m",
+        "P.1",
+        files / "qrels.txt",
+        files / "bm25.run",
+        files / "b" / "bm25.run",
+        "--format",
+        "json",
+    )
     doc = json.loads(out)
     level = (
         "relevance level 5 (P@1): no document in the qrels is relevant (no label >= 5; the highest is 3), "
@@ -244,14 +302,18 @@ def test_json_has_every_warning_once_and_each_run_its_own(files, capsys):
 
 
 def test_html_shows_the_warnings_above_the_results(files):
-    results = quiet(evaluate_many, str(files / "qrels.txt"), [str(files / "bm25.run")] * 2, "P@1", relevance_level=9)
+    results = quiet(
+        evaluate_many, str(files / "qrels.txt"), [str(files / "bm25.run")] * 2, "P@1", relevance_level=9
+    )
     html = to_html(results)
     box = html.index('<section class="warnings"')
     assert box < html.index('<h2 id="results">')
     assert '<h2 id="warnings">3 warnings</h2>' in html
     assert "no label &gt;= 9" in html  # escaped
     assert '<a href="#warnings">Warnings</a>' in html
-    assert 'class="warnings"' not in to_html(quiet(evaluate_many, {"a": {"d": 1}}, [{"a": {"d": 1.0}}], "P@1"))
+    assert 'class="warnings"' not in to_html(
+        quiet(evaluate_many, {"a": {"d": 1}}, [{"a": {"d": 1.0}}], "P@1")
+    )
 
 
 def test_python_issues_irspec_warnings_from_the_callers_line(files):
@@ -305,7 +367,9 @@ def test_a_plan_reports_its_warnings_in_json_and_html(files, capsys):
 
 def test_a_plan_built_with_one_name_twice_gets_distinct_labels(files):
     plan = files / "plan.yaml"
-    plan.write_text("qrels: qrels.txt\nruns: [{name: one, path: bm25.run}, {name: two, path: b/bm25.run}]\nmetrics: [P@1]\n")
+    plan.write_text(
+        "qrels: qrels.txt\nruns: [{name: one, path: bm25.run}, {name: two, path: b/bm25.run}]\nmetrics: [P@1]\n"
+    )
     loaded = irspec.load_plan(plan)
     same = dataclasses.replace(loaded, runs=tuple(dataclasses.replace(r, name="one") for r in loaded.runs))
     report = quiet(irspec.run_plan, same)
@@ -322,7 +386,10 @@ def test_a_plan_built_with_one_name_twice_gets_distinct_labels(files):
 COVERAGE_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n"
 SPARSE_RUN = "".join(
     f"{q} Q0 {d} {r + 1} {10 - r} sparse\n"
-    for q, docs in (("q1", ["d1"] + [f"u{i}" for i in range(1, 10)]), ("q2", ["d3"] + [f"u{i}" for i in range(10, 19)]))
+    for q, docs in (
+        ("q1", ["d1"] + [f"u{i}" for i in range(1, 10)]),
+        ("q2", ["d3"] + [f"u{i}" for i in range(10, 19)]),
+    )
     for r, d in enumerate(docs)
 )
 # Judged@10 = 1/10 for each query, so 0.1 on average; P@10 = 1/10 for each query as well.
@@ -356,8 +423,13 @@ def test_the_judged_warning_threshold_is_an_option(sparse):
     assert irspec.evaluate(*args, judged_warning=0.1).warnings == ()  # 0.1 is not under 0.1
     assert irspec.evaluate(*args, judged_warning=None).warnings == ()
     assert irspec.evaluate(*args, judged_warning=0.0).judged_at_10 == pytest.approx(0.1)  # still computed
-    notes = quiet(irspec.evaluate, str(sparse / "qrels.txt"), {"q1": {"d1": 2.0, "d2": 1.0, "u1": 0.5}}, "P@1",
-                  judged_warning=0.7).warnings  # 2 of 3 judged: 67% < 70% (and a warning that q2 is missing)
+    notes = quiet(
+        irspec.evaluate,
+        str(sparse / "qrels.txt"),
+        {"q1": {"d1": 2.0, "d2": 1.0, "u1": 0.5}},
+        "P@1",
+        judged_warning=0.7,
+    ).warnings  # 2 of 3 judged: 67% < 70% (and a warning that q2 is missing)
     assert notes[-1].startswith("<dict>: only 67% of the run's top 10 documents are in the qrels (under 70%;")
     with pytest.raises(irspec.EvaluationError, match="judged_warning must be a number from 0 to 1"):
         irspec.evaluate(*args, judged_warning=1.5)
@@ -366,7 +438,9 @@ def test_the_judged_warning_threshold_is_an_option(sparse):
 def test_a_short_ranking_of_judged_documents_does_not_warn(sparse):
     # Three judged documents: Judged@10 = 3/10 (the metric divides by 10), yet every document shown is
     # judged, so nothing is underestimated for want of judgments.
-    res = irspec.evaluate(str(sparse / "qrels.txt"), {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, "P@10")
+    res = irspec.evaluate(
+        str(sparse / "qrels.txt"), {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0}}, "P@10"
+    )
     assert res.warnings == ()
     assert res.judged_at_10 == pytest.approx((2 / 10 + 1 / 10) / 2)
 
@@ -387,7 +461,9 @@ def test_the_judged_warning_is_in_every_output(sparse, capsys):
     assert warning_lines(err) == [f"irspec: warning: {run}: {SPARSE_WARNING}"]
     doc = json.loads(out)
     assert doc["warnings"] == [f"{run}: {SPARSE_WARNING}"] and doc["runs"][0]["warnings"] == doc["warnings"]
-    assert list(doc["runs"][0]["aggregate"]) == ["P@10"] and doc["runs"][0]["judged_at_10"] == pytest.approx(0.1)
+    assert list(doc["runs"][0]["aggregate"]) == ["P@10"] and doc["runs"][0]["judged_at_10"] == pytest.approx(
+        0.1
+    )
     code, out, err = cli(capsys, "eval", qrels, run, "-m", "P@10", "--judged-warning", "0")
     assert code == 0 and warning_lines(err) == []
     code, out, err = cli(capsys, "eval", qrels, run, "-m", "P@10", "--judged-warning", "0.05")

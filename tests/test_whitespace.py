@@ -45,11 +45,15 @@ def _records(seed: int) -> tuple[list[list[str]], list[list[str]]]:
         qrels += [[f"q{q}", "0", d, str(lab)] for d, lab in zip(docs, labels)]
         scores = np.sort(rng.choice(np.arange(1, 1000), n, replace=False))  # ascending: against the rank
         order = rng.permutation(n)
-        run += [[f"q{q}", "Q0", docs[j], str(r + 1), f"{scores[r] / 100:.2f}", "tag"] for r, j in enumerate(order)]
+        run += [
+            [f"q{q}", "Q0", docs[j], str(r + 1), f"{scores[r] / 100:.2f}", "tag"] for r, j in enumerate(order)
+        ]
     return qrels, run
 
 
-def _join(records: list[list[str]], seps: list[list[str]], lead: list[str], trail: list[str], eol: str) -> bytes:
+def _join(
+    records: list[list[str]], seps: list[list[str]], lead: list[str], trail: list[str], eol: str
+) -> bytes:
     """Lines from fields, each line with its own separators, leading and trailing blanks."""
     lines = []
     for fields, s, a, b in zip(records, seps, lead, trail):
@@ -59,7 +63,9 @@ def _join(records: list[list[str]], seps: list[list[str]], lead: list[str], trai
 
 
 def _tidy(records: list[list[str]]) -> bytes:
-    return _join(records, [[" "] * (len(r) - 1) for r in records], [""] * len(records), [""] * len(records), "\n")
+    return _join(
+        records, [[" "] * (len(r) - 1) for r in records], [""] * len(records), [""] * len(records), "\n"
+    )
 
 
 class _Stdin:
@@ -78,7 +84,9 @@ def _read_every_way(reader, data: bytes, tmp_path: Path, monkeypatch):
     others = [reader(tmp_path / "padded.gz"), reader("-"), reader(io.BytesIO(data))]
     for other in others:
         assert_frame_equal(other.frame, first.frame)
-        assert getattr(other, "runid", None) == getattr(first, "runid", None)  # the name is the file's, or "run"
+        assert getattr(other, "runid", None) == getattr(
+            first, "runid", None
+        )  # the name is the file's, or "run"
     return first, path
 
 
@@ -202,7 +210,12 @@ PADDED_ERRORS = [
     (Qrels, "1 0 a 1\r\n1 0  b  x\r\n", 2, "label must be an integer, got 'x'"),
     (Qrels, "1\t0\ta\t1\n1\t\t0\tb\t2.5\n", 2, "label must be an integer, got '2.5'"),
     (Run, "q Q0 a 1 0.5 r\nq  Q0 b 2 abc r\n", 2, "score must be a number, got 'abc'"),
-    (Run, "q Q0 a 1 0.5 r\n  q Q0\t\tb 2 \n", 2, "expected at least 5 fields 'qid iter docno rank score [runid]', got 4"),
+    (
+        Run,
+        "q Q0 a 1 0.5 r\n  q Q0\t\tb 2 \n",
+        2,
+        "expected at least 5 fields 'qid iter docno rank score [runid]', got 4",
+    ),
     (Run, "q\tQ0\ta\t1\t0.5\nq\tQ0\tb\t\t2\tx\n", 2, "score must be a number, got 'x'"),
     (Run, "q Q0 a 1 0.5 r\r\nq Q0 b  2 0.4x r\r\n", 2, "score must be a number, got '0.4x'"),
     (Run, "q Q0 a 1 0.5\nq  Q0 a 2 0.4\n", 2, "duplicate docno 'a' (first on line 1)"),

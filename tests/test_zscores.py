@@ -24,7 +24,9 @@ FIX = Path(__file__).parent / "fixtures" / "zscores"
 
 def _runs(values: dict[str, list[float]], metric: str = "P@2") -> list:
     """Results whose per-query P@2 equals the given values: two documents per query, ranked so."""
-    qrels = {f"q{i:02d}": {"r1": 1, "r2": 1} for i in range(len(next(iter(values.values()))))}  # q00, q01: id order is index order
+    qrels = {
+        f"q{i:02d}": {"r1": 1, "r2": 1} for i in range(len(next(iter(values.values()))))
+    }  # q00, q01: id order is index order
     runs = {}
     for name, xs in values.items():
         run = {}
@@ -60,7 +62,9 @@ def test_against_numpy_and_scipy_on_random_runs():
     got = np.array([r.values[:, 0] for r in z])
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     phi = irspec.standardize(runs, cdf=True)
-    np.testing.assert_allclose(np.array([r.values[:, 0] for r in phi]), scipy.stats.norm.cdf(expected), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        np.array([r.values[:, 0] for r in phi]), scipy.stats.norm.cdf(expected), rtol=0, atol=1e-15
+    )
     assert str(phi[0].metrics[0]) == "Phi(z(P@2))"
 
 
@@ -82,7 +86,16 @@ def test_trec_eval_fixture(capsys):
     ``trec_eval -q -c -Z zscores.txt -m ndcg_cut.10 -m map -m P.5 -m recip_rank -m num_ret qrels.txt run.txt``
     (run outside the tests; trec_eval is not in the repository): an independent source, including
     topics whose sd is 0 and whose value equals the mean (z = 0) and z-scores of a count (num_ret)."""
-    args = ["eval", str(FIX / "qrels.txt"), str(FIX / "run.txt"), "-q", "-f", "trec", "-Z", str(FIX / "zscores.txt")]
+    args = [
+        "eval",
+        str(FIX / "qrels.txt"),
+        str(FIX / "run.txt"),
+        "-q",
+        "-f",
+        "trec",
+        "-Z",
+        str(FIX / "zscores.txt"),
+    ]
     for m in ("ndcg_cut.10", "map", "P.5", "recip_rank", "num_ret"):
         args += ["-m", m]
     assert main(args) == 0
@@ -153,7 +166,9 @@ def test_every_shape_evaluate_returns_and_reference_by_name():
         assert found[2].values[:, 0].tolist() == [0.0, 0.0]
         assert found[0].values[0, 0] == pytest.approx(math.sqrt(0.5), rel=1e-15)
     assert isinstance(irspec.standardize(runs[2], reference=runs[:2]), irspec.Result)
-    with pytest.raises(EvaluationError, match=r"reference 'bm25' is not a run of the results \(the runs are a, b, c\)"):
+    with pytest.raises(
+        EvaluationError, match=r"reference 'bm25' is not a run of the results \(the runs are a, b, c\)"
+    ):
         irspec.standardize(many, reference=["a", "bm25"])
     with pytest.raises(EvaluationError, match="expected results .* got str"):
         irspec.standardize(["a", "b"])
@@ -166,7 +181,9 @@ def test_standardised_results_compare_like_any_metric():
     (c,) = [c for c in irspec.compare(z, baseline="a").comparisons if c.b == "a" and c.a == "b"]
     diff = z[1].values[:, 0] - z[0].values[:, 0]
     assert c.metric == "z(P@2)"
-    assert math.isclose(c.p_value, scipy.stats.ttest_rel(z[1].values[:, 0], z[0].values[:, 0]).pvalue, rel_tol=1e-9)
+    assert math.isclose(
+        c.p_value, scipy.stats.ttest_rel(z[1].values[:, 0], z[0].values[:, 0]).pvalue, rel_tol=1e-9
+    )
     assert math.isclose(c.mean_difference, diff.mean(), abs_tol=1e-12)
 
 
@@ -181,7 +198,23 @@ def test_cli_write_z_then_read_it(tmp_path, capsys):
     demo = Path(__file__).parent.parent / "specs" / "demo"
     runs = [str(demo / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid")]
     z = tmp_path / "z.txt"
-    assert main(["eval", str(demo / "qrels.txt"), *runs, "-m", "nDCG@10", "--standardize", "-f", "json", "--write-z", str(z)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                str(demo / "qrels.txt"),
+                *runs,
+                "-m",
+                "nDCG@10",
+                "--standardize",
+                "-f",
+                "json",
+                "--write-z",
+                str(z),
+            ]
+        )
+        == 0
+    )
     direct = capsys.readouterr().out
     assert main(["eval", str(demo / "qrels.txt"), *runs, "-m", "nDCG@10", "-Z", str(z), "-f", "json"]) == 0
     via_file = capsys.readouterr().out
@@ -197,7 +230,20 @@ def test_cli_errors(tmp_path, capsys):
     demo = Path(__file__).parent.parent / "specs" / "demo"
     bad = tmp_path / "z.txt"
     bad.write_text("q01 ndcg_cut_10 0.5\n")
-    assert main(["eval", str(demo / "qrels.txt"), str(demo / "runs" / "bm25.run"), "-m", "nDCG@10", "-Z", str(bad)]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                str(demo / "qrels.txt"),
+                str(demo / "runs" / "bm25.run"),
+                "-m",
+                "nDCG@10",
+                "-Z",
+                str(bad),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith(f"irspec: error: {bad}:1: expected 4 fields") and err.count("\n") == 1
     assert main(["eval", str(demo / "qrels.txt"), str(demo / "runs" / "bm25.run"), "--z-cdf"]) == 2

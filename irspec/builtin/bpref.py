@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from irspec.spec import syntax
 from irspec.builtin._common import kernel, rel
+from irspec.spec import syntax
 from irspec.spec.hooks import hookimpl
 from irspec.spec.registry import UNIT, MetricDef, Param
 

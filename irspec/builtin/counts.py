@@ -33,7 +33,9 @@ NUM_RET = dataclasses.replace(
     redirects=(Redirect("rel", "NumRelRet"),),
 )
 NUM_REL = _count("NumRel", "num_rel", "number of relevant documents in the qrels", "num_rel")
-NUM_REL_RET = _count("NumRelRet", "num_rel_ret", "number of relevant documents retrieved", "num_rel_ret", better="higher")
+NUM_REL_RET = _count(
+    "NumRelRet", "num_rel_ret", "number of relevant documents retrieved", "num_rel_ret", better="higher"
+)
 NUM_NONREL_JUDGED_RET = _count(
     "NumNonrelJudgedRet",
     "num_nonrel_judged_ret",

@@ -5,7 +5,17 @@ from __future__ import annotations
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, short_float
 from irspec.errors import ParameterError
 from irspec.spec.hooks import hookimpl
-from irspec.spec.registry import NONNEGATIVE, UNIT, Alias, GainMap, Metric, MetricDef, MetricGroup, Param, each
+from irspec.spec.registry import (
+    NONNEGATIVE,
+    UNIT,
+    Alias,
+    GainMap,
+    Metric,
+    MetricDef,
+    MetricGroup,
+    Param,
+    each,
+)
 
 K = "gain"
 
@@ -22,7 +32,12 @@ def _dcg_param() -> Param:
 
 
 def _gains_param() -> Param:
-    return Param("gains", "gains", None, "gain of each label, e.g. {0:0,1:1,2:3}; labels not listed gain their own value")
+    return Param(
+        "gains",
+        "gains",
+        None,
+        "gain of each label, e.g. {0:0,1:1,2:3}; labels not listed gain their own value",
+    )
 
 
 def read_trec_gains(values: list[str]) -> list[dict]:
@@ -35,7 +50,9 @@ def read_trec_gains(values: list[str]) -> list[dict]:
                 raise ValueError
             items[int(label)] = float(gain)
         except ValueError:
-            raise ParameterError("nDCG", "gains", f"{v!r} is not a new label=gain (as in ndcg.1=3,2=9)") from None
+            raise ParameterError(
+                "nDCG", "gains", f"{v!r} is not a new label=gain (as in ndcg.1=3,2=9)"
+            ) from None
     return [{"gains": GainMap(tuple(sorted(items.items())))}]
 
 
@@ -65,7 +82,8 @@ NDCG = MetricDef(
     dotted=read_trec_gains,
     doc="""nDCG@k = DCG@k / IDCG@k, 0 when IDCG = 0. DCG@k = Σ_{i<=k} gain(label_i) / discount(i) over the
 ranking; IDCG@k is the DCG of all the query's qrels labels sorted in decreasing gain. Unjudged documents
-gain 0. nDCG ignores the relevance level. """ + _FORMULA,
+gain 0. nDCG ignores the relevance level. """
+    + _FORMULA,
     bounds=UNIT,
 )
 
@@ -104,8 +122,12 @@ Kekäläinen, TOIS 2002.""",
 @hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the DCG family."""
-    register(NDCG, aliases=[Alias("ndcg_cut", dotted=each("k")), Alias("ndcg_burges", fixed={"dcg": "exp-log2"})])
+    register(
+        NDCG, aliases=[Alias("ndcg_cut", dotted=each("k")), Alias("ndcg_burges", fixed={"dcg": "exp-log2"})]
+    )
     register(DCG, aliases=["discounted_cumulative_gain"])
     register(IDCG, aliases=["ideal_dcg"])
     register(CG, aliases=["cumulative_gain"])
-    register(MetricGroup("trec:ndcg_cut", ("ndcg_cut." + ",".join(TREC_CUTOFFS),), "trec_eval's default ndcg_cut"))
+    register(
+        MetricGroup("trec:ndcg_cut", ("ndcg_cut." + ",".join(TREC_CUTOFFS),), "trec_eval's default ndcg_cut")
+    )

@@ -6,7 +6,17 @@ import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, short_float, trec_name_for
 from irspec.spec.hooks import hookimpl
-from irspec.spec.registry import MAX_COUNT, NONNEGATIVE, UNIT, Alias, Metric, MetricDef, MetricGroup, Param, each
+from irspec.spec.registry import (
+    MAX_COUNT,
+    NONNEGATIVE,
+    UNIT,
+    Alias,
+    Metric,
+    MetricDef,
+    MetricGroup,
+    Param,
+    each,
+)
 
 K = "ranks"
 
@@ -60,7 +70,14 @@ RPREC = MetricDef(
     "Rprec",
     "R-precision: precision at rank R (or at a recall level, or at a multiple of R)",
     (
-        Param("recall", "float", None, "precision at the first rank where recall reaches this", minimum=0, maximum=1),
+        Param(
+            "recall",
+            "float",
+            None,
+            "precision at the first rank where recall reaches this",
+            minimum=0,
+            maximum=1,
+        ),
         # mult·R is a rank: past MAX_COUNT it could not be one, and the kernel's float arithmetic overflows.
         Param(
             "mult",
@@ -137,7 +154,14 @@ ELEVEN_PT = MetricDef(
     "11pt",
     "mean interpolated precision at recall 0.0, 0.1, ..., 1.0",
     (
-        Param("points", "floats", None, "recall levels to average (default 0.0, 0.1, ..., 1.0)", minimum=0, maximum=1),
+        Param(
+            "points",
+            "floats",
+            None,
+            "recall levels to average (default 0.0, 0.1, ..., 1.0)",
+            minimum=0,
+            maximum=1,
+        ),
         trec9(),
         rel(),
     ),
@@ -192,13 +216,21 @@ def irspec_register_metrics(register) -> None:
     register(AP, aliases=["MAP", "average_precision", Alias("map_cut", dotted=each("k"))])
     register(GMAP, aliases=["gm_map"])
     register(RR, aliases=["MRR", "recip_rank", "reciprocal_rank"])
-    register(RPREC, aliases=["R-prec", "r-precision", "R_precision", Alias("Rprec_mult", dotted=each("mult"))])
+    register(
+        RPREC, aliases=["R-prec", "r-precision", "R_precision", Alias("Rprec_mult", dotted=each("mult"))]
+    )
     register(IPREC, aliases=[Alias("iprec_at_recall", dotted=each("recall"))])
     register(ELEVEN_PT, aliases=[Alias("11pt_avg", dotted=ELEVEN_PT.dotted), "eleven_point"])
     register(SEARCH_LENGTH, aliases=["search_length"])
     register(INF_AP, aliases=["inferred_AP"])
-    register(MetricGroup("trec:map_cut", ("map_cut." + ",".join(TREC_CUTOFFS),), "trec_eval's default map_cut"))
+    register(
+        MetricGroup("trec:map_cut", ("map_cut." + ",".join(TREC_CUTOFFS),), "trec_eval's default map_cut")
+    )
     mults = ",".join(f"{m / 10:.1f}" for m in range(2, 21, 2))
     register(MetricGroup("trec:Rprec_mult", (f"Rprec_mult.{mults}",), "trec_eval's default Rprec_mult"))
     recalls = ",".join(f"{r / 10:.1f}" for r in range(11))
-    register(MetricGroup("trec:iprec_at_recall", (f"iprec_at_recall.{recalls}",), "trec_eval's default iprec_at_recall"))
+    register(
+        MetricGroup(
+            "trec:iprec_at_recall", (f"iprec_at_recall.{recalls}",), "trec_eval's default iprec_at_recall"
+        )
+    )

@@ -64,7 +64,9 @@ def _beta_from_trec(value: str) -> float:
 def _beta_from_ir_measures(x: float) -> float:
     """ir_measures' SetF(beta=x) is trec_eval's set_F.x: its beta is beta squared."""
     if not x > 0 or not math.isfinite(x):
-        raise ValueError(f"got {x!r}; ir_measures' beta is trec_eval's set_F parameter, beta squared, a number > 0")
+        raise ValueError(
+            f"got {x!r}; ir_measures' beta is trec_eval's set_F parameter, beta squared, a number > 0"
+        )
     return math.sqrt(x)
 
 
@@ -74,7 +76,15 @@ F = MetricDef(
     (
         # beta² must stay finite in float64 (beta < 1.3e154); from beta = 1e8 on, F is recall to the last
         # digit anyway, so 1e100 forbids nothing meaningful.
-        Param("beta", "float", 1.0, "weight of recall relative to precision", minimum=0, maximum=1e100, exclusive_minimum=True),
+        Param(
+            "beta",
+            "float",
+            1.0,
+            "weight of recall relative to precision",
+            minimum=0,
+            maximum=1e100,
+            exclusive_minimum=True,
+        ),
         cutoff(),
         rel(),
     ),
@@ -134,7 +144,9 @@ FALLOUT = MetricDef(
     (
         cutoff(),
         Param("collection_size", "int", None, "number of documents in the collection", minimum=1),
-        Param("judged", "bool", False, "count judged non-relevant documents only (no collection size needed)"),
+        Param(
+            "judged", "bool", False, "count judged non-relevant documents only (no collection size needed)"
+        ),
         rel(),
     ),
     at="k",
@@ -166,12 +178,28 @@ def irspec_register_metrics(register) -> None:
     register(PRECISION, aliases=["precision", "SetP", "set_P"])
     register(RECALL, aliases=[Alias("recall", dotted=each("k")), "SetR", "set_recall"])
     # ir_measures' SetF(beta=x) runs trec_eval's set_F.x, whose x is beta squared: SetF(beta=4) is F(beta=2).
-    register(F, aliases=["F1", Alias("SetF", keywords={"beta": _beta_from_ir_measures}), Alias("set_F", dotted=F.dotted), "F-measure"])
-    register(REL_P, aliases=[Alias("relative_P", dotted=each("k")), "set_relative_P", "relative_precision", "SetRelP"])
+    register(
+        F,
+        aliases=[
+            "F1",
+            Alias("SetF", keywords={"beta": _beta_from_ir_measures}),
+            Alias("set_F", dotted=F.dotted),
+            "F-measure",
+        ],
+    )
+    register(
+        REL_P,
+        aliases=[Alias("relative_P", dotted=each("k")), "set_relative_P", "relative_precision", "SetRelP"],
+    )
     register(SUCCESS)  # not "hits": ranx's hits@k counts the relevant documents (registry.REFUSED_SPELLINGS)
     register(JUDGED, aliases=["judged_fraction"])
     register(FALLOUT, aliases=["fall-out"])
     register(SET_MAP, aliases=["set_map"])
-    defaults = {"P": TREC_CUTOFFS, "recall": TREC_CUTOFFS, "relative_P": TREC_CUTOFFS, "success": ("1", "5", "10")}
+    defaults = {
+        "P": TREC_CUTOFFS,
+        "recall": TREC_CUTOFFS,
+        "relative_P": TREC_CUTOFFS,
+        "success": ("1", "5", "10"),
+    }
     for name, values in defaults.items():
         register(MetricGroup(f"trec:{name}", (f"{name}.{','.join(values)}",), f"trec_eval's default {name}"))

@@ -97,7 +97,17 @@ n = Rg + 1). 0 when R = 0 at the relevance level.""",
 RBP_RESID = MetricDef(
     "rbp_resid",
     "residual of rank-biased precision",
-    (Param("p", "float", 0.9, "persistence: the chance the user goes on to the next rank", minimum=0, maximum=1, exclusive_minimum=True),),
+    (
+        Param(
+            "p",
+            "float",
+            0.9,
+            "persistence: the chance the user goes on to the next rank",
+            minimum=0,
+            maximum=1,
+            exclusive_minimum=True,
+        ),
+    ),
     compute=kernel(K, "rbp_resid"),
     better="neither",
     trec_name=lambda m: "rbp_resid" if not m.params else None,
@@ -129,7 +139,9 @@ RELSTRING = MetricDef(
     aggregate="none",
     compute=kernel(K, "relstring"),
     # trec_eval prints its default, 10, as plain relstring (the canonical text shows it: relstring@10)
-    trec_name=lambda m: (None if not plain(m, "k") else "relstring" if m.get("k") == 10 else f"relstring_{m.get('k')}"),
+    trec_name=lambda m: (
+        None if not plain(m, "k") else "relstring" if m.get("k") == 10 else f"relstring_{m.get('k')}"
+    ),
     doc="""relstring@k: one character per top-k document: its label 0-9, '>' above 9, '-' when it is absent
 from the qrels and '.' when its label is negative (pooled, unjudged). A display of the ranking for
 debugging, trec_eval's relstring (m_relstring.c); it has no summary value.""",

@@ -60,11 +60,11 @@ from irspec.errors import IrspecError, IrspecWarning
 
 __all__ = [
     "RelevanceEvaluator",
-    "supported_measures",
-    "supported_nicknames",
+    "compute_aggregated_measure",
     "parse_qrel",
     "parse_run",
-    "compute_aggregated_measure",
+    "supported_measures",
+    "supported_nicknames",
 ]
 
 supported_measures: set[str] = {
@@ -180,8 +180,8 @@ def _spec(base: str, params: list[str]) -> str | None:
 
 def _keys(requested: dict[str, list[str]]) -> list[_Key]:
     """Every key of a query's result, with the irspec metric it shows, in trec_eval's order."""
-    from irspec.spec.plugins import get_registry
     from irspec.report.trec import trec_order
+    from irspec.spec.plugins import get_registry
 
     registry = get_registry()
     keys: list[_Key] = []
@@ -206,7 +206,9 @@ def _with_trec9(metric: Any) -> str:
     """``metric``'s canonical text with ``trec9=true`` added (``IPrec(trec9=true)@0.1``)."""
     text = str(metric)
     rest = text[len(metric.name) :]
-    return f"{metric.name}(trec9=true,{rest[1:]}" if rest.startswith("(") else f"{metric.name}(trec9=true){rest}"
+    return (
+        f"{metric.name}(trec9=true,{rest[1:]}" if rest.startswith("(") else f"{metric.name}(trec9=true){rest}"
+    )
 
 
 def _make_evaluator(qrels: Any, metrics: list[Any], **options: Any) -> Callable[[Any], Any]:
@@ -268,7 +270,9 @@ class RelevanceEvaluator:
         return _make_evaluator(self._qrels, self._metrics, depth=0, **self._options)
 
     def __repr__(self) -> str:
-        shown = ", ".join(self._names[:6]) + (f", ... ({len(self._names)} keys)" if len(self._names) > 6 else "")
+        shown = ", ".join(self._names[:6]) + (
+            f", ... ({len(self._names)} keys)" if len(self._names) > 6 else ""
+        )
         return f"<irspec.compat.pytrec_eval.RelevanceEvaluator: {len(self._judged)} judged queries; {shown}>"
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
@@ -285,7 +289,9 @@ class RelevanceEvaluator:
         empty: list[str] = []
         for q in queries:
             docs = scores[q]
-            if type(docs) is not dict and not isinstance(docs, Mapping):  # dict first: the ABC check is slower
+            if type(docs) is not dict and not isinstance(
+                docs, Mapping
+            ):  # dict first: the ABC check is slower
                 raise TypeError(f"Unable to extract query/object scores: query {q!r} has no dict of scores.")
             if docs:
                 ranked[q] = docs
@@ -295,7 +301,9 @@ class RelevanceEvaluator:
             return {q: dict.fromkeys(self._names, 0.0) for q in queries}
         return self._per_query(queries, ranked, empty)
 
-    def _per_query(self, queries: list[str], ranked: dict[str, Any], empty: list[str]) -> dict[str, dict[str, float]]:
+    def _per_query(
+        self, queries: list[str], ranked: dict[str, Any], empty: list[str]
+    ) -> dict[str, dict[str, float]]:
         import numpy as np
 
         parts = []

@@ -41,14 +41,20 @@ import polars as pl
 
 from irspec.data.arrays import SOURCE as TOPK
 from irspec.data.arrays import frame_from_topk
+from irspec.data.datasets import is_dataset_id, qrels_frame
 from irspec.data.kinds import QRELS, RUN, Kind
-from irspec.data.objects import frame_from_dataframe, frame_from_mapping, frame_from_rows, is_dataframe, is_named_tuples
+from irspec.data.objects import (
+    frame_from_dataframe,
+    frame_from_mapping,
+    frame_from_rows,
+    is_dataframe,
+    is_named_tuples,
+)
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
 from irspec.data.trec import Source, read_text, stem
-from irspec.data.datasets import is_dataset_id, qrels_frame
 from irspec.errors import InputError, quote
 
-__all__ = ["Qrels", "Run", "read_qrels", "read_run", "sniff_kind", "split_kinds", "checked"]
+__all__ = ["Qrels", "Run", "checked", "read_qrels", "read_run", "sniff_kind", "split_kinds"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -68,13 +74,17 @@ class Qrels:
     source: str
 
     @classmethod
-    def read(cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None) -> Qrels:
+    def read(
+        cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None
+    ) -> Qrels:
         """Read a TREC qrels file (``qid iter docno label``) or a Parquet file: a path, ``"-"`` for
         standard input, or an open file. ``source`` overrides the name used in error messages;
         ``columns`` names a Parquet file's columns as :meth:`from_frame` takes them."""
         if is_parquet(path_or_file):
             name = source or os.fspath(path_or_file)
-            return cls(checked(read_parquet(path_or_file, QRELS, name, columns)[0], QRELS, name, "row")[0], name)
+            return cls(
+                checked(read_parquet(path_or_file, QRELS, name, columns)[0], QRELS, name, "row")[0], name
+            )
         _no_columns(columns, source or path_or_file)
         text = read_text(path_or_file, QRELS, source)
         return cls(checked(text.frame, QRELS, text.source)[0], text.source)
@@ -86,7 +96,9 @@ class Qrels:
         return cls(checked(read.frame, QRELS, "<dict>", distinct=read.distinct)[0], "<dict>")
 
     @classmethod
-    def from_frame(cls, df: Any, *, source: str = "<DataFrame>", columns: Mapping[str, str] | None = None) -> Qrels:
+    def from_frame(
+        cls, df: Any, *, source: str = "<DataFrame>", columns: Mapping[str, str] | None = None
+    ) -> Qrels:
         """Qrels from a pandas or polars DataFrame or a polars LazyFrame with ir_measures' columns
         (``query_id, doc_id, relevance``), PyTerrier's (``qid, docno, label``), or those ``columns`` maps
         irspec's names (``query``, ``docno``, ``label``) to; other columns are ignored. ``source`` names
@@ -147,7 +159,9 @@ class Run:
         return found.struct.field("value"), found.struct.field("len").to_numpy().astype(np.int64)
 
     @classmethod
-    def read(cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None) -> Run:
+    def read(
+        cls, path_or_file: Source, *, source: str | None = None, columns: Mapping[str, str] | None = None
+    ) -> Run:
         """Read a TREC run file (``qid iter docno rank score [runid]``) or a Parquet file: a path,
         ``"-"`` for standard input, or an open file. ``source`` overrides the name used in error
         messages; ``columns`` names a Parquet file's columns as :meth:`from_frame` takes them."""
@@ -169,7 +183,9 @@ class Run:
         return cls(frame, name, "<dict>", keys, blocks=read.blocks)
 
     @classmethod
-    def from_topk(cls, query_ids: Any, doc_ids: Any, scores: Any, *, corpus_ids: Any = None, name: str = "run") -> Run:
+    def from_topk(
+        cls, query_ids: Any, doc_ids: Any, scores: Any, *, corpus_ids: Any = None, name: str = "run"
+    ) -> Run:
         """A run from a retriever's top k as arrays: query ids (n), document ids and scores (n × k);
         ``-1`` ids skipped, ``corpus_ids`` the ids by position when ``doc_ids`` are positions
         (:mod:`irspec.data.arrays`). Its source is ``<topk>``, and errors name the row."""
@@ -188,7 +204,9 @@ class Run:
         return cls(frame, name, "<DataFrame>", keys)
 
     @classmethod
-    def from_rows(cls, rows: Iterable[Any], name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
+    def from_rows(
+        cls, rows: Iterable[Any], name: str = "run", *, columns: Mapping[str, str] | None = None
+    ) -> Run:
         """A run from named tuples such as ir_measures' or ir_datasets' ``ScoredDoc(query_id, doc_id,
         score)``; fields are found as a frame's columns."""
         frame, keys = checked(frame_from_rows(rows, RUN, "<rows>", columns), RUN, "<rows>")
@@ -245,7 +263,10 @@ def sniff_kind(path: str | os.PathLike[str]) -> str:
             return "run"
         if names & {"relevance", "label"}:
             return "qrels"
-        raise InputError("cannot tell qrels from a run: expected a 'score' column (a run) or 'relevance' or 'label' (qrels)", source)
+        raise InputError(
+            "cannot tell qrels from a run: expected a 'score' column (a run) or 'relevance' or 'label' (qrels)",
+            source,
+        )
     try:
         with open(source, "rb") as f:
             head = f.read(1 << 16)
@@ -311,7 +332,10 @@ def _no_columns(columns: Mapping[str, str] | None, src: Any) -> None:
     """A TREC text file's fields are fixed: ``columns`` there is a mistake, not something to ignore."""
     if columns is not None:
         name = src if isinstance(src, (str, os.PathLike)) else getattr(src, "name", "<file>")
-        raise InputError("columns= names the columns of a DataFrame, Arrow data or a Parquet file; a TREC text file's fields are fixed", os.fspath(name) if not isinstance(name, str) else name)
+        raise InputError(
+            "columns= names the columns of a DataFrame, Arrow data or a Parquet file; a TREC text file's fields are fixed",
+            os.fspath(name) if not isinstance(name, str) else name,
+        )
 
 
 def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, source: str) -> _QrelsOrRun:
@@ -401,7 +425,9 @@ def _is_sorted(frame: pl.DataFrame) -> bool:
     return bool(frame.select(((nq > q) | ((nq == q) & (nd > d))).fill_null(True).all()).item())
 
 
-def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str, unit: str, kind: Kind = RUN) -> None:
+def _check_duplicates(
+    frame: pl.DataFrame, keys: np.ndarray, source: str, unit: str, kind: Kind = RUN
+) -> None:
     if frame.height < 2:
         return
     # Equal (query, docno) pairs always hash equal, so distinct keys prove there is no duplicate.
@@ -415,10 +441,13 @@ def _check_duplicates(frame: pl.DataFrame, keys: np.ndarray, source: str, unit: 
     first = frame.filter((pl.col("query") == q) & (pl.col("docno") == d))["line"][0]
     seen = f" (first on {unit} {first})" if first is not None else ""
     # TREC's diversity qrels ("topic subtopic docno label") judge a document once per subtopic
-    hint = "; qrels with subtopics are read by the metrics that use them (irspec-diversity's)" if kind is QRELS else ""
+    hint = (
+        "; qrels with subtopics are read by the metrics that use them (irspec-diversity's)"
+        if kind is QRELS
+        else ""
+    )
     raise InputError(f"duplicate docno {quote(d)}{seen}{hint}", source, line, q, unit=unit)
 
 
 def _query_ids(frame: pl.DataFrame) -> list[str]:
     return frame.get_column("query").unique().sort().to_list()
-

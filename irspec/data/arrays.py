@@ -22,7 +22,7 @@ import polars as pl
 from irspec.data.objects import no_lines
 from irspec.errors import InputError, quote
 
-__all__ = ["SOURCE", "NO_RESULT", "TopK", "frame_from_topk"]
+__all__ = ["NO_RESULT", "SOURCE", "TopK", "frame_from_topk"]
 
 SOURCE = "<topk>"
 NO_RESULT = -1
@@ -80,20 +80,25 @@ class TopK:
             own = docnos.slice(int(starts[row]), int(lengths[row]))
             repeated = own.filter(own.is_duplicated())
             if len(repeated):
-                raise InputError(f"row {row}: doc id {quote(repeated[0])} is given twice", SOURCE, query=self.query_ids[row])
-
+                raise InputError(
+                    f"row {row}: doc id {quote(repeated[0])} is given twice",
+                    SOURCE,
+                    query=self.query_ids[row],
+                )
 
     def _check_numbers(self, numbers: np.ndarray) -> None:
         """No integer id twice in a row of ``numbers`` (``-1``, no result, may repeat): each row
         sorted, equal neighbours compared; in 32 bits when the ids fit, twice as fast to sort."""
-        small = numbers.dtype.itemsize > 4 and len(numbers) and -1 <= numbers.min() and numbers.max() < 2**31
+        small = numbers.dtype.itemsize > 4 and len(numbers) and numbers.min() >= -1 and numbers.max() < 2**31
         ordered = np.sort(numbers.astype(np.int32) if small else numbers, axis=1)
         same = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != NO_RESULT)
         rows = np.flatnonzero(same.any(axis=1))
         if len(rows):
             row = int(rows[0])
             doc = ordered[row, 1:][same[row]][0]
-            raise InputError(f"row {row}: doc id {str(int(doc))!r} is given twice", SOURCE, query=self.query_ids[row])
+            raise InputError(
+                f"row {row}: doc id {str(int(doc))!r} is given twice", SOURCE, query=self.query_ids[row]
+            )
 
 
 def frame_from_topk(query_ids: Any, doc_ids: Any, scores: Any, corpus_ids: Any = None) -> TopK:
@@ -135,7 +140,9 @@ def frame_from_topk(query_ids: Any, doc_ids: Any, scores: Any, corpus_ids: Any =
         kept = _positions(kept, docs, _as_array(corpus_ids, "corpus_ids"))
     docno = _ids(kept, "doc_ids")
     score = values.ravel() if every else values[valid]
-    query = pl.Series("query", qids, dtype=pl.String).gather(np.repeat(np.arange(len(qids), dtype=np.int64), lengths))
+    query = pl.Series("query", qids, dtype=pl.String).gather(
+        np.repeat(np.arange(len(qids), dtype=np.int64), lengths)
+    )
     frame = pl.DataFrame([query, docno.alias("docno"), pl.Series("score", score), no_lines(len(score))])
     numbers = docs if docs.dtype.kind in "iu" and corpus_ids is None else None
     return TopK(frame, qids, lengths, numbers, None if every else valid)
@@ -149,24 +156,31 @@ def _as_array(x: Any, what: str) -> np.ndarray:
         try:
             return np.from_dlpack(x)
         except (BufferError, TypeError, RuntimeError) as e:  # a GPU tensor, say
-            raise InputError(f"{what}: cannot read it through DLPack ({e}); move it to the CPU first", SOURCE) from None
+            raise InputError(
+                f"{what}: cannot read it through DLPack ({e}); move it to the CPU first", SOURCE
+            ) from None
     try:
         return np.asarray(x)
     except (TypeError, ValueError, RuntimeError) as e:  # ragged lists; a CUDA tensor's __array__
-        raise InputError(f"{what}: cannot read it as an array ({str(e)[:120]}); move a GPU tensor to the CPU first", SOURCE) from None
+        raise InputError(
+            f"{what}: cannot read it as an array ({str(e)[:120]}); move a GPU tensor to the CPU first", SOURCE
+        ) from None
 
 
 def _positions(kept: np.ndarray, docs: np.ndarray, corpus: np.ndarray) -> np.ndarray:
     """The ids at positions ``kept`` (the valid entries of ``docs``) of ``corpus``."""
     if docs.dtype.kind not in "iu":
-        raise InputError(f"with corpus_ids, doc_ids must be integer positions, got an array of {docs.dtype}", SOURCE)
+        raise InputError(
+            f"with corpus_ids, doc_ids must be integer positions, got an array of {docs.dtype}", SOURCE
+        )
     if corpus.ndim != 1:
         raise InputError(f"corpus_ids must be 1-D, got shape {corpus.shape}", SOURCE)
     beyond = docs >= len(corpus)
     if beyond.any():
         row, col = np.argwhere(beyond)[0].tolist()
         raise InputError(
-            f"row {row}, column {col}: position {int(docs[row, col])} is beyond corpus_ids ({len(corpus)} ids)", SOURCE
+            f"row {row}, column {col}: position {int(docs[row, col])} is beyond corpus_ids ({len(corpus)} ids)",
+            SOURCE,
         )
     return corpus[kept]
 
@@ -202,9 +216,16 @@ def _ids(arr: np.ndarray, what: str) -> pl.Series:
                 return out
         except (TypeError, pl.exceptions.PolarsError):
             pass
-        bad = next(i for i, x in enumerate(flat.tolist()) if not isinstance(x, (str, int, np.integer)) or isinstance(x, bool))
+        bad = next(
+            i
+            for i, x in enumerate(flat.tolist())
+            if not isinstance(x, (str, int, np.integer)) or isinstance(x, bool)
+        )
         where = np.unravel_index(bad, arr.shape)
-        raise InputError(f"{what}[{', '.join(map(str, where))}]: ids must be strings or integers, got {quote(flat[bad])}", SOURCE)
+        raise InputError(
+            f"{what}[{', '.join(map(str, where))}]: ids must be strings or integers, got {quote(flat[bad])}",
+            SOURCE,
+        )
     raise InputError(f"{what} must hold strings or integers, got an array of {arr.dtype}", SOURCE)
 
 

@@ -28,7 +28,15 @@ from irspec.errors import InputError, SpecError, or_list, suggest
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import DATASET_MEASURES, Metric, Registry
 
-__all__ = ["PREFIX", "is_dataset_id", "check_qrels", "qrels_records", "qrels_frame", "official_specs", "parse_specs"]
+__all__ = [
+    "PREFIX",
+    "check_qrels",
+    "is_dataset_id",
+    "official_specs",
+    "parse_specs",
+    "qrels_frame",
+    "qrels_records",
+]
 
 PREFIX = "irds:"
 """How a qrels argument names an ir_datasets dataset instead of a file."""
@@ -69,10 +77,19 @@ def qrels_frame(src: str) -> pl.DataFrame:
     rows = qrels_records(src)
     missing = [name for name in _FIELDS if rows and not hasattr(rows[0], name)]
     if missing:
-        raise InputError(f"the dataset's qrels records ({type(rows[0]).__name__}) have no {or_list(missing)}", src)
+        raise InputError(
+            f"the dataset's qrels records ({type(rows[0]).__name__}) have no {or_list(missing)}", src
+        )
     return pl.DataFrame(
-        [pl.Series(name, [getattr(r, name) for r in rows], dtype=None if rows else getattr(pl, dtype), strict=False)
-         for name, dtype in _FIELDS.items()]
+        [
+            pl.Series(
+                name,
+                [getattr(r, name) for r in rows],
+                dtype=None if rows else getattr(pl, dtype),
+                strict=False,
+            )
+            for name, dtype in _FIELDS.items()
+        ]
     )
 
 
@@ -136,7 +153,9 @@ def _dataset(src: str) -> Any:
     dataset_id = src[len(PREFIX) :]
     ir_datasets = _import_ir_datasets(src)
     if not dataset_id:
-        raise InputError(f"no dataset id after {PREFIX!r}; expected {PREFIX}<id>, e.g. irds:antique/test", src)
+        raise InputError(
+            f"no dataset id after {PREFIX!r}; expected {PREFIX}<id>, e.g. irds:antique/test", src
+        )
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:
@@ -154,5 +173,7 @@ def _import_ir_datasets(src: str) -> Any:
     except ModuleNotFoundError as e:
         if e.name != "ir_datasets":  # installed, but one of its own dependencies is not
             raise InputError(f"ir_datasets cannot be imported ({e}); reinstall it: {_INSTALL}", src) from None
-        raise InputError(f"reading irds: qrels needs ir_datasets, which is not installed: {_INSTALL}", src) from None
+        raise InputError(
+            f"reading irds: qrels needs ir_datasets, which is not installed: {_INSTALL}", src
+        ) from None
     return ir_datasets

@@ -40,11 +40,16 @@ def make_frame(columns: Mapping[str, Any], types: Mapping[str, str], backend: st
         try:
             import pandas
         except ImportError:
-            raise IrspecError("to_frame(backend='pandas') needs pandas: pip install pandas (or use backend='polars')") from None
+            raise IrspecError(
+                "to_frame(backend='pandas') needs pandas: pip install pandas (or use backend='polars')"
+            ) from None
         return pandas.DataFrame(dict(columns), columns=list(columns))
     import polars
 
     schema = {name: getattr(polars, _POLARS_TYPES[types[name]]) for name in columns}
     # polars turns NaN into null only in numpy input; a float column of Python numbers becomes one
-    data = {name: np.asarray(col, dtype=np.float64) if types[name] == "float" else col for name, col in columns.items()}
+    data = {
+        name: np.asarray(col, dtype=np.float64) if types[name] == "float" else col
+        for name, col in columns.items()
+    }
     return polars.DataFrame(data, schema=schema, nan_to_null=True)

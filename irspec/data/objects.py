@@ -63,7 +63,9 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
             f"expected a mapping {{qid: {{docno: {kind.value}}}}}, got {type(d).__name__}", source
         )
     inner = list(d.values())
-    bad = next((i for i, docs in enumerate(inner) if type(docs) is not dict and not isinstance(docs, Mapping)), None)
+    bad = next(
+        (i for i, docs in enumerate(inner) if type(docs) is not dict and not isinstance(docs, Mapping)), None
+    )
     if bad is not None:
         raise InputError(
             f"expected a mapping docno -> {kind.value}, got {type(inner[bad]).__name__}",
@@ -77,13 +79,17 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
     values = list(chain.from_iterable(map(methodcaller("values"), inner)))
     value = _values_from_objects(values, kind, docno, query, source)
     value = _value_column(value, kind, [query, docno], source, rows=False)
-    frame = pl.DataFrame([query.alias("query"), docno.alias("docno"), value.alias(kind.value), no_lines(len(value))])
+    frame = pl.DataFrame(
+        [query.alias("query"), docno.alias("docno"), value.alias(kind.value), no_lines(len(value))]
+    )
     answered = lengths > 0
     blocks = (qids.filter(pl.Series(answered)), lengths[answered])
     return MappingFrame(frame, strings and all_strings, blocks)
 
 
-def _values_from_objects(values: list[Any], kind: Kind, docnos: pl.Series, queries: pl.Series, source: str) -> pl.Series:
+def _values_from_objects(
+    values: list[Any], kind: Kind, docnos: pl.Series, queries: pl.Series, source: str
+) -> pl.Series:
     """The labels or scores of a mapping as a column; a value that is not a number names its query and
     docno. Scores go straight into a float column (polars refuses strings and ``None`` there); labels
     through numpy, which keeps integers beyond 64 bits apart from floats."""
@@ -109,7 +115,9 @@ def _values_from_objects(values: list[Any], kind: Kind, docnos: pl.Series, queri
     return pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
 
 
-def _ids_from_objects(name: str, what: str, ids: list[Any], queries: Any, source: str) -> tuple[pl.Series, bool]:
+def _ids_from_objects(
+    name: str, what: str, ids: list[Any], queries: Any, source: str
+) -> tuple[pl.Series, bool]:
     """Strings as they are, integers as their decimal text; anything else names the first offender.
     Also whether every id was a string already."""
     try:
@@ -120,7 +128,9 @@ def _ids_from_objects(name: str, what: str, ids: list[Any], queries: Any, source
         pass
     bad = next((i for i, x in enumerate(ids) if not isinstance(x, str) and not _is_label(x)), None)
     if bad is not None:
-        raise InputError(f"{what} must be strings (or integers), got {quote(ids[bad])}", source, query=str(queries[bad]))
+        raise InputError(
+            f"{what} must be strings (or integers), got {quote(ids[bad])}", source, query=str(queries[bad])
+        )
     return pl.Series(name, [x if isinstance(x, str) else str(int(x)) for x in ids], dtype=pl.String), False
 
 
@@ -159,12 +169,16 @@ def is_named_tuples(obj: Any) -> bool:
     them, as ir_datasets' ``qrels_iter()`` gives."""
     if isinstance(obj, (list, tuple)):
         return bool(obj) and isinstance(obj[0], tuple)  # plain tuples get a clear error there
-    return isinstance(obj, Iterable) and not isinstance(obj, (str, bytes, Mapping)) and not (
-        hasattr(obj, "read") or hasattr(obj, "__fspath__") or is_dataframe(obj)
+    return (
+        isinstance(obj, Iterable)
+        and not isinstance(obj, (str, bytes, Mapping))
+        and not (hasattr(obj, "read") or hasattr(obj, "__fspath__") or is_dataframe(obj))
     )
 
 
-def frame_from_rows(rows: Iterable[Any], kind: Kind, source: str, columns: Mapping[str, str] | None = None) -> pl.DataFrame:
+def frame_from_rows(
+    rows: Iterable[Any], kind: Kind, source: str, columns: Mapping[str, str] | None = None
+) -> pl.DataFrame:
     """The frame of named tuples (one per judgment or ranked document), by their field names as a
     frame's columns are found (:func:`frame_from_dataframe`)."""
     rows = list(rows)
@@ -176,9 +190,11 @@ def frame_from_rows(rows: Iterable[Any], kind: Kind, source: str, columns: Mappi
         )
     bad = next((i for i, r in enumerate(rows) if getattr(r, "_fields", None) != fields), None)
     if bad is not None:
-        raise InputError(f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {rows[bad]!r}", source)
+        raise InputError(
+            f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {rows[bad]!r}", source
+        )
     names = _column_names(list(fields), kind, columns, source, "fields")
-    data = dict(zip(fields, zip(*rows))) if rows else {f: () for f in fields}
+    data = dict(zip(fields, zip(*rows))) if rows else dict.fromkeys(fields, ())
     series = [_series_from_objects(name, list(data[name])) for name in names]
     return _frame_from_columns(series, kind, source)
 
@@ -188,7 +204,9 @@ def _series_from_objects(name: str, values: list[Any]) -> pl.Series:
     return pl.Series(name, values, strict=False)
 
 
-def frame_from_dataframe(df: Any, kind: Kind, source: str, columns: Mapping[str, str] | None = None) -> pl.DataFrame:
+def frame_from_dataframe(
+    df: Any, kind: Kind, source: str, columns: Mapping[str, str] | None = None
+) -> pl.DataFrame:
     """The frame of a pandas or polars DataFrame (or a polars LazyFrame): its query, docno and value
     columns, found by name (see the module docstring); other columns are ignored."""
     if not is_dataframe(df):
@@ -213,8 +231,11 @@ def _column_names(
     given = dict(columns or {})
     unknown = sorted(set(given) - set(ROLES))
     if unknown:
-        raise InputError(f"columns: unknown name{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"irspec's names are {', '.join(ROLES)}", source)
+        raise InputError(
+            f"columns: unknown name{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"irspec's names are {', '.join(ROLES)}",
+            source,
+        )
     names = []
     for role in ("query", "docno", kind.value):
         if role in given:
@@ -222,8 +243,11 @@ def _column_names(
             continue
         candidates = list(dict.fromkeys(c[role] for c in CONVENTIONS.values() if c[role] in found))
         if len(candidates) > 1:
-            raise InputError(f"both {candidates[0]!r} and {candidates[1]!r} could be the {role} {what}; "
-                             f"say which with columns={{{role!r}: ...}}", source)
+            raise InputError(
+                f"both {candidates[0]!r} and {candidates[1]!r} could be the {role} {what}; "
+                f"say which with columns={{{role!r}: ...}}",
+                source,
+            )
         names.append(candidates[0] if candidates else None)
     missing = [role for role, name in zip(("query", "docno", kind.value), names) if name not in found]
     if missing:
@@ -244,7 +268,9 @@ def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.Da
     q, d, v = cols
     ids = [_id_column(s, source) for s in (q, d)]
     value = _value_column(v, kind, ids, source)
-    return pl.DataFrame([ids[0].alias("query"), ids[1].alias("docno"), value.alias(kind.value), no_lines(len(value))])
+    return pl.DataFrame(
+        [ids[0].alias("query"), ids[1].alias("docno"), value.alias(kind.value), no_lines(len(value))]
+    )
 
 
 def _series_from_pandas(s: Any, name: str) -> pl.Series:
@@ -264,9 +290,12 @@ def _series_from_pandas(s: Any, name: str) -> pl.Series:
 
 
 def _id_column(s: pl.Series, source: str) -> pl.Series:
-    if s.dtype == pl.String or s.dtype == pl.Categorical or isinstance(s.dtype, pl.Enum):
-        out = s.cast(pl.String)
-    elif s.dtype.is_integer():
+    if (
+        s.dtype == pl.String
+        or s.dtype == pl.Categorical
+        or isinstance(s.dtype, pl.Enum)
+        or s.dtype.is_integer()
+    ):
         out = s.cast(pl.String)
     else:
         raise InputError(f"column {s.name!r} must hold strings (or integers), not {s.dtype}", source)
@@ -276,7 +305,9 @@ def _id_column(s: pl.Series, source: str) -> pl.Series:
     return out
 
 
-def _value_column(s: pl.Series, kind: Kind, ids: list[pl.Series], source: str, rows: bool = True) -> pl.Series:
+def _value_column(
+    s: pl.Series, kind: Kind, ids: list[pl.Series], source: str, rows: bool = True
+) -> pl.Series:
     """The labels (Int64; integral floats become integers) or scores (Float64) of ``s``; an error names
     the query, the docno and, when ``rows``, the row."""
 

@@ -22,7 +22,7 @@ from irspec.data.kinds import RUN, Kind
 from irspec.data.objects import frame_from_dataframe
 from irspec.errors import InputError
 
-__all__ = ["is_parquet", "read_parquet", "is_arrow", "read_arrow", "RUN_COLUMN"]
+__all__ = ["RUN_COLUMN", "is_arrow", "is_parquet", "read_arrow", "read_parquet"]
 
 _MAGIC = b"PAR1"
 
@@ -48,7 +48,10 @@ def is_parquet(src: Any) -> bool:
 
 
 def read_parquet(
-    path: str | os.PathLike[str], kind: Kind, source: str | None = None, columns: Mapping[str, str] | None = None
+    path: str | os.PathLike[str],
+    kind: Kind,
+    source: str | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> tuple[pl.DataFrame, str | None]:
     """The frame of a Parquet file of qrels or a run (``kind``), and the run's runid from its ``run``
     column (None without one)."""
@@ -86,7 +89,9 @@ def _read_table(
     try:
         frame = frame_from_dataframe(lazy, kind, source, columns)
         has_name = kind is RUN and RUN_COLUMN in lazy.collect_schema().names()
-        name = _run_name(lazy.select(RUN_COLUMN).collect().get_column(RUN_COLUMN), source) if has_name else None
+        name = (
+            _run_name(lazy.select(RUN_COLUMN).collect().get_column(RUN_COLUMN), source) if has_name else None
+        )
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(f"cannot read: {_first_line(e)}", source) from None
     return frame.with_columns(pl.int_range(0, pl.len(), dtype=pl.UInt32).alias("line")), name

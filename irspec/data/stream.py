@@ -64,7 +64,16 @@ from irspec.errors import EvaluationError, InputError, quote
 from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
 from irspec.progress import Progress
 
-__all__ = ["DISCARD", "Discard", "Partitions", "RunBlocks", "default_memory", "open_run", "parse_memory", "spill_directory"]
+__all__ = [
+    "DISCARD",
+    "Discard",
+    "Partitions",
+    "RunBlocks",
+    "default_memory",
+    "open_run",
+    "parse_memory",
+    "spill_directory",
+]
 
 WORKING_SET_FACTOR = 5.0
 """Peak bytes of memory per byte of run text when a run is evaluated whole: measured 2.1 for a 5M-line
@@ -132,7 +141,7 @@ def parse_memory(value: str | int) -> int:
         if match is None:
             where = _first_bad(value)
             raise EvaluationError(
-                f"memory {quote(value)}: unexpected {value[where:where + 1]!r} at position {where + 1}; "
+                f"memory {quote(value)}: unexpected {value[where : where + 1]!r} at position {where + 1}; "
                 "expected a number and a unit, such as '500MB' or '1GiB'"
             )
         number, unit = match.groups()
@@ -145,7 +154,9 @@ def parse_memory(value: str | int) -> int:
         # more than the bound has
         exact = decimal.Decimal(number) * _UNITS[unit.lower()]
     if exact > MAX_MEMORY:
-        raise EvaluationError(f"memory {quote(value)}: more than 1 EiB ({MAX_MEMORY} bytes), past any machine's memory")
+        raise EvaluationError(
+            f"memory {quote(value)}: more than 1 EiB ({MAX_MEMORY} bytes), past any machine's memory"
+        )
     size = math.floor(exact)
     if size <= 0:
         raise EvaluationError(f"memory must be more than 0 bytes, got {quote(value)}")
@@ -204,7 +215,11 @@ def _room(budget: int) -> int:
 
 
 def open_run(
-    src: Any, memory: str | int | None = None, *, block_bytes: int | None = None, columns: Mapping[str, str] | None = None
+    src: Any,
+    memory: str | int | None = None,
+    *,
+    block_bytes: int | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Run | RunBlocks:
     """The run ``src`` (anything :func:`~irspec.data.read_run` takes, with its ``columns``), read whole, or
     as :class:`RunBlocks` when it is a file or standard input whose working set would exceed ``memory``
@@ -319,12 +334,21 @@ class RunBlocks:
     """
 
     def __init__(
-        self, path: str, source: str, block_bytes: int, spread_bytes: int | None = None, *, stem: str | None, directory: str | None = None
+        self,
+        path: str,
+        source: str,
+        block_bytes: int,
+        spread_bytes: int | None = None,
+        *,
+        stem: str | None,
+        directory: str | None = None,
     ) -> None:
         self.path = path
         self.source = source
         self.block_bytes = max(int(block_bytes), 64)  # a few lines at least
-        self.spread_bytes = max(int(spread_bytes or block_bytes), self.block_bytes)  # read at once to partition
+        self.spread_bytes = max(
+            int(spread_bytes or block_bytes), self.block_bytes
+        )  # read at once to partition
         self.stem = stem
         self.name = stem or "run"
         self.partitions: int | None = None  # how many, once the run is partitioned
@@ -462,7 +486,9 @@ class RunBlocks:
             first += lines
             self._lines = first - 1
             where = os.path.basename(self.source)
-            self._progress.update(detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})")
+            self._progress.update(
+                detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})"
+            )
             if frame.height:
                 self._runid = runid
                 self.name = self.stem or self._runid or "run"
@@ -488,7 +514,9 @@ class Partitions:
     query issues), whatever the order the rows came in. The files go in ``directory`` (its owner
     removes it) and each is removed as its partition is read."""
 
-    def __init__(self, directory: str, count: int, key: str, *, what: str | None = None, remedy: str | None = None) -> None:
+    def __init__(
+        self, directory: str, count: int, key: str, *, what: str | None = None, remedy: str | None = None
+    ) -> None:
         self.directory = directory
         self.count = count
         self.key = key
@@ -503,7 +531,9 @@ class Partitions:
         """Spread ``frame``'s rows over the partitions (one file per partition it reaches). A write that
         fails (a full disk) is an :class:`~irspec.errors.EvaluationError` naming the directory."""
         part = (frame.get_column(self.key).hash(_HASH_SEED) % self.count).alias("_part")
-        for (p,), rows in frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items():
+        for (p,), rows in (
+            frame.with_columns(part).partition_by("_part", as_dict=True, include_key=False).items()
+        ):
             path = os.path.join(self.directory, f"{self.key}-{p}-{self._added}.arrow")
             self._files[p].append(path)  # listed first: a file cut short is removed with the others
             try:
@@ -543,7 +573,9 @@ def _temporary_error(error: OSError, directory: str, what: str, remedy: str) -> 
     as the error goes up (:meth:`RunBlocks.close`, :func:`spill_directory`), before anyone reads it."""
     text = error.strerror or str(error)
     code = error.errno
-    found = re.search(r"\s*\(os error (\d+)\)", text)  # polars' errors: "No space left on device (os error 28)"
+    found = re.search(
+        r"\s*\(os error (\d+)\)", text
+    )  # polars' errors: "No space left on device (os error 28)"
     if found:
         code, text = code or int(found.group(1)), text[: found.start()] + text[found.end() :]
     message = f"cannot write {what} to the temporary directory {directory} (TMPDIR): {text}"
@@ -557,7 +589,9 @@ def _make_directory(what: str) -> str:
     try:
         return tempfile.mkdtemp(prefix="irspec-")
     except OSError as e:
-        raise _temporary_error(e, tempfile.gettempdir(), what, "set TMPDIR to a directory with room") from None
+        raise _temporary_error(
+            e, tempfile.gettempdir(), what, "set TMPDIR to a directory with room"
+        ) from None
 
 
 def _size(n: float) -> str:

@@ -52,7 +52,7 @@ from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.errors import InputError, quote
 from irspec.lines import MAX_LINE, READ_SIZE, check_lines
 
-Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]  # noqa: UP007 (a runtime alias on 3.10)
+Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
 Buffer = Union[bytes, mmap.mmap]  # noqa: UP007
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -394,7 +394,7 @@ def _parse_fast(
     if comments is None:
         comments = _has_comment_lines(data)
     c = _columns(5)
-    schema = {name: pl.String for name in c}
+    schema = dict.fromkeys(c, pl.String)
     schema[c[3]] = pl.Int64  # typed columns parse faster than text
     keep = None
     if kind is RUN:
@@ -403,7 +403,9 @@ def _parse_fast(
         # they are not materialised (a fifth less memory and time for a 5M-line run).
         keep = [c[0], c[2], c[4]]
     try:
-        df = _csv(data if csv_source is None else csv_source, schema, separator, "#" if comments else None, keep)
+        df = _csv(
+            data if csv_source is None else csv_source, schema, separator, "#" if comments else None, keep
+        )
     except pl.exceptions.PolarsError:
         return None
     required = [k for k in c[: kind.min_fields] if k in df.columns]
@@ -443,7 +445,7 @@ def _parse_slow(data: Buffer, kind: Kind, source: str) -> pl.DataFrame:
     """Read normalised bytes one row per physical line; raise for the first bad line."""
     c = _columns(5)
     try:
-        df = _csv(data, {name: pl.String for name in c})
+        df = _csv(data, dict.fromkeys(c, pl.String))
     except pl.exceptions.PolarsError as e:
         _raise_undecodable(data, source, e)
     df = df.with_row_index("line", offset=1)
@@ -520,4 +522,3 @@ def _runid(data: Buffer, frame: pl.DataFrame) -> str | None:
         return None
     fields = _WS_SPLIT.split(_last_data_line(data).strip(_WS_CHARS))
     return fields[5] if len(fields) >= 6 else None
-

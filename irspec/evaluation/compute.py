@@ -75,7 +75,9 @@ def judged_only_context(ctx: Context) -> Context:
         offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         frame = None if ctx.frame is None else _Kept(ctx.frame, kept)
         options = dataclasses.replace(ctx.options, judged_only=True)
-        sub = Context(list(ctx.query_ids), offsets, ctx.label[kept], ctx.qrels, options, frame, ctx.inputs)  # inputs: a plugin's qrels
+        sub = Context(
+            list(ctx.query_ids), offsets, ctx.label[kept], ctx.qrels, options, frame, ctx.inputs
+        )  # inputs: a plugin's qrels
         sub.missing = ctx.missing
         ctx._cache["judged-only"] = sub
     return ctx._cache["judged-only"]
@@ -134,4 +136,3 @@ def judgment_coverage(ctx: Context) -> tuple[list[str], np.ndarray, np.ndarray]:
         dropped = set(ctx.missing.tolist())
         ids = [q for i, q in enumerate(ids) if i not in dropped]
     return ids, values, shown
-

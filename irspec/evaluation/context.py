@@ -21,11 +21,20 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from irspec.spec import syntax
 from irspec.errors import EvaluationError, quote
+from irspec.spec import syntax
 from irspec.spec.registry import MAX_COUNT, Metric
 
-__all__ = ["Options", "Context", "QueryView", "IndexedQrels", "UNJUDGED", "segment_rows", "segment_cumsum", "safe_divide"]
+__all__ = [
+    "UNJUDGED",
+    "Context",
+    "IndexedQrels",
+    "Options",
+    "QueryView",
+    "safe_divide",
+    "segment_cumsum",
+    "segment_rows",
+]
 
 
 UNJUDGED = np.iinfo(np.int64).min // 2
@@ -66,7 +75,9 @@ class Options:
         if self.depth is not None:
             _check_count("depth", self.depth, minimum=0)
         if self.missing_queries not in ("zero", "skip", "error"):
-            raise EvaluationError(f"missing_queries must be zero, skip or error, got {quote(self.missing_queries)}")
+            raise EvaluationError(
+                f"missing_queries must be zero, skip or error, got {quote(self.missing_queries)}"
+            )
         if self.collection_size is not None:
             _check_count("collection_size", self.collection_size)
         j = self.judged_warning
@@ -86,7 +97,9 @@ class Options:
 
 def _check_count(name: str, value: Any, minimum: int = 1) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
-        raise EvaluationError(f"{name} must be an integer >= {minimum} and <= {MAX_COUNT}, got {quote(value)}")
+        raise EvaluationError(
+            f"{name} must be an integer >= {minimum} and <= {MAX_COUNT}, got {quote(value)}"
+        )
 
 
 class IndexedQrels(Protocol):
@@ -101,6 +114,7 @@ class IndexedQrels(Protocol):
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(R, N) per query, in the qrels' own query order."""
         ...
+
 
 # --------------------------------------------------------------------------------------------------
 # The per-run context that kernels compute from.
@@ -418,4 +432,3 @@ class QueryView:
     def R(self) -> int:
         """Relevant documents of the query in the qrels."""
         return sum(1 for v in self.qrels.values() if v >= self.relevance_level)
-

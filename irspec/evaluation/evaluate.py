@@ -53,9 +53,12 @@ def evaluate_many(
     judgments = read_judgments(qrels, bound, columns)
     index = judgments.index if isinstance(qrels, Judgments) else index_qrels(judgments.qrels)
     inputs = judgments.inputs
-    results = distinct_names([_evaluate_source(index, r, bound, options, memory, columns, inputs) for r in runs])
+    results = distinct_names(
+        [_evaluate_source(index, r, bound, options, memory, columns, inputs) for r in runs]
+    )
     issue_warnings(collect_warnings(results))
     return results
+
 
 def distinct_names(results: Sequence[Result]) -> list[Result]:
     """``results`` with every run name made unique, so that no output shows two rows of one name.
@@ -79,7 +82,9 @@ def distinct_names(results: Sequence[Result]) -> list[Result]:
             labels.append(f"{name} ({k})")
             taken.add(labels[-1])
         which = [f"{label!r} ({results[i].run_source})" for label, i in zip(labels, members)]
-        text = f"{len(members)} runs are named {name!r}; labelled " + ", ".join(which[:-1]) + " and " + which[-1]
+        text = (
+            f"{len(members)} runs are named {name!r}; labelled " + ", ".join(which[:-1]) + " and " + which[-1]
+        )
         for label, i in zip(labels, members):
             out[i] = dataclasses.replace(results[i], run_name=label, warnings=(*results[i].warnings, text))
     return out

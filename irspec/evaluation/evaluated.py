@@ -96,7 +96,9 @@ def results_frame(results: Sequence[Evaluated], *, wide: bool = False, backend: 
                     columns[name] += res.values[:, own[name]].tolist()
                 else:
                     columns[name] += [None] * len(res.query_ids)
-        types = {"run": "str", "query_id": "str"} | {name: "str" if name in texts else "float" for name in names}
+        types = {"run": "str", "query_id": "str"} | {
+            name: "str" if name in texts else "float" for name in names
+        }
         return make_frame(columns, types, backend)
     columns = {"run": [], "query_id": [], "metric": [], "value": []}
     if texts:

@@ -19,17 +19,17 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from irspec.data import Run
+from irspec.errors import EvaluationError
+from irspec.evaluation import systems
 from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.context import MissingQueries, Options
 from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.judgments import read_judgments
 from irspec.evaluation.parts import Part, evaluate_part, evaluate_parts, finish
-from irspec.evaluation import systems
-from irspec.evaluation.context import MissingQueries, Options
-from irspec.data import Run
-from irspec.errors import EvaluationError
-from irspec.spec.registry import Metric
 from irspec.evaluation.result import Result
 from irspec.evaluation.result_set import ResultSet, several_runs
+from irspec.spec.registry import Metric
 
 __all__ = ["Evaluator"]
 
@@ -64,7 +64,9 @@ class Evaluator:
         columns: Mapping[str, str] | None = None,
         memory: str | int | None = None,
     ) -> None:
-        self.options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)
+        self.options = Options(
+            relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning
+        )
         self.metrics: tuple[Metric, ...] = tuple(bind_metrics(metrics, qrels))
         if not self.metrics:
             raise EvaluationError("no metrics to compute")
@@ -77,7 +79,9 @@ class Evaluator:
 
     def __repr__(self) -> str:
         qrels = self.judgments.qrels
-        shown = ", ".join(map(str, self.metrics[:6])) + (f", ... ({len(self.metrics)} metrics)" if len(self.metrics) > 6 else "")
+        shown = ", ".join(map(str, self.metrics[:6])) + (
+            f", ... ({len(self.metrics)} metrics)" if len(self.metrics) > 6 else ""
+        )
         return (
             f"Evaluator(qrels={qrels.source!r}: {len(self._index.query_ids)} queries, {len(qrels)} judgments; "
             f"metrics: {shown}; relevance_level={self.options.relevance_level}, "
@@ -90,10 +94,21 @@ class Evaluator:
         for several (a mapping of names to runs or systems, a list)."""
         if several_runs(run, self.columns) is not None or systems.systems_of(run) is not None:
             return systems.evaluate(
-                self.judgments, run, self.metrics, **dataclasses.asdict(self.options), columns=self.columns, memory=self.memory
+                self.judgments,
+                run,
+                self.metrics,
+                **dataclasses.asdict(self.options),
+                columns=self.columns,
+                memory=self.memory,
             )
         name, source, runid, parts = evaluate_parts(
-            self._index, run, list(self.metrics), self.options, self.memory, self.columns, self.judgments.inputs
+            self._index,
+            run,
+            list(self.metrics),
+            self.options,
+            self.memory,
+            self.columns,
+            self.judgments.inputs,
         )
         return self._finish(name, source, parts, runid)
 
@@ -141,14 +156,18 @@ class Evaluator:
             for part in own:
                 for q in part.seen:
                     if q in owner:
-                        raise EvaluationError(f"combine: query {q!r} is in result {owner[q]} and in result {i}")
+                        raise EvaluationError(
+                            f"combine: query {q!r} is in result {owner[q]} and in result {i}"
+                        )
                     owner[q] = i
             parts.extend(own)
         first = results[0]
         return self._finish(name or first.run_name, first.run_source, parts, first.runid)
 
     def _finish(self, name: str, source: str, parts: list[Part], runid: str | None = None) -> Result:
-        result = finish(self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid)
+        result = finish(
+            self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid
+        )
         issue_warnings(result.warnings)
         with self._lock:
             self._parts[result] = tuple(parts)

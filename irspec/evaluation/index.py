@@ -42,7 +42,11 @@ class QrelsIndex:
             {"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)},
             schema={"query": pl.String, "qcode": pl.Int64},
         )
-        q = frame.join(self.query_codes, on="query", how="left", maintain_order="left").get_column("qcode").to_numpy()
+        q = (
+            frame.join(self.query_codes, on="query", how="left", maintain_order="left")
+            .get_column("qcode")
+            .to_numpy()
+        )
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
         self.row_query = q
         self.row_label = labels
@@ -94,4 +98,3 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
     codes = np.array(sorted(index.position[q] for q in query_ids), dtype=np.int64)
     rows = segment_rows(index.offsets[codes], index.offsets[codes + 1] - index.offsets[codes])
     return QrelsIndex(Qrels(index.qrels.frame[rows], index.qrels.source))
-

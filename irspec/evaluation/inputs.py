@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
+from irspec.errors import EvaluationError
 from irspec.evaluation.compute import bind_metrics, resolve
 from irspec.evaluation.context import Options
-from irspec.evaluation.result import Result, StreamedResult
 from irspec.evaluation.judgments import read_input
-from irspec.errors import EvaluationError
+from irspec.evaluation.result import Result, StreamedResult
 from irspec.spec.definitions import SupportsCompare, SupportsStreaming, SupportsTables
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import Metric
@@ -86,16 +86,22 @@ def evaluate_input(
         kind = needed
     elif needed.lower() != kind.lower():
         wrong = next(m for m in bound if m.definition.needs.lower() != kind.lower())
-        raise EvaluationError(f"{wrong} is computed from a {wrong.definition.needs!r} input, not from a {kind!r} input")
+        raise EvaluationError(
+            f"{wrong} is computed from a {wrong.definition.needs!r} input, not from a {kind!r} input"
+        )
     if kind == "run" or get_registry().reader(kind).as_qrels:
         raise EvaluationError(f"{bound[0]} is computed from qrels and a run; use irspec.evaluate")
     data = read_input(kind, source, {**(options or {}), **({} if per_query else {"per_query": False})})
     if name is None:
         name = getattr(data, "name", None) or _stem(source) or kind
-    where = getattr(data, "source", None) or (str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>")
+    where = getattr(data, "source", None) or (
+        str(source) if isinstance(source, (str, os.PathLike)) else f"<{kind}>"
+    )
     if isinstance(data, SupportsStreaming):  # streamed: the aggregates, no rows
         aggregate, tables, warnings = data.evaluate(tuple(bound))
-        return StreamedResult(str(name), str(where), tuple(bound), aggregate, Options(), tuple(warnings), tuple(tables))
+        return StreamedResult(
+            str(name), str(where), tuple(bound), aggregate, Options(), tuple(warnings), tuple(tables)
+        )
     ids = tuple(str(i) for i in data.ids)
     values = np.empty((len(ids), len(bound)))
     for j, m in enumerate(bound):

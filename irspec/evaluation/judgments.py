@@ -57,7 +57,9 @@ def _accepted(read: Any, options: dict[str, Any], reader: Any) -> dict[str, Any]
         options.pop("per_query", None)
     unknown = sorted(set(options) - set(params))
     if unknown:
-        raise EvaluationError(f"the {reader.name!r} reader of plugin {reader.plugin!r} takes no option {unknown[0]!r}")
+        raise EvaluationError(
+            f"the {reader.name!r} reader of plugin {reader.plugin!r} takes no option {unknown[0]!r}"
+        )
     return options
 
 
@@ -103,7 +105,9 @@ def read_judgments(
     if isinstance(source, Judgments):
         unread = [k for k in kinds if k not in source.inputs]
         if unread:
-            raise EvaluationError(f"these judgments were read without the {unread[0]!r} input the metrics need")
+            raise EvaluationError(
+                f"these judgments were read without the {unread[0]!r} input the metrics need"
+            )
         return source
     for kind in kinds:
         if not registry.reader(kind).as_qrels:
@@ -115,9 +119,13 @@ def read_judgments(
     if not kinds:
         return Judgments(read_qrels(source, columns=columns))
     if len(kinds) > 1:
-        raise EvaluationError(f"the metrics need qrels read as {' and as '.join(map(repr, kinds))}; evaluate them separately")
+        raise EvaluationError(
+            f"the metrics need qrels read as {' and as '.join(map(repr, kinds))}; evaluate them separately"
+        )
     if columns is not None:
-        raise EvaluationError(f"columns= names the columns of ordinary qrels; the {kinds[0]!r} reader finds its own")
+        raise EvaluationError(
+            f"columns= names the columns of ordinary qrels; the {kinds[0]!r} reader finds its own"
+        )
     data = read_input(kinds[0], source)
     qrels = getattr(data, "qrels", None)
     if not isinstance(qrels, Qrels):
@@ -125,4 +133,3 @@ def read_judgments(
             f"the {kinds[0]!r} reader returned a {type(data).__name__} whose qrels attribute is not an irspec Qrels"
         )
     return Judgments(qrels, {kinds[0]: data})
-

@@ -48,4 +48,3 @@ def sequential_sum(values: np.ndarray) -> float:
     if len(values) == 0:
         return 0.0
     return float(np.add.accumulate(np.asarray(values, dtype=np.float64))[-1])
-

@@ -34,7 +34,9 @@ def coverage_notes(
     if not index.query_ids:
         notes.append(f"qrels {_described(index.qrels.source)} has no judgments")
     if extra:
-        notes.append(f"{source}: {queries_text(len(extra))} not in the qrels ignored ({first_few(sorted(extra))})")
+        notes.append(
+            f"{source}: {queries_text(len(extra))} not in the qrels ignored ({first_few(sorted(extra))})"
+        )
     if missing and options.missing_queries == "error":
         raise EvaluationError(
             f"{source}: {len(missing)} qrels quer{'y is' if len(missing) == 1 else 'ies are'} missing from "

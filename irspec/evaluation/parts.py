@@ -121,7 +121,9 @@ def finish(
     notes += note
     results = [p.result for p in answered if p.result is not None]
     if missing and options.missing_queries == "zero":  # scored as trec_eval -c scores them
-        results.append(_evaluate_run(sub_index(index, missing), read_run({}), list(metrics), options, inputs=inputs))
+        results.append(
+            _evaluate_run(sub_index(index, missing), read_run({}), list(metrics), options, inputs=inputs)
+        )
     query_ids = [q for r in results for q in r.query_ids]
     order = sorted(range(len(query_ids)), key=query_ids.__getitem__)
     values = np.concatenate([r.values for r in results]) if results else np.empty((0, len(metrics)))

@@ -89,7 +89,9 @@ def build_context(
         evaluated += missing
         seg_lengths = np.concatenate((seg_lengths, np.zeros(len(missing), dtype=np.int64)))
     offsets = np.concatenate(([0], np.cumsum(seg_lengths))).astype(np.int64)
-    ctx = Context(evaluated, offsets, label, index, options, frame=_Ranked(frame, ranking, kept), inputs=inputs)
+    ctx = Context(
+        evaluated, offsets, label, index, options, frame=_Ranked(frame, ranking, kept), inputs=inputs
+    )
     if options.missing_queries == "zero" and missing:
         ctx.missing = np.arange(len(evaluated) - len(missing), len(evaluated), dtype=np.int64)
     return ctx, notes
@@ -158,7 +160,9 @@ def _labels(
         maybe = np.flatnonzero(index.key_filter[keys >> np.uint64(64 - FILTER_BITS)])
         wanted = keys[maybe]
         at = np.minimum(np.searchsorted(index.sorted_keys, wanted), max(len(index.sorted_keys) - 1, 0))
-        found = index.sorted_keys[at] == wanted if len(index.sorted_keys) else np.zeros(len(wanted), dtype=bool)
+        found = (
+            index.sorted_keys[at] == wanted if len(index.sorted_keys) else np.zeros(len(wanted), dtype=bool)
+        )
         row = maybe[found]
         qrow = index.key_order[at[found]]
         # Check every hashed match: exactness must not rest on a hash. The query codes come from the
@@ -171,7 +175,9 @@ def _labels(
             label = np.full(len(keys), UNJUDGED, dtype=np.int64)
             label[row] = index.row_label[qrow]
             return label
-    joined = frame.select("query", "docno").join(index.frame, on=["query", "docno"], how="left", maintain_order="left")
+    joined = frame.select("query", "docno").join(
+        index.frame, on=["query", "docno"], how="left", maintain_order="left"
+    )
     return joined.get_column("label").fill_null(UNJUDGED).to_numpy().astype(np.int64)
 
 

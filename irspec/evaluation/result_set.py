@@ -28,7 +28,7 @@ from irspec.evaluation.result import Result
 from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
 
-__all__ = ["ResultSet", "evaluate", "several_runs", "one_mapping_run"]
+__all__ = ["ResultSet", "evaluate", "one_mapping_run", "several_runs"]
 
 
 @dataclass(frozen=True)

@@ -62,19 +62,28 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from irspec.evaluation.context import MissingQueries, Options
 from irspec.data import Run
 from irspec.data.objects import CONVENTIONS, ROLES
-from irspec.evaluation.compute import bind_metrics
-from irspec.evaluation.evaluate import issue_warnings, evaluate_many
-from irspec.evaluation.result import Result
-from irspec.evaluation.judgments import read_judgments, reads_qrels
-from irspec.evaluation.notes import missing_text, queries_text, first_few
 from irspec.errors import EvaluationError, InputError, IrspecError, quote
-from irspec.spec.plugins import get_registry
+from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.context import MissingQueries, Options
+from irspec.evaluation.evaluate import evaluate_many, issue_warnings
+from irspec.evaluation.judgments import read_judgments, reads_qrels
+from irspec.evaluation.notes import first_few, missing_text, queries_text
+from irspec.evaluation.result import Result
 from irspec.spec.definitions import Metric
+from irspec.spec.plugins import get_registry
 
-__all__ = ["evaluate", "aggregate", "results", "session", "read_qrels", "read_run", "OUTPUT_SCHEMA", "MAX_PARTITIONS"]
+__all__ = [
+    "MAX_PARTITIONS",
+    "OUTPUT_SCHEMA",
+    "aggregate",
+    "evaluate",
+    "read_qrels",
+    "read_run",
+    "results",
+    "session",
+]
 
 MAX_PARTITIONS = 2**63 - 1
 """The most query buckets (``partitions``): a query's bucket is its xxhash64 modulo ``partitions``, a
@@ -104,7 +113,9 @@ _INNER = {**CONVENTIONS["ir_measures"], "run": "run"}
 _METADATA_KEY = "irspec"
 
 
-def session(master: str | None = None, config: Mapping[str, Any] | None = None, app_name: str = "irspec") -> SparkSession:
+def session(
+    master: str | None = None, config: Mapping[str, Any] | None = None, app_name: str = "irspec"
+) -> SparkSession:
     """The active SparkSession, or a new one for ``master`` (any Spark master URL, e.g. ``local[4]``)
     with ``config`` (Spark properties) applied.
 
@@ -115,7 +126,11 @@ def session(master: str | None = None, config: Mapping[str, Any] | None = None, 
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
-        if master.startswith("local") and "spark.pyspark.python" not in config and not os.environ.get("PYSPARK_PYTHON"):
+        if (
+            master.startswith("local")
+            and "spark.pyspark.python" not in config
+            and not os.environ.get("PYSPARK_PYTHON")
+        ):
             config["spark.pyspark.python"] = sys.executable
     for key, value in config.items():
         builder = builder.config(key, value if isinstance(value, str) else json.dumps(value))
@@ -174,7 +189,9 @@ def evaluate(
     n = partitions if partitions is not None else int(q.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     # at most a Java long (MAX_PARTITIONS): a larger literal failed in py4j
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PARTITIONS:
-        raise EvaluationError(f"partitions must be a positive integer <= {MAX_PARTITIONS:,}, got {quote(partitions)}")
+        raise EvaluationError(
+            f"partitions must be a positive integer <= {MAX_PARTITIONS:,}, got {quote(partitions)}"
+        )
 
     def bucket(column: str) -> Any:
         # both query columns hold strings, so a query's qrels and run rows hash alike
@@ -189,7 +206,9 @@ def evaluate(
             .applyInArrow(lambda _key, left, right: evaluate_bucket(left, right), schema=OUTPUT_SCHEMA)
         )
     described = json.dumps({"metrics": names, "options": options.as_dict(), "warnings": notes})
-    return per_query.withColumn("metric", F.col("metric").alias("metric", metadata={_METADATA_KEY: described}))
+    return per_query.withColumn(
+        "metric", F.col("metric").alias("metric", metadata={_METADATA_KEY: described})
+    )
 
 
 def _present(frame: DataFrame, columns: Mapping[str, str] | None) -> dict[str, str]:
@@ -213,7 +232,9 @@ def _normalised(
         raise InputError(f"expected a Spark DataFrame, got {type(frame).__name__}", f"<Spark {what}>")
     unknown = sorted(set(columns or {}) - set(_SPELLINGS))
     if unknown:
-        raise InputError(f"columns= names {unknown}; the names it may map are {sorted(_SPELLINGS)}", f"<Spark {what}>")
+        raise InputError(
+            f"columns= names {unknown}; the names it may map are {sorted(_SPELLINGS)}", f"<Spark {what}>"
+        )
     found = _present(frame, columns)
     types = dict(frame.dtypes)
     missing = [k for k in ("query", "docno", value) if k not in found or found[k] not in types]
@@ -230,7 +251,10 @@ def _normalised(
     for key in ("query", "docno"):
         dtype = fields[found[key]]
         if not isinstance(dtype, (T.StringType, T.IntegralType)):
-            raise InputError(f"column {found[key]!r} must hold strings (or integers), not {dtype.simpleString()}", f"<Spark {what}>")
+            raise InputError(
+                f"column {found[key]!r} must hold strings (or integers), not {dtype.simpleString()}",
+                f"<Spark {what}>",
+            )
         out.append(F.col(found[key]).cast("string").alias(_INNER[key]))
     out.append(_value_column(frame, found[value], fields[found[value]], value, what))
     if what == "run":
@@ -262,7 +286,9 @@ def _value_column(frame: DataFrame, name: str, dtype: T.DataType, value: str, wh
     if not numeric:
         raise InputError(f"column {name!r} must hold numbers, not {dtype.simpleString()}", f"<Spark {what}>")
     if value == "label":
-        return F.col(name).cast("long" if isinstance(dtype, T.IntegralType) else "double").alias(_INNER[value])
+        return (
+            F.col(name).cast("long" if isinstance(dtype, T.IntegralType) else "double").alias(_INNER[value])
+        )
     return F.col(name).cast("double").alias(_INNER[value])
 
 
@@ -294,7 +320,9 @@ def _coverage(
             )
         extra = sorted(mine - judged)
         if extra:
-            notes[name].append(f"{source}: {queries_text(len(extra))} not in the qrels ignored ({first_few(extra)})")
+            notes[name].append(
+                f"{source}: {queries_text(len(extra))} not in the qrels ignored ({first_few(extra)})"
+            )
         if missing or not mine:
             notes[name].append(missing_text(source, not mine, missing, len(judged), options))
     if not judged:
@@ -332,7 +360,9 @@ def _bucket_evaluator(runs: Sequence[str], metric_names: Sequence[str], options:
             empty = frame.clear()
             inputs = [_checked(f"<Spark run {n!r}>", Run.from_frame, parts.get(n, empty), n) for n in runs]
             evaluated = _checked("<Spark>", evaluate_many, qrels, inputs, metric_names, options=options)
-        return pa.concat_tables([_rows(name, res) for name, res in zip(runs, evaluated)] or [OUTPUT_ARROW.empty_table()])
+        return pa.concat_tables(
+            [_rows(name, res) for name, res in zip(runs, evaluated)] or [OUTPUT_ARROW.empty_table()]
+        )
 
     return evaluate_bucket
 
@@ -385,11 +415,20 @@ def read_run(spark: SparkSession, path: str, name: str | None = None) -> DataFra
     """A run file as a Spark DataFrame (``query_id, doc_id, score``): Parquet, or TREC text ``qid iter
     docno rank score [runid]`` (the rank is ignored, as everywhere in irspec). With ``name``, a ``run``
     column holds it, so that frames of several runs can be united and evaluated together."""
-    frame = _read(spark, path, ("query_id", "doc_id", "score"), {0: "query_id", 2: "doc_id", 4: "score"}, 5, "double")
+    frame = _read(
+        spark, path, ("query_id", "doc_id", "score"), {0: "query_id", 2: "doc_id", 4: "score"}, 5, "double"
+    )
     return frame if name is None else frame.withColumn("run", F.lit(name))
 
 
-def _read(spark: SparkSession, path: str, names: tuple[str, ...], fields: dict[int, str], least: int, value_type: str) -> DataFrame:
+def _read(
+    spark: SparkSession,
+    path: str,
+    names: tuple[str, ...],
+    fields: dict[int, str],
+    least: int,
+    value_type: str,
+) -> DataFrame:
     """Parquet as it is, or TREC text: each non-blank line split on whitespace. A line with too few (or,
     for qrels, too many) fields, or a value that is no number, leaves a null that the bucket's reader
     reports with its query and docno, rather than a row silently dropped."""
@@ -397,7 +436,11 @@ def _read(spark: SparkSession, path: str, names: tuple[str, ...], fields: dict[i
         return spark.read.parquet(path)
     # TREC's blanks (data.py's rule): spaces, tabs, CR, VT, FF; a line starting with "#" is a comment.
     text = F.regexp_replace(F.col("value"), r"^[ \t\r\x0b\x0c]+|[ \t\r\x0b\x0c]+$", "")
-    lines = spark.read.text(path).select(text.alias("line")).filter((F.col("line") != "") & ~F.col("line").startswith("#"))
+    lines = (
+        spark.read.text(path)
+        .select(text.alias("line"))
+        .filter((F.col("line") != "") & ~F.col("line").startswith("#"))
+    )
     parts = F.split(F.col("line"), r"[ \t\r\x0b\x0c]+")
     fits = F.size(parts) >= least if value_type == "double" else F.size(parts) == least
     columns = []
@@ -441,7 +484,11 @@ def results(per_query: DataFrame | pa.Table) -> list[Result]:
         run_name = key[0]
         notes = described.get("warnings", {})
         said = (*notes.get(run_name, ()), *notes.get("", ()))
-        out.append(Result(run_name, f"<Spark run {run_name!r}>", bound, tuple(query_ids), values, options, said, texts))
+        out.append(
+            Result(
+                run_name, f"<Spark run {run_name!r}>", bound, tuple(query_ids), values, options, said, texts
+            )
+        )
     return out
 
 
@@ -456,7 +503,9 @@ def aggregate(per_query: DataFrame | pa.Table, run: str | None = None) -> dict[s
             raise EvaluationError(f"no run {run!r} in the per-query frame")
     if len(found) != 1:
         names = ", ".join(repr(r.run_name) for r in found)
-        raise EvaluationError(f"the per-query frame holds {len(found)} runs ({names}); pass run=... or use results()")
+        raise EvaluationError(
+            f"the per-query frame holds {len(found)} runs ({names}); pass run=... or use results()"
+        )
     return found[0].aggregate()
 
 
@@ -488,7 +537,9 @@ def _checked(source: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
     except InputError as e:
         reason = re.sub(r"^row \d+: ", "", e.reason)
-        raise RuntimeError(f"{_TASK_ERROR} (InputError): {InputError(reason, source, None, e.query)}") from None
+        raise RuntimeError(
+            f"{_TASK_ERROR} (InputError): {InputError(reason, source, None, e.query)}"
+        ) from None
     except IrspecError as e:
         raise RuntimeError(f"{_TASK_ERROR} (EvaluationError): {e}") from None
 

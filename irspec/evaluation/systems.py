@@ -25,14 +25,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from irspec.data.trec import stem
+from irspec.errors import EvaluationError
+from irspec.evaluation import result_set as results
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
-from irspec.evaluation import result_set as results
-from irspec.data.trec import stem
-from irspec.errors import EvaluationError
 
-__all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "expand_runs", "evaluate", "systems_of"]
+__all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "evaluate", "expand_runs", "systems_of"]
 
 SEED_CAVEAT = (
     "averaging per topic treats the seed as noise: a significant difference is about the method's mean "
@@ -88,7 +88,11 @@ class SystemResult(Result):
         return {
             "averaged": self.averaged,
             "runs": [
-                {"name": r.run_name, "path": r.run_source, "aggregate": _clean({k: r.aggregate()[k] for k in keys})}
+                {
+                    "name": r.run_name,
+                    "path": r.run_source,
+                    "aggregate": _clean({k: r.aggregate()[k] for k in keys}),
+                }
                 for r in self.runs
             ],
             "spread": {k: s._asdict() for k, s in self.spread().items()},
@@ -114,9 +118,13 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     first = runs[0]
     for r in runs[1:]:
         if r.metrics != first.metrics:
-            raise EvaluationError(f"system {name!r}: run {r.run_name} was evaluated on other metrics than {first.run_name}")
+            raise EvaluationError(
+                f"system {name!r}: run {r.run_name} was evaluated on other metrics than {first.run_name}"
+            )
         if r.options != first.options:
-            raise EvaluationError(f"system {name!r}: run {r.run_name} was evaluated with other options than {first.run_name}")
+            raise EvaluationError(
+                f"system {name!r}: run {r.run_name} was evaluated with other options than {first.run_name}"
+            )
     common = set(first.query_ids).intersection(*(r.query_ids for r in runs[1:]))
     query_ids = tuple(q for q in first.query_ids if q in common)
     total = np.zeros((len(query_ids), len(first.metrics)))
@@ -153,7 +161,9 @@ def expand_runs(name: str, runs: Any) -> list[str]:
     for item in items:
         text = os.fspath(item)
         if any(c in text for c in "*?[") and not os.path.exists(text):
-            matches = sorted(p for p in glob.glob(os.path.expanduser(text), recursive=True) if os.path.isfile(p))
+            matches = sorted(
+                p for p in glob.glob(os.path.expanduser(text), recursive=True) if os.path.isfile(p)
+            )
             if not matches:
                 raise EvaluationError(f"system {name!r}: {text!r} matches no file")
             out.extend(matches)
@@ -189,7 +199,10 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | res
     out = []
     for name in run:
         if name in members:
-            parts = [dataclasses.replace(evaluated[k], run_name=stem(evaluated[k].run_source) or k) for k in members[name]]
+            parts = [
+                dataclasses.replace(evaluated[k], run_name=stem(evaluated[k].run_source) or k)
+                for k in members[name]
+            ]
             out.append(combine(name, parts))
         else:
             out.append(evaluated[name])
@@ -203,8 +216,10 @@ def systems_of(run: Any) -> dict[str, list[str]] | None:
         return None
     found = {}
     for name, value in run.items():
-        if isinstance(value, (list, tuple)) and value and all(isinstance(v, (str, os.PathLike)) for v in value):
-            found[name] = expand_runs(name, value)
-        elif isinstance(value, str) and any(c in value for c in "*?[") and not os.path.exists(value):
+        if (
+            isinstance(value, (list, tuple))
+            and value
+            and all(isinstance(v, (str, os.PathLike)) for v in value)
+        ) or (isinstance(value, str) and any(c in value for c in "*?[") and not os.path.exists(value)):
             found[name] = expand_runs(name, value)
     return found or None

@@ -29,24 +29,24 @@ from typing import Any
 
 import numpy as np
 
-from irspec.stats import concordance
 from irspec import report as fmt
+from irspec.data import Qrels, read_qrels
+from irspec.data.frames import check_backend, make_frame
+from irspec.errors import EvaluationError
+from irspec.evaluation.result import Result
+from irspec.evaluation.result_set import evaluate
+from irspec.experiment.compare import compare_results, metrics_to_compare
+from irspec.experiment.records import Compare, Comparison
 from irspec.report.agreement import agreement_sections
 from irspec.report.model import Block
-from irspec.experiment.records import Compare, Comparison
-from irspec.experiment.compare import metrics_to_compare, compare_results
-from irspec.data import Qrels, read_qrels
-from irspec.evaluation.result import Result
-from irspec.errors import EvaluationError
-from irspec.data.frames import check_backend, make_frame
-from irspec.evaluation.result_set import evaluate
+from irspec.stats import concordance
 
 __all__ = [
     "Agreement",
-    "RankingAgreement",
-    "Swap",
     "LabelAgreement",
+    "RankingAgreement",
     "SignificanceChange",
+    "Swap",
     "agreement",
     "agreement_of",
 ]
@@ -198,7 +198,12 @@ class Agreement:
             rows = [{"set": s, "run": r, "metric": m, "mean": _num(v)} for s, r, m, v in self.means]
             types = {"set": "str", "run": "str", "metric": "str", "mean": "float"}
             return make_frame({k: [row[k] for row in rows] for k in types}, types, backend)
-        kind = {"rankings": RankingAgreement, "swaps": Swap, "labels": LabelAgreement, "significance": SignificanceChange}[table]
+        kind = {
+            "rankings": RankingAgreement,
+            "swaps": Swap,
+            "labels": LabelAgreement,
+            "significance": SignificanceChange,
+        }[table]
         fields = [f for f in dataclasses.fields(kind) if f.name not in ("labels", "confusion")]
         records = getattr(self, table)
         columns = {f.name: [getattr(r, f.name) for r in records] for f in fields}
@@ -251,7 +256,9 @@ def agreement(
     ``alpha``, ``permutations`` and ``seed`` (default: every pair, paired t-test, Holm).
     """
     sets = _named_qrels(qrels)
-    settings = Compare(baseline=baseline, test=test, permutations=permutations, seed=seed, correction=correction, alpha=alpha)
+    settings = Compare(
+        baseline=baseline, test=test, permutations=permutations, seed=seed, correction=correction, alpha=alpha
+    )
     results: dict[str, list[Result]] = {}
     for name, q in sets.items():
         found = evaluate(q, runs, metrics, relevance_level=relevance_level, **options)
@@ -284,13 +291,17 @@ def agreement_of(
     ``compare`` ``None`` as well, no swap is marked significant or not)."""
     names = list(results)
     if len(names) < 2 or set(names) != set(qrels):
-        raise EvaluationError("agreement needs the results and the qrels of the same two or more sets of judgments")
+        raise EvaluationError(
+            "agreement needs the results and the qrels of the same two or more sets of judgments"
+        )
     runs = [r.run_name for r in results[names[0]]]
     if len(runs) < 2:
         raise EvaluationError(f"agreement between rankings needs at least 2 runs, got {len(runs)}")
     for name in names[1:]:
         if [r.run_name for r in results[name]] != runs:
-            raise EvaluationError(f"set {name!r} has other runs than set {names[0]!r}; evaluate the same runs under every set")
+            raise EvaluationError(
+                f"set {name!r} has other runs than set {names[0]!r}; evaluate the same runs under every set"
+            )
     metrics = metrics_to_compare(results[names[0]], None)
     if comparisons is None and compare is not None:
         comparisons = {n: compare_results(results[n], compare)[0] for n in names}
@@ -302,22 +313,52 @@ def agreement_of(
             x = np.array([means[a][run][metric] for run in runs])
             y = np.array([means[b][run][metric] for run in runs])
             if not (np.isfinite(x).all() and np.isfinite(y).all()):
-                notes.append(f"{metric}: a run's mean is undefined under {a} or {b}; its rankings are not compared")
+                notes.append(
+                    f"{metric}: a run's mean is undefined under {a} or {b}; its rankings are not compared"
+                )
                 continue
             rankings.append(_ranking(metric, a, b, x, y, notes))
             for i, j in concordance.swapped_pairs(x, y):
                 sig = [_significant(marks[s], metric, runs[i], runs[j]) for s in (a, b)]
-                swaps.append(Swap(metric, a, b, runs[i], runs[j], float(x[i]), float(x[j]), float(y[i]), float(y[j]), *sig))
+                swaps.append(
+                    Swap(
+                        metric,
+                        a,
+                        b,
+                        runs[i],
+                        runs[j],
+                        float(x[i]),
+                        float(x[j]),
+                        float(y[i]),
+                        float(y[j]),
+                        *sig,
+                    )
+                )
         changes.extend(_changes(marks[a], marks[b], a, b))
-    labels = [_labels(a, b, qrels[a], qrels[b], relevance_level, notes) for a, b in itertools.combinations(names, 2)]
-    table = tuple((n, run, m, float(means[n][run][m])) for n in names for run in runs for m in map(str, metrics))
-    return Agreement(tuple(names), tuple(rankings), tuple(swaps), tuple(labels), tuple(changes), compare, table, tuple(notes))
+    labels = [
+        _labels(a, b, qrels[a], qrels[b], relevance_level, notes) for a, b in itertools.combinations(names, 2)
+    ]
+    table = tuple(
+        (n, run, m, float(means[n][run][m])) for n in names for run in runs for m in map(str, metrics)
+    )
+    return Agreement(
+        tuple(names),
+        tuple(rankings),
+        tuple(swaps),
+        tuple(labels),
+        tuple(changes),
+        compare,
+        table,
+        tuple(notes),
+    )
 
 
 def _ranking(metric: str, a: str, b: str, x: np.ndarray, y: np.ndarray, notes: list[str]) -> RankingAgreement:
     forward, backward = concordance.tau_ap(x, y), concordance.tau_ap(y, x)
     if len(x) > 1 and math.isnan(forward):
-        notes.append(f"{metric}: tau_AP {a} vs {b} undefined: tied means (tau_AP is defined for rankings without ties)")
+        notes.append(
+            f"{metric}: tau_AP {a} vs {b} undefined: tied means (tau_AP is defined for rankings without ties)"
+        )
     return RankingAgreement(
         metric,
         a,
@@ -331,13 +372,18 @@ def _ranking(metric: str, a: str, b: str, x: np.ndarray, y: np.ndarray, notes: l
     )
 
 
-def _significant(found: Mapping[tuple[str, str, str], Comparison], metric: str, one: str, two: str) -> bool | None:
+def _significant(
+    found: Mapping[tuple[str, str, str], Comparison], metric: str, one: str, two: str
+) -> bool | None:
     c = found.get((metric, one, two)) or found.get((metric, two, one))
     return None if c is None else c.significant
 
 
 def _changes(
-    found_a: Mapping[tuple[str, str, str], Comparison], found_b: Mapping[tuple[str, str, str], Comparison], a: str, b: str
+    found_a: Mapping[tuple[str, str, str], Comparison],
+    found_b: Mapping[tuple[str, str, str], Comparison],
+    a: str,
+    b: str,
 ) -> list[SignificanceChange]:
     out = []
     for key, ca in found_a.items():
@@ -345,8 +391,17 @@ def _changes(
         if cb is not None and ca.significant != cb.significant:
             out.append(
                 SignificanceChange(
-                    ca.metric, ca.a, ca.b, a, b, ca.significant, cb.significant,
-                    ca.p_adjusted, cb.p_adjusted, ca.mean_difference, cb.mean_difference,
+                    ca.metric,
+                    ca.a,
+                    ca.b,
+                    a,
+                    b,
+                    ca.significant,
+                    cb.significant,
+                    ca.p_adjusted,
+                    cb.p_adjusted,
+                    ca.mean_difference,
+                    cb.mean_difference,
                 )
             )
     return out
@@ -361,7 +416,9 @@ def _labels(a: str, b: str, qa: Qrels, qb: Qrels, level: int, notes: list[str]) 
     y = joined["label_b"].to_numpy().astype(np.int64)
     common = len(x)
     if common == 0:
-        notes.append(f"labels {a} vs {b}: no query-document pair is judged in both sets; label agreement is undefined")
+        notes.append(
+            f"labels {a} vs {b}: no query-document pair is judged in both sets; label agreement is undefined"
+        )
     labels, counts = concordance.confusion_matrix(x, y)
     bx, by = concordance.binary(x, level), concordance.binary(y, level)
     return LabelAgreement(

@@ -28,18 +28,26 @@ from typing import Any, overload
 import numpy as np
 
 from irspec import report
-from irspec.stats import significance as stats
-from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
-from irspec.evaluation.result import Result
-from irspec.evaluation.means import aggregate_values
-from irspec.errors import EvaluationError, suggest
 from irspec.data.frames import check_backend, make_frame
-from irspec.spec.plugins import get_registry
+from irspec.errors import EvaluationError, suggest
+from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.result import Result
+from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
 from irspec.progress import Progress
-from irspec.spec.registry import Metric
 from irspec.report.notebook import Shown
+from irspec.spec.plugins import get_registry
+from irspec.spec.registry import Metric
+from irspec.stats import significance as stats
 
-__all__ = ["Comparisons", "compare", "compare_results", "comparison_pairs", "common_matrix", "metrics_to_compare", "named_results"]
+__all__ = [
+    "Comparisons",
+    "common_matrix",
+    "compare",
+    "compare_results",
+    "comparison_pairs",
+    "metrics_to_compare",
+    "named_results",
+]
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,9 @@ class Comparisons(Sequence[Comparison]):
     def to_table(self, *, decimals: int = 4) -> str:
         """One aligned row per comparison and a legend naming the test, correction and alpha, then the
         notes: the table of a plan's ``{format: table, content: comparisons}`` output."""
-        return report.comparisons_table(self.results, self.comparisons, self.settings, notes=self.notes, decimals=decimals)
+        return report.comparisons_table(
+            self.results, self.comparisons, self.settings, notes=self.notes, decimals=decimals
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """``{"compare": settings, "comparisons": [every field of each], "notes": [...]}``, plain data."""
@@ -95,7 +105,9 @@ class Comparisons(Sequence[Comparison]):
     def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
         """The comparisons as a notebook shows them: the runs' means (with 95% ``intervals``, ``"t"``,
         ``"bootstrap"`` or ``None``) and their significance marks, then one row per comparison."""
-        return Shown(self.results, self.comparisons, self.settings, self.notes, intervals=intervals, decimals=decimals)
+        return Shown(
+            self.results, self.comparisons, self.settings, self.notes, intervals=intervals, decimals=decimals
+        )
 
     def _repr_html_(self) -> str:
         return self.show()._repr_html_()
@@ -114,7 +126,9 @@ class Comparisons(Sequence[Comparison]):
         types = {f.name: f.type for f in dataclasses.fields(Comparison)}
         columns = {name: [getattr(c, name) for c in self.comparisons] for name in Comparison.COLUMNS}
         # the column types from Comparison's annotations ("float | None" is a float column with nulls)
-        return make_frame(columns, {name: str(types[name]).split(" | ")[0] for name in Comparison.COLUMNS}, backend)
+        return make_frame(
+            columns, {name: str(types[name]).split(" | ")[0] for name in Comparison.COLUMNS}, backend
+        )
 
 
 def compare(
@@ -177,7 +191,9 @@ def named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Resu
     out = []
     for where, name, res in items:
         if not isinstance(res, Result):
-            raise EvaluationError(f"{where} is a {type(res).__name__}, not an evaluated result (irspec.evaluate returns one)")
+            raise EvaluationError(
+                f"{where} is a {type(res).__name__}, not an evaluated result (irspec.evaluate returns one)"
+            )
         if name is not None and not isinstance(name, str):
             raise EvaluationError(f"{where}: run names must be strings, not {type(name).__name__}")
         out.append(res if name is None or name == res.run_name else dataclasses.replace(res, run_name=name))
@@ -200,7 +216,9 @@ def metrics_to_compare(results: Sequence[Result], metrics: Any) -> tuple[Metric,
                     names = [str(x) for x in first]
                     close = suggest(str(m), names, n=1)
                     hint = f"; did you mean {close[0]!r}?" if close else f"; they are {', '.join(names)}"
-                    raise EvaluationError(f"metrics: {m} is not among the evaluated metrics of {results[0].run_name}{hint}")
+                    raise EvaluationError(
+                        f"metrics: {m} is not among the evaluated metrics of {results[0].run_name}{hint}"
+                    )
                 if m.aggregate == "none":
                     raise EvaluationError(f"metrics: {m} has text values; there is nothing to test")
                 chosen += () if m in chosen else (m,)
@@ -241,7 +259,9 @@ def compare_results(
     with Progress(f"comparing runs ({compare.test})", steps) as progress:
         if compare.test in TUKEY_TESTS:
             for metric in chosen:
-                out.extend(_tukey_comparisons(results, metric, pairs, compare, notes, first=metric is chosen[0]))
+                out.extend(
+                    _tukey_comparisons(results, metric, pairs, compare, notes, first=metric is chosen[0])
+                )
                 progress.advance()
             return out, notes
         tested: list[tuple[stats.ComparisonResult, dict[str, Any]]] = []
@@ -251,10 +271,17 @@ def compare_results(
                 x, y, left_out = _aligned(results[i], results[j], metric, notes, told, (i, j))
                 try:
                     r = stats.paired(
-                        x, y, test=compare.test, permutations=compare.permutations, seed=compare.seed, alpha=compare.alpha
+                        x,
+                        y,
+                        test=compare.test,
+                        permutations=compare.permutations,
+                        seed=compare.seed,
+                        alpha=compare.alpha,
                     )
                 except EvaluationError as e:
-                    raise EvaluationError(f"cannot compare {names[i]} with {names[j]} on {metric}: {e}") from None
+                    raise EvaluationError(
+                        f"cannot compare {names[i]} with {names[j]} on {metric}: {e}"
+                    ) from None
                 runs = {"metric": str(metric), "a": names[i], "b": names[j], "left_out": left_out,
                         "mean_a": aggregate_values(x, "mean"), "mean_b": aggregate_values(y, "mean")}  # fmt: skip
                 tested.append((r, runs))
@@ -263,8 +290,13 @@ def compare_results(
     for (r, runs), (p, size) in zip(tested, adjusted):
         out.append(
             Comparison.extended(
-                r, **runs, p_adjusted=p, significant=p <= compare.alpha, correction=compare.correction,
-                family=compare.family, family_size=size,
+                r,
+                **runs,
+                p_adjusted=p,
+                significant=p <= compare.alpha,
+                correction=compare.correction,
+                family=compare.family,
+                family_size=size,
             )
         )
     return out, notes
@@ -339,7 +371,13 @@ def _aligned(
 
 
 def _tukey_comparisons(
-    results: Sequence[Result], metric: Metric, pairs: list[tuple[int, int]], compare: Compare, notes: list[str], *, first: bool
+    results: Sequence[Result],
+    metric: Metric,
+    pairs: list[tuple[int, int]],
+    compare: Compare,
+    notes: list[str],
+    *,
+    first: bool,
 ) -> list[Comparison]:
     """Tukey HSD (parametric or randomised) over all runs on the queries every run has, for ``pairs``;
     the note of queries left out is made once, for the ``first`` metric."""
@@ -353,12 +391,18 @@ def _tukey_comparisons(
         )
     defined = np.all(np.isfinite(matrix), axis=0)
     if not defined.all():
-        notes.append(f"{metric}: {int((~defined).sum())} queries where the metric is undefined for some run left out")
+        notes.append(
+            f"{metric}: {int((~defined).sum())} queries where the metric is undefined for some run left out"
+        )
         matrix = matrix[:, defined]
     try:
         found = stats.tukey(
-            matrix, randomized=compare.test == "randomized-tukey", permutations=compare.permutations, seed=compare.seed,
-            alpha=compare.alpha, pairs=pairs,
+            matrix,
+            randomized=compare.test == "randomized-tukey",
+            permutations=compare.permutations,
+            seed=compare.seed,
+            alpha=compare.alpha,
+            pairs=pairs,
         )
     except EvaluationError as e:
         raise EvaluationError(f"cannot compare the runs on {metric}: {e}") from None
@@ -369,13 +413,27 @@ def _tukey_comparisons(
         if p.ci_low is None:
             # the randomised HSD has no simultaneous interval: the pair's t interval, said to be unadjusted
             t = stats.paired(x, y, test="t")
-            interval = {"ci_low": t.ci_low, "ci_high": t.ci_high, "confidence": t.confidence, "ci_method": "t (not adjusted)"}
+            interval = {
+                "ci_low": t.ci_low,
+                "ci_high": t.ci_high,
+                "confidence": t.confidence,
+                "ci_method": "t (not adjusted)",
+            }
         out.append(
             Comparison.extended(
-                p, metric=str(metric), a=names[p.a], b=names[p.b], left_out=int(total - matrix.shape[1]),
-                mean_a=aggregate_values(x, "mean"), mean_b=aggregate_values(y, "mean"), test=compare.test,
-                p_adjusted=p.p_value, correction=p.test, family="all pairs of runs, per metric",
-                family_size=len(results) * (len(results) - 1) // 2, **interval,
+                p,
+                metric=str(metric),
+                a=names[p.a],
+                b=names[p.b],
+                left_out=int(total - matrix.shape[1]),
+                mean_a=aggregate_values(x, "mean"),
+                mean_b=aggregate_values(y, "mean"),
+                test=compare.test,
+                p_adjusted=p.p_value,
+                correction=p.test,
+                family="all pairs of runs, per metric",
+                family_size=len(results) * (len(results) - 1) // 2,
+                **interval,
             )
         )
     return out

@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from irspec.stats.student import mean_t_interval
-from irspec.spec.definitions import InputTable
-from irspec.evaluation.result import Result
-from irspec.evaluation.means import aggregate_values
 from irspec.errors import EvaluationError, InputError, quote
+from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.result import Result
 from irspec.experiment.standardize import read_small_text, results_of, shaped_like
+from irspec.spec.definitions import InputTable
+from irspec.stats.student import mean_t_interval
 
-__all__ = ["GroupTable", "read_groups", "as_groups", "by_group", "with_groups", "TITLE"]
+__all__ = ["TITLE", "GroupTable", "as_groups", "by_group", "read_groups", "with_groups"]
 
 TITLE = "Query groups"
 """The start of every group table's title (``Query groups: nDCG@10``)."""
@@ -74,7 +74,11 @@ def read_groups(path: str | os.PathLike[str]) -> dict[str, tuple[str, ...]]:
             raise InputError(f"expected 'query_id group', found only {quote(parts[0])}", source, n)
         query, group = parts[0], parts[1].strip()
         if (query, group) in seen:
-            raise InputError(f"query {quote(query)} is in group {quote(group)} already (line {seen[(query, group)]})", source, n)
+            raise InputError(
+                f"query {quote(query)} is in group {quote(group)} already (line {seen[(query, group)]})",
+                source,
+                n,
+            )
         seen[(query, group)] = n
         groups.setdefault(group, []).append(query)
     if not groups:
@@ -89,7 +93,9 @@ def as_groups(groups: Any) -> dict[str, tuple[str, ...]]:
         return read_groups(groups)
     items = groups.items() if hasattr(groups, "items") else None
     if items is None:
-        raise EvaluationError(f"groups must be a file, a mapping query id -> group, or a Series, not {type(groups).__name__}")
+        raise EvaluationError(
+            f"groups must be a file, a mapping query id -> group, or a Series, not {type(groups).__name__}"
+        )
     out: dict[str, list[str]] = {}
     for query, group in items:
         for g in [group] if isinstance(group, str) or not isinstance(group, Iterable) else group:
@@ -136,11 +142,19 @@ def _group_tables(res: Result, table: Mapping[str, Sequence[str]]) -> list[Group
         bounds = m.definition.bounds if m.definition is not None else (None, None)
         rows = []
         for g, queries in table.items():
-            rows_of = sorted(index[q] for q in set(queries) if q in index)  # query-id order, as the run's mean
+            rows_of = sorted(
+                index[q] for q in set(queries) if q in index
+            )  # query-id order, as the run's mean
             values = column[rows_of]
             rows.append(_row(g, values[~np.isnan(values)], bounds))
         means = np.array([r[2] for r in rows if r[1] > 0])
-        macro = (f"macro mean over {len(means)} groups", len(means), aggregate_values(means, "mean") if len(means) else math.nan, math.nan, math.nan)
+        macro = (
+            f"macro mean over {len(means)} groups",
+            len(means),
+            aggregate_values(means, "mean") if len(means) else math.nan,
+            math.nan,
+            math.nan,
+        )
         micro = _row("micro mean over all queries", column[~np.isnan(column)], bounds)
         tables.append(
             GroupTable(
@@ -164,9 +178,13 @@ def coverage_warnings(res: Result, groups: Mapping[str, Sequence[str]]) -> list[
     absent = sorted(grouped - set(res.query_ids))
     out = []
     if ungrouped:
-        out.append(f"{res.run_name}: {_queries(len(ungrouped))} in no group ({_some(ungrouped)}): in the micro mean only")
+        out.append(
+            f"{res.run_name}: {_queries(len(ungrouped))} in no group ({_some(ungrouped)}): in the micro mean only"
+        )
     if absent:
-        out.append(f"{res.run_name}: {_queries(len(absent))} of the groups without a result ({_some(absent)}): left out of their groups")
+        out.append(
+            f"{res.run_name}: {_queries(len(absent))} of the groups without a result ({_some(absent)}): left out of their groups"
+        )
     return out
 
 
@@ -180,5 +198,9 @@ def with_groups(results: Result | Sequence[Result] | Mapping[str, Result], group
     out = []
     for res in results_of(results):
         warnings = tuple(w for w in coverage_warnings(res, table) if w not in res.warnings)
-        out.append(dataclasses.replace(res, tables=res.tables + tuple(_group_tables(res, table)), warnings=res.warnings + warnings))
+        out.append(
+            dataclasses.replace(
+                res, tables=res.tables + tuple(_group_tables(res, table)), warnings=res.warnings + warnings
+            )
+        )
     return shaped_like(results, out)

@@ -26,17 +26,17 @@ from typing import Any
 import numpy as np
 
 from irspec import report
+from irspec.data.frames import check_backend, make_frame
+from irspec.errors import EvaluationError, quote, suggest
+from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.result import Result
+from irspec.experiment.compare import Comparisons, common_matrix, metrics_to_compare, named_results
+from irspec.report import power as power_report
 from irspec.stats import design
 from irspec.stats import significance as stats
-from irspec.experiment.compare import Comparisons, metrics_to_compare, named_results, common_matrix
-from irspec.evaluation.result import Result
-from irspec.evaluation.means import aggregate_values
-from irspec.errors import EvaluationError, quote, suggest
-from irspec.data.frames import check_backend, make_frame
-from irspec.report import power as power_report
 from irspec.stats.resampling import quantise
 
-__all__ = ["PairPower", "AnovaPower", "PowerCurve", "PowerAnalysis", "power"]
+__all__ = ["AnovaPower", "PairPower", "PowerAnalysis", "PowerCurve", "power"]
 
 _DECIMALS = 10
 """Differences are rounded to this many places before their deviation, as irspec.stats.significance does, so that
@@ -126,15 +126,21 @@ class PowerAnalysis:
 
     def to_table(self, *, decimals: int = 4) -> str:
         """The power tables as aligned text, each under its heading, with what the columns mean."""
-        return report.text.plain_tables(power_report.power_sections(self, decimals=decimals), notes=self.notes)
+        return report.text.plain_tables(
+            power_report.power_sections(self, decimals=decimals), notes=self.notes
+        )
 
     def to_markdown(self, *, decimals: int = 4) -> str:
         """The power tables as Markdown."""
-        return report.markdown.plain_tables(power_report.power_sections(self, decimals=decimals), notes=self.notes)
+        return report.markdown.plain_tables(
+            power_report.power_sections(self, decimals=decimals), notes=self.notes
+        )
 
     def to_latex(self, *, decimals: int = 4) -> str:
         r"""The power tables as LaTeX (booktabs) ``table`` environments."""
-        return report.latex.plain_tables(power_report.power_sections(self, decimals=decimals), notes=self.notes)
+        return report.latex.plain_tables(
+            power_report.power_sections(self, decimals=decimals), notes=self.notes
+        )
 
     def _repr_html_(self) -> str:
         return report.html.fragment(sections=power_report.power_sections(self))
@@ -180,7 +186,9 @@ class PowerAnalysis:
             raise EvaluationError(f"points must be an integer >= 2, not {quote(points)}")
         if self.delta is None:
             return []
-        wanted = [r.topics_needed or 0 for r in (*self.pairs, *self.anova)] + [2 * r.n for r in (*self.pairs, *self.anova)]
+        wanted = [r.topics_needed or 0 for r in (*self.pairs, *self.anova)] + [
+            2 * r.n for r in (*self.pairs, *self.anova)
+        ]
         top = min(10_000, max(10, math.ceil(1.15 * max(wanted))))
         # one point per topic count at most: spaced under 1 apart, they round to every count already
         count = min(int(points), top - design.MIN_TOPICS + 1)
@@ -190,8 +198,15 @@ class PowerAnalysis:
             values = tuple(design.t_power(self.delta, p.sd_difference, n, alpha=self.alpha) for n in grid)
             out.append(PowerCurve(f"{p.metric}: {p.a} vs {p.b}", "t", grid, values, p.n, p.topics_needed))
         for a in self.anova:
-            values = tuple(design.anova_power(self.delta, a.residual_variance, len(a.runs), n, alpha=self.alpha) for n in grid)
-            out.append(PowerCurve(f"{a.metric}: ANOVA over {len(a.runs)} runs", "anova", grid, values, a.n, a.topics_needed))
+            values = tuple(
+                design.anova_power(self.delta, a.residual_variance, len(a.runs), n, alpha=self.alpha)
+                for n in grid
+            )
+            out.append(
+                PowerCurve(
+                    f"{a.metric}: ANOVA over {len(a.runs)} runs", "anova", grid, values, a.n, a.topics_needed
+                )
+            )
         return out
 
 
@@ -235,14 +250,25 @@ def power(
     rows = [_pair_power(runs[i], runs[j], metric, delta, alpha, power, notes) for metric, i, j in pairs]
     chosen = list(dict.fromkeys(metric for metric, _, _ in pairs))
     anova = [_anova_power(runs, metric, delta, alpha, power, notes) for metric in chosen]
-    return PowerAnalysis(tuple(rows), tuple(anova), None if delta is None else float(delta), float(alpha), float(power), tuple(notes))
+    return PowerAnalysis(
+        tuple(rows),
+        tuple(anova),
+        None if delta is None else float(delta),
+        float(alpha),
+        float(power),
+        tuple(notes),
+    )
 
 
-def _pairs(results: Any, baseline: str | None, metrics: Any) -> tuple[list[Result], list[tuple[Any, int, int]]]:
+def _pairs(
+    results: Any, baseline: str | None, metrics: Any
+) -> tuple[list[Result], list[tuple[Any, int, int]]]:
     """The runs and the ``(metric, a, b)`` indices to design for."""
     if isinstance(results, Comparisons):
         if baseline is not None or metrics is not None:
-            raise EvaluationError("baseline and metrics come from the comparisons; give them to irspec.compare instead")
+            raise EvaluationError(
+                "baseline and metrics come from the comparisons; give them to irspec.compare instead"
+            )
         runs = list(results.results)
         names = [r.run_name for r in runs]
         by_text = {str(m): m for m in runs[0].metrics} if runs else {}
@@ -268,11 +294,15 @@ def _defined(matrix: np.ndarray, what: str, notes: list[str]) -> np.ndarray:
     """The columns (queries) of ``matrix`` where every value is defined; a note when some are not."""
     defined = np.all(np.isfinite(matrix), axis=0)
     if not defined.all():
-        notes.append(f"{what}: {int((~defined).sum())} queries where the metric is undefined for some run left out")
+        notes.append(
+            f"{what}: {int((~defined).sum())} queries where the metric is undefined for some run left out"
+        )
     return matrix[:, defined]
 
 
-def _pair_power(ra: Result, rb: Result, metric: Any, delta: float | None, alpha: float, target: float, notes: list[str]) -> PairPower:
+def _pair_power(
+    ra: Result, rb: Result, metric: Any, delta: float | None, alpha: float, target: float, notes: list[str]
+) -> PairPower:
     what = f"{metric}: {ra.run_name} vs {rb.run_name}"
     matrix = _defined(common_matrix([ra, rb], metric), what, notes)
     n = matrix.shape[1]
@@ -293,7 +323,9 @@ def _pair_power(ra: Result, rb: Result, metric: Any, delta: float | None, alpha:
     )
 
 
-def _anova_power(runs: Sequence[Result], metric: Any, delta: float | None, alpha: float, target: float, notes: list[str]) -> AnovaPower:
+def _anova_power(
+    runs: Sequence[Result], metric: Any, delta: float | None, alpha: float, target: float, notes: list[str]
+) -> AnovaPower:
     matrix = _defined(common_matrix(runs, metric), f"{metric}: ANOVA", notes)
     n, m = matrix.shape[1], matrix.shape[0]
     if n < design.MIN_TOPICS:
@@ -306,5 +338,7 @@ def _anova_power(runs: Sequence[Result], metric: Any, delta: float | None, alpha
         residual_variance=variance,
         achieved_power=None if delta is None else design.anova_power(delta, variance, m, n, alpha=alpha),
         detectable=design.anova_detectable(variance, m, n, alpha=alpha, power=target),
-        topics_needed=None if delta is None else design.anova_topics(delta, variance, m, alpha=alpha, power=target),
+        topics_needed=None
+        if delta is None
+        else design.anova_topics(delta, variance, m, alpha=alpha, power=target),
     )

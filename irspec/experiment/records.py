@@ -17,7 +17,7 @@ from irspec.errors import EvaluationError, quote, suggest
 from irspec.stats.outcome import ComparisonResult
 from irspec.stats.resampling import MAX_RESAMPLES, RESAMPLES_WHY
 
-__all__ = ["TESTS", "TUKEY_TESTS", "CORRECTIONS", "FAMILIES", "Compare", "Comparison"]
+__all__ = ["CORRECTIONS", "FAMILIES", "TESTS", "TUKEY_TESTS", "Compare", "Comparison"]
 
 TUKEY_TESTS: tuple[str, ...] = ("tukey", "randomized-tukey")
 """The tests that compare all runs at once and adjust over all pairs of runs themselves."""
@@ -69,7 +69,9 @@ class Compare:
                 f"not {self.correction!r}"
             )
         if self.test in TUKEY_TESTS and self.family != "per-metric":
-            raise EvaluationError(f"test {self.test!r} adjusts over the pairs of runs of each metric; family must be 'per-metric'")
+            raise EvaluationError(
+                f"test {self.test!r} adjusts over the pairs of runs of each metric; family must be 'per-metric'"
+            )
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, numbers.Real) or not 0 < self.alpha < 1:
             raise EvaluationError(f"alpha must be a number strictly between 0 and 1, not {self.alpha!r}")
         _whole("permutations", self.permutations, 1)
@@ -93,7 +95,9 @@ class Compare:
         if twice:
             raise EvaluationError(f"baselines name {', '.join(map(repr, twice))} more than once")
         if self.baseline is not None and given and tuple(given) != (self.baseline,):
-            raise EvaluationError(f"give baseline ({self.baseline!r}) or baselines ({list(given)!r}), not both")
+            raise EvaluationError(
+                f"give baseline ({self.baseline!r}) or baselines ({list(given)!r}), not both"
+            )
         names = (self.baseline,) if self.baseline is not None else tuple(given)
         object.__setattr__(self, "baselines", names)
         object.__setattr__(self, "baseline", names[0] if len(names) == 1 else None)

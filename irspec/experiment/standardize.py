@@ -38,22 +38,22 @@ from typing import Any
 
 import numpy as np
 
-from irspec.spec.definitions import InputTable, Metric
-from irspec.evaluation.result import Result
-from irspec.evaluation.means import sequential_sum
 from irspec.errors import EvaluationError, InputError, quote, suggest
+from irspec.evaluation.means import sequential_sum
+from irspec.evaluation.result import Result
 from irspec.lines import read_bounded
+from irspec.spec.definitions import InputTable, Metric
 
 __all__ = [
+    "SETTINGS_TITLE",
     "StandardizedMetric",
     "ZTable",
     "read_small_text",
+    "read_z",
     "results_of",
     "shaped_like",
     "standardize",
-    "read_z",
     "z_table",
-    "SETTINGS_TITLE",
 ]
 
 SETTINGS_TITLE = "Standardized scores"
@@ -77,7 +77,9 @@ class StandardizedMetric(Metric):
             raise EvaluationError(f"{base} is already standardised")
         if base.aggregate not in ("mean", "sum"):
             why = "it has text values" if base.aggregate == "none" else "its aggregate is a geometric mean"
-            raise EvaluationError(f"{base}: cannot standardise it: {why} (standardise the arithmetic-mean measure instead)")
+            raise EvaluationError(
+                f"{base}: cannot standardise it: {why} (standardise the arithmetic-mean measure instead)"
+            )
         # z-scores have no bounds, Phi(z) lies in [0, 1]: the base's bounds (MetricDef.bounds) do not hold
         definition = dataclasses.replace(base.definition, bounds=(0.0, 1.0) if cdf else (None, None))
         return cls(base.name, base.params, definition, base.trec_text, base, cdf)
@@ -120,10 +122,13 @@ class ZTable:
             values = res.column(m)
             missing = [q for q in res.query_ids if (q, name) not in self.entries]
             if missing:
-                shown = ", ".join(quote(q) for q in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                shown = ", ".join(quote(q) for q in missing[:5]) + (
+                    f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+                )
                 raise InputError(
                     f"no mean and sd for measure {name!r} of {len(missing)} quer{'y' if len(missing) == 1 else 'ies'} "
-                    f"of {res.run_name} ({shown})", self.source if self.source is not None else self.reference
+                    f"of {res.run_name} ({shown})",
+                    self.source if self.source is not None else self.reference,
                 )
             for i, (q, x) in enumerate(zip(res.query_ids, values.tolist())):
                 if math.isnan(x):
@@ -167,11 +172,18 @@ def read_z(path: str | os.PathLike[str]) -> ZTable:
             continue
         if len(fields) != 4:
             raise InputError(f"expected 4 fields 'query_id measure mean sd', found {len(fields)}", source, n)
-        q, m, mean, sd = fields[0], fields[1], _number(fields[2], "mean", source, n), _number(fields[3], "sd", source, n)
+        q, m, mean, sd = (
+            fields[0],
+            fields[1],
+            _number(fields[2], "mean", source, n),
+            _number(fields[3], "sd", source, n),
+        )
         if sd < 0:
             raise InputError(f"the standard deviation must not be negative, got {fields[3]}", source, n)
         if (q, m) in entries:
-            raise InputError(f"query {quote(q)}, measure {quote(m)} given twice (first at line {lines[(q, m)]})", source, n)
+            raise InputError(
+                f"query {quote(q)}, measure {quote(m)} given twice (first at line {lines[(q, m)]})", source, n
+            )
         entries[(q, m)], lines[(q, m)] = (mean, sd), n
     if not entries:
         raise InputError("the z-score file has no lines", source)
@@ -207,7 +219,9 @@ def z_table(reference: Sequence[Result], metrics: Sequence[Metric] | None = None
     topic where every reference run scores the same has that score as its mean and sd 0."""
     runs = list(reference)
     if len(runs) < 2:
-        raise EvaluationError(f"standardising needs at least 2 reference runs to estimate a deviation, got {len(runs)}")
+        raise EvaluationError(
+            f"standardising needs at least 2 reference runs to estimate a deviation, got {len(runs)}"
+        )
     chosen = list(metrics) if metrics is not None else _standardisable(runs[0].metrics)
     entries: dict[tuple[str, str], tuple[float, float]] = {}
     for m in chosen:
@@ -220,7 +234,9 @@ def z_table(reference: Sequence[Result], metrics: Sequence[Metric] | None = None
                     per_query.setdefault(q, []).append(x)
         for q, xs in per_query.items():
             if len(xs) < 2:
-                raise EvaluationError(f"query {quote(q)}, {m}: only {len(xs)} reference run has a value; a deviation needs 2")
+                raise EvaluationError(
+                    f"query {quote(q)}, {m}: only {len(xs)} reference run has a value; a deviation needs 2"
+                )
             entries[(q, _key(m))] = _mean_sd(np.asarray(xs))
     names = ", ".join(res.run_name for res in runs)
     return ZTable(entries, f"runs {names}")
@@ -239,7 +255,13 @@ def _standardisable(metrics: Iterable[Metric]) -> list[Metric]:
 
 def standardize(
     results: Result | Sequence[Result] | Mapping[str, Result],
-    reference: str | os.PathLike[str] | Sequence[Result] | Sequence[str] | Mapping[str, Result] | ZTable | None = None,
+    reference: str
+    | os.PathLike[str]
+    | Sequence[Result]
+    | Sequence[str]
+    | Mapping[str, Result]
+    | ZTable
+    | None = None,
     *,
     cdf: bool = False,
 ) -> Any:
@@ -267,7 +289,9 @@ def standardize(
     out = []
     for i, res in enumerate(runs):
         if list(res.metrics) != metrics:
-            raise EvaluationError(f"standardise runs evaluated on the same metrics: {res.run_name} differs from {runs[0].run_name}")
+            raise EvaluationError(
+                f"standardise runs evaluated on the same metrics: {res.run_name} differs from {runs[0].run_name}"
+            )
         values = table.apply(res, metrics, cdf)
         tables = res.tables + ((settings_table(table, cdf),) if i == 0 else ())
         out.append(dataclasses.replace(res, metrics=z_metrics, values=values, texts={}, tables=tables))
@@ -337,12 +361,23 @@ def _named(names: Sequence[str], runs: Sequence[Result]) -> list[Result]:
 
 def settings_table(table: ZTable, cdf: bool) -> InputTable:
     """The table that states a standardisation: its reference set, the sd used, and the mapping."""
-    mapping = "Phi(z), the standard normal CDF of z (values in [0, 1])" if cdf else "none: z itself (trec_eval -Z)"
-    sd = "as given in the file" if table.source is not None else "sample standard deviation over the reference runs (n - 1)"
+    mapping = (
+        "Phi(z), the standard normal CDF of z (values in [0, 1])" if cdf else "none: z itself (trec_eval -Z)"
+    )
+    sd = (
+        "as given in the file"
+        if table.source is not None
+        else "sample standard deviation over the reference runs (n - 1)"
+    )
     rows = (
         ("reference", table.reference),
         ("z", "(x - mean of the topic) / sd of the topic"),
         ("sd", sd),
         ("mapping", mapping),
     )
-    return InputTable(SETTINGS_TITLE, ("setting", "value"), rows, description="how the scores were standardised (Webber et al., SIGIR 2008)")
+    return InputTable(
+        SETTINGS_TITLE,
+        ("setting", "value"),
+        rows,
+        description="how the scores were standardised (Webber et al., SIGIR 2008)",
+    )

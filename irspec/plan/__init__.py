@@ -55,14 +55,14 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "SCHEMA_PATH",
-    "Plan",
-    "PlanRun",
     "Output",
+    "Plan",
     "PlanReport",
-    "schema",
+    "PlanRun",
     "load_plan",
-    "run_plan",
     "render_outputs",
+    "run_plan",
+    "schema",
     "write_outputs",
 ]
 

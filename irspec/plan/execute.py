@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from irspec.experiment.standardize import ZTable
     from irspec.report.plots import FigureData
 
-__all__ = ["PlanReport", "run_plan", "plan_power", "render_outputs", "write_outputs"]
+__all__ = ["PlanReport", "plan_power", "render_outputs", "run_plan", "write_outputs"]
 
 # The outputs that draw figures, and those whose provenance hashes the input files.
 _DRAWN = ("html", "plots")
@@ -134,7 +134,9 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
         if any(o.format == "zscores" for o in plan.outputs):
             from irspec.experiment.standardize import z_table
 
-            zscores = z_table(results)  # of the runs as evaluated, the reference another evaluation's -Z reads
+            zscores = z_table(
+                results
+            )  # of the runs as evaluated, the reference another evaluation's -Z reads
     results = _standardized(plan, results)
     if plan.groups is not None and results:
         from irspec.experiment.groups import with_groups
@@ -150,7 +152,9 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
         inputs.append(_evaluate_log(plan, log_metrics))
-    report = PlanReport(plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data, zscores=zscores)
+    report = PlanReport(
+        plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data, zscores=zscores
+    )
     return dataclasses.replace(report, power=plan_power(report)) if plan.power is not None else report
 
 
@@ -206,7 +210,8 @@ def _run_several(plan: Plan) -> PlanReport:
         with Progress("reading qrels", detail=str(path)):
             judged[name] = read_judgments(str(path), _run_metrics(plan))
     reports = tuple(
-        (name, _run_one(dataclasses.replace(plan, qrels=path, qrels_sets=()), judged[name])) for name, path in plan.qrels_sets
+        (name, _run_one(dataclasses.replace(plan, qrels=path, qrels_sets=()), judged[name]))
+        for name, path in plan.qrels_sets
     )
     with Progress("comparing the sets of judgments"):
         qrels = {name: judgments.qrels for name, judgments in judged.items()}
@@ -214,7 +219,9 @@ def _run_several(plan: Plan) -> PlanReport:
             {name: list(sub.results) for name, sub in reports},
             qrels,
             plan.compare or Compare(test="t", correction="holm"),
-            comparisons={name: sub.comparisons for name, sub in reports} if plan.compare is not None else None,
+            comparisons={name: sub.comparisons for name, sub in reports}
+            if plan.compare is not None
+            else None,
             relevance_level=plan.options.relevance_level,
         )
     first = reports[0][1].plan  # its runs named as they were read
@@ -279,7 +286,9 @@ def _named_runs(plan: Plan, read: list[str]) -> Plan:
     return dataclasses.replace(plan, runs=runs, systems=systems)
 
 
-def _evaluate_files(plan: Plan, wanted: dict[str, list[Any]], runs: list[Any], judgments: Judgments | None) -> dict[str, list[Any]]:
+def _evaluate_files(
+    plan: Plan, wanted: dict[str, list[Any]], runs: list[Any], judgments: Judgments | None
+) -> dict[str, list[Any]]:
     """The runs read in this process, one at a time, and each evaluated on every entry of ``wanted``;
     progress on a terminal, run by run."""
     hashed = any(o.format in _HASHED for o in plan.outputs)
@@ -302,7 +311,9 @@ def _evaluate_files(plan: Plan, wanted: dict[str, list[Any]], runs: list[Any], j
                 with warnings.catch_warnings():
                     if k:  # the same runs: their warnings are the first evaluation's
                         warnings.simplefilter("ignore", IrspecWarning)
-                    found[key].extend(evaluate_many(qrels, [src], chosen, options=plan.options, memory=plan.memory))
+                    found[key].extend(
+                        evaluate_many(qrels, [src], chosen, options=plan.options, memory=plan.memory)
+                    )
             progress.advance()
     return found
 
@@ -313,7 +324,9 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
     try:
         from irspec.evaluation import spark as irs  # optional: pip install 'irspec[spark]'
     except ImportError as e:
-        raise IrspecError(f"{plan.source}: engine 'spark' needs pyspark: pip install 'irspec[spark]' ({e})") from None
+        raise IrspecError(
+            f"{plan.source}: engine 'spark' needs pyspark: pip install 'irspec[spark]' ({e})"
+        ) from None
     engine = plan.engine
     with Progress("evaluating on Spark", detail=engine.master or "active session"):
         session = irs.session(engine.master, dict(engine.config))
@@ -325,10 +338,13 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
         # one frame of every run, not `runs`: the plan's runs are read again below, and a Spark frame
         # iterated in their place yields its columns (4), which dropped every run after the fourth
         union = functools.reduce(lambda a, b: a.unionByName(b), frames)
-        per_query = irs.evaluate(qrels, union, metrics, partitions=engine.partitions, **plan.options.as_dict())
+        per_query = irs.evaluate(
+            qrels, union, metrics, partitions=engine.partitions, **plan.options.as_dict()
+        )
         by_name = {res.run_name: res for res in irs.results(per_query)}
     return [
-        dataclasses.replace(by_name[k], run_name=n, run_source=str(r.path)) for r, k, n in zip(runs, keys, names)
+        dataclasses.replace(by_name[k], run_name=n, run_source=str(r.path))
+        for r, k, n in zip(runs, keys, names)
     ]
 
 
@@ -336,7 +352,9 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
 # Outputs
 
 
-def render_outputs(report: PlanReport, *, stdout: IO[str] | None = None) -> list[tuple[Output, str | dict[str, bytes]]]:
+def render_outputs(
+    report: PlanReport, *, stdout: IO[str] | None = None
+) -> list[tuple[Output, str | dict[str, bytes]]]:
     """Every output of the plan as ``(output, content)``, computed without writing anything: its text,
     or for ``plots`` the files of the directory as ``{file name: bytes}``."""
     stream = stdout if stdout is not None else sys.stdout
@@ -380,7 +398,9 @@ def _width(output: Output, stream: IO[str]) -> int | None:
     return terminal_width(stream) if output.path is None and output.format == "table" else None
 
 
-def _render(report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None) -> str | dict[str, bytes]:
+def _render(
+    report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None
+) -> str | dict[str, bytes]:
     if report.agreement is not None and output.format in COMBINED_FORMATS:
         # each set's output carries its own power tables (rendered here, once); the agreement follows
         texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
@@ -390,13 +410,19 @@ def _render(report: PlanReport, output: Output, arrows: tuple[str, str], width: 
         return rendered
     # the power tables follow the results or comparisons in every table format (JSON and HTML carry
     # them inside; see _comparisons_doc and _render_main)
-    after = {"table": report.power.to_table, "markdown": report.power.to_markdown, "latex": report.power.to_latex}
+    after = {
+        "table": report.power.to_table,
+        "markdown": report.power.to_markdown,
+        "latex": report.power.to_latex,
+    }
     if output.format in after:
         return rendered + "\n" + after[output.format](decimals=output.decimals)
     return rendered
 
 
-def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None) -> str | dict[str, bytes]:
+def _render_main(
+    report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None
+) -> str | dict[str, bytes]:
     # formatting lives in irspec.report (and irspec.report.plots); this picks what each output gets
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
@@ -404,7 +430,11 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
     marks = {"comparisons": comparisons, "compare": compare, "notes": notes, "decimals": output.decimals}
     if output.content == "comparisons":
         if output.format == "json":
-            doc = {**_comparisons_doc(report), "warnings": list(report.warnings), "provenance": _provenance(report)}
+            doc = {
+                **_comparisons_doc(report),
+                "warnings": list(report.warnings),
+                "provenance": _provenance(report),
+            }
             return json.dumps(doc, indent=2, allow_nan=False) + "\n"
         if output.format in ("csv", "tsv"):
             return fmt.comparisons_delimited(comparisons, sep="," if output.format == "csv" else "\t")
@@ -416,12 +446,24 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
     if output.format == "json":
         # a plan file's JSON says what the plan was; irspec eval's has no plan to speak of
         doc = _comparisons_doc(report) if report.plan.source is not None else {}
-        return fmt.to_json(results, per_query=output.per_query, extra={**doc, "provenance": _provenance(report)})
+        return fmt.to_json(
+            results, per_query=output.per_query, extra={**doc, "provenance": _provenance(report)}
+        )
     intervals = output.intervals
     if output.format == "table":
         if not comparisons:
-            return fmt.to_table(results, per_query=output.per_query, decimals=output.decimals, intervals=intervals, width=width)
-        logs = "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query, width=width) if report.inputs else ""
+            return fmt.to_table(
+                results,
+                per_query=output.per_query,
+                decimals=output.decimals,
+                intervals=intervals,
+                width=width,
+            )
+        logs = (
+            "\n" + fmt.to_table(list(report.inputs), per_query=output.per_query, width=width)
+            if report.inputs
+            else ""
+        )
         table = fmt.marked_table(
             runs,
             comparisons,
@@ -443,7 +485,13 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
         title = f"irspec report: {os.path.basename(report.plan.source)}"
         # several sets of judgments: each set's results, comparisons and power in turn, then the agreement
         sets = [
-            fmt.JudgedSet(name, [*sub.results, *sub.inputs], sub.comparisons, sub.notes, _power_sections(sub, output.decimals))
+            fmt.JudgedSet(
+                name,
+                [*sub.results, *sub.inputs],
+                sub.comparisons,
+                sub.notes,
+                _power_sections(sub, output.decimals),
+            )
             for name, sub in report.by_qrels
         ]
         return fmt.to_html(
@@ -453,7 +501,10 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
             plots_note=note,
             provenance=_provenance(report),
             intervals=intervals,
-            extra=[*([] if sets else _power_sections(report, output.decimals)), *_agreement_sections(report, output.decimals)],
+            extra=[
+                *([] if sets else _power_sections(report, output.decimals)),
+                *_agreement_sections(report, output.decimals),
+            ],
             lead=_judgments_lead(report),
             sets=sets,
             **marks,
@@ -465,7 +516,9 @@ def _render_main(report: PlanReport, output: Output, arrows: tuple[str, str], wi
         return render_files(found)
     if output.format == "zscores":
         if report.zscores is None:
-            raise IrspecError(f"{report.plan.source}: a zscores output gives the runs' per-topic means and sds; the plan has no runs")
+            raise IrspecError(
+                f"{report.plan.source}: a zscores output gives the runs' per-topic means and sds; the plan has no runs"
+            )
         return report.zscores.to_text()
     return fmt.format_results(results, output.format, per_query=output.per_query, runid=output.runid)
 
@@ -498,7 +551,14 @@ def _agreement_sections(report: PlanReport, decimals: int) -> list[tuple[str, st
     found = report.agreement
     if found is None:
         return []
-    return [("agreement", "Agreement between the sets of judgments", found.sections(decimals=decimals), found.notes)]
+    return [
+        (
+            "agreement",
+            "Agreement between the sets of judgments",
+            found.sections(decimals=decimals),
+            found.notes,
+        )
+    ]
 
 
 def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
@@ -529,6 +589,7 @@ def _shared(report: PlanReport, key: str, make: Any) -> Any:
 
 def _provenance(report: PlanReport) -> dict[str, Any]:
     """Versions, specs, options, seeds and the SHA-256 of the plan and every input file."""
+
     def make() -> dict[str, Any]:
         plan = report.plan
         inputs: list[tuple[str, str | None, Any]] = []
@@ -542,7 +603,12 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
             inputs.append(("log", None, plan.log))
         results = list(report.results) + list(report.inputs)
         return fmt.provenance(
-            results, inputs, options=plan.options, compare=plan.compare, plan=plan.source, overrides=plan.overrides
+            results,
+            inputs,
+            options=plan.options,
+            compare=plan.compare,
+            plan=plan.source,
+            overrides=plan.overrides,
         )
 
     return _shared(report, "provenance", make)
@@ -565,7 +631,9 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
             return [], "the plan has no runs to plot"
         with Progress("drawing plots") as progress:
             # with several baselines, the per-topic differences are drawn from the first
-            baseline = plan.compare.baselines[0] if plan.compare is not None and plan.compare.baselines else None
+            baseline = (
+                plan.compare.baselines[0] if plan.compare is not None and plan.compare.baselines else None
+            )
             # PNG only for a plots directory; the html output embeds the SVG
             formats = ("svg", "png") if any(o.format == "plots" for o in plan.outputs) else ("svg",)
             drawn = plots.render(

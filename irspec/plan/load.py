@@ -32,12 +32,21 @@ from jsonschema.exceptions import SchemaError
 from irspec.errors import InputError, PlanError, RegistryError, shorten
 from irspec.lines import read_bounded
 from irspec.plan.model import SCHEMA_PATH, Plan
-from irspec.plan.problems import OVERRIDE_LINE, OVERRIDE_SHOWN, PathPart, PlanPath, Problems, explain, kind_of, path_text
+from irspec.plan.problems import (
+    OVERRIDE_LINE,
+    OVERRIDE_SHOWN,
+    PathPart,
+    PlanPath,
+    Problems,
+    explain,
+    kind_of,
+    path_text,
+)
 from irspec.plan.resolve import resolve
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import PlanSection, Registry
 
-__all__ = ["schema", "load_plan"]
+__all__ = ["load_plan", "schema"]
 
 # No plan needs deeper nesting, aliases expanded. Loading refuses it (PyYAML's composer recurses once
 # a level); the walks of the loaded tree stop there too, as a second guard.
@@ -90,7 +99,9 @@ def _with_sections(own: dict[str, Any], sections: tuple[PlanSection, ...]) -> di
         try:
             Draft202012Validator.check_schema(dict(section.schema))
         except SchemaError as e:
-            raise RegistryError(f"plugin {section.plugin!r}: plan section {section.name!r}: not a JSON Schema: {e.message}") from None
+            raise RegistryError(
+                f"plugin {section.plugin!r}: plan section {section.name!r}: not a JSON Schema: {e.message}"
+            ) from None
     properties: dict[str, Any] = {}
     for key, value in keys.items():
         properties[key] = value
@@ -123,7 +134,9 @@ def load_plan(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Pl
     except UnicodeDecodeError as e:
         line = raw.count(b"\n", 0, e.start) + 1
         bad = " ".join(f"0x{b:02x}" for b in raw[e.start : e.end])
-        raise PlanError(source, [f"{source}:{line}: not UTF-8 text ({e.reason}: byte {bad} at offset {e.start})"]) from None
+        raise PlanError(
+            source, [f"{source}:{line}: not UTF-8 text ({e.reason}: byte {bad} at offset {e.start})"]
+        ) from None
     except OSError as e:
         raise PlanError(source, [f"{source}: cannot read: {e.strerror or e}"]) from None
 
@@ -193,6 +206,7 @@ def _loader_class() -> Any:
     it composes, how many values each anchored node stands for, aliases inside it expanded, and
     refuses the alias that takes the total past the budget, with its position (``Refused``).
     """
+
     class Refused(yaml.MarkedYAMLError):
         """A plan the bounded loader will not compose; ``problem`` and ``problem_mark`` say why and where."""
 
@@ -230,11 +244,16 @@ def _loader_class() -> Any:
             return node
 
         def _repeat(self, event: Any, node: Any) -> None:
-            if id(node) not in self.anchored:  # its anchor's node is still being composed: the alias is inside it
+            if (
+                id(node) not in self.anchored
+            ):  # its anchor's node is still being composed: the alias is inside it
                 raise Refused(f"alias *{event.anchor} refers to a value that contains it", event.start_mark)
             size, levels = self.anchored[id(node)]
             if self.depth + levels > _MAX_DEPTH:
-                raise Refused(f"alias *{event.anchor} nests the plan more than {_MAX_DEPTH} levels deep", event.start_mark)
+                raise Refused(
+                    f"alias *{event.anchor} nests the plan more than {_MAX_DEPTH} levels deep",
+                    event.start_mark,
+                )
             self.deepest = max(self.deepest, self.depth + levels)
             self.values += size
             self.repeated += size
@@ -320,8 +339,11 @@ _INDEX = re.compile(r"\[(\d+)\]")
 
 def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any:
     """Apply one ``key.sub=value`` override (the ``index``-th) to ``data`` (returned, possibly a new root)."""
+
     def fail(message: str) -> Any:
-        problems.add_raw(OVERRIDE_LINE + index, f"{problems.source}: --set {shorten(item, OVERRIDE_SHOWN)}: {message}")
+        problems.add_raw(
+            OVERRIDE_LINE + index, f"{problems.source}: --set {shorten(item, OVERRIDE_SHOWN)}: {message}"
+        )
         return data
 
     key, sep, raw = item.partition("=")
@@ -355,7 +377,9 @@ def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any
                 if not isinstance(node.get(part), (dict, list)):
                     if isinstance(parts[i + 1], int):
                         missing = path_text(here + (part,))
-                        return fail(f"{missing} is not a list in the plan; set it whole, e.g. {missing}=[...]")
+                        return fail(
+                            f"{missing} is not a list in the plan; set it whole, e.g. {missing}=[...]"
+                        )
                     node[part] = {}
                     created = created or here + (part,)
                 node = node[part]
@@ -378,5 +402,3 @@ def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any
         problems.overrides[created] = (index, item)
     problems.overrides[tuple(walked)] = (index, item)
     return data
-
-

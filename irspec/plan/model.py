@@ -11,11 +11,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from irspec.experiment.records import Compare
 from irspec.evaluation.context import Options
+from irspec.experiment.records import Compare
 from irspec.spec.registry import Metric
 
-__all__ = ["SCHEMA_PATH", "Plan", "PlanRun", "PlanSystem", "Output", "SparkEngine", "Standardize", "PowerDesign"]
+__all__ = [
+    "SCHEMA_PATH",
+    "Output",
+    "Plan",
+    "PlanRun",
+    "PlanSystem",
+    "PowerDesign",
+    "SparkEngine",
+    "Standardize",
+]
 
 # Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
 # file for editors (tests/test_plan.py keeps the two identical).
@@ -144,5 +153,3 @@ class Plan:
     def run_names(self) -> tuple[str, ...]:
         """The runs' names, in plan order."""
         return tuple(r.name for r in self.runs)
-
-

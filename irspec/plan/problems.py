@@ -9,7 +9,18 @@ from typing import Any
 from irspec.errors import PlanError, not_loaded, shorten, suggest
 from irspec.spec.registry import SHIPPED_PLUGIN_SECTIONS
 
-__all__ = ["OVERRIDE_LINE", "OVERRIDE_SHOWN", "SHOWN", "PathPart", "PlanPath", "Problems", "explain", "show", "kind_of", "path_text"]
+__all__ = [
+    "OVERRIDE_LINE",
+    "OVERRIDE_SHOWN",
+    "SHOWN",
+    "PathPart",
+    "PlanPath",
+    "Problems",
+    "explain",
+    "kind_of",
+    "path_text",
+    "show",
+]
 
 OVERRIDE_LINE = 1 << 40  # problems from --set options sort after the plan's lines, in the options' order
 
@@ -102,7 +113,11 @@ def explain(err: Any, problems: Problems) -> None:
         for key in instance:
             if key in allowed:
                 continue
-            plugin = next((p for p, keys in SHIPPED_PLUGIN_SECTIONS.items() if key in keys), None) if not path else None
+            plugin = (
+                next((p for p, keys in SHIPPED_PLUGIN_SECTIONS.items() if key in keys), None)
+                if not path
+                else None
+            )
             if plugin is not None:  # a section of a shipped plugin that is not loaded (ab: of irspec-online)
                 problems.add(path + (key,), f"unknown key {key!r}: {not_loaded(plugin)}", key=True)
                 continue
@@ -146,7 +161,9 @@ def explain(err: Any, problems: Problems) -> None:
     else:  # jsonschema's own words, a long value in them cut as show() cuts it (400 digits, a long string)
         message = err.message
         if len(repr(instance)) > SHOWN:
-            shown = show(instance, kind=False) if isinstance(instance, (int, float, str)) else kind_of(instance)
+            shown = (
+                show(instance, kind=False) if isinstance(instance, (int, float, str)) else kind_of(instance)
+            )
             message = message.replace(repr(instance), shown, 1)
         problems.add(path, message)
 
@@ -188,4 +205,3 @@ def path_text(path: Sequence[PathPart]) -> str:
     for p in path:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out
-

@@ -14,20 +14,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from irspec.report.agreement import COMBINED_FORMATS
-from irspec.experiment.records import TUKEY_TESTS, Compare
-from irspec.data.trec import stem
 from irspec.data.datasets import check_qrels, is_dataset_id, parse_specs
+from irspec.data.stream import parse_memory
+from irspec.data.trec import stem
+from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
 from irspec.evaluation.context import Options
 from irspec.evaluation.judgments import reads_qrels
-from irspec.stats.design import check_target
-from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
+from irspec.experiment.records import TUKEY_TESTS, Compare
 from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
 from irspec.plan.problems import PlanPath, Problems, path_text
+from irspec.report.agreement import COMBINED_FORMATS
+from irspec.report.formats import WITH_INTERVALS, default_intervals
 from irspec.report.plots import MISSING_MATPLOTLIB
 from irspec.spec.plugins import get_registry
-from irspec.report.formats import WITH_INTERVALS, default_intervals
-from irspec.data.stream import parse_memory
+from irspec.stats.design import check_target
 
 # The outputs whose results tables can show a confidence interval beside each mean.
 _INTERVAL_FORMATS = (*WITH_INTERVALS, "html")
@@ -37,6 +37,7 @@ __all__ = ["resolve"]
 
 def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tuple[str, ...]) -> Plan | None:
     """Check and resolve files, globs, metrics, names and options; ``None`` when something is wrong."""
+
     def local(p: str) -> Path:
         return Path(os.path.normpath(os.path.join(base, os.path.expanduser(p))))
 
@@ -93,7 +94,9 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
             problems.add(("options", "memory"), str(e))
 
     compare = _resolve_compare(data, [*runs, *systems], names_complete, problems)
-    standardize = _resolve_standardize(data.get("standardize"), [*runs, *systems], names_complete, local, problems, inputs)
+    standardize = _resolve_standardize(
+        data.get("standardize"), [*runs, *systems], names_complete, local, problems, inputs
+    )
     groups = None
     if isinstance(data.get("groups"), str) and data["groups"]:
         groups = local(data["groups"])
@@ -158,7 +161,9 @@ def _resolve_standardize(
     return Standardize(cdf=cdf)
 
 
-def _resolve_qrels_sets(data: dict[str, Any], local: Any, inputs: set[str], problems: Problems) -> list[tuple[str, Path | str]]:
+def _resolve_qrels_sets(
+    data: dict[str, Any], local: Any, inputs: set[str], problems: Problems
+) -> list[tuple[str, Path | str]]:
     """``qrels`` as a mapping ``{name: path}``: several sets of judgments, each resolved as one."""
     raw = data.get("qrels")
     if not isinstance(raw, dict):
@@ -178,10 +183,15 @@ def _resolve_qrels_sets(data: dict[str, Any], local: Any, inputs: set[str], prob
     return found
 
 
-def _check_several_sets(data: dict[str, Any], runs: list[Any], outputs: list[Output], problems: Problems) -> None:
+def _check_several_sets(
+    data: dict[str, Any], runs: list[Any], outputs: list[Output], problems: Problems
+) -> None:
     """What several sets of judgments need: two runs or systems to rank, outputs that can hold every set, no Spark."""
     if len(runs) < 2:
-        problems.add(("runs",), f"several sets of judgments compare the rankings of the runs: give at least 2 runs, not {len(runs)}")
+        problems.add(
+            ("runs",),
+            f"several sets of judgments compare the rankings of the runs: give at least 2 runs, not {len(runs)}",
+        )
     if data.get("engine") is not None:
         problems.add(("engine",), "several sets of judgments are evaluated in this process; drop engine")
     for i, o in enumerate(outputs):
@@ -197,7 +207,9 @@ def _resolve_engine(raw: Any) -> SparkEngine | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("spark"), dict):
         return None
     spark = raw["spark"]
-    return SparkEngine(spark.get("master"), tuple(sorted(spark.get("config", {}).items())), spark.get("partitions"))
+    return SparkEngine(
+        spark.get("master"), tuple(sorted(spark.get("config", {}).items())), spark.get("partitions")
+    )
 
 
 def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) -> None:
@@ -208,25 +220,34 @@ def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) 
     for m in metrics:
         needs = "run" if reads_qrels(m.definition.needs) else m.definition.needs
         if needs == "run" and not has_runs:
-            problems.add(("metrics",), f"{m} is computed from qrels and runs, and the plan has none (only a log)")
+            problems.add(
+                ("metrics",), f"{m} is computed from qrels and runs, and the plan has none (only a log)"
+            )
         elif needs == "log" and "log" not in data:
             problems.add(("metrics",), f"{m} is computed from an interaction log; give one with the log key")
         elif needs not in ("run", "log"):
             problems.add(("metrics",), f"{m} is computed from a {needs!r} input, which a plan cannot name")
     if "log" in data and "log" not in kinds:
-        problems.add(("log",), "no metric of the plan is computed from the log (such as CTR, from irspec-online)")
+        problems.add(
+            ("log",), "no metric of the plan is computed from the log (such as CTR, from irspec-online)"
+        )
     elif "log" in data:
         try:
             get_registry().reader("log")
         except IrspecError as e:
             problems.add(("log",), str(e))
     if has_runs and "run" not in kinds:
-        problems.add(("metrics",), "no metric of the plan is computed from the runs; drop qrels and runs, or add one")
+        problems.add(
+            ("metrics",), "no metric of the plan is computed from the runs; drop qrels and runs, or add one"
+        )
     if "compare" in data and "runs" not in data and "systems" not in data and "log" in data:
         problems.add(("compare",), "comparing needs runs; a log's arms are compared with an ab section")
     for key, section in get_registry().sections.items():  # a plugin's section sets its reader's options
         if key in data and section.reader not in data:
-            said = section.summary or f"the {key} section sets the options of the {section.reader} input's reader"
+            said = (
+                section.summary
+                or f"the {key} section sets the options of the {section.reader} input's reader"
+            )
             problems.add((key,), f"{said}; give one with the {section.reader} key")
 
 
@@ -321,7 +342,11 @@ def _resolve_runs(
         elif isinstance(entry, str) and entry:
             literal = local(entry)
             if _has_magic(entry) and not literal.exists():
-                pattern = entry if os.path.isabs(os.path.expanduser(entry)) else os.path.join(glob.escape(str(base)), entry)
+                pattern = (
+                    entry
+                    if os.path.isabs(os.path.expanduser(entry))
+                    else os.path.join(glob.escape(str(base)), entry)
+                )
                 matches = sorted(
                     p for p in glob.glob(os.path.expanduser(pattern), recursive=True) if os.path.isfile(p)
                 )
@@ -334,7 +359,11 @@ def _resolve_runs(
                     add(PlanRun(stem(m) or m, p, path_text(where), line), where, origin)
             else:
                 _check_file(literal, where, "run", problems)
-                add(PlanRun(stem(entry) or entry, literal, path_text(where), line), where, f" (the stem of {entry!r})")
+                add(
+                    PlanRun(stem(entry) or entry, literal, path_text(where), line),
+                    where,
+                    f" (the stem of {entry!r})",
+                )
         else:
             complete = False
     return runs, complete
@@ -367,7 +396,9 @@ def _resolve_systems(
     return systems, complete
 
 
-def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool, problems: Problems) -> Compare | None:
+def _resolve_compare(
+    data: dict[str, Any], runs: list[Any], names_complete: bool, problems: Problems
+) -> Compare | None:
     raw = data.get("compare")
     if "compare" not in data or not isinstance(raw, dict):
         return None
@@ -376,7 +407,9 @@ def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool
     baseline = raw.get("baseline")
     baselines = raw.get("baselines")
     names = [r.name for r in runs]
-    given = [(("compare", "baseline"), baseline)] + [(("compare", "baselines", i), b) for i, b in enumerate(baselines or ())]
+    given = [(("compare", "baseline"), baseline)] + [
+        (("compare", "baselines", i), b) for i, b in enumerate(baselines or ())
+    ]
     for where, base_name in given:
         if isinstance(base_name, str) and names_complete and base_name not in names:
             close = suggest(base_name, names, n=1)
@@ -384,7 +417,11 @@ def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool
             problems.add(where, f"baseline {quote(base_name)} is not a run of this plan{hint}")
     if baseline is not None and baselines:
         problems.add(("compare", "baselines"), "give baseline or baselines, not both")
-    if names_complete and (isinstance(data.get("runs"), list) or isinstance(data.get("systems"), list)) and len(runs) < 2:
+    if (
+        names_complete
+        and (isinstance(data.get("runs"), list) or isinstance(data.get("systems"), list))
+        and len(runs) < 2
+    ):
         problems.add(("compare",), f"comparing needs at least 2 runs; the plan has {len(runs)}")
     correction = raw.get("correction", "none" if test in TUKEY_TESTS else defaults.correction)
     if test in TUKEY_TESTS and correction != "none":
@@ -395,7 +432,8 @@ def _resolve_compare(data: dict[str, Any], runs: list[Any], names_complete: bool
     family = raw.get("family", defaults.family)
     if test in TUKEY_TESTS and family != "per-metric":
         problems.add(
-            ("compare", "family"), f"test {test} adjusts over the pairs of runs of each metric; family must be per-metric"
+            ("compare", "family"),
+            f"test {test} adjusts over the pairs of runs of each metric; family must be per-metric",
         )
     try:
         return Compare(
@@ -436,9 +474,13 @@ def _resolve_outputs(
                 problems.add(where + ("path",), f"output[{targets[key]}] already writes {str(path)!r}")
             targets.setdefault(key, i)
             if key in inputs:
-                problems.add(where + ("path",), f"{str(path)!r} is an input of this plan; it would be overwritten")
+                problems.add(
+                    where + ("path",), f"{str(path)!r} is an input of this plan; it would be overwritten"
+                )
             elif fmt == "plots" and path.exists() and not path.is_dir():
-                problems.add(where + ("path",), f"{str(path)!r} is a file; plots are written into a directory")
+                problems.add(
+                    where + ("path",), f"{str(path)!r} is a file; plots are written into a directory"
+                )
             elif fmt != "plots" and path.is_dir():
                 problems.add(where + ("path",), f"{str(path)!r} is a directory")
         if fmt == "plots":
@@ -449,7 +491,9 @@ def _resolve_outputs(
             problems.add(where + ("content",), "comparisons asked for, but the plan has no compare section")
         per_query = entry.get("per_query", fmt in ("json", "csv", "tsv", "parquet"))
         decimals = _int(entry.get("decimals", 4))
-        decimals = decimals if isinstance(decimals, int) and not isinstance(decimals, bool) else 4  # else reported
+        decimals = (
+            decimals if isinstance(decimals, int) and not isinstance(decimals, bool) else 4
+        )  # else reported
         intervals = entry.get("intervals")
         if intervals not in (None, "none") and (fmt not in _INTERVAL_FORMATS or content != "results"):
             problems.add(
@@ -459,8 +503,6 @@ def _resolve_outputs(
         intervals = default_intervals(fmt, intervals) if content == "results" else None
         outputs.append(Output(fmt, path, bool(per_query), content, decimals, intervals))
     return outputs
-
-
 
 
 def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Problems) -> PowerDesign | None:
@@ -473,9 +515,13 @@ def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Prob
         problems.add(("power",), "a power analysis designs the plan's comparisons; add a compare section")
         return None
     try:
-        found = PowerDesign(delta=float(raw["delta"]), alpha=float(raw.get("alpha", 0.05)), power=float(raw.get("power", 0.8)))
+        found = PowerDesign(
+            delta=float(raw["delta"]), alpha=float(raw.get("alpha", 0.05)), power=float(raw.get("power", 0.8))
+        )
     except OverflowError:  # an integer of hundreds of digits, which the schema takes for a number > 0
-        problems.add(("power", "delta"), f"{quote(raw['delta'])} is no finite number (a float holds at most 1.8e308)")
+        problems.add(
+            ("power", "delta"), f"{quote(raw['delta'])} is no finite number (a float holds at most 1.8e308)"
+        )
         return None
     except (KeyError, TypeError, ValueError):
         return None  # the schema has said what is wrong

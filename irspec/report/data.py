@@ -9,13 +9,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.experiment.records import Comparison
 from irspec.evaluation.evaluated import collect_warnings
+from irspec.experiment.records import Comparison
 
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["to_json", "to_jsonl", "to_delimited", "comparisons_delimited"]
+__all__ = ["comparisons_delimited", "to_delimited", "to_json", "to_jsonl"]
 
 SUMMARY_QUERY = "all"
 """The ``query_id`` of a summary record in JSON lines (ir_measures' ``SUMMARY_QID``)."""
@@ -53,7 +53,9 @@ def to_json(results: Sequence[Evaluated], *, per_query: bool = False, extra: dic
             entry["judged_at_10"] = res.judged_at_10
         if res.tables:  # what an input offers beside its metrics (a log's top queries)
             entry["tables"] = [t.as_dict() for t in res.tables]
-        if getattr(res, "runs", ()):  # a system of several runs (irspec.evaluation.systems, above report): its runs and spread
+        if getattr(
+            res, "runs", ()
+        ):  # a system of several runs (irspec.evaluation.systems, above report): its runs and spread
             entry["system"] = res.as_dict()
         if per_query:
             entry["per_query"] = {
@@ -79,7 +81,11 @@ def to_jsonl(results: Sequence[Evaluated], *, per_query: bool = False) -> str:
             for qid, row in res.per_query().items():
                 for name, v in row.items():
                     value = _clean(v)
-                    lines.append(json.dumps({**head, "query_id": qid, "measure": name, "value": value}, allow_nan=False))
+                    lines.append(
+                        json.dumps(
+                            {**head, "query_id": qid, "measure": name, "value": value}, allow_nan=False
+                        )
+                    )
         where = {"query_id": SUMMARY_QUERY} if per_query else {}
         aggregate = res.aggregate()
         for m in res.metrics:
@@ -124,4 +130,3 @@ def comparisons_delimited(comparisons: Sequence[Comparison], *, sep: str = ",") 
             row.append(v)
         writer.writerow(row)
     return buf.getvalue()
-

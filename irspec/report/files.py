@@ -14,7 +14,7 @@ from typing import Any
 
 from irspec.errors import IrspecError
 
-__all__ = ["write_atomic", "write_all_atomic", "write_files_atomic", "check_writable"]
+__all__ = ["check_writable", "write_all_atomic", "write_atomic", "write_files_atomic"]
 
 
 def _temporary(target: Path, *, directory: bool) -> tuple[int, str]:
@@ -30,7 +30,9 @@ def _temporary(target: Path, *, directory: bool) -> tuple[int, str]:
             if directory:
                 os.mkdir(name, 0o777)
                 return -1, name
-            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), name
+            return os.open(
+                name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666
+            ), name
         except FileExistsError:
             continue
         except OSError as e:
@@ -49,7 +51,9 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes, *, make_dirs: 
 
 
 def write_all_atomic(
-    outputs: Sequence[tuple[str | os.PathLike[str], str | bytes | dict[str, bytes]]], *, make_dirs: bool = True
+    outputs: Sequence[tuple[str | os.PathLike[str], str | bytes | dict[str, bytes]]],
+    *,
+    make_dirs: bool = True,
 ) -> None:
     """Write every output or none: each ``(path, text)`` or ``(path, bytes)`` for a file, or
     ``(path, {name: bytes})`` for files in a directory (other files in it are left alone).

@@ -15,7 +15,7 @@ from irspec.report.trec import to_trec
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["FORMATS", "BINARY_FORMATS", "WITH_INTERVALS", "format_results"]
+__all__ = ["BINARY_FORMATS", "FORMATS", "WITH_INTERVALS", "format_results"]
 
 FORMATS = ("table", "json", "jsonl", "csv", "tsv", "trec", "latex", "markdown", "parquet")
 """Output formats of ``irspec eval``."""
@@ -59,7 +59,9 @@ def format_results(
     fits a wider table to it (:func:`~irspec.report.text.render`); the other formats ignore it.
     """
     if intervals is not None and fmt not in WITH_INTERVALS:
-        raise ValueError(f"confidence intervals are shown in the {', '.join(WITH_INTERVALS)} formats, not in {fmt}")
+        raise ValueError(
+            f"confidence intervals are shown in the {', '.join(WITH_INTERVALS)} formats, not in {fmt}"
+        )
     if fmt == "jsonl":
         return to_jsonl(results, per_query=per_query)
     if fmt == "trec":

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from irspec.evaluation.evaluated import collect_warnings
-from irspec.report.origin import VERSIONED
 from irspec.report.markdown import MARKS
 from irspec.report.model import (
     FULL_COLUMNS,
@@ -29,13 +28,14 @@ from irspec.report.model import (
     interval_legend,
     marks_legend,
 )
+from irspec.report.origin import VERSIONED
 
 if TYPE_CHECKING:
     import jinja2
 
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["JudgedSet", "to_html", "fragment", "plain_tables"]
+__all__ = ["JudgedSet", "fragment", "plain_tables", "to_html"]
 
 
 @functools.cache
@@ -52,7 +52,9 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["json"] = lambda value, **kw: json.dumps(value, **kw)
     env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
-    env.globals.update(MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend, averaged_legend=averaged_legend)
+    env.globals.update(
+        MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend, averaged_legend=averaged_legend
+    )
     return env
 
 
@@ -113,7 +115,17 @@ def to_html(
     """
     if sets:
         parts = [
-            _part(s.results, s.comparisons, compare, s.notes, decimals, intervals, s.sections, f"-{_ident(s.name)}", f": {s.name}")
+            _part(
+                s.results,
+                s.comparisons,
+                compare,
+                s.notes,
+                decimals,
+                intervals,
+                s.sections,
+                f"-{_ident(s.name)}",
+                f": {s.name}",
+            )
             for s in sets
         ]
         every = [res for s in sets for res in s.results]
@@ -137,20 +149,24 @@ def to_html(
     versions = ""
     if provenance:
         versions = ", ".join(f"{k} {provenance[k]}" for k in VERSIONED if provenance.get(k))
-    return _environment().get_template("report.html.j2").render(
-        title=title,
-        lead=lead,
-        summary=", ".join([*_inputs(results), _plural(len(metrics), "metric"), table.queries]),
-        sections=sections,
-        parts=parts,
-        extra=list(extra),
-        plots=plots or [],
-        plots_note=plots_note,
-        notes=[] if sets else list(notes),
-        warnings=warnings,
-        provenance=provenance or None,
-        versions=versions,
-        seeds=_seeds(provenance or {}, table, plots or ()),
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            title=title,
+            lead=lead,
+            summary=", ".join([*_inputs(results), _plural(len(metrics), "metric"), table.queries]),
+            sections=sections,
+            parts=parts,
+            extra=list(extra),
+            plots=plots or [],
+            plots_note=plots_note,
+            notes=[] if sets else list(notes),
+            warnings=warnings,
+            provenance=provenance or None,
+            versions=versions,
+            seeds=_seeds(provenance or {}, table, plots or ()),
+        )
     )
 
 
@@ -169,7 +185,11 @@ def _part(
     and the sections after them, each with its anchor (``results`` + ``ident``) and title (``Results`` +
     ``titled``); a comparison's notes are said under its table when a page holds several sets."""
     table = build_results(results, comparisons, compare, decimals=decimals, intervals=intervals)
-    compared = build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS) if comparisons else None
+    compared = (
+        build_comparisons(results, comparisons, compare, decimals=decimals, columns=FULL_COLUMNS)
+        if comparisons
+        else None
+    )
     tables = input_blocks(results, decimals=decimals)
     names = {"results": "Results", "tables": "Tables", "comparisons": "Comparisons"}
     shown = ["results", *(["tables"] if tables else []), *(["comparisons"] if comparisons else [])]
@@ -184,7 +204,8 @@ def _part(
         "extra": [(i + ident, name + titled, tables, said) for i, name, tables, said in extra],
         "ids": ids,
         "titles": titles,
-        "sections": [(ids[key], titles[key]) for key in shown] + [(i + ident, name + titled) for i, name, _, _ in extra],
+        "sections": [(ids[key], titles[key]) for key in shown]
+        + [(i + ident, name + titled) for i, name, _, _ in extra],
     }
 
 
@@ -201,7 +222,9 @@ def _inputs(results: Sequence[Evaluated]) -> list[str]:
     for res in results:
         needs = {m.definition.needs for m in res.metrics if m.definition is not None} or {"run"}
         kind = next(iter(needs)) if len(needs) == 1 else "run"
-        if getattr(res, "averaged", ""):  # a system of several runs (irspec.evaluation.systems), its runs averaged
+        if getattr(
+            res, "averaged", ""
+        ):  # a system of several runs (irspec.evaluation.systems), its runs averaged
             kind = "system"
         kinds[kind] = kinds.get(kind, 0) + 1
     return [_plural(n, kind) for kind, n in sorted(kinds.items(), key=lambda kv: kv[0] != "run")]
@@ -223,7 +246,9 @@ def _marks_legend(table: Table) -> Any:
     """The marks' legend as markup: its text escaped by :func:`marks_legend`, its markup ours."""
     from markupsafe import Markup, escape  # comes with jinja2
 
-    return Markup(marks_legend(table, escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}") if table.marked else "")
+    return Markup(
+        marks_legend(table, escape, "<sup>†</sup>/<sup>↓</sup>", "α = {:g}") if table.marked else ""
+    )
 
 
 def fragment(
@@ -241,14 +266,18 @@ def fragment(
     and their ``notes`` after them, each titled table a ``(heading, description, block)``, as an HTML fragment with a little scoped CSS: what a
     notebook shows for results, comparisons and a power analysis. The tables are the report page's own
     (the macros of ``templates/tables.html.j2``)."""
-    return _environment().get_template("fragment.html.j2").render(
-        results=table,
-        marks_legend=_marks_legend(table) if table is not None else "",
-        comparisons=comparisons,
-        warnings=list(warnings),
-        tables=list(tables),
-        sections=list(sections),
-        notes=list(notes),
+    return (
+        _environment()
+        .get_template("fragment.html.j2")
+        .render(
+            results=table,
+            marks_legend=_marks_legend(table) if table is not None else "",
+            comparisons=comparisons,
+            warnings=list(warnings),
+            tables=list(tables),
+            sections=list(sections),
+            notes=list(notes),
+        )
     )
 
 

@@ -7,12 +7,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.model import Block, Cell, Row, Table, averaged_legend, build_table, input_blocks, interval_legend, marks_legend
+from irspec.report.model import (
+    Block,
+    Cell,
+    Row,
+    Table,
+    averaged_legend,
+    build_table,
+    input_blocks,
+    interval_legend,
+    marks_legend,
+)
 
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["input_tables", "latex_escape", "to_latex", "render", "plain_tables"]
+__all__ = ["input_tables", "latex_escape", "plain_tables", "render", "to_latex"]
 
 _LATEX_SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -139,7 +149,9 @@ def _comparisons(table: Table) -> list[str]:
             "  \\caption{"
             + f"Pairwise comparisons: $\\Delta$ = mean $-$ mean vs.\\ with its {table.confidence:.0%} CI "
             f"({latex_escape(table.ci_method)}); $d$ = paired Cohen's $d$; W/T/L = queries won, tied, lost; "
-            f"$*$: adjusted $p \\le {alpha:g}$ ({latex_escape(test)}; {latex_escape(correction)}; {queries}).".replace("%", r"\%")
+            f"$*$: adjusted $p \\le {alpha:g}$ ({latex_escape(test)}; {latex_escape(correction)}; {queries}).".replace(
+                "%", r"\%"
+            )
             + (" " + latex_escape(averaged_legend(table)) if table.averaged else "")
             + "}"
         )
@@ -148,7 +160,10 @@ def _comparisons(table: Table) -> list[str]:
     out.append("    " + " & ".join(_COMPARISON_HEADS[c.key] for c in block.columns) + r" \\")
     out.append(r"    \midrule")
     for row in block.rows:
-        cells = [_COMPARISON_CELLS.get(col.key, lambda c: _number(c.text))(cell) for col, cell in zip(block.columns, row.cells)]
+        cells = [
+            _COMPARISON_CELLS.get(col.key, lambda c: _number(c.text))(cell)
+            for col, cell in zip(block.columns, row.cells)
+        ]
         out.append("    " + " & ".join(cells) + r" \\")
     out.append(r"    \bottomrule")
     out.append(r"  \end{tabular}")
@@ -185,7 +200,13 @@ def to_latex(
     in a smaller size. ``content="comparisons"`` gives one row per comparison instead.
     """
     table = build_table(
-        results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
+        results,
+        comparisons=comparisons,
+        compare=compare,
+        notes=notes,
+        decimals=decimals,
+        content=content,
+        intervals=intervals,
     )
     return render(table) + (input_tables(results, decimals=decimals) if content == "results" else "")
 
@@ -205,6 +226,7 @@ def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[
     r"""Tables of the model as ``(heading, description, block)`` (the power tables) as LaTeX ``table``
     environments (booktabs), the heading and description as the caption, names escaped and numbers
     with a real minus sign; ``notes`` as comments after them. ``""`` when there are none."""
+
     def text(t: str) -> str:
         out = latex_escape(t)  # Greek letters pass through it, then become math: pdflatex's fonts lack them
         for letter, command in _GREEK.items():
@@ -214,11 +236,23 @@ def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[
     out: list[str] = []
     for heading, description, block in sections:
         caption = text(heading + (f". {description}" if description else ""))
-        out += [_HEADER.format(latex_escape(heading)), r"\begin{table}[tbp]", r"  \centering", "  \\caption{" + caption + "}"]
+        out += [
+            _HEADER.format(latex_escape(heading)),
+            r"\begin{table}[tbp]",
+            r"  \centering",
+            "  \\caption{" + caption + "}",
+        ]
         out.append(r"  \begin{tabular}{" + "".join(_ALIGN[c.align] for c in block.columns) + "}")
-        out += [r"    \toprule", "    " + " & ".join(text(c.title) for c in block.columns) + r" \\", r"    \midrule"]
+        out += [
+            r"    \toprule",
+            "    " + " & ".join(text(c.title) for c in block.columns) + r" \\",
+            r"    \midrule",
+        ]
         for row in block.rows:
-            cells = [text(c.text) if col.align == "left" else _number(c.text) for col, c in zip(block.columns, row.cells)]
+            cells = [
+                text(c.text) if col.align == "left" else _number(c.text)
+                for col, c in zip(block.columns, row.cells)
+            ]
             out.append("    " + " & ".join(cells) + r" \\")
         out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]
     if out:

@@ -21,7 +21,7 @@ from irspec.report.text import comparison_legend
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["markdown_escape", "to_markdown", "render", "plain_tables", "MARKS"]
+__all__ = ["MARKS", "markdown_escape", "plain_tables", "render", "to_markdown"]
 
 MARKS = {"better": "†", "worse": "↓"}
 """The marks of a value significantly better or worse than the baseline's (Markdown and HTML)."""
@@ -53,7 +53,11 @@ def _results(table: Table) -> list[str]:
     for block in table.blocks:
         if lines:
             lines.append("")
-        lines.append(f"| {block.columns[0].title} | " + " | ".join(markdown_escape(c.title) for c in block.columns[1:]) + " |")
+        lines.append(
+            f"| {block.columns[0].title} | "
+            + " | ".join(markdown_escape(c.title) for c in block.columns[1:])
+            + " |"
+        )
         lines.append("|" + "|".join(_ALIGN[c.align] for c in block.columns) + "|")
         for row in block.rows:
             cells = [_label(row)]
@@ -83,7 +87,10 @@ def _plain(block: Block) -> list[str]:
     lines.append("|" + "|".join(_ALIGN[c.align] for c in block.columns) + "|")
     for row in block.rows:
         # names (and the sig mark) escaped; the numbers need no escaping
-        cells = [markdown_escape(c.text) if col.align != "right" else c.text for col, c in zip(block.columns, row.cells)]
+        cells = [
+            markdown_escape(c.text) if col.align != "right" else c.text
+            for col, c in zip(block.columns, row.cells)
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -126,7 +133,13 @@ def to_markdown(
     mean. ``content="comparisons"`` gives one row per comparison instead.
     """
     table = build_table(
-        results, comparisons=comparisons, compare=compare, notes=notes, decimals=decimals, content=content, intervals=intervals
+        results,
+        comparisons=comparisons,
+        compare=compare,
+        notes=notes,
+        decimals=decimals,
+        content=content,
+        intervals=intervals,
     )
     if content != "results":
         return render(table)

@@ -14,17 +14,17 @@ if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
 __all__ = [
+    "CORRECTION_NAMES",
+    "TEST_NAMES",
+    "Marks",
+    "Method",
     "direction",
     "letters",
-    "Marks",
-    "significance_marks",
-    "TEST_NAMES",
-    "CORRECTION_NAMES",
-    "query_count",
-    "Method",
+    "letters_text",
     "method_parts",
     "method_text",
-    "letters_text",
+    "query_count",
+    "significance_marks",
 ]
 
 
@@ -130,7 +130,9 @@ _TUKEY_TESTS = ("tukey", "randomized-tukey")
 def query_count(results: Sequence[Evaluated], comparisons: Sequence[Any] = ()) -> str:
     """``"50 queries"`` (or ``"48-50 queries"``): those compared, else those evaluated (by the results with
     the first result's metrics: the runs, not a log reported beside them)."""
-    ns = sorted({c.n for c in comparisons} or {len(r.query_ids) for r in results if r.metrics == results[0].metrics})
+    ns = sorted(
+        {c.n for c in comparisons} or {len(r.query_ids) for r in results if r.metrics == results[0].metrics}
+    )
     if not ns:
         return "no queries"
     if len(ns) == 1:

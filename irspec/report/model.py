@@ -18,31 +18,31 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from irspec.stats.student import mean_t_interval
 from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
+from irspec.stats.student import mean_t_interval
 
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
 __all__ = [
+    "BRIEF_COLUMNS",
+    "FULL_COLUMNS",
+    "INTERVALS",
+    "Block",
     "Cell",
     "Column",
     "Row",
-    "Block",
     "Table",
-    "build_results",
-    "build_comparisons",
-    "build_table",
-    "BRIEF_COLUMNS",
-    "FULL_COLUMNS",
-    "value_text",
-    "p_text",
-    "check_decimals",
-    "marks_legend",
-    "INTERVALS",
-    "interval_legend",
-    "input_blocks",
     "averaged_legend",
+    "build_comparisons",
+    "build_results",
+    "build_table",
+    "check_decimals",
+    "input_blocks",
+    "interval_legend",
+    "marks_legend",
+    "p_text",
+    "value_text",
 ]
 
 
@@ -138,7 +138,9 @@ def input_blocks(results: Sequence[Evaluated], *, decimals: int = 4) -> list[tup
     found = []
     for res in results:
         for t in res.tables:
-            columns = tuple(Column(name, name, "left" if i == 0 else "right") for i, name in enumerate(t.columns))
+            columns = tuple(
+                Column(name, name, "left" if i == 0 else "right") for i, name in enumerate(t.columns)
+            )
             rows = tuple(Row(tuple(Cell(_plain_text(v, decimals), v) for v in r)) for r in t.rows)
             found.append((f"{res.run_name}: {t.title}", t.description, Block(columns, rows)))
     return found
@@ -181,7 +183,9 @@ def groups(results: Sequence[Evaluated]) -> list[list[Evaluated]]:
     return out
 
 
-def _best(group: Sequence[Evaluated], aggregates: Sequence[dict[str, float]], decimals: int) -> set[tuple[str, str]]:
+def _best(
+    group: Sequence[Evaluated], aggregates: Sequence[dict[str, float]], decimals: int
+) -> set[tuple[str, str]]:
     """The cells holding the best value of their column, as shown (ties at the shown precision all count)."""
     out: set[tuple[str, str]] = set()
     if len(group) < 2:
@@ -220,7 +224,9 @@ def _intervals(res: Evaluated, aggregate: Mapping[str, float], method: str, deci
     if method == "t":  # the default table's: Student's t quantile in plain Python, no scipy to load
         interval: Callable[..., tuple[float, float]] = mean_t_interval
     else:
-        from irspec.stats import significance as stats  # scipy: loaded only for a table with bootstrap intervals
+        from irspec.stats import (
+            significance as stats,
+        )  # scipy: loaded only for a table with bootstrap intervals
 
         interval = functools.partial(stats.mean_ci, method=method, resamples=_RESAMPLES, seed=INTERVAL_SEED)
     out = {}
@@ -268,7 +274,9 @@ def _spread_rows(res: Any, metrics: Sequence[Any], decimals: int, pad: tuple[Cel
     sd, span = [], []
     for m in metrics:
         s = found.get(str(m))
-        sd.append(Cell("-" if s is None or s.sd is None else f"{s.sd:.{decimals}f}", None if s is None else s.sd))
+        sd.append(
+            Cell("-" if s is None or s.sd is None else f"{s.sd:.{decimals}f}", None if s is None else s.sd)
+        )
         shown = "-" if s is None else f"{value_text(s.low, m, decimals)}/{value_text(s.high, m, decimals)}"
         span.append(Cell(shown, None if s is None else (s.low, s.high)))
     n = len(runs)
@@ -310,15 +318,29 @@ def build_results(
             if per_query:
                 for i, qid in enumerate(res.query_ids):
                     values = res.values[i]
-                    cells = [Cell(value_text(values[j], m, decimals), values[j]) for j, m in enumerate(metrics)]
+                    cells = [
+                        Cell(value_text(values[j], m, decimals), values[j]) for j, m in enumerate(metrics)
+                    ]
                     rows.append(Row((Cell(name), Cell(qid), *cells)))
             shown = _intervals(res, agg, intervals, decimals) if intervals else {}
             cells = [
-                Cell(value_text(agg[k], m, decimals), agg[k], (name, k) in best, marks.cells.get((name, k), ""), shown.get(k, ""))
+                Cell(
+                    value_text(agg[k], m, decimals),
+                    agg[k],
+                    (name, k) in best,
+                    marks.cells.get((name, k), ""),
+                    shown.get(k, ""),
+                )
                 for k, m in zip(keys, metrics)
             ]
             head = (Cell(name), Cell("all")) if per_query else (Cell(name),)
-            rows.append(Row((*head, *cells), marks.letter.get(name, ""), marks.baseline is not None and name == marks.baseline))
+            rows.append(
+                Row(
+                    (*head, *cells),
+                    marks.letter.get(name, ""),
+                    marks.baseline is not None and name == marks.baseline,
+                )
+            )
             rows.extend(_spread_rows(res, metrics, decimals, (Cell(""),) if per_query else ()))
         blocks.append(Block(labels + tuple(Column(k, k) for k in keys), tuple(rows)))
     return Table(
@@ -332,14 +354,31 @@ def build_results(
         averaged=_averaged(results),
         notes=tuple(notes),
         # the legend only where an interval is shown (a mean over one query has none)
-        interval=(intervals or "") if any(c.interval for b in blocks for r in b.rows for c in r.cells) else "",
+        interval=(intervals or "")
+        if any(c.interval for b in blocks for r in b.rows for c in r.cells)
+        else "",
     )
 
 
 BRIEF_COLUMNS = ("metric", "a", "b", "mean a", "mean b", "diff", "CI", "d", "W/T/L", "p", "p adj", "sig")
 """The columns of a comparisons table to paste: text, LaTeX and Markdown."""
 
-FULL_COLUMNS = ("metric", "a", "b", "mean a", "mean b", "diff", "CI", "rel", "d", "W/T/L", "n", "p", "p adj", "sig")
+FULL_COLUMNS = (
+    "metric",
+    "a",
+    "b",
+    "mean a",
+    "mean b",
+    "diff",
+    "CI",
+    "rel",
+    "d",
+    "W/T/L",
+    "n",
+    "p",
+    "p adj",
+    "sig",
+)
 """Every column of a comparisons table: the HTML report's."""
 
 _TITLES = {
@@ -385,7 +424,11 @@ def build_comparisons(
     c0 = comparisons[0] if comparisons else None
     confidence = f"{c0.confidence:.0%}" if c0 is not None else ""
     heads = tuple(
-        Column(k, _TITLES[k].format(confidence=confidence), "left" if k in ("metric", "a", "b") else "center" if k == "sig" else "right")
+        Column(
+            k,
+            _TITLES[k].format(confidence=confidence),
+            "left" if k in ("metric", "a", "b") else "center" if k == "sig" else "right",
+        )
         for k in columns
     )
     rows = []
@@ -396,7 +439,9 @@ def build_comparisons(
         kind="comparisons",
         blocks=(Block(heads, tuple(rows)),),
         queries=query_count(results),
-        method=method_parts(results, comparisons, compare) if c0 is not None and compare is not None else None,
+        method=method_parts(results, comparisons, compare)
+        if c0 is not None and compare is not None
+        else None,
         baseline=getattr(compare, "baseline", None),
         confidence=c0.confidence if c0 is not None else None,
         ci_method=c0.ci_method if c0 is not None else "",
@@ -432,5 +477,7 @@ def build_table(
     :func:`build_results` takes them), or the comparisons with :data:`BRIEF_COLUMNS`
     (``content="comparisons"``)."""
     if content == "comparisons":
-        return build_comparisons(results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes)
+        return build_comparisons(
+            results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes
+        )
     return build_results(results, comparisons, compare, decimals=decimals, notes=notes, intervals=intervals)

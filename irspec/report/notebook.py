@@ -17,7 +17,14 @@ from irspec.errors import EvaluationError
 from irspec.evaluation.evaluated import Evaluated, collect_warnings
 from irspec.report import html as html_report  # not `html`: the standard library's name
 from irspec.report import markdown
-from irspec.report.model import BRIEF_COLUMNS, FULL_COLUMNS, INTERVALS, build_comparisons, build_results, input_blocks
+from irspec.report.model import (
+    BRIEF_COLUMNS,
+    FULL_COLUMNS,
+    INTERVALS,
+    build_comparisons,
+    build_results,
+    input_blocks,
+)
 from irspec.report.text import input_tables as text_input_tables
 from irspec.report.text import render as text_render
 
@@ -42,19 +49,32 @@ class Shown:
 
     def __post_init__(self) -> None:
         if self.intervals is not None and self.intervals not in INTERVALS:
-            raise EvaluationError(f"intervals must be one of {', '.join(INTERVALS)} or None, not {self.intervals!r}")
+            raise EvaluationError(
+                f"intervals must be one of {', '.join(INTERVALS)} or None, not {self.intervals!r}"
+            )
 
     def _table(self) -> Any:
-        return build_results(self.results, self.comparisons, self.compare, decimals=self.decimals, intervals=self.intervals)
+        return build_results(
+            self.results, self.comparisons, self.compare, decimals=self.decimals, intervals=self.intervals
+        )
 
     def _compared(self, columns: Sequence[str]) -> Any:
         if not self.comparisons:
             return None
-        return build_comparisons(self.results, self.comparisons, self.compare, decimals=self.decimals, columns=columns, notes=self.notes)
+        return build_comparisons(
+            self.results,
+            self.comparisons,
+            self.compare,
+            decimals=self.decimals,
+            columns=columns,
+            notes=self.notes,
+        )
 
     def _repr_html_(self) -> str:
         tables = input_blocks(self.results, decimals=self.decimals)
-        return html_report.fragment(self._table(), self._compared(FULL_COLUMNS), collect_warnings(self.results), tables=tables)
+        return html_report.fragment(
+            self._table(), self._compared(FULL_COLUMNS), collect_warnings(self.results), tables=tables
+        )
 
     def _repr_markdown_(self) -> str:
         parts = [f"- warning: {markdown.markdown_escape(w)}\n" for w in collect_warnings(self.results)]

@@ -23,7 +23,7 @@ from irspec.version import __version__
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["VERSIONED", "provenance", "sha256_file", "hash_in_background"]
+__all__ = ["VERSIONED", "hash_in_background", "provenance", "sha256_file"]
 
 
 def _digest(path: str | os.PathLike[str]) -> str:
@@ -67,8 +67,14 @@ _SEEDED_TESTS = ("randomization", "bootstrap", "randomized-tukey")
 # (key, distribution): every package irspec imports to read, evaluate, compare and report; matplotlib
 # is imported only to draw, and named here all the same, as the HTML report's plots depend on it.
 _PACKAGES = (
-    ("scipy", "scipy"), ("polars", "polars"), ("matplotlib", "matplotlib"), ("jinja2", "jinja2"),
-    ("pyyaml", "pyyaml"), ("jsonschema", "jsonschema"), ("lark", "lark"), ("pluggy", "pluggy"),
+    ("scipy", "scipy"),
+    ("polars", "polars"),
+    ("matplotlib", "matplotlib"),
+    ("jinja2", "jinja2"),
+    ("pyyaml", "pyyaml"),
+    ("jsonschema", "jsonschema"),
+    ("lark", "lark"),
+    ("pluggy", "pluggy"),
 )
 VERSIONED: tuple[str, ...] = ("irspec", "python", "numpy", *(name for name, _ in _PACKAGES))
 """The provenance's version keys, in the order a report lists them."""
@@ -93,6 +99,7 @@ def provenance(
     them; standard input (``-``) and in-memory data get ``null``. ``options`` (an
     :class:`~irspec.evaluation.context.Options`) defaults to the first result's.
     """
+
     def version(dist: str) -> str | None:
         try:
             return metadata.version(dist)
@@ -127,7 +134,11 @@ def provenance(
         "plan": os.fspath(plan) if plan is not None else None,
         "overrides": list(overrides),
         "metrics": metrics,
-        "options": options.as_dict() if options is not None else results[0].options.as_dict() if results else {},
+        "options": options.as_dict()
+        if options is not None
+        else results[0].options.as_dict()
+        if results
+        else {},
         "compare": _settings(compare),
         "seeds": seeds,
         "inputs": files,

@@ -19,9 +19,15 @@ import polars as pl
 
 from irspec.evaluation.evaluated import Evaluated, results_frame
 
-__all__ = ["to_parquet", "parquet_frame"]
+__all__ = ["parquet_frame", "to_parquet"]
 
-SCHEMA = {"run": pl.String, "query_id": pl.String, "metric": pl.String, "value": pl.Float64, "text": pl.String}
+SCHEMA = {
+    "run": pl.String,
+    "query_id": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+    "text": pl.String,
+}
 """The columns of the file, in order."""
 
 
@@ -37,7 +43,9 @@ def parquet_frame(results: Sequence[Evaluated], *, per_query: bool = False) -> p
     parts = [pl.DataFrame(schema=SCHEMA)]
     if per_query:
         rows = results_frame(results)
-        parts.append(rows if "text" in rows.columns else rows.with_columns(pl.lit(None, pl.String).alias("text")))
+        parts.append(
+            rows if "text" in rows.columns else rows.with_columns(pl.lit(None, pl.String).alias("text"))
+        )
     for res in results:
         aggregate = res.aggregate()
         parts.append(

@@ -53,9 +53,26 @@ from typing import Any
 from irspec.errors import IrspecError
 
 __all__ = [
-    "IPREC_SPECS", "MISSING_MATPLOTLIB", "ROC_CUTOFFS", "CONFUSION_K", "JITTER_SEED", "Confusion", "FigureData", "figure_specs",
-    "figure_metrics", "figure_data", "Plot", "require_matplotlib", "precision_recall", "render", "render_files", "group_figure",
-    "power_figure", "render_power", "agreement_figure", "render_agreement",
+    "CONFUSION_K",
+    "IPREC_SPECS",
+    "JITTER_SEED",
+    "MISSING_MATPLOTLIB",
+    "ROC_CUTOFFS",
+    "Confusion",
+    "FigureData",
+    "Plot",
+    "agreement_figure",
+    "figure_data",
+    "figure_metrics",
+    "figure_specs",
+    "group_figure",
+    "power_figure",
+    "precision_recall",
+    "render",
+    "render_agreement",
+    "render_files",
+    "render_power",
+    "require_matplotlib",
 ]
 
 _LEVELS = tuple(i / 10 for i in range(11))
@@ -154,7 +171,9 @@ def figure_data(results: Sequence[Any], collection_size: int | None, k: int = CO
         fp = np.minimum(res.column("NumRet").astype(np.int64), k) - tp
         rel = res.column("NumRel").astype(np.int64)
         tn = None if collection_size is None else int((collection_size - rel - fp).sum())
-        confusion[res.run_name] = Confusion(k, len(tp), int(tp.sum()), int(fp.sum()), int((rel - tp).sum()), tn)
+        confusion[res.run_name] = Confusion(
+            k, len(tp), int(tp.sum()), int(fp.sum()), int((rel - tp).sum()), tn
+        )
     return FigureData(roc, ap, confusion, collection_size)
 
 
@@ -207,7 +226,11 @@ def _styles(n: int) -> list[dict[str, Any]]:
     cmap = colormaps["tab10" if n <= 10 else "tab20"]
     k = cmap.N
     return [
-        {"color": cmap(i % k), "marker": _MARKERS[i % len(_MARKERS)], "linestyle": _LINESTYLES[(i // k) % len(_LINESTYLES)]}
+        {
+            "color": cmap(i % k),
+            "marker": _MARKERS[i % len(_MARKERS)],
+            "linestyle": _LINESTYLES[(i // k) % len(_LINESTYLES)],
+        }
         for i in range(n)
     ]
 
@@ -279,7 +302,8 @@ def differences_figure(results: Sequence[Any], metric: str, baseline: str) -> An
         wins, ties, losses = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
         mean = float(d.mean()) if len(d) else math.nan
         ax.set_title(
-            f"{run.run_name} − {baseline}: {wins} better, {ties} tied, {losses} worse; mean {mean:+.4f}", loc="left"
+            f"{run.run_name} − {baseline}: {wins} better, {ties} tied, {losses} worse; mean {mean:+.4f}",
+            loc="left",
         )
         ax.set_ylabel(f"Δ {metric}")
         ax.set_xlim(-0.6, max(len(d) - 0.4, 0.6))
@@ -288,7 +312,11 @@ def differences_figure(results: Sequence[Any], metric: str, baseline: str) -> An
             ax.set_xticks(np.arange(len(d)), [topics[i] for i in order], rotation=90, fontsize=6.5)
         else:
             ax.set_xticks([])
-        ax.set_xlabel("topic, sorted by difference" if len(d) <= _MAX_TOPIC_LABELS else f"{len(d)} topics, sorted by difference")
+        ax.set_xlabel(
+            "topic, sorted by difference"
+            if len(d) <= _MAX_TOPIC_LABELS
+            else f"{len(d)} topics, sorted by difference"
+        )
     fig.suptitle(f"Per-topic differences in {metric} against {baseline}")
     return fig
 
@@ -309,7 +337,15 @@ def distributions_figure(results: Sequence[Any], metric: str) -> Any:
         _box(ax, v, pos)
     rng = np.random.default_rng(JITTER_SEED)  # jitter only: a fixed seed keeps the figure reproducible
     for pos, v in zip(positions, data):
-        ax.scatter(v, pos + rng.uniform(-0.18, 0.18, len(v)), s=7, color="#57606a", alpha=0.45, linewidths=0, zorder=3)
+        ax.scatter(
+            v,
+            pos + rng.uniform(-0.18, 0.18, len(v)),
+            s=7,
+            color="#57606a",
+            alpha=0.45,
+            linewidths=0,
+            zorder=3,
+        )
         if len(v):
             ax.scatter([v.mean()], [pos], marker="D", s=22, color="#cf222e", zorder=4, label="_mean")
     ax.set_yticks(positions, names)
@@ -336,7 +372,14 @@ def roc_figure(data: FigureData) -> Any:
     for name, style in zip(names, _styles(len(names))):
         x, y = zip(*data.roc[name])
         ax.plot(x, y, label=name, linewidth=1.5, markersize=3, **style)
-        ax.annotate("10", (x[at10], y[at10]), textcoords="offset points", xytext=(4, -9), fontsize=7, color=style["color"])
+        ax.annotate(
+            "10",
+            (x[at10], y[at10]),
+            textcoords="offset points",
+            xytext=(4, -9),
+            fontsize=7,
+            color=style["color"],
+        )
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlim(left=0)
     ax.set_xlabel("Fall-out: " + _fallout_words(data.collection_size))
@@ -381,7 +424,12 @@ def _input_figures(inputs: Sequence[Any]) -> Iterable[tuple[str, str, str, Any]]
     for res in inputs:
         for table in res.tables:
             title = f"{res.run_name}: {table.title}"
-            yield f"{_slug(res.run_name)}-{_slug(table.title.lower())}", title, table.description, input_table_figure(table)
+            yield (
+                f"{_slug(res.run_name)}-{_slug(table.title.lower())}",
+                title,
+                table.description,
+                input_table_figure(table),
+            )
 
 
 def ap_histogram_figure(data: FigureData) -> Any:
@@ -418,7 +466,7 @@ def confusion_figure(data: FigureData) -> Any:
     rows = math.ceil(len(names) / cols)
     fig = _new_figure(2.6 * cols + 0.5, 2.4 * rows + 0.4)
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    for ax in axes[len(names):]:
+    for ax in axes[len(names) :]:
         ax.set_axis_off()
     for ax, name in zip(axes, names):
         c = data.confusion[name]
@@ -453,7 +501,9 @@ def _box(ax: Any, values: Any, pos: float, height: float = 0.6) -> None:
     low = values[values >= q1 - 1.5 * iqr].min()
     high = values[values <= q3 + 1.5 * iqr].max()
     half = height / 2
-    ax.add_patch(Rectangle((q1, pos - half), q3 - q1, height, facecolor="#ddf4ff", edgecolor="#0969da", zorder=2))
+    ax.add_patch(
+        Rectangle((q1, pos - half), q3 - q1, height, facecolor="#ddf4ff", edgecolor="#0969da", zorder=2)
+    )
     ax.plot([median, median], [pos - half, pos + half], color="#0969da", linewidth=1.5, zorder=2.5)
     ax.plot([low, q1], [pos, pos], color="#57606a", linewidth=1, zorder=1.5)
     ax.plot([q3, high], [pos, pos], color="#57606a", linewidth=1, zorder=1.5)
@@ -553,7 +603,8 @@ def _data_figures(data: FigureData) -> Iterable[tuple[str, str, str, Any]]:
     )
     k = next(iter(data.confusion.values())).k if data.confusion else CONFUSION_K
     unknown = (
-        "" if data.collection_size is not None
+        ""
+        if data.collection_size is not None
         else " Non-relevant documents not retrieved are unknown without the collection size (-N or collection_size)."
     )
     yield (
@@ -594,11 +645,15 @@ def render(
         raise ValueError(f"unknown plot formats: {', '.join(sorted(unknown))}")
     if progress is not None:
         n_metrics = len(results[0].metrics) if results else 0
-        progress.total = (1 if curves else 0) + (3 if data else 0) + n_metrics * (2 if len(results) > 1 else 1)
+        progress.total = (
+            (1 if curves else 0) + (3 if data else 0) + n_metrics * (2 if len(results) > 1 else 1)
+        )
         progress.total += sum(len(res.tables) for res in inputs)
     out = []
     with matplotlib.rc_context(_RC):
-        for name, title, description, fig in figures(results, curves=curves, data=data, baseline=baseline, inputs=inputs):
+        for name, title, description, fig in figures(
+            results, curves=curves, data=data, baseline=baseline, inputs=inputs
+        ):
             saved = _save(fig, title, formats)
             seed = JITTER_SEED if name.startswith("distributions-") else None  # the only figure that jitters
             out.append(Plot(name, title, description, saved.get("svg"), saved.get("png"), seed))
@@ -642,11 +697,22 @@ def group_figure(metric: str, tables: Sequence[tuple[str, Any]]) -> Any:
             if math.isnan(mean):
                 continue
             error = None if math.isnan(low) else [[mean - low], [high - mean]]
-            ax.errorbar(mean, i + offset, xerr=error, fmt=style["marker"], color=style["color"], capsize=2.5,
-                        markersize=4, linewidth=1.2, label=run if i == 0 else None)
+            ax.errorbar(
+                mean,
+                i + offset,
+                xerr=error,
+                fmt=style["marker"],
+                color=style["color"],
+                capsize=2.5,
+                markersize=4,
+                linewidth=1.2,
+                label=run if i == 0 else None,
+            )
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
-    ax.axhline(len(names) - 2.5, color="#8c959f", linewidth=0.8, linestyle=":")  # groups above, the summaries below
+    ax.axhline(
+        len(names) - 2.5, color="#8c959f", linewidth=0.8, linestyle=":"
+    )  # groups above, the summaries below
     ax.set_xlabel(f"mean {metric} (95% t interval)")
     ax.grid(axis="y", visible=False)
     ax.set_title(f"{metric} by query group", loc="left")
@@ -681,14 +747,32 @@ def power_figure(curves: Sequence[Any], target: float) -> Any:
         mine = [c for c in curves if c.design == name]
         for curve, style in zip(mine, _styles(len(mine))):
             needs = f"needs {curve.needed}" if curve.needed is not None else "delta not given"
-            ax.plot(curve.topics, curve.power, label=f"{curve.label} ({needs})", linewidth=1.3, color=style["color"],
-                    linestyle=style["linestyle"])
+            ax.plot(
+                curve.topics,
+                curve.power,
+                label=f"{curve.label} ({needs})",
+                linewidth=1.3,
+                color=style["color"],
+                linestyle=style["linestyle"],
+            )
             ends = curve.topics[-1]
             if curve.needed is not None and curve.needed <= ends:
-                ax.plot([curve.needed], [_power_at(curve, curve.needed)], marker=style["marker"], color=style["color"], markersize=5)
+                ax.plot(
+                    [curve.needed],
+                    [_power_at(curve, curve.needed)],
+                    marker=style["marker"],
+                    color=style["color"],
+                    markersize=5,
+                )
             if curve.at_hand <= ends:
-                ax.plot([curve.at_hand], [_power_at(curve, curve.at_hand)], marker=style["marker"], markersize=5,
-                        markerfacecolor="none", color=style["color"])
+                ax.plot(
+                    [curve.at_hand],
+                    [_power_at(curve, curve.at_hand)],
+                    marker=style["marker"],
+                    markersize=5,
+                    markerfacecolor="none",
+                    color=style["color"],
+                )
         ax.axhline(target, color="#57606a", linestyle="--", linewidth=1)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("Number of topics")
@@ -705,7 +789,9 @@ def _power_at(curve: Any, n: int) -> float:
     return float(np.interp(n, curve.topics, curve.power))
 
 
-def render_power(curves: Sequence[Any], *, target: float, formats: Sequence[str] = ("svg", "png")) -> list[Plot]:
+def render_power(
+    curves: Sequence[Any], *, target: float, formats: Sequence[str] = ("svg", "png")
+) -> list[Plot]:
     """The ``power-curves`` plot (:func:`power_figure`) as SVG and PNG bytes; ``[]`` without curves (no
     delta was given). Raises :class:`~irspec.errors.IrspecError` when matplotlib is missing."""
     if not curves:
@@ -738,7 +824,14 @@ def agreement_figure(means: Sequence[tuple[str, str, str, float]], metric: str, 
     values = [v for r in runs for v in (x[r], y[r]) if math.isfinite(v)]
     low, high = (min(values), max(values)) if values else (0.0, 1.0)
     pad = (high - low) * 0.08 or 0.05
-    ax.plot([low - pad, high + pad], [low - pad, high + pad], color="#8c959f", linestyle="--", linewidth=0.8, label="same under both")
+    ax.plot(
+        [low - pad, high + pad],
+        [low - pad, high + pad],
+        color="#8c959f",
+        linestyle="--",
+        linewidth=0.8,
+        label="same under both",
+    )
     for style, run in zip(_styles(len(runs)), runs):
         ax.scatter([x[run]], [y[run]], color=style["color"], marker=style["marker"], s=36, zorder=3)
         ax.annotate(run, (x[run], y[run]), xytext=(4, 4), textcoords="offset points", fontsize=8)

@@ -9,7 +9,7 @@ from typing import Any
 
 from irspec.report.model import Block, Cell, Column, Row, check_decimals
 
-__all__ = ["power_sections", "power_legend"]
+__all__ = ["power_legend", "power_sections"]
 
 _PAIR_COLUMNS = (
     Column("metric", "Metric", "left"),
@@ -62,27 +62,50 @@ def power_sections(analysis: Any, *, decimals: int = 4) -> list[tuple[str, str, 
     check_decimals(decimals)
     legend = power_legend(analysis)
     pairs = tuple(
-        Row((
-            Cell(p.metric), Cell(p.a), Cell(p.b), _count(p.n), _number(p.mean_difference, decimals, sign=True),
-            _number(p.sd_difference, decimals), _number(p.achieved_power, 3), _number(p.detectable, decimals),
-            _count(p.topics_needed),
-        ))
+        Row(
+            (
+                Cell(p.metric),
+                Cell(p.a),
+                Cell(p.b),
+                _count(p.n),
+                _number(p.mean_difference, decimals, sign=True),
+                _number(p.sd_difference, decimals),
+                _number(p.achieved_power, 3),
+                _number(p.detectable, decimals),
+                _count(p.topics_needed),
+            )
+        )
         for p in analysis.pairs
     )
     anova = tuple(
-        Row((
-            Cell(a.metric), _count(len(a.runs)), _count(a.n), _number(a.residual_variance, 6),
-            _number(a.achieved_power, 3), _number(a.detectable, decimals), _count(a.topics_needed),
-        ))
+        Row(
+            (
+                Cell(a.metric),
+                _count(len(a.runs)),
+                _count(a.n),
+                _number(a.residual_variance, 6),
+                _number(a.achieved_power, 3),
+                _number(a.detectable, decimals),
+                _count(a.topics_needed),
+            )
+        )
         for a in analysis.anova
     )
     out = []
     if pairs:
-        out.append(("Power of the paired t-tests", f"Per comparison, on the per-topic differences d = a - b. {legend}", Block(_PAIR_COLUMNS, pairs)))
+        out.append(
+            (
+                "Power of the paired t-tests",
+                f"Per comparison, on the per-topic differences d = a - b. {legend}",
+                Block(_PAIR_COLUMNS, pairs),
+            )
+        )
     if anova:
-        out.append((
-            "Power of the one-way ANOVA over all runs",
-            "Per metric, with the residual variance V_E of the topic x run two-way ANOVA without replication.",
-            Block(_ANOVA_COLUMNS, anova),
-        ))
+        out.append(
+            (
+                "Power of the one-way ANOVA over all runs",
+                "Per metric, with the residual variance V_E of the topic x run two-way ANOVA without replication.",
+                Block(_ANOVA_COLUMNS, anova),
+            )
+        )
     return out

@@ -13,9 +13,9 @@ from irspec.report.model import (
     Block,
     Cell,
     Table,
+    averaged_legend,
     build_comparisons,
     build_results,
-    averaged_legend,
     input_blocks,
     interval_legend,
 )
@@ -24,15 +24,15 @@ if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
 __all__ = [
-    "to_table",
-    "marked_table",
-    "comparisons_table",
-    "comparison_rows",
     "comparison_legend",
-    "render",
+    "comparison_rows",
+    "comparisons_table",
     "input_tables",
+    "marked_table",
     "plain_tables",
+    "render",
     "terminal_width",
+    "to_table",
 ]
 
 
@@ -57,7 +57,10 @@ def _fitted(block: Block, rows: list[list[str]], labels: int, width: int) -> lis
     header = [c.key for c in block.columns]
     left = [c.align == "left" for c in block.columns]
     if labels == 1:  # means only: transposed, a metric per row
-        header, rows = ["metric", *(r[0] for r in rows)], [[h, *(r[j] for r in rows)] for j, h in enumerate(header) if j]
+        header, rows = (
+            ["metric", *(r[0] for r in rows)],
+            [[h, *(r[j] for r in rows)] for j, h in enumerate(header) if j],
+        )
         left = [True] + [False] * (len(header) - 1)
     cells = [header, *rows]
     sizes = [max(len(r[i]) for r in cells) for i in range(len(header))]
@@ -75,7 +78,9 @@ def _fitted(block: Block, rows: list[list[str]], labels: int, width: int) -> lis
         keep = [*range(labels), *group]
         if out:
             out.append("")
-        out += _aligned([header[i] for i in keep], [left[i] for i in keep], [[r[i] for i in keep] for r in rows])
+        out += _aligned(
+            [header[i] for i in keep], [left[i] for i in keep], [[r[i] for i in keep] for r in rows]
+        )
     return out
 
 
@@ -103,7 +108,9 @@ def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼"), width: int
     def shown(marks: str) -> str:
         return (up if marks == "better" else down) if table.baseline is not None and marks else marks
 
-    marks_width = max((len(shown(c.marks)) for b in table.blocks for r in b.rows for c in r.cells if c.marks), default=1)
+    marks_width = max(
+        (len(shown(c.marks)) for b in table.blocks for r in b.rows for c in r.cells if c.marks), default=1
+    )
     lines: list[str] = []
     for block in table.blocks:
         labels = sum(c.align == "left" for c in block.columns) if table.kind == "results" else 0
@@ -113,7 +120,10 @@ def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼"), width: int
             if labels:
                 cells[0] = _label(cells[0], row.letter, row.baseline)
                 if table.marked or table.interval:
-                    cells[labels:] = [_value(c, shown(c.marks).ljust(marks_width) if table.marked else "") for c in row.cells[labels:]]
+                    cells[labels:] = [
+                        _value(c, shown(c.marks).ljust(marks_width) if table.marked else "")
+                        for c in row.cells[labels:]
+                    ]
             rows.append(cells)
         if lines:
             lines.append("")
@@ -121,7 +131,9 @@ def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼"), width: int
         if width is not None and labels and max(map(len, aligned)) > width:
             aligned = _fitted(block, rows, labels, width)
         lines.extend(aligned)
-    legends = [text for text in (_legend(table, up, down), interval_legend(table), averaged_legend(table)) if text]
+    legends = [
+        text for text in (_legend(table, up, down), interval_legend(table), averaged_legend(table)) if text
+    ]
     if legends:
         lines += ["", *legends, *(f"note: {n}" for n in table.notes)]
     return "\n".join(lines) + "\n"
@@ -170,7 +182,9 @@ def to_table(
     """
     if not results:
         return ""
-    table = render(build_results(results, decimals=decimals, per_query=per_query, intervals=intervals), width=width)
+    table = render(
+        build_results(results, decimals=decimals, per_query=per_query, intervals=intervals), width=width
+    )
     return table + input_tables(results, decimals=decimals)
 
 
@@ -217,7 +231,13 @@ def marked_table(
     significantly better than. The tables the results carry follow, as after :func:`to_table`'s.
     """
     table = build_results(
-        results, comparisons, compare, decimals=decimals, per_query=per_query, notes=notes, intervals=intervals
+        results,
+        comparisons,
+        compare,
+        decimals=decimals,
+        per_query=per_query,
+        notes=notes,
+        intervals=intervals,
     )
     return render(table, arrows=arrows, width=width) + input_tables(results, decimals=decimals)
 
@@ -229,7 +249,16 @@ def comparison_rows(comparisons: Sequence[Any], *, decimals: int = 4) -> tuple[l
 
 
 def comparisons_table(
-    results: Sequence[Evaluated], comparisons: Sequence[Any], compare: Any, *, notes: Sequence[str] = (), decimals: int = 4
+    results: Sequence[Evaluated],
+    comparisons: Sequence[Any],
+    compare: Any,
+    *,
+    notes: Sequence[str] = (),
+    decimals: int = 4,
 ) -> str:
     """One aligned row per comparison: the difference, its interval, effect size, W/T/L, p and adjusted p."""
-    return render(build_comparisons(results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes))
+    return render(
+        build_comparisons(
+            results, comparisons, compare, decimals=decimals, columns=BRIEF_COLUMNS, notes=notes
+        )
+    )

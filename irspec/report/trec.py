@@ -11,7 +11,7 @@ from irspec.spec.registry import split_trec_name
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["TREC_ORDER", "trec_order", "to_trec"]
+__all__ = ["TREC_ORDER", "to_trec", "trec_order"]
 
 # trec_eval prints these only in the summary: a per-query num_q or geometric mean means nothing.
 _SUMMARY_ONLY = {"NumQ", "GMAP", "gm_bpref"}
@@ -33,12 +33,48 @@ def _number(value: float, metric: Any) -> str:
 
 
 # trec_eval prints measures in the order of its internal table (measures.c), not the order asked.
-TREC_ORDER = (
-    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
-    "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut "
-    "map_cut relative_P success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret yaap rbp "
-    "rbp_resid unj"
-).split()
+TREC_ORDER = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "relstring",
+    "recall",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "dcg",
+    "ideal_dcg",
+    "ndcg",
+    "ndcg_rel",
+    "Rndcg",
+    "ndcg_cut",
+    "map_cut",
+    "relative_P",
+    "success",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+    "yaap",
+    "rbp",
+    "rbp_resid",
+    "unj",
+]
 _TREC_RANK = {name: i for i, name in enumerate(TREC_ORDER)}
 
 
@@ -59,7 +95,9 @@ def trec_order(metrics: Sequence[Any]) -> list[Any]:
     return [m for _, m in sorted(enumerate(metrics), key=key)]
 
 
-def to_trec(results: Sequence[Evaluated], *, per_query: bool = False, runid: bool = False, summary: bool = True) -> str:
+def to_trec(
+    results: Sequence[Evaluated], *, per_query: bool = False, runid: bool = False, summary: bool = True
+) -> str:
     """trec_eval's output: ``measure<TAB>qid<TAB>value`` lines, the name left-aligned to 22 columns.
 
     Per-query lines come first (queries in order, each with its measures), then the summary (``all``);

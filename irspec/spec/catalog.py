@@ -14,7 +14,7 @@ from irspec.spec import syntax
 from irspec.spec.plugins import DEFAULT_PLUGINS
 from irspec.spec.registry import JUDGED_ONLY, GainMap, Metric, Registry
 
-__all__ = ["metric_record", "metric_records", "catalog_text"]
+__all__ = ["catalog_text", "metric_record", "metric_records"]
 
 
 def _jsonable(value: object) -> object:
@@ -58,13 +58,21 @@ def metric_records(registry: Registry) -> list[dict[str, Any]]:
                 "at": d.at,
                 "positional": d.positional,
                 "params": [
-                    {"name": p.name, "type": p.kind, "default": _jsonable(p.default), "allowed": p.describe_range(), "description": p.description}
+                    {
+                        "name": p.name,
+                        "type": p.kind,
+                        "default": _jsonable(p.default),
+                        "allowed": p.describe_range(),
+                        "description": p.description,
+                    }
                     for p in d.params
                 ],
                 "plugin": d.plugin,
                 "distribution": registry.distributions.get(d.plugin),
                 "needs": d.needs,
-                "redirects": [{"keyword": r.keyword, "when": r.when, "target": r.target} for r in d.redirects],
+                "redirects": [
+                    {"keyword": r.keyword, "when": r.when, "target": r.target} for r in d.redirects
+                ],
                 "doc": d.doc,
             }
         )
@@ -79,7 +87,9 @@ def catalog_text(registry: Registry) -> str:
     for r in metric_records(registry):
         # judged_only is every run metric's (registry.JUDGED_ONLY): said once below, not on every line
         params = ", ".join(
-            ("@" if p["name"] == r["at"] else "") + p["name"] + (f"={_default_text(p['default'])}" if p["default"] is not None else "")
+            ("@" if p["name"] == r["at"] else "")
+            + p["name"]
+            + (f"={_default_text(p['default'])}" if p["default"] is not None else "")
             for p in r["params"]
             if p["name"] != JUDGED_ONLY.name or r["needs"] != "run"
         )
@@ -99,7 +109,9 @@ def catalog_text(registry: Registry) -> str:
     for reader in sorted(registry.readers.values(), key=lambda r: r.name.lower()):
         suffixes = f" ({', '.join(reader.suffixes)})" if reader.suffixes else ""
         lines.append(f"{reader.name}  (input){suffixes}  [{reader.plugin}]\n    {reader.summary}")
-    lines.append(f"Every metric computed from a run also takes {JUDGED_ONLY.name}=true: {JUDGED_ONLY.description}.")
+    lines.append(
+        f"Every metric computed from a run also takes {JUDGED_ONLY.name}=true: {JUDGED_ONLY.description}."
+    )
     return "\n".join(lines) + "\n"
 
 

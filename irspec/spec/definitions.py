@@ -17,29 +17,29 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from irspec.spec import syntax
 
 __all__ = [
-    "ParamKind",
-    "Aggregate",
-    "Better",
     "MAX_COUNT",
     "MAX_GAIN",
+    "NONNEGATIVE",
     "RESERVED_INPUTS",
-    "Param",
-    "MetricDef",
+    "UNIT",
+    "Aggregate",
     "Alias",
-    "Redirect",
-    "MetricGroup",
+    "Better",
+    "GainMap",
+    "InputData",
     "InputReader",
     "InputTable",
-    "InputData",
+    "Metric",
+    "MetricDef",
+    "MetricGroup",
+    "Param",
+    "ParamKind",
+    "PlanSection",
     "QrelsData",
-    "SupportsTables",
+    "Redirect",
     "SupportsCompare",
     "SupportsStreaming",
-    "PlanSection",
-    "UNIT",
-    "NONNEGATIVE",
-    "Metric",
-    "GainMap",
+    "SupportsTables",
     "each",
     "echoes_text",
 ]
@@ -316,15 +316,21 @@ class InputTable:
 
     def __post_init__(self) -> None:
         if len(self.columns) < 2 or any(len(r) != len(self.columns) for r in self.rows):
-            raise ValueError(f"table {self.title!r}: every row needs one value per column (at least two columns)")
+            raise ValueError(
+                f"table {self.title!r}: every row needs one value per column (at least two columns)"
+            )
         if self.chart not in ("bar", "line"):
             raise ValueError(f"table {self.title!r}: chart must be 'bar' or 'line', got {self.chart!r}")
 
     def as_dict(self) -> dict[str, Any]:
         """The table as JSON-ready data: ``title``, ``description``, ``columns``, ``rows`` (lists; an
         undefined number, NaN, as None: JSON has no NaN)."""
-        return {"title": self.title, "description": self.description, "columns": list(self.columns),
-                "rows": [[None if isinstance(v, float) and v != v else v for v in r] for r in self.rows]}
+        return {
+            "title": self.title,
+            "description": self.description,
+            "columns": list(self.columns),
+            "rows": [[None if isinstance(v, float) and v != v else v for v in r] for r in self.rows],
+        }
 
 
 @runtime_checkable
@@ -384,7 +390,9 @@ class SupportsStreaming(Protocol):
     returns ``(aggregates, tables, warnings)``: each metric's aggregate keyed by its canonical text, and
     the tables and warnings of the input."""
 
-    def evaluate(self, metrics: Sequence[Metric]) -> tuple[Mapping[str, float], Iterable[InputTable], Iterable[str]]:
+    def evaluate(
+        self, metrics: Sequence[Metric]
+    ) -> tuple[Mapping[str, float], Iterable[InputTable], Iterable[str]]:
         """The aggregates, tables and warnings of one pass."""
         ...
 

@@ -10,14 +10,21 @@ parties ship theirs in a package with an entry point in the ``irspec`` group::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
     from irspec.spec.registry import Register
 
-__all__ = ["hookspec", "hookimpl", "irspec_register_metrics", "irspec_register_readers", "irspec_register_plan_sections"]
+__all__ = [
+    "hookimpl",
+    "hookspec",
+    "irspec_register_metrics",
+    "irspec_register_plan_sections",
+    "irspec_register_readers",
+]
 
 hookspec = pluggy.HookspecMarker("irspec")
 """Marks a function in this module as a hook specification."""
@@ -82,4 +89,8 @@ def irspec_register_plan_sections(register: Register) -> None:
 
 
 # Keep the list of hook names in one place, so tests can check each has a documented spec.
-HOOKS: tuple[Callable[..., None], ...] = (irspec_register_metrics, irspec_register_readers, irspec_register_plan_sections)
+HOOKS: tuple[Callable[..., None], ...] = (
+    irspec_register_metrics,
+    irspec_register_readers,
+    irspec_register_plan_sections,
+)

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 
 import pluggy
 
-from irspec.spec import hooks as hookspecs
 from irspec.errors import RegistryError
+from irspec.spec import hooks as hookspecs
 from irspec.spec.registry import Register, Registry
 from irspec.version import __version__
 
@@ -31,11 +31,11 @@ __all__ = [
     "DEFAULT_PLUGINS",
     "ENTRY_POINT_GROUP",
     "PluginManager",
-    "get_plugin_manager",
     "build_registry",
+    "get_plugin_manager",
     "get_registry",
-    "use_registry",
     "plugin_report",
+    "use_registry",
 ]
 
 ENTRY_POINT_GROUP = "irspec"
@@ -131,7 +131,11 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
     # Call each implementation separately so the Register knows which plugin is speaking; in
     # registration order (get_hookimpls' order), so the built-ins claim their names first. Plan
     # sections come last: each names a reader, which any plugin may have registered.
-    hooks = (pm.hook.irspec_register_readers, pm.hook.irspec_register_metrics, pm.hook.irspec_register_plan_sections)
+    hooks = (
+        pm.hook.irspec_register_readers,
+        pm.hook.irspec_register_metrics,
+        pm.hook.irspec_register_plan_sections,
+    )
     for hook in hooks:
         for impl in hook.get_hookimpls():
             impl.function(register=Register(registry, impl.plugin_name))
@@ -144,7 +148,9 @@ def _default_registry() -> Registry:
     return build_registry(get_plugin_manager())
 
 
-_registry_override: contextvars.ContextVar[Registry | None] = contextvars.ContextVar("irspec_registry", default=None)
+_registry_override: contextvars.ContextVar[Registry | None] = contextvars.ContextVar(
+    "irspec_registry", default=None
+)
 
 
 def get_registry(pm: pluggy.PluginManager | None = None) -> Registry:

@@ -18,10 +18,22 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from irspec.errors import (
+    EvaluationError,
+    ParameterError,
+    RegistryError,
+    SpecError,
+    UnknownMetricError,
+    shorten,
+    suggest,
+)
 from irspec.spec import syntax
 from irspec.spec.definitions import (
     MAX_COUNT,
     MAX_GAIN,
+    NONNEGATIVE,
+    RESERVED_INPUTS,
+    UNIT,
     Aggregate,
     Alias,
     Better,
@@ -35,40 +47,36 @@ from irspec.spec.definitions import (
     ParamKind,
     PlanSection,
     Redirect,
-    RESERVED_INPUTS,
-    NONNEGATIVE,
-    UNIT,
     each,
     echoes_text,
 )
-from irspec.errors import EvaluationError, ParameterError, RegistryError, SpecError, UnknownMetricError, shorten, suggest
 
 __all__ = [
-    "Param",
-    "MetricDef",
-    "UNIT",
+    "DATASET_MEASURES",
+    "JUDGED_ONLY",
+    "MAX_COUNT",
+    "MAX_GAIN",
     "NONNEGATIVE",
+    "REFUSED_SPELLINGS",
+    "SHIPPED_PLUGIN_NAMES",
+    "SHIPPED_PLUGIN_SECTIONS",
+    "UNIT",
+    "Aggregate",
     "Alias",
-    "Redirect",
-    "MetricGroup",
+    "Better",
+    "GainMap",
     "InputReader",
     "InputTable",
-    "PlanSection",
     "Metric",
+    "MetricDef",
+    "MetricGroup",
+    "Param",
+    "ParamKind",
+    "PlanSection",
+    "Redirect",
     "Register",
     "Registry",
     "each",
-    "MAX_COUNT",
-    "MAX_GAIN",
-    "GainMap",
-    "ParamKind",
-    "Aggregate",
-    "Better",
-    "DATASET_MEASURES",
-    "JUDGED_ONLY",
-    "SHIPPED_PLUGIN_NAMES",
-    "SHIPPED_PLUGIN_SECTIONS",
-    "REFUSED_SPELLINGS",
 ]
 
 JUDGED_ONLY = Param(
@@ -216,13 +224,19 @@ class Registry:
             self.groups[item.name] = item
             return
         if not isinstance(item, MetricDef):
-            raise RegistryError(f"plugin {plugin!r} registered {item!r}, which is not a MetricDef or MetricGroup")
+            raise RegistryError(
+                f"plugin {plugin!r} registered {item!r}, which is not a MetricDef or MetricGroup"
+            )
         if item.compute is None and item.per_query is None:
             raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} has neither compute nor per_query")
         if not isinstance(item.needs, str) or not item.needs:
-            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs {item.needs!r}, not an input name")
+            raise RegistryError(
+                f"plugin {plugin!r}: metric {item.name!r} needs {item.needs!r}, not an input name"
+            )
         if item.needs.lower() == "qrels":
-            raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} needs 'qrels'; a metric over qrels and runs needs 'run'")
+            raise RegistryError(
+                f"plugin {plugin!r}: metric {item.name!r} needs 'qrels'; a metric over qrels and runs needs 'run'"
+            )
         if item.better not in ("higher", "lower", "neither"):
             raise RegistryError(
                 f"plugin {plugin!r}: metric {item.name!r} has better={item.better!r}; expected 'higher', 'lower' "
@@ -235,7 +249,9 @@ class Registry:
             )
         for name in (item.at, item.positional):
             if name is not None and name not in item.param_names:
-                raise RegistryError(f"plugin {plugin!r}: metric {item.name!r} names unknown parameter {name!r}")
+                raise RegistryError(
+                    f"plugin {plugin!r}: metric {item.name!r} names unknown parameter {name!r}"
+                )
         for r in item.redirects:
             if not isinstance(r, Redirect) or r.keyword in item.param_names:
                 raise RegistryError(
@@ -277,7 +293,9 @@ class Registry:
         if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
             raise RegistryError(f"plugin {plugin!r}: plan section name {name!r} is not a Python identifier")
         if not isinstance(section.schema, Mapping):
-            raise RegistryError(f"plugin {plugin!r}: plan section {name!r}: schema must be a mapping (a JSON Schema)")
+            raise RegistryError(
+                f"plugin {plugin!r}: plan section {name!r}: schema must be a mapping (a JSON Schema)"
+            )
         if not any(r.name == section.reader for r in self.readers.values()):
             known = ", ".join(sorted(self.readers)) or "none"
             raise RegistryError(
@@ -400,7 +418,9 @@ class Registry:
                 kwargs = tuple((k, v) for k, v in node.kwargs if k != r.keyword)
             target = self.definitions.get(r.target)
             if target is None:
-                raise RegistryError(f"metric {defn.name!r} reads {r.keyword}= as metric {r.target!r}, which no plugin registers")
+                raise RegistryError(
+                    f"metric {defn.name!r} reads {r.keyword}= as metric {r.target!r}, which no plugin registers"
+                )
             return target, replace(node, kwargs=kwargs)
         return defn, node
 
@@ -423,11 +443,15 @@ class Registry:
             typed[name] = written
 
         if len(node.args) > 1:
-            raise ParameterError(defn.name, None, "takes at most one positional argument; name the others (key=value)")
+            raise ParameterError(
+                defn.name, None, "takes at most one positional argument; name the others (key=value)"
+            )
         if node.args:
             if defn.positional is None:
                 raise ParameterError(
-                    defn.name, None, f"takes no positional argument; use key=value with {_names_text(defn.param_names)}"
+                    defn.name,
+                    None,
+                    f"takes no positional argument; use key=value with {_names_text(defn.param_names)}",
                 )
             put(defn.positional, node.args[0], "a positional argument")
         for k, v in node.kwargs:
@@ -457,7 +481,9 @@ class Registry:
         missing = [p.name for p in defn.params if p.required and p.name not in given]
         if missing:
             how = "@" if missing[0] == defn.at else f"{missing[0]}="
-            raise ParameterError(defn.name, missing[0], f"is required ({how}...: {defn.param(missing[0]).describe_range()})")
+            raise ParameterError(
+                defn.name, missing[0], f"is required ({how}...: {defn.param(missing[0]).describe_range()})"
+            )
         params.sort()
         metric = Metric(defn.name, tuple(params), defn)
         _check_combination(metric)
@@ -492,7 +518,9 @@ class Registry:
                 try:
                     out.extend(self._parse_node(node, trec, node_id, extra))
                 except SpecError as e:
-                    e.args = (f"{e.args[0]} (in {shorten(t[node.start:node.end])!r} at column {node.start + 1})",)
+                    e.args = (
+                        f"{e.args[0]} (in {shorten(t[node.start : node.end])!r} at column {node.start + 1})",
+                    )
                     raise
         # trec_eval keeps the first parameter list of each measure (-m relstring.20), which replaces
         # its defaults, even those that a set such as all_trec brings in, and any later list.
@@ -503,7 +531,11 @@ class Registry:
         return _unique([m for m, node_id in out if owner.get(_trec_root(m), node_id) == node_id])
 
     def _parse_node(
-        self, node: syntax.SpecNode, trec: bool, node_id: int, groups: Mapping[str, Callable[[], Sequence[str]]]
+        self,
+        node: syntax.SpecNode,
+        trec: bool,
+        node_id: int,
+        groups: Mapping[str, Callable[[], Sequence[str]]],
     ) -> list[tuple[Metric, int | None]]:
         """One node's metrics, each with ``node_id`` when trec_eval would take them as an explicit
         parameter list (``P.5``) and ``None`` when they are defaults (``P``, ``official``)."""
@@ -601,7 +633,11 @@ def _coerce(defn: MetricDef, p: Param, e: syntax.Expr) -> Any:
         unknown = sorted(syms - {"R"})
         if unknown:
             # "R-R" lexes as one hyphenated word (as "exp-log2" does), so say how to subtract.
-            hint = f"; write {unknown[0].replace('-', ' - ')} with spaces to subtract" if "-" in unknown[0] else ""
+            hint = (
+                f"; write {unknown[0].replace('-', ' - ')} with spaces to subtract"
+                if "-" in unknown[0]
+                else ""
+            )
             raise ParameterError(
                 defn.name, p.name, f"unknown symbol {unknown[0]!r}{hint}; expected {p.describe_range()}"
             )
@@ -609,7 +645,9 @@ def _coerce(defn: MetricDef, p: Param, e: syntax.Expr) -> Any:
             return _check_number(defn, p, _constant(defn, p, e))
         if not p.per_query:
             raise ParameterError(
-                defn.name, p.name, f"the per-query symbol R is not allowed here; expected {p.describe_range()}"
+                defn.name,
+                p.name,
+                f"the per-query symbol R is not allowed here; expected {p.describe_range()}",
             )
         # Only R's value per query is unknown here; the engine gives every per-query value a meaning
         # (Context.cutoff and Context.value), so the constant parts are all that can be checked.
@@ -637,7 +675,11 @@ def _coerce(defn: MetricDef, p: Param, e: syntax.Expr) -> Any:
             return e.name
         raise _fail(defn, p, e)
     if p.kind == "gains":
-        if not isinstance(e, syntax.DictLit) or not e.items or any(syntax.free_symbols(k) | syntax.free_symbols(v) for k, v in e.items):
+        if (
+            not isinstance(e, syntax.DictLit)
+            or not e.items
+            or any(syntax.free_symbols(k) | syntax.free_symbols(v) for k, v in e.items)
+        ):
             raise _fail(defn, p, e)
         items: dict[int, float] = {}
         for k, v in e.items:
@@ -681,13 +723,17 @@ def _fold_checked(defn: MetricDef, p: Param, e: syntax.Expr) -> syntax.Expr:
         folded = _fold(e)
     except ZeroDivisionError:
         raise ParameterError(
-            defn.name, p.name, f"got {shorten(syntax.expr_text(e))}, which divides by zero; expected {p.describe_range()}"
+            defn.name,
+            p.name,
+            f"got {shorten(syntax.expr_text(e))}, which divides by zero; expected {p.describe_range()}",
         ) from None
     except OverflowError:
         folded = syntax.Number(math.inf)
     if not _finite(folded):
         raise ParameterError(
-            defn.name, p.name, f"got {shorten(syntax.expr_text(e))}, which is not a finite number; expected {p.describe_range()}"
+            defn.name,
+            p.name,
+            f"got {shorten(syntax.expr_text(e))}, which is not a finite number; expected {p.describe_range()}",
         )
     return folded
 
@@ -764,7 +810,9 @@ def _check_floats(defn: MetricDef, p: Param, values: Iterable[int | float]) -> t
     out = []
     for value in values:
         if not _in_range(p, value):
-            raise ParameterError(defn.name, p.name, f"got {syntax.format_number(value)}, expected {p.describe_range()}")
+            raise ParameterError(
+                defn.name, p.name, f"got {syntax.format_number(value)}, expected {p.describe_range()}"
+            )
         out.append(float(value))
     return tuple(out)
 
@@ -775,8 +823,10 @@ def _check_gains(defn: MetricDef, p: Param, items: Iterable[tuple[int, int | flo
     for label, gain in items:
         if not 0 <= gain <= MAX_GAIN:
             raise ParameterError(
-                defn.name, p.name, f"gain of label {label} is {syntax.format_number(gain)}, expected a number >= 0 and <= "
-                f"{syntax.format_number(MAX_GAIN)}"
+                defn.name,
+                p.name,
+                f"gain of label {label} is {syntax.format_number(gain)}, expected a number >= 0 and <= "
+                f"{syntax.format_number(MAX_GAIN)}",
             )
     return GainMap(tuple(sorted((label, float(gain)) for label, gain in items)))
 

@@ -40,19 +40,19 @@ if TYPE_CHECKING:
     import lark
 
 __all__ = [
-    "Number",
-    "Symbol",
-    "String",
     "BinOp",
-    "Neg",
     "DictLit",
-    "ListLit",
     "Expr",
+    "ListLit",
+    "Neg",
+    "Number",
     "SpecNode",
-    "parse_syntax",
-    "expr_text",
+    "String",
+    "Symbol",
     "evaluate_expr",
+    "expr_text",
     "free_symbols",
+    "parse_syntax",
 ]
 
 
@@ -232,10 +232,14 @@ def parse_syntax(text: str) -> list[SpecNode]:
                 text, len(text.rstrip()), f"unexpected end of text, expected {_expected(e.expected)}"
             ) from None
         raise SpecSyntaxError(
-            text, e.token.start_pos, f"unexpected {shorten(e.token.value)!r}, expected {_expected(e.expected)}"
+            text,
+            e.token.start_pos,
+            f"unexpected {shorten(e.token.value)!r}, expected {_expected(e.expected)}",
         ) from None
     except lark.exceptions.UnexpectedCharacters as e:
-        raise SpecSyntaxError(text, e.pos_in_stream, f"unexpected character {text[e.pos_in_stream]!r}") from None
+        raise SpecSyntaxError(
+            text, e.pos_in_stream, f"unexpected character {text[e.pos_in_stream]!r}"
+        ) from None
 
 
 def _spec(tree: lark.Tree, text: str) -> SpecNode:

@@ -49,14 +49,14 @@ import math
 import numpy as np
 
 __all__ = [
-    "kendall_tau_b",
-    "tau_ap",
-    "swapped_pairs",
-    "cohen_kappa",
-    "krippendorff_alpha_ordinal",
-    "confusion_matrix",
-    "binary",
     "WEIGHTS",
+    "binary",
+    "cohen_kappa",
+    "confusion_matrix",
+    "kendall_tau_b",
+    "krippendorff_alpha_ordinal",
+    "swapped_pairs",
+    "tau_ap",
 ]
 
 WEIGHTS = ("none", "linear", "quadratic")

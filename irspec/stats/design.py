@@ -59,23 +59,23 @@ import numbers
 from collections.abc import Callable
 
 from scipy.optimize import brentq
-from scipy.stats import f as f_dist
 from scipy.stats import chi2, ncf, nct, ncx2, norm
+from scipy.stats import f as f_dist
 from scipy.stats import t as t_dist
 
 from irspec.errors import EvaluationError, quote
 
 __all__ = [
     "MIN_TOPICS",
-    "t_power",
-    "t_topics",
-    "t_detectable",
-    "t_normal_topics",
-    "anova_power",
-    "anova_topics",
     "anova_detectable",
     "anova_noncentrality",
+    "anova_power",
+    "anova_topics",
     "check_target",
+    "t_detectable",
+    "t_normal_topics",
+    "t_power",
+    "t_topics",
 ]
 
 MIN_TOPICS = 2
@@ -206,11 +206,15 @@ def _anova_power(lam: float, systems: int, n: int, alpha: float) -> float:
         return float(f_dist.sf(crit, df1, df2))
     value = float(ncf.sf(crit, df1, df2, lam))
     if not math.isfinite(value):
-        raise EvaluationError("the noncentral F distribution could not be evaluated here (scipy returned NaN)")
+        raise EvaluationError(
+            "the noncentral F distribution could not be evaluated here (scipy returned NaN)"
+        )
     return min(1.0, value)
 
 
-def anova_topics(min_range: float, variance: float, systems: int, *, alpha: float = 0.05, power: float = 0.8) -> int:
+def anova_topics(
+    min_range: float, variance: float, systems: int, *, alpha: float = 0.05, power: float = 0.8
+) -> int:
     """The fewest topics (at least 2) with which the one-way ANOVA over ``systems`` systems detects a
     range ``min_range`` at ``alpha`` with at least ``power``: the chi-square approximation, then the
     smallest ``n`` whose exact noncentral-F power reaches ``power``. ``variance == 0``: 2."""
@@ -226,7 +230,9 @@ def anova_topics(min_range: float, variance: float, systems: int, *, alpha: floa
     crit = _critical(float(chi2.isf(alpha, df1)), alpha, "chi-square")
     # the lambda at which the test with phi_E infinite (a chi-square) has the target power
     lam = _solve(lambda x: float(ncx2.sf(crit, df1, x)) - power)
-    start = 2 * variance * lam / min_range / min_range  # inf, not a ZeroDivisionError, when min_range ** 2 underflows
+    start = (
+        2 * variance * lam / min_range / min_range
+    )  # inf, not a ZeroDivisionError, when min_range ** 2 underflows
     return _fewest(
         lambda n: _anova_power(anova_noncentrality(min_range, variance, n), systems, n, alpha) >= power,
         start,
@@ -234,7 +240,9 @@ def anova_topics(min_range: float, variance: float, systems: int, *, alpha: floa
     )
 
 
-def anova_detectable(variance: float, systems: int, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
+def anova_detectable(
+    variance: float, systems: int, n: int, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
     """The minimum detectable range between the best and the worst of ``systems`` systems with ``n``
     topics at ``alpha`` and ``power``: ``sqrt(2 * variance * lambda / n)`` for the ``lambda`` whose
     power is exactly ``power``. ``variance == 0``: 0.0."""
@@ -258,7 +266,9 @@ def _critical(value: float, alpha: float, distribution: str) -> float:
     """``value``, a critical value scipy computed for ``alpha``, if it is one (finite, > 0): far below any
     alpha in use (1e-20 for F, 1e-300 for t) scipy returns inf or -inf, which would make every power 0."""
     if not 0 < value < math.inf:
-        raise EvaluationError(f"alpha ({alpha:g}) is too small: scipy gives no critical value of the {distribution} distribution for it")
+        raise EvaluationError(
+            f"alpha ({alpha:g}) is too small: scipy gives no critical value of the {distribution} distribution for it"
+        )
     return value
 
 
@@ -269,7 +279,9 @@ def _fewest(enough: Callable[[int], bool], start: float, design: str) -> int:
     :data:`_MAX_TOPICS` (inf for a vanishing difference) is an error at once: that far out the
     approximation is the exact count to within a topic."""
     if not start <= _MAX_TOPICS:
-        raise EvaluationError(f"{design} would need more than {_MAX_TOPICS:,} topics; the difference is too small to design for")
+        raise EvaluationError(
+            f"{design} would need more than {_MAX_TOPICS:,} topics; the difference is too small to design for"
+        )
     guess = max(MIN_TOPICS, math.ceil(start))
     if enough(guess):
         hi, step = guess, 1
@@ -282,7 +294,9 @@ def _fewest(enough: Callable[[int], bool], start: float, design: str) -> int:
         hi = guess + step
         while not enough(hi):
             if hi >= _MAX_TOPICS:
-                raise EvaluationError(f"{design} would need more than {_MAX_TOPICS:,} topics; the difference is too small to design for")
+                raise EvaluationError(
+                    f"{design} would need more than {_MAX_TOPICS:,} topics; the difference is too small to design for"
+                )
             lo, step = hi, step * 2
             hi = min(_MAX_TOPICS, lo + step)
     while hi - lo > 1:  # invariant: not enough(lo), enough(hi)
@@ -300,7 +314,9 @@ def _solve(gap: Callable[[float], float]) -> float:
     while gap(hi) < 0:
         hi *= 2
         if hi > 1e12:
-            raise EvaluationError("no difference reaches the target power (the target is too close to 1, or alpha too small for the topics)")
+            raise EvaluationError(
+                "no difference reaches the target power (the target is too close to 1, or alpha too small for the topics)"
+            )
     return float(brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-12))
 
 
@@ -317,7 +333,9 @@ def _number(name: str, value: object) -> float:
 def _positive(name: str, value: object) -> None:
     x = _number(name, value)
     if not 0 < x < math.inf:
-        raise EvaluationError(f"{name} must be a finite number > 0 (the minimum difference of interest), got {value!r}")
+        raise EvaluationError(
+            f"{name} must be a finite number > 0 (the minimum difference of interest), got {value!r}"
+        )
 
 
 def _deviation(name: str, value: object) -> None:
@@ -344,8 +362,14 @@ def check_target(power: float, alpha: float) -> None:
 
 
 def _whole(name: str, value: object, minimum: int, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not minimum <= value <= _MAX_TOPICS:
-        raise EvaluationError(f"{name} must be an integer >= {minimum} and <= {_MAX_TOPICS:,} ({what}), not {quote(value)}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or not minimum <= value <= _MAX_TOPICS
+    ):
+        raise EvaluationError(
+            f"{name} must be an integer >= {minimum} and <= {_MAX_TOPICS:,} ({what}), not {quote(value)}"
+        )
 
 
 def _topics(name: str, value: object) -> None:

@@ -17,7 +17,15 @@ import math
 
 import numpy as np
 
-__all__ = ["MAX_DECIMALS", "MAX_RESAMPLES", "quantise", "sign_flip_exact", "sign_flip_hits", "bootstrap_sums", "tukey_ranges"]
+__all__ = [
+    "MAX_DECIMALS",
+    "MAX_RESAMPLES",
+    "bootstrap_sums",
+    "quantise",
+    "sign_flip_exact",
+    "sign_flip_hits",
+    "tukey_ranges",
+]
 
 MAX_RESAMPLES = 10_000_000
 """The most random sign vectors, shuffles or bootstrap resamples one test draws: a plan's

@@ -55,24 +55,33 @@ from scipy.stats import t as t_dist
 
 from irspec.errors import EvaluationError, shorten
 from irspec.stats.outcome import ComparisonResult, PairResult
+from irspec.stats.resampling import (
+    MAX_DECIMALS,
+    MAX_RESAMPLES,
+    RESAMPLES_WHY,
+    bootstrap_sums,
+    quantise,
+    sign_flip_exact,
+    sign_flip_hits,
+    tukey_ranges,
+)
 from irspec.stats.student import mean_t_interval, within
-from irspec.stats.resampling import MAX_DECIMALS, MAX_RESAMPLES, RESAMPLES_WHY, bootstrap_sums, quantise, sign_flip_exact, sign_flip_hits, tukey_ranges
 
 __all__ = [
-    "TESTS",
     "ADJUST_METHODS",
     "BOOTSTRAP_METHODS",
-    "ZERO_METHODS",
+    "INTERVAL_METHODS",
     "NULL_HYPOTHESES",
+    "TESTS",
+    "ZERO_METHODS",
     "ComparisonResult",
     "PairResult",
-    "paired",
     "adjust",
-    "tukey",
-    "residual_variance",
     "bootstrap_ci",
-    "INTERVAL_METHODS",
     "mean_ci",
+    "paired",
+    "residual_variance",
+    "tukey",
 ]
 
 #: The tests :func:`paired` offers, in the order a report would list them.
@@ -414,8 +423,15 @@ def tukey(
         described = paired(x[i], x[j], test="t", confidence=confidence, alpha=alpha, decimals=decimals)
         results.append(
             PairResult.extended(
-                described, a=i, b=j, test=method, null=NULL_HYPOTHESES[method], mean_difference=diff, exact=False,
-                significant=test["p_value"] <= alpha, **test,
+                described,
+                a=i,
+                b=j,
+                test=method,
+                null=NULL_HYPOTHESES[method],
+                mean_difference=diff,
+                exact=False,
+                significant=test["p_value"] <= alpha,
+                **test,
             )
         )
     return results
@@ -485,7 +501,9 @@ def mean_ci(
     _at_least_two(x.size, "values")
     if method == "t":
         return mean_t_interval(x, confidence=confidence, mean=mean, bounds=bounds)
-    return within(*bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca"), bounds)
+    return within(
+        *bootstrap_ci(x, confidence=confidence, resamples=resamples, seed=seed, method="bca"), bounds
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -563,6 +581,7 @@ def _sign_test(wins: int, losses: int) -> tuple[float, float]:
         return 0.0, 1.0
     return float(wins), float(binomtest(wins, wins + losses, 0.5).pvalue)
 
+
 def residual_variance(scores: ArrayLike, *, decimals: int = 10) -> float:
     """The residual variance of the two-way ANOVA without replication (systems x topics), the one
     Tukey's HSD (:func:`tukey`) and Sakai's topic set size design (:mod:`irspec.stats.design`) use.
@@ -609,7 +628,6 @@ def _score_matrix(scores: ArrayLike) -> np.ndarray:
     return x
 
 
-
 # --------------------------------------------------------------------------------------------------
 # input handling
 
@@ -635,9 +653,13 @@ def _pairs(pairs: Sequence[tuple[int, int]] | None, systems: int) -> list[tuple[
         try:
             i, j = (operator.index(v) for v in pair)
         except (TypeError, ValueError):
-            raise EvaluationError(f"pairs must be (a, b) row indices of the scores, not {shorten(repr(pair))}") from None
+            raise EvaluationError(
+                f"pairs must be (a, b) row indices of the scores, not {shorten(repr(pair))}"
+            ) from None
         if not (0 <= i < systems and 0 <= j < systems) or i == j:
-            raise EvaluationError(f"pairs must be two different rows of the {systems} systems (0 to {systems - 1}), not {(i, j)}")
+            raise EvaluationError(
+                f"pairs must be two different rows of the {systems} systems (0 to {systems - 1}), not {(i, j)}"
+            )
         out.append((i, j))
     return out
 
@@ -669,7 +691,9 @@ def _decimals(value: object) -> int:
     """The decimals scores are rounded to: an integer from 0 to :data:`~irspec.stats.resampling.MAX_DECIMALS`."""
     number = _integer("decimals", value, minimum=0)
     if number > MAX_DECIMALS:
-        raise EvaluationError(f"decimals must be at most {MAX_DECIMALS} (10**decimals must be a float), got {shorten(str(number))}")
+        raise EvaluationError(
+            f"decimals must be at most {MAX_DECIMALS} (10**decimals must be a float), got {shorten(str(number))}"
+        )
     return number
 
 
@@ -677,7 +701,9 @@ def _count(name: str, value: object) -> int:
     """A number of permutations or resamples: an integer from 1 to :data:`~irspec.stats.resampling.MAX_RESAMPLES`."""
     number = _integer(name, value, minimum=1)
     if number > MAX_RESAMPLES:
-        raise EvaluationError(f"{name} must be at most {MAX_RESAMPLES:,} ({RESAMPLES_WHY}), got {shorten(str(number))}")
+        raise EvaluationError(
+            f"{name} must be at most {MAX_RESAMPLES:,} ({RESAMPLES_WHY}), got {shorten(str(number))}"
+        )
     return number
 
 

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-__all__ = ["t_sf", "t_quantile", "t_interval", "mean_t_interval", "within"]
+__all__ = ["mean_t_interval", "t_interval", "t_quantile", "t_sf", "within"]
 
 _EPS = 1e-16
 _TINY = 1e-300
@@ -113,7 +113,9 @@ def t_quantile(p: float, df: float) -> float:
         following = t + step
         if not low < following < high:
             following = (low + high) / 2.0
-        if abs(following - t) <= 4 * _EPS * abs(t) or following in (low, high) and high - low <= 4 * _EPS * high:
+        if abs(following - t) <= 4 * _EPS * abs(t) or (
+            following in (low, high) and high - low <= 4 * _EPS * high
+        ):
             return following
         t = following
     return t
@@ -145,5 +147,7 @@ def mean_t_interval(
     given (the caller's exact mean), cut at ``bounds``: the ``method="t"`` interval of
     :func:`irspec.stats.significance.mean_ci`, which checks its arguments and calls this."""
     centre = float(np.mean(values)) if mean is None else float(mean)
-    sd = 0.0 if np.all(values == values[0]) else float(np.std(values, ddof=1))  # no rounding noise around a constant
+    sd = (
+        0.0 if np.all(values == values[0]) else float(np.std(values, ddof=1))
+    )  # no rounding noise around a constant
     return within(*t_interval(centre, sd, values.size, confidence), bounds)

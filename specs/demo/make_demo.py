@@ -98,7 +98,9 @@ def seed_runs(topics: list[tuple[str, np.ndarray, np.ndarray, float]]) -> dict[s
             noise = np.sqrt(0.5) * shared + np.sqrt(0.5) * rng.normal(0.0, 1.0, CANDIDATES)
             scores = np.round(skill * ease * grades + noise, 3)
             top = np.lexsort((docnos, -scores))[:RETRIEVED]
-            lines[name].extend(f"{qid} Q0 {docnos[i]} {rank} {scores[i]:.3f} {name}" for rank, i in enumerate(top, start=1))
+            lines[name].extend(
+                f"{qid} Q0 {docnos[i]} {rank} {scores[i]:.3f} {name}" for rank, i in enumerate(top, start=1)
+            )
     return lines
 
 

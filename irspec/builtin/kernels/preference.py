@@ -53,7 +53,7 @@ def _ideal_places(ctx: Context, seg: np.ndarray, rank: np.ndarray, labels: np.nd
     order = np.lexsort((rank, -labels, seg))
     index = np.arange(len(order))
     new = np.ones(len(order), dtype=bool)
-    new[1:] = (key[order][1:] != key[order][:-1])
+    new[1:] = key[order][1:] != key[order][:-1]
     before = np.empty(len(order), dtype=np.int64)
     before[order] = index - np.maximum.accumulate(np.where(new, index, 0))
     return higher + before + 1

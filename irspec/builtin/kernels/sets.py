@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.evaluation.context import Context, safe_divide
 from irspec.errors import EvaluationError
+from irspec.evaluation.context import Context, safe_divide
 from irspec.spec.registry import Metric
 
 

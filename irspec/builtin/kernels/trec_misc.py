@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.evaluation.context import UNJUDGED, Context, safe_divide, segment_cumsum
 from irspec.builtin.kernels.gain import gain_of
+from irspec.evaluation.context import UNJUDGED, Context, safe_divide, segment_cumsum
 from irspec.spec.registry import Metric
 
 
@@ -127,7 +127,11 @@ def rndcg(ctx: Context, metric: Metric) -> np.ndarray:
     q = seg_i[rows]
     b = rows - offsets[q] + 1
     at = np.minimum(b, ctx.n[q])
-    dcg_at = np.where(at > 0, dcg[np.maximum(ctx.offsets[q] + at - 1, 0)], 0.0) if len(dcg) else np.zeros(len(rows))
+    dcg_at = (
+        np.where(at > 0, dcg[np.maximum(ctx.offsets[q] + at - 1, 0)], 0.0)
+        if len(dcg)
+        else np.zeros(len(rows))
+    )
     points = safe_divide(dcg_at, ip[rows])
     total = np.bincount(q, weights=points, minlength=ctx.nq)
     count = np.bincount(q, minlength=ctx.nq).astype(np.float64)

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from irspec.plugin_api import Context
-
 from irspec_diversity.subtopics import SubtopicQrels, Topic
 
 DEPTH = 20
@@ -92,7 +91,9 @@ def _reciprocal(value: float, i: int) -> float:
     return value / (i + 1)
 
 
-def _curve(scores: list[float], subtopics: int, alpha: float, weigh: Callable[[float, int], float]) -> tuple[list[float], list[float]]:
+def _curve(
+    scores: list[float], subtopics: int, alpha: float, weigh: Callable[[float, int], float]
+) -> tuple[list[float], list[float]]:
     """(run, ideal ideal): per rank i < DEPTH, Σ_{r<=i} weigh(score_r, r) and the same over the "ideal
     ideal" ranking in which every document covers every subtopic (score S (1 − α)^r), ndeval's
     collection-independent normaliser."""

@@ -36,19 +36,36 @@ descending, then docno descending (ndeval's -traditional order). Needs qrels wit
 
 
 def _k() -> Param:
-    return Param("k", "int", 20, "rank cutoff (ndeval computes these measures to depth 20)", minimum=1, maximum=20)
+    return Param(
+        "k", "int", 20, "rank cutoff (ndeval computes these measures to depth 20)", minimum=1, maximum=20
+    )
 
 
 def _alpha() -> Param:
-    return Param("alpha", "float", 0.5, "redundancy intolerance α: a subtopic's gain shrinks by (1 − α) per document covering it", minimum=0, maximum=1)
+    return Param(
+        "alpha",
+        "float",
+        0.5,
+        "redundancy intolerance α: a subtopic's gain shrinks by (1 − α) per document covering it",
+        minimum=0,
+        maximum=1,
+    )
 
 
 def _rel() -> Param:
-    return Param("rel", "int", None, "labels >= rel are relevant to their subtopic (default: the evaluation's relevance level)", minimum=1)
+    return Param(
+        "rel",
+        "int",
+        None,
+        "labels >= rel are relevant to their subtopic (default: the evaluation's relevance level)",
+        minimum=1,
+    )
 
 
 def _judged_only() -> Param:
-    return Param("judged_only", "bool", False, "drop the documents the query's qrels do not judge before measuring")
+    return Param(
+        "judged_only", "bool", False, "drop the documents the query's qrels do not judge before measuring"
+    )
 
 
 def _metric(name: str, summary: str, params: tuple[Param, ...], kernel: str, doc: str) -> MetricDef:
@@ -71,7 +88,7 @@ ALPHA_NDCG = _metric(
     f"""alpha_nDCG@k = α-DCG'@k / ideal α-DCG'@k (0 when the run's is 0), with α-DCG'@k = Σ_{{r<=k}} g_r / log2(r + 1)
 (divided by the ideal-ideal sum below from k = 2 on, which ndeval does to both and which cancels). The
 ideal ranking is ndeval's greedy approximation over every judged document of the query: at each rank the
-document of the highest score, ties to the greatest docno. Reference: {_REFERENCES['alpha']}.""",
+document of the highest score, ties to the greatest docno. Reference: {_REFERENCES["alpha"]}.""",
 )
 
 ALPHA_DCG = _metric(
@@ -81,7 +98,7 @@ ALPHA_DCG = _metric(
     "alpha_dcg",
     f"""alpha_DCG@k = Σ_{{r<=k}} g_r / log2(r + 1) / Σ_{{r<=k}} S (1 − α)^(r−1) / log2(r + 1): ndeval's
 collection-independent normalisation. At k = 1 irspec divides too (ndeval leaves its first rank
-undivided; it reports only 5, 10 and 20). Reference: {_REFERENCES['alpha']}.""",
+undivided; it reports only 5, 10 and 20). Reference: {_REFERENCES["alpha"]}.""",
 )
 
 ERR_IA = _metric(
@@ -92,7 +109,7 @@ ERR_IA = _metric(
     f"""ERR_IA@k = Σ_{{r<=k}} g_r / r / Σ_{{r<=k}} S (1 − α)^(r−1) / r: ERR with a stopping probability α for a
 relevant document, averaged over the S subtopics, and normalised as ndeval normalises it (collection
 independent). At k = 1 irspec divides too (ndeval leaves its first rank undivided). Reference:
-{_REFERENCES['err']}.""",
+{_REFERENCES["err"]}.""",
 )
 
 NERR_IA = _metric(
@@ -101,16 +118,27 @@ NERR_IA = _metric(
     (_k(), _alpha(), _rel(), _judged_only()),
     "nerr_ia",
     f"""nERR_IA@k = ERR-IA'@k / ideal ERR-IA'@k (0 when the run's is 0), over ndeval's greedy ideal ranking
-(see alpha_nDCG). Reference: {_REFERENCES['err']}.""",
+(see alpha_nDCG). Reference: {_REFERENCES["err"]}.""",
 )
 
 NRBP = _metric(
     "NRBP",
     "novelty- and rank-biased precision over the whole ranking",
-    (_alpha(), Param("beta", "float", 0.5, "patience β: the probability of going on to the next rank", minimum=0, maximum=1), _rel()),
+    (
+        _alpha(),
+        Param(
+            "beta",
+            "float",
+            0.5,
+            "patience β: the probability of going on to the next rank",
+            minimum=0,
+            maximum=1,
+        ),
+        _rel(),
+    ),
     "nrbp",
     f"""NRBP = (1 − (1 − α) β) / S · Σ_r β^(r−1) g_r, over the whole ranking (no cutoff). Reference:
-{_REFERENCES['nrbp']}.""",
+{_REFERENCES["nrbp"]}.""",
 )
 
 NNRBP = _metric(
@@ -119,7 +147,7 @@ NNRBP = _metric(
     NRBP.params,
     "nnrbp",
     f"""nNRBP = NRBP / NRBP of ndeval's greedy ideal ranking (see alpha_nDCG), over every relevant document.
-(ndeval divides 0 by 0 for a query with S = 0; irspec gives 0.) Reference: {_REFERENCES['nrbp']}.""",
+(ndeval divides 0 by 0 for a query with S = 0; irspec gives 0.) Reference: {_REFERENCES["nrbp"]}.""",
 )
 
 P_IA = _metric(
@@ -128,7 +156,7 @@ P_IA = _metric(
     (_k(), _rel(), _judged_only()),
     "p_ia",
     f"""P_IA@k = Σ_{{r<=k}} |subtopics document r is relevant to| / (k · S): P@k averaged over the subtopics
-(a ranking shorter than k still divides by k). Reference: {_REFERENCES['ia']}.""",
+(a ranking shorter than k still divides by k). Reference: {_REFERENCES["ia"]}.""",
 )
 
 ST_RECALL = _metric(
@@ -136,7 +164,7 @@ ST_RECALL = _metric(
     "subtopic recall at k: the share of subtopics the top k cover",
     (_k(), _rel()),
     "st_recall",
-    f"""StRecall@k = |∪_{{r<=k}} subtopics document r is relevant to| / S. Reference: {_REFERENCES['strec']}.""",
+    f"""StRecall@k = |∪_{{r<=k}} subtopics document r is relevant to| / S. Reference: {_REFERENCES["strec"]}.""",
 )
 
 AP_IA = _metric(
@@ -145,7 +173,7 @@ AP_IA = _metric(
     (_rel(), _judged_only()),
     "ap_ia",
     f"""AP_IA = (1/S) Σ_j AP_j, AP_j = Σ_{{r: relevant to j}} (relevant to j in the top r) / r / R_j, with R_j
-the documents relevant to j in the qrels (ndeval's MAP-IA per query). Reference: {_REFERENCES['ia']}.""",
+the documents relevant to j in the qrels (ndeval's MAP-IA per query). Reference: {_REFERENCES["ia"]}.""",
 )
 
 # ir_measures' names are canonical; its α spellings and ndeval's own column names are aliases.

@@ -21,7 +21,7 @@ import polars as pl
 from irspec import InputError
 from irspec.plugin_api import Qrels, bounded_lines, is_dataset_id, qrels_records, quote
 
-__all__ = ["SubtopicQrels", "Topic", "read_subtopic_qrels", "COLUMNS"]
+__all__ = ["COLUMNS", "SubtopicQrels", "Topic", "read_subtopic_qrels"]
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "query": ("query_id", "qid", "query"),
@@ -64,7 +64,9 @@ class SubtopicQrels:
         self.frame = frame
         self.source = source
         best = frame.group_by("query", "docno").agg(pl.col("label").max())
-        self.qrels = Qrels.from_frame(best, source=source, columns={"query": "query", "docno": "docno", "label": "label"})
+        self.qrels = Qrels.from_frame(
+            best, source=source, columns={"query": "query", "docno": "docno", "label": "label"}
+        )
         self.ids = tuple(self.qrels.frame.get_column("query").unique(maintain_order=True).to_list())
         self._rows: dict[str, list[tuple[str, str, int]]] = {}
         for q, s, d, label in frame.iter_rows():
@@ -124,7 +126,8 @@ def read_subtopic_qrels(source: Any) -> SubtopicQrels:
     if isinstance(source, Iterable):
         return _checked(_from_rows(source), "<rows>", "row")
     raise InputError(
-        f"expected qrels with subtopics (a path, a DataFrame or named tuples), got {type(source).__name__}", "<subtopics>"
+        f"expected qrels with subtopics (a path, a DataFrame or named tuples), got {type(source).__name__}",
+        "<subtopics>",
     )
 
 
@@ -139,20 +142,34 @@ def _read_text(path: str) -> pl.DataFrame:
                     continue
                 if len(fields) != 4:
                     raise InputError(
-                        f"expected 4 fields (topic subtopic docno label), got {len(fields)}", path, line=number
+                        f"expected 4 fields (topic subtopic docno label), got {len(fields)}",
+                        path,
+                        line=number,
                     )
                 try:
                     label = int(fields[3])
                 except ValueError:
-                    raise InputError(f"label {quote(fields[3])} is not an integer", path, line=number) from None
-                for key, value in zip(("query", "subtopic", "docno", "label", "line"), (*fields[:3], label, number)):
+                    raise InputError(
+                        f"label {quote(fields[3])} is not an integer", path, line=number
+                    ) from None
+                for key, value in zip(
+                    ("query", "subtopic", "docno", "label", "line"), (*fields[:3], label, number)
+                ):
                     rows[key].append(value)
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", path) from None
     except UnicodeDecodeError as e:
         raise InputError(f"not UTF-8 text ({e.reason})", path) from None
-    return pl.DataFrame(rows, schema={"query": pl.String, "subtopic": pl.String, "docno": pl.String,
-                                      "label": pl.Int64, "line": pl.Int64})
+    return pl.DataFrame(
+        rows,
+        schema={
+            "query": pl.String,
+            "subtopic": pl.String,
+            "docno": pl.String,
+            "label": pl.Int64,
+            "line": pl.Int64,
+        },
+    )
 
 
 def _from_pandas(df: Any) -> pl.DataFrame:
@@ -163,7 +180,9 @@ def _from_rows(rows: Iterable[Any], source: str = "<rows>") -> pl.DataFrame:
     records = list(rows)
     fields = getattr(records[0], "_fields", None) if records else ()
     if fields is None:
-        raise InputError(f"expected named tuples with subtopic fields, got {type(records[0]).__name__}", source)
+        raise InputError(
+            f"expected named tuples with subtopic fields, got {type(records[0]).__name__}", source
+        )
     data = {name: [getattr(r, name) for r in records] for name in fields}
     return _columns(pl.DataFrame(data, strict=False), list(fields), source)
 
@@ -176,7 +195,8 @@ def _columns(frame: pl.DataFrame, names: Iterable[str], source: str) -> pl.DataF
         found = next((n for n in options if n in present), None)
         if found is None:
             raise InputError(
-                f"no {role} column: expected one of {', '.join(options)} (columns: {', '.join(present)})", source
+                f"no {role} column: expected one of {', '.join(options)} (columns: {', '.join(present)})",
+                source,
             )
         chosen[role] = found
     out = frame.select(
@@ -203,9 +223,15 @@ def _checked(frame: pl.DataFrame, source: str, unit: str) -> SubtopicQrels:
     twice = frame.filter(pl.struct("query", "subtopic", "docno").is_duplicated())
     if twice.height:
         first = twice.row(0, named=True)
-        same = twice.filter(
-            (pl.col("query") == first["query"]) & (pl.col("subtopic") == first["subtopic"]) & (pl.col("docno") == first["docno"])
-        ).get_column("line").to_list()
+        same = (
+            twice.filter(
+                (pl.col("query") == first["query"])
+                & (pl.col("subtopic") == first["subtopic"])
+                & (pl.col("docno") == first["docno"])
+            )
+            .get_column("line")
+            .to_list()
+        )
         raise InputError(
             f"document {quote(first['docno'])} is judged twice for subtopic {quote(first['subtopic'])} of query "
             f"{quote(first['query'])} ({unit}s {same[0]} and {same[1]})",

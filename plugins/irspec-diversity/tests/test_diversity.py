@@ -4,7 +4,6 @@ ranking's tie rule, the spellings, the reader's errors and the command line."""
 from __future__ import annotations
 
 import importlib
-
 import math
 import os
 import subprocess
@@ -16,9 +15,12 @@ import pytest
 import irspec
 from irspec.testing import irspec_plugin  # noqa: F401  (only needed without an installed irspec)
 
-pytest.importorskip("irspec_diversity", reason="irspec-diversity is not installed: pip install -e plugins/irspec-diversity[test]")
+pytest.importorskip(
+    "irspec_diversity",
+    reason="irspec-diversity is not installed: pip install -e plugins/irspec-diversity[test]",
+)
 
-import irspec_diversity.plugin  # noqa: E402
+import irspec_diversity.plugin
 
 # Query 1: subtopic 1 has a (1), b (2) relevant and c (0) not; subtopic 2 has b and d; subtopic 3 only a
 # non-relevant e, so it is ignored: S = 2. Query 2 has no relevant subtopic.
@@ -98,7 +100,9 @@ def test_p_ia_strecall_and_ap_ia_by_hand(irspec_plugin, qrels_file):
     assert got["AP_IA"] == pytest.approx(((1 + 2 / 4) / 2 + (1 + 2 / 3) / 2) / 2, abs=1e-15)
     # An ordinary metric sees a document relevant to any subtopic as relevant (its highest label).
     assert got["P@5"] == 3 / 5
-    later = values("StRecall@1 StRecall@2 StRecall@3", qrels_file, run={"1": {"x": 3.0, "a": 2.0, "d": 1.0}})["1"]
+    later = values("StRecall@1 StRecall@2 StRecall@3", qrels_file, run={"1": {"x": 3.0, "a": 2.0, "d": 1.0}})[
+        "1"
+    ]
     assert later == {"StRecall@1": 0.0, "StRecall@2": 0.5, "StRecall@3": 1.0}
 
 
@@ -118,13 +122,18 @@ def test_the_greedy_ideal_breaks_ties_by_the_greater_docno(irspec_plugin, tmp_pa
     path.write_text("1 0 d0 1\n1 2 d0 1\n1 1 d1 1\n1 3 d1 1\n1 0 d2 1\n1 3 d2 1\n")
     # d0 {0, 2}, d1 {1, 3}, d2 {0, 3} all score 2 first; the greatest docno, d2, goes first, and then
     # d0 and d1 score 1.5 each. The run d0, d1 scores 2 and 2.
-    got = irspec.evaluate(str(path), {"1": {"d0": 2.0, "d1": 1.0}}, "alpha_nDCG@2").aggregate()["alpha_nDCG@2"]
+    got = irspec.evaluate(str(path), {"1": {"d0": 2.0, "d1": 1.0}}, "alpha_nDCG@2").aggregate()[
+        "alpha_nDCG@2"
+    ]
     assert got == pytest.approx((2 + 2 / LOG2_3) / (2 + 1.5 / LOG2_3), abs=1e-15)
     assert got > 1
     pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (the test extra) is the reference")
     rows = [tuple(line.split()) for line in path.read_text().splitlines()]
-    reference = pyndeval.ndeval([(q, s, d, int(r)) for q, s, d, r in rows], [("1", "d0", 2.0), ("1", "d1", 1.0)],
-                                measures=["alpha-nDCG@2"])
+    reference = pyndeval.ndeval(
+        [(q, s, d, int(r)) for q, s, d, r in rows],
+        [("1", "d0", 2.0), ("1", "d1", 1.0)],
+        measures=["alpha-nDCG@2"],
+    )
     assert got == reference["1"]["alpha-nDCG@2"]
 
 
@@ -141,7 +150,9 @@ def test_spellings(irspec_plugin):
     # 20 is the default cutoff, and shown: a table says the depth it measured
     assert str(irspec.parse("alpha_nDCG")) == "alpha_nDCG@20" == str(irspec.parse("alpha_nDCG@20"))
     assert str(irspec.parse("alpha_nDCG(alpha=0.5)@20")) == "alpha_nDCG@20"
-    assert str(irspec.parse("StRecall")) == "StRecall@20" and str(irspec.parse("NRBP")) == "NRBP"  # NRBP: no cutoff
+    assert (
+        str(irspec.parse("StRecall")) == "StRecall@20" and str(irspec.parse("NRBP")) == "NRBP"
+    )  # NRBP: no cutoff
     assert str(irspec.parse("alpha-nDCG@10")) == "alpha_nDCG@10"
     assert str(irspec.parse("alpha_nDCG(alpha=0.3)@5")) == "alpha_nDCG(alpha=0.3)@5"
     assert str(irspec.parse("ERR-IA@5")) == "ERR_IA@5"
@@ -163,15 +174,27 @@ def test_frames_and_named_tuples(irspec_plugin, qrels_file):
     expected = values("alpha_nDCG@3 P@5", qrels_file)
     pandas = pytest.importorskip("pandas", reason="pandas (the test extra) is one of the frame forms")
     frame = pandas.DataFrame(
-        {"query_id": [r[0] for r in rows], "iteration": [r[1] for r in rows], "doc_id": [r[2] for r in rows],
-         "relevance": [int(r[3]) for r in rows]}
+        {
+            "query_id": [r[0] for r in rows],
+            "iteration": [r[1] for r in rows],
+            "doc_id": [r[2] for r in rows],
+            "relevance": [int(r[3]) for r in rows],
+        }
     )
     assert values("alpha_nDCG@3 P@5", frame) == expected
-    formats = pytest.importorskip("ir_datasets.formats", reason="ir_datasets (irspec[datasets]) names its tuples")
+    formats = pytest.importorskip(
+        "ir_datasets.formats", reason="ir_datasets (irspec[datasets]) names its tuples"
+    )
     tuples = [formats.TrecSubQrel(r[0], r[2], int(r[3]), r[1]) for r in rows]
     assert values("alpha_nDCG@3 P@5", tuples) == expected
-    polars_frame = pl.DataFrame({"qid": [int(r[0]) for r in rows], "subtopic": [int(r[1]) for r in rows],
-                                 "docno": [r[2] for r in rows], "label": [float(r[3]) for r in rows]})
+    polars_frame = pl.DataFrame(
+        {
+            "qid": [int(r[0]) for r in rows],
+            "subtopic": [int(r[1]) for r in rows],
+            "docno": [r[2] for r in rows],
+            "label": [float(r[3]) for r in rows],
+        }
+    )
     assert values("alpha_nDCG@3 P@5", polars_frame) == expected
 
 
@@ -179,16 +202,24 @@ def test_bad_input_is_located(irspec_plugin, tmp_path):
     irspec_plugin(irspec_diversity.plugin)
     bad = tmp_path / "bad.txt"
     bad.write_text("1 1 a 1\n1 a 1\n")
-    with pytest.raises(irspec.InputError, match=r"bad.txt:2: expected 4 fields \(topic subtopic docno label\), got 3"):
+    with pytest.raises(
+        irspec.InputError, match=r"bad.txt:2: expected 4 fields \(topic subtopic docno label\), got 3"
+    ):
         irspec.evaluate(str(bad), RUN, "alpha_nDCG")
     bad.write_text("1 1 a 1\n1 1 b x\n")
     with pytest.raises(irspec.InputError, match=r"bad.txt:2: label 'x' is not an integer"):
         irspec.evaluate(str(bad), RUN, "alpha_nDCG")
     bad.write_text("1 1 a 1\n1 2 a 1\n1 1 a 0\n")
-    with pytest.raises(irspec.InputError, match=r"'a' is judged twice for subtopic '1' of query '1' \(lines 1 and 3\)"):
+    with pytest.raises(
+        irspec.InputError, match=r"'a' is judged twice for subtopic '1' of query '1' \(lines 1 and 3\)"
+    ):
         irspec.evaluate(str(bad), RUN, "alpha_nDCG")
-    with pytest.raises(irspec.InputError, match="no subtopic column: expected one of subtopic_id, iteration, subtopic"):
-        irspec.evaluate(pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}), RUN, "alpha_nDCG")
+    with pytest.raises(
+        irspec.InputError, match="no subtopic column: expected one of subtopic_id, iteration, subtopic"
+    ):
+        irspec.evaluate(
+            pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}), RUN, "alpha_nDCG"
+        )
     bad.write_bytes(b"1 1 a 1\n" + bytes(3 << 20) + b"\n")  # binary garbage: refused before it is held whole
     with pytest.raises(irspec.InputError, match=r"bad.txt:2: line longer than 1 MiB") as info:
         irspec.evaluate(str(bad), RUN, "alpha_nDCG")
@@ -198,7 +229,9 @@ def test_bad_input_is_located(irspec_plugin, tmp_path):
         irspec.evaluate(str(bad), RUN, "alpha_nDCG")
     assert len(str(info.value)) < 300
     with pytest.raises(irspec.InputError, match="row 2: label 0.5 is not an integer"):
-        frame = pl.DataFrame({"query_id": ["1", "1"], "iteration": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1.0, 0.5]})
+        frame = pl.DataFrame(
+            {"query_id": ["1", "1"], "iteration": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1.0, 0.5]}
+        )
         irspec.evaluate(frame, RUN, "alpha_nDCG")
 
 
@@ -211,15 +244,30 @@ def test_a_diversity_metric_is_not_an_input_of_its_own(irspec_plugin, qrels_file
 def _cli(*args: str) -> subprocess.CompletedProcess:
     """``irspec ...`` as a user runs it, loading the installed plugin (irspec's test session disables
     entry-point plugins in its environment)."""
-    env = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"} | {"IRSPEC_LOAD_PLUGINS": "diversity"}
+    env = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"} | {
+        "IRSPEC_LOAD_PLUGINS": "diversity"
+    }
     return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, env=env)
 
 
 def test_the_command_line(qrels_file, tmp_path):
     importlib.import_module("irspec_diversity")
     run = tmp_path / "sys.txt"  # the run is named by its file
-    run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())))
-    done = _cli("eval", qrels_file, str(run), "-m", "alpha_nDCG@20, ERR_IA@20, NRBP, P_IA@10, StRecall@10", "-q", "--ci", "none")
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())
+        )
+    )
+    done = _cli(
+        "eval",
+        qrels_file,
+        str(run),
+        "-m",
+        "alpha_nDCG@20, ERR_IA@20, NRBP, P_IA@10, StRecall@10",
+        "-q",
+        "--ci",
+        "none",
+    )
     assert done.returncode == 0, done.stderr
     header, _, first, second, mean = (line.split() for line in done.stdout.splitlines())
     assert header == ["run", "query", "alpha_nDCG@20", "ERR_IA@20", "NRBP", "P_IA@10", "StRecall@10"]
@@ -231,7 +279,9 @@ def test_the_command_line(qrels_file, tmp_path):
     (tmp_path / "bad.txt").write_text("1 1 a\n")
     failed = _cli("eval", str(tmp_path / "bad.txt"), str(run), "-m", "alpha_nDCG")
     assert failed.returncode == 2
-    assert failed.stderr.strip().splitlines() == [f"irspec: error: {tmp_path / 'bad.txt'}:1: expected 4 fields (topic subtopic docno label), got 3"]
+    assert failed.stderr.strip().splitlines() == [
+        f"irspec: error: {tmp_path / 'bad.txt'}:1: expected 4 fields (topic subtopic docno label), got 3"
+    ]
 
 
 def test_a_plan(irspec_plugin, qrels_file, tmp_path):
@@ -239,7 +289,11 @@ def test_a_plan(irspec_plugin, qrels_file, tmp_path):
 
     irspec_plugin(irspec_diversity.plugin)
     run = tmp_path / "sys.txt"  # the run is named by its file
-    run.write_text("".join(f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())))
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {i} {s} sys\n" for q, docs in RUN.items() for i, (d, s) in enumerate(docs.items())
+        )
+    )
     (tmp_path / "plan.yaml").write_text(
         f"qrels: {qrels_file}\nruns:\n  - {{name: sys, path: {run}}}\nmetrics: [NRBP, P_IA@5, P@5]\n"
         "output:\n  - {format: table}\n"
@@ -250,7 +304,9 @@ def test_a_plan(irspec_plugin, qrels_file, tmp_path):
 
 def test_an_ir_datasets_diversity_task(irspec_plugin, qrels_file, monkeypatch):
     """irds:<id> qrels are ir_datasets' TrecSubQrel records (here from a stand-in for the download)."""
-    formats = pytest.importorskip("ir_datasets.formats", reason="ir_datasets (irspec[datasets]) names its tuples")
+    formats = pytest.importorskip(
+        "ir_datasets.formats", reason="ir_datasets (irspec[datasets]) names its tuples"
+    )
     import irspec.data.datasets
 
     irspec_plugin(irspec_diversity.plugin)

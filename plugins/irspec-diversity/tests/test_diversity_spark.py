@@ -19,24 +19,36 @@ import irspec
 from irspec.errors import InputError, IrspecWarning
 from irspec.testing import irspec_plugin  # noqa: F401  (only needed without an installed irspec)
 
-pytest.importorskip("irspec_diversity", reason="irspec-diversity is not installed: pip install -e plugins/irspec-diversity[test]")
+pytest.importorskip(
+    "irspec_diversity",
+    reason="irspec-diversity is not installed: pip install -e plugins/irspec-diversity[test]",
+)
 pytest.importorskip("pyspark", reason="the Spark tests need pyspark: pip install 'irspec[spark]'")
 
-import irspec_diversity.plugin  # noqa: E402
-from test_ndeval_reference import random_collection, reference  # noqa: E402
+import irspec_diversity.plugin
+from test_ndeval_reference import random_collection, reference
 
-from irspec.evaluation import spark as irs  # noqa: E402
+from irspec.evaluation import spark as irs
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # pyspark 4.x's note on pandas 3
 
-METRICS = ("alpha_nDCG@5, alpha_nDCG(alpha=0.3)@20, alpha_DCG@10, ERR_IA@20, nERR_IA(alpha=0.9)@10, NRBP(beta=0.8), "
-           "nNRBP, P_IA@10, P_IA(judged_only=true)@5, StRecall@10, AP_IA, StRecall(rel=2)@20, P@10, nDCG@20")
+METRICS = (
+    "alpha_nDCG@5, alpha_nDCG(alpha=0.3)@20, alpha_DCG@10, ERR_IA@20, nERR_IA(alpha=0.9)@10, NRBP(beta=0.8), "
+    "nNRBP, P_IA@10, P_IA(judged_only=true)@5, StRecall@10, AP_IA, StRecall(rel=2)@20, P@10, nDCG@20"
+)
 
 
 @pytest.fixture(scope="module")
 def spark():
-    session = irs.session("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
-                                       "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "1g"})
+    session = irs.session(
+        "local[2]",
+        {
+            "spark.sql.shuffle.partitions": "2",
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.driver.memory": "1g",
+        },
+    )
     session.sparkContext.setLogLevel("ERROR")
     # irspec's test session switches entry-point plugins off (tests/conftest.py) and the workers inherit
     # that; they load the installed plugin as a user's workers do. (Python functions made from here on
@@ -86,17 +98,24 @@ OPTION_SETS = [
 ]
 
 
-@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+@pytest.mark.parametrize(
+    "options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
 def test_spark_gives_the_in_process_values(irspec_plugin, spark, options):
     irspec_plugin(irspec_diversity.plugin)
     qrels, run_a = joined(range(6))
     # another run: the first one upside down, without the queries q1 of each collection
-    runs = {"a": run_a, "b": {q: {d: -s for d, s in docs.items()} for q, docs in run_a.items() if not q.endswith(":q1")}}
+    runs = {
+        "a": run_a,
+        "b": {q: {d: -s for d, s in docs.items()} for q, docs in run_a.items() if not q.endswith(":q1")},
+    }
     frame = pl.DataFrame(qrels, schema=["query_id", "subtopic_id", "doc_id", "relevance"], orient="row")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrspecWarning)
         want = [irspec.evaluate(frame, runs[name], METRICS, **options) for name in ("a", "b")]
-        per_query = irs.evaluate(subtopic_frame(spark, qrels), run_frame(spark, runs), METRICS, partitions=3, **options)
+        per_query = irs.evaluate(
+            subtopic_frame(spark, qrels), run_frame(spark, runs), METRICS, partitions=3, **options
+        )
         got = irs.results(per_query)
     assert [r.run_name for r in got] == ["a", "b"]
     for g, w in zip(got, want):
@@ -113,8 +132,11 @@ def test_pyndeval_s_values_on_spark(irspec_plugin, spark):
     expected = reference(qrels, run)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrspecWarning)
-        per_query = irs.evaluate(subtopic_frame(spark, qrels, "iteration"), run_frame(spark, {"r": run}),
-                                 "alpha_nDCG@10, NRBP, P_IA@20, StRecall@10, AP_IA")
+        per_query = irs.evaluate(
+            subtopic_frame(spark, qrels, "iteration"),
+            run_frame(spark, {"r": run}),
+            "alpha_nDCG@10, NRBP, P_IA@20, StRecall@10, AP_IA",
+        )
         (got,) = irs.results(per_query)
     compared = 0
     for query, values in expected.items():
@@ -132,7 +154,9 @@ def test_a_bad_judgment_in_a_task_is_an_input_error(irspec_plugin, spark):
     irspec_plugin(irspec_diversity.plugin)
     qrels = subtopic_frame(spark, [("1", "1", "a", 1), ("1", "1", "a", 0)])
     run = run_frame(spark, {"r": {"1": {"a": 1.0}}})
-    with pytest.raises(InputError, match=r"^<Spark qrels>: document 'a' is judged twice for subtopic '1' of query '1'"):
+    with pytest.raises(
+        InputError, match=r"^<Spark qrels>: document 'a' is judged twice for subtopic '1' of query '1'"
+    ):
         irs.aggregate(irs.evaluate(qrels, run, "alpha_nDCG@20"))
     nameless = spark.createDataFrame([("1", "a", 1)], "topic string, doc_id string, relevance long")
     with pytest.raises(InputError, match=r"<Spark qrels>: no column for query \(expected query_id/qid"):
@@ -147,9 +171,13 @@ def test_a_plan_with_engine_spark(irspec_plugin, spark, tmp_path):
     irspec_plugin(irspec_diversity.plugin)
     qrels, run = joined(range(20, 23))
     (tmp_path / "qrels.txt").write_text("".join(f"{q} {s} {d} {label}\n" for q, s, d, label in qrels))
-    (tmp_path / "run.txt").write_text("".join(f"{q} Q0 {d} 0 {s} sys\n" for q, docs in run.items() for d, s in docs.items()))
-    plan = (f"qrels: {tmp_path / 'qrels.txt'}\nruns:\n  - {{name: sys, path: {tmp_path / 'run.txt'}}}\n"
-            "metrics: [alpha_nDCG@20, ERR_IA@10, NRBP, P@5]\noutput:\n  - {format: table}\n")
+    (tmp_path / "run.txt").write_text(
+        "".join(f"{q} Q0 {d} 0 {s} sys\n" for q, docs in run.items() for d, s in docs.items())
+    )
+    plan = (
+        f"qrels: {tmp_path / 'qrels.txt'}\nruns:\n  - {{name: sys, path: {tmp_path / 'run.txt'}}}\n"
+        "metrics: [alpha_nDCG@20, ERR_IA@10, NRBP, P@5]\noutput:\n  - {format: table}\n"
+    )
     (tmp_path / "embedded.yaml").write_text(plan)
     (tmp_path / "spark.yaml").write_text(plan + "engine: {spark: {partitions: 2}}\n")
     with warnings.catch_warnings():

@@ -20,15 +20,46 @@ import pytest
 import irspec
 from irspec.testing import irspec_plugin  # noqa: F401  (only needed without an installed irspec)
 
-pytest.importorskip("irspec_diversity", reason="irspec-diversity is not installed: pip install -e plugins/irspec-diversity[test]")
+pytest.importorskip(
+    "irspec_diversity",
+    reason="irspec-diversity is not installed: pip install -e plugins/irspec-diversity[test]",
+)
 
-import irspec_diversity.plugin  # noqa: E402
+import irspec_diversity.plugin
 
 pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (the test extra) is the reference")
 
 CUTOFFS = (2, 3, 5, 10, 19, 20)
-DOCS = ["d1", "d10", "d2", "D3", "d3", "e", "e0", "f12", "g", "h5", "a", "b", "zz", "d11", "k", "m", "n", "o", "p", "q",
-        "r", "s", "t", "u", "v", "w", "x", "y"]
+DOCS = [
+    "d1",
+    "d10",
+    "d2",
+    "D3",
+    "d3",
+    "e",
+    "e0",
+    "f12",
+    "g",
+    "h5",
+    "a",
+    "b",
+    "zz",
+    "d11",
+    "k",
+    "m",
+    "n",
+    "o",
+    "p",
+    "q",
+    "r",
+    "s",
+    "t",
+    "u",
+    "v",
+    "w",
+    "x",
+    "y",
+]
 
 
 def random_collection(rng: np.random.Generator):
@@ -36,12 +67,16 @@ def random_collection(rng: np.random.Generator):
     qrels, run = [], {}
     for q in range(9):
         qid = f"q{q}"
-        subtopics = [str(s) for s in rng.choice([0, 1, 2, 3, 4, 7, 10, 12], size=rng.integers(0, 6), replace=False)]
+        subtopics = [
+            str(s) for s in rng.choice([0, 1, 2, 3, 4, 7, 10, 12], size=rng.integers(0, 6), replace=False)
+        ]
         pool = list(rng.choice(DOCS, size=rng.integers(1, len(DOCS)), replace=False))
         negative_only = q == 3  # a query whose subtopics have no relevant document
         for s in subtopics:
             for d in rng.choice(pool, size=rng.integers(1, len(pool) + 1), replace=False):
-                label = int(rng.choice([-1, 0, 0, 1, 1, 2, 3])) if not negative_only else int(rng.choice([-1, 0]))
+                label = (
+                    int(rng.choice([-1, 0, 0, 1, 1, 2, 3])) if not negative_only else int(rng.choice([-1, 0]))
+                )
                 qrels.append((qid, s, str(d), label))
         if q == 8 or not subtopics:
             continue  # q8 and queries without judgments: the run lacks them
@@ -61,7 +96,11 @@ def reference(qrels, run, *, rel=1, alpha=0.5, beta=0.5, depth=None, judged_only
     judged = {(q, d) for q, _, d, _ in qrels}
     # pyndeval numbers subtopics in the order it first meets them: give them in the order of their ids.
     rows = sorted(qrels, key=lambda r: int(r[1]))
-    measures = [f"{m}@{k}" for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "strec") for k in (1, *CUTOFFS)]
+    measures = [
+        f"{m}@{k}"
+        for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "strec")
+        for k in (1, *CUTOFFS)
+    ]
     measures += ["NRBP", "nNRBP", "MAP-IA"]
     evaluator = pyndeval.RelevanceEvaluator(rows, measures, relevance_level=rel, alpha=alpha, beta=beta)
     scored = []
@@ -73,8 +112,17 @@ def reference(qrels, run, *, rel=1, alpha=0.5, beta=0.5, depth=None, judged_only
     return evaluator.evaluate(scored)
 
 
-NAMES = {"ERR-IA": "ERR_IA", "nERR-IA": "nERR_IA", "alpha-DCG": "alpha_DCG", "alpha-nDCG": "alpha_nDCG",
-         "P-IA": "P_IA", "strec": "StRecall", "NRBP": "NRBP", "nNRBP": "nNRBP", "MAP-IA": "AP_IA"}
+NAMES = {
+    "ERR-IA": "ERR_IA",
+    "nERR-IA": "nERR_IA",
+    "alpha-DCG": "alpha_DCG",
+    "alpha-nDCG": "alpha_nDCG",
+    "P-IA": "P_IA",
+    "strec": "StRecall",
+    "NRBP": "NRBP",
+    "nNRBP": "nNRBP",
+    "MAP-IA": "AP_IA",
+}
 
 
 def spec(measure: str, params: str) -> str:
@@ -100,7 +148,9 @@ def test_equal_to_ndeval_on_random_data(irspec_plugin, seed):
     if judged_only:  # as ir_measures, which filters the run: NRBP, nNRBP and strec have no judged_only
         every = reference(qrels, run, rel=rel, alpha=alpha, beta=beta, depth=depth)
         for query, values in expected.items():
-            values.update({m: v for m, v in every[query].items() if m.partition("@")[0] in ("NRBP", "nNRBP", "strec")})
+            values.update(
+                {m: v for m, v in every[query].items() if m.partition("@")[0] in ("NRBP", "nNRBP", "strec")}
+            )
     with_alpha = {"alpha-DCG", "alpha-nDCG", "ERR-IA", "nERR-IA"}
     texts = {}
     for measure in next(iter(expected.values())):
@@ -113,8 +163,12 @@ def test_equal_to_ndeval_on_random_data(irspec_plugin, seed):
         if judged_only and name not in ("NRBP", "nNRBP", "strec"):
             params.append("judged_only=true")
         texts[measure] = spec(measure, "(" + ",".join(params) + ")")
-    frame = {"query_id": [r[0] for r in qrels], "iteration": [r[1] for r in qrels],
-             "doc_id": [r[2] for r in qrels], "relevance": [r[3] for r in qrels]}
+    frame = {
+        "query_id": [r[0] for r in qrels],
+        "iteration": [r[1] for r in qrels],
+        "doc_id": [r[2] for r in qrels],
+        "relevance": [r[3] for r in qrels],
+    }
     res = irspec.evaluate(pl.DataFrame(frame), run, list(texts.values()), depth=depth)
     got = res.per_query()
     assert set(got) == {q for q, *_ in qrels}  # every qrels query, the ones the run lacks too
@@ -159,7 +213,10 @@ def test_without_ties_pyndeval_ranks_the_raw_scores_as_irspec_does(irspec_plugin
     irspec_plugin(irspec_diversity.plugin)
     rng = np.random.default_rng(7)
     qrels, run = random_collection(rng)
-    run = {q: {d: float(rng.permutation(1000)[i]) + 0.5 * i for i, d in enumerate(docs)} for q, docs in run.items()}
+    run = {
+        q: {d: float(rng.permutation(1000)[i]) + 0.5 * i for i, d in enumerate(docs)}
+        for q, docs in run.items()
+    }
     scored = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     rows = sorted(qrels, key=lambda r: int(r[1]))
     expected = pyndeval.ndeval(rows, scored, measures=["alpha-nDCG@10", "NRBP"])
@@ -184,11 +241,17 @@ def test_ties_in_the_greedy_ideal_ranking_as_ndeval_breaks_them(irspec_plugin, a
                 qrels.append((f"q{q}", str(s), d, 1))
         run[f"q{q}"] = {d: float(rng.integers(0, 3)) for d in rng.choice(docs, size=len(docs), replace=False)}
     expected = reference(qrels, run, alpha=alpha)
-    res = irspec.evaluate(qrels_frame(qrels), run, [f"alpha_nDCG(alpha={alpha})@{k}" for k in (2, 3, 5, 10)]
-                          + [f"nERR_IA(alpha={alpha})@5", f"nNRBP(alpha={alpha})"])
+    res = irspec.evaluate(
+        qrels_frame(qrels),
+        run,
+        [f"alpha_nDCG(alpha={alpha})@{k}" for k in (2, 3, 5, 10)]
+        + [f"nERR_IA(alpha={alpha})@5", f"nNRBP(alpha={alpha})"],
+    )
     for query, got in res.per_query().items():
         for k in (2, 3, 5, 10):
-            assert got[str(irspec.parse(f"alpha_nDCG(alpha={alpha})@{k}"))] == expected[query][f"alpha-nDCG@{k}"]
+            assert (
+                got[str(irspec.parse(f"alpha_nDCG(alpha={alpha})@{k}"))] == expected[query][f"alpha-nDCG@{k}"]
+            )
         assert got[str(irspec.parse(f"nERR_IA(alpha={alpha})@5"))] == expected[query]["nERR-IA@5"]
         assert got[str(irspec.parse(f"nNRBP(alpha={alpha})"))] == expected[query]["nNRBP"]
 
@@ -201,11 +264,20 @@ def qrels_frame(qrels) -> pl.DataFrame:
 # fails on it, indexing the run it has turned into a generator; test_equal_to_ndeval_on_random_data checks
 # judged_only against pyndeval itself)
 IR_MEASURES = {
-    "alpha_nDCG@10": "alpha_nDCG@10", "α_nDCG@5": "alpha_nDCG@5", "alpha_nDCG(alpha=0.3)@10": "alpha_nDCG(alpha=0.3)@10",
-    "alpha_DCG@20": "alpha_DCG@20", "ERR_IA@5": "ERR_IA@5", "nERR_IA@10": "nERR_IA@10", "NRBP": "NRBP",
-    "NRBP(beta=0.8)": "NRBP(beta=0.8)", "nNRBP(alpha=0.25)": "nNRBP(alpha=0.25)", "AP_IA": "AP_IA",
-    "MAP_IA": "MAP_IA", "P_IA@5": "P_IA@5",
-    "StRecall@10": "StRecall@10", "StRecall(rel=2)@5": "StRecall(rel=2)@5",
+    "alpha_nDCG@10": "alpha_nDCG@10",
+    "α_nDCG@5": "alpha_nDCG@5",
+    "alpha_nDCG(alpha=0.3)@10": "alpha_nDCG(alpha=0.3)@10",
+    "alpha_DCG@20": "alpha_DCG@20",
+    "ERR_IA@5": "ERR_IA@5",
+    "nERR_IA@10": "nERR_IA@10",
+    "NRBP": "NRBP",
+    "NRBP(beta=0.8)": "NRBP(beta=0.8)",
+    "nNRBP(alpha=0.25)": "nNRBP(alpha=0.25)",
+    "AP_IA": "AP_IA",
+    "MAP_IA": "MAP_IA",
+    "P_IA@5": "P_IA@5",
+    "StRecall@10": "StRecall@10",
+    "StRecall(rel=2)@5": "StRecall(rel=2)@5",
 }
 
 

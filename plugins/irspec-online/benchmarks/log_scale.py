@@ -51,7 +51,9 @@ def ab_stem(issues_per_user: int | None) -> str:
     return "log-ab" if issues_per_user is None else f"log-ab-{issues_per_user}-per-user"
 
 
-def generate(n: int, folder: str, forms: list[str], ab: bool = False, issues_per_user: int | None = None) -> None:
+def generate(
+    n: int, folder: str, forms: list[str], ab: bool = False, issues_per_user: int | None = None
+) -> None:
     import numpy as np
     import polars as pl
     import pyarrow.parquet as pq
@@ -123,9 +125,8 @@ def child(source: str, spark: bool, mode: str) -> None:
         extra["users"] = {arm: units for arm, units, *_ in ratio.rows}
         extra["p"] = {row[0]: row[-1] for t in res.tables if t.title.startswith("A/B") for row in t.rows}
     elif spark:
-        from pyspark.sql import SparkSession
-
         from irspec_online import spark as online_spark
+        from pyspark.sql import SparkSession
 
         session = (
             SparkSession.builder.master("local[2]")
@@ -151,12 +152,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("n", type=int)
     parser.add_argument("folder")
-    parser.add_argument("--spark", action="store_true", help="also evaluate the Parquet log on Spark local[2]")
-    parser.add_argument("--forms", default="jsonl,parquet", help="the forms to write and measure (default jsonl,parquet)")
-    parser.add_argument("--modes", default="memory,stream", help="in-memory and/or streamed evaluation (default both)")
-    parser.add_argument("--ab", action="store_true", help="an A/B test with users as the unit, streamed, on log-ab.parquet")
-    parser.add_argument("--issues-per-user", type=int, metavar="X",
-                        help="with --ab: exactly ceil(N/X) users of X query issues each, scattered (default: about 4, at random)")
+    parser.add_argument(
+        "--spark", action="store_true", help="also evaluate the Parquet log on Spark local[2]"
+    )
+    parser.add_argument(
+        "--forms", default="jsonl,parquet", help="the forms to write and measure (default jsonl,parquet)"
+    )
+    parser.add_argument(
+        "--modes", default="memory,stream", help="in-memory and/or streamed evaluation (default both)"
+    )
+    parser.add_argument(
+        "--ab", action="store_true", help="an A/B test with users as the unit, streamed, on log-ab.parquet"
+    )
+    parser.add_argument(
+        "--issues-per-user",
+        type=int,
+        metavar="X",
+        help="with --ab: exactly ceil(N/X) users of X query issues each, scattered (default: about 4, at random)",
+    )
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the measured process")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--mode", default="stream", help=argparse.SUPPRESS)
@@ -172,7 +185,9 @@ def main() -> None:
         if not os.path.exists(path):
             generate(args.n, args.folder, ["parquet"], ab=True, issues_per_user=args.issues_per_user)
         print(f"{name}: {os.path.getsize(path) / 2**20:.0f} MiB", flush=True)
-        subprocess.run([args.python, __file__, str(args.n), args.folder, "--child", path, "--mode", "ab"], check=True)
+        subprocess.run(
+            [args.python, __file__, str(args.n), args.folder, "--child", path, "--mode", "ab"], check=True
+        )
         return
     forms = args.forms.split(",")
     missing = [f for f in forms if not os.path.exists(os.path.join(args.folder, f"log.{f}"))]
@@ -182,10 +197,14 @@ def main() -> None:
         path = os.path.join(args.folder, f"log.{form}")
         print(f"log.{form}: {os.path.getsize(path) / 2**20:.0f} MiB", flush=True)
         for mode in args.modes.split(","):
-            subprocess.run([args.python, __file__, str(args.n), args.folder, "--child", path, "--mode", mode], check=True)
+            subprocess.run(
+                [args.python, __file__, str(args.n), args.folder, "--child", path, "--mode", mode], check=True
+            )
     if args.spark:
         parquet = os.path.join(args.folder, "log.parquet")
-        subprocess.run([sys.executable, __file__, str(args.n), args.folder, "--child", parquet, "--spark"], check=True)
+        subprocess.run(
+            [sys.executable, __file__, str(args.n), args.folder, "--child", parquet, "--spark"], check=True
+        )
 
 
 if __name__ == "__main__":

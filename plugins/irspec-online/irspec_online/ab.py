@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -50,8 +50,19 @@ from irspec import EvaluationError, InputError, InputTable, plugin_api
 from irspec.plugin_api import quote
 from irspec_online.kernels import group_seconds
 
-__all__ = ["ABComparison", "ABTest", "Design", "Moments", "SampleRatio", "add_moments", "analyse", "arm_moments", "combine",
-           "exact_sum", "partial_sums"]
+__all__ = [
+    "ABComparison",
+    "ABTest",
+    "Design",
+    "Moments",
+    "SampleRatio",
+    "add_moments",
+    "analyse",
+    "arm_moments",
+    "combine",
+    "exact_sum",
+    "partial_sums",
+]
 
 UNITS = ("user", "session", "query")
 CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
@@ -102,10 +113,14 @@ class Design:
                 raise EvaluationError(f"ab.{name} must be a number strictly between 0 and 1, not {value!r}")
         if self.split is not None:
             if not isinstance(self.split, Mapping) or len(self.split) < 2:
-                raise EvaluationError(f"ab.split must map two or more arms to their weights, not {self.split!r}")
+                raise EvaluationError(
+                    f"ab.split must map two or more arms to their weights, not {self.split!r}"
+                )
             for arm, w in self.split.items():
                 if isinstance(w, bool) or not isinstance(w, numbers.Real) or not 0 < _as_float(w) < math.inf:
-                    raise EvaluationError(f"ab.split: the weight of arm {quote(arm)} must be a positive number, not {quote(w)}")
+                    raise EvaluationError(
+                        f"ab.split: the weight of arm {quote(arm)} must be a positive number, not {quote(w)}"
+                    )
             object.__setattr__(self, "split", {str(a): float(w) for a, w in self.split.items()})
 
     @classmethod
@@ -129,7 +144,9 @@ class Design:
         """The settings as a plain dict (for JSON)."""
         return {**asdict(self), "split": dict(self.split) if self.split else None}
 
-    def compare(self, log: Any, metrics: Sequence[Any], values: np.ndarray) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
+    def compare(
+        self, log: Any, metrics: Sequence[Any], values: np.ndarray
+    ) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
         """The test of the arms of ``log`` (an :class:`~irspec_online.records.InteractionLog` read whole
         with this design) from each metric's per-row ``values``: its tables and warnings, which
         :meth:`InteractionLog.compare <irspec_online.records.InteractionLog.compare>` returns."""
@@ -150,7 +167,9 @@ def check_metrics(metrics: Sequence[Any]) -> None:
     """Refuse a metric that depends on a time unit's rows (``QueriesPer(hour)``): no arm's unit holds it."""
     for m in metrics:
         if group_seconds(m) is not None:
-            raise EvaluationError(f"{m} counts the queries of a time unit, which no arm owns: an A/B test cannot compare it")
+            raise EvaluationError(
+                f"{m} counts the queries of a time unit, which no arm owns: an A/B test cannot compare it"
+            )
 
 
 def partial_sums(log: Any, metrics: Sequence[Any], values: np.ndarray, design: Design) -> pl.DataFrame:
@@ -189,7 +208,9 @@ def partial_sums(log: Any, metrics: Sequence[Any], values: np.ndarray, design: D
 
 
 def _one_per_session(frame: pl.DataFrame, log: Any, column: str, key: str) -> None:
-    mixed = frame.group_by("session").agg(pl.col(column).n_unique().alias("k"), pl.col(column).unique().sort().alias("v"))
+    mixed = frame.group_by("session").agg(
+        pl.col(column).n_unique().alias("k"), pl.col(column).unique().sort().alias("v")
+    )
     bad = mixed.filter(pl.col("k") > 1).sort("session")
     if bad.height:
         row = bad.row(0, named=True)
@@ -210,7 +231,10 @@ def combine(parts: Iterable[pl.DataFrame], where: str) -> pl.DataFrame:
     bad = arms.filter(pl.col("k") > 1).sort("unit")
     if bad.height:
         unit, names = bad.row(0)[0], bad.row(0)[2]
-        raise InputError(f"unit {unit!r} is in two arms ({names[0]!r} and {names[1]!r}): units must be randomised to one arm", where)
+        raise InputError(
+            f"unit {unit!r} is in two arms ({names[0]!r} and {names[1]!r}): units must be randomised to one arm",
+            where,
+        )
     return sums.sort("unit")
 
 
@@ -325,10 +349,19 @@ class Moments:
     @classmethod
     def of(cls, num: np.ndarray, den: np.ndarray) -> Moments:
         """The moments of units with numerators ``num`` and denominators ``den``."""
-        return cls(len(num), exact_sum(num), exact_sum(den), exact_sum(num, num), exact_sum(den, den), exact_sum(num, den))
+        return cls(
+            len(num),
+            exact_sum(num),
+            exact_sum(den),
+            exact_sum(num, num),
+            exact_sum(den, den),
+            exact_sum(num, den),
+        )
 
     def __add__(self, other: Moments) -> Moments:
-        return Moments(*(getattr(self, f) + getattr(other, f) for f in ("n", "sy", "sx", "syy", "sxx", "sxy")))
+        return Moments(
+            *(getattr(self, f) + getattr(other, f) for f in ("n", "sy", "sx", "syy", "sxx", "sxy"))
+        )
 
     @property
     def per_unit(self) -> bool:
@@ -363,7 +396,9 @@ def add_moments(total: dict[str, list[Moments]], more: dict[str, list[Moments]])
     return out
 
 
-def analyse(moments: dict[str, list[Moments]] | pl.DataFrame, metrics: Sequence[Any], design: Design) -> ABTest:
+def analyse(
+    moments: dict[str, list[Moments]] | pl.DataFrame, metrics: Sequence[Any], design: Design
+) -> ABTest:
     """Compare every arm with ``design.baseline`` on every metric, from each arm's :class:`Moments` (or
     the units' sums of :func:`combine`); the p-values adjusted over the design's family, and the sample
     ratio checked."""
@@ -371,7 +406,9 @@ def analyse(moments: dict[str, list[Moments]] | pl.DataFrame, metrics: Sequence[
         moments = arm_moments(moments, len(metrics))
     arms = sorted(moments)
     if design.baseline not in arms:
-        raise EvaluationError(f"ab.baseline {design.baseline!r} is not an arm of the log (its arms are {', '.join(arms)})")
+        raise EvaluationError(
+            f"ab.baseline {design.baseline!r} is not an arm of the log (its arms are {', '.join(arms)})"
+        )
     if len(arms) < 2:
         raise EvaluationError(f"the log has one arm only ({arms[0]}): an A/B test needs two or more")
     raw = [
@@ -408,7 +445,10 @@ def ratio_moments(m: Moments, where: str = "") -> tuple[float, float, int]:
     if m.sx == 0:
         raise EvaluationError(f"{where}: the metric has no value in any unit of an arm")
     r = Fraction(m.sy) / Fraction(m.sx)
-    s_yy, s_xx, s_xy = (Fraction(n * q - a * b, n * (n - 1)) for q, a, b in ((m.syy, m.sy, m.sy), (m.sxx, m.sx, m.sx), (m.sxy, m.sy, m.sx)))
+    s_yy, s_xx, s_xy = (
+        Fraction(n * q - a * b, n * (n - 1))
+        for q, a, b in ((m.syy, m.sy, m.sy), (m.sxx, m.sx, m.sx), (m.sxy, m.sy, m.sx))
+    )
     mean_x = Fraction(m.sx) / n
     variance = (s_yy - 2 * r * s_xy + r * r * s_xx) / (n * mean_x * mean_x)
     return float(r), float(max(variance, Fraction(0))), n
@@ -450,10 +490,12 @@ def sample_ratio(arms: Sequence[str], units: Sequence[int], design: Design) -> S
     default): ``sum((O - E)^2 / E)`` with ``E = N * share``, ``arms - 1`` degrees of freedom."""
     from scipy.stats import chi2
 
-    split = design.split or {a: 1.0 for a in arms}
+    split = design.split or dict.fromkeys(arms, 1.0)
     extra = sorted(set(arms) - set(split))
     if extra:
-        raise EvaluationError(f"ab.split has no weight for arm {extra[0]!r} of the log (its arms: {', '.join(sorted(split))})")
+        raise EvaluationError(
+            f"ab.split has no weight for arm {extra[0]!r} of the log (its arms: {', '.join(sorted(split))})"
+        )
     names = sorted(split)
     counts = np.array([dict(zip(arms, units)).get(a, 0) for a in names], dtype=np.float64)
     weights = np.array([split[a] for a in names])

@@ -56,7 +56,9 @@ def read_log(
         return LogStream(opened.name, opened.where, opened, fields, design, rows=rows_hint(source))
     queries = QueryCounts()
     top = None
-    if opened.summaries is not None:  # a Spark DataFrame is summarised by Spark, and its queries counted there
+    if (
+        opened.summaries is not None
+    ):  # a Spark DataFrame is summarised by Spark, and its queries counted there
         frames = list(opened.summaries)
         check_rows(sum(f.height for f in frames), memory, opened.where)
         top = opened.top_queries() if opened.top_queries is not None else None

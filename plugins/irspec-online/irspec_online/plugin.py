@@ -73,7 +73,8 @@ SESSION_SUCCESS = MetricDef(
     compute=f"{K}:session_success",
     doc="""SessionSuccess(dwell=t) = |sessions with at least one click whose dwell time is >= t seconds| /
 |sessions|. A click without a dwell time never counts as a success. Default t = 30 s, the usual
-"satisfied click" threshold of web search studies. """ + _PER_SESSION,
+"satisfied click" threshold of web search studies. """
+    + _PER_SESSION,
     bounds=UNIT,
 )
 
@@ -112,15 +113,51 @@ AB = PlanSection(
         "additionalProperties": False,
         "required": ["baseline"],
         "properties": {
-            "baseline": {"description": "The control arm: every other arm is compared with it.", "type": "string", "minLength": 1},
-            "unit": {"description": "The unit of randomisation: `user` (each record's `user` key), `session`, or `query` (a query issue). Default user.", "enum": ["user", "session", "query"]},
-            "arm": {"description": "The records' key (column) holding the arm. Default `arm`.", "type": "string", "minLength": 1},
-            "user": {"description": "The records' key (column) holding the user, read when the unit is `user`. Default `user`.", "type": "string", "minLength": 1},
-            "split": {"description": "The expected share of units per arm, as weights (`{control: 1, treatment: 1}`); default equal.", "type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}, "minProperties": 2},
-            "confidence": {"description": "Confidence level of the intervals. Default 0.95.", "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-            "correction": {"description": "Multiple-comparison correction over `family`: none, bonferroni, holm (default), bh or by.", "enum": ["none", "bonferroni", "holm", "bh", "by"]},
-            "family": {"description": "The p-values corrected together: `all` (every arm and metric of the test; default) or `per-metric`.", "enum": ["all", "per-metric"]},
-            "srm_alpha": {"description": "A chi-square p-value of the units per arm under this is a sample-ratio mismatch, warned about in every output. Default 0.001.", "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "baseline": {
+                "description": "The control arm: every other arm is compared with it.",
+                "type": "string",
+                "minLength": 1,
+            },
+            "unit": {
+                "description": "The unit of randomisation: `user` (each record's `user` key), `session`, or `query` (a query issue). Default user.",
+                "enum": ["user", "session", "query"],
+            },
+            "arm": {
+                "description": "The records' key (column) holding the arm. Default `arm`.",
+                "type": "string",
+                "minLength": 1,
+            },
+            "user": {
+                "description": "The records' key (column) holding the user, read when the unit is `user`. Default `user`.",
+                "type": "string",
+                "minLength": 1,
+            },
+            "split": {
+                "description": "The expected share of units per arm, as weights (`{control: 1, treatment: 1}`); default equal.",
+                "type": "object",
+                "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+                "minProperties": 2,
+            },
+            "confidence": {
+                "description": "Confidence level of the intervals. Default 0.95.",
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "exclusiveMaximum": 1,
+            },
+            "correction": {
+                "description": "Multiple-comparison correction over `family`: none, bonferroni, holm (default), bh or by.",
+                "enum": ["none", "bonferroni", "holm", "bh", "by"],
+            },
+            "family": {
+                "description": "The p-values corrected together: `all` (every arm and metric of the test; default) or `per-metric`.",
+                "enum": ["all", "per-metric"],
+            },
+            "srm_alpha": {
+                "description": "A chi-square p-value of the units per arm under this is a sample-ratio mismatch, warned about in every output. Default 0.001.",
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "exclusiveMaximum": 1,
+            },
         },
     },
 )

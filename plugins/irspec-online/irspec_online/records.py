@@ -215,7 +215,8 @@ class HourCounts:
             counts[slot // hours] = counts.get(slot // hours, 0) + n
         start, end = min(counts), max(counts)
         rows = tuple(
-            (datetime.fromtimestamp(u * hours * 3600.0, timezone.utc).strftime(shown), counts.get(u, 0)) for u in range(start, end + 1)
+            (datetime.fromtimestamp(u * hours * 3600.0, timezone.utc).strftime(shown), counts.get(u, 0))
+            for u in range(start, end + 1)
         )
         return InputTable(
             f"Queries per {unit}",
@@ -234,7 +235,7 @@ def _per_unit_table(time: np.ndarray) -> InputTable:
 
 def summary_schema(fields: Mapping[str, str]) -> dict[str, Any]:
     """:data:`SUMMARY` and a string column per extra field (its role: ``arm``, ``user``)."""
-    return {**SUMMARY, **{role: pl.String for role in fields}}
+    return {**SUMMARY, **dict.fromkeys(fields, pl.String)}
 
 
 def batched(records: Iterable[tuple[int, Any]], size: int) -> Iterator[list[tuple[int, Any]]]:
@@ -403,14 +404,16 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
     for j, click in enumerate(raw):
         what = f"clicks[{j}]"
         if not isinstance(click, Mapping):
-            raise _Bad(f"{what} must be an object such as {{\"doc\": \"d1\", \"dwell\": 30}}")
+            raise _Bad(f'{what} must be an object such as {{"doc": "d1", "dwell": 30}}')
         doc = click.get("doc")
         if not isinstance(doc, str):
             raise _Bad(f"{what}.doc must be a document id (a string)")
         rank = click.get("rank")
         if rank is None:
             if doc not in results:
-                raise _Bad(f"{what}: document {quote(doc)} is not among the results shown, and the click has no rank")
+                raise _Bad(
+                    f"{what}: document {quote(doc)} is not among the results shown, and the click has no rank"
+                )
             rank = results.index(doc) + 1
         elif isinstance(rank, float) and rank.is_integer() and rank >= 1:
             rank = int(rank)  # pandas holds a column of integers with nulls as floats
@@ -418,7 +421,12 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
             raise _Bad(f"{what}.rank must be an integer >= 1, got {quote(rank)}")
         dwell = click.get("dwell")
         if dwell is not None:
-            if isinstance(dwell, bool) or not isinstance(dwell, (int, float)) or not math.isfinite(dwell) or dwell < 0:
+            if (
+                isinstance(dwell, bool)
+                or not isinstance(dwell, (int, float))
+                or not math.isfinite(dwell)
+                or dwell < 0
+            ):
                 raise _Bad(f"{what}.dwell must be a number of seconds >= 0 (or null), got {quote(dwell)}")
             longest = max(longest, float(dwell))
         first = rank if first == 0 else min(first, rank)
@@ -492,5 +500,7 @@ def columns_of(names: Iterable[str], where: str, extra: tuple[str, ...] = ()) ->
     have = set(names)
     for key in (*REQUIRED, *extra):
         if key not in have:
-            raise InputError(f"missing required column {key!r} (the columns are {', '.join(sorted(have))})", where)
+            raise InputError(
+                f"missing required column {key!r} (the columns are {', '.join(sorted(have))})", where
+            )
     return [c for c in COLUMNS if c in have] + [c for c in dict.fromkeys(extra) if c not in COLUMNS]

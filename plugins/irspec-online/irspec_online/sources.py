@@ -46,18 +46,32 @@ def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None =
         return Opened(stem(path), path, "line", batched(jsonl_records(path), batch_size))
     module = type(source).__module__.split(".")[0]
     if isinstance(source, pl.DataFrame):
-        return Opened("log", "<polars DataFrame>", "row", _polars_batches(source.lazy(), "<polars DataFrame>", batch_size, extra))
+        return Opened(
+            "log",
+            "<polars DataFrame>",
+            "row",
+            _polars_batches(source.lazy(), "<polars DataFrame>", batch_size, extra),
+        )
     if isinstance(source, pl.LazyFrame):
-        return Opened("log", "<polars LazyFrame>", "row", _polars_batches(source, "<polars LazyFrame>", batch_size, extra))
+        return Opened(
+            "log",
+            "<polars LazyFrame>",
+            "row",
+            _polars_batches(source, "<polars LazyFrame>", batch_size, extra),
+        )
     if module == "pandas":
         return Opened("log", "<pandas DataFrame>", "row", _pandas_batches(source, batch_size, extra))
     if module == "pyspark":
         from irspec_online.spark import local_summaries, top_queries
 
         summaries = local_summaries(source, fields)
-        return Opened("log", "<Spark DataFrame>", "row", summaries=summaries, top_queries=lambda: top_queries(source))
+        return Opened(
+            "log", "<Spark DataFrame>", "row", summaries=summaries, top_queries=lambda: top_queries(source)
+        )
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
-        raise InputError(f"expected a log file, a DataFrame or an iterable of records, got {type(source).__name__}")
+        raise InputError(
+            f"expected a log file, a DataFrame or an iterable of records, got {type(source).__name__}"
+        )
     return Opened("log", "<records>", "line", batched(enumerate(source, start=1), batch_size))
 
 
@@ -69,7 +83,9 @@ def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:
         start += len(rows)
 
 
-def _polars_batches(frame: pl.LazyFrame, where: str, size: int, extra: tuple[str, ...]) -> Iterator[list[tuple[int, Any]]]:
+def _polars_batches(
+    frame: pl.LazyFrame, where: str, size: int, extra: tuple[str, ...]
+) -> Iterator[list[tuple[int, Any]]]:
     wanted = columns_of(frame.collect_schema().names(), where, extra)
     # The streaming engine hands over batches as it goes: a scan_parquet/scan_ndjson frame is never
     # held whole.
@@ -95,7 +111,9 @@ def _pandas_batches(frame: Any, size: int, extra: tuple[str, ...]) -> Iterator[l
             try:  # through Arrow: list columns come out as lists, numbers as Python numbers
                 yield pa.Table.from_pandas(part, preserve_index=False).to_pylist()
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-                raise InputError(f"rows {offset + 1}-{offset + len(part)}: cannot read the columns: {e}", where) from None
+                raise InputError(
+                    f"rows {offset + 1}-{offset + len(part)}: cannot read the columns: {e}", where
+                ) from None
 
     return _numbered(tables())
 

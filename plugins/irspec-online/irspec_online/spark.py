@@ -31,7 +31,15 @@ from irspec import EvaluationError, InputError, Metric
 from irspec.plugin_api import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
 from irspec_online.kernels import group_seconds, kernel_of
-from irspec_online.records import SUMMARY, TOP_QUERIES, InteractionLog, assemble, columns_of, summarise, summary_schema
+from irspec_online.records import (
+    SUMMARY,
+    TOP_QUERIES,
+    InteractionLog,
+    assemble,
+    columns_of,
+    summarise,
+    summary_schema,
+)
 
 __all__ = ["aggregate", "compare", "evaluate", "local_summaries", "summaries", "top_queries", "unit_sums"]
 
@@ -99,7 +107,9 @@ def top_queries(frame: DataFrame, k: int = TOP_QUERIES) -> tuple[tuple[str, int,
     return tuple((r["query"], int(r["issues"]), int(r["clicked"])) for r in rows)
 
 
-def unit_sums(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design) -> pl.DataFrame:
+def unit_sums(
+    frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design
+) -> pl.DataFrame:
     """An A/B test's units' sums (:func:`irspec_online.ab.combine`: one row per unit of randomisation,
     sorted), computed by Spark: each session's rows get every metric's kernel and
     :func:`~irspec_online.ab.partial_sums` (``groupBy(session).applyInArrow``), Spark adds the partial
@@ -108,20 +118,26 @@ def unit_sums(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], 
     bound = _bind(metrics)
     check_metrics(bound)
     summary = summaries(frame, design.fields)
-    sums_schema = "unit string, arm string" + "".join(f", n{j} double, d{j} double" for j in range(len(bound)))
+    sums_schema = "unit string, arm string" + "".join(
+        f", n{j} double, d{j} double" for j in range(len(bound))
+    )
 
     def per_session(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
         values = np.column_stack([kernel_of(m)(log, m) for m in bound])
         table = partial_sums(log, bound, values, design).to_arrow()
-        return table.cast(pa.schema([(f.name, pa.string() if f.name in ("unit", "arm") else f.type) for f in table.schema]))
+        return table.cast(
+            pa.schema([(f.name, pa.string() if f.name in ("unit", "arm") else f.type) for f in table.schema])
+        )
 
     partial = summary.groupBy("session").applyInArrow(per_session, sums_schema)
     totals = partial.groupBy("unit", "arm").agg(*[F.sum(c).alias(c) for c in partial.columns[2:]])
     return combine([pl.from_arrow(totals.toArrow())], WHERE)
 
 
-def compare(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design) -> ABTest:
+def compare(
+    frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design
+) -> ABTest:
     """The A/B test of a Spark DataFrame's arms (:func:`irspec_online.ab.analyse` on :func:`unit_sums`):
     the same numbers as ``irspec.evaluate_input(log, metrics, options={"ab": ab})`` on the same log."""
     design = Design.of(ab)
@@ -141,11 +157,20 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
         log = assemble(pl.from_arrow(table), "log", WHERE)
         return pa.table({**_rows(log), **{f"v{j}": kernel_of(m)(log, m) for j, m in enumerate(by_session)}})
 
-    rows = summary.groupBy("session").applyInArrow(per_session, f"id string, {_SUMMARY_SCHEMA}{value_types}").cache()
+    rows = (
+        summary.groupBy("session")
+        .applyInArrow(per_session, f"id string, {_SUMMARY_SCHEMA}{value_types}")
+        .cache()
+    )
     parts = []
     if by_session:
-        pairs = [F.struct(F.lit(str(m)).alias("metric"), F.col(f"v{j}").alias("value")) for j, m in enumerate(by_session)]
-        parts.append(rows.select("id", F.explode(F.array(*pairs)).alias("p")).select("id", "p.metric", "p.value"))
+        pairs = [
+            F.struct(F.lit(str(m)).alias("metric"), F.col(f"v{j}").alias("value"))
+            for j, m in enumerate(by_session)
+        ]
+        parts.append(
+            rows.select("id", F.explode(F.array(*pairs)).alias("p")).select("id", "p.metric", "p.value")
+        )
     for m in bound:
         if (seconds := group_seconds(m)) is not None:
             parts.append(_per_unit(rows.select("id", *SUMMARY), m, seconds))
@@ -169,7 +194,11 @@ def aggregate(per_row: DataFrame) -> dict[str, float]:
     """The mean of each metric over the rows where it has a value (NaN skipped), as
     ``Result.aggregate()``: the online metrics' values are counts and 0/1, so Spark's sums are exact and
     the means equal the in-memory ones to the bit."""
-    sums = per_row.where(~F.isnan("value")).groupBy("metric").agg(F.sum("value").alias("s"), F.count("value").alias("n"))
+    sums = (
+        per_row.where(~F.isnan("value"))
+        .groupBy("metric")
+        .agg(F.sum("value").alias("s"), F.count("value").alias("n"))
+    )
     return {r["metric"]: r["s"] / r["n"] for r in sorted(sums.collect(), key=lambda r: r["metric"])}
 
 
@@ -192,4 +221,3 @@ def _bind(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
     if input_kind(bound) != "log":
         raise EvaluationError(f"{bound[0]} is not computed from an interaction log")
     return bound
-

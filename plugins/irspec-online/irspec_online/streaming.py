@@ -48,7 +48,15 @@ import polars as pl
 
 from irspec import EvaluationError, InputError, InputTable
 from irspec.plugin_api import Partitions, default_memory, spill_directory
-from irspec_online.ab import add_moments, analyse, arm_moments, check_metrics, combine, exact_sum, partial_sums
+from irspec_online.ab import (
+    add_moments,
+    analyse,
+    arm_moments,
+    check_metrics,
+    combine,
+    exact_sum,
+    partial_sums,
+)
 from irspec_online.kernels import group_seconds, kernel_of
 from irspec_online.records import HourCounts, QueryCounts, assemble, summarise, top_table
 
@@ -105,7 +113,9 @@ class LogStream:
     ids: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
 
-    def evaluate(self, metrics: Sequence[Any]) -> tuple[dict[str, float], tuple[InputTable, ...], tuple[str, ...]]:
+    def evaluate(
+        self, metrics: Sequence[Any]
+    ) -> tuple[dict[str, float], tuple[InputTable, ...], tuple[str, ...]]:
         """One pass over the log: each metric's mean (keyed by its canonical text), the log's tables (top
         queries, queries per unit, and an A/B test's) and warnings."""
         if self.design is not None:
@@ -225,7 +235,9 @@ class _Totals:
     by user), whose partitions, each holding every partial sum of its users, give the moments one at a
     time; without ``users`` (a log of one chunk) they are held."""
 
-    def __init__(self, metrics: Sequence[Any], design: Any, where: str, users: Any = None, chunk_rows: int = CHUNK_ROWS) -> None:
+    def __init__(
+        self, metrics: Sequence[Any], design: Any, where: str, users: Any = None, chunk_rows: int = CHUNK_ROWS
+    ) -> None:
         self.metrics = list(metrics)
         self.design = design
         self.where = where
@@ -273,7 +285,9 @@ class _Totals:
         out = {}
         for m, total, n in zip(self.metrics, self.sums, self.counts):
             if m.aggregate != "mean":
-                raise EvaluationError(f"{m} aggregates by {m.aggregate}; the streamed log evaluation takes means")
+                raise EvaluationError(
+                    f"{m} aggregates by {m.aggregate}; the streamed log evaluation takes means"
+                )
             out[str(m)] = float(total) / n if n else 0.0
         return out
 
@@ -288,4 +302,3 @@ class _Totals:
                 self._add_moments([part])
         test = analyse(self.moments, self.metrics, self.design)
         return test.tables(), test.warnings
-

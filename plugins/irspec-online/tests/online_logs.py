@@ -37,8 +37,18 @@ def random_log(seed: int, n: int = 200) -> list[dict]:
         # coarse times make ties; some sit exactly on a minute, hour or day boundary
         t = T0 + float(rng.integers(0, 3 * 24)) * 3600 + float(rng.choice([0, 0, 30, 59.75, 60, 3599]))
         session = SESSIONS[int(rng.integers(0, len(SESSIONS)))] + str(int(rng.integers(0, 12)))
-        out.append({"session": session, "query": f"query {i} ✓", "timestamp": t, "results": results, "clicks": clicks})
-    out.append({"session": "lonely", "query": "", "timestamp": T0, "results": [], "clicks": []})  # one event, no results
+        out.append(
+            {
+                "session": session,
+                "query": f"query {i} ✓",
+                "timestamp": t,
+                "results": results,
+                "clicks": clicks,
+            }
+        )
+    out.append(
+        {"session": "lonely", "query": "", "timestamp": T0, "results": [], "clicks": []}
+    )  # one event, no results
     return out
 
 
@@ -58,7 +68,10 @@ def expected(records: list[dict]) -> dict[str, float]:
         return sum(any(rank(r, c) <= k for c in r["clicks"]) for r in records) / len(records)
 
     def success(t):
-        won = [any(c["dwell"] is not None and c["dwell"] >= t for r in s for c in r["clicks"]) for s in sessions.values()]
+        won = [
+            any(c["dwell"] is not None and c["dwell"] >= t for r in s for c in r["clicks"])
+            for s in sessions.values()
+        ]
         return sum(won) / len(sessions)
 
     n = len(records)

@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from irspec_online import plugin
-from irspec_online import ab
+from irspec_online import ab, plugin
 from irspec_online.ab import Design, Moments, analyse, ratio_moments
 from irspec_online.kernels import kernel_of
 from online_logs import polars_frame, write_jsonl
@@ -61,7 +60,9 @@ def comparisons(source, specs, **design):
     log = read_log(source, ab={"baseline": "control", **design})
     bound = irspec.parse_many(specs)
     values = np.column_stack([kernel_of(m)(log, m) for m in bound])
-    return ab.analyse(ab.combine([ab.partial_sums(log, bound, values, log.design)], log.source), bound, log.design)
+    return ab.analyse(
+        ab.combine([ab.partial_sums(log, bound, values, log.design)], log.source), bound, log.design
+    )
 
 
 def test_hand_derived_delta_method(tmp_path):
@@ -111,7 +112,11 @@ def random_ab_log(seed: int, users: int = 60, arms=("control", "treatment")) -> 
             for q in range(int(rng.integers(1, 5))):
                 n = int(rng.choice([0, 1, 3]))
                 p = 0.3 + 0.15 * arms.index(arm)
-                clicks = [{"doc": "d0", "dwell": None if rng.random() < 0.3 else float(rng.choice([5, 30, 90]))}] if n and rng.random() < p else []
+                clicks = (
+                    [{"doc": "d0", "dwell": None if rng.random() < 0.3 else float(rng.choice([5, 30, 90]))}]
+                    if n and rng.random() < p
+                    else []
+                )
                 out.append({"session": f"u{u}s{s}", "user": f"u{u}", "arm": arm, "query": f"q{q}",
                             "timestamp": T0 + 3600 * u + 600 * s + q, "results": [f"d{i}" for i in range(n)], "clicks": clicks})  # fmt: skip
     return out
@@ -123,7 +128,10 @@ def per_unit_values(records, unit, value):
     for r in records:
         key = r["user"] if unit == "user" else r["session"]
         units.setdefault((r["arm"], key), []).append(value(r))
-    return {arm: [sum(v) / len(v) for (a, _), v in sorted(units.items()) if a == arm] for arm in ("control", "treatment")}
+    return {
+        arm: [sum(v) / len(v) for (a, _), v in sorted(units.items()) if a == arm]
+        for arm in ("control", "treatment")
+    }
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -135,7 +143,9 @@ def test_welch_equals_scipy_and_statsmodels(tmp_path, seed):
 
     records = random_ab_log(seed)
     test = comparisons(write_jsonl(records, tmp_path / "ab.jsonl"), "CTR ZRR", unit="query")
-    for c, value in zip(test.comparisons, (lambda r: float(bool(r["clicks"])), lambda r: float(not r["results"]))):
+    for c, value in zip(
+        test.comparisons, (lambda r: float(bool(r["clicks"])), lambda r: float(not r["results"]))
+    ):
         x = [value(r) for r in records if r["arm"] == "treatment"]
         y = [value(r) for r in records if r["arm"] == "control"]
         ref = ttest_ind(x, y, equal_var=False)
@@ -209,11 +219,17 @@ def test_relative_difference_agrees_with_a_bootstrap():
     assert (c.relative_ci_high - c.relative) / z == pytest.approx(boot.std(ddof=1), rel=0.04)
 
 
-@pytest.mark.parametrize(("split", "counts"), [(None, (30, 45)), ({"control": 1, "treatment": 2}, (30, 45)), ({"control": 1, "treatment": 1, "spare": 1}, (30, 45, 0))])
+@pytest.mark.parametrize(
+    ("split", "counts"),
+    [
+        (None, (30, 45)),
+        ({"control": 1, "treatment": 2}, (30, 45)),
+        ({"control": 1, "treatment": 1, "spare": 1}, (30, 45, 0)),
+    ],
+)
 def test_sample_ratio_equals_scipy_chisquare(split, counts):
-    from scipy.stats import chisquare
-
     from irspec_online.ab import sample_ratio
+    from scipy.stats import chisquare
 
     design = Design("control", split=split)
     got = sample_ratio(["control", "treatment"], counts[:2], design)
@@ -227,25 +243,36 @@ def test_sample_ratio_equals_scipy_chisquare(split, counts):
 
 def mismatched(tmp_path):
     # 40 treatment users against 10 control users: chi-square 18, p = 2.2e-5 < 0.001
-    records = [rec(f"s{u}", f"u{u}", "control" if u < 10 else "treatment", u % 3 == 0, t=u) for u in range(50)]
+    records = [
+        rec(f"s{u}", f"u{u}", "control" if u < 10 else "treatment", u % 3 == 0, t=u) for u in range(50)
+    ]
     return write_jsonl(records, tmp_path / "srm.jsonl")
 
 
 def test_a_sample_ratio_mismatch_is_a_warning_in_every_output(tmp_path):
-    from irspec.report import format_results
-    from irspec.report import to_html, to_latex, to_markdown
+    from irspec.report import format_results, to_html, to_latex, to_markdown
 
     res = ab_test(mismatched(tmp_path), "CTR")
     (warning,) = res.warnings
     assert warning.startswith("sample ratio mismatch: units per arm control 10, treatment 40")
-    for text in (format_results([res], "table"), to_markdown([res]), to_latex([res]), to_html([res]), format_results([res], "json")):
+    for text in (
+        format_results([res], "table"),
+        to_markdown([res]),
+        to_latex([res]),
+        to_html([res]),
+        format_results([res], "json"),
+    ):
         assert "MISMATCH" in text
     assert "sample ratio mismatch" in json.loads(format_results([res], "json"))["warnings"][0]
 
 
 def test_holm_over_the_family_of_all_comparisons(tmp_path):
     """Three arms, two metrics: a family of four; Holm by hand on the raw p-values."""
-    test = comparisons(write_jsonl(random_ab_log(8, arms=("control", "a", "b")), tmp_path / "ab.jsonl"), "CTR Abandonment", unit="user")
+    test = comparisons(
+        write_jsonl(random_ab_log(8, arms=("control", "a", "b")), tmp_path / "ab.jsonl"),
+        "CTR Abandonment",
+        unit="user",
+    )
     raw = [c.p_value for c in test.comparisons]
     order = sorted(range(4), key=lambda i: raw[i])
     holm, running = [0.0] * 4, 0.0
@@ -264,10 +291,18 @@ def test_every_form_and_batch_size_gives_the_same_test(tmp_path, unit):
     from irspec_online.log import read_log
 
     records = random_ab_log(9)
-    frame = polars_frame(records).with_columns(pl.Series("user", [r["user"] for r in records]), pl.Series("arm", [r["arm"] for r in records]))
+    frame = polars_frame(records).with_columns(
+        pl.Series("user", [r["user"] for r in records]), pl.Series("arm", [r["arm"] for r in records])
+    )
     frame.write_parquet(tmp_path / "ab.parquet")
     specs = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"
-    forms = [write_jsonl(records, tmp_path / "ab.jsonl"), tmp_path / "ab.parquet", frame, frame.lazy(), frame.to_pandas()]
+    forms = [
+        write_jsonl(records, tmp_path / "ab.jsonl"),
+        tmp_path / "ab.parquet",
+        frame,
+        frame.lazy(),
+        frame.to_pandas(),
+    ]
     seen = []
     for form in forms:
         log = read_log(form, batch_size=7, ab={"baseline": "control", "unit": unit})
@@ -285,18 +320,30 @@ def test_bad_designs_and_logs_are_clear_errors(tmp_path):
         irspec.evaluate_input(path, "CTR", options={"ab": {"baseline": "control", "unit": "visit"}})
     with pytest.raises(irspec.EvaluationError, match="unknown setting 'arms'"):
         irspec.evaluate_input(path, "CTR", options={"ab": {"baseline": "control", "arms": "x"}})
-    with pytest.raises(irspec.EvaluationError, match=r"QueriesPer\(unit=hour\) counts the queries of a time unit"):
+    with pytest.raises(
+        irspec.EvaluationError, match=r"QueriesPer\(unit=hour\) counts the queries of a time unit"
+    ):
         irspec.evaluate_input(path, "QueriesPer(hour)", options={"ab": {"baseline": "control"}})
     with pytest.raises(irspec.InputError, match=r"ab.jsonl:1: missing required key 'variant'"):
         irspec.evaluate_input(path, "CTR", options={"ab": {"baseline": "control", "arm": "variant"}})
-    moved = [dict(r, arm="treatment") if r["session"] == "s2" else r for r in HAND] + [rec("s2b", "u2", "control", False)]
+    moved = [dict(r, arm="treatment") if r["session"] == "s2" else r for r in HAND] + [
+        rec("s2b", "u2", "control", False)
+    ]
     with pytest.raises(irspec.InputError, match="unit 'u2' is in two arms"):
-        irspec.evaluate_input(write_jsonl(moved, tmp_path / "two.jsonl"), "CTR", options={"ab": {"baseline": "control"}})
-    split = write_jsonl([dict(r, arm="treatment") if r["timestamp"] > T0 else r for r in HAND], tmp_path / "split.jsonl")
+        irspec.evaluate_input(
+            write_jsonl(moved, tmp_path / "two.jsonl"), "CTR", options={"ab": {"baseline": "control"}}
+        )
+    split = write_jsonl(
+        [dict(r, arm="treatment") if r["timestamp"] > T0 else r for r in HAND], tmp_path / "split.jsonl"
+    )
     with pytest.raises(irspec.InputError, match="session 's1' has records of two arm values"):
-        irspec.evaluate_input(split, "CTR Abandonment", options={"ab": {"baseline": "control", "unit": "query"}})
+        irspec.evaluate_input(
+            split, "CTR Abandonment", options={"ab": {"baseline": "control", "unit": "query"}}
+        )
     # query issues randomised and only row metrics: a session may span the arms
-    assert irspec.evaluate_input(split, "CTR", options={"ab": {"baseline": "control", "unit": "query"}}).tables
+    assert irspec.evaluate_input(
+        split, "CTR", options={"ab": {"baseline": "control", "unit": "query"}}
+    ).tables
 
 
 def test_an_ab_section_in_a_plan(tmp_path):
@@ -335,7 +382,10 @@ def test_the_ab_section_is_the_plugins_and_joins_the_plan_schema_after_log():
     settings = section["properties"]
     choices = {"unit": ab.UNITS, "correction": ab.CORRECTIONS, "family": ab.FAMILIES}
     assert {k: sorted(settings[k]["enum"]) for k in choices} == {k: sorted(v) for k, v in choices.items()}
-    assert section["additionalProperties"] is False and settings["split"]["additionalProperties"] == {"type": "number", "exclusiveMinimum": 0}
+    assert section["additionalProperties"] is False and settings["split"]["additionalProperties"] == {
+        "type": "number",
+        "exclusiveMinimum": 0,
+    }
     assert section["description"] and all(s["description"] for s in settings.values())
 
 
@@ -344,7 +394,9 @@ def test_irspec_validate_and_run_take_a_plan_with_ab(tmp_path, capsys):
 
     write_jsonl(random_ab_log(10), tmp_path / "ab.jsonl")
     plan = tmp_path / "plan.yaml"
-    plan.write_text("log: ab.jsonl\nmetrics: [CTR]\nab: {baseline: control, unit: session}\n", encoding="utf-8")
+    plan.write_text(
+        "log: ab.jsonl\nmetrics: [CTR]\nab: {baseline: control, unit: session}\n", encoding="utf-8"
+    )
     assert main(["validate", str(plan)]) == 0
     assert capsys.readouterr().out == "ok: 0 runs, a log, 1 metric\n"
     assert main(["run", str(plan)]) == 0
@@ -363,7 +415,9 @@ def test_the_latex_tables_of_the_demo_ab_test_compile(tmp_path):
     demo = Path(__file__).parent.parent / "examples" / "ab.jsonl"
     res = irspec.evaluate_input(demo, "CTR, Abandonment", options={"ab": {"baseline": "control"}})
     doc = "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape,a3paper]{geometry}\n"
-    (tmp_path / "doc.tex").write_text(doc + "\\begin{document}\n" + to_latex([res]) + "\\end{document}\n", encoding="utf-8")
+    (tmp_path / "doc.tex").write_text(
+        doc + "\\begin{document}\n" + to_latex([res]) + "\\end{document}\n", encoding="utf-8"
+    )
     proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False)  # fmt: skip
     log = (tmp_path / "doc.log").read_text(encoding="latin-1")
@@ -371,7 +425,9 @@ def test_the_latex_tables_of_the_demo_ab_test_compile(tmp_path):
     assert "Undefined control sequence" not in log
     if shutil.which("pdftotext"):
         subprocess.run(["pdftotext", "-layout", "doc.pdf", "doc.txt"], cwd=tmp_path, check=True, timeout=60)
-        assert "A/B test: treatment against control (unit: user)" in (tmp_path / "doc.txt").read_text(encoding="utf-8")
+        assert "A/B test: treatment against control (unit: user)" in (tmp_path / "doc.txt").read_text(
+            encoding="utf-8"
+        )
 
 
 def test_degenerate_metrics_are_defined_and_reach_json(tmp_path):
@@ -381,16 +437,29 @@ def test_degenerate_metrics_are_defined_and_reach_json(tmp_path):
 
     res = ab_test(write_jsonl(HAND, tmp_path / "ab.jsonl"), "ZRR CTR", unit="user")
     c = comparisons(tmp_path / "ab.jsonl", "ZRR CTR", unit="user").comparisons[0]
-    assert (c.difference, c.p_value, c.statistic, c.relative, c.ci_low, c.ci_high) == (0.0, 1.0, None, None, 0.0, 0.0)
+    assert (c.difference, c.p_value, c.statistic, c.relative, c.ci_low, c.ci_high) == (
+        0.0,
+        1.0,
+        None,
+        None,
+        0.0,
+        0.0,
+    )
     doc = json.loads(format_results([res], "json"))
     row = next(t for t in doc["runs"][0]["tables"] if t["title"].startswith("A/B"))["rows"][0]
     assert row[0] == "ZRR" and row[6] is None
-    assert "ZRR         0.0000      0.0000       0.0000   0.0000     0.0000         -" in format_results([res], "table")
+    assert "ZRR         0.0000      0.0000       0.0000   0.0000     0.0000         -" in format_results(
+        [res], "table"
+    )
 
 
-@pytest.mark.parametrize("weight", [10**400, float("nan"), float("inf"), 0, -1], ids=["400 digits", "nan", "inf", "0", "-1"])
+@pytest.mark.parametrize(
+    "weight", [10**400, float("nan"), float("inf"), 0, -1], ids=["400 digits", "nan", "inf", "0", "-1"]
+)
 def test_a_split_weight_past_a_float_or_not_positive_is_a_clear_error(weight):
     # an integer of 400 digits made math.isfinite raise OverflowError (issue 21)
-    with pytest.raises(irspec.EvaluationError, match=r"ab.split: the weight of arm 'a' must be a positive number, not ") as info:
+    with pytest.raises(
+        irspec.EvaluationError, match=r"ab.split: the weight of arm 'a' must be a positive number, not "
+    ) as info:
         Design("a", split={"a": weight, "b": 1})
     assert len(str(info.value)) < 200

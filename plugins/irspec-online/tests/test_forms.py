@@ -10,7 +10,9 @@ import math
 import pytest
 
 pytest.importorskip("irspec_online")
-pa = pytest.importorskip("pyarrow", reason="Parquet and pandas logs need pyarrow: pip install 'irspec-online[parquet]'")
+pa = pytest.importorskip(
+    "pyarrow", reason="Parquet and pandas logs need pyarrow: pip install 'irspec-online[parquet]'"
+)
 pd = pytest.importorskip("pandas", reason="pandas logs need pandas")
 
 import numpy as np
@@ -54,7 +56,9 @@ def forms(records, tmp_path):
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_every_form_gives_the_same_values_and_they_are_the_definitions(tmp_path, seed):
     records = random_log(seed)
-    results = {name: irspec.evaluate_input(source, SPECS) for name, source in forms(records, tmp_path).items()}
+    results = {
+        name: irspec.evaluate_input(source, SPECS) for name, source in forms(records, tmp_path).items()
+    }
     for name, res in results.items():
         assert res.aggregate() == pytest.approx(expected(records), rel=1e-15), name
         same(results["jsonl"], res)
@@ -62,10 +66,15 @@ def test_every_form_gives_the_same_values_and_they_are_the_definitions(tmp_path,
 
 def test_the_example_in_every_form_by_hand(tmp_path):
     # The example log of test_online.py, whose values are worked out there, as Parquet and frames.
-    example = [json.loads(line) for line in open(__file__.replace("tests/test_forms.py", "examples/interactions.jsonl"))]
+    example = [
+        json.loads(line)
+        for line in open(__file__.replace("tests/test_forms.py", "examples/interactions.jsonl"))
+    ]
     for r in example:
         r["timestamp"] = irspec_online_time(r["timestamp"])
-        r["clicks"] = [{"doc": c["doc"], "rank": c.get("rank"), "dwell": c.get("dwell")} for c in r.get("clicks", [])]
+        r["clicks"] = [
+            {"doc": c["doc"], "rank": c.get("rank"), "dwell": c.get("dwell")} for c in r.get("clicks", [])
+        ]
     for name, source in forms(example, tmp_path).items():
         res = irspec.evaluate_input(source, "CTR CTR@1 ZRR Abandonment SessionSuccess SessionSuccess(10)")
         assert res.query_ids == ("s1:1", "s1:2", "s2:1", "s2:2", "s3:1", "s4:1"), name
@@ -79,7 +88,11 @@ def irspec_online_time(value) -> float:
     """ISO text or Unix seconds as Unix seconds (the example mixes both; a frame column holds one type)."""
     from datetime import datetime
 
-    return float(value) if not isinstance(value, str) else datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    return (
+        float(value)
+        if not isinstance(value, str)
+        else datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    )
 
 
 @pytest.mark.parametrize("batch_size", [1, 3, 64])
@@ -89,14 +102,18 @@ def test_small_batches_give_the_values_of_one_batch(tmp_path, batch_size):
         whole, batched = read_log(source), read_log(source, batch_size=batch_size)
         assert whole.ids == batched.ids, name
         for field in ("session", "time", "n_results", "line", "first_click", "best_dwell"):
-            np.testing.assert_array_equal(getattr(whole, field), getattr(batched, field), err_msg=f"{name} {field}")
+            np.testing.assert_array_equal(
+                getattr(whole, field), getattr(batched, field), err_msg=f"{name} {field}"
+            )
 
 
 def test_a_lazy_frame_is_read_in_batches_not_collected(tmp_path, monkeypatch):
     # The reader must never collect a LazyFrame whole: that is what would hold a larger-than-memory log.
     records = random_log(5, n=40)
     polars_frame(records).write_parquet(tmp_path / "log.parquet")
-    monkeypatch.setattr(pl.LazyFrame, "collect", lambda *a, **k: pytest.fail("the LazyFrame was collected whole"))
+    monkeypatch.setattr(
+        pl.LazyFrame, "collect", lambda *a, **k: pytest.fail("the LazyFrame was collected whole")
+    )
     sizes = []
     real = pl.DataFrame.to_dicts
     monkeypatch.setattr(pl.DataFrame, "to_dicts", lambda self: sizes.append(self.height) or real(self))
@@ -107,8 +124,12 @@ def test_a_lazy_frame_is_read_in_batches_not_collected(tmp_path, monkeypatch):
 def test_timestamps_as_datetimes_equal_unix_seconds(tmp_path):
     records = random_log(8, n=60)
     seconds = polars_frame(records)
-    moments = seconds.with_columns(pl.from_epoch(pl.col("timestamp") * 1000, time_unit="ms").alias("timestamp"))
-    aware = moments.with_columns(pl.col("timestamp").dt.replace_time_zone("UTC").dt.convert_time_zone("Asia/Kolkata"))
+    moments = seconds.with_columns(
+        pl.from_epoch(pl.col("timestamp") * 1000, time_unit="ms").alias("timestamp")
+    )
+    aware = moments.with_columns(
+        pl.col("timestamp").dt.replace_time_zone("UTC").dt.convert_time_zone("Asia/Kolkata")
+    )
     aware.write_parquet(tmp_path / "aware.parquet")
     base = irspec.evaluate_input(seconds, SPECS)
     for source in (moments, aware, tmp_path / "aware.parquet", moments.to_pandas()):
@@ -130,11 +151,15 @@ def test_a_plan_reads_a_parquet_log(tmp_path):
 
     records = random_log(10, n=50)
     polars_frame(records).write_parquet(tmp_path / "clicks.parquet")
-    (tmp_path / "plan.yaml").write_text("log: clicks.parquet\nmetrics: CTR, Abandonment, QueriesPer(hour)\n", encoding="utf-8")
+    (tmp_path / "plan.yaml").write_text(
+        "log: clicks.parquet\nmetrics: CTR, Abandonment, QueriesPer(hour)\n", encoding="utf-8"
+    )
     (res,) = run_plan(load_plan(tmp_path / "plan.yaml")).inputs
     assert res.run_name == "clicks"
     want = expected(records)
-    assert res.aggregate() == pytest.approx({k: want[k] for k in ("CTR", "Abandonment", "QueriesPer(unit=hour)")}, rel=1e-15)
+    assert res.aggregate() == pytest.approx(
+        {k: want[k] for k in ("CTR", "Abandonment", "QueriesPer(unit=hour)")}, rel=1e-15
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -162,7 +187,11 @@ def test_a_bad_row_of_a_frame_or_parquet_names_the_row(tmp_path, change, message
     rows = [GOOD, GOOD, dict(GOOD, **change)]
     frame = polars_frame(rows)
     frame.write_parquet(tmp_path / "bad.parquet", row_group_size=2)
-    sources = {"<polars DataFrame>": frame, "<polars LazyFrame>": frame.lazy(), str(tmp_path / "bad.parquet"): tmp_path / "bad.parquet"}
+    sources = {
+        "<polars DataFrame>": frame,
+        "<polars LazyFrame>": frame.lazy(),
+        str(tmp_path / "bad.parquet"): tmp_path / "bad.parquet",
+    }
     if "nan" not in repr(change):  # pandas's NaN is its missing value: covered below
         sources["<pandas DataFrame>"] = pd.DataFrame(rows)
     for where, source in sources.items():
@@ -175,15 +204,22 @@ def test_a_bad_row_of_a_frame_or_parquet_names_the_row(tmp_path, change, message
 def test_pandas_nan_is_a_missing_value():
     # pandas marks a missing value NaN: a NaN timestamp is a missing one, a NaN dwell time an unknown one.
     frame = pd.DataFrame([GOOD, dict(GOOD, timestamp=math.nan)])
-    with pytest.raises(irspec.InputError, match=r"^<pandas DataFrame>: row 2: timestamp must be .*, got null$"):
+    with pytest.raises(
+        irspec.InputError, match=r"^<pandas DataFrame>: row 2: timestamp must be .*, got null$"
+    ):
         irspec.evaluate_input(frame, "CTR")
     unknown = pd.DataFrame([dict(GOOD, clicks=[{"doc": "d1", "dwell": math.nan}])])
-    assert irspec.evaluate_input(unknown, "CTR SessionSuccess(0)").aggregate() == {"CTR": 1.0, "SessionSuccess(dwell=0)": 0.0}
+    assert irspec.evaluate_input(unknown, "CTR SessionSuccess(0)").aggregate() == {
+        "CTR": 1.0,
+        "SessionSuccess(dwell=0)": 0.0,
+    }
 
 
 def test_a_nan_timestamp_in_json_lines_names_the_line(tmp_path):
     path = tmp_path / "nan.jsonl"
-    path.write_text(json.dumps(GOOD) + "\n" + json.dumps(dict(GOOD, timestamp=math.nan)) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(GOOD) + "\n" + json.dumps(dict(GOOD, timestamp=math.nan)) + "\n", encoding="utf-8"
+    )
     assert "NaN" in path.read_text()  # Python writes (and reads) JSON's non-standard NaN
     with pytest.raises(irspec.InputError, match=rf"^{path}:2: timestamp is not a finite number, got nan$"):
         irspec.evaluate_input(path, "CTR")
@@ -194,7 +230,9 @@ def test_bad_bytes_and_unicode_name_the_line(tmp_path):
     path.write_bytes(json.dumps(GOOD).encode() + b"\n" + b'{"session": "\xff"}\n')
     with pytest.raises(irspec.InputError, match=rf"^{path}:2: not UTF-8 text"):
         irspec.evaluate_input(path, "CTR")
-    path.write_text(json.dumps(GOOD) + "\n" + json.dumps(dict(GOOD, session="\ud800")) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(GOOD) + "\n" + json.dumps(dict(GOOD, session="\ud800")) + "\n", encoding="utf-8"
+    )
     with pytest.raises(irspec.InputError, match=rf"^{path}:2: session '\\ud800' is not valid Unicode"):
         irspec.evaluate_input(path, "CTR")
 
@@ -264,18 +302,29 @@ def test_a_missing_column_is_named(tmp_path, form):
     frame = polars_frame([GOOD]).drop("results")
     frame.write_parquet(tmp_path / "cols.parquet")
     source = {"polars": frame, "pandas": frame.to_pandas(), "parquet": tmp_path / "cols.parquet"}[form]
-    with pytest.raises(irspec.InputError, match="missing required column 'results' \\(the columns are clicks, query, session, timestamp\\)"):
+    with pytest.raises(
+        irspec.InputError,
+        match="missing required column 'results' \\(the columns are clicks, query, session, timestamp\\)",
+    ):
         irspec.evaluate_input(source, "CTR")
 
 
 def test_a_column_of_the_wrong_type_names_the_row(tmp_path):
-    frame = polars_frame([GOOD, GOOD]).with_columns(pl.Series("timestamp", [1.0, None]), pl.Series("query", ["q", None]))
-    with pytest.raises(irspec.InputError, match=r"^<polars DataFrame>: row 2: query must be a string, got null$"):
+    frame = polars_frame([GOOD, GOOD]).with_columns(
+        pl.Series("timestamp", [1.0, None]), pl.Series("query", ["q", None])
+    )
+    with pytest.raises(
+        irspec.InputError, match=r"^<polars DataFrame>: row 2: query must be a string, got null$"
+    ):
         irspec.evaluate_input(frame, "CTR")
     frame = polars_frame([GOOD]).with_columns(pl.lit(True).alias("timestamp"))
-    with pytest.raises(irspec.InputError, match=r"row 1: timestamp must be Unix seconds or ISO 8601 text, got a boolean"):
+    with pytest.raises(
+        irspec.InputError, match=r"row 1: timestamp must be Unix seconds or ISO 8601 text, got a boolean"
+    ):
         irspec.evaluate_input(frame, "CTR")
-    mixed = pd.DataFrame({"session": ["s", "t"], "query": ["q", "q"], "timestamp": [1.0, "noon"], "results": [[], []]})
+    mixed = pd.DataFrame(
+        {"session": ["s", "t"], "query": ["q", "q"], "timestamp": [1.0, "noon"], "results": [[], []]}
+    )
     with pytest.raises(irspec.InputError, match=r"^<pandas DataFrame>: rows 1-2: cannot read the columns"):
         irspec.evaluate_input(mixed, "CTR")
 

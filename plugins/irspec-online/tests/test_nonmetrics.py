@@ -4,7 +4,6 @@ plan and as plots. Expected values are counted by hand from the records written 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -59,15 +58,29 @@ def generated(path: Path) -> Path:
     """12 query issues over three days: "a" 5 times (2 clicked), "b" and "c" 3 times each (b: all clicked,
     c: none), "d" once (clicked). Day 1: 5 issues, day 2: none, day 3: 7."""
     plan = [
-        ("a", 0, True), ("a", 60, False), ("b", 120, True), ("c", 3600, False), ("d", 7200, True),
-        ("a", 2 * 86400, True), ("a", 2 * 86400 + 10, False), ("a", 2 * 86400 + 20, False),
-        ("b", 2 * 86400 + 30, True), ("b", 2 * 86400 + 40, True), ("c", 2 * 86400 + 50, False),
+        ("a", 0, True),
+        ("a", 60, False),
+        ("b", 120, True),
+        ("c", 3600, False),
+        ("d", 7200, True),
+        ("a", 2 * 86400, True),
+        ("a", 2 * 86400 + 10, False),
+        ("a", 2 * 86400 + 20, False),
+        ("b", 2 * 86400 + 30, True),
+        ("b", 2 * 86400 + 40, True),
+        ("c", 2 * 86400 + 50, False),
         ("c", 2 * 86400 + 3600 * 23, False),
     ]
     with path.open("w", encoding="utf-8") as f:
         for i, (query, t, clicked) in enumerate(plan):
             clicks = [{"doc": "d1"}] if clicked else []
-            rec = {"session": f"s{i // 3}", "query": query, "timestamp": DAY + t, "results": ["d1"], "clicks": clicks}
+            rec = {
+                "session": f"s{i // 3}",
+                "query": query,
+                "timestamp": DAY + t,
+                "results": ["d1"],
+                "clicks": clicks,
+            }
             f.write(json.dumps(rec) + "\n")
     return path
 
@@ -127,7 +140,10 @@ def test_a_plans_outputs_show_and_plot_the_tables(tmp_path):
     assert '<td class="text">c</td><td>3</td><td>0.0000</td>' in html
     assert html.count('alt="gen: ') == 2  # both tables drawn into the page
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
-        "gen-queries_per_day.png", "gen-queries_per_day.svg", "gen-top_queries.png", "gen-top_queries.svg",
+        "gen-queries_per_day.png",
+        "gen-queries_per_day.svg",
+        "gen-top_queries.png",
+        "gen-top_queries.svg",
     ]
 
 
@@ -136,5 +152,7 @@ def test_a_notebook_shows_the_tables(tmp_path):
     res = irspec.evaluate_input(tmp_path / "gen.jsonl", "CTR")
     page = res._repr_html_()
     assert "<h3>gen: Top queries</h3>" in page and '<td class="text">c</td><td>3</td><td>0.0000</td>' in page
-    assert "**gen: Queries per day**" in res._repr_markdown_() and "| 2024-05-03 | 7 |" in res._repr_markdown_()
+    assert (
+        "**gen: Queries per day**" in res._repr_markdown_() and "| 2024-05-03 | 7 |" in res._repr_markdown_()
+    )
     assert "gen: Queries per day" in str(res.show())

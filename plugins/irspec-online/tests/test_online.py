@@ -39,7 +39,13 @@ def online():
 
 
 def record(session, t, results, clicks=(), query="q"):
-    return {"session": session, "query": query, "timestamp": t, "results": list(results), "clicks": list(clicks)}
+    return {
+        "session": session,
+        "query": query,
+        "timestamp": t,
+        "results": list(results),
+        "clicks": list(clicks),
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -98,7 +104,11 @@ def _random_log(seed: int, n: int = 300) -> list[dict]:
         for j, doc in enumerate(results):
             if rng.random() < 0.25:
                 dwell = None if rng.random() < 0.2 else float(rng.integers(0, 90))
-                clicks.append({"doc": doc, "dwell": dwell} if rng.random() < 0.5 else {"doc": doc, "rank": j + 1, "dwell": dwell})
+                clicks.append(
+                    {"doc": doc, "dwell": dwell}
+                    if rng.random() < 0.5
+                    else {"doc": doc, "rank": j + 1, "dwell": dwell}
+                )
         t = 1_714_550_000 + float(rng.integers(0, 4 * 86400))
         out.append(record(f"s{int(rng.integers(0, 60))}", t, results, clicks, query=f"query {i}"))
     return out
@@ -107,7 +117,9 @@ def _random_log(seed: int, n: int = 300) -> list[dict]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_metrics_match_their_definitions_on_random_logs(seed):
     log = _random_log(seed)
-    res = irspec.evaluate_input(log, "CTR CTR@2 ZRR Abandonment SessionSuccess(30) QueriesPer QueriesPer(hour)")
+    res = irspec.evaluate_input(
+        log, "CTR CTR@2 ZRR Abandonment SessionSuccess(30) QueriesPer QueriesPer(hour)"
+    )
     agg = res.aggregate()
     sessions: dict[str, list[dict]] = {}
     for r in log:
@@ -120,11 +132,16 @@ def test_metrics_match_their_definitions_on_random_logs(seed):
         return c.get("rank") or r["results"].index(c["doc"]) + 1
 
     assert agg["CTR"] == pytest.approx(sum(bool(r["clicks"]) for r in log) / len(log))
-    assert agg["CTR@2"] == pytest.approx(sum(any(rank(r, c) <= 2 for c in r["clicks"]) for r in log) / len(log))
+    assert agg["CTR@2"] == pytest.approx(
+        sum(any(rank(r, c) <= 2 for c in r["clicks"]) for r in log) / len(log)
+    )
     assert agg["ZRR"] == pytest.approx(sum(not r["results"] for r in log) / len(log))
     abandoned = [not any(r["clicks"] for r in s) for s in sessions.values()]
     assert agg["Abandonment"] == pytest.approx(sum(abandoned) / len(sessions))
-    success = [any(c["dwell"] is not None and c["dwell"] >= 30 for r in s for c in r["clicks"]) for s in sessions.values()]
+    success = [
+        any(c["dwell"] is not None and c["dwell"] >= 30 for r in s for c in r["clicks"])
+        for s in sessions.values()
+    ]
     assert agg["SessionSuccess"] == pytest.approx(sum(success) / len(sessions))
     assert agg["QueriesPer"] == pytest.approx(len(log) / len(sessions))
     assert agg["QueriesPer(unit=hour)"] == pytest.approx(len(log) / len(hours))
@@ -132,7 +149,12 @@ def test_metrics_match_their_definitions_on_random_logs(seed):
 
 
 def test_rows_are_sorted_by_session_then_time_whatever_the_file_order():
-    log = [record("b", 30, ["d"]), record("a", 20, ["d"]), record("b", 10, ["d"], query="first"), record("a", 5, [])]
+    log = [
+        record("b", 30, ["d"]),
+        record("a", 20, ["d"]),
+        record("b", 10, ["d"], query="first"),
+        record("a", 5, []),
+    ]
     data = read_log(log)
     assert data.ids == ("a:1", "a:2", "b:1", "b:2")
     assert data.line.tolist() == [4, 2, 3, 1]  # b:1 is the record of "first", the third
@@ -213,7 +235,14 @@ def test_a_click_with_a_rank_may_be_on_a_document_not_shown():
 def test_log_metrics_declare_the_log_input(online):
     assert {d.needs for n, d in online.definitions.items() if d.plugin == "irspec_online.plugin"} == {"log"}
     assert online.reader("log").plugin == "irspec_online.plugin"
-    assert online.reader("LOG").suffixes == (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq")
+    assert online.reader("LOG").suffixes == (
+        ".jsonl",
+        ".jsonl.gz",
+        ".ndjson",
+        ".ndjson.gz",
+        ".parquet",
+        ".pq",
+    )
 
 
 def test_log_metrics_are_not_evaluated_on_runs_and_inputs_do_not_mix():
@@ -247,7 +276,11 @@ def test_a_plan_with_only_a_log(tmp_path):
     assert report.results == () and len(report.inputs) == 1
     table, doc, csv = (text for _, text in render_outputs(report))
     assert "interactions  all    0.5000       0.2500" in table
-    assert json.loads(doc)["runs"][0]["aggregate"] == {"CTR": 0.5, "Abandonment": 0.25, "QueriesPer(unit=hour)": 2.0}
+    assert json.loads(doc)["runs"][0]["aggregate"] == {
+        "CTR": 0.5,
+        "Abandonment": 0.25,
+        "QueriesPer(unit=hour)": 2.0,
+    }
     assert "interactions,all,CTR,0.5" in csv
 
 

@@ -43,7 +43,11 @@ def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed):
     local = irspec.evaluate_input(write_jsonl(records, tmp_path / "log.jsonl"), SPECS)
     values = online_spark.evaluate(spark_frame(spark, records), SPECS)
     got = per_row(values)
-    want = {(q, str(m)): local.values[i, j] for i, q in enumerate(local.query_ids) for j, m in enumerate(local.metrics)}
+    want = {
+        (q, str(m)): local.values[i, j]
+        for i, q in enumerate(local.query_ids)
+        for j, m in enumerate(local.metrics)
+    }
     assert got.keys() == want.keys()
     differ = [k for k in want if not (got[k] == want[k] or (math.isnan(got[k]) and math.isnan(want[k])))]
     assert differ == []
@@ -65,7 +69,10 @@ def test_a_parquet_log_read_by_spark_and_a_spark_frame_in_evaluate_input(spark, 
 def test_a_bad_record_on_spark_is_a_located_input_error(spark):
     good = {"session": "s", "query": "q", "timestamp": 1.0, "results": ["d1"], "clicks": []}
     frame = spark_frame(spark, [good, dict(good, session="t", timestamp=math.nan), good])
-    with pytest.raises(irspec.InputError, match=r"^<Spark DataFrame>: Spark row id \d+: timestamp is not a finite number, got nan$"):
+    with pytest.raises(
+        irspec.InputError,
+        match=r"^<Spark DataFrame>: Spark row id \d+: timestamp is not a finite number, got nan$",
+    ):
         online_spark.evaluate(frame, "CTR")
     with pytest.raises(irspec.InputError, match=r"^<Spark DataFrame>: missing required column 'results'"):
         online_spark.evaluate(frame.drop("results"), "CTR")
@@ -86,7 +93,9 @@ def test_an_ab_test_on_spark_equals_the_embedded_one(spark, tmp_path, unit):
     from test_ab import random_ab_log
 
     records = random_ab_log(21, users=50, arms=("control", "a", "b"))
-    frame = polars_frame(records).with_columns(pl.Series("who", [r["user"] for r in records]), pl.Series("arm", [r["arm"] for r in records]))
+    frame = polars_frame(records).with_columns(
+        pl.Series("who", [r["user"] for r in records]), pl.Series("arm", [r["arm"] for r in records])
+    )
     design = {"baseline": "control", "unit": unit, "user": "who"}
     specs = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"
     on_spark = online_spark.compare(spark.createDataFrame(frame.to_arrow()), specs, design)
@@ -94,7 +103,9 @@ def test_an_ab_test_on_spark_equals_the_embedded_one(spark, tmp_path, unit):
     bound = irspec.parse_many(specs)
     values = np.column_stack([kernel_of(m)(log, m) for m in bound])
     embedded_sums = combine([partial_sums(log, bound, values, log.design)], "log")
-    assert online_spark.unit_sums(spark.createDataFrame(frame.to_arrow()), specs, design).equals(embedded_sums)
+    assert online_spark.unit_sums(spark.createDataFrame(frame.to_arrow()), specs, design).equals(
+        embedded_sums
+    )
     local = irspec.evaluate_input(frame, specs, options={"ab": design})
     assert [t for t in local.tables if t.title.startswith(("A/B", "Sample"))] == list(on_spark.tables())
     assert len(on_spark.comparisons) == 2 * len(bound)

@@ -12,7 +12,9 @@ import tempfile
 
 import pytest
 
-pytest.importorskip("pyarrow", reason="Parquet and pandas logs need pyarrow: pip install 'irspec-online[parquet]'")
+pytest.importorskip(
+    "pyarrow", reason="Parquet and pandas logs need pyarrow: pip install 'irspec-online[parquet]'"
+)
 
 import polars as pl
 from irspec_online import plugin
@@ -64,7 +66,9 @@ def test_evaluate_input_streams_without_rows(tmp_path):
 @pytest.mark.parametrize("unit", ["user", "session", "query"])
 def test_a_streamed_ab_test_is_the_in_memory_one(tmp_path, unit):
     records = random_ab_log(44, users=40, arms=("control", "a", "b"))
-    frame = polars_frame(records).with_columns(pl.Series("user", [r["user"] for r in records]), pl.Series("arm", [r["arm"] for r in records]))
+    frame = polars_frame(records).with_columns(
+        pl.Series("user", [r["user"] for r in records]), pl.Series("arm", [r["arm"] for r in records])
+    )
     design = {"baseline": "control", "unit": unit}
     specs = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"
     whole = irspec.evaluate_input(frame, specs, options={"ab": design})
@@ -97,7 +101,9 @@ def test_users_sums_stream_through_partitions_by_user(monkeypatch, chunk_rows, p
     design = {"baseline": "control", "unit": "user"}
     specs = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"
     whole = irspec.evaluate_input(records, specs, options={"ab": design})
-    means, tables, warnings = streamed(records, specs, chunk_rows=chunk_rows, partitions=partitions, ab=design)
+    means, tables, warnings = streamed(
+        records, specs, chunk_rows=chunk_rows, partitions=partitions, ab=design
+    )
     assert means == whole.aggregate()
     assert [t.as_dict() for t in tables] == [t.as_dict() for t in whole.tables]  # the comparisons' floats: ==
     assert warnings == tuple(whole.warnings)
@@ -124,24 +130,33 @@ def test_the_temporary_files_are_removed_on_success_and_on_error(tmp_path, monke
 def test_per_query_rows_over_the_memory_budget_are_refused(tmp_path):
     records = random_log(46)
     source = forms(records, tmp_path)["jsonl"]
-    with pytest.raises(irspec.EvaluationError, match=r"log.jsonl: a row per query issue for more than .* query issues needs over "
-                       r"0 MiB, more than the memory budget of 0 MiB \(--memory, a plan's options.memory, memory=\)"):
+    with pytest.raises(
+        irspec.EvaluationError,
+        match=r"log.jsonl: a row per query issue for more than .* query issues needs over "
+        r"0 MiB, more than the memory budget of 0 MiB \(--memory, a plan's options.memory, memory=\)",
+    ):
         irspec.evaluate_input(source, SPECS, options={"memory": 1000})
     # the aggregates stream whatever the budget
-    assert irspec.evaluate_input(source, SPECS, per_query=False).aggregate() == pytest.approx(expected(records), rel=1e-15)
+    assert irspec.evaluate_input(source, SPECS, per_query=False).aggregate() == pytest.approx(
+        expected(records), rel=1e-15
+    )
 
 
 def test_a_plan_streams_unless_an_output_shows_rows(tmp_path):
+    from online_logs import write_jsonl
+
     from irspec.plan.execute import run_plan
     from irspec.plan.load import load_plan
-
-    from online_logs import write_jsonl
 
     write_jsonl(random_log(47), tmp_path / "log.jsonl")
     plan = "log: log.jsonl\nmetrics: [CTR, Abandonment]\noptions: {memory: 2000}\noutput:\n  - {format: markdown}\n"
     (tmp_path / "plan.yaml").write_text(plan, encoding="utf-8")
     (res,) = run_plan(load_plan(str(tmp_path / "plan.yaml"))).inputs
     assert res.query_ids == () and set(res.aggregate()) == {"CTR", "Abandonment"}
-    (tmp_path / "plan.yaml").write_text(plan.replace("{format: markdown}", "{format: json}"), encoding="utf-8")
-    with pytest.raises(irspec.EvaluationError, match="more than the memory budget"):  # JSON has the rows by default
+    (tmp_path / "plan.yaml").write_text(
+        plan.replace("{format: markdown}", "{format: json}"), encoding="utf-8"
+    )
+    with pytest.raises(
+        irspec.EvaluationError, match="more than the memory budget"
+    ):  # JSON has the rows by default
         run_plan(load_plan(str(tmp_path / "plan.yaml")))

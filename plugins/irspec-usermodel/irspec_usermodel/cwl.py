@@ -151,7 +151,9 @@ def c_sdcg(g: np.ndarray, r: np.ndarray, metric: Any) -> np.ndarray:
 @lru_cache(maxsize=64)
 def _dcg_continuation(k: int, depth: int) -> np.ndarray:
     # Python's math.log(x, 2), as cwl_eval computes it: numpy's log may differ from it in the last bit.
-    return _frozen([math.log(i + 1, 2.0) / math.log(i + 2, 2.0) if i < k else 0.0 for i in range(1, depth + 1)])
+    return _frozen(
+        [math.log(i + 1, 2.0) / math.log(i + 2, 2.0) if i < k else 0.0 for i in range(1, depth + 1)]
+    )
 
 
 def _frozen(values: list[float]) -> np.ndarray:

@@ -58,7 +58,9 @@ def rbp(ctx: Context, metric: Any) -> np.ndarray:
         relevance = ctx.relevant(ctx.level(metric)).astype(np.float64)
     else:
         if metric.get("rel") is not None:
-            raise irspec.ParameterError("RBP", "rel", "rel is for binary RBP; graded RBP (max_grade) uses the labels")
+            raise irspec.ParameterError(
+                "RBP", "rel", "rel is for binary RBP; graded RBP (max_grade) uses the labels"
+            )
         relevance = np.clip(ctx.label, 0, max_grade) / max_grade
     weight = (1.0 - p) * np.power(p, ctx.rank - 1.0)
     inside = _within(ctx, metric)

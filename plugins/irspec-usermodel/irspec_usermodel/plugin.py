@@ -16,7 +16,13 @@ CWL = "irspec_usermodel.cwl"
 
 
 def _cutoff() -> Param:
-    return Param("k", "int", None, "rank cutoff: only the top k documents count (default: the whole ranking)", minimum=1)
+    return Param(
+        "k",
+        "int",
+        None,
+        "rank cutoff: only the top k documents count (default: the whole ranking)",
+        minimum=1,
+    )
 
 
 def _max_grade(default: int | None, what: str) -> Param:
@@ -28,7 +34,10 @@ ERR = MetricDef(
     "expected reciprocal rank (cascade user model, graded relevance)",
     (
         _cutoff(),
-        _max_grade(4, "the highest relevance grade g_max (labels above it count as g_max); 4 as in the TREC Web track"),
+        _max_grade(
+            4,
+            "the highest relevance grade g_max (labels above it count as g_max); 4 as in the TREC Web track",
+        ),
     ),
     at="k",
     compute=f"{K}:err",
@@ -42,13 +51,16 @@ share one scale. Query ids may be any strings. Reference: Chapelle, Metzler, Zha
     bounds=UNIT,
 )
 
+
 def _ranx_persistence(values: list[str]) -> list[dict[str, float]]:
     """ranx's ``rbp.95``: the digits after the dot are the decimals of the persistence (p = 0.95), as ranx
     reads them (``float("0." + digits)``); never a cutoff, which ``@`` gives (``RBP@10``, as in ir_measures)."""
     out = []
     for v in values:
         if not v.isdigit():
-            raise ValueError(f"ranx's rbp.<digits> is RBP with p = 0.<digits> (rbp.95 is RBP(p=0.95)), not {v!r}")
+            raise ValueError(
+                f"ranx's rbp.<digits> is RBP with p = 0.<digits> (rbp.95 is RBP(p=0.95)), not {v!r}"
+            )
         out.append({"p": float("0." + v)})
     return out
 
@@ -78,7 +90,10 @@ RBP = MetricDef(
             "relevance level of binary RBP: labels >= rel are relevant (default: the evaluation's relevance_level)",
             minimum=1,
         ),
-        _max_grade(None, "graded RBP: a document's relevance is min(label, max_grade) / max_grade (default: binary RBP)"),
+        _max_grade(
+            None,
+            "graded RBP: a document's relevance is min(label, max_grade) / max_grade (default: binary RBP)",
+        ),
         Param("residual", "bool", False, "give the residual (the most RBP could still grow) instead of RBP"),
     ),
     at="k",
@@ -106,7 +121,12 @@ NCG = MetricDef(
     "normalised cumulative gain: CG@k over the ideal CG@k",
     (
         _cutoff(),
-        Param("gains", "gains", None, "gain of each label, e.g. {1:0,2:1,3:3}; labels not listed gain their own value"),
+        Param(
+            "gains",
+            "gains",
+            None,
+            "gain of each label, e.g. {1:0,2:1,3:3}; labels not listed gain their own value",
+        ),
     ),
     at="k",
     per_query=f"{K}:ncg",
@@ -168,8 +188,14 @@ def _cwl_params() -> tuple[Param, ...]:
 
 
 def _goal() -> Param:
-    return Param("T", "float", 1.0, "the total gain the user wants (in gain units, 1 = one fully relevant document)",
-                 minimum=0, exclusive_minimum=True)
+    return Param(
+        "T",
+        "float",
+        1.0,
+        "the total gain the user wants (in gain units, 1 = one fully relevant document)",
+        minimum=0,
+        exclusive_minimum=True,
+    )
 
 
 def _required_cutoff(name: str = "k") -> Param:
@@ -189,7 +215,8 @@ else 0; so with s the first rank where either budget runs out (s <= K; s = depth
 W(i) = 1/s for i <= s, EU = (Σ_{i<=s} g(i)) / s, and ETU = Σ_{i<=s} g(i) when a budget runs out by
 the depth (0 otherwise, see L below). Reference: Zhang, Liu, Li, Zhang, Xu & Ma, "Evaluating web
 search with a bejeweled player model", SIGIR 2017 (T is its benefit budget E_b, K its cost budget
-E_c).""" + _CWL,
+E_c)."""
+    + _CWL,
 )
 
 INST = MetricDef(
@@ -201,7 +228,8 @@ INST = MetricDef(
     doc="""INST(T): C(i) = ((i + T + T_i − 1) / (i + T + T_i))², T_i = T − Σ_{j<=i} g(j) the gain still
 wanted after rank i: the more gain found, the sooner the user stops. No cutoff: the model runs to the
 depth. Reference: Moffat, Bailey, Scholer & Thomas, "INST: an adaptive metric for information retrieval
-evaluation", ADCS 2015.""" + _CWL,
+evaluation", ADCS 2015."""
+    + _CWL,
 )
 
 INSQ = MetricDef(
@@ -212,7 +240,8 @@ INSQ = MetricDef(
     compute=f"{CWL}:measure",
     doc="""INSQ(T): C(i) = ((i + 2T − 1) / (i + 2T))², the same for every ranking. No cutoff: the model runs
 to the depth. Reference: Moffat, Scholer & Thomas, "Models and metrics: IR evaluation as a user
-process", ADCS 2012.""" + _CWL,
+process", ADCS 2012."""
+    + _CWL,
 )
 
 _NERR = """Reference: Azzopardi, Mackenzie & Moffat, "ERR is not C/W/L: exploring the relationship between
@@ -226,7 +255,9 @@ NERR8 = MetricDef(
     at="k",
     compute=f"{CWL}:measure",
     doc="""NERR8@k: C(i) = 1 − g(i) for i < k, C(i) = 0 from rank k on: ERR's cascade (a document of gain g
-satisfies the user with probability g) as a C/W/L measure, read at most to rank k. """ + _NERR + _CWL,
+satisfies the user with probability g) as a C/W/L measure, read at most to rank k. """
+    + _NERR
+    + _CWL,
 )
 
 NERR9 = MetricDef(
@@ -236,21 +267,31 @@ NERR9 = MetricDef(
     at="k",
     compute=f"{CWL}:measure",
     doc="""NERR9@k: C(i) = (i / (i + 1)) (1 − g(i)) for i < k, C(i) = 0 from rank k on: the cascade of
-NERR8 with reciprocal rank's continuation i/(i + 1). """ + _NERR + _CWL,
+NERR8 with reciprocal rank's continuation i/(i + 1). """
+    + _NERR
+    + _CWL,
 )
 
 NERR10 = MetricDef(
     "NERR10",
     "not (but nearly) ERR, gain-based stopping with RBP's persistence p",
     (
-        Param("p", "float", 0.9, "persistence: the probability of going on past a document of gain 0",
-              minimum=0, maximum=1),
+        Param(
+            "p",
+            "float",
+            0.9,
+            "persistence: the probability of going on past a document of gain 0",
+            minimum=0,
+            maximum=1,
+        ),
         *_cwl_params(),
     ),
     positional="p",
     compute=f"{CWL}:measure",
     doc="""NERR10(p): C(i) = p (1 − g(i)): RBP's patient user who also stops when satisfied. No cutoff: the
-model runs to the depth. """ + _NERR + _CWL,
+model runs to the depth. """
+    + _NERR
+    + _CWL,
 )
 
 NERR11 = MetricDef(
@@ -260,7 +301,9 @@ NERR11 = MetricDef(
     positional="T",
     compute=f"{CWL}:measure",
     doc="""NERR11(T): C(i) = ((i + 2T − 1) / (i + 2T))² (1 − g(i)): INSQ's user who also stops when
-satisfied. No cutoff: the model runs to the depth. """ + _NERR + _CWL,
+satisfied. No cutoff: the model runs to the depth. """
+    + _NERR
+    + _CWL,
 )
 
 SDCG = MetricDef(
@@ -278,7 +321,8 @@ SDCG = MetricDef(
 DCG@k of k documents of gain 1: nDCG that assumes at least k fully relevant documents exist, so it does
 not depend on the qrels' other documents. (cwl_eval names it NDCG-k; for k above the depth, the
 continuation is cut at the depth.) Reference: Järvelin & Kekäläinen, "Cumulated gain-based evaluation
-of IR techniques", ACM TOIS 2002; the scaling, cwl_eval's.""" + _CWL,
+of IR techniques", ACM TOIS 2002; the scaling, cwl_eval's."""
+    + _CWL,
 )
 
 CWL_MEASURES = (BPM, INST, INSQ, NERR8, NERR9, NERR10, NERR11, SDCG)

@@ -17,10 +17,8 @@ pytest.importorskip("irspec_usermodel")
 
 import irspec
 
-
 # The random collections miss queries and leave documents unjudged on purpose: irspec's warnings say so.
 pytestmark = pytest.mark.filterwarnings("ignore::irspec.IrspecWarning")
-
 
 
 # One ranking: a (label 1), b (0), c (2), u (unjudged). With max_rel=2 the gains are g = 0.5, 0, 1, 0.
@@ -160,9 +158,16 @@ def test_the_command_line_reads_ir_measures_spellings(tmp_path, capsys):
     from irspec.cli import main
 
     (tmp_path / "qrels.txt").write_text("q 0 a 1\nq 0 b 0\nq 0 c 2\nq 0 d 2\n")
-    (tmp_path / "run.txt").write_text("".join(f"q Q0 {d} {i} {s} r\n" for i, (d, s) in enumerate(RUN["q"].items(), 1)))
+    (tmp_path / "run.txt").write_text(
+        "".join(f"q Q0 {d} {i} {s} r\n" for i, (d, s) in enumerate(RUN["q"].items(), 1))
+    )
     specs = "BPM(T=1,K=1000), INST(T=1), NERR8@10, NERR9@10, NERR10(p=0.9), NERR11(T=1), SDCG@10"
-    assert main(["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-m", specs, "--format", "jsonl"]) == 0
+    assert (
+        main(
+            ["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-m", specs, "--format", "jsonl"]
+        )
+        == 0
+    )
     got = {r["measure"]: r["value"] for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert set(got) == {"BPM@1000", "INST", "NERR8@10", "NERR9@10", "NERR10", "NERR11", "SDCG@10"}
     # binary gains (max_rel 1): a and c gain 1. BPM with T = 1 stops at a, rank 1: EU = 1; NERR8 too.

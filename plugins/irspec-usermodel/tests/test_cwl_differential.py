@@ -19,10 +19,8 @@ import numpy as np
 
 import irspec
 
-
 # The random collections miss queries and leave documents unjudged on purpose: irspec's warnings say so.
 pytestmark = pytest.mark.filterwarnings("ignore::irspec.IrspecWarning")
-
 
 
 def value(spec: str, qrels, run, query: str = "q") -> float:
@@ -31,6 +29,7 @@ def value(spec: str, qrels, run, query: str = "q") -> float:
 
 # --------------------------------------------------------------------------------------------------
 # Differential: cwl_eval, as ir_measures calls it.
+
 
 def random_collection(seed: int, nq: int = 30, long_query: bool = False):
     """Qrels and a run with every awkward case: graded, negative and out-of-range labels, unjudged
@@ -73,12 +72,26 @@ def specs_for(lo: int, hi: int) -> list[str]:
     """ir_measures spellings (which irspec reads too) of every C/W/L measure, at one gain range."""
     g = f"min_rel={lo},max_rel={hi}"
     return [
-        f"BPM(T=1,{g})@1", f"BPM(T=2.5,{g})@10", f"BPM(T=0.5,{g})@2000",
-        f"INST(T=1,{g})", f"INST(T=3,{g})", f"INSQ(T=1,{g})", f"INSQ(T=2.5,{g})",
-        f"NERR8({g})@1", f"NERR8({g})@5", f"NERR9({g})@3", f"NERR9({g})@20",
-        f"NERR10(p=0.9,{g})", f"NERR10(p=0.5,{g})", f"NERR10(p=1,{g})", f"NERR10(p=0,{g})",
-        f"NERR11(T=1,{g})", f"NERR11(T=2,{g})",
-        f"SDCG({g})@1", f"SDCG({g})@10", f"SDCG({g})@2000",
+        f"BPM(T=1,{g})@1",
+        f"BPM(T=2.5,{g})@10",
+        f"BPM(T=0.5,{g})@2000",
+        f"INST(T=1,{g})",
+        f"INST(T=3,{g})",
+        f"INSQ(T=1,{g})",
+        f"INSQ(T=2.5,{g})",
+        f"NERR8({g})@1",
+        f"NERR8({g})@5",
+        f"NERR9({g})@3",
+        f"NERR9({g})@20",
+        f"NERR10(p=0.9,{g})",
+        f"NERR10(p=0.5,{g})",
+        f"NERR10(p=1,{g})",
+        f"NERR10(p=0,{g})",
+        f"NERR11(T=1,{g})",
+        f"NERR11(T=2,{g})",
+        f"SDCG({g})@1",
+        f"SDCG({g})@10",
+        f"SDCG({g})@2000",
     ]
 
 
@@ -99,7 +112,10 @@ def cwl_values(specs: list[str], qrels, run) -> dict[tuple[str, str], tuple[floa
     measures = {irm_measure(s): s for s in specs}
     out = {}
     for m in ir_measures.cwl_eval.iter_calc(list(measures), qrels, run):
-        out[measures[m.measure], m.query_id] = (float(m.value), float(getattr(m, "expected_total_utility", 0.0)))
+        out[measures[m.measure], m.query_id] = (
+            float(m.value),
+            float(getattr(m, "expected_total_utility", 0.0)),
+        )
     return out
 
 
@@ -120,7 +136,12 @@ def assert_equal_to_cwl(specs: list[str], qrels, run) -> int:
             eu, etu = ref[spec, q]
             assert abs(got[q][name] - eu) <= tol, (spec, q, got[q][name], eu)
             if q in run:  # ir_measures' records of a missing query carry no totals
-                assert abs(got[q][name_total] - etu) <= tol * max(1.0, etu), (total, q, got[q][name_total], etu)
+                assert abs(got[q][name_total] - etu) <= tol * max(1.0, etu), (
+                    total,
+                    q,
+                    got[q][name_total],
+                    etu,
+                )
             compared += 1
     return compared
 
@@ -152,8 +173,9 @@ def cwl_at_depth(spec: str, qrels, run, depth: int) -> dict[str, float]:
     for q, docs in run.items():
         if q not in qrels:
             continue
-        maker = RankingMaker(q, handler, min_gain=0.0, max_gain=1.0, cost_dict=None, max_cost=1.0, min_cost=1.0,
-                             max_n=depth)
+        maker = RankingMaker(
+            q, handler, min_gain=0.0, max_gain=1.0, cost_dict=None, max_cost=1.0, min_cost=1.0, max_n=depth
+        )
         for d in sorted(docs, key=lambda d: docs[d], reverse=True):  # stable: ties in insertion order
             maker.add(d, "_")
         out[q] = float(CwlEvaluator._irm_convert_to_measure(None, m).measure(maker.get_ranking()))

@@ -22,8 +22,6 @@ from irspec_usermodel import plugin
 import irspec
 from irspec.testing import registered_plugin
 
-
-
 # q1 ranks a (3), b (0), c (1), e (unjudged); "x-2" ranks z (unjudged), a (1). Query ids are any strings.
 QRELS = {"q1": {"a": 3, "b": 0, "c": 1, "d": 2}, "x-2": {"a": 1}}
 RUN = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7, "e": 0.6}, "x-2": {"z": 1.0, "a": 0.5}}
@@ -198,7 +196,9 @@ def test_err_vectorised_kernel_equals_the_reference_per_query_function():
 
     qrels, run = _random_collection(7, queries=60)
     with registered_plugin(plugin, Reference()):
-        res = irspec.evaluate(qrels, run, "ERR ERRReference ERR@5 ERRReference@5 ERR(max_grade=2) ERRReference(max_grade=2)")
+        res = irspec.evaluate(
+            qrels, run, "ERR ERRReference ERR@5 ERRReference@5 ERR(max_grade=2) ERRReference(max_grade=2)"
+        )
         for a, b in [(0, 1), (2, 3), (4, 5)]:
             np.testing.assert_allclose(res.values[:, a], res.values[:, b], rtol=0, atol=1e-12)
 
@@ -216,7 +216,9 @@ def published_rbp(labels, p, level=1, k=None, max_grade=None):
 
 
 @pytest.mark.parametrize("seed", [4, 5])
-@pytest.mark.parametrize(("p", "k", "max_grade"), [(0.8, None, None), (0.5, 10, None), (0.95, 20, 4), (0.8, None, 3)])
+@pytest.mark.parametrize(
+    ("p", "k", "max_grade"), [(0.8, None, None), (0.5, 10, None), (0.95, 20, 4), (0.8, None, 3)]
+)
 def test_rbp_and_residual_match_the_published_formula_and_bounds(seed, p, k, max_grade):
     qrels, run = _random_collection(seed)
     args = f"p={p}" + (f",max_grade={max_grade}" if max_grade else "")
@@ -288,6 +290,18 @@ def test_the_installed_entry_point_is_found_with_its_distribution(monkeypatch):
     assert registry.distributions["usermodel"] == f"irspec-usermodel {dist.version}"
     (entry,) = [r for r in plugin_report(pm) if r["name"] == "usermodel"]
     assert entry["distribution"] == f"irspec-usermodel {dist.version}"
-    assert entry["metrics"] == ["BPM", "ERR", "INSQ", "INST", "NCG", "NERR10", "NERR11", "NERR8", "NERR9", "RBP", "SDCG"]
+    assert entry["metrics"] == [
+        "BPM",
+        "ERR",
+        "INSQ",
+        "INST",
+        "NCG",
+        "NERR10",
+        "NERR11",
+        "NERR8",
+        "NERR9",
+        "RBP",
+        "SDCG",
+    ]
     monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", "something-else")
     assert get_plugin_manager(load_entry_points=True).get_plugin("usermodel") is None
