@@ -375,6 +375,27 @@ def test_open_runs_reads_nothing_ahead_beyond_the_memory_budget(tmp_path):
     assert isinstance(next(runs), (irspec.Run, stream.RunBlocks))
 
 
+def test_a_streamed_runs_next_chunk_is_parsed_on_a_worker_while_a_block_is_evaluated(tmp_path, tiny_blocks):
+    # issue 23: reading overlaps evaluating, both cores busy; the blocks are those the other tests check
+    _, r = _write(tmp_path, 3, "grouped")
+    with stream.open_run(str(r), 1) as blocks:
+        found = iter(blocks)
+        first = next(found)
+        assert isinstance(first, irspec.Run) and _reading_threads()
+        assert stream.DISCARD not in list(found)
+        assert not _reading_threads()
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_a_streamed_run_stopped_early_leaves_no_reader_behind(tmp_path, tiny_blocks, order):
+    _, r = _write(tmp_path, 3, order)
+    with stream.open_run(str(r), 1) as blocks:
+        found = iter(blocks)
+        next(found)
+        found.close()
+        assert not _reading_threads()
+
+
 class _Terminal:
     """What the progress line writes, as a terminal would receive it."""
 
