@@ -376,3 +376,41 @@ def test_the_page_sorts_and_shows_a_clicked_querys_rankings_in_headless_chromium
         [*browser, f"--screenshot={shot}", clicked.as_uri()], capture_output=True, timeout=180, check=False
     )
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------------------------------
+# A plan's diff section
+
+
+def _plan(files, diff: str) -> Path:
+    plan = files / "plan.yaml"
+    plan.write_text(
+        f"qrels: qrels.txt\nruns: [a.run, b.run]\nmetrics: [P@2, AP]\ncompare: {{baseline: a}}\n"
+        f"diff:\n{diff}output:\n  - {{format: json, path: out/results.json}}\n"
+    )
+    return plan
+
+
+def test_a_plans_diff_is_written_beside_its_outputs_as_irspec_diff_renders_it(files, capsys):
+    plan = _plan(files, "  - {a: a, b: b, path: out/diff.html, top: 3}\n  - {a: a, b: b, format: json}\n")
+    assert main(["run", str(plan)]) == 0
+    captured = capsys.readouterr()
+    found, _ = _diff(files, top=3)
+    assert (files / "out" / "diff.html").read_text(encoding="utf-8") == found.to_html()
+    assert json.loads(captured.out)["queries"][0]["values"]["P@2"] == {"a": 0.5, "b": 0.0, "delta": -0.5}
+    assert (files / "out" / "results.json").exists()  # the plan's own output, beside it
+    assert "lacks 1 query that a answers ('q3')" in captured.err  # the diff's warning, said once
+    assert captured.err.count("lacks 1 query that a answers") == 1
+
+
+def test_a_plans_diff_problems_name_their_lines(files, capsys):
+    plan = _plan(
+        files,
+        "  - {a: a, b: c}\n  - {a: a, b: b, metrics: [relstring]}\n  - {a: a, b: b, path: qrels.txt}\n",
+    )
+    assert main(["validate", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert f"{plan}:6: diff[0].b: 'c' is not a run of this plan" in err
+    assert f"{plan}:7: diff[1].metrics: relstring@10: a text-valued metric" in err
+    assert f"{plan}:8: diff[2].path: '{files / 'qrels.txt'}' is an input of this plan" in err
+    assert not (files / "out").exists()

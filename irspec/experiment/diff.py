@@ -35,7 +35,7 @@ from irspec.evaluation.ranking import build_context
 from irspec.report import diff as render
 from irspec.spec.registry import Metric
 
-__all__ = ["Diff", "Document", "QueryDiff", "diff"]
+__all__ = ["Diff", "Document", "QueryDiff", "check_comparable", "diff"]
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ def diff(
     bound = bind_metrics(metrics, qrels)
     if not bound:
         raise EvaluationError("no metrics to compare")
-    _check_comparable(bound)
+    check_comparable(bound)
     judgments = read_judgments(qrels, bound)
     runs = [read_run(run_a), read_run(run_b)]
     for run in runs:
@@ -235,7 +235,10 @@ def diff(
     )
 
 
-def _check_comparable(metrics: Sequence[Metric]) -> None:
+def check_comparable(metrics: Sequence[Metric]) -> None:
+    """Raise an :class:`~irspec.errors.EvaluationError` when ``metrics`` cannot be compared query by
+    query: a text-valued one (nothing to subtract), or a first one, which sorts the queries, with no
+    better direction (a count: no loss or gain)."""
     for m in metrics:
         if m.definition.aggregate == "none":
             raise EvaluationError(
