@@ -294,7 +294,7 @@ def _ranked(index: Any, run: Run, options: Options) -> pl.DataFrame:
     label[ctx.label == UNJUDGED] = np.nan  # null once cast below
     frame = pl.DataFrame(
         {
-            "query": np.repeat(np.asarray(ctx.query_ids, dtype=object), ctx.n).tolist(),
+            "query": pl.Series(ctx.query_ids, dtype=pl.String).gather(np.repeat(np.arange(ctx.nq), ctx.n)),
             "docno": ctx.frame.get_column("docno") if len(ctx.label) else [],
             "rank": ctx.rank.astype(np.int64),
             "label": label,
