@@ -333,6 +333,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         depth=args.depth,
         relevance_level=args.level,
         missing_queries=args.missing_queries,
+        queries=args.queries,
     )
     for w in found.warnings:
         print(f"irspec: warning: {w}", file=sys.stderr)

@@ -197,6 +197,7 @@ def _diff_same(files):
             "NumRet: the queries are sorted by the first metric, and NumRet has no better direction",
         ),
         (["--top", "0"], "top must be an integer >= 1"),
+        (["--queries", "0"], "queries must be an integer >= 1"),
         (["-m", "P@2", "-m", "nDCG@"], "nDCG@"),
     ],
 )
