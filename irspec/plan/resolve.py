@@ -158,7 +158,7 @@ def _resolve_diffs(
 
     if not isinstance(raw, list):
         return []
-    names = [r.name for r in runs]
+    names = [r.name for r in runs if r.name is not None]  # a plan file names every run
     found = []
     for i, item in enumerate(raw):
         if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("a", "b")):
