@@ -106,6 +106,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
     ("experiment.power",),  # the power step: power and topics needed for comparisons; renders through report
     ("experiment.agreement",),  # several sets of judgments: rankings, labels and significance compared
+    ("experiment.diff",),  # two runs query by query: losses, gains and why; renders through report
     ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
     ("plan.resolve",),  # the checks a schema cannot make
     ("plan.load",),  # YAML with lines, overrides, the schema
