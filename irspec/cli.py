@@ -15,6 +15,7 @@ without a traceback), 1 an unexpected internal error.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import re
 import sys
@@ -59,10 +60,10 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from irspec.plan.execute import run_plan, write_outputs
+    from irspec.plan.execute import write_outputs
 
     # irspec eval is a plan built from its arguments, run as irspec run runs a plan file
-    report = run_plan(_agreement_plan(args) if args.agreement else _eval_plan(args))
+    report = _run_plan(_agreement_plan(args) if args.agreement else _eval_plan(args))
     _print_warnings([report])
     write_outputs(report, make_dirs=False)  # -o as a shell's > would, into a directory that exists
     return 0
@@ -266,11 +267,11 @@ def _print_warnings(results: Sequence[object]) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from irspec.plan.execute import run_plan, write_outputs
+    from irspec.plan.execute import write_outputs
     from irspec.plan.load import load_plan
 
     plan = load_plan(args.plan, overrides=args.set or ())
-    report = run_plan(plan)
+    report = _run_plan(plan)
     _print_warnings([report])
     if not any(o.format == "table" and o.path is None for o in plan.outputs):  # its legend has the notes
         for n in report.notes:
@@ -301,10 +302,10 @@ def _cmd_power(args: argparse.Namespace) -> int:
             raise EvaluationError(
                 "-m and --baseline go with --from; a plan names its metrics and baseline itself"
             )
-        from irspec.plan.execute import plan_power, run_plan
+        from irspec.plan.execute import plan_power
         from irspec.plan.load import load_plan
 
-        report = run_plan(load_plan(args.plan, overrides=args.set or ()))
+        report = _run_plan(load_plan(args.plan, overrides=args.set or ()))
         _print_warnings([report])
         analysis = plan_power(report, **settings)
     else:
@@ -324,6 +325,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         raise EvaluationError("standard input ('-') can be read only once")
     if args.output:  # before the evaluation, not after it
         check_writable(args.output)
+    _start_up_over()
     found = diff(
         args.qrels,
         args.run_a,
@@ -375,7 +377,6 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
     from irspec.data.datasets import parse_specs
     from irspec.evaluation.context import Options
     from irspec.experiment.power import power
-    from irspec.plan.execute import run_plan
 
     qrels, runs = split_kinds(args.sources)
     if len(qrels) != 1:
@@ -386,7 +387,7 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
     if len(runs) < 2:
         raise EvaluationError(f"--from needs at least 2 runs to design comparisons for; found {len(runs)}")
     metrics = parse_specs(args.measures or ["nDCG@10"], qrels[0], trec=True)
-    report = run_plan(_plan(qrels[0], runs, metrics, Options()))
+    report = _run_plan(_plan(qrels[0], runs, metrics, Options()))
     _print_warnings([report])
     chosen = {k: v for k, v in settings.items() if v is not None}
     return power(list(report.results), baseline=args.baseline, **chosen)
@@ -721,10 +722,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``irspec`` command; returns the exit code."""
+    global _collecting
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    # Start-up (numpy, polars, the registry, argparse, the command's modules) makes a few hundred
+    # thousand objects and no garbage, and the cyclic collector's passes over them cost ~8% of
+    # evaluating a 50-topic run (issue 23). It is off until the command has loaded what it needs
+    # (_start_up_over), and what start-up made is then frozen out of its later passes.
+    _collecting = gc.isenabled()
+    gc.disable()
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         with warnings.catch_warnings():
             # The commands print the results' warnings themselves, as "irspec: warning: ...".
             warnings.simplefilter("ignore", IrspecWarning)
@@ -738,6 +746,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: temporary files are gone by now (each owner removes its own)
         print("irspec: error: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if _collecting:  # as it was: main may be called in a process that goes on (tests, embedders)
+            gc.unfreeze()
+            gc.enable()
+
+
+_collecting = False
+"""Whether the cyclic garbage collector was on when :func:`main` was called (it is off during start-up)."""
+
+
+def _start_up_over() -> None:
+    """Called by a command once it has loaded what it needs, before it evaluates: the objects made so
+    far frozen, the cyclic collector back on (when it was on) for the work, which may make garbage in bulk."""
+    if _collecting and not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def _run_plan(plan: Any) -> Any:
+    """:func:`irspec.plan.execute.run_plan`, start-up over (:func:`_start_up_over`)."""
+    from irspec.plan.execute import run_plan
+
+    _start_up_over()
+    return run_plan(plan)
 
 
 if __name__ == "__main__":  # pragma: no cover

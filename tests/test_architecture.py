@@ -143,6 +143,8 @@ LAZY_EDGES = {
     "report.plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
+    "report": "a command renders one format: the package's face (its _LAZY table), irspec eval's format_results and "
+    "the notebook display load a renderer when its format is asked for, so `irspec eval --format trec` loads no table code",
     "report.model": "a table with bootstrap intervals loads stats.significance (scipy); t intervals and others do not",
     "data.datasets": "ir_datasets is optional (irspec[datasets]) and slow to import: loaded only when an irds: id is read",
     "plan.execute": "a plan loads the steps it has when it runs: compare, power, agreement and groups (scipy), "

@@ -118,3 +118,73 @@ def test_eval_runs_as_a_plan_without_loading_the_steps_it_lacks():
     )
     loaded = _loaded_after(code)
     assert sorted({"scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas"} & loaded) == []
+
+
+def _modules_after(code: str) -> set[str]:
+    """Every module (full dotted names) loaded after ``code`` ran in a fresh interpreter."""
+    probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
+    result = _run(probe)
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+_EVAL = (
+    "import contextlib, io\nfrom irspec.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n"
+    "    assert main(['eval', 'specs/demo/qrels.txt', 'specs/demo/runs/bm25.run', '-m', 'official'{}]) == 0"
+)
+# The renderers of other formats, and what only comparisons need (issue 23: each cost start-up time).
+_RENDERERS = {
+    "irspec.report.html",
+    "irspec.report.latex",
+    "irspec.report.markdown",
+    "irspec.report.parquet",
+    "irspec.report.origin",
+    "irspec.report.agreement",
+    "irspec.report.data",
+    "jinja2",
+}
+_COMPARING = {"irspec.experiment.records", "irspec.stats.outcome", "irspec.stats.significance"}
+
+
+def test_eval_format_trec_loads_no_table_renderer_and_no_comparison():
+    loaded = _modules_after(_EVAL.format(", '--format', 'trec'"))
+    assert "irspec.report.trec" in loaded  # it did render
+    table = {"irspec.report.text", "irspec.report.model", "irspec.report.marks", "irspec.stats.student"}
+    assert sorted((_RENDERERS | _COMPARING | table) & loaded) == []
+
+
+def test_the_default_table_loads_its_own_renderer_only():
+    loaded = _modules_after(_EVAL.format(""))
+    assert {"irspec.report.text", "irspec.report.model", "irspec.stats.student"} <= loaded
+    assert sorted((_RENDERERS | _COMPARING) & loaded) == []
+
+
+def test_the_report_package_loads_a_renderer_when_its_name_is_used():
+    assert sorted(m for m in _modules_after("import irspec.report") if m.startswith("irspec.report.")) == []
+    loaded = _modules_after("from irspec.report import to_trec")
+    assert "irspec.report.trec" in loaded and "irspec.report.html" not in loaded
+
+
+def test_start_up_runs_without_the_cyclic_collector_and_main_restores_it():
+    # Start-up makes a few hundred thousand objects and no garbage: before issue 23 the collector ran
+    # ~100 times over them during `irspec eval` of the demo (93 young and 8 middle collections, counted
+    # with this probe); now it is off until the plan runs, and back on (nothing frozen) after main.
+    code = (
+        "import contextlib, gc, io\nfrom irspec.cli import main\n"
+        "count = [0]\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and count.__setitem__(0, count[0] + 1))\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['eval', 'specs/demo/qrels.txt', 'specs/demo/runs/bm25.run', '-m', 'official']) == 0\n"
+        "assert gc.isenabled() and gc.get_freeze_count() == 0, (gc.isenabled(), gc.get_freeze_count())\n"
+        "print(count[0])"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.split()[-1]) < 30
+
+
+def test_main_leaves_a_disabled_collector_disabled():
+    code = "import gc\ngc.disable()\n" + _EVAL.format("") + "\nassert not gc.isenabled()"
+    result = _run(code)
+    assert result.returncode == 0, result.stderr

@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -329,6 +330,70 @@ def test_small_runs_are_read_whole(tmp_path):
     q, r = _write(tmp_path, 1, "scattered")
     assert isinstance(stream.open_run(str(r)), irspec.Run)
     assert isinstance(stream.open_run(str(r), "1GiB"), irspec.Run)
+
+
+def _reading_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("irspec-read")]
+
+
+def test_open_runs_reads_the_next_small_run_ahead_and_gives_what_open_run_gives(tmp_path):
+    paths = [
+        str(_write(tmp_path, seed, order)[1])
+        for seed, order in ((1, "grouped"), (2, "scattered"), (3, "grouped"))
+    ]
+    runs = stream.open_runs(paths)
+    first = next(runs)
+    assert _reading_threads()  # the second run is being read (or was) while the caller has the first
+    got = [first, *runs]
+    assert not _reading_threads()
+    for path, run in zip(paths, got, strict=True):
+        alone = stream.open_run(path)
+        assert isinstance(run, irspec.Run)
+        assert run.frame.equals(alone.frame) and (run.name, run.source, run.runid) == (
+            alone.name,
+            alone.source,
+            alone.runid,
+        )
+
+
+def test_open_runs_raises_a_bad_runs_error_at_its_turn(tmp_path):
+    good = str(_write(tmp_path, 1, "grouped")[1])
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 Q0 d1 1 0.5 tag\nq1 Q0 d2 2 notanumber tag\n")
+    runs = stream.open_runs([good, str(bad), good])
+    assert isinstance(next(runs), irspec.Run)  # the bad run, read ahead meanwhile, does not stop this one
+    with pytest.raises(InputError, match=r"bad\.txt:2: .*score must be a number"):
+        next(runs)
+    assert not _reading_threads()
+
+
+def test_open_runs_reads_nothing_ahead_beyond_the_memory_budget(tmp_path):
+    paths = [str(_write(tmp_path, seed, "grouped")[1]) for seed in (1, 2)]
+    runs = stream.open_runs(paths, "1MiB")  # less than this process holds: no room to read ahead
+    next(runs)
+    assert not _reading_threads()
+    assert isinstance(next(runs), (irspec.Run, stream.RunBlocks))
+
+
+def test_a_streamed_runs_next_chunk_is_parsed_on_a_worker_while_a_block_is_evaluated(tmp_path, tiny_blocks):
+    # issue 23: reading overlaps evaluating, both cores busy; the blocks are those the other tests check
+    _, r = _write(tmp_path, 3, "grouped")
+    with stream.open_run(str(r), 1) as blocks:
+        found = iter(blocks)
+        first = next(found)
+        assert isinstance(first, irspec.Run) and _reading_threads()
+        assert stream.DISCARD not in list(found)
+        assert not _reading_threads()
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_a_streamed_run_stopped_early_leaves_no_reader_behind(tmp_path, tiny_blocks, order):
+    _, r = _write(tmp_path, 3, order)
+    with stream.open_run(str(r), 1) as blocks:
+        found = iter(blocks)
+        next(found)
+        found.close()
+        assert not _reading_threads()
 
 
 class _Terminal:

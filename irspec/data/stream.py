@@ -26,6 +26,9 @@ blocks, each holding every line of its queries, and decides when that is needed.
   standard input) is removed by :meth:`RunBlocks.close`, on success, error or Ctrl-C alike. A
   temporary directory without room (``TMPDIR`` on a small disk) is an
   :class:`~irspec.errors.EvaluationError` naming it and what helps (:func:`_temporary_error`).
+- **Both cores.** Each chunk is read and parsed (polars, which releases the GIL) on a worker thread
+  while the caller checks, ranks and evaluates the block before it: one chunk more in memory, the
+  same blocks in the same order, and an error in a chunk raised when the caller reaches it.
 - **Checks.** Each chunk goes through the reader's own parser (:mod:`irspec.data`), its line numbers
   shifted to the file's, so a bad line is named as the in-memory reader names it. Duplicates and
   scores are checked per block, which holds every line of its queries. A streamed run reports the
@@ -38,6 +41,7 @@ blocks, each holding every line of its queries, and decides when that is needed.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import decimal
 import enum
@@ -51,7 +55,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -71,6 +75,7 @@ __all__ = [
     "RunBlocks",
     "default_memory",
     "open_run",
+    "open_runs",
     "parse_memory",
     "spill_directory",
 ]
@@ -242,6 +247,67 @@ def open_run(
     if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong
     return RunBlocks(path, path, block, spread, stem=stem(path))
+
+
+def open_runs(paths: Sequence[str], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
+    """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
+    before it asks for the next: while it does, the next run is read on a worker thread when it is a
+    small file (at most :data:`BLOCK_CAP` of text, and twice its working set within the budget's room).
+
+    Reading is mostly polars' parsing, which releases the GIL, and evaluating a small run is mostly the
+    caller's Python and numpy: overlapped, they keep two cores busy over a directory of runs (issue 23).
+    A file read ahead costs its run's memory one evaluation early, hence the size limit; a larger run, a
+    stream, standard input and anything not a path are opened at their turn, as :func:`open_run` does.
+    A run that fails to read raises its error when it is asked for, after the runs before it, as if
+    read then."""
+    budget = default_memory() if memory is None else parse_memory(memory)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read") as pool:
+        ahead: concurrent.futures.Future[Run | RunBlocks] | None = None
+        try:
+            for i, path in enumerate(paths):
+                loaded = open_run(path, memory) if ahead is None else ahead.result()
+                ahead = None
+                following = paths[i + 1] if i + 1 < len(paths) else None
+                if following is not None and _read_ahead(following, _room(budget)):
+                    ahead = pool.submit(open_run, following, memory)
+                yield loaded
+                del loaded  # not held while the next one is read
+        finally:
+            if ahead is not None:  # the caller stopped early (an error): the run read ahead is dropped
+                ahead.cancel()
+
+
+_END = object()
+
+
+def _ahead(items: Iterator[Any]) -> Iterator[Any]:
+    """``items`` in their order, each next one computed on a worker thread while the caller holds the
+    one before: an error computing it is raised when the caller asks for it, as if computed then. When
+    the caller stops early, the item being computed is waited for and ``items`` closed (its files)."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read")
+    following = pool.submit(next, items, _END)
+    try:
+        while (item := following.result()) is not _END:
+            following = pool.submit(next, items, _END)
+            yield item
+            del item  # not held while the caller works on it and the next one is computed
+    finally:
+        following.cancel()
+        pool.shutdown(wait=True)
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+
+
+def _read_ahead(path: str, room: int) -> bool:
+    """Whether ``path`` is a small regular file of run text, worth reading ahead (:func:`open_runs`)."""
+    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) == "-":
+        return False
+    try:
+        size = os.stat(path).st_size
+    except (OSError, ValueError):
+        return False  # the reader says what is wrong, at its turn
+    return size <= BLOCK_CAP and 2 * size * WORKING_SET_FACTOR <= room
 
 
 def _streams(size: int, room: int) -> bool:
@@ -480,11 +546,10 @@ class RunBlocks:
         """The rows (query, docno, score, line) of each chunk of about ``size`` bytes, line numbers
         counted from the file's start; chunks without data lines are skipped. The run's name follows
         the last data line."""
-        first = 1
-        for text, lines in _chunks(self.path, self.source, size):
-            frame, runid = self._parse(text, first)
-            first += lines
-            self._lines = first - 1
+        # Each chunk is read and parsed on a worker thread while the caller checks, ranks and evaluates
+        # the one before (polars' parsing releases the GIL): both cores busy, one chunk more in memory.
+        for frame, runid, read in _ahead(self._parsed(size)):
+            self._lines = read
             where = os.path.basename(self.source)
             self._progress.update(
                 detail=f"{self._lines:,} lines read, {self._queries:,} queries evaluated ({where})"
@@ -493,6 +558,15 @@ class RunBlocks:
                 self._runid = runid
                 self.name = self.stem or self._runid or "run"
                 yield frame
+
+    def _parsed(self, size: int) -> Iterator[tuple[pl.DataFrame, str | None, int]]:
+        """Each chunk of about ``size`` bytes parsed: its rows, its last data line's runid, and the
+        number of lines read up to its end. Touches no state of the run: it runs ahead of the caller."""
+        first = 1
+        for text, lines in _chunks(self.path, self.source, size):
+            frame, runid = self._parse(text, first)
+            first += lines
+            yield frame, runid, first - 1
 
     def _parse(self, text: bytes, first: int) -> tuple[pl.DataFrame, str | None]:
         """A chunk's rows, line numbers counted from the file's start, and its last data line's runid."""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
-from irspec.data.stream import RunBlocks, open_run
+from irspec.data.stream import RunBlocks, open_runs
 from irspec.data.trec import stem
 from irspec.errors import IrspecError, IrspecWarning, PlanError
 from irspec.evaluation.evaluate import distinct_names, evaluate_many
@@ -37,16 +37,14 @@ from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.evaluation.result import Result
 from irspec.evaluation.systems import combine
-from irspec.experiment.records import Compare, Comparison
 from irspec.plan.model import Output, Plan, PlanDiff, PlanRun
 from irspec.progress import Progress
-from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
-from irspec.report.text import terminal_width
 
 if TYPE_CHECKING:
     from irspec.experiment.agreement import Agreement
     from irspec.experiment.diff import Diff
     from irspec.experiment.power import PowerAnalysis
+    from irspec.experiment.records import Comparison
     from irspec.experiment.standardize import ZTable
     from irspec.report.plots import FigureData
 
@@ -215,6 +213,7 @@ def _run_several(plan: Plan) -> PlanReport:
     """The plan run once per set of judgments (each as a plan with that one qrels), and the agreement:
     significance by the plan's compare settings, or a paired t-test with Holm when it has none."""
     from irspec.experiment.agreement import agreement_of
+    from irspec.experiment.records import Compare
 
     # each set read once: its runs are evaluated against it, and its labels compared with the others'
     judged = {}
@@ -310,9 +309,11 @@ def _evaluate_files(
         # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
         qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics)
         progress.total = len(runs)
-        for i, r in enumerate(runs):
+        # each run read while the one before it is evaluated, when it is small (open_runs)
+        for i, (r, loaded) in enumerate(
+            zip(runs, open_runs([str(r.path) for r in runs], plan.memory), strict=True)
+        ):
             progress.update(label="evaluating runs", detail=str(r.path))
-            loaded = open_run(str(r.path), plan.memory)
             if hashed:
                 # The provenance hashes the inputs: on a worker thread, once reading (which keeps every
                 # core busy) is done, so that it overlaps the single-threaded evaluation.
@@ -446,16 +447,23 @@ def _arrows(output: Output, stream: IO[str]) -> tuple[str, str]:
 
 def _width(output: Output, stream: IO[str]) -> int | None:
     """The columns of the terminal a table goes to (``None`` for a file, a pipe, or another format)."""
-    return terminal_width(stream) if output.path is None and output.format == "table" else None
+    if output.path is None and output.format == "table":
+        from irspec.report.text import terminal_width
+
+        return terminal_width(stream)
+    return None
 
 
 def _render(
     report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None
 ) -> str | dict[str, bytes]:
-    if report.agreement is not None and output.format in COMBINED_FORMATS:
-        # each set's output carries its own power tables (rendered here, once); the agreement follows
-        texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
-        return judged_sets_text(texts, report.agreement, output.format, decimals=output.decimals)
+    if report.agreement is not None:
+        from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
+
+        if output.format in COMBINED_FORMATS:
+            # each set's output carries its own power tables (rendered here, once); the agreement follows
+            texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
+            return judged_sets_text(texts, report.agreement, output.format, decimals=output.decimals)
     rendered = _render_main(report, output, arrows, width)
     if report.power is None or not isinstance(rendered, str):
         return rendered

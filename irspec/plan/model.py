@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irspec.evaluation.context import Options
-from irspec.experiment.records import Compare
 from irspec.spec.registry import Metric
+
+if TYPE_CHECKING:  # a plan without comparisons (most of `irspec eval`'s) never loads their records
+    from irspec.experiment.records import Compare
 
 __all__ = [
     "SCHEMA_PATH",

@@ -20,26 +20,49 @@ results (and comparisons), and :mod:`irspec.report.plots` draws the figures from
 
 from __future__ import annotations
 
-from irspec.report.data import comparisons_delimited, to_delimited, to_json, to_jsonl
-from irspec.report.files import check_writable, write_all_atomic, write_atomic, write_files_atomic
-from irspec.report.formats import BINARY_FORMATS, FORMATS, format_results
-from irspec.report.html import JudgedSet, to_html
-from irspec.report.latex import latex_escape, to_latex
-from irspec.report.markdown import markdown_escape, to_markdown
-from irspec.report.marks import (
-    CORRECTION_NAMES,
-    TEST_NAMES,
-    Marks,
-    direction,
-    letters,
-    method_parts,
-    method_text,
-    query_count,
-    significance_marks,
-)
-from irspec.report.origin import hash_in_background, provenance, sha256_file
-from irspec.report.text import comparison_rows, comparisons_table, marked_table, to_table
-from irspec.report.trec import TREC_ORDER, to_trec, trec_order
+from irspec.lazy import lazy_names
+
+# Each public name by the module that defines it, imported on first use: a command renders one format,
+# and loading every renderer (HTML's jinja2 setup, LaTeX, Markdown, Parquet, provenance) cost
+# `irspec eval` more than its evaluation of a TREC run (issue 23).
+_LAZY: dict[str, str] = {
+    "comparisons_delimited": "irspec.report.data",
+    "to_delimited": "irspec.report.data",
+    "to_json": "irspec.report.data",
+    "to_jsonl": "irspec.report.data",
+    "check_writable": "irspec.report.files",
+    "write_all_atomic": "irspec.report.files",
+    "write_atomic": "irspec.report.files",
+    "write_files_atomic": "irspec.report.files",
+    "BINARY_FORMATS": "irspec.report.formats",
+    "FORMATS": "irspec.report.formats",
+    "format_results": "irspec.report.formats",
+    "JudgedSet": "irspec.report.html",
+    "to_html": "irspec.report.html",
+    "latex_escape": "irspec.report.latex",
+    "to_latex": "irspec.report.latex",
+    "markdown_escape": "irspec.report.markdown",
+    "to_markdown": "irspec.report.markdown",
+    "CORRECTION_NAMES": "irspec.report.marks",
+    "TEST_NAMES": "irspec.report.marks",
+    "Marks": "irspec.report.marks",
+    "direction": "irspec.report.marks",
+    "letters": "irspec.report.marks",
+    "method_parts": "irspec.report.marks",
+    "method_text": "irspec.report.marks",
+    "query_count": "irspec.report.marks",
+    "significance_marks": "irspec.report.marks",
+    "hash_in_background": "irspec.report.origin",
+    "provenance": "irspec.report.origin",
+    "sha256_file": "irspec.report.origin",
+    "comparison_rows": "irspec.report.text",
+    "comparisons_table": "irspec.report.text",
+    "marked_table": "irspec.report.text",
+    "to_table": "irspec.report.text",
+    "TREC_ORDER": "irspec.report.trec",
+    "to_trec": "irspec.report.trec",
+    "trec_order": "irspec.report.trec",
+}
 
 __all__ = [
     "BINARY_FORMATS",
@@ -79,3 +102,5 @@ __all__ = [
     "write_atomic",
     "write_files_atomic",
 ]
+
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)

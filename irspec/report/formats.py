@@ -5,13 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from irspec.report.data import to_delimited, to_json, to_jsonl
-from irspec.report.latex import to_latex
-from irspec.report.markdown import to_markdown
-from irspec.report.parquet import to_parquet
-from irspec.report.text import to_table
-from irspec.report.trec import to_trec
-
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
@@ -62,20 +55,37 @@ def format_results(
         raise ValueError(
             f"confidence intervals are shown in the {', '.join(WITH_INTERVALS)} formats, not in {fmt}"
         )
+    # Each renderer is imported for its own format only: `irspec eval --format trec` loads no table code.
     if fmt == "jsonl":
+        from irspec.report.data import to_jsonl
+
         return to_jsonl(results, per_query=per_query)
     if fmt == "trec":
+        from irspec.report.trec import to_trec
+
         return to_trec(results, per_query=per_query, runid=runid)
     if fmt == "json":
+        from irspec.report.data import to_json
+
         return to_json(results, per_query=per_query, extra={"provenance": provenance} if provenance else None)
     if fmt == "latex":
+        from irspec.report.latex import to_latex
+
         return to_latex(results, decimals=decimals, intervals=intervals)
     if fmt == "markdown":
+        from irspec.report.markdown import to_markdown
+
         return to_markdown(results, decimals=decimals, intervals=intervals)
     if fmt in ("csv", "tsv"):
+        from irspec.report.data import to_delimited
+
         return to_delimited(results, sep="," if fmt == "csv" else "\t", per_query=per_query)
     if fmt == "parquet":
+        from irspec.report.parquet import to_parquet
+
         return to_parquet(results, per_query=per_query)
     if fmt == "table":
+        from irspec.report.text import to_table
+
         return to_table(results, per_query=per_query, decimals=decimals, intervals=intervals, width=width)
     raise ValueError(f"unknown format {fmt!r}")

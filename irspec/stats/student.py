@@ -15,6 +15,7 @@ fractions", *Applied Optics* 15 (1976).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -84,8 +85,12 @@ def _t_pdf(t: float, df: float) -> float:
     return math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
 
 
+@functools.lru_cache(maxsize=1024)
 def t_quantile(p: float, df: float) -> float:
     """The ``p`` quantile of Student's t with ``df > 0`` degrees of freedom (``scipy.stats.t.ppf``).
+
+    Remembered for the last 1,024 ``(p, df)``: a table's intervals all ask for the same quantile (every
+    metric of every run over the same topics), 0.1-0.3 ms each time it is computed.
 
     Newton's method on ``log P(T > t) = log(1 - p)``, whose slope ``-pdf/sf`` keeps the steps sane in
     the heavy tails of few degrees of freedom; a step that would leave the bracket known to hold the
