@@ -368,6 +368,25 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
+def _cmd_fuse(args: argparse.Namespace) -> int:
+    from irspec.fusion.engine import fuse_to_file
+
+    if args.depth is not None and args.depth < 1:
+        raise EvaluationError(f"--depth must be a positive number of documents, got {args.depth}")
+    if args.runs.count("-") > 1:
+        raise EvaluationError("standard input ('-') can be read only once")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IrspecWarning)
+        fusion = fuse_to_file(
+            args.runs, args.method, args.output, depth=args.depth, runid=args.runid, memory=args.memory
+        )
+    for w in caught:
+        print(f"irspec: warning: {w.message}", file=sys.stderr)
+    if args.output not in (None, "-"):
+        print(f"irspec: fused {len(args.runs)} runs by {fusion} into {args.output}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
     parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
@@ -591,6 +610,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
     p.set_defaults(func=_cmd_power)
+
+    p = sub.add_parser(
+        "fuse",
+        help="fuse runs into one (RRF, CombMNZ, a weighted sum, ...): a TREC run or Parquet",
+        description="Fuse two runs or more into one by a fusion spec, written like a metric spec: "
+        '"rrf(k=60)", "mnz(norm=min-max)", "wsum(weights=[0.3,0.7], norm=zmuv)" (ranx\'s names as spelled). '
+        "Scores are written at full precision, so the fused run read back ranks as it was fused. Runs larger "
+        "than memory are fused in blocks of queries.",
+    )
+    p.add_argument(
+        "runs", nargs="+", metavar="RUN", help="the runs (TREC text or Parquet; '-' standard input)"
+    )
+    p.add_argument("--method", required=True, metavar="SPEC", help='the fusion method, e.g. "rrf(k=60)"')
+    p.add_argument(
+        "-o", "--output", metavar="OUT", help="the fused run (Parquet if it ends in .parquet; default stdout)"
+    )
+    p.add_argument("--depth", type=int, metavar="K", help="keep the top K documents of each query")
+    p.add_argument("--runid", metavar="NAME", help="the fused run's runid column (default fused)")
+    p.add_argument("--memory", metavar="SIZE", help="memory budget, e.g. 1GiB (default: from the machine)")
+    p.set_defaults(func=_cmd_fuse)
 
     p = sub.add_parser("validate", help="check an evaluation plan and list every problem in it")
     p.add_argument("plan", help="the plan file")
