@@ -378,3 +378,69 @@ def test_cli_warns_of_queries_a_run_lacks(tmp_path: Path):
     assert proc.returncode == 0
     assert "irspec: warning: run 'two' has no documents for 1 of the 2 queries fused (q2)" in proc.stderr
     assert proc.stdout.splitlines()[-1] == f"q2 Q0 d1 1 {1 / 61!r} fused"
+
+
+# --- plans and irspec eval ------------------------------------------------------------------------------
+
+DEMO = Path(__file__).resolve().parents[1] / "specs" / "demo"
+
+
+def test_a_plans_fused_runs_are_evaluated_and_compared_like_runs(tmp_path: Path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\n"
+        f"runs: [{DEMO / 'runs/bm25.run'}, {DEMO / 'runs/dense.run'}]\n"
+        "fused:\n"
+        "  - {name: hybrid, runs: [bm25, dense], method: 'rrf(k=60)'}\n"
+        "  - {name: linear, runs: [dense, bm25], method: 'wsum(weights=[0.7, 0.3], norm=zmuv)', depth: 10}\n"
+        "metrics: nDCG@10, AP\n"
+        "compare: {baseline: hybrid}\n"
+    )
+    report = irspec.run_plan(irspec.load_plan(str(plan)))
+    found = {r.run_name: r.aggregate() for r in report.results}
+    runs = {"bm25": str(DEMO / "runs/bm25.run"), "dense": str(DEMO / "runs/dense.run")}
+    direct = {
+        "hybrid": irspec.fuse(runs, "rrf(k=60)"),
+        "linear": irspec.fuse([runs["dense"], runs["bm25"]], "wsum(weights=[0.7,0.3],norm=zmuv)", depth=10),
+    }
+    expected = irspec.evaluate(str(DEMO / "qrels.txt"), direct, "nDCG@10, AP")
+    assert found["hybrid"] == expected["hybrid"].aggregate()
+    assert found["linear"] == expected["linear"].aggregate()
+    pairs = {frozenset((c.a, c.b)) for c in report.comparisons}
+    assert pairs == {frozenset(p) for p in (("hybrid", "bm25"), ("hybrid", "dense"), ("hybrid", "linear"))}
+
+
+def test_a_plans_fused_runs_problems_are_located(tmp_path: Path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\n"
+        f"runs: [{DEMO / 'runs/bm25.run'}, {DEMO / 'runs/dense.run'}]\n"
+        "fused:\n"
+        "  - {name: a, runs: [bm25, dence], method: rrf}\n"
+        "  - {name: b, runs: [bm25, dense], method: 'wsum(weights=[1])'}\n"
+        "  - {name: c, runs: [bm25, dense], method: nope}\n"
+        "  - {name: bm25, runs: [bm25, dense], method: rrf}\n"
+        "metrics: nDCG@10\n"
+    )
+    with pytest.raises(irspec.PlanError) as caught:
+        irspec.load_plan(str(plan))
+    text = str(caught.value)
+    assert "plan.yaml:4: fused[0].runs[1]: no run is named 'dence'; did you mean 'dense'?" in text
+    assert "plan.yaml:5: fused[1].method: 1 weights for 2 runs" in text
+    assert "plan.yaml:6: fused[2].method: unknown fusion method 'nope'" in text
+    assert "plan.yaml:7: fused[3].name: duplicate name 'bm25'" in text
+
+
+def test_eval_fuse_on_the_command_line(tmp_path: Path, capsys):
+    bm25, dense = str(DEMO / "runs/bm25.run"), str(DEMO / "runs/dense.run")
+    out = tmp_path / "out.json"
+    args = ["eval", str(DEMO / "qrels.txt"), bm25, "--fuse", f"h=rrf(k=60):{bm25},{dense}", "-m", "AP"]
+    assert main([*args, "-f", "json", "-o", str(out)]) == 0
+    import json
+
+    runs = json.loads(out.read_text())["runs"]
+    expected = irspec.evaluate(str(DEMO / "qrels.txt"), irspec.fuse([bm25, dense], "rrf(k=60)"), "AP")
+    assert [r["name"] for r in runs] == ["bm25", "h"]
+    assert runs[1]["aggregate"]["AP"] == expected.aggregate()["AP"]
+    assert main([*args[:3], "--fuse", "h=nope:a.run,b.run"]) == 2
+    assert "irspec: error: --fuse h: unknown fusion method 'nope'" in capsys.readouterr().err

@@ -89,7 +89,8 @@ def fuse(
         _check_rows(run.frame.height, label)
     state = _trained(fusion, qrels)
     frame = fuse_frames([r.frame for r in read], fusion, names, depth=depth, state=state)
-    return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, f"<fused: {fusion}>")
+    source = f"<fused: {fusion} of {', '.join(names)}>"
+    return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, source)
 
 
 def _trained(fusion: Fusion, qrels: Any) -> Any:
