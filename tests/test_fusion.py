@@ -444,3 +444,48 @@ def test_eval_fuse_on_the_command_line(tmp_path: Path, capsys):
     assert runs[1]["aggregate"]["AP"] == expected.aggregate()["AP"]
     assert main([*args[:3], "--fuse", "h=nope:a.run,b.run"]) == 2
     assert "irspec: error: --fuse h: unknown fusion method 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["rrf(k=0)", "sum(norm=rank)", "sum(norm=min-max-inverted)", "condorcet"])
+def test_a_run_in_trec_evals_order_is_only_checked_and_fuses_as_a_shuffled_one(spec: str):
+    # ties in both runs; the first run is written in trec_eval's order, the second not
+    ranked = {"q1": {"d9": 3.0, "d5": 2.0, "d4": 2.0, "d1": 1.0}, "q2": {"d2": 1.0, "d1": 1.0}}
+    shuffled_rows = [("q2", "d1", 1.0), ("q1", "d4", 2.0), ("q1", "d1", 1.0), ("q2", "d2", 1.0)]
+    shuffled = irspec.read_run([irspec_row(*r) for r in shuffled_rows])
+    import polars as pl
+
+    in_order = irspec.read_run(
+        pl.DataFrame(
+            [(q, d, s) for q, docs in ranked.items() for d, s in docs.items()],
+            schema=["query_id", "doc_id", "score"],
+            orient="row",
+        )
+    )
+    reversed_order = irspec.read_run(
+        in_order.frame.reverse().select(
+            pl.col("query").alias("query_id"), pl.col("docno").alias("doc_id"), "score"
+        )
+    )
+    one = irspec.fuse([in_order, shuffled], spec).frame
+    two = irspec.fuse([reversed_order, shuffled], spec).frame
+    assert one.equals(two)
+    # and the expected order by hand for RRF(k=0): q1 ranks d9, d5, d4, d1 in the first run
+    if spec == "rrf(k=0)":
+        q1 = dict(one.filter(pl.col("query") == "q1").select("docno", "score").rows())
+        assert q1 == {"d9": 1.0, "d5": 1 / 2, "d4": 1 / 3 + 1 / 1, "d1": 1 / 4 + 1 / 2}
+
+
+def irspec_row(query: str, docno: str, score: float):
+    from collections import namedtuple
+
+    return namedtuple("ScoredDoc", ["query_id", "doc_id", "score"])(query, docno, score)
+
+
+def test_the_runs_count_weights_and_depth_are_checked_before_anything_is_read(tmp_path: Path):
+    missing = str(tmp_path / "no-such.run")
+    with pytest.raises(irspec.ParameterError, match=re.escape("1 weight for 2 runs ('#1', '#2')")):
+        irspec.fuse([missing, missing], "wsum(weights=[1])")
+    with pytest.raises(irspec.EvaluationError, match="depth must be a positive number of documents, got 0"):
+        irspec.fuse([missing, missing], "rrf", depth=0)
+    with pytest.raises(irspec.EvaluationError, match="two runs or more, got 1"):
+        fuse_to_file([missing], "rrf", None)
