@@ -25,8 +25,9 @@ and the result is the same.
 
 **Methods that learn** (the extension point): a :class:`~irspec.spec.definitions.FusionDef` with ``fit``
 is trained before it fuses: ``state = fit(training, qrels, fusion)``, ``training`` the
-:class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries and ``qrels`` their
-judgments (:class:`irspec.data.Qrels`), and its kernel is called as ``compute(table, fusion, state)``.
+:class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries (their ``queries`` and
+``docnos`` name each candidate, to be looked up in the judgments) and ``qrels`` their judgments
+(:class:`irspec.data.Qrels`), and its kernel is called as ``compute(table, fusion, state)``.
 :func:`fuse` takes the training judgments as ``qrels=`` and refuses a learning method without them;
 parameter search (``optimize``) and cross-validation over query folds build on the same two calls.
 """
@@ -204,7 +205,14 @@ def _fuse_block(
         ([0], np.cumsum(first.get_column("qi").rle().struct.field("len").to_numpy().astype(np.int64)))
     )
     counts = np.bincount(run * queries + rows.get_column("qi").to_numpy(), minlength=m * queries)
-    table = Candidates(scores, ranks, starts, counts.reshape(m, queries))
+    table = Candidates(
+        scores,
+        ranks,
+        starts,
+        counts.reshape(m, queries),
+        first.get_column("query").gather(starts[:-1]),
+        first.get_column("docno"),
+    )
     if norm == "borda":
         table = borda_fill(table)
     kernel = _kernel(fusion)
