@@ -30,7 +30,17 @@ from irspec.errors import (
 from irspec.lazy import lazy_names
 from irspec.spec.hooks import hookimpl
 from irspec.spec.plugins import get_registry
-from irspec.spec.registry import Alias, InputReader, InputTable, Metric, MetricDef, MetricGroup, Param
+from irspec.spec.registry import (
+    Alias,
+    Fusion,
+    FusionDef,
+    InputReader,
+    InputTable,
+    Metric,
+    MetricDef,
+    MetricGroup,
+    Param,
+)
 from irspec.version import __version__
 
 if TYPE_CHECKING:
@@ -41,6 +51,8 @@ __all__ = [
     "Alias",
     "EvaluationError",
     "Evaluator",
+    "Fusion",
+    "FusionDef",
     "InputError",
     "InputReader",
     "InputTable",
@@ -67,6 +79,7 @@ __all__ = [
     "evaluate",
     "evaluate_input",
     "evaluate_many",
+    "fuse",
     "hookimpl",
     "load_plan",
     "metrics",
@@ -129,6 +142,7 @@ _LAZY: dict[str, str] = {
     "agreement": "irspec.experiment.agreement",
     "load_plan": "irspec.plan.load",
     "run_plan": "irspec.plan.execute",
+    "fuse": "irspec.fusion.engine",
     "read_qrels": "irspec.data",
     "read_run": "irspec.data",
     "Qrels": "irspec.data",
@@ -146,6 +160,7 @@ _SUBMODULES = (
     "report",
     "plan",
     "compat",
+    "fusion",
     "testing",
     "plugin_api",
 )

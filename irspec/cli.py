@@ -99,7 +99,8 @@ def _eval_plan(args: argparse.Namespace) -> Any:
     if args.write_z:
         check_writable(args.write_z)
     systems = [_system_arg(text) for text in args.system or ()]
-    members = [p for _, paths in systems for p in paths]
+    fused = [_fuse_arg(text) for text in args.fuse or ()]
+    members = [p for _, paths in systems for p in paths] + [p for r in fused for p in r.path.paths]
     if (list(args.runs) + members).count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
     intervals = default_intervals(args.format, args.ci)
@@ -124,6 +125,7 @@ def _eval_plan(args: argparse.Namespace) -> Any:
         outputs,
         memory=memory,
         systems=systems,
+        fused=fused,
         standardize=z,
         groups=groups,
     )
@@ -193,17 +195,19 @@ def _plan(
     outputs: Sequence[Any] = (),
     *,
     systems: Sequence[tuple[str, list[str]]] = (),
+    fused: Sequence[Any] = (),
     **fields: Any,
 ) -> Any:
     """The plan of a command line: no file (``source`` ``None``), paths as typed, each run named as it is
-    read; ``fields`` are the plan's others (``memory``, ``standardize``, ``groups``, ``qrels_sets``)."""
+    read, then the fused runs (``--fuse``); ``fields`` are the plan's others (``memory``, ``standardize``,
+    ``groups``, ``qrels_sets``)."""
     from irspec.plan.model import Plan, PlanRun, PlanSystem
 
     named = tuple(
         PlanSystem(name, tuple(PlanRun(None, p, p) for p in paths), f"--system {name}")
         for name, paths in systems
     )
-    runs_typed = tuple(PlanRun(None, path, path) for path in runs)
+    runs_typed = tuple(PlanRun(None, path, path) for path in runs) + tuple(fused)
     return Plan(
         None, qrels, runs_typed, tuple(metrics), options, None, tuple(outputs), systems=named, **fields
     )
@@ -237,6 +241,33 @@ def _system_arg(text: str) -> tuple[str, list[str]]:
             f"--system {quote(text)}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run"
         )
     return name, expand_runs(name, [p for p in paths.split(",") if p])
+
+
+def _fuse_arg(text: str) -> Any:
+    """``--fuse NAME=SPEC:PATHS``: a fused run (a plan's run whose path is a ``FusedRun``), its spec bound
+    now, so that a bad one stops the command before anything is read."""
+    from irspec.plan.model import FusedRun, PlanRun
+    from irspec.spec.fusion import parse_fusion
+
+    name, sep, rest = text.partition("=")
+    depth, cut = 0, -1
+    for i, ch in enumerate(rest):  # the spec's own brackets may hold anything but its end
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == ":" and depth == 0:
+            cut = i
+            break
+    paths = [p for p in rest[cut + 1 :].split(",") if p] if cut > 0 else []
+    if not sep or not name or len(paths) < 2:
+        raise EvaluationError(
+            f"--fuse {quote(text)}: expected NAME=SPEC:PATH,PATH[,PATH...], e.g. hybrid=rrf(k=60):bm25.run,dense.run"
+        )
+    try:
+        method = parse_fusion(rest[:cut], get_registry())
+    except IrspecError as e:
+        raise EvaluationError(f"--fuse {name}: {e}") from None
+    members = tuple(Path(p).name for p in paths)
+    return PlanRun(name, FusedRun(members, tuple(paths), method), f"--fuse {name}")
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -404,6 +435,25 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
+def _cmd_fuse(args: argparse.Namespace) -> int:
+    from irspec.fusion.engine import fuse_to_file
+
+    if args.depth is not None and args.depth < 1:
+        raise EvaluationError(f"--depth must be a positive number of documents, got {args.depth}")
+    if args.runs.count("-") > 1:
+        raise EvaluationError("standard input ('-') can be read only once")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IrspecWarning)
+        fusion = fuse_to_file(
+            args.runs, args.method, args.output, depth=args.depth, runid=args.runid, memory=args.memory
+        )
+    for w in caught:
+        print(f"irspec: warning: {w.message}", file=sys.stderr)
+    if args.output not in (None, "-"):
+        print(f"irspec: fused {len(args.runs)} runs by {fusion} into {args.output}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
     parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
@@ -439,6 +489,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=PATHS",
         help="a system of several runs of one method (seeds, folds), reported as the mean of its runs per topic, "
         "after the runs: NAME=runs/dense-seed*.run or NAME=a.run,b.run (globs expanded by irspec); repeatable",
+    )
+    p.add_argument(
+        "--fuse",
+        action="append",
+        metavar="NAME=SPEC:PATHS",
+        help="a run fused from run files, evaluated after the runs: NAME=rrf(k=60):bm25.run,dense.run "
+        "(the spec as irspec fuse --method takes it); repeatable",
     )
     p.add_argument(
         "-m",
@@ -712,6 +769,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
     p.set_defaults(func=_cmd_power)
+
+    p = sub.add_parser(
+        "fuse",
+        help="fuse runs into one (RRF, CombMNZ, a weighted sum, ...): a TREC run or Parquet",
+        description="Fuse two runs or more into one by a fusion spec, written like a metric spec: "
+        '"rrf(k=60)", "mnz(norm=min-max)", "wsum(weights=[0.3,0.7], norm=zmuv)" (ranx\'s names as spelled). '
+        "Scores are written at full precision, so the fused run read back ranks as it was fused. Runs larger "
+        "than memory are fused in blocks of queries.",
+    )
+    p.add_argument(
+        "runs", nargs="+", metavar="RUN", help="the runs (TREC text or Parquet; '-' standard input)"
+    )
+    p.add_argument("--method", required=True, metavar="SPEC", help='the fusion method, e.g. "rrf(k=60)"')
+    p.add_argument(
+        "-o", "--output", metavar="OUT", help="the fused run (Parquet if it ends in .parquet; default stdout)"
+    )
+    p.add_argument("--depth", type=int, metavar="K", help="keep the top K documents of each query")
+    p.add_argument("--runid", metavar="NAME", help="the fused run's runid column (default fused)")
+    p.add_argument("--memory", metavar="SIZE", help="memory budget, e.g. 1GiB (default: from the machine)")
+    p.set_defaults(func=_cmd_fuse)
 
     p = sub.add_parser("validate", help="check an evaluation plan and list every problem in it")
     p.add_argument("plan", help="the plan file")

@@ -14,7 +14,8 @@ qrels) load on first use (``_LAZY``), as the face's entry points do.
 :class:`MetricGroup` and :func:`each` (trec_eval's dotted form), :data:`UNIT` and :data:`NONNEGATIVE`
 (a metric's ``bounds``); :class:`InputReader` and :class:`InputTable` for inputs other than qrels and
 runs; :class:`PlanSection`, a plan section for a reader's options (``irspec_register_plan_sections``);
-:class:`Metric`, a bound spec.
+:class:`Metric`, a bound spec; :class:`FusionDef`, a method of fusing runs (``irspec_register_fusion``),
+and :class:`Fusion`, a bound fusion spec.
 
 **Input data objects** (light; ``typing.Protocol``): :class:`InputData` (``ids``, and the optional
 ``name``, ``source``, ``warnings``), :class:`SupportsTables` (``tables()``), :class:`SupportsCompare`
@@ -24,6 +25,9 @@ runs; :class:`PlanSection`, a plan section for a reader's options (``irspec_regi
 **The context** (numpy): :class:`Context` (a run joined with the qrels and ranked, the vectorised
 kernels' input), :class:`QueryView` (one query, the per-query form's input), :class:`Options`,
 :data:`UNJUDGED` (the label of a retrieved document the qrels do not judge), :func:`safe_divide`.
+
+**Fusion** (numpy): :class:`Candidates`, what a fusion method's kernel computes from (every document
+some run retrieved for a query, with each run's normalised score and rank).
 
 **Inputs** (polars): :class:`Qrels` (``Qrels.from_frame``: qrels derived from a richer input);
 :func:`is_dataset_id` and :func:`qrels_records` (an ir_datasets dataset's qrels, ``irds:<id>``);
@@ -50,6 +54,8 @@ from irspec.spec.definitions import (
     NONNEGATIVE,
     UNIT,
     Alias,
+    Fusion,
+    FusionDef,
     InputData,
     InputReader,
     InputTable,
@@ -80,6 +86,8 @@ __all__ = [
     "InputTable",
     "PlanSection",
     "Metric",
+    "FusionDef",
+    "Fusion",
     # input data objects
     "InputData",
     "QrelsData",
@@ -92,6 +100,8 @@ __all__ = [
     "Options",
     "UNJUDGED",
     "safe_divide",
+    # fusion
+    "Candidates",
     # inputs
     "Qrels",
     "is_dataset_id",
@@ -118,6 +128,7 @@ _LAZY: dict[str, str] = {
     "Options": "irspec.evaluation.context",
     "UNJUDGED": "irspec.evaluation.context",
     "safe_divide": "irspec.evaluation.context",
+    "Candidates": "irspec.builtin.kernels.fusion",
     "Qrels": "irspec.data",
     "is_dataset_id": "irspec.data.datasets",
     "qrels_records": "irspec.data.datasets",

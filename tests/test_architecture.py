@@ -38,7 +38,7 @@ import irspec
 
 # The layers of irspec/, bottom to top; names are modules or packages relative to irspec/.
 LAYERS: list[tuple[str, ...]] = [
-    ("spec", "stats", "evaluation", "experiment"),  # packages whose __init__ is only a docstring
+    ("spec", "stats", "evaluation", "experiment", "fusion"),  # packages whose __init__ is only a docstring
     (
         "errors",
         "version",
@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
     ("spec.definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
     ("spec.registry",),  # the name table; binds syntax trees to metric definitions
+    ("spec.fusion",),  # fusion specs bound to registered fusion methods
     ("spec.hooks",),  # the pluggy hooks
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
     ("spec.catalog",),  # the metrics and the registry as `irspec parse --json` and `irspec metrics` show them
@@ -87,6 +88,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("experiment.records",),  # the compare step's records: its settings and one comparison
     ("report.plots",),  # figures drawn from results
     ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
+    ("fusion.engine",),  # runs fused into one by a fusion spec, block by block (irspec fuse, irspec.fuse)
     ("evaluation.result",),  # one run's values and means: irspec.Result, shown in a notebook through report
     ("evaluation.parts",),  # a run evaluated in parts (blocks, batches) and the parts made one Result
     ("evaluation.evaluate",),  # runs evaluated against qrels read once: names made distinct, warnings issued

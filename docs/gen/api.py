@@ -30,10 +30,29 @@ from _text import anchor, markdown  # noqa: E402
 # The face's names by topic, for the reader; a name of __all__ not listed here still appears, under "More".
 TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Metric specs", ("parse", "parse_many", "metrics", "Metric")),
-    ("Evaluating runs", ("evaluate", "Evaluator", "Result", "ResultSet", "evaluate_many", "evaluate_input", "read_qrels", "read_run")),
-    ("Comparing runs", ("compare", "diff", "power", "PowerAnalysis", "agreement", "standardize", "by_group", "with_groups")),
+    (
+        "Evaluating runs",
+        (
+            "evaluate",
+            "Evaluator",
+            "Result",
+            "ResultSet",
+            "evaluate_many",
+            "evaluate_input",
+            "read_qrels",
+            "read_run",
+        ),
+    ),
+    (
+        "Comparing runs",
+        ("compare", "diff", "power", "PowerAnalysis", "agreement", "standardize", "by_group", "with_groups"),
+    ),
+    ("Fusing runs", ("fuse", "Fusion")),
     ("Plans", ("load_plan", "run_plan")),
-    ("Writing plugins", ("hookimpl", "MetricDef", "Param", "Alias", "MetricGroup", "InputReader", "InputTable")),
+    (
+        "Writing plugins",
+        ("hookimpl", "MetricDef", "Param", "Alias", "MetricGroup", "InputReader", "InputTable", "FusionDef"),
+    ),
     ("Errors and warnings", ()),  # every exception class of __all__
 )
 # Modules imported by their path, each documented by its __all__; one listed here that is gone fails the
@@ -120,9 +139,19 @@ def attribute_doc(dotted: str) -> str:
         return ""
     body = tree.body
     for node, after in zip(body, body[1:]):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-            if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+            if (
+                isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
                 return inspect.cleandoc(after.value.value)
     return ""
 
@@ -185,10 +214,25 @@ def render(page: Page, shown: str, obj: Any, level: int = 3) -> None:
     if inspect.isclass(obj):
         kind = "exception" if issubclass(obj, BaseException) else "class"
         lines += [f"{hashes} `{shown}` {{#{key}}}", ""]
-        sig = None if issubclass(obj, BaseException) and obj.__init__ is BaseException.__init__ else signature(shown, obj)
+        sig = (
+            None
+            if issubclass(obj, BaseException) and obj.__init__ is BaseException.__init__
+            else signature(shown, obj)
+        )
         lines += ["```python", f"{kind} {sig or shown}", "```", ""]
-    elif callable(obj) and not inspect.isclass(obj) and (inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj)):
-        lines += [f"{hashes} `{shown}()` {{#{key}}}", "", "```python", signature(shown, obj) or shown, "```", ""]
+    elif (
+        callable(obj)
+        and not inspect.isclass(obj)
+        and (inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj))
+    ):
+        lines += [
+            f"{hashes} `{shown}()` {{#{key}}}",
+            "",
+            "```python",
+            signature(shown, obj) or shown,
+            "```",
+            "",
+        ]
     else:
         value = repr(obj)
         value = value if len(value) <= 300 else value[:300] + " ..."
@@ -209,7 +253,14 @@ def render(page: Page, shown: str, obj: Any, level: int = 3) -> None:
                 lines += [f"{'#' * (level + 1)} `{member}` {{#{anchor(member)}}}", "", "*property*", ""]
                 doc = inspect.getdoc(value.fget) if value.fget else ""
             else:
-                lines += [f"{'#' * (level + 1)} `{member}()` {{#{anchor(member)}}}", "", "```python", signature(member, value, method=True) or member, "```", ""]
+                lines += [
+                    f"{'#' * (level + 1)} `{member}()` {{#{anchor(member)}}}",
+                    "",
+                    "```python",
+                    signature(member, value, method=True) or member,
+                    "```",
+                    "",
+                ]
                 doc = inspect.getdoc(value) or ""
             if doc:
                 lines += [markdown(doc, link_for(page, context)), ""]
@@ -238,8 +289,12 @@ def returned_classes(objs: list[Any]) -> list[tuple[str, type]]:
                 value = value.get(part) if isinstance(value, dict) else getattr(value, part, None)
                 if value is None:
                     break
-            if (inspect.isclass(value) and value.__module__.startswith("irspec") and id(value) not in face
-                    and not any(inspect.isclass(f) and issubclass(f, value) for f in face_objects)):
+            if (
+                inspect.isclass(value)
+                and value.__module__.startswith("irspec")
+                and id(value) not in face
+                and not any(inspect.isclass(f) and issubclass(f, value) for f in face_objects)
+            ):
                 found.setdefault(value.__name__, value)
     return sorted(found.items())
 
@@ -248,7 +303,10 @@ def main() -> None:
     api, mods = Page(API), Page(MODULES_PAGE)
     face = {name: getattr(irspec, name) for name in irspec.__all__}
     exceptions = [n for n, o in face.items() if inspect.isclass(o) and issubclass(o, BaseException)]
-    topics = [(title, [n for n in names if n in face] or (exceptions if not names else [])) for title, names in TOPICS]
+    topics = [
+        (title, [n for n in names if n in face] or (exceptions if not names else []))
+        for title, names in TOPICS
+    ]
     listed = {n for _, names in topics for n in names}
     more = [n for n in irspec.__all__ if n not in listed]
     if more:
@@ -289,18 +347,31 @@ def main() -> None:
         api.lines += [f"## {title}", ""]
         for n in names:
             render(api, f"irspec.{n}", face[n])
-    api.lines += ["## Returned by these", "",
-                  "Classes the functions above return, documented here although `import irspec` does not name them: "
-                  "use them through the objects you are given.", ""]
+    api.lines += [
+        "## Returned by these",
+        "",
+        "Classes the functions above return, documented here although `import irspec` does not name them: "
+        "use them through the objects you are given.",
+        "",
+    ]
     for name, cls in returned:
         render(api, name, cls)
 
-    mods.lines += ["# Modules", "",
-                   "Modules imported by their path, for what the face does not cover: each module's `__all__`, "
-                   "generated from its docstrings when this site was built.", ""]
+    mods.lines += [
+        "# Modules",
+        "",
+        "Modules imported by their path, for what the face does not cover: each module's `__all__`, "
+        "generated from its docstrings when this site was built.",
+        "",
+    ]
     for m in modules:
         module = importlib.import_module(m)
-        mods.lines += [f"## `{m}` {{#{anchor(m)}}}", "", markdown(inspect.getdoc(module) or "", link_for(mods, m)), ""]
+        mods.lines += [
+            f"## `{m}` {{#{anchor(m)}}}",
+            "",
+            markdown(inspect.getdoc(module) or "", link_for(mods, m)),
+            "",
+        ]
         for n in getattr(module, "__all__", ()):
             render(mods, f"{m}.{n}", getattr(module, n))
     for page in (api, mods):

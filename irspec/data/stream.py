@@ -249,7 +249,7 @@ def open_run(
     return RunBlocks(path, path, block, spread, stem=stem(path))
 
 
-def open_runs(paths: Sequence[str], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
+def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
     """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
     before it asks for the next: while it does, the next run is read on a worker thread when it is a
     small file (at most :data:`BLOCK_CAP` of text, and twice its working set within the budget's room).
@@ -259,13 +259,14 @@ def open_runs(paths: Sequence[str], memory: str | int | None = None) -> Iterator
     A file read ahead costs its run's memory one evaluation early, hence the size limit; a larger run, a
     stream, standard input and anything not a path are opened at their turn, as :func:`open_run` does.
     A run that fails to read raises its error when it is asked for, after the runs before it, as if
-    read then."""
+    read then. A callable in ``paths`` is a run made rather than read (a plan's fused run): it is
+    called at its turn, so that only one such run is held at a time."""
     budget = default_memory() if memory is None else parse_memory(memory)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read") as pool:
         ahead: concurrent.futures.Future[Run | RunBlocks] | None = None
         try:
             for i, path in enumerate(paths):
-                loaded = open_run(path, memory) if ahead is None else ahead.result()
+                loaded = open_run(_made(path), memory) if ahead is None else ahead.result()
                 ahead = None
                 following = paths[i + 1] if i + 1 < len(paths) else None
                 if following is not None and _read_ahead(following, _room(budget)):
@@ -275,6 +276,11 @@ def open_runs(paths: Sequence[str], memory: str | int | None = None) -> Iterator
         finally:
             if ahead is not None:  # the caller stopped early (an error): the run read ahead is dropped
                 ahead.cancel()
+
+
+def _made(src: Any) -> Any:
+    """``src``, or the run it makes when it is a callable (:func:`open_runs`)."""
+    return src() if callable(src) else src
 
 
 _END = object()

@@ -1,6 +1,6 @@
 """What a plugin declares, and what binding produces: :class:`Param`, :class:`MetricDef`,
-:class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, :class:`InputTable`, :class:`PlanSection`, and the
-bound, canonical :class:`Metric`; and the protocols of the data objects an input reader returns
+:class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, :class:`InputTable`, :class:`PlanSection`,
+:class:`FusionDef` (a method of fusing runs), and the bound, canonical :class:`Metric` and :class:`Fusion`; and the protocols of the data objects an input reader returns
 (:class:`InputData` and the optional members irspec looks for).
 
 These are plain immutable values. The table that holds them by name, and binding a parsed spec to them,
@@ -17,6 +17,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from irspec.spec import syntax
 
 __all__ = [
+    "FUSION_NORM",
+    "FUSION_NORMS",
     "MAX_COUNT",
     "MAX_GAIN",
     "NONNEGATIVE",
@@ -25,6 +27,8 @@ __all__ = [
     "Aggregate",
     "Alias",
     "Better",
+    "Fusion",
+    "FusionDef",
     "GainMap",
     "InputData",
     "InputReader",
@@ -499,3 +503,93 @@ class GainMap:
     def as_dict(self) -> dict[int, float]:
         """The map as a plain dict."""
         return dict(self.items)
+
+
+FUSION_NORMS: tuple[str, ...] = ("min-max", "max", "sum", "zmuv", "rank", "borda", "min-max-inverted", "none")
+"""The normalisations of a run's scores, per query, before fusion (ranx's six, its inverted min-max for
+distances, and ``none``); :mod:`irspec.builtin.kernels.fusion` defines each."""
+
+FUSION_NORM = Param(
+    "norm",
+    "choice",
+    "min-max",
+    "how each run's scores are normalised per query before fusing (ranx's default: min-max)",
+    choices=FUSION_NORMS,
+)
+"""The parameter every fusion method takes, declared or not."""
+
+
+@dataclass(frozen=True)
+class FusionDef:
+    """A method of fusing several runs into one, as a plugin registers it (``register(FusionDef(...),
+    aliases=(...))`` in the ``irspec_register_fusion`` hook).
+
+    ``name`` is the canonical name (``CombMNZ``), ``params`` its parameters as a metric declares them
+    (every method also takes ``norm``, the normalisation of each run's scores before fusing, unless it
+    declares ``norm`` itself). ``compute`` is the kernel, a function or a ``"module:function"`` string
+    imported when runs are fused: ``compute(table, fusion)`` with ``table`` the candidates of a block of
+    queries (:class:`irspec.builtin.kernels.fusion.Candidates`: each run's normalised scores and ranks,
+    ``NaN``/``-1`` where a run lacks a document) and ``fusion`` the bound :class:`Fusion`, returning one
+    fused score per candidate. ``doc`` is the formula and the paper.
+
+    Methods that learn (probfuse, segfuse, ...) set ``fit``: a function or ``"module:function"`` called
+    once as ``fit(training, qrels, fusion)`` on the training queries' candidates and judgments, whose
+    return value (the method's state, plain data) reaches the kernel as ``compute(table, fusion,
+    state)``. irspec then refuses to fuse such a method without training judgments. ``weighted`` says the
+    method takes one weight per run (``weights``), checked against the number of runs.
+    """
+
+    name: str
+    summary: str
+    compute: Callable[..., Any] | str
+    params: tuple[Param, ...] = ()
+    doc: str = ""
+    fit: Callable[..., Any] | str | None = None
+    weighted: bool = False
+    plugin: str = field(default="", compare=False)
+
+    @property
+    def all_params(self) -> tuple[Param, ...]:
+        """Every parameter the method takes: :data:`FUSION_NORM` first unless it declares ``norm``."""
+        return self.params if any(p.name == "norm" for p in self.params) else (FUSION_NORM, *self.params)
+
+    def param(self, name: str) -> Param:
+        """The parameter ``name`` (``norm`` too); :class:`KeyError` if there is none."""
+        for p in self.all_params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Names of every parameter, ``norm`` included, in declaration order."""
+        return tuple(p.name for p in self.all_params)
+
+    @property
+    def learns(self) -> bool:
+        """Whether the method is trained on judged queries before it fuses (it has a ``fit`` step)."""
+        return self.fit is not None
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """A bound fusion spec: a method and the parameters that differ from its defaults.
+
+    Immutable and hashable; ``str(fusion)`` is the canonical text (``CombMNZ(norm=zmuv)``), parameters
+    in declaration order, defaults left out, and parsing it gives back an equal value.
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    definition: FusionDef = field(compare=False, repr=False, hash=False, default=None)  # type: ignore[assignment]
+
+    def get(self, name: str) -> Any:
+        """The value of parameter ``name``: as given, or the declared default."""
+        for k, v in self.params:
+            if k == name:
+                return v
+        return self.definition.param(name).default
+
+    def __str__(self) -> str:
+        inner = [f"{k}={_value_text(v)}" for k, v in self.params]
+        return self.name + (f"({','.join(inner)})" if inner else "")

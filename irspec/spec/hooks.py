@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "hookimpl",
     "hookspec",
+    "irspec_register_fusion",
     "irspec_register_metrics",
     "irspec_register_plan_sections",
     "irspec_register_readers",
@@ -88,9 +89,26 @@ def irspec_register_plan_sections(register: Register) -> None:
     """
 
 
+@hookspec
+def irspec_register_fusion(register: Register) -> None:
+    """Register methods of fusing several runs into one (``irspec fuse``, :func:`irspec.fuse`).
+
+    Signature: ``irspec_register_fusion(register)``.
+
+    Call ``register(method, aliases=(...))`` once per :class:`irspec.FusionDef`:
+    ``FusionDef(name, summary, compute=..., params=(...), doc=...)``. ``compute(table, fusion)`` gets
+    the candidates of a block of queries (every document any run retrieved for them, with each run's
+    normalised score and rank: :class:`irspec.plugin_api.Candidates`) and the bound spec, and returns one
+    fused score per candidate. Every method takes ``norm`` (the runs' scores normalised first), declared
+    or not. Fusion methods have names of their own, apart from metrics'; a name or alias another plugin
+    registered already is an error that names both plugins.
+    """
+
+
 # Keep the list of hook names in one place, so tests can check each has a documented spec.
 HOOKS: tuple[Callable[..., None], ...] = (
     irspec_register_metrics,
     irspec_register_readers,
     irspec_register_plan_sections,
+    irspec_register_fusion,
 )

@@ -49,6 +49,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "irspec.builtin.trec_misc",
     "irspec.builtin.preference",
     "irspec.builtin.groups",
+    "irspec.builtin.fusion",
 )
 """Modules of the built-in metrics, registered through the same hook as third-party plugins."""
 
@@ -125,8 +126,8 @@ def _distributions(pm: pluggy.PluginManager) -> dict[str, str]:
 
 
 def build_registry(pm: pluggy.PluginManager) -> Registry:
-    """Run every plugin's ``irspec_register_readers``, ``irspec_register_metrics`` and
-    ``irspec_register_plan_sections`` hooks into a new :class:`Registry`."""
+    """Run every plugin's ``irspec_register_readers``, ``irspec_register_metrics``,
+    ``irspec_register_plan_sections`` and ``irspec_register_fusion`` hooks into a new :class:`Registry`."""
     registry = Registry()
     # Call each implementation separately so the Register knows which plugin is speaking; in
     # registration order (get_hookimpls' order), so the built-ins claim their names first. Plan
@@ -135,6 +136,7 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
         pm.hook.irspec_register_readers,
         pm.hook.irspec_register_metrics,
         pm.hook.irspec_register_plan_sections,
+        pm.hook.irspec_register_fusion,
     )
     for hook in hooks:
         for impl in hook.get_hookimpls():
@@ -183,7 +185,7 @@ def use_registry(registry: Registry) -> Iterator[Registry]:
 
 def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
     """What each plugin registers, for ``irspec plugins``: name, module, distribution (name and version
-    of the installed package), metrics, groups and input readers."""
+    of the installed package), metrics, groups, input readers and fusion methods."""
     pm = pm or get_plugin_manager()
     registry = build_registry(pm)
     report = []
@@ -191,6 +193,7 @@ def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
         metrics = sorted(d.name for d in registry.definitions.values() if d.plugin == name)
         groups = sorted(g.name for g in registry.groups.values() if g.plugin == name)
         readers = sorted(r.name for r in registry.readers.values() if r.plugin == name)
+        fusion = sorted(f.name for f in registry.fusions.values() if f.plugin == name)
         report.append(
             {
                 "name": name,
@@ -200,6 +203,7 @@ def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
                 "metrics": metrics,
                 "groups": groups,
                 "readers": readers,
+                "fusion": fusion,
             }
         )
     return report

@@ -37,6 +37,8 @@ from irspec.spec.definitions import (
     Aggregate,
     Alias,
     Better,
+    Fusion,
+    FusionDef,
     GainMap,
     InputReader,
     InputTable,
@@ -64,6 +66,8 @@ __all__ = [
     "Aggregate",
     "Alias",
     "Better",
+    "Fusion",
+    "FusionDef",
     "GainMap",
     "InputReader",
     "InputTable",
@@ -168,9 +172,15 @@ class Register:
         self._plugin = plugin
 
     def __call__(
-        self, item: MetricDef | MetricGroup | InputReader | PlanSection, aliases: Iterable[str | Alias] = ()
+        self,
+        item: MetricDef | MetricGroup | InputReader | PlanSection | FusionDef,
+        aliases: Iterable[str | Alias] = (),
     ) -> None:
-        """Register a metric definition with its aliases, a group of specs, an input reader or a plan section."""
+        """Register a metric definition with its aliases, a group of specs, an input reader, a plan section,
+        or a fusion method with its aliases."""
+        if isinstance(item, FusionDef):
+            self._registry._add_fusion(item, tuple(aliases), self._plugin)
+            return
         if isinstance(item, (InputReader, PlanSection)):
             what = "input reader" if isinstance(item, InputReader) else "plan section"
             if aliases:
@@ -205,6 +215,9 @@ class Registry:
         self.readers: dict[str, InputReader] = {}
         self.sections: dict[str, PlanSection] = {}  # plan sections by key, in registration order
         self.distributions: dict[str, str] = {}  # plugin name -> "distribution version", when installed
+        # Fusion methods have names of their own ("max" fuses, it is no metric): a second table.
+        self.fusions: dict[str, FusionDef] = {}
+        self.fusion_names: dict[str, tuple[FusionDef, Alias | None]] = {}
 
     # --- registration -------------------------------------------------------------------------
     def _claim(self, name: str, entry: _Entry) -> None:
@@ -265,6 +278,24 @@ class Registry:
             self._claim(alias.name, _Entry(defn, alias, plugin))
         self.definitions[defn.name] = defn
         self.aliases[defn.name] = list(aliases)
+
+    def _add_fusion(self, item: FusionDef, aliases: tuple[str | Alias, ...], plugin: str) -> None:
+        if not (callable(item.compute) or (isinstance(item.compute, str) and ":" in item.compute)):
+            raise RegistryError(
+                f"plugin {plugin!r}: fusion method {item.name!r}: compute must be a function or a "
+                "'module:function' string"
+            )
+        defn = replace(item, plugin=plugin)
+        for alias in (None, *(a if isinstance(a, Alias) else Alias(a) for a in aliases)):
+            name = defn.name if alias is None else alias.name
+            other = self.fusion_names.get(name.lower())
+            if other is not None:
+                raise RegistryError(
+                    f"plugin {plugin!r} registers the fusion method {name!r}, which plugin "
+                    f"{other[0].plugin!r} already registered (for {other[0].name!r})"
+                )
+            self.fusion_names[name.lower()] = (defn, alias)
+        self.fusions[defn.name] = defn
 
     def _add_reader(self, reader: InputReader, plugin: str) -> None:
         if not isinstance(reader.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", reader.name):

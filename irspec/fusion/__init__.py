@@ -1,0 +1,1 @@
+"""Fusion: several runs made one (``irspec fuse``, :func:`irspec.fuse`); :mod:`irspec.fusion.engine`."""

@@ -1,0 +1,370 @@
+"""Runs fused into one by a fusion spec: :func:`fuse` (``irspec.fuse``) and :func:`fuse_to_file`
+(``irspec fuse``).
+
+A fusion method is a spec, bound like a metric (:mod:`irspec.spec.fusion`) to a
+:class:`~irspec.spec.definitions.FusionDef` that a plugin registers through the ``irspec_register_fusion``
+hook (the built-in ones: :mod:`irspec.builtin.fusion`). Fusing is one pass per block of queries:
+
+1. each run's rows of the block are ranked as trec_eval ranks (score descending, docno descending) and
+   normalised per query (``norm``);
+2. the candidates (every document some run retrieved for a query) are gathered, in descending docno
+   order within a query, into :class:`~irspec.builtin.kernels.fusion.Candidates`: each run's
+   normalised score and rank per candidate (``borda`` fills in the candidates a run lacks);
+3. the method's kernel gives each candidate a fused score; the fused run is ranked the same way and
+   cut to ``depth`` documents per query.
+
+**Queries a run lacks.** ranx refuses runs whose query sets differ; irspec fuses them: a query missing
+from a run is one for which that run retrieved nothing (it adds nothing to CombSUM, and BordaFuse shares
+its points equally among the candidates), and a warning names the run and how many queries it lacks.
+
+**Bounded memory.** :func:`fuse_to_file` reads each run file with :func:`irspec.data.stream.open_run`:
+runs that fit the memory budget are fused whole; otherwise every run's rows are spread over temporary
+files by a hash of the query id (:class:`irspec.data.stream.Partitions`) and fused a partition at a
+time, each partition holding every row of its queries in every run, so runs larger than memory fuse too
+and the result is the same.
+
+**Methods that learn** (the extension point): a :class:`~irspec.spec.definitions.FusionDef` with ``fit``
+is trained before it fuses: ``state = fit(training, qrels, fusion)``, ``training`` the
+:class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries (their ``queries`` and
+``docnos`` name each candidate, to be looked up in the judgments) and ``qrels`` their judgments
+(:class:`irspec.data.Qrels`), and its kernel is called as ``compute(table, fusion, state)``.
+:func:`fuse` takes the training judgments as ``qrels=`` and refuses a learning method without them;
+parameter search (``optimize``) and cross-validation over query folds build on the same two calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from irspec.builtin.kernels.fusion import Candidates, borda_fill, normalise
+from irspec.data import Run, read_run
+from irspec.data.stream import DISCARD, Partitions, RunBlocks, open_run, spill_directory
+from irspec.data.trec import stem
+from irspec.errors import EvaluationError, InputError, IrspecWarning, ParameterError, quote
+from irspec.report.files import write_atomic
+from irspec.spec.definitions import Fusion
+from irspec.spec.fusion import parse_fusion
+from irspec.spec.plugins import get_registry
+
+__all__ = ["fuse", "fuse_frames", "fuse_to_file", "fusion_of", "trec_lines"]
+
+
+def fusion_of(spec: str | Fusion) -> Fusion:
+    """``spec`` bound against the current registry (a :class:`Fusion` is returned as it is)."""
+    return spec if isinstance(spec, Fusion) else parse_fusion(spec, get_registry())
+
+
+def fuse(
+    runs: Sequence[Any] | Mapping[str, Any],
+    spec: str | Fusion,
+    *,
+    depth: int | None = None,
+    name: str = "fused",
+    qrels: Any = None,
+) -> Run:
+    """Fuse ``runs`` into one run by the fusion ``spec`` (``"rrf(k=60)"``, ``"wsum(weights=[0.3,0.7],
+    norm=zmuv)"``, ``"mnz(norm=min-max)"``: ranx's names as spelled, or irspec's canonical ones).
+
+    ``runs`` is a list of anything :func:`irspec.evaluate` takes as a run (paths, ``{qid: {docno:
+    score}}`` dicts, DataFrames, :class:`irspec.data.Run`), or a mapping of names to them (the names
+    then appear in messages). ``depth`` keeps the top ``depth`` documents of each fused query. The result
+    is a :class:`irspec.data.Run` named ``name``, for :func:`irspec.evaluate`, :func:`irspec.compare` or
+    a file (:func:`trec_lines`). ``qrels`` are the training judgments of a method that learns.
+    """
+    fusion = fusion_of(spec)
+    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
+    _check(fusion, len(items), labels, depth)  # before anything is read
+    read = [read_run(src) for _, src in items]
+    names = [label or run.name for (label, _), run in zip(items, read, strict=True)]
+    if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
+        names = [f"{n} (#{i + 1})" for i, n in enumerate(names)]
+    for run, label in zip(read, names, strict=True):
+        _check_rows(run.frame.height, label)
+    state = _trained(fusion, qrels)
+    frame = fuse_frames([r.frame for r in read], fusion, names, depth=depth, state=state)
+    source = f"<fused: {fusion} of {', '.join(names)}>"
+    return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, source)
+
+
+def _trained(fusion: Fusion, qrels: Any) -> Any:
+    if not fusion.definition.learns:
+        return None
+    raise EvaluationError(
+        f"{fusion} learns from judged queries, which this version of irspec cannot yet train: "
+        "choose a method that does not learn"
+    )
+
+
+def fuse_frames(
+    frames: Sequence[pl.DataFrame],
+    fusion: Fusion,
+    names: Sequence[str],
+    *,
+    depth: int | None = None,
+    state: Any = None,
+    warn: bool = True,
+) -> pl.DataFrame:
+    """The fused rows (``query``, ``docno``, ``score``; ranked, cut to ``depth``) of run frames holding
+    whole queries. Checks the number of runs and weights, and warns of queries a run lacks."""
+    _check(fusion, len(frames), names, depth)
+    if warn:
+        _warn_missing(_lacking(frames), names)
+    return _fuse_block(frames, fusion, depth, state)
+
+
+def _check(fusion: Fusion, count: int, names: Sequence[str], depth: int | None) -> None:
+    """The number of runs (two or more, one weight each) and the depth (a positive integer)."""
+    if count < 2:
+        raise EvaluationError(f"fusion needs two runs or more, got {count}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise EvaluationError(f"depth must be a positive number of documents, got {quote(depth)}")
+    weights = fusion.get("weights") if fusion.definition.weighted else None
+    if weights is not None and len(weights) != count:
+        raise ParameterError(
+            fusion.name,
+            "weights",
+            f"{len(weights)} weight{'s' if len(weights) != 1 else ''} for {count} runs "
+            f"({', '.join(quote(n) for n in names)}); give one weight per run, in the runs' order",
+        )
+
+
+def _lacking(frames: Sequence[pl.DataFrame]) -> tuple[int, list[list[str]]]:
+    """The number of queries of the frames together, and the ones each frame lacks (sorted)."""
+    ids = [set(f.get_column("query").unique().to_list()) for f in frames]
+    union = set().union(*ids)
+    return len(union), [sorted(union - own) for own in ids]
+
+
+def _warn_missing(lacking: tuple[int, list[list[str]]], names: Sequence[str]) -> None:
+    total, missing = lacking
+    for name, ids in zip(names, missing, strict=True):
+        if ids:
+            shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+            warnings.warn(
+                f"run {quote(name)} has no documents for {len(ids)} of the {total} queries fused "
+                f"({shown}); it adds nothing to them (ranx would refuse runs whose queries differ)",
+                IrspecWarning,
+                stacklevel=4,
+            )
+
+
+def _kernel(fusion: Fusion) -> Callable[..., np.ndarray]:
+    compute = fusion.definition.compute
+    if isinstance(compute, str):
+        module, _, function = compute.partition(":")
+        return getattr(importlib.import_module(module), function)
+    return compute
+
+
+def _fuse_block(
+    frames: Sequence[pl.DataFrame], fusion: Fusion, depth: int | None, state: Any = None
+) -> pl.DataFrame:
+    norm = fusion.get("norm")
+    parts = []
+    for i, frame in enumerate(frames):
+        ranked = _ranked(frame.select("query", "docno", "score"), norm == "min-max-inverted")
+        lengths = ranked.get_column("query").rle().struct.field("len").to_numpy().astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(lengths)))
+        ranks = np.arange(ranked.height, dtype=np.int64) - np.repeat(starts[:-1], lengths)
+        scores = normalise(ranked.get_column("score").to_numpy(), starts, ranks, norm)
+        parts.append(
+            ranked.select(
+                "query",
+                "docno",
+                pl.lit(i, pl.Int64).alias("run"),
+                pl.Series("rank", ranks),
+                pl.Series("norm", scores, pl.Float64),
+            )
+        )
+    rows = pl.concat(parts).sort(["query", "docno"], descending=[False, True])
+    new_query = pl.col("query").ne_missing(pl.col("query").shift())
+    new_candidate = new_query | pl.col("docno").ne_missing(pl.col("docno").shift())
+    rows = rows.with_columns(
+        (new_candidate.cast(pl.Int64).cum_sum() - 1).alias("candidate"),
+        (new_query.cast(pl.Int64).cum_sum() - 1).alias("qi"),
+    )
+    first = rows.filter(new_candidate)  # one row per candidate, in candidate order
+    n, queries, m = first.height, int(rows.get_column("qi")[-1]) + 1, len(frames)
+    run = rows.get_column("run").to_numpy()
+    candidate = rows.get_column("candidate").to_numpy()
+    scores = np.full((m, n), np.nan)
+    scores[run, candidate] = rows.get_column("norm").to_numpy()
+    ranks = np.full((m, n), -1, dtype=np.int64)
+    ranks[run, candidate] = rows.get_column("rank").to_numpy()
+    starts = np.concatenate(
+        ([0], np.cumsum(first.get_column("qi").rle().struct.field("len").to_numpy().astype(np.int64)))
+    )
+    counts = np.bincount(run * queries + rows.get_column("qi").to_numpy(), minlength=m * queries)
+    table = Candidates(
+        scores,
+        ranks,
+        starts,
+        counts.reshape(m, queries),
+        first.get_column("query").gather(starts[:-1]),
+        first.get_column("docno"),
+    )
+    if norm == "borda":
+        table = borda_fill(table)
+    kernel = _kernel(fusion)
+    fused = kernel(table, fusion) if state is None else kernel(table, fusion, state)
+    fused = np.asarray(fused, dtype=np.float64)
+    if fused.shape != (n,):
+        raise EvaluationError(
+            f"fusion method {fusion.name} (plugin {fusion.definition.plugin!r}) gave {fused.shape} scores "
+            f"for {n} candidates"
+        )
+    if not np.isfinite(fused).all():
+        bad = int(np.flatnonzero(~np.isfinite(fused))[0])
+        raise EvaluationError(
+            f"{fusion} gave the score {fused[bad]} to document {quote(first.get_column('docno')[bad])} of query "
+            f"{quote(first.get_column('query')[bad])}: choose parameters that keep the scores finite"
+        )
+    # Candidates are grouped by query (in order) and in descending docno order within it: a stable sort
+    # by query and descending score leaves ties in that order, which is trec_eval's.
+    order = np.lexsort((-fused, table.query_of))
+    if depth is not None:
+        sizes = np.diff(starts)
+        order = order[np.arange(n) - np.repeat(starts[:-1], sizes) < depth]
+    return first.select("query", "docno", pl.Series("score", fused)).select(pl.all().gather(order))
+
+
+def _ranked(frame: pl.DataFrame, inverted: bool) -> pl.DataFrame:
+    """A run's rows grouped by query, each query in trec_eval's order (score descending, then docno
+    descending; an inverted normalisation ranks the smallest score first). A run already so (a TREC
+    file as systems write it, in any order of queries) is only checked, not sorted, as the engine's
+    ranking does; ``tests/test_fusion.py`` holds both paths equal."""
+    query, score, docno = pl.col("query"), pl.col("score"), pl.col("docno")
+    before, prev = (score > score.shift()) if inverted else (score < score.shift()), score.shift()
+    in_order = frame.select(
+        (query.ne_missing(query.shift()) | before | ((score == prev) & (docno < docno.shift())))
+        .all()
+        .alias("ranked"),
+        (query.rle_id().max().fill_null(0) + 1 == query.n_unique()).alias(
+            "grouped"
+        ),  # each query's rows together
+    ).row(0)
+    if frame.height == 0 or all(in_order):
+        return frame
+    return frame.sort(["query", "score", "docno"], descending=[False, not inverted, True])
+
+
+def trec_lines(frame: pl.DataFrame, runid: str) -> Iterable[str]:
+    """A fused frame (ranked, as :func:`fuse_frames` returns it) as TREC run lines, scores at full
+    precision (the shortest text that reads back as the same float, so the run ranks as it was fused)."""
+    text = frame.select(
+        pl.format(
+            "{} Q0 {} {} {} {}",
+            "query",
+            "docno",
+            (pl.int_range(pl.len()).over("query") + 1).cast(pl.String),
+            pl.col("score").cast(pl.String),
+            pl.lit(runid),
+        ).alias("line")
+    )
+    for chunk in text.get_column("line").to_list():
+        yield chunk + "\n"
+
+
+def fuse_to_file(
+    paths: Sequence[str],
+    spec: str | Fusion,
+    output: str | None,
+    *,
+    depth: int | None = None,
+    runid: str | None = None,
+    memory: str | int | None = None,
+) -> Fusion:
+    """``irspec fuse``: the runs at ``paths`` fused into ``output`` (TREC text, or Parquet when its name
+    ends in ``.parquet``; standard output when None), in bounded memory (see the module's docstring).
+    Written atomically: nothing is left at ``output`` on error. Returns the bound spec."""
+    fusion = fusion_of(spec)
+    _trained(fusion, None)
+    names = [stem_name(p) for p in paths]
+    _check(fusion, len(paths), names, depth)  # before anything is read
+    runid = runid or "fused"
+    opened = [open_run(p, memory) for p in paths]
+    try:
+        if all(isinstance(r, Run) for r in opened):
+            runs = [r for r in opened if isinstance(r, Run)]
+            for run, label in zip(runs, names, strict=True):
+                _check_rows(run.frame.height, label)
+            frames = [fuse_frames([r.frame for r in runs], fusion, names, depth=depth)]
+        else:
+            frames = []
+            with spill_directory() as directory:
+                count = max(2, max(_blocks(r) for r in opened))
+                spread = Partitions(directory, count, "query", what="the runs' lines")
+                for i, src in enumerate(opened):
+                    epoch, rows = 0, 0
+                    for block in src if isinstance(src, RunBlocks) else [src]:
+                        if block is DISCARD:  # the run is not grouped: its rows come again, whole
+                            epoch, rows = epoch + 1, 0
+                            continue
+                        rows += block.frame.height
+                        spread.add(_tagged(block.frame, i, epoch))
+                    _check_rows(rows, names[i])
+                total, missing = 0, [[] for _ in paths]
+                for part in spread:
+                    # rows of a run's blocks before it was found not grouped are void: its last epoch counts
+                    last = part.group_by("run").agg(pl.col("epoch").max())
+                    part = part.join(last, on=["run", "epoch"])
+                    pieces = [part.filter(pl.col("run") == i) for i in range(len(paths))]
+                    count_here, lacking = _lacking(pieces)
+                    total += count_here
+                    for i, ids in enumerate(lacking):
+                        missing[i].extend(ids)
+                    frames.append(fuse_frames(pieces, fusion, names, depth=depth, warn=False))
+                _warn_missing((total, [sorted(m) for m in missing]), names)
+    finally:
+        for r in opened:
+            if isinstance(r, RunBlocks):
+                r.close()
+    fused = pl.concat(frames) if frames else pl.DataFrame(schema={"query": pl.String})
+    if output is not None and output.endswith(".parquet"):
+        buffer = io.BytesIO()
+        fused.select(
+            pl.col("query").alias("query_id"),
+            pl.col("docno").alias("doc_id"),
+            "score",
+            pl.lit(runid).alias("run"),
+        ).write_parquet(buffer)
+        write_atomic(output, buffer.getvalue())
+        return fusion
+    text = "".join(trec_lines(fused, runid))
+    if output is None or output == "-":
+        sys.stdout.write(text)
+    else:
+        write_atomic(output, text)
+    return fusion
+
+
+def _tagged(frame: pl.DataFrame, run: int, epoch: int) -> pl.DataFrame:
+    return frame.select(
+        "query", "docno", "score", pl.lit(run, pl.Int64).alias("run"), pl.lit(epoch, pl.Int64).alias("epoch")
+    )
+
+
+def _blocks(src: Any) -> int:
+    if not isinstance(src, RunBlocks):
+        return 1
+    return max(1, -(-(os.path.getsize(src.path) or 0) // src.block_bytes))
+
+
+def _check_rows(rows: int, name: str) -> None:
+    if rows == 0:
+        raise InputError(f"run {quote(name)} has no scored documents: there is nothing to fuse")
+
+
+def stem_name(path: str) -> str:
+    """A run's name from its path, as the readers name it (``bm25`` for ``runs/bm25.run.gz``)."""
+    return stem(path) or path
