@@ -63,10 +63,76 @@ def build_context(
         frame = frame.filter(pl.Series(rows))
         keys = keys[rows] if keys is not None else None
         codes, lengths = codes[known], lengths[known]
-    ranking = _rank(codes, lengths, frame.get_column("score").to_numpy(), frame.get_column("docno"))
-    label = ranking.arrange(_labels(index, frame, keys, (codes, lengths)))
+    scores, docnos = frame.get_column("score").to_numpy(), frame.get_column("docno")
+    if keys is None:  # a reader that knew its pairs distinct did not hash them
+        keys = pair_keys(frame, (names.filter(pl.Series(known)) if extra else names, lengths))
+    judged = _judged_blocks(
+        codes, lengths, scores, docnos, lambda: _judged_rows(index, frame, keys, (codes, lengths))
+    )
+    if judged is not None:
+        label, ranking = judged
+    else:
+        ranking = _rank(codes, lengths, scores, docnos)
+        rows, labels = _judged_rows(index, frame, keys, (codes, lengths))
+        every = np.full(len(scores), UNJUDGED, dtype=np.int64)
+        every[rows] = labels
+        label = ranking.arrange(every)
     ctx = _context(index, ranking.codes, ranking.lengths, label, missing, options, inputs, frame, ranking)
     return ctx, notes
+
+
+def _judged_blocks(
+    codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any, judged_rows: Any
+) -> tuple[np.ndarray, Any] | None:
+    """The ranked labels of a run whose every query is one block not yet in order (a pytrec_eval
+    dict), by :func:`_judged_ranks` on the blocks as the rows of a matrix; with the ranking itself,
+    found only if a per-query plugin metric asks for the ranked frame. ``judged_rows()`` gives the
+    judged rows and their labels (:func:`_judged_rows`). ``None`` where :func:`_rank` is the way:
+    blocks ranked already (only their ties move), blocks of lengths so unequal that a matrix would
+    more than double the work, many judged documents in ties."""
+    n, nb = len(scores), len(lengths)
+    if n == 0 or np.bincount(codes, minlength=1).max() > 1:
+        return None
+    width = int(lengths.max())
+    if width * nb > 2 * n:
+        return None
+    ends = np.cumsum(lengths)
+    same_block = np.ones(n - 1, dtype=bool)
+    same_block[ends[:-1] - 1] = False
+    if not np.any(same_block & (scores[1:] > scores[:-1])):
+        return None
+    starts = ends - lengths
+    if width * nb == n:  # every block as long as the longest: a reshape
+        neg = np.negative(scores).reshape(nb, width)
+    else:  # row i of block b at b * width + (i - starts[b]); the padding (+inf) sorts last
+        place = segment_rows(np.arange(nb, dtype=np.int64) * width, lengths)
+        neg = np.full(nb * width, np.inf)
+        neg[place] = np.negative(scores)
+        neg = neg.reshape(nb, width)
+    rows, judged = judged_rows()
+    jrow = np.searchsorted(ends, rows, side="right")
+
+    def mine(t: np.ndarray) -> Any:
+        return docnos.gather(rows[t])
+
+    def text(r: np.ndarray, c: np.ndarray) -> Any:
+        return docnos.gather(starts[r] + c)
+
+    label = _judged_ranks(neg, False, lengths, jrow, np.negative(scores[rows]), judged, mine, text)
+    if label is None:
+        return None
+    return label, _LazyRanking(codes, lengths, scores, docnos)
+
+
+class _LazyRanking:
+    """A run's ranking (:func:`_rank`) found when a per-query plugin metric first asks for it."""
+
+    def __init__(self, codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> None:
+        self.codes, self.lengths = codes, lengths
+        self._args = (codes, lengths, scores, docnos)
+
+    def indices(self, n: int) -> np.ndarray:
+        return _rank(*self._args).indices(n)
 
 
 def _query_codes(index: QrelsIndex, names: pl.Series) -> np.ndarray:
@@ -166,7 +232,10 @@ def _topk_context(
     def text(r: np.ndarray, c: np.ndarray) -> pl.Series:
         return pl.Series("docno", docs[r, c]).cast(pl.String)
 
-    label = _judged_ranks(neg, ranked, lengths, jrow, jcol, judged, text)
+    def mine(t: np.ndarray) -> pl.Series:
+        return text(jrow[t], jcol[t])
+
+    label = _judged_ranks(neg, ranked, lengths, jrow, neg[jrow, jcol], judged, mine, text)
     ranking = _TopKOrder(top, rows, neg, docs, lengths, ranked)
     if label is None:  # many ties among the judged documents: every row put in order
         matrix = np.full(neg.shape, UNJUDGED, dtype=np.int64)
@@ -186,15 +255,17 @@ def _judged_ranks(
     ranked: bool,
     lengths: np.ndarray,
     jrow: np.ndarray,
-    jcol: np.ndarray,
+    value: np.ndarray,
     judged: np.ndarray,
+    mine: Any,
     text: Any,
 ) -> np.ndarray | None:
     """The labels of blocks of rows in ranked order, placing only the judged documents.
 
     ``neg`` is a matrix of negated scores, a block per row, padded with +inf past its ``lengths``
-    (``ranked``: each row is ascending already); ``jrow``, ``jcol`` and ``judged`` give the matrix
-    entries that are judged and their labels; ``text(rows, cols)`` the docnos of entries. Kernels see
+    (``ranked``: each row is ascending already); ``jrow``, ``value`` and ``judged`` give the judged
+    documents' rows, negated scores and labels, ``mine(i)`` the docnos of the judged documents ``i``,
+    ``text(rows, cols)`` the docnos of matrix entries. Kernels see
     only labels, and nearly every document is unjudged, so sorting the scores (a sort of values, several
     times faster than finding each row's order) and searching it for each judged document's score
     gives its rank: the documents of higher score, plus those of its score whose docno is greater (ties
@@ -205,7 +276,6 @@ def _judged_ranks(
     if len(judged) == 0:
         return label
     srt = neg if ranked else np.sort(neg, axis=1)
-    value = neg[jrow, jcol]
     flat = srt.ravel()
     base = jrow * width
     # a binary search in each judged document's own row: the first place its score stands
@@ -225,9 +295,8 @@ def _judged_ranks(
         if int(group.sum()) > _TIED_JUDGED:
             return None
         which, col = np.nonzero(group)
-        mine = text(jrow[tied], jcol[tied])
         others = text(jrow[tied][which], col)
-        greater = (others > mine.gather(which)).to_numpy()
+        greater = (others > mine(tied).gather(which)).to_numpy()
         place = place.copy()
         place[tied] += np.bincount(which, weights=greater, minlength=len(tied)).astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
@@ -373,16 +442,14 @@ class _Ranked:
         return self._frame.get_column(name).gather(index if self._kept is None else index[self._kept])
 
 
-def _labels(
-    index: QrelsIndex, frame: Any, keys: np.ndarray | None, blocks: tuple[np.ndarray, np.ndarray]
-) -> np.ndarray:
-    """The qrels label of each run row (:data:`UNJUDGED` where the qrels do not have the pair).
+def _judged_rows(
+    index: QrelsIndex, frame: Any, keys: np.ndarray, blocks: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run rows the qrels judge (ascending) and their labels; the other rows are unjudged.
 
-    ``keys`` are the run rows' :func:`~irspec.data.pair_keys`, when the reader kept them; ``blocks``
-    the (query code, length) of each block of rows with one query id."""
+    ``keys`` are the run rows' :func:`~irspec.data.pair_keys`; ``blocks`` the (query code, length) of
+    each block of rows with one query id."""
     if index.keys_unique:
-        if keys is None:
-            keys = pair_keys(frame)
         # The rows the filter cannot rule out (a few percent of a run's rows), searched among the sorted
         # qrels keys: the matches with their row numbers. A search, not a join: a join's fixed cost is
         # most of a small run's evaluation, and the qrels keys are distinct here.
@@ -401,13 +468,13 @@ def _labels(
         if (row_code == index.row_query[qrow]).all() and (
             frame.get_column("docno").gather(row) == index.frame.get_column("docno").gather(qrow)
         ).all():
-            label = np.full(len(keys), UNJUDGED, dtype=np.int64)
-            label[row] = index.row_label[qrow]
-            return label
+            return row, index.row_label[qrow]
     joined = frame.select("query", "docno").join(
         index.frame, on=["query", "docno"], how="left", maintain_order="left"
     )
-    return joined.get_column("label").fill_null(UNJUDGED).to_numpy().astype(np.int64)
+    label = joined.get_column("label")
+    rows = label.is_not_null().arg_true().to_numpy().astype(np.int64)
+    return rows, label.gather(rows).to_numpy().astype(np.int64)
 
 
 def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> _Ranking:
