@@ -8,29 +8,14 @@ pytrec_eval's values. A per-query plugin metric still sees every document in ran
 
 from __future__ import annotations
 
-import warnings
-
-import numpy as np
 import pytest
 from randomdata import random_case
+from test_topk_integer import METRICS, _quiet, same  # noqa: F401  (_quiet: an autouse fixture)
 
 import irspec
 import irspec.evaluation.ranking
 from irspec.spec.plugins import build_registry, get_plugin_manager
 from irspec.spec.registry import MetricDef
-
-METRICS = "P@5, P@10, R@100, AP, nDCG@10, nDCG, RR, bpref, Rprec, Judged@10, NumRet, NumRelRet, NumRel"
-
-
-@pytest.fixture(autouse=True)
-def _quiet() -> None:
-    warnings.simplefilter("ignore", irspec.IrspecWarning)
-
-
-def same(a: irspec.Result, b: irspec.Result) -> None:
-    assert a.query_ids == b.query_ids
-    np.testing.assert_array_equal(a.values, b.values)
-    assert a.aggregate() == b.aggregate()
 
 
 @pytest.mark.parametrize("seed", range(16))
