@@ -118,7 +118,12 @@ def _judged_blocks(
     def text(r: np.ndarray, c: np.ndarray) -> Any:
         return docnos.gather(starts[r] + c)
 
-    label = _judged_ranks(neg, False, lengths, jrow, np.negative(scores[rows]), judged, mine, text)
+    def rows_of(r: np.ndarray) -> np.ndarray:  # the blocks as given, padded with +inf
+        at = starts[r, None] + np.arange(width)
+        inside = at < ends[r, None]
+        return np.where(inside, np.negative(scores[np.where(inside, at, 0)]), np.inf)
+
+    label = _judged_ranks(neg, False, lengths, jrow, np.negative(scores[rows]), judged, mine, text, rows_of)
     if label is None:
         return None
     return label, _LazyRanking(codes, lengths, scores, docnos)
@@ -259,13 +264,15 @@ def _judged_ranks(
     judged: np.ndarray,
     mine: Any,
     text: Any,
+    rows_of: Any = None,
 ) -> np.ndarray | None:
     """The labels of blocks of rows in ranked order, placing only the judged documents.
 
     ``neg`` is a matrix of negated scores, a block per row, padded with +inf past its ``lengths``
     (``ranked``: each row is ascending already); ``jrow``, ``value`` and ``judged`` give the judged
     documents' rows, negated scores and labels, ``mine(i)`` the docnos of the judged documents ``i``,
-    ``text(rows, cols)`` the docnos of matrix entries. Kernels see
+    ``text(rows, cols)`` the docnos of matrix entries. Given ``rows_of(rows)`` (those rows of ``neg``
+    as they were), ``neg`` is the caller's to spend: it is sorted in place. Kernels see
     only labels, and nearly every document is unjudged, so sorting the scores (a sort of values, several
     times faster than finding each row's order) and searching it for each judged document's score
     gives its rank: the documents of higher score, plus those of its score whose docno is greater (ties
@@ -275,7 +282,12 @@ def _judged_ranks(
     label = np.full(int(lengths.sum()), UNJUDGED, dtype=np.int64)
     if len(judged) == 0:
         return label
-    srt = neg if ranked else np.sort(neg, axis=1)
+    unsorted = rows_of if rows_of is not None else neg.__getitem__
+    if rows_of is not None and not ranked:
+        neg.sort(axis=1)  # the caller's own matrix, sorted in place: a copy fewer at the peak
+        srt = neg
+    else:
+        srt = neg if ranked else np.sort(neg, axis=1)
     flat = srt.ravel()
     base = jrow * width
     # a binary search in each judged document's own row: the first place its score stands
@@ -291,7 +303,7 @@ def _judged_ranks(
     # tied: the next place holds the same score
     tied = np.flatnonzero((lo + 1 < width) & (flat[base + np.minimum(lo + 1, width - 1)] == value))
     if len(tied):
-        group = neg[jrow[tied]] == value[tied, None]  # each tied judged document's tie group, by column
+        group = unsorted(jrow[tied]) == value[tied, None]  # each tied judged document's tie group, by column
         if int(group.sum()) > _TIED_JUDGED:
             return None
         which, col = np.nonzero(group)
