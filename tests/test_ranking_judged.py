@@ -27,6 +27,15 @@ def test_placing_the_judged_equals_ranking_every_row(seed: int, options: dict, m
     same(placed, irspec.evaluate(qrels, run, METRICS, **options))
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_scores_one_float32_apart_are_placed_exactly(seed: int, monkeypatch) -> None:
+    # distinct doubles of one single-precision rounding (1.0 and 1.00000001): ranked by the doubles
+    qrels, run = random_case(seed, near_ties=True)
+    placed = irspec.evaluate(qrels, run, METRICS)
+    monkeypatch.setattr(irspec.evaluation.ranking, "_TIED_JUDGED", 0)
+    same(placed, irspec.evaluate(qrels, run, METRICS))
+
+
 def test_ties_with_unjudged_documents_by_docno_text() -> None:
     # not in order (0.1 before 0.5); the 0.5 tie ranks d9 > d30 > d3 > d100 by text, descending
     run = {"q": {"low": 0.1, "d3": 0.5, "d100": 0.5, "d9": 0.5, "d30": 0.5, "top": 0.9}}

@@ -4,8 +4,13 @@
 match checked against the strings; a join when keys collide), puts the rows in trec_eval's order (by
 query, score descending, docno descending; the file's rank column is ignored), applies ``depth`` and
 ``judged_only``, and adds the qrels queries the run lacks under ``missing_queries="zero"``. A run file
-already in that order is only checked and its tied rows moved (:func:`_rank`); a pytrec_eval dict or
-a retriever's top k is sorted block by block (:func:`_block_argsort`). Knows nothing of metrics.
+already in that order is only checked and its tied rows moved (:func:`_rank`). The kernels see only
+labels, and most documents are unjudged: so a pytrec_eval dict's or a retriever's top k's queries,
+each a block not yet in order, are taken as the rows of a matrix whose scores are sorted and searched
+for the judged documents' places (:func:`_judged_ranks`); the full order of every row
+(:func:`_block_argsort`, :func:`_topk_order`) is found only for a per-query plugin metric or when many
+judged documents tie. A top k of integer ids is joined with the qrels by the numbers and its ids made
+text only where a tie needs them (:func:`_topk_context`). Knows nothing of metrics.
 """
 
 from __future__ import annotations
@@ -283,25 +288,21 @@ def _judged_ranks(
     if len(judged) == 0:
         return label
     unsorted = rows_of if rows_of is not None else neg.__getitem__
-    if rows_of is not None and not ranked:
-        neg.sort(axis=1)  # the caller's own matrix, sorted in place: a copy fewer at the peak
-        srt = neg
+    found = None
+    if not ranked and neg.dtype == np.float64:
+        found = _coarse_places(neg, jrow, value, unsorted)
+    if found is None:
+        if rows_of is not None and not ranked:
+            neg.sort(axis=1)  # the caller's own matrix, sorted in place: a copy fewer at the peak
+            srt = neg
+        else:
+            srt = neg if ranked else np.sort(neg, axis=1)
+        place = _first_places(srt, jrow, value)
+        # tied: the next place holds the same score
+        flat, nxt = srt.ravel(), np.minimum(place + 1, width - 1)
+        tied = np.flatnonzero((place + 1 < width) & (flat[jrow * width + nxt] == value))
     else:
-        srt = neg if ranked else np.sort(neg, axis=1)
-    flat = srt.ravel()
-    base = jrow * width
-    # a binary search in each judged document's own row: the first place its score stands
-    lo = np.zeros(len(value), dtype=np.int64)
-    hi = np.full(len(value), width, dtype=np.int64)
-    for _ in range(width.bit_length() + 1):
-        active = lo < hi
-        mid = (lo + hi) >> 1
-        below = flat[base + np.minimum(mid, width - 1)] < value
-        lo = np.where(active & below, mid + 1, lo)
-        hi = np.where(active & ~below, mid, hi)
-    place = lo
-    # tied: the next place holds the same score
-    tied = np.flatnonzero((lo + 1 < width) & (flat[base + np.minimum(lo + 1, width - 1)] == value))
+        place, tied = found
     if len(tied):
         group = unsorted(jrow[tied]) == value[tied, None]  # each tied judged document's tie group, by column
         if int(group.sum()) > _TIED_JUDGED:
@@ -314,6 +315,49 @@ def _judged_ranks(
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     label[starts[jrow] + place] = judged
     return label
+
+
+def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """In each row ``jrow`` of ``srt`` (ascending rows), the first place ``value`` stands: the number of
+    entries below it. A binary search of every row at once."""
+    width = srt.shape[1]
+    flat = srt.ravel()
+    base = jrow * width
+    lo = np.zeros(len(value), dtype=np.int64)
+    hi = np.full(len(value), width, dtype=np.int64)
+    for _ in range(width.bit_length() + 1):
+        active = lo < hi
+        mid = (lo + hi) >> 1
+        below = flat[base + np.minimum(mid, width - 1)] < value
+        lo = np.where(active & below, mid + 1, lo)
+        hi = np.where(active & ~below, mid, hi)
+    return lo
+
+
+def _coarse_places(
+    neg: np.ndarray, jrow: np.ndarray, value: np.ndarray, unsorted: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_judged_ranks`' places for float64 scores, from their float32 roundings, sorted at a third
+    of the cost: rounding keeps order (a < b gives f32(a) <= f32(b)), so the entries whose rounding is
+    below a judged document's are all below it. A judged document alone in its rounding's bucket is
+    placed by them; one sharing it (nearly always an exact tie) is counted exactly in its row as given.
+    Returns ``(places, tied)``, the judged documents whose score another entry of the row shares; or
+    ``None`` when too many share buckets for the exact counts to be cheap."""
+    width = neg.shape[1]
+    coarse = neg.astype(np.float32)
+    coarse.sort(axis=1)
+    rounded = value.astype(np.float32)
+    place = _first_places(coarse, jrow, rounded)
+    nxt = np.minimum(place + 1, width - 1)
+    shared = np.flatnonzero((place + 1 < width) & (coarse.ravel()[jrow * width + nxt] == rounded))
+    if len(shared) * width > _TIED_JUDGED:
+        return None
+    if not len(shared):
+        return place, shared
+    rows = unsorted(jrow[shared])
+    place[shared] = (rows < value[shared, None]).sum(axis=1)
+    tied = shared[(rows == value[shared, None]).sum(axis=1) > 1]
+    return place, tied
 
 
 def _topk_order(
