@@ -21,7 +21,8 @@ Each (workload, tool) runs in its own child process, so peak memory (the child's
 size less its size once the data was made) belongs to that tool alone; the data are made in the child
 from a fixed seed, untimed. Tools alternate within each repetition and the median of ``--repeat`` runs
 is reported, with the ratio to the reference of its workload: the machine is shared, so only ratios
-measured side by side mean much.
+measured side by side mean much. Beside the wall-time ratio, the ratio of CPU time (the child's
+``time.process_time``, every thread's), steadier when other jobs compete for the cores.
 """
 
 from __future__ import annotations
@@ -100,28 +101,28 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
         if tool == "pytrec_eval":
             import pytrec_eval
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             pytrec_eval.RelevanceEvaluator(qrels, PYTREC).evaluate(run)
         elif tool == "irspec":
             import irspec
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             irspec.evaluate(qrels, run, IRSPEC, judged_warning=None).aggregate()
         elif tool == "irspec.compat":
             import irspec.compat.pytrec_eval as compat
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             compat.RelevanceEvaluator(qrels, PYTREC).evaluate(run)
         elif tool == "ir_measures":
             import ir_measures
             from ir_measures import AP, P, R, nDCG
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             ir_measures.calc_aggregate([nDCG @ 10, AP, R @ 100, P @ 5], qrels, run)
         elif tool == "ranx":
             from ranx import Qrels, Run, evaluate
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             evaluate(Qrels(qrels), Run(run), ["ndcg@10", "map", "recall@100", "precision@5"])
         else:
             raise SystemExit(f"unknown tool {tool}")
@@ -141,7 +142,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
             import ir_measures
             from ir_measures import AP, P, R, nDCG
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             ir_measures.calc_aggregate(
                 [nDCG @ 10, AP, R @ 100, P @ 5],
                 qrels_df.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"}),
@@ -150,7 +151,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
         elif tool == "irspec":
             import irspec
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             irspec.evaluate(qrels_df, run_df, IRSPEC, judged_warning=None).aggregate()
         else:
             raise SystemExit(f"unknown tool {tool}")
@@ -161,7 +162,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
 
             ev = pytrec_eval.RelevanceEvaluator(qrels, PYTREC)
             ev.evaluate(run)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for _ in range(calls):
                 ev.evaluate(run)
         elif tool == "irspec":
@@ -169,7 +170,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
 
             ev = irspec.Evaluator(qrels, IRSPEC, judged_warning=None)
             ev.evaluate(run)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for _ in range(calls):
                 ev.evaluate(run).aggregate()
         else:
@@ -178,7 +179,7 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
         if tool == "pytrec_eval":
             import pytrec_eval
 
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             pytrec_eval.RelevanceEvaluator(qrels, PYTREC).evaluate(run)
         else:
             import irspec
@@ -193,12 +194,13 @@ def child(workload: str, tool: str, queries: int, docs: int) -> dict:
             del run
             ev = irspec.Evaluator(qrels, IRSPEC, judged_warning=None)
             before = start_peak()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             ev.evaluate_topk(qids, ids, scores).aggregate()
     else:
         raise SystemExit(f"unknown workload {workload}")
     seconds = (time.perf_counter() - t) / calls
-    return {"seconds": seconds, "peak_mib": peak_mib() - before}
+    cpu = (time.process_time() - c) / calls
+    return {"seconds": seconds, "cpu": cpu, "peak_mib": peak_mib() - before}
 
 
 def warm_up(tool: str) -> None:
@@ -268,6 +270,7 @@ def main() -> None:
             if t in ("pytrec_eval", REFERENCE[workload]) or t.startswith("irspec") or t in peers
         ]
         times: dict[str, list[float]] = {t: [] for t in tools}
+        cpus: dict[str, list[float]] = {t: [] for t in tools}
         peaks: dict[str, float] = dict.fromkeys(tools, 0.0)
         failed: dict[str, str] = {}
         for _ in range(args.repeat):
@@ -294,19 +297,24 @@ def main() -> None:
                     continue
                 out = json.loads(proc.stdout.strip().splitlines()[-1])
                 times[tool].append(out["seconds"])
+                cpus[tool].append(out["cpu"])
                 peaks[tool] = max(peaks[tool], out["peak_mib"])
         shape = "1,000 x 100, per call" if workload == "reuse" else f"{args.queries:,} x {args.docs:,}"
         print(f"\n{workload} ({shape}; median of {args.repeat}; ratio to {REFERENCE[workload]})")
         ref = statistics.median(times[REFERENCE[workload]]) if times.get(REFERENCE[workload]) else None
+        ref_cpu = statistics.median(cpus[REFERENCE[workload]]) if cpus.get(REFERENCE[workload]) else None
         for tool in tools:
             if tool in failed:
                 print(f"  {tool:18s} failed: {failed[tool]}")
                 continue
             med = statistics.median(times[tool])
             ratio = f"{med / ref:5.2f}x" if ref else "  -  "
+            cpu = statistics.median(cpus[tool])
+            cpu_ratio = f"{cpu / ref_cpu:5.2f}x" if ref_cpu else "  -  "
             unit = f"{med * 1000:8.1f} ms" if med < 1 else f"{med:8.2f} s "
             print(
-                f"  {tool:18s} {unit}  {ratio}   peak +{peaks[tool]:6.0f} MiB   (runs: {', '.join(f'{x:.3f}' for x in times[tool])})"
+                f"  {tool:18s} {unit}  {ratio}   CPU {cpu_ratio}   peak +{peaks[tool]:6.0f} MiB"
+                f"   (runs: {', '.join(f'{x:.3f}' for x in times[tool])})"
             )
 
 

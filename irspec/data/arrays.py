@@ -14,6 +14,7 @@ arrays index it) and, where known, its query.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -31,19 +32,44 @@ NO_RESULT = -1
 
 @dataclass(frozen=True)
 class TopK:
-    """A top k read as a run's frame (``query, docno, score, line``: rows in the order given, each
-    row's documents in their columns' order, ``-1`` documents left out), with each row's query id and
-    number of documents."""
+    """A top k read and checked: each row's query id and number of documents, the scores as given, and
+    the documents; :attr:`frame` is the run's frame (``query, docno, score, line``: rows in the order
+    given, each row's documents in their columns' order, ``-1`` documents left out), made when first
+    asked for: integer ids are not turned into text unless something needs the text."""
 
-    frame: pl.DataFrame
     query_ids: pl.Series
     lengths: np.ndarray
+    scores: np.ndarray
+    """The ``n × k`` scores as given (finite where a document stands), not yet converted to float64."""
+    docnos: pl.Series | None
+    """The documents' ids as text, in the frame's order, when they were not integers (read at once, so
+    that an id that is neither a string nor an integer fails when the arrays are read)."""
     numbers: np.ndarray | None = None
     """The document ids as the integer matrix given (``-1`` for none), when they were integers: a row's
     duplicates are then found among the numbers themselves, exactly and without hashing."""
     valid: np.ndarray | None = None
     """Which entries of the ``n × k`` matrix given are the frame's rows, when some (``-1``) were left
     out; ``None`` when every entry is a row."""
+
+    @cached_property
+    def frame(self) -> pl.DataFrame:
+        """The run's frame (see the class)."""
+        every = self.valid is None
+        docno = self.docnos
+        if docno is None:
+            assert self.numbers is not None
+            docno = _ids(self.numbers if every else self.numbers[self.valid], "doc_ids")
+        values = self.scores.astype(np.float64, copy=False)
+        score = values.ravel() if every else values[self.valid]
+        query = self.query_ids.gather(np.repeat(np.arange(len(self.query_ids), dtype=np.int64), self.lengths))
+        return pl.DataFrame(
+            [query.alias("query"), docno.alias("docno"), pl.Series("score", score), no_lines(len(score))]
+        )
+
+    @cached_property
+    def size(self) -> int:
+        """The number of documents given (the frame's rows)."""
+        return int(self.lengths.sum())
 
     @property
     def blocks(self) -> tuple[pl.Series, np.ndarray]:
@@ -126,26 +152,23 @@ def frame_from_topk(query_ids: Any, doc_ids: Any, scores: Any, corpus_ids: Any =
     qids = _ids(queries, "query_ids")
     _no_repeated_queries(qids)
     valid = _valid(docs)
-    values = values.astype(np.float64, copy=False)
-    finite = np.isfinite(values)
-    if not finite[valid].all():
-        row, col = np.argwhere(valid & ~finite)[0].tolist()
-        s = values[row, col]
-        what = "NaN score" if np.isnan(s) else f"infinite score {float(s)!r} (scores must be finite)"
-        raise InputError(f"row {row}, column {col}: {what}", SOURCE, query=qids[row])
+    if values.dtype.kind == "f":
+        finite = np.isfinite(values)  # in the dtype given: converting to float64 keeps every value
+        if not finite[valid].all():
+            row, col = np.argwhere(valid & ~finite)[0].tolist()
+            s = values[row, col]
+            what = "NaN score" if np.isnan(s) else f"infinite score {float(s)!r} (scores must be finite)"
+            raise InputError(f"row {row}, column {col}: {what}", SOURCE, query=qids[row])
     lengths = valid.sum(axis=1)
     every = bool(lengths.sum() == valid.size)
-    kept = docs if every else docs[valid]
-    if corpus_ids is not None:
-        kept = _positions(kept, docs, _as_array(corpus_ids, "corpus_ids"))
-    docno = _ids(kept, "doc_ids")
-    score = values.ravel() if every else values[valid]
-    query = pl.Series("query", qids, dtype=pl.String).gather(
-        np.repeat(np.arange(len(qids), dtype=np.int64), lengths)
-    )
-    frame = pl.DataFrame([query, docno.alias("docno"), pl.Series("score", score), no_lines(len(score))])
     numbers = docs if docs.dtype.kind in "iu" and corpus_ids is None else None
-    return TopK(frame, qids, lengths, numbers, None if every else valid)
+    docno = None
+    if numbers is None:
+        kept = docs if every else docs[valid]
+        if corpus_ids is not None:
+            kept = _positions(kept, docs, _as_array(corpus_ids, "corpus_ids"))
+        docno = _ids(kept, "doc_ids")
+    return TopK(qids, lengths, values, docno, numbers, None if every else valid)
 
 
 def _as_array(x: Any, what: str) -> np.ndarray:

@@ -19,7 +19,12 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from irspec.data import Run
+import numpy as np
+import polars as pl
+
+from irspec.data import pair_keys
+from irspec.data.arrays import SOURCE as TOPK
+from irspec.data.arrays import TopK, frame_from_topk
 from irspec.errors import EvaluationError
 from irspec.evaluation import systems
 from irspec.evaluation.compute import bind_metrics
@@ -130,7 +135,7 @@ class Evaluator:
         ``evaluate_topk(qids, I, D, corpus_ids=ids)`` is ``evaluate_topk(qids, ids[I], D)`` but for the
         ``-1`` entries, which ``ids[I]`` would silently turn into the last document.
         """
-        run = Run.from_topk(query_ids, doc_ids, scores, corpus_ids=corpus_ids, name=name)
+        run = _TopKRun(frame_from_topk(query_ids, doc_ids, scores, corpus_ids), name)
         part = evaluate_part(self._index, run, list(self.metrics), self.options, self.judgments.inputs)
         return self._finish(name, run.source, [part])
 
@@ -172,3 +177,36 @@ class Evaluator:
         with self._lock:
             self._parts[result] = tuple(parts)
         return result
+
+
+class _TopKRun:
+    """A top k as a run (what :class:`~irspec.data.Run` gives the engine: ``frame``, ``keys``,
+    ``query_blocks``, ``name``, ``source``, ``runid``, ``len``), its documents checked distinct in each
+    row. The frame is made only when asked for: with integer ids the engine ranks the matrix and finds
+    the labels by the numbers themselves (:attr:`top`), and never needs the ids' text."""
+
+    source = TOPK
+    runid: str | None = None
+
+    def __init__(self, top: TopK, name: str = "run") -> None:
+        self.top = top
+        self.name = name
+        self.query_blocks = top.blocks
+        if top.numbers is None:
+            self._keys: np.ndarray | None = pair_keys(top.frame, self.query_blocks)
+            top.check_distinct(self._keys)
+        else:
+            top.check_distinct(np.zeros(0, dtype=np.uint64))  # by the numbers: no keys needed
+            self._keys = None
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        return self.top.frame
+
+    @property
+    def keys(self) -> np.ndarray | None:
+        """The rows' pair keys when they were made (string ids); ``None`` otherwise."""
+        return self._keys
+
+    def __len__(self) -> int:
+        return self.top.size

@@ -18,7 +18,7 @@ import polars as pl
 from irspec.data import Qrels, all_distinct, pair_keys
 from irspec.evaluation.context import segment_rows
 
-__all__ = ["FILTER_BITS", "QrelsIndex", "index_qrels", "sub_index"]
+__all__ = ["FILTER_BITS", "IntegerKeys", "QrelsIndex", "index_qrels", "sub_index"]
 
 FILTER_BITS = 22
 """The bits of a (query, docno) key that :attr:`QrelsIndex.key_filter` is indexed by: a one-byte-a-slot
@@ -68,6 +68,14 @@ class QrelsIndex:
         self.offsets = np.zeros(len(self.query_ids) + 1, np.int64)
         np.cumsum(counts, out=self.offsets[1:])
         self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._numbers: IntegerKeys | bool | None = False  # not built yet
+
+    def integer_keys(self) -> IntegerKeys | None:
+        """The judgments whose docno is an integer's decimal text, keyed by number (built on first use,
+        for a top k of integer ids); ``None`` when the numbers are too large to key by."""
+        if self._numbers is False:
+            self._numbers = IntegerKeys.of(self)
+        return self._numbers  # type: ignore[return-value]
 
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(R, N) per query: relevant (label >= level) and judged non-relevant (0 <= label < level)."""
@@ -77,6 +85,59 @@ class QrelsIndex:
             nonrel = np.bincount(self.query_of[(self.labels >= 0) & (self.labels < level)], minlength=n)
             self._by_level[level] = (rel.astype(np.int64), nonrel.astype(np.int64))
         return self._by_level[level]
+
+
+class IntegerKeys:
+    """The judgments whose docno is a non-negative integer's decimal text as written by ``str(int)``
+    (no sign, no leading zero: ``"007"`` is not 7, since an integer id is read as its decimal text),
+    keyed exactly by ``query code × bound + number``: a top k of integer ids is joined with the qrels by
+    the numbers, never turning them into text."""
+
+    def __init__(self, bound: int, keys: np.ndarray, labels: np.ndarray) -> None:
+        self.bound = bound
+        """One more than the largest number judged: a larger id is judged nowhere."""
+        self.keys = keys
+        """The sorted keys (int64)."""
+        self.labels = labels
+        """Each key's label."""
+        self.filter = np.zeros(1 << FILTER_BITS, dtype=bool)
+        self.filter[_slot(keys)] = True
+
+    @classmethod
+    def of(cls, index: QrelsIndex) -> IntegerKeys | None:
+        docno = index.frame.get_column("docno")
+        # at most 18 digits: below 2**63, so the cast cannot overflow
+        decimal = docno.str.contains(r"^(?:0|[1-9][0-9]{0,17})$").fill_null(False).to_numpy()
+        rows = np.flatnonzero(decimal)
+        numbers = docno.filter(pl.Series(decimal)).cast(pl.Int64).to_numpy()
+        bound = int(numbers.max()) + 1 if len(numbers) else 1
+        if len(index.query_ids) * bound >= 2**62:
+            return None  # no exact key fits in 64 bits: the ids' text is joined instead
+        keys = index.row_query[rows] * bound + numbers
+        order = np.argsort(keys)
+        return cls(bound, keys[order], index.row_label[rows][order])
+
+    def lookup(self, qcodes: np.ndarray, numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The judged ones of (query code, integer id) pairs: their positions and labels. ``numbers``
+        below 0 (no document) or above 2**63 are judged nowhere."""
+        inside = (numbers >= 0) & (numbers < self.bound)
+        # beyond the bound a key may wrap or meet another query's: ``inside`` rules those out
+        with np.errstate(over="ignore"):
+            keys = qcodes * self.bound + numbers.astype(np.int64, copy=False)
+        # Most ids are judged nowhere: a 4 MiB table tells most of them so before the search.
+        maybe = np.flatnonzero(self.filter[_slot(keys)] & inside)
+        wanted = keys[maybe]
+        if not len(self.keys):
+            return maybe[:0], np.zeros(0, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        found = self.keys[at] == wanted
+        return maybe[found], self.labels[at[found]]
+
+
+def _slot(keys: np.ndarray) -> np.ndarray:
+    """A key's slot in a filter of ``FILTER_BITS`` bits: its top bits after a multiplicative mix."""
+    with np.errstate(over="ignore"):
+        return (keys.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - FILTER_BITS)
 
 
 _INDEX_CACHE: dict[int, QrelsIndex] = {}

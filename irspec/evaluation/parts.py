@@ -64,12 +64,12 @@ def evaluate_part(
     ids = frozenset(run.query_blocks[0].to_list())
     known = [q for q in ids if q in index.position]
     if not known:
-        return Part(None, _NO_COVERAGE, ids, run.frame.height)
+        return Part(None, _NO_COVERAGE, ids, len(run))
     coverage: list[Any] = []
     own = sub_index(index, known) if narrow and len(known) < len(index.query_ids) else index
     skip = dataclasses.replace(options, missing_queries="skip")  # the whole run's missing queries: finish()
     result = _evaluate_run(own, run, metrics, skip, coverage, inputs)
-    return Part(result, coverage[0], ids, run.frame.height)
+    return Part(result, coverage[0], ids, len(run))
 
 
 def evaluate_parts(

@@ -4,8 +4,13 @@
 match checked against the strings; a join when keys collide), puts the rows in trec_eval's order (by
 query, score descending, docno descending; the file's rank column is ignored), applies ``depth`` and
 ``judged_only``, and adds the qrels queries the run lacks under ``missing_queries="zero"``. A run file
-already in that order is only checked and its tied rows moved (:func:`_rank`); a pytrec_eval dict or
-a retriever's top k is sorted block by block (:func:`_block_argsort`). Knows nothing of metrics.
+already in that order is only checked and its tied rows moved (:func:`_rank`). The kernels see only
+labels, and most documents are unjudged: so a pytrec_eval dict's or a retriever's top k's queries,
+each a block not yet in order, are taken as the rows of a matrix whose scores are sorted and searched
+for the judged documents' places (:func:`_judged_ranks`); the full order of every row
+(:func:`_block_argsort`, :func:`_topk_order`) is found only for a per-query plugin metric or when many
+judged documents tie. A top k of integer ids is joined with the qrels by the numbers and its ids made
+text only where a tie needs them (:func:`_topk_context`). Knows nothing of metrics.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import polars as pl
 
 from irspec.data import pair_keys
 from irspec.evaluation.context import UNJUDGED, Context, Options, segment_rows
-from irspec.evaluation.index import FILTER_BITS, QrelsIndex
+from irspec.evaluation.index import FILTER_BITS, IntegerKeys, QrelsIndex
 from irspec.evaluation.notes import coverage_notes
 
 __all__ = ["build_context"]
@@ -41,35 +46,134 @@ def build_context(
     caller sorts the per-query results). The labels come from a join on 64-bit hashes of the
     (query, docno) pairs, every match checked against the strings.
     """
+    top = getattr(run, "top", None)
+    if top is not None and top.numbers is not None:
+        numbers = index.integer_keys()
+        # An id of 19 digits or more is matched by its text: IntegerKeys holds docnos of 18 at most.
+        if numbers is not None and top.numbers.max(initial=0) < 10**18:
+            return _topk_context(index, run, top, numbers, options, inputs)
     frame, keys = run.frame, run.keys
     # Blocks of adjacent rows with the same query id (exact string comparison): one per query in a
     # grouped run, so everything per query below is computed on a few thousand blocks, not on rows.
     names, lengths = run.query_blocks
-    if len(names) <= _FEW_BLOCKS:  # a dict lookup each: a join's fixed cost is most of a small run's time
-        position = index.position
-        codes = np.fromiter((position.get(q, -1) for q in names.to_list()), np.int64, len(names))
-    else:
-        codes = (
-            pl.DataFrame({"query": names})
-            .join(index.query_codes, on="query", how="left", maintain_order="left")
-            .get_column("qcode")
-            .fill_null(-1)
-            .to_numpy()
-        )
+    codes = _query_codes(index, names)
     known = codes >= 0
     present = np.flatnonzero(np.bincount(codes[known], minlength=len(index.query_ids)))
     run_queries = {index.query_ids[c] for c in present.tolist()}
     extra = set() if known.all() else set(names.filter(pl.Series(~known)).unique().to_list())
     missing = sorted(set(index.query_ids) - run_queries)
-    notes = coverage_notes(index, run.source, extra, missing, run.frame.height == 0, options)
+    notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
     if extra:
         rows = np.repeat(known, lengths)
         frame = frame.filter(pl.Series(rows))
         keys = keys[rows] if keys is not None else None
         codes, lengths = codes[known], lengths[known]
-    ranking = _rank(codes, lengths, frame.get_column("score").to_numpy(), frame.get_column("docno"))
-    label = ranking.arrange(_labels(index, frame, keys, (codes, lengths)))
-    seg_codes, seg_lengths = ranking.codes, ranking.lengths
+    scores, docnos = frame.get_column("score").to_numpy(), frame.get_column("docno")
+    if keys is None:  # a reader that knew its pairs distinct did not hash them
+        keys = pair_keys(frame, (names.filter(pl.Series(known)) if extra else names, lengths))
+    judged = _judged_blocks(
+        codes, lengths, scores, docnos, lambda: _judged_rows(index, frame, keys, (codes, lengths))
+    )
+    if judged is not None:
+        label, ranking = judged
+    else:
+        ranking = _rank(codes, lengths, scores, docnos)
+        rows, labels = _judged_rows(index, frame, keys, (codes, lengths))
+        every = np.full(len(scores), UNJUDGED, dtype=np.int64)
+        every[rows] = labels
+        label = ranking.arrange(every)
+    ctx = _context(index, ranking.codes, ranking.lengths, label, missing, options, inputs, frame, ranking)
+    return ctx, notes
+
+
+def _judged_blocks(
+    codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any, judged_rows: Any
+) -> tuple[np.ndarray, Any] | None:
+    """The ranked labels of a run whose every query is one block not yet in order (a pytrec_eval
+    dict), by :func:`_judged_ranks` on the blocks as the rows of a matrix; with the ranking itself,
+    found only if a per-query plugin metric asks for the ranked frame. ``judged_rows()`` gives the
+    judged rows and their labels (:func:`_judged_rows`). ``None`` where :func:`_rank` is the way:
+    blocks ranked already (only their ties move), blocks of lengths so unequal that a matrix would
+    more than double the work, many judged documents in ties."""
+    n, nb = len(scores), len(lengths)
+    if n == 0 or np.bincount(codes, minlength=1).max() > 1:
+        return None
+    width = int(lengths.max())
+    if width * nb > 2 * n:
+        return None
+    ends = np.cumsum(lengths)
+    same_block = np.ones(n - 1, dtype=bool)
+    same_block[ends[:-1] - 1] = False
+    if not np.any(same_block & (scores[1:] > scores[:-1])):
+        return None
+    starts = ends - lengths
+    if width * nb == n:  # every block as long as the longest: a reshape
+        neg = np.negative(scores).reshape(nb, width)
+    else:  # row i of block b at b * width + (i - starts[b]); the padding (+inf) sorts last
+        place = segment_rows(np.arange(nb, dtype=np.int64) * width, lengths)
+        neg = np.full(nb * width, np.inf)
+        neg[place] = np.negative(scores)
+        neg = neg.reshape(nb, width)
+    rows, judged = judged_rows()
+    jrow = np.searchsorted(ends, rows, side="right")
+
+    def mine(t: np.ndarray) -> Any:
+        return docnos.gather(rows[t])
+
+    def text(r: np.ndarray, c: np.ndarray) -> Any:
+        return docnos.gather(starts[r] + c)
+
+    def rows_of(r: np.ndarray) -> np.ndarray:  # the blocks as given, padded with +inf
+        at = starts[r, None] + np.arange(width)
+        inside = at < ends[r, None]
+        return np.where(inside, np.negative(scores[np.where(inside, at, 0)]), np.inf)
+
+    label = _judged_ranks(neg, False, lengths, jrow, np.negative(scores[rows]), judged, mine, text, rows_of)
+    if label is None:
+        return None
+    return label, _LazyRanking(codes, lengths, scores, docnos)
+
+
+class _LazyRanking:
+    """A run's ranking (:func:`_rank`) found when a per-query plugin metric first asks for it."""
+
+    def __init__(self, codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> None:
+        self.codes, self.lengths = codes, lengths
+        self._args = (codes, lengths, scores, docnos)
+
+    def indices(self, n: int) -> np.ndarray:
+        return _rank(*self._args).indices(n)
+
+
+def _query_codes(index: QrelsIndex, names: pl.Series) -> np.ndarray:
+    """Each id's query code in ``index``, -1 for an id the qrels lack."""
+    if len(names) <= _FEW_BLOCKS:  # a dict lookup each: a join's fixed cost is most of a small run's time
+        position = index.position
+        return np.fromiter((position.get(q, -1) for q in names.to_list()), np.int64, len(names))
+    return (
+        pl.DataFrame({"query": names})
+        .join(index.query_codes, on="query", how="left", maintain_order="left")
+        .get_column("qcode")
+        .fill_null(-1)
+        .to_numpy()
+    )
+
+
+def _context(
+    index: QrelsIndex,
+    seg_codes: np.ndarray,
+    seg_lengths: np.ndarray,
+    label: np.ndarray,
+    missing: list[str],
+    options: Options,
+    inputs: Mapping[str, Any] | None,
+    frame: Any,
+    ranking: Any,
+) -> Context:
+    """The context of ranked rows: ``label`` in ranked order, ``seg_lengths`` rows of each query code
+    ``seg_codes``; depth and judged_only applied, the qrels queries the run lacks added as
+    ``missing_queries`` says. ``frame`` and ``ranking`` give the ranked frame to per-query plugin
+    metrics (:class:`_Ranked`)."""
     kept = None
     if options.depth is not None or options.judged_only:
         starts = np.concatenate(([0], np.cumsum(seg_lengths)))[:-1]
@@ -94,7 +198,257 @@ def build_context(
     )
     if options.missing_queries == "zero" and missing:
         ctx.missing = np.arange(len(evaluated) - len(missing), len(evaluated), dtype=np.int64)
+    return ctx
+
+
+def _topk_context(
+    index: QrelsIndex,
+    run: Any,
+    top: Any,
+    numbers: IntegerKeys,
+    options: Options,
+    inputs: Mapping[str, Any] | None,
+) -> tuple[Context, list[str]]:
+    """:func:`build_context` of a top k of integer ids (the evaluator's top k as a run), on its
+    matrices: the labels found by the numbers (:class:`~irspec.evaluation.index.IntegerKeys`) and only
+    the judged documents placed in ranked order (:func:`_judged_ranks`), the ids' text made only for
+    documents in a tie (ordered by docno descending as text: "9" before "10"). The same context as the
+    frame's path gives, without making the frame or sorting every row's documents."""
+    codes = _query_codes(index, top.query_ids)
+    answered = top.lengths > 0
+    known = codes >= 0
+    present = codes[known & answered]
+    run_queries = {index.query_ids[c] for c in present.tolist()}
+    unknown = answered & ~known
+    extra = set(top.query_ids.filter(pl.Series(unknown)).to_list()) if unknown.any() else set()
+    missing = sorted(set(index.query_ids) - run_queries)
+    notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
+    rows = np.flatnonzero(known & answered)
+    every = len(rows) == len(codes)
+    scores = top.scores if every else top.scores[rows]
+    if scores.dtype not in (np.float32, np.float64):
+        scores = scores.astype(np.float64)  # as the frame has them (ints; float16 gains nothing)
+    lengths = top.lengths[rows]
+    width = scores.shape[1]
+    # Score descending as ascending negated scores; a left-out (-1) entry gets +inf, so it sorts last.
+    neg = np.negative(scores)
+    if top.valid is not None:
+        neg[~(top.valid if every else top.valid[rows])] = np.inf
+    ranked = neg.size == 0 or bool((neg[:, 1:] >= neg[:, :-1]).all())  # as FAISS and torch.topk return them
+    docs = top.numbers if every else top.numbers[rows]
+    at, judged = numbers.lookup(np.repeat(codes[rows], width), docs.ravel())
+    jrow, jcol = np.divmod(at, max(width, 1))
+
+    def text(r: np.ndarray, c: np.ndarray) -> pl.Series:
+        return pl.Series("docno", docs[r, c]).cast(pl.String)
+
+    def mine(t: np.ndarray) -> pl.Series:
+        return text(jrow[t], jcol[t])
+
+    label = _judged_ranks(neg, ranked, lengths, jrow, neg[jrow, jcol], judged, mine, text)
+    ranking = _TopKOrder(top, rows, neg, docs, lengths, ranked)
+    if label is None:  # many ties among the judged documents: every row put in order
+        matrix = np.full(neg.shape, UNJUDGED, dtype=np.int64)
+        matrix.flat[at] = judged
+        label = ranking.arrange(matrix)
+    ctx = _context(index, codes[rows], lengths, label, missing, options, inputs, _LazyFrame(run), ranking)
     return ctx, notes
+
+
+_TIED_JUDGED = 1 << 22
+"""At most this many (judged document, document it ties with) pairs are compared by docno text in
+:func:`_judged_ranks`; beyond, every row is put in order (a sort of each row)."""
+
+
+def _judged_ranks(
+    neg: np.ndarray,
+    ranked: bool,
+    lengths: np.ndarray,
+    jrow: np.ndarray,
+    value: np.ndarray,
+    judged: np.ndarray,
+    mine: Any,
+    text: Any,
+    rows_of: Any = None,
+) -> np.ndarray | None:
+    """The labels of blocks of rows in ranked order, placing only the judged documents.
+
+    ``neg`` is a matrix of negated scores, a block per row, padded with +inf past its ``lengths``
+    (``ranked``: each row is ascending already); ``jrow``, ``value`` and ``judged`` give the judged
+    documents' rows, negated scores and labels, ``mine(i)`` the docnos of the judged documents ``i``,
+    ``text(rows, cols)`` the docnos of matrix entries. Given ``rows_of(rows)`` (those rows of ``neg``
+    as they were), ``neg`` is the caller's to spend: it is sorted in place. Kernels see
+    only labels, and nearly every document is unjudged, so sorting the scores (a sort of values, several
+    times faster than finding each row's order) and searching it for each judged document's score
+    gives its rank: the documents of higher score, plus those of its score whose docno is greater (ties
+    go by docno descending, as everywhere). Returns the flat ranked labels (:data:`UNJUDGED` for the
+    others), or ``None`` when too many judged documents tie for the docno comparisons to be cheap."""
+    width = neg.shape[1]
+    label = np.full(int(lengths.sum()), UNJUDGED, dtype=np.int64)
+    if len(judged) == 0:
+        return label
+    unsorted = rows_of if rows_of is not None else neg.__getitem__
+    found = None
+    if not ranked and neg.dtype == np.float64:
+        found = _coarse_places(neg, jrow, value, unsorted)
+    if found is None:
+        if rows_of is not None and not ranked:
+            neg.sort(axis=1)  # the caller's own matrix, sorted in place: a copy fewer at the peak
+            srt = neg
+        else:
+            srt = neg if ranked else np.sort(neg, axis=1)
+        place = _first_places(srt, jrow, value)
+        # tied: the next place holds the same score
+        flat, nxt = srt.ravel(), np.minimum(place + 1, width - 1)
+        tied = np.flatnonzero((place + 1 < width) & (flat[jrow * width + nxt] == value))
+    else:
+        place, tied = found
+    if len(tied):
+        group = unsorted(jrow[tied]) == value[tied, None]  # each tied judged document's tie group, by column
+        if int(group.sum()) > _TIED_JUDGED:
+            return None
+        which, col = np.nonzero(group)
+        others = text(jrow[tied][which], col)
+        greater = (others > mine(tied).gather(which)).to_numpy()
+        place = place.copy()
+        place[tied] += np.bincount(which, weights=greater, minlength=len(tied)).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    label[starts[jrow] + place] = judged
+    return label
+
+
+def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """In each row ``jrow`` of ``srt`` (ascending rows), the first place ``value`` stands: the number of
+    entries below it. A binary search of every row at once."""
+    width = srt.shape[1]
+    flat = srt.ravel()
+    base = jrow * width
+    lo = np.zeros(len(value), dtype=np.int64)
+    hi = np.full(len(value), width, dtype=np.int64)
+    for _ in range(width.bit_length() + 1):
+        active = lo < hi
+        mid = (lo + hi) >> 1
+        below = flat[base + np.minimum(mid, width - 1)] < value
+        lo = np.where(active & below, mid + 1, lo)
+        hi = np.where(active & ~below, mid, hi)
+    return lo
+
+
+def _coarse_places(
+    neg: np.ndarray, jrow: np.ndarray, value: np.ndarray, unsorted: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_judged_ranks`' places for float64 scores, from their float32 roundings, sorted at a third
+    of the cost: rounding keeps order (a < b gives f32(a) <= f32(b)), so the entries whose rounding is
+    below a judged document's are all below it. A judged document alone in its rounding's bucket is
+    placed by them; one sharing it (nearly always an exact tie) is counted exactly in its row as given.
+    Returns ``(places, tied)``, the judged documents whose score another entry of the row shares; or
+    ``None`` when too many share buckets for the exact counts to be cheap."""
+    width = neg.shape[1]
+    coarse = neg.astype(np.float32)
+    coarse.sort(axis=1)
+    rounded = value.astype(np.float32)
+    place = _first_places(coarse, jrow, rounded)
+    nxt = np.minimum(place + 1, width - 1)
+    shared = np.flatnonzero((place + 1 < width) & (coarse.ravel()[jrow * width + nxt] == rounded))
+    if len(shared) * width > _TIED_JUDGED:
+        return None
+    if not len(shared):
+        return place, shared
+    rows = unsorted(jrow[shared])
+    place[shared] = (rows < value[shared, None]).sum(axis=1)
+    tied = shared[(rows == value[shared, None]).sum(axis=1) > 1]
+    return place, tied
+
+
+def _topk_order(
+    neg: np.ndarray, docs: np.ndarray, lengths: np.ndarray, ranked: bool
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """Each row of a top k put in order: ``(order, first, moved, tied)``: the row-wise argsort of
+    ``neg`` (``None`` when ``ranked``), the mask of a row's documents among the ranked entries (``None``
+    when nothing was left out), and the flat positions whose tied entries move by docno
+    (:func:`_tied_order`)."""
+    order = None if ranked else np.argsort(neg, axis=1)
+    width = neg.shape[1]
+    ordered = neg if order is None else np.take_along_axis(neg, order, axis=1)
+    full = bool((lengths == width).all())
+    # A row's documents come first in its ranked row, the left-out entries after them.
+    first = None if full else np.arange(width) < lengths[:, None]
+    s = ordered.ravel() if first is None else ordered[first]
+    ranked_docs = docs if order is None else np.take_along_axis(docs, order, axis=1)
+    same_row = np.ones(max(len(s) - 1, 0), dtype=bool)
+    same_row[np.cumsum(lengths)[:-1] - 1] = False
+    flat_docs = ranked_docs.ravel() if first is None else ranked_docs[first]
+    moved, tied = _tied_order(None, same_row, s, _Decimal(flat_docs))
+    return order, first, moved, tied
+
+
+class _Decimal:
+    """Integer ids whose decimal text is made only for the rows gathered (the documents in a tie)."""
+
+    def __init__(self, numbers: np.ndarray) -> None:
+        self._numbers = numbers
+
+    def gather(self, rows: np.ndarray) -> pl.Series:
+        return pl.Series("docno", self._numbers[rows]).cast(pl.String)
+
+
+class _LazyFrame:
+    """A run's frame, made when a column is first asked for (``height`` is the run's length)."""
+
+    def __init__(self, run: Any) -> None:
+        self._run = run
+
+    @property
+    def height(self) -> int:
+        return len(self._run)
+
+    def get_column(self, name: str) -> Any:
+        return self._run.frame.get_column(name)
+
+
+class _TopKOrder:
+    """A top k's ranked order (:func:`_topk_order`), found when first asked for: by the labels when
+    too many judged documents tie, by a per-query plugin metric for the ranked frame."""
+
+    def __init__(
+        self, top: Any, rows: np.ndarray, neg: np.ndarray, docs: np.ndarray, lengths: np.ndarray, ranked: bool
+    ) -> None:
+        self.top, self.rows, self.neg, self.docs, self.lengths, self.ranked = (
+            top,
+            rows,
+            neg,
+            docs,
+            lengths,
+            ranked,
+        )
+        self._order: Any = None
+
+    def _found(self) -> Any:
+        if self._order is None:
+            self._order = _topk_order(self.neg, self.docs, self.lengths, self.ranked)
+        return self._order
+
+    def arrange(self, matrix: np.ndarray) -> np.ndarray:
+        """The entries of ``matrix`` (one per top-k entry) in ranked order, flat."""
+        order, first, moved, tied = self._found()
+        if order is not None:
+            matrix = np.take_along_axis(matrix, order, axis=1)
+        flat = matrix.ravel() if first is None else matrix[first]
+        if moved is not None:
+            flat[moved] = flat[tied]
+        return flat
+
+    def indices(self, n: int) -> np.ndarray:
+        """The frame's rows in ranked order."""
+        top = self.top
+        width = top.scores.shape[1]
+        # an entry's frame row: its row's first frame row, plus the documents before it in its row
+        starts = np.concatenate(([0], np.cumsum(top.lengths)[:-1]))[self.rows]
+        if top.valid is None:
+            within = np.broadcast_to(np.arange(width), (len(self.rows), width))
+        else:
+            within = np.cumsum(top.valid[self.rows], axis=1) - 1
+        return np.repeat(starts, self.lengths) + self.arrange(within)
 
 
 @dataclass
@@ -144,16 +498,14 @@ class _Ranked:
         return self._frame.get_column(name).gather(index if self._kept is None else index[self._kept])
 
 
-def _labels(
-    index: QrelsIndex, frame: Any, keys: np.ndarray | None, blocks: tuple[np.ndarray, np.ndarray]
-) -> np.ndarray:
-    """The qrels label of each run row (:data:`UNJUDGED` where the qrels do not have the pair).
+def _judged_rows(
+    index: QrelsIndex, frame: Any, keys: np.ndarray, blocks: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run rows the qrels judge (ascending) and their labels; the other rows are unjudged.
 
-    ``keys`` are the run rows' :func:`~irspec.data.pair_keys`, when the reader kept them; ``blocks``
-    the (query code, length) of each block of rows with one query id."""
+    ``keys`` are the run rows' :func:`~irspec.data.pair_keys`; ``blocks`` the (query code, length) of
+    each block of rows with one query id."""
     if index.keys_unique:
-        if keys is None:
-            keys = pair_keys(frame)
         # The rows the filter cannot rule out (a few percent of a run's rows), searched among the sorted
         # qrels keys: the matches with their row numbers. A search, not a join: a join's fixed cost is
         # most of a small run's evaluation, and the qrels keys are distinct here.
@@ -172,13 +524,13 @@ def _labels(
         if (row_code == index.row_query[qrow]).all() and (
             frame.get_column("docno").gather(row) == index.frame.get_column("docno").gather(qrow)
         ).all():
-            label = np.full(len(keys), UNJUDGED, dtype=np.int64)
-            label[row] = index.row_label[qrow]
-            return label
+            return row, index.row_label[qrow]
     joined = frame.select("query", "docno").join(
         index.frame, on=["query", "docno"], how="left", maintain_order="left"
     )
-    return joined.get_column("label").fill_null(UNJUDGED).to_numpy().astype(np.int64)
+    label = joined.get_column("label")
+    rows = label.is_not_null().arg_true().to_numpy().astype(np.int64)
+    return rows, label.gather(rows).to_numpy().astype(np.int64)
 
 
 def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> _Ranking:

@@ -1,0 +1,72 @@
+"""A run whose queries are blocks not yet in order (a pytrec_eval dict) is ranked by placing only its
+judged documents: each block's scores sorted and searched, ties among them broken by docno text.
+
+The reference is the full ranking (every row put in order, ties by docno descending), which the engine
+takes when too many judged documents tie; the differential tests hold both to trec_eval's and
+pytrec_eval's values. A per-query plugin metric still sees every document in ranked order.
+"""
+
+from __future__ import annotations
+
+import pytest
+from randomdata import random_case
+from test_topk_integer import METRICS, _quiet, same  # noqa: F401  (_quiet: an autouse fixture)
+
+import irspec
+import irspec.evaluation.ranking
+from irspec.spec.plugins import build_registry, get_plugin_manager
+from irspec.spec.registry import MetricDef
+
+
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("options", [{}, {"depth": 4}, {"judged_only": True}, {"relevance_level": 2}])
+def test_placing_the_judged_equals_ranking_every_row(seed: int, options: dict, monkeypatch) -> None:
+    qrels, run = random_case(seed)
+    placed = irspec.evaluate(qrels, run, METRICS, **options)
+    monkeypatch.setattr(irspec.evaluation.ranking, "_TIED_JUDGED", 0)  # every row put in order
+    same(placed, irspec.evaluate(qrels, run, METRICS, **options))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_scores_one_float32_apart_are_placed_exactly(seed: int, monkeypatch) -> None:
+    # distinct doubles of one single-precision rounding (1.0 and 1.00000001): ranked by the doubles
+    qrels, run = random_case(seed, near_ties=True)
+    placed = irspec.evaluate(qrels, run, METRICS)
+    monkeypatch.setattr(irspec.evaluation.ranking, "_TIED_JUDGED", 0)
+    same(placed, irspec.evaluate(qrels, run, METRICS))
+
+
+def test_ties_with_unjudged_documents_by_docno_text() -> None:
+    # not in order (0.1 before 0.5); the 0.5 tie ranks d9 > d30 > d3 > d100 by text, descending
+    run = {"q": {"low": 0.1, "d3": 0.5, "d100": 0.5, "d9": 0.5, "d30": 0.5, "top": 0.9}}
+    qrels = {"q": {"d3": 1, "d100": 1, "top": 0}}
+    res = irspec.evaluate(qrels, run, "RR, AP, P@3, NumRelRet")
+    # ranking: top (0), d9, d30, d3 (1, rank 4), d100 (1, rank 5), low: RR 1/4, AP (1/4 + 2/5) / 2
+    assert res.per_query()["q"] == {"RR": 1 / 4, "AP": (1 / 4 + 2 / 5) / 2, "P@3": 0.0, "NumRelRet": 2.0}
+
+
+def test_a_per_query_plugin_metric_sees_every_document_in_ranked_order() -> None:
+    seen: dict[str, tuple] = {}
+
+    def record(query, metric):
+        seen[query.query_id] = (query.docnos, query.scores, query.labels)
+        return 0.0
+
+    definition = MetricDef("Record", "the ranking a plugin sees", (), per_query=record)
+
+    class Plugin:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register(definition)
+
+    pm = get_plugin_manager(load_entry_points=False)
+    pm.register(Plugin(), name="record")
+    metric = build_registry(pm).parse("Record")
+    run = {"q": {"low": 0.1, "d3": 0.5, "d100": 0.5, "d9": 0.5, "top": 0.9}, "r": {"b": 0.2, "a": 0.7}}
+    irspec.evaluate({"q": {"d3": 1, "top": 0}, "r": {"b": 2}}, run, metric)
+    assert seen["q"] == (
+        ("top", "d9", "d3", "d100", "low"),
+        (0.9, 0.5, 0.5, 0.5, 0.1),
+        (0, None, 1, None, None),
+    )
+    assert seen["r"] == (("a", "b"), (0.7, 0.2), (None, 2))
