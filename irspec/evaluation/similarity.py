@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +107,7 @@ def similarity(run_a: Any, run_b: Any, measures: str | Sequence[str] = "RBO, KTU
     a, b = read_run(run_a), read_run(run_b)
     notes = [n for n in [same_source_note(a, b)] if n]
     ranked_a, ranked_b = rankings(a), rankings(b)
-    common, left_out = shared_queries({a.name: ranked_a, b.name: ranked_b})
+    common, left_out = shared_queries([(a.name, ranked_a), (b.name, ranked_b)])
     notes.extend(left_out)
     values = np.array(
         [[m.compute(ranked_a[q], ranked_b[q]) for m in bound] for q in common], dtype=np.float64
@@ -129,13 +129,13 @@ def rankings(run: Run) -> dict[str, list[str]]:
     return out
 
 
-def shared_queries(runs: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[str]]:
-    """The query ids every one of ``runs`` (name -> {query id: ...}) has, sorted, and a note per run that
-    has queries the others lack, naming them: they are left out of every measure."""
-    sets = {name: set(r) for name, r in runs.items()}
-    common = set.intersection(*sets.values())
+def shared_queries(runs: Sequence[tuple[str, Collection[str]]]) -> tuple[list[str], list[str]]:
+    """The query ids every one of ``runs`` (``(name, query ids)`` pairs; two runs may share a name) has,
+    sorted, and a note per run that has queries the others lack, naming them: they are left out."""
+    sets = [(name, set(queries)) for name, queries in runs]
+    common = set.intersection(*(queries for _, queries in sets))
     notes = []
-    for name, queries in sets.items():
+    for name, queries in sets:
         extra = sorted(queries - common)
         if extra:
             shown = ", ".join(repr(q) for q in extra[:5]) + (", ..." if len(extra) > 5 else "")

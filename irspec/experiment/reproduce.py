@@ -19,8 +19,10 @@ below 0 a larger one), and a large p-value (no significant difference between th
 reproduced scores). Where irspec departs from ``repro_eval`` (runs with different topics, depths) the
 documentation's exactness page says so.
 
-Every topic of the measures is one that all runs of a comparison have: a run's other topics are left
-out, and the result's warnings name them.
+The per-topic scores are those of every query of the qrels: a query a run lacks scores 0 (trec_eval
+``-c``, as ``repro_eval``'s evaluation through ir_measures scores it), and a run's queries that the
+qrels lack are ignored. The document orderings are compared on the queries both runs of a pair rank;
+a run's other queries are left out, and the result's warnings name them.
 """
 
 from __future__ import annotations
@@ -145,8 +147,9 @@ def reproduce(
     (ER, ΔRI, unpaired t-test). ``p`` and ``depth``: RBO's persistence and depth (``repro_eval``'s
     0.95 and 1000), ``depth`` also KTU's cut.
 
-    Queries a run has that another run of the comparison lacks are left out, with a warning naming
-    them; an empty run is an error; the same file given twice is a warning.
+    A query of the qrels that a run lacks scores 0 on every metric (trec_eval ``-c``, as ``repro_eval``
+    scores it); KTU and RBO compare the queries both runs of a pair rank, and a warning names the
+    others, left out. An empty run is an error; the same file given twice is a warning.
     """
     originals, reproductions = _pair("original", original), _pair("reproduced", reproduced)
     if not 0 < p <= 1 or isinstance(p, bool):
@@ -161,32 +164,31 @@ def reproduce(
         # Their warnings are issued once below, with this comparison's own.
         warnings.simplefilter("ignore", IrspecWarning)
         if reproduced_qrels is None:
-            results = evaluate_many(qrels, runs, bound, missing_queries="skip")
+            results = evaluate_many(qrels, runs, bound)
         else:
-            results = evaluate_many(qrels, runs[:2], bound, missing_queries="skip")
-            results += evaluate_many(reproduced_qrels, runs[2:], bound, missing_queries="skip")
+            results = evaluate_many(qrels, runs[:2], bound)
+            results += evaluate_many(reproduced_qrels, runs[2:], bound)
     b_orig, a_orig, b_rep, a_rep = results
     names = [r.run_name for r in results]
     notes.extend(collect_warnings(results))
     keys = [str(m) for m in bound]
     if reproduced_qrels is None:
         kind = "reproducibility"
-        scored, left = shared_queries(dict(zip(names, (set(r.query_ids) for r in results))))
-        ranked_common, left_ranked = shared_queries(dict(zip(names, ranked)))
-        notes.extend(dict.fromkeys(left + left_ranked))
+        scored, left = shared_queries([(r.run_name, r.query_ids) for r in results])
+        notes.extend(left)
         orig_side = rep_side = scored
-        pairs = [
-            _same_collection(role, names[i], names[i + 2], results[i], results[i + 2], keys, scored)
-            for role, i in (("baseline", 0), ("advanced", 1))
-        ]
-        pairs = [
-            _with_order(pair, ranked[i], ranked[i + 2], ranked_common, p, depth)
-            for pair, i in zip(pairs, (0, 1))
-        ]
+        pairs = []
+        for role, i in (("baseline", 0), ("advanced", 1)):
+            pair = _same_collection(role, names[i], names[i + 2], results[i], results[i + 2], keys, scored)
+            ranked_common, left_ranked = shared_queries(
+                [(names[i], ranked[i]), (names[i + 2], ranked[i + 2])]
+            )
+            notes.extend(left_ranked)
+            pairs.append(_with_order(pair, ranked[i], ranked[i + 2], ranked_common, p, depth))
     else:
         kind = "replicability"
-        orig_side, left_o = shared_queries({names[0]: set(b_orig.query_ids), names[1]: set(a_orig.query_ids)})
-        rep_side, left_r = shared_queries({names[2]: set(b_rep.query_ids), names[3]: set(a_rep.query_ids)})
+        orig_side, left_o = shared_queries([(names[0], b_orig.query_ids), (names[1], a_orig.query_ids)])
+        rep_side, left_r = shared_queries([(names[2], b_rep.query_ids), (names[3], a_rep.query_ids)])
         notes.extend(left_o + left_r)
         pairs = [
             _other_collection(
