@@ -341,3 +341,16 @@ def test_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the same file twice: a warning, and the values still come
     assert main([*base, "--reproduced", str(runs / "bm25.run"), str(runs / "random.run"), "-m", "AP"]) == 0
     assert "the same file is given twice" in capsys.readouterr().err
+
+
+def test_a_run_file_not_sorted_by_score_is_ranked_as_trec_eval_ranks(tmp_path: Path) -> None:
+    """repro_eval ranks a run in its file's order (it breaks ties among adjacent lines only); irspec
+    ranks by score, then docno descending, as every other measure does. Written out: the original
+    lists d1 (score 1) before d2 (score 3), so it ranks d2 first; the reproduction ranks d2 first too."""
+    orig, rep = tmp_path / "orig.run", tmp_path / "rep.run"
+    orig.write_text("q1 Q0 d1 1 1.0 o\nq1 Q0 d2 2 3.0 o\nq1 Q0 d3 3 0.5 o\n")
+    rep.write_text("q1 Q0 d2 1 3.0 r\nq1 Q0 d1 2 1.0 r\nq1 Q0 d3 3 0.5 r\n")
+    ours = irspec.similarity(orig, rep, "KTU, RBO(p=0.5)@1")
+    assert ours.per_query()["q1"] == {"KTU": 1.0, "RBO(p=0.5)@1": 1.0}
+    theirs = document_order.KTU(load_run(str(orig)), load_run(str(rep)), per_topic=True)
+    assert theirs["q1"] == pytest.approx(1 / 3)  # d1 d2 d3 against d2 d1 d3 in repro_eval

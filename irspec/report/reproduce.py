@@ -4,7 +4,8 @@ LaTeX, JSON and a self-contained HTML page with its figures.
 The reproduction is read by its attributes (``kind``, ``metrics``, ``baseline``, ``advanced``, ``er``,
 ``delta_ri``, ...), as the other steps' objects are: the step computes, this module presents. One list
 of sections (:func:`sections`: a heading, a header row and rows of text) feeds the text, Markdown,
-LaTeX and HTML renderers, so that they show the same numbers.
+LaTeX and HTML renderers, so that they show the same numbers. The warnings are in the JSON and the
+HTML page; the command line prints them on standard error beside the text, Markdown and LaTeX.
 """
 
 from __future__ import annotations
@@ -127,7 +128,6 @@ def _text(rep: Any, decimals: int) -> str:
         lines.append("")
     lines.append("B: baseline, A: advanced.")
     lines.extend(f"{name}: {text}." for name, text in _shown_readings(rep))
-    lines.extend(f"warning: {w}" for w in rep.warnings)
     return "\n".join(lines) + "\n"
 
 
@@ -139,7 +139,6 @@ def _markdown(rep: Any, decimals: int) -> str:
         lines += ["| " + " | ".join(r) + " |" for r in rows]
         lines.append("")
     lines.append("B: baseline, A: advanced. " + " ".join(f"**{n}**: {t}." for n, t in _shown_readings(rep)))
-    lines.extend(f"\n> warning: {w}" for w in rep.warnings)
     return "\n".join(lines) + "\n"
 
 
