@@ -354,3 +354,79 @@ def test_a_run_file_not_sorted_by_score_is_ranked_as_trec_eval_ranks(tmp_path: P
     assert ours.per_query()["q1"] == {"KTU": 1.0, "RBO(p=0.5)@1": 1.0}
     theirs = document_order.KTU(load_run(str(orig)), load_run(str(rep)), per_topic=True)
     assert theirs["q1"] == pytest.approx(1 / 3)  # d1 d2 d3 against d2 d1 d3 in repro_eval
+
+
+def _plan(tmp_path: Path, section: str) -> Path:
+    mine = tmp_path / "my_bm25.run"
+    # bm25 with its scores to one decimal: ties that fall to docno order, a near reproduction
+    mine.write_text(
+        "".join(
+            " ".join([*f[:4], f"{float(f[4]):.1f}", *f[5:]]) + "\n"
+            for f in (line.split() for line in (DEMO / "runs" / "bm25.run").read_text().splitlines())
+        )
+    )
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\n"
+        "runs:\n"
+        f"  - {{name: bm25, path: {DEMO / 'runs' / 'bm25.run'}}}\n"
+        f"  - {{name: colbert, path: {DEMO / 'runs' / 'seeds' / 'colbert-seed1.run'}}}\n"
+        f"  - {{name: my_bm25, path: {mine}}}\n"
+        f"  - {{name: my_colbert, path: {DEMO / 'runs' / 'seeds' / 'colbert-seed2.run'}}}\n"
+        "metrics: [nDCG@10, AP]\n"
+        f"{section}"
+        "output:\n"
+        "  - {format: table}\n"
+        "  - {format: json, path: out/r.json}\n"
+        "  - {format: markdown, path: out/r.md}\n"
+        "  - {format: latex, path: out/r.tex}\n"
+        "  - {format: html, path: out/r.html}\n"
+    )
+    return plan
+
+
+def test_plan_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan's reproduce section: the same values as irspec.reproduce on the runs' files, in every
+    output, the runs named as in the plan."""
+    plan = _plan(
+        tmp_path,
+        "reproduce:\n  original: [bm25, colbert]\n  reproduced: [my_bm25, my_colbert]\n  depth: 100\n",
+    )
+    assert main(["run", str(plan)]) == 0
+    out = capsys.readouterr().out
+    assert "baseline: bm25 reproduced by my_bm25" in out and "Overall effects" in out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        direct = irspec.reproduce(
+            DEMO / "qrels.txt",
+            original=(DEMO / "runs" / "bm25.run", DEMO / "runs" / "seeds" / "colbert-seed1.run"),
+            reproduced=(tmp_path / "my_bm25.run", DEMO / "runs" / "seeds" / "colbert-seed2.run"),
+            metrics="nDCG@10, AP",
+            depth=100,
+        )
+    record = json.loads((tmp_path / "out" / "r.json").read_text())["reproduction"]
+    assert record["ER"] == direct.er and record["delta_RI"] == direct.delta_ri
+    assert record["baseline"]["RBO"] == direct.baseline.rbo_mean and record["rbo"]["depth"] == 100
+    assert "| KTU |" in (tmp_path / "out" / "r.md").read_text()
+    assert r"$\Delta$RI" in (tmp_path / "out" / "r.tex").read_text()
+    page = (tmp_path / "out" / "r.html").read_text()
+    assert "Document order" in page and "bm25 reproduced by my_bm25" in page
+
+
+def test_plan_section_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = _plan(
+        tmp_path,
+        "reproduce:\n  original: [bm26, colbert]\n  reproduced: [my_bm25, my_colbert]\n"
+        "  qrels: missing.txt\n",
+    )
+    assert main(["validate", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("irspec: error: ") and "2 problems" in err and "Traceback" not in err
+    assert "plan.yaml:9: reproduce.original[0]: 'bm26' is not a run of the plan; did you mean bm25?" in err
+    assert "plan.yaml:11: reproduce.qrels: qrels file not found" in err
+    plan = _plan(tmp_path, "reproduce:\n  original: [bm25]\n  reproduced: [my_bm25, my_colbert]\n")
+    assert "reproduce.original" in _error(["validate", str(plan)], capsys)
+    plan = _plan(tmp_path, "reproduce:\n  original: [bm25, colbert]\n  reproduced: [my_bm25, my_colbert]\n")
+    plan.write_text(plan.read_text().replace("metrics: [nDCG@10, AP]", "metrics: [nDCG@10, num_rel]"))
+    msg = _error(["run", str(plan)], capsys)
+    assert "plan.yaml: reproduce: NumRel: cannot be compared" in msg

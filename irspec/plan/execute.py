@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
+from irspec.data import read_run
 from irspec.data.stream import RunBlocks, open_run
 from irspec.data.trec import stem
-from irspec.errors import IrspecError, IrspecWarning, PlanError
+from irspec.errors import EvaluationError, IrspecError, IrspecWarning, PlanError
 from irspec.evaluation.evaluate import distinct_names, evaluate_many
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
@@ -46,6 +47,7 @@ from irspec.report.text import terminal_width
 if TYPE_CHECKING:
     from irspec.experiment.agreement import Agreement
     from irspec.experiment.power import PowerAnalysis
+    from irspec.experiment.reproduce import Reproduction
     from irspec.experiment.standardize import ZTable
     from irspec.report.plots import FigureData
 
@@ -78,6 +80,8 @@ class PlanReport:
     (:func:`irspec.report.plots.figure_data`), from the same evaluation as the curves; ``None`` when nothing is drawn."""
     power: PowerAnalysis | None = None
     """The power analysis of the comparisons (the plan's ``power`` section); ``None`` without one."""
+    reproduction: Reproduction | None = None
+    """The plan's ``reproduce`` section measured (:func:`irspec.reproduce`); ``None`` without one."""
     by_qrels: tuple[tuple[str, PlanReport], ...] = ()
     """With several sets of judgments (``plan.qrels_sets``): each set's name and its own report (the
     plan run with that set as its qrels); the fields above are then the first set's."""
@@ -155,7 +159,35 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
     report = PlanReport(
         plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data, zscores=zscores
     )
+    if plan.reproduce is not None:
+        report = dataclasses.replace(report, reproduction=_reproduction(plan))
     return dataclasses.replace(report, power=plan_power(report)) if plan.power is not None else report
+
+
+def _reproduction(plan: Plan) -> Reproduction:
+    """The ``reproduce`` section measured on the plan's metrics, its runs read again by path; an error
+    (a metric it cannot compare) names the plan's section."""
+    from irspec.experiment.reproduce import reproduce
+
+    section = plan.reproduce
+    assert section is not None
+    paths = {r.name: r.path for r in plan.runs}
+
+    def named(name: str) -> Any:  # the plan's name, not the file's stem
+        return dataclasses.replace(read_run(paths[name]), name=name)
+
+    try:
+        return reproduce(
+            plan.qrels,
+            original=tuple(named(n) for n in section.original),
+            reproduced=tuple(named(n) for n in section.reproduced),
+            metrics=[m for m in plan.metrics if m.definition.needs == "run"],
+            reproduced_qrels=section.qrels,
+            p=section.rbo_p,
+            depth=section.depth,
+        )
+    except EvaluationError as e:
+        raise EvaluationError(f"{plan.source}: reproduce: {e}") from None
 
 
 def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:
@@ -406,6 +438,11 @@ def _render(
         texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
         return judged_sets_text(texts, report.agreement, output.format, decimals=output.decimals)
     rendered = _render_main(report, output, arrows, width)
+    if report.reproduction is not None and isinstance(rendered, str):
+        # the reproduction follows the results in every table format (JSON and HTML carry it inside)
+        shown = {"table": "text", "markdown": "markdown", "latex": "latex"}
+        if output.format in shown:
+            rendered += "\n" + report.reproduction.render(shown[output.format], decimals=output.decimals)
     if report.power is None or not isinstance(rendered, str):
         return rendered
     # the power tables follow the results or comparisons in every table format (JSON and HTML carry
@@ -503,6 +540,7 @@ def _render_main(
             intervals=intervals,
             extra=[
                 *([] if sets else _power_sections(report, output.decimals)),
+                *_reproduce_sections(report, output.decimals),
                 *_agreement_sections(report, output.decimals),
             ],
             lead=_judgments_lead(report),
@@ -530,6 +568,16 @@ def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, A
     from irspec.report.power import power_sections
 
     return [("power", "Power", power_sections(report.power, decimals=decimals), report.power.notes)]
+
+
+def _reproduce_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:
+    """The HTML page's reproduction section, with the plan's ``reproduce`` section."""
+    if report.reproduction is None:
+        return []
+    from irspec.report.reproduce import reproduce_sections
+
+    found = report.reproduction
+    return [("reproduce", "Reproduction", reproduce_sections(found, decimals=decimals), found.warnings)]
 
 
 def _judgments_lead(report: PlanReport) -> str | None:
@@ -570,6 +618,7 @@ def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
         "comparisons": [c.as_dict() for c in report.comparisons],
         "notes": list(report.notes),
         **({"power": report.power.as_dict()} if report.power is not None else {}),
+        **({"reproduction": report.reproduction.as_dict()} if report.reproduction is not None else {}),
     }
 
 

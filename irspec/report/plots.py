@@ -879,11 +879,13 @@ def reproduction_topics_figure(reproduction: Any) -> Any:
     for ax, measure in zip(axes, ("KTU", "RBO")):
         for pair, style in zip(reproduction.pairs, styles):
             values = pair.ktu if measure == "KTU" else pair.rbo
-            mean = pair.ktu_mean if measure == "KTU" else pair.rbo_mean
             ax.plot(
                 range(len(values)),
                 values,
-                label=f"{pair.role} ({mean:.3f})",
+                # one legend entry per pair: the first panel's lines name the pairs for both
+                label=f"{pair.role} (KTU {pair.ktu_mean:.3f}, RBO {pair.rbo_mean:.3f})"
+                if measure == "KTU"
+                else "_nolegend_",
                 linewidth=1.2,
                 markersize=3,
                 **style,
@@ -894,7 +896,7 @@ def reproduction_topics_figure(reproduction: Any) -> Any:
     if len(topics) <= _MAX_TOPIC_LABELS:
         axes[-1].set_xticks(range(len(topics)), topics, rotation=90, fontsize=6.5)
     axes[-1].set_xlabel("topic")
-    fig.legend(loc="outside right upper", title="pair (mean)", frameon=False)
+    fig.legend(loc="outside right upper", title="pair (means)", frameon=False)
     fig.suptitle(f"Per-topic KTU and RBO (RBO p={reproduction.rbo_p:g}, depth {reproduction.depth})")
     return fig
 

@@ -21,8 +21,9 @@ import numpy as np
 from irspec.data.frames import make_frame
 from irspec.report import plots
 from irspec.report.latex import latex_escape
+from irspec.report.model import Block, Cell, Column, Row
 
-__all__ = ["READINGS", "render", "reproduction_record", "sections", "topic_frame"]
+__all__ = ["READINGS", "render", "reproduce_sections", "reproduction_record", "sections", "topic_frame"]
 
 FORMATS = ("text", "markdown", "latex", "json", "html")
 
@@ -211,7 +212,7 @@ def _html(rep: Any, decimals: int) -> str:
         "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
         "table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{padding:.2rem .6rem;"
         "border-bottom:1px solid #ddd}td{text-align:right;font-variant-numeric:tabular-nums}"
-        "td:first-child,th:first-child{text-align:left}.warning{color:#9a6700}figure{margin:1rem 0}"
+        "td:first-child,th:first-child,td.text{text-align:left}.warning{color:#9a6700}figure{margin:1rem 0}"
         "</style></head><body>",
         f"<h1>{esc(_title(rep))}</h1>",
         "<ul>" + "".join(f"<li>{esc(line)}</li>" for line in _pairs_line(rep)) + "</ul>",
@@ -223,9 +224,11 @@ def _html(rep: Any, decimals: int) -> str:
         parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows]
         parts.append("</tbody></table>")
     parts.append(
-        "<h2>Readings</h2><dl>"
-        + "".join(f"<dt>{esc(n)}</dt><dd>{esc(t)}</dd>" for n, t in _shown_readings(rep))
-        + "</dl>"
+        "<h2>Readings</h2><table><tbody>"
+        + "".join(
+            f'<tr><th>{esc(n)}</th><td class="text">{esc(t)}</td></tr>' for n, t in _shown_readings(rep)
+        )
+        + "</tbody></table>"
     )
     for plot in plots.reproduction_figures(rep):
         data = base64.b64encode(plot.svg or b"").decode("ascii")
@@ -245,6 +248,19 @@ def render(rep: Any, fmt: str = "text", decimals: int = 4) -> str:
     if fmt not in renderers:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     return renderers[fmt](rep, decimals)
+
+
+def reproduce_sections(rep: Any, *, decimals: int = 4) -> list[tuple[str, str, Block]]:
+    """The reproduction's tables as ``(heading, description, block)``, as a plan's HTML page shows a
+    power analysis: the pairs and the readings in the first table's description."""
+    lead = "; ".join(_pairs_line(rep)) + ". B: baseline, A: advanced. "
+    readings = " ".join(f"{n}: {t}." for n, t in _shown_readings(rep))
+    out = []
+    for i, (heading, header, rows) in enumerate(sections(rep, decimals)):
+        columns = tuple(Column(h, h, "left" if j == 0 else "right") for j, h in enumerate(header))
+        block = Block(columns, tuple(Row(tuple(Cell(c) for c in r)) for r in rows))
+        out.append((heading, (f"{_title(rep)}: {lead}{readings}" if i == 0 else ""), block))
+    return out
 
 
 def topic_frame(rep: Any, backend: str = "polars") -> Any:

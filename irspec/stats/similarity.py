@@ -174,10 +174,10 @@ def _bind(node: syntax.SpecNode, text: str) -> SimilarityMeasure:
             raise ParameterError(name, key, f"must be a number in (0, 1], got {syntax.format_number(p)}")
     cutoff = _DEFAULT_CUTOFF[name]
     if node.cutoff is not None:
-        value = _number(node.cutoff, name, "@")
-        if value != int(value) or value < 1:
-            raise ParameterError(name, "@", f"the cutoff must be a whole number >= 1, got {value!r}")
-        cutoff = int(value)
+        depth = _number(node.cutoff, name, "@")
+        if depth != int(depth) or depth < 1:
+            raise ParameterError(name, "@", f"the cutoff must be a whole number >= 1, got {depth!r}")
+        cutoff = int(depth)
     return SimilarityMeasure(name, cutoff, p)
 
 
