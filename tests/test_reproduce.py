@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
+import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -411,6 +414,7 @@ def test_plan_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert r"$\Delta$RI" in (tmp_path / "out" / "r.tex").read_text()
     page = (tmp_path / "out" / "r.html").read_text()
     assert "Document order" in page and "bm25 reproduced by my_bm25" in page
+    assert "Per-topic KTU and RBO" in page and "ER against ΔRI" in page  # the figures among the plots
 
 
 def test_plan_section_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -430,3 +434,79 @@ def test_plan_section_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     plan.write_text(plan.read_text().replace("metrics: [nDCG@10, AP]", "metrics: [nDCG@10, num_rel]"))
     msg = _error(["run", str(plan)], capsys)
     assert "plan.yaml: reproduce: NumRel: cannot be compared" in msg
+
+
+def test_rbo_of_equal_rankings_shorter_than_the_depth_is_repro_eval_s() -> None:
+    """Two equal rankings of 100 documents: RBO to depth 1000 stays below 1, as repro_eval's
+    normaliser sums the weights to the depth; the same value (exactness page)."""
+    run = DEMO / "runs" / "bm25.run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        ours = irspec.similarity(run, run, "RBO")
+    theirs = document_order.RBO(load_run(str(run)), load_run(str(run)), 0.95, 1000, False, True)
+    assert all(_close(v["RBO"], theirs[q]) for q, v in ours.per_query().items())
+    assert ours.means()["RBO"] < 0.98
+
+
+def test_p_value_of_one_equal_metric_among_others() -> None:
+    """repro_eval's p-value of a metric whose scores equal the original's is NaN unless every metric's
+    is (its rule is over the whole table); irspec's is 1 per metric (exactness page)."""
+    orig = {"q1": {"AP": 0.5, "P@5": 0.2}, "q2": {"AP": 0.3, "P@5": 0.4}, "q3": {"AP": 0.1, "P@5": 0.6}}
+    rep = {"q1": {"AP": 0.5, "P@5": 0.4}, "q2": {"AP": 0.3, "P@5": 0.4}, "q3": {"AP": 0.1, "P@5": 0.0}}
+    theirs = statistics.ttest(orig, rep, rpd=True)
+    assert math.isnan(theirs["AP"]) and not math.isnan(theirs["P@5"])
+    from irspec.experiment.reproduce import _p_value
+
+    assert _p_value(np.array([0.5, 0.3, 0.1]), np.array([0.5, 0.3, 0.1]), paired=True) == 1.0
+    ours = _p_value(np.array([0.2, 0.4, 0.6]), np.array([0.4, 0.4, 0.0]), paired=True)
+    assert _close(ours, theirs["P@5"])
+
+
+_MEASURE = """<script>
+window.addEventListener("load", () => {
+  const imgs = [...document.querySelectorAll("figure img")];
+  const loaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
+  const out = document.createElement("pre");
+  out.id = "measured";
+  out.textContent = JSON.stringify({images: imgs.length, loaded: loaded, tables: document.querySelectorAll("table").length,
+                                    page: document.documentElement.scrollWidth});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="no headless Chromium installed")
+def test_html_page_in_headless_chromium(tmp_path: Path) -> None:
+    """The self-contained page (no script of its own, no network): its tables parse and both figures
+    decode, in a window 1000 pixels wide without horizontal scrolling."""
+    runs = DEMO / "runs"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        page = irspec.reproduce(
+            DEMO / "qrels.txt",
+            original=(runs / "bm25.run", runs / "dense.run"),
+            reproduced=(runs / "hybrid.run", runs / "random.run"),
+            metrics="nDCG@10, AP",
+        ).render("html")
+    (tmp_path / "measured.html").write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    dom = subprocess.run(
+        [
+            str(shutil.which("chromium")),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1000,1400",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            (tmp_path / "measured.html").as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    ).stdout
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom)
+    assert found, dom[-2000:]
+    measured = json.loads(found.group(1).replace("&quot;", '"'))
+    assert measured == {"images": 2, "loaded": 2, "tables": 4, "page": measured["page"]}
+    assert measured["page"] <= 1000

@@ -145,6 +145,9 @@ def test_similarity_of_two_runs() -> None:
     wide = result.to_frame(wide=True, backend="pandas")
     assert list(wide.columns) == ["query_id", "KTU", "Jaccard@1", "RBO(p=0.5)@2"]
     assert "mean" in str(result)
+    shown = result._repr_markdown_().splitlines()
+    assert shown[0] == "| run vs run | KTU | Jaccard@1 | RBO(p=0.5)@2 |"
+    assert shown[2] == "| **mean** | **0.0000** | **0.5000** | **0.6667** |"
 
 
 def test_different_query_sets_are_left_out_with_a_warning() -> None:

@@ -73,6 +73,19 @@ class Similarity:
             backend,
         )
 
+    def _repr_markdown_(self) -> str:
+        # a notebook shows the means, then the queries: the same table as str() in Markdown
+        names = [str(m) for m in self.measures]
+        means = self.means()
+        rows = [f"| {self.run_a} vs {self.run_b} | " + " | ".join(names) + " |"]
+        rows.append("|:---|" + "---:|" * len(names))
+        rows.append("| **mean** | " + " | ".join(f"**{_fmt(means[n])}**" for n in names) + " |")
+        rows += [
+            f"| {q} | " + " | ".join(_fmt(v) for v in row) + " |"
+            for q, row in zip(self.query_ids, self.values)
+        ]
+        return "\n".join(rows) + "\n"
+
     def __str__(self) -> str:
         names = [str(m) for m in self.measures]
         width = max([len("query"), len("mean")] + [len(q) for q in self.query_ids])

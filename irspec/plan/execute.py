@@ -698,6 +698,8 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
                 drawn += plots.render_power(report.power.curves(), target=report.power.power, formats=formats)
             if report.agreement is not None:
                 drawn += plots.render_agreement(report.agreement, formats=formats)
+            if report.reproduction is not None:
+                drawn += plots.reproduction_figures(report.reproduction, formats=formats)
             return drawn, None
 
     found, why = _shared(report, "plots", make)
