@@ -13,13 +13,12 @@ import json
 import math
 import random
 import re
-import shutil
-import subprocess
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import chromium, dump_dom
 
 import irspec
 from irspec.cli import main
@@ -255,16 +254,21 @@ def test_topics_one_run_lacks_are_left_out_with_a_warning(tmp_path: Path) -> Non
     _check_scores(ours, paths)
 
 
-def test_readings_and_formats(tmp_path: Path) -> None:
+def _demo() -> irspec.Reproduction:
+    """bm25 and dense of the demo "reproduced" by hybrid and random: far from a reproduction."""
     runs = DEMO / "runs"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)
-        ours = irspec.reproduce(
+        return irspec.reproduce(
             DEMO / "qrels.txt",
             original=(runs / "bm25.run", runs / "dense.run"),
             reproduced=(runs / "hybrid.run", runs / "random.run"),
             metrics="nDCG@10, AP",
         )
+
+
+def test_readings_and_formats(tmp_path: Path) -> None:
+    ours = _demo()
     text = str(ours)
     assert "ER" in text and "1: the same improvement" in text and "0: the same relative improvement" in text
     record = json.loads(ours.render("json"))
@@ -475,36 +479,13 @@ window.addEventListener("load", () => {
 </script>"""
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="no headless Chromium installed")
+@pytest.mark.skipif(chromium() is None, reason="no headless Chromium installed")
 def test_html_page_in_headless_chromium(tmp_path: Path) -> None:
     """The self-contained page (no script of its own, no network): its tables parse and both figures
     decode, in a window 1000 pixels wide without horizontal scrolling."""
-    runs = DEMO / "runs"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", irspec.IrspecWarning)
-        page = irspec.reproduce(
-            DEMO / "qrels.txt",
-            original=(runs / "bm25.run", runs / "dense.run"),
-            reproduced=(runs / "hybrid.run", runs / "random.run"),
-            metrics="nDCG@10, AP",
-        ).render("html")
+    page = _demo().render("html")
     (tmp_path / "measured.html").write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
-    dom = subprocess.run(
-        [
-            str(shutil.which("chromium")),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--window-size=1000,1400",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            (tmp_path / "measured.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    ).stdout
+    dom = dump_dom(tmp_path / "measured.html", "--window-size=1000,1400", "--virtual-time-budget=5000")
     found = re.search(r'<pre id="measured">(.*?)</pre>', dom)
     assert found, dom[-2000:]
     measured = json.loads(found.group(1).replace("&quot;", '"'))
