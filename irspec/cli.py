@@ -316,10 +316,47 @@ def _cmd_power(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from irspec.experiment.diff import diff
+    from irspec.report import check_writable, write_atomic
+
+    if [args.qrels, args.run_a, args.run_b].count("-") > 1:
+        raise EvaluationError("standard input ('-') can be read only once")
+    if args.output:  # before the evaluation, not after it
+        check_writable(args.output)
+    found = diff(
+        args.qrels,
+        args.run_a,
+        args.run_b,
+        args.measures or ["nDCG@10"],
+        top=args.top,
+        depth=args.depth,
+        relevance_level=args.level,
+        missing_queries=args.missing_queries,
+        queries=args.queries,
+    )
+    for w in found.warnings:
+        print(f"irspec: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        out = found.to_json(queries=args.queries)
+    elif args.format == "html":
+        out = found.to_html(queries=args.queries, decimals=args.decimals)
+    else:  # text and Markdown show the 10 largest losses and gains unless told
+        render = found.to_markdown if args.format == "markdown" else found.to_text
+        out = render(queries=args.queries or 10, decimals=args.decimals)
+    if args.output:
+        write_atomic(args.output, out, make_dirs=False)
+    else:
+        sys.stdout.write(out)
+    return 0
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from irspec.experiment.reproduce import reproduce
-    from irspec.report.files import write_atomic
+    from irspec.report.files import check_writable, write_atomic
 
+    if args.output:  # before the evaluation, not after it
+        check_writable(args.output)
     rep = reproduce(
         args.qrels,
         original=args.original,
@@ -569,6 +606,91 @@ def build_parser() -> argparse.ArgumentParser:
         "significance (formats table, json, markdown, latex)",
     )
     p.set_defaults(func=_cmd_eval)
+
+    p = sub.add_parser(
+        "diff",
+        help="compare two runs query by query: the largest losses and gains, and why",
+        description="Compare RUN_B with RUN_A query by query: both runs' values and B minus A on each metric, "
+        "the queries B loses and wins most on the first metric, and for each the top K of both rankings side by "
+        "side (label or unjudged, rank in the other run or not retrieved), with the relevant documents gained "
+        "and lost in the top K and the unjudged ones. A qrels query one run lacks is scored as an empty ranking "
+        "(--missing-queries skip leaves it out); either way a warning names it.",
+    )
+    p.add_argument("qrels", help="qrels file (gzip or plain; - for standard input), or irds:<id>")
+    p.add_argument("run_a", help="the run compared against (the baseline)")
+    p.add_argument("run_b", help="the run compared with it; differences are B minus A")
+    p.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        metavar="SPEC",
+        help="metric spec(s), repeatable; the queries are sorted by the first (default nDCG@10)",
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="K",
+        help="documents of each ranking shown, and the cut for relevant documents gained and lost (default 10)",
+    )
+    p.add_argument(
+        "--queries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="how many of the largest losses and of the largest gains to show (default 10 each in text and "
+        "markdown, every query in json and html)",
+    )
+    p.add_argument(
+        "-M",
+        "--depth",
+        dest="depth",
+        type=int,
+        default=None,
+        metavar="N",
+        help="evaluate and compare only the top N documents of each ranking (trec_eval -M); below it a document "
+        "is not retrieved",
+    )
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        dest="level",
+        type=int,
+        default=1,
+        metavar="L",
+        help="labels >= L are relevant (default 1)",
+    )
+    p.add_argument(
+        "--missing-queries",
+        choices=("zero", "skip"),
+        default="zero",
+        help="a qrels query one run lacks: zero scores it as an empty ranking (trec_eval -c, the default), "
+        "skip leaves the query out of the comparison",
+    )
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=("text", "markdown", "json", "html"),
+        default="text",
+        help="output format (html: a self-contained page whose query table sorts by any column and shows a "
+        "query's two rankings when clicked)",
+    )
+    p.add_argument(
+        "--decimals",
+        type=int,
+        default=4,
+        choices=range(11),
+        metavar="N",
+        help="decimal places in text, markdown and html (0-10, default 4)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (atomically; its directory must exist) instead of standard output",
+    )
+    p.set_defaults(func=_cmd_diff)
 
     set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"
     p = sub.add_parser("run", help="run an evaluation plan (YAML): evaluate, compare, write the outputs")

@@ -110,10 +110,9 @@ LAYERS: list[tuple[str, ...]] = [
     ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
     ("experiment.power",),  # the power step: power and topics needed for comparisons; renders through report
-    ("experiment.agreement",),
-    (
-        "experiment.reproduce",
-    ),  # reproductions measured (Breuer et al.): KTU, RBO, RMSE, ER, ΔRI, t-tests  # several sets of judgments: rankings, labels and significance compared
+    ("experiment.agreement",),  # several sets of judgments: rankings, labels and significance compared
+    ("experiment.diff",),  # two runs query by query: losses, gains and why; renders through report
+    ("experiment.reproduce",),  # reproductions measured (Breuer et al.): KTU, RBO, RMSE, ER, ΔRI, t-tests
     ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
     ("plan.resolve",),  # the checks a schema cannot make
     ("plan.load",),  # YAML with lines, overrides, the schema

@@ -31,7 +31,7 @@ from _text import anchor, markdown  # noqa: E402
 TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Metric specs", ("parse", "parse_many", "metrics", "Metric")),
     ("Evaluating runs", ("evaluate", "Evaluator", "Result", "ResultSet", "evaluate_many", "evaluate_input", "read_qrels", "read_run")),
-    ("Comparing runs", ("compare", "power", "PowerAnalysis", "agreement", "standardize", "by_group", "with_groups")),
+    ("Comparing runs", ("compare", "diff", "power", "PowerAnalysis", "agreement", "standardize", "by_group", "with_groups")),
     ("Plans", ("load_plan", "run_plan")),
     ("Writing plugins", ("hookimpl", "MetricDef", "Param", "Alias", "MetricGroup", "InputReader", "InputTable")),
     ("Errors and warnings", ()),  # every exception class of __all__

@@ -12,7 +12,7 @@ file is touched, then written all or nothing (:func:`irspec.report.write_all_ato
 leaves no partial output behind.
 
 A step a plan does not use is not loaded: comparing, power, agreement and groups (which import scipy),
-standardising, drawing and a log's reading are imported when the plan has them, so that ``irspec eval`` starts as fast
+standardising, diffs, drawing and a log's reading are imported when the plan has them, so that ``irspec eval`` starts as fast
 as it evaluates.
 """
 
@@ -39,13 +39,14 @@ from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.evaluation.result import Result
 from irspec.evaluation.systems import combine
 from irspec.experiment.records import Compare, Comparison
-from irspec.plan.model import Output, Plan, PlanRun
+from irspec.plan.model import Output, Plan, PlanDiff, PlanRun
 from irspec.progress import Progress
 from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
 from irspec.report.text import terminal_width
 
 if TYPE_CHECKING:
     from irspec.experiment.agreement import Agreement
+    from irspec.experiment.diff import Diff
     from irspec.experiment.power import PowerAnalysis
     from irspec.experiment.reproduce import Reproduction
     from irspec.experiment.standardize import ZTable
@@ -90,12 +91,16 @@ class PlanReport:
     zscores: ZTable | None = None
     """The runs' per-topic means and sample sds as evaluated (before any standardising), when an output
     writes them in trec_eval's -Z format (``irspec eval --write-z``); ``None`` otherwise."""
+    diffs: tuple[tuple[PlanDiff, Diff], ...] = ()
+    """The ``diff`` section's pairs, each with its :class:`~irspec.experiment.diff.Diff`."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
         """The evaluation's warnings, each once (for example qrels queries missing from a run)."""
         others = [r for _, sub in self.by_qrels for r in sub.results]
-        return tuple(collect_warnings((*self.results, *self.inputs, *others)))
+        found = collect_warnings((*self.results, *self.inputs, *others))
+        reproduced = self.reproduction.warnings if self.reproduction is not None else ()
+        return tuple(dict.fromkeys([*found, *(w for _, d in self.diffs for w in d.warnings), *reproduced]))
 
 
 def run_plan(plan: Plan) -> PlanReport:
@@ -157,7 +162,15 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
         inputs.append(_evaluate_log(plan, log_metrics))
     report = PlanReport(
-        plan, tuple(results), tuple(comparisons), tuple(notes), tuple(inputs), curves, data, zscores=zscores
+        plan,
+        tuple(results),
+        tuple(comparisons),
+        tuple(notes),
+        tuple(inputs),
+        curves,
+        data,
+        zscores=zscores,
+        diffs=_diffs(plan),
     )
     if plan.reproduce is not None:
         report = dataclasses.replace(report, reproduction=_reproduction(plan))
@@ -380,6 +393,43 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
     ]
 
 
+def _diffs(plan: Plan) -> tuple[tuple[PlanDiff, Diff], ...]:
+    """The ``diff`` section's pairs of runs compared query by query, with the plan's options."""
+    if not plan.diffs:
+        return ()
+    from irspec.experiment.diff import diff
+
+    paths = {r.name: r.path for r in plan.runs}
+    options = plan.options
+    return tuple(
+        (
+            d,
+            diff(
+                plan.qrels,
+                str(paths[d.a]),
+                str(paths[d.b]),
+                list(d.metrics or plan.metrics),
+                top=d.top,
+                depth=options.depth,
+                relevance_level=options.relevance_level,
+                missing_queries=options.missing_queries,
+                queries=d.queries,
+            ),
+        )
+        for d in plan.diffs
+    )
+
+
+def _diff_text(d: PlanDiff, found: Diff) -> str:
+    """One pair of the ``diff`` section in its format."""
+    if d.format == "json":
+        return found.to_json(queries=d.queries)
+    if d.format == "html":
+        return found.to_html(queries=d.queries, decimals=d.decimals)
+    render = found.to_markdown if d.format == "markdown" else found.to_text
+    return render(queries=d.queries or 10, decimals=d.decimals)
+
+
 # --------------------------------------------------------------------------------------------------
 # Outputs
 
@@ -390,7 +440,9 @@ def render_outputs(
     """Every output of the plan as ``(output, content)``, computed without writing anything: its text,
     or for ``plots`` the files of the directory as ``{file name: bytes}``."""
     stream = stdout if stdout is not None else sys.stdout
-    return [(o, _render(report, o, _arrows(o, stream), _width(o, stream))) for o in report.plan.outputs]
+    found = [(o, _render(report, o, _arrows(o, stream), _width(o, stream))) for o in report.plan.outputs]
+    # each pair of the diff section is an output of its own, written with the others (all or none)
+    return found + [(Output(d.format, d.path), _diff_text(d, diff)) for d, diff in report.diffs]
 
 
 def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None, make_dirs: bool = True) -> list[Path]:

@@ -19,6 +19,7 @@ __all__ = [
     "SCHEMA_PATH",
     "Output",
     "Plan",
+    "PlanDiff",
     "PlanRun",
     "PlanSystem",
     "PowerDesign",
@@ -77,6 +78,23 @@ class Output:
     decimals: int = 4
     intervals: str | None = None
     runid: bool = False
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    """One pair of a plan's ``diff`` section: run ``b`` compared with run ``a`` query by query
+    (:func:`irspec.diff`) on ``metrics`` (empty: the plan's), showing the ``top`` documents of each
+    ranking and the ``queries`` largest losses and gains (``None``: the format's default), written as
+    ``format`` (text, markdown, json, html) to ``path`` (``None``: standard output)."""
+
+    a: str
+    b: str
+    metrics: tuple[Metric, ...] = ()
+    top: int = 10
+    queries: int | None = None
+    format: str = "html"
+    path: Path | None = None
+    decimals: int = 4
 
 
 @dataclass(frozen=True)
@@ -164,6 +182,8 @@ class Plan:
     """The plugins' sections of the plan (:class:`~irspec.spec.definitions.PlanSection`: irspec-online's
     ``ab:``, an A/B test of the log's arms) as ``(key, value)`` in plan order: each value goes to the
     ``log``'s reader as the keyword argument of its key."""
+    diffs: tuple[PlanDiff, ...] = ()
+    """The ``diff`` section: pairs of runs compared query by query, each written as an output of its own."""
 
     @property
     def run_names(self) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from irspec.experiment.records import TUKEY_TESTS, Compare
 from irspec.plan.model import (
     Output,
     Plan,
+    PlanDiff,
     PlanRun,
     PlanSystem,
     PowerDesign,
@@ -114,6 +115,9 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
     if qrels_sets:
         _check_several_sets(data, [*runs, *systems], outputs or [], problems)
+    diffs = _resolve_diffs(data.get("diff"), runs, names_complete, metrics, qrels, local, inputs, problems)
+    if diffs and qrels_sets:
+        problems.add(("diff",), "a diff compares two runs under one set of judgments; this plan has several")
 
     reproduce = _resolve_reproduce(data, runs, qrels_sets, local, inputs, problems)
     if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
@@ -137,7 +141,65 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         reproduce=reproduce,
         qrels_sets=tuple(qrels_sets),
         sections=tuple((key, data[key]) for key in data if key in get_registry().sections),
+        diffs=tuple(diffs),
     )
+
+
+def _resolve_diffs(
+    raw: Any,
+    runs: list[PlanRun],
+    names_complete: bool,
+    metrics: list[Any] | None,
+    qrels: Path | str | None,
+    local: Any,
+    inputs: set[str],
+    problems: Problems,
+) -> list[PlanDiff]:
+    """The ``diff`` section (the schema has checked its shape): each pair names two runs of the plan (a
+    system of several runs has no one ranking), its metrics can be compared, its file is no input."""
+    from irspec.experiment.diff import check_comparable
+
+    if not isinstance(raw, list):
+        return []
+    names = [r.name for r in runs if r.name is not None]  # a plan file names every run
+    found = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("a", "b")):
+            continue
+        for side in ("a", "b"):
+            if names_complete and item[side] not in names:
+                close = suggest(item[side], names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; the runs are {', '.join(names)}"
+                problems.add(("diff", i, side), f"{item[side]!r} is not a run of this plan{hint}")
+        own = (
+            _resolve_metrics(item["metrics"], problems, qrels, ("diff", i, "metrics"))
+            if "metrics" in item
+            else []
+        )
+        chosen = own or metrics or []
+        if own is not None and chosen:
+            try:
+                check_comparable(chosen)
+            except IrspecError as e:
+                problems.add(("diff", i, "metrics") if own else ("metrics",), str(e))
+        path = local(item["path"]) if isinstance(item.get("path"), str) else None
+        if path is not None and os.path.abspath(path) in inputs:
+            problems.add(
+                ("diff", i, "path"), f"{str(path)!r} is an input of this plan; a diff would overwrite it"
+            )
+        found.append(
+            PlanDiff(
+                item["a"],
+                item["b"],
+                tuple(own or ()),
+                item.get("top", 10),
+                item.get("queries"),
+                item.get("format", "html"),
+                path,
+                item.get("decimals", 4),
+            )
+        )
+    return found
 
 
 def _resolve_standardize(
@@ -286,11 +348,13 @@ def _check_dataset(qrels: str, problems: Problems) -> None:
         problems.add(("qrels",), str(e))
 
 
-def _resolve_metrics(raw: Any, problems: Problems, qrels: Path | str | None) -> list[Any] | None:
+def _resolve_metrics(
+    raw: Any, problems: Problems, qrels: Path | str | None, key: PlanPath = ("metrics",)
+) -> list[Any] | None:
     if isinstance(raw, str):
-        items: list[tuple[PlanPath, str]] = [(("metrics",), raw)]
+        items: list[tuple[PlanPath, str]] = [(key, raw)]
     elif isinstance(raw, list):
-        items = [(("metrics", i), s) for i, s in enumerate(raw) if isinstance(s, str)]
+        items = [((*key, i), s) for i, s in enumerate(raw) if isinstance(s, str)]
     else:
         return None
     bound: list[Any] = []
@@ -309,7 +373,7 @@ def _resolve_metrics(raw: Any, problems: Problems, qrels: Path | str | None) -> 
             continue
         bound.extend(m for m in found if m not in bound)
     if ok and not bound and items and not problems:
-        problems.add(("metrics",), "no metrics given")
+        problems.add(key, "no metrics given")
         return None
     return bound if ok else None
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["JudgedSet", "fragment", "plain_tables", "to_html"]
+__all__ = ["JudgedSet", "fragment", "plain_tables", "template", "to_html"]
 
 
 @functools.cache
@@ -56,6 +56,11 @@ def _environment() -> jinja2.Environment:
         MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend, averaged_legend=averaged_legend
     )
     return env
+
+
+def template(name: str) -> jinja2.Template:
+    """The package template ``name`` (``templates/``), in the reports' one environment (autoescaped)."""
+    return _environment().get_template(name)
 
 
 def _beaten(table: Table, marks: str) -> str:
