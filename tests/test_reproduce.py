@@ -491,3 +491,29 @@ def test_html_page_in_headless_chromium(tmp_path: Path) -> None:
     measured = json.loads(found.group(1).replace("&quot;", '"'))
     assert measured == {"images": 2, "loaded": 2, "tables": 4, "page": measured["page"]}
     assert measured["page"] <= 1000
+
+
+def test_plan_prints_the_reproduction_s_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = _plan(tmp_path, "reproduce:\n  original: [bm25, colbert]\n  reproduced: [my_bm25, my_colbert]\n")
+    mine = tmp_path / "my_bm25.run"
+    mine.write_text("".join(x + "\n" for x in mine.read_text().splitlines() if not x.startswith("q07 ")))
+    assert main(["run", str(plan)]) == 0
+    err = capsys.readouterr().err
+    assert "irspec: warning: bm25: 1 of its 50 queries not in every run compared ('q07'): left out" in err
+
+
+def test_output_checked_before_evaluating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = DEMO / "runs"
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    argv = [
+        "reproduce",
+        str(DEMO / "qrels.txt"),
+        "--original",
+        str(runs / "bm25.run"),
+        str(runs / "dense.run"),
+    ]
+    argv += ["--reproduced", str(runs / "hybrid.run"), str(tmp_path / "absent.run"), "-m", "AP"]
+    # the output's folder is a file: said first, before the missing run is read
+    msg = _error([*argv, "-o", str(blocker / "r.html")], capsys)
+    assert "absent.run" not in msg and "r.html" in msg
