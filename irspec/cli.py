@@ -384,6 +384,42 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from irspec.experiment.reproduce import reproduce
+    from irspec.report.files import check_writable, write_atomic
+
+    if args.output:  # before the evaluation, not after it
+        check_writable(args.output)
+    rep = reproduce(
+        args.qrels,
+        original=args.original,
+        reproduced=args.reproduced,
+        metrics=args.measures,
+        reproduced_qrels=args.reproduced_qrels,
+        p=_rbo_p(args.rbo_p),
+        depth=args.depth,
+    )
+    for w in rep.warnings:
+        print(f"irspec: warning: {w}", file=sys.stderr)
+    text = rep.render(args.format, decimals=args.decimals)
+    if args.output:
+        write_atomic(args.output, text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _rbo_p(text: str) -> float:
+    """``--rbo-p`` as a number in (0, 1], or an error naming the flag."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise EvaluationError(f"--rbo-p must be a number, not {quote(text)}") from None
+    if not 0 < value <= 1:
+        raise EvaluationError(f"--rbo-p must be a number in (0, 1], not {quote(text)}")
+    return value
+
+
 def _unit_number(name: str, text: str | None) -> float | None:
     """``--delta``/``--alpha``/``--power`` as a number (checked by the analysis), or an error naming the flag."""
     if text is None:
@@ -789,6 +825,60 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runid", metavar="NAME", help="the fused run's runid column (default fused)")
     p.add_argument("--memory", metavar="SIZE", help="memory budget, e.g. 1GiB (default: from the machine)")
     p.set_defaults(func=_cmd_fuse)
+
+    p = sub.add_parser(
+        "reproduce",
+        help="how closely reproduced runs reproduce the original ones (KTU, RBO, RMSE, ER, ΔRI, t-tests)",
+        description="Breuer et al.'s measures (SIGIR 2020; the values of repro_eval) of an original baseline and "
+        "advanced run against their reproductions: on the same qrels (reproducibility) the per-topic KTU and RBO, "
+        "RMSE and nRMSE of the per-topic scores and the paired t-test; on another collection's qrels "
+        "(--reproduced-qrels: replicability) the unpaired t-test; in both, the effect ratio (ER, ideally 1) and "
+        "delta relative improvement (ΔRI, ideally 0).",
+    )
+    p.add_argument("qrels", help="the original qrels (and the reproductions', without --reproduced-qrels)")
+    p.add_argument(
+        "--original", nargs=2, required=True, metavar=("BASELINE", "ADVANCED"), help="the original runs"
+    )
+    p.add_argument(
+        "--reproduced", nargs=2, required=True, metavar=("BASELINE", "ADVANCED"), help="their reproductions"
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="metric spec(s), repeatable: per-topic scores in [0, 1] averaged by a mean (nDCG@10, AP, P@10)",
+    )
+    p.add_argument(
+        "--reproduced-qrels",
+        metavar="QRELS",
+        help="the reproductions' qrels, of another collection: replicability (ER, ΔRI, unpaired t-test)",
+    )
+    p.add_argument("--rbo-p", default="0.95", metavar="P", help="RBO's persistence p (default 0.95)")
+    p.add_argument(
+        "--depth", type=int, default=1000, metavar="K", help="RBO's depth and KTU's cut (default 1000)"
+    )
+    p.add_argument(
+        "-f",
+        "--format",
+        choices=("text", "markdown", "latex", "json", "html"),
+        default="text",
+        help="output format",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE (default: standard output)"
+    )
+    p.add_argument(
+        "--decimals",
+        type=int,
+        default=4,
+        choices=range(11),
+        metavar="N",
+        help="decimal places (0-10, default 4)",
+    )
+    p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("validate", help="check an evaluation plan and list every problem in it")
     p.add_argument("plan", help="the plan file")

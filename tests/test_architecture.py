@@ -75,7 +75,9 @@ LAYERS: list[tuple[str, ...]] = [
         "stats.significance",
         "stats.design",
         "stats.concordance",
-    ),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics
+        "stats.similarity",
+    ),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics;
+    # rank similarity of two lists (RBO, KTU, Jaccard)
     ("builtin.kernels",),  # the built-in metrics' numpy computations
     ("evaluation.index",),  # the qrels indexed once for any number of runs
     ("evaluation.notes",),  # the warnings' text: queries a run lacks or adds, relevance levels, judged share
@@ -85,6 +87,9 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "evaluation.evaluated",
     ),  # what every result is to its readers (reports read results only through it); frames, warnings
+    (
+        "evaluation.similarity",
+    ),  # rank similarity of two runs (RBO, KTU, Jaccard) per query: irspec.similarity
     ("experiment.records",),  # the compare step's records: its settings and one comparison
     ("report.plots",),  # figures drawn from results
     ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
@@ -109,6 +114,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("experiment.power",),  # the power step: power and topics needed for comparisons; renders through report
     ("experiment.agreement",),  # several sets of judgments: rankings, labels and significance compared
     ("experiment.diff",),  # two runs query by query: losses, gains and why; renders through report
+    ("experiment.reproduce",),  # reproductions measured (Breuer et al.): KTU, RBO, RMSE, ER, ΔRI, t-tests
     ("plan.model", "plan.problems"),  # plans: the validated plan; problems with their lines
     ("plan.resolve",),  # the checks a schema cannot make
     ("plan.load",),  # YAML with lines, overrides, the schema

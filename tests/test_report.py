@@ -28,6 +28,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from browser import chromium, dump_dom
 
 from irspec import report
 from irspec.cli import main
@@ -714,10 +715,7 @@ def test_cli_eval_writes_nothing_but_results_to_a_pipe():
 
 
 def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
+    return chromium()
 
 
 @pytest.mark.skipif(_chromium() is None, reason="no headless Chromium installed")
@@ -788,22 +786,7 @@ def test_html_plots_load_and_the_comparisons_fit_1000_pixels_in_headless_chromiu
     write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     (tmp_path / "measured.html").write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
-    dom = subprocess.run(
-        [
-            _chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--window-size=1000,1400",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            (tmp_path / "measured.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    ).stdout
+    dom = dump_dom(tmp_path / "measured.html", "--window-size=1000,1400", "--virtual-time-budget=5000")
     found = re.search(r'<pre id="measured">(.*?)</pre>', dom)
     assert found, dom[-2000:]
     measured = json.loads(found.group(1).replace("&quot;", '"'))

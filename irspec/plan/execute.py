@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
+from irspec.data import read_run
 from irspec.data.stream import RunBlocks, open_runs
 from irspec.data.trec import stem
-from irspec.errors import IrspecError, IrspecWarning, PlanError
+from irspec.errors import EvaluationError, IrspecError, IrspecWarning, PlanError
 from irspec.evaluation.evaluate import distinct_names, evaluate_many
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from irspec.experiment.diff import Diff
     from irspec.experiment.power import PowerAnalysis
     from irspec.experiment.records import Comparison
+    from irspec.experiment.reproduce import Reproduction
     from irspec.experiment.standardize import ZTable
     from irspec.report.plots import FigureData
 
@@ -77,6 +79,8 @@ class PlanReport:
     (:func:`irspec.report.plots.figure_data`), from the same evaluation as the curves; ``None`` when nothing is drawn."""
     power: PowerAnalysis | None = None
     """The power analysis of the comparisons (the plan's ``power`` section); ``None`` without one."""
+    reproduction: Reproduction | None = None
+    """The plan's ``reproduce`` section measured (:func:`irspec.reproduce`); ``None`` without one."""
     by_qrels: tuple[tuple[str, PlanReport], ...] = ()
     """With several sets of judgments (``plan.qrels_sets``): each set's name and its own report (the
     plan run with that set as its qrels); the fields above are then the first set's."""
@@ -93,7 +97,8 @@ class PlanReport:
         """The evaluation's warnings, each once (for example qrels queries missing from a run)."""
         others = [r for _, sub in self.by_qrels for r in sub.results]
         found = collect_warnings((*self.results, *self.inputs, *others))
-        return tuple(dict.fromkeys([*found, *(w for _, d in self.diffs for w in d.warnings)]))
+        reproduced = self.reproduction.warnings if self.reproduction is not None else ()
+        return tuple(dict.fromkeys([*found, *(w for _, d in self.diffs for w in d.warnings), *reproduced]))
 
 
 def run_plan(plan: Plan) -> PlanReport:
@@ -165,7 +170,36 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
         zscores=zscores,
         diffs=_diffs(plan),
     )
+    if plan.reproduce is not None:
+        report = dataclasses.replace(report, reproduction=_reproduction(plan))
     return dataclasses.replace(report, power=plan_power(report)) if plan.power is not None else report
+
+
+def _reproduction(plan: Plan) -> Reproduction:
+    """The ``reproduce`` section measured on the plan's metrics, its runs read again by path; an error
+    (a metric it cannot compare) names the plan's section."""
+    from irspec.experiment.reproduce import reproduce
+
+    section = plan.reproduce
+    assert section is not None
+    sources = {r.name: r for r in plan.runs}
+
+    def named(name: str) -> Any:  # the plan's name, not the file's stem; a fused run made again
+        src = _run_source(sources[name])
+        return dataclasses.replace(read_run(src() if callable(src) else src), name=name)
+
+    try:
+        return reproduce(
+            plan.qrels,
+            original=tuple(named(n) for n in section.original),
+            reproduced=tuple(named(n) for n in section.reproduced),
+            metrics=[m for m in plan.metrics if m.definition.needs == "run"],
+            reproduced_qrels=section.qrels,
+            p=section.rbo_p,
+            depth=section.depth,
+        )
+    except EvaluationError as e:
+        raise EvaluationError(f"{plan.source}: reproduce: {e}") from None
 
 
 def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:
@@ -481,6 +515,11 @@ def _render(
             texts = {name: str(_render(sub, output, arrows, width)) for name, sub in report.by_qrels}
             return judged_sets_text(texts, report.agreement, output.format, decimals=output.decimals)
     rendered = _render_main(report, output, arrows, width)
+    if report.reproduction is not None and isinstance(rendered, str):
+        # the reproduction follows the results in every table format (JSON and HTML carry it inside)
+        shown = {"table": "text", "markdown": "markdown", "latex": "latex"}
+        if output.format in shown:
+            rendered += "\n" + report.reproduction.render(shown[output.format], decimals=output.decimals)
     if report.power is None or not isinstance(rendered, str):
         return rendered
     # the power tables follow the results or comparisons in every table format (JSON and HTML carry
@@ -578,6 +617,7 @@ def _render_main(
             intervals=intervals,
             extra=[
                 *([] if sets else _power_sections(report, output.decimals)),
+                *_reproduce_sections(report, output.decimals),
                 *_agreement_sections(report, output.decimals),
             ],
             lead=_judgments_lead(report),
@@ -605,6 +645,16 @@ def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, A
     from irspec.report.power import power_sections
 
     return [("power", "Power", power_sections(report.power, decimals=decimals), report.power.notes)]
+
+
+def _reproduce_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:
+    """The HTML page's reproduction section, with the plan's ``reproduce`` section."""
+    if report.reproduction is None:
+        return []
+    from irspec.report.reproduce import reproduce_sections
+
+    found = report.reproduction
+    return [("reproduce", "Reproduction", reproduce_sections(found, decimals=decimals), found.warnings)]
 
 
 def _judgments_lead(report: PlanReport) -> str | None:
@@ -645,6 +695,7 @@ def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
         "comparisons": [c.as_dict() for c in report.comparisons],
         "notes": list(report.notes),
         **({"power": report.power.as_dict()} if report.power is not None else {}),
+        **({"reproduction": report.reproduction.as_dict()} if report.reproduction is not None else {}),
     }
 
 
@@ -727,6 +778,8 @@ def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None
                 drawn += plots.render_power(report.power.curves(), target=report.power.power, formats=formats)
             if report.agreement is not None:
                 drawn += plots.render_agreement(report.agreement, formats=formats)
+            if report.reproduction is not None:
+                drawn += plots.reproduction_figures(report.reproduction, formats=formats)
             return drawn, None
 
     found, why = _shared(report, "plots", make)

@@ -26,6 +26,7 @@ __all__ = [
     "PlanRun",
     "PlanSystem",
     "PowerDesign",
+    "ReproduceSection",
     "SparkEngine",
     "Standardize",
 ]
@@ -147,6 +148,19 @@ class PowerDesign:
 
 
 @dataclass(frozen=True)
+class ReproduceSection:
+    """A plan's ``reproduce`` section: the ``original`` baseline and advanced runs and their
+    ``reproduced`` runs (names of the plan's runs), the reproductions' ``qrels`` when they are another
+    collection's, and RBO's ``rbo_p`` and ``depth`` (:func:`irspec.reproduce`)."""
+
+    original: tuple[str, str]
+    reproduced: tuple[str, str]
+    qrels: Path | None = None
+    rbo_p: float = 0.95
+    depth: int = 1000
+
+
+@dataclass(frozen=True)
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
@@ -177,6 +191,8 @@ class Plan:
     """Systems of several runs, reported and compared after ``runs``."""
     power: PowerDesign | None = None
     """The ``power`` section; ``None``: no power tables."""
+    reproduce: ReproduceSection | None = None
+    """The ``reproduce`` section; ``None``: no reproduction measured."""
     qrels_sets: tuple[tuple[str, Path | str], ...] = ()
     """Several sets of judgments (``qrels`` given as a mapping ``{name: path}``), in plan order: every run
     is evaluated against each and the sets' agreement reported; ``qrels`` is then the first set's.

@@ -29,6 +29,7 @@ from irspec.plan.model import (
     PlanRun,
     PlanSystem,
     PowerDesign,
+    ReproduceSection,
     SparkEngine,
     Standardize,
 )
@@ -122,6 +123,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     if diffs and qrels_sets:
         problems.add(("diff",), "a diff compares two runs under one set of judgments; this plan has several")
 
+    reproduce = _resolve_reproduce(data, runs, qrels_sets, local, inputs, problems)
     if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
         return None
     return Plan(
@@ -140,6 +142,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         groups=groups,
         systems=tuple(systems),
         power=_resolve_power(data, compare, problems),
+        reproduce=reproduce,
         qrels_sets=tuple(qrels_sets),
         sections=tuple((key, data[key]) for key in data if key in get_registry().sections),
         diffs=tuple(diffs),
@@ -627,6 +630,49 @@ def _resolve_outputs(
         intervals = default_intervals(fmt, intervals) if content == "results" else None
         outputs.append(Output(fmt, path, bool(per_query), content, decimals, intervals))
     return outputs
+
+
+def _resolve_reproduce(
+    data: dict[str, Any],
+    runs: list[PlanRun],
+    qrels_sets: list[Any],
+    local: Any,
+    inputs: set[str],
+    problems: Problems,
+) -> ReproduceSection | None:
+    """The ``reproduce`` section (the schema has checked its shape): four of the plan's runs by name,
+    and the reproductions' qrels file when given."""
+    raw = data.get("reproduce")
+    if not isinstance(raw, dict):
+        return None
+    names = {r.name for r in runs}
+    ok = True
+    for key in ("original", "reproduced"):
+        given = raw.get(key)
+        if not isinstance(given, list) or len(given) != 2 or not all(isinstance(n, str) for n in given):
+            return None  # the schema has said what is wrong
+        for i, name in enumerate(given):
+            if name not in names:
+                close = suggest(name, sorted(n for n in names if n))
+                hint = f"; did you mean {' or '.join(close)}?" if close else ""
+                problems.add(("reproduce", key, i), f"{quote(name)} is not a run of the plan{hint}")
+                ok = False
+    if qrels_sets:
+        problems.add(
+            ("reproduce",), "a reproduction is measured on one set of judgments; the plan has several"
+        )
+        ok = False
+    qrels = None
+    if isinstance(raw.get("qrels"), str) and raw["qrels"]:
+        qrels = local(raw["qrels"])
+        ok = _check_file(qrels, ("reproduce", "qrels"), "qrels", problems) and ok
+        inputs.add(os.path.abspath(qrels))
+    rbo_p, depth = raw.get("rbo_p", 0.95), raw.get("depth", 1000)
+    if not ok or isinstance(rbo_p, bool) or not isinstance(rbo_p, (int, float)) or not 0 < rbo_p <= 1:
+        return None  # the schema has said what is wrong with a number
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        return None
+    return ReproduceSection(tuple(raw["original"]), tuple(raw["reproduced"]), qrels, float(rbo_p), depth)
 
 
 def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Problems) -> PowerDesign | None:

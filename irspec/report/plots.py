@@ -868,3 +868,94 @@ def render_agreement(found: Any, *, formats: Sequence[str] = ("svg", "png")) -> 
                         )
                     )
     return out
+
+
+def reproduction_topics_figure(reproduction: Any) -> Any:
+    """Per-topic KTU and RBO of a reproduction's baseline and advanced pairs, as Breuer et al. (SIGIR
+    2020, figure 1) draw them: one panel per measure, topics along x in id order, a line per pair."""
+    fig = _new_figure(7.5, 4.8)
+    axes = fig.subplots(2, 1, sharex=True, squeeze=False)[:, 0]
+    styles = _styles(2)
+    for ax, measure in zip(axes, ("KTU", "RBO")):
+        for pair, style in zip(reproduction.pairs, styles):
+            values = pair.ktu if measure == "KTU" else pair.rbo
+            ax.plot(
+                range(len(values)),
+                values,
+                # one legend entry per pair: the first panel's lines name the pairs for both
+                label=f"{pair.role} (KTU {pair.ktu_mean:.3f}, RBO {pair.rbo_mean:.3f})"
+                if measure == "KTU"
+                else "_nolegend_",
+                linewidth=1.2,
+                markersize=3,
+                **style,
+            )
+        ax.set_ylabel(measure)
+        ax.set_ylim(-1.05 if measure == "KTU" else -0.02, 1.05)
+    topics = reproduction.baseline.query_ids
+    if len(topics) <= _MAX_TOPIC_LABELS:
+        axes[-1].set_xticks(range(len(topics)), topics, rotation=90, fontsize=6.5)
+    axes[-1].set_xlabel("topic")
+    fig.legend(loc="outside right upper", title="pair (means)", frameon=False)
+    fig.suptitle(f"Per-topic KTU and RBO (RBO p={reproduction.rbo_p:g}, depth {reproduction.depth})")
+    return fig
+
+
+def reproduction_effects_figure(reproduction: Any) -> Any:
+    """Effect ratio against delta relative improvement per metric, as Breuer et al. (SIGIR 2020, figure
+    3) draw them: the ideal reproduction at (0, 1), the quadrants of smaller and larger effects."""
+    import numpy as np
+
+    fig = _new_figure(6.0, 4.5)
+    ax = fig.add_subplot()
+    ax.axhline(1, color="#57606a", linewidth=0.8)
+    ax.axvline(0, color="#57606a", linewidth=0.8)
+    ax.plot([0], [1], marker="*", color="#1a7f37", markersize=10, linestyle="none", label="ideal (0, 1)")
+    metrics = list(reproduction.metrics)
+    for metric, style in zip(metrics, _styles(len(metrics))):
+        x, y = reproduction.delta_ri[metric], reproduction.er[metric]
+        if np.isfinite(x) and np.isfinite(y):
+            ax.plot(
+                [x],
+                [y],
+                linestyle="none",
+                markersize=6,
+                label=metric,
+                color=style["color"],
+                marker=style["marker"],
+            )
+    ax.set_xlabel("ΔRI (0: the same relative improvement)")
+    ax.set_ylabel("ER (1: the same effect)")
+    ax.set_title(f"Effect ratio against delta relative improvement ({reproduction.kind})")
+    fig.legend(loc="outside right upper", title="metric", frameon=False)
+    return fig
+
+
+def reproduction_figures(reproduction: Any, formats: Sequence[str] = ("svg",)) -> list[Plot]:
+    """A reproduction's figures (:mod:`irspec.experiment.reproduce`): per-topic KTU and RBO (on the
+    same qrels only) and ER against ΔRI, rendered in ``formats``."""
+    matplotlib = require_matplotlib()
+    drawn = []
+    if reproduction.kind == "reproducibility":
+        drawn.append(
+            (
+                "reproduce-order",
+                "Per-topic KTU and RBO",
+                "Document order per topic: 1 is the same ordering.",
+                reproduction_topics_figure,
+            )
+        )
+    drawn.append(
+        (
+            "reproduce-effects",
+            "ER against ΔRI",
+            "Overall effects per metric: the ideal reproduction is at (0, 1).",
+            reproduction_effects_figure,
+        )
+    )
+    out = []
+    with matplotlib.rc_context(_RC):
+        for name, title, description, draw in drawn:
+            saved = _save(draw(reproduction), title, formats)
+            out.append(Plot(name, title, description, saved.get("svg"), saved.get("png")))
+    return out
