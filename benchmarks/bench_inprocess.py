@@ -52,9 +52,12 @@ def make(queries: int, docs: int, seed: int = 0) -> tuple[dict, dict]:
         q = f"q{i}"
         ids = rng.choice(5_000_000, docs, replace=False)
         scores = rng.random(docs)
-        run[q] = dict(zip([f"d{d}" for d in ids.tolist()], scores.tolist()))
+        run[q] = dict(zip([f"d{d}" for d in ids.tolist()], scores.tolist(), strict=True))
         judged = rng.choice(ids, 15).tolist() + rng.integers(0, 5_000_000, 15).tolist()
-        qrels[q] = {f"d{d}": int(label) for d, label in zip(judged, rng.integers(0, 3, len(judged)).tolist())}
+        qrels[q] = {
+            f"d{d}": int(label)
+            for d, label in zip(judged, rng.integers(0, 3, len(judged)).tolist(), strict=True)
+        }
     return qrels, run
 
 

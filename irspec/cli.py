@@ -170,7 +170,7 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
         check_writable(args.output)
     systems = [_system_arg(text) for text in args.system or ()]
     output = Output(args.format, _path(args.output), args.per_query, decimals=args.decimals)  # no intervals
-    z, groups, sets = _standardize_arg(args), args.groups, tuple(zip(names, qrels_paths))
+    z, groups, sets = _standardize_arg(args), args.groups, tuple(zip(names, qrels_paths, strict=True))
     return _plan(
         qrels_paths[0],
         runs,

@@ -81,7 +81,7 @@ def test_rankings_swaps_and_significance_against_references(demo):
             pairs = list(itertools.combinations(runs, 2))
             p = [scipy.stats.ttest_rel(ref[s][a][m], ref[s][b][m]).pvalue for a, b in pairs]
             reject = multitest.multipletests(p, alpha=0.05, method="holm")[0]
-            significant.update({(s, m, a, b): bool(r) for (a, b), r in zip(pairs, reject)})
+            significant.update({(s, m, a, b): bool(r) for (a, b), r in zip(pairs, reject, strict=True)})
     for r in demo.rankings:
         x = [means["human"][run][r.metric] for run in runs]
         y = [means["llm"][run][r.metric] for run in runs]
@@ -130,7 +130,7 @@ def test_labels_against_references(demo):
     )
     assert found.binary_kappa == pytest.approx(sk.cohen_kappa_score(a >= 1, b >= 1))
     assert found.agreement == pytest.approx(np.mean(a == b))
-    counts = Counter(zip(a.tolist(), b.tolist()))
+    counts = Counter(zip(a.tolist(), b.tolist(), strict=True))
     assert {
         (found.labels[i], found.labels[j]): n
         for i, row in enumerate(found.confusion)

@@ -81,7 +81,7 @@ def test_compare_gives_what_a_plan_with_the_same_settings_gives(demo_results, tm
     assert isinstance(found, Comparisons)
     assert found.settings == report.plan.compare
     assert len(found) == len(report.comparisons) > 0
-    for mine, theirs in zip(found, report.comparisons):
+    for mine, theirs in zip(found, report.comparisons, strict=True):
         assert mine.as_dict() == theirs.as_dict()  # every field, p-values to the last bit
     assert found.notes == report.notes
     ((_, table),) = render_outputs(report)

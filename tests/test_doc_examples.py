@@ -109,8 +109,8 @@ def test_the_evaluator_top_k_and_batch_examples(demo):
         D, I = space["index"].search(space["query_vectors"], k)
         ids = space["corpus_ids"]
         run = {
-            q: {ids[i]: float(s) for i, s in zip(row, scores) if i >= 0}
-            for q, row, scores in zip(space["qids"], I, D)
+            q: {ids[i]: float(s) for i, s in zip(row, scores, strict=True) if i >= 0}
+            for q, row, scores in zip(space["qids"], I, D, strict=True)
         }
         return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recip_rank", "recall.100"}).evaluate(
             run

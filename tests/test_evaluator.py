@@ -54,7 +54,7 @@ def as_topk(
 def integer_ids(qrels: dict, run: dict, rng: np.random.Generator) -> tuple[dict, dict]:
     """The case with every docno replaced by a distinct non-negative integer's text ("9" > "10" as strings)."""
     names = sorted({d for docs in (*qrels.values(), *run.values()) for d in docs})
-    number = dict(zip(names, rng.permutation(len(names) * 7)[: len(names)].tolist()))
+    number = dict(zip(names, rng.permutation(len(names) * 7)[: len(names)].tolist(), strict=True))
     return (
         {q: {str(number[d]): v for d, v in docs.items()} for q, docs in qrels.items()},
         {q: {str(number[d]): v for d, v in docs.items()} for q, docs in run.items()},

@@ -173,7 +173,7 @@ def test_plan_sections_and_plot(tmp_path):
         "nDCG@10",
     )
     expected = irspec.standardize(raw, reference=[raw["bm25"], raw["dense"]])
-    for got, want in zip(report.results, expected.values()):
+    for got, want in zip(report.results, expected.values(), strict=True):
         assert str(got.metrics[0]) == "z(nDCG@10)" and np.array_equal(got.values, want.values)
         assert [t.title for t in got.tables if getattr(t, "metric", "")] == ["Query groups: z(nDCG@10)"]
     importlib.import_module("matplotlib")

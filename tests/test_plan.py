@@ -269,7 +269,7 @@ def test_every_problem_is_reported_at_once_with_file_line_and_path(workspace):
         f"{path}:13: compare.baseline: baseline 'bm26' is not a run of this plan; did you mean 'bm25'?",
     ]
     assert len(problems) == len(expected), problems
-    for fragment, problem in zip(expected, problems):
+    for fragment, problem in zip(expected, problems, strict=True):
         assert problem.startswith(fragment), (fragment, problem)
     assert "runs[0] at line 3 already uses it" in problems[1]
     message = str(pytest.raises(PlanError, load_plan, path).value)
@@ -711,7 +711,7 @@ output:
     header = tsv.splitlines()[0].split("\t")
     assert header == list(Comparison.COLUMNS)
     assert len(tsv.splitlines()) == 1 + 3 * 2
-    row = dict(zip(header, tsv.splitlines()[1].split("\t")))
+    row = dict(zip(header, tsv.splitlines()[1].split("\t"), strict=True))
     assert row["test"] == "randomization" and row["permutations"] == "500" and row["seed"] == "3"
     assert row["correction"] == "bh" and float(row["p_adjusted"]) >= float(row["p_value"])
     doc = json.loads(only)

@@ -28,6 +28,7 @@ statsmodels_power = importlib.import_module("statsmodels.stats.power")
 from irspec.errors import EvaluationError  # noqa: E402
 from irspec.stats import design  # noqa: E402
 from irspec.stats import significance as stats
+import itertools
 
 TT = statsmodels_power.TTestPower()
 FA = statsmodels_power.FTestAnovaPower()
@@ -388,6 +389,6 @@ def test_a_topic_count_past_any_collection_is_refused(n):
 
 def test_power_grows_with_the_topics():
     powers = [design.t_power(0.05, 0.2, n) for n in range(2, 200)]
-    assert all(b > a for a, b in zip(powers, powers[1:]))
+    assert all(b > a for a, b in itertools.pairwise(powers))
     powers = [design.anova_power(0.05, 0.02, 4, n) for n in range(2, 200)]
-    assert all(b > a for a, b in zip(powers, powers[1:]))
+    assert all(b > a for a, b in itertools.pairwise(powers))

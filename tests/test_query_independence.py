@@ -20,6 +20,7 @@ from irspec.evaluation.context import segment_cumsum
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from randomdata import random_case
+import itertools
 
 METRICS = "all_trec, bpref(10+R), P@R"
 
@@ -41,7 +42,7 @@ def test_segment_cumsum_adds_each_segment_from_zero():
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     values = rng.normal(size=int(offsets[-1])) * 10.0 ** rng.integers(-8, 8, size=int(offsets[-1]))
     want = []
-    for lo, hi in zip(offsets[:-1], offsets[1:]):
+    for lo, hi in itertools.pairwise(offsets):
         total = 0.0
         for v in values[lo:hi].tolist():  # the C loop: a running total from zero
             total += v

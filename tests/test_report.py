@@ -48,7 +48,9 @@ NOTE = "an example note: 100% of the queries compared"
 @functools.cache
 def fixture_results() -> tuple:
     results = evaluate_many(str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{f}.run") for f in RUNS], METRICS)
-    return tuple(dataclasses.replace(r, run_name=name) for r, name in zip(results, RUNS.values()))
+    return tuple(
+        dataclasses.replace(r, run_name=name) for r, name in zip(results, RUNS.values(), strict=True)
+    )
 
 
 @functools.cache

@@ -400,7 +400,9 @@ def test_ctrl_c_removes_the_temporary_files(tmp_path):
     q.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(200)))
     r = tmp_path / "run.txt"
     r.write_text(
-        "".join(f"q{a} Q0 d{b} 1 {b / 7:.3f} t\n" for a, b in zip(rng.integers(0, 2000, n), range(n)))
+        "".join(
+            f"q{a} Q0 d{b} 1 {b / 7:.3f} t\n" for a, b in zip(rng.integers(0, 2000, n), range(n), strict=True)
+        )
     )
     env = {**os.environ, "TMPDIR": str(temp)}
     proc = subprocess.Popen(

@@ -75,7 +75,7 @@ def test_written_file_round_trips(tmp_path):
     path.write_text(z_table(runs).to_text())
     direct = irspec.standardize(runs)
     from_file = irspec.standardize(runs, reference=path)
-    for a, b in zip(direct, from_file):
+    for a, b in zip(direct, from_file, strict=True):
         assert np.array_equal(a.values, b.values)  # bit for bit
     first = path.read_text().splitlines()[0].split()
     assert first[:2] == ["q00", "P_2"]  # trec_eval's measure name

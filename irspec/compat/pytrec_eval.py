@@ -326,7 +326,9 @@ class RelevanceEvaluator:
         if self._texts:
             table[:, self._texts] = 0.0
         names = self._names
-        return {q: dict(zip(names, line)) for q, line in zip(queries, table.tolist())}
+        return {
+            q: dict(zip(names, line, strict=True)) for q, line in zip(queries, table.tolist(), strict=True)
+        }
 
 
 def parse_run(f_run: Iterable[str]) -> collections.defaultdict[str, dict[str, float]]:

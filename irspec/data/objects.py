@@ -194,7 +194,7 @@ def frame_from_rows(
             f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {rows[bad]!r}", source
         )
     names = _column_names(list(fields), kind, columns, source, "fields")
-    data = dict(zip(fields, zip(*rows))) if rows else dict.fromkeys(fields, ())
+    data = dict(zip(fields, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(fields, ())
     series = [_series_from_objects(name, list(data[name])) for name in names]
     return _frame_from_columns(series, kind, source)
 
@@ -249,7 +249,9 @@ def _column_names(
                 source,
             )
         names.append(candidates[0] if candidates else None)
-    missing = [role for role, name in zip(("query", "docno", kind.value), names) if name not in found]
+    missing = [
+        role for role, name in zip(("query", "docno", kind.value), names, strict=True) if name not in found
+    ]
     if missing:
         accepted = "; ".join(
             f"{', '.join(c[r] for r in ('query', 'docno', kind.value))} ({convention})"

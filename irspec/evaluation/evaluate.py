@@ -81,11 +81,11 @@ def distinct_names(results: Sequence[Result]) -> list[Result]:
                 k += 1
             labels.append(f"{name} ({k})")
             taken.add(labels[-1])
-        which = [f"{label!r} ({results[i].run_source})" for label, i in zip(labels, members)]
+        which = [f"{label!r} ({results[i].run_source})" for label, i in zip(labels, members, strict=True)]
         text = (
             f"{len(members)} runs are named {name!r}; labelled " + ", ".join(which[:-1]) + " and " + which[-1]
         )
-        for label, i in zip(labels, members):
+        for label, i in zip(labels, members, strict=True):
             out[i] = dataclasses.replace(results[i], run_name=label, warnings=(*results[i].warnings, text))
     return out
 

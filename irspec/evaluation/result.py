@@ -44,9 +44,12 @@ class _Shown:
     def per_query(self) -> dict[str, dict[str, Any]]:
         """``{query_id: {metric: value}}`` for every evaluated query (a string for a text metric)."""
         names = [str(m) for m in self.metrics]
-        out = {q: dict(zip(names, row.tolist())) for q, row in zip(self.query_ids, self.values)}
+        out = {
+            q: dict(zip(names, row.tolist(), strict=True))
+            for q, row in zip(self.query_ids, self.values, strict=True)
+        }
         for name, texts in self.texts.items():
-            for q, text in zip(self.query_ids, texts):
+            for q, text in zip(self.query_ids, texts, strict=True):
                 out[q][name] = text
         return out
 

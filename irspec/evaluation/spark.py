@@ -302,7 +302,7 @@ def _coverage(
     judged = set(_arrow(q.select(query).distinct()).column(query).to_pylist())
     pairs = _arrow(r.select("run", "query_id").distinct())
     answered: dict[str, set[str]] = {}
-    for name, qid in zip(pairs.column("run").to_pylist(), pairs.column("query_id").to_pylist()):
+    for name, qid in zip(pairs.column("run").to_pylist(), pairs.column("query_id").to_pylist(), strict=True):
         answered.setdefault(name, set()).add(qid)
     if None in answered:
         raise InputError("the run column has a null run name", "<Spark run>")
@@ -361,7 +361,8 @@ def _bucket_evaluator(runs: Sequence[str], metric_names: Sequence[str], options:
             inputs = [_checked(f"<Spark run {n!r}>", Run.from_frame, parts.get(n, empty), n) for n in runs]
             evaluated = _checked("<Spark>", evaluate_many, qrels, inputs, metric_names, options=options)
         return pa.concat_tables(
-            [_rows(name, res) for name, res in zip(runs, evaluated)] or [OUTPUT_ARROW.empty_table()]
+            [_rows(name, res) for name, res in zip(runs, evaluated, strict=True)]
+            or [OUTPUT_ARROW.empty_table()]
         )
 
     return evaluate_bucket
@@ -479,7 +480,9 @@ def results(per_query: DataFrame | pa.Table) -> list[Result]:
         texts = {}
         for name in (str(m) for m in bound if m.aggregate == "none"):
             sub = part.filter(pl.col("metric") == name)
-            by_query = dict(zip(sub.get_column("query_id").to_list(), sub.get_column("text").to_list()))
+            by_query = dict(
+                zip(sub.get_column("query_id").to_list(), sub.get_column("text").to_list(), strict=True)
+            )
             texts[name] = tuple(by_query.get(qid) or "" for qid in query_ids)
         run_name = key[0]
         notes = described.get("warnings", {})

@@ -193,7 +193,7 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | res
             continue
         paths = groups[name]
         members[name] = [f"{name}[{i}]" for i in range(len(paths))]
-        flat.update(zip(members[name], paths))
+        flat.update(zip(members[name], paths, strict=True))
     evaluated = results.evaluate(qrels, flat, metrics, **options)
     assert isinstance(evaluated, results.ResultSet)
     out = []

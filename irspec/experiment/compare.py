@@ -287,7 +287,7 @@ def compare_results(
                 tested.append((r, runs))
                 progress.advance()
     adjusted = _adjusted([r.p_value for r, _ in tested], [runs["metric"] for _, runs in tested], compare)
-    for (r, runs), (p, size) in zip(tested, adjusted):
+    for (r, runs), (p, size) in zip(tested, adjusted, strict=True):
         out.append(
             Comparison.extended(
                 r,
@@ -338,7 +338,7 @@ def _adjusted(p_values: list[float], metrics: list[str], compare: Compare) -> li
     out: dict[int, tuple[float, int]] = {}
     for group in groups:
         adjusted = stats.adjust([p_values[k] for k in group], method=compare.correction)
-        for k, p in zip(group, adjusted):
+        for k, p in zip(group, adjusted, strict=True):
             out[k] = (float(p), len(group))
     return [out[k] for k in range(len(p_values))]
 

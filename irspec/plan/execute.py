@@ -265,7 +265,7 @@ def _evaluate_runs(
     for key, evaluated in found.items():
         # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
         # name; a Plan built in Python is not checked, so its names are made distinct here as well.
-        named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, runs)]
+        named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, runs, strict=True)]
         out[key] = distinct_names([*named[:n], *_systems(plan, named[n:])])
     return plan, out
 
@@ -334,7 +334,7 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
         # a system's runs may share a stem: such a name is made unique by its place in the list
         names = [r.name if r.name is not None else stem(str(r.path)) or "run" for r in runs]
         keys = [n if names.count(n) == 1 else f"{n} ({i})" for i, n in enumerate(names)]
-        frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys)]
+        frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys, strict=True)]
         # one frame of every run, not `runs`: the plan's runs are read again below, and a Spark frame
         # iterated in their place yields its columns (4), which dropped every run after the fourth
         union = functools.reduce(lambda a, b: a.unionByName(b), frames)
@@ -344,7 +344,7 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
         by_name = {res.run_name: res for res in irs.results(per_query)}
     return [
         dataclasses.replace(by_name[k], run_name=n, run_source=str(r.path))
-        for r, k, n in zip(runs, keys, names)
+        for r, k, n in zip(runs, keys, names, strict=True)
     ]
 
 

@@ -89,7 +89,7 @@ def _plain(block: Block) -> list[str]:
         # names (and the sig mark) escaped; the numbers need no escaping
         cells = [
             markdown_escape(c.text) if col.align != "right" else c.text
-            for col, c in zip(block.columns, row.cells)
+            for col, c in zip(block.columns, row.cells, strict=True)
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -176,4 +176,4 @@ def relstring(ctx: Context, metric: Metric) -> list[str]:
     counts = np.bincount(ctx.seg_of(top), minlength=ctx.nq)
     ends = np.cumsum(counts)
     data = chars.tobytes()
-    return [data[e - c : e].decode("ascii") for c, e in zip(counts.tolist(), ends.tolist())]
+    return [data[e - c : e].decode("ascii") for c, e in zip(counts.tolist(), ends.tolist(), strict=True)]

@@ -144,7 +144,7 @@ def test_welch_equals_scipy_and_statsmodels(tmp_path, seed):
     records = random_ab_log(seed)
     test = comparisons(write_jsonl(records, tmp_path / "ab.jsonl"), "CTR ZRR", unit="query")
     for c, value in zip(
-        test.comparisons, (lambda r: float(bool(r["clicks"])), lambda r: float(not r["results"]))
+        test.comparisons, (lambda r: float(bool(r["clicks"])), lambda r: float(not r["results"])), strict=True
     ):
         x = [value(r) for r in records if r["arm"] == "treatment"]
         y = [value(r) for r in records if r["arm"] == "control"]
@@ -234,7 +234,7 @@ def test_sample_ratio_equals_scipy_chisquare(split, counts):
     design = Design("control", split=split)
     got = sample_ratio(["control", "treatment"], counts[:2], design)
     names = sorted(split) if split else ["control", "treatment"]
-    observed = [dict(zip(("control", "treatment", "spare"), counts))[a] for a in names]
+    observed = [dict(zip(("control", "treatment", "spare"), counts, strict=True))[a] for a in names]
     weights = np.array([split[a] for a in names], dtype=float) if split else np.ones(2)
     ref = chisquare(observed, sum(observed) * weights / weights.sum())
     assert got.statistic == pytest.approx(ref.statistic, rel=1e-12)
