@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-matplotlib = pytest.importorskip("matplotlib")
+pytest.importorskip("matplotlib")
+
+import matplotlib
 
 import irspec
 from irspec.evaluation.context import Options

@@ -15,6 +15,7 @@ corpora, so no test quotes them; the hand-checkable tests below write their arit
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 
 import numpy as np
@@ -22,13 +23,11 @@ import pytest
 from scipy.stats import f as f_dist
 from scipy.stats import nct, norm
 from scipy.stats import t as t_dist
+from statsmodels.stats import power as statsmodels_power
 
-statsmodels_power = importlib.import_module("statsmodels.stats.power")
-
-from irspec.errors import EvaluationError  # noqa: E402
-from irspec.stats import design  # noqa: E402
+from irspec.errors import EvaluationError
+from irspec.stats import design
 from irspec.stats import significance as stats
-import itertools
 
 TT = statsmodels_power.TTestPower()
 FA = statsmodels_power.FTestAnovaPower()

@@ -9,6 +9,7 @@ the last bit; trec_eval sums each query from zero.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -20,7 +21,6 @@ from irspec.evaluation.context import segment_cumsum
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from randomdata import random_case
-import itertools
 
 METRICS = "all_trec, bpref(10+R), P@R"
 

@@ -17,7 +17,6 @@ import pytest
 
 import irspec
 from irspec.errors import InputError, IrspecWarning
-from irspec.testing import irspec_plugin  # noqa: F401  (only needed without an installed irspec)
 
 pytest.importorskip(
     "irspec_diversity",

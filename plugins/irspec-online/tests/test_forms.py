@@ -10,12 +10,13 @@ import math
 import pytest
 
 pytest.importorskip("irspec_online")
-pa = pytest.importorskip(
+pytest.importorskip(
     "pyarrow", reason="Parquet and pandas logs need pyarrow: pip install 'irspec-online[parquet]'"
 )
-pd = pytest.importorskip("pandas", reason="pandas logs need pandas")
+pytest.importorskip("pandas", reason="pandas logs need pandas")
 
 import numpy as np
+import pandas as pd
 import polars as pl
 from irspec_online import plugin
 from irspec_online.log import read_log
