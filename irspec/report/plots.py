@@ -468,7 +468,7 @@ def confusion_figure(data: FigureData) -> Any:
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax in axes[len(names) :]:
         ax.set_axis_off()
-    for ax, name in zip(axes, names, strict=True):
+    for ax, name in zip(axes, names, strict=False):  # the grid's spare axes, switched off above, have no run
         c = data.confusion[name]
         cells = [[c.relevant_retrieved, c.nonrelevant_retrieved], [c.relevant_missed, c.nonrelevant_missed]]
         known = [v for row in cells for v in row if v is not None]
