@@ -291,7 +291,7 @@ def main() -> None:
                 own = env
                 if tool == "ranx" and args.ranx_path:
                     own = dict(env, PYTHONPATH=os.pathsep.join([env["PYTHONPATH"], args.ranx_path]))
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=own)
+                proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=own)
                 if proc.returncode != 0:
                     failed[tool] = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
                     continue

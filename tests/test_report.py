@@ -1018,7 +1018,7 @@ def test_a_table_that_fits_and_a_pipe_are_unchanged():
     narrow = _on_a_terminal(["eval", "qrels.txt", "runs/bm25.run", "-m", "P@10"], 80, demo)
     assert narrow.splitlines()[0].split() == ["run", "P@10"]
     piped = subprocess.run([sys.executable, "-m", "irspec", "eval", "qrels.txt", "runs/bm25.run"], capture_output=True,
-                           text=True, cwd=demo, env=dict(os.environ, COLUMNS="80"))  # fmt: skip
+                           check=True, text=True, cwd=demo, env=dict(os.environ, COLUMNS="80"))  # fmt: skip
     header = piped.stdout.splitlines()[0].split()
     assert (
         header[:3] == ["run", "NumQ", "NumRet"]

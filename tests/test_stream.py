@@ -364,7 +364,9 @@ def test_progress_shows_lines_read_and_queries_evaluated(tmp_path, tiny_blocks, 
 
 
 def _irspec(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, **kwargs
+    )
 
 
 def test_cli_memory_streams_stdin_to_the_same_output(tmp_path):

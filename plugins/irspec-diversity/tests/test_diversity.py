@@ -246,7 +246,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"} | {
         "IRSPEC_LOAD_PLUGINS": "diversity"
     }
-    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, env=env
+    )
 
 
 def test_the_command_line(qrels_file, tmp_path):
