@@ -269,7 +269,7 @@ def test_a_document_twice_among_padded_corpus_positions() -> None:
 
 def test_corpus_positions_beyond_the_corpus() -> None:
     ev = irspec.Evaluator({"q": {"a": 1}}, "AP")
-    with pytest.raises(InputError, match="row 0, column 1: position 5 is beyond corpus_ids .2 ids."):
+    with pytest.raises(InputError, match=r"row 0, column 1: position 5 is beyond corpus_ids .2 ids."):
         ev.evaluate_topk(["q"], [[0, 5]], [[1.0, 0.5]], corpus_ids=["a", "b"])
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import re
 import shutil
 import statistics
 import subprocess
@@ -228,7 +229,7 @@ def test_plan_power_section_in_every_output(tmp_path, demo_results):
 def test_plan_power_needs_compare(tmp_path):
     with pytest.raises(PlanError, match="add a compare section"):
         load_plan(_plan(tmp_path, "power: {delta: 0.05}"))
-    with pytest.raises(PlanError, match="power.delta"):
+    with pytest.raises(PlanError, match=re.escape("power.delta")):
         load_plan(_plan(tmp_path, "compare: {}\npower: {delta: 0}"))
 
 

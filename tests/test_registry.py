@@ -122,9 +122,9 @@ def test_registry_parse_binds_every_parameter_kind(fresh_pm):
     assert one("Toy(strict=true)").get("strict") is True
     with pytest.raises(irspec.ParameterError, match="strict"):
         registry.parse("Toy(strict=2)")
-    with pytest.raises(irspec.ParameterError, match="weight.*<= 10"):
+    with pytest.raises(irspec.ParameterError, match=r"weight.*<= 10"):
         registry.parse("Toy(weight=11)")
-    with pytest.raises(irspec.ParameterError, match="mode.*fast, slow-ish"):
+    with pytest.raises(irspec.ParameterError, match=r"mode.*fast, slow-ish"):
         registry.parse("Toy(mode=medium)")
 
 
@@ -190,7 +190,7 @@ def test_a_clash_between_two_third_party_plugins_names_both(fresh_pm):
 
 def test_a_plugin_clashing_with_itself_is_an_error(fresh_pm):
     fresh_pm.register(ToyPlugin(_metric("Toy"), ("toy_alias", "Toy_Alias")), name=TEST_PLUGIN)
-    with pytest.raises(RegistryError, match="toy_alias|Toy_Alias"):
+    with pytest.raises(RegistryError, match=r"toy_alias|Toy_Alias"):
         build_registry(fresh_pm)
 
 

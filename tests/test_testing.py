@@ -53,7 +53,7 @@ def test_plugins_are_named_by_name_or_module():
 
 
 def test_problems_surface_on_entry_as_at_installation():
-    with pytest.raises(RegistryError, match="'test-plugin-2' registers 'same'.*'test-plugin-1'"):
+    with pytest.raises(RegistryError, match=r"'test-plugin-2' registers 'same'.*'test-plugin-1'"):
         with registered_plugin(_plugin("Same"), _plugin("same")):
             pass
 

@@ -170,7 +170,7 @@ def test_every_shape_evaluate_returns_and_reference_by_name():
         EvaluationError, match=r"reference 'bm25' is not a run of the results \(the runs are a, b, c\)"
     ):
         irspec.standardize(many, reference=["a", "bm25"])
-    with pytest.raises(EvaluationError, match="expected results .* got str"):
+    with pytest.raises(EvaluationError, match=r"expected results .* got str"):
         irspec.standardize(["a", "b"])
 
 
