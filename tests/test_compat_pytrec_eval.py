@@ -267,7 +267,7 @@ def test_parse_qrel_and_parse_run_are_pytrec_evals() -> None:
         assert got == expected and type(got) is type(expected) is collections.defaultdict
         assert got["absent"] == expected["absent"] == {}  # a defaultdict, as pytrec_eval's
         for bad, error in [
-            (lines + [lines[0]], AssertionError),
+            ([*lines, lines[0]], AssertionError),
             (["q1 0 d1"], ValueError),
             ([""], ValueError),
         ]:

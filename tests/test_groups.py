@@ -143,9 +143,9 @@ def test_every_format_shows_groups(tmp_path, capsys):
         ("markdown", "Query groups: nDCG@10"),
         ("latex", "macro mean over 2 groups"),
     ):
-        assert main(base + ["-f", fmt]) == 0
+        assert main([*base, "-f", fmt]) == 0
         assert needle in capsys.readouterr().out, fmt
-    assert main(base + ["-f", "json"]) == 0
+    assert main([*base, "-f", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["runs"][0]["tables"][0]["metric"] == "nDCG@10"
 

@@ -96,7 +96,7 @@ def test_a_section_joins_the_schema_after_its_readers_key(irspec_plugin):
     own = list(schema()["properties"])
     irspec_plugin(make_plugin(WINDOW))
     keys = list(schema()["properties"])
-    assert keys == own[: own.index("log") + 1] + ["window"] + own[own.index("log") + 1 :]
+    assert keys == [*own[: own.index("log") + 1], "window", *own[own.index("log") + 1 :]]
     assert schema()["properties"]["window"] == WINDOW.schema
 
 

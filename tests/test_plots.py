@@ -265,7 +265,7 @@ def test_differences_of_10_runs_over_50_topics_are_readable():
         assert len(ticks) == 50  # every topic named under its bar
         _no_overlaps(ticks, "topic labels")
         titles = _boxes(fig, [ax.title, ax.xaxis.label, ax.yaxis.label])
-        everything.extend(titles + [ticks[0], ticks[-1]])
+        everything.extend([*titles, ticks[0], ticks[-1]])
         assert ax.get_ylabel() == "Δ AP"
     _no_overlaps(everything, "titles, axis labels and tick labels of the panels")
     _inside(fig, everything, "panel texts")

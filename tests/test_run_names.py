@@ -35,7 +35,7 @@ def files(tmp_path: Path) -> Path:
                            ("seeds/colbert-seed1.run", "seeds/s1.run"), ("seeds/colbert-seed2.run", "seeds/s2.run")):  # fmt: skip
         lines = (DEMO / "runs" / source).read_text().splitlines()
         (tmp_path / target).write_text(
-            "".join(" ".join(line.split()[:5] + ["tagA"]) + "\n" for line in lines)
+            "".join(" ".join([*line.split()[:5], "tagA"]) + "\n" for line in lines)
         )
     return tmp_path
 

@@ -300,7 +300,7 @@ def test_demo_seed_runs_are_deterministic(tmp_path):
     finally:
         sys.path.remove(str(DEMO))
     make_demo(tmp_path)
-    for path in sorted((DEMO / "runs").rglob("*.run")) + [DEMO / "qrels.txt"]:
+    for path in [*sorted((DEMO / "runs").rglob("*.run")), DEMO / "qrels.txt"]:
         again = tmp_path / path.relative_to(DEMO)
         assert again.read_bytes() == path.read_bytes(), path.name
 

@@ -119,11 +119,11 @@ def explain(err: Any, problems: Problems) -> None:
                 else None
             )
             if plugin is not None:  # a section of a shipped plugin that is not loaded (ab: of irspec-online)
-                problems.add(path + (key,), f"unknown key {key!r}: {not_loaded(plugin)}", key=True)
+                problems.add((*path, key), f"unknown key {key!r}: {not_loaded(plugin)}", key=True)
                 continue
             close = suggest(key, allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; allowed keys: {', '.join(allowed)}"
-            problems.add(path + (key,), f"unknown key {key!r}{hint}", key=True)
+            problems.add((*path, key), f"unknown key {key!r}{hint}", key=True)
     elif kind == "required" and isinstance(instance, dict):
         for name in err.validator_value:
             if name not in instance:

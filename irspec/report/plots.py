@@ -472,7 +472,7 @@ def confusion_figure(data: FigureData) -> Any:
         c = data.confusion[name]
         cells = [[c.relevant_retrieved, c.nonrelevant_retrieved], [c.relevant_missed, c.nonrelevant_missed]]
         known = [v for row in cells for v in row if v is not None]
-        top = max(known + [1])
+        top = max([*known, 1])
         shade = np.array([[0.0 if v is None else v / top for v in row] for row in cells])
         ax.imshow(shade, cmap="Blues", vmin=0, vmax=1.6)  # vmax > 1: the darkest cell keeps its text readable
         for i, row in enumerate(cells):
