@@ -364,7 +364,7 @@ def shell_script(body: str) -> str:
     """The block with its ``pip install`` commands checked and taken out."""
     lines = []
     for line in body.splitlines():
-        parts = [p for p in re.split(r"\s+&&\s+", line)]
+        parts = re.split(r"\s+&&\s+", line)
         kept = []
         for part in parts:
             m = PIP.match(part)

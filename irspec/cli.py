@@ -364,7 +364,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print the usage and the message, each long word of it cut to a short excerpt, and exit 2."""
         super().error(
-            re.sub(r"\S{%d,}" % (VALUE_WIDTH + 1), lambda m: shorten(m.group(0), VALUE_WIDTH), message)
+            # %-format: an f-string would have to double the quantifier's braces
+            re.sub(r"\S{%d,}" % (VALUE_WIDTH + 1), lambda m: shorten(m.group(0), VALUE_WIDTH), message)  # noqa: UP031
         )
 
 

@@ -90,8 +90,8 @@ def test_rankings_swaps_and_significance_against_references(demo):
     for m in MEASURES:
         for a, b in itertools.combinations(runs, 2):
             h = means["human"][a][m] - means["human"][b][m]
-            l = means["llm"][a][m] - means["llm"][b][m]
-            if h * l < 0:
+            g = means["llm"][a][m] - means["llm"][b][m]
+            if h * g < 0:
                 expected_swaps.add((m, a, b, significant[("human", m, a, b)], significant[("llm", m, a, b)]))
     assert {
         (s.metric, s.run_1, s.run_2, s.significant_a, s.significant_b) for s in demo.swaps
@@ -401,7 +401,7 @@ def test_plan_with_two_sets(workspace):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)
         report = run_plan(plan)
-    rendered = dict((o.format, text) for o, text in render_outputs(report))
+    rendered = {o.format: text for o, text in render_outputs(report)}
     assert "== qrels: human ==" in rendered["table"] and "== qrels: llm ==" in rendered["table"]
     doc = json.loads(rendered["json"])
     assert list(doc["qrels_sets"]) == ["human", "llm"]

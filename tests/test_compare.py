@@ -149,7 +149,7 @@ def test_metrics_selects_the_comparisons_of_those_metrics(demo_results):
 def test_comparisons_is_an_immutable_sequence_with_json(demo_results):
     found = irspec.compare(demo_results, baseline="bm25", metrics="AP, nDCG@10")
     assert isinstance(found[0], Comparison) and found[1:] == found.comparisons[1:] and len(found) == 6
-    assert list(reversed(found))[0] == found[-1] and found.index(found[2]) == 2
+    assert next(reversed(found)) == found[-1] and found.index(found[2]) == 2
     with pytest.raises(dataclasses.FrozenInstanceError):
         found.notes = ("changed",)
     doc = json.loads(found.to_json())

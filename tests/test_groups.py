@@ -43,7 +43,7 @@ def test_hand_worked_groups():
     res = _result([1, 0.5, 0, 1])
     (table,) = by_group(res, {"q0": "A", "q1": "A", "q2": "B"})
     rows = {r[0]: r for r in table.rows}
-    name, n, mean, low, high = rows["A"]
+    _name, n, mean, low, high = rows["A"]
     assert (n, mean) == (2, 0.75)
     assert (low, high) == (0.0, 1.0)
     assert rows["B"][1:3] == (1, 0.0) and math.isnan(rows["B"][3]) and math.isnan(rows["B"][4])

@@ -3,7 +3,9 @@ files, read without going through text)."""
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import subprocess
 import sys
 import textwrap
@@ -63,7 +65,7 @@ def test_per_query_parquet_reads_back_as_the_result(tmp_path, seed):
                 "eval",
                 str(q),
                 str(r),
-                *sum((["-m", s] for s in SPECS), []),
+                *functools.reduce(operator.iadd, (["-m", s] for s in SPECS), []),
                 "-q",
                 "--format",
                 "parquet",

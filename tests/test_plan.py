@@ -273,7 +273,9 @@ def test_every_problem_is_reported_at_once_with_file_line_and_path(workspace):
     for fragment, problem in zip(expected, problems, strict=True):
         assert problem.startswith(fragment), (fragment, problem)
     assert "runs[0] at line 3 already uses it" in problems[1]
-    message = str(pytest.raises(PlanError, load_plan, path).value)
+    with pytest.raises(PlanError) as info:
+        load_plan(path)
+    message = str(info.value)
     assert message.startswith(f"{path}: 7 problems\n")
 
 
@@ -1050,7 +1052,7 @@ def test_an_output_shows_confidence_intervals_beside_the_means(tmp_path):
     ap = report.results[0].column("AP")
     low, high = scipy.stats.t.interval(0.95, len(ap) - 1, loc=ap.mean(), scale=scipy.stats.sem(ap))
     shown = f"[{low:.4f}, {high:.4f}]"
-    rendered = dict((out.format, text) for out, text in render_outputs(report))
+    rendered = {out.format: text for out, text in render_outputs(report)}
     for fmt in ("table", "markdown", "html"):
         assert shown in rendered[fmt], fmt
     plan.write_text(plan.read_text().replace("{format: table, intervals: t}", "{format: json, intervals: t}"))

@@ -106,7 +106,7 @@ def test_t_topics_on_random_values():
         alpha = float(rng.choice([0.01, 0.05, 0.1]))
         target = float(rng.uniform(0.3, 0.95))
         n = design.t_topics(delta, sd, alpha=alpha, power=target)
-        _check_fewest(n, lambda k: _tt_power(delta / sd, k, alpha), target)
+        _check_fewest(n, lambda k, d=delta / sd, a=alpha: _tt_power(d, k, a), target)
 
 
 @pytest.mark.parametrize("target", [0.5, 0.8, 0.95])

@@ -29,19 +29,19 @@ def fresh_pm() -> pluggy.PluginManager:
 
 
 def _metric(name: str = "Toy", **kw) -> MetricDef:
-    defaults = dict(
-        summary="a toy metric for tests",
-        params=(
+    defaults = {
+        "summary": "a toy metric for tests",
+        "params": (
             Param("k", "int", None, "cutoff", minimum=1, per_query=True),
             Param("strict", "bool", False, "a boolean parameter"),
             Param("label", "str", None, "a string parameter"),
             Param("mode", "choice", "fast", "a choice", choices=("fast", "slow-ish")),
             Param("weight", "float", 1.0, "a float", minimum=0, maximum=10),
         ),
-        at="k",
-        positional="weight",
-        per_query=lambda *a: 0.0,
-    )
+        "at": "k",
+        "positional": "weight",
+        "per_query": lambda *a: 0.0,
+    }
     defaults.update(kw)
     return MetricDef(name, **defaults)
 
@@ -632,9 +632,11 @@ def test_use_registry_overrides_the_default_and_restores_it_even_on_error(fresh_
     with use_registry(mine):
         assert get_registry() is mine
         assert str(irspec.parse("toy@5")) == "Toy@5"
-        with use_registry(build_registry(get_plugin_manager(load_entry_points=False))):
-            with pytest.raises(irspec.UnknownMetricError):
-                irspec.parse("toy@5")
+        with (
+            use_registry(build_registry(get_plugin_manager(load_entry_points=False))),
+            pytest.raises(irspec.UnknownMetricError),
+        ):
+            irspec.parse("toy@5")
         assert get_registry() is mine  # nested: back to the outer one
     assert get_registry() is default
     with pytest.raises(KeyError), use_registry(mine):

@@ -135,7 +135,7 @@ def test_latex_table_structure():
 def test_letters_name_the_runs_beaten_in_run_order():
     marks = report.significance_marks(fixture_results(), *compared(None))
     assert marks.letter == {"bm25_base": "a", "neural&co #1": "b", "50% @home": "c", "tie_run": "d"}
-    for (run, metric), letters in marks.cells.items():
+    for (run, _metric), letters in marks.cells.items():
         assert letters == "".join(sorted(letters))
         assert marks.letter[run] not in letters
     comparisons, _ = compared(None)

@@ -138,7 +138,7 @@ def test_judgment_coverage_is_the_whole_runs_and_told_once(tmp_path, tiny_blocks
 
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
 def test_blocks_hold_whole_queries_and_few_of_them(tmp_path, tiny_blocks, order):
-    q, r = _write(tmp_path, 3, order)
+    _q, r = _write(tmp_path, 3, order)
     with stream.open_run(str(r), 1) as blocks:
         assert isinstance(blocks, stream.RunBlocks)
         seen: list[set[str]] = []
@@ -326,7 +326,7 @@ def test_the_default_budget_is_half_the_available_memory_at_most_2_gib(monkeypat
 
 
 def test_small_runs_are_read_whole(tmp_path):
-    q, r = _write(tmp_path, 1, "scattered")
+    _q, r = _write(tmp_path, 1, "scattered")
     assert isinstance(stream.open_run(str(r)), irspec.Run)
     assert isinstance(stream.open_run(str(r), "1GiB"), irspec.Run)
 
@@ -419,7 +419,7 @@ def test_ctrl_c_removes_the_temporary_files(tmp_path):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     left = [str(p.relative_to(temp)) for p in temp.rglob("*")]
     assert (proc.returncode, err, left) == (130, "irspec: error: interrupted\n", [])
 

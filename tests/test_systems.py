@@ -197,7 +197,7 @@ def test_plan_with_a_system_and_two_baselines_end_to_end(tmp_path):
     report = run_plan(
         load_plan(_plan(tmp_path, "[{name: colbert, runs: demo/runs/seeds/colbert-seed*.run}]"))
     )
-    outputs = dict((o.format, text) for o, text in render_outputs(report))
+    outputs = {o.format: text for o, text in render_outputs(report)}
     doc = json.loads(outputs["json"])
     assert [r["name"] for r in doc["runs"]] == ["bm25", "dense", "colbert"]
     assert doc["compare"]["baselines"] == ["bm25", "dense"] and doc["compare"]["family"] == "per-metric"

@@ -133,7 +133,7 @@ def _requested(measures: Iterable[str]) -> dict[str, list[str]]:
     union over every spelling of it, sorted as strings, as pytrec_eval hands them to trec_eval)."""
     names: set[str] = set()
     for m in measures:
-        names |= supported_nicknames[m] if m in supported_nicknames else {m}
+        names |= supported_nicknames.get(m, {m})
     found: dict[str, set[str]] = {}
     for name in names:
         if not isinstance(name, str):

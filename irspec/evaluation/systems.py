@@ -131,7 +131,7 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     for r in runs:  # one run after another, so the sum's order is the runs' order, whatever numpy does
         position = {q: i for i, q in enumerate(r.query_ids)}
         total = total + r.values[[position[q] for q in query_ids]]
-    warnings = [w for w in collect_warnings(runs)]
+    warnings = list(collect_warnings(runs))
     dropped = sorted(set().union(*(r.query_ids for r in runs)) - common)
     if dropped:
         shown = ", ".join(dropped[:5]) + (", ..." if len(dropped) > 5 else "")

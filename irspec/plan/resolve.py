@@ -481,9 +481,8 @@ def _resolve_outputs(
                 problems.add((*where, "path"), f"{str(path)!r} is a file; plots are written into a directory")
             elif fmt != "plots" and path.is_dir():
                 problems.add((*where, "path"), f"{str(path)!r} is a directory")
-        if fmt == "plots":
-            if importlib.util.find_spec("matplotlib") is None:
-                problems.add((*where, "format"), MISSING_MATPLOTLIB)
+        if fmt == "plots" and importlib.util.find_spec("matplotlib") is None:
+            problems.add((*where, "format"), MISSING_MATPLOTLIB)
         content = entry.get("content", "results")
         if content == "comparisons" and compare is None:
             problems.add((*where, "content"), "comparisons asked for, but the plan has no compare section")

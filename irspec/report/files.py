@@ -4,6 +4,7 @@ half-written output behind."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -79,10 +80,8 @@ def write_all_atomic(
         for item in staged:
             item.discard()
         for directory in reversed(created):
-            try:
+            with contextlib.suppress(OSError):  # an output was renamed into it
                 directory.rmdir()
-            except OSError:  # an output was renamed into it
-                pass
         if isinstance(e, OSError):
             raise _cannot_write(target, e) from None
         raise

@@ -363,7 +363,7 @@ class Registry:
                     d = entry.definition
                     reader = d.dotted or (each(d.at) if d.at else None)
             if reader is not None:
-                values = [v for v in suffix.split(",")] if suffix else []
+                values = suffix.split(",") if suffix else []
                 if not values or any(v == "" for v in values):
                     raise ParameterError(entry.definition.name, None, f"{raw!r}: empty value after {base!r}")
                 echoed = f"{base}_{suffix}" if echoes_text(reader) else None

@@ -32,7 +32,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from irspec.errors import SpecSyntaxError, shorten
 
@@ -107,7 +107,7 @@ class ListLit:
     items: tuple[Expr, ...]
 
 
-Expr = Union[Number, Symbol, String, BinOp, Neg, DictLit, ListLit]
+Expr = Number | Symbol | String | BinOp | Neg | DictLit | ListLit
 
 
 @dataclass(frozen=True)

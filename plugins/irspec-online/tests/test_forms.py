@@ -67,10 +67,8 @@ def test_every_form_gives_the_same_values_and_they_are_the_definitions(tmp_path,
 
 def test_the_example_in_every_form_by_hand(tmp_path):
     # The example log of test_online.py, whose values are worked out there, as Parquet and frames.
-    example = [
-        json.loads(line)
-        for line in open(__file__.replace("tests/test_forms.py", "examples/interactions.jsonl"))
-    ]
+    with open(__file__.replace("tests/test_forms.py", "examples/interactions.jsonl")) as f:
+        example = [json.loads(line) for line in f]
     for r in example:
         r["timestamp"] = irspec_online_time(r["timestamp"])
         r["clicks"] = [

@@ -335,9 +335,11 @@ def test_a_log_plan_without_the_plugin_says_what_is_missing(tmp_path):
     from irspec.spec.plugins import build_registry, get_plugin_manager, use_registry
 
     path = _plan(tmp_path, "log: interactions.jsonl\nmetrics: CTR\n")
-    with use_registry(build_registry(get_plugin_manager(load_entry_points=False))):
-        with pytest.raises(irspec.PlanError, match="unknown metric 'CTR'"):
-            load_plan(path)
+    with (
+        use_registry(build_registry(get_plugin_manager(load_entry_points=False))),
+        pytest.raises(irspec.PlanError, match="unknown metric 'CTR'"),
+    ):
+        load_plan(path)
 
 
 # --------------------------------------------------------------------------------------------------
