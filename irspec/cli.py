@@ -21,11 +21,15 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
 from irspec.spec.plugins import get_registry, plugin_report
 from irspec.version import __version__
+
+if TYPE_CHECKING:
+    from irspec.evaluation.evaluated import Warned
+    from irspec.experiment.power import PowerAnalysis
 
 __all__ = ["main"]
 
@@ -258,7 +262,7 @@ def _options(args: argparse.Namespace) -> Any:
     )
 
 
-def _print_warnings(results: Sequence[object]) -> None:
+def _print_warnings(results: Sequence[Warned]) -> None:
     from irspec.evaluation.evaluated import collect_warnings
 
     for w in collect_warnings(results):
@@ -333,7 +337,7 @@ def _unit_number(name: str, text: str | None) -> float | None:
     return value
 
 
-def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> object:
+def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> PowerAnalysis:
     """The power analysis of runs given with ``--from`` (qrels and runs in any order, told apart by
     their content), evaluated on ``-m``'s metrics (default nDCG@10) as a plan that compares nothing."""
     from irspec.data import split_kinds

@@ -198,6 +198,7 @@ def _keys(requested: dict[str, list[str]]) -> list[_Key]:
             raise ValueError(f"unsupported measure {base}.{','.join(params)}: {e}") from None
         for m in metrics:
             name = m.trec_name if base in _INT_CUTOFFS | _FLOAT_CUTOFFS else base
+            assert name is not None  # every measure with a cutoff has a trec_eval name
             keys.append(_Key(name, m, m.aggregate == "gmean"))
     return trec_order(keys)
 
@@ -306,6 +307,7 @@ class RelevanceEvaluator:
     ) -> dict[str, dict[str, float]]:
         import numpy as np
 
+        assert self._evaluate is not None  # evaluate() answers without one
         parts = []
         with warnings.catch_warnings():
             # What irspec would warn of (queries the run lacks, a level at which nothing is relevant)

@@ -236,7 +236,7 @@ def _column_names(
             f"irspec's names are {', '.join(ROLES)}",
             source,
         )
-    names = []
+    names: list[str | None] = []  # None: no column found for the role (an error below)
     for role in ("query", "docno", kind.value):
         if role in given:
             names.append(given[role])
@@ -263,7 +263,7 @@ def _column_names(
             + (f" (given: {given})" if given else ""),
             source,
         )
-    return names
+    return [n for n in names if n is not None]  # all of them: a missing one raised above
 
 
 def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.DataFrame:

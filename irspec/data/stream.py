@@ -435,6 +435,7 @@ class RunBlocks:
         what = "the run's lines"
         if self._remover is None:
             self._own(_make_directory(what))
+        assert self.directory is not None  # for mypy: _own set it, now or before
         parts = self.partitions = self._partition_count()
         spread = Partitions(self.directory, parts, "query", what=what, remedy=self._remedy())
         for frame in self._frames(self.spread_bytes):

@@ -51,7 +51,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -186,7 +186,12 @@ def evaluate(
         evaluate_bucket(_empty_arrow(q), _empty_arrow(r))
     except RuntimeError as e:
         raise _task_error(e) from None
-    n = partitions if partitions is not None else int(q.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    # cast: Spark has a value for every setting it defines (200 unless set)
+    n = (
+        partitions
+        if partitions is not None
+        else int(cast(str, q.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+    )
     # at most a Java long (MAX_PARTITIONS): a larger literal failed in py4j
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PARTITIONS:
         raise EvaluationError(
@@ -355,7 +360,7 @@ def _bucket_evaluator(runs: Sequence[str], metric_names: Sequence[str], options:
             warnings.simplefilter("ignore")
             # the engine's own reading: ordinary qrels, or a plugin's read in place of them
             qrels = _checked("<Spark qrels>", read_judgments, pl.from_arrow(qrels_table), metric_names)
-            frame = pl.from_arrow(run_table)
+            frame = cast(pl.DataFrame, pl.from_arrow(run_table))  # a table's, not a column's
             parts = {key[0]: part for key, part in frame.partition_by("run", as_dict=True).items()}
             empty = frame.clear()
             inputs = [_checked(f"<Spark run {n!r}>", Run.from_frame, parts.get(n, empty), n) for n in runs]
@@ -464,7 +469,7 @@ def results(per_query: DataFrame | pa.Table) -> list[Result]:
     Queries are in sorted order and metrics in the order they were asked for, as in a Result of
     :func:`irspec.evaluate`; so are the aggregates, computed by the same function."""
     table, described = _collected(per_query)
-    frame = pl.from_arrow(table)
+    frame = cast(pl.DataFrame, pl.from_arrow(table))  # a table's, not a column's
     names = described.get("metrics") or list(dict.fromkeys(frame.get_column("metric").to_list()))
     options = Options(**described["options"]) if "options" in described else Options()
     bound = tuple(get_registry().parse(n)[0] for n in names)

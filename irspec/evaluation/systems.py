@@ -196,7 +196,7 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | res
         flat.update(zip(members[name], paths, strict=True))
     evaluated = results.evaluate(qrels, flat, metrics, **options)
     assert isinstance(evaluated, results.ResultSet)
-    out = []
+    out: list[Result] = []
     for name in run:
         if name in members:
             parts = [

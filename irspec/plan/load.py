@@ -304,9 +304,10 @@ def _index_lines(node: Any, path: PlanPath, problems: Problems, depth: int, keys
         for k, v in node.value:
             key = _key_text(keys.construct_object(k)) if isinstance(k, yaml.ScalarNode) else str(k)
             # with a duplicate key the last value wins, as in the constructed document
-            problems.key_lines[(*path, key)] = k.start_mark.line + 1
-            problems.lines.pop((*path, key), None)
-            _index_lines(v, (*path, key), problems, depth + 1, keys)
+            here = (*path, key)
+            problems.key_lines[here] = k.start_mark.line + 1
+            problems.lines.pop(here, None)
+            _index_lines(v, here, problems, depth + 1, keys)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _index_lines(item, (*path, i), problems, depth + 1, keys)
