@@ -352,10 +352,10 @@ def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any
     if not sep or not key:
         return fail("expected KEY=VALUE, such as compare.test=randomization")
     parts: list[PathPart] = []
-    for part in _INDEX.sub(r".\1", key).split("."):
-        if not part:
+    for piece in _INDEX.sub(r".\1", key).split("."):
+        if not piece:
             return fail(f"empty key in {key!r}")
-        parts.append(int(part) if part.isdigit() else part)
+        parts.append(int(piece) if piece.isdigit() else piece)
     try:
         value = yaml.load(raw, Loader=_loader_class()) if raw.strip() else None
     except yaml.YAMLError as e:

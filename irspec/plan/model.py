@@ -150,6 +150,6 @@ class Plan:
     ``log``'s reader as the keyword argument of its key."""
 
     @property
-    def run_names(self) -> tuple[str, ...]:
-        """The runs' names, in plan order."""
+    def run_names(self) -> tuple[str | None, ...]:
+        """The runs' names, in plan order (``None`` for a run of ``irspec eval`` not yet read)."""
         return tuple(r.name for r in self.runs)

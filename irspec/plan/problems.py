@@ -146,8 +146,10 @@ def explain(err: Any, problems: Problems) -> None:
             words = " or ".join(_TYPE_WORDS.get(t, str(t)) for t in types if isinstance(t, str))
             problems.add(path, f"expected {words or 'something else'}, got {show(instance)}")
     elif kind == "type":
-        types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+        named: list[str] = (
+            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        )
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in named)
         problems.add(path, f"expected {words}, got {show(instance)}")
     elif kind == "enum":
         allowed = [str(v) for v in err.validator_value]

@@ -11,6 +11,7 @@ import glob
 import importlib.util
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     qrels: Path | str | None = None
     if is_dataset_id(data.get("qrels")):  # irds:<id>, an ir_datasets dataset's qrels: no file
         qrels = data["qrels"]
-        _check_dataset(qrels, problems)
+        _check_dataset(data["qrels"], problems)
     elif isinstance(data.get("qrels"), str) and data["qrels"]:
         qrels = local(data["qrels"])
         _check_file(qrels, ("qrels",), "qrels", problems)
@@ -130,7 +131,12 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
 
 
 def _resolve_standardize(
-    raw: Any, runs: list[PlanRun], names_complete: bool, local: Any, problems: Problems, inputs: set[str]
+    raw: Any,
+    runs: Sequence[PlanRun | PlanSystem],
+    names_complete: bool,
+    local: Any,
+    problems: Problems,
+    inputs: set[str],
 ) -> Standardize | None:
     """The plan's ``standardize`` (the schema has checked its shape): ``true``, or a reference (run names,
     at least two, each a run of the plan) or a -Z ``file``, not both."""
@@ -151,7 +157,7 @@ def _resolve_standardize(
         return Standardize(file=path, cdf=cdf)
     reference = raw.get("reference")
     if isinstance(reference, list):
-        names = [r.name for r in runs]
+        names = [r.name for r in runs if r.name is not None]  # all of them when names_complete
         for i, name in enumerate(reference):
             if names_complete and name not in names:
                 close = suggest(str(name), names, n=1)
@@ -317,7 +323,7 @@ def _resolve_runs(
         return [], False
     runs: list[PlanRun] = []
     complete = True
-    first: dict[str, PlanRun] = {}
+    first: dict[str | None, PlanRun] = {}  # None: a run of irspec eval, named when read
 
     def add(run: PlanRun, where: PlanPath, origin: str) -> None:
         if run.name in first and distinct:
