@@ -327,7 +327,8 @@ def shaped_like(given: Any, out: list[Result]) -> Any:
         return out[0]
     if isinstance(given, Mapping):
         if hasattr(given, "results"):
-            return type(given)(tuple(out))
+            rebuild: Any = type(given)  # a ResultSet, whose constructor takes the results
+            return rebuild(tuple(out))
         return dict(zip(given, out, strict=True))
     return out
 

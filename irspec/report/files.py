@@ -163,12 +163,14 @@ class _Staged:
             (self.tmp / name).write_bytes(data)
 
     def commit(self) -> None:
+        tmp = self.tmp
+        assert tmp is not None  # committed once, after __init__ wrote it
         if self.names is None or not self.target.exists():
-            os.replace(self.tmp, self.target)  # a new directory appears whole, in one step
+            os.replace(tmp, self.target)  # a new directory appears whole, in one step
         else:
             for name in self.names:
-                os.replace(self.tmp / name, self.target / name)
-            self.tmp.rmdir()
+                os.replace(tmp / name, self.target / name)
+            tmp.rmdir()
         self.tmp = None
 
     def discard(self) -> None:

@@ -470,7 +470,10 @@ def confusion_figure(data: FigureData) -> Any:
         ax.set_axis_off()
     for ax, name in zip(axes, names, strict=False):  # the grid's spare axes, switched off above, have no run
         c = data.confusion[name]
-        cells = [[c.relevant_retrieved, c.nonrelevant_retrieved], [c.relevant_missed, c.nonrelevant_missed]]
+        cells: list[list[int | None]] = [
+            [c.relevant_retrieved, c.nonrelevant_retrieved],
+            [c.relevant_missed, c.nonrelevant_missed],
+        ]
         known = [v for row in cells for v in row if v is not None]
         top = max([*known, 1])
         shade = np.array([[0.0 if v is None else v / top for v in row] for row in cells])
