@@ -3,9 +3,7 @@ files, read without going through text)."""
 
 from __future__ import annotations
 
-import functools
 import math
-import operator
 import subprocess
 import sys
 import textwrap
@@ -65,7 +63,7 @@ def test_per_query_parquet_reads_back_as_the_result(tmp_path, seed):
                 "eval",
                 str(q),
                 str(r),
-                *functools.reduce(operator.iadd, (["-m", s] for s in SPECS), []),
+                *(arg for s in SPECS for arg in ("-m", s)),
                 "-q",
                 "--format",
                 "parquet",
