@@ -21,15 +21,11 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
 from irspec.spec.plugins import get_registry, plugin_report
 from irspec.version import __version__
-
-if TYPE_CHECKING:
-    from irspec.evaluation.evaluated import Warned
-    from irspec.experiment.power import PowerAnalysis
 
 __all__ = ["main"]
 
@@ -262,7 +258,7 @@ def _options(args: argparse.Namespace) -> Any:
     )
 
 
-def _print_warnings(results: Sequence[Warned]) -> None:
+def _print_warnings(results: Sequence[Any]) -> None:  # Any: the CLI imports no heavy layer at its top
     from irspec.evaluation.evaluated import collect_warnings
 
     for w in collect_warnings(results):
@@ -337,7 +333,7 @@ def _unit_number(name: str, text: str | None) -> float | None:
     return value
 
 
-def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> PowerAnalysis:
+def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> Any:  # PowerAnalysis
     """The power analysis of runs given with ``--from`` (qrels and runs in any order, told apart by
     their content), evaluated on ``-m``'s metrics (default nDCG@10) as a plan that compares nothing."""
     from irspec.data import split_kinds
