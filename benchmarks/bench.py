@@ -175,7 +175,7 @@ def bench_eval(args: argparse.Namespace, qrels: Path, run: Path) -> None:
             if cmd is None:
                 print(f"skipping {name}: not on PATH", file=sys.stderr)
                 continue
-            best = best_of(lambda: measure(cmd, env=env), args.repeat, f"{name} ({set_name})")
+            best = best_of(lambda cmd=cmd: measure(cmd, env=env), args.repeat, f"{name} ({set_name})")
             if best is not None:
                 results[name] = best
         if set_name == "nDCG@10 AP P@10" and "irspec" in results and "pytrec_eval" in results:

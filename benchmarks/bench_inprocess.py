@@ -53,9 +53,12 @@ def make(queries: int, docs: int, seed: int = 0) -> tuple[dict, dict]:
         q = f"q{i}"
         ids = rng.choice(5_000_000, docs, replace=False)
         scores = rng.random(docs)
-        run[q] = dict(zip([f"d{d}" for d in ids.tolist()], scores.tolist()))
+        run[q] = dict(zip([f"d{d}" for d in ids.tolist()], scores.tolist(), strict=True))
         judged = rng.choice(ids, 15).tolist() + rng.integers(0, 5_000_000, 15).tolist()
-        qrels[q] = {f"d{d}": int(label) for d, label in zip(judged, rng.integers(0, 3, len(judged)).tolist())}
+        qrels[q] = {
+            f"d{d}": int(label)
+            for d, label in zip(judged, rng.integers(0, 3, len(judged)).tolist(), strict=True)
+        }
     return qrels, run
 
 
@@ -291,7 +294,7 @@ def main() -> None:
                 own = env
                 if tool == "ranx" and args.ranx_path:
                     own = dict(env, PYTHONPATH=os.pathsep.join([env["PYTHONPATH"], args.ranx_path]))
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=own)
+                proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=own)
                 if proc.returncode != 0:
                     failed[tool] = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
                     continue

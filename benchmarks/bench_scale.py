@@ -94,8 +94,9 @@ def generate(directory: Path, lines: int, orders: Sequence[str], seed: int) -> l
     n_buckets = -(-lines // BUCKET_LINES)
     buckets = [directory / f".bucket{k}.tmp" for k in range(n_buckets)] if "shuffled" in wanted else []
     files = {"qrels": directory / ".qrels.txt.tmp", **{o: p.with_suffix(".tmp") for o, p in wanted.items()}}
-    handles = {k: open(p, "wb") for k, p in files.items()}
-    bucket_handles = [open(b, "wb") for b in buckets]
+    # closed in the finally below (the buckets also before it, to be read back)
+    handles = {k: open(p, "wb") for k, p in files.items()}  # noqa: SIM115  (closed in the finally)
+    bucket_handles = [open(b, "wb") for b in buckets]  # noqa: SIM115  (closed in the finally)
     deal = np.random.default_rng(seed + 1)
     try:
         for q, run in blocks(queries=lines // DOCS, docs=DOCS, seed=seed):

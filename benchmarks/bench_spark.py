@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     qrels, run = where / "qrels.txt", where / "run.txt"
     if not (qrels.exists() and run.exists()):
         make_collection(where, queries=args.queries, docs=args.docs)
-    lines = sum(1 for _ in open(run, "rb"))
+    with open(run, "rb") as f:
+        lines = sum(1 for _ in f)
     print(f"collection: {lines:,} run lines in {where}; metrics {args.metrics!r}; {os.cpu_count()} cores")
 
     wall, inner, want = min(
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     for source, path in (("TREC text", run), ("Parquet", parquet)):
         for n in (int(x) for x in args.partitions.split(",")):
 
-            def go() -> dict:
+            def go(path: Path = path, n: int = n) -> dict:
                 per_query = irs.evaluate(
                     q, irs.read_run(spark, str(path)), args.metrics, partitions=n, run_name="run"
                 )

@@ -364,7 +364,7 @@ def shell_script(body: str) -> str:
     """The block with its ``pip install`` commands checked and taken out."""
     lines = []
     for line in body.splitlines():
-        parts = [p for p in re.split(r"\s+&&\s+", line)]
+        parts = re.split(r"\s+&&\s+", line)
         kept = []
         for part in parts:
             m = PIP.match(part)
@@ -379,6 +379,7 @@ def shell_script(body: str) -> str:
 def run_shell(block: Block, state: PageState) -> None:
     proc = subprocess.run(
         ["bash", "-c", "set -euo pipefail\n" + shell_script(block.body)],
+        check=False,
         cwd=state.directory,
         env=environment(),
         capture_output=True,
@@ -424,6 +425,7 @@ def run_console(block: Block, state: PageState) -> None:
     for command, shown in console_steps(block.body):
         proc = subprocess.run(
             ["bash", "-c", "set -o pipefail\n" + shell_script(command)],
+            check=False,
             cwd=state.directory,
             env=environment(),
             stdout=subprocess.PIPE,

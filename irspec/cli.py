@@ -173,7 +173,7 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
         check_writable(args.output)
     systems = [_system_arg(text) for text in args.system or ()]
     output = Output(args.format, _path(args.output), args.per_query, decimals=args.decimals)  # no intervals
-    z, groups, sets = _standardize_arg(args), args.groups, tuple(zip(names, qrels_paths))
+    z, groups, sets = _standardize_arg(args), args.groups, tuple(zip(names, qrels_paths, strict=True))
     return _plan(
         qrels_paths[0],
         runs,
@@ -290,7 +290,7 @@ def _options(args: argparse.Namespace) -> Any:
     )
 
 
-def _print_warnings(results: Sequence[object]) -> None:
+def _print_warnings(results: Sequence[Any]) -> None:  # Any: the CLI imports no heavy layer at its top
     from irspec.evaluation.evaluated import collect_warnings
 
     for w in collect_warnings(results):
@@ -437,7 +437,7 @@ def _unit_number(name: str, text: str | None) -> float | None:
     return value
 
 
-def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> object:
+def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None]) -> Any:  # PowerAnalysis
     """The power analysis of runs given with ``--from`` (qrels and runs in any order, told apart by
     their content), evaluated on ``-m``'s metrics (default nDCG@10) as a plan that compares nothing."""
     from irspec.data import split_kinds
@@ -467,7 +467,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print the usage and the message, each long word of it cut to a short excerpt, and exit 2."""
         super().error(
-            re.sub(r"\S{%d,}" % (VALUE_WIDTH + 1), lambda m: shorten(m.group(0), VALUE_WIDTH), message)
+            # %-format: an f-string would have to double the quantifier's braces
+            re.sub(r"\S{%d,}" % (VALUE_WIDTH + 1), lambda m: shorten(m.group(0), VALUE_WIDTH), message)  # noqa: UP031
         )
 
 

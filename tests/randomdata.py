@@ -158,7 +158,7 @@ def random_case(
         retrieved, unretrieved = pool[:n], pool[n:]
         if kind != "qrels_only":
             scores = _scores(rng, n, near_ties)
-            run[qid] = {d: float(s) for d, s in zip(retrieved, scores)}
+            run[qid] = {d: float(s) for d, s in zip(retrieved, scores, strict=True)}
         if kind == "run_only":
             continue
         judged_share = rng.uniform(0.2, 1.0)
@@ -176,7 +176,7 @@ def random_case(
             labels = rng.choice(_LABELS, size=len(judged), p=_LABEL_P)
             if not all_negative and (labels < 0).all():
                 labels[0] = 0
-        qrels[qid] = {d: int(v) for d, v in zip(judged, labels)}
+        qrels[qid] = {d: int(v) for d, v in zip(judged, labels, strict=True)}
     return qrels, run
 
 

@@ -81,7 +81,7 @@ def test_rankings_swaps_and_significance_against_references(demo):
             pairs = list(itertools.combinations(runs, 2))
             p = [scipy.stats.ttest_rel(ref[s][a][m], ref[s][b][m]).pvalue for a, b in pairs]
             reject = multitest.multipletests(p, alpha=0.05, method="holm")[0]
-            significant.update({(s, m, a, b): bool(r) for (a, b), r in zip(pairs, reject)})
+            significant.update({(s, m, a, b): bool(r) for (a, b), r in zip(pairs, reject, strict=True)})
     for r in demo.rankings:
         x = [means["human"][run][r.metric] for run in runs]
         y = [means["llm"][run][r.metric] for run in runs]
@@ -90,8 +90,8 @@ def test_rankings_swaps_and_significance_against_references(demo):
     for m in MEASURES:
         for a, b in itertools.combinations(runs, 2):
             h = means["human"][a][m] - means["human"][b][m]
-            l = means["llm"][a][m] - means["llm"][b][m]
-            if h * l < 0:
+            g = means["llm"][a][m] - means["llm"][b][m]
+            if h * g < 0:
                 expected_swaps.add((m, a, b, significant[("human", m, a, b)], significant[("llm", m, a, b)]))
     assert {
         (s.metric, s.run_1, s.run_2, s.significant_a, s.significant_b) for s in demo.swaps
@@ -130,7 +130,7 @@ def test_labels_against_references(demo):
     )
     assert found.binary_kappa == pytest.approx(sk.cohen_kappa_score(a >= 1, b >= 1))
     assert found.agreement == pytest.approx(np.mean(a == b))
-    counts = Counter(zip(a.tolist(), b.tolist()))
+    counts = Counter(zip(a.tolist(), b.tolist(), strict=True))
     assert {
         (found.labels[i], found.labels[j]): n
         for i, row in enumerate(found.confusion)
@@ -248,7 +248,9 @@ def test_agreement_plots(demo):
 
 
 def _irspec(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, cwd=DEMO)
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, cwd=DEMO
+    )
 
 
 def test_cli_agreement_in_any_order_as_json():
@@ -399,7 +401,7 @@ def test_plan_with_two_sets(workspace):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)
         report = run_plan(plan)
-    rendered = dict((o.format, text) for o, text in render_outputs(report))
+    rendered = {o.format: text for o, text in render_outputs(report)}
     assert "== qrels: human ==" in rendered["table"] and "== qrels: llm ==" in rendered["table"]
     doc = json.loads(rendered["json"])
     assert list(doc["qrels_sets"]) == ["human", "llm"]

@@ -81,7 +81,7 @@ def test_compare_gives_what_a_plan_with_the_same_settings_gives(demo_results, tm
     assert isinstance(found, Comparisons)
     assert found.settings == report.plan.compare
     assert len(found) == len(report.comparisons) > 0
-    for mine, theirs in zip(found, report.comparisons):
+    for mine, theirs in zip(found, report.comparisons, strict=True):
         assert mine.as_dict() == theirs.as_dict()  # every field, p-values to the last bit
     assert found.notes == report.notes
     ((_, table),) = render_outputs(report)
@@ -149,7 +149,7 @@ def test_metrics_selects_the_comparisons_of_those_metrics(demo_results):
 def test_comparisons_is_an_immutable_sequence_with_json(demo_results):
     found = irspec.compare(demo_results, baseline="bm25", metrics="AP, nDCG@10")
     assert isinstance(found[0], Comparison) and found[1:] == found.comparisons[1:] and len(found) == 6
-    assert list(reversed(found))[0] == found[-1] and found.index(found[2]) == 2
+    assert next(reversed(found)) == found[-1] and found.index(found[2]) == 2
     with pytest.raises(dataclasses.FrozenInstanceError):
         found.notes = ("changed",)
     doc = json.loads(found.to_json())
@@ -299,6 +299,7 @@ def test_comparing_imports_no_pandas_and_keeps_irspec_compare_a_function():
     )
     proc = subprocess.run(
         [sys.executable, "-c", code],
+        check=False,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -729,7 +730,7 @@ def test_a_plan_with_an_enormous_count_is_refused_at_once(tmp_path):
     for count in HUGE:
         done = subprocess.run(
             [sys.executable, "-m", "irspec", "run", str(path), "--set", f"compare.permutations={count}"],
-            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+            check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path,
         )  # fmt: skip
         assert done.returncode == 2 and done.stdout == ""
         lines = done.stderr.strip().splitlines()

@@ -768,8 +768,8 @@ def test_iprec_and_11pt_trec9_equal_pytrec_eval(level: int, judged: bool) -> Non
         )
         assert set(res.query_ids) == set(expected), f"seed {seed}"
         keys = [f"iprec_at_recall_{float(p):.2f}" for p in points.split(",")] + list(pt_sets)
-        for q, row in zip(res.query_ids, res.values.tolist()):
-            for key, v in zip(keys, row):
+        for q, row in zip(res.query_ids, res.values.tolist(), strict=True):
+            for key, v in zip(keys, row, strict=True):
                 want = expected[q][key]
                 where = f"{key} on {q}: random_case({seed}) without empty rankings, level {level}, judged {judged}"
                 assert (math.isnan(v) and math.isnan(want)) or v == pytest.approx(want, abs=1e-12), where

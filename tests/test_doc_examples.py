@@ -106,11 +106,11 @@ def test_the_evaluator_top_k_and_batch_examples(demo):
     )
 
     def reference(k: int) -> dict[str, dict[str, float]]:
-        D, I = space["index"].search(space["query_vectors"], k)
+        scores_found, ids_found = space["index"].search(space["query_vectors"], k)  # FAISS's D, I
         ids = space["corpus_ids"]
         run = {
-            q: {ids[i]: float(s) for i, s in zip(row, scores) if i >= 0}
-            for q, row, scores in zip(space["qids"], I, D)
+            q: {ids[i]: float(s) for i, s in zip(row, scores, strict=True) if i >= 0}
+            for q, row, scores in zip(space["qids"], ids_found, scores_found, strict=True)
         }
         return pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recip_rank", "recall.100"}).evaluate(
             run

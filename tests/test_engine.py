@@ -182,7 +182,9 @@ def test_presorted_and_shuffled_runs_rank_alike(tmp_path):
             if rng.random() < 0.4:
                 qrels_lines.append(f"{q} 0 {d} {rng.randint(0, 3)}")
         scores = sorted((rng.choice([1.0, 0.5, 0.25, 0.125]) for _ in docs), reverse=True)
-        run_lines += [f"{q} Q0 {d} {r} {s} tag" for r, (d, s) in enumerate(zip(docs, scores), start=1)]
+        run_lines += [
+            f"{q} Q0 {d} {r} {s} tag" for r, (d, s) in enumerate(zip(docs, scores, strict=True), start=1)
+        ]
     (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
     (tmp_path / "sorted.run").write_text("\n".join(run_lines) + "\n")
     shuffled = run_lines[:]

@@ -54,7 +54,7 @@ def as_topk(
 def integer_ids(qrels: dict, run: dict, rng: np.random.Generator) -> tuple[dict, dict]:
     """The case with every docno replaced by a distinct non-negative integer's text ("9" > "10" as strings)."""
     names = sorted({d for docs in (*qrels.values(), *run.values()) for d in docs})
-    number = dict(zip(names, rng.permutation(len(names) * 7)[: len(names)].tolist()))
+    number = dict(zip(names, rng.permutation(len(names) * 7)[: len(names)].tolist(), strict=True))
     return (
         {q: {str(number[d]): v for d, v in docs.items()} for q, docs in qrels.items()},
         {q: {str(number[d]): v for d, v in docs.items()} for q, docs in run.items()},
@@ -269,7 +269,7 @@ def test_a_document_twice_among_padded_corpus_positions() -> None:
 
 def test_corpus_positions_beyond_the_corpus() -> None:
     ev = irspec.Evaluator({"q": {"a": 1}}, "AP")
-    with pytest.raises(InputError, match="row 0, column 1: position 5 is beyond corpus_ids .2 ids."):
+    with pytest.raises(InputError, match=r"row 0, column 1: position 5 is beyond corpus_ids .2 ids."):
         ev.evaluate_topk(["q"], [[0, 5]], [[1.0, 0.5]], corpus_ids=["a", "b"])
 
 

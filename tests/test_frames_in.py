@@ -53,8 +53,8 @@ def _nested(rows, key=str, value=lambda v: v):
 
 
 def _columns(rows, names):
-    q, d, v = zip(*rows)
-    return dict(zip(names, (list(q), list(d), list(v))))
+    q, d, v = zip(*rows, strict=True)
+    return dict(zip(names, (list(q), list(d), list(v)), strict=True))
 
 
 SOURCES = {

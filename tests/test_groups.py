@@ -43,7 +43,7 @@ def test_hand_worked_groups():
     res = _result([1, 0.5, 0, 1])
     (table,) = by_group(res, {"q0": "A", "q1": "A", "q2": "B"})
     rows = {r[0]: r for r in table.rows}
-    name, n, mean, low, high = rows["A"]
+    _name, n, mean, low, high = rows["A"]
     assert (n, mean) == (2, 0.75)
     assert (low, high) == (0.0, 1.0)
     assert rows["B"][1:3] == (1, 0.0) and math.isnan(rows["B"][3]) and math.isnan(rows["B"][4])
@@ -143,9 +143,9 @@ def test_every_format_shows_groups(tmp_path, capsys):
         ("markdown", "Query groups: nDCG@10"),
         ("latex", "macro mean over 2 groups"),
     ):
-        assert main(base + ["-f", fmt]) == 0
+        assert main([*base, "-f", fmt]) == 0
         assert needle in capsys.readouterr().out, fmt
-    assert main(base + ["-f", "json"]) == 0
+    assert main([*base, "-f", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["runs"][0]["tables"][0]["metric"] == "nDCG@10"
 
@@ -173,7 +173,7 @@ def test_plan_sections_and_plot(tmp_path):
         "nDCG@10",
     )
     expected = irspec.standardize(raw, reference=[raw["bm25"], raw["dense"]])
-    for got, want in zip(report.results, expected.values()):
+    for got, want in zip(report.results, expected.values(), strict=True):
         assert str(got.metrics[0]) == "z(nDCG@10)" and np.array_equal(got.values, want.values)
         assert [t.title for t in got.tables if getattr(t, "metric", "")] == ["Query groups: z(nDCG@10)"]
     importlib.import_module("matplotlib")

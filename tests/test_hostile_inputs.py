@@ -367,7 +367,7 @@ def _mount_tmpfs(directory: Path) -> bool:
     if os.geteuid() != 0:
         return False
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(directory)], capture_output=True
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(directory)], check=False, capture_output=True
     )
     return done.returncode == 0
 
@@ -404,6 +404,7 @@ def _child(code: str, directory: Path, stdin=subprocess.DEVNULL) -> subprocess.C
     )
     return subprocess.run(
         [sys.executable, "-c", code],
+        check=False,
         stdin=stdin,
         capture_output=True,
         text=True,

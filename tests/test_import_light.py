@@ -38,7 +38,13 @@ def _run(code: str) -> subprocess.CompletedProcess:
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["IRSPEC_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # third-party plugins may import what they like
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
     )
 
 

@@ -59,6 +59,7 @@ def run_irspec(*args: str, timeout: float | None = None) -> subprocess.Completed
     """``irspec ARGS`` in a new interpreter running this checkout (to see its exit code and stderr whole)."""
     return subprocess.run(
         [sys.executable, "-m", "irspec", *args],
+        check=False,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -269,10 +270,12 @@ def test_every_problem_is_reported_at_once_with_file_line_and_path(workspace):
         f"{path}:13: compare.baseline: baseline 'bm26' is not a run of this plan; did you mean 'bm25'?",
     ]
     assert len(problems) == len(expected), problems
-    for fragment, problem in zip(expected, problems):
+    for fragment, problem in zip(expected, problems, strict=True):
         assert problem.startswith(fragment), (fragment, problem)
     assert "runs[0] at line 3 already uses it" in problems[1]
-    message = str(pytest.raises(PlanError, load_plan, path).value)
+    with pytest.raises(PlanError) as info:
+        load_plan(path)
+    message = str(info.value)
     assert message.startswith(f"{path}: 7 problems\n")
 
 
@@ -711,7 +714,7 @@ output:
     header = tsv.splitlines()[0].split("\t")
     assert header == list(Comparison.COLUMNS)
     assert len(tsv.splitlines()) == 1 + 3 * 2
-    row = dict(zip(header, tsv.splitlines()[1].split("\t")))
+    row = dict(zip(header, tsv.splitlines()[1].split("\t"), strict=True))
     assert row["test"] == "randomization" and row["permutations"] == "500" and row["seed"] == "3"
     assert row["correction"] == "bh" and float(row["p_adjusted"]) >= float(row["p_value"])
     doc = json.loads(only)
@@ -998,6 +1001,7 @@ def test_yaml_and_jsonschema_load_with_the_plan_loader_not_with_irspec():
     )
     proc = subprocess.run(
         [sys.executable, "-c", code],
+        check=False,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -1048,7 +1052,7 @@ def test_an_output_shows_confidence_intervals_beside_the_means(tmp_path):
     ap = report.results[0].column("AP")
     low, high = scipy.stats.t.interval(0.95, len(ap) - 1, loc=ap.mean(), scale=scipy.stats.sem(ap))
     shown = f"[{low:.4f}, {high:.4f}]"
-    rendered = dict((out.format, text) for out, text in render_outputs(report))
+    rendered = {out.format: text for out, text in render_outputs(report)}
     for fmt in ("table", "markdown", "html"):
         assert shown in rendered[fmt], fmt
     plan.write_text(plan.read_text().replace("{format: table, intervals: t}", "{format: json, intervals: t}"))

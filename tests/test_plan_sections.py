@@ -96,7 +96,7 @@ def test_a_section_joins_the_schema_after_its_readers_key(irspec_plugin):
     own = list(schema()["properties"])
     irspec_plugin(make_plugin(WINDOW))
     keys = list(schema()["properties"])
-    assert keys == own[: own.index("log") + 1] + ["window"] + own[own.index("log") + 1 :]
+    assert keys == [*own[: own.index("log") + 1], "window", *own[own.index("log") + 1 :]]
     assert schema()["properties"]["window"] == WINDOW.schema
 
 
@@ -162,9 +162,11 @@ def test_without_its_plugin_a_shipped_plugins_section_names_the_plugin(tmp_path)
     ],
 )
 def test_a_section_that_cannot_be_registered_names_its_plugin(sections, reader, message):
-    with pytest.raises(RegistryError, match=message):
-        with registered_plugin(make_plugin(*sections, reader=reader)):
-            pass
+    with (
+        pytest.raises(RegistryError, match=message),
+        registered_plugin(make_plugin(*sections, reader=reader)),
+    ):
+        pass
 
 
 @pytest.mark.parametrize(
@@ -180,9 +182,11 @@ def test_a_section_that_cannot_be_registered_names_its_plugin(sections, reader, 
 def test_a_section_the_plan_cannot_take_names_its_plugin(tmp_path, section, message):
     from irspec.plan import load_plan
 
-    with registered_plugin(make_plugin(section), name="toy"):
-        with pytest.raises(RegistryError, match=message) as info:
-            load_plan(_plan(tmp_path, "log: week.visits\nmetrics: LongVisit\n"))
+    with (
+        registered_plugin(make_plugin(section), name="toy"),
+        pytest.raises(RegistryError, match=message) as info,
+    ):
+        load_plan(_plan(tmp_path, "log: week.visits\nmetrics: LongVisit\n"))
     assert "plugin 'toy'" in str(info.value)
 
 

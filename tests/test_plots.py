@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-matplotlib = pytest.importorskip("matplotlib")
+pytest.importorskip("matplotlib")
+
+import matplotlib
 
 import irspec
 from irspec.evaluation.context import Options
@@ -41,7 +43,9 @@ def fixture_curves() -> dict[str, list[float]]:
     results = evaluate_many(
         str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{s}.run") for s in STEMS], ["AP", *plots.IPREC_SPECS]
     )
-    return plots.precision_recall([dataclasses.replace(r, run_name=s) for r, s in zip(results, STEMS)])
+    return plots.precision_recall(
+        [dataclasses.replace(r, run_name=s) for r, s in zip(results, STEMS, strict=True)]
+    )
 
 
 def synthetic(n_runs: int, n_topics: int, metrics: tuple[str, ...] = ("AP",)) -> list[Result]:
@@ -101,7 +105,7 @@ def test_precision_recall_is_the_mean_interpolated_precision_and_never_rises():
         run = _read_trec(FIXTURES / f"{stem}.run", 4)
         expected = [_interpolated_precision(qrels, run, i / 10) for i in range(11)]
         assert curves[stem] == pytest.approx(expected, abs=1e-12)
-        assert all(a >= b for a, b in zip(curves[stem], curves[stem][1:]))  # interpolated: non-increasing
+        assert all(a >= b for a, b in itertools.pairwise(curves[stem]))  # interpolated: non-increasing
     assert (
         plots.IPREC_SPECS[0] == "IPrec@0.0"
         and plots.IPREC_SPECS[-1] == "IPrec@1.0"
@@ -177,7 +181,7 @@ def test_differences_pair_topics_by_id():
     b = dataclasses.replace(b, query_ids=tuple(b.query_ids[i] for i in keep), values=b.values[keep])
     topics, x, y = plots._aligned(b, a, "AP")
     assert len(topics) == len(a.query_ids) - 3
-    for t, xv, yv in zip(topics, x, y):
+    for t, xv, yv in zip(topics, x, y, strict=True):
         assert xv == b.column("AP")[b.query_ids.index(t)] and yv == a.column("AP")[a.query_ids.index(t)]
 
 
@@ -261,7 +265,7 @@ def test_differences_of_10_runs_over_50_topics_are_readable():
         assert len(ticks) == 50  # every topic named under its bar
         _no_overlaps(ticks, "topic labels")
         titles = _boxes(fig, [ax.title, ax.xaxis.label, ax.yaxis.label])
-        everything.extend(titles + [ticks[0], ticks[-1]])
+        everything.extend([*titles, ticks[0], ticks[-1]])
         assert ax.get_ylabel() == "Δ AP"
     _no_overlaps(everything, "titles, axis labels and tick labels of the panels")
     _inside(fig, everything, "panel texts")
@@ -332,7 +336,7 @@ def _tiny_data(tmp_path, collection_size, k=plots.CONFUSION_K):
 
 
 def _roc_by_cutoff(points):
-    return dict(zip((0, *plots.ROC_CUTOFFS), points))
+    return dict(zip((0, *plots.ROC_CUTOFFS), points, strict=True))
 
 
 def test_roc_points_without_a_collection_size_count_judged_nonrelevant_only(tmp_path):

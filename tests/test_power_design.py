@@ -15,6 +15,7 @@ corpora, so no test quotes them; the hand-checkable tests below write their arit
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 
 import numpy as np
@@ -22,11 +23,10 @@ import pytest
 from scipy.stats import f as f_dist
 from scipy.stats import nct, norm
 from scipy.stats import t as t_dist
+from statsmodels.stats import power as statsmodels_power
 
-statsmodels_power = importlib.import_module("statsmodels.stats.power")
-
-from irspec.errors import EvaluationError  # noqa: E402
-from irspec.stats import design  # noqa: E402
+from irspec.errors import EvaluationError
+from irspec.stats import design
 from irspec.stats import significance as stats
 
 TT = statsmodels_power.TTestPower()
@@ -106,7 +106,7 @@ def test_t_topics_on_random_values():
         alpha = float(rng.choice([0.01, 0.05, 0.1]))
         target = float(rng.uniform(0.3, 0.95))
         n = design.t_topics(delta, sd, alpha=alpha, power=target)
-        _check_fewest(n, lambda k: _tt_power(delta / sd, k, alpha), target)
+        _check_fewest(n, lambda k, d=delta / sd, a=alpha: _tt_power(d, k, a), target)
 
 
 @pytest.mark.parametrize("target", [0.5, 0.8, 0.95])
@@ -388,6 +388,6 @@ def test_a_topic_count_past_any_collection_is_refused(n):
 
 def test_power_grows_with_the_topics():
     powers = [design.t_power(0.05, 0.2, n) for n in range(2, 200)]
-    assert all(b > a for a, b in zip(powers, powers[1:]))
+    assert all(b > a for a, b in itertools.pairwise(powers))
     powers = [design.anova_power(0.05, 0.02, 4, n) for n in range(2, 200)]
-    assert all(b > a for a, b in zip(powers, powers[1:]))
+    assert all(b > a for a, b in itertools.pairwise(powers))

@@ -9,6 +9,7 @@ the last bit; trec_eval sums each query from zero.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def test_segment_cumsum_adds_each_segment_from_zero():
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     values = rng.normal(size=int(offsets[-1])) * 10.0 ** rng.integers(-8, 8, size=int(offsets[-1]))
     want = []
-    for lo, hi in zip(offsets[:-1], offsets[1:]):
+    for lo, hi in itertools.pairwise(offsets):
         total = 0.0
         for v in values[lo:hi].tolist():  # the C loop: a running total from zero
             total += v

@@ -29,19 +29,19 @@ def fresh_pm() -> pluggy.PluginManager:
 
 
 def _metric(name: str = "Toy", **kw) -> MetricDef:
-    defaults = dict(
-        summary="a toy metric for tests",
-        params=(
+    defaults = {
+        "summary": "a toy metric for tests",
+        "params": (
             Param("k", "int", None, "cutoff", minimum=1, per_query=True),
             Param("strict", "bool", False, "a boolean parameter"),
             Param("label", "str", None, "a string parameter"),
             Param("mode", "choice", "fast", "a choice", choices=("fast", "slow-ish")),
             Param("weight", "float", 1.0, "a float", minimum=0, maximum=10),
         ),
-        at="k",
-        positional="weight",
-        per_query=lambda *a: 0.0,
-    )
+        "at": "k",
+        "positional": "weight",
+        "per_query": lambda *a: 0.0,
+    }
     defaults.update(kw)
     return MetricDef(name, **defaults)
 
@@ -122,9 +122,9 @@ def test_registry_parse_binds_every_parameter_kind(fresh_pm):
     assert one("Toy(strict=true)").get("strict") is True
     with pytest.raises(irspec.ParameterError, match="strict"):
         registry.parse("Toy(strict=2)")
-    with pytest.raises(irspec.ParameterError, match="weight.*<= 10"):
+    with pytest.raises(irspec.ParameterError, match=r"weight.*<= 10"):
         registry.parse("Toy(weight=11)")
-    with pytest.raises(irspec.ParameterError, match="mode.*fast, slow-ish"):
+    with pytest.raises(irspec.ParameterError, match=r"mode.*fast, slow-ish"):
         registry.parse("Toy(mode=medium)")
 
 
@@ -190,7 +190,7 @@ def test_a_clash_between_two_third_party_plugins_names_both(fresh_pm):
 
 def test_a_plugin_clashing_with_itself_is_an_error(fresh_pm):
     fresh_pm.register(ToyPlugin(_metric("Toy"), ("toy_alias", "Toy_Alias")), name=TEST_PLUGIN)
-    with pytest.raises(RegistryError, match="toy_alias|Toy_Alias"):
+    with pytest.raises(RegistryError, match=r"toy_alias|Toy_Alias"):
         build_registry(fresh_pm)
 
 
@@ -632,9 +632,11 @@ def test_use_registry_overrides_the_default_and_restores_it_even_on_error(fresh_
     with use_registry(mine):
         assert get_registry() is mine
         assert str(irspec.parse("toy@5")) == "Toy@5"
-        with use_registry(build_registry(get_plugin_manager(load_entry_points=False))):
-            with pytest.raises(irspec.UnknownMetricError):
-                irspec.parse("toy@5")
+        with (
+            use_registry(build_registry(get_plugin_manager(load_entry_points=False))),
+            pytest.raises(irspec.UnknownMetricError),
+        ):
+            irspec.parse("toy@5")
         assert get_registry() is mine  # nested: back to the outer one
     assert get_registry() is default
     with pytest.raises(KeyError), use_registry(mine):

@@ -49,7 +49,9 @@ NOTE = "an example note: 100% of the queries compared"
 @functools.cache
 def fixture_results() -> tuple:
     results = evaluate_many(str(FIXTURES / "qrels.txt"), [str(FIXTURES / f"{f}.run") for f in RUNS], METRICS)
-    return tuple(dataclasses.replace(r, run_name=name) for r, name in zip(results, RUNS.values()))
+    return tuple(
+        dataclasses.replace(r, run_name=name) for r, name in zip(results, RUNS.values(), strict=True)
+    )
 
 
 @functools.cache
@@ -134,7 +136,7 @@ def test_latex_table_structure():
 def test_letters_name_the_runs_beaten_in_run_order():
     marks = report.significance_marks(fixture_results(), *compared(None))
     assert marks.letter == {"bm25_base": "a", "neural&co #1": "b", "50% @home": "c", "tie_run": "d"}
-    for (run, metric), letters in marks.cells.items():
+    for (run, _metric), letters in marks.cells.items():
         assert letters == "".join(sorted(letters))
         assert marks.letter[run] not in letters
     comparisons, _ = compared(None)
@@ -999,7 +1001,7 @@ def test_a_table_that_fits_and_a_pipe_are_unchanged():
     narrow = _on_a_terminal(["eval", "qrels.txt", "runs/bm25.run", "-m", "P@10"], 80, demo)
     assert narrow.splitlines()[0].split() == ["run", "P@10"]
     piped = subprocess.run([sys.executable, "-m", "irspec", "eval", "qrels.txt", "runs/bm25.run"], capture_output=True,
-                           text=True, cwd=demo, env=dict(os.environ, COLUMNS="80"))  # fmt: skip
+                           check=True, text=True, cwd=demo, env=dict(os.environ, COLUMNS="80"))  # fmt: skip
     header = piped.stdout.splitlines()[0].split()
     assert (
         header[:3] == ["run", "NumQ", "NumRet"]

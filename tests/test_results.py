@@ -356,7 +356,7 @@ def test_jsonl_with_several_runs_and_text_metrics(capsys):
         == 0
     )
     records = _records(capsys.readouterr().out)
-    assert {r["run"] for r in records} == {"base", "worse"} and all(list(r)[0] == "run" for r in records)
+    assert {r["run"] for r in records} == {"base", "worse"} and all(next(iter(r)) == "run" for r in records)
     text = [r for r in records if r["measure"] == "relstring@2"]
     assert len(text) == 16 and all(isinstance(r["value"], str) for r in text)  # per query, no summary
     summary = [r for r in records if r["query_id"] == "all"]

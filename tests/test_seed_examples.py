@@ -33,7 +33,7 @@ def ranking(labels: list[int | None], qid: str = "q") -> tuple[dict, dict]:
     """
     docs = [f"d{i:02d}" for i in range(1, len(labels) + 1)]
     run = {qid: {d: float(len(labels) - i) for i, d in enumerate(docs)}}
-    qrels = {qid: {d: lab for d, lab in zip(docs, labels) if lab is not None}}
+    qrels = {qid: {d: lab for d, lab in zip(docs, labels, strict=True) if lab is not None}}
     return qrels, run
 
 

@@ -39,7 +39,7 @@ def test_parquet_by_columns(tmp_path):
     pl.DataFrame({"a": [1]}).write_parquet(other)
     assert sniff_kind(run) == "run"
     assert sniff_kind(qrels) == "qrels"
-    with pytest.raises(InputError, match="other.parquet.*'score' column"):
+    with pytest.raises(InputError, match=r"other.parquet.*'score' column"):
         sniff_kind(other)
 
 
@@ -64,7 +64,7 @@ def test_errors_name_file_and_line(tmp_path, text, where):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(InputError, match="nope.txt.*cannot read"):
+    with pytest.raises(InputError, match=r"nope.txt.*cannot read"):
         sniff_kind(tmp_path / "nope.txt")
 
 

@@ -93,7 +93,7 @@ def _second_run(run, seed):
         if i % 3 == 2:
             continue
         scores = rng.permutation(list(docs.values())) if docs else []
-        out[q] = {d: float(s) for d, s in zip(docs, scores)}
+        out[q] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
     return out
 
 
@@ -117,7 +117,7 @@ def test_equals_the_in_memory_engine_per_query_and_aggregate(spark, options):
         got = irs.results(per_query)
         want = [irspec.evaluate(qrels, runs[name], METRICS, **options) for name in ("a", "b")]
     assert [r.run_name for r in got] == ["a", "b"]
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.query_ids == w.query_ids
         assert [str(m) for m in g.metrics] == [str(m) for m in w.metrics]
         _same(g.per_query(), w.per_query())
@@ -333,7 +333,7 @@ def test_a_plan_with_engine_spark_gives_the_embedded_plans_results(spark, tmp_pa
         want = run_plan(load_plan(tmp_path / "embedded.yaml"))
         got = run_plan(plan)
     assert [r.run_name for r in got.results] == ["base", "messy"]
-    for g, w in zip(got.results, want.results):
+    for g, w in zip(got.results, want.results, strict=True):
         _same(g.per_query(), w.per_query())
         _same(g.aggregate(), w.aggregate())
     assert [c.p_value for c in got.comparisons] == [c.p_value for c in want.comparisons]
@@ -358,7 +358,7 @@ def test_a_spark_plan_returns_every_run_with_its_file(spark, tmp_path):
     assert [(r.run_name, r.run_source) for r in got.results] == [
         (f"r{i}", str(p)) for i, p in enumerate(runs)
     ]
-    for g, w in zip(got.results, want.values()):
+    for g, w in zip(got.results, want.values(), strict=True):
         _same(g.per_query(), w.per_query())
 
 

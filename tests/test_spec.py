@@ -281,7 +281,7 @@ SAME = [
 def test_equality_does_not_depend_on_argument_order_or_spelling(texts):
     metrics = [irspec.parse(t) for t in texts]
     first = metrics[0]
-    for t, m in zip(texts, metrics):
+    for t, m in zip(texts, metrics, strict=True):
         assert m == first, t
         assert hash(m) == hash(first), t
         assert str(m) == str(first), t

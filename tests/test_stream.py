@@ -139,7 +139,7 @@ def test_judgment_coverage_is_the_whole_runs_and_told_once(tmp_path, tiny_blocks
 
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
 def test_blocks_hold_whole_queries_and_few_of_them(tmp_path, tiny_blocks, order):
-    q, r = _write(tmp_path, 3, order)
+    _q, r = _write(tmp_path, 3, order)
     with stream.open_run(str(r), 1) as blocks:
         assert isinstance(blocks, stream.RunBlocks)
         seen: list[set[str]] = []
@@ -327,7 +327,7 @@ def test_the_default_budget_is_half_the_available_memory_at_most_2_gib(monkeypat
 
 
 def test_small_runs_are_read_whole(tmp_path):
-    q, r = _write(tmp_path, 1, "scattered")
+    _q, r = _write(tmp_path, 1, "scattered")
     assert isinstance(stream.open_run(str(r)), irspec.Run)
     assert isinstance(stream.open_run(str(r), "1GiB"), irspec.Run)
 
@@ -429,7 +429,9 @@ def test_progress_shows_lines_read_and_queries_evaluated(tmp_path, tiny_blocks, 
 
 
 def _irspec(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, **kwargs
+    )
 
 
 def test_cli_memory_streams_stdin_to_the_same_output(tmp_path):
@@ -465,7 +467,9 @@ def test_ctrl_c_removes_the_temporary_files(tmp_path):
     q.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(200)))
     r = tmp_path / "run.txt"
     r.write_text(
-        "".join(f"q{a} Q0 d{b} 1 {b / 7:.3f} t\n" for a, b in zip(rng.integers(0, 2000, n), range(n)))
+        "".join(
+            f"q{a} Q0 d{b} 1 {b / 7:.3f} t\n" for a, b in zip(rng.integers(0, 2000, n), range(n), strict=True)
+        )
     )
     env = {**os.environ, "TMPDIR": str(temp)}
     proc = subprocess.Popen(
@@ -480,7 +484,7 @@ def test_ctrl_c_removes_the_temporary_files(tmp_path):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     left = [str(p.relative_to(temp)) for p in temp.rglob("*")]
     assert (proc.returncode, err, left) == (130, "irspec: error: interrupted\n", [])
 

@@ -197,7 +197,7 @@ def test_plan_with_a_system_and_two_baselines_end_to_end(tmp_path):
     report = run_plan(
         load_plan(_plan(tmp_path, "[{name: colbert, runs: demo/runs/seeds/colbert-seed*.run}]"))
     )
-    outputs = dict((o.format, text) for o, text in render_outputs(report))
+    outputs = {o.format: text for o, text in render_outputs(report)}
     doc = json.loads(outputs["json"])
     assert [r["name"] for r in doc["runs"]] == ["bm25", "dense", "colbert"]
     assert doc["compare"]["baselines"] == ["bm25", "dense"] and doc["compare"]["family"] == "per-metric"
@@ -244,7 +244,9 @@ def test_baseline_may_be_a_system(tmp_path):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "irspec", *args], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, cwd=ROOT
+    )
 
 
 def test_cli_system_flag():
@@ -298,7 +300,7 @@ def test_demo_seed_runs_are_deterministic(tmp_path):
     finally:
         sys.path.remove(str(DEMO))
     make_demo(tmp_path)
-    for path in sorted((DEMO / "runs").rglob("*.run")) + [DEMO / "qrels.txt"]:
+    for path in [*sorted((DEMO / "runs").rglob("*.run")), DEMO / "qrels.txt"]:
         again = tmp_path / path.relative_to(DEMO)
         assert again.read_bytes() == path.read_bytes(), path.name
 

@@ -47,15 +47,19 @@ def test_plugins_are_named_by_name_or_module():
         assert registry.definitions["Mod"].plugin == "my_plugin_module"
     with registered_plugin(_plugin(), name="my-name") as registry:
         assert registry.definitions["Tiny"].plugin == "my-name"
-    with pytest.raises(TypeError, match="exactly one plugin"):
-        with registered_plugin(_plugin("A"), _plugin("B"), name="x"):
-            pass
+    with (
+        pytest.raises(TypeError, match="exactly one plugin"),
+        registered_plugin(_plugin("A"), _plugin("B"), name="x"),
+    ):
+        pass
 
 
 def test_problems_surface_on_entry_as_at_installation():
-    with pytest.raises(RegistryError, match="'test-plugin-2' registers 'same'.*'test-plugin-1'"):
-        with registered_plugin(_plugin("Same"), _plugin("same")):
-            pass
+    with (
+        pytest.raises(RegistryError, match=r"'test-plugin-2' registers 'same'.*'test-plugin-1'"),
+        registered_plugin(_plugin("Same"), _plugin("same")),
+    ):
+        pass
 
     class Misspelled:
         @irspec.hookimpl

@@ -50,7 +50,7 @@ def test_summary_mean_adds_queries_left_to_right_in_id_order(tmp_path, capsys):
     # trec_eval prints 0.5063; numpy's mean (and math.fsum) land a hair below and print 0.5062.
     counts = [20, 12, 6, 3, 15, 0, 12, 13]
     qids = [f"q{i}" for i in range(8)]
-    qrels = {q: {f"d{j}": int(j < k) for j in range(20)} for q, k in zip(qids, counts)}
+    qrels = {q: {f"d{j}": int(j < k) for j in range(20)} for q, k in zip(qids, counts, strict=True)}
     run = {q: [f"d{j}" for j in range(20)] for q in reversed(qids)}  # file order is not the sum's order
     expected = _c_sum(k / 20 for k in counts) / 8
     assert f"{expected:6.4f}" == "0.5063"

@@ -168,7 +168,7 @@ def test_c_contradicting_missing_queries_skip_is_a_usage_error(files, capsys):
 
 
 def test_a_level_above_every_label_warns_once_for_all_runs(files, capsys):
-    code, out, err = cli(
+    code, _out, err = cli(
         capsys,
         "eval",
         "-l",
@@ -275,7 +275,7 @@ def test_distinct_names_leaves_distinct_names_alone():
 
 
 def test_json_has_every_warning_once_and_each_run_its_own(files, capsys):
-    code, out, err = cli(
+    _code, out, err = cli(
         capsys,
         "eval",
         "-l",

@@ -42,7 +42,7 @@ def _records(seed: int) -> tuple[list[list[str]], list[list[str]]]:
         docs = [f"d{q}{i}" for i in rng.permutation(20)[:n]]
         labels = rng.integers(0, 3, n)
         labels[0] = 1  # every query has a relevant document, so AP is not 0 everywhere
-        qrels += [[f"q{q}", "0", d, str(lab)] for d, lab in zip(docs, labels)]
+        qrels += [[f"q{q}", "0", d, str(lab)] for d, lab in zip(docs, labels, strict=True)]
         scores = np.sort(rng.choice(np.arange(1, 1000), n, replace=False))  # ascending: against the rank
         order = rng.permutation(n)
         run += [
@@ -56,8 +56,8 @@ def _join(
 ) -> bytes:
     """Lines from fields, each line with its own separators, leading and trailing blanks."""
     lines = []
-    for fields, s, a, b in zip(records, seps, lead, trail):
-        line = fields[0] + "".join(sep + f for sep, f in zip(s, fields[1:]))
+    for fields, s, a, b in zip(records, seps, lead, trail, strict=True):
+        line = fields[0] + "".join(sep + f for sep, f in zip(s, fields[1:], strict=True))
         lines.append(a + line + b + eol)
     return "".join(lines).encode()
 
@@ -178,7 +178,7 @@ def _padded(draw, records: list[list[str]]) -> bytes:
     for _ in records:
         g = padded if draw(st.booleans()) else gaps
         lines.append((g[1:width], g[0], g[width]))
-    seps, lead, trail = (list(x) for x in zip(*lines))
+    seps, lead, trail = (list(x) for x in zip(*lines, strict=True))
     return _join(records, seps, lead, trail, draw(st.sampled_from(["\n", "\r\n"])))
 
 

@@ -75,7 +75,7 @@ def test_written_file_round_trips(tmp_path):
     path.write_text(z_table(runs).to_text())
     direct = irspec.standardize(runs)
     from_file = irspec.standardize(runs, reference=path)
-    for a, b in zip(direct, from_file):
+    for a, b in zip(direct, from_file, strict=True):
         assert np.array_equal(a.values, b.values)  # bit for bit
     first = path.read_text().splitlines()[0].split()
     assert first[:2] == ["q00", "P_2"]  # trec_eval's measure name
@@ -170,7 +170,7 @@ def test_every_shape_evaluate_returns_and_reference_by_name():
         EvaluationError, match=r"reference 'bm25' is not a run of the results \(the runs are a, b, c\)"
     ):
         irspec.standardize(many, reference=["a", "bm25"])
-    with pytest.raises(EvaluationError, match="expected results .* got str"):
+    with pytest.raises(EvaluationError, match=r"expected results .* got str"):
         irspec.standardize(["a", "b"])
 
 

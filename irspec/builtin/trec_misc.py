@@ -44,7 +44,7 @@ UTILITY = MetricDef(
     ),
     compute=kernel(K, "utility"),
     trec_name=_utility_trec,
-    dotted=lambda values: [dict(zip("abcd", _four(values)))],
+    dotted=lambda values: [dict(zip("abcd", _four(values), strict=True))],
     doc="""utility = a·relret + b·(n − relret) + c·(R − relret) + d·(C + relret − n − R), with C the
 collection size (the collection_size option, trec_eval's -N; 0 when not given) and trec_eval's default
 coefficients (1, −1, 0, 0); trec_eval's ``utility.a,b,c,d`` sets all four. The mean over queries is

@@ -133,7 +133,7 @@ def _requested(measures: Iterable[str]) -> dict[str, list[str]]:
     union over every spelling of it, sorted as strings, as pytrec_eval hands them to trec_eval)."""
     names: set[str] = set()
     for m in measures:
-        names |= supported_nicknames[m] if m in supported_nicknames else {m}
+        names |= supported_nicknames.get(m, {m})
     found: dict[str, set[str]] = {}
     for name in names:
         if not isinstance(name, str):
@@ -198,6 +198,7 @@ def _keys(requested: dict[str, list[str]]) -> list[_Key]:
             raise ValueError(f"unsupported measure {base}.{','.join(params)}: {e}") from None
         for m in metrics:
             name = m.trec_name if base in _INT_CUTOFFS | _FLOAT_CUTOFFS else base
+            assert name is not None  # every measure with a cutoff has a trec_eval name
             keys.append(_Key(name, m, m.aggregate == "gmean"))
     return trec_order(keys)
 
@@ -306,6 +307,7 @@ class RelevanceEvaluator:
     ) -> dict[str, dict[str, float]]:
         import numpy as np
 
+        assert self._evaluate is not None  # evaluate() answers without one
         parts = []
         with warnings.catch_warnings():
             # What irspec would warn of (queries the run lacks, a level at which nothing is relevant)
@@ -326,7 +328,9 @@ class RelevanceEvaluator:
         if self._texts:
             table[:, self._texts] = 0.0
         names = self._names
-        return {q: dict(zip(names, line)) for q, line in zip(queries, table.tolist())}
+        return {
+            q: dict(zip(names, line, strict=True)) for q, line in zip(queries, table.tolist(), strict=True)
+        }
 
 
 def parse_run(f_run: Iterable[str]) -> collections.defaultdict[str, dict[str, float]]:

@@ -340,10 +340,13 @@ def _no_columns(columns: Mapping[str, str] | None, src: Any) -> None:
 
 def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, source: str) -> _QrelsOrRun:
     """A ``cls`` of a table's frame (rows for lines), checked."""
+    made: Qrels | Run
     if cls is Qrels:
-        return Qrels(checked(frame, QRELS, source, "row")[0], source)
-    frame, keys = checked(frame, RUN, source, "row")
-    return Run(frame, name or "run", source, keys, name)
+        made = Qrels(checked(frame, QRELS, source, "row")[0], source)
+    else:
+        frame, keys = checked(frame, RUN, source, "row")
+        made = Run(frame, name or "run", source, keys, name)
+    return made  # type: ignore[return-value]  # mypy does not narrow a constrained TypeVar by `cls is Qrels`
 
 
 # --------------------------------------------------------------------------------------------------

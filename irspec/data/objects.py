@@ -194,7 +194,7 @@ def frame_from_rows(
             f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {rows[bad]!r}", source
         )
     names = _column_names(list(fields), kind, columns, source, "fields")
-    data = dict(zip(fields, zip(*rows))) if rows else dict.fromkeys(fields, ())
+    data = dict(zip(fields, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(fields, ())
     series = [_series_from_objects(name, list(data[name])) for name in names]
     return _frame_from_columns(series, kind, source)
 
@@ -236,7 +236,7 @@ def _column_names(
             f"irspec's names are {', '.join(ROLES)}",
             source,
         )
-    names = []
+    names: list[str | None] = []  # None: no column found for the role (an error below)
     for role in ("query", "docno", kind.value):
         if role in given:
             names.append(given[role])
@@ -249,7 +249,9 @@ def _column_names(
                 source,
             )
         names.append(candidates[0] if candidates else None)
-    missing = [role for role, name in zip(("query", "docno", kind.value), names) if name not in found]
+    missing = [
+        role for role, name in zip(("query", "docno", kind.value), names, strict=True) if name not in found
+    ]
     if missing:
         accepted = "; ".join(
             f"{', '.join(c[r] for r in ('query', 'docno', kind.value))} ({convention})"
@@ -261,7 +263,7 @@ def _column_names(
             + (f" (given: {given})" if given else ""),
             source,
         )
-    return names
+    return [n for n in names if n is not None]  # all of them: a missing one raised above
 
 
 def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import polars as pl
 
@@ -30,7 +30,7 @@ RUN_COLUMN = "run"
 """The column that may hold a run's runid (one: a file of several runs is refused)."""
 
 
-def is_parquet(src: Any) -> bool:
+def is_parquet(src: Any) -> TypeGuard[str | os.PathLike[str]]:
     """Whether ``src`` is the path of a regular Parquet file: ``PAR1`` at its start and its end. A text
     file could start with ``PAR1`` (a query id), but not also end with it without a newline."""
     if not isinstance(src, (str, os.PathLike)) or os.fspath(src) == "-":
@@ -57,7 +57,7 @@ def read_parquet(
     column (None without one)."""
     source = source or os.fspath(path)
     try:
-        lazy = pl.scan_parquet(path)
+        lazy = pl.scan_parquet(os.fspath(path))
         lazy.collect_schema()  # reads the footer: a damaged file fails here, before any column
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(f"cannot read as Parquet: {_first_line(e)}", source) from None

@@ -507,6 +507,7 @@ class RunBlocks:
         what = "the run's lines"
         if self._remover is None:
             self._own(_make_directory(what))
+        assert self.directory is not None  # for mypy: _own set it, now or before
         parts = self.partitions = self._partition_count()
         spread = Partitions(self.directory, parts, "query", what=what, remedy=self._remedy())
         for frame in self._frames(self.spread_bytes):
@@ -699,7 +700,7 @@ def _chunks(path: str, source: str, size: int) -> Iterator[tuple[bytes, int]]:
     number of line ends it holds. A line longer than :data:`~irspec.lines.MAX_LINE` is refused by its
     number as it comes: one that does not end is not carried on without end."""
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115  (a with below; only open()'s error is an InputError)
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", source=source) from None
     with f:

@@ -340,7 +340,7 @@ def _csv(
     columns: list[str] | None = None,
 ) -> pl.DataFrame:
     return pl.read_csv(
-        source,
+        source,  # type: ignore[arg-type]  # an mmap reads as bytes; polars' annotation leaves it out
         separator=separator,
         has_header=False,
         schema=schema,
@@ -358,7 +358,8 @@ def _csv(
 def _parse(raw: _Raw, kind: Kind) -> pl.DataFrame:
     """Columns query, docno, <value>, line in file order, every line well-formed (not yet checked:
     finiteness and duplicates)."""
-    data, csv_source = raw.data, raw.path
+    data = raw.data
+    csv_source: Buffer | str | None = raw.path
     sep = _separator(data)
     if sep is None:
         data = csv_source = _normalise(data)
@@ -394,7 +395,7 @@ def _parse_fast(
     if comments is None:
         comments = _has_comment_lines(data)
     c = _columns(5)
-    schema = dict.fromkeys(c, pl.String)
+    schema: dict[str, type[pl.DataType]] = dict.fromkeys(c, pl.String)
     schema[c[3]] = pl.Int64  # typed columns parse faster than text
     keep = None
     if kind is RUN:
@@ -414,6 +415,7 @@ def _parse_fast(
         return None
     if kind.max_fields == 4 and nulls[c[4]] != df.height:  # qrels keep every column: 4 fields exactly
         return None
+    line: pl.Series | pl.Expr
     if comments:
         line = pl.Series("line", _non_comment_lines(data))
         if len(line) != df.height:  # polars and we disagree on what a comment line is: play safe
@@ -458,7 +460,7 @@ def _parse_slow(data: Buffer, kind: Kind, source: str) -> pl.DataFrame:
     df = df.filter(is_data).with_columns(value.alias(kind.value), bad_count.alias("_bad"))
     bad = df.filter(pl.col("_bad") | pl.col(kind.value).is_null())
     if bad.height:
-        line = int(bad["line"].min())
+        line = int(bad["line"].min())  # type: ignore[arg-type]  # a non-empty UInt32 column's min is an int
         _diagnose(_line_text(data, line), kind, source, line)
     return df.select(
         pl.col(c[0]).alias("query"),
@@ -507,10 +509,11 @@ def _diagnose(text: str, kind: Kind, source: str, line: int) -> None:
 
 
 def _raise_undecodable(data: Buffer, source: str, error: Exception) -> None:
+    text = bytes(data)  # an mmap has no count()
     try:
-        bytes(data).decode("utf-8")
+        text.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        line = text.count(b"\n", 0, e.start) + 1
         raise InputError("not UTF-8 text", source, line) from None
     raise InputError(f"cannot parse: {error}", source) from None
 

@@ -35,12 +35,13 @@ def bind_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = No
     out: list[Metric] = []
     for m in metrics:
         out.extend([m] if isinstance(m, Metric) else parse_specs(m, source))
-    seen: set[Metric] = set()
-    return [m for m in out if not (m in seen or seen.add(m))]
+    return list(dict.fromkeys(out))  # first occurrence kept
 
 
-def resolve(ref: Callable[..., Any] | str) -> Callable[..., Any]:
+def resolve(ref: Callable[..., Any] | str | None) -> Callable[..., Any]:
     """A definition's function: ``ref`` itself, or the ``"module:function"`` it names, imported."""
+    if ref is None:  # MetricDef requires compute or per_query; the caller took the one given
+        raise IrspecError("a metric definition without a function (compute= or per_query=)")
     if callable(ref):
         return ref
     module, _, name = ref.partition(":")

@@ -17,13 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
 from irspec.errors import EvaluationError, quote
 from irspec.spec import syntax
 from irspec.spec.registry import MAX_COUNT, Metric
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "UNJUDGED",
@@ -107,9 +110,17 @@ class IndexedQrels(Protocol):
     :class:`~irspec.evaluation.index.QrelsIndex` provides it): each query's position, labels grouped by query and
     sorted descending within it, and the relevant and judged non-relevant counts per level."""
 
-    position: Mapping[str, int]
-    labels: np.ndarray
-    offsets: np.ndarray
+    # read-only (properties), so that a class with a dict or an ndarray subtype provides them
+    @property
+    def position(self) -> Mapping[str, int]: ...
+    @property
+    def labels(self) -> np.ndarray: ...
+    @property
+    def offsets(self) -> np.ndarray: ...
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The qrels' rows (query, docno, label): what a per-query metric's judgments come from."""
+        ...
 
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(R, N) per query, in the qrels' own query order."""

@@ -13,6 +13,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from types import FrameType
 from typing import Any
 
 from irspec.data.stream import parse_memory
@@ -81,11 +82,11 @@ def distinct_names(results: Sequence[Result]) -> list[Result]:
                 k += 1
             labels.append(f"{name} ({k})")
             taken.add(labels[-1])
-        which = [f"{label!r} ({results[i].run_source})" for label, i in zip(labels, members)]
+        which = [f"{label!r} ({results[i].run_source})" for label, i in zip(labels, members, strict=True)]
         text = (
             f"{len(members)} runs are named {name!r}; labelled " + ", ".join(which[:-1]) + " and " + which[-1]
         )
-        for label, i in zip(labels, members):
+        for label, i in zip(labels, members, strict=True):
             out[i] = dataclasses.replace(results[i], run_name=label, warnings=(*results[i].warnings, text))
     return out
 
@@ -97,7 +98,8 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def issue_warnings(messages: Iterable[str]) -> None:
     """Issue ``messages`` as :class:`~irspec.errors.IrspecWarning`, attributed to the first caller
     outside irspec (the line of the user's code that asked for the evaluation)."""
-    level, frame = 2, sys._getframe(1)
+    level = 2
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
         frame, level = frame.f_back, level + 1
     for text in messages:

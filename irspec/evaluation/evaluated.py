@@ -120,7 +120,14 @@ def results_frame(results: Sequence[Evaluated], *, wide: bool = False, backend: 
     return make_frame(columns, types, backend)
 
 
-def collect_warnings(results: Iterable[Evaluated]) -> list[str]:
+class Warned(Protocol):
+    """What :func:`collect_warnings` reads: an evaluated run, or a plan's report."""
+
+    @property
+    def warnings(self) -> tuple[str, ...]: ...
+
+
+def collect_warnings(results: Iterable[Warned]) -> list[str]:
     """The warnings of ``results``, each once, in order: one about the qrels (a relevance level at
     which nothing is relevant) or about two runs is on every result it concerns."""
     return list(dict.fromkeys(w for r in results for w in r.warnings))

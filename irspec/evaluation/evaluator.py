@@ -152,7 +152,7 @@ class Evaluator:
         owner: dict[str, int] = {}
         with self._lock:
             found = [self._parts.get(r) for r in results]
-        for i, (res, own) in enumerate(zip(results, found)):
+        for i, (res, own) in enumerate(zip(results, found, strict=True)):
             if own is None:
                 raise EvaluationError(
                     f"combine: result {i} ({getattr(res, 'run_name', type(res).__name__)!r}) was not made by this "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from irspec.evaluation.evaluated import results_frame
 from irspec.evaluation.means import aggregate_values
 from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
+
+if TYPE_CHECKING:
+    from irspec.evaluation.evaluated import Evaluated
 
 __all__ = ["Result", "StreamedResult"]
 
@@ -37,16 +40,30 @@ class _Shown:
 
     run_name: str
     metrics: tuple[Metric, ...]
-    query_ids: tuple[str, ...]
-    values: np.ndarray
-    texts: Mapping[str, tuple[str, ...]]
+
+    if TYPE_CHECKING:  # read-only: a Result has them as fields, a StreamedResult as properties
+
+        @property
+        def query_ids(self) -> tuple[str, ...]:
+            raise NotImplementedError
+
+        @property
+        def values(self) -> np.ndarray:
+            raise NotImplementedError
+
+        @property
+        def texts(self) -> Mapping[str, tuple[str, ...]]:
+            raise NotImplementedError
 
     def per_query(self) -> dict[str, dict[str, Any]]:
         """``{query_id: {metric: value}}`` for every evaluated query (a string for a text metric)."""
         names = [str(m) for m in self.metrics]
-        out = {q: dict(zip(names, row.tolist())) for q, row in zip(self.query_ids, self.values)}
+        out = {
+            q: dict(zip(names, row.tolist(), strict=True))
+            for q, row in zip(self.query_ids, self.values, strict=True)
+        }
         for name, texts in self.texts.items():
-            for q, text in zip(self.query_ids, texts):
+            for q, text in zip(self.query_ids, texts, strict=True):
                 out[q][name] = text
         return out
 
@@ -62,11 +79,11 @@ class _Shown:
         """The per-query values as a data frame (see :func:`~irspec.evaluation.evaluated.results_frame`):
         long, one row per query and metric (``run, query_id, metric, value``), or ``wide``, one row per
         query and a column per metric. ``backend`` is ``"polars"`` or ``"pandas"`` (installed separately)."""
-        return results_frame([self], wide=wide, backend=backend)
+        return results_frame([cast("Evaluated", self)], wide=wide, backend=backend)  # as each subclass is
 
     def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
         """The result as a notebook shows it, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
-        return Shown((self,), intervals=intervals, decimals=decimals)
+        return Shown((cast("Evaluated", self),), intervals=intervals, decimals=decimals)
 
     def _repr_html_(self) -> str:
         return self.show()._repr_html_()

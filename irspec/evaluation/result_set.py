@@ -147,7 +147,7 @@ def one_mapping_run(run: Mapping[Any, Any]) -> bool:
     than runs by name, told by its first value: a mapping of scores (or an empty one), or no value at
     all. One look, not one a query: a run of a million queries is asked this on every evaluation, and
     a value of another shape further on is an error of the dict's reader, naming its query."""
-    first = next(iter(run.values()), {})
+    first: Any = next(iter(run.values()), {})
     return _is_mapping(first) and not _is_mapping(next(iter(first.values()), None))
 
 

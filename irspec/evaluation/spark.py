@@ -51,7 +51,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -186,7 +186,12 @@ def evaluate(
         evaluate_bucket(_empty_arrow(q), _empty_arrow(r))
     except RuntimeError as e:
         raise _task_error(e) from None
-    n = partitions if partitions is not None else int(q.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    # cast: Spark has a value for every setting it defines (200 unless set)
+    n = (
+        partitions
+        if partitions is not None
+        else int(cast(str, q.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+    )
     # at most a Java long (MAX_PARTITIONS): a larger literal failed in py4j
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PARTITIONS:
         raise EvaluationError(
@@ -302,7 +307,7 @@ def _coverage(
     judged = set(_arrow(q.select(query).distinct()).column(query).to_pylist())
     pairs = _arrow(r.select("run", "query_id").distinct())
     answered: dict[str, set[str]] = {}
-    for name, qid in zip(pairs.column("run").to_pylist(), pairs.column("query_id").to_pylist()):
+    for name, qid in zip(pairs.column("run").to_pylist(), pairs.column("query_id").to_pylist(), strict=True):
         answered.setdefault(name, set()).add(qid)
     if None in answered:
         raise InputError("the run column has a null run name", "<Spark run>")
@@ -355,13 +360,14 @@ def _bucket_evaluator(runs: Sequence[str], metric_names: Sequence[str], options:
             warnings.simplefilter("ignore")
             # the engine's own reading: ordinary qrels, or a plugin's read in place of them
             qrels = _checked("<Spark qrels>", read_judgments, pl.from_arrow(qrels_table), metric_names)
-            frame = pl.from_arrow(run_table)
+            frame = cast(pl.DataFrame, pl.from_arrow(run_table))  # a table's, not a column's
             parts = {key[0]: part for key, part in frame.partition_by("run", as_dict=True).items()}
             empty = frame.clear()
             inputs = [_checked(f"<Spark run {n!r}>", Run.from_frame, parts.get(n, empty), n) for n in runs]
             evaluated = _checked("<Spark>", evaluate_many, qrels, inputs, metric_names, options=options)
         return pa.concat_tables(
-            [_rows(name, res) for name, res in zip(runs, evaluated)] or [OUTPUT_ARROW.empty_table()]
+            [_rows(name, res) for name, res in zip(runs, evaluated, strict=True)]
+            or [OUTPUT_ARROW.empty_table()]
         )
 
     return evaluate_bucket
@@ -463,7 +469,7 @@ def results(per_query: DataFrame | pa.Table) -> list[Result]:
     Queries are in sorted order and metrics in the order they were asked for, as in a Result of
     :func:`irspec.evaluate`; so are the aggregates, computed by the same function."""
     table, described = _collected(per_query)
-    frame = pl.from_arrow(table)
+    frame = cast(pl.DataFrame, pl.from_arrow(table))  # a table's, not a column's
     names = described.get("metrics") or list(dict.fromkeys(frame.get_column("metric").to_list()))
     options = Options(**described["options"]) if "options" in described else Options()
     bound = tuple(get_registry().parse(n)[0] for n in names)
@@ -479,7 +485,9 @@ def results(per_query: DataFrame | pa.Table) -> list[Result]:
         texts = {}
         for name in (str(m) for m in bound if m.aggregate == "none"):
             sub = part.filter(pl.col("metric") == name)
-            by_query = dict(zip(sub.get_column("query_id").to_list(), sub.get_column("text").to_list()))
+            by_query = dict(
+                zip(sub.get_column("query_id").to_list(), sub.get_column("text").to_list(), strict=True)
+            )
             texts[name] = tuple(by_query.get(qid) or "" for qid in query_ids)
         run_name = key[0]
         notes = described.get("warnings", {})

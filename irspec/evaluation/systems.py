@@ -131,7 +131,7 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     for r in runs:  # one run after another, so the sum's order is the runs' order, whatever numpy does
         position = {q: i for i, q in enumerate(r.query_ids)}
         total = total + r.values[[position[q] for q in query_ids]]
-    warnings = [w for w in collect_warnings(runs)]
+    warnings = list(collect_warnings(runs))
     dropped = sorted(set().union(*(r.query_ids for r in runs)) - common)
     if dropped:
         shown = ", ".join(dropped[:5]) + (", ..." if len(dropped) > 5 else "")
@@ -193,10 +193,10 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | res
             continue
         paths = groups[name]
         members[name] = [f"{name}[{i}]" for i in range(len(paths))]
-        flat.update(zip(members[name], paths))
+        flat.update(zip(members[name], paths, strict=True))
     evaluated = results.evaluate(qrels, flat, metrics, **options)
     assert isinstance(evaluated, results.ResultSet)
-    out = []
+    out: list[Result] = []
     for name in run:
         if name in members:
             parts = [

@@ -170,7 +170,8 @@ def compare(
         correction=correction,
         alpha=alpha,
         family=family,
-        baselines=tuple(baselines) if isinstance(baselines, list) else baselines,
+        # a list made a tuple; Compare checks any other value (a str names one baseline)
+        baselines=tuple(baselines) if isinstance(baselines, list) else baselines,  # type: ignore[arg-type]
     )
     runs = named_results(results)
     found, notes = compare_results(runs, settings, metrics=metrics)
@@ -180,7 +181,7 @@ def compare(
 def named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Result]:
     """The results as a list, each checked to be a :class:`Result`; a mapping's keys become their names."""
     if isinstance(results, Mapping):
-        items = [(f"results[{k!r}]", k, r) for k, r in results.items()]
+        items: list[tuple[str, str | None, Result]] = [(f"results[{k!r}]", k, r) for k, r in results.items()]
     elif isinstance(results, (str, bytes)) or not isinstance(results, Sequence):
         raise EvaluationError(
             f"results must be a sequence of evaluated results (irspec.evaluate returns one) or a mapping "
@@ -287,7 +288,7 @@ def compare_results(
                 tested.append((r, runs))
                 progress.advance()
     adjusted = _adjusted([r.p_value for r, _ in tested], [runs["metric"] for _, runs in tested], compare)
-    for (r, runs), (p, size) in zip(tested, adjusted):
+    for (r, runs), (p, size) in zip(tested, adjusted, strict=True):
         out.append(
             Comparison.extended(
                 r,
@@ -335,10 +336,11 @@ def _adjusted(p_values: list[float], metrics: list[str], compare: Compare) -> li
         for k, metric in enumerate(metrics):
             by_metric.setdefault(metric, []).append(k)
         groups = list(by_metric.values())
+    assert compare.correction is not None  # Compare.__post_init__ set the test's default
     out: dict[int, tuple[float, int]] = {}
     for group in groups:
         adjusted = stats.adjust([p_values[k] for k in group], method=compare.correction)
-        for k, p in zip(group, adjusted):
+        for k, p in zip(group, adjusted, strict=True):
             out[k] = (float(p), len(group))
     return [out[k] for k in range(len(p_values))]
 

@@ -160,7 +160,7 @@ def _group_tables(res: Result, table: Mapping[str, Sequence[str]]) -> list[Group
             GroupTable(
                 f"{TITLE}: {m}",
                 COLUMNS,
-                tuple(rows) + (macro, micro),
+                (*rows, macro, micro),
                 description=(
                     "per group: the mean over its queries with its 95% t interval; macro: the mean of the group means "
                     "(its queries column counts groups); micro: the mean over all the run's queries"

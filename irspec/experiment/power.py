@@ -192,7 +192,7 @@ class PowerAnalysis:
         top = min(10_000, max(10, math.ceil(1.15 * max(wanted))))
         # one point per topic count at most: spaced under 1 apart, they round to every count already
         count = min(int(points), top - design.MIN_TOPICS + 1)
-        grid = tuple(sorted({int(round(x)) for x in np.linspace(design.MIN_TOPICS, top, count)}))
+        grid = tuple(sorted({round(float(x)) for x in np.linspace(design.MIN_TOPICS, top, count)}))
         out = []
         for p in self.pairs:
             values = tuple(design.t_power(self.delta, p.sd_difference, n, alpha=self.alpha) for n in grid)

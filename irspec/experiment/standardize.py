@@ -130,7 +130,7 @@ class ZTable:
                     f"of {res.run_name} ({shown})",
                     self.source if self.source is not None else self.reference,
                 )
-            for i, (q, x) in enumerate(zip(res.query_ids, values.tolist())):
+            for i, (q, x) in enumerate(zip(res.query_ids, values.tolist(), strict=True)):
                 if math.isnan(x):
                     continue
                 mean, sd = self.entries[(q, name)]
@@ -229,7 +229,7 @@ def z_table(reference: Sequence[Result], metrics: Sequence[Metric] | None = None
         for res in runs:
             if m not in res.metrics:
                 raise EvaluationError(f"reference run {res.run_name} has no {m}")
-            for q, x in zip(res.query_ids, res.column(m).tolist()):
+            for q, x in zip(res.query_ids, res.column(m).tolist(), strict=True):
                 if not math.isnan(x):
                     per_query.setdefault(q, []).append(x)
         for q, xs in per_query.items():
@@ -327,8 +327,9 @@ def shaped_like(given: Any, out: list[Result]) -> Any:
         return out[0]
     if isinstance(given, Mapping):
         if hasattr(given, "results"):
-            return type(given)(tuple(out))
-        return dict(zip(given, out))
+            rebuild: Any = type(given)  # a ResultSet, whose constructor takes the results
+            return rebuild(tuple(out))
+        return dict(zip(given, out, strict=True))
     return out
 
 

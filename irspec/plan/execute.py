@@ -36,7 +36,7 @@ from irspec.errors import EvaluationError, IrspecError, IrspecWarning, PlanError
 from irspec.evaluation.evaluate import distinct_names, evaluate_many
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
-from irspec.evaluation.result import Result
+from irspec.evaluation.result import Result, StreamedResult
 from irspec.evaluation.systems import combine
 from irspec.plan.model import FusedRun, Output, Plan, PlanDiff, PlanRun
 from irspec.progress import Progress
@@ -69,7 +69,7 @@ class PlanReport:
     results: tuple[Result, ...]
     comparisons: tuple[Comparison, ...] = ()
     notes: tuple[str, ...] = ()
-    inputs: tuple[Result, ...] = ()
+    inputs: tuple[Result | StreamedResult, ...] = ()
     curves: dict[str, list[float]] | None = None
     """The runs' 11-point precision-recall curves (:func:`irspec.report.plots.precision_recall`), from the
     figures' own evaluation of the runs (:func:`irspec.report.plots.figure_metrics`) when an output draws
@@ -212,8 +212,8 @@ def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:
     plan = report.plan
     if plan.compare is None or len(report.results) < 2:
         why = f"{plan.source}: a power analysis designs the plan's comparisons; it needs a compare section and at least 2 runs"
-        raise PlanError(plan.source, [why])
-    chosen = {"delta": None, "alpha": 0.05, "power": 0.8}
+        raise PlanError(str(plan.source), [why])
+    chosen: dict[str, Any] = {"delta": None, "alpha": 0.05, "power": 0.8}
     if plan.power is not None:
         chosen.update(delta=plan.power.delta, alpha=plan.power.alpha, power=plan.power.power)
     chosen.update({k: v for k, v in settings.items() if v is not None})
@@ -278,7 +278,7 @@ def _run_several(plan: Plan) -> PlanReport:
 _ROW_FORMATS = ("csv", "tsv", "trec", "parquet", "jsonl")
 
 
-def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result:
+def _evaluate_log(plan: Plan, metrics: list[Any]) -> Result | StreamedResult:
     """The plan's log evaluated by its reader: with the options the plugins' plan sections give it (an A/B
     test of its arms when the plan has irspec-online's ``ab:``), and streamed in bounded memory (aggregates
     only) unless an output shows its per-query rows."""
@@ -310,7 +310,7 @@ def _evaluate_runs(
     for key, evaluated in found.items():
         # The plan names the runs; a runid inside the file does not. load_plan rejects two runs of one
         # name; a Plan built in Python is not checked, so its names are made distinct here as well.
-        named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, runs)]
+        named = [dataclasses.replace(res, run_name=r.name) for res, r in zip(evaluated, runs, strict=True)]
         out[key] = distinct_names([*named[:n], *_systems(plan, named[n:])])
     return plan, out
 
@@ -391,13 +391,14 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
             f"{plan.source}: engine 'spark' needs pyspark: pip install 'irspec[spark]' ({e})"
         ) from None
     engine = plan.engine
+    assert engine is not None  # the caller's test: the plan's engine is Spark
     with Progress("evaluating on Spark", detail=engine.master or "active session"):
         session = irs.session(engine.master, dict(engine.config))
         qrels = irs.read_qrels(session, str(plan.qrels))
         # a system's runs may share a stem: such a name is made unique by its place in the list
         names = [r.name if r.name is not None else stem(str(r.path)) or "run" for r in runs]
         keys = [n if names.count(n) == 1 else f"{n} ({i})" for i, n in enumerate(names)]
-        frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys)]
+        frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys, strict=True)]
         # one frame of every run, not `runs`: the plan's runs are read again below, and a Spark frame
         # iterated in their place yields its columns (4), which dropped every run after the fourth
         union = functools.reduce(lambda a, b: a.unionByName(b), frames)
@@ -407,7 +408,7 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
         by_name = {res.run_name: res for res in irs.results(per_query)}
     return [
         dataclasses.replace(by_name[k], run_name=n, run_source=str(r.path))
-        for r, k, n in zip(runs, keys, names)
+        for r, k, n in zip(runs, keys, names, strict=True)
     ]
 
 
@@ -454,7 +455,7 @@ def _diff_text(d: PlanDiff, found: Diff) -> str:
 
 def render_outputs(
     report: PlanReport, *, stdout: IO[str] | None = None
-) -> list[tuple[Output, str | dict[str, bytes]]]:
+) -> list[tuple[Output, str | bytes | dict[str, bytes]]]:
     """Every output of the plan as ``(output, content)``, computed without writing anything: its text,
     or for ``plots`` the files of the directory as ``{file name: bytes}``."""
     stream = stdout if stdout is not None else sys.stdout
@@ -506,7 +507,7 @@ def _width(output: Output, stream: IO[str]) -> int | None:
 
 def _render(
     report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None
-) -> str | dict[str, bytes]:
+) -> str | bytes | dict[str, bytes]:
     if report.agreement is not None:
         from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
 
@@ -536,12 +537,17 @@ def _render(
 
 def _render_main(
     report: PlanReport, output: Output, arrows: tuple[str, str], width: int | None = None
-) -> str | dict[str, bytes]:
+) -> str | bytes | dict[str, bytes]:
     # formatting lives in irspec.report (and irspec.report.plots); this picks what each output gets
     runs = list(report.results)
     results = runs + list(report.inputs)  # a log's result after the runs
     compare, comparisons, notes = report.plan.compare, report.comparisons, report.notes
-    marks = {"comparisons": comparisons, "compare": compare, "notes": notes, "decimals": output.decimals}
+    marks: dict[str, Any] = {
+        "comparisons": comparisons,
+        "compare": compare,
+        "notes": notes,
+        "decimals": output.decimals,
+    }
     if output.content == "comparisons":
         if output.format == "json":
             doc = {
@@ -596,7 +602,7 @@ def _render_main(
         return fmt.to_markdown(results, intervals=intervals, **marks)
     if output.format == "html":
         figures, note = _plots(report, required=False)
-        title = f"irspec report: {os.path.basename(report.plan.source)}"
+        title = f"irspec report: {os.path.basename(report.plan.source or '')}"
         # several sets of judgments: each set's results, comparisons and power in turn, then the agreement
         sets = [
             fmt.JudgedSet(

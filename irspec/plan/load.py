@@ -283,15 +283,15 @@ def _check_duplicate_keys(node: Any, path: PlanPath, problems: Problems, depth: 
             if k.value in seen:
                 problems.add_raw(
                     line,
-                    f"{problems.source}:{line}: {path_text(path + (k.value,))}: duplicate key {k.value!r} "
+                    f"{problems.source}:{line}: {path_text((*path, k.value))}: duplicate key {k.value!r} "
                     f"(first given at line {seen[k.value]})",
                 )
             else:
                 seen[k.value] = line
-            _check_duplicate_keys(v, path + (k.value,), problems, depth + 1)
+            _check_duplicate_keys(v, (*path, k.value), problems, depth + 1)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _check_duplicate_keys(item, path + (i,), problems, depth + 1)
+            _check_duplicate_keys(item, (*path, i), problems, depth + 1)
 
 
 def _index_lines(node: Any, path: PlanPath, problems: Problems, depth: int, keys: Any) -> None:
@@ -304,12 +304,13 @@ def _index_lines(node: Any, path: PlanPath, problems: Problems, depth: int, keys
         for k, v in node.value:
             key = _key_text(keys.construct_object(k)) if isinstance(k, yaml.ScalarNode) else str(k)
             # with a duplicate key the last value wins, as in the constructed document
-            problems.key_lines[path + (key,)] = k.start_mark.line + 1
-            problems.lines.pop(path + (key,), None)
-            _index_lines(v, path + (key,), problems, depth + 1, keys)
+            here = (*path, key)
+            problems.key_lines[here] = k.start_mark.line + 1
+            problems.lines.pop(here, None)
+            _index_lines(v, here, problems, depth + 1, keys)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _index_lines(item, path + (i,), problems, depth + 1, keys)
+            _index_lines(item, (*path, i), problems, depth + 1, keys)
 
 
 def _key_text(key: Any) -> str:
@@ -351,10 +352,10 @@ def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any
     if not sep or not key:
         return fail("expected KEY=VALUE, such as compare.test=randomization")
     parts: list[PathPart] = []
-    for part in _INDEX.sub(r".\1", key).split("."):
-        if not part:
+    for piece in _INDEX.sub(r".\1", key).split("."):
+        if not piece:
             return fail(f"empty key in {key!r}")
-        parts.append(int(part) if part.isdigit() else part)
+        parts.append(int(piece) if piece.isdigit() else piece)
     try:
         value = yaml.load(raw, Loader=_loader_class()) if raw.strip() else None
     except yaml.YAMLError as e:
@@ -376,12 +377,12 @@ def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any
             else:
                 if not isinstance(node.get(part), (dict, list)):
                     if isinstance(parts[i + 1], int):
-                        missing = path_text(here + (part,))
+                        missing = path_text((*here, part))
                         return fail(
                             f"{missing} is not a list in the plan; set it whole, e.g. {missing}=[...]"
                         )
                     node[part] = {}
-                    created = created or here + (part,)
+                    created = created or (*here, part)
                 node = node[part]
         elif isinstance(node, list):
             if not isinstance(part, int):
@@ -393,7 +394,7 @@ def _apply_override(data: Any, item: str, index: int, problems: Problems) -> Any
             else:
                 if not isinstance(node[part], (dict, list)):
                     node[part] = {}
-                    created = created or here + (part,)
+                    created = created or (*here, part)
                 node = node[part]
         else:
             return fail(f"{where} is {kind_of(node)}, not a mapping")

@@ -205,6 +205,6 @@ class Plan:
     """The ``diff`` section: pairs of runs compared query by query, each written as an output of its own."""
 
     @property
-    def run_names(self) -> tuple[str, ...]:
-        """The runs' names, in plan order."""
+    def run_names(self) -> tuple[str | None, ...]:
+        """The runs' names, in plan order (``None`` for a run of ``irspec eval`` not yet read)."""
         return tuple(r.name for r in self.runs)

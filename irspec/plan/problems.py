@@ -119,11 +119,11 @@ def explain(err: Any, problems: Problems) -> None:
                 else None
             )
             if plugin is not None:  # a section of a shipped plugin that is not loaded (ab: of irspec-online)
-                problems.add(path + (key,), f"unknown key {key!r}: {not_loaded(plugin)}", key=True)
+                problems.add((*path, key), f"unknown key {key!r}: {not_loaded(plugin)}", key=True)
                 continue
             close = suggest(key, allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; allowed keys: {', '.join(allowed)}"
-            problems.add(path + (key,), f"unknown key {key!r}{hint}", key=True)
+            problems.add((*path, key), f"unknown key {key!r}{hint}", key=True)
     elif kind == "required" and isinstance(instance, dict):
         for name in err.validator_value:
             if name not in instance:
@@ -146,8 +146,10 @@ def explain(err: Any, problems: Problems) -> None:
             words = " or ".join(_TYPE_WORDS.get(t, str(t)) for t in types if isinstance(t, str))
             problems.add(path, f"expected {words or 'something else'}, got {show(instance)}")
     elif kind == "type":
-        types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+        named: list[str] = (
+            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        )
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in named)
         problems.add(path, f"expected {words}, got {show(instance)}")
     elif kind == "enum":
         allowed = [str(v) for v in err.validator_value]

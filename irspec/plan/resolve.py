@@ -11,6 +11,7 @@ import glob
 import importlib.util
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     qrels: Path | str | None = None
     if is_dataset_id(data.get("qrels")):  # irds:<id>, an ir_datasets dataset's qrels: no file
         qrels = data["qrels"]
-        _check_dataset(qrels, problems)
+        _check_dataset(data["qrels"], problems)
     elif isinstance(data.get("qrels"), str) and data["qrels"]:
         qrels = local(data["qrels"])
         _check_file(qrels, ("qrels",), "qrels", problems)
@@ -207,7 +208,12 @@ def _resolve_diffs(
 
 
 def _resolve_standardize(
-    raw: Any, runs: list[PlanRun], names_complete: bool, local: Any, problems: Problems, inputs: set[str]
+    raw: Any,
+    runs: Sequence[PlanRun | PlanSystem],
+    names_complete: bool,
+    local: Any,
+    problems: Problems,
+    inputs: set[str],
 ) -> Standardize | None:
     """The plan's ``standardize`` (the schema has checked its shape): ``true``, or a reference (run names,
     at least two, each a run of the plan) or a -Z ``file``, not both."""
@@ -228,7 +234,7 @@ def _resolve_standardize(
         return Standardize(file=path, cdf=cdf)
     reference = raw.get("reference")
     if isinstance(reference, list):
-        names = [r.name for r in runs]
+        names = [r.name for r in runs if r.name is not None]  # all of them when names_complete
         for i, name in enumerate(reference):
             if names_complete and name not in names:
                 close = suggest(str(name), names, n=1)
@@ -396,7 +402,7 @@ def _resolve_runs(
         return [], False
     runs: list[PlanRun] = []
     complete = True
-    first: dict[str, PlanRun] = {}
+    first: dict[str | None, PlanRun] = {}  # None: a run of irspec eval, named when read
 
     def add(run: PlanRun, where: PlanPath, origin: str) -> None:
         if run.name in first and distinct:
@@ -416,8 +422,8 @@ def _resolve_runs(
                 complete = complete and isinstance(name, str) and bool(name)
                 continue  # the schema reports it
             resolved = local(path)
-            _check_file(resolved, where + ("path",), "run", problems)
-            add(PlanRun(name, resolved, path_text(where), line), where + ("name",), "")
+            _check_file(resolved, (*where, "path"), "run", problems)
+            add(PlanRun(name, resolved, path_text(where), line), (*where, "name"), "")
         elif isinstance(entry, str) and entry:
             literal = local(entry)
             if _has_magic(entry) and not literal.exists():
@@ -513,12 +519,12 @@ def _resolve_systems(
             continue  # the schema reports it
         name, paths = entry["name"], entry.get("runs")
         if name in taken:
-            problems.add(where + ("name",), f"duplicate name {name!r}; {taken[name]} already uses it")
+            problems.add((*where, "name"), f"duplicate name {name!r}; {taken[name]} already uses it")
         taken.setdefault(name, path_text(where))
         items = [paths] if isinstance(paths, str) else paths
         if not isinstance(items, list) or not all(isinstance(p, str) and p for p in items):
             continue  # the schema reports it
-        found, _ = _resolve_runs(items, base, local, problems, at=where + ("runs",), distinct=False)
+        found, _ = _resolve_runs(items, base, local, problems, at=(*where, "runs"), distinct=False)
         systems.append(PlanSystem(name, tuple(found), path_text(where), problems.line_of(where)))
     return systems, complete
 
@@ -598,24 +604,21 @@ def _resolve_outputs(
             path = local(entry["path"])
             key = os.path.abspath(path)
             if key in targets:
-                problems.add(where + ("path",), f"output[{targets[key]}] already writes {str(path)!r}")
+                problems.add((*where, "path"), f"output[{targets[key]}] already writes {str(path)!r}")
             targets.setdefault(key, i)
             if key in inputs:
                 problems.add(
-                    where + ("path",), f"{str(path)!r} is an input of this plan; it would be overwritten"
+                    (*where, "path"), f"{str(path)!r} is an input of this plan; it would be overwritten"
                 )
             elif fmt == "plots" and path.exists() and not path.is_dir():
-                problems.add(
-                    where + ("path",), f"{str(path)!r} is a file; plots are written into a directory"
-                )
+                problems.add((*where, "path"), f"{str(path)!r} is a file; plots are written into a directory")
             elif fmt != "plots" and path.is_dir():
-                problems.add(where + ("path",), f"{str(path)!r} is a directory")
-        if fmt == "plots":
-            if importlib.util.find_spec("matplotlib") is None:
-                problems.add(where + ("format",), MISSING_MATPLOTLIB)
+                problems.add((*where, "path"), f"{str(path)!r} is a directory")
+        if fmt == "plots" and importlib.util.find_spec("matplotlib") is None:
+            problems.add((*where, "format"), MISSING_MATPLOTLIB)
         content = entry.get("content", "results")
         if content == "comparisons" and compare is None:
-            problems.add(where + ("content",), "comparisons asked for, but the plan has no compare section")
+            problems.add((*where, "content"), "comparisons asked for, but the plan has no compare section")
         per_query = entry.get("per_query", fmt in ("json", "csv", "tsv", "parquet"))
         decimals = _int(entry.get("decimals", 4))
         decimals = (
@@ -624,7 +627,7 @@ def _resolve_outputs(
         intervals = entry.get("intervals")
         if intervals not in (None, "none") and (fmt not in _INTERVAL_FORMATS or content != "results"):
             problems.add(
-                where + ("intervals",),
+                (*where, "intervals"),
                 f"intervals are shown beside the means of the {', '.join(_INTERVAL_FORMATS)} formats' results",
             )
         intervals = default_intervals(fmt, intervals) if content == "results" else None

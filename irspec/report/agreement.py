@@ -170,7 +170,7 @@ def agreement_sections(found: Any, *, decimals: int = 4) -> list[tuple[str, str,
                         ],
                         [
                             [Cell(str(v)), *(Cell(str(n), n) for n in row)]
-                            for v, row in zip(x.labels, x.confusion)
+                            for v, row in zip(x.labels, x.confusion, strict=True)
                         ],
                     ),
                 )

@@ -56,7 +56,7 @@ def to_json(results: Sequence[Evaluated], *, per_query: bool = False, extra: dic
         if getattr(
             res, "runs", ()
         ):  # a system of several runs (irspec.evaluation.systems, above report): its runs and spread
-            entry["system"] = res.as_dict()
+            entry["system"] = res.as_dict()  # type: ignore[attr-defined]  # a SystemResult's, a layer above
         if per_query:
             entry["per_query"] = {
                 q: {k: _clean(v) for k, v in row.items()} for q, row in res.per_query().items()

@@ -4,6 +4,7 @@ half-written output behind."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -79,10 +80,8 @@ def write_all_atomic(
         for item in staged:
             item.discard()
         for directory in reversed(created):
-            try:
+            with contextlib.suppress(OSError):  # an output was renamed into it
                 directory.rmdir()
-            except OSError:  # an output was renamed into it
-                pass
         if isinstance(e, OSError):
             raise _cannot_write(target, e) from None
         raise
@@ -164,12 +163,14 @@ class _Staged:
             (self.tmp / name).write_bytes(data)
 
     def commit(self) -> None:
+        tmp = self.tmp
+        assert tmp is not None  # committed once, after __init__ wrote it
         if self.names is None or not self.target.exists():
-            os.replace(self.tmp, self.target)  # a new directory appears whole, in one step
+            os.replace(tmp, self.target)  # a new directory appears whole, in one step
         else:
             for name in self.names:
-                os.replace(self.tmp / name, self.target / name)
-            self.tmp.rmdir()
+                os.replace(tmp / name, self.target / name)
+            tmp.rmdir()
         self.tmp = None
 
     def discard(self) -> None:

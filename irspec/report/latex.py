@@ -162,7 +162,7 @@ def _comparisons(table: Table) -> list[str]:
     for row in block.rows:
         cells = [
             _COMPARISON_CELLS.get(col.key, lambda c: _number(c.text))(cell)
-            for col, cell in zip(block.columns, row.cells)
+            for col, cell in zip(block.columns, row.cells, strict=True)
         ]
         out.append("    " + " & ".join(cells) + r" \\")
     out.append(r"    \bottomrule")
@@ -251,7 +251,7 @@ def plain_tables(sections: Sequence[tuple[str, str, Block]], *, notes: Sequence[
         for row in block.rows:
             cells = [
                 text(c.text) if col.align == "left" else _number(c.text)
-                for col, c in zip(block.columns, row.cells)
+                for col, c in zip(block.columns, row.cells, strict=True)
             ]
             out.append("    " + " & ".join(cells) + r" \\")
         out += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}"]

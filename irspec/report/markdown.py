@@ -78,7 +78,7 @@ def _results(table: Table) -> list[str]:
         legend.append(markdown_escape(interval_legend(table)))
     if table.averaged:
         legend.append(markdown_escape(averaged_legend(table)))
-    return lines + ["", " ".join(legend)]
+    return [*lines, "", " ".join(legend)]
 
 
 def _plain(block: Block) -> list[str]:
@@ -89,7 +89,7 @@ def _plain(block: Block) -> list[str]:
         # names (and the sig mark) escaped; the numbers need no escaping
         cells = [
             markdown_escape(c.text) if col.align != "right" else c.text
-            for col, c in zip(block.columns, row.cells)
+            for col, c in zip(block.columns, row.cells, strict=True)
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -103,7 +103,7 @@ def _comparisons(table: Table) -> list[str]:
     legend = markdown_escape(comparison_legend(table)).replace("&lt;=", "≤")
     if table.averaged:
         legend += " " + markdown_escape(averaged_legend(table))
-    return lines + ["", legend]
+    return [*lines, "", legend]
 
 
 def render(table: Table) -> str:

@@ -82,7 +82,7 @@ def significance_marks(results: Sequence[Evaluated], comparisons: Sequence[Any],
         return Marks(compare.baseline, {}, cells)
     names = [r.run_name for r in results if any(r.run_name in (c.a, c.b) for c in comparisons)]
     names = names or [r.run_name for r in results]
-    letter = dict(zip(names, letters(len(names))))
+    letter = dict(zip(names, letters(len(names)), strict=True))
     beaten: dict[tuple[str, str], set[str]] = {}
     for c in comparisons:
         way = ways.get(c.metric, 1) * ((c.mean_difference > 0) - (c.mean_difference < 0))

@@ -195,7 +195,7 @@ def _best(
         if not way:
             continue
         shown = {}
-        for res, agg in zip(group, aggregates):
+        for res, agg in zip(group, aggregates, strict=True):
             v = agg[str(m)]
             if not math.isnan(v):
                 shown[res.run_name] = float(value_text(v, m, decimals))
@@ -313,7 +313,7 @@ def build_results(
         aggregates = [res.aggregate() for res in group]
         best = _best(group, aggregates, decimals)
         rows: list[Row] = []
-        for res, agg in zip(group, aggregates):
+        for res, agg in zip(group, aggregates, strict=True):
             name = res.run_name
             if per_query:
                 for i, qid in enumerate(res.query_ids):
@@ -331,7 +331,7 @@ def build_results(
                     marks.cells.get((name, k), ""),
                     shown.get(k, ""),
                 )
-                for k, m in zip(keys, metrics)
+                for k, m in zip(keys, metrics, strict=True)
             ]
             head = (Cell(name), Cell("all")) if per_query else (Cell(name),)
             rows.append(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -21,7 +22,9 @@ from irspec.evaluation.evaluated import Evaluated, results_frame
 
 __all__ = ["parquet_frame", "to_parquet"]
 
-SCHEMA = {
+# Any: polars' cast() takes a Mapping keyed by str | Selector | ... (invariant in the key) of its
+# DataTypeClass, which mypy does not see pl.String as
+SCHEMA: dict[Any, Any] = {
     "run": pl.String,
     "query_id": pl.String,
     "metric": pl.String,

@@ -208,7 +208,7 @@ def precision_recall(results: Sequence[Any]) -> dict[str, list[float]]:
     for res in results:
         agg = res.aggregate()
         at = {m.get("recall"): agg[str(m)] for m in res.metrics if m.name == "IPrec"}
-        missing = [spec for spec, level in zip(IPREC_SPECS, _LEVELS) if level not in at]
+        missing = [spec for spec, level in zip(IPREC_SPECS, _LEVELS, strict=True) if level not in at]
         if missing:
             raise ValueError(f"{res.run_name} was evaluated without {', '.join(missing)}")
         curves[res.run_name] = [at[level] for level in _LEVELS]
@@ -250,7 +250,7 @@ def pr_figure(curves: Mapping[str, Sequence[float]]) -> Any:
     fig = _new_figure(7.5, 4.5)
     ax = fig.add_subplot()
     recall = [i / 10 for i in range(11)]
-    for name, style in zip(names, _styles(len(names))):
+    for name, style in zip(names, _styles(len(names)), strict=True):
         values = list(curves[name])
         mean = sum(values) / len(values)
         ax.plot(recall, values, label=f"{name} ({mean:.3f})", linewidth=1.5, markersize=4, **style)
@@ -291,7 +291,7 @@ def differences_figure(results: Sequence[Any], metric: str, baseline: str) -> An
     width = min(max(6.5, 0.14 * n_topics + 2.0), 16.0)
     fig = _new_figure(width, 1.0 + 2.3 * len(others))
     axes = fig.subplots(len(others), 1, sharey=True, squeeze=False)[:, 0]
-    for ax, run in zip(axes, others):
+    for ax, run in zip(axes, others, strict=True):
         topics, x, y = _aligned(run, base, metric)
         d = x - y
         order = np.argsort(-d, kind="stable")
@@ -333,10 +333,10 @@ def distributions_figure(results: Sequence[Any], metric: str) -> Any:
         v = r.column(metric)
         data.append(v[np.isfinite(v)])
     positions = np.arange(len(names))[::-1]  # the first run at the top
-    for pos, v in zip(positions, data):
+    for pos, v in zip(positions, data, strict=True):
         _box(ax, v, pos)
     rng = np.random.default_rng(JITTER_SEED)  # jitter only: a fixed seed keeps the figure reproducible
-    for pos, v in zip(positions, data):
+    for pos, v in zip(positions, data, strict=True):
         ax.scatter(
             v,
             pos + rng.uniform(-0.18, 0.18, len(v)),
@@ -369,8 +369,8 @@ def roc_figure(data: FigureData) -> Any:
     fig = _new_figure(7.5, 4.5)
     ax = fig.add_subplot()
     at10 = 1 + ROC_CUTOFFS.index(10)
-    for name, style in zip(names, _styles(len(names))):
-        x, y = zip(*data.roc[name])
+    for name, style in zip(names, _styles(len(names)), strict=True):
+        x, y = zip(*data.roc[name], strict=True)
         ax.plot(x, y, label=name, linewidth=1.5, markersize=3, **style)
         ax.annotate(
             "10",
@@ -441,7 +441,7 @@ def ap_histogram_figure(data: FigureData) -> Any:
     fig = _new_figure(7.5, 0.8 + 1.6 * len(names))
     axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
     bins = np.linspace(0.0, 1.0, 11)
-    for ax, name, style in zip(axes, names, _styles(len(names))):
+    for ax, name, style in zip(axes, names, _styles(len(names)), strict=True):
         values = np.asarray(data.ap[name])
         ax.hist(values, bins=bins, color=style["color"], alpha=0.75, edgecolor="white")
         if len(values):
@@ -468,11 +468,14 @@ def confusion_figure(data: FigureData) -> Any:
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax in axes[len(names) :]:
         ax.set_axis_off()
-    for ax, name in zip(axes, names):
+    for ax, name in zip(axes, names, strict=False):  # the grid's spare axes, switched off above, have no run
         c = data.confusion[name]
-        cells = [[c.relevant_retrieved, c.nonrelevant_retrieved], [c.relevant_missed, c.nonrelevant_missed]]
+        cells: list[list[int | None]] = [
+            [c.relevant_retrieved, c.nonrelevant_retrieved],
+            [c.relevant_missed, c.nonrelevant_missed],
+        ]
         known = [v for row in cells for v in row if v is not None]
-        top = max(known + [1])
+        top = max([*known, 1])
         shade = np.array([[0.0 if v is None else v / top for v in row] for row in cells])
         ax.imshow(shade, cmap="Blues", vmin=0, vmax=1.6)  # vmax > 1: the darkest cell keeps its text readable
         for i, row in enumerate(cells):
@@ -691,7 +694,7 @@ def group_figure(metric: str, tables: Sequence[tuple[str, Any]]) -> Any:
     fig = _new_figure(7.5, 0.9 + 0.32 * len(names) * max(1, min(len(tables), 4) / 2))
     ax = fig.add_subplot()
     width = 0.7 / len(tables)
-    for k, ((run, table), style) in enumerate(zip(tables, _styles(len(tables)))):
+    for k, ((run, table), style) in enumerate(zip(tables, _styles(len(tables)), strict=True)):
         offset = (k - (len(tables) - 1) / 2) * width
         for i, (_, _, mean, low, high) in enumerate(table.rows):
             if math.isnan(mean):
@@ -745,7 +748,7 @@ def power_figure(curves: Sequence[Any], target: float) -> Any:
     for k, name in enumerate(designs):
         ax = fig.add_subplot(1, len(designs), k + 1)
         mine = [c for c in curves if c.design == name]
-        for curve, style in zip(mine, _styles(len(mine))):
+        for curve, style in zip(mine, _styles(len(mine)), strict=True):
             needs = f"needs {curve.needed}" if curve.needed is not None else "delta not given"
             ax.plot(
                 curve.topics,
@@ -832,7 +835,7 @@ def agreement_figure(means: Sequence[tuple[str, str, str, float]], metric: str, 
         linewidth=0.8,
         label="same under both",
     )
-    for style, run in zip(_styles(len(runs)), runs):
+    for style, run in zip(_styles(len(runs)), runs, strict=True):
         ax.scatter([x[run]], [y[run]], color=style["color"], marker=style["marker"], s=36, zorder=3)
         ax.annotate(run, (x[run], y[run]), xytext=(4, 4), textcoords="offset points", fontsize=8)
     ax.set_xlim(low - pad, high + pad)

@@ -45,7 +45,9 @@ def _aligned(header: list[str], left: list[bool], rows: list[list[str]]) -> list
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(cells, widths, left))
+        return "  ".join(
+            c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(cells, widths, left, strict=True)
+        )
 
     return [s.rstrip() for s in [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]]
 

@@ -18,7 +18,8 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pluggy
 
@@ -109,11 +110,11 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
             pm.distributions[ep.name] = f"{dist.name} {dist.version}"
 
 
-def _trace_before(hook_name: str, hook_impls: list, kwargs: dict) -> None:
+def _trace_before(hook_name: str, hook_impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
     print(f"irspec: calling {hook_name} on {[i.plugin_name for i in hook_impls]}", file=sys.stderr)
 
 
-def _trace_after(outcome: object, hook_name: str, hook_impls: list, kwargs: dict) -> None:
+def _trace_after(outcome: Any, hook_name: str, hook_impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
     print(f"irspec: {hook_name} done", file=sys.stderr)
 
 
@@ -121,7 +122,9 @@ def _distributions(pm: pluggy.PluginManager) -> dict[str, str]:
     dists = {name: f"irspec {__version__}" for name in DEFAULT_PLUGINS if pm.get_plugin(name) is not None}
     dists.update(getattr(pm, "distributions", {}))
     for plugin, dist in pm.list_plugin_distinfo():  # plugins loaded through pluggy's own loader
-        dists.setdefault(pm.get_name(plugin), f"{dist.project_name} {dist.version}")
+        name = pm.get_name(plugin)
+        if name is not None:  # a plugin pluggy loaded is registered under a name
+            dists.setdefault(name, f"{dist.project_name} {dist.version}")
     return dists
 
 

@@ -393,8 +393,8 @@ class Registry:
                 else:
                     d = entry.definition
                     reader = d.dotted or (each(d.at) if d.at else None)
-            if reader is not None:
-                values = [v for v in suffix.split(",")] if suffix else []
+            if reader is not None and entry is not None:  # (a reader comes from an entry)
+                values = suffix.split(",") if suffix else []
                 if not values or any(v == "" for v in values):
                     raise ParameterError(entry.definition.name, None, f"{raw!r}: empty value after {base!r}")
                 echoed = f"{base}_{suffix}" if echoes_text(reader) else None
@@ -556,10 +556,10 @@ class Registry:
         # trec_eval keeps the first parameter list of each measure (-m relstring.20), which replaces
         # its defaults, even those that a set such as all_trec brings in, and any later list.
         owner: dict[str, int] = {}
-        for m, node_id in out:
-            if node_id is not None:
-                owner.setdefault(_trec_root(m), node_id)
-        return _unique([m for m, node_id in out if owner.get(_trec_root(m), node_id) == node_id])
+        for m, explicit in out:
+            if explicit is not None:
+                owner.setdefault(_trec_root(m), explicit)
+        return _unique([m for m, explicit in out if owner.get(_trec_root(m), explicit) == explicit])
 
     def _parse_node(
         self,
@@ -578,7 +578,7 @@ class Registry:
         if trec and bare:
             _refuse(node.name, [f"trec:{node.name}"])
         entry = self._names.get(f"trec:{node.name}".lower()) if trec else None
-        if entry is not None and bare:
+        if entry is not None and bare and isinstance(entry.definition, MetricGroup):  # trec:<name> groups
             return [(m, None) for m in self.parse(entry.definition.specs)]
         found = self.bind(node)
         if trec and isinstance(self._names.get(node.name.lower(), _NO_ENTRY).definition, MetricGroup):
@@ -696,8 +696,8 @@ def _coerce(defn: MetricDef, p: Param, e: syntax.Expr) -> Any:
         for c in p.choices:
             if c.lower() == word.lower():
                 return c
-        hint = suggest(word, p.choices)
-        more = f"; did you mean {hint[0]!r}?" if hint else ""
+        close = suggest(word, p.choices)
+        more = f"; did you mean {close[0]!r}?" if close else ""
         raise ParameterError(defn.name, p.name, f"got {word!r}, expected {p.describe_range()}{more}")
     if p.kind == "str":
         if isinstance(e, syntax.String):

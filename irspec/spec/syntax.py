@@ -32,7 +32,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, cast
 
 from irspec.errors import SpecSyntaxError, shorten
 
@@ -107,7 +107,7 @@ class ListLit:
     items: tuple[Expr, ...]
 
 
-Expr = Union[Number, Symbol, String, BinOp, Neg, DictLit, ListLit]
+Expr = Number | Symbol | String | BinOp | Neg | DictLit | ListLit
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,8 @@ def parse_syntax(text: str) -> list[SpecNode]:
         raise SpecSyntaxError(text, len(text), "expected a metric spec, got an empty text")
     try:
         tree = _parser().parse(text)
-        return [_spec(child, text) for child in tree.children[0].children]
+        specs = cast("lark.Tree", tree.children[0])  # the start rule's one child: the list of specs
+        return [_spec(cast("lark.Tree", child), text) for child in specs.children]
     except RecursionError:
         raise SpecSyntaxError(text, 0, "expression nested too deeply") from None
     except lark.exceptions.UnexpectedEOF as e:
@@ -238,14 +239,15 @@ def parse_syntax(text: str) -> list[SpecNode]:
         ) from None
     except lark.exceptions.UnexpectedCharacters as e:
         raise SpecSyntaxError(
-            text, e.pos_in_stream, f"unexpected character {text[e.pos_in_stream]!r}"
+            text, e.pos_in_stream or 0, f"unexpected character {text[e.pos_in_stream or 0]!r}"
         ) from None
 
 
 def _spec(tree: lark.Tree, text: str) -> SpecNode:
     import lark
 
-    name_tok = tree.children[0]
+    # Any: lark's stubs make a token's positions optional; this parser always sets them
+    name_tok: Any = tree.children[0]  # the grammar's NAME
     args: list[Expr] = []
     kwargs: list[tuple[str, Expr]] = []
     cutoff: Expr | None = None
@@ -269,10 +271,11 @@ def _expr(node: lark.Tree | lark.Token, text: str) -> Expr:
         node = lark.Tree("string", [node])
     kind = node.data
     kids = node.children
+    first: Any = kids[0] if kids else None  # a terminal (a token with its position), where the rule has one
     if kind == "number":
         raw = str(kids[0])
         if len(raw) > 100:  # no metric parameter needs it, and int() refuses past 4300 digits anyway
-            raise SpecSyntaxError(text, kids[0].start_pos, "number too long")
+            raise SpecSyntaxError(text, first.start_pos, "number too long")
         return Number(int(raw) if raw.isdigit() else float(raw))
     if kind == "symbol":
         return Symbol(str(kids[0]))
@@ -282,7 +285,7 @@ def _expr(node: lark.Tree | lark.Token, text: str) -> Expr:
         try:
             return String(ast.literal_eval(str(kids[0])))
         except (SyntaxError, ValueError):
-            raise SpecSyntaxError(text, kids[0].start_pos, "invalid escape in quoted string") from None
+            raise SpecSyntaxError(text, first.start_pos, "invalid escape in quoted string") from None
     if kind == "neg":
         inner = _expr(kids[0], text)
         if isinstance(inner, Number):  # fold, so "-1" is a literal and canonical texts stay short

@@ -118,7 +118,7 @@ def swapped_pairs(x: object, y: object) -> list[tuple[int, int]]:
     a, b = _pair(x, y, "scores")
     i, j = np.triu_indices(len(a), k=1)
     swapped = np.sign(a[i] - a[j]) * np.sign(b[i] - b[j]) < 0
-    return [(int(p), int(q)) for p, q in zip(i[swapped], j[swapped])]
+    return [(int(p), int(q)) for p, q in zip(i[swapped], j[swapped], strict=True)]
 
 
 def _labels(a: object, b: object) -> tuple[np.ndarray, np.ndarray]:

@@ -365,7 +365,7 @@ def _whole(name: str, value: object, minimum: int, what: str) -> None:
     if (
         isinstance(value, bool)
         or not isinstance(value, numbers.Integral)
-        or not minimum <= value <= _MAX_TOPICS
+        or not minimum <= int(value) <= _MAX_TOPICS
     ):
         raise EvaluationError(
             f"{name} must be an integer >= {minimum} and <= {_MAX_TOPICS:,} ({what}), not {quote(value)}"

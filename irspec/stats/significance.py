@@ -213,8 +213,9 @@ def paired(
     ties = n - wins - losses
 
     if sd > 0:
-        effect: float | None = mean / sd
-        hedges: float | None = effect * (1.0 - 3.0 / (4.0 * df - 1.0))
+        d = mean / sd
+        effect: float | None = d
+        hedges: float | None = d * (1.0 - 3.0 / (4.0 * df - 1.0))
     elif total == 0:
         effect, hedges = 0.0, 0.0
     else:

@@ -94,7 +94,7 @@ def seed_runs(topics: list[tuple[str, np.ndarray, np.ndarray, float]]) -> dict[s
     lines: dict[str, list[str]] = {name: [] for name in names}
     for qid, docnos, grades, ease in topics:
         shared = rng.normal(0.0, 1.0, CANDIDATES)
-        for name, skill in zip(names, skills):
+        for name, skill in zip(names, skills, strict=True):
             noise = np.sqrt(0.5) * shared + np.sqrt(0.5) * rng.normal(0.0, 1.0, CANDIDATES)
             scores = np.round(skill * ease * grades + noise, 3)
             top = np.lexsort((docnos, -scores))[:RETRIEVED]

@@ -163,12 +163,15 @@ def rbp_resid(ctx: Context, metric: Metric) -> np.ndarray:
 def unjudged(ctx: Context, metric: Metric) -> np.ndarray:
     """Documents in the top k without a label >= 0 (absent, or negative), divided by k."""
     k = ctx.cutoff(metric)
+    assert k is not None  # k is a required parameter of unjudged
     return safe_divide(ctx.count(ctx.label < 0, k), k)
 
 
 def relstring(ctx: Context, metric: Metric) -> list[str]:
     """Per query, a character per top-k document: label digit, '>' above 9, '-' absent, '.' negative."""
-    top = ctx.top_rows(ctx.cutoff(metric))
+    k = ctx.cutoff(metric)
+    assert k is not None  # k is a required parameter of relstring
+    top = ctx.top_rows(k)
     label = ctx.label[top]
     chars = np.where(label > 9, ord(">"), ord("0") + np.clip(label, 0, 9))
     chars = np.where(label < 0, ord("."), chars)
@@ -176,4 +179,4 @@ def relstring(ctx: Context, metric: Metric) -> list[str]:
     counts = np.bincount(ctx.seg_of(top), minlength=ctx.nq)
     ends = np.cumsum(counts)
     data = chars.tobytes()
-    return [data[e - c : e].decode("ascii") for c, e in zip(counts.tolist(), ends.tolist())]
+    return [data[e - c : e].decode("ascii") for c, e in zip(counts.tolist(), ends.tolist(), strict=True)]

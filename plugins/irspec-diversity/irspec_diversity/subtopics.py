@@ -153,7 +153,7 @@ def _read_text(path: str) -> pl.DataFrame:
                         f"label {quote(fields[3])} is not an integer", path, line=number
                     ) from None
                 for key, value in zip(
-                    ("query", "subtopic", "docno", "label", "line"), (*fields[:3], label, number)
+                    ("query", "subtopic", "docno", "label", "line"), (*fields[:3], label, number), strict=True
                 ):
                     rows[key].append(value)
     except OSError as e:

@@ -17,7 +17,6 @@ import pytest
 
 import irspec
 from irspec.errors import InputError, IrspecWarning
-from irspec.testing import irspec_plugin  # noqa: F401  (only needed without an installed irspec)
 
 pytest.importorskip(
     "irspec_diversity",
@@ -118,7 +117,7 @@ def test_spark_gives_the_in_process_values(irspec_plugin, spark, options):
         )
         got = irs.results(per_query)
     assert [r.run_name for r in got] == ["a", "b"]
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         same(g, w)
 
 

@@ -18,7 +18,6 @@ import polars as pl
 import pytest
 
 import irspec
-from irspec.testing import irspec_plugin  # noqa: F401  (only needed without an installed irspec)
 
 pytest.importorskip(
     "irspec_diversity",

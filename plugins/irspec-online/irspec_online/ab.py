@@ -305,7 +305,7 @@ class SampleRatio:
         """The warning every output shows on a mismatch, else None."""
         if not self.mismatch:
             return None
-        counts = ", ".join(f"{a} {n}" for a, n in zip(self.arms, self.units))
+        counts = ", ".join(f"{a} {n}" for a, n in zip(self.arms, self.units, strict=True))
         return (f"sample ratio mismatch: units per arm {counts} against the expected split (chi-square {self.statistic:.4g}, "
                 f"df {self.df}, p = {self.p_value:.3g} < {self.alpha}): the assignment or the logging is broken, the "
                 "comparison is not to be trusted")  # fmt: skip
@@ -377,7 +377,7 @@ def exact_sum(a: np.ndarray, b: np.ndarray | None = None) -> Fraction | int:
         return int(np.sum(ints if b is None else ints * b.astype(np.int64), dtype=np.int64))
     if b is None:
         return sum(map(Fraction, a.tolist()), Fraction(0))
-    return sum((Fraction(u) * Fraction(v) for u, v in zip(a.tolist(), b.tolist())), Fraction(0))
+    return sum((Fraction(u) * Fraction(v) for u, v in zip(a.tolist(), b.tolist(), strict=True)), Fraction(0))
 
 
 def arm_moments(sums: pl.DataFrame, count: int) -> dict[str, list[Moments]]:
@@ -392,7 +392,7 @@ def add_moments(total: dict[str, list[Moments]], more: dict[str, list[Moments]])
     """Moments of two disjoint sets of units (two partitions of a log), added arm by arm."""
     out = dict(total)
     for arm, ms in more.items():
-        out[arm] = [a + b for a, b in zip(out[arm], ms)] if arm in out else list(ms)
+        out[arm] = [a + b for a, b in zip(out[arm], ms, strict=True)] if arm in out else list(ms)
     return out
 
 
@@ -428,7 +428,7 @@ def _adjusted(raw: list[ABComparison], design: Design) -> tuple[ABComparison, ..
     for members in families.values():
         # plugin_api.adjust loads scipy on first use: reading a log, with no A/B test, never does
         adjusted = plugin_api.adjust([raw[i].p_value for i in members], design.correction)
-        for i, p in zip(members, adjusted):
+        for i, p in zip(members, adjusted, strict=True):
             out[i] = replace(raw[i], p_adjusted=float(p), correction=design.correction, family=design.family,
                              family_size=len(members))  # fmt: skip
     return tuple(out)
@@ -497,7 +497,7 @@ def sample_ratio(arms: Sequence[str], units: Sequence[int], design: Design) -> S
             f"ab.split has no weight for arm {extra[0]!r} of the log (its arms: {', '.join(sorted(split))})"
         )
     names = sorted(split)
-    counts = np.array([dict(zip(arms, units)).get(a, 0) for a in names], dtype=np.float64)
+    counts = np.array([dict(zip(arms, units, strict=True)).get(a, 0) for a in names], dtype=np.float64)
     weights = np.array([split[a] for a in names])
     expected = counts.sum() * weights / weights.sum()
     statistic = float(np.sum((counts - expected) ** 2 / expected))
@@ -542,7 +542,7 @@ def _none(value: float | None) -> float:
 def _sample_ratio_table(s: SampleRatio, design: Design) -> InputTable:
     total = sum(s.units)
     verdict = f"MISMATCH (p = {s.p_value:.3g} < {s.alpha})" if s.mismatch else f"ok (p = {s.p_value:.3g})"
-    rows = tuple((a, n, e, n / total, e / total) for a, n, e in zip(s.arms, s.units, s.expected))
+    rows = tuple((a, n, e, n / total, e / total) for a, n, e in zip(s.arms, s.units, s.expected, strict=True))
     return InputTable(
         f"Sample ratio: {verdict}",
         ("arm", "units", "expected units", "share", "expected share"),

@@ -201,7 +201,7 @@ class HourCounts:
         if len(time) == 0:
             return
         slots, counts = np.unique(np.floor(time / 3600.0).astype(np.int64), return_counts=True)
-        for slot, n in zip(slots.tolist(), counts.tolist()):
+        for slot, n in zip(slots.tolist(), counts.tolist(), strict=True):
             self.per_hour[slot] = self.per_hour.get(slot, 0) + n
         self.first, self.last = min(self.first, float(time.min())), max(self.last, float(time.max()))
 
@@ -272,12 +272,12 @@ def summarise(
                 raise _located(str(bad), where, unit, number) from None
             problems.append((number, str(bad)))
             continue
-        for col, value in zip(cols, (row[0], row[1], number, *row[2:])):
+        for col, value in zip(cols, (row[0], row[1], number, *row[2:]), strict=True):
             col.append(value)
         if queries is not None:
             queries.add(rec["query"], row[3] > 0)
     schema = summary_schema(fields)
-    return pl.DataFrame(dict(zip(schema, cols)), schema=schema)
+    return pl.DataFrame(dict(zip(schema, cols, strict=True)), schema=schema)
 
 
 def _located(message: str, where: str, unit: str, number: int) -> InputError:

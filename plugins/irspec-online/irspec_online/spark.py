@@ -65,7 +65,7 @@ def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> Data
         for batch in batches:
             problems: list[tuple[int, str]] = []
             numbers = batch.column("__row").to_pylist()
-            records = zip(numbers, batch.select(wanted).to_pylist())
+            records = zip(numbers, batch.select(wanted).to_pylist(), strict=True)
             rows = summarise(records, WHERE, ROW, problems=problems, fields=fields)
             bad = pl.DataFrame({"line": [n for n, _ in problems], "problem": [p for _, p in problems]},
                                schema={"line": pl.Int64, "problem": pl.String})  # fmt: skip

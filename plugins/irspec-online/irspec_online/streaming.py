@@ -283,7 +283,7 @@ class _Totals:
     def means(self) -> dict[str, float]:
         """Each metric's mean, as :meth:`irspec.Result.aggregate` gives it (0.0 with no value)."""
         out = {}
-        for m, total, n in zip(self.metrics, self.sums, self.counts):
+        for m, total, n in zip(self.metrics, self.sums, self.counts, strict=True):
             if m.aggregate != "mean":
                 raise EvaluationError(
                     f"{m} aggregates by {m.aggregate}; the streamed log evaluation takes means"

@@ -12,6 +12,7 @@ import importlib.metadata
 import io
 import json
 import math
+import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -246,11 +247,11 @@ def test_log_metrics_declare_the_log_input(online):
 
 
 def test_log_metrics_are_not_evaluated_on_runs_and_inputs_do_not_mix():
-    with pytest.raises(irspec.EvaluationError, match="CTR is computed from a 'log' input.*evaluate_input"):
+    with pytest.raises(irspec.EvaluationError, match=r"CTR is computed from a 'log' input.*evaluate_input"):
         irspec.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, "nDCG CTR")
     with pytest.raises(irspec.EvaluationError, match="different inputs"):
         irspec.evaluate_input(EXAMPLE, "CTR nDCG@10")
-    with pytest.raises(irspec.EvaluationError, match="use irspec.evaluate"):
+    with pytest.raises(irspec.EvaluationError, match=re.escape("use irspec.evaluate")):
         irspec.evaluate_input(EXAMPLE, "nDCG@10")
 
 
@@ -334,9 +335,11 @@ def test_a_log_plan_without_the_plugin_says_what_is_missing(tmp_path):
     from irspec.spec.plugins import build_registry, get_plugin_manager, use_registry
 
     path = _plan(tmp_path, "log: interactions.jsonl\nmetrics: CTR\n")
-    with use_registry(build_registry(get_plugin_manager(load_entry_points=False))):
-        with pytest.raises(irspec.PlanError, match="unknown metric 'CTR'"):
-            load_plan(path)
+    with (
+        use_registry(build_registry(get_plugin_manager(load_entry_points=False))),
+        pytest.raises(irspec.PlanError, match="unknown metric 'CTR'"),
+    ):
+        load_plan(path)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_the_temporary_files_are_removed_on_success_and_on_error(tmp_path, monke
     records = random_log(45)
     streamed(records, SPECS, chunk_rows=7, partitions=3)
     assert glob.glob(str(tmp_path / "irspec-*")) == []
-    bad = records[:100] + [dict(records[0], timestamp="yesterday")] + records[100:]
+    bad = [*records[:100], dict(records[0], timestamp="yesterday"), *records[100:]]
     with pytest.raises(irspec.InputError, match=r"<records>:101: timestamp 'yesterday' is not ISO 8601"):
         streamed(bad, SPECS, chunk_rows=7, partitions=3)
     assert [p for p in os.listdir(tmp_path) if p.startswith("irspec-")] == []

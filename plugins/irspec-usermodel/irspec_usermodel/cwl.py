@@ -86,7 +86,7 @@ def _utility(g: np.ndarray, c: np.ndarray, total: bool) -> np.ndarray:
 def _row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The dot product of each row of ``a`` with the same row of ``b``, one vector at a time (as cwl_eval
     takes it, so the additions come in its order)."""
-    return np.array([np.dot(x, y) for x, y in zip(a, b)])
+    return np.array([np.dot(x, y) for x, y in zip(a, b, strict=True)])
 
 
 # --------------------------------------------------------------------------------------------------

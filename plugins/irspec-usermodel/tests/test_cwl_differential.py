@@ -12,9 +12,10 @@ import re
 import pytest
 
 pytest.importorskip("irspec_usermodel")
-ir_measures = pytest.importorskip("ir_measures")
+pytest.importorskip("ir_measures")
 pytest.importorskip("cwl")
 
+import ir_measures
 import numpy as np
 
 import irspec
@@ -50,13 +51,16 @@ def random_collection(seed: int, nq: int = 30, long_query: bool = False):
         if i % 7 == 1:
             labels[:] = 4  # everything at the top grade
         judged = rng.random(len(docs)) < 0.8
-        qrels[q] = {d: int(lab) for d, lab, j in zip(docs, labels, judged) if j} or {"only": 0}
+        qrels[q] = {d: int(lab) for d, lab, j in zip(docs, labels, judged, strict=True) if j} or {"only": 0}
         if i % 7 == 2:
             continue  # a qrels query missing from the run
         pool = docs + [f"u{j}" for j in range(int(rng.integers(0, 10)))]  # u*: unjudged
         ranked = rng.choice(pool, size=int(rng.integers(1, len(pool) + 1)), replace=False)
         scores = rng.integers(0, 5, size=len(ranked)).astype(float)  # many ties
-        run[q] = {str(d): float(s) for d, s in sorted(zip(ranked, scores), key=lambda x: x[0], reverse=True)}
+        run[q] = {
+            str(d): float(s)
+            for d, s in sorted(zip(ranked, scores, strict=True), key=lambda x: x[0], reverse=True)
+        }
     run["not-in-qrels"] = {"d1": 1.0}
     if long_query:  # longer than cwl_eval's depth of 1000
         q = f"q{nq}"
@@ -129,7 +133,7 @@ def assert_equal_to_cwl(specs: list[str], qrels, run) -> int:
     totals = [s.replace("(", "(utility=total,", 1) for s in specs]
     got = irspec.evaluate(qrels, run, specs + totals).per_query()
     compared = 0
-    for spec, total in zip(specs, totals):
+    for spec, total in zip(specs, totals, strict=True):
         name, name_total = str(irspec.parse(spec)), str(irspec.parse(total))
         tol = TOLERANCE.get(spec.split("(")[0], 0.0)
         for q in qrels:

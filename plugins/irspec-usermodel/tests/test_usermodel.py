@@ -157,7 +157,7 @@ def _random_collection(seed: int, queries: int = 40):
         judged = {d: int(rng.integers(-1, 5)) for d in docs if rng.random() < 0.7}
         qrels[qid] = judged or {"d0": 0}
         ranked = [d for d in docs if rng.random() < 0.8] or docs[:1]
-        run[qid] = {d: float(s) for d, s in zip(ranked, rng.permutation(len(ranked)))}
+        run[qid] = {d: float(s) for d, s in zip(ranked, rng.permutation(len(ranked)), strict=True)}
     return qrels, run
 
 
