@@ -55,7 +55,10 @@ def make(folder: Path, queries: int, docs: int, seed: int = 0) -> list[Path]:
         for q in range(queries):
             ids = rng.choice(5 * docs, docs, replace=False).tolist()
             scores = sorted(rng.random(docs).tolist(), reverse=True)
-            lines.extend(f"q{q} Q0 d{d} {r + 1} {s!r} run{i}\n" for r, (d, s) in enumerate(zip(ids, scores, strict=True)))
+            lines.extend(
+                f"q{q} Q0 d{d} {r + 1} {s!r} run{i}\n"
+                for r, (d, s) in enumerate(zip(ids, scores, strict=True))
+            )
         path.write_text("".join(lines))
     stamp.write_text(json.dumps([queries, docs, seed]))
     return paths

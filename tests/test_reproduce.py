@@ -51,7 +51,7 @@ def _write_run(path: Path, depths: dict[str, int], docs: int, rng: random.Random
     for t, depth in depths.items():
         chosen = rng.sample(range(docs), depth)
         scores = sorted((round(rng.random() * 3, 1) for _ in chosen), reverse=True)
-        rows = list(zip(chosen, scores))
+        rows = list(zip(chosen, scores, strict=True))
         # shuffle within ties: only the score order is the file's
         rows.sort(key=lambda r: (-r[1], rng.random()))
         for rank, (d, s) in enumerate(rows, 1):
@@ -141,7 +141,7 @@ def test_reproducibility_equals_repro_eval(tmp_path: Path, seed: int) -> None:
         rbos = document_order.RBO(orig, rep, p=p, depth=depth, pbar=False, per_topic=True)
         # the run topic the qrels lack (t99) is compared too: orderings need no judgments
         assert pair.query_ids == tuple(sorted(rbos)) and "t99" in pair.query_ids
-        for q, k, b in zip(pair.query_ids, pair.ktu, pair.rbo):
+        for q, k, b in zip(pair.query_ids, pair.ktu, pair.rbo, strict=True):
             assert _close(float(k), ktus[q]), (role, q, k, ktus[q])
             assert _close(float(b), rbos[q]), (role, q, b, rbos[q])
         assert _close(pair.rbo_mean, float(np.mean(list(rbos.values()))))
@@ -160,11 +160,13 @@ def test_different_depths_in_a_pair(tmp_path: Path, seed: int) -> None:
     _check_scores(ours, paths)
     orig, rep = load_run(str(paths["b_orig"])), load_run(str(paths["b_rep"]))
     rbos = document_order.RBO(orig, rep, p=0.95, depth=1000, pbar=False, per_topic=True)
-    assert all(_close(float(b), rbos[q]) for q, b in zip(ours.baseline.query_ids, ours.baseline.rbo))
+    assert all(
+        _close(float(b), rbos[q]) for q, b in zip(ours.baseline.query_ids, ours.baseline.rbo, strict=True)
+    )
     with pytest.raises(ValueError):
         document_order.KTU(orig, rep, per_topic=True)
     orig, rep = document_order.break_ties(orig), document_order.break_ties(rep)
-    for q, k in zip(ours.baseline.query_ids, ours.baseline.ktu):
+    for q, k in zip(ours.baseline.query_ids, ours.baseline.ktu, strict=True):
         n = min(len(orig[q]), len(rep[q]))
         cut_o = {d: orig[q][d] for d in list(orig[q])[:n]}
         cut_r = {d: rep[q][d] for d in list(rep[q])[:n]}

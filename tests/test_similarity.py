@@ -97,7 +97,7 @@ def test_rbo_equals_the_rbo_package() -> None:
         p = rng.choice([0.5, 0.8, 0.9, 0.95, 0.99])
         cases.append((s, t, k, p))
     theirs = _rbo_reference(cases)
-    for (s, t, k, p), value in zip(cases, theirs):
+    for (s, t, k, p), value in zip(cases, theirs, strict=True):
         assert rbo(s, t, p, k) == pytest.approx(value / (1 - p**k), abs=1e-12), (s, t, k, p)
 
 

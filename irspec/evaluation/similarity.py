@@ -51,7 +51,10 @@ class Similarity:
     def per_query(self) -> dict[str, dict[str, float]]:
         """``{query_id: {measure: value}}``."""
         names = [str(m) for m in self.measures]
-        return {q: dict(zip(names, map(float, row))) for q, row in zip(self.query_ids, self.values)}
+        return {
+            q: dict(zip(names, map(float, row), strict=True))
+            for q, row in zip(self.query_ids, self.values, strict=True)
+        }
 
     def to_frame(self, wide: bool = False, backend: str = "polars") -> Any:
         """The per-query values as a data frame: long (``query_id, measure, value``) or ``wide``
@@ -82,7 +85,7 @@ class Similarity:
         rows.append("| **mean** | " + " | ".join(f"**{_fmt(means[n])}**" for n in names) + " |")
         rows += [
             f"| {q} | " + " | ".join(_fmt(v) for v in row) + " |"
-            for q, row in zip(self.query_ids, self.values)
+            for q, row in zip(self.query_ids, self.values, strict=True)
         ]
         return "\n".join(rows) + "\n"
 
@@ -91,7 +94,7 @@ class Similarity:
         width = max([len("query"), len("mean")] + [len(q) for q in self.query_ids])
         head = f"{'query':<{width}}  " + "  ".join(f"{n:>10}" for n in names)
         rows = [head]
-        for q, row in zip(self.query_ids, self.values):
+        for q, row in zip(self.query_ids, self.values, strict=True):
             rows.append(f"{q:<{width}}  " + "  ".join(f"{_fmt(v):>10}" for v in row))
         means = self.means()
         rows.append(f"{'mean':<{width}}  " + "  ".join(f"{_fmt(means[n]):>10}" for n in names))

@@ -313,7 +313,8 @@ def fuse_to_file(
                         rows += block.frame.height
                         spread.add(_tagged(block.frame, i, epoch))
                     _check_rows(rows, names[i])
-                total, missing = 0, [[] for _ in paths]
+                total = 0
+                missing: list[list[str]] = [[] for _ in paths]
                 for part in spread:
                     # rows of a run's blocks before it was found not grouped are void: its last epoch counts
                     last = part.group_by("run").agg(pl.col("epoch").max())

@@ -11,7 +11,7 @@ import glob
 import importlib.util
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +78,11 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
     if "runs" not in data and "systems" in data:
         names_complete = True  # a study of systems alone: no run is missing, every name is the systems'
-    inputs.update(os.path.abspath(r.path) for r in runs)
+    inputs.update(_input_paths(runs))
     runs = runs + _resolve_fused(data, runs, names_complete, problems)
     systems, systems_complete = _resolve_systems(data.get("systems"), runs, base, local, problems)
     names_complete = names_complete and systems_complete
-    inputs.update(os.path.abspath(r.path) for s in systems for r in s.runs)
+    inputs.update(_input_paths(r for s in systems for r in s.runs))
     if metrics:
         _check_inputs(data, metrics, problems)
 
@@ -454,6 +454,15 @@ def _resolve_runs(
     return runs, complete
 
 
+def _input_paths(runs: Iterable[PlanRun]) -> list[str]:
+    """The files ``runs`` read, absolute (a fused run's are its members' files), which no output may
+    overwrite."""
+    found: list[str] = []
+    for r in runs:
+        found += [os.path.abspath(p) for p in (r.path.paths if isinstance(r.path, FusedRun) else [r.path])]
+    return found
+
+
 def _resolve_fused(
     data: dict[str, Any], runs: list[PlanRun], names_complete: bool, problems: Problems
 ) -> list[PlanRun]:
@@ -472,31 +481,31 @@ def _resolve_fused(
             continue  # the schema reports it
         name, members, text = entry["name"], entry.get("runs"), entry.get("method")
         if name in by_name:
-            problems.add(where + ("name",), f"duplicate name {name!r}; {by_name[name].entry} already uses it")
+            problems.add((*where, "name"), f"duplicate name {name!r}; {by_name[name].entry} already uses it")
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
             continue  # the schema reports it
         for k, member in enumerate(members):
             if member not in by_name and names_complete:
                 hint = suggest(member, [n for n in by_name if n is not None])
                 more = f"; did you mean {hint[0]!r}?" if hint else ""
-                problems.add(where + ("runs", k), f"no run is named {member!r}{more}")
+                problems.add((*where, "runs", k), f"no run is named {member!r}{more}")
         if not isinstance(text, str) or not text:
             continue  # the schema reports it
         try:
             method = parse_fusion(text, get_registry())
         except SpecError as e:
-            problems.add(where + ("method",), str(e))
+            problems.add((*where, "method"), str(e))
             continue
         weights = method.get("weights") if method.definition.weighted else None
         if weights is not None and len(weights) != len(members):
             problems.add(
-                where + ("method",),
+                (*where, "method"),
                 f"{len(weights)} weights for {len(members)} runs; give one weight per run",
             )
         paths = tuple(by_name[m].path for m in members if m in by_name)
         depth = entry.get("depth") if isinstance(entry.get("depth"), int) else None
         source = FusedRun(tuple(members), paths, method, depth)  # type: ignore[arg-type]
-        run = PlanRun(name, source, path_text(where), problems.line_of(where))  # type: ignore[arg-type]
+        run = PlanRun(name, source, path_text(where), problems.line_of(where))
         by_name[name] = run
         fused.append(run)
     return fused

@@ -879,8 +879,8 @@ def reproduction_topics_figure(reproduction: Any) -> Any:
     fig = _new_figure(7.5, 4.8)
     axes = fig.subplots(2, 1, sharex=True, squeeze=False)[:, 0]
     styles = _styles(2)
-    for ax, measure in zip(axes, ("KTU", "RBO")):
-        for pair, style in zip(reproduction.pairs, styles):
+    for ax, measure in zip(axes, ("KTU", "RBO"), strict=True):
+        for pair, style in zip(reproduction.pairs, styles, strict=True):
             values = pair.ktu if measure == "KTU" else pair.rbo
             ax.plot(
                 range(len(values)),
@@ -915,7 +915,7 @@ def reproduction_effects_figure(reproduction: Any) -> Any:
     ax.axvline(0, color="#57606a", linewidth=0.8)
     ax.plot([0], [1], marker="*", color="#1a7f37", markersize=10, linestyle="none", label="ideal (0, 1)")
     metrics = list(reproduction.metrics)
-    for metric, style in zip(metrics, _styles(len(metrics))):
+    for metric, style in zip(metrics, _styles(len(metrics)), strict=True):
         x, y = reproduction.delta_ri[metric], reproduction.er[metric]
         if np.isfinite(x) and np.isfinite(y):
             ax.plot(

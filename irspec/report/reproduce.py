@@ -124,7 +124,7 @@ def _text(rep: Any, decimals: int) -> str:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines.append(heading)
         for row in [header, *rows]:
-            cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+            cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
             lines.append("  ".join(cells).rstrip())
         lines.append("")
     lines.append("B: baseline, A: advanced.")
@@ -182,7 +182,7 @@ def reproduction_record(rep: Any) -> dict[str, Any]:
             record["RBO"] = _clean(p.rbo_mean)
             record["per_topic"] = {
                 q: {"KTU": _clean(float(k)), "RBO": _clean(float(r))}
-                for q, k, r in zip(p.query_ids, p.ktu, p.rbo)
+                for q, k, r in zip(p.query_ids, p.ktu, p.rbo, strict=True)
             }
             record["RMSE"] = {m: _clean(v) for m, v in p.rmse.items()}
             record["nRMSE"] = {m: _clean(v) for m, v in p.nrmse.items()}
