@@ -10,7 +10,7 @@ that some run retrieved documents for) is evaluated with the metric, and the bes
 trial winning a tie (ranx's ``>=``). A method with nothing to search and nothing to learn is refused.
 
 **Where irspec departs from ranx.** ranx keeps the weight vectors whose float sum is exactly 1.0, which
-drops some that sum to 1 on paper (4 of the 66 for three runs, such as (0.1, 0.2, 0.7)); irspec keeps
+drops some that sum to 1 on paper (4 of the 66 for three runs, such as (0.2, 0.7, 0.1)); irspec keeps
 every vector within 1e-9 of 1. ranx's metric is its own; irspec's is trec_eval's (:func:`irspec.evaluate`
 with ``missing_queries="zero"``, as ranx scores a query the fused run lacks).
 
