@@ -98,7 +98,8 @@ def _eval_plan(args: argparse.Namespace) -> Any:
     if args.write_z:
         check_writable(args.write_z)
     systems = [_system_arg(text) for text in args.system or ()]
-    members = [p for _, paths in systems for p in paths]
+    fused = [_fuse_arg(text) for text in args.fuse or ()]
+    members = [p for _, paths in systems for p in paths] + [p for r in fused for p in r.path.paths]
     if (list(args.runs) + members).count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
     intervals = default_intervals(args.format, args.ci)
@@ -123,6 +124,7 @@ def _eval_plan(args: argparse.Namespace) -> Any:
         outputs,
         memory=memory,
         systems=systems,
+        fused=fused,
         standardize=z,
         groups=groups,
     )
@@ -192,17 +194,19 @@ def _plan(
     outputs: Sequence[Any] = (),
     *,
     systems: Sequence[tuple[str, list[str]]] = (),
+    fused: Sequence[Any] = (),
     **fields: Any,
 ) -> Any:
     """The plan of a command line: no file (``source`` ``None``), paths as typed, each run named as it is
-    read; ``fields`` are the plan's others (``memory``, ``standardize``, ``groups``, ``qrels_sets``)."""
+    read, then the fused runs (``--fuse``); ``fields`` are the plan's others (``memory``, ``standardize``,
+    ``groups``, ``qrels_sets``)."""
     from irspec.plan.model import Plan, PlanRun, PlanSystem
 
     named = tuple(
         PlanSystem(name, tuple(PlanRun(None, p, p) for p in paths), f"--system {name}")
         for name, paths in systems
     )
-    runs_typed = tuple(PlanRun(None, path, path) for path in runs)
+    runs_typed = tuple(PlanRun(None, path, path) for path in runs) + tuple(fused)
     return Plan(
         None, qrels, runs_typed, tuple(metrics), options, None, tuple(outputs), systems=named, **fields
     )
@@ -236,6 +240,33 @@ def _system_arg(text: str) -> tuple[str, list[str]]:
             f"--system {quote(text)}: expected NAME=PATH[,PATH...] (paths or globs), e.g. dense=runs/dense-seed*.run"
         )
     return name, expand_runs(name, [p for p in paths.split(",") if p])
+
+
+def _fuse_arg(text: str) -> Any:
+    """``--fuse NAME=SPEC:PATHS``: a fused run (a plan's run whose path is a ``FusedRun``), its spec bound
+    now, so that a bad one stops the command before anything is read."""
+    from irspec.plan.model import FusedRun, PlanRun
+    from irspec.spec.fusion import parse_fusion
+
+    name, sep, rest = text.partition("=")
+    depth, cut = 0, -1
+    for i, ch in enumerate(rest):  # the spec's own brackets may hold anything but its end
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == ":" and depth == 0:
+            cut = i
+            break
+    paths = [p for p in rest[cut + 1 :].split(",") if p] if cut > 0 else []
+    if not sep or not name or len(paths) < 2:
+        raise EvaluationError(
+            f"--fuse {quote(text)}: expected NAME=SPEC:PATH,PATH[,PATH...], e.g. hybrid=rrf(k=60):bm25.run,dense.run"
+        )
+    try:
+        method = parse_fusion(rest[:cut], get_registry())
+    except IrspecError as e:
+        raise EvaluationError(f"--fuse {name}: {e}") from None
+    members = tuple(Path(p).name for p in paths)
+    return PlanRun(name, FusedRun(members, tuple(paths), method), f"--fuse {name}")
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -439,6 +470,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=PATHS",
         help="a system of several runs of one method (seeds, folds), reported as the mean of its runs per topic, "
         "after the runs: NAME=runs/dense-seed*.run or NAME=a.run,b.run (globs expanded by irspec); repeatable",
+    )
+    p.add_argument(
+        "--fuse",
+        action="append",
+        metavar="NAME=SPEC:PATHS",
+        help="a run fused from run files, evaluated after the runs: NAME=rrf(k=60):bm25.run,dense.run "
+        "(the spec as irspec fuse --method takes it); repeatable",
     )
     p.add_argument(
         "-m",

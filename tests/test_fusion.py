@@ -379,3 +379,114 @@ def test_cli_warns_of_queries_a_run_lacks(tmp_path: Path):
     assert proc.returncode == 0
     assert "irspec: warning: run 'two' has no documents for 1 of the 2 queries fused (q2)" in proc.stderr
     assert proc.stdout.splitlines()[-1] == f"q2 Q0 d1 1 {1 / 61!r} fused"
+
+
+# --- plans and irspec eval ------------------------------------------------------------------------------
+
+DEMO = Path(__file__).resolve().parents[1] / "specs" / "demo"
+
+
+def test_a_plans_fused_runs_are_evaluated_and_compared_like_runs(tmp_path: Path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\n"
+        f"runs: [{DEMO / 'runs/bm25.run'}, {DEMO / 'runs/dense.run'}]\n"
+        "fused:\n"
+        "  - {name: hybrid, runs: [bm25, dense], method: 'rrf(k=60)'}\n"
+        "  - {name: linear, runs: [dense, bm25], method: 'wsum(weights=[0.7, 0.3], norm=zmuv)', depth: 10}\n"
+        "metrics: nDCG@10, AP\n"
+        "compare: {baseline: hybrid}\n"
+    )
+    report = irspec.run_plan(irspec.load_plan(str(plan)))
+    found = {r.run_name: r.aggregate() for r in report.results}
+    runs = {"bm25": str(DEMO / "runs/bm25.run"), "dense": str(DEMO / "runs/dense.run")}
+    direct = {
+        "hybrid": irspec.fuse(runs, "rrf(k=60)"),
+        "linear": irspec.fuse([runs["dense"], runs["bm25"]], "wsum(weights=[0.7,0.3],norm=zmuv)", depth=10),
+    }
+    expected = irspec.evaluate(str(DEMO / "qrels.txt"), direct, "nDCG@10, AP")
+    assert found["hybrid"] == expected["hybrid"].aggregate()
+    assert found["linear"] == expected["linear"].aggregate()
+    pairs = {frozenset((c.a, c.b)) for c in report.comparisons}
+    assert pairs == {frozenset(p) for p in (("hybrid", "bm25"), ("hybrid", "dense"), ("hybrid", "linear"))}
+
+
+def test_a_plans_fused_runs_problems_are_located(tmp_path: Path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\n"
+        f"runs: [{DEMO / 'runs/bm25.run'}, {DEMO / 'runs/dense.run'}]\n"
+        "fused:\n"
+        "  - {name: a, runs: [bm25, dence], method: rrf}\n"
+        "  - {name: b, runs: [bm25, dense], method: 'wsum(weights=[1])'}\n"
+        "  - {name: c, runs: [bm25, dense], method: nope}\n"
+        "  - {name: bm25, runs: [bm25, dense], method: rrf}\n"
+        "metrics: nDCG@10\n"
+    )
+    with pytest.raises(irspec.PlanError) as caught:
+        irspec.load_plan(str(plan))
+    text = str(caught.value)
+    assert "plan.yaml:4: fused[0].runs[1]: no run is named 'dence'; did you mean 'dense'?" in text
+    assert "plan.yaml:5: fused[1].method: 1 weights for 2 runs" in text
+    assert "plan.yaml:6: fused[2].method: unknown fusion method 'nope'" in text
+    assert "plan.yaml:7: fused[3].name: duplicate name 'bm25'" in text
+
+
+def test_eval_fuse_on_the_command_line(tmp_path: Path, capsys):
+    bm25, dense = str(DEMO / "runs/bm25.run"), str(DEMO / "runs/dense.run")
+    out = tmp_path / "out.json"
+    args = ["eval", str(DEMO / "qrels.txt"), bm25, "--fuse", f"h=rrf(k=60):{bm25},{dense}", "-m", "AP"]
+    assert main([*args, "-f", "json", "-o", str(out)]) == 0
+    import json
+
+    runs = json.loads(out.read_text())["runs"]
+    expected = irspec.evaluate(str(DEMO / "qrels.txt"), irspec.fuse([bm25, dense], "rrf(k=60)"), "AP")
+    assert [r["name"] for r in runs] == ["bm25", "h"]
+    assert runs[1]["aggregate"]["AP"] == expected.aggregate()["AP"]
+    assert main([*args[:3], "--fuse", "h=nope:a.run,b.run"]) == 2
+    assert "irspec: error: --fuse h: unknown fusion method 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["rrf(k=0)", "sum(norm=rank)", "sum(norm=min-max-inverted)", "condorcet"])
+def test_a_run_in_trec_evals_order_is_only_checked_and_fuses_as_a_shuffled_one(spec: str):
+    # ties in both runs; the first run is written in trec_eval's order, the second not
+    ranked = {"q1": {"d9": 3.0, "d5": 2.0, "d4": 2.0, "d1": 1.0}, "q2": {"d2": 1.0, "d1": 1.0}}
+    shuffled_rows = [("q2", "d1", 1.0), ("q1", "d4", 2.0), ("q1", "d1", 1.0), ("q2", "d2", 1.0)]
+    shuffled = irspec.read_run([irspec_row(*r) for r in shuffled_rows])
+    import polars as pl
+
+    in_order = irspec.read_run(
+        pl.DataFrame(
+            [(q, d, s) for q, docs in ranked.items() for d, s in docs.items()],
+            schema=["query_id", "doc_id", "score"],
+            orient="row",
+        )
+    )
+    reversed_order = irspec.read_run(
+        in_order.frame.reverse().select(
+            pl.col("query").alias("query_id"), pl.col("docno").alias("doc_id"), "score"
+        )
+    )
+    one = irspec.fuse([in_order, shuffled], spec).frame
+    two = irspec.fuse([reversed_order, shuffled], spec).frame
+    assert one.equals(two)
+    # and the expected order by hand for RRF(k=0): q1 ranks d9, d5, d4, d1 in the first run
+    if spec == "rrf(k=0)":
+        q1 = dict(one.filter(pl.col("query") == "q1").select("docno", "score").rows())
+        assert q1 == {"d9": 1.0, "d5": 1 / 2, "d4": 1 / 3 + 1 / 1, "d1": 1 / 4 + 1 / 2}
+
+
+def irspec_row(query: str, docno: str, score: float):
+    from collections import namedtuple
+
+    return namedtuple("ScoredDoc", ["query_id", "doc_id", "score"])(query, docno, score)
+
+
+def test_the_runs_count_weights_and_depth_are_checked_before_anything_is_read(tmp_path: Path):
+    missing = str(tmp_path / "no-such.run")
+    with pytest.raises(irspec.ParameterError, match=re.escape("1 weight for 2 runs ('#1', '#2')")):
+        irspec.fuse([missing, missing], "wsum(weights=[1])")
+    with pytest.raises(irspec.EvaluationError, match="depth must be a positive number of documents, got 0"):
+        irspec.fuse([missing, missing], "rrf", depth=0)
+    with pytest.raises(irspec.EvaluationError, match="two runs or more, got 1"):
+        fuse_to_file([missing], "rrf", None)

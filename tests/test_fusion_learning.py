@@ -167,7 +167,7 @@ def test_required_parameters():
 
 def test_provenance_names_the_training():
     run = irspec.fuse([A, B], "probfuse(segments=2)", qrels=QRELS)
-    assert run.source == "<fused: ProbFuse(segments=2); trained on 2 queries of <dict>>"
+    assert run.source == "<fused: ProbFuse(segments=2) of run (#1), run (#2); trained on 2 queries of <dict>>"
 
 
 def write(path, run: dict) -> str:

@@ -75,9 +75,9 @@ def test_only_the_training_queries_are_evaluated():
 def test_tuned_spec_fuses_and_its_provenance_says_how():
     tuned = irspec.tune_fusion([A, B], "wsum", "AP", {"q1": {"a": 1}})
     run = irspec.fuse([A, B], tuned)
-    assert (
-        run.source
-        == "<fused: WSum(weights=[1,0]); tuned for AP on 1 queries of <dict> (11 trials, best 1.0000)>"
+    assert run.source == (
+        "<fused: WSum(weights=[1,0]) of run (#1), run (#2); tuned for AP on 1 queries of <dict> (11 trials, "
+        "best 1.0000)>"
     )
     assert tuned.provenance()["parameters"] == {"weights": [1.0, 0.0]}
     assert run.frame.filter(run.frame["query"] == "q1").get_column("docno").to_list() == ["a", "b", "c"]

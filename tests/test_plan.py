@@ -114,8 +114,9 @@ def test_schema_closes_every_object_and_describes_every_property():
     objects = [(p, o) for p, o in objects if p not in maps]
     # (a plugin's plan section, irspec-online's ab, is held to the same rules by the plugin's tests)
     assert (
-        len(objects) == 10
-    )  # the plan, a run entry, a system, options, engine, engine.spark, compare, an output, standardize, power
+        len(objects) == 11
+    )  # the plan, a run entry, a system, a fused run, options, engine, engine.spark, compare, an output,
+    # standardize, power
     for path, obj in objects:
         assert obj.get("additionalProperties") is False, path
         for name, prop in obj["properties"].items():

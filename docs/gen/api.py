@@ -32,8 +32,9 @@ TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Metric specs", ("parse", "parse_many", "metrics", "Metric")),
     ("Evaluating runs", ("evaluate", "Evaluator", "Result", "ResultSet", "evaluate_many", "evaluate_input", "read_qrels", "read_run")),
     ("Comparing runs", ("compare", "power", "PowerAnalysis", "agreement", "standardize", "by_group", "with_groups")),
+    ("Fusing runs", ("fuse", "Fusion")),
     ("Plans", ("load_plan", "run_plan")),
-    ("Writing plugins", ("hookimpl", "MetricDef", "Param", "Alias", "MetricGroup", "InputReader", "InputTable")),
+    ("Writing plugins", ("hookimpl", "MetricDef", "Param", "Alias", "MetricGroup", "InputReader", "InputTable", "FusionDef")),
     ("Errors and warnings", ()),  # every exception class of __all__
 )
 # Modules imported by their path, each documented by its __all__; one listed here that is gone fails the

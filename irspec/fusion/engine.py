@@ -107,8 +107,14 @@ def fusion_of(spec: str | Fusion | Trained) -> Fusion:
     return spec if isinstance(spec, Fusion) else parse_fusion(spec, get_registry())
 
 
-def _read_runs(runs: Sequence[Any] | Mapping[str, Any]) -> tuple[list[Run], list[str]]:
+def _read_runs(
+    runs: Sequence[Any] | Mapping[str, Any], fusion: Fusion, depth: int | None = None
+) -> tuple[list[Run], list[str]]:
+    """The runs read, and their names for messages; the number of runs, weights and depth are checked
+    before anything is read."""
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
+    _check(fusion, len(items), labels, depth)  # before anything is read
     read = [read_run(src) for _, src in items]
     names = [label or run.name for (label, _), run in zip(items, read, strict=True)]
     if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
@@ -139,12 +145,14 @@ def fuse(
     training judgments (anything :func:`irspec.evaluate` takes as qrels), before it fuses every query of
     the runs; ``spec`` may also be a :class:`Trained` (:func:`train`, :func:`irspec.tune_fusion`).
     """
-    read, names = _read_runs(runs)
+    fusion = fusion_of(spec)
+    read, names = _read_runs(runs, fusion, depth)
     frames = [r.frame for r in read]
-    trained = spec if isinstance(spec, Trained) else train(frames, fusion_of(spec), qrels, names)
+    trained = spec if isinstance(spec, Trained) else train(frames, fusion, qrels, names)
     frame = fuse_frames(frames, trained.fusion, names, depth=depth, state=trained.state)
     note = f"; {trained.note}" if trained.note else ""
-    return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, f"<fused: {trained}{note}>")
+    source = f"<fused: {trained} of {', '.join(names)}{note}>"
+    return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, source)
 
 
 def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Sequence[str]) -> Trained:
@@ -161,7 +169,7 @@ def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Seq
             "on the command line)"
         )
     judgments = read_qrels(qrels)
-    _check(fusion, frames, names)
+    _check(fusion, len(frames), names, None)
     (table, judged), queries = _training(frames, judgments, names, fusion.get("norm"))
     fit = _function(fusion.definition.fit)
     state = fit(table, judged, fusion)
@@ -224,21 +232,24 @@ def fuse_frames(
 ) -> pl.DataFrame:
     """The fused rows (``query``, ``docno``, ``score``; ranked, cut to ``depth``) of run frames holding
     whole queries. Checks the number of runs and weights, and warns of queries a run lacks."""
-    _check(fusion, frames, names)
+    _check(fusion, len(frames), names, depth)
     if warn:
         _warn_missing(_lacking(frames), names)
     return _fuse_block(frames, fusion, depth, state)
 
 
-def _check(fusion: Fusion, frames: Sequence[pl.DataFrame], names: Sequence[str]) -> None:
-    if len(frames) < 2:
-        raise EvaluationError(f"fusion needs two runs or more, got {len(frames)}")
+def _check(fusion: Fusion, count: int, names: Sequence[str], depth: int | None) -> None:
+    """The number of runs (two or more, one weight each) and the depth (a positive integer)."""
+    if count < 2:
+        raise EvaluationError(f"fusion needs two runs or more, got {count}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise EvaluationError(f"depth must be a positive number of documents, got {quote(depth)}")
     weights = fusion.get("weights") if fusion.definition.weighted else None
-    if weights is not None and len(weights) != len(frames):
+    if weights is not None and len(weights) != count:
         raise ParameterError(
             fusion.name,
             "weights",
-            f"{len(weights)} weight{'s' if len(weights) != 1 else ''} for {len(frames)} runs "
+            f"{len(weights)} weight{'s' if len(weights) != 1 else ''} for {count} runs "
             f"({', '.join(quote(n) for n in names)}); give one weight per run, in the runs' order",
         )
 
@@ -280,10 +291,7 @@ def _candidates(frames: Sequence[pl.DataFrame], norm: str) -> tuple[pl.DataFrame
     candidate order, and their :class:`Candidates` (steps 1 and 2 of the module's docstring)."""
     parts = []
     for i, frame in enumerate(frames):
-        # trec_eval's order (an inverted normalisation reverses it: the smallest score ranks first)
-        ranked = frame.select("query", "docno", "score").sort(
-            ["query", "score", "docno"], descending=[False, norm != "min-max-inverted", True]
-        )
+        ranked = _ranked(frame.select("query", "docno", "score"), norm == "min-max-inverted")
         lengths = ranked.get_column("query").rle().struct.field("len").to_numpy().astype(np.int64)
         starts = np.concatenate(([0], np.cumsum(lengths)))
         ranks = np.arange(ranked.height, dtype=np.int64) - np.repeat(starts[:-1], lengths)
@@ -349,6 +357,26 @@ def _fuse_block(
     return out
 
 
+def _ranked(frame: pl.DataFrame, inverted: bool) -> pl.DataFrame:
+    """A run's rows grouped by query, each query in trec_eval's order (score descending, then docno
+    descending; an inverted normalisation ranks the smallest score first). A run already so (a TREC
+    file as systems write it, in any order of queries) is only checked, not sorted, as the engine's
+    ranking does; ``tests/test_fusion.py`` holds both paths equal."""
+    query, score, docno = pl.col("query"), pl.col("score"), pl.col("docno")
+    before, prev = (score > score.shift()) if inverted else (score < score.shift()), score.shift()
+    in_order = frame.select(
+        (query.ne_missing(query.shift()) | before | ((score == prev) & (docno < docno.shift())))
+        .all()
+        .alias("ranked"),
+        (query.rle_id().max().fill_null(0) + 1 == query.n_unique()).alias(
+            "grouped"
+        ),  # each query's rows together
+    ).row(0)
+    if frame.height == 0 or all(in_order):
+        return frame
+    return frame.sort(["query", "score", "docno"], descending=[False, not inverted, True])
+
+
 def trec_lines(frame: pl.DataFrame, runid: str) -> Iterable[str]:
     """A fused frame (ranked, as :func:`fuse_frames` returns it) as TREC run lines, scores at full
     precision (the shortest text that reads back as the same float, so the run ranks as it was fused)."""
@@ -382,6 +410,7 @@ def fuse_to_file(
     ``qrels`` first (the runs then read whole). Returns the spec with what it learned."""
     fusion = fusion_of(spec)
     names = [stem_name(p) for p in paths]
+    _check(fusion, len(paths), names, depth)  # before anything is read
     trained = spec if isinstance(spec, Trained) else None
     if trained is None:
         if fusion.definition.learns:

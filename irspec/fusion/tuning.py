@@ -35,7 +35,7 @@ from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
 
-__all__ = ["cross_fuse", "grid_of", "tune_fusion"]
+__all__ = ["cross_fuse", "fusion_of_search", "grid_of", "tune_fusion"]
 
 
 def grid_of(fusion: Fusion, runs: int) -> list[dict[str, Any]]:
@@ -56,6 +56,12 @@ def grid_of(fusion: Fusion, runs: int) -> list[dict[str, Any]]:
         dict(zip([n for n, _ in axes], combo, strict=True))
         for combo in itertools.product(*[v for _, v in axes])
     ]
+
+
+def fusion_of_search(spec: str | Fusion) -> Fusion:
+    """The spec of a search bound (its searched parameters may be left out; see
+    :func:`~irspec.spec.fusion.parse_fusion`)."""
+    return spec if isinstance(spec, Fusion) else parse_fusion(spec, get_registry(), searched=True)
 
 
 def _with(fusion: Fusion, values: Mapping[str, Any]) -> Fusion:
@@ -84,14 +90,14 @@ def tune_fusion(
     it to :func:`irspec.fuse` as the spec; its ``fusion`` holds the chosen parameters, ``trials`` every
     trial's score, ``note`` what the fused run's provenance says.
     """
-    read, names = _read_runs(runs)
+    read, names = _read_runs(runs, fusion_of_search(spec))
     return _tune([r.frame for r in read], names, spec, metric, read_qrels(qrels))
 
 
 def _tune(
     frames: Sequence[pl.DataFrame], names: Sequence[str], spec: str | Fusion, metric: str, qrels: Qrels
 ) -> Trained:
-    fusion = spec if isinstance(spec, Fusion) else parse_fusion(spec, get_registry(), searched=True)
+    fusion = fusion_of_search(spec)
     trials = grid_of(fusion, len(frames))
     if trials == [{}] and not fusion.definition.learns:
         searched = ", ".join(n for n, _ in fusion.definition.grid) or "none"
@@ -142,10 +148,10 @@ def cross_fuse(
     tuned on every judged query (the last)."""
     if folds < 2:
         raise EvaluationError(f"cross-validation needs two folds or more, got {folds}")
-    read, names = _read_runs(runs)
+    fusion = fusion_of_search(spec)
+    read, names = _read_runs(runs, fusion, depth)
     frames = [r.frame for r in read]
     judgments = read_qrels(qrels)
-    fusion = spec if isinstance(spec, Fusion) else parse_fusion(spec, get_registry(), searched=True)
     _, queries = _training(frames, judgments, names, fusion.get("norm"))
     if len(queries) < folds:
         raise EvaluationError(
@@ -172,5 +178,5 @@ def cross_fuse(
         ["query", "score", "docno"], descending=[False, True, True]
     )
     note = f"{folds}-fold cross-validation over {len(queries)} queries of {judgments.source}, tuned for {everything.metric}"
-    source = f"<fused: {fusion}; {note}>"
+    source = f"<fused: {fusion} of {', '.join(names)}; {note}>"
     return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, source), tuned

@@ -38,7 +38,7 @@ from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.evaluation.result import Result
 from irspec.evaluation.systems import combine
 from irspec.experiment.records import Compare, Comparison
-from irspec.plan.model import Output, Plan, PlanRun
+from irspec.plan.model import FusedRun, Output, Plan, PlanRun
 from irspec.progress import Progress
 from irspec.report.agreement import COMBINED_FORMATS, judged_sets_text
 from irspec.report.text import terminal_width
@@ -300,14 +300,15 @@ def _evaluate_files(
         progress.total = len(runs)
         for i, r in enumerate(runs):
             progress.update(label="evaluating runs", detail=str(r.path))
-            loaded = open_run(str(r.path), plan.memory)
+            loaded = open_run(_run_source(r), plan.memory)
             if hashed:
                 # The provenance hashes the inputs: on a worker thread, once reading (which keeps every
                 # core busy) is done, so that it overlaps the single-threaded evaluation.
-                fmt.hash_in_background(([plan.qrels] if i == 0 else []) + [r.path])
+                own = [] if isinstance(r.path, FusedRun) else [r.path]  # a fused run's members are runs too
+                fmt.hash_in_background(([plan.qrels] if i == 0 else []) + own)
             for k, (key, chosen) in enumerate(wanted.items()):
                 # a streamed run's blocks are gone once evaluated: it is read again for another evaluation
-                src = str(r.path) if k and isinstance(loaded, RunBlocks) else loaded
+                src = _run_source(r) if k and isinstance(loaded, RunBlocks) else loaded
                 with warnings.catch_warnings():
                     if k:  # the same runs: their warnings are the first evaluation's
                         warnings.simplefilter("ignore", IrspecWarning)
@@ -316,6 +317,16 @@ def _evaluate_files(
                     )
             progress.advance()
     return found
+
+
+def _run_source(r: PlanRun) -> Any:
+    """What a plan's run is read from: its path, or the fused run its :class:`FusedRun` makes."""
+    if isinstance(r.path, FusedRun):
+        from irspec.fusion.engine import fuse
+
+        src = r.path
+        return fuse([str(p) for p in src.paths], src.method, depth=src.depth, name=r.name or "fused")
+    return str(r.path)
 
 
 def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
@@ -597,7 +608,10 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
             inputs.extend(("qrels", name, path) for name, path in plan.qrels_sets)
         elif plan.qrels is not None:
             inputs.append(("qrels", None, plan.qrels))
-        inputs.extend(("run", r.name, r.path) for r in plan.runs)
+        inputs.extend(("run", r.name, r.path) for r in plan.runs if not isinstance(r.path, FusedRun))
+        inputs.extend(
+            ("fused", f"{r.name}: {r.path}", None) for r in plan.runs if isinstance(r.path, FusedRun)
+        )
         inputs.extend(("run", f"{s.name}: {r.name}", r.path) for s in plan.systems for r in s.runs)
         if getattr(plan, "log", None) is not None:
             inputs.append(("log", None, plan.log))

@@ -17,6 +17,7 @@ from irspec.spec.registry import Metric
 
 __all__ = [
     "SCHEMA_PATH",
+    "FusedRun",
     "Output",
     "Plan",
     "PlanRun",
@@ -33,6 +34,22 @@ SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "plan.schema.
 
 
 @dataclass(frozen=True)
+class FusedRun:
+    """The source of a fused run of a plan (its ``fused`` section): the plan's runs ``members`` (names)
+    at ``paths``, fused by ``method`` (a bound :class:`~irspec.spec.definitions.Fusion`) and cut to
+    ``depth``; it stands as the :attr:`PlanRun.path` of the fused run, which the plan evaluates like any
+    run (:func:`irspec.fuse` makes it, in memory)."""
+
+    members: tuple[str, ...]
+    paths: tuple[Path | str, ...]
+    method: Any
+    depth: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.method} of {', '.join(self.members)}"
+
+
+@dataclass(frozen=True)
 class PlanRun:
     """One run of a plan: its ``name``, resolved ``path`` and where it was declared (``entry``, e.g.
     ``runs[1]``, and its 1-based ``line`` in the plan; ``None`` when it came from an override).
@@ -41,7 +58,7 @@ class PlanRun:
     it is read (its file's stem, standard input by its runid), and the report's plan carries that name."""
 
     name: str | None
-    path: Path | str
+    path: Path | str | FusedRun
     entry: str
     line: int | None = None
 

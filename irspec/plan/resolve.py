@@ -21,11 +21,21 @@ from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
 from irspec.evaluation.context import Options
 from irspec.evaluation.judgments import reads_qrels
 from irspec.experiment.records import TUKEY_TESTS, Compare
-from irspec.plan.model import Output, Plan, PlanRun, PlanSystem, PowerDesign, SparkEngine, Standardize
+from irspec.plan.model import (
+    FusedRun,
+    Output,
+    Plan,
+    PlanRun,
+    PlanSystem,
+    PowerDesign,
+    SparkEngine,
+    Standardize,
+)
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.report.agreement import COMBINED_FORMATS
 from irspec.report.formats import WITH_INTERVALS, default_intervals
 from irspec.report.plots import MISSING_MATPLOTLIB
+from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
 from irspec.stats.design import check_target
 
@@ -65,9 +75,11 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
     if "runs" not in data and "systems" in data:
         names_complete = True  # a study of systems alone: no run is missing, every name is the systems'
+    inputs.update(os.path.abspath(r.path) for r in runs)
+    runs = runs + _resolve_fused(data, runs, names_complete, problems)
     systems, systems_complete = _resolve_systems(data.get("systems"), runs, base, local, problems)
     names_complete = names_complete and systems_complete
-    inputs.update(os.path.abspath(r.path) for r in [*runs, *(r for s in systems for r in s.runs)])
+    inputs.update(os.path.abspath(r.path) for s in systems for r in s.runs)
     if metrics:
         _check_inputs(data, metrics, problems)
 
@@ -367,6 +379,54 @@ def _resolve_runs(
         else:
             complete = False
     return runs, complete
+
+
+def _resolve_fused(
+    data: dict[str, Any], runs: list[PlanRun], names_complete: bool, problems: Problems
+) -> list[PlanRun]:
+    """The plan's fused runs (``fused``): each a :class:`PlanRun` whose path is a :class:`FusedRun`, its
+    members the plan's runs by name and its method a bound fusion spec (its errors located here)."""
+    raw = data.get("fused")
+    if not isinstance(raw, list):
+        return []
+    if isinstance(data.get("engine"), dict) and "spark" in data["engine"]:
+        problems.add(("fused",), "fused runs are made in this process; a plan on Spark cannot have them")
+    by_name = {r.name: r for r in runs}
+    fused: list[PlanRun] = []
+    for i, entry in enumerate(raw):
+        where: PlanPath = ("fused", i)
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            continue  # the schema reports it
+        name, members, text = entry["name"], entry.get("runs"), entry.get("method")
+        if name in by_name:
+            problems.add(where + ("name",), f"duplicate name {name!r}; {by_name[name].entry} already uses it")
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            continue  # the schema reports it
+        for k, member in enumerate(members):
+            if member not in by_name and names_complete:
+                hint = suggest(member, [n for n in by_name if n is not None])
+                more = f"; did you mean {hint[0]!r}?" if hint else ""
+                problems.add(where + ("runs", k), f"no run is named {member!r}{more}")
+        if not isinstance(text, str) or not text:
+            continue  # the schema reports it
+        try:
+            method = parse_fusion(text, get_registry())
+        except SpecError as e:
+            problems.add(where + ("method",), str(e))
+            continue
+        weights = method.get("weights") if method.definition.weighted else None
+        if weights is not None and len(weights) != len(members):
+            problems.add(
+                where + ("method",),
+                f"{len(weights)} weights for {len(members)} runs; give one weight per run",
+            )
+        paths = tuple(by_name[m].path for m in members if m in by_name)
+        depth = entry.get("depth") if isinstance(entry.get("depth"), int) else None
+        source = FusedRun(tuple(members), paths, method, depth)  # type: ignore[arg-type]
+        run = PlanRun(name, source, path_text(where), problems.line_of(where))  # type: ignore[arg-type]
+        by_name[name] = run
+        fused.append(run)
+    return fused
 
 
 def _resolve_systems(
