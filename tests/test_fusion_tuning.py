@@ -8,6 +8,7 @@ import itertools
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -235,3 +236,89 @@ def test_command_line_optimize_without_qrels(tmp_path):
         proc.stderr
         == "irspec: error: --optimize searches parameters on training queries: give them with --qrels TRAIN\n"
     )
+
+
+# --- plans ----------------------------------------------------------------------------------------------
+
+DEMO = Path(__file__).resolve().parent.parent / "specs" / "demo"
+BM25, DENSE, QRELS = str(DEMO / "runs/bm25.run"), str(DEMO / "runs/dense.run"), str(DEMO / "qrels.txt")
+
+
+def plan_file(tmp_path: Path, fused: str) -> str:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"qrels: {QRELS}\nruns: [{BM25}, {DENSE}]\nfused:\n{fused}metrics: AP\n")
+    return str(plan)
+
+
+def test_a_plan_tunes_by_cross_validation_by_default(tmp_path: Path):
+    plan = plan_file(
+        tmp_path, "  - {name: w, runs: [bm25, dense], method: 'wsum(norm=zmuv)', optimize: AP, folds: 3}\n"
+    )
+    report = irspec.run_plan(irspec.load_plan(plan))
+    found = {r.run_name: r.aggregate() for r in report.results}
+    expected, _ = irspec.cross_fuse({"bm25": BM25, "dense": DENSE}, "wsum(norm=zmuv)", "AP", QRELS, folds=3)
+    assert found["w"] == irspec.evaluate(QRELS, expected, "AP").aggregate()
+
+
+def test_a_plan_that_tunes_on_the_queries_it_reports_is_refused(tmp_path: Path):
+    plan = plan_file(
+        tmp_path, f"  - {{name: w, runs: [bm25, dense], method: wsum, optimize: AP, train: {QRELS}}}\n"
+    )
+    with pytest.raises(EvaluationError) as caught:
+        irspec.run_plan(irspec.load_plan(plan))
+    text = str(caught.value)
+    assert (
+        text.startswith("fused[0] (line 4): the training qrels")
+        and "judge 50 of the queries the plan reports" in text
+    )
+
+
+def test_a_plan_trains_on_other_queries(tmp_path: Path):
+    judged = irspec.read_qrels(QRELS).frame
+    queries = sorted(set(judged.get_column("query")))
+    train, test = queries[::2], queries[1::2]
+    (tmp_path / "train.qrels").write_text(
+        "".join(
+            f"{q} 0 {d} {lab}\n"
+            for q, d, lab in judged.select("query", "docno", "label").iter_rows()
+            if q in train
+        )
+    )
+    (tmp_path / "test.qrels").write_text(
+        "".join(
+            f"{q} 0 {d} {lab}\n"
+            for q, d, lab in judged.select("query", "docno", "label").iter_rows()
+            if q in test
+        )
+    )
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: test.qrels\nruns: [{BM25}, {DENSE}]\nfused:\n"
+        "  - {name: p, runs: [bm25, dense], method: 'probfuse', optimize: AP, train: train.qrels}\nmetrics: AP\n"
+    )
+    report = irspec.run_plan(irspec.load_plan(str(plan)))
+    found = {r.run_name: r.aggregate() for r in report.results}
+    tuned = irspec.tune_fusion(
+        {"bm25": BM25, "dense": DENSE}, "probfuse", "AP", str(tmp_path / "train.qrels")
+    )
+    expected = irspec.evaluate(
+        str(tmp_path / "test.qrels"), irspec.fuse({"bm25": BM25, "dense": DENSE}, tuned), "AP"
+    )
+    assert found["p"] == expected.aggregate()
+
+
+def test_a_plans_tuning_problems_are_located(tmp_path: Path):
+    plan = plan_file(
+        tmp_path,
+        "  - {name: a, runs: [bm25, dense], method: 'rrf(k=60)', optimize: AP}\n"
+        "  - {name: b, runs: [bm25, dense], method: rrf, train: x.qrels}\n"
+        "  - {name: c, runs: [bm25, dense], method: wsum}\n"
+        "  - {name: d, runs: [bm25, dense], method: posfuse, train: x.qrels, folds: 3}\n",
+    )
+    with pytest.raises(irspec.PlanError) as caught:
+        irspec.load_plan(plan)
+    text = str(caught.value)
+    assert "plan.yaml:4: fused[0].optimize: RRF(k=60) has nothing to tune" in text
+    assert "plan.yaml:5: fused[1].train: RRF learns nothing and searches nothing" in text
+    assert "plan.yaml:6: fused[2].method: WSum: parameter 'weights': required" in text
+    assert "plan.yaml:7: fused[3].folds: folds cross-validate over the plan's queries" in text

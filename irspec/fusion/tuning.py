@@ -30,12 +30,12 @@ import polars as pl
 from irspec.data import Qrels, Run, read_qrels
 from irspec.errors import EvaluationError
 from irspec.evaluation.evaluator import Evaluator
-from irspec.fusion.engine import Trained, _read_runs, _training, fuse_frames, train
+from irspec.fusion.engine import Trained, _read_runs, _training, fuse, fuse_frames, train
 from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
 
-__all__ = ["cross_fuse", "fusion_of_search", "grid_of", "tune_fusion"]
+__all__ = ["cross_fuse", "fuse_held_out", "fusion_of_search", "grid_of", "tune_fusion"]
 
 
 def grid_of(fusion: Fusion, runs: int) -> list[dict[str, Any]]:
@@ -95,10 +95,15 @@ def tune_fusion(
 
 
 def _tune(
-    frames: Sequence[pl.DataFrame], names: Sequence[str], spec: str | Fusion, metric: str, qrels: Qrels
+    frames: Sequence[pl.DataFrame], names: Sequence[str], spec: str | Fusion, metric: str | None, qrels: Qrels
 ) -> Trained:
     fusion = fusion_of_search(spec)
     trials = grid_of(fusion, len(frames))
+    if metric is None:  # a method that learns, trained with the parameters it was given
+        if trials != [{}]:
+            searched = ", ".join(trials[0])
+            raise EvaluationError(f"{fusion} leaves {searched} to search: give the metric to optimise")
+        return train(frames, fusion, qrels, names)
     if trials == [{}] and not fusion.definition.learns:
         searched = ", ".join(n for n, _ in fusion.definition.grid) or "none"
         raise EvaluationError(
@@ -131,7 +136,7 @@ def _tune(
 def cross_fuse(
     runs: Sequence[Any] | Mapping[str, Any],
     spec: str | Fusion,
-    metric: str,
+    metric: str | None,
     qrels: Any,
     *,
     folds: int = 5,
@@ -144,6 +149,7 @@ def cross_fuse(
     parameters :func:`tune_fusion` chose on the other folds, so no query is fused by parameters tuned on it.
     Queries the qrels do not judge are fused with the parameters tuned on every judged query.
 
+    ``metric`` None: a method that learns is trained on the other folds with the parameters it is given.
     Returns the fused run (its ``source`` says how) and the :class:`Trained` of each fold, then the one
     tuned on every judged query (the last)."""
     if folds < 2:
@@ -177,6 +183,42 @@ def cross_fuse(
     frame = pl.concat([f for f in fused if f.height]).sort(
         ["query", "score", "docno"], descending=[False, True, True]
     )
-    note = f"{folds}-fold cross-validation over {len(queries)} queries of {judgments.source}, tuned for {everything.metric}"
+    what = f"tuned for {everything.metric}" if metric is not None else "trained"
+    note = f"{folds}-fold cross-validation over {len(queries)} queries of {judgments.source}, {what}"
     source = f"<fused: {fusion} of {', '.join(names)}; {note}>"
     return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, source), tuned
+
+
+def fuse_held_out(
+    paths: Sequence[str],
+    spec: Fusion,
+    metric: str | None,
+    train_qrels: Any,
+    reported: Any,
+    *,
+    folds: int = 5,
+    depth: int | None = None,
+    name: str = "fused",
+    where: str = "fused",
+) -> Run:
+    """A plan's fused run that learns or searches parameters, never on the queries the plan reports
+    (``reported``, the plan's qrels): trained on ``train_qrels`` when given, which must judge none of
+    them (else :class:`~irspec.errors.EvaluationError` naming ``where``), or else cross-validated over
+    ``folds`` folds of the reported queries (:func:`cross_fuse`)."""
+    if train_qrels is None:
+        return cross_fuse(paths, spec, metric, reported, folds=folds, depth=depth, name=name)[0]
+    training = read_qrels(train_qrels)
+    shared = sorted(
+        set(training.frame.get_column("query").unique())
+        & set(read_qrels(reported).frame.get_column("query").unique())
+    )
+    if shared:
+        shown = ", ".join(shared[:3]) + (", ..." if len(shared) > 3 else "")
+        raise EvaluationError(
+            f"{where}: the training qrels {training.source} judge {len(shared)} of the queries the plan reports "
+            f"({shown}): tuning and reporting on the same queries overstates the gain; leave out train to "
+            "cross-validate over folds of the plan's queries, or give training qrels of other queries"
+        )
+    read, names = _read_runs(paths, spec, depth)
+    trained = _tune([r.frame for r in read], names, spec, metric, training)
+    return fuse(paths, trained, depth=depth, name=name)

@@ -300,7 +300,7 @@ def _evaluate_files(
         progress.total = len(runs)
         for i, r in enumerate(runs):
             progress.update(label="evaluating runs", detail=str(r.path))
-            loaded = open_run(_run_source(r), plan.memory)
+            loaded = open_run(_run_source(r, plan), plan.memory)
             if hashed:
                 # The provenance hashes the inputs: on a worker thread, once reading (which keeps every
                 # core busy) is done, so that it overlaps the single-threaded evaluation.
@@ -308,7 +308,7 @@ def _evaluate_files(
                 fmt.hash_in_background(([plan.qrels] if i == 0 else []) + own)
             for k, (key, chosen) in enumerate(wanted.items()):
                 # a streamed run's blocks are gone once evaluated: it is read again for another evaluation
-                src = _run_source(r) if k and isinstance(loaded, RunBlocks) else loaded
+                src = _run_source(r, plan) if k and isinstance(loaded, RunBlocks) else loaded
                 with warnings.catch_warnings():
                     if k:  # the same runs: their warnings are the first evaluation's
                         warnings.simplefilter("ignore", IrspecWarning)
@@ -319,13 +319,30 @@ def _evaluate_files(
     return found
 
 
-def _run_source(r: PlanRun) -> Any:
-    """What a plan's run is read from: its path, or the fused run its :class:`FusedRun` makes."""
+def _run_source(r: PlanRun, plan: Plan) -> Any:
+    """What a plan's run is read from: its path, or the fused run its :class:`FusedRun` makes (trained
+    on other queries than the plan reports, when it learns or searches parameters)."""
     if isinstance(r.path, FusedRun):
+        src, name = r.path, r.name or "fused"
+        paths = [str(p) for p in src.paths]
+        if src.learns:
+            from irspec.fusion.tuning import fuse_held_out
+
+            where = f"{r.entry}" + (f" (line {r.line})" if r.line else "")
+            return fuse_held_out(
+                paths,
+                src.method,
+                src.optimize,
+                src.train,
+                str(plan.qrels),
+                folds=src.folds,
+                depth=src.depth,
+                name=name,
+                where=where,
+            )
         from irspec.fusion.engine import fuse
 
-        src = r.path
-        return fuse([str(p) for p in src.paths], src.method, depth=src.depth, name=r.name or "fused")
+        return fuse(paths, src.method, depth=src.depth, name=name)
     return str(r.path)
 
 
