@@ -693,7 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--optimize",
         metavar="METRIC",
         help="search the parameters the spec leaves out (ranx's grids) for the best METRIC on the --qrels "
-        "queries; the choice is printed",
+        "queries; the choice is printed and, with -o OUT, written to OUT.provenance.json",
     )
     p.set_defaults(func=_cmd_fuse)
 

@@ -5,6 +5,7 @@ reference on random runs (in its own process, as in test_fusion_ranx.py)."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import subprocess
 import sys
@@ -225,6 +226,10 @@ def test_command_line_optimize_prints_and_fuses_the_choice(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "irspec: chose WSum(weights=[1,0]): tuned for AP on 1 queries of" in proc.stderr
     assert out.read_text().splitlines()[0].split()[2] == "a"
+    record = json.loads((tmp_path / "f.run.provenance.json").read_text())
+    assert record["method"] == "WSum(weights=[1,0])" and record["parameters"] == {"weights": [1.0, 0.0]}
+    assert record["metric"] == "AP" and record["score"] == 1.0 and record["trials"] == 11
+    assert record["training_queries"] == 1 and record["runs"] == [a, b]
 
 
 def test_command_line_optimize_without_qrels(tmp_path):

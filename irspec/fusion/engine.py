@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import json
 import os
 import sys
 import warnings
@@ -471,13 +472,23 @@ def fuse_to_file(
             pl.lit(runid).alias("run"),
         ).write_parquet(buffer)
         write_atomic(output, buffer.getvalue())
+        _write_provenance(output, trained, paths)
         return trained
     text = "".join(trec_lines(fused, runid))
     if output is None or output == "-":
         sys.stdout.write(text)
     else:
         write_atomic(output, text)
+        _write_provenance(output, trained, paths)
     return trained
+
+
+def _write_provenance(output: str, trained: Trained, paths: Sequence[str]) -> None:
+    """Beside a fused run that was trained or tuned, ``OUT.provenance.json``: its spec with the chosen
+    parameters, the metric and score, the training qrels and how many queries, the runs fused."""
+    if trained.note:
+        record = trained.provenance() | {"runs": list(paths)}
+        write_atomic(output + ".provenance.json", json.dumps(record, indent=2) + "\n")
 
 
 def _tagged(frame: pl.DataFrame, run: int, epoch: int) -> pl.DataFrame:
