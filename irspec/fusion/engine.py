@@ -162,7 +162,8 @@ def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Seq
 
     Raises :class:`~irspec.errors.EvaluationError` for a method that learns without ``qrels``, and
     :class:`~irspec.errors.InputError` naming the qrels when they share no query with the runs."""
-    if not fusion.definition.learns:
+    fit_step = fusion.definition.fit
+    if fit_step is None:  # the method does not learn
         return Trained(fusion)
     if qrels is None:
         raise EvaluationError(
@@ -172,8 +173,7 @@ def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Seq
     judgments = read_qrels(qrels)
     _check(fusion, len(frames), names, None)
     (table, judged), queries = _training(frames, judgments, names, fusion.get("norm"))
-    fit = _function(fusion.definition.fit)
-    state = fit(table, judged, fusion)
+    state = _function(fit_step)(table, judged, fusion)
     return Trained(fusion, state, f"trained on {len(queries)} queries of {judgments.source}", queries=queries)
 
 

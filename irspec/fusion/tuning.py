@@ -30,6 +30,7 @@ import polars as pl
 from irspec.data import Qrels, Run, read_qrels
 from irspec.errors import EvaluationError
 from irspec.evaluation.evaluator import Evaluator
+from irspec.evaluation.result import Result
 from irspec.fusion.engine import Trained, _read_runs, _training, fuse, fuse_frames, train
 from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
@@ -123,7 +124,10 @@ def _tune(
         trained = train(pieces, _with(fusion, values), held, names)
         frame = fuse_frames(pieces, trained.fusion, names, state=trained.state, warn=False)
         run = Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), "trial", "<trial>")
-        score = float(evaluator.evaluate(run).aggregate()[str(bound)])
+        result = evaluator.evaluate(run)
+        if not isinstance(result, Result):  # one run gives one Result
+            raise TypeError(f"expected one run's result, got {type(result).__name__}")
+        score = float(result.aggregate()[str(bound)])
         scores.append((str(trained.fusion), score))
         if best is None or (score <= best[0] if lower else score >= best[0]) or np.isnan(best[0]):
             best = (score, trained)
