@@ -26,7 +26,7 @@ and the result is the same.
 **Methods that learn** (the extension point): a :class:`~irspec.spec.definitions.FusionDef` with ``fit``
 is trained before it fuses: ``state = fit(training, judged, fusion)``, ``training`` the
 :class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries (the queries of the training
-qrels that some run retrieved documents for) and ``judged`` their
+qrels that some run retrieved documents for; their ``queries`` and ``docnos`` name each candidate) and ``judged`` their
 :class:`~irspec.builtin.kernels.fusion_learning.Judged` (which candidates are relevant, and how many
 relevant documents each query has), and its kernel is called as ``compute(table, fusion, state)``.
 :func:`fuse` takes the training judgments as ``qrels=`` and refuses a learning method without them, or
@@ -325,7 +325,14 @@ def _candidates(frames: Sequence[pl.DataFrame], norm: str) -> tuple[pl.DataFrame
         ([0], np.cumsum(first.get_column("qi").rle().struct.field("len").to_numpy().astype(np.int64)))
     )
     counts = np.bincount(run * queries + rows.get_column("qi").to_numpy(), minlength=m * queries)
-    table = Candidates(scores, ranks, starts, counts.reshape(m, queries))
+    table = Candidates(
+        scores,
+        ranks,
+        starts,
+        counts.reshape(m, queries),
+        first.get_column("query").gather(starts[:-1]),
+        first.get_column("docno"),
+    )
     if norm == "borda":
         table = borda_fill(table)
     return first.select("query", "docno"), table

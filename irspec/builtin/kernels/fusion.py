@@ -46,12 +46,15 @@ class Candidates:
     """The candidates of a block of queries (see the module's docstring): ``scores`` and ``ranks`` are
     ``(runs, candidates)``, ``starts`` the ``queries + 1`` offsets of each query's candidates, ``counts``
     ``(runs, queries)`` how many documents each run retrieved for each query (before ``borda`` gave
-    every candidate a score)."""
+    every candidate a score). ``queries`` (the block's query ids, in order) and ``docnos`` (each
+    candidate's) are sequences of strings (polars Series), for a method that learns from judgments."""
 
     scores: np.ndarray
     ranks: np.ndarray
     starts: np.ndarray
     counts: np.ndarray
+    queries: Any = None
+    docnos: Any = None
 
     @property
     def runs(self) -> int:
@@ -129,7 +132,7 @@ def borda_fill(table: Candidates) -> Candidates:
         first = np.concatenate(([0], np.cumsum(missing)))[table.starts[:-1]]  # ... before each query
         ranks[i] = np.where(here, table.ranks[i], counts + before - np.repeat(first, table.sizes))
         scores[i] = np.where(here, 1.0 - table.ranks[i] / sizes, 0.5 - (counts - 1) / (2.0 * sizes))
-    return Candidates(scores, ranks, table.starts, table.counts)
+    return Candidates(scores, ranks, table.starts, table.counts, table.queries, table.docnos)
 
 
 # --- the CombSUM family (Fox & Shaw 1993; Lee 1997) ---------------------------------------------
