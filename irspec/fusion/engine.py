@@ -25,10 +25,11 @@ and the result is the same.
 
 **Methods that learn** (the extension point): a :class:`~irspec.spec.definitions.FusionDef` with ``fit``
 is trained before it fuses: ``state = fit(training, judged, fusion)``, ``training`` the
-:class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries (the queries of the training
-qrels that some run retrieved documents for; their ``queries`` and ``docnos`` name each candidate) and ``judged`` their
-:class:`~irspec.builtin.kernels.fusion_learning.Judged` (which candidates are relevant, and how many
-relevant documents each query has), and its kernel is called as ``compute(table, fusion, state)``.
+:class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries (the queries of the
+training qrels that some run retrieved documents for; their ``queries`` and ``docnos`` name each
+candidate) and ``judged`` their :class:`~irspec.builtin.kernels.fusion_learning.Judged` (which
+candidates are relevant, and how many relevant documents each query has), and its kernel is called
+as ``compute(table, fusion, state)``.
 :func:`fuse` takes the training judgments as ``qrels=`` and refuses a learning method without them, or
 with qrels that share no query with the runs; :func:`train` gives a :class:`Trained` (the spec and
 what it learned), which :func:`fuse` and :func:`fuse_to_file` also take in place of a spec. Parameter

@@ -533,9 +533,10 @@ class FusionDef:
     fused score per candidate. ``doc`` is the formula and the paper.
 
     Methods that learn (probfuse, segfuse, ...) set ``fit``: a function or ``"module:function"`` called
-    once as ``fit(training, qrels, fusion)`` on the training queries' candidates and judgments, whose
-    return value (the method's state, plain data) reaches the kernel as ``compute(table, fusion,
-    state)``. irspec then refuses to fuse such a method without training judgments. ``weighted`` says the
+    once as ``fit(training, judged, fusion)`` on the training queries' candidates and their judgments
+    (:class:`irspec.builtin.kernels.fusion_learning.Judged`: which candidates are relevant, how many
+    relevant documents each query has), whose return value (the method's state, plain data) reaches
+    the kernel as ``compute(table, fusion, state)``. irspec then refuses to fuse such a method without training judgments. ``weighted`` says the
     method takes one weight per run (``weights``), checked against the number of runs.
 
     ``grid`` is what parameter search (``--optimize``, :func:`irspec.fusion.tuning.tune`) tries for each
