@@ -358,12 +358,13 @@ def _fuse_block(
             f"{fusion} gave the score {fused[bad]} to document {quote(first.get_column('docno')[bad])} of query "
             f"{quote(first.get_column('query')[bad])}: choose parameters that keep the scores finite"
         )
-    out = first.select("query", "docno", pl.Series("score", fused)).sort(
-        ["query", "score", "docno"], descending=[False, True, True]
-    )
+    # Candidates are grouped by query (in order) and in descending docno order within it: a stable sort
+    # by query and descending score leaves ties in that order, which is trec_eval's.
+    order = np.lexsort((-fused, table.query_of))
     if depth is not None:
-        out = out.filter(pl.int_range(pl.len()).over("query") < depth)
-    return out
+        sizes = np.diff(starts)
+        order = order[np.arange(n) - np.repeat(starts[:-1], sizes) < depth]
+    return first.select("query", "docno", pl.Series("score", fused)).select(pl.all().gather(order))
 
 
 def _ranked(frame: pl.DataFrame, inverted: bool) -> pl.DataFrame:
