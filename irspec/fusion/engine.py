@@ -362,8 +362,8 @@ def _fuse_block(
     # by query and descending score leaves ties in that order, which is trec_eval's.
     order = np.lexsort((-fused, table.query_of))
     if depth is not None:
-        sizes = np.diff(starts)
-        order = order[np.arange(n) - np.repeat(starts[:-1], sizes) < depth]
+        sizes = np.diff(table.starts)
+        order = order[np.arange(n) - np.repeat(table.starts[:-1], sizes) < depth]
     return first.select("query", "docno", pl.Series("score", fused)).select(pl.all().gather(order))
 
 
