@@ -77,6 +77,7 @@ __all__ = [
     "agreement",
     "by_group",
     "compare",
+    "cross_fuse",
     "diff",
     "evaluate",
     "evaluate_input",
@@ -94,6 +95,7 @@ __all__ = [
     "run_plan",
     "similarity",
     "standardize",
+    "tune_fusion",
     "with_groups",
 ]
 
@@ -151,6 +153,8 @@ _LAZY: dict[str, str] = {
     "load_plan": "irspec.plan.load",
     "run_plan": "irspec.plan.execute",
     "fuse": "irspec.fusion.engine",
+    "tune_fusion": "irspec.fusion.tuning",
+    "cross_fuse": "irspec.fusion.tuning",
     "read_qrels": "irspec.data",
     "read_run": "irspec.data",
     "Qrels": "irspec.data",

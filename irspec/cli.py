@@ -479,15 +479,32 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
         raise EvaluationError(f"--depth must be a positive number of documents, got {args.depth}")
     if args.runs.count("-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
+    if args.optimize is not None and args.qrels is None:
+        raise EvaluationError(
+            "--optimize searches parameters on training queries: give them with --qrels TRAIN"
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IrspecWarning)
+        spec = args.method
+        if args.optimize is not None:
+            from irspec.fusion.tuning import tune_fusion
+
+            spec = tune_fusion(args.runs, args.method, args.optimize, args.qrels)
+            print(f"irspec: chose {spec.fusion}: {spec.note}", file=sys.stderr)
         fusion = fuse_to_file(
-            args.runs, args.method, args.output, depth=args.depth, runid=args.runid, memory=args.memory
+            args.runs,
+            spec,
+            args.output,
+            depth=args.depth,
+            runid=args.runid,
+            memory=args.memory,
+            qrels=args.qrels,
         )
     for w in caught:
         print(f"irspec: warning: {w.message}", file=sys.stderr)
     if args.output not in (None, "-"):
-        print(f"irspec: fused {len(args.runs)} runs by {fusion} into {args.output}", file=sys.stderr)
+        how = f" ({fusion.note})" if fusion.note else ""
+        print(f"irspec: fused {len(args.runs)} runs by {fusion}{how} into {args.output}", file=sys.stderr)
     return 0
 
 
@@ -825,6 +842,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, metavar="K", help="keep the top K documents of each query")
     p.add_argument("--runid", metavar="NAME", help="the fused run's runid column (default fused)")
     p.add_argument("--memory", metavar="SIZE", help="memory budget, e.g. 1GiB (default: from the machine)")
+    p.add_argument(
+        "--qrels",
+        metavar="TRAIN",
+        help="training judgments: a method that learns (probfuse, posfuse, ...) is trained on them",
+    )
+    p.add_argument(
+        "--optimize",
+        metavar="METRIC",
+        help="search the parameters the spec leaves out (ranx's grids) for the best METRIC on the --qrels "
+        "queries; the choice is printed and, with -o OUT, written to OUT.provenance.json",
+    )
     p.set_defaults(func=_cmd_fuse)
 
     p = sub.add_parser(

@@ -110,6 +110,9 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "evaluation.evaluator",
     ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
+    (
+        "fusion.tuning",
+    ),  # a fusion spec's parameters searched on training queries; cross-validation over folds
     ("experiment.compare",),  # the compare step: runs paired by query id, corrections; renders through report
     ("experiment.power",),  # the power step: power and topics needed for comparisons; renders through report
     ("experiment.agreement",),  # several sets of judgments: rankings, labels and significance compared

@@ -107,7 +107,8 @@ def test_each_method_by_hand(spec: str, expected: dict[str, float]):
 
 def test_every_builtin_method_has_a_hand_test_and_a_paper():
     tested = {fusion_of(s).name for s, _ in HAND} | {"Condorcet"}
-    assert tested == set(irspec.get_registry().fusions)
+    # the methods that learn have theirs in test_fusion_learning.py
+    assert tested == {n for n, d in irspec.get_registry().fusions.items() if not d.learns}
     for method in irspec.get_registry().fusions.values():
         assert re.search(r"\b(19|20)\d\d\b", method.doc), method.name  # the paper, with its year
 

@@ -109,14 +109,14 @@ def cases() -> list[dict]:
 CASES = cases()
 
 
-@pytest.fixture(scope="module")
-def ranx_fused(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+def run_ranx(cases: list[dict], folder: Path) -> list[dict]:
+    """ranx's fused runs of ``cases`` (tests/fixtures/ranx_fuse.py, in one process), or a skip when
+    ``IRSPEC_RANX_PATH`` is not set."""
     path = os.environ.get("IRSPEC_RANX_PATH")
     if not path:
         pytest.skip("ranx 0.3.21 is the reference: set IRSPEC_RANX_PATH to a pip --target folder holding it")
-    folder = tmp_path_factory.mktemp("ranx")
     jobs, results = folder / "cases.json", folder / "fused.json"
-    jobs.write_text(json.dumps(CASES))
+    jobs.write_text(json.dumps(cases))
     env = dict(os.environ, PYTHONPATH=path)
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), str(jobs), str(results)],
@@ -129,10 +129,28 @@ def ranx_fused(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     return json.loads(results.read_text())
 
 
+@pytest.fixture(scope="module")
+def ranx_fused(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return run_ranx(CASES, tmp_path_factory.mktemp("ranx"))
+
+
 def spec_text(case: dict) -> str:
     """The case as an irspec spec, in ranx's spelling (``w_bordafuse(weights=[...], norm=min-max)``)."""
     args = [f"norm={case['norm']}"] + [f"{k}={v}" for k, v in case["params"].items()]
     return f"{case['method']}({', '.join(args)})"
+
+
+def assert_same_as_ranx(fused: irspec.data.Run, reference: dict[str, dict[str, float]]) -> None:
+    """The same documents per query as ranx's fused run, and scores within 1e-9."""
+    ours: dict[str, dict[str, float]] = {}
+    for q, d, s in fused.frame.select("query", "docno", "score").iter_rows():
+        ours.setdefault(q, {})[d] = s
+    theirs = {q: docs for q, docs in reference.items() if docs}
+    assert ours.keys() == theirs.keys()
+    for q in theirs:
+        assert ours[q].keys() == theirs[q].keys(), q
+        for d, s in theirs[q].items():
+            assert math.isclose(ours[q][d], s, rel_tol=1e-9, abs_tol=1e-9), (q, d, ours[q][d], s)
 
 
 def test_cases_cover_every_method_and_normalisation():
@@ -147,12 +165,4 @@ def test_fused_run_equals_ranx(ranx_fused: list[dict], index: int):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)  # the runs lack queries on purpose
         fused = irspec.fuse(case["runs"], spec_text(case))
-    ours: dict[str, dict[str, float]] = {}
-    for q, d, s in fused.frame.select("query", "docno", "score").iter_rows():
-        ours.setdefault(q, {})[d] = s
-    theirs = {q: docs for q, docs in ranx_fused[index].items() if docs}
-    assert ours.keys() == theirs.keys()
-    for q in theirs:
-        assert ours[q].keys() == theirs[q].keys(), q
-        for d, s in theirs[q].items():
-            assert math.isclose(ours[q][d], s, rel_tol=1e-9, abs_tol=1e-9), (q, d, ours[q][d], s)
+    assert_same_as_ranx(fused, ranx_fused[index])

@@ -17,6 +17,12 @@ from irspec.spec.registry import FusionDef, Param, Register
 
 _K = "irspec.builtin.kernels.fusion:"
 
+# ranx 0.3.21's optimize_fusion grids: steps of 0.01 from 0.01 to 1, 10 to 100 by 10, and each weight in
+# steps of 0.1 from 0 to 1 (the vectors summing to 1; see irspec.fusion.tuning)
+HUNDREDTHS = tuple(round(0.01 * i, 2) for i in range(1, 101))
+TENTHS = tuple(round(0.1 * i, 1) for i in range(11))
+WEIGHTS_GRID = (("weights", TENTHS),)
+
 FOX_SHAW = "Fox & Shaw, Combination of Multiple Searches, TREC-2 (1993)"
 WU = "Wu & Crestani, Data fusion with estimated weights, CIKM 2002"
 
@@ -94,6 +100,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             "CombMNZ with the number of runs raised to a power",
             _K + "comb_gmnz",
             params=(Param("gamma", "float", None, "the exponent γ of h", required=True),),
+            grid=(("gamma", HUNDREDTHS),),
             doc="(Σ_i s_i) × h^γ (γ = 1 is CombMNZ, γ = 0 CombSUM). Lee, Analyses of Multiple Evidence "
             "Combination, SIGIR 1997.",
         ),
@@ -105,6 +112,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             "reciprocal rank fusion",
             _K + "rrf",
             params=(Param("k", "float", 60, "the constant added to each rank", minimum=0),),
+            grid=(("k", tuple(range(10, 101, 10))),),
             doc="Σ_i 1 / (k + r_i), k = 60 by default. Cormack, Clarke & Büttcher, Reciprocal rank fusion "
             "outperforms Condorcet and individual rank learning methods, SIGIR 2009.",
         ),
@@ -136,6 +144,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             "logISR with a constant added to the number of runs",
             _K + "logn_isr",
             params=(Param("sigma", "float", 0.01, "the constant σ added to h", minimum=0, maximum=1),),
+            grid=(("sigma", HUNDREDTHS),),
             doc="log(h + σ) × Σ_i 1 / r_i², σ = 0.01 by default. Mourão, Martins & Magalhães (2015).",
         ),
         ("logn_isr",),
@@ -157,6 +166,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
                     required=True,
                 ),
             ),
+            grid=(("phi", HUNDREDTHS),),
             doc="Σ_i (1 - φ) φ^(r_i - 1). Bailey, Moffat, Scholer & Thomas, Retrieval Consistency in the "
             "Presence of Query Variations, SIGIR 2017.",
         ),
@@ -169,6 +179,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             _K + "bordafuse",
             params=(_weights(False),),
             weighted=True,
+            grid=WEIGHTS_GRID,
             doc="Σ_i w_i b_i, b_i = c - r_i + 1 for a document run i retrieved and (c - n_i + 1) / 2 for "
             "one it did not (the points left, shared equally). Aslam & Montague, Models for Metasearch, "
             "SIGIR 2001 (the weighted form: weights=[...], ranx's w_bordafuse).",
@@ -182,6 +193,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             _K + "condorcet",
             params=(_weights(False),),
             weighted=True,
+            grid=WEIGHTS_GRID,
             doc="c - p, p the document's 0-based place when the candidates, in descending docno order, "
             "are sorted (Python's stable merge sort) with the comparison 'x before y when the runs that "
             "rank x above y weigh at least half' (a run ranks a document it retrieved above one it did "
@@ -199,6 +211,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             _K + "wsum",
             params=(_weights(True),),
             weighted=True,
+            grid=WEIGHTS_GRID,
             doc="Σ_i w_i s_i (a run that lacks the document adds 0): the linear combination of Vogt & "
             "Cottrell, Fusion via a linear combination of scores, Information Retrieval 1 (1999).",
         ),
@@ -211,6 +224,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             _K + "wmnz",
             params=(_weights(True),),
             weighted=True,
+            grid=WEIGHTS_GRID,
             doc=f"(Σ_i s_i) × (Σ_i w_i), both over the runs that retrieved the document (ranx's reading). "
             f"{WU}.",
         ),
@@ -223,6 +237,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             _K + "mixed",
             params=(_weights(True),),
             weighted=True,
+            grid=WEIGHTS_GRID,
             doc=f"(Σ_i w_i s_i) × √h, over the runs that retrieved the document (ranx's reading). {WU}.",
         ),
         (),

@@ -24,29 +24,36 @@ time, each partition holding every row of its queries in every run, so runs larg
 and the result is the same.
 
 **Methods that learn** (the extension point): a :class:`~irspec.spec.definitions.FusionDef` with ``fit``
-is trained before it fuses: ``state = fit(training, qrels, fusion)``, ``training`` the
-:class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries (their ``queries`` and
-``docnos`` name each candidate, to be looked up in the judgments) and ``qrels`` their judgments
-(:class:`irspec.data.Qrels`), and its kernel is called as ``compute(table, fusion, state)``.
-:func:`fuse` takes the training judgments as ``qrels=`` and refuses a learning method without them;
-parameter search (``optimize``) and cross-validation over query folds build on the same two calls.
+is trained before it fuses: ``state = fit(training, judged, fusion)``, ``training`` the
+:class:`~irspec.builtin.kernels.fusion.Candidates` of the training queries (the queries of the
+training qrels that some run retrieved documents for; their ``queries`` and ``docnos`` name each
+candidate) and ``judged`` their :class:`~irspec.builtin.kernels.fusion_learning.Judged` (which
+candidates are relevant, and how many relevant documents each query has), and its kernel is called
+as ``compute(table, fusion, state)``.
+:func:`fuse` takes the training judgments as ``qrels=`` and refuses a learning method without them, or
+with qrels that share no query with the runs; :func:`train` gives a :class:`Trained` (the spec and
+what it learned), which :func:`fuse` and :func:`fuse_to_file` also take in place of a spec. Parameter
+search and cross-validation over query folds (:mod:`irspec.fusion.tuning`) build on the same calls.
 """
 
 from __future__ import annotations
 
 import importlib
 import io
+import json
 import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from irspec.builtin.kernels.fusion import Candidates, borda_fill, normalise
-from irspec.data import Run, read_run
+from irspec.builtin.kernels.fusion_learning import Judged
+from irspec.data import Qrels, Run, read_qrels, read_run
 from irspec.data.stream import DISCARD, Partitions, RunBlocks, open_run, spill_directory
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError, InputError, IrspecWarning, ParameterError, quote
@@ -55,17 +62,73 @@ from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
 
-__all__ = ["fuse", "fuse_frames", "fuse_to_file", "fusion_of", "trec_lines"]
+__all__ = ["Trained", "fuse", "fuse_frames", "fuse_to_file", "fusion_of", "train", "trec_lines"]
 
 
-def fusion_of(spec: str | Fusion) -> Fusion:
+@dataclass(frozen=True)
+class Trained:
+    """A fusion spec with the parameters and the state it was given by training: what :func:`train`
+    and :func:`irspec.fusion.tuning.tune` return, and what :func:`fuse` takes in place of a spec.
+
+    ``fusion`` is the bound spec (with any chosen parameters), ``state`` what the method's ``fit``
+    learned (None for a method that does not learn), ``note`` how it was trained, for the fused run's
+    provenance (``trained on 40 queries of train.qrels``); a tuned one also has the ``metric`` it was
+    tuned for, the ``score`` the chosen parameters reached, every ``trial`` (canonical spec, score) and
+    the training ``queries``.
+    """
+
+    fusion: Fusion
+    state: Any = None
+    note: str = ""
+    metric: str | None = None
+    score: float | None = None
+    trials: tuple[tuple[str, float], ...] = ()
+    queries: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return str(self.fusion)
+
+    def provenance(self) -> dict[str, Any]:
+        """What a fused run's provenance records of its spec: JSON-ready."""
+        out: dict[str, Any] = {"method": str(self.fusion), "training": self.note or None}
+        if self.metric is not None:
+            out.update(
+                metric=self.metric,
+                score=self.score,
+                parameters={k: list(v) if isinstance(v, tuple) else v for k, v in self.fusion.params},
+                trials=len(self.trials),
+                training_queries=len(self.queries),
+            )
+        return out
+
+
+def fusion_of(spec: str | Fusion | Trained) -> Fusion:
     """``spec`` bound against the current registry (a :class:`Fusion` is returned as it is)."""
+    if isinstance(spec, Trained):
+        return spec.fusion
     return spec if isinstance(spec, Fusion) else parse_fusion(spec, get_registry())
+
+
+def _read_runs(
+    runs: Sequence[Any] | Mapping[str, Any], fusion: Fusion, depth: int | None = None
+) -> tuple[list[Run], list[str]]:
+    """The runs read, and their names for messages; the number of runs, weights and depth are checked
+    before anything is read."""
+    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
+    _check(fusion, len(items), labels, depth)  # before anything is read
+    read = [read_run(src) for _, src in items]
+    names = [label or run.name for (label, _), run in zip(items, read, strict=True)]
+    if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
+        names = [f"{n} (#{i + 1})" for i, n in enumerate(names)]
+    for run, label in zip(read, names, strict=True):
+        _check_rows(run.frame.height, label)
+    return read, names
 
 
 def fuse(
     runs: Sequence[Any] | Mapping[str, Any],
-    spec: str | Fusion,
+    spec: str | Fusion | Trained,
     *,
     depth: int | None = None,
     name: str = "fused",
@@ -78,31 +141,86 @@ def fuse(
     score}}`` dicts, DataFrames, :class:`irspec.data.Run`), or a mapping of names to them (the names
     then appear in messages). ``depth`` keeps the top ``depth`` documents of each fused query. The result
     is a :class:`irspec.data.Run` named ``name``, for :func:`irspec.evaluate`, :func:`irspec.compare` or
-    a file (:func:`trec_lines`). ``qrels`` are the training judgments of a method that learns.
+    a file (:func:`trec_lines`); its ``source`` names the spec and how it was trained.
+
+    A method that learns (``probfuse(segments=25)``, ``posfuse``, ...) is trained on ``qrels``, the
+    training judgments (anything :func:`irspec.evaluate` takes as qrels), before it fuses every query of
+    the runs; ``spec`` may also be a :class:`Trained` (:func:`train`, :func:`irspec.tune_fusion`).
     """
     fusion = fusion_of(spec)
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
-    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
-    _check(fusion, len(items), labels, depth)  # before anything is read
-    read = [read_run(src) for _, src in items]
-    names = [label or run.name for (label, _), run in zip(items, read, strict=True)]
-    if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
-        names = [f"{n} (#{i + 1})" for i, n in enumerate(names)]
-    for run, label in zip(read, names, strict=True):
-        _check_rows(run.frame.height, label)
-    state = _trained(fusion, qrels)
-    frame = fuse_frames([r.frame for r in read], fusion, names, depth=depth, state=state)
-    source = f"<fused: {fusion} of {', '.join(names)}>"
+    read, names = _read_runs(runs, fusion, depth)
+    frames = [r.frame for r in read]
+    trained = spec if isinstance(spec, Trained) else train(frames, fusion, qrels, names)
+    frame = fuse_frames(frames, trained.fusion, names, depth=depth, state=trained.state)
+    note = f"; {trained.note}" if trained.note else ""
+    source = f"<fused: {trained} of {', '.join(names)}{note}>"
     return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, source)
 
 
-def _trained(fusion: Fusion, qrels: Any) -> Any:
-    if not fusion.definition.learns:
-        return None
-    raise EvaluationError(
-        f"{fusion} learns from judged queries, which this version of irspec cannot yet train: "
-        "choose a method that does not learn"
+def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Sequence[str]) -> Trained:
+    """``fusion`` trained on the judged queries of the run frames (``qrels``: anything
+    :func:`irspec.read_qrels` takes); a method that does not learn is returned as it is.
+
+    Raises :class:`~irspec.errors.EvaluationError` for a method that learns without ``qrels``, and
+    :class:`~irspec.errors.InputError` naming the qrels when they share no query with the runs."""
+    fit_step = fusion.definition.fit
+    if fit_step is None:  # the method does not learn
+        return Trained(fusion)
+    if qrels is None:
+        raise EvaluationError(
+            f"{fusion} learns from judged queries: give the training qrels (qrels= in Python, --qrels "
+            "on the command line)"
+        )
+    judgments = read_qrels(qrels)
+    _check(fusion, len(frames), names, None)
+    (table, judged), queries = _training(frames, judgments, names, fusion.get("norm"))
+    state = _function(fit_step)(table, judged, fusion)
+    return Trained(fusion, state, f"trained on {len(queries)} queries of {judgments.source}", queries=queries)
+
+
+def _training(
+    frames: Sequence[pl.DataFrame], qrels: Qrels, names: Sequence[str], norm: str
+) -> tuple[tuple[Candidates, Judged], tuple[str, ...]]:
+    """The candidates of the training queries (the qrels' queries some run retrieved documents for),
+    with their judgments. Raises :class:`~irspec.errors.InputError` when there is none."""
+    judged = qrels.frame.get_column("query").unique()
+    retrieved = pl.concat([f.get_column("query").unique() for f in frames]).unique()
+    queries = tuple(sorted(set(judged.to_list()) & set(retrieved.to_list())))
+    if not queries:
+        shown = ", ".join(sorted(judged.to_list())[:3])
+        raise InputError(
+            f"{qrels.source}: the training qrels share no query with the runs "
+            f"({', '.join(quote(n) for n in names)}): they judge {judged.len()} queries ({shown}"
+            f"{', ...' if judged.len() > 3 else ''}), none of which a run retrieved documents for"
+        )
+    return training_table(frames, qrels, queries, norm), queries
+
+
+def training_table(
+    frames: Sequence[pl.DataFrame], qrels: Qrels, queries: Sequence[str], norm: str
+) -> tuple[Candidates, Judged]:
+    """The candidates of ``queries`` (training queries some run retrieved documents for) after the
+    normalisation ``norm``, and which of them ``qrels`` judge relevant (a label of 1 or more)."""
+    keep = list(queries)
+    pieces = [f.filter(pl.col("query").is_in(keep)) for f in frames]
+    first, table = _candidates(pieces, norm)
+    labels = qrels.frame.select("query", "docno", "label")
+    joined = first.join(labels, on=["query", "docno"], how="left", maintain_order="left")
+    relevant = (joined.get_column("label").fill_null(0) >= 1).to_numpy()
+    ids = first.get_column("query").unique(maintain_order=True)
+    totals = (
+        pl.DataFrame({"query": ids})
+        .join(
+            labels.filter(pl.col("label") >= 1).group_by("query").len(),
+            on="query",
+            how="left",
+            maintain_order="left",
+        )
+        .get_column("len")
+        .fill_null(0)
+        .to_numpy()
     )
+    return table, Judged(relevant, totals)
 
 
 def fuse_frames(
@@ -158,18 +276,21 @@ def _warn_missing(lacking: tuple[int, list[list[str]]], names: Sequence[str]) ->
             )
 
 
-def _kernel(fusion: Fusion) -> Callable[..., np.ndarray]:
-    compute = fusion.definition.compute
-    if isinstance(compute, str):
-        module, _, function = compute.partition(":")
+def _function(named: Callable[..., Any] | str) -> Callable[..., Any]:
+    """A kernel or fit: a function, or a ``"module:function"`` string imported now."""
+    if isinstance(named, str):
+        module, _, function = named.partition(":")
         return getattr(importlib.import_module(module), function)
-    return compute
+    return named
 
 
-def _fuse_block(
-    frames: Sequence[pl.DataFrame], fusion: Fusion, depth: int | None, state: Any = None
-) -> pl.DataFrame:
-    norm = fusion.get("norm")
+def _kernel(fusion: Fusion) -> Callable[..., np.ndarray]:
+    return _function(fusion.definition.compute)
+
+
+def _candidates(frames: Sequence[pl.DataFrame], norm: str) -> tuple[pl.DataFrame, Candidates]:
+    """The candidates of frames holding whole queries: one row (``query``, ``docno``) per candidate, in
+    candidate order, and their :class:`Candidates` (steps 1 and 2 of the module's docstring)."""
     parts = []
     for i, frame in enumerate(frames):
         ranked = _ranked(frame.select("query", "docno", "score"), norm == "min-max-inverted")
@@ -215,6 +336,14 @@ def _fuse_block(
     )
     if norm == "borda":
         table = borda_fill(table)
+    return first.select("query", "docno"), table
+
+
+def _fuse_block(
+    frames: Sequence[pl.DataFrame], fusion: Fusion, depth: int | None, state: Any = None
+) -> pl.DataFrame:
+    first, table = _candidates(frames, fusion.get("norm"))
+    n = first.height
     kernel = _kernel(fusion)
     fused = kernel(table, fusion) if state is None else kernel(table, fusion, state)
     fused = np.asarray(fused, dtype=np.float64)
@@ -233,8 +362,8 @@ def _fuse_block(
     # by query and descending score leaves ties in that order, which is trec_eval's.
     order = np.lexsort((-fused, table.query_of))
     if depth is not None:
-        sizes = np.diff(starts)
-        order = order[np.arange(n) - np.repeat(starts[:-1], sizes) < depth]
+        sizes = np.diff(table.starts)
+        order = order[np.arange(n) - np.repeat(table.starts[:-1], sizes) < depth]
     return first.select("query", "docno", pl.Series("score", fused)).select(pl.all().gather(order))
 
 
@@ -277,20 +406,33 @@ def trec_lines(frame: pl.DataFrame, runid: str) -> Iterable[str]:
 
 def fuse_to_file(
     paths: Sequence[str],
-    spec: str | Fusion,
+    spec: str | Fusion | Trained,
     output: str | None,
     *,
     depth: int | None = None,
     runid: str | None = None,
     memory: str | int | None = None,
-) -> Fusion:
+    qrels: Any = None,
+) -> Trained:
     """``irspec fuse``: the runs at ``paths`` fused into ``output`` (TREC text, or Parquet when its name
     ends in ``.parquet``; standard output when None), in bounded memory (see the module's docstring).
-    Written atomically: nothing is left at ``output`` on error. Returns the bound spec."""
+    Written atomically: nothing is left at ``output`` on error. A method that learns is trained on
+    ``qrels`` first (the runs then read whole). Returns the spec with what it learned."""
     fusion = fusion_of(spec)
-    _trained(fusion, None)
     names = [stem_name(p) for p in paths]
     _check(fusion, len(paths), names, depth)  # before anything is read
+    trained = spec if isinstance(spec, Trained) else None
+    if trained is None:
+        if fusion.definition.learns:
+            if qrels is None:
+                train([], fusion, None, names)  # raises: the error says what is missing
+            whole = [read_run(p) for p in paths]
+            for run, label in zip(whole, names, strict=True):
+                _check_rows(run.frame.height, label)
+            trained = train([r.frame for r in whole], fusion, qrels, names)
+        else:
+            trained = Trained(fusion)
+    state = trained.state
     runid = runid or "fused"
     opened = [open_run(p, memory) for p in paths]
     try:
@@ -298,7 +440,7 @@ def fuse_to_file(
             runs = [r for r in opened if isinstance(r, Run)]
             for run, label in zip(runs, names, strict=True):
                 _check_rows(run.frame.height, label)
-            frames = [fuse_frames([r.frame for r in runs], fusion, names, depth=depth)]
+            frames = [fuse_frames([r.frame for r in runs], fusion, names, depth=depth, state=state)]
         else:
             frames = []
             with spill_directory() as directory:
@@ -324,7 +466,7 @@ def fuse_to_file(
                     total += count_here
                     for i, ids in enumerate(lacking):
                         missing[i].extend(ids)
-                    frames.append(fuse_frames(pieces, fusion, names, depth=depth, warn=False))
+                    frames.append(fuse_frames(pieces, fusion, names, depth=depth, state=state, warn=False))
                 _warn_missing((total, [sorted(m) for m in missing]), names)
     finally:
         for r in opened:
@@ -340,13 +482,23 @@ def fuse_to_file(
             pl.lit(runid).alias("run"),
         ).write_parquet(buffer)
         write_atomic(output, buffer.getvalue())
-        return fusion
+        _write_provenance(output, trained, paths)
+        return trained
     text = "".join(trec_lines(fused, runid))
     if output is None or output == "-":
         sys.stdout.write(text)
     else:
         write_atomic(output, text)
-    return fusion
+        _write_provenance(output, trained, paths)
+    return trained
+
+
+def _write_provenance(output: str, trained: Trained, paths: Sequence[str]) -> None:
+    """Beside a fused run that was trained or tuned, ``OUT.provenance.json``: its spec with the chosen
+    parameters, the metric and score, the training qrels and how many queries, the runs fused."""
+    if trained.note:
+        record = trained.provenance() | {"runs": list(paths)}
+        write_atomic(output + ".provenance.json", json.dumps(record, indent=2) + "\n")
 
 
 def _tagged(frame: pl.DataFrame, run: int, epoch: int) -> pl.DataFrame:

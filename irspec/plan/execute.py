@@ -185,7 +185,7 @@ def _reproduction(plan: Plan) -> Reproduction:
     sources = {r.name: r for r in plan.runs}
 
     def named(name: str) -> Any:  # the plan's name, not the file's stem; a fused run made again
-        src = _run_source(sources[name])
+        src = _run_source(sources[name], plan)
         return dataclasses.replace(read_run(src() if callable(src) else src), name=name)
 
     try:
@@ -345,7 +345,7 @@ def _evaluate_files(
         progress.total = len(runs)
         # each run read while the one before it is evaluated, when it is small (open_runs)
         for i, (r, loaded) in enumerate(
-            zip(runs, open_runs([_run_source(r) for r in runs], plan.memory), strict=True)
+            zip(runs, open_runs([_run_source(r, plan) for r in runs], plan.memory), strict=True)
         ):
             progress.update(label="evaluating runs", detail=str(r.path))
             if hashed:
@@ -355,7 +355,7 @@ def _evaluate_files(
                 fmt.hash_in_background(([plan.qrels] if i == 0 else []) + own)
             for k, (key, chosen) in enumerate(wanted.items()):
                 # a streamed run's blocks are gone once evaluated: it is read again for another evaluation
-                src = _run_source(r) if k and isinstance(loaded, RunBlocks) else loaded
+                src = _run_source(r, plan) if k and isinstance(loaded, RunBlocks) else loaded
                 with warnings.catch_warnings():
                     if k:  # the same runs: their warnings are the first evaluation's
                         warnings.simplefilter("ignore", IrspecWarning)
@@ -366,18 +366,36 @@ def _evaluate_files(
     return found
 
 
-def _run_source(r: PlanRun) -> Any:
+def _run_source(r: PlanRun, plan: Plan) -> Any:
     """What a plan's run is read from: its path, or a callable making the fused run its :class:`FusedRun`
-    declares (called at the run's turn, :func:`~irspec.data.stream.open_runs`)."""
-    if isinstance(r.path, FusedRun):
-        src = r.path
+    declares (called at the run's turn, :func:`~irspec.data.stream.open_runs`; trained on other queries
+    than the plan reports, when it learns or searches parameters)."""
+    if not isinstance(r.path, FusedRun):
+        return str(r.path)
+    src, name = r.path, r.name or "fused"
+    paths = [str(p) for p in src.paths]
 
-        def fused() -> Any:
-            from irspec.fusion.engine import fuse
+    def fused() -> Any:
+        if src.learns:
+            from irspec.fusion.tuning import fuse_held_out
 
-            return fuse([str(p) for p in src.paths], src.method, depth=src.depth, name=r.name or "fused")
+            where = f"{r.entry}" + (f" (line {r.line})" if r.line else "")
+            return fuse_held_out(
+                paths,
+                src.method,
+                src.optimize,
+                src.train,
+                str(plan.qrels),
+                folds=src.folds,
+                depth=src.depth,
+                name=name,
+                where=where,
+            )
+        from irspec.fusion.engine import fuse
 
-        return fused
+        return fuse(paths, src.method, depth=src.depth, name=name)
+
+    return fused
     return str(r.path)
 
 

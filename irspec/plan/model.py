@@ -42,12 +42,24 @@ class FusedRun:
     """The source of a fused run of a plan (its ``fused`` section): the plan's runs ``members`` (names)
     at ``paths``, fused by ``method`` (a bound :class:`~irspec.spec.definitions.Fusion`) and cut to
     ``depth``; it stands as the :attr:`PlanRun.path` of the fused run, which the plan evaluates like any
-    run (:func:`irspec.fuse` makes it, in memory)."""
+    run (:func:`irspec.fuse` makes it, in memory; :func:`irspec.cross_fuse` when it is trained without
+    ``train``)."""
 
     members: tuple[str, ...]
     paths: tuple[Path | str, ...]
     method: Any
     depth: int | None = None
+    optimize: str | None = None
+    """The metric whose mean the parameter search maximises (``optimize``), if any."""
+    train: Path | None = None
+    """Training qrels (``train``): without them, a method that learns or a search is cross-validated
+    over ``folds`` folds of the plan's queries."""
+    folds: int = 5
+
+    @property
+    def learns(self) -> bool:
+        """Whether the fused run is trained on judged queries (a method that learns, or a search)."""
+        return self.optimize is not None or bool(self.method.definition.learns)
 
     def __str__(self) -> str:
         return f"{self.method} of {', '.join(self.members)}"

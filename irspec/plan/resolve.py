@@ -79,7 +79,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     if "runs" not in data and "systems" in data:
         names_complete = True  # a study of systems alone: no run is missing, every name is the systems'
     inputs.update(_input_paths(runs))
-    runs = runs + _resolve_fused(data, runs, names_complete, problems)
+    runs = runs + _resolve_fused(data, runs, names_complete, problems, local)
     systems, systems_complete = _resolve_systems(data.get("systems"), runs, base, local, problems)
     names_complete = names_complete and systems_complete
     inputs.update(_input_paths(r for s in systems for r in s.runs))
@@ -464,7 +464,7 @@ def _input_paths(runs: Iterable[PlanRun]) -> list[str]:
 
 
 def _resolve_fused(
-    data: dict[str, Any], runs: list[PlanRun], names_complete: bool, problems: Problems
+    data: dict[str, Any], runs: list[PlanRun], names_complete: bool, problems: Problems, local: Any
 ) -> list[PlanRun]:
     """The plan's fused runs (``fused``): each a :class:`PlanRun` whose path is a :class:`FusedRun`, its
     members the plan's runs by name and its method a bound fusion spec (its errors located here)."""
@@ -491,11 +491,39 @@ def _resolve_fused(
                 problems.add((*where, "runs", k), f"no run is named {member!r}{more}")
         if not isinstance(text, str) or not text:
             continue  # the schema reports it
+        optimize = entry.get("optimize") if isinstance(entry.get("optimize"), str) else None
         try:
-            method = parse_fusion(text, get_registry())
+            method = parse_fusion(text, get_registry(), searched=optimize is not None)
         except SpecError as e:
             problems.add((*where, "method"), str(e))
             continue
+        given = {n for n, _ in method.params}
+        if (
+            optimize is not None
+            and not method.definition.learns
+            and all(n in given for n, _ in method.definition.grid)
+        ):
+            problems.add(
+                (*where, "optimize"),
+                f"{method} has nothing to tune: it learns nothing and sets every parameter it could search",
+            )
+        if optimize is not None:
+            try:
+                if len(get_registry().parse(optimize)) != 1:
+                    problems.add((*where, "optimize"), f"one metric to optimise, got {quote(optimize)}")
+            except SpecError as e:
+                problems.add((*where, "optimize"), str(e))
+        train = local(entry["train"]) if isinstance(entry.get("train"), str) else None
+        if train is not None and not (method.definition.learns or optimize is not None):
+            problems.add(
+                (*where, "train"),
+                f"{method} learns nothing and searches nothing: it needs no training qrels",
+            )
+        if train is not None and "folds" in entry:
+            problems.add(
+                (*where, "folds"),
+                "folds cross-validate over the plan's queries: with train, they are not used",
+            )
         weights = method.get("weights") if method.definition.weighted else None
         if weights is not None and len(weights) != len(members):
             problems.add(
@@ -504,7 +532,8 @@ def _resolve_fused(
             )
         paths = tuple(by_name[m].path for m in members if m in by_name)
         depth = entry.get("depth") if isinstance(entry.get("depth"), int) else None
-        source = FusedRun(tuple(members), paths, method, depth)  # type: ignore[arg-type]
+        folds = entry.get("folds") if isinstance(entry.get("folds"), int) else 5
+        source = FusedRun(tuple(members), paths, method, depth, optimize, train, folds)  # type: ignore[arg-type]
         run = PlanRun(name, source, path_text(where), problems.line_of(where))
         by_name[name] = run
         fused.append(run)

@@ -533,10 +533,15 @@ class FusionDef:
     fused score per candidate. ``doc`` is the formula and the paper.
 
     Methods that learn (probfuse, segfuse, ...) set ``fit``: a function or ``"module:function"`` called
-    once as ``fit(training, qrels, fusion)`` on the training queries' candidates and judgments, whose
-    return value (the method's state, plain data) reaches the kernel as ``compute(table, fusion,
-    state)``. irspec then refuses to fuse such a method without training judgments. ``weighted`` says the
+    once as ``fit(training, judged, fusion)`` on the training queries' candidates and their judgments
+    (:class:`irspec.builtin.kernels.fusion_learning.Judged`: which candidates are relevant, how many
+    relevant documents each query has), whose return value (the method's state, plain data) reaches
+    the kernel as ``compute(table, fusion, state)``. irspec then refuses to fuse such a method without training judgments. ``weighted`` says the
     method takes one weight per run (``weights``), checked against the number of runs.
+
+    ``grid`` is what parameter search (``--optimize``, :func:`irspec.fusion.tuning.tune`) tries for each
+    parameter the user leaves out: ``(("k", (10, 20, ...)),)``; for ``weights``, the values each weight
+    may take, the vectors tried being those whose weights sum to 1 (ranx's ``optimize_fusion`` grids).
     """
 
     name: str
@@ -546,6 +551,7 @@ class FusionDef:
     doc: str = ""
     fit: Callable[..., Any] | str | None = None
     weighted: bool = False
+    grid: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     plugin: str = field(default="", compare=False)
 
     @property

@@ -26,12 +26,15 @@ NORMS = FUSION_NORMS
 NORM = FUSION_NORM
 
 
-def parse_fusion(text: str, registry: Registry) -> Fusion:
+def parse_fusion(text: str, registry: Registry, *, searched: bool = False) -> Fusion:
     """Parse and bind one fusion spec (``"rrf(k=60)"``, ``"wsum(weights=[0.3,0.7], norm=zmuv)"``).
 
     Raises :class:`~irspec.errors.SpecSyntaxError` (with the position) for text outside the grammar or
     more than one spec, :class:`~irspec.errors.SpecError` for an unknown method (with suggestions), and
     :class:`~irspec.errors.ParameterError` for an unknown, mistyped or out-of-range argument.
+    ``searched``: the spec of a parameter search, whose required parameters may be left out when the
+    method's ``grid`` searches them, and whose searchable parameters given at their default are kept
+    (given, they are not searched).
     """
     if not isinstance(text, str):
         raise SpecError(f"a fusion spec is a text such as 'rrf(k=60)', got {type(text).__name__}")
@@ -59,6 +62,7 @@ def parse_fusion(text: str, registry: Registry) -> Fusion:
         )
     values = dict(alias.fixed) if alias is not None else {}
     params = {p.name: p for p in defn.all_params}
+    given: set[str] = set()
     for key, expr in node.kwargs:
         p = params.get(key) or params.get(key.lower())
         if p is None:
@@ -70,13 +74,18 @@ def parse_fusion(text: str, registry: Registry) -> Fusion:
         if p.name == "norm" and isinstance(expr, syntax.Symbol):
             expr = syntax.Symbol(expr.name.replace("_", "-"))  # ranx's min_max
         values[p.name] = _coerce(defn, p, expr)  # type: ignore[arg-type]  # reads .name only
+        given.add(p.name)
+    grid = {name for name, _ in defn.grid} if searched else set()
     for p in params.values():
-        if p.required and p.name not in values:
+        if p.required and p.name not in values and p.name not in grid:
             raise ParameterError(
                 defn.name, p.name, f"required: {p.description or p.describe_range()}, e.g. {_example(defn)}"
             )
+    # a search keeps what the user gave at its default too: given, it is not searched
     kept = tuple(
-        (p.name, values[p.name]) for p in params.values() if p.name in values and values[p.name] != p.default
+        (p.name, values[p.name])
+        for p in params.values()
+        if p.name in values and (values[p.name] != p.default or (p.name in grid and p.name in given))
     )
     return Fusion(defn.name, kept, defn)
 

@@ -51,6 +51,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "irspec.builtin.preference",
     "irspec.builtin.groups",
     "irspec.builtin.fusion",
+    "irspec.builtin.fusion_learning",
 )
 """Modules of the built-in metrics, registered through the same hook as third-party plugins."""
 
