@@ -230,3 +230,21 @@ def test_command_line_errors(tmp_path, extra, message):
     assert "Traceback" not in proc.stderr and not out.exists()
     if extra:
         assert "other.qrels: the training qrels share no query" in proc.stderr
+
+
+def test_training_qrels_for_a_method_that_learns_nothing_are_refused(tmp_path):
+    # silently unused, they would let a user believe the fused run was trained on them
+    with pytest.raises(EvaluationError, match="learns nothing, so the training qrels would not be used"):
+        irspec.fuse([A, B], "rrf(k=60)", qrels=QRELS)
+    a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
+    (tmp_path / "train.qrels").write_text("q1 0 a 1\n")
+    out = tmp_path / "f.run"
+    command = [sys.executable, "-m", "irspec", "fuse", a, b, "--method", "rrf(k=60)"]
+    proc = subprocess.run(
+        [*command, "--qrels", str(tmp_path / "train.qrels"), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and not out.exists()
+    assert proc.stderr.startswith("irspec: error: RRF learns nothing"), proc.stderr

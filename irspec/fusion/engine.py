@@ -148,6 +148,7 @@ def fuse(
     the runs; ``spec`` may also be a :class:`Trained` (:func:`train`, :func:`irspec.tune_fusion`).
     """
     fusion = fusion_of(spec)
+    _check_unused_qrels(spec, fusion, qrels)
     read, names = _read_runs(runs, fusion, depth)
     frames = [r.frame for r in read]
     trained = spec if isinstance(spec, Trained) else train(frames, fusion, qrels, names)
@@ -155,6 +156,16 @@ def fuse(
     note = f"; {trained.note}" if trained.note else ""
     source = f"<fused: {trained} of {', '.join(names)}{note}>"
     return Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), name, source)
+
+
+def _check_unused_qrels(spec: Any, fusion: Fusion, qrels: Any) -> None:
+    """Refuse training qrels given to a method that learns nothing: silently unused, they would let a
+    user believe the fused run was trained or tuned on them."""
+    if qrels is not None and not isinstance(spec, Trained) and not fusion.definition.learns:
+        raise EvaluationError(
+            f"{fusion} learns nothing, so the training qrels would not be used: leave them out, or search "
+            "its parameters on them (--optimize METRIC on the command line, irspec.tune_fusion in Python)"
+        )
 
 
 def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Sequence[str]) -> Trained:
@@ -419,6 +430,7 @@ def fuse_to_file(
     Written atomically: nothing is left at ``output`` on error. A method that learns is trained on
     ``qrels`` first (the runs then read whole). Returns the spec with what it learned."""
     fusion = fusion_of(spec)
+    _check_unused_qrels(spec, fusion, qrels)
     names = [stem_name(p) for p in paths]
     _check(fusion, len(paths), names, depth)  # before anything is read
     trained = spec if isinstance(spec, Trained) else None
