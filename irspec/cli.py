@@ -508,6 +508,24 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _decimals_arg(p: argparse.ArgumentParser, help: str) -> None:
+    """``--decimals N`` (0-10, default 4), as every command that prints numbers spells it."""
+    p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N", help=help)
+
+
+def _level_arg(p: argparse.ArgumentParser) -> None:
+    """``-l/--relevance-level L``, trec_eval's flag, as every command that reads labels spells it."""
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        dest="level",
+        type=int,
+        default=1,
+        metavar="L",
+        help="labels >= L are relevant (default 1)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
     parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
@@ -571,15 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("zero", "skip", "error"),
         help="what a qrels query missing from a run gets, in every format (default zero, as trec_eval -c)",
     )
-    p.add_argument(
-        "-l",
-        "--relevance-level",
-        dest="level",
-        type=int,
-        default=1,
-        metavar="L",
-        help="labels >= L are relevant (default 1)",
-    )
+    _level_arg(p)
     p.add_argument(
         "-M",
         "--depth",
@@ -626,14 +636,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the 95%% confidence interval beside each mean: t (Student's t over the queries), bootstrap (BCa) "
         "or none; table and markdown show t intervals by default, latex only with --ci",
     )
-    p.add_argument(
-        "--decimals",
-        type=int,
-        default=4,
-        choices=range(11),
-        metavar="N",
-        help="decimal places in table, latex and markdown output (0-10, default 4)",
-    )
+    _decimals_arg(p, "decimal places in table, latex and markdown output (0-10, default 4)")
     p.add_argument(
         "-o",
         "--output",
@@ -728,15 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate and compare only the top N documents of each ranking (trec_eval -M); below it a document "
         "is not retrieved",
     )
-    p.add_argument(
-        "-l",
-        "--relevance-level",
-        dest="level",
-        type=int,
-        default=1,
-        metavar="L",
-        help="labels >= L are relevant (default 1)",
-    )
+    _level_arg(p)
     p.add_argument(
         "--missing-queries",
         choices=("zero", "skip"),
@@ -752,14 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format (html: a self-contained page whose query table sorts by any column and shows a "
         "query's two rankings when clicked)",
     )
-    p.add_argument(
-        "--decimals",
-        type=int,
-        default=4,
-        choices=range(11),
-        metavar="N",
-        help="decimal places in text, markdown and html (0-10, default 4)",
-    )
+    _decimals_arg(p, "decimal places in text, markdown and html (0-10, default 4)")
     p.add_argument(
         "-o",
         "--output",
@@ -813,14 +801,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="table",
         help="output format",
     )
-    p.add_argument(
-        "--decimals",
-        type=int,
-        default=4,
-        choices=range(11),
-        metavar="N",
-        help="decimal places (0-10, default 4)",
-    )
+    _decimals_arg(p, "decimal places (0-10, default 4)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
     p.set_defaults(func=_cmd_power)
 
@@ -899,14 +880,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE (default: standard output)"
     )
-    p.add_argument(
-        "--decimals",
-        type=int,
-        default=4,
-        choices=range(11),
-        metavar="N",
-        help="decimal places (0-10, default 4)",
-    )
+    _decimals_arg(p, "decimal places (0-10, default 4)")
     p.set_defaults(func=_cmd_reproduce)
 
     p = sub.add_parser("validate", help="check an evaluation plan and list every problem in it")
