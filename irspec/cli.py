@@ -684,7 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
         "how the sets agree: rankings (Kendall's tau, tau_AP, swapped pairs), labels (kappa, alpha) and "
         "significance (formats table, json, markdown, latex)",
     )
-    p.set_defaults(func=_cmd_eval)
+    p.set_defaults(func=_cmd_eval, ends_start_up=True)
 
     p = sub.add_parser(
         "diff",
@@ -754,13 +754,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write to FILE (atomically; its directory must exist) instead of standard output",
     )
-    p.set_defaults(func=_cmd_diff)
+    p.set_defaults(func=_cmd_diff, ends_start_up=True)
 
     set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"
     p = sub.add_parser("run", help="run an evaluation plan (YAML): evaluate, compare, write the outputs")
     p.add_argument("plan", help="the plan file, e.g. specs/demo.yaml")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
-    p.set_defaults(func=_cmd_run)
+    p.set_defaults(func=_cmd_run, ends_start_up=True)
 
     p = sub.add_parser(
         "power",
@@ -803,7 +803,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _decimals_arg(p, "decimal places (0-10, default 4)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
-    p.set_defaults(func=_cmd_power)
+    p.set_defaults(func=_cmd_power, ends_start_up=True)
 
     p = sub.add_parser(
         "fuse",
@@ -906,6 +906,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             # The commands print the results' warnings themselves, as "irspec: warning: ...".
             warnings.simplefilter("ignore", IrspecWarning)
+            if not getattr(args, "ends_start_up", False):
+                # only a command declared to call _start_up_over itself keeps the collector off in its
+                # handler: every other command's work, however large, runs with it on
+                _start_up_over()
             return args.func(args)
     except IrspecError as e:
         print(f"irspec: error: {e}", file=sys.stderr)
@@ -928,7 +932,9 @@ _collecting = False
 
 def _start_up_over() -> None:
     """Called by a command once it has loaded what it needs, before it evaluates: the objects made so
-    far frozen, the cyclic collector back on (when it was on) for the work, which may make garbage in bulk."""
+    far frozen, the cyclic collector back on (when it was on) for the work, which may make garbage in bulk.
+    A command that calls it declares so (``ends_start_up=True`` in its parser's defaults); for every
+    other command :func:`main` calls it before the handler."""
     if _collecting and not gc.isenabled():
         gc.freeze()
         gc.enable()

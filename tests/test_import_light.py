@@ -194,3 +194,20 @@ def test_main_leaves_a_disabled_collector_disabled():
     code = "import gc\ngc.disable()\n" + _EVAL.format("") + "\nassert not gc.isenabled()"
     result = _run(code)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_command_that_does_not_end_start_up_itself_works_with_the_collector_on():
+    # irspec fuse and irspec reproduce never called _start_up_over: their whole work ran with the
+    # cyclic collector off. A command now keeps it off only when its parser declares ends_start_up.
+    code = (
+        "import contextlib, gc, io\nimport irspec.fusion.engine as engine\nfrom irspec.cli import main\n"
+        "seen = []\nfuse = engine.fuse_to_file\n"
+        "def probe(*a, **k):\n    seen.append(gc.isenabled())\n    return fuse(*a, **k)\n"
+        "engine.fuse_to_file = probe\n"
+        "runs = ['specs/demo/runs/bm25.run', 'specs/demo/runs/dense.run']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['fuse', *runs, '--method', 'rrf(k=60)']) == 0\n"
+        "assert seen == [True], seen"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
