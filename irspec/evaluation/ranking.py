@@ -287,14 +287,16 @@ def _judged_ranks(
     label = np.full(int(lengths.sum()), UNJUDGED, dtype=np.int64)
     if len(judged) == 0:
         return label
-    unsorted = rows_of if rows_of is not None else neg.__getitem__
+    # Rows of ``neg`` as given: gathered from ``neg`` while it is unsorted (a copy of whole rows), made
+    # again by ``rows_of`` (an element-wise gather, several times slower) only once it is sorted in place.
+    unsorted = neg.__getitem__
     found = None
     if not ranked and neg.dtype == np.float64:
-        found = _coarse_places(neg, jrow, value, unsorted)
+        found = _coarse_places(neg, jrow, value)
     if found is None:
         if rows_of is not None and not ranked:
             neg.sort(axis=1)  # the caller's own matrix, sorted in place: a copy fewer at the peak
-            srt = neg
+            srt, unsorted = neg, rows_of
         else:
             srt = neg if ranked else np.sort(neg, axis=1)
         place = _first_places(srt, jrow, value)
@@ -335,7 +337,7 @@ def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.nd
 
 
 def _coarse_places(
-    neg: np.ndarray, jrow: np.ndarray, value: np.ndarray, unsorted: Any
+    neg: np.ndarray, jrow: np.ndarray, value: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_judged_ranks`' places for float64 scores, from their float32 roundings, sorted at a third
     of the cost: rounding keeps order (a < b gives f32(a) <= f32(b)), so the entries whose rounding is
@@ -354,7 +356,7 @@ def _coarse_places(
         return None
     if not len(shared):
         return place, shared
-    rows = unsorted(jrow[shared])
+    rows = neg[jrow[shared]]
     place[shared] = (rows < value[shared, None]).sum(axis=1)
     tied = shared[(rows == value[shared, None]).sum(axis=1) > 1]
     return place, tied
@@ -522,7 +524,8 @@ def _judged_rows(
         codes, lengths = blocks
         row_code = codes[np.searchsorted(np.cumsum(lengths), row, side="right")]
         if (row_code == index.row_query[qrow]).all() and (
-            frame.get_column("docno").gather(row) == index.frame.get_column("docno").gather(qrow)
+            frame.get_column("docno").gather(_series(row))
+            == index.frame.get_column("docno").gather(_series(qrow))
         ).all():
             return row, index.row_label[qrow]
     joined = frame.select("query", "docno").join(
@@ -622,6 +625,19 @@ def _tied_order(
     # A group starts where a tied row does not continue the tie before it.
     group = np.cumsum(~np.concatenate(([False], tie))[positions])
     rows = positions if order is None else order[positions]
-    sub = pl.DataFrame({"group": group, "docno": docnos.gather(rows), "row": rows})
+    sub = pl.DataFrame({"group": _series(group), "docno": docnos.gather(_series(rows)), "row": _series(rows)})
     sub = sub.sort(["group", "docno"], descending=[False, True])
     return positions, sub.get_column("row").to_numpy()
+
+
+_LIST_BELOW = 1 << 16
+"""Integer arrays shorter than this are made polars Series through a list (:func:`_series`)."""
+
+
+def _series(values: np.ndarray) -> pl.Series:
+    """An integer array as a polars Series: a short one through a Python list, since polars imports
+    ``numpy.ma`` (10-15 ms, a tenth of a small evaluation's own time) for the first numpy array it is
+    given, and a run's few tied rows are its only numpy array on the way to a result."""
+    if len(values) < _LIST_BELOW:
+        return pl.Series(values.tolist(), dtype=pl.Int64)
+    return pl.Series(values)
