@@ -387,6 +387,35 @@ def test_a_streamed_runs_next_chunk_is_parsed_on_a_worker_while_a_block_is_evalu
 
 
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_blocks_are_made_and_checked_on_a_worker_and_a_late_duplicate_comes_at_its_turn(
+    tmp_path, tiny_blocks, order, monkeypatch
+):
+    # issue 23: hashing and the duplicate check run ahead on a worker thread; a duplicate found there
+    # is raised when the caller asks for its block, after every block before it, naming its line
+    _, r = _write(tmp_path, 5, order)
+    lines = r.read_text().splitlines(keepends=True)
+    q, _, d = lines[-2].split()[:3]
+    lines.insert(len(lines) - 1, f"{q} Q0 {d} 1 0.5 dup\n")  # a duplicate of the line before it
+    r.write_text("".join(lines))
+    threads = set()
+
+    def checked(*args, **kwargs):
+        threads.add(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    real = stream.checked
+    monkeypatch.setattr(stream, "checked", checked)
+    given = []
+    with stream.open_run(str(r), 1) as blocks, pytest.raises(InputError) as error:
+        for block in blocks:
+            given.append(block)
+    assert str(error.value).startswith(f"{r}:{len(lines) - 1}: ") and "duplicate docno" in str(error.value)
+    if order == "grouped":  # a scattered run's partitions come in any order
+        assert len(given) > 1 and stream.DISCARD not in given
+    assert threads and threading.current_thread().name not in threads
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
 def test_a_streamed_run_stopped_early_leaves_no_reader_behind(tmp_path, tiny_blocks, order):
     _, r = _write(tmp_path, 3, order)
     with stream.open_run(str(r), 1) as blocks:

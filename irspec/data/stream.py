@@ -431,7 +431,6 @@ class RunBlocks:
             self._own(directory)
         self._lines = 0
         self._queries = 0  # evaluated: counted when the consumer asks for the next block
-        self._pending = 0  # in the block being evaluated
         self._progress = Progress("streaming")
 
     @property
@@ -459,23 +458,25 @@ class RunBlocks:
         self.directory = directory
 
     def __iter__(self) -> Iterator[Run | Discard]:
+        # Each block is made and checked (its keys hashed, duplicates sought: half the work besides the
+        # evaluation) on a worker thread while the caller evaluates the block before it (issue 23).
         try:
-            yield from self._counted(self._grouped())
+            yield from self._counted(_ahead(self._grouped()))
             return
         except _Scattered:
             pass
         yield DISCARD
         self._lines = self._queries = 0
-        yield from self._counted(self._partitioned())
+        yield from self._counted(_ahead(self._partitioned()))
 
-    def _counted(self, blocks: Iterator[Run]) -> Iterator[Run]:
-        for block in blocks:
+    def _counted(self, blocks: Iterator[tuple[Run, int]]) -> Iterator[Run]:
+        for block, queries in blocks:
             yield block
-            self._queries += self._pending
+            self._queries += queries
 
     # -- grouped -----------------------------------------------------------------------------------
 
-    def _grouped(self) -> Iterator[Run]:
+    def _grouped(self) -> Iterator[tuple[Run, int]]:
         done: set[str] = set()  # queries whose lines have ended
         carry: list[pl.DataFrame] = []  # lines of the last query read, which may go on
         carry_id: str | None = None
@@ -503,7 +504,7 @@ class RunBlocks:
 
     # -- scattered ---------------------------------------------------------------------------------
 
-    def _partitioned(self) -> Iterator[Run]:
+    def _partitioned(self) -> Iterator[tuple[Run, int]]:
         what = "the run's lines"
         if self._remover is None:
             self._own(_make_directory(what))
@@ -543,18 +544,17 @@ class RunBlocks:
 
     # -- both --------------------------------------------------------------------------------------
 
-    def _block(self, frame: pl.DataFrame, queries: int) -> Run:
-        """A block of whole queries, checked (finite scores, no duplicate), as a Run."""
+    def _block(self, frame: pl.DataFrame, queries: int) -> tuple[Run, int]:
+        """A block of ``queries`` whole queries, checked (finite scores, no duplicate), as a Run."""
         frame, keys = checked(frame, RUN, self.source)
-        self._pending = queries
-        return Run(frame, self.name, self.source, keys, self._runid)
+        return Run(frame, self.name, self.source, keys, self._runid), queries
 
     def _frames(self, size: int) -> Iterator[pl.DataFrame]:
         """The rows (query, docno, score, line) of each chunk of about ``size`` bytes, line numbers
         counted from the file's start; chunks without data lines are skipped. The run's name follows
         the last data line."""
-        # Each chunk is read and parsed on a worker thread while the caller checks, ranks and evaluates
-        # the one before (polars' parsing releases the GIL): both cores busy, one chunk more in memory.
+        # Each chunk is read and parsed on a worker thread of its own (polars' parsing releases the
+        # GIL), ahead of the thread that makes and checks the blocks (__iter__): one chunk more in memory.
         for frame, runid, read in _ahead(self._parsed(size)):
             self._lines = read
             where = os.path.basename(self.source)
