@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from randomdata import random_case
 
@@ -550,3 +551,27 @@ def test_a_bad_plan_memory_is_a_problem_with_its_line(tmp_path):
         f"{plan}:5: options.memory: memory '2 lots': unknown unit 'lots' at position 3; "
         "expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"
     ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_blocks_index_made_from_the_whole_ones_is_the_index_of_its_judgments(seed):
+    # sub_index takes the whole index's keys and codes instead of hashing and joining the rows again:
+    # every array is the one indexing those judgments afresh gives; its filter is the whole one's, which
+    # rules out no judged row of the block
+    from irspec.data import Qrels, read_qrels
+    from irspec.evaluation.index import QrelsIndex, sub_index
+
+    qrels, _ = random_case(seed)
+    whole = QrelsIndex(read_qrels(qrels))
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        chosen = [q for q in whole.query_ids if rng.random() < 0.5] or whole.query_ids[:1]
+        made = sub_index(whole, list(reversed(chosen)))
+        fresh = QrelsIndex(Qrels(whole.qrels.frame.filter(pl.col("query").is_in(chosen)), "x"))
+        assert made.query_ids == fresh.query_ids == sorted(chosen)
+        assert made.position == fresh.position and made.keys_unique == fresh.keys_unique
+        assert made.frame.equals(fresh.frame) and made.query_codes.equals(fresh.query_codes)
+        for name in ("row_query", "row_label", "key_order", "sorted_keys", "labels", "query_of", "offsets"):
+            assert np.array_equal(getattr(made, name), getattr(fresh, name)), name
+        assert (made.key_filter | ~fresh.key_filter).all()  # a superset of the block's own filter
+        assert made.counts(1)[0].tolist() == fresh.counts(1)[0].tolist()
