@@ -553,6 +553,30 @@ def test_a_bad_plan_memory_is_a_problem_with_its_line(tmp_path):
     ]
 
 
+def test_a_scattered_runs_blocks_hold_a_query_each_and_its_first_problem_is_the_files(tmp_path, tiny_blocks):
+    # a partition's rows are grouped by query once checked (one block a query for the evaluation); the
+    # checks see them in the order read, so of many bad scores the first in the file is the one named
+    q, r = _write(tmp_path, 7, "scattered")
+    # blocks of half the file: a few partitions, of several queries each
+    with stream.open_run(str(r), 1, block_bytes=r.stat().st_size // 2) as blocks:
+        runs = [b for b in blocks if b is not stream.DISCARD]
+    assert blocks.partitions and any(run.frame.get_column("query").n_unique() > 1 for run in runs)
+    for run in runs:
+        ids, _ = run.query_blocks
+        assert len(ids) == ids.n_unique()  # one block a query
+    lines = r.read_text().splitlines(keepends=True)
+    rng = np.random.default_rng(7)
+    for i in sorted(rng.choice(len(lines), 8, replace=False)):
+        qid, it, d, rank = lines[i].split()[:4]
+        lines[i] = f"{qid} {it} {d} {rank} inf bad\n"
+    r.write_text("".join(lines))
+    with pytest.raises(InputError) as whole:
+        irspec.evaluate(str(q), str(r), "P@5")
+    with pytest.raises(InputError) as streamed:
+        irspec.evaluate(str(q), str(r), "P@5", memory=1)
+    assert str(streamed.value) == str(whole.value) and "infinite score" in str(streamed.value)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_blocks_index_made_from_the_whole_ones_is_the_index_of_its_judgments(seed):
     # sub_index takes the whole index's keys and codes instead of hashing and joining the rows again:

@@ -516,7 +516,7 @@ class RunBlocks:
         problems: list[InputError] = []
         for frame in spread:
             try:
-                block = self._block(frame, frame.get_column("query").n_unique())
+                block = self._block(frame, frame.get_column("query").n_unique(), grouped=False)
             except InputError as e:  # the earliest line of every partition's first problem is reported
                 problems.append(e)
                 continue
@@ -544,9 +544,20 @@ class RunBlocks:
 
     # -- both --------------------------------------------------------------------------------------
 
-    def _block(self, frame: pl.DataFrame, queries: int) -> tuple[Run, int]:
-        """A block of ``queries`` whole queries, checked (finite scores, no duplicate), as a Run."""
+    def _block(self, frame: pl.DataFrame, queries: int, grouped: bool = True) -> tuple[Run, int]:
+        """A block of ``queries`` whole queries, checked (finite scores, no duplicate), as a Run. Rows
+        not ``grouped`` by query (a partition's) are grouped once checked (each query's rows in the
+        order read, so that a problem is the one found in that order): the evaluation ranks a query's
+        rows as one block (a sort per query) and takes the run's query ids a block at a time, where
+        scattered rows would be a block each (a sort of every row, and a set of every row's id)."""
         frame, keys = checked(frame, RUN, self.source)
+        if not grouped:
+            # by the ids' hashes: equal ids together, a tenth of a sort of the strings; two ids of one
+            # hash (next to never) would only make more blocks, each evaluated exactly all the same
+            frame = frame.with_row_index("_row").sort(pl.col("query").hash(), maintain_order=True)
+            if keys is not None:
+                keys = keys[frame.get_column("_row").to_numpy()]
+            frame = frame.drop("_row")
         return Run(frame, self.name, self.source, keys, self._runid), queries
 
     def _frames(self, size: int) -> Iterator[pl.DataFrame]:
