@@ -558,7 +558,9 @@ class RunBlocks:
             if keys is not None:
                 keys = keys[frame.get_column("_row").to_numpy()]
             frame = frame.drop("_row")
-        return Run(frame, self.name, self.source, keys, self._runid), queries
+        run = Run(frame, self.name, self.source, keys, self._runid)
+        run.query_blocks  # noqa: B018  (found here, on the worker thread, rather than by the evaluation)
+        return run, queries
 
     def _frames(self, size: int) -> Iterator[pl.DataFrame]:
         """The rows (query, docno, score, line) of each chunk of about ``size`` bytes, line numbers
