@@ -303,10 +303,12 @@ def _judged_ranks(
         # tied: the next place holds the same score
         flat, nxt = srt.ravel(), np.minimum(place + 1, width - 1)
         tied = np.flatnonzero((place + 1 < width) & (flat[jrow * width + nxt] == value))
+        group = None
     else:
-        place, tied = found
+        place, tied, group = found
     if len(tied):
-        group = unsorted(jrow[tied]) == value[tied, None]  # each tied judged document's tie group, by column
+        if group is None:  # each tied judged document's tie group, by column
+            group = unsorted(jrow[tied]) == value[tied, None]
         if int(group.sum()) > _TIED_JUDGED:
             return None
         which, col = np.nonzero(group)
@@ -338,13 +340,14 @@ def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.nd
 
 def _coarse_places(
     neg: np.ndarray, jrow: np.ndarray, value: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """:func:`_judged_ranks`' places for float64 scores, from their float32 roundings, sorted at a third
     of the cost: rounding keeps order (a < b gives f32(a) <= f32(b)), so the entries whose rounding is
     below a judged document's are all below it. A judged document alone in its rounding's bucket is
     placed by them; one sharing it (nearly always an exact tie) is counted exactly in its row as given.
-    Returns ``(places, tied)``, the judged documents whose score another entry of the row shares; or
-    ``None`` when too many share buckets for the exact counts to be cheap."""
+    Returns ``(places, tied, group)``: the judged documents whose score another entry of the row shares,
+    and for each of them the mask of its row's entries of that score; or ``None`` when too many share
+    buckets for the exact counts to be cheap."""
     width = neg.shape[1]
     coarse = neg.astype(np.float32)
     coarse.sort(axis=1)
@@ -355,11 +358,12 @@ def _coarse_places(
     if len(shared) * width > _TIED_JUDGED:
         return None
     if not len(shared):
-        return place, shared
+        return place, shared, np.zeros((0, width), dtype=bool)
     rows = neg[jrow[shared]]
     place[shared] = (rows < value[shared, None]).sum(axis=1)
-    tied = shared[(rows == value[shared, None]).sum(axis=1) > 1]
-    return place, tied
+    same = rows == value[shared, None]
+    is_tied = same.sum(axis=1) > 1
+    return place, shared[is_tied], same[is_tied]
 
 
 def _topk_order(
