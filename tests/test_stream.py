@@ -357,6 +357,31 @@ def test_open_runs_reads_the_next_small_run_ahead_and_gives_what_open_run_gives(
         )
 
 
+def test_open_runs_reads_two_ahead_and_makes_a_made_run_at_its_turn(tmp_path):
+    # READ_AHEAD small files are read on two workers; a made run (a plan's fused one) is made when the
+    # caller asks for it, and the files after it are read ahead from there, all in the order given
+    files = [str(_write(tmp_path, seed, "grouped")[1]) for seed in (1, 2, 3, 4)]
+    made: list[int] = []
+
+    def fused():
+        made.append(len(made))
+        return irspec.read_run(files[0])
+
+    paths = [files[0], files[1], fused, files[2], files[3]]
+    runs = stream.open_runs(paths)
+    got = [next(runs)]
+    assert stream.READ_AHEAD == 2 and len(_reading_threads()) == 1  # the made run stops the reading ahead
+    got.append(next(runs))
+    assert made == []
+    got.append(next(runs))
+    assert made == [0] and len(_reading_threads()) == 2  # the two files after it, on two workers
+    got += list(runs)
+    assert not _reading_threads()
+    expected = [files[0], files[1], files[0], files[2], files[3]]
+    for path, run in zip(expected, got, strict=True):
+        assert run.frame.equals(stream.open_run(path).frame)
+
+
 def test_open_runs_raises_a_bad_runs_error_at_its_turn(tmp_path):
     good = str(_write(tmp_path, 1, "grouped")[1])
     bad = tmp_path / "bad.txt"

@@ -251,31 +251,43 @@ def open_run(
 
 def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
     """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
-    before it asks for the next: while it does, the next run is read on a worker thread when it is a
-    small file (at most :data:`BLOCK_CAP` of text, and twice its working set within the budget's room).
+    before it asks for the next: while it does, the next :data:`READ_AHEAD` runs are read on worker
+    threads when they are small files (at most :data:`BLOCK_CAP` of text each, and twice their working
+    sets within the budget's room).
 
     Reading is mostly polars' parsing, which releases the GIL, and evaluating a small run is mostly the
     caller's Python and numpy: overlapped, they keep two cores busy over a directory of runs (issue 23).
-    A file read ahead costs its run's memory one evaluation early, hence the size limit; a larger run, a
-    stream, standard input and anything not a path are opened at their turn, as :func:`open_run` does.
-    A run that fails to read raises its error when it is asked for, after the runs before it, as if
-    read then. A callable in ``paths`` is a run made rather than read (a plan's fused run): it is
-    called at its turn, so that only one such run is held at a time."""
+    A file read ahead costs its run's memory an evaluation or two early, hence the size limit; a larger
+    run, a stream, standard input and anything not a path are opened at their turn, as
+    :func:`open_run` does (and the runs after one are read ahead once it is reached). A run that fails
+    to read raises its error when it is asked for, after the runs before it, as if read then. A
+    callable in ``paths`` is a run made rather than read (a plan's fused run): it is called at its turn,
+    so that only one such run is held at a time."""
     budget = default_memory() if memory is None else parse_memory(memory)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read") as pool:
-        ahead: concurrent.futures.Future[Run | RunBlocks] | None = None
+    with concurrent.futures.ThreadPoolExecutor(
+        max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
+    ) as pool:
+        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks]] = {}
         try:
             for i, path in enumerate(paths):
-                loaded = open_run(_made(path), memory) if ahead is None else ahead.result()
-                ahead = None
-                following = paths[i + 1] if i + 1 < len(paths) else None
-                if following is not None and _read_ahead(following, _room(budget)):
-                    ahead = pool.submit(open_run, following, memory)
+                reading = ahead.pop(i, None)
+                loaded = open_run(_made(path), memory) if reading is None else reading.result()
+                room = _room(budget) // READ_AHEAD
+                for j in range(i + 1, min(i + 1 + READ_AHEAD, len(paths))):
+                    if j not in ahead:
+                        if not _read_ahead(paths[j], room):
+                            break  # opened at its turn; the runs after it are read ahead from there
+                        ahead[j] = pool.submit(open_run, paths[j], memory)
                 yield loaded
-                del loaded  # not held while the next one is read
+                del loaded  # not held while the next ones are read
         finally:
-            if ahead is not None:  # the caller stopped early (an error): the run read ahead is dropped
-                ahead.cancel()
+            for reading in ahead.values():  # the caller stopped early (an error): what was read is dropped
+                reading.cancel()
+
+
+READ_AHEAD = 2
+"""How many small runs :func:`open_runs` reads ahead of the one being evaluated: two readers keep the
+second core busy where one run's reading takes longer than the run before it takes to evaluate."""
 
 
 def _made(src: Any) -> Any:
