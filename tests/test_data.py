@@ -677,3 +677,37 @@ def test_a_qrels_duplicate_hints_at_qrels_with_subtopics(tmp_path):
     with pytest.raises(InputError) as e:
         read_run(str(r))
     assert "subtopics" not in str(e.value)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 1000, 70_000])
+@pytest.mark.parametrize("seed", range(4))
+def test_all_distinct_finds_every_planted_duplicate(n: int, seed: int) -> None:
+    # the reference is np.unique; a duplicate planted at every kind of place: first, last, adjacent,
+    # the same key several times (its slot's winner or not)
+    from irspec.data import all_distinct
+
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+    assert all_distinct(keys) == (len(np.unique(keys)) == n)
+    for _ in range(6 if n >= 2 else 0):
+        dup = keys.copy()
+        i, j = rng.choice(n, 2, replace=False)
+        dup[j] = dup[i]
+        if n > 3 and rng.random() < 0.5:
+            dup[rng.choice(n, 3, replace=False)] = dup[i]  # three or four of one key
+        assert len(np.unique(dup)) < n and not all_distinct(dup)
+
+
+def test_keys_differing_only_where_the_table_does_not_look_are_checked_by_the_rows() -> None:
+    # equal top bits (one slot) and equal low 32 bits: all_distinct may not prove them distinct, and the
+    # duplicate check then compares the rows themselves, which are distinct: no error
+    from irspec.data import _check_duplicates, all_distinct
+
+    keys = (np.arange(5000, dtype=np.uint64) << np.uint64(32)) | np.uint64(7)
+    assert not all_distinct(keys)
+    frame = pl.DataFrame(
+        {"query": ["q"] * 5000, "docno": [f"d{i}" for i in range(5000)], "line": range(1, 5001)}
+    )
+    _check_duplicates(frame, keys, "run", "line")
+    spread = np.arange(5000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    assert all_distinct(spread) and not all_distinct(np.concatenate([spread, spread[:1]]))

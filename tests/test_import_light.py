@@ -166,6 +166,26 @@ def test_the_default_table_loads_its_own_renderer_only():
     assert sorted((_RENDERERS | _COMPARING) & loaded) == []
 
 
+def test_a_small_run_with_ties_is_evaluated_without_numpy_ma(tmp_path):
+    # polars imports numpy.ma (10-15 ms) for the first numpy array made a Series: the qrels index, a
+    # run's judged rows and its tied rows reach polars as lists (issue 23's start-up)
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d9 2\nq2 0 d3 1\n")
+    lines = [
+        "q1 Q0 d1 1 2.5 r",
+        "q1 Q0 d9 2 2.5 r",
+        "q1 Q0 d4 3 1.0 r",
+        "q2 Q0 d3 1 0.5 r",
+        "q2 Q0 d5 2 0.5 r",
+    ]
+    run.write_text("\n".join(lines) + "\n")
+    for fmt in ("", ", '--format', 'trec'"):
+        code = _EVAL.replace("specs/demo/qrels.txt", str(qrels)).replace("specs/demo/runs/bm25.run", str(run))
+        loaded = _modules_after(code.format(fmt))
+        assert "irspec.evaluation.ranking" in loaded  # it did evaluate
+        assert "numpy.ma" not in loaded
+
+
 def test_the_report_package_loads_a_renderer_when_its_name_is_used():
     assert sorted(m for m in _modules_after("import irspec.report") if m.startswith("irspec.report.")) == []
     loaded = _modules_after("from irspec.report import to_trec")

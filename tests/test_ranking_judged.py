@@ -36,6 +36,20 @@ def test_scores_one_float32_apart_are_placed_exactly(seed: int, monkeypatch) -> 
     same(placed, irspec.evaluate(qrels, run, METRICS))
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("near_ties", [False, True])
+def test_the_exact_search_after_the_matrix_is_sorted_in_place(
+    seed: int, near_ties: bool, monkeypatch
+) -> None:
+    # The float32 pass declined (as when many judged documents share a rounding): the caller's matrix is
+    # sorted in place, so the tie groups must come from the rows as given (rows_of), not from the matrix.
+    qrels, run = random_case(seed, near_ties=near_ties)
+    monkeypatch.setattr(irspec.evaluation.ranking, "_coarse_places", lambda *args: None)
+    exact = irspec.evaluate(qrels, run, METRICS)
+    monkeypatch.setattr(irspec.evaluation.ranking, "_TIED_JUDGED", 0)  # every row put in order
+    same(exact, irspec.evaluate(qrels, run, METRICS))
+
+
 def test_ties_with_unjudged_documents_by_docno_text() -> None:
     # not in order (0.1 before 0.5); the 0.5 tie ranks d9 > d30 > d3 > d100 by text, descending
     run = {"q": {"low": 0.1, "d3": 0.5, "d100": 0.5, "d9": 0.5, "d30": 0.5, "top": 0.9}}

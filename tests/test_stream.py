@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from randomdata import random_case
 
@@ -356,6 +357,31 @@ def test_open_runs_reads_the_next_small_run_ahead_and_gives_what_open_run_gives(
         )
 
 
+def test_open_runs_reads_two_ahead_and_makes_a_made_run_at_its_turn(tmp_path):
+    # READ_AHEAD small files are read on two workers; a made run (a plan's fused one) is made when the
+    # caller asks for it, and the files after it are read ahead from there, all in the order given
+    files = [str(_write(tmp_path, seed, "grouped")[1]) for seed in (1, 2, 3, 4)]
+    made: list[int] = []
+
+    def fused():
+        made.append(len(made))
+        return irspec.read_run(files[0])
+
+    paths = [files[0], files[1], fused, files[2], files[3]]
+    runs = stream.open_runs(paths)
+    got = [next(runs)]
+    assert stream.READ_AHEAD == 2 and len(_reading_threads()) == 1  # the made run stops the reading ahead
+    got.append(next(runs))
+    assert made == []
+    got.append(next(runs))
+    assert made == [0] and len(_reading_threads()) == 2  # the two files after it, on two workers
+    got += list(runs)
+    assert not _reading_threads()
+    expected = [files[0], files[1], files[0], files[2], files[3]]
+    for path, run in zip(expected, got, strict=True):
+        assert run.frame.equals(stream.open_run(path).frame)
+
+
 def test_open_runs_raises_a_bad_runs_error_at_its_turn(tmp_path):
     good = str(_write(tmp_path, 1, "grouped")[1])
     bad = tmp_path / "bad.txt"
@@ -384,6 +410,35 @@ def test_a_streamed_runs_next_chunk_is_parsed_on_a_worker_while_a_block_is_evalu
         assert isinstance(first, irspec.Run) and _reading_threads()
         assert stream.DISCARD not in list(found)
         assert not _reading_threads()
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_blocks_are_made_and_checked_on_a_worker_and_a_late_duplicate_comes_at_its_turn(
+    tmp_path, tiny_blocks, order, monkeypatch
+):
+    # issue 23: hashing and the duplicate check run ahead on a worker thread; a duplicate found there
+    # is raised when the caller asks for its block, after every block before it, naming its line
+    _, r = _write(tmp_path, 5, order)
+    lines = r.read_text().splitlines(keepends=True)
+    q, _, d = lines[-2].split()[:3]
+    lines.insert(len(lines) - 1, f"{q} Q0 {d} 1 0.5 dup\n")  # a duplicate of the line before it
+    r.write_text("".join(lines))
+    threads = set()
+
+    def checked(*args, **kwargs):
+        threads.add(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    real = stream.checked
+    monkeypatch.setattr(stream, "checked", checked)
+    given = []
+    with stream.open_run(str(r), 1) as blocks, pytest.raises(InputError) as error:
+        for block in blocks:
+            given.append(block)
+    assert str(error.value).startswith(f"{r}:{len(lines) - 1}: ") and "duplicate docno" in str(error.value)
+    if order == "grouped":  # a scattered run's partitions come in any order
+        assert len(given) > 1 and stream.DISCARD not in given
+    assert threads and threading.current_thread().name not in threads
 
 
 @pytest.mark.parametrize("order", ["grouped", "scattered"])
@@ -521,3 +576,51 @@ def test_a_bad_plan_memory_is_a_problem_with_its_line(tmp_path):
         f"{plan}:5: options.memory: memory '2 lots': unknown unit 'lots' at position 3; "
         "expected B, kB, MB, GB, TB, KiB, MiB, GiB or TiB"
     ]
+
+
+def test_a_scattered_runs_blocks_hold_a_query_each_and_its_first_problem_is_the_files(tmp_path, tiny_blocks):
+    # a partition's rows are grouped by query once checked (one block a query for the evaluation); the
+    # checks see them in the order read, so of many bad scores the first in the file is the one named
+    q, r = _write(tmp_path, 7, "scattered")
+    # blocks of half the file: a few partitions, of several queries each
+    with stream.open_run(str(r), 1, block_bytes=r.stat().st_size // 2) as blocks:
+        runs = [b for b in blocks if b is not stream.DISCARD]
+    assert blocks.partitions and any(run.frame.get_column("query").n_unique() > 1 for run in runs)
+    for run in runs:
+        ids, _ = run.query_blocks
+        assert len(ids) == ids.n_unique()  # one block a query
+    lines = r.read_text().splitlines(keepends=True)
+    rng = np.random.default_rng(7)
+    for i in sorted(rng.choice(len(lines), 8, replace=False)):
+        qid, it, d, rank = lines[i].split()[:4]
+        lines[i] = f"{qid} {it} {d} {rank} inf bad\n"
+    r.write_text("".join(lines))
+    with pytest.raises(InputError) as whole:
+        irspec.evaluate(str(q), str(r), "P@5")
+    with pytest.raises(InputError) as streamed:
+        irspec.evaluate(str(q), str(r), "P@5", memory=1)
+    assert str(streamed.value) == str(whole.value) and "infinite score" in str(streamed.value)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_blocks_index_made_from_the_whole_ones_is_the_index_of_its_judgments(seed):
+    # sub_index takes the whole index's keys and codes instead of hashing and joining the rows again:
+    # every array is the one indexing those judgments afresh gives; its filter is the whole one's, which
+    # rules out no judged row of the block
+    from irspec.data import Qrels, read_qrels
+    from irspec.evaluation.index import QrelsIndex, sub_index
+
+    qrels, _ = random_case(seed)
+    whole = QrelsIndex(read_qrels(qrels))
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        chosen = [q for q in whole.query_ids if rng.random() < 0.5] or whole.query_ids[:1]
+        made = sub_index(whole, list(reversed(chosen)))
+        fresh = QrelsIndex(Qrels(whole.qrels.frame.filter(pl.col("query").is_in(chosen)), "x"))
+        assert made.query_ids == fresh.query_ids == sorted(chosen)
+        assert made.position == fresh.position and made.keys_unique == fresh.keys_unique
+        assert made.frame.equals(fresh.frame) and made.query_codes.equals(fresh.query_codes)
+        for name in ("row_query", "row_label", "key_order", "sorted_keys", "labels", "query_of", "offsets"):
+            assert np.array_equal(getattr(made, name), getattr(fresh, name)), name
+        assert (made.key_filter | ~fresh.key_filter).all()  # a superset of the block's own filter
+        assert made.counts(1)[0].tolist() == fresh.counts(1)[0].tolist()

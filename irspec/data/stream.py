@@ -251,31 +251,43 @@ def open_run(
 
 def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
     """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
-    before it asks for the next: while it does, the next run is read on a worker thread when it is a
-    small file (at most :data:`BLOCK_CAP` of text, and twice its working set within the budget's room).
+    before it asks for the next: while it does, the next :data:`READ_AHEAD` runs are read on worker
+    threads when they are small files (at most :data:`BLOCK_CAP` of text each, and twice their working
+    sets within the budget's room).
 
     Reading is mostly polars' parsing, which releases the GIL, and evaluating a small run is mostly the
     caller's Python and numpy: overlapped, they keep two cores busy over a directory of runs (issue 23).
-    A file read ahead costs its run's memory one evaluation early, hence the size limit; a larger run, a
-    stream, standard input and anything not a path are opened at their turn, as :func:`open_run` does.
-    A run that fails to read raises its error when it is asked for, after the runs before it, as if
-    read then. A callable in ``paths`` is a run made rather than read (a plan's fused run): it is
-    called at its turn, so that only one such run is held at a time."""
+    A file read ahead costs its run's memory an evaluation or two early, hence the size limit; a larger
+    run, a stream, standard input and anything not a path are opened at their turn, as
+    :func:`open_run` does (and the runs after one are read ahead once it is reached). A run that fails
+    to read raises its error when it is asked for, after the runs before it, as if read then. A
+    callable in ``paths`` is a run made rather than read (a plan's fused run): it is called at its turn,
+    so that only one such run is held at a time."""
     budget = default_memory() if memory is None else parse_memory(memory)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read") as pool:
-        ahead: concurrent.futures.Future[Run | RunBlocks] | None = None
+    with concurrent.futures.ThreadPoolExecutor(
+        max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
+    ) as pool:
+        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks]] = {}
         try:
             for i, path in enumerate(paths):
-                loaded = open_run(_made(path), memory) if ahead is None else ahead.result()
-                ahead = None
-                following = paths[i + 1] if i + 1 < len(paths) else None
-                if following is not None and _read_ahead(following, _room(budget)):
-                    ahead = pool.submit(open_run, following, memory)
+                reading = ahead.pop(i, None)
+                loaded = open_run(_made(path), memory) if reading is None else reading.result()
+                room = _room(budget) // READ_AHEAD
+                for j in range(i + 1, min(i + 1 + READ_AHEAD, len(paths))):
+                    if j not in ahead:
+                        if not _read_ahead(paths[j], room):
+                            break  # opened at its turn; the runs after it are read ahead from there
+                        ahead[j] = pool.submit(open_run, paths[j], memory)
                 yield loaded
-                del loaded  # not held while the next one is read
+                del loaded  # not held while the next ones are read
         finally:
-            if ahead is not None:  # the caller stopped early (an error): the run read ahead is dropped
-                ahead.cancel()
+            for reading in ahead.values():  # the caller stopped early (an error): what was read is dropped
+                reading.cancel()
+
+
+READ_AHEAD = 2
+"""How many small runs :func:`open_runs` reads ahead of the one being evaluated: two readers keep the
+second core busy where one run's reading takes longer than the run before it takes to evaluate."""
 
 
 def _made(src: Any) -> Any:
@@ -431,7 +443,6 @@ class RunBlocks:
             self._own(directory)
         self._lines = 0
         self._queries = 0  # evaluated: counted when the consumer asks for the next block
-        self._pending = 0  # in the block being evaluated
         self._progress = Progress("streaming")
 
     @property
@@ -459,23 +470,25 @@ class RunBlocks:
         self.directory = directory
 
     def __iter__(self) -> Iterator[Run | Discard]:
+        # Each block is made and checked (its keys hashed, duplicates sought: half the work besides the
+        # evaluation) on a worker thread while the caller evaluates the block before it (issue 23).
         try:
-            yield from self._counted(self._grouped())
+            yield from self._counted(_ahead(self._grouped()))
             return
         except _Scattered:
             pass
         yield DISCARD
         self._lines = self._queries = 0
-        yield from self._counted(self._partitioned())
+        yield from self._counted(_ahead(self._partitioned()))
 
-    def _counted(self, blocks: Iterator[Run]) -> Iterator[Run]:
-        for block in blocks:
+    def _counted(self, blocks: Iterator[tuple[Run, int]]) -> Iterator[Run]:
+        for block, queries in blocks:
             yield block
-            self._queries += self._pending
+            self._queries += queries
 
     # -- grouped -----------------------------------------------------------------------------------
 
-    def _grouped(self) -> Iterator[Run]:
+    def _grouped(self) -> Iterator[tuple[Run, int]]:
         done: set[str] = set()  # queries whose lines have ended
         carry: list[pl.DataFrame] = []  # lines of the last query read, which may go on
         carry_id: str | None = None
@@ -503,7 +516,7 @@ class RunBlocks:
 
     # -- scattered ---------------------------------------------------------------------------------
 
-    def _partitioned(self) -> Iterator[Run]:
+    def _partitioned(self) -> Iterator[tuple[Run, int]]:
         what = "the run's lines"
         if self._remover is None:
             self._own(_make_directory(what))
@@ -515,7 +528,7 @@ class RunBlocks:
         problems: list[InputError] = []
         for frame in spread:
             try:
-                block = self._block(frame, frame.get_column("query").n_unique())
+                block = self._block(frame, frame.get_column("query").n_unique(), grouped=False)
             except InputError as e:  # the earliest line of every partition's first problem is reported
                 problems.append(e)
                 continue
@@ -543,18 +556,30 @@ class RunBlocks:
 
     # -- both --------------------------------------------------------------------------------------
 
-    def _block(self, frame: pl.DataFrame, queries: int) -> Run:
-        """A block of whole queries, checked (finite scores, no duplicate), as a Run."""
+    def _block(self, frame: pl.DataFrame, queries: int, grouped: bool = True) -> tuple[Run, int]:
+        """A block of ``queries`` whole queries, checked (finite scores, no duplicate), as a Run. Rows
+        not ``grouped`` by query (a partition's) are grouped once checked (each query's rows in the
+        order read, so that a problem is the one found in that order): the evaluation ranks a query's
+        rows as one block (a sort per query) and takes the run's query ids a block at a time, where
+        scattered rows would be a block each (a sort of every row, and a set of every row's id)."""
         frame, keys = checked(frame, RUN, self.source)
-        self._pending = queries
-        return Run(frame, self.name, self.source, keys, self._runid)
+        if not grouped:
+            # by the ids' hashes: equal ids together, a tenth of a sort of the strings; two ids of one
+            # hash (next to never) would only make more blocks, each evaluated exactly all the same
+            frame = frame.with_row_index("_row").sort(pl.col("query").hash(), maintain_order=True)
+            if keys is not None:
+                keys = keys[frame.get_column("_row").to_numpy()]
+            frame = frame.drop("_row")
+        run = Run(frame, self.name, self.source, keys, self._runid)
+        run.query_blocks  # noqa: B018  (found here, on the worker thread, rather than by the evaluation)
+        return run, queries
 
     def _frames(self, size: int) -> Iterator[pl.DataFrame]:
         """The rows (query, docno, score, line) of each chunk of about ``size`` bytes, line numbers
         counted from the file's start; chunks without data lines are skipped. The run's name follows
         the last data line."""
-        # Each chunk is read and parsed on a worker thread while the caller checks, ranks and evaluates
-        # the one before (polars' parsing releases the GIL): both cores busy, one chunk more in memory.
+        # Each chunk is read and parsed on a worker thread of its own (polars' parsing releases the
+        # GIL), ahead of the thread that makes and checks the blocks (__iter__): one chunk more in memory.
         for frame, runid, read in _ahead(self._parsed(size)):
             self._lines = read
             where = os.path.basename(self.source)

@@ -33,42 +33,54 @@ class QrelsIndex:
 
     def __init__(self, qrels: Any) -> None:
         frame = qrels.frame.select("query", "docno", "label")
-        self.qrels = qrels
-        self.frame = frame
-        self.query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
-        self.position = {q: i for i, q in enumerate(self.query_ids)}
-        # Typed, so that an empty qrels (a null-typed column otherwise) still joins with a run.
-        self.query_codes = pl.DataFrame(
-            {"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)},
-            schema={"query": pl.String, "qcode": pl.Int64},
-        )
+        query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
+        query_codes = _query_codes(query_ids)
         q = (
-            frame.join(self.query_codes, on="query", how="left", maintain_order="left")
+            frame.join(query_codes, on="query", how="left", maintain_order="left")
             .get_column("qcode")
             .to_numpy()
         )
-        labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
-        self.row_query = q
-        self.row_label = labels
         keys = pair_keys(frame)
         # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
         # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
-        self.keys_unique = all_distinct(keys)
-        # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
-        self.key_order = np.argsort(keys, kind="stable")
-        self.sorted_keys = keys[self.key_order]
+        self._build(qrels, frame, query_ids, query_codes, q, keys, all_distinct(keys))
         # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
         # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
         self.key_filter = np.zeros(1 << FILTER_BITS, dtype=bool)
         self.key_filter[keys >> np.uint64(64 - FILTER_BITS)] = True
+
+    def _build(
+        self,
+        qrels: Any,
+        frame: pl.DataFrame,
+        query_ids: list[str],
+        query_codes: pl.DataFrame,
+        q: np.ndarray,
+        keys: np.ndarray,
+        keys_unique: bool,
+    ) -> None:
+        """Everything but the key filter, from the rows' query codes ``q`` and :func:`pair_keys`."""
+        self.qrels = qrels
+        self.frame = frame
+        self.query_ids = query_ids
+        self.position = {qid: i for i, qid in enumerate(query_ids)}
+        self.query_codes = query_codes
+        labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
+        self.row_query = q
+        self.row_label = labels
+        self.keys_unique = keys_unique
+        # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
+        self.key_order = np.argsort(keys, kind="stable")
+        self.sorted_keys = keys[self.key_order]
         order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
         self.labels = labels[order]
         self.query_of = q[order]
-        counts = np.bincount(q, minlength=len(self.query_ids))
-        self.offsets = np.zeros(len(self.query_ids) + 1, np.int64)
+        counts = np.bincount(q, minlength=len(query_ids))
+        self.offsets = np.zeros(len(query_ids) + 1, np.int64)
         np.cumsum(counts, out=self.offsets[1:])
         self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._numbers: IntegerKeys | bool | None = False  # not built yet
+        self._rank_of_row: np.ndarray | None = None  # each row's place among the sorted keys, once asked
 
     def integer_keys(self) -> IntegerKeys | None:
         """The judgments whose docno is an integer's decimal text, keyed by number (built on first use,
@@ -155,7 +167,37 @@ def index_qrels(qrels: Any) -> QrelsIndex:
 
 
 def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
-    """The index of the judgments of ``query_ids`` only (each a query of ``index``)."""
+    """The index of the judgments of ``query_ids`` only (each a query of ``index``): what
+    ``QrelsIndex(Qrels(<those rows>))`` would be, made from ``index``'s keys and codes rather than by
+    hashing and joining the rows again (once per block of a streamed run). Its key filter is
+    ``index``'s: a filter of more keys still rules out only rows that are not judged."""
     codes = np.array(sorted(index.position[q] for q in query_ids), dtype=np.int64)
     rows = segment_rows(index.offsets[codes], index.offsets[codes + 1] - index.offsets[codes])
-    return QrelsIndex(Qrels(index.qrels.frame[rows], index.qrels.source))
+    qrels = Qrels(index.qrels.frame[rows], index.qrels.source)
+    if index._rank_of_row is None:
+        index._rank_of_row = np.empty(len(index.key_order), dtype=np.int64)
+        index._rank_of_row[index.key_order] = np.arange(len(index.key_order), dtype=np.int64)
+    keys = index.sorted_keys[index._rank_of_row[rows]]
+    query_ids = [index.query_ids[c] for c in codes.tolist()]  # sorted, as the codes are
+    # Distinct keys stay distinct in a subset; keys not proven distinct are tried again on their own.
+    sub = QrelsIndex.__new__(QrelsIndex)
+    sub._build(
+        qrels,
+        index.frame[rows],
+        query_ids,
+        _query_codes(query_ids),
+        np.searchsorted(codes, index.row_query[rows]),
+        keys,
+        index.keys_unique or all_distinct(keys),
+    )
+    sub.key_filter = index.key_filter
+    return sub
+
+
+def _query_codes(query_ids: list[str]) -> pl.DataFrame:
+    """Each query id with its code (its place in the sorted ids). Typed, so that an empty qrels (a
+    null-typed column otherwise) still joins with a run; a range, not a numpy array: polars imports
+    ``numpy.ma`` (10-15 ms) for the first numpy column it is given."""
+    return pl.DataFrame(
+        {"query": query_ids, "qcode": range(len(query_ids))}, schema={"query": pl.String, "qcode": pl.Int64}
+    )

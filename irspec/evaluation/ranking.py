@@ -287,24 +287,28 @@ def _judged_ranks(
     label = np.full(int(lengths.sum()), UNJUDGED, dtype=np.int64)
     if len(judged) == 0:
         return label
-    unsorted = rows_of if rows_of is not None else neg.__getitem__
+    # Rows of ``neg`` as given: gathered from ``neg`` while it is unsorted (a copy of whole rows), made
+    # again by ``rows_of`` (an element-wise gather, several times slower) only once it is sorted in place.
+    unsorted = neg.__getitem__
     found = None
     if not ranked and neg.dtype == np.float64:
-        found = _coarse_places(neg, jrow, value, unsorted)
+        found = _coarse_places(neg, jrow, value)
     if found is None:
         if rows_of is not None and not ranked:
             neg.sort(axis=1)  # the caller's own matrix, sorted in place: a copy fewer at the peak
-            srt = neg
+            srt, unsorted = neg, rows_of
         else:
             srt = neg if ranked else np.sort(neg, axis=1)
         place = _first_places(srt, jrow, value)
         # tied: the next place holds the same score
         flat, nxt = srt.ravel(), np.minimum(place + 1, width - 1)
         tied = np.flatnonzero((place + 1 < width) & (flat[jrow * width + nxt] == value))
+        group = None
     else:
-        place, tied = found
+        place, tied, group = found
     if len(tied):
-        group = unsorted(jrow[tied]) == value[tied, None]  # each tied judged document's tie group, by column
+        if group is None:  # each tied judged document's tie group, by column
+            group = unsorted(jrow[tied]) == value[tied, None]
         if int(group.sum()) > _TIED_JUDGED:
             return None
         which, col = np.nonzero(group)
@@ -335,14 +339,15 @@ def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.nd
 
 
 def _coarse_places(
-    neg: np.ndarray, jrow: np.ndarray, value: np.ndarray, unsorted: Any
-) -> tuple[np.ndarray, np.ndarray] | None:
+    neg: np.ndarray, jrow: np.ndarray, value: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """:func:`_judged_ranks`' places for float64 scores, from their float32 roundings, sorted at a third
     of the cost: rounding keeps order (a < b gives f32(a) <= f32(b)), so the entries whose rounding is
     below a judged document's are all below it. A judged document alone in its rounding's bucket is
     placed by them; one sharing it (nearly always an exact tie) is counted exactly in its row as given.
-    Returns ``(places, tied)``, the judged documents whose score another entry of the row shares; or
-    ``None`` when too many share buckets for the exact counts to be cheap."""
+    Returns ``(places, tied, group)``: the judged documents whose score another entry of the row shares,
+    and for each of them the mask of its row's entries of that score; or ``None`` when too many share
+    buckets for the exact counts to be cheap."""
     width = neg.shape[1]
     coarse = neg.astype(np.float32)
     coarse.sort(axis=1)
@@ -353,11 +358,12 @@ def _coarse_places(
     if len(shared) * width > _TIED_JUDGED:
         return None
     if not len(shared):
-        return place, shared
-    rows = unsorted(jrow[shared])
+        return place, shared, np.zeros((0, width), dtype=bool)
+    rows = neg[jrow[shared]]
     place[shared] = (rows < value[shared, None]).sum(axis=1)
-    tied = shared[(rows == value[shared, None]).sum(axis=1) > 1]
-    return place, tied
+    same = rows == value[shared, None]
+    is_tied = same.sum(axis=1) > 1
+    return place, shared[is_tied], same[is_tied]
 
 
 def _topk_order(
@@ -522,7 +528,8 @@ def _judged_rows(
         codes, lengths = blocks
         row_code = codes[np.searchsorted(np.cumsum(lengths), row, side="right")]
         if (row_code == index.row_query[qrow]).all() and (
-            frame.get_column("docno").gather(row) == index.frame.get_column("docno").gather(qrow)
+            frame.get_column("docno").gather(_series(row))
+            == index.frame.get_column("docno").gather(_series(qrow))
         ).all():
             return row, index.row_label[qrow]
     joined = frame.select("query", "docno").join(
@@ -622,6 +629,19 @@ def _tied_order(
     # A group starts where a tied row does not continue the tie before it.
     group = np.cumsum(~np.concatenate(([False], tie))[positions])
     rows = positions if order is None else order[positions]
-    sub = pl.DataFrame({"group": group, "docno": docnos.gather(rows), "row": rows})
+    sub = pl.DataFrame({"group": _series(group), "docno": docnos.gather(_series(rows)), "row": _series(rows)})
     sub = sub.sort(["group", "docno"], descending=[False, True])
     return positions, sub.get_column("row").to_numpy()
+
+
+_LIST_BELOW = 1 << 16
+"""Integer arrays shorter than this are made polars Series through a list (:func:`_series`)."""
+
+
+def _series(values: np.ndarray) -> pl.Series:
+    """An integer array as a polars Series: a short one through a Python list, since polars imports
+    ``numpy.ma`` (10-15 ms, a tenth of a small evaluation's own time) for the first numpy array it is
+    given, and a run's few tied rows are its only numpy array on the way to a result."""
+    if len(values) < _LIST_BELOW:
+        return pl.Series(values.tolist(), dtype=pl.Int64)
+    return pl.Series(values)
