@@ -493,7 +493,7 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
         if args.optimize is not None:
             from irspec.fusion.tuning import tune_fusion
 
-            spec = tune_fusion(args.runs, args.method, args.optimize, args.qrels)
+            spec = tune_fusion(args.runs, args.method, args.optimize, args.qrels, memory=args.memory)
             print(f"irspec: chose {spec.fusion}: {spec.note}", file=sys.stderr)
         fusion = fuse_to_file(
             args.runs,

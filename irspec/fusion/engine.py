@@ -62,7 +62,16 @@ from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
 
-__all__ = ["Trained", "fuse", "fuse_frames", "fuse_to_file", "fusion_of", "train", "trec_lines"]
+__all__ = [
+    "Trained",
+    "fuse",
+    "fuse_frames",
+    "fuse_to_file",
+    "fusion_of",
+    "train",
+    "training_runs",
+    "trec_lines",
+]
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,45 @@ def _read_runs(
     for run, label in zip(read, names, strict=True):
         _check_rows(run.frame.height, label)
     return read, names
+
+
+def training_runs(
+    runs: Sequence[Any] | Mapping[str, Any], fusion: Fusion, qrels: Qrels, memory: str | int | None = None
+) -> tuple[list[pl.DataFrame], list[str]]:
+    """Each run's rows of the queries ``qrels`` judge, and the runs' names (as :func:`fuse` names them):
+    what training and parameter search read. A run file larger than the memory budget (``memory``, as
+    :func:`irspec.data.stream.open_run` takes it) is read a block at a time, keeping only those rows, so
+    training needs memory for the training queries' rows, not for the runs."""
+    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
+    _check(fusion, len(items), labels, None)  # before anything is read
+    judged = qrels.frame.get_column("query").unique().to_list()
+    frames, names = [], []
+    for label, src in items:
+        opened = open_run(src, memory)
+        name = label or (stem_name(os.fspath(src)) if isinstance(opened, RunBlocks) else opened.name)
+        if isinstance(opened, Run):
+            blocks: Iterable[Any] = [opened]
+        else:
+            blocks = opened
+        kept: list[pl.DataFrame] = []
+        rows = 0
+        try:
+            for block in blocks:
+                if block is DISCARD:  # the run is not grouped: its rows come again, whole
+                    kept, rows = [], 0
+                    continue
+                rows += block.frame.height
+                kept.append(block.frame.filter(pl.col("query").is_in(judged)))
+        finally:
+            if isinstance(opened, RunBlocks):
+                opened.close()
+        _check_rows(rows, name)
+        frames.append(pl.concat(kept))
+        names.append(name)
+    if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
+        names = [f"{n} (#{i + 1})" for i, n in enumerate(names)]
+    return frames, names
 
 
 def fuse(
@@ -520,7 +568,8 @@ def fuse_to_file(
     """``irspec fuse``: the runs at ``paths`` fused into ``output`` (TREC text, or Parquet when its name
     ends in ``.parquet``; standard output when None), in bounded memory (see the module's docstring).
     Written atomically: nothing is left at ``output`` on error. A method that learns is trained on
-    ``qrels`` first (the runs then read whole). Returns the spec with what it learned."""
+    ``qrels`` first, from the rows of the queries they judge (:func:`training_runs`, in bounded
+    memory too). Returns the spec with what it learned."""
     fusion = fusion_of(spec)
     _check_unused_qrels(spec, fusion, qrels)
     names = [stem_name(p) for p in paths]
@@ -530,10 +579,9 @@ def fuse_to_file(
         if fusion.definition.learns:
             if qrels is None:
                 train([], fusion, None, names)  # raises: the error says what is missing
-            whole = [read_run(p) for p in paths]
-            for run, label in zip(whole, names, strict=True):
-                _check_rows(run.frame.height, label)
-            trained = train([r.frame for r in whole], fusion, qrels, names)
+            judgments = read_qrels(qrels)
+            frames, _ = training_runs(paths, fusion, judgments, memory)
+            trained = train(frames, fusion, judgments, names)
         else:
             trained = Trained(fusion)
     state = trained.state
