@@ -44,13 +44,17 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    from irspec.spec.catalog import catalog_text, metric_records
+    from irspec.spec.catalog import catalog_text, fusion_records, fusion_text, metric_records
 
     registry = get_registry()
-    if args.json:
-        print(json.dumps(metric_records(registry), indent=2, sort_keys=True))
+    if args.fusion:  # the fusion methods (irspec fuse --method), listed as the metrics are
+        records, text = fusion_records, fusion_text
     else:
-        sys.stdout.write(catalog_text(registry))
+        records, text = metric_records, catalog_text
+    if args.json:
+        print(json.dumps(records(registry), indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(text(registry))
     return 0
 
 
@@ -489,7 +493,7 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
         if args.optimize is not None:
             from irspec.fusion.tuning import tune_fusion
 
-            spec = tune_fusion(args.runs, args.method, args.optimize, args.qrels)
+            spec = tune_fusion(args.runs, args.method, args.optimize, args.qrels, memory=args.memory)
             print(f"irspec: chose {spec.fusion}: {spec.note}", file=sys.stderr)
         fusion = fuse_to_file(
             args.runs,
@@ -537,8 +541,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the bound specs as JSON")
     p.set_defaults(func=_cmd_parse)
 
-    p = sub.add_parser("metrics", help="list every registered metric")
+    p = sub.add_parser("metrics", help="list every registered metric (--fusion: every fusion method)")
     p.add_argument("--json", action="store_true", help="print as JSON")
+    p.add_argument(
+        "--fusion", action="store_true", help="list the fusion methods (irspec fuse --method) instead"
+    )
     p.set_defaults(func=_cmd_metrics)
 
     p = sub.add_parser("plugins", help="list installed plugins and what they register (JSON)")

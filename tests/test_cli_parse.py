@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -168,3 +169,64 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as info:
         main(["no-such-command"])
     assert info.value.code == 2
+
+
+def test_metrics_fusion_lists_every_fusion_method_with_its_parameters(capsys):
+    assert main(["metrics", "--fusion"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    fusions = irspec.get_registry().fusions
+    heads = [line for line in lines if re.match(r"\w+\(", line)]
+    assert [h.split("(")[0] for h in heads] == sorted(fusions, key=str.lower)
+    (rrf,) = [n for n, line in enumerate(lines) if line.startswith("RRF(")]
+    assert lines[rrf] == "RRF(k=60)  [irspec.builtin.fusion]"
+    assert lines[rrf + 2] == "    aliases: reciprocal_rank_fusion"
+    assert "Cormack" in lines[rrf + 3]
+    # a method that learns says so; a required parameter has no default; norm is said once, at the end
+    assert (
+        "ProbFuse(segments)  [irspec.builtin.fusion_learning]  (learns: give it training qrels, --qrels)"
+        in lines
+    )
+    assert "WSum(weights)  [irspec.builtin.fusion]" in lines
+    assert not any("norm=" in h for h in heads)
+    assert any(line.startswith("Every method also takes norm=min-max") for line in lines)
+    assert max(len(line) for line in lines if line.startswith("    Σ")) <= 104  # docs are wrapped
+
+
+def test_metrics_fusion_json(capsys):
+    assert main(["metrics", "--fusion", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert set(rows) == set(irspec.get_registry().fusions)
+    rrf = rows["RRF"]
+    assert rrf["plugin"] == "irspec.builtin.fusion" and not rrf["learns"] and not rrf["weighted"]
+    params = {p["name"]: p for p in rrf["params"]}
+    assert params["k"]["default"] == 60 and params["norm"]["default"] == "min-max"
+    assert "zmuv" in params["norm"]["allowed"]
+    assert rrf["grid"]["k"] == list(range(10, 101, 10))  # ranx's optimize_fusion grid
+    assert "w_bordafuse" in rows["BordaFuse"]["aliases"]
+    assert (
+        rows["ProbFuse"]["learns"]
+        and {"name": "segments"}.items()
+        <= {k: v for k, v in rows["ProbFuse"]["params"][1].items() if k == "name"}.items()
+    )
+    assert rows["WSum"]["weighted"] and rows["WSum"]["params"][1]["required"]
+
+
+def test_metrics_fusion_lists_a_plugins_method(irspec_plugin, capsys):
+    from irspec.plugin_api import FusionDef, hookimpl
+
+    class Plugin:
+        @hookimpl
+        def irspec_register_fusion(self, register):
+            register(
+                FusionDef(
+                    "Dowdall",
+                    "the sum of the reciprocal ranks",
+                    lambda t, f: t.hits * 1.0,
+                    doc="Σ 1/r (2002)",
+                )
+            )
+
+    irspec_plugin(Plugin(), name="dowdall")
+    assert main(["metrics", "--fusion"]) == 0
+    out = capsys.readouterr().out
+    assert "Dowdall()  [dowdall]\n    the sum of the reciprocal ranks\n    Σ 1/r (2002)\n" in out

@@ -490,3 +490,148 @@ def test_the_runs_count_weights_and_depth_are_checked_before_anything_is_read(tm
         irspec.fuse([missing, missing], "rrf", depth=0)
     with pytest.raises(irspec.EvaluationError, match="two runs or more, got 1"):
         fuse_to_file([missing], "rrf", None)
+
+
+# --- the ways of gathering and ranking the candidates ------------------------------------------------
+# Candidates are found by docno codes when docnos repeat across queries (FEW rows per distinct docno or
+# more; their keys marked in a table, or sorted when the table would be large: TABLE) and by a sort of
+# the rows otherwise; the fused run is ranked a query at a time when queries are long (LONG), by one
+# lexsort otherwise. Whichever way, the fused run is the same, bit for bit; the thresholds are set here
+# so that each way runs on the same small runs.
+WAYS = {
+    "codes, table, per query": {"FEW": 0, "TABLE": 10**9, "LONG": 0},
+    "codes, sorted keys, lexsort": {"FEW": 0, "TABLE": 0, "LONG": 10**9},
+    "sort, per query": {"FEW": 10**9, "LONG": 0},
+    "sort, lexsort": {"FEW": 10**9, "LONG": 10**9},
+}
+# docnos that sort differently as text and as numbers, a prefix of another, upper case, non-ASCII
+POOL = ["d1", "d10", "d2", "d9", "D", "a", "é", "ü1", "10", "9", "d01", "z"]
+
+
+def adversarial_runs(seed: int) -> list[dict[str, dict[str, float]]]:
+    """Three runs: depths from 1 to the whole pool, queries a run lacks, tied or negative scores."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    runs = []
+    for _ in range(3):
+        run = {}
+        for q in ["q1", "q2", "q10", "Q", "é"]:
+            if rng.random() < 0.25:
+                continue
+            docs = rng.choice(POOL, int(rng.integers(1, len(POOL) + 1)), replace=False).tolist()
+            tied = rng.random() < 0.5
+            values = rng.integers(-2, 3, len(docs)) if tied else rng.normal(size=len(docs))
+            run[q] = {d: float(s) for d, s in zip(docs, values, strict=True)}
+        runs.append(run or {"q1": {"d1": 1.0}})
+    return runs
+
+
+def every_method() -> list[str]:
+    """A spec of every registered method, with the parameters it requires."""
+    required = {
+        "weights": "weights=[0.3, 0.5, 0.2]",
+        "segments": "segments=3",
+        "w": "w=1",
+        "phi": "phi=0.8",
+        "gamma": "gamma=0.7",
+    }
+    specs = []
+    for name, method in sorted(irspec.get_registry().fusions.items()):
+        given = [required[p.name] for p in method.params if p.required or p.name == "weights"]
+        specs.append(f"{name}({', '.join(given)})" if given else name)
+    return specs
+
+
+def fused_rows(runs: list, spec: str, **kw) -> list[tuple[str, str, str]]:
+    """The fused rows, scores as their exact text (so -0.0 and 0.0 differ)."""
+    frame = irspec.fuse(runs, spec, **kw).frame
+    return [(q, d, repr(s)) for q, d, s in frame.select("query", "docno", "score").rows()]
+
+
+@pytest.mark.parametrize("norm", ["min-max", "borda", "min-max-inverted"])
+def test_every_way_of_gathering_candidates_fuses_alike(monkeypatch, norm: str):
+    # every method; borda gives every run every candidate, min-max-inverted reverses the runs' ranks
+    from irspec.fusion import engine
+
+    qrels = {"q1": {"d1": 1, "d10": 2, "é": 0}, "Q": {"a": 1, "z": -1}, "q10": {"9": 1}}
+    cases = []
+    for spec in every_method():
+        learns = fusion_of(spec).definition.learns
+        spec = f"{spec[:-1]}, norm={norm})" if spec.endswith(")") else f"{spec}(norm={norm})"
+        cases.append((spec, {"qrels": qrels} if learns else {}))
+    found: dict[str, list] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        for way, settings in [("default", {}), *WAYS.items()]:
+            with monkeypatch.context() as patch:
+                for name, value in settings.items():
+                    patch.setattr(engine, name, value)
+                found[way] = [
+                    fused_rows(adversarial_runs(seed), spec, depth=None if seed % 2 else 2, **kw)
+                    for seed in range(3)
+                    for spec, kw in cases
+                ]
+    assert len(found["default"]) == 3 * 23
+    for way in WAYS:
+        for got, expected, (spec, _) in zip(found[way], found["default"], cases * 3, strict=True):
+            assert got == expected, (way, spec)
+
+
+def descending(text: str) -> list[int]:
+    """A sort key that orders strings descending (a prefix after the longer string, as "d10" > "d1")."""
+    return [-ord(c) for c in text] + [1]
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+def test_each_way_gives_candidates_in_query_then_descending_docno_order(monkeypatch, way: str):
+    # the order the Candidates promise, against Python's own sort (UTF-8 bytes sort as code points)
+    import polars as pl
+
+    from irspec.fusion import engine
+
+    for name, value in WAYS[way].items():
+        monkeypatch.setattr(engine, name, value)
+    for seed in range(4):
+        runs = adversarial_runs(seed)
+        frames = [irspec.read_run(r).frame for r in runs]
+        names, table = engine._candidates(frames, "min-max")
+        pairs = {(q, d) for run in runs for q, docs in run.items() for d in docs}
+        expected = sorted(pairs, key=lambda p: (p[0], descending(p[1])))
+        assert names.frame().rows() == expected
+        assert table.queries.to_list() == sorted({q for q, _ in pairs})
+        assert table.docnos.to_list() == [d for _, d in expected]
+        for i, run in enumerate(runs):  # each run's rank of each candidate, -1 where it lacks it
+            ranked = {
+                (q, d): r
+                for q, docs in run.items()
+                for r, (d, _) in enumerate(sorted(docs.items(), key=lambda x: (-x[1], descending(x[0]))))
+            }
+            assert table.ranks[i].tolist() == [ranked.get(p, -1) for p in expected]
+        assert isinstance(table.docnos, pl.Series)
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+@pytest.mark.parametrize("spec", ["rrf", "bordafuse", "condorcet", "sum(norm=borda)", "probfuse(segments=2)"])
+def test_in_blocks_equals_in_memory_every_way_at_every_budget(
+    tmp_path: Path, monkeypatch, way: str, spec: str
+):
+    from irspec.fusion import engine
+
+    for name, value in WAYS[way].items():
+        monkeypatch.setattr(engine, name, value)
+    paths = []
+    for i, run in enumerate(adversarial_runs(7)):
+        lines = [f"{q} Q0 {d} 0 {s!r} r{i}\n" for q, docs in run.items() for d, s in docs.items()]
+        path = tmp_path / f"r{i}.run"
+        path.write_text("".join(lines[::-1] if i == 1 else lines))  # the second not grouped by query
+        paths.append(str(path))
+    kw = {"qrels": {"q1": {"d1": 1, "a": 1}, "q2": {"9": 1}}} if "probfuse" in spec else {}
+    outputs = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        for memory in (None, 1, 300, 3000):
+            out = tmp_path / f"fused-{memory}.run"
+            fuse_to_file(paths, spec, str(out), memory=memory, depth=3, **kw)
+            outputs.add(tuple(sorted(out.read_text().splitlines())))
+    assert len(outputs) == 1

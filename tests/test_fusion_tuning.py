@@ -327,3 +327,66 @@ def test_a_plans_tuning_problems_are_located(tmp_path: Path):
     assert "plan.yaml:5: fused[1].train: RRF learns nothing and searches nothing" in text
     assert "plan.yaml:6: fused[2].method: WSum: parameter 'weights': required" in text
     assert "plan.yaml:7: fused[3].folds: folds cross-validate over the plan's queries" in text
+
+
+# --- training reads the training queries' rows only, in bounded memory --------------------------------
+
+
+def big_runs(tmp_path: Path) -> tuple[list[str], dict]:
+    """Three run files of 40 queries (the second not grouped by query) and qrels judging 10 of them."""
+    rng = np.random.default_rng(5)
+    paths = []
+    for i in range(3):
+        lines = [
+            f"q{q} Q0 d{d} 0 {float(rng.integers(0, 4))!r} r{i}\n"
+            for q in range(40)
+            for d in rng.choice(30, int(rng.integers(3, 20)), replace=False)
+        ]
+        path = tmp_path / f"r{i}.run"
+        path.write_text("".join(lines[::-1] if i == 1 else lines))
+        paths.append(str(path))
+    qrels = {f"q{q}": {f"d{d}": int(d % 3 == 0) for d in range(0, 30, 2)} for q in range(0, 40, 4)}
+    return paths, qrels
+
+
+def test_training_runs_keep_the_judged_queries_rows_however_they_are_read(tmp_path: Path):
+    from irspec.fusion.engine import training_runs
+
+    paths, qrels = big_runs(tmp_path)
+    judged = irspec.read_qrels(qrels)
+    whole, names = training_runs(paths, fusion_of("probfuse(segments=2)"), judged)
+    streamed, same = training_runs(paths, fusion_of("probfuse(segments=2)"), judged, memory=1)
+    assert names == same == ["r0", "r1", "r2"]
+    for run, a, b in zip(paths, whole, streamed, strict=True):
+        assert set(a.get_column("query")) == set(qrels)  # only the judged queries' rows
+        expected = irspec.read_run(run).frame.filter(irspec.read_run(run).frame["query"].is_in(list(qrels)))
+        assert sorted(a.select("query", "docno", "score").rows()) == sorted(
+            expected.select("query", "docno", "score").rows()
+        )
+        assert sorted(b.select("query", "docno", "score").rows()) == sorted(
+            a.select("query", "docno", "score").rows()
+        )
+
+
+@pytest.mark.parametrize("spec", ["probfuse(segments=3)", "bayesfuse", "slidefuse(w=2, norm=borda)"])
+def test_a_method_that_learns_trains_alike_in_blocks(tmp_path: Path, spec: str):
+    from irspec.fusion.engine import fuse_to_file
+
+    paths, qrels = big_runs(tmp_path)
+    whole, blocks = tmp_path / "whole.run", tmp_path / "blocks.run"
+    fuse_to_file(paths, spec, str(whole), qrels=qrels)
+    fuse_to_file(paths, spec, str(blocks), qrels=qrels, memory=1)
+    # fused a partition of queries at a time, the queries come in another order
+    assert sorted(blocks.read_text().splitlines()) == sorted(whole.read_text().splitlines())
+    in_memory = irspec.fuse(paths, spec, qrels=qrels)
+    assert len(whole.read_text().splitlines()) == in_memory.frame.height
+
+
+def test_parameter_search_reads_alike_in_blocks(tmp_path: Path):
+    paths, qrels = big_runs(tmp_path)
+    whole = irspec.tune_fusion(paths, "wsum(norm=zmuv)", "nDCG@5", qrels)
+    streamed = irspec.tune_fusion(paths, "wsum(norm=zmuv)", "nDCG@5", qrels, memory=1)
+    from_dicts = irspec.tune_fusion([irspec.read_run(p) for p in paths], "wsum(norm=zmuv)", "nDCG@5", qrels)
+    assert whole.fusion == streamed.fusion == from_dicts.fusion
+    assert whole.trials == streamed.trials == from_dicts.trials and len(whole.trials) == 66
+    assert whole.queries == tuple(sorted(qrels))

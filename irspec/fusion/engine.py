@@ -62,7 +62,16 @@ from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
 
-__all__ = ["Trained", "fuse", "fuse_frames", "fuse_to_file", "fusion_of", "train", "trec_lines"]
+__all__ = [
+    "Trained",
+    "fuse",
+    "fuse_frames",
+    "fuse_to_file",
+    "fusion_of",
+    "train",
+    "training_runs",
+    "trec_lines",
+]
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,45 @@ def _read_runs(
     for run, label in zip(read, names, strict=True):
         _check_rows(run.frame.height, label)
     return read, names
+
+
+def training_runs(
+    runs: Sequence[Any] | Mapping[str, Any], fusion: Fusion, qrels: Qrels, memory: str | int | None = None
+) -> tuple[list[pl.DataFrame], list[str]]:
+    """Each run's rows of the queries ``qrels`` judge, and the runs' names (as :func:`fuse` names them):
+    what training and parameter search read. A run file larger than the memory budget (``memory``, as
+    :func:`irspec.data.stream.open_run` takes it) is read a block at a time, keeping only those rows, so
+    training needs memory for the training queries' rows, not for the runs."""
+    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
+    _check(fusion, len(items), labels, None)  # before anything is read
+    judged = qrels.frame.get_column("query").unique().to_list()
+    frames, names = [], []
+    for label, src in items:
+        opened = open_run(src, memory)
+        name = label or (stem_name(os.fspath(src)) if isinstance(opened, RunBlocks) else opened.name)
+        if isinstance(opened, Run):
+            blocks: Iterable[Any] = [opened]
+        else:
+            blocks = opened
+        kept: list[pl.DataFrame] = []
+        rows = 0
+        try:
+            for block in blocks:
+                if block is DISCARD:  # the run is not grouped: its rows come again, whole
+                    kept, rows = [], 0
+                    continue
+                rows += block.frame.height
+                kept.append(block.frame.filter(pl.col("query").is_in(judged)))
+        finally:
+            if isinstance(opened, RunBlocks):
+                opened.close()
+        _check_rows(rows, name)
+        frames.append(pl.concat(kept))
+        names.append(name)
+    if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
+        names = [f"{n} (#{i + 1})" for i, n in enumerate(names)]
+    return frames, names
 
 
 def fuse(
@@ -214,7 +262,8 @@ def training_table(
     normalisation ``norm``, and which of them ``qrels`` judge relevant (a label of 1 or more)."""
     keep = list(queries)
     pieces = [f.filter(pl.col("query").is_in(keep)) for f in frames]
-    first, table = _candidates(pieces, norm)
+    names, table = _candidates(pieces, norm)
+    first = names.frame()
     labels = qrels.frame.select("query", "docno", "label")
     joined = first.join(labels, on=["query", "docno"], how="left", maintain_order="left")
     relevant = (joined.get_column("label").fill_null(0) >= 1).to_numpy()
@@ -299,62 +348,139 @@ def _kernel(fusion: Fusion) -> Callable[..., np.ndarray]:
     return _function(fusion.definition.compute)
 
 
-def _candidates(frames: Sequence[pl.DataFrame], norm: str) -> tuple[pl.DataFrame, Candidates]:
-    """The candidates of frames holding whole queries: one row (``query``, ``docno``) per candidate, in
-    candidate order, and their :class:`Candidates` (steps 1 and 2 of the module's docstring)."""
-    parts = []
-    for i, frame in enumerate(frames):
-        ranked = _ranked(frame.select("query", "docno", "score"), norm == "min-max-inverted")
-        lengths = ranked.get_column("query").rle().struct.field("len").to_numpy().astype(np.int64)
-        starts = np.concatenate(([0], np.cumsum(lengths)))
-        ranks = np.arange(ranked.height, dtype=np.int64) - np.repeat(starts[:-1], lengths)
-        scores = normalise(ranked.get_column("score").to_numpy(), starts, ranks, norm)
-        parts.append(
-            ranked.select(
-                "query",
-                "docno",
-                pl.lit(i, pl.Int64).alias("run"),
-                pl.Series("rank", ranks),
-                pl.Series("norm", scores, pl.Float64),
-            )
+@dataclass(frozen=True)
+class _Names:
+    """Which document of which query each candidate is, as codes: ``query`` indexes ``queries`` (the
+    block's query ids, sorted) and ``docno`` indexes ``docnos`` (the block's docnos, in descending
+    order); the strings themselves are gathered only for the rows that need them."""
+
+    queries: pl.Series
+    docnos: pl.Series
+    query: np.ndarray
+    docno: np.ndarray
+
+    def frame(self, order: np.ndarray | None = None) -> pl.DataFrame:
+        """The candidates' ``query`` and ``docno`` columns (those at ``order``, if given)."""
+        query, docno = (self.query, self.docno) if order is None else (self.query[order], self.docno[order])
+        return pl.DataFrame(
+            [self.queries.gather(query).alias("query"), self.docnos.gather(docno).alias("docno")]
         )
-    rows = pl.concat(parts).sort(["query", "docno"], descending=[False, True])
-    new_query = pl.col("query").ne_missing(pl.col("query").shift())
-    new_candidate = new_query | pl.col("docno").ne_missing(pl.col("docno").shift())
-    rows = rows.with_columns(
-        (new_candidate.cast(pl.Int64).cum_sum() - 1).alias("candidate"),
-        (new_query.cast(pl.Int64).cum_sum() - 1).alias("qi"),
+
+
+def _codes(values: pl.Series, descending: bool = False) -> tuple[pl.Series, np.ndarray]:
+    """The distinct ``values`` sorted (polars' order of strings, bytewise, as its sorts compare them),
+    and each value's index among them: one hash of every value instead of a sort of the rows. Meant for
+    few distinct values: polars' lookup of many categories is slower than a sort."""
+    distinct = values.unique().sort(descending=descending)
+    if values.len() == 0:
+        return distinct, np.zeros(0, dtype=np.int64)
+    return distinct, values.cast(pl.Enum(distinct)).to_physical().to_numpy().astype(np.int64)
+
+
+FEW = 100
+"""Rows per distinct docno from which candidates are found by docno codes, not by a sort (see
+:func:`_candidate_ids`; measured: codes cost more than a sort below about 50)."""
+
+TABLE = 8
+"""Possible keys (queries × distinct docnos) per row up to which the codes path marks keys in a table
+instead of sorting them."""
+
+LONG = 64
+"""Candidates per query, on average, from which the fused run is ranked a query at a time (see
+:func:`_ranking`)."""
+
+
+def _candidate_ids(query: np.ndarray, docno: pl.Series, queries: pl.Series) -> tuple[np.ndarray, _Names]:
+    """Each row's candidate, numbered in candidate order (query ascending, docno descending), and the
+    candidates' names; the rows given by their query's index in ``queries`` (sorted) and their docno.
+
+    When docnos repeat across queries (one collection, many queries), each distinct docno gets its
+    index in descending order (:func:`_codes`), each row the key ``query × docnos + docno``, and a
+    candidate is a distinct key: integers where a sort would compare strings. Otherwise the rows are
+    sorted by query and docno, and a candidate is a run of equal pairs. ``tests/test_fusion.py`` holds
+    both ways equal."""
+    rows = docno.len()
+    # distinct hashes: at most the distinct docnos (a collision only makes them fewer, so costs speed,
+    # never exactness: the choice of way does not change the result)
+    if rows and docno.hash().n_unique() * FEW <= rows:
+        docnos, code = _codes(docno, descending=True)
+        width = docnos.len()
+        key = query * width + code
+        if queries.len() * width <= TABLE * rows:  # a table of every possible key is small: no sort
+            seen = np.zeros(queries.len() * width, dtype=bool)
+            seen[key] = True
+            first = np.flatnonzero(seen)  # each candidate's key, in key order
+            candidate = (np.cumsum(seen) - 1)[key]
+        else:
+            candidate = pl.Series(key).rank("dense").to_numpy().astype(np.int64) - 1
+            first = np.empty(int(candidate.max()) + 1, dtype=np.int64)
+            first[candidate] = key
+        return candidate, _Names(queries, docnos, first // width, first % width)
+    ordered = (
+        pl.DataFrame([pl.Series("q", query), docno.alias("docno")])
+        .with_row_index("row")
+        .sort(["q", "docno"], descending=[False, True])
     )
-    first = rows.filter(new_candidate)  # one row per candidate, in candidate order
-    n, queries, m = first.height, int(rows.get_column("qi")[-1]) + 1, len(frames)
-    run = rows.get_column("run").to_numpy()
-    candidate = rows.get_column("candidate").to_numpy()
+    q, d = pl.col("q"), pl.col("docno")
+    new = ordered.select(q.ne_missing(q.shift()) | d.ne_missing(d.shift())).to_series().to_numpy()
+    candidate = np.empty(rows, dtype=np.int64)
+    candidate[ordered.get_column("row").to_numpy()] = np.cumsum(new) - 1
+    heads = ordered.filter(new)  # one row per candidate
+    names = _Names(
+        queries, heads.get_column("docno"), heads.get_column("q").to_numpy(), np.arange(heads.height)
+    )
+    return candidate, names
+
+
+def _candidates(frames: Sequence[pl.DataFrame], norm: str) -> tuple[_Names, Candidates]:
+    """The candidates of frames holding whole queries: their names (:class:`_Names`, in candidate
+    order) and their :class:`Candidates` (steps 1 and 2 of the module's docstring)."""
+    m = len(frames)
+    ranked = [
+        _ranked(frame.select("query", "docno", "score"), norm == "min-max-inverted") for frame in frames
+    ]
+    blocks = [r.get_column("query").rle() for r in ranked]  # one block per query: ranked groups them
+    ids = [b.struct.field("value") for b in blocks]
+    queries, block_codes = _codes(pl.concat(ids).alias("query") if ids else pl.Series("query", [], pl.String))
+    heights = [r.height for r in ranked]
+    query_parts, rank_parts, norm_parts = [], [], []
+    at = 0
+    for r, b in zip(ranked, blocks, strict=True):
+        lengths = b.struct.field("len").to_numpy().astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(lengths)))
+        ranks = np.arange(r.height, dtype=np.int64) - np.repeat(starts[:-1], lengths)
+        rank_parts.append(ranks)
+        norm_parts.append(normalise(r.get_column("score").to_numpy(), starts, ranks, norm))
+        query_parts.append(np.repeat(block_codes[at : at + len(lengths)], lengths))
+        at += len(lengths)
+    query = np.concatenate(query_parts) if query_parts else np.zeros(0, dtype=np.int64)
+    docno = (
+        pl.concat([r.get_column("docno") for r in ranked]) if ranked else pl.Series("docno", [], pl.String)
+    )
+    candidate, names = _candidate_ids(query, docno, queries)
+    n, q = len(names.query), queries.len()
     scores = np.full((m, n), np.nan)
-    scores[run, candidate] = rows.get_column("norm").to_numpy()
     ranks = np.full((m, n), -1, dtype=np.int64)
-    ranks[run, candidate] = rows.get_column("rank").to_numpy()
-    starts = np.concatenate(
-        ([0], np.cumsum(first.get_column("qi").rle().struct.field("len").to_numpy().astype(np.int64)))
-    )
-    counts = np.bincount(run * queries + rows.get_column("qi").to_numpy(), minlength=m * queries)
-    table = Candidates(
-        scores,
-        ranks,
-        starts,
-        counts.reshape(m, queries),
-        first.get_column("query").gather(starts[:-1]),
-        first.get_column("docno"),
-    )
+    row = 0
+    for i, height in enumerate(heights):
+        here = candidate[row : row + height]
+        scores[i, here] = norm_parts[i]
+        ranks[i, here] = rank_parts[i]
+        row += height
+    run = np.repeat(np.arange(m, dtype=np.int64), heights)
+    counts = np.bincount(run * q + query, minlength=m * q)
+    starts = np.concatenate(([0], np.cumsum(np.bincount(names.query, minlength=q))))
+    table = Candidates(scores, ranks, starts, counts.reshape(m, q), queries, names.docnos.gather(names.docno))
     if norm == "borda":
         table = borda_fill(table)
-    return first.select("query", "docno"), table
+    return names, table
 
 
 def _fuse_block(
     frames: Sequence[pl.DataFrame], fusion: Fusion, depth: int | None, state: Any = None
 ) -> pl.DataFrame:
-    first, table = _candidates(frames, fusion.get("norm"))
-    n = first.height
+    names, table = _candidates(frames, fusion.get("norm"))
+    n = len(names.query)
     kernel = _kernel(fusion)
     fused = kernel(table, fusion) if state is None else kernel(table, fusion, state)
     fused = np.asarray(fused, dtype=np.float64)
@@ -365,17 +491,31 @@ def _fuse_block(
         )
     if not np.isfinite(fused).all():
         bad = int(np.flatnonzero(~np.isfinite(fused))[0])
+        query, docno = names.frame(np.array([bad])).row(0)
         raise EvaluationError(
-            f"{fusion} gave the score {fused[bad]} to document {quote(first.get_column('docno')[bad])} of query "
-            f"{quote(first.get_column('query')[bad])}: choose parameters that keep the scores finite"
+            f"{fusion} gave the score {fused[bad]} to document {quote(docno)} of query "
+            f"{quote(query)}: choose parameters that keep the scores finite"
         )
-    # Candidates are grouped by query (in order) and in descending docno order within it: a stable sort
-    # by query and descending score leaves ties in that order, which is trec_eval's.
-    order = np.lexsort((-fused, table.query_of))
+    order = _ranking(fused, table.starts, depth)
+    return names.frame(order).with_columns(pl.Series("score", fused[order]))
+
+
+def _ranking(fused: np.ndarray, starts: np.ndarray, depth: int | None) -> np.ndarray:
+    """The candidates' order in the fused run: by query, then descending fused score, cut to ``depth``.
+    Candidates are in descending docno order within a query, so a stable sort leaves ties in that
+    order, which is trec_eval's."""
+    n = len(fused)
+    sizes = np.diff(starts)
+    if n >= LONG * len(sizes):  # long queries: one short sort each beats one long lexsort
+        order = np.empty(n, dtype=np.int64)
+        negated = -fused
+        for start, stop in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
+            order[start:stop] = start + np.argsort(negated[start:stop], kind="stable")
+    else:
+        order = np.lexsort((-fused, np.repeat(np.arange(len(sizes)), sizes)))
     if depth is not None:
-        sizes = np.diff(table.starts)
-        order = order[np.arange(n) - np.repeat(table.starts[:-1], sizes) < depth]
-    return first.select("query", "docno", pl.Series("score", fused)).select(pl.all().gather(order))
+        order = order[np.arange(n) - np.repeat(starts[:-1], sizes) < depth]
+    return order
 
 
 def _ranked(frame: pl.DataFrame, inverted: bool) -> pl.DataFrame:
@@ -428,7 +568,8 @@ def fuse_to_file(
     """``irspec fuse``: the runs at ``paths`` fused into ``output`` (TREC text, or Parquet when its name
     ends in ``.parquet``; standard output when None), in bounded memory (see the module's docstring).
     Written atomically: nothing is left at ``output`` on error. A method that learns is trained on
-    ``qrels`` first (the runs then read whole). Returns the spec with what it learned."""
+    ``qrels`` first, from the rows of the queries they judge (:func:`training_runs`, in bounded
+    memory too). Returns the spec with what it learned."""
     fusion = fusion_of(spec)
     _check_unused_qrels(spec, fusion, qrels)
     names = [stem_name(p) for p in paths]
@@ -438,10 +579,9 @@ def fuse_to_file(
         if fusion.definition.learns:
             if qrels is None:
                 train([], fusion, None, names)  # raises: the error says what is missing
-            whole = [read_run(p) for p in paths]
-            for run, label in zip(whole, names, strict=True):
-                _check_rows(run.frame.height, label)
-            trained = train([r.frame for r in whole], fusion, qrels, names)
+            judgments = read_qrels(qrels)
+            frames, _ = training_runs(paths, fusion, judgments, memory)
+            trained = train(frames, fusion, judgments, names)
         else:
             trained = Trained(fusion)
     state = trained.state

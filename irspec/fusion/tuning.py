@@ -31,7 +31,7 @@ from irspec.data import Qrels, Run, read_qrels
 from irspec.errors import EvaluationError
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.result import Result
-from irspec.fusion.engine import Trained, _read_runs, _training, fuse, fuse_frames, train
+from irspec.fusion.engine import Trained, _read_runs, _training, fuse, fuse_frames, train, training_runs
 from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
@@ -82,6 +82,8 @@ def tune_fusion(
     spec: str | Fusion,
     metric: str,
     qrels: Any,
+    *,
+    memory: str | int | None = None,
 ) -> Trained:
     """The parameters of ``spec`` that give the best mean ``metric`` on the training queries of
     ``qrels``, found by grid search (see the module's docstring), and what the method learned with them.
@@ -90,9 +92,14 @@ def tune_fusion(
     (``"wsum(norm=zmuv)"``: the weights). The result is a :class:`~irspec.fusion.engine.Trained`: pass
     it to :func:`irspec.fuse` as the spec; its ``fusion`` holds the chosen parameters, ``trials`` every
     trial's score, ``note`` what the fused run's provenance says.
+
+    Only the rows of the queries ``qrels`` judge are kept: a run file larger than the memory budget
+    (``memory``: bytes or ``"1GiB"``, the default budget when None) is read a block at a time, so the
+    search needs memory for the training queries' rows, not for the runs.
     """
-    read, names = _read_runs(runs, fusion_of_search(spec))
-    return _tune([r.frame for r in read], names, spec, metric, read_qrels(qrels))
+    judgments = read_qrels(qrels)
+    frames, names = training_runs(runs, fusion_of_search(spec), judgments, memory)
+    return _tune(frames, names, spec, metric, judgments)
 
 
 def _tune(

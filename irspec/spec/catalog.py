@@ -1,5 +1,6 @@
 """What ``irspec parse --json`` and ``irspec metrics`` show: bound metrics and the registry's metrics,
-groups and input readers, as JSON records and as the listing's text.
+groups and input readers, as JSON records and as the listing's text; ``irspec metrics --fusion``, the
+registry's fusion methods.
 
 Beside :func:`irspec.spec.plugins.plugin_report` (``irspec plugins``), so that the command line only
 chooses a format and prints. No numpy, no files: listing the metrics stays as cheap as parsing one.
@@ -8,13 +9,15 @@ chooses a format and prints. No numpy, no files: listing the metrics stays as ch
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from irspec.spec import syntax
+from irspec.spec.definitions import FUSION_NORM
 from irspec.spec.plugins import DEFAULT_PLUGINS
 from irspec.spec.registry import JUDGED_ONLY, GainMap, Metric, Registry
 
-__all__ = ["catalog_text", "metric_record", "metric_records"]
+__all__ = ["catalog_text", "fusion_records", "fusion_text", "metric_record", "metric_records"]
 
 
 def _jsonable(value: object) -> object:
@@ -111,6 +114,78 @@ def catalog_text(registry: Registry) -> str:
         lines.append(f"{reader.name}  (input){suffixes}  [{reader.plugin}]\n    {reader.summary}")
     lines.append(
         f"Every metric computed from a run also takes {JUDGED_ONLY.name}=true: {JUDGED_ONLY.description}."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def fusion_records(registry: Registry) -> list[dict[str, Any]]:
+    """Every registered fusion method, by name (case-insensitive order), as ``irspec metrics --fusion
+    --json`` gives it: its aliases (those that fix parameters with them), summary, every parameter
+    (``norm`` included), whether it learns from training qrels, what parameter search tries, its plugin
+    and its doc (formula and paper)."""
+    aliases: dict[str, list[str]] = {}
+    for definition, alias in registry.fusion_names.values():
+        if alias is not None:
+            fixed = ", ".join(f"{k}={_default_text(_jsonable(v))}" for k, v in alias.fixed.items())
+            aliases.setdefault(definition.name, []).append(alias.name + (f" ({fixed})" if fixed else ""))
+    rows = []
+    for name in sorted(registry.fusions, key=str.lower):
+        d = registry.fusions[name]
+        rows.append(
+            {
+                "name": d.name,
+                "aliases": aliases.get(d.name, []),
+                "summary": d.summary,
+                "params": [
+                    {
+                        "name": p.name,
+                        "type": p.kind,
+                        "default": _jsonable(p.default),
+                        "required": p.required,
+                        "allowed": p.describe_range(),
+                        "description": p.description,
+                    }
+                    for p in d.all_params
+                ],
+                "weighted": d.weighted,
+                "learns": d.learns,
+                "grid": {k: [_jsonable(v) for v in values] for k, values in d.grid},
+                "plugin": d.plugin,
+                "distribution": registry.distributions.get(d.plugin),
+                "doc": d.doc,
+            }
+        )
+    return rows
+
+
+def fusion_text(registry: Registry) -> str:
+    """``irspec metrics --fusion``: each fusion method (:func:`fusion_records`) with its parameters and
+    plugin, whether it learns, its summary, aliases and doc (wrapped); then ``norm``, which every
+    method takes (said once), and how a spec is written."""
+    lines = []
+    for r in fusion_records(registry):
+        params = ", ".join(
+            p["name"] + ("" if p["default"] is None else f"={_default_text(p['default'])}")
+            for p in r["params"]
+            if p["name"] != FUSION_NORM.name or p["description"] != FUSION_NORM.description
+        )
+        source = r["plugin"]
+        if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
+            source += f": {r['distribution']}"
+        learns = "  (learns: give it training qrels, --qrels)" if r["learns"] else ""
+        lines.append(f"{r['name']}({params})  [{source}]{learns}")
+        lines.append(f"    {r['summary']}")
+        if r["aliases"]:
+            lines.append(f"    aliases: {', '.join(r['aliases'])}")
+        if r["doc"]:
+            lines.extend(textwrap.wrap(r["doc"], 100, initial_indent="    ", subsequent_indent="    "))
+    norm = (
+        f"Every method also takes {FUSION_NORM.name}={FUSION_NORM.default}: {FUSION_NORM.description}; "
+        f"{FUSION_NORM.describe_range()}."
+    )
+    lines.extend(textwrap.wrap(norm, 104))
+    lines.append(
+        'A spec, by any name above: irspec fuse a.run b.run --method "wsum(weights=[0.3, 0.7], norm=zmuv)"'
     )
     return "\n".join(lines) + "\n"
 
