@@ -487,16 +487,23 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
         raise EvaluationError(
             "--optimize searches parameters on training queries: give them with --qrels TRAIN"
         )
+    runs: list[Any] = list(args.runs)
+    if "-" in runs and args.qrels is not None:
+        # Tuning and training read the runs before they are fused, and standard input can be read
+        # only once: it is read whole, here.
+        from irspec.data import read_run
+
+        runs[runs.index("-")] = read_run("-")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IrspecWarning)
         spec = args.method
         if args.optimize is not None:
             from irspec.fusion.tuning import tune_fusion
 
-            spec = tune_fusion(args.runs, args.method, args.optimize, args.qrels, memory=args.memory)
+            spec = tune_fusion(runs, args.method, args.optimize, args.qrels, memory=args.memory)
             print(f"irspec: chose {spec.fusion}: {spec.note}", file=sys.stderr)
         fusion = fuse_to_file(
-            args.runs,
+            runs,
             spec,
             args.output,
             depth=args.depth,

@@ -232,6 +232,27 @@ def test_command_line_optimize_prints_and_fuses_the_choice(tmp_path):
     assert record["training_queries"] == 1 and record["runs"] == [a, b]
 
 
+@pytest.mark.parametrize(
+    "how", [["--method", "wsum", "--optimize", "AP"], ["--method", "probfuse(segments=2)"]]
+)
+def test_command_line_reads_standard_input_once_when_it_trains_first(tmp_path, how):
+    # Tuning and training read the runs before fusing them; standard input can be read only once.
+    a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
+    (tmp_path / "train.qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    args = [*how, "--qrels", str(tmp_path / "train.qrels")]
+    from_file = irspec_cli("fuse", a, b, *args, "-o", str(tmp_path / "file.run"))
+    assert from_file.returncode == 0, from_file.stderr
+    piped = subprocess.run(
+        [sys.executable, "-m", "irspec", "fuse", "-", b, *args, "-o", str(tmp_path / "piped.run")],
+        input=Path(a).read_text(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert (tmp_path / "piped.run").read_text() == (tmp_path / "file.run").read_text()
+
+
 def test_command_line_optimize_without_qrels(tmp_path):
     a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
     out = tmp_path / "f.run"

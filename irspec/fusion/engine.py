@@ -556,7 +556,7 @@ def trec_lines(frame: pl.DataFrame, runid: str) -> Iterable[str]:
 
 
 def fuse_to_file(
-    paths: Sequence[str],
+    paths: Sequence[str | Run],
     spec: str | Fusion | Trained,
     output: str | None,
     *,
@@ -569,10 +569,13 @@ def fuse_to_file(
     ends in ``.parquet``; standard output when None), in bounded memory (see the module's docstring).
     Written atomically: nothing is left at ``output`` on error. A method that learns is trained on
     ``qrels`` first, from the rows of the queries they judge (:func:`training_runs`, in bounded
-    memory too). Returns the spec with what it learned."""
+    memory too). A run already read (standard input, which can be read only once, when the method is
+    trained or tuned first) is given as its :class:`~irspec.data.Run`. Returns the spec with what it
+    learned."""
     fusion = fusion_of(spec)
     _check_unused_qrels(spec, fusion, qrels)
-    names = [stem_name(p) for p in paths]
+    sources = [p if isinstance(p, str) else p.source for p in paths]
+    names = [stem_name(p) for p in sources]
     _check(fusion, len(paths), names, depth)  # before anything is read
     trained = spec if isinstance(spec, Trained) else None
     if trained is None:
@@ -634,14 +637,14 @@ def fuse_to_file(
             pl.lit(runid).alias("run"),
         ).write_parquet(buffer)
         write_atomic(output, buffer.getvalue())
-        _write_provenance(output, trained, paths)
+        _write_provenance(output, trained, sources)
         return trained
     text = "".join(trec_lines(fused, runid))
     if output is None or output == "-":
         sys.stdout.write(text)
     else:
         write_atomic(output, text)
-        _write_provenance(output, trained, paths)
+        _write_provenance(output, trained, sources)
     return trained
 
 
