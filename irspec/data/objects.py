@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from irspec.data.kinds import QRELS, Kind
+from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.errors import InputError, quote
 
 CONVENTIONS: dict[str, dict[str, str]] = {
@@ -85,6 +85,71 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
     answered = lengths > 0
     blocks = (qids.filter(pl.Series(answered)), lengths[answered])
     return MappingFrame(frame, strings and all_strings, blocks)
+
+
+class MappingScores(NamedTuple):
+    """A run's ``{qid: {docno: score}}`` read for evaluation without its docnos as a column
+    (:func:`mapping_scores`): the kernels need only the labels at ranks, and a query's few judged
+    documents are found by looking them up in its own dict."""
+
+    query_ids: list[str]
+    """The queries with at least one document, in the mapping's order."""
+    docs: list[dict[str, Any]]
+    """Their dicts, docno -> score."""
+    lengths: np.ndarray
+    """Their sizes."""
+    scores: np.ndarray
+    """Every score (float64), query after query in that order: the frame's score column."""
+    dtype: Any
+    """The polars type the scores were read as (Float64 or Int64), before the cast to float64."""
+
+    def converted(self, found: list[Any]) -> np.ndarray:
+        """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in
+        :attr:`scores` (NaN for ``None``): read by the same polars builder (:attr:`dtype`), so an
+        integer or a numpy scalar among floats converts as it did there."""
+        column = pl.Series(RUN.value, found, dtype=self.dtype, strict=True).cast(pl.Float64)
+        return column.to_numpy()  # a null (no such document) becomes NaN
+
+
+def mapping_scores(d: Any) -> MappingScores | None:
+    """The scores of a run given as a ``dict`` of ``dict`` with string ids, read as
+    :func:`frame_from_mapping` reads them (the same score column, the same checks passed), without
+    making the docno column; ``None`` for anything that reader would refuse, convert or make
+    distinct otherwise (integer ids, other mappings, a value not a number, a score not finite, an
+    empty run): that reader then reads it, and says what is wrong.
+
+    Each docno is checked to be a string by a join of each query's keys (a C loop that refuses
+    anything else), the cost of touching each once; the scores become a column as that reader makes it.
+    """
+    if type(d) is not dict or not d:
+        return None
+    qids = list(d)
+    inner = list(d.values())
+    if set(map(type, qids)) != {str} or set(map(type, inner)) != {dict}:
+        return None
+    try:
+        for _ in map("".join, inner):  # a TypeError at the first docno that is not a string
+            pass
+    except TypeError:
+        return None
+    lengths = np.fromiter(map(len, inner), np.int64, len(inner))
+    values = list(chain.from_iterable(map(methodcaller("values"), inner)))
+    try:
+        column = pl.Series(RUN.value, values, strict=True)  # as _values_from_objects types it
+    except (TypeError, OverflowError, pl.exceptions.PolarsError):
+        return None
+    if column.dtype not in (pl.Float64, pl.Int64) or column.null_count():
+        return None
+    scores = column.cast(pl.Float64).to_numpy()
+    if not np.isfinite(scores).all():
+        return None
+    answered = lengths > 0
+    if not answered.all():
+        keep = answered.tolist()
+        qids = [q for q, k in zip(qids, keep, strict=True) if k]
+        inner = [x for x, k in zip(inner, keep, strict=True) if k]
+        lengths = lengths[answered]
+    return MappingScores(qids, inner, lengths, scores, column.dtype)
 
 
 def _values_from_objects(

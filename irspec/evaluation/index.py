@@ -10,6 +10,7 @@ its queries (a block of a streamed run, the queries a run lacks). Knows nothing 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,7 @@ class QrelsIndex:
         np.cumsum(counts, out=self.offsets[1:])
         self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._numbers: IntegerKeys | bool | None = False  # not built yet
+        self._judged: tuple[list[list[str]], np.ndarray] | None = None
 
     def integer_keys(self) -> IntegerKeys | None:
         """The judgments whose docno is an integer's decimal text, keyed by number (built on first use,
@@ -76,6 +78,18 @@ class QrelsIndex:
         if self._numbers is False:
             self._numbers = IntegerKeys.of(self)
         return self._numbers  # type: ignore[return-value]
+
+    def judged_docnos(self) -> tuple[list[list[str]], np.ndarray]:
+        """Each query's judged docnos (a list per query code) and their labels, query after query in
+        that order (query code ``c``'s at ``offsets[c]:offsets[c + 1]``): a run given as dicts looks
+        them up in its own (built on first use)."""
+        if self._judged is None:
+            order = np.argsort(self.row_query, kind="stable")
+            docnos = self.frame.get_column("docno").gather(order).to_list()
+            bounds = self.offsets.tolist()
+            lists = [docnos[a:b] for a, b in pairwise(bounds)]
+            self._judged = (lists, self.row_label[order])
+        return self._judged
 
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(R, N) per query: relevant (label >= level) and judged non-relevant (0 <= label < level)."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec.data import read_run
+from irspec.data import mapping_run, read_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Options
@@ -83,7 +83,10 @@ def evaluate_parts(
 ) -> tuple[str, str, str | None, list[Part]]:
     """A run's name, source, runid and :class:`Part`: one when it is read whole, one a block when it is
     too large for ``memory`` (:mod:`irspec.data.stream`)."""
-    run = open_run(src, memory, columns=columns)
+    # A dict of dicts is evaluated from its dicts (MappingRun) when it can be: read_run's Run of it
+    # would make a column of every docno, and most of them are judged nowhere.
+    from_dicts = mapping_run(src) if isinstance(src, Mapping) else None
+    run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
     parts: list[Part] = []
