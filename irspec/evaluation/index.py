@@ -10,13 +10,14 @@ its queries (a block of a streamed run, the queries a run lacks). Knows nothing 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from irspec.data import Qrels, all_distinct, pair_keys
+from irspec.data import Qrels, pair_keys
 from irspec.evaluation.context import segment_rows
 
 __all__ = ["FILTER_BITS", "IntegerKeys", "QrelsIndex", "index_qrels", "sub_index"]
@@ -36,33 +37,27 @@ class QrelsIndex:
         frame = qrels.frame.select("query", "docno", "label")
         self.qrels = qrels
         self.frame = frame
-        self.query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
+        runs = _sorted_codes(frame.get_column("query"))
+        if runs is not None:  # the reader's order (by query): each query's rows in one run of rows
+            self.query_ids, q = runs
+        else:
+            self.query_ids = sorted(frame.get_column("query").unique().to_list())
         self.position = {q: i for i, q in enumerate(self.query_ids)}
         # Typed, so that an empty qrels (a null-typed column otherwise) still joins with a run.
         self.query_codes = pl.DataFrame(
             {"query": self.query_ids, "qcode": np.arange(len(self.query_ids), dtype=np.int64)},
             schema={"query": pl.String, "qcode": pl.Int64},
         )
-        q = (
-            frame.join(self.query_codes, on="query", how="left", maintain_order="left")
-            .get_column("qcode")
-            .to_numpy()
-        )
+        if runs is None:
+            q = (
+                frame.join(self.query_codes, on="query", how="left", maintain_order="left")
+                .get_column("qcode")
+                .to_numpy()
+            )
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
         self.row_query = q
         self.row_label = labels
-        keys = pair_keys(frame)
-        # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
-        # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
-        self.keys_unique = all_distinct(keys)
-        # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
-        self.key_order = np.argsort(keys, kind="stable")
-        self.sorted_keys = keys[self.key_order]
-        # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
-        # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
-        self.key_filter = np.zeros(1 << FILTER_BITS, dtype=bool)
-        self.key_filter[keys >> np.uint64(64 - FILTER_BITS)] = True
-        order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
+        order = _ideal_order(q, labels)  # by query, then label descending: the ideal ranking
         self.labels = labels[order]
         self.query_of = q[order]
         counts = np.bincount(q, minlength=len(self.query_ids))
@@ -71,6 +66,43 @@ class QrelsIndex:
         self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._numbers: IntegerKeys | bool | None = False  # not built yet
         self._judged: tuple[list[list[str]], np.ndarray] | None = None
+
+    @cached_property
+    def _hashed(self) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
+        keys = pair_keys(self.frame)
+        # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
+        key_order = np.argsort(keys)
+        sorted_keys = keys[key_order]
+        # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
+        # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
+        unique = not bool((sorted_keys[1:] == sorted_keys[:-1]).any())
+        # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
+        # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
+        key_filter = np.zeros(1 << FILTER_BITS, dtype=bool)
+        key_filter[keys >> np.uint64(64 - FILTER_BITS)] = True
+        return unique, key_order, sorted_keys, key_filter
+
+    # The (query, docno) pairs hashed, for a run read as a frame: built on first use (a run of dicts
+    # looks its judged documents up in its own dicts, and never needs them).
+    @property
+    def keys_unique(self) -> bool:
+        """Whether the pairs' 64-bit keys (:func:`~irspec.data.pair_keys`) are distinct."""
+        return self._hashed[0]
+
+    @property
+    def key_order(self) -> np.ndarray:
+        """The qrels rows in the order of their keys."""
+        return self._hashed[1]
+
+    @property
+    def sorted_keys(self) -> np.ndarray:
+        """The keys, sorted."""
+        return self._hashed[2]
+
+    @property
+    def key_filter(self) -> np.ndarray:
+        """Whether any key has these top :data:`FILTER_BITS` bits."""
+        return self._hashed[3]
 
     def integer_keys(self) -> IntegerKeys | None:
         """The judgments whose docno is an integer's decimal text, keyed by number (built on first use,
@@ -146,6 +178,28 @@ class IntegerKeys:
         at = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
         found = self.keys[at] == wanted
         return maybe[found], self.labels[at[found]]
+
+
+def _sorted_codes(query: pl.Series) -> tuple[list[str], np.ndarray] | None:
+    """The query ids and each row's query code, when the rows come in order of query id (each
+    query's rows one run of rows, the runs ascending: the reader sorts qrels so); ``None`` otherwise."""
+    runs = query.rle()
+    ids = runs.struct.field("value").to_list()
+    if any(a >= b for a, b in pairwise(ids)):
+        return None
+    lengths = runs.struct.field("len").to_numpy()
+    return ids, np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
+
+
+def _ideal_order(q: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The rows by query code, then label descending (ties in row order): ``lexsort((-labels, q))``,
+    as one stable sort of a combined key when the codes and labels are few enough for one to fit."""
+    if len(labels):
+        low, high = int(labels.min()), int(labels.max())
+        span = high - low + 1
+        if (int(q.max()) + 1) * span < 2**62:
+            return np.argsort(q * span + (high - labels), kind="stable")
+    return np.lexsort((-labels, q))
 
 
 def _slot(keys: np.ndarray) -> np.ndarray:

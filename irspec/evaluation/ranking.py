@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -141,7 +141,7 @@ def _mapping_context(
     ties), which then makes the run's frame."""
     names, lengths, docs = read.query_ids, read.lengths, read.docs
     position = index.position
-    codes = np.fromiter((position.get(q, -1) for q in names), np.int64, len(names))
+    codes = np.fromiter(map(position.get, names, repeat(-1)), np.int64, len(names))
     known = codes >= 0
     present = np.flatnonzero(np.bincount(codes[known], minlength=len(index.query_ids)))
     run_queries = {index.query_ids[c] for c in present.tolist()}
@@ -180,10 +180,10 @@ def _mapping_context(
         same_block = np.ones(max(n - 1, 0), dtype=bool)
         same_block[ends[:-1] - 1] = False
         ranked = not np.any(same_block & (scores[1:] > scores[:-1]))
-    flat_docnos = list(chain.from_iterable(wanted))
 
     def mine(t: np.ndarray) -> pl.Series:
-        return pl.Series("docno", [flat_docnos[i] for i in np.flatnonzero(hit)[t].tolist()], dtype=pl.String)
+        flat = list(chain.from_iterable(wanted))
+        return pl.Series("docno", [flat[i] for i in np.flatnonzero(hit)[t].tolist()], dtype=pl.String)
 
     keys_of: dict[int, list[str]] = {}
 
