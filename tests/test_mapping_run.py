@@ -274,3 +274,21 @@ def test_scores_beyond_single_precision_are_placed_without_a_warning() -> None:
         warnings.simplefilter("error", RuntimeWarning)
         placed = irspec.evaluate(qrels, run, METRICS)
     same(placed, frame_path(qrels, run))
+
+
+def test_dicts_read_for_other_qrels_are_looked_up_again() -> None:
+    # the judged documents were looked up as the dicts were read, for another index: not used
+    from irspec.evaluation.context import Options
+    from irspec.evaluation.index import QrelsIndex
+    from irspec.evaluation.ranking import build_context
+
+    qrels, run = dict_case(5)
+    other, _ = dict_case(6)
+    index = QrelsIndex(irspec.read_qrels(qrels))
+    made = mapping_run(run, wanted=QrelsIndex(irspec.read_qrels(other)).judged_by_query())
+    assert made is not None and made.mapping.found is not None
+    ctx, _ = build_context(index, made, Options())
+    reference, _ = build_context(index, irspec.read_run(run), Options())
+    assert ctx.query_ids == reference.query_ids
+    np.testing.assert_array_equal(ctx.offsets, reference.offsets)
+    np.testing.assert_array_equal(ctx.label, reference.label)

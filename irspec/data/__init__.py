@@ -267,10 +267,13 @@ class MappingRun:
         return len(self.mapping.scores)
 
 
-def mapping_run(d: Any, name: str = "run") -> MappingRun | None:
+def mapping_run(
+    d: Any, name: str = "run", wanted: Mapping[str, list[str]] | None = None
+) -> MappingRun | None:
     """``d`` as a :class:`MappingRun` when it is a ``dict`` of ``dict`` that
-    :func:`~irspec.data.objects.mapping_scores` reads; ``None`` otherwise (:func:`read_run` reads it)."""
-    read = mapping_scores(d)
+    :func:`~irspec.data.objects.mapping_scores` reads (looking up the ``wanted`` docnos of each query);
+    ``None`` otherwise (:func:`read_run` reads it)."""
+    read = mapping_scores(d, wanted)
     return None if read is None else MappingRun(d, read, name)
 
 

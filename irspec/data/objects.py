@@ -102,6 +102,10 @@ class MappingScores(NamedTuple):
     """Every score (float64), query after query in that order: the frame's score column."""
     dtype: Any
     """The polars type the scores were read as (Float64 or Int64), before the cast to float64."""
+    wanted: Mapping[str, list[str]] | None = None
+    """The docnos looked up in each query's dict (by query id), if any."""
+    found: list[Any] | None = None
+    """Their scores, query after query (those with a document), ``None`` for a docno the dict lacks."""
 
     def converted(self, found: list[Any]) -> np.ndarray:
         """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in
@@ -111,15 +115,18 @@ class MappingScores(NamedTuple):
         return column.to_numpy()  # a null (no such document) becomes NaN
 
 
-def mapping_scores(d: Any) -> MappingScores | None:
+def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> MappingScores | None:
     """The scores of a run given as a ``dict`` of ``dict`` with string ids, read as
     :func:`frame_from_mapping` reads them (the same score column, the same checks passed), without
     making the docno column; ``None`` for anything that reader would refuse, convert or make
     distinct otherwise (integer ids, other mappings, a value not a number, a score not finite, an
     empty run): that reader then reads it, and says what is wrong.
 
-    Each docno is checked to be a string by a join of each query's keys (a C loop that refuses
-    anything else), the cost of touching each once; the scores become a column as that reader makes it.
+    ``wanted`` names docnos to look up in each query's dict (the judged ones): their scores, ``None``
+    where the dict lacks one, are :attr:`MappingScores.found`. Each query's dict is read whole while it
+    is in the processor's cache: its keys checked to be strings (a join, a C loop that refuses anything
+    else), its scores taken and the wanted docnos looked up; a pass over every dict for each would
+    fetch them from memory three times.
     """
     if type(d) is not dict or not d:
         return None
@@ -127,13 +134,19 @@ def mapping_scores(d: Any) -> MappingScores | None:
     inner = list(d.values())
     if set(map(type, qids)) != {str} or set(map(type, inner)) != {dict}:
         return None
+    values: list[Any] = []
+    found: list[Any] = []
+    take, look, want = values.extend, found.extend, (wanted or {}).get
+    join = "".join
     try:
-        for _ in map("".join, inner):  # a TypeError at the first docno that is not a string
-            pass
+        for q, docs in zip(qids, inner, strict=True):
+            join(docs)  # a TypeError at the first docno that is not a string
+            take(docs.values())
+            if docs:
+                look(map(docs.get, want(q, ())))
     except TypeError:
         return None
     lengths = np.fromiter(map(len, inner), np.int64, len(inner))
-    values = list(chain.from_iterable(map(methodcaller("values"), inner)))
     try:
         column = pl.Series(RUN.value, values, strict=True)  # as _values_from_objects types it
     except (TypeError, OverflowError, pl.exceptions.PolarsError):
@@ -149,7 +162,9 @@ def mapping_scores(d: Any) -> MappingScores | None:
         qids = [q for q, k in zip(qids, keep, strict=True) if k]
         inner = [x for x, k in zip(inner, keep, strict=True) if k]
         lengths = lengths[answered]
-    return MappingScores(qids, inner, lengths, scores, column.dtype)
+    return MappingScores(
+        qids, inner, lengths, scores, column.dtype, wanted, found if wanted is not None else None
+    )
 
 
 def _values_from_objects(

@@ -123,6 +123,15 @@ class QrelsIndex:
             self._judged = (lists, self.row_label[order])
         return self._judged
 
+    @cached_property
+    def _judged_by_id(self) -> dict[str, list[str]]:
+        lists = self.judged_docnos()[0]
+        return dict(zip(self.query_ids, lists, strict=True))
+
+    def judged_by_query(self) -> dict[str, list[str]]:
+        """:meth:`judged_docnos` by query id (the lists themselves)."""
+        return self._judged_by_id
+
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(R, N) per query: relevant (label >= level) and judged non-relevant (0 <= label < level)."""
         if level not in self._by_level:

@@ -61,7 +61,8 @@ def evaluate_part(
     """``run`` (a :class:`~irspec.data.Run`, or a block of one) evaluated as a :class:`Part`. With
     ``narrow``, against an index of the judgments of its own queries only (a streamed run's block:
     joining each block with every judgment would cost the whole qrels a block)."""
-    ids = frozenset(run.query_blocks[0].to_list())
+    mapping = getattr(run, "mapping", None)  # a run of dicts has its query ids as a list
+    ids = frozenset(mapping.query_ids if mapping is not None else run.query_blocks[0].to_list())
     known = [q for q in ids if q in index.position]
     if not known:
         return Part(None, _NO_COVERAGE, ids, len(run))
@@ -85,7 +86,7 @@ def evaluate_parts(
     too large for ``memory`` (:mod:`irspec.data.stream`)."""
     # A dict of dicts is evaluated from its dicts (MappingRun) when it can be: read_run's Run of it
     # would make a column of every docno, and most of them are judged nowhere.
-    from_dicts = mapping_run(src) if isinstance(src, Mapping) else None
+    from_dicts = mapping_run(src, wanted=index.judged_by_query()) if isinstance(src, Mapping) else None
     run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]

@@ -161,9 +161,14 @@ def _mapping_context(
     notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
     lists, all_labels = index.judged_docnos()
     wanted = [lists[c] for c in codes.tolist()]
-    # Each judged docno's score in its query's dict, None where the run lacks it: read by the builder
-    # that read the run's scores (MappingScores.converted), so equal to its entry there.
-    found = read.converted(list(chain.from_iterable(map(_lookup, docs, wanted))))
+    # Each judged docno's score in its query's dict, None where the run lacks it (looked up as the
+    # dicts were read, when they were read for this index): read by the builder that read the run's
+    # scores (MappingScores.converted), so equal to its entry there.
+    if read.found is not None and read.wanted is index.judged_by_query():
+        looked_up = read.found
+    else:
+        looked_up = list(chain.from_iterable(map(_lookup, docs, wanted)))
+    found = read.converted(looked_up)
     hit = np.isfinite(found)
     counts = np.fromiter(map(len, wanted), np.int64, len(wanted))
     qrows = segment_rows(index.offsets[codes], counts)[hit]
