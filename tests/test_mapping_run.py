@@ -292,3 +292,16 @@ def test_dicts_read_for_other_qrels_are_looked_up_again() -> None:
     assert ctx.query_ids == reference.query_ids
     np.testing.assert_array_equal(ctx.offsets, reference.offsets)
     np.testing.assert_array_equal(ctx.label, reference.label)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 100, 128, 129, 1000])
+def test_the_places_searched_in_sorted_rows_are_numpys_searchsorted(width: int) -> None:
+    # rows padded with +inf as the blocks' matrix is, values below, inside, tied with and above them
+    from irspec.evaluation.ranking import _first_places
+
+    rng = np.random.default_rng(width)
+    srt = np.sort(rng.choice([0.0, 1.0, 2.0, 3.0, np.inf], (6, width)), axis=1)
+    jrow = rng.integers(0, 6, 200)
+    value = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 4.0], 200)
+    expected = [int(np.searchsorted(srt[r], v, side="left")) for r, v in zip(jrow, value, strict=True)]
+    assert _first_places(srt, jrow, value).tolist() == expected

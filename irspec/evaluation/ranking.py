@@ -449,19 +449,20 @@ def _judged_ranks(
 
 def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.ndarray:
     """In each row ``jrow`` of ``srt`` (ascending rows), the first place ``value`` stands: the number of
-    entries below it. A binary search of every row at once."""
+    entries below it. A binary search of every row at once, by powers of two: the entries below
+    ``value`` are a prefix of its row, whose length grows by each step whose last entry is below."""
     width = srt.shape[1]
     flat = srt.ravel()
-    base = jrow * width
-    lo = np.zeros(len(value), dtype=np.int64)
-    hi = np.full(len(value), width, dtype=np.int64)
-    for _ in range(width.bit_length() + 1):
-        active = lo < hi
-        mid = (lo + hi) >> 1
-        below = flat[base + np.minimum(mid, width - 1)] < value
-        lo = np.where(active & below, mid + 1, lo)
-        hi = np.where(active & ~below, mid, hi)
-    return lo
+    before = jrow * width - 1  # entry i (from 1) of row r at r * width + i - 1
+    count = np.zeros(len(value), dtype=np.int64)
+    step = 1 << (width.bit_length() - 1) if width else 0
+    while step:
+        longer = count + step
+        # Past the row's end the row's last entry is read: when it is below, the whole row is (and
+        # the count, capped below, is the width).
+        count = np.where(flat[before + np.minimum(longer, width)] < value, longer, count)
+        step >>= 1
+    return np.minimum(count, width)
 
 
 def _coarse_places(
