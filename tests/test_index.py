@@ -53,3 +53,16 @@ def test_a_run_as_a_frame_and_as_dicts_against_qrels_made_by_hand() -> None:
     assert by_frame.per_query() == by_dicts.per_query()
     # q2: z (unjudged), c (3), a (1): AP (1/2 + 2/3) / 2
     assert by_dicts.per_query()["q2"]["AP"] == (1 / 2 + 2 / 3) / 2
+
+
+def test_each_querys_judged_docnos_whatever_the_rows_order() -> None:
+    for rows in (ROWS, sorted(ROWS)):
+        idx = QrelsIndex(Qrels(_frame(rows), "<hand>"))
+        lists, labels = idx.judged_docnos()
+        assert dict(zip(idx.query_ids, lists, strict=True)) == idx.judged_by_query()
+        got = {
+            (q, d): int(lab)
+            for q, ds in zip(idx.query_ids, lists, strict=True)
+            for d, lab in zip(ds, labels[idx.offsets[idx.position[q]] :], strict=False)
+        }
+        assert got == {(q, d): lab for q, d, lab in rows}

@@ -116,11 +116,14 @@ class QrelsIndex:
         that order (query code ``c``'s at ``offsets[c]:offsets[c + 1]``): a run given as dicts looks
         them up in its own (built on first use)."""
         if self._judged is None:
-            order = np.argsort(self.row_query, kind="stable")
-            docnos = self.frame.get_column("docno").gather(order).to_list()
-            bounds = self.offsets.tolist()
-            lists = [docnos[a:b] for a, b in pairwise(bounds)]
-            self._judged = (lists, self.row_label[order])
+            column, labels = self.frame.get_column("docno"), self.row_label
+            q = self.row_query
+            if len(q) > 1 and bool((q[1:] < q[:-1]).any()):  # not in query order (the reader's)
+                order = np.argsort(q, kind="stable")
+                column, labels = column.gather(order), labels[order]
+            docnos = column.to_list()
+            lists = [docnos[a:b] for a, b in pairwise(self.offsets.tolist())]
+            self._judged = (lists, labels)
         return self._judged
 
     @cached_property
