@@ -155,12 +155,12 @@ def _evaluate_run(
     inputs: Mapping[str, Any] | None = None,
 ) -> Result:
     ctx, notes = build_context(index, run, options, inputs)
-    notes += level_warnings(index, options, metrics)
     parts = judgment_coverage(ctx)
-    if coverage is not None:  # a block of a streamed run: the whole run's coverage is told once
+    if coverage is not None:  # a part of a run: the whole run's warnings are told once, by finish()
         coverage.append(parts)
         judged = None
     else:
+        notes += level_warnings(index, options, metrics)
         judged, note = coverage_note(run.source, [parts], options)
         notes += note
     values = np.empty((ctx.nq, len(metrics)))
