@@ -49,7 +49,7 @@ def dict_case(seed: int, *, ties: str = "palette", width: int = 40) -> tuple[dic
         else:
             scores = rng.random(n).tolist()
         run[q] = dict(zip(pool[:n], scores, strict=True))
-        judged = rng.choice(pool, int(rng.integers(1, 20)), replace=False).tolist()
+        judged = rng.choice(pool, min(int(rng.integers(1, 20)), len(pool)), replace=False).tolist()
         qrels[q] = {d: int(rng.choice([-1, 0, 0, 1, 2, 3, 4])) for d in judged}
     qrels["qrels-only"] = {"x1": 1, "x2": 0}
     run["run-only"] = {"y1": 0.5, "y2": 0.7}
@@ -98,6 +98,17 @@ def test_dicts_equal_the_frame_path(seed: int, ties: str, options: dict, reads: 
     placed = irspec.evaluate(qrels, run, METRICS, **options)
     assert reads == []  # read from the dicts: no frame made
     same(placed, frame_path(qrels, run, **options))
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 300])
+@pytest.mark.parametrize("options", [{}, {"depth": 2}, {"judged_only": True}])
+def test_rankings_of_every_length_equal_the_frame_path(width: int, options: dict, reads: list) -> None:
+    for seed in range(3):
+        qrels, run = dict_case(seed, width=width)
+        placed = irspec.evaluate(qrels, run, METRICS, **options)
+        assert reads == []
+        same(placed, frame_path(qrels, run, **options))
+        reads.clear()
 
 
 @pytest.mark.parametrize("seed", range(6))
