@@ -316,3 +316,13 @@ def test_the_places_searched_in_sorted_rows_are_numpys_searchsorted(width: int) 
     value = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0, 4.0], 200)
     expected = [int(np.searchsorted(srt[r], v, side="left")) for r, v in zip(jrow, value, strict=True)]
     assert _first_places(srt, jrow, value).tolist() == expected
+
+
+def test_a_defaultdict_of_dicts_as_pytrec_eval_parse_run_makes_is_read_from_its_dicts(reads: list) -> None:
+    import collections
+
+    qrels, run = dict_case(2)
+    parsed = collections.defaultdict(dict, run)
+    placed = irspec.evaluate(qrels, parsed, METRICS)
+    assert reads == []
+    same(placed, frame_path(qrels, run))

@@ -116,7 +116,7 @@ class MappingScores(NamedTuple):
 
 
 def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> MappingScores | None:
-    """The scores of a run given as a ``dict`` of ``dict`` with string ids, read as
+    """The scores of a run given as a ``dict`` (or a subclass) of ``dict`` with string ids, read as
     :func:`frame_from_mapping` reads them (the same score column, the same checks passed), without
     making the docno column; ``None`` for anything that reader would refuse, convert or make
     distinct otherwise (integer ids, other mappings, a value not a number, a score not finite, an
@@ -128,7 +128,9 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
     else), its scores taken and the wanted docnos looked up; a pass over every dict for each would
     fetch them from memory three times.
     """
-    if type(d) is not dict or not d:
+    # The outer mapping is only iterated (a defaultdict, as pytrec_eval's parse_run makes, reads as a
+    # dict); each query's is looked up too, so only a dict itself, whose get() is its keys' own.
+    if not isinstance(d, dict) or not d:
         return None
     qids = list(d)
     inner = list(d.values())
