@@ -44,11 +44,13 @@ from irspec.data.arrays import frame_from_topk
 from irspec.data.datasets import is_dataset_id, qrels_frame
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import (
+    MappingScores,
     frame_from_dataframe,
     frame_from_mapping,
     frame_from_rows,
     is_dataframe,
     is_named_tuples,
+    mapping_scores,
 )
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
 from irspec.data.trec import Source, read_text, stem
@@ -226,6 +228,53 @@ class Run:
             f"Run(name={self.name!r}, source={self.source!r}, queries={len(self.query_ids)}, "
             f"rows={len(self)})"
         )
+
+
+class MappingRun:
+    """A run given as pytrec_eval's ``{qid: {docno: score}}`` dict, as the engine evaluates it: its
+    scores read (:func:`~irspec.data.objects.mapping_scores`) and its docnos left in the dicts, where
+    the judged ones are looked up; the :class:`Run` (its frame, every docno a row) is made only when
+    something asks for it (a per-query plugin metric, many tied judged documents). Made by
+    :func:`mapping_run`, for evaluation only: :func:`read_run` still reads a dict as a :class:`Run`."""
+
+    source = "<dict>"
+    runid: str | None = None
+
+    def __init__(self, d: dict[str, Any], read: MappingScores, name: str = "run") -> None:
+        self.mapping = read
+        self.name = name
+        self._dict = d
+
+    @cached_property
+    def run(self) -> Run:
+        """The dict read as :class:`Run` reads it."""
+        return Run.from_dict(self._dict, self.name)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        return self.run.frame
+
+    @property
+    def keys(self) -> np.ndarray | None:
+        return self.run.keys
+
+    @cached_property
+    def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
+        """As :attr:`Run.query_blocks`: each query with a document, one block each."""
+        return pl.Series("query", self.mapping.query_ids, dtype=pl.String), self.mapping.lengths
+
+    def __len__(self) -> int:
+        return len(self.mapping.scores)
+
+
+def mapping_run(
+    d: Any, name: str = "run", wanted: Mapping[str, list[str]] | None = None
+) -> MappingRun | None:
+    """``d`` as a :class:`MappingRun` when it is a ``dict`` of ``dict`` that
+    :func:`~irspec.data.objects.mapping_scores` reads (looking up the ``wanted`` docnos of each query);
+    ``None`` otherwise (:func:`read_run` reads it)."""
+    read = mapping_scores(d, wanted)
+    return None if read is None else MappingRun(d, read, name)
 
 
 def read_qrels(src: Any, *, columns: Mapping[str, str] | None = None) -> Qrels:

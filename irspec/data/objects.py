@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from irspec.data.kinds import QRELS, Kind
+from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.errors import InputError, quote
 
 CONVENTIONS: dict[str, dict[str, str]] = {
@@ -85,6 +85,88 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
     answered = lengths > 0
     blocks = (qids.filter(pl.Series(answered)), lengths[answered])
     return MappingFrame(frame, strings and all_strings, blocks)
+
+
+class MappingScores(NamedTuple):
+    """A run's ``{qid: {docno: score}}`` read for evaluation without its docnos as a column
+    (:func:`mapping_scores`): the kernels need only the labels at ranks, and a query's few judged
+    documents are found by looking them up in its own dict."""
+
+    query_ids: list[str]
+    """The queries with at least one document, in the mapping's order."""
+    docs: list[dict[str, Any]]
+    """Their dicts, docno -> score."""
+    lengths: np.ndarray
+    """Their sizes."""
+    scores: np.ndarray
+    """Every score (float64), query after query in that order: the frame's score column."""
+    dtype: Any
+    """The polars type the scores were read as (Float64 or Int64), before the cast to float64."""
+    wanted: Mapping[str, list[str]] | None = None
+    """The docnos looked up in each query's dict (by query id), if any."""
+    found: list[Any] | None = None
+    """Their scores, query after query (those with a document), ``None`` for a docno the dict lacks."""
+
+    def converted(self, found: list[Any]) -> np.ndarray:
+        """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in
+        :attr:`scores` (NaN for ``None``): read by the same polars builder (:attr:`dtype`), so an
+        integer or a numpy scalar among floats converts as it did there."""
+        column = pl.Series(RUN.value, found, dtype=self.dtype, strict=True).cast(pl.Float64)
+        return column.to_numpy()  # a null (no such document) becomes NaN
+
+
+def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> MappingScores | None:
+    """The scores of a run given as a ``dict`` (or a subclass) of ``dict`` with string ids, read as
+    :func:`frame_from_mapping` reads them (the same score column, the same checks passed), without
+    making the docno column; ``None`` for anything that reader would refuse, convert or make
+    distinct otherwise (integer ids, other mappings, a value not a number, a score not finite, an
+    empty run): that reader then reads it, and says what is wrong.
+
+    ``wanted`` names docnos to look up in each query's dict (the judged ones): their scores, ``None``
+    where the dict lacks one, are :attr:`MappingScores.found`. Each query's dict is read whole while it
+    is in the processor's cache: its keys checked to be strings (a join, a C loop that refuses anything
+    else), its scores taken and the wanted docnos looked up; a pass over every dict for each would
+    fetch them from memory three times.
+    """
+    # The outer mapping is only iterated (a defaultdict, as pytrec_eval's parse_run makes, reads as a
+    # dict); each query's is looked up too, so only a dict itself, whose get() is its keys' own.
+    if not isinstance(d, dict) or not d:
+        return None
+    qids = list(d)
+    inner = list(d.values())
+    if set(map(type, qids)) != {str} or set(map(type, inner)) != {dict}:
+        return None
+    values: list[Any] = []
+    found: list[Any] = []
+    take, look, want = values.extend, found.extend, (wanted or {}).get
+    join = "".join
+    try:
+        for q, docs in zip(qids, inner, strict=True):
+            join(docs)  # a TypeError at the first docno that is not a string
+            take(docs.values())
+            if docs:
+                look(map(docs.get, want(q, ())))
+    except TypeError:
+        return None
+    lengths = np.fromiter(map(len, inner), np.int64, len(inner))
+    try:
+        column = pl.Series(RUN.value, values, strict=True)  # as _values_from_objects types it
+    except (TypeError, OverflowError, pl.exceptions.PolarsError):
+        return None
+    if column.dtype not in (pl.Float64, pl.Int64) or column.null_count():
+        return None
+    scores = column.cast(pl.Float64).to_numpy()
+    if not np.isfinite(scores).all():
+        return None
+    answered = lengths > 0
+    if not answered.all():
+        keep = answered.tolist()
+        qids = [q for q, k in zip(qids, keep, strict=True) if k]
+        inner = [x for x, k in zip(inner, keep, strict=True) if k]
+        lengths = lengths[answered]
+    return MappingScores(
+        qids, inner, lengths, scores, column.dtype, wanted, found if wanted is not None else None
+    )
 
 
 def _values_from_objects(

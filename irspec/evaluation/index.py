@@ -10,12 +10,14 @@ its queries (a block of a streamed run, the queries a run lacks). Knows nothing 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from irspec.data import Qrels, all_distinct, pair_keys
+from irspec.data import Qrels, pair_keys
 from irspec.evaluation.context import segment_rows
 
 __all__ = ["FILTER_BITS", "IntegerKeys", "QrelsIndex", "index_qrels", "sub_index"]
@@ -33,33 +35,24 @@ class QrelsIndex:
 
     def __init__(self, qrels: Any) -> None:
         frame = qrels.frame.select("query", "docno", "label")
-        query_ids: list[str] = sorted(frame.get_column("query").unique().to_list())
-        query_codes = _query_codes(query_ids)
-        q = (
-            frame.join(query_codes, on="query", how="left", maintain_order="left")
-            .get_column("qcode")
-            .to_numpy()
-        )
-        keys = pair_keys(frame)
-        # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
-        # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
-        self._build(qrels, frame, query_ids, query_codes, q, keys, all_distinct(keys))
-        # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
-        # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
-        self.key_filter = np.zeros(1 << FILTER_BITS, dtype=bool)
-        self.key_filter[keys >> np.uint64(64 - FILTER_BITS)] = True
+        runs = _sorted_codes(frame.get_column("query"))
+        if runs is not None:  # the reader's order (by query): each query's rows in one run of rows
+            query_ids, q = runs
+            query_codes = _query_codes(query_ids)
+        else:
+            query_ids = sorted(frame.get_column("query").unique().to_list())
+            query_codes = _query_codes(query_ids)
+            q = (
+                frame.join(query_codes, on="query", how="left", maintain_order="left")
+                .get_column("qcode")
+                .to_numpy()
+            )
+        self._build(qrels, frame, query_ids, query_codes, q)
 
     def _build(
-        self,
-        qrels: Any,
-        frame: pl.DataFrame,
-        query_ids: list[str],
-        query_codes: pl.DataFrame,
-        q: np.ndarray,
-        keys: np.ndarray,
-        keys_unique: bool,
+        self, qrels: Any, frame: pl.DataFrame, query_ids: list[str], query_codes: pl.DataFrame, q: np.ndarray
     ) -> None:
-        """Everything but the key filter, from the rows' query codes ``q`` and :func:`pair_keys`."""
+        """Everything but the hashed keys (:attr:`_hashed`), from the rows' query codes ``q``."""
         self.qrels = qrels
         self.frame = frame
         self.query_ids = query_ids
@@ -68,11 +61,7 @@ class QrelsIndex:
         labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
         self.row_query = q
         self.row_label = labels
-        self.keys_unique = keys_unique
-        # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
-        self.key_order = np.argsort(keys, kind="stable")
-        self.sorted_keys = keys[self.key_order]
-        order = np.lexsort((-labels, q))  # by query, then label descending: the ideal ranking
+        order = _ideal_order(q, labels)  # by query, then label descending: the ideal ranking
         self.labels = labels[order]
         self.query_of = q[order]
         counts = np.bincount(q, minlength=len(query_ids))
@@ -81,6 +70,33 @@ class QrelsIndex:
         self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._numbers: IntegerKeys | bool | None = False  # not built yet
         self._rank_of_row: np.ndarray | None = None  # each row's place among the sorted keys, once asked
+        self._judged: tuple[list[list[str]], np.ndarray] | None = None
+
+    @cached_property
+    def _hashed(self) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
+        return _hashed_keys(pair_keys(self.frame))
+
+    # The (query, docno) pairs hashed, for a run read as a frame: built on first use (a run of dicts
+    # looks its judged documents up in its own dicts, and never needs them).
+    @property
+    def keys_unique(self) -> bool:
+        """Whether the pairs' 64-bit keys (:func:`~irspec.data.pair_keys`) are distinct."""
+        return self._hashed[0]
+
+    @property
+    def key_order(self) -> np.ndarray:
+        """The qrels rows in the order of their keys."""
+        return self._hashed[1]
+
+    @property
+    def sorted_keys(self) -> np.ndarray:
+        """The keys, sorted."""
+        return self._hashed[2]
+
+    @property
+    def key_filter(self) -> np.ndarray:
+        """Whether any key has these top :data:`FILTER_BITS` bits."""
+        return self._hashed[3]
 
     def integer_keys(self) -> IntegerKeys | None:
         """The judgments whose docno is an integer's decimal text, keyed by number (built on first use,
@@ -88,6 +104,30 @@ class QrelsIndex:
         if self._numbers is False:
             self._numbers = IntegerKeys.of(self)
         return self._numbers  # type: ignore[return-value]
+
+    def judged_docnos(self) -> tuple[list[list[str]], np.ndarray]:
+        """Each query's judged docnos (a list per query code) and their labels, query after query in
+        that order (query code ``c``'s at ``offsets[c]:offsets[c + 1]``): a run given as dicts looks
+        them up in its own (built on first use)."""
+        if self._judged is None:
+            column, labels = self.frame.get_column("docno"), self.row_label
+            q = self.row_query
+            if len(q) > 1 and bool((q[1:] < q[:-1]).any()):  # not in query order (the reader's)
+                order = np.argsort(q, kind="stable")
+                column, labels = column.gather(order), labels[order]
+            docnos = column.to_list()
+            lists = [docnos[a:b] for a, b in pairwise(self.offsets.tolist())]
+            self._judged = (lists, labels)
+        return self._judged
+
+    @cached_property
+    def _judged_by_id(self) -> dict[str, list[str]]:
+        lists = self.judged_docnos()[0]
+        return dict(zip(self.query_ids, lists, strict=True))
+
+    def judged_by_query(self) -> dict[str, list[str]]:
+        """:meth:`judged_docnos` by query id (the lists themselves)."""
+        return self._judged_by_id
 
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(R, N) per query: relevant (label >= level) and judged non-relevant (0 <= label < level)."""
@@ -146,6 +186,49 @@ class IntegerKeys:
         return maybe[found], self.labels[at[found]]
 
 
+def _hashed_keys(
+    keys: np.ndarray, unique: bool | None = None, key_filter: np.ndarray | None = None
+) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
+    """What :class:`QrelsIndex` keeps of the pairs' keys: whether they are distinct (``unique`` when
+    known), the rows in key order, the keys sorted, the filter on their top bits (``key_filter`` when
+    one of more keys serves)."""
+    # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
+    key_order = np.argsort(keys)
+    sorted_keys = keys[key_order]
+    # Distinct (query, docno) pairs (the reader rejects duplicates) must have distinct keys for the
+    # hashed join to be exact; when two collide, evaluation falls back to a join on the strings.
+    if unique is None:
+        unique = not bool((sorted_keys[1:] == sorted_keys[:-1]).any())
+    if key_filter is None:
+        # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
+        # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
+        key_filter = np.zeros(1 << FILTER_BITS, dtype=bool)
+        key_filter[keys >> np.uint64(64 - FILTER_BITS)] = True
+    return unique, key_order, sorted_keys, key_filter
+
+
+def _sorted_codes(query: pl.Series) -> tuple[list[str], np.ndarray] | None:
+    """The query ids and each row's query code, when the rows come in order of query id (each
+    query's rows one run of rows, the runs ascending: the reader sorts qrels so); ``None`` otherwise."""
+    runs = query.rle()
+    ids = runs.struct.field("value").to_list()
+    if any(a >= b for a, b in pairwise(ids)):
+        return None
+    lengths = runs.struct.field("len").to_numpy()
+    return ids, np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
+
+
+def _ideal_order(q: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The rows by query code, then label descending (ties in row order): ``lexsort((-labels, q))``,
+    as one stable sort of a combined key when the codes and labels are few enough for one to fit."""
+    if len(labels):
+        low, high = int(labels.min()), int(labels.max())
+        span = high - low + 1
+        if (int(q.max()) + 1) * span < 2**62:
+            return np.argsort(q * span + (high - labels), kind="stable")
+    return np.lexsort((-labels, q))
+
+
 def _slot(keys: np.ndarray) -> np.ndarray:
     """A key's slot in a filter of ``FILTER_BITS`` bits: its top bits after a multiplicative mix."""
     with np.errstate(over="ignore"):
@@ -179,7 +262,6 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
         index._rank_of_row[index.key_order] = np.arange(len(index.key_order), dtype=np.int64)
     keys = index.sorted_keys[index._rank_of_row[rows]]
     query_ids = [index.query_ids[c] for c in codes.tolist()]  # sorted, as the codes are
-    # Distinct keys stay distinct in a subset; keys not proven distinct are tried again on their own.
     sub = QrelsIndex.__new__(QrelsIndex)
     sub._build(
         qrels,
@@ -187,10 +269,9 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
         query_ids,
         _query_codes(query_ids),
         np.searchsorted(codes, index.row_query[rows]),
-        keys,
-        index.keys_unique or all_distinct(keys),
     )
-    sub.key_filter = index.key_filter
+    # Distinct keys stay distinct in a subset; keys not proven distinct are tried again on their own.
+    sub.__dict__["_hashed"] = _hashed_keys(keys, True if index.keys_unique else None, index.key_filter)
     return sub
 
 

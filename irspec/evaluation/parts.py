@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec.data import read_run
+from irspec.data import mapping_run, read_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Options
@@ -61,7 +61,8 @@ def evaluate_part(
     """``run`` (a :class:`~irspec.data.Run`, or a block of one) evaluated as a :class:`Part`. With
     ``narrow``, against an index of the judgments of its own queries only (a streamed run's block:
     joining each block with every judgment would cost the whole qrels a block)."""
-    ids = frozenset(run.query_blocks[0].to_list())
+    mapping = getattr(run, "mapping", None)  # a run of dicts has its query ids as a list
+    ids = frozenset(mapping.query_ids if mapping is not None else run.query_blocks[0].to_list())
     known = [q for q in ids if q in index.position]
     if not known:
         return Part(None, _NO_COVERAGE, ids, len(run))
@@ -83,7 +84,10 @@ def evaluate_parts(
 ) -> tuple[str, str, str | None, list[Part]]:
     """A run's name, source, runid and :class:`Part`: one when it is read whole, one a block when it is
     too large for ``memory`` (:mod:`irspec.data.stream`)."""
-    run = open_run(src, memory, columns=columns)
+    # A dict of dicts is evaluated from its dicts (MappingRun) when it can be: read_run's Run of it
+    # would make a column of every docno, and most of them are judged nowhere.
+    from_dicts = mapping_run(src, wanted=index.judged_by_query()) if isinstance(src, Mapping) else None
+    run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
     parts: list[Part] = []
@@ -151,12 +155,12 @@ def _evaluate_run(
     inputs: Mapping[str, Any] | None = None,
 ) -> Result:
     ctx, notes = build_context(index, run, options, inputs)
-    notes += level_warnings(index, options, metrics)
     parts = judgment_coverage(ctx)
-    if coverage is not None:  # a block of a streamed run: the whole run's coverage is told once
+    if coverage is not None:  # a part of a run: the whole run's warnings are told once, by finish()
         coverage.append(parts)
         judged = None
     else:
+        notes += level_warnings(index, options, metrics)
         judged, note = coverage_note(run.source, [parts], options)
         notes += note
     values = np.empty((ctx.nq, len(metrics)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,11 @@ def build_context(
         # An id of 19 digits or more is matched by its text: IntegerKeys holds docnos of 18 at most.
         if numbers is not None and top.numbers.max(initial=0) < 10**18:
             return _topk_context(index, run, top, numbers, options, inputs)
+    mapping = getattr(run, "mapping", None)
+    if mapping is not None:  # a pytrec_eval dict: its judged documents looked up in its own dicts
+        made = _mapping_context(index, run, mapping, options, inputs)
+        if made is not None:
+            return made
     frame, keys = run.frame, run.keys
     # Blocks of adjacent rows with the same query id (exact string comparison): one per query in a
     # grouped run, so everything per query below is computed on a few thousand blocks, not on rows.
@@ -107,13 +113,7 @@ def _judged_blocks(
     if not np.any(same_block & (scores[1:] > scores[:-1])):
         return None
     starts = ends - lengths
-    if width * nb == n:  # every block as long as the longest: a reshape
-        neg = np.negative(scores).reshape(nb, width)
-    else:  # row i of block b at b * width + (i - starts[b]); the padding (+inf) sorts last
-        place = segment_rows(np.arange(nb, dtype=np.int64) * width, lengths)
-        neg = np.full(nb * width, np.inf)
-        neg[place] = np.negative(scores)
-        neg = neg.reshape(nb, width)
+    neg, rows_of = _block_matrix(scores, lengths, width)
     rows, judged = judged_rows()
     jrow = np.searchsorted(ends, rows, side="right")
 
@@ -123,15 +123,145 @@ def _judged_blocks(
     def text(r: np.ndarray, c: np.ndarray) -> Any:
         return docnos.gather(starts[r] + c)
 
-    def rows_of(r: np.ndarray) -> np.ndarray:  # the blocks as given, padded with +inf
-        at = starts[r, None] + np.arange(width)
-        inside = at < ends[r, None]
-        return np.where(inside, np.negative(scores[np.where(inside, at, 0)]), np.inf)
-
     label = _judged_ranks(neg, False, lengths, jrow, np.negative(scores[rows]), judged, mine, text, rows_of)
     if label is None:
         return None
     return label, _LazyRanking(codes, lengths, scores, docnos)
+
+
+def _mapping_context(
+    index: QrelsIndex, run: Any, read: Any, options: Options, inputs: Mapping[str, Any] | None
+) -> tuple[Context, list[str]] | None:
+    """:func:`build_context` of a run given as dicts (:class:`~irspec.data.MappingRun`), without its
+    docnos as a column: each query's judged docnos are looked up in its own dict (some 30 lookups, not
+    a hash of each of its 1,000 documents), and only the judged documents are placed among its scores
+    (:func:`_judged_ranks`); a tie is broken by the docno text of the tied documents, taken from their
+    dict. The same context as the frame's path gives; ``None`` where that path is the way (blocks of
+    lengths so unequal that a matrix would more than double the work, many judged documents in
+    ties), which then makes the run's frame."""
+    names, lengths, docs = read.query_ids, read.lengths, read.docs
+    position = index.position
+    codes = np.fromiter(map(position.get, names, repeat(-1)), np.int64, len(names))
+    known = codes >= 0
+    present = np.flatnonzero(np.bincount(codes[known], minlength=len(index.query_ids)))
+    run_queries = {index.query_ids[c] for c in present.tolist()}
+    unknown = np.flatnonzero(~known).tolist()
+    extra = {names[i] for i in unknown}
+    missing = sorted(set(index.query_ids) - run_queries)
+    scores, kept_rows = read.scores, None
+    if extra:
+        kept_rows = np.repeat(known, lengths)
+        scores = scores[kept_rows]
+        docs = [docs[i] for i in np.flatnonzero(known).tolist()]
+        codes, lengths = codes[known], lengths[known]
+    n, nb = len(scores), len(lengths)
+    width = int(lengths.max()) if nb else 0
+    if width * nb > 2 * n:
+        return None
+    notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
+    lists, all_labels = index.judged_docnos()
+    wanted = [lists[c] for c in codes.tolist()]
+    # Each judged docno's score in its query's dict, None where the run lacks it (looked up as the
+    # dicts were read, when they were read for this index): read by the builder that read the run's
+    # scores (MappingScores.converted), so equal to its entry there.
+    if read.found is not None and read.wanted is index.judged_by_query():
+        looked_up = read.found
+    else:
+        looked_up = list(chain.from_iterable(map(_lookup, docs, wanted)))
+    found = read.converted(looked_up)
+    hit = np.isfinite(found)
+    counts = np.fromiter(map(len, wanted), np.int64, len(wanted))
+    qrows = segment_rows(index.offsets[codes], counts)[hit]
+    jrow = np.repeat(np.arange(nb, dtype=np.int64), counts)[hit]
+    value = found[hit]
+    judged = all_labels[qrows]
+    ends = np.cumsum(lengths)
+    neg, rows_of = _block_matrix(scores, lengths, width)
+    # Ranked already (each block's scores non-increasing)? Told by the first block when it is not, the
+    # usual case, before a pass over every score.
+    first = scores[: ends[0]] if nb else scores
+    ranked = not np.any(first[1:] > first[:-1])
+    if ranked:
+        same_block = np.ones(max(n - 1, 0), dtype=bool)
+        same_block[ends[:-1] - 1] = False
+        ranked = not np.any(same_block & (scores[1:] > scores[:-1]))
+
+    def mine(t: np.ndarray) -> pl.Series:
+        flat = list(chain.from_iterable(wanted))
+        return pl.Series("docno", [flat[i] for i in np.flatnonzero(hit)[t].tolist()], dtype=pl.String)
+
+    keys_of: dict[int, list[str]] = {}
+
+    def text(r: np.ndarray, c: np.ndarray) -> pl.Series:
+        out = []
+        for b, i in zip(r.tolist(), c.tolist(), strict=True):
+            if b not in keys_of:
+                keys_of[b] = list(docs[b])
+            out.append(keys_of[b][i])
+        return pl.Series("docno", out, dtype=pl.String)
+
+    if n == 0:
+        label = np.zeros(0, dtype=np.int64)
+    else:
+        found_label = _judged_ranks(
+            neg, ranked, lengths, jrow, np.negative(value), judged, mine, text, rows_of
+        )
+        if found_label is None:
+            return None
+        label = found_label
+    frame = _KeptFrame(run, kept_rows, n)
+    ranking = _LazyRanking(codes, lengths, scores, _Docnos(frame))
+    ctx = _context(index, codes, lengths, label, missing, options, inputs, frame, ranking)
+    return ctx, notes
+
+
+def _lookup(docs: dict[str, Any], docnos: list[str]) -> Any:
+    return map(docs.get, docnos)
+
+
+class _KeptFrame:
+    """A run's frame, made when a column is first asked for, less the rows of queries the qrels lack
+    (``kept``, a mask over its rows, or ``None``); ``height`` is what is left."""
+
+    def __init__(self, run: Any, kept: np.ndarray | None, height: int) -> None:
+        self._run, self._kept, self.height = run, kept, height
+
+    def get_column(self, name: str) -> Any:
+        column = self._run.frame.get_column(name)
+        return column if self._kept is None else column.filter(pl.Series(self._kept))
+
+
+class _Docnos:
+    """The docno column of a :class:`_KeptFrame`, read when a tie first needs it."""
+
+    def __init__(self, frame: _KeptFrame) -> None:
+        self._frame = frame
+
+    def gather(self, rows: np.ndarray) -> Any:
+        return self._frame.get_column("docno").gather(rows)
+
+
+def _block_matrix(scores: np.ndarray, lengths: np.ndarray, width: int) -> tuple[np.ndarray, Any]:
+    """Blocks of ``lengths`` scores as the rows of a matrix of negated scores, padded with +inf past
+    each block's end (so last in ascending order), ``width`` wide; and ``rows_of(r)``, those rows as
+    given (:func:`_judged_ranks` sorts the matrix in place)."""
+    n, nb = len(scores), len(lengths)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    if width * nb == n:  # every block as long as the longest: a reshape
+        neg = np.negative(scores).reshape(nb, width)
+    else:  # row i of block b at b * width + (i - starts[b])
+        place = segment_rows(np.arange(nb, dtype=np.int64) * width, lengths)
+        neg = np.full(nb * width, np.inf)
+        neg[place] = np.negative(scores)
+        neg = neg.reshape(nb, width)
+
+    def rows_of(r: np.ndarray) -> np.ndarray:
+        at = starts[r, None] + np.arange(width)
+        inside = at < ends[r, None]
+        return np.where(inside, np.negative(scores[np.where(inside, at, 0)]), np.inf)
+
+    return neg, rows_of
 
 
 class _LazyRanking:
@@ -323,19 +453,20 @@ def _judged_ranks(
 
 def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.ndarray:
     """In each row ``jrow`` of ``srt`` (ascending rows), the first place ``value`` stands: the number of
-    entries below it. A binary search of every row at once."""
+    entries below it. A binary search of every row at once, by powers of two: the entries below
+    ``value`` are a prefix of its row, whose length grows by each step whose last entry is below."""
     width = srt.shape[1]
     flat = srt.ravel()
-    base = jrow * width
-    lo = np.zeros(len(value), dtype=np.int64)
-    hi = np.full(len(value), width, dtype=np.int64)
-    for _ in range(width.bit_length() + 1):
-        active = lo < hi
-        mid = (lo + hi) >> 1
-        below = flat[base + np.minimum(mid, width - 1)] < value
-        lo = np.where(active & below, mid + 1, lo)
-        hi = np.where(active & ~below, mid, hi)
-    return lo
+    before = jrow * width - 1  # entry i (from 1) of row r at r * width + i - 1
+    count = np.zeros(len(value), dtype=np.int64)
+    step = 1 << (width.bit_length() - 1) if width else 0
+    while step:
+        longer = count + step
+        # Past the row's end the row's last entry is read: when it is below, the whole row is (and
+        # the count, capped below, is the width).
+        count = np.where(flat[before + np.minimum(longer, width)] < value, longer, count)
+        step >>= 1
+    return np.minimum(count, width)
 
 
 def _coarse_places(
@@ -349,9 +480,10 @@ def _coarse_places(
     and for each of them the mask of its row's entries of that score; or ``None`` when too many share
     buckets for the exact counts to be cheap."""
     width = neg.shape[1]
-    coarse = neg.astype(np.float32)
+    with np.errstate(over="ignore"):  # beyond float32's range a rounding is +-inf: order still kept
+        coarse = neg.astype(np.float32)
+        rounded = value.astype(np.float32)
     coarse.sort(axis=1)
-    rounded = value.astype(np.float32)
     place = _first_places(coarse, jrow, rounded)
     nxt = np.minimum(place + 1, width - 1)
     shared = np.flatnonzero((place + 1 < width) & (coarse.ravel()[jrow * width + nxt] == rounded))
