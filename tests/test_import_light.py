@@ -151,6 +151,8 @@ _RENDERERS = {
     "jinja2",
 }
 _COMPARING = {"irspec.experiment.records", "irspec.stats.outcome", "irspec.stats.significance"}
+# What only a plan with systems of several runs (--system) needs.
+_SYSTEMS = {"irspec.evaluation.systems", "irspec.evaluation.result_set"}
 
 
 def test_eval_format_trec_loads_no_table_renderer_and_no_comparison():
@@ -163,7 +165,12 @@ def test_eval_format_trec_loads_no_table_renderer_and_no_comparison():
 def test_the_default_table_loads_its_own_renderer_only():
     loaded = _modules_after(_EVAL.format(""))
     assert {"irspec.report.text", "irspec.report.model", "irspec.stats.student"} <= loaded
-    assert sorted((_RENDERERS | _COMPARING) & loaded) == []
+    assert sorted((_RENDERERS | _COMPARING | _SYSTEMS) & loaded) == []
+
+
+def test_a_system_of_runs_loads_the_systems_module_when_given():
+    loaded = _modules_after(_EVAL.format(", '--system', 'both=specs/demo/runs/bm25.run'"))
+    assert loaded >= _SYSTEMS
 
 
 def test_a_small_run_with_ties_is_evaluated_without_numpy_ma(tmp_path):
