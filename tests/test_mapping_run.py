@@ -16,14 +16,13 @@ import warnings
 import numpy as np
 import pytest
 from randomdata import _pool
+from test_ranking_judged import recorder
 from test_topk_integer import METRICS, _quiet, same  # noqa: F401  (_quiet: an autouse fixture)
 
 import irspec
 import irspec.data
 import irspec.evaluation.ranking
 from irspec.data import mapping_run
-from irspec.spec.plugins import build_registry, get_plugin_manager
-from irspec.spec.registry import MetricDef
 
 _PALETTE = [0.0, -0.0, 1.0, -1.0, 0.5, 2.25, 1e-3, 10.0, -0.5, 3.0]
 _NEAR = [1.0, 1.0000000000000002, 1.00000001, 0.3, 0.1 + 0.2, 2.0, 2.0000001]
@@ -204,32 +203,15 @@ def test_what_the_dict_reader_refuses_is_refused_as_before(run: dict) -> None:
     assert type(now.value) is type(before.value)
 
 
-def _recording_metric() -> tuple[dict, list]:
-    seen: dict[str, tuple] = {}
-
-    def record(query, metric):
-        seen[query.query_id] = (query.docnos, query.scores, query.labels)
-        return float(len(query.docnos))
-
-    definition = MetricDef("Record", "the ranking a plugin sees", (), per_query=record)
-
-    class Plugin:
-        @irspec.hookimpl
-        def irspec_register_metrics(self, register):
-            register(definition)
-
-    pm = get_plugin_manager(load_entry_points=False)
-    pm.register(Plugin(), name="record")
-    registry = build_registry(pm)
-    return seen, registry.parse("Record, " + METRICS)
-
-
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("options", [{}, {"depth": 5}, {"judged_only": True}])
-def test_a_per_query_plugin_metric_sees_the_frame_paths_ranking(seed: int, options: dict) -> None:
+def test_a_per_query_plugin_metric_sees_the_frame_paths_ranking(
+    seed: int, options: dict, irspec_plugin
+) -> None:
     # the run has a query the qrels lack: the frame made for the plugin leaves its rows out
     qrels, run = dict_case(seed)
-    seen, metrics = _recording_metric()
+    seen, plugin = recorder()
+    metrics = irspec_plugin(plugin).parse("Record, " + METRICS)
     placed = irspec.evaluate(qrels, run, metrics, **options)
     from_dicts = dict(seen)
     seen.clear()

@@ -14,7 +14,6 @@ from test_topk_integer import METRICS, _quiet, same  # noqa: F401  (_quiet: an a
 
 import irspec
 import irspec.evaluation.ranking
-from irspec.spec.plugins import build_registry, get_plugin_manager
 from irspec.spec.registry import MetricDef
 
 
@@ -59,12 +58,14 @@ def test_ties_with_unjudged_documents_by_docno_text() -> None:
     assert res.per_query()["q"] == {"RR": 1 / 4, "AP": (1 / 4 + 2 / 5) / 2, "P@3": 0.0, "NumRelRet": 2.0}
 
 
-def test_a_per_query_plugin_metric_sees_every_document_in_ranked_order() -> None:
+def recorder() -> tuple[dict[str, tuple], object]:
+    """A plugin whose per-query metric ``Record`` keeps the ranking each query shows it (docnos, scores,
+    labels) in the dict returned beside it, by query id."""
     seen: dict[str, tuple] = {}
 
     def record(query, metric):
         seen[query.query_id] = (query.docnos, query.scores, query.labels)
-        return 0.0
+        return float(len(query.docnos))
 
     definition = MetricDef("Record", "the ranking a plugin sees", (), per_query=record)
 
@@ -73,9 +74,12 @@ def test_a_per_query_plugin_metric_sees_every_document_in_ranked_order() -> None
         def irspec_register_metrics(self, register):
             register(definition)
 
-    pm = get_plugin_manager(load_entry_points=False)
-    pm.register(Plugin(), name="record")
-    metric = build_registry(pm).parse("Record")
+    return seen, Plugin()
+
+
+def test_a_per_query_plugin_metric_sees_every_document_in_ranked_order(irspec_plugin) -> None:
+    seen, plugin = recorder()
+    metric = irspec_plugin(plugin).parse("Record")
     run = {"q": {"low": 0.1, "d3": 0.5, "d100": 0.5, "d9": 0.5, "top": 0.9}, "r": {"b": 0.2, "a": 0.7}}
     irspec.evaluate({"q": {"d3": 1, "top": 0}, "r": {"b": 2}}, run, metric)
     assert seen["q"] == (

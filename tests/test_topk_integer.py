@@ -17,7 +17,6 @@ from randomdata import random_case
 
 import irspec
 import irspec.evaluation.ranking
-from irspec.spec.plugins import build_registry, get_plugin_manager
 from irspec.spec.registry import MetricDef, Param
 
 METRICS = "P@5, P@10, R@100, AP, nDCG@10, nDCG, RR, bpref, Rprec, Judged@10, NumRet, NumRelRet, NumRel"
@@ -142,7 +141,7 @@ def test_float32_and_integer_scores() -> None:
         same(ev.evaluate_topk(qids, docs, given), want)
 
 
-def test_a_per_query_plugin_metric_sees_the_ranked_documents() -> None:
+def test_a_per_query_plugin_metric_sees_the_ranked_documents(irspec_plugin) -> None:
     """A plugin's per-query function gets the ranked docnos and scores: the frame the integer path
     did not make is made, in ranked order, when such a metric asks for it."""
 
@@ -161,9 +160,7 @@ def test_a_per_query_plugin_metric_sees_the_ranked_documents() -> None:
         def irspec_register_metrics(self, register):
             register(definition)
 
-    pm = get_plugin_manager(load_entry_points=False)
-    pm.register(Plugin(), name="top3")
-    metric = build_registry(pm).parse("Top3Text")
+    metric = irspec_plugin(Plugin()).parse("Top3Text")
     ev = irspec.Evaluator({"q": {"10": 1}, "r": {"3": 1}}, metric)
     docs = np.array([[10, 100, 9, -1, 11], [3, 1, 2, -1, -1]])
     scores = np.array([[0.5, 0.5, 0.5, 0.0, 0.9], [1.0, 2.0, 3.0, 0.0, 0.0]])
