@@ -107,11 +107,9 @@ def _judged_blocks(
     width = int(lengths.max())
     if width * nb > 2 * n:
         return None
-    ends = np.cumsum(lengths)
-    same_block = np.ones(n - 1, dtype=bool)
-    same_block[ends[:-1] - 1] = False
-    if not np.any(same_block & (scores[1:] > scores[:-1])):
+    if _in_order(scores, _same_block(n, lengths)):
         return None
+    ends = np.cumsum(lengths)
     starts = ends - lengths
     neg, rows_of = _block_matrix(scores, lengths, width)
     rows, judged = judged_rows()
@@ -182,9 +180,7 @@ def _mapping_context(
     first = scores[: ends[0]] if nb else scores
     ranked = not np.any(first[1:] > first[:-1])
     if ranked:
-        same_block = np.ones(max(n - 1, 0), dtype=bool)
-        same_block[ends[:-1] - 1] = False
-        ranked = not np.any(same_block & (scores[1:] > scores[:-1]))
+        ranked = _in_order(scores, _same_block(n, lengths))
 
     def mine(t: np.ndarray) -> pl.Series:
         flat = list(chain.from_iterable(wanted))
@@ -513,8 +509,7 @@ def _topk_order(
     first = None if full else np.arange(width) < lengths[:, None]
     s = ordered.ravel() if first is None else ordered[first]
     ranked_docs = docs if order is None else np.take_along_axis(docs, order, axis=1)
-    same_row = np.ones(max(len(s) - 1, 0), dtype=bool)
-    same_row[np.cumsum(lengths)[:-1] - 1] = False
+    same_row = _same_block(len(s), lengths)
     flat_docs = ranked_docs.ravel() if first is None else ranked_docs[first]
     moved, tied = _tied_order(None, same_row, s, _Decimal(flat_docs))
     return order, first, moved, tied
@@ -672,15 +667,25 @@ def _judged_rows(
     return rows, label.gather(rows).to_numpy().astype(np.int64)
 
 
+def _same_block(n: int, lengths: np.ndarray) -> np.ndarray:
+    """Whether rows ``i`` and ``i + 1`` of ``n`` rows, in blocks of ``lengths``, lie in the same block."""
+    same = np.ones(max(n - 1, 0), dtype=bool)
+    same[np.cumsum(lengths)[:-1] - 1] = False
+    return same
+
+
+def _in_order(scores: np.ndarray, same_block: np.ndarray) -> bool:
+    """Whether each block's scores are non-increasing (ranked already), ``same_block`` from
+    :func:`_same_block`."""
+    return not np.any(same_block & (scores[1:] > scores[:-1]))
+
+
 def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> _Ranking:
     """The ranked order of rows given as blocks of one query each (``codes``, ``lengths``): by query,
     score descending, docno descending. When each query is one block, the blocks keep their order."""
-    n = len(scores)
-    boundary = np.cumsum(lengths)[:-1] - 1  # i where rows i and i + 1 lie in different blocks
-    same_block = np.ones(max(n - 1, 0), dtype=bool)
-    same_block[boundary] = False
+    same_block = _same_block(len(scores), lengths)
     if np.bincount(codes, minlength=1).max() <= 1:
-        if not np.any(same_block & (scores[1:] > scores[:-1])):
+        if _in_order(scores, same_block):
             # Scores non-increasing within each query (the usual run file): only ties move.
             moved, rows = _tied_order(None, same_block, scores, docnos)
             return _Ranking(codes, lengths, rows, moved)
