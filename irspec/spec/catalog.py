@@ -60,16 +60,7 @@ def metric_records(registry: Registry) -> list[dict[str, Any]]:
                 "aggregate": d.aggregate,
                 "at": d.at,
                 "positional": d.positional,
-                "params": [
-                    {
-                        "name": p.name,
-                        "type": p.kind,
-                        "default": _jsonable(p.default),
-                        "allowed": p.describe_range(),
-                        "description": p.description,
-                    }
-                    for p in d.params
-                ],
+                "params": [_param_record(p) for p in d.params],
                 "plugin": d.plugin,
                 "distribution": registry.distributions.get(d.plugin),
                 "needs": d.needs,
@@ -96,9 +87,7 @@ def catalog_text(registry: Registry) -> str:
             for p in r["params"]
             if p["name"] != JUDGED_ONLY.name or r["needs"] != "run"
         )
-        source = r["plugin"]
-        if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
-            source += f": {r['distribution']}"  # an installed plugin: where it comes from
+        source = _source_text(r)
         needs = "" if r["needs"] == "run" else f"  (computed from a {r['needs']} input)"
         lines.append(f"{r['name']}({params})  [{source}]{needs}")
         lines.append(f"    {r['summary']}")
@@ -136,17 +125,7 @@ def fusion_records(registry: Registry) -> list[dict[str, Any]]:
                 "name": d.name,
                 "aliases": aliases.get(d.name, []),
                 "summary": d.summary,
-                "params": [
-                    {
-                        "name": p.name,
-                        "type": p.kind,
-                        "default": _jsonable(p.default),
-                        "required": p.required,
-                        "allowed": p.describe_range(),
-                        "description": p.description,
-                    }
-                    for p in d.all_params
-                ],
+                "params": [_param_record(p, required=True) for p in d.all_params],
                 "weighted": d.weighted,
                 "learns": d.learns,
                 "grid": {k: [_jsonable(v) for v in values] for k, values in d.grid},
@@ -169,9 +148,7 @@ def fusion_text(registry: Registry) -> str:
             for p in r["params"]
             if p["name"] != FUSION_NORM.name or p["description"] != FUSION_NORM.description
         )
-        source = r["plugin"]
-        if r["distribution"] is not None and r["plugin"] not in DEFAULT_PLUGINS:
-            source += f": {r['distribution']}"
+        source = _source_text(r)
         learns = "  (learns: give it training qrels, --qrels)" if r["learns"] else ""
         lines.append(f"{r['name']}({params})  [{source}]{learns}")
         lines.append(f"    {r['summary']}")
@@ -188,6 +165,22 @@ def fusion_text(registry: Registry) -> str:
         'A spec, by any name above: irspec fuse a.run b.run --method "wsum(weights=[0.3, 0.7], norm=zmuv)"'
     )
     return "\n".join(lines) + "\n"
+
+
+def _param_record(p: Any, required: bool = False) -> dict[str, Any]:
+    """A parameter as the JSON listings give it (with ``required`` for a fusion method's)."""
+    record: dict[str, Any] = {"name": p.name, "type": p.kind, "default": _jsonable(p.default)}
+    if required:
+        record["required"] = p.required
+    return record | {"allowed": p.describe_range(), "description": p.description}
+
+
+def _source_text(record: dict[str, Any]) -> str:
+    """Where a listed metric or method comes from: its plugin, and for an installed plugin its
+    distribution."""
+    if record["distribution"] is not None and record["plugin"] not in DEFAULT_PLUGINS:
+        return f"{record['plugin']}: {record['distribution']}"
+    return str(record["plugin"])
 
 
 def _default_text(value: object) -> str:
