@@ -493,6 +493,40 @@ def test_installed_plugins_carry_their_distribution(monkeypatch):
     assert by_name["disttoy"]["metrics"] == ["DistToy"]
 
 
+class _CountingDist:
+    """A distribution whose metadata reads are counted (each costs a parse of its METADATA file)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    @property
+    def name(self) -> str:
+        self.reads += 1
+        return "irspec-counted-dist"
+
+    @property
+    def version(self) -> str:
+        self.reads += 1
+        return "1.2"
+
+
+def test_a_plugins_distribution_is_read_only_when_a_listing_asks_for_it(monkeypatch):
+    # issue 23: reading the three shipped plugins' names and versions cost ~2 ms of every evaluation's
+    # start-up, and only `irspec plugins` and `irspec metrics` show them
+    module = types.ModuleType("irspec_test_lazy_dist_plugin")
+    module.plugin = ToyPlugin(_metric("LazyDistToy"), ())
+    monkeypatch.setitem(sys.modules, "irspec_test_lazy_dist_plugin", module)
+    dist = _CountingDist()
+    _installed(monkeypatch, _FakeEntryPoint("lazydist", "irspec_test_lazy_dist_plugin:plugin", dist))
+    registry = build_registry(get_plugin_manager())
+    assert str(registry.parse("LazyDistToy")[0]) == "LazyDistToy"
+    assert dist.reads == 0
+    assert registry.distributions["lazydist"] == "irspec-counted-dist 1.2"
+    assert registry.distributions["lazydist"] == "irspec-counted-dist 1.2"
+    assert dist.reads == 2  # name and version, once
+    assert dict(registry.distributions)["irspec.builtin.gain"] == f"irspec {irspec.__version__}"
+
+
 def test_irspec_metrics_shows_where_each_metric_comes_from(monkeypatch, capsys):
     import json
 

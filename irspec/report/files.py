@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,8 @@ def _temporary(target: Path, *, directory: bool) -> tuple[int, str]:
     renamed output is readable as any other file (:func:`tempfile.mkstemp` would make it private).
     An error names the directory, where the user can act, not the temporary name.
     """
+    import secrets  # here: a 50-topic `irspec eval` to the terminal writes no file (issue 23)
+
     for _ in range(100):
         name = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
         try:

@@ -217,7 +217,8 @@ class Registry:
         self.aliases: dict[str, list[str | Alias]] = {}
         self.readers: dict[str, InputReader] = {}
         self.sections: dict[str, PlanSection] = {}  # plan sections by key, in registration order
-        self.distributions: dict[str, str] = {}  # plugin name -> "distribution version", when installed
+        # plugin name -> "distribution version", when installed (read lazily: spec.plugins.Distributions)
+        self.distributions: Mapping[str, str] = {}
         # Fusion methods have names of their own ("max" fuses, it is no metric): a second table.
         self.fusions: dict[str, FusionDef] = {}
         self.fusion_names: dict[str, tuple[FusionDef, Alias | None]] = {}
