@@ -20,7 +20,7 @@ import json
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -537,17 +537,17 @@ def _level_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``irspec`` command (exposed for documentation and tests)."""
-    parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
-    parser.add_argument("--version", action="version", version=f"irspec {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+_SET_HELP = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"
 
+
+def _add_parse(sub: Any) -> None:
     p = sub.add_parser("parse", help="parse metric specs and print their canonical text")
     p.add_argument("specs", nargs="+", help='metric specs, e.g. "ndcg@10, bpref(10+R)"')
     p.add_argument("--json", action="store_true", help="print the bound specs as JSON")
     p.set_defaults(func=_cmd_parse)
 
+
+def _add_metrics(sub: Any) -> None:
     p = sub.add_parser("metrics", help="list every registered metric (--fusion: every fusion method)")
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.add_argument(
@@ -555,9 +555,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_metrics)
 
+
+def _add_plugins(sub: Any) -> None:
     p = sub.add_parser("plugins", help="list installed plugins and what they register (JSON)")
     p.set_defaults(func=_cmd_plugins)
 
+
+def _add_eval(sub: Any) -> None:
     p = sub.add_parser(
         "eval",
         help="evaluate runs against qrels (accepts trec_eval's flags)",
@@ -700,6 +704,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_eval, ends_start_up=True)
 
+
+def _add_diff(sub: Any) -> None:
     p = sub.add_parser(
         "diff",
         help="compare two runs query by query: the largest losses and gains, and why",
@@ -770,12 +776,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_diff, ends_start_up=True)
 
-    set_help = "override a plan value before validation, e.g. compare.test=randomization (value read as YAML); repeatable"
+
+def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="run an evaluation plan (YAML): evaluate, compare, write the outputs")
     p.add_argument("plan", help="the plan file, e.g. specs/demo.yaml")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=_SET_HELP)
     p.set_defaults(func=_cmd_run, ends_start_up=True)
 
+
+def _add_power(sub: Any) -> None:
     p = sub.add_parser(
         "power",
         help="power of the comparisons and the topics a minimum difference needs (Sakai's topic set size design)",
@@ -816,9 +825,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format",
     )
     _decimals_arg(p, "decimal places (0-10, default 4)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=_SET_HELP)
     p.set_defaults(func=_cmd_power, ends_start_up=True)
 
+
+def _add_fuse(sub: Any) -> None:
     p = sub.add_parser(
         "fuse",
         help="fuse runs into one (RRF, CombMNZ, a weighted sum, ...): a TREC run or Parquet",
@@ -850,6 +861,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_fuse)
 
+
+def _add_reproduce(sub: Any) -> None:
     p = sub.add_parser(
         "reproduce",
         help="how closely reproduced runs reproduce the original ones (KTU, RBO, RMSE, ER, ΔRI, t-tests)",
@@ -897,10 +910,42 @@ def build_parser() -> argparse.ArgumentParser:
     _decimals_arg(p, "decimal places (0-10, default 4)")
     p.set_defaults(func=_cmd_reproduce)
 
+
+def _add_validate(sub: Any) -> None:
     p = sub.add_parser("validate", help="check an evaluation plan and list every problem in it")
     p.add_argument("plan", help="the plan file")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=set_help)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=_SET_HELP)
     p.set_defaults(func=_cmd_validate)
+
+
+_COMMANDS: dict[str, Callable[[Any], None]] = {
+    "parse": _add_parse,
+    "metrics": _add_metrics,
+    "plugins": _add_plugins,
+    "eval": _add_eval,
+    "diff": _add_diff,
+    "run": _add_run,
+    "power": _add_power,
+    "fuse": _add_fuse,
+    "reproduce": _add_reproduce,
+    "validate": _add_validate,
+}
+"""Each subcommand's declaration, in the order ``irspec --help`` lists them."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``irspec`` command (exposed for documentation and tests).
+
+    With ``command``, one of the subcommands' names, only that subcommand is declared: ``irspec eval``
+    need not build nine other parsers, whose help texts argparse translates (gettext looks for catalogues
+    on disk each time) before it parses anything (issue 23's start-up). Its help and errors are the same.
+    """
+    parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
+    parser.add_argument("--version", action="version", version=f"irspec {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, declare in _COMMANDS.items():
+        if command is None or name == command:
+            declare(sub)
     return parser
 
 
@@ -915,7 +960,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _collecting = gc.isenabled()
     gc.disable()
     try:
-        parser = build_parser()
+        parser = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None)
         args = parser.parse_args(argv)
         with warnings.catch_warnings():
             # The commands print the results' warnings themselves, as "irspec: warning: ...".

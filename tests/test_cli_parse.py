@@ -230,3 +230,39 @@ def test_metrics_fusion_lists_a_plugins_method(irspec_plugin, capsys):
     assert main(["metrics", "--fusion"]) == 0
     out = capsys.readouterr().out
     assert "Dowdall()  [dowdall]\n    the sum of the reciprocal ranks\n    Σ 1/r (2002)\n" in out
+
+
+_ARGVS = [
+    ["eval", "q.txt", "a.run", "b.run", "-m", "ndcg_cut.10", "-mP.5", "-q", "-c", "-l", "2", "-f", "json"],
+    ["eval", "q.txt", "a.run", "--ci", "bootstrap", "--decimals", "3", "--memory", "1GiB"],
+    ["fuse", "a.run", "b.run", "--method", "rrf(k=60)", "--depth", "100"],
+    ["parse", "ndcg@10", "--json"],
+    ["run", "plan.yaml", "--set", "compare.test=t"],
+    ["power", "--from", "a.json", "--delta", "0.01"],
+]
+
+
+@pytest.mark.parametrize("argv", _ARGVS, ids=lambda a: a[0])
+def test_a_parser_built_for_one_command_reads_its_arguments_as_the_whole_parser_does(argv):
+    # main builds only the subcommand in hand (issue 23's start-up): the same namespace, the same handler
+    from irspec.cli import _COMMANDS, build_parser
+
+    try:
+        whole = vars(build_parser().parse_args(argv))
+    except SystemExit:  # an argv this test got wrong would pass vacuously
+        pytest.fail(f"the whole parser refuses {argv}")
+    alone = build_parser(argv[0])
+    (choices,) = (a.choices for a in alone._subparsers._group_actions)
+    assert list(choices) == [argv[0]] and argv[0] in _COMMANDS
+    assert vars(alone.parse_args(argv)) == whole
+
+
+def test_every_command_is_declared_by_the_whole_parser_in_order():
+    from irspec.cli import _COMMANDS, build_parser
+
+    (choices,) = (a.choices for a in build_parser()._subparsers._group_actions)
+    assert (
+        list(choices)
+        == list(_COMMANDS)
+        == ["parse", "metrics", "plugins", "eval", "diff", "run", "power", "fuse", "reproduce", "validate"]
+    )
