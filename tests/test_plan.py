@@ -1058,3 +1058,17 @@ def test_an_output_shows_confidence_intervals_beside_the_means(tmp_path):
     plan.write_text(plan.read_text().replace("{format: table, intervals: t}", "{format: json, intervals: t}"))
     with pytest.raises(IrspecError, match=r"plan.yaml:5: output\[0\]\.intervals: intervals are shown"):
         load_plan(plan)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="deliberate: a POSIX device")
+@pytest.mark.parametrize("key", ["qrels", "groups", "standardize"])
+def test_a_plan_path_that_is_a_device_reaches_its_reader(workspace, key):
+    # /dev/zero was "groups file not found", which it is not: a pipe or device a shell hands over
+    # (/dev/stdin, <(zcat qrels.gz)) is read like a file, and the reader refuses what it reads
+    lines = {"qrels": "demo/qrels.txt", "runs": "[demo/runs/bm25.run]", "metrics": "AP"}
+    lines[key] = "{file: /dev/zero}" if key == "standardize" else "/dev/zero"
+    plan = write_plan(workspace, "".join(f"{k}: {v}\n" for k, v in lines.items()))
+    result = run_irspec("run", str(plan), timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "not found" not in result.stderr
+    assert result.stderr.startswith("irspec: error: /dev/zero:1: line longer than 1 MiB"), result.stderr

@@ -342,12 +342,14 @@ def _int(value: Any) -> Any:
 
 
 def _check_file(path: Path, where: PlanPath, what: str, problems: Problems) -> bool:
-    if path.is_file():
-        return True
     if path.is_dir():
         problems.add(where, f"{what} {str(path)!r} is a directory, not a file")
-    else:
+    elif not path.exists():
         problems.add(where, f"{what} file not found: {str(path)!r}")
+    else:
+        # a regular file, or a pipe or device a shell hands over (/dev/stdin, <(zcat qrels.gz)): its
+        # reader says what is wrong with what it reads (binary data from /dev/zero, say)
+        return True
     return False
 
 
