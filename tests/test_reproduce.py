@@ -519,3 +519,37 @@ def test_output_checked_before_evaluating(tmp_path: Path, capsys: pytest.Capture
     # the output's folder is a file: said first, before the missing run is read
     msg = _error([*argv, "-o", str(blocker / "r.html")], capsys)
     assert "absent.run" not in msg and "r.html" in msg
+
+
+def test_plan_reproduction_takes_the_plan_s_relevance_level(tmp_path: Path) -> None:
+    """The plan's options (trec_eval -l 2 here) hold for its reproduce section as for its table: the
+    measures are repro_eval's on ir_measures' scores at rel=2 (the section once used level 1)."""
+    plan = _plan(tmp_path, "reproduce:\n  original: [bm25, colbert]\n  reproduced: [my_bm25, my_colbert]\n")
+    plan.write_text(
+        plan.read_text().replace("metrics: [nDCG@10, AP]\n", "metrics: [AP]\noptions: {relevance_level: 2}\n")
+    )
+    assert main(["run", str(plan)]) == 0
+    record = json.loads((tmp_path / "out" / "r.json").read_text())["reproduction"]
+    runs = {
+        "b_orig": DEMO / "runs" / "bm25.run",
+        "a_orig": DEMO / "runs" / "seeds" / "colbert-seed1.run",
+        "b_rep": tmp_path / "my_bm25.run",
+        "a_rep": DEMO / "runs" / "seeds" / "colbert-seed2.run",
+    }
+    at = {}
+    for level in (1, 2):
+        measure = ir_measures.parse_measure(f"AP(rel={level})")
+        qrels = load_qrels(str(DEMO / "qrels.txt"))
+        scores = {k: evaluate_run([measure], qrels, load_run(str(p))) for k, p in runs.items()}
+        at[level] = {
+            "RMSE": effectiveness.RMSE(scores["b_orig"], scores["b_rep"])[str(measure)],
+            "ER": overall_effects.ER(
+                orig_score_a=scores["a_orig"],
+                orig_score_b=scores["b_orig"],
+                rep_score_a=scores["a_rep"],
+                rep_score_b=scores["b_rep"],
+            )[str(measure)],
+        }
+    assert abs(at[1]["RMSE"] - at[2]["RMSE"]) > 1e-3  # the level matters on these runs
+    assert _close(record["baseline"]["RMSE"]["AP"], at[2]["RMSE"])
+    assert _close(record["ER"]["AP"], at[2]["ER"])

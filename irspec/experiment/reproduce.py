@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ from scipy import stats as scipy_stats
 from irspec.data import read_run
 from irspec.errors import EvaluationError, IrspecWarning
 from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.context import Options
 from irspec.evaluation.evaluate import evaluate_many
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
@@ -137,6 +138,7 @@ def reproduce(
     reproduced_qrels: Any = None,
     p: float = RBO_P,
     depth: int = RBO_DEPTH,
+    options: Options | None = None,
 ) -> Reproduction:
     """Measure how closely ``reproduced`` runs reproduce ``original`` ones (Breuer et al., SIGIR 2020).
 
@@ -147,9 +149,11 @@ def reproduce(
     (ER, ΔRI, unpaired t-test). ``p`` and ``depth``: RBO's persistence and depth (``repro_eval``'s
     0.95 and 1000), ``depth`` also KTU's cut.
 
-    A query of the qrels that a run lacks scores 0 on every metric (trec_eval ``-c``, as ``repro_eval``
-    scores it); KTU and RBO compare the queries both runs of a pair rank, and a warning names the
-    others, left out. An empty run is an error; the same file given twice is a warning.
+    ``options``: the evaluation's :class:`~irspec.evaluation.context.Options` (relevance level, depth cut, judged documents
+    only: a plan's ``options``), except that a query of the qrels that a run lacks always scores 0 on
+    every metric (trec_eval ``-c``, as ``repro_eval`` scores it). KTU and RBO compare the queries both
+    runs of a pair rank, and a warning names the others, left out. An empty run is an error; the same
+    file given twice is a warning.
     """
     originals, reproductions = _pair("original", original), _pair("reproduced", reproduced)
     if not 0 < p <= 1 or isinstance(p, bool):
@@ -157,6 +161,8 @@ def reproduce(
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise EvaluationError(f"the depth must be a whole number >= 1, got {depth!r}")
     bound = _comparable(metrics, qrels)
+    # the pairs' scores are compared topic by topic: every topic of the qrels has one in every run
+    options = replace(options or Options(), missing_queries="zero")
     runs = [read_run(r) for r in (*originals, *reproductions)]
     ranked = [rankings(r) for r in runs]  # an empty run fails here, naming it
     notes = [n for n in [same_source_note(*runs)] if n]
@@ -164,10 +170,10 @@ def reproduce(
         # Their warnings are issued once below, with this comparison's own.
         warnings.simplefilter("ignore", IrspecWarning)
         if reproduced_qrels is None:
-            results = evaluate_many(qrels, runs, bound)
+            results = evaluate_many(qrels, runs, bound, options=options)
         else:
-            results = evaluate_many(qrels, runs[:2], bound)
-            results += evaluate_many(reproduced_qrels, runs[2:], bound)
+            results = evaluate_many(qrels, runs[:2], bound, options=options)
+            results += evaluate_many(reproduced_qrels, runs[2:], bound, options=options)
     b_orig, a_orig, b_rep, a_rep = results
     names = [r.run_name for r in results]
     notes.extend(collect_warnings(results))

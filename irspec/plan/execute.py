@@ -196,6 +196,7 @@ def _reproduction(plan: Plan) -> Reproduction:
             reproduced_qrels=section.qrels,
             p=section.rbo_p,
             depth=section.depth,
+            options=plan.options,  # the relevance level and depth cut of the plan's own table
         )
     except EvaluationError as e:
         raise EvaluationError(f"{plan.source}: reproduce: {e}") from None
