@@ -149,11 +149,11 @@ def reproduce(
     (ER, ΔRI, unpaired t-test). ``p`` and ``depth``: RBO's persistence and depth (``repro_eval``'s
     0.95 and 1000), ``depth`` also KTU's cut.
 
-    ``options``: the evaluation's :class:`~irspec.evaluation.context.Options` (relevance level, depth cut, judged documents
-    only: a plan's ``options``), except that a query of the qrels that a run lacks always scores 0 on
-    every metric (trec_eval ``-c``, as ``repro_eval`` scores it). KTU and RBO compare the queries both
-    runs of a pair rank, and a warning names the others, left out. An empty run is an error; the same
-    file given twice is a warning.
+    ``options``: the evaluation's :class:`~irspec.evaluation.context.Options` (relevance level, depth
+    cut, judged documents only: a plan's ``options``), except that a query of the qrels that a run
+    lacks always scores 0 on every metric (trec_eval ``-c``, as ``repro_eval`` scores it). KTU and RBO
+    compare the queries both runs of a pair rank, and a warning names the others, left out. An empty
+    run is an error; the same file given twice is a warning.
     """
     originals, reproductions = _pair("original", original), _pair("reproduced", reproduced)
     if not 0 < p <= 1 or isinstance(p, bool):
