@@ -18,10 +18,12 @@ import sys
 import warnings
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import irspec
 from irspec.cli import main
+from irspec.fusion import engine
 from irspec.fusion.engine import fuse_to_file, fusion_of
 
 A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
@@ -186,7 +188,6 @@ def test_depth_and_name():
 
 
 def test_anything_evaluate_takes(tmp_path: Path):
-    import polars as pl
 
     path = tmp_path / "a.run"
     path.write_text("q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\n")
@@ -338,8 +339,48 @@ def test_cli_in_blocks_equals_in_memory(tmp_path: Path):
         warnings.simplefilter("ignore", irspec.IrspecWarning)
         fuse_to_file(paths, "bordafuse", str(whole))
         fuse_to_file(paths, "bordafuse", str(blocks), memory=1)
-    assert sorted(blocks.read_text().splitlines()) == sorted(whole.read_text().splitlines())
+    # byte for byte: a run fused in blocks comes out in the query order of one fused whole, so the
+    # output does not depend on the memory budget (the default one, on the machine's free memory)
+    assert blocks.read_bytes() == whole.read_bytes()
     assert len(whole.read_text().splitlines()) == 6 + 2
+
+
+def _adversarial_files(tmp_path: Path, seed: int = 3) -> list[str]:
+    """:func:`adversarial_runs` as TREC files, the second not grouped by query."""
+    paths = []
+    for i, run in enumerate(adversarial_runs(seed)):
+        lines = [f"{q} Q0 {d} 0 {s!r} r{i}\n" for q, docs in run.items() for d, s in docs.items()]
+        path = tmp_path / f"r{i}.run"
+        path.write_text("".join(lines[::-1] if i == 1 else lines))  # the second not grouped by query
+        paths.append(str(path))
+    return paths
+
+
+def test_parquet_in_blocks_holds_the_rows_of_one_fused_whole(tmp_path: Path):
+    # in blocks each partition's rows are spilled and written out in partition order (bounded memory);
+    # the rows, their values and their order within a query are those of the run fused whole
+    paths = _adversarial_files(tmp_path)
+    whole, blocks = tmp_path / "whole.parquet", tmp_path / "blocks.parquet"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        fuse_to_file(paths, "rrf", str(whole), runid="h")
+        fuse_to_file(paths, "rrf", str(blocks), runid="h", memory=1)
+    a, b = pl.read_parquet(whole), pl.read_parquet(blocks)
+    assert a.schema == b.schema and a.columns == ["query_id", "doc_id", "score", "run"]
+    assert a.height == b.height > 0
+    by_query = {q: frame.to_dicts() for (q,), frame in b.group_by("query_id", maintain_order=True)}
+    assert {q: frame.to_dicts() for (q,), frame in a.group_by("query_id", maintain_order=True)} == by_query
+
+
+def test_standard_output_in_blocks_is_the_file_fused_whole(tmp_path: Path, capsys):
+    paths = _adversarial_files(tmp_path)
+    whole = tmp_path / "whole.run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        fuse_to_file(paths, "bordafuse", str(whole))
+    capsys.readouterr()
+    assert main(["fuse", *paths, "--method", "bordafuse", "--memory", "1"]) == 0
+    assert capsys.readouterr().out == whole.read_text()
 
 
 @pytest.mark.parametrize(
@@ -453,7 +494,6 @@ def test_a_run_in_trec_evals_order_is_only_checked_and_fuses_as_a_shuffled_one(s
     ranked = {"q1": {"d9": 3.0, "d5": 2.0, "d4": 2.0, "d1": 1.0}, "q2": {"d2": 1.0, "d1": 1.0}}
     shuffled_rows = [("q2", "d1", 1.0), ("q1", "d4", 2.0), ("q1", "d1", 1.0), ("q2", "d2", 1.0)]
     shuffled = irspec.read_run([irspec_row(*r) for r in shuffled_rows])
-    import polars as pl
 
     in_order = irspec.read_run(
         pl.DataFrame(
@@ -586,7 +626,6 @@ def descending(text: str) -> list[int]:
 @pytest.mark.parametrize("way", list(WAYS))
 def test_each_way_gives_candidates_in_query_then_descending_docno_order(monkeypatch, way: str):
     # the order the Candidates promise, against Python's own sort (UTF-8 bytes sort as code points)
-    import polars as pl
 
     from irspec.fusion import engine
 
@@ -616,16 +655,9 @@ def test_each_way_gives_candidates_in_query_then_descending_docno_order(monkeypa
 def test_in_blocks_equals_in_memory_every_way_at_every_budget(
     tmp_path: Path, monkeypatch, way: str, spec: str
 ):
-    from irspec.fusion import engine
-
     for name, value in WAYS[way].items():
         monkeypatch.setattr(engine, name, value)
-    paths = []
-    for i, run in enumerate(adversarial_runs(7)):
-        lines = [f"{q} Q0 {d} 0 {s!r} r{i}\n" for q, docs in run.items() for d, s in docs.items()]
-        path = tmp_path / f"r{i}.run"
-        path.write_text("".join(lines[::-1] if i == 1 else lines))  # the second not grouped by query
-        paths.append(str(path))
+    paths = _adversarial_files(tmp_path, seed=7)
     kw = {"qrels": {"q1": {"d1": 1, "a": 1}, "q2": {"9": 1}}} if "probfuse" in spec else {}
     outputs = set()
     with warnings.catch_warnings():
@@ -633,5 +665,75 @@ def test_in_blocks_equals_in_memory_every_way_at_every_budget(
         for memory in (None, 1, 300, 3000):
             out = tmp_path / f"fused-{memory}.run"
             fuse_to_file(paths, spec, str(out), memory=memory, depth=3, **kw)
-            outputs.add(tuple(sorted(out.read_text().splitlines())))
+            outputs.add(out.read_bytes())
     assert len(outputs) == 1
+
+
+_PEAK_PROBE = (
+    "import sys\nfrom irspec.cli import main\nstatus = main(sys.argv[1:])\n"
+    "hwm = next(line for line in open('/proc/self/status') if line.startswith('VmHWM:'))\n"
+    "print(int(hwm.split()[1]) * 1024, file=sys.stderr)\nsys.exit(status)"
+)
+"""``irspec ARGS`` printing its peak resident bytes (VmHWM, this process image's own) last on stderr."""
+
+
+def _fuse_peak(args: list[str]) -> int:
+    env = dict(__import__("os").environ, IRSPEC_DISABLE_PLUGIN_AUTOLOAD="1")
+    child = subprocess.run(
+        [sys.executable, "-c", _PEAK_PROBE, "fuse", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    return int(child.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="deliberate: Linux's /proc gives the peak")
+def test_runs_fused_in_blocks_take_bounded_memory_and_give_the_same_file(tmp_path: Path):
+    # Fused in blocks, a run was gathered whole in memory before it was written (two runs of 60 MB
+    # took 1.5 GB under --memory 50MiB); now each partition's lines are spilled and written out in order
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    paths = []
+    for name, step in (("a", 13), ("b", 17)):
+        queries = np.repeat(np.arange(600), 1000)
+        docs = (queries * 7919 + np.tile(np.arange(1000), 600) * step) % 50_000  # distinct in a query
+        lines = zip(queries.tolist(), docs.tolist(), rng.random(queries.size).tolist(), strict=True)
+        path = tmp_path / f"large-{name}.run"
+        path.write_text("".join(f"q{q} Q0 d{d} 1 {s:.6f} {name}\n" for q, d, s in lines))
+        paths.append(str(path))
+    tiny = write_runs(tmp_path)
+    base = _fuse_peak([*tiny, "--method", "rrf", "-o", str(tmp_path / "tiny.run")])
+    whole = _fuse_peak([*paths, "--method", "rrf", "--memory", "4GiB", "-o", str(tmp_path / "whole.run")])
+    blocks = _fuse_peak([*paths, "--method", "rrf", "--memory", "1MB", "-o", str(tmp_path / "blocks.run")])
+    assert (tmp_path / "blocks.run").read_bytes() == (tmp_path / "whole.run").read_bytes()
+    mib = 1 << 20
+    assert whole - base > 200 * mib, (base // mib, whole // mib)  # holding the runs costs this much
+    assert blocks - base < 120 * mib, (base // mib, blocks // mib, whole // mib)
+
+
+def test_runs_that_fit_the_budget_alone_but_not_together_are_fused_in_blocks(tmp_path: Path):
+    # each run was opened with the whole budget, as if it were the only one: ten runs that each fit were
+    # fused whole in ten times the budget (and fusing costs twice an evaluation's memory a byte of text)
+    from irspec.data import Run, stream
+
+    paths = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.run"
+        path.write_text("".join(f"q{i // 100} Q0 d{i} 1 {i} {name}\n" for i in range(30_000)))  # ~0.7 MB
+        paths.append(str(path))
+    size = sum(Path(p).stat().st_size for p in paths)
+    budget = stream._resident() + 6 * size  # room for either alone (x5), not for both fused (x10 each)
+    opened = stream.open_together(paths, budget, factor=engine.FUSION_FACTOR)
+    try:
+        assert [type(r).__name__ for r in opened] == ["RunBlocks", "RunBlocks"]
+    finally:
+        for r in opened:
+            r.close()
+    assert all(isinstance(stream.open_run(p, stream._resident() + 6 * size), Run) for p in paths)
+    roomy = stream.open_together(paths, stream._resident() + 40 * size, factor=engine.FUSION_FACTOR)
+    assert all(isinstance(r, Run) for r in roomy)

@@ -47,6 +47,7 @@ import decimal
 import enum
 import errno
 import io
+import itertools
 import math
 import os
 import re
@@ -56,7 +57,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 import polars as pl
 
@@ -73,11 +74,14 @@ __all__ = [
     "Discard",
     "Partitions",
     "RunBlocks",
+    "SortedSpill",
     "default_memory",
     "open_run",
     "open_runs",
+    "open_together",
     "parse_memory",
     "spill_directory",
+    "spill_frame",
 ]
 
 WORKING_SET_FACTOR = 5.0
@@ -247,6 +251,28 @@ def open_run(
     if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong
     return RunBlocks(path, path, block, spread, stem=stem(path))
+
+
+def open_together(
+    srcs: Sequence[Any], memory: str | int | None = None, *, factor: float
+) -> list[Run | RunBlocks]:
+    """:func:`open_run` of each of ``srcs``, for a caller that works on all of them at once (fusion): read
+    whole only when, together, they fit ``memory`` at ``factor`` bytes of memory per byte of their text;
+    otherwise every file (and standard input) streams, in blocks small enough that a block of each,
+    ``factor`` times over, fits. Parquet files and what is not a path are read whole, as by
+    :func:`open_run`; so is a run of a caller that fits, unless :func:`open_run` would stream it alone."""
+    budget = default_memory() if memory is None else parse_memory(memory)
+    room = _room(budget)
+    texts = [os.fspath(s) for s in srcs if _is_text_path(s)]
+    if "-" not in texts and sum(_text_size(t) or 0 for t in texts) * factor <= room:
+        return [open_run(s, memory) for s in srcs]
+    block = min(max(int(room / (factor * len(texts))), MIN_BLOCK), BLOCK_CAP)
+    return [open_run(s, memory, block_bytes=block if _is_text_path(s) else None) for s in srcs]
+
+
+def _is_text_path(src: Any) -> bool:
+    """Whether ``src`` names a file (or standard input) of text, which can stream."""
+    return isinstance(src, (str, os.PathLike)) and not is_parquet(os.fspath(src))
 
 
 def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
@@ -642,10 +668,7 @@ class Partitions:
         ):
             path = os.path.join(self.directory, f"{self.key}-{p}-{self._added}.arrow")
             self._files[p].append(path)  # listed first: a file cut short is removed with the others
-            try:
-                rows.write_ipc(path)
-            except OSError as e:
-                raise _temporary_error(e, os.path.dirname(self.directory), self.what, self.remedy) from None
+            spill_frame(rows, path, self.what, self.remedy)
         self._added += 1
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
@@ -657,6 +680,70 @@ class Partitions:
             for p in paths:
                 os.remove(p)  # the disk space goes as the partition is read
             yield frame
+
+
+def spill_frame(
+    frame: pl.DataFrame, path: str, what: str, remedy: str = "set TMPDIR to a directory with more room"
+) -> None:
+    """``frame`` written to the Arrow file ``path`` in a temporary directory; a write that fails (a
+    full disk) is an :class:`~irspec.errors.EvaluationError` naming the directory, ``what`` it was
+    writing, and ``remedy`` when there is no room."""
+    try:
+        frame.write_ipc(path)
+    except OSError as e:
+        raise _temporary_error(e, os.path.dirname(os.path.dirname(path)), what, remedy) from None
+
+
+class SortedSpill:
+    """An output too large for memory, made a partition at a time (:class:`Partitions` hands the keys
+    out in hash order) and written back as if made at once, in key order: each key's chunk of bytes
+    goes to one temporary file in ``directory`` as it comes (:meth:`add`), and :meth:`write_to` copies
+    the chunks out sorted by key. Memory holds the keys and where their chunks are, not the bytes.
+
+    Keys sort by code point, as polars sorts strings: a run fused in blocks is written in the query
+    order of a run fused whole (:func:`irspec.fusion.engine.fuse_to_file`). A context manager: the
+    file is closed on exit; its directory's owner removes it."""
+
+    def __init__(
+        self, directory: str, *, what: str, remedy: str = "set TMPDIR to a directory with more room"
+    ) -> None:
+        self.directory = directory
+        self.what = what
+        """What the bytes are, for the error when the directory has no room for them."""
+        self.remedy = remedy
+        self._path = os.path.join(directory, "sorted-spill")
+        try:
+            self._file = open(self._path, "wb")  # noqa: SIM115  # it lives as long as the spill: closed by __exit__
+        except OSError as e:
+            raise _temporary_error(e, os.path.dirname(directory), what, remedy) from None
+        self._keys: list[str] = []
+        self._sizes: list[int] = []
+
+    def __enter__(self) -> SortedSpill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+    def add(self, keys: Sequence[str], sizes: Sequence[int], data: bytes) -> None:
+        """``data`` holds the chunks of ``keys`` one after another, ``sizes`` bytes each; no key comes
+        twice. A write that fails (a full disk) is an :class:`~irspec.errors.EvaluationError` naming
+        the directory."""
+        try:
+            self._file.write(data)
+        except OSError as e:
+            raise _temporary_error(e, os.path.dirname(self.directory), self.what, self.remedy) from None
+        self._keys.extend(keys)
+        self._sizes.extend(sizes)
+
+    def write_to(self, out: BinaryIO) -> None:
+        """Every chunk, in key order, written to ``out``."""
+        self._file.close()
+        starts = [0, *itertools.accumulate(self._sizes)]
+        with open(self._path, "rb") as spilled:
+            for i in sorted(range(len(self._keys)), key=self._keys.__getitem__):
+                spilled.seek(starts[i])
+                out.write(spilled.read(self._sizes[i]))
 
 
 @contextlib.contextmanager

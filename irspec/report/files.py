@@ -8,9 +8,9 @@ import contextlib
 import errno
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from irspec.errors import IrspecError
 
@@ -42,8 +42,14 @@ def _temporary(target: Path, *, directory: bool) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "cannot create a temporary file", str(target.parent))
 
 
-def write_atomic(path: str | os.PathLike[str], text: str | bytes, *, make_dirs: bool = True) -> None:
-    """Write ``text`` (UTF-8; bytes as they are) to ``path`` through a temporary file and a rename.
+def write_atomic(
+    path: str | os.PathLike[str],
+    text: str | bytes | Callable[[BinaryIO], None],
+    *,
+    make_dirs: bool = True,
+) -> None:
+    """Write ``text`` (UTF-8; bytes as they are; a function writes its bytes to the file it is given)
+    to ``path`` through a temporary file and a rename.
 
     Readers never see a half-written file. Missing directories are created, unless ``make_dirs`` is
     false. An error (an :class:`~irspec.errors.IrspecError`, ``cannot write 'path': why``) leaves any
@@ -52,13 +58,18 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes, *, make_dirs: 
     write_all_atomic([(path, text)], make_dirs=make_dirs)
 
 
+Content = str | bytes | dict[str, bytes] | Callable[[BinaryIO], None]
+"""An output's content: text (UTF-8), bytes, ``{name: bytes}`` for the files of a directory, or a
+function that writes a file's bytes to the binary file it is given (an output too large to hold)."""
+
+
 def write_all_atomic(
-    outputs: Sequence[tuple[str | os.PathLike[str], str | bytes | dict[str, bytes]]],
+    outputs: Sequence[tuple[str | os.PathLike[str], Content]],
     *,
     make_dirs: bool = True,
 ) -> None:
-    """Write every output or none: each ``(path, text)`` or ``(path, bytes)`` for a file, or
-    ``(path, {name: bytes})`` for files in a directory (other files in it are left alone).
+    """Write every output or none: each ``(path, text)``, ``(path, bytes)`` or ``(path, writer)`` for a
+    file, or ``(path, {name: bytes})`` for files in a directory (other files in it are left alone).
 
     Each output is checked (a file's path must not be a directory, nor a directory's a file) and
     written in full to a temporary file or directory beside its target; only when all are written are
@@ -137,15 +148,18 @@ class _Staged:
         self.tmp: Path | None = None
         self.names: list[str] | None = None
 
-    def write(self, content: str | bytes | dict[str, bytes], make_dirs: bool, created: list[Path]) -> None:
+    def write(self, content: Content, make_dirs: bool, created: list[Path]) -> None:
         target = self.target
-        if isinstance(content, (str, bytes)):
+        if not isinstance(content, dict):
             _file_target(target, make_dirs, created)
             fd, tmp = _temporary(target, directory=False)
             self.tmp = Path(tmp)
             if isinstance(content, bytes):
                 with os.fdopen(fd, "wb") as f:
                     f.write(content)
+            elif callable(content):
+                with os.fdopen(fd, "wb") as f:
+                    content(f)
             else:
                 with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
                     f.write(content)
