@@ -737,3 +737,27 @@ def test_runs_that_fit_the_budget_alone_but_not_together_are_fused_in_blocks(tmp
     assert all(isinstance(stream.open_run(p, stream._resident() + 6 * size), Run) for p in paths)
     roomy = stream.open_together(paths, stream._resident() + 40 * size, factor=engine.FUSION_FACTOR)
     assert all(isinstance(r, Run) for r in roomy)
+
+
+@pytest.mark.parametrize("memory", [None, "1"], ids=["whole", "blocks"])
+def test_an_id_with_a_blank_is_refused_in_trec_text_and_kept_in_parquet(tmp_path: Path, capsys, memory):
+    # a Parquet run may hold "d 1"; written into a TREC line it read back as other fields, silently
+    spaced = tmp_path / "spaced.parquet"
+    pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d 1", "d2"], "score": [1.0, 2.0]}).write_parquet(
+        spaced
+    )
+    other = tmp_path / "other.run"
+    other.write_text("q1 Q0 d2 1 0.5 o\nq2 Q0 d3 1 0.4 o\n")
+    budget = ["--memory", memory] if memory else []
+    out = tmp_path / "fused.run"
+    assert main(["fuse", str(spaced), str(other), "--method", "rrf", *budget, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("irspec: error: document 'd 1' of query 'q1' has a blank in its id")
+        and not out.exists()
+    )
+    assert main(["fuse", str(spaced), str(other), "--method", "rrf", *budget]) == 2
+    assert capsys.readouterr().out == ""  # nothing half written to standard output either
+    parquet = tmp_path / "fused.parquet"
+    assert main(["fuse", str(spaced), str(other), "--method", "rrf", *budget, "-o", str(parquet)]) == 0
+    assert "d 1" in pl.read_parquet(parquet)["doc_id"].to_list()

@@ -86,6 +86,9 @@ __all__ = [
 ]
 
 
+_BLANK = r"[ \t\r\n\x0b\x0c]"
+"""TREC text's field separators and line ends (the readers' blanks)."""
+
 FUSION_FACTOR = 10.0
 """Peak bytes of memory per byte of the runs' text when they are fused whole: measured 8.7 (two runs of
 2M lines, 1,000 documents a query, RRF; the candidates twice the rows of a run), rounded up. Runs
@@ -564,7 +567,16 @@ def trec_lines(frame: pl.DataFrame, runid: str) -> Iterable[str]:
 
 
 def _line_column(frame: pl.DataFrame, runid: str) -> pl.Series:
-    """:func:`trec_lines`' lines, without their line ends, as a string column."""
+    """:func:`trec_lines`' lines, without their line ends, as a string column. An id with a blank (from
+    a Parquet run) is an error: written into a line it would read back as other fields."""
+    blank = pl.col("query").str.contains(_BLANK) | pl.col("docno").str.contains(_BLANK)
+    bad = frame.filter(blank).head(1)
+    if bad.height:
+        query, docno = bad.select("query", "docno").row(0)
+        raise InputError(
+            f"document {quote(docno)} of query {quote(query)} has a blank in its id, which a TREC run line "
+            "cannot hold: write Parquet instead (-o fused.parquet)"
+        )
     return frame.select(
         pl.format(
             "{} Q0 {} {} {} {}",
