@@ -160,14 +160,15 @@ def irspec_has_memory_option() -> bool:
     return "--memory" in out
 
 
-def measure_peak(cmd: list[str]) -> dict:
-    """bench.py's ``measure``, with the peak taken by ``/usr/bin/time`` when it is there: ``os.wait4``
-    reports at least the timing process's own peak for any child (see :func:`generate_apart`), while
-    ``time`` reports its child's alone, however small."""
+def measure_peak(cmd: list[str], env: dict[str, str] | None = None) -> dict:
+    """bench.py's ``measure`` (in ``env``; this checkout's irspec by default), with the peak taken by
+    ``/usr/bin/time`` when it is there: ``os.wait4`` reports at least the timing process's own peak for
+    any child (see :func:`generate_apart`), while ``time`` reports its child's alone, however small."""
+    env = env or child_env()
     if not Path(GNU_TIME).exists():
-        return measure(cmd, env=child_env())
+        return measure(cmd, env=env)
     with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as f:
-        r = measure([GNU_TIME, "-f", "%M", "-o", f.name, *cmd], env=child_env())
+        r = measure([GNU_TIME, "-f", "%M", "-o", f.name, *cmd], env=env)
         kib = f.read().split()
     if r["rc"] == 0 and kib and kib[-1].isdigit():
         r["peak_mib"] = int(kib[-1]) / 1024
