@@ -658,3 +658,43 @@ def test_chunks_end_at_line_ends_and_grow_from_the_first_to_the_size(tmp_path, c
         for p, _ in pieces[:-1]:
             assert want - 100 < len(p) < want + 100  # a line (under 100 bytes) either side of it
             want = min(2 * want, size)
+
+
+@pytest.mark.parametrize("parsers", [1, 2, 3])
+@pytest.mark.parametrize("block", [TINY, 3 * TINY, 1 << 20])
+def test_chunks_parsed_at_once_give_the_in_memory_result_and_name_a_late_bad_line(
+    tmp_path, monkeypatch, irspec_plugin, parsers, block
+):
+    irspec_plugin(_SlowPlugin())
+    monkeypatch.setattr(stream, "PARSERS", parsers)
+    monkeypatch.setattr(stream, "MIN_BLOCK", block)
+    q, r = _write(tmp_path, 6, "grouped")
+    threads = set()
+    real = stream.RunBlocks._parse
+
+    def parse(self, text, first):
+        threads.add(threading.current_thread().name)
+        return real(self, text, first)
+
+    monkeypatch.setattr(stream.RunBlocks, "_parse", parse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        whole = irspec.evaluate(str(q), str(r), METRICS)
+        _same(whole, irspec.evaluate(str(q), str(r), METRICS, memory=1))
+    if block == TINY:  # many chunks: as many threads parse them as asked
+        assert len(threads) == parsers and all(t.startswith("irspec-read-parse") for t in threads)
+    with stream.open_run(str(r), 1) as blocks:  # in file order: a grouped run is not taken for scattered
+        firsts = [
+            block if block is stream.DISCARD else block.frame.get_column("line").min() for block in blocks
+        ]
+    firsts = [
+        f for f in firsts if f is not None
+    ]  # a block may hold no row (the first chunk's one query goes on)
+    assert stream.DISCARD not in firsts and firsts == sorted(firsts) and len(firsts) > (block < 1 << 20)
+    lines = r.read_text().splitlines(keepends=True)
+    lines[-2] = "q1 Q0 d1 1 notanumber t\n"
+    r.write_text("".join(lines))
+    with pytest.raises(InputError) as streamed:
+        irspec.evaluate(str(q), str(r), "P@5", memory=1)
+    assert str(streamed.value).startswith(f"{r}:{len(lines) - 1}: ")
+    assert not _reading_threads()
