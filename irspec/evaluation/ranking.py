@@ -26,7 +26,7 @@ import polars as pl
 
 from irspec.data import pair_keys
 from irspec.evaluation.context import UNJUDGED, Context, Options, segment_rows
-from irspec.evaluation.index import FILTER_BITS, IntegerKeys, QrelsIndex
+from irspec.evaluation.index import IntegerKeys, QrelsIndex
 from irspec.evaluation.notes import coverage_notes
 
 __all__ = ["build_context"]
@@ -651,7 +651,7 @@ def _judged_rows(
         # The rows the filter cannot rule out (a few percent of a run's rows), searched among the sorted
         # qrels keys: the matches with their row numbers. A search, not a join: a join's fixed cost is
         # most of a small run's evaluation, and the qrels keys are distinct here.
-        maybe = np.flatnonzero(index.key_filter[keys >> np.uint64(64 - FILTER_BITS)])
+        maybe = np.flatnonzero(index.key_filter[keys >> index.filter_shift])
         wanted = keys[maybe]
         at = np.minimum(np.searchsorted(index.sorted_keys, wanted), max(len(index.sorted_keys) - 1, 0))
         found = (
