@@ -296,8 +296,9 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _print_warnings(results: Sequence[Any]) -> None:  # Any: the CLI imports no heavy layer at its top
     from irspec.evaluation.evaluated import collect_warnings
+    from irspec.evaluation.notes import summarised
 
-    for w in collect_warnings(results):
+    for w in summarised(collect_warnings(results)):  # many runs' Judged@10 warnings said as one
         print(f"irspec: warning: {w}", file=sys.stderr)
 
 

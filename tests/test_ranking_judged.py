@@ -88,3 +88,65 @@ def test_a_per_query_plugin_metric_sees_every_document_in_ranked_order(irspec_pl
         (0, None, 1, None, None),
     )
     assert seen["r"] == (("a", "b"), (0.7, 0.2), (None, 2))
+
+
+# --------------------------------------------------------------------------------------------------
+# A run file's ties put in docno order only where they hold a judged document (build_context: the
+# labels in a tie of unjudged documents are the same in any order). The reference is the full ranking
+# (every tie ordered), the same evaluation with the mask of judged rows dropped.
+
+
+def _trec_text(run: dict, order: str, rng) -> str:
+    """``run`` as TREC lines: ``grouped`` (each query's lines together, scores descending, ties in a
+    random order), ``blocks`` (each query's lines together, in a random order) or ``scattered``."""
+    lines = []
+    for q, docs in run.items():
+        items = list(docs.items())
+        rng.shuffle(items)
+        if order == "grouped":
+            items.sort(key=lambda item: -item[1])
+        lines += [f"{q} Q0 {d} {r + 1} {s!r} t\n" for r, (d, s) in enumerate(items)]
+    if order == "scattered":
+        rng.shuffle(lines)
+    return "".join(lines)
+
+
+def _every_tie_ordered(monkeypatch) -> None:
+    rank = irspec.evaluation.ranking._rank
+    monkeypatch.setattr(
+        irspec.evaluation.ranking,
+        "_rank",
+        lambda codes, lengths, scores, docnos, wanted=None: rank(codes, lengths, scores, docnos),
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("order", ["grouped", "blocks", "scattered"])
+@pytest.mark.parametrize("options", [{}, {"depth": 4}, {"judged_only": True}, {"relevance_level": 2}])
+def test_ties_ordered_only_where_judged_equal_every_tie_ordered(seed, order, options, tmp_path, monkeypatch):
+    import numpy as np
+
+    qrels, run = random_case(seed)
+    # scores of one decimal: most documents tie, judged and unjudged, with graded and negative labels
+    run = {q: {d: round(s, 1) for d, s in docs.items()} for q, docs in run.items()}
+    path = tmp_path / "run.txt"
+    path.write_text(_trec_text(run, order, np.random.default_rng(seed)))
+    judged = irspec.evaluate(qrels, str(path), METRICS, **options)
+    _every_tie_ordered(monkeypatch)
+    same(judged, irspec.evaluate(qrels, str(path), METRICS, **options))
+
+
+def test_a_per_query_plugin_metric_sees_every_tie_of_a_run_file_in_docno_order(irspec_plugin, tmp_path):
+    seen, plugin = recorder()
+    metric = irspec_plugin(plugin).parse("Record")
+    # in order; the 0.5 tie holds unjudged documents only (d9, d30, d100 by text: d9, d30, d100)
+    path = tmp_path / "run.txt"
+    path.write_text(
+        "q Q0 top 1 0.9 t\nq Q0 d100 2 0.5 t\nq Q0 d9 3 0.5 t\nq Q0 d30 4 0.5 t\nq Q0 j 5 0.1 t\n"
+    )
+    irspec.evaluate({"q": {"top": 1, "j": 0}}, str(path), metric)
+    assert seen["q"] == (
+        ("top", "d9", "d30", "d100", "j"),
+        (0.9, 0.5, 0.5, 0.5, 0.1),
+        (1, None, None, None, 0),
+    )

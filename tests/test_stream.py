@@ -10,6 +10,7 @@ queries only in the qrels or only in the run, empty and long rankings).
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 import re
 import signal
@@ -27,6 +28,7 @@ from randomdata import random_case
 
 import irspec
 from irspec.data import stream
+from irspec.data.trec import BOM
 from irspec.errors import EvaluationError, InputError
 from irspec.spec.definitions import MetricDef, Param
 
@@ -357,6 +359,19 @@ def test_open_runs_reads_the_next_small_run_ahead_and_gives_what_open_run_gives(
         )
 
 
+def test_open_runs_finds_a_run_read_aheads_query_blocks_on_its_worker(tmp_path):
+    paths = [str(_write(tmp_path, seed, "scattered")[1]) for seed in (1, 2, 3)]
+    got = list(stream.open_runs(paths))
+    # the first is opened at its turn (nothing found early); those read ahead come with their blocks,
+    # the blocks the reader would find (a run's rows in file order: an id heads a block per run of rows)
+    assert ["query_blocks" in run.__dict__ for run in got] == [False, True, True]
+    for path, run in zip(paths, got, strict=True):
+        ids = [line.split()[0] for line in Path(path).read_text().splitlines()]
+        heads = [q for i, q in enumerate(ids) if i == 0 or ids[i - 1] != q]
+        assert run.query_blocks[0].to_list() == heads
+        assert run.query_blocks[1].tolist() == [len(list(g)) for _, g in itertools.groupby(ids)]
+
+
 def test_open_runs_reads_two_ahead_and_makes_a_made_run_at_its_turn(tmp_path):
     # READ_AHEAD small files are read on two workers; a made run (a plan's fused one) is made when the
     # caller asks for it, and the files after it are read ahead from there, all in the order given
@@ -605,8 +620,7 @@ def test_a_scattered_runs_blocks_hold_a_query_each_and_its_first_problem_is_the_
 @pytest.mark.parametrize("seed", range(6))
 def test_a_blocks_index_made_from_the_whole_ones_is_the_index_of_its_judgments(seed):
     # sub_index takes the whole index's keys and codes instead of hashing and joining the rows again:
-    # every array is the one indexing those judgments afresh gives; its filter is the whole one's, which
-    # rules out no judged row of the block
+    # every array is the one indexing those judgments afresh gives
     from irspec.data import Qrels, read_qrels
     from irspec.evaluation.index import QrelsIndex, sub_index
 
@@ -622,5 +636,66 @@ def test_a_blocks_index_made_from_the_whole_ones_is_the_index_of_its_judgments(s
         assert made.frame.equals(fresh.frame) and made.query_codes.equals(fresh.query_codes)
         for name in ("row_query", "row_label", "key_order", "sorted_keys", "labels", "query_of", "offsets"):
             assert np.array_equal(getattr(made, name), getattr(fresh, name)), name
-        assert (made.key_filter | ~fresh.key_filter).all()  # a superset of the block's own filter
+        # its own filter, of fewer slots: every key of the block in it, as selective as the whole one
+        assert made.key_filter[made.sorted_keys >> made.filter_shift].all()
+        assert made.key_filter.size <= 16 * 2 * max(len(made.sorted_keys), 1)
         assert made.counts(1)[0].tolist() == fresh.counts(1)[0].tolist()
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize(("size", "first"), [(64, None), (64, 8), (300, 37), (4096, 512), (1 << 20, 1)])
+def test_chunks_end_at_line_ends_and_grow_from_the_first_to_the_size(tmp_path, compress, size, first):
+    # A byte-order mark, lines of varied lengths (under 100 bytes), the last one without its line end.
+    lines = [f"q{i % 7} Q0 doc{i * 37 % 1000} {i} {1 / (i + 1)!r} run{'x' * (i % 13)}\n" for i in range(400)]
+    text = "".join(lines)[:-1].encode()
+    path = tmp_path / ("run.gz" if compress else "run.txt")
+    path.write_bytes(gzip.compress(BOM + text) if compress else BOM + text)
+    pieces = list(stream._chunks(str(path), "run", size, first))
+    assert b"".join(p for p, _ in pieces) == text
+    assert [n for _, n in pieces] == [p.count(b"\n") for p, _ in pieces]
+    assert all(p.endswith(b"\n") for p, _ in pieces[:-1])
+    if not compress:  # a plain file is read as asked: each piece at least what was wanted (but the last)
+        want = min(first or size, size)
+        for p, _ in pieces[:-1]:
+            assert want - 100 < len(p) < want + 100  # a line (under 100 bytes) either side of it
+            want = min(2 * want, size)
+
+
+@pytest.mark.parametrize("parsers", [1, 2, 3])
+@pytest.mark.parametrize("block", [TINY, 3 * TINY, 1 << 20])
+def test_chunks_parsed_at_once_give_the_in_memory_result_and_name_a_late_bad_line(
+    tmp_path, monkeypatch, irspec_plugin, parsers, block
+):
+    irspec_plugin(_SlowPlugin())
+    monkeypatch.setattr(stream, "PARSERS", parsers)
+    monkeypatch.setattr(stream, "MIN_BLOCK", block)
+    q, r = _write(tmp_path, 6, "grouped")
+    threads = set()
+    real = stream.RunBlocks._parse
+
+    def parse(self, text, first):
+        threads.add(threading.current_thread().name)
+        return real(self, text, first)
+
+    monkeypatch.setattr(stream.RunBlocks, "_parse", parse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        whole = irspec.evaluate(str(q), str(r), METRICS)
+        _same(whole, irspec.evaluate(str(q), str(r), METRICS, memory=1))
+    if block == TINY:  # many chunks: as many threads parse them as asked
+        assert len(threads) == parsers and all(t.startswith("irspec-read-parse") for t in threads)
+    with stream.open_run(str(r), 1) as blocks:  # in file order: a grouped run is not taken for scattered
+        firsts = [
+            block if block is stream.DISCARD else block.frame.get_column("line").min() for block in blocks
+        ]
+    firsts = [
+        f for f in firsts if f is not None
+    ]  # a block may hold no row (the first chunk's one query goes on)
+    assert stream.DISCARD not in firsts and firsts == sorted(firsts) and len(firsts) > (block < 1 << 20)
+    lines = r.read_text().splitlines(keepends=True)
+    lines[-2] = "q1 Q0 d1 1 notanumber t\n"
+    r.write_text("".join(lines))
+    with pytest.raises(InputError) as streamed:
+        irspec.evaluate(str(q), str(r), "P@5", memory=1)
+    assert str(streamed.value).startswith(f"{r}:{len(lines) - 1}: ")
+    assert not _reading_threads()

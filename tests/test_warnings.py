@@ -472,6 +472,61 @@ def test_the_judged_warning_is_in_every_output(sparse, capsys):
     assert '<h2 id="warnings">1 warning</h2>' in html and "only 10% of the run&#39;s top 10" in html
 
 
+def test_many_runs_under_the_judged_threshold_are_one_warning_on_standard_error(sparse, capsys):
+    # Four runs of SPARSE_RUN's lines (each 10% judged in its top 10, Judged@10 = 0.10) and one whose
+    # top 10s hold every judged document there is (q1: d1, d2; q2: d3: all shown are judged).
+    qrels = sparse / "qrels.txt"
+    sparse_runs = []
+    for i in range(4):
+        path = sparse / f"s{i}.run"
+        path.write_text(SPARSE_RUN)
+        sparse_runs.append(path)
+    (sparse / "full.run").write_text("q1 Q0 d1 1 2 f\nq1 Q0 d2 2 1 f\nq2 Q0 d3 1 1 f\n")
+    code, out, err = cli(
+        capsys, "eval", qrels, *sparse_runs, sparse / "full.run", "-m", "P@10", "--format", "json"
+    )
+    assert code == 0
+    assert warning_lines(err) == [
+        "irspec: warning: 4 runs show under 50% of their top 10 documents in the qrels, so their scores are "
+        "likely underestimated (unjudged documents count as non-relevant): "
+        f"{sparse_runs[0]} (10%; Judged@10 = 0.10), {sparse_runs[1]} (10%; Judged@10 = 0.10), "
+        f"{sparse_runs[2]} (10%; Judged@10 = 0.10) and 1 more"
+    ]
+    # The JSON keeps each run's own warning (data, not a message to read).
+    doc = json.loads(out)
+    assert doc["warnings"] == [f"{path}: {SPARSE_WARNING}" for path in sparse_runs]
+    # One run under the threshold: its own warning, as before.
+    code, out, err = cli(capsys, "eval", qrels, sparse_runs[0], sparse / "full.run", "-m", "P@10")
+    assert warning_lines(err) == [f"irspec: warning: {sparse_runs[0]}: {SPARSE_WARNING}"]
+
+
+def test_evaluate_many_warns_once_for_many_runs_under_the_judged_threshold(sparse):
+    qrels = str(sparse / "qrels.txt")
+    paths = []
+    for i in range(3):
+        (sparse / f"s{i}.run").write_text(SPARSE_RUN)
+        paths.append(str(sparse / f"s{i}.run"))
+    with pytest.warns(irspec.IrspecWarning) as caught:
+        results = evaluate_many(qrels, paths, "P@10")
+    assert [str(w.message) for w in caught] == [
+        "3 runs show under 50% of their top 10 documents in the qrels, so their scores are likely "
+        "underestimated (unjudged documents count as non-relevant): "
+        + ", ".join(f"{p} (10%; Judged@10 = 0.10)" for p in paths)
+    ]
+    assert [r.warnings for r in results] == [(f"{p}: {SPARSE_WARNING}",) for p in paths]  # each its own
+
+
+def test_a_coverage_warning_pickles_as_itself():
+    import pickle
+
+    from irspec.evaluation.notes import CoverageWarning, summarised
+
+    w = CoverageWarning("r.run", 0.1, 0.5, 0.1)
+    back = pickle.loads(pickle.dumps(w))
+    assert back == w and isinstance(back, CoverageWarning) and (back.source, back.share) == ("r.run", 0.1)
+    assert summarised([back, "other"]) == [w, "other"]
+
+
 def test_a_plan_takes_the_judged_warning_option(sparse, capsys):
     plan = sparse / "plan.yaml"
     body = "qrels: qrels.txt\nruns: [{name: s, path: sparse.run}]\nmetrics: [P@10]\n"

@@ -23,6 +23,7 @@ from irspec.evaluation.context import Options
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.index import QrelsIndex, index_qrels
 from irspec.evaluation.judgments import Judgments, read_judgments
+from irspec.evaluation.notes import summarised
 from irspec.evaluation.parts import evaluate_parts, finish
 from irspec.evaluation.result import Result
 from irspec.spec.registry import Metric
@@ -57,7 +58,7 @@ def evaluate_many(
     results = distinct_names(
         [_evaluate_source(index, r, bound, options, memory, columns, inputs) for r in runs]
     )
-    issue_warnings(collect_warnings(results))
+    issue_warnings(summarised(collect_warnings(results)))
     return results
 
 

@@ -21,7 +21,16 @@ from irspec.evaluation.index import QrelsIndex
 from irspec.evaluation.means import aggregate_values
 from irspec.spec.registry import Metric
 
-__all__ = ["coverage_note", "coverage_notes", "first_few", "level_warnings", "missing_text", "queries_text"]
+__all__ = [
+    "CoverageWarning",
+    "coverage_note",
+    "coverage_notes",
+    "first_few",
+    "level_warnings",
+    "missing_text",
+    "queries_text",
+    "summarised",
+]
 
 
 def coverage_notes(
@@ -116,8 +125,53 @@ def coverage_note(source: str, parts: Sequence[Any], options: Options) -> tuple[
     coverage = float((values * 10).sum() / shown) if shown else None  # Judged@10 is judged-in-top-10 / 10
     if coverage is None or not options.judged_warning or coverage >= options.judged_warning:
         return judged, []
-    return judged, [
-        f"{source}: only {coverage:.0%} of the run's top 10 documents are in the qrels (under "
-        f"{options.judged_warning:.0%}; Judged@10 = {judged:.2f}), so its scores are likely underestimated "
-        "(unjudged documents count as non-relevant)"
-    ]
+    return judged, [CoverageWarning(source, coverage, options.judged_warning, judged)]
+
+
+class CoverageWarning(str):
+    """The warning that a run shows mostly unjudged documents in its top 10 (:func:`coverage_note`): its
+    text, with what :func:`summarised` needs to say the warnings of many runs as one."""
+
+    source: str
+    share: float
+    """The share of the documents the run shows in its top 10 that the qrels judge."""
+    under: float
+    """The threshold it is under (``Options.judged_warning``)."""
+    judged: float
+    """The run's mean Judged@10."""
+
+    def __new__(cls, source: str, share: float, under: float, judged: float) -> CoverageWarning:
+        text = (
+            f"{source}: only {share:.0%} of the run's top 10 documents are in the qrels (under {under:.0%}; "
+            f"Judged@10 = {judged:.2f}), so its scores are likely underestimated (unjudged documents count "
+            "as non-relevant)"
+        )
+        made = super().__new__(cls, text)
+        made.source, made.share, made.under, made.judged = source, share, under, judged
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled as made: the attributes are its arguments
+        return (CoverageWarning, (self.source, self.share, self.under, self.judged))
+
+
+def summarised(messages: Sequence[str]) -> list[str]:
+    """``messages`` with the :class:`CoverageWarning` of several runs (of one threshold) said as one, where
+    the first of them stands, naming how many runs and the first few: a directory of runs from one
+    collection is typically under the threshold run after run, and a line a run hides the other warnings."""
+    groups: dict[float, list[CoverageWarning]] = {}
+    for m in messages:
+        if isinstance(m, CoverageWarning):
+            groups.setdefault(m.under, []).append(m)
+    out: list[str] = []
+    for m in messages:
+        group = groups.get(m.under) if isinstance(m, CoverageWarning) else None
+        if group is None or len(group) < 2:
+            out.append(m)
+        elif m is group[0]:
+            runs = [f"{w.source} ({w.share:.0%}; Judged@10 = {w.judged:.2f})" for w in group]
+            out.append(
+                f"{len(group)} runs show under {m.under:.0%} of their top 10 documents in the qrels, so their "
+                "scores are likely underestimated (unjudged documents count as non-relevant): "
+                + first_few(runs, shown=3, quote=False)
+            )
+    return out

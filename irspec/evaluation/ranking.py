@@ -4,7 +4,8 @@
 match checked against the strings; a join when keys collide), puts the rows in trec_eval's order (by
 query, score descending, docno descending; the file's rank column is ignored), applies ``depth`` and
 ``judged_only``, and adds the qrels queries the run lacks under ``missing_queries="zero"``. A run file
-already in that order is only checked and its tied rows moved (:func:`_rank`). The kernels see only
+already in that order is only checked and its tied rows moved (:func:`_rank`; only the ties that
+hold a judged row, unless a per-query plugin metric asks for the ranked frame). The kernels see only
 labels, and most documents are unjudged: so a pytrec_eval dict's or a retriever's top k's queries,
 each a block not yet in order, are taken as the rows of a matrix whose scores are sorted and searched
 for the judged documents' places (:func:`_judged_ranks`); the full order of every row
@@ -25,7 +26,7 @@ import polars as pl
 
 from irspec.data import pair_keys
 from irspec.evaluation.context import UNJUDGED, Context, Options, segment_rows
-from irspec.evaluation.index import FILTER_BITS, IntegerKeys, QrelsIndex
+from irspec.evaluation.index import IntegerKeys, QrelsIndex
 from irspec.evaluation.notes import coverage_notes
 
 __all__ = ["build_context"]
@@ -82,13 +83,21 @@ def build_context(
     )
     if judged is not None:
         label, ranking = judged
+        segments = ranking.codes, ranking.lengths
     else:
-        ranking = _rank(codes, lengths, scores, docnos)
         rows, labels = _judged_rows(index, frame, keys, (codes, lengths))
         every = np.full(len(scores), UNJUDGED, dtype=np.int64)
         every[rows] = labels
-        label = ranking.arrange(every)
-    ctx = _context(index, ranking.codes, ranking.lengths, label, missing, options, inputs, frame, ranking)
+        # Kernels see labels only: tied rows are put in docno order where a tie holds a judged row (a
+        # tie of unjudged rows has the same labels in any order), and the whole ranking is found only if
+        # a per-query plugin metric asks for the ranked frame.
+        wanted = np.zeros(len(scores), dtype=bool)
+        wanted[rows] = True
+        labelled = _rank(codes, lengths, scores, docnos, wanted)
+        label = labelled.arrange(every)
+        segments = labelled.codes, labelled.lengths
+        ranking = _LazyRanking(codes, lengths, scores, docnos)
+    ctx = _context(index, *segments, label, missing, options, inputs, frame, ranking)
     return ctx, notes
 
 
@@ -642,7 +651,7 @@ def _judged_rows(
         # The rows the filter cannot rule out (a few percent of a run's rows), searched among the sorted
         # qrels keys: the matches with their row numbers. A search, not a join: a join's fixed cost is
         # most of a small run's evaluation, and the qrels keys are distinct here.
-        maybe = np.flatnonzero(index.key_filter[keys >> np.uint64(64 - FILTER_BITS)])
+        maybe = np.flatnonzero(index.key_filter[keys >> index.filter_shift])
         wanted = keys[maybe]
         at = np.minimum(np.searchsorted(index.sorted_keys, wanted), max(len(index.sorted_keys) - 1, 0))
         found = (
@@ -680,19 +689,24 @@ def _in_order(scores: np.ndarray, same_block: np.ndarray) -> bool:
     return not np.any(same_block & (scores[1:] > scores[:-1]))
 
 
-def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any) -> _Ranking:
+def _rank(
+    codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: Any, wanted: np.ndarray | None = None
+) -> _Ranking:
     """The ranked order of rows given as blocks of one query each (``codes``, ``lengths``): by query,
-    score descending, docno descending. When each query is one block, the blocks keep their order."""
+    score descending, docno descending. When each query is one block, the blocks keep their order.
+    Given ``wanted`` (a mask of rows), only the ties holding a wanted row are put in docno order: the
+    others' rows stay in the order they come in, which is the ranked order of whatever is the same for
+    all their rows (the labels, where ``wanted`` marks the judged rows)."""
     same_block = _same_block(len(scores), lengths)
     if np.bincount(codes, minlength=1).max() <= 1:
         if _in_order(scores, same_block):
             # Scores non-increasing within each query (the usual run file): only ties move.
-            moved, rows = _tied_order(None, same_block, scores, docnos)
+            moved, rows = _tied_order(None, same_block, scores, docnos, wanted)
             return _Ranking(codes, lengths, rows, moved)
         # A pytrec_eval dict, a retriever's top k: each block sorted on its own, far faster than one
         # sort of every row (a block of a few thousand rows fits in cache).
         order = _block_argsort(scores, lengths)
-        moved, rows = _tied_order(order, same_block, scores[order], docnos)
+        moved, rows = _tied_order(order, same_block, scores[order], docnos, wanted)
         if moved is not None:
             order[moved] = rows
         return _Ranking(codes, lengths, order)
@@ -702,7 +716,7 @@ def _rank(codes: np.ndarray, lengths: np.ndarray, scores: np.ndarray, docnos: An
     order = np.argsort(-scores)
     order = order[_stable_argsort(qcode[order])]
     q = qcode[order]
-    moved, rows = _tied_order(order, q[1:] == q[:-1], scores[order], docnos)
+    moved, rows = _tied_order(order, q[1:] == q[:-1], scores[order], docnos, wanted)
     if moved is not None:
         order[moved] = rows
     counts = np.bincount(qcode)
@@ -748,13 +762,14 @@ def _stable_argsort(codes: np.ndarray) -> np.ndarray:
 
 
 def _tied_order(
-    order: np.ndarray | None, same_q: np.ndarray, s: np.ndarray, docnos: Any
+    order: np.ndarray | None, same_q: np.ndarray, s: np.ndarray, docnos: Any, wanted: np.ndarray | None = None
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Where runs of equal (query, score) must be reordered by docno descending, as trec_eval does.
 
     ``order`` lists rows (``None``: every row in file order); ``same_q[i]`` says whether its entries
-    i and i+1 share a query, ``s`` is the score of each listed row. Returns (positions in ``order``,
-    the rows that belong there), or (None, None) when nothing ties.
+    i and i+1 share a query, ``s`` is the score of each listed row; ``wanted``, a mask of rows, leaves
+    out the runs without a wanted row (:func:`_rank`). Returns (positions in ``order``, the rows that
+    belong there), or (None, None) when nothing ties.
     """
     tie = same_q & (s[1:] == s[:-1])
     if not tie.any():
@@ -766,6 +781,13 @@ def _tied_order(
     # A group starts where a tied row does not continue the tie before it.
     group = np.cumsum(~np.concatenate(([False], tie))[positions])
     rows = positions if order is None else order[positions]
+    if wanted is not None:
+        held = np.zeros(int(group[-1]) + 1, dtype=bool)
+        held[group[wanted[rows]]] = True
+        kept = held[group]
+        if not kept.any():
+            return None, None
+        positions, group, rows = positions[kept], group[kept], rows[kept]
     sub = pl.DataFrame({"group": _series(group), "docno": docnos.gather(_series(rows)), "row": _series(rows)})
     sub = sub.sort(["group", "docno"], descending=[False, True])
     return positions, sub.get_column("row").to_numpy()
