@@ -761,3 +761,20 @@ def test_an_id_with_a_blank_is_refused_in_trec_text_and_kept_in_parquet(tmp_path
     parquet = tmp_path / "fused.parquet"
     assert main(["fuse", str(spaced), str(other), "--method", "rrf", *budget, "-o", str(parquet)]) == 0
     assert "d 1" in pl.read_parquet(parquet)["doc_id"].to_list()
+
+
+@pytest.mark.parametrize("memory", [[], ["--memory", "1"]], ids=["whole", "blocks"])
+def test_fusing_to_a_text_stream_without_a_buffer(tmp_path: Path, memory: list[str]):
+    # a notebook's sys.stdout (or a StringIO) takes text only: the fused lines reach it as text
+    import contextlib
+    import io
+
+    paths = _adversarial_files(tmp_path)
+    whole = tmp_path / "whole.run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        fuse_to_file(paths, "rrf", str(whole))
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert main(["fuse", *paths, "--method", "rrf", *memory]) == 0
+    assert text.getvalue() == whole.read_text()

@@ -737,11 +737,25 @@ def _write(output: str | None, content: bytes | Callable[[BinaryIO], None]) -> N
         write_atomic(output, content)
         return
     sys.stdout.flush()
+    out: Any = getattr(sys.stdout, "buffer", None) or _Text(sys.stdout)  # a notebook's has no buffer
     if callable(content):
-        content(sys.stdout.buffer)
+        content(out)
     else:
-        sys.stdout.buffer.write(content)
-    sys.stdout.buffer.flush()
+        out.write(content)
+    out.flush()
+
+
+class _Text:
+    """A text stream taking the bytes of whole lines (UTF-8), as the binary file the writers expect."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data.decode())
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def _write_provenance(output: str, trained: Trained, paths: Sequence[str]) -> None:
