@@ -1,7 +1,5 @@
 """``python -m irspec`` runs the command line."""
 
-import sys
+from irspec.cli import run
 
-from irspec.cli import main
-
-sys.exit(main())
+run()
