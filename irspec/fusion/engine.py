@@ -42,7 +42,6 @@ search and cross-validation over query folds (:mod:`irspec.fusion.tuning`) build
 from __future__ import annotations
 
 import importlib
-import io
 import json
 import os
 import sys
@@ -643,7 +642,7 @@ def fuse_to_file(
                 _check_rows(run.frame.height, label)
             fused = fuse_frames([r.frame for r in runs], fusion, names, depth=depth, state=state)
             if parquet:
-                _write(output, _parquet_bytes(fused, runid))
+                _write(output, lambda out: _columns(fused, runid).write_parquet(out))
             else:
                 lines = _line_column(fused, runid)
                 _write(output, lambda out: _write_lines(lines, out))
@@ -724,24 +723,15 @@ def _columns(fused: pl.DataFrame, runid: str) -> pl.DataFrame:
     )
 
 
-def _parquet_bytes(fused: pl.DataFrame, runid: str) -> bytes:
-    """A fused run as ``irspec fuse -o x.parquet`` writes it."""
-    buffer = io.BytesIO()
-    _columns(fused, runid).write_parquet(buffer)
-    return buffer.getvalue()
-
-
-def _write(output: str | None, content: bytes | Callable[[BinaryIO], None]) -> None:
-    """``content`` to ``output`` atomically (nothing left there on error), or to standard output."""
+def _write(output: str | None, write: Callable[[BinaryIO], None]) -> None:
+    """What ``write`` writes to the binary file it is given, to ``output`` atomically (nothing left there
+    on error), or to standard output."""
     if output is not None and output != "-":
-        write_atomic(output, content)
+        write_atomic(output, write)
         return
     sys.stdout.flush()
     out: Any = getattr(sys.stdout, "buffer", None) or _Text(sys.stdout)  # a notebook's has no buffer
-    if callable(content):
-        content(out)
-    else:
-        out.write(content)
+    write(out)
     out.flush()
 
 
