@@ -143,16 +143,29 @@ def _read_runs(
 ) -> tuple[list[Run], list[str]]:
     """The runs read, and their names for messages; the number of runs, weights and depth are checked
     before anything is read."""
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
-    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
-    _check(fusion, len(items), labels, depth)  # before anything is read
+    items = _checked_items(runs, fusion, depth)
     read = [read_run(src) for _, src in items]
-    names = [label or run.name for (label, _), run in zip(items, read, strict=True)]
-    if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
-        names = [f"{n} (#{i + 1})" for i, n in enumerate(names)]
+    names = _numbered([label or run.name for (label, _), run in zip(items, read, strict=True)])
     for run, label in zip(read, names, strict=True):
         _check_rows(run.frame.height, label)
     return read, names
+
+
+def _checked_items(
+    runs: Sequence[Any] | Mapping[str, Any], fusion: Fusion, depth: int | None
+) -> list[tuple[str | None, Any]]:
+    """``runs`` as (label or None, run) pairs, their number, weights and ``depth`` checked against
+    ``fusion`` before anything is read (a run without a label named by its position)."""
+    items: list[tuple[str | None, Any]] = (
+        list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
+    )
+    _check(fusion, len(items), [label or f"#{i + 1}" for i, (label, _) in enumerate(items)], depth)
+    return items
+
+
+def _numbered(names: list[str]) -> list[str]:
+    """``names``, each with its position when two are the same (unnamed dicts are all "run")."""
+    return [f"{n} (#{i + 1})" for i, n in enumerate(names)] if len(set(names)) < len(names) else names
 
 
 def training_runs(
@@ -162,9 +175,7 @@ def training_runs(
     what training and parameter search read. A run file larger than the memory budget (``memory``, as
     :func:`irspec.data.stream.open_run` takes it) is read a block at a time, keeping only those rows, so
     training needs memory for the training queries' rows, not for the runs."""
-    items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
-    labels = [label or f"#{i + 1}" for i, (label, _) in enumerate(items)]
-    _check(fusion, len(items), labels, None)  # before anything is read
+    items = _checked_items(runs, fusion, None)
     judged = qrels.frame.get_column("query").unique().to_list()
     frames, names = [], []
     for label, src in items:
@@ -189,9 +200,7 @@ def training_runs(
         _check_rows(rows, name)
         frames.append(pl.concat(kept))
         names.append(name)
-    if len(set(names)) < len(names):  # unnamed dicts are all "run": say which by position
-        names = [f"{n} (#{i + 1})" for i, n in enumerate(names)]
-    return frames, names
+    return frames, _numbered(names)
 
 
 def fuse(
