@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sp
 
 from irspec.stats import significance
-from irspec.stats.student import mean_t_interval, t_quantile, t_sf
+from irspec.stats.student import mean_t_interval, mean_t_intervals, t_quantile, t_sf
 
 DFS = [1, 2, 3, 4, 5, 7, 9, 10, 19, 29, 30, 49, 50, 99, 100, 101, 249, 999, 4999, 0.5, 2.5]
 PS = [0.55, 0.6, 0.75, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9995, 0.99999, 0.025, 0.3, 0.001]
@@ -53,6 +53,30 @@ def test_the_interval_a_table_shows_equals_scipys() -> None:
         assert significance.mean_ci(x) == mean_t_interval(x)  # one implementation
     assert mean_t_interval(np.array([0.25, 0.25, 0.25])) == (0.25, 0.25)  # constant values: a point
     assert mean_t_interval(np.array([0.0, 0.1]), bounds=(0.0, 1.0))[0] == 0.0  # cut at the metric's bounds
+
+
+def test_many_intervals_at_once_are_each_rows_own_to_the_bit() -> None:
+    # A table's means in one call (mean_t_intervals) must print what each alone would: numpy sums a
+    # contiguous row as it sums a vector. Rows of all kinds: random, graded, rounded, constant, large.
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        n, k = int(rng.integers(2, 2000)), int(rng.integers(1, 30))
+        rows = [
+            rng.random((k, n)),
+            rng.integers(0, 4, (k, n)) / 3.0,
+            np.round(rng.random((k, n)), 3),
+            rng.normal(0.0, 1e3, (k, n)),
+        ][trial % 4]
+        rows[0] = rows[0, 0]  # a constant row: a point
+        means = rows.mean(axis=1)
+        lows, highs = mean_t_intervals(rows.T.copy().T, means)  # a column-major matrix too
+        for i in range(k):
+            assert (lows[i], highs[i]) == mean_t_interval(rows[i], mean=means[i])
+        # and the formula itself, against scipy's quantile
+        sd = rows.std(axis=1, ddof=1)
+        half = float(sp.t.ppf(0.975, n - 1)) * sd[1:] / math.sqrt(n)
+        np.testing.assert_allclose(highs[1:], means[1:] + half, rtol=1e-12, atol=1e-12)
+        assert lows[0] == highs[0] == means[0]
 
 
 @pytest.mark.parametrize(("p", "df"), [(0.0, 3), (1.0, 3), (0.5, 0), (float("nan"), 3)])

@@ -247,9 +247,11 @@ def open_run(
     streaming in blocks of about that much text. :class:`RunBlocks` are returned as they are."""
     if isinstance(src, RunBlocks):
         return src
-    budget = default_memory() if memory is None else parse_memory(memory)
-    if not isinstance(src, (str, os.PathLike)):
+    if not isinstance(src, (str, os.PathLike)):  # no budget to weigh: a Run, a frame, a dict is read whole
+        if memory is not None:
+            parse_memory(memory)  # but a bad size is an error all the same
         return read_run(src, columns=columns)
+    budget = default_memory() if memory is None else parse_memory(memory)
     path = os.fspath(src)
     room = _room(budget)
     block = block_bytes or min(max(int(room / BLOCK_FACTOR), MIN_BLOCK), BLOCK_CAP)

@@ -74,7 +74,8 @@ class QrelsIndex:
 
     @cached_property
     def _hashed(self) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
-        return _hashed_keys(pair_keys(self.frame))
+        # A filter sized to the keys: small qrels get a table that stays in the caches
+        return _hashed_keys(pair_keys(self.frame), bits=_sub_filter_bits(self.frame.height))
 
     # The (query, docno) pairs hashed, for a run read as a frame: built on first use (a run of dicts
     # looks its judged documents up in its own dicts, and never needs them).
@@ -95,8 +96,8 @@ class QrelsIndex:
 
     @property
     def key_filter(self) -> np.ndarray:
-        """Whether any key has these top bits (:data:`FILTER_BITS` of them, fewer for a
-        :func:`sub_index`'s fewer keys: :attr:`filter_shift`)."""
+        """Whether any key has these top bits (:data:`FILTER_BITS` of them, fewer for fewer keys:
+        :func:`_sub_filter_bits`, :attr:`filter_shift`)."""
         return self._hashed[3]
 
     @property

@@ -438,22 +438,29 @@ def _judged_ranks(
         # tied: the next place holds the same score
         flat, nxt = srt.ravel(), np.minimum(place + 1, width - 1)
         tied = np.flatnonzero((place + 1 < width) & (flat[jrow * width + nxt] == value))
-        group = None
+        pairs: tuple[np.ndarray, np.ndarray] | None = None
     else:
-        place, tied, group = found
+        place, tied, pairs = found
     if len(tied):
-        if group is None:  # each tied judged document's tie group, by column
-            group = unsorted(jrow[tied]) == value[tied, None]
-        if int(group.sum()) > _TIED_JUDGED:
+        if pairs is None:  # each tied judged document's tie group: (which tied document, column) pairs
+            pairs = _equal_entries(unsorted(jrow[tied]), value[tied])
+        which, col = pairs
+        if len(which) > _TIED_JUDGED:
             return None
-        which, col = np.nonzero(group)
         others = text(jrow[tied][which], col)
-        greater = (others > mine(tied).gather(which)).to_numpy()
+        greater = (others > mine(tied[which])).to_numpy()
         place = place.copy()
         place[tied] += np.bincount(which, weights=greater, minlength=len(tied)).astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     label[starts[jrow] + place] = judged
     return label
+
+
+def _equal_entries(rows: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each row of ``rows`` holds its ``value``: ``(which row, column)`` pairs, in row order. A flat
+    search of the mask: numpy's two-dimensional ``nonzero`` is many times slower."""
+    flat = np.flatnonzero(rows == value[:, None])
+    return np.divmod(flat, rows.shape[1])
 
 
 def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -476,14 +483,14 @@ def _first_places(srt: np.ndarray, jrow: np.ndarray, value: np.ndarray) -> np.nd
 
 def _coarse_places(
     neg: np.ndarray, jrow: np.ndarray, value: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
     """:func:`_judged_ranks`' places for float64 scores, from their float32 roundings, sorted at a third
     of the cost: rounding keeps order (a < b gives f32(a) <= f32(b)), so the entries whose rounding is
     below a judged document's are all below it. A judged document alone in its rounding's bucket is
     placed by them; one sharing it (nearly always an exact tie) is counted exactly in its row as given.
-    Returns ``(places, tied, group)``: the judged documents whose score another entry of the row shares,
-    and for each of them the mask of its row's entries of that score; or ``None`` when too many share
-    buckets for the exact counts to be cheap."""
+    Returns ``(places, tied, pairs)``: the judged documents whose score another entry of the row shares,
+    and the entries of each one's score as :func:`_equal_entries` gives them (``which`` numbering the
+    tied documents); or ``None`` when too many share buckets for the exact counts to be cheap."""
     width = neg.shape[1]
     with np.errstate(over="ignore"):  # beyond float32's range a rounding is +-inf: order still kept
         coarse = neg.astype(np.float32)
@@ -495,12 +502,16 @@ def _coarse_places(
     if len(shared) * width > _TIED_JUDGED:
         return None
     if not len(shared):
-        return place, shared, np.zeros((0, width), dtype=bool)
+        return place, shared, (shared, shared)
     rows = neg[jrow[shared]]
-    place[shared] = (rows < value[shared, None]).sum(axis=1)
-    same = rows == value[shared, None]
-    is_tied = same.sum(axis=1) > 1
-    return place, shared[is_tied], same[is_tied]
+    place[shared] = np.count_nonzero(rows < value[shared, None], axis=1)
+    which, col = _equal_entries(rows, value[shared])
+    size = np.bincount(which, minlength=len(shared))  # the judged document itself is one of them
+    is_tied = size > 1
+    # the tied ones renumbered among themselves, their pairs kept
+    number = np.cumsum(is_tied) - 1
+    keep = is_tied[which]
+    return place, shared[is_tied], (number[which[keep]], col[keep])
 
 
 def _topk_order(

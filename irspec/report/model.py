@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
-from irspec.stats.student import mean_t_interval
+from irspec.stats.student import mean_t_interval, mean_t_intervals, within
 
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
@@ -221,7 +221,22 @@ _INTERVAL_WORDS = {
 def _intervals(res: Evaluated, aggregate: Mapping[str, float], method: str, decimals: int) -> dict[str, str]:
     """The 95% interval of each of ``res``'s means (a sum, a geometric mean or a text has none), as
     text at the table's precision; a mean over fewer than two queries has none either."""
-    if method == "t":  # the default table's: Student's t quantile in plain Python, no scipy to load
+    found: dict[str, tuple[float, float]] = {}
+    columns = []  # (metric, its values without NaN)
+    for j, m in enumerate(res.metrics):
+        values = res.values[:, j]
+        values = values[~np.isnan(values)]
+        if m.aggregate == "mean" and len(values) >= 2:
+            columns.append((m, values))
+    if method == "t":
+        # The default table's: Student's t quantile in plain Python, no scipy to load; the columns of
+        # one length (every metric defined on every query, the usual case) in one call.
+        full = [(m, v) for m, v in columns if len(v) == len(res.values)]
+        if len(full) > 1:
+            rows = np.stack([v for _, v in full])
+            lows, highs = mean_t_intervals(rows, np.array([aggregate[str(m)] for m, _ in full]))
+            for (m, _), low, high in zip(full, lows.tolist(), highs.tolist(), strict=True):
+                found[str(m)] = within(low, high, _bounds(m))
         interval: Callable[..., tuple[float, float]] = mean_t_interval
     else:
         from irspec.stats import (
@@ -230,14 +245,16 @@ def _intervals(res: Evaluated, aggregate: Mapping[str, float], method: str, deci
 
         interval = functools.partial(stats.mean_ci, method=method, resamples=_RESAMPLES, seed=INTERVAL_SEED)
     out = {}
-    for j, m in enumerate(res.metrics):
-        values = res.values[:, j]
-        values = values[~np.isnan(values)]
-        if m.aggregate == "mean" and len(values) >= 2:
-            bounds = m.definition.bounds if m.definition is not None else (None, None)
-            low, high = interval(values, mean=aggregate[str(m)], bounds=bounds)
-            out[str(m)] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
+    for m, values in columns:
+        key = str(m)
+        low, high = found[key] if key in found else interval(values, mean=aggregate[key], bounds=_bounds(m))
+        out[key] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
     return out
+
+
+def _bounds(metric: Any) -> tuple[float | None, float | None]:
+    """The bounds a metric's values cannot pass (its definition's), which its interval is cut at."""
+    return metric.definition.bounds if metric.definition is not None else (None, None)
 
 
 def interval_legend(table: Table) -> str:

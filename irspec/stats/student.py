@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
-__all__ = ["mean_t_interval", "t_interval", "t_quantile", "t_sf", "within"]
+__all__ = ["mean_t_interval", "mean_t_intervals", "t_interval", "t_quantile", "t_sf", "within"]
 
 _EPS = 1e-16
 _TINY = 1e-300
@@ -131,8 +132,13 @@ def t_interval(centre: float, sd: float, n: int, confidence: float) -> tuple[flo
     values whose standard deviation is ``sd``; a point when ``sd`` is 0."""
     if sd == 0.0:
         return centre, centre
-    half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
+    half = _half_width(sd, n, confidence)
     return centre - half, centre + half
+
+
+def _half_width(sd: Any, n: int, confidence: float) -> Any:
+    """``t((1 + confidence)/2; n - 1) · sd / √n``, for one ``sd`` or an array of them."""
+    return t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
 
 
 def within(low: float, high: float, bounds: tuple[float | None, float | None]) -> tuple[float, float]:
@@ -152,7 +158,21 @@ def mean_t_interval(
     given (the caller's exact mean), cut at ``bounds``: the ``method="t"`` interval of
     :func:`irspec.stats.significance.mean_ci`, which checks its arguments and calls this."""
     centre = float(np.mean(values)) if mean is None else float(mean)
-    sd = (
-        0.0 if np.all(values == values[0]) else float(np.std(values, ddof=1))
-    )  # no rounding noise around a constant
-    return within(*t_interval(centre, sd, values.size, confidence), bounds)
+    low, high = mean_t_intervals(np.reshape(values, (1, -1)), np.array([centre]), confidence=confidence)
+    return within(float(low[0]), float(high[0]), bounds)
+
+
+def mean_t_intervals(
+    rows: np.ndarray, means: np.ndarray, *, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mean_t_interval` of each row of ``rows`` (a matrix of finite values, at least two
+    columns), centred on ``means`` (one per row), not cut at any bound: ``(lows, highs)``.
+
+    A results table's many means at once. Each row's value is the one the row alone would have, bit for
+    bit: numpy sums a contiguous row as it sums a vector (pairwise), so ``rows`` is made C-contiguous."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    n = rows.shape[1]
+    constant = (rows == rows[:, :1]).all(axis=1)  # no rounding noise around a constant: sd 0
+    sd = np.where(constant, 0.0, np.std(rows, axis=1, ddof=1))
+    half = _half_width(sd, n, confidence)
+    return means - half, means + half
