@@ -417,7 +417,7 @@ def checked(
     ``distinct``: the reader knows the (query, docno) pairs are distinct (a mapping's keys), so the
     duplicate check, a sort of every row's key, is skipped; ``blocks``, the rows' blocks of one query
     (:attr:`Run.query_blocks`), when the reader knows them, spare hashing every row's query id."""
-    if kind is RUN and not frame.get_column("score").is_finite().all():
+    if kind is RUN and not _finite(frame.get_column("score")):
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
         what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
         raise InputError(f"{what} for docno {quote(d)}", source, line, q, unit=unit)
@@ -427,6 +427,15 @@ def checked(
     if kind is QRELS:
         return _sort_qrels(frame), None
     return frame, keys
+
+
+def _finite(scores: pl.Series) -> bool:
+    """Whether every score is finite: numpy's test over polars' own buffer, a tenth of the time of a
+    polars query on a small run (polars' where there are nulls, which its test passes over: the readers
+    refuse a missing score before this)."""
+    if scores.null_count() or scores.dtype != pl.Float64:
+        return bool(scores.is_finite().all())
+    return bool(np.isfinite(scores.to_numpy()).all())
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant that mixes the docno hash in

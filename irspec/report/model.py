@@ -223,10 +223,14 @@ def _intervals(res: Evaluated, aggregate: Mapping[str, float], method: str, deci
     text at the table's precision; a mean over fewer than two queries has none either."""
     found: dict[str, tuple[float, float]] = {}
     columns = []  # (metric, its values without NaN)
+    undefined = np.isnan(res.values).any(axis=0)
     for j, m in enumerate(res.metrics):
+        if m.aggregate != "mean":
+            continue
         values = res.values[:, j]
-        values = values[~np.isnan(values)]
-        if m.aggregate == "mean" and len(values) >= 2:
+        if undefined[j]:
+            values = values[~np.isnan(values)]
+        if len(values) >= 2:
             columns.append((m, values))
     if method == "t":
         # The default table's: Student's t quantile in plain Python, no scipy to load; the columns of
@@ -247,7 +251,9 @@ def _intervals(res: Evaluated, aggregate: Mapping[str, float], method: str, deci
     out = {}
     for m, values in columns:
         key = str(m)
-        low, high = found[key] if key in found else interval(values, mean=aggregate[key], bounds=_bounds(m))
+        if key not in found:  # a column alone: contiguous, as numpy sums every column alike
+            found[key] = interval(np.ascontiguousarray(values), mean=aggregate[key], bounds=_bounds(m))
+        low, high = found[key]
         out[key] = f"[{low:.{decimals}f}, {high:.{decimals}f}]"
     return out
 

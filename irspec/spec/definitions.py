@@ -9,6 +9,7 @@ are in :mod:`irspec.spec.registry` (which re-exports every name here, the names 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -187,7 +188,7 @@ class MetricDef:
                 return p
         raise KeyError(name)
 
-    @property
+    @functools.cached_property
     def param_names(self) -> tuple[str, ...]:
         """Names of the declared parameters, in declaration order."""
         return tuple(p.name for p in self.params)
