@@ -13,7 +13,7 @@ import pytest
 
 import irspec
 from irspec.cli import main
-from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.means import aggregate_columns, aggregate_values
 
 
 def _write(tmp_path, qrels: dict[str, dict[str, int]], run: dict[str, list[str]]) -> tuple[str, str]:
@@ -68,6 +68,25 @@ def test_aggregate_values_is_the_sequential_sum_over_n():
         v = rng.integers(0, 1001, n) / rng.integers(1, 1001, n)
         assert aggregate_values(v, "mean") == _c_sum(v.tolist()) / n
         assert aggregate_values(v, "sum") == _c_sum(v.tolist())
+
+
+def test_a_results_columns_aggregated_at_once_are_each_the_c_loops():
+    # A result's means in one pass down its columns (aggregate_columns) must be what trec_eval's loop
+    # adds for each column alone; NaN (skipped), sums, geometric means and texts keep their own rules.
+    rng = np.random.default_rng(8)
+    hows = ["mean", "sum", "gmean", "none", "mean", "mean"]
+    for n in (0, 1, 2, 9, 17, 1000):
+        values = rng.integers(0, 1001, (n, len(hows))) / rng.integers(1, 1001, (n, len(hows)))
+        if n > 1:
+            values[1, 4] = np.nan
+        found = aggregate_columns(values, hows)
+        for j in (0, 5):
+            assert found[j] == (_c_sum(values[:, j].tolist()) / n if n else 0.0)
+        assert found[1] == _c_sum(values[:, 1].tolist())
+        kept = [v for v in values[:, 4].tolist() if not math.isnan(v)]
+        assert found[4] == (_c_sum(kept) / len(kept) if kept else 0.0)
+        assert found[2] == aggregate_values(values[:, 2], "gmean")
+        assert math.isnan(found[3])
 
 
 def test_geometric_mean_sums_logs_left_to_right():

@@ -8,10 +8,11 @@ them) goes through :func:`aggregate_values`; never numpy's pairwise ``mean``. Pl
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["GMEAN_FLOOR", "aggregate_values", "sequential_sum"]
+__all__ = ["GMEAN_FLOOR", "aggregate_columns", "aggregate_values", "sequential_sum"]
 
 
 def aggregate_values(values: np.ndarray, how: str) -> float:
@@ -33,6 +34,26 @@ def aggregate_values(values: np.ndarray, how: str) -> float:
         return math.exp(sequential_sum(logs) / len(v))
     total = sequential_sum(v)
     return total if how == "sum" else total / len(v)
+
+
+def aggregate_columns(values: np.ndarray, hows: Sequence[str]) -> list[float]:
+    """:func:`aggregate_values` of each column of ``values`` (queries × metrics), ``hows[j]`` saying how
+    column ``j`` combines: the same numbers, bit for bit. The means and sums of columns without NaN (the
+    usual case) are added in one pass down the columns, each column's sum as sequential as alone."""
+    out = [math.nan] * len(hows)
+    simple = [j for j, how in enumerate(hows) if how in ("mean", "sum")]
+    if simple and len(values):
+        defined = ~np.isnan(values[:, simple]).any(axis=0)
+        simple = [j for j, ok in zip(simple, defined.tolist(), strict=True) if ok]
+    if simple and len(values):
+        totals = np.add.accumulate(values[:, simple], axis=0)[-1].tolist()
+        for j, total in zip(simple, totals, strict=True):
+            out[j] = total if hows[j] == "sum" else total / len(values)
+    done = set(simple) if len(values) else set()
+    for j, how in enumerate(hows):
+        if j not in done:
+            out[j] = aggregate_values(values[:, j], how)
+    return out
 
 
 GMEAN_FLOOR = 1e-5

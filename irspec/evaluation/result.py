@@ -24,7 +24,7 @@ import numpy as np
 
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluated import results_frame
-from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.means import aggregate_columns
 from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
 
@@ -141,7 +141,8 @@ class Result(_Shown):
     def _means(self) -> dict[str, float]:
         # Computed from the values on first use and kept on this object only (not a field): a copy made
         # by dataclasses.replace() computes its own from its own values.
-        return {str(m): aggregate_values(self.values[:, j], m.aggregate) for j, m in enumerate(self.metrics)}
+        found = aggregate_columns(self.values, [m.aggregate for m in self.metrics])
+        return {str(m): value for m, value in zip(self.metrics, found, strict=True)}
 
 
 @dataclass(frozen=True, eq=False, repr=False)
