@@ -465,6 +465,10 @@ _TABLE_BITS = 22
 """At most this many bits of a key pick its slot in :func:`all_distinct`'s table (4 Mi slots, 16 MiB)."""
 
 
+_SORT_BELOW = 4096
+"""Fewer keys than this are sorted by :func:`all_distinct`, rather than put in its table once more."""
+
+
 def all_distinct(keys: np.ndarray) -> bool:
     """Whether no two of 64-bit ``keys`` (hashes: :func:`pair_keys`) are equal. ``False`` may also mean
     that two differ only in bits the table does not see (a caller checks the rows themselves then).
@@ -473,23 +477,25 @@ def all_distinct(keys: np.ndarray) -> bool:
     key goes to a slot of a table of at least twice their number, by its top bits; the last key written
     to a slot wins it, and a key is compared with its slot's winner by its low 32 bits. Equal keys share
     a slot: either both match the winner, and then more keys match winners than there are slots taken,
-    or neither is the winner, and the keys that do not match theirs (a fifth of them or so) are sorted
-    and their neighbours compared."""
-    n = len(keys)
-    if n < 2:
-        return True
-    bits = min(max((n - 1).bit_length() + 1, 4), _TABLE_BITS)
-    slot = (keys >> np.uint64(64 - bits)).astype(np.intp)
-    low = keys.astype(np.uint32)  # the low 32 bits
-    table = np.zeros(1 << bits, dtype=np.uint32)
-    table[slot] = low  # of several writes to one slot, the last one stays (numpy's fancy assignment)
-    won = table[slot] == low
-    del table
-    taken = np.zeros(1 << bits, dtype=bool)
-    taken[slot] = True
-    if int(np.count_nonzero(won)) > int(np.count_nonzero(taken)):
-        return False
-    rest = np.sort(keys[~won])
+    or neither is the winner. The keys that do not match theirs (a fifth of them or so) go round again,
+    multiplied by an odd constant (equal keys stay equal, distinct ones distinct) so that other bits pick
+    their slots, until few enough are left to be sorted and their neighbours compared."""
+    while len(keys) >= _SORT_BELOW:
+        n = len(keys)
+        bits = min(max((n - 1).bit_length() + 1, 4), _TABLE_BITS)
+        slot = (keys >> np.uint64(64 - bits)).astype(np.intp)
+        low = keys.astype(np.uint32)  # the low 32 bits
+        table = np.zeros(1 << bits, dtype=np.uint32)
+        table[slot] = low  # of several writes to one slot, the last one stays (numpy's fancy assignment)
+        won = table[slot] == low
+        del table
+        taken = np.zeros(1 << bits, dtype=bool)
+        taken[slot] = True
+        if int(np.count_nonzero(won)) > int(np.count_nonzero(taken)):
+            return False
+        with np.errstate(over="ignore"):
+            keys = keys[~won] * _MIX
+    rest = np.sort(keys)
     return not bool((rest[1:] == rest[:-1]).any())
 
 
