@@ -125,10 +125,10 @@ def _judged_blocks(
     jrow = np.searchsorted(ends, rows, side="right")
 
     def mine(t: np.ndarray) -> Any:
-        return docnos.gather(rows[t])
+        return docnos.gather(_series(rows[t]))
 
     def text(r: np.ndarray, c: np.ndarray) -> Any:
-        return docnos.gather(starts[r] + c)
+        return docnos.gather(_series(starts[r] + c))
 
     label = _judged_ranks(neg, False, lengths, jrow, np.negative(scores[rows]), judged, mine, text, rows_of)
     if label is None:
