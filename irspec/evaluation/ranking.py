@@ -125,10 +125,10 @@ def _judged_blocks(
     jrow = np.searchsorted(ends, rows, side="right")
 
     def mine(t: np.ndarray) -> Any:
-        return docnos.gather(_series(rows[t]))
+        return docnos[_series(rows[t])]
 
     def text(r: np.ndarray, c: np.ndarray) -> Any:
-        return docnos.gather(_series(starts[r] + c))
+        return docnos[_series(starts[r] + c)]
 
     label = _judged_ranks(neg, False, lengths, jrow, np.negative(scores[rows]), judged, mine, text, rows_of)
     if label is None:
@@ -674,10 +674,9 @@ def _judged_rows(
         # strings themselves, so equal codes are equal query ids; the docnos are compared as strings.
         codes, lengths = blocks
         row_code = codes[np.searchsorted(np.cumsum(lengths), row, side="right")]
-        if (row_code == index.row_query[qrow]).all() and (
-            frame.get_column("docno").gather(_series(row))
-            == index.frame.get_column("docno").gather(_series(qrow))
-        ).all():
+        if (row_code == index.row_query[qrow]).all() and frame.get_column("docno")[_series(row)].equals(
+            index.frame.get_column("docno")[_series(qrow)]
+        ):
             return row, index.row_label[qrow]
     joined = frame.select("query", "docno").join(
         index.frame, on=["query", "docno"], how="left", maintain_order="left"
@@ -811,7 +810,9 @@ _LIST_BELOW = 1 << 16
 def _series(values: np.ndarray) -> pl.Series:
     """An integer array as a polars Series: a short one through a Python list, since polars imports
     ``numpy.ma`` (10-15 ms, a tenth of a small evaluation's own time) for the first numpy array it is
-    given, and a run's few tied rows are its only numpy array on the way to a result."""
+    given, and a run's few tied rows are its only numpy array on the way to a result. Rows are gathered
+    by indexing a column with it (``column[index]``): ``Series.gather`` plans and runs a query, several
+    times the cost for a few thousand rows."""
     if len(values) < _LIST_BELOW:
         return pl.Series(values.tolist(), dtype=pl.Int64)
     return pl.Series(values)
