@@ -264,8 +264,11 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
     rows = segment_rows(index.offsets[codes], index.offsets[codes + 1] - index.offsets[codes])
     qrels = Qrels(index.qrels.frame[rows], index.qrels.source)
     if index._rank_of_row is None:
-        index._rank_of_row = np.empty(len(index.key_order), dtype=np.int64)
-        index._rank_of_row[index.key_order] = np.arange(len(index.key_order), dtype=np.int64)
+        # made whole before it is kept: an index is shared between threads (an Evaluator's), and another
+        # must never see the array before it is filled
+        rank = np.empty(len(index.key_order), dtype=np.int64)
+        rank[index.key_order] = np.arange(len(index.key_order), dtype=np.int64)
+        index._rank_of_row = rank
     keys = index.sorted_keys[index._rank_of_row[rows]]
     query_ids = [index.query_ids[c] for c in codes.tolist()]  # sorted, as the codes are
     sub = QrelsIndex.__new__(QrelsIndex)
