@@ -157,8 +157,7 @@ class Run:
         in a run not grouped by query): the reader's, or found by comparing neighbouring rows."""
         if self.blocks is not None:
             return self.blocks
-        found = self.frame.get_column("query").rle()
-        return found.struct.field("value"), found.struct.field("len").to_numpy().astype(np.int64)
+        return value_runs(self.frame.get_column("query"))
 
     @classmethod
     def read(
@@ -400,6 +399,13 @@ def _from_table(cls: type[_QrelsOrRun], frame: pl.DataFrame, name: str | None, s
 
 # --------------------------------------------------------------------------------------------------
 # Checks shared by every input kind
+
+
+def value_runs(column: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """Runs of equal adjacent values of ``column``: ``(values, lengths)``, the lengths as int64. The run
+    lengths' struct is taken apart at once (``unnest``): a field asked for by name is a query each."""
+    runs = column.rle().struct.unnest()
+    return runs.get_column("value").alias(column.name), runs.get_column("len").to_numpy().astype(np.int64)
 
 
 def checked(

@@ -64,7 +64,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import polars as pl
 
-from irspec.data import Run, checked, read_run
+from irspec.data import Run, checked, read_run, value_runs
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
 from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
@@ -550,9 +550,8 @@ class RunBlocks:
         carry: list[pl.DataFrame] = []  # lines of the last query read, which may go on
         carry_id: str | None = None
         for frame in self._frames(self.block_bytes, self.block_bytes // FIRST_PART, PARSERS):
-            runs = frame.get_column("query").rle()
-            names = runs.struct.field("value").to_list()
-            lengths = runs.struct.field("len").to_list()
+            values, counts = value_runs(frame.get_column("query"))
+            names, lengths = values.to_list(), counts.tolist()
             if names[0] == carry_id:  # the carried query goes on
                 carry.append(frame.slice(0, lengths[0]))
                 frame, names, lengths = frame.slice(lengths[0]), names[1:], lengths[1:]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec.data import Qrels, pair_keys
+from irspec.data import Qrels, pair_keys, value_runs
 from irspec.evaluation.context import segment_rows
 
 __all__ = ["FILTER_BITS", "IntegerKeys", "QrelsIndex", "index_qrels", "sub_index"]
@@ -215,11 +215,10 @@ def _hashed_keys(
 def _sorted_codes(query: pl.Series) -> tuple[list[str], np.ndarray] | None:
     """The query ids and each row's query code, when the rows come in order of query id (each
     query's rows one run of rows, the runs ascending: the reader sorts qrels so); ``None`` otherwise."""
-    runs = query.rle()
-    ids = runs.struct.field("value").to_list()
+    values, lengths = value_runs(query)
+    ids = values.to_list()
     if any(a >= b for a, b in pairwise(ids)):
         return None
-    lengths = runs.struct.field("len").to_numpy()
     return ids, np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
 
 

@@ -55,7 +55,7 @@ import polars as pl
 
 from irspec.builtin.kernels.fusion import Candidates, borda_fill, normalise
 from irspec.builtin.kernels.fusion_learning import Judged
-from irspec.data import Qrels, Run, read_qrels, read_run
+from irspec.data import Qrels, Run, read_qrels, read_run, value_runs
 from irspec.data.stream import (
     DISCARD,
     Partitions,
@@ -468,14 +468,13 @@ def _candidates(frames: Sequence[pl.DataFrame], norm: str) -> tuple[_Names, Cand
     ranked = [
         _ranked(frame.select("query", "docno", "score"), norm == "min-max-inverted") for frame in frames
     ]
-    blocks = [r.get_column("query").rle() for r in ranked]  # one block per query: ranked groups them
-    ids = [b.struct.field("value") for b in blocks]
+    blocks = [value_runs(r.get_column("query")) for r in ranked]  # one block per query: ranked groups them
+    ids = [values for values, _ in blocks]
     queries, block_codes = _codes(pl.concat(ids).alias("query") if ids else pl.Series("query", [], pl.String))
     heights = [r.height for r in ranked]
     query_parts, rank_parts, norm_parts = [], [], []
     at = 0
-    for r, b in zip(ranked, blocks, strict=True):
-        lengths = b.struct.field("len").to_numpy().astype(np.int64)
+    for r, (_, lengths) in zip(ranked, blocks, strict=True):
         starts = np.concatenate(([0], np.cumsum(lengths)))
         ranks = np.arange(r.height, dtype=np.int64) - np.repeat(starts[:-1], lengths)
         rank_parts.append(ranks)
