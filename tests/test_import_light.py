@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import irspec
 
 HEAVY = [
@@ -173,9 +175,12 @@ def test_a_system_of_runs_loads_the_systems_module_when_given():
     assert loaded >= _SYSTEMS
 
 
-def test_a_small_run_with_ties_is_evaluated_without_numpy_ma(tmp_path):
+@pytest.mark.parametrize("ranked", [True, False])
+def test_a_small_run_with_ties_is_evaluated_without_numpy_ma(tmp_path, ranked):
     # polars imports numpy.ma (10-15 ms) for the first numpy array made a Series: the qrels index, a
-    # run's judged rows and its tied rows reach polars as lists (issue 23's start-up)
+    # run's judged rows and its tied rows reach polars as lists (issue 23's start-up); a run whose
+    # scores are not in order ranks its judged documents another way (a matrix of its queries), whose
+    # ties' docnos must reach polars as lists too (issue 23's many runs)
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d9 2\nq2 0 d3 1\n")
     lines = [
@@ -185,6 +190,8 @@ def test_a_small_run_with_ties_is_evaluated_without_numpy_ma(tmp_path):
         "q2 Q0 d3 1 0.5 r",
         "q2 Q0 d5 2 0.5 r",
     ]
+    if not ranked:
+        lines[0], lines[2] = lines[2], lines[0]
     run.write_text("\n".join(lines) + "\n")
     for fmt in ("", ", '--format', 'trec'"):
         code = _EVAL.replace("specs/demo/qrels.txt", str(qrels)).replace("specs/demo/runs/bm25.run", str(run))
