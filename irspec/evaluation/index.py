@@ -23,8 +23,9 @@ from irspec.evaluation.context import segment_rows
 __all__ = ["FILTER_BITS", "IntegerKeys", "QrelsIndex", "index_qrels", "sub_index"]
 
 FILTER_BITS = 22
-"""The bits of a (query, docno) key that :attr:`QrelsIndex.key_filter` is indexed by: a one-byte-a-slot
-table of 4 MiB, which tells most unjudged run rows so before a binary search."""
+"""At most this many bits of a (query, docno) key index :attr:`QrelsIndex.key_filter`: a one-byte-a-slot
+table of at most 4 MiB (:func:`_filter_bits`), which tells most unjudged run rows so before a binary
+search."""
 
 
 class QrelsIndex:
@@ -74,8 +75,7 @@ class QrelsIndex:
 
     @cached_property
     def _hashed(self) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
-        # A filter sized to the keys: small qrels get a table that stays in the caches
-        return _hashed_keys(pair_keys(self.frame), bits=_sub_filter_bits(self.frame.height))
+        return _hashed_keys(pair_keys(self.frame))
 
     # The (query, docno) pairs hashed, for a run read as a frame: built on first use (a run of dicts
     # looks its judged documents up in its own dicts, and never needs them).
@@ -96,8 +96,7 @@ class QrelsIndex:
 
     @property
     def key_filter(self) -> np.ndarray:
-        """Whether any key has these top bits (:data:`FILTER_BITS` of them, fewer for fewer keys:
-        :func:`_sub_filter_bits`, :attr:`filter_shift`)."""
+        """Whether any key has these top bits (:func:`_filter_bits` of them: :attr:`filter_shift`)."""
         return self._hashed[3]
 
     @property
@@ -194,10 +193,10 @@ class IntegerKeys:
 
 
 def _hashed_keys(
-    keys: np.ndarray, unique: bool | None = None, bits: int = FILTER_BITS
+    keys: np.ndarray, unique: bool | None = None
 ) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
     """What :class:`QrelsIndex` keeps of the pairs' keys: whether they are distinct (``unique`` when
-    known), the rows in key order, the keys sorted, the filter on their top ``bits`` bits."""
+    known), the rows in key order, the keys sorted, the filter on their top bits (:func:`_filter_bits`)."""
     # The keys sorted, with the row each came from: a run row's judgment is found by binary search.
     key_order = np.argsort(keys)
     sorted_keys = keys[key_order]
@@ -206,7 +205,9 @@ def _hashed_keys(
     if unique is None:
         unique = not bool((sorted_keys[1:] == sorted_keys[:-1]).any())
     # A one-byte-a-slot filter on the keys' top bits: most run rows are unjudged, and a lookup in a
-    # 4 MiB table tells most of them so before the search (which then sees a few percent of the rows).
+    # table of 16-32 slots a key tells most of them so before the search (which then sees a few percent
+    # of the rows).
+    bits = _filter_bits(len(keys))
     key_filter = np.zeros(1 << bits, dtype=bool)
     key_filter[keys >> np.uint64(64 - bits)] = True
     return unique, key_order, sorted_keys, key_filter
@@ -257,8 +258,8 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
     """The index of the judgments of ``query_ids`` only (each a query of ``index``): what
     ``QrelsIndex(Qrels(<those rows>))`` would be, made from ``index``'s keys and codes rather than by
     hashing and joining the rows again (once per block of a streamed run). Its key filter is its own,
-    of fewer slots (:func:`_sub_filter_bits`): as selective as the whole one, and small enough to stay
-    in the caches while a block's rows are looked up in it."""
+    of fewer slots (:func:`_filter_bits`): as selective as the whole one, and small enough to stay in
+    the caches while a block's rows are looked up in it."""
     codes = np.array(sorted(index.position[q] for q in query_ids), dtype=np.int64)
     rows = segment_rows(index.offsets[codes], index.offsets[codes + 1] - index.offsets[codes])
     qrels = Qrels(index.qrels.frame[rows], index.qrels.source)
@@ -279,17 +280,15 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
         np.searchsorted(codes, index.row_query[rows]),
     )
     # Distinct keys stay distinct in a subset; keys not proven distinct are tried again on their own.
-    sub.__dict__["_hashed"] = _hashed_keys(
-        keys, True if index.keys_unique else None, _sub_filter_bits(len(keys))
-    )
+    sub.__dict__["_hashed"] = _hashed_keys(keys, True if index.keys_unique else None)
     return sub
 
 
-def _sub_filter_bits(n: int) -> int:
-    """Bits of a filter of ``n`` keys with 16-32 slots a key (the whole index's ratio, 4 Mi slots for
-    qrels of some 250,000 judgments: a few percent of unjudged rows pass), at most :data:`FILTER_BITS`:
-    for a block's ~12,000 keys 256 KiB, which a block's 240,000 lookups find in the caches (0.8 ms
-    rather than 1.3 ms a block, with fewer rows passing)."""
+def _filter_bits(n: int) -> int:
+    """Bits of a filter of ``n`` keys with 16-32 slots a key (4 Mi slots for qrels of some 250,000
+    judgments: a few percent of unjudged rows pass), at most :data:`FILTER_BITS`: for a streamed block's
+    ~12,000 keys 256 KiB, which a block's 240,000 lookups find in the caches (0.8 ms rather than 1.3 ms a
+    block, with fewer rows passing); for small qrels (2,500 judgments) 64 KiB rather than 4 MiB."""
     return min(max(n, 1).bit_length() + 4, FILTER_BITS)
 
 
