@@ -40,20 +40,15 @@ def aggregate_columns(values: np.ndarray, hows: Sequence[str]) -> list[float]:
     """:func:`aggregate_values` of each column of ``values`` (queries × metrics), ``hows[j]`` saying how
     column ``j`` combines: the same numbers, bit for bit. The means and sums of columns without NaN (the
     usual case) are added in one pass down the columns, each column's sum as sequential as alone."""
-    out = [math.nan] * len(hows)
-    simple = [j for j, how in enumerate(hows) if how in ("mean", "sum")]
-    if simple and len(values):
+    simple = [j for j, how in enumerate(hows) if how in ("mean", "sum")] if len(values) else []
+    if simple:  # those without NaN
         defined = ~np.isnan(values[:, simple]).any(axis=0)
         simple = [j for j, ok in zip(simple, defined.tolist(), strict=True) if ok]
-    if simple and len(values):
+    found: dict[int, float] = {}
+    if simple:
         totals = np.add.accumulate(values[:, simple], axis=0)[-1].tolist()
-        for j, total in zip(simple, totals, strict=True):
-            out[j] = total if hows[j] == "sum" else total / len(values)
-    done = set(simple) if len(values) else set()
-    for j, how in enumerate(hows):
-        if j not in done:
-            out[j] = aggregate_values(values[:, j], how)
-    return out
+        found = {j: t if hows[j] == "sum" else t / len(values) for j, t in zip(simple, totals, strict=True)}
+    return [found[j] if j in found else aggregate_values(values[:, j], how) for j, how in enumerate(hows)]
 
 
 GMEAN_FLOOR = 1e-5
