@@ -737,10 +737,8 @@ def spill_frame(
     """``frame`` written to the Arrow file ``path`` in a temporary directory; a write that fails (a
     full disk) is an :class:`~irspec.errors.EvaluationError` naming the directory, ``what`` it was
     writing, and ``remedy`` when there is no room."""
-    try:
+    with _spilling(os.path.dirname(path), what, remedy):
         frame.write_ipc(path)
-    except OSError as e:
-        raise _temporary_error(e, os.path.dirname(os.path.dirname(path)), what, remedy) from None
 
 
 class SortedSpill:
@@ -761,10 +759,8 @@ class SortedSpill:
         """What the bytes are, for the error when the directory has no room for them."""
         self.remedy = remedy
         self._path = os.path.join(directory, "sorted-spill")
-        try:
+        with _spilling(directory, what, remedy):
             self._file = open(self._path, "wb")  # noqa: SIM115  # it lives as long as the spill: closed by __exit__
-        except OSError as e:
-            raise _temporary_error(e, os.path.dirname(directory), what, remedy) from None
         self._keys: list[str] = []
         self._sizes: list[int] = []
 
@@ -778,10 +774,8 @@ class SortedSpill:
         """``data`` holds the chunks of ``keys`` one after another, ``sizes`` bytes each; no key comes
         twice. A write that fails (a full disk) is an :class:`~irspec.errors.EvaluationError` naming
         the directory."""
-        try:
+        with _spilling(self.directory, self.what, self.remedy):
             self._file.write(data)
-        except OSError as e:
-            raise _temporary_error(e, os.path.dirname(self.directory), self.what, self.remedy) from None
         self._keys.extend(keys)
         self._sizes.extend(sizes)
 
@@ -803,6 +797,17 @@ def spill_directory() -> Iterator[str]:
         yield directory
     finally:
         _remove_tree(directory)
+
+
+@contextlib.contextmanager
+def _spilling(directory: str, what: str, remedy: str) -> Iterator[None]:
+    """Writes of ``what`` into the spill ``directory`` (one of :func:`spill_directory`'s): an
+    :class:`OSError` (a full disk) becomes :func:`_temporary_error`'s, naming the temporary directory it
+    is in."""
+    try:
+        yield
+    except OSError as e:
+        raise _temporary_error(e, os.path.dirname(directory), what, remedy) from None
 
 
 _NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
