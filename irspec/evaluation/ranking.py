@@ -242,8 +242,8 @@ class _Docnos:
     def __init__(self, frame: _KeptFrame) -> None:
         self._frame = frame
 
-    def gather(self, rows: np.ndarray) -> Any:
-        return self._frame.get_column("docno").gather(rows)
+    def gather(self, rows: Any) -> Any:
+        return self._frame.get_column("docno")[rows]  # indexing: see _series
 
 
 def _block_matrix(scores: np.ndarray, lengths: np.ndarray, width: int) -> tuple[np.ndarray, Any]:
@@ -810,9 +810,10 @@ _LIST_BELOW = 1 << 16
 def _series(values: np.ndarray) -> pl.Series:
     """An integer array as a polars Series: a short one through a Python list, since polars imports
     ``numpy.ma`` (10-15 ms, a tenth of a small evaluation's own time) for the first numpy array it is
-    given, and a run's few tied rows are its only numpy array on the way to a result. Rows are gathered
-    by indexing a column with it (``column[index]``): ``Series.gather`` plans and runs a query, several
-    times the cost for a few thousand rows."""
+    given, and a run's few tied rows are its only numpy array on the way to a result. The hot paths
+    gather rows by indexing a column with it (``column[index]``, as ``_judged_rows`` and the ties'
+    docnos do): ``Series.gather`` plans and runs a query, several times the cost for a few thousand
+    rows."""
     if len(values) < _LIST_BELOW:
         return pl.Series(values.tolist(), dtype=pl.Int64)
     return pl.Series(values)
