@@ -463,14 +463,11 @@ class Metric:
         return fn(self) if fn is not None else None
 
     def __str__(self) -> str:
-        # made once: a table of 100 runs asks each metric for its text some 300 times
-        text = self.__dict__.get("_text")
-        if text is None:
-            text = self._canonical()
-            object.__setattr__(self, "_text", text)
-        return text
+        return self._canonical
 
+    @functools.cached_property
     def _canonical(self) -> str:
+        # made once: a table of 100 runs asks each metric for its text some 300 times
         at = self.definition.at if self.definition is not None else None
         inner = [f"{k}={_value_text(v)}" for k, v in self.params if k != at]
         text = self.name + (f"({','.join(inner)})" if inner else "")
