@@ -78,7 +78,7 @@ def _eval_plan(args: argparse.Namespace) -> Any:
     from irspec.data.datasets import parse_specs
     from irspec.data.stream import parse_memory
     from irspec.plan.model import Output
-    from irspec.report import BINARY_FORMATS, check_writable
+    from irspec.report import BINARY_FORMATS
     from irspec.report.formats import WITH_INTERVALS, default_intervals
 
     specs = args.measures or ["official"]
@@ -96,12 +96,8 @@ def _eval_plan(args: argparse.Namespace) -> Any:
         raise EvaluationError(
             f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}"
         )
-    if args.output:  # before the evaluation, not after it
-        check_writable(args.output)
-    elif args.format in BINARY_FORMATS:
+    if not args.output and args.format in BINARY_FORMATS:
         raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
-    if args.write_z:
-        check_writable(args.write_z)
     systems = [_system_arg(text) for text in args.system or ()]
     fused = [_fuse_arg(text) for text in args.fuse or ()]
     members = [p for _, paths in systems for p in paths] + [p for r in fused for p in r.path.paths]
@@ -121,18 +117,29 @@ def _eval_plan(args: argparse.Namespace) -> Any:
     if args.write_z:  # the runs' per-topic means and deviations, for -Z elsewhere
         outputs.append(Output("zscores", _path(args.write_z)))
     z, groups = _standardize_arg(args), args.groups
-    return _plan(
-        args.qrels,
-        args.runs,
-        metrics,
-        options,
-        outputs,
-        memory=memory,
-        systems=systems,
-        fused=fused,
-        standardize=z,
-        groups=groups,
+    return _writable(
+        _plan(
+            args.qrels,
+            args.runs,
+            metrics,
+            options,
+            outputs,
+            memory=memory,
+            systems=systems,
+            fused=fused,
+            standardize=z,
+            groups=groups,
+        )
     )
+
+
+def _writable(plan: Any) -> Any:
+    """``plan``, once its outputs are seen to be writable (none a file it reads, none a directory, each
+    in a directory that exists): before the evaluation, not after it."""
+    from irspec.report.files import check_writable
+
+    check_writable(*(o.path for o in plan.outputs if o.path is not None), inputs=plan.inputs)
+    return plan
 
 
 def _agreement_plan(args: argparse.Namespace) -> Any:
@@ -143,7 +150,6 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
     from irspec.data.datasets import parse_specs
     from irspec.data.trec import stem
     from irspec.plan.model import Output
-    from irspec.report import check_writable
     from irspec.report.agreement import COMBINED_FORMATS
 
     if args.format not in COMBINED_FORMATS:
@@ -173,21 +179,21 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
         )
     metrics = parse_specs(args.measures or ["official"], qrels_paths[0], trec=True)
     options = _options(args)
-    if args.output:
-        check_writable(args.output)
     systems = [_system_arg(text) for text in args.system or ()]
     output = Output(args.format, _path(args.output), args.per_query, decimals=args.decimals)  # no intervals
     z, groups, sets = _standardize_arg(args), args.groups, tuple(zip(names, qrels_paths, strict=True))
-    return _plan(
-        qrels_paths[0],
-        runs,
-        metrics,
-        options,
-        [output],
-        systems=systems,
-        standardize=z,
-        groups=groups,
-        qrels_sets=sets,
+    return _writable(
+        _plan(
+            qrels_paths[0],
+            runs,
+            metrics,
+            options,
+            [output],
+            systems=systems,
+            standardize=z,
+            groups=groups,
+            qrels_sets=sets,
+        )
     )
 
 
@@ -359,8 +365,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     if [args.qrels, args.run_a, args.run_b].count("-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
+    inputs = [args.qrels, args.run_a, args.run_b]
     if args.output:  # before the evaluation, not after it
-        check_writable(args.output)
+        check_writable(args.output, inputs=inputs)
     _start_up_over()
     found = diff(
         args.qrels,
@@ -383,7 +390,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         render = found.to_markdown if args.format == "markdown" else found.to_text
         out = render(queries=args.queries or 10, decimals=args.decimals)
     if args.output:
-        write_atomic(args.output, out, make_dirs=False)
+        write_atomic(args.output, out, make_dirs=False, inputs=inputs)
     else:
         sys.stdout.write(out)
     return 0
@@ -393,8 +400,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from irspec.experiment.reproduce import reproduce
     from irspec.report.files import check_writable, write_atomic
 
+    inputs = [args.qrels, *args.original, *args.reproduced, args.reproduced_qrels]
     if args.output:  # before the evaluation, not after it
-        check_writable(args.output)
+        check_writable(args.output, inputs=inputs)
     rep = reproduce(
         args.qrels,
         original=args.original,
@@ -408,7 +416,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"irspec: warning: {w}", file=sys.stderr)
     text = rep.render(args.format, decimals=args.decimals)
     if args.output:
-        write_atomic(args.output, text.encode("utf-8"))
+        write_atomic(args.output, text.encode("utf-8"), inputs=inputs)
     else:
         sys.stdout.write(text)
     return 0
@@ -452,9 +460,11 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
 
     qrels, runs = split_kinds(args.sources)
     if len(qrels) != 1:
-        found = f": {', '.join(qrels)}" if qrels else ""
+        shown = ", ".join(map(quote, (qrels or runs)[:4])) + (", ..." if len(qrels or runs) > 4 else "")
+        found = f": {shown}" if qrels else f" (each file read as a run: {shown})"
         raise EvaluationError(
-            f"--from takes exactly one qrels file and the runs; found {len(qrels)} qrels{found}"
+            f"--from takes exactly one qrels file and the runs, told apart by their content; found "
+            f"{len(qrels)} qrels{found}"
         )
     if len(runs) < 2:
         raise EvaluationError(f"--from needs at least 2 runs to design comparisons for; found {len(runs)}")
@@ -488,6 +498,12 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
         raise EvaluationError(
             "--optimize searches parameters on training queries: give them with --qrels TRAIN"
         )
+    if args.output not in (None, "-"):  # before training or tuning, which read the runs
+        from irspec.report.files import check_writable
+
+        # a trained or tuned run's provenance goes beside it (fuse_to_file checks both again)
+        side = [args.output + ".provenance.json"] if args.qrels is not None else []
+        check_writable(args.output, *side, inputs=[*args.runs, args.qrels], make_dirs=True)
     runs: list[Any] = list(args.runs)
     if "-" in runs and args.qrels is not None:
         # Tuning and training read the runs before they are fused, and standard input can be read

@@ -44,6 +44,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -68,7 +69,7 @@ from irspec.data.stream import (
 )
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError, InputError, IrspecWarning, ParameterError, quote
-from irspec.report.files import write_atomic
+from irspec.report.files import Inputs, check_writable, in_place, write_all_atomic
 from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
@@ -568,8 +569,9 @@ def _ranked(frame: pl.DataFrame, inverted: bool) -> pl.DataFrame:
 
 def trec_lines(frame: pl.DataFrame, runid: str) -> Iterable[str]:
     """A fused frame (ranked, as :func:`fuse_frames` returns it) as TREC run lines, scores at full
-    precision (the shortest text that reads back as the same float, so the run ranks as it was fused)."""
-    for chunk in _line_column(frame, runid).to_list():
+    precision (the shortest text that reads back as the same float, so the run ranks as it was fused).
+    A ``runid`` with a blank or a control character is an :class:`~irspec.errors.InputError`."""
+    for chunk in _line_column(frame, _check_runid(runid)).to_list():
         yield chunk + "\n"
 
 
@@ -629,6 +631,10 @@ def fuse_to_file(
     sources = [p if isinstance(p, str) else p.source for p in paths]
     names = [stem_name(p) for p in sources]
     _check(fusion, len(paths), names, depth)  # before anything is read
+    runid = _check_runid("fused" if runid is None else runid)
+    inputs = Inputs([*paths, qrels])
+    if output is not None and output != "-":
+        check_writable(output, inputs=inputs, make_dirs=True)  # before anything is read
     trained = spec if isinstance(spec, Trained) else None
     if trained is None:
         if fusion.definition.learns:
@@ -640,8 +646,8 @@ def fuse_to_file(
         else:
             trained = Trained(fusion)
     state = trained.state
-    runid = runid or "fused"
     parquet = output is not None and output.endswith(".parquet")
+    side = _provenance(output, trained, sources)
     opened = open_together(paths, memory, factor=FUSION_FACTOR)
     try:
         if all(isinstance(r, Run) for r in opened):
@@ -650,29 +656,32 @@ def fuse_to_file(
                 _check_rows(run.frame.height, label)
             fused = fuse_frames([r.frame for r in runs], fusion, names, depth=depth, state=state)
             if parquet:
-                _write(output, lambda out: _columns(fused, runid).write_parquet(out))
+                _write(output, lambda out: _columns(fused, runid).write_parquet(out), side, inputs)
             else:
                 lines = _line_column(fused, runid)
-                _write(output, lambda out: _write_lines(lines, out))
+                _write(output, lambda out: _write_lines(lines, out), side, inputs)
         else:
             with spill_directory() as directory, SortedSpill(directory, what="the fused run") as spill:
                 parts = _fused_partitions(opened, names, fusion, depth, state, directory)
                 if parquet:  # each partition's rows in a file, written out in partition order
                     files = [_spilled(_columns(fused, runid), directory, k) for k, fused in enumerate(parts)]
-                    _write(output, lambda out: pl.concat([pl.scan_ipc(f) for f in files]).sink_parquet(out))
+                    _write(
+                        output,
+                        lambda out: pl.concat([pl.scan_ipc(f) for f in files]).sink_parquet(out),
+                        side,
+                        inputs,
+                    )
                 else:  # the TREC lines of every partition, written out in the order of a run fused whole
                     for fused in parts:
                         lines = _line_column(fused, runid)
                         size = (lines.str.len_bytes() + 1).alias("size")
                         per_query = fused.select("query", size).group_by("query", maintain_order=True).sum()
                         spill.add(per_query["query"].to_list(), per_query["size"].to_list(), _joined(lines))
-                    _write(output, spill.write_to)
+                    _write(output, spill.write_to, side, inputs)
     finally:
         for r in opened:
             if isinstance(r, RunBlocks):
                 r.close()
-    if output is not None and output != "-":
-        _write_provenance(output, trained, sources)
     return trained
 
 
@@ -731,11 +740,13 @@ def _columns(fused: pl.DataFrame, runid: str) -> pl.DataFrame:
     )
 
 
-def _write(output: str | None, write: Callable[[BinaryIO], None]) -> None:
-    """What ``write`` writes to the binary file it is given, to ``output`` atomically (nothing left there
-    on error), or to standard output."""
+def _write(
+    output: str | None, write: Callable[[BinaryIO], None], side: list[tuple[str, str]], inputs: Inputs
+) -> None:
+    """What ``write`` writes to the binary file it is given, to ``output`` atomically with the ``side``
+    files beside it (all or none, none of them one of ``inputs``), or to standard output."""
     if output is not None and output != "-":
-        write_atomic(output, write)
+        write_all_atomic([(output, write), *side], inputs=inputs)
         return
     sys.stdout.flush()
     out: Any = getattr(sys.stdout, "buffer", None) or _Text(sys.stdout)  # a notebook's has no buffer
@@ -756,12 +767,26 @@ class _Text:
         self.stream.flush()
 
 
-def _write_provenance(output: str, trained: Trained, paths: Sequence[str]) -> None:
+def _provenance(output: str | None, trained: Trained, paths: Sequence[str]) -> list[tuple[str, str]]:
     """Beside a fused run that was trained or tuned, ``OUT.provenance.json``: its spec with the chosen
-    parameters, the metric and score, the training qrels and how many queries, the runs fused."""
-    if trained.note:
-        record = trained.provenance() | {"runs": list(paths)}
-        write_atomic(output + ".provenance.json", json.dumps(record, indent=2) + "\n")
+    parameters, the metric and score, the training qrels and how many queries, the runs fused. None for
+    a run written to standard output or into a special file (``/dev/null``: no file beside it)."""
+    if not trained.note or output is None or output == "-" or in_place(output):
+        return []
+    record = trained.provenance() | {"runs": list(paths)}
+    return [(output + ".provenance.json", json.dumps(record, indent=2) + "\n")]
+
+
+def _check_runid(runid: str) -> str:
+    """``runid`` if a TREC run line can hold it as its last field: text without blanks or control
+    characters, which would end the field or the line (``a b`` reads back as seven fields, a line end
+    as another ranking line)."""
+    if not isinstance(runid, str) or not runid or not runid.isprintable() or re.search(_BLANK, runid):
+        raise InputError(
+            f"run id {quote(str(runid))} cannot be written in a TREC run line: give one word of printable "
+            "characters, without blanks"
+        )
+    return runid
 
 
 def _tagged(frame: pl.DataFrame, run: int, epoch: int) -> pl.DataFrame:

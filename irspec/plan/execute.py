@@ -493,14 +493,15 @@ def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None, make_dir
     :func:`irspec.report.write_all_atomic`: each to a temporary file (or directory) beside its target,
     renamed into place only once every one is written, so an output that cannot be written (a path
     that is a directory, a denied permission) leaves no file of the plan behind and every previous
-    file untouched. Missing directories are made, unless ``make_dirs`` is false (``irspec eval -o``
-    writes as a shell's ``>`` would, into a directory that exists). Outputs without a path go to
+    file untouched; none may overwrite a file the plan reads (:attr:`Plan.inputs`). Missing directories
+    are made, unless ``make_dirs`` is false (``irspec eval -o`` writes as a shell's ``>`` would, into a
+    directory that exists). Outputs without a path go to
     ``stdout`` (default :data:`sys.stdout`) only after the files are in place.
     """
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
     files = [(output.path, text) for output, text in texts if output.path is not None]
-    fmt.write_all_atomic(files, make_dirs=make_dirs)
+    fmt.write_all_atomic(files, make_dirs=make_dirs, inputs=report.plan.inputs)
     for output, text in texts:
         if output.path is None and isinstance(text, str):
             stream.write(text)

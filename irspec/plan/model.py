@@ -217,6 +217,22 @@ class Plan:
     """The ``diff`` section: pairs of runs compared query by query, each written as an output of its own."""
 
     @property
+    def inputs(self) -> tuple[Path | str, ...]:
+        """Every file the plan reads, as given: the plan file itself, the qrels (each set), the runs and
+        the members of fused runs with their training qrels, the systems' runs, the log, a -Z file, the
+        groups and the reproductions' qrels. No output may overwrite one
+        (:class:`irspec.report.files.Inputs`, which passes over ``-`` and ``irds:`` ids)."""
+        found: list[Path | str | None] = [self.source, self.qrels, *(path for _, path in self.qrels_sets)]
+        for run in (*self.runs, *(r for s in self.systems for r in s.runs)):
+            if isinstance(run.path, FusedRun):
+                found += [*run.path.paths, run.path.train]
+            else:
+                found.append(run.path)
+        found += [self.log, self.standardize.file if self.standardize else None, self.groups]
+        found.append(self.reproduce.qrels if self.reproduce else None)
+        return tuple(p for p in found if p is not None)
+
+    @property
     def run_names(self) -> tuple[str | None, ...]:
         """The runs' names, in plan order (``None`` for a run of ``irspec eval`` not yet read)."""
         return tuple(r.name for r in self.runs)

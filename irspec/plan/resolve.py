@@ -11,7 +11,7 @@ import glob
 import importlib.util
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from irspec.plan.model import (
 )
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.report.agreement import COMBINED_FORMATS
+from irspec.report.files import Inputs
 from irspec.report.formats import WITH_INTERVALS, default_intervals
 from irspec.report.plots import MISSING_MATPLOTLIB
 from irspec.spec.fusion import parse_fusion
@@ -54,8 +55,6 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     def local(p: str) -> Path:
         return Path(os.path.normpath(os.path.join(base, os.path.expanduser(p))))
 
-    inputs: set[str] = set()
-
     qrels: Path | str | None = None
     if is_dataset_id(data.get("qrels")):  # irds:<id>, an ir_datasets dataset's qrels: no file
         qrels = data["qrels"]
@@ -63,8 +62,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     elif isinstance(data.get("qrels"), str) and data["qrels"]:
         qrels = local(data["qrels"])
         _check_file(qrels, ("qrels",), "qrels", problems)
-        inputs.add(os.path.abspath(qrels))
-    qrels_sets = _resolve_qrels_sets(data, local, inputs, problems)
+    qrels_sets = _resolve_qrels_sets(data, local, problems)
     if qrels_sets:
         qrels = qrels_sets[0][1]  # the first set stands for the plan's qrels (metric parsing, provenance)
 
@@ -72,17 +70,14 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     if isinstance(data.get("log"), str) and data["log"]:
         log = local(data["log"])
         _check_file(log, ("log",), "log", problems)
-        inputs.add(os.path.abspath(log))
 
     metrics = _resolve_metrics(data.get("metrics"), problems, qrels)
     runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
     if "runs" not in data and "systems" in data:
         names_complete = True  # a study of systems alone: no run is missing, every name is the systems'
-    inputs.update(_input_paths(runs))
     runs = runs + _resolve_fused(data, runs, names_complete, problems, local)
     systems, systems_complete = _resolve_systems(data.get("systems"), runs, base, local, problems)
     names_complete = names_complete and systems_complete
-    inputs.update(_input_paths(r for s in systems for r in s.runs))
     if metrics:
         _check_inputs(data, metrics, problems)
 
@@ -110,31 +105,29 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
 
     compare = _resolve_compare(data, [*runs, *systems], names_complete, problems)
     standardize = _resolve_standardize(
-        data.get("standardize"), [*runs, *systems], names_complete, local, problems, inputs
+        data.get("standardize"), [*runs, *systems], names_complete, local, problems
     )
     groups = None
     if isinstance(data.get("groups"), str) and data["groups"]:
         groups = local(data["groups"])
         _check_file(groups, ("groups",), "groups", problems)
-        inputs.add(os.path.abspath(groups))
-    outputs = _resolve_outputs(data.get("output"), local, inputs, compare, problems)
+    outputs = _resolve_outputs(data.get("output"), local, compare, problems)
     if qrels_sets:
         _check_several_sets(data, [*runs, *systems], outputs or [], problems)
-    diffs = _resolve_diffs(data.get("diff"), runs, names_complete, metrics, qrels, local, inputs, problems)
+    diffs = _resolve_diffs(data.get("diff"), runs, names_complete, metrics, qrels, local, problems)
     if diffs and qrels_sets:
         problems.add(("diff",), "a diff compares two runs under one set of judgments; this plan has several")
 
-    reproduce = _resolve_reproduce(data, runs, qrels_sets, local, inputs, problems)
-    if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
-        return None
-    return Plan(
+    reproduce = _resolve_reproduce(data, runs, qrels_sets, local, problems)
+    # The plan as far as it resolved, so that an output onto an input is reported with the other problems.
+    plan = Plan(
         source=problems.source,
         qrels=qrels,
         runs=tuple(runs),
-        metrics=tuple(metrics),
-        options=options,
+        metrics=tuple(metrics or ()),
+        options=options or Options(),
         compare=compare,
-        outputs=tuple(outputs),
+        outputs=tuple(outputs or ()),
         overrides=overrides,
         log=log,
         engine=_resolve_engine(data.get("engine")),
@@ -148,6 +141,28 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         sections=tuple((key, data[key]) for key in data if key in get_registry().sections),
         diffs=tuple(diffs),
     )
+    _check_overwrites(plan, data, local, problems)
+    if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
+        return None
+    return plan
+
+
+def _check_overwrites(plan: Plan, data: dict[str, Any], local: Any, problems: Problems) -> None:
+    """Each ``path`` of the ``output`` and ``diff`` entries that would overwrite a file the plan reads
+    (:attr:`Plan.inputs`, compared as the writer compares them: by resolved path and by device and
+    inode), located at the entry."""
+    inputs = Inputs(plan.inputs)
+    for section in ("output", "diff"):
+        entries = data.get(section)
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"]:
+                continue
+            path = local(entry["path"])
+            found = inputs.find(path)
+            if found is not None:
+                what = "a diff would overwrite it" if section == "diff" else "it would be overwritten"
+                same = "" if str(path) == found else f" (the same file as {found!r})"
+                problems.add((section, i, "path"), f"{str(path)!r} is an input of this plan{same}; {what}")
 
 
 def _resolve_diffs(
@@ -157,7 +172,6 @@ def _resolve_diffs(
     metrics: list[Any] | None,
     qrels: Path | str | None,
     local: Any,
-    inputs: set[str],
     problems: Problems,
 ) -> list[PlanDiff]:
     """The ``diff`` section (the schema has checked its shape): each pair names two runs of the plan (a
@@ -188,10 +202,6 @@ def _resolve_diffs(
             except IrspecError as e:
                 problems.add(("diff", i, "metrics") if own else ("metrics",), str(e))
         path = local(item["path"]) if isinstance(item.get("path"), str) else None
-        if path is not None and os.path.abspath(path) in inputs:
-            problems.add(
-                ("diff", i, "path"), f"{str(path)!r} is an input of this plan; a diff would overwrite it"
-            )
         found.append(
             PlanDiff(
                 item["a"],
@@ -213,7 +223,6 @@ def _resolve_standardize(
     names_complete: bool,
     local: Any,
     problems: Problems,
-    inputs: set[str],
 ) -> Standardize | None:
     """The plan's ``standardize`` (the schema has checked its shape): ``true``, or a reference (run names,
     at least two, each a run of the plan) or a -Z ``file``, not both."""
@@ -230,7 +239,6 @@ def _resolve_standardize(
     if isinstance(raw.get("file"), str):
         path = local(raw["file"])
         _check_file(path, ("standardize", "file"), "z-score", problems)
-        inputs.add(os.path.abspath(path))
         return Standardize(file=path, cdf=cdf)
     reference = raw.get("reference")
     if isinstance(reference, list):
@@ -244,9 +252,7 @@ def _resolve_standardize(
     return Standardize(cdf=cdf)
 
 
-def _resolve_qrels_sets(
-    data: dict[str, Any], local: Any, inputs: set[str], problems: Problems
-) -> list[tuple[str, Path | str]]:
+def _resolve_qrels_sets(data: dict[str, Any], local: Any, problems: Problems) -> list[tuple[str, Path | str]]:
     """``qrels`` as a mapping ``{name: path}``: several sets of judgments, each resolved as one."""
     raw = data.get("qrels")
     if not isinstance(raw, dict):
@@ -261,7 +267,6 @@ def _resolve_qrels_sets(
             continue
         path = local(value)
         _check_file(path, ("qrels", name), "qrels", problems)
-        inputs.add(os.path.abspath(path))
         found.append((str(name), path))
     return found
 
@@ -456,15 +461,6 @@ def _resolve_runs(
     return runs, complete
 
 
-def _input_paths(runs: Iterable[PlanRun]) -> list[str]:
-    """The files ``runs`` read, absolute (a fused run's are its members' files), which no output may
-    overwrite."""
-    found: list[str] = []
-    for r in runs:
-        found += [os.path.abspath(p) for p in (r.path.paths if isinstance(r.path, FusedRun) else [r.path])]
-    return found
-
-
 def _resolve_fused(
     data: dict[str, Any], runs: list[PlanRun], names_complete: bool, problems: Problems, local: Any
 ) -> list[PlanRun]:
@@ -626,7 +622,7 @@ def _resolve_compare(
 
 
 def _resolve_outputs(
-    raw: Any, local: Any, inputs: set[str], compare: Compare | None, problems: Problems
+    raw: Any, local: Any, compare: Compare | None, problems: Problems
 ) -> list[Output] | None:
     if raw is None:
         return [Output("table")]
@@ -646,11 +642,7 @@ def _resolve_outputs(
             if key in targets:
                 problems.add((*where, "path"), f"output[{targets[key]}] already writes {str(path)!r}")
             targets.setdefault(key, i)
-            if key in inputs:
-                problems.add(
-                    (*where, "path"), f"{str(path)!r} is an input of this plan; it would be overwritten"
-                )
-            elif fmt == "plots" and path.exists() and not path.is_dir():
+            if fmt == "plots" and path.exists() and not path.is_dir():
                 problems.add((*where, "path"), f"{str(path)!r} is a file; plots are written into a directory")
             elif fmt != "plots" and path.is_dir():
                 problems.add((*where, "path"), f"{str(path)!r} is a directory")
@@ -680,7 +672,6 @@ def _resolve_reproduce(
     runs: list[PlanRun],
     qrels_sets: list[Any],
     local: Any,
-    inputs: set[str],
     problems: Problems,
 ) -> ReproduceSection | None:
     """The ``reproduce`` section (the schema has checked its shape): four of the plan's runs by name,
@@ -709,7 +700,6 @@ def _resolve_reproduce(
     if isinstance(raw.get("qrels"), str) and raw["qrels"]:
         qrels = local(raw["qrels"])
         ok = _check_file(qrels, ("reproduce", "qrels"), "qrels", problems) and ok
-        inputs.add(os.path.abspath(qrels))
     rbo_p, depth = raw.get("rbo_p", 0.95), raw.get("depth", 1000)
     if not ok or isinstance(rbo_p, bool) or not isinstance(rbo_p, (int, float)) or not 0 < rbo_p <= 1:
         return None  # the schema has said what is wrong with a number

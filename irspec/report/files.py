@@ -1,6 +1,14 @@
 """Writing outputs atomically: a file through a temporary file and a rename, a directory of files
 through a temporary directory, and several outputs all or none, so that a failed run never leaves a
-half-written output behind."""
+half-written output behind.
+
+This module is also the one guard every command's outputs pass (the invariant "Nothing lost" of
+ARCHITECTURE.md): an output is never one of the command's inputs (:class:`Inputs`, told by resolved
+path and by device and inode, so ``out/../run``, absolute paths and links are the same file), two
+outputs never the same file, and a special file (``/dev/null``, a FIFO, a terminal) is written in
+place, never replaced by a regular file; a block device or a socket is refused. A symbolic link is
+written through, as a shell's ``>`` would: its target gets the output and the link stays.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +16,112 @@ import contextlib
 import errno
 import os
 import shutil
-from collections.abc import Callable, Sequence
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from irspec.errors import IrspecError
 
-__all__ = ["check_writable", "write_all_atomic", "write_atomic", "write_files_atomic"]
+__all__ = ["Inputs", "check_writable", "in_place", "write_all_atomic", "write_atomic", "write_files_atomic"]
+
+PathText = str | os.PathLike[str]
+
+
+class Inputs:
+    """The files a command reads, which none of its outputs may overwrite.
+
+    Each is known by its resolved path (symbolic links followed, ``..`` folded) and, when it exists as
+    a regular file, by its device and inode, so a hard link to it is caught too. Entries that name no
+    file (``None``, ``-`` for standard input, an in-memory object) are passed over, as are special files
+    (an output onto ``/dev/stdin``'s terminal is written in place and overwrites nothing).
+    """
+
+    def __init__(self, paths: Iterable[Any] = ()) -> None:
+        self._paths: dict[str, str] = {}
+        self._nodes: dict[tuple[int, int], str] = {}
+        for p in paths:
+            self.add(p)
+
+    def add(self, path: Any) -> None:
+        """Count ``path`` (as typed) among the inputs, if it names a file at all."""
+        if not isinstance(path, (str, os.PathLike)):
+            return  # a frame, a dict, a Run already read
+        text = os.fspath(path)
+        if not isinstance(text, str) or text in ("", "-"):
+            return
+        try:
+            info = os.stat(text)
+        except (OSError, ValueError):  # not there (yet), or not a path at all ("irds:...")
+            info = None
+        if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            return
+        self._paths.setdefault(os.path.realpath(text), text)
+        if info is not None:
+            self._nodes.setdefault((info.st_dev, info.st_ino), text)
+
+    def find(self, path: PathText) -> str | None:
+        """The input (as it was typed) that writing ``path`` would overwrite, or ``None``."""
+        if not self._paths:
+            return None
+        found = self._paths.get(os.path.realpath(path))
+        if found is not None:
+            return found
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        return self._nodes.get((info.st_dev, info.st_ino))
+
+    def check(self, path: PathText) -> None:
+        """Raise the error of an output at ``path`` that would overwrite one of the inputs."""
+        found = self.find(path)
+        if found is not None:
+            same = "" if os.fspath(path) == found else f" (the same file as the input {found!r})"
+            raise IrspecError(
+                f"cannot write {os.fspath(path)!r}: it is an input of this command{same}, which it would "
+                "overwrite; write the output to another path"
+            )
+
+    def __bool__(self) -> bool:
+        return bool(self._paths)
+
+
+def _inputs(inputs: Inputs | Iterable[Any]) -> Inputs:
+    return inputs if isinstance(inputs, Inputs) else Inputs(inputs)
+
+
+_IN_PLACE = {stat.S_IFCHR: "a character device", stat.S_IFIFO: "a FIFO"}
+"""Special files an output is written into as they are (a terminal, /dev/null, a named pipe): they hold
+nothing to lose, and renaming a file over one would replace it."""
+
+_REFUSED = {stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+"""Special files an output is never written to: a disk's bytes would be overwritten; a socket cannot
+be opened."""
+
+
+def in_place(path: PathText) -> bool:
+    """Whether an output at ``path`` is written into a special file as it is (a FIFO, a character device
+    such as ``/dev/null`` or a terminal) rather than through a temporary file and a rename: no file goes
+    beside it. A block device or a socket, which no output is written to, counts as neither."""
+    try:
+        return _special(Path(path))
+    except OSError:
+        return False
+
+
+def _special(target: Path) -> bool:
+    """Whether ``target`` is a special file an output is written into in place (a FIFO, a character
+    device); an ``OSError`` for one that is refused. Links are followed by the system, so that
+    ``/dev/stdout`` is whatever standard output is."""
+    try:
+        mode = os.stat(target).st_mode
+    except (OSError, ValueError):
+        return False
+    kind = stat.S_IFMT(mode)
+    if kind in _REFUSED:
+        raise OSError(errno.EINVAL, f"Is {_REFUSED[kind]}, which irspec does not write to", str(target))
+    return kind in _IN_PLACE
 
 
 def _temporary(target: Path, *, directory: bool) -> tuple[int, str]:
@@ -43,19 +150,21 @@ def _temporary(target: Path, *, directory: bool) -> tuple[int, str]:
 
 
 def write_atomic(
-    path: str | os.PathLike[str],
+    path: PathText,
     text: str | bytes | Callable[[BinaryIO], None],
     *,
     make_dirs: bool = True,
+    inputs: Inputs | Iterable[Any] = (),
 ) -> None:
     """Write ``text`` (UTF-8; bytes as they are; a function writes its bytes to the file it is given)
     to ``path`` through a temporary file and a rename.
 
     Readers never see a half-written file. Missing directories are created, unless ``make_dirs`` is
     false. An error (an :class:`~irspec.errors.IrspecError`, ``cannot write 'path': why``) leaves any
-    previous file untouched and no temporary file behind; see :func:`write_all_atomic`.
+    previous file untouched and no temporary file behind; see :func:`write_all_atomic`, which also says
+    what ``inputs`` are and how special files are written.
     """
-    write_all_atomic([(path, text)], make_dirs=make_dirs)
+    write_all_atomic([(path, text)], make_dirs=make_dirs, inputs=inputs)
 
 
 Content = str | bytes | dict[str, bytes] | Callable[[BinaryIO], None]
@@ -64,28 +173,36 @@ function that writes a file's bytes to the binary file it is given (an output to
 
 
 def write_all_atomic(
-    outputs: Sequence[tuple[str | os.PathLike[str], Content]],
+    outputs: Sequence[tuple[PathText, Content]],
     *,
     make_dirs: bool = True,
+    inputs: Inputs | Iterable[Any] = (),
 ) -> None:
     """Write every output or none: each ``(path, text)``, ``(path, bytes)`` or ``(path, writer)`` for a
     file, or ``(path, {name: bytes})`` for files in a directory (other files in it are left alone).
 
-    Each output is checked (a file's path must not be a directory, nor a directory's a file) and
-    written in full to a temporary file or directory beside its target; only when all are written are
-    they renamed into place. An error before then removes the temporaries and the directories made
-    for them, so every target is as it was, and is raised as an :class:`~irspec.errors.IrspecError`
-    (``cannot write 'path': why``) when it is the system's. The renames themselves, within one
-    directory each, can fail only with the file system; the outputs renamed by then stay.
+    Each output is checked first: none may be one of ``inputs`` (the files the command read, paths or
+    an :class:`Inputs`), nor the same file as another output; a file's path must not be a directory, nor
+    a directory's a file. Each is then written in full to a temporary file or directory beside its
+    target (a symbolic link's target: the link stays); only when all are written are they renamed into
+    place. An output whose path is a FIFO or a character device (``/dev/null``, a terminal) is written
+    into it, just before the renames, never replaced; a block device or a socket is refused. An error
+    before the renames removes the temporaries and the directories made for them, so every target is
+    as it was, and is raised as an :class:`~irspec.errors.IrspecError` (``cannot write 'path': why``)
+    when it is the system's. The renames themselves, within one directory each, can fail only with the
+    file system; the outputs renamed by then stay.
     """
     staged: list[_Staged] = []
     created: list[Path] = []  # directories made for the outputs, parents first
     target: Any = None
     try:
+        _check_files([p for target, content in outputs for p in _files_of(Path(target), content)], inputs)
         for target, content in outputs:
             staged.append(_Staged(Path(target)))
             staged[-1].write(content, make_dirs, created)
-        for item in staged:
+        # Special files first: writing into one (a FIFO whose reader left) can fail, and until the
+        # renames nothing else has changed.
+        for item in sorted(staged, key=lambda item: not item.in_place):
             target = item.target
             item.commit()
     except BaseException as e:
@@ -99,14 +216,48 @@ def write_all_atomic(
         raise
 
 
-def check_writable(path: str | os.PathLike[str]) -> None:
-    """Raise the error :func:`write_atomic` with ``make_dirs=False`` would for ``path`` when it can
-    be seen already (a directory, a directory missing or not one), so a long run fails first."""
-    target = Path(path)
+def check_writable(*paths: PathText, inputs: Inputs | Iterable[Any] = (), make_dirs: bool = False) -> None:
+    """Raise the error :func:`write_all_atomic` would for files at ``paths`` when it can be seen already
+    (one of ``inputs``, two the same file, a directory, a block device; without ``make_dirs``, a
+    directory missing or not one), so that a long run fails first. Nothing is created."""
+    target: Path | None = None
     try:
-        _file_target(target, False, [])
+        _check_files([Path(p) for p in paths], inputs)
+        for target in map(Path, paths):
+            if _special(target):
+                continue
+            if not make_dirs:
+                _file_target(target, False, [])
+            elif target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(target))
     except OSError as e:
         raise _cannot_write(target, e) from None
+
+
+def _check_files(paths: Sequence[Path], inputs: Inputs | Iterable[Any]) -> None:
+    """Raise the error of the first of ``paths`` (the files some outputs write) that is one of
+    ``inputs``, or the same file as another, or a special file never written to."""
+    guard = _inputs(inputs)
+    seen: dict[str, Path] = {}
+    for path in paths:
+        try:
+            if _special(path):  # written in place: it overwrites nothing, and may take two outputs
+                continue
+        except OSError as e:
+            raise _cannot_write(path, e) from None
+        guard.check(path)
+        key = os.path.realpath(path)
+        if key in seen:
+            raise IrspecError(
+                f"cannot write {os.fspath(path)!r}: another output of this command writes "
+                f"{os.fspath(seen[key])!r}, the same file"
+            )
+        seen[key] = path
+
+
+def _files_of(target: Path, content: Content) -> list[Path]:
+    """The files an output writes: its path, or for a directory's files each file's in it."""
+    return [target / name for name in content] if isinstance(content, dict) else [target]
 
 
 def _cannot_write(target: Any, error: OSError) -> IrspecError:
@@ -141,29 +292,32 @@ def _file_target(target: Path, make_dirs: bool, created: list[Path]) -> None:
 
 class _Staged:
     """One output on its way: written to ``tmp`` beside ``target`` (:meth:`write`), then renamed over it
-    (:meth:`commit`) or removed (:meth:`discard`). ``names`` are the files of a directory output."""
+    (:meth:`commit`) or removed (:meth:`discard`). ``names`` are the files of a directory output. An
+    output into a special file (``in_place``) keeps its content until :meth:`commit` writes it there."""
 
     def __init__(self, target: Path) -> None:
         self.target = target
         self.tmp: Path | None = None
         self.names: list[str] | None = None
+        self.in_place = False
+        self._content: Content | None = None
 
     def write(self, content: Content, make_dirs: bool, created: list[Path]) -> None:
         target = self.target
         if not isinstance(content, dict):
+            if _special(target):
+                self.in_place, self._content = True, content
+                return
+            # through a symbolic link to its target, which the rename then replaces: the link stays
+            target = self.target = Path(os.path.realpath(target)) if target.is_symlink() else target
             _file_target(target, make_dirs, created)
             fd, tmp = _temporary(target, directory=False)
             self.tmp = Path(tmp)
-            if isinstance(content, bytes):
-                with os.fdopen(fd, "wb") as f:
-                    f.write(content)
-            elif callable(content):
-                with os.fdopen(fd, "wb") as f:
-                    content(f)
-            else:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                    f.write(content)
+            with os.fdopen(fd, "wb") as f:
+                _put(f, content)
             return
+        if _special(target):
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(target))
         for name in content:
             if os.sep in name or (os.altsep and os.altsep in name) or name in ("", ".", ".."):
                 raise ValueError(f"not a file name: {name!r}")
@@ -178,6 +332,12 @@ class _Staged:
             (self.tmp / name).write_bytes(data)
 
     def commit(self) -> None:
+        if self.in_place:
+            # O_WRONLY alone: a special file is opened as it is, never created or truncated
+            with os.fdopen(os.open(self.target, os.O_WRONLY), "wb") as f:
+                _put(f, self._content)  # type: ignore[arg-type]  # set with in_place by write()
+            self.in_place, self._content = False, None
+            return
         tmp = self.tmp
         assert tmp is not None  # committed once, after __init__ wrote it
         if self.names is None or not self.target.exists():
@@ -196,7 +356,17 @@ class _Staged:
         self.tmp = None
 
 
-def write_files_atomic(directory: str | os.PathLike[str], files: dict[str, bytes]) -> list[Path]:
+def _put(f: BinaryIO, content: str | bytes | Callable[[BinaryIO], None]) -> None:
+    """A file output's content written to the binary file ``f``: text as UTF-8, as it is."""
+    if isinstance(content, bytes):
+        f.write(content)
+    elif callable(content):
+        content(f)
+    else:
+        f.write(content.encode("utf-8"))
+
+
+def write_files_atomic(directory: PathText, files: dict[str, bytes]) -> list[Path]:
     """Write ``files`` (``{name: bytes}``) into ``directory``, creating it; returns the paths written.
 
     The files are written to a temporary directory beside it first. A directory that does not exist
