@@ -6,7 +6,9 @@ megabytes: held whole, one line can take all memory before any parser sees it (a
 a device or a pipe, takes the machine down), and quoted whole it makes an error message of hundreds
 of megabytes. So every reader of lines goes through this module, which raises an
 :class:`~irspec.errors.InputError` naming the line (and quoting its first bytes) as soon as it is
-longer than :data:`MAX_LINE`, having held at most that much of it and one piece more.
+longer than :data:`MAX_LINE`, having held at most that much of it and one piece more. A NUL byte,
+which no text holds (C's trec_eval would end a field there, and read ``d\\0x`` as ``d``), is refused
+the same way, naming its line.
 
 - :func:`check_lines` checks a buffer held already (a memory-mapped file, a stream's pieces joined,
   a chunk of the streaming reader), counting lines only to name a bad one (counting costs more than
@@ -28,7 +30,16 @@ from typing import IO, AnyStr, Union
 
 from irspec.errors import InputError
 
-__all__ = ["MAX_LINE", "READ_SIZE", "LineLimit", "bounded_lines", "check_lines", "read_bounded", "too_long"]
+__all__ = [
+    "MAX_LINE",
+    "READ_SIZE",
+    "LineLimit",
+    "binary",
+    "bounded_lines",
+    "check_lines",
+    "read_bounded",
+    "too_long",
+]
 
 MAX_LINE = 1 << 20
 """The longest line accepted, in bytes (characters for a text stream) without its line end: 1 MiB,
@@ -76,6 +87,7 @@ class LineLimit:
         start, tail = _long_line(data, self.length, self.limit)
         if start is not None:
             self._raise(data, start)
+        _check_nul(data, self.source, self.line)
         newlines = _count_newlines(data, len(data))
         if newlines:
             self.line += newlines
@@ -94,13 +106,25 @@ class LineLimit:
 
 def check_lines(data: Buffer, source: str | None, limit: int = MAX_LINE, first_line: int = 1) -> None:
     """Raise :func:`too_long`'s error if a line of ``data`` is longer than ``limit`` (the last line too,
-    ended or not); ``first_line`` is the number of its first line. A few memchr-fast searches per MiB;
-    lines are counted only to name a bad one."""
+    ended or not), or :func:`binary`'s if it holds a NUL byte; ``first_line`` is the number of its first
+    line. A few memchr-fast searches per MiB; lines are counted only to name a bad one."""
     start, _ = _long_line(data, 0, limit)
     if start is not None:
         start = max(start, 0)
         line = first_line + _count_newlines(data, start)
         raise too_long(source, line, bytes(data[start : start + _HEAD]), limit)
+    _check_nul(data, source, first_line)
+
+
+def binary(source: str | None, line: int) -> InputError:
+    """The error for line ``line`` of ``source``, which holds a NUL byte."""
+    return InputError("a NUL byte: binary data, not text", source, line)
+
+
+def _check_nul(data: Buffer, source: str | None, first_line: int) -> None:
+    at = data.find(b"\0")  # memchr: a few ms for a GB
+    if at >= 0:
+        raise binary(source, first_line + _count_newlines(data, at))
 
 
 def read_bounded(f: IO[bytes], source: str | None, limit: int = MAX_LINE, size: int = READ_SIZE) -> bytes:
@@ -125,6 +149,8 @@ def bounded_lines(f: IO[AnyStr], source: str | None, limit: int = MAX_LINE) -> I
         number += 1
         if len(line) > limit and line[-1:] not in ("\n", b"\n"):
             raise too_long(source, number, line[:_HEAD], limit)
+        if (b"\0" if isinstance(line, bytes) else "\0") in line:
+            raise binary(source, number)
         yield number, line
 
 

@@ -76,9 +76,15 @@ def _irspec_capped(
 
 
 def _one_line_error(rc: int, err: str, source: str, line: int) -> None:
+    """One line naming ``source:line``: a line too long, or (/dev/zero's bytes) a NUL byte, whichever
+    the reader meets first (both refuse binary data before it is held whole)."""
     assert rc == 2, err[-2000:]
-    assert err.count("\n") == 1 and err.startswith(
-        f"irspec: error: {source}:{line}: line longer than 1 MiB"
+    assert err.count("\n") == 1, err[:2000]
+    assert err.startswith(
+        (
+            f"irspec: error: {source}:{line}: line longer than 1 MiB",
+            f"irspec: error: {source}:{line}: a NUL byte",
+        )
     ), err[:2000]
     assert len(err) < MESSAGE_MAX
     assert "Traceback" not in err
@@ -193,12 +199,12 @@ def _with_long_line(good: bytes, at: int, length: int = 2 * MAX_LINE, fill: byte
     return b"".join(out) + fill * length + b"\n" + good
 
 
-def _refused(read, source, line) -> InputError:
+def _refused(read, source, line, reason: str = "line longer than 1 MiB") -> InputError:
     with pytest.raises(InputError) as info:
         read()
     e = info.value
     assert (e.source, e.line) == (source, line)
-    assert str(e).startswith(f"{source}:{line}: line longer than 1 MiB") and len(str(e)) < MESSAGE_MAX
+    assert str(e).startswith(f"{source}:{line}: {reason}") and len(str(e)) < MESSAGE_MAX
     return e
 
 
@@ -282,7 +288,7 @@ def test_a_message_quotes_a_short_excerpt_of_a_long_field(tmp_path, content, rea
 
 def test_a_long_line_in_a_plan_z_or_groups_file_is_refused(tmp_path, qrels):
     path = tmp_path / "garbage"
-    path.write_bytes(b"# fine\n" + bytes(2 * MAX_LINE))
+    path.write_bytes(b"# fine\n" + b"z" * (2 * MAX_LINE))
     with pytest.raises(PlanError, match=rf"^{path}:2: line longer than 1 MiB") as info:
         irspec.load_plan(path)
     assert len(str(info.value)) < MESSAGE_MAX
@@ -484,3 +490,28 @@ def test_a_full_temporary_directory_is_an_evaluation_error_in_python(cramped, sc
         f"cannot write rows spread by session to the temporary directory {directory} (TMPDIR): {reason}; "
     )
     assert list(directory.iterdir()) == []
+
+
+def test_a_nul_byte_is_refused_naming_its_line_on_every_read_path(tmp_path):
+    """A NUL byte is binary data: C's trec_eval would end the field there (``d\\0x`` read as ``d``), so
+    reading it as part of an id would silently disagree. Every reader of lines names its line."""
+    run = RUN_LINES + b"q1 Q0 d\x003 3 0.7 r\n"
+    path = tmp_path / "nul.run"
+    path.write_bytes(run)
+    nul = "a NUL byte: binary data, not text"
+    _refused(lambda: read_run(path), str(path), 3, nul)
+    _refused(lambda: read_run(io.BytesIO(run)), "<stream>", 3, nul)
+    gz = tmp_path / "nul.run.gz"
+    gz.write_bytes(gzip.compress(run))
+    _refused(lambda: read_run(gz), str(gz), 3, nul)
+    _refused(lambda: list(stream.open_run(str(path), block_bytes=16)), str(path), 3, nul)
+    qrels = tmp_path / "nul.qrels"
+    qrels.write_bytes(QRELS_LINES + b"q1 0 d\x00 1\n")
+    _refused(lambda: read_qrels(qrels), str(qrels), 3, nul)
+    plan = tmp_path / "plan.yaml"
+    plan.write_bytes(b"qrels: q\nruns: [\x00]\n")
+    with pytest.raises(PlanError, match=rf"^{plan}:2: a NUL byte"):
+        irspec.load_plan(plan)
+    lines = io.BytesIO(b"ok\nno\x00\n")
+    with pytest.raises(InputError, match=r"^x:2: a NUL byte"):
+        list(bounded_lines(lines, "x"))
