@@ -512,7 +512,10 @@ def main() -> None:
         "# Modules",
         "",
         "Modules imported by their path, for what the face does not cover: each module's `__all__`, "
-        "generated from its docstrings when this site was built.",
+        "generated from its docstrings when this site was built. A module or name that moved keeps its old "
+        "path for one release, with a `DeprecationWarning` naming the new one (`import irspec.spark` gives "
+        "`irspec.evaluation.spark`, `irspec.stats.paired` is `irspec.stats.significance.paired`); the "
+        "repository's `CHANGELOG.md` lists them.",
         "",
     ]
     for m in modules:
