@@ -333,13 +333,16 @@ def test_the_tutorials_plots_are_drawn_where_it_talks_about_them(site, server, b
 
 
 def _installed() -> dict[str, object]:
-    """The distributions of this environment by canonical name (the first on the path, as import finds)."""
+    """The distributions installed in this environment's site-packages by canonical name: what pip put
+    there (not the ``irspec.egg-info`` a source checkout on the path may hold, whose requirements may be
+    older than the installed ones)."""
     import importlib.metadata as md
 
     from packaging.utils import canonicalize_name
 
+    sites = [p for p in sys.path if p.endswith("site-packages")]
     found: dict[str, object] = {}
-    for dist in md.distributions():
+    for dist in md.distributions(path=sites):
         found.setdefault(canonicalize_name(dist.metadata["Name"]), dist)
     return found
 
