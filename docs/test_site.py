@@ -8,6 +8,9 @@ navigation leads where it says, that the search finds a metric and a how-to, tha
 copy button, and that the tutorial's plots load; it takes a screenshot of each page
 (``IRSPEC_DOCS_SCREENSHOTS=DIR`` keeps them). Expected values come from the registry as ``irspec metrics
 --json`` lists it and from the pages' own Markdown, never from the built HTML.
+
+The site is also built where only ``irspec[docs]`` is installed (the README's command in a new
+environment), and must have every page and anchor of the full build but the plugins' own metrics.
 """
 
 from __future__ import annotations
@@ -56,17 +59,23 @@ def site(tmp_path_factory) -> Path:
         return Path(given)
     pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("site")
+    _build(sys.executable, out, _environment())
+    return out
+
+
+def _build(python: str | Path, out: Path, env: dict[str, str]) -> str:
+    """``mkdocs build --strict`` into ``out`` by ``python``; what it printed on standard error."""
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        [str(python), "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         check=False,
         cwd=ROOT,
-        env=_environment(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return out
+    return proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -312,3 +321,148 @@ def test_the_tutorials_plots_are_drawn_where_it_talks_about_them(site, server, b
     report = browser.js("document.querySelector('a[href*=\"report.html\"]').href")
     browser.open(report)
     assert "irspec report" in browser.js("document.title")
+
+
+# --- The site built where only the docs extra is installed --------------------------------------------------
+# The README's command is `pip install -e ".[docs]" && mkdocs build --strict`. A fresh virtual environment
+# per run would download the world, so the test makes one in a second, holding only what that command
+# installs: the distributions `irspec[docs]` requires, found from the installed metadata (requirements,
+# extras and markers, followed transitively) and linked into a new venv's site-packages. pytest, Spark's
+# pyarrow and pyspark, pandas and the plugins are then not installed there, for imports and for
+# importlib.metadata alike (the plugins' entry points are gone too), as in the user's new environment.
+
+
+def _installed() -> dict[str, object]:
+    """The distributions installed in this environment's site-packages by canonical name: what pip put
+    there (not the ``irspec.egg-info`` a source checkout on the path may hold, whose requirements may be
+    older than the installed ones)."""
+    import importlib.metadata as md
+
+    from packaging.utils import canonicalize_name
+
+    sites = [p for p in sys.path if p.endswith("site-packages")]
+    found: dict[str, object] = {}
+    for dist in md.distributions(path=sites):
+        found.setdefault(canonicalize_name(dist.metadata["Name"]), dist)
+    return found
+
+
+def _requirement_closure(installed: dict, root: str, extras: set[str]) -> set[str]:
+    """The distributions ``pip install root[extras]`` installs, by canonical name, read from ``installed``."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    expanded: dict[str, set[str]] = {}  # a distribution, and the extras of it already followed
+    todo = [(root, set(extras))]
+    while todo:
+        name, wanted = todo.pop()
+        key = canonicalize_name(name)
+        first, new = key not in expanded, wanted - expanded.get(key, set())
+        if not first and not new:
+            continue
+        expanded.setdefault(key, set()).update(wanted)
+        for text in installed[key].requires or ():
+            req = Requirement(text)
+            if req.marker is None:
+                applies = first
+            else:  # a plain requirement the first time; one of an extra when that extra is new
+                applies = (first and req.marker.evaluate({"extra": ""})) or any(
+                    req.marker.evaluate({"extra": e}) for e in new
+                )
+            if applies:
+                todo.append((req.name, set(req.extras)))
+    return set(expanded)
+
+
+def _docs_only_python(where: Path) -> tuple[Path, set[str]]:
+    """A new virtual environment at ``where`` holding only ``irspec[docs]`` (linked from this one's files);
+    its python, and the distributions in it."""
+    import venv
+
+    installed = _installed()
+    if "irspec" not in installed:
+        pytest.skip(
+            "irspec is not installed (pip install -e '.[docs]'): no metadata to find the docs extra from"
+        )
+    keep = _requirement_closure(installed, "irspec", {"docs"})
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(where)
+    python = where / "bin" / "python"
+    target = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    # which distributions own each top-level entry of the site-packages (a namespace package may be shared)
+    owners: dict[Path, set[str]] = {}
+    for name, dist in installed.items():
+        for f in dist.files or ():
+            if f.parts and f.parts[0] != "..":
+                owners.setdefault(Path(dist.locate_file(f.parts[0])), set()).add(name)
+    for name in keep:
+        dist = installed[name]
+        for f in dist.files or ():
+            if not f.parts or f.parts[0] == "..":  # a script in bin/: run as python -m instead
+                continue
+            top = Path(dist.locate_file(f.parts[0]))
+            whole = owners[top] <= keep
+            source, link = (top, target / f.parts[0]) if whole else (Path(dist.locate_file(f)), target / f)
+            if source.exists() and not link.is_symlink():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(source)
+    return python, keep
+
+
+def test_the_site_builds_where_only_the_docs_extra_is_installed(site, tmp_path):
+    pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install -e '.[docs]')")
+    python, keep = _docs_only_python(tmp_path / "venv")
+    env = {k: v for k, v in _environment().items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    # faithful: exactly the docs extra's distributions, and what the test or Spark extras or a plugin would
+    # bring cannot be imported
+    probe = """
+import importlib.metadata as md, importlib.util, json, sys
+from packaging.utils import canonicalize_name
+names = {canonicalize_name(d.metadata["Name"]) for d in md.distributions(path=[p for p in sys.path if "site-packages" in p])}
+gone = [m for m in ("pytest", "pyarrow", "pyspark", "pandas", "irspec_online", "irspec_diversity", "irspec_usermodel") if importlib.util.find_spec(m)]
+print(json.dumps({"names": sorted(names), "importable": gone, "plugins": [e.name for e in md.entry_points(group="irspec")]}))
+"""
+    seen = json.loads(
+        subprocess.run([str(python), "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
+    )
+    assert set(seen["names"]) == keep and seen["importable"] == [] and seen["plugins"] == []
+    out = tmp_path / "site"
+    said = _build(python, out, env)
+    assert "irspec.evaluation.spark read from its source (pyarrow is not installed)" in said
+
+    def ids(root: Path) -> dict[str, set[str]]:
+        return {
+            str(p.relative_to(root)): set(re.findall(r'\bid="([^"]+)"', p.read_text(encoding="utf-8")))
+            for p in root.rglob("*.html")
+        }
+
+    # every page and anchor of the full site is there (those other pages link to, metrics.md#online, too)
+    # but the sections of the metrics only plugins register, which the reference describes where installed
+    full, bare = ids(site), ids(out)
+    assert set(bare) == set(full)
+    listed = subprocess.run(
+        [str(python), "-m", "irspec", "metrics", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    plugins_only = set(_registered_metrics()) - {m["name"] for m in json.loads(listed.stdout)}
+    for page, anchors in full.items():
+        lost = anchors - bare[page]
+        if page == "reference/metrics/index.html":
+            lost -= {re.sub(r"[^a-z0-9]+", "-", m.lower()).strip("-") for m in plugins_only}
+        assert not lost, (page, sorted(lost)[:10])
+    for anchor in ("online", "diversity", "usermodel"):
+        assert anchor in bare["reference/metrics/index.html"]
+    assert "ab" in bare["reference/plan/index.html"]
+    modules = (out / "reference" / "modules" / "index.html").read_text(encoding="utf-8")
+    assert "Register plugins until the end of the test" in modules  # irspec.testing's fixture, without pytest
+    assert "Evaluate Spark DataFrames of qrels and runs" in modules  # Spark's module, without pyspark

@@ -150,6 +150,11 @@ class Run:
     blocks: tuple[pl.Series, np.ndarray] | None = field(default=None, repr=False)
     """The rows' blocks of one query id each, ``(ids, lengths)``, when the reader knew them (a dict, a
     top k); see :attr:`query_blocks`."""
+    empty: tuple[str, ...] = field(default=(), repr=False)
+    """The query ids given with no document (a dict's empty ranking, a top k's row of ``-1``): they have
+    no rows, and are evaluated as queries the run lacks, but the input named them, so that
+    :meth:`irspec.Evaluator.combine` refuses one of them in another batch, as one call refuses a query
+    given twice."""
 
     @cached_property
     def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
@@ -181,7 +186,7 @@ class Run:
         """A run from pytrec_eval's shape ``{qid: {docno: score}}``; scores must be finite numbers."""
         read = frame_from_mapping(d, RUN, "<dict>")
         frame, keys = checked(read.frame, RUN, "<dict>", distinct=read.distinct, blocks=read.blocks)
-        return cls(frame, name, "<dict>", keys, blocks=read.blocks)
+        return cls(frame, name, "<dict>", keys, blocks=read.blocks, empty=read.empty)
 
     @classmethod
     def from_topk(
@@ -194,7 +199,7 @@ class Run:
         blocks = top.blocks
         keys = pair_keys(top.frame, blocks)
         top.check_distinct(keys)
-        return cls(top.frame, name, TOPK, keys, blocks=blocks)
+        return cls(top.frame, name, TOPK, keys, blocks=blocks, empty=top.empty)
 
     @classmethod
     def from_frame(cls, df: Any, name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
@@ -261,6 +266,11 @@ class MappingRun:
     def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
         """As :attr:`Run.query_blocks`: each query with a document, one block each."""
         return pl.Series("query", self.mapping.query_ids, dtype=pl.String), self.mapping.lengths
+
+    @property
+    def empty(self) -> tuple[str, ...]:
+        """As :attr:`Run.empty`: the queries given with an empty dict."""
+        return self.mapping.empty
 
     def __len__(self) -> int:
         return len(self.mapping.scores)

@@ -77,6 +77,12 @@ class TopK:
         answered = self.lengths > 0
         return self.query_ids.filter(pl.Series(answered)), self.lengths[answered]
 
+    @property
+    def empty(self) -> tuple[str, ...]:
+        """The query ids of the rows without a document (all ``-1``, or no columns): given, though
+        they have no rows (:attr:`irspec.data.Run.empty`)."""
+        return tuple(self.query_ids.filter(pl.Series(self.lengths == 0)).to_list())
+
     def check_distinct(self, keys: np.ndarray) -> None:
         """No document twice in one row, by the rows' (query, docno) hashes ``keys``
         (:func:`~irspec.data.pair_keys`): sorted row by row as a padded matrix (the padding, the

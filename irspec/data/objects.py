@@ -40,11 +40,13 @@ ROLES = ("query", "docno", "label", "score")
 
 class MappingFrame(NamedTuple):
     """What :func:`frame_from_mapping` reads: the frame, whether its (query, docno) pairs are distinct
-    by construction, and its rows' blocks of one query each, ``(ids, lengths)``."""
+    by construction, its rows' blocks of one query each, ``(ids, lengths)``, and the query ids given
+    with an empty mapping (no rows, but given)."""
 
     frame: pl.DataFrame
     distinct: bool
     blocks: tuple[pl.Series, np.ndarray]
+    empty: tuple[str, ...] = ()
 
 
 def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
@@ -82,9 +84,9 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
     frame = pl.DataFrame(
         [query.alias("query"), docno.alias("docno"), value.alias(kind.value), no_lines(len(value))]
     )
-    answered = lengths > 0
-    blocks = (qids.filter(pl.Series(answered)), lengths[answered])
-    return MappingFrame(frame, strings and all_strings, blocks)
+    answered = pl.Series(lengths > 0)
+    blocks = (qids.filter(answered), lengths[answered.to_numpy()])
+    return MappingFrame(frame, strings and all_strings, blocks, tuple(qids.filter(~answered).to_list()))
 
 
 class MappingScores(NamedTuple):
@@ -106,6 +108,8 @@ class MappingScores(NamedTuple):
     """The docnos looked up in each query's dict (by query id), if any."""
     found: list[Any] | None = None
     """Their scores, query after query (those with a document), ``None`` for a docno the dict lacks."""
+    empty: tuple[str, ...] = ()
+    """The queries given with an empty dict: no document, but given (see :attr:`irspec.data.Run.empty`)."""
 
     def converted(self, found: list[Any]) -> np.ndarray:
         """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in
@@ -159,13 +163,15 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
     if not np.isfinite(scores).all():
         return None
     answered = lengths > 0
+    empty: tuple[str, ...] = ()
     if not answered.all():
         keep = answered.tolist()
+        empty = tuple(q for q, k in zip(qids, keep, strict=True) if not k)
         qids = [q for q, k in zip(qids, keep, strict=True) if k]
         inner = [x for x, k in zip(inner, keep, strict=True) if k]
         lengths = lengths[answered]
     return MappingScores(
-        qids, inner, lengths, scores, column.dtype, wanted, found if wanted is not None else None
+        qids, inner, lengths, scores, column.dtype, wanted, found if wanted is not None else None, empty
     )
 
 

@@ -42,8 +42,11 @@ class Part:
     coverage: tuple[list[str], np.ndarray, np.ndarray]
     """:func:`~irspec.evaluation.compute.judgment_coverage` of the answered queries."""
     seen: frozenset[str]
-    """Every query id of the part, those the qrels lack too."""
+    """Every query id of the part with a document, those the qrels lack too."""
     rows: int
+    empty: frozenset[str] = frozenset()
+    """The query ids the part gives with no document (a dict's empty ranking, a top k's row of ``-1``):
+    evaluated as queries the run lacks, but given (:attr:`irspec.data.Run.empty`)."""
 
 
 _NO_COVERAGE: tuple[list[str], np.ndarray, np.ndarray] = ([], np.zeros(0), np.zeros(0, dtype=np.int64))
@@ -63,14 +66,15 @@ def evaluate_part(
     joining each block with every judgment would cost the whole qrels a block)."""
     mapping = getattr(run, "mapping", None)  # a run of dicts has its query ids as a list
     ids = frozenset(mapping.query_ids if mapping is not None else run.query_blocks[0].to_list())
+    empty = frozenset(run.empty)
     known = [q for q in ids if q in index.position]
     if not known:
-        return Part(None, _NO_COVERAGE, ids, len(run))
+        return Part(None, _NO_COVERAGE, ids, len(run), empty)
     coverage: list[Any] = []
     own = sub_index(index, known) if narrow and len(known) < len(index.query_ids) else index
     skip = dataclasses.replace(options, missing_queries="skip")  # the whole run's missing queries: finish()
     result = _evaluate_run(own, run, metrics, skip, coverage, inputs)
-    return Part(result, coverage[0], ids, len(run))
+    return Part(result, coverage[0], ids, len(run), empty)
 
 
 def evaluate_parts(

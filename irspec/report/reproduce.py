@@ -60,6 +60,14 @@ def _pairs_line(rep: Any) -> list[str]:
     return [f"{p.role}: {p.original} reproduced by {p.reproduced}" for p in rep.pairs]
 
 
+def _topics(b: Any, a: Any) -> str:
+    """How many topics each pair's document order compares: those both its runs rank, which may
+    differ between the pairs (a reproduction without some topics)."""
+    if len(b.query_ids) == len(a.query_ids):
+        return f"{len(b.query_ids)} topics"
+    return f"baseline {len(b.query_ids)} topics, advanced {len(a.query_ids)}"
+
+
 def sections(rep: Any, decimals: int = 4) -> list[Section]:
     """The report's tables: document order (same qrels only), per-topic scores, overall effects."""
     out: list[Section] = []
@@ -68,7 +76,7 @@ def sections(rep: Any, decimals: int = 4) -> list[Section]:
         out.append(
             (
                 f"Document order (RBO p={rep.rbo_p:g}, depth {rep.depth}; KTU cut at {rep.depth}; "
-                f"{len(b.query_ids)} topics)",
+                f"{_topics(b, a)})",
                 ["measure", "baseline", "advanced"],
                 [
                     ["KTU", _number(b.ktu_mean, decimals), _number(a.ktu_mean, decimals)],
