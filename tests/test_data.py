@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from shared_data import TREC_EVAL_TEST
 
 from irspec.data import Qrels, Run, read_qrels, read_run
 from irspec.data import trec as T
@@ -23,7 +24,7 @@ from irspec.data.kinds import QRELS, RUN
 from irspec.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-TREC = Path(__file__).resolve().parents[2] / "shared" / "trec_eval_test"
+TREC = TREC_EVAL_TEST
 needs_trec = pytest.mark.skipif(not TREC.is_dir(), reason="../shared/trec_eval_test is absent")
 
 

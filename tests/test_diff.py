@@ -15,13 +15,14 @@ import warnings
 from pathlib import Path
 
 import pytest
+from shared_data import TREC_EVAL_TEST
 
 import irspec
 from irspec.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
-TREC_DATA = Path(__file__).resolve().parents[2] / "shared" / "trec_eval_test"
+TREC_DATA = TREC_EVAL_TEST
 
 QRELS = """\
 q1 0 d1 1
