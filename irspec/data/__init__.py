@@ -244,6 +244,11 @@ class MappingRun:
         self.name = name
         self._dict = d
 
+    @property
+    def mapping_given(self) -> dict[str, Any]:
+        """The dict it was read from."""
+        return self._dict
+
     @cached_property
     def run(self) -> Run:
         """The dict read as :class:`Run` reads it."""
