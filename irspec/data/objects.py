@@ -411,12 +411,16 @@ def frame_from_rows(
 
 
 def _series_from_objects(name: str, values: Any) -> pl.Series:
-    # Not strict: a column of strings and integers becomes strings, of integers and floats floats. A
-    # string UTF-8 cannot encode stays a Python object, for the id column's reader to name its row.
+    # Typed by polars when every value is of one type (the common case); mixed ones (strings and
+    # integers, integers and floats, a longdouble, an integer beyond 64 bits, a string UTF-8 cannot
+    # encode) stay Python objects, which the id and value readers read one by one and name what they
+    # cannot read. Polars' lenient typing would make what it cannot convert a null ("missing score").
+    # An array is read as a list: polars keeps an array of objects as objects, None not a null.
+    values = values.tolist() if isinstance(values, np.ndarray) else values
     try:
-        return pl.Series(name, values, strict=False)
-    except (TypeError, ValueError):  # strings then integers, in that order; ValueError: UnicodeEncodeError
-        return pl.Series(name, list(values), dtype=pl.Object)  # a list: polars reads an array's strings
+        return pl.Series(name, values, strict=True)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):  # ValueError: a surrogate
+        return pl.Series(name, values, dtype=pl.Object)
 
 
 def frame_from_dataframe(
@@ -580,6 +584,12 @@ def _value_column(
     def shown(row: int) -> Any:
         return given[row] if given is not None else s[row]
 
+    if s.dtype == pl.Object:  # Python objects of several types (named tuples, a pandas object column)
+        given = s.to_list()
+        missing = next((i for i, x in enumerate(given) if x is None), None)
+        if missing is not None:
+            fail(missing, f"missing {kind.value}")
+        s = _values_from_objects(given, kind, ids[1], ids[0], source)
     if s.null_count():
         fail(int(s.is_null().arg_true()[0]), f"missing {kind.value}")
     if kind is QRELS:
