@@ -388,7 +388,11 @@ def test_qrels_dict_errors(d, query, fragment):
 def test_dict_errors_without_a_query():
     with pytest.raises(InputError, match=r"query ids must be strings \(or integers\), got None"):
         Qrels.from_dict({None: {"a": 1}})
-    with pytest.raises(InputError, match=r"query .q.: label out of range for docno .a."):
+    with pytest.raises(
+        InputError,
+        match=r"query .q.: label 1180591620717411303424 is out of range \(labels are 64-bit integers, "
+        r"-9223372036854775808 to 9223372036854775807\) for docno .a.",
+    ):
         Qrels.from_dict({"q": {"a": 2**70}})
 
 

@@ -282,7 +282,10 @@ def test_missing_queries_error_is_told_by_the_whole() -> None:
         ((["q"], [[["a"]]], [[[1.0]]]), "must be 2-D"),
         (([["q"]], [["a"]], [[1.0]]), "query_ids must be 1-D"),
         ((["q"], [[3, -2]], [[1.0, 2.0]]), "row 0, column 1: doc id -2"),
-        ((["q"], [["a", None]], [[1.0, 2.0]]), r"doc_ids\[0, 1\]: ids must be strings or integers, got None"),
+        (
+            (["q"], [["a", None]], [[1.0, 2.0]]),
+            r"row 0, column 1: doc ids must be strings \(or integers\), got None",
+        ),
         ((["q"], [["a"]], [["high"]]), "scores must be numbers"),
         ((["q"], [[1.5]], [[1.0]]), "doc_ids must hold strings or integers"),
     ],

@@ -29,7 +29,6 @@ physical line) and the query.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -51,10 +50,11 @@ from irspec.data.objects import (
     is_dataframe,
     is_named_tuples,
     mapping_scores,
+    non_finite_message,
 )
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
 from irspec.data.trec import Source, read_text, stem
-from irspec.errors import InputError, quote
+from irspec.errors import InputError, InputTypeError, quote
 
 __all__ = ["Qrels", "Run", "checked", "read_qrels", "read_run", "sniff_kind", "split_kinds"]
 
@@ -249,6 +249,11 @@ class MappingRun:
         self.name = name
         self._dict = d
 
+    @property
+    def mapping_given(self) -> dict[str, Any]:
+        """The dict it was read from."""
+        return self._dict
+
     @cached_property
     def run(self) -> Run:
         """The dict read as :class:`Run` reads it."""
@@ -383,6 +388,12 @@ def _read(cls: type[_QrelsOrRun], src: Any, caller: str, columns: Mapping[str, s
         return _from_table(cls, frame, name, "<Arrow>")
     if is_named_tuples(src):
         return cls.from_rows(src, columns=columns)
+    if not isinstance(src, (str, os.PathLike)) and not hasattr(src, "read"):
+        what, value = ("qrels", "label") if cls is Qrels else ("a run", "score")
+        raise InputTypeError(
+            f"cannot read {what} from {quote(src, 40)} ({type(src).__name__}): expected a path, '-', an open file, "
+            f"a dict {{qid: {{docno: {value}}}}}, a DataFrame, Arrow data or named tuples"
+        )
     return cls.read(src, columns=columns)
 
 
@@ -435,8 +446,7 @@ def checked(
     (:attr:`Run.query_blocks`), when the reader knows them, spare hashing every row's query id."""
     if kind is RUN and not _finite(frame.get_column("score")):
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
-        what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
-        raise InputError(f"{what} for docno {quote(d)}", source, line, q, unit=unit)
+        raise InputError(f"{non_finite_message(s)} for docno {quote(d)}", source, line, q, unit=unit)
     keys = pair_keys(frame, blocks)
     if not distinct:
         _check_duplicates(frame, keys, source, unit, kind)

@@ -126,10 +126,11 @@ class Evaluator:
         per query and a column per retrieved document. Numpy arrays, or anything numpy reads through
         ``__array__`` or DLPack (a CPU torch tensor, say, without irspec importing torch). Document ids are
         strings or integers (an integer is its decimal text, as in the qrels); an integer ``-1`` is
-        FAISS's "no result" and is skipped with its score. Rows need not be sorted: documents are ranked
-        by score descending, then docno descending, as everywhere. Equal to :meth:`evaluate` of the same
-        data as a dict. A NaN or infinite score, a document twice in a row, a query twice, or shapes that
-        do not match raise :class:`~irspec.errors.InputError` naming the row.
+        FAISS's "no result" and is skipped with its score, in an object array too. Rows need not be
+        sorted: documents are ranked by score descending, then docno descending, as everywhere. Equal to
+        :meth:`evaluate` of the same data as a dict. A NaN or infinite score (or a longdouble beyond a
+        double's range), a document twice in a row, a query twice, an id that is neither a string nor an
+        integer, or shapes that do not match raise :class:`~irspec.errors.InputError` naming the row.
 
         ``corpus_ids``: the document ids by position, when ``doc_ids`` are positions (FAISS's ``I``):
         ``evaluate_topk(qids, I, D, corpus_ids=ids)`` is ``evaluate_topk(qids, ids[I], D)`` but for the
@@ -151,8 +152,8 @@ class Evaluator:
             raise EvaluationError("combine: no results to combine")
         parts: list[Part] = []
         owner: dict[str, tuple[int, bool]] = {}  # query -> the result that gave it, and whether empty
-        with self._lock:
-            found = [self._parts.get(r) for r in results]
+        with self._lock:  # anything but a Result is none of them (and cannot be a weak key)
+            found = [self._parts.get(r) if isinstance(r, Result) else None for r in results]
         for i, (res, own) in enumerate(zip(results, found, strict=True)):
             if own is None:
                 raise EvaluationError(

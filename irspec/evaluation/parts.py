@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec.data import mapping_run, read_run
+from irspec.data import MappingRun, mapping_run, read_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Options
@@ -89,8 +89,18 @@ def evaluate_parts(
     """A run's name, source, runid and :class:`Part`: one when it is read whole, one a block when it is
     too large for ``memory`` (:mod:`irspec.data.stream`)."""
     # A dict of dicts is evaluated from its dicts (MappingRun) when it can be: read_run's Run of it
-    # would make a column of every docno, and most of them are judged nowhere.
-    from_dicts = mapping_run(src, wanted=index.judged_by_query()) if isinstance(src, Mapping) else None
+    # would make a column of every docno, and most of them are judged nowhere. One read already, by a
+    # caller that asks whether it could be (the pytrec_eval drop-in), is taken as it is when it looked
+    # up this index's judged docnos.
+    if isinstance(src, MappingRun) and src.mapping.wanted is not index.judged_by_query():
+        src = src.mapping_given
+    from_dicts = (
+        src
+        if isinstance(src, MappingRun)
+        else mapping_run(src, wanted=index.judged_by_query())
+        if isinstance(src, Mapping)
+        else None
+    )
     run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
