@@ -189,7 +189,12 @@ QRELS_ERRORS = [
     ("1 0 a 1\n1\n", 2, "1", "got 1"),
     ("# c\n\n1 0 a 1.5\n", 3, "1", "label must be an integer, got '1.5'"),
     ("1 0 a 1\n\n  # c\n1\t0\tb\tx\n", 4, "1", "label must be an integer, got 'x'"),
-    ("1 0 a 99999999999999999999\n", 1, "1", "label must be an integer"),
+    (
+        "1 0 a 99999999999999999999\n",
+        1,
+        "1",
+        "label '99999999999999999999' is out of range (labels are 64-bit integers",
+    ),
     ("1 0 a 1\n2 0 a 1\n# c\n1 0 b 0\n1 0 a 2\n", 5, "1", "duplicate docno 'a' (first on line 1)"),
     ("1 0 a 1\n1 0 b\n1 0 a 2\n", 2, "1", "got 3"),  # the first problem in the file wins
 ]
@@ -206,7 +211,12 @@ RUN_ERRORS = [
     ("q Q0 a 1 0.5 r\nq Q0 b 2 1,5 r\n", 2, "q", "score must be a number, got '1,5'"),
     ("q Q0 a 1 0.5 r\nq Q0 b 2 NaN r\n", 2, "q", "NaN score for docno 'b'"),
     ("q Q0 a 1 0.5 r\nq\tQ0\tb\t2\tnan\tr\n", 2, "q", "NaN score"),
-    ("q Q0 a 1 inf r\n", 1, "q", "infinite score inf (scores must be finite)"),
+    (
+        "q Q0 a 1 inf r\n",
+        1,
+        "q",
+        "infinite score inf (scores must be finite; a number beyond ±1.8e308 reads as infinite)",
+    ),
     ("q Q0 a 1 0.5 r\nq Q0 b 2 -Infinity r\n", 2, "q", "infinite score -inf"),
     ("q Q0 a 1 1e400 r\n", 1, "q", "infinite score"),
     ("q Q0 a 1 0.5 r\np Q0 a 1 0.5 r\nq Q0 a 2 0.4 r\n", 3, "q", "duplicate docno 'a' (first on line 1)"),

@@ -268,7 +268,7 @@ def _run_cases() -> list[Case]:
         ("a None query id", {None: {"d1": 1.0}}, refused(InputError, "query ids must be strings (or integers), got None"), None),
         ("a float docno", {"q1": {1.5: 1.0}}, refused(InputError, "query 'q1'", "docnos must be strings (or integers), got 1.5"), None),
         ("a NaN score", {"q1": {"d1": math.nan}}, refused(InputError, "<dict>: query 'q1': NaN score for docno 'd1'"), None),
-        ("an infinite score", {"q1": {"d1": 1.0}, "q2": {"d4": -math.inf}}, refused(InputError, "query 'q2'", "infinite score -inf (scores must be finite) for docno 'd4'"), None),
+        ("an infinite score", {"q1": {"d1": 1.0}, "q2": {"d4": -math.inf}}, refused(InputError, "query 'q2'", "infinite score -inf (scores must be finite; a number beyond ±1.8e308 reads as infinite) for docno 'd4'"), None),
         ("a score of 10**400", {"q1": {"d1": 10**400, "d2": 1.0}}, refused(InputError, "query 'q1'", "is too large for a double", "for docno 'd1'"), "8"),
         ("longdouble scores beyond a double", {"q1": {"d1": HUGE_LD[0], "d2": HUGE_LD[1]}},
          refused(InputError, "query 'q1': score np.longdouble('1e+400') is too large for a double", "for docno 'd1'"), "2"),

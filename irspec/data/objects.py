@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from irspec.data.kinds import QRELS, RUN, Kind
+from irspec.data.kinds import INT64, QRELS, RUN, Kind, label_out_of_range
 from irspec.errors import InputError, quote
 
 CONVENTIONS: dict[str, dict[str, str]] = {
@@ -217,11 +217,9 @@ def _values_from_objects(
         raise InputError(_bad_value_message(kind, values[i], docnos[i]), source, query=queries[i])
     if kind is QRELS:
         # Integers stay integers (a label beyond 64 bits is out of range, not rounded), others floats.
-        far = next(
-            (i for i, x in enumerate(values) if _is_label(x) and not _INT64[0] <= x <= _INT64[1]), None
-        )
+        far = next((i for i, x in enumerate(values) if _is_label(x) and not INT64[0] <= x <= INT64[1]), None)
         if far is not None:
-            message = f"{_out_of_range(values[far])} for docno {quote(docnos[far])}"
+            message = f"{label_out_of_range(values[far])} for docno {quote(docnos[far])}"
             raise InputError(message, source, query=queries[far])
         return pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
     floats = []
@@ -281,7 +279,6 @@ def _no_query_twice(qids: pl.Series, keys: list[Any], source: str) -> None:
         )
 
 
-_INT64 = (-(2**63), 2**63 - 1)
 """The range of a label (and of a 64-bit integer)."""
 
 
@@ -343,7 +340,10 @@ def non_finite_message(value: Any) -> str:
         return "NaN score"
     if finite:
         return f"score {quote(value)} is too large for a double (scores are 64-bit floats, at most 1.8e308)"
-    return f"infinite score {quote(value)} (scores must be finite)"
+    # a text's 1e400 is read as inf: the hint says why a file that holds no "inf" gets this message
+    return (
+        f"infinite score {quote(value)} (scores must be finite; a number beyond ±1.8e308 reads as infinite)"
+    )
 
 
 def no_lines(n: int) -> pl.Series:
@@ -364,10 +364,6 @@ def _bad_value_message(kind: Kind, value: Any, docno: Any) -> str:
     if kind is QRELS:
         return f"label must be an integer, got {quote(value)} for docno {quote(docno)}"
     return f"score must be a number, got {quote(value)} for docno {quote(docno)}"
-
-
-def _out_of_range(value: Any) -> str:
-    return f"label {quote(value)} is out of range (labels are 64-bit integers, {_INT64[0]} to {_INT64[1]})"
 
 
 def is_dataframe(obj: Any) -> bool:
@@ -604,7 +600,7 @@ def _value_column(
             if not as_int.null_count():
                 return as_int
             row = int(as_int.is_null().arg_true()[0])  # beyond 64 bits (no label was missing: above)
-            fail(row, _out_of_range(shown(row)))
+            fail(row, label_out_of_range(shown(row)))
         if s.dtype.is_float():
             whole = s.is_finite() & (s == s.round(0))
             fits = whole & (s >= -(2.0**63)) & (s < 2.0**63)
@@ -612,7 +608,10 @@ def _value_column(
                 return s.cast(pl.Int64)
             row = int((~fits).arg_true()[0])
             value = shown(row)
-            fail(row, _out_of_range(value) if whole[row] else f"label must be an integer, got {quote(value)}")
+            fail(
+                row,
+                label_out_of_range(value) if whole[row] else f"label must be an integer, got {quote(value)}",
+            )
         raise InputError(f"column {s.name!r} must hold integers, not {s.dtype}", source)
     if s.dtype.is_numeric() and s.dtype != pl.Boolean:
         out = s.cast(pl.Float64)

@@ -48,7 +48,7 @@ from typing import IO, Any, NamedTuple, Union
 import numpy as np
 import polars as pl
 
-from irspec.data.kinds import QRELS, RUN, Kind
+from irspec.data.kinds import QRELS, RUN, Kind, label_out_of_range
 from irspec.errors import InputError, InputTypeError, quote
 from irspec.lines import MAX_LINE, READ_SIZE, check_lines
 
@@ -521,6 +521,8 @@ def _diagnose(text: str, kind: Kind, source: str, line: int) -> None:
         raise InputError(f"expected {kind.expected}, got {len(fields)}", source, line, query)
     raw = fields[kind.value_field]
     if kind is QRELS:
+        if re.fullmatch(r"[+-]?[0-9]+", raw):  # an integer, but beyond 64 bits
+            raise InputError(label_out_of_range(raw), source, line, query)
         raise InputError(f"label must be an integer, got {quote(raw)}", source, line, query)
     raise InputError(f"score must be a number, got {quote(raw)}", source, line, query)
 

@@ -103,4 +103,11 @@ __all__ = [
     "write_files_atomic",
 ]
 
-__getattr__, __dir__ = lazy_names(globals(), _LAZY)
+# Its modules too, by name (`report.text.plain_tables`): a module of the package is an attribute of it only
+# once something has imported it, and which has depends on the command (`irspec power` failed so).
+_MODULES = (
+    "agreement", "data", "diff", "files", "formats", "html", "latex", "markdown", "marks", "model", "notebook",
+    "origin", "parquet", "plots", "power", "reproduce", "text", "trec",
+)  # fmt: skip
+
+__getattr__, __dir__ = lazy_names(globals(), _LAZY, _MODULES)
