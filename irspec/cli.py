@@ -960,14 +960,86 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     With ``command``, one of the subcommands' names, only that subcommand is declared: ``irspec eval``
     need not build nine other parsers, whose help texts argparse translates (gettext looks for catalogues
     on disk each time) before it parses anything (issue 23's start-up). Its help and errors are the same.
+    The subcommands plugins register follow irspec's own (:func:`_plugin_commands`).
     """
     parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
     parser.add_argument("--version", action="version", version=f"irspec {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    plugins = _plugin_commands(command)
+    if command not in _COMMANDS and command not in plugins:
+        command = None  # no such command: all of them declared, for argparse's list of choices
     for name, declare in _COMMANDS.items():
         if command is None or name == command:
             declare(sub)
+    for name, plugin_command in plugins.items():
+        if command is None or name == command:
+            _add_plugin_command(sub, plugin_command)
     return parser
+
+
+# --- the subcommands plugins register (irspec_register_commands) -------------------------------------
+
+
+def _plugin_commands(command: str | None) -> dict[str, Any]:
+    """The subcommands the plugins register (``irspec interleave``, ...), by name; none when ``command``
+    is one of irspec's own, so that ``irspec eval`` builds no registry before it parses."""
+    from irspec.errors import RegistryError
+
+    if command in _COMMANDS:
+        return {}
+    found = get_registry().commands
+    for name, plugin_command in found.items():
+        if name in _COMMANDS:
+            raise RegistryError(
+                f"plugin {plugin_command.plugin!r} registers the command {name!r}, which is irspec's own"
+            )
+    return found
+
+
+def _add_plugin_command(sub: Any, command: Any) -> None:
+    """Declare a plugin's command (a :class:`irspec.plugin_api.Command`), every argument of which has a
+    role: an output that no role names would escape the guard of :func:`_run_plugin_command`."""
+    import pkgutil
+
+    from irspec.errors import RegistryError
+
+    p = sub.add_parser(command.name, help=command.summary, description=command.description or command.summary)
+    declare = command.declare if callable(command.declare) else pkgutil.resolve_name(command.declare)
+    declare(p)
+    dests = [a.dest for a in p._actions if not isinstance(a, (argparse._HelpAction, argparse._VersionAction))]
+    unplaced = [dest for dest in dests if dest not in command.roles]
+    if unplaced:
+        raise RegistryError(
+            f"plugin {command.plugin!r}: command {command.name!r}: argument {unplaced[0]!r} has no role in its "
+            "roles (input, output or other)"
+        )
+    p.set_defaults(func=lambda args: _run_plugin_command(command, args))
+
+
+def _run_plugin_command(command: Any, args: argparse.Namespace) -> int:
+    """Run a plugin's command once its outputs are seen to be writable: none one of its inputs (however
+    spelled) or another output, each in a directory that exists, as irspec's own commands check before
+    anything is read; its ``run`` writes through :func:`irspec.report.files.write_all_atomic` with the
+    same inputs, which checks again."""
+    import pkgutil
+
+    from irspec.report.files import Inputs, check_writable
+
+    def files(role: str) -> list[str]:
+        found: list[str] = []
+        pending = [getattr(args, dest, None) for dest, r in command.roles.items() if r == role]
+        while pending:
+            value = pending.pop(0)
+            if isinstance(value, (list, tuple)):
+                pending[:0] = list(value)
+            elif isinstance(value, str) and value not in ("", "-"):
+                found.append(value)
+        return found
+
+    inputs = Inputs(files("input"))
+    check_writable(*files("output"), inputs=inputs)
+    run = command.run if callable(command.run) else pkgutil.resolve_name(command.run)
+    return run(args, inputs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -981,7 +1053,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _collecting = gc.isenabled()
     gc.disable()
     try:
-        parser = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None)
+        parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
         args = parser.parse_args(argv)
         with warnings.catch_warnings():
             # The commands print the results' warnings themselves, as "irspec: warning: ...".

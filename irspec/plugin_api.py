@@ -15,7 +15,10 @@ qrels) load on first use (``_LAZY``), as the face's entry points do.
 (a metric's ``bounds``); :class:`InputReader` and :class:`InputTable` for inputs other than qrels and
 runs; :class:`PlanSection`, a plan section for a reader's options (``irspec_register_plan_sections``);
 :class:`Metric`, a bound spec; :class:`FusionDef`, a method of fusing runs (``irspec_register_fusion``),
-and :class:`Fusion`, a bound fusion spec.
+and :class:`Fusion`, a bound fusion spec; :class:`InterleavingDef` and :class:`ClickModelDef`, methods of
+online evaluation (``irspec_register_interleaving``, ``irspec_register_click_models``), :class:`Method`, a
+bound method spec, and :func:`parse_method`, which binds one; :class:`Command`, a subcommand of the command
+line (``irspec_register_commands``).
 
 **Input data objects** (light; ``typing.Protocol``): :class:`InputData` (``ids``, and the optional
 ``name``, ``source``, ``warnings``), :class:`SupportsTables` (``tables()``), :class:`SupportsCompare`
@@ -38,6 +41,11 @@ Arrow files by a hash of a key column, read back a partition at a time), :func:`
 temporary directory removed on error and Ctrl-C), :func:`default_memory` and :func:`parse_memory` (the
 budget irspec evaluates within, and ``"1GiB"`` read as bytes).
 
+**Writing files** (light): :class:`Inputs` (the files a command reads) and :func:`write_all_atomic`
+(outputs written all or none, none over an input: the guard every command's outputs pass, which a
+:class:`Command`'s ``run`` writes through) and :func:`check_writable` (the same checks, before anything
+is read).
+
 **Corrections** (scipy): :func:`adjust`, p-values adjusted for multiple comparisons (``holm``,
 ``bonferroni``, ``bh``, ``by``, ``none``), as ``irspec.compare`` adjusts them.
 
@@ -54,11 +62,15 @@ from irspec.spec.definitions import (
     NONNEGATIVE,
     UNIT,
     Alias,
+    ClickModelDef,
+    Command,
     Fusion,
     FusionDef,
     InputData,
     InputReader,
     InputTable,
+    InterleavingDef,
+    Method,
     Metric,
     MetricDef,
     MetricGroup,
@@ -88,6 +100,11 @@ __all__ = [
     "Metric",
     "FusionDef",
     "Fusion",
+    "InterleavingDef",
+    "ClickModelDef",
+    "Method",
+    "parse_method",
+    "Command",
     # input data objects
     "InputData",
     "QrelsData",
@@ -112,6 +129,10 @@ __all__ = [
     "spill_directory",
     "default_memory",
     "parse_memory",
+    # writing files
+    "Inputs",
+    "write_all_atomic",
+    "check_writable",
     # corrections
     "adjust",
     # text and messages
@@ -133,11 +154,15 @@ _LAZY: dict[str, str] = {
     "is_dataset_id": "irspec.data.datasets",
     "qrels_records": "irspec.data.datasets",
     "input_kind": "irspec.evaluation.inputs",
+    "parse_method": "irspec.spec.methods",  # light, but its first call builds the registry
     "Partitions": "irspec.data.stream",
     "spill_directory": "irspec.data.stream",
     "default_memory": "irspec.data.stream",
     "parse_memory": "irspec.data.stream",
     "adjust": "irspec.stats.significance",
+    "Inputs": "irspec.report.files",
+    "write_all_atomic": "irspec.report.files",
+    "check_writable": "irspec.report.files",
 }
 
 

@@ -92,7 +92,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.fusion",),  # fusion specs bound to registered fusion methods
     ("spec.hooks",),  # the pluggy hooks
     ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
-    ("spec.catalog",),  # the metrics and the registry as `irspec parse --json` and `irspec metrics` show them
+    (
+        "spec.catalog",
+        "spec.methods",
+    ),  # the metrics and the registry as `irspec parse --json` and `irspec metrics` show them; method specs bound
     ("testing",),  # the pytest fixture that registers a plugin for one test
     (
         "stats.resampling",

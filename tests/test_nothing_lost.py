@@ -23,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from irspec import hookimpl
 from irspec.cli import _COMMANDS, build_parser, main
 from irspec.errors import IrspecError
+from irspec.plugin_api import Command
 from irspec.report.files import Inputs, check_writable, write_all_atomic, write_atomic
 
 DEMO = Path(__file__).resolve().parent.parent / "specs" / "demo"
@@ -191,17 +193,7 @@ def _uses(argv: list[str], action: argparse.Action) -> bool:
 def test_an_output_never_overwrites_an_input(folder, capsys, command, argv, flag, name, spelling):
     """``irspec COMMAND ... FLAG INPUT``, the input spelled five ways: exit 2 with one line naming the
     output, every file of the folder as it was (no temporary file left either)."""
-    target = {
-        "typed": name,
-        "dotdot": f"sub/../{name}",
-        "absolute": str(folder / name),
-        "symlink": "link",
-        "hardlink": "hard",
-    }[spelling]
-    if spelling == "symlink":
-        os.symlink(name, folder / "link")
-    elif spelling == "hardlink":
-        os.link(folder / name, folder / "hard")
+    target = _spelled(folder, name, spelling)
     before = _digest(folder)
     capsys.readouterr()
     assert main([*argv, flag, target]) == 2
@@ -210,6 +202,17 @@ def test_an_output_never_overwrites_an_input(folder, capsys, command, argv, flag
         f"irspec: error: cannot write {target!r}: it is an input"
     ), err
     assert _digest(folder) == before
+
+
+def _spelled(folder: Path, name: str, spelling: str) -> str:
+    """``name`` (a file in ``folder``) spelled as typed, through ``..``, absolutely, or by a symbolic or a
+    hard link made for it."""
+    if spelling == "symlink":
+        os.symlink(name, folder / "link")
+    elif spelling == "hardlink":
+        os.link(folder / name, folder / "hard")
+    return {"typed": name, "dotdot": f"sub/../{name}", "absolute": str(folder / name), "symlink": "link",
+            "hardlink": "hard"}[spelling]  # fmt: skip
 
 
 def test_a_fused_runs_provenance_never_overwrites_an_input(folder, capsys):
@@ -380,3 +383,95 @@ def test_a_special_file_is_written_in_place_with_the_others_all_or_none(tmp_path
     _release(fifo, reader)
     assert got == [b"x\n"] and (tmp_path / "b.txt").read_text() == "y\n"
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+# --- a plugin's commands (irspec_register_commands) --------------------------------------------------
+
+
+def _declare_copy(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source")
+    p.add_argument("--also", nargs="*", default=[], help="more files read")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--upper", action="store_true")
+
+
+def _run_copy(args: argparse.Namespace, inputs: Inputs) -> int:
+    text = "".join(Path(p).read_text() for p in [args.source, *args.also])
+    write_all_atomic([(args.output, text.upper() if args.upper else text)], inputs=inputs, make_dirs=False)
+    return 0
+
+
+def _run_sneaky(args: argparse.Namespace, inputs: Inputs) -> int:
+    """Writes over its own input, a path no output role names: the writer's own check refuses it."""
+    write_all_atomic([(args.source, "lost\n")], inputs=inputs, make_dirs=False)
+    return 0
+
+
+COPY_ROLES = {"source": INPUT, "also": INPUT, "output": OUTPUT, "upper": OTHER}
+
+
+class Copier:
+    """A plugin with commands that read files and write one (``irspec copy SOURCE --also ... -o OUT``)."""
+
+    __name__ = "copier"
+
+    def __init__(self, roles: dict[str, str] = COPY_ROLES, run=_run_copy, name: str = "copy") -> None:
+        self.command = Command(name, "copy files into one", declare=_declare_copy, run=run, roles=roles)
+
+    @hookimpl
+    def irspec_register_commands(self, register):
+        register(self.command)
+
+
+@pytest.mark.parametrize("spelling", ["typed", "dotdot", "absolute", "symlink", "hardlink"])
+@pytest.mark.parametrize("name", ["a.run", "b.run"])
+def test_a_plugin_commands_output_never_overwrites_an_input(folder, capsys, irspec_plugin, spelling, name):
+    """A plugin's command is held to the guard as irspec's own: its output onto its positional input or
+    one of a list of inputs, spelled five ways, is refused before it runs, and nothing changes."""
+    irspec_plugin(Copier())
+    target = _spelled(folder, name, spelling)
+    before = _digest(folder)
+    capsys.readouterr()
+    assert main(["copy", "a.run", "--also", "c.run", "b.run", "-o", target]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        f"irspec: error: cannot write {target!r}: it is an input"
+    ), err
+    assert _digest(folder) == before
+
+
+def test_a_plugin_command_writes_its_output_and_special_files_in_place(folder, irspec_plugin):
+    irspec_plugin(Copier())
+    assert main(["copy", "a.run", "--also", "b.run", "-o", "sub/out.txt", "--upper"]) == 0
+    expected = ((folder / "a.run").read_text() + (folder / "b.run").read_text()).upper()
+    assert (folder / "sub" / "out.txt").read_text() == expected
+    before = os.stat("/dev/null")
+    assert main(["copy", "a.run", "-o", "/dev/null"]) == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and os.stat("/dev/null").st_ino == before.st_ino
+
+
+def test_a_plugin_command_that_writes_over_an_input_anyway_is_refused_by_the_writer(
+    folder, capsys, irspec_plugin
+):
+    irspec_plugin(Copier(run=_run_sneaky))
+    before = _digest(folder)
+    assert main(["copy", "a.run", "-o", "out.txt"]) == 2
+    assert "cannot write 'a.run': it is an input" in capsys.readouterr().err
+    assert _digest(folder) == before
+
+
+def test_a_plugin_command_with_an_argument_of_no_role_is_refused(folder, capsys, irspec_plugin):
+    """An argument no role names (an output that would escape the guard) makes the command an error, said
+    when its parser is made, before anything is read or written."""
+    irspec_plugin(Copier(roles={k: v for k, v in COPY_ROLES.items() if k != "output"}))
+    before = _digest(folder)
+    assert main(["copy", "a.run", "-o", "a.run"]) == 2
+    assert "command 'copy': argument 'output' has no role" in capsys.readouterr().err
+    assert _digest(folder) == before
+
+
+def test_a_plugin_command_named_like_irspecs_own_is_refused(capsys, irspec_plugin):
+    irspec_plugin(Copier(name="fuse"))
+    assert main(["copy"]) == 2  # any command line that needs the plugins' commands says so
+    assert "registers the command 'fuse', which is irspec's own" in capsys.readouterr().err
+    assert main(["parse", "P@10"]) == 0  # irspec's own commands do not build the registry's commands

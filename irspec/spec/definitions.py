@@ -1,6 +1,8 @@
 """What a plugin declares, and what binding produces: :class:`Param`, :class:`MetricDef`,
 :class:`Alias`, :class:`MetricGroup`, :class:`InputReader`, :class:`InputTable`, :class:`PlanSection`,
-:class:`FusionDef` (a method of fusing runs), and the bound, canonical :class:`Metric` and :class:`Fusion`; and the protocols of the data objects an input reader returns
+:class:`FusionDef` (a method of fusing runs), :class:`InterleavingDef` and :class:`ClickModelDef` (methods
+of online evaluation), :class:`Command` (a subcommand of the command line), and the bound, canonical
+:class:`Metric`, :class:`Fusion` and :class:`Method`; and the protocols of the data objects an input reader returns
 (:class:`InputData` and the optional members irspec looks for).
 
 These are plain immutable values. The table that holds them by name, and binding a parsed spec to them,
@@ -24,16 +26,22 @@ __all__ = [
     "MAX_GAIN",
     "NONNEGATIVE",
     "RESERVED_INPUTS",
+    "ROLES",
     "UNIT",
     "Aggregate",
     "Alias",
     "Better",
+    "ClickModelDef",
+    "Command",
     "Fusion",
     "FusionDef",
     "GainMap",
     "InputData",
     "InputReader",
     "InputTable",
+    "InterleavingDef",
+    "Method",
+    "MethodDef",
     "Metric",
     "MetricDef",
     "MetricGroup",
@@ -511,6 +519,90 @@ class GainMap:
         return dict(self.items)
 
 
+@dataclass(frozen=True)
+class MethodDef:
+    """A named method a plugin registers beside its metrics, with parameters as a metric declares them:
+    the base of :class:`InterleavingDef` and :class:`ClickModelDef`, whose ``kind`` tells their tables apart.
+
+    ``name`` is the canonical name (``TeamDraft``), ``summary`` one line, ``params`` its parameters
+    (:class:`Param`; ``positional`` names the one a single positional argument sets, as a metric's does),
+    ``compute`` the implementation, a function, class or ``"module:attribute"`` string imported when the
+    method is used, so that declaring it imports nothing heavy; what it is called with is the plugin's
+    business (the plugin that uses the kind documents it). ``doc`` is the definition and the paper it comes
+    from, shown beside the name. A spec names a method as a metric is named, ``probabilistic(tau=3)``,
+    bound by :func:`irspec.spec.methods.parse_method` to a :class:`Method`.
+    """
+
+    kind = "method"
+    """What the table of such methods is called in messages (a class attribute, not a field)."""
+
+    name: str
+    summary: str
+    compute: Callable[..., Any] | str
+    params: tuple[Param, ...] = ()
+    positional: str | None = None
+    doc: str = ""
+    plugin: str = field(default="", compare=False)
+
+    @property
+    def all_params(self) -> tuple[Param, ...]:
+        """Every parameter the method takes (the declared ones; a fusion method adds ``norm``)."""
+        return self.params
+
+    def param(self, name: str) -> Param:
+        """The parameter ``name``; :class:`KeyError` if there is none."""
+        for p in self.all_params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Names of every parameter, in declaration order."""
+        return tuple(p.name for p in self.all_params)
+
+
+@dataclass(frozen=True)
+class InterleavingDef(MethodDef):
+    """A method of interleaving two rankings into one list to serve, and of crediting the clicks on it to
+    either ranking, as a plugin registers it (``register(InterleavingDef(...), aliases=(...))`` in the
+    ``irspec_register_interleaving`` hook): team-draft, balanced, probabilistic, optimized."""
+
+    kind = "interleaving method"
+
+
+@dataclass(frozen=True)
+class ClickModelDef(MethodDef):
+    """A click model, a model of how users examine and click a result list, as a plugin registers it
+    (``register(ClickModelDef(...), aliases=(...))`` in the ``irspec_register_click_models`` hook): PBM,
+    cascade, DCM, UBM, DBN."""
+
+    kind = "click model"
+
+
+@dataclass(frozen=True)
+class Method:
+    """A bound method spec: a :class:`MethodDef` and the parameters that differ from its defaults.
+
+    Immutable and hashable; ``str(method)`` is the canonical text (``Probabilistic(tau=5)``), parameters in
+    declaration order, defaults left out, and parsing it gives back an equal value.
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    definition: MethodDef = field(compare=False, repr=False, hash=False, default=None)  # type: ignore[assignment]
+
+    def get(self, name: str) -> Any:
+        """The value of parameter ``name``: as given, or the declared default."""
+        given = dict(self.params)
+        return given[name] if name in given else self.definition.param(name).default
+
+    def __str__(self) -> str:
+        return self.name + (
+            "(" + ",".join(f"{k}={_value_text(v)}" for k, v in self.params) + ")" if self.params else ""
+        )
+
+
 FUSION_NORMS: tuple[str, ...] = ("min-max", "max", "sum", "zmuv", "rank", "borda", "min-max-inverted", "none")
 """The normalisations of a run's scores, per query, before fusion (ranx's six, its inverted min-max for
 distances, and ``none``); :mod:`irspec.builtin.kernels.fusion` defines each."""
@@ -526,9 +618,9 @@ FUSION_NORM = Param(
 
 
 @dataclass(frozen=True)
-class FusionDef:
+class FusionDef(MethodDef):
     """A method of fusing several runs into one, as a plugin registers it (``register(FusionDef(...),
-    aliases=(...))`` in the ``irspec_register_fusion`` hook).
+    aliases=(...))`` in the ``irspec_register_fusion`` hook): a :class:`MethodDef` in a table of its own.
 
     ``name`` is the canonical name (``CombMNZ``), ``params`` its parameters as a metric declares them
     (every method also takes ``norm``, the normalisation of each run's scores before fusing, unless it
@@ -550,32 +642,16 @@ class FusionDef:
     may take, the vectors tried being those whose weights sum to 1 (ranx's ``optimize_fusion`` grids).
     """
 
-    name: str
-    summary: str
-    compute: Callable[..., Any] | str
-    params: tuple[Param, ...] = ()
-    doc: str = ""
+    kind = "fusion method"
+
     fit: Callable[..., Any] | str | None = None
     weighted: bool = False
     grid: tuple[tuple[str, tuple[Any, ...]], ...] = ()
-    plugin: str = field(default="", compare=False)
 
     @property
     def all_params(self) -> tuple[Param, ...]:
         """Every parameter the method takes: :data:`FUSION_NORM` first unless it declares ``norm``."""
         return self.params if any(p.name == "norm" for p in self.params) else (FUSION_NORM, *self.params)
-
-    def param(self, name: str) -> Param:
-        """The parameter ``name`` (``norm`` too); :class:`KeyError` if there is none."""
-        for p in self.all_params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    @property
-    def param_names(self) -> tuple[str, ...]:
-        """Names of every parameter, ``norm`` included, in declaration order."""
-        return tuple(p.name for p in self.all_params)
 
     @property
     def learns(self) -> bool:
@@ -584,24 +660,44 @@ class FusionDef:
 
 
 @dataclass(frozen=True)
-class Fusion:
+class Fusion(Method):
     """A bound fusion spec: a method and the parameters that differ from its defaults.
 
     Immutable and hashable; ``str(fusion)`` is the canonical text (``CombMNZ(norm=zmuv)``), parameters
     in declaration order, defaults left out, and parsing it gives back an equal value.
     """
 
-    name: str
-    params: tuple[tuple[str, Any], ...] = ()
     definition: FusionDef = field(compare=False, repr=False, hash=False, default=None)  # type: ignore[assignment]
 
-    def get(self, name: str) -> Any:
-        """The value of parameter ``name``: as given, or the declared default."""
-        for k, v in self.params:
-            if k == name:
-                return v
-        return self.definition.param(name).default
 
-    def __str__(self) -> str:
-        inner = [f"{k}={_value_text(v)}" for k, v in self.params]
-        return self.name + (f"({','.join(inner)})" if inner else "")
+ROLES = ("input", "output", "other")
+"""What each option of a :class:`Command` is: a file it reads, a file it writes, or neither."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand of the ``irspec`` command line that a plugin adds (``irspec_register_commands``).
+
+    ``name`` is the subcommand (``interleave``: ``irspec interleave ...``), ``summary`` its line in
+    ``irspec --help`` and ``description`` its help's paragraph (default: the summary). ``declare(parser)``
+    adds its arguments to the :class:`argparse.ArgumentParser` irspec makes for it; ``run(args, inputs)``
+    does the work and returns the exit code, with ``args`` the parsed arguments and ``inputs`` the
+    :class:`irspec.plugin_api.Inputs` of the files it reads. Both may be ``"module:function"`` strings,
+    imported only when the command is asked for.
+
+    ``roles`` says what every argument is, by its ``dest``: ``"input"`` (a file, or a list of files, it
+    reads), ``"output"`` (a file it writes) or ``"other"``; an argument without a role is refused when the
+    parser is made, so that no output escapes the guard (the invariant "Nothing lost"). Before ``run``,
+    irspec checks the outputs as every command's are (none is an input, however spelled; no two are one
+    file; a directory that exists), and ``run`` writes them with
+    :func:`irspec.plugin_api.write_all_atomic` ``(..., inputs=inputs)``, which checks again and writes
+    all or none.
+    """
+
+    name: str
+    summary: str
+    declare: Callable[[Any], None] | str
+    run: Callable[[Any, Any], int] | str
+    roles: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+    plugin: str = field(default="", compare=False)

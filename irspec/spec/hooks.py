@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 __all__ = [
     "hookimpl",
     "hookspec",
+    "irspec_register_click_models",
+    "irspec_register_commands",
     "irspec_register_fusion",
+    "irspec_register_interleaving",
     "irspec_register_metrics",
     "irspec_register_plan_sections",
     "irspec_register_readers",
@@ -105,10 +108,64 @@ def irspec_register_fusion(register: Register) -> None:
     """
 
 
+@hookspec
+def irspec_register_interleaving(register: Register) -> None:
+    """Register methods of interleaving two rankings (team-draft, balanced, probabilistic, optimized).
+
+    Signature: ``irspec_register_interleaving(register)``.
+
+    Call ``register(method, aliases=(...))`` once per :class:`irspec.plugin_api.InterleavingDef`:
+    ``InterleavingDef(name, summary, compute=..., params=(...), doc=...)``, named in specs as a metric is
+    (``team-draft``, ``probabilistic(tau=5)``) and bound by :func:`irspec.plugin_api.parse_method`
+    ``(text, "interleaving method")``. irspec keeps the table and checks the names; the plugin that serves
+    and credits interleaved lists (irspec-online's ``irspec interleave`` and ``Interleaving`` metric) says
+    what ``compute`` is and calls it, so a third party's method joins those. Interleaving methods have
+    names of their own, apart from metrics'; a name or alias another plugin registered already is an error
+    that names both plugins.
+    """
+
+
+@hookspec
+def irspec_register_click_models(register: Register) -> None:
+    """Register click models (PBM, cascade, DCM, UBM, DBN), fitted to logs and used to simulate users.
+
+    Signature: ``irspec_register_click_models(register)``.
+
+    Call ``register(model, aliases=(...))`` once per :class:`irspec.plugin_api.ClickModelDef`:
+    ``ClickModelDef(name, summary, compute=..., params=(...), doc=...)``, named in specs as a metric is
+    (``dbn``, ``pbm``) and bound by :func:`irspec.plugin_api.parse_method` ``(text, "click model")``.
+    irspec keeps the table and checks the names; the plugin that fits and simulates them
+    (irspec-online's ``irspec clickmodel fit`` and ``irspec simulate``) says what ``compute`` is. Click
+    models have names of their own, apart from metrics'; a name or alias another plugin registered
+    already is an error that names both plugins.
+    """
+
+
+@hookspec
+def irspec_register_commands(register: Register) -> None:
+    """Register subcommands of the ``irspec`` command line (``irspec interleave``, ``irspec online``).
+
+    Signature: ``irspec_register_commands(register)``.
+
+    Call ``register(command)`` once per :class:`irspec.plugin_api.Command`: ``Command(name, summary,
+    declare=..., run=..., roles={...})``. irspec makes the command's parser and calls ``declare(parser)``
+    to add its arguments, then ``run(args, inputs)``. ``roles`` says what each argument is, by its
+    ``dest``: ``"input"`` (files it reads), ``"output"`` (a file it writes) or ``"other"``; an argument
+    without one is an error when the parser is made. Before ``run``, irspec refuses an output that is one
+    of the inputs (however spelled: ``..``, an absolute path, a link) or another output, as it does for
+    its own commands, and ``run`` writes its files with :func:`irspec.plugin_api.write_all_atomic`
+    ``(outputs, inputs=inputs)``. A command named like one of irspec's own, or one another plugin
+    registered already, is an error that names the plugins.
+    """
+
+
 # Keep the list of hook names in one place, so tests can check each has a documented spec.
 HOOKS: tuple[Callable[..., None], ...] = (
     irspec_register_metrics,
     irspec_register_readers,
     irspec_register_plan_sections,
     irspec_register_fusion,
+    irspec_register_interleaving,
+    irspec_register_click_models,
+    irspec_register_commands,
 )

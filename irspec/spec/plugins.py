@@ -169,7 +169,8 @@ def _distributions(pm: pluggy.PluginManager) -> Distributions:
 
 def build_registry(pm: pluggy.PluginManager) -> Registry:
     """Run every plugin's ``irspec_register_readers``, ``irspec_register_metrics``,
-    ``irspec_register_plan_sections`` and ``irspec_register_fusion`` hooks into a new :class:`Registry`."""
+    ``irspec_register_plan_sections``, ``irspec_register_fusion``, ``irspec_register_interleaving``,
+    ``irspec_register_click_models`` and ``irspec_register_commands`` hooks into a new :class:`Registry`."""
     registry = Registry()
     # Call each implementation separately so the Register knows which plugin is speaking; in
     # registration order (get_hookimpls' order), so the built-ins claim their names first. Plan
@@ -179,6 +180,9 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
         pm.hook.irspec_register_metrics,
         pm.hook.irspec_register_plan_sections,
         pm.hook.irspec_register_fusion,
+        pm.hook.irspec_register_interleaving,
+        pm.hook.irspec_register_click_models,
+        pm.hook.irspec_register_commands,
     )
     for hook in hooks:
         for impl in hook.get_hookimpls():
@@ -227,7 +231,8 @@ def use_registry(registry: Registry) -> Iterator[Registry]:
 
 def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
     """What each plugin registers, for ``irspec plugins``: name, module, distribution (name and version
-    of the installed package), metrics, groups, input readers and fusion methods."""
+    of the installed package), metrics, groups, input readers, fusion methods, interleaving methods, click
+    models and commands."""
     pm = pm or get_plugin_manager()
     registry = build_registry(pm)
     report = []
@@ -236,6 +241,11 @@ def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
         groups = sorted(g.name for g in registry.groups.values() if g.plugin == name)
         readers = sorted(r.name for r in registry.readers.values() if r.plugin == name)
         fusion = sorted(f.name for f in registry.fusions.values() if f.plugin == name)
+        methods = {
+            kind: sorted(m.name for m in table.values() if m.plugin == name)
+            for kind, table in registry.methods.items()
+        }
+        commands = sorted(c.name for c in registry.commands.values() if c.plugin == name)
         report.append(
             {
                 "name": name,
@@ -246,6 +256,9 @@ def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
                 "groups": groups,
                 "readers": readers,
                 "fusion": fusion,
+                "interleaving": methods.get("interleaving method", []),
+                "click_models": methods.get("click model", []),
+                "commands": commands,
             }
         )
     return report

@@ -37,11 +37,13 @@ from irspec.spec.definitions import (
     Aggregate,
     Alias,
     Better,
+    Command,
     Fusion,
     FusionDef,
     GainMap,
     InputReader,
     InputTable,
+    MethodDef,
     Metric,
     MetricDef,
     MetricGroup,
@@ -52,6 +54,7 @@ from irspec.spec.definitions import (
     each,
     echoes_text,
 )
+from irspec.spec.definitions import ROLES as COMMAND_ROLES
 
 __all__ = [
     "DATASET_MEASURES",
@@ -173,13 +176,21 @@ class Register:
 
     def __call__(
         self,
-        item: MetricDef | MetricGroup | InputReader | PlanSection | FusionDef,
+        item: MetricDef | MetricGroup | InputReader | PlanSection | FusionDef | MethodDef | Command,
         aliases: Iterable[str | Alias] = (),
     ) -> None:
         """Register a metric definition with its aliases, a group of specs, an input reader, a plan section,
-        or a fusion method with its aliases."""
+        a fusion method, an interleaving method or a click model with its aliases, or a command."""
         if isinstance(item, FusionDef):
             self._registry._add_fusion(item, tuple(aliases), self._plugin)
+            return
+        if isinstance(item, MethodDef):
+            self._registry._add_method(item, tuple(aliases), self._plugin)
+            return
+        if isinstance(item, Command):
+            if aliases:
+                raise RegistryError(f"plugin {self._plugin!r}: command {item.name!r} takes no aliases")
+            self._registry._add_command(item, self._plugin)
             return
         if isinstance(item, (InputReader, PlanSection)):
             what = "input reader" if isinstance(item, InputReader) else "plan section"
@@ -222,6 +233,10 @@ class Registry:
         # Fusion methods have names of their own ("max" fuses, it is no metric): a second table.
         self.fusions: dict[str, FusionDef] = {}
         self.fusion_names: dict[str, tuple[FusionDef, Alias | None]] = {}
+        # Interleaving methods and click models: a table of names per kind (MethodDef.kind), each its own.
+        self.methods: dict[str, dict[str, MethodDef]] = {}
+        self.method_names: dict[str, dict[str, tuple[MethodDef, Alias | None]]] = {}
+        self.commands: dict[str, Command] = {}  # subcommands plugins add to the command line
 
     # --- registration -------------------------------------------------------------------------
     def _claim(self, name: str, entry: _Entry) -> None:
@@ -300,6 +315,52 @@ class Registry:
                 )
             self.fusion_names[name.lower()] = (defn, alias)
         self.fusions[defn.name] = defn
+
+    def _add_method(self, item: MethodDef, aliases: tuple[str | Alias, ...], plugin: str) -> None:
+        what = f"{item.kind} {item.name!r}"
+        if not (callable(item.compute) or (isinstance(item.compute, str) and ":" in item.compute)):
+            raise RegistryError(
+                f"plugin {plugin!r}: {what}: compute must be a function, a class or a 'module:attribute' string"
+            )
+        if item.positional is not None and item.positional not in item.param_names:
+            raise RegistryError(f"plugin {plugin!r}: {what} names unknown parameter {item.positional!r}")
+        defn = replace(item, plugin=plugin)
+        names = self.method_names.setdefault(item.kind, {})
+        for alias in (None, *(a if isinstance(a, Alias) else Alias(a) for a in aliases)):
+            name = defn.name if alias is None else alias.name
+            other = names.get(name.lower())
+            if other is not None and other[0] is defn:
+                continue  # an alias that is the name in another case ("team-draft" beside "Team-Draft")
+            if other is not None:
+                raise RegistryError(
+                    f"plugin {plugin!r} registers the {item.kind} {name!r}, which plugin "
+                    f"{other[0].plugin!r} already registered (for {other[0].name!r})"
+                )
+            names[name.lower()] = (defn, alias)
+        self.methods.setdefault(item.kind, {})[defn.name] = defn
+
+    def _add_command(self, command: Command, plugin: str) -> None:
+        if not isinstance(command.name, str) or not re.fullmatch(r"[a-z][a-z0-9-]*", command.name):
+            raise RegistryError(f"plugin {plugin!r}: command name {command.name!r} is not a lower-case word")
+        for part in ("declare", "run"):
+            value = getattr(command, part)
+            if not (callable(value) or (isinstance(value, str) and ":" in value)):
+                raise RegistryError(
+                    f"plugin {plugin!r}: command {command.name!r}: {part} must be a function or a "
+                    "'module:function' string"
+                )
+        bad = sorted(dest for dest, role in command.roles.items() if role not in COMMAND_ROLES)
+        if bad:
+            raise RegistryError(
+                f"plugin {plugin!r}: command {command.name!r}: the role of {bad[0]!r} is "
+                f"{command.roles[bad[0]]!r}, not one of {', '.join(COMMAND_ROLES)}"
+            )
+        if command.name in self.commands:
+            raise RegistryError(
+                f"plugin {plugin!r} registers the command {command.name!r}, which plugin "
+                f"{self.commands[command.name].plugin!r} already registered"
+            )
+        self.commands[command.name] = replace(command, roles=dict(command.roles), plugin=plugin)
 
     def _add_reader(self, reader: InputReader, plugin: str) -> None:
         if not isinstance(reader.name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", reader.name):
