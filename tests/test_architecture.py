@@ -547,11 +547,13 @@ PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "irspec_online": [
         ("__init__",),  # the version
         ("plugin",),  # the declarations; the reader and the kernels named by strings
+        ("settings",),  # a plan's online: section (the interleaving test, counterfactual estimates), checked
         (
             "records",
         ),  # the record format, its checks and summaries, JSON Lines, the log's counts, InteractionLog
+        ("interleaving",),  # lists served, clicks credited; the test over users and queries
         ("kernels",),  # the metrics' numpy computations, on whole sessions (or time units)
-        ("ab",),  # A/B tests: the units' sums, exact moments, the statistics
+        ("ab", "analysis"),  # A/B tests: exact moments, the statistics; a log's other tests
         ("streaming", "spark"),  # a log larger than memory in one pass; the same kernels on Spark
         ("sources",),  # the forms a log comes in, opened as batches of records
         ("log",),  # read_log, the reader irspec calls: a log read whole or streamed
@@ -580,6 +582,7 @@ PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
     ): "optional (the parquet and pandas extras): loaded for the forms read through Arrow",
     ("irspec_online", "streaming", "pyarrow"): "optional (the parquet extra): counts a Parquet log's rows",
     ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
+    ("irspec_online", "interleaving", "scipy"): "loaded to optimize lists or test, not to read a log",
 }
 """(plugin, module, imported) -> why the import is inside a function; every other import of a plugin is at
 the top of its module."""

@@ -104,7 +104,7 @@ SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
     "irspec-online": (
         "CTR", "click_through_rate", "clickthrough_rate", "ZRR", "zero_result_rate", "Abandonment",
         "session_abandonment_rate", "abandonment_rate", "SessionSuccess", "session_success_rate", "QueriesPer",
-        "queries_per_time_unit", "query_rate",
+        "queries_per_time_unit", "query_rate", "Interleaving", "interleaved_preference",
     ),
     "irspec-diversity": (
         "alpha_nDCG", "α_nDCG", "alpha-nDCG", "alpha_DCG", "α_DCG", "alpha-DCG", "ERR_IA", "ERR-IA", "nERR_IA",
@@ -115,7 +115,7 @@ SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
 that no loaded plugin answers is then "unknown, from irspec-online, which is not loaded" rather than
 only unknown. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""
 
-SHIPPED_PLUGIN_SECTIONS: Mapping[str, tuple[str, ...]] = {"irspec-online": ("ab",)}
+SHIPPED_PLUGIN_SECTIONS: Mapping[str, tuple[str, ...]] = {"irspec-online": ("ab", "online")}
 """The plan sections (:class:`PlanSection`) each plugin shipped in irspec's ``plugins/`` registers, by
 distribution: a plan with ``ab:`` and no irspec-online loaded is then told which plugin the key comes
 from. Kept equal to the plugins' registrations by ``tests/test_registry.py``."""

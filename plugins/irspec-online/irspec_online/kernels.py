@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from irspec_online.interleaving import outcomes
 from irspec_online.records import InteractionLog
 
 SECONDS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
@@ -84,3 +85,9 @@ def queries_per(log: InteractionLog, metric: Any) -> np.ndarray:
     out = np.full(len(log), np.nan)
     out[first] = counts[group[first]]
     return out
+
+
+def interleaving(log: InteractionLog, metric: Any) -> np.ndarray:
+    """Per interleaved query issue with a click, the preference its clicks express for ``b`` over ``a``
+    (+1, -1, 0; probabilistic interleaving's expectation), under the metric's method; NaN on the others."""
+    return outcomes(log, metric.get("method"))

@@ -10,13 +10,16 @@ plugin imports it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from irspec_online.ab import Design
+from irspec_online.analysis import Analysis
 from irspec_online.records import QueryCounts, assemble, summarise, summary_schema
+from irspec_online.settings import Online
 from irspec_online.sources import open_source
 from irspec_online.streaming import LogStream, check_rows, rows_hint
 
@@ -34,6 +37,7 @@ def read_log(
     ab: Mapping[str, Any] | None = None,
     per_query: bool = True,
     memory: int | None = None,
+    online: Mapping[str, Any] | None = None,
 ) -> Any:
     """Read an interaction log, ``batch_size`` records at a time (the forms of ``source``:
     :mod:`irspec_online.records`); the values do not depend on ``batch_size``.
@@ -41,6 +45,9 @@ def read_log(
     ``ab`` (a plan's ``ab:`` section, see :class:`irspec_online.ab.Design`) reads the log for an A/B
     test: each record's arm (and user, when the user is the unit) is read and checked as well, and the
     log's :meth:`~irspec_online.records.InteractionLog.compare` compares the arms.
+
+    ``online`` (a plan's ``online:`` section, :class:`irspec_online.settings.Online`) sets how the log's
+    ``Interleaving`` metrics are tested and what its counterfactual estimates compare.
 
     ``per_query=False`` (no row per query issue is wanted) returns a
     :class:`~irspec_online.streaming.LogStream` instead, read only when evaluated, in one streamed pass
@@ -50,10 +57,13 @@ def read_log(
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     design = Design.of(ab) if ab is not None else None
+    settings = Online.of(online)
     fields = design.fields if design is not None else {}
     opened = open_source(source, batch_size, fields)
     if not per_query:
-        return LogStream(opened.name, opened.where, opened, fields, design, rows=rows_hint(source))
+        return LogStream(
+            opened.name, opened.where, opened, fields, design, rows=rows_hint(source), settings=settings
+        )
     queries = QueryCounts()
     top = None
     if (
@@ -71,4 +81,12 @@ def read_log(
             check_rows(rows, memory, opened.where)
     empty = pl.DataFrame(schema=summary_schema(fields))
     log = assemble(pl.concat(frames) if frames else empty, opened.name, opened.where)
-    return dataclasses.replace(log, top_queries=queries.top() if top is None else top, design=design)
+    return dataclasses.replace(log, top_queries=queries.top() if top is None else top, design=design,
+                               online=functools.partial(_analysed, settings))  # fmt: skip
+
+
+def _analysed(settings: Online, log: Any, metrics: Any, values: Any) -> Any:
+    """The interleaving test and counterfactual estimates of a log read whole (:class:`Analysis`)."""
+    analysis = Analysis.of(settings, metrics)
+    analysis.add(log, values)
+    return analysis.finish()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import irspec
 from irspec import InputReader, MetricDef, Param
-from irspec.plugin_api import NONNEGATIVE, UNIT, PlanSection
+from irspec.plugin_api import NONNEGATIVE, UNIT, Command, InterleavingDef, PlanSection
 
 K = "irspec_online.kernels"
 
@@ -103,6 +103,92 @@ issue of each session or unit (NaN on the others).""",
 )
 
 
+INTERLEAVING = MetricDef(
+    "Interleaving",
+    "interleaving: the preference of an interleaved list's clicks for ranking b over a (+1 b, -1 a, 0 tie)",
+    (
+        Param(
+            "method",
+            "str",
+            "team-draft",
+            "the interleaving method the lists were served with (a registered one: team-draft, balanced, "
+            "probabilistic, optimized), which credits the clicks",
+        ),
+    ),
+    positional="method",
+    needs="log",
+    compute=f"{K}:interleaving",
+    better="neither",
+    doc="""Interleaving(method) = per query issue that served an interleaved list (its record has origins, one
+per result: the ranking each slot came from, its ranks in a and b) and got a click, the outcome its clicks
+give under the method's credit rule: +1 when they prefer b, -1 when they prefer a, 0 for a tie (probabilistic
+interleaving: the expected outcome over the assignments that could have made the list); NaN for the others.
+The mean is the preference of b over a (Chapelle et al.'s Δ_AB is half of it). Every output also shows the
+interleaving test: wins, losses, ties, the preference's bootstrap interval over users and the sign test over
+queries (a plan's online: interleaving: sets them).""",
+    bounds=(-1.0, 1.0),
+)
+
+INTERLEAVING_METHODS = (
+    InterleavingDef(
+        "TeamDraft",
+        "team-draft interleaving: the rankings pick in turn, a coin deciding who picks first at each round",
+        "irspec_online.interleaving:TeamDraft",
+        doc="Radlinski, Kurup and Joachims, How does clickthrough data reflect retrieval quality?, CIKM 2008. "
+        "Each ranking picks its best document not yet in the list, the one with fewer picks first, a coin "
+        "deciding when both have picked as often; a click counts for the team of its slot, the team with more "
+        "clicks wins.",
+    ),
+    InterleavingDef(
+        "Balanced",
+        "balanced interleaving: the rankings' tops merged, a coin choosing which goes first",
+        "irspec_online.interleaving:Balanced",
+        doc="Joachims, Optimizing search engines using clickthrough data, KDD 2002. Every prefix of the list holds "
+        "the top ka of a and the top kb of b, |ka - kb| <= 1; with k the better rank of the lowest clicked "
+        "document in a or b, the ranking with more clicked documents in its top k wins.",
+    ),
+    InterleavingDef(
+        "Probabilistic",
+        "probabilistic interleaving: slots drawn from each ranking's softmax, outcomes marginalised",
+        "irspec_online.interleaving:Probabilistic",
+        (
+            Param(
+                "tau",
+                "float",
+                3.0,
+                "the softmax's exponent: P(d) ~ 1 / rank(d)^tau",
+                minimum=0,
+                exclusive_minimum=True,
+            ),
+        ),
+        positional="tau",
+        doc="Hofmann, Whiteson and de Rijke, A probabilistic method for inferring preferences from clicks, CIKM "
+        "2011. For each slot a coin picks a ranking, which draws a document from its softmax over the documents "
+        "not yet placed; the outcome is the expectation over the assignments that could have produced the list.",
+    ),
+    InterleavingDef(
+        "Optimized",
+        "optimized interleaving: the most sensitive unbiased distribution of allowed lists (a linear program)",
+        "irspec_online.interleaving:Optimized",
+        (
+            Param(
+                "credit",
+                "choice",
+                "linear",
+                "the credit of a click on d: linear rank_a(d) - rank_b(d), its sign (binary), or 1/rank_b(d) - "
+                "1/rank_a(d) (inverse)",
+                choices=("linear", "binary", "inverse"),
+            ),
+        ),
+        positional="credit",
+        doc="Radlinski and Craswell, Optimized interleaving for online retrieval evaluation, WSDM 2013. Lists whose "
+        "every slot holds the best remaining document of a or b, served with the probabilities that make a random "
+        "clicker's expected credit 0 at every rank and the comparison most sensitive; the sign of the clicked "
+        "documents' summed credit is the outcome.",
+    ),
+)
+
+
 AB = PlanSection(
     "ab",
     reader="log",
@@ -167,6 +253,104 @@ passed to :func:`irspec_online.log.read_log` as ``ab=``. Its settings' names and
 tests hold them equal)."""
 
 
+ONLINE = PlanSection(
+    "online",
+    reader="log",
+    summary="online: sets how the log's interleaving is tested and what a counterfactual estimate compares",
+    schema={
+        "description": "How the `log`'s interleaving experiment is tested (its `Interleaving` metrics) and what its "
+        "counterfactual estimates (`IPS`, `ClippedIPS`, `SNIPS`) compare (needs irspec-online).",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "interleaving": {
+                "description": "The interleaving test: a Poisson bootstrap over users, a sign test over queries.",
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "replicates": {"description": "Bootstrap replicates (default 1000).", "type": "integer",
+                                   "minimum": 1, "maximum": 1000000},
+                    "seed": {"description": "The bootstrap's seed (default 0).", "type": "integer", "minimum": 0},
+                    "confidence": {"description": "Confidence level of the interval (default 0.95).", "type": "number",
+                                   "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                },
+            },
+            "counterfactual": {
+                "description": "A new ranking estimated from the log of another.",
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["run"],
+                "properties": {
+                    "run": {"description": "The ranking to estimate: a TREC run file (its query ids are the records' "
+                            "qid, else their query text).", "type": "string", "minLength": 1},
+                    "propensity": {"description": "The examination probability per rank: a JSON file written by "
+                                   "`irspec clickmodel fit` (a PBM or a swap experiment), or a list, rank 1 first.",
+                                   "anyOf": [{"type": "string", "minLength": 1},
+                                             {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0,
+                                                                         "maximum": 1}, "minItems": 1}]},
+                    "clip": {"description": "ClippedIPS's largest weight of a click (default 10).", "type": "number",
+                             "exclusiveMinimum": 0},
+                    "confidence": {"description": "Confidence level of the intervals (default 0.95).",
+                                   "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                },
+            },
+        },
+    },
+)  # fmt: skip
+"""A plan's ``online:`` section (:class:`irspec_online.settings.Online`), passed to
+:func:`irspec_online.log.read_log` as ``online=``."""
+
+
+C = "irspec_online.commands"
+
+COMMANDS = (
+    Command(
+        "interleave",
+        "interleave two runs into the lists to serve, each slot's origin recorded (irspec-online)",
+        declare=f"{C}:declare_interleave",
+        run=f"{C}:run_interleave",
+        roles={
+            "run_a": "input",
+            "run_b": "input",
+            "method": "other",
+            "seed": "other",
+            "depth": "other",
+            "output": "output",
+        },
+        description="Interleave two runs, query by query, into the lists to serve (team-draft, balanced, "
+        "probabilistic or optimized interleaving), each slot's origin recorded for crediting the clicks: one "
+        "JSON line per query both runs answer. Deterministic for a seed: a query's list depends on the seed and "
+        "the query alone.",
+    ),
+    Command(
+        "online",
+        "a log's online metrics, interleaving test, A/B test and counterfactual estimates (irspec-online)",
+        declare=f"{C}:declare_online",
+        run=f"{C}:run_online",
+        roles={
+            "logs": "input",
+            "measures": "other",
+            "ab": "other",
+            "unit": "other",
+            "replicates": "other",
+            "seed": "other",
+            "confidence": "other",
+            "counterfactual": "input",
+            "propensity": "input",
+            "clip": "other",
+            "format": "other",
+            "decimals": "other",
+            "output": "output",
+        },
+        description="Evaluate an interaction log (JSON Lines or Parquet; several files are one log) in one streamed "
+        "pass, in bounded memory: its online metrics' means, top queries and queries per unit of time, and the "
+        "tests its metrics and options ask for: Interleaving(method) (wins, ties, losses, the preference with "
+        "its bootstrap interval over users, the sign test over queries), an A/B test of its arms (--ab), "
+        "IPS(ctr)@k estimates of another ranking (--counterfactual, --propensity).",
+    ),
+)
+
+
 @irspec.hookimpl
 def irspec_register_readers(register) -> None:
     """Register the reader of interaction logs, as input kind ``log``."""
@@ -181,9 +365,26 @@ def irspec_register_metrics(register) -> None:
     register(ABANDONMENT, aliases=["session_abandonment_rate", "abandonment_rate"])
     register(SESSION_SUCCESS, aliases=["session_success_rate"])
     register(QUERIES_PER, aliases=["queries_per_time_unit", "query_rate"])
+    register(INTERLEAVING, aliases=["interleaved_preference"])
+
+
+@irspec.hookimpl
+def irspec_register_interleaving(register) -> None:
+    """Register the interleaving methods."""
+    for method, aliases in zip(INTERLEAVING_METHODS, (["team-draft", "tdi"], ["balanced-interleaving"],
+                                                      ["probabilistic", "pi"], ["optimized", "oi"]), strict=True):  # fmt: skip
+        register(method, aliases=aliases)
 
 
 @irspec.hookimpl
 def irspec_register_plan_sections(register) -> None:
-    """Register the plan's ``ab:`` section, for the ``log`` reader."""
+    """Register the plan's ``ab:`` and ``online:`` sections, for the ``log`` reader."""
     register(AB)
+    register(ONLINE)
+
+
+@irspec.hookimpl
+def irspec_register_commands(register) -> None:
+    """Register irspec-online's subcommands: ``irspec interleave``, ``irspec online``."""
+    for command in COMMANDS:
+        register(command)

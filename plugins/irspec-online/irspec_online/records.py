@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import hashlib
 import heapq
 import io
 import itertools
@@ -60,18 +61,23 @@ from irspec import InputError, InputTable
 from irspec.plugin_api import bounded_lines, quote
 
 __all__ = [
+    "CLICK",
     "COLUMNS",
     "REQUIRED",
     "SUFFIXES",
     "SUMMARY",
     "TOP_QUERIES",
+    "Clicks",
     "HourCounts",
     "InteractionLog",
     "QueryCounts",
+    "Ranker",
     "assemble",
     "batched",
     "columns_of",
+    "is_paths",
     "jsonl_records",
+    "key_of",
     "stem",
     "summarise",
     "summary_schema",
@@ -89,8 +95,23 @@ TOP_QUERIES = 10
 HOUR_SPAN = 2 * 86400.0
 """A log spanning at most this many seconds has its queries counted per hour; a longer one, per day."""
 
-COLUMNS = ("session", "query", "timestamp", "results", "clicks")
+COLUMNS = ("session", "query", "timestamp", "results", "clicks", "origins", "user", "qid", "swap")
 REQUIRED = COLUMNS[:4]
+
+CLICK = pl.Struct(
+    {
+        "rank": pl.Int32,
+        "team": pl.Int8,
+        "rank_a": pl.Int32,
+        "rank_b": pl.Int32,
+        "p_a": pl.Float64,
+        "new_rank": pl.Int32,
+    }
+)
+"""A clicked slot as the interleaving and counterfactual metrics see it: its rank, the origin the record's
+``origins`` gives it (``team``: 0 a, 1 b, -1 none; ``rank_a``, ``rank_b``: 0 unknown; ``p_a``: NaN
+unknown) and, when the log is read with a ranking to estimate (:class:`Ranker`), the rank that ranking
+gives its document (``new_rank``: 0 when it does not rank it)."""
 
 SUMMARY = {
     "session": pl.String,
@@ -99,10 +120,16 @@ SUMMARY = {
     "n_results": pl.Int64,
     "first_click": pl.Int64,
     "best_dwell": pl.Float64,
+    "query_key": pl.Int64,
+    "user_key": pl.Int64,
+    "interleaved": pl.Boolean,
+    "clicked": pl.List(CLICK),
 }
 """One query issue as the metrics see it: its session, time (Unix seconds), line (or row) in the input,
 number of results, the best rank clicked (0: no click) and the longest known dwell time of its clicks
-(NaN: none known). Every online metric is a function of these columns."""
+(NaN: none known); a key of its query text and of its user (the ``user`` key, else the session:
+:func:`key_of`), whether it served an interleaved list (it has ``origins``), and its clicked slots
+(:data:`CLICK`, in rank order, each once). Every online metric is a function of these columns."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +163,18 @@ class InteractionLog:
     design: Any = None
     """The A/B test's :class:`~irspec_online.ab.Design` when the log was read for one, else None: its
     ``compare(log, metrics, values)`` tests the arms (:meth:`compare`)."""
+    query_key: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per row, a key of its query text (:func:`key_of`)."""
+    user_key: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per row, a key of its user (the record's ``user``, else its session)."""
+    interleaved: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+    """Per row, whether it served an interleaved list (the record has ``origins``)."""
+    clicks: Any = None
+    """Every row's clicked slots (:class:`Clicks`)."""
+    online: Any = None
+    """Called as ``online(log, metrics, values)`` by :meth:`compare`: the tables and warnings of the
+    interleaving test and counterfactual estimates (set by :func:`irspec_online.log.read_log`: the
+    :class:`~irspec_online.analysis.Analysis` of the reader's ``online`` settings), or None."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -148,11 +187,68 @@ class InteractionLog:
         return found
 
     def compare(self, metrics: Any, values: np.ndarray) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
-        """The A/B test of the log's arms (when it was read with ``ab=``), from each metric's per-row
-        ``values``: its tables and warnings (``irspec.evaluate_input`` adds both to the result)."""
-        if self.design is None:
-            return (), ()
-        return self.design.compare(self, metrics, values)  # the design knows the test, the log its rows
+        """The A/B test of the log's arms (when it was read with ``ab=``) and its interleaving test and
+        counterfactual estimates, from each metric's per-row ``values``: their tables and warnings
+        (``irspec.evaluate_input`` adds both to the result)."""
+        tables: tuple[InputTable, ...] = ()
+        warnings: tuple[str, ...] = ()
+        if self.design is not None:  # the design knows the test, the log its rows
+            tables, warnings = self.design.compare(self, metrics, values)
+        if self.online is not None:  # the interleaving test, the counterfactual estimates
+            more, also = self.online(self, metrics, values)
+            tables, warnings = (*tables, *more), (*warnings, *also)
+        return tables, warnings
+
+
+@dataclass(frozen=True)
+class Clicks:
+    """The clicked slots of ``n`` rows (query issues), each row's in rank order, each slot once: row
+    ``i``'s are ``start[i]:start[i + 1]`` of the per-click arrays (:data:`CLICK`'s fields): ``rank``,
+    ``team`` (0: ``a``, 1: ``b``, -1: none), ``rank_a`` and ``rank_b`` (0: unknown), ``p_a`` (NaN: unknown)
+    and ``new_rank`` (0: not ranked)."""
+
+    start: np.ndarray
+    rank: np.ndarray
+    team: np.ndarray
+    rank_a: np.ndarray
+    rank_b: np.ndarray
+    p_a: np.ndarray
+    new_rank: np.ndarray
+
+    @classmethod
+    def of(cls, column: pl.Series) -> Clicks:
+        """The clicks of a :data:`SUMMARY` ``clicked`` column."""
+        counts = column.list.len().fill_null(0).to_numpy().astype(np.int64)
+        flat = column.explode().struct.unnest().drop_nulls("rank")
+        start = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=start[1:])
+        return cls(start, *(flat[name].to_numpy() for name in CLICK.to_schema()))
+
+    def column(self) -> pl.Series:
+        """The clicks as a :data:`SUMMARY` ``clicked`` column (what :meth:`of` reads)."""
+        flat = pl.DataFrame(
+            {name: getattr(self, name) for name in CLICK.to_schema()}, schema=CLICK.to_schema()
+        )
+        rows = pl.Series(self.row, dtype=pl.Int64)
+        grouped = flat.select(pl.struct(pl.all()).alias("clicked")).with_columns(row=rows)
+        lists = grouped.group_by("row").agg("clicked")
+        every = pl.DataFrame({"row": np.arange(self.n)}, schema={"row": pl.Int64})
+        joined = every.join(lists, on="row", how="left", maintain_order="left")
+        return joined["clicked"].fill_null([]).cast(pl.List(CLICK)).alias("clicked")
+
+    @property
+    def n(self) -> int:
+        """The number of rows."""
+        return len(self.start) - 1
+
+    @property
+    def row(self) -> np.ndarray:
+        """Per click, the index of its row."""
+        return np.repeat(np.arange(self.n), np.diff(self.start))
+
+    def per_row(self, values: np.ndarray) -> np.ndarray:
+        """The sum of ``values`` (one per click) over each row's clicks."""
+        return np.bincount(self.row, weights=values, minlength=self.n)
 
 
 class QueryCounts:
@@ -253,6 +349,7 @@ def summarise(
     problems: list | None = None,
     queries: QueryCounts | None = None,
     fields: Mapping[str, str] | None = None,
+    ranker: Ranker | None = None,
 ) -> pl.DataFrame:
     """Check and reduce records, each ``(line or row number, record)``, to the :data:`SUMMARY` columns.
 
@@ -261,12 +358,14 @@ def summarise(
     summarised (a Spark worker cannot raise a located error to the driver). Given ``queries``, each good
     record's query text is counted there. ``fields`` maps a role (``arm``, ``user``) to the key read
     for it, a required non-empty string (or number) in every record, summarised as a column of that role.
+    Given a ``ranker``, each clicked slot's document gets the rank that ranking gives it (``new_rank``).
     """
     fields = fields or {}
-    cols: tuple[list, ...] = tuple([] for _ in range(6 + len(fields)))
+    schema = summary_schema(fields)
+    cols: tuple[list, ...] = tuple([] for _ in schema)
     for number, rec in records:
         try:
-            row = _summary(rec) + tuple(_label(rec, key) for key in fields.values())
+            row = _summary(rec, ranker) + tuple(_label(rec, key) for key in fields.values())
         except _Bad as bad:
             if problems is None:
                 raise _located(str(bad), where, unit, number) from None
@@ -276,7 +375,6 @@ def summarise(
             col.append(value)
         if queries is not None:
             queries.add(rec["query"], row[3] > 0)
-    schema = summary_schema(fields)
     return pl.DataFrame(dict(zip(schema, cols, strict=True)), schema=schema)
 
 
@@ -319,6 +417,10 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
         line=summary["line"].to_numpy(),
         first_click=summary["first_click"].to_numpy(),
         best_dwell=summary["best_dwell"].to_numpy(),
+        query_key=summary["query_key"].to_numpy(),
+        user_key=summary["user_key"].to_numpy(),
+        interleaved=summary["interleaved"].to_numpy(),
+        clicks=Clicks.of(summary["clicked"]),
     )
 
 
@@ -326,8 +428,9 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
 # One record
 
 
-def _summary(rec: Any) -> tuple[str, float, int, int, float]:
-    """(session, time, number of results, best rank clicked or 0, longest known dwell or NaN)."""
+def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
+    """(session, time, number of results, best rank clicked or 0, longest known dwell or NaN, the query's
+    key, the user's key, whether it is interleaved, its clicked slots)."""
     if not isinstance(rec, Mapping):
         raise _Bad(f"expected a JSON object per line, got {_kind(rec)}")
     for key in REQUIRED:
@@ -340,8 +443,82 @@ def _summary(rec: Any) -> tuple[str, float, int, int, float]:
     results = rec["results"]
     if not isinstance(results, list) or not all(isinstance(d, str) for d in results):
         raise _Bad("results must be a list of document ids (strings)")
-    first, dwell = _clicks(rec.get("clicks"), results)
-    return session, _timestamp(rec["timestamp"]), len(results), first, dwell
+    first, dwell, ranks = _clicks(rec.get("clicks"), results)
+    origins = _origins(rec.get("origins"), len(results))
+    user = rec.get("user")
+    user_key = key_of(_text_id(user, "user") if user is not None else session)
+    new = ranker.ranks(rec) if ranker is not None else {}
+    clicked = [_clicked(rank, origins, results, new) for rank in ranks]
+    return (session, _timestamp(rec["timestamp"]), len(results), first, dwell, key_of(query), user_key,
+            origins is not None, clicked)  # fmt: skip
+
+
+def key_of(text: str) -> int:
+    """A 64-bit key of a text (a query, a user), the same in every process (Python's ``hash`` of a text is
+    not: a Spark worker's would differ from the driver's)."""
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+class Ranker:
+    """A ranking to estimate from a log (:mod:`irspec_online.counterfactual`): per record, the rank of each
+    document it ranks for the record's query (its ``qid`` key, else its ``query`` text)."""
+
+    def __init__(self, rankings: Mapping[str, Mapping[str, int]]) -> None:
+        self.rankings = rankings
+
+    def ranks(self, rec: Mapping[str, Any]) -> Mapping[str, int]:
+        """The rank of each document the ranking places for ``rec``'s query (empty: it has no such query)."""
+        qid = rec.get("qid", rec["query"])
+        return self.rankings.get(qid if isinstance(qid, str) else str(qid), {})
+
+
+_NO_ORIGIN = (-1, 0, 0, math.nan)
+
+
+def _clicked(
+    rank: int, origins: list[tuple] | None, results: list[str], new: Mapping[str, int]
+) -> dict[str, Any]:
+    team, rank_a, rank_b, p_a = (
+        origins[rank - 1] if origins is not None and rank <= len(origins) else _NO_ORIGIN
+    )
+    new_rank = new.get(results[rank - 1], 0) if rank <= len(results) and new else 0
+    return {"rank": rank, "team": team, "rank_a": rank_a, "rank_b": rank_b, "p_a": p_a, "new_rank": new_rank}
+
+
+_TEAMS = {"a": 0, "b": 1, None: -1}
+
+
+def _origins(raw: Any, shown: int) -> list[tuple[int, int, int, float]] | None:
+    """An interleaved list's ``origins`` (one per result: ``{"team": "a"|"b", "rank_a": R, "rank_b": R,
+    "p_a": P}``, each key optional) as ``(team, rank_a, rank_b, p_a)``; None when the record has none."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) != shown:
+        raise _Bad(f"origins must be a list with one entry per result ({shown}), got {_kind(raw)}"
+                   + (f" of {len(raw)}" if isinstance(raw, list) else ""))  # fmt: skip
+    out = []
+    for j, origin in enumerate(raw):
+        what = f"origins[{j}]"
+        if not isinstance(origin, Mapping):
+            raise _Bad(f'{what} must be an object such as {{"team": "a", "rank_a": 1, "rank_b": 3}}')
+        team = origin.get("team")
+        if team not in _TEAMS:
+            raise _Bad(f'{what}.team must be "a", "b" or null, got {quote(team)}')
+        ranks = []
+        for key in ("rank_a", "rank_b"):
+            r = origin.get(key)
+            if isinstance(r, float) and r.is_integer():
+                r = int(r)  # pandas holds integers with nulls as floats
+            if r is not None and (isinstance(r, bool) or not isinstance(r, int) or not 1 <= r < 2**31):
+                raise _Bad(f"{what}.{key} must be an integer >= 1 (or null), got {quote(r)}")
+            ranks.append(r or 0)
+        p = origin.get("p_a")
+        if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1):
+            raise _Bad(f"{what}.p_a must be a probability (or null), got {quote(p)}")
+        out.append((_TEAMS[team], ranks[0], ranks[1], math.nan if p is None else float(p)))
+    return out
 
 
 def _label(rec: Mapping[str, Any], key: str) -> str:
@@ -394,13 +571,15 @@ def _timestamp(value: Any) -> float:
     raise _Bad(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}")
 
 
-def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
-    """The best (lowest) rank clicked, 0 for none, and the longest known dwell time, NaN for none."""
+def _clicks(raw: Any, results: list[str]) -> tuple[int, float, list[int]]:
+    """The best (lowest) rank clicked, 0 for none, the longest known dwell time, NaN for none, and the
+    ranks clicked, in order, each once."""
     if raw is None:
-        return 0, math.nan
+        return 0, math.nan, []
     if not isinstance(raw, list):
         raise _Bad(f"clicks must be a list, got {_kind(raw)}")
     first, longest = 0, -math.inf
+    ranks: set[int] = set()
     for j, click in enumerate(raw):
         what = f"clicks[{j}]"
         if not isinstance(click, Mapping):
@@ -430,7 +609,8 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float]:
                 raise _Bad(f"{what}.dwell must be a number of seconds >= 0 (or null), got {quote(dwell)}")
             longest = max(longest, float(dwell))
         first = rank if first == 0 else min(first, rank)
-    return first, (longest if longest >= 0 else math.nan)
+        ranks.add(rank)
+    return first, (longest if longest >= 0 else math.nan), sorted(ranks)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -481,6 +661,15 @@ def _open_bytes(path: str) -> io.BufferedIOBase:
     if f.peek(2)[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=f, mode="rb")
     return f
+
+
+def is_paths(source: Any) -> bool:
+    """Whether ``source`` is several paths (a list or tuple of them): one log in several files."""
+    return (
+        isinstance(source, (list, tuple))
+        and len(source) > 0
+        and all(isinstance(p, (str, os.PathLike)) for p in source)
+    )
 
 
 def stem(path: str) -> str:

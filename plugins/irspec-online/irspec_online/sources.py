@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from irspec import InputError
-from irspec_online.records import PARQUET_SUFFIXES, batched, columns_of, jsonl_records, stem
+from irspec_online.records import PARQUET_SUFFIXES, batched, columns_of, is_paths, jsonl_records, stem
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,15 @@ class Opened:
     """From Spark: a callable giving the log's top queries (counted by Spark, not while summarising)."""
 
 
-def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None = None) -> Opened:
-    """Open ``source`` (a path, a frame or records) as batches of ``batch_size`` records; a frame's
-    columns named in ``fields`` (role -> key: an A/B test's arm and user) are read besides the log's."""
+def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None = None) -> Any:
+    """Open ``source`` (a path, several paths, a frame or records) as batches of ``batch_size`` records; a
+    frame's columns named in ``fields`` (role -> key: an A/B test's arm and user) are read besides the
+    log's. Several paths (a list or tuple of them: ``logs/*.parquet``) are one log, read file after file
+    (:class:`Chained`)."""
     fields = fields or {}
     extra = tuple(fields.values())
+    if is_paths(source):
+        return Chained([open_source(p, batch_size, fields) for p in source])
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if path != "-" and (os.path.isdir(path) or path.lower().endswith(PARQUET_SUFFIXES)):
@@ -73,6 +77,25 @@ def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None =
             f"expected a log file, a DataFrame or an iterable of records, got {type(source).__name__}"
         )
     return Opened("log", "<records>", "line", batched(enumerate(source, start=1), batch_size))
+
+
+class Chained:
+    """Several files read as one log, one after the other: its ``where`` and ``unit`` are the file's being
+    read (each batch's problems name their own file and line or row)."""
+
+    def __init__(self, parts: list[Opened]) -> None:
+        self.parts = parts
+        self.name = parts[0].name if len(parts) == 1 else "log"
+        self.where, self.unit = parts[0].where, parts[0].unit
+        self.summaries = None
+        self.top_queries = None
+
+    @property
+    def batches(self) -> Iterator[list[tuple[int, Any]]]:
+        """The files' batches, in order (``where`` and ``unit`` follow the file)."""
+        for part in self.parts:
+            self.where, self.unit = part.where, part.unit
+            yield from part.batches
 
 
 def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:

@@ -46,8 +46,29 @@ __all__ = ["aggregate", "compare", "evaluate", "local_summaries", "summaries", "
 WHERE = "<Spark DataFrame>"
 ROW = "Spark row id"  # monotonically_increasing_id: increases with the frame's order, not a row count
 
-_SPARK_TYPES = {pl.String: "string", pl.Float64: "double", pl.Int64: "long"}
-_SUMMARY_SCHEMA = ", ".join(f"`{c}` {_SPARK_TYPES[t]}" for c, t in SUMMARY.items())
+_SPARK_TYPES = {pl.String: "string", pl.Float64: "double", pl.Int64: "long", pl.Int32: "int", pl.Int8: "tinyint",
+                pl.Boolean: "boolean"}  # fmt: skip
+
+
+def _spark_type(dtype: Any) -> str:
+    """A summary column's Spark SQL type (the clicked slots: an array of structs)."""
+    if isinstance(dtype, pl.List):
+        inner = dtype.inner
+        fields = ",".join(f"{f.name}:{_SPARK_TYPES[f.dtype]}" for f in inner.fields)  # type: ignore[union-attr]
+        return f"array<struct<{fields}>>"
+    return _SPARK_TYPES[dtype]
+
+
+def _for_spark(table: pa.Table) -> pa.Table:
+    """``table`` with its large lists (polars' lists) as lists, which Spark's Arrow reader takes."""
+    fields = [
+        pa.field(f.name, pa.list_(f.type.value_type)) if pa.types.is_large_list(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields))
+
+
+_SUMMARY_SCHEMA = ", ".join(f"`{c}` {_spark_type(t)}" for c, t in SUMMARY.items())
 
 
 def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> DataFrame:
@@ -59,7 +80,7 @@ def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> Data
     """
     fields = dict(fields or {})
     wanted = columns_of(frame.columns, WHERE, tuple(fields.values()))
-    schema = ", ".join(f"`{c}` {_SPARK_TYPES[t]}" for c, t in summary_schema(fields).items())
+    schema = ", ".join(f"`{c}` {_spark_type(t)}" for c, t in summary_schema(fields).items())
 
     def summarise_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -69,7 +90,7 @@ def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> Data
             rows = summarise(records, WHERE, ROW, problems=problems, fields=fields)
             bad = pl.DataFrame({"line": [n for n, _ in problems], "problem": [p for _, p in problems]},
                                schema={"line": pl.Int64, "problem": pl.String})  # fmt: skip
-            yield from pl.concat([rows, bad], how="diagonal").to_arrow().to_batches()
+            yield from _for_spark(pl.concat([rows, bad], how="diagonal").to_arrow()).to_batches()
 
     summary = (
         frame.select(*wanted, F.monotonically_increasing_id().alias("__row"))
@@ -212,6 +233,10 @@ def _rows(log: InteractionLog) -> dict[str, Any]:
         "n_results": log.n_results,
         "first_click": log.first_click,
         "best_dwell": log.best_dwell,
+        "query_key": log.query_key,
+        "user_key": log.user_key,
+        "interleaved": log.interleaved,
+        "clicked": _for_spark(pa.table({"c": log.clicks.column().to_arrow()}))["c"],
     }
 
 

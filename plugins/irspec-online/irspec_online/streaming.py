@@ -57,8 +57,9 @@ from irspec_online.ab import (
     exact_sum,
     partial_sums,
 )
+from irspec_online.analysis import Analysis
 from irspec_online.kernels import group_seconds, kernel_of
-from irspec_online.records import HourCounts, QueryCounts, assemble, summarise, top_table
+from irspec_online.records import HourCounts, QueryCounts, assemble, is_paths, summarise, top_table
 
 __all__ = ["CHUNK_ROWS", "PARTITIONS", "PARTITION_ROWS", "ROW_BYTES", "LogStream", "check_rows", "rows_hint"]
 
@@ -112,6 +113,9 @@ class LogStream:
     """The log's query issues, counted (Parquet, frames) or estimated (JSON Lines), when known."""
     ids: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    settings: Any = None
+    """The ``online`` settings (:class:`irspec_online.settings.Online`) of the interleaving test and the
+    counterfactual estimates."""
 
     def evaluate(
         self, metrics: Sequence[Any]
@@ -134,6 +138,7 @@ class LogStream:
             by_user = self.design is not None and self.design.unit == "user" and len(head) > 1
             users = Partitions(directory, count, "unit") if by_user else None
             totals = _Totals(metrics, self.design, self.source, users, self.chunk_rows)
+            totals.analysis = Analysis.of(self.settings, metrics)
             if len(head) == 1:  # the whole log is one chunk: no temporary files
                 for group in keys.values():
                     totals.add(self._part(head[0]), group)
@@ -147,7 +152,8 @@ class LogStream:
                         totals.add(self._part(part.drop(key) if key != "session" else part), group)
             ab_tables, ab_warnings = totals.ab_test()  # reads the users' partitions
         tables = (*_top(queries), hours.table())
-        return totals.means(), (*tables, *ab_tables), ab_warnings
+        more_tables, more_warnings = totals.analysis.finish()
+        return totals.means(), (*tables, *ab_tables, *more_tables), (*ab_warnings, *more_warnings)
 
     def _summaries(self, queries: QueryCounts, hours: HourCounts) -> Iterator[pl.DataFrame]:
         if self.opened.summaries is not None:  # Spark summarised the records
@@ -167,6 +173,9 @@ class LogStream:
 def rows_hint(source: Any) -> int | None:
     """The query issues of a log, for the number of partitions: a Parquet file's or a frame's count, a
     JSON Lines file's size over 100 bytes a record (gzip: 8 times its size), else None."""
+    if is_paths(source):
+        hints = [rows_hint(p) for p in source]  # several files, one log
+        return None if any(h is None for h in hints) else sum(h for h in hints if h is not None)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if path == "-" or not os.path.exists(path):
@@ -248,6 +257,7 @@ class _Totals:
         self.moments: dict[str, list[Any]] = {}
         self.user_sums: list[pl.DataFrame] = []
         self.held = 0
+        self.analysis: Any = None
 
     def add(self, log: Any, group: list[int]) -> None:
         """Add the metrics of ``group`` (positions) over a part of the log holding whole groups."""
@@ -257,6 +267,8 @@ class _Totals:
             defined = column[~np.isnan(column)]
             self.sums[j] += exact_sum(defined)
             self.counts[j] += len(defined)
+        if self.analysis is not None:  # the interleaving test, the counterfactual estimates
+            self.analysis.add(log, values, group)
         if self.design is not None:  # check_metrics made every metric a session metric: one group
             self._add_ab(log, values)
 

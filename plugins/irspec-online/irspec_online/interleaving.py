@@ -1,0 +1,569 @@
+"""Interleaving: two rankings merged into one list to serve, and the clicks on it credited to either.
+
+An interleaving method (registered through irspec's ``irspec_register_interleaving`` hook, see
+:mod:`irspec_online.plugin`) is a class built from its bound spec (:class:`irspec.plugin_api.Method`) with
+two methods:
+
+``interleave(a, b, rng, depth)``
+    the list to serve for one query from rankings ``a`` and ``b`` (document ids, best first), at most
+    ``depth`` long, drawn with ``rng`` (a seeded :class:`numpy.random.Generator`): a :class:`Served` list,
+    which records each slot's origin (:data:`ORIGIN_KEYS`): its ``team`` (``a`` or ``b``: the ranking that
+    contributed it, for team-draft and probabilistic interleaving), its ranks in ``a`` and ``b``
+    (``rank_a``, ``rank_b``; ``depth + 1`` for a document a ranking does not place in its top ``depth``)
+    and, for probabilistic interleaving, ``p_a``, the probability that ``a`` contributed it given the list;
+``outcome(clicks)``
+    per impression, the preference its clicks express, from the origins of the clicked slots
+    (:class:`irspec_online.records.Clicks`, every impression's at once): +1 when they prefer ``b``, -1 when they prefer ``a``, 0
+    for a tie, or the expected value over the random assignments (probabilistic interleaving).
+
+The methods, each after its paper:
+
+* **Team-draft** (Radlinski, Kurup and Joachims, "How does clickthrough data reflect retrieval quality?",
+  CIKM 2008): the rankings pick in turn like captains choosing teams, a coin deciding who picks first
+  whenever both have picked as often; each picks its best document not yet in the list. A click counts
+  for the team of its slot; the team with more clicks wins.
+* **Balanced** (Joachims, "Optimizing search engines using clickthrough data", KDD 2002; "Evaluating
+  retrieval performance using clickthrough data", 2003): the two rankings' tops are merged so that every
+  prefix of the list holds the top ``ka`` of ``a`` and the top ``kb`` of ``b`` with ``|ka - kb| <= 1``,
+  a coin choosing which goes first. With ``l`` the lowest clicked slot and ``k`` the better of its
+  document's ranks in ``a`` and ``b``, each ranking is credited with the clicked documents in its top
+  ``k``; the one with more wins.
+* **Probabilistic** (Hofmann, Whiteson and de Rijke, "A probabilistic method for inferring preferences
+  from clicks", CIKM 2011): each ranking is a softmax over its documents, ``P(d) ~ 1 / rank(d)^tau``
+  (``tau = 3``); for each slot a coin picks a ranking, which draws a document from its softmax, and the
+  document leaves both. The outcome is marginalised over the assignments that could have produced the
+  list: given the list, slot ``j`` came from ``a`` with probability ``P_a(d_j) / (P_a(d_j) + P_b(d_j))``
+  (each softmax renormalised over the documents not yet placed), independently of the other slots, so
+  the expected outcome ``P(b gets more clicks) - P(a gets more clicks)`` is computed exactly.
+* **Optimized** (Radlinski and Craswell, "Optimized interleaving for online retrieval evaluation", WSDM
+  2013): the lists allowed are those whose every slot holds the best remaining document of ``a`` or of
+  ``b``; a distribution over them is found by linear programming such that a user who clicks at random
+  prefers neither ranking at any rank (for every rank ``k``, the expected credit of a click at ``k`` is
+  0), the most sensitive of these (each list weighted by the chance that a click, at rank ``k`` with
+  probability ``~ 1/k``, is not a tie, times the entropy of how such clicks split between the rankings).
+  A click on document ``d`` gives ``b`` the credit ``rank_a(d) - rank_b(d)`` (``linear``), the sign of it
+  (``binary``) or ``1/rank_b(d) - 1/rank_a(d)`` (``inverse``); the sum's sign is the outcome.
+
+Every method is deterministic for a seed: the same rankings and ``rng`` give the same list.
+"""
+
+from __future__ import annotations
+
+import math
+import pkgutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from irspec import InputTable, plugin_api
+from irspec_online.records import Clicks
+from irspec_online.settings import Interleaving
+
+__all__ = [
+    "NO_TEAM",
+    "ORIGIN_KEYS",
+    "TEAM_A",
+    "TEAM_B",
+    "Balanced",
+    "InterleavingTest",
+    "Optimized",
+    "Probabilistic",
+    "Served",
+    "Tally",
+    "TeamDraft",
+    "implementation",
+    "interleaving_table",
+    "outcomes",
+    "poisson_weights",
+]
+
+TEAM_A, TEAM_B, NO_TEAM = 0, 1, -1
+TEAM_NAMES = {TEAM_A: "a", TEAM_B: "b"}
+ORIGIN_KEYS = ("team", "rank_a", "rank_b", "p_a")
+"""The keys of a slot's origin, as a log record's ``origins`` holds them: ``team`` (``"a"``, ``"b"`` or
+null), ``rank_a``, ``rank_b`` (1-based; ``depth + 1``: not in that ranking's top ``depth``) and ``p_a``
+(probabilistic interleaving: the probability that ``a`` contributed the slot, given the list)."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """A list to serve and each slot's origin (:data:`ORIGIN_KEYS`), slot by slot."""
+
+    docs: tuple[str, ...]
+    team: tuple[int, ...]
+    rank_a: tuple[int, ...]
+    rank_b: tuple[int, ...]
+    p_a: tuple[float, ...]
+
+    def origins(self) -> list[dict[str, Any]]:
+        """Each slot's origin as a log record's ``origins`` holds it (keys that do not apply left out)."""
+        out = []
+        for team, ra, rb, p in zip(self.team, self.rank_a, self.rank_b, self.p_a, strict=True):
+            origin: dict[str, Any] = {"team": TEAM_NAMES.get(team), "rank_a": ra, "rank_b": rb}
+            if team == NO_TEAM:
+                del origin["team"]
+            if not math.isnan(p):
+                origin["p_a"] = p
+            out.append(origin)
+        return out
+
+
+def _ranks(ranking: Sequence[str], depth: int) -> dict[str, int]:
+    """A ranking's top ``depth`` documents' 1-based ranks (a document given twice keeps its first)."""
+    found: dict[str, int] = {}
+    for doc in ranking:
+        if len(found) == depth:
+            break
+        found.setdefault(doc, len(found) + 1)
+    return found
+
+
+def _served(docs: list[str], team: list[int], a: dict[str, int], b: dict[str, int], depth: int,
+            p_a: list[float] | None = None) -> Served:  # fmt: skip
+    return Served(
+        tuple(docs),
+        tuple(team),
+        tuple(a.get(d, depth + 1) for d in docs),
+        tuple(b.get(d, depth + 1) for d in docs),
+        tuple(p_a) if p_a is not None else (math.nan,) * len(docs),
+    )
+
+
+def _known(rank: np.ndarray) -> np.ndarray:
+    """Ranks, an unknown one (0) past every known one."""
+    return np.where(rank > 0, rank, np.iinfo(np.int32).max).astype(np.int64)
+
+
+def _team_outcome(clicks: Clicks) -> np.ndarray:
+    """sign(clicks on b's slots - clicks on a's slots), per impression."""
+    credit = np.where(clicks.team == TEAM_B, 1.0, np.where(clicks.team == TEAM_A, -1.0, 0.0))
+    return np.sign(clicks.per_row(credit))
+
+
+class TeamDraft:
+    """Team-draft interleaving (Radlinski, Kurup and Joachims, CIKM 2008): see the module docstring."""
+
+    def __init__(self, method: Any = None) -> None:
+        self.method = method
+
+    def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
+        """Captains pick in turn, a coin deciding who picks first whenever both have picked as often;
+        until a ranking has nothing left to give (as the paper's algorithm) or the list is ``depth`` long."""
+        ra, rb = _ranks(a, depth), _ranks(b, depth)
+        la, lb = list(ra), list(rb)
+        docs: list[str] = []
+        team: list[int] = []
+        placed: set[str] = set()
+        ia = ib = picks_a = picks_b = 0
+        while len(docs) < depth:
+            while ia < len(la) and la[ia] in placed:
+                ia += 1
+            while ib < len(lb) and lb[ib] in placed:
+                ib += 1
+            if ia == len(la) or ib == len(lb):
+                break
+            if picks_a < picks_b or (picks_a == picks_b and rng.random() < 0.5):
+                docs.append(la[ia])
+                team.append(TEAM_A)
+                picks_a += 1
+            else:
+                docs.append(lb[ib])
+                team.append(TEAM_B)
+                picks_b += 1
+            placed.add(docs[-1])
+        return _served(docs, team, ra, rb, depth)
+
+    def outcome(self, clicks: Clicks) -> np.ndarray:
+        """The team with more clicks wins."""
+        return _team_outcome(clicks)
+
+
+class Balanced:
+    """Balanced interleaving (Joachims 2002, 2003): see the module docstring."""
+
+    def __init__(self, method: Any = None) -> None:
+        self.method = method
+
+    def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
+        """The tops of ``a`` and ``b`` merged, ``ka`` and ``kb`` at most one apart, a coin for the first."""
+        ra, rb = _ranks(a, depth), _ranks(b, depth)
+        la, lb = list(ra), list(rb)
+        a_first = rng.random() < 0.5
+        docs: list[str] = []
+        placed: set[str] = set()
+        ka = kb = 0
+        while len(docs) < depth and (ka < len(la) or kb < len(lb)):
+            if kb == len(lb) or (ka < len(la) and (ka < kb or (ka == kb and a_first))):
+                doc = la[ka]
+                ka += 1
+            else:
+                doc = lb[kb]
+                kb += 1
+            if doc not in placed:
+                docs.append(doc)
+                placed.add(doc)
+        return _served(docs, [NO_TEAM] * len(docs), ra, rb, depth)
+
+    def outcome(self, clicks: Clicks) -> np.ndarray:
+        """With ``k`` the better rank (in ``a`` or ``b``) of the lowest clicked slot's document, the ranking
+        with more clicked documents in its top ``k`` wins."""
+        if len(clicks.rank) == 0:
+            return np.zeros(clicks.n)
+        imp = clicks.row
+        rank_a, rank_b = _known(clicks.rank_a), _known(clicks.rank_b)
+        last = np.zeros(clicks.n, dtype=np.int64)  # each impression's last click (clicks in slot order)
+        has = np.diff(clicks.start) > 0
+        last[has] = clicks.start[1:][has] - 1
+        k = np.minimum(rank_a, rank_b)[last]
+        hits_a = clicks.per_row((rank_a <= k[imp]).astype(np.float64))
+        hits_b = clicks.per_row((rank_b <= k[imp]).astype(np.float64))
+        return np.sign(hits_b - hits_a)
+
+
+class Probabilistic:
+    """Probabilistic interleaving (Hofmann, Whiteson and de Rijke, CIKM 2011): see the module docstring.
+    ``tau`` is the softmax's exponent (the method's parameter, default 3)."""
+
+    def __init__(self, method: Any = None) -> None:
+        self.method = method
+        self.tau = float(method.get("tau")) if method is not None else 3.0
+
+    def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
+        """For each slot a coin picks a ranking, which draws from its softmax over the documents left; the
+        document leaves both. Each slot's ``p_a`` is the probability that ``a`` drew it, given the list."""
+        ra, rb = _ranks(a, depth), _ranks(b, depth)
+        docs_a, docs_b = list(ra), list(rb)
+        weight_a = np.array([1.0 / r**self.tau for r in ra.values()])
+        weight_b = np.array([1.0 / r**self.tau for r in rb.values()])
+        left_a = np.ones(len(docs_a), dtype=bool)
+        left_b = np.ones(len(docs_b), dtype=bool)
+        index_a = {d: i for i, d in enumerate(docs_a)}
+        index_b = {d: i for i, d in enumerate(docs_b)}
+        docs: list[str] = []
+        team: list[int] = []
+        p_a: list[float] = []
+        while len(docs) < depth and (left_a.any() or left_b.any()):
+            total_a, total_b = weight_a[left_a].sum(), weight_b[left_b].sum()
+            use_a = total_b == 0 or (total_a > 0 and rng.random() < 0.5)
+            weights, left, names = (weight_a, left_a, docs_a) if use_a else (weight_b, left_b, docs_b)
+            p = np.where(left, weights, 0.0)
+            doc = names[int(rng.choice(len(names), p=p / p.sum()))]
+            pa = weight_a[index_a[doc]] / total_a if doc in index_a else 0.0
+            pb = weight_b[index_b[doc]] / total_b if doc in index_b else 0.0
+            docs.append(doc)
+            team.append(TEAM_A if use_a else TEAM_B)
+            p_a.append(pa / (pa + pb))
+            if doc in index_a:
+                left_a[index_a[doc]] = False
+            if doc in index_b:
+                left_b[index_b[doc]] = False
+        return _served(docs, team, ra, rb, depth, p_a)
+
+    def outcome(self, clicks: Clicks) -> np.ndarray:
+        """``P(b gets more clicks) - P(a gets more clicks)`` over the assignments of the clicked slots, each
+        from ``a`` with its ``p_a`` independently; the realised teams where ``p_a`` is unknown."""
+        p = np.where(np.isnan(clicks.p_a), np.where(clicks.team == TEAM_A, 1.0, 0.0), clicks.p_a)
+        counts = np.diff(clicks.start)
+        width = int(counts.max()) if clicks.n else 0
+        # dist[i, width + d]: the probability that b's clicks minus a's are d after the slots seen so far
+        dist = np.zeros((clicks.n, 2 * width + 1))
+        dist[:, width] = 1.0
+        imp = clicks.row
+        position = np.arange(len(p)) - clicks.start[imp]
+        for j in range(width):
+            at = position == j
+            rows, pa = imp[at], p[at]
+            before = dist[rows]
+            after = np.zeros_like(before)
+            after[:, :-1] += before[:, 1:] * pa[:, None]  # a's click: d - 1
+            after[:, 1:] += before[:, :-1] * (1 - pa)[:, None]  # b's click: d + 1
+            dist[rows] = after
+        return dist[:, width + 1 :].sum(axis=1) - dist[:, :width].sum(axis=1)
+
+
+CREDITS = ("linear", "binary", "inverse")
+"""Optimized interleaving's credit functions (Radlinski and Craswell 2013, section 5)."""
+
+
+class Optimized:
+    """Optimized interleaving (Radlinski and Craswell, WSDM 2013): see the module docstring. ``credit``
+    (``linear``, ``binary`` or ``inverse``) is the credit function; lists are drawn from the optimal
+    distribution of the allowed lists, solved by :func:`scipy.optimize.linprog` (HiGHS), once per pair of
+    rankings."""
+
+    def __init__(self, method: Any = None) -> None:
+        self.method = method
+        self.credit = method.get("credit") if method is not None else "linear"
+
+    def _credit(self, rank_a: np.ndarray, rank_b: np.ndarray) -> np.ndarray:
+        """Credit for ``b`` of a click on each document (0 where a rank is unknown)."""
+        known = (rank_a > 0) & (rank_b > 0)
+        rank_a, rank_b = (
+            np.where(known, rank_a, 1).astype(np.float64),
+            np.where(known, rank_b, 1).astype(np.float64),
+        )
+        return np.where(known, self._credit_known(rank_a, rank_b), 0.0)
+
+    def _credit_known(self, rank_a: np.ndarray, rank_b: np.ndarray) -> np.ndarray:
+        if self.credit == "binary":
+            return np.sign(rank_a - rank_b)
+        if self.credit == "inverse":
+            return 1.0 / rank_b - 1.0 / rank_a
+        return rank_a - rank_b
+
+    def allowed(self, a: Sequence[str], b: Sequence[str], depth: int) -> list[list[str]]:
+        """Every list whose each slot holds the best document of ``a`` or of ``b`` not yet in it (prefix
+        constraint), as long as the two tops together allow (at most ``depth``)."""
+        ra, rb = _ranks(a, depth), _ranks(b, depth)
+        la, lb = list(ra), list(rb)
+        length = min(depth, len(set(la) | set(lb)))
+        level: list[list[str]] = [[]]
+        for _ in range(length):
+            grown: list[list[str]] = []
+            for prefix in level:
+                placed = set(prefix)
+                options = []
+                for ranking in (la, lb):
+                    best = next((d for d in ranking if d not in placed), None)
+                    if best is not None and best not in options:
+                        options.append(best)
+                grown += [[*prefix, d] for d in options]
+            if not grown:
+                break
+            level = grown
+        return level
+
+    def distribution(
+        self, a: Sequence[str], b: Sequence[str], depth: int
+    ) -> tuple[list[list[str]], np.ndarray]:
+        """The allowed lists and the probability of serving each: a random clicker's expected credit is 0
+        at every rank, and sensitivity is highest (see the module docstring)."""
+        from scipy.optimize import linprog
+
+        ra, rb = _ranks(a, depth), _ranks(b, depth)
+        lists = self.allowed(a, b, depth)
+        length = len(lists[0])
+        credit = np.array(
+            [
+                self._credit(
+                    np.array([ra.get(d, depth + 1) for d in ls]), np.array([rb.get(d, depth + 1) for d in ls])
+                )
+                for ls in lists
+            ]
+        ).reshape(len(lists), length)
+        f = 1.0 / np.arange(1, length + 1)
+        f = f / f.sum()  # a click at rank k with probability ~ 1/k
+        w_b = (f * (credit > 0)).sum(axis=1)
+        w_a = (f * (credit < 0)).sum(axis=1)
+        split = np.divide(w_a, w_a + w_b, out=np.full(len(lists), 0.5), where=w_a + w_b > 0)
+        entropy = -sum(np.where(q > 0, q * np.log2(np.where(q > 0, q, 1.0)), 0.0) for q in (split, 1 - split))
+        sensitivity = (w_a + w_b) * entropy
+        equality = np.vstack([np.ones(len(lists)), credit.T])
+        target = np.zeros(length + 1)
+        target[0] = 1.0
+        solved = linprog(-sensitivity, A_eq=equality, b_eq=target, bounds=(0, 1), method="highs")
+        if not solved.success:  # no unbiased distribution: the least biased one (the paper's relaxation)
+            bias = np.abs(credit).sum(axis=1)
+            solved = linprog(bias - 1e-9 * sensitivity, A_eq=equality[:1], b_eq=target[:1], bounds=(0, 1),
+                             method="highs")  # fmt: skip
+        p = np.clip(solved.x, 0.0, None)
+        return lists, p / p.sum()
+
+    def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
+        """One list drawn from :meth:`distribution`."""
+        ra, rb = _ranks(a, depth), _ranks(b, depth)
+        lists, p = self.distribution(a, b, depth)
+        docs = lists[int(rng.choice(len(lists), p=p))]
+        return _served(list(docs), [NO_TEAM] * len(docs), ra, rb, depth)
+
+    def outcome(self, clicks: Clicks) -> np.ndarray:
+        """The sign of the clicked documents' summed credit (positive: ``b``)."""
+        return np.sign(clicks.per_row(self._credit(clicks.rank_a, clicks.rank_b)))
+
+
+# --------------------------------------------------------------------------------------------------
+# A log's interleaved impressions: outcomes, and the test over queries and users
+
+
+def implementation(spec: Any) -> Any:
+    """The implementation of an interleaving method spec (``"team-draft"``, ``"probabilistic(tau=5)"``, a
+    bound :class:`irspec.plugin_api.Method`): its registered class, built from the bound spec."""
+    method = plugin_api.parse_method(spec, "interleaving method")
+    compute = method.definition.compute
+    return (compute if callable(compute) else pkgutil.resolve_name(compute))(method)
+
+
+def outcomes(log: Any, spec: Any) -> np.ndarray:
+    """Per row of ``log`` (an :class:`~irspec_online.records.InteractionLog`), the preference its clicks
+    express for ``b`` over ``a`` under the method ``spec``: in [-1, 1], NaN for a row that served no
+    interleaved list or got no click (it expresses none)."""
+    values = implementation(spec).outcome(log.clicks)
+    clicked = np.diff(log.clicks.start) > 0
+    return np.where(log.interleaved & clicked, values, np.nan)
+
+
+_POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
+
+
+def poisson_weights(keys: np.ndarray, replicates: int, seed: int) -> np.ndarray:
+    """A Poisson(1) weight per key (a user) and replicate, ``(len(keys), replicates)``: a function of the
+    key, the replicate and the seed alone (SplitMix64 of them), so that a user's rows get the same weight
+    wherever they are read: in one piece, partition by partition, or on any worker (the Poisson
+    bootstrap of Hanley and MacGibbon 2006; Chamandy et al. 2012 for data streams)."""
+    x = keys.astype(np.uint64)[:, None] * np.uint64(0x9E3779B97F4A7C15)
+    x = x + np.arange(replicates, dtype=np.uint64)[None, :] * np.uint64(0xBF58476D1CE4E5B9) + np.uint64(seed)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    uniform = (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    return np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+
+
+class Tally:
+    """What an interleaving test adds up over the rows (in one piece or partition by partition): the
+    outcomes' counts, each query's sum and count of outcomes (by its key), and the bootstrap replicates'
+    weighted sums (a Poisson weight per user: :func:`poisson_weights`). Memory: a row per distinct query
+    and the replicates, never a row per query issue."""
+
+    def __init__(self, settings: Interleaving) -> None:
+        self.settings = settings
+        self.interleaved = self.clicked = 0
+        self.wins_a = self.wins_b = self.ties = 0
+        self.total = 0.0
+        self.queries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.boot_sum = np.zeros(settings.replicates)
+        self.boot_n = np.zeros(settings.replicates)
+
+    def add(
+        self, query_key: np.ndarray, user_key: np.ndarray, values: np.ndarray, interleaved: np.ndarray
+    ) -> None:
+        """Add rows: their query and user keys, outcomes (NaN: none) and whether each was interleaved."""
+        self.interleaved += int(interleaved.sum())
+        defined = ~np.isnan(values)
+        v = values[defined]
+        self.clicked += len(v)
+        self.wins_a += int((v < 0).sum())
+        self.wins_b += int((v > 0).sum())
+        self.ties += int((v == 0).sum())
+        self.total += float(v.sum())
+        self.queries.append(_grouped(query_key[defined], v))
+        users, sums, counts = _grouped(user_key[defined], v)
+        for at in range(0, len(users), 4096):  # a block of users at a time: (block, replicates) weights
+            w = poisson_weights(users[at : at + 4096], self.settings.replicates, self.settings.seed)
+            self.boot_sum += sums[at : at + 4096] @ w
+            self.boot_n += counts[at : at + 4096] @ w
+        if len(self.queries) > 64:  # keep the per-query sums as one table, not one per part
+            self.queries = [_grouped(*_joined(self.queries))]
+
+    def test(self, metric: str) -> InterleavingTest:
+        """The experiment's outcome: counts, the preference and its bootstrap interval and p-value, the
+        queries won by each ranking and the sign test over them."""
+        from scipy.stats import binomtest
+
+        _, sums, counts = _grouped(*_joined(self.queries)) if self.queries else (np.zeros(0),) * 3
+        per_query = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+        q_b, q_a = int((per_query > 0).sum()), int((per_query < 0).sum())
+        q_tied = len(per_query) - q_a - q_b
+        sign_p = float(binomtest(q_b, q_a + q_b, 0.5).pvalue) if q_a + q_b else 1.0
+        preference = self.total / self.clicked if self.clicked else math.nan
+        replicate = np.divide(
+            self.boot_sum, self.boot_n, out=np.full_like(self.boot_sum, np.nan), where=self.boot_n > 0
+        )
+        replicate = replicate[~np.isnan(replicate)]
+        alpha = 1 - self.settings.confidence
+        if len(replicate):
+            low, high = (float(x) for x in np.quantile(replicate, [alpha / 2, 1 - alpha / 2]))
+            boot_p = float(min(1.0, 2 * min(np.mean(replicate <= 0), np.mean(replicate >= 0))))
+        else:
+            low = high = boot_p = math.nan
+        return InterleavingTest(metric, self.interleaved, self.clicked, self.wins_b, self.wins_a, self.ties,
+                                preference, low, high, boot_p, q_b, q_a, q_tied, sign_p, self.settings)  # fmt: skip
+
+
+def _grouped(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None = None):  # -> 3 arrays
+    """Per distinct key, the sum of ``values`` and of ``counts`` (1 per value by default)."""
+    unique, inverse = np.unique(keys, return_inverse=True)
+    weights = np.ones(len(values)) if counts is None else counts
+    sums = np.bincount(inverse, weights=values, minlength=len(unique)).astype(np.float64)
+    return unique, sums, np.bincount(inverse, weights=weights, minlength=len(unique)).astype(np.float64)
+
+
+def _joined(
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class InterleavingTest:
+    """An interleaving experiment's outcome on one metric (``Interleaving(method)``), ``b`` against ``a``.
+
+    ``impressions`` served an interleaved list, ``clicked`` of them got a click; of those ``wins_b``
+    preferred ``b``, ``wins_a`` ``a`` and ``ties`` neither (a probabilistic outcome counts by its sign).
+    ``preference`` is the mean outcome over the clicked impressions, in [-1, 1] (positive: ``b`` is
+    preferred; Chapelle et al.'s Δ_AB is half of it), with the percentile interval ``ci_low``..``ci_high``
+    and two-sided p-value ``p_bootstrap`` of a Poisson bootstrap over users. Per query (its text), the
+    mean outcome is a win for ``b`` (``queries_b``), for ``a`` (``queries_a``) or a tie; ``p_sign`` is the
+    two-sided sign (binomial) test of the queries won by each.
+    """
+
+    metric: str
+    impressions: int
+    clicked: int
+    wins_b: int
+    wins_a: int
+    ties: int
+    preference: float
+    ci_low: float
+    ci_high: float
+    p_bootstrap: float
+    queries_b: int
+    queries_a: int
+    queries_tied: int
+    p_sign: float
+    settings: Interleaving = field(default_factory=Interleaving)
+
+    def as_dict(self) -> dict[str, Any]:
+        """All fields as a plain, JSON-serialisable dict."""
+        out = dict(self.__dict__)
+        out["settings"] = dict(self.settings.__dict__)
+        return out
+
+
+COLUMNS = ("metric", "impressions", "clicked", "b wins", "a wins", "ties", "preference", "CI low", "CI high",
+           "p (users)", "queries b", "queries a", "queries tied", "p (sign)")  # fmt: skip
+
+
+def interleaving_table(tests: Sequence[InterleavingTest]) -> InputTable:
+    """The tests as a report table, a row per metric."""
+    settings = tests[0].settings
+    level = f"{settings.confidence:.0%}"
+    return InputTable(
+        "Interleaving: b against a",
+        tuple(c.replace("CI", f"{level} CI") for c in COLUMNS),
+        tuple(
+            (
+                t.metric,
+                t.impressions,
+                t.clicked,
+                t.wins_b,
+                t.wins_a,
+                t.ties,
+                t.preference,
+                t.ci_low,
+                t.ci_high,
+                t.p_bootstrap,
+                t.queries_b,
+                t.queries_a,
+                t.queries_tied,
+                t.p_sign,
+            )
+            for t in tests
+        ),
+        description="Interleaved query issues, those with a click, and the ones whose clicks preferred b, a or "
+        "neither; the preference is their mean outcome (+1 b, -1 a), with its interval and p-value from "
+        f"{settings.replicates} Poisson bootstrap replicates over users (seed {settings.seed}); per query text, the "
+        "queries whose mean outcome favours b or a, and the sign test over them.",
+    )

@@ -1,0 +1,204 @@
+"""irspec-online's subcommands of ``irspec`` (the ``irspec_register_commands`` hook): what each writes,
+and the guard every output passes (as tests/test_nothing_lost.py holds irspec's own commands to it: an
+output onto any input, however spelled, is refused before anything is read, and every file stays as it
+was)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("irspec_online")
+
+from irspec_online import plugin
+
+from irspec.cli import build_parser, main
+from irspec.testing import registered_plugin
+
+HERE = Path(__file__).resolve().parent
+DEMO = HERE.parents[2] / "specs" / "demo"
+EXAMPLES = HERE.parent / "examples"
+
+
+@pytest.fixture(autouse=True)
+def online():
+    with registered_plugin(plugin) as registry:
+        yield registry
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A working folder with two runs and a log (interleaved lists of them, clicked), as the cwd."""
+    shutil.copy(DEMO / "runs" / "bm25.run", tmp_path / "a.run")
+    shutil.copy(DEMO / "runs" / "dense.run", tmp_path / "b.run")
+    shutil.copy(EXAMPLES / "ab.jsonl", tmp_path / "log.jsonl")
+    (tmp_path / "pbm.json").write_text(json.dumps({"model": "PBM", "exam": [1.0, 0.6, 0.4, 0.3, 0.2]}))
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            found[str(path)] = "-> " + os.readlink(path)
+        elif stat.S_ISREG(info.st_mode):
+            found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+INVOCATIONS = {
+    "interleave": [["interleave", "a.run", "b.run", "--seed", "1"]],
+    "online": [
+        ["online", "log.jsonl", "-m", "CTR"],
+        ["online", "log.jsonl", "-m", "CTR", "--counterfactual", "a.run", "--propensity", "pbm.json"],
+    ],
+}
+INPUTS = {"a.run", "b.run", "log.jsonl", "pbm.json"}
+
+
+def _cases():
+    for command, argvs in INVOCATIONS.items():
+        for argv in argvs:
+            for name in [a for a in argv if a in INPUTS]:
+                yield command, argv, name
+
+
+def test_every_command_of_the_plugin_has_invocations_reading_each_input():
+    """Each command's input roles are read by some invocation here, so that the guard test covers them."""
+    for command in plugin.COMMANDS:
+        assert command.name in INVOCATIONS, f"irspec {command.name}: give it invocations here"
+        parser = build_parser(command.name)
+        sub = next(a for a in parser._actions if a.dest == "command")
+        actions = {a.dest: a for a in sub.choices[command.name]._actions}
+        for dest, role in command.roles.items():
+            if role != "input":
+                continue
+            action = actions[dest]
+            used = any(
+                (not action.option_strings) or any(f in argv for f in action.option_strings)
+                for argv in INVOCATIONS[command.name]
+            )
+            assert used, f"irspec {command.name}: no invocation reads {dest}"
+
+
+@pytest.mark.parametrize(("command", "argv", "name"), list(_cases()))
+@pytest.mark.parametrize("spelling", ["typed", "dotdot", "absolute", "symlink", "hardlink"])
+def test_an_output_never_overwrites_an_input(folder, capsys, command, argv, name, spelling):
+    if spelling == "symlink":
+        os.symlink(name, folder / "link")
+    elif spelling == "hardlink":
+        os.link(folder / name, folder / "hard")
+    target = {"typed": name, "dotdot": f"sub/../{name}", "absolute": str(folder / name), "symlink": "link",
+              "hardlink": "hard"}[spelling]  # fmt: skip
+    before = _digest(folder)
+    capsys.readouterr()
+    assert main([*argv, "-o", target]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        f"irspec: error: cannot write {target!r}: it is an input"
+    ), err
+    assert _digest(folder) == before
+
+
+# --------------------------------------------------------------------------------------------------
+# irspec interleave
+
+
+def test_interleave_writes_a_line_per_query_with_each_slots_origin(folder, capsys):
+    assert main(["interleave", "a.run", "b.run", "--seed", "1", "--depth", "5", "-o", "serve.jsonl"]) == 0
+    lines = [json.loads(line) for line in (folder / "serve.jsonl").read_text().splitlines()]
+    queries = sorted({line.split()[0] for line in (folder / "a.run").read_text().splitlines()})
+    assert [line["qid"] for line in lines] == queries
+    first = lines[0]
+    assert set(first) == {"qid", "query", "results", "origins", "method", "a", "b"}
+    assert (first["method"], first["a"], first["b"]) == ("TeamDraft", "a", "b")
+    assert len(first["results"]) == len(first["origins"]) == 5
+    assert {o["team"] for line in lines for o in line["origins"]} == {"a", "b"}
+
+
+def test_interleave_is_deterministic_and_each_query_independent_of_the_others(folder, capsys):
+    """The same seed gives the same lists; a query's list does not depend on the other queries served."""
+    main(["interleave", "a.run", "b.run", "--seed", "7", "--method", "probabilistic"])
+    once = capsys.readouterr().out
+    main(["interleave", "a.run", "b.run", "--seed", "7", "--method", "probabilistic"])
+    assert capsys.readouterr().out == once
+    lines = once.splitlines()
+    qid = json.loads(lines[3])["qid"]
+    for run in ("a.run", "b.run"):
+        text = (folder / run).read_text().splitlines()
+        (folder / f"one-{run}").write_text("".join(line + "\n" for line in text if line.split()[0] == qid))
+    main(["interleave", "one-a.run", "one-b.run", "--seed", "7", "--method", "probabilistic"])
+    alone = json.loads(capsys.readouterr().out)
+    assert {**alone, "a": "a", "b": "b"} == json.loads(lines[3])
+    main(["interleave", "a.run", "b.run", "--seed", "8", "--method", "probabilistic"])
+    assert capsys.readouterr().out != once
+
+
+def test_interleave_says_which_queries_one_run_lacks(folder, capsys):
+    text = (folder / "b.run").read_text().splitlines()
+    dropped = text[0].split()[0]
+    (folder / "b.run").write_text("".join(line + "\n" for line in text if line.split()[0] != dropped))
+    assert main(["interleave", "a.run", "b.run"]) == 0
+    out, err = capsys.readouterr()
+    assert dropped not in [json.loads(line)["qid"] for line in out.splitlines()]
+    assert f"1 queries answered by one run only, not interleaved: {dropped}" in err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--method", "team-drift"], "did you mean 'team-draft'?"),
+    (["--depth", "0"], "--depth must be a positive number"),
+])  # fmt: skip
+def test_interleave_refuses_a_bad_option(folder, capsys, argv, message):
+    assert main(["interleave", "a.run", "b.run", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# irspec online
+
+
+def test_online_prints_the_means_and_tables(folder, capsys):
+    assert main(["online", "log.jsonl", "-m", "CTR, Abandonment", "--ab", "control"]) == 0
+    out = capsys.readouterr().out
+    assert "log: A/B test: treatment against control (unit: user)" in out and "log: Top queries" in out
+    assert main(["online", "log.jsonl", "-m", "CTR", "-f", "json", "-o", "out.json"]) == 0
+    doc = json.loads((folder / "out.json").read_text())
+    import irspec
+
+    assert doc["means"] == irspec.evaluate_input("log.jsonl", "CTR").aggregate()
+    assert [t["title"] for t in doc["tables"]] == ["Top queries", "Queries per hour"]
+
+
+def test_online_reads_several_files_as_one_log(folder, capsys):
+    lines = (folder / "log.jsonl").read_text().splitlines(keepends=True)
+    (folder / "part1.jsonl").write_text("".join(lines[:200]))
+    (folder / "part2.jsonl").write_text("".join(lines[200:]))
+    main(["online", "log.jsonl", "-m", "CTR, Abandonment", "-f", "json"])
+    whole = json.loads(capsys.readouterr().out)
+    main(["online", "part1.jsonl", "part2.jsonl", "-m", "CTR, Abandonment", "-f", "json"])
+    parts = json.loads(capsys.readouterr().out)
+    assert parts["means"] == whole["means"] and parts["tables"] == whole["tables"]
+
+
+def test_online_locates_a_bad_record_in_its_own_file(folder, capsys):
+    (folder / "bad.jsonl").write_text('{"session": "s"}\n')
+    assert main(["online", "log.jsonl", "bad.jsonl", "-m", "CTR"]) == 2
+    assert "bad.jsonl:1: missing required key 'query'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--unit", "session"], "--unit is the A/B test's"),
+    (["--propensity", "pbm.json"], "--propensity and --clip are the counterfactual estimate's"),
+])  # fmt: skip
+def test_online_refuses_an_option_without_its_test(folder, capsys, argv, message):
+    assert main(["online", "log.jsonl", "-m", "CTR", *argv]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,425 @@
+"""Interleaving: the lists each method serves, the credit it gives clicks, its fidelity (a user who clicks
+at random prefers neither ranking), and the interleaving test of a log (counts, the bootstrap over users,
+the sign test over queries), in memory and streamed.
+
+Expected values come from the papers' definitions computed here (every coin sequence of team-draft
+enumerated, every list and assignment of probabilistic interleaving, the linear program's constraints
+evaluated), from hand arithmetic, and from scipy (the binomial test); never from the code under test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+
+import pytest
+
+pytest.importorskip("irspec_online")
+
+import numpy as np
+from irspec_online import plugin
+from irspec_online.interleaving import Balanced, Optimized, Probabilistic, TeamDraft, poisson_weights
+from irspec_online.records import Clicks
+from scipy.stats import binomtest
+
+import irspec
+from irspec.testing import registered_plugin
+
+A = ["d1", "d2", "d3", "d4", "d5", "d6"]
+B = ["d3", "d1", "d7", "d2", "d8", "d4"]
+
+
+@pytest.fixture(autouse=True)
+def online():
+    with registered_plugin(plugin) as registry:
+        yield registry
+
+
+class Coins:
+    """A stand-in for a Generator's ``random()``: the coin outcomes given, in order (0.0 heads for a)."""
+
+    def __init__(self, flips):
+        self.flips = list(flips)
+        self.used = 0
+
+    def random(self):
+        self.used += 1
+        return self.flips.pop(0) if self.flips else 0.0
+
+
+def clicks_of(rows):
+    """:class:`Clicks` of rows, each a list of ``(rank, team, rank_a, rank_b, p_a)``."""
+    start = np.cumsum([0] + [len(r) for r in rows])
+    flat = [c for r in rows for c in r] or [(0, 0, 0, 0, 0.0)]
+    cols = list(zip(*flat, strict=True))
+    n = len([c for r in rows for c in r])
+    return Clicks(start, *(np.array(col[:n]) for col in cols), np.zeros(n, dtype=np.int32))
+
+
+def slot_clicks(served, ranks):
+    """The clicked slots (1-based ``ranks``) of a served list, with their origins."""
+    return [
+        (r, served.team[r - 1], served.rank_a[r - 1], served.rank_b[r - 1], served.p_a[r - 1]) for r in ranks
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# The lists served
+
+
+def test_team_draft_by_hand():
+    # coin: a first, then b first, then a first
+    served = TeamDraft().interleave(A, B, Coins([0.1, 0.9, 0.1]), 6)
+    assert served.docs == ("d1", "d3", "d7", "d2", "d4", "d8")
+    assert served.team == (0, 1, 1, 0, 0, 1)
+    assert served.rank_a == (1, 3, 7, 2, 4, 7)  # d7, d8: not in a's top 6
+    assert served.rank_b == (2, 1, 3, 4, 6, 5)
+    assert all(math.isnan(p) for p in served.p_a)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_team_draft_keeps_the_teams_balanced_and_each_pick_the_captains_best(seed):
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(12)]
+    a, b = list(rng.permutation(docs)[:8]), list(rng.permutation(docs)[:8])
+    served = TeamDraft().interleave(a, b, np.random.default_rng(seed), 8)
+    assert len(set(served.docs)) == len(served.docs)
+    for k in range(1, len(served.docs) + 1):
+        picks = served.team[:k]
+        assert abs(picks.count(0) - picks.count(1)) <= 1  # the teams never differ by more than one
+        captain = a if served.team[k - 1] == 0 else b
+        best = next(d for d in captain if d not in served.docs[: k - 1])
+        assert served.docs[k - 1] == best
+
+
+def test_balanced_by_hand():
+    served = Balanced().interleave(A, B, Coins([0.9]), 6)  # b first
+    # b1 d3, a1 d1, b2 (d1: placed), a2 d2, b3 d7, a3 (d3: placed), b4 (d2: placed), a4 d4, b5 d8
+    assert served.docs == ("d3", "d1", "d2", "d7", "d4", "d8")
+    assert set(served.team) == {-1}
+
+
+def test_probabilistic_by_hand():
+    """Two documents, tau = 1: a ranks x, y; b ranks y, x. The coin picks a, whose softmax (1, 1/2)/1.5
+    draws y (u = 0.9 > 2/3); then b is left y... no: y left both, so x is drawn whoever is picked."""
+    served = Probabilistic(irspec.plugin_api.parse_method("pi(tau=1)", "interleaving method")).interleave(
+        ["x", "y"], ["y", "x"], SeededChoices([0.1, 0.9, 0.6, 0.2]), 2
+    )
+    assert served.docs == ("y", "x")
+    # slot 1: P_a(y) = (1/2)/(3/2) = 1/3, P_b(y) = 1/(3/2) = 2/3: a drew it with probability 1/3
+    # slot 2: x alone is left in both: 1/2
+    assert served.p_a == pytest.approx((1 / 3, 1 / 2))
+    assert served.team == (0, 1)
+
+
+class SeededChoices(Coins):
+    """``random()`` and ``choice(n, p=...)`` from given uniforms (inverse CDF)."""
+
+    def choice(self, n, p):
+        u = self.random()
+        return int(np.searchsorted(np.cumsum(p), u, side="right"))
+
+
+@pytest.mark.parametrize("method", [TeamDraft(), Balanced(), Probabilistic(), Optimized()])
+def test_each_method_is_deterministic_for_a_seed(method):
+    first = [method.interleave(A, B, np.random.default_rng(7), 6) for _ in range(2)]
+    assert first[0] == first[1]
+    others = {method.interleave(A, B, np.random.default_rng(s), 6).docs for s in range(40)}
+    assert len(others) > 1  # and the seed does draw
+
+
+def test_origins_are_what_a_log_record_holds():
+    served = TeamDraft().interleave(A, B, Coins([0.1, 0.9, 0.1]), 6)
+    assert served.origins()[:2] == [
+        {"team": "a", "rank_a": 1, "rank_b": 2},
+        {"team": "b", "rank_a": 3, "rank_b": 1},
+    ]
+    p = Probabilistic().interleave(A, B, np.random.default_rng(1), 6).origins()
+    assert all(set(o) == {"team", "rank_a", "rank_b", "p_a"} and 0 <= o["p_a"] <= 1 for o in p)
+    json.dumps(p)  # plain values
+
+
+# --------------------------------------------------------------------------------------------------
+# Credit, by hand
+
+
+def test_team_draft_credit():
+    served = TeamDraft().interleave(A, B, Coins([0.1, 0.9, 0.1]), 6)  # teams a b b a a b
+    rows = [[], slot_clicks(served, [1]), slot_clicks(served, [2, 3]), slot_clicks(served, [1, 2]),
+            slot_clicks(served, [1, 4, 6])]  # fmt: skip
+    assert TeamDraft().outcome(clicks_of(rows)).tolist() == [0, -1, 1, 0, -1]
+
+
+def test_balanced_credit():
+    served = Balanced().interleave(A, B, Coins([0.9]), 6)  # d3 d1 d2 d7 d4 d8
+    # clicks on d3 and d7: the lowest, d7, has ranks a 7, b 3, so k = 3: a's top 3 (d1 d2 d3) holds one
+    # clicked document (d3), b's top 3 (d3 d1 d7) two: b wins
+    # a click on d2 (slot 3): ranks a 2, b 4, so k = 2: a's top 2 holds d2 (1), b's top 2 none: a wins
+    # a click on d3 alone: ranks a 3, b 1, so k = 1: a's top 1 (d1) holds none, b's (d3) one: b wins
+    # clicks on d1 and d2: d2's ranks a 2, b 4, so k = 2: a's top 2 holds both, b's top 2 (d3 d1) one: a wins
+    rows = [
+        slot_clicks(served, [1, 4]),
+        slot_clicks(served, [3]),
+        slot_clicks(served, [1]),
+        slot_clicks(served, [2, 3]),
+    ]
+    assert Balanced().outcome(clicks_of(rows)).tolist() == [1, -1, 1, -1]
+
+
+def test_optimized_credit():
+    served = Optimized().interleave(A, B, np.random.default_rng(0), 6)
+    rows = [slot_clicks(served, [r]) for r in range(1, 7)]
+    expected = [np.sign(served.rank_a[r - 1] - served.rank_b[r - 1]) for r in range(1, 7)]  # linear credit
+    assert Optimized().outcome(clicks_of(rows)).tolist() == expected
+    inverse = Optimized(irspec.plugin_api.parse_method("optimized(inverse)", "interleaving method"))
+    both = clicks_of([slot_clicks(served, [1, 2])])
+    ra, rb = served.rank_a[:2], served.rank_b[:2]
+    assert inverse.outcome(both)[0] == np.sign(sum(1 / b - 1 / a for a, b in zip(ra, rb, strict=True)))
+
+
+def test_probabilistic_outcome_is_the_expectation_over_assignments():
+    """Brute force: every assignment of the clicked slots to a or b, weighted by the slots' p_a."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for _ in range(50):
+        k = int(rng.integers(0, 5))
+        rows.append([(j + 1, int(rng.integers(0, 2)), 1, 1, float(rng.random())) for j in range(k)])
+    got = Probabilistic().outcome(clicks_of(rows))
+    for row, value in zip(rows, got, strict=True):
+        expected = 0.0
+        for assignment in itertools.product((0, 1), repeat=len(row)):  # 0: a, 1: b
+            p = math.prod(c[4] if t == 0 else 1 - c[4] for c, t in zip(row, assignment, strict=True))
+            expected += p * np.sign(sum(assignment) - (len(row) - sum(assignment)))
+        assert value == pytest.approx(expected, abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------------------
+# Fidelity: a random clicker prefers neither
+
+
+EXAMINE = (
+    0.9,
+    0.7,
+    0.5,
+    0.4,
+    0.3,
+    0.2,
+)  # a random clicker: clicks rank r with this probability, any document
+
+
+def expected_random_outcome(method, served_lists):
+    """The exact expected outcome of a random clicker over ``(probability, served)`` lists: every subset of
+    slots clicked, weighted by EXAMINE."""
+    total = 0.0
+    for p_list, served in served_lists:
+        n = len(served.docs)
+        for clicked in itertools.product((0, 1), repeat=n):
+            p = math.prod(EXAMINE[r] if c else 1 - EXAMINE[r] for r, c in enumerate(clicked))
+            ranks = [r + 1 for r, c in enumerate(clicked) if c]
+            total += p_list * p * method.outcome(clicks_of([slot_clicks(served, ranks)]))[0]
+    return total
+
+
+def test_team_draft_fidelity_exactly():
+    """Every sequence of coins, equally likely: the expected outcome of a random clicker is 0 (Radlinski et
+    al.'s design; Hofmann et al.'s fidelity)."""
+    lists = []
+    for flips in itertools.product((0.1, 0.9), repeat=4):
+        coins = Coins(flips)
+        served = TeamDraft().interleave(A, B, coins, 6)
+        assert coins.used <= 4
+        lists.append((1 / 16, served))
+    assert expected_random_outcome(TeamDraft(), lists) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_probabilistic_fidelity_exactly():
+    """Every list probabilistic interleaving can serve, with its probability computed here from the paper
+    (each slot: half a's softmax and half b's, over the documents left), its p_a likewise; a random
+    clicker's expected marginalised outcome is 0."""
+    a, b, tau = ["x", "y", "z"], ["z", "x", "w"], 3.0
+    docs = sorted(set(a) | set(b))
+    method = Probabilistic()
+    lists = []
+    for order in itertools.permutations(docs, 3):
+        p_list, p_a, left = 1.0, [], set(docs)
+        for d in order:
+            pa = _softmax(a, left, tau).get(d, 0.0)
+            pb = _softmax(b, left, tau).get(d, 0.0)
+            p_list *= 0.5 * pa + 0.5 * pb
+            p_a.append(pa / (pa + pb) if pa + pb else 0.5)
+            left.discard(d)
+        if p_list:
+            served = type("S", (), {"docs": order, "team": (0,) * 3, "rank_a": (1,) * 3, "rank_b": (1,) * 3,
+                                     "p_a": tuple(p_a)})  # fmt: skip
+            lists.append((p_list, served))
+    assert sum(p for p, _ in lists) == pytest.approx(1.0)
+    assert expected_random_outcome(method, lists) == pytest.approx(0.0, abs=1e-12)
+
+
+def _softmax(ranking, left, tau):
+    w = {d: 1 / (r + 1) ** tau for r, d in enumerate(ranking) if d in left}
+    total = sum(w.values())
+    return {d: v / total for d, v in w.items()} if total else {}
+
+
+@pytest.mark.parametrize("credit", ["linear", "binary", "inverse"])
+def test_optimized_distribution_gives_a_random_click_no_credit_at_any_rank(credit):
+    """Radlinski and Craswell's constraint, evaluated here: for every rank k, the lists' credits of a click
+    at k, weighted by their probabilities, sum to 0."""
+    method = Optimized(irspec.plugin_api.parse_method(f"optimized({credit})", "interleaving method"))
+    lists, p = method.distribution(A, B, 6)
+    ra = {d: r + 1 for r, d in enumerate(A)}
+    rb = {d: r + 1 for r, d in enumerate(B)}
+    assert p.sum() == pytest.approx(1.0) and (p >= 0).all()
+    for k in range(6):
+        a_rank = np.array([ra.get(ls[k], 7) for ls in lists], dtype=float)
+        b_rank = np.array([rb.get(ls[k], 7) for ls in lists], dtype=float)
+        c = {
+            "linear": a_rank - b_rank,
+            "binary": np.sign(a_rank - b_rank),
+            "inverse": 1 / b_rank - 1 / a_rank,
+        }[credit]
+        assert float(p @ c) == pytest.approx(0.0, abs=1e-9)
+    for ls in lists:  # each slot the best remaining of a or b
+        for k, d in enumerate(ls):
+            best = {next(x for x in r if x not in ls[:k]) for r in (A, B)}
+            assert d in best
+
+
+def random_clicker_log(seed, impressions, method="team-draft", queries=20, users=50):
+    """Records of interleaved lists of the demo runs' rankings, clicked by a random clicker (EXAMINE)."""
+    rng = np.random.default_rng(seed)
+    implementation = {"team-draft": TeamDraft(), "probabilistic": Probabilistic()}[method]
+    rankings = {q: (list(rng.permutation(30)[:6].astype(str)), list(rng.permutation(30)[:6].astype(str)))
+                for q in range(queries)}  # fmt: skip
+    out = []
+    for i in range(impressions):
+        q = int(rng.integers(0, queries))
+        served = implementation.interleave(*rankings[q], rng, 6)
+        ranks = [r + 1 for r in range(len(served.docs)) if rng.random() < EXAMINE[r]]
+        out.append({"session": f"s{seed}-{i}", "query": f"q{q}", "timestamp": i, "results": list(served.docs),
+                    "clicks": [{"doc": served.docs[r - 1], "rank": r} for r in ranks], "origins": served.origins(),
+                    "user": f"u{int(rng.integers(0, users))}"})  # fmt: skip
+    return out
+
+
+def test_team_draft_fidelity_over_many_seeds():
+    """200 experiments of 300 impressions each, a random clicker: the mean preference over the seeds is 0
+    within its standard error, and each test rejects (p < 0.05) at most as often as a 5% test may (the
+    upper end of a 99.9% binomial interval)."""
+    prefs, p_users, p_sign = [], [], []
+    for seed in range(200):
+        res = irspec.evaluate_input(
+            random_clicker_log(seed, 300),
+            "Interleaving(team-draft)",
+            options={"online": {"interleaving": {"replicates": 200, "seed": seed}}},
+        )
+        row = dict(zip(res.tables[-1].columns, res.tables[-1].rows[0], strict=True))
+        prefs.append(row["preference"])
+        p_users.append(row["p (users)"])
+        p_sign.append(row["p (sign)"])
+    prefs = np.array(prefs)
+    assert abs(prefs.mean()) < 3 * prefs.std(ddof=1) / math.sqrt(len(prefs))
+    upper = _binomial_upper(200, 0.05)
+    assert sum(p < 0.05 for p in p_users) <= upper
+    assert sum(p < 0.05 for p in p_sign) <= upper
+
+
+def _binomial_upper(n, p, level=0.999):
+    """The smallest count c with P(Binomial(n, p) <= c) >= level."""
+    from scipy.stats import binom
+
+    return int(binom.ppf(level, n, p))
+
+
+# --------------------------------------------------------------------------------------------------
+# The test of a log
+
+
+def test_the_log_test_by_hand():
+    served = TeamDraft().interleave(A, B, Coins([0.1, 0.9, 0.1]), 6)  # teams a b b a a b
+    rec = {"query": "q", "timestamp": 0, "results": list(served.docs), "origins": served.origins()}
+    records = [
+        {**rec, "session": "s1", "user": "u1", "clicks": [{"doc": "d1"}]},  # a
+        {**rec, "session": "s2", "user": "u1", "clicks": [{"doc": "d3"}, {"doc": "d7"}]},  # b
+        {**rec, "session": "s3", "user": "u2", "clicks": [{"doc": "d3"}], "query": "r"},  # b
+        {**rec, "session": "s4", "user": "u2", "clicks": [{"doc": "d1"}, {"doc": "d3"}], "query": "r"},  # tie
+        {**rec, "session": "s5", "user": "u3", "clicks": []},  # no click
+        {
+            **{k: v for k, v in rec.items() if k != "origins"},
+            "session": "s6",
+            "clicks": [{"doc": "d1"}],
+        },  # not interleaved
+    ]
+    res = irspec.evaluate_input(
+        records, "Interleaving", options={"online": {"interleaving": {"replicates": 500}}}
+    )
+    assert res.aggregate() == {"Interleaving": (-1 + 1 + 1 + 0) / 4}
+    table = res.tables[-1]
+    assert table.title == "Interleaving: b against a"
+    row = dict(zip(table.columns, table.rows[0], strict=True))
+    assert {k: row[k] for k in ("impressions", "clicked", "b wins", "a wins", "ties", "preference")} == {
+        "impressions": 5, "clicked": 4, "b wins": 2, "a wins": 1, "ties": 1, "preference": 0.25}  # fmt: skip
+    # per query: q has -1 and +1 (a tie), r has +1 and 0 (b): one query for b, none for a
+    assert (row["queries b"], row["queries a"], row["queries tied"]) == (1, 0, 1)
+    assert row["p (sign)"] == binomtest(1, 1, 0.5).pvalue
+    # the bootstrap over users: u1 (-1 + 1, 2 outcomes), u2 (1 + 0, 2); the replicates' weights are known
+    w = poisson_weights(np.array(sorted(_keys(["u1", "u2"]))), 500, 0)
+    sums = dict(zip(_keys(["u1", "u2"]), (0.0, 1.0), strict=True))
+    keys = sorted(sums)
+    drawn = np.array([2.0, 2.0]) @ w > 0  # a replicate that draws neither user has no value
+    replicates = (np.array([sums[k] for k in keys]) @ w[:, drawn]) / (np.array([2.0, 2.0]) @ w[:, drawn])
+    assert (row["95% CI low"], row["95% CI high"]) == tuple(np.quantile(replicates, [0.025, 0.975]))
+
+
+def _keys(users):
+    from irspec_online.records import key_of
+
+    return [key_of(u) for u in users]
+
+
+def test_poisson_weights_depend_on_the_user_replicate_and_seed_alone():
+    keys = np.array([5, -3, 2**62, 5])
+    w = poisson_weights(keys, 4000, 1)
+    assert (w[0] == w[3]).all() and not (w[0] == w[1]).all()
+    assert (poisson_weights(keys[1:2], 4000, 1) == w[1]).all()  # alone or among others
+    assert not (poisson_weights(keys, 4000, 2) == w).all()
+    assert w.mean() == pytest.approx(1.0, abs=0.03) and w.var() == pytest.approx(1.0, abs=0.06)  # Poisson(1)
+
+
+@pytest.mark.parametrize("method", ["team-draft", "probabilistic"])
+def test_the_streamed_test_equals_the_one_in_memory(method):
+    records = random_clicker_log(11, 800, method=method)
+    spec = f"Interleaving({method})"
+    whole = irspec.evaluate_input(records, spec)
+    streamed = irspec.evaluate_input(records, spec, per_query=False)
+    (row_whole,), (row_streamed,) = whole.tables[-1].rows, streamed.tables[-1].rows
+    assert row_streamed[:6] == row_whole[:6]  # counts
+    assert row_streamed[6:] == pytest.approx(row_whole[6:], rel=1e-12)  # the same sums, in another order
+    key = str(irspec.parse(spec))
+    # whole outcomes (team-draft): the same bits; fractions (probabilistic): the exact mean against the
+    # mean of the values added left to right, the same to the last bits
+    assert streamed.aggregate()[key] == pytest.approx(whole.aggregate()[key], rel=1e-15)
+    if method == "team-draft":
+        assert streamed.aggregate()[key] == whole.aggregate()[key]
+
+
+def test_a_bad_origin_is_located():
+    rec = {"session": "s", "query": "q", "timestamp": 0, "results": ["d1", "d2"], "clicks": []}
+    for origins, message in [
+        ([{"team": "a"}], "origins must be a list with one entry per result (2), got a list of 1"),
+        ([{"team": "c"}, {}], 'origins[0].team must be "a", "b" or null'),
+        ([{}, {"rank_a": 0}], "origins[1].rank_a must be an integer >= 1"),
+        ([{}, {"p_a": 1.5}], "origins[1].p_a must be a probability"),
+    ]:
+        with pytest.raises(irspec.InputError, match=re.escape(message)):
+            irspec.evaluate_input([{**rec, "origins": origins}], "Interleaving")
+
+
+def test_a_log_without_interleaving_says_so():
+    rec = {"session": "s", "query": "q", "timestamp": 0, "results": ["d1"], "clicks": [{"doc": "d1"}]}
+    res = irspec.evaluate_input([rec], "Interleaving")
+    assert math.isnan(res.aggregate()["Interleaving"]) or res.aggregate()["Interleaving"] == 0.0
+    assert any("no query issue of the log served an interleaved list" in w for w in res.warnings)
