@@ -551,12 +551,13 @@ PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
         (
             "records",
         ),  # the record format, its checks and summaries, JSON Lines, the log's counts, InteractionLog
-        ("interleaving",),  # lists served, clicks credited; the test over users and queries
-        ("kernels",),  # the metrics' numpy computations, on whole sessions (or time units)
+        ("interleaving", "clickmodels", "rankings"),  # interleaving; click models; runs as rankings
+        ("kernels", "simulation"),  # the metrics' numpy computations; simulated users for design
         ("ab", "analysis"),  # A/B tests: exact moments, the statistics; a log's other tests
         ("streaming", "spark"),  # a log larger than memory in one pass; the same kernels on Spark
         ("sources",),  # the forms a log comes in, opened as batches of records
-        ("log",),  # read_log, the reader irspec calls: a log read whole or streamed
+        ("clickstream",),  # a log's click-model sessions in bounded memory, models fitted to them
+        ("log", "commands"),  # read_log, the reader irspec calls; the plugin's subcommands
     ],
 }
 """Each shipped plugin's modules, bottom to top: a module imports modules of lower layers only."""
@@ -583,6 +584,7 @@ PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
     ("irspec_online", "streaming", "pyarrow"): "optional (the parquet extra): counts a Parquet log's rows",
     ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
     ("irspec_online", "interleaving", "scipy"): "loaded to optimize lists or test, not to read a log",
+    ("irspec_online", "simulation", "scipy"): "loaded to compute a power, not to simulate",
 }
 """(plugin, module, imported) -> why the import is inside a function; every other import of a plugin is at
 the top of its module."""

@@ -7,7 +7,13 @@ arguments, each ``run_*`` does its work and writes its files through
     the lists to serve for every query both runs answer, each slot's origin recorded (JSON Lines);
 ``irspec online LOG... -m SPECS``
     a log's metrics in one streamed pass, with its tables (an interleaving test, an A/B test,
-    counterfactual estimates), as text, Markdown or JSON.
+    counterfactual estimates), as text, Markdown or JSON;
+``irspec clickmodel fit LOG... --model M``
+    a click model fitted to a log, its parameters (and its log-likelihood and perplexity on held-out
+    sessions) as JSON;
+``irspec simulate --clickmodel M.json --runs A B``
+    simulated users of two rankings: the traffic an A/B test and an interleaving experiment need to tell
+    them apart, and simulated logs.
 """
 
 from __future__ import annotations
@@ -22,11 +28,24 @@ import numpy as np
 
 import irspec
 from irspec import EvaluationError, plugin_api
+from irspec_online.clickmodels import load
+from irspec_online.clickstream import fit
 from irspec_online.interleaving import implementation
 from irspec_online.rankings import rankings, run_name
 from irspec_online.records import key_of
+from irspec_online.simulation import Design, Simulation, from_qrels, simulate
 
-__all__ = ["declare_interleave", "declare_online", "run_interleave", "run_online", "seeded"]
+__all__ = [
+    "declare_clickmodel",
+    "declare_interleave",
+    "declare_online",
+    "declare_simulate",
+    "run_clickmodel",
+    "run_interleave",
+    "run_online",
+    "run_simulate",
+    "seeded",
+]
 
 
 def seeded(seed: int, *parts: str) -> np.random.Generator:
@@ -199,3 +218,170 @@ def _as_json(result: Any) -> dict[str, Any]:
     }
     return {"log": result.run_name, "source": result.run_source, "means": means,
             "tables": [t.as_dict() for t in result.tables], "warnings": list(result.warnings)}  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------------
+# irspec clickmodel
+
+
+def declare_clickmodel(p: argparse.ArgumentParser) -> None:
+    """``irspec clickmodel fit LOG... --model M --iterations N --holdout F -o OUT``."""
+    p.add_argument("action", choices=("fit",), help="fit: fit a click model to the log")
+    p.add_argument(
+        "logs", nargs="+", metavar="LOG", help="the log: JSON Lines or Parquet files (several: one log)"
+    )
+    p.add_argument(
+        "--model", default="dbn", metavar="SPEC", help="the click model: pbm, cm, dcm, ubm or dbn (default)"
+    )
+    p.add_argument(
+        "--iterations", type=int, default=50, metavar="N", help="EM iterations (default 50, as PyClick)"
+    )
+    p.add_argument(
+        "--holdout",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="hold out this share of the sessions (by a key of the session id) and report the model's "
+        "log-likelihood and perplexity on them (default 0: none)",
+    )
+    p.add_argument("-o", "--output", metavar="OUT", help="the fitted model, JSON (default standard output)")  # fmt: skip
+
+
+def run_clickmodel(args: argparse.Namespace, inputs: Any) -> int:
+    """Fit the model; write its JSON; say its sessions and evaluation on standard error."""
+    source = args.logs[0] if len(args.logs) == 1 else list(args.logs)
+    fitted = fit(source, args.model, holdout=args.holdout, iterations=args.iterations)
+    _output(args, inputs, json.dumps(fitted.as_json(), indent=1, ensure_ascii=False) + "\n")
+    model = fitted.model
+    said = (
+        f"irspec: fitted {model.name} to {fitted.train.count:,.0f} sessions ({len(fitted.train):,} distinct)"
+    )
+    if fitted.log_likelihood is not None:
+        said += (f"; on {fitted.test.count:,.0f} held-out sessions: log-likelihood {fitted.log_likelihood:.4f}, "
+                 f"perplexity {fitted.perplexity:.4f}")  # fmt: skip
+    print(said, file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# irspec simulate
+
+
+def _count(text: str) -> int:
+    """A count written as an integer or in scientific notation (``1e6``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of sessions such as 100000 or 1e6, got {text!r}"
+        ) from None
+    if not value.is_integer() or value < 2:
+        raise argparse.ArgumentTypeError(f"expected a whole number of sessions, at least 2, got {text!r}")
+    return int(value)
+
+
+def declare_simulate(p: argparse.ArgumentParser) -> None:
+    """``irspec simulate (--clickmodel M.json | --qrels Q) --runs A B --sessions N ...``."""
+    users = p.add_mutually_exclusive_group(required=True)
+    users.add_argument(
+        "--clickmodel", metavar="MODEL", help="the users: a click model irspec clickmodel fit wrote"
+    )
+    users.add_argument(
+        "--qrels",
+        metavar="QRELS",
+        help="the users: a click model whose attractiveness comes from these judgments (ERR's mapping)",
+    )
+    p.add_argument(
+        "--model",
+        default="dbn",
+        metavar="SPEC",
+        help="with --qrels: the kind of users (pbm, cm, dcm, ubm, dbn)",
+    )
+    p.add_argument("--runs", nargs=2, required=True, metavar=("A", "B"), help="the two rankings compared")
+    p.add_argument(
+        "--sessions",
+        type=_count,
+        default=100_000,
+        metavar="N",
+        help="query issues simulated per design (1e6 may be written); the traffic in the power table goes up to it",
+    )
+    p.add_argument(
+        "--method", default="team-draft", metavar="SPEC", help="the interleaving method (default team-draft)"
+    )
+    p.add_argument(
+        "--metric",
+        choices=("ctr", "clicks"),
+        default="ctr",
+        help="what the A/B test compares per query issue",
+    )
+    p.add_argument("--depth", type=int, default=10, metavar="K", help="the lists' length (default 10)")
+    p.add_argument("--alpha", type=float, default=0.05, help="the tests' level (default 0.05)")
+    p.add_argument(
+        "--power", type=float, default=0.8, help="the power the traffic needed is for (default 0.8)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="the seed of the simulation")
+    p.add_argument(
+        "--log", metavar="LOG", help="also write a simulated log (JSON Lines) of --log-sessions query issues"
+    )
+    p.add_argument(
+        "--log-sessions", type=_count, default=10_000, metavar="N", help="the simulated log's query issues"
+    )
+    p.add_argument(
+        "--log-design",
+        choices=("interleaving", "ab"),
+        default="interleaving",
+        help="the simulated log's: interleaved lists (with origins) or an A/B test (arm a or b)",
+    )
+    p.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
+    p.add_argument("-o", "--output", metavar="OUT", help="the report (default standard output)")  # fmt: skip
+
+
+def run_simulate(args: argparse.Namespace, inputs: Any) -> int:
+    """Simulate both designs, print the power table and the traffic each needs; write the log asked for."""
+    users = load(args.clickmodel) if args.clickmodel is not None else from_qrels(args.qrels, args.model)
+    a, b = rankings(args.runs[0], args.depth), rankings(args.runs[1], args.depth)
+    design = Design(users, a, b, method=args.method, depth=args.depth, metric=args.metric)
+    power = simulate(design, args.sessions, args.alpha, args.power, args.seed)
+    outputs = []
+    if args.log is not None:
+        records = Simulation(design, args.seed).log(args.log_sessions, seeded(args.seed, "log"),
+                                                     interleaved=args.log_design == "interleaving")  # fmt: skip
+        names = {"a": run_name(args.runs[0], "a"), "b": run_name(args.runs[1], "b")}
+        if args.log_design == "ab":
+            records = [{**r, "arm": names[r["arm"]]} for r in records]
+        outputs.append((args.log, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)))
+    traffic = sorted({max(2, round(args.sessions / 10**k)) for k in range(0, 5)})
+    if args.format == "json":
+        report = {**power.as_dict(), "design": {"users": users.name, "method": str(args.method), "metric": args.metric,
+                                                "depth": args.depth, "queries": len(design.queries)},
+                  "table": [dict(zip(("sessions", "ab_power", "interleaving_power"), row, strict=True))
+                            for row in power.table(traffic)]}  # fmt: skip
+        text = json.dumps(report, indent=1) + "\n"
+    else:
+        text = _power_text(power, traffic, users.name, design)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        outputs.append((args.output, text))
+    if outputs:
+        plugin_api.write_all_atomic(outputs, inputs=inputs, make_dirs=False)
+    return 0
+
+
+def _power_text(power: Any, traffic: list[int], users: str, design: Any) -> str:
+    lines = [
+        f"{users} users, {len(design.queries)} queries, lists of {design.depth}; {power.sessions:,} query issues "
+        f"simulated per design; two-sided tests at alpha {power.alpha}",
+        f"A/B test ({design.metric} per query issue): A {power.ab_mean[0]:.4f}, B {power.ab_mean[1]:.4f}",
+        f"interleaving ({design.method}): preference of B {power.il_mean:+.4f} over the {power.il_clicked:.1%} of "
+        "query issues with a click",
+        "",
+        f"{'query issues':>14}  {'A/B power':>9}  {'interleaving power':>18}",
+    ]
+    lines += [f"{n:>14,}  {ab:>9.3f}  {il:>18.3f}" for n, ab, il in power.table(traffic)]
+    lines += [
+        "",
+        f"query issues needed for power {power.power}: A/B {power.ab_needed:,.0f}, interleaving {power.il_needed:,.0f} "
+        f"(A/B / interleaving = {power.ratio:.2f})",
+    ]
+    return "\n".join(lines) + "\n"

@@ -296,6 +296,7 @@ class Optimized:
     def __init__(self, method: Any = None) -> None:
         self.method = method
         self.credit = method.get("credit") if method is not None else "linear"
+        self._solved: dict[tuple, tuple[list[list[str]], np.ndarray]] = {}  # the last pairs of rankings'
 
     def _credit(self, rank_a: np.ndarray, rank_b: np.ndarray) -> np.ndarray:
         """Credit for ``b`` of a click on each document (0 where a rank is unknown)."""
@@ -372,9 +373,15 @@ class Optimized:
         return lists, p / p.sum()
 
     def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
-        """One list drawn from :meth:`distribution`."""
+        """One list drawn from :meth:`distribution` (solved once for a pair of rankings: serving the same
+        query again draws from the same distribution)."""
         ra, rb = _ranks(a, depth), _ranks(b, depth)
-        lists, p = self.distribution(a, b, depth)
+        key = (tuple(ra), tuple(rb), depth)
+        if key not in self._solved:
+            if len(self._solved) > 1024:
+                self._solved.clear()
+            self._solved[key] = self.distribution(a, b, depth)
+        lists, p = self._solved[key]
         docs = lists[int(rng.choice(len(lists), p=p))]
         return _served(list(docs), [NO_TEAM] * len(docs), ra, rb, depth)
 

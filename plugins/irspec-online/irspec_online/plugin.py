@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import irspec
 from irspec import InputReader, MetricDef, Param
-from irspec.plugin_api import NONNEGATIVE, UNIT, Command, InterleavingDef, PlanSection
+from irspec.plugin_api import NONNEGATIVE, UNIT, ClickModelDef, Command, InterleavingDef, PlanSection
 
 K = "irspec_online.kernels"
 
@@ -301,6 +301,50 @@ ONLINE = PlanSection(
 :func:`irspec_online.log.read_log` as ``online=``."""
 
 
+_CM = "irspec_online.clickmodels"
+
+CLICK_MODELS = (
+    ClickModelDef(
+        "PBM",
+        "position-based model: a click is an examination of the rank and an attractive document",
+        f"{_CM}:PBM",
+        doc="Craswell, Zoeter, Taylor and Ramsey, An experimental comparison of click position-bias models, WSDM "
+        "2008 (after Richardson et al. 2007). P(C_r = 1) = attr(q, d) exam(r); fitted by EM. Its exam per rank "
+        "are the propensities of IPS estimates (Joachims, Swaminathan and Schnabel, WSDM 2017).",
+    ),
+    ClickModelDef(
+        "CM",
+        "cascade model: the user scans down and stops at the first click",
+        f"{_CM}:CM",
+        doc="Craswell, Zoeter, Taylor and Ramsey, WSDM 2008. attr(q, d) = clicks / impressions over the ranks down "
+        "to the first click (every rank of a session without one): a closed form.",
+    ),
+    ClickModelDef(
+        "DCM",
+        "dependent click model: after a click the user goes on with a probability of its rank",
+        f"{_CM}:DCM",
+        doc="Guo, Liu and Wang, Efficient multiple-click models in web search, WSDM 2009. With the last click taken "
+        "as satisfying: attr(q, d) counted down to the last click, cont(r) = the share of clicks at r that are not "
+        "the last: closed forms.",
+    ),
+    ClickModelDef(
+        "UBM",
+        "user browsing model: examination depends on the rank and the previous click's rank",
+        f"{_CM}:UBM",
+        doc="Dupret and Piwowarski, A user browsing model to predict search engine click data from past "
+        "observations, SIGIR 2008. P(C_r = 1) = attr(q, d) exam(r, r'), r' the previous click's rank (0: none); "
+        "fitted by EM.",
+    ),
+    ClickModelDef(
+        "DBN",
+        "dynamic Bayesian network: examine, be attracted, click, be satisfied and stop, or go on",
+        f"{_CM}:DBN",
+        doc="Chapelle and Zhang, A dynamic Bayesian network click model for web search ranking, WWW 2009. "
+        "attr(q, d), sat(q, d) and one continuation cont; fitted by EM with the exact posteriors (a forward and a "
+        "backward pass over each session).",
+    ),
+)
+
 C = "irspec_online.commands"
 
 COMMANDS = (
@@ -348,6 +392,52 @@ COMMANDS = (
         "its bootstrap interval over users, the sign test over queries), an A/B test of its arms (--ab), "
         "IPS(ctr)@k estimates of another ranking (--counterfactual, --propensity).",
     ),
+    Command(
+        "clickmodel",
+        "fit a click model (PBM, cascade, DCM, UBM, DBN) to a log (irspec-online)",
+        declare=f"{C}:declare_clickmodel",
+        run=f"{C}:run_clickmodel",
+        roles={
+            "action": "other",
+            "logs": "input",
+            "model": "other",
+            "iterations": "other",
+            "holdout": "other",
+            "output": "output",
+        },
+        description="Fit a click model to an interaction log (JSON Lines or Parquet; several files are one log), "
+        "read in bounded memory: its parameters per query-document pair and per rank as JSON, which irspec simulate "
+        "and irspec online --propensity read. With --holdout, a share of the sessions is held out and the model's "
+        "log-likelihood and perplexity on them are reported, as PyClick computes them.",
+    ),
+    Command(
+        "simulate",
+        "simulated users of two rankings: the traffic an A/B test and interleaving need (irspec-online)",
+        declare=f"{C}:declare_simulate",
+        run=f"{C}:run_simulate",
+        roles={
+            "clickmodel": "input",
+            "qrels": "input",
+            "model": "other",
+            "runs": "input",
+            "sessions": "other",
+            "method": "other",
+            "metric": "other",
+            "depth": "other",
+            "alpha": "other",
+            "power": "other",
+            "seed": "other",
+            "log": "output",
+            "log_sessions": "other",
+            "log_design": "other",
+            "format": "other",
+            "output": "output",
+        },
+        description="Simulate users of two rankings with a click model (one irspec clickmodel fit wrote, or one made "
+        "from judgments), in an A/B test and in an interleaving experiment: the power of each for a range of "
+        "traffic, and the query issues each needs to tell the rankings apart (their ratio: how much interleaving "
+        "saves). --log writes a simulated log to try the other commands on.",
+    ),
 )
 
 
@@ -388,3 +478,11 @@ def irspec_register_commands(register) -> None:
     """Register irspec-online's subcommands: ``irspec interleave``, ``irspec online``."""
     for command in COMMANDS:
         register(command)
+
+
+@irspec.hookimpl
+def irspec_register_click_models(register) -> None:
+    """Register the click models."""
+    for model, aliases in zip(CLICK_MODELS, (["position-based"], ["cascade"], ["dependent-click"],
+                                             ["user-browsing"], ["dynamic-bayesian-network"]), strict=True):  # fmt: skip
+        register(model, aliases=aliases)

@@ -63,6 +63,8 @@ from irspec.plugin_api import bounded_lines, quote
 __all__ = [
     "CLICK",
     "COLUMNS",
+    "MATCHED",
+    "RANK_LIMIT",
     "REQUIRED",
     "SUFFIXES",
     "SUMMARY",
@@ -70,10 +72,13 @@ __all__ = [
     "Clicks",
     "HourCounts",
     "InteractionLog",
+    "Matched",
     "QueryCounts",
     "Ranker",
+    "Slots",
     "assemble",
     "batched",
+    "checked_records",
     "columns_of",
     "is_paths",
     "jsonl_records",
@@ -95,23 +100,33 @@ TOP_QUERIES = 10
 HOUR_SPAN = 2 * 86400.0
 """A log spanning at most this many seconds has its queries counted per hour; a longer one, per day."""
 
-COLUMNS = ("session", "query", "timestamp", "results", "clicks", "origins", "user", "qid", "swap")
+COLUMNS = (
+    "session",
+    "query",
+    "timestamp",
+    "results",
+    "clicks",
+    "origins",
+    "propensities",
+    "user",
+    "qid",
+    "swap",
+)
 REQUIRED = COLUMNS[:4]
 
 CLICK = pl.Struct(
-    {
-        "rank": pl.Int32,
-        "team": pl.Int8,
-        "rank_a": pl.Int32,
-        "rank_b": pl.Int32,
-        "p_a": pl.Float64,
-        "new_rank": pl.Int32,
-    }
-)
+    {"rank": pl.Int32, "team": pl.Int8, "rank_a": pl.Int32, "rank_b": pl.Int32, "p_a": pl.Float64, "new_rank": pl.Int32,
+     "logging_p": pl.Float64}
+)  # fmt: skip
 """A clicked slot as the interleaving and counterfactual metrics see it: its rank, the origin the record's
 ``origins`` gives it (``team``: 0 a, 1 b, -1 none; ``rank_a``, ``rank_b``: 0 unknown; ``p_a``: NaN
 unknown) and, when the log is read with a ranking to estimate (:class:`Ranker`), the rank that ranking
-gives its document (``new_rank``: 0 when it does not rank it)."""
+gives its document (``new_rank``: 0 when it does not rank it); ``logging_p`` the probability with which
+the logger put the document in that slot (the record's ``propensities``; NaN when it has none)."""
+
+MATCHED = pl.Struct({"rank": pl.Int32, "weight": pl.Float64})
+"""A slot where the ranking to estimate puts the document the log shows there, and the inverse of the
+probability with which the logger put it there (a randomised logger's record has ``propensities``)."""
 
 SUMMARY = {
     "session": pl.String,
@@ -124,12 +139,16 @@ SUMMARY = {
     "user_key": pl.Int64,
     "interleaved": pl.Boolean,
     "clicked": pl.List(CLICK),
+    "ranked": pl.Boolean,
+    "matched": pl.List(MATCHED),
 }
 """One query issue as the metrics see it: its session, time (Unix seconds), line (or row) in the input,
 number of results, the best rank clicked (0: no click) and the longest known dwell time of its clicks
 (NaN: none known); a key of its query text and of its user (the ``user`` key, else the session:
-:func:`key_of`), whether it served an interleaved list (it has ``origins``), and its clicked slots
-(:data:`CLICK`, in rank order, each once). Every online metric is a function of these columns."""
+:func:`key_of`), whether it served an interleaved list (it has ``origins``), its clicked slots
+(:data:`CLICK`, in rank order, each once), whether the ranking to estimate (:class:`Ranker`) ranks its
+query, and the slots where that ranking agrees with the log (:data:`MATCHED`: only for a record with
+the logger's ``propensities``). Every online metric is a function of these columns."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,6 +190,10 @@ class InteractionLog:
     """Per row, whether it served an interleaved list (the record has ``origins``)."""
     clicks: Any = None
     """Every row's clicked slots (:class:`Clicks`)."""
+    ranked: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+    """Per row, whether the ranking to estimate ranks its query."""
+    matched: Any = None
+    """Every row's slots where the ranking to estimate agrees with the log (:class:`Matched`)."""
     online: Any = None
     """Called as ``online(log, metrics, values)`` by :meth:`compare`: the tables and warnings of the
     interleaving test and counterfactual estimates (set by :func:`irspec_online.log.read_log`: the
@@ -200,41 +223,33 @@ class InteractionLog:
         return tables, warnings
 
 
-@dataclass(frozen=True)
-class Clicks:
-    """The clicked slots of ``n`` rows (query issues), each row's in rank order, each slot once: row
-    ``i``'s are ``start[i]:start[i + 1]`` of the per-click arrays (:data:`CLICK`'s fields): ``rank``,
-    ``team`` (0: ``a``, 1: ``b``, -1: none), ``rank_a`` and ``rank_b`` (0: unknown), ``p_a`` (NaN: unknown)
-    and ``new_rank`` (0: not ranked)."""
+class Slots:
+    """Slots of ``n`` rows (query issues), each row's in rank order: row ``i``'s are ``start[i]:start[i +
+    1]`` of the per-slot arrays, one per field of the struct :attr:`FIELDS` (a :data:`SUMMARY` list
+    column's items, the column :attr:`COLUMN`)."""
 
+    FIELDS: pl.Struct
+    COLUMN: str
     start: np.ndarray
-    rank: np.ndarray
-    team: np.ndarray
-    rank_a: np.ndarray
-    rank_b: np.ndarray
-    p_a: np.ndarray
-    new_rank: np.ndarray
 
     @classmethod
-    def of(cls, column: pl.Series) -> Clicks:
-        """The clicks of a :data:`SUMMARY` ``clicked`` column."""
+    def of(cls, column: pl.Series) -> Any:
+        """The slots of a :data:`SUMMARY` list column."""
         counts = column.list.len().fill_null(0).to_numpy().astype(np.int64)
         flat = column.explode().struct.unnest().drop_nulls("rank")
         start = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=start[1:])
-        return cls(start, *(flat[name].to_numpy() for name in CLICK.to_schema()))
+        return cls(start, *(flat[name].to_numpy() for name in cls.FIELDS.to_schema()))
 
     def column(self) -> pl.Series:
-        """The clicks as a :data:`SUMMARY` ``clicked`` column (what :meth:`of` reads)."""
-        flat = pl.DataFrame(
-            {name: getattr(self, name) for name in CLICK.to_schema()}, schema=CLICK.to_schema()
-        )
+        """The slots as a :data:`SUMMARY` list column (what :meth:`of` reads)."""
+        schema = self.FIELDS.to_schema()
+        flat = pl.DataFrame({name: getattr(self, name) for name in schema}, schema=schema)
         rows = pl.Series(self.row, dtype=pl.Int64)
-        grouped = flat.select(pl.struct(pl.all()).alias("clicked")).with_columns(row=rows)
-        lists = grouped.group_by("row").agg("clicked")
+        lists = flat.select(pl.struct(pl.all()).alias("s")).with_columns(row=rows).group_by("row").agg("s")
         every = pl.DataFrame({"row": np.arange(self.n)}, schema={"row": pl.Int64})
         joined = every.join(lists, on="row", how="left", maintain_order="left")
-        return joined["clicked"].fill_null([]).cast(pl.List(CLICK)).alias("clicked")
+        return joined["s"].fill_null([]).cast(pl.List(self.FIELDS)).alias(self.COLUMN)
 
     @property
     def n(self) -> int:
@@ -243,12 +258,42 @@ class Clicks:
 
     @property
     def row(self) -> np.ndarray:
-        """Per click, the index of its row."""
+        """Per slot, the index of its row."""
         return np.repeat(np.arange(self.n), np.diff(self.start))
 
     def per_row(self, values: np.ndarray) -> np.ndarray:
-        """The sum of ``values`` (one per click) over each row's clicks."""
+        """The sum of ``values`` (one per slot) over each row's slots."""
         return np.bincount(self.row, weights=values, minlength=self.n)
+
+
+@dataclass(frozen=True)
+class Clicks(Slots):
+    """The clicked slots of ``n`` rows, each slot once (:data:`CLICK`'s fields): ``rank``, ``team`` (0:
+    ``a``, 1: ``b``, -1: none), ``rank_a`` and ``rank_b`` (0: unknown), ``p_a`` (NaN: unknown),
+    ``new_rank`` (0: not ranked) and ``logging_p`` (NaN: unknown)."""
+
+    FIELDS = CLICK
+    COLUMN = "clicked"
+    start: np.ndarray
+    rank: np.ndarray
+    team: np.ndarray
+    rank_a: np.ndarray
+    rank_b: np.ndarray
+    p_a: np.ndarray
+    new_rank: np.ndarray
+    logging_p: np.ndarray
+
+
+@dataclass(frozen=True)
+class Matched(Slots):
+    """The slots of ``n`` rows where a ranking to estimate puts the logged document where it was shown,
+    with the inverse of its logging probability (:data:`MATCHED`'s fields: ``rank``, ``weight``)."""
+
+    FIELDS = MATCHED
+    COLUMN = "matched"
+    start: np.ndarray
+    rank: np.ndarray
+    weight: np.ndarray
 
 
 class QueryCounts:
@@ -378,6 +423,24 @@ def summarise(
     return pl.DataFrame(dict(zip(schema, cols, strict=True)), schema=schema)
 
 
+RANK_LIMIT = 100
+"""The most ranks a click model's parameters may hold (its JSON's ``ranks``)."""
+
+
+def checked_records(
+    records: Iterable[tuple[int, Any]], where: str, unit: str = "line"
+) -> Iterator[tuple[Any, list[int]]]:
+    """Each record of ``records`` (``(line or row, record)``) checked as :func:`summarise` checks it (a bad
+    record is an :class:`~irspec.InputError` naming ``where`` and its line or row), with the ranks
+    clicked (1-based, in order, each once)."""
+    for number, rec in records:
+        try:
+            clicked = _summary(rec)[8]
+        except _Bad as bad:
+            raise _located(str(bad), where, unit, number) from None
+        yield rec, [c["rank"] for c in clicked]
+
+
 def _located(message: str, where: str, unit: str, number: int) -> InputError:
     if unit == "line":
         return InputError(message, where, number)
@@ -421,6 +484,8 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
         user_key=summary["user_key"].to_numpy(),
         interleaved=summary["interleaved"].to_numpy(),
         clicks=Clicks.of(summary["clicked"]),
+        ranked=summary["ranked"].to_numpy(),
+        matched=Matched.of(summary["matched"]),
     )
 
 
@@ -445,12 +510,15 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
         raise _Bad("results must be a list of document ids (strings)")
     first, dwell, ranks = _clicks(rec.get("clicks"), results)
     origins = _origins(rec.get("origins"), len(results))
+    logging = _logging(rec.get("propensities"), len(results))
     user = rec.get("user")
     user_key = key_of(_text_id(user, "user") if user is not None else session)
     new = ranker.ranks(rec) if ranker is not None else {}
-    clicked = [_clicked(rank, origins, results, new) for rank in ranks]
+    clicked = [_clicked(rank, origins, logging, results, new) for rank in ranks]
+    matched = [{"rank": k + 1, "weight": 1 / p} for k, (d, p) in enumerate(zip(results, logging, strict=True))
+               if new.get(d) == k + 1] if logging is not None else []  # fmt: skip
     return (session, _timestamp(rec["timestamp"]), len(results), first, dwell, key_of(query), user_key,
-            origins is not None, clicked)  # fmt: skip
+            origins is not None, clicked, bool(new), matched)  # fmt: skip
 
 
 def key_of(text: str) -> int:
@@ -477,14 +545,29 @@ class Ranker:
 _NO_ORIGIN = (-1, 0, 0, math.nan)
 
 
-def _clicked(
-    rank: int, origins: list[tuple] | None, results: list[str], new: Mapping[str, int]
-) -> dict[str, Any]:
+def _clicked(rank: int, origins: list[tuple] | None, logging: list[float] | None, results: list[str],
+             new: Mapping[str, int]) -> dict[str, Any]:  # fmt: skip
     team, rank_a, rank_b, p_a = (
         origins[rank - 1] if origins is not None and rank <= len(origins) else _NO_ORIGIN
     )
     new_rank = new.get(results[rank - 1], 0) if rank <= len(results) and new else 0
-    return {"rank": rank, "team": team, "rank_a": rank_a, "rank_b": rank_b, "p_a": p_a, "new_rank": new_rank}
+    logging_p = logging[rank - 1] if logging is not None and rank <= len(logging) else math.nan
+    return {"rank": rank, "team": team, "rank_a": rank_a, "rank_b": rank_b, "p_a": p_a, "new_rank": new_rank,
+            "logging_p": logging_p}  # fmt: skip
+
+
+def _logging(raw: Any, shown: int) -> list[float] | None:
+    """A randomised logger's ``propensities``: per result, the probability with which it put the document
+    in that slot, in (0, 1]; None when the record has none."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) != shown:
+        raise _Bad(f"propensities must be a list with one probability per result ({shown}), got {_kind(raw)}"
+                   + (f" of {len(raw)}" if isinstance(raw, list) else ""))  # fmt: skip
+    for j, p in enumerate(raw):
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
+            raise _Bad(f"propensities[{j}] must be a probability above 0, got {quote(p)}")
+    return [float(p) for p in raw]
 
 
 _TEAMS = {"a": 0, "b": 1, None: -1}

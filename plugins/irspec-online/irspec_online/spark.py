@@ -237,6 +237,8 @@ def _rows(log: InteractionLog) -> dict[str, Any]:
         "user_key": log.user_key,
         "interleaved": log.interleaved,
         "clicked": _for_spark(pa.table({"c": log.clicks.column().to_arrow()}))["c"],
+        "ranked": log.ranked,
+        "matched": _for_spark(pa.table({"c": log.matched.column().to_arrow()}))["c"],
     }
 
 

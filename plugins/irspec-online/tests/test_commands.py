@@ -38,6 +38,7 @@ def folder(tmp_path, monkeypatch):
     shutil.copy(DEMO / "runs" / "bm25.run", tmp_path / "a.run")
     shutil.copy(DEMO / "runs" / "dense.run", tmp_path / "b.run")
     shutil.copy(EXAMPLES / "ab.jsonl", tmp_path / "log.jsonl")
+    shutil.copy(DEMO / "qrels.txt", tmp_path / "qrels.txt")
     (tmp_path / "pbm.json").write_text(json.dumps({"model": "PBM", "exam": [1.0, 0.6, 0.4, 0.3, 0.2]}))
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path)
@@ -61,15 +62,30 @@ INVOCATIONS = {
         ["online", "log.jsonl", "-m", "CTR"],
         ["online", "log.jsonl", "-m", "CTR", "--counterfactual", "a.run", "--propensity", "pbm.json"],
     ],
+    "clickmodel": [["clickmodel", "fit", "log.jsonl", "--model", "pbm"]],
+    "simulate": [
+        ["simulate", "--qrels", "qrels.txt", "--runs", "a.run", "b.run", "--sessions", "1000"],
+        ["simulate", "--clickmodel", "pbm.json", "--runs", "a.run", "b.run", "--sessions", "1000"],
+    ],
 }
-INPUTS = {"a.run", "b.run", "log.jsonl", "pbm.json"}
+INPUTS = {"a.run", "b.run", "log.jsonl", "pbm.json", "qrels.txt"}
+
+
+def _outputs(command):
+    """The output options of a plugin command, by their first flag."""
+    (declared,) = [c for c in plugin.COMMANDS if c.name == command]
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if a.dest == "command")
+    flags = {a.dest: a.option_strings[0] for a in sub.choices[command]._actions if a.option_strings}
+    return [flags[dest] for dest, role in declared.roles.items() if role == "output"]
 
 
 def _cases():
     for command, argvs in INVOCATIONS.items():
         for argv in argvs:
             for name in [a for a in argv if a in INPUTS]:
-                yield command, argv, name
+                for flag in _outputs(command):
+                    yield command, argv, flag, name
 
 
 def test_every_command_of_the_plugin_has_invocations_reading_each_input():
@@ -90,9 +106,9 @@ def test_every_command_of_the_plugin_has_invocations_reading_each_input():
             assert used, f"irspec {command.name}: no invocation reads {dest}"
 
 
-@pytest.mark.parametrize(("command", "argv", "name"), list(_cases()))
+@pytest.mark.parametrize(("command", "argv", "flag", "name"), list(_cases()))
 @pytest.mark.parametrize("spelling", ["typed", "dotdot", "absolute", "symlink", "hardlink"])
-def test_an_output_never_overwrites_an_input(folder, capsys, command, argv, name, spelling):
+def test_an_output_never_overwrites_an_input(folder, capsys, command, argv, flag, name, spelling):
     if spelling == "symlink":
         os.symlink(name, folder / "link")
     elif spelling == "hardlink":
@@ -101,7 +117,7 @@ def test_an_output_never_overwrites_an_input(folder, capsys, command, argv, name
               "hardlink": "hard"}[spelling]  # fmt: skip
     before = _digest(folder)
     capsys.readouterr()
-    assert main([*argv, "-o", target]) == 2
+    assert main([*argv, flag, target]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(
         f"irspec: error: cannot write {target!r}: it is an input"

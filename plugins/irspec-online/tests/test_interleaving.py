@@ -55,7 +55,9 @@ def clicks_of(rows):
     flat = [c for r in rows for c in r] or [(0, 0, 0, 0, 0.0)]
     cols = list(zip(*flat, strict=True))
     n = len([c for r in rows for c in r])
-    return Clicks(start, *(np.array(col[:n]) for col in cols), np.zeros(n, dtype=np.int32))
+    return Clicks(
+        start, *(np.array(col[:n]) for col in cols), np.zeros(n, dtype=np.int32), np.full(n, np.nan)
+    )
 
 
 def slot_clicks(served, ranks):

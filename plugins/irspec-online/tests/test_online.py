@@ -371,7 +371,10 @@ def test_the_installed_entry_point_is_found_with_its_distribution(monkeypatch):
     (entry,) = [r for r in plugin_report(pm) if r["name"] == "online"]
     assert entry["distribution"] == f"irspec-online {dist.version}"
     assert entry["readers"] == ["log"]
-    assert entry["metrics"] == ["Abandonment", "CTR", "QueriesPer", "SessionSuccess", "ZRR"]
+    assert entry["metrics"] == ["Abandonment", "CTR", "Interleaving", "QueriesPer", "SessionSuccess", "ZRR"]
+    assert entry["interleaving"] == ["Balanced", "Optimized", "Probabilistic", "TeamDraft"]
+    assert entry["click_models"] == ["CM", "DBN", "DCM", "PBM", "UBM"]
+    assert entry["commands"] == ["clickmodel", "interleave", "online", "simulate"]
 
 
 def test_timestamps_in_the_example_are_what_the_comments_say():

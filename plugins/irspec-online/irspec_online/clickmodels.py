@@ -1,0 +1,753 @@
+"""Click models (Chuklin, Markov and de Rijke, "Click Models for Web Search", 2015): fitted to a log by EM
+(or by counting, where the model has a closed form), evaluated by log-likelihood and perplexity, and
+used to simulate users.
+
+A model is registered through irspec's ``irspec_register_click_models`` hook (:mod:`irspec_online.plugin`)
+as a :class:`ClickModel` subclass, built from its bound spec. Sessions are a compact table
+(:class:`Sessions`): per query issue, the codes of its (query, document) pairs at ranks 1..``RANKS`` and
+which were clicked, identical sessions merged into one with a weight. Every model is vectorised over the
+sessions with numpy, and each EM iteration is one pass over the table chunk by chunk
+(:meth:`Sessions.chunks`), so that a table on disk (:mod:`irspec_online.clickstream`) is fitted in
+bounded memory by the same code.
+
+The models, their parameters and their updates (``alpha``: attractiveness of a query-document pair,
+``gamma``: examination or continuation; ``E``, ``A``, ``S``, ``C``: examined, attracted, satisfied, clicked):
+
+* **PBM**, position-based (Craswell et al., WSDM 2008; Richardson et al. 2007): ``P(C_r) = alpha_qd
+  gamma_r``. EM: a click gives ``A = E = 1``; no click gives ``P(A = 1 | C = 0) = alpha (1 - gamma) /
+  (1 - alpha gamma)`` and ``P(E = 1 | C = 0) = gamma (1 - alpha) / (1 - alpha gamma)``.
+* **CM**, cascade (Craswell et al., WSDM 2008): the user scans down and stops at the first click;
+  ``alpha_qd`` = clicks / impressions over the ranks down to the first click (a closed form).
+* **DCM**, dependent click (Guo, Liu and Wang, WSDM 2009): after a click at rank ``r`` the user goes on
+  with probability ``lambda_r``; with the last click taken as satisfying, ``alpha_qd`` is counted over
+  the ranks down to the last click (all of a session without clicks) and ``lambda_r`` is the share of
+  clicks at ``r`` that are not the last (closed forms).
+* **UBM**, user browsing (Dupret and Piwowarski, SIGIR 2008): ``P(C_r) = alpha_qd gamma_{r, r'}`` with
+  ``r'`` the rank of the previous click (0: none); EM as PBM's.
+* **DBN**, dynamic Bayesian network (Chapelle and Zhang, WWW 2009): examine, be attracted (``alpha``),
+  click, be satisfied (``sigma_qd``) and stop, or go on with probability ``gamma``. EM with the exact
+  posteriors: for an unclicked result after the last click (every result of a session without a
+  click), ``P(A = 1 | C) = alpha (1 - e) / (1 - e car)`` with ``e = P(E_r = 1 | C_<r)`` and ``car`` the
+  probability of a click at or below ``r`` once ``r`` is examined; for the last click, ``P(S = 1 | C) =
+  sigma / (1 - (1 - sigma) gamma car_{r+1})``; ``gamma``'s from the posterior of each transition
+  ``(E_r = 1, S_r = 0) -> E_{r+1}`` by a forward and a backward pass.
+
+Every estimate is ``(1 + numerator) / (2 + denominator)``, a Beta(1, 1) prior that gives an unseen pair
+0.5, the EM ones at most ``1 - 1e-6``, 50 EM iterations from 0.5: PyClick's conventions, so that the
+parameters equal PyClick's (``tests/test_clickmodels.py``, on a log PyClick fitted; its DBN with three
+of its departures from the model mended, listed in ``tests/reference/pyclick_reference.py``).
+Log-likelihood and perplexity are computed as PyClick computes them (``LogLikelihood``: the mean over
+sessions of the mean log of each result's click probability given the clicks above it; ``Perplexity``:
+per rank, ``2 ** -(mean log2 P(observed click))`` with unconditional click probabilities, and their mean).
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from irspec import InputError, IrspecError, plugin_api
+from irspec_online.records import RANK_LIMIT, checked_records
+
+__all__ = [
+    "CM",
+    "DBN",
+    "DCM",
+    "ITERATIONS",
+    "PBM",
+    "PROB_MAX",
+    "RANKS",
+    "UBM",
+    "ClickModel",
+    "Sessions",
+    "Vocabulary",
+    "load",
+    "model_of",
+]
+
+RANKS = 10
+"""The results of a session a click model reads (PyClick's ``MAX_RANK_DEFAULT``): the top 10."""
+ITERATIONS = 50
+"""EM iterations (PyClick's ``EMInference.ITERATION_NUM``)."""
+PROB_MAX = 1 - 1e-6
+"""The largest value an EM estimate takes (PyClick's ``ParamEM.PROB_MIN`` from 1), so that no
+probability of a click or of none is 0."""
+PROB_MIN = 1e-6
+"""The cascade model's conditional click probability below the first click (PyClick's ``CM.PROB_MIN``)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Sessions
+
+
+class Vocabulary:
+    """The (query, document) pairs of a log, each with a code (0, 1, ...), in the order first seen."""
+
+    def __init__(self) -> None:
+        self.codes: dict[tuple[str, str], int] = {}
+
+    def code(self, query: str, doc: str) -> int:
+        """The code of a pair, a new one when unseen."""
+        key = (query, doc)
+        found = self.codes.get(key)
+        if found is None:
+            found = self.codes[key] = len(self.codes)
+        return found
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every pair, in code order."""
+        return list(self.codes)
+
+    def nested(self, values: np.ndarray) -> dict[str, dict[str, float]]:
+        """A value per pair as ``{query: {doc: value}}``."""
+        out: dict[str, dict[str, float]] = {}
+        for (q, d), v in zip(self.codes, values.tolist(), strict=False):
+            out.setdefault(q, {})[d] = v
+        return out
+
+
+@dataclass
+class Sessions:
+    """Click-model sessions: ``pairs`` (n x :data:`RANKS`, int64) the codes of the pairs shown at each rank
+    (-1 past a session's end), ``clicks`` (n x RANKS, bool), ``length`` (the results shown, at most RANKS)
+    and ``weight`` (how many identical sessions each row stands for); ``vocabulary`` names the codes."""
+
+    pairs: np.ndarray
+    clicks: np.ndarray
+    length: np.ndarray
+    weight: np.ndarray
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
+    compacted: bool = False
+    """Whether identical sessions are merged already (:meth:`compact`)."""
+
+    def __len__(self) -> int:
+        return len(self.length)
+
+    @property
+    def count(self) -> float:
+        """The sessions the rows stand for."""
+        return float(self.weight.sum())
+
+    @property
+    def valid(self) -> np.ndarray:
+        """``(n, RANKS)``: whether each rank holds a result."""
+        return np.arange(self.pairs.shape[1])[None, :] < self.length[:, None]
+
+    def chunks(self, rows: int = 1 << 20) -> Iterator[Sessions]:
+        """The table ``rows`` sessions at a time (a table in memory: itself, in slices)."""
+        for start in range(0, len(self), rows):
+            end = start + rows
+            yield Sessions(self.pairs[start:end], self.clicks[start:end], self.length[start:end],
+                           self.weight[start:end], self.vocabulary)  # fmt: skip
+
+    def compact(self) -> Sessions:
+        """Identical sessions (the same pairs and clicks) merged into one row of their summed weight, in
+        the order first seen (a hash group-by of polars over the rows' columns)."""
+        if len(self) == 0 or self.compacted:
+            return self
+        ranks = self.pairs.shape[1]
+        bits = (self.clicks.astype(np.int64) << np.arange(ranks, dtype=np.int64)).sum(
+            axis=1
+        )  # clicks as a mask
+        columns = {f"p{r}": self.pairs[:, r] for r in range(ranks)} | {"clicks": bits, "length": self.length}
+        merged = (
+            pl.DataFrame({**columns, "weight": self.weight})
+            .group_by(list(columns), maintain_order=True)
+            .agg(pl.col("weight").sum())
+        )
+        pairs = merged.select([f"p{r}" for r in range(ranks)]).to_numpy().astype(np.int64).reshape(-1, ranks)
+        mask = merged["clicks"].to_numpy()
+        clicks = ((mask[:, None] >> np.arange(ranks, dtype=np.int64)) & 1).astype(bool)
+        length, weight = merged["length"].to_numpy().astype(np.int64), merged["weight"].to_numpy()
+        return Sessions(pairs, clicks, length, weight, self.vocabulary, compacted=True)
+
+    @classmethod
+    def empty(cls, vocabulary: Vocabulary | None = None) -> Sessions:
+        """No sessions."""
+        return cls(np.zeros((0, RANKS), dtype=np.int64), np.zeros((0, RANKS), dtype=bool), np.zeros(0, dtype=np.int64),
+                   np.zeros(0), vocabulary if vocabulary is not None else Vocabulary())  # fmt: skip
+
+    @classmethod
+    def of_records(cls, records: Iterable[tuple[int, Any]], where: str, unit: str = "line",
+                   vocabulary: Vocabulary | None = None) -> Sessions:  # fmt: skip
+        """The sessions of log records (each ``(line or row, record)``), checked as every reader of the
+        log checks them: a session per query issue, its top :data:`RANKS` results and the clicks on them
+        (a click's rank, or its document's position among the results)."""
+        vocabulary = vocabulary if vocabulary is not None else Vocabulary()
+        pairs, clicks, length = [], [], []
+        for rec, ranks in checked_records(records, where, unit):
+            shown = rec["results"][:RANKS]
+            row = [vocabulary.code(rec["query"], d) for d in shown]
+            pairs.append(row + [-1] * (RANKS - len(row)))
+            clicked = [False] * RANKS
+            for rank in ranks:
+                if rank <= len(shown):
+                    clicked[rank - 1] = True
+            clicks.append(clicked)
+            length.append(len(shown))
+        n = len(length)
+        return cls(np.array(pairs, dtype=np.int64).reshape(n, RANKS), np.array(clicks, dtype=bool).reshape(n, RANKS),
+                   np.array(length, dtype=np.int64), np.ones(n), vocabulary)  # fmt: skip
+
+    @classmethod
+    def concat(cls, parts: Sequence[Sessions]) -> Sessions:
+        """Sessions of several tables of one vocabulary, one after the other."""
+        if not parts:
+            return cls.empty()
+        return cls(np.concatenate([p.pairs for p in parts]), np.concatenate([p.clicks for p in parts]),
+                   np.concatenate([p.length for p in parts]), np.concatenate([p.weight for p in parts]),
+                   parts[0].vocabulary)  # fmt: skip
+
+
+def _gather(values: np.ndarray, pairs: np.ndarray, unseen: float = 0.5) -> np.ndarray:
+    """Each pair's value (a pair past the end of the table, or -1: ``unseen``)."""
+    safe = np.where((pairs >= 0) & (pairs < len(values)), pairs, 0)
+    return np.where((pairs >= 0) & (pairs < len(values)), values[safe] if len(values) else unseen, unseen)
+
+
+def _estimate(numerator: np.ndarray, denominator: np.ndarray, cap: bool) -> np.ndarray:
+    """``(1 + num) / (2 + den)``, an EM estimate at most :data:`PROB_MAX`."""
+    value = (1.0 + numerator) / (2.0 + denominator)
+    return np.minimum(value, PROB_MAX) if cap else value
+
+
+def _sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    return np.bincount(index, weights=values, minlength=size)[:size]
+
+
+def _last_click(clicks: np.ndarray) -> np.ndarray:
+    """Each session's last clicked rank (0-based), -1 for none."""
+    ranks = np.where(clicks, np.arange(clicks.shape[1])[None, :], -1)
+    return ranks.max(axis=1)
+
+
+def _first_click(clicks: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Each session's first clicked rank (0-based), its length for none."""
+    ranks = np.where(clicks, np.arange(clicks.shape[1])[None, :], clicks.shape[1] + 1)
+    return np.minimum(ranks.min(axis=1), length)
+
+
+# --------------------------------------------------------------------------------------------------
+# The models
+
+
+class ClickModel:
+    """A click model: its parameters, :meth:`fit` to sessions, :meth:`probabilities` of their clicks,
+    :meth:`simulate` clicks on lists, and its parameters as JSON (:meth:`as_json`, :func:`load`).
+
+    ``attr`` holds a value per pair of the vocabulary; subclasses add theirs. Subclasses implement
+    :meth:`_statistics` (one E step over a chunk: the numerators and denominators of each parameter),
+    :meth:`_update` (the M step), :meth:`probabilities` and :meth:`simulate`.
+    """
+
+    name = "ClickModel"
+    em = True
+    """Whether the model is fitted by EM (iterations; its estimates capped at :data:`PROB_MAX`), or
+    counted once (closed forms)."""
+
+    def __init__(self, method: Any = None, ranks: int = RANKS) -> None:
+        self.method = method
+        self.ranks = ranks
+        self.vocabulary = Vocabulary()
+        self.attr = np.zeros(0)
+        self.iterations = 0
+        self.sessions = 0.0
+        self.unseen: dict[str, float] | None = None
+        """What :meth:`for_pairs` gives a pair the model has no parameters for, by parameter (None: the
+        mean of the model's)."""
+
+    def _start(self, pairs: int) -> None:
+        self.attr = np.full(pairs, 0.5)
+
+    def fit(self, sessions: Sessions | Any, iterations: int = ITERATIONS) -> ClickModel:
+        """Fit the model to ``sessions`` (a :class:`Sessions`, or anything with ``chunks()`` and a
+        ``vocabulary``): ``iterations`` EM iterations from 0.5, over the distinct sessions (identical ones
+        merged first: :meth:`Sessions.compact`); a closed form: one counting pass."""
+        if self.em and isinstance(sessions, Sessions):
+            sessions = sessions.compact()
+        self.vocabulary = sessions.vocabulary
+        self._start(len(self.vocabulary))
+        rounds = iterations if self.em else 1
+        for _ in range(rounds):
+            totals: dict[str, list[np.ndarray]] = {}
+            count = 0.0
+            for chunk in sessions.chunks():
+                count += chunk.count
+                for name, (num, den) in self._statistics(chunk).items():
+                    if name in totals:
+                        totals[name][0] += num
+                        totals[name][1] += den
+                    else:
+                        totals[name] = [num.copy(), den.copy()]
+            self._update({k: (v[0], v[1]) for k, v in totals.items()})
+            self.sessions = count
+        self.iterations = rounds
+        return self
+
+    def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        raise NotImplementedError
+
+    def _update(self, stats: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        for name, (num, den) in stats.items():
+            setattr(self, name, _estimate(num, den, self.em))
+
+    def _attr(self, chunk: Sessions) -> np.ndarray:
+        return _gather(self.attr, chunk.pairs)
+
+    _PAIRED = ("attr",)
+    """The parameters held per query-document pair."""
+
+    def for_pairs(
+        self, pairs: Sequence[tuple[str, str]], unseen: Mapping[str, float] | None = None
+    ) -> ClickModel:
+        """A copy of the fitted model over another vocabulary, ``pairs`` (codes 0, 1, ... in that order):
+        each pair's parameters as fitted, a pair the model never saw given ``unseen[name]`` (default: the
+        mean of that parameter over the model's pairs, 0.5 without any)."""
+        copy = type(self)(self.method, self.ranks)
+        copy.__dict__.update({k: v for k, v in self.__dict__.items() if k not in self._PAIRED})
+        copy.vocabulary = Vocabulary()
+        codes = np.array([self.vocabulary.codes.get(p, -1) for p in pairs], dtype=np.int64)
+        for p in pairs:
+            copy.vocabulary.code(*p)
+        unseen = unseen if unseen is not None else self.unseen or {}
+        for name in self._PAIRED:
+            fitted = getattr(self, name)
+            default = unseen.get(name, float(fitted.mean()) if len(fitted) else 0.5)
+            setattr(copy, name, _gather(fitted, codes, default))
+        return copy
+
+    def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        """``(full, conditional)``, each ``(n, RANKS)``: each result's probability of a click, and the
+        probability of what was observed there (a click or none) given the clicks above it."""
+        raise NotImplementedError
+
+    def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Clicks ``(n, RANKS)`` of simulated users on lists of pairs (-1: past the end)."""
+        raise NotImplementedError
+
+    def log_likelihood(self, sessions: Sessions) -> float:
+        """PyClick's log-likelihood: the mean over sessions of the mean over a session's results of the log
+        of the probability of what was observed there given the clicks above it."""
+        _, conditional = self.probabilities(sessions)
+        valid = sessions.valid
+        logs = np.where(valid, np.log(np.where(valid, conditional, 1.0)), 0.0).sum(axis=1) / sessions.length
+        return float((logs * sessions.weight).sum() / sessions.count)
+
+    def perplexity(self, sessions: Sessions) -> tuple[float, list[float]]:
+        """PyClick's perplexity: per rank ``2 ** -(sum log2 P(observed) / sessions)`` with each result's
+        unconditional click probability, and the mean over the ranks."""
+        full, _ = self.probabilities(sessions)
+        observed = np.where(sessions.clicks, full, 1 - full)
+        valid = sessions.valid & (observed > 0)
+        logs = np.where(valid, np.log2(np.where(valid, observed, 1.0)), 0.0)
+        per_rank = 2.0 ** (-(sessions.weight @ logs) / sessions.count)
+        return float(per_rank.mean()), [float(p) for p in per_rank]
+
+    # the parameters as JSON
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, JSON-ready: per pair ``{query: {doc: value}}``, per rank a list."""
+        return {"attr": self.vocabulary.nested(self.attr)}
+
+    def as_json(self) -> dict[str, Any]:
+        """The fitted model as :func:`load` reads it back."""
+        return {"model": self.name, "spec": str(self.method) if self.method is not None else self.name,
+                "ranks": self.ranks, "iterations": self.iterations, "sessions": self.sessions,
+                "params": self.params()}  # fmt: skip
+
+    def _read(self, params: Mapping[str, Any], where: str) -> None:
+        self.attr = self._read_pairs(params, "attr", where)
+
+    def _read_pairs(self, params: Mapping[str, Any], name: str, where: str) -> np.ndarray:
+        nested = params.get(name)
+        if not isinstance(nested, Mapping):
+            raise InputError(f"params.{name} must map each query to {{document: value}}", where)
+        values = np.full(len(self.vocabulary), 0.5)
+        for q, docs in nested.items():
+            if not isinstance(docs, Mapping):
+                raise InputError(f"params.{name}.{q}: expected {{document: value}}", where)
+            for d, v in docs.items():
+                code = self.vocabulary.code(q, d)
+                if code >= len(values):
+                    values = np.concatenate([values, np.full(code + 1 - len(values), 0.5)])
+                values[code] = _probability(v, f"params.{name}.{q}.{d}", where)
+        return values
+
+    def _read_ranks(
+        self, params: Mapping[str, Any], name: str, where: str, shape: tuple[int, ...]
+    ) -> np.ndarray:
+        try:
+            values = np.array(params[name], dtype=np.float64)
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"params.{name} must be a list of {shape[0]} probabilities", where) from None
+        if values.shape != shape or not ((values >= 0) & (values <= 1)).all():
+            raise InputError(
+                f"params.{name} must be probabilities of shape {list(shape)}, got {values.shape}", where
+            )
+        return values
+
+
+def _probability(value: Any, what: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise InputError(f"{what} must be a probability, got {plugin_api.quote(value)}", where)
+    return float(value)
+
+
+class PBM(ClickModel):
+    """The position-based model: ``P(C_r = 1) = attr_qd * exam_r``."""
+
+    name = "PBM"
+
+    def _start(self, pairs: int) -> None:
+        super()._start(pairs)
+        self.exam = np.full(self.ranks, 0.5)
+
+    def _gamma(self, chunk: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        """Each result's examination probability, and the index of the parameter it is."""
+        index = np.broadcast_to(np.arange(self.ranks)[None, :], chunk.pairs.shape)
+        return self.exam[index], index
+
+    def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        alpha = self._attr(chunk)
+        gamma, index = self._gamma(chunk)
+        valid, click = chunk.valid, chunk.clicks
+        both = 1 - alpha * gamma
+        a_post = np.where(click, 1.0, alpha * (1 - gamma) / both)
+        e_post = np.where(click, 1.0, gamma * (1 - alpha) / both)
+        w = np.where(valid, chunk.weight[:, None], 0.0)
+        pairs = np.where(valid, chunk.pairs, 0)
+        n = len(self.vocabulary)
+        size = self.exam.size
+        return {
+            "attr": (_sum_by(pairs.ravel(), (a_post * w).ravel(), n), _sum_by(pairs.ravel(), w.ravel(), n)),
+            "exam": (_sum_by(index.ravel(), (e_post * w).ravel(), size).reshape(self.exam.shape),
+                     _sum_by(index.ravel(), w.ravel(), size).reshape(self.exam.shape)),
+        }  # fmt: skip
+
+    def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        full = self._attr(sessions) * self._gamma(sessions)[0]
+        return full, np.where(sessions.clicks, full, 1 - full)
+
+    def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        valid = np.arange(pairs.shape[1])[None, :] < length[:, None]
+        p = _gather(self.attr, pairs) * self.exam[None, : pairs.shape[1]]
+        return valid & (rng.random(pairs.shape) < p)
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "exam": self.exam.tolist()}
+
+    def _read(self, params: Mapping[str, Any], where: str) -> None:
+        super()._read(params, where)
+        self.exam = self._read_ranks(params, "exam", where, (self.ranks,))
+
+    @property
+    def propensities(self) -> np.ndarray:
+        """The examination probability per rank, rank 1 first (IPS's propensities)."""
+        return self.exam
+
+
+class UBM(PBM):
+    """The user browsing model: ``P(C_r = 1) = attr_qd * exam[r][r']`` with ``r'`` the rank (1-based) of
+    the previous click, 0 for none."""
+
+    name = "UBM"
+
+    def _start(self, pairs: int) -> None:
+        ClickModel._start(self, pairs)
+        self.exam = np.full((self.ranks, self.ranks + 1), 0.5)
+
+    def _gamma(self, chunk: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        r = np.arange(chunk.pairs.shape[1])[None, :]
+        last = np.where(chunk.clicks, r + 1, 0)  # 1-based rank of a click, 0 for none
+        previous = np.zeros_like(last)
+        previous[:, 1:] = np.maximum.accumulate(last, axis=1)[:, :-1]
+        index = r * (self.ranks + 1) + previous
+        return self.exam.ravel()[index], index
+
+    def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        alpha = self._attr(sessions)
+        given = alpha * self._gamma(sessions)[0]
+        conditional = np.where(sessions.clicks, given, 1 - given)
+        # the full probability (PyClick's): sum over the previous click p of P(C_p) P(no click between | p)
+        # P(C_r | p), with p = 0 for none
+        n, ranks = sessions.pairs.shape
+        full = np.zeros((n, ranks))
+        for r in range(ranks):
+            total = np.zeros(n)
+            for p in range(r + 1):  # p: 1-based rank of the previous click, 0: none
+                before = full[:, p - 1] if p else np.ones(n)
+                between = np.ones(n)
+                for b in range(p, r):
+                    between *= 1 - alpha[:, b] * self.exam[b, p]
+                total += before * between * alpha[:, r] * self.exam[r, p]
+            full[:, r] = total
+        return full, conditional
+
+    def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        alpha = _gather(self.attr, pairs)
+        clicks = np.zeros(pairs.shape, dtype=bool)
+        previous = np.zeros(len(pairs), dtype=np.int64)
+        for r in range(pairs.shape[1]):
+            clicks[:, r] = (r < length) & (rng.random(len(pairs)) < alpha[:, r] * self.exam[r, previous])
+            previous = np.where(clicks[:, r], r + 1, previous)
+        return clicks
+
+    def _read(self, params: Mapping[str, Any], where: str) -> None:
+        ClickModel._read(self, params, where)
+        self.exam = self._read_ranks(params, "exam", where, (self.ranks, self.ranks + 1))
+
+    @property
+    def propensities(self) -> np.ndarray:
+        """The examination probability per rank with no click above (UBM's column 0)."""
+        return self.exam[:, 0]
+
+
+def _cascade(alpha: np.ndarray, length: np.ndarray, rng: np.random.Generator, cont: np.ndarray) -> np.ndarray:
+    """Clicks of cascade users: down the list, each result clicked with its attractiveness; after a click
+    at rank ``r`` going on with probability ``cont[r]`` (0: the cascade model, which stops)."""
+    clicks = np.zeros(alpha.shape, dtype=bool)
+    going = np.ones(len(alpha), dtype=bool)
+    for r in range(alpha.shape[1]):
+        clicks[:, r] = going & (r < length) & (rng.random(len(alpha)) < alpha[:, r])
+        going &= ~clicks[:, r] | (rng.random(len(alpha)) < cont[r])
+    return clicks
+
+
+class CM(ClickModel):
+    """The cascade model: the user examines down to the first click and stops; ``attr_qd`` = clicks /
+    impressions over the ranks down to the first click (every rank of a session without one)."""
+
+    name = "CM"
+    em = False
+
+    def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        first = _first_click(chunk.clicks, chunk.length)
+        counted = chunk.valid & (np.arange(chunk.pairs.shape[1])[None, :] <= first[:, None])
+        w = np.where(counted, chunk.weight[:, None], 0.0)
+        pairs = np.where(counted, chunk.pairs, 0).ravel()
+        n = len(self.vocabulary)
+        return {"attr": (_sum_by(pairs, (w * chunk.clicks).ravel(), n), _sum_by(pairs, w.ravel(), n))}
+
+    def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        alpha = np.where(sessions.valid, self._attr(sessions), 0.0)
+        above = np.ones_like(alpha)
+        above[:, 1:] = np.cumprod(1 - alpha, axis=1)[:, :-1]
+        full = alpha * above
+        first = _first_click(sessions.clicks, sessions.length)
+        after = np.arange(alpha.shape[1])[None, :] > first[:, None]
+        return full, np.where(after, PROB_MIN, np.where(sessions.clicks, full, 1 - full))
+
+    def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return _cascade(_gather(self.attr, pairs), length, rng, np.zeros(pairs.shape[1]))
+
+
+class DCM(ClickModel):
+    """The dependent click model: ``attr_qd`` counted down to the last click (a session without one: every
+    rank), ``cont_r`` the share of clicks at rank ``r`` after which the user clicked again."""
+
+    name = "DCM"
+    em = False
+
+    def _start(self, pairs: int) -> None:
+        super()._start(pairs)
+        self.cont = np.full(self.ranks, 0.5)
+
+    def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        r = np.arange(chunk.pairs.shape[1])[None, :]
+        last = _last_click(chunk.clicks)
+        last_or_all = np.where(last >= 0, last, chunk.length)
+        counted = chunk.valid & (r <= last_or_all[:, None])
+        w = np.where(counted, chunk.weight[:, None], 0.0)
+        pairs = np.where(counted, chunk.pairs, 0).ravel()
+        n = len(self.vocabulary)
+        clicked = np.where(chunk.clicks, chunk.weight[:, None], 0.0)
+        again = np.where(chunk.clicks & (r != last[:, None]), chunk.weight[:, None], 0.0)
+        return {
+            "attr": (_sum_by(pairs, (w * chunk.clicks).ravel(), n), _sum_by(pairs, w.ravel(), n)),
+            "cont": (again.sum(axis=0), clicked.sum(axis=0)),
+        }
+
+    def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        alpha = self._attr(sessions)
+        n, ranks = alpha.shape
+        full = np.zeros((n, ranks))
+        conditional = np.zeros((n, ranks))
+        exam_full = np.ones(n)
+        exam = np.ones(n)
+        for r in range(ranks):
+            a, cont, clicked = alpha[:, r], self.cont[r], sessions.clicks[:, r]
+            full[:, r] = a * exam_full
+            exam_full = exam_full * (cont * a + 1 - a)
+            p_click = a * exam
+            conditional[:, r] = np.where(clicked, p_click, 1 - p_click)
+            exam = np.where(clicked, cont, exam * (1 - a) / (1 - p_click))
+        return full, conditional
+
+    def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return _cascade(_gather(self.attr, pairs), length, rng, self.cont)
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "cont": self.cont.tolist()}
+
+    def _read(self, params: Mapping[str, Any], where: str) -> None:
+        super()._read(params, where)
+        self.cont = self._read_ranks(params, "cont", where, (self.ranks,))
+
+
+class DBN(ClickModel):
+    """The dynamic Bayesian network model: attractiveness ``attr_qd``, satisfaction ``sat_qd`` and one
+    continuation probability ``cont``, fitted by EM with the exact posteriors (the module docstring)."""
+
+    name = "DBN"
+    _PAIRED = ("attr", "sat")
+
+    def _start(self, pairs: int) -> None:
+        super()._start(pairs)
+        self.sat = np.full(pairs, 0.5)
+        self.cont = 0.5
+
+    def _passes(self, chunk: Sessions) -> dict[str, np.ndarray]:
+        """The forward and backward quantities of every session and rank (``n x (RANKS + 1)`` each):
+        ``filtered`` ``P(E_r = 1 | C_<r)``, ``exam`` ``P(E_r = 1)``, ``car`` ``P(a click at or below r |
+        E_r = 1)``, ``b1`` and ``b0`` ``P(C_>=r | E_r = 1 or 0)``."""
+        alpha, sigma, gamma = self._attr(chunk), _gather(self.sat, chunk.pairs), self.cont
+        valid, click = chunk.valid, chunk.clicks
+        n, ranks = alpha.shape
+        filtered, exam = np.ones((n, ranks + 1)), np.ones((n, ranks + 1))
+        for r in range(ranks):
+            a, s, e = alpha[:, r], sigma[:, r], filtered[:, r]
+            filtered[:, r + 1] = np.where(click[:, r], gamma * (1 - s), e * gamma * (1 - a) / (1 - e * a))
+            exam[:, r + 1] = exam[:, r] * gamma * ((1 - s) * a + 1 - a)
+        car, b1, b0 = np.zeros((n, ranks + 1)), np.ones((n, ranks + 1)), np.ones((n, ranks + 1))
+        for r in range(ranks - 1, -1, -1):
+            a, s, v, c = alpha[:, r], sigma[:, r], valid[:, r], click[:, r]
+            car[:, r] = np.where(v, a + (1 - a) * gamma * car[:, r + 1], 0.0)
+            go_on = gamma * b1[:, r + 1] + (1 - gamma) * b0[:, r + 1]
+            b1[:, r] = np.where(
+                v, np.where(c, a * (s * b0[:, r + 1] + (1 - s) * go_on), (1 - a) * go_on), 1.0
+            )
+            b0[:, r] = np.where(v & c, 0.0, b0[:, r + 1])
+        return {
+            "alpha": alpha,
+            "sigma": sigma,
+            "filtered": filtered,
+            "exam": exam,
+            "car": car,
+            "b1": b1,
+            "b0": b0,
+        }
+
+    def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        p = self._passes(chunk)
+        alpha, sigma, gamma = p["alpha"], p["sigma"], self.cont
+        valid, click, w = chunk.valid, chunk.clicks, chunk.weight[:, None]
+        ranks = alpha.shape[1]
+        r = np.arange(ranks)[None, :]
+        last = _last_click(click)[:, None]
+        e, car = p["filtered"][:, :ranks], p["car"]
+        # attractiveness: 1 for a click; after the last click alpha (1 - e) / (1 - e car); else 0
+        a_post = np.where(click, 1.0, np.where(r > last, alpha * (1 - e) / (1 - e * car[:, :ranks]), 0.0))
+        # satisfaction: for the last click sigma / (1 - (1 - sigma) gamma car_{r+1}); other clicks 0
+        s_post = np.where(r == last, sigma / (1 - (1 - sigma) * gamma * car[:, 1:]), 0.0)
+        # continuation: the posterior of (E_r = 1, S_r = 0, E_{r+1} = z), each rank
+        b1, b0 = p["b1"][:, 1:], p["b0"][:, 1:]
+        go = np.where(click, alpha * (1 - sigma), 1 - alpha) * e
+        f101, f100 = go * gamma * b1, go * (1 - gamma) * b0
+        f110 = np.where(click, e * alpha * sigma * b0, 0.0)
+        f000 = np.where(click, 0.0, (1 - e) * b0)
+        total = f101 + f100 + f110 + f000
+        wv = np.where(valid, w, 0.0)
+        pairs = np.where(valid, chunk.pairs, 0).ravel()
+        clicked = np.where(valid & click, w, 0.0)
+        n = len(self.vocabulary)
+        return {
+            "attr": (_sum_by(pairs, (a_post * wv).ravel(), n), _sum_by(pairs, wv.ravel(), n)),
+            "sat": (_sum_by(pairs, (s_post * clicked).ravel(), n), _sum_by(pairs, clicked.ravel(), n)),
+            "cont": (np.array((wv * f101 / total).sum()), np.array((wv * (f100 + f101) / total).sum())),
+        }
+
+    def _update(self, stats: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        super()._update(stats)
+        self.cont = float(self.cont)
+
+    def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        p = self._passes(sessions)
+        ranks = p["alpha"].shape[1]
+        full = p["alpha"] * p["exam"][:, :ranks]
+        given = p["alpha"] * p["filtered"][:, :ranks]
+        return full, np.where(sessions.clicks, given, 1 - given)
+
+    def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        alpha, sigma = _gather(self.attr, pairs), _gather(self.sat, pairs)
+        clicks = np.zeros(pairs.shape, dtype=bool)
+        going = np.ones(len(pairs), dtype=bool)
+        for r in range(pairs.shape[1]):
+            u = rng.random((3, len(pairs)))
+            clicks[:, r] = going & (r < length) & (u[0] < alpha[:, r])
+            satisfied = clicks[:, r] & (u[1] < sigma[:, r])
+            going &= ~satisfied & (u[2] < self.cont)
+        return clicks
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "sat": self.vocabulary.nested(self.sat), "cont": self.cont}
+
+    def _read(self, params: Mapping[str, Any], where: str) -> None:
+        super()._read(params, where)
+        self.sat = self._read_pairs(params, "sat", where)
+        if len(self.sat) < len(self.attr):
+            self.sat = np.concatenate([self.sat, np.full(len(self.attr) - len(self.sat), 0.5)])
+        self.attr = np.concatenate([self.attr, np.full(len(self.sat) - len(self.attr), 0.5)])
+        self.cont = _probability(params.get("cont"), "params.cont", where)
+
+
+# --------------------------------------------------------------------------------------------------
+# Registered models, fitted models read back
+
+
+def model_of(spec: Any) -> ClickModel:
+    """A new, unfitted model of a click-model spec (``"dbn"``, a bound :class:`irspec.plugin_api.Method`)."""
+    method = plugin_api.parse_method(spec, "click model")
+    compute = method.definition.compute
+    cls = compute if callable(compute) else pkgutil.resolve_name(compute)
+    return cls(method)
+
+
+def load(source: str | Mapping[str, Any]) -> ClickModel:
+    """A fitted model from :meth:`ClickModel.as_json`'s JSON (a file, or the mapping)."""
+    where = source if isinstance(source, str) else "<click model>"
+    if isinstance(source, str):
+        try:
+            with open(source, encoding="utf-8") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            raise InputError("no such file", source) from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise InputError(f"not a click model's JSON: {e}", source) from None
+    else:
+        data = source
+    if not isinstance(data, Mapping) or not isinstance(data.get("params"), Mapping):
+        raise InputError("not a click model's JSON (irspec clickmodel fit writes one): no params", where)
+    try:
+        model = model_of(data.get("spec") or data.get("model"))
+    except IrspecError as e:
+        raise InputError(f"not a click model's JSON: {e}", where) from None
+    ranks = data.get("ranks", RANKS)
+    if not isinstance(ranks, int) or isinstance(ranks, bool) or not 1 <= ranks <= RANK_LIMIT:
+        raise InputError(
+            f"ranks must be an integer from 1 to {RANK_LIMIT}, got {plugin_api.quote(ranks)}", where
+        )
+    model.ranks = ranks
+    model._start(0)
+    model._read(data["params"], where)
+    model.iterations = int(data.get("iterations", 0))
+    model.sessions = float(data.get("sessions", 0))
+    return model

@@ -1,0 +1,124 @@
+"""A log's click-model sessions read in bounded memory, and click models fitted and evaluated on them.
+
+The log is read a batch of records at a time in any form irspec-online reads (:mod:`irspec_online.sources`,
+the records checked as every reader checks them), each batch made click-model sessions
+(:meth:`irspec_online.clickmodels.Sessions.of_records`) and merged into a table of distinct sessions with
+weights (:meth:`~irspec_online.clickmodels.Sessions.compact`) whenever the rows held pass ``chunk_rows``:
+memory holds the distinct sessions (with their pairs' vocabulary), not the log. A click model then
+iterates over that table (:meth:`irspec_online.clickmodels.ClickModel.fit`).
+
+Sessions can be held out for evaluation: a query issue is held out when a key of its session id
+(:func:`irspec_online.records.key_of`) falls in the ``holdout`` share, so that the split is the same
+whatever the order or form of the log, and a held-out session is evaluated only when its query was
+seen in training (PyClick's rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from irspec import EvaluationError, InputError
+from irspec_online.clickmodels import ITERATIONS, ClickModel, Sessions, Vocabulary, model_of
+from irspec_online.records import key_of
+from irspec_online.sources import open_source
+
+__all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions"]
+
+CHUNK_ROWS = 1 << 20
+"""Sessions held before the table is compacted again (some 100 MiB)."""
+BATCH = 16_384
+
+
+def read_sessions(
+    source: Any, holdout: float = 0.0, chunk_rows: int = CHUNK_ROWS
+) -> tuple[Sessions, Sessions]:
+    """The click-model sessions of a log, ``(train, held out)``, each compacted (distinct sessions with
+    their weights), sharing one vocabulary; the held-out ones only of queries seen in training."""
+    if not 0 <= holdout < 1:
+        raise EvaluationError(f"the held-out share must be at least 0 and below 1, got {holdout}")
+    opened = open_source(source, BATCH)
+    if getattr(opened, "summaries", None) is not None:
+        raise EvaluationError(
+            "a Spark DataFrame's sessions are read on Spark: irspec_online.spark.click_sessions"
+        )
+    vocabulary = Vocabulary()
+    train, test = _Held(vocabulary, chunk_rows), _Held(vocabulary, chunk_rows)
+    for batch in opened.batches:
+        sessions = Sessions.of_records(batch, opened.where, opened.unit, vocabulary)
+        if not holdout:
+            train.add(sessions)
+            continue
+        held = np.array([(key_of(str(rec["session"])) & 0xFFFFFFFF) / 2**32 < holdout for _, rec in batch])
+        train.add(_rows(sessions, ~held))
+        test.add(_rows(sessions, held))
+    trained = train.table()
+    if len(trained) == 0:
+        raise InputError("the log has no records to fit", opened.where)
+    tested = test.table()
+    if len(tested):  # only the queries seen in training (a session's query: its first pair's)
+        query = np.array([q for q, _ in vocabulary.pairs()] + [""], dtype=object)
+        seen = set(query[trained.pairs[:, 0]].tolist()) - {""}
+        tested = _rows(tested, np.array([q in seen for q in query[tested.pairs[:, 0]].tolist()], dtype=bool))
+    return trained, tested
+
+
+def _rows(sessions: Sessions, keep: np.ndarray) -> Sessions:
+    return Sessions(sessions.pairs[keep], sessions.clicks[keep], sessions.length[keep], sessions.weight[keep],
+                    sessions.vocabulary, sessions.compacted)  # fmt: skip
+
+
+class _Held:
+    """Sessions gathered batch by batch, compacted whenever they pass ``chunk_rows`` rows."""
+
+    def __init__(self, vocabulary: Vocabulary, chunk_rows: int) -> None:
+        self.parts: list[Sessions] = []
+        self.rows = 0
+        self.vocabulary = vocabulary
+        self.chunk_rows = chunk_rows
+
+    def add(self, sessions: Sessions) -> None:
+        self.parts.append(sessions)
+        self.rows += len(sessions)
+        if self.rows > self.chunk_rows:
+            self.parts = [Sessions.concat(self.parts).compact()]
+            self.rows = len(self.parts[0])
+
+    def table(self) -> Sessions:
+        joined = Sessions.concat(self.parts) if self.parts else Sessions.empty(self.vocabulary)
+        joined.vocabulary = self.vocabulary
+        return joined.compact()
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A model fitted to a log's sessions, and its evaluation on the held-out ones (None without)."""
+
+    model: ClickModel
+    train: Sessions
+    test: Sessions
+    log_likelihood: float | None
+    perplexity: float | None
+    perplexity_at_rank: list[float] | None
+
+    def as_json(self) -> dict[str, Any]:
+        """The model's JSON (:meth:`~irspec_online.clickmodels.ClickModel.as_json`) with its evaluation."""
+        out = self.model.as_json()
+        out["evaluation"] = {"held_out_sessions": self.test.count, "log_likelihood": self.log_likelihood,
+                             "perplexity": self.perplexity, "perplexity_at_rank": self.perplexity_at_rank}  # fmt: skip
+        return out
+
+
+def fit(source: Any, model: Any = "dbn", holdout: float = 0.0, iterations: int = ITERATIONS) -> Fitted:
+    """Fit a click model (a spec: ``"pbm"``, ``"dbn"``, ...) to a log (any form irspec-online reads),
+    ``holdout`` of its sessions held out and evaluated (log-likelihood and perplexity, PyClick's)."""
+    if iterations < 1:
+        raise EvaluationError(f"iterations must be at least 1, got {iterations}")
+    train, test = read_sessions(source, holdout)
+    fitted = model_of(model).fit(train, iterations)
+    if len(test) == 0:
+        return Fitted(fitted, train, test, None, None, None)
+    perplexity, per_rank = fitted.perplexity(test)
+    return Fitted(fitted, train, test, fitted.log_likelihood(test), perplexity, per_rank)

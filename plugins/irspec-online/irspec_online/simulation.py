@@ -1,0 +1,356 @@
+"""Simulated users for design: how much traffic an A/B test and an interleaving experiment need to tell
+two rankings apart, and logs of simulated sessions.
+
+Users are a fitted click model (:mod:`irspec_online.clickmodels`) clicking the lists they are shown:
+each query issue picks a query (uniformly among those both rankings answer, or by ``weights``), is shown
+ranking A's top ``depth`` or B's (an A/B test: half the traffic each) or a list interleaving both (drawn
+from a bank of ``bank`` lists the interleaving method made for the query), and clicks as the model says.
+A document the model has no parameters for gets the mean of the model's (see
+:meth:`~irspec_online.clickmodels.ClickModel.for_pairs`).
+
+**Power.** The query issues are independent, so each design's per-issue outcome (A/B: the metric, CTR or
+clicks, in each arm; interleaving: the preference of the clicks, +1 B, -1 A, 0, NaN without a click) is
+simulated once, ``sessions`` issues per design (the two arms with common random numbers, which estimate
+the small difference between them closely), and its mean and variance give the power of a two-sided
+test at level ``alpha`` for any traffic ``n`` by the normal approximation: the A/B test compares two
+means of ``n/2`` issues each (Welch), the interleaving test the mean outcome of the issues with a click
+against 0. The traffic each needs for a power (``n = ((z_{1-alpha/2} + z_power) s / delta)^2`` in the
+design's terms) and their ratio say how much interleaving saves (Chapelle, Joachims, Radlinski and Yue,
+"Large-scale validation and analysis of interleaved search evaluation", TOIS 2012: one to two orders of
+magnitude). :func:`monte_carlo` checks an analytic power by running whole experiments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import irspec
+from irspec import EvaluationError
+from irspec_online.clickmodels import ClickModel, Vocabulary, model_of
+from irspec_online.interleaving import implementation
+from irspec_online.records import Clicks, key_of
+
+__all__ = ["Design", "Power", "Simulation", "from_qrels", "monte_carlo", "simulate"]
+
+METRICS = ("ctr", "clicks")
+"""What the A/B test compares per query issue: ``ctr`` (whether it got a click) or ``clicks`` (how many)."""
+
+
+def _generator(seed: int, *parts: str) -> np.random.Generator:
+    return np.random.default_rng([seed, *(key_of(p) & 0xFFFFFFFFFFFFFFFF for p in parts)])
+
+
+@dataclass(frozen=True)
+class Design:
+    """What is simulated: a fitted click ``model``, the rankings ``a`` and ``b`` (``{query: [doc, ...]}``,
+    best first), the interleaving ``method`` (a spec), the lists' ``depth``, the A/B test's ``metric``
+    (:data:`METRICS`), the ``bank`` of interleaved lists made per query, and optional query ``weights``."""
+
+    model: ClickModel
+    a: Mapping[str, Sequence[str]]
+    b: Mapping[str, Sequence[str]]
+    method: Any = "team-draft"
+    depth: int = 10
+    metric: str = "ctr"
+    bank: int = 256
+    weights: Mapping[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.metric not in METRICS:
+            raise EvaluationError(
+                f"the A/B test's metric must be one of {', '.join(METRICS)}, not {self.metric!r}"
+            )
+        if not 1 <= self.depth <= self.model.ranks:
+            raise EvaluationError(
+                f"depth must be from 1 to the model's {self.model.ranks} ranks, got {self.depth}"
+            )
+        if not self.queries:
+            raise EvaluationError("the two rankings answer no query in common")
+
+    @property
+    def queries(self) -> list[str]:
+        """The queries both rankings answer, sorted."""
+        return sorted(set(self.a) & set(self.b))
+
+
+@dataclass
+class Simulation:
+    """A design's users, ready to simulate: the model over the rankings' pairs, each query's lists."""
+
+    design: Design
+    seed: int = 0
+    model: ClickModel = field(init=False)
+    probability: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        d = self.design
+        queries = d.queries
+        pairs = sorted({(q, doc) for q in queries for ranking in (d.a, d.b) for doc in ranking[q][: d.depth]})
+        self.model = d.model.for_pairs(pairs)
+        code = self.model.vocabulary.codes
+        self.lists = {name: _matrix([[code[(q, doc)] for doc in ranking[q][: d.depth]] for q in queries], d.depth)
+                      for name, ranking in (("a", d.a), ("b", d.b))}  # fmt: skip
+        weights = np.array([float((d.weights or {}).get(q, 1.0)) for q in queries])
+        if not (weights >= 0).all() or weights.sum() <= 0:
+            raise EvaluationError("query weights must be >= 0, and some > 0")
+        self.probability = weights / weights.sum()
+        interleaver = implementation(d.method)
+        bank = [[interleaver.interleave(list(d.a[q]), list(d.b[q]), _generator(self.seed, "bank", q, str(i)), d.depth)
+                 for i in range(d.bank)] for q in queries]  # fmt: skip
+        self.bank_pairs = np.array([[_padded([code[(q, doc)] for doc in s.docs], d.depth) for s in lists]
+                                    for q, lists in zip(queries, bank, strict=True)], dtype=np.int64)  # fmt: skip
+        self.bank_length = np.array([[len(s.docs) for s in lists] for lists in bank], dtype=np.int64)
+        self.bank_origin = {name: np.array([[_padded(list(getattr(s, name)), d.depth, fill) for s in lists] for lists in bank])
+                            for name, fill in (("team", -1), ("rank_a", 0), ("rank_b", 0), ("p_a", math.nan))}  # fmt: skip
+        self.interleaver = interleaver
+
+    def _queries(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.choice(len(self.probability), size=n, p=self.probability)
+
+    def ab(self, n: int, rng: np.random.Generator, common: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` query issues shown A's lists and ``n`` shown B's: each issue's metric, per arm. ``common``
+        gives both arms the same queries and random numbers (common random numbers: each arm's values are
+        as likely as apart, and the difference of their means is estimated far more closely)."""
+        out = []
+        shared = (self._queries(n, rng), int(rng.integers(2**63))) if common else None
+        for name in ("a", "b"):
+            pairs, length = self.lists[name]
+            q = shared[0] if shared else self._queries(n, rng)
+            draws = np.random.default_rng(shared[1]) if shared else rng
+            clicks = self.model.simulate(pairs[q], length[q], draws)
+            out.append(
+                clicks.any(axis=1).astype(np.float64)
+                if self.design.metric == "ctr"
+                else clicks.sum(axis=1) * 1.0
+            )
+        return out[0], out[1]
+
+    def interleaved(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` query issues shown interleaved lists: each one's outcome (NaN without a click)."""
+        q = self._queries(n, rng)
+        j = rng.integers(0, self.design.bank, size=n)
+        clicks = self.model.simulate(self.bank_pairs[q, j], self.bank_length[q, j], rng)
+        rows, cols = np.nonzero(clicks)
+        start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=start[1:])
+        origin = {k: v[q, j][rows, cols] for k, v in self.bank_origin.items()}
+        clicked = Clicks(start, cols + 1, origin["team"], origin["rank_a"], origin["rank_b"], origin["p_a"],
+                         np.zeros(len(rows), dtype=np.int64), np.full(len(rows), np.nan))  # fmt: skip
+        values = self.interleaver.outcome(clicked)
+        return np.where(clicks.any(axis=1), values, np.nan)
+
+    def log(
+        self, n: int, rng: np.random.Generator, interleaved: bool = True, start: float = 1714521600.0
+    ) -> list[dict]:
+        """``n`` simulated query issues as log records (interleaved lists with their origins, or an A/B
+        test's, each issue its own user and session: ``arm`` ``a`` or ``b``)."""
+        queries = self.design.queries
+        docs = self.model.vocabulary.pairs()
+        out = []
+        q = self._queries(n, rng)
+        if interleaved:
+            j = rng.integers(0, self.design.bank, size=n)
+            pairs, length = self.bank_pairs[q, j], self.bank_length[q, j]
+        else:
+            arm = rng.integers(0, 2, size=n)
+            pa, la = self.lists["a"]
+            pb, lb = self.lists["b"]
+            pairs = np.where(arm[:, None] == 0, pa[q], pb[q])
+            length = np.where(arm == 0, la[q], lb[q])
+        clicks = self.model.simulate(pairs, length, rng)
+        for i in range(n):
+            results = [docs[c][1] for c in pairs[i, : length[i]].tolist()]
+            rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[q[i]], "qid": queries[q[i]],
+                   "timestamp": start + i, "results": results,
+                   "clicks": [{"doc": results[r], "rank": r + 1} for r in np.flatnonzero(clicks[i]).tolist()]}  # fmt: skip
+            if interleaved:
+                origin = {k: v[q[i], j[i]] for k, v in self.bank_origin.items()}
+                rec["origins"] = [
+                    {**({"team": "ab"[int(origin["team"][r])]} if origin["team"][r] >= 0 else {}),
+                     "rank_a": int(origin["rank_a"][r]), "rank_b": int(origin["rank_b"][r]),
+                     **({} if math.isnan(origin["p_a"][r]) else {"p_a": float(origin["p_a"][r])})}
+                    for r in range(len(results))
+                ]  # fmt: skip
+            else:
+                rec["arm"] = "ab"[int(arm[i])]
+            out.append(rec)
+        return out
+
+
+def _padded(values: list, depth: int, fill: Any = -1) -> list:
+    return values + [fill] * (depth - len(values))
+
+
+def _matrix(rows: list[list[int]], depth: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([_padded(r, depth) for r in rows], dtype=np.int64), np.array(
+        [len(r) for r in rows], dtype=np.int64
+    )
+
+
+@dataclass(frozen=True)
+class Power:
+    """What a design's simulation says: the per-issue moments of each test and the traffic each needs.
+
+    ``ab_mean`` and ``ab_variance`` are each arm's metric per query issue (A, B); ``il_mean`` and
+    ``il_variance`` the interleaving outcome over the issues with a click, ``il_clicked`` their share.
+    ``ab_needed`` and ``il_needed`` are the query issues each design needs for ``power`` at ``alpha``
+    (the A/B test's both arms together); ``ratio`` is ``ab_needed / il_needed``. ``sessions`` issues
+    were simulated per design."""
+
+    sessions: int
+    alpha: float
+    power: float
+    ab_mean: tuple[float, float]
+    ab_variance: tuple[float, float]
+    il_mean: float
+    il_variance: float
+    il_clicked: float
+
+    @property
+    def ab_needed(self) -> float:
+        """Query issues (both arms) the A/B test needs: ``2 ((z_a + z_p) sqrt(v_a + v_b) / |d|)^2``."""
+        delta = self.ab_mean[1] - self.ab_mean[0]
+        return _needed(delta, sum(self.ab_variance), self.alpha, self.power, arms=2)
+
+    @property
+    def il_needed(self) -> float:
+        """Query issues the interleaving test needs (those without a click included):
+        ``((z_a + z_p) s / |m|)^2 / clicked share``."""
+        return _needed(self.il_mean, self.il_variance, self.alpha, self.power, arms=1) / max(
+            self.il_clicked, 1e-300
+        )
+
+    @property
+    def ratio(self) -> float:
+        """How many times more traffic the A/B test needs than interleaving for the same power."""
+        return self.ab_needed / self.il_needed
+
+    def ab_power(self, n: float) -> float:
+        """The A/B test's power with ``n`` query issues, half per arm."""
+        delta = self.ab_mean[1] - self.ab_mean[0]
+        return _power(delta, math.sqrt(sum(self.ab_variance) / (n / 2)), self.alpha)
+
+    def il_power(self, n: float) -> float:
+        """The interleaving test's power with ``n`` query issues (a share ``il_clicked`` with a click)."""
+        return _power(
+            self.il_mean, math.sqrt(self.il_variance / max(n * self.il_clicked, 1e-300)), self.alpha
+        )
+
+    def table(self, traffic: Sequence[float]) -> list[tuple[float, float, float]]:
+        """``(n, A/B power, interleaving power)`` for each traffic ``n``."""
+        return [(n, self.ab_power(n), self.il_power(n)) for n in traffic]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            **self.__dict__,
+            "ab_needed": self.ab_needed,
+            "il_needed": self.il_needed,
+            "ratio": self.ratio,
+        }
+
+
+def _z(p: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(p))
+
+
+def _needed(delta: float, variance: float, alpha: float, power: float, arms: int) -> float:
+    if delta == 0:
+        return math.inf
+    return arms * ((_z(1 - alpha / 2) + _z(power)) * math.sqrt(variance) / abs(delta)) ** 2
+
+
+def _power(delta: float, se: float, alpha: float) -> float:
+    """A two-sided normal test's power to find ``delta`` in its direction."""
+    from scipy.stats import norm
+
+    if se == 0:
+        return 1.0 if delta else alpha / 2
+    return float(norm.sf(_z(1 - alpha / 2) - abs(delta) / se))
+
+
+def simulate(design: Design, sessions: int = 1_000_000, alpha: float = 0.05, power: float = 0.8,
+             seed: int = 0) -> Power:  # fmt: skip
+    """Simulate ``sessions`` query issues per design (A/B: per arm) and compute the tests' power."""
+    if sessions < 2:
+        raise EvaluationError(f"simulate at least 2 sessions, not {sessions}")
+    if not (0 < alpha < 1 and 0 < power < 1):
+        raise EvaluationError("alpha and power must be strictly between 0 and 1")
+    sim = Simulation(design, seed)
+    rng = _generator(seed, "simulate")
+    a, b = sim.ab(sessions, rng, common=True)
+    outcome = sim.interleaved(sessions, rng)
+    clicked = outcome[~np.isnan(outcome)]
+    return Power(sessions, alpha, power, (float(a.mean()), float(b.mean())), (float(a.var(ddof=1)), float(b.var(ddof=1))),
+                 float(clicked.mean()) if len(clicked) else 0.0, float(clicked.var(ddof=1)) if len(clicked) > 1 else 0.0,
+                 len(clicked) / sessions)  # fmt: skip
+
+
+def monte_carlo(
+    design: Design, n: int, experiments: int, alpha: float = 0.05, seed: int = 0
+) -> tuple[float, float]:
+    """The share of ``experiments`` whole experiments of ``n`` query issues each that find B better (a
+    two-sided test at ``alpha`` in B's direction): ``(A/B: Welch's t, interleaving: the t-test of the mean
+    outcome against 0)``."""
+    from scipy.stats import ttest_1samp, ttest_ind
+
+    sim = Simulation(design, seed)
+    found_ab = found_il = 0
+    for e in range(experiments):
+        rng = _generator(seed, "experiment", str(e))
+        a, b = sim.ab(n // 2, rng)
+        t = ttest_ind(b, a, equal_var=False)
+        found_ab += bool(t.pvalue < alpha and t.statistic > 0)
+        outcome = sim.interleaved(n, rng)
+        clicked = outcome[~np.isnan(outcome)]
+        if len(clicked) > 1 and clicked.var() > 0:
+            t = ttest_1samp(clicked, 0.0)
+            found_il += bool(t.pvalue < alpha and t.statistic > 0)
+    return found_ab / experiments, found_il / experiments
+
+
+UNJUDGED = 0.02
+"""The attractiveness :func:`from_qrels` gives a document the qrels do not judge (and one judged 0):
+users click a few of them."""
+
+
+def from_qrels(
+    qrels: Any, model: Any = "dbn", unjudged: float = UNJUDGED, continuation: float = 0.9
+) -> ClickModel:
+    """A click model whose users know the judgments: each judged pair's attractiveness (and, for DBN,
+    satisfaction) is ERR's mapping of its label ``g``, ``(2^g - 1) / 2^g_max`` (Chapelle, Metzler, Zhang
+    and Grinspan, CIKM 2009), at least ``unjudged`` (a pair the model does not know gets ``unjudged``
+    too); examination falls as ``1 / r`` (PBM's and UBM's, each column), DCM's and DBN's continuation is
+    ``continuation``. For simulations where the better ranking is known (the one the qrels prefer)."""
+    frame = irspec.read_qrels(qrels).frame
+    top = max(int(frame["label"].max()), 1)
+    made = model_of(model)
+    made._start(0)
+    made.vocabulary = Vocabulary()
+    values = []
+    for q, d, g in zip(
+        frame["query"].to_list(), frame["docno"].to_list(), frame["label"].to_list(), strict=True
+    ):
+        made.vocabulary.code(q, d)
+        values.append(max((2.0 ** max(g, 0) - 1) / 2.0**top, unjudged))
+    made.attr = np.array(values)
+    ranks = made.ranks
+    if hasattr(made, "sat"):
+        made.sat = made.attr.copy()
+    if isinstance(getattr(made, "cont", None), float):
+        made.cont = continuation
+    elif hasattr(made, "cont"):
+        made.cont = np.full(ranks, continuation)
+    if hasattr(made, "exam"):
+        fall = 1.0 / np.arange(1, ranks + 1)
+        made.exam = fall if made.exam.ndim == 1 else np.repeat(fall[:, None], ranks + 1, axis=1)
+    made.iterations, made.sessions = 0, 0.0
+    made.unseen = {"attr": unjudged, "sat": unjudged}
+    return made

@@ -1,0 +1,151 @@
+"""Simulation for design: with a known better ranking, interleaving finds it with fewer query issues than
+an A/B test at the same power (the ratio measured here is the one docs/how-to/online-experiments.md
+gives); the analytic power agrees with whole simulated experiments; a simulated log evaluates to the
+preference simulated; users made from judgments have ERR's attractiveness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("irspec_online")
+
+import numpy as np
+from irspec_online import plugin
+from irspec_online.clickmodels import Vocabulary, model_of
+from irspec_online.simulation import Design, Simulation, from_qrels, monte_carlo, simulate
+
+import irspec
+from irspec.cli import main
+from irspec.testing import registered_plugin
+
+DEMO = Path(__file__).resolve().parents[3] / "specs" / "demo"
+
+
+@pytest.fixture(autouse=True)
+def online():
+    with registered_plugin(plugin) as registry:
+        yield registry
+
+
+def known_better(users="pbm", queries=60, docs=30, seed=7):
+    """Users whose attractiveness is ERR's mapping of graded labels; B ranks by the labels (a little
+    noise), A is B with some adjacent pairs of its top 10 swapped: B is better, by a little."""
+    rng = np.random.default_rng(seed)
+    labels = rng.choice([0, 0, 0, 0, 0, 0, 1, 1, 2, 3], size=(queries, docs))
+    model = model_of(users)
+    model._start(0)
+    model.vocabulary = Vocabulary()
+    for q in range(queries):
+        for d in range(docs):
+            model.vocabulary.code(f"q{q}", f"d{d}")
+    model.attr = np.maximum((2.0 ** labels.ravel() - 1) / 8, 0.02)
+    if users == "pbm":
+        model.exam = 1 / np.arange(1, 11)
+    else:
+        model.sat, model.cont = model.attr.copy(), 0.9
+    a, b = {}, {}
+    for q in range(queries):
+        good = list(np.argsort(-(labels[q] + rng.normal(0, 0.3, docs))))
+        worse = good.copy()
+        for i in range(0, 10, 2):
+            if rng.random() < 0.5:
+                worse[i], worse[i + 1] = worse[i + 1], worse[i]
+        b[f"q{q}"], a[f"q{q}"] = [f"d{d}" for d in good], [f"d{d}" for d in worse]
+    return model, a, b
+
+
+MEASURED = {  # query issues the A/B test (CTR) needs / interleaving needs, for 80% power at alpha 0.05
+    ("pbm", "team-draft"): 9.3,
+    ("pbm", "optimized"): 22.6,
+    ("pbm", "probabilistic"): 6.5,
+    ("dbn", "team-draft"): 16.3,
+    ("dbn", "optimized"): 47.8,
+}
+"""The ratios docs/how-to/online-experiments.md gives (seed 1; seeds 2 and 3 gave 8.4 and 9.4, 21.4 and 21.0,
+6.2 and 5.6, 10.8 and 15.7, 36.6 and 41.2; DBN users and probabilistic interleaving gave 13.9, 14.4 and
+14.6, left out of the tests for time): each test holds its seed-1 value within 40%,
+and that interleaving needs at least 3 times less traffic."""
+
+
+@pytest.mark.parametrize(("users", "method"), list(MEASURED))
+def test_interleaving_finds_a_known_better_ranking_with_less_traffic(users, method):
+    model, a, b = known_better(users)
+    design = Design(model, a, b, method=method, bank=512)
+    power = simulate(design, sessions=300_000, seed=1)
+    assert power.ab_mean[1] > power.ab_mean[0] and power.il_mean > 0  # both see B better
+    assert power.ratio > 3 and power.ratio == pytest.approx(MEASURED[(users, method)], rel=0.4), power.ratio
+    # at the traffic interleaving needs, whole experiments: it finds B about 80% of the time, A/B far less
+    n = int(power.il_needed)
+    found_ab, found_il = monte_carlo(design, n, 200, seed=2)
+    assert found_il > 0.65 and found_ab < found_il - 0.3, (found_ab, found_il)
+
+
+def test_the_analytic_power_agrees_with_whole_experiments():
+    model, a, b = known_better("dbn")
+    design = Design(model, a, b, bank=512)
+    power = simulate(design, sessions=300_000, seed=1)
+    for n in (int(power.il_needed / 2), int(power.ab_needed / 4)):
+        found_ab, found_il = monte_carlo(design, n, 200, seed=5)
+        assert found_ab == pytest.approx(power.ab_power(n), abs=0.09)
+        assert found_il == pytest.approx(power.il_power(n), abs=0.09)
+
+
+def test_a_random_ranking_pair_gives_no_power():
+    """A against itself: no difference to find; the power is alpha/2 (one direction) at any traffic."""
+    model, a, _ = known_better("pbm")
+    power = simulate(Design(model, a, a, bank=16), sessions=50_000, seed=1)
+    assert power.ab_mean[0] == pytest.approx(power.ab_mean[1], abs=0.01)
+    assert power.il_mean == pytest.approx(0.0, abs=0.02)
+
+
+def test_a_simulated_log_evaluates_to_the_simulated_preference():
+    model, a, b = known_better("dbn")
+    design = Design(model, a, b, bank=64)
+    records = Simulation(design, 1).log(20_000, np.random.default_rng(3))
+    res = irspec.evaluate_input(records, "Interleaving, CTR", per_query=False)
+    row = dict(zip(res.tables[-1].columns, res.tables[-1].rows[0], strict=True))
+    power = simulate(design, sessions=300_000, seed=1)
+    se = np.sqrt(power.il_variance / row["clicked"])
+    assert row["preference"] == pytest.approx(power.il_mean, abs=4 * se)
+    assert row["p (users)"] < 0.01  # over 60 queries the sign test has too little power to say as much
+    assert row["queries b"] > row["queries a"]
+    ab = Simulation(design, 1).log(20_000, np.random.default_rng(4), interleaved=False)
+    test = irspec.evaluate_input(ab, "CTR", options={"ab": {"baseline": "a", "unit": "query"}})
+    comparison = next(t for t in test.tables if t.title.startswith("A/B test"))
+    assert comparison.rows[0][5] == pytest.approx(power.ab_mean[1], abs=0.02)  # arm b's CTR
+
+
+def test_users_from_judgments_have_errs_attractiveness():
+    model = from_qrels(str(DEMO / "qrels.txt"), "dbn")
+    labels = {(q, d): g for q, d, g in (line.split()[0::2][:1] + line.split()[2:4] for line in
+                                         (DEMO / "qrels.txt").read_text().splitlines())}  # fmt: skip
+    top = max(int(g) for g in labels.values())
+    for (q, d), g in list(labels.items())[:50]:
+        expected = max((2 ** int(g) - 1) / 2**top, 0.02)
+        assert model.attr[model.vocabulary.codes[(q, d)]] == expected
+    assert model.cont == 0.9 and (model.sat == model.attr).all()
+    unseen = model.for_pairs([("q01", "never-judged")])
+    assert unseen.attr.tolist() == [0.02] and unseen.sat.tolist() == [0.02]
+
+
+def test_the_simulate_command(tmp_path, capsys):
+    out, log = tmp_path / "power.json", tmp_path / "sim.jsonl"
+    runs = [str(DEMO / "runs" / "bm25.run"), str(DEMO / "runs" / "dense.run")]
+    argv = ["simulate", "--qrels", str(DEMO / "qrels.txt"), "--model", "pbm", "--runs", *runs, "--sessions", "2e4",
+            "--log", str(log), "--log-sessions", "500", "-f", "json", "-o", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads(out.read_text())
+    assert report["sessions"] == 20_000 and report["design"]["users"] == "PBM"
+    assert report["ratio"] == pytest.approx(report["ab_needed"] / report["il_needed"])
+    assert [row["sessions"] for row in report["table"]] == [2, 20, 200, 2000, 20_000]
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(lines) == 500 and all(len(r["origins"]) == len(r["results"]) for r in lines)
+    assert main(["simulate", "--qrels", str(DEMO / "qrels.txt"), "--runs", *runs, "--sessions", "2e4"]) == 0
+    text = capsys.readouterr().out
+    assert "query issues needed for power 0.8: A/B" in text and "interleaving power" in text
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error
+        main(["simulate", "--qrels", str(DEMO / "qrels.txt"), "--runs", *runs, "--sessions", "1.5"])
+    assert exited.value.code == 2 and "expected a whole number of sessions" in capsys.readouterr().err
