@@ -110,6 +110,20 @@ def test_parameters_log_likelihood_and_perplexity_equal_pyclicks(name):
     assert per_rank == pytest.approx(reference["perplexity_at_rank"], abs=1e-9)
 
 
+def test_released_pyclick_dbn_departs_from_the_model_as_its_reference_says():
+    """PyClick's DBN as released (DBN_FIXES in reference/pyclick_reference.py) against the mended one, which
+    ours equals: on this log (simulated with continuation 0.85) the released one finds a continuation near 1
+    and attractiveness up to 0.49 away, and fits the held-out sessions worse."""
+    values = pyclick()["models"]
+    released, mended = values["DBN"], values["DBN-fixed"]
+    attr = max(abs(released["params"]["attr"][q][d] - v) for q, docs in mended["params"]["attr"].items()
+               for d, v in docs.items())  # fmt: skip
+    assert attr == pytest.approx(0.4878, abs=1e-4)
+    assert released["params"]["cont"] > 0.999 and mended["params"]["cont"] == pytest.approx(0.8679, abs=1e-4)
+    assert mended["log_likelihood"] > released["log_likelihood"]  # -0.2707 against -0.2930
+    assert mended["perplexity"] < released["perplexity"]
+
+
 def test_the_reference_was_made_by_the_commit_and_data_it_names():
     values = pyclick()
     assert values["pyclick_commit"] == "98e7e460231b2b607bf58b2f16a4fd1124cee042"
