@@ -552,6 +552,7 @@ PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
             "records",
         ),  # the record format, its checks and summaries, JSON Lines, the log's counts, InteractionLog
         ("interleaving", "clickmodels", "rankings"),  # interleaving; click models; runs as rankings
+        ("counterfactual",),  # IPS, clipped IPS, SNIPS of a new ranking from a log; their intervals
         ("kernels", "simulation"),  # the metrics' numpy computations; simulated users for design
         ("ab", "analysis"),  # A/B tests: exact moments, the statistics; a log's other tests
         ("streaming", "spark"),  # a log larger than memory in one pass; the same kernels on Spark
@@ -585,6 +586,7 @@ PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
     ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
     ("irspec_online", "interleaving", "scipy"): "loaded to optimize lists or test, not to read a log",
     ("irspec_online", "simulation", "scipy"): "loaded to compute a power, not to simulate",
+    ("irspec_online", "counterfactual", "scipy"): "loaded for an estimate's interval, not to read a log",
 }
 """(plugin, module, imported) -> why the import is inside a function; every other import of a plugin is at
 the top of its module."""

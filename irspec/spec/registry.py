@@ -104,7 +104,9 @@ SHIPPED_PLUGIN_NAMES: Mapping[str, tuple[str, ...]] = {
     "irspec-online": (
         "CTR", "click_through_rate", "clickthrough_rate", "ZRR", "zero_result_rate", "Abandonment",
         "session_abandonment_rate", "abandonment_rate", "SessionSuccess", "session_success_rate", "QueriesPer",
-        "queries_per_time_unit", "query_rate", "Interleaving", "interleaved_preference",
+        "queries_per_time_unit", "query_rate", "Interleaving", "interleaved_preference", "IPS",
+        "inverse_propensity_scoring", "ClippedIPS", "clipped_ips", "cips", "SNIPS", "self_normalised_ips",
+        "self_normalized_ips",
     ),
     "irspec-diversity": (
         "alpha_nDCG", "α_nDCG", "alpha-nDCG", "alpha_DCG", "α_DCG", "alpha-DCG", "ERR_IA", "ERR-IA", "nERR_IA",

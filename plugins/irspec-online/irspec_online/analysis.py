@@ -1,5 +1,6 @@
 """What a log's evaluation adds beside its metrics' means: the interleaving test of its ``Interleaving``
-metrics (and, later in this module, the counterfactual estimates' intervals), as report tables.
+metrics and the intervals of its counterfactual estimates (``IPS``, ``ClippedIPS``, ``SNIPS``), as report
+tables.
 
 :class:`Analysis` is made for one evaluation's metrics (:meth:`Analysis.of`), given the rows' values part
 by part (:meth:`Analysis.add`: the whole log in memory, or one partition of a streamed pass at a time) and
@@ -15,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from irspec import InputTable
+from irspec import EvaluationError, InputTable
+from irspec_online import counterfactual
+from irspec_online.counterfactual import estimates_table, is_counterfactual
 from irspec_online.interleaving import Tally, interleaving_table
 from irspec_online.settings import Online
 
@@ -28,19 +31,31 @@ def is_interleaving(metric: Any) -> bool:
 
 
 class Analysis:
-    """The tests of one evaluation's metrics, added up part by part (see the module docstring)."""
+    """The tests and estimates of one evaluation's metrics, added up part by part (the module docstring)."""
 
-    def __init__(self, settings: Online, metrics: Sequence[Any]) -> None:
+    def __init__(self, settings: Online, metrics: Sequence[Any], estimating: Any = None) -> None:
         self.settings = settings
         self.metrics = list(metrics)
+        self.estimating = estimating
         self.tallies = {
             j: Tally(settings.interleaving) for j, m in enumerate(self.metrics) if is_interleaving(m)
         }
+        estimates = [j for j, m in enumerate(self.metrics) if is_counterfactual(m)]
+        if estimates and estimating is None:
+            raise EvaluationError(
+                f"{self.metrics[estimates[0]]} estimates a ranking from the log: give it (irspec online "
+                "--counterfactual RUN; a plan's online: counterfactual: run)"
+            )
+        self.estimates = {
+            j: counterfactual.Tally(self.metrics[j], estimating.theta, estimating.confidence)
+            for j in estimates
+        }
 
     @classmethod
-    def of(cls, settings: Online | None, metrics: Sequence[Any]) -> Analysis:
-        """The analysis of ``metrics`` under ``settings`` (None: the defaults)."""
-        return cls(settings if settings is not None else Online(), metrics)
+    def of(cls, settings: Online | None, metrics: Sequence[Any], estimating: Any = None) -> Analysis:
+        """The analysis of ``metrics`` under ``settings`` (None: the defaults), estimating ``estimating``'s
+        ranking (:class:`irspec_online.counterfactual.Estimating`) for its counterfactual metrics."""
+        return cls(settings if settings is not None else Online(), metrics, estimating)
 
     def add(self, log: Any, values: np.ndarray, columns: Sequence[int] | None = None) -> None:
         """Add a part of the log (whole sessions): ``values`` holds a column per metric of ``columns``
@@ -49,15 +64,37 @@ class Analysis:
         for i, j in enumerate(columns):
             if j in self.tallies:
                 self.tallies[j].add(log.query_key, log.user_key, values[:, i], log.interleaved)
+            if j in self.estimates:
+                self.estimates[j].add(log)
+
+    def means(self) -> dict[str, float]:
+        """The counterfactual metrics' estimates, by canonical text (what a streamed pass reports for them:
+        SNIPS is a ratio of sums, not a mean of the partitions' terms)."""
+        return {str(self.metrics[j]): tally.estimate().value for j, tally in self.estimates.items()}
 
     def finish(self) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:
-        """The tables and warnings of the tests."""
-        if not self.tallies:
-            return (), ()
-        tests = [self.tallies[j].test(str(self.metrics[j])) for j in sorted(self.tallies)]
-        warnings = tuple(
-            f"{t.metric}: no query issue of the log served an interleaved list (its records have no origins)"
-            for t in tests
-            if t.impressions == 0
-        )
-        return (interleaving_table(tests),), warnings
+        """The tables and warnings of the tests and estimates."""
+        tables: list[InputTable] = []
+        warnings: list[str] = []
+        if self.tallies:
+            tests = [self.tallies[j].test(str(self.metrics[j])) for j in sorted(self.tallies)]
+            warnings += [
+                f"{t.metric}: no query issue of the log served an interleaved list (its records have no origins)"
+                for t in tests
+                if t.impressions == 0
+            ]
+            tables.append(interleaving_table(tests))
+        if self.estimates:
+            estimates = [self.estimates[j].estimate() for j in sorted(self.estimates)]
+            tables.append(estimates_table(estimates, self.estimating.name))
+            for e in estimates:
+                if e.unranked:
+                    warnings.append(
+                        f"{e.metric}: {e.unranked} query issues of queries {self.estimating.name} does not rank "
+                        "are left out"
+                    )
+                if e.beyond:
+                    warnings.append(
+                        f"{e.metric}: {e.beyond} clicks at ranks the propensities do not cover are left out"
+                    )
+        return tuple(tables), tuple(warnings)

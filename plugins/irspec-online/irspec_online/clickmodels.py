@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec import InputError, IrspecError, plugin_api
+from irspec import EvaluationError, InputError, IrspecError, plugin_api
 from irspec_online.records import RANK_LIMIT, checked_records
 
 __all__ = [
@@ -66,7 +66,9 @@ __all__ = [
     "UBM",
     "ClickModel",
     "Sessions",
+    "Swap",
     "Vocabulary",
+    "json_data",
     "load",
     "model_of",
 ]
@@ -709,6 +711,55 @@ class DBN(ClickModel):
         self.cont = _probability(params.get("cont"), "params.cont", where)
 
 
+class Swap(PBM):
+    """Examination propensities from a swap experiment (Joachims, Swaminathan and Schnabel, WSDM 2017,
+    section 5): query issues whose production ranking had its top result swapped with the one at rank
+    ``k`` (the record's ``swap``: ``k``, 1 for no swap), ``k`` drawn uniformly; the top document is then
+    shown at ``k``, so ``exam_k / exam_1`` = its click rate at ``k`` over its click rate at 1. ``exam_1`` is
+    1 (only the ratios matter to IPS). Not a model of documents: it neither simulates nor predicts clicks."""
+
+    name = "Swap"
+    em = False
+
+    def fit(self, sessions: Any, iterations: int = ITERATIONS) -> ClickModel:
+        """Swap experiments are counted from the log's records (:func:`irspec_online.clickstream.fit`)."""
+        raise EvaluationError(
+            "a swap experiment is fitted from its log's records: irspec clickmodel fit --model swap"
+        )
+
+    def fit_counts(self, shown: np.ndarray, clicked: np.ndarray) -> Swap:
+        """``exam_k = (clicked[k] / shown[k]) / (clicked[1] / shown[1])`` from the query issues ``shown``
+        with the top result at rank ``k`` (index ``k - 1``) and the clicks on it there."""
+        if shown[0] == 0 or clicked[0] == 0:
+            raise EvaluationError(
+                "a swap experiment needs query issues without a swap (swap 1) whose top result was clicked"
+            )
+        rate = np.divide(clicked, shown, out=np.full(len(shown), np.nan), where=shown > 0)
+        self.exam = rate / rate[0]
+        self.shown, self.clicked = shown, clicked
+        self.sessions = float(shown.sum())
+        return self
+
+    def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
+        raise EvaluationError("a swap experiment's propensities are no model of documents' clicks")
+
+    def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        raise EvaluationError("a swap experiment's propensities are no model of documents' clicks")
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "attr": {},
+            "exam": self.exam.tolist(),
+            "shown": self.shown.tolist(),
+            "clicked": self.clicked.tolist(),
+        }
+
+    def _read(self, params: Mapping[str, Any], where: str) -> None:
+        self.exam = self._read_ranks(params, "exam", where, (self.ranks,))
+        self.shown = np.array(params.get("shown", [0] * self.ranks), dtype=np.float64)
+        self.clicked = np.array(params.get("clicked", [0] * self.ranks), dtype=np.float64)
+
+
 # --------------------------------------------------------------------------------------------------
 # Registered models, fitted models read back
 
@@ -721,19 +772,24 @@ def model_of(spec: Any) -> ClickModel:
     return cls(method)
 
 
+def json_data(source: Any, what: str) -> tuple[Any, str]:
+    """``(data, where)`` of a JSON file (a path), or of the data given (``where``: ``<what>``); a file that is
+    missing or no JSON is an :class:`irspec.InputError` naming it and what it was to be (``what``: "a click
+    model's JSON")."""
+    if not isinstance(source, str):
+        return source, f"<{what}>"
+    try:
+        with open(source, encoding="utf-8") as f:
+            return json.load(f), source
+    except FileNotFoundError:
+        raise InputError("no such file", source) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"not {what}: {e}", source) from None
+
+
 def load(source: str | Mapping[str, Any]) -> ClickModel:
     """A fitted model from :meth:`ClickModel.as_json`'s JSON (a file, or the mapping)."""
-    where = source if isinstance(source, str) else "<click model>"
-    if isinstance(source, str):
-        try:
-            with open(source, encoding="utf-8") as f:
-                data = json.load(f)
-        except FileNotFoundError:
-            raise InputError("no such file", source) from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise InputError(f"not a click model's JSON: {e}", source) from None
-    else:
-        data = source
+    data, where = json_data(source, "a click model's JSON")
     if not isinstance(data, Mapping) or not isinstance(data.get("params"), Mapping):
         raise InputError("not a click model's JSON (irspec clickmodel fit writes one): no params", where)
     try:

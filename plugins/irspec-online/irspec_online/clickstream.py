@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from irspec import EvaluationError, InputError
-from irspec_online.clickmodels import ITERATIONS, ClickModel, Sessions, Vocabulary, model_of
-from irspec_online.records import key_of
+from irspec_online.clickmodels import ITERATIONS, ClickModel, Sessions, Swap, Vocabulary, model_of
+from irspec_online.records import checked_records, key_of
 from irspec_online.sources import open_source
 
 __all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions"]
@@ -113,12 +113,42 @@ class Fitted:
 
 def fit(source: Any, model: Any = "dbn", holdout: float = 0.0, iterations: int = ITERATIONS) -> Fitted:
     """Fit a click model (a spec: ``"pbm"``, ``"dbn"``, ...) to a log (any form irspec-online reads),
-    ``holdout`` of its sessions held out and evaluated (log-likelihood and perplexity, PyClick's)."""
+    ``holdout`` of its sessions held out and evaluated (log-likelihood and perplexity, PyClick's); a swap
+    experiment's propensities (``"swap"``) counted from its records."""
     if iterations < 1:
         raise EvaluationError(f"iterations must be at least 1, got {iterations}")
+    made = model_of(model)
+    if isinstance(made, Swap):
+        shown, clicked = swap_counts(source, made.ranks)
+        return Fitted(made.fit_counts(shown, clicked), Sessions.empty(), Sessions.empty(), None, None, None)
     train, test = read_sessions(source, holdout)
-    fitted = model_of(model).fit(train, iterations)
+    fitted = made.fit(train, iterations)
     if len(test) == 0:
         return Fitted(fitted, train, test, None, None, None)
     perplexity, per_rank = fitted.perplexity(test)
     return Fitted(fitted, train, test, fitted.log_likelihood(test), perplexity, per_rank)
+
+
+def swap_counts(source: Any, ranks: int) -> tuple[np.ndarray, np.ndarray]:
+    """A swap experiment's counts: per rank ``k`` (index ``k - 1``), the query issues whose top result was
+    swapped with rank ``k`` (the record's ``swap``; 1: none) and those of them with a click at ``k``."""
+    opened = open_source(source, BATCH)
+    shown, clicked = np.zeros(ranks), np.zeros(ranks)
+    where = opened.where
+    for batch in opened.batches:
+        where = opened.where
+        for (number, rec), (_, ranks_clicked) in zip(
+            batch, checked_records(batch, opened.where, opened.unit), strict=True
+        ):
+            k = rec.get("swap")
+            if k is None:
+                continue
+            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ranks:
+                raise InputError(
+                    f"{opened.unit} {number}: swap must be a rank from 1 to {ranks}, got {k!r}", where
+                )
+            shown[k - 1] += 1
+            clicked[k - 1] += k in ranks_clicked
+    if not shown.any():
+        raise InputError("no record has a swap (the rank its top result was swapped with: 1 for none)", where)
+    return shown, clicked

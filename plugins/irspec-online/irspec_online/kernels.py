@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from irspec import EvaluationError
+from irspec_online.counterfactual import values
 from irspec_online.interleaving import outcomes
 from irspec_online.records import InteractionLog
 
@@ -91,3 +93,14 @@ def interleaving(log: InteractionLog, metric: Any) -> np.ndarray:
     """Per interleaved query issue with a click, the preference its clicks express for ``b`` over ``a``
     (+1, -1, 0; probabilistic interleaving's expectation), under the metric's method; NaN on the others."""
     return outcomes(log, metric.get("method"))
+
+
+def estimate(log: InteractionLog, metric: Any) -> np.ndarray:
+    """Per query issue, the counterfactual estimator's term (IPS, ClippedIPS, SNIPS: their mean is the
+    estimate of the new ranking's measure), NaN for one the estimate leaves out."""
+    if log.estimating is None:
+        raise EvaluationError(
+            f"{metric} estimates a ranking from the log: give it (irspec online --counterfactual "
+            "RUN; a plan's online: counterfactual: run; options={'online': {'counterfactual': ...}})"
+        )
+    return values(log, metric, log.estimating.theta)[0]

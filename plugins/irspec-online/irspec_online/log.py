@@ -16,8 +16,10 @@ from typing import Any
 
 import polars as pl
 
+from irspec import EvaluationError
 from irspec_online.ab import Design
 from irspec_online.analysis import Analysis
+from irspec_online.counterfactual import Estimating
 from irspec_online.records import QueryCounts, assemble, summarise, summary_schema
 from irspec_online.settings import Online
 from irspec_online.sources import open_source
@@ -58,12 +60,17 @@ def read_log(
         raise ValueError("batch_size must be >= 1")
     design = Design.of(ab) if ab is not None else None
     settings = Online.of(online)
+    estimating = Estimating.of(settings.counterfactual)
+    ranker = estimating.ranker if estimating is not None else None
     fields = design.fields if design is not None else {}
     opened = open_source(source, batch_size, fields)
-    if not per_query:
-        return LogStream(
-            opened.name, opened.where, opened, fields, design, rows=rows_hint(source), settings=settings
+    if estimating is not None and opened.summaries is not None:
+        raise EvaluationError(
+            "a counterfactual estimate reads the log's records: give the log as files, not on Spark"
         )
+    if not per_query:
+        return LogStream(opened.name, opened.where, opened, fields, design, rows=rows_hint(source),
+                         settings=settings, estimating=estimating)  # fmt: skip
     queries = QueryCounts()
     top = None
     if (
@@ -76,17 +83,19 @@ def read_log(
         frames = []
         rows = 0
         for batch in opened.batches:
-            frames.append(summarise(batch, opened.where, opened.unit, queries=queries, fields=fields))
+            frames.append(
+                summarise(batch, opened.where, opened.unit, queries=queries, fields=fields, ranker=ranker)
+            )
             rows += frames[-1].height
             check_rows(rows, memory, opened.where)
     empty = pl.DataFrame(schema=summary_schema(fields))
     log = assemble(pl.concat(frames) if frames else empty, opened.name, opened.where)
     return dataclasses.replace(log, top_queries=queries.top() if top is None else top, design=design,
-                               online=functools.partial(_analysed, settings))  # fmt: skip
+                               online=functools.partial(_analysed, settings), estimating=estimating)  # fmt: skip
 
 
 def _analysed(settings: Online, log: Any, metrics: Any, values: Any) -> Any:
     """The interleaving test and counterfactual estimates of a log read whole (:class:`Analysis`)."""
-    analysis = Analysis.of(settings, metrics)
+    analysis = Analysis.of(settings, metrics, log.estimating)
     analysis.add(log, values)
     return analysis.finish()

@@ -129,6 +129,71 @@ queries (a plan's online: interleaving: sets them).""",
     bounds=(-1.0, 1.0),
 )
 
+_MEASURE = Param(
+    "measure",
+    "choice",
+    "ctr",
+    "what is estimated: ctr (clicks on the top k per query issue), rr (the reciprocal rank of the clicks) or "
+    "click (the clicks at rank k)",
+    choices=("ctr", "rr", "click"),
+)
+_CUTOFF = Param(
+    "k", "int", 10, "the new ranking's depth estimated (ctr, rr) or the rank (click)", minimum=1, maximum=100
+)
+_ESTIMATE_DOC = """The new ranking is the counterfactual one the log is read with (online: counterfactual: run; irspec
+online --counterfactual). Per query issue whose query it ranks, the sum over the clicks of lambda(r') w, with r' the
+rank the new ranking gives the clicked document and lambda the measure's weight (ctr: 1 for r' <= k; rr: 1/r';
+click: 1 at r' = k), and w the click's weight: theta_r' / theta_r from examination propensities (a fitted PBM's or a
+swap experiment's; Joachims, Swaminathan and Schnabel, WSDM 2017), or, for a randomised logger's record (its
+propensities), 1 / p for a click where the new ranking agrees with the log (p the logger's probability for that
+slot), 0 elsewhere. The mean over query issues is the estimate; every output also shows its standard error and
+interval. """
+
+IPS = MetricDef(
+    "IPS",
+    "inverse propensity scoring: a new ranking's clicks estimated from the log of another",
+    (_MEASURE, _CUTOFF),
+    at="k",
+    positional="measure",
+    needs="log",
+    compute=f"{K}:estimate",
+    doc=_ESTIMATE_DOC
+    + "Unbiased where the propensities are right and the new ranking's documents were shown.",
+    bounds=NONNEGATIVE,
+)
+
+CLIPPED_IPS = MetricDef(
+    "ClippedIPS",
+    "clipped IPS: each click's weight at most clip (less variance, some downward bias)",
+    (
+        _MEASURE,
+        _CUTOFF,
+        Param("clip", "float", 10.0, "the largest weight of a click", minimum=0, exclusive_minimum=True),
+    ),
+    at="k",
+    positional="measure",
+    needs="log",
+    compute=f"{K}:estimate",
+    doc=_ESTIMATE_DOC
+    + "Each weight w is min(w, clip) (Strehl et al. 2010; Joachims et al. clip the propensities).",
+    bounds=NONNEGATIVE,
+)
+
+SNIPS = MetricDef(
+    "SNIPS",
+    "self-normalised IPS, of a randomised logger's log: per rank, weighted clicks over the weights",
+    (_MEASURE, _CUTOFF),
+    at="k",
+    positional="measure",
+    needs="log",
+    compute=f"{K}:estimate",
+    doc=_ESTIMATE_DOC
+    + "Self-normalised (Swaminathan and Joachims, NeurIPS 2015): per rank k, the weighted clicks where "
+    "the new ranking agrees with the log divided by the sum of those weights (the control variate, of expectation 1), "
+    "summed with lambda; needs the records' propensities (a randomised logger), with the delta method's variance.",
+    bounds=NONNEGATIVE,
+)
+
 INTERLEAVING_METHODS = (
     InterleavingDef(
         "TeamDraft",
@@ -343,6 +408,15 @@ CLICK_MODELS = (
         "attr(q, d), sat(q, d) and one continuation cont; fitted by EM with the exact posteriors (a forward and a "
         "backward pass over each session).",
     ),
+    ClickModelDef(
+        "Swap",
+        "a swap experiment: examination propensities per rank from swapping the top result with rank k",
+        f"{_CM}:Swap",
+        doc="Joachims, Swaminathan and Schnabel, Unbiased learning-to-rank with biased feedback, WSDM 2017, section 5. "
+        "Query issues whose top result was swapped with the one at rank k (the record's swap: k; 1 for none), k "
+        "uniform: exam(k) / exam(1) = the top result's click rate at k / its click rate at 1. The propensities of IPS "
+        "estimates (irspec online --propensity).",
+    ),
 )
 
 C = "irspec_online.commands"
@@ -456,6 +530,9 @@ def irspec_register_metrics(register) -> None:
     register(SESSION_SUCCESS, aliases=["session_success_rate"])
     register(QUERIES_PER, aliases=["queries_per_time_unit", "query_rate"])
     register(INTERLEAVING, aliases=["interleaved_preference"])
+    register(IPS, aliases=["inverse_propensity_scoring"])
+    register(CLIPPED_IPS, aliases=["clipped_ips", "cips"])
+    register(SNIPS, aliases=["self_normalised_ips", "self_normalized_ips"])
 
 
 @irspec.hookimpl
@@ -484,5 +561,6 @@ def irspec_register_commands(register) -> None:
 def irspec_register_click_models(register) -> None:
     """Register the click models."""
     for model, aliases in zip(CLICK_MODELS, (["position-based"], ["cascade"], ["dependent-click"],
-                                             ["user-browsing"], ["dynamic-bayesian-network"]), strict=True):  # fmt: skip
+                                             ["user-browsing"], ["dynamic-bayesian-network"], ["swap-intervention"]),
+                              strict=True):  # fmt: skip
         register(model, aliases=aliases)

@@ -139,7 +139,7 @@ SUMMARY = {
     "user_key": pl.Int64,
     "interleaved": pl.Boolean,
     "clicked": pl.List(CLICK),
-    "ranked": pl.Boolean,
+    "ranked": pl.Int8,
     "matched": pl.List(MATCHED),
 }
 """One query issue as the metrics see it: its session, time (Unix seconds), line (or row) in the input,
@@ -147,7 +147,8 @@ number of results, the best rank clicked (0: no click) and the longest known dwe
 (NaN: none known); a key of its query text and of its user (the ``user`` key, else the session:
 :func:`key_of`), whether it served an interleaved list (it has ``origins``), its clicked slots
 (:data:`CLICK`, in rank order, each once), whether the ranking to estimate (:class:`Ranker`) ranks its
-query, and the slots where that ranking agrees with the log (:data:`MATCHED`: only for a record with
+query (``ranked``: 0 no, 1 yes, 2 yes and the record has the logger's ``propensities``), and the slots
+where that ranking agrees with the log (:data:`MATCHED`: only for a record with
 the logger's ``propensities``). Every online metric is a function of these columns."""
 
 
@@ -190,10 +191,13 @@ class InteractionLog:
     """Per row, whether it served an interleaved list (the record has ``origins``)."""
     clicks: Any = None
     """Every row's clicked slots (:class:`Clicks`)."""
-    ranked: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
-    """Per row, whether the ranking to estimate ranks its query."""
+    ranked: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    """Per row, whether the ranking to estimate ranks its query: 0 no, 1 yes, 2 yes and the record has
+    the logger's propensities (a randomised logger's)."""
     matched: Any = None
     """Every row's slots where the ranking to estimate agrees with the log (:class:`Matched`)."""
+    estimating: Any = None
+    """What the log was read to estimate (:class:`irspec_online.counterfactual.Estimating`), or None."""
     online: Any = None
     """Called as ``online(log, metrics, values)`` by :meth:`compare`: the tables and warnings of the
     interleaving test and counterfactual estimates (set by :func:`irspec_online.log.read_log`: the
@@ -518,7 +522,7 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     matched = [{"rank": k + 1, "weight": 1 / p} for k, (d, p) in enumerate(zip(results, logging, strict=True))
                if new.get(d) == k + 1] if logging is not None else []  # fmt: skip
     return (session, _timestamp(rec["timestamp"]), len(results), first, dwell, key_of(query), user_key,
-            origins is not None, clicked, bool(new), matched)  # fmt: skip
+            origins is not None, clicked, (2 if logging is not None else 1) if new else 0, matched)  # fmt: skip
 
 
 def key_of(text: str) -> int:

@@ -31,11 +31,21 @@ import numpy as np
 
 import irspec
 from irspec import EvaluationError
-from irspec_online.clickmodels import ClickModel, Vocabulary, model_of
+from irspec_online.clickmodels import ClickModel, Sessions, Vocabulary, model_of
 from irspec_online.interleaving import implementation
 from irspec_online.records import Clicks, key_of
 
-__all__ = ["Design", "Power", "Simulation", "from_qrels", "monte_carlo", "simulate"]
+__all__ = [
+    "LOGGERS",
+    "Design",
+    "Power",
+    "Simulation",
+    "from_qrels",
+    "logged",
+    "monte_carlo",
+    "simulate",
+    "truth",
+]
 
 METRICS = ("ctr", "clicks")
 """What the A/B test compares per query issue: ``ctr`` (whether it got a click) or ``clicks`` (how many)."""
@@ -180,6 +190,66 @@ class Simulation:
                 rec["arm"] = "ab"[int(arm[i])]
             out.append(rec)
         return out
+
+
+LOGGERS = ("ranking", "shuffle", "swap")
+"""How :meth:`Simulation.logged` shows ranking A: as it is, shuffled, or with a swap intervention."""
+
+
+def logged(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ranking",
+           start: float = 1714521600.0) -> list[dict]:  # fmt: skip
+    """``n`` simulated query issues of ranking A served by a ``logger``: ``ranking`` shows A's top as it is;
+    ``shuffle`` a uniformly random permutation of it (each document in each slot with probability 1/L,
+    the records' ``propensities``); ``swap`` A's top with its first result swapped with the one at rank
+    ``k``, uniform (Joachims et al.'s intervention; the records' ``swap: k``, 1 for none: a swap experiment,
+    whose own randomisation covers too few rankings to estimate them by, so no ``propensities``). The logs
+    of counterfactual estimates and swap experiments."""
+    if logger not in LOGGERS:
+        raise EvaluationError(f"the logger must be one of {', '.join(LOGGERS)}, not {logger!r}")
+    queries, docs = sim.design.queries, sim.model.vocabulary.pairs()
+    pairs, length = sim.lists["a"]
+    q = sim._queries(n, rng)
+    shown = pairs[q].copy()
+    size = length[q]
+    swap = np.ones(n, dtype=np.int64)
+    propensity = np.ones(shown.shape)
+    if logger == "shuffle":
+        keys = np.where(np.arange(shown.shape[1])[None, :] < size[:, None], rng.random(shown.shape), np.inf)
+        shown = np.take_along_axis(shown, np.argsort(keys, axis=1), axis=1)
+        propensity = np.repeat(1.0 / size[:, None], shown.shape[1], axis=1)
+    elif logger == "swap":
+        swap = (rng.random(n) * size).astype(np.int64) + 1
+        rows = np.arange(n)
+        top = shown[:, 0].copy()
+        shown[:, 0] = shown[rows, swap - 1]
+        shown[rows, swap - 1] = top
+    clicks = sim.model.simulate(shown, size, rng)
+    out = []
+    for i in range(n):
+        results = [docs[c][1] for c in shown[i, : size[i]].tolist()]
+        rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[q[i]], "qid": queries[q[i]], "timestamp": start + i,
+               "results": results, "clicks": [{"doc": results[r], "rank": r + 1} for r in np.flatnonzero(clicks[i]).tolist()]}  # fmt: skip
+        if logger == "shuffle":
+            rec["propensities"] = propensity[i, : size[i]].tolist()
+        if logger == "swap":
+            rec["swap"] = int(swap[i])
+        out.append(rec)
+    return out
+
+
+def truth(sim: Simulation, measure: str, k: int, ranking: str = "b") -> float:
+    """The expected measure (``ctr``: clicks on the top ``k``; ``rr``: sum of 1/rank of the clicks; ``click``:
+    clicks at rank ``k``) per query issue of a ranking's lists under the simulation's users, exactly: each
+    rank's unconditional click probability (:meth:`~irspec_online.clickmodels.ClickModel.probabilities`),
+    weighted by the query probabilities."""
+    pairs, length = sim.lists[ranking]
+    full, _ = sim.model.probabilities(
+        Sessions(pairs, np.zeros(pairs.shape, dtype=bool), length, np.ones(len(length)), sim.model.vocabulary)
+    )
+    r = np.arange(1, pairs.shape[1] + 1)
+    weight = {"ctr": (r <= k) * 1.0, "rr": (r <= k) / r, "click": (r == k) * 1.0}[measure]
+    full = np.where(np.arange(pairs.shape[1])[None, :] < length[:, None], full, 0.0)
+    return float(sim.probability @ (full @ weight))
 
 
 def _padded(values: list, depth: int, fill: Any = -1) -> list:

@@ -37,6 +37,7 @@ then.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Iterator, Sequence
@@ -116,6 +117,8 @@ class LogStream:
     settings: Any = None
     """The ``online`` settings (:class:`irspec_online.settings.Online`) of the interleaving test and the
     counterfactual estimates."""
+    estimating: Any = None
+    """What the log is read to estimate (:class:`irspec_online.counterfactual.Estimating`), or None."""
 
     def evaluate(
         self, metrics: Sequence[Any]
@@ -138,7 +141,7 @@ class LogStream:
             by_user = self.design is not None and self.design.unit == "user" and len(head) > 1
             users = Partitions(directory, count, "unit") if by_user else None
             totals = _Totals(metrics, self.design, self.source, users, self.chunk_rows)
-            totals.analysis = Analysis.of(self.settings, metrics)
+            totals.analysis = Analysis.of(self.settings, metrics, self.estimating)
             if len(head) == 1:  # the whole log is one chunk: no temporary files
                 for group in keys.values():
                     totals.add(self._part(head[0]), group)
@@ -153,7 +156,9 @@ class LogStream:
             ab_tables, ab_warnings = totals.ab_test()  # reads the users' partitions
         tables = (*_top(queries), hours.table())
         more_tables, more_warnings = totals.analysis.finish()
-        return totals.means(), (*tables, *ab_tables, *more_tables), (*ab_warnings, *more_warnings)
+        # an estimate's mean is the analysis' (SNIPS is a ratio of sums, not a mean of the partitions' terms)
+        means = {**totals.means(), **totals.analysis.means()}
+        return means, (*tables, *ab_tables, *more_tables), (*ab_warnings, *more_warnings)
 
     def _summaries(self, queries: QueryCounts, hours: HourCounts) -> Iterator[pl.DataFrame]:
         if self.opened.summaries is not None:  # Spark summarised the records
@@ -162,12 +167,14 @@ class LogStream:
                 yield frame
             return
         for batch in self.opened.batches:
-            frame = summarise(batch, self.opened.where, self.opened.unit, queries=queries, fields=self.fields)
+            ranker = self.estimating.ranker if self.estimating is not None else None
+            frame = summarise(batch, self.opened.where, self.opened.unit, queries=queries, fields=self.fields,
+                              ranker=ranker)  # fmt: skip
             hours.add(frame["time"].to_numpy())
             yield frame
 
     def _part(self, frame: pl.DataFrame) -> Any:
-        return assemble(frame, self.name, self.source)
+        return dataclasses.replace(assemble(frame, self.name, self.source), estimating=self.estimating)
 
 
 def rows_hint(source: Any) -> int | None:

@@ -371,9 +371,10 @@ def test_the_installed_entry_point_is_found_with_its_distribution(monkeypatch):
     (entry,) = [r for r in plugin_report(pm) if r["name"] == "online"]
     assert entry["distribution"] == f"irspec-online {dist.version}"
     assert entry["readers"] == ["log"]
-    assert entry["metrics"] == ["Abandonment", "CTR", "Interleaving", "QueriesPer", "SessionSuccess", "ZRR"]
+    assert entry["metrics"] == ["Abandonment", "CTR", "ClippedIPS", "IPS", "Interleaving", "QueriesPer", "SNIPS",
+                                "SessionSuccess", "ZRR"]  # fmt: skip
     assert entry["interleaving"] == ["Balanced", "Optimized", "Probabilistic", "TeamDraft"]
-    assert entry["click_models"] == ["CM", "DBN", "DCM", "PBM", "UBM"]
+    assert entry["click_models"] == ["CM", "DBN", "DCM", "PBM", "Swap", "UBM"]
     assert entry["commands"] == ["clickmodel", "interleave", "online", "simulate"]
 
 

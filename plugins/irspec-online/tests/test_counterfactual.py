@@ -1,0 +1,238 @@
+"""Counterfactual estimates: on simulated logs where the new ranking's value is known exactly (the users'
+click model gives each rank's click probability), the intervals of IPS (examination propensities, a
+deterministic logger; the logger's propensities, a randomised one) and of SNIPS cover the truth at their
+nominal rate over many seeds; clipping only lowers IPS; a swap experiment recovers the examination
+propensities; the values by hand; the streamed pass equals the one in memory; the command line."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+pytest.importorskip("irspec_online")
+
+import numpy as np
+from irspec_online import plugin
+from irspec_online.clickmodels import Vocabulary, load, model_of
+from irspec_online.clickstream import fit
+from irspec_online.simulation import Design, Simulation, logged, truth
+from scipy.stats import binom
+
+import irspec
+from irspec.cli import main
+from irspec.testing import registered_plugin
+
+
+@pytest.fixture(autouse=True)
+def online():
+    with registered_plugin(plugin) as registry:
+        yield registry
+
+
+def world(seed=1, queries=20, docs=10):
+    """PBM users (examination 1/r^0.8), a logging ranking A (random) and a better one B (by attractiveness),
+    each a permutation of the same ten documents per query."""
+    rng = np.random.default_rng(seed)
+    model = model_of("pbm")
+    model._start(0)
+    model.vocabulary = Vocabulary()
+    for q in range(queries):
+        for d in range(docs):
+            model.vocabulary.code(f"q{q}", f"d{d}")
+    model.attr = rng.uniform(0.05, 0.6, queries * docs)
+    model.exam = 1 / np.arange(1, 11) ** 0.8
+    a = {f"q{q}": [f"d{d}" for d in rng.permutation(docs)] for q in range(queries)}
+    b = {
+        f"q{q}": [f"d{d}" for d in np.argsort(-model.attr[q * docs : (q + 1) * docs])] for q in range(queries)
+    }
+    return Simulation(Design(model, a, b, bank=2)), b
+
+
+def estimate(records, spec, b, theta=None):
+    options = {"online": {"counterfactual": {"run": b, "propensity": theta}}}
+    res = irspec.evaluate_input(records, spec, options=options, per_query=False)
+    return dict(zip(res.tables[-1].columns, res.tables[-1].rows[0], strict=True))
+
+
+COVERAGE = {
+    "ranking": ("IPS(ctr)@5", "IPS(rr)", "IPS(click)@3"),  # a deterministic logger: examination propensities
+    "shuffle": ("IPS(ctr)@5", "SNIPS(ctr)@5", "SNIPS(rr)"),  # a randomised one: the logger's propensities
+}
+
+
+@pytest.mark.parametrize("logger", list(COVERAGE))
+def test_the_interval_covers_the_truth_at_its_nominal_rate(logger):
+    """200 logs of 2,000 query issues each, simulated with different seeds: each estimate's 95% interval
+    holds the new ranking's true value in a share of them within the central 99.9% of Binomial(200, 0.95),
+    and its standardised errors centre on 0 (no bias)."""
+    sim, b = world()
+    specs = COVERAGE[logger]
+    metrics = [irspec.parse(s) for s in specs]
+    true = [truth(sim, m.get("measure"), m.get("k")) for m in metrics]
+    options = {
+        "online": {
+            "counterfactual": {
+                "run": b,
+                "propensity": sim.model.exam.tolist() if logger == "ranking" else None,
+            }
+        }
+    }
+    covered = np.zeros(len(specs))
+    errors = []
+    for seed in range(200):
+        records = logged(sim, 2000, np.random.default_rng(1000 + seed), logger)
+        res = irspec.evaluate_input(records, ", ".join(specs), options=options, per_query=False)
+        rows = res.tables[-1].rows
+        covered += [row[3] <= t <= row[4] for row, t in zip(rows, true, strict=True)]
+        errors.append([(row[1] - t) / row[2] for row, t in zip(rows, true, strict=True)])
+    low, high = binom.ppf(0.0005, 200, 0.95), binom.ppf(0.9995, 200, 0.95)
+    assert ((low <= covered) & (covered <= high)).all(), dict(zip(specs, covered, strict=True))
+    assert (np.abs(np.mean(errors, axis=0)) < 4 / math.sqrt(200)).all(), np.mean(errors, axis=0)
+
+
+def test_clipping_lowers_ips_and_a_clip_above_every_weight_changes_nothing():
+    sim, b = world()
+    records = logged(sim, 5000, np.random.default_rng(3), "ranking")
+    theta = sim.model.exam.tolist()
+    ips = estimate(records, "IPS(ctr)@10", b, theta)
+    largest = max(theta) / min(theta)
+    assert (
+        estimate(records, f"ClippedIPS(ctr, clip={largest + 1})@10", b, theta)["estimate"] == ips["estimate"]
+    )
+    clipped = estimate(records, "ClippedIPS(ctr, clip=1.5)@10", b, theta)
+    assert clipped["estimate"] < ips["estimate"] and clipped["clipped"] > 0
+
+
+def test_ips_by_hand():
+    """theta = (1, 0.5, 0.25): a click at logged rank 3 on a document the new ranking puts first weighs
+    1 / 0.25 = 4; at logged rank 1 on one it puts third, 0.25 / 1."""
+    b = {"q": ["d3", "d2", "d1"]}
+    records = [
+        {
+            "session": "s1",
+            "query": "q",
+            "timestamp": 0,
+            "results": ["d1", "d2", "d3"],
+            "clicks": [{"doc": "d3"}],
+        },
+        {
+            "session": "s2",
+            "query": "q",
+            "timestamp": 1,
+            "results": ["d1", "d2", "d3"],
+            "clicks": [{"doc": "d1"}],
+        },
+        {"session": "s3", "query": "q", "timestamp": 2, "results": ["d1", "d2", "d3"], "clicks": []},
+        {
+            "session": "s4",
+            "query": "other",
+            "timestamp": 3,
+            "results": ["x"],
+            "clicks": [{"doc": "x"}],
+        },  # not ranked
+    ]
+    options = {"online": {"counterfactual": {"run": b, "propensity": [1, 0.5, 0.25]}}}
+    res = irspec.evaluate_input(records, "IPS(ctr)@3, IPS(ctr)@1, IPS(rr), IPS(click)@3", options=options)
+    assert res.aggregate() == pytest.approx(
+        {
+            "IPS@3": (4 + 0.25 + 0) / 3,
+            "IPS@1": 4 / 3,
+            "IPS(measure=rr)@10": (4 + 0.25 / 3) / 3,
+            "IPS(measure=click)@3": 0.25 / 3,
+        }
+    )
+    row = next(t for t in res.tables if t.title.startswith("Counterfactual")).rows[0]
+    values = np.array([4.0, 0.25, 0.0])
+    assert row[2] == pytest.approx(values.std(ddof=1) / math.sqrt(3))  # the standard error
+    assert row[6] == 1 and any("1 query issues of queries" in w for w in res.warnings)
+
+
+def test_snips_by_hand():
+    """A randomised logger (propensities 1/2 per slot): per rank, the weighted clicks where the rankings agree
+    over the weights there."""
+    b = {"q": ["d1", "d2"]}
+    p = [0.5, 0.5]
+    records = [
+        {"session": "s1", "query": "q", "timestamp": 0, "results": ["d1", "d2"], "clicks": [{"doc": "d1"}], "propensities": p},
+        {"session": "s2", "query": "q", "timestamp": 1, "results": ["d2", "d1"], "clicks": [{"doc": "d2"}], "propensities": p},
+        {"session": "s3", "query": "q", "timestamp": 2, "results": ["d1", "d2"], "clicks": [], "propensities": p},
+    ]  # fmt: skip
+    options = {"online": {"counterfactual": {"run": b}}}
+    res = irspec.evaluate_input(records, "SNIPS(ctr)@2, IPS(ctr)@2", options=options)
+    # rank 1: s1 and s3 agree (weights 2, 2), s1 clicked: 2 / 4; rank 2: the same rows, no click there
+    # IPS: s1's click weighs 2, s2's (where the rankings disagree) 0: (2 + 0 + 0) / 3
+    assert res.aggregate() == pytest.approx({"SNIPS@2": 0.5, "IPS@2": 2 / 3})
+    streamed = irspec.evaluate_input(records, "SNIPS(ctr)@2, IPS(ctr)@2", options=options, per_query=False)
+    assert streamed.aggregate() == pytest.approx(res.aggregate())
+
+
+def test_the_streamed_estimates_equal_the_ones_in_memory():
+    sim, b = world()
+    records = logged(sim, 4000, np.random.default_rng(5), "shuffle")
+    specs = "IPS(ctr)@5, SNIPS(rr), ClippedIPS(click, clip=3)@2"
+    options = {"online": {"counterfactual": {"run": b}}}
+    whole = irspec.evaluate_input(records, specs, options=options)
+    streamed = irspec.evaluate_input(records, specs, options=options, per_query=False)
+    assert streamed.aggregate() == pytest.approx(whole.aggregate(), rel=1e-12)
+    for mine, theirs in zip(streamed.tables[-1].rows, whole.tables[-1].rows, strict=True):
+        assert mine[0] == theirs[0] and mine[1:] == pytest.approx(theirs[1:], rel=1e-12)
+
+
+def test_a_swap_experiment_recovers_the_examination_propensities():
+    sim, _ = world(queries=40)
+    records = logged(sim, 200_000, np.random.default_rng(7), "swap")
+    swap = fit(records, "swap").model
+    ratio = sim.model.exam / sim.model.exam[0]
+    se = ratio * np.sqrt(1 / swap.clicked + 1 / swap.clicked[0])  # the ratio of two rates, roughly
+    assert np.all(np.abs(swap.exam - ratio) < 4 * se), (swap.exam, ratio)
+
+
+def test_propensities_of_a_fitted_pbm_give_an_estimate_near_the_truth(tmp_path):
+    """A PBM fitted to a shuffled log (every document at every rank): its examination makes IPS of the
+    deterministic log close to the truth (its own error aside)."""
+    sim, b = world()
+    pbm = fit(logged(sim, 100_000, np.random.default_rng(8), "shuffle"), "pbm").model
+    path = tmp_path / "pbm.json"
+    path.write_text(json.dumps(pbm.as_json()))
+    row = estimate(logged(sim, 20_000, np.random.default_rng(9), "ranking"), "IPS(ctr)@5", b, str(path))
+    assert row["estimate"] == pytest.approx(truth(sim, "ctr", 5), rel=0.03)
+    assert load(str(path)).propensities.tolist() == pytest.approx(pbm.exam.tolist())
+
+
+@pytest.mark.parametrize(("spec", "options", "message"), [
+    ("IPS(ctr)", {}, "estimates a ranking from the log: give it"),
+    ("IPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}}}}, "give the examination propensities"),
+    ("SNIPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}, "propensity": [1.0]}}}, "needs a randomised logger"),
+    ("IPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}, "propensity": [0.0]}}}, "probabilities above 0"),
+])  # fmt: skip
+def test_what_an_estimate_needs_is_said(spec, options, message):
+    records = [{"session": "s", "query": "q", "timestamp": 0, "results": ["d1"], "clicks": [{"doc": "d1"}]}]
+    with pytest.raises(irspec.IrspecError, match=message):
+        irspec.evaluate_input(records, spec, options=options)
+
+
+def test_the_command_line(tmp_path, capsys):
+    sim, b = world()
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        "".join(json.dumps(r) + "\n" for r in logged(sim, 3000, np.random.default_rng(2), "ranking"))
+    )
+    run = tmp_path / "new.run"
+    run.write_text(
+        "".join(f"{q} Q0 {d} {r + 1} {10 - r} new\n" for q, docs in b.items() for r, d in enumerate(docs))
+    )
+    (tmp_path / "pbm.json").write_text(
+        json.dumps({"model": "PBM", "params": {"attr": {}, "exam": sim.model.exam.tolist()}})
+    )
+    argv = ["online", str(log), "-m", "IPS(ctr)@10, ClippedIPS(ctr)@10", "--counterfactual", str(run),
+            "--propensity", str(tmp_path / "pbm.json"), "-f", "json"]  # fmt: skip
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    table = next(t for t in doc["tables"] if t["title"] == "Counterfactual: new")
+    assert table["rows"][0][1] == pytest.approx(doc["means"]["IPS@10"])
+    true = truth(sim, "ctr", 10)
+    assert (
+        table["rows"][0][3] - 3 * table["rows"][0][2] < true < table["rows"][0][4] + 3 * table["rows"][0][2]
+    )
