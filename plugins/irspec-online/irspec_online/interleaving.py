@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from irspec import InputTable, plugin_api
 from irspec_online.records import Clicks
@@ -76,7 +77,6 @@ __all__ = [
     "implementation",
     "interleaving_table",
     "outcomes",
-    "poisson_weights",
 ]
 
 TEAM_A, TEAM_B, NO_TEAM = 0, 1, -1
@@ -411,28 +411,11 @@ def outcomes(log: Any, spec: Any) -> np.ndarray:
     return np.where(log.interleaved & clicked, values, np.nan)
 
 
-_POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
-
-
-def poisson_weights(keys: np.ndarray, replicates: int, seed: int) -> np.ndarray:
-    """A Poisson(1) weight per key (a user) and replicate, ``(len(keys), replicates)``: a function of the
-    key, the replicate and the seed alone (SplitMix64 of them), so that a user's rows get the same weight
-    wherever they are read: in one piece, partition by partition, or on any worker (the Poisson
-    bootstrap of Hanley and MacGibbon 2006; Chamandy et al. 2012 for data streams)."""
-    x = keys.astype(np.uint64)[:, None] * np.uint64(0x9E3779B97F4A7C15)
-    x = x + np.arange(replicates, dtype=np.uint64)[None, :] * np.uint64(0xBF58476D1CE4E5B9) + np.uint64(seed)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    x = x ^ (x >> np.uint64(31))
-    uniform = (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-    return np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
-
-
 class Tally:
     """What an interleaving test adds up over the rows (in one piece or partition by partition): the
-    outcomes' counts, each query's sum and count of outcomes (by its key), and the bootstrap replicates'
-    weighted sums (a Poisson weight per user: :func:`poisson_weights`). Memory: a row per distinct query
-    and the replicates, never a row per query issue."""
+    outcomes' counts, each query's sum and count of outcomes (by its key), each user's (by its key).
+    Memory: a row per distinct query and per distinct user, never a row per query issue; the users' rows
+    are merged whenever they pass :data:`USERS_HELD`."""
 
     def __init__(self, settings: Interleaving) -> None:
         self.settings = settings
@@ -440,8 +423,8 @@ class Tally:
         self.wins_a = self.wins_b = self.ties = 0
         self.total = 0.0
         self.queries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.boot_sum = np.zeros(settings.replicates)
-        self.boot_n = np.zeros(settings.replicates)
+        self.users: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.held = 0
 
     def add(
         self, query_key: np.ndarray, user_key: np.ndarray, values: np.ndarray, interleaved: np.ndarray
@@ -456,13 +439,37 @@ class Tally:
         self.ties += int((v == 0).sum())
         self.total += float(v.sum())
         self.queries.append(_grouped(query_key[defined], v))
-        users, sums, counts = _grouped(user_key[defined], v)
-        for at in range(0, len(users), 4096):  # a block of users at a time: (block, replicates) weights
-            w = poisson_weights(users[at : at + 4096], self.settings.replicates, self.settings.seed)
-            self.boot_sum += sums[at : at + 4096] @ w
-            self.boot_n += counts[at : at + 4096] @ w
+        self.users.append(_grouped(user_key[defined], v))
+        self.held += len(self.users[-1][0])
         if len(self.queries) > 64:  # keep the per-query sums as one table, not one per part
             self.queries = [_grouped(*_joined(self.queries))]
+        if self.held > USERS_HELD:  # a user's rows of several parts merged into one
+            self.users = [_grouped(*_joined(self.users))]
+            self.held = len(self.users[0][0])
+
+    def bootstrap(self) -> np.ndarray:
+        """The preference in each replicate of a Poisson bootstrap over users (Hanley and MacGibbon 2006;
+        Chamandy et al. 2012), NaN for a replicate that draws no user.
+
+        Every user's outcomes are summed first (``S_u``, over ``N_u`` query issues); a replicate weighs
+        each user by a Poisson(1) draw, and the users of equal ``(S_u, N_u)`` together by a Poisson(k) draw,
+        k their number, which is the same in distribution: so the replicates cost one draw per distinct
+        ``(S, N)`` (a few hundred with whole outcomes, however many users) rather than per user. The draws
+        come from the seed, over the groups in sorted order: the same log gives the same interval, read in
+        one piece or partition by partition."""
+        replicates = self.settings.replicates
+        if not self.users:
+            return np.full(replicates, np.nan)
+        _, sums, counts = _grouped(*_joined(self.users))
+        groups = pl.DataFrame({"s": sums, "n": counts}).group_by("s", "n").len().sort("s", "n")
+        s, n, k = (groups[c].to_numpy().astype(np.float64) for c in ("s", "n", "len"))
+        rng = np.random.default_rng(self.settings.seed)
+        total, drawn = np.zeros(replicates), np.zeros(replicates)
+        for at in range(0, len(k), 4096):  # a block of groups at a time: (block, replicates) draws
+            w = rng.poisson(k[at : at + 4096, None], size=(len(k[at : at + 4096]), replicates))
+            total += s[at : at + 4096] @ w
+            drawn += n[at : at + 4096] @ w
+        return np.divide(total, drawn, out=np.full(replicates, np.nan), where=drawn > 0)
 
     def test(self, metric: str) -> InterleavingTest:
         """The experiment's outcome: counts, the preference and its bootstrap interval and p-value, the
@@ -475,9 +482,7 @@ class Tally:
         q_tied = len(per_query) - q_a - q_b
         sign_p = float(binomtest(q_b, q_a + q_b, 0.5).pvalue) if q_a + q_b else 1.0
         preference = self.total / self.clicked if self.clicked else math.nan
-        replicate = np.divide(
-            self.boot_sum, self.boot_n, out=np.full_like(self.boot_sum, np.nan), where=self.boot_n > 0
-        )
+        replicate = self.bootstrap()
         replicate = replicate[~np.isnan(replicate)]
         alpha = 1 - self.settings.confidence
         if len(replicate):
@@ -487,6 +492,10 @@ class Tally:
             low = high = boot_p = math.nan
         return InterleavingTest(metric, self.interleaved, self.clicked, self.wins_b, self.wins_a, self.ties,
                                 preference, low, high, boot_p, q_b, q_a, q_tied, sign_p, self.settings)  # fmt: skip
+
+
+USERS_HELD = 1 << 21
+"""Users' partial sums held before a user's rows of several parts are merged (some 50 MiB)."""
 
 
 def _grouped(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None = None):  # -> 3 arrays
@@ -511,7 +520,7 @@ class InterleavingTest:
     preferred ``b``, ``wins_a`` ``a`` and ``ties`` neither (a probabilistic outcome counts by its sign).
     ``preference`` is the mean outcome over the clicked impressions, in [-1, 1] (positive: ``b`` is
     preferred; Chapelle et al.'s Δ_AB is half of it), with the percentile interval ``ci_low``..``ci_high``
-    and two-sided p-value ``p_bootstrap`` of a Poisson bootstrap over users. Per query (its text), the
+    and two-sided p-value ``p_bootstrap`` of a Poisson bootstrap over users (:meth:`Tally.bootstrap`). Per query (its text), the
     mean outcome is a win for ``b`` (``queries_b``), for ``a`` (``queries_a``) or a tie; ``p_sign`` is the
     two-sided sign (binomial) test of the queries won by each.
     """
