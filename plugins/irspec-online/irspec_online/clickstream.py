@@ -27,8 +27,8 @@ from irspec_online.sources import open_source
 
 __all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions"]
 
-CHUNK_ROWS = 1 << 20
-"""Sessions held before the table is compacted again (some 100 MiB)."""
+CHUNK_ROWS = 1 << 18
+"""Sessions held before the table is compacted again (some 30 MiB, and as much again to compact them)."""
 BATCH = 16_384
 
 
