@@ -167,7 +167,10 @@ def values(log: Any, metric: Any, theta: Propensities | None) -> tuple[np.ndarra
     if theta is not None:  # examination: a click at r stands for theta_r' / theta_r clicks at r'
         t = theta.theta
         beyond = (clicks.rank > len(t)) | (clicks.new_rank > len(t))
-        found["beyond"] = int((beyond & ~random & (clicks.new_rank >= 1)).sum())
+        needed = (clicks.new_rank >= 1) & (
+            _lambda(measure, k, clicks.new_rank) > 0
+        )  # clicks the measure reads
+        found["beyond"] = int((beyond & ~random & needed).sum())
         ratio = t[np.clip(clicks.new_rank - 1, 0, len(t) - 1)] / t[np.clip(clicks.rank - 1, 0, len(t) - 1)]
         w_exam = np.where((clicks.new_rank >= 1) & ~beyond, ratio, 0.0)
     elif (log.ranked == 1).any():
@@ -185,6 +188,17 @@ def values(log: Any, metric: Any, theta: Propensities | None) -> tuple[np.ndarra
     unweighed = clicks.per_row(np.isnan(weight) * 1.0) > 0
     term = clicks.per_row(np.where(np.isnan(weight), 0.0, weight) * _lambda(measure, k, at))
     return np.where((log.ranked > 0) & ~unweighed, term, np.nan), found
+
+
+def support(log: Any, measure: str, k: int) -> np.ndarray:
+    """Per row whose query the new ranking ranks, the share of the places the measure reads (its top ``k``;
+    ``click``: rank ``k``) whose document the row shows: where it does not, no click can stand for the new
+    ranking's, and IPS misses them (SNIPS borrows them from the rows where it shows them). NaN elsewhere."""
+    ranks = log.shown_new.rank
+    places = (ranks == k) if measure == "click" else (ranks <= k)
+    shown = log.shown_new.per_row(places * 1.0)
+    needed = np.minimum(k, log.new_length) if measure != "click" else (log.new_length >= k) * 1
+    return np.where((log.ranked > 0) & (needed > 0), shown / np.maximum(needed, 1), np.nan)
 
 
 def _randomised(metric: Any, randomised: int, deterministic: int) -> None:
@@ -216,8 +230,10 @@ def _snips_parts(log: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class Estimate:
     """A counterfactual estimate: the ``metric``, its ``value`` over ``rows`` query issues, its standard
-    error and interval at ``confidence``, and what it rests on (``unranked`` rows whose query the new
-    ranking lacks, ``clipped`` weights, ``beyond`` clicks outside the propensities' ranks)."""
+    error and interval at ``confidence``, and what it rests on: ``support``, the share of the places the
+    measure reads whose document the log shows (:func:`support`: below 1, IPS misses the clicks the others
+    would get, SNIPS borrows them from where they were shown); ``unranked`` rows whose query the new ranking
+    lacks, ``clipped`` weights, ``beyond`` clicks outside the propensities' ranks."""
 
     metric: str
     value: float
@@ -225,6 +241,7 @@ class Estimate:
     ci_low: float
     ci_high: float
     rows: int
+    support: float
     unranked: int
     clipped: int
     beyond: int
@@ -250,9 +267,13 @@ class Tally:
         self.yy, self.xx, self.xy = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k))
         self.found = {"unranked": 0, "clipped": 0, "beyond": 0}
         self.deterministic = 0
+        self.support = [0.0, 0]
 
     def add(self, log: Any) -> None:
         """Add a part of the log (read with the ranking to estimate)."""
+        shown = support(log, self.metric.get("measure"), self.metric.get("k"))
+        shown = shown[~np.isnan(shown)]
+        self.support = [self.support[0] + float(shown.sum()), self.support[1] + len(shown)]
         if self.metric.definition.name != "SNIPS":
             terms, found = values(log, self.metric, self.theta)
             for key in self.found:
@@ -285,8 +306,9 @@ class Tally:
             value, variance = self._snips()
         se = math.sqrt(max(variance, 0.0)) if not math.isnan(variance) else math.nan
         z = float(norm.ppf(1 - (1 - self.confidence) / 2))
-        return Estimate(str(self.metric), value, se, value - z * se, value + z * se, n, self.found["unranked"],
-                        self.found["clipped"], self.found["beyond"], self.confidence)  # fmt: skip
+        covered = self.support[0] / self.support[1] if self.support[1] else math.nan
+        return Estimate(str(self.metric), value, se, value - z * se, value + z * se, n, covered,
+                        self.found["unranked"], self.found["clipped"], self.found["beyond"], self.confidence)  # fmt: skip
 
     def _snips(self) -> tuple[float, float]:
         """``sum_k lambda_k Y_k / X_k`` and its delta-method variance: the influence of a row is
@@ -312,7 +334,18 @@ class Tally:
         return self.estimate().value
 
 
-COLUMNS = ("metric", "estimate", "SE", "CI low", "CI high", "query issues", "unranked", "clipped", "beyond")
+COLUMNS = (
+    "metric",
+    "estimate",
+    "SE",
+    "CI low",
+    "CI high",
+    "query issues",
+    "support",
+    "unranked",
+    "clipped",
+    "beyond",
+)
 
 
 def estimates_table(estimates: Sequence[Estimate], run: str) -> InputTable:
@@ -322,10 +355,12 @@ def estimates_table(estimates: Sequence[Estimate], run: str) -> InputTable:
         f"Counterfactual: {run}",
         tuple(c.replace("CI", f"{level} CI") for c in COLUMNS),
         tuple(
-            (e.metric, e.value, e.se, e.ci_low, e.ci_high, e.rows, e.unranked, e.clipped, e.beyond)
+            (e.metric, e.value, e.se, e.ci_low, e.ci_high, e.rows, e.support, e.unranked, e.clipped, e.beyond)
             for e in estimates
         ),
         description=f"The ranking {run} estimated from the log: the estimate per query issue, its standard error and "
-        "normal interval (query issues taken as independent); query issues whose query it does not rank (left out), "
-        "clicks whose weight was clipped, clicks at ranks the propensities do not cover (left out).",
+        "normal interval (query issues taken as independent); support: the share of the places the measure reads "
+        f"whose document the log shows (below 1, IPS misses what {run} would get there); query issues whose query it "
+        "does not rank (left out), clicks whose weight was clipped, clicks at ranks the propensities do not cover "
+        "(left out).",
     )

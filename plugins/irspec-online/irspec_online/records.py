@@ -66,6 +66,7 @@ __all__ = [
     "MATCHED",
     "RANK_LIMIT",
     "REQUIRED",
+    "SHOWN",
     "SUFFIXES",
     "SUMMARY",
     "TOP_QUERIES",
@@ -75,6 +76,7 @@ __all__ = [
     "Matched",
     "QueryCounts",
     "Ranker",
+    "Shown",
     "Slots",
     "assemble",
     "batched",
@@ -128,6 +130,9 @@ MATCHED = pl.Struct({"rank": pl.Int32, "weight": pl.Float64})
 """A slot where the ranking to estimate puts the document the log shows there, and the inverse of the
 probability with which the logger put it there (a randomised logger's record has ``propensities``)."""
 
+SHOWN = pl.Struct({"rank": pl.Int32})
+"""The rank the ranking to estimate gives a document the record shows (only those it ranks, in order)."""
+
 SUMMARY = {
     "session": pl.String,
     "time": pl.Float64,
@@ -141,6 +146,8 @@ SUMMARY = {
     "clicked": pl.List(CLICK),
     "ranked": pl.Int8,
     "matched": pl.List(MATCHED),
+    "shown_new": pl.List(SHOWN),
+    "new_length": pl.Int32,
 }
 """One query issue as the metrics see it: its session, time (Unix seconds), line (or row) in the input,
 number of results, the best rank clicked (0: no click) and the longest known dwell time of its clicks
@@ -149,7 +156,8 @@ number of results, the best rank clicked (0: no click) and the longest known dwe
 (:data:`CLICK`, in rank order, each once), whether the ranking to estimate (:class:`Ranker`) ranks its
 query (``ranked``: 0 no, 1 yes, 2 yes and the record has the logger's ``propensities``), and the slots
 where that ranking agrees with the log (:data:`MATCHED`: only for a record with
-the logger's ``propensities``). Every online metric is a function of these columns."""
+the logger's ``propensities``), the ranks that ranking gives the documents shown (:data:`SHOWN`) and
+how many it ranks for the query. Every online metric is a function of these columns."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,6 +204,10 @@ class InteractionLog:
     the logger's propensities (a randomised logger's)."""
     matched: Any = None
     """Every row's slots where the ranking to estimate agrees with the log (:class:`Matched`)."""
+    shown_new: Any = None
+    """Every row's ranks (in the ranking to estimate) of the documents it shows (:class:`Shown`)."""
+    new_length: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    """Per row, how many documents the ranking to estimate ranks for its query."""
     estimating: Any = None
     """What the log was read to estimate (:class:`irspec_online.counterfactual.Estimating`), or None."""
     online: Any = None
@@ -298,6 +310,16 @@ class Matched(Slots):
     start: np.ndarray
     rank: np.ndarray
     weight: np.ndarray
+
+
+@dataclass(frozen=True)
+class Shown(Slots):
+    """The ranks the ranking to estimate gives the documents each of ``n`` rows shows (:data:`SHOWN`)."""
+
+    FIELDS = SHOWN
+    COLUMN = "shown_new"
+    start: np.ndarray
+    rank: np.ndarray
 
 
 class QueryCounts:
@@ -411,7 +433,7 @@ def summarise(
     """
     fields = fields or {}
     schema = summary_schema(fields)
-    cols: tuple[list, ...] = tuple([] for _ in schema)
+    cols: dict[str, list] = {name: [] for name in schema}
     for number, rec in records:
         try:
             row = _summary(rec, ranker) + tuple(_label(rec, key) for key in fields.values())
@@ -420,11 +442,29 @@ def summarise(
                 raise _located(str(bad), where, unit, number) from None
             problems.append((number, str(bad)))
             continue
-        for col, value in zip(cols, (row[0], row[1], number, *row[2:]), strict=True):
+        for col, value in zip(cols.values(), (row[0], row[1], number, *row[2:]), strict=True):
             col.append(value)
         if queries is not None:
             queries.add(rec["query"], row[3] > 0)
-    return pl.DataFrame(dict(zip(schema, cols, strict=True)), schema=schema)
+    lists = {name: _list_column(cols.pop(name), schema[name]) for name, dtype in schema.items()
+             if isinstance(dtype, pl.List)}  # fmt: skip
+    frame = pl.DataFrame(cols, schema={k: v for k, v in schema.items() if k in cols})
+    return frame.with_columns(**lists).select(list(schema))
+
+
+def _list_column(rows: list[list[tuple]], dtype: pl.List) -> pl.Series:
+    """A list-of-struct column from each row's tuples (each of the struct's fields, in order): made from
+    flat columns and the rows' counts (building it from Python dicts was most of reading a log's time)."""
+    struct = dtype.inner
+    names = list(struct.to_schema())  # type: ignore[union-attr]
+    flat = [value for row in rows for value in row]
+    fields = {name: [t[i] for t in flat] for i, name in enumerate(names)}
+    values = pl.DataFrame(fields, schema=struct.to_schema())  # type: ignore[union-attr]
+    counts = pl.Series([len(row) for row in rows], dtype=pl.Int64)
+    index = pl.Series(np.repeat(np.arange(len(rows)), counts.to_numpy()), dtype=pl.Int64)
+    grouped = values.select(pl.struct(pl.all()).alias("s")).with_columns(row=index).group_by("row").agg("s")
+    every = pl.DataFrame({"row": np.arange(len(rows))}, schema={"row": pl.Int64})
+    return every.join(grouped, on="row", how="left", maintain_order="left")["s"].fill_null([]).cast(dtype)
 
 
 RANK_LIMIT = 100
@@ -442,7 +482,7 @@ def checked_records(
             clicked = _summary(rec)[8]
         except _Bad as bad:
             raise _located(str(bad), where, unit, number) from None
-        yield rec, [c["rank"] for c in clicked]
+        yield rec, [c[0] for c in clicked]
 
 
 def _located(message: str, where: str, unit: str, number: int) -> InputError:
@@ -490,6 +530,8 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
         clicks=Clicks.of(summary["clicked"]),
         ranked=summary["ranked"].to_numpy(),
         matched=Matched.of(summary["matched"]),
+        shown_new=Shown.of(summary["shown_new"]),
+        new_length=summary["new_length"].to_numpy(),
     )
 
 
@@ -519,10 +561,12 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     user_key = key_of(_text_id(user, "user") if user is not None else session)
     new = ranker.ranks(rec) if ranker is not None else {}
     clicked = [_clicked(rank, origins, logging, results, new) for rank in ranks]
-    matched = [{"rank": k + 1, "weight": 1 / p} for k, (d, p) in enumerate(zip(results, logging, strict=True))
+    matched = [(k + 1, 1 / p) for k, (d, p) in enumerate(zip(results, logging, strict=True))
                if new.get(d) == k + 1] if logging is not None else []  # fmt: skip
+    shown_new = [(r,) for r in sorted(new[d] for d in set(results) if d in new)] if new else []
     return (session, _timestamp(rec["timestamp"]), len(results), first, dwell, key_of(query), user_key,
-            origins is not None, clicked, (2 if logging is not None else 1) if new else 0, matched)  # fmt: skip
+            origins is not None, clicked, (2 if logging is not None else 1) if new else 0, matched, shown_new,
+            len(new))  # fmt: skip
 
 
 def key_of(text: str) -> int:
@@ -550,14 +594,14 @@ _NO_ORIGIN = (-1, 0, 0, math.nan)
 
 
 def _clicked(rank: int, origins: list[tuple] | None, logging: list[float] | None, results: list[str],
-             new: Mapping[str, int]) -> dict[str, Any]:  # fmt: skip
+             new: Mapping[str, int]) -> tuple:  # fmt: skip
+    """A clicked slot's :data:`CLICK` fields, in order."""
     team, rank_a, rank_b, p_a = (
         origins[rank - 1] if origins is not None and rank <= len(origins) else _NO_ORIGIN
     )
     new_rank = new.get(results[rank - 1], 0) if rank <= len(results) and new else 0
     logging_p = logging[rank - 1] if logging is not None and rank <= len(logging) else math.nan
-    return {"rank": rank, "team": team, "rank_a": rank_a, "rank_b": rank_b, "p_a": p_a, "new_rank": new_rank,
-            "logging_p": logging_p}  # fmt: skip
+    return rank, team, rank_a, rank_b, p_a, new_rank, logging_p
 
 
 def _logging(raw: Any, shown: int) -> list[float] | None:
@@ -587,11 +631,20 @@ def _origins(raw: Any, shown: int) -> list[tuple[int, int, int, float]] | None:
                    + (f" of {len(raw)}" if isinstance(raw, list) else ""))  # fmt: skip
     out = []
     for j, origin in enumerate(raw):
+        # The common case checked quickly; anything else (and every error's message) the long way below.
+        if type(origin) is dict:
+            team, ra, rb, p = (origin.get(k) for k in ("team", "rank_a", "rank_b", "p_a"))
+            if ((team is None or type(team) is str) and team in _TEAMS
+                    and (ra is None or (type(ra) is int and 0 < ra < 2**31))
+                    and (rb is None or (type(rb) is int and 0 < rb < 2**31))
+                    and (p is None or (type(p) is float and 0 <= p <= 1))):  # fmt: skip
+                out.append((_TEAMS[team], ra or 0, rb or 0, math.nan if p is None else p))
+                continue
         what = f"origins[{j}]"
         if not isinstance(origin, Mapping):
             raise _Bad(f'{what} must be an object such as {{"team": "a", "rank_a": 1, "rank_b": 3}}')
         team = origin.get("team")
-        if team not in _TEAMS:
+        if not (team is None or isinstance(team, str)) or team not in _TEAMS:  # a list is unhashable
             raise _Bad(f'{what}.team must be "a", "b" or null, got {quote(team)}')
         ranks = []
         for key in ("rank_a", "rank_b"):

@@ -52,6 +52,8 @@ _SPARK_TYPES = {pl.String: "string", pl.Float64: "double", pl.Int64: "long", pl.
 
 def _spark_type(dtype: Any) -> str:
     """A summary column's Spark SQL type (the clicked slots: an array of structs)."""
+    if isinstance(dtype, pl.List) and not isinstance(dtype.inner, pl.Struct):
+        return f"array<{_SPARK_TYPES[dtype.inner]}>"
     if isinstance(dtype, pl.List):
         inner = dtype.inner
         fields = ",".join(f"{f.name}:{_SPARK_TYPES[f.dtype]}" for f in inner.fields)  # type: ignore[union-attr]
@@ -239,6 +241,8 @@ def _rows(log: InteractionLog) -> dict[str, Any]:
         "clicked": _for_spark(pa.table({"c": log.clicks.column().to_arrow()}))["c"],
         "ranked": log.ranked,
         "matched": _for_spark(pa.table({"c": log.matched.column().to_arrow()}))["c"],
+        "shown_new": _for_spark(pa.table({"c": log.shown_new.column().to_arrow()}))["c"],
+        "new_length": log.new_length,
     }
 
 

@@ -146,7 +146,8 @@ def test_ips_by_hand():
     row = next(t for t in res.tables if t.title.startswith("Counterfactual")).rows[0]
     values = np.array([4.0, 0.25, 0.0])
     assert row[2] == pytest.approx(values.std(ddof=1) / math.sqrt(3))  # the standard error
-    assert row[6] == 1 and any("1 query issues of queries" in w for w in res.warnings)
+    assert row[6] == 1.0  # support: each row shows the new ranking's top 3
+    assert row[7] == 1 and any("1 query issues of queries" in w for w in res.warnings)
 
 
 def test_snips_by_hand():
