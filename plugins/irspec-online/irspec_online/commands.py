@@ -33,7 +33,7 @@ from irspec_online.clickstream import fit
 from irspec_online.interleaving import implementation
 from irspec_online.rankings import rankings, run_name
 from irspec_online.records import key_of
-from irspec_online.simulation import Design, Simulation, from_qrels, simulate
+from irspec_online.simulation import Design, Simulation, from_qrels, logged, simulate
 
 __all__ = [
     "declare_clickmodel",
@@ -253,9 +253,10 @@ def run_clickmodel(args: argparse.Namespace, inputs: Any) -> int:
     fitted = fit(source, args.model, holdout=args.holdout, iterations=args.iterations)
     _output(args, inputs, json.dumps(fitted.as_json(), indent=1, ensure_ascii=False) + "\n")
     model = fitted.model
-    said = (
-        f"irspec: fitted {model.name} to {fitted.train.count:,.0f} sessions ({len(fitted.train):,} distinct)"
-    )
+    if fitted.train.count:
+        said = f"irspec: fitted {model.name} to {fitted.train.count:,.0f} sessions ({len(fitted.train):,} distinct)"
+    else:  # a swap experiment, counted from its records
+        said = f"irspec: fitted {model.name} to {model.sessions:,.0f} query issues of a swap experiment"
     if fitted.log_likelihood is not None:
         said += (f"; on {fitted.test.count:,.0f} held-out sessions: log-likelihood {fitted.log_likelihood:.4f}, "
                  f"perplexity {fitted.perplexity:.4f}")  # fmt: skip
@@ -328,9 +329,10 @@ def declare_simulate(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--log-design",
-        choices=("interleaving", "ab"),
+        choices=("interleaving", "ab", "ranking", "shuffle", "swap"),
         default="interleaving",
-        help="the simulated log's: interleaved lists (with origins) or an A/B test (arm a or b)",
+        help="the simulated log's: interleaved lists (with origins), an A/B test (arm a or b), or A alone: as it "
+        "ranks (ranking), shuffled (shuffle: the records' propensities) or a swap experiment (swap)",
     )
     p.add_argument("-f", "--format", choices=("text", "json"), default="text", help="output format")
     p.add_argument("-o", "--output", metavar="OUT", help="the report (default standard output)")  # fmt: skip
@@ -344,8 +346,11 @@ def run_simulate(args: argparse.Namespace, inputs: Any) -> int:
     power = simulate(design, args.sessions, args.alpha, args.power, args.seed)
     outputs = []
     if args.log is not None:
-        records = Simulation(design, args.seed).log(args.log_sessions, seeded(args.seed, "log"),
-                                                     interleaved=args.log_design == "interleaving")  # fmt: skip
+        sim, rng = Simulation(design, args.seed), seeded(args.seed, "log")
+        if args.log_design in ("interleaving", "ab"):
+            records = sim.log(args.log_sessions, rng, interleaved=args.log_design == "interleaving")
+        else:
+            records = logged(sim, args.log_sessions, rng, args.log_design)
         names = {"a": run_name(args.runs[0], "a"), "b": run_name(args.runs[1], "b")}
         if args.log_design == "ab":
             records = [{**r, "arm": names[r["arm"]]} for r in records]
