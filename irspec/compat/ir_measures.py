@@ -266,6 +266,9 @@ class IrspecEvaluator:
 
     def __init__(self, measures: list[Any], qrels: Any, shared_only: bool = True) -> None:
         self.measures = measures
+        # a measure's column in irspec's result; ``measures`` may be put in another order afterwards (the
+        # pipeline puts them in the order the caller gave, where ir_measures' own gives a set's order)
+        self._column = {m: j for j, m in enumerate(measures)}
         specs = [str(_metric_text(m, shared_only)) for m in measures]  # each supported, so a text
         qrels = _qrels_input(qrels)
         self._evaluate = None
@@ -312,9 +315,10 @@ class IrspecEvaluator:
         then query), as ir_measures yields them."""
         queries, rows, missing = self._table(run)
         measures = self.measures
+        columns = [self._column[m] for m in measures]
         for query, row in zip(queries, rows, strict=True):
-            for measure, value in zip(measures, row, strict=True):
-                yield Metric(query, measure, value)
+            for measure, j in zip(measures, columns, strict=True):
+                yield Metric(query, measure, row[j])
         for measure, query in sorted(itertools.product(measures, missing), key=lambda x: (str(x[0]), x[1])):
             yield Metric(query, measure, measure.DEFAULT)
 
@@ -323,7 +327,8 @@ class IrspecEvaluator:
         order, as ir_measures feeds it)."""
         _, rows, missing = self._table(run)
         found = {}
-        for j, measure in enumerate(self.measures):
+        for measure in self.measures:
+            j = self._column[measure]
             agg = measure.aggregator()
             for row in rows:
                 agg.add(row[j])
@@ -402,7 +407,18 @@ def _run_input(run: Any) -> tuple[Any, Any]:
 # The pipeline: irspec first, then (where ir_measures is installed) ir_measures' own providers
 
 if _peer is not None:
-    DefaultPipeline: Any = _peer.providers.FallbackProvider([PROVIDER, *_peer.DefaultPipeline.providers])
+
+    class _Pipeline(_peer.providers.FallbackProvider):
+        """ir_measures' fallback pipeline, its evaluators' measures in the order the caller gave them (ir_measures'
+        own makes them a set, so that its aggregates come back in no particular order)."""
+
+        def _evaluator(self, measures: Iterable[Any], qrels: Any) -> Any:
+            ordered = list(dict.fromkeys(measures))
+            found = super()._evaluator(ordered, qrels)
+            found.measures = [m for m in ordered if m in set(found.measures)]
+            return found
+
+    DefaultPipeline: Any = _Pipeline([PROVIDER, *_peer.DefaultPipeline.providers])
 else:
     DefaultPipeline = IrspecProvider(shared_only=False)
 

@@ -458,7 +458,7 @@ def parse_measure(measure: Any, measures: Mapping[str, Any] = registry, kind: ty
     found = measures[node.id]
     if at is not None:
         args[found.AT_PARAM] = at
-    return type(found)(**args)
+    return found(**args)  # the registered measure called: an alias keeps its preset (SetRelP)
 
 
 # trec_eval's names as ir_measures reads them: the measure's name, the parameter a trec_eval parameter
