@@ -245,3 +245,41 @@ def test_a_command_that_does_not_end_start_up_itself_works_with_the_collector_on
     )
     result = _run(code)
     assert result.returncode == 0, result.stderr
+
+
+_FIGURES = {
+    "irspec.report.figures",
+    "irspec.report.charts",
+    "irspec.report.svg",
+    "irspec.report.plots",
+    "matplotlib",
+}
+
+
+def test_a_plan_without_figures_loads_no_figure_code(tmp_path):
+    # the demo plan with its tables and JSON but no HTML report: nothing of the figures loads (issue 35)
+    plan = tmp_path / "plan.yaml"
+    demo = Path(ROOT) / "specs" / "demo"
+    text = (
+        (Path(ROOT) / "specs" / "demo.yaml")
+        .read_text(encoding="utf-8")
+        .replace("demo/", f"{demo.as_posix()}/")
+    )
+    outputs = (
+        "output:\n  - {format: table}\n  - {format: json, path: r.json}\n  - {format: markdown, path: r.md}\n"
+    )
+    plan.write_text(text.split("output:")[0] + outputs, encoding="utf-8")
+    code = (
+        f"import contextlib, io, os\nfrom irspec.cli import main\nos.chdir({str(tmp_path)!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    assert main(['run', {str(plan)!r}]) == 0"
+    )
+    loaded = _modules_after(code)
+    assert "irspec.report.markdown" in loaded  # it did report
+    assert sorted(_FIGURES & loaded) == []
+    # an HTML report loads the SVG writer and no matplotlib
+    plan.write_text(
+        text.split("output:")[0] + "output:\n  - {format: html, path: r.html}\n", encoding="utf-8"
+    )
+    loaded = _modules_after(code)
+    assert {"irspec.report.charts", "irspec.report.svg"} <= loaded and "matplotlib" not in loaded
