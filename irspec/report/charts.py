@@ -739,7 +739,7 @@ def input_table(figure: Figure, table: Any) -> Svg:
         for i, (label, v) in enumerate(zip(labels, values, strict=True)):
             y = 34 + per * i
             svg.text(
-                left - 8, y + per / 2, label, size=_fit(label, _LABEL, left - 30), anchor="end", middle=True
+                left - 8, y + per / 2, label, size=_fit(label, _LABEL, left - 14), anchor="end", middle=True
             )
             svg.rect(
                 xs(0),
