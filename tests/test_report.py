@@ -29,6 +29,7 @@ import xml.etree.ElementTree as ET
 from html import unescape
 from pathlib import Path
 
+import numpy as np
 import pytest
 from browser import chromium, started
 
@@ -1143,3 +1144,51 @@ def test_json_holds_a_text_metric_and_an_undefined_mean(tmp_path, capsys):
     assert entry["aggregate"] == {"relstring@3": None, "P@1": 0.5}  # P@1: q1 1, q2 0
     assert entry["per_query"]["q1"] == {"relstring@3": "10", "P@1": 1.0}
     assert entry["per_query"]["q2"] == {"relstring@3": "-", "P@1": 0.0}
+
+
+# Every text of every chart inside its figure, and no two texts (titles, ticks, axis labels, legends,
+# topic names) on one another; the data's own labels (ROC's cutoff, a scatter's run names) may crowd.
+_TEXTS = """(() => [...document.querySelectorAll("figure svg.chart")].map(chart => {
+  const frame = chart.getBoundingClientRect();
+  const boxes = [...chart.querySelectorAll("text")].filter(t => !t.closest(".series"))
+      .map(t => [t.textContent, t.getBoundingClientRect()]);
+  const outside = boxes.filter(([, r]) => r.left < frame.left - 1 || r.right > frame.right + 1
+                                       || r.top < frame.top - 1 || r.bottom > frame.bottom + 1).map(([s]) => s);
+  const over = [];
+  boxes.forEach(([a, r], i) => boxes.slice(i + 1).forEach(([b, s]) => {
+    const x = Math.min(r.right, s.right) - Math.max(r.left, s.left), y = Math.min(r.bottom, s.bottom) - Math.max(r.top, s.top);
+    if (x > 1 && y > 1) over.push([a, b]);
+  }));
+  return [chart.closest("figure").id, outside.slice(0, 3), over.slice(0, 3)];
+}))()"""
+
+
+@pytest.mark.skipif(chromium() is None, reason="no headless Chromium installed")
+def test_the_figures_of_ten_long_named_runs_are_readable(tmp_path, page):
+    import irspec as face
+    from irspec.evaluation.context import Options
+    from irspec.evaluation.result import Result
+    from irspec.report import figures, plots
+
+    rng = np.random.default_rng(1)
+    names = [f"run-{i:02d}-a-rather-long-system-name" for i in range(10)]
+    bound = tuple(face.parse(m) for m in ("AP", "nDCG@10"))
+    qids = tuple(f"topic-{i:03d}" for i in range(50))
+    results = [Result(n, "x", bound, qids, rng.random((50, 2)), Options()) for n in names]
+    curves = {n: sorted(rng.random(11), reverse=True) for n in names}
+    cutoffs = (0, *figures.ROC_CUTOFFS)
+    data = figures.FigureData(
+        {n: [(k / 2000 * (1 + i / 10), min(1.0, k / 100)) for k in cutoffs] for i, n in enumerate(names)},
+        {n: list(rng.random(50)) for n in names},
+        {n: figures.Confusion(10, 50, 200 + i, 300 - i, 400, None) for i, n in enumerate(names)},
+        None,
+    )
+    drawn = plots.render(results, curves=curves, data=data, formats=("svg",), anchor=lambda q: "#" + q)
+    (tmp_path / "ten.html").write_text(report.to_html(results, plots=drawn), encoding="utf-8")
+    page.errors.clear()
+    page.open((tmp_path / "ten.html").as_uri())
+    found = page.js(_TEXTS)
+    assert len(found) == 4 + 2 * 2
+    for name, outside, over in found:
+        assert outside == [] and over == [], (name, outside, over)
+    assert page.js("document.documentElement.scrollWidth") <= 1280 and page.errors == []

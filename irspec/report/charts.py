@@ -77,19 +77,11 @@ def chart(figure: Figure, anchor: Anchor | None = None) -> str:
 # Layout helpers
 
 
-def _fit(text: str, size: float, room: float) -> float:
-    """The font size at most ``size`` at which ``text`` fits in ``room`` pixels (no smaller than 7)."""
-    width = text_width(text, size)
-    return size if width <= room else max(7.0, size * room / width)
-
-
 def _title(
     svg: Svg, text: str, y: float = 18, x: float | None = None, anchor: str = "middle", size: float = _TITLE
 ) -> None:
     room = svg.width - 16 if x is None or anchor == "middle" else svg.width - x - 8
-    svg.text(
-        svg.width / 2 if x is None else x, y, text, size=_fit(text, size, room), anchor=anchor, weight="600"
-    )
+    svg.text(svg.width / 2 if x is None else x, y, text, size=size, room=room, anchor=anchor, weight="600")
 
 
 def _axes(
@@ -137,16 +129,15 @@ def _axes(
         if xlabels:
             svg.text(xs(v), bottom + 15, tick_text(v, xt), size=_TICK, anchor="middle", fill=MUTED)
     if xlabel:
-        svg.text(
-            left + width / 2, bottom + 33, xlabel, size=_fit(xlabel, _LABEL, width + 40), anchor="middle"
-        )
+        svg.text(left + width / 2, bottom + 33, xlabel, size=_LABEL, room=width + 40, anchor="middle")
     if ylabel:
         room = max((text_width(tick_text(v, yt), _TICK) for v in yt), default=0)
         svg.text(
             left - room - 16,
             top + height / 2,
             ylabel,
-            size=_fit(ylabel, _LABEL, height),
+            size=_LABEL,
+            room=height,
             anchor="middle",
             rotate=-90,
         )
@@ -198,7 +189,7 @@ def _legend(
         if line:
             svg.line(x, mid, x + 24, mid, stroke=style.colour, width=1.8, dash=style.dash)
         svg.marker(style.marker, x + 12, mid, style.colour, size=6)
-        svg.text(x + 30, mid, label, size=_fit(label, _LABEL, width - 36), middle=True)
+        svg.text(x + 30, mid, label, size=_LABEL, room=width - 36, middle=True)
         if toggles:
             svg.close()
         y += 19
@@ -316,13 +307,15 @@ def ap(figure: Figure, data: FigureData) -> Svg:
     counts = {n: histogram(data.ap[n]) for n in names}
     styles = series_styles(len(names))
     tenths = [i / 10 for i in range(11)]
+    scales = {n: ticks(0, max(counts[n], default=0) or 1, most=5, whole=True) for n in names}
+    # one left margin for every panel, so that their x axes line up
+    left = 20 + max((_left_room(yt, "topics") for yt in scales.values()), default=0)
     for k, (name, style) in enumerate(zip(names, styles, strict=True)):
         values = data.ap[name]
         top = 30 + k * (panel + gap)
         mean = sum(values) / len(values) if values else math.nan
         high = max(counts[name], default=0) or 1
-        yt = [v for v in ticks(0, high, most=5) if float(v).is_integer()]
-        left = 20 + _left_room(yt, "topics")
+        yt = scales[name]
         _title(
             svg,
             f"{name}: {len(values)} topics, mean {_value(mean) if values else '-'}",
@@ -395,19 +388,25 @@ def confusion(figure: Figure, data: FigureData) -> Svg:
     cols = min(len(names), 3) or 1
     rows = math.ceil(len(names) / cols)
     cell_w, cell_h, left, head = 92, 64, 46, 40
-    block_w, block_h = left + 2 * cell_w + 34, head + 2 * cell_h + 34
+    heads = [f"{name} ({data.confusion[name].topics} topics)" for name in names]
+    widest = max((text_width(h, _LABEL + 1) * 1.15 for h in heads), default=0)
+    # a matrix's block is as wide as its title, up to a point (then the title is made to fit)
+    block_w = max(left + 2 * cell_w + 34, min(widest + 24, 380))
+    block_h = head + 2 * cell_h + 34
     svg = Svg(figure.name, 16 + cols * block_w, 34 + rows * block_h, figure.title, figure.description)
     k = next(iter(data.confusion.values())).k if names else 10
     _title(svg, f"Retrieved (top {k}) against relevant, summed over topics")
     for n, name in enumerate(names):
         c = data.confusion[name]
-        x0 = 16 + (n % cols) * block_w + left
+        start = 16 + (n % cols) * block_w
+        x0 = start + (block_w - left - 2 * cell_w) / 2 + left  # the matrix in the middle of its block
         y0 = 34 + (n // cols) * block_h + head
         svg.text(
-            x0 + cell_w,
+            start + block_w / 2,
             y0 - 10,
-            f"{name} ({c.topics} topics)",
-            size=_fit(f"{name} ({c.topics} topics)", _LABEL + 1, block_w - 10),
+            heads[n],
+            size=_LABEL + 1,
+            room=block_w - 12,
             anchor="middle",
             weight="600",
         )
@@ -719,7 +718,8 @@ def input_table(figure: Figure, table: Any) -> Svg:
     values = [float(r[1]) for r in table.rows]
     xlabel, ylabel = table.columns[0], table.columns[1]
     high = max([*values, 0.0]) or 1.0
-    vt = [v for v in ticks(0, high, most=6) if float(v).is_integer()] or [0.0, 1.0]
+    counting = all(v.is_integer() for v in values)  # counts get whole ticks, rates any
+    vt = ticks(0, high, most=6, whole=counting) or [0.0, 1.0]
     top_value = max(high, vt[-1])
     if table.chart == "bar":
         left = 24 + min(max((text_width(x, _LABEL) for x in labels), default=0), 260)
@@ -738,9 +738,7 @@ def input_table(figure: Figure, table: Any) -> Svg:
         )
         for i, (label, v) in enumerate(zip(labels, values, strict=True)):
             y = 34 + per * i
-            svg.text(
-                left - 8, y + per / 2, label, size=_fit(label, _LABEL, left - 14), anchor="end", middle=True
-            )
+            svg.text(left - 8, y + per / 2, label, size=_LABEL, room=left - 14, anchor="end", middle=True)
             svg.rect(
                 xs(0),
                 y + per * 0.15,

@@ -29,9 +29,11 @@ __all__ = [
     "INK",
     "MARKERS",
     "MUTED",
+    "SMALLEST",
     "Scale",
     "Series",
     "Svg",
+    "fit",
     "inline",
     "number",
     "palette",
@@ -104,6 +106,25 @@ def text_width(text: str, size: float) -> float:
     return size * sum(_WIDTHS[o - 32] if 32 <= (o := ord(c)) < 127 else 840 for c in text) / 1000
 
 
+SMALLEST = 8.0
+"""The smallest font size a text is made to fit its room; below, it is cut with an ellipsis."""
+
+
+def fit(text: str, size: float, room: float, *, bold: bool = False) -> tuple[str, float]:
+    """``text`` and a font size at most ``size`` at which it fits in ``room`` pixels: smaller down to
+    :data:`SMALLEST`, then cut short with an ellipsis (bold text measured 15% wider, as DejaVu Sans Bold is)."""
+    widen = 1.15 if bold else 1.0
+    width = text_width(text, size) * widen
+    if width <= room:
+        return text, size
+    if width * SMALLEST / size <= room:
+        return text, round(size * room / width, 1)
+    cut = text
+    while cut and text_width(cut + "…", SMALLEST) * widen > room:
+        cut = cut[:-1]
+    return cut.rstrip() + "…", SMALLEST
+
+
 def number(value: float) -> str:
     """A coordinate as short text: one decimal, no trailing zero."""
     text = f"{value:.1f}"
@@ -136,16 +157,20 @@ def series_styles(n: int) -> list[Series]:
     ]
 
 
-def ticks(low: float, high: float, most: int = 7) -> list[float]:
+def ticks(low: float, high: float, most: int = 7, *, whole: bool = False) -> list[float]:
     """Round tick values covering ``[low, high]``: steps of 1, 2, 2.5 or 5 times a power of ten, at most
-    ``most`` of them."""
+    ``most`` of them; with ``whole``, whole numbers only (steps of 1, 2 or 5 times a power of ten, at
+    least 1), for counts."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return []
     if high <= low:
         low, high = low - 0.5, high + 0.5
     raw = (high - low) / max(most - 1, 1)
     power = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if (high - low) / (m * power) <= most - 1 + 1e-9)
+    steps = [m * power for m in ((1, 2, 5, 10) if whole else (1, 2, 2.5, 5, 10))]
+    if whole:
+        steps = [max(1.0, round(step)) for step in steps]
+    step = next(st for st in steps if (high - low) / st <= most - 1 + 1e-9)
     first = math.ceil(low / step - 1e-9)
     last = math.floor(high / step + 1e-9)
     return [round(i * step, 12) for i in range(first, last + 1)]
@@ -314,14 +339,30 @@ class Svg:
         weight: str | None = None,
         rotate: float | None = None,
         middle: bool = False,
+        room: float | None = None,
         **attrs: Any,
     ) -> None:
-        """Text with its baseline at ``y`` (its middle when ``middle``), anchored ``start``, ``middle`` or ``end``."""
+        """Text with its baseline at ``y`` (its middle when ``middle``), anchored ``start``, ``middle`` or
+        ``end``. With ``room`` (pixels), a text too wide is made smaller (down to :data:`SMALLEST`), then
+        cut with an ellipsis: the whole text is then its hover text."""
+        shown, tip = text, None
+        if room is not None:
+            shown, size = fit(text, size, room, bold=weight is not None)
+            tip = text if shown != text else None
         transform = f"rotate({number(rotate)} {number(x)} {number(y)})" if rotate else None
-        self._parts.append(
-            f"<text{_attrs({'x': x, 'y': y, 'font_size': size, 'text_anchor': None if anchor == 'start' else anchor, 'fill': None if fill == INK else fill, 'font_weight': weight, 'dominant_baseline': 'central' if middle else None, 'transform': transform, **attrs})}>"
-            f"{escape(text, quote=False)}</text>"
-        )
+        every = {
+            "x": x,
+            "y": y,
+            "font_size": size,
+            "text_anchor": None if anchor == "start" else anchor,
+            "fill": None if fill == INK else fill,
+            "font_weight": weight,
+            "dominant_baseline": "central" if middle else None,
+            "transform": transform,
+            **attrs,
+        }
+        title = f"<title>{escape(tip, quote=False)}</title>" if tip else ""
+        self._parts.append(f"<text{_attrs(every)}>{title}{escape(shown, quote=False)}</text>")
 
     def marker(
         self,
