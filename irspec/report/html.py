@@ -64,7 +64,6 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["json"] = lambda value, **kw: json.dumps(value, **kw)
-    env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
     env.filters["inline_svg"] = _inline_svg
     env.globals.update(
         MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend, averaged_legend=averaged_legend
@@ -95,7 +94,7 @@ def page_assets() -> tuple[str, str, str]:
         )
 
     policy = (
-        f"default-src 'none'; style-src {digest(style)}; script-src {digest(script)}; img-src data:; "
+        f"default-src 'none'; style-src {digest(style)}; script-src {digest(script)}; "
         "base-uri 'none'; form-action 'none'"
     )
     return style, script, policy
