@@ -295,3 +295,58 @@ def test_ticks_are_round_and_cover_the_range():
     assert [svg.tick_text(v, [0, 0.25, 0.5]) for v in (0, 0.25, 0.5)] == ["0.00", "0.25", "0.50"]
     assert svg.tick_text(-0.0, [-0.5, 0.0, 0.5]) == "0.0"
     assert svg.text_width("iii", 10) < svg.text_width("WWW", 10)
+
+
+def _svg_of(figure) -> ET.Element:
+    return ET.fromstring(charts.chart(figure))
+
+
+def test_power_agreement_and_reproduction_charts_draw_their_values():
+    import warnings
+
+    import irspec
+
+    runs = {n: str(DEMO / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid", "random")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        results = irspec.evaluate(str(DEMO / "qrels.txt"), runs, "nDCG@10, AP")
+        found = irspec.power(results, delta=0.05, baseline="bm25")
+        judged = irspec.agreement(
+            {"human": str(DEMO / "qrels.txt"), "llm": str(DEMO / "qrels.llm.txt")}, runs, "P@10, AP"
+        )
+        rep = irspec.reproduce(
+            DEMO / "qrels.txt",
+            original=(runs["bm25"], runs["dense"]),
+            reproduced=(runs["hybrid"], runs["random"]),
+            metrics="nDCG@10, AP",
+        )
+    # power: every curve's points, each (topics, power) as the analysis gives it
+    curves = found.curves()
+    (power,) = figures.power_figures(curves, found.power)
+    points = _marks(_svg_of(power), "y")
+    assert sorted((_f(p, "x"), _f(p, "y")) for p in points) == sorted(
+        (float(t), float(v)) for c in curves for t, v in zip(c.topics, c.power, strict=True)
+    )
+    # agreement: each run's mean under one set (x) and the other (y), as the agreement's means say
+    means = {(s, run, m): v for s, run, m, v in judged.means}
+    scatters = figures.agreement_figures(judged)
+    assert [f.name for f in scatters] == ["agreement-P_at_10-human-llm", "agreement-AP-human-llm"]
+    for figure, metric in zip(scatters, ("P@10", "AP"), strict=True):
+        drawn = {p.attrib["data-run"]: (_f(p, "x"), _f(p, "y")) for p in _marks(_svg_of(figure), "y")}
+        assert drawn == {r: (means["human", r, metric], means["llm", r, metric]) for r in runs}
+    # a reproduction: per-topic KTU and RBO of both pairs, then ER against delta RI per metric
+    order, effects = figures.reproduction_figures(rep)
+    marks = _marks(_svg_of(order), "measure")
+    for pair in rep.pairs:
+        for measure, values in (("KTU", pair.ktu), ("RBO", pair.rbo)):
+            drawn = sorted(
+                (m.attrib["data-q"], _f(m, "v"))
+                for m in marks
+                if m.attrib["data-measure"] == measure and pair.role in m.find("s:title", NS).text
+            )
+            expected = sorted(
+                (q, float(v)) for q, v in zip(pair.query_ids, values, strict=True) if math.isfinite(v)
+            )
+            assert drawn == expected
+    drawn = {p.attrib["data-metric"]: (_f(p, "x"), _f(p, "y")) for p in _marks(_svg_of(effects), "metric")}
+    assert drawn == {m: (float(rep.delta_ri[m]), float(rep.er[m])) for m in ("nDCG@10", "AP")}

@@ -41,7 +41,6 @@ from irspec.report.model import (
     value_text,
 )
 from irspec.report.origin import VERSIONED
-from irspec.report.svg import inline
 
 if TYPE_CHECKING:
     import jinja2
@@ -74,6 +73,8 @@ def _environment() -> jinja2.Environment:
 def _inline_svg(data: bytes) -> Any:
     """A figure's SVG file as the page's markup (:func:`irspec.report.svg.inline`)."""
     from markupsafe import Markup  # comes with jinja2
+
+    from irspec.report.svg import inline  # the figures' code, for a page that has figures
 
     return Markup(inline(data))  # written by irspec.report.charts, every text in it escaped there
 
