@@ -264,7 +264,7 @@ def test_fourteen_figures_in_well_under_a_second(demo):
     assert time.perf_counter() - start < 0.5  # about 30 ms on a quiet 2-core machine; matplotlib took 3-4 s
 
 
-def test_thousands_of_topics_are_an_outline_not_thousands_of_bars():
+def test_thousands_of_topics_are_an_outline_and_a_path_not_thousands_of_marks():
     import irspec
     from irspec.evaluation.context import Options
     from irspec.evaluation.result import Result
@@ -277,6 +277,14 @@ def test_thousands_of_topics_are_an_outline_not_thousands_of_bars():
     text = charts.chart(diff, lambda q: "#" + q)
     assert len(text) < 40_000 and "<a " not in text and "2000 topics, sorted by difference" in text
     assert charts.MAX_BARS < 2000
+    # and the box plots' dots one path per run, a round dot per topic
+    (dots,) = [f for f in figures.report_figures(results, baseline="a") if f.kind == "distributions"]
+    root = ET.fromstring(charts.chart(dots, lambda q: "#" + q))
+    paths = [
+        p for p in root.iter("{http://www.w3.org/2000/svg}path") if p.attrib.get("stroke-linecap") == "round"
+    ]
+    assert [p.attrib["d"].count("h0") for p in paths] == [2000, 2000]
+    assert len(charts.chart(dots)) < 60_000 and not list(root.iter("{http://www.w3.org/2000/svg}a"))
 
 
 def test_ticks_are_round_and_cover_the_range():

@@ -55,8 +55,9 @@ Anchor = Callable[[str], "str | None"]
 GOOD, BAD, TIE = "#1a7f37", "#cf222e", "#8c959f"
 BLUE, BLUE_FILL = "#0969da", "#ddf4ff"
 MAX_BARS = 400
-"""Up to this many topics, a differences panel draws a bar per topic (with its hover text and link);
-beyond, the sorted differences as one filled outline, which looks the same at that density."""
+"""Up to this many topics, a differences panel draws a bar per topic and a box plot a dot per topic
+(each with its hover text and link); beyond, the sorted differences are one filled outline and the dots
+one path, which look the same at that density, in a file a fraction of the size."""
 _TICK, _LABEL, _TITLE = 10, 11, 13
 
 
@@ -619,20 +620,38 @@ def distributions(figure: Figure, results: Sequence[Any], metric: str, anchor: A
                 stroke=BLUE,
             )
             svg.line(xs(median), mid - half, xs(median), mid + half, stroke=BLUE, width=2)
-            for q, x, dy in zip(queries, values, shift, strict=True):
-                linked = _link(svg, anchor, q)
-                svg.element(
-                    "circle",
-                    f"{q}: {name} {_value(float(x))}",
-                    {"q": q, "v": float(x)},
-                    cx=xs(float(x)),
-                    cy=mid + dy * row,
-                    r=2.4,
-                    fill=MUTED,
-                    fill_opacity=0.55,
+            if len(values) <= MAX_BARS:
+                for q, x, dy in zip(queries, values, shift, strict=True):
+                    linked = _link(svg, anchor, q)
+                    svg.element(
+                        "circle",
+                        f"{q}: {name} {_value(float(x))}",
+                        {"q": q, "v": float(x)},
+                        cx=xs(float(x)),
+                        cy=mid + dy * row,
+                        r=2.4,
+                        fill=MUTED,
+                        fill_opacity=0.55,
+                    )
+                    if linked:
+                        svg.close("a")
+            else:
+                # thousands of dots are one path of round dots (a zero-length segment each), as the
+                # differences' bars are an outline: the same picture, no hover per topic
+                dots = "".join(
+                    f"M{number(xs(float(x)))} {number(mid + dy * row)}h0"
+                    for x, dy in zip(values, shift, strict=True)
                 )
-                if linked:
-                    svg.close("a")
+                svg.element(
+                    "path",
+                    f"{name}: {len(values)} topics",
+                    None,
+                    d=dots,
+                    stroke=MUTED,
+                    stroke_width=4.8,
+                    stroke_linecap="round",
+                    stroke_opacity=0.45,
+                )
             svg.marker(
                 "D",
                 xs(mean),
