@@ -870,6 +870,15 @@ def test_the_reports_figures_in_headless_chromium(tmp_path, page):
     assert page.js(f"document.querySelector({json.dumps(bar)}).firstElementChild.textContent") == title
     assert page.js("document.querySelector('.tip').hidden") is True
 
+    # the keyboard's focus on a bar's link shows its value too, and leaving gives the title back
+    page.js(f"document.querySelector({json.dumps(bar)}).parentElement.focus()")
+    assert (
+        page.js("(() => { const t = document.querySelector('.tip'); return !t.hidden && t.textContent; })()")
+        == title
+    )
+    page.js("document.activeElement.blur()")
+    assert page.js(f"document.querySelector({json.dumps(bar)}).firstElementChild.textContent") == title
+
     # a click follows the bar's link to its query's row of the per-query table
     query = title.split(":")[0]
     x, y = _center(page, bar)
