@@ -40,7 +40,6 @@ from irspec.report.files import Inputs
 from irspec.report.formats import WITH_INTERVALS, default_intervals
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
-from irspec.stats.design import check_target
 
 # The outputs whose results tables can show a confidence interval beside each mean.
 _INTERVAL_FORMATS = (*WITH_INTERVALS, "html")
@@ -735,6 +734,8 @@ def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Prob
     if nan:
         return None
     if 0 < found.alpha < 1 and 0 < found.power < 1:  # else the schema has said so
+        from irspec.stats.design import check_target  # scipy's optimize and stats: a plan with power only
+
         try:
             check_target(found.power, found.alpha)
         except IrspecError as e:
