@@ -949,11 +949,12 @@ def reproduce_order(figure: Figure, reproduction: Any) -> Svg:
     _title(svg, f"Per-topic KTU and RBO (RBO p={reproduction.rbo_p:g}, depth {reproduction.depth})")
     styles = series_styles(2)
     n = max(len(topics), 1)
+    scales = {"KTU": [-1.0, -0.5, 0.0, 0.5, 1.0], "RBO": [0.0, 0.25, 0.5, 0.75, 1.0]}
+    left = 20 + max(_left_room(yt, measure) for measure, yt in scales.items())  # the panels' x axes line up
     for k, measure in enumerate(("KTU", "RBO")):
         top = 34 + k * (panel + 20)
         dom = (-1.05, 1.05) if measure == "KTU" else (-0.02, 1.05)
-        yt = [-1.0, -0.5, 0.0, 0.5, 1.0] if measure == "KTU" else [0.0, 0.25, 0.5, 0.75, 1.0]
-        left = 20 + _left_room(yt, measure)
+        yt = scales[measure]
         xs, ys = _axes(
             svg,
             (left, top, 540 - left, panel),
@@ -989,7 +990,7 @@ def reproduce_order(figure: Figure, reproduction: Any) -> Svg:
         if k == 1 and labelled:
             for i, q in enumerate(topics):
                 svg.text(xs(i), top + panel + 6, q, size=9, anchor="end", rotate=-90, middle=True, fill=MUTED)
-    svg.text(20 + (520) / 2, svg.height - 10, "topic", size=_LABEL, anchor="middle")
+    svg.text(left + (540 - left) / 2, svg.height - 10, "topic", size=_LABEL, anchor="middle")
     _legend(svg, 560, 34, "pair (means)", list(zip(labels, styles, strict=True)), width=legend)
     return svg
 
