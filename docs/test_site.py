@@ -15,33 +15,26 @@ environment), and must have every page and anchor of the full build but the plug
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import http.server
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' DevTools client, when this file runs alone too
+from browser import started  # noqa: E402
+
 AUTOLOAD = "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"
 # the page's title, without the permalink mark after it
 H1 = "(() => { const h = document.querySelector('.md-content h1').cloneNode(true); h.querySelector('.headerlink')?.remove(); return h.textContent.trim(); })()"
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 def _environment() -> dict[str, str]:
@@ -94,118 +87,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-class Browser:
-    """Headless Chromium over ``--remote-debugging-pipe``: DevTools messages as NUL-terminated JSON on
-    file descriptors 3 (to the browser) and 4 (from it)."""
-
-    def __init__(self, executable: str, profile: Path) -> None:
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-        # the browser expects its ends as fds 3 and 4: bash puts them there and closes the originals
-        moves = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
-        moves += "".join(f" {fd}>&-" for fd in (to_browser_r, from_browser_w) if fd not in (3, 4))
-        self.process = subprocess.Popen(
-            [
-                "bash",
-                "-c",
-                moves,
-                executable,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--remote-debugging-pipe",
-                f"--user-data-dir={profile}",
-                "--no-first-run",
-                "about:blank",
-            ],
-            pass_fds=(to_browser_r, from_browser_w),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._buffer, self._next = b"", 0
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        self.call("Page.enable", session=True)
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            session=True,
-            width=1280,
-            height=900,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
-
-    def call(self, method: str, session: bool = False, **params):
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = self.session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            while b"\0" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\0", 1)
-                reply = json.loads(raw)
-                if reply.get("id") == self._next:
-                    if "error" in reply:
-                        raise RuntimeError(f"{method}: {reply['error']}")
-                    return reply.get("result", {})
-            chunk = os.read(self._from_browser, 1 << 16)
-            if not chunk:
-                raise RuntimeError("Chromium closed the pipe")
-            self._buffer += chunk
-        raise TimeoutError(method)
-
-    def js(self, expression: str):
-        """The value of a JavaScript expression (awaited if a promise) in the page."""
-        result = self.call(
-            "Runtime.evaluate", session=True, expression=expression, awaitPromise=True, returnByValue=True
-        )
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def wait_for(self, condition: str, timeout: float = 30.0):
-        """Poll a JavaScript condition until it is truthy; its value."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                value = self.js(condition)
-            except RuntimeError:  # the page is between documents
-                value = None
-            if value:
-                return value
-            time.sleep(0.2)
-        raise TimeoutError(condition)
-
-    def open(self, url: str) -> None:
-        self.call("Page.navigate", session=True, url=url)
-        self.wait_for(
-            f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url.split('#')[0])})"
-        )
-
-    def screenshot(self, path: Path) -> None:
-        data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
-        path.write_bytes(base64.b64decode(data))
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        os.close(self._to_browser)
-        os.close(self._from_browser)
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    executable = _chromium()
-    if executable is None:
-        pytest.skip("no headless Chromium installed")
-    b = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
-    yield b
-    b.close()
+    yield from started(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
