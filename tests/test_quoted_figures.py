@@ -7,7 +7,9 @@ scripts/quoted_figures.py writes. These tests fail when:
 - the README's copy differs from its passage (run ``python scripts/quoted_figures.py``);
 - a page of the documentation, or the README outside its copies, quotes a figure: a time (``0.84 s``,
   ``12.7 ms``), a ratio (``0.28x``, ``3–13×``) or a memory size (``289 MiB``, ``1.1 GiB``), outside code;
-  the few sizes that are the program's own limits, not measurements, are listed here with what they are;
+  the few sizes that are the program's own limits, not measurements, are listed here with what they are.
+  Memory is written in binary units here; a size in decimal ones (``60 MB`` of run text, a report of
+  ``0.65 MB``) is the size of a file, not a figure of speed;
 - a figure of a passage is not one of those measured in the sections of benchmarks/README.md after it, at
   the precision it is written with (``1.2–1.6 s`` from ``1.21 – 1.61``; ``1.7 GiB`` from ``1,729`` MiB).
   A figure the passage says is approximate (``~650 MiB``, ``about 1.1 GiB``, ``some 5 GiB``) is not
@@ -32,7 +34,7 @@ NUMBER = r"\d(?:,?\d)*(?:\.\d+)?"
 # a number (or a range of two) and its unit; "7,000 × 1,000" is a shape, not a ratio
 FIGURE = re.compile(
     rf"(?<![\w.,])(?P<value>{NUMBER}(?:\s?[-–]\s?{NUMBER})?)"
-    r"(?:(?P<ratio>[x×])(?!\s?\d)|\s(?P<time>s|ms)|\s?(?P<memory>MiB|GiB|KiB|MB|GB))(?![\w@])"
+    r"(?:(?P<ratio>[x×])(?!\s?\d)|\s(?P<time>s|ms)|\s?(?P<memory>MiB|GiB|KiB))(?![\w@])"
 )
 APPROXIMATE = re.compile(r"(~|\babout|\bsome|\baround|\bnearly)\s*$")
 # sizes the pages give that are irspec's own limits, not measurements
