@@ -1,0 +1,181 @@
+"""``irspec.compat.ranx`` against ranx 0.3.21 itself: the same orders, values, reports and files.
+
+ranx runs in a process of its own (``tests/fixtures/ranx_reference.py``) from the folder named by
+``IRSPEC_RANX_PATH`` (``pip install --target DIR ranx==0.3.21``, as ``.ci/run`` does): installed beside
+ir_measures it changes ir_measures' providers. One process answers every job of this module (numba's
+compilation costs seconds a process). Every expected value is ranx's, or arithmetic written in the test.
+
+The random cases are adversarial: tied scores (one decimal, or integers) in rankings of up to 40
+documents (numba's quicksort moves ties past each other above 15), graded and negative labels, unjudged
+documents, queries whose judgments have no relevant document or no document at all, empty rankings,
+cutoffs beyond the ranking, relevance levels 1 and 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from irspec.compat import ranx
+from irspec.testing import registered_plugin
+
+SCRIPT = Path(__file__).parent / "fixtures" / "ranx_reference.py"
+TOL = 1e-12
+
+NAMES = [
+    "hits", "hit_rate", "precision", "recall", "f1", "mrr", "map", "dcg", "dcg_burges", "ndcg", "ndcg_burges",
+]  # fmt: skip
+METRICS = (
+    [f"{n}@{k}" for n in NAMES for k in (1, 3, 5, 10, 20)]
+    + NAMES
+    + ["r-precision", "rbp.8", "rbp.95", "rbp@5"]
+    + [f"{n}@5-l2" for n in NAMES]
+    + ["r-precision-l2", "ndcg-l2", "rbp.9-l2"]
+)
+PER_QUERY = ["bpref", "bpref-l2"]  # see the reference script: ranx's bpref is right one query at a time
+
+
+def random_case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Judgments and a run over the same queries (ranx needs that), shuffled key orders."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in rng.permutation(12):
+        pool = [f"d{i}" for i in rng.permutation(45)]
+        judged = int(rng.integers(0, 10))
+        labels = rng.choice([-1, 0, 0, 1, 1, 2, 3], size=judged)
+        if q % 5 == 0:
+            labels = np.minimum(labels, 0)  # no relevant document
+        qrels[f"q{q}"] = {pool[i]: int(v) for i, v in enumerate(labels)}
+        depth = int(rng.choice([0, 1, 4, 12, 15, 16, 17, 25, 40]))
+        docs = rng.permutation(pool[: max(depth + 3, 1)])[:depth]
+        kind = q % 3
+        if kind == 0:
+            scores = rng.integers(0, 4, depth).astype(float)
+        elif kind == 1:
+            scores = np.round(rng.uniform(0, 2, depth), 1)
+        else:
+            scores = rng.uniform(-1, 1, depth)
+        run[f"q{q}"] = {str(d): float(s) for d, s in zip(docs, scores, strict=True)}
+    # ranx can build no Qrels or Run whose every query is empty: one document each at least
+    if not any(qrels.values()):
+        qrels["q0"] = {"d0": 1}
+    if not any(run.values()):
+        run["q0"] = {"d0": 1.0}
+    return qrels, run
+
+
+SEEDS = range(12)
+CASES = [random_case(s) for s in SEEDS]
+
+
+def jobs() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for qrels, run in CASES:
+        # ranx evaluates dicts only if no query is empty (it cannot type an empty array of rows)
+        full = [q for q in qrels if qrels[q] and run[q]]
+        for as_, qs in (("objects", list(qrels)), ("dicts", full)):
+            out.append(
+                {
+                    "kind": "evaluate",
+                    "as": as_,
+                    "qrels": {q: qrels[q] for q in qs},
+                    "run": {q: run[q] for q in qs},
+                    "metrics": METRICS,
+                    "per_query": PER_QUERY,
+                }
+            )
+        out.append({"kind": "order", "run": run})
+    return out
+
+
+JOBS = jobs()
+
+
+def run_ranx(jobs: list[dict[str, Any]], folder: Path) -> list[Any]:
+    """ranx's answers to ``jobs``, or a skip when ``IRSPEC_RANX_PATH`` is not set."""
+    path = os.environ.get("IRSPEC_RANX_PATH")
+    if not path:
+        pytest.skip("ranx 0.3.21 is the reference: set IRSPEC_RANX_PATH to a pip --target folder holding it")
+    todo, answers = folder / "jobs.json", folder / "answers.json"
+    todo.write_text(json.dumps(jobs))
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), str(todo), str(answers)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=path),
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(answers.read_text())
+
+
+@pytest.fixture(autouse=True)
+def installed_plugins() -> Any:
+    """ranx's rbp is irspec-usermodel's RBP: the installed plugins are loaded (tests/conftest.py leaves
+    them out of every other test)."""
+    with registered_plugin(load_entry_points=True):
+        yield
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
+    return run_ranx(JOBS, tmp_path_factory.mktemp("ranx"))
+
+
+def close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None or math.isnan(a) or math.isnan(b):
+        return (a is None or math.isnan(a)) and (b is None or math.isnan(b))
+    return math.isclose(a, b, rel_tol=TOL, abs_tol=TOL)
+
+
+def plain(values: Any) -> list[float | None]:
+    return [None if math.isnan(v) else float(v) for v in np.asarray(values, dtype=float).tolist()]
+
+
+@pytest.mark.parametrize("index", [i for i, j in enumerate(JOBS) if j["kind"] == "evaluate"])
+def test_evaluate_equals_ranx(answers: list[Any], index: int) -> None:
+    job, expected = JOBS[index], answers[index]
+    if job["as"] == "objects":
+        qrels: Any = ranx.Qrels(job["qrels"])
+        run: Any = ranx.Run(job["run"])
+        queries = sorted(job["qrels"])
+    else:
+        qrels, run, queries = job["qrels"], job["run"], list(job["qrels"])
+    got = ranx.evaluate(qrels, run, METRICS + PER_QUERY, return_mean=False)
+    bad = []
+    for m in METRICS + PER_QUERY:
+        mine, theirs = plain(got[m]), expected[m]
+        for q, a, b in zip(queries, mine, theirs, strict=True):
+            if not close(a, b):
+                bad.append(f"{m} {q}: {a} != ranx's {b}")
+    assert not bad, f"{len(bad)} differences: " + "; ".join(bad[:8])
+
+
+@pytest.mark.parametrize("index", [i for i, j in enumerate(JOBS) if j["kind"] == "order"])
+def test_run_order_equals_ranx(answers: list[Any], index: int) -> None:
+    """ranx's sort, ties included (numba's quicksort above 15 documents)."""
+    run = ranx.Run(JOBS[index]["run"])
+    assert {q: list(run[q]) for q in run.get_query_ids()} == answers[index]
+
+
+def test_the_cases_reach_the_corners() -> None:
+    ties_long = sum(
+        1
+        for _, run in CASES
+        for docs in run.values()
+        if len(docs) > 15 and len(set(docs.values())) < len(docs)
+    )
+    no_relevant = sum(
+        1 for qrels, _ in CASES for docs in qrels.values() if not any(v >= 1 for v in docs.values())
+    )
+    empty = sum(1 for _, run in CASES for docs in run.values() if not docs)
+    assert ties_long > 20 and no_relevant > 10 and empty > 3
