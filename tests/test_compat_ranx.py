@@ -73,6 +73,32 @@ def random_case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[st
     return qrels, run
 
 
+def comparison_case(seed: int) -> tuple[dict[str, dict[str, int]], list[dict[str, dict[str, float]]]]:
+    """Judgments of 60 queries and 4 or 5 runs, some of them better than others (so that some
+    differences are significant), every query judged and ranked."""
+    rng = np.random.default_rng(100 + seed)
+    qrels = {f"q{q:02d}": {f"d{i}": int(rng.choice([0, 1, 2])) for i in range(12)} for q in range(60)}
+    runs = []
+    for r in range(4 + seed % 2):
+        run = {}
+        for q, docs in qrels.items():
+            ids = list(docs) + [f"u{i}" for i in range(8)]
+            scores = rng.normal(size=len(ids)) + r * 0.4 * np.array([docs.get(d, 0) for d in ids])
+            run[q] = {d: float(round(s, 3)) for d, s in zip(ids, scores, strict=True)}
+        runs.append(run)
+    return qrels, runs
+
+
+RUN_NAMES = ["bm25", "dense", "hybrid_1", "rerank", "model_5"]
+COMPARISONS: list[tuple[str, dict[str, Any]]] = [
+    ("student", {}),
+    ("student", {"max_p": 0.05, "rounding_digits": 4}),
+    ("tukey", {"max_p": 0.05}),
+    ("student", {"show_percentages": True}),
+    ("tukey", {"rounding_digits": 2, "show_percentages": True}),
+    ("fisher", {"max_p": 0.05}),
+]
+
 SEEDS = range(12)
 CASES = [random_case(s) for s in SEEDS]
 
@@ -94,6 +120,20 @@ def jobs() -> list[dict[str, Any]]:
                 }
             )
         out.append({"kind": "order", "run": run})
+    for seed, (test, options) in enumerate(COMPARISONS):
+        qrels, runs = comparison_case(seed)
+        out.append(
+            {
+                "kind": "compare",
+                "qrels": qrels,
+                "runs": runs,
+                "names": RUN_NAMES[: len(runs)],
+                "metrics": ["ndcg@10", "map@100", "mrr", "precision@5", "recall@20-l2", "bpref"][
+                    : 2 + seed % 5
+                ],
+                "options": {"stat_test": test, **options},
+            }
+        )
     return out
 
 
@@ -179,3 +219,66 @@ def test_the_cases_reach_the_corners() -> None:
     )
     empty = sum(1 for _, run in CASES for docs in run.values() if not docs)
     assert ties_long > 20 and no_relevant > 10 and empty > 3
+
+
+def compare_of(job: dict[str, Any]) -> ranx.Report:
+    runs = [ranx.Run(r, name=n) for n, r in zip(job["names"], job["runs"], strict=True)]
+    return ranx.compare(ranx.Qrels(job["qrels"]), runs, job["metrics"], **job["options"])
+
+
+COMPARE_JOBS = [i for i, j in enumerate(JOBS) if j["kind"] == "compare"]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # scipy's Tukey, as in ranx
+@pytest.mark.parametrize("index", COMPARE_JOBS)
+def test_compare_report_equals_ranx(answers: list[Any], index: int) -> None:
+    """The printed table, the LaTeX, the dict and the frame are ranx's (the randomization test's p-values
+    are ranx's procedure with other random draws: within 0.05 of ranx's, and the table the same when no
+    p-value is near max_p)."""
+    job, expected = JOBS[index], answers[index]
+    report = compare_of(job)
+    got = json.loads(json.dumps(report.to_dict(), default=float))
+    if job["options"]["stat_test"] == "fisher":
+        for a in job["names"]:
+            for b, ps in got[a]["comparisons"].items():
+                for m, p in ps.items():
+                    assert abs(p - expected["dict"][a]["comparisons"][b][m]) <= 0.05, (a, b, m)
+                    got[a]["comparisons"][b][m] = expected["dict"][a]["comparisons"][b][m]
+    assert_same(got, expected["dict"])
+    assert json.loads(json.dumps(report.to_dataframe().to_dict("list"), default=float)) == expected["frame"]
+    near = any(
+        abs(p - job["options"].get("max_p", 0.01)) < 0.05
+        for a in job["names"]
+        for ps in expected["dict"][a]["comparisons"].values()
+        for p in ps.values()
+        if p is not None
+    )
+    if job["options"]["stat_test"] != "fisher" or not near:
+        assert str(report) == expected["str"]
+        assert report.to_latex() == expected["latex"]
+
+
+def assert_same(got: Any, expected: Any, where: str = "") -> None:
+    """Equal dicts, floats within TOL (None for NaN)."""
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and list(got) == list(expected), where
+        for k in expected:
+            assert_same(got[k], expected[k], f"{where}/{k}")
+    elif isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), where
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            assert_same(g, e, f"{where}[{i}]")
+    elif isinstance(expected, float) or expected is None:
+        g = None if isinstance(got, float) and math.isnan(got) else got
+        assert close(g, expected), f"{where}: {got} != ranx's {expected}"
+    else:
+        assert got == expected, f"{where}: {got!r} != ranx's {expected!r}"
+
+
+def test_compare_keeps_each_runs_values_as_ranx_does() -> None:
+    qrels, runs = comparison_case(0)
+    run = ranx.Run(runs[0], name="a")
+    report = ranx.compare(ranx.Qrels(qrels), [run, ranx.Run(runs[1])], ["ndcg@10", "mrr"])
+    assert report.model_names == ["a", "run_2"]
+    assert set(run.scores) == {"ndcg@10", "mrr"} and len(run.scores["mrr"]) == 60
+    assert run.mean_scores["mrr"] == pytest.approx(report.results["a"]["mrr"], abs=TOL)

@@ -13,7 +13,8 @@ departs from ranx, and why: ``docs/coming-from/ranx.md``. Importing this package
 numba nor numpy: irspec's engine loads with the first evaluation.
 """
 
+from irspec.compat.ranx._comparisons import Report, compare
 from irspec.compat.ranx._scoring import evaluate
 from irspec.compat.ranx._structures import Qrels, Run
 
-__all__ = ["Qrels", "Run", "evaluate"]
+__all__ = ["Qrels", "Report", "Run", "compare", "evaluate"]
