@@ -47,7 +47,7 @@ _TESTS = {
 }
 
 
-class FrozensetDict(MutableMapping):  # type: ignore[type-arg]
+class FrozensetDict(MutableMapping[Any, Any]):
     """A dict keyed by unordered pairs: ``d[a, b]`` is ``d[b, a]`` (ranx's ``FrozensetDict``)."""
 
     def __init__(self, arg: Any = None) -> None:
