@@ -134,7 +134,60 @@ def jobs() -> list[dict[str, Any]]:
                 "options": {"stat_test": test, **options},
             }
         )
+    for seed, (method, norm, params) in enumerate(FUSIONS):
+        out.append(
+            {"kind": "fuse", "runs": fusion_runs(seed), "method": method, "norm": norm, "params": params}
+        )
+    for seed, norm in enumerate(
+        ["min-max", "max", "sum", "zmuv", "rank", "min-max-inverted"]
+    ):  # borda: ranx fails
+        out.append({"kind": "normalize", "run": fusion_runs(seed)[0], "norm": norm})
+    for method, metric in OPTIMIZED:
+        qrels, runs = comparison_case(7)
+        out.append(
+            {
+                "kind": "optimize",
+                "qrels": qrels,
+                "runs": runs[:3],
+                "method": method,
+                "norm": "min-max",
+                "metric": metric,
+            }
+        )
     return out
+
+
+def fusion_runs(seed: int) -> list[dict[str, dict[str, float]]]:
+    """Three runs over the same queries, without tied scores (a method that reads ranks ranks ties by
+    irspec's rule, not by ranx's sort), documents in one run only among them. Condorcet is left to
+    tests/test_fusion_ranx.py, which fixes the order ranx takes its candidates in (a set's)."""
+    rng = np.random.default_rng(200 + seed)
+    runs = []
+    for _ in range(3):
+        run = {}
+        for q in range(6):
+            docs = rng.choice(20, size=int(rng.integers(1, 12)), replace=False)
+            run[f"q{q}"] = {
+                f"d{d}": float(s) for d, s in zip(docs, rng.uniform(-1, 3, len(docs)), strict=True)
+            }
+        runs.append(run)
+    return runs
+
+
+FUSIONS: list[tuple[str, str | None, dict[str, Any]]] = [
+    ("wsum", "min-max", {"weights": [0.2, 0.5, 0.3]}),
+    ("rrf", "min-max", {}),
+    ("rrf", None, {"k": 10}),
+    ("sum", "zmuv", {}),
+    ("mnz", "max", {}),
+    ("gmnz", "sum", {"gamma": 0.4}),
+    ("isr", "rank", {}),
+    ("bordafuse", "min-max", {}),
+    ("rbc", "min-max", {"phi": 0.7}),
+    ("mixed", "min-max", {"weights": [0.5, 0.3, 0.2]}),
+    ("max", "min-max-inverted", {}),
+]
+OPTIMIZED = [("rrf", "ndcg@10"), ("wsum", "map@100"), ("logn_isr", "mrr")]
 
 
 JOBS = jobs()
@@ -282,3 +335,36 @@ def test_compare_keeps_each_runs_values_as_ranx_does() -> None:
     assert report.model_names == ["a", "run_2"]
     assert set(run.scores) == {"ndcg@10", "mrr"} and len(run.scores["mrr"]) == 60
     assert run.mean_scores["mrr"] == pytest.approx(report.results["a"]["mrr"], abs=TOL)
+
+
+@pytest.mark.parametrize("index", [i for i, j in enumerate(JOBS) if j["kind"] in ("fuse", "normalize")])
+def test_fuse_and_normalize_equal_ranx(answers: list[Any], index: int) -> None:
+    job, expected = JOBS[index], answers[index]
+    if job["kind"] == "fuse":
+        found = ranx.fuse([ranx.Run(r) for r in job["runs"]], job["norm"], job["method"], job["params"])
+    else:
+        found = ranx.normalize(ranx.Run(job["run"], name="r"), job["norm"])
+    assert found.name == expected["name"]
+    got = found.to_dict()
+    assert list(got) == list(expected["run"])
+    for q, docs in expected["run"].items():
+        assert got[q].keys() == docs.keys(), q
+        for d, s in docs.items():
+            assert math.isclose(got[q][d], s, rel_tol=1e-9, abs_tol=1e-9), (q, d, got[q][d], s)
+
+
+@pytest.mark.parametrize("index", [i for i, j in enumerate(JOBS) if j["kind"] == "optimize"])
+def test_optimize_fusion_chooses_ranxs_parameters(answers: list[Any], index: int) -> None:
+    job, expected = JOBS[index], answers[index]
+    runs = [ranx.Run(r) for r in job["runs"]]
+    found = ranx.optimize_fusion(ranx.Qrels(job["qrels"]), runs, job["norm"], job["method"], job["metric"])
+    assert json.loads(json.dumps(found)) == expected
+    chosen, report = ranx.optimize_fusion(
+        ranx.Qrels(job["qrels"]),
+        runs,
+        job["norm"],
+        job["method"],
+        job["metric"],
+        return_optimization_report=True,
+    )
+    assert chosen == found and len(report.configs) == len(report.results) > 1

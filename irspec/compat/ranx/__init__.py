@@ -14,7 +14,10 @@ numba nor numpy: irspec's engine loads with the first evaluation.
 """
 
 from irspec.compat.ranx._comparisons import Report, compare
+from irspec.compat.ranx._fusing import OptimizationReport, fuse, normalize, optimize_fusion
 from irspec.compat.ranx._scoring import evaluate
 from irspec.compat.ranx._structures import Qrels, Run
 
-__all__ = ["Qrels", "Report", "Run", "compare", "evaluate"]
+__all__ = [
+    "OptimizationReport", "Qrels", "Report", "Run", "compare", "evaluate", "fuse", "normalize", "optimize_fusion",
+]  # fmt: skip

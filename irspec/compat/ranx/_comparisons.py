@@ -71,6 +71,14 @@ class FrozensetDict(MutableMapping[Any, Any]):
         return len(self._map)
 
 
+def formatted(score: float, digits: int, percentages: bool) -> str:
+    """A score as ranx's tables show it: rounded to ``digits`` decimals, or as a percentage with two
+    fewer."""
+    if percentages:
+        return f"{round(score * 100, max(0, digits - 2)):.{digits - 2}f}"
+    return f"{round(score, digits):.{digits}f}"
+
+
 def _label(metric: str) -> str:
     """A metric's column heading as ranx writes it (``ndcg@10`` is ``NDCG@10``, ``map@5-l2`` ``MAP@5-l2``)."""
     name, _, level = metric.partition("-l")
@@ -108,10 +116,7 @@ class Report:
 
     def format_score(self, score: float) -> str:
         """A mean as the table shows it: ``rounding_digits`` decimals, or a percentage with two fewer."""
-        if self.show_percentages:
-            digits = max(0, self.rounding_digits - 2)
-            return f"{round(score * 100, digits):.{self.rounding_digits - 2}f}"
-        return f"{round(score, self.rounding_digits):.{self.rounding_digits}f}"
+        return formatted(score, self.rounding_digits, self.show_percentages)
 
     def _beaten(self, model: str, metric: str) -> list[int]:
         """The positions of the runs ``model`` beats on ``metric``: a significant difference and a higher
