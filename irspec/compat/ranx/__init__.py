@@ -18,6 +18,11 @@ from irspec.compat.ranx._fusing import OptimizationReport, fuse, normalize, opti
 from irspec.compat.ranx._scoring import evaluate
 from irspec.compat.ranx._structures import Qrels, Run
 
+SUBMODULES: tuple[str, ...] = (
+    "data_structures", "data_structures.qrels", "data_structures.run", "fusion", "metrics", "normalization",
+)  # fmt: skip
+"""The submodules named as ranx's (``ranx.metrics``, ...), for code that imports them."""
+
 __all__ = [
     "OptimizationReport", "Qrels", "Report", "Run", "compare", "evaluate", "fuse", "normalize", "optimize_fusion",
 ]  # fmt: skip

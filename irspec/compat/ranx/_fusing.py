@@ -6,8 +6,8 @@ The fused scores are ranx's (tests/test_fusion_ranx.py holds every method and no
 document id; ranx's order among ties is its sort's), and ``optimize_fusion`` scores each trial with
 the ranx metric's irspec counterpart (:mod:`._scoring`) on the training queries, ties in irspec's
 order. A method that learns (probfuse, segfuse, slidefuse, posfuse, mapfuse, bayesfuse) is trained by
-``optimize_fusion``, whose parameters (``{"probs": ...}``) ``fuse`` takes back, as in ranx; what they
-hold is irspec's trained state, not ranx's arrays.
+``optimize_fusion`` (or ``ranx.fusion``'s ``*_train``), whose arrays, one per run (``{"probs": ...}``),
+``fuse`` takes back, as in ranx; irspec's fit computes them (tests/test_fusion_learning_ranx.py).
 """
 
 from __future__ import annotations
@@ -52,12 +52,15 @@ def _check_method(method: str) -> None:
         raise ValueError(f"Fusion method {method} not supported.")
 
 
-def _check_norm(norm: str | None) -> str:
+def check_norm(norm: str | None) -> str:
+    """irspec's name of ranx's normalisation ``norm`` (ranx also spells min-max with underscores;
+    None is none); a ``ValueError`` for one ranx lacks."""
     if norm is None:
         return "none"
-    if norm not in _NORMS:
+    spelled = {"min_max": "min-max", "min_max_inverted": "min-max-inverted"}.get(norm, norm)
+    if spelled not in _NORMS:
         raise ValueError(f"Normalization method {norm} not supported.")
-    return norm
+    return spelled
 
 
 def _check_same_queries(runs: Sequence[Run]) -> None:
@@ -72,17 +75,43 @@ def _check_same_queries(runs: Sequence[Run]) -> None:
 
 def _spec(method: str, norm: str, params: dict[str, Any]) -> tuple[str, Any]:
     """The irspec fusion spec of ranx's method, normalisation and parameters, and the trained state
-    among them (what ``optimize_fusion`` returned for a method that learns), if any."""
-    trained = None
+    among them (what a ``*_train`` function or ``optimize_fusion`` returned, for a method that learns)."""
+    learned = params.get(_LEARNED.get(method, ""))
     args = [f"norm={norm}"]
     for key, value in params.items():
         if key == _LEARNED.get(method):
-            trained = value
             continue
         if key == "weights":
             value = "[" + ",".join(repr(float(w)) for w in value) + "]"
         args.append(f"{key}={value}")
-    return f"{method}({', '.join(args)})", trained
+    if method == "probfuse" and learned is not None:
+        args.append(f"segments={len(learned[0])}")
+    spec = f"{method}({', '.join(args)})"
+    if learned is None:
+        return spec, None
+    import numpy as np
+
+    from irspec.fusion.engine import Trained, fusion_of
+
+    state = tuple(np.atleast_1d(np.asarray(v, dtype=np.float64)) for v in learned)
+    return spec, Trained(fusion_of(spec), state)
+
+
+def train(qrels: Qrels, runs: Sequence[Run], spec: str) -> tuple[Any, ...]:
+    """What the method of ``spec`` learns from ``qrels`` on ``runs``: one array per run (irspec's
+    fit, ranx's ``*_train``)."""
+    from irspec.fusion.tuning import tune_fusion
+
+    _check_same_queries(runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        trained = tune_fusion([r.run for r in runs], spec, None, _judged(qrels))  # type: ignore[arg-type]
+    return tuple(trained.state)
+
+
+def _judged(qrels: Qrels) -> dict[str, dict[str, int]]:
+    """The judgments irspec trains and tunes on: the queries with a judged document."""
+    return {q: d for q, d in qrels.qrels.items() if d}
 
 
 def _as_run(fused: Any, queries: Sequence[str], name: str) -> Run:
@@ -102,16 +131,15 @@ def fuse(
     None) and fused by ``method`` (ranx's names: ``"wsum"``, ``"rrf"``, ``"mnz"``, ...) with ``params``
     (``{"weights": [...]}``, ``{"k": 60}``, or what :func:`optimize_fusion` returned). Returns a
     :class:`Run` named as ranx names it (``"rrf"``, ``"weighted_sum"``, ...)."""
-    from irspec.fusion.engine import Trained
     from irspec.fusion.engine import fuse as irspec_fuse
 
     params = dict(params or {})
     _check_same_queries(runs)
     _check_method(method)
-    spec, trained = _spec(method, _check_norm(norm), params)
+    spec, trained = _spec(method, check_norm(norm), params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrspecWarning)  # ranx says nothing of queries without documents
-        fused = irspec_fuse([r.run for r in runs], trained if isinstance(trained, Trained) else spec)
+        fused = irspec_fuse([r.run for r in runs], trained if trained is not None else spec)
     return _as_run(fused, runs[0].get_query_ids(), _NAMES.get(method, method))
 
 
@@ -125,8 +153,24 @@ def normalize(run: Run, norm: str = "min-max") -> Run:
     # irspec fuses two runs or more: the larger of a score and itself is the score
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrspecWarning)
-        fused = irspec_fuse([run.run, run.run], f"max(norm={_check_norm(norm)})")
+        fused = irspec_fuse([run.run, run.run], f"max(norm={check_norm(norm)})")
     return _as_run(fused, run.get_query_ids(), run.name)  # type: ignore[arg-type]
+
+
+def borda(runs: list[Run]) -> list[Run]:
+    """Each of ``runs`` Borda-normalised over the documents any of them retrieved for the query (a
+    document a run lacks gets that run's share of the positions left), as ranx's ``borda_norm``: the
+    weighted sum under the Borda normalisation, with weight 1 on the run and 0 on the others."""
+    from irspec.fusion.engine import fuse as irspec_fuse
+
+    out = []
+    for i, run in enumerate(runs):
+        weights = ",".join("1.0" if j == i else "0.0" for j in range(len(runs)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IrspecWarning)
+            fused = irspec_fuse([r.run for r in runs], f"wsum(norm=borda, weights=[{weights}])")
+        out.append(_as_run(fused, run.get_query_ids(), run.name))  # type: ignore[arg-type]
+    return out
 
 
 class OptimizationReport:
@@ -206,7 +250,7 @@ def optimize_fusion(
         warnings.simplefilter("ignore", IrspecWarning)
         trained = tune_fusion(
             [r.run for r in runs],
-            f"{method}(norm={_check_norm(norm)})",
+            f"{method}(norm={check_norm(norm)})",
             bound.spec,
             {q: d for q, d in qrels.qrels.items() if d},
         )

@@ -20,7 +20,7 @@ from irspec.compat.ranx._order import descending
 
 __all__ = ["Qrels", "Run", "get_file_kind"]
 
-_QRELS_KINDS = ("json", "trec", "gz", "parquet")
+QRELS_KINDS = ("json", "trec", "gz", "parquet")
 _RUN_KINDS = ("json", "trec", "lz4", "gz", "parquet")
 
 
@@ -251,7 +251,7 @@ class Qrels(_Judged):
     def save(self, path: str = "qrels.json", kind: str | None = None) -> None:
         """Write the judgments to ``path``: JSON, TREC qrels (``.trec``, ``.txt``) or Parquet, the kind
         told by the extension unless ``kind`` is given."""
-        kind = get_file_kind(path, kind, _QRELS_KINDS)
+        kind = get_file_kind(path, kind, QRELS_KINDS)
         if kind == "json":
             _write_json(self.to_dict(), path)
         elif kind == "parquet":
@@ -269,7 +269,7 @@ class Qrels(_Judged):
     @staticmethod
     def from_file(path: str, kind: str | None = None) -> Qrels:
         """``Qrels`` read from a TREC qrels file (``.trec``, ``.txt``; ``.gz`` gzipped) or JSON."""
-        kind = get_file_kind(path, kind, _QRELS_KINDS)
+        kind = get_file_kind(path, kind, QRELS_KINDS)
         if kind == "json":
             return Qrels(_read_json(path))
         data, _ = _read_trec(path, kind == "gz", 4)
