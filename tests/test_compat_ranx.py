@@ -368,3 +368,18 @@ def test_optimize_fusion_chooses_ranxs_parameters(answers: list[Any], index: int
         return_optimization_report=True,
     )
     assert chosen == found and len(report.configs) == len(report.results) > 1
+
+
+def test_the_t_test_is_scipys() -> None:
+    """ranx's t-test is scipy's ttest_rel; the drop-in's p-values (irspec's Student's t) equal it to 1e-12."""
+    from scipy import stats
+
+    from irspec.compat.ranx._comparisons import _paired_t
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        n = int(rng.integers(2, 200))
+        a = rng.random(n)
+        b = a + rng.normal(rng.normal() * 0.1, 0.2, n) * (rng.random(n) < 0.8)
+        assert math.isclose(_paired_t(a, b), stats.ttest_rel(a, b).pvalue, rel_tol=1e-12)
+    assert math.isnan(_paired_t([1.0, 2.0], [1.0, 2.0])) and _paired_t([1.0, 2.0], [0.0, 1.0]) == 0.0

@@ -1,7 +1,8 @@
 """ranx's ``compare`` and its ``Report``: the runs evaluated, every pair tested, the table as ranx prints
 it (``tabulate``), its LaTeX, dict, DataFrame and JSON file.
 
-The tests are ranx's: the paired t-test and Tukey's HSD as scipy computes them (ranx calls scipy), and
+The tests are ranx's: the paired t-test (its p-value by irspec's Student's t, so that a comparison
+loads no scipy; scipy's to 1e-12) and Tukey's HSD as scipy computes them (ranx calls scipy), and
 Fisher's randomization test as ranx runs it (each query's pair of scores swapped with probability 1/2,
 ``n_permutations`` times; p is the share of permutations whose absolute difference of means is at
 least the observed one, without counting the observed assignment). ranx draws its permutations from
@@ -259,13 +260,29 @@ def _fisher(control: Any, treatment: Any, permutations: int, max_p: float, seed:
     return p, p <= max_p
 
 
+def _paired_t(control: Any, treatment: Any) -> float:
+    """The two-sided p-value of the paired t-test (scipy's ``ttest_rel``, which ranx calls): NaN when
+    every difference is equal to the mean difference of 0, 0 when they are all equal to another."""
+    import math
+
+    import numpy as np
+
+    from irspec.stats.student import t_sf
+
+    d = np.asarray(control, dtype=np.float64) - np.asarray(treatment, dtype=np.float64)
+    n = d.size
+    mean = float(np.mean(d))
+    sd = float(np.std(d, ddof=1)) if n > 1 else math.nan
+    if math.isnan(sd) or sd == 0.0:
+        return math.nan if mean == 0.0 or math.isnan(sd) else 0.0
+    return 2.0 * t_sf(abs(mean / (sd / math.sqrt(n))), n - 1)
+
+
 def _significance(
     names: list[str], scores: dict[str, dict[str, Any]], metrics: list[str], stat_test: str, n_permutations: int,
     max_p: float, seed: int,
 ) -> FrozensetDict:  # fmt: skip
     """Every pair of runs tested on every metric: ``{pair: {metric: {"p_value", "significant"}}}``."""
-    from scipy import stats
-
     found = FrozensetDict()
     if stat_test in ("fisher", "student"):
         for i, a in enumerate(names):
@@ -273,7 +290,7 @@ def _significance(
                 tests = {}
                 for m in metrics:
                     if stat_test == "student":
-                        p = stats.ttest_rel(scores[a][m], scores[b][m], alternative="two-sided").pvalue
+                        p = _paired_t(scores[a][m], scores[b][m])
                         tests[m] = {"p_value": p, "significant": p <= max_p}
                     else:
                         p, significant = _fisher(scores[a][m], scores[b][m], n_permutations, max_p, seed)
@@ -281,6 +298,8 @@ def _significance(
                 found[a, b] = tests
         return found
     if stat_test == "tukey":
+        from scipy import stats
+
         for i, a in enumerate(names):
             for b in names[i:]:
                 found[a, b] = dict.fromkeys(metrics)

@@ -258,12 +258,12 @@ def _judgments(qrels: Any) -> tuple[_Judgments, list[str]]:
     return found, found.query_ids
 
 
-def _ranking(run: Any) -> dict[str, dict[str, float]]:
+def _ranking(run: Any) -> tuple[Any, Mapping[str, Mapping[str, Any]]]:
+    """What irspec evaluates of ``run``, and its documents by query."""
     if isinstance(run, Run):
-        return run._ranking()
-    if isinstance(run, Mapping):
-        return _dict_ranking(run)
-    return _rows_as_ranking(run)
+        return run._ranking(), run.run
+    found = _dict_ranking(run) if isinstance(run, Mapping) else _rows_as_ranking(run)
+    return found, found
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -275,7 +275,7 @@ def per_query(qrels: Any, run: Any, metrics: Sequence[str]) -> dict[str, Any]:
     import numpy as np
 
     judged, query_ids = _judgments(qrels)
-    ranking = _ranking(run)
+    ranking, documents = _ranking(run)
     bound = [metric_spec(m) for m in metrics]
     largest = judged.largest() if any(b.scale < 0 for b in bound) else 0
     groups: dict[tuple[Any, ...] | None, list[str]] = {}
@@ -308,7 +308,7 @@ def per_query(qrels: Any, run: Any, metrics: Sequence[str]) -> dict[str, Any]:
         if b.name == "bpref":
             # ranx divides by the number of judged non-relevant documents (labels below the level,
             # negative ones too): without one, a retrieved relevant document makes the query NaN
-            found = np.asarray(scores_retrieved(judged, ranking, query_ids, b.level))
+            found = np.asarray(scores_retrieved(judged, documents, query_ids, b.level))
             values[(judged.nonrelevant(b.level) == 0) & found] = np.nan
         values[judged.relevant(b.level) == 0] = 0.0
         out[m] = values

@@ -319,6 +319,8 @@ class Run(_Judged):
 
     def __init__(self, run: Mapping[str, Mapping[str, Any]] | None = None, name: str | None = None) -> None:
         super().__init__(run, name)
+        if self.sorted:
+            self._ranking()
         self.metadata: dict[str, Any] = {}
         self.scores: defaultdict[str, dict[str, Any]] = defaultdict(dict)
         self.mean_scores: dict[str, Any] = {}
@@ -336,13 +338,18 @@ class Run(_Judged):
         self.sort()
         return self
 
-    def _ranking(self) -> dict[str, dict[str, float]]:
-        """What irspec evaluates: each query's documents with scores whose descending order, document ids
-        never consulted, is ranx's order. A query without tied scores is its own dict; a query with ties
-        gets its ranks as scores (ranx's order among the tied documents is not irspec's)."""
+    def _ranking(self) -> Any:
+        """What irspec evaluates: an :class:`irspec.data.Run` of the documents in ranx's order, their
+        ranks as scores (ranx's order among tied scores is not irspec's), made when the run is sorted
+        (ranx prepares its arrays when a run is made, too) and kept until the data change."""
         if not self.sorted:
             self.sort()
-        return self._cached("ranking", lambda: _ranking(self._data))
+        return self._cached("ranking", lambda: ranked_run(self._data))
+
+    def sort(self) -> None:
+        """Sort as ranx does, and prepare what irspec evaluates."""
+        super().sort()
+        self._ranking()
 
     def save(self, path: str = "run.json", kind: str | None = None) -> None:
         """Write the run to ``path``: JSON, TREC run (``.trec``, ``.txt``; the tag is the run's name),
@@ -419,13 +426,32 @@ class Run(_Judged):
         return Run.from_df(df, q_id_col, doc_id_col, score_col, name)
 
 
-def _ranking(data: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
-    """``data`` (each query's documents already in ranx's order) as scores irspec ranks in that order."""
-    out: dict[str, dict[str, float]] = {}
-    for q, docs in data.items():
-        values = docs.values()
-        if len(set(values)) == len(docs):
-            out[q] = docs  # type: ignore[assignment]
-        else:
-            out[q] = {d: float(-i) for i, d in enumerate(docs)}
-    return out
+def ranked_run(data: Mapping[str, Mapping[str, Any]]) -> Any:
+    """``data`` (each query's documents in ranx's order) as an :class:`irspec.data.Run` whose scores
+    are the negated ranks, so that irspec ranks every query in that order, ties never left to the
+    document ids. The frame is made by columns and handed to the ``Run`` without irspec's input checks:
+    its scores are finite and a dict holds a document once."""
+    import itertools
+
+    import numpy as np
+    import polars as pl
+
+    from irspec.data import Run as RankedRun
+
+    ids = [q for q, docs in data.items() if docs]
+    lengths = np.fromiter((len(data[q]) for q in ids), dtype=np.int64, count=len(ids))
+    rows = int(lengths.sum())
+    docnos = list(itertools.chain.from_iterable(data[q] for q in ids))
+    if not all(type(d) is str for d in docnos):
+        docnos = [str(d) for d in docnos]
+    queries = pl.Series("query", ids, dtype=pl.String)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    frame = pl.DataFrame(
+        {
+            "query": queries.gather(np.repeat(np.arange(len(ids)), lengths)),
+            "docno": pl.Series("docno", docnos, dtype=pl.String),
+            "score": -(np.arange(rows) - starts).astype(np.float64),
+            "line": pl.Series("line", [None] * rows, dtype=pl.UInt32),
+        }
+    )
+    return RankedRun(frame, "run", "<ranx Run>", blocks=(queries, lengths))
