@@ -383,3 +383,21 @@ def test_the_t_test_is_scipys() -> None:
         b = a + rng.normal(rng.normal() * 0.1, 0.2, n) * (rng.random(n) < 0.8)
         assert math.isclose(_paired_t(a, b), stats.ttest_rel(a, b).pvalue, rel_tol=1e-12)
     assert math.isnan(_paired_t([1.0, 2.0], [1.0, 2.0])) and _paired_t([1.0, 2.0], [0.0, 1.0]) == 0.0
+
+
+def test_importing_the_drop_in_loads_no_numpy() -> None:
+    code = "import sys; from irspec.compat import ranx; print(sorted({'numpy', 'polars', 'scipy'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_module_docstring_example() -> None:
+    """ndcg@5 of d1 (label 1) then d2 (label 2): (1 + 2/log2 3) / (2 + 1/log2 3)."""
+    import doctest
+
+    import irspec.compat.ranx as module
+
+    assert doctest.testmod(module).failed == 0
+    assert ranx.evaluate(
+        ranx.Qrels({"q1": {"d1": 1, "d2": 2}}), ranx.Run({"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}), "ndcg@5"
+    ) == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)), abs=TOL)

@@ -2,5 +2,6 @@
 
 ``irspec.compat.pytrec_eval``: pytrec_eval's ``RelevanceEvaluator`` and module functions, so that code
 written against pytrec_eval changes one line: ``import irspec.compat.pytrec_eval as pytrec_eval``.
-Importing this package loads nothing else.
+``irspec.compat.ranx``: ranx's ``Qrels``, ``Run``, ``evaluate``, ``compare``, ``fuse``, ...: ``from
+irspec.compat import ranx``. Importing this package loads nothing else.
 """
