@@ -22,52 +22,39 @@ from collections.abc import Sequence
 _SMALL = 15  # numba's SMALL_QUICKSORT: partitions up to this size are insertion-sorted
 
 
-def _insertion(keys: Sequence[float], order: list[int], low: int, high: int) -> None:
-    for i in range(low + 1, high + 1):
-        item = order[i]
-        value = keys[item]
-        j = i
-        while j > low and value < keys[order[j - 1]]:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = item
-
-
-def _partition(keys: Sequence[float], order: list[int], low: int, high: int) -> int:
-    mid = (low + high) >> 1
-    if keys[order[mid]] < keys[order[low]]:
-        order[low], order[mid] = order[mid], order[low]
-    if keys[order[high]] < keys[order[mid]]:
-        order[high], order[mid] = order[mid], order[high]
-    if keys[order[mid]] < keys[order[low]]:
-        order[low], order[mid] = order[mid], order[low]
-    pivot = keys[order[mid]]
-    order[high], order[mid] = order[mid], order[high]
-    i, j = low, high - 1
-    while True:
-        while i < high and keys[order[i]] < pivot:
-            i += 1
-        while j >= low and pivot < keys[order[j]]:
-            j -= 1
-        if i >= j:
-            break
-        order[i], order[j] = order[j], order[i]
-        i += 1
-        j -= 1
-    order[i], order[high] = order[high], order[i]
-    return i
-
-
 def numba_argsort(keys: Sequence[float]) -> list[int]:
-    """The permutation numba's default ``np.argsort`` (quicksort) gives ``keys`` (finite floats)."""
-    order = list(range(len(keys)))
-    if len(order) < 2:
-        return order
-    stack = [(0, len(order) - 1)]
+    """The permutation numba's default ``np.argsort`` (quicksort) gives ``keys`` (finite floats).
+
+    One function, its loops inlined and its values local: it runs once per query with tied scores, and
+    a call per comparison would triple its time."""
+    key = list(keys)
+    order = list(range(len(key)))
+    stack = [(0, len(order) - 1)] if len(order) > 1 else []
     while stack:
         low, high = stack.pop()
         while high - low >= _SMALL:
-            i = _partition(keys, order, low, high)
+            # median of three, numba's swaps: low <= mid <= high
+            mid = (low + high) >> 1
+            if key[order[mid]] < key[order[low]]:
+                order[low], order[mid] = order[mid], order[low]
+            if key[order[high]] < key[order[mid]]:
+                order[high], order[mid] = order[mid], order[high]
+            if key[order[mid]] < key[order[low]]:
+                order[low], order[mid] = order[mid], order[low]
+            pivot = key[order[mid]]
+            order[high], order[mid] = order[mid], order[high]
+            i, j = low, high - 1
+            while True:
+                while i < high and key[order[i]] < pivot:
+                    i += 1
+                while j >= low and pivot < key[order[j]]:
+                    j -= 1
+                if i >= j:
+                    break
+                order[i], order[j] = order[j], order[i]
+                i += 1
+                j -= 1
+            order[i], order[high] = order[high], order[i]
             # the larger side waits on the stack, the smaller is sorted first (numba's order)
             if high - i > i - low:
                 if high > i:
@@ -77,7 +64,14 @@ def numba_argsort(keys: Sequence[float]) -> list[int]:
                 if i > low:
                     stack.append((low, i - 1))
                 low = i + 1
-        _insertion(keys, order, low, high)
+        for i in range(low + 1, high + 1):  # insertion sort of the small partition (stable)
+            item = order[i]
+            value = key[item]
+            j = i
+            while j > low and value < key[order[j - 1]]:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = item
     return order
 
 
