@@ -13,7 +13,8 @@ repetition starts, per tool, a fresh process for ``evaluate`` and another for ``
   or compiles its numba functions here;
 - ``evaluate warm``, ``compare warm``: the same call again in the same process on new ``Run`` objects
   made from the same dicts (outside the timing), so that nothing a run object keeps from an earlier
-  call is reused; the ``Qrels`` object is the same, as in a user's loop.
+  call is reused; the ``Qrels`` object is the same, as in a user's loop. Garbage is collected before
+  each timed call (as ``timeit`` does), so that the cost of the objects made before it is not counted.
 
 ranx runs from the folder ``--ranx-path`` (``pip install --target DIR ranx==0.3.21``), on its
 process's path only (beside ir_measures it changes ir_measures' providers). numba's on-disk cache is
@@ -26,6 +27,7 @@ shared, so only the ratios, measured side by side, mean much.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -78,6 +80,7 @@ def child(tool: str, call: str, queries: int, docs: int, runs: int) -> None:
 
     def timed() -> float:
         runs = made()  # new Run objects each time: nothing a run keeps from an earlier call is reused
+        gc.collect()  # the garbage of making them is not the call's (timeit's practice)
         start = time.perf_counter()
         if call == "evaluate":
             ranx.evaluate(qrels, runs[0], METRICS)
