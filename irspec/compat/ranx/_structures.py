@@ -448,14 +448,16 @@ def ranked_run(data: Mapping[str, Mapping[str, Any]]) -> Any:
     lengths = np.fromiter((len(data[q]) for q in ids), dtype=np.int64, count=len(ids))
     rows = int(lengths.sum())
     docnos = list(itertools.chain.from_iterable(data[q] for q in ids))
-    if not all(type(d) is str for d in docnos):
-        docnos = [str(d) for d in docnos]
-    queries = pl.Series("query", ids, dtype=pl.String)
+    try:
+        docno = pl.Series("docno", docnos, dtype=pl.String)
+    except (TypeError, pl.exceptions.PolarsError):  # ids that are not text (ranx wants text): as text
+        docno = pl.Series("docno", [str(d) for d in docnos], dtype=pl.String)
+    queries = pl.Series("query", [str(q) for q in ids], dtype=pl.String)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     frame = pl.DataFrame(
         {
             "query": queries.gather(np.repeat(np.arange(len(ids)), lengths)),
-            "docno": pl.Series("docno", docnos, dtype=pl.String),
+            "docno": docno,
             "score": -(np.arange(rows) - starts).astype(np.float64),
             "line": pl.Series("line", [None] * rows, dtype=pl.UInt32),
         }
