@@ -121,6 +121,15 @@ def jobs() -> list[dict[str, Any]]:
             )
         for how in ("dict", "add_score", "add_multi", "make_comparable", "from_df"):
             out.append({"kind": "order", "run": run, "how": how})
+    for seed in range(3):  # long rankings: numba's quicksort partitions many levels deep
+        rng = np.random.default_rng(300 + seed)
+        long = {}
+        for q in range(6):
+            n = int(rng.integers(100, 700))
+            scores = rng.integers(0, [3, 20, 200, 5000][q % 4], n).astype(float)
+            long[f"q{q}"] = {f"d{i}": float(v) for i, v in zip(rng.permutation(n), scores, strict=True)}
+        for how in ("dict", "add_score"):
+            out.append({"kind": "order", "run": long, "how": how})
     for seed, (test, options) in enumerate(COMPARISONS):
         qrels, runs = comparison_case(seed)
         out.append(
