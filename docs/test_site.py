@@ -8,37 +8,33 @@ navigation leads where it says, that the search finds a metric and a how-to, tha
 copy button, and that the tutorial's plots load; it takes a screenshot of each page
 (``IRSPEC_DOCS_SCREENSHOTS=DIR`` keeps them). Expected values come from the registry as ``irspec metrics
 --json`` lists it and from the pages' own Markdown, never from the built HTML.
+
+The site is also built where only ``irspec[docs]`` is installed (the README's command in a new
+environment), and must have every page and anchor of the full build but the plugins' own metrics.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import http.server
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' DevTools client, when this file runs alone too
+from browser import started  # noqa: E402
+
 AUTOLOAD = "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"
 # the page's title, without the permalink mark after it
 H1 = "(() => { const h = document.querySelector('.md-content h1').cloneNode(true); h.querySelector('.headerlink')?.remove(); return h.textContent.trim(); })()"
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 def _environment() -> dict[str, str]:
@@ -56,17 +52,23 @@ def site(tmp_path_factory) -> Path:
         return Path(given)
     pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("site")
+    _build(sys.executable, out, _environment())
+    return out
+
+
+def _build(python: str | Path, out: Path, env: dict[str, str]) -> str:
+    """``mkdocs build --strict`` into ``out`` by ``python``; what it printed on standard error."""
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        [str(python), "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         check=False,
         cwd=ROOT,
-        env=_environment(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return out
+    return proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -85,118 +87,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-class Browser:
-    """Headless Chromium over ``--remote-debugging-pipe``: DevTools messages as NUL-terminated JSON on
-    file descriptors 3 (to the browser) and 4 (from it)."""
-
-    def __init__(self, executable: str, profile: Path) -> None:
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-        # the browser expects its ends as fds 3 and 4: bash puts them there and closes the originals
-        moves = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
-        moves += "".join(f" {fd}>&-" for fd in (to_browser_r, from_browser_w) if fd not in (3, 4))
-        self.process = subprocess.Popen(
-            [
-                "bash",
-                "-c",
-                moves,
-                executable,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--remote-debugging-pipe",
-                f"--user-data-dir={profile}",
-                "--no-first-run",
-                "about:blank",
-            ],
-            pass_fds=(to_browser_r, from_browser_w),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._buffer, self._next = b"", 0
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        self.call("Page.enable", session=True)
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            session=True,
-            width=1280,
-            height=900,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
-
-    def call(self, method: str, session: bool = False, **params):
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = self.session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            while b"\0" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\0", 1)
-                reply = json.loads(raw)
-                if reply.get("id") == self._next:
-                    if "error" in reply:
-                        raise RuntimeError(f"{method}: {reply['error']}")
-                    return reply.get("result", {})
-            chunk = os.read(self._from_browser, 1 << 16)
-            if not chunk:
-                raise RuntimeError("Chromium closed the pipe")
-            self._buffer += chunk
-        raise TimeoutError(method)
-
-    def js(self, expression: str):
-        """The value of a JavaScript expression (awaited if a promise) in the page."""
-        result = self.call(
-            "Runtime.evaluate", session=True, expression=expression, awaitPromise=True, returnByValue=True
-        )
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def wait_for(self, condition: str, timeout: float = 30.0):
-        """Poll a JavaScript condition until it is truthy; its value."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                value = self.js(condition)
-            except RuntimeError:  # the page is between documents
-                value = None
-            if value:
-                return value
-            time.sleep(0.2)
-        raise TimeoutError(condition)
-
-    def open(self, url: str) -> None:
-        self.call("Page.navigate", session=True, url=url)
-        self.wait_for(
-            f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url.split('#')[0])})"
-        )
-
-    def screenshot(self, path: Path) -> None:
-        data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
-        path.write_bytes(base64.b64decode(data))
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        os.close(self._to_browser)
-        os.close(self._from_browser)
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    executable = _chromium()
-    if executable is None:
-        pytest.skip("no headless Chromium installed")
-    b = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
-    yield b
-    b.close()
+    yield from started(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -312,3 +205,148 @@ def test_the_tutorials_plots_are_drawn_where_it_talks_about_them(site, server, b
     report = browser.js("document.querySelector('a[href*=\"report.html\"]').href")
     browser.open(report)
     assert "irspec report" in browser.js("document.title")
+
+
+# --- The site built where only the docs extra is installed --------------------------------------------------
+# The README's command is `pip install -e ".[docs]" && mkdocs build --strict`. A fresh virtual environment
+# per run would download the world, so the test makes one in a second, holding only what that command
+# installs: the distributions `irspec[docs]` requires, found from the installed metadata (requirements,
+# extras and markers, followed transitively) and linked into a new venv's site-packages. pytest, Spark's
+# pyarrow and pyspark, pandas and the plugins are then not installed there, for imports and for
+# importlib.metadata alike (the plugins' entry points are gone too), as in the user's new environment.
+
+
+def _installed() -> dict[str, object]:
+    """The distributions installed in this environment's site-packages by canonical name: what pip put
+    there (not the ``irspec.egg-info`` a source checkout on the path may hold, whose requirements may be
+    older than the installed ones)."""
+    import importlib.metadata as md
+
+    from packaging.utils import canonicalize_name
+
+    sites = [p for p in sys.path if p.endswith("site-packages")]
+    found: dict[str, object] = {}
+    for dist in md.distributions(path=sites):
+        found.setdefault(canonicalize_name(dist.metadata["Name"]), dist)
+    return found
+
+
+def _requirement_closure(installed: dict, root: str, extras: set[str]) -> set[str]:
+    """The distributions ``pip install root[extras]`` installs, by canonical name, read from ``installed``."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    expanded: dict[str, set[str]] = {}  # a distribution, and the extras of it already followed
+    todo = [(root, set(extras))]
+    while todo:
+        name, wanted = todo.pop()
+        key = canonicalize_name(name)
+        first, new = key not in expanded, wanted - expanded.get(key, set())
+        if not first and not new:
+            continue
+        expanded.setdefault(key, set()).update(wanted)
+        for text in installed[key].requires or ():
+            req = Requirement(text)
+            if req.marker is None:
+                applies = first
+            else:  # a plain requirement the first time; one of an extra when that extra is new
+                applies = (first and req.marker.evaluate({"extra": ""})) or any(
+                    req.marker.evaluate({"extra": e}) for e in new
+                )
+            if applies:
+                todo.append((req.name, set(req.extras)))
+    return set(expanded)
+
+
+def _docs_only_python(where: Path) -> tuple[Path, set[str]]:
+    """A new virtual environment at ``where`` holding only ``irspec[docs]`` (linked from this one's files);
+    its python, and the distributions in it."""
+    import venv
+
+    installed = _installed()
+    if "irspec" not in installed:
+        pytest.skip(
+            "irspec is not installed (pip install -e '.[docs]'): no metadata to find the docs extra from"
+        )
+    keep = _requirement_closure(installed, "irspec", {"docs"})
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(where)
+    python = where / "bin" / "python"
+    target = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    # which distributions own each top-level entry of the site-packages (a namespace package may be shared)
+    owners: dict[Path, set[str]] = {}
+    for name, dist in installed.items():
+        for f in dist.files or ():
+            if f.parts and f.parts[0] != "..":
+                owners.setdefault(Path(dist.locate_file(f.parts[0])), set()).add(name)
+    for name in keep:
+        dist = installed[name]
+        for f in dist.files or ():
+            if not f.parts or f.parts[0] == "..":  # a script in bin/: run as python -m instead
+                continue
+            top = Path(dist.locate_file(f.parts[0]))
+            whole = owners[top] <= keep
+            source, link = (top, target / f.parts[0]) if whole else (Path(dist.locate_file(f)), target / f)
+            if source.exists() and not link.is_symlink():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(source)
+    return python, keep
+
+
+def test_the_site_builds_where_only_the_docs_extra_is_installed(site, tmp_path):
+    pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install -e '.[docs]')")
+    python, keep = _docs_only_python(tmp_path / "venv")
+    env = {k: v for k, v in _environment().items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    # faithful: exactly the docs extra's distributions, and what the test or Spark extras or a plugin would
+    # bring cannot be imported
+    probe = """
+import importlib.metadata as md, importlib.util, json, sys
+from packaging.utils import canonicalize_name
+names = {canonicalize_name(d.metadata["Name"]) for d in md.distributions(path=[p for p in sys.path if "site-packages" in p])}
+gone = [m for m in ("pytest", "pyarrow", "pyspark", "pandas", "irspec_online", "irspec_diversity", "irspec_usermodel") if importlib.util.find_spec(m)]
+print(json.dumps({"names": sorted(names), "importable": gone, "plugins": [e.name for e in md.entry_points(group="irspec")]}))
+"""
+    seen = json.loads(
+        subprocess.run([str(python), "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
+    )
+    assert set(seen["names"]) == keep and seen["importable"] == [] and seen["plugins"] == []
+    out = tmp_path / "site"
+    said = _build(python, out, env)
+    assert "irspec.evaluation.spark read from its source (pyarrow is not installed)" in said
+
+    def ids(root: Path) -> dict[str, set[str]]:
+        return {
+            str(p.relative_to(root)): set(re.findall(r'\bid="([^"]+)"', p.read_text(encoding="utf-8")))
+            for p in root.rglob("*.html")
+        }
+
+    # every page and anchor of the full site is there (those other pages link to, metrics.md#online, too)
+    # but the sections of the metrics only plugins register, which the reference describes where installed
+    full, bare = ids(site), ids(out)
+    assert set(bare) == set(full)
+    listed = subprocess.run(
+        [str(python), "-m", "irspec", "metrics", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    plugins_only = set(_registered_metrics()) - {m["name"] for m in json.loads(listed.stdout)}
+    for page, anchors in full.items():
+        lost = anchors - bare[page]
+        if page == "reference/metrics/index.html":
+            lost -= {re.sub(r"[^a-z0-9]+", "-", m.lower()).strip("-") for m in plugins_only}
+        assert not lost, (page, sorted(lost)[:10])
+    for anchor in ("online", "diversity", "usermodel"):
+        assert anchor in bare["reference/metrics/index.html"]
+    assert "ab" in bare["reference/plan/index.html"]
+    modules = (out / "reference" / "modules" / "index.html").read_text(encoding="utf-8")
+    assert "Register plugins until the end of the test" in modules  # irspec.testing's fixture, without pytest
+    assert "Evaluate Spark DataFrames of qrels and runs" in modules  # Spark's module, without pyspark

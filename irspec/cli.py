@@ -416,7 +416,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"irspec: warning: {w}", file=sys.stderr)
     text = rep.render(args.format, decimals=args.decimals)
     if args.output:
-        write_atomic(args.output, text.encode("utf-8"), inputs=inputs)
+        # as a shell's > would: into a directory that exists
+        write_atomic(args.output, text.encode("utf-8"), make_dirs=False, inputs=inputs)
     else:
         sys.stdout.write(text)
     return 0
@@ -922,7 +923,10 @@ def _add_reproduce(sub: Any) -> None:
         help="output format",
     )
     p.add_argument(
-        "-o", "--output", metavar="FILE", help="write the report to FILE (default: standard output)"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (atomically; its directory must exist) instead of standard output",
     )
     _decimals_arg(p, "decimal places (0-10, default 4)")
     p.set_defaults(func=_cmd_reproduce)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 __all__ = [
     "EvaluationError",
     "InputError",
+    "InputTypeError",
     "IrspecError",
     "IrspecWarning",
     "ParameterError",
@@ -125,6 +126,15 @@ class InputError(IrspecError):
             where = source + (f":{line}" if line is not None else "") + ": "
         q = f"query {quote(query)}: " if query is not None else ""
         super().__init__(f"{where}{q}{message}")
+
+
+class InputTypeError(InputError, TypeError):
+    """Input of a type that cannot be read where it stands: a run given as a number, a query id that is
+    not a string where one must be (the pytrec_eval drop-in's keys).
+
+    An :class:`InputError` (located as any) and a :class:`TypeError`, Python's exception for an argument
+    of the wrong type, which pytrec_eval raises for the same inputs: code catching either catches it.
+    """
 
 
 class EvaluationError(IrspecError):

@@ -59,23 +59,23 @@ def registered_plugin(
         yield registry
 
 
+def irspec_plugin() -> Iterator[Callable[..., Registry]]:
+    """Register plugins until the end of the test: ``irspec_plugin(plugin, ...)`` returns the registry.
+
+    Takes the arguments of :func:`registered_plugin`. Calling it again in the same test replaces the
+    registry with one holding the new plugins (and the built-ins), not the earlier ones.
+    """
+    with contextlib.ExitStack() as stack:
+
+        def register(*plugins: Any, **kwargs: Any) -> Registry:
+            return stack.enter_context(registered_plugin(*plugins, **kwargs))
+
+        yield register
+
+
 try:
     import pytest
 except ImportError:  # pragma: no cover - the context manager works without pytest
-    pytest = None  # type: ignore[assignment]
-
-if pytest is not None:
-
-    @pytest.fixture
-    def irspec_plugin() -> Iterator[Callable[..., Registry]]:
-        """Register plugins until the end of the test: ``irspec_plugin(plugin, ...)`` returns the registry.
-
-        Takes the arguments of :func:`registered_plugin`. Calling it again in the same test replaces the
-        registry with one holding the new plugins (and the built-ins), not the earlier ones.
-        """
-        with contextlib.ExitStack() as stack:
-
-            def register(*plugins: Any, **kwargs: Any) -> Registry:
-                return stack.enter_context(registered_plugin(*plugins, **kwargs))
-
-            yield register
+    pass  # irspec_plugin stays the plain function: a name of __all__, and documented, without pytest
+else:
+    irspec_plugin = pytest.fixture(irspec_plugin)

@@ -21,6 +21,10 @@ light is still a dependency). The rules, in the order a reader meets them:
    each has no import cycle, follows its own small :data:`PLUGIN_LAYERS` (its declarations, which
    irspec imports whenever it builds a registry, import nothing heavy), and imports inside functions
    only what :data:`PLUGIN_LAZY` lists, with the reason.
+6. The old paths of moved modules (:data:`DEPRECATED`, kept for one release with a DeprecationWarning)
+   are a layer at the top that nothing inside the package imports; an old name a package keeps in its
+   ``_MOVED`` table is an arrow as a ``_LAZY`` table's is, exempt from rule 4 only (it loads where the
+   old path is used).
 
 :data:`PENDING` lists arrows that break a rule while other work removes them (none today);
 it must match exactly, so an entry disappears as soon as its arrow does.
@@ -37,8 +41,43 @@ import pytest
 import irspec
 
 # The layers of irspec/, bottom to top; names are modules or packages relative to irspec/.
+DEPRECATED: tuple[str, ...] = (
+    "agreements",
+    "comparison",
+    "comparisons",
+    "concordance",
+    "context",
+    "datasets",
+    "definitions",
+    "design",
+    "engine",
+    "evaluation.engine",
+    "evaluation.results",
+    "evaluator",
+    "frames",
+    "groups",
+    "hookspecs",
+    "inputs",
+    "kernels",
+    "plots",
+    "plugins",
+    "power_analysis",
+    "registry",
+    "resampling",
+    "results",
+    "spark",
+    "stream",
+    "systems",
+    "zscores",
+)
+"""The old paths of modules that moved (``irspec.spark``, now ``irspec.evaluation.spark``), each kept for
+one release as a module that imports where its names went and warns (``irspec.lazy.moved_module``,
+``moved_names``). They sit in a layer of their own at the top, and nothing inside the package imports
+them (:func:`test_nothing_imports_a_deprecated_path`); the list is held equal to the modules that call
+those functions, so that it exempts nothing else."""
+
 LAYERS: list[tuple[str, ...]] = [
-    ("spec", "stats", "evaluation", "experiment", "fusion"),  # packages whose __init__ is only a docstring
+    ("evaluation", "experiment", "fusion"),  # packages whose __init__ is only a docstring
     (
         "errors",
         "version",
@@ -47,6 +86,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),  # leaves: errors, the version string, terminal progress, names loaded on first use
     ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
     ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
+    ("spec",),  # the package: the old names of irspec.spec the module (spec.syntax's), kept for a release
     ("spec.definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
     ("spec.registry",),  # the name table; binds syntax trees to metric definitions
     ("spec.fusion",),  # fusion specs bound to registered fusion methods
@@ -78,6 +118,9 @@ LAYERS: list[tuple[str, ...]] = [
         "stats.similarity",
     ),  # significance tests, corrections, effect sizes; power and topic set size design; agreement statistics;
     # rank similarity of two lists (RBO, KTU, Jaccard)
+    (
+        "stats",
+    ),  # the package: the old names of irspec.stats the module (significance's, outcome's), for a release
     ("builtin.kernels",),  # the built-in metrics' numpy computations
     ("evaluation.index",),  # the qrels indexed once for any number of runs
     ("evaluation.notes",),  # the warnings' text: queries a run lacks or adds, relevance levels, judged share
@@ -91,7 +134,9 @@ LAYERS: list[tuple[str, ...]] = [
         "evaluation.similarity",
     ),  # rank similarity of two runs (RBO, KTU, Jaccard) per query: irspec.similarity
     ("experiment.records",),  # the compare step's records: its settings and one comparison
-    ("report.plots",),  # figures drawn from results
+    ("report.svg", "report.figures"),  # an SVG chart writer; what the figures draw, computed from results
+    ("report.charts",),  # the figures written as SVG
+    ("report.plots",),  # the figures as files: SVG, and PNG drawn with matplotlib
     ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
     ("fusion.engine",),  # runs fused into one by a fusion spec, block by block (irspec fuse, irspec.fuse)
     ("evaluation.result",),  # one run's values and means: irspec.Result, shown in a notebook through report
@@ -125,6 +170,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("plan",),  # the plan package's face: its public names
     ("compat",),  # other libraries' APIs (pytrec_eval's) on irspec's evaluation
     ("plugin_api",),  # what a plugin author imports besides the face; its heavy names load on first use
+    DEPRECATED,  # the old paths of moved modules, kept for one release: each imports where its names went
     ("cli",),  # the command line
     ("__main__",),  # python -m irspec
     ("__init__",),  # the face: `import irspec`
@@ -151,7 +197,11 @@ HEAVY = {
 LAZY_EDGES = {
     "__init__": "the face: the entry points load on first use so that `import irspec` stays light",
     "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
-    "report.plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
+    "report.plots": "matplotlib is imported only when a PNG is drawn (the plots output): the HTML report needs none",
+    "plan.resolve": "the plots output's error without matplotlib is the figures' code's, loaded only then; "
+    "the power section's check is stats.design's (scipy.optimize), loaded for a plan with one",
+    "stats.significance": "scipy.stats loads for the Wilcoxon and sign tests and Tukey's HSD only: the t-test's "
+    "distribution is scipy.special's, and scipy.stats costs several times its import (issue 35's demo)",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report": "a command renders one format: the package's face (its _LAZY table), irspec eval's format_results and "
@@ -192,6 +242,8 @@ class Arrow:
     line: int
     lazy: bool
     internal: bool
+    moved: bool = False
+    """Named by a ``_MOVED`` table: an old name kept for a release, loaded where it was asked for."""
 
 
 def module_names(root: Path) -> dict[str, Path]:
@@ -267,20 +319,21 @@ def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
                     )
                 else:
                     found.append(Arrow(source, target.split(".")[0], where, node.lineno, lazy, False))
-        for line, target in lazy_table(tree):  # imported by name on first use: arrows all the same
+        for line, target, moved in lazy_table(tree):  # imported by name on first use: arrows all the same
             where = path.relative_to(base_dir).as_posix()
             if target.startswith(package + "."):
-                found.append(
-                    Arrow(source, _resolve(target[len(package) + 1 :], modules), where, line, True, True)
-                )
+                inner = _resolve(target[len(package) + 1 :], modules)
+                found.append(Arrow(source, inner, where, line, True, True, moved))
             else:
-                found.append(Arrow(source, target.split(".")[0], where, line, True, False))
+                found.append(Arrow(source, target.split(".")[0], where, line, True, False, moved))
     return found
 
 
-def lazy_table(tree: ast.Module) -> list[tuple[int, str]]:
+def lazy_table(tree: ast.Module) -> list[tuple[int, str, bool]]:
     """The modules a module-level ``_LAZY`` table (name -> module, read by the module's ``__getattr__``,
-    as the face's and ``plugin_api``'s are) names, with the line of each."""
+    as the face's and ``plugin_api``'s are) or ``_MOVED`` table (old names kept for a release, read the
+    same way: ``irspec.stats.paired``) names, with the line of each and whether it is ``_MOVED``'s. Any
+    string of the table's value that names an irspec module counts (``dict.fromkeys(names, module)``)."""
     out = []
     for node in tree.body:
         target = (
@@ -288,11 +341,19 @@ def lazy_table(tree: ast.Module) -> list[tuple[int, str]]:
             if isinstance(node, ast.Assign) and len(node.targets) == 1
             else getattr(node, "target", None)
         )
-        if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
+        if not isinstance(target, ast.Name) or node.value is None:
+            continue
+        if target.id == "_LAZY" and isinstance(node.value, ast.Dict):
             out += [
-                (v.lineno, v.value)
+                (v.lineno, v.value, False)
                 for v in node.value.values
                 if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            ]
+        elif target.id == "_MOVED":
+            out += [
+                (v.lineno, v.value, True)
+                for v in ast.walk(node.value)
+                if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.startswith("irspec.")
             ]
     return out
 
@@ -370,6 +431,7 @@ def violations(
             )
         if (
             a.lazy
+            and not a.moved  # an old name kept for a release loads where it is asked for, not at an edge
             and (a.internal or a.target in HEAVY)
             and not {_package(a.source), a.source} & set(LAZY_EDGES)
         ):
@@ -436,9 +498,36 @@ def test_the_engine_knows_no_reports():
         for a in arrows(ROOT)
         if a.internal
         and a.source.startswith("evaluation")
+        and a.source not in DEPRECATED  # evaluation.results, an old path: it names report.notebook's Shown
         and (a.target == "report" or a.target.startswith("report."))
     }
     assert found == {("evaluation.result", "report.notebook"), ("evaluation.result_set", "report.notebook")}
+
+
+def deprecated_paths(root: Path) -> list[str]:
+    """The modules under ``root`` kept at an old path: those that call ``moved_module`` or ``moved_names``."""
+    out = []
+    for name, path in module_names(root).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            if called and node.func.id in ("moved_module", "moved_names"):
+                out.append(name)
+                break
+    return sorted(out)
+
+
+def test_the_deprecated_paths_are_the_modules_kept_at_an_old_path():
+    assert deprecated_paths(ROOT) == sorted(DEPRECATED)
+
+
+def test_nothing_imports_a_deprecated_path():
+    # an old path warns whoever imports it, and is gone after a release: the package uses the new ones
+    found = sorted(
+        f"{a.path}:{a.line}: {a.source} imports {a.target}"
+        for a in arrows(ROOT)
+        if a.internal and a.target in DEPRECATED and a.source != a.target
+    )
+    assert found == []
 
 
 # --------------------------------------------------------------------------------------------------

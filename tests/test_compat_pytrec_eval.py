@@ -26,9 +26,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from randomdata import random_case
+from trecdicts import differences, pytrec_safe
 
 import irspec
 import irspec.compat.pytrec_eval as compat
+from irspec.errors import IrspecError
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -52,30 +54,6 @@ MEASURE_SETS = {
 OPTIONS = [(level, judged) for level in (1, 2, 3) for judged in (False, True)]
 
 
-def pytrec_safe(qrels: dict, run: dict) -> dict:
-    """``run`` with a non-empty ranking of a judged query first: pytrec_eval's trec_eval misreads an empty
-    ranking that is the first it evaluates (its buffers are not allocated yet; see
-    ``test_an_empty_ranking_first_scores_as_anywhere_else``)."""
-    first = next((q for q, docs in run.items() if docs and qrels.get(q)), None)
-    return run if first is None else {first: run[first], **{q: d for q, d in run.items() if q != first}}
-
-
-def same(got: dict, expected: dict) -> list[str]:
-    """The differences between two results, in queries, their order, keys, key order and values."""
-    if list(got) != list(expected):
-        return [f"queries {list(got)} != {list(expected)}"]
-    out = []
-    for q, want in expected.items():
-        if list(got[q]) != list(want):
-            out.append(f"{q}: keys {list(got[q])} != {list(want)}")
-            continue
-        for key, v in want.items():
-            g = got[q][key]
-            if not (math.isnan(g) and math.isnan(v)) and not abs(g - v) <= TOL:
-                out.append(f"{q} {key}: {g!r} != pytrec_eval's {v!r}")
-    return out
-
-
 @pytest.mark.parametrize("level,judged", OPTIONS, ids=[f"l{lv}-{'J' if j else 'noJ'}" for lv, j in OPTIONS])
 @pytest.mark.parametrize("name", list(MEASURE_SETS))
 def test_values_keys_and_queries_equal_pytrec_eval(name: str, level: int, judged: bool) -> None:
@@ -86,7 +64,7 @@ def test_values_keys_and_queries_equal_pytrec_eval(name: str, level: int, judged
         run = pytrec_safe(qrels, run)
         expected = pytrec_eval.RelevanceEvaluator(qrels, measures, level, judged).evaluate(run)
         got = compat.RelevanceEvaluator(qrels, measures, level, judged).evaluate(run)
-        problems = same(got, expected)
+        problems = differences(got, expected)
         assert not problems, f"random_case({seed}): " + "; ".join(problems[:5])
         nan += sum(math.isnan(v) for values in expected.values() for v in values.values())
         empty += sum(1 for q in expected if not run[q])
@@ -108,7 +86,7 @@ def test_an_empty_ranking_first_scores_as_anywhere_else() -> None:
         expected = pytrec_eval.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(pytrec_safe(qrels, last))
         got = compat.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(first)
         assert list(got) == [q for q in first if qrels.get(q)]
-        assert not same({empty[0]: got[empty[0]]}, {empty[0]: expected[empty[0]]})
+        assert not differences({empty[0]: got[empty[0]]}, {empty[0]: expected[empty[0]]})
         checked += 1
     assert checked >= 3
 
@@ -150,7 +128,7 @@ def test_the_rules_of_queries_and_measures_are_pytrec_evals() -> None:
         for level in (1, 2):
             expected = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
             got = compat.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
-            assert not same(got, expected), (measures, level, same(got, expected))
+            assert not differences(got, expected), (measures, level, differences(got, expected))
     assert list(got) == ["q2", "q1", "q4"]  # the run's order, its judged queries only
     for empty_run in ({}, None):
         assert compat.RelevanceEvaluator(qrels, {"map"}).evaluate(empty_run) == {}
@@ -179,28 +157,55 @@ def test_unknown_measures_fail_at_construction_as_in_pytrec_eval(measures: set, 
         )
 
 
-def test_a_relevance_level_below_1_is_a_type_error_as_in_pytrec_eval() -> None:
-    """0 is refused by both. pytrec_eval reads a negative level's C int into a C long, so -1 becomes
-    4294967295 there (nothing relevant); the drop-in refuses it as it refuses 0."""
+def test_a_relevance_level_below_1_is_a_type_error() -> None:
+    """0 is refused by both. pytrec_eval reads a negative level as 2**32 + level, so -1 becomes
+    4294967295 there (nothing relevant), and crashes on bpref (tests/test_hostile_api.py runs it): the
+    drop-in refuses it as it refuses 0, saying so. A level beyond a C int pytrec_eval refuses too."""
     with pytest.raises(TypeError, match="positive"):
         pytrec_eval.RelevanceEvaluator({"q": {"a": 1}}, {"map"}, relevance_level=0)
     for level in (0, -1):
         with pytest.raises(TypeError, match="positive"):
             compat.RelevanceEvaluator({"q": {"a": 1}}, {"map"}, relevance_level=level)
+    with pytest.raises(TypeError, match="4294967295, at which nothing is relevant"):
+        compat.RelevanceEvaluator({"q": {"a": 1}}, {"map"}, relevance_level=-1)
+    for evaluator in (pytrec_eval.RelevanceEvaluator, compat.RelevanceEvaluator):
+        with pytest.raises(TypeError):
+            evaluator({"q": {"a": 1}}, {"map"}, relevance_level=2**31)
     with pytest.raises(TypeError):
         compat.RelevanceEvaluator({"q": {"a": 1}}, {"map"}, relevance_level=1.5)
     with pytest.raises(TypeError):
         pytrec_eval.RelevanceEvaluator({"q": {"a": 1}}, {"map"}, relevance_level=1.5)
 
 
-@pytest.mark.parametrize("measure", ["P.0", "recall.0.5", "P.5,05", "ndcg.2", "G.1", "iprec_at_recall.0.1,0.10",
-                                     "iprec_at_recall.1.5", "utility.1", "Rprec_mult.0"])  # fmt: skip
+@pytest.mark.parametrize(
+    "measure", ["P.0", "recall.0.5", "P.5,05", "ndcg.2", "G.1", "iprec_at_recall.0.1,0.10"]
+)
 def test_parameters_pytrec_eval_cannot_use_are_a_value_error(measure: str) -> None:
-    """trec_eval 9 refuses these when pytrec_eval evaluates (and pytrec_eval then aborts the process),
-    or computes nothing (utility without 4 coefficients: 0.0), or irspec refuses them (a recall above 1):
-    a ValueError here, at construction. pytrec_eval is not run on them: it would end the test run."""
+    """trec_eval 9 refuses these when pytrec_eval evaluates, and pytrec_eval then aborts the process: a
+    ValueError here, at construction. pytrec_eval is not run on them: it would end the test run."""
     with pytest.raises(ValueError, match=measure.split(".")[0]):
         compat.RelevanceEvaluator({"q": {"a": 1}}, {measure})
+
+
+BEYOND_RANGE = ["set_F.0", "set_F.0,3", "Rprec_mult.0", "Rprec_mult.0,0.2,1.5", "11pt_avg.2", "11pt_avg.0,0.5,1.05,3",
+                "iprec_at_recall.1.5", "iprec_at_recall.0.2,1.01,1.05,1.1,1.5,2,1000", "utility.1", "utility.1,2,3,4,5"]  # fmt: skip
+
+
+@pytest.mark.parametrize("measure", BEYOND_RANGE)
+def test_parameters_irspec_refuses_but_trec_eval_9_computes_are_pytrec_evals(measure: str) -> None:
+    """Parameters irspec's own specs refuse as meaningless, which trec_eval 9 computes: F with beta² = 0
+    (P), Rprec at mult 0 (rank 0: 0), recall levels above 1 (0, or the value at recall 1 for a small R
+    when x < 1.1), utility without its 4 coefficients (0.0). The drop-in gives pytrec_eval's values."""
+    for seed in SEEDS:
+        qrels, run = random_case(seed)
+        run = pytrec_safe(qrels, run)
+        for level in (1, 2):
+            expected = pytrec_eval.RelevanceEvaluator(qrels, {measure}, level).evaluate(run)
+            got = compat.RelevanceEvaluator(qrels, {measure}, level).evaluate(run)
+            problems = differences(got, expected)
+            assert not problems, f"random_case({seed}), level {level}: " + "; ".join(problems[:5])
+    with pytest.raises(IrspecError):  # irspec's own spelling of the same stays refused
+        irspec.parse_many(measure, trec=True)
 
 
 def test_a_query_whose_labels_are_all_negative_has_r_0() -> None:

@@ -32,14 +32,14 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
+from shared_data import TREC_EVAL_TEST
 
 import irspec
 from irspec.cli import main
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "trec_eval_test"
+DATA = TREC_EVAL_TEST
 
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"trec_eval's test data not found at {DATA}")
 

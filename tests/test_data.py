@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from shared_data import TREC_EVAL_TEST
 
 from irspec.data import Qrels, Run, read_qrels, read_run
 from irspec.data import trec as T
@@ -23,7 +24,7 @@ from irspec.data.kinds import QRELS, RUN
 from irspec.errors import InputError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-TREC = Path(__file__).resolve().parents[2] / "shared" / "trec_eval_test"
+TREC = TREC_EVAL_TEST
 needs_trec = pytest.mark.skipif(not TREC.is_dir(), reason="../shared/trec_eval_test is absent")
 
 
@@ -188,7 +189,12 @@ QRELS_ERRORS = [
     ("1 0 a 1\n1\n", 2, "1", "got 1"),
     ("# c\n\n1 0 a 1.5\n", 3, "1", "label must be an integer, got '1.5'"),
     ("1 0 a 1\n\n  # c\n1\t0\tb\tx\n", 4, "1", "label must be an integer, got 'x'"),
-    ("1 0 a 99999999999999999999\n", 1, "1", "label must be an integer"),
+    (
+        "1 0 a 99999999999999999999\n",
+        1,
+        "1",
+        "label '99999999999999999999' is out of range (labels are 64-bit integers",
+    ),
     ("1 0 a 1\n2 0 a 1\n# c\n1 0 b 0\n1 0 a 2\n", 5, "1", "duplicate docno 'a' (first on line 1)"),
     ("1 0 a 1\n1 0 b\n1 0 a 2\n", 2, "1", "got 3"),  # the first problem in the file wins
 ]
@@ -205,7 +211,12 @@ RUN_ERRORS = [
     ("q Q0 a 1 0.5 r\nq Q0 b 2 1,5 r\n", 2, "q", "score must be a number, got '1,5'"),
     ("q Q0 a 1 0.5 r\nq Q0 b 2 NaN r\n", 2, "q", "NaN score for docno 'b'"),
     ("q Q0 a 1 0.5 r\nq\tQ0\tb\t2\tnan\tr\n", 2, "q", "NaN score"),
-    ("q Q0 a 1 inf r\n", 1, "q", "infinite score inf (scores must be finite)"),
+    (
+        "q Q0 a 1 inf r\n",
+        1,
+        "q",
+        "infinite score inf (scores must be finite; a number beyond ±1.8e308 reads as infinite)",
+    ),
     ("q Q0 a 1 0.5 r\nq Q0 b 2 -Infinity r\n", 2, "q", "infinite score -inf"),
     ("q Q0 a 1 1e400 r\n", 1, "q", "infinite score"),
     ("q Q0 a 1 0.5 r\np Q0 a 1 0.5 r\nq Q0 a 2 0.4 r\n", 3, "q", "duplicate docno 'a' (first on line 1)"),
@@ -387,7 +398,11 @@ def test_qrels_dict_errors(d, query, fragment):
 def test_dict_errors_without_a_query():
     with pytest.raises(InputError, match=r"query ids must be strings \(or integers\), got None"):
         Qrels.from_dict({None: {"a": 1}})
-    with pytest.raises(InputError, match=r"query .q.: label out of range for docno .a."):
+    with pytest.raises(
+        InputError,
+        match=r"query .q.: label 1180591620717411303424 is out of range \(labels are 64-bit integers, "
+        r"-9223372036854775808 to 9223372036854775807\) for docno .a.",
+    ):
         Qrels.from_dict({"q": {"a": 2**70}})
 
 

@@ -15,13 +15,14 @@ import warnings
 from pathlib import Path
 
 import pytest
+from shared_data import TREC_EVAL_TEST
 
 import irspec
 from irspec.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
-TREC_DATA = Path(__file__).resolve().parents[2] / "shared" / "trec_eval_test"
+TREC_DATA = TREC_EVAL_TEST
 
 QRELS = """\
 q1 0 d1 1
@@ -215,6 +216,58 @@ def test_an_empty_run_is_an_error_naming_it(files, capsys):
         code == 2
         and err == f"irspec: error: {files / 'empty.run'}: the run is empty (no lines): nothing to compare\n"
     )
+
+
+@pytest.mark.parametrize(
+    "qrels, extra, reason",
+    [
+        ("", [], "the qrels have no judgments: expected the judgments of the runs' queries"),
+        ("# judged later\n", [], "the qrels have no judgments: expected the judgments of the runs' queries"),
+        (
+            "zz 0 d1 1\nzy 0 d2 1\n",
+            [],
+            "no query of the qrels is in either run (the qrels' 'zy', 'zz'; the runs' 'q1', 'q2', 'q3'): "
+            "expected the judgments of the runs' queries",
+        ),
+        # A answers q3 and B does not: under skip no query is left to compare
+        (
+            "q3 0 f1 1\n",
+            ["--missing-queries", "skip"],
+            "no query of the qrels is answered by both runs ('q3' by one), and missing_queries='skip' leaves "
+            "out the others: nothing to compare",
+        ),
+    ],
+)
+def test_qrels_that_judge_none_of_the_runs_queries_are_an_error_naming_them(
+    files, capsys, qrels, extra, reason
+):
+    # Means of 0.0000 over 0 queries (or over queries neither run answers) compare nothing: refused,
+    # naming the qrels, where a warning would scroll past above a table that looks like a result.
+    (files / "qrels.txt").write_text(qrels)
+    out = files / "out.txt"
+    code = _cli(files, *extra, "-o", str(out))
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err == f"irspec: error: {files / 'qrels.txt'}: {reason}\n"
+    assert not out.exists()
+    with pytest.raises(irspec.InputError, match=re.escape(reason)):  # the library refuses alike
+        _diff(files, missing_queries="skip" if extra else "zero")
+
+
+def test_output_into_a_missing_directory_is_refused_as_the_help_says(files, capsys):
+    # -o writes as a shell's > would, into a directory that exists: refused before anything is read,
+    # nothing made; --help says so.
+    code = _cli(files, "-o", str(files / "no" / "such" / "out.txt"))
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and err
+        == f"irspec: error: cannot write {str(files / 'no' / 'such' / 'out.txt')!r}: no such directory: {str(files / 'no' / 'such')!r}\n"
+    )
+    assert not (files / "no").exists()
+    with pytest.raises(SystemExit):
+        main(["diff", "--help"])
+    assert "its directory must exist" in " ".join(capsys.readouterr().out.split())
 
 
 def test_the_same_file_twice_on_the_command_line_warns(files, capsys):

@@ -219,6 +219,43 @@ def test_a_query_in_two_batches_is_refused() -> None:
         ev.combine([other])
 
 
+@pytest.mark.parametrize(
+    ("empty", "query"),
+    [
+        pytest.param(lambda ev: ev.evaluate({"q1": {}, "q2": {"b": 1.0}}), "q1", id="dict"),
+        pytest.param(lambda ev: ev.evaluate({1: {}, 2: {"b": 1.0}}), "1", id="dict-integer-ids"),
+        pytest.param(
+            lambda ev: ev.evaluate_topk(["q1", "q2"], [[-1, -1], [7, -1]], [[0.0, 0.0], [1.0, 0.0]]),
+            "q1",
+            id="topk-all-minus-1",
+        ),
+        pytest.param(
+            lambda ev: ev.evaluate_topk(["q1", "q2"], np.empty((2, 0), dtype=np.int64), np.empty((2, 0))),
+            "q1",
+            id="topk-no-columns",
+        ),
+    ],
+)
+@pytest.mark.parametrize("empty_first", [True, False])
+def test_an_empty_ranking_in_one_batch_is_a_query_given(empty, query: str, empty_first: bool) -> None:
+    # One call refuses a query given twice; two batches that give it twice, one of them as an empty
+    # ranking, must too: taking the other batch's value would make the combination differ from any
+    # single call on the same data.
+    qrels = {"q1": {"a": 1}, "1": {"a": 1}, "q2": {"b": 1}, "2": {"b": 1}}
+    ev = irspec.Evaluator(qrels, "AP")
+    with pytest.raises(InputError, match="is given twice"):  # one call: refused
+        ev.evaluate_topk([query, query], [[-1], [7]], [[0.0], [1.0]])
+    gone = empty(ev)
+    again = ev.evaluate_topk(["q1", "1"], [["a"], ["a"]], [[1.0], [1.0]])
+    results, where = ([gone, again], 0) if empty_first else ([again, gone], 1)
+    with pytest.raises(EvaluationError) as raised:
+        ev.combine(results)
+    assert str(raised.value) == (
+        f"combine: query {query!r} is in result 0 and in result 1 "
+        f"(as an empty ranking in result {where}, which is a query given too)"
+    )
+
+
 def test_missing_queries_error_is_told_by_the_whole() -> None:
     ev = irspec.Evaluator({"q1": {"a": 1}, "q2": {"b": 1}}, "AP", missing_queries="error")
     with pytest.raises(EvaluationError, match="missing from the run"):
@@ -245,7 +282,10 @@ def test_missing_queries_error_is_told_by_the_whole() -> None:
         ((["q"], [[["a"]]], [[[1.0]]]), "must be 2-D"),
         (([["q"]], [["a"]], [[1.0]]), "query_ids must be 1-D"),
         ((["q"], [[3, -2]], [[1.0, 2.0]]), "row 0, column 1: doc id -2"),
-        ((["q"], [["a", None]], [[1.0, 2.0]]), r"doc_ids\[0, 1\]: ids must be strings or integers, got None"),
+        (
+            (["q"], [["a", None]], [[1.0, 2.0]]),
+            r"row 0, column 1: doc ids must be strings \(or integers\), got None",
+        ),
         ((["q"], [["a"]], [["high"]]), "scores must be numbers"),
         ((["q"], [[1.5]], [[1.0]]), "doc_ids must hold strings or integers"),
     ],

@@ -172,7 +172,7 @@ def test_wrong_columns_name_what_was_found_and_what_is_accepted():
     with pytest.raises(InputError) as e:
         read_qrels(df)
     assert str(e.value) == (
-        "<DataFrame>: no query or docno or label column: the columns are 'topic', 'docid', 'rel'; expected "
+        "<DataFrame>: no query id or docno or label column: the columns are 'topic', 'docid', 'rel'; expected "
         "query_id, doc_id, relevance (ir_measures); qid, docno, label (PyTerrier), or names given by "
         "columns={'query': ..., 'docno': ..., 'label': ...}"
     )
@@ -182,7 +182,7 @@ def test_wrong_columns_name_what_was_found_and_what_is_accepted():
         r"query_id, doc_id, score \(ir_measures\); qid, docno, score \(PyTerrier\)",
     ):
         read_run(pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]}))
-    with pytest.raises(InputError, match=r"no query column: .* \(given: \{'query': 'topik', 'docno'"):
+    with pytest.raises(InputError, match=r"no query id column: .* \(given: \{'query': 'topik', 'docno'"):
         read_qrels(df, columns={"query": "topik", "docno": "docid", "label": "rel"})
     with pytest.raises(
         InputError, match="columns: unknown name 'doc'; irspec's names are query, docno, label, score"
@@ -190,7 +190,7 @@ def test_wrong_columns_name_what_was_found_and_what_is_accepted():
         read_qrels(df, columns={"doc": "docid"})
     with pytest.raises(
         InputError,
-        match=r"both 'query_id' and 'qid' could be the query columns; say which with "
+        match=r"both 'query_id' and 'qid' could be the query id columns; say which with "
         r"columns=\{'query': \.\.\.\}",
     ):
         read_qrels(pl.DataFrame({"query_id": ["1"], "qid": ["2"], "docno": ["a"], "label": [1]}))

@@ -245,3 +245,52 @@ def test_a_command_that_does_not_end_start_up_itself_works_with_the_collector_on
     )
     result = _run(code)
     assert result.returncode == 0, result.stderr
+
+
+_FIGURES = {
+    "irspec.report.figures",
+    "irspec.report.charts",
+    "irspec.report.svg",
+    "irspec.report.plots",
+    "matplotlib",
+}
+
+
+def _demo_run(folder: Path, outputs: str) -> str:
+    """Code that runs the demo plan with ``outputs`` (its ``output:`` list) from ``folder``."""
+    plan = folder / "plan.yaml"
+    demo = Path(ROOT) / "specs" / "demo"
+    text = (
+        (Path(ROOT) / "specs" / "demo.yaml")
+        .read_text(encoding="utf-8")
+        .replace("demo/", f"{demo.as_posix()}/")
+    )
+    plan.write_text(text.split("output:")[0] + "output:\n" + outputs, encoding="utf-8")
+    return (
+        f"import contextlib, io, os\nfrom irspec.cli import main\nos.chdir({str(folder)!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    assert main(['run', {str(plan)!r}]) == 0"
+    )
+
+
+_HTML = "  - {format: html, path: r.html}\n"
+
+
+def test_a_plan_without_figures_loads_no_figure_code(tmp_path):
+    # the demo plan with its tables and JSON but no HTML report: nothing of the figures loads (issue 35)
+    outputs = "  - {format: table}\n  - {format: json, path: r.json}\n  - {format: markdown, path: r.md}\n"
+    loaded = _modules_after(_demo_run(tmp_path, outputs))
+    assert "irspec.report.markdown" in loaded  # it did report
+    assert sorted(_FIGURES & loaded) == []
+    # an HTML report loads the SVG writer and no matplotlib
+    loaded = _modules_after(_demo_run(tmp_path, _HTML))
+    assert {"irspec.report.charts", "irspec.report.svg"} <= loaded and "matplotlib" not in loaded
+
+
+def test_the_demo_plan_loads_neither_scipy_stats_nor_scipy_optimize(tmp_path):
+    # the demo's paired t-tests take Student's t from scipy.special (scipy.stats, which imports
+    # scipy.optimize, cost several times as much to import: issue 35's demo in seconds); a power section's
+    # check loads them when a plan has one
+    loaded = _modules_after(_demo_run(tmp_path, _HTML))
+    assert "irspec.stats.significance" in loaded and "scipy.special" in loaded  # it did compare
+    assert sorted({"scipy.stats", "scipy.optimize", "matplotlib"} & loaded) == []

@@ -10,7 +10,9 @@ Read from the source with :mod:`ast`, as ``tests/test_architecture.py`` reads th
    ``irspec/compare.py`` would replace the function ``irspec.compare`` (the reason the flat house had
    ``comparisons``, ``power_analysis`` and ``zscores``).
 3. No two modules of one distribution have names that differ only by a plural ``s``, case or
-   underscores (``comparison`` and ``comparisons``).
+   underscores (``comparison`` and ``comparisons``). The old paths of moved modules, kept for one
+   release (``tests/test_architecture.py``'s ``DEPRECATED``), are the exception: their names are the
+   old ones, confusable or not (``irspec.results`` beside ``irspec.evaluation.result``), and go after it.
 4. Every name ``dir(irspec)`` lists is an attribute of the face.
 """
 
@@ -22,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_architecture import DEPRECATED
 
 import irspec
 
@@ -62,10 +65,11 @@ def stdlib_shadows(source: str, where: str = "<text>") -> list[str]:
     return out
 
 
-def module_names(root: Path) -> list[str]:
-    """The last part of every module and sub-package name under ``root``."""
-    names = {p.stem for p in root.rglob("*.py") if p.stem != "__init__" and "__pycache__" not in p.parts}
-    names |= {p.parent.name for p in root.rglob("__init__.py") if p.parent != root}
+def module_names(root: Path, leave_out: frozenset[Path] = frozenset()) -> list[str]:
+    """The last part of every module and sub-package name under ``root``, but the files ``leave_out``."""
+    files = [p for p in root.rglob("*.py") if "__pycache__" not in p.parts and p not in leave_out]
+    names = {p.stem for p in files if p.stem != "__init__"}
+    names |= {p.parent.name for p in files if p.name == "__init__.py" and p.parent != root}
     return sorted(names)
 
 
@@ -102,7 +106,17 @@ def test_no_module_is_named_like_a_function_of_the_face():
 
 @pytest.mark.parametrize("package", sorted(packages()))
 def test_no_two_modules_have_confusable_names(package):
-    assert confusable(module_names(packages()[package])) == []
+    # an old path kept for a release has the name it had (irspec.results, irspec.comparison): confusable
+    # with the module its names went to is what an old name is; every other module is held to the rule
+    root = packages()[package]
+    kept = frozenset(
+        path
+        for name in (DEPRECATED if package == "irspec" else ())
+        for path in (root / f"{name.replace('.', '/')}.py", root / name.replace(".", "/") / "__init__.py")
+        if path.exists()
+    )
+    assert len(kept) == (len(DEPRECATED) if package == "irspec" else 0)
+    assert confusable(module_names(root, kept)) == []
 
 
 def test_every_name_the_face_lists_is_an_attribute():

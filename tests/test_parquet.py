@@ -351,7 +351,7 @@ def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = No
             "run",
             {"qid": ["q1"], "query_id": ["q1"], "docno": ["d1"], "score": [1.0]},
             None,
-            "bad_run.parquet: both 'query_id' and 'qid' could be the query columns; say which with columns={'query': ...}",
+            "bad_run.parquet: both 'query_id' and 'qid' could be the query id columns; say which with columns={'query': ...}",
         ),
         (
             "run",
@@ -387,7 +387,8 @@ def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = No
             "qrels",
             {"qid": ["q1"], "docno": ["d1"], "label": [2**63]},
             {"qid": pl.String, "docno": pl.String, "label": pl.UInt64},
-            "bad_qrels.parquet: query 'q1': row 0: label out of range for docno 'd1'",
+            "bad_qrels.parquet: query 'q1': row 0: label 9223372036854775808 is out of range (labels are 64-bit "
+            "integers, -9223372036854775808 to 9223372036854775807) for docno 'd1'",
         ),
     ],
 )

@@ -239,6 +239,16 @@ def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex", "json"])
+def test_cli_power_prints_every_format_in_a_fresh_process(fmt):
+    """Each format in a process of its own: the table's renderer was reached as an attribute of
+    irspec.report, there only once some other command had imported it (a traceback on main)."""
+    runs = [str(DEMO / "runs" / f"{n}.run") for n in RUNS]
+    done = _cli("power", "--from", str(DEMO / "qrels.txt"), *runs, "-m", "AP", "-f", fmt)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "AP" in done.stdout
+
+
 def test_cli_power_from_a_plan_and_from_files(tmp_path, demo_results):
     done = _cli(
         "power",

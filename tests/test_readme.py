@@ -108,11 +108,25 @@ def test_the_site_shows_the_readmes_feature_table_and_speed_figures():
     )
 
 
+def test_the_readmes_test_command_is_cis():
+    """The README's second command is scripts/test, and CI's .ci/run runs exactly it."""
+    (block,) = [
+        code for lang, code in FENCE.findall(README) if lang == "sh" and "irspec run specs/demo" in code
+    ]
+    assert block.splitlines()[1].split("#")[0].strip() == "scripts/test"
+    ci = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert ci[-1] == "exec scripts/test" and not any(re.search(r"\b(pytest|pip)\b", line) for line in ci)
+
+
 def test_the_readme_says_what_the_tests_need():
-    """Every system package .ci/run installs for the tests is named in the README, which says where
-    ../shared/trec_eval_test comes from and counts the plugins that ship in plugins/."""
+    """Every system package scripts/test installs for the tests is named in the README, which says where
+    trec_eval's test data comes from and counts the plugins that ship in plugins/."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    ci = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
     packages = [p for group in re.findall(r"missing\+=\(([^)]*)\)", ci) for p in group.split()]
     assert len(packages) == 5  # chromium, two texlive packages, poppler-utils, the JRE
     assert [p for p in packages if p not in readme] == []

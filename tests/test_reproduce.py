@@ -33,6 +33,14 @@ from repro_eval.util import evaluate_run, load_qrels, load_run  # noqa: E402
 METRICS = ("nDCG@10", "AP", "P@5", "RR")
 TOL = 1e-9
 DEMO = Path(__file__).resolve().parents[1] / "specs" / "demo"
+ORIGINAL = [
+    "reproduce",
+    str(DEMO / "qrels.txt"),
+    "--original",
+    str(DEMO / "runs" / "bm25.run"),
+    str(DEMO / "runs" / "dense.run"),
+]
+"""``irspec reproduce`` of the demo qrels with bm25 and dense as the originals; the reproductions follow."""
 
 
 def _write_qrels(path: Path, topics: list[str], docs: int, rng: random.Random) -> None:
@@ -282,9 +290,9 @@ def test_readings_and_formats(tmp_path: Path) -> None:
     assert r"\begin{tabular}" in latex and r"$\Delta$RI" in latex
     page = ours.render("html")
     assert (
-        page.count("data:image/svg+xml;base64,") == 2
+        page.count('<svg class="chart"') == 2
         and "<script" not in page
-        and "http" not in page.split("<body>")[1].split("data:")[0]
+        and "http" not in page.split("<body>")[1]
     )
     frame = ours.to_frame()
     assert frame.columns == ["pair", "query_id", "KTU", "RBO"] and frame.height == 100
@@ -326,13 +334,7 @@ def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = DEMO / "runs"
-    base = [
-        "reproduce",
-        str(DEMO / "qrels.txt"),
-        "--original",
-        str(runs / "bm25.run"),
-        str(runs / "dense.run"),
-    ]
+    base = list(ORIGINAL)
     empty = tmp_path / "empty.run"
     empty.write_text("")
     msg = _error([*base, "--reproduced", str(empty), str(runs / "random.run"), "-m", "AP"], capsys)
@@ -350,6 +352,84 @@ def test_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the same file twice: a warning, and the values still come
     assert main([*base, "--reproduced", str(runs / "bm25.run"), str(runs / "random.run"), "-m", "AP"]) == 0
     assert "the same file is given twice" in capsys.readouterr().err
+
+
+def _renamed(source: Path, target: Path, keep: int = 0) -> Path:
+    """``source``'s lines with every topic after the first ``keep`` renamed q.. -> x..: another
+    collection's topics, which the demo qrels do not judge."""
+    topics: list[str] = []
+    lines = []
+    for line in source.read_text().splitlines():
+        topic = line.split()[0]
+        if topic not in topics:
+            topics.append(topic)
+        lines.append(line if topics.index(topic) < keep else "x" + line[1:])
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+def test_a_run_that_ranks_none_of_the_qrels_topics_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Scored 0 on all 50 topics, compared on none of them for document order, with a relative
+    # improvement over a mean of 0 (ΔRI -inf): nothing was reproduced, so nothing is reported.
+    runs = DEMO / "runs"
+    other = _renamed(runs / "bm25.run", tmp_path / "other.run")
+    out = tmp_path / "report.txt"
+    argv = list(ORIGINAL)
+    argv += ["--reproduced", str(other), str(runs / "hybrid.run"), "-m", "AP", "-o", str(out)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not out.exists()
+    assert captured.err == (
+        f"irspec: error: {other}: the run ranks none of the 50 topics of the qrels {str(DEMO / 'qrels.txt')!r} "
+        "('q01', 'q02', 'q03', 'q04', 'q05' and 45 more; the run's: 'x01', 'x02', 'x03', 'x04', 'x05' and 45 "
+        "more): expected a run of those topics\n"
+    )
+    with pytest.raises(irspec.InputError, match="the run ranks none of the 50 topics"):  # the library alike
+        irspec.reproduce(
+            DEMO / "qrels.txt", (runs / "bm25.run", runs / "dense.run"), (other, runs / "hybrid.run"), "AP"
+        )
+    # on another collection, against the reproductions' own qrels
+    assert main([*argv[:-2], "--reproduced-qrels", str(DEMO / "qrels.llm.txt")]) == 2
+    assert (
+        f"irspec: error: {other}: the run ranks none of the 50 topics of the qrels {str(DEMO / 'qrels.llm.txt')!r}"
+        in capsys.readouterr().err
+    )
+    # qrels without judgments: named, nothing compared
+    empty = tmp_path / "empty.qrels"
+    empty.write_text("")
+    assert main(["reproduce", str(empty), *argv[2:]]) == 2
+    assert capsys.readouterr().err == (
+        f"irspec: error: {empty}: the qrels have no judgments: expected the judgments of the runs' topics\n"
+    )
+
+
+def test_a_reproduction_of_some_topics_says_how_many_each_pair_compares(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The reproduced baseline ranks 30 of the 50 topics: its document order is compared on those 30,
+    # the advanced pair's on all 50, and the header says so rather than one pair's count for both.
+    runs = DEMO / "runs"
+    some = _renamed(runs / "bm25.run", tmp_path / "some.run", keep=30)
+    argv = list(ORIGINAL)
+    assert main([*argv, "--reproduced", str(some), str(runs / "hybrid.run"), "-m", "AP"]) == 0
+    captured = capsys.readouterr()
+    assert (
+        "Document order (RBO p=0.95, depth 1000; KTU cut at 1000; baseline 30 topics, advanced 50)"
+        in captured.out
+    )
+    assert "inf" not in captured.out
+    assert "irspec: warning: bm25: 20 of its 50 queries not in every run compared" in captured.err
+    # one topic, nothing relevant retrieved: the reproduced baseline's mean is 0, and repro_eval's ΔRI,
+    # a relative improvement over it, is -inf; kept, and the warning says why
+    zero = tmp_path / "zero.run"
+    zero.write_text("q01 Q0 nowhere 1 1.0 zero\n")
+    assert main([*argv, "--reproduced", str(zero), str(runs / "hybrid.run"), "-m", "AP"]) == 0
+    assert (
+        "irspec: warning: ΔRI of AP is -inf: the reproduced baseline's mean AP is 0, and a relative improvement "
+        "over 0 is a division by 0\n" in capsys.readouterr().err
+    )
 
 
 def test_a_run_file_not_sorted_by_score_is_ranked_as_trec_eval_ranks(tmp_path: Path) -> None:
@@ -470,8 +550,8 @@ def test_p_value_of_one_equal_metric_among_others() -> None:
 
 _MEASURE = """<script>
 window.addEventListener("load", () => {
-  const imgs = [...document.querySelectorAll("figure img")];
-  const loaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
+  const imgs = [...document.querySelectorAll("figure svg.chart")];
+  const loaded = imgs.filter(i => i.getBoundingClientRect().width > 300 && i.getBoundingClientRect().height > 150).length;
   const out = document.createElement("pre");
   out.id = "measured";
   out.textContent = JSON.stringify({images: imgs.length, loaded: loaded, tables: document.querySelectorAll("table").length,
@@ -484,7 +564,7 @@ window.addEventListener("load", () => {
 @pytest.mark.skipif(chromium() is None, reason="no headless Chromium installed")
 def test_html_page_in_headless_chromium(tmp_path: Path) -> None:
     """The self-contained page (no script of its own, no network): its tables parse and both figures
-    decode, in a window 1000 pixels wide without horizontal scrolling."""
+    are drawn, in a window 1000 pixels wide without horizontal scrolling."""
     page = _demo().render("html")
     (tmp_path / "measured.html").write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
     dom = dump_dom(tmp_path / "measured.html", "--window-size=1000,1400", "--virtual-time-budget=5000")
@@ -508,17 +588,38 @@ def test_output_checked_before_evaluating(tmp_path: Path, capsys: pytest.Capture
     runs = DEMO / "runs"
     blocker = tmp_path / "file"
     blocker.write_text("")
-    argv = [
-        "reproduce",
-        str(DEMO / "qrels.txt"),
-        "--original",
-        str(runs / "bm25.run"),
-        str(runs / "dense.run"),
-    ]
+    argv = list(ORIGINAL)
     argv += ["--reproduced", str(runs / "hybrid.run"), str(tmp_path / "absent.run"), "-m", "AP"]
     # the output's folder is a file: said first, before the missing run is read
     msg = _error([*argv, "-o", str(blocker / "r.html")], capsys)
     assert "absent.run" not in msg and "r.html" in msg
+
+
+def test_output_into_a_missing_directory_is_refused_as_the_help_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # -o writes as a shell's > would (and as irspec eval's and diff's -o do), into a directory that
+    # exists: refused before anything is read, nothing made; --help says so.
+    runs = DEMO / "runs"
+    target = tmp_path / "no" / "report.txt"
+    argv = list(ORIGINAL)
+    argv += [
+        "--reproduced",
+        str(runs / "hybrid.run"),
+        str(runs / "random.run"),
+        "-m",
+        "AP",
+        "-o",
+        str(target),
+    ]
+    assert (
+        _error(argv, capsys)
+        == f"irspec: error: cannot write {str(target)!r}: no such directory: {str(target.parent)!r}"
+    )
+    assert not target.parent.exists()
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    assert "(atomically; its directory must exist)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_plan_reproduction_takes_the_plan_s_relevance_level(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from shared_data import TREC_EVAL_TEST
 
 import irspec
 from irspec import (
@@ -28,7 +29,6 @@ from irspec.spec.registry import JUDGED_ONLY
 from irspec.spec.syntax import parse_syntax
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TREC_EVAL_TEST = Path(__file__).resolve().parents[1].parent / "shared" / "trec_eval_test"
 
 
 def _fixture_lines(name: str) -> list[tuple[int, str]]:

@@ -1,9 +1,14 @@
-"""TREC files read into pytrec_eval's dicts by the simplest code that can do it, for tests that hand the
-same files to pytrec_eval (an independent reader of irspec's inputs)."""
+"""pytrec_eval's dicts in tests: TREC files read into them by the simplest code that can do it, for tests
+that hand the same files to pytrec_eval (an independent reader of irspec's inputs), and results in its
+shape compared with pytrec_eval's."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+TOL = 1e-12
+"""How far a value may be from pytrec_eval's: the last bits of a sum taken in another order."""
 
 
 def read_trec_dict(path: Path, kind: str) -> dict[str, dict[str, int | float]]:
@@ -16,3 +21,28 @@ def read_trec_dict(path: Path, kind: str) -> dict[str, dict[str, int | float]]:
         else:
             out.setdefault(f[0], {})[f[2]] = float(f[4])
     return out
+
+
+def differences(got: dict, expected: dict, tol: float = TOL) -> list[str]:
+    """The differences between two results ``{query: {key: value}}``, in queries, their order, keys, key
+    order and values (NaN equal to NaN)."""
+    if list(got) != list(expected):
+        return [f"queries {list(got)!r} != {list(expected)!r}"]
+    out = []
+    for q, want in expected.items():
+        if list(got[q]) != list(want):
+            out.append(f"{q!r}: keys {list(got[q])} != {list(want)}")
+            continue
+        for key, v in want.items():
+            g = got[q][key]
+            if not (math.isnan(g) and math.isnan(v)) and not abs(g - v) <= tol:
+                out.append(f"{q!r} {key}: {g!r} != pytrec_eval's {v!r}")
+    return out
+
+
+def pytrec_safe(qrels: dict, run: dict) -> dict:
+    """``run`` with a non-empty ranking of a judged query first: pytrec_eval's trec_eval misreads an empty
+    ranking that is the first it evaluates (its buffers are not allocated yet; see
+    ``tests/test_compat_pytrec_eval.py``'s ``test_an_empty_ranking_first_scores_as_anywhere_else``)."""
+    first = next((q for q, docs in run.items() if docs and qrels.get(q)), None)
+    return run if first is None else {first: run[first], **{q: d for q, d in run.items() if q != first}}

@@ -7,15 +7,22 @@ in ``__all__`` (a comparison's ``Comparisons``, a plan's ``Plan``) are found thr
 annotations and documented after the face. modules.md documents the modules users import by their
 path (the plugin API, the statistics on plain arrays, Spark, pytrec_eval's API, the testing helpers):
 each module's ``__all__``.
+
+A module that needs a package its extra installs and the docs extra does not (``irspec.evaluation.spark``:
+pyspark and pyarrow) is read from its source where it cannot be imported (:func:`load`): its docstrings,
+signatures and values as written, rendered by the same code, so that ``pip install -e ".[docs]"`` alone
+builds the site and the page has the same sections and anchors as in a full environment.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import re
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,6 +74,139 @@ MODULES: tuple[str, ...] = (
     "irspec.testing",
 )
 API, MODULES_PAGE = "reference/api.md", "reference/modules.md"
+
+
+# Modules read from their source (load), by name: what attribute_doc reads in place of sys.modules.
+READ_FROM_SOURCE: dict[str, types.ModuleType] = {}
+
+
+def load(name: str) -> types.ModuleType:
+    """The module ``name``, imported; or, when a package it imports is not installed (an optional one,
+    such as Spark's), a stand-in read from its source with :func:`from_source`. A module of irspec that
+    is missing is an error, as before."""
+    if name in READ_FROM_SOURCE:
+        return READ_FROM_SOURCE[name]
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] == name.partition(".")[0]:
+            raise
+        READ_FROM_SOURCE[name] = from_source(name)
+        print(f"docs/gen/api.py: {name} read from its source ({e.name} is not installed)", file=sys.stderr)
+        return READ_FROM_SOURCE[name]
+
+
+class Written:
+    """A value as its source writes it, where it cannot be computed without its module: shown by its
+    text (``T.StructType([...])``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def written_value(node: ast.expr, known: dict[str, Any]) -> Any:
+    """The value of a constant expression (``2**63 - 1``, ``"irspec"``, a name defined above as one), as
+    importing the module computes it; otherwise its source text."""
+    try:
+        code = compile(ast.Expression(node), "<source>", "eval")
+        return eval(code, {"__builtins__": {}}, dict(known))  # our own source, no builtins: constants only
+    except Exception:  # anything not a constant (a call, an imported name): shown as written
+        return Written(ast.unparse(node))
+
+
+def stand_in_function(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, Any], owner: str = "") -> Any:
+    """A function with ``node``'s name, docstring and signature (annotations as written, which is what
+    ``from __future__ import annotations`` makes them), for ``inspect`` to read as the real one."""
+    a = node.args
+    params: list[inspect.Parameter] = []
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+
+    def annotation(arg: ast.arg) -> Any:
+        return ast.unparse(arg.annotation) if arg.annotation is not None else inspect.Parameter.empty
+
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        kind = inspect.Parameter.POSITIONAL_ONLY if i < len(a.posonlyargs) else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        value = inspect.Parameter.empty if default is None else written_value(default, known)
+        params.append(inspect.Parameter(arg.arg, kind, default=value, annotation=annotation(arg)))
+    if a.vararg is not None:
+        params.append(inspect.Parameter(a.vararg.arg, inspect.Parameter.VAR_POSITIONAL, annotation=annotation(a.vararg)))
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        value = inspect.Parameter.empty if default is None else written_value(default, known)
+        params.append(inspect.Parameter(arg.arg, inspect.Parameter.KEYWORD_ONLY, default=value, annotation=annotation(arg)))
+    if a.kwarg is not None:
+        params.append(inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD, annotation=annotation(a.kwarg)))
+    returns = ast.unparse(node.returns) if node.returns is not None else inspect.Signature.empty
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{module}.{node.name} was read from its source for the documentation only")
+
+    function.__name__ = node.name
+    function.__qualname__ = f"{owner}.{node.name}" if owner else node.name
+    function.__module__ = module
+    function.__doc__ = ast.get_docstring(node)
+    function.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
+    return function
+
+
+def stand_in_class(module: str, node: ast.ClassDef, known: dict[str, Any]) -> type:
+    """A class with ``node``'s name, docstring, constructor signature and public methods and properties."""
+    namespace: dict[str, Any] = {"__doc__": ast.get_docstring(node), "__module__": module, "__qualname__": node.name}
+    for item in node.body:
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        function = stand_in_function(module, item, known, node.name)
+        decorators = {ast.unparse(d).rpartition(".")[2] for d in item.decorator_list}
+        if item.name == "__init__":
+            sig = inspect.signature(function)
+            namespace["__signature__"] = sig.replace(parameters=list(sig.parameters.values())[1:], return_annotation=inspect.Signature.empty)
+        elif not item.name.startswith("_"):
+            if decorators & {"property", "cached_property"}:
+                namespace[item.name] = property(function)
+            elif "staticmethod" in decorators:
+                namespace[item.name] = staticmethod(function)
+            elif "classmethod" in decorators:
+                namespace[item.name] = classmethod(function)
+            else:
+                namespace[item.name] = function
+    return type(node.name, (), namespace)
+
+
+def from_source(name: str) -> types.ModuleType:
+    """A stand-in for the module ``name`` made from its source without importing it: its docstring, its
+    ``__all__`` and, for each name there, a function, class or value defined at the module's top level."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(f"no source for {name}", name=name)
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    module = types.ModuleType(name, ast.get_docstring(tree))
+    module.__file__ = spec.origin
+    known: dict[str, Any] = {}
+    defined: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined[node.name] = stand_in_function(name, node, known)
+        elif isinstance(node, ast.ClassDef):
+            defined[node.name] = stand_in_class(name, node, known)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    defined[target.id] = written_value(node.value, known)
+                    if not isinstance(defined[target.id], Written):
+                        known[target.id] = defined[target.id]
+    public = defined.get("__all__", [])
+    missing = [n for n in public if n not in defined]
+    if missing:  # a name imported from elsewhere: its definition is not in this source
+        raise ModuleNotFoundError(f"{name} cannot be read from its source: {missing} are not defined there", name=name)
+    module.__all__ = list(public)
+    for n in public:
+        setattr(module, n, defined[n])
+    return module
 
 
 def qualified(obj: Any) -> str | None:
@@ -130,7 +270,7 @@ def members(cls: type) -> list[tuple[str, Any]]:
 def attribute_doc(dotted: str) -> str:
     """The docstring written under a module-level assignment (``NAME = ...`` then a string), or ""."""
     module_name, _, name = dotted.rpartition(".")
-    module = sys.modules.get(module_name)
+    module = sys.modules.get(module_name) or READ_FROM_SOURCE.get(module_name)
     if module is None or name == "__version__":
         return ""
     try:
@@ -205,8 +345,19 @@ def doc_of(obj: Any) -> str:
     return doc
 
 
+def documented(obj: Any) -> Any:
+    """What documents ``obj``: itself, or for a callable wrapper that is neither a function nor a class
+    (a pytest fixture, ``irspec.testing.irspec_plugin``) the function it wraps, so that the page shows
+    the function's signature and docstring whether or not pytest is installed where the site is built."""
+    plain = inspect.isclass(obj) or inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj)
+    if plain or not hasattr(obj, "__wrapped__"):  # a fixture is a descriptor: isroutine() would take it
+        return obj
+    return inspect.unwrap(obj)
+
+
 def render(page: Page, shown: str, obj: Any, level: int = 3) -> None:
     """One object: heading, signature, docstring, and for a class its members."""
+    obj = documented(obj)
     key = anchor(shown)
     hashes = "#" * level
     lines = page.lines
@@ -325,10 +476,10 @@ def main() -> None:
         for m, _ in members(cls):
             api.register([f"{qualified(cls)}.{m}"], anchor(f"{name}.{m}"))
     for m in modules:
-        module = importlib.import_module(m)
+        module = load(m)
         mods.register([m], anchor(m))
         for n in getattr(module, "__all__", ()):
-            mods.register([f"{m}.{n}", qualified(getattr(module, n))], anchor(f"{m}.{n}"))
+            mods.register([f"{m}.{n}", qualified(documented(getattr(module, n)))], anchor(f"{m}.{n}"))
 
     api.lines += [
         "# Python API",
@@ -361,11 +512,14 @@ def main() -> None:
         "# Modules",
         "",
         "Modules imported by their path, for what the face does not cover: each module's `__all__`, "
-        "generated from its docstrings when this site was built.",
+        "generated from its docstrings when this site was built. A module or name that moved keeps its old "
+        "path for one release, with a `DeprecationWarning` naming the new one (`import irspec.spark` gives "
+        "`irspec.evaluation.spark`, `irspec.stats.paired` is `irspec.stats.significance.paired`); the "
+        "repository's `CHANGELOG.md` lists them.",
         "",
     ]
     for m in modules:
-        module = importlib.import_module(m)
+        module = load(m)
         mods.lines += [
             f"## `{m}` {{#{anchor(m)}}}",
             "",

@@ -3,7 +3,10 @@
 What `irspec metrics` lists, with each definition's parameters, aliases and the formula and reference
 its ``doc`` carries: the built-in metrics and those of every plugin installed where the site is built
 (the three shipped plugins in CI). Families are the plugins that register the metrics (the built-in
-ones are plugins too), in the order `irspec plugins` lists them, the built-in first.
+ones are plugins too), in the order `irspec plugins` lists them, the built-in first. A plugin shipped in
+``plugins/`` that is not installed has its section all the same, under the same heading and anchor
+(other pages link to ``metrics.md#online``), saying how to install it and which names it registers: so
+``pip install -e ".[docs]"`` alone builds the site.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from pathlib import Path
 import mkdocs_gen_files
 
 import irspec
+from irspec.spec.registry import SHIPPED_PLUGIN_NAMES
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _text import anchor, cell, markdown  # noqa: E402
 
 PAGE = "reference/metrics.md"
+PLUGINS_DIR = Path(__file__).resolve().parents[2] / "plugins"
 REGISTRY = irspec.get_registry()
 # `irspec plugins`: the public report of which plugin (module, distribution) registered what
 PLUGINS = json.loads(subprocess.run([sys.executable, "-m", "irspec", "plugins"], capture_output=True, text=True, check=True).stdout)
@@ -88,6 +93,25 @@ def trec_names(d) -> str:
         if m.trec_name:
             out.append(f"`{m}` is `{m.trec_name}`")
     return ", ".join(out)
+
+
+def absent_plugin_section(dist: str, names: tuple[str, ...]) -> list[str]:
+    """The section of a plugin shipped in ``plugins/`` that is not loaded where the site is built: its
+    heading and anchor as when it is (its entry point's name, from its pyproject.toml), what it is, how
+    to install it, and the names it registers (``SHIPPED_PLUGIN_NAMES``)."""
+    project = (PLUGINS_DIR / dist / "pyproject.toml").read_text(encoding="utf-8")
+    # two lines of the plugin's own pyproject.toml (tomllib is Python 3.11's; irspec supports 3.10)
+    name = re.search(r'^\[project\.entry-points\.irspec\]\s*\n\s*"?([\w.-]+)"?\s*=', project, re.M).group(1)
+    summary = re.search(r'^description\s*=\s*"(.*)"\s*$', project, re.M).group(1)
+    return [
+        f"## {dist} (plugin) {{#{anchor(name)}}}",
+        "",
+        f"{summary.rstrip('.')}. From the plugin `{name}` of the distribution `{dist}`, which is not installed (or "
+        f"not loaded) where this site was built, so its metrics are not described here: `pip install -e "
+        f"plugins/{dist}` in irspec's repository, and build the site again. Without it, its names are an error "
+        f"that names the plugin: " + ", ".join(f"`{n}`" for n in names) + ".",
+        "",
+    ]
 
 
 def metric_section(d) -> list[str]:
@@ -160,6 +184,10 @@ for p in families:
     out += [f"## {title} {{#{anchor(p['name'])}}}", "", intro, ""]
     for d in by_plugin[p["name"]]:
         out += metric_section(d)
+loaded = {p["distribution"].split()[0] for p in families}
+for dist, names in SHIPPED_PLUGIN_NAMES.items():
+    if dist not in loaded:
+        out += absent_plugin_section(dist, names)
 
 groups = sorted((g for g in REGISTRY.groups.values() if not g.name.startswith("trec:")), key=lambda g: g.name)
 out += ["## Groups of metrics {#groups}", "",

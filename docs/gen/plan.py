@@ -1,5 +1,6 @@
 """reference/plan.md: every key of a plan file, from the plan's JSON Schema (the one irspec validates
-plans with), at build time."""
+plans with), at build time. A section of a plugin shipped in ``plugins/`` that is not installed where
+the site is built (irspec-online's ``ab:``) keeps its heading and anchor, saying how to install it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import mkdocs_gen_files
 
 import irspec
 import irspec.plan
+from irspec.spec.registry import SHIPPED_PLUGIN_SECTIONS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _text import anchor, cell  # noqa: E402
@@ -103,6 +105,17 @@ for key, node in SCHEMA["properties"].items():
     sub = rows(node, "")
     if sub:
         lines += [f"| key in `{key}` | type | default | description |", "|---|---|---|---|", *sub, ""]
+for dist, keys in SHIPPED_PLUGIN_SECTIONS.items():
+    for key in keys:
+        if key not in SCHEMA["properties"]:
+            lines += [
+                f"## `{key}` {{#{anchor(key)}}}",
+                "",
+                f"A section of the plugin `{dist}`, which is not installed (or not loaded) where this site was "
+                f"built, so its keys are not listed here: `pip install -e plugins/{dist}` in irspec's repository, "
+                "and build the site again. Without it, a plan with this key is an error that names the plugin.",
+                "",
+            ]
 
 with mkdocs_gen_files.open(PAGE, "w") as f:
     f.write("\n".join(lines))

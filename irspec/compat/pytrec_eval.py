@@ -11,7 +11,11 @@ The names, arguments, result keys and rules are pytrec_eval's (0.5, with its tre
   takes measures as trec_eval names, alone (``"map"``, ``"P"``: its default cutoffs), with parameters
   (``"ndcg_cut.1,4"``, ``"P_5"``, ``"iprec_at_recall.0.25"``), or as nicknames (``"official"``,
   ``"all_trec"``, ``"set"``: :data:`supported_nicknames`). An unknown name is a ``ValueError`` there,
-  and a ``relevance_level`` below 1 a ``TypeError``, as in pytrec_eval.
+  and a ``relevance_level`` that is 0 or beyond a C int a ``TypeError``, as in pytrec_eval; a negative
+  one too (pytrec_eval reads it as 2**32 + level, at which nothing is relevant, and crashes on bpref).
+  Parameters trec_eval 9 computes that irspec's own specs refuse as meaningless give pytrec_eval's
+  values: ``set_F.0`` (F with beta² = 0, which is P), ``Rprec_mult.0`` (0), recall levels above 1
+  (``iprec_at_recall.1.5``, ``11pt_avg.2``), ``utility`` without its four coefficients (0.0).
 - ``evaluate(run)`` returns ``{query: {key: value}}`` for the queries of the run, in the run's order,
   that the qrels judge (a query whose judgments are an empty dict is not judged); an empty ranking is
   evaluated as one (0 on most measures). An empty run gives ``{}``; an empty set of measures gives each
@@ -28,15 +32,29 @@ on an empty ranking where c = 0: pytrec_eval's values, which code moving from py
 comparing with (irspec computes them as ``IPrec(trec9=true)`` and ``11pt(trec9=true)``). ``irspec.evaluate``
 gives trec_eval 10's.
 
+The inputs are read by pytrec_eval's rules: query and document ids are strings, judgments and
+rankings are mappings, labels integers (``True`` and ``False`` are 1 and 0) and scores numbers; a query
+without judgments is left out of the qrels whatever its key. What pytrec_eval refuses with a
+``TypeError`` is refused with an :class:`~irspec.errors.InputTypeError`, a ``TypeError`` that is an
+irspec ``InputError`` too, whose message starts with pytrec_eval's words and names the query and
+document. Every query id of a run is checked, and that its ranking is a mapping; the rankings of the
+queries the qrels do not judge are not read further (pytrec_eval reads them all: reading what is not
+evaluated would cost as much as evaluating it). The checks of the rankings read run only when
+irspec's fast reader of dicts cannot read them (every docno a string and every score a number pass
+them), so they cost good input nothing.
+
 Where pytrec_eval has no defined answer, this module gives irspec's: an empty ranking that is the first
 query pytrec_eval evaluates (it reads stale memory or crashes), a query whose labels are all negative
 (uninitialised memory), and measure parameters that trec_eval 9 cannot read (``P.0``, ``ndcg.2``: it
-aborts the process), here a ``ValueError`` at construction, as are parameters irspec refuses
-(``iprec_at_recall`` above 1, ``utility`` without its four coefficients, where pytrec_eval gives 0.0).
-Inputs differ at the edges: pytrec_eval reads scores into a C ``float``, so scores that differ only
-beyond single precision tie there (irspec ranks by the double); irspec refuses NaN and infinite scores
-and fractional labels (an ``InputError`` naming the query and document, where pytrec_eval raises
-``TypeError`` on a non-integer label) and reads integer document ids as their decimal text.
+aborts the process), here a ``ValueError`` at construction. Inputs differ at the edges, each on purpose
+(``docs/coming-from/pytrec_eval.md`` lists them, ``tests/test_hostile_api.py`` holds them):
+pytrec_eval reads scores into a C ``float``, so scores that differ only beyond single precision tie
+there (irspec ranks by the double); irspec refuses NaN and infinite scores and one too large for a
+double (an ``InputError`` naming the query and document); it reads numbers pytrec_eval refuses with a
+``TypeError`` (numpy numbers of any precision, a ``Fraction``; numpy integers and integral floats as
+labels; any mapping where pytrec_eval takes only a dict), labels beyond a C int as the 64-bit integers
+they are (pytrec_eval misreads them), and ids with a NUL character whole (pytrec_eval cuts them there);
+an id holding a lone surrogate, on which pytrec_eval crashes, is an ``InputError`` naming it.
 :func:`compute_aggregated_measure` averages as pytrec_eval does, with numpy's pairwise sum (irspec's
 own means add left to right, as trec_eval does). A ``RelevanceEvaluator`` is not to be shared between
 threads (nor is pytrec_eval's).
@@ -49,6 +67,8 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
+import math
 import operator
 import re
 import warnings
@@ -56,7 +76,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from irspec.errors import IrspecError, IrspecWarning
+from irspec.errors import InputError, InputTypeError, IrspecError, IrspecWarning, quote
 
 __all__ = [
     "RelevanceEvaluator",
@@ -185,22 +205,64 @@ def _keys(requested: dict[str, list[str]]) -> list[_Key]:
 
     registry = get_registry()
     keys: list[_Key] = []
-    for base, params in requested.items():
-        spec = _spec(base, params)
-        if spec is None:
+    for base, given in requested.items():
+        if base == "utility" and given and len(given) != 4:  # trec_eval 9 computes nothing: 0.0
             keys.append(_Key(base))
+            continue
+        beyond, params = _beyond_range(base, given)
+        keys.extend(beyond)
+        spec = _spec(base, params) if params or not beyond else None
+        if spec is None:
+            if not beyond:
+                keys.append(_Key(base))
             continue
         try:
             metrics = registry.parse(spec, trec=True)
             if base in _TREC9:
                 metrics = [registry.parse(_with_trec9(m))[0] for m in metrics]
         except IrspecError as e:
-            raise ValueError(f"unsupported measure {base}.{','.join(params)}: {e}") from None
+            raise ValueError(f"unsupported measure {base}.{','.join(given)}: {e}") from None
         for m in metrics:
             name = m.trec_name if base in _INT_CUTOFFS | _FLOAT_CUTOFFS else base
             assert name is not None  # every measure with a cutoff has a trec_eval name
             keys.append(_Key(name, m, m.aggregate == "gmean"))
     return trec_order(keys)
+
+
+def _beyond_range(base: str, params: list[str]) -> tuple[list[_Key], list[str]]:
+    """The keys of parameters trec_eval 9 computes that irspec's own specs refuse as meaningless, with
+    their metrics built past the spec's range check (the kernels are defined there), and the parameters
+    left for the spec: ``set_F.0`` (beta² = 0: F is P), ``Rprec_mult.0`` (rank floor(0.9) = 0: 0), a recall
+    level above 1 (``iprec_at_recall.1.5``, ``11pt_avg.2``: trec_eval 9's c = floor(x·R + 0.9) beyond R
+    gives 0, or at x < 1.1 the value at recall 1 for a small R). A level above 2 is computed at 2, which
+    gives the same c beyond R for every R >= 1 (and R = 0 gives c = 0 at any level), and keeps x·R a
+    count."""
+    if base == "set_F" and params and _number(params[0]) == 0:
+        return [_Key(base, _unchecked("F", beta=0.0))], []
+    if base == "Rprec_mult" and any(_number(p) == 0 for p in params):
+        zero = _unchecked("Rprec", mult=0.0)
+        return [_Key(zero.trec_name or base, zero)], [p for p in params if _number(p) != 0]
+    if base == "iprec_at_recall":
+        over = sorted({_number(p) for p in params if _number(p) > 1})
+        keys = [_Key(f"{base}_{x:.2f}", _unchecked("IPrec", recall=min(x, 2.0), trec9=True)) for x in over]
+        return keys, [p for p in params if _number(p) <= 1]
+    if base == "11pt_avg" and any(_number(p) > 1 for p in params):
+        points = tuple(min(_number(p), 2.0) for p in params)
+        return [_Key(base, _unchecked("11pt", points=points, trec9=True))], []
+    return [], params
+
+
+def _number(text: str) -> float:
+    """A parameter as trec_eval 9 reads a float (C's atof of the digits ``_PARAMETERS`` matched)."""
+    return float(text)
+
+
+def _unchecked(name: str, **params: Any) -> Any:
+    """Metric ``name`` with ``params``, bound without the range check of irspec's specs."""
+    from irspec.spec.plugins import get_registry
+    from irspec.spec.registry import Metric
+
+    return Metric(name, tuple(sorted(params.items())), get_registry().definitions[name])
 
 
 def _with_trec9(metric: Any) -> str:
@@ -213,13 +275,199 @@ def _with_trec9(metric: Any) -> str:
 
 
 def _make_evaluator(qrels: Any, metrics: list[Any], **options: Any) -> Callable[[Any], Any]:
-    """The one call into irspec's evaluation: a function of a run giving its result (queries the qrels
-    lack are left out, and Judged@10 is not warned of), from an :class:`irspec.Evaluator` that holds
-    the qrels' index and the metrics. ``options`` are ``irspec.evaluate``'s (``relevance_level``,
-    ``judged_only``, ``depth``)."""
+    """The one call into irspec's evaluation: a function of a run (a dict of dicts) giving its result
+    (queries the qrels lack are left out, and Judged@10 is not warned of), from an
+    :class:`irspec.Evaluator` that holds the qrels' index and the metrics. ``options`` are
+    ``irspec.evaluate``'s (``relevance_level``, ``judged_only``, ``depth``).
+
+    The run is read as ``irspec.evaluate`` reads a dict, its docnos left in the dicts, whenever it can
+    be: then every docno is a string and every score a number, and nothing more is checked. When it
+    cannot be, pytrec_eval's rules (:func:`_scores_checked`) run on it first, and irspec's reader of
+    dicts names whatever else is wrong (a NaN score), so the checks cost nothing on good input."""
+    from irspec.data import mapping_run
     from irspec.evaluation.evaluator import Evaluator
 
-    return Evaluator(qrels, metrics, judged_warning=None, missing_queries="skip", **options).evaluate
+    evaluator = Evaluator(qrels, metrics, judged_warning=None, missing_queries="skip", **options)
+    wanted = evaluator.judgments.index.judged_by_query()
+
+    def evaluate(run: dict[str, Any]) -> Any:
+        read = mapping_run(run, wanted=wanted)
+        if read is None:
+            converted = _scores_checked(run, list(run))
+            run = {q: converted.get(q, docs) for q, docs in run.items()} if converted else run
+        return evaluator.evaluate(read if read is not None else run)
+
+    return evaluate
+
+
+# The arguments as pytrec_eval's messages name them, the sources of the drop-in's errors.
+_QRELS = "query_relevance"
+_RUN = "scores"
+_NO_SCORES = "Unable to extract query/object scores"  # pytrec_eval's words for a run it refuses
+
+
+def _refused(source: str, reason: str, query: Any, detail: str) -> InputTypeError:
+    """pytrec_eval's ``TypeError`` for ``reason`` (its own words), saying which query (a string id; a
+    query id that is not one is named in ``detail``) and what is wrong."""
+    return InputTypeError(f"{reason}: {detail}", source, query=query)
+
+
+def _kind(x: Any) -> str:
+    """``x``'s type for a message: ``an int``, ``a list``, ``None``."""
+    if x is None:
+        return "None"
+    name = type(x).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _shown(x: Any) -> str:
+    """``x`` for a message, its type first: ``a float 1.5``, ``a list [1]``, ``None``."""
+    return "None" if x is None else f"{_kind(x)} {quote(x, 30)}"
+
+
+def _level(level: Any) -> int:
+    """``relevance_level`` as pytrec_eval takes it: an integer (a ``TypeError`` otherwise) that is a C
+    ``int`` at least 1. pytrec_eval refuses 0 and levels beyond a C int; a negative level it reads as
+    2**32 + level, at which nothing is relevant, and crashes on some measures (bpref) and reads
+    uninitialised memory for others (runid): no answer to give, so it is refused too."""
+    level = operator.index(level)
+    if level == 0:
+        raise TypeError("Argument relevance_level should be positive.")
+    if level < 0:
+        raise TypeError(
+            f"Argument relevance_level should be positive, got {level} (pytrec_eval reads it as "
+            f"{level + 2**32}, at which nothing is relevant, and crashes on bpref)"
+        )
+    if level > _C_INT_MAX:
+        raise TypeError(f"Argument relevance_level should be at most {_C_INT_MAX} (a C int), got {level}")
+    return level
+
+
+_C_INT_MAX = 2**31 - 1
+
+
+def _doc_ids(docs: Mapping[Any, Any], query: str, source: str, reason: str) -> None:
+    """Every document id of one query's dict a string (pytrec_eval's rule), and one UTF-8 can encode
+    (pytrec_eval crashes on a lone surrogate; irspec's readers refuse it, naming it)."""
+    from irspec.data.objects import bad_id, encodable
+
+    try:
+        text = "".join(docs)
+    except TypeError:
+        bad = next(d for d in docs if not isinstance(d, str))
+        raise _refused(
+            source, reason, query, f"document id {quote(bad)} is {_kind(bad)}, not a string"
+        ) from None
+    if not encodable(text):
+        bad = next(d for d in docs if not encodable(d))
+        raise InputError(bad_id("docnos", bad), source, query=query)
+
+
+def _judgments(qrels: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    """``query_relevance`` checked as pytrec_eval checks it (a ``TypeError`` in its words, naming what
+    it refuses): query and document ids strings, judgments dicts, labels integers. What irspec then
+    reads: the mapping itself, or a copy without the queries that judge nothing (pytrec_eval leaves them
+    out whatever their key) and with booleans as the integers pytrec_eval takes them for. Labels that
+    pytrec_eval refuses but irspec reads exactly (numpy integers, integral floats) are read."""
+    import numbers
+
+    from irspec.data.objects import bad_id, encodable
+
+    if _plain_judgments(qrels, encodable):
+        return qrels
+    kept: dict[Any, Any] = {}
+    changed = False
+    for q, docs in qrels.items():
+        try:
+            judged = len(docs)
+        except TypeError:  # pytrec_eval asks for len() first, and raises Python's TypeError there
+            raise _refused(
+                _QRELS, "Expected dictionary as value", None, f"query {quote(q)} has {_shown(docs)}"
+            ) from None
+        if not judged:
+            changed = True
+            continue
+        if not isinstance(q, str):
+            raise _refused(
+                _QRELS, "Expected string as key", None, f"query id {quote(q)} is {_kind(q)}, not a string"
+            )
+        if not encodable(q):
+            raise InputError(bad_id("query ids", q), _QRELS)
+        if not isinstance(docs, Mapping):
+            raise _refused(
+                _QRELS, "Expected dictionary as value", q, f"its judgments are {_shown(docs)}, not a dict"
+            )
+        _doc_ids(docs, q, _QRELS, "Expected mapping of document id to query relevance or matching score")
+        kinds = set(map(type, docs.values()))
+        if not kinds <= {int}:
+            bad = next((d for d, v in docs.items() if not _integer(v, numbers)), None)
+            if bad is not None:
+                raise _refused(
+                    _QRELS,
+                    "Expected relevance to be integer",
+                    q,
+                    f"document {quote(bad)} has {_shown(docs[bad])}",
+                )
+            if bool in kinds:
+                docs = {d: int(v) for d, v in docs.items()}
+                changed = True
+        kept[q] = docs
+    return kept if changed else qrels
+
+
+def _plain_judgments(qrels: Mapping[Any, Any], encodable: Callable[[str], bool]) -> bool:
+    """Whether ``qrels`` pass :func:`_judgments` as they are, asked of every id and label at once by C
+    loops (the query-by-query checks, which name what is wrong, cost several times more): string ids
+    UTF-8 can encode, non-empty dicts of integer labels."""
+    values = list(qrels.values())
+    if set(map(type, qrels)) - {str} or set(map(type, values)) - {dict} or not all(map(len, values)):
+        return False
+    try:
+        docs = "".join(itertools.chain.from_iterable(values))
+    except TypeError:
+        return False
+    labels = set(map(type, itertools.chain.from_iterable(map(operator.methodcaller("values"), values))))
+    return labels <= {int} and encodable(docs) and encodable("".join(qrels))
+
+
+def _integer(x: Any, numbers: Any) -> bool:
+    """Whether irspec reads ``x`` as a label: an integer (a bool too, as pytrec_eval), or a float that
+    is one (``numbers``: the module, imported by the caller once)."""
+    if isinstance(x, numbers.Integral):
+        return True
+    return isinstance(x, numbers.Real) and math.isfinite(x) and float(x).is_integer()
+
+
+def _scores_checked(scores: Mapping[Any, Any], queries: list[Any]) -> dict[Any, Any]:
+    """The rankings of ``queries`` (strings whose value is a mapping: :meth:`RelevanceEvaluator.evaluate`
+    checked them) checked as pytrec_eval checks them (a ``TypeError`` in its words, naming what it
+    refuses): document ids strings, scores numbers. Returns those that hold booleans, with the floats
+    pytrec_eval takes them for. Scores pytrec_eval refuses but irspec reads (numpy numbers of any
+    precision) are read."""
+    import numbers
+
+    from irspec.data.objects import bad_id, encodable
+
+    converted: dict[Any, Any] = {}
+    for q in queries:
+        if not encodable(q):
+            raise InputError(bad_id("query ids", q), _RUN)
+        docs = scores[q]
+        _doc_ids(docs, q, _RUN, _NO_SCORES)
+        kinds = set(map(type, docs.values()))
+        if kinds <= {float, int}:
+            continue
+        bad = next((d for d, v in docs.items() if not isinstance(v, numbers.Real)), None)
+        if bad is not None:
+            raise _refused(
+                _RUN,
+                _NO_SCORES,
+                q,
+                f"the score of document {quote(bad)} is {_shown(docs[bad])}, not a number",
+            )
+        if bool in kinds:
+            converted[q] = {d: float(v) if type(v) is bool else v for d, v in docs.items()}
+    return converted
 
 
 class RelevanceEvaluator:
@@ -228,7 +476,8 @@ class RelevanceEvaluator:
     ``query_relevance`` is ``{query: {document: label}}``; ``measures`` an iterable of trec_eval measure
     names or nicknames (see the module's docstring); ``relevance_level`` the lowest relevant label (at
     least 1); ``judged_docs_only_flag`` trec_eval's -J (unjudged documents leave the rankings). The qrels
-    are read, checked and indexed here, once.
+    are read, checked and indexed here, once. What pytrec_eval refuses with a ``TypeError`` is refused
+    with an :class:`~irspec.errors.InputTypeError`, a ``TypeError`` that names the query and document.
     """
 
     def __init__(
@@ -241,10 +490,9 @@ class RelevanceEvaluator:
         requested = _requested(measures)
         if not isinstance(query_relevance, Mapping):
             raise TypeError("Argument query_relevance should be of type dictionary.")
-        relevance_level = operator.index(relevance_level)
+        relevance_level = _level(relevance_level)
         judged_only = bool(operator.index(judged_docs_only_flag))
-        if relevance_level < 1:
-            raise TypeError("Argument relevance_level should be positive.")
+        judgments = _judgments(query_relevance)
         from irspec.data import read_qrels
         from irspec.evaluation.means import GMEAN_FLOOR
 
@@ -257,7 +505,7 @@ class RelevanceEvaluator:
         self._texts = [i for i, k in enumerate(keys) if k.metric is None]
         self._logs = [i for i, k in enumerate(keys) if k.log]
         self._floor = GMEAN_FLOOR
-        qrels = read_qrels(query_relevance)
+        qrels = read_qrels(judgments)
         self._judged = frozenset(qrels.query_ids)
         self._qrels = qrels
         self._options = {"relevance_level": relevance_level, "judged_only": judged_only}
@@ -278,28 +526,34 @@ class RelevanceEvaluator:
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """``{query: {key: value}}`` for the queries of ``scores`` (``{query: {document: score}}``) that
-        the qrels judge, in the order of ``scores``; ``{}`` for an empty run."""
+        the qrels judge, in the order of ``scores``; ``{}`` for an empty run. Every query id is checked
+        to be a string and every ranking a mapping, as pytrec_eval checks them; the rankings of queries
+        the qrels do not judge are not read further (pytrec_eval reads them all: reading what is not
+        evaluated would cost as much as evaluating it)."""
         if not scores:
             return {}
         if not isinstance(scores, Mapping):
-            raise TypeError("Argument object scores should be of type dictionary.")
-        queries = [q for q in scores if q in self._judged]
+            raise InputTypeError("Argument object scores should be of type dictionary.", _RUN)
+        from irspec.data.objects import bad_id, encodable
+
+        judged = self._judged
+        queries: list[str] = []
+        for q, docs in scores.items():
+            if type(q) is not str and not isinstance(q, str):  # str first: the check of a subclass is slower
+                raise _refused(_RUN, _NO_SCORES, None, f"query id {quote(q)} is {_kind(q)}, not a string")
+            if type(docs) is not dict and not isinstance(docs, Mapping):  # likewise dict
+                raise _refused(_RUN, _NO_SCORES, q, f"its scores are {_shown(docs)}, not a dict")
+            if q in judged:
+                queries.append(q)
+            elif not encodable(q):  # a judged one is encodable: the qrels' reader refuses any other
+                raise InputError(bad_id("query ids", q), _RUN)
         if not queries:
             return {}
-        ranked: dict[str, Mapping[str, float]] = {}
-        empty: list[str] = []
-        for q in queries:
-            docs = scores[q]
-            if type(docs) is not dict and not isinstance(
-                docs, Mapping
-            ):  # dict first: the ABC check is slower
-                raise TypeError(f"Unable to extract query/object scores: query {q!r} has no dict of scores.")
-            if docs:
-                ranked[q] = docs
-            else:
-                empty.append(q)
-        if self._evaluate is None:  # text measures only (runid), or none
+        if self._evaluate is None:  # text measures only (runid), or none: nothing else reads the run
+            _scores_checked(scores, queries)
             return {q: dict.fromkeys(self._names, 0.0) for q in queries}
+        ranked = {q: scores[q] for q in queries if scores[q]}
+        empty = [q for q in queries if not scores[q]]
         return self._per_query(queries, ranked, empty)
 
     def _per_query(

@@ -29,7 +29,6 @@ physical line) and the query.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -51,10 +50,11 @@ from irspec.data.objects import (
     is_dataframe,
     is_named_tuples,
     mapping_scores,
+    non_finite_message,
 )
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
 from irspec.data.trec import Source, read_text, stem
-from irspec.errors import InputError, quote
+from irspec.errors import InputError, InputTypeError, quote
 
 __all__ = ["Qrels", "Run", "checked", "read_qrels", "read_run", "sniff_kind", "split_kinds"]
 
@@ -150,6 +150,11 @@ class Run:
     blocks: tuple[pl.Series, np.ndarray] | None = field(default=None, repr=False)
     """The rows' blocks of one query id each, ``(ids, lengths)``, when the reader knew them (a dict, a
     top k); see :attr:`query_blocks`."""
+    empty: tuple[str, ...] = field(default=(), repr=False)
+    """The query ids given with no document (a dict's empty ranking, a top k's row of ``-1``): they have
+    no rows, and are evaluated as queries the run lacks, but the input named them, so that
+    :meth:`irspec.Evaluator.combine` refuses one of them in another batch, as one call refuses a query
+    given twice."""
 
     @cached_property
     def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
@@ -181,7 +186,7 @@ class Run:
         """A run from pytrec_eval's shape ``{qid: {docno: score}}``; scores must be finite numbers."""
         read = frame_from_mapping(d, RUN, "<dict>")
         frame, keys = checked(read.frame, RUN, "<dict>", distinct=read.distinct, blocks=read.blocks)
-        return cls(frame, name, "<dict>", keys, blocks=read.blocks)
+        return cls(frame, name, "<dict>", keys, blocks=read.blocks, empty=read.empty)
 
     @classmethod
     def from_topk(
@@ -194,7 +199,7 @@ class Run:
         blocks = top.blocks
         keys = pair_keys(top.frame, blocks)
         top.check_distinct(keys)
-        return cls(top.frame, name, TOPK, keys, blocks=blocks)
+        return cls(top.frame, name, TOPK, keys, blocks=blocks, empty=top.empty)
 
     @classmethod
     def from_frame(cls, df: Any, name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
@@ -244,6 +249,11 @@ class MappingRun:
         self.name = name
         self._dict = d
 
+    @property
+    def mapping_given(self) -> dict[str, Any]:
+        """The dict it was read from."""
+        return self._dict
+
     @cached_property
     def run(self) -> Run:
         """The dict read as :class:`Run` reads it."""
@@ -261,6 +271,11 @@ class MappingRun:
     def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
         """As :attr:`Run.query_blocks`: each query with a document, one block each."""
         return pl.Series("query", self.mapping.query_ids, dtype=pl.String), self.mapping.lengths
+
+    @property
+    def empty(self) -> tuple[str, ...]:
+        """As :attr:`Run.empty`: the queries given with an empty dict."""
+        return self.mapping.empty
 
     def __len__(self) -> int:
         return len(self.mapping.scores)
@@ -373,6 +388,12 @@ def _read(cls: type[_QrelsOrRun], src: Any, caller: str, columns: Mapping[str, s
         return _from_table(cls, frame, name, "<Arrow>")
     if is_named_tuples(src):
         return cls.from_rows(src, columns=columns)
+    if not isinstance(src, (str, os.PathLike)) and not hasattr(src, "read"):
+        what, value = ("qrels", "label") if cls is Qrels else ("a run", "score")
+        raise InputTypeError(
+            f"cannot read {what} from {quote(src, 40)} ({type(src).__name__}): expected a path, '-', an open file, "
+            f"a dict {{qid: {{docno: {value}}}}}, a DataFrame, Arrow data or named tuples"
+        )
     return cls.read(src, columns=columns)
 
 
@@ -425,8 +446,7 @@ def checked(
     (:attr:`Run.query_blocks`), when the reader knows them, spare hashing every row's query id."""
     if kind is RUN and not _finite(frame.get_column("score")):
         q, d, s, line = frame.filter(~pl.col("score").is_finite()).row(0)
-        what = "NaN score" if math.isnan(s) else f"infinite score {s!r} (scores must be finite)"
-        raise InputError(f"{what} for docno {quote(d)}", source, line, q, unit=unit)
+        raise InputError(f"{non_finite_message(s)} for docno {quote(d)}", source, line, q, unit=unit)
     keys = pair_keys(frame, blocks)
     if not distinct:
         _check_duplicates(frame, keys, source, unit, kind)

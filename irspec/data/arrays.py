@@ -5,7 +5,10 @@ Dense retrievers return exactly this (FAISS's ``index.search`` gives scores ``D`
 the protocols numpy reads without importing their library: ``__array__`` (numpy, pandas, a CPU torch
 tensor, JAX) or DLPack (``__dlpack__``). Document ids are strings or integers; an integer is its
 decimal text, as a frame's integer ids are, and ``-1`` is FAISS's "no result" padding, skipped with its
-score. Rows need not be sorted: ranking is by score descending, then docno descending, as everywhere.
+score, in an integer array or an object array alike (one of integers is read as an integer array, one of
+strings and integers takes each integer so). Scores are checked finite as the doubles they are ranked
+as (a longdouble beyond a double's range is refused, by its value). Rows need not be sorted: ranking is
+by score descending, then docno descending, as everywhere.
 
 Every problem is an :class:`~irspec.errors.InputError` naming ``<topk>`` and the row (0-based, as the
 arrays index it) and, where known, its query.
@@ -20,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec.data.objects import no_lines
+from irspec.data.objects import as_float64, bad_id, ids_as_text, is_id, no_lines, non_finite_message
 from irspec.errors import InputError, quote
 
 __all__ = ["NO_RESULT", "SOURCE", "TopK", "frame_from_topk"]
@@ -40,7 +43,8 @@ class TopK:
     query_ids: pl.Series
     lengths: np.ndarray
     scores: np.ndarray
-    """The ``n × k`` scores as given (finite where a document stands), not yet converted to float64."""
+    """The ``n × k`` scores as given (finite where a document stands), not yet converted to float64; a
+    type wider than a double (longdouble) as float64, the precision they were checked finite in."""
     docnos: pl.Series | None
     """The documents' ids as text, in the frame's order, when they were not integers (read at once, so
     that an id that is neither a string nor an integer fails when the arrays are read)."""
@@ -76,6 +80,12 @@ class TopK:
         """The frame's blocks of one query each, ``(ids, lengths)``: the rows with a document."""
         answered = self.lengths > 0
         return self.query_ids.filter(pl.Series(answered)), self.lengths[answered]
+
+    @property
+    def empty(self) -> tuple[str, ...]:
+        """The query ids of the rows without a document (all ``-1``, or no columns): given, though
+        they have no rows (:attr:`irspec.data.Run.empty`)."""
+        return tuple(self.query_ids.filter(pl.Series(self.lengths == 0)).to_list())
 
     def check_distinct(self, keys: np.ndarray) -> None:
         """No document twice in one row, by the rows' (query, docno) hashes ``keys``
@@ -151,13 +161,18 @@ def frame_from_topk(query_ids: Any, doc_ids: Any, scores: Any, corpus_ids: Any =
         raise InputError(f"scores must be numbers, got an array of {values.dtype}", SOURCE)
     qids = _ids(queries, "query_ids")
     _no_repeated_queries(qids)
-    valid = _valid(docs)
+    kept = None
+    if docs.dtype.kind == "O":
+        docs, kept = _object_ids(docs, qids)
+    valid = _valid(docs) if kept is None else kept
     if values.dtype.kind == "f":
-        finite = np.isfinite(values)  # in the dtype given: converting to float64 keeps every value
+        # Checked in float64, the precision scores are ranked in: a longdouble beyond a double's range
+        # is finite as given and infinite once converted, where two of them would tie.
+        given, values = values, as_float64(values)
+        finite = np.isfinite(values)
         if not finite[valid].all():
             row, col = np.argwhere(valid & ~finite)[0].tolist()
-            s = values[row, col]
-            what = "NaN score" if np.isnan(s) else f"infinite score {float(s)!r} (scores must be finite)"
+            what = non_finite_message(given[row, col])
             raise InputError(f"row {row}, column {col}: {what}", SOURCE, query=qids[row])
     lengths = valid.sum(axis=1)
     every = bool(lengths.sum() == valid.size)
@@ -208,6 +223,39 @@ def _positions(kept: np.ndarray, docs: np.ndarray, corpus: np.ndarray) -> np.nda
     return corpus[kept]
 
 
+def _object_ids(docs: np.ndarray, qids: pl.Series) -> tuple[np.ndarray, np.ndarray | None]:
+    """An object array of document ids read as the ids it holds, and which entries hold one when
+    that is not every entry of an array's own kind: as it is when every id is a string (the common
+    case, one pass in polars); as an integer array when every one is an integer, so that an integer
+    means the same in any array (its decimal text, ``-1`` for no result); strings and integers mixed,
+    as strings with each integer's text, its ``-1`` entries left out. An entry that is neither, or an
+    integer below ``-1``, is named by its row and column."""
+    try:
+        if not pl.Series("doc_ids", docs.ravel(), dtype=pl.String, strict=True).null_count():
+            return docs, None
+    except (TypeError, ValueError, pl.exceptions.PolarsError):  # ValueError: UnicodeEncodeError
+        pass
+    flat = docs.ravel().tolist()
+    for i, x in enumerate(flat):
+        if not is_id(x) or (not isinstance(x, str) and x < NO_RESULT):
+            row, col = np.unravel_index(i, docs.shape)
+            raise InputError(f"row {row}, column {col}: {_bad_doc_id(x)}", SOURCE, query=qids[int(row)])
+    if not any(isinstance(x, str) for x in flat):
+        try:
+            return np.array(flat, dtype=np.int64).reshape(docs.shape), None
+        except OverflowError:  # beyond 64 bits: their text, as below
+            pass
+    kept = np.array([isinstance(x, str) or x != NO_RESULT for x in flat]).reshape(docs.shape)
+    text = [x if isinstance(x, str) else str(int(x)) for x in flat]
+    return np.array(text, dtype=object).reshape(docs.shape), kept
+
+
+def _bad_doc_id(x: Any) -> str:
+    if is_id(x):  # an integer below -1
+        return f"doc id {int(x)}; an integer id must be >= 0, or -1 for no result"
+    return bad_id("doc ids", x)
+
+
 def _valid(docs: np.ndarray) -> np.ndarray:
     """Which entries hold a document: all but an integer array's ``-1`` padding."""
     if docs.dtype.kind in "iu":
@@ -237,18 +285,15 @@ def _ids(arr: np.ndarray, what: str) -> pl.Series:
             out = pl.Series(what, flat, dtype=pl.String, strict=True)
             if not out.null_count():
                 return out
-        except (TypeError, pl.exceptions.PolarsError):
+        except (TypeError, ValueError, pl.exceptions.PolarsError):  # ValueError: UnicodeEncodeError
             pass
-        bad = next(
-            i
-            for i, x in enumerate(flat.tolist())
-            if not isinstance(x, (str, int, np.integer)) or isinstance(x, bool)
-        )
-        where = np.unravel_index(bad, arr.shape)
-        raise InputError(
-            f"{what}[{', '.join(map(str, where))}]: ids must be strings or integers, got {quote(flat[bad])}",
-            SOURCE,
-        )
+        # integers among them are their decimal text, as an integer array's are; anything else is named
+        values = flat.tolist()
+        text = ids_as_text(what, values)
+        if not isinstance(text, int):
+            return text
+        where = ", ".join(map(str, np.unravel_index(text, arr.shape)))
+        raise InputError(f"{what}[{where}]: {bad_id('ids', values[text])}", SOURCE)
     raise InputError(f"{what} must hold strings or integers, got an array of {arr.dtype}", SOURCE)
 
 

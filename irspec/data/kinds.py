@@ -8,6 +8,9 @@ the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from irspec.errors import quote
 
 
 @dataclass(frozen=True)
@@ -28,3 +31,12 @@ class Kind:
 
 QRELS = Kind("qrels", "label", 3, 4, 4, "4 fields 'qid iter docno label'")
 RUN = Kind("run", "score", 4, 5, None, "at least 5 fields 'qid iter docno rank score [runid]'")
+
+
+INT64 = (-(2**63), 2**63 - 1)
+"""The range of a label: qrels hold their labels as 64-bit integers."""
+
+
+def label_out_of_range(value: Any) -> str:
+    """The message of a label that is an integer beyond the 64 bits labels are held in."""
+    return f"label {quote(value)} is out of range (labels are 64-bit integers, {INT64[0]} to {INT64[1]})"

@@ -4,9 +4,14 @@ polars DataFrames (and polars LazyFrames), and iterables of named tuples (ir_mea
 
 Each becomes the frame a TREC file gives (columns query, docno, <value>, and a null line, since
 there is no line to name); :mod:`irspec.data` then checks it as it checks a file. Every source is read
-the same way: an integer query id or docno is its decimal text, a label that is an integral float
-(``1.0``) is that integer, and a fractional one is an :class:`~irspec.errors.InputError` naming the
-query and docno (and for a frame the row).
+the same way: an integer query id or docno is its decimal text (so ``1`` and ``"1"`` as two keys of a
+mapping are one query given twice, refused), an id is text UTF-8 can encode (a string holding a lone
+surrogate is refused), a label that is an integral float (``1.0``) is that integer and a 64-bit one, a
+score any real number that a double holds (a longdouble or an integer is rounded to the nearest double,
+so that two equal as doubles tie). Anything else is an :class:`~irspec.errors.InputError` naming the
+query and docno (and for a frame the row). A column or a mapping of booleans is refused for labels and
+scores (a mask or a flag given for them, most likely); a boolean among numbers is read as its number,
+as numpy and polars read it (telling it apart would cost a pass over every value).
 
 A frame's columns are found by name (:data:`CONVENTIONS`): ir_measures' (``query_id, doc_id,
 relevance | score``) or PyTerrier's (``qid, docno, label | score``), or those ``columns`` names, a
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from itertools import chain
 from operator import methodcaller
 from typing import Any, NamedTuple
@@ -25,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-from irspec.data.kinds import QRELS, RUN, Kind
+from irspec.data.kinds import INT64, QRELS, RUN, Kind, label_out_of_range
 from irspec.errors import InputError, quote
 
 CONVENTIONS: dict[str, dict[str, str]] = {
@@ -40,11 +46,13 @@ ROLES = ("query", "docno", "label", "score")
 
 class MappingFrame(NamedTuple):
     """What :func:`frame_from_mapping` reads: the frame, whether its (query, docno) pairs are distinct
-    by construction, and its rows' blocks of one query each, ``(ids, lengths)``."""
+    by construction, its rows' blocks of one query each, ``(ids, lengths)``, and the query ids given
+    with an empty mapping (no rows, but given)."""
 
     frame: pl.DataFrame
     distinct: bool
     blocks: tuple[pl.Series, np.ndarray]
+    empty: tuple[str, ...] = ()
 
 
 def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
@@ -73,18 +81,21 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
             query=str(list(d)[bad]),
         )
     lengths = np.fromiter(map(len, inner), np.int64, len(inner))
-    qids, strings = _ids_from_objects("query", "query ids", list(d), list(d), source)
+    keys = list(d)
+    qids, strings = _ids_from_objects("query", "query ids", keys, None, source)
+    if not strings:
+        _no_query_twice(qids, keys, source)
     query = qids.gather(np.repeat(np.arange(len(inner), dtype=np.int64), lengths)) if len(inner) else qids
     docno, all_strings = _ids_from_objects("docno", "docnos", list(chain.from_iterable(inner)), query, source)
     values = list(chain.from_iterable(map(methodcaller("values"), inner)))
     value = _values_from_objects(values, kind, docno, query, source)
-    value = _value_column(value, kind, [query, docno], source, rows=False)
+    value = _value_column(value, kind, [query, docno], source, rows=False, given=values)
     frame = pl.DataFrame(
         [query.alias("query"), docno.alias("docno"), value.alias(kind.value), no_lines(len(value))]
     )
-    answered = lengths > 0
-    blocks = (qids.filter(pl.Series(answered)), lengths[answered])
-    return MappingFrame(frame, strings and all_strings, blocks)
+    answered = pl.Series(lengths > 0)
+    blocks = (qids.filter(answered), lengths[answered.to_numpy()])
+    return MappingFrame(frame, strings and all_strings, blocks, tuple(qids.filter(~answered).to_list()))
 
 
 class MappingScores(NamedTuple):
@@ -106,6 +117,8 @@ class MappingScores(NamedTuple):
     """The docnos looked up in each query's dict (by query id), if any."""
     found: list[Any] | None = None
     """Their scores, query after query (those with a document), ``None`` for a docno the dict lacks."""
+    empty: tuple[str, ...] = ()
+    """The queries given with an empty dict: no document, but given (see :attr:`irspec.data.Run.empty`)."""
 
     def converted(self, found: list[Any]) -> np.ndarray:
         """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in
@@ -140,9 +153,14 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
     found: list[Any] = []
     take, look, want = values.extend, found.extend, (wanted or {}).get
     join = "".join
+    if not encodable(join(qids)):
+        return None
     try:
         for q, docs in zip(qids, inner, strict=True):
-            join(docs)  # a TypeError at the first docno that is not a string
+            # a TypeError at the first docno that is not a string; the text joined is tested for lone
+            # surrogates only when it is not ASCII (a flag of the string: no second pass over it)
+            if not encodable(join(docs)):
+                return None
             take(docs.values())
             if docs:
                 look(map(docs.get, want(q, ())))
@@ -151,7 +169,7 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
     lengths = np.fromiter(map(len, inner), np.int64, len(inner))
     try:
         column = pl.Series(RUN.value, values, strict=True)  # as _values_from_objects types it
-    except (TypeError, OverflowError, pl.exceptions.PolarsError):
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):  # ValueError: longdouble
         return None
     if column.dtype not in (pl.Float64, pl.Int64) or column.null_count():
         return None
@@ -159,13 +177,15 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
     if not np.isfinite(scores).all():
         return None
     answered = lengths > 0
+    empty: tuple[str, ...] = ()
     if not answered.all():
         keep = answered.tolist()
+        empty = tuple(q for q, k in zip(qids, keep, strict=True) if not k)
         qids = [q for q, k in zip(qids, keep, strict=True) if k]
         inner = [x for x, k in zip(inner, keep, strict=True) if k]
         lengths = lengths[answered]
     return MappingScores(
-        qids, inner, lengths, scores, column.dtype, wanted, found if wanted is not None else None
+        qids, inner, lengths, scores, column.dtype, wanted, found if wanted is not None else None, empty
     )
 
 
@@ -174,7 +194,9 @@ def _values_from_objects(
 ) -> pl.Series:
     """The labels or scores of a mapping as a column; a value that is not a number names its query and
     docno. Scores go straight into a float column (polars refuses strings and ``None`` there); labels
-    through numpy, which keeps integers beyond 64 bits apart from floats."""
+    through numpy, which keeps integers beyond 64 bits apart from floats. A number wider than numpy's
+    types (an integer beyond 64 bits, a longdouble) is read in Python, where it is named if it does not
+    fit: a label beyond 64 bits, a score beyond a double's range."""
     if kind is not QRELS:
         try:
             # Typed by the first value, as numpy types a list: all booleans are refused below, a
@@ -182,38 +204,146 @@ def _values_from_objects(
             fast = pl.Series(kind.value, values, strict=True)
             if fast.dtype.is_numeric() and fast.dtype != pl.Boolean:
                 return fast.cast(pl.Float64)
-        except (TypeError, OverflowError, pl.exceptions.PolarsError):
-            pass  # the loop below finds the offender
+        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+            pass  # the loop below finds the offender; ValueError: a longdouble first
     try:
         arr = np.asarray(values) if values else np.zeros(0, dtype=np.int64)
     except (OverflowError, ValueError):  # ints beyond 64 bits, ragged nesting
         arr = np.asarray(values, dtype=object)
     if arr.ndim == 1 and arr.dtype.kind in "iuf":
-        return pl.Series(kind.value, arr)
+        return pl.Series(kind.value, as_float64(arr) if arr.dtype.kind == "f" else arr)
     i = next((i for i, x in enumerate(values) if not _is_score(x)), None)
     if i is not None:
         raise InputError(_bad_value_message(kind, values[i], docnos[i]), source, query=queries[i])
-    # Integers stay integers (a label beyond 64 bits is then out of range, not rounded).
-    return pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
+    if kind is QRELS:
+        # Integers stay integers (a label beyond 64 bits is out of range, not rounded), others floats.
+        far = next((i for i, x in enumerate(values) if _is_label(x) and not INT64[0] <= x <= INT64[1]), None)
+        if far is not None:
+            message = f"{label_out_of_range(values[far])} for docno {quote(docnos[far])}"
+            raise InputError(message, source, query=queries[far])
+        return pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
+    floats = []
+    for i, x in enumerate(values):
+        try:
+            floats.append(float(x))
+        except OverflowError:  # an integer beyond a double's range (a longdouble becomes inf instead)
+            message = f"{non_finite_message(x)} for docno {quote(docnos[i])}"
+            raise InputError(message, source, query=queries[i]) from None
+    return pl.Series(kind.value, floats, dtype=pl.Float64)
 
 
 def _ids_from_objects(
-    name: str, what: str, ids: list[Any], queries: Any, source: str
+    name: str, what: str, ids: list[Any], queries: pl.Series | None, source: str
 ) -> tuple[pl.Series, bool]:
-    """Strings as they are, integers as their decimal text; anything else names the first offender.
-    Also whether every id was a string already."""
+    """Strings as they are, integers as their decimal text; anything else (and a string UTF-8 cannot
+    encode) names the first offender, with its query (``queries``, one per id, when the ids are
+    docnos). Also whether every id was a string already."""
     try:
         out = pl.Series(name, ids, dtype=pl.String, strict=True)
         if not out.null_count():  # a None goes in as a null
             return out, True
-    except (TypeError, pl.exceptions.PolarsError):
+    except (TypeError, ValueError, pl.exceptions.PolarsError):  # ValueError: UnicodeEncodeError
         pass
-    bad = next((i for i, x in enumerate(ids) if not isinstance(x, str) and not _is_label(x)), None)
+    text = ids_as_text(name, ids)
+    if isinstance(text, int):
+        query = queries[text] if queries is not None else None
+        raise InputError(bad_id(what, ids[text]), source, query=query)
+    return text, False
+
+
+def ids_as_text(name: str, ids: list[Any], nulls: bool = False) -> pl.Series | int:
+    """Ids that are not all strings (the slow path of every reader of ids) as a column of text: strings
+    as they are, integers (not booleans) as their decimal text, ``None`` a null when ``nulls``; or the
+    position of the first that is none of these, or a string UTF-8 cannot encode, for the caller to say
+    where it stands."""
+    bad = next((i for i, x in enumerate(ids) if not (is_id(x) or (nulls and x is None))), None)
     if bad is not None:
+        return bad
+    return pl.Series(
+        name, [x if x is None or isinstance(x, str) else str(int(x)) for x in ids], dtype=pl.String
+    )
+
+
+def _no_query_twice(qids: pl.Series, keys: list[Any], source: str) -> None:
+    """No two keys of a mapping that are one query id once integers are read as their decimal text
+    (``1`` and ``"1"``): the mapping itself cannot tell, and their documents would be merged."""
+    twice = qids.is_duplicated()
+    if twice.any():
+        rows = twice.arg_true().to_list()
+        first = qids[rows[0]]
+        same = [keys[r] for r in rows if qids[r] == first]
         raise InputError(
-            f"{what} must be strings (or integers), got {quote(ids[bad])}", source, query=str(queries[bad])
+            f"query {quote(first)} is given twice, as {quote(same[0])} and {quote(same[1])} (an integer "
+            "id is read as its decimal text)",
+            source,
         )
-    return pl.Series(name, [x if isinstance(x, str) else str(int(x)) for x in ids], dtype=pl.String), False
+
+
+"""The range of a label (and of a 64-bit integer)."""
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be encoded as UTF-8 (it holds no lone surrogate, as bytes decoded with
+    ``errors="surrogateescape"`` leave): ASCII at once by a flag of the string, else by encoding it."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def is_id(x: Any) -> bool:
+    """Whether ``x`` can be an id: a string UTF-8 can encode, or an integer (not a bool)."""
+    return (isinstance(x, str) and encodable(x)) or _is_label(x)
+
+
+def bad_id(what: str, value: Any) -> str:
+    """Why ``value`` cannot be one of ``what`` (``docnos``, ``query ids``): not a string or an integer,
+    or a string that no UTF-8 text can hold."""
+    if isinstance(value, str):
+        return f"{what[:-1]} {quote(value)} is not valid text: {surrogate_text(value)}"
+    return f"{what} must be strings (or integers), got {quote(value)}"
+
+
+def surrogate_text(value: str) -> str:
+    """What is wrong with a string UTF-8 cannot encode, for a message: its first lone surrogate."""
+    code = next((ord(c) for c in value if 0xD800 <= ord(c) <= 0xDFFF), None)
+    where = f" (U+{code:04X})" if code is not None else ""
+    return f"it holds a lone surrogate{where}, which UTF-8 cannot encode (bytes decoded with errors='surrogateescape'?)"
+
+
+def as_float64(arr: np.ndarray) -> np.ndarray:
+    """A float array as float64: itself when it is no wider; a wider one (longdouble) rounded, a value
+    beyond a double's range becoming infinite there, which the finiteness checks then refuse (by the
+    value given)."""
+    if arr.dtype.itemsize <= 8:
+        return arr
+    with np.errstate(over="ignore"):
+        return arr.astype(np.float64)
+
+
+def non_finite_message(value: Any) -> str:
+    """Why a score is not a finite double: NaN, infinite, or a finite number beyond a double's range (a
+    huge integer, a longdouble), quoted as given."""
+    if isinstance(value, numbers.Integral):
+        nan, finite = False, True
+    else:
+        try:
+            nan, finite = bool(np.isnan(value)), bool(np.isfinite(value))  # in the value's own precision
+        except (TypeError, OverflowError):  # a Fraction, say: finite, beyond a double
+            nan, finite = False, True
+    if isinstance(value, np.generic) and value.dtype.itemsize <= 8:
+        value = value.item()  # quoted as 1e+300, not np.float64(1e+300); a longdouble keeps its digits
+    if nan:
+        return "NaN score"
+    if finite:
+        return f"score {quote(value)} is too large for a double (scores are 64-bit floats, at most 1.8e308)"
+    # a text's 1e400 is read as inf: the hint says why a file that holds no "inf" gets this message
+    return (
+        f"infinite score {quote(value)} (scores must be finite; a number beyond ±1.8e308 reads as infinite)"
+    )
 
 
 def no_lines(n: int) -> pl.Series:
@@ -226,7 +356,8 @@ def _is_label(x: Any) -> bool:
 
 
 def _is_score(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+    # a Decimal too, which polars reads as a number when it comes first
+    return isinstance(x, (numbers.Real, Decimal)) and not isinstance(x, (bool, np.bool_))
 
 
 def _bad_value_message(kind: Kind, value: Any, docno: Any) -> str:
@@ -281,9 +412,17 @@ def frame_from_rows(
     return _frame_from_columns(series, kind, source)
 
 
-def _series_from_objects(name: str, values: list[Any]) -> pl.Series:
-    # Not strict: a column of strings and integers becomes strings, of integers and floats floats.
-    return pl.Series(name, values, strict=False)
+def _series_from_objects(name: str, values: Any) -> pl.Series:
+    # Typed by polars when every value is of one type (the common case); mixed ones (strings and
+    # integers, integers and floats, a longdouble, an integer beyond 64 bits, a string UTF-8 cannot
+    # encode) stay Python objects, which the id and value readers read one by one and name what they
+    # cannot read. Polars' lenient typing would make what it cannot convert a null ("missing score").
+    # An array is read as a list: polars keeps an array of objects as objects, None not a null.
+    values = values.tolist() if isinstance(values, np.ndarray) else values
+    try:
+        return pl.Series(name, values, strict=True)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):  # ValueError: a surrogate
+        return pl.Series(name, values, dtype=pl.Object)
 
 
 def frame_from_dataframe(
@@ -301,7 +440,7 @@ def frame_from_dataframe(
     if isinstance(df, pl.DataFrame):
         cols = [df.get_column(c) for c in names]
     else:
-        cols = [_series_from_pandas(df[c], c) for c in names]
+        cols = [_series_from_pandas(df[c], c, source) for c in names]
     return _frame_from_columns(cols, kind, source)
 
 
@@ -326,7 +465,7 @@ def _column_names(
         candidates = list(dict.fromkeys(c[role] for c in CONVENTIONS.values() if c[role] in found))
         if len(candidates) > 1:
             raise InputError(
-                f"both {candidates[0]!r} and {candidates[1]!r} could be the {role} {what}; "
+                f"both {candidates[0]!r} and {candidates[1]!r} could be the {_ROLE_TEXT[role]} {what}; "
                 f"say which with columns={{{role!r}: ...}}",
                 source,
             )
@@ -339,13 +478,27 @@ def _column_names(
             f"{', '.join(c[r] for r in ('query', 'docno', kind.value))} ({convention})"
             for convention, c in CONVENTIONS.items()
         )
+        shown = ", ".join(quote(c, 20) for c in found[:6]) + (
+            f", ... ({len(found)} in all)" if len(found) > 6 else ""
+        )
+        # irspec's own name of a role is no column name it reads by itself: say so when a column has it
+        own = [role for role in missing if role in found and role not in given]
+        named = "".join(
+            f"; a column {role!r} is read when columns={{{role!r}: {role!r}}} names it" for role in own
+        )
+        by_columns = f", or names given by columns={{'query': ..., 'docno': ..., {kind.value!r}: ...}}" + (
+            f" (given: {given})" if given else ""
+        )
         raise InputError(
-            f"no {' or '.join(missing)} {what[:-1]}: the {what} are {', '.join(map(repr, found)) or 'none'}; "
-            f"expected {accepted}, or names given by columns={{'query': ..., 'docno': ..., {kind.value!r}: ...}}"
-            + (f" (given: {given})" if given else ""),
+            f"no {' or '.join(_ROLE_TEXT[r] for r in missing)} {what[:-1]}: the {what} are {shown or 'none'}; "
+            f"expected {accepted}{named or by_columns}",
             source,
         )
     return [n for n in names if n is not None]  # all of them: a missing one raised above
+
+
+_ROLE_TEXT = {"query": "query id", "docno": "docno", "label": "label", "score": "score"}
+"""A role as a message names the column it misses: "query" alone read like a column of that name."""
 
 
 def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.DataFrame:
@@ -357,9 +510,20 @@ def _frame_from_columns(cols: list[pl.Series], kind: Kind, source: str) -> pl.Da
     )
 
 
-def _series_from_pandas(s: Any, name: str) -> pl.Series:
+def _series_from_pandas(s: Any, name: str, source: str) -> pl.Series:
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iufb":
-        return pl.Series(name, s.to_numpy())
+        values = s.to_numpy()
+        if values.dtype.kind == "f" and values.dtype.itemsize > 8:  # longdouble, which polars has not
+            converted = as_float64(values)
+            over = np.flatnonzero(np.isfinite(values) & ~np.isfinite(converted))
+            if len(over):
+                row = int(over[0])
+                raise InputError(
+                    f"row {row}: column {name!r} holds {quote(values[row])}, too large for a double (64-bit float)",
+                    source,
+                )
+            values = converted
+        return pl.Series(name, values)
     if s.dtype == object:
         # A column of strings (the common object column) is read as it is, several times faster than
         # with pandas' missing-value mapping; anything else in it (NaN, pd.NA, numbers) takes that path.
@@ -367,10 +531,10 @@ def _series_from_pandas(s: Any, name: str) -> pl.Series:
             strings = pl.Series(name, s.to_numpy(), strict=True)
             if strings.dtype == pl.String:
                 return strings
-        except (TypeError, pl.exceptions.PolarsError):
+        except (TypeError, ValueError, pl.exceptions.PolarsError):  # ValueError: UnicodeEncodeError
             pass
     # Object, string or nullable extension columns: go through Python objects, nulls as None.
-    return pl.Series(name, s.to_numpy(dtype=object, na_value=None), strict=False)
+    return _series_from_objects(name, s.to_numpy(dtype=object, na_value=None))
 
 
 def _id_column(s: pl.Series, source: str) -> pl.Series:
@@ -381,6 +545,8 @@ def _id_column(s: pl.Series, source: str) -> pl.Series:
         or s.dtype.is_integer()
     ):
         out = s.cast(pl.String)
+    elif s.dtype == pl.Object:
+        out = _ids_from_column(s, source)
     else:
         raise InputError(f"column {s.name!r} must hold strings (or integers), not {s.dtype}", source)
     if out.null_count():
@@ -389,31 +555,69 @@ def _id_column(s: pl.Series, source: str) -> pl.Series:
     return out
 
 
+def _ids_from_column(s: pl.Series, source: str) -> pl.Series:
+    """A column of Python objects as ids (strings as they are, integers as their decimal text, as a
+    mapping's are), the first other value named by its row: a column mixing strings and integers, or
+    holding a string UTF-8 cannot encode, which polars keeps as objects."""
+    values = s.to_list()
+    out = ids_as_text(s.name, values, nulls=True)
+    if isinstance(out, int):
+        raise InputError(f"row {out}: column {s.name!r}: {bad_id('ids', values[out])}", source)
+    return out
+
+
 def _value_column(
-    s: pl.Series, kind: Kind, ids: list[pl.Series], source: str, rows: bool = True
+    s: pl.Series,
+    kind: Kind,
+    ids: list[pl.Series],
+    source: str,
+    rows: bool = True,
+    given: list[Any] | None = None,
 ) -> pl.Series:
     """The labels (Int64; integral floats become integers) or scores (Float64) of ``s``; an error names
-    the query, the docno and, when ``rows``, the row."""
+    the query, the docno and, when ``rows``, the row. ``given``: the values as the input held them (a
+    mapping's), quoted in messages rather than the column's (a longdouble or a huge integer made a
+    float); with them, scores are checked finite here, so that one beyond a double is named as such."""
 
     def fail(row: int, message: str) -> None:
         where = f"row {row}: " if rows else ""
         raise InputError(f"{where}{message} for docno {quote(ids[1][row])}", source, query=ids[0][row])
 
+    def shown(row: int) -> Any:
+        return given[row] if given is not None else s[row]
+
+    if s.dtype == pl.Object:  # Python objects of several types (named tuples, a pandas object column)
+        given = s.to_list()
+        missing = next((i for i, x in enumerate(given) if x is None), None)
+        if missing is not None:
+            fail(missing, f"missing {kind.value}")
+        s = _values_from_objects(given, kind, ids[1], ids[0], source)
     if s.null_count():
         fail(int(s.is_null().arg_true()[0]), f"missing {kind.value}")
     if kind is QRELS:
         if s.dtype.is_integer():
-            try:
-                return s.cast(pl.Int64, strict=True)
-            except pl.exceptions.PolarsError:
-                fail(int((s > np.iinfo(np.int64).max).arg_true()[0]), "label out of range")
+            as_int = s.cast(pl.Int64, strict=False)
+            if not as_int.null_count():
+                return as_int
+            row = int(as_int.is_null().arg_true()[0])  # beyond 64 bits (no label was missing: above)
+            fail(row, label_out_of_range(shown(row)))
         if s.dtype.is_float():
-            integral = s.is_finite() & (s == s.round(0)) & (s.abs() < 2.0**63)
-            if integral.all():
+            whole = s.is_finite() & (s == s.round(0))
+            fits = whole & (s >= -(2.0**63)) & (s < 2.0**63)
+            if fits.all():
                 return s.cast(pl.Int64)
-            row = int((~integral).arg_true()[0])
-            fail(row, f"label must be an integer, got {s[row]!r}")
+            row = int((~fits).arg_true()[0])
+            value = shown(row)
+            fail(
+                row,
+                label_out_of_range(value) if whole[row] else f"label must be an integer, got {quote(value)}",
+            )
         raise InputError(f"column {s.name!r} must hold integers, not {s.dtype}", source)
     if s.dtype.is_numeric() and s.dtype != pl.Boolean:
-        return s.cast(pl.Float64)
+        out = s.cast(pl.Float64)
+        if given is not None:
+            bad = np.flatnonzero(~np.isfinite(out.to_numpy()))
+            if len(bad):
+                fail(int(bad[0]), non_finite_message(shown(int(bad[0]))))
+        return out
     raise InputError(f"column {s.name!r} must hold numbers, not {s.dtype}", source)

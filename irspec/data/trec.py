@@ -48,8 +48,8 @@ from typing import IO, Any, NamedTuple, Union
 import numpy as np
 import polars as pl
 
-from irspec.data.kinds import QRELS, RUN, Kind
-from irspec.errors import InputError, quote
+from irspec.data.kinds import QRELS, RUN, Kind, label_out_of_range
+from irspec.errors import InputError, InputTypeError, quote
 from irspec.lines import MAX_LINE, READ_SIZE, check_lines
 
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
@@ -138,7 +138,9 @@ def _read_raw(src: Any, source: str | None) -> _Raw:
         name = source or (fname if isinstance(fname, str) else "<stream>")
         raw = _Raw(_read_stream(src, name), name, stem(name))
     else:
-        raise TypeError(f"expected a path, '-' or an open file, got {type(src).__name__}")
+        raise InputTypeError(
+            f"expected a path, '-' or an open file, got {type(src).__name__} {quote(src, 40)}"
+        )
     if raw.data[:3] == BOM:
         raw = _Raw(bytes(raw.data[3:]), raw.name, raw.stem)
     return raw
@@ -519,6 +521,8 @@ def _diagnose(text: str, kind: Kind, source: str, line: int) -> None:
         raise InputError(f"expected {kind.expected}, got {len(fields)}", source, line, query)
     raw = fields[kind.value_field]
     if kind is QRELS:
+        if re.fullmatch(r"[+-]?[0-9]+", raw):  # an integer, but beyond 64 bits
+            raise InputError(label_out_of_range(raw), source, line, query)
         raise InputError(f"label must be an integer, got {quote(raw)}", source, line, query)
     raise InputError(f"score must be a number, got {quote(raw)}", source, line, query)
 

@@ -126,10 +126,11 @@ class Evaluator:
         per query and a column per retrieved document. Numpy arrays, or anything numpy reads through
         ``__array__`` or DLPack (a CPU torch tensor, say, without irspec importing torch). Document ids are
         strings or integers (an integer is its decimal text, as in the qrels); an integer ``-1`` is
-        FAISS's "no result" and is skipped with its score. Rows need not be sorted: documents are ranked
-        by score descending, then docno descending, as everywhere. Equal to :meth:`evaluate` of the same
-        data as a dict. A NaN or infinite score, a document twice in a row, a query twice, or shapes that
-        do not match raise :class:`~irspec.errors.InputError` naming the row.
+        FAISS's "no result" and is skipped with its score, in an object array too. Rows need not be
+        sorted: documents are ranked by score descending, then docno descending, as everywhere. Equal to
+        :meth:`evaluate` of the same data as a dict. A NaN or infinite score (or a longdouble beyond a
+        double's range), a document twice in a row, a query twice, an id that is neither a string nor an
+        integer, or shapes that do not match raise :class:`~irspec.errors.InputError` naming the row.
 
         ``corpus_ids``: the document ids by position, when ``doc_ids`` are positions (FAISS's ``I``):
         ``evaluate_topk(qids, I, D, corpus_ids=ids)`` is ``evaluate_topk(qids, ids[I], D)`` but for the
@@ -143,15 +144,16 @@ class Evaluator:
         """One result of the results of several :meth:`evaluate` or :meth:`evaluate_topk` calls of
         this evaluator, each on other queries (a validation set searched in batches): equal to
         evaluating all their queries at once, the qrels queries none of them has scored as
-        ``missing_queries`` says. A query in two of them is an :class:`~irspec.errors.EvaluationError`.
+        ``missing_queries`` says. A query in two of them is an :class:`~irspec.errors.EvaluationError`,
+        an empty ranking too (``{"q1": {}}``, a top-k row all ``-1``): the query was given, as twice in one call.
         ``name``: the result's run name (by default the first one's)."""
         results = list(results)
         if not results:
             raise EvaluationError("combine: no results to combine")
         parts: list[Part] = []
-        owner: dict[str, int] = {}
-        with self._lock:
-            found = [self._parts.get(r) for r in results]
+        owner: dict[str, tuple[int, bool]] = {}  # query -> the result that gave it, and whether empty
+        with self._lock:  # anything but a Result is none of them (and cannot be a weak key)
+            found = [self._parts.get(r) if isinstance(r, Result) else None for r in results]
         for i, (res, own) in enumerate(zip(results, found, strict=True)):
             if own is None:
                 raise EvaluationError(
@@ -159,12 +161,12 @@ class Evaluator:
                     "evaluator's evaluate() or evaluate_topk() of one run"
                 )
             for part in own:
-                for q in part.seen:
+                # A query given with an empty ranking was given all the same: one call refuses it
+                # twice, so batches must too, or the other batch's value would pass for the whole's.
+                for q in sorted(part.seen | part.empty):
                     if q in owner:
-                        raise EvaluationError(
-                            f"combine: query {q!r} is in result {owner[q]} and in result {i}"
-                        )
-                    owner[q] = i
+                        raise EvaluationError(_twice(q, owner[q], (i, q in part.empty)))
+                    owner[q] = (i, q in part.empty)
             parts.extend(own)
         first = results[0]
         return self._finish(name or first.run_name, first.run_source, parts, first.runid)
@@ -177,6 +179,14 @@ class Evaluator:
         with self._lock:
             self._parts[result] = tuple(parts)
         return result
+
+
+def _twice(query: str, first: tuple[int, bool], second: tuple[int, bool]) -> str:
+    """The message of a query that two results of :meth:`Evaluator.combine` give, each ``(position,
+    given as an empty ranking)``."""
+    empty = [f"result {i}" for i, is_empty in (first, second) if is_empty]
+    why = f" (as an empty ranking in {' and '.join(empty)}, which is a query given too)" if empty else ""
+    return f"combine: query {query!r} is in result {first[0]} and in result {second[0]}{why}"
 
 
 class _TopKRun:
@@ -192,6 +202,7 @@ class _TopKRun:
         self.top = top
         self.name = name
         self.query_blocks = top.blocks
+        self.empty = top.empty
         if top.numbers is None:
             self._keys: np.ndarray | None = pair_keys(top.frame, self.query_blocks)
             top.check_distinct(self._keys)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec.data import mapping_run, read_run
+from irspec.data import MappingRun, mapping_run, read_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Options
@@ -42,8 +42,11 @@ class Part:
     coverage: tuple[list[str], np.ndarray, np.ndarray]
     """:func:`~irspec.evaluation.compute.judgment_coverage` of the answered queries."""
     seen: frozenset[str]
-    """Every query id of the part, those the qrels lack too."""
+    """Every query id of the part with a document, those the qrels lack too."""
     rows: int
+    empty: frozenset[str] = frozenset()
+    """The query ids the part gives with no document (a dict's empty ranking, a top k's row of ``-1``):
+    evaluated as queries the run lacks, but given (:attr:`irspec.data.Run.empty`)."""
 
 
 _NO_COVERAGE: tuple[list[str], np.ndarray, np.ndarray] = ([], np.zeros(0), np.zeros(0, dtype=np.int64))
@@ -63,14 +66,15 @@ def evaluate_part(
     joining each block with every judgment would cost the whole qrels a block)."""
     mapping = getattr(run, "mapping", None)  # a run of dicts has its query ids as a list
     ids = frozenset(mapping.query_ids if mapping is not None else run.query_blocks[0].to_list())
+    empty = frozenset(run.empty)
     known = [q for q in ids if q in index.position]
     if not known:
-        return Part(None, _NO_COVERAGE, ids, len(run))
+        return Part(None, _NO_COVERAGE, ids, len(run), empty)
     coverage: list[Any] = []
     own = sub_index(index, known) if narrow and len(known) < len(index.query_ids) else index
     skip = dataclasses.replace(options, missing_queries="skip")  # the whole run's missing queries: finish()
     result = _evaluate_run(own, run, metrics, skip, coverage, inputs)
-    return Part(result, coverage[0], ids, len(run))
+    return Part(result, coverage[0], ids, len(run), empty)
 
 
 def evaluate_parts(
@@ -85,8 +89,18 @@ def evaluate_parts(
     """A run's name, source, runid and :class:`Part`: one when it is read whole, one a block when it is
     too large for ``memory`` (:mod:`irspec.data.stream`)."""
     # A dict of dicts is evaluated from its dicts (MappingRun) when it can be: read_run's Run of it
-    # would make a column of every docno, and most of them are judged nowhere.
-    from_dicts = mapping_run(src, wanted=index.judged_by_query()) if isinstance(src, Mapping) else None
+    # would make a column of every docno, and most of them are judged nowhere. One read already, by a
+    # caller that asks whether it could be (the pytrec_eval drop-in), is taken as it is when it looked
+    # up this index's judged docnos.
+    if isinstance(src, MappingRun) and src.mapping.wanted is not index.judged_by_query():
+        src = src.mapping_given
+    from_dicts = (
+        src
+        if isinstance(src, MappingRun)
+        else mapping_run(src, wanted=index.judged_by_query())
+        if isinstance(src, Mapping)
+        else None
+    )
     run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]

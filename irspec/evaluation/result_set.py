@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irspec.data import read_run
-from irspec.errors import EvaluationError
+from irspec.errors import EvaluationError, InputTypeError, quote
 from irspec.evaluation.context import MissingQueries, Options
 from irspec.evaluation.evaluate import evaluate_many
 from irspec.evaluation.evaluated import collect_warnings, results_frame
@@ -151,6 +151,19 @@ def one_mapping_run(run: Mapping[Any, Any]) -> bool:
     return _is_mapping(first) and not _is_mapping(next(iter(first.values()), None))
 
 
+def _named_run(name: str, run: Any, columns: Mapping[str, str] | None) -> Any:
+    """Run ``name`` of a mapping of runs, read; one that is no run says which, and why the mapping was
+    taken for runs by name (``{"q1": [0.5, 0.2]}``, scores without their docnos, is one)."""
+    try:
+        read = read_run(run, columns=columns)
+    except InputTypeError as e:
+        raise InputTypeError(
+            f"{e.reason} (a mapping is read as {{name: run}} when its values are not {{docno: score}} dicts)",
+            f"run {quote(name)}",
+        ) from None
+    return dataclasses.replace(read, name=name)
+
+
 def several_runs(run: Any, columns: Mapping[str, str] | None = None) -> Iterable[Any] | None:
     """The runs ``run`` stands for when it is several (``None`` when it is one), read one at a time.
 
@@ -163,7 +176,7 @@ def several_runs(run: Any, columns: Mapping[str, str] | None = None) -> Iterable
         for name in run:
             if not isinstance(name, str):
                 raise EvaluationError(f"run names must be strings, not {type(name).__name__} ({name!r})")
-        return (dataclasses.replace(read_run(r, columns=columns), name=name) for name, r in run.items())
+        return (_named_run(name, r, columns) for name, r in run.items())
     if isinstance(run, (list, tuple)) and not any(isinstance(r, tuple) for r in run):
         if not run:
             raise EvaluationError("no runs to evaluate: the list of runs is empty")

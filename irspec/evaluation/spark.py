@@ -1,6 +1,6 @@
 """Evaluate Spark DataFrames of qrels and runs with irspec's own engine (``pip install 'irspec[spark]'``).
 
->>> from irspec import spark as irs
+>>> from irspec.evaluation import spark as irs
 >>> per_query = irs.evaluate(qrels_sdf, run_sdf, "nDCG@10, AP")   # run, query_id, metric, value, text
 >>> irs.aggregate(per_query)                                     # the same dict as Result.aggregate()
 

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from irspec.data import Run, read_run
-from irspec.errors import EvaluationError, quote
+from irspec.errors import EvaluationError, InputError, quote
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import UNJUDGED, MissingQueries, Options
 from irspec.evaluation.evaluate import evaluate_many, issue_warnings
@@ -190,8 +190,9 @@ def diff(
     gains ``str()`` and the notebook show (``None``: all in the notebook, 10 each in text).
 
     Errors: an empty run, a text-valued metric (``relstring``: nothing to subtract), a first metric
-    with no better direction (a count: nothing to call a loss). The same input given twice is a
-    warning (every difference is 0).
+    with no better direction (a count: nothing to call a loss), qrels that judge no query of either run
+    (empty qrels, or another collection's), or, under ``"skip"``, no query of both. The same input
+    given twice is a warning (every difference is 0).
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise EvaluationError(f"top must be an integer >= 1 (documents shown per ranking), got {quote(top)}")
@@ -209,6 +210,7 @@ def diff(
     for run in runs:
         if len(run) == 0:
             raise EvaluationError(f"{run.source}: the run is empty (no lines): nothing to compare")
+    _check_shared(judgments.qrels, runs, options)
     notes = []
     if _same(run_a, run_b, runs):
         given = runs[0].source if runs[0].source == runs[1].source else f"{runs[0].source}, {runs[1].source}"
@@ -249,6 +251,31 @@ def check_comparable(metrics: Sequence[Metric]) -> None:
         raise EvaluationError(
             f"{metrics[0]}: the queries are sorted by the first metric, and {metrics[0].name} has no better "
             "direction (a count), so nothing is a loss or a gain: put a metric such as nDCG@10 first"
+        )
+
+
+def _check_shared(qrels: Any, runs: Sequence[Run], options: Options) -> None:
+    """Raise an :class:`~irspec.errors.InputError` naming the qrels when the comparison would hold no
+    query that a run answers: means of 0 over no queries (or over queries neither run answers) look
+    like a result and compare nothing."""
+    judged = set(qrels.query_ids)
+    if not judged:
+        raise InputError(
+            "the qrels have no judgments: expected the judgments of the runs' queries", qrels.source
+        )
+    answered = [judged.intersection(r.query_ids) for r in runs]
+    if not answered[0] | answered[1]:
+        ours = sorted(set(runs[0].query_ids) | set(runs[1].query_ids))
+        raise InputError(
+            f"no query of the qrels is in either run (the qrels' {first_few(sorted(judged))}; the runs' "
+            f"{first_few(ours)}): expected the judgments of the runs' queries",
+            qrels.source,
+        )
+    if options.missing_queries == "skip" and not answered[0] & answered[1]:
+        raise InputError(
+            f"no query of the qrels is answered by both runs ({first_few(sorted(answered[0] | answered[1]))} "
+            "by one), and missing_queries='skip' leaves out the others: nothing to compare",
+            qrels.source,
         )
 
 

@@ -36,13 +36,14 @@ from typing import Any
 import numpy as np
 from scipy import stats as scipy_stats
 
-from irspec.data import read_run
-from irspec.errors import EvaluationError, IrspecWarning
+from irspec.data import Qrels, Run, read_qrels, read_run
+from irspec.errors import EvaluationError, InputError, IrspecWarning
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluate import evaluate_many
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.notes import first_few
 from irspec.evaluation.result import Result
 from irspec.evaluation.similarity import rankings, same_source_note, shared_queries
 from irspec.report import reproduce as rendering
@@ -163,17 +164,21 @@ def reproduce(
     bound = _comparable(metrics, qrels)
     # the pairs' scores are compared topic by topic: every topic of the qrels has one in every run
     options = replace(options or Options(), missing_queries="zero")
+    judged = read_qrels(qrels)
+    judged_rep = judged if reproduced_qrels is None else read_qrels(reproduced_qrels)
     runs = [read_run(r) for r in (*originals, *reproductions)]
     ranked = [rankings(r) for r in runs]  # an empty run fails here, naming it
+    for run, its_qrels in zip(runs, (judged, judged, judged_rep, judged_rep), strict=True):
+        _check_topics(run, its_qrels)
     notes = [n for n in [same_source_note(*runs)] if n]
     with warnings.catch_warnings():
         # Their warnings are issued once below, with this comparison's own.
         warnings.simplefilter("ignore", IrspecWarning)
         if reproduced_qrels is None:
-            results = evaluate_many(qrels, runs, bound, options=options)
+            results = evaluate_many(judged, runs, bound, options=options)
         else:
-            results = evaluate_many(qrels, runs[:2], bound, options=options)
-            results += evaluate_many(reproduced_qrels, runs[2:], bound, options=options)
+            results = evaluate_many(judged, runs[:2], bound, options=options)
+            results += evaluate_many(judged_rep, runs[2:], bound, options=options)
     b_orig, a_orig, b_rep, a_rep = results
     names = [r.run_name for r in results]
     notes.extend(collect_warnings(results))
@@ -208,15 +213,50 @@ def reproduce(
         br, ar = _scores(b_rep, key, rep_side), _scores(a_rep, key, rep_side)
         er[key] = _ratio(_mean(ar - br), _mean(ao - bo))
         dri[key] = _relative(_mean(ao), _mean(bo)) - _relative(_mean(ar), _mean(br))
+        notes.extend(_undefined_effects(key, er[key], dri[key], _mean(bo), _mean(br)))
     for note in notes:
         warnings.warn(note, IrspecWarning, stacklevel=2)
     return Reproduction(kind, tuple(keys), pairs[0], pairs[1], er, dri, p, depth, tuple(notes))
+
+
+def _undefined_effects(key: str, er: float, dri: float, base_orig: float, base_rep: float) -> list[str]:
+    """Why an effect is not a finite number (repro_eval's value, kept): a ratio over 0, which a table
+    would otherwise show as a bare ``inf`` or ``NaN``."""
+    out = []
+    if not math.isfinite(er):
+        out.append(
+            f"ER of {key} is {er}: the original advanced run's mean improvement over its baseline is 0"
+        )
+    if not math.isfinite(dri):
+        zero = [who for who, mean in (("original", base_orig), ("reproduced", base_rep)) if mean == 0]
+        out.append(
+            f"ΔRI of {key} is {dri}: the {' and the '.join(zero)} baseline's mean {key} is 0, and a relative "
+            "improvement over 0 is a division by 0"
+        )
+    return out
 
 
 def _pair(what: str, runs: Sequence[Any]) -> tuple[Any, Any]:
     if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence) or len(runs) != 2:
         raise EvaluationError(f"{what} must be two runs, the baseline and the advanced one")
     return runs[0], runs[1]
+
+
+def _check_topics(run: Run, qrels: Qrels) -> None:
+    """Raise an :class:`~irspec.errors.InputError` when ``qrels`` judge nothing, or ``run`` ranks none
+    of their topics: it would score 0 on every topic, share none for KTU and RBO, and make the relative
+    improvement a division by 0 (ΔRI -inf), measures of nothing reproduced."""
+    topics = qrels.query_ids
+    if not topics:
+        raise InputError(
+            "the qrels have no judgments: expected the judgments of the runs' topics", qrels.source
+        )
+    if set(topics).isdisjoint(run.query_ids):
+        raise InputError(
+            f"the run ranks none of the {len(topics)} topics of the qrels {qrels.source!r} ({first_few(topics)}; "
+            f"the run's: {first_few(run.query_ids)}): expected a run of those topics",
+            run.source,
+        )
 
 
 def _comparable(metrics: Any, qrels: Any) -> list[Metric]:

@@ -68,7 +68,7 @@ from irspec.data.stream import (
     spill_frame,
 )
 from irspec.data.trec import stem
-from irspec.errors import EvaluationError, InputError, IrspecWarning, ParameterError, quote
+from irspec.errors import EvaluationError, InputError, InputTypeError, IrspecWarning, ParameterError, quote
 from irspec.report.files import Inputs, check_writable, in_place, write_all_atomic
 from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
@@ -157,6 +157,18 @@ def _checked_items(
 ) -> list[tuple[str | None, Any]]:
     """``runs`` as (label or None, run) pairs, their number, weights and ``depth`` checked against
     ``fusion`` before anything is read (a run without a label named by its position)."""
+    if isinstance(runs, Mapping):
+        label = next((k for k in runs if not isinstance(k, str)), None)
+        if label is not None:
+            raise InputTypeError(
+                f"runs: run names must be strings, not {type(label).__name__} {quote(label, 40)}"
+            )
+    elif isinstance(runs, (str, bytes, os.PathLike)) or not isinstance(
+        runs, Iterable
+    ):  # a path is not a list
+        raise InputTypeError(
+            f"runs: expected a list of runs or a mapping {{name: run}}, not {type(runs).__name__} {quote(runs, 40)}"
+        )
     items: list[tuple[str | None, Any]] = (
         list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
     )

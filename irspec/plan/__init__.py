@@ -67,4 +67,12 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_names(globals(), _LAZY)
+# Names of ``irspec.plan`` the module (until irspec 0.1.0) that belong to the compare step: kept for one
+# release, each loaded on use with a DeprecationWarning naming the new path.
+_MOVED: dict[str, str] = {
+    "Compare": "irspec.experiment.records",
+    "Comparison": "irspec.experiment.records",
+    "compare_results": "irspec.experiment.compare",
+}
+
+__getattr__, __dir__ = lazy_names(globals(), _LAZY, moved=_MOVED)

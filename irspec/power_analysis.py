@@ -1,0 +1,7 @@
+"""``irspec.power_analysis``, the path of :mod:`irspec.experiment.power` until irspec 0.1.0, kept for one
+release: importing it warns (a :class:`DeprecationWarning`) and gives that module itself."""
+
+import irspec.experiment.power as new
+from irspec.lazy import moved_module
+
+moved_module(__name__, new)

@@ -1,0 +1,7 @@
+"""``irspec.spark``, the path of :mod:`irspec.evaluation.spark` until irspec 0.1.0, kept for one release:
+importing it warns (a :class:`DeprecationWarning`) and gives that module itself."""
+
+import irspec.evaluation.spark as new
+from irspec.lazy import moved_module
+
+moved_module(__name__, new)
