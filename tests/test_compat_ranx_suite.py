@@ -4,7 +4,8 @@ The suite is ranx's ``tests/`` folder as published in its repository (its PyPI s
 tests): AmenRa/ranx at commit 2cae52f (the commit 0.3.21 was released from; its ``ranx/`` differs from
 the wheel's only in comments and in make_comparable's loop), copied as it is, never into this
 repository. It is found at ``$IRSPEC_RANX_TESTS``, else at ``../shared/ranx_tests`` beside the
-project's folder (as trec_eval's test data is), and copied into a temporary folder where it runs in a
+project's folder (as trec_eval's test data is; ``scripts/test`` sets the variable, fetching the folder
+once into ``.cache/`` where there is no shared copy), and copied into a temporary folder where it runs in a
 process of its own: ``ranx`` there is a package of two lines that makes ``irspec.compat.ranx`` and its
 submodules the modules ranx's tests import, and numba (which the tests use to build their inputs) comes
 from the ranx folder of ``IRSPEC_RANX_PATH``, after everything else on the path.
