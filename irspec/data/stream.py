@@ -59,18 +59,24 @@ import tempfile
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import polars as pl
 
 from irspec.data import Run, checked, read_run, value_runs
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
+from irspec.data.small import TextRun, small_run
 from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
 from irspec.errors import EvaluationError, InputError, quote
+from irspec.lazy import lazy_module
 from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
 from irspec.progress import Progress
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = [
     "DISCARD",
@@ -288,7 +294,9 @@ def _is_text_path(src: Any) -> bool:
     return isinstance(src, (str, os.PathLike)) and not is_parquet(os.fspath(src))
 
 
-def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
+def open_runs(
+    paths: Sequence[Any], memory: str | int | None = None, *, small: bool = False
+) -> Iterator[Run | RunBlocks | TextRun]:
     """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
     before it asks for the next: while it does, the next :data:`READ_AHEAD` runs are read on worker
     threads when they are small files (at most :data:`READ_AHEAD_BELOW` of text each, and twice their working
@@ -301,22 +309,23 @@ def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator
     :func:`open_run` does (and the runs after one are read ahead once it is reached). A run that fails
     to read raises its error when it is asked for, after the runs before it, as if read then. A
     callable in ``paths`` is a run made rather than read (a plan's fused run): it is called at its turn,
-    so that only one such run is held at a time."""
+    so that only one such run is held at a time. With ``small``, a small file of clean text is read
+    without polars, for evaluation (:func:`~irspec.data.small.small_run`)."""
     budget = default_memory() if memory is None else parse_memory(memory)
     with concurrent.futures.ThreadPoolExecutor(
         max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
     ) as pool:
-        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks]] = {}
+        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks | TextRun]] = {}
         try:
             for i, path in enumerate(paths):
                 reading = ahead.pop(i, None)
-                loaded = open_run(_made(path), memory) if reading is None else reading.result()
+                loaded = _open(_made(path), memory, small) if reading is None else reading.result()
                 room = _room(budget) // READ_AHEAD
                 for j in range(i + 1, min(i + 1 + READ_AHEAD, len(paths))):
                     if j not in ahead:
                         if not _read_ahead(paths[j], room):
                             break  # opened at its turn; the runs after it are read ahead from there
-                        ahead[j] = pool.submit(_read_early, paths[j], memory)
+                        ahead[j] = pool.submit(_read_early, paths[j], memory, small)
                 yield loaded
                 del loaded  # not held while the next ones are read
         finally:
@@ -338,13 +347,18 @@ READ_AHEAD = 2
 second core busy where one run's reading takes longer than the run before it takes to evaluate."""
 
 
-def _read_early(src: Any, memory: str | int | None) -> Run | RunBlocks:
+def _read_early(src: Any, memory: str | int | None, small: bool = False) -> Run | RunBlocks | TextRun:
     """:func:`open_run` of ``src`` on a worker of :func:`open_runs`, with the run's query blocks found
     there too (what the evaluation asks of a run first), rather than by the caller."""
-    run = open_run(src, memory)
+    run = _open(src, memory, small)
     if isinstance(run, Run):
         run.query_blocks  # noqa: B018  (a cached property, computed here)
     return run
+
+
+def _open(src: Any, memory: str | int | None, small: bool) -> Run | RunBlocks | TextRun:
+    """:func:`open_run` of ``src``, or with ``small`` the run :func:`~irspec.data.small.small_run` reads."""
+    return (small_run(src) if small else None) or open_run(src, memory)
 
 
 def _made(src: Any) -> Any:
