@@ -111,8 +111,8 @@ class MappingScores(NamedTuple):
 
     query_ids: list[str]
     """The queries with at least one document, in the mapping's order."""
-    docs: list[dict[str, Any]]
-    """Their dicts, docno -> score."""
+    docs: list[dict[Any, Any]]
+    """Their dicts, docno -> score (the docnos strings, or bytes when :attr:`encoded`)."""
     lengths: np.ndarray
     """Their sizes."""
     scores: np.ndarray
@@ -126,6 +126,9 @@ class MappingScores(NamedTuple):
     """Their scores, query after query (those with a document), ``None`` for a docno the dict lacks."""
     empty: tuple[str, ...] = ()
     """The queries given with an empty dict: no document, but given (see :attr:`irspec.data.Run.empty`)."""
+    encoded: bool = False
+    """Whether the dicts' docnos are UTF-8 bytes rather than strings (a run file read as it is:
+    :class:`irspec.data.small.TextRun`); docnos looked up in them are encoded first."""
 
     def converted(self, found: list[Any]) -> np.ndarray:
         """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in

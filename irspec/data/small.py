@@ -160,8 +160,11 @@ class TextRun(MappingRun):
 
     @property
     def mapping_given(self) -> dict[str, Any]:
-        """The run as a dict of dicts."""
-        return dict(zip(self.mapping.query_ids, self.mapping.docs, strict=True))
+        """The run as pytrec_eval's dict of dicts."""
+        return {
+            q: {d.decode(): s for d, s in docs.items()}
+            for q, docs in zip(self.mapping.query_ids, self.mapping.docs, strict=True)
+        }
 
 
 def small_qrels(src: Any) -> SmallQrels | None:
@@ -178,7 +181,7 @@ def small_run(src: Any) -> TextRun | None:
     return None if found is None else _run(*found)
 
 
-def _read(src: Any, kind: Kind) -> tuple[bytes, str, list[str], int] | None:
+def _read(src: Any, kind: Kind) -> tuple[bytes, str, list[bytes], int] | None:
     """The content of the file at ``src``, its name and its fields (:func:`_fields`), when it is small."""
     if not isinstance(src, (str, os.PathLike)):
         return None
@@ -195,7 +198,7 @@ def _read(src: Any, kind: Kind) -> tuple[bytes, str, list[str], int] | None:
     return None if found is None else (data, source, *found)
 
 
-def _fields(data: bytes, kind: Kind) -> tuple[list[str], int] | None:
+def _fields(data: bytes, kind: Kind) -> tuple[list[bytes], int] | None:
     """Every field of ``data`` and how many each line has, when every line is a data line of that
     many fields split by one separator (what the general reader's fast path reads as it is)."""
     if not data or not data.isascii() or any(data.find(c) >= 0 for c in _PYTHON_SPACE):
@@ -209,7 +212,7 @@ def _fields(data: bytes, kind: Kind) -> tuple[list[str], int] | None:
         return None
     if data.find(f"{sep}\n".encode()) >= 0 or data.endswith(sep.encode()):  # an empty last field
         return None
-    tokens = data.decode("ascii").split()
+    tokens = data.split()  # bytes: half the cost of text, and a run's docnos stay bytes (TextRun)
     a = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(a == 10)
     if data[-1:] != b"\n":
@@ -225,10 +228,10 @@ def _fields(data: bytes, kind: Kind) -> tuple[list[str], int] | None:
     return tokens, width
 
 
-def _values(tokens: list[str], kind: Kind) -> list[Any] | None:
+def _values(tokens: list[bytes], kind: Kind) -> list[Any] | None:
     """The value field of every line, as Python reads it (``int`` or ``float``); ``None`` where one is
     written otherwise than :data:`_DIGITS` allows, or Python cannot read it."""
-    if "".join(tokens).encode("ascii").translate(None, _DIGITS[kind.kind]):
+    if b"".join(tokens).translate(None, _DIGITS[kind.kind]):
         return None
     try:
         return list(map(int if kind is QRELS else float, tokens))
@@ -236,7 +239,7 @@ def _values(tokens: list[str], kind: Kind) -> list[Any] | None:
         return None
 
 
-def _blocks(ids: list[str]) -> tuple[list[str], list[int]] | None:
+def _blocks(ids: list[Any]) -> tuple[list[Any], list[int]] | None:
     """The distinct values of ``ids`` in their order and the length of each one's run of rows, when each
     value's rows are one run (the rows grouped by it); ``None`` otherwise."""
     distinct = list(dict.fromkeys(ids))
@@ -253,11 +256,12 @@ def _blocks(ids: list[str]) -> tuple[list[str], list[int]] | None:
     return distinct, lengths
 
 
-def _qrels(data: bytes, source: str, tokens: list[str], width: int) -> SmallQrels | None:
+def _qrels(data: bytes, source: str, tokens: list[bytes], width: int) -> SmallQrels | None:
     labels = _values(tokens[3::4], QRELS)
     if labels is None or not INT64[0] <= min(labels) <= max(labels) <= INT64[1]:
         return None
     queries, docnos = tokens[0::4], tokens[2::4]
+    # sorted by query, then docno: bytes sort as the strings they are (ASCII) sort in polars
     keys = list(zip(queries, docnos, strict=True))
     if not all(map(operator.lt, keys, islice(keys, 1, None))):  # not sorted already, or a duplicate
         order = sorted(range(len(keys)), key=keys.__getitem__)
@@ -265,7 +269,7 @@ def _qrels(data: bytes, source: str, tokens: list[str], width: int) -> SmallQrel
         if any(map(operator.eq, keys, islice(keys, 1, None))):
             return None  # a docno twice in a query: the general reader names it
         queries, docnos, labels = [k[0] for k in keys], [k[1] for k in keys], [labels[i] for i in order]
-    columns = _columns(queries, docnos, labels)
+    columns = _columns(_text(queries), _text(docnos), labels)
     return SmallQrels(source, columns, lambda: Qrels.of_text(text_of(data, QRELS, source)))
 
 
@@ -280,7 +284,11 @@ def _columns(
     return query_ids, codes, docnos, np.array(labels, dtype=np.int64)
 
 
-def _run(data: bytes, source: str, tokens: list[str], width: int) -> TextRun | None:
+def _text(tokens: list[bytes]) -> list[str]:
+    return list(map(bytes.decode, tokens))
+
+
+def _run(data: bytes, source: str, tokens: list[bytes], width: int) -> TextRun | None:
     floats = _values(tokens[4::width], RUN)
     if floats is None:
         return None
@@ -291,15 +299,16 @@ def _run(data: bytes, source: str, tokens: list[str], width: int) -> TextRun | N
     found = _blocks(queries)
     if found is None:
         return None
-    query_ids, lengths = found
+    distinct, lengths = found
     docs, at = [], 0
-    for n in lengths:
+    for n in lengths:  # each query's docnos (bytes: encoded) and scores, as a dict of pytrec_eval's
         docs.append(dict(zip(docnos[at : at + n], floats[at : at + n], strict=True)))
         at += n
         if len(docs[-1]) != n:
             return None  # a docno twice in a query: the general reader names it
-    read = MappingScores(query_ids, docs, np.array(lengths, dtype=np.int64), scores, scores.dtype)
-    runid = tokens[-width + 5] if width >= 6 else None  # the last line's, as trec_eval keeps it
+    lengths_array = np.array(lengths, dtype=np.int64)
+    read = MappingScores(_text(distinct), docs, lengths_array, scores, scores.dtype, encoded=True)
+    runid = tokens[-width + 5].decode() if width >= 6 else None  # the last line's, as trec_eval keeps it
     return TextRun(read, (stem(source) or runid or "run", source, runid, data))
 
 

@@ -7,7 +7,7 @@ as always). This module knows nothing of metrics: it turns a run file into :clas
 blocks, each holding every line of its queries, and decides when that is needed.
 
 - **When.** :func:`open_run` reads a run whole (today's fast path) when it is small (at most
-  :data:`STREAM_ABOVE`, 64 MiB of text) and its estimated working set fits the memory budget
+  :data:`STREAM_ABOVE`, 16 MiB of text) and its estimated working set fits the memory budget
   (``memory=``, ``--memory 1GiB``; :func:`default_memory` otherwise); larger runs stream, being both
   faster and smaller so (:data:`BLOCK_CAP`). The estimate is the in-memory path's, measured: about
   :data:`WORKING_SET_FACTOR` bytes per byte of run text (a scattered run's sort costs the most), on
@@ -19,7 +19,8 @@ blocks, each holding every line of its queries, and decides when that is needed.
   queries form a block, and the last query, which may go on in the next chunk, is carried over.
 - **Scattered runs.** Whether the run is grouped is learnt while reading: a query id that comes back
   after its lines ended proves it is not. The blocks read so far are then void (the iterator yields
-  :data:`DISCARD` to say so) and the file is read again from the start, each chunk's rows written to one of
+  :data:`DISCARD` to say so) and the file is read again from the start: whole, when it is at most
+  :data:`SCATTERED_WHOLE` and fits the budget so, else each chunk's rows written to one of
   a number of temporary Arrow files chosen by a hash of the query id; each partition, read back,
   holds every line of its queries and is one block. Reading twice costs the prefix read before the
   discovery; a shuffled run is found out in its first chunk. The temporary directory (and a spooled
@@ -120,15 +121,26 @@ the arrays of a block stay in the caches, a scattered block sorts fewer rows); w
 at once (:data:`PARSERS`), 8 MiB blocks took less CPU time than 16 MiB ones, at ~100 MiB less peak
 memory (a grouped 5M-line run: 1.73 s of CPU and 275-291 MiB, against 1.83-1.99 s and 359-394 MiB)."""
 
+BLOCKS_AT_LEAST = 16
+"""A streamed file is read in at least this many blocks (of at least :data:`MIN_BLOCK`): a run of 35 MB
+(1M lines) in blocks of 2.2 MB rather than 8 MiB peaked at 173 MiB rather than 234, in the same time;
+a run of 128 MiB or more has blocks of :data:`BLOCK_CAP`."""
+
 FIRST_PART = 8
 """A grouped run's first chunk is this fraction of a block (then each twice the one before, up to a
 block): the evaluation waits for the first chunk's reading, parsing and checking alone, so a small
 one starts it sooner (a 5M-line run's first block of 16 MiB blocks is ready after 19-24 ms rather than
 87-104 ms)."""
 
-STREAM_ABOVE = 64 << 20
-"""Run files above this size (64 MiB of text) are streamed even when they would fit the budget
-whole, being faster so and smaller; smaller ones are read whole (one block would be the whole run)."""
+STREAM_ABOVE = 16 << 20
+"""Run files above this size (16 MiB of text) are streamed even when they would fit the budget
+whole, being faster so and smaller; smaller ones are read whole (one block would be the whole run).
+A 1M-line run (35 MB) grouped by query took 1.6 s at 286 MiB whole and 1.3 s at 192 MiB streamed."""
+
+SCATTERED_WHOLE = 64 << 20
+"""A run of at most this size (64 MiB of text) found not grouped by query while it streams is read
+whole, when it fits the budget so, rather than spread over partitions on disk (which costs more time
+than the memory saved is worth at this size)."""
 
 SPREAD_CAP = 64 << 20
 """The largest chunk of a scattered run spread over the partitions at once: fewer, larger partition
@@ -269,7 +281,11 @@ def open_run(
     size = _text_size(path)
     if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong
-    return RunBlocks(path, path, block, spread, stem=stem(path))
+    if block_bytes is None:
+        block = min(block, max(size // BLOCKS_AT_LEAST, MIN_BLOCK))
+    # a scattered run that fits whole is read whole when found out (partitioning would cost more time)
+    whole = block_bytes is None and size <= SCATTERED_WHOLE and size * WORKING_SET_FACTOR <= room
+    return RunBlocks(path, path, block, spread, stem=stem(path), whole=whole)
 
 
 def open_together(
@@ -310,7 +326,12 @@ def open_runs(
     to read raises its error when it is asked for, after the runs before it, as if read then. A
     callable in ``paths`` is a run made rather than read (a plan's fused run): it is called at its turn,
     so that only one such run is held at a time. With ``small``, a small file of clean text is read
-    without polars, for evaluation (:func:`~irspec.data.small.small_run`)."""
+    without polars, for evaluation (:func:`~irspec.data.small.small_run`), at its turn: read in Python,
+    which holds the GIL, on a worker thread it would only wait for the caller."""
+    if small:
+        for path in paths:
+            yield _open(_made(path), memory, small)
+        return
     budget = default_memory() if memory is None else parse_memory(memory)
     with concurrent.futures.ThreadPoolExecutor(
         max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
@@ -497,8 +518,11 @@ class RunBlocks:
         *,
         stem: str | None,
         directory: str | None = None,
+        whole: bool = False,
     ) -> None:
         self.path = path
+        self.whole = whole
+        """Whether a run found scattered is read whole (:data:`SCATTERED_WHOLE`), not partitioned."""
         self.source = source
         self.block_bytes = max(int(block_bytes), 64)  # a few lines at least
         self.spread_bytes = max(
@@ -550,6 +574,11 @@ class RunBlocks:
             pass
         yield DISCARD
         self._lines = self._queries = 0
+        if self.whole:
+            run = read_run(self.path)
+            self.name, self._runid = self.stem or run.runid or "run", run.runid
+            yield from self._counted(iter([(run, len(run.query_ids))]))
+            return
         yield from self._counted(_ahead(self._partitioned()))
 
     def _counted(self, blocks: Iterator[tuple[Run, int]]) -> Iterator[Run]:
@@ -614,7 +643,7 @@ class RunBlocks:
             f"a run not grouped by query is spread over files there, about its size ({_size(size)}): "
             "set TMPDIR to a directory with that much room"
         )
-        if size <= STREAM_ABOVE:
+        if size <= SCATTERED_WHOLE:
             remedy += f", raise the memory budget to {_size(_resident() + size * WORKING_SET_FACTOR)} (--memory, a plan's memory:) to read it whole"
         return remedy + ", or group its lines by query (sort -s -k1,1)"
 

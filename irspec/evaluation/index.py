@@ -63,7 +63,7 @@ class QrelsIndex:
 
     def _build(
         self,
-        qrels: Any,
+        qrels: Any | None,
         frame: pl.DataFrame | None,
         query_ids: list[str],
         q: np.ndarray,
@@ -73,10 +73,12 @@ class QrelsIndex:
         """Everything but the hashed keys (:attr:`_hashed`), from the rows' query codes ``q`` and labels;
         ``frame``, the rows' query, docno and label, is made from the qrels when first asked for if not
         given (``docnos``, the rows' docnos, given instead)."""
-        self.qrels = qrels
+        if qrels is not None:
+            self.qrels = qrels
         if frame is not None:
             self.__dict__["frame"] = frame
         self._docnos = docnos
+        self._part_of: tuple[QrelsIndex, np.ndarray] | None = None
         self.query_ids = query_ids
         self.position = {qid: i for i, qid in enumerate(query_ids)}
         self.row_query = q
@@ -96,7 +98,27 @@ class QrelsIndex:
     def frame(self) -> pl.DataFrame:
         """The rows' query, docno and label (a frame: what joins with a run read as one, and what a
         per-query metric's judgments are read from)."""
+        if self._part_of is not None:
+            whole, rows = self._part_of
+            return whole.frame[rows]
         return self.qrels.frame.select("query", "docno", "label")
+
+    @cached_property
+    def qrels(self) -> Any:
+        """The qrels indexed (of an index of some of their queries, :func:`sub_index`: those rows)."""
+        assert self._part_of is not None  # set by _build otherwise
+        whole, rows = self._part_of
+        return Qrels(whole.qrels.frame[rows], whole.qrels.source)
+
+    def rows_of_whole(self, rows: np.ndarray) -> tuple[QrelsIndex, np.ndarray]:
+        """The index of the whole qrels, and those of its rows that are ``rows`` of this one (of an
+        index of some of their queries, :func:`sub_index`; this index and ``rows`` otherwise): where a
+        row's docno is read without gathering this index's own frame."""
+        index = self
+        while index._part_of is not None:
+            index, taken = index._part_of
+            rows = taken[rows]
+        return index, rows
 
     @cached_property
     def query_codes(self) -> pl.DataFrame:
@@ -298,7 +320,6 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
     if index._docnos is not None and "_hashed" not in index.__dict__:
         # qrels read without polars, and never hashed: the subset's columns, made without polars too
         return QrelsIndex(index.qrels.subset(rows))
-    qrels = Qrels(index.qrels.frame[rows], index.qrels.source)
     if index._rank_of_row is None:
         # made whole before it is kept: an index is shared between threads (an Evaluator's), and another
         # must never see the array before it is filled
@@ -308,13 +329,10 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
     keys = index.sorted_keys[index._rank_of_row[rows]]
     query_ids = [index.query_ids[c] for c in codes.tolist()]  # sorted, as the codes are
     sub = QrelsIndex.__new__(QrelsIndex)
-    sub._build(
-        qrels,
-        index.frame[rows],
-        query_ids,
-        np.searchsorted(codes, index.row_query[rows]),
-        index.row_label[rows],
-    )
+    # its qrels and frame (the whole ones' rows) gathered only if asked for: a streamed run's blocks
+    # read their docnos from the whole frame (rows_of_whole)
+    sub._build(None, None, query_ids, np.searchsorted(codes, index.row_query[rows]), index.row_label[rows])
+    sub._part_of = (index, rows)
     # Distinct keys stay distinct in a subset; keys not proven distinct are tried again on their own.
     sub.__dict__["_hashed"] = _hashed_keys(keys, True if index.keys_unique else None)
     return sub

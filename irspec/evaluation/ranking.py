@@ -173,6 +173,8 @@ def _mapping_context(
     notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
     lists, all_labels = index.judged_docnos()
     wanted = [lists[c] for c in codes.tolist()]
+    if read.encoded:  # the dicts' docnos are bytes (a run file read as it is): so are those looked up
+        wanted = [[d.encode() for d in judged] for judged in wanted]
     # Each judged docno's score in its query's dict, None where the run lacks it (looked up as the
     # dicts were read, when they were read for this index): read by the builder that read the run's
     # scores (MappingScores.converted), so equal to its entry there.
@@ -196,8 +198,8 @@ def _mapping_context(
     if ranked:
         ranked = _in_order(scores, _same_block(n, lengths))
 
-    # The docnos of tied documents as arrays of strings, compared as Python compares strings (by code
-    # point: the order of their UTF-8 bytes, polars' order)
+    # The docnos of tied documents as arrays of strings (or of UTF-8 bytes), compared as Python compares
+    # them (strings by code point: the order of their UTF-8 bytes, polars' order)
     def mine(t: np.ndarray) -> np.ndarray:
         flat = list(chain.from_iterable(wanted))
         return _strings([flat[i] for i in np.flatnonzero(hit)[t].tolist()])
@@ -688,8 +690,9 @@ def _judged_rows(
         # strings themselves, so equal codes are equal query ids; the docnos are compared as strings.
         codes, lengths = blocks
         row_code = codes[np.searchsorted(np.cumsum(lengths), row, side="right")]
+        whole, whole_rows = index.rows_of_whole(qrow)
         if (row_code == index.row_query[qrow]).all() and frame.get_column("docno")[_series(row)].equals(
-            index.frame.get_column("docno")[_series(qrow)]
+            whole.frame.get_column("docno")[_series(whole_rows)]
         ):
             return row, index.row_label[qrow]
     joined = frame.select("query", "docno").join(
