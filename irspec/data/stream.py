@@ -44,9 +44,7 @@ blocks, each holding every line of its queries, and decides when that is needed.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import contextlib
-import decimal
 import enum
 import errno
 import io
@@ -54,9 +52,7 @@ import itertools
 import math
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
@@ -170,6 +166,8 @@ def parse_memory(value: str | int) -> int:
     """A memory size in bytes from ``value``: an integer of bytes, or a number and a unit (``500MB``,
     ``1.5GiB``; kB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024, case ignored); at most
     :data:`MAX_MEMORY`. The number is read exactly (as a decimal, not a float)."""
+    import decimal  # the streaming machinery's modules are imported where used: a small run needs none
+
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise EvaluationError(f"memory must be a size such as '500MB' or '1GiB', got {quote(value)}")
     if isinstance(value, int):
@@ -332,6 +330,8 @@ def open_runs(
         for path in paths:
             yield _open(_made(path), memory, small)
         return
+    import concurrent.futures
+
     budget = default_memory() if memory is None else parse_memory(memory)
     with concurrent.futures.ThreadPoolExecutor(
         max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
@@ -394,6 +394,8 @@ def _ahead(items: Iterator[Any]) -> Iterator[Any]:
     """``items`` in their order, each next one computed on a worker thread while the caller holds the
     one before: an error computing it is raised when the caller asks for it, as if computed then. When
     the caller stops early, the item being computed is waited for and ``items`` closed (its files)."""
+    import concurrent.futures
+
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read")
     following = pool.submit(next, items, _END)
     try:
@@ -697,6 +699,8 @@ class RunBlocks:
         data line's runid, and the number of lines read up to its end, in file order; ``parsers`` chunks
         parsed at once, each on a worker thread (the next chunk is read while they parse), an error
         raised at its chunk's turn. Touches no state of the run: it runs ahead of the caller."""
+        import concurrent.futures
+
         line = 1
         pending: collections.deque[tuple[concurrent.futures.Future[Any], int]] = collections.deque()
         pool = concurrent.futures.ThreadPoolExecutor(
@@ -876,6 +880,8 @@ def _temporary_error(error: OSError, directory: str, what: str, remedy: str) -> 
 
 def _make_directory(what: str) -> str:
     """A new temporary directory (in TMPDIR) for ``what``, or the error that says why there is none."""
+    import tempfile
+
     try:
         return tempfile.mkdtemp(prefix="irspec-")
     except OSError as e:
@@ -896,6 +902,8 @@ def _size(n: float) -> str:
 def _remove_tree(directory: str) -> None:
     """Remove ``directory`` and its files. Tried again for up to a second: after Ctrl-C, a write that
     polars was making on its own threads may still create its file after the first listing."""
+    import shutil
+
     for _ in range(100):
         shutil.rmtree(directory, ignore_errors=True)
         if not os.path.exists(directory):

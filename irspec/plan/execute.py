@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 import sys
 import warnings
@@ -580,6 +579,8 @@ def _render_main(
                 "warnings": list(report.warnings),
                 "provenance": _provenance(report),
             }
+            import json  # here: the comparisons' JSON alone needs it
+
             return json.dumps(doc, indent=2, allow_nan=False) + "\n"
         if output.format in ("csv", "tsv"):
             return fmt.comparisons_delimited(comparisons, sep="," if output.format == "csv" else "\t")
