@@ -48,7 +48,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench import compile_bytecode, table  # noqa: E402
-from bench_scale import generate_apart, machine, measure_peak, parse_size, remove, same_output, size_name  # noqa: E402
+from bench_scale import (  # noqa: E402
+    generate_apart,
+    irspec_trec,
+    machine,
+    measure_peak,
+    parse_size,
+    remove,
+    same_output,
+    size_name,
+)
 
 BASELINE = str(HERE / "pytrec_eval_baseline.py")
 READ_LIMIT = (
@@ -156,18 +165,7 @@ def large(args: argparse.Namespace) -> list[list[str]]:
         results = {
             "trec_eval": best([args.trec_eval, str(qrels), str(run)], args.repeat, "trec_eval"),
             "irspec": best(
-                [
-                    sys.executable,
-                    "-m",
-                    "irspec",
-                    "eval",
-                    str(qrels),
-                    str(run),
-                    "-m",
-                    "official",
-                    "--format",
-                    "trec",
-                ],
+                irspec_trec(qrels, run, ["-m", "official"]),
                 args.repeat,
                 "irspec",
             ),
@@ -223,18 +221,7 @@ def startup(args: argparse.Namespace) -> list[list[str]]:
             [sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official"], repeat, "irspec"
         ),
         "irspec --format trec": best(
-            [
-                sys.executable,
-                "-m",
-                "irspec",
-                "eval",
-                str(qrels),
-                str(run),
-                "-m",
-                "official",
-                "--format",
-                "trec",
-            ],
+            irspec_trec(qrels, run, ["-m", "official"]),
             repeat,
             "irspec",
         ),
@@ -338,18 +325,7 @@ def million(args: argparse.Namespace) -> list[list[str]]:
             [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], args.repeat, "pytrec_eval"
         ),
         "irspec": best(
-            [
-                sys.executable,
-                "-m",
-                "irspec",
-                "eval",
-                str(qrels),
-                str(run),
-                "-m",
-                "official",
-                "--format",
-                "trec",
-            ],
+            irspec_trec(qrels, run, ["-m", "official"]),
             args.repeat,
             "irspec",
         ),
