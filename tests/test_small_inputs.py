@@ -197,6 +197,17 @@ def _bad_cases() -> list[tuple[str, str, str]]:
         ("a qrels line with a trailing space", q.replace("q2 0 d3 2\n", "q2 0 d3 2 \n"), r),
         ("a query only in the run", q, r + "q3 Q0 d1 1 1.0 r\n"),
         ("ties", q, "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 1 r\nq1 Q0 d0 3 1 r\nq2 Q0 d3 1 0 r\n"),
+        ("a run line ending in a space", q, r.replace("1.5 r\n", "1.5 r \n")),
+        ("a run line starting with a space", q, r.replace("q2 Q0", " q2 Q0")),
+        ("a blank line at the end", q, r + "\n"),
+        ("a line of spaces", q, r + "   \n"),
+        ("tabs and spaces", q, r.replace("q2 Q0 d3", "q2\tQ0\td3")),
+        ("tabs only", q.replace(" ", "\t"), r.replace(" ", "\t")),
+        ("a tab at a line's end", q, r.replace(" ", "\t").replace("1.5\tr\n", "1.5\tr\t\n")),
+        ("a comment line inside", q, r.replace("q2 Q0", "# note\nq2 Q0")),
+        ("a hash inside a docno", q.replace("d3", "d#3"), r.replace("d3", "d#3")),
+        ("a long line", q, r + "q2 Q0 " + "d" * (1 << 20) + " 4 0.1 r\n"),
+        ("a form feed", q, r.replace("q2 Q0", "q2\x0cQ0")),
     ]
 
 

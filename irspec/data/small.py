@@ -40,10 +40,9 @@ import numpy as np
 from irspec.data import MappingRun, Qrels, Run, checked
 from irspec.data.kinds import INT64, QRELS, RUN, Kind
 from irspec.data.objects import MappingScores, encodable, no_lines
-from irspec.data.trec import _has_comment_lines, _separator, stem, text_of
-from irspec.errors import InputError
+from irspec.data.trec import stem, text_of
 from irspec.lazy import lazy_module
-from irspec.lines import check_lines
+from irspec.lines import MAX_LINE
 
 if TYPE_CHECKING:
     import polars as pl
@@ -69,9 +68,9 @@ _BYTES_A_JUDGMENT = 16
 """What a judgment weighs against :data:`SMALL_BELOW` in a dict of qrels (a line of a qrels file holds
 some 20 bytes): :func:`qrels_of_mapping` reads up to 262,144 judgments."""
 
-_PYTHON_SPACE = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-"""Characters that ``str.split()`` takes for whitespace and C's ``isspace`` (trec_eval's, the general
-reader's) does not: a field holding one is split differently."""
+_OTHER_BYTES = (b"\0", b"\r", b"\x0b", b"\x0c")
+"""Bytes the small readers leave to the general one: a NUL (refused there, naming its line), and the
+whitespace besides spaces, tabs and line ends (normalised there first)."""
 
 _DIGITS = {QRELS.kind: b"0123456789+-", RUN.kind: b"0123456789+-.eE"}
 """The characters of a value read here: Python's ``int`` and ``float`` read text of these alone exactly
@@ -199,32 +198,36 @@ def _read(src: Any, kind: Kind) -> tuple[bytes, str, list[bytes], int] | None:
 
 
 def _fields(data: bytes, kind: Kind) -> tuple[list[bytes], int] | None:
-    """Every field of ``data`` and how many each line has, when every line is a data line of that
-    many fields split by one separator (what the general reader's fast path reads as it is)."""
-    if not data or not data.isascii() or any(data.find(c) >= 0 for c in _PYTHON_SPACE):
+    """Every field of ``data`` and how many each line has, when every line is a data line of that many
+    fields split by single spaces (or single tabs, with no space anywhere): what the general reader's
+    fast path reads as it is. ASCII only, no NUL, CR, VT or FF, no blank or comment line, no line
+    longer than :data:`~irspec.lines.MAX_LINE`, no empty field (a separator at the start or end of a
+    line, or two in a row); anything else is ``None``, for the general reader (its slow path, or its
+    error). The lines are found once, by numpy, and every check is made on them."""
+    if not data or not data.isascii() or any(data.find(c) >= 0 for c in _OTHER_BYTES):
         return None
-    try:
-        check_lines(data, None)
-    except InputError:
+    tab = data.find(b"\t") >= 0
+    if tab and data.find(b" ") >= 0:
         return None
-    sep = _separator(data)  # no CR, VT or FF; one separator; no line starting with it, none doubled
-    if sep is None or _has_comment_lines(data) or data[:1] == b"\n" or data.find(b"\n\n") >= 0:
-        return None
-    if data.find(f"{sep}\n".encode()) >= 0 or data.endswith(sep.encode()):  # an empty last field
-        return None
-    tokens = data.split()  # bytes: half the cost of text, and a run's docnos stay bytes (TextRun)
     a = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(a == 10)
     if data[-1:] != b"\n":
         ends = np.append(ends, len(a))
-    per_line = np.diff(np.searchsorted(np.flatnonzero(a == ord(sep)), ends), prepend=0)
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    lengths = ends - starts
+    if lengths.min() == 0 or lengths.max() > MAX_LINE or (a[starts] == ord("#")).any():
+        return None  # a blank line, a line too long (binary data?), a comment line
+    seps = np.flatnonzero(a == (9 if tab else 32))
+    per_line = np.diff(np.searchsorted(seps, ends), prepend=0)
     width = int(per_line[0]) + 1
-    if (
-        not kind.count_ok(width)
-        or not bool((per_line == width - 1).all())
-        or len(tokens) != width * len(ends)
-    ):
+    if not kind.count_ok(width) or not bool((per_line == width - 1).all()):
         return None
+    first, last = seps[:: width - 1], seps[width - 2 :: width - 1]
+    if (first == starts).any() or (last == ends - 1).any() or (np.diff(seps) == 1).any():
+        return None  # an empty field: a line starting or ending with its separator, or two in a row
+    tokens = data.split()  # bytes: half the cost of text, and a run's docnos stay bytes (TextRun)
     return tokens, width
 
 
