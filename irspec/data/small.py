@@ -32,7 +32,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from functools import cached_property
-from itertools import islice, pairwise
+from itertools import compress, islice, pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -245,18 +245,13 @@ def _values(tokens: list[bytes], kind: Kind) -> list[Any] | None:
 def _blocks(ids: list[Any]) -> tuple[list[Any], list[int]] | None:
     """The distinct values of ``ids`` in their order and the length of each one's run of rows, when each
     value's rows are one run (the rows grouped by it); ``None`` otherwise."""
-    distinct = list(dict.fromkeys(ids))
-    starts, at, index = [], 0, ids.index
-    for value in distinct:
-        at = index(value, at)  # the first row of each: from the one before, so a pass over all the rows
-        starts.append(at)
-    starts.append(len(ids))
-    lengths = [b - a for a, b in pairwise(starts)]
-    # every value's rows all within its run of rows: grouped (a value found again later is counted once
-    # in its run and once outside it, and its run then holds another value's row)
-    if any(ids[a:b].count(v) != b - a for v, a, b in zip(distinct, starts, starts[1:], strict=False)):
+    # where a row's value differs from the row's before it: comparisons of neighbours, in C
+    starts = [0, *compress(range(1, len(ids)), map(operator.ne, ids, islice(ids, 1, None)))]
+    distinct = [ids[i] for i in starts]
+    if len(set(distinct)) < len(distinct):  # a value in two runs of rows: not grouped by it
         return None
-    return distinct, lengths
+    starts.append(len(ids))
+    return distinct, [b - a for a, b in pairwise(starts)]
 
 
 def _qrels(data: bytes, source: str, tokens: list[bytes], width: int) -> SmallQrels | None:
