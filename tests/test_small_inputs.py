@@ -433,3 +433,16 @@ def test_a_small_evaluation_imports_no_polars():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "False"
     assert pl is not None  # the tests themselves use polars
+
+
+def test_small_qrels_pickle_as_the_general_readers(tmp_path):
+    import pickle
+
+    (tmp_path / "q").write_text("q1 0 d2 1\nq1 0 d1 0\nq2 0 d3 2\n")
+    read = small_qrels(tmp_path / "q")
+    assert isinstance(read, SmallQrels)
+    back = pickle.loads(pickle.dumps(read))
+    assert type(back) is Qrels and back.source == read.source
+    assert_frame_equal(back.frame, Qrels.read(tmp_path / "q").frame)
+    mapped = qrels_of_mapping({"q": {"b": 1, "a": 0}})
+    assert pickle.loads(pickle.dumps(mapped)).frame.equals(Qrels.from_dict({"q": {"b": 1, "a": 0}}).frame)

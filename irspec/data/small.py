@@ -139,6 +139,11 @@ class SmallQrels(Qrels):
     def __len__(self) -> int:
         return len(self.plain[3])
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled as the general reader's Qrels (its frame made now): what it stands for, without the
+        # function that makes the frame, which no pickle holds
+        return Qrels, (self.frame, self.source)
+
 
 class TextRun(MappingRun):
     """A run file read without polars (:func:`small_run`), held as pytrec_eval's dicts are: the engine
