@@ -53,9 +53,9 @@ def evaluate_many(
         raise EvaluationError("no metrics to compute")
     # A metric over another input (a plugin's log, say) goes through irspec.evaluation.inputs; one over qrels read
     # by a plugin (with subtopics) gets that input beside the ordinary qrels.
-    # Small files (a few MB in all) are read and evaluated without polars: its import would cost more
-    runs = list(runs)
-    small = columns is None and small_inputs([qrels, *runs])
+    # Small files (a few MB in all) are read and evaluated without polars: its import would cost more.
+    # Runs given lazily (a generator) are taken one at a time, as they come: never weighed, all read so.
+    small = columns is None and isinstance(runs, (list, tuple)) and small_inputs([qrels, *runs])
     judgments = read_judgments(qrels, bound, columns, small=small)
     index = judgments.index if isinstance(qrels, Judgments) else index_qrels(judgments.qrels)
     inputs = judgments.inputs
