@@ -446,3 +446,16 @@ def test_small_qrels_pickle_as_the_general_readers(tmp_path):
     assert_frame_equal(back.frame, Qrels.read(tmp_path / "q").frame)
     mapped = qrels_of_mapping({"q": {"b": 1, "a": 0}})
     assert pickle.loads(pickle.dumps(mapped)).frame.equals(Qrels.from_dict({"q": {"b": 1, "a": 0}}).frame)
+
+
+def test_the_pytrec_eval_drop_in_on_plain_dicts_imports_no_polars():
+    code = (
+        "import sys\n"
+        "import irspec.compat.pytrec_eval as pytrec_eval\n"
+        "qrels = {'q1': {'d1': 1, 'd2': 0}, 'q2': {'d3': 2}}\n"
+        "run = {'q1': {'d1': 1.5, 'd2': 2.5, 'd9': 0.5}, 'q2': {'d3': 0.1, 'd4': 0.1}}\n"
+        "evaluator = pytrec_eval.RelevanceEvaluator(qrels, {'map', 'ndcg_cut', 'P', 'recall'})\n"
+        "print(evaluator.evaluate(run)['q1']['map'], 'polars' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.split() == ["0.5", "False"]
