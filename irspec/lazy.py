@@ -18,7 +18,44 @@ from collections.abc import Callable, Iterable, Mapping
 from types import FrameType, ModuleType
 from typing import Any
 
-__all__ = ["lazy_names", "moved_module", "moved_names"]
+__all__ = ["lazy_module", "lazy_names", "moved_module", "moved_names"]
+
+
+class _Deferred:
+    """A module imported when one of its attributes is first used (:func:`lazy_module`)."""
+
+    __slots__ = ("_module", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._module: ModuleType | None = None
+
+    def __getattr__(self, attr: str) -> Any:
+        module = self._module
+        if module is None:
+            module = self._module = importlib.import_module(self._name)
+        return getattr(module, attr)
+
+    def __repr__(self) -> str:
+        state = "imported" if self._module is not None else "not imported yet"
+        return f"<module {self._name!r}, {state}>"
+
+
+def lazy_module(name: str) -> Any:
+    """The module ``name``, imported when one of its attributes is first used (``pl.DataFrame``).
+
+    For a heavy module that some of a module's paths need and others never touch: polars for the
+    readers and the engine, whose small inputs are read and evaluated with numpy alone
+    (:mod:`irspec.data.small`), so that a small evaluation never pays polars' import (a third of a
+    second) and a large one loads it at its first use. The module that uses it still declares it at
+    its top, for readers and type checkers::
+
+        if TYPE_CHECKING:
+            import polars as pl
+        else:
+            pl = lazy_module("polars")
+    """
+    return _Deferred(name)
 
 
 def lazy_names(

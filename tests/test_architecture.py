@@ -109,6 +109,7 @@ LAYERS: list[tuple[str, ...]] = [
         "data.datasets",
     ),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
+    ("data.small",),  # small TREC files and dicts of qrels read without polars (for evaluation)
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
     (

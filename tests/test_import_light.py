@@ -112,8 +112,21 @@ def test_the_default_table_with_intervals_loads_no_scipy():
         "assert status in (0, None), status"
     )
     loaded = _loaded_after(code)
-    assert "polars" in loaded and "numpy" in loaded  # it did evaluate
+    assert "numpy" in loaded  # it did evaluate
     assert "scipy" not in loaded
+    assert "polars" not in loaded  # small files: read without polars (irspec.data.small)
+
+
+def test_a_large_input_loads_polars():
+    # files above the small readers' size are read by polars (here: every file, SMALL_BELOW = 0)
+    code = (
+        "import irspec.cli, irspec.data.small\n"
+        "irspec.data.small.SMALL_BELOW = 0\n"
+        "status = irspec.cli.main(['eval', 'specs/demo/qrels.txt', 'specs/demo/runs/bm25.run', '-m', 'nDCG@10, AP'])\n"
+        "assert status in (0, None), status"
+    )
+    loaded = _loaded_after(code)
+    assert "polars" in loaded and "scipy" not in loaded
 
 
 def test_eval_runs_as_a_plan_without_loading_the_steps_it_lacks():
@@ -195,8 +208,10 @@ def test_a_small_run_with_ties_is_evaluated_without_numpy_ma(tmp_path, ranked):
     run.write_text("\n".join(lines) + "\n")
     for fmt in ("", ", '--format', 'trec'"):
         code = _EVAL.replace("specs/demo/qrels.txt", str(qrels)).replace("specs/demo/runs/bm25.run", str(run))
+        # read by polars (the small readers, which load no polars at all, switched off)
+        code = "import irspec.data.small\nirspec.data.small.SMALL_BELOW = 0\n" + code
         loaded = _modules_after(code.format(fmt))
-        assert "irspec.evaluation.ranking" in loaded  # it did evaluate
+        assert "irspec.evaluation.ranking" in loaded and "polars" in loaded  # it did evaluate, with polars
         assert "numpy.ma" not in loaded
 
 

@@ -40,7 +40,8 @@ APPROXIMATE = re.compile(r"(~|\babout|\bsome|\baround|\bnearly)\s*$")
 # sizes the pages give that are irspec's own limits, not measurements
 LIMITS = {
     "1 MiB": "the longest line a reader takes (irspec/lines.py)",
-    "64 MiB": "the size of text above which a run file is streamed",
+    "16 MiB": "the size of text above which a run file is streamed (irspec/data/stream.py's STREAM_ABOVE)",
+    "64 MiB": "the size of text up to which a run not grouped by query is still read whole",
     "2 GiB": "the default memory budget's ceiling",
 }
 

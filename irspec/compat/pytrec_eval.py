@@ -494,6 +494,7 @@ class RelevanceEvaluator:
         judged_only = bool(operator.index(judged_docs_only_flag))
         judgments = _judgments(query_relevance)
         from irspec.data import read_qrels
+        from irspec.data.small import qrels_of_mapping
         from irspec.evaluation.means import GMEAN_FLOOR
 
         keys = _keys(requested)
@@ -505,7 +506,8 @@ class RelevanceEvaluator:
         self._texts = [i for i, k in enumerate(keys) if k.metric is None]
         self._logs = [i for i, k in enumerate(keys) if k.log]
         self._floor = GMEAN_FLOOR
-        qrels = read_qrels(judgments)
+        # a dict of plain ids and labels is read without polars (a small evaluation never imports it)
+        qrels = qrels_of_mapping(judgments) or read_qrels(judgments)
         self._judged = frozenset(qrels.query_ids)
         self._qrels = qrels
         self._options = {"relevance_level": relevance_level, "judged_only": judged_only}

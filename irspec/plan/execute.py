@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 import sys
 import warnings
@@ -30,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
 from irspec.data import read_run
+from irspec.data.small import small_inputs
 from irspec.data.stream import RunBlocks, open_runs
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning, PlanError
@@ -343,14 +343,15 @@ def _evaluate_files(
     hashed = any(o.format in _HASHED for o in plan.outputs)
     found: dict[str, list[Any]] = {key: [] for key in wanted}
     metrics = [m for key in wanted for m in wanted[key]]
+    sources = [_run_source(r, plan) for r in runs]
+    # small files (a few MB in all) are read and evaluated without polars: its import would cost more
+    small = judgments is None and small_inputs([plan.qrels, *sources])
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
         # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
-        qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics)
+        qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics, small=small)
         progress.total = len(runs)
         # each run read while the one before it is evaluated, when it is small (open_runs)
-        for i, (r, loaded) in enumerate(
-            zip(runs, open_runs([_run_source(r, plan) for r in runs], plan.memory), strict=True)
-        ):
+        for i, (r, loaded) in enumerate(zip(runs, open_runs(sources, plan.memory, small=small), strict=True)):
             progress.update(label="evaluating runs", detail=str(r.path))
             if hashed:
                 # The provenance hashes the inputs: on a worker thread, once reading (which keeps every
@@ -578,6 +579,8 @@ def _render_main(
                 "warnings": list(report.warnings),
                 "provenance": _provenance(report),
             }
+            import json  # here: the comparisons' JSON alone needs it
+
             return json.dumps(doc, indent=2, allow_nan=False) + "\n"
         if output.format in ("csv", "tsv"):
             return fmt.comparisons_delimited(comparisons, sep="," if output.format == "csv" else "\t")
