@@ -577,6 +577,49 @@ def test_states_gather_across_processes(tmp_path: Path) -> None:
         assert abs(float(torch.load(tmp_path / f"value.{rank}")) - expected) <= ATOL
 
 
+def test_lightning_logs_the_drop_in_as_it_logs_torchmetrics(tmp_path: Path) -> None:
+    # self.log(name, metric): Lightning computes and resets the metric at the epoch's end
+    lightning = pytest.importorskip("lightning")
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Ranker(lightning.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(4, 1)
+            self.ours = dropin.RetrievalNormalizedDCG(top_k=5)
+            self.theirs = reference.RetrievalNormalizedDCG(top_k=5)
+
+        def validation_step(self, batch: Any, batch_index: int) -> None:
+            features, target, indexes = batch
+            preds = self.layer(features).squeeze(-1)
+            self.ours(preds, target, indexes=indexes)
+            self.theirs(preds, target, indexes=indexes)
+            self.log("ours", self.ours, on_epoch=True, batch_size=len(target))
+            self.log("theirs", self.theirs, on_epoch=True, batch_size=len(target))
+
+    generator = torch.Generator().manual_seed(0)
+    rows = 600
+    data = TensorDataset(
+        torch.rand(rows, 4, generator=generator),
+        torch.randint(0, 3, (rows,), generator=generator),
+        torch.arange(rows) // 12,
+    )
+    torch.manual_seed(0)
+    trainer = lightning.Trainer(
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+    )
+    trainer.validate(Ranker(), dataloaders=DataLoader(data, batch_size=100), verbose=False)
+    got = trainer.callback_metrics
+    assert abs(float(got["ours"]) - float(got["theirs"])) <= ATOL
+    assert 0 < float(got["ours"]) < 1
+
+
 # --------------------------------------------------------------------------------------------------
 # Without torch: numpy arrays, the same life cycle
 
