@@ -483,6 +483,8 @@ BAD_CALLS = [
     ("adaptive_k", PREDS, TARGET, {"adaptive_k": None}),
     ("max_k", PREDS, TARGET, {"max_k": 0}),
     ("float targets R-precision", PREDS, TARGET.float(), {}),
+    ("top_k negative, no positive target", PREDS, TARGET * 0, {"top_k": -10}),
+    ("top_k float, no positive target", PREDS, TARGET * 0, {"top_k": 4.0}),
 ]
 
 
@@ -496,6 +498,17 @@ def test_bad_calls_raise_torchmetrics_errors(
 
     args = {k: v for k, v in args.items() if k in inspect.signature(fn_theirs).parameters}
     assert_same(_call(fn_ours, preds, target, args), _call(fn_theirs, preds, target, args))
+
+
+@pytest.mark.parametrize("top_k", [-1, 2.0])
+@pytest.mark.parametrize("name", ["RetrievalMAP", "RetrievalMRR"])
+def test_a_top_k_torch_refuses_fails_when_a_query_is_computed(name: str, top_k: Any) -> None:
+    # torchmetrics takes them, and fails in torch.topk, for a query with a positive target only
+    for target in (TARGET, TARGET * 0):
+        data = [(INDEXES, PREDS, target)]
+        assert_same(
+            outcome(dropin, name, {"top_k": top_k}, data), outcome(reference, name, {"top_k": top_k}, data)
+        )
 
 
 def test_compute_before_update_is_torchmetrics_error() -> None:

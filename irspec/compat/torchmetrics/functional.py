@@ -52,9 +52,11 @@ def _scalar(q: kernels.Queries, values: Any) -> Any:
 
 
 def _positive_k(top_k: Any) -> None:
-    """Average precision's and reciprocal rank's own check of ``top_k``, as torchmetrics writes it."""
+    """Average precision's and reciprocal rank's own check of ``top_k``, as torchmetrics writes it, then
+    ``torch.topk``'s, which torchmetrics calls on every query (a negative or float ``top_k`` fails there)."""
     if not isinstance(top_k, int) and top_k <= 0:
         raise ValueError(f"Argument ``top_k`` has to be a positive integer or None, but got {top_k}.")
+    checks.topk_size(top_k)
 
 
 def _size(q: kernels.Queries) -> int:
