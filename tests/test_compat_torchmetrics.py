@@ -737,3 +737,12 @@ def _params(fn: Any) -> list[tuple[str, Any]]:
 def test_class_arguments_are_torchmetrics() -> None:
     for name in reference.__all__:
         assert _params(getattr(dropin, name).__init__) == _params(getattr(reference, name).__init__), name
+
+
+@pytest.mark.parametrize("module", ["irspec.compat.torchmetrics", "irspec.compat.torchmetrics.functional"])
+def test_the_docstrings_examples_run(module: str) -> None:
+    import doctest
+    import importlib
+
+    found = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert found.attempted > 0 and found.failed == 0
