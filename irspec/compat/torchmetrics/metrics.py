@@ -126,15 +126,6 @@ def _ops(*arrays: Any) -> Ops:
     return ops_for(*arrays) if _Base is PlainMetric else torch_ops()
 
 
-def _cat(route: Route, parts: Any) -> Any:
-    """A state's batches end to end, as ``route`` computes on them (after a synchronisation a state may
-    already be one array)."""
-    if not isinstance(parts, list):
-        return route.inward(parts)
-    arrays = [route.inward(p) for p in parts]
-    return arrays[0] if len(arrays) == 1 else route.ops.concat(arrays)
-
-
 class RetrievalMetric(_Base):
     """The states, checks and ``compute`` every retrieval metric of torchmetrics shares (torchmetrics'
     ``RetrievalMetric``): rows of ``indexes``, ``preds`` and ``target`` gathered by ``update``, each query
@@ -197,8 +188,9 @@ class RetrievalMetric(_Base):
         if any(isinstance(s, list) and not s for s in states):
             raise ValueError("No samples to concatenate")  # torchmetrics' dim_zero_cat's
         route = Route(*(s[0] if isinstance(s, list) else s for s in states))
-        indexes, preds, target = (_cat(route, s) for s in states)
-        return route, kernels.blocks(route.ops, indexes, preds, target)
+        batches = [s if isinstance(s, list) else [s] for s in states]
+        parts = [tuple(route.inward(x) for x in rows) for rows in zip(*batches, strict=True)]
+        return route, kernels.blocks(route.ops, parts)
 
     def compute(self) -> Any:
         """The aggregate of the queries' values (float32; 0 when every query is skipped)."""

@@ -57,6 +57,10 @@ __all__ = [
 ]
 
 
+Rows = tuple[Any, Any, Any]
+"""``(indexes, preds, target)``: flat arrays of one length."""
+
+
 class Queries:
     """Rows in query order, each query's rows contiguous and ranked.
 
@@ -184,24 +188,69 @@ def _ends(ops: Ops, x: Any) -> Any:
     return ops.concat([x[1:] != x[:-1], ops.full(min(len(x), 1), True, bool, x)])
 
 
-def blocks(ops: Ops, indexes: Any, preds: Any, target: Any) -> Iterator[Queries]:
-    """The rows (flat, not empty) grouped by query, ascending by index, a query's rows in input order,
-    then ranked: as :class:`Queries` of about ``ops.block_rows`` rows each (whole queries, in order)."""
-    rows = len(indexes)
-    if not bool((indexes[1:] >= indexes[:-1]).all()):
-        order = _sorted_by(ops, indexes, 64, ops.arange(rows, indexes), rows)
-        indexes, preds, target = indexes[order], preds[order], target[order]
+def blocks(ops: Ops, parts: list[Rows]) -> Iterator[Queries]:
+    """The rows of ``parts`` (the batches of ``update``, in order) grouped by query, ascending by index, a
+    query's rows in input order, then ranked: as :class:`Queries` of about ``ops.block_rows`` rows each
+    (whole queries, in order), or of all of them.
+
+    Batches whose rows are already in query order, one after the other (a query's rows in one batch, or
+    running on into the next), are cut into blocks where they lie: only a query that runs from one batch
+    into the next is copied, not the batches (on the CPU, a large new array costs more to map than the
+    metrics cost to compute). Others are put end to end and sorted by index."""
+    parts = [p for p in parts if len(p[0])]
     size = ops.block_rows
-    if size is None or rows <= size:
-        yield Queries.ranked(ops, indexes, preds, target)
-        return
-    # blocks end at the first query start at or after each multiple of the size (numpy: the CPU's ops)
-    starts = np.flatnonzero(_changes(ops, indexes))
-    after = np.searchsorted(starts, np.arange(size, rows, size))
-    cuts = [0, *np.unique(starts[after[after < len(starts)]]).tolist(), rows]
-    for begin, end in itertools.pairwise(cuts):
-        if end > begin:
-            yield Queries.ranked(ops, indexes[begin:end], preds[begin:end], target[begin:end])
+    in_order = all(_ascending(p[0]) for p in parts) and all(
+        bool(a[0][-1] <= b[0][0]) for a, b in itertools.pairwise(parts)
+    )
+    if size is None or not in_order:
+        indexes, preds, target = _joined(ops, parts)
+        if not in_order:
+            rows = len(indexes)
+            order = _sorted_by(ops, indexes, 64, ops.arange(rows, indexes), rows)
+            indexes, preds, target = indexes[order], preds[order], target[order]
+        if size is None:  # on a device: one block of everything
+            yield Queries.ranked(ops, indexes, preds, target)
+            return
+        parts = [(indexes, preds, target)]
+    yield from _sorted_blocks(ops, parts, size)
+
+
+def _ascending(x: Any) -> bool:
+    return bool((x[1:] >= x[:-1]).all())
+
+
+def _joined(ops: Ops, parts: list[Rows]) -> Rows:
+    """Runs of rows end to end."""
+    if len(parts) == 1:
+        return parts[0]
+    indexes, preds, target = (ops.concat([p[i] for p in parts]) for i in range(3))
+    return indexes, preds, target
+
+
+def _sorted_blocks(ops: Ops, parts: list[Rows], size: int) -> Iterator[Queries]:
+    """Blocks of about ``size`` rows of ``parts`` (numpy arrays), each part in query order and the parts
+    one after the other."""
+    carry: list[Rows] = []  # the pieces of the last query so far: it may go on in the next part
+    for indexes, preds, target in parts:
+        if carry:
+            same = int(np.searchsorted(indexes, carry[0][0][-1], side="right"))
+            if same:
+                carry.append((indexes[:same], preds[:same], target[:same]))
+                indexes, preds, target = indexes[same:], preds[same:], target[same:]
+            if not len(indexes):
+                continue
+            yield Queries.ranked(ops, *_joined(ops, carry))
+        last = int(np.searchsorted(indexes, indexes[-1], side="left"))  # the last query's first row
+        # blocks end at the first query start at or after each multiple of the size
+        starts = np.flatnonzero(_changes(ops, indexes[:last]))
+        after = np.searchsorted(starts, np.arange(size, last, size))
+        cuts = [0, *np.unique(starts[after[after < len(starts)]]).tolist(), last]
+        for begin, end in itertools.pairwise(cuts):
+            if end > begin:
+                yield Queries.ranked(ops, indexes[begin:end], preds[begin:end], target[begin:end])
+        carry = [(indexes[last:], preds[last:], target[last:])]
+    if carry:
+        yield Queries.ranked(ops, *_joined(ops, carry))
 
 
 # --------------------------------------------------------------------------------------------------
