@@ -192,6 +192,8 @@ HEAVY = {
     "pyarrow",
     "ir_datasets",
     "pyspark",
+    "torch",
+    "torchmetrics",
 }
 """Third-party modules that cost a noticeable part of a second to import."""
 

@@ -29,6 +29,8 @@ HEAVY = [
     "ir_datasets",
     "pyspark",
     "py4j",
+    "torch",
+    "torchmetrics",
 ]
 
 # The directory holding the irspec package, so the child imports the same code (installed or not).
