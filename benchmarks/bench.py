@@ -50,7 +50,7 @@ SETS = {
 
 
 def measure(cmd: list[str], *, env: dict[str, str] | None = None) -> dict:
-    """Run ``cmd`` to completion; wall seconds, peak RSS in MiB, exit status, stdout and stderr."""
+    """Run ``cmd`` to completion; wall and CPU seconds, peak RSS in MiB, exit status, stdout and stderr."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
@@ -63,6 +63,7 @@ def measure(cmd: list[str], *, env: dict[str, str] | None = None) -> dict:
         peak = usage.ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
         return {
             "wall": wall,
+            "cpu": usage.ru_utime + usage.ru_stime,  # the child's and its own children's (user + system)
             "peak_mib": peak,
             "rc": proc.returncode,
             "stdout": out.read().decode(errors="replace"),

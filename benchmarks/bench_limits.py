@@ -1,7 +1,8 @@
-"""Files at the limit, in one invocation: a large run, the start-up on a small one, and many small runs.
+"""Files at the limit, in one invocation: a large run, the start-up on a small one, many small runs, the
+pytrec_eval drop-in on a BEIR-sized collection and a 1M-line run against pytrec_eval.
 
-    python benchmarks/bench_limits.py --trec-eval PATH [--workloads large,startup,many] [--dir DIR]
-                                      [--lines 5M] [--repeat 3] [--keep]
+    python benchmarks/bench_limits.py --trec-eval PATH [--workloads large,startup,many,dropin,million]
+                                      [--dir DIR] [--lines 5M] [--repeat 3] [--keep]
 
 Three workloads, each against trec_eval (a binary built outside this repository, ``--trec-eval``) and
 pytrec_eval (``pytrec_eval_baseline.py``: the usual Python parsing into dicts, then its evaluator),
@@ -15,9 +16,19 @@ each contender a separate process timed from spawn to exit, its peak resident me
 - ``startup``: a 50-topic run (50 × 1,000 lines), the commonest evaluation of all, in irspec's default
   table format (with its t intervals) and ``-m official``; beside it ``python -c "import numpy, polars"``,
   what any Python tool on these libraries pays before its first line, and trec_eval.
+  Beside them ``warm``: the same ``irspec eval`` called a second time in one process (``irspec.cli.main``),
+  what a notebook or a script that evaluates again pays.
 - ``many``: 100 runs of the same 50 topics (the small run's scores perturbed, one seed each) in one
   ``irspec eval qrels runs/*`` (default table format), against trec_eval run once per file, one process
   after another (the times added; the peak is the largest), and the same for pytrec_eval.
+- ``dropin``: BEIR's evaluation of SciFact's shape (300 queries of 100 retrieved documents, ~1.1
+  relevant each; ``map_cut``, ``ndcg_cut``, ``recall``, ``P`` at 1, 3, 5, 10, 100, 1000), the dicts read
+  from a JSON file: ``import pytrec_eval``, ``RelevanceEvaluator(qrels, measures).evaluate(run)`` and
+  exit, in a fresh process, against ``import irspec.compat.pytrec_eval as pytrec_eval`` doing the same;
+  ``warm`` is a second ``evaluate`` of the same run in that process.
+- ``million``: a run of 1M lines (2,000 queries of 500 documents, 100,000 judgments), grouped by query
+  with each query's lines in no order of score (as dicts are written out), ``-m official --format trec``,
+  against pytrec_eval (``pytrec_eval_baseline.py``, ``--set official``) and trec_eval.
 
 Ratios are to trec_eval's time (and memory) on the same files: the machine may be shared, so only
 ratios measured side by side mean much. Files go to ``DIR`` (default /tmp/irspec-limits) and are
@@ -27,6 +38,8 @@ deleted at the end unless ``--keep``; files already there are reused.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -35,7 +48,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench import compile_bytecode, table  # noqa: E402
-from bench_scale import generate_apart, machine, measure_peak, parse_size, remove, same_output, size_name  # noqa: E402
+from bench_scale import (  # noqa: E402
+    generate_apart,
+    irspec_trec,
+    machine,
+    measure_peak,
+    parse_size,
+    remove,
+    same_output,
+    size_name,
+)
 
 BASELINE = str(HERE / "pytrec_eval_baseline.py")
 READ_LIMIT = (
@@ -47,21 +69,68 @@ READ_LIMIT = (
 RUNS = 100
 TOPICS = 50
 
+BEIR_MEASURES = [f"{m}.1,3,5,10,100,1000" for m in ("map_cut", "ndcg_cut", "recall", "P")]
+"""The measures BEIR's ``EvaluateRetrieval.evaluate`` asks pytrec_eval for (its default k values)."""
+
+DROPIN = (
+    "import json, sys, time\n"
+    "t = time.perf_counter()\n"
+    "if sys.argv[2] == 'irspec':\n"
+    "    import irspec.compat.pytrec_eval as pytrec_eval\n"
+    "else:\n"
+    "    import pytrec_eval\n"
+    "with open(sys.argv[1]) as f:\n"
+    "    d = json.load(f)\n"
+    "evaluator = pytrec_eval.RelevanceEvaluator(d['qrels'], set(sys.argv[3:]))\n"
+    "first = evaluator.evaluate(d['run'])\n"
+    "t = time.perf_counter()\n"
+    "again = evaluator.evaluate(d['run'])\n"
+    "warm = time.perf_counter() - t\n"
+    "print(json.dumps({'warm': warm, 'queries': len(first), 'mean_ndcg_10': sum(v['ndcg_cut_10'] for v in first.values()) / len(first)}))\n"
+)
+"""One pytrec_eval evaluation as a BEIR user runs it (``sys.argv[2]`` picks the library), its second
+``evaluate`` timed in the process."""
+
+WARM_CLI = (
+    "import contextlib, io, json, sys, time\n"
+    "from irspec.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+    "    main(sys.argv[1:])\n"
+    "t = time.perf_counter()\n"
+    "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+    "    main(sys.argv[1:])\n"
+    "print(json.dumps({'warm': time.perf_counter() - t}))\n"
+)
+"""``irspec eval`` a second time in one process, timed."""
+
 
 def best(cmd: list[str], repeat: int, label: str) -> dict:
     """The fastest of ``repeat`` runs of ``cmd`` (its peak the largest seen); exits if one fails."""
-    runs = []
+    return interleaved({label: cmd}, repeat)[label]
+
+
+def interleaved(commands: dict[str, list[str]], repeat: int) -> dict[str, dict]:
+    """Each command run ``repeat`` times, round after round (one run of each per round, so that a
+    change of the machine's load falls on all of them alike): per command the fastest run, with the
+    median wall time, the least CPU time (user + system) and the largest peak seen; exits if one fails."""
+    runs: dict[str, list[dict]] = {label: [] for label in commands}
     for _ in range(repeat):
-        r = measure_peak(cmd)
-        if r["rc"] != 0:
-            sys.exit(f"{label} failed ({r['rc']}): {r['stderr'][-2000:]}")
-        runs.append(r)
-    fastest = min(runs, key=lambda r: r["wall"])
-    return {
-        **fastest,
-        "peak_mib": max(r["peak_mib"] for r in runs),
-        "median": statistics.median(r["wall"] for r in runs),
-    }
+        for label, cmd in commands.items():
+            r = measure_peak(cmd)
+            if r["rc"] != 0:
+                sys.exit(f"{label} failed ({r['rc']}): {r['stderr'][-2000:]}")
+            runs[label].append(r)
+    out = {}
+    for label, found in runs.items():
+        fastest = min(found, key=lambda r: r["wall"])
+        out[label] = {
+            **fastest,
+            "peak_mib": max(r["peak_mib"] for r in found),
+            "median": statistics.median(r["wall"] for r in found),
+            "cpu": min(r["cpu"] for r in found),
+            "runs": found,
+        }
+    return out
 
 
 def one_per_file(cmd: list[str], files: list[Path], label: str) -> dict:
@@ -82,6 +151,7 @@ def rows_of(
     rows = []
     for name, r in results.items():
         ratio = f"{r['wall'] / base['wall']:.2f}" if base else "-"
+        cpu_ratio = f"{r['cpu'] / base['cpu']:.2f}" if base and "cpu" in r and "cpu" in base else ""
         memory = f"{r['peak_mib'] / base['peak_mib']:.2f}" if base else "-"
         to_limit = f"{r['wall'] / results[limit]['wall']:.2f}" if limit and name.startswith("irspec") else ""
         rows.append(
@@ -90,8 +160,10 @@ def rows_of(
                 name,
                 f"{r['wall']:.3f}",
                 f"{r['median']:.3f}",
+                f"{r['cpu']:.3f}" if "cpu" in r else "",
                 f"{r['peak_mib']:.0f}",
                 ratio,
+                cpu_ratio,
                 memory,
                 to_limit,
             ]
@@ -109,18 +181,7 @@ def large(args: argparse.Namespace) -> list[list[str]]:
         results = {
             "trec_eval": best([args.trec_eval, str(qrels), str(run)], args.repeat, "trec_eval"),
             "irspec": best(
-                [
-                    sys.executable,
-                    "-m",
-                    "irspec",
-                    "eval",
-                    str(qrels),
-                    str(run),
-                    "-m",
-                    "official",
-                    "--format",
-                    "trec",
-                ],
+                irspec_trec(qrels, run, ["-m", "official"]),
                 args.repeat,
                 "irspec",
             ),
@@ -170,41 +231,134 @@ def small_collection(args: argparse.Namespace) -> tuple[Path, list[Path]]:
 def startup(args: argparse.Namespace) -> list[list[str]]:
     qrels, (run, *_) = small_collection(args)
     repeat = max(args.repeat, 10)  # a fraction of a second: more runs settle the figure
-    results = {
-        "trec_eval": best([args.trec_eval, str(qrels), str(run)], repeat, "trec_eval"),
-        "irspec (table, t intervals)": best(
-            [sys.executable, "-m", "irspec", "eval", str(qrels), str(run), "-m", "official"], repeat, "irspec"
-        ),
-        "irspec --format trec": best(
-            [
-                sys.executable,
-                "-m",
-                "irspec",
-                "eval",
-                str(qrels),
-                str(run),
-                "-m",
-                "official",
-                "--format",
-                "trec",
-            ],
-            repeat,
+    commands = {
+        "trec_eval": [args.trec_eval, str(qrels), str(run)],
+        "irspec (table, t intervals)": [
+            sys.executable,
+            "-m",
             "irspec",
-        ),
-        "python -c 'import numpy, polars'": best(
-            [sys.executable, "-c", "import numpy, polars"], repeat, "import"
-        ),
+            "eval",
+            str(qrels),
+            str(run),
+            "-m",
+            "official",
+        ],
+        "irspec --format trec": irspec_trec(qrels, run, ["-m", "official"]),
+        "python -c 'import numpy, polars'": [sys.executable, "-c", "import numpy, polars"],
+        "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
     }
     if args.pytrec_eval:
-        results["pytrec_eval"] = best(
-            [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], repeat, "pytrec_eval"
-        )
+        commands["pytrec_eval"] = [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"]
+    warm = [sys.executable, "-c", WARM_CLI, "eval", str(qrels), str(run), "-m", "official"]
+    commands["irspec, default table, warm (a 2nd call in the process)"] = warm
+    results = interleaved(commands, repeat)
+    label = "irspec, default table, warm (a 2nd call in the process)"
+    again = [json.loads(r["stdout"])["warm"] for r in results[label]["runs"]]
+    results[label] = {
+        **results[label],
+        "wall": min(again),
+        "median": statistics.median(again),
+    }
+    del results[label]["cpu"]
     imports = results["python -c 'import numpy, polars'"]["wall"]
     rows = rows_of("50 topics", results)
     for row in rows:
-        if row[1].startswith("irspec"):
+        if row[1].startswith("irspec") and "warm" not in row[1]:
             row[-1] = f"{float(row[2]) / imports:.2f} × imports"
     return rows
+
+
+def dropin(args: argparse.Namespace) -> list[list[str]]:
+    """The pytrec_eval drop-in against pytrec_eval on SciFact's shape, whole process and warm."""
+    path = args.dir / "beir-scifact.json"
+    if not path.exists():
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        qrels: dict[str, dict[str, int]] = {}
+        run: dict[str, dict[str, float]] = {}
+        for q in range(300):
+            docs = [f"{d}" for d in rng.choice(5183, size=100, replace=False) + 4000]
+            scores = np.round(rng.normal(0.5, 0.2, size=100), 6)
+            run[f"{q}"] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
+            relevant = rng.choice(100, size=1 + int(rng.random() < 0.13), replace=False)
+            qrels[f"{q}"] = {docs[int(i)]: 1 for i in relevant}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"qrels": qrels, "run": run}))
+        args.made.append(path)
+    repeat = max(args.repeat, 10)
+    labels = {"pytrec_eval": "pytrec_eval", "irspec": "irspec.compat.pytrec_eval"}
+    results = interleaved(
+        {
+            label: [sys.executable, "-c", DROPIN, str(path), name, *BEIR_MEASURES]
+            for name, label in labels.items()
+        },
+        repeat,
+    )
+    # each library's fastest second evaluate of all its processes
+    warm = {
+        label: {**json.loads(r["stdout"]), "warm": min(json.loads(x["stdout"])["warm"] for x in r["runs"])}
+        for label, r in results.items()
+    }
+    ours, theirs = warm["irspec.compat.pytrec_eval"], warm["pytrec_eval"]
+    print(
+        f"  dropin: the same mean nDCG@10: {abs(ours['mean_ndcg_10'] - theirs['mean_ndcg_10']) < 1e-12}",
+        file=sys.stderr,
+    )
+    rows = rows_of("300 × 100 dicts (SciFact)", results, reference="pytrec_eval")
+    for label in results:
+        w = warm[label]["warm"]
+        rows.append(
+            [
+                "",
+                f"{label}, warm (a 2nd evaluate)",
+                f"{w:.4f}",
+                "",
+                "",
+                "",
+                f"{w / theirs['warm']:.2f}",
+                "",
+                "",
+                "",
+            ]
+        )
+    return rows
+
+
+def million(args: argparse.Namespace) -> list[list[str]]:
+    """A 1M-line run, grouped by query, its lines in no order of score, against pytrec_eval."""
+    from make_collection import make_collection
+
+    folder = args.dir / "million"
+    qrels, ranked, run = folder / "qrels.txt", folder / "run.txt", folder / "run-unranked.txt"
+    if not run.exists():
+        import numpy as np
+
+        make_collection(folder, queries=2000, docs=500, judged=50, seed=0)
+        lines = ranked.read_bytes().split(b"\n")[:-1]
+        rng = np.random.default_rng(1)
+        order = (
+            np.arange(2000)[:, None] * 500 + rng.permuted(np.tile(np.arange(500), (2000, 1)), axis=1)
+        ).ravel()
+        run.write_bytes(b"\n".join(lines[i] for i in order) + b"\n")
+        ranked.unlink()
+        args.made += [qrels, run]
+    results = {
+        "pytrec_eval": best(
+            [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], args.repeat, "pytrec_eval"
+        ),
+        "irspec": best(
+            irspec_trec(qrels, run, ["-m", "official"]),
+            args.repeat,
+            "irspec",
+        ),
+        "trec_eval": best([args.trec_eval, str(qrels), str(run)], args.repeat, "trec_eval"),
+    }
+    print(
+        f"  million: irspec prints trec_eval's lines: {same_output(results['irspec']['stdout'], results['trec_eval']['stdout'])}",
+        file=sys.stderr,
+    )
+    return rows_of("1M lines, unranked", results, reference="pytrec_eval")
 
 
 def many(args: argparse.Namespace) -> list[list[str]]:
@@ -224,14 +378,16 @@ def many(args: argparse.Namespace) -> list[list[str]]:
     return rows_of(f"{RUNS} runs × {TOPICS} topics", results, reference="trec_eval (once per file)")
 
 
-WORKLOADS = {"large": large, "startup": startup, "many": many}
+WORKLOADS = {"large": large, "startup": startup, "many": many, "dropin": dropin, "million": million}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trec-eval", required=True, metavar="PATH", help="a built trec_eval binary")
     ap.add_argument(
-        "--workloads", default="large,startup,many", help="any of large, startup, many (default all)"
+        "--workloads",
+        default=",".join(WORKLOADS),
+        help=f"any of {', '.join(WORKLOADS)} (default all)",
     )
     ap.add_argument(
         "--lines", type=parse_size, default=parse_size("5M"), help="lines of the large run (default 5M)"
@@ -255,18 +411,34 @@ def main(argv: list[str] | None = None) -> int:
     args.made = []
     compile_bytecode()
     print(f"machine: {machine()}, Python {sys.version.split()[0]}", file=sys.stderr)
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", file=sys.stderr)
     rows = []
     try:
         for name in names:
             rows += WORKLOADS[name](args)
     finally:
+        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", file=sys.stderr)
         if not args.keep:
             remove(args.made)
     print(
         table(
-            ["workload", "contender", "best s", "median s", "peak MiB", "× trec_eval", "× memory", "× limit"],
+            [
+                "workload",
+                "contender",
+                "best s",
+                "median s",
+                "CPU s",
+                "peak MiB",
+                "× reference",
+                "× CPU",
+                "× memory",
+                "× limit",
+            ],
             rows,
         )
+    )
+    print(
+        "(the reference: trec_eval; pytrec_eval for the 300 × 100 dicts and the 1M-line run)", file=sys.stderr
     )
     return 0
 

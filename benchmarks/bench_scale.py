@@ -175,20 +175,15 @@ def measure_peak(cmd: list[str], env: dict[str, str] | None = None) -> dict:
     return r
 
 
+def irspec_trec(qrels: Path, run: Path, measures: Sequence[str]) -> list[str]:
+    """``irspec eval QRELS RUN <measures> --format trec`` (trec_eval's lines) as a command line."""
+    return [sys.executable, "-m", "irspec", "eval", str(qrels), str(run), *measures, "--format", "trec"]
+
+
 def contenders(args: argparse.Namespace, qrels: Path, run: Path) -> dict[str, list[str]]:
     """Name -> command line, for one file and the chosen measures."""
     flags = MEASURES[args.measures]
-    irspec = [
-        sys.executable,
-        "-m",
-        "irspec",
-        "eval",
-        str(qrels),
-        str(run),
-        *flags["irspec"],
-        "--format",
-        "trec",
-    ]
+    irspec = irspec_trec(qrels, run, flags["irspec"])
     out = {"irspec": irspec}
     if args.memory and args.memory_supported:
         out[f"irspec --memory {args.memory}"] = [*irspec, "--memory", args.memory]

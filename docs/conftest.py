@@ -5,7 +5,10 @@ Each page runs in a scratch directory of its own holding a copy of the repositor
 examples from the repository's root. The blocks of a page run in order, one test each
 (``docs/how-to/plans.md::block3-line40-sh``); running one block runs the blocks before it first.
 
-- ```` ```python ````: executed, the page's blocks sharing one namespace (a notebook, in effect).
+- ```` ```python ````: executed, the page's blocks sharing one namespace (a notebook, in effect). A
+  statement whose comment shows a value (``res.aggregate()  # {"nDCG@10": ..., "AP": ...}``, a comment
+  that starts with ``{`` or ``[``) must give that value: the expression's, or the name's it assigns, as
+  its ``repr``, ``...`` standing for any text and either quote for a quote (``check_shown_values``).
 - ```` ```pycon ````: ``>>>`` lines executed in that namespace and their shown output checked (doctest,
   with ``...`` for any text and whitespace normalised).
 - ```` ```sh ````: run by bash with ``set -euo pipefail``; any failing command fails the block.
@@ -30,6 +33,7 @@ switches plugin autoloading off for irspec's own tests: each page turns it back 
 
 from __future__ import annotations
 
+import ast
 import doctest
 import io
 import json
@@ -40,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -272,8 +277,7 @@ def run_block(block: Block, state: PageState) -> None:
         check_text(block)
         return
     if block.lang == "python":
-        code = compile("\n" * block.line + block.body, str(block.page), "exec")
-        exec(code, state.namespace)
+        run_python(block.body, state.namespace, str(block.page), block.line)
     elif block.lang == "pycon":
         run_doctest(block, state)
     elif block.lang in ("sh", "bash"):
@@ -282,6 +286,79 @@ def run_block(block: Block, state: PageState) -> None:
         run_console(block, state)
     else:
         check_text(block)
+
+
+def shown_value(comment: str) -> str | None:
+    """The value a comment shows: the bracketed text it starts with (``{...}``, ``[...]``, up to the bracket
+    that closes the first), or None for a comment in words."""
+    text = comment.lstrip("#").strip()
+    if not text.startswith(("{", "[")):
+        return None
+    depth, quote = 0, None
+    for i, char in enumerate(text):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+    return text
+
+
+def value_matches(shown: str, value: object) -> bool:
+    """``repr(value)`` is what the comment shows, ``...`` standing for any text, either quote for a quote and
+    whitespace for any whitespace; a dict of another class (pytrec_eval's ``defaultdict``) may be shown by
+    its items, as a dict."""
+
+    def plain(text: str) -> str:
+        return " ".join(text.replace('"', "'").split())
+
+    pattern = ".*?".join(re.escape(part) for part in plain(shown).split("..."))
+    shown_as = [repr(value)] + (
+        [repr(dict(value))] if isinstance(value, dict) and type(value) is not dict else []
+    )
+    return any(re.fullmatch(pattern, plain(text), re.DOTALL) is not None for text in shown_as)
+
+
+def run_python(code: str, namespace: dict[str, Any], filename: str, line: int) -> None:
+    """Run a block of Python statement by statement in ``namespace`` (its lines numbered from ``line``),
+    checking each value a comment shows: a statement's own (an expression, evaluated once), or that of
+    the name an assignment binds (at any depth: ``qrels = ...`` inside a ``with``, once it has run)."""
+    source = "\n" * line + code
+    comments = {
+        token.start[0]: token.string
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    }
+
+    def check(shown: str | None, value: object, where: int) -> None:
+        if shown is not None and not value_matches(shown, value):
+            raise BlockError(
+                f"{filename}:{where}: the comment shows {shown}\nthe value is {repr(value)[:400]}"
+            )
+
+    for statement in ast.parse(source, filename).body:
+        shown = shown_value(comments.get(statement.end_lineno or 0, ""))
+        if isinstance(statement, ast.Expr) and shown is not None:
+            value = eval(compile(ast.Expression(statement.value), filename, "eval"), namespace)
+            check(shown, value, statement.end_lineno or 0)
+            continue
+        exec(compile(ast.Module([statement], type_ignores=[]), filename, "exec"), namespace)
+        for node in ast.walk(statement):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                check(
+                    shown_value(comments.get(node.end_lineno or 0, "")),
+                    namespace.get(node.targets[0].id),
+                    node.end_lineno or 0,
+                )
 
 
 def check_text(block: Block) -> None:

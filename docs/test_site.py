@@ -1,13 +1,23 @@
 """The documentation site, built and looked at in headless Chromium.
 
 The site is built with ``mkdocs build --strict`` (or taken from ``IRSPEC_DOCS_SITE``, a site CI has just
-built), served over HTTP (Material's search runs in a web worker, which a ``file://`` page may not start),
-and opened in headless Chromium, driven through the DevTools protocol over a pipe (no driver, no package
-beyond the standard library). On the home page, the metric reference and a how-to guide it checks that the
-navigation leads where it says, that the search finds a metric and a how-to, that every code block has a
-copy button, and that the tutorial's plots load; it takes a screenshot of each page
-(``IRSPEC_DOCS_SCREENSHOTS=DIR`` keeps them). Expected values come from the registry as ``irspec metrics
---json`` lists it and from the pages' own Markdown, never from the built HTML.
+built) and opened in headless Chromium, driven through the DevTools protocol over a pipe (no driver, no
+package beyond the standard library), served over HTTP and read from disk (``file://``, as a reader opens
+site/index.html from a file manager), at 1280 px.
+
+- Over HTTP, on the home page, the metric reference and a how-to guide: the navigation leads where it
+  says, the search finds a metric and a how-to, every code block has a copy button, the tutorial's plots
+  load; a screenshot of each page (``IRSPEC_DOCS_SCREENSHOTS=DIR`` keeps them).
+- From disk: every relative link of every page names a file of the site (never a folder, which a browser
+  shows as a listing); the search box is shown and finds a metric, its result and each navigation tab
+  open their page, and every link of the tutorial opens a page.
+- At 1280 px, on every page: nothing spills out of the column unless a box scrolls it into view, nothing
+  is cut off, and a code block's copy button covers none of its text.
+- Tables render as written: no cell shows an escaped pipe, and each cell of each hand-written page is the
+  text its Markdown gives (GitHub's reading of a table row).
+
+Expected values come from the registry as ``irspec metrics --json`` lists it and from the pages' own
+Markdown, never from the built HTML.
 
 The site is also built where only ``irspec[docs]`` is installed (the README's command in a new
 environment), and must have every page and anchor of the full build but the plugins' own metrics.
@@ -15,33 +25,26 @@ environment), and must have every page and anchor of the full build but the plug
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import http.server
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the tests' DevTools client, when this file runs alone too
+from browser import started  # noqa: E402
+
 AUTOLOAD = "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"
 # the page's title, without the permalink mark after it
 H1 = "(() => { const h = document.querySelector('.md-content h1').cloneNode(true); h.querySelector('.headerlink')?.remove(); return h.textContent.trim(); })()"
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 def _environment() -> dict[str, str]:
@@ -94,118 +97,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-class Browser:
-    """Headless Chromium over ``--remote-debugging-pipe``: DevTools messages as NUL-terminated JSON on
-    file descriptors 3 (to the browser) and 4 (from it)."""
-
-    def __init__(self, executable: str, profile: Path) -> None:
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-        # the browser expects its ends as fds 3 and 4: bash puts them there and closes the originals
-        moves = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
-        moves += "".join(f" {fd}>&-" for fd in (to_browser_r, from_browser_w) if fd not in (3, 4))
-        self.process = subprocess.Popen(
-            [
-                "bash",
-                "-c",
-                moves,
-                executable,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-                "--remote-debugging-pipe",
-                f"--user-data-dir={profile}",
-                "--no-first-run",
-                "about:blank",
-            ],
-            pass_fds=(to_browser_r, from_browser_w),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._buffer, self._next = b"", 0
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        self.call("Page.enable", session=True)
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            session=True,
-            width=1280,
-            height=900,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
-
-    def call(self, method: str, session: bool = False, **params):
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = self.session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            while b"\0" in self._buffer:
-                raw, self._buffer = self._buffer.split(b"\0", 1)
-                reply = json.loads(raw)
-                if reply.get("id") == self._next:
-                    if "error" in reply:
-                        raise RuntimeError(f"{method}: {reply['error']}")
-                    return reply.get("result", {})
-            chunk = os.read(self._from_browser, 1 << 16)
-            if not chunk:
-                raise RuntimeError("Chromium closed the pipe")
-            self._buffer += chunk
-        raise TimeoutError(method)
-
-    def js(self, expression: str):
-        """The value of a JavaScript expression (awaited if a promise) in the page."""
-        result = self.call(
-            "Runtime.evaluate", session=True, expression=expression, awaitPromise=True, returnByValue=True
-        )
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def wait_for(self, condition: str, timeout: float = 30.0):
-        """Poll a JavaScript condition until it is truthy; its value."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                value = self.js(condition)
-            except RuntimeError:  # the page is between documents
-                value = None
-            if value:
-                return value
-            time.sleep(0.2)
-        raise TimeoutError(condition)
-
-    def open(self, url: str) -> None:
-        self.call("Page.navigate", session=True, url=url)
-        self.wait_for(
-            f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url.split('#')[0])})"
-        )
-
-    def screenshot(self, path: Path) -> None:
-        data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
-        path.write_bytes(base64.b64decode(data))
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        os.close(self._to_browser)
-        os.close(self._from_browser)
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    executable = _chromium()
-    if executable is None:
-        pytest.skip("no headless Chromium installed")
-    b = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
-    yield b
-    b.close()
+    yield from started(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +138,7 @@ def _assert_copy_buttons(browser) -> int:
 
 
 def test_the_home_page_leads_to_the_tutorial_the_guides_and_the_reference(site, server, browser, shots):
-    browser.open(f"{server}/")
+    browser.open(f"{server}/index.html")
     browser.screenshot(shots / "home.png")
     assert browser.js(H1) == "irspec"
     tabs = browser.js("[...document.querySelectorAll('.md-tabs__link')].map(a => a.textContent.trim())")
@@ -254,23 +148,23 @@ def test_the_home_page_leads_to_the_tutorial_the_guides_and_the_reference(site, 
     browser.js(
         "[...document.querySelectorAll('.md-tabs__link')].find(a => a.textContent.trim() == 'How-to guides').click()"
     )
-    browser.wait_for("location.pathname.endsWith('/how-to/') && document.readyState === 'complete'")
+    browser.wait_for("location.pathname.endsWith('/how-to/index.html') && document.readyState === 'complete'")
     assert browser.js(H1) == "How-to guides"
     # and each guide listed in the page's table is one click away, its link leading to a page with that guide
     links = browser.js("[...document.querySelectorAll('.md-content table a')].map(a => a.href)")
     guides = sorted(p.stem for p in (ROOT / "docs" / "how-to").glob("*.md") if p.stem != "index")
-    assert sorted({re.sub(r".*/how-to/([^/]+)/.*", r"\1", h) for h in links}) == guides
+    assert sorted({re.sub(r".*/how-to/([^/#?]+)\.html.*", r"\1", h) for h in links}) == guides
     browser.js(
-        "[...document.querySelectorAll('.md-content table a')].find(a => a.href.includes('/power/')).click()"
+        "[...document.querySelectorAll('.md-content table a')].find(a => a.href.includes('/power.html')).click()"
     )
-    browser.wait_for("location.pathname.endsWith('/how-to/power/') && document.readyState === 'complete'")
+    browser.wait_for("location.pathname.endsWith('/how-to/power.html') && document.readyState === 'complete'")
     assert browser.js(H1) == "Power and topic-set size"
 
 
 def test_the_metric_reference_lists_every_registered_metric_and_the_search_finds_one(
     site, server, browser, shots
 ):
-    browser.open(f"{server}/reference/metrics/")
+    browser.open(f"{server}/reference/metrics.html")
     browser.screenshot(shots / "metrics.png")
     ids = set(browser.js("[...document.querySelectorAll('.md-content h3[id]')].map(h => h.id)"))
     names = _registered_metrics()
@@ -284,12 +178,12 @@ def test_the_metric_reference_lists_every_registered_metric_and_the_search_finds
     hits = browser.wait_for("""(() => { const a = [...document.querySelectorAll('.md-search-result__item a')].map(a => a.href);
                                         return a.length ? a : null; })()""")
     # the result's link carries the search term to highlight (?h=bpref) before the section's anchor
-    assert any(re.search(r"/reference/metrics/(\?[^#]*)?#bpref$", h) for h in hits), hits[:10]
+    assert any(re.search(r"/reference/metrics\.html(\?[^#]*)?#bpref$", h) for h in hits), hits[:10]
     browser.screenshot(shots / "search.png")
 
 
 def test_a_how_to_guide_has_copy_buttons_and_the_search_finds_it(site, server, browser, shots):
-    browser.open(f"{server}/how-to/significance/")
+    browser.open(f"{server}/how-to/significance.html")
     browser.screenshot(shots / "how-to.png")
     fenced = (
         len(
@@ -304,11 +198,11 @@ def test_a_how_to_guide_has_copy_buttons_and_the_search_finds_it(site, server, b
                           q.value = 'randomization test'; q.dispatchEvent(new Event('input', {bubbles: true})); })()""")
     hits = browser.wait_for("""(() => { const a = [...document.querySelectorAll('.md-search-result__item a')].map(a => a.href);
                                         return a.length ? a : null; })()""")
-    assert any(re.search(r"/how-to/significance/(\?|#|$)", h) for h in hits), hits[:10]
+    assert any(re.search(r"/how-to/significance\.html(\?|#|$)", h) for h in hits), hits[:10]
 
 
 def test_the_tutorials_plots_are_drawn_where_it_talks_about_them(site, server, browser, shots):
-    browser.open(f"{server}/tutorial/")
+    browser.open(f"{server}/tutorial.html")
     browser.js("document.querySelector('img[src*=\"pr-curves\"]').scrollIntoView()")
     images = browser.wait_for("""(() => { const i = [...document.querySelectorAll('.md-content img')];
         return i.length && i.every(x => x.complete) ? i.map(x => [x.getAttribute('src'), x.naturalWidth]) : null; })()""")
@@ -321,6 +215,304 @@ def test_the_tutorials_plots_are_drawn_where_it_talks_about_them(site, server, b
     report = browser.js("document.querySelector('a[href*=\"report.html\"]').href")
     browser.open(report)
     assert "irspec report" in browser.js("document.title")
+
+
+# --- The site read from disk ---------------------------------------------------------------------------------
+# site/index.html opened from a file manager: no server to turn a folder into its index.html, no web worker
+# started from a file. Every page is a file (use_directory_urls: false) and the search index a script (the
+# offline plugin, its worker shim shipped with the site).
+
+
+def _pages(site: Path) -> list[Path]:
+    """The site's pages: every HTML file but the 404 page (which a server sends for an unknown address, so
+    that its links are from the site's root) and the demo's report (a page of its own, not the theme's)."""
+    return sorted(
+        p for p in site.rglob("*.html") if p.name != "404.html" and not p.is_relative_to(site / "assets")
+    )
+
+
+LINK = re.compile(r"""\b(?:href|src)="([^"]*)\"""")
+
+
+def test_every_link_of_the_site_read_from_disk_leads_to_a_file(site):
+    """Each page's relative links (pages, stylesheets, scripts, images) name a file of the site: read from
+    disk, a link to a folder would show the folder's listing."""
+    from html import unescape
+    from urllib.parse import unquote, urlsplit
+
+    broken, count = {}, 0
+    for page in _pages(site):
+        for url in map(unescape, LINK.findall(page.read_text(encoding="utf-8"))):
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or not parts.path:  # another site's, or an anchor of this page
+                continue
+            count += 1
+            target = (page.parent / unquote(parts.path)).resolve()
+            if not (target.is_file() and target.is_relative_to(site.resolve())):
+                broken.setdefault(str(page.relative_to(site)), []).append(url)
+    assert count > 1000  # every page links the others through its navigation
+    assert broken == {}
+
+
+def _page_of(browser) -> dict:
+    """What the browser shows: its address, and the page's title (or a folder listing's heading)."""
+    return browser.js("""(() => { const h = document.querySelector('.md-content h1');
+        if (h) { const c = h.cloneNode(true); c.querySelector('.headerlink')?.remove(); return {href: location.href, h1: c.textContent.trim()}; }
+        return {href: location.href, h1: null, title: document.title, listing: document.body.innerText.slice(0, 200)}; })()""")
+
+
+def _follow(browser, link: str) -> None:
+    """Click a link (a JavaScript expression for it) and wait for the page it opens to load: a new
+    document, even when the link leads to the page already shown (the Home tab on the home page)."""
+    browser.js("window.__leaving = true")
+    browser.js(f"({link}).click()")
+    browser.wait_for("window.__leaving === undefined && document.readyState === 'complete'")
+
+
+def test_the_site_read_from_disk_searches_and_its_links_open_pages(site, browser, shots):
+    home = (site / "index.html").as_uri()
+    browser.open(home)
+    # the search box is shown (Material hides it where its search cannot start) and finds a metric
+    shown = browser.js("""(() => { const s = document.querySelector('.md-search');
+        const r = s.getBoundingClientRect(); return !s.hidden && getComputedStyle(s).display != 'none' && r.width > 0 && r.height > 0; })()""")
+    assert shown
+    browser.js("""(() => { const q = document.querySelector('.md-search__input'); q.focus();
+                          q.value = 'bpref'; q.dispatchEvent(new Event('input', {bubbles: true})); })()""")
+    hits = browser.wait_for("""(() => { const a = [...document.querySelectorAll('.md-search-result__item a')].map(a => a.href);
+                                        return a.length ? a : null; })()""")
+    assert all(h.startswith("file://") for h in hits), hits[:5]
+    assert any(re.search(r"/reference/metrics\.html(\?[^#]*)?#bpref$", h) for h in hits), hits[:10]
+    browser.screenshot(shots / "search-from-disk.png")
+    # its result opens the metric's section of the page (a click, as a reader does)
+    _follow(
+        browser,
+        "[...document.querySelectorAll('.md-search-result__item a')].find(a => /#bpref$/.test(a.href))",
+    )
+    assert browser.js("location.pathname").endswith("/reference/metrics.html")
+    assert _page_of(browser)["h1"] == "Metrics"
+    assert browser.js("location.hash") == "#bpref"
+    # each tab of the navigation opens its page
+    browser.open(home)
+    tabs = browser.js(
+        "[...document.querySelectorAll('.md-tabs__link')].map(a => [a.textContent.trim(), a.href])"
+    )
+    assert [name for name, _ in tabs] == ["Home", "Tutorial", "How-to guides", "Coming from", "Reference"]
+    for name, href in tabs:
+        browser.open(home)
+        _follow(
+            browser,
+            f"[...document.querySelectorAll('.md-tabs__link')].find(a => a.href == {json.dumps(href)})",
+        )
+        page = _page_of(browser)
+        assert page["href"] == href
+        assert page["h1"], (name, page)
+    # and every link of the tutorial's text opens a page: the site's (with its title) or the demo's report
+    tutorial = (site / "tutorial.html").as_uri()
+    browser.open(tutorial)
+    links = browser.js(
+        "[...document.querySelectorAll('.md-content a[href]')].map(a => a.href).filter(h => h.startsWith('file:'))"
+    )
+    targets = sorted({h.split("#")[0] for h in links} - {tutorial})
+    assert len(targets) >= 10
+    for href in targets:
+        browser.open(href)
+        page = _page_of(browser)
+        if href.endswith("/assets/demo/report.html"):
+            assert "irspec report" in browser.js("document.title"), page
+        else:
+            assert page["h1"], page
+
+
+# --- How the pages look at 1280 px --------------------------------------------------------------------------
+# A reader's laptop: the navigation at the left, the table of contents at the right, and between them a
+# column too narrow for a 160-character table of results. Such a block scrolls sideways, and nothing of it
+# is hidden: the copy button sits in a gutter of its own, and nothing spills out of the column or is cut.
+
+LAYOUT = """(() => {
+    const content = document.querySelector('.md-content');
+    const box = content.getBoundingClientRect();
+    const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+    const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className == 'string' ? '.' + e.className.trim().split(/\\s+/).join('.') : '')
+        + ': ' + (e.textContent || '').trim().slice(0, 60);
+    const out = {spills: [], cut: [], covered: [], blocks: 0, scrolling: 0};
+    for (const e of content.querySelectorAll('*')) {
+        const r = e.getBoundingClientRect();
+        if (!r.width || !r.height) continue;
+        const style = getComputedStyle(e);
+        // content cut off by a box that does not scroll
+        if (['hidden', 'clip'].includes(style.overflowX) && e.scrollWidth > e.clientWidth + 1) out.cut.push(name(e));
+        if (r.right <= box.right + 0.5 && r.left >= box.left - 0.5) continue;
+        // out of the column: only inside a box that scrolls it into view
+        let a = e.parentElement;
+        while (a && a !== content && !scrolls(a)) a = a.parentElement;
+        if (!a || a === content) out.spills.push(name(e));
+    }
+    for (const pre of content.querySelectorAll('pre')) {
+        const code = pre.querySelector(':scope > code');
+        const button = pre.querySelector('.md-code__nav');
+        if (!code || !button) continue;
+        out.blocks += 1;
+        if (code.scrollWidth > code.clientWidth) out.scrolling += 1;
+        const c = code.getBoundingClientRect(), b = button.getBoundingClientRect();
+        if (b.left < c.right && c.left < b.right && b.top < c.bottom && c.top < b.bottom) out.covered.push(name(code));
+    }
+    return out;
+})()"""
+
+
+@pytest.fixture(scope="module")
+def layouts(site, browser) -> dict[str, dict]:
+    """Each page opened from disk at 1280 px, once its script has added the code blocks' buttons: what
+    spills out of the column, what is cut, which code blocks the copy button covers."""
+    found = {}
+    assert browser.js("innerWidth") == 1280
+    for page in _pages(site):
+        browser.open(page.as_uri())
+        with contextlib.suppress(TimeoutError):
+            browser.wait_for(
+                "document.querySelectorAll('.md-content pre').length == document.querySelectorAll('.md-content pre .md-code__nav').length",
+                timeout=10,
+            )
+        found[str(page.relative_to(site))] = browser.js(LAYOUT)
+    return found
+
+
+def test_at_1280_px_nothing_spills_out_of_a_page_or_is_cut(layouts):
+    assert {p: (x["spills"], x["cut"]) for p, x in layouts.items() if x["spills"] or x["cut"]} == {}
+
+
+def test_at_1280_px_wide_code_blocks_scroll_and_the_copy_button_covers_no_text(layouts, site, browser, shots):
+    assert {p: x["covered"] for p, x in layouts.items() if x["covered"]} == {}
+    blocks = sum(x["blocks"] for x in layouts.values())
+    wide = {p: x["scrolling"] for p, x in layouts.items() if x["scrolling"]}
+    assert blocks > 200 and "how-to/diff.html" in wide  # the diff's report is wider than the column
+    browser.open((site / "how-to" / "diff.html").as_uri())
+    browser.screenshot(shots / "wide-code-1280.png")
+
+
+# --- Tables render as written --------------------------------------------------------------------------------
+# A cell is what GitHub shows for the page's Markdown (GFM): `\|` is a pipe in the cell, inside code too.
+# Python-Markdown keeps the backslash inside code (`zero\|skip`), and GitHub splits the row at a bare pipe
+# inside code, so a page writes such a cell otherwise: `--missing-queries {zero,skip}` (argparse's usage),
+# or <code>X &#124; Y</code>. Each table of each hand-written page is read from the Markdown
+# (the snippets it includes put in), its cells made text by Python-Markdown one at a time (not in a table),
+# and compared with the built page's cells.
+
+TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+SNIPPET = re.compile(r'^[ \t]*--8<-- "([^":]+)(?::([\w-]+))?"[ \t]*$', re.M)
+CODE_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[^\n]*\n.*?^\1\2[ \t]*$", re.M | re.S)
+
+
+def _with_snippets(text: str) -> str:
+    """The page's Markdown with each ``--8<-- "file:section"`` line replaced by what it includes."""
+
+    def include(m: re.Match) -> str:
+        lines = (ROOT / m.group(1)).read_text(encoding="utf-8").splitlines()
+        if m.group(2) is None:
+            return "\n".join(lines)
+        marker = re.compile(r"--8<-- \[(start|end):([\w-]+)\]")
+        kept, inside = [], False
+        for line in lines:
+            found = marker.search(line)
+            if found and found.group(2) == m.group(2):
+                inside = found.group(1) == "start"
+            elif inside and not found:
+                kept.append(line)
+        return "\n".join(kept)
+
+    return SNIPPET.sub(include, text)
+
+
+def _gfm_cells(row: str) -> list[str]:
+    """A table row's cells as GFM splits them: at every pipe not escaped, then ``\\|`` is a pipe."""
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", inner)]
+
+
+def _source_tables(page: Path) -> list[list[list[str]]]:
+    text = CODE_FENCE.sub(
+        lambda m: "\n" * m.group(0).count("\n"), _with_snippets(page.read_text(encoding="utf-8"))
+    )
+    lines, tables, i = text.splitlines(), [], 0
+    while i + 1 < len(lines):
+        if TABLE_ROW.match(lines[i]) and TABLE_RULE.match(lines[i + 1]):
+            rows, j = [_gfm_cells(lines[i])], i + 2
+            while j < len(lines) and TABLE_ROW.match(lines[j]):
+                rows.append(_gfm_cells(lines[j]))
+                j += 1
+            tables.append(rows)
+            i = j
+        else:
+            i += 1
+    return tables
+
+
+def _text(html_text: str) -> str:
+    """The text a browser shows for some HTML, whitespace made single spaces."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.parts.append(data)
+
+    parser = Text()
+    parser.feed(html_text)
+    return " ".join("".join(parser.parts).split())
+
+
+def _built_tables(page: Path) -> list[list[list[str]]]:
+    """The tables of a built page's article, as the text of their cells."""
+    article = (
+        page.read_text(encoding="utf-8")
+        .split('<article class="md-content__inner', 1)[1]
+        .split("</article>")[0]
+    )
+    tables = []
+    for table in re.findall(r"<table\b.*?</table>", article, re.S):
+        rows = re.findall(r"<tr\b.*?</tr>", table, re.S)
+        tables.append([[_text(c) for c in re.findall(r"<t[hd]\b[^>]*>(.*?)</t[hd]>", r, re.S)] for r in rows])
+    return tables
+
+
+def test_no_table_cell_of_the_site_shows_an_escaped_pipe(site):
+    shown = {
+        str(p.relative_to(site)): cell
+        for p in _pages(site)
+        for table in _built_tables(p)
+        for row in table
+        for cell in row
+        if "\\|" in cell
+    }
+    assert shown == {}
+
+
+def test_every_table_of_the_pages_renders_as_its_markdown_is_written(site):
+    import markdown
+
+    def expected(cell: str) -> str:
+        return _text(markdown.markdown(cell, extensions=["attr_list", "md_in_html", "pymdownx.inlinehilite"]))
+
+    differ, compared = [], 0
+    for source in sorted((ROOT / "docs").rglob("*.md")):
+        relative = source.relative_to(ROOT / "docs")
+        built = site / relative.with_suffix(".html")
+        wanted, got = _source_tables(source), _built_tables(built)
+        assert len(wanted) == len(got), (str(relative), len(wanted), len(got))
+        for table, shown in zip(wanted, got, strict=True):
+            for row, shown_row in zip(table, shown, strict=True):
+                cells = [expected(c) for c in row]
+                compared += len(cells)
+                if cells != shown_row:
+                    differ.append((str(relative), cells, shown_row))
+    assert compared > 500
+    assert differ == []
 
 
 # --- The site built where only the docs extra is installed --------------------------------------------------
@@ -457,12 +649,12 @@ print(json.dumps({"names": sorted(names), "importable": gone, "plugins": [e.name
     plugins_only = set(_registered_metrics()) - {m["name"] for m in json.loads(listed.stdout)}
     for page, anchors in full.items():
         lost = anchors - bare[page]
-        if page == "reference/metrics/index.html":
+        if page == "reference/metrics.html":
             lost -= {re.sub(r"[^a-z0-9]+", "-", m.lower()).strip("-") for m in plugins_only}
         assert not lost, (page, sorted(lost)[:10])
     for anchor in ("online", "diversity", "usermodel"):
-        assert anchor in bare["reference/metrics/index.html"]
-    assert "ab" in bare["reference/plan/index.html"]
-    modules = (out / "reference" / "modules" / "index.html").read_text(encoding="utf-8")
+        assert anchor in bare["reference/metrics.html"]
+    assert "ab" in bare["reference/plan.html"]
+    modules = (out / "reference" / "modules.html").read_text(encoding="utf-8")
     assert "Register plugins until the end of the test" in modules  # irspec.testing's fixture, without pytest
     assert "Evaluate Spark DataFrames of qrels and runs" in modules  # Spark's module, without pyspark

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import re
 import sys
 import warnings
@@ -36,6 +35,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
     metrics = get_registry().parse(args.specs)
     if args.json:
+        import json  # only these listings print JSON
+
         print(json.dumps([metric_record(m) for m in metrics], indent=2, sort_keys=True))
     else:
         for m in metrics:
@@ -52,6 +53,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     else:
         records, text = metric_records, catalog_text
     if args.json:
+        import json  # only these listings print JSON
+
         print(json.dumps(records(registry), indent=2, sort_keys=True))
     else:
         sys.stdout.write(text(registry))
@@ -59,6 +62,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
+    import json  # only these listings print JSON
+
     print(json.dumps(plugin_report(), indent=2, sort_keys=True))
     return 0
 

@@ -1,11 +1,21 @@
-"""Headless Chromium for the tests that look at an HTML page: found on the PATH, and a page's DOM
-after its scripts ran (the tests add a script to a copy of the page that writes what it measured)."""
+"""Headless Chromium for the tests that look at an HTML page: found on the PATH; a page's DOM after its
+scripts ran (:func:`dump_dom`: the tests add a script to a copy of the page that writes what it
+measured); and :class:`Browser`, a page driven through the DevTools protocol over a pipe (no driver, no
+package beyond the standard library): open, evaluate JavaScript, wait, take screenshots, collect errors.
+"""
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 import shutil
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 
 def chromium() -> str | None:
@@ -28,3 +38,147 @@ def dump_dom(page: Path, *flags: str) -> str:
         timeout=180,
         check=False,
     ).stdout
+
+
+class Browser:
+    """Headless Chromium over ``--remote-debugging-pipe``: DevTools messages as NUL-terminated JSON on
+    file descriptors 3 (to the browser) and 4 (from it). A page's console errors, uncaught exceptions
+    and the browser's own error reports (a content security policy's refusals among them) are kept in
+    :attr:`errors`, in order."""
+
+    def __init__(self, executable: str, profile: Path) -> None:
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+        # the browser expects its ends as fds 3 and 4: bash puts them there and closes the originals
+        moves = f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
+        moves += "".join(f" {fd}>&-" for fd in (to_browser_r, from_browser_w) if fd not in (3, 4))
+        self.process = subprocess.Popen(
+            [
+                "bash",
+                "-c",
+                moves,
+                executable,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile}",
+                "--no-first-run",
+                "about:blank",
+            ],
+            pass_fds=(to_browser_r, from_browser_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._buffer, self._next = b"", 0
+        self.errors: list[str] = []
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.call("Page.enable", session=True)
+        self.call("Runtime.enable", session=True)
+        self.call("Log.enable", session=True)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            session=True,
+            width=1280,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+
+    def call(self, method: str, session: bool = False, **params):
+        self._next += 1
+        message = {"id": self._next, "method": method, "params": params}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                reply = json.loads(raw)
+                self._note(reply)
+                if reply.get("id") == self._next:
+                    if "error" in reply:
+                        raise RuntimeError(f"{method}: {reply['error']}")
+                    return reply.get("result", {})
+            chunk = os.read(self._from_browser, 1 << 16)
+            if not chunk:
+                raise RuntimeError("Chromium closed the pipe")
+            self._buffer += chunk
+        raise TimeoutError(method)
+
+    def _note(self, message: dict) -> None:
+        """Keep an event that reports an error."""
+        params = message.get("params", {})
+        method = message.get("method")
+        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            self.errors.append(
+                " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+            )
+        elif method == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            self.errors.append(
+                details.get("exception", {}).get("description") or details.get("text", "exception")
+            )
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+            self.errors.append(params["entry"].get("text", "error"))
+
+    def js(self, expression: str):
+        """The value of a JavaScript expression (awaited if a promise) in the page."""
+        result = self.call(
+            "Runtime.evaluate", session=True, expression=expression, awaitPromise=True, returnByValue=True
+        )
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, condition: str, timeout: float = 30.0):
+        """Poll a JavaScript condition until it is truthy; its value."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                value = self.js(condition)
+            except RuntimeError:  # the page is between documents
+                value = None
+            if value:
+                return value
+            time.sleep(0.2)
+        raise TimeoutError(condition)
+
+    def open(self, url: str) -> None:
+        self.call("Page.navigate", session=True, url=url)
+        self.wait_for(
+            f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url.split('#')[0])})"
+        )
+
+    def screenshot(self, path: Path, *, full: bool = False) -> None:
+        """A PNG of the window, or with ``full`` of the whole page (its full height at the window's width)."""
+        extra = {"captureBeyondViewport": True} if full else {}
+        if full:
+            width, height = self.js(
+                "[document.documentElement.clientWidth, document.documentElement.scrollHeight]"
+            )
+            extra["clip"] = {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
+        data = self.call("Page.captureScreenshot", session=True, format="png", **extra)["data"]
+        path.write_bytes(base64.b64decode(data))
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        os.close(self._to_browser)
+        os.close(self._from_browser)
+
+
+def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """A :class:`Browser` for a module's tests, closed after them (a fixture's body: ``yield from``);
+    the tests skip when no Chromium is installed."""
+    executable = chromium()
+    if executable is None:
+        pytest.skip("no headless Chromium installed")
+    b = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()

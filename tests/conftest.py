@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+import irspec.data.small
 import irspec.spec.plugins
 from irspec.testing import irspec_plugin  # noqa: F401  (the fixture, also when irspec is not installed)
 
@@ -25,3 +28,31 @@ def pytest_configure(config):
     # bury any unexpected warning in the summary. tests/test_warnings.py records them explicitly
     # (pytest.warns and catch_warnings override this filter).
     config.addinivalue_line("filterwarnings", "ignore::irspec.IrspecWarning")
+
+
+# The modules whose every test runs twice: with the small readers (irspec.data.small, the default for
+# files of a few MB: no polars) and without (SMALL_BELOW = 0: polars' reader and the frame's ranking),
+# so that every conformance, differential and hostile case holds both ways (the same values, the same
+# errors naming the same file, line and text).
+_BOTH_READERS = {
+    "test_conformance",
+    "test_differential",
+    "test_trec_exact",
+    "test_whitespace",
+    "test_hostile_api",
+    "test_hostile_cli",
+    "test_hostile_inputs",
+    "test_compat_pytrec_eval",
+}
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.module.__name__.rpartition(".")[2] in _BOTH_READERS:
+        metafunc.parametrize("_reader", ["small", "general"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def _reader(request, monkeypatch):
+    """The readers a test of :data:`_BOTH_READERS` runs with (the small ones elsewhere)."""
+    if getattr(request, "param", "small") == "general":
+        monkeypatch.setattr(irspec.data.small, "SMALL_BELOW", 0)

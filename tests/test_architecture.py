@@ -112,6 +112,7 @@ LAYERS: list[tuple[str, ...]] = [
         "data.datasets",
     ),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
+    ("data.small",),  # small TREC files and dicts of qrels read without polars (for evaluation)
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
     (
@@ -137,7 +138,9 @@ LAYERS: list[tuple[str, ...]] = [
         "evaluation.similarity",
     ),  # rank similarity of two runs (RBO, KTU, Jaccard) per query: irspec.similarity
     ("experiment.records",),  # the compare step's records: its settings and one comparison
-    ("report.plots",),  # figures drawn from results
+    ("report.svg", "report.figures"),  # an SVG chart writer; what the figures draw, computed from results
+    ("report.charts",),  # the figures written as SVG
+    ("report.plots",),  # the figures as files: SVG, and PNG drawn with matplotlib
     ("report",),  # every output format and the notebook display, from results (Evaluated) and comparisons
     ("fusion.engine",),  # runs fused into one by a fusion spec, block by block (irspec fuse, irspec.fuse)
     ("evaluation.result",),  # one run's values and means: irspec.Result, shown in a notebook through report
@@ -192,13 +195,19 @@ HEAVY = {
     "pyarrow",
     "ir_datasets",
     "pyspark",
+    "torch",
+    "torchmetrics",
 }
 """Third-party modules that cost a noticeable part of a second to import."""
 
 LAZY_EDGES = {
     "__init__": "the face: the entry points load on first use so that `import irspec` stays light",
     "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
-    "report.plots": "matplotlib is imported only when drawing; the HTML report says so when it is missing",
+    "report.plots": "matplotlib is imported only when a PNG is drawn (the plots output): the HTML report needs none",
+    "plan.resolve": "the plots output's error without matplotlib is the figures' code's, loaded only then; "
+    "the power section's check is stats.design's (scipy.optimize), loaded for a plan with one",
+    "stats.significance": "scipy.stats loads for the Wilcoxon and sign tests and Tukey's HSD only: the t-test's "
+    "distribution is scipy.special's, and scipy.stats costs several times its import (issue 35's demo)",
     "report.html": "jinja2 loads only when an HTML page is rendered, so text-only runs do not load it",
     "data.frames": "to_frame imports polars or pandas (optional) only when a frame is asked for",
     "report": "a command renders one format: the package's face (its _LAZY table), irspec eval's format_results and "

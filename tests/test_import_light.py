@@ -29,6 +29,8 @@ HEAVY = [
     "ir_datasets",
     "pyspark",
     "py4j",
+    "torch",
+    "torchmetrics",
 ]
 
 # The directory holding the irspec package, so the child imports the same code (installed or not).
@@ -112,8 +114,21 @@ def test_the_default_table_with_intervals_loads_no_scipy():
         "assert status in (0, None), status"
     )
     loaded = _loaded_after(code)
-    assert "polars" in loaded and "numpy" in loaded  # it did evaluate
+    assert "numpy" in loaded  # it did evaluate
     assert "scipy" not in loaded
+    assert "polars" not in loaded  # small files: read without polars (irspec.data.small)
+
+
+def test_a_large_input_loads_polars():
+    # files above the small readers' size are read by polars (here: every file, SMALL_BELOW = 0)
+    code = (
+        "import irspec.cli, irspec.data.small\n"
+        "irspec.data.small.SMALL_BELOW = 0\n"
+        "status = irspec.cli.main(['eval', 'specs/demo/qrels.txt', 'specs/demo/runs/bm25.run', '-m', 'nDCG@10, AP'])\n"
+        "assert status in (0, None), status"
+    )
+    loaded = _loaded_after(code)
+    assert "polars" in loaded and "scipy" not in loaded
 
 
 def test_eval_runs_as_a_plan_without_loading_the_steps_it_lacks():
@@ -195,8 +210,10 @@ def test_a_small_run_with_ties_is_evaluated_without_numpy_ma(tmp_path, ranked):
     run.write_text("\n".join(lines) + "\n")
     for fmt in ("", ", '--format', 'trec'"):
         code = _EVAL.replace("specs/demo/qrels.txt", str(qrels)).replace("specs/demo/runs/bm25.run", str(run))
+        # read by polars (the small readers, which load no polars at all, switched off)
+        code = "import irspec.data.small\nirspec.data.small.SMALL_BELOW = 0\n" + code
         loaded = _modules_after(code.format(fmt))
-        assert "irspec.evaluation.ranking" in loaded  # it did evaluate
+        assert "irspec.evaluation.ranking" in loaded and "polars" in loaded  # it did evaluate, with polars
         assert "numpy.ma" not in loaded
 
 
@@ -245,3 +262,52 @@ def test_a_command_that_does_not_end_start_up_itself_works_with_the_collector_on
     )
     result = _run(code)
     assert result.returncode == 0, result.stderr
+
+
+_FIGURES = {
+    "irspec.report.figures",
+    "irspec.report.charts",
+    "irspec.report.svg",
+    "irspec.report.plots",
+    "matplotlib",
+}
+
+
+def _demo_run(folder: Path, outputs: str) -> str:
+    """Code that runs the demo plan with ``outputs`` (its ``output:`` list) from ``folder``."""
+    plan = folder / "plan.yaml"
+    demo = Path(ROOT) / "specs" / "demo"
+    text = (
+        (Path(ROOT) / "specs" / "demo.yaml")
+        .read_text(encoding="utf-8")
+        .replace("demo/", f"{demo.as_posix()}/")
+    )
+    plan.write_text(text.split("output:")[0] + "output:\n" + outputs, encoding="utf-8")
+    return (
+        f"import contextlib, io, os\nfrom irspec.cli import main\nos.chdir({str(folder)!r})\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    assert main(['run', {str(plan)!r}]) == 0"
+    )
+
+
+_HTML = "  - {format: html, path: r.html}\n"
+
+
+def test_a_plan_without_figures_loads_no_figure_code(tmp_path):
+    # the demo plan with its tables and JSON but no HTML report: nothing of the figures loads (issue 35)
+    outputs = "  - {format: table}\n  - {format: json, path: r.json}\n  - {format: markdown, path: r.md}\n"
+    loaded = _modules_after(_demo_run(tmp_path, outputs))
+    assert "irspec.report.markdown" in loaded  # it did report
+    assert sorted(_FIGURES & loaded) == []
+    # an HTML report loads the SVG writer and no matplotlib
+    loaded = _modules_after(_demo_run(tmp_path, _HTML))
+    assert {"irspec.report.charts", "irspec.report.svg"} <= loaded and "matplotlib" not in loaded
+
+
+def test_the_demo_plan_loads_neither_scipy_stats_nor_scipy_optimize(tmp_path):
+    # the demo's paired t-tests take Student's t from scipy.special (scipy.stats, which imports
+    # scipy.optimize, cost several times as much to import: issue 35's demo in seconds); a power section's
+    # check loads them when a plan has one
+    loaded = _modules_after(_demo_run(tmp_path, _HTML))
+    assert "irspec.stats.significance" in loaded and "scipy.special" in loaded  # it did compare
+    assert sorted({"scipy.stats", "scipy.optimize", "matplotlib"} & loaded) == []

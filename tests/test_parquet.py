@@ -326,7 +326,7 @@ def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = No
             "run",
             {"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": [1.0, float("-inf")]},
             None,
-            "bad_run.parquet: row 1: query 'q1': infinite score -inf (scores must be finite) for docno 'd2'",
+            "bad_run.parquet: row 1: query 'q1': infinite score -inf (scores must be finite; a number beyond ±1.8e308 reads as infinite) for docno 'd2'",
         ),
         (
             "run",

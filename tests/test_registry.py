@@ -279,16 +279,14 @@ def test_registering_something_else_is_rejected(fresh_pm):
 
 
 def _fake_entry_points(monkeypatch, specs):
-    """Make importlib.metadata.entry_points(group="irspec") return the given (name, value) pairs."""
+    """Make the plugin manager find the given (name, value) pairs as the irspec entry points installed."""
     eps = [importlib.metadata.EntryPoint(name=n, value=v, group="irspec") for n, v in specs]
-    real = importlib.metadata.entry_points
+    real = irspec.spec.plugins.entry_points
 
-    def entry_points(**kw):
-        if kw.get("group") == "irspec":
-            return eps
-        return real(**kw)
+    def entry_points(group):
+        return eps if group == "irspec" else real(group)
 
-    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.setattr(irspec.spec.plugins, "entry_points", entry_points)
 
 
 @pytest.fixture
@@ -409,12 +407,12 @@ class _FakeEntryPoint:
 
 
 def _installed(monkeypatch, *eps) -> None:
-    real = importlib.metadata.entry_points
+    real = irspec.spec.plugins.entry_points
 
-    def entry_points(**kw):
-        return list(eps) if kw.get("group") == "irspec" else real(**kw)
+    def entry_points(group):
+        return list(eps) if group == "irspec" else real(group)
 
-    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.setattr(irspec.spec.plugins, "entry_points", entry_points)
     monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     monkeypatch.delenv("IRSPEC_LOAD_PLUGINS", raising=False)
 
@@ -737,3 +735,106 @@ def test_the_shipped_plugins_sections_are_what_the_plugins_register(distribution
     with registered_plugin(module) as registry:
         sections = {name for name, section in registry.sections.items() if section.plugin == module.__name__}
     assert sections == set(SHIPPED_PLUGIN_SECTIONS.get(distribution, ()))
+
+
+# --- finding installed plugins ---------------------------------------------------------------------
+
+
+def _found(eps) -> list[tuple[str, str, str]]:
+    return [(e.name, e.value, e.dist.name if e.dist is not None else None) for e in eps]
+
+
+def _dist(root, folder, name, entry_points=None, *, version="1.0"):
+    """A distribution's metadata directory ``root/folder`` (``METADATA`` naming ``name``), with
+    ``entry_points.txt`` when given."""
+    path = root / folder
+    path.mkdir(parents=True)
+    (path / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    if entry_points is not None:
+        (path / "entry_points.txt").write_text(entry_points)
+    return path
+
+
+def test_installed_plugins_are_found_as_importlib_metadata_finds_them(tmp_path, monkeypatch):
+    # the search spec.plugins makes (without importing importlib.metadata) gives importlib.metadata's
+    # entry points: every group of this environment's distributions, and crafted path entries with
+    # the same distribution twice (the first on the path wins), names spelled several ways, egg-info,
+    # comments, other sections and a distribution without entry points
+    a, b = tmp_path / "a", tmp_path / "b"
+    _dist(
+        a,
+        "Pkg_One-1.0.dist-info",
+        "Pkg-One",
+        "# a comment\n[irspec]\none = pkg_one.plugin:thing\n\n[other]\nx = y\n",
+    )
+    _dist(b, "pkg.one-2.0.dist-info", "pkg.one", "[irspec]\none = pkg_one.newer\n")
+    _dist(
+        b,
+        "two.egg-info",
+        "two",
+        "[console_scripts]\ntwo = two:main\n[irspec]\n two_ep =  two.plugin : obj.attr [extra] \n",
+    )
+    _dist(a, "three-1.0.dist-info", "three")
+    _dist(b, "Four-1.0.dist-info", "Four", "[irspec]\nfour = four\n")
+    _dist(a, "four-0.5.dist-info", "four", "[irspec]\nfour = four.old\n")
+    monkeypatch.syspath_prepend(str(b))
+    monkeypatch.syspath_prepend(str(a))
+    groups = {e.group for d in importlib.metadata.distributions() for e in d.entry_points}
+    assert {"irspec", "console_scripts", "other"} <= groups
+    for group in groups:
+        theirs = importlib.metadata.entry_points(group=group)
+        ours = irspec.spec.plugins._scan(group)
+        assert ours is not None
+        assert _found(ours) == _found(theirs)
+    ours = {e.name: e for e in irspec.spec.plugins.entry_points("irspec")}
+    assert ours["one"].value == "pkg_one.plugin:thing" and ours["one"].dist.version == "1.0"
+    assert ours["two_ep"].value == "two.plugin : obj.attr [extra]"
+
+
+def test_what_the_search_cannot_read_is_read_by_importlib_metadata(tmp_path, monkeypatch):
+    # a zip file on the path, or an entry point line importlib.metadata reads otherwise (no '='): the
+    # search gives up and importlib.metadata answers (here, with its own error)
+    _dist(tmp_path, "odd-1.0.dist-info", "odd", "[irspec]\nno equals sign\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert irspec.spec.plugins._scan("irspec") is None
+    with pytest.raises(TypeError):
+        irspec.spec.plugins.entry_points("irspec")
+
+
+def test_a_zip_file_on_the_path_is_searched_by_importlib_metadata(tmp_path, monkeypatch):
+    import zipfile
+
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zipped-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped\nVersion: 1.0\n")
+        z.writestr("zipped-1.0.dist-info/entry_points.txt", "[irspec]\nzipped = zipped_plugin\n")
+    monkeypatch.syspath_prepend(str(archive))
+    assert irspec.spec.plugins._scan("irspec") is None
+    assert "zipped" in {e.name for e in irspec.spec.plugins.entry_points("irspec")}
+
+
+def test_an_installed_plugin_is_loaded_from_what_the_search_finds(tmp_path, monkeypatch):
+    package = tmp_path / "irspec_test_found"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import irspec\n\n"
+        "class Plugin:\n"
+        "    @irspec.hookimpl\n"
+        "    def irspec_register_metrics(self, register):\n"
+        "        register(irspec.MetricDef('FoundToy', 'a toy', compute='irspec_test_found:compute'))\n\n"
+        "holder = type('Holder', (), {'plugin': Plugin()})\n"
+    )
+    _dist(
+        tmp_path,
+        "irspec_test_found-1.0.dist-info",
+        "irspec-test-found",
+        "[irspec]\nfound = irspec_test_found:holder.plugin\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("IRSPEC_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.setenv("IRSPEC_LOAD_PLUGINS", "found")
+    pm = get_plugin_manager()
+    assert pm.get_plugin("found") is not None
+    registry = build_registry(pm)
+    assert "FoundToy" in registry.definitions
+    assert registry.distributions["found"] == "irspec-test-found 1.0"

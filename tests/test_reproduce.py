@@ -290,9 +290,9 @@ def test_readings_and_formats(tmp_path: Path) -> None:
     assert r"\begin{tabular}" in latex and r"$\Delta$RI" in latex
     page = ours.render("html")
     assert (
-        page.count("data:image/svg+xml;base64,") == 2
+        page.count('<svg class="chart"') == 2
         and "<script" not in page
-        and "http" not in page.split("<body>")[1].split("data:")[0]
+        and "http" not in page.split("<body>")[1]
     )
     frame = ours.to_frame()
     assert frame.columns == ["pair", "query_id", "KTU", "RBO"] and frame.height == 100
@@ -550,8 +550,8 @@ def test_p_value_of_one_equal_metric_among_others() -> None:
 
 _MEASURE = """<script>
 window.addEventListener("load", () => {
-  const imgs = [...document.querySelectorAll("figure img")];
-  const loaded = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
+  const imgs = [...document.querySelectorAll("figure svg.chart")];
+  const loaded = imgs.filter(i => i.getBoundingClientRect().width > 300 && i.getBoundingClientRect().height > 150).length;
   const out = document.createElement("pre");
   out.id = "measured";
   out.textContent = JSON.stringify({images: imgs.length, loaded: loaded, tables: document.querySelectorAll("table").length,
@@ -564,7 +564,7 @@ window.addEventListener("load", () => {
 @pytest.mark.skipif(chromium() is None, reason="no headless Chromium installed")
 def test_html_page_in_headless_chromium(tmp_path: Path) -> None:
     """The self-contained page (no script of its own, no network): its tables parse and both figures
-    decode, in a window 1000 pixels wide without horizontal scrolling."""
+    are drawn, in a window 1000 pixels wide without horizontal scrolling."""
     page = _demo().render("html")
     (tmp_path / "measured.html").write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
     dom = dump_dom(tmp_path / "measured.html", "--window-size=1000,1400", "--virtual-time-budget=5000")

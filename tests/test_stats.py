@@ -684,3 +684,18 @@ def test_mean_ci_is_cut_at_the_bounds_given():
     assert stats.mean_ci(x) == pytest.approx((low, high))
     assert stats.mean_ci(x, bounds=(0.0, 1.0)) == pytest.approx((low, 1.0))
     assert stats.mean_ci(x, bounds=(0.9, None)) == pytest.approx((0.9, high))
+
+
+def test_the_t_tests_distribution_is_scipy_stats_t_to_the_last_bit():
+    # the paired t-test reads Student's t from scipy.special (scipy.stats loads only for the tests that
+    # need it): its p-values and interval half-widths are scipy.stats.t's own, bit for bit
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        n = int(rng.integers(2, 5000))
+        mean, sd = float(rng.normal(0, 0.2)), float(rng.uniform(0.01, 0.5))
+        t, p = stats._t_test(mean, sd, n)
+        assert p == float(2.0 * st.t.sf(abs(t), n - 1))
+        confidence = float(rng.choice([0.9, 0.95, 0.99]))
+        low, high = stats._t_interval(mean, sd, n, confidence)
+        half = float(st.t.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
+        assert (low, high) == (mean - half, mean + half)

@@ -77,6 +77,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irspec.errors import InputError, InputTypeError, IrspecError, IrspecWarning, quote
+from irspec.lazy import collector_paused
 
 __all__ = [
     "RelevanceEvaluator",
@@ -492,8 +493,14 @@ class RelevanceEvaluator:
             raise TypeError("Argument query_relevance should be of type dictionary.")
         relevance_level = _level(relevance_level)
         judged_only = bool(operator.index(judged_docs_only_flag))
+        # the first evaluator loads irspec's engine and registry, with the caller's dicts in memory
+        with collector_paused():
+            self._load(query_relevance, requested, relevance_level, judged_only)
+
+    def _load(self, query_relevance: Any, requested: Any, relevance_level: int, judged_only: bool) -> None:
         judgments = _judgments(query_relevance)
         from irspec.data import read_qrels
+        from irspec.data.small import qrels_of_mapping
         from irspec.evaluation.means import GMEAN_FLOOR
 
         keys = _keys(requested)
@@ -505,7 +512,8 @@ class RelevanceEvaluator:
         self._texts = [i for i, k in enumerate(keys) if k.metric is None]
         self._logs = [i for i, k in enumerate(keys) if k.log]
         self._floor = GMEAN_FLOOR
-        qrels = read_qrels(judgments)
+        # a dict of plain ids and labels is read without polars (a small evaluation never imports it)
+        qrels = qrels_of_mapping(judgments) or read_qrels(judgments)
         self._judged = frozenset(qrels.query_ids)
         self._qrels = qrels
         self._options = {"relevance_level": relevance_level, "judged_only": judged_only}

@@ -33,10 +33,9 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import polars as pl
 
 from irspec.data.arrays import SOURCE as TOPK
 from irspec.data.arrays import frame_from_topk
@@ -53,8 +52,14 @@ from irspec.data.objects import (
     non_finite_message,
 )
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
-from irspec.data.trec import Source, read_text, stem
+from irspec.data.trec import Source, Text, read_text, stem
 from irspec.errors import InputError, InputTypeError, quote
+from irspec.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = ["Qrels", "Run", "checked", "read_qrels", "read_run", "sniff_kind", "split_kinds"]
 
@@ -88,7 +93,11 @@ class Qrels:
                 checked(read_parquet(path_or_file, QRELS, name, columns)[0], QRELS, name, "row")[0], name
             )
         _no_columns(columns, source or path_or_file)
-        text = read_text(path_or_file, QRELS, source)
+        return cls.of_text(read_text(path_or_file, QRELS, source))
+
+    @classmethod
+    def of_text(cls, text: Text) -> Qrels:
+        """Qrels of a TREC file read (:func:`~irspec.data.trec.read_text`), checked."""
         return cls(checked(text.frame, QRELS, text.source)[0], text.source)
 
     @classmethod
@@ -177,7 +186,11 @@ class Run:
             frame, keys = checked(frame, RUN, name, "row")
             return cls(frame, stem(name) or runid or "run", name, keys, runid)
         _no_columns(columns, source or path_or_file)
-        text = read_text(path_or_file, RUN, source)
+        return cls.of_text(read_text(path_or_file, RUN, source))
+
+    @classmethod
+    def of_text(cls, text: Text) -> Run:
+        """The run of a TREC file read (:func:`~irspec.data.trec.read_text`), checked."""
         frame, keys = checked(text.frame, RUN, text.source)
         return cls(frame, text.name or "run", text.source, keys, text.runid)
 

@@ -18,13 +18,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from irspec.data.objects import as_float64, bad_id, ids_as_text, is_id, no_lines, non_finite_message
 from irspec.errors import InputError, quote
+from irspec.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = ["NO_RESULT", "SOURCE", "TopK", "frame_from_topk"]
 

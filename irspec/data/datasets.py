@@ -20,13 +20,17 @@ layering (ARCHITECTURE.md).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from irspec.errors import InputError, SpecError, or_list, suggest
+from irspec.lazy import lazy_module
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import DATASET_MEASURES, Metric, Registry
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = [
     "PREFIX",

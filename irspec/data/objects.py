@@ -21,18 +21,24 @@ mapping from irspec's names (``query``, ``docno``, ``label``, ``score``) to the 
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from itertools import chain
 from operator import methodcaller
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import polars as pl
 
 from irspec.data.kinds import INT64, QRELS, RUN, Kind, label_out_of_range
 from irspec.errors import InputError, quote
+from irspec.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 CONVENTIONS: dict[str, dict[str, str]] = {
     "ir_measures": {"query": "query_id", "docno": "doc_id", "label": "relevance", "score": "score"},
@@ -105,25 +111,31 @@ class MappingScores(NamedTuple):
 
     query_ids: list[str]
     """The queries with at least one document, in the mapping's order."""
-    docs: list[dict[str, Any]]
-    """Their dicts, docno -> score."""
+    docs: list[dict[Any, Any]]
+    """Their dicts, docno -> score (the docnos strings, or bytes when :attr:`encoded`)."""
     lengths: np.ndarray
     """Their sizes."""
     scores: np.ndarray
     """Every score (float64), query after query in that order: the frame's score column."""
     dtype: Any
-    """The polars type the scores were read as (Float64 or Int64), before the cast to float64."""
+    """The type the scores were read as before the cast to float64: numpy's (float64 or int64), or
+    polars' (Float64 or Int64) for values numpy does not type so."""
     wanted: Mapping[str, list[str]] | None = None
     """The docnos looked up in each query's dict (by query id), if any."""
     found: list[Any] | None = None
     """Their scores, query after query (those with a document), ``None`` for a docno the dict lacks."""
     empty: tuple[str, ...] = ()
     """The queries given with an empty dict: no document, but given (see :attr:`irspec.data.Run.empty`)."""
+    encoded: bool = False
+    """Whether the dicts' docnos are UTF-8 bytes rather than strings (a run file read as it is:
+    :class:`irspec.data.small.TextRun`); docnos looked up in them are encoded first."""
 
     def converted(self, found: list[Any]) -> np.ndarray:
         """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in
         :attr:`scores` (NaN for ``None``): read by the same polars builder (:attr:`dtype`), so an
         integer or a numpy scalar among floats converts as it did there."""
+        if isinstance(self.dtype, np.dtype):  # typed by numpy (_plain_scores): each value as a double
+            return np.fromiter((math.nan if v is None else v for v in found), np.float64, len(found))
         column = pl.Series(RUN.value, found, dtype=self.dtype, strict=True).cast(pl.Float64)
         return column.to_numpy()  # a null (no such document) becomes NaN
 
@@ -167,13 +179,18 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
     except TypeError:
         return None
     lengths = np.fromiter(map(len, inner), np.int64, len(inner))
-    try:
-        column = pl.Series(RUN.value, values, strict=True)  # as _values_from_objects types it
-    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):  # ValueError: longdouble
-        return None
-    if column.dtype not in (pl.Float64, pl.Int64) or column.null_count():
-        return None
-    scores = column.cast(pl.Float64).to_numpy()
+    plain = _plain_scores(values)
+    dtype: Any
+    if plain is not None:
+        scores, dtype = plain
+    else:
+        try:
+            column = pl.Series(RUN.value, values, strict=True)  # as _values_from_objects types it
+        except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):  # ValueError: longdouble
+            return None
+        if column.dtype not in (pl.Float64, pl.Int64) or column.null_count():
+            return None
+        scores, dtype = column.cast(pl.Float64).to_numpy(), column.dtype
     if not np.isfinite(scores).all():
         return None
     answered = lengths > 0
@@ -185,8 +202,27 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
         inner = [x for x, k in zip(inner, keep, strict=True) if k]
         lengths = lengths[answered]
     return MappingScores(
-        qids, inner, lengths, scores, column.dtype, wanted, found if wanted is not None else None, empty
+        qids, inner, lengths, scores, dtype, wanted, found if wanted is not None else None, empty
     )
+
+
+def _plain_scores(values: list[Any]) -> tuple[np.ndarray, np.dtype] | None:
+    """Scores led by a Python float or int that numpy types as doubles or 64-bit integers (numpy's
+    scalars of those and a boolean among them too), as float64 with that type; ``None`` for anything
+    else, which polars types (:func:`mapping_scores`). Polars types a list by its first value, and so
+    reads the same doubles from such a list (an integer beyond 2**53 rounded to the nearest, as it
+    casts one), or refuses it (a float after an integer: the frame reader's numpy then reads it as
+    here); numpy spares a small evaluation polars' import (:mod:`irspec.data.small`). A list led by a
+    float32 is polars' to type: it reads the doubles after it as float32."""
+    if not values or type(values[0]) not in (float, int):
+        return None
+    try:
+        arr = np.array(values)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if arr.ndim != 1 or arr.dtype not in (np.float64, np.int64):
+        return None
+    return arr.astype(np.float64, copy=False), arr.dtype
 
 
 def _values_from_objects(

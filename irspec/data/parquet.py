@@ -14,13 +14,17 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from typing import Any, TypeGuard
-
-import polars as pl
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from irspec.data.kinds import RUN, Kind
 from irspec.data.objects import frame_from_dataframe
 from irspec.errors import InputError
+from irspec.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = ["RUN_COLUMN", "is_arrow", "is_parquet", "read_arrow", "read_parquet"]
 

@@ -7,7 +7,7 @@ as always). This module knows nothing of metrics: it turns a run file into :clas
 blocks, each holding every line of its queries, and decides when that is needed.
 
 - **When.** :func:`open_run` reads a run whole (today's fast path) when it is small (at most
-  :data:`STREAM_ABOVE`, 64 MiB of text) and its estimated working set fits the memory budget
+  :data:`STREAM_ABOVE`, 16 MiB of text) and its estimated working set fits the memory budget
   (``memory=``, ``--memory 1GiB``; :func:`default_memory` otherwise); larger runs stream, being both
   faster and smaller so (:data:`BLOCK_CAP`). The estimate is the in-memory path's, measured: about
   :data:`WORKING_SET_FACTOR` bytes per byte of run text (a scattered run's sort costs the most), on
@@ -19,7 +19,8 @@ blocks, each holding every line of its queries, and decides when that is needed.
   queries form a block, and the last query, which may go on in the next chunk, is carried over.
 - **Scattered runs.** Whether the run is grouped is learnt while reading: a query id that comes back
   after its lines ended proves it is not. The blocks read so far are then void (the iterator yields
-  :data:`DISCARD` to say so) and the file is read again from the start, each chunk's rows written to one of
+  :data:`DISCARD` to say so) and the file is read again from the start: whole, when it is at most
+  :data:`SCATTERED_WHOLE` and fits the budget so, else each chunk's rows written to one of
   a number of temporary Arrow files chosen by a hash of the query id; each partition, read back,
   holds every line of its queries and is one block. Reading twice costs the prefix read before the
   discovery; a shuffled run is found out in its first chunk. The temporary directory (and a spooled
@@ -43,9 +44,7 @@ blocks, each holding every line of its queries, and decides when that is needed.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import contextlib
-import decimal
 import enum
 import errno
 import io
@@ -53,24 +52,28 @@ import itertools
 import math
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import polars as pl
 
 from irspec.data import Run, checked, read_run, value_runs
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
+from irspec.data.small import TextRun, small_run
 from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
 from irspec.errors import EvaluationError, InputError, quote
+from irspec.lazy import lazy_module
 from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
 from irspec.progress import Progress
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = [
     "DISCARD",
@@ -114,15 +117,26 @@ the arrays of a block stay in the caches, a scattered block sorts fewer rows); w
 at once (:data:`PARSERS`), 8 MiB blocks took less CPU time than 16 MiB ones, at ~100 MiB less peak
 memory (a grouped 5M-line run: 1.73 s of CPU and 275-291 MiB, against 1.83-1.99 s and 359-394 MiB)."""
 
+BLOCKS_AT_LEAST = 16
+"""A streamed file is read in at least this many blocks (of at least :data:`MIN_BLOCK`): a run of 35 MB
+(1M lines) in blocks of 2.2 MB rather than 8 MiB peaked at 173 MiB rather than 234, in the same time;
+a run of 128 MiB or more has blocks of :data:`BLOCK_CAP`."""
+
 FIRST_PART = 8
 """A grouped run's first chunk is this fraction of a block (then each twice the one before, up to a
 block): the evaluation waits for the first chunk's reading, parsing and checking alone, so a small
 one starts it sooner (a 5M-line run's first block of 16 MiB blocks is ready after 19-24 ms rather than
 87-104 ms)."""
 
-STREAM_ABOVE = 64 << 20
-"""Run files above this size (64 MiB of text) are streamed even when they would fit the budget
-whole, being faster so and smaller; smaller ones are read whole (one block would be the whole run)."""
+STREAM_ABOVE = 16 << 20
+"""Run files above this size (16 MiB of text) are streamed even when they would fit the budget
+whole, being faster so and smaller; smaller ones are read whole (one block would be the whole run).
+A 1M-line run (35 MB) grouped by query took 1.6 s at 286 MiB whole and 1.3 s at 192 MiB streamed."""
+
+SCATTERED_WHOLE = 64 << 20
+"""A run of at most this size (64 MiB of text) found not grouped by query while it streams is read
+whole, when it fits the budget so, rather than spread over partitions on disk (which costs more time
+than the memory saved is worth at this size)."""
 
 SPREAD_CAP = 64 << 20
 """The largest chunk of a scattered run spread over the partitions at once: fewer, larger partition
@@ -152,6 +166,8 @@ def parse_memory(value: str | int) -> int:
     """A memory size in bytes from ``value``: an integer of bytes, or a number and a unit (``500MB``,
     ``1.5GiB``; kB, MB, GB, TB are powers of 1000, KiB, MiB, GiB, TiB of 1024, case ignored); at most
     :data:`MAX_MEMORY`. The number is read exactly (as a decimal, not a float)."""
+    import decimal  # the streaming machinery's modules are imported where used: a small run needs none
+
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise EvaluationError(f"memory must be a size such as '500MB' or '1GiB', got {quote(value)}")
     if isinstance(value, int):
@@ -263,7 +279,11 @@ def open_run(
     size = _text_size(path)
     if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong
-    return RunBlocks(path, path, block, spread, stem=stem(path))
+    if block_bytes is None:
+        block = min(block, max(size // BLOCKS_AT_LEAST, MIN_BLOCK))
+    # a scattered run that fits whole is read whole when found out (partitioning would cost more time)
+    whole = block_bytes is None and size <= SCATTERED_WHOLE and size * WORKING_SET_FACTOR <= room
+    return RunBlocks(path, path, block, spread, stem=stem(path), whole=whole)
 
 
 def open_together(
@@ -288,7 +308,9 @@ def _is_text_path(src: Any) -> bool:
     return isinstance(src, (str, os.PathLike)) and not is_parquet(os.fspath(src))
 
 
-def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator[Run | RunBlocks]:
+def open_runs(
+    paths: Sequence[Any], memory: str | int | None = None, *, small: bool = False
+) -> Iterator[Run | RunBlocks | TextRun]:
     """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
     before it asks for the next: while it does, the next :data:`READ_AHEAD` runs are read on worker
     threads when they are small files (at most :data:`READ_AHEAD_BELOW` of text each, and twice their working
@@ -301,22 +323,30 @@ def open_runs(paths: Sequence[Any], memory: str | int | None = None) -> Iterator
     :func:`open_run` does (and the runs after one are read ahead once it is reached). A run that fails
     to read raises its error when it is asked for, after the runs before it, as if read then. A
     callable in ``paths`` is a run made rather than read (a plan's fused run): it is called at its turn,
-    so that only one such run is held at a time."""
+    so that only one such run is held at a time. With ``small``, a small file of clean text is read
+    without polars, for evaluation (:func:`~irspec.data.small.small_run`), at its turn: read in Python,
+    which holds the GIL, on a worker thread it would only wait for the caller."""
+    if small:
+        for path in paths:
+            yield _open(_made(path), memory, small)
+        return
+    import concurrent.futures
+
     budget = default_memory() if memory is None else parse_memory(memory)
     with concurrent.futures.ThreadPoolExecutor(
         max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
     ) as pool:
-        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks]] = {}
+        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks | TextRun]] = {}
         try:
             for i, path in enumerate(paths):
                 reading = ahead.pop(i, None)
-                loaded = open_run(_made(path), memory) if reading is None else reading.result()
+                loaded = _open(_made(path), memory, small) if reading is None else reading.result()
                 room = _room(budget) // READ_AHEAD
                 for j in range(i + 1, min(i + 1 + READ_AHEAD, len(paths))):
                     if j not in ahead:
                         if not _read_ahead(paths[j], room):
                             break  # opened at its turn; the runs after it are read ahead from there
-                        ahead[j] = pool.submit(_read_early, paths[j], memory)
+                        ahead[j] = pool.submit(_read_early, paths[j], memory, small)
                 yield loaded
                 del loaded  # not held while the next ones are read
         finally:
@@ -338,13 +368,18 @@ READ_AHEAD = 2
 second core busy where one run's reading takes longer than the run before it takes to evaluate."""
 
 
-def _read_early(src: Any, memory: str | int | None) -> Run | RunBlocks:
+def _read_early(src: Any, memory: str | int | None, small: bool = False) -> Run | RunBlocks | TextRun:
     """:func:`open_run` of ``src`` on a worker of :func:`open_runs`, with the run's query blocks found
     there too (what the evaluation asks of a run first), rather than by the caller."""
-    run = open_run(src, memory)
+    run = _open(src, memory, small)
     if isinstance(run, Run):
         run.query_blocks  # noqa: B018  (a cached property, computed here)
     return run
+
+
+def _open(src: Any, memory: str | int | None, small: bool) -> Run | RunBlocks | TextRun:
+    """:func:`open_run` of ``src``, or with ``small`` the run :func:`~irspec.data.small.small_run` reads."""
+    return (small_run(src) if small else None) or open_run(src, memory)
 
 
 def _made(src: Any) -> Any:
@@ -359,6 +394,8 @@ def _ahead(items: Iterator[Any]) -> Iterator[Any]:
     """``items`` in their order, each next one computed on a worker thread while the caller holds the
     one before: an error computing it is raised when the caller asks for it, as if computed then. When
     the caller stops early, the item being computed is waited for and ``items`` closed (its files)."""
+    import concurrent.futures
+
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read")
     following = pool.submit(next, items, _END)
     try:
@@ -483,8 +520,11 @@ class RunBlocks:
         *,
         stem: str | None,
         directory: str | None = None,
+        whole: bool = False,
     ) -> None:
         self.path = path
+        self.whole = whole
+        """Whether a run found scattered is read whole (:data:`SCATTERED_WHOLE`), not partitioned."""
         self.source = source
         self.block_bytes = max(int(block_bytes), 64)  # a few lines at least
         self.spread_bytes = max(
@@ -536,6 +576,11 @@ class RunBlocks:
             pass
         yield DISCARD
         self._lines = self._queries = 0
+        if self.whole:
+            run = read_run(self.path)
+            self.name, self._runid = self.stem or run.runid or "run", run.runid
+            yield from self._counted(iter([(run, len(run.query_ids))]))
+            return
         yield from self._counted(_ahead(self._partitioned()))
 
     def _counted(self, blocks: Iterator[tuple[Run, int]]) -> Iterator[Run]:
@@ -600,7 +645,7 @@ class RunBlocks:
             f"a run not grouped by query is spread over files there, about its size ({_size(size)}): "
             "set TMPDIR to a directory with that much room"
         )
-        if size <= STREAM_ABOVE:
+        if size <= SCATTERED_WHOLE:
             remedy += f", raise the memory budget to {_size(_resident() + size * WORKING_SET_FACTOR)} (--memory, a plan's memory:) to read it whole"
         return remedy + ", or group its lines by query (sort -s -k1,1)"
 
@@ -654,6 +699,8 @@ class RunBlocks:
         data line's runid, and the number of lines read up to its end, in file order; ``parsers`` chunks
         parsed at once, each on a worker thread (the next chunk is read while they parse), an error
         raised at its chunk's turn. Touches no state of the run: it runs ahead of the caller."""
+        import concurrent.futures
+
         line = 1
         pending: collections.deque[tuple[concurrent.futures.Future[Any], int]] = collections.deque()
         pool = concurrent.futures.ThreadPoolExecutor(
@@ -833,6 +880,8 @@ def _temporary_error(error: OSError, directory: str, what: str, remedy: str) -> 
 
 def _make_directory(what: str) -> str:
     """A new temporary directory (in TMPDIR) for ``what``, or the error that says why there is none."""
+    import tempfile
+
     try:
         return tempfile.mkdtemp(prefix="irspec-")
     except OSError as e:
@@ -853,6 +902,8 @@ def _size(n: float) -> str:
 def _remove_tree(directory: str) -> None:
     """Remove ``directory`` and its files. Tried again for up to a second: after Ctrl-C, a write that
     polars was making on its own threads may still create its file after the first listing."""
+    import shutil
+
     for _ in range(100):
         shutil.rmtree(directory, ignore_errors=True)
         if not os.path.exists(directory):

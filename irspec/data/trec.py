@@ -43,14 +43,19 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NamedTuple, Union
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, Union
 
 import numpy as np
-import polars as pl
 
 from irspec.data.kinds import QRELS, RUN, Kind, label_out_of_range
 from irspec.errors import InputError, InputTypeError, quote
+from irspec.lazy import lazy_module
 from irspec.lines import MAX_LINE, READ_SIZE, check_lines
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
 Buffer = Union[bytes, mmap.mmap]  # noqa: UP007
@@ -87,7 +92,16 @@ class Text(NamedTuple):
 def read_text(src: Source, kind: Kind, source: str | None = None) -> Text:
     """Read TREC qrels or a TREC run (``kind``) from a path, ``"-"`` for standard input, or an open file.
     ``source`` overrides the name used in error messages."""
-    raw = _read_raw(src, source)
+    return _text(_read_raw(src, source), kind)
+
+
+def text_of(data: bytes, kind: Kind, source: str) -> Text:
+    """What :func:`read_text` reads from a file named ``source`` whose content is ``data`` (read already,
+    not compressed): the general reader of a file a small reader (:mod:`irspec.data.small`) read."""
+    return _text(_Raw(data, source, stem(source)), kind)
+
+
+def _text(raw: _Raw, kind: Kind) -> Text:
     frame = _parse(raw, kind)
     runid = _runid(raw.data, frame) if kind is RUN else None
     return Text(frame, raw.name, (raw.stem or runid) if kind is RUN else None, runid)

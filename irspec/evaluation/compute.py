@@ -13,16 +13,21 @@ import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from irspec.data import Qrels
 from irspec.data.datasets import parse_specs
 from irspec.errors import IrspecError
 from irspec.evaluation.context import UNJUDGED, Context, QueryView
+from irspec.lazy import lazy_module
 from irspec.spec.registry import JUDGED_ONLY, Metric
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = ["bind_metrics", "compute_metric", "judged_only_context", "judgment_coverage", "resolve"]
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import FrameType
 from typing import Any
 
+from irspec.data.small import small_inputs
 from irspec.data.stream import parse_memory
 from irspec.errors import EvaluationError, IrspecWarning
 from irspec.evaluation.compute import bind_metrics
@@ -52,11 +53,14 @@ def evaluate_many(
         raise EvaluationError("no metrics to compute")
     # A metric over another input (a plugin's log, say) goes through irspec.evaluation.inputs; one over qrels read
     # by a plugin (with subtopics) gets that input beside the ordinary qrels.
-    judgments = read_judgments(qrels, bound, columns)
+    # Small files (a few MB in all) are read and evaluated without polars: its import would cost more.
+    # Runs given lazily (a generator) are taken one at a time, as they come: never weighed, all read so.
+    small = columns is None and isinstance(runs, (list, tuple)) and small_inputs([qrels, *runs])
+    judgments = read_judgments(qrels, bound, columns, small=small)
     index = judgments.index if isinstance(qrels, Judgments) else index_qrels(judgments.qrels)
     inputs = judgments.inputs
     results = distinct_names(
-        [_evaluate_source(index, r, bound, options, memory, columns, inputs) for r in runs]
+        [_evaluate_source(index, r, bound, options, memory, columns, inputs, small) for r in runs]
     )
     issue_warnings(summarised(collect_warnings(results)))
     return results
@@ -115,7 +119,11 @@ def _evaluate_source(
     memory: Any,
     columns: Any = None,
     inputs: Mapping[str, Any] | None = None,
+    small: bool = False,
 ) -> Result:
-    """One run, read whole or, when it is too large for ``memory``, in blocks."""
-    name, source, runid, parts = evaluate_parts(index, src, metrics, options, memory, columns, inputs)
+    """One run, read whole or, when it is too large for ``memory``, in blocks (or without polars when
+    ``small``: :mod:`irspec.data.small`)."""
+    name, source, runid, parts = evaluate_parts(
+        index, src, metrics, options, memory, columns, inputs, small=small
+    )
     return finish(index, name, source, parts, metrics, options, inputs, runid=runid)

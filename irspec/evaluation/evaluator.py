@@ -17,10 +17,9 @@ import dataclasses
 import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from irspec.data import pair_keys
 from irspec.data.arrays import SOURCE as TOPK
@@ -34,7 +33,13 @@ from irspec.evaluation.judgments import read_judgments
 from irspec.evaluation.parts import Part, evaluate_part, evaluate_parts, finish
 from irspec.evaluation.result import Result
 from irspec.evaluation.result_set import ResultSet, several_runs
+from irspec.lazy import lazy_module
 from irspec.spec.registry import Metric
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = ["Evaluator"]
 

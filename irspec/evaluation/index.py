@@ -12,13 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from irspec.data import Qrels, pair_keys, value_runs
 from irspec.evaluation.context import segment_rows
+from irspec.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = ["FILTER_BITS", "IntegerKeys", "QrelsIndex", "index_qrels", "sub_index"]
 
@@ -35,31 +40,47 @@ class QrelsIndex:
     """
 
     def __init__(self, qrels: Any) -> None:
+        plain = getattr(qrels, "plain", None)
+        if plain is not None:  # qrels read without polars (irspec.data.small): their columns, row for row
+            query_ids, q, labels, docnos = plain
+            self._build(qrels, None, query_ids, q, labels, docnos)
+            return
         frame = qrels.frame.select("query", "docno", "label")
         runs = _sorted_codes(frame.get_column("query"))
         if runs is not None:  # the reader's order (by query): each query's rows in one run of rows
             query_ids, q = runs
-            query_codes = _query_codes(query_ids)
         else:
             query_ids = sorted(frame.get_column("query").unique().to_list())
-            query_codes = _query_codes(query_ids)
+            self.__dict__["query_codes"] = _query_codes(query_ids)
             q = (
-                frame.join(query_codes, on="query", how="left", maintain_order="left")
+                frame.join(self.query_codes, on="query", how="left", maintain_order="left")
                 .get_column("qcode")
                 .to_numpy()
             )
-        self._build(qrels, frame, query_ids, query_codes, q)
+        self._build(
+            qrels, frame, query_ids, q, frame.get_column("label").to_numpy().astype(np.int64, copy=False)
+        )
 
     def _build(
-        self, qrels: Any, frame: pl.DataFrame, query_ids: list[str], query_codes: pl.DataFrame, q: np.ndarray
+        self,
+        qrels: Any | None,
+        frame: pl.DataFrame | None,
+        query_ids: list[str],
+        q: np.ndarray,
+        labels: np.ndarray,
+        docnos: list[str] | None = None,
     ) -> None:
-        """Everything but the hashed keys (:attr:`_hashed`), from the rows' query codes ``q``."""
-        self.qrels = qrels
-        self.frame = frame
+        """Everything but the hashed keys (:attr:`_hashed`), from the rows' query codes ``q`` and labels;
+        ``frame``, the rows' query, docno and label, is made from the qrels when first asked for if not
+        given (``docnos``, the rows' docnos, given instead)."""
+        if qrels is not None:
+            self.qrels = qrels
+        if frame is not None:
+            self.__dict__["frame"] = frame
+        self._docnos = docnos
+        self._part_of: tuple[QrelsIndex, np.ndarray] | None = None
         self.query_ids = query_ids
         self.position = {qid: i for i, qid in enumerate(query_ids)}
-        self.query_codes = query_codes
-        labels = frame.get_column("label").to_numpy().astype(np.int64, copy=False)
         self.row_query = q
         self.row_label = labels
         order = _ideal_order(q, labels)  # by query, then label descending: the ideal ranking
@@ -72,6 +93,37 @@ class QrelsIndex:
         self._numbers: IntegerKeys | bool | None = False  # not built yet
         self._rank_of_row: np.ndarray | None = None  # each row's place among the sorted keys, once asked
         self._judged: tuple[list[list[str]], np.ndarray] | None = None
+
+    @cached_property
+    def frame(self) -> pl.DataFrame:
+        """The rows' query, docno and label (a frame: what joins with a run read as one, and what a
+        per-query metric's judgments are read from)."""
+        if self._part_of is not None:
+            whole, rows = self._part_of
+            return whole.frame[rows]
+        return self.qrels.frame.select("query", "docno", "label")
+
+    @cached_property
+    def qrels(self) -> Any:
+        """The qrels indexed (of an index of some of their queries, :func:`sub_index`: those rows)."""
+        assert self._part_of is not None  # set by _build otherwise
+        whole, rows = self._part_of
+        return Qrels(whole.qrels.frame[rows], whole.qrels.source)
+
+    def rows_of_whole(self, rows: np.ndarray) -> tuple[QrelsIndex, np.ndarray]:
+        """The index of the whole qrels, and those of its rows that are ``rows`` of this one (of an
+        index of some of their queries, :func:`sub_index`; this index and ``rows`` otherwise): where a
+        row's docno is read without gathering this index's own frame."""
+        index = self
+        while index._part_of is not None:
+            index, taken = index._part_of
+            rows = taken[rows]
+        return index, rows
+
+    @cached_property
+    def query_codes(self) -> pl.DataFrame:
+        """Each query id with its code: what a run's query ids are joined with."""
+        return _query_codes(self.query_ids)
 
     @cached_property
     def _hashed(self) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray]:
@@ -116,12 +168,15 @@ class QrelsIndex:
         that order (query code ``c``'s at ``offsets[c]:offsets[c + 1]``): a run given as dicts looks
         them up in its own (built on first use)."""
         if self._judged is None:
-            column, labels = self.frame.get_column("docno"), self.row_label
-            q = self.row_query
-            if len(q) > 1 and bool((q[1:] < q[:-1]).any()):  # not in query order (the reader's)
-                order = np.argsort(q, kind="stable")
-                column, labels = column.gather(order), labels[order]
-            docnos = column.to_list()
+            labels, q = self.row_label, self.row_query
+            if self._docnos is not None:  # qrels read without polars: sorted by query
+                docnos = self._docnos
+            else:
+                column = self.frame.get_column("docno")
+                if len(q) > 1 and bool((q[1:] < q[:-1]).any()):  # not in query order (the reader's)
+                    order = np.argsort(q, kind="stable")
+                    column, labels = column.gather(order), labels[order]
+                docnos = column.to_list()
             lists = [docnos[a:b] for a, b in pairwise(self.offsets.tolist())]
             self._judged = (lists, labels)
         return self._judged
@@ -262,7 +317,9 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
     the caches while a block's rows are looked up in it."""
     codes = np.array(sorted(index.position[q] for q in query_ids), dtype=np.int64)
     rows = segment_rows(index.offsets[codes], index.offsets[codes + 1] - index.offsets[codes])
-    qrels = Qrels(index.qrels.frame[rows], index.qrels.source)
+    if index._docnos is not None and "_hashed" not in index.__dict__:
+        # qrels read without polars, and never hashed: the subset's columns, made without polars too
+        return QrelsIndex(index.qrels.subset(rows))
     if index._rank_of_row is None:
         # made whole before it is kept: an index is shared between threads (an Evaluator's), and another
         # must never see the array before it is filled
@@ -272,13 +329,10 @@ def sub_index(index: QrelsIndex, query_ids: Sequence[str]) -> QrelsIndex:
     keys = index.sorted_keys[index._rank_of_row[rows]]
     query_ids = [index.query_ids[c] for c in codes.tolist()]  # sorted, as the codes are
     sub = QrelsIndex.__new__(QrelsIndex)
-    sub._build(
-        qrels,
-        index.frame[rows],
-        query_ids,
-        _query_codes(query_ids),
-        np.searchsorted(codes, index.row_query[rows]),
-    )
+    # its qrels and frame (the whole ones' rows) gathered only if asked for: a streamed run's blocks
+    # read their docnos from the whole frame (rows_of_whole)
+    sub._build(None, None, query_ids, np.searchsorted(codes, index.row_query[rows]), index.row_label[rows])
+    sub._part_of = (index, rows)
     # Distinct keys stay distinct in a subset; keys not proven distinct are tried again on their own.
     sub.__dict__["_hashed"] = _hashed_keys(keys, True if index.keys_unique else None)
     return sub

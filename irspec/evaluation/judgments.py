@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irspec.data import Qrels, read_qrels
+from irspec.data.small import small_qrels
 from irspec.errors import EvaluationError, IrspecError
 from irspec.evaluation.compute import bind_metrics, resolve
 from irspec.evaluation.index import QrelsIndex
@@ -89,7 +90,11 @@ def reads_qrels(kind: str) -> bool:
 
 
 def read_judgments(
-    source: Any, metrics: str | Metric | Iterable[str | Metric], columns: Mapping[str, str] | None = None
+    source: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    columns: Mapping[str, str] | None = None,
+    *,
+    small: bool = False,
 ) -> Judgments:
     """The judgments ``metrics`` (specs or bound metrics) are computed with, read from ``source`` (what
     :func:`read_qrels` takes).
@@ -98,6 +103,8 @@ def read_judgments(
     need an input that a plugin reads in place of the qrels (an :class:`~irspec.spec.definitions.InputReader`
     with ``as_qrels``), ``source`` is read by that reader, and its data object's ``qrels`` are the
     qrels of every metric; a metric that needs another input is an :class:`EvaluationError`.
+    With ``small``, a small file of clean text is read without polars
+    (:func:`~irspec.data.small.small_qrels`; the caller weighed the inputs: :func:`~irspec.data.small.small_inputs`).
     """
     metrics = bind_metrics(metrics, source.qrels if isinstance(source, Judgments) else source)
     registry = get_registry()
@@ -117,7 +124,8 @@ def read_judgments(
                 "use irspec.evaluate_input (or a plan's log key)"
             )
     if not kinds:
-        return Judgments(read_qrels(source, columns=columns))
+        plain = small_qrels(source) if small and columns is None else None
+        return Judgments(plain if plain is not None else read_qrels(source, columns=columns))
     if len(kinds) > 1:
         raise EvaluationError(
             f"the metrics need qrels read as {' and as '.join(map(repr, kinds))}; evaluate them separately"

@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from irspec.data import MappingRun, mapping_run, read_run
+from irspec.data import MappingRun, mapping_run
+from irspec.data.objects import MappingScores
+from irspec.data.small import small_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Options
@@ -50,6 +52,11 @@ class Part:
 
 
 _NO_COVERAGE: tuple[list[str], np.ndarray, np.ndarray] = ([], np.zeros(0), np.zeros(0, dtype=np.int64))
+
+_NO_RUN = MappingRun(
+    {}, MappingScores([], [], np.zeros(0, dtype=np.int64), np.zeros(0), np.dtype(np.float64)), "run"
+)
+"""A run of no document (``{}``), what the qrels queries no part answers are evaluated as."""
 
 
 def evaluate_part(
@@ -85,14 +92,18 @@ def evaluate_parts(
     memory: Any = None,
     columns: Any = None,
     inputs: Mapping[str, Any] | None = None,
+    *,
+    small: bool = False,
 ) -> tuple[str, str, str | None, list[Part]]:
     """A run's name, source, runid and :class:`Part`: one when it is read whole, one a block when it is
-    too large for ``memory`` (:mod:`irspec.data.stream`)."""
+    too large for ``memory`` (:mod:`irspec.data.stream`); a small file read without polars when
+    ``small`` (:mod:`irspec.data.small`)."""
     # A dict of dicts is evaluated from its dicts (MappingRun) when it can be: read_run's Run of it
     # would make a column of every docno, and most of them are judged nowhere. One read already, by a
     # caller that asks whether it could be (the pytrec_eval drop-in), is taken as it is when it looked
     # up this index's judged docnos.
-    if isinstance(src, MappingRun) and src.mapping.wanted is not index.judged_by_query():
+    mapping = src.mapping if isinstance(src, MappingRun) else None
+    if mapping is not None and mapping.wanted is not None and mapping.wanted is not index.judged_by_query():
         src = src.mapping_given
     from_dicts = (
         src
@@ -101,6 +112,8 @@ def evaluate_parts(
         if isinstance(src, Mapping)
         else None
     )
+    if from_dicts is None and small and columns is None:
+        from_dicts = small_run(src)
     run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
@@ -140,7 +153,7 @@ def finish(
     results = [p.result for p in answered if p.result is not None]
     if missing and options.missing_queries == "zero":  # scored as trec_eval -c scores them
         results.append(
-            _evaluate_run(sub_index(index, missing), read_run({}), list(metrics), options, inputs=inputs)
+            _evaluate_run(sub_index(index, missing), _NO_RUN, list(metrics), options, inputs=inputs)
         )
     query_ids = [q for r in results for q in r.query_ids]
     order = sorted(range(len(query_ids)), key=query_ids.__getitem__)

@@ -19,15 +19,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from irspec.data import pair_keys
 from irspec.evaluation.context import UNJUDGED, Context, Options, segment_rows
 from irspec.evaluation.index import IntegerKeys, QrelsIndex
 from irspec.evaluation.notes import coverage_notes
+from irspec.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
 
 __all__ = ["build_context"]
 
@@ -168,6 +173,8 @@ def _mapping_context(
     notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
     lists, all_labels = index.judged_docnos()
     wanted = [lists[c] for c in codes.tolist()]
+    if read.encoded:  # the dicts' docnos are bytes (a run file read as it is): so are those looked up
+        wanted = [[d.encode() for d in judged] for judged in wanted]
     # Each judged docno's score in its query's dict, None where the run lacks it (looked up as the
     # dicts were read, when they were read for this index): read by the builder that read the run's
     # scores (MappingScores.converted), so equal to its entry there.
@@ -191,19 +198,21 @@ def _mapping_context(
     if ranked:
         ranked = _in_order(scores, _same_block(n, lengths))
 
-    def mine(t: np.ndarray) -> pl.Series:
+    # The docnos of tied documents as arrays of strings (or of UTF-8 bytes), compared as Python compares
+    # them (strings by code point: the order of their UTF-8 bytes, polars' order)
+    def mine(t: np.ndarray) -> np.ndarray:
         flat = list(chain.from_iterable(wanted))
-        return pl.Series("docno", [flat[i] for i in np.flatnonzero(hit)[t].tolist()], dtype=pl.String)
+        return _strings([flat[i] for i in np.flatnonzero(hit)[t].tolist()])
 
     keys_of: dict[int, list[str]] = {}
 
-    def text(r: np.ndarray, c: np.ndarray) -> pl.Series:
+    def text(r: np.ndarray, c: np.ndarray) -> np.ndarray:
         out = []
         for b, i in zip(r.tolist(), c.tolist(), strict=True):
             if b not in keys_of:
                 keys_of[b] = list(docs[b])
             out.append(keys_of[b][i])
-        return pl.Series("docno", out, dtype=pl.String)
+        return _strings(out)
 
     if n == 0:
         label = np.zeros(0, dtype=np.int64)
@@ -222,6 +231,13 @@ def _mapping_context(
 
 def _lookup(docs: dict[str, Any], docnos: list[str]) -> Any:
     return map(docs.get, docnos)
+
+
+def _strings(values: list[str]) -> np.ndarray:
+    """Strings as an array of objects (numpy's fixed-width strings would drop trailing NULs)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 class _KeptFrame:
@@ -448,7 +464,7 @@ def _judged_ranks(
         if len(which) > _TIED_JUDGED:
             return None
         others = text(jrow[tied][which], col)
-        greater = (others > mine(tied[which])).to_numpy()
+        greater = np.asarray(others > mine(tied[which]), dtype=bool)
         place = place.copy()
         place[tied] += np.bincount(which, weights=greater, minlength=len(tied)).astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
@@ -674,8 +690,9 @@ def _judged_rows(
         # strings themselves, so equal codes are equal query ids; the docnos are compared as strings.
         codes, lengths = blocks
         row_code = codes[np.searchsorted(np.cumsum(lengths), row, side="right")]
+        whole, whole_rows = index.rows_of_whole(qrow)
         if (row_code == index.row_query[qrow]).all() and frame.get_column("docno")[_series(row)].equals(
-            index.frame.get_column("docno")[_series(qrow)]
+            whole.frame.get_column("docno")[_series(whole_rows)]
         ):
             return row, index.row_label[qrow]
     joined = frame.select("query", "docno").join(

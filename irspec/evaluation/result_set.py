@@ -123,7 +123,7 @@ def evaluate(
     for never) it gets a warning that the run's scores are likely underestimated.
 
     ``memory`` caps the working set (bytes, or ``"1GiB"``, ``"500MB"``): a run file
-    too large for it (or above 64 MiB) is evaluated in blocks of whole queries (:mod:`irspec.data.stream`),
+    too large for it (or above 16 MiB) is evaluated in blocks of whole queries (:mod:`irspec.data.stream`),
     with the same values; by default half the available memory, at most 2 GiB.
     """
     options = Options(relevance_level, depth, judged_only, missing_queries, collection_size, judged_warning)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 import sys
 import warnings
@@ -30,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
 from irspec.data import read_run
+from irspec.data.small import small_inputs
 from irspec.data.stream import RunBlocks, open_runs
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning, PlanError
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from irspec.experiment.records import Comparison
     from irspec.experiment.reproduce import Reproduction
     from irspec.experiment.standardize import ZTable
-    from irspec.report.plots import FigureData
+    from irspec.report.figures import FigureData
 
 __all__ = ["PlanReport", "plan_power", "render_outputs", "run_plan", "write_outputs"]
 
@@ -70,12 +70,12 @@ class PlanReport:
     notes: tuple[str, ...] = ()
     inputs: tuple[Result | StreamedResult, ...] = ()
     curves: dict[str, list[float]] | None = None
-    """The runs' 11-point precision-recall curves (:func:`irspec.report.plots.precision_recall`), from the
-    figures' own evaluation of the runs (:func:`irspec.report.plots.figure_metrics`) when an output draws
+    """The runs' 11-point precision-recall curves (:func:`irspec.report.figures.precision_recall`), from the
+    figures' own evaluation of the runs (:func:`irspec.report.figures.figure_metrics`) when an output draws
     plots; ``None`` otherwise."""
     figure_data: FigureData | None = None
     """The ROC points, AP values and confusion matrices of the other plots
-    (:func:`irspec.report.plots.figure_data`), from the same evaluation as the curves; ``None`` when nothing is drawn."""
+    (:func:`irspec.report.figures.figure_data`), from the same evaluation as the curves; ``None`` when nothing is drawn."""
     power: PowerAnalysis | None = None
     """The power analysis of the comparisons (the plan's ``power`` section); ``None`` without one."""
     reproduction: Reproduction | None = None
@@ -129,14 +129,14 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
         # tables show hold the plan's metrics, and their warnings are the plan's metrics' alone.
         wanted = {"results": _run_metrics(plan)}
         if drawn:
-            from irspec.report import plots
+            from irspec.report import figures
 
-            wanted["figures"] = list(plots.figure_metrics(size))
+            wanted["figures"] = list(figures.figure_metrics(size))
         plan, evaluated = _evaluate_runs(plan, wanted, judgments)
         results = evaluated["results"]
         if drawn:
-            curves = plots.precision_recall(evaluated["figures"])
-            data = plots.figure_data(evaluated["figures"], size)
+            curves = figures.precision_recall(evaluated["figures"])
+            data = figures.figure_data(evaluated["figures"], size)
         if any(o.format == "zscores" for o in plan.outputs):
             from irspec.experiment.standardize import z_table
 
@@ -343,14 +343,15 @@ def _evaluate_files(
     hashed = any(o.format in _HASHED for o in plan.outputs)
     found: dict[str, list[Any]] = {key: [] for key in wanted}
     metrics = [m for key in wanted for m in wanted[key]]
+    sources = [_run_source(r, plan) for r in runs]
+    # small files (a few MB in all) are read and evaluated without polars: its import would cost more
+    small = judgments is None and small_inputs([plan.qrels, *sources])
     with Progress("reading qrels", detail=str(plan.qrels)) as progress:
         # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
-        qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics)
+        qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics, small=small)
         progress.total = len(runs)
         # each run read while the one before it is evaluated, when it is small (open_runs)
-        for i, (r, loaded) in enumerate(
-            zip(runs, open_runs([_run_source(r, plan) for r in runs], plan.memory), strict=True)
-        ):
+        for i, (r, loaded) in enumerate(zip(runs, open_runs(sources, plan.memory, small=small), strict=True)):
             progress.update(label="evaluating runs", detail=str(r.path))
             if hashed:
                 # The provenance hashes the inputs: on a worker thread, once reading (which keeps every
@@ -578,6 +579,8 @@ def _render_main(
                 "warnings": list(report.warnings),
                 "provenance": _provenance(report),
             }
+            import json  # here: the comparisons' JSON alone needs it
+
             return json.dumps(doc, indent=2, allow_nan=False) + "\n"
         if output.format in ("csv", "tsv"):
             return fmt.comparisons_delimited(comparisons, sep="," if output.format == "csv" else "\t")
@@ -624,7 +627,7 @@ def _render_main(
     if output.format == "markdown":
         return fmt.to_markdown(results, intervals=intervals, **marks)
     if output.format == "html":
-        figures, note = _plots(report, required=False)
+        figures, note = _plots(report, files=False)
         title = f"irspec report: {os.path.basename(report.plan.source or '')}"
         # several sets of judgments: each set's results, comparisons and power in turn, then the agreement
         sets = [
@@ -656,7 +659,7 @@ def _render_main(
     if output.format == "plots":
         from irspec.report.plots import render_files
 
-        found, _ = _plots(report, required=True)
+        found, _ = _plots(report, files=True)
         return render_files(found)
     if output.format == "zscores":
         if report.zscores is None:
@@ -728,8 +731,8 @@ def _comparisons_doc(report: PlanReport) -> dict[str, Any]:
     }
 
 
-# The html and plots outputs of one report share its plots, and the json and html its provenance
-# (hashing the inputs once): the last report's are kept, nothing more.
+# The json and html outputs of one report share its provenance (hashing the inputs once), and its plots
+# are drawn once per kind (the page's, the files'): the last report's are kept, nothing more.
 _SHARED: dict[str, Any] = {}
 
 
@@ -772,46 +775,41 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
     return _shared(report, "provenance", make)
 
 
-def _plots(report: PlanReport, *, required: bool) -> tuple[list[Any], str | None]:
-    """The report's plots (drawn once), or ``[]`` and why not; raises when ``required`` and impossible."""
-
-    from irspec.report import plots
+def _plots(report: PlanReport, *, files: bool) -> tuple[list[Any], str | None]:
+    """The report's plots, drawn once per use, or ``[]`` and why not: for the HTML page (SVG, a topic's
+    mark linked to its row of the page's per-query table), or with ``files`` for the ``plots`` output
+    (SVG and PNG files, unlinked; raises when there is nothing to draw, or no matplotlib for the PNG)."""
+    from irspec.report import figures, plots
 
     def make() -> tuple[list[Any], str | None]:
-        try:
-            plots.require_matplotlib()
-        except IrspecError as e:
-            return [], str(e)
         plan = report.plan
         runs = list(report.results)
         inputs = [res for res in report.inputs if res.tables]  # a log's top queries and queries per unit
         if not runs and not inputs:
             return [], "the plan has no runs to plot"
-        with Progress("drawing plots") as progress:
-            # with several baselines, the per-topic differences are drawn from the first
-            baseline = (
-                plan.compare.baselines[0] if plan.compare is not None and plan.compare.baselines else None
-            )
-            # PNG only for a plots directory; the html output embeds the SVG
-            formats = ("svg", "png") if any(o.format == "plots" for o in plan.outputs) else ("svg",)
-            drawn = plots.render(
-                runs,
-                curves=report.curves,
-                data=report.figure_data,
-                baseline=baseline,
-                formats=formats,
-                progress=progress,
-                inputs=inputs,
-            )
-            if report.power is not None:
-                drawn += plots.render_power(report.power.curves(), target=report.power.power, formats=formats)
-            if report.agreement is not None:
-                drawn += plots.render_agreement(report.agreement, formats=formats)
-            if report.reproduction is not None:
-                drawn += plots.reproduction_figures(report.reproduction, formats=formats)
-            return drawn, None
+        # with several baselines, the per-topic differences are drawn from the first
+        baseline = plan.compare.baselines[0] if plan.compare is not None and plan.compare.baselines else None
+        drawn = figures.report_figures(
+            runs, curves=report.curves, data=report.figure_data, baseline=baseline, inputs=inputs
+        )
+        if report.power is not None:
+            drawn += figures.power_figures(report.power.curves(), report.power.power)
+        if report.agreement is not None:
+            drawn += figures.agreement_figures(report.agreement)
+        if report.reproduction is not None:
+            drawn += figures.reproduction_figures(report.reproduction)
+        anchor = None
+        if not files:
+            from irspec.report.html import query_anchor
 
-    found, why = _shared(report, "plots", make)
-    if required and why is not None:
+            # the figures are the first set's (several sets of judgments): so are the rows they link to
+            judged = report.by_qrels[0][0] if report.by_qrels else None
+            anchor = lambda query: "#" + query_anchor(query, judged)  # noqa: E731
+        with Progress("drawing plots") as progress:
+            formats = ("svg", "png") if files else ("svg",)
+            return plots.render_figures(drawn, formats=formats, anchor=anchor, progress=progress), None
+
+    found, why = _shared(report, "plot files" if files else "page plots", make)
+    if files and why is not None:
         raise IrspecError(why)
     return found, None if why is None else f"No plots: {why}."

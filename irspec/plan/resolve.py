@@ -38,10 +38,8 @@ from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.report.agreement import COMBINED_FORMATS
 from irspec.report.files import Inputs
 from irspec.report.formats import WITH_INTERVALS, default_intervals
-from irspec.report.plots import MISSING_MATPLOTLIB
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
-from irspec.stats.design import check_target
 
 # The outputs whose results tables can show a confidence interval beside each mean.
 _INTERVAL_FORMATS = (*WITH_INTERVALS, "html")
@@ -647,6 +645,8 @@ def _resolve_outputs(
             elif fmt != "plots" and path.is_dir():
                 problems.add((*where, "path"), f"{str(path)!r} is a directory")
         if fmt == "plots" and importlib.util.find_spec("matplotlib") is None:
+            from irspec.report.plots import MISSING_MATPLOTLIB  # the figures' code, only for this case
+
             problems.add((*where, "format"), MISSING_MATPLOTLIB)
         content = entry.get("content", "results")
         if content == "comparisons" and compare is None:
@@ -734,6 +734,8 @@ def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Prob
     if nan:
         return None
     if 0 < found.alpha < 1 and 0 < found.power < 1:  # else the schema has said so
+        from irspec.stats.design import check_target  # scipy's optimize and stats: a plan with power only
+
         try:
             check_target(found.power, found.alpha)
         except IrspecError as e:

@@ -15,7 +15,9 @@ comparisons and the settings that made them; the renderers only translate it int
 ``files``     atomic writes of a file or a directory of files
 
 Formatters return text (Parquet: bytes) and write nothing. The report layer never evaluates or compares: it is given
-results (and comparisons), and :mod:`irspec.report.plots` draws the figures from results it is given.
+results (and comparisons), and the figures are drawn from results it is given: :mod:`irspec.report.figures`
+computes what they show, :mod:`irspec.report.charts` writes them as SVG, :mod:`irspec.report.plots` as files
+(the PNG with matplotlib).
 """
 
 from __future__ import annotations

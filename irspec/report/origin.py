@@ -65,7 +65,7 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
 
 _SEEDED_TESTS = ("randomization", "bootstrap", "randomized-tukey")
 # (key, distribution): every package irspec imports to read, evaluate, compare and report; matplotlib
-# is imported only to draw, and named here all the same, as the HTML report's plots depend on it.
+# is imported only to draw the plots output's PNG files, and named here all the same.
 _PACKAGES = (
     ("scipy", "scipy"),
     ("polars", "polars"),

@@ -1,6 +1,9 @@
-"""Plots of evaluation results, drawn with matplotlib (a dependency, imported only when drawing).
+"""The figures of a report as files: SVG written by irspec (:mod:`irspec.report.charts`) and PNG drawn
+with matplotlib (a dependency, imported only when a PNG is drawn).
 
-Each figure as PNG and SVG:
+The figures, what each shows and the values behind them are :mod:`irspec.report.figures`'s; this module
+renders them (:func:`render`) and keeps the matplotlib drawing of each kind for the PNG files of the
+``plots`` output, the pictures people put in papers:
 
 ``pr-curves``
     The 11-point interpolated precision-recall curve of every run: the mean over queries of
@@ -36,21 +39,46 @@ Each figure as PNG and SVG:
 
 matplotlib is imported only inside the functions here, figures are drawn on
 :class:`matplotlib.figure.Figure` with the Agg canvas (never through pyplot, so no global backend is
-chosen and nothing is left open), and rc settings apply only inside :func:`matplotlib.rc_context`. The
-SVG files carry no date and fixed ids, so the same results give the same bytes. This module only
-draws: it never evaluates, and is given the results it draws.
+chosen and nothing is left open), and rc settings apply only inside :func:`matplotlib.rc_context`. Both
+encodings carry no date, so the same results give the same bytes. This module only draws: it never
+evaluates, and is given the results it draws.
 """
 
 from __future__ import annotations
 
 import io
 import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from irspec.errors import IrspecError
+from irspec.report import charts
+from irspec.report.figures import (
+    CONFUSION_K,
+    IPREC_SPECS,
+    JITTER_SEED,
+    MAX_TOPIC_LABELS,
+    ROC_CUTOFFS,
+    Confusion,
+    Figure,
+    FigureData,
+    Plot,
+    agreement_figures,
+    box,
+    differences,
+    fallout_words,
+    figure_data,
+    figure_metrics,
+    figure_specs,
+    histogram,
+    jitter,
+    power_at,
+    power_figures,
+    precision_recall,
+    report_figures,
+)
+from irspec.report.figures import aligned as _aligned  # noqa: F401  (the name tests and older code use)
+from irspec.report.figures import reproduction_figures as _reproduction_figures
 
 __all__ = [
     "CONFUSION_K",
@@ -70,17 +98,14 @@ __all__ = [
     "precision_recall",
     "render",
     "render_agreement",
+    "render_figures",
     "render_files",
     "render_power",
     "require_matplotlib",
 ]
 
-_LEVELS = tuple(i / 10 for i in range(11))
-IPREC_SPECS: tuple[str, ...] = tuple(f"IPrec@{level:.1f}" for level in _LEVELS)
-"""The 11 recall levels of the precision-recall curves, as metric specs."""
-
 MISSING_MATPLOTLIB = "plots need matplotlib (an irspec dependency): pip install matplotlib"
-"""The error when matplotlib cannot be imported."""
+"""The error when matplotlib cannot be imported (and a PNG is asked for)."""
 
 # Readable defaults, applied only while drawing and saving.
 _RC = {
@@ -94,101 +119,10 @@ _RC = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
-    "svg.hashsalt": "irspec",  # fixed ids: the same figure gives the same SVG bytes
-    "svg.fonttype": "path",  # glyphs as paths: the SVG looks the same without the fonts installed
 }
-_NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
 _MARKERS = "osD^vP*Xph<>"
 _LINESTYLES = ("-", "--", "-.", ":")
-
-
-ROC_CUTOFFS: tuple[int, ...] = (1, 2, 3, 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000)
-"""The cutoffs of the ROC curve's points (trec_eval's standard cutoffs and a few more at the top)."""
-CONFUSION_K = 10
-"""The default cutoff of the confusion matrix: the top 10 count as retrieved."""
-JITTER_SEED = 0
-"""The seed of the per-topic dots' jitter in the distributions plots (it moves the dots, no value)."""
-
-
-@dataclass(frozen=True)
-class Confusion:
-    """Retrieved in the top ``k`` against relevant, summed over ``topics``: relevant retrieved (true
-    positives), non-relevant retrieved (false positives, unjudged documents included), relevant
-    missed (false negatives), and non-relevant not retrieved (true negatives): ``None`` without the
-    collection size, which is the only way to know them."""
-
-    k: int
-    topics: int
-    relevant_retrieved: int
-    nonrelevant_retrieved: int
-    relevant_missed: int
-    nonrelevant_missed: int | None
-
-
-@dataclass(frozen=True)
-class FigureData:
-    """What the figures beyond the precision-recall curves draw, per run name: the ROC points
-    ``(fall-out, recall)`` from the origin through :data:`ROC_CUTOFFS`, means over the topics; the
-    per-topic AP values (the histograms); the :class:`Confusion` at ``k``. ``collection_size`` is
-    ``None`` when fall-out counts judged non-relevant documents only."""
-
-    roc: dict[str, list[tuple[float, float]]]
-    ap: dict[str, list[float]]
-    confusion: dict[str, Confusion]
-    collection_size: int | None
-
-
-def figure_specs(collection_size: int | None, k: int = CONFUSION_K) -> tuple[str, ...]:
-    """The metric specs :func:`figure_data` reads: AP, recall and fall-out at
-    every ROC cutoff (judged-only fall-out without ``collection_size``), and P@k, NumRet and NumRel
-    for the confusion matrix at ``k``."""
-    fallout = "Fallout" if collection_size is not None else "Fallout(judged=true)"
-    roc = [spec for c in ROC_CUTOFFS for spec in (f"R@{c}", f"{fallout}@{c}")]
-    return ("AP", *roc, f"P@{k}", "NumRet", "NumRel")
-
-
-def figure_metrics(collection_size: int | None, k: int = CONFUSION_K) -> tuple[str, ...]:
-    """Every metric spec the figures read from the runs: :data:`IPREC_SPECS` (:func:`precision_recall`)
-    and :func:`figure_specs` (:func:`figure_data`). A plan that draws evaluates its runs on these as an
-    evaluation of their own, beside the one its tables show, which holds the plan's metrics alone."""
-    return (*IPREC_SPECS, *figure_specs(collection_size, k))
-
-
-def figure_data(results: Sequence[Any], collection_size: int | None, k: int = CONFUSION_K) -> FigureData:
-    """The ROC points, AP values and confusion matrices of ``results`` (evaluated with
-    :func:`figure_specs` of the same ``collection_size`` and ``k`` among their metrics)."""
-    import numpy as np
-
-    fallout = "Fallout" if collection_size is not None else "Fallout(judged=true)"
-    roc, ap, confusion = {}, {}, {}
-    for res in results:
-        agg = res.aggregate()
-        roc[res.run_name] = [(0.0, 0.0)] + [(agg[f"{fallout}@{c}"], agg[f"R@{c}"]) for c in ROC_CUTOFFS]
-        values = res.column("AP")
-        ap[res.run_name] = [float(v) for v in values[np.isfinite(values)]]
-        # P@k is relevant-in-top-k / k exactly, so P@k * k is that count up to the last bit
-        tp = np.rint(res.column(f"P@{k}") * k).astype(np.int64)
-        fp = np.minimum(res.column("NumRet").astype(np.int64), k) - tp
-        rel = res.column("NumRel").astype(np.int64)
-        tn = None if collection_size is None else int((collection_size - rel - fp).sum())
-        confusion[res.run_name] = Confusion(
-            k, len(tp), int(tp.sum()), int(fp.sum()), int((rel - tp).sum()), tn
-        )
-    return FigureData(roc, ap, confusion, collection_size)
-
-
-@dataclass(frozen=True)
-class Plot:
-    """One rendered figure: ``name`` (the file stem, such as ``pr-curves``), a ``title``, a one-line
-    ``description``, its ``svg`` and ``png`` bytes (``None`` when that format was not asked for), and
-    the ``seed`` of any random numbers it drew (the distributions' jitter), for the provenance."""
-
-    name: str
-    title: str
-    description: str
-    svg: bytes | None
-    png: bytes | None
-    seed: int | None = None
+_FORMATS = ("svg", "png")
 
 
 def require_matplotlib() -> Any:
@@ -200,23 +134,113 @@ def require_matplotlib() -> Any:
     return matplotlib
 
 
-def precision_recall(results: Sequence[Any]) -> dict[str, list[float]]:
-    """The 11-point interpolated precision-recall curve of each run: its mean ``IPrec`` at recall 0.0,
-    0.1, ..., 1.0, read from ``results`` evaluated with :data:`IPREC_SPECS` among their metrics
-    (:func:`figure_metrics`, which a plan evaluates when an output draws plots). ``{run name: curve}``."""
-    curves = {}
-    for res in results:
-        agg = res.aggregate()
-        at = {m.get("recall"): agg[str(m)] for m in res.metrics if m.name == "IPrec"}
-        missing = [spec for spec, level in zip(IPREC_SPECS, _LEVELS, strict=True) if level not in at]
-        if missing:
-            raise ValueError(f"{res.run_name} was evaluated without {', '.join(missing)}")
-        curves[res.run_name] = [at[level] for level in _LEVELS]
-    return curves
+def render_figures(
+    figures: Sequence[Figure],
+    *,
+    formats: Sequence[str] = _FORMATS,
+    anchor: charts.Anchor | None = None,
+    progress: Any = None,
+) -> list[Plot]:
+    """``figures`` (:mod:`irspec.report.figures`) rendered in ``formats``: ``svg`` written by
+    :mod:`irspec.report.charts` (with ``anchor``, a topic's mark links to its query's row), ``png``
+    drawn with matplotlib (an :class:`~irspec.errors.IrspecError` when it is missing). ``progress`` (an
+    :class:`irspec.progress.Progress`) counts the figures done."""
+    unknown = set(formats) - set(_FORMATS)
+    if unknown:
+        raise ValueError(f"unknown plot formats: {', '.join(sorted(unknown))}")
+    matplotlib = require_matplotlib() if "png" in formats else None
+    if progress is not None:
+        progress.total = len(figures)
+    out = []
+    for figure in figures:
+        svg = charts.svg_bytes(figure, anchor) if "svg" in formats else None
+        png = None
+        if matplotlib is not None:
+            with matplotlib.rc_context(_RC):
+                png = _png(_DRAW[figure.kind](*figure.args))
+        out.append(Plot(figure.name, figure.title, figure.description, svg, png, figure.seed))
+        if progress is not None:
+            progress.update(len(out), detail=figure.name)
+    return out
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text.replace("@", "_at_")).strip("_") or "metric"
+def render(
+    results: Sequence[Any],
+    *,
+    curves: Mapping[str, Sequence[float]] | None = None,
+    data: FigureData | None = None,
+    baseline: str | None = None,
+    formats: Sequence[str] = _FORMATS,
+    progress: Any = None,
+    inputs: Sequence[Any] = (),
+    anchor: charts.Anchor | None = None,
+) -> list[Plot]:
+    """Every plot of ``results`` (one :class:`~irspec.evaluation.result.Result` per run, same metrics)
+    as SVG and PNG bytes (:func:`irspec.report.figures.report_figures` lists them).
+
+    ``curves`` are the runs' precision-recall curves (:func:`precision_recall`); without them there is
+    no ``pr-curves`` plot. ``data`` (:func:`figure_data`) gives the ROC curves, the AP histograms and
+    the confusion matrices; without it there are none. ``baseline`` names the run the differences are
+    taken from; without one, the first run. ``inputs`` are results of other inputs (a log's), whose tables
+    are drawn too. ``formats``, ``anchor`` and ``progress`` as :func:`render_figures` takes them.
+    """
+    unknown = set(formats) - set(_FORMATS)
+    if unknown:
+        raise ValueError(f"unknown plot formats: {', '.join(sorted(unknown))}")
+    found = report_figures(results, curves=curves, data=data, baseline=baseline, inputs=inputs)
+    return render_figures(found, formats=formats, anchor=anchor, progress=progress)
+
+
+def figures(
+    results: Sequence[Any],
+    *,
+    curves: Mapping[str, Sequence[float]] | None = None,
+    data: FigureData | None = None,
+    baseline: str | None = None,
+    inputs: Sequence[Any] = (),
+) -> Iterable[tuple[str, str, str, Any]]:
+    """``(name, title, description, figure)`` of every plot of ``results``, and of the tables of
+    ``inputs`` after them, each a matplotlib figure drawn when it is reached."""
+    for f in report_figures(results, curves=curves, data=data, baseline=baseline, inputs=inputs):
+        yield f.name, f.title, f.description, _DRAW[f.kind](*f.args)
+
+
+def render_files(plots: Sequence[Plot]) -> dict[str, bytes]:
+    """``{file name: bytes}``: a PNG and an SVG file per plot, for :func:`irspec.report.write_files_atomic`."""
+    files = {}
+    for p in plots:
+        for ext, data in (("png", p.png), ("svg", p.svg)):
+            if data is None:
+                raise ValueError(f"plot {p.name} was rendered without {ext}")
+            files[f"{p.name}.{ext}"] = data
+    return files
+
+
+def render_power(curves: Sequence[Any], *, target: float, formats: Sequence[str] = _FORMATS) -> list[Plot]:
+    """The ``power-curves`` plot as SVG and PNG bytes; ``[]`` without curves (no delta was given)."""
+    return render_figures(power_figures(curves, target), formats=formats)
+
+
+def render_agreement(found: Any, *, formats: Sequence[str] = _FORMATS) -> list[Plot]:
+    """The scatter plots of an :class:`~irspec.experiment.agreement.Agreement` (``agreement-<metric>-<a>-<b>``):
+    per metric and pair of sets, each run's mean under one set against the other."""
+    return render_figures(agreement_figures(found), formats=formats)
+
+
+def reproduction_figures(reproduction: Any, formats: Sequence[str] = ("svg",)) -> list[Plot]:
+    """A reproduction's figures (:mod:`irspec.experiment.reproduce`): per-topic KTU and RBO (on the
+    same qrels only) and ER against ΔRI, rendered in ``formats``."""
+    return render_figures(_reproduction_figures(reproduction), formats=formats)
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150, metadata={"Software": None})
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------------------
+# The matplotlib figures (the PNG files), one per kind of figure
 
 
 def _styles(n: int) -> list[dict[str, Any]]:
@@ -264,58 +288,32 @@ def pr_figure(curves: Mapping[str, Sequence[float]]) -> Any:
     return fig
 
 
-def _aligned(a: Any, b: Any, metric: str) -> tuple[list[str], Any, Any]:
-    """Two results' values of ``metric`` on the queries both have, paired by id (undefined left out)."""
-    import numpy as np
-
-    qa = np.asarray(a.query_ids, dtype=str)
-    qb = np.asarray(b.query_ids, dtype=str)
-    common, ia, ib = np.intersect1d(qa, qb, assume_unique=True, return_indices=True)
-    x, y = a.column(metric)[ia], b.column(metric)[ib]
-    ok = np.isfinite(x) & np.isfinite(y)
-    return [str(q) for q in common[ok]], x[ok], y[ok]
-
-
-# Up to this many topics, the differences chart names each one under its bar.
-_MAX_TOPIC_LABELS = 80
-
-
 def differences_figure(results: Sequence[Any], metric: str, baseline: str) -> Any:
     """Per-topic differences from ``baseline`` in ``metric``, sorted, one panel per other run."""
-    import numpy as np
-
-    by_name = {r.run_name: r for r in results}
-    base = by_name[baseline]
-    others = [r for r in results if r.run_name != baseline]
+    found = differences(results, metric, baseline)
     n_topics = max((len(r.query_ids) for r in results), default=0)
     width = min(max(6.5, 0.14 * n_topics + 2.0), 16.0)
-    fig = _new_figure(width, 1.0 + 2.3 * len(others))
-    axes = fig.subplots(len(others), 1, sharey=True, squeeze=False)[:, 0]
-    for ax, run in zip(axes, others, strict=True):
-        topics, x, y = _aligned(run, base, metric)
-        d = x - y
-        order = np.argsort(-d, kind="stable")
-        d = d[order]
-        colors = np.where(d > 0, "#1a7f37", np.where(d < 0, "#cf222e", "#8c959f"))
-        ax.bar(np.arange(len(d)), d, color=colors, width=0.8)
+    fig = _new_figure(width, 1.0 + 2.3 * len(found))
+    axes = fig.subplots(len(found), 1, sharey=True, squeeze=False)[:, 0]
+    for ax, d in zip(axes, found, strict=True):
+        n = len(d.diff)
+        colors = ["#1a7f37" if v > 0 else "#cf222e" if v < 0 else "#8c959f" for v in d.diff]
+        ax.bar(range(n), d.diff, color=colors, width=0.8)
         ax.axhline(0, color="#57606a", linewidth=0.8)
-        wins, ties, losses = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
-        mean = float(d.mean()) if len(d) else math.nan
+        wins, ties, losses = d.counts
         ax.set_title(
-            f"{run.run_name} − {baseline}: {wins} better, {ties} tied, {losses} worse; mean {mean:+.4f}",
+            f"{d.run} − {baseline}: {wins} better, {ties} tied, {losses} worse; mean {d.mean:+.4f}",
             loc="left",
         )
         ax.set_ylabel(f"Δ {metric}")
-        ax.set_xlim(-0.6, max(len(d) - 0.4, 0.6))
+        ax.set_xlim(-0.6, max(n - 0.4, 0.6))
         ax.grid(axis="x", visible=False)
-        if len(d) <= _MAX_TOPIC_LABELS:
-            ax.set_xticks(np.arange(len(d)), [topics[i] for i in order], rotation=90, fontsize=6.5)
+        if n <= MAX_TOPIC_LABELS:
+            ax.set_xticks(range(n), d.topics, rotation=90, fontsize=6.5)
         else:
             ax.set_xticks([])
         ax.set_xlabel(
-            "topic, sorted by difference"
-            if len(d) <= _MAX_TOPIC_LABELS
-            else f"{len(d)} topics, sorted by difference"
+            "topic, sorted by difference" if n <= MAX_TOPIC_LABELS else f"{n} topics, sorted by difference"
         )
     fig.suptitle(f"Per-topic differences in {metric} against {baseline}")
     return fig
@@ -335,11 +333,10 @@ def distributions_figure(results: Sequence[Any], metric: str) -> Any:
     positions = np.arange(len(names))[::-1]  # the first run at the top
     for pos, v in zip(positions, data, strict=True):
         _box(ax, v, pos)
-    rng = np.random.default_rng(JITTER_SEED)  # jitter only: a fixed seed keeps the figure reproducible
-    for pos, v in zip(positions, data, strict=True):
+    for pos, v, dy in zip(positions, data, jitter([len(v) for v in data]), strict=True):
         ax.scatter(
             v,
-            pos + rng.uniform(-0.18, 0.18, len(v)),
+            pos + dy,
             s=7,
             color="#57606a",
             alpha=0.45,
@@ -355,12 +352,6 @@ def distributions_figure(results: Sequence[Any], metric: str) -> Any:
     n_topics = max((len(d) for d in data), default=0)
     ax.set_title(f"Per-topic {metric} ({n_topics} topics): box = quartiles and median, diamond = mean")
     return fig
-
-
-def _fallout_words(collection_size: int | None) -> str:
-    if collection_size is None:
-        return "judged non-relevant documents only (no collection size given: -N or collection_size)"
-    return f"non-relevant documents of a collection of {collection_size:,}"
 
 
 def roc_figure(data: FigureData) -> Any:
@@ -382,7 +373,7 @@ def roc_figure(data: FigureData) -> Any:
         )
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlim(left=0)
-    ax.set_xlabel("Fall-out: " + _fallout_words(data.collection_size))
+    ax.set_xlabel("Fall-out: " + fallout_words(data.collection_size))
     ax.set_ylabel("Recall")
     ax.set_title(f"ROC curves: cutoff 0, {', '.join(map(str, ROC_CUTOFFS[:5]))}, ..., {ROC_CUTOFFS[-1]}")
     fig.legend(loc="outside right upper", title="run", frameon=False)
@@ -420,18 +411,6 @@ def input_table_figure(table: Any) -> Any:
     return fig
 
 
-def _input_figures(inputs: Sequence[Any]) -> Iterable[tuple[str, str, str, Any]]:
-    for res in inputs:
-        for table in res.tables:
-            title = f"{res.run_name}: {table.title}"
-            yield (
-                f"{_slug(res.run_name)}-{_slug(table.title.lower())}",
-                title,
-                table.description,
-                input_table_figure(table),
-            )
-
-
 def ap_histogram_figure(data: FigureData) -> Any:
     """Per run, the histogram of its AP over topics in bins of 0.1, the mean as a dashed line."""
     import numpy as np
@@ -443,7 +422,16 @@ def ap_histogram_figure(data: FigureData) -> Any:
     bins = np.linspace(0.0, 1.0, 11)
     for ax, name, style in zip(axes, names, _styles(len(names)), strict=True):
         values = np.asarray(data.ap[name])
-        ax.hist(values, bins=bins, color=style["color"], alpha=0.75, edgecolor="white")
+        # the counts figures.histogram gives, drawn as bars: the SVG and the PNG show the same numbers
+        ax.bar(
+            bins[:-1],
+            histogram(data.ap[name]),
+            width=0.1,
+            align="edge",
+            color=style["color"],
+            alpha=0.75,
+            edgecolor="white",
+        )
         if len(values):
             ax.axvline(values.mean(), color="#57606a", linestyle="--", linewidth=1)
         mean = f"{values.mean():.4f}" if len(values) else "-"
@@ -494,15 +482,12 @@ def _box(ax: Any, values: Any, pos: float, height: float = 0.6) -> None:
     """One horizontal box plot, drawn by hand: quartiles and median, whiskers to the furthest value
     within 1.5 IQR (Tukey's rule, as matplotlib's boxplot). ``Axes.boxplot`` would read every rc
     setting, which makes matplotlib import pyplot and resolve a global backend."""
-    import numpy as np
     from matplotlib.patches import Rectangle
 
-    if not len(values):
+    stats = box(values)
+    if stats is None:
         return
-    q1, median, q3 = np.percentile(values, [25, 50, 75])
-    iqr = q3 - q1
-    low = values[values >= q1 - 1.5 * iqr].min()
-    high = values[values <= q3 + 1.5 * iqr].max()
+    q1, median, q3, low, high = stats
     half = height / 2
     ax.add_patch(
         Rectangle((q1, pos - half), q3 - q1, height, facecolor="#ddf4ff", edgecolor="#0969da", zorder=2)
@@ -512,179 +497,6 @@ def _box(ax: Any, values: Any, pos: float, height: float = 0.6) -> None:
     ax.plot([q3, high], [pos, pos], color="#57606a", linewidth=1, zorder=1.5)
     ax.plot([low, low], [pos - half / 2, pos + half / 2], color="#57606a", linewidth=1, zorder=1.5)
     ax.plot([high, high], [pos - half / 2, pos + half / 2], color="#57606a", linewidth=1, zorder=1.5)
-
-
-def _save(fig: Any, title: str, formats: Sequence[str]) -> dict[str, bytes]:
-    # lay the figure out once, then keep that layout for every format (layout is most of the time)
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
-    out = {}
-    for fmt in formats:
-        buf = io.BytesIO()
-        if fmt == "svg":
-            fig.savefig(buf, format="svg", metadata={**_NO_METADATA, "Title": title})
-        else:
-            fig.savefig(buf, format="png", dpi=150, metadata={"Software": None})
-        out[fmt] = buf.getvalue()
-    return out
-
-
-def figures(
-    results: Sequence[Any],
-    *,
-    curves: Mapping[str, Sequence[float]] | None = None,
-    data: FigureData | None = None,
-    baseline: str | None = None,
-    inputs: Sequence[Any] = (),
-) -> Iterable[tuple[str, str, str, Any]]:
-    """``(name, title, description, figure)`` of every plot of ``results``, and of the tables of
-    ``inputs`` (results of other inputs, a log's) after them, drawn one at a time."""
-    metrics = [str(m) for m in results[0].metrics] if results else []
-    if curves:
-        yield (
-            "pr-curves",
-            "Interpolated precision-recall curves",
-            (
-                "11-point interpolated precision-recall curves (mean IPrec at recall 0.0, 0.1, ..., 1.0); the legend "
-                "gives each run's mean over the 11 points."
-            ),
-            pr_figure(curves),
-        )
-    if data is not None:
-        yield from _data_figures(data)
-    used: set[str] = set()
-
-    def unique(stem: str) -> str:
-        name, i = stem, 2
-        while name in used:
-            name, i = f"{stem}-{i}", i + 1
-        used.add(name)
-        return name
-
-    reference = baseline if baseline is not None else (results[0].run_name if results else None)
-    for metric in metrics:
-        slug = _slug(metric)
-        if len(results) > 1 and reference is not None:
-            how = "the baseline" if baseline is not None else "the first run (the plan has no baseline)"
-            yield (
-                unique(f"differences-{slug}"),
-                f"Per-topic differences in {metric}",
-                (
-                    f"Each run's per-topic {metric} minus {reference}'s ({how}), sorted: green where the run is "
-                    "better, red where it is worse."
-                ),
-                differences_figure(results, metric, reference),
-            )
-        yield (
-            unique(f"distributions-{slug}"),
-            f"Per-topic {metric}",
-            (
-                f"The distribution of {metric} over topics for every run: box from the first to the third "
-                "quartile, line at the median, diamond at the mean, one dot per topic."
-            ),
-            distributions_figure(results, metric),
-        )
-    yield from _group_figures(results, unique)
-    yield from _input_figures(inputs)
-
-
-def _data_figures(data: FigureData) -> Iterable[tuple[str, str, str, Any]]:
-    yield (
-        "roc-curves",
-        "ROC curves",
-        (
-            "Mean recall against mean fall-out over the topics as the cutoff grows from 0 to "
-            f"{ROC_CUTOFFS[-1]} (cutoff 10 labelled); fall-out counts {_fallout_words(data.collection_size)}."
-        ),
-        roc_figure(data),
-    )
-    yield (
-        "ap-histograms",
-        "Histograms of AP over topics",
-        "How many topics of each run have an AP in each tenth of [0, 1]; the dashed line is the run's mean AP.",
-        ap_histogram_figure(data),
-    )
-    k = next(iter(data.confusion.values())).k if data.confusion else CONFUSION_K
-    unknown = (
-        ""
-        if data.collection_size is not None
-        else " Non-relevant documents not retrieved are unknown without the collection size (-N or collection_size)."
-    )
-    yield (
-        f"confusion-at-{k}",
-        f"Confusion matrices at {k}",
-        (
-            f"Per run, summed over topics: the top {k} documents (fewer when a ranking is shorter) count as "
-            f"retrieved; non-relevant includes unjudged documents.{unknown}"
-        ),
-        confusion_figure(data),
-    )
-
-
-def render(
-    results: Sequence[Any],
-    *,
-    curves: Mapping[str, Sequence[float]] | None = None,
-    data: FigureData | None = None,
-    baseline: str | None = None,
-    formats: Sequence[str] = ("svg", "png"),
-    progress: Any = None,
-    inputs: Sequence[Any] = (),
-) -> list[Plot]:
-    """Draw every plot of ``results`` (one :class:`~irspec.evaluation.result.Result` per run, same metrics) and
-    return them as SVG and PNG bytes.
-
-    ``curves`` are the runs' precision-recall curves (:func:`precision_recall`); without them there is
-    no ``pr-curves`` plot. ``data`` (:func:`figure_data`) gives the ROC curves, the AP histograms and
-    the confusion matrices; without it there are none. ``baseline`` names the run the differences are taken from; without one, the
-    first run. ``inputs`` are results of other inputs (a log's), whose tables are drawn too
-    (:func:`input_table_figure`). ``formats`` are the encodings made (``svg``, ``png``); ``progress`` (an
-    :class:`irspec.progress.Progress`) counts the figures drawn. Raises
-    :class:`~irspec.errors.IrspecError` when matplotlib is missing.
-    """
-    matplotlib = require_matplotlib()
-    unknown = set(formats) - {"svg", "png"}
-    if unknown:
-        raise ValueError(f"unknown plot formats: {', '.join(sorted(unknown))}")
-    if progress is not None:
-        n_metrics = len(results[0].metrics) if results else 0
-        progress.total = (
-            (1 if curves else 0) + (3 if data else 0) + n_metrics * (2 if len(results) > 1 else 1)
-        )
-        progress.total += sum(len(res.tables) for res in inputs)
-    out = []
-    with matplotlib.rc_context(_RC):
-        for name, title, description, fig in figures(
-            results, curves=curves, data=data, baseline=baseline, inputs=inputs
-        ):
-            saved = _save(fig, title, formats)
-            seed = JITTER_SEED if name.startswith("distributions-") else None  # the only figure that jitters
-            out.append(Plot(name, title, description, saved.get("svg"), saved.get("png"), seed))
-            if progress is not None:
-                progress.update(len(out), detail=name)
-    return out
-
-
-def render_files(plots: Sequence[Plot]) -> dict[str, bytes]:
-    """``{file name: bytes}``: a PNG and an SVG file per plot, for :func:`irspec.report.write_files_atomic`."""
-    files = {}
-    for p in plots:
-        for ext, data in (("png", p.png), ("svg", p.svg)):
-            if data is None:
-                raise ValueError(f"plot {p.name} was rendered without {ext}")
-            files[f"{p.name}.{ext}"] = data
-    return files
-
-
-def _group_tables(results: Sequence[Any]) -> dict[str, list[tuple[str, Any]]]:
-    """``{metric: [(run, table)]}``: the runs' query-group tables (:class:`irspec.experiment.groups.GroupTable`,
-    told by their ``metric``), in run order."""
-    found: dict[str, list[tuple[str, Any]]] = {}
-    for res in results:
-        for table in res.tables:
-            if getattr(table, "metric", ""):
-                found.setdefault(table.metric, []).append((res.run_name, table))
-    return found
 
 
 def group_figure(metric: str, tables: Sequence[tuple[str, Any]]) -> Any:
@@ -724,19 +536,6 @@ def group_figure(metric: str, tables: Sequence[tuple[str, Any]]) -> Any:
     return fig
 
 
-def _group_figures(results: Sequence[Any], unique: Any) -> Iterable[tuple[str, str, str, Any]]:
-    for metric, tables in _group_tables(results).items():
-        yield (
-            unique(f"groups-{_slug(metric)}"),
-            f"{metric} by query group",
-            (
-                f"Every run's mean {metric} per group of queries with its 95% t interval (none for a group of one "
-                "query); below the dotted line, the macro mean over the groups and the micro mean over all queries."
-            ),
-            group_figure(metric, tables),
-        )
-
-
 def power_figure(curves: Sequence[Any], target: float) -> Any:
     """Power against the number of topics (:meth:`irspec.experiment.power.PowerAnalysis.curves`): one
     line per comparison (paired t-test) in the left panel and per metric (one-way ANOVA over all
@@ -762,7 +561,7 @@ def power_figure(curves: Sequence[Any], target: float) -> Any:
             if curve.needed is not None and curve.needed <= ends:
                 ax.plot(
                     [curve.needed],
-                    [_power_at(curve, curve.needed)],
+                    [power_at(curve, curve.needed)],
                     marker=style["marker"],
                     color=style["color"],
                     markersize=5,
@@ -770,7 +569,7 @@ def power_figure(curves: Sequence[Any], target: float) -> Any:
             if curve.at_hand <= ends:
                 ax.plot(
                     [curve.at_hand],
-                    [_power_at(curve, curve.at_hand)],
+                    [power_at(curve, curve.at_hand)],
                     marker=style["marker"],
                     markersize=5,
                     markerfacecolor="none",
@@ -783,36 +582,6 @@ def power_figure(curves: Sequence[Any], target: float) -> Any:
         ax.set_title(titles[name])
         ax.legend(loc="lower right", frameon=False, fontsize=6)
     return fig
-
-
-def _power_at(curve: Any, n: int) -> float:
-    """A curve's power at ``n`` topics, read off its points (linear between two of them)."""
-    import numpy as np
-
-    return float(np.interp(n, curve.topics, curve.power))
-
-
-def render_power(
-    curves: Sequence[Any], *, target: float, formats: Sequence[str] = ("svg", "png")
-) -> list[Plot]:
-    """The ``power-curves`` plot (:func:`power_figure`) as SVG and PNG bytes; ``[]`` without curves (no
-    delta was given). Raises :class:`~irspec.errors.IrspecError` when matplotlib is missing."""
-    if not curves:
-        return []
-    matplotlib = require_matplotlib()
-    with matplotlib.rc_context(_RC):
-        fig = power_figure(curves, target)
-        title = "Power against the number of topics"
-        description = (
-            f"The power to detect delta against the number of topics; dashed: the target power {target:g}; filled "
-            "mark: the topics delta needs; hollow mark: the topics at hand."
-        )
-        saved = _save(fig, title, formats)
-    return [Plot("power-curves", title, description, saved.get("svg"), saved.get("png"))]
-
-
-# --------------------------------------------------------------------------------------------------
-# Several sets of judgments
 
 
 def agreement_figure(means: Sequence[tuple[str, str, str, float]], metric: str, a: str, b: str) -> Any:
@@ -848,31 +617,6 @@ def agreement_figure(means: Sequence[tuple[str, str, str, float]], metric: str, 
     return fig
 
 
-def render_agreement(found: Any, *, formats: Sequence[str] = ("svg", "png")) -> list[Plot]:
-    """The scatter plots of an :class:`~irspec.experiment.agreement.Agreement` (``agreement-<metric>-<a>-<b>``):
-    per metric and pair of sets, each run's mean under one set against the other."""
-    matplotlib = require_matplotlib()
-    metrics = list(dict.fromkeys(m for _, _, m, _ in found.means))
-    out = []
-    with matplotlib.rc_context(_RC):
-        for i, a in enumerate(found.sets):
-            for b in found.sets[i + 1 :]:
-                for metric in metrics:
-                    title = f"{metric}: {a} against {b}"
-                    fig = agreement_figure(found.means, metric, a, b)
-                    saved = _save(fig, title, formats)
-                    out.append(
-                        Plot(
-                            f"agreement-{_slug(metric)}-{_slug(a)}-{_slug(b)}",
-                            title,
-                            f"Each run's mean {metric} under the judgments {a} (x) and {b} (y); off the diagonal the sets disagree.",
-                            saved.get("svg"),
-                            saved.get("png"),
-                        )
-                    )
-    return out
-
-
 def reproduction_topics_figure(reproduction: Any) -> Any:
     """Per-topic KTU and RBO of a reproduction's baseline and advanced pairs, as Breuer et al. (SIGIR
     2020, figure 1) draw them: one panel per measure, topics along x in id order, a line per pair."""
@@ -896,7 +640,7 @@ def reproduction_topics_figure(reproduction: Any) -> Any:
         ax.set_ylabel(measure)
         ax.set_ylim(-1.05 if measure == "KTU" else -0.02, 1.05)
     topics = reproduction.baseline.query_ids
-    if len(topics) <= _MAX_TOPIC_LABELS:
+    if len(topics) <= MAX_TOPIC_LABELS:
         axes[-1].set_xticks(range(len(topics)), topics, rotation=90, fontsize=6.5)
     axes[-1].set_xlabel("topic")
     fig.legend(loc="outside right upper", title="pair (means)", frameon=False)
@@ -934,31 +678,17 @@ def reproduction_effects_figure(reproduction: Any) -> Any:
     return fig
 
 
-def reproduction_figures(reproduction: Any, formats: Sequence[str] = ("svg",)) -> list[Plot]:
-    """A reproduction's figures (:mod:`irspec.experiment.reproduce`): per-topic KTU and RBO (on the
-    same qrels only) and ER against ΔRI, rendered in ``formats``."""
-    matplotlib = require_matplotlib()
-    drawn = []
-    if reproduction.kind == "reproducibility":
-        drawn.append(
-            (
-                "reproduce-order",
-                "Per-topic KTU and RBO",
-                "Document order per topic: 1 is the same ordering.",
-                reproduction_topics_figure,
-            )
-        )
-    drawn.append(
-        (
-            "reproduce-effects",
-            "ER against ΔRI",
-            "Overall effects per metric: the ideal reproduction is at (0, 1).",
-            reproduction_effects_figure,
-        )
-    )
-    out = []
-    with matplotlib.rc_context(_RC):
-        for name, title, description, draw in drawn:
-            saved = _save(draw(reproduction), title, formats)
-            out.append(Plot(name, title, description, saved.get("svg"), saved.get("png")))
-    return out
+_DRAW: dict[str, Callable[..., Any]] = {
+    "pr": pr_figure,
+    "roc": roc_figure,
+    "ap": ap_histogram_figure,
+    "confusion": confusion_figure,
+    "differences": differences_figure,
+    "distributions": distributions_figure,
+    "groups": group_figure,
+    "input": input_table_figure,
+    "power": power_figure,
+    "agreement": agreement_figure,
+    "reproduce-order": reproduction_topics_figure,
+    "reproduce-effects": reproduction_effects_figure,
+}

@@ -10,7 +10,6 @@ HTML page; the command line prints them on standard error beside the text, Markd
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import math
@@ -22,6 +21,7 @@ from irspec.data.frames import make_frame
 from irspec.report import plots
 from irspec.report.latex import latex_escape
 from irspec.report.model import Block, Cell, Column, Row
+from irspec.report.svg import inline
 
 __all__ = ["READINGS", "render", "reproduce_sections", "reproduction_record", "sections", "topic_frame"]
 
@@ -221,6 +221,7 @@ def _html(rep: Any, decimals: int) -> str:
         "table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{padding:.2rem .6rem;"
         "border-bottom:1px solid #ddd}td{text-align:right;font-variant-numeric:tabular-nums}"
         "td:first-child,th:first-child,td.text{text-align:left}.warning{color:#9a6700}figure{margin:1rem 0}"
+        "figure svg{display:block;max-width:100%;height:auto}"
         "</style></head><body>",
         f"<h1>{esc(_title(rep))}</h1>",
         "<ul>" + "".join(f"<li>{esc(line)}</li>" for line in _pairs_line(rep)) + "</ul>",
@@ -239,9 +240,9 @@ def _html(rep: Any, decimals: int) -> str:
         + "</tbody></table>"
     )
     for plot in plots.reproduction_figures(rep):
-        data = base64.b64encode(plot.svg or b"").decode("ascii")
+        # inline, as the report shows its figures: their text is the page's, a value shows on hover
         parts.append(
-            f'<figure><img alt="{esc(plot.title)}" src="data:image/svg+xml;base64,{data}">'
+            f'<figure id="plot-{esc(plot.name)}">{inline(plot.svg or b"")}'
             f"<figcaption>{esc(plot.description)}</figcaption></figure>"
         )
     parts.append("</body></html>")

@@ -17,6 +17,7 @@ import contextvars
 import functools
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
@@ -124,11 +125,9 @@ def get_plugin_manager(*, load_entry_points: bool | None = None) -> PluginManage
 
 
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
-    from importlib.metadata import entry_points
-
     allow = os.environ.get("IRSPEC_LOAD_PLUGINS")
     allowed = None if allow is None else {a.strip() for a in allow.split(",") if a.strip()}
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for ep in sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: e.name):
         if allowed is not None and ep.name not in allowed:
             continue
         if pm.get_plugin(ep.name) is not None:
@@ -144,6 +143,145 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         pm.register(plugin, name=ep.name)
         if dist is not None and isinstance(pm, PluginManager):
             pm.distributions[ep.name] = dist  # its name and version read when asked for
+
+
+def entry_points(group: str) -> list[Any]:
+    """The entry points of ``group`` that :func:`importlib.metadata.entry_points` gives, each with its
+    ``name``, ``value``, ``dist`` (its ``name`` and ``version`` read when first asked for) and ``load()``.
+
+    importlib.metadata costs ~15 ms to import (email's parser, zipfile, csv: more than the rest of a
+    small evaluation's imports), and every ``irspec`` command builds a registry. So the search it makes
+    is made here, as it makes it: each :data:`sys.path` entry's ``.dist-info`` and ``.egg-info``
+    directories, in their order, the first distribution of each name (normalised as it normalises
+    them) winning, and each one's ``entry_points.txt`` read as it reads it. Wherever it would search
+    otherwise (a finder of distributions on :data:`sys.meta_path` other than the standard one, a zip file
+    or an egg on the path, a name it reads from the metadata, an entry it would refuse), it is asked
+    itself (:func:`_scan` gives up), so that the plugins found are always its."""
+    found = _scan(group)
+    if found is None:
+        from importlib.metadata import entry_points as find
+
+        return list(find(group=group))
+    return found
+
+
+# importlib.metadata's own patterns: an entry point's value, a distribution's name normalised
+_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+class _Dist:
+    """A distribution found by :func:`_scan`: its name and version read from its metadata when asked."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    @functools.cached_property
+    def _read(self) -> Any:
+        from importlib.metadata import PathDistribution
+        from pathlib import Path
+
+        return PathDistribution(Path(self._path))
+
+    @property
+    def name(self) -> str:
+        return str(self._read.name)
+
+    @property
+    def version(self) -> str:
+        return str(self._read.version)
+
+
+class _EntryPoint:
+    """An entry point found by :func:`_scan`, loaded as :meth:`importlib.metadata.EntryPoint.load` loads it."""
+
+    def __init__(self, name: str, value: str, dist: _Dist) -> None:
+        self.name, self.value, self.dist = name, value, dist
+
+    def load(self) -> Any:
+        match = _VALUE.match(self.value)
+        assert match is not None  # _scan leaves a value it would not match to importlib.metadata
+        module = importlib.import_module(match.group("module"))
+        attrs = filter(None, (match.group("attr") or "").split("."))
+        return functools.reduce(getattr, attrs, module)
+
+
+def _scan(group: str) -> list[Any] | None:
+    """The entry points of ``group``, found as importlib.metadata finds them; ``None`` where it would
+    search otherwise (:func:`entry_points`)."""
+    from importlib.machinery import PathFinder
+
+    if any(
+        getattr(finder, "find_distributions", None) is not None and finder is not PathFinder
+        for finder in sys.meta_path
+    ):
+        return None
+    seen: set[str] = set()
+    found: list[Any] = []
+    for entry in sys.path:
+        if not isinstance(entry, str) or os.path.basename(entry).lower().endswith(".egg"):
+            return None
+        try:
+            children = os.listdir(entry or ".")
+        except OSError:
+            if os.path.isfile(entry):  # a zip file: read by zipfile
+                return None
+            continue
+        # grouped by name in the order each name is first met, as importlib.metadata's Lookup does
+        infos: dict[str, list[str]] = {}
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                infos.setdefault(_normalized(low.rpartition(".")[0].partition("-")[0]), []).append(child)
+        for child in (c for group_of in infos.values() for c in group_of):
+            stem, ext = os.path.splitext(child)
+            if ext not in (".dist-info", ".egg-info"):
+                return None  # a name it would read from the metadata (an upper-case suffix)
+            name = _normalized(stem.partition("-")[0])
+            if name in seen:
+                continue
+            seen.add(name)
+            path = os.path.join(entry, child)
+            points = _read_entry_points(path, group)
+            if points is None:
+                return None
+            found += [_EntryPoint(n, v, _Dist(path)) for n, v in points]
+    return found
+
+
+def _normalized(name: str) -> str:
+    return _SEPARATORS.sub("-", name).lower().replace("-", "_")
+
+
+def _read_entry_points(path: str, group: str) -> list[tuple[str, str]] | None:
+    """The entry points of ``group`` in the ``entry_points.txt`` of the metadata directory ``path``,
+    read as importlib.metadata reads the file (``[]`` without one); ``None`` for text it would refuse
+    or read otherwise."""
+    try:
+        with open(os.path.join(path, "entry_points.txt"), encoding="utf-8") as f:
+            text = f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return []
+    except (OSError, UnicodeDecodeError):
+        return None
+    out, section = [], None
+    for line in map(str.strip, text.splitlines()):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+            continue
+        if section is None:
+            continue
+        name, sep, value = line.partition("=")
+        if not sep:
+            return None
+        if section == group:
+            name, value = name.strip(), value.strip()
+            if _VALUE.match(value) is None:
+                return None
+            out.append((name, value))
+    return out
 
 
 def _trace_before(hook_name: str, hook_impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:

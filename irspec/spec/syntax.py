@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -126,14 +127,19 @@ class SpecNode:
 
 
 @functools.cache
+def _grammar() -> str:
+    """The grammar's text, read beside this module: importlib.resources, which would find it in a
+    zipped install too, costs a small evaluation several milliseconds to import (zipfile)."""
+    with open(os.path.join(os.path.dirname(__file__), "grammar", "metric.lark"), encoding="utf-8") as f:
+        return f.read()
+
+
+@functools.cache
 def _parser() -> lark.Lark:
     # lark is imported here, once, so that `import irspec` stays cheap for tools that never parse.
-    import importlib.resources
-
     import lark
 
-    grammar = importlib.resources.files("irspec.spec").joinpath("grammar/metric.lark").read_text("utf-8")
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return lark.Lark(_grammar(), parser="lalr", propagate_positions=True, maybe_placeholders=False)
 
 
 _TOKEN_WORDS = {
@@ -169,9 +175,7 @@ def _expected(names: set[str]) -> str:
 @functools.cache
 def _simple_item() -> re.Pattern[str]:
     """One ``name`` or ``name@cutoff`` item of a spec list, built from the grammar's own terminals."""
-    import importlib.resources
-
-    grammar = importlib.resources.files("irspec.spec").joinpath("grammar/metric.lark").read_text("utf-8")
+    grammar = _grammar()
     name = re.search(r"^NAME: /(.*)/$", grammar, re.M).group(1)  # type: ignore[union-attr]
     number = re.search(r"^NUMBER\.2: /(.*)/$", grammar, re.M).group(1)  # type: ignore[union-attr]
     ws = r"[ \t\f\r\n]*"

@@ -49,9 +49,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtr, ndtri
-from scipy.stats import binomtest, studentized_range, wilcoxon
-from scipy.stats import t as t_dist
+
+# Student's t from scipy.special, where scipy.stats.t takes it (stdtr, stdtrit: the same bits): the
+# t-test, the commonest, then loads no scipy.stats, several times as slow to import (issue 35's demo);
+# the Wilcoxon and sign tests and Tukey's HSD load it when they run.
+from scipy.special import ndtr, ndtri, stdtr, stdtrit
 
 from irspec.errors import EvaluationError, shorten
 from irspec.stats.outcome import ComparisonResult, PairResult
@@ -395,6 +397,8 @@ def tukey(
     else:
         df = (n_sys - 1) * (n_top - 1)
         half_width_unit = math.sqrt(_residual_mean_square(k, scale) / n_top)
+        from scipy.stats import studentized_range
+
         q_crit = float(studentized_range.ppf(confidence, n_sys, df))
 
     results = []
@@ -514,7 +518,7 @@ def mean_ci(
 def _t_interval(mean: float, sd: float, n: int, confidence: float) -> tuple[float, float]:
     if sd == 0.0:
         return mean, mean
-    half = float(t_dist.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2.0)) * sd / math.sqrt(n)
     return mean - half, mean + half
 
 
@@ -523,7 +527,7 @@ def _t_test(mean: float, sd: float, n: int) -> tuple[float | None, float]:
         # identical systems: nothing to test; constant shift: t is infinite and p its limit, 0
         return (0.0, 1.0) if mean == 0.0 else (None, 0.0)
     t = mean / (sd / math.sqrt(n))
-    return t, float(2.0 * t_dist.sf(abs(t), n - 1))
+    return t, float(2.0 * stdtr(n - 1, -abs(t)))
 
 
 def _bootstrap_interval(
@@ -558,6 +562,8 @@ def _bootstrap_interval(
 def _wilcoxon(
     dq: np.ndarray, k: np.ndarray, zero_method: str, correction: bool, method: str
 ) -> tuple[float, float, bool]:
+    from scipy.stats import wilcoxon
+
     nonzero = k[k != 0]
     if nonzero.size == 0:
         # identical systems: scipy returns NaN (nothing left to rank) but there is no evidence at all
@@ -578,6 +584,8 @@ def _wilcoxon(
 
 
 def _sign_test(wins: int, losses: int) -> tuple[float, float]:
+    from scipy.stats import binomtest
+
     if wins + losses == 0:
         return 0.0, 1.0
     return float(wins), float(binomtest(wins, wins + losses, 0.5).pvalue)

@@ -138,7 +138,7 @@ def test_a_plans_outputs_show_and_plot_the_tables(tmp_path):
     html = (tmp_path / "out.html").read_text(encoding="utf-8")
     assert '<h2 id="tables">Tables</h2>' in html and "<h3>gen: Queries per day</h3>" in html
     assert '<td class="text">c</td><td>3</td><td>0.0000</td>' in html
-    assert html.count('alt="gen: ') == 2  # both tables drawn into the page
+    assert html.count('<figure id="plot-gen-') == 2  # both tables drawn into the page
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
         "gen-queries_per_day.png",
         "gen-queries_per_day.svg",

@@ -1,0 +1,168 @@
+"""torchmetrics' own tests and examples, run against ``irspec.compat.torchmetrics``.
+
+torchmetrics publishes its examples on PyPI, in its package: the docstrings of its retrieval classes
+and functions, with the values they print. :func:`test_torchmetrics_published_examples` runs each of
+them (torchmetrics 1.9.0's, as installed) with torchmetrics' retrieval names bound to the drop-in
+(``tests/torchmetrics_dropin.py``): every value an example prints must come out of the drop-in.
+
+torchmetrics' unit tests are not published on PyPI (neither its wheel nor its sdist holds them); they
+are in its repository, at the tag ``v1.9.0``, ``tests/unittests/retrieval``. Given that folder's
+``tests/`` (``IRSPEC_TORCHMETRICS_TESTS``), :func:`test_torchmetrics_unit_tests` runs them with the
+module replaced by the drop-in (with torchmetrics' DDP pool) and holds their failures to the list of
+departures written in ``docs/coming-from/torchmetrics.md`` (:data:`DEPARTURES`). ``scripts/test`` fetches
+that folder; where GitHub cannot be reached it says so, and the test skips deliberately, naming why.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import os
+import pkgutil
+import re
+import subprocess
+import sys
+import warnings
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+torchmetrics = pytest.importorskip("torchmetrics")
+
+RETRIEVAL = [importlib.import_module(f"torchmetrics.{p}retrieval") for p in ("", "functional.")]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from torchmetrics_dropin import replaced  # noqa: E402
+
+import irspec.compat.torchmetrics as dropin  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+VERSION = "1.9.0"
+
+
+def published_examples() -> dict[str, tuple[str, doctest.DocTest]]:
+    """Every docstring example of torchmetrics' retrieval modules, by name, with its module's name."""
+    found = {}
+    finder = doctest.DocTestFinder()
+    for package in RETRIEVAL:
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for test in finder.find(module):
+                if test.examples:
+                    found[test.name] = (module.__name__, test)
+    return found
+
+
+EXAMPLES = published_examples()
+
+
+def test_the_installed_torchmetrics_is_the_one_the_drop_in_follows() -> None:
+    assert torchmetrics.__version__ == VERSION
+    assert len(EXAMPLES) >= 50  # every class, its plot, every function, the deprecated names
+
+
+def test_the_examples_run_the_drop_in() -> None:
+    with replaced():
+        for module_name, module in list(sys.modules.items()):
+            if module_name.startswith("torchmetrics") and module is not None:
+                for name in dropin.__all__:
+                    for bound in (name, f"_{name}"):
+                        value = vars(module).get(bound)
+                        # torchmetrics' deprecated functions warn and call the name they wrap: the drop-in's
+                        wrapper = getattr(value, "__module__", "").endswith(
+                            "._deprecated"
+                        ) and not isinstance(value, type)
+                        if not wrapper and (isinstance(value, type) or (callable(value) and bound == name)):
+                            assert value is getattr(dropin, name), f"{module_name}.{bound}"
+    assert torchmetrics.retrieval.RetrievalMAP is not dropin.RetrievalMAP  # and torchmetrics' own after
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_torchmetrics_published_examples(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # the plot examples draw, off screen
+    monkeypatch.chdir(tmp_path)
+    module_name, test = EXAMPLES[name]
+    out: list[str] = []
+    with replaced() as done, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the deprecated names' warnings, torch's
+        assert done  # torchmetrics' names now name the drop-in's
+        test.globs = dict(vars(sys.modules[module_name]))  # the module's names, as replaced
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        runner.run(test, out=out.append)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    assert runner.failures == 0, "".join(out)
+    assert runner.tries == len(test.examples)
+
+
+# --------------------------------------------------------------------------------------------------
+# torchmetrics' unit tests, where a copy of them is given
+
+DEPARTURES: dict[str, str] = {}
+"""Test ids (prefixes) of torchmetrics' retrieval unit tests that fail against the drop-in on purpose,
+each with why; the same list as docs/coming-from/torchmetrics.md's."""
+
+SUITE = os.environ.get("IRSPEC_TORCHMETRICS_TESTS")
+
+PYTEST_INI = """[pytest]
+markers =
+    DDP: mark a test as Distributed Data Parallel
+filterwarnings =
+    ignore::FutureWarning
+"""
+
+
+def test_torchmetrics_unit_tests(tmp_path: Path) -> None:
+    unreachable = os.environ.get("IRSPEC_TORCHMETRICS_TESTS_UNREACHABLE")
+    if not SUITE and unreachable:
+        # scripts/test tried the one place torchmetrics publishes its tests and could not reach it: an
+        # outside limit of this machine, said at the start of the run too, not a set-up forgotten
+        pytest.skip(f"deliberate: torchmetrics publishes its unit tests only on GitHub, and {unreachable}")
+    if not SUITE:
+        pytest.skip(
+            "torchmetrics' unit tests are not published on PyPI: set IRSPEC_TORCHMETRICS_TESTS to the tests/ "
+            "folder of torchmetrics v1.9.0 (scripts/test fetches it)"
+        )
+    tests = Path(str(SUITE)).resolve()
+    assert (tests / "unittests" / "retrieval").is_dir(), f"{tests} holds no unittests/retrieval"
+    (tmp_path / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
+    report = tmp_path / "report.xml"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), str(tests), os.environ.get("PYTHONPATH", "")]),
+        "USE_PYTEST_POOL": "1",  # the DDP tests in two processes, as torchmetrics' CI runs them
+    }
+    args = os.environ.get("IRSPEC_TORCHMETRICS_TESTS_ARGS", "").split()
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "pytest", "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tests),
+            "-p", "torchmetrics_dropin", "-p", "no:cacheprovider", "-q", "--junitxml", str(report),
+            "unittests/retrieval", *args,
+        ],
+        cwd=tests, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert report.exists(), result.stdout[-3000:] + result.stderr[-3000:]
+    failed, passed = failures(report)
+    assert passed > 0, result.stdout[-3000:]
+    unexplained = sorted(t for t in failed if not any(t.startswith(d) for d in DEPARTURES))
+    unseen = sorted(d for d in DEPARTURES if not any(t.startswith(d) for t in failed))
+    assert unexplained == [], f"failures not in the documented departures: {unexplained[:20]}"
+    assert unseen == [], f"departures that no longer fail (remove them from the list and the docs): {unseen}"
+
+
+def failures(report: Path) -> tuple[list[str], int]:
+    """The ids of the failed (and erroring) tests of a JUnit report, and how many passed."""
+    failed, passed = [], 0
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.append(re.sub(r"^unittests\.", "", test_id))
+        elif case.find("skipped") is None:
+            passed += 1
+    return failed, passed
