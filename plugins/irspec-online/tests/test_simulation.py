@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("irspec_online")
 
 import numpy as np
+from designs import known_better
 from irspec_online import plugin
-from irspec_online.clickmodels import Vocabulary, model_of
 from irspec_online.simulation import Design, Simulation, from_qrels, monte_carlo, simulate
 
 import irspec
@@ -30,33 +30,6 @@ def online():
         yield registry
 
 
-def known_better(users="pbm", queries=60, docs=30, seed=7):
-    """Users whose attractiveness is ERR's mapping of graded labels; B ranks by the labels (a little
-    noise), A is B with some adjacent pairs of its top 10 swapped: B is better, by a little."""
-    rng = np.random.default_rng(seed)
-    labels = rng.choice([0, 0, 0, 0, 0, 0, 1, 1, 2, 3], size=(queries, docs))
-    model = model_of(users)
-    model._start(0)
-    model.vocabulary = Vocabulary()
-    for q in range(queries):
-        for d in range(docs):
-            model.vocabulary.code(f"q{q}", f"d{d}")
-    model.attr = np.maximum((2.0 ** labels.ravel() - 1) / 8, 0.02)
-    if users == "pbm":
-        model.exam = 1 / np.arange(1, 11)
-    else:
-        model.sat, model.cont = model.attr.copy(), 0.9
-    a, b = {}, {}
-    for q in range(queries):
-        good = list(np.argsort(-(labels[q] + rng.normal(0, 0.3, docs))))
-        worse = good.copy()
-        for i in range(0, 10, 2):
-            if rng.random() < 0.5:
-                worse[i], worse[i + 1] = worse[i + 1], worse[i]
-        b[f"q{q}"], a[f"q{q}"] = [f"d{d}" for d in good], [f"d{d}" for d in worse]
-    return model, a, b
-
-
 MEASURED = {  # query issues the A/B test (CTR) needs / interleaving needs, for 80% power at alpha 0.05
     ("pbm", "team-draft"): 9.3,
     ("pbm", "optimized"): 22.6,
@@ -64,10 +37,10 @@ MEASURED = {  # query issues the A/B test (CTR) needs / interleaving needs, for 
     ("dbn", "team-draft"): 16.3,
     ("dbn", "optimized"): 47.8,
 }
-"""The ratios docs/how-to/online-experiments.md gives (seed 1; seeds 2 and 3 gave 8.4 and 9.4, 21.4 and 21.0,
-6.2 and 5.6, 10.8 and 15.7, 36.6 and 41.2; DBN users and probabilistic interleaving gave 13.9, 14.4 and
-14.6, left out of the tests for time): each test holds its seed-1 value within 40%,
-and that interleaving needs at least 3 times less traffic."""
+"""The ratios docs/how-to/online-experiments.md gives, as benchmarks/interleaving_ratio.py measures them
+(seed 1; seeds 2 and 3 gave 8.4 and 9.4, 21.4 and 21.0, 6.2 and 5.6, 10.8 and 15.7, 36.6 and 41.2; DBN
+users and probabilistic interleaving gave 13.9, 14.4 and 14.6, left out of the tests for time): each test
+holds its seed-1 value within 40%, and that interleaving needs at least 3 times less traffic."""
 
 
 @pytest.mark.parametrize(("users", "method"), list(MEASURED))
