@@ -39,11 +39,7 @@ def read_sessions(
     their weights), sharing one vocabulary; the held-out ones only of queries seen in training."""
     if not 0 <= holdout < 1:
         raise EvaluationError(f"the held-out share must be at least 0 and below 1, got {holdout}")
-    opened = open_source(source, BATCH)
-    if getattr(opened, "summaries", None) is not None:
-        raise EvaluationError(
-            "a Spark DataFrame's sessions are read on Spark: irspec_online.spark.click_sessions"
-        )
+    opened = _opened(source)
     vocabulary = Vocabulary()
     train, test = _Held(vocabulary, chunk_rows), _Held(vocabulary, chunk_rows)
     for batch in opened.batches:
@@ -63,6 +59,17 @@ def read_sessions(
         seen = set(query[trained.pairs[:, 0]].tolist()) - {""}
         tested = _rows(tested, np.array([q in seen for q in query[tested.pairs[:, 0]].tolist()], dtype=bool))
     return trained, tested
+
+
+def _opened(source: Any) -> Any:
+    """The log opened as batches of records: a Spark DataFrame, which arrives as summaries, is refused."""
+    opened = open_source(source, BATCH)
+    if getattr(opened, "summaries", None) is not None:
+        raise EvaluationError(  # the sessions are merged on the driver, from records a Spark frame keeps
+            "a click model is fitted to a log given as files (JSON Lines, Parquet), not a Spark DataFrame: "
+            "write it out (frame.write.parquet(PATH)) and fit to PATH"
+        )
+    return opened
 
 
 def _rows(sessions: Sessions, keep: np.ndarray) -> Sessions:
@@ -132,7 +139,7 @@ def fit(source: Any, model: Any = "dbn", holdout: float = 0.0, iterations: int =
 def swap_counts(source: Any, ranks: int) -> tuple[np.ndarray, np.ndarray]:
     """A swap experiment's counts: per rank ``k`` (index ``k - 1``), the query issues whose top result was
     swapped with rank ``k`` (the record's ``swap``; 1: none) and those of them with a click at ``k``."""
-    opened = open_source(source, BATCH)
+    opened = _opened(source)
     shown, clicked = np.zeros(ranks), np.zeros(ranks)
     where = opened.where
     for batch in opened.batches:

@@ -16,6 +16,7 @@ pytest.importorskip("pyarrow", reason="the Spark tests need pyarrow: pip install
 import numpy as np
 from irspec_online import plugin
 from irspec_online import spark as online_spark
+from irspec_online.clickstream import fit
 from online_logs import SPECS, expected, polars_frame, random_log, write_jsonl
 
 import irspec
@@ -134,7 +135,7 @@ def test_interleaving_on_spark_equals_the_local_experiment(spark, tmp_path):
     """The shipped interleaved log as a Spark frame: team-draft's outcome per query issue computed by
     Spark's workers (spark.evaluate), and the experiment's test from summaries made on Spark
     (evaluate_input), equal the log read from its file, to the bit; a counterfactual estimate, which reads
-    the records themselves, is refused on Spark with a reason."""
+    the records themselves, and a click model's fit are refused on Spark with a reason."""
     import polars as pl
 
     example = EXAMPLES / "interleaved.jsonl.gz"
@@ -153,3 +154,6 @@ def test_interleaving_on_spark_equals_the_local_experiment(spark, tmp_path):
     options = {"online": {"counterfactual": {"run": {"q01": ["d1"]}}}}
     with pytest.raises(irspec.EvaluationError, match="give the log as files, not on Spark"):
         irspec.evaluate_input(frame, "IPS(ctr)@10", options=options)
+    for model in ("pbm", "swap"):  # nor is a click model fitted to one: its sessions are merged on the driver
+        with pytest.raises(irspec.EvaluationError, match="not a Spark DataFrame: write it out"):
+            fit(frame, model)
