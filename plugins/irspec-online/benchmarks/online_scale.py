@@ -7,7 +7,7 @@
 interleavings of two rankings of 1,000 queries (100 documents each, ranking B the better: A is B with
 adjacent pairs of its top 10 swapped at random), clicked by DBN users whose attractiveness comes from
 random graded labels (ERR's mapping; satisfaction the same, continuation 0.9), each query issue its own
-session, of one of 5 million users; each part's arrays built with numpy and written with pyarrow, the
+session, of one of 5 million users (``--users``); each part's arrays built with numpy and written with pyarrow, the
 lists drawn from a bank of 64 per query (:class:`irspec_online.simulation.Simulation`), in row groups of 65,536 rows.
 
 ``measure`` runs, each in a fresh process, and prints its wall time, CPU time and peak RSS (``ru_maxrss``
@@ -34,7 +34,7 @@ PART = 1_000_000
 QUERIES, DOCS, USERS = 1000, 100, 5_000_000
 
 
-def generate(n: int, folder: Path, seed: int = 1) -> None:
+def generate(n: int, folder: Path, users: int = USERS, seed: int = 1) -> None:
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -91,7 +91,7 @@ def generate(n: int, folder: Path, seed: int = 1) -> None:
             ids = np.arange(start, start + m)
             table = pa.table({
                 "session": pa.array([f"s{i}" for i in ids.tolist()]),
-                "user": pa.array([f"u{u}" for u in (ids * 2654435761 % USERS).tolist()]),
+                "user": pa.array([f"u{u}" for u in (ids * 2654435761 % users).tolist()]),
                 "query": pa.array(queries[q].tolist()),
                 "timestamp": pa.array(1714521600.0 + ids * 0.01),
                 "results": pa.ListArray.from_arrays(pa.array(offsets), docs),
@@ -102,13 +102,14 @@ def generate(n: int, folder: Path, seed: int = 1) -> None:
             print(f"part {part}: {start + m:,} query issues", flush=True)
 
 
-def measure(folder: Path) -> None:
+def measure(folder: Path, only: list[str] | None = None) -> None:
     log = str(folder / "log.parquet")
-    commands = {
+    every = {
         "interleaving": ["online", log, "-m", "Interleaving(team-draft), CTR"],
         "clickmodel pbm": ["clickmodel", "fit", log, "--model", "pbm", "-o", os.devnull],
         "clickmodel dbn": ["clickmodel", "fit", log, "--model", "dbn", "-o", os.devnull],
     }
+    commands = {name: argv for name, argv in every.items() if not only or name.split()[0] in only}
     print(f"load average {os.getloadavg()}", flush=True)
     for name, argv in commands.items():
         with open(folder / "out.txt", "w+") as out, open(folder / "err.txt", "w+") as err:
@@ -135,13 +136,15 @@ def main() -> None:
     g = sub.add_parser("generate")
     g.add_argument("n", type=int)
     g.add_argument("folder", type=Path)
+    g.add_argument("--users", type=int, default=USERS, help="distinct users (default %(default)s)")
     m = sub.add_parser("measure")
     m.add_argument("folder", type=Path)
+    m.add_argument("--only", nargs="+", choices=("interleaving", "clickmodel"), help="these commands alone")
     args = parser.parse_args()
     if args.step == "generate":
-        generate(args.n, args.folder)
+        generate(args.n, args.folder, args.users)
     else:
-        measure(args.folder)
+        measure(args.folder, args.only)
 
 
 if __name__ == "__main__":
