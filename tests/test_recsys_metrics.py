@@ -78,6 +78,50 @@ def test_recsys_spellings_equal_their_formulas(seed, level):
                 assert got[u][name] == pytest.approx(_ap(ranked, relevant, k, den), abs=1e-15), (u, name)
 
 
+class _Lists:
+    """A stand-in for an implicit model: its recommend() gives the lists it was made with, as implicit's
+    ranking_metrics_at_k asks for them (a batch of users, N items each)."""
+
+    def __init__(self, top: np.ndarray) -> None:
+        self.top = top
+
+    def recommend(self, userid, user_items, N=10, **_):
+        ids = self.top[np.asarray(userid), :N].astype(np.int32)  # -1 pads, as implicit's own lists
+        return ids, np.zeros(ids.shape, dtype=np.float32)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("K", [1, 5, 10, 20])
+def test_equal_to_implicit_ranking_metrics_at_k(seed, K):
+    evaluation = pytest.importorskip(
+        "implicit.evaluation", reason="implicit is a test dependency (irspec[test])"
+    )
+    rng = np.random.default_rng(seed)
+    users, items = 120, 60
+    draw = rng.random((users, items))
+    test = sp.csr_matrix((draw < 0.08).astype(np.float64))  # held out and trained on: disjoint, as a split
+    train = sp.csr_matrix((draw > 0.9).astype(np.float64))
+    # lists of K items, some of them held out: without the training items, as a model filters them
+    top = np.array(
+        [rng.permutation(np.setdiff1d(np.arange(items), train[[u]].indices))[:K] for u in range(users)]
+    )
+    for u in range(users):
+        held = test[[u]].indices
+        if len(held):
+            top[u, rng.integers(0, K, size=2)] = rng.choice(held, 2)
+    top = np.array([list(dict.fromkeys(row.tolist())) + [-1] * (K - len(set(row.tolist()))) for row in top])
+    theirs = evaluation.ranking_metrics_at_k(_Lists(top), train, test, K=K, show_progress=False)
+    res = irspec.evaluate_topk(test, top, f"nDCG@{K}, AP(den=min)@{K}, relP@{K}, NumRel", exclude=train)
+    means = res.aggregate()
+    assert means[f"nDCG@{K}"] == pytest.approx(theirs["ndcg"], rel=1e-12)
+    assert means[f"AP(den=min)@{K}"] == pytest.approx(theirs["map"], rel=1e-12)
+    # implicit's precision is a ratio of sums: the hits of every user over Σ min(K, R)
+    best = np.minimum(K, res.column("NumRel"))
+    assert (res.column(f"relP@{K}") * best).sum() / best.sum() == pytest.approx(
+        theirs["precision"], rel=1e-12
+    )
+
+
 def test_ap_denominators_by_hand():
     # relevant: items 1, 2, 3 (R = 3); list 1, 9, 2 at k = 2 finds item 1 at rank 1 only
     test = sp.csr_array(
@@ -193,3 +237,27 @@ def test_jain_propensity_counts_users_not_values():
         irspec.recsys.jain_propensity(sp.csr_array(np.eye(2)))
     with pytest.raises(EvaluationError, match="A must be a positive number"):
         irspec.recsys.jain_propensity(binary, A=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dcg_from_the_relevant_rows_equals_every_row_summed(seed):
+    # DCG, nDCG and CG without a gains map add only the rows labelled 1 or more; a gains map that
+    # gives each label its own value takes the path that adds every row: the same values, bit for bit
+    rng = np.random.default_rng(seed)
+    qrels = {
+        f"q{q}": {f"d{d}": int(rng.integers(-1, 4)) for d in rng.choice(60, 25, replace=False)}
+        for q in range(30)
+    }
+    run = {
+        f"q{q}": {f"d{d}": float(rng.integers(0, 5)) for d in rng.choice(60, 40, replace=False)}
+        for q in range(30)
+    }
+    identity = "{-1:0,0:0,1:1,2:2,3:3}"
+    for spec in ("nDCG@10", "nDCG", "DCG@5", "CG@20", "nDCG(dcg=exp-log2)@10", "nDCG(dcg=jk)@3"):
+        name, _, at = spec.partition("@")
+        mapped = f"{name[:-1]},gains={identity})" if name.endswith(")") else f"{name}(gains={identity})"
+        mapped += f"@{at}" if at else ""
+        if "exp-log2" in spec:  # a map gives the gain itself: 2^label - 1
+            mapped = mapped.replace(identity, "{-1:0,0:0,1:1,2:3,3:7}").replace("dcg=exp-log2,", "")
+        res = irspec.evaluate(qrels, run, [spec, mapped])
+        np.testing.assert_array_equal(res.values[:, 0], res.values[:, 1], err_msg=f"{spec} vs {mapped}")
