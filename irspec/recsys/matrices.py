@@ -204,20 +204,14 @@ def _evaluate(
     has = np.zeros(test.shape[0], dtype=bool)
     has[users[labels >= relevance_level]] = True
     kept = np.flatnonzero(has)
-    judged = np.isin(users, kept)
-    frame = pl.DataFrame(
-        {
-            "qid": pl.Series(users[judged]).cast(pl.String),
-            "docno": pl.Series(test.indices[judged].astype(np.int64)).cast(pl.String),
-            "label": pl.Series(labels[judged]),
-        }
-    )
+    judged = has[users]
     inputs: dict[str, Any] = {}
     if propensity is not None:
         weights = 1.0 / _propensities(propensity, test.shape[1])
         inputs["propensity"] = _Propensities(weights, test.indptr, test.indices, labels)
+    qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), labels[judged], test.shape)
     evaluator = Evaluator(
-        Judgments(Qrels.from_frame(frame, source=TEST), inputs),
+        Judgments(qrels, inputs),
         metrics,
         relevance_level=relevance_level,
         # every item not held out is unjudged: the warning that a run rests on unjudged documents
@@ -236,6 +230,26 @@ def _evaluate(
     if empty_users == "zero" and len(kept) < test.shape[0]:
         result = _with_zeros(result, np.flatnonzero(~has))
     return result
+
+
+def _qrels(users: np.ndarray, items: np.ndarray, labels: np.ndarray, shape: tuple[int, int]) -> Qrels:
+    """The judgments as :class:`~irspec.data.Qrels`: a user's row number as its query id, an item's
+    column number as its docno. A CSR matrix's entries are distinct by construction, so they are put in
+    the qrels' order (by query id, then docno, as text) here, and the checks a reader's frame goes
+    through (duplicates, that order: hashing and sorting every row's strings) have nothing to find."""
+    text_rank = [np.empty(n, dtype=np.int64) for n in shape]
+    for rank, n in zip(text_rank, shape, strict=True):
+        rank[np.argsort(np.arange(n).astype(str), kind="stable")] = np.arange(n)
+    order = np.argsort(text_rank[0][users] * shape[1] + text_rank[1][items], kind="stable")
+    frame = pl.DataFrame(
+        [
+            pl.Series("query", users[order]).cast(pl.String),
+            pl.Series("docno", items[order]).cast(pl.String),
+            pl.Series("label", labels[order], dtype=pl.Int64),
+            pl.Series("line", dtype=pl.UInt32).extend_constant(None, len(order)),
+        ]
+    )
+    return Qrels(frame, TEST)
 
 
 def _with_zeros(result: Result, users: np.ndarray) -> Result:
