@@ -325,3 +325,18 @@ print(json.dumps([loaded, scores]))
     loaded, scores = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded == []
     assert scores == {"q": {"map": 0.5, "P_1": 0.0}}
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_making_an_evaluator_leaves_the_garbage_collector_as_it_was(enabled: bool) -> None:
+    # the collector is paused while the first evaluator loads the engine (irspec.lazy.collector_paused)
+    import gc
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        evaluator = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1}}, {"map"})
+        assert gc.isenabled() is enabled
+        assert evaluator.evaluate({"q1": {"d1": 1.0, "d2": 0.5}}) == {"q1": {"map": 1.0}}
+    finally:
+        (gc.enable if was else gc.disable)()

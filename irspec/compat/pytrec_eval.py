@@ -77,6 +77,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irspec.errors import InputError, InputTypeError, IrspecError, IrspecWarning, quote
+from irspec.lazy import collector_paused
 
 __all__ = [
     "RelevanceEvaluator",
@@ -492,6 +493,11 @@ class RelevanceEvaluator:
             raise TypeError("Argument query_relevance should be of type dictionary.")
         relevance_level = _level(relevance_level)
         judged_only = bool(operator.index(judged_docs_only_flag))
+        # the first evaluator loads irspec's engine and registry, with the caller's dicts in memory
+        with collector_paused():
+            self._load(query_relevance, requested, relevance_level, judged_only)
+
+    def _load(self, query_relevance: Any, requested: Any, relevance_level: int, judged_only: bool) -> None:
         judgments = _judgments(query_relevance)
         from irspec.data import read_qrels
         from irspec.data.small import qrels_of_mapping
