@@ -82,6 +82,8 @@ __all__ = [
     "evaluate",
     "evaluate_input",
     "evaluate_many",
+    "evaluate_scores",
+    "evaluate_topk",
     "fuse",
     "hookimpl",
     "load_plan",
@@ -159,6 +161,8 @@ _LAZY: dict[str, str] = {
     "read_run": "irspec.data",
     "Qrels": "irspec.data",
     "Run": "irspec.data",
+    "evaluate_topk": "irspec.recsys.matrices",  # recommenders: a sparse users × items matrix
+    "evaluate_scores": "irspec.recsys.matrices",
 }
 # Sub-packages reachable as attributes (`irspec.plan.load_plan`) without an import statement; a module
 # inside one is imported by its own name (`import irspec.stats.significance`).
@@ -173,6 +177,7 @@ _SUBMODULES = (
     "plan",
     "compat",
     "fusion",
+    "recsys",
     "testing",
     "plugin_api",
 )

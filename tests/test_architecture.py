@@ -159,6 +159,8 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "evaluation.evaluator",
     ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
+    ("recsys.propensity", "recsys.matrices"),  # recommenders: propensities; sparse matrices evaluated
+    ("recsys",),  # the recsys package's face: its public names, loaded on first use
     (
         "fusion.tuning",
     ),  # a fusion spec's parameters searched on training queries; cross-validation over folds
@@ -221,6 +223,7 @@ LAZY_EDGES = {
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
     "plan": "the package's face loads each module on first use (its _LAZY table), so that `irspec eval` loads neither "
     "YAML nor the JSON Schema",
+    "recsys": "the package's face loads each module on first use (its _LAZY table): `irspec.recsys` loads no scipy",
     "plugin_api": "plugins' declarations import it whenever a registry is built: the context, spilling and corrections load on first use",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""

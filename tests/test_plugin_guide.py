@@ -85,7 +85,7 @@ def test_the_guide_snippets_run(package):
         exec(compile(code, f"{GUIDE}:python-block-{i + 1}", "exec"), namespace)
     # the snippets leave irspec as they found it
     with pytest.raises(irspec.UnknownMetricError):
-        irspec.parse("HitRate")
+        irspec.parse("AnyRel")
 
 
 def test_the_guide_test_file_passes_under_pytest(package):

@@ -542,7 +542,7 @@ def test_irspec_metrics_shows_where_each_metric_comes_from(monkeypatch, capsys):
             "DistToy(@k, strict=false, label, mode=fast, weight=1.0)  [disttoy: irspec-broken-dist 9.9]"
             in lines
         )
-        assert "AP(@k, rel)  [irspec.builtin.ranks]" in lines
+        assert "AP(@k, rel, den=R)  [irspec.builtin.ranks]" in lines
         assert main(["metrics", "--json"]) == 0
         rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert (

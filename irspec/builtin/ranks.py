@@ -23,14 +23,32 @@ K = "ranks"
 AP = MetricDef(
     "AP",
     "average precision: mean of P@i over the ranks i of relevant documents, divided by R",
-    (cutoff(), rel()),
+    (
+        cutoff(),
+        rel(),
+        Param(
+            "den",
+            "choice",
+            "R",
+            "denominator: R (trec_eval's), min (min(k, R): RecBole's, implicit's, Spark's MAP@k), "
+            "hits (the relevant documents in the top k: torchmetrics' RetrievalMAP)",
+            choices=("R", "min", "hits"),
+        ),
+    ),
     at="k",
     compute=kernel(K, "average_precision"),
     trec_name=trec_name_for("map", "map_cut"),
     doc="""AP = (1/R) Σ_{i: doc i relevant, i <= k} P@i. The denominator is R, the number of relevant
 documents in the qrels (not min(R, k)), as trec_eval's map and map_cut_k; 0 when R = 0. MAP is its mean
 over queries. Reference: Buckley & Voorhees, "Evaluating evaluation measure stability", SIGIR 2000;
-Manning et al., Introduction to IR, 8.4.""",
+Manning et al., Introduction to IR, 8.4.
+
+Recommender toolkits write MAP@k with other denominators, which the parameter ``den`` names:
+``AP(den=min)@k`` divides by min(k, R), the most any top k can hold (RecBole's and implicit's MAP@k,
+Spark's ``meanAveragePrecisionAt``, ml_metrics' ``apk``), so that a perfect top k scores 1 even when
+R > k; ``AP(den=hits)@k`` divides by the relevant documents found in the top k (torchmetrics'
+``RetrievalMAP(top_k=k)``), the mean precision at the hits alone. Every form is 0 where its
+denominator is. Without a cutoff, min(k, R) is R.""",
     bounds=UNIT,
 )
 

@@ -14,6 +14,8 @@ K = "sets"
 # ir_measures writes set_relative_P as SetP(relative=True) (and SetRelP, its alias, as the same measure):
 # on both P and relP, relative= chooses between them.
 RELATIVE = (Redirect("relative", "relP", when=True), Redirect("relative", "P", when=False))
+# Recommender toolkits often divide Recall@k by min(k, R), the most a top k can hold: that is relP@k.
+TRUNCATED = (Redirect("truncated", "relP", when=True), Redirect("truncated", "R", when=False))
 
 PRECISION = MetricDef(
     "P",
@@ -36,8 +38,11 @@ RECALL = MetricDef(
     at="k",
     compute=kernel(K, "recall"),
     trec_name=trec_name_for("set_recall", "recall"),
+    redirects=TRUNCATED,
     doc="""R@k = |relevant in top k| / R, with R the number of relevant documents in the qrels (0 when
 R = 0). Without a cutoff, the recall of the whole list (trec_eval's set_recall; recall_k with one).
+Many recommender toolkits divide by min(k, R) instead (Liang et al.'s "Recall@k" of VAE-CF, pyxclib's
+recall at ground truth size): ``R(truncated=true)@k`` reads as that measure, relP@k.
 Reference: Manning, Raghavan & Schütze, Introduction to IR, 8.3.""",
     bounds=UNIT,
 )
@@ -106,11 +111,12 @@ REL_P = MetricDef(
     at="k",
     compute=kernel(K, "relative_precision"),
     trec_name=trec_name_for("set_relative_P", "relative_P"),
-    redirects=RELATIVE,
+    redirects=RELATIVE + TRUNCATED,
     doc="""relP@k = |relevant in top k| / min(k, R): precision normalised by the best achievable at k
 (trec_eval's relative_P_k). Without a cutoff, |relevant retrieved| / min(n, R) (set_relative_P). 0 when
 R = 0. ir_measures calls the latter SetRelP, and writes it SetP(relative=True): both read as relP
-(and SetP(relative=False) as P).""",
+(and SetP(relative=False) as P). It is also recall with the denominator min(k, R), which recommender
+toolkits call Recall@k: ``R(truncated=true)@k`` reads as relP@k (and ``relP(truncated=false)`` as R).""",
     bounds=UNIT,
 )
 
@@ -121,7 +127,9 @@ SUCCESS = MetricDef(
     at="k",
     compute=kernel(K, "success"),
     trec_name=trec_name_for(None, "success"),
-    doc="""Success@k = 1 if any of the top k documents is relevant, else 0 (trec_eval's success_k).""",
+    doc="""Success@k = 1 if any of the top k documents is relevant, else 0 (trec_eval's success_k). Recommender
+toolkits call its mean over users the hit rate (HitRate@k, HR@k: RecBole's ``hit``, Microsoft
+Recommenders' ``hit_ratio_at_k``), which read as Success@k.""",
     bounds=UNIT,
 )
 
@@ -191,7 +199,9 @@ def irspec_register_metrics(register) -> None:
         REL_P,
         aliases=[Alias("relative_P", dotted=each("k")), "set_relative_P", "relative_precision", "SetRelP"],
     )
-    register(SUCCESS)  # not "hits": ranx's hits@k counts the relevant documents (registry.REFUSED_SPELLINGS)
+    register(
+        SUCCESS, aliases=["HitRate", "hit_rate", "HR"]
+    )  # not "hits": ranx's hits@k counts the relevant documents (registry.REFUSED_SPELLINGS)
     register(JUDGED, aliases=["judged_fraction"])
     register(FALLOUT, aliases=["fall-out"])
     register(SET_MAP, aliases=["set_map"])

@@ -51,6 +51,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "irspec.builtin.counts",
     "irspec.builtin.trec_misc",
     "irspec.builtin.preference",
+    "irspec.builtin.propensity",
     "irspec.builtin.groups",
     "irspec.builtin.fusion",
     "irspec.builtin.fusion_learning",

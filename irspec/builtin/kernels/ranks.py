@@ -18,6 +18,11 @@ def average_precision(ctx: Context, metric: Metric) -> np.ndarray:
     if k is not None:
         prec = np.where(rank <= k[seg], prec, 0.0)
     total = np.bincount(seg, weights=prec, minlength=ctx.nq)
+    den = ctx.value(metric, "den")  # None for GMAP, which shares this kernel: trec_eval's R
+    if den == "hits":
+        return safe_divide(total, np.bincount(seg, weights=prec > 0, minlength=ctx.nq))
+    if den == "min" and k is not None:
+        return safe_divide(total, np.minimum(k, ctx.R(level)))
     return safe_divide(total, ctx.R(level))
 
 

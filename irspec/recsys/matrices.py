@@ -1,0 +1,406 @@
+"""Recommender evaluation from matrices: held-out interactions as a scipy.sparse users × items matrix,
+recommendations as a users × k array of item indices or as a score matrix whose top k is found here.
+
+The matrices become what the engine evaluates, and nothing else changes: the held-out matrix is the
+qrels (a user is the query whose id is its row number as text, an item the document whose docno is its
+column number; a stored value is a graded label, an explicit zero a judged non-relevant item), the
+top-k array is a retriever's top k (:meth:`irspec.Evaluator.evaluate_topk`, joined by the integer ids),
+its order the ranking. Results are ordinary :class:`~irspec.evaluation.result.Result` objects: frames,
+comparisons, reports and plans take them as they take a run's.
+
+``exclude=``, the training interactions, are removed from each user's list before any cutoff applies,
+as recommender toolkits do (a model need not be told not to recommend what the user has seen); the
+result's ``run_source`` says so. Users without a relevant held-out item are left out
+(``empty_users="skip"``, as most toolkits do) or counted with 0 on every metric (``"zero"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse
+
+from irspec.data import Qrels
+from irspec.errors import EvaluationError, InputError
+from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.evaluator import Evaluator
+from irspec.evaluation.judgments import Judgments
+from irspec.evaluation.result import Result
+from irspec.lazy import lazy_module
+from irspec.spec.registry import Metric
+
+pl = lazy_module("polars")
+
+__all__ = ["CHUNK_ENTRIES", "EmptyUsers", "evaluate_scores", "evaluate_topk", "top_items"]
+
+EmptyUsers = Literal["skip", "zero"]
+
+CHUNK_ENTRIES = 1 << 22
+"""Score entries :func:`evaluate_scores` works on at a time (rows × items): a dense score matrix is
+read in chunks of rows this large, so that no copy larger than one chunk is made (32 MiB of float64)."""
+
+TEST = "<test_matrix>"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Propensities:
+    """The ``"propensity"`` input of an evaluation (:mod:`irspec.builtin.kernels.propensity` reads it):
+    each item's weight 1/p, and the held-out matrix's CSR arrays (for the ideal top k)."""
+
+    weights: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    labels: np.ndarray
+    ids: tuple[str, ...] = ()
+
+
+def evaluate_topk(
+    test_matrix: Any,
+    top_items: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    exclude: Any = None,
+    propensity: Any = None,
+    empty_users: EmptyUsers = "skip",
+    relevance_level: int = 1,
+    name: str = "run",
+) -> Result:
+    """Evaluate recommendations given as a users × k array of item indices against held-out interactions.
+
+    ``test_matrix``: a scipy.sparse matrix (CSR, CSC, COO, ...: any format, an array or a matrix) of
+    users × items, whose stored values are graded relevance labels (integers; ``1`` for an implicit
+    interaction), an explicit zero a judged non-relevant item. ``top_items``: an integer array with a row
+    per user of the matrix (in its order) and the recommended items' column numbers in rank order,
+    ``-1`` padding a short list (numpy, or anything with ``__array__`` or DLPack: a CPU torch tensor).
+
+    ``exclude``: a sparse matrix of the same shape (the training interactions); its stored items are
+    removed from each user's list before any cutoff, so give lists longer than the largest cutoff when
+    the model may recommend them. ``propensity``: each item's propensity p in (0, 1]
+    (:func:`irspec.recsys.jain_propensity`), for the propensity-scored metrics (PSP@k, PSnDCG@k).
+    ``empty_users``: a user with no held-out item at ``relevance_level`` or above is left out (``"skip"``,
+    the default) or counted with 0 on every metric (``"zero"``).
+
+    Returns a :class:`~irspec.evaluation.result.Result` whose query ids are the users' row numbers as text
+    (``"0"``, ``"1"``, ...). Raises :class:`~irspec.errors.InputError` naming the argument and the row for
+    shapes that do not match, item indices outside the matrix, a repeated item in a row, and labels that
+    are not integers.
+    """
+    test = _csr(test_matrix, "test_matrix")
+    items = _items(top_items, test.shape)
+    excluded = None
+    if exclude is not None:
+        excluded = _csr(exclude, "exclude", test.shape)
+        items = _excluded(items, excluded)
+    return _evaluate(test, items, metrics, excluded, propensity, empty_users, relevance_level, name)
+
+
+def evaluate_scores(
+    test_matrix: Any,
+    scores: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    k: int | None = None,
+    exclude: Any = None,
+    propensity: Any = None,
+    empty_users: EmptyUsers = "skip",
+    relevance_level: int = 1,
+    name: str = "run",
+) -> Result:
+    """Evaluate a model's scores of every item for every user: its top k found here, then evaluated as
+    :func:`evaluate_topk` evaluates a top k (the other arguments are its own).
+
+    ``scores``: a users × items array (numpy, or anything with ``__array__``), or an iterable of row
+    chunks (2-D arrays whose rows, in turn, are the users' in order: a model scored batch by batch).
+    Memory stays bounded: an array is read :data:`CHUNK_ENTRIES` entries at a time, and nothing larger
+    than a chunk is copied. ``k``: how many items each user's list keeps, by default the largest cutoff of
+    the metrics (a metric without a fixed cutoff, such as AP over the whole list, needs ``k``).
+    ``exclude``: the training items are given no place in the top k (they are never among the k kept).
+
+    Each row's top k is found with ``numpy.argpartition`` and sorted by score descending; **equal scores
+    rank the lower item index first**, whatever the chunking. A NaN or infinite score is an
+    :class:`~irspec.errors.InputError` naming the user and item.
+    """
+    test = _csr(test_matrix, "test_matrix")
+    metrics = bind_metrics(metrics)
+    depth = _depth(metrics, k)
+    skip = None if exclude is None else _csr(exclude, "exclude", test.shape)
+    found: list[np.ndarray] = []
+    start = 0
+    for chunk in _chunks(scores, test.shape[1]):
+        stop = start + len(chunk)
+        if stop > test.shape[0]:
+            raise InputError(f"scores have more rows than test_matrix's {test.shape[0]} users", "<scores>")
+        found.append(top_items(chunk, depth, None if skip is None else skip[start:stop], first_row=start))
+        start = stop
+    if start != test.shape[0]:
+        raise InputError(f"scores have {start} rows, test_matrix {test.shape[0]} users", "<scores>")
+    items = np.concatenate(found) if found else np.zeros((0, depth), dtype=np.int64)
+    return _evaluate(test, items, metrics, skip, propensity, empty_users, relevance_level, name)
+
+
+def top_items(scores: Any, k: int, exclude: Any = None, *, first_row: int = 0) -> np.ndarray:
+    """The ``k`` best items of each row of ``scores`` (rows × items), by score descending and, among
+    equal scores, by item index ascending: a rows × k int64 array, padded with ``-1`` where a row has
+    fewer than k items left. ``exclude``: a sparse rows × items matrix whose stored items are never
+    kept. ``first_row`` numbers the rows in messages (a chunk's first user)."""
+    scores = np.asarray(scores)
+    if scores.ndim != 2 or scores.dtype.kind not in "fiu":
+        raise InputError(
+            f"scores must be a 2-D array of numbers, got shape {scores.shape} of {scores.dtype}", "<scores>"
+        )
+    rows, width = scores.shape
+    if scores.dtype.kind == "f":
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            r, c = np.argwhere(bad)[0].tolist()
+            raise InputError(
+                f"user {first_row + r}, item {c}: score {scores[r, c]} is not finite", "<scores>"
+            )
+    if exclude is not None and exclude.nnz:
+        coo = scipy.sparse.coo_array(exclude)
+        scores = scores.astype(np.float64)  # the chunk's one copy: its excluded items sink below any score
+        scores[coo.row, coo.col] = -np.inf
+    kk = min(k, width)
+    if kk == 0 or rows == 0:
+        return np.full((rows, k), -1, dtype=np.int64)
+    # The kth largest score of each row; every score above it is in, and of the scores equal to it the
+    # lowest item indices fill the places left (argpartition alone would pick among ties arbitrarily).
+    part = np.argpartition(scores, width - kk, axis=1)[:, width - kk :]
+    kth = np.take_along_axis(scores, part, axis=1).min(axis=1)[:, None]
+    above = scores > kth
+    tied = scores == kth
+    chosen = above | tied
+    left = kk - above.sum(axis=1)
+    crowded = np.flatnonzero(tied.sum(axis=1) > left)  # rows with more ties at the kth score than places
+    if len(crowded):
+        some = tied[crowded]
+        chosen[crowded] = above[crowded] | (some & (np.cumsum(some, axis=1) <= left[crowded, None]))
+    cols = np.nonzero(chosen)[1].reshape(rows, kk)  # each row's kk items, by index ascending
+    values = np.take_along_axis(scores, cols, axis=1)
+    order = np.argsort(-values, axis=1, kind="stable")  # stable: ties keep the index order
+    out = np.full((rows, k), -1, dtype=np.int64)
+    out[:, :kk] = np.take_along_axis(cols, order, axis=1)
+    out[:, :kk][np.isneginf(np.take_along_axis(values, order, axis=1))] = -1
+    return out
+
+
+def _evaluate(
+    test: scipy.sparse.csr_array,
+    items: np.ndarray,
+    metrics: str | Metric | Iterable[str | Metric],
+    excluded: scipy.sparse.csr_array | None,
+    propensity: Any,
+    empty_users: EmptyUsers,
+    relevance_level: int,
+    name: str,
+) -> Result:
+    if empty_users not in ("skip", "zero"):
+        raise EvaluationError(f"empty_users must be skip or zero, got {empty_users!r}")
+    labels = test.data
+    users = np.repeat(np.arange(test.shape[0], dtype=np.int64), np.diff(test.indptr))
+    has = np.zeros(test.shape[0], dtype=bool)
+    has[users[labels >= relevance_level]] = True
+    kept = np.flatnonzero(has)
+    judged = has[users]
+    inputs: dict[str, Any] = {}
+    if propensity is not None:
+        weights = 1.0 / _propensities(propensity, test.shape[1])
+        inputs["propensity"] = _Propensities(weights, test.indptr, test.indices, labels)
+    qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), labels[judged], test.shape)
+    evaluator = Evaluator(
+        Judgments(qrels, inputs),
+        metrics,
+        relevance_level=relevance_level,
+        # every item not held out is unjudged: the warning that a run rests on unjudged documents
+        # would be given for every recommender
+        judged_warning=None,
+    )
+    rows = items[kept]
+    # the list's own order is the ranking: strictly decreasing scores, no tie to break
+    ranks = np.broadcast_to(np.arange(items.shape[1], 0, -1, dtype=np.float64), rows.shape)
+    result = evaluator.evaluate_topk(kept, rows, ranks, name=name)
+    source = f"<topk: {test.shape[0]} users × {test.shape[1]} items"
+    if excluded is not None:
+        source += f"; exclude: {excluded.nnz} training interactions, removed before the cut"
+    source += ">"
+    result = dataclasses.replace(result, run_source=source)
+    if empty_users == "zero" and len(kept) < test.shape[0]:
+        result = _with_zeros(result, np.flatnonzero(~has))
+    return result
+
+
+def _qrels(users: np.ndarray, items: np.ndarray, labels: np.ndarray, shape: tuple[int, int]) -> Qrels:
+    """The judgments as :class:`~irspec.data.Qrels`: a user's row number as its query id, an item's
+    column number as its docno. A CSR matrix's entries are distinct by construction, so they are put in
+    the qrels' order (by query id, then docno, as text) here, and the checks a reader's frame goes
+    through (duplicates, that order: hashing and sorting every row's strings) have nothing to find."""
+    text_rank = [np.empty(n, dtype=np.int64) for n in shape]
+    for rank, n in zip(text_rank, shape, strict=True):
+        rank[np.argsort(np.arange(n).astype(str), kind="stable")] = np.arange(n)
+    order = np.argsort(text_rank[0][users] * shape[1] + text_rank[1][items], kind="stable")
+    frame = pl.DataFrame(
+        [
+            pl.Series("query", users[order]).cast(pl.String),
+            pl.Series("docno", items[order]).cast(pl.String),
+            pl.Series("label", labels[order], dtype=pl.Int64),
+            pl.Series("line", dtype=pl.UInt32).extend_constant(None, len(order)),
+        ]
+    )
+    return Qrels(frame, TEST)
+
+
+def _with_zeros(result: Result, users: np.ndarray) -> Result:
+    """``result`` with ``users`` added, each 0 on every metric (NaN on a text metric, as it has no
+    mean), in the result's order of query ids."""
+    ids = list(result.query_ids) + [str(u) for u in users.tolist()]
+    zeros = np.zeros((len(users), len(result.metrics)))
+    zeros[:, [m.aggregate == "none" for m in result.metrics]] = np.nan
+    values = np.concatenate([result.values, zeros])
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    texts = {key: tuple((list(t) + [""] * len(users))[i] for i in order) for key, t in result.texts.items()}
+    return dataclasses.replace(
+        result, query_ids=tuple(ids[i] for i in order), values=values[order], texts=texts
+    )
+
+
+def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.sparse.csr_array:
+    """A scipy.sparse matrix as CSR with integer labels, each (row, column) once, indices sorted; for
+    ``exclude`` (a ``shape`` given), which stored entries, whatever their values."""
+    if not scipy.sparse.issparse(matrix):
+        raise InputError(
+            f"{what} must be a scipy.sparse matrix (users × items; csr_array(dense) makes one), "
+            f"got {type(matrix).__name__}",
+            f"<{what}>",
+        )
+    if len(matrix.shape) != 2 or (shape is not None and matrix.shape != shape):
+        expected = f"; expected {shape}, test_matrix's" if shape is not None else ""
+        raise InputError(f"{what} has shape {matrix.shape}{expected}", f"<{what}>")
+    csr = scipy.sparse.csr_array(matrix, copy=True)
+    csr.sum_duplicates()  # also sorts the indices
+    if shape is not None:
+        return csr
+    data = csr.data
+    if data.dtype.kind == "b":
+        data = data.astype(np.int64)
+    elif data.dtype.kind == "f":
+        whole = np.isfinite(data) & (data == np.round(data))
+        if not whole.all():
+            i = int(np.flatnonzero(~whole)[0])
+            row = int(np.searchsorted(csr.indptr, i, side="right") - 1)
+            raise InputError(
+                f"user {row}, item {int(csr.indices[i])}: label {data[i]} is not an integer; labels are graded "
+                f"relevance (binarise ratings first, e.g. (ratings >= 4).astype(int))",
+                f"<{what}>",
+            )
+        data = data.astype(np.int64)
+    elif data.dtype.kind not in "iu":
+        raise InputError(f"{what} must hold numbers, got {data.dtype}", f"<{what}>")
+    csr.data = data.astype(np.int64, copy=False)
+    return csr
+
+
+def _items(top_items: Any, shape: tuple[int, int]) -> np.ndarray:
+    """``top_items`` checked: 2-D integers, a row per user, each an item of the matrix or -1."""
+    try:
+        items = (
+            np.asarray(top_items)
+            if not hasattr(top_items, "__dlpack__") or hasattr(top_items, "__array__")
+            else np.from_dlpack(top_items)
+        )
+    except (TypeError, ValueError, RuntimeError, BufferError) as e:
+        raise InputError(f"top_items: cannot read it as an array ({str(e)[:120]})", "<top_items>") from None
+    if items.ndim != 2 or items.dtype.kind not in "iu":
+        raise InputError(
+            f"top_items must be a 2-D integer array (users × k item indices), got shape {items.shape} of "
+            f"{items.dtype}",
+            "<top_items>",
+        )
+    if items.shape[0] != shape[0]:
+        raise InputError(
+            f"top_items has {items.shape[0]} rows, test_matrix {shape[0]} users: one row per user, in order",
+            "<top_items>",
+        )
+    bad = (items < -1) | (items >= shape[1])
+    if bad.any():
+        r, c = np.argwhere(bad)[0].tolist()
+        raise InputError(
+            f"user {r}, column {c}: item {int(items[r, c])} is not a column of test_matrix (0 to {shape[1] - 1}, "
+            "or -1 for none)",
+            "<top_items>",
+        )
+    return items.astype(np.int64, copy=False)
+
+
+def _excluded(items: np.ndarray, exclude: scipy.sparse.csr_array) -> np.ndarray:
+    """Each row of ``items`` without the items ``exclude`` stores for its user, the rest moved up in
+    order and ``-1`` after them."""
+    if not exclude.nnz or not items.size:
+        return items
+    rows = len(items)
+    # an entry is excluded when its (user, item) is one of exclude's: searched among exclude's sorted keys
+    keys = np.repeat(np.arange(rows, dtype=np.int64), np.diff(exclude.indptr)) * exclude.shape[1]
+    keys += exclude.indices
+    wanted = np.arange(rows, dtype=np.int64)[:, None] * exclude.shape[1] + items
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    gone = (keys[at] == wanted) & (items >= 0)
+    if not gone.any():
+        return items
+    order = np.argsort(gone, axis=1, kind="stable")  # the kept entries first, in their order
+    out = np.take_along_axis(items, order, axis=1)
+    out[np.take_along_axis(gone, order, axis=1)] = -1
+    return out
+
+
+def _propensities(propensity: Any, items: int) -> np.ndarray:
+    p = np.asarray(propensity, dtype=np.float64)
+    if p.shape != (items,):
+        raise InputError(
+            f"propensity must hold one value per item ({items}), got shape {p.shape}", "<propensity>"
+        )
+    bad = ~(np.isfinite(p) & (p > 0) & (p <= 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"item {i}: propensity {p[i]} is not in (0, 1]", "<propensity>")
+    return p
+
+
+def _depth(metrics: list[Metric], k: int | None) -> int:
+    """The length of the lists :func:`evaluate_scores` keeps: ``k``, or the metrics' largest cutoff."""
+    if k is not None:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise EvaluationError(f"k must be a positive integer, got {k!r}")
+        return k
+    cutoffs = []
+    for m in metrics:
+        value = m.get("k") if "k" in m.definition.param_names else None
+        if not isinstance(value, int):
+            raise EvaluationError(
+                f"{m} has no fixed cutoff, so its value depends on the whole ranking: give k= (how many "
+                "items each user's list keeps)"
+            )
+        cutoffs.append(value)
+    return max(cutoffs)
+
+
+def _chunks(scores: Any, width: int) -> Iterator[np.ndarray]:
+    """The score matrix in chunks of rows of at most :data:`CHUNK_ENTRIES` entries, or the chunks given."""
+    if isinstance(scores, np.ndarray) or hasattr(scores, "__array__"):
+        matrix = np.asarray(scores)
+        if matrix.ndim != 2 or matrix.shape[1] != width:
+            raise InputError(
+                f"scores must be users × items ({width} items), got shape {matrix.shape}", "<scores>"
+            )
+        step = max(1, CHUNK_ENTRIES // max(width, 1))
+        for start in range(0, matrix.shape[0], step):
+            yield matrix[start : start + step]
+        return
+    for chunk in scores:
+        block = np.asarray(chunk)
+        if block.ndim != 2 or block.shape[1] != width:
+            raise InputError(
+                f"a chunk of scores must be rows × items ({width} items), got shape {block.shape}", "<scores>"
+            )
+        yield block

@@ -1,0 +1,298 @@
+"""irspec.evaluate_topk and irspec.evaluate_scores (irspec.recsys.matrices): a scipy.sparse users × items
+matrix of held-out interactions, recommendations as item indices or scores, training items excluded.
+
+Expected values come from pytrec_eval, given the same data as dicts built here, and from plain Python
+written out in the tests (each user's list filtered and cut by hand, the top k of scores by a sort).
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+import pytrec_eval
+import scipy.sparse as sp
+
+import irspec
+from irspec.errors import EvaluationError, InputError
+from irspec.recsys import matrices
+
+METRICS = "nDCG@5, nDCG@10, P@5, R@10, AP@10, RR@10, Success@5"
+TREC = {"ndcg_cut_5", "ndcg_cut_10", "P_5", "recall_10", "map_cut_10", "recip_rank", "success_5"}
+
+
+def _data(seed: int, users: int = 60, items: int = 40, k: int = 15, graded: bool = True):
+    """Held-out and training matrices and a top-k array, adversarially: empty users, explicit zeros,
+    graded labels, -1 padding, recommended training items, rows that are all -1."""
+    rng = np.random.default_rng(seed)
+    dense = rng.random((users, items))
+    held = np.where(dense < 0.08, rng.integers(1, 4 if graded else 2, size=dense.shape), 0)
+    zeros = (dense >= 0.08) & (dense < 0.1)  # judged non-relevant: stored zeros
+    train = (dense > 0.85).astype(np.int64)
+    held[5] = 0  # a user with nothing held out
+    zeros[5] = False
+    rows, cols = np.nonzero((held > 0) | zeros)
+    test = sp.csr_array((held[rows, cols], (rows, cols)), shape=(users, items))
+    assert test.nnz > np.count_nonzero(held)  # explicit zeros are stored
+    top = np.array([rng.permutation(items)[:k] for _ in range(users)])
+    top[rng.random(top.shape) < 0.1] = -1
+    top[7] = -1  # a user given no recommendation
+    return test, sp.csr_array(train), top
+
+
+def _lists(test, train, top, exclude: bool):
+    """Each user's list as the tests read it: -1 dropped, training items dropped when ``exclude``."""
+    out = {}
+    for u in range(test.shape[0]):
+        seen = set(train[[u], :].indices.tolist()) if exclude else set()
+        out[u] = [int(i) for i in top[u] if i != -1 and int(i) not in seen]
+    return out
+
+
+def _pytrec(test, lists, users, k_run: int = 1000):
+    qrels = {}
+    for u in users:
+        row = test[[u], :]
+        qrels[str(u)] = {str(i): int(v) for i, v in zip(row.indices.tolist(), row.data.tolist(), strict=True)}
+    run = {str(u): {str(i): float(len(lists[u]) - j) for j, i in enumerate(lists[u][:k_run])} for u in users}
+    ev = pytrec_eval.RelevanceEvaluator(qrels, TREC)
+    return ev.evaluate(run)
+
+
+def _users_with_relevant(test, level: int = 1):
+    return [u for u in range(test.shape[0]) if (test[[u], :].data >= level).any()]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("exclude", [False, True])
+def test_topk_equals_pytrec_eval_on_the_same_dicts(seed, exclude):
+    test, train, top = _data(seed)
+    res = irspec.evaluate_topk(test, top, METRICS, exclude=train if exclude else None)
+    users = _users_with_relevant(test)
+    want = _pytrec(test, _lists(test, train, top, exclude), users)
+    assert res.query_ids == tuple(sorted(str(u) for u in users))
+    names = {
+        "nDCG@5": "ndcg_cut_5",
+        "nDCG@10": "ndcg_cut_10",
+        "P@5": "P_5",
+        "R@10": "recall_10",
+        "AP@10": "map_cut_10",
+        "Success@5": "success_5",
+    }
+    got = res.per_query()
+    for u in users:
+        for ours, theirs in names.items():
+            # pytrec_eval leaves out a query without a retrieved document: every measure is 0 there
+            expected = want.get(str(u), {}).get(theirs, 0.0)
+            assert got[str(u)][ours] == pytest.approx(expected, abs=1e-12), (u, ours)
+
+
+def test_exclusion_happens_before_the_cut():
+    # user 0 holds out item 3; items 0 and 1, recommended first, are training items
+    test = sp.csr_array(np.array([[0, 0, 0, 1]]))
+    train = sp.csr_array(np.array([[1, 1, 0, 0]]))
+    top = np.array([[0, 1, 3, 2]])
+    assert irspec.evaluate_topk(test, top, "P@1").aggregate() == {"P@1": 0.0}
+    res = irspec.evaluate_topk(test, top, "P@1, RR", exclude=train)
+    assert res.aggregate() == {"P@1": 1.0, "RR": 1.0}  # 3 moved up to rank 1
+    assert "exclude: 2 training interactions, removed before the cut" in res.run_source
+
+
+def test_users_without_a_held_out_item_are_skipped_or_zero():
+    test = sp.csr_array((np.array([1, 0]), (np.array([0, 2]), np.array([1, 1]))), shape=(4, 3))
+    top = np.array([[1, 0], [1, 0], [1, 0], [0, 2]])
+    skipped = irspec.evaluate_topk(test, top, "P@1, NumRet")
+    assert skipped.query_ids == ("0",)  # user 2's only item is an explicit zero: no relevant item
+    zero = irspec.evaluate_topk(test, top, "P@1, NumRet", empty_users="zero")
+    assert zero.query_ids == ("0", "1", "2", "3")
+    assert zero.per_query()["3"] == {"P@1": 0.0, "NumRet": 0.0}
+    assert zero.aggregate()["P@1"] == 1 / 4
+    with pytest.raises(EvaluationError, match="empty_users must be skip or zero"):
+        irspec.evaluate_topk(test, top, "P@1", empty_users="error")
+
+
+def test_relevance_level_decides_who_has_a_relevant_item():
+    test = sp.csr_array(np.array([[1, 2, 0], [1, 0, 0]]))
+    top = np.array([[0, 1], [0, 1]])
+    res = irspec.evaluate_topk(test, top, "P@1, P@2", relevance_level=2)
+    assert res.query_ids == ("0",)
+    assert res.aggregate() == {"P@1": 0.0, "P@2": 0.5}
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok"])
+def test_every_sparse_format_reads_alike(fmt):
+    test, train, top = _data(11)
+    want = irspec.evaluate_topk(test, top, METRICS, exclude=train)
+    got = irspec.evaluate_topk(test.asformat(fmt), top, METRICS, exclude=train.asformat(fmt))
+    assert got.query_ids == want.query_ids
+    np.testing.assert_array_equal(got.values, want.values)
+    old_style = irspec.evaluate_topk(
+        sp.csr_matrix(test), top.astype(np.int32), METRICS, exclude=sp.coo_matrix(train)
+    )
+    np.testing.assert_array_equal(old_style.values, want.values)
+
+
+def test_coo_duplicates_add_up_and_float_labels_must_be_whole():
+    coo = sp.coo_array((np.array([1, 1]), (np.array([0, 0]), np.array([2, 2]))), shape=(1, 3))
+    res = irspec.evaluate_topk(coo, np.array([[2]]), "nDCG@1, NumRel(rel=2)")
+    assert res.aggregate()["NumRel(rel=2)"] == 1.0
+    floats = sp.csr_array(np.array([[0.0, 4.0, 1.0]]))
+    assert irspec.evaluate_topk(floats, np.array([[1, 2]]), "NumRel(rel=4)").aggregate() == {
+        "NumRel(rel=4)": 1.0
+    }
+    with pytest.raises(InputError, match=r"user 0, item 1: label 4.5 is not an integer"):
+        irspec.evaluate_topk(sp.csr_array(np.array([[0, 4.5]])), np.array([[1]]), "P@1")
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda t: irspec.evaluate_topk(t.toarray(), np.array([[0]] * 3), "P@1"),
+            "must be a scipy.sparse matrix",
+        ),
+        (
+            lambda t: irspec.evaluate_topk(t, np.array([[0]] * 2), "P@1"),
+            "top_items has 2 rows, test_matrix 3 users",
+        ),
+        (lambda t: irspec.evaluate_topk(t, np.array([0, 1, 2]), "P@1"), "must be a 2-D integer array"),
+        (lambda t: irspec.evaluate_topk(t, np.array([[0.5]] * 3), "P@1"), "must be a 2-D integer array"),
+        (
+            lambda t: irspec.evaluate_topk(t, np.array([[0], [4], [1]]), "P@1"),
+            r"user 1, column 0: item 4 is not a column",
+        ),
+        (lambda t: irspec.evaluate_topk(t, np.array([[0], [-2], [1]]), "P@1"), "item -2 is not a column"),
+        (lambda t: irspec.evaluate_topk(t, np.array([[0, 0]] * 3), "P@1"), "given twice"),
+        (
+            lambda t: irspec.evaluate_topk(t, np.array([[0]] * 3), "P@1", exclude=sp.csr_array((3, 5))),
+            "exclude has shape",
+        ),
+        (lambda t: irspec.evaluate_scores(t, np.zeros((3, 5)), "P@1"), r"users × items \(4 items\)"),
+        (
+            lambda t: irspec.evaluate_scores(t, np.zeros((2, 4)), "P@1"),
+            "scores have 2 rows, test_matrix 3 users",
+        ),
+        (lambda t: irspec.evaluate_scores(t, np.zeros((4, 4)), "P@1"), "more rows than test_matrix"),
+        (
+            lambda t: irspec.evaluate_scores(t, np.full((3, 4), np.nan), "P@1"),
+            r"user 0, item 0: score nan is not finite",
+        ),
+        (
+            lambda t: irspec.evaluate_topk(t, np.array([[0]] * 3), "P@1", propensity=[0.5] * 3),
+            "one value per item",
+        ),
+        (
+            lambda t: irspec.evaluate_topk(t, np.array([[0]] * 3), "P@1", propensity=[0.5, 0, 1, 1]),
+            r"item 1: propensity 0.0",
+        ),
+    ],
+)
+def test_bad_inputs_name_what_was_expected(call, message):
+    test = sp.csr_array(np.eye(3, 4, dtype=np.int64))
+    with pytest.raises(InputError, match=message):
+        call(test)
+
+
+def test_scores_need_k_for_a_metric_without_a_fixed_cutoff():
+    test = sp.csr_array(np.eye(3, 4, dtype=np.int64))
+    with pytest.raises(EvaluationError, match=r"AP has no fixed cutoff.*give k="):
+        irspec.evaluate_scores(test, np.zeros((3, 4)), "AP, P@2")
+    res = irspec.evaluate_scores(test, np.eye(3, 4), "AP, P@2", k=4)
+    assert res.aggregate() == {"AP": 1.0, "P@2": 0.5}
+
+
+def _top_by_sort(scores: np.ndarray, k: int, train=None) -> np.ndarray:
+    """Each row's top k by (score descending, item ascending), training items left out: a full sort."""
+    out = np.full((len(scores), k), -1, dtype=np.int64)
+    for u, row in enumerate(scores):
+        seen = set(train[[u], :].indices.tolist()) if train is not None else set()
+        ranked = sorted((i for i in range(len(row)) if i not in seen), key=lambda i: (-row[i], i))[:k]
+        out[u, : len(ranked)] = ranked
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [1, 7, 40, 45])
+def test_top_items_ties_break_by_item_index(seed, k):
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 4, size=(30, 40)).astype(np.float32)  # ties everywhere
+    _, train, _ = _data(seed, users=30, items=40)
+    np.testing.assert_array_equal(matrices.top_items(scores, k), _top_by_sort(scores, k))
+    np.testing.assert_array_equal(matrices.top_items(scores, k, train), _top_by_sort(scores, k, train))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_equal_their_top_k_evaluated(seed, monkeypatch):
+    test, train, _ = _data(seed)
+    rng = np.random.default_rng(100 + seed)
+    scores = np.round(rng.normal(size=test.shape), 1)  # many ties
+    want = irspec.evaluate_topk(test, _top_by_sort(scores, 10, train), METRICS)
+    whole = irspec.evaluate_scores(test, scores, METRICS, exclude=train)
+    np.testing.assert_array_equal(whole.values, want.values)
+    # chunks of any size, given or made, find the same top k
+    monkeypatch.setattr(matrices, "CHUNK_ENTRIES", 7 * test.shape[1])
+    chunked = irspec.evaluate_scores(test, scores, METRICS, exclude=train)
+    np.testing.assert_array_equal(chunked.values, want.values)
+    given = irspec.evaluate_scores(
+        test, (scores[i : i + 13] for i in range(0, len(scores), 13)), METRICS, exclude=train
+    )
+    np.testing.assert_array_equal(given.values, want.values)
+    assert "exclude:" in given.run_source
+
+
+def test_scores_in_chunks_stay_in_bounded_memory():
+    users, items = 6000, 2000  # 96 MB as float64, 48 MB as float32: never held whole
+    rng = np.random.default_rng(0)
+    test = sp.random_array((users, items), density=0.002, rng=rng, format="csr")
+    test.data[:] = 1
+    train = sp.random_array((users, items), density=0.01, rng=rng, format="csr")
+
+    def chunks():
+        for start in range(0, users, 250):
+            yield np.random.default_rng(start).random((250, items), dtype=np.float32)
+
+    irspec.evaluate_scores(test, chunks(), "nDCG@10", exclude=train)  # warm: registry, plugins, polars
+    tracemalloc.start()
+    try:
+        irspec.evaluate_scores(test, chunks(), "nDCG@10", exclude=train)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # a chunk is 2 MB (float32), its float64 copy with the training items sunk 4 MB, argpartition's
+    # indices 4 MB: a few chunks' worth, whatever the number of users
+    assert peak < 24 * 2**20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_results_read_as_frames_and_compare():
+    test, train, top = _data(3)
+    a = irspec.evaluate_topk(test, top, "nDCG@10, R@10", exclude=train, name="a")
+    b = irspec.evaluate_topk(test, top[:, ::-1].copy(), "nDCG@10, R@10", exclude=train, name="b")
+    frame = a.to_frame()
+    assert frame.columns == ["run", "query_id", "metric", "value"]
+    assert frame.height == 2 * len(a.query_ids)
+    found = irspec.compare({"a": a, "b": b}, baseline="a")
+    rows = {c.metric: c for c in found}
+    assert set(rows) == {"nDCG@10", "R@10"}
+    means = {rows["nDCG@10"].a: rows["nDCG@10"].mean_a, rows["nDCG@10"].b: rows["nDCG@10"].mean_b}
+    assert means == pytest.approx({"a": a.column("nDCG@10").mean(), "b": b.column("nDCG@10").mean()})
+
+
+def test_no_judged_warning_for_items_not_held_out():
+    # every item not held out is unjudged: no warning that the values rest on unjudged documents
+    test, _, top = _data(2)
+    top[7] = np.arange(15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = irspec.evaluate_topk(test, top, "nDCG@10")
+    assert not res.warnings
+
+
+def test_a_user_left_without_recommendations_is_named():
+    # a list emptied by the exclusion is an empty ranking: 0, counted in the mean, and said
+    test = sp.csr_array(np.array([[1, 0, 0], [0, 1, 0]]))
+    train = sp.csr_array(np.array([[0, 0, 0], [1, 0, 1]]))
+    with pytest.warns(irspec.IrspecWarning, match=r"\('1'\)"):
+        res = irspec.evaluate_topk(test, np.array([[0, 2], [0, 2]]), "P@1", exclude=train)
+    assert res.per_query() == {"0": {"P@1": 1.0}, "1": {"P@1": 0.0}}
