@@ -123,6 +123,13 @@ def _registered_metrics() -> list[str]:
     return [m["name"] for m in json.loads(out)]
 
 
+def _plugin_commands() -> set[str]:
+    """The subcommands of ``irspec`` that installed plugins add (``irspec plugins``)."""
+    out = subprocess.run([sys.executable, "-m", "irspec", "plugins"], env=_environment(), capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    return {c for plugin in json.loads(out) for c in plugin["commands"]}
+
+
 def _assert_copy_buttons(browser) -> int:
     count = """(() => {
         const blocks = [...document.querySelectorAll('.md-content pre')];
@@ -651,6 +658,8 @@ print(json.dumps({"names": sorted(names), "importable": gone, "plugins": [e.name
         lost = anchors - bare[page]
         if page == "reference/metrics.html":
             lost -= {re.sub(r"[^a-z0-9]+", "-", m.lower()).strip("-") for m in plugins_only}
+        if page == "reference/cli.html":  # and the subcommands plugins add (irspec-online's), likewise
+            lost -= {f"irspec-{c}" for c in _plugin_commands()}
         assert not lost, (page, sorted(lost)[:10])
     for anchor in ("online", "diversity", "usermodel"):
         assert anchor in bare["reference/metrics.html"]
