@@ -404,9 +404,10 @@ def implementation(spec: Any) -> Any:
 
 def outcomes(log: Any, spec: Any) -> np.ndarray:
     """Per row of ``log`` (an :class:`~irspec_online.records.InteractionLog`), the preference its clicks
-    express for ``b`` over ``a`` under the method ``spec``: in [-1, 1], NaN for a row that served no
-    interleaved list or got no click (it expresses none)."""
-    values = implementation(spec).outcome(log.clicks)
+    express for ``b`` over ``a`` under the method ``spec`` (or its :func:`implementation`, built already):
+    in [-1, 1], NaN for a row that served no interleaved list or got no click (it expresses none)."""
+    method = spec if hasattr(spec, "outcome") else implementation(spec)
+    values = method.outcome(log.clicks)
     clicked = np.diff(log.clicks.start) > 0
     return np.where(log.interleaved & clicked, values, np.nan)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from irspec import EvaluationError
 from irspec_online.counterfactual import values
-from irspec_online.interleaving import outcomes
+from irspec_online.interleaving import implementation, outcomes
 from irspec_online.records import InteractionLog
 
 SECONDS = {"minute": 60.0, "hour": 3600.0, "day": 86400.0}
@@ -30,6 +30,17 @@ def kernel_of(metric: Any) -> Any:
     """The kernel function of a bound metric (its definition's ``compute``, imported when a string)."""
     compute = metric.definition.compute
     return compute if callable(compute) else pkgutil.resolve_name(compute)
+
+
+def bound_kernel(metric: Any) -> Any:
+    """The metric's kernel as a function of the log alone, with what it looks up in irspec's registry (an
+    interleaving method's implementation) looked up here: for a Spark worker, another process, whose
+    registry may lack the plugin's methods (plugins not loaded there, or registered in the driver alone)."""
+    kernel = kernel_of(metric)
+    if kernel is interleaving:
+        method = implementation(metric.get("method"))
+        return lambda log: outcomes(log, method)
+    return lambda log: kernel(log, metric)
 
 
 def group_seconds(metric: Any) -> float | None:

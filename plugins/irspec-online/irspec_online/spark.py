@@ -30,7 +30,7 @@ import irspec
 from irspec import EvaluationError, InputError, Metric
 from irspec.plugin_api import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
-from irspec_online.kernels import group_seconds, kernel_of
+from irspec_online.kernels import bound_kernel, group_seconds, kernel_of
 from irspec_online.records import (
     SUMMARY,
     TOP_QUERIES,
@@ -175,10 +175,11 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
     by_session = [m for m in bound if group_seconds(m) is None]
     summary = summaries(frame)
     value_types = "".join(f", v{j} double" for j in range(len(by_session)))
+    kernels = [bound_kernel(m) for m in by_session]  # looked up here, in the driver's registry
 
     def per_session(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
-        return pa.table({**_rows(log), **{f"v{j}": kernel_of(m)(log, m) for j, m in enumerate(by_session)}})
+        return pa.table({**_rows(log), **{f"v{j}": kernel(log) for j, kernel in enumerate(kernels)}})
 
     rows = (
         summary.groupBy("session")
