@@ -74,7 +74,8 @@ INPUTS = {"a.run", "b.run", "log.jsonl", "pbm.json", "qrels.txt"}
 def _outputs(command):
     """The output options of a plugin command, by their first flag."""
     (declared,) = [c for c in plugin.COMMANDS if c.name == command]
-    parser = build_parser(command)
+    with registered_plugin(plugin):  # at collection, before the fixture; and where autoload is off
+        parser = build_parser(command)
     sub = next(a for a in parser._actions if a.dest == "command")
     flags = {a.dest: a.option_strings[0] for a in sub.choices[command]._actions if a.option_strings}
     return [flags[dest] for dest, role in declared.roles.items() if role == "output"]

@@ -27,10 +27,13 @@ DEMO = HERE.parents[2] / "specs" / "demo"
 BM25, DENSE = str(DEMO / "runs" / "bm25.run"), str(DEMO / "runs" / "dense.run")
 
 
+USER = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"}
+"""A user's environment: plugins load (irspec's own tests switch that off in this process)."""
+
+
 def irspec(*argv: str, cwd: Path) -> str:
     """``irspec ARGV`` in a fresh process in ``cwd``: its standard output (a failure shows its error)."""
-    env = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"}  # a user's setting
-    done = subprocess.run([sys.executable, "-m", "irspec", *argv], cwd=cwd, env=env, capture_output=True, check=False,
+    done = subprocess.run([sys.executable, "-m", "irspec", *argv], cwd=cwd, env=USER, capture_output=True, check=False,
                           text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -217,7 +220,7 @@ def test_simulate_with_a_fitted_click_model(tmp_path):
 
 def test_the_shipped_logs_are_what_make_examples_makes(tmp_path):
     subprocess.run(
-        [sys.executable, str(EXAMPLES / "make_examples.py"), str(tmp_path)], check=True, timeout=300
+        [sys.executable, str(EXAMPLES / "make_examples.py"), str(tmp_path)], env=USER, check=True, timeout=300
     )
     for name in ("interleaved", "logged", "swap", "shuffled"):
         made = gzip.decompress((tmp_path / f"{name}.jsonl.gz").read_bytes())
