@@ -237,7 +237,7 @@ def test_texts_are_escaped_and_the_file_is_well_formed(demo):
         assert any(odd in "".join(e.itertext()) for e in root.iter())  # shown as written
 
 
-def test_same_results_same_bytes_and_no_matplotlib(demo):
+def test_same_results_same_bytes_and_no_matplotlib(demo, monkeypatch):
     code = "import sys, time\nfrom irspec.report import charts, figures\nprint('matplotlib' in sys.modules, 'numpy' in sys.modules)"
     proc = subprocess.run(
         [sys.executable, "-c", code],
@@ -248,6 +248,8 @@ def test_same_results_same_bytes_and_no_matplotlib(demo):
         check=False,
     )
     assert proc.stdout.split() == ["False", "True"], proc.stderr  # figures needs numpy; no drawing library
+    # another test of this process may have loaded pyplot (torchmetrics' plot examples): set aside for this one
+    monkeypatch.delitem(sys.modules, "matplotlib.pyplot", raising=False)
     first = plots.render(list(demo.results), curves=demo.curves, data=demo.figure_data, formats=("svg",))
     again = plots.render(list(demo.results), curves=demo.curves, data=demo.figure_data, formats=("svg",))
     assert [p.svg for p in first] == [p.svg for p in again]

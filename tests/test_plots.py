@@ -382,7 +382,9 @@ def test_ap_histogram_values_by_hand(tmp_path):
     assert _tiny_data(tmp_path, None).ap["r"] == pytest.approx([0.7, 0.5], abs=1e-12)
 
 
-def test_roc_histogram_and_confusion_figures_are_drawn_without_pyplot(tmp_path):
+def test_roc_histogram_and_confusion_figures_are_drawn_without_pyplot(tmp_path, monkeypatch):
+    # another test of this process may have loaded pyplot (torchmetrics' plot examples): set aside for this one
+    monkeypatch.delitem(sys.modules, "matplotlib.pyplot", raising=False)
     data = _tiny_data(tmp_path, None)
     drawn = plots.render([], data=data, formats=("svg", "png"))
     assert [p.name for p in drawn] == ["roc-curves", "ap-histograms", "confusion-at-10"]
