@@ -442,3 +442,30 @@ def test_a_log_without_interleaving_says_so():
     res = irspec.evaluate_input([rec], "Interleaving")
     assert math.isnan(res.aggregate()["Interleaving"]) or res.aggregate()["Interleaving"] == 0.0
     assert any("no query issue of the log served an interleaved list" in w for w in res.warnings)
+
+
+def test_a_bound_kernel_needs_no_registry_where_it_runs():
+    """What spark.evaluate gives a worker (kernels.bound_kernel): the method looked up where it is bound,
+    so that it computes the outcomes in a process whose registry has no interleaving method (a worker
+    where plugins are not loaded), the same as the kernel run where the plugin is registered."""
+    from irspec_online.kernels import bound_kernel, interleaving
+    from irspec_online.records import assemble, summarise
+
+    from irspec.spec.plugins import build_registry, get_plugin_manager, use_registry
+
+    rng = np.random.default_rng(8)
+    records = []
+    for i in range(40):
+        served = TeamDraft().interleave(A, B, rng, 6)
+        clicks = [{"doc": d} for d in served.docs if rng.random() < 0.3]
+        records.append({"session": f"s{i}", "query": f"q{i % 3}", "timestamp": i, "results": list(served.docs),
+                        "origins": served.origins(), "clicks": clicks})  # fmt: skip
+    log = assemble(summarise(enumerate(records, 1), "<records>"), "log", "<records>")
+    metric = irspec.parse("Interleaving(team-draft)")
+    want = interleaving(log, metric)
+    kernel = bound_kernel(metric)
+    with use_registry(build_registry(get_plugin_manager(load_entry_points=False))):  # no plugin at all
+        with pytest.raises(irspec.SpecError, match="unknown interleaving method"):
+            interleaving(log, metric)
+        np.testing.assert_array_equal(kernel(log), want)
+    assert (~np.isnan(want)).sum() > 10
