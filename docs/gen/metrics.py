@@ -126,6 +126,8 @@ def metric_section(d) -> list[str]:
         facts.append(f"**A single positional argument sets** `{d.positional}`")
     how = {"mean": "the mean over queries", "sum": "the sum over queries", "gmean": "the geometric mean over queries",
            "none": "none (a text per query)"}.get(d.aggregate, d.aggregate)
+    if d.scope == "catalogue":  # no per-query values to summarise: the run's one value
+        how = "one value per run, from every user's list (catalogue-level: no per-query values)"
     bounds = {(0.0, 1.0): "; every per-query value in [0, 1]", (0.0, None): "; never negative"}.get(tuple(d.bounds), "")
     facts.append(f"**Summary:** {how}; **better:** {d.better}{bounds}")
     if d.needs != "run":

@@ -19,7 +19,7 @@ import numpy as np
 
 from irspec.data import Qrels
 from irspec.data.datasets import parse_specs
-from irspec.errors import IrspecError
+from irspec.errors import EvaluationError, IrspecError
 from irspec.evaluation.context import UNJUDGED, Context, QueryView
 from irspec.lazy import lazy_module
 from irspec.spec.registry import JUDGED_ONLY, Metric
@@ -29,7 +29,15 @@ if TYPE_CHECKING:
 else:
     pl = lazy_module("polars")
 
-__all__ = ["bind_metrics", "compute_metric", "judged_only_context", "judgment_coverage", "resolve"]
+__all__ = [
+    "CATALOGUE_INPUT",
+    "bind_metrics",
+    "catalogue_value",
+    "compute_metric",
+    "judged_only_context",
+    "judgment_coverage",
+    "resolve",
+]
 
 
 def bind_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = None) -> list[Metric]:
@@ -53,9 +61,22 @@ def resolve(ref: Callable[..., Any] | str | None) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), name)
 
 
+CATALOGUE_INPUT = "recommendations"
+"""The context input that makes catalogue metrics computable: every evaluated user's list, which
+:mod:`irspec.recsys.matrices` gives (a ranking of judged documents alone does not show the catalogue)."""
+
+
 def compute_metric(ctx: Context, metric: Metric) -> np.ndarray:
-    """One metric's per-query values (float array, length ``ctx.nq``)."""
+    """One metric's per-query values (float array, length ``ctx.nq``); a catalogue metric has none
+    (NaN: its one value is :func:`catalogue_value`'s)."""
     d = metric.definition
+    if metric.catalogue:
+        if CATALOGUE_INPUT not in ctx.inputs:
+            raise EvaluationError(
+                f"{metric} is a catalogue-level metric, one value from a recommender's lists for every user "
+                "together: evaluate them with irspec.evaluate_topk or irspec.evaluate_scores"
+            )
+        return np.full(ctx.nq, np.nan)
     # registry.JUDGED_ONLY, the parameter every run metric gets: trec_eval's -J for this metric alone. A
     # definition that declares a judged_only of its own (irspec-diversity's, ndeval's) applies it itself.
     if dict(metric.params).get("judged_only") and JUDGED_ONLY in d.params:
@@ -67,6 +88,12 @@ def compute_metric(ctx: Context, metric: Metric) -> np.ndarray:
     if values.shape != (ctx.nq,):
         raise IrspecError(f"metric {metric} returned shape {values.shape}, expected ({ctx.nq},)")
     return values
+
+
+def catalogue_value(recommendations: Any, metric: Metric) -> float:
+    """A catalogue metric's one value for a run, from ``recommendations`` (every evaluated user's list:
+    what the ``"recommendations"`` input holds)."""
+    return float(resolve(metric.definition.compute)(recommendations, metric))
 
 
 def judged_only_context(ctx: Context) -> Context:

@@ -75,12 +75,13 @@ def results_frame(results: Sequence[Evaluated], *, wide: bool = False, backend: 
     the order evaluated. A text-valued metric (``relstring``) has a null ``value`` and its string in a
     ``text`` column, which is there only when some metric has text values. ``wide``: columns ``run,
     query_id`` and one per metric (a text metric's column holds strings; a metric some run lacks is
-    null for it). An undefined value (a NaN, such as ``SL(unfound=skip)`` leaves) is null.
+    null for it). An undefined value (a NaN, such as ``SL(unfound=skip)`` leaves) is null. A
+    catalogue-level metric (item coverage: one value per run, ``aggregate()``'s) has no rows.
     ``backend``: ``"polars"`` or ``"pandas"``.
     """
     names: list[str] = []  # every metric of every result, first seen first
     for res in results:
-        names.extend(str(m) for m in res.metrics if str(m) not in names)
+        names.extend(str(m) for m in res.metrics if str(m) not in names and not m.catalogue)
     texts = {name for res in results for name in res.texts}
     if wide:
         columns: dict[str, list[Any]] = {"run": [], "query_id": []}
@@ -104,12 +105,15 @@ def results_frame(results: Sequence[Evaluated], *, wide: bool = False, backend: 
     if texts:
         columns["text"] = []
     for res in results:
-        keys = [str(m) for m in res.metrics]
+        kept = [j for j, m in enumerate(res.metrics) if not m.catalogue]
+        keys = [str(res.metrics[j]) for j in kept]
         nq, nm = len(res.query_ids), len(keys)
         columns["run"] += [res.run_name] * (nq * nm)
         columns["query_id"] += np.repeat(np.asarray(res.query_ids, dtype=object), nm).tolist()
         columns["metric"] += keys * nq
-        columns["value"] += res.values.ravel().tolist()  # row-major: query by query, metrics in order
+        columns["value"] += (
+            res.values[:, kept].ravel().tolist()
+        )  # row-major: query by query, metrics in order
         if texts:
             strings: list[str | None] = [None] * (nq * nm)
             for j, key in enumerate(keys):

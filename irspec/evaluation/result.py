@@ -56,10 +56,12 @@ class _Shown:
             raise NotImplementedError
 
     def per_query(self) -> dict[str, dict[str, Any]]:
-        """``{query_id: {metric: value}}`` for every evaluated query (a string for a text metric)."""
-        names = [str(m) for m in self.metrics]
+        """``{query_id: {metric: value}}`` for every evaluated query (a string for a text metric; a
+        catalogue metric, one value per run, is not there)."""
+        kept = [j for j, m in enumerate(self.metrics) if not m.catalogue]
+        names = [str(self.metrics[j]) for j in kept]
         out = {
-            q: dict(zip(names, row.tolist(), strict=True))
+            q: dict(zip(names, row[kept].tolist(), strict=True))
             for q, row in zip(self.query_ids, self.values, strict=True)
         }
         for name, texts in self.texts.items():
@@ -132,9 +134,14 @@ class Result(_Shown):
     runid: str | None = None
     """The run's own runid (:attr:`irspec.data.Run.runid`), which trec_eval's ``runid`` line prints;
     ``None`` when its input has none. ``run_name`` is what every output calls the run."""
+    catalogue: Mapping[str, float] = field(default_factory=dict)
+    """The value of each catalogue-level metric (:attr:`~irspec.spec.registry.Metric.catalogue`: item
+    coverage, Gini), by canonical text: one per run, computed from every user's list at once. Their
+    columns of ``values`` are NaN (no user has a value of their own); :meth:`aggregate` gives these."""
 
     def aggregate(self) -> dict[str, float]:
-        """Summary value per metric: mean, sum or geometric mean over queries, as the metric says."""
+        """Summary value per metric: mean, sum or geometric mean over queries, as the metric says; a
+        catalogue metric's one value for the run."""
         return dict(self._means)
 
     @functools.cached_property
@@ -142,7 +149,11 @@ class Result(_Shown):
         # Computed from the values on first use and kept on this object only (not a field): a copy made
         # by dataclasses.replace() computes its own from its own values.
         found = aggregate_columns(self.values, [m.aggregate for m in self.metrics])
-        return {str(m): value for m, value in zip(self.metrics, found, strict=True)}
+        means = {str(m): value for m, value in zip(self.metrics, found, strict=True)}
+        for m in self.metrics:
+            if m.catalogue:  # not a summary of the (NaN) column: the run's one value
+                means[str(m)] = float(self.catalogue.get(str(m), np.nan))
+        return means
 
 
 @dataclass(frozen=True, eq=False, repr=False)

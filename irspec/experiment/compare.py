@@ -201,9 +201,13 @@ def named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Resu
     return out
 
 
-def metrics_to_compare(results: Sequence[Result], metrics: Any) -> tuple[Metric, ...]:
+def metrics_to_compare(
+    results: Sequence[Result], metrics: Any, notes: list[str] | None = None
+) -> tuple[Metric, ...]:
     """The metrics to compare: those asked for (each evaluated for every run), or every metric of the
-    first run with a numeric aggregate (a text-valued metric such as relstring has nothing to test)."""
+    first run with a numeric aggregate (a text-valued metric such as relstring has nothing to test).
+    A catalogue-level metric (item coverage: one value per run) has no per-query pairs to test: it is
+    left out, and ``notes`` says so."""
     first = results[0].metrics
     if metrics is None:
         chosen = tuple(m for m in first if m.aggregate != "none")
@@ -223,6 +227,13 @@ def metrics_to_compare(results: Sequence[Result], metrics: Any) -> tuple[Metric,
                 if m.aggregate == "none":
                     raise EvaluationError(f"metrics: {m} has text values; there is nothing to test")
                 chosen += () if m in chosen else (m,)
+    unpaired = [str(m) for m in chosen if m.catalogue]
+    if unpaired and notes is not None:
+        notes.append(
+            f"{', '.join(unpaired)}: catalogue-level, one value per run and none per user, so there are no "
+            "pairs to test; not compared"
+        )
+    chosen = tuple(m for m in chosen if not m.catalogue)
     for res in results[1:]:
         missing = [str(m) for m in chosen if m not in res.metrics]
         if missing:
@@ -252,8 +263,8 @@ def compare_results(
             "(name them with a mapping {name: result})"
         )
     pairs = comparison_pairs(names, compare.baselines)
-    chosen = metrics_to_compare(results, metrics)
     notes: list[str] = []
+    chosen = metrics_to_compare(results, metrics, notes)
     out: list[Comparison] = []
 
     steps = len(chosen) * (1 if compare.test in TUKEY_TESTS else len(pairs))

@@ -25,7 +25,7 @@ import scipy.sparse
 
 from irspec.data import Qrels
 from irspec.errors import EvaluationError, InputError
-from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.judgments import Judgments
 from irspec.evaluation.result import Result
@@ -57,6 +57,26 @@ class _Propensities:
     ids: tuple[str, ...] = ()
 
 
+@dataclasses.dataclass(frozen=True)
+class _Recommendations:
+    """The ``"recommendations"`` input (:data:`~irspec.evaluation.compute.CATALOGUE_INPUT`): every test
+    user's list after the training items are removed (``items``, by row number, ``-1`` padding), the
+    evaluated users' rows (``users``: the catalogue metrics count their lists) and the catalogue's size."""
+
+    items: np.ndarray
+    users: np.ndarray
+    n_items: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Popularity:
+    """The ``"popularity"`` input (:mod:`irspec.builtin.kernels.popularity` reads it): each item's
+    number of training users (``counts``) and the number of users with a training interaction."""
+
+    counts: np.ndarray
+    users: int
+
+
 def evaluate_topk(
     test_matrix: Any,
     top_items: Any,
@@ -64,6 +84,7 @@ def evaluate_topk(
     *,
     exclude: Any = None,
     propensity: Any = None,
+    popularity: Any = None,
     empty_users: EmptyUsers = "skip",
     relevance_level: int = 1,
     name: str = "run",
@@ -80,6 +101,8 @@ def evaluate_topk(
     removed from each user's list before any cutoff, so give lists longer than the largest cutoff when
     the model may recommend them. ``propensity``: each item's propensity p in (0, 1]
     (:func:`irspec.recsys.jain_propensity`), for the propensity-scored metrics (PSP@k, PSnDCG@k).
+    ``popularity``: a sparse matrix of the same shape, the training interactions (usually ``exclude``'s),
+    whose stored entries per item are its popularity, for ARP@k, APLT@k and Novelty@k.
     ``empty_users``: a user with no held-out item at ``relevance_level`` or above is left out (``"skip"``,
     the default) or counted with 0 on every metric (``"zero"``).
 
@@ -94,7 +117,9 @@ def evaluate_topk(
     if exclude is not None:
         excluded = _csr(exclude, "exclude", test.shape)
         items = _excluded(items, excluded)
-    return _evaluate(test, items, metrics, excluded, propensity, empty_users, relevance_level, name)
+    return _evaluate(
+        test, items, metrics, excluded, propensity, popularity, empty_users, relevance_level, name
+    )
 
 
 def evaluate_scores(
@@ -105,6 +130,7 @@ def evaluate_scores(
     k: int | None = None,
     exclude: Any = None,
     propensity: Any = None,
+    popularity: Any = None,
     empty_users: EmptyUsers = "skip",
     relevance_level: int = 1,
     name: str = "run",
@@ -138,7 +164,7 @@ def evaluate_scores(
     if start != test.shape[0]:
         raise InputError(f"scores have {start} rows, test_matrix {test.shape[0]} users", "<scores>")
     items = np.concatenate(found) if found else np.zeros((0, depth), dtype=np.int64)
-    return _evaluate(test, items, metrics, skip, propensity, empty_users, relevance_level, name)
+    return _evaluate(test, items, metrics, skip, propensity, popularity, empty_users, relevance_level, name)
 
 
 def top_items(scores: Any, k: int, exclude: Any = None, *, first_row: int = 0) -> np.ndarray:
@@ -193,6 +219,7 @@ def _evaluate(
     metrics: str | Metric | Iterable[str | Metric],
     excluded: scipy.sparse.csr_array | None,
     propensity: Any,
+    popularity: Any,
     empty_users: EmptyUsers,
     relevance_level: int,
     name: str,
@@ -205,10 +232,19 @@ def _evaluate(
     has[users[labels >= relevance_level]] = True
     kept = np.flatnonzero(has)
     judged = has[users]
-    inputs: dict[str, Any] = {}
+    # the catalogue metrics count the lists of the users the result has: with "zero", every user's
+    listed = kept if empty_users == "skip" else np.arange(test.shape[0])
+    # a -1 inside a row is skipped, as the engine skips it: each list's items moved up, in order
+    compact = np.take_along_axis(items, np.argsort(items < 0, axis=1, kind="stable"), axis=1)
+    inputs: dict[str, Any] = {CATALOGUE_INPUT: _Recommendations(compact, listed, test.shape[1])}
     if propensity is not None:
         weights = 1.0 / _propensities(propensity, test.shape[1])
         inputs["propensity"] = _Propensities(weights, test.indptr, test.indices, labels)
+    if popularity is not None:
+        train = _csr(popularity, "popularity", test.shape)
+        inputs["popularity"] = _Popularity(
+            np.bincount(train.indices, minlength=test.shape[1]), int(np.count_nonzero(np.diff(train.indptr)))
+        )
     qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), labels[judged], test.shape)
     evaluator = Evaluator(
         Judgments(qrels, inputs),
@@ -226,7 +262,8 @@ def _evaluate(
     if excluded is not None:
         source += f"; exclude: {excluded.nnz} training interactions, removed before the cut"
     source += ">"
-    result = dataclasses.replace(result, run_source=source)
+    catalogue = {str(m): catalogue_value(inputs[CATALOGUE_INPUT], m) for m in result.metrics if m.catalogue}
+    result = dataclasses.replace(result, run_source=source, catalogue=catalogue)
     if empty_users == "zero" and len(kept) < test.shape[0]:
         result = _with_zeros(result, np.flatnonzero(~has))
     return result
@@ -257,7 +294,8 @@ def _with_zeros(result: Result, users: np.ndarray) -> Result:
     mean), in the result's order of query ids."""
     ids = list(result.query_ids) + [str(u) for u in users.tolist()]
     zeros = np.zeros((len(users), len(result.metrics)))
-    zeros[:, [m.aggregate == "none" for m in result.metrics]] = np.nan
+    # NaN where a user has no value of its own: a text metric (no mean), a catalogue metric (one per run)
+    zeros[:, [m.aggregate == "none" or m.catalogue for m in result.metrics]] = np.nan
     values = np.concatenate([result.values, zeros])
     order = sorted(range(len(ids)), key=ids.__getitem__)
     texts = {key: tuple((list(t) + [""] * len(users))[i] for i in order) for key, t in result.texts.items()}

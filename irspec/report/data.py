@@ -104,6 +104,8 @@ def to_delimited(results: Sequence[Evaluated], *, sep: str = ",", per_query: boo
         if per_query:
             for i, qid in enumerate(res.query_ids):
                 for j, m in enumerate(res.metrics):
+                    if m.catalogue:  # one value per run: its "all" row below
+                        continue
                     v = res.values[i, j]
                     writer.writerow([res.run_name, qid, str(m), "" if math.isnan(v) else repr(float(v))])
         for name, v in res.aggregate().items():

@@ -60,6 +60,7 @@ __all__ = [
 ParamKind = Literal["int", "float", "bool", "choice", "gains", "floats", "str"]
 Aggregate = Literal["mean", "sum", "gmean", "none"]
 Better = Literal["higher", "lower", "neither"]
+Scope = Literal["query", "catalogue"]
 
 MAX_COUNT = 2**53
 """The largest integer parameter irspec accepts (a cutoff, a collection size), unless a metric declares a
@@ -165,6 +166,15 @@ class MetricDef:
     returned, and returns one float per item of ``data.ids`` (NaN for an item it leaves out); see
     :mod:`irspec.evaluation.inputs`.
 
+    ``scope`` says what one value describes: ``"query"`` (the default), a query's (a user's) ranking,
+    whose values are summarised over queries as ``aggregate`` says; or ``"catalogue"``, the run as a
+    whole: how a recommender's lists together use the catalogue (item coverage, the Gini index of how
+    often items are recommended), which no mean over users gives. A catalogue metric's
+    ``compute(recommendations, metric)`` returns one float for the run from every evaluated user's list
+    (:mod:`irspec.recsys.matrices` gives the lists); its result has that value as its aggregate, no
+    per-query values (a NaN column) and nothing to pair in a comparison
+    (:attr:`Metric.catalogue` is the one test every reader makes).
+
     ``bounds`` is the range every per-query value lies in, where there is one: ``(0, 1)`` for a
     precision, ``(0, None)`` for a search length, ``(None, None)`` (the default) for a utility. A mean's
     t interval, symmetric by construction, is cut to it: the true mean lies inside the bounds, so the
@@ -187,6 +197,7 @@ class MetricDef:
     better: Better = "higher"
     bounds: tuple[float | None, float | None] = (None, None)
     redirects: tuple[Redirect, ...] = ()
+    scope: Scope = "query"
     plugin: str = field(default="", compare=False)
 
     def param(self, name: str) -> Param:
@@ -461,6 +472,12 @@ class Metric:
     def aggregate(self) -> Aggregate:
         """How per-query values combine into the summary (``mean``, ``sum`` or ``gmean``)."""
         return self.definition.aggregate
+
+    @property
+    def catalogue(self) -> bool:
+        """Whether the metric is catalogue-level (``MetricDef.scope``): one value per run, from every
+        user's list at once, with no per-query values to list, frame or pair in a comparison."""
+        return self.definition.scope == "catalogue"
 
     @property
     def trec_name(self) -> str | None:

@@ -52,6 +52,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "irspec.builtin.trec_misc",
     "irspec.builtin.preference",
     "irspec.builtin.propensity",
+    "irspec.builtin.popularity",
+    "irspec.builtin.exposure",
     "irspec.builtin.groups",
     "irspec.builtin.fusion",
     "irspec.builtin.fusion_learning",

@@ -690,8 +690,9 @@ def _trec_root(metric: Metric) -> str:
 
 def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:
     """The definition as registered: its plugin named, and for a metric over runs the generic
-    :data:`JUDGED_ONLY` parameter added unless it declares its own."""
-    if d.needs == "run" and JUDGED_ONLY.name not in d.param_names:
+    :data:`JUDGED_ONLY` parameter added unless it declares its own (not to a catalogue metric, which
+    reads every user's list, not a ranking of judged documents)."""
+    if d.needs == "run" and d.scope == "query" and JUDGED_ONLY.name not in d.param_names:
         return replace(d, plugin=plugin, params=(*d.params, JUDGED_ONLY))
     return replace(d, plugin=plugin)
 
