@@ -264,7 +264,10 @@ def _top(
         row = int(np.flatnonzero(bad)[0])
         expected = "a finite number" if sign < 0 else "an integer >= 1 (1 the best)"
         raise InputError(f"{column} {values[row]}: expected {expected}", source, row, unit="row")
-    order = np.lexsort((items, sign * values, users))
+    # by user, then rank ascending or score descending, then item index: polars' sort of the three keys,
+    # several times numpy's lexsort on a model's lists of every user
+    keys = pl.DataFrame({"user": users, "value": sign * values, "item": items})
+    order = keys.with_row_index().sort(["user", "value", "item"]).get_column("index").to_numpy()
     if sign > 0:  # two items at one rank of a user's list: no order between them to take
         same = (users[order][1:] == users[order][:-1]) & (values[order][1:] == values[order][:-1])
         if same.any():
