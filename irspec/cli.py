@@ -15,6 +15,7 @@ without a traceback), 1 an unexpected internal error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import re
 import sys
@@ -71,6 +72,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from irspec.plan.execute import write_outputs
 
+    if args.recsys is not None or args.topk is not None:
+        return _eval_recsys(args)
     # irspec eval is a plan built from its arguments, run as irspec run runs a plan file
     report = _run_plan(_agreement_plan(args) if args.agreement else _eval_plan(args))
     _print_warnings([report])
@@ -78,13 +81,110 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+_NOT_RECSYS = {
+    "system": "--system",
+    "fuse": "--fuse",
+    "c": "-c",
+    "missing_queries": "--missing-queries",
+    "depth": "-M/--depth",
+    "judged_only": "-J/--judged-only",
+    "collection_size": "-N/--collection-size",
+    "memory": "--memory",
+    "standardize": "--standardize",
+    "zscores": "-Z/--zscores",
+    "z_cdf": "--z-cdf",
+    "groups": "--groups",
+    "agreement": "--agreement",
+    "write_z": "--write-z",  # one run: no per-topic deviation to write
+}
+"""The options of ``irspec eval`` that have no meaning for recommendations (``--recsys``), by ``dest``."""
+
+
+def _eval_recsys(args: argparse.Namespace) -> int:
+    """``irspec eval --recsys TEST --topk RECS``: interaction tables read into matrices over one index of
+    users and items (:func:`irspec.recsys.tables.read_tables`), evaluated by
+    :func:`irspec.recsys.evaluate_topk` with each user by their own id, and written by the report
+    writers of every ``irspec eval`` (a plan's report of one run, the test table as its qrels)."""
+    from irspec.data.datasets import parse_specs
+    from irspec.data.trec import stem
+    from irspec.plan.execute import PlanReport, write_outputs
+    from irspec.plan.model import Plan, PlanRun
+    from irspec.report.files import check_writable
+
+    if args.recsys is None or args.topk is None:
+        raise EvaluationError(
+            "--recsys TEST and --topk RECS go together: the held-out interactions and the lists"
+        )
+    if args.qrels is not None or args.runs:
+        raise EvaluationError(
+            "--recsys reads tables, not qrels and runs: give --recsys TEST --topk RECS alone"
+        )
+    given = [flag for dest, flag in _NOT_RECSYS.items() if getattr(args, dest) not in (None, False, [])]
+    if args.judged_warning != 0.5:
+        given.append("--judged-warning")
+    if given:
+        raise EvaluationError(f"--recsys does not take {', '.join(given)}")
+    if not args.measures:
+        raise EvaluationError('--recsys needs the metrics: give -m, e.g. -m "nDCG@10, R@20, Coverage@10"')
+    outputs = [_main_output(args)]
+    metrics = parse_specs(args.measures, None, trec=True)
+    columns = _columns_arg(args.columns)
+    inputs = [p for p in (args.recsys, args.topk, args.exclude, args.popularity) if p is not None]
+    check_writable(*(o.path for o in outputs if o.path is not None), inputs=inputs)  # before reading
+    _start_up_over()
+    result = _recsys_result(args, metrics, columns, stem(args.topk) or args.topk)
+    run = PlanRun(result.run_name, args.topk, args.topk)  # the lists, named by their file's stem
+    plan = Plan(None, args.recsys, (run,), tuple(metrics), result.options, None, tuple(outputs))
+    report = PlanReport(plan, (result,))
+    _print_warnings([report])
+    write_outputs(report, make_dirs=False, inputs=inputs)
+    return 0
+
+
+def _recsys_result(args: argparse.Namespace, metrics: list[Any], columns: Any, name: str) -> Any:
+    """The evaluation of ``--recsys``'s tables: the lists of ``--topk``, ``--exclude``'s items removed,
+    ``--popularity``'s counted."""
+    from irspec.recsys.matrices import evaluate_topk
+    from irspec.recsys.tables import read_tables
+
+    tables = read_tables(args.recsys, args.topk, args.exclude, popularity=args.popularity, columns=columns)
+    return evaluate_topk(
+        tables.test,
+        tables.top_items,
+        metrics,
+        exclude=tables.train,
+        popularity=tables.popularity,
+        empty_users=args.empty_users,
+        relevance_level=args.level,
+        name=name,
+        user_ids=tables.user_ids,
+    )
+
+
+def _columns_arg(text: str | None) -> Any:
+    """``--columns user=U,item=I,...``: the tables' column names (:class:`irspec.recsys.tables.Columns`)."""
+    from irspec.recsys.tables import Columns
+
+    if text is None:
+        return Columns()
+    known = [f.name for f in dataclasses.fields(Columns)]
+    found: dict[str, str] = {}
+    for part in text.split(","):
+        key, sep, value = part.strip().partition("=")
+        if not sep or key not in known or not value:
+            raise EvaluationError(
+                f"--columns {quote(text)}: expected ROLE=NAME[,ROLE=NAME...] with ROLE one of {', '.join(known)}, "
+                "e.g. user=user_id,item=movie_id,label=rating"
+            )
+        found[key] = value
+    return Columns(**found)
+
+
 def _eval_plan(args: argparse.Namespace) -> Any:
     """The plan of ``irspec eval QRELS RUNS...``: its flags checked, before anything is read."""
     from irspec.data.datasets import parse_specs
     from irspec.data.stream import parse_memory
     from irspec.plan.model import Output
-    from irspec.report import BINARY_FORMATS
-    from irspec.report.formats import WITH_INTERVALS, default_intervals
 
     specs = args.measures or ["official"]
     metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
@@ -97,28 +197,13 @@ def _eval_plan(args: argparse.Namespace) -> Any:
             memory = parse_memory(args.memory)
         except EvaluationError as e:
             raise EvaluationError(f"--memory: {e}") from None
-    if args.ci not in (None, "none") and args.format not in WITH_INTERVALS:
-        raise EvaluationError(
-            f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}"
-        )
-    if not args.output and args.format in BINARY_FORMATS:
-        raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
+    output = _main_output(args, runid=runid)
     systems = [_system_arg(text) for text in args.system or ()]
     fused = [_fuse_arg(text) for text in args.fuse or ()]
     members = [p for _, paths in systems for p in paths] + [p for r in fused for p in r.path.paths]
     if (list(args.runs) + members).count("-") + (args.qrels == "-") > 1:
         raise EvaluationError("standard input ('-') can be read only once")
-    intervals = default_intervals(args.format, args.ci)
-    outputs = [
-        Output(
-            args.format,
-            _path(args.output),
-            args.per_query,
-            decimals=args.decimals,
-            intervals=intervals,
-            runid=runid,
-        )
-    ]
+    outputs = [output]
     if args.write_z:  # the runs' per-topic means and deviations, for -Z elsewhere
         outputs.append(Output("zscores", _path(args.write_z)))
     z, groups = _standardize_arg(args), args.groups
@@ -135,6 +220,30 @@ def _eval_plan(args: argparse.Namespace) -> Any:
             standardize=z,
             groups=groups,
         )
+    )
+
+
+def _main_output(args: argparse.Namespace, *, runid: bool = False) -> Any:
+    """The output of ``irspec eval``'s ``-f``, ``-o``, ``-q``, ``--ci`` and ``--decimals``, checked: the
+    intervals in a format that shows them, a binary format into a file."""
+    from irspec.plan.model import Output
+    from irspec.report import BINARY_FORMATS
+    from irspec.report.formats import WITH_INTERVALS, default_intervals
+
+    if args.ci not in (None, "none") and args.format not in WITH_INTERVALS:
+        raise EvaluationError(
+            f"--ci shows intervals in the {', '.join(WITH_INTERVALS)} formats, not in --format {args.format}"
+        )
+    if not args.output and args.format in BINARY_FORMATS:
+        raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
+    intervals = default_intervals(args.format, args.ci)
+    return Output(
+        args.format,
+        _path(args.output),
+        args.per_query,
+        decimals=args.decimals,
+        intervals=intervals,
+        runid=runid,
     )
 
 
@@ -584,7 +693,9 @@ def _add_plugins(sub: Any) -> None:
     p.set_defaults(func=_cmd_plugins)
 
 
-def _add_eval(sub: Any) -> None:
+def _add_eval(sub: Any, *, recsys: bool = False) -> None:
+    """``irspec eval``'s declaration; with ``recsys`` (a command line with ``--recsys``), the qrels and
+    runs are optional, as the tables take their place."""
     p = sub.add_parser(
         "eval",
         help="evaluate runs against qrels (accepts trec_eval's flags)",
@@ -593,9 +704,10 @@ def _add_eval(sub: Any) -> None:
     )
     p.add_argument(
         "qrels",
+        nargs="?" if recsys else None,
         help="qrels file (gzip or plain; - for standard input), or irds:<id>, an ir_datasets dataset's qrels",
     )
-    p.add_argument("runs", nargs="+", help="run files (- for standard input)")
+    p.add_argument("runs", nargs="*" if recsys else "+", help="run files (- for standard input)")
     p.add_argument(
         "--system",
         action="append",
@@ -724,6 +836,44 @@ def _add_eval(sub: Any) -> None:
         "by their content); every run is evaluated against each set and compared (paired t-test, Holm), then "
         "how the sets agree: rankings (Kendall's tau, tau_AP, swapped pairs), labels (kappa, alpha) and "
         "significance (formats table, json, markdown, latex)",
+    )
+    recommendations = p.add_argument_group(
+        "recommendations",
+        "Evaluate a recommender from interaction tables (Parquet: user, item and optionally label or rating; the "
+        "lists: user, item and rank or score) instead of qrels and runs: irspec eval --recsys test.parquet --topk "
+        'recs.parquet --exclude train.parquet -m "nDCG@10, Coverage@10". Users are reported by their own ids; '
+        "-m, -q, -l, -f, --ci, --decimals and -o apply.",
+    )
+    recommendations.add_argument(
+        "--recsys", metavar="TEST", help="the held-out interactions (Parquet), in place of the qrels"
+    )
+    recommendations.add_argument(
+        "--topk",
+        metavar="RECS",
+        help="the recommendations (Parquet: user, item, rank or score), in place of the runs; named by the file's stem",
+    )
+    recommendations.add_argument(
+        "--exclude",
+        metavar="TRAIN",
+        help="training interactions (Parquet): removed from each list before any cutoff",
+    )
+    recommendations.add_argument(
+        "--popularity",
+        metavar="TRAIN",
+        help="interactions (Parquet, usually the training ones) whose users per item are its popularity "
+        "(ARP@k, APLT@k, Novelty@k)",
+    )
+    recommendations.add_argument(
+        "--empty-users",
+        choices=("skip", "zero"),
+        default="skip",
+        help="a user without a relevant held-out item: left out (skip, the default) or 0 on every metric",
+    )
+    recommendations.add_argument(
+        "--columns",
+        metavar="ROLE=NAME,...",
+        help="the tables' column names where they are not user, item, label (or rating), rank, score: "
+        "e.g. user=user_id,item=movie_id,label=rating",
     )
     p.set_defaults(func=_cmd_eval, ends_start_up=True)
 
@@ -959,13 +1109,14 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
 """Each subcommand's declaration, in the order ``irspec --help`` lists them."""
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, *, recsys: bool = False) -> argparse.ArgumentParser:
     """The argument parser of the ``irspec`` command (exposed for documentation and tests).
 
     With ``command``, one of the subcommands' names, only that subcommand is declared: ``irspec eval``
     need not build nine other parsers, whose help texts argparse translates (gettext looks for catalogues
     on disk each time) before it parses anything (issue 23's start-up). Its help and errors are the same.
     The subcommands plugins register follow irspec's own (:func:`_plugin_commands`).
+    With ``recsys``, ``irspec eval`` takes its tables (``--recsys``) without qrels and runs.
     """
     parser = _Parser(prog="irspec", description="Evaluate ranked retrieval.")
     parser.add_argument("--version", action="version", version=f"irspec {__version__}")
@@ -974,7 +1125,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if command not in _COMMANDS and command not in plugins:
         command = None  # no such command: all of them declared, for argparse's list of choices
     for name, declare in _COMMANDS.items():
-        if command is None or name == command:
+        if name == "eval" and recsys:
+            _add_eval(sub, recsys=True)
+        elif command is None or name == command:
             declare(sub)
     for name, plugin_command in plugins.items():
         if command is None or name == command:
@@ -1058,7 +1211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _collecting = gc.isenabled()
     gc.disable()
     try:
-        parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
+        command = argv[0] if argv and not argv[0].startswith("-") else None
+        # irspec eval --recsys takes tables in place of the qrels and runs its positionals require
+        recsys = command == "eval" and any(a == "--recsys" or a.startswith("--recsys=") for a in argv)
+        parser = build_parser(command, recsys=recsys)
         args = parser.parse_args(argv)
         with warnings.catch_warnings():
             # The commands print the results' warnings themselves, as "irspec: warning: ...".

@@ -159,7 +159,11 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "evaluation.evaluator",
     ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
-    ("recsys.propensity", "recsys.matrices"),  # recommenders: propensities; sparse matrices evaluated
+    (
+        "recsys.propensity",
+        "recsys.matrices",
+        "recsys.tables",
+    ),  # recommenders: propensities; sparse matrices evaluated; tables read
     ("recsys",),  # the recsys package's face: its public names, loaded on first use
     (
         "fusion.tuning",

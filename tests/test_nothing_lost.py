@@ -21,6 +21,7 @@ import stat
 import threading
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from irspec import hookimpl
@@ -44,6 +45,8 @@ ROLES: dict[str, dict[str, str]] = {
         "depth": OTHER, "judged_only": OTHER, "collection_size": OTHER, "judged_warning": OTHER,
         "format": OTHER, "ci": OTHER, "decimals": OTHER, "memory": OTHER, "standardize": OTHER,
         "z_cdf": OTHER, "agreement": OTHER,
+        "recsys": INPUT, "topk": INPUT, "exclude": INPUT, "popularity": INPUT, "empty_users": OTHER,
+        "columns": OTHER,
     },
     "diff": {
         "qrels": INPUT, "run_a": INPUT, "run_b": INPUT, "output": OUTPUT,
@@ -79,6 +82,19 @@ INVOCATIONS: dict[str, list[list[str]]] = {
         ["eval", "qrels.txt", "a.run", "--system", "s=c.run,d.run", "--groups", "groups.txt", "-m", "P@10"],
         ["eval", "qrels.txt", "a.run", "b.run", "-Z", "z.txt", "-m", "P@10"],
         ["eval", "qrels.txt", "a.run", "--fuse", "h=rrf(k=60):c.run,d.run", "-m", "P@10"],
+        [
+            "eval",
+            "--recsys",
+            "test.parquet",
+            "--topk",
+            "recs.parquet",
+            "--exclude",
+            "train.parquet",
+            "--popularity",
+            "pop.parquet",
+            "-m",
+            "nDCG@2",
+        ],
     ],
     "diff": [["diff", "qrels.txt", "a.run", "b.run"]],
     "reproduce": [
@@ -103,12 +119,21 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     ],
 }
 INPUT_FILES = {"qrels.txt", "a.run", "b.run", "c.run", "d.run", "groups.txt", "z.txt", "other.qrels"}
+INPUT_FILES |= {"test.parquet", "recs.parquet", "train.parquet", "pop.parquet"}  # irspec eval --recsys's
 
 
-def _outputs(command: str) -> list[str]:
-    """The output options of ``command``, by their first flag."""
+REFUSED = {"--recsys": {"--write-z"}}
+"""Output options an invocation with a flag refuses outright (``--recsys`` evaluates one run, which has
+no per-topic deviation to write); tests/test_cli_recsys.py sees that nothing is written then."""
+
+
+def _outputs(command: str, argv: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The output options of ``command``, by their first flag (those ``argv`` takes)."""
     flags = {a.dest: a.option_strings[0] for a in _actions(command) if a.option_strings}
-    return [flags[dest] for dest, role in ROLES[command].items() if role == OUTPUT]
+    refused = {flag for key, flags_ in REFUSED.items() if key in argv for flag in flags_}
+    return [
+        flags[dest] for dest, role in ROLES[command].items() if role == OUTPUT and flags[dest] not in refused
+    ]
 
 
 def _actions(command: str) -> list[argparse.Action]:
@@ -129,7 +154,7 @@ def _cases() -> list[tuple[str, list[str], str, str]]:
                 for name in (arg.replace("=", ",").replace(":", ",").split(","))
                 if name in INPUT_FILES
             ]
-            for flag in _outputs(command):
+            for flag in _outputs(command, argv):
                 found += [(command, argv, flag, name) for name in inputs]
     return found
 
@@ -158,6 +183,11 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     queries = sorted({line.split()[0] for line in (tmp_path / "qrels.txt").read_text().splitlines()})
     (tmp_path / "groups.txt").write_text("".join(f"{q} g{i % 2}\n" for i, q in enumerate(queries)))
     (tmp_path / "sub").mkdir()
+    tables = {"test": {"user": [1, 2]}, "recs": {"user": [1, 1], "rank": [1, 2]}, "train": {"user": [2]}}
+    tables["pop"] = tables["train"]
+    for name, columns in tables.items():  # irspec eval --recsys's interaction tables
+        items = {"item": [f"i{n}" for n in range(len(columns["user"]))]}
+        pl.DataFrame({**columns, **items}).write_parquet(tmp_path / f"{name}.parquet")
     monkeypatch.chdir(tmp_path)
     assert main(["eval", "qrels.txt", "a.run", "b.run", "-m", "P@10", "--write-z", "z.txt"]) == 0
     return tmp_path
@@ -237,7 +267,10 @@ def test_two_outputs_of_one_command_are_never_one_file(folder, capsys):
 
 def _invocations_with_outputs() -> list[tuple[list[str], str]]:
     return [
-        (argv, flag) for command, argvs in INVOCATIONS.items() for argv in argvs for flag in _outputs(command)
+        (argv, flag)
+        for command, argvs in INVOCATIONS.items()
+        for argv in argvs
+        for flag in _outputs(command, argv)
     ]
 
 

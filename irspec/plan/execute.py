@@ -23,6 +23,7 @@ import functools
 import os
 import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -487,7 +488,13 @@ def render_outputs(
     return found + [(Output(d.format, d.path), _diff_text(d, diff)) for d, diff in report.diffs]
 
 
-def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None, make_dirs: bool = True) -> list[Path]:
+def write_outputs(
+    report: PlanReport,
+    *,
+    stdout: IO[str] | None = None,
+    make_dirs: bool = True,
+    inputs: Sequence[Path | str] = (),
+) -> list[Path]:
     """Write every output of the plan, all or nothing; returns the files (and plot directories) written.
 
     All outputs are computed first (the plots drawn in memory), then written together by
@@ -496,13 +503,14 @@ def write_outputs(report: PlanReport, *, stdout: IO[str] | None = None, make_dir
     that is a directory, a denied permission) leaves no file of the plan behind and every previous
     file untouched; none may overwrite a file the plan reads (:attr:`Plan.inputs`). Missing directories
     are made, unless ``make_dirs`` is false (``irspec eval -o`` writes as a shell's ``>`` would, into a
-    directory that exists). Outputs without a path go to
+    directory that exists); ``inputs`` are files read besides the plan's (``irspec eval --recsys``'s
+    tables), which no output may overwrite either. Outputs without a path go to
     ``stdout`` (default :data:`sys.stdout`) only after the files are in place.
     """
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
     files = [(output.path, text) for output, text in texts if output.path is not None]
-    fmt.write_all_atomic(files, make_dirs=make_dirs, inputs=report.plan.inputs)
+    fmt.write_all_atomic(files, make_dirs=make_dirs, inputs=(*report.plan.inputs, *inputs))
     for output, text in texts:
         if output.path is None and isinstance(text, str):
             stream.write(text)

@@ -5,7 +5,9 @@
   scipy.sparse users × items matrix, with the training interactions excluded; also ``irspec.evaluate_topk``
   and ``irspec.evaluate_scores``;
 - :mod:`~irspec.recsys.propensity`: :func:`jain_propensity`, Jain et al.'s propensity model, for the
-  propensity-scored metrics (PSP@k, PSnDCG@k).
+  propensity-scored metrics (PSP@k, PSnDCG@k);
+- :mod:`~irspec.recsys.tables`: :func:`read_tables`, interaction tables (Parquet files, polars or pandas
+  frames) read into those matrices over one index of users and items, the users' ids kept.
 
 The names load with their module on first use, as ``import irspec``'s do (scipy is not loaded by
 ``import irspec.recsys``).
@@ -20,14 +22,26 @@ from irspec.lazy import lazy_names
 if TYPE_CHECKING:
     from irspec.recsys.matrices import evaluate_scores, evaluate_topk, top_items
     from irspec.recsys.propensity import jain_propensity
+    from irspec.recsys.tables import Columns, Tables, read_tables
 
 _LAZY: dict[str, str] = {
     "evaluate_topk": "irspec.recsys.matrices",
     "evaluate_scores": "irspec.recsys.matrices",
     "top_items": "irspec.recsys.matrices",
     "jain_propensity": "irspec.recsys.propensity",
+    "read_tables": "irspec.recsys.tables",
+    "Columns": "irspec.recsys.tables",
+    "Tables": "irspec.recsys.tables",
 }
 
-__all__ = ["evaluate_scores", "evaluate_topk", "jain_propensity", "top_items"]
+__all__ = [
+    "Columns",
+    "Tables",
+    "evaluate_scores",
+    "evaluate_topk",
+    "jain_propensity",
+    "read_tables",
+    "top_items",
+]
 
 __getattr__, __dir__ = lazy_names(globals(), _LAZY)

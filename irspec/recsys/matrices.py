@@ -17,15 +17,18 @@ result's ``run_source`` says so. Users without a relevant held-out item are left
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+import re
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse
 
 from irspec.data import Qrels
-from irspec.errors import EvaluationError, InputError
+from irspec.errors import EvaluationError, InputError, IrspecWarning, quote
 from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value
+from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.judgments import Judgments
 from irspec.evaluation.result import Result
@@ -88,6 +91,7 @@ def evaluate_topk(
     empty_users: EmptyUsers = "skip",
     relevance_level: int = 1,
     name: str = "run",
+    user_ids: Sequence[str] | None = None,
 ) -> Result:
     """Evaluate recommendations given as a users × k array of item indices against held-out interactions.
 
@@ -107,7 +111,8 @@ def evaluate_topk(
     the default) or counted with 0 on every metric (``"zero"``).
 
     Returns a :class:`~irspec.evaluation.result.Result` whose query ids are the users' row numbers as text
-    (``"0"``, ``"1"``, ...). Raises :class:`~irspec.errors.InputError` naming the argument and the row for
+    (``"0"``, ``"1"``, ...), or with ``user_ids`` (one distinct id per row of the matrix, in its order;
+    :attr:`irspec.recsys.tables.Tables.user_ids`) the users' own ids, in their order as text. Raises :class:`~irspec.errors.InputError` naming the argument and the row for
     shapes that do not match, item indices outside the matrix, a repeated item in a row, and labels that
     are not integers.
     """
@@ -117,9 +122,9 @@ def evaluate_topk(
     if exclude is not None:
         excluded = _csr(exclude, "exclude", test.shape)
         items = _excluded(items, excluded)
-    return _evaluate(
-        test, items, metrics, excluded, propensity, popularity, empty_users, relevance_level, name
-    )
+    ids = _user_ids(user_ids, test.shape[0])
+    args = (test, items, metrics, excluded, propensity, popularity, empty_users, relevance_level, name)
+    return _evaluate(*args) if ids is None else _named(ids, *args)
 
 
 def evaluate_scores(
@@ -134,6 +139,7 @@ def evaluate_scores(
     empty_users: EmptyUsers = "skip",
     relevance_level: int = 1,
     name: str = "run",
+    user_ids: Sequence[str] | None = None,
 ) -> Result:
     """Evaluate a model's scores of every item for every user: its top k found here, then evaluated as
     :func:`evaluate_topk` evaluates a top k (the other arguments are its own).
@@ -146,10 +152,12 @@ def evaluate_scores(
     ``exclude``: the training items are given no place in the top k (they are never among the k kept).
 
     Each row's top k is found with ``numpy.argpartition`` and sorted by score descending; **equal scores
-    rank the lower item index first**, whatever the chunking. A NaN or infinite score is an
+    rank the lower item index first**, whatever the chunking. ``user_ids`` names the rows, as
+    :func:`evaluate_topk`'s does. A NaN or infinite score is an
     :class:`~irspec.errors.InputError` naming the user and item.
     """
     test = _csr(test_matrix, "test_matrix")
+    ids = _user_ids(user_ids, test.shape[0])
     metrics = bind_metrics(metrics)
     depth = _depth(metrics, k)
     skip = None if exclude is None else _csr(exclude, "exclude", test.shape)
@@ -164,7 +172,8 @@ def evaluate_scores(
     if start != test.shape[0]:
         raise InputError(f"scores have {start} rows, test_matrix {test.shape[0]} users", "<scores>")
     items = np.concatenate(found) if found else np.zeros((0, depth), dtype=np.int64)
-    return _evaluate(test, items, metrics, skip, propensity, popularity, empty_users, relevance_level, name)
+    args = (test, items, metrics, skip, propensity, popularity, empty_users, relevance_level, name)
+    return _evaluate(*args) if ids is None else _named(ids, *args)
 
 
 def top_items(scores: Any, k: int, exclude: Any = None, *, first_row: int = 0) -> np.ndarray:
@@ -301,6 +310,49 @@ def _with_zeros(result: Result, users: np.ndarray) -> Result:
     texts = {key: tuple((list(t) + [""] * len(users))[i] for i in order) for key, t in result.texts.items()}
     return dataclasses.replace(
         result, query_ids=tuple(ids[i] for i in order), values=values[order], texts=texts
+    )
+
+
+def _user_ids(user_ids: Sequence[str] | None, users: int) -> list[str] | None:
+    """``user_ids`` checked: one distinct id per row of the matrix, as text."""
+    if user_ids is None:
+        return None
+    if isinstance(user_ids, str):
+        raise InputError("user_ids must be a sequence of ids, one per row, not a string", "<user_ids>")
+    ids = [str(u) for u in user_ids]
+    if len(ids) != users:
+        raise InputError(f"user_ids has {len(ids)} ids, test_matrix {users} users: one per row", "<user_ids>")
+    if len(set(ids)) != users:
+        seen: set[str] = set()
+        twice = next(u for u in ids if u in seen or seen.add(u))  # type: ignore[func-returns-value]
+        raise InputError(f"user_ids names two rows {quote(twice)}: one id per user", "<user_ids>")
+    return ids
+
+
+def _named(ids: list[str], *args: Any) -> Result:
+    """:func:`_evaluate` of ``args`` with each user (a row number as text: the kernels of the
+    propensity and popularity metrics find users' rows by it) then called by its id, in the ids' order as
+    text, as every result's query ids are. The warnings name users by id too: issued here once renamed,
+    not by the evaluation."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        result = _evaluate(*args)
+    named = [ids[int(q)] for q in result.query_ids]
+    order = sorted(range(len(named)), key=named.__getitem__)
+    texts = {key: tuple(t[i] for i in order) for key, t in result.texts.items()}
+
+    def by_id(match: re.Match[str]) -> str:  # a quoted row number, as the warnings list users
+        row = int(match.group(1))
+        return quote(ids[row]) if row < len(ids) else match.group(0)
+
+    said = tuple(re.sub(r"'(\d+)'", by_id, w) for w in result.warnings)
+    issue_warnings(said)
+    return dataclasses.replace(
+        result,
+        query_ids=tuple(named[i] for i in order),
+        values=result.values[order],
+        texts=texts,
+        warnings=said,
     )
 
 

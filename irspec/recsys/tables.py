@@ -1,0 +1,285 @@
+"""Interaction tables (Parquet files, polars or pandas frames) made the matrices :func:`evaluate_topk` takes.
+
+A table of held-out interactions has a row per (user, item), and optionally a graded label; a table of
+recommendations a row per (user, item) with its rank (1 the best) or its score; a table of training
+interactions a row per (user, item), repeats allowed. :func:`read_tables` reads them with one user index
+and one item index shared by all of them (every user and item of any table, in sorted order), checks
+every row (a missing column names the file and the columns it has; a null, a repeated pair, a label
+that is not a non-negative integer, a rank below 1 or a score that is not finite names the file and its
+0-based row), and keeps the ids: :attr:`Tables.user_ids` names each matrix row, and
+``evaluate_topk(..., user_ids=tables.user_ids)`` reports users by their own ids.
+
+Timestamps and other columns are not read: splitting interactions into training and held-out parts (by
+time or otherwise) is the caller's, before the tables are written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse
+
+from irspec.errors import InputError, quote
+from irspec.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = lazy_module("polars")
+
+__all__ = ["Columns", "Tables", "read_tables"]
+
+LABELS = ("label", "rating")
+"""The columns a held-out table's graded labels are read from when ``Columns.label`` is not given, the
+first one the table has; without any of them every interaction is relevant at label 1."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """The tables' column names: ``user`` and ``item`` (every table), ``label`` (the held-out table's
+    graded labels; ``None``: ``label`` or ``rating`` when the table has one, else 1 for every row),
+    ``rank`` and ``score`` (the recommendations' order: the rank column when the table has it, else the
+    score column, highest first)."""
+
+    user: str = "user"
+    item: str = "item"
+    label: str | None = None
+    rank: str = "rank"
+    score: str = "score"
+
+
+@dataclasses.dataclass(frozen=True)
+class Tables:
+    """The tables as :func:`~irspec.recsys.evaluate_topk`'s arguments: ``test`` (users × items CSR of
+    labels), ``top_items`` (users × k item indices, best first, ``-1`` padding; ``None`` without a
+    recommendations table), ``train`` and ``popularity`` (users × items CSR of 1s, ``None`` without
+    the table: for ``exclude=`` and ``popularity=``, often one table given as both), and the ids of the rows (``user_ids``) and columns (``item_ids``), as text."""
+
+    test: scipy.sparse.csr_array
+    top_items: np.ndarray | None
+    train: scipy.sparse.csr_array | None
+    popularity: scipy.sparse.csr_array | None
+    user_ids: tuple[str, ...]
+    item_ids: tuple[str, ...]
+
+
+def read_tables(
+    test: Any,
+    top: Any = None,
+    train: Any = None,
+    *,
+    popularity: Any = None,
+    columns: Columns | None = None,
+) -> Tables:
+    """Read the held-out interactions ``test``, the recommendations ``top``, the training interactions
+    ``train`` and the interactions whose counts are the items' ``popularity`` (each the path of a Parquet
+    file, or a polars or pandas DataFrame) into matrices over one shared index of users and items (every
+    id of any table, sorted: numbers numerically, text as text).
+
+    User and item ids may be integers or strings, but of one kind across the tables (an id ``"7"`` and an
+    id ``7`` are not silently taken as the same user). Raises :class:`~irspec.errors.InputError` naming
+    the table (its path, or ``<test>``, ``<top>``, ``<train>`` for a frame) and the row.
+    """
+    cols = columns or Columns()
+    held_out = _frame(test, "test")
+    if held_out is None:
+        raise InputError("the held-out interactions (test) are required", "<test>")
+    given = {"test": held_out}
+    for key, table in (("top", top), ("train", train), ("popularity", popularity)):
+        found = _frame(table, key)
+        if found is not None:
+            given[key] = found
+    users, user_ids = _index(given, cols.user)
+    items, item_ids = _index(given, cols.item)
+    shape = (len(user_ids), len(item_ids))
+    frame, source = given["test"]
+    rows, cols_at = users["test"], items["test"]
+    _distinct(rows, cols_at, source, cols)
+    labels = _labels(frame, source, cols.label)
+    test_matrix = scipy.sparse.csr_array((labels, (rows, cols_at)), shape=shape)
+    top_items = None
+    if "top" in given:
+        top_items = _top(given["top"], users["top"], items["top"], shape[0], cols)
+    train_matrix = _interactions(given, users, items, "train", shape)
+    popular = _interactions(given, users, items, "popularity", shape)
+    return Tables(test_matrix, top_items, train_matrix, popular, user_ids, item_ids)
+
+
+def _interactions(
+    given: dict[str, tuple[pl.DataFrame, str]],
+    users: dict[str, np.ndarray],
+    items: dict[str, np.ndarray],
+    key: str,
+    shape: tuple[int, int],
+) -> scipy.sparse.csr_array | None:
+    """A table of training interactions as a matrix of 1s (a repeated interaction is one), or ``None``
+    without the table."""
+    if key not in given:
+        return None
+    ones = np.ones(len(users[key]), dtype=np.int64)
+    matrix = scipy.sparse.csr_array((ones, (users[key], items[key])), shape=shape)
+    matrix.sum_duplicates()
+    matrix.data[:] = 1
+    return matrix
+
+
+def _frame(table: Any, what: str) -> tuple[pl.DataFrame, str] | None:
+    """A table as a polars frame and the name its messages give it (its path, or ``<what>``)."""
+    if table is None:
+        return None
+    if isinstance(table, (str, os.PathLike)):
+        source = os.fspath(table)
+        try:
+            return pl.read_parquet(source), source
+        except (pl.exceptions.PolarsError, OSError) as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise InputError(f"cannot read as Parquet: {first}", source) from None
+    source = f"<{what}>"
+    if isinstance(table, pl.LazyFrame):
+        return table.collect(), source
+    if isinstance(table, pl.DataFrame):
+        return table, source
+    if type(table).__module__.startswith("pandas"):
+        try:
+            return pl.from_pandas(table), source
+        except (ImportError, pl.exceptions.PolarsError, TypeError, ValueError) as e:  # pyarrow, odd dtypes
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise InputError(f"cannot read the pandas DataFrame: {first}", source) from None
+    raise InputError(
+        f"{what} must be a Parquet file's path or a polars or pandas DataFrame, got {type(table).__name__}",
+        source,
+    )
+
+
+def _shown(frame: pl.DataFrame) -> str:
+    """A table's column names for a message: the first eight."""
+    names = ", ".join(map(quote, frame.columns[:8])) + (", ..." if frame.width > 8 else "")
+    return names or "none"
+
+
+def _ids(frame: pl.DataFrame, source: str, column: str) -> pl.Series:
+    """The column of ids, checked: present, integers or text, no null."""
+    if column not in frame.columns:
+        raise InputError(f"no column {quote(column)} (columns: {_shown(frame)})", source)
+    s = frame.get_column(column)
+    if s.dtype in (pl.Categorical, pl.Enum):
+        s = s.cast(pl.String)
+    if not (s.dtype.is_integer() or s.dtype == pl.String):
+        raise InputError(f"column {quote(column)} holds {s.dtype}: ids must be integers or text", source)
+    nulls = s.is_null()
+    if nulls.any():
+        row = int(nulls.arg_max() or 0)
+        raise InputError(f"column {quote(column)} is empty (null)", source, row, unit="row")
+    return s.cast(pl.Int64) if s.dtype.is_integer() else s
+
+
+def _index(
+    given: dict[str, tuple[pl.DataFrame, str]], column: str
+) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
+    """Each table's row numbers in the shared index of ``column``'s ids, and the ids as text."""
+    series = {key: _ids(frame, source, column) for key, (frame, source) in given.items()}
+    kinds = {key: s.dtype == pl.String for key, s in series.items()}
+    if len(set(kinds.values())) > 1:
+        text = [given[k][1] for k, v in kinds.items() if v]
+        numbers = [given[k][1] for k, v in kinds.items() if not v]
+        raise InputError(
+            f"column {quote(column)} holds text in {', '.join(text)} and integers in {', '.join(numbers)}: "
+            "give every table ids of one kind"
+        )
+    every = pl.concat(list(series.values())).unique().sort()
+    codes = {key: every.search_sorted(s).to_numpy().astype(np.int64) for key, s in series.items()}
+    return codes, tuple(every.cast(pl.String).to_list())
+
+
+def _distinct(rows: np.ndarray, items: np.ndarray, source: str, cols: Columns) -> None:
+    """No (user, item) twice in a table: the second row of the first pair repeated is named."""
+    if not len(rows):
+        return
+    keys = rows * (int(items.max()) + 1) + items
+    order = np.argsort(keys, kind="stable")
+    again = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+    if len(again):
+        first, second = order[again[0]], order[again[0] + 1]
+        raise InputError(
+            f"{cols.user} and {cols.item} repeat row {int(first)}'s: each pair once",
+            source,
+            int(second),
+            unit="row",
+        )
+
+
+def _labels(frame: pl.DataFrame, source: str, label: str | None) -> np.ndarray:
+    """The held-out table's graded labels: integers >= 0 (an integral float is taken), or 1 for every row."""
+    if label is None:
+        label = next((c for c in LABELS if c in frame.columns), None)
+        if label is None:
+            return np.ones(frame.height, dtype=np.int64)
+    elif label not in frame.columns:
+        raise InputError(f"no column {quote(label)} (columns: {_shown(frame)})", source)
+    s = frame.get_column(label)
+    if s.dtype == pl.Boolean:
+        s = s.cast(pl.Int64)
+    if not s.dtype.is_numeric():
+        raise InputError(f"column {quote(label)} holds {s.dtype}: labels are integers >= 0", source)
+    values = s.cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    bad = ~(np.isfinite(values) & (values >= 0) & (values == np.round(values)))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{label} {values[row]}: labels are integers >= 0 (graded relevance; round or binarise ratings "
+            "first, or keep integer ratings and give the relevance level, e.g. -l 4)",
+            source,
+            row,
+            unit="row",
+        )
+    return values.astype(np.int64)
+
+
+def _top(
+    table: tuple[pl.DataFrame, str], users: np.ndarray, items: np.ndarray, n_users: int, cols: Columns
+) -> np.ndarray:
+    """The recommendations as a users × k array, each user's items by rank ascending (or score
+    descending, equal scores to the lower item index), ``-1`` after a short list; k the longest list."""
+    frame, source = table
+    _distinct(users, items, source, cols)
+    if cols.rank in frame.columns:
+        column, sign = cols.rank, 1.0
+    elif cols.score in frame.columns:
+        column, sign = cols.score, -1.0
+    else:
+        raise InputError(
+            f"no column {quote(cols.rank)} or {quote(cols.score)} to order the recommendations "
+            f"(columns: {_shown(frame)})",
+            source,
+        )
+    s = frame.get_column(column)
+    if not s.dtype.is_numeric():
+        raise InputError(f"column {quote(column)} holds {s.dtype}: expected numbers", source)
+    values = s.cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    bad = ~np.isfinite(values) if sign < 0 else ~((values >= 1) & (values == np.round(values)))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        expected = "a finite number" if sign < 0 else "an integer >= 1 (1 the best)"
+        raise InputError(f"{column} {values[row]}: expected {expected}", source, row, unit="row")
+    # by user, then rank ascending or score descending, then item index: polars' sort of the three keys,
+    # several times numpy's lexsort on a model's lists of every user
+    keys = pl.DataFrame({"user": users, "value": sign * values, "item": items})
+    order = keys.with_row_index().sort(["user", "value", "item"]).get_column("index").to_numpy()
+    if sign > 0:  # two items at one rank of a user's list: no order between them to take
+        same = (users[order][1:] == users[order][:-1]) & (values[order][1:] == values[order][:-1])
+        if same.any():
+            row = int(order[np.flatnonzero(same)[0] + 1])
+            raise InputError(
+                f"{column} {int(values[row])} is given twice to one user", source, row, unit="row"
+            )
+    counts = np.bincount(users, minlength=n_users)
+    depth = int(counts.max()) if len(counts) else 0
+    out = np.full((n_users, depth), -1, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    sorted_users = users[order]
+    place = np.arange(len(order)) - starts[sorted_users]
+    out[sorted_users, place] = items[order]
+    return out

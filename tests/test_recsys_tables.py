@@ -1,0 +1,197 @@
+"""irspec.recsys.read_tables (irspec.recsys.tables): interaction tables read into the matrices of
+irspec.evaluate_topk over one index of users and items, and evaluate_topk's user_ids=.
+
+Expected matrices are built in the tests from the rows as written (a dict of (user, item) -> label, the
+index sorted by hand); expected values come from evaluate_topk on matrices built here independently of
+the reader, and from arithmetic written out.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+import scipy.sparse as sp
+
+import irspec
+from irspec.errors import InputError
+from irspec.recsys import Columns, read_tables
+
+TEST = {"user": ["u2", "u1", "u1", "u3"], "item": ["c", "a", "b", "a"], "rating": [3, 5, 4, 1]}
+RECS = {"user": ["u1", "u2", "u1", "u2", "u3"], "item": ["c", "c", "a", "a", "d"], "rank": [2, 1, 1, 2, 1]}
+TRAIN = {"user": ["u1", "u2", "u2", "u4"], "item": ["d", "a", "a", "e"]}  # u2-a twice: one interaction
+
+
+def _parquet(tmp_path, name, data):
+    path = tmp_path / name
+    pl.DataFrame(data).write_parquet(path)
+    return str(path)
+
+
+def test_one_index_for_every_table(tmp_path):
+    tables = read_tables(
+        _parquet(tmp_path, "test.parquet", TEST),
+        _parquet(tmp_path, "recs.parquet", RECS),
+        _parquet(tmp_path, "train.parquet", TRAIN),
+    )
+    assert tables.user_ids == ("u1", "u2", "u3", "u4")
+    assert tables.item_ids == ("a", "b", "c", "d", "e")
+    expected = np.zeros((4, 5), dtype=np.int64)
+    for u, i, r in zip(TEST["user"], TEST["item"], TEST["rating"], strict=True):
+        expected[tables.user_ids.index(u), tables.item_ids.index(i)] = r
+    assert (tables.test.toarray() == expected).all()
+    # u1: a then c; u2: c then a; u3: d; u4 (only in training): no list
+    assert tables.top_items.tolist() == [[0, 2], [2, 0], [3, -1], [-1, -1]]
+    assert tables.train.toarray().tolist() == [
+        [0, 0, 0, 1, 0],
+        [1, 0, 0, 0, 0],
+        [0, 0, 0, 0, 0],
+        [0, 0, 0, 0, 1],
+    ]
+    assert tables.popularity is None
+
+
+def test_frames_polars_pandas_and_integer_ids():
+    test = pd.DataFrame({"user": [10, 2, 2], "item": [7, 7, 9], "label": [1, 2, 1]})
+    recs = pl.DataFrame({"user": [2, 2, 10], "item": [9, 8, 7], "score": [0.5, 0.9, 0.1]})
+    tables = read_tables(test, recs)
+    assert tables.user_ids == ("2", "10")  # integers sorted as numbers, reported as text
+    assert tables.item_ids == ("7", "8", "9")
+    assert tables.test.toarray().tolist() == [[2, 0, 1], [1, 0, 0]]
+    assert tables.top_items.tolist() == [[1, 2], [0, -1]]  # by score, highest first
+
+
+def test_equal_scores_rank_the_lower_item_index_first():
+    recs = pl.DataFrame({"user": ["u"] * 3, "item": ["z", "b", "m"], "score": [1.0, 1.0, 2.0]})
+    tables = read_tables(pl.DataFrame({"user": ["u"], "item": ["b"]}), recs)
+    assert [tables.item_ids[i] for i in tables.top_items[0]] == ["m", "b", "z"]
+
+
+def test_columns_named_otherwise():
+    test = pl.DataFrame({"uid": ["x"], "movie": [3], "stars": [4]})
+    recs = pl.DataFrame({"uid": ["x"], "movie": [3], "pos": [1]})
+    tables = read_tables(test, recs, columns=Columns(user="uid", item="movie", label="stars", rank="pos"))
+    assert tables.test.toarray().tolist() == [[4]] and tables.top_items.tolist() == [[0]]
+
+
+def test_without_a_label_column_every_interaction_is_relevant():
+    tables = read_tables(pl.DataFrame({"user": [1, 1], "item": [1, 2], "timestamp": [5, 6]}))
+    assert tables.test.toarray().tolist() == [[1, 1]]
+
+
+def test_results_carry_the_users_own_ids(tmp_path):
+    """evaluate_topk(user_ids=) equals the evaluation by row numbers, renamed; on a case worked by hand."""
+    tables = read_tables(
+        _parquet(tmp_path, "test.parquet", TEST),
+        _parquet(tmp_path, "recs.parquet", RECS),
+        _parquet(tmp_path, "train.parquet", TRAIN),
+    )
+    # the same data as matrices built here, rows u1..u4, columns a..e
+    test = sp.csr_array(np.array([[5, 4, 0, 0, 0], [0, 0, 3, 0, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0]]))
+    train = sp.csr_array(np.array([[0, 0, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 1]]))
+    top = np.array([[0, 2], [2, 0], [3, -1], [-1, -1]])
+    by_row = irspec.evaluate_topk(test, top, "nDCG@2, R@2", exclude=train)
+    named = irspec.evaluate_topk(
+        tables.test, tables.top_items, "nDCG@2, R@2", exclude=tables.train, user_ids=tables.user_ids
+    )
+    assert by_row.query_ids == ("0", "1", "2") and named.query_ids == ("u1", "u2", "u3")
+    np.testing.assert_array_equal(named.values, by_row.values)
+    # u1: a (gain 5) at 1, c not held out; ideal a, b (4): 5 / (5 + 4 / log2 3)
+    u1 = 5 / (5 + 4 / math.log2(3))
+    assert named.values[:, 0].tolist() == pytest.approx([u1, 1.0, 0.0])  # u2: a excluded, c at 1
+    assert named.aggregate()["nDCG@2"] == pytest.approx((u1 + 1) / 3)
+
+
+def test_user_ids_in_order_as_text_and_in_warnings():
+    test = sp.csr_array(np.array([[1, 0], [0, 1], [1, 1]]))
+    train = sp.csr_array(np.array([[0, 0], [1, 1], [0, 0]]))
+    with pytest.warns(irspec.IrspecWarning, match="'bob'"):
+        res = irspec.evaluate_topk(
+            test, np.array([[0, 1], [0, 1], [1, 0]]), "P@1", exclude=train, user_ids=["carol", "bob", "al"]
+        )
+    assert res.query_ids == ("al", "bob", "carol")
+    assert res.values[:, 0].tolist() == [1.0, 0.0, 1.0]
+    assert any("('bob')" in w for w in res.warnings)  # bob's list is empty once training items are gone
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        (["a"], "user_ids has 1 ids, test_matrix 2 users"),
+        (["a", "a"], "names two rows 'a'"),
+        ("ab", "not a string"),
+    ],
+)
+def test_bad_user_ids(ids, message):
+    with pytest.raises(InputError, match=message):
+        irspec.evaluate_topk(sp.csr_array(np.eye(2, dtype=int)), np.array([[0], [1]]), "P@1", user_ids=ids)
+
+
+HOSTILE = [
+    (
+        "no user column",
+        {"test": {"usr": [1], "item": [1]}},
+        "test.parquet: no column 'user' (columns: 'usr', 'item')",
+    ),
+    ("float ids", {"test": {"user": [1.5], "item": [1]}}, "test.parquet: column 'user' holds Float64"),
+    (
+        "null item",
+        {"test": {"user": [1, 2], "item": [1, None]}},
+        "test.parquet: row 1: column 'item' is empty",
+    ),
+    (
+        "duplicate pair",
+        {"test": {"user": [1, 2, 1], "item": [4, 4, 4]}},
+        "test.parquet: row 2: user and item repeat row 0's",
+    ),
+    (
+        "NaN label",
+        {"test": {"user": [1, 2], "item": [1, 1], "label": [1.0, float("nan")]}},
+        "row 1: label nan",
+    ),
+    ("negative rating", {"test": {"user": [1, 2], "item": [1, 1], "rating": [-1, 2]}}, "row 0: rating -1.0"),
+    (
+        "half stars",
+        {"test": {"user": [1], "item": [1], "rating": [4.5]}},
+        "row 0: rating 4.5: labels are integers",
+    ),
+    ("text label", {"test": {"user": [1], "item": [1], "label": ["x"]}}, "column 'label' holds String"),
+    (
+        "text and integer ids",
+        {"test": {"user": ["1"], "item": [1]}, "recs": {"user": [1], "item": [1], "rank": [1]}},
+        "column 'user' holds text in",
+    ),
+    ("no rank or score", {"recs": {"user": [1], "item": [1]}}, "recs.parquet: no column 'rank' or 'score'"),
+    ("rank 0", {"recs": {"user": [1, 1], "item": [1, 2], "rank": [1, 0]}}, "recs.parquet: row 1: rank 0.0"),
+    (
+        "rank twice",
+        {"recs": {"user": [1, 1], "item": [1, 2], "rank": [1, 1]}},
+        "row 1: rank 1 is given twice",
+    ),
+    ("score inf", {"recs": {"user": [1], "item": [1], "score": [float("inf")]}}, "row 0: score inf"),
+    (
+        "item twice",
+        {"recs": {"user": [1, 1], "item": [1, 1], "rank": [1, 2]}},
+        "recs.parquet: row 1: user and item",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "tables", "message"), HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_tables_are_refused_with_file_and_row(tmp_path, case, tables, message):
+    test = tables.get("test", {"user": [1], "item": [1]})
+    recs = tables.get("recs", {"user": [1], "item": [1], "rank": [1]})
+    with pytest.raises(InputError) as raised:
+        read_tables(_parquet(tmp_path, "test.parquet", test), _parquet(tmp_path, "recs.parquet", recs))
+    assert message in str(raised.value)
+
+
+def test_not_parquet_and_not_a_frame(tmp_path):
+    (tmp_path / "t.txt").write_text("user item\n")
+    with pytest.raises(InputError, match=r"t\.txt: cannot read as Parquet"):
+        read_tables(str(tmp_path / "t.txt"))
+    with pytest.raises(InputError, match="test must be a Parquet file's path or a polars or pandas"):
+        read_tables({"user": [1]})
