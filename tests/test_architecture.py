@@ -163,7 +163,8 @@ LAYERS: list[tuple[str, ...]] = [
         "recsys.propensity",
         "recsys.matrices",
         "recsys.tables",
-    ),  # recommenders: propensities; sparse matrices evaluated; tables read
+        "recsys.sampling",
+    ),  # recommenders: propensities; sparse matrices evaluated; tables read; sampled metrics
     ("recsys",),  # the recsys package's face: its public names, loaded on first use
     (
         "fusion.tuning",

@@ -7,7 +7,9 @@
 - :mod:`~irspec.recsys.propensity`: :func:`jain_propensity`, Jain et al.'s propensity model, for the
   propensity-scored metrics (PSP@k, PSnDCG@k);
 - :mod:`~irspec.recsys.tables`: :func:`read_tables`, interaction tables (Parquet files, polars or pandas
-  frames) read into those matrices over one index of users and items, the users' ids kept.
+  frames) read into those matrices over one index of users and items, the users' ids kept;
+- :mod:`~irspec.recsys.sampling`: :func:`sampled`, each held-out item ranked against n sampled negatives,
+  raw, exact and corrected as Krichene and Rendle (KDD 2020) define the correction.
 
 The names load with their module on first use, as ``import irspec``'s do (scipy is not loaded by
 ``import irspec.recsys``).
@@ -22,6 +24,7 @@ from irspec.lazy import lazy_names
 if TYPE_CHECKING:
     from irspec.recsys.matrices import evaluate_scores, evaluate_topk, top_items
     from irspec.recsys.propensity import jain_propensity
+    from irspec.recsys.sampling import SampledMetric, SampledResult, sampled
     from irspec.recsys.tables import Columns, Tables, read_tables
 
 _LAZY: dict[str, str] = {
@@ -29,6 +32,9 @@ _LAZY: dict[str, str] = {
     "evaluate_scores": "irspec.recsys.matrices",
     "top_items": "irspec.recsys.matrices",
     "jain_propensity": "irspec.recsys.propensity",
+    "sampled": "irspec.recsys.sampling",
+    "SampledMetric": "irspec.recsys.sampling",
+    "SampledResult": "irspec.recsys.sampling",
     "read_tables": "irspec.recsys.tables",
     "Columns": "irspec.recsys.tables",
     "Tables": "irspec.recsys.tables",
@@ -36,11 +42,14 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "Columns",
+    "SampledMetric",
+    "SampledResult",
     "Tables",
     "evaluate_scores",
     "evaluate_topk",
     "jain_propensity",
     "read_tables",
+    "sampled",
     "top_items",
 ]
 
