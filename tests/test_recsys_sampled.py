@@ -168,3 +168,11 @@ def test_exported_and_errors_name_what_was_expected():
     with pytest.raises(InputError, match="scores have 1 rows, test_matrix 2 users"):
         sampled(test, scores[:1], 2)
     assert math.isclose(correction("HitRate@1", 10, 9, gamma=0.0)[0], 1.0)  # every negative drawn: exact
+
+
+def test_the_rank_law_equals_scipys_hypergeometric_at_a_larger_size():
+    # rank_distribution computes the law through gammaln for speed; scipy.stats' pmf is the reference
+    import scipy.stats
+
+    law = scipy.stats.hypergeom.pmf(np.arange(31)[None, :], 499, np.arange(500)[:, None], 30)
+    assert np.allclose(rank_distribution(500, 30), law, rtol=1e-9, atol=1e-15)

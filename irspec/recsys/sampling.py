@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.stats
+import scipy.special
 
 from irspec.errors import InputError, ParameterError
 from irspec.recsys.matrices import _chunks, _csr
@@ -213,9 +213,29 @@ def rank_distribution(candidates: int, n: int) -> np.ndarray:
     """``P(r | R)`` as a ``candidates`` × ``n + 1`` array (row ``R - 1``, column ``r - 1``): the sampled
     rank's law given the exact rank, ``n`` negatives drawn uniformly without replacement from the
     ``candidates - 1`` (the hypergeometric law of how many are drawn from the ``R - 1`` above)."""
-    above = np.arange(candidates)[:, None]
-    drawn = np.arange(n + 1)[None, :]
-    return np.asarray(scipy.stats.hypergeom.pmf(drawn, candidates - 1, above, n))
+    above = np.arange(candidates, dtype=np.float64)[:, None]  # R - 1 negatives above the item
+    drawn = np.arange(n + 1, dtype=np.float64)[None, :]  # r - 1 of them drawn
+    below = candidates - 1 - above
+    # log C(R-1, r-1) + log C(N-R, n-r+1) - log C(N-1, n), through gammaln: scipy.stats.hypergeom.pmf
+    # takes about a minute for N = 20,000 and n = 100, this a fraction of a second
+    log = (
+        _log_choose(above, drawn)
+        + _log_choose(below, n - drawn)
+        - _log_choose(np.float64(candidates - 1), np.float64(n))
+    )
+    return np.exp(log)
+
+
+def _log_choose(total: Any, chosen: Any) -> np.ndarray:
+    """log C(total, chosen), -inf where chosen is outside 0..total."""
+    total, chosen = np.broadcast_arrays(
+        np.asarray(total, dtype=np.float64), np.asarray(chosen, dtype=np.float64)
+    )
+    out = np.full(total.shape, -np.inf)
+    ok = (chosen >= 0) & (chosen <= total)
+    t, c = total[ok], chosen[ok]
+    out[ok] = scipy.special.gammaln(t + 1) - scipy.special.gammaln(c + 1) - scipy.special.gammaln(t - c + 1)
+    return out
 
 
 @functools.lru_cache(maxsize=64)
