@@ -21,10 +21,10 @@ import os
 import shutil
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from junit import Case, cases
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,17 +71,13 @@ def suite_folder() -> Path | None:
     return folder if (folder / "unit" / "ranx").is_dir() else None
 
 
-def failures(report: Path) -> dict[str, str]:
-    """The failed and erroring tests of a JUnit XML report, ``file::test`` -> the first line of why."""
+def failures(found: list[Case]) -> dict[str, str]:
+    """The failed and erroring tests of a JUnit XML report's cases, ``file::test`` -> the first line of why."""
     out = {}
-    for case in ET.parse(report).getroot().iter("testcase"):
-        problem = case.find("failure")
-        if problem is None:
-            problem = case.find("error")
-        if problem is not None:
-            path = case.get("classname", "").replace(".", "/")
-            name = f"{path}.py::{case.get('name')}" if path else f"{case.get('name')} (collection)"
-            out[name] = ((problem.get("message") or "").splitlines() or [""])[0][:300]
+    for case in found:
+        if case.outcome == "failed":
+            path = case.classname.replace(".", "/")
+            out[f"{path}.py::{case.name}" if path else f"{case.name} (collection)"] = case.message
     return out
 
 
@@ -111,8 +107,9 @@ def test_ranx_suite_passes_against_the_drop_in(tmp_path: Path) -> None:
         cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert report.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
-    failed = failures(report)
-    ran = sum(1 for _ in ET.parse(report).getroot().iter("testcase"))
+    found = cases(report)
+    failed = failures(found)
+    ran = len(found)
     assert ran > 100, proc.stdout[-3000:]
     unexpected = {t: why for t, why in failed.items() if t not in DEPARTURES}
     fixed = sorted(set(DEPARTURES) - set(failed))

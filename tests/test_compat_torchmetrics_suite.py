@@ -23,7 +23,6 @@ import re
 import subprocess
 import sys
 import warnings
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -35,6 +34,7 @@ RETRIEVAL = [importlib.import_module(f"torchmetrics.{p}retrieval") for p in ("",
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from junit import cases  # noqa: E402
 from torchmetrics_dropin import replaced  # noqa: E402
 
 import irspec.compat.torchmetrics as dropin  # noqa: E402
@@ -158,11 +158,6 @@ def test_torchmetrics_unit_tests(tmp_path: Path) -> None:
 
 def failures(report: Path) -> tuple[list[str], int]:
     """The ids of the failed (and erroring) tests of a JUnit report, and how many passed."""
-    failed, passed = [], 0
-    for case in ElementTree.parse(report).getroot().iter("testcase"):
-        test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
-        if case.find("failure") is not None or case.find("error") is not None:
-            failed.append(re.sub(r"^unittests\.", "", test_id))
-        elif case.find("skipped") is None:
-            passed += 1
-    return failed, passed
+    found = cases(report)
+    failed = [re.sub(r"^unittests\.", "", f"{c.classname}::{c.name}") for c in found if c.outcome == "failed"]
+    return failed, sum(c.outcome == "passed" for c in found)

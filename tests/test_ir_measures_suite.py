@@ -25,10 +25,10 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
+from junit import cases
 
 pytest.importorskip("ir_measures")
 
@@ -111,13 +111,13 @@ def _run(folder: Path, mode: str) -> tuple[set[str], set[str], str]:
             f"ir_measures' suite did not run ({mode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         )
     passed, failed = set(), set()
-    for case in ElementTree.parse(report).iter("testcase"):
-        name = f"{case.get('classname', '').removeprefix('irm_tests.').split('.')[0]}.py::" + (
-            f"{case.get('classname', '').rsplit('.', 1)[-1]}::{case.get('name')}"
+    for case in cases(report):
+        name = f"{case.classname.removeprefix('irm_tests.').split('.')[0]}.py::" + (
+            f"{case.classname.rsplit('.', 1)[-1]}::{case.name}"
         )
-        if case.find("failure") is not None or case.find("error") is not None:
+        if case.outcome == "failed":
             failed.add(name)
-        elif case.find("skipped") is None:
+        elif case.outcome == "passed":
             passed.add(name)
     return passed, failed, proc.stdout[-6000:]
 
