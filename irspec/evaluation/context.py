@@ -170,15 +170,18 @@ class Context:
         self.inputs: Mapping[str, Any] = dict(inputs or {})  # inputs read in place of the qrels, by kind
         self._cache: dict[Any, Any] = {}
 
-    def input(self, kind: str) -> Any:
+    def input(self, kind: str, missing: str | None = None) -> Any:
         """The data object of the input ``kind`` that was read in place of the qrels (an
         :class:`~irspec.spec.definitions.InputReader` with ``as_qrels``, such as qrels with subtopics): what
-        a metric that declares ``needs=kind`` computes from beside the ranking."""
+        a metric that declares ``needs=kind`` computes from beside the ranking. Without it, an
+        :class:`~irspec.errors.EvaluationError` saying ``missing`` (what to give instead), or by default
+        that the qrels' reader of that kind was not used."""
         try:
             return self.inputs[kind]
         except KeyError:
             raise EvaluationError(
-                f"no {kind!r} input was read for this evaluation (read: {sorted(self.inputs) or 'none'}): "
+                missing
+                or f"no {kind!r} input was read for this evaluation (read: {sorted(self.inputs) or 'none'}): "
                 f"give the qrels in the form the {kind!r} reader reads"
             ) from None
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from irspec.builtin.kernels.propensity import _numbers, recsys_input
+from irspec.builtin.kernels.propensity import _numbers
 from irspec.evaluation.context import Context
 from irspec.spec.registry import Metric
 
@@ -65,16 +65,14 @@ def _list_mean(ctx: Context, metric: Metric, per_item: np.ndarray) -> np.ndarray
 
 
 def _recommendations(ctx: Context, metric: Metric) -> Any:
-    return recsys_input(
-        ctx,
+    return ctx.input(
         "recommendations",
         f"{metric} reads each user's whole list: evaluate it with irspec.evaluate_topk or irspec.evaluate_scores",
     )
 
 
 def _popularity(ctx: Context, metric: Metric) -> Any:
-    return recsys_input(
-        ctx,
+    return ctx.input(
         "popularity",
         f"{metric} weighs items by their training popularity: give popularity=train_matrix to "
         "irspec.evaluate_topk or irspec.evaluate_scores",

@@ -81,21 +81,11 @@ def _ideal(ctx: Context, data: Any, level: int, k: np.ndarray) -> tuple[np.ndarr
 
 
 def _input(ctx: Context, metric: Metric) -> Any:
-    return recsys_input(
-        ctx,
+    return ctx.input(
         "propensity",
         f"{metric} weighs each item by its inverse propensity: give propensity= to irspec.evaluate_topk "
         "or irspec.evaluate_scores (irspec.recsys.jain_propensity(train_matrix) is Jain et al.'s model)",
     )
-
-
-def recsys_input(ctx: Context, name: str, missing: str) -> Any:
-    """The context's input ``name``, which :mod:`irspec.recsys.matrices` gives; an
-    :class:`~irspec.errors.EvaluationError` saying ``missing`` when the evaluation has none."""
-    data = ctx.inputs.get(name)
-    if data is None:
-        raise EvaluationError(missing)
-    return data
 
 
 def _numbers(ids: list[str], what: str, metric: Metric | None) -> np.ndarray:
