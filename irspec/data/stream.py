@@ -638,7 +638,9 @@ class RunBlocks:
         iteration would hold (two chunks parsing, a block made ahead); an error is raised when iteration
         reaches it. :meth:`close` stops the reading if iteration never comes."""
         if self._early is None:
-            self._early = _Ahead(self._grouped())
+            # the first chunk a whole block: it is not awaited (the caller reads the qrels meanwhile), and
+            # the small first chunks that start an evaluation sooner are blocks and parses more
+            self._early = _Ahead(self._grouped(first=self.block_bytes))
         return self
 
     def close(self) -> None:
@@ -683,12 +685,16 @@ class RunBlocks:
 
     # -- grouped -----------------------------------------------------------------------------------
 
-    def _grouped(self) -> Iterator[tuple[Run, int]]:
+    def _grouped(self, first: int | None = None) -> Iterator[tuple[Run, int]]:
+        """The blocks of a run grouped by query, each of the queries whose lines end in its chunk (the
+        first chunk of ``first`` bytes, of a :data:`FIRST_PART` of a block by default); raises
+        :class:`_Scattered` when a query comes back."""
         done: set[str] = set()  # queries whose lines have ended
         carry: list[pl.DataFrame] = []  # lines of the last query read, which may go on
         carry_id: str | None = None
         carry_rows = 0
-        for frame in self._frames(self.block_bytes, self.block_bytes // FIRST_PART, PARSERS):
+        first = self.block_bytes // FIRST_PART if first is None else first
+        for frame in self._frames(self.block_bytes, first, PARSERS):
             values, counts = value_runs(frame.get_column("query"))
             names, lengths = values.to_list(), counts.tolist()
             if names[0] == carry_id:  # the carried query goes on
