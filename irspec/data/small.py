@@ -377,10 +377,11 @@ def _grouped(ids: np.ndarray) -> tuple[list[bytes], np.ndarray] | None:
     n = len(ids)
     starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
     bounds = np.concatenate(([0], starts, [n])).astype(np.int64)
-    distinct = ids[bounds[:-1]]
-    if len(np.unique(distinct)) < len(distinct):  # a value in two runs of rows: not grouped by it
+    distinct = ids[bounds[:-1]].tolist()
+    # a value in two runs of rows: not grouped by it (a set, not np.unique, which imports numpy.ma)
+    if len(set(distinct)) < len(distinct):
         return None
-    return distinct.tolist(), bounds
+    return distinct, bounds
 
 
 def qrels_of_mapping(d: Any) -> SmallQrels | None:
