@@ -83,7 +83,8 @@ LAYERS: list[tuple[str, ...]] = [
         "version",
         "progress",
         "lazy",
-    ),  # leaves: errors, the version string, terminal progress, names loaded on first use
+        "frozen",
+    ),  # leaves: errors, the version string, terminal progress, names loaded on first use, value classes
     ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
     ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
     ("spec",),  # the package: the old names of irspec.spec the module (spec.syntax's), kept for a release

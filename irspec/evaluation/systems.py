@@ -20,7 +20,6 @@ import glob
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -31,6 +30,7 @@ from irspec.evaluation import result_set as results
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
+from irspec.frozen import frozen
 
 __all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "evaluate", "expand_runs", "systems_of"]
 
@@ -53,7 +53,7 @@ class Spread(NamedTuple):
     high: float
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # a Result's short repr, not every field's
+@frozen(eq=False, repr=False)  # a Result's short repr, not every field's
 class SystemResult(Result):
     """A system of several runs: per topic and metric the mean of its runs' values, with the runs' own
     results in ``runs`` (in the order given). Everything a :class:`~irspec.evaluation.result.Result` does, it does

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, overload
 
 import numpy as np
@@ -33,6 +33,7 @@ from irspec.errors import EvaluationError, suggest
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
+from irspec.frozen import frozen
 from irspec.progress import Progress
 from irspec.report.notebook import Shown
 from irspec.spec.plugins import get_registry
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class Comparisons(Sequence[Comparison]):
     """The comparisons of some runs: an immutable sequence of :class:`~irspec.experiment.records.Comparison`,
     with the ``settings`` that made them, the ``notes`` worth telling (queries left out) and the

@@ -22,7 +22,6 @@ import dataclasses
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from irspec.errors import EvaluationError, InputError, quote
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
 from irspec.experiment.standardize import read_small_text, results_of, shaped_like
+from irspec.frozen import frozen
 from irspec.spec.definitions import InputTable
 from irspec.stats.student import mean_t_interval
 
@@ -42,7 +42,7 @@ TITLE = "Query groups"
 COLUMNS = ("group", "queries", "mean", "95% CI low", "95% CI high")
 
 
-@dataclass(frozen=True)
+@frozen
 class GroupTable(InputTable):
     """One run's group means of one ``metric``: a row per group (``group, queries, mean, low, high``),
     then the macro and the micro mean. An undefined interval is NaN here and ``null`` in JSON."""

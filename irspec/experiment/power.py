@@ -20,7 +20,6 @@ import json
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from irspec.errors import EvaluationError, quote, suggest
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
 from irspec.experiment.compare import Comparisons, common_matrix, metrics_to_compare, named_results
+from irspec.frozen import frozen
 from irspec.report import power as power_report
 from irspec.stats import design
 from irspec.stats import significance as stats
@@ -43,7 +43,7 @@ _DECIMALS = 10
 floating-point noise (``0.8 - 0.7 != 0.1``) does not make a deviation out of nothing."""
 
 
-@dataclass(frozen=True)
+@frozen
 class PairPower:
     """The paired t-test design of one comparison: run ``a`` against ``b`` on ``metric``, over the ``n``
     queries both have (paired by query id, undefined values left out), with the observed
@@ -68,7 +68,7 @@ class PairPower:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
+@frozen
 class AnovaPower:
     """The one-way ANOVA design of one metric over all ``runs``, on the ``n`` queries every run has:
     ``residual_variance`` is the two-way ANOVA's (topics x runs, without replication), the one Tukey's
@@ -89,7 +89,7 @@ class AnovaPower:
         return {**dataclasses.asdict(self), "runs": list(self.runs)}
 
 
-@dataclass(frozen=True)
+@frozen
 class PowerCurve:
     """Power against the number of topics, for one comparison or one metric's ANOVA: ``label`` names
     it, ``design`` is ``"t"`` or ``"anova"``; ``power[i]`` is the power with ``topics[i]`` topics,
@@ -103,7 +103,7 @@ class PowerCurve:
     needed: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class PowerAnalysis:
     """What :func:`power` finds: a :class:`PairPower` per comparison and an :class:`AnovaPower` per
     metric, for the minimum difference of interest ``delta`` (``None``: only the minimum detectable

@@ -24,7 +24,6 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -38,6 +37,7 @@ from irspec.evaluation.evaluate import distinct_names, evaluate_many
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.evaluation.result import Result, StreamedResult
+from irspec.frozen import frozen
 from irspec.plan.model import FusedRun, Output, Plan, PlanDiff, PlanRun
 from irspec.progress import Progress
 
@@ -57,7 +57,7 @@ _DRAWN = ("html", "plots")
 _HASHED = ("json", "html")
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanReport:
     """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.result.Result` per run (named as in
     the plan), the comparisons, and notes worth telling the user (queries left out of comparisons).

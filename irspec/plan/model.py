@@ -7,11 +7,11 @@ Plain frozen dataclasses; loading and validation are :mod:`irspec.plan.load`, ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irspec.evaluation.context import Options
+from irspec.frozen import frozen
 from irspec.spec.registry import Metric
 
 if TYPE_CHECKING:  # a plan without comparisons (most of `irspec eval`'s) never loads their records
@@ -37,7 +37,7 @@ SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "plan.schema.
 """The plan's JSON Schema (draft 2020-12), the single source of truth for what a plan may contain."""
 
 
-@dataclass(frozen=True)
+@frozen
 class FusedRun:
     """The source of a fused run of a plan (its ``fused`` section): the plan's runs ``members`` (names)
     at ``paths``, fused by ``method`` (a bound :class:`~irspec.spec.definitions.Fusion`) and cut to
@@ -65,7 +65,7 @@ class FusedRun:
         return f"{self.method} of {', '.join(self.members)}"
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanRun:
     """One run of a plan: its ``name``, resolved ``path`` and where it was declared (``entry``, e.g.
     ``runs[1]``, and its 1-based ``line`` in the plan; ``None`` when it came from an override).
@@ -79,7 +79,7 @@ class PlanRun:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanSystem:
     """A system of several runs of one method (seeds, folds): its ``name``, its runs (each a
     :class:`PlanRun` named by its file's stem) and where it was declared (``entry``, ``line``). It is
@@ -92,7 +92,7 @@ class PlanSystem:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Output:
     """One output: ``format`` (table, json, csv, tsv, trec, latex, markdown, html, plots, parquet; and
     ``irspec eval``'s jsonl, and zscores: the runs' per-topic means and sample sds as evaluated, in
@@ -111,7 +111,7 @@ class Output:
     runid: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanDiff:
     """One pair of a plan's ``diff`` section: run ``b`` compared with run ``a`` query by query
     (:func:`irspec.diff`) on ``metrics`` (empty: the plan's), showing the ``top`` documents of each
@@ -128,7 +128,7 @@ class PlanDiff:
     decimals: int = 4
 
 
-@dataclass(frozen=True)
+@frozen
 class SparkEngine:
     """A plan's ``engine: {spark: ...}``: evaluate on Spark (:mod:`irspec.evaluation.spark`) with the session of
     ``master`` and ``config`` (the active session when both are empty), in ``partitions`` buckets."""
@@ -138,7 +138,7 @@ class SparkEngine:
     partitions: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Standardize:
     """A plan's ``standardize``: per-topic z-scores (:func:`irspec.standardize`) against the runs named in
     ``reference`` (``None``: every run of the plan) or the trec_eval -Z ``file``; ``cdf`` maps them
@@ -149,7 +149,7 @@ class Standardize:
     cdf: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class PowerDesign:
     """A plan's ``power`` section: the minimum difference of interest ``delta`` (on the metric's scale),
     the significance level ``alpha`` and the target ``power`` of :func:`irspec.power`."""
@@ -159,7 +159,7 @@ class PowerDesign:
     power: float = 0.8
 
 
-@dataclass(frozen=True)
+@frozen
 class ReproduceSection:
     """A plan's ``reproduce`` section: the ``original`` baseline and advanced runs and their
     ``reproduced`` runs (names of the plan's runs), the reproductions' ``qrels`` when they are another
@@ -172,7 +172,7 @@ class ReproduceSection:
     depth: int = 1000
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the

@@ -32,6 +32,7 @@ from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.judgments import Judgments
 from irspec.evaluation.result import Result
+from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.spec.registry import Metric
 
@@ -48,7 +49,7 @@ read in chunks of rows this large, so that no copy larger than one chunk is made
 TEST = "<test_matrix>"
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Propensities:
     """The ``"propensity"`` input of an evaluation (:mod:`irspec.builtin.kernels.propensity` reads it):
     each item's weight 1/p, and the held-out matrix's CSR arrays (for the ideal top k)."""
@@ -60,7 +61,7 @@ class _Propensities:
     ids: tuple[str, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Recommendations:
     """The ``"recommendations"`` input (:data:`~irspec.evaluation.compute.CATALOGUE_INPUT`): every test
     user's list after the training items are removed (``items``, by row number, ``-1`` padding), the
@@ -71,7 +72,7 @@ class _Recommendations:
     n_items: int
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Popularity:
     """The ``"popularity"`` input (:mod:`irspec.builtin.kernels.popularity` reads it): each item's
     number of training users (``counts``) and the number of users with a training interaction."""

@@ -15,7 +15,6 @@ time or otherwise) is the caller's, before the tables are written.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ import numpy as np
 import scipy.sparse
 
 from irspec.errors import InputError, quote
+from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ LABELS = ("label", "rating")
 first one the table has; without any of them every interaction is relevant at label 1."""
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Columns:
     """The tables' column names: ``user`` and ``item`` (every table), ``label`` (the held-out table's
     graded labels; ``None``: ``label`` or ``rating`` when the table has one, else 1 for every row),
@@ -51,7 +51,7 @@ class Columns:
     score: str = "score"
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Tables:
     """The tables as :func:`~irspec.recsys.evaluate_topk`'s arguments: ``test`` (users × items CSR of
     labels), ``top_items`` (users × k item indices, best first, ``-1`` padding; ``None`` without a
