@@ -20,8 +20,17 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
+import typing
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:  # the marker that tells type checkers (PEP 681) what frozen() makes; Python 3.10's typing lacks it
+
+    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+        return getattr(typing, "dataclass_transform", lambda **_: lambda f: f)(**_)
+
 
 __all__ = ["frozen"]
 
@@ -39,6 +48,7 @@ def frozen(cls: T, /) -> T: ...
 def frozen(*, eq: bool = True, repr: bool = True, **options: Any) -> Callable[[T], T]: ...
 
 
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
 def frozen(
     cls: T | None = None, /, *, eq: bool = True, repr: bool = True, **options: Any
 ) -> T | Callable[[T], T]:
@@ -64,19 +74,19 @@ def _make(cls: T, *, eq: bool, repr: bool, options: dict[str, Any]) -> T:
     # dataclasses' rule for __hash__: a hash written in the class body is kept (an __eq__ written there
     # without one sets __hash__ to None in the class's namespace, which is not a hash written)
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-    made = dataclasses.dataclass(cls, repr=False, eq=False, **options)
+    made: Any = dataclasses.dataclass(cls, repr=False, eq=False, **options)
     fields = dataclasses.fields(made)
     setattr(made, _COMPARED, tuple(f.name for f in fields if f.compare))
     if repr and "__repr__" not in own:
-        made.__repr__ = _repr  # type: ignore[assignment]
+        made.__repr__ = _repr
     if eq and "__eq__" not in own:
-        made.__eq__ = _eq  # type: ignore[assignment]
+        made.__eq__ = _eq
     if eq and not explicit_hash:
         hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
-        made.__irspec_hashed__ = hashed  # type: ignore[attr-defined]
-        made.__hash__ = _hash  # type: ignore[assignment]
-    made.__setattr__ = _setattr  # type: ignore[assignment]
-    made.__delattr__ = _delattr  # type: ignore[assignment]
+        made.__irspec_hashed__ = hashed
+        made.__hash__ = _hash
+    made.__setattr__ = _setattr
+    made.__delattr__ = _delattr
     return made
 
 

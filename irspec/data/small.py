@@ -260,14 +260,14 @@ def _layout(data: bytes, kind: Kind) -> _Layout | None:
     # As many separators as lines have, in all; taken ``width - 1`` a line, each row's within its own
     # line (after its start, before its end) exactly when every line has as many, and with no field
     # empty (none at a line's first or last byte, none next to another) exactly when the rows are so.
-    seps = seps.reshape(len(ends), width - 1)
+    rows = seps.reshape(len(ends), width - 1)
     if (
-        not (seps[:, 0] > starts).all()
-        or not (seps[:, -1] < ends - 1).all()
-        or (width > 2 and not (np.diff(seps, axis=1) > 1).all())
+        not (rows[:, 0] > starts).all()
+        or not (rows[:, -1] < ends - 1).all()
+        or (width > 2 and not (np.diff(rows, axis=1) > 1).all())
     ):
         return None
-    return _Layout("\t" if tab else " ", starts, ends, seps)
+    return _Layout("\t" if tab else " ", starts, ends, rows)
 
 
 def _labels(tokens: list[bytes]) -> list[int] | None:
