@@ -303,3 +303,12 @@ def test_against_rectools(rectools, seed):
                 assert value == pytest.approx(theirs[int(qid)], abs=1e-12)
             else:
                 assert math.isnan(value)
+
+
+def test_standardising_refuses_them_and_groups_leave_them_out(tmp_path):
+    runs = _three_runs("nDCG@5, Coverage@5")
+    with pytest.raises(EvaluationError, match="Coverage@5: cannot standardise it: it is catalogue-level"):
+        irspec.standardize(runs, reference=runs)
+    groups = tmp_path / "groups.txt"
+    groups.write_text("".join(f"{u} {'odd' if u % 2 else 'even'}\n" for u in range(50)))
+    assert [t.metric for t in irspec.by_group(runs[0], groups)] == ["nDCG@5"]  # no user has a Coverage
