@@ -266,3 +266,20 @@ def test_against_rectools(rectools, seed):  # noqa: F811 (the fixture)
     assert set(res.query_ids) == {str(u) for u in range(users) if test[[u], :].nnz}
     # users without a held-out item: RecTools' serendipity is 0 for them, as irspec's empty_users="zero"
     assert zero.per_query()["2"][f"Serendipity@{k}"] == theirs["Serendipity"][2] == 0
+
+
+def test_users_by_id_and_users_without_held_out_items():
+    test, top, _, features = _small()
+    test = sp.csr_array(np.vstack([test.toarray(), np.zeros((1, 4), int)]))  # user 3: nothing held out
+    top = np.vstack([top, [[1, 2, -1]]])
+    spec = "ILD(distance=hamming)@3, Serendipity(expected=items)@3"
+    given = {"features": features, "expected": np.array([[0], [1], [2], [3]])}
+    by_row = irspec.evaluate_topk(test, top, spec, **given)
+    named = irspec.evaluate_topk(test, top, spec, user_ids=["d", "c", "b", "a"], **given)
+    assert named.per_query() == {
+        "d": by_row.per_query()["0"],
+        "c": by_row.per_query()["1"],
+        "b": by_row.per_query()["2"],
+    }
+    zero = irspec.evaluate_topk(test, top, spec, empty_users="zero", **given)
+    assert zero.per_query()["3"] == {str(m): 0.0 for m in zero.metrics}  # counted 0, as on every metric
