@@ -203,6 +203,20 @@ def test_errors_name_what_is_missing_or_wrong():
         irspec.evaluate_topk(test, top, "Serendipity(expected=items)@2", expected=np.array([[0], [9], [1]]))
     with pytest.raises(IrspecError, match="distance"):
         irspec.parse("ILD(distance=euclid)@10")
+    with pytest.raises(InputError, match="features has shape"):  # before a score is read
+        irspec.evaluate_scores(test, iter(()), "ILD@2", features=features[:3])
+
+
+def test_a_distance_function_is_asked_about_pairs_only():
+    test, top, _, _ = _small()
+    asked = []
+
+    def distance(a, b):
+        asked.append(len(a))
+        return np.ones(len(a))
+
+    res = irspec.evaluate_topk(test, top[:, :1], "ILD(distance=given)@3", features=distance)
+    assert asked == [] and res.aggregate() == {"ILD(distance=given)@3": 0.0}  # one item each: no pair
 
 
 def test_spellings():

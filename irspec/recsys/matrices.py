@@ -172,6 +172,7 @@ def evaluate_scores(
     metrics = bind_metrics(metrics)
     depth = _depth(metrics, k)
     skip = None if exclude is None else _csr(exclude, "exclude", test.shape)
+    extra = _beyond_inputs(features, expected, test.shape)  # checked before any score is read
     found: list[np.ndarray] = []
     start = 0
     for chunk in _chunks(scores, test.shape[1]):
@@ -183,7 +184,6 @@ def evaluate_scores(
     if start != test.shape[0]:
         raise InputError(f"scores have {start} rows, test_matrix {test.shape[0]} users", "<scores>")
     items = np.concatenate(found) if found else np.zeros((0, depth), dtype=np.int64)
-    extra = _beyond_inputs(features, expected, test.shape)
     args = (test, items, metrics, skip, propensity, popularity, empty_users, relevance_level, name, extra)
     return _evaluate(*args) if ids is None else _named(ids, *args)
 

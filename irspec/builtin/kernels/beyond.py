@@ -46,6 +46,8 @@ def ild(ctx: Context, metric: Metric) -> np.ndarray:
         block = top[start : start + step]
         a, b = block[:, first], block[:, second]
         present = (a >= 0) & (b >= 0)
+        if not present.any():  # lists of one item: no pair to ask a distance function about
+            continue
         user = np.nonzero(present)[0]
         total[start : start + len(block)] = np.bincount(
             user, weights=distance(a[present], b[present]), minlength=len(block)
