@@ -135,7 +135,10 @@ def _eval_recsys(args: argparse.Namespace) -> int:
     result = _recsys_result(args, metrics, columns, stem(args.topk) or args.topk)
     run = PlanRun(result.run_name, args.topk, args.topk)  # the lists, named by their file's stem
     plan = Plan(None, args.recsys, (run,), tuple(metrics), result.options, None, tuple(outputs))
-    report = PlanReport(plan, (result,))
+    # the tables beside the held-out one and the lists shape the values too: the provenance hashes them
+    shaping = (("exclude", args.exclude), ("popularity", args.popularity))
+    sources = tuple((role, None, path) for role, path in shaping if path is not None)
+    report = PlanReport(plan, (result,), sources=sources)
     _print_warnings([report])
     write_outputs(report, make_dirs=False, inputs=inputs)
     return 0

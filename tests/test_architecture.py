@@ -162,10 +162,11 @@ LAYERS: list[tuple[str, ...]] = [
     ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     (
         "recsys.propensity",
+        "recsys.features",
         "recsys.matrices",
         "recsys.tables",
         "recsys.sampling",
-    ),  # recommenders: propensities; sparse matrices evaluated; tables read; sampled metrics
+    ),  # recommenders: propensities; items' features, expected items; sparse matrices evaluated; tables read; sampled metrics
     ("recsys",),  # the recsys package's face: its public names, loaded on first use
     (
         "fusion.tuning",

@@ -111,7 +111,9 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     ``missing_queries: skip``, since ``zero`` scores a missing topic 0 in each run and ``error`` stops)
     is left out, as a run's missing topic is under ``skip``, and a warning names it; a value a metric
     leaves undefined in one run (NaN) leaves the system's value undefined on that topic. A text-valued
-    metric (relstring) has no mean: its values stay undefined and it has no texts.
+    metric (relstring) has no mean: its values stay undefined and it has no texts. A catalogue-level
+    metric (Coverage@k: one value per run, none per topic) is the mean of the runs' values, undefined
+    when one run's is.
     """
     if not runs:
         raise EvaluationError(f"system {name!r} has no runs")
@@ -140,6 +142,11 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
             f"({shown}; missing_queries: {first.options.missing_queries})"
         )
     judged = [r.judged_at_10 for r in runs]
+    catalogue = {}
+    for m in first.metrics:
+        if m.catalogue:  # each run's one value is its aggregate: the system's is their mean
+            each = np.array([r.catalogue.get(str(m), np.nan) for r in runs], dtype=float)
+            catalogue[str(m)] = float("nan") if np.isnan(each).any() else aggregate_values(each, "mean")
     return SystemResult(
         run_name=name,
         run_source=", ".join(r.run_source for r in runs),
@@ -150,6 +157,7 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
         warnings=tuple(warnings),
         judged_at_10=None if None in judged else aggregate_values(np.array(judged, dtype=float), "mean"),
         runs=tuple(runs),
+        catalogue=catalogue,
     )
 
 

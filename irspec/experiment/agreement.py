@@ -302,12 +302,18 @@ def agreement_of(
             raise EvaluationError(
                 f"set {name!r} has other runs than set {names[0]!r}; evaluate the same runs under every set"
             )
-    metrics = metrics_to_compare(results[names[0]], None)
+    metrics = _ranked_metrics(results, names)
     if comparisons is None and compare is not None:
         comparisons = {n: compare_results(results[n], compare)[0] for n in names}
     marks = {n: {(c.metric, c.a, c.b): c for c in (comparisons or {}).get(n, ())} for n in names}
     means = {n: {r.run_name: r.aggregate() for r in results[n]} for n in names}
     rankings, swaps, changes, notes = [], [], [], []
+    unpaired = [str(m) for m in metrics if m.catalogue]
+    if unpaired:
+        notes.append(
+            f"{', '.join(unpaired)}: catalogue-level, one value per run and none per user: the runs are "
+            "ranked by it, but no swap of theirs is known to be significant or not (no pairs to test)"
+        )
     for a, b in itertools.combinations(names, 2):
         for metric in map(str, metrics):
             x = np.array([means[a][run][metric] for run in runs])
@@ -350,6 +356,19 @@ def agreement_of(
         compare,
         table,
         tuple(notes),
+    )
+
+
+def _ranked_metrics(results: Mapping[str, Sequence[Result]], names: Sequence[str]) -> tuple[Any, ...]:
+    """The metrics whose rankings of the runs are compared: those the compare step tests, and the
+    catalogue-level ones every run has under every set, whose one value per run ranks runs as a mean
+    does (:meth:`Result.aggregate` gives it), in the first run's order."""
+    tested = metrics_to_compare(results[names[0]], None)
+    everywhere = [r.metrics for n in names for r in results[n]]
+    return tuple(
+        m
+        for m in results[names[0]][0].metrics
+        if m in tested or (m.catalogue and all(m in found for found in everywhere))
     )
 
 

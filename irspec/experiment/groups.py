@@ -127,7 +127,7 @@ def _some(items: Sequence[str]) -> str:
 
 def by_group(res: Result, groups: Any) -> list[GroupTable]:
     """One :class:`GroupTable` per metric of ``res`` whose aggregate is a mean (a sum or a geometric mean
-    has no group means): each group's mean with its 95% t interval and number of queries, the macro
+    has no group means; a catalogue-level metric, one value per run, no query's value): each group's mean with its 95% t interval and number of queries, the macro
     mean over the groups and the micro mean over all queries. ``groups`` as :func:`as_groups` takes it."""
     return _group_tables(res, as_groups(groups))
 
@@ -136,7 +136,7 @@ def _group_tables(res: Result, table: Mapping[str, Sequence[str]]) -> list[Group
     index = {q: i for i, q in enumerate(res.query_ids)}
     tables = []
     for j, m in enumerate(res.metrics):
-        if m.aggregate != "mean":
+        if m.aggregate != "mean" or m.catalogue:  # a catalogue metric has no query's value to group
             continue
         column = res.values[:, j]
         bounds = m.definition.bounds if m.definition is not None else (None, None)

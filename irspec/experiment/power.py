@@ -232,7 +232,9 @@ def power(
     designed against ``baseline``, or every pair of runs in order without one; ``metrics`` as in
     :func:`irspec.compare`. ``delta`` is the minimum difference of interest on the metric's scale (a
     range between the best and the worst run for the ANOVA); ``alpha`` the significance level and
-    ``power`` the target power (Sakai's usual 0.05 and 0.8).
+    ``power`` the target power (Sakai's usual 0.05 and 0.8). A catalogue-level metric (Coverage@k: one
+    value per run, none per user) has no per-user scores to design a test on: among every metric it is
+    left out and the analysis' ``notes`` say so; asked for in ``metrics``, it is an error naming it.
 
     Raises :class:`~irspec.errors.EvaluationError` naming the argument at fault: ``delta`` not > 0,
     ``alpha`` or ``power`` outside (0, 1), ``power`` not above ``alpha``, fewer than two runs, a baseline
@@ -245,8 +247,8 @@ def power(
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
             raise EvaluationError(f"{name} must be a number strictly between 0 and 1, not {value!r}")
     design.check_target(power, alpha)
-    runs, pairs = _pairs(results, baseline, metrics)
     notes: list[str] = []
+    runs, pairs = _pairs(results, baseline, metrics, notes)
     rows = [_pair_power(runs[i], runs[j], metric, delta, alpha, power, notes) for metric, i, j in pairs]
     chosen = list(dict.fromkeys(metric for metric, _, _ in pairs))
     anova = [_anova_power(runs, metric, delta, alpha, power, notes) for metric in chosen]
@@ -261,9 +263,10 @@ def power(
 
 
 def _pairs(
-    results: Any, baseline: str | None, metrics: Any
+    results: Any, baseline: str | None, metrics: Any, notes: list[str]
 ) -> tuple[list[Result], list[tuple[Any, int, int]]]:
-    """The runs and the ``(metric, a, b)`` indices to design for."""
+    """The runs and the ``(metric, a, b)`` indices to design for; a catalogue-level metric among every
+    metric is left out with a note (asked for, an error), as the compare step leaves it out."""
     if isinstance(results, Comparisons):
         if baseline is not None or metrics is not None:
             raise EvaluationError(
@@ -286,7 +289,7 @@ def _pairs(
         index = [(i, b) for i in range(len(runs)) if i != b]
     else:
         index = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    chosen = metrics_to_compare(runs, metrics)
+    chosen = metrics_to_compare(runs, metrics, notes)
     return runs, [(m, i, j) for m in chosen for i, j in index]
 
 

@@ -76,6 +76,11 @@ class StandardizedMetric(Metric):
         """The standardised form of ``base``."""
         if isinstance(base, StandardizedMetric):
             raise EvaluationError(f"{base} is already standardised")
+        if base.catalogue:
+            raise EvaluationError(
+                f"{base}: cannot standardise it: it is catalogue-level, one value per run and none per topic "
+                "(user) to standardise; evaluate it apart"
+            )
         if base.aggregate not in ("mean", "sum"):
             why = "it has text values" if base.aggregate == "none" else "its aggregate is a geometric mean"
             raise EvaluationError(

@@ -91,6 +91,9 @@ class PlanReport:
     writes them in trec_eval's -Z format (``irspec eval --write-z``); ``None`` otherwise."""
     diffs: tuple[tuple[PlanDiff, Diff], ...] = ()
     """The ``diff`` section's pairs, each with its :class:`~irspec.experiment.diff.Diff`."""
+    sources: tuple[tuple[str, str | None, Any], ...] = ()
+    """Other input files that shaped the values, as the provenance lists its inputs (``(role, name,
+    path)``): ``irspec eval --recsys``'s ``--exclude`` and ``--popularity`` tables."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -770,6 +773,7 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
         inputs.extend(("run", f"{s.name}: {r.name}", r.path) for s in plan.systems for r in s.runs)
         if getattr(plan, "log", None) is not None:
             inputs.append(("log", None, plan.log))
+        inputs.extend(report.sources)
         results = list(report.results) + list(report.inputs)
         return fmt.provenance(
             results,
