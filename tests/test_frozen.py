@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import pickle
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -203,3 +204,15 @@ def test_what_frozen_dataclasses_refuse_is_refused():
         frozen(Writes)
     with pytest.raises(TypeError, match="order"):
         frozen(order=True)(_kw_only())
+
+
+def test_irspec_makes_its_frozen_classes_with_frozen():
+    # dataclass(frozen=True) compiles five more methods a class at import: the cost frozen() removes
+    root = Path(__file__).resolve().parents[1] / "irspec"
+    found = [
+        f"{path.relative_to(root.parent)}:{n}"
+        for path in sorted(root.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "dataclass(frozen=True" in line and path.name != "frozen.py"
+    ]
+    assert not found, f"use irspec.frozen.frozen for these: {found}"
