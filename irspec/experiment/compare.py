@@ -162,6 +162,11 @@ def compare(
     correction (with a "did you mean"), a baseline that is not one of the runs, alpha outside (0, 1),
     fewer than two runs, runs with the same name, or metrics not evaluated for every run.
     """
+    if isinstance(baseline, Result):  # compare(res_a, res_b): the results go in one sequence
+        raise EvaluationError(
+            "compare takes the results as one sequence or mapping, then the baseline's name: "
+            f"irspec.compare([res_a, res_b], baseline={baseline.run_name!r}), not compare(res_a, res_b)"
+        )
     settings = Compare(
         baseline=baseline,
         test=test,
