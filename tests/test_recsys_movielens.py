@@ -5,13 +5,15 @@ line.
 
 References, never the code under test: RecTools 0.19.0 (``NDCG``, ``Recall``, ``HitRate``, ``MAP``,
 ``CatalogCoverage``, ``AvgRecPopularity``, ``MeanInvUserFreq``), from the ``pip install --target`` folder
-``IRSPEC_RECTOOLS_PATH`` names; implicit's ``ranking_metrics_at_k`` (its nDCG and MAP); scipy's paired
-t-test; and the rest (Gini, the propensity-scored metrics, ranks against sampled negatives) as plain
+``IRSPEC_RECTOOLS_PATH`` names; implicit's ``ranking_metrics_at_k`` (its nDCG and MAP); pyxclib's P@5,
+nDCG@5 and propensity-scored metrics on this data set, computed from its source outside the repository
+and kept (``tests/fixtures/pyxclib/make_movielens.py`` and ``movielens.json``); scipy's paired t-test; and the rest (Gini, the propensity-scored metrics, ranks against sampled negatives) as plain
 Python written out here, user by user, from the tables read with polars.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import runpy
 import subprocess
@@ -377,3 +379,29 @@ def test_command_line(tmp_path, results):
     assert coverage["value"].to_list() == pytest.approx(
         [results["cooccurrence"].catalogue["Coverage@10"]], abs=1e-4
     )
+
+
+PYXCLIB = json.loads((Path(__file__).parent / "fixtures" / "pyxclib" / "movielens.json").read_text())
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_equal_to_pyxclib(tables, model):
+    """pyxclib's values on this data set (tests/fixtures/pyxclib/make_movielens.py: kept, with the script
+    that computed them from pyxclib's own source): means over every user (``empty_users="zero"``),
+    the normalised forms a ratio of two means."""
+    kept = PYXCLIB["models"][model]
+    p = irspec.recsys.jain_propensity(tables.train, A=PYXCLIB["A"], B=PYXCLIB["B"])
+    top = tables.tops[MODELS.index(model)]
+    spec = "P@5, nDCG@5, PSP@5, PSP(ideal=true)@5, PSnDCG@5, PSnDCG(ideal=true)@5"
+    res = irspec.evaluate_topk(tables.test, top, spec, exclude=tables.train, propensity=p, empty_users="zero")
+    means = res.aggregate()
+    assert means["P@5"] == pytest.approx(kept["precision"][4], rel=1e-12)
+    assert means["PSP@5"] == pytest.approx(kept["psp"][4], rel=1e-12)
+    assert means["PSP(ideal=true)@5"] == pytest.approx(kept["psp_ideal"][4], rel=1e-12)
+    assert means["PSP@5"] / means["PSP(ideal=true)@5"] == pytest.approx(kept["psprecision"][4], rel=1e-12)
+    # pyxclib keeps its nDCGs in float32
+    assert means["nDCG@5"] == pytest.approx(kept["ndcg"][4], rel=1e-6)
+    assert means["PSnDCG@5"] == pytest.approx(kept["psndcg_mean"][4], rel=1e-6)
+    assert means["PSnDCG(ideal=true)@5"] == pytest.approx(kept["psndcg_ideal"][4], rel=1e-6)
+    ratio = means["PSnDCG@5"] / means["PSnDCG(ideal=true)@5"]
+    assert ratio == pytest.approx(kept["psndcg"][4], rel=1e-6)
