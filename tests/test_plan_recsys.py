@@ -268,6 +268,16 @@ compare: {}
             [":3: compare: comparing needs at least 2 runs; the plan has 1"],
         ),
         (
+            """recsys: {test: movielens/test.parquet, runs: [movielens/popularity.parquet, movielens/cooc*]}
+metrics: nDCG@10, Coverage@10, Gini@10
+standardize: true
+""",
+            [
+                ":3: standardize: Coverage@10, Gini@10: catalogue-level, one value per system and none per "
+                "user, so there is nothing to standardise"
+            ],
+        ),
+        (
             """recsys: {runs: [movielens/popularity.parquet]}
 metrics: nDCG@10
 """,
@@ -309,3 +319,33 @@ output: [{format: json, path: out/results.json}]
         "recommendations (columns: 'user', 'item', 'rating', 'timestamp')"
     ]
     assert not (data / "out").exists()
+
+
+def test_groups_power_and_standardize_take_users_as_topics(data):
+    import polars as pl
+
+    users = sorted(set(pl.read_parquet(data / "movielens" / "test.parquet")["user"]))
+    (data / "groups.txt").write_text("".join(f"{u} {'odd' if u % 2 else 'even'}\n" for u in users))
+    plan = _write(
+        data,
+        """recsys:
+  test: movielens/test.parquet
+  runs: [movielens/popularity.parquet, movielens/cooccurrence.parquet]
+  exclude: movielens/train.parquet
+metrics: [nDCG@10]
+compare: {baseline: popularity}
+power: {delta: 0.02}
+groups: groups.txt
+""",
+    )
+    report = run_plan(load_plan(plan))
+    assert report.power is not None and report.power.as_dict()
+    out = io.StringIO()
+    write_outputs(report, stdout=out)
+    n = len(report.results[0].query_ids)
+    assert "Query groups: nDCG@10" in out.getvalue()
+    assert f"micro mean over all queries      {n}" in out.getvalue()
+    text = plan.read_text().replace("power: {delta: 0.02}\ngroups: groups.txt\n", "standardize: true\n")
+    z = run_plan(load_plan(_write(data, text)))
+    a, b = (res.values[:, 0] for res in z.results)  # z-scores over the two systems: opposite, user by user
+    assert np.allclose(a, -b) and z.results[0].query_ids == z.results[1].query_ids

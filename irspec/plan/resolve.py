@@ -72,6 +72,13 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
 
     metrics = _resolve_metrics(data.get("metrics"), problems, qrels)
     recsys = _resolve_recsys(data, local, problems)
+    catalogue = [str(m) for m in metrics or () if m.catalogue]
+    if catalogue and "standardize" in data:  # z-scores are per topic (user); these have none
+        problems.add(
+            ("standardize",),
+            f"{', '.join(catalogue)}: catalogue-level, one value per system and none per user, so there "
+            "is nothing to standardise; drop them or standardize",
+        )
     raw_runs = data["recsys"].get("runs") if recsys is not None else data.get("runs")
     at: PlanPath = ("recsys", "runs") if recsys is not None else ("runs",)
     runs, names_complete = _resolve_runs(raw_runs, base, local, problems, at=at)
