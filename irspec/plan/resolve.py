@@ -662,7 +662,11 @@ def _resolve_compare(
         problems.add(("compare", "baselines"), "give baseline or baselines, not both")
     if (
         names_complete
-        and any(isinstance(data.get(key), list | dict) for key in ("runs", "systems", "recsys"))
+        and (
+            isinstance(data.get("runs"), list)
+            or isinstance(data.get("systems"), list)
+            or isinstance(data.get("recsys"), dict)
+        )
         and len(runs) < 2
     ):
         problems.add(("compare",), f"comparing needs at least 2 runs; the plan has {len(runs)}")
