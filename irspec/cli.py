@@ -147,21 +147,19 @@ def _eval_recsys(args: argparse.Namespace) -> int:
 def _recsys_result(args: argparse.Namespace, metrics: list[Any], columns: Any, name: str) -> Any:
     """The evaluation of ``--recsys``'s tables: the lists of ``--topk``, ``--exclude``'s items removed,
     ``--popularity``'s counted."""
-    from irspec.recsys.matrices import evaluate_topk
-    from irspec.recsys.tables import read_tables
+    from irspec.recsys.tables import evaluate_tables
 
-    tables = read_tables(args.recsys, args.topk, args.exclude, popularity=args.popularity, columns=columns)
-    return evaluate_topk(
-        tables.test,
-        tables.top_items,
+    (result,) = evaluate_tables(
+        args.recsys,
+        {name: args.topk},
         metrics,
-        exclude=tables.train,
-        popularity=tables.popularity,
+        exclude=args.exclude,
+        popularity=args.popularity,
         empty_users=args.empty_users,
         relevance_level=args.level,
-        name=name,
-        user_ids=tables.user_ids,
+        columns=columns,
     )
+    return result
 
 
 def _columns_arg(text: str | None) -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.spatial import distance as scipy_distance
-from test_recsys_catalogue import _lists, _random_matrices, rectools  # noqa: F401 (a fixture)
+from test_recsys_catalogue import _lists, _random_matrices
 
 import irspec
 from irspec.builtin.kernels import beyond
@@ -226,7 +226,7 @@ def test_spellings():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_against_rectools(rectools, seed):  # noqa: F811 (the fixture)
+def test_against_rectools(rectools, seed):
     import pandas as pd
 
     rng = np.random.default_rng(200 + seed)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import sys
 from collections import Counter
 
 import numpy as np
@@ -257,20 +255,6 @@ def test_against_plain_python(seed):
         )
         novelty = sum(-math.log2(max(popularity[i], 1) / trained) for i in items_) / len(items_)
         assert row[f"Novelty@{k}"] == pytest.approx(novelty)
-
-
-@pytest.fixture(scope="module")
-def rectools():
-    path = os.environ.get("IRSPEC_RECTOOLS_PATH")
-    if not path:
-        pytest.skip(
-            "RecTools 0.19.0 is the reference: set IRSPEC_RECTOOLS_PATH to a pip --target folder holding it"
-        )
-    sys.path.append(path)  # after the environment's packages: numpy, pandas, scipy stay the environment's
-    import rectools
-    import rectools.metrics
-
-    return rectools
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -165,6 +165,11 @@ def compare(
     fewer than two runs, runs with the same name, metrics not evaluated for every run, or a
     catalogue-level metric asked for.
     """
+    if isinstance(baseline, Result):  # compare(res_a, res_b): the results go in one sequence
+        raise EvaluationError(
+            "compare takes the results as one sequence or mapping, then the baseline's name: "
+            f"irspec.compare([res_a, res_b], baseline={baseline.run_name!r}), not compare(res_a, res_b)"
+        )
     settings = Compare(
         baseline=baseline,
         test=test,

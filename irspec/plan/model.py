@@ -26,6 +26,7 @@ __all__ = [
     "PlanRun",
     "PlanSystem",
     "PowerDesign",
+    "RecsysSection",
     "ReproduceSection",
     "SparkEngine",
     "Standardize",
@@ -173,6 +174,32 @@ class ReproduceSection:
 
 
 @frozen
+class RecsysSection:
+    """A plan's ``recsys`` section: recommenders evaluated from interaction tables
+    (:func:`irspec.recsys.read_tables`, then :func:`irspec.evaluate_topk`). ``test`` the held-out
+    interactions; the plan's :attr:`Plan.runs` are the systems' recommendations tables (a ``rank`` or a
+    ``score`` column), read over one index of users and items; ``exclude`` the training interactions
+    removed from each list before the cut; ``popularity`` the interactions whose counts are the items'
+    popularity (ARP@k, APLT@k, Novelty@k); ``propensity`` Jain et al.'s ``(A, B)``, the model fitted
+    to ``popularity``'s table (else ``exclude``'s) for PSP@k and PSnDCG@k; ``empty_users`` ``skip`` or
+    ``zero``; ``columns`` the tables' column names as ``(role, name)`` pairs
+    (:class:`irspec.recsys.Columns`' fields)."""
+
+    test: Path | str
+    exclude: Path | str | None = None
+    popularity: Path | str | None = None
+    propensity: tuple[float, float] | None = None
+    empty_users: str = "skip"
+    columns: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def tables(self) -> tuple[Path | str, ...]:
+        """The interaction tables it reads (not the recommendations'), each once, in order."""
+        found = (self.test, self.exclude, self.popularity)
+        return tuple(dict.fromkeys(p for p in found if p is not None))
+
+
+@frozen
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
@@ -215,12 +242,15 @@ class Plan:
     ``log``'s reader as the keyword argument of its key."""
     diffs: tuple[PlanDiff, ...] = ()
     """The ``diff`` section: pairs of runs compared query by query, each written as an output of its own."""
+    recsys: RecsysSection | None = None
+    """The ``recsys`` section: ``runs`` are then recommendations tables, evaluated against its held-out
+    interactions (``qrels`` is ``None``); ``None`` for a plan of qrels and runs."""
 
     @property
     def inputs(self) -> tuple[Path | str, ...]:
         """Every file the plan reads, as given: the plan file itself, the qrels (each set), the runs and
         the members of fused runs with their training qrels, the systems' runs, the log, a -Z file, the
-        groups and the reproductions' qrels. No output may overwrite one
+        groups, the reproductions' qrels and the ``recsys`` section's tables. No output may overwrite one
         (:class:`irspec.report.files.Inputs`, which passes over ``-`` and ``irds:`` ids)."""
         found: list[Path | str | None] = [self.source, self.qrels, *(path for _, path in self.qrels_sets)]
         for run in (*self.runs, *(r for s in self.systems for r in s.runs)):
@@ -230,6 +260,7 @@ class Plan:
                 found.append(run.path)
         found += [self.log, self.standardize.file if self.standardize else None, self.groups]
         found.append(self.reproduce.qrels if self.reproduce else None)
+        found += self.recsys.tables if self.recsys else ()
         return tuple(p for p in found if p is not None)
 
     @property
