@@ -2,7 +2,7 @@
 pytrec_eval drop-in on a BEIR-sized collection and a 1M-line run against pytrec_eval.
 
     python benchmarks/bench_limits.py --trec-eval PATH [--workloads large,startup,many,dropin,million]
-                                      [--dir DIR] [--lines 5M] [--repeat 3] [--keep]
+                                      [--dir DIR] [--lines 5M] [--repeat 3] [--keep] [--before REF]
 
 Three workloads, each against trec_eval (a binary built outside this repository, ``--trec-eval``) and
 pytrec_eval (``pytrec_eval_baseline.py``: the usual Python parsing into dicts, then its evaluator),
@@ -28,7 +28,8 @@ each contender a separate process timed from spawn to exit, its peak resident me
   ``warm`` is a second ``evaluate`` of the same run in that process.
 - ``million``: a run of 1M lines (2,000 queries of 500 documents, 100,000 judgments), grouped by query
   with each query's lines in no order of score (as dicts are written out), ``-m official --format trec``,
-  against pytrec_eval (``pytrec_eval_baseline.py``, ``--set official``) and trec_eval.
+  against pytrec_eval (``pytrec_eval_baseline.py``, ``--set official``) and trec_eval, the contenders
+  interleaved round after round; with ``--before REF``, the irspec of commit REF beside this checkout's.
 
 Ratios are to trec_eval's time (and memory) on the same files: the machine may be shared, so only
 ratios measured side by side mean much. Files go to ``DIR`` (default /tmp/irspec-limits) and are
@@ -109,14 +110,17 @@ def best(cmd: list[str], repeat: int, label: str) -> dict:
     return interleaved({label: cmd}, repeat)[label]
 
 
-def interleaved(commands: dict[str, list[str]], repeat: int) -> dict[str, dict]:
+def interleaved(
+    commands: dict[str, list[str]], repeat: int, envs: dict[str, dict[str, str]] | None = None
+) -> dict[str, dict]:
     """Each command run ``repeat`` times, round after round (one run of each per round, so that a
     change of the machine's load falls on all of them alike): per command the fastest run, with the
-    median wall time, the least CPU time (user + system) and the largest peak seen; exits if one fails."""
+    median wall time, the least CPU time (user + system) and the largest peak seen; exits if one fails.
+    ``envs`` gives a command its own environment (another checkout's irspec), by label."""
     runs: dict[str, list[dict]] = {label: [] for label in commands}
     for _ in range(repeat):
         for label, cmd in commands.items():
-            r = measure_peak(cmd)
+            r = measure_peak(cmd, (envs or {}).get(label))
             if r["rc"] != 0:
                 sys.exit(f"{label} failed ({r['rc']}): {r['stderr'][-2000:]}")
             runs[label].append(r)
@@ -343,22 +347,48 @@ def million(args: argparse.Namespace) -> list[list[str]]:
         run.write_bytes(b"\n".join(lines[i] for i in order) + b"\n")
         ranked.unlink()
         args.made += [qrels, run]
-    results = {
-        "pytrec_eval": best(
-            [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"], args.repeat, "pytrec_eval"
-        ),
-        "irspec": best(
-            irspec_trec(qrels, run, ["-m", "official"]),
-            args.repeat,
-            "irspec",
-        ),
-        "trec_eval": best([args.trec_eval, str(qrels), str(run)], args.repeat, "trec_eval"),
+    commands = {
+        "pytrec_eval": [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"],
+        "irspec": irspec_trec(qrels, run, ["-m", "official"]),
     }
-    print(
-        f"  million: irspec prints trec_eval's lines: {same_output(results['irspec']['stdout'], results['trec_eval']['stdout'])}",
-        file=sys.stderr,
-    )
+    envs = {}
+    if args.before:  # another commit's irspec, side by side: its code first on the path
+        label = f"irspec at {args.before}"
+        tree = before_tree(args)
+        # -P: the working directory (this checkout, maybe) is not put before PYTHONPATH
+        commands[label] = [sys.executable, "-P", *commands["irspec"][1:]]
+        envs[label] = {**os.environ, "PYTHONPATH": str(tree)}
+        where = measure_peak(
+            [sys.executable, "-P", "-c", "import irspec; print(irspec.__file__)"], envs[label]
+        )
+        if not where["stdout"].startswith(str(tree)):
+            sys.exit(
+                f"irspec at {args.before} imports irspec from {where['stdout'].strip()}, not from {tree}"
+            )
+    commands["trec_eval"] = [args.trec_eval, str(qrels), str(run)]
+    results = interleaved(commands, args.repeat, envs)
+    for label in commands:
+        if label.startswith("irspec"):
+            same = same_output(results[label]["stdout"], results["trec_eval"]["stdout"])
+            print(f"  million: {label} prints trec_eval's lines: {same}", file=sys.stderr)
     return rows_of("1M lines, unranked", results, reference="pytrec_eval")
+
+
+def before_tree(args: argparse.Namespace) -> Path:
+    """Commit ``args.before`` of this repository extracted (``git archive``) and byte-compiled, in a
+    temporary folder removed at exit."""
+    import atexit
+    import compileall
+    import shutil
+    import tempfile
+
+    from bench_demo import tree_of
+
+    folder = Path(tempfile.mkdtemp(prefix="irspec-limits-before-"))
+    atexit.register(shutil.rmtree, folder, True)
+    tree = tree_of(args.before, folder / "tree")
+    compileall.compile_dir(tree / "irspec", quiet=1)
+    return tree
 
 
 def many(args: argparse.Namespace) -> list[list[str]]:
@@ -400,6 +430,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--no-pytrec-eval", dest="pytrec_eval", action="store_false", help="leave pytrec_eval out"
+    )
+    ap.add_argument(
+        "--before",
+        metavar="REF",
+        help="million: also time the irspec of commit REF (git archive), side by side, interleaved",
     )
     ap.add_argument("--dir", type=Path, default=Path("/tmp/irspec-limits"))
     ap.add_argument("--keep", action="store_true", help="keep the files this invocation generates")

@@ -150,3 +150,21 @@ def test_a_per_query_plugin_metric_sees_every_tie_of_a_run_file_in_docno_order(i
         (0.9, 0.5, 0.5, 0.5, 0.1),
         (1, None, None, None, 0),
     )
+
+
+@pytest.mark.parametrize("needles", [0, 1, 63, 64, 65, 4_500])
+@pytest.mark.parametrize("haystack", [0, 1, 5_000])
+def test_the_search_of_hashed_keys_finds_numpys_places(needles: int, haystack: int) -> None:
+    """``_search`` sorts the needles first (numpy searches unsorted ones several times slower): the
+    places are numpy's own, for 64-bit keys with the top bit set, needles repeated, below, between and
+    above the haystack's keys, and keys found exactly."""
+    import numpy as np
+
+    rng = np.random.default_rng(needles * 7 + haystack)
+    keys = np.sort(rng.integers(0, 2**64, haystack, dtype=np.uint64, endpoint=False))
+    found = keys[rng.integers(0, haystack, needles // 2)] if haystack else np.zeros(0, dtype=np.uint64)
+    others = rng.integers(0, 2**64, needles - len(found), dtype=np.uint64, endpoint=False)
+    wanted = np.concatenate((found, others, found[:3]))
+    rng.shuffle(wanted)
+    places = irspec.evaluation.ranking._search(keys, wanted)
+    assert places.tolist() == np.searchsorted(keys, wanted).tolist()

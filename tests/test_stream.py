@@ -20,6 +20,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -27,7 +28,8 @@ import pytest
 from randomdata import random_case
 
 import irspec
-from irspec.data import stream
+from irspec.cli import main as cli_main
+from irspec.data import small, stream
 from irspec.data.trec import BOM
 from irspec.errors import EvaluationError, InputError
 from irspec.spec.definitions import MetricDef, Param
@@ -698,4 +700,108 @@ def test_chunks_parsed_at_once_give_the_in_memory_result_and_name_a_late_bad_lin
     with pytest.raises(InputError) as streamed:
         irspec.evaluate(str(q), str(r), "P@5", memory=1)
     assert str(streamed.value).startswith(f"{r}:{len(lines) - 1}: ")
+    assert not _reading_threads()
+
+
+# -- a large first run read while the qrels are read (read_early) --------------------------------------
+
+ROOMY = "4GiB"  # a budget with room to spare on any machine that runs the suite: read_early begins reading
+
+
+@pytest.fixture
+def streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run file above a few lines streams, in blocks of TINY bytes, whatever the budget; no file
+    is small enough for the readers without polars."""
+    monkeypatch.setattr(stream, "STREAM_ABOVE", TINY)
+    monkeypatch.setattr(stream, "MIN_BLOCK", TINY)
+    monkeypatch.setattr(small, "SMALL_BELOW", 0)
+
+
+def _frames_of(blocks: stream.RunBlocks) -> list[pl.DataFrame]:
+    with blocks:
+        return [b if b is stream.DISCARD else b.frame for b in blocks]
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_read_early_begins_a_streamed_runs_blocks_and_they_are_those_read_later(tmp_path, streams, order):
+    _, r = _write(tmp_path, 4, order)
+    started = stream.read_early(str(r), ROOMY)
+    assert isinstance(started, stream.RunBlocks)
+    assert _reading_threads()  # reading began, before anyone asked for a block
+    assert stream.open_run(started) is started  # taken as it is
+    later = _frames_of(stream.open_run(str(r), ROOMY))
+    early = _frames_of(started)
+    assert any(f is stream.DISCARD for f in early) == (order == "scattered")
+
+    def kept(frames: list[Any]) -> pl.DataFrame:  # the rows of the blocks after the last DISCARD, in order
+        after = list(itertools.takewhile(lambda f: f is not stream.DISCARD, reversed(frames)))
+        return pl.concat(after[::-1])
+
+    assert len(early) >= 2 and kept(early).equals(kept(later))  # the same rows in the same order
+    assert (started.name, started.runid) == (f"run4-{order}", "late")
+    assert not _reading_threads()
+
+
+def test_read_early_leaves_what_it_would_not_stream_with_room_to_spare_unread(tmp_path, monkeypatch):
+    _, r = _write(tmp_path, 4, "grouped")
+    assert stream.read_early(str(r), ROOMY) == str(r)  # small: read whole at its turn
+    monkeypatch.setattr(stream, "STREAM_ABOVE", TINY)
+    missing, table = str(tmp_path / "missing.txt"), {"q1": {"d1": 1.0}}
+    pl.read_csv(r, separator=" ", has_header=False).write_parquet(tmp_path / "run.parquet")
+    for src in ("-", missing, table, str(tmp_path / "run.parquet")):
+        assert stream.read_early(src, ROOMY) is src
+    assert stream.read_early(str(r), "12QB") == str(r)  # a bad size: said at its turn
+    # a budget that streams the run, but has no room to spare: what open_run chooses could change
+    assert isinstance(stream.open_run(str(r), "100MB"), stream.RunBlocks)
+    assert stream.read_early(str(r), "100MB") == str(r)
+    assert not _reading_threads()
+
+
+def test_a_run_begun_and_never_read_stops_when_closed(tmp_path, streams):
+    _, r = _write(tmp_path, 5, "grouped")
+    started = stream.read_early(str(r), ROOMY)
+    assert isinstance(started, stream.RunBlocks) and _reading_threads()
+    started.close()
+    started.close()  # twice: nothing more
+    assert not _reading_threads()
+    with stream.closing_early([started, str(r)]):  # closing what was closed, or is a path: nothing
+        pass
+
+
+@pytest.mark.parametrize("order", ["grouped", "scattered"])
+def test_evaluate_and_irspec_eval_read_a_large_first_run_while_the_qrels_are_read(
+    tmp_path, streams, monkeypatch, capsys, order
+):
+    q, r = _write(tmp_path, 6, order)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        monkeypatch.setattr(stream, "STREAM_ABOVE", 1 << 30)
+        whole = irspec.evaluate(str(q), str(r), METRICS[:3], memory=ROOMY)
+        assert cli_main(["eval", str(q), str(r), "-q", "-m", "official", "-f", "trec"]) == 0
+        expected = capsys.readouterr()
+        monkeypatch.setattr(stream, "STREAM_ABOVE", TINY)
+        begun: list[stream.RunBlocks] = []
+        real = stream.RunBlocks.start
+        monkeypatch.setattr(stream.RunBlocks, "start", lambda self: begun.append(self) or real(self))
+        _same(whole, irspec.evaluate(str(q), str(r), METRICS[:3], memory=ROOMY))
+        assert cli_main(["eval", str(q), str(r), "-q", "-m", "official", "-f", "trec"]) == 0
+    assert capsys.readouterr() == expected  # the same lines, warnings and all
+    assert len(begun) == 2  # once by irspec.evaluate, once by irspec eval (not again by evaluate_many)
+    assert not _reading_threads()
+
+
+def test_a_run_begun_early_is_stopped_when_the_qrels_fail_and_their_error_comes_first(
+    tmp_path, streams, capsys
+):
+    q, r = _write(tmp_path, 7, "grouped")
+    lines = q.read_text().splitlines(keepends=True)
+    q.write_text("".join(lines[:3]) + "q1 0 d1 notalabel\n" + "".join(lines[3:]))
+    bad_run = r.read_text().splitlines(keepends=True)
+    r.write_text("q1 Q0 d1 1 notascore t\n" + "".join(bad_run))  # a bad run too: the qrels are read first
+    with pytest.raises(InputError) as e:
+        irspec.evaluate(str(q), [str(r)], "P@5", memory=ROOMY)
+    assert str(e.value).startswith(f"{q}:4: ")
+    assert not _reading_threads()
+    assert cli_main(["eval", str(q), str(r), "-m", "P@5"]) == 2
+    assert capsys.readouterr().err.startswith(f"irspec: error: {q}:4: ")
     assert not _reading_threads()

@@ -81,11 +81,13 @@ __all__ = [
     "Partitions",
     "RunBlocks",
     "SortedSpill",
+    "closing_early",
     "default_memory",
     "open_run",
     "open_runs",
     "open_together",
     "parse_memory",
+    "read_early",
     "spill_directory",
     "spill_frame",
 ]
@@ -286,6 +288,51 @@ def open_run(
     return RunBlocks(path, path, block, spread, stem=stem(path), whole=whole)
 
 
+def read_early(src: Any, memory: str | int | None = None) -> Any:
+    """``src``, or, when it is a run file that streams (as :func:`open_run` reads it) with room to spare,
+    its :class:`RunBlocks` begun (:meth:`RunBlocks.start`): for a caller about to read the qrels, so that
+    the run's first blocks are read, parsed and checked on worker threads meanwhile (polars parses without
+    the GIL while the caller's Python runs), rather than after. The caller hands it to whatever takes
+    ``src`` (:func:`open_run` takes it as it is) and closes it if it never gets there (an error in the
+    qrels).
+
+    Anything else is returned as it is, unread, and is opened at its turn: a small run (read whole, its
+    errors after the qrels' as before), standard input, Parquet, what is not a path, a bad size, a
+    budget without room to spare: the qrels, read meanwhile, must not change what :func:`open_run`
+    chooses (block and spread sizes at their caps, a scattered run read whole or not), so its room is
+    taken to be half what it is now."""
+    if not isinstance(src, (str, os.PathLike)) or os.fspath(src) == "-" or is_parquet(src):
+        return src
+    try:
+        room = _room(default_memory() if memory is None else parse_memory(memory))
+    except EvaluationError:
+        return src  # said at its turn
+    size = _text_size(os.fspath(src))
+    if size is None or not _streams(size, room):
+        return src
+    caps = (
+        BLOCK_FACTOR * BLOCK_CAP,
+        PARTITION_FACTOR * SPREAD_CAP,
+        WORKING_SET_FACTOR * min(size, SCATTERED_WHOLE),
+    )
+    if room // 2 < max(caps):
+        return src
+    started = open_run(src, memory)
+    return started.start() if isinstance(started, RunBlocks) else started
+
+
+@contextlib.contextmanager
+def closing_early(srcs: Sequence[Any]) -> Iterator[None]:
+    """On exit, whatever of ``srcs`` :func:`read_early` began is closed (its reading stopped, its files
+    removed): read or not, as when the qrels read meanwhile fail. Closing a run read already does nothing."""
+    try:
+        yield
+    finally:
+        for src in srcs:
+            if isinstance(src, RunBlocks):
+                src.close()
+
+
 def open_together(
     srcs: Sequence[Any], memory: str | int | None = None, *, factor: float
 ) -> list[Run | RunBlocks]:
@@ -393,20 +440,51 @@ _END = object()
 def _ahead(items: Iterator[Any]) -> Iterator[Any]:
     """``items`` in their order, each next one computed on a worker thread while the caller holds the
     one before: an error computing it is raised when the caller asks for it, as if computed then. When
-    the caller stops early, the item being computed is waited for and ``items`` closed (its files)."""
-    import concurrent.futures
-
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read")
-    following = pool.submit(next, items, _END)
+    the caller stops early, the item being computed is waited for and ``items`` closed (its files).
+    An :class:`_Ahead` (begun already: :meth:`RunBlocks.start`) is taken over as it is."""
+    ahead = items if isinstance(items, _Ahead) else _Ahead(items)
     try:
-        while (item := following.result()) is not _END:
-            following = pool.submit(next, items, _END)
-            yield item
-            del item  # not held while the caller works on it and the next one is computed
+        yield from ahead
     finally:
-        following.cancel()
-        pool.shutdown(wait=True)
-        close = getattr(items, "close", None)
+        ahead.close()
+
+
+class _Ahead:
+    """The iterator of :func:`_ahead`, its first item computed from its making on: a run's first blocks
+    are read while the caller does something else first (reads the qrels). :meth:`close` waits for the
+    item being computed and closes ``items``; a generator not yet started would not run its own clean-up."""
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        import concurrent.futures
+
+        self._items = items
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-read")
+        self._following: concurrent.futures.Future[Any] | None = self._pool.submit(next, items, _END)
+        self._closed = False
+
+    def __iter__(self) -> _Ahead:
+        return self
+
+    def __next__(self) -> Any:
+        if self._following is None:
+            raise StopIteration
+        item = self._following.result()
+        if item is _END:
+            self._following = None
+            raise StopIteration
+        self._following = self._pool.submit(next, self._items, _END)
+        return item  # not held here while the caller works on it and the next one is computed
+
+    def close(self) -> None:
+        """Stop: the item being computed waited for, nothing more computed, ``items`` closed (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._following is not None:
+            self._following.cancel()
+            self._following = None
+        self._pool.shutdown(wait=True)
+        close = getattr(self._items, "close", None)
         if close is not None:
             close()
 
@@ -541,6 +619,7 @@ class RunBlocks:
         self._lines = 0
         self._queries = 0  # evaluated: counted when the consumer asks for the next block
         self._progress = Progress("streaming")
+        self._early: _Ahead | None = None  # the first blocks, begun by start()
 
     @property
     def runid(self) -> str | None:
@@ -553,8 +632,23 @@ class RunBlocks:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def start(self) -> RunBlocks:
+        """Begin reading now: the first blocks are read, parsed and made on worker threads while the
+        caller does something else (reads the qrels), and iteration takes them over. Memory holds what
+        iteration would hold (two chunks parsing, a block made ahead); an error is raised when iteration
+        reaches it. :meth:`close` stops the reading if iteration never comes."""
+        if self._early is None:
+            # the first chunk a whole block: it is not awaited (the caller reads the qrels meanwhile), and
+            # the small first chunks that start an evaluation sooner are blocks and parses more
+            self._early = _Ahead(self._grouped(first=self.block_bytes))
+        return self
+
     def close(self) -> None:
-        """Remove the temporary files (partitions, a spooled standard input); erase the progress line."""
+        """Remove the temporary files (partitions, a spooled standard input); erase the progress line;
+        stop a reading begun by :meth:`start` and never iterated."""
+        if self._early is not None:
+            self._early.close()
+            self._early = None
         self._progress.close()
         if self._remover is not None:
             self._remover()
@@ -569,8 +663,9 @@ class RunBlocks:
     def __iter__(self) -> Iterator[Run | Discard]:
         # Each block is made and checked (its keys hashed, duplicates sought: half the work besides the
         # evaluation) on a worker thread while the caller evaluates the block before it (issue 23).
+        early, self._early = self._early, None
         try:
-            yield from self._counted(_ahead(self._grouped()))
+            yield from self._counted(_ahead(self._grouped() if early is None else early))
             return
         except _Scattered:
             pass
@@ -590,15 +685,21 @@ class RunBlocks:
 
     # -- grouped -----------------------------------------------------------------------------------
 
-    def _grouped(self) -> Iterator[tuple[Run, int]]:
+    def _grouped(self, first: int | None = None) -> Iterator[tuple[Run, int]]:
+        """The blocks of a run grouped by query, each of the queries whose lines end in its chunk (the
+        first chunk of ``first`` bytes, of a :data:`FIRST_PART` of a block by default); raises
+        :class:`_Scattered` when a query comes back."""
         done: set[str] = set()  # queries whose lines have ended
         carry: list[pl.DataFrame] = []  # lines of the last query read, which may go on
         carry_id: str | None = None
-        for frame in self._frames(self.block_bytes, self.block_bytes // FIRST_PART, PARSERS):
+        carry_rows = 0
+        first = self.block_bytes // FIRST_PART if first is None else first
+        for frame in self._frames(self.block_bytes, first, PARSERS):
             values, counts = value_runs(frame.get_column("query"))
             names, lengths = values.to_list(), counts.tolist()
             if names[0] == carry_id:  # the carried query goes on
                 carry.append(frame.slice(0, lengths[0]))
+                carry_rows += lengths[0]
                 frame, names, lengths = frame.slice(lengths[0]), names[1:], lengths[1:]
                 if not names:
                     continue
@@ -609,11 +710,13 @@ class RunBlocks:
             last = frame.height - lengths[-1]
             done.update(names[:-1])
             complete = [*carry, frame.slice(0, last)]
-            count = len(names) - 1 + (carry_id is not None)
-            carry, carry_id = [frame.slice(last)], names[-1]
-            yield self._block(pl.concat(complete), count)
+            # the block's queries, each once, and their rows: known here, not sought again
+            ids = names[:-1] if carry_id is None else [carry_id, *names[:-1]]
+            rows = lengths[:-1] if carry_id is None else [carry_rows, *lengths[:-1]]
+            carry, carry_id, carry_rows = [frame.slice(last)], names[-1], lengths[-1]
+            yield self._block(pl.concat(complete), len(ids), blocks=(ids, rows))
         if carry_id is not None:
-            yield self._block(pl.concat(carry), 1)
+            yield self._block(pl.concat(carry), 1, blocks=([carry_id], [carry_rows]))
 
     # -- scattered ---------------------------------------------------------------------------------
 
@@ -657,13 +760,24 @@ class RunBlocks:
 
     # -- both --------------------------------------------------------------------------------------
 
-    def _block(self, frame: pl.DataFrame, queries: int, grouped: bool = True) -> tuple[Run, int]:
+    def _block(
+        self,
+        frame: pl.DataFrame,
+        queries: int,
+        grouped: bool = True,
+        blocks: tuple[list[str], list[int]] | None = None,
+    ) -> tuple[Run, int]:
         """A block of ``queries`` whole queries, checked (finite scores, no duplicate), as a Run. Rows
         not ``grouped`` by query (a partition's) are grouped once checked (each query's rows in the
         order read, so that a problem is the one found in that order): the evaluation ranks a query's
         rows as one block (a sort per query) and takes the run's query ids a block at a time, where
-        scattered rows would be a block each (a sort of every row, and a set of every row's id)."""
-        frame, keys = checked(frame, RUN, self.source)
+        scattered rows would be a block each (a sort of every row, and a set of every row's id).
+        ``blocks``: the query ids of grouped rows, in order, and their rows (:attr:`Run.blocks`), which
+        spare hashing every row's id and finding the blocks again."""
+        given = None
+        if blocks is not None:
+            given = pl.Series("query", blocks[0], dtype=pl.String), np.array(blocks[1], dtype=np.int64)
+        frame, keys = checked(frame, RUN, self.source, blocks=given)
         if not grouped:
             # by the ids' hashes: equal ids together, a tenth of a sort of the strings; two ids of one
             # hash (next to never) would only make more blocks, each evaluated exactly all the same
@@ -671,7 +785,7 @@ class RunBlocks:
             if keys is not None:
                 keys = keys[frame.get_column("_row").to_numpy()]
             frame = frame.drop("_row")
-        run = Run(frame, self.name, self.source, keys, self._runid)
+        run = Run(frame, self.name, self.source, keys, self._runid, blocks=given)
         run.query_blocks  # noqa: B018  (found here, on the worker thread, rather than by the evaluation)
         return run, queries
 

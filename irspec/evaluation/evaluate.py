@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any
 
 from irspec.data.small import small_inputs
-from irspec.data.stream import parse_memory
+from irspec.data.stream import closing_early, parse_memory, read_early
 from irspec.errors import EvaluationError, IrspecWarning
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import Options
@@ -56,12 +56,23 @@ def evaluate_many(
     # Small files (a few MB in all) are read and evaluated without polars: its import would cost more.
     # Runs given lazily (a generator) are taken one at a time, as they come: never weighed, all read so.
     small = columns is None and isinstance(runs, (list, tuple)) and small_inputs([qrels, *runs])
-    judgments = read_judgments(qrels, bound, columns, small=small)
-    index = judgments.index if isinstance(qrels, Judgments) else index_qrels(judgments.qrels)
-    inputs = judgments.inputs
-    results = distinct_names(
-        [_evaluate_source(index, r, bound, options, memory, columns, inputs, small) for r in runs]
-    )
+    first: list[Any] = []
+    if (
+        isinstance(runs, (list, tuple))
+        and runs
+        and columns is None
+        and not (small or isinstance(qrels, Judgments))
+    ):
+        # a large first run is read on worker threads while the qrels are read
+        first = [read_early(runs[0], memory)]
+        runs = [*first, *runs[1:]]
+    with closing_early(first):
+        judgments = read_judgments(qrels, bound, columns, small=small)
+        index = judgments.index if isinstance(qrels, Judgments) else index_qrels(judgments.qrels)
+        inputs = judgments.inputs
+        results = distinct_names(
+            [_evaluate_source(index, r, bound, options, memory, columns, inputs, small) for r in runs]
+        )
     issue_warnings(summarised(collect_warnings(results)))
     return results
 

@@ -680,7 +680,7 @@ def _judged_rows(
         # most of a small run's evaluation, and the qrels keys are distinct here.
         maybe = np.flatnonzero(index.key_filter[keys >> index.filter_shift])
         wanted = keys[maybe]
-        at = np.minimum(np.searchsorted(index.sorted_keys, wanted), max(len(index.sorted_keys) - 1, 0))
+        at = np.minimum(_search(index.sorted_keys, wanted), max(len(index.sorted_keys) - 1, 0))
         found = (
             index.sorted_keys[at] == wanted if len(index.sorted_keys) else np.zeros(len(wanted), dtype=bool)
         )
@@ -701,6 +701,23 @@ def _judged_rows(
     label = joined.get_column("label")
     rows = label.is_not_null().arg_true().to_numpy().astype(np.int64)
     return rows, label.gather(rows).to_numpy().astype(np.int64)
+
+
+def _search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(haystack, needles)``, the same places, found for the needles in sorted order: a
+    hashed key's needles come in no order, and numpy searches those several times slower than sorted ones
+    (numpy 2.4, 64-bit keys: 0.56 ms against 0.08 ms with the sort, for a streamed block's 4,500 among
+    5,000 keys; 15.7 ms against 4.5 ms for 50,000 among 100,000)."""
+    if len(needles) < _SEARCH_SORTED_FROM:
+        return np.searchsorted(haystack, needles)
+    order = np.argsort(needles)
+    at = np.empty(len(needles), dtype=np.intp)
+    at[order] = np.searchsorted(haystack, needles[order])
+    return at
+
+
+_SEARCH_SORTED_FROM = 64
+"""Needles from this many on are sorted before :func:`_search` (below, sorting costs more than it saves)."""
 
 
 def _same_block(n: int, lengths: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 from irspec import report as fmt
 from irspec.data import read_run
 from irspec.data.small import small_inputs
-from irspec.data.stream import RunBlocks, open_runs
+from irspec.data.stream import RunBlocks, closing_early, open_runs, read_early
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError, IrspecError, IrspecWarning, PlanError
 from irspec.evaluation.evaluate import distinct_names, evaluate_many
@@ -373,7 +373,9 @@ def _evaluate_files(
     sources = [_run_source(r, plan) for r in runs]
     # small files (a few MB in all) are read and evaluated without polars: its import would cost more
     small = judgments is None and small_inputs([plan.qrels, *sources])
-    with Progress("reading qrels", detail=str(plan.qrels)) as progress:
+    if sources and not small:  # a large first run is read on worker threads while the qrels are read
+        sources[0] = read_early(sources[0], plan.memory)
+    with Progress("reading qrels", detail=str(plan.qrels)) as progress, closing_early(sources[:1]):
         # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
         qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics, small=small)
         progress.total = len(runs)
