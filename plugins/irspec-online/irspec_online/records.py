@@ -472,16 +472,20 @@ RANK_LIMIT = 100
 
 
 def checked_records(
-    records: Iterable[tuple[int, Any]], where: str, unit: str = "line"
+    records: Iterable[tuple[int, Any]], where: str, unit: str = "line", problems: list | None = None
 ) -> Iterator[tuple[Any, list[int]]]:
     """Each record of ``records`` (``(line or row, record)``) checked as :func:`summarise` checks it (a bad
-    record is an :class:`~irspec.InputError` naming ``where`` and its line or row), with the ranks
-    clicked (1-based, in order, each once)."""
+    record is an :class:`~irspec.InputError` naming ``where`` and its line or row; given a ``problems``
+    list, its ``(number, message)`` goes there instead, as :func:`summarise`'s), with the ranks clicked
+    (1-based, in order, each once)."""
     for number, rec in records:
         try:
             clicked = _summary(rec)[8]
         except _Bad as bad:
-            raise _located(str(bad), where, unit, number) from None
+            if problems is None:
+                raise _located(str(bad), where, unit, number) from None
+            problems.append((number, str(bad)))
+            continue
         yield rec, [c[0] for c in clicked]
 
 
