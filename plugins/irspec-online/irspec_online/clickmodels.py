@@ -54,7 +54,7 @@ import numpy as np
 import polars as pl
 
 from irspec import EvaluationError, InputError, IrspecError, plugin_api
-from irspec_online.records import RANK_LIMIT, checked_records
+from irspec_online.records import RANK_LIMIT, checked_records, key_of
 
 __all__ = [
     "CM",
@@ -70,10 +70,12 @@ __all__ = [
     "Swap",
     "Vocabulary",
     "added",
+    "held_out",
     "json_data",
     "load",
     "model_of",
     "session_rows",
+    "swap_tally",
 ]
 
 RANKS = 10
@@ -230,6 +232,34 @@ def session_rows(
             if rank <= len(shown):
                 clicked[rank - 1] = True
         yield rec, shown, clicked
+
+
+def held_out(session: Any, holdout: float) -> bool:
+    """Whether a query issue of this session id is held out: a key of the id in the ``holdout`` share,
+    the same in every process and whatever the log's order or form."""
+    return (key_of(str(session)) & 0xFFFFFFFF) / 2**32 < holdout
+
+
+def swap_tally(
+    records: Iterable[tuple[int, Any]], where: str, unit: str, ranks: int, problems: list | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`swap_counts` of some records (``(line or row, record)``), each checked (a bad record's
+    problem in ``problems``, given one, else an :class:`irspec.InputError`)."""
+    shown, clicked = np.zeros(ranks), np.zeros(ranks)
+    for number, rec in records:
+        for _, ranks_clicked in checked_records([(number, rec)], where, unit, problems):
+            k = rec.get("swap")
+            if k is None:
+                continue
+            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ranks:
+                problem = f"swap must be a rank from 1 to {ranks}, got {k!r}"
+                if problems is None:
+                    raise InputError(f"{unit} {number}: {problem}", where)
+                problems.append((number, problem))
+                continue
+            shown[k - 1] += 1
+            clicked[k - 1] += k in ranks_clicked
+    return shown, clicked
 
 
 def added(total: Any, part: Any) -> Any:

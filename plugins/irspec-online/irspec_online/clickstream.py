@@ -15,18 +15,25 @@ seen in training (PyClick's rule).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from irspec import EvaluationError, InputError
-from irspec_online.clickmodels import ITERATIONS, ClickModel, Sessions, Swap, Vocabulary, model_of
-from irspec_online.records import checked_records, key_of
+from irspec_online.clickmodels import (
+    ITERATIONS,
+    ClickModel,
+    Sessions,
+    Swap,
+    Vocabulary,
+    held_out,
+    model_of,
+    swap_tally,
+)
 from irspec_online.sources import open_source
 
-__all__ = ["CHUNK_ROWS", "Fitted", "fit", "held_out", "read_sessions", "swap_counts", "swap_tally"]
+__all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions", "swap_counts"]
 
 CHUNK_ROWS = 1 << 18
 """Sessions held before the table is compacted again (some 30 MiB, and as much again to compact them)."""
@@ -64,12 +71,6 @@ def read_sessions(
         seen = set(query[trained.pairs[:, 0]].tolist()) - {""}
         tested = _rows(tested, np.array([q in seen for q in query[tested.pairs[:, 0]].tolist()], dtype=bool))
     return trained, tested
-
-
-def held_out(session: Any, holdout: float) -> bool:
-    """Whether a query issue of this session id is held out: a key of the id in the ``holdout`` share,
-    the same in every process and whatever the log's order or form."""
-    return (key_of(str(session)) & 0xFFFFFFFF) / 2**32 < holdout
 
 
 def _is_spark(source: Any) -> bool:
@@ -158,26 +159,4 @@ def swap_counts(source: Any, ranks: int) -> tuple[np.ndarray, np.ndarray]:
             shown, clicked = shown + part[0], clicked + part[1]
     if not shown.any():
         raise InputError("no record has a swap (the rank its top result was swapped with: 1 for none)", where)
-    return shown, clicked
-
-
-def swap_tally(
-    records: Iterable[tuple[int, Any]], where: str, unit: str, ranks: int, problems: list | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`swap_counts` of some records (``(line or row, record)``), each checked (a bad record's
-    problem in ``problems``, given one, else an :class:`irspec.InputError`)."""
-    shown, clicked = np.zeros(ranks), np.zeros(ranks)
-    for number, rec in records:
-        for _, ranks_clicked in checked_records([(number, rec)], where, unit, problems):
-            k = rec.get("swap")
-            if k is None:
-                continue
-            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ranks:
-                problem = f"swap must be a rank from 1 to {ranks}, got {k!r}"
-                if problems is None:
-                    raise InputError(f"{unit} {number}: {problem}", where)
-                problems.append((number, problem))
-                continue
-            shown[k - 1] += 1
-            clicked[k - 1] += k in ranks_clicked
     return shown, clicked

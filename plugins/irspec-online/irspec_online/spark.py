@@ -39,8 +39,7 @@ import irspec
 from irspec import EvaluationError, InputError, Metric
 from irspec.plugin_api import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
-from irspec_online.clickmodels import RANKS, Sessions, Vocabulary, added, session_rows
-from irspec_online.clickstream import held_out, swap_tally
+from irspec_online.clickmodels import RANKS, Sessions, Vocabulary, added, held_out, session_rows, swap_tally
 from irspec_online.counterfactual import Estimate, Estimating, Tally, is_counterfactual
 from irspec_online.kernels import bound_kernel, group_seconds, kernel_of
 from irspec_online.records import (
