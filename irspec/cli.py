@@ -135,7 +135,10 @@ def _eval_recsys(args: argparse.Namespace) -> int:
     result = _recsys_result(args, metrics, columns, stem(args.topk) or args.topk)
     run = PlanRun(result.run_name, args.topk, args.topk)  # the lists, named by their file's stem
     plan = Plan(None, args.recsys, (run,), tuple(metrics), result.options, None, tuple(outputs))
-    report = PlanReport(plan, (result,))
+    # the tables beside the held-out one and the lists shape the values too: the provenance hashes them
+    shaping = (("exclude", args.exclude), ("popularity", args.popularity))
+    sources = tuple((role, None, path) for role, path in shaping if path is not None)
+    report = PlanReport(plan, (result,), sources=sources)
     _print_warnings([report])
     write_outputs(report, make_dirs=False, inputs=inputs)
     return 0
@@ -144,21 +147,19 @@ def _eval_recsys(args: argparse.Namespace) -> int:
 def _recsys_result(args: argparse.Namespace, metrics: list[Any], columns: Any, name: str) -> Any:
     """The evaluation of ``--recsys``'s tables: the lists of ``--topk``, ``--exclude``'s items removed,
     ``--popularity``'s counted."""
-    from irspec.recsys.matrices import evaluate_topk
-    from irspec.recsys.tables import read_tables
+    from irspec.recsys.tables import evaluate_tables
 
-    tables = read_tables(args.recsys, args.topk, args.exclude, popularity=args.popularity, columns=columns)
-    return evaluate_topk(
-        tables.test,
-        tables.top_items,
+    (result,) = evaluate_tables(
+        args.recsys,
+        {name: args.topk},
         metrics,
-        exclude=tables.train,
-        popularity=tables.popularity,
+        exclude=args.exclude,
+        popularity=args.popularity,
         empty_users=args.empty_users,
         relevance_level=args.level,
-        name=name,
-        user_ids=tables.user_ids,
+        columns=columns,
     )
+    return result
 
 
 def _columns_arg(text: str | None) -> Any:

@@ -12,6 +12,7 @@ the switches themselves set and clear it with ``monkeypatch``. Plugins are teste
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -56,3 +57,20 @@ def _reader(request, monkeypatch):
     """The readers a test of :data:`_BOTH_READERS` runs with (the small ones elsewhere)."""
     if getattr(request, "param", "small") == "general":
         monkeypatch.setattr(irspec.data.small, "SMALL_BELOW", 0)
+
+
+@pytest.fixture(scope="session")
+def rectools():
+    """RecTools 0.19.0, the reference of the recommender metrics (tests/test_recsys_catalogue.py,
+    tests/test_recsys_movielens.py), from the ``pip install --target`` folder ``IRSPEC_RECTOOLS_PATH``
+    names (scripts/test installs it: it pins numpy below 2, so it is not installed into the environment)."""
+    path = os.environ.get("IRSPEC_RECTOOLS_PATH")
+    if not path:
+        pytest.skip(
+            "RecTools 0.19.0 is the reference: set IRSPEC_RECTOOLS_PATH to a pip --target folder holding it"
+        )
+    sys.path.append(path)  # after the environment's packages: numpy, pandas, scipy stay the environment's
+    import rectools
+    import rectools.metrics
+
+    return rectools

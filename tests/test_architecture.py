@@ -83,7 +83,8 @@ LAYERS: list[tuple[str, ...]] = [
         "version",
         "progress",
         "lazy",
-    ),  # leaves: errors, the version string, terminal progress, names loaded on first use
+        "frozen",
+    ),  # leaves: errors, the version string, terminal progress, names loaded on first use, value classes
     ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
     ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
     ("spec",),  # the package: the old names of irspec.spec the module (spec.syntax's), kept for a release
@@ -161,10 +162,11 @@ LAYERS: list[tuple[str, ...]] = [
     ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     (
         "recsys.propensity",
+        "recsys.features",
         "recsys.matrices",
         "recsys.tables",
         "recsys.sampling",
-    ),  # recommenders: propensities; sparse matrices evaluated; tables read; sampled metrics
+    ),  # recommenders: propensities; items' features, expected items; sparse matrices evaluated; tables read; sampled metrics
     ("recsys",),  # the recsys package's face: its public names, loaded on first use
     (
         "fusion.tuning",

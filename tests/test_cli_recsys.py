@@ -206,3 +206,26 @@ def test_hostile_inputs_exit_2_and_write_nothing(folder, capsys, case, tables, e
     err = capsys.readouterr().err
     assert err.startswith("irspec: error: ") and err.count("\n") == 1 and message in err, err
     assert _digest(folder) == before
+
+
+def test_provenance_hashes_every_table_that_shaped_the_values(folder, capsys):
+    frames = _movielens(folder)
+    frames["train"].head(40).write_parquet("popular.parquet")  # popularity from other rows than exclude's
+    argv = ["eval", "--recsys", "test.parquet", "--topk", "recs.parquet", "--exclude", "train.parquet"]
+    argv += ["--popularity", "popular.parquet", "-m", "nDCG@10, ARP@10", "-f", "json"]
+    found = {(e["role"], e["path"]): e for e in _json(capsys, argv)["provenance"]["inputs"]}
+    expected = {
+        ("qrels", "test.parquet"),
+        ("run", "recs.parquet"),
+        ("exclude", "train.parquet"),
+        ("popularity", "popular.parquet"),
+    }
+    assert set(found) == expected
+    for (_, path), entry in found.items():
+        data = Path(path).read_bytes()
+        assert entry["sha256"] == hashlib.sha256(data).hexdigest() and entry["bytes"] == len(data)
+    # without them, no entry: only what was read is listed
+    doc = _json(
+        capsys, ["eval", "--recsys", "test.parquet", "--topk", "recs.parquet", "-m", "P@5", "-f", "json"]
+    )
+    assert [e["role"] for e in doc["provenance"]["inputs"]] == ["qrels", "run"]

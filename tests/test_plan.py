@@ -115,8 +115,8 @@ def test_schema_closes_every_object_and_describes_every_property():
     objects = [(p, o) for p, o in objects if p not in maps]
     # (a plugin's plan section, irspec-online's ab, is held to the same rules by the plugin's tests)
     # the plan, a run entry, a system, a fused run, options, engine, engine.spark, compare, an output,
-    # standardize, power, a diff, reproduce
-    assert len(objects) == 13
+    # standardize, power, a diff, reproduce; recsys, its run entry, its propensity and columns
+    assert len(objects) == 17
     for path, obj in objects:
         assert obj.get("additionalProperties") is False, path
         for name, prop in obj["properties"].items():

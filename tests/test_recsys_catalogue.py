@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import sys
 from collections import Counter
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.stats as scipy_stats
 
 import irspec
+from irspec.data import read_qrels
 from irspec.errors import EvaluationError, InputError, IrspecError
+from irspec.evaluation.systems import combine
+from irspec.experiment.agreement import agreement_of
+from irspec.experiment.records import Compare
 from irspec.report import data as report_data
 
 ALL = "Coverage@2, Gini@2, Entropy@2, ARP@2, APLT@2, APLT(head=0.8)@2, Novelty@2"
@@ -85,9 +88,65 @@ def test_compare_leaves_catalogue_metrics_out_with_a_note():
     found = irspec.compare([a, b])
     assert [c.metric for c in found.comparisons] == ["nDCG@2"]
     assert any("Coverage@2, Gini@2: catalogue-level" in note for note in found.notes)
-    asked = irspec.compare([a, b], metrics="Gini@2")
-    assert asked.comparisons == () and "Gini@2: catalogue-level" in asked.notes[0]
     assert "catalogue-level" in str(found)
+    with pytest.raises(EvaluationError, match="metrics: Gini@2 is catalogue-level, one value per run"):
+        irspec.compare([a, b], metrics="nDCG@2, Gini@2")  # asked for: no pairs to test, said at once
+
+
+def _three_runs(metrics):
+    """Three recommenders' results on random data, each a list per user."""
+    rng = np.random.default_rng(8)
+    test, _ = _random_matrices(rng, 50, 30)
+    return [
+        irspec.evaluate_topk(test, np.array([rng.permutation(30)[:10] for _ in range(50)]), metrics, name=n)
+        for n in ("a", "b", "c")
+    ]
+
+
+def test_power_leaves_catalogue_metrics_out_with_a_note_or_refuses_them():
+    runs = _three_runs("nDCG@5, Coverage@5, Gini@5")
+    found = irspec.power(runs, delta=0.05)
+    assert {p.metric for p in found.pairs} == {"nDCG@5"} and [a.metric for a in found.anova] == ["nDCG@5"]
+    assert any(n.startswith("Coverage@5, Gini@5: catalogue-level") for n in found.notes)
+    with pytest.raises(EvaluationError, match="metrics: Coverage@5 is catalogue-level"):
+        irspec.power(runs, metrics="Coverage@5")
+    # the comparisons' own pairs: the compare step left the catalogue metrics out already
+    assert {p.metric for p in irspec.power(irspec.compare(runs)).pairs} == {"nDCG@5"}
+
+
+def test_agreement_ranks_runs_by_catalogue_values():
+    metrics = "nDCG@5, Coverage@5"
+    rng = np.random.default_rng(9)
+    test, _ = _random_matrices(rng, 50, 30)
+    other = sp.csr_array((rng.random((50, 30)) < 0.04).astype(np.int64))  # other users held out, other items
+    # each run draws from its own share of the catalogue, so their coverages differ
+    lists = {n: np.array([rng.permutation(8 + 4 * j)[:8] for _ in range(50)]) for j, n in enumerate("abcd")}
+    results = {
+        s: [irspec.evaluate_topk(q, top, metrics, name=n) for n, top in lists.items()]
+        for s, q in (("one", test), ("two", other))
+    }
+    qrels = {
+        s: read_qrels({str(u): {str(i): 1 for i in q[[u], :].indices} for u in range(50) if q[[u], :].nnz})
+        for s, q in (("one", test), ("two", other))
+    }
+    found = agreement_of(results, qrels, Compare())
+    ranked = {r.metric: r for r in found.rankings}
+    assert set(ranked) == {"nDCG@5", "Coverage@5"}
+    coverage = [[r.aggregate()["Coverage@5"] for r in results[s]] for s in ("one", "two")]
+    assert ranked["Coverage@5"].kendall_tau == pytest.approx(scipy_stats.kendalltau(*coverage).statistic)
+    assert any(n.startswith("Coverage@5: catalogue-level") for n in found.notes)
+    assert all(s.significant_a is None for s in found.swaps if s.metric == "Coverage@5")
+    means = {(row[0], row[1], row[2]): row[3] for row in found.means}
+    assert means[("two", "c", "Coverage@5")] == results["two"][2].aggregate()["Coverage@5"]
+
+
+def test_a_system_averages_its_runs_catalogue_values():
+    runs = _three_runs("nDCG@5, Coverage@5, Gini@5")
+    system = combine("seeds", runs)
+    for metric in ("Coverage@5", "Gini@5"):
+        each = [r.aggregate()[metric] for r in runs]
+        assert system.aggregate()[metric] == pytest.approx(sum(each) / 3)
+        assert system.spread()[metric].sd == pytest.approx(float(np.std(each, ddof=1)))
 
 
 def test_zero_users_counted_in_the_catalogue_and_no_per_user_value():
@@ -198,20 +257,6 @@ def test_against_plain_python(seed):
         assert row[f"Novelty@{k}"] == pytest.approx(novelty)
 
 
-@pytest.fixture(scope="module")
-def rectools():
-    path = os.environ.get("IRSPEC_RECTOOLS_PATH")
-    if not path:
-        pytest.skip(
-            "RecTools 0.19.0 is the reference: set IRSPEC_RECTOOLS_PATH to a pip --target folder holding it"
-        )
-    sys.path.append(path)  # after the environment's packages: numpy, pandas, scipy stay the environment's
-    import rectools
-    import rectools.metrics
-
-    return rectools
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_against_rectools(rectools, seed):
     import pandas as pd
@@ -242,3 +287,12 @@ def test_against_rectools(rectools, seed):
                 assert value == pytest.approx(theirs[int(qid)], abs=1e-12)
             else:
                 assert math.isnan(value)
+
+
+def test_standardising_refuses_them_and_groups_leave_them_out(tmp_path):
+    runs = _three_runs("nDCG@5, Coverage@5")
+    with pytest.raises(EvaluationError, match="Coverage@5: cannot standardise it: it is catalogue-level"):
+        irspec.standardize(runs, reference=runs)
+    groups = tmp_path / "groups.txt"
+    groups.write_text("".join(f"{u} {'odd' if u % 2 else 'even'}\n" for u in range(50)))
+    assert [t.metric for t in irspec.by_group(runs[0], groups)] == ["nDCG@5"]  # no user has a Coverage

@@ -195,3 +195,32 @@ def test_not_parquet_and_not_a_frame(tmp_path):
         read_tables(str(tmp_path / "t.txt"))
     with pytest.raises(InputError, match="test must be a Parquet file's path or a polars or pandas"):
         read_tables({"user": [1]})
+
+
+def test_several_systems_share_one_index_and_one_catalogue():
+    # system b recommends item "z", which no other table has: it joins the catalogue of both systems
+    test = pl.DataFrame({"user": ["u1", "u2"], "item": ["x", "y"]})
+    a = pl.DataFrame({"user": ["u1", "u2"], "item": ["x", "x"], "rank": [1, 1]})
+    b = pl.DataFrame({"user": ["u1", "u2"], "item": ["z", "y"], "rank": [1, 1]})
+    found = irspec.recsys.evaluate_tables(test, {"a": a, "b": b}, "P@1, Coverage@1")
+    assert [r.run_name for r in found] == ["a", "b"]
+    assert [r.query_ids for r in found] == [("u1", "u2"), ("u1", "u2")]
+    assert [r.column("P@1").tolist() for r in found] == [[1.0, 0.0], [0.0, 1.0]]
+    assert [r.aggregate()["Coverage@1"] for r in found] == [1 / 3, 2 / 3]  # x, y, z: one catalogue
+    tables = read_tables(test, None, None, tops=[a, b])
+    assert tables.top_items is None and tables.item_ids == ("x", "y", "z") and len(tables.tops) == 2
+
+
+def test_evaluate_tables_propensity_needs_training_interactions():
+    test = pl.DataFrame({"user": [1, 2, 3], "item": [1, 2, 3]})
+    top = pl.DataFrame({"user": [1, 2, 3], "item": [1, 1, 1], "rank": [1, 1, 1]})
+    with pytest.raises(irspec.errors.EvaluationError, match="fitted to the training interactions"):
+        irspec.recsys.evaluate_tables(test, {"m": top}, "PSP@1", propensity=(0.55, 1.5))
+    # fitted to the training table, every user of the index a training point (N = 3)
+    (res,) = irspec.recsys.evaluate_tables(
+        test, {"m": top}, "PSP@1", exclude=test.head(0), propensity=(0.55, 1.5)
+    )
+    c = (math.log(3) - 1) * 2.5**0.55
+    assert res.column("PSP@1").tolist() == pytest.approx([1 + c * 1.5**-0.55, 0.0, 0.0])
+    with pytest.raises(InputError, match="a recommendations table of tops is None"):
+        read_tables(test, None, None, tops=[None])

@@ -73,10 +73,10 @@ import operator
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from irspec.errors import InputError, InputTypeError, IrspecError, IrspecWarning, quote
+from irspec.frozen import frozen
 from irspec.lazy import collector_paused
 
 __all__ = [
@@ -139,7 +139,7 @@ _PARAMETERS = re.compile(r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)")
 _PLACEHOLDER = "irspec.compat: empty ranking"
 
 
-@dataclass(frozen=True)
+@frozen
 class _Key:
     """One key of a query's result: ``metric`` is the irspec metric it shows (None for text measures,
     0.0), ``log`` when pytrec_eval gives trec_eval's per-query term of a geometric mean."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -54,6 +54,7 @@ from irspec.data.objects import (
 from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
 from irspec.data.trec import Source, Text, read_text, stem
 from irspec.errors import InputError, InputTypeError, quote
+from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ __all__ = ["Qrels", "Run", "checked", "read_qrels", "read_run", "sniff_kind", "s
 # Qrels and Run
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class Qrels:
     """Relevance judgments.
 
@@ -137,7 +138,7 @@ class Qrels:
         return f"Qrels(source={self.source!r}, queries={len(self.query_ids)}, judgments={len(self)})"
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class Run:
     """A ranked run.
 

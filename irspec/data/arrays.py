@@ -16,7 +16,6 @@ arrays index it) and, where known, its query.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ import numpy as np
 
 from irspec.data.objects import as_float64, bad_id, ids_as_text, is_id, no_lines, non_finite_message
 from irspec.errors import InputError, quote
+from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ NO_RESULT = -1
 """The integer document id FAISS gives where it found fewer than k results; skipped."""
 
 
-@dataclass(frozen=True)
+@frozen
 class TopK:
     """A top k read and checked: each row's query id and number of documents, the scores as given, and
     the documents; :attr:`frame` is the run's frame (``query, docno, score, line``: rows in the order

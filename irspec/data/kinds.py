@@ -7,13 +7,13 @@ the same way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from irspec.errors import quote
+from irspec.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Kind:
     """Qrels or run: the value column and the fields of a TREC line."""
 

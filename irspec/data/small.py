@@ -27,13 +27,14 @@ cost less than polars' import.
 
 from __future__ import annotations
 
+import io
 import operator
 import os
 import stat
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from itertools import compress, islice, pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -72,9 +73,9 @@ _OTHER_BYTES = (b"\0", b"\r", b"\x0b", b"\x0c")
 """Bytes the small readers leave to the general one: a NUL (refused there, naming its line), and the
 whitespace besides spaces, tabs and line ends (normalised there first)."""
 
-_DIGITS = {QRELS.kind: b"0123456789+-", RUN.kind: b"0123456789+-.eE"}
-"""The characters of a value read here: Python's ``int`` and ``float`` read text of these alone exactly
-as polars does (a sign, digits, a point, an exponent; no ``inf``, ``nan``, ``0x`` or ``1_000``)."""
+_LABEL_DIGITS = b"0123456789+-"
+"""The characters of a label read here: Python's ``int`` reads text of these alone exactly as polars does
+(a sign and digits; no ``0x`` or ``1_000``)."""
 
 
 def small_inputs(sources: Iterable[Any]) -> bool:
@@ -185,8 +186,8 @@ def small_run(src: Any) -> TextRun | None:
     return None if found is None else _run(*found)
 
 
-def _read(src: Any, kind: Kind) -> tuple[bytes, str, list[bytes], int] | None:
-    """The content of the file at ``src``, its name and its fields (:func:`_fields`), when it is small."""
+def _read(src: Any, kind: Kind) -> tuple[bytes, str, _Layout] | None:
+    """The content of the file at ``src``, its name and its layout (:func:`_layout`), when it is small."""
     if not isinstance(src, (str, os.PathLike)):
         return None
     source = os.fspath(src)
@@ -198,17 +199,45 @@ def _read(src: Any, kind: Kind) -> tuple[bytes, str, list[bytes], int] | None:
             data = f.read()
     except (OSError, ValueError):
         return None
-    found = _fields(data, kind)
-    return None if found is None else (data, source, *found)
+    layout = _layout(data, kind)
+    return None if layout is None else (data, source, layout)
 
 
-def _fields(data: bytes, kind: Kind) -> tuple[list[bytes], int] | None:
-    """Every field of ``data`` and how many each line has, when every line is a data line of that many
-    fields split by single spaces (or single tabs, with no space anywhere): what the general reader's
-    fast path reads as it is. ASCII only, no NUL, CR, VT or FF, no blank or comment line, no line
-    longer than :data:`~irspec.lines.MAX_LINE`, no empty field (a separator at the start or end of a
-    line, or two in a row); anything else is ``None``, for the general reader (its slow path, or its
-    error). The lines are found once, by numpy, and every check is made on them."""
+class _Layout(NamedTuple):
+    """Where a clean file's lines and separators are (:func:`_layout`)."""
+
+    separator: str
+    """The one separator between fields (a space or a tab)."""
+    starts: np.ndarray
+    """Where each line begins."""
+    ends: np.ndarray
+    """Where each ends (its line end, or the end of the data)."""
+    seps: np.ndarray
+    """Where its separators are: a row a line, one column fewer than it has fields."""
+
+    @property
+    def width(self) -> int:
+        """How many fields each line has."""
+        return int(self.seps.shape[1]) + 1
+
+    def field(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Where field ``i`` (counted from 0) of every line begins and ends (the offset after it)."""
+        first = self.starts if i == 0 else self.seps[:, i - 1] + 1
+        return first, (self.ends if i == self.width - 1 else self.seps[:, i])
+
+    def longest(self, i: int) -> int:
+        """The length of field ``i`` in the line where it is longest."""
+        first, end = self.field(i)
+        return int((end - first).max())
+
+
+def _layout(data: bytes, kind: Kind) -> _Layout | None:
+    """Where every line and separator of ``data`` is, when every line is a data line of as many fields as
+    the others, split by single spaces (or single tabs, with no space anywhere): what the general
+    reader's fast path reads as it is. ASCII only, no NUL, CR, VT or FF, no blank or comment line, no
+    line longer than :data:`~irspec.lines.MAX_LINE`, no empty field (a separator at the start or end of
+    a line, or two in a row); anything else is ``None``, for the general reader (its slow path, or its
+    error). The lines and separators are found once, by numpy, and every check is made on them."""
     if not data or not data.isascii() or any(data.find(c) >= 0 for c in _OTHER_BYTES):
         return None
     tab = data.find(b"\t") >= 0
@@ -225,24 +254,29 @@ def _fields(data: bytes, kind: Kind) -> tuple[list[bytes], int] | None:
     if lengths.min() == 0 or lengths.max() > MAX_LINE or (a[starts] == ord("#")).any():
         return None  # a blank line, a line too long (binary data?), a comment line
     seps = np.flatnonzero(a == (9 if tab else 32))
-    per_line = np.diff(np.searchsorted(seps, ends), prepend=0)
-    width = int(per_line[0]) + 1
-    if not kind.count_ok(width) or not bool((per_line == width - 1).all()):
+    width = int(np.searchsorted(seps, ends[0])) + 1  # the first line's fields
+    if not kind.count_ok(width) or len(seps) != len(ends) * (width - 1):
         return None
-    first, last = seps[:: width - 1], seps[width - 2 :: width - 1]
-    if (first == starts).any() or (last == ends - 1).any() or (np.diff(seps) == 1).any():
-        return None  # an empty field: a line starting or ending with its separator, or two in a row
-    tokens = data.split()  # bytes: half the cost of text, and a run's docnos stay bytes (TextRun)
-    return tokens, width
+    # As many separators as lines have, in all; taken ``width - 1`` a line, each row's within its own
+    # line (after its start, before its end) exactly when every line has as many, and with no field
+    # empty (none at a line's first or last byte, none next to another) exactly when the rows are so.
+    rows = seps.reshape(len(ends), width - 1)
+    if (
+        not (rows[:, 0] > starts).all()
+        or not (rows[:, -1] < ends - 1).all()
+        or (width > 2 and not (np.diff(rows, axis=1) > 1).all())
+    ):
+        return None
+    return _Layout("\t" if tab else " ", starts, ends, rows)
 
 
-def _values(tokens: list[bytes], kind: Kind) -> list[Any] | None:
-    """The value field of every line, as Python reads it (``int`` or ``float``); ``None`` where one is
-    written otherwise than :data:`_DIGITS` allows, or Python cannot read it."""
-    if b"".join(tokens).translate(None, _DIGITS[kind.kind]):
+def _labels(tokens: list[bytes]) -> list[int] | None:
+    """The label field of every line, as Python reads it; ``None`` where one is written otherwise than
+    :data:`_LABEL_DIGITS` allows, or Python cannot read it."""
+    if b"".join(tokens).translate(None, _LABEL_DIGITS):
         return None
     try:
-        return list(map(int if kind is QRELS else float, tokens))
+        return list(map(int, tokens))
     except ValueError:
         return None
 
@@ -259,8 +293,9 @@ def _blocks(ids: list[Any]) -> tuple[list[Any], list[int]] | None:
     return distinct, [b - a for a, b in pairwise(starts)]
 
 
-def _qrels(data: bytes, source: str, tokens: list[bytes], width: int) -> SmallQrels | None:
-    labels = _values(tokens[3::4], QRELS)
+def _qrels(data: bytes, source: str, layout: _Layout) -> SmallQrels | None:
+    tokens = data.split()  # a few thousand lines: plain Python is quick enough
+    labels = _labels(tokens[3::4])
     if labels is None or not INT64[0] <= min(labels) <= max(labels) <= INT64[1]:
         return None
     queries, docnos = tokens[0::4], tokens[2::4]
@@ -291,28 +326,62 @@ def _text(tokens: list[bytes]) -> list[str]:
     return list(map(bytes.decode, tokens))
 
 
-def _run(data: bytes, source: str, tokens: list[bytes], width: int) -> TextRun | None:
-    floats = _values(tokens[4::width], RUN)
-    if floats is None:
+def _run(data: bytes, source: str, layout: _Layout) -> TextRun | None:
+    width = layout.width
+    # The query, docno and score columns parsed by numpy's reader, in C: docnos as bytes (TextRun), each
+    # as wide as the longest. Its numbers are Python's float (correctly rounded); what it refuses (a
+    # thousands separator, a word) or reads as no finite number (nan, inf, 1e400) is the general
+    # reader's, which says what it reads them as.
+    fields = (0, 2, 4)
+    dtype = [(f"f{i}", f"S{layout.longest(i)}") for i in fields[:2]] + [("f4", "f8")]
+    try:
+        table = np.loadtxt(
+            io.StringIO(data.decode("ascii")),
+            dtype=dtype,
+            usecols=fields,
+            delimiter=layout.separator,
+            comments=None,
+            quotechar=None,
+            ndmin=1,
+        )
+    except ValueError:
         return None
-    scores = np.array(floats, dtype=np.float64)
-    if not np.isfinite(scores).all():  # 1e400: the general reader says what it reads as
+    scores = np.ascontiguousarray(table["f4"])
+    if not np.isfinite(scores).all():
         return None
-    queries, docnos = tokens[0::width], tokens[2::width]
-    found = _blocks(queries)
+    queries = table["f0"]
+    found = _grouped(queries)
     if found is None:
         return None
-    distinct, lengths = found
-    docs, at = [], 0
-    for n in lengths:  # each query's docnos (bytes: encoded) and scores, as a dict of pytrec_eval's
-        docs.append(dict(zip(docnos[at : at + n], floats[at : at + n], strict=True)))
-        at += n
-        if len(docs[-1]) != n:
+    distinct, bounds = found
+    docnos, floats = table["f2"].tolist(), scores.tolist()
+    docs = []
+    for at, end in pairwise(bounds):  # each query's docnos (bytes: encoded) and scores, as pytrec_eval's
+        docs.append(dict(zip(docnos[at:end], floats[at:end], strict=True)))
+        if len(docs[-1]) != end - at:
             return None  # a docno twice in a query: the general reader names it
-    lengths_array = np.array(lengths, dtype=np.int64)
-    read = MappingScores(_text(distinct), docs, lengths_array, scores, scores.dtype, encoded=True)
-    runid = tokens[-width + 5].decode() if width >= 6 else None  # the last line's, as trec_eval keeps it
+    lengths = np.diff(bounds)
+    read = MappingScores(_text(distinct), docs, lengths, scores, scores.dtype, encoded=True)
+    # the last line's run tag, as trec_eval keeps it
+    if width >= 6:
+        first, end = layout.field(5)
+        runid = data[first[-1] : end[-1]].decode()
+    else:
+        runid = None
     return TextRun(read, (stem(source) or runid or "run", source, runid, data))
+
+
+def _grouped(ids: np.ndarray) -> tuple[list[bytes], np.ndarray] | None:
+    """The distinct values of ``ids`` in their order and where each one's rows begin (and the last
+    ends), when each value's rows are one run (the rows grouped by it); ``None`` otherwise."""
+    n = len(ids)
+    starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    bounds = np.concatenate(([0], starts, [n])).astype(np.int64)
+    distinct = ids[bounds[:-1]].tolist()
+    # a value in two runs of rows: not grouped by it (a set, not np.unique, which imports numpy.ma)
+    if len(set(distinct)) < len(distinct):
+        return None
+    return distinct, bounds
 
 
 def qrels_of_mapping(d: Any) -> SmallQrels | None:

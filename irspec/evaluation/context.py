@@ -15,13 +15,13 @@ files, frames or the registry's plugins.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
 from irspec.errors import EvaluationError, quote
+from irspec.frozen import frozen
 from irspec.spec import syntax
 from irspec.spec.registry import MAX_COUNT, Metric
 
@@ -46,7 +46,7 @@ UNJUDGED = np.iinfo(np.int64).min // 2
 MissingQueries = Literal["zero", "skip", "error"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Options:
     """Options that apply to a whole evaluation (trec_eval's flag in brackets).
 
@@ -426,7 +426,7 @@ def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 # The simple per-query form for plugins.
 
 
-@dataclass(frozen=True)
+@frozen
 class QueryView:
     """One query's data, for a metric written as a plain per-query function.
 

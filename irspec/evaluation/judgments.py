@@ -12,7 +12,7 @@ import functools
 import inspect
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from irspec.data import Qrels, read_qrels
@@ -20,6 +20,7 @@ from irspec.data.small import small_qrels
 from irspec.errors import EvaluationError, IrspecError
 from irspec.evaluation.compute import bind_metrics, resolve
 from irspec.evaluation.index import QrelsIndex
+from irspec.frozen import frozen
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import Metric
 
@@ -64,7 +65,7 @@ def _accepted(read: Any, options: dict[str, Any], reader: Any) -> dict[str, Any]
     return options
 
 
-@dataclass(frozen=True)
+@frozen
 class Judgments:
     """Qrels as the engine evaluates them: the ordinary :class:`~irspec.data.Qrels` every metric sees,
     and the inputs read in place of them (``{kind: data object}``) for the metrics that need one (qrels

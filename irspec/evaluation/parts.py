@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,12 +25,13 @@ from irspec.evaluation.index import QrelsIndex, sub_index
 from irspec.evaluation.notes import coverage_note, coverage_notes, level_warnings
 from irspec.evaluation.ranking import build_context
 from irspec.evaluation.result import Result
+from irspec.frozen import frozen
 from irspec.spec.registry import Metric
 
 __all__ = ["Part", "evaluate_part", "evaluate_parts", "finish"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Part:
     """A run, or a part of one (a block of a streamed run, a batch of queries), evaluated on its own:
     the values of the queries it answers that the qrels know, with what :func:`finish` needs to make

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy as np
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluated import results_frame
 from irspec.evaluation.means import aggregate_columns
+from irspec.frozen import frozen
 from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
 
@@ -103,7 +104,7 @@ class _Shown:
         return f"{type(self).__name__}({self.run_name!r}, metrics=[{metrics}], queries={len(self.query_ids)})"
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # _Shown's short repr: not every query and value
+@frozen(eq=False, repr=False)  # _Shown's short repr: not every query and value
 class Result(_Shown):
     """The evaluation of one run: per-query values and their aggregates, keyed by canonical text.
 
@@ -156,7 +157,7 @@ class Result(_Shown):
         return means
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@frozen(eq=False, repr=False)
 class StreamedResult(_Shown):
     """An input's metrics evaluated in one streamed pass (``per_query=False``): each metric's mean as
     the pass computed it (``means``, by canonical text), with the input's tables and warnings, and no

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from irspec.data import read_run
@@ -25,13 +24,14 @@ from irspec.evaluation.context import MissingQueries, Options
 from irspec.evaluation.evaluate import evaluate_many
 from irspec.evaluation.evaluated import collect_warnings, results_frame
 from irspec.evaluation.result import Result
+from irspec.frozen import frozen
 from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
 
 __all__ = ["ResultSet", "evaluate", "one_mapping_run", "several_runs"]
 
 
-@dataclass(frozen=True)
+@frozen
 class ResultSet(Mapping[str, Result]):
     """The results of several runs evaluated against the same qrels: a mapping run name -> :class:`Result`
     in the order given, shown as one table (a row per run) in a notebook and by ``str()``.

@@ -13,7 +13,7 @@ import math
 import os
 import warnings
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,13 @@ from irspec.data import Run, read_run
 from irspec.data.frames import make_frame
 from irspec.errors import InputError, IrspecWarning
 from irspec.evaluation.means import aggregate_values
+from irspec.frozen import frozen
 from irspec.stats.similarity import SimilarityMeasure, parse_similarity
 
 __all__ = ["Similarity", "rankings", "same_source_note", "shared_queries", "similarity"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Similarity:
     """The similarity of two runs: ``values`` is (queries × measures), in the order of ``query_ids``
     (the queries both runs have, in id order) and ``measures``; ``warnings`` name the queries left out.

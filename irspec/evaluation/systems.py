@@ -20,7 +20,6 @@ import glob
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -31,6 +30,7 @@ from irspec.evaluation import result_set as results
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
+from irspec.frozen import frozen
 
 __all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "evaluate", "expand_runs", "systems_of"]
 
@@ -53,7 +53,7 @@ class Spread(NamedTuple):
     high: float
 
 
-@dataclass(frozen=True, eq=False, repr=False)  # a Result's short repr, not every field's
+@frozen(eq=False, repr=False)  # a Result's short repr, not every field's
 class SystemResult(Result):
     """A system of several runs: per topic and metric the mean of its runs' values, with the runs' own
     results in ``runs`` (in the order given). Everything a :class:`~irspec.evaluation.result.Result` does, it does
@@ -111,7 +111,9 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     ``missing_queries: skip``, since ``zero`` scores a missing topic 0 in each run and ``error`` stops)
     is left out, as a run's missing topic is under ``skip``, and a warning names it; a value a metric
     leaves undefined in one run (NaN) leaves the system's value undefined on that topic. A text-valued
-    metric (relstring) has no mean: its values stay undefined and it has no texts.
+    metric (relstring) has no mean: its values stay undefined and it has no texts. A catalogue-level
+    metric (Coverage@k: one value per run, none per topic) is the mean of the runs' values, undefined
+    when one run's is.
     """
     if not runs:
         raise EvaluationError(f"system {name!r} has no runs")
@@ -140,6 +142,11 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
             f"({shown}; missing_queries: {first.options.missing_queries})"
         )
     judged = [r.judged_at_10 for r in runs]
+    catalogue = {}
+    for m in first.metrics:
+        if m.catalogue:  # each run's one value is its aggregate: the system's is their mean
+            each = np.array([r.catalogue.get(str(m), np.nan) for r in runs], dtype=float)
+            catalogue[str(m)] = float("nan") if np.isnan(each).any() else aggregate_values(each, "mean")
     return SystemResult(
         run_name=name,
         run_source=", ".join(r.run_source for r in runs),
@@ -150,6 +157,7 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
         warnings=tuple(warnings),
         judged_at_10=None if None in judged else aggregate_values(np.array(judged, dtype=float), "mean"),
         runs=tuple(runs),
+        catalogue=catalogue,
     )
 
 

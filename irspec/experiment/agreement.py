@@ -24,7 +24,6 @@ import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ from irspec.evaluation.result import Result
 from irspec.evaluation.result_set import evaluate
 from irspec.experiment.compare import compare_results, metrics_to_compare
 from irspec.experiment.records import Compare, Comparison
+from irspec.frozen import frozen
 from irspec.report.agreement import agreement_sections
 from irspec.report.model import Block
 from irspec.stats import concordance
@@ -60,7 +60,7 @@ def _num(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-@dataclass(frozen=True)
+@frozen
 class RankingAgreement:
     """How the rankings of the runs by ``metric`` under sets ``a`` and ``b`` agree, over ``systems`` runs.
 
@@ -81,7 +81,7 @@ class RankingAgreement:
     swaps: int
 
 
-@dataclass(frozen=True)
+@frozen
 class Swap:
     """Two runs ``run_1`` and ``run_2`` ordered one way by their means of ``metric`` under set ``a``
     and the other way under ``b``; ``significant_a``/``significant_b``: whether their comparison is
@@ -100,7 +100,7 @@ class Swap:
     significant_b: bool | None
 
 
-@dataclass(frozen=True)
+@frozen
 class LabelAgreement:
     """How sets ``a`` and ``b`` label the ``common`` query-document pairs both judged (``only_a`` and
     ``only_b`` were judged by one set only and are not compared).
@@ -130,7 +130,7 @@ class LabelAgreement:
     confusion: tuple[tuple[int, ...], ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class SignificanceChange:
     """A comparison of ``run_a`` with ``run_b`` on ``metric`` that is significant under one of the sets
     ``a`` and ``b`` and not under the other; the adjusted p-values and mean differences under each."""
@@ -148,7 +148,7 @@ class SignificanceChange:
     mean_difference_b: float
 
 
-@dataclass(frozen=True)
+@frozen
 class Agreement:
     """The agreement between several sets of judgments (see the module docstring): ``sets`` (their
     names), ``rankings``, ``swaps``, ``labels``, ``significance``, the ``compare`` settings that decided
@@ -302,12 +302,18 @@ def agreement_of(
             raise EvaluationError(
                 f"set {name!r} has other runs than set {names[0]!r}; evaluate the same runs under every set"
             )
-    metrics = metrics_to_compare(results[names[0]], None)
+    metrics = _ranked_metrics(results, names)
     if comparisons is None and compare is not None:
         comparisons = {n: compare_results(results[n], compare)[0] for n in names}
     marks = {n: {(c.metric, c.a, c.b): c for c in (comparisons or {}).get(n, ())} for n in names}
     means = {n: {r.run_name: r.aggregate() for r in results[n]} for n in names}
     rankings, swaps, changes, notes = [], [], [], []
+    unpaired = [str(m) for m in metrics if m.catalogue]
+    if unpaired:
+        notes.append(
+            f"{', '.join(unpaired)}: catalogue-level, one value per run and none per user: the runs are "
+            "ranked by it, but no swap of theirs is known to be significant or not (no pairs to test)"
+        )
     for a, b in itertools.combinations(names, 2):
         for metric in map(str, metrics):
             x = np.array([means[a][run][metric] for run in runs])
@@ -350,6 +356,19 @@ def agreement_of(
         compare,
         table,
         tuple(notes),
+    )
+
+
+def _ranked_metrics(results: Mapping[str, Sequence[Result]], names: Sequence[str]) -> tuple[Any, ...]:
+    """The metrics whose rankings of the runs are compared: those the compare step tests, and the
+    catalogue-level ones every run has under every set, whose one value per run ranks runs as a mean
+    does (:meth:`Result.aggregate` gives it), in the first run's order."""
+    tested = metrics_to_compare(results[names[0]], None)
+    everywhere = [r.metrics for n in names for r in results[n]]
+    return tuple(
+        m
+        for m in results[names[0]][0].metrics
+        if m in tested or (m.catalogue and all(m in found for found in everywhere))
     )
 
 

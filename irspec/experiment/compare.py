@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, overload
 
 import numpy as np
@@ -33,6 +33,7 @@ from irspec.errors import EvaluationError, suggest
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
+from irspec.frozen import frozen
 from irspec.progress import Progress
 from irspec.report.notebook import Shown
 from irspec.spec.plugins import get_registry
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class Comparisons(Sequence[Comparison]):
     """The comparisons of some runs: an immutable sequence of :class:`~irspec.experiment.records.Comparison`,
     with the ``settings`` that made them, the ``notes`` worth telling (queries left out) and the
@@ -156,12 +157,19 @@ def compare(
     ``all``); a comparison is significant when its adjusted p-value is at most ``alpha``.
     ``permutations`` and ``seed``: the budget and seed of the randomization, bootstrap and randomised
     Tukey tests. ``metrics``: which of the results' metrics to compare (spec texts or bound metrics);
-    default every one with a numeric aggregate.
+    default every one with a numeric aggregate but the catalogue-level ones (Coverage@k: one value per
+    run, no per-user pairs), which the notes name.
 
     Raises :class:`~irspec.errors.EvaluationError` naming the argument at fault: an unknown test or
     correction (with a "did you mean"), a baseline that is not one of the runs, alpha outside (0, 1),
-    fewer than two runs, runs with the same name, or metrics not evaluated for every run.
+    fewer than two runs, runs with the same name, metrics not evaluated for every run, or a
+    catalogue-level metric asked for.
     """
+    if isinstance(baseline, Result):  # compare(res_a, res_b): the results go in one sequence
+        raise EvaluationError(
+            "compare takes the results as one sequence or mapping, then the baseline's name: "
+            f"irspec.compare([res_a, res_b], baseline={baseline.run_name!r}), not compare(res_a, res_b)"
+        )
     settings = Compare(
         baseline=baseline,
         test=test,
@@ -201,13 +209,18 @@ def named_results(results: Sequence[Result] | Mapping[str, Result]) -> list[Resu
     return out
 
 
+CATALOGUE_WHY = "catalogue-level, one value per run from every user's list together and none per user"
+"""Why a catalogue-level metric (``Metric.catalogue``) has no per-user pairs: the words of every error
+and note that leaves one out of a test, a power design or a per-user combination."""
+
+
 def metrics_to_compare(
     results: Sequence[Result], metrics: Any, notes: list[str] | None = None
 ) -> tuple[Metric, ...]:
     """The metrics to compare: those asked for (each evaluated for every run), or every metric of the
     first run with a numeric aggregate (a text-valued metric such as relstring has nothing to test).
-    A catalogue-level metric (item coverage: one value per run) has no per-query pairs to test: it is
-    left out, and ``notes`` says so."""
+    A catalogue-level metric (item coverage: one value per run) has no per-query pairs to test: asked
+    for, it is an error naming it; among every metric, it is left out, and ``notes`` says so."""
     first = results[0].metrics
     if metrics is None:
         chosen = tuple(m for m in first if m.aggregate != "none")
@@ -226,6 +239,10 @@ def metrics_to_compare(
                     )
                 if m.aggregate == "none":
                     raise EvaluationError(f"metrics: {m} has text values; there is nothing to test")
+                if m.catalogue:
+                    raise EvaluationError(
+                        f"metrics: {m} is {CATALOGUE_WHY}: there is nothing to pair, test or design for"
+                    )
                 chosen += () if m in chosen else (m,)
     unpaired = [str(m) for m in chosen if m.catalogue]
     if unpaired and notes is not None:

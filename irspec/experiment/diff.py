@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -32,13 +32,14 @@ from irspec.evaluation.evaluate import evaluate_many, issue_warnings
 from irspec.evaluation.judgments import read_judgments
 from irspec.evaluation.notes import first_few, queries_text
 from irspec.evaluation.ranking import build_context
+from irspec.frozen import frozen
 from irspec.report import diff as render
 from irspec.spec.registry import Metric
 
 __all__ = ["Diff", "Document", "QueryDiff", "check_comparable", "diff"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Document:
     """One document of a run's top k: its ``docno``, its qrels ``label`` (``None``: unjudged), whether
     it is ``relevant`` (label at or above the relevance level), its ``rank`` in this run and its rank
@@ -51,7 +52,7 @@ class Document:
     other: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class QueryDiff:
     """One query: both runs' values of each metric (``a``, ``b``, in the order of :attr:`Diff.metrics`;
     NaN where a metric leaves the query out), the top k of each run (``top_a``, ``top_b``), the
@@ -74,7 +75,7 @@ class QueryDiff:
         return tuple(b - a for a, b in zip(self.a, self.b, strict=True))
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class Diff:
     """Two runs compared query by query: :func:`diff`'s answer.
 

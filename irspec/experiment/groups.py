@@ -22,7 +22,6 @@ import dataclasses
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from irspec.errors import EvaluationError, InputError, quote
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
 from irspec.experiment.standardize import read_small_text, results_of, shaped_like
+from irspec.frozen import frozen
 from irspec.spec.definitions import InputTable
 from irspec.stats.student import mean_t_interval
 
@@ -42,7 +42,7 @@ TITLE = "Query groups"
 COLUMNS = ("group", "queries", "mean", "95% CI low", "95% CI high")
 
 
-@dataclass(frozen=True)
+@frozen
 class GroupTable(InputTable):
     """One run's group means of one ``metric``: a row per group (``group, queries, mean, low, high``),
     then the macro and the micro mean. An undefined interval is NaN here and ``null`` in JSON."""
@@ -127,7 +127,7 @@ def _some(items: Sequence[str]) -> str:
 
 def by_group(res: Result, groups: Any) -> list[GroupTable]:
     """One :class:`GroupTable` per metric of ``res`` whose aggregate is a mean (a sum or a geometric mean
-    has no group means): each group's mean with its 95% t interval and number of queries, the macro
+    has no group means; a catalogue-level metric, one value per run, no query's value): each group's mean with its 95% t interval and number of queries, the macro
     mean over the groups and the micro mean over all queries. ``groups`` as :func:`as_groups` takes it."""
     return _group_tables(res, as_groups(groups))
 
@@ -136,7 +136,7 @@ def _group_tables(res: Result, table: Mapping[str, Sequence[str]]) -> list[Group
     index = {q: i for i, q in enumerate(res.query_ids)}
     tables = []
     for j, m in enumerate(res.metrics):
-        if m.aggregate != "mean":
+        if m.aggregate != "mean" or m.catalogue:  # a catalogue metric has no query's value to group
             continue
         column = res.values[:, j]
         bounds = m.definition.bounds if m.definition is not None else (None, None)

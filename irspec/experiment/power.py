@@ -20,7 +20,6 @@ import json
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from irspec.errors import EvaluationError, quote, suggest
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
 from irspec.experiment.compare import Comparisons, common_matrix, metrics_to_compare, named_results
+from irspec.frozen import frozen
 from irspec.report import power as power_report
 from irspec.stats import design
 from irspec.stats import significance as stats
@@ -43,7 +43,7 @@ _DECIMALS = 10
 floating-point noise (``0.8 - 0.7 != 0.1``) does not make a deviation out of nothing."""
 
 
-@dataclass(frozen=True)
+@frozen
 class PairPower:
     """The paired t-test design of one comparison: run ``a`` against ``b`` on ``metric``, over the ``n``
     queries both have (paired by query id, undefined values left out), with the observed
@@ -68,7 +68,7 @@ class PairPower:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
+@frozen
 class AnovaPower:
     """The one-way ANOVA design of one metric over all ``runs``, on the ``n`` queries every run has:
     ``residual_variance`` is the two-way ANOVA's (topics x runs, without replication), the one Tukey's
@@ -89,7 +89,7 @@ class AnovaPower:
         return {**dataclasses.asdict(self), "runs": list(self.runs)}
 
 
-@dataclass(frozen=True)
+@frozen
 class PowerCurve:
     """Power against the number of topics, for one comparison or one metric's ANOVA: ``label`` names
     it, ``design`` is ``"t"`` or ``"anova"``; ``power[i]`` is the power with ``topics[i]`` topics,
@@ -103,7 +103,7 @@ class PowerCurve:
     needed: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class PowerAnalysis:
     """What :func:`power` finds: a :class:`PairPower` per comparison and an :class:`AnovaPower` per
     metric, for the minimum difference of interest ``delta`` (``None``: only the minimum detectable
@@ -232,7 +232,9 @@ def power(
     designed against ``baseline``, or every pair of runs in order without one; ``metrics`` as in
     :func:`irspec.compare`. ``delta`` is the minimum difference of interest on the metric's scale (a
     range between the best and the worst run for the ANOVA); ``alpha`` the significance level and
-    ``power`` the target power (Sakai's usual 0.05 and 0.8).
+    ``power`` the target power (Sakai's usual 0.05 and 0.8). A catalogue-level metric (Coverage@k: one
+    value per run, none per user) has no per-user scores to design a test on: among every metric it is
+    left out and the analysis' ``notes`` say so; asked for in ``metrics``, it is an error naming it.
 
     Raises :class:`~irspec.errors.EvaluationError` naming the argument at fault: ``delta`` not > 0,
     ``alpha`` or ``power`` outside (0, 1), ``power`` not above ``alpha``, fewer than two runs, a baseline
@@ -245,8 +247,8 @@ def power(
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
             raise EvaluationError(f"{name} must be a number strictly between 0 and 1, not {value!r}")
     design.check_target(power, alpha)
-    runs, pairs = _pairs(results, baseline, metrics)
     notes: list[str] = []
+    runs, pairs = _pairs(results, baseline, metrics, notes)
     rows = [_pair_power(runs[i], runs[j], metric, delta, alpha, power, notes) for metric, i, j in pairs]
     chosen = list(dict.fromkeys(metric for metric, _, _ in pairs))
     anova = [_anova_power(runs, metric, delta, alpha, power, notes) for metric in chosen]
@@ -261,9 +263,10 @@ def power(
 
 
 def _pairs(
-    results: Any, baseline: str | None, metrics: Any
+    results: Any, baseline: str | None, metrics: Any, notes: list[str]
 ) -> tuple[list[Result], list[tuple[Any, int, int]]]:
-    """The runs and the ``(metric, a, b)`` indices to design for."""
+    """The runs and the ``(metric, a, b)`` indices to design for; a catalogue-level metric among every
+    metric is left out with a note (asked for, an error), as the compare step leaves it out."""
     if isinstance(results, Comparisons):
         if baseline is not None or metrics is not None:
             raise EvaluationError(
@@ -286,7 +289,7 @@ def _pairs(
         index = [(i, b) for i in range(len(runs)) if i != b]
     else:
         index = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    chosen = metrics_to_compare(runs, metrics)
+    chosen = metrics_to_compare(runs, metrics, notes)
     return runs, [(m, i, j) for m in chosen for i, j in index]
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from irspec.errors import EvaluationError, quote, suggest
+from irspec.frozen import frozen
 from irspec.stats.outcome import ComparisonResult
 from irspec.stats.resampling import MAX_RESAMPLES, RESAMPLES_WHY
 
@@ -34,7 +34,7 @@ FAMILIES: tuple[str, ...] = ("per-metric", "all")
 """The families a correction runs over: the comparisons of one metric, or every comparison."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Compare:
     """The settings of a comparison (a plan's ``compare`` section), every default filled in.
 
@@ -122,7 +122,7 @@ def _whole(name: str, value: object, minimum: int) -> None:
         raise EvaluationError(f"{name} must be an integer >= {minimum}, not {value!r}")
 
 
-@dataclass(frozen=True)
+@frozen
 class Comparison(ComparisonResult):
     """One significance comparison of run ``a`` with run ``b`` on one metric, on ``d = a - b``: the
     test's :class:`~irspec.stats.outcome.ComparisonResult` (every field of it, made with

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.notes import first_few
 from irspec.evaluation.result import Result
 from irspec.evaluation.similarity import rankings, same_source_note, shared_queries
+from irspec.frozen import frozen
 from irspec.report import reproduce as rendering
 from irspec.spec.registry import Metric
 from irspec.stats.similarity import RBO_DEPTH, RBO_P, ktu, rbo
@@ -55,7 +56,7 @@ __all__ = ["PairReproduction", "Reproduction", "reproduce"]
 KINDS = ("reproducibility", "replicability")
 
 
-@dataclass(frozen=True)
+@frozen
 class PairReproduction:
     """An original run against its reproduction (the baseline pair, or the advanced pair).
 
@@ -85,7 +86,7 @@ class PairReproduction:
         return _mean(self.rbo) if self.query_ids else None
 
 
-@dataclass(frozen=True)
+@frozen
 class Reproduction:
     """The measures of one reproduction (see the module docstring): ``baseline`` and ``advanced``
     pairs, and per metric the effect ratio ``er`` and delta relative improvement ``delta_ri``.

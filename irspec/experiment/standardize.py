@@ -33,7 +33,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ import numpy as np
 from irspec.errors import EvaluationError, InputError, quote, suggest
 from irspec.evaluation.means import sequential_sum
 from irspec.evaluation.result import Result
+from irspec.frozen import frozen
 from irspec.lines import read_bounded
 from irspec.spec.definitions import InputTable, Metric
 
@@ -60,7 +61,7 @@ SETTINGS_TITLE = "Standardized scores"
 """The title of the table that states a standardisation's reference set and mapping."""
 
 
-@dataclass(frozen=True)
+@frozen
 class StandardizedMetric(Metric):
     """A metric whose per-query values are z-scores of ``base`` (mapped through the standard normal CDF
     when ``cdf``). It prints as ``z(base)`` or ``Phi(z(base))``, never as the raw metric; it keeps the
@@ -75,6 +76,11 @@ class StandardizedMetric(Metric):
         """The standardised form of ``base``."""
         if isinstance(base, StandardizedMetric):
             raise EvaluationError(f"{base} is already standardised")
+        if base.catalogue:
+            raise EvaluationError(
+                f"{base}: cannot standardise it: it is catalogue-level, one value per run and none per topic "
+                "(user) to standardise; evaluate it apart"
+            )
         if base.aggregate not in ("mean", "sum"):
             why = "it has text values" if base.aggregate == "none" else "its aggregate is a geometric mean"
             raise EvaluationError(
@@ -99,7 +105,7 @@ def _key(metric: Metric) -> str:
     return metric.trec_name or str(metric)
 
 
-@dataclass(frozen=True)
+@frozen
 class ZTable:
     """Per-topic means and standard deviations, ``(query_id, measure) -> (mean, sd)``, with where each
     came from (``lines``: the file's 1-based line, for messages) and a description of the ``reference``."""

@@ -48,7 +48,6 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -69,6 +68,7 @@ from irspec.data.stream import (
 )
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError, InputError, InputTypeError, IrspecWarning, ParameterError, quote
+from irspec.frozen import frozen
 from irspec.report.files import Inputs, check_writable, in_place, write_all_atomic
 from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
@@ -95,7 +95,7 @@ FUSION_FACTOR = 10.0
 that would not fit the budget together at this rate are fused in blocks."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Trained:
     """A fusion spec with the parameters and the state it was given by training: what :func:`train`
     and :func:`irspec.fusion.tuning.tune` return, and what :func:`fuse` takes in place of a spec.
@@ -390,7 +390,7 @@ def _kernel(fusion: Fusion) -> Callable[..., np.ndarray]:
     return _function(fusion.definition.compute)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Names:
     """Which document of which query each candidate is, as codes: ``query`` indexes ``queries`` (the
     block's query ids, sorted) and ``docno`` indexes ``docnos`` (the block's docnos, in descending

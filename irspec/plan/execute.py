@@ -24,7 +24,6 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -38,6 +37,7 @@ from irspec.evaluation.evaluate import distinct_names, evaluate_many
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.judgments import Judgments, read_judgments, reads_qrels
 from irspec.evaluation.result import Result, StreamedResult
+from irspec.frozen import frozen
 from irspec.plan.model import FusedRun, Output, Plan, PlanDiff, PlanRun
 from irspec.progress import Progress
 
@@ -57,7 +57,7 @@ _DRAWN = ("html", "plots")
 _HASHED = ("json", "html")
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanReport:
     """What :func:`run_plan` produces: the plan, one :class:`~irspec.evaluation.result.Result` per run (named as in
     the plan), the comparisons, and notes worth telling the user (queries left out of comparisons).
@@ -91,6 +91,9 @@ class PlanReport:
     writes them in trec_eval's -Z format (``irspec eval --write-z``); ``None`` otherwise."""
     diffs: tuple[tuple[PlanDiff, Diff], ...] = ()
     """The ``diff`` section's pairs, each with its :class:`~irspec.experiment.diff.Diff`."""
+    sources: tuple[tuple[str, str | None, Any], ...] = ()
+    """Other input files that shaped the values, as the provenance lists its inputs (``(role, name,
+    path)``): ``irspec eval --recsys``'s ``--exclude`` and ``--popularity`` tables."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -123,7 +126,9 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
     are given (already read), else against the plan's qrels, read here."""
     results: list[Any] = []
     curves = data = zscores = None
-    if plan.runs or plan.systems:
+    if plan.recsys is not None:
+        results = _evaluate_recsys(plan)
+    elif plan.runs or plan.systems:
         size = plan.options.collection_size
         drawn = any(o.format in _DRAWN for o in plan.outputs)
         # The figures declare the metrics they read, and get an evaluation of their own: the results the
@@ -173,6 +178,27 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
     if plan.reproduce is not None:
         report = dataclasses.replace(report, reproduction=_reproduction(plan))
     return dataclasses.replace(report, power=plan_power(report)) if plan.power is not None else report
+
+
+def _evaluate_recsys(plan: Plan) -> list[Result]:
+    """The ``recsys`` section's systems (the plan's runs: recommendations tables) evaluated against its
+    held-out interactions, every table read over one index (:func:`irspec.recsys.evaluate_tables`)."""
+    from irspec.recsys.tables import Columns, evaluate_tables
+
+    section = plan.recsys
+    assert section is not None  # the caller's test
+    with Progress("evaluating recommendations", detail=str(section.test)):
+        return evaluate_tables(
+            str(section.test),
+            {str(r.name): str(r.path) for r in plan.runs},
+            list(plan.metrics),
+            exclude=None if section.exclude is None else str(section.exclude),
+            popularity=None if section.popularity is None else str(section.popularity),
+            propensity=section.propensity,
+            empty_users="zero" if section.empty_users == "zero" else "skip",
+            relevance_level=plan.options.relevance_level,
+            columns=Columns(**dict(section.columns)),
+        )
 
 
 def _reproduction(plan: Plan) -> Reproduction:
@@ -770,6 +796,11 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
         inputs.extend(("run", f"{s.name}: {r.name}", r.path) for s in plan.systems for r in s.runs)
         if getattr(plan, "log", None) is not None:
             inputs.append(("log", None, plan.log))
+        inputs.extend(report.sources)
+        if plan.recsys is not None:  # its tables by their keys (runs above: the systems' lists)
+            section = plan.recsys
+            tables = {"test": section.test, "exclude": section.exclude, "popularity": section.popularity}
+            inputs.extend(("recsys", key, path) for key, path in tables.items() if path is not None)
         results = list(report.results) + list(report.inputs)
         return fmt.provenance(
             results,

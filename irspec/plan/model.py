@@ -7,11 +7,11 @@ Plain frozen dataclasses; loading and validation are :mod:`irspec.plan.load`, ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irspec.evaluation.context import Options
+from irspec.frozen import frozen
 from irspec.spec.registry import Metric
 
 if TYPE_CHECKING:  # a plan without comparisons (most of `irspec eval`'s) never loads their records
@@ -26,6 +26,7 @@ __all__ = [
     "PlanRun",
     "PlanSystem",
     "PowerDesign",
+    "RecsysSection",
     "ReproduceSection",
     "SparkEngine",
     "Standardize",
@@ -37,7 +38,7 @@ SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "plan.schema.
 """The plan's JSON Schema (draft 2020-12), the single source of truth for what a plan may contain."""
 
 
-@dataclass(frozen=True)
+@frozen
 class FusedRun:
     """The source of a fused run of a plan (its ``fused`` section): the plan's runs ``members`` (names)
     at ``paths``, fused by ``method`` (a bound :class:`~irspec.spec.definitions.Fusion`) and cut to
@@ -65,7 +66,7 @@ class FusedRun:
         return f"{self.method} of {', '.join(self.members)}"
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanRun:
     """One run of a plan: its ``name``, resolved ``path`` and where it was declared (``entry``, e.g.
     ``runs[1]``, and its 1-based ``line`` in the plan; ``None`` when it came from an override).
@@ -79,7 +80,7 @@ class PlanRun:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanSystem:
     """A system of several runs of one method (seeds, folds): its ``name``, its runs (each a
     :class:`PlanRun` named by its file's stem) and where it was declared (``entry``, ``line``). It is
@@ -92,7 +93,7 @@ class PlanSystem:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Output:
     """One output: ``format`` (table, json, csv, tsv, trec, latex, markdown, html, plots, parquet; and
     ``irspec eval``'s jsonl, and zscores: the runs' per-topic means and sample sds as evaluated, in
@@ -111,7 +112,7 @@ class Output:
     runid: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanDiff:
     """One pair of a plan's ``diff`` section: run ``b`` compared with run ``a`` query by query
     (:func:`irspec.diff`) on ``metrics`` (empty: the plan's), showing the ``top`` documents of each
@@ -128,7 +129,7 @@ class PlanDiff:
     decimals: int = 4
 
 
-@dataclass(frozen=True)
+@frozen
 class SparkEngine:
     """A plan's ``engine: {spark: ...}``: evaluate on Spark (:mod:`irspec.evaluation.spark`) with the session of
     ``master`` and ``config`` (the active session when both are empty), in ``partitions`` buckets."""
@@ -138,7 +139,7 @@ class SparkEngine:
     partitions: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Standardize:
     """A plan's ``standardize``: per-topic z-scores (:func:`irspec.standardize`) against the runs named in
     ``reference`` (``None``: every run of the plan) or the trec_eval -Z ``file``; ``cdf`` maps them
@@ -149,7 +150,7 @@ class Standardize:
     cdf: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class PowerDesign:
     """A plan's ``power`` section: the minimum difference of interest ``delta`` (on the metric's scale),
     the significance level ``alpha`` and the target ``power`` of :func:`irspec.power`."""
@@ -159,7 +160,7 @@ class PowerDesign:
     power: float = 0.8
 
 
-@dataclass(frozen=True)
+@frozen
 class ReproduceSection:
     """A plan's ``reproduce`` section: the ``original`` baseline and advanced runs and their
     ``reproduced`` runs (names of the plan's runs), the reproductions' ``qrels`` when they are another
@@ -172,7 +173,33 @@ class ReproduceSection:
     depth: int = 1000
 
 
-@dataclass(frozen=True)
+@frozen
+class RecsysSection:
+    """A plan's ``recsys`` section: recommenders evaluated from interaction tables
+    (:func:`irspec.recsys.read_tables`, then :func:`irspec.evaluate_topk`). ``test`` the held-out
+    interactions; the plan's :attr:`Plan.runs` are the systems' recommendations tables (a ``rank`` or a
+    ``score`` column), read over one index of users and items; ``exclude`` the training interactions
+    removed from each list before the cut; ``popularity`` the interactions whose counts are the items'
+    popularity (ARP@k, APLT@k, Novelty@k); ``propensity`` Jain et al.'s ``(A, B)``, the model fitted
+    to ``popularity``'s table (else ``exclude``'s) for PSP@k and PSnDCG@k; ``empty_users`` ``skip`` or
+    ``zero``; ``columns`` the tables' column names as ``(role, name)`` pairs
+    (:class:`irspec.recsys.Columns`' fields)."""
+
+    test: Path | str
+    exclude: Path | str | None = None
+    popularity: Path | str | None = None
+    propensity: tuple[float, float] | None = None
+    empty_users: str = "skip"
+    columns: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def tables(self) -> tuple[Path | str, ...]:
+        """The interaction tables it reads (not the recommendations'), each once, in order."""
+        found = (self.test, self.exclude, self.popularity)
+        return tuple(dict.fromkeys(p for p in found if p is not None))
+
+
+@frozen
 class Plan:
     """A loaded, validated evaluation plan (see :func:`irspec.plan.load_plan`). Paths are resolved against the
     plan file's directory; ``metrics`` are bound :class:`~irspec.Metric` objects. ``qrels`` is a path, the
@@ -215,12 +242,15 @@ class Plan:
     ``log``'s reader as the keyword argument of its key."""
     diffs: tuple[PlanDiff, ...] = ()
     """The ``diff`` section: pairs of runs compared query by query, each written as an output of its own."""
+    recsys: RecsysSection | None = None
+    """The ``recsys`` section: ``runs`` are then recommendations tables, evaluated against its held-out
+    interactions (``qrels`` is ``None``); ``None`` for a plan of qrels and runs."""
 
     @property
     def inputs(self) -> tuple[Path | str, ...]:
         """Every file the plan reads, as given: the plan file itself, the qrels (each set), the runs and
         the members of fused runs with their training qrels, the systems' runs, the log, a -Z file, the
-        groups and the reproductions' qrels. No output may overwrite one
+        groups, the reproductions' qrels and the ``recsys`` section's tables. No output may overwrite one
         (:class:`irspec.report.files.Inputs`, which passes over ``-`` and ``irds:`` ids)."""
         found: list[Path | str | None] = [self.source, self.qrels, *(path for _, path in self.qrels_sets)]
         for run in (*self.runs, *(r for s in self.systems for r in s.runs)):
@@ -230,6 +260,7 @@ class Plan:
                 found.append(run.path)
         found += [self.log, self.standardize.file if self.standardize else None, self.groups]
         found.append(self.reproduce.qrels if self.reproduce else None)
+        found += self.recsys.tables if self.recsys else ()
         return tuple(p for p in found if p is not None)
 
     @property

@@ -30,6 +30,7 @@ from irspec.plan.model import (
     PlanRun,
     PlanSystem,
     PowerDesign,
+    RecsysSection,
     ReproduceSection,
     SparkEngine,
     Standardize,
@@ -70,7 +71,17 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         _check_file(log, ("log",), "log", problems)
 
     metrics = _resolve_metrics(data.get("metrics"), problems, qrels)
-    runs, names_complete = _resolve_runs(data.get("runs"), base, local, problems)
+    recsys = _resolve_recsys(data, local, problems)
+    catalogue = [str(m) for m in metrics or () if m.catalogue]
+    if catalogue and "standardize" in data:  # z-scores are per topic (user); these have none
+        problems.add(
+            ("standardize",),
+            f"{', '.join(catalogue)}: catalogue-level, one value per system and none per user, so there "
+            "is nothing to standardise; drop them or standardize",
+        )
+    raw_runs = data["recsys"].get("runs") if recsys is not None else data.get("runs")
+    at: PlanPath = ("recsys", "runs") if recsys is not None else ("runs",)
+    runs, names_complete = _resolve_runs(raw_runs, base, local, problems, at=at)
     if "runs" not in data and "systems" in data:
         names_complete = True  # a study of systems alone: no run is missing, every name is the systems'
     runs = runs + _resolve_fused(data, runs, names_complete, problems, local)
@@ -138,11 +149,76 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         qrels_sets=tuple(qrels_sets),
         sections=tuple((key, data[key]) for key in data if key in get_registry().sections),
         diffs=tuple(diffs),
+        recsys=recsys,
     )
     _check_overwrites(plan, data, local, problems)
-    if problems or (qrels is None and log is None) or metrics is None or options is None or outputs is None:
+    given = qrels is not None or log is not None or recsys is not None
+    if problems or not given or metrics is None or options is None or outputs is None:
         return None
     return plan
+
+
+# What a plan with a recsys section cannot have: the keys that read qrels and runs, or evaluate them
+# otherwise than from the tables' matrices; and the options of trec_eval's runs.
+_NOT_RECSYS = ("qrels", "runs", "systems", "fused", "log", "diff", "reproduce", "engine")
+_RECSYS_OPTIONS = ("relevance_level",)
+
+
+def _resolve_recsys(data: dict[str, Any], local: Any, problems: Problems) -> RecsysSection | None:
+    """The ``recsys`` section (the schema has checked its shape): its tables found, and what a plan of
+    recommendations cannot have besides it named, each at its key."""
+    raw = data.get("recsys")
+    if not isinstance(raw, dict):
+        return None
+    for key in _NOT_RECSYS:
+        if key in data:
+            problems.add(
+                (key,),
+                f"a plan with recsys evaluates recommendations from its tables (recsys.test and recsys.runs); "
+                f"drop {key}",
+                key=True,
+            )
+    options = data.get("options")
+    for key in options if isinstance(options, dict) else ():
+        if key not in _RECSYS_OPTIONS:
+            problems.add(
+                ("options", key),
+                f"{key} has no meaning for recommendations; of the options a plan with recsys takes "
+                f"{', '.join(_RECSYS_OPTIONS)}",
+                key=True,
+            )
+    paths: dict[str, Path] = {}
+    for key in ("test", "exclude", "popularity"):
+        if isinstance(raw.get(key), str) and raw[key]:
+            paths[key] = local(raw[key])
+            _check_file(paths[key], ("recsys", key), "table", problems)
+    propensity = None
+    if isinstance(raw.get("propensity"), dict):
+        if "popularity" not in paths and "exclude" not in paths:
+            problems.add(
+                ("recsys", "propensity"),
+                "the propensity model is fitted to the training interactions: give recsys.popularity or "
+                "recsys.exclude",
+            )
+        given = raw["propensity"]
+        values = {key: given.get(key, default) for key, default in (("A", 0.55), ("B", 1.5))}
+        for key, value in values.items():
+            # .nan and .inf pass the schema's bound (every comparison with NaN is false)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isfinite(value):
+                problems.add(("recsys", "propensity", key), f"{key} must be a finite number > 0, not {value}")
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()):
+            propensity = (float(values["A"]), float(values["B"]))  # else the schema has said what is wrong
+    if "test" not in paths:
+        return None  # the schema has said so
+    columns: dict[str, Any] = raw["columns"] if isinstance(raw.get("columns"), dict) else {}
+    return RecsysSection(
+        paths["test"],
+        paths.get("exclude"),
+        paths.get("popularity"),
+        propensity,
+        raw.get("empty_users", "skip"),
+        tuple(sorted((str(k), str(v)) for k, v in columns.items())),
+    )
 
 
 def _check_overwrites(plan: Plan, data: dict[str, Any], local: Any, problems: Problems) -> None:
@@ -300,7 +376,7 @@ def _resolve_engine(raw: Any) -> SparkEngine | None:
 
 def _check_inputs(data: dict[str, Any], metrics: list[Any], problems: Problems) -> None:
     """Each metric's input is in the plan (qrels and runs, or the log), and each input has a metric."""
-    has_runs = "qrels" in data or "runs" in data or "systems" in data
+    has_runs = any(key in data for key in ("qrels", "runs", "systems", "recsys"))
     # a metric over qrels a plugin reads (with subtopics) is computed from qrels and runs too
     kinds = {"run" if reads_qrels(m.definition.needs) else m.definition.needs for m in metrics}
     for m in metrics:
@@ -586,7 +662,11 @@ def _resolve_compare(
         problems.add(("compare", "baselines"), "give baseline or baselines, not both")
     if (
         names_complete
-        and (isinstance(data.get("runs"), list) or isinstance(data.get("systems"), list))
+        and (
+            isinstance(data.get("runs"), list)
+            or isinstance(data.get("systems"), list)
+            or isinstance(data.get("recsys"), dict)
+        )
         and len(runs) < 2
     ):
         problems.add(("compare",), f"comparing needs at least 2 runs; the plan has {len(runs)}")

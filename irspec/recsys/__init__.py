@@ -7,7 +7,8 @@
 - :mod:`~irspec.recsys.propensity`: :func:`jain_propensity`, Jain et al.'s propensity model, for the
   propensity-scored metrics (PSP@k, PSnDCG@k);
 - :mod:`~irspec.recsys.tables`: :func:`read_tables`, interaction tables (Parquet files, polars or pandas
-  frames) read into those matrices over one index of users and items, the users' ids kept;
+  frames) read into those matrices over one index of users and items, the users' ids kept, and
+  :func:`evaluate_tables`, several systems' tables read and evaluated over that one index;
 - :mod:`~irspec.recsys.sampling`: :func:`sampled`, each held-out item ranked against n sampled negatives,
   raw, exact and corrected as Krichene and Rendle (KDD 2020) define the correction.
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from irspec.recsys.matrices import evaluate_scores, evaluate_topk, top_items
     from irspec.recsys.propensity import jain_propensity
     from irspec.recsys.sampling import SampledMetric, SampledResult, sampled
-    from irspec.recsys.tables import Columns, Tables, read_tables
+    from irspec.recsys.tables import Columns, Tables, evaluate_tables, read_tables
 
 _LAZY: dict[str, str] = {
     "evaluate_topk": "irspec.recsys.matrices",
@@ -36,6 +37,7 @@ _LAZY: dict[str, str] = {
     "SampledMetric": "irspec.recsys.sampling",
     "SampledResult": "irspec.recsys.sampling",
     "read_tables": "irspec.recsys.tables",
+    "evaluate_tables": "irspec.recsys.tables",
     "Columns": "irspec.recsys.tables",
     "Tables": "irspec.recsys.tables",
 }
@@ -46,6 +48,7 @@ __all__ = [
     "SampledResult",
     "Tables",
     "evaluate_scores",
+    "evaluate_tables",
     "evaluate_topk",
     "jain_propensity",
     "read_tables",

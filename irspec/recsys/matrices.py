@@ -32,7 +32,9 @@ from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.judgments import Judgments
 from irspec.evaluation.result import Result
+from irspec.frozen import frozen
 from irspec.lazy import lazy_module
+from irspec.recsys.features import expected_items, item_features
 from irspec.spec.registry import Metric
 
 pl = lazy_module("polars")
@@ -48,7 +50,7 @@ read in chunks of rows this large, so that no copy larger than one chunk is made
 TEST = "<test_matrix>"
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Propensities:
     """The ``"propensity"`` input of an evaluation (:mod:`irspec.builtin.kernels.propensity` reads it):
     each item's weight 1/p, and the held-out matrix's CSR arrays (for the ideal top k)."""
@@ -60,7 +62,7 @@ class _Propensities:
     ids: tuple[str, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Recommendations:
     """The ``"recommendations"`` input (:data:`~irspec.evaluation.compute.CATALOGUE_INPUT`): every test
     user's list after the training items are removed (``items``, by row number, ``-1`` padding), the
@@ -71,7 +73,7 @@ class _Recommendations:
     n_items: int
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Popularity:
     """The ``"popularity"`` input (:mod:`irspec.builtin.kernels.popularity` reads it): each item's
     number of training users (``counts``) and the number of users with a training interaction."""
@@ -92,6 +94,8 @@ def evaluate_topk(
     relevance_level: int = 1,
     name: str = "run",
     user_ids: Sequence[str] | None = None,
+    features: Any = None,
+    expected: Any = None,
 ) -> Result:
     """Evaluate recommendations given as a users × k array of item indices against held-out interactions.
 
@@ -106,7 +110,12 @@ def evaluate_topk(
     the model may recommend them. ``propensity``: each item's propensity p in (0, 1]
     (:func:`irspec.recsys.jain_propensity`), for the propensity-scored metrics (PSP@k, PSnDCG@k).
     ``popularity``: a sparse matrix of the same shape, the training interactions (usually ``exclude``'s),
-    whose stored entries per item are its popularity, for ARP@k, APLT@k and Novelty@k.
+    whose stored entries per item are its popularity, for ARP@k, APLT@k, Novelty@k and Serendipity@k.
+    ``features``: the items' features for ILD@k, an items × features matrix (numpy or scipy.sparse, a
+    row per column of the test matrix), or a distance function ``d(a, b)`` of two arrays of item
+    indices (for ``ILD(distance=given)@k``). ``expected``: each user's expected items for
+    ``Serendipity(expected=items)@k``, a sparse matrix of the test matrix's shape or a users × m array of
+    item indices (``-1`` padding). See :mod:`irspec.builtin.beyond`.
     ``empty_users``: a user with no held-out item at ``relevance_level`` or above is left out (``"skip"``,
     the default) or counted with 0 on every metric (``"zero"``).
 
@@ -123,7 +132,8 @@ def evaluate_topk(
         excluded = _csr(exclude, "exclude", test.shape)
         items = _excluded(items, excluded)
     ids = _user_ids(user_ids, test.shape[0])
-    args = (test, items, metrics, excluded, propensity, popularity, empty_users, relevance_level, name)
+    extra = _beyond_inputs(features, expected, test.shape)
+    args = (test, items, metrics, excluded, propensity, popularity, empty_users, relevance_level, name, extra)
     return _evaluate(*args) if ids is None else _named(ids, *args)
 
 
@@ -140,6 +150,8 @@ def evaluate_scores(
     relevance_level: int = 1,
     name: str = "run",
     user_ids: Sequence[str] | None = None,
+    features: Any = None,
+    expected: Any = None,
 ) -> Result:
     """Evaluate a model's scores of every item for every user: its top k found here, then evaluated as
     :func:`evaluate_topk` evaluates a top k (the other arguments are its own).
@@ -161,6 +173,7 @@ def evaluate_scores(
     metrics = bind_metrics(metrics)
     depth = _depth(metrics, k)
     skip = None if exclude is None else _csr(exclude, "exclude", test.shape)
+    extra = _beyond_inputs(features, expected, test.shape)  # checked before any score is read
     found: list[np.ndarray] = []
     start = 0
     for chunk in _chunks(scores, test.shape[1]):
@@ -172,7 +185,7 @@ def evaluate_scores(
     if start != test.shape[0]:
         raise InputError(f"scores have {start} rows, test_matrix {test.shape[0]} users", "<scores>")
     items = np.concatenate(found) if found else np.zeros((0, depth), dtype=np.int64)
-    args = (test, items, metrics, skip, propensity, popularity, empty_users, relevance_level, name)
+    args = (test, items, metrics, skip, propensity, popularity, empty_users, relevance_level, name, extra)
     return _evaluate(*args) if ids is None else _named(ids, *args)
 
 
@@ -232,6 +245,7 @@ def _evaluate(
     empty_users: EmptyUsers,
     relevance_level: int,
     name: str,
+    extra: dict[str, Any] | None = None,
 ) -> Result:
     if empty_users not in ("skip", "zero"):
         raise EvaluationError(f"empty_users must be skip or zero, got {empty_users!r}")
@@ -254,6 +268,7 @@ def _evaluate(
         inputs["popularity"] = _Popularity(
             np.bincount(train.indices, minlength=test.shape[1]), int(np.count_nonzero(np.diff(train.indptr)))
         )
+    inputs.update(extra or {})
     qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), labels[judged], test.shape)
     evaluator = Evaluator(
         Judgments(qrels, inputs),
@@ -276,6 +291,18 @@ def _evaluate(
     if empty_users == "zero" and len(kept) < test.shape[0]:
         result = _with_zeros(result, np.flatnonzero(~has))
     return result
+
+
+def _beyond_inputs(features: Any, expected: Any, shape: tuple[int, int]) -> dict[str, Any]:
+    """The ``"features"`` and ``"expected"`` inputs of ILD and Serendipity (:mod:`irspec.recsys.features`),
+    those given."""
+    found: dict[str, Any] = {}
+    if features is not None:
+        found["features"] = item_features(features, shape[1])
+    if expected is not None:
+        lists = expected if scipy.sparse.issparse(expected) else _items(expected, shape, "expected")
+        found["expected"] = expected_items(lists, shape)
+    return found
 
 
 def _qrels(users: np.ndarray, items: np.ndarray, labels: np.ndarray, shape: tuple[int, int]) -> Qrels:
@@ -392,8 +419,9 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     return csr
 
 
-def _items(top_items: Any, shape: tuple[int, int]) -> np.ndarray:
-    """``top_items`` checked: 2-D integers, a row per user, each an item of the matrix or -1."""
+def _items(top_items: Any, shape: tuple[int, int], what: str = "top_items") -> np.ndarray:
+    """``top_items`` (or the argument ``what``: ``expected`` lists too) checked: 2-D integers, a row per
+    user, each an item of the matrix or -1."""
     try:
         items = (
             np.asarray(top_items)
@@ -401,17 +429,17 @@ def _items(top_items: Any, shape: tuple[int, int]) -> np.ndarray:
             else np.from_dlpack(top_items)
         )
     except (TypeError, ValueError, RuntimeError, BufferError) as e:
-        raise InputError(f"top_items: cannot read it as an array ({str(e)[:120]})", "<top_items>") from None
+        raise InputError(f"{what}: cannot read it as an array ({str(e)[:120]})", f"<{what}>") from None
     if items.ndim != 2 or items.dtype.kind not in "iu":
         raise InputError(
-            f"top_items must be a 2-D integer array (users × k item indices), got shape {items.shape} of "
+            f"{what} must be a 2-D integer array (users × k item indices), got shape {items.shape} of "
             f"{items.dtype}",
-            "<top_items>",
+            f"<{what}>",
         )
     if items.shape[0] != shape[0]:
         raise InputError(
-            f"top_items has {items.shape[0]} rows, test_matrix {shape[0]} users: one row per user, in order",
-            "<top_items>",
+            f"{what} has {items.shape[0]} rows, test_matrix {shape[0]} users: one row per user, in order",
+            f"<{what}>",
         )
     bad = (items < -1) | (items >= shape[1])
     if bad.any():
@@ -419,7 +447,7 @@ def _items(top_items: Any, shape: tuple[int, int]) -> np.ndarray:
         raise InputError(
             f"user {r}, column {c}: item {int(items[r, c])} is not a column of test_matrix (0 to {shape[1] - 1}, "
             "or -1 for none)",
-            "<top_items>",
+            f"<{what}>",
         )
     return items.astype(np.int64, copy=False)
 

@@ -16,7 +16,6 @@ binomial is this law's with-replacement approximation; here the law is exact).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,7 @@ import numpy as np
 import scipy.special
 
 from irspec.errors import InputError, ParameterError
+from irspec.frozen import frozen
 from irspec.recsys.matrices import _chunks, _csr
 
 __all__ = ["SampledMetric", "SampledResult", "correction", "rank_distribution", "sampled"]
@@ -33,7 +33,7 @@ __all__ = ["SampledMetric", "SampledResult", "correction", "rank_distribution", 
 _METRIC = re.compile(r"(?P<name>HitRate|nDCG)@(?P<k>[1-9][0-9]*)|(?P<ap>AP)")
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class SampledMetric:
     """One metric's values per held-out (user, item) pair: ``exact`` on the exact rank, ``sampled`` on the
     sampled rank as papers report it, ``corrected`` Krichene and Rendle's estimate from the sampled rank."""
@@ -51,7 +51,7 @@ class SampledMetric:
         }
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class SampledResult:
     """What :func:`sampled` finds: one row per held-out relevant (user, item) pair, the negatives drawn per
     user, and each metric's values (:class:`SampledMetric`)."""

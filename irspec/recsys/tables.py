@@ -7,7 +7,8 @@ and one item index shared by all of them (every user and item of any table, in s
 every row (a missing column names the file and the columns it has; a null, a repeated pair, a label
 that is not a non-negative integer, a rank below 1 or a score that is not finite names the file and its
 0-based row), and keeps the ids: :attr:`Tables.user_ids` names each matrix row, and
-``evaluate_topk(..., user_ids=tables.user_ids)`` reports users by their own ids.
+``evaluate_topk(..., user_ids=tables.user_ids)`` reports users by their own ids. :func:`evaluate_tables`
+does both for several systems' tables at once, over one index (a plan's ``recsys`` section).
 
 Timestamps and other columns are not read: splitting interactions into training and held-out parts (by
 time or otherwise) is the caller's, before the tables are written.
@@ -15,29 +16,35 @@ time or otherwise) is the caller's, before the tables are written.
 
 from __future__ import annotations
 
-import dataclasses
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse
 
-from irspec.errors import InputError, quote
+from irspec.errors import EvaluationError, InputError, quote
+from irspec.frozen import frozen
 from irspec.lazy import lazy_module
+from irspec.recsys.matrices import EmptyUsers, evaluate_topk
+from irspec.recsys.propensity import jain_propensity
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from irspec.evaluation.result import Result
+    from irspec.spec.registry import Metric
 else:
     pl = lazy_module("polars")
 
-__all__ = ["Columns", "Tables", "read_tables"]
+__all__ = ["Columns", "Tables", "evaluate_tables", "read_tables"]
 
 LABELS = ("label", "rating")
 """The columns a held-out table's graded labels are read from when ``Columns.label`` is not given, the
 first one the table has; without any of them every interaction is relevant at label 1."""
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Columns:
     """The tables' column names: ``user`` and ``item`` (every table), ``label`` (the held-out table's
     graded labels; ``None``: ``label`` or ``rating`` when the table has one, else 1 for every row),
@@ -51,7 +58,7 @@ class Columns:
     score: str = "score"
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Tables:
     """The tables as :func:`~irspec.recsys.evaluate_topk`'s arguments: ``test`` (users × items CSR of
     labels), ``top_items`` (users × k item indices, best first, ``-1`` padding; ``None`` without a
@@ -64,6 +71,9 @@ class Tables:
     popularity: scipy.sparse.csr_array | None
     user_ids: tuple[str, ...]
     item_ids: tuple[str, ...]
+    tops: tuple[np.ndarray, ...] = ()
+    """The further recommendations tables' lists (``read_tables(..., tops=...)``: several systems' lists
+    over one index, so that they share a catalogue), each as ``top_items`` is, in their order."""
 
 
 def read_tables(
@@ -73,11 +83,14 @@ def read_tables(
     *,
     popularity: Any = None,
     columns: Columns | None = None,
+    tops: Sequence[Any] = (),
 ) -> Tables:
     """Read the held-out interactions ``test``, the recommendations ``top``, the training interactions
     ``train`` and the interactions whose counts are the items' ``popularity`` (each the path of a Parquet
     file, or a polars or pandas DataFrame) into matrices over one shared index of users and items (every
-    id of any table, sorted: numbers numerically, text as text).
+    id of any table, sorted: numbers numerically, text as text). ``tops``: further recommendations
+    tables (other systems' lists, each a path or a frame), read over the same index into
+    :attr:`Tables.tops`: systems compared on one catalogue of items and one set of users.
 
     User and item ids may be integers or strings, but of one kind across the tables (an id ``"7"`` and an
     id ``7`` are not silently taken as the same user). Raises :class:`~irspec.errors.InputError` naming
@@ -92,6 +105,11 @@ def read_tables(
         found = _frame(table, key)
         if found is not None:
             given[key] = found
+    for i, table in enumerate(tops):
+        found = _frame(table, f"top {i + 1}")
+        if found is None:
+            raise InputError("a recommendations table of tops is None", f"<top {i + 1}>")
+        given[f"top {i + 1}"] = found
     users, user_ids = _index(given, cols.user)
     items, item_ids = _index(given, cols.item)
     shape = (len(user_ids), len(item_ids))
@@ -105,7 +123,63 @@ def read_tables(
         top_items = _top(given["top"], users["top"], items["top"], shape[0], cols)
     train_matrix = _interactions(given, users, items, "train", shape)
     popular = _interactions(given, users, items, "popularity", shape)
-    return Tables(test_matrix, top_items, train_matrix, popular, user_ids, item_ids)
+    more = tuple(
+        _top(given[key], users[key], items[key], shape[0], cols) for key in given if key.startswith("top ")
+    )
+    return Tables(test_matrix, top_items, train_matrix, popular, user_ids, item_ids, more)
+
+
+def evaluate_tables(
+    test: Any,
+    tops: Mapping[str, Any],
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    exclude: Any = None,
+    popularity: Any = None,
+    propensity: tuple[float, float] | None = None,
+    empty_users: EmptyUsers = "skip",
+    relevance_level: int = 1,
+    columns: Columns | None = None,
+) -> list[Result]:
+    """Several systems' recommendations tables (``tops``: each system's name and its table, a path or a
+    frame) evaluated against the held-out interactions ``test``, all read by :func:`read_tables` over one
+    index of users and items (one catalogue for every system), each by
+    :func:`~irspec.recsys.matrices.evaluate_topk` with the users by their own ids: a result per system,
+    in ``tops``' order, named by its key.
+
+    ``exclude`` and ``popularity`` are the tables of training interactions that :func:`evaluate_topk`'s
+    arguments of those names take; ``propensity``, Jain et al.'s ``(A, B)``: the propensities
+    (:func:`~irspec.recsys.propensity.jain_propensity`) fitted to ``popularity``'s matrix, else to
+    ``exclude``'s (its rows every user of the shared index). What ``irspec run`` does with a plan's
+    ``recsys`` section, and ``irspec eval --recsys``.
+    """
+    names = list(tops)
+    tables = read_tables(
+        test, None, exclude, popularity=popularity, columns=columns, tops=list(tops.values())
+    )
+    weights = None
+    if propensity is not None:
+        fitted = tables.popularity if tables.popularity is not None else tables.train
+        if fitted is None:
+            raise EvaluationError(
+                "the propensity model is fitted to the training interactions: give popularity or exclude"
+            )
+        weights = jain_propensity(fitted, *propensity)
+    return [
+        evaluate_topk(
+            tables.test,
+            top,
+            metrics,
+            exclude=tables.train,
+            propensity=weights,
+            popularity=tables.popularity,
+            empty_users=empty_users,
+            relevance_level=relevance_level,
+            name=name,
+            user_ids=tables.user_ids,
+        )
+        for name, top in zip(names, tables.tops, strict=True)
+    ]
 
 
 def _interactions(

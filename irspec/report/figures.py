@@ -21,10 +21,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from irspec.frozen import frozen
 
 __all__ = [
     "CONFUSION_K",
@@ -69,7 +70,7 @@ MAX_TOPIC_LABELS = 80
 """Up to this many topics, the differences chart names each one under its bar."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Confusion:
     """Retrieved in the top ``k`` against relevant, summed over ``topics``: relevant retrieved (true
     positives), non-relevant retrieved (false positives, unjudged documents included), relevant
@@ -84,7 +85,7 @@ class Confusion:
     nonrelevant_missed: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class FigureData:
     """What the figures beyond the precision-recall curves draw, per run name: the ROC points
     ``(fall-out, recall)`` from the origin through :data:`ROC_CUTOFFS`, means over the topics; the
@@ -97,7 +98,7 @@ class FigureData:
     collection_size: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Plot:
     """One rendered figure: ``name`` (the file stem, such as ``pr-curves``), a ``title``, a one-line
     ``description``, its ``svg`` and ``png`` bytes (``None`` when that format was not asked for), and
@@ -111,7 +112,7 @@ class Plot:
     seed: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Figure:
     """One figure to draw: its ``name`` (the file stem), ``title`` and ``description``; its ``kind``
     (``pr``, ``roc``, ``ap``, ``confusion``, ``differences``, ``distributions``, ``groups``, ``input``,
@@ -193,7 +194,7 @@ def aligned(a: Any, b: Any, metric: str) -> tuple[list[str], Any, Any]:
     return [str(q) for q in common[ok]], x[ok], y[ok]
 
 
-@dataclass(frozen=True)
+@frozen
 class Difference:
     """One run's per-topic differences from the baseline in a metric, largest first (ties in query-id
     order): the ``topics``, the run's values ``a``, the baseline's ``b`` and ``a - b``, ``diff``."""

@@ -7,8 +7,9 @@ made them (``Compare``); this module reads their attributes and imports neither.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from irspec.frozen import frozen
 
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
@@ -47,7 +48,7 @@ def letters(n: int) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
+@frozen
 class Marks:
     """Which run is significantly better than which, per ``(run, metric)`` cell of a results table.
 

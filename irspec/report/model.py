@@ -13,11 +13,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from irspec.frozen import frozen
 from irspec.report.marks import Method, direction, letters_text, method_parts, query_count, significance_marks
 from irspec.stats.student import mean_t_interval, mean_t_intervals, within
 
@@ -94,7 +95,7 @@ class Block(NamedTuple):
         return any(c.marks for r in self.rows for c in r.cells)
 
 
-@dataclass(frozen=True)
+@frozen
 class Table:
     """A results or comparisons table (``kind``), built once and rendered per format.
 

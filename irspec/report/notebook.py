@@ -10,11 +10,11 @@ markup, and this module knows no result class.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from irspec.errors import EvaluationError
 from irspec.evaluation.evaluated import Evaluated, collect_warnings
+from irspec.frozen import frozen
 
 # The table model and the renderers are imported by the methods that use them: every result class
 # imports this module, and a command that never shows a result in a notebook (`irspec eval --format
@@ -23,7 +23,7 @@ from irspec.evaluation.evaluated import Evaluated, collect_warnings
 __all__ = ["Shown"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Shown:
     """Results (and the comparisons made between them) as a notebook shows them: the means of every
     run with their 95% confidence intervals (``intervals``: ``"t"``, ``"bootstrap"`` or ``None``), the

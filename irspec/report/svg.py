@@ -19,9 +19,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from html import escape
 from typing import Any
+
+from irspec.frozen import frozen
 
 __all__ = [
     "DASHES",
@@ -139,7 +140,7 @@ def palette(n: int) -> list[str]:
     return [colours[i % len(colours)] for i in range(n)]
 
 
-@dataclass(frozen=True)
+@frozen
 class Series:
     """How one series (a run) is drawn: ``colour``, ``marker`` (a letter of :data:`MARKERS`) and ``dash``."""
 
@@ -186,7 +187,7 @@ def tick_text(value: float, values: Sequence[float]) -> str:
     return text.lstrip("-") if text.lstrip("-").strip("0.") == "" else text  # never "-0.0"
 
 
-@dataclass(frozen=True)
+@frozen
 class Scale:
     """A linear map of the data interval ``[low, high]`` onto pixels ``[start, end]`` (``end`` may be
     smaller than ``start``: a y axis grows upwards)."""

@@ -14,9 +14,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from irspec.frozen import frozen
 from irspec.spec import syntax
 
 __all__ = [
@@ -72,7 +73,7 @@ MAX_GAIN = 1e100
 """The largest gain a ``gains`` map may give: a sum of a billion such gains still fits float64."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Param:
     """A declared parameter of a metric.
 
@@ -138,7 +139,7 @@ NONNEGATIVE: tuple[float, None] = (0.0, None)
 """``MetricDef.bounds`` of a metric with no upper bound that is never negative (a search length, a DCG)."""
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class MetricDef:
     """Everything irspec knows about one metric, as a plugin registers it.
 
@@ -240,7 +241,7 @@ def echoes_text(reader: Callable[[list[str]], list[dict[str, Any]]]) -> bool:
     return not getattr(reader, "per_value", False)
 
 
-@dataclass(frozen=True)
+@frozen
 class Alias:
     """Another name for a metric, optionally with fixed parameters and trec_eval's dotted suffix.
 
@@ -262,7 +263,7 @@ class Alias:
     it cannot take."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Redirect:
     """A keyword that makes a spec name another metric: ``keyword=when`` on this metric is ``target``.
 
@@ -279,7 +280,7 @@ class Redirect:
     when: bool | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class MetricGroup:
     """A named list of specs, such as trec_eval's ``official`` and ``all_trec``."""
 
@@ -293,7 +294,7 @@ RESERVED_INPUTS: tuple[str, ...] = ("run", "qrels")
 """Input names irspec reads itself (qrels and runs, see :mod:`irspec.data`); no plugin may register them."""
 
 
-@dataclass(frozen=True)
+@frozen
 class InputReader:
     """A reader of a kind of input other than qrels and runs, as a plugin registers it.
 
@@ -322,7 +323,7 @@ class InputReader:
     the run's ranking (see :meth:`irspec.evaluation.context.Context.input`)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class InputTable:
     """A table an input's data object offers beside its metrics (``tables()``, see :class:`InputReader`):
     computed by the plugin, rendered by every report, and drawn as a ``chart`` (``"bar"`` or ``"line"``)
@@ -421,7 +422,7 @@ class SupportsStreaming(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanSection:
     """A top-level section of irspec's plans that a plugin adds (irspec-online's ``ab:``), registered
     through the ``irspec_register_plan_sections`` hook.
@@ -444,7 +445,7 @@ class PlanSection:
     plugin: str = field(default="", compare=False)
 
 
-@dataclass(frozen=True)
+@frozen
 class Metric:
     """A bound metric spec: a definition plus the parameters that differ from its defaults, and those
     shown at their defaults (:meth:`MetricDef.shown_at_default`).
@@ -525,7 +526,7 @@ def _num_text(v: int | float) -> str:
     return syntax.format_number(v)
 
 
-@dataclass(frozen=True)
+@frozen
 class GainMap:
     """An immutable label -> gain map (the ``gains`` parameter), sorted by label."""
 
@@ -536,7 +537,7 @@ class GainMap:
         return dict(self.items)
 
 
-@dataclass(frozen=True)
+@frozen
 class MethodDef:
     """A named method a plugin registers beside its metrics, with parameters as a metric declares them:
     the base of :class:`InterleavingDef` and :class:`ClickModelDef`, whose ``kind`` tells their tables apart.
@@ -579,7 +580,7 @@ class MethodDef:
         return tuple(p.name for p in self.all_params)
 
 
-@dataclass(frozen=True)
+@frozen
 class InterleavingDef(MethodDef):
     """A method of interleaving two rankings into one list to serve, and of crediting the clicks on it to
     either ranking, as a plugin registers it (``register(InterleavingDef(...), aliases=(...))`` in the
@@ -588,7 +589,7 @@ class InterleavingDef(MethodDef):
     kind = "interleaving method"
 
 
-@dataclass(frozen=True)
+@frozen
 class ClickModelDef(MethodDef):
     """A click model, a model of how users examine and click a result list, as a plugin registers it
     (``register(ClickModelDef(...), aliases=(...))`` in the ``irspec_register_click_models`` hook): PBM,
@@ -597,7 +598,7 @@ class ClickModelDef(MethodDef):
     kind = "click model"
 
 
-@dataclass(frozen=True)
+@frozen
 class Method:
     """A bound method spec: a :class:`MethodDef` and the parameters that differ from its defaults.
 
@@ -634,7 +635,7 @@ FUSION_NORM = Param(
 """The parameter every fusion method takes, declared or not."""
 
 
-@dataclass(frozen=True)
+@frozen
 class FusionDef(MethodDef):
     """A method of fusing several runs into one, as a plugin registers it (``register(FusionDef(...),
     aliases=(...))`` in the ``irspec_register_fusion`` hook): a :class:`MethodDef` in a table of its own.
@@ -676,7 +677,7 @@ class FusionDef(MethodDef):
         return self.fit is not None
 
 
-@dataclass(frozen=True)
+@frozen
 class Fusion(Method):
     """A bound fusion spec: a method and the parameters that differ from its defaults.
 
@@ -691,7 +692,7 @@ ROLES = ("input", "output", "other")
 """What each option of a :class:`Command` is: a file it reads, a file it writes, or neither."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Command:
     """A subcommand of the ``irspec`` command line that a plugin adds (``irspec_register_commands``).
 

@@ -54,6 +54,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "irspec.builtin.propensity",
     "irspec.builtin.popularity",
     "irspec.builtin.exposure",
+    "irspec.builtin.beyond",
     "irspec.builtin.groups",
     "irspec.builtin.fusion",
     "irspec.builtin.fusion_learning",

@@ -32,10 +32,11 @@ import functools
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
 from irspec.errors import SpecSyntaxError, shorten
+from irspec.frozen import frozen
 
 if TYPE_CHECKING:
     import lark
@@ -57,28 +58,28 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class Number:
     """A numeric literal (int or float)."""
 
     value: int | float
 
 
-@dataclass(frozen=True)
+@frozen
 class Symbol:
     """A bare identifier: the per-query symbol ``R``, a boolean, or an enumerated choice."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@frozen
 class String:
     """A quoted string literal (quotes removed)."""
 
     value: str
 
 
-@dataclass(frozen=True)
+@frozen
 class BinOp:
     """Arithmetic ``left op right`` with op one of ``+ - * /``."""
 
@@ -87,21 +88,21 @@ class BinOp:
     right: Expr
 
 
-@dataclass(frozen=True)
+@frozen
 class Neg:
     """Unary minus."""
 
     operand: Expr
 
 
-@dataclass(frozen=True)
+@frozen
 class DictLit:
     """A dict literal such as ``{0:0, 1:1, 2:3}`` (used for gain maps)."""
 
     items: tuple[tuple[Expr, Expr], ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class ListLit:
     """A list literal such as ``[0.25, 0.5, 0.75]`` (used for recall levels)."""
 
@@ -111,7 +112,7 @@ class ListLit:
 Expr = Number | Symbol | String | BinOp | Neg | DictLit | ListLit
 
 
-@dataclass(frozen=True)
+@frozen
 class SpecNode:
     """One spec as written: ``name(args, key=value)@cutoff``.
 

@@ -14,15 +14,16 @@ reads them, load neither (:mod:`irspec.stats.significance` imports scipy at its 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from irspec.frozen import frozen
 
 __all__ = ["ComparisonResult", "PairResult"]
 
 _Extended = TypeVar("_Extended", bound="ComparisonResult")
 
 
-@dataclass(frozen=True)
+@frozen
 class ComparisonResult:
     """The outcome of one two-sided significance test plus effect sizes of ``d = a - b``.
 
@@ -77,7 +78,7 @@ class ComparisonResult:
         return cls(**{**fields, **changes})
 
 
-@dataclass(frozen=True)
+@frozen
 class PairResult(ComparisonResult):
     """One pair ``(a, b)`` of systems (row indices of the score matrix) from
     :func:`~irspec.stats.significance.tukey`: the comparison of ``d = x[a] - x[b]``, its ``p_value``

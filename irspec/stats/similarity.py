@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from irspec.errors import ParameterError, SpecError, SpecSyntaxError, suggest
+from irspec.frozen import frozen
 from irspec.spec import syntax
 from irspec.stats.concordance import kendall_tau_b
 
@@ -59,7 +59,7 @@ MEASURES = {"rbo": "RBO", "ktu": "KTU", "jaccard": "Jaccard"}
 _DEFAULT_CUTOFF = {"RBO": RBO_DEPTH, "KTU": RBO_DEPTH, "Jaccard": None}
 
 
-@dataclass(frozen=True)
+@frozen
 class SimilarityMeasure:
     """One bound similarity measure: ``name`` (``RBO``, ``KTU`` or ``Jaccard``), RBO's ``p`` and the
     ``cutoff`` (the depth; ``None`` for the whole rankings). ``str()`` is the canonical text."""

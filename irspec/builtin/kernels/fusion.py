@@ -29,11 +29,12 @@ normalised scores: the same as its raw scores' for every normalisation but ``min
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cmp_to_key
 from typing import Any
 
 import numpy as np
+
+from irspec.frozen import frozen
 
 __all__ = ["Candidates", "borda_fill", "normalise"]
 
@@ -41,7 +42,7 @@ FLOOR = 1e-9
 """ranx's smallest denominator: a run whose scores are all equal normalises to zeros, not NaN."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Candidates:
     """The candidates of a block of queries (see the module's docstring): ``scores`` and ``ranks`` are
     ``(runs, candidates)``, ``starts`` the ``queries + 1`` offsets of each query's candidates, ``counts``

@@ -13,12 +13,12 @@ holds them to it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from irspec.builtin.kernels.fusion import Candidates
+from irspec.frozen import frozen
 
 __all__ = [
     "BAYES_CUTS",
@@ -49,7 +49,7 @@ FLOOR_ODDS = float(np.log(0.001 / 0.999))
 """BayesFuse's log odds of a document a run did not retrieve, and of a bucket with no relevant document."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Judged:
     """The judgments of the training queries' candidates: ``relevant`` (per candidate, a label of 1 or
     more) and ``totals`` (per query, how many documents the qrels judge relevant, retrieved or not)."""

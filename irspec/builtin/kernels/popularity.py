@@ -19,19 +19,19 @@ from irspec.spec.registry import Metric
 
 def arp(ctx: Context, metric: Metric) -> np.ndarray:
     """ARP@k: the mean training popularity of each user's top k."""
-    counts = _popularity(ctx, metric).counts.astype(np.float64)
+    counts = popularity_input(ctx, metric).counts.astype(np.float64)
     return _list_mean(ctx, metric, counts)
 
 
 def aplt(ctx: Context, metric: Metric) -> np.ndarray:
     """APLT@k: the share of each user's top k in the long tail."""
-    counts = _popularity(ctx, metric).counts
+    counts = popularity_input(ctx, metric).counts
     return _list_mean(ctx, metric, (~head_items(counts, metric.get("head"))).astype(np.float64))
 
 
 def novelty(ctx: Context, metric: Metric) -> np.ndarray:
     """Novelty@k: the mean self-information -log2(φ(i)/|U|) of each user's top k."""
-    data = _popularity(ctx, metric)
+    data = popularity_input(ctx, metric)
     # a cold item counts as one user's, so that its self-information is finite (RecTools' convention)
     return _list_mean(ctx, metric, -np.log2(np.maximum(data.counts, 1) / max(data.users, 1)))
 
@@ -56,7 +56,7 @@ def lists(ctx: Context, metric: Metric, data: Any) -> np.ndarray:
 
 def _list_mean(ctx: Context, metric: Metric, per_item: np.ndarray) -> np.ndarray:
     """Each user's mean of ``per_item`` over the items of their top k (NaN for an empty list)."""
-    top = lists(ctx, metric, _recommendations(ctx, metric))
+    top = lists(ctx, metric, recommendations(ctx, metric))
     present = top >= 0
     values = np.where(present, per_item[np.where(present, top, 0)], 0.0)
     n = present.sum(axis=1)
@@ -64,14 +64,17 @@ def _list_mean(ctx: Context, metric: Metric, per_item: np.ndarray) -> np.ndarray
         return np.where(n > 0, values.sum(axis=1) / n, np.nan)
 
 
-def _recommendations(ctx: Context, metric: Metric) -> Any:
+def recommendations(ctx: Context, metric: Metric) -> Any:
+    """The context's ``"recommendations"`` input: every user's whole list, which only
+    :func:`irspec.evaluate_topk` and :func:`irspec.evaluate_scores` give."""
     return ctx.input(
         "recommendations",
         f"{metric} reads each user's whole list: evaluate it with irspec.evaluate_topk or irspec.evaluate_scores",
     )
 
 
-def _popularity(ctx: Context, metric: Metric) -> Any:
+def popularity_input(ctx: Context, metric: Metric) -> Any:
+    """The context's ``"popularity"`` input: the items' training users (``popularity=``)."""
     return ctx.input(
         "popularity",
         f"{metric} weighs items by their training popularity: give popularity=train_matrix to "

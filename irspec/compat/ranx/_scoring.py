@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from irspec.compat.ranx._order import descending
 from irspec.compat.ranx._structures import Qrels, Run
 from irspec.errors import IrspecWarning
+from irspec.frozen import frozen
 
 __all__ = ["evaluate", "metric_spec"]
 
@@ -51,7 +51,7 @@ _SUPPORTED = (
 _GAIN = frozenset({"dcg", "dcg_burges", "ndcg", "ndcg_burges", "rbp"})
 
 
-@dataclass(frozen=True)
+@frozen
 class _Metric:
     """A ranx metric string as irspec computes it: ``spec`` on the judgments ``variant`` (None: as they
     are; ``("below", l)``: labels below l are 0; ``("negative",)``: negative labels are 0), its values
