@@ -602,6 +602,7 @@ PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
         "pyarrow",
     ): "optional (the parquet and pandas extras): loaded for the forms read through Arrow",
     ("irspec_online", "streaming", "pyarrow"): "optional (the parquet extra): counts a Parquet log's rows",
+    ("irspec_online", "clickstream", "spark"): "optional (the spark extra): a Spark frame's fit",
     ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
     ("irspec_online", "interleaving", "scipy"): "loaded to optimize lists or test, not to read a log",
     ("irspec_online", "simulation", "scipy"): "loaded to compute a power, not to simulate",

@@ -678,6 +678,13 @@ BAD = [
     ("11pt(points=[0.5 0.6])", 18, SpecSyntaxError, ["unexpected '0.6'", "']'", "','"]),
     ("nDCG(gains={1:2]", 16, SpecSyntaxError, ["unexpected ']'", "'}'", "','"]),
     ("P(rel=", 7, SpecSyntaxError, ["unexpected end of text", "'['", "'{'"]),
+    # an argument's cutoff (issue 37's "ips(ctr@10)") is the spec's one cutoff
+    ("P(rel@5)@6", 10, SpecSyntaxError, ["a second cutoff", "the argument of P(...)"]),
+    ("P(rel@5) @ (6)", 13, SpecSyntaxError, ["a second cutoff"]),
+    ("P(rel@5, b@6)", 10, SpecSyntaxError, ["a second argument with a cutoff"]),
+    ("P(rel@)", 7, SpecSyntaxError, ["unexpected ')'", "a number"]),
+    ("P(2@5)", 4, SpecSyntaxError, ["unexpected '@'"]),
+    ("P(rel=2@5)", 8, SpecSyntaxError, ["unexpected '@'"]),
     # unknown names, with suggestions
     ("ndgc@10", 1, UnknownMetricError, ["unknown metric 'ndgc'", "did you mean", "'nDCG'"]),
     ("P@5, ndgc", 6, UnknownMetricError, ["unknown metric 'ndgc'", "'nDCG'"]),
@@ -957,3 +964,20 @@ def test_the_docstring_grammar_is_the_lark_grammar():
     terminals = "\n".join(line for line in source.splitlines() if re.match(r"(?:[A-Z_]+(?:\.\d+)?:|%)", line))
     file_rules = {rule for rule in _compiled_rules(source) if rule[0] != "start"}
     assert _compiled_rules(shown + "\n" + terminals) == file_rules
+
+
+@pytest.mark.parametrize(
+    ("written", "same"),
+    [
+        ("ips(ctr@10)", "ips(ctr)@10"),
+        ("ips(ctr @ 10), snips(ctr@10)", "ips(ctr)@10 snips(ctr)@10"),
+        ("f(x@R)", "f(x)@R"),
+        ("f(x@(2*R), y=1)", "f(x, y=1)@(2*R)"),
+        ("f(a, x@5,)", "f(a, x)@5"),
+        ("f(y=[1,2], x@5) P@3", "f(x, y=[1,2])@5 P@3"),
+    ],
+)
+def test_an_arguments_cutoff_is_the_specs_cutoff(written, same):
+    """Issue 37 spells a counterfactual estimate "ips(ctr@10)": the cutoff written in the argument is the
+    spec's, so the two spellings are one syntax tree (and so one metric and one canonical text)."""
+    assert spec_ast.parse_syntax(written) == spec_ast.parse_syntax(same)

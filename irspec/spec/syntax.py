@@ -9,7 +9,7 @@ shape only the tree (``?rule``, ``-> alias``); ``tests/test_spec.py`` compiles b
     spec_list: spec (","? spec)* ","?
     spec: NAME arguments? ("@" cutoff)?
     arguments: "(" [argument ("," argument)* ","?] ")"
-    argument: NAME "=" value | value
+    argument: NAME "=" value | NAME "@" cutoff | value
     value: expr | dict | list | STRING
     dict: "{" [pair ("," pair)* ","?] "}"
     pair: expr ":" expr
@@ -256,13 +256,27 @@ def _spec(tree: lark.Tree, text: str) -> SpecNode:
     args: list[Expr] = []
     kwargs: list[tuple[str, Expr]] = []
     cutoff: Expr | None = None
+    inner: Any = None  # the argument "name@cutoff", if one is written so
     for child in tree.children[1:]:
         if isinstance(child, lark.Tree) and child.data == "arguments":
             for arg in child.children:
                 if arg.data == "keyword":
                     kwargs.append((str(arg.children[0]), _expr(arg.children[1], text)))
+                elif arg.data == "cut":
+                    if inner is not None:
+                        raise SpecSyntaxError(text, arg.meta.start_pos, "a second argument with a cutoff (@)")
+                    inner = arg
+                    args.append(Symbol(str(arg.children[0])))
+                    cutoff = _expr(arg.children[1], text)
                 else:
                     args.append(_expr(arg.children[0], text))
+        elif inner is not None:
+            # "ips(ctr@10)@5": which of the two was meant cannot be told, and binding takes one @
+            raise SpecSyntaxError(
+                text,
+                child.meta.start_pos,
+                f"a second cutoff: the argument of {name_tok}(...) has one already",
+            )
         else:
             cutoff = _expr(child, text)
     end = tree.meta.end_pos if not tree.meta.empty else name_tok.end_pos

@@ -109,10 +109,16 @@ def measure(folder: Path, only: list[str] | None = None) -> None:
         "clickmodel pbm": ["clickmodel", "fit", log, "--model", "pbm", "-o", os.devnull],
         "clickmodel dbn": ["clickmodel", "fit", log, "--model", "dbn", "-o", os.devnull],
     }
-    commands = {name: argv for name, argv in every.items() if not only or name.split()[0] in only}
+    commands = {
+        name: argv
+        for name, argv in every.items()
+        if not only or {name.split()[0], name.split()[-1]} & set(only)
+    }
     print(f"load average {os.getloadavg()}", flush=True)
     for name, argv in commands.items():
-        with open(folder / "out.txt", "w+") as out, open(folder / "err.txt", "w+") as err:
+        # a file per command, so that two measures of one log may run at once
+        stem = name.replace(" ", "-")
+        with open(folder / f"{stem}.out", "w+") as out, open(folder / f"{stem}.err", "w+") as err:
             start = time.perf_counter()
             child = subprocess.Popen([sys.executable, "-m", "irspec", *argv], stdout=out, stderr=err)
             _, status, usage = os.wait4(child.pid, 0)  # this child's own usage: its peak, its CPU
@@ -139,7 +145,8 @@ def main() -> None:
     g.add_argument("--users", type=int, default=USERS, help="distinct users (default %(default)s)")
     m = sub.add_parser("measure")
     m.add_argument("folder", type=Path)
-    m.add_argument("--only", nargs="+", choices=("interleaving", "clickmodel"), help="these commands alone")
+    m.add_argument("--only", nargs="+", choices=("interleaving", "clickmodel", "pbm", "dbn"),
+                   help="these commands alone (clickmodel: pbm and dbn)")  # fmt: skip
     args = parser.parse_args()
     if args.step == "generate":
         generate(args.n, args.folder, args.users)

@@ -43,6 +43,7 @@ per rank, ``2 ** -(mean log2 P(observed click))`` with unconditional click proba
 
 from __future__ import annotations
 
+import copy
 import json
 import pkgutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -53,7 +54,7 @@ import numpy as np
 import polars as pl
 
 from irspec import EvaluationError, InputError, IrspecError, plugin_api
-from irspec_online.records import RANK_LIMIT, checked_records
+from irspec_online.records import RANK_LIMIT, checked_records, key_of
 
 __all__ = [
     "CM",
@@ -68,9 +69,13 @@ __all__ = [
     "Sessions",
     "Swap",
     "Vocabulary",
+    "added",
+    "held_out",
     "json_data",
     "load",
     "model_of",
+    "session_rows",
+    "swap_tally",
 ]
 
 RANKS = 10
@@ -151,6 +156,14 @@ class Sessions:
             yield Sessions(self.pairs[start:end], self.clicks[start:end], self.length[start:end],
                            self.weight[start:end], self.vocabulary)  # fmt: skip
 
+    def reduce(self, function: Any) -> Any:
+        """``function`` of each chunk (:meth:`chunks`), the results :func:`added` up (None: no sessions).
+        A table Spark holds (:class:`irspec_online.spark.SparkSessions`) does the same on its workers."""
+        total = None
+        for chunk in self.chunks():
+            total = added(total, function(chunk))
+        return total
+
     def compact(self) -> Sessions:
         """Identical sessions (the same pairs and clicks) merged into one row of their summed weight, in
         the order first seen (a hash group-by of polars over the rows' columns)."""
@@ -186,14 +199,9 @@ class Sessions:
         (a click's rank, or its document's position among the results)."""
         vocabulary = vocabulary if vocabulary is not None else Vocabulary()
         pairs, clicks, length = [], [], []
-        for rec, ranks in checked_records(records, where, unit):
-            shown = rec["results"][:RANKS]
+        for rec, shown, clicked in session_rows(records, where, unit):
             row = [vocabulary.code(rec["query"], d) for d in shown]
             pairs.append(row + [-1] * (RANKS - len(row)))
-            clicked = [False] * RANKS
-            for rank in ranks:
-                if rank <= len(shown):
-                    clicked[rank - 1] = True
             clicks.append(clicked)
             length.append(len(shown))
         n = len(length)
@@ -208,6 +216,74 @@ class Sessions:
         return cls(np.concatenate([p.pairs for p in parts]), np.concatenate([p.clicks for p in parts]),
                    np.concatenate([p.length for p in parts]), np.concatenate([p.weight for p in parts]),
                    parts[0].vocabulary)  # fmt: skip
+
+
+def session_rows(
+    records: Iterable[tuple[int, Any]], where: str, unit: str = "line", problems: list | None = None
+) -> Iterator[tuple[Any, list[str], list[bool]]]:
+    """Each record (``(line or row, record)``, checked as every reader checks them; a bad one's problem in
+    ``problems``, given one: :func:`~irspec_online.records.checked_records`) as a click-model session: the
+    record, its top :data:`RANKS` results and whether each of the :data:`RANKS` ranks was clicked (a
+    click's rank, or its document's position among the results)."""
+    for rec, ranks in checked_records(records, where, unit, problems):
+        shown = rec["results"][:RANKS]
+        clicked = [False] * RANKS
+        for rank in ranks:
+            if rank <= len(shown):
+                clicked[rank - 1] = True
+        yield rec, shown, clicked
+
+
+def held_out(session: Any, holdout: float) -> bool:
+    """Whether a query issue of this session id is held out: a key of the id in the ``holdout`` share,
+    the same in every process and whatever the log's order or form."""
+    return (key_of(str(session)) & 0xFFFFFFFF) / 2**32 < holdout
+
+
+def swap_tally(
+    records: Iterable[tuple[int, Any]], where: str, unit: str, ranks: int, problems: list | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`swap_counts` of some records (``(line or row, record)``), each checked (a bad record's
+    problem in ``problems``, given one, else an :class:`irspec.InputError`)."""
+    shown, clicked = np.zeros(ranks), np.zeros(ranks)
+    for number, rec in records:
+        for _, ranks_clicked in checked_records([(number, rec)], where, unit, problems):
+            k = rec.get("swap")
+            if k is None:
+                continue
+            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ranks:
+                problem = f"swap must be a rank from 1 to {ranks}, got {k!r}"
+                if problems is None:
+                    raise InputError(f"{unit} {number}: {problem}", where)
+                problems.append((number, problem))
+                continue
+            shown[k - 1] += 1
+            clicked[k - 1] += k in ranks_clicked
+    return shown, clicked
+
+
+def added(total: Any, part: Any) -> Any:
+    """Two sums of the same shape added (numbers, arrays, and tuples or dicts of them; ``None`` is
+    nothing yet): how the parts of an E step or an evaluation, a chunk's or a Spark partition's, are
+    reduced into one."""
+    if total is None:
+        return part
+    if isinstance(part, dict):
+        return {k: added(total[k], v) for k, v in part.items()}
+    if isinstance(part, tuple):
+        return tuple(added(t, v) for t, v in zip(total, part, strict=True))
+    return total + part
+
+
+class _Counted(Vocabulary):
+    """A vocabulary's size without its pairs: all an E step reads of it, light to send to a Spark worker."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
 
 
 def _gather(values: np.ndarray, pairs: np.ndarray, unseen: float = 0.5) -> np.ndarray:
@@ -273,29 +349,33 @@ class ClickModel:
         self.attr = np.full(pairs, 0.5)
 
     def fit(self, sessions: Sessions | Any, iterations: int = ITERATIONS) -> ClickModel:
-        """Fit the model to ``sessions`` (a :class:`Sessions`, or anything with ``chunks()`` and a
-        ``vocabulary``): ``iterations`` EM iterations from 0.5, over the distinct sessions (identical ones
-        merged first: :meth:`Sessions.compact`); a closed form: one counting pass."""
+        """Fit the model to ``sessions`` (a :class:`Sessions`, or anything with a ``vocabulary`` and a
+        ``reduce`` such as :meth:`Sessions.reduce`: a Spark frame's, :class:`irspec_online.spark.SparkSessions`):
+        ``iterations`` EM iterations from 0.5, over the distinct sessions (identical ones merged first:
+        :meth:`Sessions.compact`); a closed form: one counting pass. Each E step is :meth:`_statistics` of
+        every chunk of sessions, added up."""
         if self.em and isinstance(sessions, Sessions):
             sessions = sessions.compact()
         self.vocabulary = sessions.vocabulary
         self._start(len(self.vocabulary))
         rounds = iterations if self.em else 1
         for _ in range(rounds):
-            totals: dict[str, list[np.ndarray]] = {}
-            count = 0.0
-            for chunk in sessions.chunks():
-                count += chunk.count
-                for name, (num, den) in self._statistics(chunk).items():
-                    if name in totals:
-                        totals[name][0] += num
-                        totals[name][1] += den
-                    else:
-                        totals[name] = [num.copy(), den.copy()]
-            self._update({k: (v[0], v[1]) for k, v in totals.items()})
+            totals, count = sessions.reduce(self._light()._expectations) or ({}, 0.0)
+            self._update(totals)
             self.sessions = count
         self.iterations = rounds
         return self
+
+    def _light(self) -> ClickModel:
+        """The model as an E step or an evaluation reads it: its parameters, its vocabulary's size alone
+        (what a Spark worker is sent each iteration; the pairs' names stay here)."""
+        light = copy.copy(self)
+        light.vocabulary = _Counted(len(self.vocabulary))
+        return light
+
+    def _expectations(self, chunk: Sessions) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], float]:
+        """One chunk's part of an E step: :meth:`_statistics`, and the sessions it stands for."""
+        return self._statistics(chunk), chunk.count
 
     def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         raise NotImplementedError
@@ -338,23 +418,31 @@ class ClickModel:
         """Clicks ``(n, RANKS)`` of simulated users on lists of pairs (-1: past the end)."""
         raise NotImplementedError
 
-    def log_likelihood(self, sessions: Sessions) -> float:
+    def log_likelihood(self, sessions: Sessions | Any) -> float:
         """PyClick's log-likelihood: the mean over sessions of the mean over a session's results of the log
-        of the probability of what was observed there given the clicks above it."""
-        _, conditional = self.probabilities(sessions)
-        valid = sessions.valid
-        logs = np.where(valid, np.log(np.where(valid, conditional, 1.0)), 0.0).sum(axis=1) / sessions.length
-        return float((logs * sessions.weight).sum() / sessions.count)
+        of the probability of what was observed there given the clicks above it (``sessions``: a
+        :class:`Sessions`, or a table with its ``reduce``, as :meth:`fit` takes)."""
+        total, _, count = sessions.reduce(self._light()._evaluation)
+        return float(total / count)
 
-    def perplexity(self, sessions: Sessions) -> tuple[float, list[float]]:
+    def perplexity(self, sessions: Sessions | Any) -> tuple[float, list[float]]:
         """PyClick's perplexity: per rank ``2 ** -(sum log2 P(observed) / sessions)`` with each result's
         unconditional click probability, and the mean over the ranks."""
-        full, _ = self.probabilities(sessions)
-        observed = np.where(sessions.clicks, full, 1 - full)
-        valid = sessions.valid & (observed > 0)
-        logs = np.where(valid, np.log2(np.where(valid, observed, 1.0)), 0.0)
-        per_rank = 2.0 ** (-(sessions.weight @ logs) / sessions.count)
+        _, logs, count = sessions.reduce(self._light()._evaluation)
+        per_rank = 2.0 ** (-logs / count)
         return float(per_rank.mean()), [float(p) for p in per_rank]
+
+    def _evaluation(self, chunk: Sessions) -> tuple[float, np.ndarray, float]:
+        """One chunk's sums of :meth:`log_likelihood` and :meth:`perplexity`: the weighted sum over its
+        sessions of the mean log of the conditional probabilities, per rank the weighted sum of the log2
+        of the unconditional ones, and the sessions it stands for."""
+        full, conditional = self.probabilities(chunk)
+        valid = chunk.valid
+        logs = np.where(valid, np.log(np.where(valid, conditional, 1.0)), 0.0).sum(axis=1) / chunk.length
+        observed = np.where(chunk.clicks, full, 1 - full)
+        seen = valid & (observed > 0)
+        logs2 = np.where(seen, np.log2(np.where(seen, observed, 1.0)), 0.0)
+        return float((logs * chunk.weight).sum()), chunk.weight @ logs2, chunk.count
 
     # the parameters as JSON
 

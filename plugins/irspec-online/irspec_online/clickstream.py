@@ -21,11 +21,19 @@ from typing import Any
 import numpy as np
 
 from irspec import EvaluationError, InputError
-from irspec_online.clickmodels import ITERATIONS, ClickModel, Sessions, Swap, Vocabulary, model_of
-from irspec_online.records import checked_records, key_of
+from irspec_online.clickmodels import (
+    ITERATIONS,
+    ClickModel,
+    Sessions,
+    Swap,
+    Vocabulary,
+    held_out,
+    model_of,
+    swap_tally,
+)
 from irspec_online.sources import open_source
 
-__all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions"]
+__all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions", "swap_counts"]
 
 CHUNK_ROWS = 1 << 18
 """Sessions held before the table is compacted again (some 30 MiB, and as much again to compact them)."""
@@ -39,7 +47,11 @@ def read_sessions(
     their weights), sharing one vocabulary; the held-out ones only of queries seen in training."""
     if not 0 <= holdout < 1:
         raise EvaluationError(f"the held-out share must be at least 0 and below 1, got {holdout}")
-    opened = _opened(source)
+    if _is_spark(source):  # Spark reads and merges the sessions, its workers run the E steps
+        from irspec_online.spark import click_sessions
+
+        return click_sessions(source, holdout)
+    opened = open_source(source, BATCH)
     vocabulary = Vocabulary()
     train, test = _Held(vocabulary, chunk_rows), _Held(vocabulary, chunk_rows)
     for batch in opened.batches:
@@ -47,7 +59,7 @@ def read_sessions(
         if not holdout:
             train.add(sessions)
             continue
-        held = np.array([(key_of(str(rec["session"])) & 0xFFFFFFFF) / 2**32 < holdout for _, rec in batch])
+        held = np.array([held_out(rec["session"], holdout) for _, rec in batch], dtype=bool)
         train.add(_rows(sessions, ~held))
         test.add(_rows(sessions, held))
     trained = train.table()
@@ -61,15 +73,8 @@ def read_sessions(
     return trained, tested
 
 
-def _opened(source: Any) -> Any:
-    """The log opened as batches of records: a Spark DataFrame, which arrives as summaries, is refused."""
-    opened = open_source(source, BATCH)
-    if getattr(opened, "summaries", None) is not None:
-        raise EvaluationError(  # the sessions are merged on the driver, from records a Spark frame keeps
-            "a click model is fitted to a log given as files (JSON Lines, Parquet), not a Spark DataFrame: "
-            "write it out (frame.write.parquet(PATH)) and fit to PATH"
-        )
-    return opened
+def _is_spark(source: Any) -> bool:
+    return type(source).__module__.split(".")[0] == "pyspark"
 
 
 def _rows(sessions: Sessions, keep: np.ndarray) -> Sessions:
@@ -139,23 +144,19 @@ def fit(source: Any, model: Any = "dbn", holdout: float = 0.0, iterations: int =
 def swap_counts(source: Any, ranks: int) -> tuple[np.ndarray, np.ndarray]:
     """A swap experiment's counts: per rank ``k`` (index ``k - 1``), the query issues whose top result was
     swapped with rank ``k`` (the record's ``swap``; 1: none) and those of them with a click at ``k``."""
-    opened = _opened(source)
-    shown, clicked = np.zeros(ranks), np.zeros(ranks)
-    where = opened.where
-    for batch in opened.batches:
+    if _is_spark(source):  # counted batch by batch on Spark's workers, by swap_tally
+        from irspec_online.spark import swap_counts as on_spark
+
+        shown, clicked = on_spark(source, ranks)
+        where = "<Spark DataFrame>"
+    else:
+        opened = open_source(source, BATCH)
+        shown, clicked = np.zeros(ranks), np.zeros(ranks)
         where = opened.where
-        for (number, rec), (_, ranks_clicked) in zip(
-            batch, checked_records(batch, opened.where, opened.unit), strict=True
-        ):
-            k = rec.get("swap")
-            if k is None:
-                continue
-            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ranks:
-                raise InputError(
-                    f"{opened.unit} {number}: swap must be a rank from 1 to {ranks}, got {k!r}", where
-                )
-            shown[k - 1] += 1
-            clicked[k - 1] += k in ranks_clicked
+        for batch in opened.batches:
+            where = opened.where
+            part = swap_tally(batch, where, opened.unit, ranks)
+            shown, clicked = shown + part[0], clicked + part[1]
     if not shown.any():
         raise InputError("no record has a swap (the rank its top result was swapped with: 1 for none)", where)
     return shown, clicked

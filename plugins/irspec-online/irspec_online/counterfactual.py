@@ -293,6 +293,22 @@ class Tally:
         self.xx += x.T @ x
         self.xy += y.T @ x
 
+    _SUMS = ("n", "sum", "squares", "y", "x", "yy", "xx", "xy", "deterministic")
+
+    def sums(self) -> dict[str, Any]:
+        """What the tally has added up, as numbers, arrays and dicts of them that add (a Spark partition's
+        part: :func:`irspec_online.spark.estimates` adds the parts up and :meth:`absorb` takes the total)."""
+        return {**{k: getattr(self, k) for k in self._SUMS}, "found": dict(self.found),
+                "support": tuple(self.support)}  # fmt: skip
+
+    def absorb(self, sums: Mapping[str, Any]) -> None:
+        """Add another tally's :meth:`sums` to this one."""
+        for k in self._SUMS:
+            setattr(self, k, getattr(self, k) + sums[k])
+        for k, v in sums["found"].items():
+            self.found[k] += v
+        self.support = [self.support[0] + sums["support"][0], self.support[1] + sums["support"][1]]
+
     def estimate(self) -> Estimate:
         """The estimate, its standard error and interval."""
         from scipy.stats import norm

@@ -16,7 +16,6 @@ from typing import Any
 
 import polars as pl
 
-from irspec import EvaluationError
 from irspec_online.ab import Design
 from irspec_online.analysis import Analysis
 from irspec_online.counterfactual import Estimating
@@ -63,11 +62,7 @@ def read_log(
     estimating = Estimating.of(settings.counterfactual)
     ranker = estimating.ranker if estimating is not None else None
     fields = design.fields if design is not None else {}
-    opened = open_source(source, batch_size, fields)
-    if estimating is not None and opened.summaries is not None:
-        raise EvaluationError(
-            "a counterfactual estimate reads the log's records: give the log as files, not on Spark"
-        )
+    opened = open_source(source, batch_size, fields, ranker)
     if not per_query:
         return LogStream(opened.name, opened.where, opened, fields, design, rows=rows_hint(source),
                          settings=settings, estimating=estimating)  # fmt: skip

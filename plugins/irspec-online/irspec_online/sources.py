@@ -34,15 +34,19 @@ class Opened:
     """From Spark: a callable giving the log's top queries (counted by Spark, not while summarising)."""
 
 
-def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None = None) -> Any:
+def open_source(
+    source: Any, batch_size: int, fields: Mapping[str, str] | None = None, ranker: Any = None
+) -> Any:
     """Open ``source`` (a path, several paths, a frame or records) as batches of ``batch_size`` records; a
     frame's columns named in ``fields`` (role -> key: an A/B test's arm and user) are read besides the
     log's. Several paths (a list or tuple of them: ``logs/*.parquet``) are one log, read file after file
-    (:class:`Chained`)."""
+    (:class:`Chained`). A Spark DataFrame arrives summarised, read with ``ranker`` (the ranking a
+    counterfactual estimate estimates: :class:`irspec_online.records.Ranker`), which the other forms'
+    readers are given as they summarise."""
     fields = fields or {}
     extra = tuple(fields.values())
     if is_paths(source):
-        return Chained([open_source(p, batch_size, fields) for p in source])
+        return Chained([open_source(p, batch_size, fields, ranker) for p in source])
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if path != "-" and (os.path.isdir(path) or path.lower().endswith(PARQUET_SUFFIXES)):
@@ -68,7 +72,7 @@ def open_source(source: Any, batch_size: int, fields: Mapping[str, str] | None =
     if module == "pyspark":
         from irspec_online.spark import local_summaries, top_queries
 
-        summaries = local_summaries(source, fields)
+        summaries = local_summaries(source, fields, ranker)
         return Opened(
             "log", "<Spark DataFrame>", "row", summaries=summaries, top_queries=lambda: top_queries(source)
         )

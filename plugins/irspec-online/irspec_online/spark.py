@@ -10,6 +10,14 @@ through Arrow.
    every metric that depends on one session's rows is computed on them.
 3. ``groupBy(time unit).applyInArrow``: ``QueriesPer(minute|hour|day)``, on each unit's rows.
 
+Click models and counterfactual estimates the same way: the records made click-model sessions
+(:func:`irspec_online.clickmodels.session_rows`) on the workers and merged into distinct ones by Spark
+(:func:`click_sessions`), whose every EM iteration runs the model's own E step
+(:meth:`~irspec_online.clickmodels.ClickModel._statistics`) per partition, the sums reduced by Spark
+(:class:`SparkSessions`); a swap experiment's counts per partition (:func:`swap_counts`); and a
+counterfactual estimate's sums (:class:`irspec_online.counterfactual.Tally`) per partition of the
+summaries (:func:`estimates`).
+
 >>> per_row = evaluate(spark.read.parquet("s3://logs/2024/"), "CTR, Abandonment")  # doctest: +SKIP
 >>> aggregate(per_row)                                                              # doctest: +SKIP
 {'Abandonment': 0.25, 'CTR': 0.5}
@@ -17,7 +25,8 @@ through Arrow.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import pickle
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,18 +39,34 @@ import irspec
 from irspec import EvaluationError, InputError, Metric
 from irspec.plugin_api import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
+from irspec_online.clickmodels import RANKS, Sessions, Vocabulary, added, held_out, session_rows, swap_tally
+from irspec_online.counterfactual import Estimate, Estimating, Tally, is_counterfactual
 from irspec_online.kernels import bound_kernel, group_seconds, kernel_of
 from irspec_online.records import (
     SUMMARY,
     TOP_QUERIES,
     InteractionLog,
+    Ranker,
     assemble,
     columns_of,
     summarise,
     summary_schema,
 )
+from irspec_online.settings import Online
 
-__all__ = ["aggregate", "compare", "evaluate", "local_summaries", "summaries", "top_queries", "unit_sums"]
+__all__ = [
+    "SparkSessions",
+    "aggregate",
+    "click_sessions",
+    "compare",
+    "estimates",
+    "evaluate",
+    "local_summaries",
+    "summaries",
+    "swap_counts",
+    "top_queries",
+    "unit_sums",
+]
 
 WHERE = "<Spark DataFrame>"
 ROW = "Spark row id"  # monotonically_increasing_id: increases with the frame's order, not a row count
@@ -73,9 +98,12 @@ def _for_spark(table: pa.Table) -> pa.Table:
 _SUMMARY_SCHEMA = ", ".join(f"`{c}` {_spark_type(t)}" for c, t in SUMMARY.items())
 
 
-def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> DataFrame:
+def summaries(
+    frame: DataFrame, fields: Mapping[str, str] | None = None, ranker: Ranker | None = None
+) -> DataFrame:
     """The :data:`~irspec_online.records.SUMMARY` rows of a Spark DataFrame of log records, checked, with a
-    column per role of ``fields`` (an A/B test's ``arm`` and ``user``: role -> the frame's column).
+    column per role of ``fields`` (an A/B test's ``arm`` and ``user``: role -> the frame's column); read
+    with the ranking a counterfactual estimate estimates (``ranker``), as a file's records are.
 
     A bad record is an :class:`irspec.InputError` naming its ``monotonically_increasing_id`` (which follows
     the frame's order); an empty frame is one too. The result is cached: it is read once per metric group.
@@ -89,7 +117,7 @@ def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> Data
             problems: list[tuple[int, str]] = []
             numbers = batch.column("__row").to_pylist()
             records = zip(numbers, batch.select(wanted).to_pylist(), strict=True)
-            rows = summarise(records, WHERE, ROW, problems=problems, fields=fields)
+            rows = summarise(records, WHERE, ROW, problems=problems, fields=fields, ranker=ranker)
             bad = pl.DataFrame({"line": [n for n, _ in problems], "problem": [p for _, p in problems]},
                                schema={"line": pl.Int64, "problem": pl.String})  # fmt: skip
             yield from _for_spark(pl.concat([rows, bad], how="diagonal").to_arrow()).to_batches()
@@ -107,10 +135,12 @@ def summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> Data
     return summary.drop("problem")
 
 
-def local_summaries(frame: DataFrame, fields: Mapping[str, str] | None = None) -> Iterator[pl.DataFrame]:
+def local_summaries(
+    frame: DataFrame, fields: Mapping[str, str] | None = None, ranker: Ranker | None = None
+) -> Iterator[pl.DataFrame]:
     """The summaries of a Spark DataFrame brought to the driver (for ``irspec.evaluate_input``: they are a
     few numbers per query issue, not the records)."""
-    yield pl.from_arrow(summaries(frame, fields).toArrow())
+    yield pl.from_arrow(summaries(frame, fields, ranker).toArrow())
 
 
 def top_queries(frame: DataFrame, k: int = TOP_QUERIES) -> tuple[tuple[str, int, int], ...]:
@@ -253,3 +283,228 @@ def _bind(metrics: str | Metric | Iterable[str | Metric]) -> list[Metric]:
     if input_kind(bound) != "log":
         raise EvaluationError(f"{bound[0]} is not computed from an interaction log")
     return bound
+
+
+# --------------------------------------------------------------------------------------------------
+# Click models and counterfactual estimates: the same kernels, per partition, the sums reduced by Spark
+
+
+def _reduced(frame: DataFrame, part: Callable[[Iterator[pa.RecordBatch]], Any]) -> Any:
+    """``part`` of each partition's batches (a sum, or None for none), the sums :func:`added` up by
+    Spark (``treeReduce``: the driver receives one); None for no partition with a sum."""
+
+    def pickled(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        total = part(batches)
+        if total is not None:
+            yield pa.RecordBatch.from_pydict(
+                {"part": [pickle.dumps(total)]}, pa.schema([("part", pa.binary())])
+            )
+
+    sums = frame.mapInArrow(pickled, "part binary").rdd.map(lambda row: pickle.loads(row["part"]))
+    try:
+        return sums.treeReduce(added)
+    except ValueError:  # an empty RDD (Spark's message), no partition had a row
+        return None
+
+
+def _raise_problem(problems: DataFrame) -> None:
+    """The first bad record (by its row id) of a frame of ``line`` and ``problem`` rows, as an InputError."""
+    bad = problems.where(F.col("problem").isNotNull()).orderBy("line").limit(1).collect()
+    if bad:
+        raise InputError(f"{ROW} {bad[0]['line']}: {bad[0]['problem']}", WHERE)
+
+
+def _records(batch: pa.RecordBatch, wanted: list[str]) -> list[tuple[int, Any]]:
+    """A batch's records with their row ids (``__row``)."""
+    return list(zip(batch.column("__row").to_pylist(), batch.select(wanted).to_pylist(), strict=True))
+
+
+def _numbered(frame: DataFrame) -> tuple[DataFrame, list[str]]:
+    wanted = columns_of(frame.columns, WHERE, ())
+    return frame.select(*wanted, F.monotonically_increasing_id().alias("__row")), wanted
+
+
+class SparkSessions:
+    """Click-model sessions held by Spark: a cached frame of distinct sessions (``pairs``, the codes of the
+    pairs at ranks 1..RANKS, -1 past the end; ``clicks``, a mask, rank 1 its lowest bit; ``length``;
+    ``weight``) and the pairs' :class:`~irspec_online.clickmodels.Vocabulary` on the driver. A click model
+    fits it and evaluates on it as on a :class:`~irspec_online.clickmodels.Sessions` (its :meth:`reduce`)."""
+
+    def __init__(self, frame: DataFrame, vocabulary: Vocabulary) -> None:
+        self.frame = frame.select("pairs", "clicks", "length", "weight")
+        self.vocabulary = vocabulary
+        self._rows: int | None = None
+        self._count: float | None = None
+
+    def __len__(self) -> int:
+        if self._rows is None:
+            self._rows = self.frame.count()
+        return self._rows
+
+    @property
+    def count(self) -> float:
+        """The sessions the rows stand for (their weights' sum)."""
+        if self._count is None:
+            self._count = float(self.frame.agg(F.sum("weight")).first()[0] or 0.0)
+        return self._count
+
+    def reduce(self, function: Callable[[Sessions], Any]) -> Any:
+        """``function`` of each batch of sessions, on the workers, the results :func:`added` up (as
+        :meth:`Sessions.reduce <irspec_online.clickmodels.Sessions.reduce>` does for a table in memory;
+        ``function`` is sent to the workers, so it holds the model's parameters, not its vocabulary)."""
+
+        def part(batches: Iterator[pa.RecordBatch]) -> Any:
+            total = None
+            for batch in batches:
+                if batch.num_rows:
+                    total = added(total, function(_sessions(batch)))
+            return total
+
+        return _reduced(self.frame, part)
+
+
+def _sessions(batch: pa.RecordBatch) -> Sessions:
+    """A batch of a :class:`SparkSessions` frame as the :class:`Sessions` the models read."""
+    pairs = batch.column("pairs").flatten().to_numpy().astype(np.int64).reshape(-1, RANKS)
+    mask = batch.column("clicks").to_numpy()
+    clicks = ((mask[:, None] >> np.arange(RANKS, dtype=np.int64)) & 1).astype(bool)
+    length = batch.column("length").to_numpy().astype(np.int64)
+    return Sessions(
+        pairs, clicks, length, batch.column("weight").to_numpy().astype(np.float64), compacted=True
+    )
+
+
+_SESSION_TYPES = "query string, docs array<string>, clicks long, length long, held boolean"
+
+
+def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSessions, SparkSessions]:
+    """The click-model sessions of a Spark DataFrame of log records, ``(train, held out)``, as
+    :func:`irspec_online.clickstream.read_sessions` reads a file's: each record checked and made a session
+    on the workers (a bad one an :class:`irspec.InputError` naming its row id), identical sessions merged by
+    Spark, the pairs coded on the driver (the model's parameters are per pair: the driver holds them
+    anyway) in (query, document) order, the held-out sessions only of queries seen in training."""
+    numbered, wanted = _numbered(frame)
+
+    def sessions_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            problems: list[tuple[int, str]] = []
+            rows = list(session_rows(_records(batch, wanted), WHERE, ROW, problems))
+            masks = [sum(1 << r for r, c in enumerate(clicked) if c) for _, _, clicked in rows]
+            yield pa.RecordBatch.from_pydict(
+                {
+                    "query": [rec["query"] for rec, _, _ in rows] + [None] * len(problems),
+                    "docs": [shown for _, shown, _ in rows] + [None] * len(problems),
+                    "clicks": masks + [None] * len(problems),
+                    "length": [len(shown) for _, shown, _ in rows] + [None] * len(problems),
+                    "held": [held_out(rec["session"], holdout) for rec, _, _ in rows]
+                    + [None] * len(problems),
+                    "line": [None] * len(rows) + [n for n, _ in problems],
+                    "problem": [None] * len(rows) + [p for _, p in problems],
+                },
+                _ARROW_SESSIONS,
+            )
+
+    made = numbered.mapInArrow(sessions_of, f"{_SESSION_TYPES}, line long, problem string").cache()
+    try:
+        _raise_problem(made)
+        distinct = (
+            made.where(F.col("problem").isNull())
+            .groupBy("query", "docs", "clicks", "length", "held")
+            .agg(F.count(F.lit(1)).cast("double").alias("weight"))
+        )
+        pairs = distinct.select("query", F.explode("docs").alias("doc")).distinct().orderBy("query", "doc")
+        vocabulary = Vocabulary()
+        table = pairs.toArrow()
+        for q, d in zip(table.column("query").to_pylist(), table.column("doc").to_pylist(), strict=True):
+            vocabulary.code(q, d)
+        codes = frame.sparkSession.sparkContext.broadcast(vocabulary.codes)
+
+        def coded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            known = codes.value
+            for batch in batches:
+                queries = batch.column("query").to_pylist()
+                pairs = [[known[(q, d)] for d in docs] + [-1] * (RANKS - len(docs))
+                         for q, docs in zip(queries, batch.column("docs").to_pylist(), strict=True)]  # fmt: skip
+                yield pa.RecordBatch.from_pydict(
+                    {"query": queries, "pairs": pairs, "clicks": batch.column("clicks"),
+                     "length": batch.column("length"), "weight": batch.column("weight"), "held": batch.column("held")},
+                    _ARROW_CODED,
+                )  # fmt: skip
+
+        table_frame = distinct.mapInArrow(
+            coded, "query string, pairs array<long>, clicks long, length long, weight double, held boolean"
+        ).cache()
+        train = table_frame.where(~F.col("held"))
+        if train.limit(1).count() == 0:
+            raise InputError("the log has no records to fit", WHERE)
+        seen = train.select("query").distinct()
+        test = table_frame.where(F.col("held")).join(seen, "query", "left_semi")
+    finally:
+        made.unpersist()
+    return SparkSessions(train, vocabulary), SparkSessions(test, vocabulary)
+
+
+_ARROW_SESSIONS = pa.schema([("query", pa.string()), ("docs", pa.list_(pa.string())), ("clicks", pa.int64()),
+                             ("length", pa.int64()), ("held", pa.bool_()), ("line", pa.int64()),
+                             ("problem", pa.string())])  # fmt: skip
+_ARROW_CODED = pa.schema([("query", pa.string()), ("pairs", pa.list_(pa.int64())), ("clicks", pa.int64()),
+                          ("length", pa.int64()), ("weight", pa.float64()), ("held", pa.bool_())])  # fmt: skip
+
+
+def swap_counts(frame: DataFrame, ranks: int) -> tuple[np.ndarray, np.ndarray]:
+    """A swap experiment's counts (:func:`irspec_online.clickstream.swap_counts`) of a Spark DataFrame:
+    :func:`~irspec_online.clickstream.swap_tally` of each partition's records, added up by Spark."""
+    numbered, wanted = _numbered(frame)
+
+    def part(batches: Iterator[pa.RecordBatch]) -> Any:
+        total, problems = None, []
+        for batch in batches:
+            total = added(total, swap_tally(_records(batch, wanted), WHERE, ROW, ranks, problems))
+        # a partition's first problem goes with its counts (lists add up by joining): the driver raises the first
+        return None if total is None else {"counts": total, "problems": sorted(problems)[:1]}
+
+    reduced = _reduced(numbered, part)
+    if reduced is None:
+        return np.zeros(ranks), np.zeros(ranks)
+    if reduced["problems"]:
+        number, problem = min(reduced["problems"])
+        raise InputError(f"{ROW} {number}: {problem}", WHERE)
+    return reduced["counts"]
+
+
+def estimates(
+    frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], counterfactual: Mapping[str, Any]
+) -> list[Estimate]:
+    """Counterfactual estimates of a Spark DataFrame's log (``IPS``, ``ClippedIPS``, ``SNIPS``): its records
+    summarised with the ranking to estimate on the workers (:func:`summaries`), each partition's
+    :class:`~irspec_online.counterfactual.Tally` of them made there and the tallies added up by Spark, so
+    the driver holds a few numbers per metric. ``counterfactual`` is a plan's ``online: counterfactual:``
+    (``run``, ``propensity``, ``confidence``); the estimates equal the counterfactual table of
+    ``irspec.evaluate_input`` on the same log."""
+    bound = _bind(metrics)
+    other = [m for m in bound if not is_counterfactual(m)]
+    if other:
+        raise EvaluationError(f"{other[0]} is not a counterfactual estimate (IPS, ClippedIPS, SNIPS)")
+    estimating = Estimating.of(Online.of({"counterfactual": counterfactual}).counterfactual)
+    if estimating is None:  # the settings' own check names what is missing; this is for the type checker
+        raise EvaluationError("a counterfactual estimate needs the ranking to estimate (run)")
+    summary = summaries(frame, ranker=estimating.ranker)
+    theta, confidence = estimating.theta, estimating.confidence
+
+    def part(batches: Iterator[pa.RecordBatch]) -> Any:
+        tallies = [Tally(m, theta, confidence) for m in bound]
+        rows = 0
+        for batch in batches:
+            if batch.num_rows:
+                log = assemble(pl.from_arrow(pa.Table.from_batches([batch])), "log", WHERE)
+                for tally in tallies:
+                    tally.add(log)
+                rows += batch.num_rows
+        return tuple(t.sums() for t in tallies) if rows else None  # a tuple adds up term by term
+
+    reduced = _reduced(summary, part)
+    tallies = [Tally(m, theta, confidence) for m in bound]
+    for tally, sums in zip(tallies, reduced or [None] * len(bound), strict=True):
+        if sums is not None:
+            tally.absorb(sums)
+    return [t.estimate() for t in tallies]

@@ -202,6 +202,26 @@ def test_propensities_of_a_fitted_pbm_give_an_estimate_near_the_truth(tmp_path):
     assert load(str(path)).propensities.tolist() == pytest.approx(pbm.exam.tolist())
 
 
+@pytest.mark.parametrize(("written", "canonical"), [
+    ("ips(ctr@10)", "IPS@10"),
+    ("snips(ctr@10)", "SNIPS@10"),
+    ("ips(rr@5)", "IPS(measure=rr)@5"),
+    ("clipped_ips(click@3, clip=2)", "ClippedIPS(clip=2,measure=click)@3"),
+])  # fmt: skip
+def test_the_issues_spelling_is_the_canonical_one(written, canonical):
+    """Issue 37 writes "ips(ctr@10)": the same metric as "IPS(ctr)@10", with one canonical text."""
+    metric = irspec.parse(written)
+    assert str(metric) == canonical and metric == irspec.parse(canonical)
+    assert irspec.parse_many(f"{written}, {canonical}") == [metric]
+
+
+def test_the_issues_spelling_given_a_cutoff_twice_is_refused():
+    with pytest.raises(irspec.ParameterError, match="given twice"):
+        irspec.parse("ips(ctr@10, k=5)")
+    with pytest.raises(irspec.SpecSyntaxError, match="a second cutoff"):
+        irspec.parse("ips(ctr@10)@5")
+
+
 @pytest.mark.parametrize(("spec", "options", "message"), [
     ("IPS(ctr)", {}, "estimates a ranking from the log: give it"),
     ("IPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}}}}, "give the examination propensities"),

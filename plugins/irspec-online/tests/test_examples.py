@@ -175,6 +175,45 @@ def test_online_counterfactual_of_the_example_logs(tmp_path):
     assert snips["95% CI low"] < snips["estimate"] < snips["95% CI high"] and snips["support"] < 1
 
 
+def test_the_issues_counterfactual_line_on_parquet_logs(tmp_path):
+    """Issue 37's line as written, ``irspec online logs/*.parquet --counterfactual new.run -m "ips(ctr@10),
+    snips(ctr@10)" --propensity pbm.json``, on the randomised logger's example log written to two Parquet
+    files: the same estimates as the canonical spelling of the JSON Lines log, IPS's computed here (a click
+    counts 1/p where the new ranking puts its document in its slot)."""
+    pl = pytest.importorskip("polars", reason="deliberate: the Parquet logs are written with polars")
+    rows = records("shuffled.jsonl.gz")
+    (tmp_path / "logs").mkdir()
+    pl.DataFrame(rows[:900]).write_parquet(tmp_path / "logs" / "a.parquet")
+    pl.DataFrame(rows[900:]).write_parquet(tmp_path / "logs" / "b.parquet")
+    (tmp_path / "new.run").write_text(Path(DENSE).read_text())
+    irspec(
+        "clickmodel", "fit", str(EXAMPLES / "swap.jsonl.gz"), "--model", "pbm", "-o", "pbm.json", cwd=tmp_path
+    )
+    done = subprocess.run(
+        'irspec online logs/*.parquet --counterfactual new.run -m "ips(ctr@10), snips(ctr@10)" '
+        "--propensity pbm.json -f json",
+        shell=True, cwd=tmp_path, env=USER | {"PATH": f"{Path(sys.executable).parent}:{USER['PATH']}"},
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = {row["metric"]: row for row in table(json.loads(done.stdout), "Counterfactual: new")}
+    canonical = json.loads(irspec("online", str(EXAMPLES / "shuffled.jsonl.gz"), "--counterfactual", "new.run",
+                                  "-m", "IPS(ctr)@10, SNIPS(ctr)@10", "-f", "json", cwd=tmp_path))  # fmt: skip
+    want = {row["metric"]: row for row in table(canonical, "Counterfactual: new")}
+    assert got.keys() == {"IPS@10", "SNIPS@10"}
+    for metric, row in got.items():
+        assert row.pop("metric") == want[metric].pop("metric")
+        assert row == pytest.approx(want[metric], rel=1e-12)
+    top = {q: docs[:10] for q, docs in ranking(DENSE).items()}
+    ips = [
+        sum(1 / rec["propensities"][s] for s in (rec["results"].index(c["doc"]) for c in rec["clicks"])
+            if s < len(top[rec["qid"]]) and top[rec["qid"]][s] == rec["results"][s])
+        for rec in rows
+    ]  # fmt: skip
+    assert got["IPS@10"]["estimate"] == pytest.approx(np.mean(ips), rel=1e-12)
+    assert got["IPS@10"]["query issues"] == len(rows) == 2000
+
+
 def dbn_ctr(attr: list[float], cont: float) -> float:
     """A DBN user's probability of clicking a list of these attractivenesses: no click at ranks i.. is
     ``N_i = (1 - a_i) (1 - cont + cont N_{i+1})``, the user leaving after a rank without a click with

@@ -134,8 +134,7 @@ def test_a_spark_log_has_the_top_queries_of_the_same_log_read_locally(spark, tmp
 def test_interleaving_on_spark_equals_the_local_experiment(spark, tmp_path):
     """The shipped interleaved log as a Spark frame: team-draft's outcome per query issue computed by
     Spark's workers (spark.evaluate), and the experiment's test from summaries made on Spark
-    (evaluate_input), equal the log read from its file, to the bit; a counterfactual estimate, which reads
-    the records themselves, and a click model's fit are refused on Spark with a reason."""
+    (evaluate_input), equal the log read from its file, to the bit."""
     import polars as pl
 
     example = EXAMPLES / "interleaved.jsonl.gz"
@@ -151,9 +150,99 @@ def test_interleaving_on_spark_equals_the_local_experiment(spark, tmp_path):
     got = per_row(online_spark.evaluate(frame, "Interleaving(team-draft)"))
     assert got.keys() == want.keys()
     assert all(got[k] == want[k] or (math.isnan(got[k]) and math.isnan(want[k])) for k in want)
-    options = {"online": {"counterfactual": {"run": {"q01": ["d1"]}}}}
-    with pytest.raises(irspec.EvaluationError, match="give the log as files, not on Spark"):
-        irspec.evaluate_input(frame, "IPS(ctr)@10", options=options)
-    for model in ("pbm", "swap"):  # nor is a click model fitted to one: its sessions are merged on the driver
-        with pytest.raises(irspec.EvaluationError, match="not a Spark DataFrame: write it out"):
+
+
+def flat(value, path=""):
+    """A click model's JSON as ``{path: leaf}`` (``/params/attr/q01/d3``, ``/params/exam[2]``)."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in flat(item, f"{path}/{key}").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in flat(item, f"{path}[{i}]").items()}
+    return {path: value}
+
+
+@pytest.fixture(scope="module")
+def logged(spark, tmp_path_factory):
+    """The shipped log of a deterministic logger, as a Spark frame of three partitions."""
+    import polars as pl
+
+    path = tmp_path_factory.mktemp("logged") / "log.parquet"
+    pl.read_ndjson(EXAMPLES / "logged.jsonl.gz").write_parquet(path)
+    return spark.read.parquet(str(path)).repartition(3)
+
+
+@pytest.mark.parametrize("model", ["pbm", "cm", "dcm", "ubm", "dbn"])
+def test_a_click_model_fitted_on_spark_equals_the_local_fit(logged, model):
+    """Each model fitted to the shipped log as a Spark frame (its sessions made and merged by Spark, each EM
+    iteration's E step run by the model's own kernel on the workers, the sums reduced by Spark) has the
+    parameters, sessions and held-out fit of the same log fitted from its file, within 1e-9: only the
+    order of the sums differs."""
+    local = flat(fit(EXAMPLES / "logged.jsonl.gz", model, holdout=0.25, iterations=10).as_json())
+    on_spark = flat(fit(logged, model, holdout=0.25, iterations=10).as_json())
+    assert on_spark.keys() == local.keys()
+    assert local["/evaluation/held_out_sessions"] > 400 and len(local) > 500
+    for key, want in local.items():
+        assert on_spark[key] == (
+            pytest.approx(want, rel=1e-9, abs=1e-12) if isinstance(want, float) else want
+        ), key
+
+
+def test_a_swap_experiment_counted_on_spark_equals_the_local_counts(spark, tmp_path):
+    import polars as pl
+
+    pl.read_ndjson(EXAMPLES / "swap.jsonl.gz").write_parquet(tmp_path / "swap.parquet")
+    frame = spark.read.parquet(str(tmp_path / "swap.parquet")).repartition(3)
+    assert fit(frame, "swap").as_json() == fit(EXAMPLES / "swap.jsonl.gz", "swap").as_json()
+    with pytest.raises(irspec.InputError, match="no record has a swap"):
+        fit(frame.drop("swap"), "swap")
+
+
+def test_a_bad_record_of_a_click_model_on_spark_is_a_located_input_error(spark):
+    from pyspark.sql import functions as F
+
+    good = {"session": "s", "query": "q", "timestamp": 1.0, "results": ["d1", "d2"], "clicks": []}
+    frame = spark_frame(spark, [good, dict(good, session="t", timestamp=math.nan), good])
+    for model in ("pbm", "swap"):  # the records' checks, every reader's
+        with pytest.raises(
+            irspec.InputError,
+            match=r"^<Spark DataFrame>: Spark row id \d+: timestamp is not a finite number, got nan$",
+        ):
             fit(frame, model)
+    with pytest.raises(
+        irspec.InputError, match=r"Spark row id \d+: swap must be a rank from 1 to 10, got 11"
+    ):
+        fit(spark_frame(spark, [good, good]).withColumn("swap", F.lit(11)), "swap")
+    with pytest.raises(irspec.InputError, match="the log has no records to fit"):
+        fit(frame.limit(0), "pbm")
+
+
+@pytest.mark.parametrize(("name", "specs", "propensity"), [
+    ("logged", "IPS(ctr)@10, IPS(rr)@10, ClippedIPS(ctr, clip=2)@10, IPS(click)@3", True),
+    ("shuffled", "IPS(ctr)@10, SNIPS(ctr)@10, SNIPS(rr)@5", False),
+])  # fmt: skip
+def test_counterfactual_estimates_on_spark_equal_the_local_ones(spark, tmp_path, name, specs, propensity):
+    """A counterfactual estimate of a Spark frame: through irspec.evaluate_input (the records summarised
+    with the new ranking on Spark, the estimates made on the driver from the summaries) the table of
+    the log read from its file, to the bit; by spark.estimates (each partition's tally made on its
+    worker, the tallies added up by Spark) the same estimates within 1e-12."""
+    import polars as pl
+
+    pl.read_ndjson(EXAMPLES / f"{name}.jsonl.gz").write_parquet(tmp_path / "log.parquet")
+    frame = spark.read.parquet(str(tmp_path / "log.parquet")).repartition(3)
+    settings = {"run": str(Path(__file__).resolve().parents[3] / "specs" / "demo" / "runs" / "dense.run")}
+    if propensity:
+        settings["propensity"] = fit(EXAMPLES / "swap.jsonl.gz", "swap").as_json()["params"]["exam"]
+    options = {"online": {"counterfactual": settings}}
+    local = irspec.evaluate_input(EXAMPLES / f"{name}.jsonl.gz", specs, options=options)
+    on_spark = irspec.evaluate_input(frame, specs, options=options)
+    (want,) = [t for t in local.tables if t.title == "Counterfactual: dense"]
+    (got,) = [t for t in on_spark.tables if t.title == "Counterfactual: dense"]
+    assert got.rows == want.rows and len(want.rows) == len(irspec.parse_many(specs))
+    estimates = online_spark.estimates(frame, specs, settings)
+    for row, e in zip(want.rows, estimates, strict=True):
+        assert (e.metric, e.rows, e.unranked, e.clipped, e.beyond) == (row[0], *row[5:6], *row[7:])
+        assert [e.value, e.se, e.ci_low, e.ci_high, e.support] == pytest.approx(
+            [*row[1:5], row[6]], rel=1e-12
+        )
+    with pytest.raises(irspec.EvaluationError, match="is not a counterfactual estimate"):
+        online_spark.estimates(frame, "CTR", settings)
