@@ -161,6 +161,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),  # qrels and metrics prepared once: runs, top-k arrays and batches evaluated again and again
     (
         "recsys.propensity",
+        "recsys.ranked",
         "recsys.matrices",
         "recsys.tables",
         "recsys.sampling",
