@@ -97,6 +97,14 @@ def test_the_direct_context_equals_the_engine_on_dicts(seed, level, direct):
     _same(got, _reference(test, _lists(top), top.shape[1], METRICS, level))
 
 
+def test_full_lists_take_the_direct_context(direct):
+    test, _, top = _data(9)
+    full = np.array([np.random.default_rng(u).permutation(test.shape[1])[:12] for u in range(len(top))])
+    got = irspec.evaluate_topk(test, full, METRICS)
+    assert direct == [1]
+    _same(got, _reference(test, _lists(full), full.shape[1], METRICS))
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_training_items_removed_then_the_direct_context(seed, direct):
     test, train, top = _data(seed)

@@ -250,9 +250,12 @@ def _evaluate(
     # the catalogue metrics count the lists of the users the result has: with "zero", every user's
     listed = kept if empty_users == "skip" else np.arange(test.shape[0])
     # a -1 inside a row is skipped, as the engine skips it: each list's items moved up, in order
-    listed_item = items >= 0
-    trailing = not bool((listed_item[:, :-1] < listed_item[:, 1:]).any())  # no -1 before an item
-    compact = items if trailing else _moved_up(items, listed_item)
+    # (a model's full lists have no -1: one pass over them says so, and the masks are not made)
+    padded = bool(items.size) and int(items.min()) < 0
+    listed_item = items >= 0 if padded else None
+    # trailing: no -1 before an item in any list
+    trailing = listed_item is None or not bool((listed_item[:, :-1] < listed_item[:, 1:]).any())
+    compact = items if trailing or listed_item is None else _moved_up(items, listed_item)
     inputs: dict[str, Any] = {CATALOGUE_INPUT: _Recommendations(compact, listed, test.shape[1])}
     if propensity is not None:
         weights = 1.0 / _propensities(propensity, test.shape[1])
@@ -265,7 +268,10 @@ def _evaluate(
     bound = bind_metrics(metrics)
     every = len(kept) == test.shape[0]
     rows = items if every else items[kept]
-    lengths = np.count_nonzero(listed_item if every else listed_item[kept], axis=1)
+    if listed_item is None:
+        lengths = np.full(len(rows), items.shape[1])
+    else:
+        lengths = np.count_nonzero(listed_item if every else listed_item[kept], axis=1)
     # The context built from the matrices (ranked.py) when the engine would say nothing the result's
     # warnings must say: every evaluated user has a list (else "missing from the run"), each -1 after
     # the items (the list's places are its ranks), and every metric reads rankings and qrels.
