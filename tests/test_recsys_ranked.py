@@ -22,7 +22,7 @@ from irspec.spec.registry import MetricDef, Param
 METRICS = (
     "nDCG@5, nDCG@10, nDCG, nDCG(dcg=exp-log2)@10, nDCG(gains={0:0,1:1,2:5,3:9})@10, P@5, P@R, R@10, AP@10, AP, "
     "AP(den=min)@10, RR@10, Success@5, relP@10, Bpref, infAP, Rprec, Judged@10, NumRet, "
-    "NumRel, IPrec(recall=0.2), Accuracy@5"
+    "NumRel, IPrec(recall=0.2), Accuracy@5, P(judged_only=true)@5, nDCG(judged_only=true)@10"
 )
 
 
