@@ -1,8 +1,9 @@
-"""Time recommender evaluation: irspec.evaluate_topk against implicit's ranking_metrics_at_k, side by side
-in one invocation, and irspec.evaluate_scores on a score matrix given in chunks (time, peak memory).
+"""Time recommender evaluation: irspec.evaluate_topk against implicit's ranking_metrics_at_k, RecBole's and
+Microsoft Recommenders' evaluators, side by side in one invocation, and irspec.evaluate_scores on a score
+matrix given in chunks (time, peak memory).
 
     python benchmarks/bench_recsys.py [--users 100000] [--items 20000] [--k 100] [--repeat 3]
-                                      [--score-users 20000]
+                                      [--score-users 20000] [--peers implicit,recbole,recommenders]
 
 Data (made in each child from a fixed seed, untimed): a users × items held-out matrix (about 10 items a
 user, binary), a disjoint training matrix (about 50 a user), and each user's top k items (training items
@@ -15,13 +16,27 @@ evaluation first), so that the times are of the evaluation.
   implicit computes, by its definitions), with and without ``exclude=train``, against implicit 0.7's
   ``ranking_metrics_at_k(model, train, test, K)``, whose model gives the same lists (its ``recommend`` a
   lookup); implicit leaves the filtering of training items to the model, so its time has none.
+- ``topk``, the metrics of RecBole and Recommenders: ``irspec-7`` computes seven metrics,
+  ``nDCG@K, AP(den=min)@K, relP@K, R@K, P@K, Success@K, RR@K``, the union of RecBole's six (NDCG, MAP,
+  Precision, Recall, Hit, MRR) and Recommenders' four (``ndcg_at_k``, ``map_at_k``, ``precision_at_k``,
+  ``recall_at_k``), each of which computes only its own. RecBole 1.2.1 (``IRSPEC_RECBOLE_PATH``, default
+  ``.ci-recbole``; torch from the environment): its ``Evaluator.evaluate`` of the six at K, given the
+  ``rec.topk`` tensor its collector makes (each list entry a hit or not, and each user's number of
+  held-out items), made here untimed as the collector makes it (``recbole``), and that tensor made
+  inside the clock too, a batch of 4,096 users at a time, from a dense batch × items matrix of the held-out
+  items gathered at the lists' items, as its collector makes it (``recbole+hits``). Microsoft Recommenders
+  1.2.1 (``IRSPEC_RECOMMENDERS_PATH``, default ``.ci-recommenders``): its four functions on pandas frames
+  of the held-out interactions and of the lists (scores k, k - 1, ... by place), made untimed.
+- ``topk``, ``irspec-engine`` (``--engine``): the same lists given a hole in their second place, which
+  ``evaluate_topk`` evaluates through the engine (qrels made from the matrix, the top k joined with
+  them) rather than its direct context: the same ranking and values, the path this change avoids.
 - ``scores``: ``irspec.evaluate_scores(test, chunks, "nDCG@K", exclude=train)`` on ``--score-users``
   users' float32 scores of every item, made chunk by chunk (256 users at a time) inside the timed
   call: time, and the peak memory above the data, against the size of the dense matrix it never holds.
 
 Each (workload, tool) runs in a child process of its own, tools alternating within each repetition; the
 median of ``--repeat`` runs is reported with its ratio to implicit's. The machine is shared: only ratios
-measured side by side mean much. Peak memory: the child's maximum resident set less its size once the
+measured side by side mean much, and the load average is printed at the start and the end. Peak memory: the child's maximum resident set less its size once the
 data were made.
 """
 
@@ -83,6 +98,85 @@ def sp_module():
     return scipy.sparse
 
 
+SEVEN = "nDCG@{k}, AP(den=min)@{k}, relP@{k}, R@{k}, P@{k}, Success@{k}, RR@{k}"
+"""The union of RecBole's six metrics and Recommenders' four, with implicit's relP."""
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _peer_path(variable: str, folder: str) -> str:
+    """A peer's ``pip install --target`` folder: ``variable``, or scripts/test's folder in the repository."""
+    return os.environ.get(variable) or os.path.join(HERE, "..", folder)
+
+
+def _recbole(test, top, k: int, hits_timed: bool):
+    import numpy as np
+
+    sys.path.insert(0, _peer_path("IRSPEC_RECBOLE_PATH", ".ci-recbole"))
+    np.float = float  # RecBole 1.2.1's metrics name np.float, the alias of float numpy 1.24 removed
+    import torch
+    from recbole.evaluator import Evaluator
+    from recbole.evaluator.collector import DataStruct
+
+    names = ["ndcg", "map", "precision", "recall", "hit", "mrr"]
+    evaluator = Evaluator({"metrics": names, "topk": [k], "metric_decimal_place": 15})
+    lists = torch.from_numpy(np.asarray(top, dtype=np.int64))
+    present = lists >= 0  # a short list's -1: no item, no hit (torch would read -1 as the last item)
+    lists = lists.clamp(min=0)
+
+    def hits():
+        # as RecBole's collector makes "rec.topk" for each batch of users: the held-out items as a dense
+        # batch × items matrix, gathered at the lists' items, and each user's count of them
+        parts = []
+        for start in range(0, test.shape[0], 4096):
+            block = test[start : start + 4096]
+            rows = torch.from_numpy(np.repeat(np.arange(block.shape[0]), np.diff(block.indptr)))
+            positives = torch.zeros((block.shape[0], test.shape[1]), dtype=torch.int)
+            positives[rows, torch.from_numpy(block.indices.astype(np.int64))] = 1
+            found = torch.gather(positives, 1, lists[start : start + 4096]) * present[start : start + 4096]
+            parts.append(torch.cat((found, positives.sum(dim=1, keepdim=True)), dim=1))
+        struct = DataStruct()
+        struct.set("rec.topk", torch.cat(parts))
+        return struct
+
+    # users with nothing held out are not evaluated, as RecBole's data loaders leave them out
+    kept = torch.from_numpy(np.diff(test.indptr) > 0)
+    if not hits_timed:
+        struct = hits()
+        struct.set("rec.topk", struct.get("rec.topk")[kept])
+    start = time.perf_counter()
+    if hits_timed:
+        struct = hits()
+        struct.set("rec.topk", struct.get("rec.topk")[kept])
+    found = evaluator.evaluate(struct)
+    wall = time.perf_counter() - start
+    return wall, {name: found[f"{name}@{k}"] for name in ("ndcg", "map", "recall", "precision")}
+
+
+def _recommenders(test, top, k: int):
+    import numpy as np
+    import pandas as pd
+
+    sys.path.insert(0, _peer_path("IRSPEC_RECOMMENDERS_PATH", ".ci-recommenders"))
+    from recommenders.evaluation import python_evaluation as ev
+
+    rows, cols = test.nonzero()
+    true = pd.DataFrame({"userID": rows, "itemID": cols, "rating": np.ones(len(rows))})
+    width = top.shape[1]
+    users = np.repeat(np.arange(top.shape[0]), width)
+    score = np.tile(np.arange(width, 0, -1), top.shape[0]).astype(float)
+    given = top.ravel() >= 0
+    pred = pd.DataFrame({"userID": users[given], "itemID": top.ravel()[given], "prediction": score[given]})
+    start = time.perf_counter()
+    values = {
+        "ndcg": ev.ndcg_at_k(true, pred, k=k),
+        "map": ev.map_at_k(true, pred, k=k),
+        "precision": ev.precision_at_k(true, pred, k=k),
+        "recall": ev.recall_at_k(true, pred, k=k),
+    }
+    return time.perf_counter() - start, values
+
+
 def _child(workload: str, tool: str, users: int, items: int, k: int, score_users: int) -> dict:
     import numpy as np
 
@@ -105,6 +199,10 @@ def _child(workload: str, tool: str, users: int, items: int, k: int, score_users
         found = ranking_metrics_at_k(Lists(), train_m, test_m, K=k, show_progress=False)
         wall = time.perf_counter() - start
         values = {"ndcg": found["ndcg"], "map": found["map"]}
+    elif tool in ("recbole", "recbole+hits"):
+        wall, values = _recbole(test, top, k, hits_timed=tool == "recbole+hits")
+    elif tool == "recommenders":
+        wall, values = _recommenders(test, top, k)
     else:
         import irspec
 
@@ -121,13 +219,21 @@ def _child(workload: str, tool: str, users: int, items: int, k: int, score_users
                     yield np.random.default_rng(s).random((n, items), dtype=np.float32)
 
             res = irspec.evaluate_scores(test, chunks(), f"nDCG@{k}", exclude=train)
+        elif tool == "irspec-engine":
+            # the same lists with a hole in their second place: evaluate_topk's engine path (qrels made
+            # from the matrix, the top k joined with them), the same ranking and values
+            holes = np.full((top.shape[0], top.shape[1] + 1), -1, dtype=top.dtype)
+            holes[:, 0], holes[:, 2:] = top[:, 0], top[:, 1:]
+            start = time.perf_counter()
+            res = irspec.evaluate_topk(test, holes, metrics)
         else:
-            res = irspec.evaluate_topk(
-                test, top, metrics, exclude=train if tool == "irspec+exclude" else None
-            )
+            wanted = SEVEN.format(k=k) if tool == "irspec-7" else metrics
+            res = irspec.evaluate_topk(test, top, wanted, exclude=train if tool == "irspec+exclude" else None)
         wall = time.perf_counter() - start
         means = res.aggregate()
         values = {"ndcg": means[f"nDCG@{k}"], "map": means.get(f"AP(den=min)@{k}")}
+        if tool == "irspec-7":
+            values |= {"recall": means[f"R@{k}"], "precision": means[f"P@{k}"]}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"wall": wall, "peak_mib": (peak - base) / 1024, "values": values}
 
@@ -139,12 +245,28 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--score-users", type=int, default=20_000)
+    ap.add_argument(
+        "--peers",
+        default="implicit,recbole,recommenders",
+        help="the peers to time beside irspec (comma-separated): implicit, recbole, recommenders",
+    )
+    ap.add_argument(
+        "--engine",
+        action="store_true",
+        help="also time evaluate_topk's engine path (irspec-engine: the lists given a hole, same values)",
+    )
     ap.add_argument("--child", nargs=2, metavar=("WORKLOAD", "TOOL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(_child(*args.child, args.users, args.items, args.k, args.score_users)))
         return
-    plan = [("topk", "implicit"), ("topk", "irspec"), ("topk", "irspec+exclude"), ("scores", "irspec")]
+    peers = {p.strip() for p in args.peers.split(",") if p.strip()}
+    plan = [("topk", "implicit")] if "implicit" in peers else []
+    plan += [("topk", "irspec"), ("topk", "irspec+exclude"), ("topk", "irspec-7")]
+    plan += [("topk", "irspec-engine")] if args.engine else []
+    plan += [("topk", "recbole"), ("topk", "recbole+hits")] if "recbole" in peers else []
+    plan += [("topk", "recommenders")] if "recommenders" in peers else []
+    plan += [("scores", "irspec")]
     times: dict[tuple[str, str], list[float]] = {p: [] for p in plan}
     peaks: dict[tuple[str, str], list[float]] = {p: [] for p in plan}
     values = {}
@@ -158,15 +280,19 @@ def main() -> None:
             peaks[workload, tool].append(out["peak_mib"])
             values[workload, tool] = out["values"]
     print(f"load average at end: {os.getloadavg()}", file=sys.stderr)
-    reference = statistics.median(times["topk", "implicit"])
+    median = {key: statistics.median(found) for key, found in times.items()}
     print(f"{args.users:,} users × {args.items:,} items, top {args.k}; median of {args.repeat}")
     for workload, tool in plan:
-        t = statistics.median(times[workload, tool])
-        ratio = f"{t / reference:.2f}x implicit's" if workload == "topk" else ""
+        t = median[workload, tool]
+        ratio = ""
+        # each peer against the irspec run of the same metrics: implicit's three, or the seven
+        if tool in ("implicit", "recbole", "recbole+hits", "recommenders") and ("topk", "irspec") in median:
+            ours = median["topk", "irspec" if tool == "implicit" else "irspec-7"]
+            ratio = f"irspec {ours / t:.3f}x of it"
         dense = args.score_users * args.items * 4 / 2**20
         size = f" (dense float32 scores: {dense:,.0f} MiB)" if workload == "scores" else ""
         print(
-            f"{workload:7} {tool:15} {t:8.3f} s  {ratio:18} peak +{statistics.median(peaks[workload, tool]):.0f} MiB"
+            f"{workload:7} {tool:15} {t:8.3f} s  {ratio:20} peak +{statistics.median(peaks[workload, tool]):.0f} MiB"
             f"{size}  {values[workload, tool]}"
         )
 

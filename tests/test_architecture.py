@@ -163,6 +163,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "recsys.propensity",
         "recsys.features",
+        "recsys.ranked",
         "recsys.matrices",
         "recsys.tables",
         "recsys.sampling",

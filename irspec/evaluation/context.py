@@ -140,7 +140,8 @@ class Context:
     (nq + 1 segment bounds), ``seg`` (m, query index of each row), ``rank`` (m, 1-based rank within its
     query), ``label`` (m, qrels label; :data:`UNJUDGED` for documents absent from the qrels), ``n`` (nq,
     ranking lengths), ``qrels`` (the :class:`IndexedQrels`), ``qpos`` (nq, each query's position in the
-    qrels index), ``options``, and ``inputs`` (read in place of the qrels, see :meth:`input`).
+    qrels index; given as ``qpos`` by a builder that has it, else looked up by id), ``options``, and
+    ``inputs`` (read in place of the qrels, see :meth:`input`).
 
     ``seg`` and ``rank`` are built on first use: most kernels only need them at a few rows (the
     relevant ones, the top k), which :meth:`seg_of`, :meth:`rank_of` and :meth:`top_rows` give without
@@ -156,6 +157,7 @@ class Context:
         options: Options,
         frame: Any = None,
         inputs: Mapping[str, Any] | None = None,
+        qpos: np.ndarray | None = None,
     ) -> None:
         self.query_ids = query_ids
         self.nq = len(query_ids)
@@ -163,7 +165,9 @@ class Context:
         self.label = label
         self.n = np.diff(offsets)
         self.qrels = qrels
-        self.qpos = np.array([qrels.position[q] for q in query_ids], dtype=np.int64)
+        # qpos: each query's position, when the builder knows it without looking every id up (a
+        # recommender's users: a hundred thousand dict lookups would cost more than its metrics)
+        self.qpos = np.array([qrels.position[q] for q in query_ids], dtype=np.int64) if qpos is None else qpos
         self.options = options
         self.frame = frame  # the ranked polars frame, for per-query plugin metrics
         self.missing: np.ndarray | None = None  # queries absent from the run, under missing_queries="zero"

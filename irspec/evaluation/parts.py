@@ -20,7 +20,7 @@ from irspec.data.objects import MappingScores
 from irspec.data.small import small_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
-from irspec.evaluation.context import Options
+from irspec.evaluation.context import Context, Options
 from irspec.evaluation.index import QrelsIndex, sub_index
 from irspec.evaluation.notes import coverage_note, coverage_notes, level_warnings
 from irspec.evaluation.ranking import build_context
@@ -28,7 +28,7 @@ from irspec.evaluation.result import Result
 from irspec.frozen import frozen
 from irspec.spec.registry import Metric
 
-__all__ = ["Part", "evaluate_part", "evaluate_parts", "finish"]
+__all__ = ["Part", "context_values", "evaluate_part", "evaluate_parts", "finish"]
 
 
 @frozen
@@ -190,6 +190,27 @@ def _evaluate_run(
         notes += level_warnings(index, options, metrics)
         judged, note = coverage_note(run.source, [parts], options)
         notes += note
+    values, texts = context_values(ctx, metrics)
+    # The context lists queries in the run's order; results list them sorted by id.
+    order = sorted(range(ctx.nq), key=ctx.query_ids.__getitem__)
+    return Result(
+        run.name,
+        run.source,
+        tuple(metrics),
+        tuple([ctx.query_ids[i] for i in order]),
+        values[order],
+        options,
+        tuple(notes),
+        {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
+        judged_at_10=judged,
+        runid=run.runid,
+    )
+
+
+def context_values(ctx: Context, metrics: Sequence[Metric]) -> tuple[np.ndarray, dict[str, list[str]]]:
+    """Every metric's values from ``ctx`` (queries in the context's order × metrics), and the text
+    metrics' strings by metric: what a run's evaluation computes once its context is built, for a
+    caller that builds the context itself (:mod:`irspec.recsys.matrices`, from a sparse matrix)."""
     values = np.empty((ctx.nq, len(metrics)))
     texts: dict[str, list[str]] = {}
     for j, m in enumerate(metrics):
@@ -205,17 +226,4 @@ def _evaluate_run(
         # is scored as one, as trec_eval -c scores it (its "bogus ranking"): each metric's own rule for an
         # empty ranking decides (0 for most, NumQ 1, NumRel R, Accuracy undefined).
         values[:, j] = compute_metric(ctx, m)
-    # The context lists queries in the run's order; results list them sorted by id.
-    order = sorted(range(ctx.nq), key=ctx.query_ids.__getitem__)
-    return Result(
-        run.name,
-        run.source,
-        tuple(metrics),
-        tuple([ctx.query_ids[i] for i in order]),
-        values[order],
-        options,
-        tuple(notes),
-        {name: tuple(strings[i] for i in order) for name, strings in texts.items()},
-        judged_at_10=judged,
-        runid=run.runid,
-    )
+    return values, texts

@@ -26,15 +26,21 @@ import numpy as np
 import scipy.sparse
 
 from irspec.data import Qrels
+from irspec.data.arrays import SOURCE as TOPK
 from irspec.errors import EvaluationError, InputError, IrspecWarning, quote
-from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value
+from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value, judgment_coverage
+from irspec.evaluation.context import Options
 from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.judgments import Judgments
+from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.notes import level_warnings
+from irspec.evaluation.parts import context_values
 from irspec.evaluation.result import Result
 from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.recsys.features import expected_items, item_features
+from irspec.recsys.ranked import check_distinct, matrix_context, stored_at, text_order
 from irspec.spec.registry import Metric
 
 pl = lazy_module("polars")
@@ -258,7 +264,12 @@ def _evaluate(
     # the catalogue metrics count the lists of the users the result has: with "zero", every user's
     listed = kept if empty_users == "skip" else np.arange(test.shape[0])
     # a -1 inside a row is skipped, as the engine skips it: each list's items moved up, in order
-    compact = np.take_along_axis(items, np.argsort(items < 0, axis=1, kind="stable"), axis=1)
+    # (a model's full lists have no -1: one pass over them says so, and the masks are not made)
+    padded = bool(items.size) and int(items.min()) < 0
+    listed_item = items >= 0 if padded else None
+    # trailing: no -1 before an item in any list
+    trailing = listed_item is None or not bool((listed_item[:, :-1] < listed_item[:, 1:]).any())
+    compact = items if trailing or listed_item is None else _moved_up(items, listed_item)
     inputs: dict[str, Any] = {CATALOGUE_INPUT: _Recommendations(compact, listed, test.shape[1])}
     if propensity is not None:
         weights = 1.0 / _propensities(propensity, test.shape[1])
@@ -269,19 +280,35 @@ def _evaluate(
             np.bincount(train.indices, minlength=test.shape[1]), int(np.count_nonzero(np.diff(train.indptr)))
         )
     inputs.update(extra or {})
-    qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), labels[judged], test.shape)
-    evaluator = Evaluator(
-        Judgments(qrels, inputs),
-        metrics,
-        relevance_level=relevance_level,
-        # every item not held out is unjudged: the warning that a run rests on unjudged documents
-        # would be given for every recommender
-        judged_warning=None,
+    bound = bind_metrics(metrics)
+    every = len(kept) == test.shape[0]
+    rows = items if every else items[kept]
+    if listed_item is None:
+        lengths = np.full(len(rows), items.shape[1])
+    else:
+        lengths = np.count_nonzero(listed_item if every else listed_item[kept], axis=1)
+    # The context built from the matrices (ranked.py) when the engine would say nothing the result's
+    # warnings must say: every evaluated user has a list (else "missing from the run"), each -1 after
+    # the items (the list's places are its ranks), and every metric reads rankings and qrels.
+    direct = (
+        len(kept) > 0 and trailing and bool(lengths.all()) and all(m.definition.needs == "run" for m in bound)
     )
-    rows = items[kept]
-    # the list's own order is the ranking: strictly decreasing scores, no tie to break
-    ranks = np.broadcast_to(np.arange(items.shape[1], 0, -1, dtype=np.float64), rows.shape)
-    result = evaluator.evaluate_topk(kept, rows, ranks, name=name)
+    if direct:
+        check_distinct(rows, kept)
+        result = _direct(test, rows, lengths, kept, bound, relevance_level, inputs, name)
+    else:
+        qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), labels[judged], test.shape)
+        evaluator = Evaluator(
+            Judgments(qrels, inputs),
+            bound,
+            relevance_level=relevance_level,
+            # every item not held out is unjudged: the warning that a run rests on unjudged documents
+            # would be given for every recommender
+            judged_warning=None,
+        )
+        # the list's own order is the ranking: strictly decreasing scores, no tie to break
+        ranks = np.broadcast_to(np.arange(items.shape[1], 0, -1, dtype=np.float64), rows.shape)
+        result = evaluator.evaluate_topk(kept, rows, ranks, name=name)
     source = f"<topk: {test.shape[0]} users × {test.shape[1]} items"
     if excluded is not None:
         source += f"; exclude: {excluded.nnz} training interactions, removed before the cut"
@@ -303,6 +330,50 @@ def _beyond_inputs(features: Any, expected: Any, shape: tuple[int, int]) -> dict
         lists = expected if scipy.sparse.issparse(expected) else _items(expected, shape, "expected")
         found["expected"] = expected_items(lists, shape)
     return found
+
+
+def _direct(
+    test: scipy.sparse.csr_array,
+    rows: np.ndarray,
+    lengths: np.ndarray,
+    kept: np.ndarray,
+    metrics: list[Metric],
+    relevance_level: int,
+    inputs: dict[str, Any],
+    name: str,
+) -> Result:
+    """The result :meth:`Evaluator.evaluate_topk` gives for the users ``kept`` and their lists ``rows``,
+    from the context built straight from the matrices (:func:`~irspec.recsys.ranked.matrix_context`):
+    the same values, means, Judged@10 and warnings, with no qrels frame, run frame or join made."""
+    options = Options(relevance_level, judged_warning=None)
+    ctx = matrix_context(test, rows, lengths, kept, options, inputs)
+    values, texts = context_values(ctx, metrics)
+    order = text_order(kept)  # results list users by id as text, as every result lists queries
+    judged = aggregate_values(
+        judgment_coverage(ctx)[1][order], "mean"
+    )  # the mean in id order, as finish() takes it
+    notes = level_warnings(ctx.qrels, options, metrics)  # type: ignore[arg-type]
+    result = Result(
+        name,
+        TOPK,
+        tuple(metrics),
+        tuple(map(ctx.query_ids.__getitem__, order.tolist())),
+        values[order],
+        options,
+        tuple(notes),
+        {key: tuple(map(strings.__getitem__, order.tolist())) for key, strings in texts.items()},
+        judged_at_10=judged,
+    )
+    issue_warnings(result.warnings)
+    return result
+
+
+def _moved_up(items: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Each row of ``items`` with its entries where ``keep`` moved up, in order, and ``-1`` after them."""
+    out = np.full(items.shape, -1, dtype=items.dtype)
+    place = np.cumsum(keep, axis=1) - 1
+    out[np.nonzero(keep)[0], place[keep]] = items[keep]
+    return out
 
 
 def _qrels(users: np.ndarray, items: np.ndarray, labels: np.ndarray, shape: tuple[int, int]) -> Qrels:
@@ -441,9 +512,9 @@ def _items(top_items: Any, shape: tuple[int, int], what: str = "top_items") -> n
             f"{what} has {items.shape[0]} rows, test_matrix {shape[0]} users: one row per user, in order",
             f"<{what}>",
         )
-    bad = (items < -1) | (items >= shape[1])
-    if bad.any():
-        r, c = np.argwhere(bad)[0].tolist()
+    # the smallest and largest items first (two quick passes), the entry itself only when one is out
+    if items.size and (int(items.min()) < -1 or int(items.max()) >= shape[1]):
+        r, c = np.argwhere((items < -1) | (items >= shape[1]))[0].tolist()
         raise InputError(
             f"user {r}, column {c}: item {int(items[r, c])} is not a column of test_matrix (0 to {shape[1] - 1}, "
             "or -1 for none)",
@@ -457,19 +528,12 @@ def _excluded(items: np.ndarray, exclude: scipy.sparse.csr_array) -> np.ndarray:
     order and ``-1`` after them."""
     if not exclude.nnz or not items.size:
         return items
-    rows = len(items)
-    # an entry is excluded when its (user, item) is one of exclude's: searched among exclude's sorted keys
-    keys = np.repeat(np.arange(rows, dtype=np.int64), np.diff(exclude.indptr)) * exclude.shape[1]
-    keys += exclude.indices
-    wanted = np.arange(rows, dtype=np.int64)[:, None] * exclude.shape[1] + items
-    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    gone = (keys[at] == wanted) & (items >= 0)
-    if not gone.any():
+    flat, _ = stored_at(exclude, items)  # the (user, item) entries exclude stores
+    if not len(flat):
         return items
-    order = np.argsort(gone, axis=1, kind="stable")  # the kept entries first, in their order
-    out = np.take_along_axis(items, order, axis=1)
-    out[np.take_along_axis(gone, order, axis=1)] = -1
-    return out
+    kept = np.ones(items.shape, dtype=bool)
+    kept.flat[flat] = False
+    return _moved_up(items, kept)
 
 
 def _propensities(propensity: Any, items: int) -> np.ndarray:
