@@ -27,9 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
 else:  # the marker that tells type checkers (PEP 681) what frozen() makes; Python 3.10's typing lacks it
-
-    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
-        return getattr(typing, "dataclass_transform", lambda **_: lambda f: f)(**_)
+    dataclass_transform = getattr(typing, "dataclass_transform", lambda **_: lambda f: f)
 
 
 __all__ = ["frozen"]

@@ -33,7 +33,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from functools import cached_property
-from itertools import compress, islice, pairwise
+from itertools import islice, pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -281,18 +281,6 @@ def _labels(tokens: list[bytes]) -> list[int] | None:
         return None
 
 
-def _blocks(ids: list[Any]) -> tuple[list[Any], list[int]] | None:
-    """The distinct values of ``ids`` in their order and the length of each one's run of rows, when each
-    value's rows are one run (the rows grouped by it); ``None`` otherwise."""
-    # where a row's value differs from the row's before it: comparisons of neighbours, in C
-    starts = [0, *compress(range(1, len(ids)), map(operator.ne, ids, islice(ids, 1, None)))]
-    distinct = [ids[i] for i in starts]
-    if len(set(distinct)) < len(distinct):  # a value in two runs of rows: not grouped by it
-        return None
-    starts.append(len(ids))
-    return distinct, [b - a for a, b in pairwise(starts)]
-
-
 def _qrels(data: bytes, source: str, layout: _Layout) -> SmallQrels | None:
     tokens = data.split()  # a few thousand lines: plain Python is quick enough
     labels = _labels(tokens[3::4])
@@ -315,10 +303,12 @@ def _columns(
     queries: list[str], docnos: list[str], labels: list[int]
 ) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
     """:attr:`SmallQrels.plain`'s columns of rows sorted by query."""
-    found = _blocks(queries)
+    ids = np.empty(len(queries), dtype=object)  # strings compared as Python compares them
+    ids[:] = queries
+    found = _grouped(ids)
     assert found is not None  # sorted rows are grouped
-    query_ids, lengths = found
-    codes = np.repeat(np.arange(len(query_ids), dtype=np.int64), lengths)
+    query_ids, bounds = found
+    codes = np.repeat(np.arange(len(query_ids), dtype=np.int64), np.diff(bounds))
     return query_ids, codes, docnos, np.array(labels, dtype=np.int64)
 
 
@@ -371,9 +361,10 @@ def _run(data: bytes, source: str, layout: _Layout) -> TextRun | None:
     return TextRun(read, (stem(source) or runid or "run", source, runid, data))
 
 
-def _grouped(ids: np.ndarray) -> tuple[list[bytes], np.ndarray] | None:
-    """The distinct values of ``ids`` in their order and where each one's rows begin (and the last
-    ends), when each value's rows are one run (the rows grouped by it); ``None`` otherwise."""
+def _grouped(ids: np.ndarray) -> tuple[list[Any], np.ndarray] | None:
+    """The distinct values of ``ids`` (a run's query column, bytes; qrels' query ids, strings in an
+    array of objects) in their order and where each one's rows begin (and the last ends), when each
+    value's rows are one run (the rows grouped by it); ``None`` otherwise. Neighbours are compared in C."""
     n = len(ids)
     starts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
     bounds = np.concatenate(([0], starts, [n])).astype(np.int64)
