@@ -1,4 +1,5 @@
-"""The ``irspec`` command's own process starts numpy's OpenBLAS with one thread unless told otherwise."""
+"""The ``irspec`` command's own process starts numpy's OpenBLAS with one thread unless told otherwise, and
+runs the cyclic garbage collector less often."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from irspec.cli import BLAS_THREADS, one_blas_thread
+from irspec.cli import BLAS_THREADS, YOUNG_THRESHOLD, one_blas_thread
 
 # run() with main replaced: what the command's process holds in its environment when main starts
 SHOW = (
@@ -33,3 +34,16 @@ def test_a_process_with_numpy_loaded_is_left_as_it_is():
     assert environ == {}
     one_blas_thread(environ, {})
     assert environ == {BLAS_THREADS: "1"}
+
+
+def test_the_command_passes_over_young_objects_less_often():
+    show = (
+        "import gc, irspec.cli as cli\n"
+        "before = gc.get_threshold()\n"
+        "cli.main = lambda: print(*before, *gc.get_threshold()) or 0\n"
+        "cli.run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True, check=True)
+    before, after = done.stdout.split()[:3], done.stdout.split()[3:]
+    assert after[0] == str(YOUNG_THRESHOLD) and int(before[0]) < YOUNG_THRESHOLD
+    assert after[1:] == before[1:]  # the older generations as they were

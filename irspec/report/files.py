@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -352,6 +351,8 @@ class _Staged:
         if self.tmp is not None and self.names is None:
             self.tmp.unlink(missing_ok=True)
         elif self.tmp is not None:
+            import shutil  # on failure only (its import brings three compression modules)
+
             shutil.rmtree(self.tmp, ignore_errors=True)
         self.tmp = None
 

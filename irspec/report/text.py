@@ -3,7 +3,6 @@ compared) and one row per comparison."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +91,8 @@ def terminal_width(stream: Any) -> int | None:
     isatty = getattr(stream, "isatty", None)
     if isatty is None or not isatty():
         return None
+    import shutil  # on a terminal only: its import brings zlib, bz2 and lzma (~1 ms of a small evaluation)
+
     return shutil.get_terminal_size().columns
 
 
