@@ -102,14 +102,15 @@ _NOT_RECSYS = {
 
 
 def _eval_recsys(args: argparse.Namespace) -> int:
-    """``irspec eval --recsys TEST --topk RECS``: interaction tables read into matrices over one index of
-    users and items (:func:`irspec.recsys.tables.read_tables`), evaluated by
-    :func:`irspec.recsys.evaluate_topk` with each user by their own id, and written by the report
-    writers of every ``irspec eval`` (a plan's report of one run, the test table as its qrels)."""
+    """``irspec eval --recsys TEST --topk RECS``: the plan of a ``recsys`` section with one system, run
+    as ``irspec run`` runs one (:func:`irspec.recsys.evaluate_tables`: the tables read over one index of
+    users and items, each user by their own id) and written by the report writers of every
+    ``irspec eval``."""
     from irspec.data.datasets import parse_specs
     from irspec.data.trec import stem
-    from irspec.plan.execute import PlanReport, write_outputs
-    from irspec.plan.model import Plan, PlanRun
+    from irspec.evaluation.context import Options
+    from irspec.plan.execute import write_outputs
+    from irspec.plan.model import Plan, PlanRun, RecsysSection
     from irspec.report.files import check_writable
 
     if args.recsys is None or args.topk is None:
@@ -130,37 +131,23 @@ def _eval_recsys(args: argparse.Namespace) -> int:
     outputs = [_main_output(args)]
     metrics = parse_specs(args.measures, None, trec=True)
     columns = _columns_arg(args.columns)
-    inputs = [p for p in (args.recsys, args.topk, args.exclude, args.popularity) if p is not None]
-    check_writable(*(o.path for o in outputs if o.path is not None), inputs=inputs)  # before reading
-    _start_up_over()
-    result = _recsys_result(args, metrics, columns, stem(args.topk) or args.topk)
-    run = PlanRun(result.run_name, args.topk, args.topk)  # the lists, named by their file's stem
-    plan = Plan(None, args.recsys, (run,), tuple(metrics), result.options, None, tuple(outputs))
-    # the tables beside the held-out one and the lists shape the values too: the provenance hashes them
-    shaping = (("exclude", args.exclude), ("popularity", args.popularity))
-    sources = tuple((role, None, path) for role, path in shaping if path is not None)
-    report = PlanReport(plan, (result,), sources=sources)
-    _print_warnings([report])
-    write_outputs(report, make_dirs=False, inputs=inputs)
-    return 0
-
-
-def _recsys_result(args: argparse.Namespace, metrics: list[Any], columns: Any, name: str) -> Any:
-    """The evaluation of ``--recsys``'s tables: the lists of ``--topk``, ``--exclude``'s items removed,
-    ``--popularity``'s counted."""
-    from irspec.recsys.tables import evaluate_tables
-
-    (result,) = evaluate_tables(
+    section = RecsysSection(
         args.recsys,
-        {name: args.topk},
-        metrics,
         exclude=args.exclude,
         popularity=args.popularity,
         empty_users=args.empty_users,
-        relevance_level=args.level,
-        columns=columns,
+        columns=tuple((f.name, getattr(columns, f.name)) for f in dataclasses.fields(columns)),
+        features=args.features,
+        expected=args.expected,
     )
-    return result
+    run = PlanRun(stem(args.topk) or args.topk, args.topk, args.topk)  # the lists, named by their file's stem
+    options = Options(relevance_level=args.level)
+    plan = Plan(None, None, (run,), tuple(metrics), options, None, tuple(outputs), recsys=section)
+    check_writable(*(o.path for o in outputs if o.path is not None), inputs=plan.inputs)  # before reading
+    report = _run_plan(plan)
+    _print_warnings([report])
+    write_outputs(report, make_dirs=False)
+    return 0
 
 
 def _columns_arg(text: str | None) -> Any:
@@ -864,6 +851,17 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         metavar="TRAIN",
         help="interactions (Parquet, usually the training ones) whose users per item are its popularity "
         "(ARP@k, APLT@k, Novelty@k)",
+    )
+    recommendations.add_argument(
+        "--features",
+        metavar="ITEMS",
+        help="the items' features (Parquet: item, then a number, a boolean or a list of numbers a column), for "
+        "ILD@k",
+    )
+    recommendations.add_argument(
+        "--expected",
+        metavar="EXPECTED",
+        help="the items each user expects (Parquet: user, item), for Serendipity(expected=items)@k",
     )
     recommendations.add_argument(
         "--empty-users",

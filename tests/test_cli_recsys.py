@@ -107,6 +107,34 @@ def test_values_equal_evaluate_topk_on_matrices_built_here(folder, capsys, level
                 assert values[str(m)] == pytest.approx(v, rel=1e-12)
 
 
+def test_item_features_and_expected_items_from_tables(folder, capsys):
+    frames = _movielens(folder)
+    test, train, top, _ = _matrices(frames)
+    items = np.unique(np.concatenate([f["item"].to_numpy() for f in frames.values()]))
+    rng = np.random.default_rng(8)
+    genres = rng.random((len(items), 5)) < 0.3  # a row per item of the index, in its order
+    pl.DataFrame({"item": items, **{f"g{j}": genres[:, j] for j in range(5)}}).write_parquet("genres.parquet")
+    popular = items[np.argsort(-np.asarray(train.sum(axis=0)).ravel(), kind="stable")][:10]
+    users = frames["test"]["user"].unique().sort().to_list()
+    pl.DataFrame({"user": np.repeat(users, 10), "item": np.tile(popular, len(users))}).write_parquet(
+        "exp.parquet"
+    )
+    spec = "ILD@10, ILD(distance=jaccard)@10, Serendipity(expected=items)@10"
+    argv = ["eval", "--recsys", "test.parquet", "--topk", "recs.parquet", "--exclude", "train.parquet"]
+    argv += ["--features", "genres.parquet", "--expected", "exp.parquet", "-m", spec, "-f", "json"]
+    doc = _json(capsys, argv)
+    # everyone expects the 10 most popular items: as the items' indices in the matrices' order
+    expects = np.tile(np.searchsorted(items, popular), (test.shape[0], 1))
+    expected = irspec.evaluate_topk(
+        test, top, spec, exclude=train, features=genres.astype(int), expected=expects
+    )
+    assert doc["runs"][0]["aggregate"] == pytest.approx(expected.aggregate(), rel=1e-12)
+    roles = {(e["role"], e["name"]): e["path"] for e in doc["provenance"]["inputs"]}
+    assert (
+        roles[("recsys", "features")] == "genres.parquet" and roles[("recsys", "expected")] == "exp.parquet"
+    )
+
+
 def test_a_tiny_case_by_hand(folder, capsys):
     """Two users, three items. Ann held out x (2) and y (1), Bo held out z (1); Bo trained on x.
     Lists: Ann y, z, x; Bo x, z. nDCG@2 of Ann: y (gain 1) at 1, ideal x (2), y (1):
@@ -213,19 +241,24 @@ def test_provenance_hashes_every_table_that_shaped_the_values(folder, capsys):
     frames["train"].head(40).write_parquet("popular.parquet")  # popularity from other rows than exclude's
     argv = ["eval", "--recsys", "test.parquet", "--topk", "recs.parquet", "--exclude", "train.parquet"]
     argv += ["--popularity", "popular.parquet", "-m", "nDCG@10, ARP@10", "-f", "json"]
-    found = {(e["role"], e["path"]): e for e in _json(capsys, argv)["provenance"]["inputs"]}
+    entries = _json(capsys, argv)["provenance"]["inputs"]
+    found = {(e["role"], e["name"], e["path"]): e for e in entries}
+    # as a plan's recsys section lists its tables: by their keys
     expected = {
-        ("qrels", "test.parquet"),
-        ("run", "recs.parquet"),
-        ("exclude", "train.parquet"),
-        ("popularity", "popular.parquet"),
+        ("recsys", "test", "test.parquet"),
+        ("run", "recs", "recs.parquet"),
+        ("recsys", "exclude", "train.parquet"),
+        ("recsys", "popularity", "popular.parquet"),
     }
     assert set(found) == expected
-    for (_, path), entry in found.items():
+    for (_, _, path), entry in found.items():
         data = Path(path).read_bytes()
         assert entry["sha256"] == hashlib.sha256(data).hexdigest() and entry["bytes"] == len(data)
     # without them, no entry: only what was read is listed
     doc = _json(
         capsys, ["eval", "--recsys", "test.parquet", "--topk", "recs.parquet", "-m", "P@5", "-f", "json"]
     )
-    assert [e["role"] for e in doc["provenance"]["inputs"]] == ["qrels", "run"]
+    assert [(e["role"], e["name"]) for e in doc["provenance"]["inputs"]] == [
+        ("run", "recs"),
+        ("recsys", "test"),
+    ]

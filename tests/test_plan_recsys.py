@@ -152,6 +152,55 @@ def test_empty_users_zero_counts_every_user_and_an_override_sets_it(data):
         np.testing.assert_array_equal(ours.values, theirs.values)
 
 
+def test_features_and_expected_items_tables(data):
+    import polars as pl
+
+    tables = irspec.recsys.read_tables(
+        DATA / "test.parquet", DATA / "cooccurrence.parquet", DATA / "train.parquet"
+    )
+    items = np.array([int(i) for i in tables.item_ids])
+    rng = np.random.default_rng(4)
+    embedding = rng.normal(size=(len(items), 3))
+    # rows in another order than the index, and an item no table names (passed over)
+    order = rng.permutation(len(items))
+    pl.DataFrame(
+        {
+            "item": np.append(items[order], 10**9),
+            "v": np.vstack([embedding[order], [[1.0, 1.0, 1.0]]]).tolist(),
+        }
+    ).write_parquet(data / "emb.parquet")
+    expects = tables.top_items[:, :5]  # what each user expects: the model's own top 5
+    u, k = np.nonzero(expects >= 0)
+    user_col = np.array([int(x) for x in tables.user_ids])[u]
+    pl.DataFrame({"user": user_col, "item": items[expects[u, k]]}).write_parquet(data / "exp.parquet")
+    plan = _write(
+        data,
+        """recsys:
+  test: movielens/test.parquet
+  runs: [movielens/cooccurrence.parquet]
+  exclude: movielens/train.parquet
+  features: emb.parquet
+  expected: exp.parquet
+metrics: ILD@10, Serendipity(expected=items)@10, nDCG@10
+output: [{format: json, path: out.json}]
+""",
+    )
+    report = run_plan(load_plan(plan))
+    spec = "ILD@10, Serendipity(expected=items)@10, nDCG@10"
+    theirs = irspec.evaluate_topk(
+        tables.test, tables.top_items, spec, exclude=tables.train, features=embedding, expected=expects
+    )
+    (ours,) = report.results
+    assert ours.aggregate() == pytest.approx(theirs.aggregate(), rel=1e-12, abs=0)
+    mine = dict(zip(ours.query_ids, ours.values.tolist(), strict=True))  # users by their ids
+    for q, row in zip(theirs.query_ids, theirs.values.tolist(), strict=True):  # users by their rows
+        np.testing.assert_allclose(mine[tables.user_ids[int(q)]], row, rtol=1e-12, atol=0)
+    write_outputs(report)
+    doc = json.loads((data / "out.json").read_text())
+    roles = {(f["role"], f["name"]) for f in doc["provenance"]["inputs"]}
+    assert {("recsys", "features"), ("recsys", "expected")} <= roles
+
+
 def test_score_tables_and_column_names(data):
     import polars as pl
 
@@ -282,6 +331,15 @@ standardize: true
 metrics: nDCG@10
 """,
             [":1: recsys: missing required key 'test'"],
+        ),
+        (
+            """recsys:
+  test: movielens/test.parquet
+  runs: [movielens/popularity.parquet]
+  features: movielens/genres.parquet
+metrics: ILD@10
+""",
+            [":4: recsys.features: table file not found:", "genres.parquet"],
         ),
         (
             """recsys: {test: movielens/test.parquet, runs: [movielens/popularity.parquet]}

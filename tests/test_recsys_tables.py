@@ -224,3 +224,97 @@ def test_evaluate_tables_propensity_needs_training_interactions():
     assert res.column("PSP@1").tolist() == pytest.approx([1 + c * 1.5**-0.55, 0.0, 0.0])
     with pytest.raises(InputError, match="a recommendations table of tops is None"):
         read_tables(test, None, None, tops=[None])
+
+
+def test_features_are_read_over_the_index_without_adding_to_it(tmp_path):
+    # items of the index: a, b, c, d (TEST and RECS); z is in no other table, b has no row
+    features = {
+        "item": ["c", "z", "a", "d"],
+        "year": [1999, 2001, 1980, 2020],
+        "drama": [True, False, False, True],
+        "embedding": [[0.5, -1.0], [9.0, 9.0], [1.5, 0.0], [0.0, 2.0]],
+    }
+    tables = read_tables(pl.DataFrame(TEST), pl.DataFrame(RECS), features=pl.DataFrame(features))
+    assert tables.item_ids == ("a", "b", "c", "d")  # z not added: no list holds it
+    expected = np.array(
+        [
+            [1980, 0, 1.5, 0.0],  # a
+            [0, 0, 0, 0],  # b: no row, no feature
+            [1999, 1, 0.5, -1.0],  # c
+            [2020, 1, 0.0, 2.0],  # d
+        ]
+    )
+    np.testing.assert_array_equal(tables.features, expected)
+    assert tables.expected is None
+
+
+def test_expected_items_are_read_over_the_index_without_adding_to_it():
+    expected = {"user": ["u1", "u1", "u3", "u9", "u2", "u1"], "item": ["a", "c", "z", "a", "d", "a"]}
+    tables = read_tables(pl.DataFrame(TEST), pl.DataFrame(RECS), expected=pl.DataFrame(expected))
+    assert tables.user_ids == ("u1", "u2", "u3") and tables.item_ids == ("a", "b", "c", "d")
+    # u1: a (twice: once) and c; u2: d; u3-z and u9-a passed over (no such item, no such user)
+    want = np.zeros((3, 4), dtype=bool)
+    want[0, [0, 2]] = want[1, 3] = True
+    np.testing.assert_array_equal(tables.expected.toarray(), want)
+
+
+def test_tables_of_features_and_expected_items_give_the_matrices_values(tmp_path):
+    rng = np.random.default_rng(5)
+    users, items = 25, 30
+    test = sp.csr_array(rng.random((users, items)) < 0.2, dtype=np.int64)
+    top = np.array([rng.permutation(items)[:8] for _ in range(users)])
+    genres = (rng.random((items, 6)) < 0.3).astype(np.int64)
+    expects = np.array([rng.permutation(items)[:4] for _ in range(users)])
+    r, c = test.nonzero()
+    test_path = _parquet(tmp_path, "t.parquet", {"user": r, "item": c})
+    recs = {
+        "user": np.repeat(np.arange(users), 8),
+        "item": top.ravel(),
+        "rank": np.tile(np.arange(1, 9), users),
+    }
+    genre_table = {"item": np.arange(items), **{f"g{j}": genres[:, j] for j in range(6)}}
+    expect_table = {"user": np.repeat(np.arange(users), 4), "item": expects.ravel()}
+    spec = "ILD@8, ILD(distance=jaccard)@8, Serendipity(expected=items)@8, nDCG@8"
+    (res,) = irspec.recsys.evaluate_tables(
+        test_path,
+        {"m": _parquet(tmp_path, "r.parquet", recs)},
+        spec,
+        features=_parquet(tmp_path, "f.parquet", genre_table),
+        expected=_parquet(tmp_path, "e.parquet", expect_table),
+    )
+    tables = read_tables(test_path, _parquet(tmp_path, "r.parquet", recs))
+    assert tables.user_ids == tuple(map(str, range(users))) and tables.item_ids == tuple(
+        map(str, range(items))
+    )
+    ref = irspec.evaluate_topk(test, top, spec, features=genres, expected=expects)
+    assert res.aggregate() == pytest.approx(ref.aggregate(), rel=1e-12, abs=0)
+
+
+BAD_FEATURES = [
+    ("text", {"item": ["a"], "genre": ["drama"]}, "column 'genre' holds String: each column but the item's"),
+    ("item twice", {"item": ["a", "b", "a"], "x": [1, 2, 3]}, "features.parquet: row 2: item 'a' repeats"),
+    (
+        "nan",
+        {"item": ["a", "b"], "x": [1.0, float("nan")]},
+        "row 1: column 'x': a feature that is not a finite",
+    ),
+    ("null", {"item": ["a", "b"], "x": [None, 1.0]}, "row 0: column 'x': a feature that is not a finite"),
+    ("ragged", {"item": ["a", "b"], "v": [[1.0, 2.0], [3.0]]}, "row 1: column 'v': a list of 2 numbers"),
+    ("item alone", {"item": ["a", "b"]}, "no feature: the table has the column 'item' alone"),
+    ("ids of the other kind", {"item": [1, 2], "x": [1, 2]}, "column 'item' holds integers where the other"),
+    ("no item column", {"movie": ["a"], "x": [1]}, "no column 'item'"),
+]
+
+
+@pytest.mark.parametrize(("case", "features", "message"), BAD_FEATURES, ids=[b[0] for b in BAD_FEATURES])
+def test_bad_features_are_refused_with_the_table_and_row(tmp_path, case, features, message):
+    path = _parquet(tmp_path, "features.parquet", features)
+    with pytest.raises(InputError) as raised:
+        read_tables(pl.DataFrame(TEST), pl.DataFrame(RECS), features=path)
+    assert message in str(raised.value) and "features.parquet" in str(raised.value)
+
+
+def test_bad_expected_items_are_refused_with_the_table_and_row(tmp_path):
+    path = _parquet(tmp_path, "expected.parquet", {"user": ["u1", None], "item": ["a", "b"]})
+    with pytest.raises(InputError, match=r"expected\.parquet: row 1: column 'user' is empty"):
+        read_tables(pl.DataFrame(TEST), pl.DataFrame(RECS), expected=path)

@@ -23,7 +23,6 @@ import functools
 import os
 import sys
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -91,9 +90,6 @@ class PlanReport:
     writes them in trec_eval's -Z format (``irspec eval --write-z``); ``None`` otherwise."""
     diffs: tuple[tuple[PlanDiff, Diff], ...] = ()
     """The ``diff`` section's pairs, each with its :class:`~irspec.experiment.diff.Diff`."""
-    sources: tuple[tuple[str, str | None, Any], ...] = ()
-    """Other input files that shaped the values, as the provenance lists its inputs (``(role, name,
-    path)``): ``irspec eval --recsys``'s ``--exclude`` and ``--popularity`` tables."""
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -198,6 +194,8 @@ def _evaluate_recsys(plan: Plan) -> list[Result]:
             empty_users="zero" if section.empty_users == "zero" else "skip",
             relevance_level=plan.options.relevance_level,
             columns=Columns(**dict(section.columns)),
+            features=None if section.features is None else str(section.features),
+            expected=None if section.expected is None else str(section.expected),
         )
 
 
@@ -521,7 +519,6 @@ def write_outputs(
     *,
     stdout: IO[str] | None = None,
     make_dirs: bool = True,
-    inputs: Sequence[Path | str] = (),
 ) -> list[Path]:
     """Write every output of the plan, all or nothing; returns the files (and plot directories) written.
 
@@ -531,14 +528,13 @@ def write_outputs(
     that is a directory, a denied permission) leaves no file of the plan behind and every previous
     file untouched; none may overwrite a file the plan reads (:attr:`Plan.inputs`). Missing directories
     are made, unless ``make_dirs`` is false (``irspec eval -o`` writes as a shell's ``>`` would, into a
-    directory that exists); ``inputs`` are files read besides the plan's (``irspec eval --recsys``'s
-    tables), which no output may overwrite either. Outputs without a path go to
+    directory that exists). Outputs without a path go to
     ``stdout`` (default :data:`sys.stdout`) only after the files are in place.
     """
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
     files = [(output.path, text) for output, text in texts if output.path is not None]
-    fmt.write_all_atomic(files, make_dirs=make_dirs, inputs=(*report.plan.inputs, *inputs))
+    fmt.write_all_atomic(files, make_dirs=make_dirs, inputs=report.plan.inputs)
     for output, text in texts:
         if output.path is None and isinstance(text, str):
             stream.write(text)
@@ -798,11 +794,8 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
         inputs.extend(("run", f"{s.name}: {r.name}", r.path) for s in plan.systems for r in s.runs)
         if getattr(plan, "log", None) is not None:
             inputs.append(("log", None, plan.log))
-        inputs.extend(report.sources)
         if plan.recsys is not None:  # its tables by their keys (runs above: the systems' lists)
-            section = plan.recsys
-            tables = {"test": section.test, "exclude": section.exclude, "popularity": section.popularity}
-            inputs.extend(("recsys", key, path) for key, path in tables.items() if path is not None)
+            inputs.extend(("recsys", key, path) for key, path in plan.recsys.named_tables)
         results = list(report.results) + list(report.inputs)
         return fmt.provenance(
             results,

@@ -180,7 +180,8 @@ class RecsysSection:
     interactions; the plan's :attr:`Plan.runs` are the systems' recommendations tables (a ``rank`` or a
     ``score`` column), read over one index of users and items; ``exclude`` the training interactions
     removed from each list before the cut; ``popularity`` the interactions whose counts are the items'
-    popularity (ARP@k, APLT@k, Novelty@k); ``propensity`` Jain et al.'s ``(A, B)``, the model fitted
+    popularity (ARP@k, APLT@k, Novelty@k); ``features`` the items' features (ILD@k) and ``expected`` the
+    items each user expects (Serendipity(expected=items)@k); ``propensity`` Jain et al.'s ``(A, B)``, the model fitted
     to ``popularity``'s table (else ``exclude``'s) for PSP@k and PSnDCG@k; ``empty_users`` ``skip`` or
     ``zero``; ``columns`` the tables' column names as ``(role, name)`` pairs
     (:class:`irspec.recsys.Columns`' fields)."""
@@ -191,12 +192,26 @@ class RecsysSection:
     propensity: tuple[float, float] | None = None
     empty_users: str = "skip"
     columns: tuple[tuple[str, str], ...] = ()
+    features: Path | str | None = None
+    expected: Path | str | None = None
+
+    @property
+    def named_tables(self) -> tuple[tuple[str, Path | str], ...]:
+        """The tables it reads besides the recommendations, each with its key (``test``, ``exclude``,
+        ``popularity``, ``features``, ``expected``), in that order: one path may stand for two keys."""
+        found = (
+            ("test", self.test),
+            ("exclude", self.exclude),
+            ("popularity", self.popularity),
+            ("features", self.features),
+            ("expected", self.expected),
+        )
+        return tuple((key, path) for key, path in found if path is not None)
 
     @property
     def tables(self) -> tuple[Path | str, ...]:
-        """The interaction tables it reads (not the recommendations'), each once, in order."""
-        found = (self.test, self.exclude, self.popularity)
-        return tuple(dict.fromkeys(p for p in found if p is not None))
+        """The tables it reads (not the recommendations'), each once, in order."""
+        return tuple(dict.fromkeys(path for _, path in self.named_tables))
 
 
 @frozen

@@ -188,7 +188,7 @@ def _resolve_recsys(data: dict[str, Any], local: Any, problems: Problems) -> Rec
                 key=True,
             )
     paths: dict[str, Path] = {}
-    for key in ("test", "exclude", "popularity"):
+    for key in ("test", "exclude", "popularity", "features", "expected"):
         if isinstance(raw.get(key), str) and raw[key]:
             paths[key] = local(raw[key])
             _check_file(paths[key], ("recsys", key), "table", problems)
@@ -218,6 +218,8 @@ def _resolve_recsys(data: dict[str, Any], local: Any, problems: Problems) -> Rec
         propensity,
         raw.get("empty_users", "skip"),
         tuple(sorted((str(k), str(v)) for k, v in columns.items())),
+        paths.get("features"),
+        paths.get("expected"),
     )
 
 

@@ -10,6 +10,11 @@ that is not a non-negative integer, a rank below 1 or a score that is not finite
 ``evaluate_topk(..., user_ids=tables.user_ids)`` reports users by their own ids. :func:`evaluate_tables`
 does both for several systems' tables at once, over one index (a plan's ``recsys`` section).
 
+Two more tables are read over that index without adding to it (an id no other table has is a user with
+no list, or an item no list holds, and counts for nothing): the items' features for ``ILD@k`` (a row per
+item, every other column a number, a boolean or a list of numbers) and the items each user expects for
+``Serendipity(expected=items)@k`` (a row per (user, item)).
+
 Timestamps and other columns are not read: splitting interactions into training and held-out parts (by
 time or otherwise) is the caller's, before the tables are written.
 """
@@ -74,6 +79,12 @@ class Tables:
     tops: tuple[np.ndarray, ...] = ()
     """The further recommendations tables' lists (``read_tables(..., tops=...)``: several systems' lists
     over one index, so that they share a catalogue), each as ``top_items`` is, in their order."""
+    features: np.ndarray | None = None
+    """The items' features (``read_tables(..., features=...)``): an items × features array, a row per
+    item of the index (zeros for an item the table lacks), for ``evaluate_topk``'s ``features=``."""
+    expected: scipy.sparse.csr_array | None = None
+    """The items each user expects (``read_tables(..., expected=...)``): users × items CSR of ``True``,
+    for ``evaluate_topk``'s ``expected=``."""
 
 
 def read_tables(
@@ -84,6 +95,8 @@ def read_tables(
     popularity: Any = None,
     columns: Columns | None = None,
     tops: Sequence[Any] = (),
+    features: Any = None,
+    expected: Any = None,
 ) -> Tables:
     """Read the held-out interactions ``test``, the recommendations ``top``, the training interactions
     ``train`` and the interactions whose counts are the items' ``popularity`` (each the path of a Parquet
@@ -91,6 +104,10 @@ def read_tables(
     id of any table, sorted: numbers numerically, text as text). ``tops``: further recommendations
     tables (other systems' lists, each a path or a frame), read over the same index into
     :attr:`Tables.tops`: systems compared on one catalogue of items and one set of users.
+
+    ``features`` (the items' features: a row per item, its other columns numbers, booleans or lists of
+    numbers, each a feature) and ``expected`` (a row per user and item the user expects) are read over
+    the index without adding to it: their rows of an id no other table has are passed over.
 
     User and item ids may be integers or strings, but of one kind across the tables (an id ``"7"`` and an
     id ``7`` are not silently taken as the same user). Raises :class:`~irspec.errors.InputError` naming
@@ -110,8 +127,9 @@ def read_tables(
         if found is None:
             raise InputError("a recommendations table of tops is None", f"<top {i + 1}>")
         given[f"top {i + 1}"] = found
-    users, user_ids = _index(given, cols.user)
-    items, item_ids = _index(given, cols.item)
+    users, user_index = _index(given, cols.user)
+    items, item_index = _index(given, cols.item)
+    user_ids, item_ids = _as_text(user_index), _as_text(item_index)
     shape = (len(user_ids), len(item_ids))
     frame, source = given["test"]
     rows, cols_at = users["test"], items["test"]
@@ -126,7 +144,9 @@ def read_tables(
     more = tuple(
         _top(given[key], users[key], items[key], shape[0], cols) for key in given if key.startswith("top ")
     )
-    return Tables(test_matrix, top_items, train_matrix, popular, user_ids, item_ids, more)
+    vectors = None if features is None else _features(features, item_index, cols)
+    expects = None if expected is None else _expected(expected, user_index, item_index, cols)
+    return Tables(test_matrix, top_items, train_matrix, popular, user_ids, item_ids, more, vectors, expects)
 
 
 def evaluate_tables(
@@ -140,6 +160,8 @@ def evaluate_tables(
     empty_users: EmptyUsers = "skip",
     relevance_level: int = 1,
     columns: Columns | None = None,
+    features: Any = None,
+    expected: Any = None,
 ) -> list[Result]:
     """Several systems' recommendations tables (``tops``: each system's name and its table, a path or a
     frame) evaluated against the held-out interactions ``test``, all read by :func:`read_tables` over one
@@ -150,12 +172,21 @@ def evaluate_tables(
     ``exclude`` and ``popularity`` are the tables of training interactions that :func:`evaluate_topk`'s
     arguments of those names take; ``propensity``, Jain et al.'s ``(A, B)``: the propensities
     (:func:`~irspec.recsys.propensity.jain_propensity`) fitted to ``popularity``'s matrix, else to
-    ``exclude``'s (its rows every user of the shared index). What ``irspec run`` does with a plan's
-    ``recsys`` section, and ``irspec eval --recsys``.
+    ``exclude``'s (its rows every user of the shared index); ``features`` and ``expected`` the tables of
+    the items' features (``ILD@k``) and of the items each user expects (``Serendipity(expected=items)@k``),
+    read by :func:`read_tables`. What ``irspec run`` does with a plan's ``recsys`` section, and
+    ``irspec eval --recsys``.
     """
     names = list(tops)
     tables = read_tables(
-        test, None, exclude, popularity=popularity, columns=columns, tops=list(tops.values())
+        test,
+        None,
+        exclude,
+        popularity=popularity,
+        columns=columns,
+        tops=list(tops.values()),
+        features=features,
+        expected=expected,
     )
     weights = None
     if propensity is not None:
@@ -177,6 +208,8 @@ def evaluate_tables(
             relevance_level=relevance_level,
             name=name,
             user_ids=tables.user_ids,
+            features=tables.features,
+            expected=tables.expected,
         )
         for name, top in zip(names, tables.tops, strict=True)
     ]
@@ -252,8 +285,8 @@ def _ids(frame: pl.DataFrame, source: str, column: str) -> pl.Series:
 
 def _index(
     given: dict[str, tuple[pl.DataFrame, str]], column: str
-) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
-    """Each table's row numbers in the shared index of ``column``'s ids, and the ids as text."""
+) -> tuple[dict[str, np.ndarray], pl.Series]:
+    """Each table's row numbers in the shared index of ``column``'s ids, and the index: every id, sorted."""
     series = {key: _ids(frame, source, column) for key, (frame, source) in given.items()}
     kinds = {key: s.dtype == pl.String for key, s in series.items()}
     if len(set(kinds.values())) > 1:
@@ -265,7 +298,108 @@ def _index(
         )
     every = pl.concat(list(series.values())).unique().sort()
     codes = {key: every.search_sorted(s).to_numpy().astype(np.int64) for key, s in series.items()}
-    return codes, tuple(every.cast(pl.String).to_list())
+    return codes, every
+
+
+def _as_text(index: pl.Series) -> tuple[str, ...]:
+    return tuple(index.cast(pl.String).to_list())
+
+
+def _in_index(table: tuple[pl.DataFrame, str], column: str, index: pl.Series) -> np.ndarray:
+    """The place in ``index`` of each row's id in ``column`` (checked as every table's ids are), ``-1``
+    for an id the index lacks; ids of the other kind (text against integers) are an error, as between
+    the tables that make the index."""
+    frame, source = table
+    ids = _ids(frame, source, column)
+    if (ids.dtype == pl.String) != (index.dtype == pl.String) and len(index):
+        kinds = ("text", "integers") if ids.dtype == pl.String else ("integers", "text")
+        raise InputError(
+            f"column {quote(column)} holds {kinds[0]} where the other tables hold {kinds[1]}: give every "
+            "table ids of one kind",
+            source,
+        )
+    at = np.minimum(index.search_sorted(ids).to_numpy().astype(np.int64), max(len(index) - 1, 0))
+    found = (index.gather(at) == ids).to_numpy() if len(index) else np.zeros(len(ids), dtype=bool)
+    return np.where(found, at, -1)
+
+
+def _features(table: Any, items: pl.Series, cols: Columns) -> np.ndarray:
+    """The items' features as an items × features array over the index ``items`` (a row of zeros for an
+    item the table lacks): every column but the item's is a feature (a number or a boolean), or as many
+    as its lists hold (a list of numbers, each row's of one length)."""
+    found = _frame(table, "features")
+    assert found is not None  # the caller's: a table given
+    frame, source = found
+    at = _in_index((frame, source), cols.item, items)
+    again = ~frame.get_column(cols.item).is_first_distinct()
+    if again.any():
+        row = int(again.arg_true()[0])
+        raise InputError(
+            f"{cols.item} {quote(frame[row, cols.item])} repeats: a row an item", source, row, unit="row"
+        )
+    blocks = [_feature_values(frame, name, source) for name in frame.columns if name != cols.item]
+    if not blocks:
+        raise InputError(f"no feature: the table has the column {quote(cols.item)} alone", source)
+    values = np.hstack(blocks)
+    out = np.zeros((len(items), values.shape[1]))
+    kept = at >= 0
+    out[at[kept]] = values[kept]
+    return out
+
+
+def _feature_values(frame: pl.DataFrame, name: str, source: str) -> np.ndarray:
+    """Column ``name`` of a features table as a rows × features array: one feature for a number or a
+    boolean, one for each number of a list (every row's list as long as the first's)."""
+    s = frame.get_column(name)
+    n = len(s)
+    inner = getattr(s.dtype, "inner", None)
+    if isinstance(s.dtype, (pl.List, pl.Array)) and inner is not None and inner.is_numeric():
+        lists = s.cast(pl.List(pl.Float64))
+        lengths = lists.list.len().fill_null(-1).to_numpy()
+        width = int(lengths[0]) if n else 0
+        bad = (lengths != width) | (lengths < 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"column {quote(name)}: a list of {width} numbers in every row, as in the first",
+                source,
+                row,
+                unit="row",
+            )
+        flat = lists.explode() if width else pl.Series([], dtype=pl.Float64)
+        values = flat.fill_null(float("nan")).to_numpy().reshape(n, width)
+    elif s.dtype == pl.Boolean or s.dtype.is_numeric():
+        values = s.cast(pl.Float64).fill_null(float("nan")).to_numpy().reshape(n, 1)
+    else:
+        raise InputError(
+            f"column {quote(name)} holds {s.dtype}: each column but the item's is a feature, a number, a "
+            "boolean or a list of numbers (text such as genres one-hot first)",
+            source,
+        )
+    bad_rows = ~np.isfinite(values).all(axis=1)
+    if bad_rows.any():
+        row = int(np.flatnonzero(bad_rows)[0])
+        raise InputError(
+            f"column {quote(name)}: a feature that is not a finite number", source, row, unit="row"
+        )
+    return values
+
+
+def _expected(table: Any, users: pl.Series, items: pl.Series, cols: Columns) -> scipy.sparse.csr_array:
+    """The items each user expects as a users × items CSR of ``True`` over the indexes (a pair repeated
+    is one; a pair of a user or an item the index lacks is passed over: no list of that user, or none
+    that holds that item)."""
+    found = _frame(table, "expected")
+    assert found is not None  # the caller's: a table given
+    frame, source = found
+    rows = _in_index((frame, source), cols.user, users)
+    at = _in_index((frame, source), cols.item, items)
+    kept = (rows >= 0) & (at >= 0)
+    ones = np.ones(int(kept.sum()), dtype=bool)
+    matrix = scipy.sparse.csr_array((ones, (rows[kept], at[kept])), shape=(len(users), len(items)))
+    matrix.sum_duplicates()
+    matrix.data[:] = True
+    return matrix
 
 
 def _distinct(rows: np.ndarray, items: np.ndarray, source: str, cols: Columns) -> None:
