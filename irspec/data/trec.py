@@ -42,7 +42,6 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Union
 
 import numpy as np
@@ -293,10 +292,13 @@ def stem(name: str) -> str | None:
     a name that is no file's (``<stdin>``)."""
     if name.startswith("<") and name.endswith(">"):
         return None
-    base = Path(name).name
+    # imported here: a drop-in's dicts have no file name, and pathlib brings urllib.parse and ipaddress
+    from pathlib import PurePath
+
+    base = PurePath(name).name
     if base.endswith(".gz"):
         base = base[:-3]
-    return Path(base).stem or None
+    return PurePath(base).stem or None
 
 
 # --------------------------------------------------------------------------------------------------
