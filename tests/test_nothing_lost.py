@@ -46,7 +46,7 @@ ROLES: dict[str, dict[str, str]] = {
         "format": OTHER, "ci": OTHER, "decimals": OTHER, "memory": OTHER, "standardize": OTHER,
         "z_cdf": OTHER, "agreement": OTHER,
         "recsys": INPUT, "topk": INPUT, "exclude": INPUT, "popularity": INPUT, "empty_users": OTHER,
-        "columns": OTHER,
+        "columns": OTHER, "features": INPUT, "expected": INPUT,
     },
     "diff": {
         "qrels": INPUT, "run_a": INPUT, "run_b": INPUT, "output": OUTPUT,
@@ -92,6 +92,10 @@ INVOCATIONS: dict[str, list[list[str]]] = {
             "train.parquet",
             "--popularity",
             "pop.parquet",
+            "--features",
+            "features.parquet",
+            "--expected",
+            "expected.parquet",
             "-m",
             "nDCG@2",
         ],
@@ -119,7 +123,14 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     ],
 }
 INPUT_FILES = {"qrels.txt", "a.run", "b.run", "c.run", "d.run", "groups.txt", "z.txt", "other.qrels"}
-INPUT_FILES |= {"test.parquet", "recs.parquet", "train.parquet", "pop.parquet"}  # irspec eval --recsys's
+INPUT_FILES |= {
+    "test.parquet",
+    "recs.parquet",
+    "train.parquet",
+    "pop.parquet",
+    "features.parquet",
+    "expected.parquet",
+}  # irspec eval --recsys's
 
 
 REFUSED = {"--recsys": {"--write-z"}}
@@ -184,10 +195,11 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "groups.txt").write_text("".join(f"{q} g{i % 2}\n" for i, q in enumerate(queries)))
     (tmp_path / "sub").mkdir()
     tables = {"test": {"user": [1, 2]}, "recs": {"user": [1, 1], "rank": [1, 2]}, "train": {"user": [2]}}
-    tables["pop"] = tables["train"]
+    tables["pop"] = tables["expected"] = tables["train"]
     for name, columns in tables.items():  # irspec eval --recsys's interaction tables
         items = {"item": [f"i{n}" for n in range(len(columns["user"]))]}
         pl.DataFrame({**columns, **items}).write_parquet(tmp_path / f"{name}.parquet")
+    pl.DataFrame({"item": ["i0", "i1"], "x": [0.5, 1.0]}).write_parquet(tmp_path / "features.parquet")
     monkeypatch.chdir(tmp_path)
     assert main(["eval", "qrels.txt", "a.run", "b.run", "-m", "P@10", "--write-z", "z.txt"]) == 0
     return tmp_path
