@@ -309,3 +309,14 @@ def test_list_lengths_counts_items_before_the_padding_and_finds_holes(workers, m
 def test_a_label_beyond_64_bit_integers_is_refused():
     with pytest.raises(InputError, match=r"user 0, item 1: label 1e\+20 is not an integer"):
         irspec.evaluate_topk(sp.csr_array(np.array([[0, 1e20]])), np.array([[1]]), "P@1")
+
+
+def test_decimal_texts_are_the_texts_str_gives():
+    numbers = np.concatenate(
+        [np.arange(1_200), [9, 10, 99, 100, 909, 1_000, 10**9 - 1, 10**9, 5 * 10**9, 2**62]],
+        dtype=np.int64,
+    )
+    numbers = np.concatenate([numbers, np.random.default_rng(0).integers(0, 10**12, 500)])
+    assert ranked.decimal_texts(numbers) == [str(n) for n in numbers.tolist()]
+    assert ranked.decimal_texts(np.array([0])) == ["0"]
+    assert ranked.decimal_texts(np.zeros(0, dtype=np.int64)) == []

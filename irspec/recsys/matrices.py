@@ -40,7 +40,7 @@ from irspec.evaluation.result import Result
 from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.recsys.features import expected_items, item_features
-from irspec.recsys.ranked import list_lengths, matrix_context, row_reduce, stored_at, text_order
+from irspec.recsys.ranked import list_lengths, matrix_context, row_counts, stored_at, text_order
 from irspec.spec.registry import Metric
 
 pl = lazy_module("polars")
@@ -362,8 +362,8 @@ def _direct(
 
 
 def _has_relevant(test: scipy.sparse.csr_array, level: int) -> np.ndarray:
-    """Whether each user (row) has a held-out item at ``level`` or above (its largest label, row by row)."""
-    return row_reduce(np.maximum, test.data, test.indptr, level - 1) >= level
+    """Whether each user (row) has a held-out item at ``level`` or above."""
+    return row_counts(test.data >= level, test.indptr) > 0
 
 
 def _moved_up(items: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -464,8 +464,10 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     if len(matrix.shape) != 2 or (shape is not None and matrix.shape != shape):
         expected = f"; expected {shape}, test_matrix's" if shape is not None else ""
         raise InputError(f"{what} has shape {matrix.shape}{expected}", f"<{what}>")
-    csr = scipy.sparse.csr_array(matrix, copy=True)
-    csr.sum_duplicates()  # also sorts the indices
+    csr = scipy.sparse.csr_array(matrix)  # a CSR input's arrays shared, read and never written
+    if not csr.has_canonical_format:
+        csr = csr.copy()  # sum_duplicates works in place: the caller's matrix stays as it was
+        csr.sum_duplicates()  # also sorts the indices
     if shape is not None:
         return csr
     data = csr.data
