@@ -54,11 +54,14 @@ BUFFER_ENTRIES = 1 << 21
 LIST_ROWS = 1 << 13
 """Rows of the top-k array :func:`list_lengths` reads at a time (its masks stay in the cache)."""
 
-WORKERS: int | None = None
+WORKERS: int | None = 1
 """Threads that :func:`list_lengths` and :func:`look_up` work on, each a block of users (numpy's
-gathers, scatters and comparisons release the GIL, so that blocks run on cores of their own): ``None``
-for as many as the cores this process may run on, at most 4; ``1`` for the calling thread alone. The
-values do not depend on it: a user's are found from its own row and list only."""
+gathers, scatters and comparisons release the GIL, so that blocks can run on cores of their own):
+``1``, the default, the calling thread alone; ``None`` as many as the cores this process may run on, at
+most 4; or a number. One by default because on a machine whose cores are busy the threads only take
+turns (a 2-core machine shared with other jobs: 100,000 users' top 100 in 1.25x the time of one thread,
+benchmarks/README.md); give more where cores are idle. The values do not depend on it: a user's are
+found from its own row and list only."""
 
 
 def workers() -> int:
