@@ -4,6 +4,7 @@ matrix given in chunks (time, peak memory).
 
     python benchmarks/bench_recsys.py [--users 100000] [--items 20000] [--k 100] [--repeat 3]
                                       [--score-users 20000] [--peers implicit,recbole,recommenders]
+                                      [--engine] [--threads]
 
 Data (made in each child from a fixed seed, untimed): a users × items held-out matrix (about 10 items a
 user, binary), a disjoint training matrix (about 50 a user), and each user's top k items (training items
@@ -30,6 +31,8 @@ evaluation first), so that the times are of the evaluation.
 - ``topk``, ``irspec-engine`` (``--engine``): the same lists given a hole in their second place, which
   ``evaluate_topk`` evaluates through the engine (qrels made from the matrix, the top k joined with
   them) rather than its direct context: the same ranking and values, the path this change avoids.
+- ``topk``, ``irspec-threads`` (``--threads``): implicit's three metrics with ``irspec.recsys.ranked.WORKERS
+  = None``, the lists looked up on a thread per core (at most 4; by default on the calling thread alone).
 - ``scores``: ``irspec.evaluate_scores(test, chunks, "nDCG@K", exclude=train)`` on ``--score-users``
   users' float32 scores of every item, made chunk by chunk (256 users at a time) inside the timed
   call: time, and the peak memory above the data, against the size of the dense matrix it never holds.
@@ -205,7 +208,10 @@ def _child(workload: str, tool: str, users: int, items: int, k: int, score_users
         wall, values = _recommenders(test, top, k)
     else:
         import irspec
+        import irspec.recsys.ranked
 
+        if tool == "irspec-threads":
+            irspec.recsys.ranked.WORKERS = None
         # the modules an evaluation loads, loaded before the clock starts, as implicit's import is
         tiny = sp_module().csr_array(np.eye(2, dtype=np.int64))
         irspec.evaluate_topk(tiny, np.array([[0], [1]]), metrics, exclude=tiny)
@@ -255,6 +261,11 @@ def main() -> None:
         action="store_true",
         help="also time evaluate_topk's engine path (irspec-engine: the lists given a hole, same values)",
     )
+    ap.add_argument(
+        "--threads",
+        action="store_true",
+        help="also time implicit's three metrics with the lists looked up on a thread per core (irspec-threads)",
+    )
     ap.add_argument("--child", nargs=2, metavar=("WORKLOAD", "TOOL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -264,6 +275,7 @@ def main() -> None:
     plan = [("topk", "implicit")] if "implicit" in peers else []
     plan += [("topk", "irspec"), ("topk", "irspec+exclude"), ("topk", "irspec-7")]
     plan += [("topk", "irspec-engine")] if args.engine else []
+    plan += [("topk", "irspec-threads")] if args.threads else []
     plan += [("topk", "recbole"), ("topk", "recbole+hits")] if "recbole" in peers else []
     plan += [("topk", "recommenders")] if "recommenders" in peers else []
     plan += [("scores", "irspec")]
@@ -289,6 +301,8 @@ def main() -> None:
         if tool in ("implicit", "recbole", "recbole+hits", "recommenders") and ("topk", "irspec") in median:
             ours = median["topk", "irspec" if tool == "implicit" else "irspec-7"]
             ratio = f"irspec {ours / t:.3f}x of it"
+            if tool == "implicit" and ("topk", "irspec-threads") in median:
+                ratio += f", threads {median['topk', 'irspec-threads'] / t:.3f}x"
         dense = args.score_users * args.items * 4 / 2**20
         size = f" (dense float32 scores: {dense:,.0f} MiB)" if workload == "scores" else ""
         print(

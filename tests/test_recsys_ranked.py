@@ -215,3 +215,108 @@ def test_text_order_is_the_order_of_the_decimal_texts():
     numbers = np.array([0, 1, 2, 9, 10, 11, 19, 20, 99, 100, 101, 1000, 5, 55, 555, 12345])
     order = ranked.text_order(numbers)
     assert [str(n) for n in numbers[order]] == sorted(str(n) for n in numbers)
+
+
+def _padded_lists(users, n_items, k, seed):
+    """Distinct items per list, each list's -1 padding after its 1 to k items."""
+    rng = np.random.default_rng(seed)
+    items = np.argsort(rng.random((users, n_items)), axis=1)[:, :k]
+    lengths = rng.integers(1, k + 1, size=users)
+    items[np.arange(k) >= lengths[:, None]] = -1
+    return items, lengths
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize(("buffer", "k"), [(1, 3), (1, 12), (200, 3), (1 << 21, 3), (1 << 21, 300)])
+def test_look_up_finds_what_a_list_search_finds(workers, buffer, k, monkeypatch):
+    """Each held-out entry found in its user's list, at its place, whatever the chunk (a user at a time,
+    a few, all), the threads, and the cycles of the buffer's places (a user a chunk and k = 3: more
+    chunks than a cycle of 8-bit places; k = 300: 16-bit ones)."""
+    monkeypatch.setattr(ranked, "BUFFER_ENTRIES", buffer)
+    monkeypatch.setattr(ranked, "WORKERS", workers)
+    users, n_items = 400, max(20, k + 5)
+    items, lengths = _padded_lists(users, n_items, k, seed=k)
+    matrix = sp.csr_array(np.random.default_rng(1).random((users, n_items)) < 0.3, dtype=np.int64)
+    entries, places = ranked.look_up(matrix, items, lengths, np.arange(users))
+    expected = []
+    for u in range(users):
+        listed = items[u, : lengths[u]].tolist()
+        for e in range(matrix.indptr[u], matrix.indptr[u + 1]):
+            if matrix.indices[e] in listed:
+                expected.append((e, listed.index(matrix.indices[e])))
+    assert list(zip(entries.tolist(), places.tolist(), strict=True)) == expected
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("buffer", [1 << 21, 301 * 1000])
+def test_an_item_twice_deep_inside_a_large_chunk_is_refused(workers, buffer, monkeypatch):
+    """A repeated item among thousands of users in one chunk (or the fourth of five chunks over two
+    threads), in a chunk whose padded lists write their -1 entries to one spot per user: the first user
+    with one is named, with its smallest repeated item, as a sort of each list names them."""
+    monkeypatch.setattr(ranked, "BUFFER_ENTRIES", buffer)
+    monkeypatch.setattr(ranked, "WORKERS", workers)
+    users, n_items, k = 5_000, 300, 50
+    items, _ = _padded_lists(users, n_items, k, seed=7)
+    items[::3, 45:] = -1  # padding in every third list
+    held = np.random.default_rng(8).random((users, n_items)) < 0.05
+    held[[3_217, 4_100], 0] = True  # both users have something held out: both are evaluated
+    test = sp.csr_array(held, dtype=np.int64)
+    items[[3_217, 4_100]] = np.arange(2 * k).reshape(2, k) * 3  # two full lists
+    items[3_217, 41] = items[3_217, 7]
+    items[3_217, 30] = items[3_217, 2]
+    items[4_100, 40] = items[4_100, 1]  # a later one is not named
+    smallest = min(items[3_217, 7], items[3_217, 2])
+    with pytest.raises(
+        InputError, match=rf"^<top_items>: user 3217: item {smallest} is given twice in its list"
+    ):
+        irspec.evaluate_topk(test, items, "nDCG@10")
+
+
+def test_the_lists_of_users_left_out_are_not_checked_on_either_path():
+    """A user with nothing held out is not evaluated, and its list is not read: an item twice in it
+    is let be, by the direct context as by the engine's path (taken for a list with a hole)."""
+    test, _, top = _data(1)
+    top[3, :3] = [9, 9, 2]  # user 3 has nothing held out
+    holes = np.full((top.shape[0], top.shape[1] + 1), -1)
+    holes[:, 0], holes[:, 2:] = top[:, 0], top[:, 1:]
+    _same(irspec.evaluate_topk(test, top, METRICS), irspec.evaluate_topk(test, holes, METRICS))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_threads_and_one_thread_give_the_same_result(seed, monkeypatch):
+    test, train, top = _data(seed, users=300)
+    monkeypatch.setattr(ranked, "BUFFER_ENTRIES", 51 * 7)  # 7 users a chunk: blocks of several chunks
+    monkeypatch.setattr(ranked, "LIST_ROWS", 16)
+    results = []
+    for workers in (1, 2, 3):
+        monkeypatch.setattr(ranked, "WORKERS", workers)
+        results.append(irspec.evaluate_topk(test, top, METRICS, exclude=train, empty_users="zero"))
+    _same(results[0], results[1])
+    _same(results[0], results[2])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_list_lengths_counts_items_before_the_padding_and_finds_holes(workers, monkeypatch):
+    monkeypatch.setattr(ranked, "WORKERS", workers)
+    monkeypatch.setattr(ranked, "LIST_ROWS", 4)
+    items, lengths = _padded_lists(30, 20, 6, seed=2)
+    assert ranked.list_lengths(items).tolist() == lengths.tolist()
+    assert ranked.list_lengths(np.arange(12).reshape(3, 4)).tolist() == [4, 4, 4]
+    items[25] = [-1, 3, 4, -1, -1, -1]  # a -1 before an item, in the last block
+    assert ranked.list_lengths(items) is None
+
+
+def test_a_label_beyond_64_bit_integers_is_refused():
+    with pytest.raises(InputError, match=r"user 0, item 1: label 1e\+20 is not an integer"):
+        irspec.evaluate_topk(sp.csr_array(np.array([[0, 1e20]])), np.array([[1]]), "P@1")
+
+
+def test_decimal_texts_are_the_texts_str_gives():
+    numbers = np.concatenate(
+        [np.arange(1_200), [9, 10, 99, 100, 909, 1_000, 10**9 - 1, 10**9, 5 * 10**9, 2**62]],
+        dtype=np.int64,
+    )
+    numbers = np.concatenate([numbers, np.random.default_rng(0).integers(0, 10**12, 500)])
+    assert ranked.decimal_texts(numbers) == [str(n) for n in numbers.tolist()]
+    assert ranked.decimal_texts(np.array([0])) == ["0"]
+    assert ranked.decimal_texts(np.zeros(0, dtype=np.int64)) == []

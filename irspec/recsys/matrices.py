@@ -40,7 +40,7 @@ from irspec.evaluation.result import Result
 from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.recsys.features import expected_items, item_features
-from irspec.recsys.ranked import check_distinct, matrix_context, stored_at, text_order
+from irspec.recsys.ranked import list_lengths, matrix_context, row_counts, stored_at, text_order
 from irspec.spec.registry import Metric
 
 pl = lazy_module("polars")
@@ -255,25 +255,18 @@ def _evaluate(
 ) -> Result:
     if empty_users not in ("skip", "zero"):
         raise EvaluationError(f"empty_users must be skip or zero, got {empty_users!r}")
-    labels = test.data
-    users = np.repeat(np.arange(test.shape[0], dtype=np.int64), np.diff(test.indptr))
-    has = np.zeros(test.shape[0], dtype=bool)
-    has[users[labels >= relevance_level]] = True
+    has = _has_relevant(test, relevance_level)
     kept = np.flatnonzero(has)
-    judged = has[users]
     # the catalogue metrics count the lists of the users the result has: with "zero", every user's
     listed = kept if empty_users == "skip" else np.arange(test.shape[0])
-    # a -1 inside a row is skipped, as the engine skips it: each list's items moved up, in order
-    # (a model's full lists have no -1: one pass over them says so, and the masks are not made)
-    padded = bool(items.size) and int(items.min()) < 0
-    listed_item = items >= 0 if padded else None
-    # trailing: no -1 before an item in any list
-    trailing = listed_item is None or not bool((listed_item[:, :-1] < listed_item[:, 1:]).any())
-    compact = items if trailing or listed_item is None else _moved_up(items, listed_item)
+    # each list's items before its -1 padding; None when a -1 comes before an item (a hole), which the
+    # engine skips as it skips any -1: the lists' items are then moved up, in order
+    lengths = list_lengths(items)
+    compact = items if lengths is not None else _moved_up(items, items >= 0)
     inputs: dict[str, Any] = {CATALOGUE_INPUT: _Recommendations(compact, listed, test.shape[1])}
     if propensity is not None:
         weights = 1.0 / _propensities(propensity, test.shape[1])
-        inputs["propensity"] = _Propensities(weights, test.indptr, test.indices, labels)
+        inputs["propensity"] = _Propensities(weights, test.indptr, test.indices, test.data)
     if popularity is not None:
         train = _csr(popularity, "popularity", test.shape)
         inputs["popularity"] = _Popularity(
@@ -282,22 +275,20 @@ def _evaluate(
     inputs.update(extra or {})
     bound = bind_metrics(metrics)
     every = len(kept) == test.shape[0]
-    rows = items if every else items[kept]
-    if listed_item is None:
-        lengths = np.full(len(rows), items.shape[1])
-    else:
-        lengths = np.count_nonzero(listed_item if every else listed_item[kept], axis=1)
     # The context built from the matrices (ranked.py) when the engine would say nothing the result's
     # warnings must say: every evaluated user has a list (else "missing from the run"), each -1 after
     # the items (the list's places are its ranks), and every metric reads rankings and qrels.
-    direct = (
-        len(kept) > 0 and trailing and bool(lengths.all()) and all(m.definition.needs == "run" for m in bound)
-    )
-    if direct:
-        check_distinct(rows, kept)
-        result = _direct(test, rows, lengths, kept, bound, relevance_level, inputs, name)
+    if (
+        lengths is not None
+        and len(kept) > 0
+        and bool((lengths if every else lengths[kept]).all())
+        and all(m.definition.needs == "run" for m in bound)
+    ):
+        result = _direct(test, items, lengths, kept, bound, relevance_level, inputs, name)
     else:
-        qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), labels[judged], test.shape)
+        users = np.repeat(np.arange(test.shape[0], dtype=np.int64), np.diff(test.indptr))
+        judged = has[users]
+        qrels = _qrels(users[judged], test.indices[judged].astype(np.int64), test.data[judged], test.shape)
         evaluator = Evaluator(
             Judgments(qrels, inputs),
             bound,
@@ -306,6 +297,7 @@ def _evaluate(
             # would be given for every recommender
             judged_warning=None,
         )
+        rows = items if every else items[kept]
         # the list's own order is the ranking: strictly decreasing scores, no tie to break
         ranks = np.broadcast_to(np.arange(items.shape[1], 0, -1, dtype=np.float64), rows.shape)
         result = evaluator.evaluate_topk(kept, rows, ranks, name=name)
@@ -334,7 +326,7 @@ def _beyond_inputs(features: Any, expected: Any, shape: tuple[int, int]) -> dict
 
 def _direct(
     test: scipy.sparse.csr_array,
-    rows: np.ndarray,
+    items: np.ndarray,
     lengths: np.ndarray,
     kept: np.ndarray,
     metrics: list[Metric],
@@ -342,11 +334,12 @@ def _direct(
     inputs: dict[str, Any],
     name: str,
 ) -> Result:
-    """The result :meth:`Evaluator.evaluate_topk` gives for the users ``kept`` and their lists ``rows``,
-    from the context built straight from the matrices (:func:`~irspec.recsys.ranked.matrix_context`):
-    the same values, means, Judged@10 and warnings, with no qrels frame, run frame or join made."""
+    """The result :meth:`Evaluator.evaluate_topk` gives for the users ``kept`` and their lists (their
+    rows of ``items``, each with ``lengths`` items before its padding), from the context built straight
+    from the matrices (:func:`~irspec.recsys.ranked.matrix_context`): the same values, means, Judged@10
+    and warnings, with no qrels frame, run frame or join made."""
     options = Options(relevance_level, judged_warning=None)
-    ctx = matrix_context(test, rows, lengths, kept, options, inputs)
+    ctx = matrix_context(test, items, lengths, kept, options, inputs)
     values, texts = context_values(ctx, metrics)
     order = text_order(kept)  # results list users by id as text, as every result lists queries
     judged = aggregate_values(
@@ -366,6 +359,11 @@ def _direct(
     )
     issue_warnings(result.warnings)
     return result
+
+
+def _has_relevant(test: scipy.sparse.csr_array, level: int) -> np.ndarray:
+    """Whether each user (row) has a held-out item at ``level`` or above."""
+    return row_counts(test.data >= level, test.indptr) > 0
 
 
 def _moved_up(items: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -466,24 +464,29 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     if len(matrix.shape) != 2 or (shape is not None and matrix.shape != shape):
         expected = f"; expected {shape}, test_matrix's" if shape is not None else ""
         raise InputError(f"{what} has shape {matrix.shape}{expected}", f"<{what}>")
-    csr = scipy.sparse.csr_array(matrix, copy=True)
-    csr.sum_duplicates()  # also sorts the indices
+    csr = scipy.sparse.csr_array(matrix)  # a CSR input's arrays shared, read and never written
+    if not csr.has_canonical_format:
+        csr = csr.copy()  # sum_duplicates works in place: the caller's matrix stays as it was
+        csr.sum_duplicates()  # also sorts the indices
     if shape is not None:
         return csr
     data = csr.data
     if data.dtype.kind == "b":
         data = data.astype(np.int64)
     elif data.dtype.kind == "f":
-        whole = np.isfinite(data) & (data == np.round(data))
-        if not whole.all():
-            i = int(np.flatnonzero(~whole)[0])
+        # a label is whole when it comes back from int64 unchanged: NaN, infinities, fractions and labels
+        # beyond 64 bits do not (three passes over the labels, where isfinite and round took five)
+        with np.errstate(invalid="ignore"):
+            whole = data.astype(np.int64)
+        if not np.array_equal(whole, data):
+            i = int(np.flatnonzero(whole != data)[0])
             row = int(np.searchsorted(csr.indptr, i, side="right") - 1)
             raise InputError(
                 f"user {row}, item {int(csr.indices[i])}: label {data[i]} is not an integer; labels are graded "
                 f"relevance (binarise ratings first, e.g. (ratings >= 4).astype(int))",
                 f"<{what}>",
             )
-        data = data.astype(np.int64)
+        data = whole
     elif data.dtype.kind not in "iu":
         raise InputError(f"{what} must hold numbers, got {data.dtype}", f"<{what}>")
     csr.data = data.astype(np.int64, copy=False)
@@ -520,7 +523,11 @@ def _items(top_items: Any, shape: tuple[int, int], what: str = "top_items") -> n
             "or -1 for none)",
             f"<{what}>",
         )
-    return items.astype(np.int64, copy=False)
+    # signed as given (a model's int32 lists are not copied into 64 bits: 80 MB for 10M entries); an
+    # unsigned type made signed, so that -1 and arithmetic with row offsets mean what they say
+    if items.dtype.kind == "u":
+        items = items.astype(np.int64)
+    return np.ascontiguousarray(items)
 
 
 def _excluded(items: np.ndarray, exclude: scipy.sparse.csr_array) -> np.ndarray:

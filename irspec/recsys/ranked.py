@@ -2,19 +2,23 @@
 from the arrays: the held-out CSR matrix and the users × k top-k array, with no qrels or run frame made
 and no join.
 
-Each list entry's label is found by a look-up in its user's CSR row (:func:`stored_at`: a few users'
-rows at a time spread into a dense buffer, then read at the list's items, all users of the chunk in
-one numpy operation), each user's number of relevant items comes from the row's stored labels, and the
-ranking is the list's own order. The context is the one the engine builds from the same data as qrels
-and a run (:meth:`irspec.Evaluator.evaluate_topk`), so that every kernel computes what it computes
-there; :mod:`irspec.recsys.matrices` falls back to that path where this one would have to say what
-the engine's warnings say (a user whose list is empty).
+Each list's length is found by :func:`list_lengths`, and each held-out item's place in its user's list
+by :func:`look_up` (a chunk of users' lists written into a dense buffer at their items, which also
+shows an item given twice), on a few threads at once, a block of users each; each user's number of
+relevant items comes from the row's stored labels, and the ranking is the list's own order. The context
+is the one the engine builds from the same data as qrels and a run
+(:meth:`irspec.Evaluator.evaluate_topk`), so that every kernel computes what it computes there;
+:mod:`irspec.recsys.matrices` falls back to that path where this one would have to say what the
+engine's warnings say (a user whose list is empty).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse
@@ -25,11 +29,68 @@ from irspec.lazy import lazy_module
 
 pl = lazy_module("polars")
 
-__all__ = ["BUFFER_ENTRIES", "MatrixQrels", "check_distinct", "matrix_context", "stored_at", "text_order"]
+__all__ = [
+    "BUFFER_ENTRIES",
+    "LIST_ROWS",
+    "WORKERS",
+    "MatrixQrels",
+    "check_distinct",
+    "decimal_texts",
+    "list_lengths",
+    "look_up",
+    "matrix_context",
+    "row_counts",
+    "stored_at",
+    "text_order",
+    "workers",
+]
+
+T = TypeVar("T")
 
 BUFFER_ENTRIES = 1 << 21
-"""Entries of the dense buffer :func:`stored_at` spreads a chunk of users' rows into (rows × items):
-small enough to stay in the processor's cache, large enough that a chunk is many users."""
+"""Entries of the dense buffer :func:`stored_at` and :func:`look_up` spread a chunk of users' rows into
+(rows × items): small enough to stay in the processor's cache, large enough that a chunk is many users."""
+
+LIST_ROWS = 1 << 13
+"""Rows of the top-k array :func:`list_lengths` reads at a time (its masks stay in the cache)."""
+
+WORKERS: int | None = 1
+"""Threads that :func:`list_lengths` and :func:`look_up` work on, each a block of users (numpy's
+gathers, scatters and comparisons release the GIL, so that blocks can run on cores of their own):
+``1``, the default, the calling thread alone; ``None`` as many as the cores this process may run on, at
+most 4; or a number. One by default because on a machine whose cores are busy the threads only take
+turns (a 2-core machine shared with other jobs: 100,000 users' top 100 in 1.25x the time of one thread,
+benchmarks/README.md); give more where cores are idle. The values do not depend on it: a user's are
+found from its own row and list only."""
+
+
+def workers() -> int:
+    """The number of threads :data:`WORKERS` asks for."""
+    if WORKERS is not None:
+        return max(1, int(WORKERS))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
+def _blocks(n: int, step: int) -> list[tuple[int, int]]:
+    """0..n in one block per worker (fewer when there are fewer chunks), each a whole number of chunks
+    of ``step`` rows, so that a chunk's buffer rows are its users' positions in it whatever the block."""
+    chunks = -(-n // step)
+    per = max(1, -(-chunks // workers())) * step
+    return [(start, min(n, start + per)) for start in range(0, n, per)]
+
+
+def _in_blocks(work: Callable[[int, int], T], blocks: list[tuple[int, int]]) -> list[T]:
+    """``work(start, stop)`` of every block, in the blocks' order; on threads when there are several."""
+    if len(blocks) <= 1:
+        return [work(start, stop) for start, stop in blocks]
+    with ThreadPoolExecutor(len(blocks) - 1) as pool:
+        rest = [pool.submit(work, start, stop) for start, stop in blocks[1:]]
+        first = work(*blocks[0])  # the calling thread takes a block too, rather than waiting idle
+        return [first] + [done.result() for done in rest]
 
 
 def stored_at(
@@ -79,7 +140,7 @@ def stored_at(
         at = np.add(items[start:stop], row_start[: stop - start], out=index[: stop - start], casting="unsafe")
         got = np.take(buffer, at)
         buffer[here] = 0
-        hit = np.flatnonzero(got)
+        hit = np.flatnonzero(got != 0)  # a boolean's nonzero is several times faster than a uint16's
         flat.append(hit + start * k)
         found.append(entries[first + got.ravel()[hit].astype(np.int64) - 1])
     return np.concatenate(flat), np.concatenate(found)
@@ -98,6 +159,125 @@ def check_distinct(items: np.ndarray, users: np.ndarray) -> None:
         row = int(bad[0])
         item = int(ordered[row, 1:][same[row]][0])
         raise InputError(f"user {int(users[row])}: item {item} is given twice in its list", "<top_items>")
+
+
+def list_lengths(items: np.ndarray) -> np.ndarray | None:
+    """Each row's number of items, its ``-1`` (none) padding after them; ``None`` when a row has a ``-1``
+    before an item (a hole: the row's places are then not its ranks)."""
+    n, k = items.shape
+    if not items.size or int(items.min()) >= 0:
+        return np.full(n, k, dtype=np.int64)
+    lengths = np.empty(n, dtype=np.int64)
+    total = np.int16 if k < 1 << 15 else np.int64
+
+    def count(start: int, stop: int) -> bool:
+        for s in range(start, stop, LIST_ROWS):
+            none = items[s : min(stop, s + LIST_ROWS)] < 0
+            # summed as bytes into 16 bits: twice as fast as count_nonzero along the rows
+            lengths[s : s + len(none)] = k - none.view(np.int8).sum(axis=1, dtype=total)
+            if (none[:, :-1] > none[:, 1:]).any():  # a -1 followed by an item
+                return False
+        return True
+
+    return lengths if all(_in_blocks(count, _blocks(n, LIST_ROWS))) else None
+
+
+def look_up(
+    test: scipy.sparse.csr_array, items: np.ndarray, lengths: np.ndarray, users: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which of ``test``'s stored entries are in their row's list of ``items`` (C-ordered, a row per row
+    of ``test``, ``lengths[r]`` items first and ``-1`` after them), and where: ``(entries, places)``, the
+    entries ascending and each one's place in its list (0 the first). ``test`` has each entry once.
+    Raises :class:`~irspec.errors.InputError` for an item twice in the list of one of ``users`` (rows,
+    ascending), naming the first such user and its smallest repeated item.
+
+    A chunk of users' lists is written into a dense buffer (a row per user, a column per item and one
+    more, where a row's ``-1`` entries go), each entry its place, and read back: every entry reads its
+    own place exactly when no other entry of its row has its item, so that the entries that read
+    another's are the repeated items and all but one of each row's ``-1`` entries. The chunk's held-out
+    items are then read in the same buffer: what they read is their place in the list when the chunk
+    wrote it. The buffer is not cleared between chunks: each chunk writes its places shifted by k times
+    its number in a cycle of chunks, so that what an earlier chunk wrote reads as no place, and it is
+    cleared once a cycle. Each list entry is written once and read once: no sort of each list to check
+    it, and no look-up of each list entry in the held-out rows."""
+    n, k = items.shape
+    width = test.shape[1] + 1
+    step = max(1, BUFFER_ENTRIES // width)
+    # the smallest type in which a cycle is at least 64 chunks (a clear of the buffer every 64 or more)
+    kind = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if np.iinfo(t).max // k >= 64)
+    cycle = int(np.iinfo(kind).max) // k
+    indptr, indices = test.indptr, test.indices
+    read = np.empty(test.nnz, dtype=kind)  # each held-out entry's place (k or more: none)
+    # the -1 entries of a row all write one spot: all but one of them read another's place
+    others = np.maximum(k - lengths - 1, 0)
+    spot = np.int32 if step * width < 1 << 31 else np.int64
+
+    def chunks(start: int, stop: int) -> list[int]:
+        buffer = np.zeros(step * width, dtype=kind)
+        places = np.tile(np.arange(1, k + 1, dtype=kind), (step, 1))
+        own = np.empty((step, k), dtype=kind)
+        # each chunk row's first spot: 64-bit, which numpy's put and take read without a conversion
+        row_start = np.arange(0, step * width, width, dtype=np.int64)[:, None]
+        spots, differ = np.empty((step, k), dtype=np.int64), np.empty((step, k), dtype=bool)
+        first = int(indptr[start])
+        rows = np.arange(stop - start, dtype=spot) % step  # each user's row in its chunk's buffer
+        held = np.repeat(rows * width, np.diff(indptr[start : stop + 1])) + indices[first : indptr[stop]]
+        expected = np.add.reduceat(others[start:stop], np.arange(0, stop - start, step)).tolist()
+        bounds = [*indptr[start : stop + 1 : step].tolist(), int(indptr[stop])]  # each chunk's entries
+        repeated = []
+        for c, s in enumerate(range(start, stop, step)):
+            m = min(stop, s + step) - s
+            shift = (c % cycle) * k
+            if c and not shift:
+                buffer.fill(0)  # a new cycle: the last one's places would read as this one's
+            np.add(places[:m], shift, out=own[:m])
+            # a -1 goes to its row's previous row's extra column, never an item's (in the first row,
+            # index -1: the last row's extra column)
+            at = np.add(items[s : s + m], row_start[:m], out=spots[:m])
+            buffer[at] = own[:m]
+            if np.count_nonzero(np.not_equal(np.take(buffer, at), own[:m], out=differ[:m])) != expected[c]:
+                repeated.append(s)
+            a, b = bounds[c], bounds[c + 1]
+            # mode="wrap": no index is out of range, and "raise" would copy into a buffer first
+            found = np.take(buffer, held[a - first : b - first], out=read[a:b], mode="wrap")
+            # unsigned: a place of this chunk becomes 0 to k - 1, anything else k or more
+            np.subtract(found, shift + 1, out=found)
+        return repeated
+
+    done = _in_blocks(chunks, _blocks(n, step))
+    for s in sorted(s for repeated in done for s in repeated):
+        chosen = users[np.searchsorted(users, s) : np.searchsorted(users, s + step)]
+        check_distinct(items[chosen], chosen)  # the chunk's evaluated users: raises for the first
+    entries = np.flatnonzero(read < k)
+    return entries, read[entries].astype(np.int64)
+
+
+def row_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """How many of ``mask``'s values are true in each segment ``offsets[i]:offsets[i + 1]`` (64-bit):
+    a running count read at the bounds, three times as fast as a reduction segment by segment, with no
+    per-value array of segments (what ``bincount`` would need)."""
+    running = np.zeros(len(mask) + 1, dtype=np.int32 if len(mask) < 1 << 31 else np.int64)
+    np.cumsum(mask, dtype=running.dtype, out=running[1:])
+    return (running[offsets[1:]] - running[offsets[:-1]]).astype(np.int64)
+
+
+def decimal_texts(numbers: np.ndarray) -> list[str]:
+    """The decimal text of each non-negative integer (``str`` of each, in order), made with numpy: the
+    digits written into one block of text, a space in place of each leading zero and after each
+    number, which one ``split`` cuts into the strings (100,000 users' ids in 0.6x the time of ``str``
+    called on each)."""
+    numbers = np.asarray(numbers)
+    if not len(numbers):
+        return []
+    width = len(str(int(numbers.max())))
+    rest = numbers.astype(np.int32 if width < 10 else np.int64)  # 32-bit division is the faster
+    text = np.full((len(numbers), width + 1), ord(" "), dtype=np.uint8)
+    for j in range(width - 1, -1, -1):
+        digit = rest % 10
+        rest //= 10
+        # a digit where the number has one (the last place always: 0 is "0"), else a space
+        text[:, j] = np.where((digit > 0) | (rest > 0) | (j == width - 1), ord("0") + digit, ord(" "))
+    return text.tobytes().decode("ascii").split()
 
 
 def text_order(numbers: np.ndarray) -> np.ndarray:
@@ -127,12 +307,19 @@ class MatrixQrels:
         self._test = test
         self.users = users
         self.query_ids = ids
-        every = len(users) == test.shape[0]
         lengths = np.diff(test.indptr)[users]
-        self.offsets = test.indptr.astype(np.int64) if every else np.concatenate(([0], np.cumsum(lengths)))
-        self._entries = None if every else segment_rows(test.indptr[users], lengths)
-        self.query_of = np.repeat(np.arange(len(users), dtype=np.int64), lengths)
+        self.offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        # the users left out have no stored entry (as usual: nothing held out): the users' segments are
+        # the matrix's entries in order, with no gather of them
+        whole = self.offsets[-1] == test.nnz
+        self._entries = None if whole else segment_rows(test.indptr[users], lengths)
+        self._lengths = lengths
         self._by_level: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    @cached_property
+    def query_of(self) -> np.ndarray:
+        """Each stored label's user (its position)."""
+        return np.repeat(np.arange(len(self.users), dtype=np.int64), self._lengths)
 
     @cached_property
     def position(self) -> dict[str, int]:
@@ -167,10 +354,13 @@ class MatrixQrels:
     def counts(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(R, N) per user: relevant (label >= level) and judged non-relevant (0 <= label < level)."""
         if level not in self._by_level:
-            n, stored = len(self.users), self._stored
-            rel = np.bincount(self.query_of[stored >= level], minlength=n)
-            nonrel = np.bincount(self.query_of[(stored >= 0) & (stored < level)], minlength=n)
-            self._by_level[level] = (rel.astype(np.int64), nonrel.astype(np.int64))
+            stored = self._stored
+            if not len(stored) or stored.min() >= level:  # every label relevant (implicit feedback)
+                rel, nonrel = np.diff(self.offsets), np.zeros(len(self.users), dtype=np.int64)
+            else:
+                rel = row_counts(stored >= level, self.offsets)
+                nonrel = row_counts((stored >= 0) & (stored < level), self.offsets)
+            self._by_level[level] = (rel, nonrel)
         return self._by_level[level]
 
 
@@ -178,12 +368,22 @@ class _ListFrame:
     """The ranked rows as the engine's ranked frame has them (query, docno, score), made when a column
     is first asked for (the propensity kernels read the items of a few rows; a per-query metric all)."""
 
-    def __init__(self, items: np.ndarray, lengths: np.ndarray, ids: list[str], width: int) -> None:
-        self._items, self._lengths, self._ids, self._width = items, lengths, ids, width
+    def __init__(
+        self, lists: np.ndarray, rows: np.ndarray | None, lengths: np.ndarray, ids: list[str], width: int
+    ) -> None:
+        self._lists, self._rows, self._lengths, self._ids, self._width = lists, rows, lengths, ids, width
 
     @property
     def height(self) -> int:
-        return len(self._items)
+        return int(self._lengths.sum())
+
+    @cached_property
+    def _items(self) -> np.ndarray:
+        """Every list's items, one list after another (the lists' -1 padding left out)."""
+        lists = self._lists if self._rows is None else self._lists[self._rows]
+        if self._lengths.sum() == lists.size:
+            return lists.reshape(-1)
+        return lists[np.arange(lists.shape[1]) < self._lengths[:, None]]
 
     def get_column(self, name: str) -> Any:
         if name == "docno":
@@ -199,30 +399,123 @@ class _ListFrame:
     @cached_property
     def _scores(self) -> np.ndarray:
         starts = np.concatenate(([0], np.cumsum(self._lengths)))[:-1]
-        place = np.arange(len(self._items)) - np.repeat(starts, self._lengths)
+        place = np.arange(self.height) - np.repeat(starts, self._lengths)
         return (self._width - place).astype(np.float64)
+
+
+class _MatrixContext(Context):
+    """The context of :func:`matrix_context`, which knows its few labelled rows (the held-out items
+    found in the lists) with each one's user and rank: the relevant and judged rows, their users and
+    ranks are taken from those, not found by comparing every row's label (ten million of them for a
+    hundred thousand users' top 100) and searching the rows' segments. The same arrays, of the same
+    types: every other row's label is :data:`~irspec.evaluation.context.UNJUDGED`, below any level
+    (a level is never negative: :class:`~irspec.evaluation.context.Options` refuses it)."""
+
+    def __init__(self, *args: Any, labelled: np.ndarray, users: np.ndarray, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # the labelled rows ascending, and each one's user (the context's query index), ascending too
+        self._labelled, self._users = labelled, users
+
+    def _at_least(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """The labelled rows with a label >= ``level``, and their users."""
+        key = ("at-least", level)
+        if key not in self._cache:
+            chosen = self.label[self._labelled] >= level
+            self._cache[key] = (self._labelled[chosen], self._users[chosen])
+        return self._cache[key]
+
+    def _mask(self, rows: np.ndarray) -> np.ndarray:
+        mask = np.zeros(len(self.label), dtype=bool)
+        mask[rows] = True
+        return mask
+
+    def relevant(self, level: int) -> np.ndarray:
+        key = ("rel", level)
+        if key not in self._cache:
+            self._cache[key] = self._mask(self._at_least(level)[0])
+        return self._cache[key]
+
+    def judged(self) -> np.ndarray:
+        if "judged" not in self._cache:
+            self._cache["judged"] = self._mask(self._at_least(0)[0])
+        return self._cache["judged"]
+
+    def count(self, mask: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
+        if mask is not self._cache.get("judged"):
+            return super().count(mask, k)
+        # Judged@10, which every result carries: the judged rows' users and ranks are known
+        rows, users = self._at_least(0)
+        seg = users.astype(np.int32)
+        if k is not None:
+            seg = seg[(rows - self.offsets[seg] + 1).astype(np.int32) <= k[seg]]
+        return np.bincount(seg, minlength=self.nq).astype(np.int64)
+
+    def relevant_rows(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        key = ("relevant-rows", level)
+        if key not in self._cache:
+            rows, users = self._at_least(level)
+            # each row's place among its user's relevant rows: its index less its user's first one's
+            first = np.ones(len(users), dtype=bool)
+            np.not_equal(users[1:], users[:-1], out=first[1:])
+            starts = np.flatnonzero(first)
+            nth = np.arange(1, len(rows) + 1) - starts[np.cumsum(first) - 1]
+            self._cache[key] = (rows, nth)
+        return self._cache[key]
+
+    def relevant_places(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        key = ("relevant-places", level)
+        if key not in self._cache:
+            rows, users = self._at_least(level)
+            seg = users.astype(np.int32)
+            self._cache[key] = (seg, (rows - self.offsets[seg] + 1).astype(np.int32))
+        return self._cache[key]
+
+    def ideal_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        # the qrels hold the evaluated users' labels alone, in the context's order (qpos 0, 1, ...): the
+        # gather of every user's segment would copy them as they are
+        return self.qrels.labels, self.qrels.offsets
 
 
 def matrix_context(
     test: scipy.sparse.csr_array,
-    lists: np.ndarray,
+    items: np.ndarray,
     lengths: np.ndarray,
     users: np.ndarray,
     options: Options,
     inputs: dict[str, Any],
 ) -> Context:
-    """The context of the evaluated ``users``' lists: ``lists``, their rows of the top-k array (each
-    row's ``lengths`` items first, ``-1`` only after them, at least one item in each), against
-    ``test``'s rows of those users; in the users' order (as row numbers), labels found by
-    :func:`stored_at`."""
+    """The context of the evaluated ``users``' lists (rows of ``test``, ascending): ``items``, the top-k
+    array of every row of ``test`` (C-ordered; each row's ``lengths`` items first, ``-1`` only after
+    them, at least one item in each evaluated row), against ``test``'s rows of those users; in the
+    users' order (as row numbers), labels found by :func:`look_up`, which refuses an item given twice."""
+    entries, places = look_up(test, items, lengths, users)
+    row = np.searchsorted(test.indptr, entries, side="right") - 1  # each found entry's user
+    every = len(users) == items.shape[0]
+    if not every:
+        position = np.full(items.shape[0], -1, dtype=np.int64)
+        position[users] = np.arange(len(users))
+        row = position[row]
+        evaluated = row >= 0
+        row, entries, places = row[evaluated], entries[evaluated], places[evaluated]
+        lengths = lengths[users]
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    full = offsets[-1] == lists.size
-    ranked = lists.ravel() if full else lists[np.arange(lists.shape[1]) < lengths[:, None]]
-    label = np.full(len(ranked), UNJUDGED, dtype=np.int64)
-    flat, entry = stored_at(test, lists, None if len(users) == test.shape[0] else users)
-    row, place = np.divmod(flat, lists.shape[1])
-    label[offsets[row] + place] = test.data[entry]  # a list's items come first: its place is its rank - 1
-    ids = np.asarray(users).astype(str).tolist()
+    found = offsets[row] + places  # a list's items come first: its place is its rank - 1
+    label = np.full(int(offsets[-1]), UNJUDGED, dtype=np.int64)
+    label[found] = test.data[entries]
+    # the entries are by user, then by item: sorted by row, the users stay as they are
+    found.sort()
+    ids = decimal_texts(users)
     qrels = MatrixQrels(test, users, ids)
-    frame = _ListFrame(ranked, lengths, ids, lists.shape[1])
-    return Context(ids, offsets, label, qrels, options, frame, inputs, qpos=np.arange(len(users)))
+    frame = _ListFrame(items, None if every else users, lengths, ids, items.shape[1])
+    return _MatrixContext(
+        ids,
+        offsets,
+        label,
+        qrels,
+        options,
+        frame,
+        inputs,
+        qpos=np.arange(len(users)),
+        labelled=found,
+        users=row,
+    )
