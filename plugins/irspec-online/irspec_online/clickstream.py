@@ -21,13 +21,15 @@ from typing import Any
 import numpy as np
 
 from irspec import EvaluationError, InputError
+from irspec_online import columnar
 from irspec_online.clickmodels import (
     ITERATIONS,
+    RANKS,
     ClickModel,
     Sessions,
     Swap,
     Vocabulary,
-    held_out,
+    held_out_rows,
     model_of,
     swap_tally,
 )
@@ -55,11 +57,12 @@ def read_sessions(
     vocabulary = Vocabulary()
     train, test = _Held(vocabulary, chunk_rows), _Held(vocabulary, chunk_rows)
     for batch in opened.batches:
-        sessions = Sessions.of_records(batch, opened.where, opened.unit, vocabulary)
+        made = columnar.sessions(batch, opened.where, opened.unit, RANKS)
+        sessions = Sessions.of_batch(made, vocabulary)
         if not holdout:
             train.add(sessions)
             continue
-        held = np.array([held_out(rec["session"], holdout) for _, rec in batch], dtype=bool)
+        held = held_out_rows(made.session.to_list(), holdout)
         train.add(_rows(sessions, ~held))
         test.add(_rows(sessions, held))
     trained = train.table()
