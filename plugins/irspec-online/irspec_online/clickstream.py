@@ -38,7 +38,8 @@ from irspec_online.sources import open_source
 __all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions", "swap_counts"]
 
 CHUNK_ROWS = 1 << 18
-"""Sessions held before the table is compacted again (some 30 MiB, and as much again to compact them)."""
+"""Sessions held beside the compacted table before it is compacted again (some 30 MiB, and as much again
+to compact them), or half the table's rows if that is more."""
 BATCH = 16_384
 
 
@@ -86,20 +87,25 @@ def _rows(sessions: Sessions, keep: np.ndarray) -> Sessions:
 
 
 class _Held:
-    """Sessions gathered batch by batch, compacted whenever they pass ``chunk_rows`` rows."""
+    """Sessions gathered batch by batch, compacted whenever those added since the last compaction pass
+    ``chunk_rows`` rows or half the compacted table's (compacted whenever the rows held passed
+    ``chunk_rows``, a table of distinct sessions near that size was compacted whole every few batches, and
+    one larger at every batch). The table is the same whenever it is compacted: the distinct sessions in
+    the order first seen, their weights whole numbers."""
 
     def __init__(self, vocabulary: Vocabulary, chunk_rows: int) -> None:
         self.parts: list[Sessions] = []
         self.rows = 0
+        self.compacted = 0
         self.vocabulary = vocabulary
         self.chunk_rows = chunk_rows
 
     def add(self, sessions: Sessions) -> None:
         self.parts.append(sessions)
         self.rows += len(sessions)
-        if self.rows > self.chunk_rows:
+        if self.rows - self.compacted > max(self.chunk_rows, self.compacted // 2):
             self.parts = [Sessions.concat(self.parts).compact()]
-            self.rows = len(self.parts[0])
+            self.rows = self.compacted = len(self.parts[0])
 
     def table(self) -> Sessions:
         joined = Sessions.concat(self.parts) if self.parts else Sessions.empty(self.vocabulary)

@@ -14,9 +14,10 @@ pytest.importorskip("irspec_online")
 pytest.importorskip("pyarrow", reason="the columns are Arrow's: pip install 'irspec-online[parquet]'")
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
-from irspec_online import columnar, interleaving, plugin, records
+from irspec_online import clickstream, columnar, interleaving, plugin, records
 from irspec_online.clickmodels import RANKS, Sessions, Vocabulary
 from irspec_online.columnar import Rows
 from polars.testing import assert_frame_equal
@@ -218,10 +219,18 @@ def test_a_bad_record_deep_inside_a_large_batch_is_named(tmp_path, change, messa
     rows = [dict(good, session=f"s{i}") for i in range(40_000)]
     rows[30_000] = dict(rows[30_000], **change)  # row 30,001: the middle of the second batch of 16,384
     path = tmp_path / "log.parquet"
-    pq.write_table(table_of(rows), path, row_group_size=65_536)
-    with registered_plugin(plugin), pytest.raises(irspec.InputError) as info:
-        irspec.evaluate_input(path, "CTR", per_query=False)
-    assert str(info.value) == f"{path}: row 30001: {message}"
+    table = table_of(rows)
+    pq.write_table(table, path, row_group_size=65_536)
+    sources = {str(path): path, "<polars DataFrame>": pl.from_arrow(table)}
+    readers = {
+        "online": lambda source: irspec.evaluate_input(source, "CTR", per_query=False),
+        "clickmodel fit": lambda source: clickstream.fit(source, "pbm", iterations=1),
+    }
+    for where, source in sources.items():
+        for name, read in readers.items():
+            with registered_plugin(plugin), pytest.raises(irspec.InputError) as info:
+                read(source)
+            assert str(info.value) == f"{where}: row 30001: {message}", name
 
 
 # --------------------------------------------------------------------------------------------------
@@ -305,3 +314,18 @@ def test_key_sums_merged_early_or_late_are_the_sums_at_once(monkeypatch, held):
     want = interleaving._grouped(*interleaving._joined([interleaving._grouped(k, v) for k, v in parts]))
     for got, expected in zip(sums.table(), want, strict=True):
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("holdout", [0.0, 0.3])
+def test_the_distinct_sessions_are_the_same_compacted_early_or_late(tmp_path, monkeypatch, holdout):
+    recs = random_records(np.random.default_rng(11), 600, bad=0.0)
+    pq.write_table(table_of(recs), tmp_path / "log.parquet")
+    monkeypatch.setattr(clickstream, "BATCH", 7)  # many batches, each compacting or not
+    tables = [
+        clickstream.read_sessions(tmp_path / "log.parquet", holdout, chunk_rows=c) for c in (5, 60, 10**6)
+    ]
+    for train, test in tables[1:]:
+        for got, want in ((train, tables[0][0]), (test, tables[0][1])):
+            for name in ("pairs", "clicks", "length", "weight"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+            assert got.vocabulary.codes == want.vocabulary.codes
