@@ -620,7 +620,8 @@ def _text_keys(texts: Any) -> np.ndarray:
     kind = np.int64 if pa.types.is_large_string(texts.type) else np.int32
     at = np.frombuffer(offsets, dtype=kind)[texts.offset : texts.offset + len(texts) + 1].astype(np.int64)
     raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-    return bytes_keys(raw, at[:-1], np.diff(at))
+    # only this array's bytes: a slice of a larger one shares its whole buffer
+    return bytes_keys(raw[at[0] : at[-1]], at[:-1] - at[0], np.diff(at))
 
 
 def _series(texts: Any) -> pl.Series:

@@ -168,12 +168,13 @@ class InteractionLog:
     """A read interaction log: one row per query issue, sorted by session, then time, then input order.
 
     Per row (``n`` rows): ``ids`` (``"SESSION:I"``, the I-th query of the session, 1-based; the rows of an
-    evaluation result; empty in a part of a streamed pass, :func:`assemble`), ``session`` (index into ``sessions``), ``first_in_session`` (bool), ``time`` (Unix
-    seconds, float), ``n_results``, ``line`` (1-based line in the file, or row of a frame),
-    ``first_click`` (the best rank clicked, 0 when nothing was clicked) and ``best_dwell`` (the longest
-    known dwell time of the row's clicks, seconds; NaN when none is known). ``sessions`` holds the session
-    ids in order. ``top_queries`` holds the most frequent query texts as ``(query, issues, clicked
-    issues)``, most issued first (ties: by text); empty when the reader did not count them (Spark).
+    evaluation result; empty in a part of a streamed pass, :func:`assemble`), ``session`` (index into
+    ``sessions``), ``first_in_session`` (bool), ``time`` (Unix seconds, float), ``n_results``, ``line``
+    (1-based line in the file, or row of a frame), ``first_click`` (the best rank clicked, 0 when nothing
+    was clicked) and ``best_dwell`` (the longest known dwell time of the row's clicks, seconds; NaN when
+    none is known). ``sessions`` holds the session ids in order. ``top_queries`` holds the most frequent
+    query texts as ``(query, issues, clicked issues)``, most issued first (ties: by text); empty when the
+    reader did not count them (Spark).
     """
 
     name: str
