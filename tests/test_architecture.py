@@ -571,6 +571,7 @@ PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
         (
             "records",
         ),  # the record format, its checks and summaries, JSON Lines, the log's counts, InteractionLog
+        ("columnar",),  # the same checks and summaries a batch of Arrow columns at a time
         ("interleaving", "clickmodels", "rankings"),  # interleaving; click models; runs as rankings
         ("counterfactual",),  # IPS, clipped IPS, SNIPS of a new ranking from a log; their intervals
         ("kernels", "simulation"),  # the metrics' numpy computations; simulated users for design
@@ -603,6 +604,11 @@ PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
         "pyarrow",
     ): "optional (the parquet and pandas extras): loaded for the forms read through Arrow",
     ("irspec_online", "streaming", "pyarrow"): "optional (the parquet extra): counts a Parquet log's rows",
+    (
+        "irspec_online",
+        "columnar",
+        "pyarrow",
+    ): "optional (the parquet extra): only Arrow's forms read through it",
     ("irspec_online", "clickstream", "spark"): "optional (the spark extra): a Spark frame's fit",
     ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
     ("irspec_online", "interleaving", "scipy"): "loaded to optimize lists or test, not to read a log",

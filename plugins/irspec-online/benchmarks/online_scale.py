@@ -11,7 +11,9 @@ session, of one of 5 million users (``--users``); each part's arrays built with 
 lists drawn from a bank of 64 per query (:class:`irspec_online.simulation.Simulation`), in row groups of 65,536 rows.
 
 ``measure`` runs, each in a fresh process, and prints its wall time, CPU time and peak RSS (``ru_maxrss``
-of the child):
+of the child); with ``--baseline DIR`` (the ``plugins/irspec-online`` folder of another checkout: ``git
+worktree add /tmp/base COMMIT``) each command runs with that plugin's code too, right before, and the
+ratios of the two are printed:
 
 - ``irspec online log.parquet -m "Interleaving(team-draft), CTR"``: the streamed pass, with the
   interleaving test (1,000 bootstrap replicates over users, the sign test over queries);
@@ -102,7 +104,7 @@ def generate(n: int, folder: Path, users: int = USERS, seed: int = 1) -> None:
             print(f"part {part}: {start + m:,} query issues", flush=True)
 
 
-def measure(folder: Path, only: list[str] | None = None) -> None:
+def measure(folder: Path, only: list[str] | None = None, baseline: Path | None = None) -> None:
     log = str(folder / "log.parquet")
     every = {
         "interleaving": ["online", log, "-m", "Interleaving(team-draft), CTR"],
@@ -116,24 +118,42 @@ def measure(folder: Path, only: list[str] | None = None) -> None:
     }
     print(f"load average {os.getloadavg()}", flush=True)
     for name, argv in commands.items():
-        # a file per command, so that two measures of one log may run at once
-        stem = name.replace(" ", "-")
-        with open(folder / f"{stem}.out", "w+") as out, open(folder / f"{stem}.err", "w+") as err:
-            start = time.perf_counter()
-            child = subprocess.Popen([sys.executable, "-m", "irspec", *argv], stdout=out, stderr=err)
-            _, status, usage = os.wait4(child.pid, 0)  # this child's own usage: its peak, its CPU
-            wall = time.perf_counter() - start
-            out.seek(0)
-            err.seek(0)
-            text, said = out.read(), err.read()
-        cpu = usage.ru_utime + usage.ru_stime
-        print(
-            f"{name}: exit {os.waitstatus_to_exitcode(status)}, wall {wall:.1f} s, CPU {cpu:.1f} s, "
-            f"peak {usage.ru_maxrss / 1024:.0f} MiB",
-            flush=True,
-        )
-        print(text[-3000:], said[-2000:], flush=True)
-        print(f"load average {os.getloadavg()}", flush=True)
+        runs = {"baseline": baseline, "this": None} if baseline is not None else {"this": None}
+        found = {}
+        for which, code in runs.items():
+            found[which] = _run(folder, name, argv, which if baseline is not None else "", code)
+        if baseline is not None:
+            (wall, cpu, peak), (wall_b, cpu_b, peak_b) = found["this"], found["baseline"]
+            print(f"{name}: this / baseline: wall {wall / wall_b:.3f}, CPU {cpu / cpu_b:.3f}, peak {peak / peak_b:.3f}",
+                  flush=True)  # fmt: skip
+
+
+def _run(
+    folder: Path, name: str, argv: list[str], which: str, code: Path | None
+) -> tuple[float, float, float]:
+    """One command in a fresh process (with the plugin's code from ``code``, when given): its wall time, CPU
+    time and peak RSS (MiB), printed with its output's end and the load average after it."""
+    # a file per command, so that two measures of one log may run at once
+    stem = "-".join([name.replace(" ", "-"), *([which] if which else [])])
+    env = dict(os.environ)
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [env.get("PYTHONPATH")])])
+    with open(folder / f"{stem}.out", "w+") as out, open(folder / f"{stem}.err", "w+") as err:
+        start = time.perf_counter()
+        child = subprocess.Popen([sys.executable, "-m", "irspec", *argv], stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own usage: its peak, its CPU
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        text, said = out.read(), err.read()
+    cpu = usage.ru_utime + usage.ru_stime
+    peak = usage.ru_maxrss / 1024
+    label = f"{name} ({which})" if which else name
+    print(f"{label}: exit {os.waitstatus_to_exitcode(status)}, wall {wall:.1f} s, CPU {cpu:.1f} s, peak {peak:.0f} MiB",
+          flush=True)  # fmt: skip
+    print(text[-3000:], said[-2000:], flush=True)
+    print(f"load average {os.getloadavg()}", flush=True)
+    return wall, cpu, peak
 
 
 def main() -> None:
@@ -147,11 +167,14 @@ def main() -> None:
     m.add_argument("folder", type=Path)
     m.add_argument("--only", nargs="+", choices=("interleaving", "clickmodel", "pbm", "dbn"),
                    help="these commands alone (clickmodel: pbm and dbn)")  # fmt: skip
+    m.add_argument(
+        "--baseline", type=Path, help="another checkout's plugins/irspec-online, run beside this one"
+    )
     args = parser.parse_args()
     if args.step == "generate":
         generate(args.n, args.folder, args.users)
     else:
-        measure(args.folder, args.only)
+        measure(args.folder, args.only, args.baseline)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ import numpy as np
 import polars as pl
 
 from irspec import EvaluationError, InputError, IrspecError, plugin_api
-from irspec_online.records import RANK_LIMIT, checked_records, key_of
+from irspec_online import columnar
+from irspec_online.records import RANK_LIMIT, checked_records, key_of, keys_of
 
 __all__ = [
     "CM",
@@ -71,6 +72,7 @@ __all__ = [
     "Vocabulary",
     "added",
     "held_out",
+    "held_out_rows",
     "json_data",
     "load",
     "model_of",
@@ -106,6 +108,22 @@ class Vocabulary:
         if found is None:
             found = self.codes[key] = len(self.codes)
         return found
+
+    def codes_of(self, query: pl.Series, doc: pl.Series) -> np.ndarray:
+        """The code of each pair ``(query[i], doc[i])``, new ones coded in the order first seen: each
+        distinct pair looked up once."""
+        if len(doc) == 0:
+            return np.zeros(0, dtype=np.int64)
+        found = (
+            pl.DataFrame({"q": query, "d": doc}).with_row_index("i")
+            .group_by("q", "d", maintain_order=True).agg("i")  # the pairs in the order first seen
+        )  # fmt: skip
+        code = self.code
+        codes = np.fromiter((code(q, d) for q, d in zip(found["q"].to_list(), found["d"].to_list(), strict=True)),
+                            dtype=np.int64, count=found.height)  # fmt: skip
+        out = np.empty(len(doc), dtype=np.int64)
+        out[found["i"].explode().to_numpy()] = np.repeat(codes, found["i"].list.len().to_numpy())
+        return out
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -194,19 +212,23 @@ class Sessions:
     @classmethod
     def of_records(cls, records: Iterable[tuple[int, Any]], where: str, unit: str = "line",
                    vocabulary: Vocabulary | None = None) -> Sessions:  # fmt: skip
-        """The sessions of log records (each ``(line or row, record)``), checked as every reader of the
-        log checks them: a session per query issue, its top :data:`RANKS` results and the clicks on them
-        (a click's rank, or its document's position among the results)."""
+        """The sessions of log records (each ``(line or row, record)``, or a batch of Arrow columns:
+        :class:`irspec_online.columnar.Rows`), checked as every reader of the log checks them: a session per
+        query issue, its top :data:`RANKS` results and the clicks on them (a click's rank, or its
+        document's position among the results)."""
+        return cls.of_batch(columnar.sessions(records, where, unit, RANKS), vocabulary)
+
+    @classmethod
+    def of_batch(cls, batch: columnar.Sessions, vocabulary: Vocabulary | None = None) -> Sessions:
+        """The sessions of a batch's (:func:`irspec_online.columnar.sessions`), their pairs coded in
+        ``vocabulary`` (new pairs in the order first seen)."""
         vocabulary = vocabulary if vocabulary is not None else Vocabulary()
-        pairs, clicks, length = [], [], []
-        for rec, shown, clicked in session_rows(records, where, unit):
-            row = [vocabulary.code(rec["query"], d) for d in shown]
-            pairs.append(row + [-1] * (RANKS - len(row)))
-            clicks.append(clicked)
-            length.append(len(shown))
-        n = len(length)
-        return cls(np.array(pairs, dtype=np.int64).reshape(n, RANKS), np.array(clicks, dtype=bool).reshape(n, RANKS),
-                   np.array(length, dtype=np.int64), np.ones(n), vocabulary)  # fmt: skip
+        n = len(batch)
+        pairs = np.full((n, RANKS), -1, dtype=np.int64)
+        rows = np.repeat(np.arange(n), batch.length)
+        ranks = np.arange(len(rows)) - np.repeat(np.cumsum(batch.length) - batch.length, batch.length)
+        pairs[rows, ranks] = vocabulary.codes_of(batch.query.gather(rows), batch.docs)
+        return cls(pairs, batch.clicks, batch.length, np.ones(n), vocabulary)
 
     @classmethod
     def concat(cls, parts: Sequence[Sessions]) -> Sessions:
@@ -238,6 +260,11 @@ def held_out(session: Any, holdout: float) -> bool:
     """Whether a query issue of this session id is held out: a key of the id in the ``holdout`` share,
     the same in every process and whatever the log's order or form."""
     return (key_of(str(session)) & 0xFFFFFFFF) / 2**32 < holdout
+
+
+def held_out_rows(sessions: list[str], holdout: float) -> np.ndarray:
+    """:func:`held_out` of each session id (texts), at once."""
+    return (keys_of(sessions) & 0xFFFFFFFF) / 2**32 < holdout
 
 
 def swap_tally(

@@ -21,13 +21,15 @@ from typing import Any
 import numpy as np
 
 from irspec import EvaluationError, InputError
+from irspec_online import columnar
 from irspec_online.clickmodels import (
     ITERATIONS,
+    RANKS,
     ClickModel,
     Sessions,
     Swap,
     Vocabulary,
-    held_out,
+    held_out_rows,
     model_of,
     swap_tally,
 )
@@ -36,7 +38,8 @@ from irspec_online.sources import open_source
 __all__ = ["CHUNK_ROWS", "Fitted", "fit", "read_sessions", "swap_counts"]
 
 CHUNK_ROWS = 1 << 18
-"""Sessions held before the table is compacted again (some 30 MiB, and as much again to compact them)."""
+"""Sessions held beside the compacted table before it is compacted again (some 30 MiB, and as much again
+to compact them), or half the table's rows if that is more."""
 BATCH = 16_384
 
 
@@ -55,11 +58,12 @@ def read_sessions(
     vocabulary = Vocabulary()
     train, test = _Held(vocabulary, chunk_rows), _Held(vocabulary, chunk_rows)
     for batch in opened.batches:
-        sessions = Sessions.of_records(batch, opened.where, opened.unit, vocabulary)
+        made = columnar.sessions(batch, opened.where, opened.unit, RANKS)
+        sessions = Sessions.of_batch(made, vocabulary)
         if not holdout:
             train.add(sessions)
             continue
-        held = np.array([held_out(rec["session"], holdout) for _, rec in batch], dtype=bool)
+        held = held_out_rows(made.session.to_list(), holdout)
         train.add(_rows(sessions, ~held))
         test.add(_rows(sessions, held))
     trained = train.table()
@@ -83,20 +87,25 @@ def _rows(sessions: Sessions, keep: np.ndarray) -> Sessions:
 
 
 class _Held:
-    """Sessions gathered batch by batch, compacted whenever they pass ``chunk_rows`` rows."""
+    """Sessions gathered batch by batch, compacted whenever those added since the last compaction pass
+    ``chunk_rows`` rows or half the compacted table's (compacted whenever the rows held passed
+    ``chunk_rows``, a table of distinct sessions near that size was compacted whole every few batches, and
+    one larger at every batch). The table is the same whenever it is compacted: the distinct sessions in
+    the order first seen, their weights whole numbers."""
 
     def __init__(self, vocabulary: Vocabulary, chunk_rows: int) -> None:
         self.parts: list[Sessions] = []
         self.rows = 0
+        self.compacted = 0
         self.vocabulary = vocabulary
         self.chunk_rows = chunk_rows
 
     def add(self, sessions: Sessions) -> None:
         self.parts.append(sessions)
         self.rows += len(sessions)
-        if self.rows > self.chunk_rows:
+        if self.rows - self.compacted > max(self.chunk_rows, self.compacted // 2):
             self.parts = [Sessions.concat(self.parts).compact()]
-            self.rows = len(self.parts[0])
+            self.rows = self.compacted = len(self.parts[0])
 
     def table(self) -> Sessions:
         joined = Sessions.concat(self.parts) if self.parts else Sessions.empty(self.vocabulary)

@@ -69,6 +69,7 @@ __all__ = [
     "TEAM_B",
     "Balanced",
     "InterleavingTest",
+    "KeySums",
     "Optimized",
     "Probabilistic",
     "Served",
@@ -415,17 +416,16 @@ def outcomes(log: Any, spec: Any) -> np.ndarray:
 class Tally:
     """What an interleaving test adds up over the rows (in one piece or partition by partition): the
     outcomes' counts, each query's sum and count of outcomes (by its key), each user's (by its key).
-    Memory: a row per distinct query and per distinct user, never a row per query issue; the users' rows
-    are merged whenever they pass :data:`USERS_HELD`."""
+    Memory: a row per distinct query and per distinct user (:class:`KeySums`), never a row per query
+    issue."""
 
     def __init__(self, settings: Interleaving) -> None:
         self.settings = settings
         self.interleaved = self.clicked = 0
         self.wins_a = self.wins_b = self.ties = 0
         self.total = 0.0
-        self.queries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.users: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.held = 0
+        self.queries = KeySums()
+        self.users = KeySums()
 
     def add(
         self, query_key: np.ndarray, user_key: np.ndarray, values: np.ndarray, interleaved: np.ndarray
@@ -439,14 +439,8 @@ class Tally:
         self.wins_b += int((v > 0).sum())
         self.ties += int((v == 0).sum())
         self.total += float(v.sum())
-        self.queries.append(_grouped(query_key[defined], v))
-        self.users.append(_grouped(user_key[defined], v))
-        self.held += len(self.users[-1][0])
-        if len(self.queries) > 64:  # keep the per-query sums as one table, not one per part
-            self.queries = [_grouped(*_joined(self.queries))]
-        if self.held > USERS_HELD:  # a user's rows of several parts merged into one
-            self.users = [_grouped(*_joined(self.users))]
-            self.held = len(self.users[0][0])
+        self.queries.add(*_grouped(query_key[defined], v))
+        self.users.add(*_grouped(user_key[defined], v))
 
     def bootstrap(self) -> np.ndarray:
         """The preference in each replicate of a Poisson bootstrap over users (Hanley and MacGibbon 2006;
@@ -459,9 +453,7 @@ class Tally:
         come from the seed, over the groups in sorted order: the same log gives the same interval, read in
         one piece or partition by partition."""
         replicates = self.settings.replicates
-        if not self.users:
-            return np.full(replicates, np.nan)
-        _, sums, counts = _grouped(*_joined(self.users))
+        _, sums, counts = self.users.table()
         groups = pl.DataFrame({"s": sums, "n": counts}).group_by("s", "n").len().sort("s", "n")
         s, n, k = (groups[c].to_numpy().astype(np.float64) for c in ("s", "n", "len"))
         rng = np.random.default_rng(self.settings.seed)
@@ -477,7 +469,7 @@ class Tally:
         queries won by each ranking and the sign test over them."""
         from scipy.stats import binomtest
 
-        _, sums, counts = _grouped(*_joined(self.queries)) if self.queries else (np.zeros(0),) * 3
+        _, sums, counts = self.queries.table()
         per_query = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
         q_b, q_a = int((per_query > 0).sum()), int((per_query < 0).sum())
         q_tied = len(per_query) - q_a - q_b
@@ -496,7 +488,55 @@ class Tally:
 
 
 USERS_HELD = 1 << 21
-"""Users' partial sums held before a user's rows of several parts are merged (some 50 MiB)."""
+"""Keys new to a :class:`KeySums` held aside (some 50 MiB) before they are merged into its table, unless
+the table holds four times as many."""
+
+
+class KeySums:
+    """Sums and counts per distinct key (a query's, a user's outcomes), added part by part (a partition's
+    :func:`_grouped` sums at a time): a table sorted by key, which a part's known keys are added to in place
+    (a search of the part's keys, not a sort of the table), and the part's new keys, held aside until they
+    pass :data:`USERS_HELD` or a quarter of the table, then merged in. Memory: the distinct keys (24 bytes
+    each) and at most a quarter more, however many parts. Each key's sum adds its parts' sums in the order
+    they came, as a sum of them all at once (``np.bincount``) would: the same bits, merged early or late."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.sums = np.zeros(0)
+        self.counts = np.zeros(0)
+        self.new: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.held = 0
+
+    def add(self, keys: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> None:
+        """Add a part's sums and counts, one per distinct key, keys sorted."""
+        if len(self.keys):
+            at = np.searchsorted(self.keys, keys)
+            known = at < len(self.keys)
+            known[known] = self.keys[at[known]] == keys[known]
+            self.sums[at[known]] += sums[known]  # each key once in a part: no two adds to one slot
+            self.counts[at[known]] += counts[known]
+            keys, sums, counts = keys[~known], sums[~known], counts[~known]
+        if len(keys):
+            self.new.append((keys, sums, counts))
+            self.held += len(keys)
+            if self.held > max(USERS_HELD, len(self.keys) // 4):
+                self._merge()
+
+    def _merge(self) -> None:
+        """The held keys (none of them in the table) merged into it."""
+        if not self.new:
+            return
+        keys, sums, counts = _grouped(*_joined(self.new))
+        at = np.searchsorted(self.keys, keys)
+        self.keys = np.insert(self.keys, at, keys)
+        self.sums = np.insert(self.sums, at, sums)
+        self.counts = np.insert(self.counts, at, counts)
+        self.new, self.held = [], 0
+
+    def table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every distinct key, sorted, with its sum and count."""
+        self._merge()
+        return self.keys, self.sums, self.counts
 
 
 def _grouped(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None = None):  # -> 3 arrays

@@ -18,8 +18,9 @@ import polars as pl
 
 from irspec_online.ab import Design
 from irspec_online.analysis import Analysis
+from irspec_online.columnar import summarise
 from irspec_online.counterfactual import Estimating
-from irspec_online.records import QueryCounts, assemble, summarise, summary_schema
+from irspec_online.records import QueryCounts, assemble, summary_schema
 from irspec_online.settings import Online
 from irspec_online.sources import open_source
 from irspec_online.streaming import LogStream, check_rows, rows_hint

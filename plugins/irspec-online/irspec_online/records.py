@@ -16,9 +16,9 @@ One record per query issue (a search results page shown)::
 ``results``
     The document ids shown, in rank order; ``[]`` for a page with no results. Required.
 ``clicks``
-    Optional, default none: a list of ``{"doc": ID, "rank": R, "dwell": SECONDS}``. ``rank`` (1-based) may
-    be left out when ``doc`` is among the results (its position there); ``dwell`` (seconds, >= 0) may be
-    left out or null when unknown.
+    Optional, default none: a list of ``{"doc": ID, "rank": R, "dwell": SECONDS}``. ``rank`` (1-based,
+    below 2**31) may be left out when ``doc`` is among the results (its position there); ``dwell``
+    (seconds, >= 0) may be left out or null when unknown.
 
 A log is JSON Lines (one record per line; ``.gz`` or gzip's magic bytes: decompressed; ``-``: standard
 input; :func:`jsonl_records`), Parquet (a file or a directory of part files, columns named as the keys;
@@ -80,14 +80,17 @@ __all__ = [
     "Slots",
     "assemble",
     "batched",
+    "bytes_keys",
     "checked_records",
     "columns_of",
     "is_paths",
     "jsonl_records",
     "key_of",
+    "keys_of",
     "stem",
     "summarise",
     "summary_schema",
+    "text_keys",
     "top_table",
 ]
 
@@ -152,7 +155,7 @@ SUMMARY = {
 """One query issue as the metrics see it: its session, time (Unix seconds), line (or row) in the input,
 number of results, the best rank clicked (0: no click) and the longest known dwell time of its clicks
 (NaN: none known); a key of its query text and of its user (the ``user`` key, else the session:
-:func:`key_of`), whether it served an interleaved list (it has ``origins``), its clicked slots
+:func:`text_keys`), whether it served an interleaved list (it has ``origins``), its clicked slots
 (:data:`CLICK`, in rank order, each once), whether the ranking to estimate (:class:`Ranker`) ranks its
 query (``ranked``: 0 no, 1 yes, 2 yes and the record has the logger's ``propensities``), and the slots
 where that ranking agrees with the log (:data:`MATCHED`: only for a record with
@@ -165,12 +168,13 @@ class InteractionLog:
     """A read interaction log: one row per query issue, sorted by session, then time, then input order.
 
     Per row (``n`` rows): ``ids`` (``"SESSION:I"``, the I-th query of the session, 1-based; the rows of an
-    evaluation result), ``session`` (index into ``sessions``), ``first_in_session`` (bool), ``time`` (Unix
-    seconds, float), ``n_results``, ``line`` (1-based line in the file, or row of a frame),
-    ``first_click`` (the best rank clicked, 0 when nothing was clicked) and ``best_dwell`` (the longest
-    known dwell time of the row's clicks, seconds; NaN when none is known). ``sessions`` holds the session
-    ids in order. ``top_queries`` holds the most frequent query texts as ``(query, issues, clicked
-    issues)``, most issued first (ties: by text); empty when the reader did not count them (Spark).
+    evaluation result; empty in a part of a streamed pass, :func:`assemble`), ``session`` (index into
+    ``sessions``), ``first_in_session`` (bool), ``time`` (Unix seconds, float), ``n_results``, ``line``
+    (1-based line in the file, or row of a frame), ``first_click`` (the best rank clicked, 0 when nothing
+    was clicked) and ``best_dwell`` (the longest known dwell time of the row's clicks, seconds; NaN when
+    none is known). ``sessions`` holds the session ids in order. ``top_queries`` holds the most frequent
+    query texts as ``(query, issues, clicked issues)``, most issued first (ties: by text); empty when the
+    reader did not count them (Spark).
     """
 
     name: str
@@ -192,7 +196,7 @@ class InteractionLog:
     """The A/B test's :class:`~irspec_online.ab.Design` when the log was read for one, else None: its
     ``compare(log, metrics, values)`` tests the arms (:meth:`compare`)."""
     query_key: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    """Per row, a key of its query text (:func:`key_of`)."""
+    """Per row, a key of its query text (:func:`text_keys`)."""
     user_key: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Per row, a key of its user (the record's ``user``, else its session)."""
     interleaved: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
@@ -216,7 +220,7 @@ class InteractionLog:
     :class:`~irspec_online.analysis.Analysis` of the reader's ``online`` settings), or None."""
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.session)
 
     def tables(self) -> list[InputTable]:
         """The log's non-metrics: its top queries (with their CTR) and its queries per hour or day."""
@@ -336,6 +340,14 @@ class QueryCounts:
         if clicked:
             self.clicked[query] = self.clicked.get(query, 0) + 1
 
+    def add_counts(self, queries: list[str], issued: list[int], clicked: list[int]) -> None:
+        """Count ``issued[i]`` issues of ``queries[i]``, ``clicked[i]`` of them with a click (a batch's
+        counts, each distinct query once)."""
+        for query, n, c in zip(queries, issued, clicked, strict=True):
+            self.issued[query] = self.issued.get(query, 0) + n
+            if c:
+                self.clicked[query] = self.clicked.get(query, 0) + c
+
     def top(self, k: int = TOP_QUERIES) -> tuple[tuple[str, int, int], ...]:
         """The ``k`` most issued queries as ``(query, issues, clicked issues)``; ties in text order."""
         best = heapq.nsmallest(k, self.issued.items(), key=lambda item: (-item[1], item[0]))
@@ -446,6 +458,8 @@ def summarise(
             col.append(value)
         if queries is not None:
             queries.add(rec["query"], row[3] > 0)
+    for key in ("query_key", "user_key"):  # the texts' keys, a batch at once
+        cols[key] = text_keys(cols[key])  # type: ignore[assignment]
     lists = {name: _list_column(cols.pop(name), schema[name]) for name, dtype in schema.items()
              if isinstance(dtype, pl.List)}  # fmt: skip
     frame = pl.DataFrame(cols, schema={k: v for k, v in schema.items() if k in cols})
@@ -499,9 +513,11 @@ class _Bad(Exception):
     """A record's problem, before it is located."""
 
 
-def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
+def assemble(summary: pl.DataFrame, name: str, where: str, ids: bool = True) -> InteractionLog:
     """The :class:`InteractionLog` of summarised rows: sorted by session, time and input order, numbered
-    within each session. A frame with an ``id`` column keeps those ids (a part of a log, on Spark)."""
+    within each session. A frame with an ``id`` column keeps those ids (a part of a log, on Spark).
+    ``ids=False`` leaves the rows' ids out (a part of a streamed pass, which reports no rows: making a
+    text per query issue was a fifth of its time)."""
     if summary.height == 0:
         raise InputError("the log has no records", where)
     summary = summary.sort("session", "time", "line", maintain_order=True)
@@ -510,16 +526,18 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
     first = np.ones(len(index), dtype=bool)
     first[1:] = index[1:] != index[:-1]
     if "id" in summary.columns:
-        ids = summary["id"]
-    else:
+        named = summary["id"]
+    elif ids:
         position = pl.int_range(1, pl.len() + 1).over("session")
-        ids = summary.select(pl.format("{}:{}", "session", position))[:, 0]
+        named = summary.select(pl.format("{}:{}", "session", position))[:, 0]
+    else:
+        named = pl.Series(dtype=pl.String)
     labels = {c: tuple(summary[c].to_list()) for c in summary.columns if c not in SUMMARY and c != "id"}
     return InteractionLog(
         labels=labels,
         name=name,
         source=where,
-        ids=tuple(ids.to_list()),
+        ids=tuple(named.to_list()),
         sessions=tuple(session.filter(pl.Series(first)).to_list()),
         session=index,
         first_in_session=first,
@@ -545,7 +563,9 @@ def assemble(summary: pl.DataFrame, name: str, where: str) -> InteractionLog:
 
 def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     """(session, time, number of results, best rank clicked or 0, longest known dwell or NaN, the query's
-    key, the user's key, whether it is interleaved, its clicked slots)."""
+    text, the user's (or the session's), whether it is interleaved, its clicked slots, whether the ranking
+    to estimate ranks its query, the matched slots, the ranks of the shown documents in that ranking, and
+    how many it ranks)."""
     if not isinstance(rec, Mapping):
         raise _Bad(f"expected a JSON object per line, got {_kind(rec)}")
     for key in REQUIRED:
@@ -562,23 +582,83 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     origins = _origins(rec.get("origins"), len(results))
     logging = _logging(rec.get("propensities"), len(results))
     user = rec.get("user")
-    user_key = key_of(_text_id(user, "user") if user is not None else session)
+    user = _text_id(user, "user") if user is not None else session
     new = ranker.ranks(rec) if ranker is not None else {}
     clicked = [_clicked(rank, origins, logging, results, new) for rank in ranks]
     matched = [(k + 1, 1 / p) for k, (d, p) in enumerate(zip(results, logging, strict=True))
                if new.get(d) == k + 1] if logging is not None else []  # fmt: skip
     shown_new = [(r,) for r in sorted(new[d] for d in set(results) if d in new)] if new else []
-    return (session, _timestamp(rec["timestamp"]), len(results), first, dwell, key_of(query), user_key,
+    return (session, _timestamp(rec["timestamp"]), len(results), first, dwell, query, user,
             origins is not None, clicked, (2 if logging is not None else 1) if new else 0, matched, shown_new,
             len(new))  # fmt: skip
 
 
 def key_of(text: str) -> int:
-    """A 64-bit key of a text (a query, a user), the same in every process (Python's ``hash`` of a text is
-    not: a Spark worker's would differ from the driver's)."""
+    """A 64-bit key of a text (a session id, to hold it out; the parts of a seed), the same in every process
+    (Python's ``hash`` of a text is not: a Spark worker's would differ from the driver's)."""
     return int.from_bytes(
         hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
     )
+
+
+def keys_of(texts: list[str]) -> np.ndarray:
+    """:func:`key_of` of each text, as int64."""
+    digests = b"".join(
+        [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in texts]
+    )
+    return np.frombuffer(digests, dtype="<i8").astype(np.int64)
+
+
+def text_keys(texts: list[str]) -> np.ndarray:
+    """A 64-bit key of each text that tells texts apart (the query and user keys of the summaries, which
+    group query issues by query and by user): :func:`bytes_keys` of their UTF-8 bytes."""
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    length = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    start = np.zeros(len(length), dtype=np.int64)
+    np.cumsum(length[:-1], out=start[1:])
+    return bytes_keys(np.frombuffer(b"".join(encoded), dtype=np.uint8), start, length)
+
+
+_MIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+_ODD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mixed(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser: a bijection that spreads every bit of ``h`` over all of them."""
+    h = h ^ (h >> np.uint64(33))
+    h = h * _MIX[0]
+    h = h ^ (h >> np.uint64(33))
+    h = h * _MIX[1]
+    return h ^ (h >> np.uint64(33))
+
+
+def bytes_keys(data: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """A 64-bit key (int64) of each byte string ``data[start[i] : start[i] + length[i]]``, computed for all
+    at once with numpy (a hash a text at a time, :func:`key_of`'s, cost a microsecond a query issue): its
+    length, then each 8 bytes (little-endian, the last zero-filled) mixed in turn (MurmurHash3's
+    finaliser). The same in every process, on every machine, whatever the order of the texts."""
+    n = len(length)
+    h = _mixed(length.astype(np.uint64) ^ _ODD)
+    if n == 0:
+        return h.view(np.int64)
+    words = (length + 7) // 8
+    order = np.argsort(-words, kind="stable")  # the longest first: word k is the first rows' that have one
+    longest = int(words[order[0]])
+    padded = np.concatenate([data.astype(np.uint8, copy=False), np.zeros(8, dtype=np.uint8)])
+    bytes8 = np.arange(8, dtype=np.int64)
+    counts = np.bincount(words, minlength=longest + 1)
+    remaining = n - np.cumsum(counts)  # rows with more than k words, for k = 0, 1, ...
+    for k in range(longest):
+        rows = order[: remaining[k]]
+        at = start[rows] + 8 * k
+        word = padded[at[:, None] + bytes8].view("<u8").ravel().astype(np.uint64)
+        left = length[rows] - 8 * k
+        short = left < 8  # the last word: the bytes past the text's end are not its own
+        if short.any():
+            keep = (np.uint64(1) << (np.uint64(8) * left[short].astype(np.uint64))) - np.uint64(1)
+            word[short] &= keep
+        h[rows] = _mixed((h[rows] ^ word) * _ODD)
+    return h.view(np.int64)
 
 
 class Ranker:
@@ -744,6 +824,8 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float, list[int]]:
             rank = int(rank)  # pandas holds a column of integers with nulls as floats
         elif isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
             raise _Bad(f"{what}.rank must be an integer >= 1, got {quote(rank)}")
+        if rank >= 2**31:  # a summary holds ranks as 32-bit integers, origins' ranks too
+            raise _Bad(f"{what}.rank must be below 2**31, got {quote(rank)}")
         dwell = click.get("dwell")
         if dwell is not None:
             if (

@@ -14,9 +14,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from irspec import InputError
+from irspec_online.columnar import Rows
 from irspec_online.records import PARQUET_SUFFIXES, batched, columns_of, is_paths, jsonl_records, stem
 
 
@@ -110,6 +112,15 @@ def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:
         start += len(rows)
 
 
+def _numbered_rows(tables: Iterable[tuple[Any, Any]]) -> Iterator[Rows]:
+    """Batches of Arrow columns (each ``(table, plain)``: :class:`~irspec_online.columnar.Rows`) numbered
+    from 1, row after row."""
+    start = 1
+    for table, plain in tables:
+        yield Rows(table, np.arange(start, start + table.num_rows, dtype=np.int64), plain)
+        start += table.num_rows
+
+
 def _polars_batches(
     frame: pl.LazyFrame, where: str, size: int, extra: tuple[str, ...]
 ) -> Iterator[list[tuple[int, Any]]]:
@@ -117,7 +128,16 @@ def _polars_batches(
     # The streaming engine hands over batches as it goes: a scan_parquet/scan_ndjson frame is never
     # held whole.
     chunks = frame.select(wanted).collect_batches(chunk_size=size, engine="streaming")
-    return _numbered(chunk.to_dicts() for chunk in _rechunk(chunks, size))
+    try:
+        import pyarrow  # noqa: F401 (the columns are checked at once through Arrow when it is there)
+    except ImportError:
+        return _numbered(chunk.to_dicts() for chunk in _rechunk(chunks, size))
+    return _numbered_rows((chunk.to_arrow(), _dicts(chunk)) for chunk in _rechunk(chunks, size))
+
+
+def _dicts(chunk: pl.DataFrame) -> Any:
+    """The rows of a polars chunk at some positions (None: all) as polars makes them records."""
+    return lambda rows: (chunk if rows is None else chunk[rows]).to_dicts()
 
 
 def _rechunk(chunks: Iterable[pl.DataFrame], size: int) -> Iterator[pl.DataFrame]:
@@ -132,17 +152,17 @@ def _pandas_batches(frame: Any, size: int, extra: tuple[str, ...]) -> Iterator[l
     where = "<pandas DataFrame>"
     wanted = columns_of([str(c) for c in frame.columns], where, extra)
 
-    def tables() -> Iterator[list[dict]]:
+    def tables() -> Iterator[tuple[Any, None]]:
         for offset in range(0, len(frame), size):
             part = frame.iloc[offset : offset + size][wanted]
             try:  # through Arrow: list columns come out as lists, numbers as Python numbers
-                yield pa.Table.from_pandas(part, preserve_index=False).to_pylist()
+                yield pa.Table.from_pandas(part, preserve_index=False), None
             except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
                 raise InputError(
                     f"rows {offset + 1}-{offset + len(part)}: cannot read the columns: {e}", where
                 ) from None
 
-    return _numbered(tables())
+    return _numbered_rows(tables())
 
 
 def _parquet_batches(path: str, size: int, extra: tuple[str, ...]) -> Iterator[list[tuple[int, Any]]]:
@@ -158,7 +178,7 @@ def _parquet_batches(path: str, size: int, extra: tuple[str, ...]) -> Iterator[l
         raise InputError(f"not a Parquet file or dataset: {e}", path) from None
     wanted = columns_of(dataset.schema.names, path, extra)
 
-    def tables() -> Iterator[list[dict]]:
+    def tables() -> Iterator[tuple[Any, None]]:
         # Projection: only the log's columns are read, a batch at a time, file after file in the dataset's
         # order, each through its own reader without pre-buffering: memory is about one batch. (The
         # dataset's scanner, even with little read-ahead, held some 750 MiB reading a million records of
@@ -169,9 +189,9 @@ def _parquet_batches(path: str, size: int, extra: tuple[str, ...]) -> Iterator[l
             with pq.ParquetFile(file, pre_buffer=False) as reader:
                 for batch in reader.iter_batches(batch_size=size, columns=wanted):
                     if batch.num_rows:
-                        yield batch.to_pylist()
+                        yield batch, None
 
-    return _numbered(tables())
+    return _numbered_rows(tables())
 
 
 def _pyarrow(what: str) -> Any:

@@ -4,8 +4,9 @@
 partitions the log by the key each metric depends on and runs :mod:`irspec_online.kernels` on every group
 through Arrow.
 
-1. ``mapInArrow``: each batch of records is checked and summarised by :func:`irspec_online.records.summarise`
-   (a bad record becomes a problem row; the driver raises the first as an :class:`irspec.InputError`).
+1. ``mapInArrow``: each batch of records is checked and summarised by :func:`irspec_online.columnar.summarise`,
+   a batch of columns at a time as a Parquet file's (a bad record becomes a problem row; the driver raises
+   the first as an :class:`irspec.InputError`).
 2. ``groupBy(session).applyInArrow``: each session's rows are numbered (the rows' ids, ``SESSION:I``) and
    every metric that depends on one session's rows is computed on them.
 3. ``groupBy(time unit).applyInArrow``: ``QueriesPer(minute|hour|day)``, on each unit's rows.
@@ -40,6 +41,7 @@ from irspec import EvaluationError, InputError, Metric
 from irspec.plugin_api import input_kind
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
 from irspec_online.clickmodels import RANKS, Sessions, Vocabulary, added, held_out, session_rows, swap_tally
+from irspec_online.columnar import Rows, summarise
 from irspec_online.counterfactual import Estimate, Estimating, Tally, is_counterfactual
 from irspec_online.kernels import bound_kernel, group_seconds, kernel_of
 from irspec_online.records import (
@@ -49,7 +51,6 @@ from irspec_online.records import (
     Ranker,
     assemble,
     columns_of,
-    summarise,
     summary_schema,
 )
 from irspec_online.settings import Online
@@ -115,8 +116,7 @@ def summaries(
     def summarise_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             problems: list[tuple[int, str]] = []
-            numbers = batch.column("__row").to_pylist()
-            records = zip(numbers, batch.select(wanted).to_pylist(), strict=True)
+            records = Rows(batch.select(wanted), batch.column("__row").to_numpy().astype(np.int64))
             rows = summarise(records, WHERE, ROW, problems=problems, fields=fields, ranker=ranker)
             bad = pl.DataFrame({"line": [n for n, _ in problems], "problem": [p for _, p in problems]},
                                schema={"line": pl.Int64, "problem": pl.String})  # fmt: skip

@@ -59,8 +59,9 @@ from irspec_online.ab import (
     partial_sums,
 )
 from irspec_online.analysis import Analysis
+from irspec_online.columnar import summarise
 from irspec_online.kernels import group_seconds, kernel_of
-from irspec_online.records import HourCounts, QueryCounts, assemble, is_paths, summarise, top_table
+from irspec_online.records import HourCounts, QueryCounts, assemble, is_paths, top_table
 
 __all__ = ["CHUNK_ROWS", "PARTITIONS", "PARTITION_ROWS", "ROW_BYTES", "LogStream", "check_rows", "rows_hint"]
 
@@ -174,7 +175,9 @@ class LogStream:
             yield frame
 
     def _part(self, frame: pl.DataFrame) -> Any:
-        return dataclasses.replace(assemble(frame, self.name, self.source), estimating=self.estimating)
+        # the rows' ids only for an A/B test (query issues as its unit are named by them)
+        log = assemble(frame, self.name, self.source, ids=self.design is not None)
+        return dataclasses.replace(log, estimating=self.estimating)
 
 
 def rows_hint(source: Any) -> int | None:

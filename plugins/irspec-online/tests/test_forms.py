@@ -114,8 +114,14 @@ def test_a_lazy_frame_is_read_in_batches_not_collected(tmp_path, monkeypatch):
         pl.LazyFrame, "collect", lambda *a, **k: pytest.fail("the LazyFrame was collected whole")
     )
     sizes = []
-    real = pl.DataFrame.to_dicts
-    monkeypatch.setattr(pl.DataFrame, "to_dicts", lambda self: sizes.append(self.height) or real(self))
+    # each chunk reaches the reader as Arrow columns (or as records, without pyarrow)
+    for way in ("to_dicts", "to_arrow"):
+        real = getattr(pl.DataFrame, way)
+        monkeypatch.setattr(
+            pl.DataFrame,
+            way,
+            lambda self, *a, real=real, **k: sizes.append(self.height) or real(self, *a, **k),
+        )
     read_log(pl.scan_parquet(tmp_path / "log.parquet"), batch_size=7)
     assert sum(sizes) == 41 and max(sizes) <= 7
 
