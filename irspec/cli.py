@@ -130,13 +130,12 @@ def _eval_recsys(args: argparse.Namespace) -> int:
         raise EvaluationError('--recsys needs the metrics: give -m, e.g. -m "nDCG@10, R@20, Coverage@10"')
     outputs = [_main_output(args)]
     metrics = parse_specs(args.measures, None, trec=True)
-    columns = _columns_arg(args.columns)
     section = RecsysSection(
         args.recsys,
         exclude=args.exclude,
         popularity=args.popularity,
         empty_users=args.empty_users,
-        columns=tuple((f.name, getattr(columns, f.name)) for f in dataclasses.fields(columns)),
+        columns=_columns_arg(args.columns),
         features=args.features,
         expected=args.expected,
     )
@@ -150,12 +149,13 @@ def _eval_recsys(args: argparse.Namespace) -> int:
     return 0
 
 
-def _columns_arg(text: str | None) -> Any:
-    """``--columns user=U,item=I,...``: the tables' column names (:class:`irspec.recsys.tables.Columns`)."""
+def _columns_arg(text: str | None) -> tuple[tuple[str, str], ...]:
+    """``--columns user=U,item=I,...``: the tables' column names given, as a plan's ``recsys.columns``
+    holds them (``(role, name)`` pairs, each role a field of :class:`irspec.recsys.tables.Columns`)."""
     from irspec.recsys.tables import Columns
 
     if text is None:
-        return Columns()
+        return ()
     known = [f.name for f in dataclasses.fields(Columns)]
     found: dict[str, str] = {}
     for part in text.split(","):
@@ -166,7 +166,7 @@ def _columns_arg(text: str | None) -> Any:
                 "e.g. user=user_id,item=movie_id,label=rating"
             )
         found[key] = value
-    return Columns(**found)
+    return tuple(sorted(found.items()))
 
 
 def _eval_plan(args: argparse.Namespace) -> Any:

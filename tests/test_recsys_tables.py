@@ -274,15 +274,16 @@ def test_tables_of_features_and_expected_items_give_the_matrices_values(tmp_path
     }
     genre_table = {"item": np.arange(items), **{f"g{j}": genres[:, j] for j in range(6)}}
     expect_table = {"user": np.repeat(np.arange(users), 4), "item": expects.ravel()}
+    recs_path = _parquet(tmp_path, "r.parquet", recs)
     spec = "ILD@8, ILD(distance=jaccard)@8, Serendipity(expected=items)@8, nDCG@8"
     (res,) = irspec.recsys.evaluate_tables(
         test_path,
-        {"m": _parquet(tmp_path, "r.parquet", recs)},
+        {"m": recs_path},
         spec,
         features=_parquet(tmp_path, "f.parquet", genre_table),
         expected=_parquet(tmp_path, "e.parquet", expect_table),
     )
-    tables = read_tables(test_path, _parquet(tmp_path, "r.parquet", recs))
+    tables = read_tables(test_path, recs_path)
     assert tables.user_ids == tuple(map(str, range(users))) and tables.item_ids == tuple(
         map(str, range(items))
     )

@@ -226,8 +226,13 @@ def _interactions(
     without the table."""
     if key not in given:
         return None
-    ones = np.ones(len(users[key]), dtype=np.int64)
-    matrix = scipy.sparse.csr_array((ones, (users[key], items[key])), shape=shape)
+    return _pairs(users[key], items[key], shape, np.int64)
+
+
+def _pairs(rows: np.ndarray, items: np.ndarray, shape: tuple[int, int], dtype: Any) -> scipy.sparse.csr_array:
+    """A matrix holding 1 (of ``dtype``) at each distinct (row, item) pair: a pair repeated is one."""
+    ones = np.ones(len(rows), dtype=dtype)
+    matrix = scipy.sparse.csr_array((ones, (rows, items)), shape=shape)
     matrix.sum_duplicates()
     matrix.data[:] = 1
     return matrix
@@ -395,11 +400,7 @@ def _expected(table: Any, users: pl.Series, items: pl.Series, cols: Columns) -> 
     rows = _in_index((frame, source), cols.user, users)
     at = _in_index((frame, source), cols.item, items)
     kept = (rows >= 0) & (at >= 0)
-    ones = np.ones(int(kept.sum()), dtype=bool)
-    matrix = scipy.sparse.csr_array((ones, (rows[kept], at[kept])), shape=(len(users), len(items)))
-    matrix.sum_duplicates()
-    matrix.data[:] = True
-    return matrix
+    return _pairs(rows[kept], at[kept], (len(users), len(items)), bool)
 
 
 def _distinct(rows: np.ndarray, items: np.ndarray, source: str, cols: Columns) -> None:
