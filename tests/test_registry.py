@@ -838,3 +838,56 @@ def test_an_installed_plugin_is_loaded_from_what_the_search_finds(tmp_path, monk
     registry = build_registry(pm)
     assert "FoundToy" in registry.definitions
     assert registry.distributions["found"] == "irspec-test-found 1.0"
+
+
+def _hook_module() -> types.ModuleType:
+    """A module with every kind of attribute pluggy's static read tells apart."""
+    module = types.ModuleType("irspec_test_hooks")
+    hookimpl = pluggy.HookimplMarker("irspec")
+
+    @hookimpl
+    def irspec_register_metrics(register):  # a plain hook function
+        pass
+
+    @hookimpl(trylast=True)
+    def irspec_register_readers(register):  # with options
+        pass
+
+    def helper():  # a function without the marker
+        pass
+
+    class Holder:
+        @staticmethod
+        @hookimpl
+        def irspec_register_fusion(register):
+            pass
+
+    module.__dict__.update(
+        irspec_register_metrics=irspec_register_metrics,
+        irspec_register_readers=irspec_register_readers,
+        helper=helper,
+        irspec_register_fusion=Holder.__dict__["irspec_register_fusion"],  # a staticmethod object itself
+        bound=Holder().__init__,  # a bound method (a method-wrapper, not hookable)
+        number=3,
+        builtin=len,
+        Holder=Holder,
+    )
+    return module
+
+
+def test_hook_implementations_are_found_in_a_module_as_pluggy_finds_them():
+    """irspec's manager reads a module's functions from its dict (faster); for every attribute of every
+    built-in plugin, every installed plugin module and a module of each kind of attribute, it finds
+    what pluggy's own reading finds, options included."""
+    ours = irspec.spec.plugins.PluginManager()
+    theirs = pluggy.PluginManager("irspec")
+    modules = [importlib.import_module(name) for name in DEFAULT_PLUGINS]
+    modules += [m for m in get_plugin_manager().get_plugins() if isinstance(m, types.ModuleType)]
+    modules.append(_hook_module())
+    found = 0
+    for module in modules:
+        for name in dir(module):
+            expected = pluggy.PluginManager.parse_hookimpl_opts(theirs, module, name)
+            assert ours.parse_hookimpl_opts(module, name) == expected, (module.__name__, name)
+            found += expected is not None
+    assert found >= len(DEFAULT_PLUGINS) + 3  # every built-in has a hook, and the test module three
