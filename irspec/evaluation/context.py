@@ -14,7 +14,7 @@ files, frames or the registry's plugins.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -136,7 +136,7 @@ class Context:
 
     Attributes every kernel may use (``nq`` queries, ``m`` ranked documents in all):
 
-    ``query_ids`` (list of nq ids, in the order of the segments: not necessarily sorted), ``offsets``
+    ``query_ids`` (a sequence of nq ids, in the order of the segments: not necessarily sorted), ``offsets``
     (nq + 1 segment bounds), ``seg`` (m, query index of each row), ``rank`` (m, 1-based rank within its
     query), ``label`` (m, qrels label; :data:`UNJUDGED` for documents absent from the qrels), ``n`` (nq,
     ranking lengths), ``qrels`` (the :class:`IndexedQrels`), ``qpos`` (nq, each query's position in the
@@ -150,7 +150,7 @@ class Context:
 
     def __init__(
         self,
-        query_ids: list[str],
+        query_ids: Sequence[str],
         offsets: np.ndarray,
         label: np.ndarray,
         qrels: IndexedQrels,

@@ -17,6 +17,7 @@ result's ``run_source`` says so. Users without a relevant held-out item are left
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,9 +27,8 @@ import numpy as np
 import scipy.sparse
 
 from irspec.data import Qrels
-from irspec.data.arrays import SOURCE as TOPK
 from irspec.errors import EvaluationError, InputError, IrspecWarning, quote
-from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value, judgment_coverage
+from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value, compute_metric
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
@@ -36,11 +36,18 @@ from irspec.evaluation.judgments import Judgments
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.notes import level_warnings
 from irspec.evaluation.parts import context_values
-from irspec.evaluation.result import Result
+from irspec.evaluation.result import Result, with_ids_made_later
 from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.recsys.features import expected_items, item_features
-from irspec.recsys.ranked import list_lengths, matrix_context, row_counts, stored_at, text_order
+from irspec.recsys.ranked import (
+    decimal_texts,
+    list_lengths,
+    matrix_context,
+    row_counts,
+    stored_at,
+    text_order,
+)
 from irspec.spec.registry import Metric
 
 pl = lazy_module("polars")
@@ -275,6 +282,11 @@ def _evaluate(
     inputs.update(extra or {})
     bound = bind_metrics(metrics)
     every = len(kept) == test.shape[0]
+    source = f"<topk: {test.shape[0]} users × {test.shape[1]} items"
+    if excluded is not None:
+        source += f"; exclude: {excluded.nnz} training interactions, removed before the cut"
+    source += ">"
+    catalogue = {str(m): catalogue_value(inputs[CATALOGUE_INPUT], m) for m in bound if m.catalogue}
     # The context built from the matrices (ranked.py) when the engine would say nothing the result's
     # warnings must say: every evaluated user has a list (else "missing from the run"), each -1 after
     # the items (the list's places are its ranks), and every metric reads rankings and qrels.
@@ -284,7 +296,7 @@ def _evaluate(
         and bool((lengths if every else lengths[kept]).all())
         and all(m.definition.needs == "run" for m in bound)
     ):
-        result = _direct(test, items, lengths, kept, bound, relevance_level, inputs, name)
+        result = _direct(test, items, lengths, kept, bound, relevance_level, inputs, name, source, catalogue)
     else:
         users = np.repeat(np.arange(test.shape[0], dtype=np.int64), np.diff(test.indptr))
         judged = has[users]
@@ -301,12 +313,7 @@ def _evaluate(
         # the list's own order is the ranking: strictly decreasing scores, no tie to break
         ranks = np.broadcast_to(np.arange(items.shape[1], 0, -1, dtype=np.float64), rows.shape)
         result = evaluator.evaluate_topk(kept, rows, ranks, name=name)
-    source = f"<topk: {test.shape[0]} users × {test.shape[1]} items"
-    if excluded is not None:
-        source += f"; exclude: {excluded.nnz} training interactions, removed before the cut"
-    source += ">"
-    catalogue = {str(m): catalogue_value(inputs[CATALOGUE_INPUT], m) for m in result.metrics if m.catalogue}
-    result = dataclasses.replace(result, run_source=source, catalogue=catalogue)
+        result = dataclasses.replace(result, run_source=source, catalogue=catalogue)
     if empty_users == "zero" and len(kept) < test.shape[0]:
         result = _with_zeros(result, np.flatnonzero(~has))
     return result
@@ -333,32 +340,43 @@ def _direct(
     relevance_level: int,
     inputs: dict[str, Any],
     name: str,
+    source: str,
+    catalogue: dict[str, float],
 ) -> Result:
     """The result :meth:`Evaluator.evaluate_topk` gives for the users ``kept`` and their lists (their
     rows of ``items``, each with ``lengths`` items before its padding), from the context built straight
     from the matrices (:func:`~irspec.recsys.ranked.matrix_context`): the same values, means, Judged@10
-    and warnings, with no qrels frame, run frame or join made."""
+    and warnings, with no qrels frame, run frame or join made; its ``run_source`` is ``source``. The
+    users' ids are made when first read (a result only aggregated never makes them)."""
     options = Options(relevance_level, judged_warning=None)
     ctx = matrix_context(test, items, lengths, kept, options, inputs)
     values, texts = context_values(ctx, metrics)
     order = text_order(kept)  # results list users by id as text, as every result lists queries
-    judged = aggregate_values(
-        judgment_coverage(ctx)[1][order], "mean"
-    )  # the mean in id order, as finish() takes it
+    # Judged@10 as judgment_coverage() computes it, without the list of the ids it returns beside it; the
+    # mean in id order, as finish() takes it
+    judged = aggregate_values(compute_metric(ctx, _judged_at_10())[order], "mean")
     notes = level_warnings(ctx.qrels, options, metrics)  # type: ignore[arg-type]
-    result = Result(
-        name,
-        TOPK,
-        tuple(metrics),
-        tuple(map(ctx.query_ids.__getitem__, order.tolist())),
-        values[order],
-        options,
-        tuple(notes),
-        {key: tuple(map(strings.__getitem__, order.tolist())) for key, strings in texts.items()},
+    users = kept[order]
+    result = with_ids_made_later(
+        lambda: tuple(decimal_texts(users)),
+        run_name=name,
+        run_source=source,
+        metrics=tuple(metrics),
+        values=values[order],
+        options=options,
+        warnings=tuple(notes),
+        texts={key: tuple(map(strings.__getitem__, order.tolist())) for key, strings in texts.items()},
         judged_at_10=judged,
+        catalogue=catalogue,
     )
     issue_warnings(result.warnings)
     return result
+
+
+@functools.cache
+def _judged_at_10() -> Metric:
+    (metric,) = bind_metrics("Judged@10")
+    return metric
 
 
 def _has_relevant(test: scipy.sparse.csr_array, level: int) -> np.ndarray:
