@@ -16,6 +16,9 @@ import scipy.sparse as sp
 
 import irspec
 from irspec.errors import InputError
+from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.context import UNJUDGED, Options
+from irspec.evaluation.parts import context_values
 from irspec.recsys import matrices, ranked
 from irspec.spec.registry import MetricDef, Param
 
@@ -320,3 +323,26 @@ def test_decimal_texts_are_the_texts_str_gives():
     assert ranked.decimal_texts(numbers) == [str(n) for n in numbers.tolist()]
     assert ranked.decimal_texts(np.array([0])) == ["0"]
     assert ranked.decimal_texts(np.zeros(0, dtype=np.int64)) == []
+
+
+def test_the_label_array_is_made_only_when_read_and_is_every_entrys_label():
+    """The direct context's kernels of the usual metrics read the labelled rows alone; the array of
+    every list entry's label is made when a kernel reads it, and is the held-out label of each entry
+    (UNJUDGED where the user's row does not hold the item), written here entry by entry."""
+    test, _, top = _data(5)
+    lengths = ranked.list_lengths(top)
+    users = np.flatnonzero(np.diff(test.indptr) > 0)
+    users = users[lengths[users] > 0]
+    ctx = ranked.matrix_context(test, top, lengths, users, Options(1, judged_warning=None), {})
+    values = context_values(ctx, bind_metrics("nDCG@5, AP(den=min)@10, relP@10, R@5, Judged@10"))[0]
+    assert np.isfinite(values).all()
+    assert vars(ctx)["_label"] is None  # not made
+    expected = []
+    for u in users.tolist():
+        row = dict(zip(test[[u], :].indices.tolist(), test[[u], :].data.tolist(), strict=True))
+        expected += [row.get(i, UNJUDGED) for i in top[u, : lengths[u]].tolist()]
+    assert ctx.label.dtype == np.int64 and ctx.label.tolist() == expected
+    judged = ctx.count(ctx.label >= 0, np.full(ctx.nq, 10))
+    assert ctx.count_judged(np.full(ctx.nq, 10)).tolist() == judged.tolist()
+    rows, _ = ctx.relevant_rows(1)
+    assert ctx.relevant_labels(1).tolist() == ctx.label[rows].tolist()

@@ -294,6 +294,11 @@ class Context:
             self._cache[key] = (rows, self.before(rows, rows) + 1)
         return self._cache[key]
 
+    def relevant_labels(self, level: int) -> np.ndarray:
+        """The labels of the :meth:`relevant_rows`, in their order: ``label[rows]``, which a context
+        that knows its few labelled rows gives without every row's label."""
+        return self.label[self.relevant_rows(level)[0]]
+
     def before(self, marked: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """For each of ``rows``: how many of the ``marked`` rows (sorted indices) of the same query lie above it."""
         first = np.searchsorted(marked, self.offsets[:-1])  # each query's first marked row
@@ -329,6 +334,11 @@ class Context:
             # Test the cutoff on the selected rows only (few, for relevant documents), not on all rows.
             seg = seg[self.rank_of(rows, seg) <= k[seg]]
         return np.bincount(seg, minlength=self.nq).astype(np.int64)
+
+    def count_judged(self, k: np.ndarray | None = None) -> np.ndarray:
+        """Rows with a label >= 0 per query, within the top ``k`` when given: ``count(judged(), k)``,
+        which a context that knows its few judged rows gives without a mask over every row."""
+        return self.count(self.judged(), k)
 
     def relevant_places(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(seg, rank) of the :meth:`relevant_rows`, cached: AP, IPrec, bpref and P@k all need them."""

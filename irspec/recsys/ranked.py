@@ -433,27 +433,55 @@ class _ListFrame:
 
 class _MatrixContext(Context):
     """The context of :func:`matrix_context`, which knows its few labelled rows (the held-out items
-    found in the lists) with each one's user and rank: the relevant and judged rows, their users and
-    ranks are taken from those, not found by comparing every row's label (ten million of them for a
-    hundred thousand users' top 100) and searching the rows' segments. The same arrays, of the same
-    types: every other row's label is :data:`~irspec.evaluation.context.UNJUDGED`, below any level
-    (a level is never negative: :class:`~irspec.evaluation.context.Options` refuses it)."""
+    found in the lists) with each one's user, rank and label: the relevant and judged rows, their
+    users, ranks and labels are taken from those, not found by comparing every row's label (ten million
+    of them for a hundred thousand users' top 100) and searching the rows' segments. The same arrays,
+    of the same types: every other row's label is :data:`~irspec.evaluation.context.UNJUDGED`, below
+    any level (a level is never negative: :class:`~irspec.evaluation.context.Options` refuses it); the
+    array of every row's label is made when first read, which the kernels of the usual metrics never do."""
 
-    def __init__(self, *args: Any, labelled: np.ndarray, users: np.ndarray, **kwargs: Any) -> None:
+    _label: np.ndarray | None
+
+    def __init__(
+        self,
+        *args: Any,
+        labelled: np.ndarray,
+        users: np.ndarray,
+        ranks: np.ndarray,
+        labels: np.ndarray,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
-        # the labelled rows ascending, and each one's user (the context's query index), ascending too
-        self._labelled, self._users = labelled, users
+        # the labelled rows ascending, and each one's user (the context's query index, ascending too),
+        # rank (int32, as Context.rank_of gives it) and label
+        self._labelled, self._users, self._ranks, self._labels = labelled, users, ranks, labels
 
-    def _at_least(self, level: int) -> tuple[np.ndarray, np.ndarray]:
-        """The labelled rows with a label >= ``level``, and their users."""
+    @property  # a Context's attribute, made when first read
+    def label(self) -> np.ndarray:
+        """Every row's label (see :class:`~irspec.evaluation.context.Context`)."""
+        if self._label is None:
+            label = np.full(int(self.offsets[-1]), UNJUDGED, dtype=np.int64)
+            label[self._labelled] = self._labels
+            self._label = label
+        return self._label
+
+    @label.setter
+    def label(self, label: np.ndarray | None) -> None:
+        # Context.__init__ assigns the value matrix_context gives: None, made when read
+        self._label = label
+
+    def _at_least(self, level: int) -> tuple[np.ndarray, ...]:
+        """The labelled rows with a label >= ``level``, and their users, ranks and labels."""
         key = ("at-least", level)
         if key not in self._cache:
-            chosen = self.label[self._labelled] >= level
-            self._cache[key] = (self._labelled[chosen], self._users[chosen])
+            chosen = self._labels >= level
+            self._cache[key] = tuple(
+                a[chosen] for a in (self._labelled, self._users, self._ranks, self._labels)
+            )
         return self._cache[key]
 
     def _mask(self, rows: np.ndarray) -> np.ndarray:
-        mask = np.zeros(len(self.label), dtype=bool)
+        mask = np.zeros(int(self.offsets[-1]), dtype=bool)
         mask[rows] = True
         return mask
 
@@ -468,20 +496,18 @@ class _MatrixContext(Context):
             self._cache["judged"] = self._mask(self._at_least(0)[0])
         return self._cache["judged"]
 
-    def count(self, mask: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
-        if mask is not self._cache.get("judged"):
-            return super().count(mask, k)
+    def count_judged(self, k: np.ndarray | None = None) -> np.ndarray:
         # Judged@10, which every result carries: the judged rows' users and ranks are known
-        rows, users = self._at_least(0)
+        _, users, ranks, _ = self._at_least(0)
         seg = users.astype(np.int32)
         if k is not None:
-            seg = seg[(rows - self.offsets[seg] + 1).astype(np.int32) <= k[seg]]
+            seg = seg[ranks <= k[seg]]
         return np.bincount(seg, minlength=self.nq).astype(np.int64)
 
     def relevant_rows(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         key = ("relevant-rows", level)
         if key not in self._cache:
-            rows, users = self._at_least(level)
+            rows, users, _, _ = self._at_least(level)
             # each row's place among its user's relevant rows: its index less its user's first one's
             first = np.ones(len(users), dtype=bool)
             np.not_equal(users[1:], users[:-1], out=first[1:])
@@ -493,10 +519,12 @@ class _MatrixContext(Context):
     def relevant_places(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         key = ("relevant-places", level)
         if key not in self._cache:
-            rows, users = self._at_least(level)
-            seg = users.astype(np.int32)
-            self._cache[key] = (seg, (rows - self.offsets[seg] + 1).astype(np.int32))
+            _, users, ranks, _ = self._at_least(level)
+            self._cache[key] = (users.astype(np.int32), ranks)
         return self._cache[key]
+
+    def relevant_labels(self, level: int) -> np.ndarray:
+        return self._at_least(level)[3]
 
     def ideal_labels(self) -> tuple[np.ndarray, np.ndarray]:
         # the qrels hold the evaluated users' labels alone, in the context's order (qpos 0, 1, ...): the
@@ -528,22 +556,22 @@ def matrix_context(
         lengths = lengths[users]
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     found = offsets[row] + places  # a list's items come first: its place is its rank - 1
-    label = np.full(int(offsets[-1]), UNJUDGED, dtype=np.int64)
-    label[found] = test.data[entries]
     # the entries are by user, then by item: sorted by row, the users stay as they are
-    found.sort()
+    order = np.argsort(found)
     ids = DecimalIds(users)
     qrels = MatrixQrels(test, users, ids)
     frame = _ListFrame(items, None if every else users, lengths, ids, items.shape[1])
     return _MatrixContext(
         ids,
         offsets,
-        label,
+        None,  # every row's label: made when first read (_MatrixContext.label)
         qrels,
         options,
         frame,
         inputs,
         qpos=np.arange(len(users)),
-        labelled=found,
+        labelled=found[order],
         users=row,
+        ranks=(places[order] + 1).astype(np.int32),
+        labels=test.data[entries[order]],
     )

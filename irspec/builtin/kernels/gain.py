@@ -37,12 +37,11 @@ def _dcg(ctx: Context, metric: Metric, with_discount: bool = True) -> np.ndarray
         # Without a gains map a label below 1 gains 0, so only the rows labelled 1 or more add anything:
         # the relevant rows at level 1 (few, and cached for AP, P and R), not every row of a top 100.
         # Leaving out terms of 0 leaves each query's sum as it was, bit for bit.
-        rows, _ = ctx.relevant_rows(1)
         seg, rank = ctx.relevant_places(1)
+        label = ctx.relevant_labels(1)
         if k is not None:
             kept = rank <= k[seg]
-            rows, seg, rank = rows[kept], seg[kept], rank[kept]
-        label = ctx.label[rows]
+            seg, rank, label = seg[kept], rank[kept], label[kept]
     elif k is None:
         label, rank, seg = ctx.label, ctx.rank, ctx.seg
     else:  # only the top k count: select them first, a few rows of millions for @10
