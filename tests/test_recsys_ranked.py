@@ -309,6 +309,33 @@ def test_list_lengths_counts_items_before_the_padding_and_finds_holes(workers, m
     assert ranked.list_lengths(items) is None
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("rows", [3, 4, 64])
+def test_scan_lists_finds_each_hole_and_the_bounds(workers, rows, monkeypatch):
+    """Every hole is found: in a row that ends with -1 padding, and in one that ends with an item (whose
+    -1 only the block's count of entries below 0 shows), in any block; the bounds are the array's."""
+    monkeypatch.setattr(ranked, "WORKERS", workers)
+    monkeypatch.setattr(ranked, "LIST_ROWS", rows)
+    items, lengths = _padded_lists(30, 20, 6, seed=4)
+    found = ranked.scan_lists(items)
+    assert found.lengths.tolist() == lengths.tolist()
+    assert (found.smallest, found.largest) == (int(items.min()), int(items.max()))
+    full = np.arange(12).reshape(3, 4) + 5
+    scanned = ranked.scan_lists(full)
+    assert scanned.lengths.tolist() == [4, 4, 4] and (scanned.smallest, scanned.largest) == (5, 16)
+    for row in range(30):
+        for holey in ([-1, 3, 4, 7, 8, 9], [3, -1, 4, -1, -1, -1], [3, 4, 7, 8, -1, 9]):
+            with_hole = items.copy()
+            with_hole[row] = holey
+            scanned = ranked.scan_lists(with_hole)
+            assert scanned.lengths is None, (row, holey)
+            assert (scanned.smallest, scanned.largest) == (int(with_hole.min()), int(with_hole.max()))
+    out = items.copy()
+    out[17, 0], out[3, 5] = -7, 99  # out of bounds: the caller refuses them
+    assert ranked.scan_lists(out)[1:] == (-7, 99)
+    assert ranked.scan_lists(np.zeros((4, 0), dtype=np.int32)).lengths.tolist() == [0, 0, 0, 0]
+
+
 def test_a_label_beyond_64_bit_integers_is_refused():
     with pytest.raises(InputError, match=r"user 0, item 1: label 1e\+20 is not an integer"):
         irspec.evaluate_topk(sp.csr_array(np.array([[0, 1e20]])), np.array([[1]]), "P@1")

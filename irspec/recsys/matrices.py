@@ -41,10 +41,12 @@ from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.recsys.features import expected_items, item_features
 from irspec.recsys.ranked import (
+    ListScan,
     decimal_texts,
     list_lengths,
     matrix_context,
     row_counts,
+    scan_lists,
     stored_at,
     text_order,
 )
@@ -139,14 +141,30 @@ def evaluate_topk(
     are not integers.
     """
     test = _csr(test_matrix, "test_matrix")
-    items = _items(top_items, test.shape)
-    excluded = None
+    # without exclude=, the bounds are checked in the pass that finds the lists' lengths
+    items = _items(top_items, test.shape, bounds=exclude is not None)
+    excluded, scan = None, None
     if exclude is not None:
         excluded = _csr(exclude, "exclude", test.shape)
         items = _excluded(items, excluded)
+    else:
+        scan = scan_lists(items)
+        _in_bounds(items, scan.smallest, scan.largest, test.shape)
     ids = _user_ids(user_ids, test.shape[0])
     extra = _beyond_inputs(features, expected, test.shape)
-    args = (test, items, metrics, excluded, propensity, popularity, empty_users, relevance_level, name, extra)
+    args = (
+        test,
+        items,
+        metrics,
+        excluded,
+        propensity,
+        popularity,
+        empty_users,
+        relevance_level,
+        name,
+        extra,
+        scan,
+    )
     return _evaluate(*args) if ids is None else _named(ids, *args)
 
 
@@ -259,7 +277,10 @@ def _evaluate(
     relevance_level: int,
     name: str,
     extra: dict[str, Any] | None = None,
+    scan: ListScan | None = None,
 ) -> Result:
+    """The evaluation of ``items`` (checked) against ``test``; ``scan``: the lists' :func:`scan_lists`,
+    when the caller has it."""
     if empty_users not in ("skip", "zero"):
         raise EvaluationError(f"empty_users must be skip or zero, got {empty_users!r}")
     has = _has_relevant(test, relevance_level)
@@ -268,7 +289,7 @@ def _evaluate(
     listed = kept if empty_users == "skip" else np.arange(test.shape[0])
     # each list's items before its -1 padding; None when a -1 comes before an item (a hole), which the
     # engine skips as it skips any -1: the lists' items are then moved up, in order
-    lengths = list_lengths(items)
+    lengths = list_lengths(items) if scan is None else scan.lengths
     compact = items if lengths is not None else _moved_up(items, items >= 0)
     inputs: dict[str, Any] = {CATALOGUE_INPUT: _Recommendations(compact, listed, test.shape[1])}
     if propensity is not None:
@@ -381,6 +402,8 @@ def _judged_at_10() -> Metric:
 
 def _has_relevant(test: scipy.sparse.csr_array, level: int) -> np.ndarray:
     """Whether each user (row) has a held-out item at ``level`` or above."""
+    if not test.nnz or int(test.data.min()) >= level:  # every label relevant (implicit feedback): no count
+        return np.diff(test.indptr) > 0
     return row_counts(test.data >= level, test.indptr) > 0
 
 
@@ -511,9 +534,12 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     return csr
 
 
-def _items(top_items: Any, shape: tuple[int, int], what: str = "top_items") -> np.ndarray:
+def _items(
+    top_items: Any, shape: tuple[int, int], what: str = "top_items", bounds: bool = True
+) -> np.ndarray:
     """``top_items`` (or the argument ``what``: ``expected`` lists too) checked: 2-D integers, a row per
-    user, each an item of the matrix or -1."""
+    user, each an item of the matrix or -1 (unless ``bounds`` is false: the caller checks them with
+    :func:`_in_bounds`; unsigned integers are checked here, before they are made signed)."""
     try:
         items = (
             np.asarray(top_items)
@@ -534,18 +560,27 @@ def _items(top_items: Any, shape: tuple[int, int], what: str = "top_items") -> n
             f"<{what}>",
         )
     # the smallest and largest items first (two quick passes), the entry itself only when one is out
-    if items.size and (int(items.min()) < -1 or int(items.max()) >= shape[1]):
+    if items.size and (bounds or items.dtype.kind == "u"):
+        _in_bounds(items, int(items.min()), int(items.max()), shape, what)
+    # signed as given (a model's int32 lists are not copied into 64 bits: 80 MB for 10M entries); an
+    # unsigned type made signed, so that -1 and arithmetic with row offsets mean what they say
+    if items.dtype.kind == "u":
+        items = items.astype(np.int64)
+    return np.ascontiguousarray(items)
+
+
+def _in_bounds(
+    items: np.ndarray, smallest: int, largest: int, shape: tuple[int, int], what: str = "top_items"
+) -> None:
+    """Refuses ``items`` unless its ``smallest`` and ``largest`` entries are -1 or columns of the
+    matrix, naming the first entry that is not."""
+    if smallest < -1 or largest >= shape[1]:
         r, c = np.argwhere((items < -1) | (items >= shape[1]))[0].tolist()
         raise InputError(
             f"user {r}, column {c}: item {int(items[r, c])} is not a column of test_matrix (0 to {shape[1] - 1}, "
             "or -1 for none)",
             f"<{what}>",
         )
-    # signed as given (a model's int32 lists are not copied into 64 bits: 80 MB for 10M entries); an
-    # unsigned type made signed, so that -1 and arithmetic with row offsets mean what they say
-    if items.dtype.kind == "u":
-        items = items.astype(np.int64)
-    return np.ascontiguousarray(items)
 
 
 def _excluded(items: np.ndarray, exclude: scipy.sparse.csr_array) -> np.ndarray:

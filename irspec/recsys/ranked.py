@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
-from typing import Any, TypeVar, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 import scipy.sparse
@@ -34,6 +34,7 @@ __all__ = [
     "LIST_ROWS",
     "WORKERS",
     "DecimalIds",
+    "ListScan",
     "MatrixQrels",
     "check_distinct",
     "decimal_texts",
@@ -41,6 +42,7 @@ __all__ = [
     "look_up",
     "matrix_context",
     "row_counts",
+    "scan_lists",
     "stored_at",
     "text_order",
     "workers",
@@ -53,7 +55,7 @@ BUFFER_ENTRIES = 1 << 21
 (rows × items): small enough to stay in the processor's cache, large enough that a chunk is many users."""
 
 LIST_ROWS = 1 << 13
-"""Rows of the top-k array :func:`list_lengths` reads at a time (its masks stay in the cache)."""
+"""Rows of the top-k array :func:`scan_lists` reads at a time (its masks stay in the cache)."""
 
 WORKERS: int | None = 1
 """Threads that :func:`list_lengths` and :func:`look_up` work on, each a block of users (numpy's
@@ -162,25 +164,59 @@ def check_distinct(items: np.ndarray, users: np.ndarray) -> None:
         raise InputError(f"user {int(users[row])}: item {item} is given twice in its list", "<top_items>")
 
 
+class ListScan(NamedTuple):
+    """What :func:`scan_lists` finds in a top-k array."""
+
+    lengths: np.ndarray | None
+    """Each row's number of items (64-bit), or ``None`` for a hole (see :func:`list_lengths`)."""
+    smallest: int
+    """The smallest entry (0 when there is none)."""
+    largest: int
+    """The largest entry (-1 when there is none)."""
+
+
+def scan_lists(items: np.ndarray) -> ListScan:
+    """Each row's number of items, its ``-1`` (none) padding after them (:func:`list_lengths`), and the
+    array's smallest and largest entries (the caller's check that every entry is an item or ``-1``), in
+    one pass over the lists, :data:`LIST_ROWS` rows at a time. A block with an entry below 0 is counted
+    in its rows that end with one alone (a model's lists are mostly full: their masks and sums are not
+    made); that they hold all of the block's entries below 0 shows that no other row has a hole."""
+    n, k = items.shape
+    if not items.size:
+        return ListScan(np.full(n, k, dtype=np.int64), 0, -1)
+    lengths = np.full(n, k, dtype=np.int64)
+    total = np.int16 if k < 1 << 15 else np.int64
+
+    def count(start: int, stop: int) -> tuple[bool, int, int]:
+        smallest, largest = [], []  # each block's
+        for s in range(start, stop, LIST_ROWS):
+            block = items[s : min(stop, s + LIST_ROWS)]
+            smallest.append(int(block.min()))
+            largest.append(int(block.max()))
+            if smallest[-1] >= 0:
+                continue
+            none = block < 0
+            short = np.flatnonzero(none[:, -1])
+            padding = none[short]
+            if (padding[:, :-1] > padding[:, 1:]).any():  # a -1 followed by an item
+                return False, 0, 0
+            # summed as bytes into 16 bits: twice as fast as count_nonzero along the rows
+            nones = padding.view(np.int8).sum(axis=1, dtype=total)
+            if int(nones.sum()) != np.count_nonzero(none):  # a -1 in a row that ends with an item
+                return False, 0, 0
+            lengths[s + short] = k - nones
+        return True, min(smallest), max(largest)
+
+    found = _in_blocks(count, _blocks(n, LIST_ROWS))
+    if not all(whole for whole, _, _ in found):  # a hole stopped the count: the bounds read whole
+        return ListScan(None, int(items.min()), int(items.max()))
+    return ListScan(lengths, min(f[1] for f in found), max(f[2] for f in found))
+
+
 def list_lengths(items: np.ndarray) -> np.ndarray | None:
     """Each row's number of items, its ``-1`` (none) padding after them; ``None`` when a row has a ``-1``
     before an item (a hole: the row's places are then not its ranks)."""
-    n, k = items.shape
-    if not items.size or int(items.min()) >= 0:
-        return np.full(n, k, dtype=np.int64)
-    lengths = np.empty(n, dtype=np.int64)
-    total = np.int16 if k < 1 << 15 else np.int64
-
-    def count(start: int, stop: int) -> bool:
-        for s in range(start, stop, LIST_ROWS):
-            none = items[s : min(stop, s + LIST_ROWS)] < 0
-            # summed as bytes into 16 bits: twice as fast as count_nonzero along the rows
-            lengths[s : s + len(none)] = k - none.view(np.int8).sum(axis=1, dtype=total)
-            if (none[:, :-1] > none[:, 1:]).any():  # a -1 followed by an item
-                return False
-        return True
-
-    return lengths if all(_in_blocks(count, _blocks(n, LIST_ROWS))) else None
+    return scan_lists(items).lengths
 
 
 def look_up(
