@@ -240,14 +240,14 @@ def test_look_up_finds_what_a_list_search_finds(workers, buffer, k, monkeypatch)
     users, n_items = 400, max(20, k + 5)
     items, lengths = _padded_lists(users, n_items, k, seed=k)
     matrix = sp.csr_array(np.random.default_rng(1).random((users, n_items)) < 0.3, dtype=np.int64)
-    entries, places = ranked.look_up(matrix, items, lengths, np.arange(users))
+    entries, places, rows = ranked.look_up(matrix, items, lengths, np.arange(users))
     expected = []
     for u in range(users):
         listed = items[u, : lengths[u]].tolist()
         for e in range(matrix.indptr[u], matrix.indptr[u + 1]):
             if matrix.indices[e] in listed:
-                expected.append((e, listed.index(matrix.indices[e])))
-    assert list(zip(entries.tolist(), places.tolist(), strict=True)) == expected
+                expected.append((e, listed.index(matrix.indices[e]), u))
+    assert list(zip(entries.tolist(), places.tolist(), rows.tolist(), strict=True)) == expected
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -221,12 +221,12 @@ def list_lengths(items: np.ndarray) -> np.ndarray | None:
 
 def look_up(
     test: scipy.sparse.csr_array, items: np.ndarray, lengths: np.ndarray, users: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Which of ``test``'s stored entries are in their row's list of ``items`` (C-ordered, a row per row
-    of ``test``, ``lengths[r]`` items first and ``-1`` after them), and where: ``(entries, places)``, the
-    entries ascending and each one's place in its list (0 the first). ``test`` has each entry once.
-    Raises :class:`~irspec.errors.InputError` for an item twice in the list of one of ``users`` (rows,
-    ascending), naming the first such user and its smallest repeated item.
+    of ``test``, ``lengths[r]`` items first and ``-1`` after them), and where: ``(entries, places,
+    rows)``, the entries ascending, each one's place in its list (0 the first) and its row. ``test`` has
+    each entry once. Raises :class:`~irspec.errors.InputError` for an item twice in the list of one of
+    ``users`` (rows, ascending), naming the first such user and its smallest repeated item.
 
     A chunk of users' lists is written into a dense buffer (a row per user, a column per item and one
     more, where a row's ``-1`` entries go), each entry its place, and read back: every entry reads its
@@ -248,45 +248,57 @@ def look_up(
     # the -1 entries of a row all write one spot: all but one of them read another's place
     others = np.maximum(k - lengths - 1, 0)
     spot = np.int32 if step * width < 1 << 31 else np.int64
+    lists = items.reshape(-1)
 
-    def chunks(start: int, stop: int) -> list[int]:
+    def chunks(start: int, stop: int) -> tuple[list[int], np.ndarray, np.ndarray]:
         buffer = np.zeros(step * width, dtype=kind)
-        places = np.tile(np.arange(1, k + 1, dtype=kind), (step, 1))
-        own = np.empty((step, k), dtype=kind)
-        # each chunk row's first spot: 64-bit, which numpy's put and take read without a conversion
-        row_start = np.arange(0, step * width, width, dtype=np.int64)[:, None]
-        spots, differ = np.empty((step, k), dtype=np.int64), np.empty((step, k), dtype=bool)
-        first = int(indptr[start])
+        places = np.tile(np.arange(1, k + 1, dtype=kind), step)
+        own = np.empty(step * k, dtype=kind)
+        # each list entry's row's first spot: 64-bit, which numpy's put and take read without a
+        # conversion; flat, as the lists are read, so that one addition of two arrays makes the spots
+        row_start = np.repeat(np.arange(0, step * width, width, dtype=np.int64), k)
+        spots, differ = np.empty(step * k, dtype=np.int64), np.empty(step * k, dtype=bool)
+        first, last = int(indptr[start]), int(indptr[stop])
         rows = np.arange(stop - start, dtype=spot) % step  # each user's row in its chunk's buffer
-        held = np.repeat(rows * width, np.diff(indptr[start : stop + 1])) + indices[first : indptr[stop]]
+        held = np.repeat(rows * width, np.diff(indptr[start : stop + 1]))
+        held += indices[first:last]
         expected = np.add.reduceat(others[start:stop], np.arange(0, stop - start, step)).tolist()
-        bounds = [*indptr[start : stop + 1 : step].tolist(), int(indptr[stop])]  # each chunk's entries
+        bounds = [*indptr[start : stop + 1 : step].tolist(), last]  # each chunk's entries
         repeated = []
         for c, s in enumerate(range(start, stop, step)):
-            m = min(stop, s + step) - s
+            size = (min(stop, s + step) - s) * k
+            # whole arrays for a whole chunk: a slice of each is a view made for nothing
+            whole = size == step * k
+            mine = own if whole else own[:size]
             shift = (c % cycle) * k
             if c and not shift:
                 buffer.fill(0)  # a new cycle: the last one's places would read as this one's
-            np.add(places[:m], shift, out=own[:m])
+            np.add(places if whole else places[:size], shift, out=mine)
             # a -1 goes to its row's previous row's extra column, never an item's (in the first row,
             # index -1: the last row's extra column)
-            at = np.add(items[s : s + m], row_start[:m], out=spots[:m])
-            buffer[at] = own[:m]
-            if np.count_nonzero(np.not_equal(np.take(buffer, at), own[:m], out=differ[:m])) != expected[c]:
+            at = np.add(
+                lists[s * k : s * k + size], row_start if whole else row_start[:size], out=spots[:size]
+            )
+            buffer[at] = mine
+            if np.count_nonzero(np.not_equal(np.take(buffer, at), mine, out=differ[:size])) != expected[c]:
                 repeated.append(s)
             a, b = bounds[c], bounds[c + 1]
             # mode="wrap": no index is out of range, and "raise" would copy into a buffer first
             found = np.take(buffer, held[a - first : b - first], out=read[a:b], mode="wrap")
             # unsigned: a place of this chunk becomes 0 to k - 1, anything else k or more
             np.subtract(found, shift + 1, out=found)
-        return repeated
+        # the entries found, and each one's row: its chunk's first, and its row in the chunk's buffer
+        hit = np.flatnonzero(read[first:last] < k)
+        chunk = np.searchsorted(np.array(bounds[:-1], dtype=np.int64), hit + first, side="right") - 1
+        return repeated, hit + first, start + chunk * step + held[hit] // width
 
     done = _in_blocks(chunks, _blocks(n, step))
-    for s in sorted(s for repeated in done for s in repeated):
+    for s in sorted(s for repeated, _, _ in done for s in repeated):
         chosen = users[np.searchsorted(users, s) : np.searchsorted(users, s + step)]
         check_distinct(items[chosen], chosen)  # the chunk's evaluated users: raises for the first
-    entries = np.flatnonzero(read < k)
-    return entries, read[entries].astype(np.int64)
+    entries = np.concatenate([found for _, found, _ in done]) if done else np.zeros(0, dtype=np.int64)
+    rows = np.concatenate([row for _, _, row in done]) if done else np.zeros(0, dtype=np.int64)
+    return entries, read[entries].astype(np.int64), rows.astype(np.int64)
 
 
 def row_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -580,8 +592,7 @@ def matrix_context(
     array of every row of ``test`` (C-ordered; each row's ``lengths`` items first, ``-1`` only after
     them, at least one item in each evaluated row), against ``test``'s rows of those users; in the
     users' order (as row numbers), labels found by :func:`look_up`, which refuses an item given twice."""
-    entries, places = look_up(test, items, lengths, users)
-    row = np.searchsorted(test.indptr, entries, side="right") - 1  # each found entry's user
+    entries, places, row = look_up(test, items, lengths, users)  # row: each found entry's user
     every = len(users) == items.shape[0]
     if not every:
         position = np.full(items.shape[0], -1, dtype=np.int64)
