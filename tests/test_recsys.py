@@ -146,6 +146,29 @@ def test_coo_duplicates_add_up_and_float_labels_must_be_whole():
         irspec.evaluate_topk(sp.csr_array(np.array([[0, 4.5]])), np.array([[1]]), "P@1")
 
 
+@pytest.mark.parametrize("label", [1.0, 3.0, 0.0, -2.0])
+def test_one_float_label_for_every_entry_reads_as_that_integer(label):
+    """Implicit feedback's matrix of 1.0 (one label for every stored entry), made integers without the
+    check of each label: the same values as the matrix of integers."""
+    test, _, top = _data(3)
+    ints = sp.csr_array((np.full(test.nnz, int(label)), test.indices, test.indptr), shape=test.shape)
+    floats = sp.csr_array((np.full(test.nnz, label), test.indices, test.indptr), shape=test.shape)
+    metrics = "nDCG@5, AP@5, NumRel, NumRel(rel=3), Judged@5"
+    want = irspec.evaluate_topk(ints, top, metrics, empty_users="zero")
+    got = irspec.evaluate_topk(floats, top, metrics, empty_users="zero")
+    assert got.query_ids == want.query_ids
+    np.testing.assert_array_equal(got.values, want.values)
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"), [(np.nan, "nan"), (np.inf, "inf"), (1e20, r"1e\+20"), (2.5, "2.5")]
+)
+def test_one_float_label_for_every_entry_must_be_whole(label, shown):
+    floats = sp.csr_array((np.full(3, label), np.array([0, 1, 2]), np.array([0, 2, 3])), shape=(2, 3))
+    with pytest.raises(InputError, match=rf"user 0, item 0: label {shown} is not an integer"):
+        irspec.evaluate_topk(floats, np.array([[0], [2]]), "P@1")
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

@@ -515,6 +515,12 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     if data.dtype.kind == "b":
         data = data.astype(np.int64)
     elif data.dtype.kind == "f":
+        least, most = (float(data.min()), float(data.max())) if len(data) else (0.0, 0.0)
+        if least == most and least.is_integer() and abs(least) < 2**63:
+            # one whole label for every entry (implicit feedback's 1.0): made, not converted and compared
+            # (NaN is not equal to itself, an infinity not whole: neither comes here)
+            csr.data = np.full(len(data), int(least), dtype=np.int64)
+            return csr
         # a label is whole when it comes back from int64 unchanged: NaN, infinities, fractions and labels
         # beyond 64 bits do not (three passes over the labels, where isfinite and round took five)
         with np.errstate(invalid="ignore"):

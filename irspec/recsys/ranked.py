@@ -302,7 +302,7 @@ def look_up(
         check_distinct(items[chosen], chosen)  # the chunk's evaluated users: raises for the first
     entries = np.concatenate([found for _, found, _ in done]) if done else np.zeros(0, dtype=np.int64)
     rows = np.concatenate([row for _, _, row in done]) if done else np.zeros(0, dtype=np.int64)
-    return entries, read[entries].astype(np.int64), rows.astype(np.int64)
+    return entries, read[entries].astype(np.int64), rows.astype(np.int64, copy=False)
 
 
 def row_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -526,10 +526,10 @@ class _MatrixContext(Context):
         """The labelled rows with a label >= ``level``, and their users, ranks and labels."""
         key = ("at-least", level)
         if key not in self._cache:
+            every = (self._labelled, self._users, self._ranks, self._labels)
             chosen = self._labels >= level
-            self._cache[key] = tuple(
-                a[chosen] for a in (self._labelled, self._users, self._ranks, self._labels)
-            )
+            # every label at the level (implicit feedback): the arrays as they are, not copied
+            self._cache[key] = every if chosen.all() else tuple(a[chosen] for a in every)
         return self._cache[key]
 
     def _mask(self, rows: np.ndarray) -> np.ndarray:
