@@ -2,10 +2,12 @@
 from the arrays: the held-out CSR matrix and the users × k top-k array, with no qrels or run frame made
 and no join.
 
-Each list's length is found by :func:`list_lengths`, and each held-out item's place in its user's list
-by :func:`look_up` (a chunk of users' lists written into a dense buffer at their items, which also
-shows an item given twice), on a few threads at once, a block of users each; each user's number of
-relevant items comes from the row's stored labels, and the ranking is the list's own order. The context
+Each list's length is found by :func:`scan_lists` (with the top k's bounds, in one pass), and each
+held-out item's place in its user's list by :func:`look_up` (a chunk of users' lists written into a
+dense buffer at their items, which also shows an item given twice), on one thread or a few at once, a
+block of users each; each user's number of relevant items comes from the row's stored labels, and the
+ranking is the list's own order. The context keeps the labels of the items found, and makes the array of
+every list entry's label, and the users' ids as text, only when they are read. The context
 is the one the engine builds from the same data as qrels and a run
 (:meth:`irspec.Evaluator.evaluate_topk`), so that every kernel computes what it computes there;
 :mod:`irspec.recsys.matrices` falls back to that path where this one would have to say what the
@@ -54,8 +56,9 @@ BUFFER_ENTRIES = 1 << 22
 """Entries of the dense buffer :func:`stored_at` and :func:`look_up` spread a chunk of users' rows into
 (rows × items): small enough to stay in the processor's last-level cache, large enough that a chunk is
 hundreds of users (each chunk costs a dozen numpy calls) and that numpy asks the kernel for huge pages
-for it (from 4 MiB: 16-bit places take 8 MiB). Against 2M entries, 100,000 users' top 100 in a fresh
-process took 8 ms less (5,600 page faults where 10,000; benchmarks/README.md)."""
+for it (from 4 MiB: 16-bit places take 8 MiB). Against 2M entries, 100,000 users' top 100 took 0.5-4 ms
+less where the process had memory to reuse, and 8 ms less in a fresh process that read its data from a
+file (5,600 pages of fresh memory touched where 10,000; benchmarks/README.md)."""
 
 LIST_ROWS = 1 << 13
 """Rows of the top-k array :func:`scan_lists` reads at a time (its masks stay in the cache)."""
