@@ -146,6 +146,29 @@ def test_coo_duplicates_add_up_and_float_labels_must_be_whole():
         irspec.evaluate_topk(sp.csr_array(np.array([[0, 4.5]])), np.array([[1]]), "P@1")
 
 
+@pytest.mark.parametrize("label", [1.0, 3.0, 0.0, -2.0])
+def test_one_float_label_for_every_entry_reads_as_that_integer(label):
+    """Implicit feedback's matrix of 1.0 (one label for every stored entry), made integers without the
+    check of each label: the same values as the matrix of integers."""
+    test, _, top = _data(3)
+    ints = sp.csr_array((np.full(test.nnz, int(label)), test.indices, test.indptr), shape=test.shape)
+    floats = sp.csr_array((np.full(test.nnz, label), test.indices, test.indptr), shape=test.shape)
+    metrics = "nDCG@5, AP@5, NumRel, NumRel(rel=3), Judged@5"
+    want = irspec.evaluate_topk(ints, top, metrics, empty_users="zero")
+    got = irspec.evaluate_topk(floats, top, metrics, empty_users="zero")
+    assert got.query_ids == want.query_ids
+    np.testing.assert_array_equal(got.values, want.values)
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"), [(np.nan, "nan"), (np.inf, "inf"), (1e20, r"1e\+20"), (2.5, "2.5")]
+)
+def test_one_float_label_for_every_entry_must_be_whole(label, shown):
+    floats = sp.csr_array((np.full(3, label), np.array([0, 1, 2]), np.array([0, 2, 3])), shape=(2, 3))
+    with pytest.raises(InputError, match=rf"user 0, item 0: label {shown} is not an integer"):
+        irspec.evaluate_topk(floats, np.array([[0], [2]]), "P@1")
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -193,6 +216,38 @@ def test_bad_inputs_name_what_was_expected(call, message):
     test = sp.csr_array(np.eye(3, 4, dtype=np.int64))
     with pytest.raises(InputError, match=message):
         call(test)
+
+
+OUT_OF_BOUNDS = [
+    ([[0, 1], [2, 9], [1, 0]], "user 1, column 1: item 9"),  # full lists
+    ([[0, -1], [1, -1], [7, -1]], "user 2, column 0: item 7"),  # padded ones
+    ([[-1, 5], [1, 0], [0, 1]], "user 0, column 1: item 5"),  # a -1 before an item
+    ([[0, 1], [1, -3], [1, 0]], "user 1, column 1: item -3"),
+]
+
+
+@pytest.mark.parametrize("exclude", [False, True])
+@pytest.mark.parametrize("kind", [np.int32, np.int64])
+@pytest.mark.parametrize(("lists", "where"), OUT_OF_BOUNDS)
+def test_an_item_out_of_bounds_is_named_with_or_without_exclude(exclude, kind, lists, where):
+    """Without exclude= the bounds are checked in the pass that counts the lists (scan_lists), with it
+    before the training items are removed: the same message either way."""
+    test = sp.csr_array(np.eye(3, 4, dtype=np.int64))
+    train = sp.csr_array((3, 4), dtype=np.int64) if exclude else None
+    with pytest.raises(
+        InputError, match=rf"{where} is not a column of test_matrix \(0 to 3, or -1 for none\)"
+    ):
+        irspec.evaluate_topk(test, np.array(lists, dtype=kind), "P@1", exclude=train)
+
+
+@pytest.mark.parametrize("exclude", [False, True])
+@pytest.mark.parametrize("kind", [np.uint16, np.uint64])
+def test_an_unsigned_item_out_of_bounds_is_named_as_given(exclude, kind):
+    test = sp.csr_array(np.eye(3, 4, dtype=np.int64))
+    train = sp.csr_array((3, 4), dtype=np.int64) if exclude else None
+    top = np.array([[0, 1], [2, np.iinfo(kind).max], [1, 0]], dtype=kind)
+    with pytest.raises(InputError, match=rf"user 1, column 1: item {np.iinfo(kind).max} is not a column"):
+        irspec.evaluate_topk(test, top, "P@1", exclude=train)
 
 
 def test_scores_need_k_for_a_metric_without_a_fixed_cutoff():

@@ -16,6 +16,9 @@ import scipy.sparse as sp
 
 import irspec
 from irspec.errors import InputError
+from irspec.evaluation.compute import bind_metrics
+from irspec.evaluation.context import UNJUDGED, Options
+from irspec.evaluation.parts import context_values
 from irspec.recsys import matrices, ranked
 from irspec.spec.registry import MetricDef, Param
 
@@ -237,14 +240,14 @@ def test_look_up_finds_what_a_list_search_finds(workers, buffer, k, monkeypatch)
     users, n_items = 400, max(20, k + 5)
     items, lengths = _padded_lists(users, n_items, k, seed=k)
     matrix = sp.csr_array(np.random.default_rng(1).random((users, n_items)) < 0.3, dtype=np.int64)
-    entries, places = ranked.look_up(matrix, items, lengths, np.arange(users))
+    entries, places, rows = ranked.look_up(matrix, items, lengths, np.arange(users))
     expected = []
     for u in range(users):
         listed = items[u, : lengths[u]].tolist()
         for e in range(matrix.indptr[u], matrix.indptr[u + 1]):
             if matrix.indices[e] in listed:
-                expected.append((e, listed.index(matrix.indices[e])))
-    assert list(zip(entries.tolist(), places.tolist(), strict=True)) == expected
+                expected.append((e, listed.index(matrix.indices[e]), u))
+    assert list(zip(entries.tolist(), places.tolist(), rows.tolist(), strict=True)) == expected
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -306,6 +309,33 @@ def test_list_lengths_counts_items_before_the_padding_and_finds_holes(workers, m
     assert ranked.list_lengths(items) is None
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("rows", [3, 4, 64])
+def test_scan_lists_finds_each_hole_and_the_bounds(workers, rows, monkeypatch):
+    """Every hole is found: in a row that ends with -1 padding, and in one that ends with an item (whose
+    -1 only the block's count of entries below 0 shows), in any block; the bounds are the array's."""
+    monkeypatch.setattr(ranked, "WORKERS", workers)
+    monkeypatch.setattr(ranked, "LIST_ROWS", rows)
+    items, lengths = _padded_lists(30, 20, 6, seed=4)
+    found = ranked.scan_lists(items)
+    assert found.lengths.tolist() == lengths.tolist()
+    assert (found.smallest, found.largest) == (int(items.min()), int(items.max()))
+    full = np.arange(12).reshape(3, 4) + 5
+    scanned = ranked.scan_lists(full)
+    assert scanned.lengths.tolist() == [4, 4, 4] and (scanned.smallest, scanned.largest) == (5, 16)
+    for row in range(30):
+        for holey in ([-1, 3, 4, 7, 8, 9], [3, -1, 4, -1, -1, -1], [3, 4, 7, 8, -1, 9]):
+            with_hole = items.copy()
+            with_hole[row] = holey
+            scanned = ranked.scan_lists(with_hole)
+            assert scanned.lengths is None, (row, holey)
+            assert (scanned.smallest, scanned.largest) == (int(with_hole.min()), int(with_hole.max()))
+    out = items.copy()
+    out[17, 0], out[3, 5] = -7, 99  # out of bounds: the caller refuses them
+    assert ranked.scan_lists(out)[1:] == (-7, 99)
+    assert ranked.scan_lists(np.zeros((4, 0), dtype=np.int32)).lengths.tolist() == [0, 0, 0, 0]
+
+
 def test_a_label_beyond_64_bit_integers_is_refused():
     with pytest.raises(InputError, match=r"user 0, item 1: label 1e\+20 is not an integer"):
         irspec.evaluate_topk(sp.csr_array(np.array([[0, 1e20]])), np.array([[1]]), "P@1")
@@ -320,3 +350,26 @@ def test_decimal_texts_are_the_texts_str_gives():
     assert ranked.decimal_texts(numbers) == [str(n) for n in numbers.tolist()]
     assert ranked.decimal_texts(np.array([0])) == ["0"]
     assert ranked.decimal_texts(np.zeros(0, dtype=np.int64)) == []
+
+
+def test_the_label_array_is_made_only_when_read_and_is_every_entrys_label():
+    """The direct context's kernels of the usual metrics read the labelled rows alone; the array of
+    every list entry's label is made when a kernel reads it, and is the held-out label of each entry
+    (UNJUDGED where the user's row does not hold the item), written here entry by entry."""
+    test, _, top = _data(5)
+    lengths = ranked.list_lengths(top)
+    users = np.flatnonzero(np.diff(test.indptr) > 0)
+    users = users[lengths[users] > 0]
+    ctx = ranked.matrix_context(test, top, lengths, users, Options(1, judged_warning=None), {})
+    values = context_values(ctx, bind_metrics("nDCG@5, AP(den=min)@10, relP@10, R@5, Judged@10"))[0]
+    assert np.isfinite(values).all()
+    assert vars(ctx)["_label"] is None  # not made
+    expected = []
+    for u in users.tolist():
+        row = dict(zip(test[[u], :].indices.tolist(), test[[u], :].data.tolist(), strict=True))
+        expected += [row.get(i, UNJUDGED) for i in top[u, : lengths[u]].tolist()]
+    assert ctx.label.dtype == np.int64 and ctx.label.tolist() == expected
+    judged = ctx.count(ctx.label >= 0, np.full(ctx.nq, 10))
+    assert ctx.count_judged(np.full(ctx.nq, 10)).tolist() == judged.tolist()
+    rows, _ = ctx.relevant_rows(1)
+    assert ctx.relevant_labels(1).tolist() == ctx.label[rows].tolist()

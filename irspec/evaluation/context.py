@@ -14,7 +14,7 @@ files, frames or the registry's plugins.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -136,7 +136,7 @@ class Context:
 
     Attributes every kernel may use (``nq`` queries, ``m`` ranked documents in all):
 
-    ``query_ids`` (list of nq ids, in the order of the segments: not necessarily sorted), ``offsets``
+    ``query_ids`` (a sequence of nq ids, in the order of the segments: not necessarily sorted), ``offsets``
     (nq + 1 segment bounds), ``seg`` (m, query index of each row), ``rank`` (m, 1-based rank within its
     query), ``label`` (m, qrels label; :data:`UNJUDGED` for documents absent from the qrels), ``n`` (nq,
     ranking lengths), ``qrels`` (the :class:`IndexedQrels`), ``qpos`` (nq, each query's position in the
@@ -150,7 +150,7 @@ class Context:
 
     def __init__(
         self,
-        query_ids: list[str],
+        query_ids: Sequence[str],
         offsets: np.ndarray,
         label: np.ndarray,
         qrels: IndexedQrels,
@@ -294,6 +294,11 @@ class Context:
             self._cache[key] = (rows, self.before(rows, rows) + 1)
         return self._cache[key]
 
+    def relevant_labels(self, level: int) -> np.ndarray:
+        """The labels of the :meth:`relevant_rows`, in their order: ``label[rows]``, which a context
+        that knows its few labelled rows gives without every row's label."""
+        return self.label[self.relevant_rows(level)[0]]
+
     def before(self, marked: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """For each of ``rows``: how many of the ``marked`` rows (sorted indices) of the same query lie above it."""
         first = np.searchsorted(marked, self.offsets[:-1])  # each query's first marked row
@@ -329,6 +334,11 @@ class Context:
             # Test the cutoff on the selected rows only (few, for relevant documents), not on all rows.
             seg = seg[self.rank_of(rows, seg) <= k[seg]]
         return np.bincount(seg, minlength=self.nq).astype(np.int64)
+
+    def count_judged(self, k: np.ndarray | None = None) -> np.ndarray:
+        """Rows with a label >= 0 per query, within the top ``k`` when given: ``count(judged(), k)``,
+        which a context that knows its few judged rows gives without a mask over every row."""
+        return self.count(self.judged(), k)
 
     def relevant_places(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """(seg, rank) of the :meth:`relevant_rows`, cached: AP, IPrec, bpref and P@k all need them."""

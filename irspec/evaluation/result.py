@@ -16,7 +16,7 @@ result class.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,7 +32,10 @@ from irspec.spec.registry import Metric
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
 
-__all__ = ["Result", "StreamedResult"]
+__all__ = ["Result", "StreamedResult", "with_ids_made_later"]
+
+_MAKE_IDS = "_make_query_ids"
+"""Where a :func:`with_ids_made_later` result keeps the function that makes its ids, until they are read."""
 
 
 class _Shown:
@@ -145,6 +148,13 @@ class Result(_Shown):
         catalogue metric's one value for the run."""
         return dict(self._means)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled and copied with its ids made: the pickle of a with_ids_made_later() result is an ordinary
+        # result's, with no function in it
+        if _MAKE_IDS in self.__dict__:
+            self.query_ids  # noqa: B018 (read for its effect)
+        return self.__dict__
+
     @functools.cached_property
     def _means(self) -> dict[str, float]:
         # Computed from the values on first use and kept on this object only (not a field): a copy made
@@ -155,6 +165,42 @@ class Result(_Shown):
             if m.catalogue:  # not a summary of the (NaN) column: the run's one value
                 means[str(m)] = float(self.catalogue.get(str(m), np.nan))
         return means
+
+
+class _QueryIds:
+    """:attr:`Result.query_ids`, read from the instance, or made first by the function that
+    :func:`with_ids_made_later` left there. A data descriptor, so that it is asked before the
+    instance's own value (a placeholder until the ids are made, which keeps frozen's refusal of a second
+    assignment); assigned by ``__init__`` as any field is."""
+
+    def __get__(self, result: Result | None, owner: type | None = None) -> Any:
+        if result is None:  # the class's attribute: none, as for any field without a default
+            raise AttributeError("query_ids")
+        state = result.__dict__
+        make = state.get(_MAKE_IDS)
+        if make is not None:
+            state["query_ids"] = tuple(make())
+            state.pop(_MAKE_IDS, None)
+        return state["query_ids"]
+
+    def __set__(self, result: Result, ids: tuple[str, ...]) -> None:
+        result.__dict__["query_ids"] = ids
+
+
+# set once the dataclass is made, which would otherwise take the descriptor for the field's default
+setattr(Result, "query_ids", _QueryIds())  # noqa: B010 (mypy would refuse the assignment written out)
+
+
+def with_ids_made_later(make_ids: Callable[[], tuple[str, ...]], **fields: Any) -> Result:
+    """A :class:`Result` of ``fields`` (every field but ``query_ids``) whose ``query_ids`` are
+    ``make_ids()``, called when they are first read rather than now; a result that is only aggregated
+    never makes them (a recommender's 100,000 users' ids as text: a sixth of the time of an evaluation
+    of their top 100). Otherwise it is a result as any other: of the class ``Result``, its ids read,
+    copied (``dataclasses.replace``, ``copy``) and pickled as any result's, made then, and never assigned
+    again. ``make_ids`` gives them in the order of the rows of ``values``."""
+    result = Result(query_ids=(), **fields)
+    result.__dict__[_MAKE_IDS] = make_ids  # not a field: frozen's guard refuses it through setattr
+    return result
 
 
 @frozen(eq=False, repr=False)

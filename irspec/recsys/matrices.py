@@ -17,6 +17,7 @@ result's ``run_source`` says so. Users without a relevant held-out item are left
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,9 +27,8 @@ import numpy as np
 import scipy.sparse
 
 from irspec.data import Qrels
-from irspec.data.arrays import SOURCE as TOPK
 from irspec.errors import EvaluationError, InputError, IrspecWarning, quote
-from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value, judgment_coverage
+from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value, compute_metric
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
@@ -36,11 +36,20 @@ from irspec.evaluation.judgments import Judgments
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.notes import level_warnings
 from irspec.evaluation.parts import context_values
-from irspec.evaluation.result import Result
+from irspec.evaluation.result import Result, with_ids_made_later
 from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.recsys.features import expected_items, item_features
-from irspec.recsys.ranked import list_lengths, matrix_context, row_counts, stored_at, text_order
+from irspec.recsys.ranked import (
+    ListScan,
+    decimal_texts,
+    list_lengths,
+    matrix_context,
+    row_counts,
+    scan_lists,
+    stored_at,
+    text_order,
+)
 from irspec.spec.registry import Metric
 
 pl = lazy_module("polars")
@@ -132,14 +141,30 @@ def evaluate_topk(
     are not integers.
     """
     test = _csr(test_matrix, "test_matrix")
-    items = _items(top_items, test.shape)
-    excluded = None
+    # without exclude=, the bounds are checked in the pass that finds the lists' lengths
+    items = _items(top_items, test.shape, bounds=exclude is not None)
+    excluded, scan = None, None
     if exclude is not None:
         excluded = _csr(exclude, "exclude", test.shape)
         items = _excluded(items, excluded)
+    else:
+        scan = scan_lists(items)
+        _in_bounds(items, scan.smallest, scan.largest, test.shape)
     ids = _user_ids(user_ids, test.shape[0])
     extra = _beyond_inputs(features, expected, test.shape)
-    args = (test, items, metrics, excluded, propensity, popularity, empty_users, relevance_level, name, extra)
+    args = (
+        test,
+        items,
+        metrics,
+        excluded,
+        propensity,
+        popularity,
+        empty_users,
+        relevance_level,
+        name,
+        extra,
+        scan,
+    )
     return _evaluate(*args) if ids is None else _named(ids, *args)
 
 
@@ -252,7 +277,10 @@ def _evaluate(
     relevance_level: int,
     name: str,
     extra: dict[str, Any] | None = None,
+    scan: ListScan | None = None,
 ) -> Result:
+    """The evaluation of ``items`` (checked) against ``test``; ``scan``: the lists' :func:`scan_lists`,
+    when the caller has it."""
     if empty_users not in ("skip", "zero"):
         raise EvaluationError(f"empty_users must be skip or zero, got {empty_users!r}")
     has = _has_relevant(test, relevance_level)
@@ -261,7 +289,7 @@ def _evaluate(
     listed = kept if empty_users == "skip" else np.arange(test.shape[0])
     # each list's items before its -1 padding; None when a -1 comes before an item (a hole), which the
     # engine skips as it skips any -1: the lists' items are then moved up, in order
-    lengths = list_lengths(items)
+    lengths = list_lengths(items) if scan is None else scan.lengths
     compact = items if lengths is not None else _moved_up(items, items >= 0)
     inputs: dict[str, Any] = {CATALOGUE_INPUT: _Recommendations(compact, listed, test.shape[1])}
     if propensity is not None:
@@ -275,6 +303,11 @@ def _evaluate(
     inputs.update(extra or {})
     bound = bind_metrics(metrics)
     every = len(kept) == test.shape[0]
+    source = f"<topk: {test.shape[0]} users × {test.shape[1]} items"
+    if excluded is not None:
+        source += f"; exclude: {excluded.nnz} training interactions, removed before the cut"
+    source += ">"
+    catalogue = {str(m): catalogue_value(inputs[CATALOGUE_INPUT], m) for m in bound if m.catalogue}
     # The context built from the matrices (ranked.py) when the engine would say nothing the result's
     # warnings must say: every evaluated user has a list (else "missing from the run"), each -1 after
     # the items (the list's places are its ranks), and every metric reads rankings and qrels.
@@ -284,7 +317,7 @@ def _evaluate(
         and bool((lengths if every else lengths[kept]).all())
         and all(m.definition.needs == "run" for m in bound)
     ):
-        result = _direct(test, items, lengths, kept, bound, relevance_level, inputs, name)
+        result = _direct(test, items, lengths, kept, bound, relevance_level, inputs, name, source, catalogue)
     else:
         users = np.repeat(np.arange(test.shape[0], dtype=np.int64), np.diff(test.indptr))
         judged = has[users]
@@ -301,12 +334,7 @@ def _evaluate(
         # the list's own order is the ranking: strictly decreasing scores, no tie to break
         ranks = np.broadcast_to(np.arange(items.shape[1], 0, -1, dtype=np.float64), rows.shape)
         result = evaluator.evaluate_topk(kept, rows, ranks, name=name)
-    source = f"<topk: {test.shape[0]} users × {test.shape[1]} items"
-    if excluded is not None:
-        source += f"; exclude: {excluded.nnz} training interactions, removed before the cut"
-    source += ">"
-    catalogue = {str(m): catalogue_value(inputs[CATALOGUE_INPUT], m) for m in result.metrics if m.catalogue}
-    result = dataclasses.replace(result, run_source=source, catalogue=catalogue)
+        result = dataclasses.replace(result, run_source=source, catalogue=catalogue)
     if empty_users == "zero" and len(kept) < test.shape[0]:
         result = _with_zeros(result, np.flatnonzero(~has))
     return result
@@ -333,36 +361,49 @@ def _direct(
     relevance_level: int,
     inputs: dict[str, Any],
     name: str,
+    source: str,
+    catalogue: dict[str, float],
 ) -> Result:
     """The result :meth:`Evaluator.evaluate_topk` gives for the users ``kept`` and their lists (their
     rows of ``items``, each with ``lengths`` items before its padding), from the context built straight
     from the matrices (:func:`~irspec.recsys.ranked.matrix_context`): the same values, means, Judged@10
-    and warnings, with no qrels frame, run frame or join made."""
+    and warnings, with no qrels frame, run frame or join made; its ``run_source`` is ``source``. The
+    users' ids are made when first read (a result only aggregated never makes them)."""
     options = Options(relevance_level, judged_warning=None)
     ctx = matrix_context(test, items, lengths, kept, options, inputs)
     values, texts = context_values(ctx, metrics)
     order = text_order(kept)  # results list users by id as text, as every result lists queries
-    judged = aggregate_values(
-        judgment_coverage(ctx)[1][order], "mean"
-    )  # the mean in id order, as finish() takes it
+    # Judged@10 as judgment_coverage() computes it, without the list of the ids it returns beside it; the
+    # mean in id order, as finish() takes it
+    judged = aggregate_values(compute_metric(ctx, _judged_at_10())[order], "mean")
     notes = level_warnings(ctx.qrels, options, metrics)  # type: ignore[arg-type]
-    result = Result(
-        name,
-        TOPK,
-        tuple(metrics),
-        tuple(map(ctx.query_ids.__getitem__, order.tolist())),
-        values[order],
-        options,
-        tuple(notes),
-        {key: tuple(map(strings.__getitem__, order.tolist())) for key, strings in texts.items()},
+    users = kept[order]
+    result = with_ids_made_later(
+        lambda: tuple(decimal_texts(users)),
+        run_name=name,
+        run_source=source,
+        metrics=tuple(metrics),
+        values=values[order],
+        options=options,
+        warnings=tuple(notes),
+        texts={key: tuple(map(strings.__getitem__, order.tolist())) for key, strings in texts.items()},
         judged_at_10=judged,
+        catalogue=catalogue,
     )
     issue_warnings(result.warnings)
     return result
 
 
+@functools.cache
+def _judged_at_10() -> Metric:
+    (metric,) = bind_metrics("Judged@10")
+    return metric
+
+
 def _has_relevant(test: scipy.sparse.csr_array, level: int) -> np.ndarray:
     """Whether each user (row) has a held-out item at ``level`` or above."""
+    if not test.nnz or int(test.data.min()) >= level:  # every label relevant (implicit feedback): no count
+        return np.diff(test.indptr) > 0
     return row_counts(test.data >= level, test.indptr) > 0
 
 
@@ -474,6 +515,12 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     if data.dtype.kind == "b":
         data = data.astype(np.int64)
     elif data.dtype.kind == "f":
+        least, most = (float(data.min()), float(data.max())) if len(data) else (0.0, 0.0)
+        if least == most and least.is_integer() and abs(least) < 2**63:
+            # one whole label for every entry (implicit feedback's 1.0): made, not converted and compared
+            # (NaN is not equal to itself, an infinity not whole: neither comes here)
+            csr.data = np.full(len(data), int(least), dtype=np.int64)
+            return csr
         # a label is whole when it comes back from int64 unchanged: NaN, infinities, fractions and labels
         # beyond 64 bits do not (three passes over the labels, where isfinite and round took five)
         with np.errstate(invalid="ignore"):
@@ -493,9 +540,12 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     return csr
 
 
-def _items(top_items: Any, shape: tuple[int, int], what: str = "top_items") -> np.ndarray:
+def _items(
+    top_items: Any, shape: tuple[int, int], what: str = "top_items", bounds: bool = True
+) -> np.ndarray:
     """``top_items`` (or the argument ``what``: ``expected`` lists too) checked: 2-D integers, a row per
-    user, each an item of the matrix or -1."""
+    user, each an item of the matrix or -1 (unless ``bounds`` is false: the caller checks them with
+    :func:`_in_bounds`; unsigned integers are checked here, before they are made signed)."""
     try:
         items = (
             np.asarray(top_items)
@@ -516,18 +566,27 @@ def _items(top_items: Any, shape: tuple[int, int], what: str = "top_items") -> n
             f"<{what}>",
         )
     # the smallest and largest items first (two quick passes), the entry itself only when one is out
-    if items.size and (int(items.min()) < -1 or int(items.max()) >= shape[1]):
+    if items.size and (bounds or items.dtype.kind == "u"):
+        _in_bounds(items, int(items.min()), int(items.max()), shape, what)
+    # signed as given (a model's int32 lists are not copied into 64 bits: 80 MB for 10M entries); an
+    # unsigned type made signed, so that -1 and arithmetic with row offsets mean what they say
+    if items.dtype.kind == "u":
+        items = items.astype(np.int64)
+    return np.ascontiguousarray(items)
+
+
+def _in_bounds(
+    items: np.ndarray, smallest: int, largest: int, shape: tuple[int, int], what: str = "top_items"
+) -> None:
+    """Refuses ``items`` unless its ``smallest`` and ``largest`` entries are -1 or columns of the
+    matrix, naming the first entry that is not."""
+    if smallest < -1 or largest >= shape[1]:
         r, c = np.argwhere((items < -1) | (items >= shape[1]))[0].tolist()
         raise InputError(
             f"user {r}, column {c}: item {int(items[r, c])} is not a column of test_matrix (0 to {shape[1] - 1}, "
             "or -1 for none)",
             f"<{what}>",
         )
-    # signed as given (a model's int32 lists are not copied into 64 bits: 80 MB for 10M entries); an
-    # unsigned type made signed, so that -1 and arithmetic with row offsets mean what they say
-    if items.dtype.kind == "u":
-        items = items.astype(np.int64)
-    return np.ascontiguousarray(items)
 
 
 def _excluded(items: np.ndarray, exclude: scipy.sparse.csr_array) -> np.ndarray:

@@ -8,6 +8,7 @@ are their row numbers and whose columns are the items whose docnos are their col
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,7 @@ def _input(ctx: Context, metric: Metric) -> Any:
     )
 
 
-def _numbers(ids: list[str], what: str, metric: Metric | None) -> np.ndarray:
+def _numbers(ids: Sequence[str], what: str, metric: Metric | None) -> np.ndarray:
     """Ids that are row or column numbers, as integers."""
     try:
         return np.array([int(x) for x in ids], dtype=np.int64)

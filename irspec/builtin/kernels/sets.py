@@ -51,7 +51,7 @@ def success(ctx: Context, metric: Metric) -> np.ndarray:
 def judged(ctx: Context, metric: Metric) -> np.ndarray:
     """Fraction of the top k (or the whole ranking) that has a label >= 0."""
     k = ctx.cutoff(metric)
-    return safe_divide(ctx.count(ctx.judged(), k), ctx.n if k is None else k)
+    return safe_divide(ctx.count_judged(k), ctx.n if k is None else k)
 
 
 def fallout(ctx: Context, metric: Metric) -> np.ndarray:
