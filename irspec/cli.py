@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import math
 import os
 import re
 import sys
@@ -134,6 +135,7 @@ def _eval_recsys(args: argparse.Namespace) -> int:
         args.recsys,
         exclude=args.exclude,
         popularity=args.popularity,
+        propensity=_propensity_arg(args.propensity, args.popularity or args.exclude),
         empty_users=args.empty_users,
         columns=_columns_arg(args.columns),
         features=args.features,
@@ -147,6 +149,29 @@ def _eval_recsys(args: argparse.Namespace) -> int:
     _print_warnings([report])
     write_outputs(report, make_dirs=False)
     return 0
+
+
+def _propensity_arg(text: str | None, training: str | None) -> tuple[float, float] | None:
+    """``--propensity A,B``: Jain et al.'s model's two parameters, as a plan's ``recsys.propensity``
+    holds them; the model is fitted to ``training`` (``--popularity``'s table, else ``--exclude``'s)."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if len(values) != 2 or not all(math.isfinite(v) and v > 0 for v in values):
+        raise EvaluationError(
+            f"--propensity {quote(text)}: expected A,B, two finite numbers > 0, such as 0.55,1.5 (Jain et al.'s "
+            "values in general; 0.6,2.6 for Amazon, 0.5,0.4 for Wikipedia)"
+        )
+    if training is None:
+        raise EvaluationError(
+            "--propensity: the model is fitted to the training interactions: give --popularity TRAIN or "
+            "--exclude TRAIN"
+        )
+    return values[0], values[1]
 
 
 def _columns_arg(text: str | None) -> tuple[tuple[str, str], ...]:
@@ -851,6 +876,12 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         metavar="TRAIN",
         help="interactions (Parquet, usually the training ones) whose users per item are its popularity "
         "(ARP@k, APLT@k, Novelty@k)",
+    )
+    recommendations.add_argument(
+        "--propensity",
+        metavar="A,B",
+        help="Jain et al.'s propensity model for PSP@k, PSDCG@k and PSnDCG@k, fitted to --popularity's table, "
+        "else --exclude's: its A,B (0.55,1.5 in general; 0.6,2.6 for Amazon; 0.5,0.4 for Wikipedia)",
     )
     recommendations.add_argument(
         "--features",

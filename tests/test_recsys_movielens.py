@@ -405,3 +405,57 @@ def test_equal_to_pyxclib(tables, model):
     assert means["PSnDCG(ideal=true)@5"] == pytest.approx(kept["psndcg_ideal"][4], rel=1e-6)
     ratio = means["PSnDCG@5"] / means["PSnDCG(ideal=true)@5"]
     assert ratio == pytest.approx(kept["psndcg"][4], rel=1e-6)
+
+
+@pytest.mark.parametrize("training", ["--exclude", "--popularity"])
+def test_command_line_propensity_gives_pyxclibs_values(tmp_path, capsys, training):
+    """``--propensity A,B`` fits Jain et al.'s model to the training table (--popularity's, else
+    --exclude's) as a plan's ``recsys.propensity`` does: pyxclib's PSP@5 and PSnDCG@5 on this data set."""
+    from irspec.cli import main
+
+    kept = PYXCLIB["models"]["popularity"]
+    out = tmp_path / "means.json"
+    args = [
+        "eval", "--recsys", str(DATA / "test.parquet"), "--topk", str(DATA / "popularity.parquet"),
+        "--exclude", str(DATA / "train.parquet"), "--propensity", f"{PYXCLIB['A']},{PYXCLIB['B']}",
+        "--empty-users", "zero", "-m", "PSP@5, PSnDCG@5", "-f", "json", "-o", str(out),
+    ]  # fmt: skip
+    if training == "--popularity":
+        args += ["--popularity", str(DATA / "train.parquet")]
+    assert main(args) == 0, capsys.readouterr().err
+    text = out.read_text()
+    means = {m: json.loads(text)["runs"][0]["aggregate"][m] for m in ("PSP@5", "PSnDCG@5")}
+    assert means["PSP@5"] == pytest.approx(kept["psp"][4], rel=1e-9)
+    assert means["PSnDCG@5"] == pytest.approx(kept["psndcg_mean"][4], rel=1e-6)  # pyxclib's float32
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--propensity", "0.55"],
+            "--propensity '0.55': expected A,B, two finite numbers > 0, such as 0.55,1.5",
+        ),
+        (["--propensity", "0.55,nan", "--exclude", "t"], "--propensity '0.55,nan': expected A,B"),
+        (["--propensity", "0,1.5", "--exclude", "t"], "--propensity '0,1.5': expected A,B"),
+        (
+            ["--propensity", "0.55,1.5"],
+            "--propensity: the model is fitted to the training interactions: give ",
+        ),
+        ([], "PSP@5 weighs each item by its inverse propensity: give propensity= to irspec.evaluate_topk"),
+    ],
+)
+def test_command_line_propensity_refused(capsys, extra, message):
+    from irspec.cli import main
+
+    args = [
+        "eval",
+        "--recsys",
+        str(DATA / "test.parquet"),
+        "--topk",
+        str(DATA / "popularity.parquet"),
+        *extra,
+    ]
+    assert main([*args, "-m", "PSP@5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"irspec: error: {message}") and "Traceback" not in err

@@ -35,7 +35,8 @@ def ild(ctx: Context, metric: Metric) -> np.ndarray:
     data = ctx.input(
         "features",
         f"{metric} measures distances between items: give features= (an items × features matrix, or a "
-        "distance function with ILD(distance=given)) to irspec.evaluate_topk or irspec.evaluate_scores",
+        "distance function with ILD(distance=given)) to irspec.evaluate_topk or irspec.evaluate_scores, or "
+        "the items' features table (--features ITEMS to irspec eval --recsys, recsys.features in a plan)",
     )
     distance, per_row = _distance(data, metric)
     n = (top >= 0).sum(axis=1)
@@ -71,7 +72,8 @@ def serendipity(ctx: Context, metric: Metric) -> np.ndarray:
         expected = ctx.input(
             "expected",
             f"{metric} counts the items a user did not expect: give expected= (a users × items sparse "
-            "matrix, or a users × m array of item indices) to irspec.evaluate_topk or irspec.evaluate_scores",
+            "matrix, or a users × m array of item indices) to irspec.evaluate_topk or irspec.evaluate_scores, "
+            "or a table of them (--expected EXPECTED to irspec eval --recsys, recsys.expected in a plan)",
         )
         users = _numbers(list(ctx.query_ids), "user", metric)[seg]
         unexpected = (~_stored(expected, users, items)).astype(np.float64)

@@ -69,7 +69,8 @@ def recommendations(ctx: Context, metric: Metric) -> Any:
     :func:`irspec.evaluate_topk` and :func:`irspec.evaluate_scores` give."""
     return ctx.input(
         "recommendations",
-        f"{metric} reads each user's whole list: evaluate it with irspec.evaluate_topk or irspec.evaluate_scores",
+        f"{metric} reads each user's whole list: evaluate it with irspec.evaluate_topk or irspec.evaluate_scores, "
+        "irspec eval --recsys or a plan's recsys section",
     )
 
 
@@ -77,6 +78,7 @@ def popularity_input(ctx: Context, metric: Metric) -> Any:
     """The context's ``"popularity"`` input: the items' training users (``popularity=``)."""
     return ctx.input(
         "popularity",
-        f"{metric} weighs items by their training popularity: give popularity=train_matrix to "
-        "irspec.evaluate_topk or irspec.evaluate_scores",
+        f"{metric} weighs items by their training popularity: give the training interactions "
+        "(popularity=train_matrix to irspec.evaluate_topk or irspec.evaluate_scores, --popularity TRAIN to "
+        "irspec eval --recsys, recsys.popularity in a plan)",
     )

@@ -85,7 +85,9 @@ def _input(ctx: Context, metric: Metric) -> Any:
     return ctx.input(
         "propensity",
         f"{metric} weighs each item by its inverse propensity: give propensity= to irspec.evaluate_topk "
-        "or irspec.evaluate_scores (irspec.recsys.jain_propensity(train_matrix) is Jain et al.'s model)",
+        "or irspec.evaluate_scores (irspec.recsys.jain_propensity(train_matrix) is Jain et al.'s model), "
+        "or that model's A,B with the training interactions (--propensity A,B to irspec eval --recsys, "
+        "recsys.propensity in a plan)",
     )
 
 
