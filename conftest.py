@@ -6,6 +6,8 @@ everything the suite needs and sets ``IRSPEC_STRICT_SKIPS=1``; with it set, ever
 failure except those whose reason starts with ``deliberate:`` (a case the test decides not to compare,
 such as a trec_eval value read from uninitialised memory). Locally, without the variable, skips stay
 skips so that a contributor without Chromium can still run the suite.
+
+It also gives the JVM of any Spark the tests start the client compiler alone (``PYSPARK_SUBMIT_ARGS``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,12 @@ import os
 import pytest
 
 DELIBERATE = "deliberate:"
+
+# A Spark the tests start (tests/test_spark_evaluate.py, the plugins' Spark tests, the documentation's
+# examples, a command run in a subprocess) runs for seconds: its JVM's optimising compiler never repays
+# its cost, which was half of that JVM's CPU time in the suite (issue 35). The client compiler alone
+# runs the same bytecode with the same results. Not set where the caller set Spark's arguments already.
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-java-options=-XX:TieredStopAtLevel=1 pyspark-shell")
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
