@@ -2,8 +2,9 @@
 
 ranx runs in a process of its own (``tests/fixtures/ranx_reference.py``) from the folder named by
 ``IRSPEC_RANX_PATH`` (``pip install --target DIR ranx==0.3.21``, as ``.ci/run`` does): installed beside
-ir_measures it changes ir_measures' providers. One process answers every job of this module (numba's
-compilation costs seconds a process). Every expected value is ranx's, or arithmetic written in the test.
+ir_measures it changes ir_measures' providers. One call answers every job of this module, in ranx's
+process of the test worker (tests/ranx_process.py: numba's compilation costs seconds a process). Every
+expected value is ranx's, or arithmetic written in the test.
 
 The random cases are adversarial: tied scores (one decimal, or integers) in rankings of up to 40
 documents (numba's quicksort moves ties past each other above 15), graded and negative labels, unjudged
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import ranx_process
 
 from irspec.compat import ranx
 from irspec.testing import registered_plugin
@@ -203,22 +204,9 @@ OPTIMIZED = [("rrf", "ndcg@10"), ("wsum", "map@100"), ("logn_isr", "mrr")]
 JOBS = jobs()
 
 
-def run_ranx(jobs: list[dict[str, Any]], folder: Path) -> list[Any]:
+def run_ranx(jobs: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     """ranx's answers to ``jobs``, or a skip when ``IRSPEC_RANX_PATH`` is not set."""
-    path = os.environ.get("IRSPEC_RANX_PATH")
-    if not path:
-        pytest.skip("ranx 0.3.21 is the reference: set IRSPEC_RANX_PATH to a pip --target folder holding it")
-    todo, answers = folder / "jobs.json", folder / "answers.json"
-    todo.write_text(json.dumps(jobs))
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), str(todo), str(answers)],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=path),
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(answers.read_text())
+    return ranx_process.answers(SCRIPT, jobs, tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
@@ -231,7 +219,7 @@ def installed_plugins() -> Any:
 
 @pytest.fixture(scope="module")
 def answers(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
-    return run_ranx(JOBS, tmp_path_factory.mktemp("ranx"))
+    return run_ranx(JOBS, tmp_path_factory)
 
 
 def close(a: float | None, b: float | None) -> bool:

@@ -87,7 +87,7 @@ CASES = cases()
 @pytest.fixture(scope="module")
 def ranx_fused(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     cases = [dict(c, qrels=training(c["runs"], c["qrels"])) for c in CASES]
-    return run_ranx(cases, tmp_path_factory.mktemp("ranx"))
+    return run_ranx(cases, tmp_path_factory)
 
 
 def spec_text(case: dict) -> str:

@@ -2,9 +2,10 @@
 
 ranx runs in a process of its own (``tests/fixtures/ranx_fuse.py``), from the folder named by
 ``IRSPEC_RANX_PATH`` (``pip install --target DIR ranx==0.3.21``, as ``.ci/run`` does): installed beside
-ir_measures, ranx changes the providers ir_measures uses, which other tests rely on. One process runs
-every case of this module, since numba's compilation costs seconds per process. Without the variable
-the tests skip, which CI (IRSPEC_STRICT_SKIPS=1) turns into a failure.
+ir_measures, ranx changes the providers ir_measures uses, which other tests rely on. One call runs every
+case of this module, in ranx's process of the test worker, which the other fusion tests' cases share
+(tests/ranx_process.py), since numba's compilation costs seconds per process. Without the variable the
+tests skip, which CI (IRSPEC_STRICT_SKIPS=1) turns into a failure.
 
 The runs have tied scores, documents that one run alone retrieved, different depths, and queries that a
 run lacks (ranx refuses runs whose queries differ: the reference is given an empty ranking for them,
@@ -16,16 +17,13 @@ scores within 1e-9.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+import ranx_process
 
 import irspec
 
@@ -109,29 +107,15 @@ def cases() -> list[dict]:
 CASES = cases()
 
 
-def run_ranx(cases: list[dict], folder: Path) -> list[dict]:
-    """ranx's fused runs of ``cases`` (tests/fixtures/ranx_fuse.py, in one process), or a skip when
-    ``IRSPEC_RANX_PATH`` is not set."""
-    path = os.environ.get("IRSPEC_RANX_PATH")
-    if not path:
-        pytest.skip("ranx 0.3.21 is the reference: set IRSPEC_RANX_PATH to a pip --target folder holding it")
-    jobs, results = folder / "cases.json", folder / "fused.json"
-    jobs.write_text(json.dumps(cases))
-    env = dict(os.environ, PYTHONPATH=path)
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), str(jobs), str(results)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(results.read_text())
+def run_ranx(cases: list[dict], tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """ranx's fused runs of ``cases`` (tests/fixtures/ranx_fuse.py, in ranx's process: tests/ranx_process.py),
+    or a skip when ``IRSPEC_RANX_PATH`` is not set."""
+    return ranx_process.answers(SCRIPT, cases, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def ranx_fused(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    return run_ranx(CASES, tmp_path_factory.mktemp("ranx"))
+    return run_ranx(CASES, tmp_path_factory)
 
 
 def spec_text(case: dict) -> str:

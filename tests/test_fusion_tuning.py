@@ -152,7 +152,7 @@ def ranx_optimized(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
                 "optimize": True,
             }
         )
-    return run_ranx(cases, tmp_path_factory.mktemp("ranx"))
+    return run_ranx(cases, tmp_path_factory)
 
 
 def ranx_trials(method: str) -> list[dict]:
