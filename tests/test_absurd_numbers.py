@@ -9,10 +9,9 @@ Expected values are hand arithmetic on a three-query fixture written out below.
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import pytest
+from cli_run import irspec_cli
 
 import irspec
 from irspec import EvaluationError, IrspecError, ParameterError
@@ -231,14 +230,9 @@ def test_an_option_of_400_digits_is_quoted_short(name):
         (["--system", "x" * 4000], "--system 'xxx"),
     ],
 )
-def test_a_long_command_line_argument_is_quoted_short(args, fragment):
+def test_a_long_command_line_argument_is_quoted_short(args, fragment, capsys):
     # argparse echoed the value whole, as did irspec's own messages
-    done = subprocess.run(
-        [sys.executable, "-m", "irspec", "eval", *DEMO, "-m", "AP", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
+    done = irspec_cli(capsys, "eval", *DEMO, "-m", "AP", *args)
     assert done.returncode == 2 and done.stdout == ""
     last = done.stderr.strip().splitlines()[-1]
     assert fragment in last and "..." in last, last[:300]

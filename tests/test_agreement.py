@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
+from cli_run import Done, irspec_cli
 from trecdicts import read_trec_dict
 
 import irspec
@@ -247,14 +248,20 @@ def test_agreement_plots(demo):
 # The command line
 
 
-def _irspec(*args: str) -> subprocess.CompletedProcess[str]:
+def _process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``irspec ARGS`` in a process of its own, in the demo's folder."""
     return subprocess.run(
         [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, cwd=DEMO
     )
 
 
+def _irspec(capsys, *args: str) -> Done:
+    """``irspec ARGS`` in this process, in the demo's folder."""
+    return irspec_cli(capsys, *args, cwd=DEMO)
+
+
 def test_cli_agreement_in_any_order_as_json():
-    done = _irspec(
+    done = _process(
         "eval",
         "runs/bm25.run",
         "qrels.txt",
@@ -304,19 +311,20 @@ def test_cli_agreement_in_any_order_as_json():
         ),
     ],
 )
-def test_cli_agreement_errors(args, message):
-    done = _irspec("eval", *args, "-m", "P@10", "--agreement")
+def test_cli_agreement_errors(args, message, capsys):
+    done = _irspec(capsys, "eval", *args, "-m", "P@10", "--agreement")
     assert done.returncode == 2 and done.stdout == ""
     assert (
         done.stderr.startswith("irspec: error: ") and message in done.stderr and done.stderr.count("\n") == 1
     )
 
 
-def test_cli_agreement_takes_eval_flags_and_gives_provenance():
+def test_cli_agreement_takes_eval_flags_and_gives_provenance(capsys):
     # irspec eval --agreement runs as a plan with several sets of judgments: a --system is a row under
     # each set and a run of the rankings compared, and each set's JSON carries the provenance, as every
     # JSON does (README), naming that set's qrels file
     done = _irspec(
+        capsys,
         "eval",
         "qrels.txt",
         "qrels.llm.txt",
@@ -346,9 +354,10 @@ def test_cli_agreement_takes_eval_flags_and_gives_provenance():
     }
 
 
-def test_cli_agreement_says_a_warning_once():
+def test_cli_agreement_says_a_warning_once(capsys):
     # at level 4 neither set has a relevant document (their labels go up to 3): one sentence, said once
     done = _irspec(
+        capsys,
         "eval",
         "qrels.txt",
         "qrels.llm.txt",

@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_run import irspec_cli
 
 import irspec
 from irspec.errors import EvaluationError, InputError
@@ -214,17 +215,12 @@ def test_command_line_trains_on_qrels(tmp_path):
         (["--qrels", "OTHER"], "irspec: error: "),
     ],
 )
-def test_command_line_errors(tmp_path, extra, message):
+def test_command_line_errors(tmp_path, capsys, extra, message):
     a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
     (tmp_path / "other.qrels").write_text("q7 0 a 1\n")
     extra = [str(tmp_path / "other.qrels") if x == "OTHER" else x for x in extra]
     out = tmp_path / "f.run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "irspec", "fuse", a, b, "--method", "posfuse", *extra, "-o", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = irspec_cli(capsys, "fuse", a, b, "--method", "posfuse", *extra, "-o", str(out))
     assert proc.returncode == 2
     assert proc.stderr.startswith(message) and proc.stderr.count("\n") == 1, proc.stderr
     assert "Traceback" not in proc.stderr and not out.exists()
@@ -232,19 +228,24 @@ def test_command_line_errors(tmp_path, extra, message):
         assert "other.qrels: the training qrels share no query" in proc.stderr
 
 
-def test_training_qrels_for_a_method_that_learns_nothing_are_refused(tmp_path):
+def test_training_qrels_for_a_method_that_learns_nothing_are_refused(tmp_path, capsys):
     # silently unused, they would let a user believe the fused run was trained on them
     with pytest.raises(EvaluationError, match="learns nothing, so the training qrels would not be used"):
         irspec.fuse([A, B], "rrf(k=60)", qrels=QRELS)
     a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
     (tmp_path / "train.qrels").write_text("q1 0 a 1\n")
     out = tmp_path / "f.run"
-    command = [sys.executable, "-m", "irspec", "fuse", a, b, "--method", "rrf(k=60)"]
-    proc = subprocess.run(
-        [*command, "--qrels", str(tmp_path / "train.qrels"), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = irspec_cli(
+        capsys,
+        "fuse",
+        a,
+        b,
+        "--method",
+        "rrf(k=60)",
+        "--qrels",
+        str(tmp_path / "train.qrels"),
+        "-o",
+        str(out),
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and not out.exists()
     assert proc.stderr.startswith("irspec: error: RRF learns nothing"), proc.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import irspec_cli
 from test_fusion_ranx import run_ranx  # the reference's process, shared with the fusion methods' test
 
 import irspec
@@ -200,17 +201,12 @@ def write(path, run: dict) -> str:
     return str(path)
 
 
-def irspec_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "irspec", *args], capture_output=True, text=True, check=False
-    )
-
-
-def test_command_line_optimize_prints_and_fuses_the_choice(tmp_path):
+def test_command_line_optimize_prints_and_fuses_the_choice(tmp_path, capsys):
     a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
     (tmp_path / "train.qrels").write_text("q1 0 a 1\n")
     out = tmp_path / "f.run"
     proc = irspec_cli(
+        capsys,
         "fuse",
         a,
         b,
@@ -235,12 +231,12 @@ def test_command_line_optimize_prints_and_fuses_the_choice(tmp_path):
 @pytest.mark.parametrize(
     "how", [["--method", "wsum", "--optimize", "AP"], ["--method", "probfuse(segments=2)"]]
 )
-def test_command_line_reads_standard_input_once_when_it_trains_first(tmp_path, how):
+def test_command_line_reads_standard_input_once_when_it_trains_first(tmp_path, capsys, how):
     # Tuning and training read the runs before fusing them; standard input can be read only once.
     a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
     (tmp_path / "train.qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
     args = [*how, "--qrels", str(tmp_path / "train.qrels")]
-    from_file = irspec_cli("fuse", a, b, *args, "-o", str(tmp_path / "file.run"))
+    from_file = irspec_cli(capsys, "fuse", a, b, *args, "-o", str(tmp_path / "file.run"))
     assert from_file.returncode == 0, from_file.stderr
     piped = subprocess.run(
         [sys.executable, "-m", "irspec", "fuse", "-", b, *args, "-o", str(tmp_path / "piped.run")],
@@ -253,10 +249,10 @@ def test_command_line_reads_standard_input_once_when_it_trains_first(tmp_path, h
     assert (tmp_path / "piped.run").read_text() == (tmp_path / "file.run").read_text()
 
 
-def test_command_line_optimize_without_qrels(tmp_path):
+def test_command_line_optimize_without_qrels(tmp_path, capsys):
     a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
     out = tmp_path / "f.run"
-    proc = irspec_cli("fuse", a, b, "--method", "wsum", "--optimize", "AP", "-o", str(out))
+    proc = irspec_cli(capsys, "fuse", a, b, "--method", "wsum", "--optimize", "AP", "-o", str(out))
     assert proc.returncode == 2 and not out.exists()
     assert (
         proc.stderr

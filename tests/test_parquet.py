@@ -4,13 +4,12 @@ files, read without going through text)."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import polars as pl
 import pytest
+from cli_run import irspec_cli
 from randomdata import random_case
 
 import irspec
@@ -284,8 +283,11 @@ def test_parquet_on_the_command_line_and_in_a_plan(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[1:] == ["sys,1,R@2,1.0", "sys,2,R@2,1.0", "sys,all,R@2,1.0"]
 
 
-def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = None) -> tuple[int, str]:
-    """Exit code and standard error of ``irspec eval`` with one bad Parquet file."""
+def bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, columns: dict, schema: dict | None = None
+) -> tuple[int, str]:
+    """Exit code and standard error of ``irspec eval`` with one bad Parquet file (in this process: a
+    traceback would be this test's exception)."""
     good_q = write_parquet(
         tmp_path / "good_q.parquet", {"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]}
     )
@@ -294,12 +296,7 @@ def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = No
     )
     bad = write_parquet(tmp_path / f"bad_{kind}.parquet", columns, schema)
     args = [str(bad), str(good_r)] if kind == "qrels" else [str(good_q), str(bad)]
-    p = subprocess.run(
-        [sys.executable, "-m", "irspec", "eval", *args, "-m", "AP"],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
+    p = irspec_cli(capsys, "eval", *args, "-m", "AP")
     return p.returncode, p.stderr
 
 
@@ -392,10 +389,10 @@ def bad_input(tmp_path: Path, kind: str, columns: dict, schema: dict | None = No
         ),
     ],
 )
-def test_bad_parquet_is_a_located_error(tmp_path, kind, columns, schema, message):
+def test_bad_parquet_is_a_located_error(tmp_path, capsys, kind, columns, schema, message):
     """The errors of the DataFrame reader (a Parquet file is read as a LazyFrame) and of the checks every
     input goes through, with the file's name, and rows (0-based) for lines."""
-    code, err = bad_input(tmp_path, kind, columns, schema)
+    code, err = bad_input(tmp_path, capsys, kind, columns, schema)
     assert code == 2
     assert err.startswith("irspec: error: ") and err.count("\n") == 1, err  # one line, no traceback
     assert err.strip().endswith(message), err

@@ -30,6 +30,7 @@ statsmodels_power = importlib.import_module("statsmodels.stats.power")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cli_run import Done, irspec_cli  # noqa: E402
 from synthetic import make_result  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -233,10 +234,17 @@ def test_plan_power_needs_compare(tmp_path):
         load_plan(_plan(tmp_path, "compare: {}\npower: {delta: 0}"))
 
 
-def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def _process(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """``irspec ARGS`` in a fresh process: what a command that ran before it in the same process loaded
+    is not there."""
     return subprocess.run(
         [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, cwd=cwd
     )
+
+
+def _cli(capsys, *args: str) -> Done:
+    """``irspec ARGS`` in this process, run from the repository's root (``specs/demo.yaml`` and the like)."""
+    return irspec_cli(capsys, *args, cwd=ROOT)
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "latex", "json"])
@@ -244,13 +252,14 @@ def test_cli_power_prints_every_format_in_a_fresh_process(fmt):
     """Each format in a process of its own: the table's renderer was reached as an attribute of
     irspec.report, there only once some other command had imported it (a traceback on main)."""
     runs = [str(DEMO / "runs" / f"{n}.run") for n in RUNS]
-    done = _cli("power", "--from", str(DEMO / "qrels.txt"), *runs, "-m", "AP", "-f", fmt)
+    done = _process("power", "--from", str(DEMO / "qrels.txt"), *runs, "-m", "AP", "-f", fmt)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "AP" in done.stdout
 
 
-def test_cli_power_from_a_plan_and_from_files(tmp_path, demo_results):
+def test_cli_power_from_a_plan_and_from_files(tmp_path, demo_results, capsys):
     done = _cli(
+        capsys,
         "power",
         str(_plan(tmp_path, "compare: {baseline: bm25}\npower: {delta: 0.05}")),
         "--delta",
@@ -266,7 +275,7 @@ def test_cli_power_from_a_plan_and_from_files(tmp_path, demo_results):
     ]
     runs = [str(DEMO / "runs" / f"{n}.run") for n in RUNS]
     for order in ([*runs, str(DEMO / "qrels.txt")], [str(DEMO / "qrels.txt"), *runs]):
-        done = _cli("power", "--delta", "0.02", "--from", *order, "-m", "nDCG@10", "-f", "json")
+        done = _cli(capsys, "power", "--delta", "0.02", "--from", *order, "-m", "nDCG@10", "-f", "json")
         assert done.returncode == 0, done.stderr
         assert [p["topics_needed"] for p in json.loads(done.stdout)["pairs"]] == [
             p.topics_needed for p in irspec.power(demo_results, delta=0.02, metrics="nDCG@10").pairs
@@ -286,8 +295,8 @@ def test_cli_power_from_a_plan_and_from_files(tmp_path, demo_results):
         ([], "give a plan or --from"),
     ],
 )
-def test_cli_errors_are_one_line(args, message):
-    done = _cli("power", *args)
+def test_cli_errors_are_one_line(args, message, capsys):
+    done = _cli(capsys, "power", *args)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("irspec: error:") and message in lines[0]
@@ -307,10 +316,10 @@ def test_cli_errors_are_one_line(args, message):
         (["--alpha", "0.5", "--power", "0.5"], "the target power (0.5) must be more than alpha (0.5)"),
     ],
 )
-def test_cli_hostile_numbers_are_one_line(args, message):
+def test_cli_hostile_numbers_are_one_line(args, message, capsys):
     # issue 21: a subnormal --delta was an OverflowError, --power 1e-300 a root finder's ValueError
     runs = [str(DEMO / "runs" / f"{n}.run") for n in RUNS]
-    done = _cli("power", "--from", str(DEMO / "qrels.txt"), *runs, "-m", "AP", *args)
+    done = _cli(capsys, "power", "--from", str(DEMO / "qrels.txt"), *runs, "-m", "AP", *args)
     assert done.returncode == 2, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("irspec: error:") and message in lines[0], done.stderr[
@@ -354,9 +363,9 @@ def test_plan_power_hostile_numbers_are_problems_with_their_line(tmp_path, secti
     assert info.value.problems[0].startswith(f"{path}:") and message in info.value.problems[0]
 
 
-def test_cli_plan_without_compare(tmp_path):
+def test_cli_plan_without_compare(tmp_path, capsys):
     path = _plan(tmp_path, "")
-    done = _cli("power", str(path), "--delta", "0.05")
+    done = _cli(capsys, "power", str(path), "--delta", "0.05")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"irspec: error: {path}: a power analysis designs the plan's comparisons; it needs a compare section and at least 2 runs"

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import pytrec_eval
+from cli_run import Done, irspec_cli
 from trecdicts import read_trec_dict
 
 import irspec
@@ -46,14 +45,13 @@ def _p5(files: Path, run: str) -> float:
     return sum(v["P_5"] for v in got.values()) / len(qrels)
 
 
-def _irspec(files: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, cwd=files
-    )
+def _irspec(capsys, files: Path, *args: str) -> Done:
+    return irspec_cli(capsys, *args, cwd=files)
 
 
-def test_the_command_line_names_runs_by_their_files(files):
+def test_the_command_line_names_runs_by_their_files(files, capsys):
     done = _irspec(
+        capsys,
         files,
         "eval",
         "qrels.txt",
@@ -93,8 +91,8 @@ def test_a_plan_names_runs_by_their_files(files):
     assert [r["name"] for r in json.loads(text)["runs"][2]["system"]["runs"]] == ["s1", "s2"]
 
 
-def test_trec_format_starts_each_run_with_its_runid_line(files):
-    done = _irspec(files, "eval", "qrels.txt", "first.run", "second.run", "-m", "P@5", "-f", "trec")
+def test_trec_format_starts_each_run_with_its_runid_line(files, capsys):
+    done = _irspec(capsys, files, "eval", "qrels.txt", "first.run", "second.run", "-m", "P@5", "-f", "trec")
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
         f"runid                 \tall\tfirst\nP_5                   \tall\t{_p5(files, 'first.run'):.4f}\n"
@@ -102,17 +100,17 @@ def test_trec_format_starts_each_run_with_its_runid_line(files):
     )
     # per query too: the runid line comes before the run's lines, not after them
     lines = _irspec(
-        files, "eval", "-q", "qrels.txt", "first.run", "second.run", "-m", "P@5", "-f", "trec"
+        capsys, files, "eval", "-q", "qrels.txt", "first.run", "second.run", "-m", "P@5", "-f", "trec"
     ).stdout.splitlines()
     heads = [i for i, line in enumerate(lines) if line.startswith("runid")]
     assert heads == [0, len(lines) // 2] and lines[1].startswith("P_5") and lines[1].split("\t")[1] != "all"
 
 
-def test_one_run_keeps_trec_evals_runid_line(files):
+def test_one_run_keeps_trec_evals_runid_line(files, capsys):
     """trec_eval 10 prints the runid column (``runid all tagA``) with its official measures; so does
     irspec for one run, and no runid line without them, byte for byte as trec_eval."""
-    official = _irspec(files, "eval", "qrels.txt", "first.run", "-f", "trec").stdout
+    official = _irspec(capsys, files, "eval", "qrels.txt", "first.run", "-f", "trec").stdout
     assert official.splitlines()[0] == "runid                 \tall\ttagA"
-    assert _irspec(files, "eval", "qrels.txt", "first.run", "-m", "P@5", "-f", "trec").stdout == (
+    assert _irspec(capsys, files, "eval", "qrels.txt", "first.run", "-m", "P@5", "-f", "trec").stdout == (
         f"P_5                   \tall\t{_p5(files, 'first.run'):.4f}\n"
     )

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from cli_run import irspec_cli
 from randomdata import random_case
 
 import irspec
@@ -305,11 +306,11 @@ def test_the_largest_size_is_exact():
     assert stream.parse_memory("1." + "0" * 60 + " KiB") == 1024  # many digits, a small size
 
 
-def test_a_huge_memory_is_one_line_from_the_cli_and_a_plan_problem(tmp_path):
+def test_a_huge_memory_is_one_line_from_the_cli_and_a_plan_problem(tmp_path, capsys):
     from irspec.plan import load_plan
 
     q, r = _write(tmp_path, 7, "grouped")
-    out = _irspec("eval", str(q), str(r), "--memory", NINES)
+    out = irspec_cli(capsys, "eval", str(q), str(r), "--memory", NINES)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith("irspec: error: --memory: memory '999") and out.stderr.count("\n") == 1
     assert "more than 1 EiB" in out.stderr and len(out.stderr) < 200
@@ -522,9 +523,9 @@ def test_cli_memory_streams_stdin_to_the_same_output(tmp_path):
     assert streamed.stderr == whole.stderr.replace(str(r), "<stdin>")
 
 
-def test_cli_bad_memory_is_one_line_exit_2(tmp_path):
+def test_cli_bad_memory_is_one_line_exit_2(tmp_path, capsys):
     q, r = _write(tmp_path, 7, "grouped")
-    out = _irspec("eval", str(q), str(r), "--memory", "12QB")
+    out = irspec_cli(capsys, "eval", str(q), str(r), "--memory", "12QB")
     assert out.returncode == 2 and out.stdout == ""
     assert (
         out.stderr

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import Done, irspec_cli
 
 import irspec
 from irspec.errors import EvaluationError, IrspecError
@@ -243,14 +243,13 @@ def test_baseline_may_be_a_system(tmp_path):
     assert {c.b for c in report.comparisons} == {"colbert"}
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "irspec", *args], check=False, capture_output=True, text=True, cwd=ROOT
-    )
+def _cli(capsys, *args: str) -> Done:
+    return irspec_cli(capsys, *args, cwd=ROOT)
 
 
-def test_cli_system_flag():
+def test_cli_system_flag(capsys):
     done = _cli(
+        capsys,
         "eval",
         "specs/demo/qrels.txt",
         "specs/demo/runs/bm25.run",
@@ -271,13 +270,16 @@ def test_cli_system_flag():
     assert roles == [("qrels", None), ("run", "bm25")] + [
         ("run", f"colbert: colbert-seed{i}") for i in (1, 2, 3)
     ]
-    bad = _cli("eval", "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "--system", "colbert", "-m", "AP")
+    bad = _cli(
+        capsys, "eval", "specs/demo/qrels.txt", "specs/demo/runs/bm25.run", "--system", "colbert", "-m", "AP"
+    )
     assert (
         bad.returncode == 2
         and bad.stderr.startswith("irspec: error: --system 'colbert': expected NAME=PATH")
         and bad.stdout == ""
     )
     none = _cli(
+        capsys,
         "eval",
         "specs/demo/qrels.txt",
         "specs/demo/runs/bm25.run",
