@@ -40,25 +40,29 @@ np.float = float  # RecBole 1.2.1's metrics name np.float, the alias of float th
 import torch
 from recbole.evaluator import Collector, Evaluator
 
-data = json.load(sys.stdin)
-names, cutoffs = data["metrics"], data["cutoffs"]
-config = {"metrics": names, "topk": cutoffs, "metric_decimal_place": 15, "eval_args": {"mode": "full"},
-          "device": "cpu"}
-scores = torch.full((data["users"], data["items"]), -1e9)
-top = torch.tensor(data["top"])
-scores.scatter_(1, top, torch.arange(top.shape[1], 0, -1, dtype=torch.float32).expand(top.shape).contiguous())
-collector = Collector(config)
-collector.eval_batch_collect(scores, None, torch.tensor(data["pos_u"]), torch.tensor(data["pos_i"]))
-struct = collector.get_data_struct()
-evaluator = Evaluator(config)
-per_user = {}
-for name, metric in evaluator.metric_class.items():
-    hits, lengths = metric.used_info(struct)
-    args = (hits,) if name in ("hit", "mrr", "precision") else (hits, lengths)
-    per_user[name] = metric.metric_info(*args).tolist()
-means = {key: float(value) for key, value in evaluator.evaluate(struct).items()}
-print(json.dumps({"per_user": per_user, "means": means}))
+def answer(data):
+    names, cutoffs = data["metrics"], data["cutoffs"]
+    config = {"metrics": names, "topk": cutoffs, "metric_decimal_place": 15, "eval_args": {"mode": "full"},
+              "device": "cpu"}
+    scores = torch.full((data["users"], data["items"]), -1e9)
+    top = torch.tensor(data["top"])
+    scores.scatter_(1, top, torch.arange(top.shape[1], 0, -1, dtype=torch.float32).expand(top.shape).contiguous())
+    collector = Collector(config)
+    collector.eval_batch_collect(scores, None, torch.tensor(data["pos_u"]), torch.tensor(data["pos_i"]))
+    struct = collector.get_data_struct()
+    evaluator = Evaluator(config)
+    per_user = {}
+    for name, metric in evaluator.metric_class.items():
+        hits, lengths = metric.used_info(struct)
+        args = (hits,) if name in ("hit", "mrr", "precision") else (hits, lengths)
+        per_user[name] = metric.metric_info(*args).tolist()
+    means = {key: float(value) for key, value in evaluator.evaluate(struct).items()}
+    return {"per_user": per_user, "means": means}
+
+print(json.dumps({key: answer(data) for key, data in json.load(sys.stdin).items()}))
 """
+"""RecBole's answers to each job of a JSON object read from standard input, ``{key: answer}``: one child
+for every test, which importing torch and RecBole made cost some 2.4 s of CPU (issue 35)."""
 
 # RecBole's name -> irspec's spec at cutoff k
 SAME = {
@@ -91,30 +95,41 @@ def _folder(variable: str, peer: str) -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def recbole_path():
-    path = _folder("IRSPEC_RECBOLE_PATH", "RecBole 1.2.1")
-    pytest.importorskip(
-        "torch", reason="RecBole's evaluator runs on torch (scripts/test installs 2.13.0, CPU)"
-    )
-    return path
-
-
-def _recbole(path: str, test, top, cutoffs, metrics=tuple(SAME)):
+def _job(seed: int, cutoffs: list[int] | None = None, metrics=tuple(SAME)) -> dict:
+    """What RecBole is given for ``_data(seed)``: ``metrics`` at ``cutoffs`` (by default 1, 5, 10 and
+    the lists' width)."""
+    test, top = _data(seed)
     rows, cols = test.nonzero()
-    data = {
+    return {
         "metrics": list(metrics),
-        "cutoffs": list(cutoffs),
+        "cutoffs": cutoffs or [1, 5, 10, top.shape[1]],
         "users": test.shape[0],
         "items": test.shape[1],
         "top": top.tolist(),
         "pos_u": rows.tolist(),
         "pos_i": cols.tolist(),
     }
+
+
+RECBOLE_JOBS = {
+    **{f"per-user {seed}": _job(seed) for seed in range(3)},
+    **{f"means {seed}": _job(seed, [5, 10]) for seed in (10, 11)},
+    "map": _job(4, [5], metrics=("map",)),
+}
+"""Every call of RecBole the tests read, by key."""
+
+
+@pytest.fixture(scope="module")
+def recbole() -> dict:
+    """RecBole's answers to :data:`RECBOLE_JOBS`, by key."""
+    path = _folder("IRSPEC_RECBOLE_PATH", "RecBole 1.2.1")
+    pytest.importorskip(
+        "torch", reason="RecBole's evaluator runs on torch (scripts/test installs 2.13.0, CPU)"
+    )
     env = {**os.environ, "PYTHONPATH": path}
     done = subprocess.run(
         [sys.executable, "-c", RECBOLE],
-        input=json.dumps(data),
+        input=json.dumps(RECBOLE_JOBS),
         capture_output=True,
         text=True,
         env=env,
@@ -125,10 +140,10 @@ def _recbole(path: str, test, top, cutoffs, metrics=tuple(SAME)):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_recbole_per_user_at_every_cutoff(recbole_path, seed):
+def test_recbole_per_user_at_every_cutoff(recbole, seed):
     test, top = _data(seed)
     width = top.shape[1]
-    theirs = _recbole(recbole_path, test, top, [1, 5, 10, width])
+    theirs = recbole[f"per-user {seed}"]  # at 1, 5, 10 and width
     specs = [spec.format(k=k) for spec in SAME.values() for k in range(1, width + 1)]
     res = irspec.evaluate_topk(test, top, ", ".join(specs))
     users = [int(q) for q in res.query_ids]  # every user has a held-out item: all of them, by id as text
@@ -139,9 +154,9 @@ def test_recbole_per_user_at_every_cutoff(recbole_path, seed):
 
 
 @pytest.mark.parametrize("seed", range(2))
-def test_recbole_means_as_its_evaluator_gives_them(recbole_path, seed):
+def test_recbole_means_as_its_evaluator_gives_them(recbole, seed):
     test, top = _data(10 + seed)
-    theirs = _recbole(recbole_path, test, top, [5, 10])
+    theirs = recbole[f"means {10 + seed}"]  # at 5 and 10
     means = irspec.evaluate_topk(
         test, top, ", ".join(spec.format(k=k) for spec in SAME.values() for k in (5, 10))
     ).aggregate()
@@ -150,11 +165,11 @@ def test_recbole_means_as_its_evaluator_gives_them(recbole_path, seed):
             assert theirs["means"][f"{name}@{k}"] == pytest.approx(means[spec.format(k=k)], abs=1e-12)
 
 
-def test_recbole_map_is_ap_over_min_k_r_not_trec_evals(recbole_path):
+def test_recbole_map_is_ap_over_min_k_r_not_trec_evals(recbole):
     """Where a user has more relevant items than the cutoff, RecBole's MAP@k divides by k, irspec's
     AP@k (trec_eval's map_cut) by |R|: the difference, for those users and only them."""
     test, top = _data(4)
-    theirs = np.array(_recbole(recbole_path, test, top, [5], metrics=("map",))["per_user"]["map"])[:, 4]
+    theirs = np.array(recbole["map"]["per_user"]["map"])[:, 4]  # MAP at 5 alone
     res = irspec.evaluate_topk(test, top, "AP@5, AP(den=min)@5, NumRel")
     users = [int(q) for q in res.query_ids]
     many = res.column("NumRel") > 5
