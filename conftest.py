@@ -7,7 +7,8 @@ failure except those whose reason starts with ``deliberate:`` (a case the test d
 such as a trec_eval value read from uninitialised memory). Locally, without the variable, skips stay
 skips so that a contributor without Chromium can still run the suite.
 
-It also gives the JVM of any Spark the tests start the client compiler alone (``PYSPARK_SUBMIT_ARGS``).
+It also gives the JVM of any Spark the tests start the client compiler alone (``PYSPARK_SUBMIT_ARGS``),
+and runs first the tests that set up something expensive or take long (:data:`FIRST`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,33 @@ DELIBERATE = "deliberate:"
 # its cost, which was half of that JVM's CPU time in the suite (issue 35). The client compiler alone
 # runs the same bytecode with the same results. Not set where the caller set Spark's arguments already.
 os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-java-options=-XX:TieredStopAtLevel=1 pyspark-shell")
+
+FIRST = (
+    # a Spark session, started once a worker (a JVM took ~35 s of CPU, and each worker that ran one of
+    # these started its own)
+    "tests/test_spark_evaluate.py",
+    "plugins/irspec-online/tests/test_spark.py",
+    "plugins/irspec-diversity/tests/test_diversity_spark.py",
+    "docs/how-to/online-experiments.md",
+    "docs/how-to/online.md",
+    "docs/how-to/scale.md",
+    "docs/reference/diversity.md",
+    # a browser and the site's server, started once a module
+    "docs/test_site.py",
+    # the longest tests (simulations of 200 logs or experiments: 10-20 s each)
+    "plugins/irspec-online/tests/test_counterfactual.py",
+    "plugins/irspec-online/tests/test_simulation.py",
+)
+"""The files whose tests run first (issue 35). scripts/test runs pytest-xdist's ``worksteal``: each worker
+starts on a contiguous share of the tests in collection order, and one that runs out takes the last
+tests of the other's queue. Put first, these run on the first worker, all of them: what a module or a
+session sets up for them is set up once, and their long tests never make the suite's last minutes,
+which the other worker, done, would watch."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    first = {path: rank for rank, path in enumerate(FIRST)}
+    items.sort(key=lambda item: first.get(item.nodeid.partition("::")[0], len(FIRST)))  # stable
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
