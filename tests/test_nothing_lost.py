@@ -184,24 +184,36 @@ def _digest(folder: Path) -> dict[str, str]:
     return found
 
 
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working folder holding every input of INVOCATIONS (the demo's qrels and runs), as the cwd."""
-    shutil.copy(DEMO / "qrels.txt", tmp_path / "qrels.txt")
-    shutil.copy(DEMO / "qrels.llm.txt", tmp_path / "other.qrels")
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every input of INVOCATIONS (the demo's qrels and runs, the tables, the -Z file irspec eval writes),
+    made once for the module: each test works in a copy of its own (``folder``)."""
+    made = tmp_path_factory.mktemp("inputs")
+    shutil.copy(DEMO / "qrels.txt", made / "qrels.txt")
+    shutil.copy(DEMO / "qrels.llm.txt", made / "other.qrels")
     for name, run in zip("abcd", ["bm25", "dense", "hybrid", "random"], strict=True):
-        shutil.copy(DEMO / "runs" / f"{run}.run", tmp_path / f"{name}.run")
-    queries = sorted({line.split()[0] for line in (tmp_path / "qrels.txt").read_text().splitlines()})
-    (tmp_path / "groups.txt").write_text("".join(f"{q} g{i % 2}\n" for i, q in enumerate(queries)))
-    (tmp_path / "sub").mkdir()
+        shutil.copy(DEMO / "runs" / f"{run}.run", made / f"{name}.run")
+    queries = sorted({line.split()[0] for line in (made / "qrels.txt").read_text().splitlines()})
+    (made / "groups.txt").write_text("".join(f"{q} g{i % 2}\n" for i, q in enumerate(queries)))
+    (made / "sub").mkdir()
     tables = {"test": {"user": [1, 2]}, "recs": {"user": [1, 1], "rank": [1, 2]}, "train": {"user": [2]}}
     tables["pop"] = tables["expected"] = tables["train"]
     for name, columns in tables.items():  # irspec eval --recsys's interaction tables
         items = {"item": [f"i{n}" for n in range(len(columns["user"]))]}
-        pl.DataFrame({**columns, **items}).write_parquet(tmp_path / f"{name}.parquet")
-    pl.DataFrame({"item": ["i0", "i1"], "x": [0.5, 1.0]}).write_parquet(tmp_path / "features.parquet")
+        pl.DataFrame({**columns, **items}).write_parquet(made / f"{name}.parquet")
+    pl.DataFrame({"item": ["i0", "i1"], "x": [0.5, 1.0]}).write_parquet(made / "features.parquet")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(made)
+        assert main(["eval", "qrels.txt", "a.run", "b.run", "-m", "P@10", "--write-z", "z.txt"]) == 0
+    return made
+
+
+@pytest.fixture
+def folder(inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working folder holding every input of INVOCATIONS, as the cwd: a copy of ``inputs`` (writing
+    the Parquet tables and evaluating for the -Z file took most of each test's time: issue 35)."""
+    shutil.copytree(inputs, tmp_path, dirs_exist_ok=True)
     monkeypatch.chdir(tmp_path)
-    assert main(["eval", "qrels.txt", "a.run", "b.run", "-m", "P@10", "--write-z", "z.txt"]) == 0
     return tmp_path
 
 
