@@ -37,6 +37,11 @@ FIRST = (
     "docs/reference/diversity.md",
     # a browser and the site's server, started once a module
     "docs/test_site.py",
+    # ranx's processes (tests/ranx_process.py), whose numba compiles for seconds, once a worker
+    "tests/test_compat_ranx.py",
+    "tests/test_fusion_ranx.py",
+    "tests/test_fusion_learning_ranx.py",
+    "tests/test_fusion_tuning.py",
     # the longest tests (simulations of 200 logs or experiments: 10-20 s each)
     "plugins/irspec-online/tests/test_counterfactual.py",
     "plugins/irspec-online/tests/test_simulation.py",
