@@ -46,7 +46,7 @@ ROLES: dict[str, dict[str, str]] = {
         "format": OTHER, "ci": OTHER, "decimals": OTHER, "memory": OTHER, "standardize": OTHER,
         "z_cdf": OTHER, "agreement": OTHER,
         "recsys": INPUT, "topk": INPUT, "exclude": INPUT, "popularity": INPUT, "empty_users": OTHER,
-        "columns": OTHER, "features": INPUT, "expected": INPUT,
+        "columns": OTHER, "features": INPUT, "expected": INPUT, "propensity": OTHER,
     },
     "diff": {
         "qrels": INPUT, "run_a": INPUT, "run_b": INPUT, "output": OUTPUT,
