@@ -29,7 +29,7 @@ import scipy.sparse
 from irspec.data import Qrels
 from irspec.errors import EvaluationError, InputError, IrspecWarning, quote
 from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value, compute_metric
-from irspec.evaluation.context import Options
+from irspec.evaluation.context import Options, segment_counts
 from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.judgments import Judgments
@@ -45,7 +45,6 @@ from irspec.recsys.ranked import (
     decimal_texts,
     list_lengths,
     matrix_context,
-    row_counts,
     scan_lists,
     stored_at,
     text_order,
@@ -404,7 +403,7 @@ def _has_relevant(test: scipy.sparse.csr_array, level: int) -> np.ndarray:
     """Whether each user (row) has a held-out item at ``level`` or above."""
     if not test.nnz or int(test.data.min()) >= level:  # every label relevant (implicit feedback): no count
         return np.diff(test.indptr) > 0
-    return row_counts(test.data >= level, test.indptr) > 0
+    return segment_counts(test.data >= level, test.indptr) > 0
 
 
 def _moved_up(items: np.ndarray, keep: np.ndarray) -> np.ndarray:

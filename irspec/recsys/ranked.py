@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse
 
 from irspec.errors import InputError
-from irspec.evaluation.context import UNJUDGED, Context, Options, segment_rows
+from irspec.evaluation.context import UNJUDGED, Context, Options, segment_counts, segment_rows
 from irspec.lazy import lazy_module
 
 pl = lazy_module("polars")
@@ -43,7 +43,6 @@ __all__ = [
     "list_lengths",
     "look_up",
     "matrix_context",
-    "row_counts",
     "scan_lists",
     "stored_at",
     "text_order",
@@ -308,15 +307,6 @@ def look_up(
     return entries, read[entries].astype(np.int64), rows.astype(np.int64, copy=False)
 
 
-def row_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """How many of ``mask``'s values are true in each segment ``offsets[i]:offsets[i + 1]`` (64-bit):
-    a running count read at the bounds, three times as fast as a reduction segment by segment, with no
-    per-value array of segments (what ``bincount`` would need)."""
-    running = np.zeros(len(mask) + 1, dtype=np.int32 if len(mask) < 1 << 31 else np.int64)
-    np.cumsum(mask, dtype=running.dtype, out=running[1:])
-    return (running[offsets[1:]] - running[offsets[:-1]]).astype(np.int64)
-
-
 def decimal_texts(numbers: np.ndarray) -> list[str]:
     """The decimal text of each non-negative integer (``str`` of each, in order), made with numpy: the
     digits written into one block of text, a space in place of each leading zero and after each
@@ -441,8 +431,8 @@ class MatrixQrels:
             if not len(stored) or stored.min() >= level:  # every label relevant (implicit feedback)
                 rel, nonrel = np.diff(self.offsets), np.zeros(len(self.users), dtype=np.int64)
             else:
-                rel = row_counts(stored >= level, self.offsets)
-                nonrel = row_counts((stored >= 0) & (stored < level), self.offsets)
+                rel = segment_counts(stored >= level, self.offsets)
+                nonrel = segment_counts((stored >= 0) & (stored < level), self.offsets)
             self._by_level[level] = (rel, nonrel)
         return self._by_level[level]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.evaluation.context import Context, safe_divide
+from irspec.evaluation.context import Context, safe_divide, segment_counts
 from irspec.spec.registry import Metric
 
 
@@ -86,10 +86,7 @@ def _binary_idcg(labels: np.ndarray, offsets: np.ndarray, k: np.ndarray | None, 
     if len(labels) and int(labels.min()) >= 1:
         count = np.diff(offsets)
     else:
-        # each query's labels of 1: a running count of them read at the queries' bounds
-        running = np.zeros(len(labels) + 1, dtype=np.int64)
-        np.cumsum(labels > 0, out=running[1:])
-        count = running[offsets[1:]] - running[offsets[:-1]]
+        count = segment_counts(labels > 0, offsets)  # each query's labels of 1
     if k is not None:
         count = np.minimum(count, k)
     return ideal_table(int(count.max()) if len(count) else 0, metric)[count]
