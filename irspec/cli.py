@@ -23,12 +23,15 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from irspec.errors import VALUE_WIDTH, EvaluationError, IrspecError, IrspecWarning, quote, shorten
+from irspec.progress import terminal_columns
 from irspec.spec.plugins import get_registry, plugin_report
 from irspec.version import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["main"]
 
@@ -264,9 +267,11 @@ def _main_output(args: argparse.Namespace, *, runid: bool = False) -> Any:
 def _writable(plan: Any) -> Any:
     """``plan``, once its outputs are seen to be writable (none a file it reads, none a directory, each
     in a directory that exists): before the evaluation, not after it."""
-    from irspec.report.files import check_writable
+    paths = [o.path for o in plan.outputs if o.path is not None]
+    if paths:  # (a table on standard output alone loads neither the writer's module nor pathlib)
+        from irspec.report.files import check_writable
 
-    check_writable(*(o.path for o in plan.outputs if o.path is not None), inputs=plan.inputs)
+        check_writable(*paths, inputs=plan.inputs)
     return plan
 
 
@@ -352,7 +357,12 @@ def _plan(
 
 
 def _path(text: str | None) -> Path | None:
-    return Path(text) if text else None
+    if not text:
+        return None
+    # imported here: pathlib's import (with urllib's) is ~3% of a small evaluation, which makes no path
+    from pathlib import Path
+
+    return Path(text)
 
 
 def _standardize_arg(args: argparse.Namespace) -> Any:
@@ -404,6 +414,8 @@ def _fuse_arg(text: str) -> Any:
         method = parse_fusion(rest[:cut], get_registry())
     except IrspecError as e:
         raise EvaluationError(f"--fuse {name}: {e}") from None
+    from pathlib import Path
+
     members = tuple(Path(p).name for p in paths)
     return PlanRun(name, FusedRun(members, tuple(paths), method), f"--fuse {name}")
 
@@ -607,6 +619,12 @@ def _power_from_files(args: argparse.Namespace, settings: dict[str, float | None
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, its usage errors quoting a long argument cut short: argparse echoes a bad
     value whole (``invalid int value: '...'``, ``invalid choice: 999...``), however long."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every option it adds (to check its metavar), and one made without
+        # a width imports shutil for the terminal's (terminal_columns); the width argparse would take.
+        # Every formatter of argparse's takes one; its stubs' type of formatter_class names prog alone.
+        return self.formatter_class(prog=self.prog, width=terminal_columns() - 2)  # type: ignore[call-arg]
 
     def error(self, message: str) -> NoReturn:
         """Print the usage and the message, each long word of it cut to a short excerpt, and exit 2."""

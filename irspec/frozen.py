@@ -4,11 +4,12 @@ A class made by ``dataclasses.dataclass(frozen=True)`` has six methods written a
 compiled when the class is defined (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
 ``__setattr__``, ``__delattr__``): some 0.4 ms a class on Python 3.11, and ``irspec eval`` defines
 about fifty before its first line of output, an eighth of a small evaluation's whole process
-(benchmarks/README.md). :func:`frozen` has dataclasses compile the ``__init__`` alone and gives the
-class the other five as functions shared by every such class, which read the class's fields when
-called. Its instances compare, hash, print, pickle, copy and refuse assignment as a frozen
-dataclass's do, and ``dataclasses.fields``, ``replace`` and ``asdict`` work on them as on any
-dataclass.
+(benchmarks/README.md). :func:`frozen` gives the class the other five as functions shared by every
+such class, which read the class's fields when called, and has dataclasses compile its ``__init__``
+when the class is first called (or its signature first asked for): most classes a command defines it
+never makes an instance of. Its instances compare, hash, print, pickle, copy and refuse assignment as
+a frozen dataclass's do, and ``dataclasses.fields``, ``replace`` and ``asdict`` work on them as on
+any dataclass.
 
 One difference shows, to the ``dataclasses`` module alone: it records such a class as not frozen (its
 ``__setattr__`` is the class's own, not one dataclasses wrote), so a subclass of one is made with
@@ -20,9 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
+import sys
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -33,6 +35,11 @@ else:  # the marker that tells type checkers (PEP 681) what frozen() makes; Pyth
 __all__ = ["frozen"]
 
 T = TypeVar("T", bound=type)
+
+# dataclasses' kinds of field (its recorded fields also hold class variables): private names, the same
+# from Python 3.7 to 3.14
+_FIELD: Any = dataclasses._FIELD  # type: ignore[attr-defined]
+_INITVAR: Any = dataclasses._FIELD_INITVAR  # type: ignore[attr-defined]
 
 _COMPARED = "__irspec_compared__"
 """The class attribute holding the names of the fields that ``__eq__`` and ``__hash__`` read."""
@@ -72,7 +79,13 @@ def _make(cls: T, *, eq: bool, repr: bool, options: dict[str, Any]) -> T:
     # dataclasses' rule for __hash__: a hash written in the class body is kept (an __eq__ written there
     # without one sets __hash__ to None in the class's namespace, which is not a hash written)
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-    made: Any = dataclasses.dataclass(cls, repr=False, eq=False, **options)
+    # dataclass() keeps an __init__ written in the class body, and writes its signature into a class
+    # without a docstring (compiled now, then: irspec's classes have docstrings)
+    init = "__init__" not in own and cls.__doc__ is not None
+    made: Any = dataclasses.dataclass(cls, init=not init, repr=False, eq=False, **options)
+    if init:
+        _check_defaults(made)
+        made.__init__ = _LazyInit(made)
     fields = dataclasses.fields(made)
     setattr(made, _COMPARED, tuple(f.name for f in fields if f.compare))
     if repr and "__repr__" not in own:
@@ -86,6 +99,113 @@ def _make(cls: T, *, eq: bool, repr: bool, options: dict[str, Any]) -> T:
     made.__setattr__ = _setattr
     made.__delattr__ = _delattr
     return made
+
+
+class _LazyInit:
+    """A frozen class's ``__init__`` until it is first needed: then the real one is compiled
+    (:meth:`compiled`), takes this one's place in the class and does the call.
+
+    Compiling an ``__init__`` (writing its source and ``exec``-ing it) is most of what defining a
+    dataclass costs, ~0.1 ms a class, and most of the ~50 classes a small ``irspec eval`` defines are
+    never instantiated in that process. The one compiled here is the one dataclasses writes, from the
+    fields dataclasses recorded (:func:`_init_source`)."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def compiled(self) -> Callable[..., None]:
+        """The class's real ``__init__``, compiled now and set on the class in this one's place."""
+        cls = self.cls
+        source, names = _init_source(cls)
+        module = sys.modules.get(cls.__module__)
+        # the __init__ made inside a function whose parameters are the names it reads, as dataclasses
+        # makes it: a closure over them (the module's globals are the class's, for what else it reads)
+        outer = f"def __make__({', '.join(names)}):\n{source}    return __init__\n"
+        made: dict[str, Any] = {}
+        # compiled without this module's ``from __future__ import annotations``: the parameters'
+        # annotations are the fields' types, as dataclasses writes them
+        code = compile(outer, f"<irspec.frozen {cls.__qualname__}>", "exec", dont_inherit=True)
+        exec(code, {} if module is None else vars(module), made)
+        init = made["__make__"](**names)
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = init  # type: ignore[misc]
+        return cast("Callable[..., None]", init)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        return self.compiled().__get__(instance, owner)
+
+    def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> None:  # cls.__init__(obj, ...)
+        self.compiled()(instance, *args, **kwargs)
+
+    @property
+    def __signature__(self) -> Any:  # inspect.signature(cls) before the first instance
+        import inspect
+
+        return inspect.signature(self.compiled())
+
+
+class _Factory:
+    def __repr__(self) -> str:  # as a signature shows it, the same as a dataclass's
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+"""The default of a parameter whose field has a default factory: the factory is called in its place."""
+
+
+def _init_source(cls: type) -> tuple[str, dict[str, Any]]:
+    """The source of the ``__init__`` that ``dataclass()`` writes for ``cls`` (a class made by it with
+    ``init=False``) and the names it reads: a parameter a field of ``__init__`` (those not keyword-only
+    first), annotated with its field's type and defaulting to its default (or to a marker that calls its
+    factory); each field set in turn, by ``object.__setattr__`` (``init=False`` ones from their factory);
+    ``__post_init__`` called with the init-only variables, when the class has one."""
+    fields = [f for f in cls.__dict__["__dataclass_fields__"].values() if f._field_type in (_FIELD, _INITVAR)]
+    # the names the source reads, distinct from any field's (a parameter's name)
+    names: dict[str, Any] = {"_irspec_factory": _FACTORY, "_irspec_set": object.__setattr__}
+    params, keywords, body = ["self"], list[str](), list[str]()
+    for i, f in enumerate(fields):
+        names[f"_irspec_type{i}"] = f.type
+        factory = f.default_factory is not dataclasses.MISSING
+        if factory:
+            names[f"_irspec_default{i}"] = f.default_factory
+            value = f"_irspec_default{i}()"
+            value = f"{value} if {f.name} is _irspec_factory else {f.name}" if f.init else value
+            default = "=_irspec_factory"
+        elif f.default is not dataclasses.MISSING:
+            names[f"_irspec_default{i}"] = f.default
+            value, default = f.name, f"=_irspec_default{i}"
+        else:
+            value, default = f.name, ""
+        if f.init:
+            (keywords if f.kw_only else params).append(f"{f.name}:_irspec_type{i}{default}")
+        if f._field_type is _FIELD and (f.init or factory):  # init=False with a default: the class's
+            # object's __setattr__, as a frozen dataclass's __init__ sets its fields: the class's own
+            # refuses every assignment after __init__, and a call of it for each field of each instance
+            # was a fifth of filling the registry
+            body.append(f"_irspec_set(self, {f.name!r}, {value})")
+    if hasattr(cls, "__post_init__"):
+        variables = ", ".join(f.name for f in fields if f._field_type is _INITVAR)
+        body.append(f"self.__post_init__({variables})")
+    signature = ", ".join(params + (["*", *keywords] if keywords else []))
+    lines = "\n".join(f"        {line}" for line in body or ["pass"])
+    return f"    def __init__({signature}) -> None:\n{lines}\n", names
+
+
+def _check_defaults(cls: type) -> None:
+    """What ``dataclass()`` checks as it writes an ``__init__``: no parameter without a default after
+    one with."""
+    seen = False
+    for f in dataclasses.fields(cls):
+        if not f.init or f.kw_only:
+            continue
+        has = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        if seen and not has:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+        seen = seen or has
 
 
 @reprlib.recursive_repr()
@@ -106,8 +226,9 @@ def _hash(self: Any) -> int:
 
 
 def _setattr(self: Any, name: str, value: Any) -> None:
-    # A field is set once, by __init__ (which assigns each field in turn); after that, or for a name
-    # that is no field, assignment fails as on a frozen dataclass.
+    # A field is set once, by __init__ (the compiled one sets them with object's __setattr__; one written
+    # in the class body comes here, each field in turn); after that, or for a name that is no field,
+    # assignment fails as on a frozen dataclass.
     if name in self.__dict__ or name not in type(self).__dataclass_fields__:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
     object.__setattr__(self, name, value)

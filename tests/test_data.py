@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 from dataclasses import FrozenInstanceError
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import numpy as np
 import polars as pl
@@ -84,6 +84,40 @@ def test_untidy_run_reads_like_the_tidy_one():
     assert messy.runid == "tiny"
     assert_frame_equal(messy.frame.drop("line"), tidy.frame.drop("line"))
     assert messy.frame["line"].to_list() == [3, 4, 6, 9, 10, 12]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bm25.run",
+        "runs/bm25.run.gz",
+        "bm25.run.gz.gz",
+        "a/b/",
+        "a/b/.",
+        "a//b.txt",
+        "../x.run",
+        "..",
+        ".",
+        "/",
+        ".hidden",
+        ".hidden.gz",
+        "a.",
+        "a..b",
+        "run",
+        "dir.d/run",
+        "x.gz",
+        ".gz",
+        "a/./b.c.d",
+        "-",
+        "weird name.run",
+        "ü.run",
+    ],
+)
+def test_a_runs_name_is_pathlibs_stem_of_its_file_name(name):
+    # stem() reads with os.path what pathlib's PurePath(...).name and .stem give, one ".gz" dropped between
+    base = PurePath(name).name
+    base = base[:-3] if base.endswith(".gz") else base
+    assert T.stem(name) == (PurePath(base).stem or None)
 
 
 def test_run_name_is_the_stem_else_the_runid_else_run(tmp_path):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -82,8 +83,32 @@ def _kw_only() -> type:
     return Keywords
 
 
+def _scaled() -> type:
+    class Scaled:
+        base: int
+        factor: InitVar[int] = 2  # type: ignore[assignment]  # made a dataclass in _both
+        _: KW_ONLY
+        label: str = "x"
+        value: int = field(init=False, default=0)
+
+        def __post_init__(self, factor: int) -> None:
+            object.__setattr__(self, "value", self.base * factor)
+
+    return Scaled
+
+
+def _undocumented() -> type:
+    class Undocumented:
+        a: int
+        b: str = "b"
+
+    return Undocumented
+
+
 def _behaviour(cls: type, *args: Any, **kwargs: Any) -> dict[str, Any]:
     """What an instance of ``cls`` does, as plain values to compare across the two ways."""
+    # asked before the first instance: frozen() compiles a class's __init__ when first needed
+    signature, doc = str(inspect.signature(cls)), cls.__doc__
     one, two, other = cls(*args, **kwargs), cls(*args, **kwargs), None
     fields = dataclasses.fields(cls)
     if fields and fields[0].init and fields[0].type in ("int", "tuple[int, ...]"):
@@ -100,6 +125,10 @@ def _behaviour(cls: type, *args: Any, **kwargs: Any) -> dict[str, Any]:
         "is_dataclass": dataclasses.is_dataclass(one),
         "match_args": getattr(cls, "__match_args__", None),
         "hashable": type(one).__hash__ is not None,
+        "signature": signature,
+        "doc": doc,
+        "doc after": cls.__doc__,
+        "init's signature": str(inspect.signature(vars(cls)["__init__"])),
     }
     if out["hashable"]:
         out["hash_equal"] = hash(one) == hash(two)
@@ -130,6 +159,8 @@ CASES = [
     ("no eq", _point, {"eq": False}, (3,), {}),
     ("no repr", _point, {"repr": False}, (3,), {}),
     ("keywords only", _kw_only, {"kw_only": True}, (), {"a": 1}),
+    ("InitVar, KW_ONLY and a field not in __init__", _scaled, {}, (3, 4), {"label": "y"}),
+    ("no docstring", _undocumented, {}, (1,), {}),
 ]
 
 
@@ -183,6 +214,35 @@ def test_a_subclass_adds_fields_and_stays_frozen():
     assert dataclasses.replace(value, c=9).c == 9
     with pytest.raises(dataclasses.FrozenInstanceError):
         value.a = 0
+
+
+def test_the_init_is_compiled_when_first_needed_and_then_is_a_function():
+    made = frozen(_point())
+    assert not inspect.isfunction(made.__dict__["__init__"])  # nothing compiled at definition
+    value = made(1)
+    assert inspect.isfunction(made.__dict__["__init__"]) and value.x == 1 and value.made == []
+    assert made(2, made=[3]).made == [3] and made(2).made is not value.made  # the factory, each time
+
+
+def test_a_subclass_not_made_with_frozen_takes_its_bases_init():
+    base = frozen(_point())
+
+    class Plain(base):  # type: ignore[valid-type, misc]
+        pass
+
+    value = Plain(5, y=1.5)  # the base's __init__, compiled at this first call, through the subclass
+    assert (type(value), value.x, value.y) == (Plain, 5, 1.5)
+    assert base(5, y=1.5).x == 5
+
+
+def test_super_init_reaches_the_compiled_init():
+    base = frozen(_kw_only())
+
+    class Own(base):  # type: ignore[valid-type, misc]
+        def __init__(self, a: int) -> None:
+            super().__init__(a=a, b=a * 10)
+
+    assert (Own(3).a, Own(3).b) == (3, 30)
 
 
 def test_a_recursive_value_prints_without_end():

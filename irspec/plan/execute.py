@@ -23,7 +23,6 @@ import functools
 import os
 import sys
 import warnings
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
@@ -41,6 +40,8 @@ from irspec.plan.model import FusedRun, Output, Plan, PlanDiff, PlanRun
 from irspec.progress import Progress
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from irspec.experiment.agreement import Agreement
     from irspec.experiment.diff import Diff
     from irspec.experiment.power import PowerAnalysis
@@ -534,7 +535,8 @@ def write_outputs(
     stream = stdout if stdout is not None else sys.stdout
     texts = render_outputs(report, stdout=stream)
     files = [(output.path, text) for output, text in texts if output.path is not None]
-    fmt.write_all_atomic(files, make_dirs=make_dirs, inputs=report.plan.inputs)
+    if files:  # (the writer's module and pathlib are not loaded for a table on standard output alone)
+        fmt.write_all_atomic(files, make_dirs=make_dirs, inputs=report.plan.inputs)
     for output, text in texts:
         if output.path is None and isinstance(text, str):
             stream.write(text)

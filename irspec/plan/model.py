@@ -7,7 +7,6 @@ Plain frozen dataclasses; loading and validation are :mod:`irspec.plan.load`, ru
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irspec.evaluation.context import Options
@@ -15,6 +14,8 @@ from irspec.frozen import frozen
 from irspec.spec.registry import Metric
 
 if TYPE_CHECKING:  # a plan without comparisons (most of `irspec eval`'s) never loads their records
+    from pathlib import Path
+
     from irspec.experiment.records import Compare
 
 __all__ = [
@@ -32,10 +33,21 @@ __all__ = [
     "Standardize",
 ]
 
-# Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the same
-# file for editors (tests/test_plan.py keeps the two identical).
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "plan.schema.json"
-"""The plan's JSON Schema (draft 2020-12), the single source of truth for what a plan may contain."""
+SCHEMA_PATH: Path  # made when first read (__getattr__)
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMA_PATH``, the plan's JSON Schema (draft 2020-12), the single source of truth for what a plan
+    may contain: a :class:`~pathlib.Path` made when first read, as pathlib's import (with urllib's) is ~3%
+    of an ``irspec eval`` of a small run, which reads no plan file."""
+    if name != "SCHEMA_PATH":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from pathlib import Path
+
+    # Shipped inside the package so an installed irspec can validate; specs/plan.schema.json is the
+    # same file for editors (tests/test_plan.py keeps the two identical).
+    path = globals()["SCHEMA_PATH"] = Path(__file__).resolve().parent.parent / "schemas" / "plan.schema.json"
+    return path
 
 
 @frozen

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from irspec.progress import terminal_columns
 from irspec.report.marks import letters_text
 from irspec.report.model import (
     BRIEF_COLUMNS,
@@ -91,9 +92,7 @@ def terminal_width(stream: Any) -> int | None:
     isatty = getattr(stream, "isatty", None)
     if isatty is None or not isatty():
         return None
-    import shutil  # on a terminal only: its import brings zlib, bz2 and lzma (~1 ms of a small evaluation)
-
-    return shutil.get_terminal_size().columns
+    return terminal_columns()
 
 
 def _label(text: str, letter: str, baseline: bool) -> str:
