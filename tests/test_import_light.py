@@ -185,6 +185,18 @@ def test_the_default_table_loads_its_own_renderer_only():
     assert sorted((_RENDERERS | _COMPARING | _SYSTEMS) & loaded) == []
 
 
+def test_the_default_table_on_standard_output_loads_no_file_writer():
+    # pathlib (with urllib.parse and ipaddress), shutil (with zlib, bz2 and lzma) and the writer of files:
+    # ~5% of a small evaluation's instructions, for nothing when the table goes to standard output
+    # (an editable install's path finder imports pathlib as the interpreter starts: what was there is not
+    # the command's)
+    before = _modules_after("pass")
+    loaded = _modules_after(_EVAL.format("")) - before
+    assert sorted({"pathlib", "urllib.parse", "shutil", "irspec.report.files"} & loaded) == []
+    written = _modules_after(_EVAL.format(", '-o', '/dev/null'"))  # a path: its checks load them
+    assert "irspec.report.files" in written and "pathlib" in written | before
+
+
 def test_a_system_of_runs_loads_the_systems_module_when_given():
     loaded = _modules_after(_EVAL.format(", '--system', 'both=specs/demo/runs/bm25.run'"))
     assert loaded >= _SYSTEMS
