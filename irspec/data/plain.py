@@ -1,0 +1,540 @@
+"""Large run files of clean text read by numpy alone: no polars import, no frame.
+
+A run of a few tens of megabytes (a million lines) read by the general reader costs polars' import
+(~0.1 s of one core, before any line is read) and its parse. When the file is of the clean, common shape
+that :mod:`irspec.data.small` reads (ASCII, fields split by single spaces or single tabs, every line a
+data line of as many fields as the others, a run grouped by query), and its scores are plain decimals
+(``-?[0-9]+(\\.[0-9]+)?``, at most 8 characters on most lines), numpy finds the lines and fields, and
+reads the query ids, docnos and scores into arrays (:class:`PlainRun`): the docnos as zero-padded
+bytes, compared as text where the engine needs them (a judged document's match, a tie), and the
+scores as the general reader reads them, bit for bit (a decimal of at most 15 digits is an exact
+integer divided by an exact power of ten, one correctly rounded division: the double nearest to it,
+as every reader rounds). Anything else makes :func:`plain_run` return ``None``: a comment, a blank line,
+gzip, a score written otherwise, a query id whose lines are apart, a docno twice in a query, ...;
+the caller then reads the file as before, with the general reader, which says what is wrong in its
+own words: this reader never raises.
+
+:func:`read_plain` begins the reading on a worker thread (numpy releases the GIL in its loops), for a
+caller that reads the qrels meanwhile (:func:`irspec.data.stream.read_early`). The engine evaluates a
+:class:`PlainRun` from its arrays (:func:`irspec.evaluation.ranking.build_context`); whatever asks for
+the run's frame (a per-query plugin metric) gets the general reader's, of the same file, read then.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cached_property
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
+
+import numpy as np
+
+from irspec.data import DeferredRun, Qrels, Run, all_distinct, read_run
+from irspec.data.kinds import QRELS, RUN, Kind
+from irspec.data.small import SmallQrels, read_regular
+from irspec.data.trec import stem, text_of
+from irspec.lines import MAX_LINE
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = [
+    "PLAIN_ABOVE",
+    "PLAIN_BELOW",
+    "PLAIN_FACTOR",
+    "PlainColumns",
+    "PlainReading",
+    "PlainRun",
+    "pair_keys",
+    "plain_qrels",
+    "plain_run",
+    "read_plain",
+    "text_hash",
+]
+
+PLAIN_ABOVE = 4 << 20
+"""Run files of more than this many bytes may be read here: smaller ones are :mod:`irspec.data.small`'s
+(its ``SMALL_BELOW``, the same size)."""
+
+PLAIN_BELOW = 64 << 20
+"""Run files of at most this many bytes may be read here (with the memory to hold them whole: the text,
+and some 30 bytes a line of arrays); larger ones stream (:mod:`irspec.data.stream`)."""
+
+PLAIN_FACTOR = 3.0
+"""Peak bytes of memory per byte of run text read here and evaluated whole, rounded up (the text, the
+arrays, one slice's temporaries, the evaluation's matrices: 2.1-2.4 measured on a 1M-line run)."""
+
+_SLICE = 1 << 20
+"""Bytes of text scanned at a time: the positions of a slice's separators (8 bytes each) and the fields'
+gathered bytes stay small (the whole file's would be ~50 MB for a 1M-line run)."""
+
+_THREADS = 2
+"""Threads reading the slices of a file at once."""
+
+_PAD = 64
+"""Zero bytes after the text: a field is gathered as a window of up to this many bytes from its start."""
+
+_WIDEST = 64
+"""Query ids and docnos of more bytes than this are left to the general reader."""
+
+_LONG_SCORES = 1 / 16
+"""At most this share of the lines may have scores longer than 8 characters (read one by one in Python);
+with more, the general reader is faster."""
+
+_DECIMAL = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?")
+"""The scores read here; what else a reader takes (``1e5``, ``+1``, ``.5``, ``inf``) is the general
+reader's."""
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constants: a docno's words mixed into one key
+_MIXES = (_MIX, np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9), np.uint64(0xD6E8FEB86659FD93))
+
+_LANES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+"""The mask of a word's first ``i`` bytes (little-endian: its lowest), for ``i`` from 0 to 8."""
+
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+_ZEROS = np.uint64(0x3030303030303030)  # '0' in every byte
+_DOTS = np.uint64(0x2E2E2E2E2E2E2E2E)  # '.'
+_AT_LEAST_0 = np.uint64(0x5050505050505050)  # b + 0x50 has its top bit set when b >= '0'
+_ABOVE_9 = np.uint64(0x4646464646464646)  # b + 0x46 has its top bit set when b > '9'
+_PLACES = np.uint64(0x0001020304050607)  # (1 << 8p) times this holds p in its top byte
+_POWERS = 10.0 ** np.arange(23)
+"""Exact powers of ten (up to 1e22, the last a double holds exactly)."""
+
+
+class PlainColumns(NamedTuple):
+    """A run's columns as :func:`plain_run` reads them, lines in file order."""
+
+    query_ids: list[str]
+    """Each query's id, in file order (each query's lines are one block)."""
+    lengths: np.ndarray
+    """Its number of lines (int64)."""
+    docnos: np.ndarray
+    """Each line's docno, bytes zero-padded to a multiple of 8 (``S8``, ``S16``, ...)."""
+    scores: np.ndarray
+    """Each line's score (float64)."""
+    hashes: np.ndarray
+    """Each line's docno's :func:`text_hash` (the engine keys the pairs with it)."""
+
+
+class PlainRun(DeferredRun):
+    """A run file read by numpy (:func:`plain_run`): its columns (:attr:`plain`), evaluated from them.
+    Its :attr:`run` is the general reader's, of the same file, read when something asks for it (a
+    per-query plugin metric, too many judged documents in ties, qrels read otherwise)."""
+
+    def __init__(self, columns: PlainColumns, source: str, runid: str | None) -> None:
+        self.plain = columns
+        self.source = source
+        self.runid = runid
+        self.name = stem(source) or runid or "run"
+        self.empty: tuple[str, ...] = ()
+
+    @cached_property
+    def run(self) -> Run:
+        """The general reader's run of the same file."""
+        return read_run(self.source)
+
+    @property
+    def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
+        """As :attr:`Run.query_blocks`."""
+        return self.run.query_blocks
+
+    def __len__(self) -> int:
+        return len(self.plain.scores)
+
+
+class PlainReading:
+    """:func:`plain_run` of a file under way on a worker thread (:func:`read_plain`)."""
+
+    def __init__(self, path: str) -> None:
+        import concurrent.futures  # only where a run is read so (~3 ms to import)
+
+        self.path = path
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-plain")
+        self._reading: concurrent.futures.Future[PlainRun | None] = self._pool.submit(plain_run, path)
+        self._pool.shutdown(wait=False)
+
+    def result(self) -> PlainRun | None:
+        """The run read, or ``None`` for the general reader (:func:`plain_run`)."""
+        return self._reading.result()
+
+    def close(self) -> None:
+        """Wait for the reading to end (nothing is left behind: a reading raises nothing)."""
+        self._reading.result()
+
+
+def read_plain(path: str) -> PlainReading:
+    """:func:`plain_run` of ``path`` begun on a worker thread."""
+    return PlainReading(path)
+
+
+def plain_qrels(src: Any) -> SmallQrels | None:
+    """Qrels from the file at ``src`` read by numpy, as :func:`~irspec.data.small.small_qrels` reads
+    them (a :class:`~irspec.data.small.SmallQrels`, rows sorted by query, then docno), for a file of
+    at most :data:`PLAIN_BELOW` bytes of the same clean shape, labels written as integers of at most 8
+    characters (``-?[0-9]+``); ``None`` otherwise, for the general reader."""
+    found = _text(src)
+    if found is None:
+        return None
+    a, size, source = found
+    sep = _separator(a[:size])
+    if sep is None:
+        return None
+    found_lines = _scan(a, 0, size, sep, size, QRELS)
+    if found_lines is None:
+        return None
+    _, starts, ends, seps = found_lines
+    words = _words(a)
+    query = _gathered(words, starts, seps[:, 0])
+    docno = _gathered(words, seps[:, 1] + 1, seps[:, 2])
+    first, end = seps[:, 2] + 1, ends
+    length = end - first
+    if query is None or docno is None or int(length.max()) > 8:
+        return None
+    labels = _decimals(words[first] & _LANES[length], length, fractions=False)
+    if labels is None:
+        return None
+    bounds = _bounds(query)
+    ids = _ids(query, bounds)
+    texts = docno.view(f"S{docno.shape[1] * 8}").ravel()
+    lengths = np.diff(bounds)
+    # the general reader's order, by query id, then docno (as text: the bytes of ASCII)
+    ranks = {q: i for i, q in enumerate(sorted(set(ids)))}
+    block_rank = np.fromiter(map(ranks.__getitem__, ids), np.int64, len(ids))
+    code = np.repeat(block_rank, lengths)
+    order = np.lexsort((texts, code))
+    code, texts, labels = code[order], texts[order], labels[order]
+    if ((code[1:] == code[:-1]) & (texts[1:] == texts[:-1])).any():
+        return None  # a docno twice in a query: the general reader names it
+    data = bytes(a[:size])
+    # docnos as strings when first read (a list, to the Qrels' readers)
+    columns = (sorted(ranks), code, cast("list[str]", _Texts(texts)), labels.astype(np.int64))
+    return SmallQrels(source, columns, lambda: Qrels.of_text(text_of(data, QRELS, source)))
+
+
+class _Texts(Sequence[str]):
+    """Docnos as strings, made from their bytes (``texts``, kept for :func:`text_hash`) when first read:
+    a run read here joins the qrels by the bytes, and only a run of dicts looks them up as strings."""
+
+    def __init__(self, texts: np.ndarray) -> None:
+        self.texts = texts
+        self._strings: list[str] | None = None
+
+    def _list(self) -> list[str]:
+        if self._strings is None:
+            self._strings = [t.decode() for t in self.texts.tolist()]
+        return self._strings
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        return self._list()[i]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __eq__(self, other: object) -> bool:
+        return self._list() == (other._list() if isinstance(other, _Texts) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence of strings, compared as a list
+
+
+def plain_run(src: Any) -> PlainRun | None:
+    """The run in the file at ``src`` read by numpy (see the module's docstring), or ``None`` when it is
+    not a regular file of at most :data:`PLAIN_BELOW` bytes of that clean shape: the general reader's."""
+    found = _text(src)
+    return None if found is None else _read(*found)
+
+
+def _text(src: Any) -> tuple[np.ndarray, int, str] | None:
+    """The bytes of the file at ``src`` with :data:`_PAD` zeros after them, their number and the file's
+    name; ``None`` when it is not a regular file of 1 to :data:`PLAIN_BELOW` bytes, or not ASCII."""
+    found = read_regular(src, PLAIN_BELOW, _padded)
+    if found is None:
+        return None
+    padded, source = found
+    if padded is None:
+        return None
+    buffer, size = padded
+    if int(buffer[:size].max()) >= 128:  # not ASCII (a byte-order mark, gzip, UTF-8)
+        return None
+    return buffer, size, source
+
+
+def _padded(f: Any, size: int) -> tuple[np.ndarray, int] | None:
+    """The ``size`` bytes of ``f`` and zeros after them, read in place (no copy to pad them; only the
+    padding zeroed); ``None`` for an empty file or one read short."""
+    if size == 0:
+        return None
+    buffer = np.empty(size + _PAD, dtype=np.uint8)
+    buffer[size:] = 0
+    return (buffer, size) if f.readinto(buffer.data[:size]) == size else None
+
+
+def _separator(text: np.ndarray) -> int | None:
+    """The one separator of ``text``: a space, or a tab where there is no space; ``None`` for both."""
+    if np.count_nonzero(text == 9):
+        return None if np.count_nonzero(text == 32) else 9
+    return 32
+
+
+def _bounds(query: np.ndarray) -> np.ndarray:
+    """Where each block of lines of one query id (words, a row a line) begins, and the last ends."""
+    change = np.flatnonzero((query[1:] != query[:-1]).any(axis=1)) + 1
+    return np.concatenate(([0], change, [len(query)])).astype(np.int64)
+
+
+def _ids(query: np.ndarray, bounds: np.ndarray) -> list[str]:
+    """The query id of each block."""
+    return [bytes(row).rstrip(b"\0").decode() for row in query.view(np.uint8)[bounds[:-1]]]
+
+
+class _Slice(NamedTuple):
+    query: np.ndarray  # each line's query id as words (uint64, lines × words)
+    docno: np.ndarray  # each line's docno as bytes (uint8, lines × a multiple of 8)
+    scores: np.ndarray
+    fields: int = 0  # how many fields each line has
+    tag: tuple[int, int] = (0, 0)  # where the last line's 6th field is
+
+
+def _read(a: np.ndarray, size: int, source: str) -> PlainRun | None:
+    text = a[:size]
+    sep = _separator(text)
+    if sep is None:
+        return None  # both: the general reader normalises the whitespace
+    cuts = [0]
+    while cuts[-1] < size:
+        at = cuts[-1]
+        cuts.append(size if size - at <= _SLICE else _line_end(text, at + _SLICE))
+    spans = list(pairwise(cuts))
+    if len(spans) > 1:
+        import concurrent.futures
+
+        # the slices on two threads: numpy's loops release the GIL, and a second core is idle meanwhile
+        with concurrent.futures.ThreadPoolExecutor(_THREADS, thread_name_prefix="irspec-plain") as pool:
+            read = list(pool.map(lambda span: _slice(a, span[0], span[1], sep, size), spans))
+    else:
+        read = [_slice(a, 0, size, sep, size)]
+    slices = [r for r in read if r is not None]
+    if len(slices) < len(read) or len({r.fields for r in slices}) > 1:
+        return None
+    query = _concatenated([s.query for s in slices])
+    docno = _concatenated([s.docno for s in slices])
+    scores = np.concatenate([s.scores for s in slices]) if len(slices) > 1 else slices[0].scores
+    last = slices[-1]
+    del read, slices
+    # a block a query: where the id changes; a query whose lines are apart is the general reader's
+    bounds = _bounds(query)
+    ids = _ids(query, bounds)
+    if len(set(ids)) < len(ids):
+        return None
+    lengths = np.diff(bounds)
+    docnos = docno.view(f"S{docno.shape[1]}").ravel()
+    # a docno twice in a query (or two keys alike, next to never): the general reader tells
+    hashes = text_hash(docnos)
+    if not all_distinct(pair_keys(hashes, np.repeat(np.arange(len(ids), dtype=np.uint64), lengths))):
+        return None
+    # the last line's tag is the runid, as trec_eval keeps it
+    runid = bytes(a[last.tag[0] : last.tag[1]]).decode() if last.fields >= 6 else None
+    return PlainRun(PlainColumns(ids, lengths, docnos, scores, hashes), source, runid)
+
+
+def _slice(a: np.ndarray, start: int, end: int, sep: int, size: int) -> _Slice | None:
+    """The lines of ``a[start:end]`` (:func:`_scan`) read (:func:`_fields`), or ``None``."""
+    found = _scan(a, start, end, sep, size)
+    if found is None:
+        return None
+    fields, starts, ends, seps = found
+    piece = _fields(a, starts, ends, seps)
+    if piece is None:
+        return None
+    row = seps[-1]
+    tag = (int(row[4]) + 1, int(ends[-1]) if fields == 6 else int(row[5])) if fields >= 6 else (0, 0)
+    return piece._replace(fields=fields, tag=tag)
+
+
+def _line_end(text: np.ndarray, at: int) -> int:
+    """The offset after the first line end at or after ``at`` (the end of the text when none)."""
+    for span in (4096, MAX_LINE + 1):
+        ends = np.flatnonzero(text[at : at + span] == 10)
+        if len(ends):
+            return at + int(ends[0]) + 1
+    return len(text)
+
+
+def _scan(
+    a: np.ndarray, start: int, end: int, sep: int, size: int, kind: Kind = RUN
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The lines of ``a[start:end]`` (whole lines): how many fields each has, where each begins and ends,
+    where its separators are (a row a line); ``None`` unless every line is a data line of a run of as
+    many fields as the first (as many as a line of ``kind`` may have), split by single ``sep`` bytes, with no other byte below 33 (no NUL, CR,
+    VT, FF), none empty, none longer than :data:`~irspec.lines.MAX_LINE`, none a comment.
+
+    The bytes below 33 are found once; when every line has as many fields, they come a line at a time
+    (its separators, then its end), so the lines' separators are a reshape of them, not a selection:
+    the line ends counted, and each row's last one of them, prove it."""
+    chunk = a[start:end]
+    blank_bytes = chunk < 33
+    # no two blank bytes in a row (an empty field, a blank line), none first (a leading separator)
+    if blank_bytes[0] or (blank_bytes[1:] & blank_bytes[:-1]).any():
+        return None
+    blank = np.flatnonzero(blank_bytes)
+    lines = int(np.count_nonzero(chunk == 10))
+    if len(blank) != lines + int(np.count_nonzero(chunk == sep)):
+        return None  # another byte below 33
+    if end == size and (len(blank) == 0 or blank[-1] != end - start - 1 or chunk[-1] != 10):
+        blank = np.append(blank, end - start)  # the last line has no line end: its end is the text's
+        lines += 1
+    if lines == 0 or len(blank) % lines:
+        return None
+    fields = len(blank) // lines
+    if not kind.count_ok(fields):
+        return None
+    rows = blank.reshape(lines, fields)
+    ends = rows[:, -1]
+    inside = ends < len(chunk)
+    if np.count_nonzero(chunk[ends[inside]] == 10) != lines - (0 if inside.all() else 1):
+        return None  # some line of more fields, another of fewer
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    if (chunk[starts] == ord("#")).any() or int((ends - starts).max()) > MAX_LINE:
+        return None
+    return fields, starts + start, ends + start, rows[:, :-1] + start
+
+
+def _fields(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, seps: np.ndarray) -> _Slice | None:
+    """The query ids, docnos and scores of a slice's lines (:func:`_scan`), or ``None``."""
+    words = _words(a)
+    query = _gathered(words, starts, seps[:, 0])
+    docno = _gathered(words, seps[:, 1] + 1, seps[:, 2])
+    scores = _scores(a, words, seps[:, 3] + 1, ends if seps.shape[1] == 4 else seps[:, 4])
+    if query is None or docno is None or scores is None:
+        return None
+    return _Slice(query, docno.view(np.uint8), scores)
+
+
+def _words(a: np.ndarray) -> np.ndarray:
+    """The 8 bytes from each offset of ``a`` as a little-endian word (a view: word ``i`` is ``a[i:i+8]``)."""
+    return np.ndarray((len(a) - 7,), dtype="<u8", buffer=a, strides=(1,))
+
+
+def _gathered(words: np.ndarray, first: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+    """The fields from ``first`` to ``end`` as rows of words, zero-padded (``None`` when one is longer
+    than :data:`_WIDEST`): each word read at its offset, its bytes past the field zeroed."""
+    length = end - first
+    count = -(-int(length.max()) // 8)
+    if count * 8 > _WIDEST:
+        return None
+    out = np.empty((len(first), count), dtype=np.uint64)
+    for j in range(count):
+        out[:, j] = words[first + 8 * j] & _LANES[np.clip(length - 8 * j, 0, 8)]
+    return out
+
+
+def _scores(a: np.ndarray, words: np.ndarray, first: np.ndarray, end: np.ndarray) -> np.ndarray | None:
+    """The score fields ``a[first:end]`` read as the general reader reads them, when every one is a
+    plain decimal (:data:`_DECIMAL`); ``None`` otherwise. Those of at most 8 characters are read a
+    word each by integer arithmetic on their bytes (no loop over characters); longer ones one by one."""
+    length = end - first
+    out = np.empty(len(first), dtype=np.float64)
+    short = length <= 8
+    if not short.all():
+        long = np.flatnonzero(~short)
+        if len(long) > _LONG_SCORES * len(first):
+            return None
+        for i, f, e in zip(long.tolist(), first[long].tolist(), end[long].tolist(), strict=True):
+            token = bytes(a[f:e])
+            if _DECIMAL.fullmatch(token) is None or len(token.replace(b"-", b"").replace(b".", b"")) > 15:
+                return None
+            out[i] = float(token)
+        first, length = first[short], length[short]
+    value = _decimals(words[first] & _LANES[length], length)
+    if value is None:
+        return None
+    out[short] = value
+    return out
+
+
+def _decimals(word: np.ndarray, length: np.ndarray, fractions: bool = True) -> np.ndarray | None:
+    """Plain decimals of at most 8 characters, each a little-endian word of its bytes (zero past its
+    ``length``), as doubles; ``None`` when one is not :data:`_DECIMAL`. The sign is taken off, the point
+    found (the lowest byte of the word equal to ``.``) and taken out (the bytes after it moved down one),
+    and the digits read at once, 8 to a word (the SWAR reading of simdjson's
+    ``parse_eight_digits_unrolled``): an integer below 10**8, divided by the power of ten of its digits
+    after the point, exactly rounded. A few dozen passes over the words, none over their characters.
+    Without ``fractions``, integers alone (a label): one written with a point is ``None``."""
+    u8 = np.uint64(8)
+    negative = (word & np.uint64(0xFF)) == np.uint64(ord("-"))
+    word = word >> (negative.astype(np.uint64) << np.uint64(3))
+    length = length.astype(np.uint64) - negative
+    # the point: the lowest zero byte of word ^ '.'s (a byte past the end is 0 ^ '.', not zero); its
+    # place read off the lowest set bit (0x80 << 8p) by a multiplication that puts p in the top byte
+    x = word ^ _DOTS
+    zero = (x - _ONES) & ~x & _HIGHS
+    lowest = zero & (~zero + np.uint64(1))
+    has_dot = lowest != 0
+    if not fractions and has_dot.any():
+        return None
+    point = np.where(has_dot, ((lowest >> np.uint64(7)) * _PLACES) >> np.uint64(56), length)
+    kept = _LANES[point]
+    digits = (word & kept) | ((word >> u8) & ~kept)
+    count = length - has_dot
+    decimals = (length - point - np.uint64(1)) * has_dot
+    if (count < 1).any() or (has_dot & ((point < 1) | (decimals < 1))).any():
+        return None  # "", "-", ".5", "5."
+    # every byte of the digits a digit, '0' <= b <= '9' (bytes are ASCII: no carry between them)
+    lanes = _LANES[count] & _HIGHS
+    if not np.array_equal((digits + _AT_LEAST_0) & ~(digits + _ABOVE_9) & lanes, lanes):
+        return None
+    # the digits in the word's top bytes, '0's before them: eight digits, the first the most significant
+    eight = ((digits << ((u8 - count) << np.uint64(3))) | (_LANES[u8 - count] & _ZEROS)) - _ZEROS
+    eight = eight * np.uint64(10) + (eight >> u8)
+    low = np.uint64(0x000000FF000000FF)
+    number = ((eight & low) * np.uint64(100 + (1000000 << 32))) + (
+        ((eight >> np.uint64(16)) & low) * np.uint64(1 + (10000 << 32))
+    )
+    value = (number >> np.uint64(32)).astype(np.float64)
+    value /= _POWERS[decimals]
+    np.negative(value, out=value, where=negative)
+    return value
+
+
+def _concatenated(parts: list[np.ndarray]) -> np.ndarray:
+    """Row matrices of several widths, one below the other, zero-padded to the widest."""
+    width = max(p.shape[1] for p in parts)
+    if all(p.shape[1] == width for p in parts):
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    out = np.zeros((sum(len(p) for p in parts), width), dtype=parts[0].dtype)
+    at = 0
+    for p in parts:
+        out[at : at + len(p), : p.shape[1]] = p
+        at += len(p)
+    return out
+
+
+def text_hash(texts: np.ndarray) -> np.ndarray:
+    """A 64-bit key of each of ``texts`` (bytes ``S8``, ``S16``, ... zero-padded): equal texts, equal
+    keys, whatever their arrays' widths (a zero word adds nothing). Texts unalike may share a key:
+    whoever matches by keys checks the texts."""
+    words = np.ascontiguousarray(texts).view(np.uint64).reshape(len(texts), texts.dtype.itemsize // 8)
+    with np.errstate(over="ignore"):
+        key = words[:, 0] * _MIX
+        for j in range(1, words.shape[1]):
+            key ^= words[:, j] * _MIXES[j % 4]
+        # a product's low bits see only the word's low bytes: the high ones folded down (all_distinct
+        # compares keys by their low bits)
+        key ^= key >> np.uint64(29)
+    return key
+
+
+def pair_keys(hashes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Keys of (query code, docno) pairs from the docnos' :func:`text_hash` and the query codes: equal
+    pairs, equal keys (the engine's join of a :class:`PlainRun` with the qrels, every match checked)."""
+    with np.errstate(over="ignore"):
+        return hashes ^ (codes.astype(np.uint64) * _MIXES[1])
