@@ -138,8 +138,14 @@ def test_gzip_and_what_is_not_a_file_are_the_general_readers(tmp_path):
         assert plain.plain_run(src) is None
 
 
-def test_qrels_read_by_numpy_are_those_of_the_small_reader(tmp_path):
+@pytest.mark.parametrize("order", ["as written", "shuffled"])
+def test_qrels_read_by_numpy_are_those_of_the_small_reader(tmp_path, order):
     q, _ = _collection(tmp_path)
+    if (
+        order == "shuffled"
+    ):  # a query's lines apart, its docnos in no order: sorted as the general reader sorts
+        lines = q.read_text().splitlines(keepends=True)
+        q.write_text("".join(np.random.default_rng(5).permutation(lines)))
     read, small = plain.plain_qrels(str(q)), small_qrels(str(q))
     assert read is not None and small is not None
     assert read.plain[0] == small.plain[0] and read.plain[3] == small.plain[3]
@@ -232,8 +238,8 @@ def test_trec_evals_own_commands_print_the_same_lines_with_the_numpy_readers(nam
         path.write_text("".join(" ".join(line.split()) + "\n" for line in Path(f).read_text().splitlines()))
         clean.append(str(path))
     read = []
-    real = plain._read
-    monkeypatch.setattr(plain, "_read", lambda *a: read.append(a[2]) or real(*a))
+    real = plain._parts
+    monkeypatch.setattr(plain, "_parts", lambda path, stop: read.append(path) or real(path, stop))
     monkeypatch.setattr(plain, "PLAIN_ABOVE", 0)
     ours = _run_cli(_argv(flags, measures, clean))
     assert read  # the run was read by numpy

@@ -22,8 +22,12 @@ the run's frame (a per-query plugin metric) gets the general reader's, of the sa
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
-from collections.abc import Sequence
+import stat
+import threading
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
@@ -69,6 +73,11 @@ _SLICE = 1 << 20
 """Bytes of text scanned at a time: the positions of a slice's separators (8 bytes each) and the fields'
 gathered bytes stay small (the whole file's would be ~50 MB for a 1M-line run)."""
 
+_PART = 4 << 20
+"""Bytes of text whose queries make a part of a run (:class:`PlainReading`): the caller evaluates a part
+while the next ones are read; a few parts cost no more to evaluate than the whole (a 1M-line run in 2 to
+8 parts: 41-44 ms of CPU, whole 45)."""
+
 _THREADS = 2
 """Threads reading the slices of a file at once."""
 
@@ -89,8 +98,13 @@ reader's."""
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constants: a docno's words mixed into one key
 _MIXES = (_MIX, np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9), np.uint64(0xD6E8FEB86659FD93))
 
-_LANES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-"""The mask of a word's first ``i`` bytes (little-endian: its lowest), for ``i`` from 0 to 8."""
+
+def _lanes(count: np.ndarray) -> np.ndarray:
+    """The mask of a word's first ``count`` bytes (little-endian: its lowest), for counts from 0 to 8:
+    arithmetic rather than a table's look-up (a gather costs several times the instructions), numpy
+    shifting by 64 or more to 0."""
+    return (np.uint64(1) << (count.astype(np.uint64) << np.uint64(3))) - np.uint64(1)
+
 
 _ONES = np.uint64(0x0101010101010101)
 _HIGHS = np.uint64(0x8080808080808080)
@@ -145,27 +159,74 @@ class PlainRun(DeferredRun):
 
 
 class PlainReading:
-    """:func:`plain_run` of a file under way on a worker thread (:func:`read_plain`)."""
+    """A run file being read by numpy on worker threads (:func:`read_plain`), a part at a time: each
+    part a :class:`PlainRun` of whole queries, in file order, made while the caller evaluates the parts
+    before it (:meth:`parts`). Whether the file was of the clean shape is known at the end
+    (:attr:`whole`): when it was not, the parts are void and the file is the general reader's."""
 
     def __init__(self, path: str) -> None:
-        import concurrent.futures  # only where a run is read so (~3 ms to import)
+        import queue
+        import threading
 
         self.path = path
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="irspec-plain")
-        self._reading: concurrent.futures.Future[PlainRun | None] = self._pool.submit(plain_run, path)
-        self._pool.shutdown(wait=False)
+        self.name = stem(path) or "run"
+        self.runid: str | None = None
+        self.whole = False
+        """Whether every line was read (the parts are the whole run), once :meth:`parts` is over."""
+        self._parts: queue.Queue[PlainRun | _End] = queue.Queue(maxsize=_AHEAD)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="irspec-plain", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        end = _End(None, False)
+        try:
+            for part in _parts(self.path, self._stop):
+                if isinstance(part, _End):
+                    end = part
+                    break
+                self._parts.put(part)
+        except Exception:  # what numpy could not read (a MemoryError, say) the general reader reads
+            pass
+        finally:
+            self._parts.put(end)  # whatever happened: the caller is never left waiting
+
+    def parts(self) -> Iterator[PlainRun]:
+        """The run's parts as they are read; then :attr:`whole` and :attr:`runid` say how it ended."""
+        while True:
+            item = self._parts.get()
+            if isinstance(item, _End):
+                self.whole, self.runid = item.whole, item.runid
+                self.name = stem(self.path) or self.runid or "run"
+                return
+            yield item
 
     def result(self) -> PlainRun | None:
-        """The run read, or ``None`` for the general reader (:func:`plain_run`)."""
-        return self._reading.result()
+        """The whole run, its parts put together, or ``None`` for the general reader."""
+        parts = list(self.parts())
+        return _joined(parts, self.path, self.runid) if self.whole and parts else None
 
     def close(self) -> None:
-        """Wait for the reading to end (nothing is left behind: a reading raises nothing)."""
-        self._reading.result()
+        """Stop the reading and wait for it to end (nothing is left behind: a reading raises nothing)."""
+        self._stop.set()
+        while self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                self._parts.get(timeout=0.01)  # what was read and never asked for: let the reader go on
+
+
+class _End(NamedTuple):
+    """The end of a reading: the runid, and whether every line was read (else the parts are void)."""
+
+    runid: str | None
+    whole: bool
+
+
+_AHEAD = 4
+"""Parts read ahead of the caller at most (a part holds some 4 MiB of text's columns)."""
 
 
 def read_plain(path: str) -> PlainReading:
-    """:func:`plain_run` of ``path`` begun on a worker thread."""
+    """The run file at ``path`` begun by numpy on worker threads (:class:`PlainReading`)."""
     return PlainReading(path)
 
 
@@ -192,7 +253,7 @@ def plain_qrels(src: Any) -> SmallQrels | None:
     length = end - first
     if query is None or docno is None or int(length.max()) > 8:
         return None
-    labels = _decimals(words[first] & _LANES[length], length, fractions=False)
+    labels = _decimals(words[first] & _lanes(length), length, fractions=False)
     if labels is None:
         return None
     bounds = _bounds(query)
@@ -203,7 +264,15 @@ def plain_qrels(src: Any) -> SmallQrels | None:
     ranks = {q: i for i, q in enumerate(sorted(set(ids)))}
     block_rank = np.fromiter(map(ranks.__getitem__, ids), np.int64, len(ids))
     code = np.repeat(block_rank, lengths)
-    order = np.lexsort((texts, code))
+    same = code[1:] == code[:-1]
+    if len(set(ids)) == len(ids) and not (same & (texts[1:] <= texts[:-1])).any():
+        # each query's lines together, their docnos ascending (the usual qrels file): the blocks put in
+        # order of query id, no sort of the docnos' text
+        perm = np.argsort(block_rank)
+        taken = lengths[perm]
+        order = np.repeat(bounds[:-1][perm] - (np.cumsum(taken) - taken), taken) + np.arange(len(code))
+    else:
+        order = np.lexsort((texts, code))
     code, texts, labels = code[order], texts[order], labels[order]
     if ((code[1:] == code[:-1]) & (texts[1:] == texts[:-1])).any():
         return None  # a docno twice in a query: the general reader names it
@@ -247,8 +316,9 @@ class _Texts(Sequence[str]):
 def plain_run(src: Any) -> PlainRun | None:
     """The run in the file at ``src`` read by numpy (see the module's docstring), or ``None`` when it is
     not a regular file of at most :data:`PLAIN_BELOW` bytes of that clean shape: the general reader's."""
-    found = _text(src)
-    return None if found is None else _read(*found)
+    if not isinstance(src, (str, os.PathLike)):
+        return None
+    return PlainReading(os.fspath(src)).result()
 
 
 def _text(src: Any) -> tuple[np.ndarray, int, str] | None:
@@ -294,58 +364,181 @@ def _ids(query: np.ndarray, bounds: np.ndarray) -> list[str]:
     return [bytes(row).rstrip(b"\0").decode() for row in query.view(np.uint8)[bounds[:-1]]]
 
 
-class _Slice(NamedTuple):
-    query: np.ndarray  # each line's query id as words (uint64, lines × words)
-    docno: np.ndarray  # each line's docno as bytes (uint8, lines × a multiple of 8)
-    scores: np.ndarray
-    fields: int = 0  # how many fields each line has
-    tag: tuple[int, int] = (0, 0)  # where the last line's 6th field is
+def _parts(path: str, stop: Any) -> Iterator[PlainRun | _End]:
+    """The parts of the run file at ``path`` (:class:`PlainReading`), then its :class:`_End`. Its slices
+    are read on two threads (numpy's loops release the GIL), in file order; the queries of about
+    :data:`_PART` bytes of text make a part, the last one carried over to the next (its lines may go on);
+    a part is checked on its own (no docno twice in a query), and against those before it (no query
+    come back). ``stop`` (an event) ends the reading early."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115  (closed below, after the slices that read it)
+    except OSError:
+        yield _End(None, False)
+        return
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        cuts = _cuts(f.fileno(), size)
+        if cuts is None or not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            yield _End(None, False)
+            return
+        yield from _read_parts(f.fileno(), path, cuts, stop)
 
 
-def _read(a: np.ndarray, size: int, source: str) -> PlainRun | None:
-    text = a[:size]
-    sep = _separator(text)
-    if sep is None:
-        return None  # both: the general reader normalises the whitespace
+def _cuts(fd: int, size: int) -> list[int] | None:
+    """Where the slices of a file of ``size`` bytes begin (and the last ends): about :data:`_SLICE` bytes
+    apart, each after a line end; ``None`` for a file empty, too large, or with a line longer than
+    :data:`~irspec.lines.MAX_LINE` (the general reader names it)."""
+    if not 0 < size <= PLAIN_BELOW:
+        return None
     cuts = [0]
-    while cuts[-1] < size:
-        at = cuts[-1]
-        cuts.append(size if size - at <= _SLICE else _line_end(text, at + _SLICE))
-    spans = list(pairwise(cuts))
-    if len(spans) > 1:
-        import concurrent.futures
+    while size - cuts[-1] > _SLICE:
+        at = cuts[-1] + _SLICE
+        for span in (4096, MAX_LINE + 1):
+            found = os.pread(fd, span, at).find(b"\n")
+            if found >= 0:
+                break
+        if found < 0:
+            return None
+        cuts.append(at + found + 1)
+    if cuts[-1] < size:
+        cuts.append(size)
+    return cuts
 
-        # the slices on two threads: numpy's loops release the GIL, and a second core is idle meanwhile
-        with concurrent.futures.ThreadPoolExecutor(_THREADS, thread_name_prefix="irspec-plain") as pool:
-            read = list(pool.map(lambda span: _slice(a, span[0], span[1], sep, size), spans))
-    else:
-        read = [_slice(a, 0, size, sep, size)]
-    slices = [r for r in read if r is not None]
-    if len(slices) < len(read) or len({r.fields for r in slices}) > 1:
-        return None
-    query = _concatenated([s.query for s in slices])
-    docno = _concatenated([s.docno for s in slices])
-    scores = np.concatenate([s.scores for s in slices]) if len(slices) > 1 else slices[0].scores
-    last = slices[-1]
-    del read, slices
-    # a block a query: where the id changes; a query whose lines are apart is the general reader's
-    bounds = _bounds(query)
-    ids = _ids(query, bounds)
-    if len(set(ids)) < len(ids):
-        return None
-    lengths = np.diff(bounds)
-    docnos = docno.view(f"S{docno.shape[1]}").ravel()
-    # a docno twice in a query (or two keys alike, next to never): the general reader tells
-    hashes = text_hash(docnos)
-    if not all_distinct(pair_keys(hashes, np.repeat(np.arange(len(ids), dtype=np.uint64), lengths))):
-        return None
+
+def _read_parts(fd: int, source: str, cuts: list[int], stop: Any) -> Iterator[PlainRun | _End]:
+    """:func:`_parts` of the file open as ``fd``, in slices between ``cuts``."""
+    import concurrent.futures
+
+    size = cuts[-1]
+    buffers = threading.local()  # a buffer a thread, of a slice's text: read into, again and again
+
+    def read(span: tuple[int, int]) -> _Block | None:
+        start, end = span
+        buffer = getattr(buffers, "text", None)
+        if buffer is None:
+            buffer = buffers.text = np.empty(_SLICE + MAX_LINE + 1 + _PAD, dtype=np.uint8)
+        n = end - start
+        if os.preadv(fd, [buffer.data[:n]], start) != n:
+            return None
+        buffer[n : n + _PAD] = 0
+        text = buffer[:n]
+        if int(text.max()) >= 128:  # not ASCII (a byte-order mark, gzip, UTF-8)
+            return None
+        sep = _separator(text)
+        if sep is None:  # both: the general reader normalises the whitespace
+            return None
+        return _slice(buffer[: n + _PAD], 0, n, sep, n if end == size else -1)
+
+    seen: set[str] = set()
+    fields = sep = 0
+    held: list[_Block] = []  # read, not yet in a part
+    held_bytes = 0
+    final = None
+    pool = concurrent.futures.ThreadPoolExecutor(_THREADS, thread_name_prefix="irspec-plain")
+    try:
+        for i, piece in enumerate(pool.map(read, pairwise(cuts))):
+            if stop.is_set() or piece is None or (fields and (piece.fields, piece.sep) != (fields, sep)):
+                yield _End(None, False)
+                return
+            fields, sep, final = piece.fields, piece.sep, piece
+            held.append(piece)
+            held_bytes += cuts[i + 1] - cuts[i]
+            last = i == len(cuts) - 2
+            if held_bytes < _PART and not last:
+                continue
+            block = _together(held)
+            # the last query may go on in the next slice: kept for the next part
+            done = len(block.ids) if last else len(block.ids) - 1
+            held = [] if last else [_tail(block, done)]
+            held_bytes = 0
+            if done == 0:
+                continue
+            rows = int(block.lengths[:done].sum())
+            ids, lengths = block.ids[:done], block.lengths[:done]
+            if not seen.isdisjoint(ids) or len(set(ids)) < done:
+                yield _End(None, False)  # a query come back: not grouped, the general reader's
+                return
+            seen.update(ids)
+            # a docno twice in a query (or two keys alike, next to never): the general reader tells
+            hashes = block.hashes[:rows]
+            if not all_distinct(pair_keys(hashes, np.repeat(np.arange(done, dtype=np.uint64), lengths))):
+                yield _End(None, False)
+                return
+            columns = PlainColumns(ids, lengths, block.docnos[:rows], block.scores[:rows], hashes)
+            yield PlainRun(columns, source, None)
+    finally:  # stopped or done: the slices not begun are not read
+        pool.shutdown(wait=True, cancel_futures=True)
+    if final is None:
+        yield _End(None, False)
+        return
     # the last line's tag is the runid, as trec_eval keeps it
-    runid = bytes(a[last.tag[0] : last.tag[1]]).decode() if last.fields >= 6 else None
-    return PlainRun(PlainColumns(ids, lengths, docnos, scores, hashes), source, runid)
+    yield _End(final.tag, True)
 
 
-def _slice(a: np.ndarray, start: int, end: int, sep: int, size: int) -> _Slice | None:
-    """The lines of ``a[start:end]`` (:func:`_scan`) read (:func:`_fields`), or ``None``."""
+class _Block(NamedTuple):
+    """Lines of whole queries (but the last, maybe) read from one slice or more."""
+
+    ids: list[str]
+    lengths: np.ndarray
+    docnos: np.ndarray
+    scores: np.ndarray
+    hashes: np.ndarray
+    fields: int = 0  # how many fields each line has
+    tag: str | None = None  # the last line's 6th field
+    sep: int = 0  # the byte between fields
+
+
+def _together(blocks: list[_Block]) -> _Block:
+    """Blocks one after the other as one, a query whose lines go on from one to the next made one."""
+    if len(blocks) == 1:
+        return blocks[0]
+    ids: list[str] = []
+    lengths: list[np.ndarray] = []
+    for b in blocks:
+        if ids and b.ids[0] == ids[-1]:
+            lengths[-1] = lengths[-1].copy()
+            lengths[-1][-1] += b.lengths[0]
+            ids += b.ids[1:]
+            lengths.append(b.lengths[1:])
+        else:
+            ids += b.ids
+            lengths.append(b.lengths)
+    return _Block(
+        ids,
+        np.concatenate(lengths),
+        np.concatenate([b.docnos for b in blocks]),  # of several widths: the widest's
+        np.concatenate([b.scores for b in blocks]),
+        np.concatenate([b.hashes for b in blocks]),
+    )
+
+
+def _tail(block: _Block, done: int) -> _Block:
+    """The lines of ``block``'s queries after the first ``done``."""
+    rows = int(block.lengths[:done].sum())
+    return _Block(
+        block.ids[done:], block.lengths[done:], block.docnos[rows:], block.scores[rows:], block.hashes[rows:]
+    )
+
+
+def _joined(parts: list[PlainRun], source: str, runid: str | None) -> PlainRun:
+    """Parts of a run as one run."""
+    columns = [p.plain for p in parts]
+    return PlainRun(
+        PlainColumns(
+            [q for c in columns for q in c.query_ids],
+            np.concatenate([c.lengths for c in columns]),
+            np.concatenate([c.docnos for c in columns]),
+            np.concatenate([c.scores for c in columns]),
+            np.concatenate([c.hashes for c in columns]),
+        ),
+        source,
+        runid,
+    )
+
+
+def _slice(a: np.ndarray, start: int, end: int, sep: int, size: int) -> _Block | None:
+    # ``size``: the end of the file's text (-1 when ``a[start:end]`` is not its last slice)
+    """The lines of ``a[start:end]`` (:func:`_scan`) read (:func:`_fields`) as a block, or ``None``."""
     found = _scan(a, start, end, sep, size)
     if found is None:
         return None
@@ -353,18 +546,15 @@ def _slice(a: np.ndarray, start: int, end: int, sep: int, size: int) -> _Slice |
     piece = _fields(a, starts, ends, seps)
     if piece is None:
         return None
+    query, docno, scores = piece
+    # a block a query: where the id changes
+    change = np.flatnonzero((query[1:] != query[:-1]).any(axis=1)) + 1
+    bounds = np.concatenate(([0], change, [len(query)])).astype(np.int64)
+    ids = [bytes(row).rstrip(b"\0").decode() for row in query.view(np.uint8)[bounds[:-1]]]
+    docnos = docno.view(f"S{docno.shape[1]}").ravel()
     row = seps[-1]
-    tag = (int(row[4]) + 1, int(ends[-1]) if fields == 6 else int(row[5])) if fields >= 6 else (0, 0)
-    return piece._replace(fields=fields, tag=tag)
-
-
-def _line_end(text: np.ndarray, at: int) -> int:
-    """The offset after the first line end at or after ``at`` (the end of the text when none)."""
-    for span in (4096, MAX_LINE + 1):
-        ends = np.flatnonzero(text[at : at + span] == 10)
-        if len(ends):
-            return at + int(ends[0]) + 1
-    return len(text)
+    tag = bytes(a[row[4] + 1 : ends[-1] if fields == 6 else row[5]]).decode() if fields >= 6 else None
+    return _Block(ids, np.diff(bounds), docnos, scores, text_hash(docnos), fields, tag, sep)
 
 
 def _scan(
@@ -408,7 +598,9 @@ def _scan(
     return fields, starts + start, ends + start, rows[:, :-1] + start
 
 
-def _fields(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, seps: np.ndarray) -> _Slice | None:
+def _fields(
+    a: np.ndarray, starts: np.ndarray, ends: np.ndarray, seps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The query ids, docnos and scores of a slice's lines (:func:`_scan`), or ``None``."""
     words = _words(a)
     query = _gathered(words, starts, seps[:, 0])
@@ -416,7 +608,7 @@ def _fields(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, seps: np.ndarra
     scores = _scores(a, words, seps[:, 3] + 1, ends if seps.shape[1] == 4 else seps[:, 4])
     if query is None or docno is None or scores is None:
         return None
-    return _Slice(query, docno.view(np.uint8), scores)
+    return query, docno.view(np.uint8), scores
 
 
 def _words(a: np.ndarray) -> np.ndarray:
@@ -433,7 +625,7 @@ def _gathered(words: np.ndarray, first: np.ndarray, end: np.ndarray) -> np.ndarr
         return None
     out = np.empty((len(first), count), dtype=np.uint64)
     for j in range(count):
-        out[:, j] = words[first + 8 * j] & _LANES[np.clip(length - 8 * j, 0, 8)]
+        out[:, j] = words[first + 8 * j] & _lanes(np.clip(length - 8 * j, 0, 8))
     return out
 
 
@@ -454,7 +646,7 @@ def _scores(a: np.ndarray, words: np.ndarray, first: np.ndarray, end: np.ndarray
                 return None
             out[i] = float(token)
         first, length = first[short], length[short]
-    value = _decimals(words[first] & _LANES[length], length)
+    value = _decimals(words[first] & _lanes(length), length)
     if value is None:
         return None
     out[short] = value
@@ -482,18 +674,18 @@ def _decimals(word: np.ndarray, length: np.ndarray, fractions: bool = True) -> n
     if not fractions and has_dot.any():
         return None
     point = np.where(has_dot, ((lowest >> np.uint64(7)) * _PLACES) >> np.uint64(56), length)
-    kept = _LANES[point]
+    kept = _lanes(point)
     digits = (word & kept) | ((word >> u8) & ~kept)
     count = length - has_dot
     decimals = (length - point - np.uint64(1)) * has_dot
     if (count < 1).any() or (has_dot & ((point < 1) | (decimals < 1))).any():
         return None  # "", "-", ".5", "5."
     # every byte of the digits a digit, '0' <= b <= '9' (bytes are ASCII: no carry between them)
-    lanes = _LANES[count] & _HIGHS
+    lanes = _lanes(count) & _HIGHS
     if not np.array_equal((digits + _AT_LEAST_0) & ~(digits + _ABOVE_9) & lanes, lanes):
         return None
     # the digits in the word's top bytes, '0's before them: eight digits, the first the most significant
-    eight = ((digits << ((u8 - count) << np.uint64(3))) | (_LANES[u8 - count] & _ZEROS)) - _ZEROS
+    eight = ((digits << ((u8 - count) << np.uint64(3))) | (_lanes(u8 - count) & _ZEROS)) - _ZEROS
     eight = eight * np.uint64(10) + (eight >> u8)
     low = np.uint64(0x000000FF000000FF)
     number = ((eight & low) * np.uint64(100 + (1000000 << 32))) + (

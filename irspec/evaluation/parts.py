@@ -10,6 +10,7 @@ values in query-id order, the qrels queries none answers, and the whole run's wa
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from irspec.data import MappingRun, mapping_run
 from irspec.data.objects import MappingScores
-from irspec.data.plain import PlainReading, plain_run
+from irspec.data.plain import PlainReading, read_plain
 from irspec.data.small import small_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run, reads_plain
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
@@ -116,14 +117,21 @@ def evaluate_parts(
     )
     if from_dicts is None and small and columns is None:
         from_dicts = small_run(src)
-    # A large clean run file read by numpy (begun by read_early, or now) is evaluated whole, no polars
-    read = None
+    # A large clean run file read by numpy (begun by read_early, or now), no polars: each part evaluated
+    # while the next ones are read; the parts are void if it turns out not to be clean
+    reading = None
     if isinstance(src, PlainReading):
-        read, src = src.result(), src.path
+        reading = src
     elif from_dicts is None and columns is None and reads_plain(src, memory):
-        read = plain_run(src)
-    if read is not None and index.plain_keys is not None:
-        return read.name, read.source, read.runid, [evaluate_part(index, read, metrics, options, inputs)]
+        reading = read_plain(os.fspath(src))
+    if reading is not None:
+        src = reading.path
+        if index.plain_keys is None:  # judgments not keyed so (docnos not ASCII, keys alike)
+            reading.close()
+        else:
+            read = [evaluate_part(index, part, metrics, options, inputs) for part in reading.parts()]
+            if reading.whole:
+                return reading.name, src, reading.runid, read
     run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
