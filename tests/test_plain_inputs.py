@@ -61,14 +61,18 @@ def _same_columns(read, general):
     "shape",
     [
         {},
-        {"long_every": 20},  # some scores longer than 8 characters
+        {"long_every": 50},  # some scores longer than 8 characters
         {"sep": "\t"},
         {"fields": 5},
         {"end": ""},  # no line end after the last line
         {"scores": "%.0f"},  # -0 and integers
     ],
 )
-def test_a_clean_run_reads_as_the_general_reader_reads_it(tmp_path, shape):
+@pytest.mark.parametrize("sizes", [None, (2000, 6000)])
+def test_a_clean_run_reads_as_the_general_reader_reads_it(tmp_path, monkeypatch, shape, sizes):
+    if sizes is not None:  # slices of 300 bytes, parts of 1,000: queries across slices and parts
+        monkeypatch.setattr(plain, "_SLICE", sizes[0])
+        monkeypatch.setattr(plain, "_PART", sizes[1])
     _, r = _collection(tmp_path, **shape)
     read = plain.plain_run(str(r))
     assert read is not None
@@ -124,7 +128,11 @@ def _first_score(text, score):
         lambda t: _first_score(t, "nan"),
     ],
 )
-def test_anything_not_clean_is_the_general_readers(tmp_path, damage):
+@pytest.mark.parametrize("sizes", [None, (2000, 6000)])
+def test_anything_not_clean_is_the_general_readers(tmp_path, monkeypatch, damage, sizes):
+    if sizes is not None:
+        monkeypatch.setattr(plain, "_SLICE", sizes[0])
+        monkeypatch.setattr(plain, "_PART", sizes[1])
     _, r = _collection(tmp_path)
     r.write_text(damage(r.read_text()))
     assert plain.plain_run(str(r)) is None
@@ -166,8 +174,11 @@ def _evaluated(q, r, monkeypatch, *, numpy_reads):
     return result, [str(w.message) for w in caught]
 
 
-@pytest.mark.parametrize("shape", [{}, {"long_every": 20}, {"sep": "\t", "fields": 5}])
+@pytest.mark.parametrize("shape", [{}, {"long_every": 20}, {"sep": "\t", "fields": 5}, {"parts": True}])
 def test_a_run_read_by_numpy_evaluates_as_the_streamed_one_bit_for_bit(tmp_path, monkeypatch, shape):
+    if shape.pop("parts", False):  # evaluated a part at a time
+        monkeypatch.setattr(plain, "_SLICE", 300)
+        monkeypatch.setattr(plain, "_PART", 1000)
     q, r = _collection(tmp_path, **shape)
     begun = []
     real = plain.read_plain

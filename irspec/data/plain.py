@@ -492,19 +492,19 @@ def _together(blocks: list[_Block]) -> _Block:
     if len(blocks) == 1:
         return blocks[0]
     ids: list[str] = []
-    lengths: list[np.ndarray] = []
+    lengths: list[int] = []  # a few dozen queries a slice: Python's lists are quick enough
     for b in blocks:
+        counts = b.lengths.tolist()
         if ids and b.ids[0] == ids[-1]:
-            lengths[-1] = lengths[-1].copy()
-            lengths[-1][-1] += b.lengths[0]
+            lengths[-1] += counts[0]
             ids += b.ids[1:]
-            lengths.append(b.lengths[1:])
+            lengths += counts[1:]
         else:
             ids += b.ids
-            lengths.append(b.lengths)
+            lengths += counts
     return _Block(
         ids,
-        np.concatenate(lengths),
+        np.array(lengths, dtype=np.int64),
         np.concatenate([b.docnos for b in blocks]),  # of several widths: the widest's
         np.concatenate([b.scores for b in blocks]),
         np.concatenate([b.hashes for b in blocks]),
