@@ -256,3 +256,15 @@ def test_trec_evals_own_commands_print_the_same_lines_with_the_numpy_readers(nam
     assert read  # the run was read by numpy
     assert (ours.code, ours.stdout, repr(ours.error)) == (general.code, general.stdout, repr(general.error))
     assert ours.stderr == general.stderr.replace(str(TREC_EVAL_TEST), str(tmp_path))
+
+
+def test_a_reading_stopped_early_leaves_no_thread(tmp_path, monkeypatch):
+    monkeypatch.setattr(plain, "_SLICE", 300)
+    monkeypatch.setattr(plain, "_PART", 300)  # more parts than are read ahead: the reader waits for a taker
+    _, r = _collection(tmp_path)
+    reading = plain.read_plain(str(r))
+    parts = reading.parts()
+    next(parts)
+    reading.close()
+    assert not reading._thread.is_alive()
+    reading.close()  # twice: nothing more

@@ -64,12 +64,14 @@ PLAIN_ABOVE = 4 << 20
 (its ``SMALL_BELOW``, the same size)."""
 
 PLAIN_BELOW = 64 << 20
-"""Run files of at most this many bytes may be read here (with the memory to hold them whole: the text,
-and some 30 bytes a line of arrays); larger ones stream (:mod:`irspec.data.stream`)."""
+"""Run files of at most this many bytes may be read here; larger ones stream (:mod:`irspec.data.stream`)
+as before (measured there at every size; this reader's parts would hold as little memory at any size,
+but have been measured on runs of up to a million lines)."""
 
-PLAIN_FACTOR = 3.0
-"""Peak bytes of memory per byte of run text read here and evaluated whole, rounded up (the text, the
-arrays, one slice's temporaries, the evaluation's matrices: 2.1-2.4 measured on a 1M-line run)."""
+PLAIN_FACTOR = 2.0
+"""Bytes of memory per byte of run text asked of the budget for a run read here, on the large side: its
+parts are evaluated as they are read (a few read ahead, :data:`_AHEAD`), so the process's peak grew by
+0.8 bytes a byte of the 1M-line run (74 MiB, of which the interpreter and modules ~45)."""
 
 _SLICE = 1 << 20
 """Bytes of text scanned at a time: the positions of a slice's separators (8 bytes each) and the fields'
@@ -134,7 +136,7 @@ class PlainColumns(NamedTuple):
 class PlainRun(DeferredRun):
     """A run file read by numpy (:func:`plain_run`): its columns (:attr:`plain`), evaluated from them.
     Its :attr:`run` is the general reader's, of the same file, read when something asks for it (a
-    per-query plugin metric, too many judged documents in ties, qrels read otherwise)."""
+    per-query plugin metric, too many judged documents in ties)."""
 
     def __init__(self, columns: PlainColumns, source: str, runid: str | None) -> None:
         self.plain = columns

@@ -129,7 +129,10 @@ def evaluate_parts(
         if index.plain_keys is None:  # judgments not keyed so (docnos not ASCII, keys alike)
             reading.close()
         else:
-            read = [evaluate_part(index, part, metrics, options, inputs) for part in reading.parts()]
+            try:
+                read = [evaluate_part(index, part, metrics, options, inputs) for part in reading.parts()]
+            finally:  # an error evaluating a part: the reading stopped, not left waiting for a taker
+                reading.close()
             if reading.whole:
                 return reading.name, src, reading.runid, read
     run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
