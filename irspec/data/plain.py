@@ -28,7 +28,6 @@ import contextlib
 import os
 import re
 import stat
-import threading
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from itertools import pairwise
@@ -92,7 +91,7 @@ _LONG_SCORES = 1 / 16
 """At most this share of the lines may have scores longer than 8 characters (read one by one in Python);
 with more, the general reader is faster."""
 
-_DECIMAL = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?")
+_DECIMAL = rb"-?[0-9]+(?:\.[0-9]+)?"
 """The scores read here; what else a reader takes (``1e5``, ``+1``, ``.5``, ``inf``) is the general
 reader's."""
 
@@ -167,6 +166,7 @@ class PlainReading:
 
     def __init__(self, path: str) -> None:
         import queue
+        import threading
 
         self.path = path
         self.name = stem(path) or "run"
@@ -174,7 +174,7 @@ class PlainReading:
         self.whole = False
         """Whether every line was read (the parts are the whole run), once :meth:`parts` is over."""
         self._parts: queue.Queue[PlainRun | _End] = queue.Queue(maxsize=_AHEAD)
-        self._stop = threading.Event()
+        self._stop = threading.Event()  # threading imported here: the small path never needs it
         self._thread = threading.Thread(target=self._read, name="irspec-plain", daemon=True)
         self._thread.start()
 
@@ -214,11 +214,14 @@ class PlainReading:
                 self._parts.get(timeout=0.01)  # what was read and never asked for: let the reader go on
 
 
-class _End(NamedTuple):
-    """The end of a reading: the runid, and whether every line was read (else the parts are void)."""
+class _End:
+    """The end of a reading: the runid, and whether every line was read (else the parts are void). A
+    plain class, as :class:`_Block`: a NamedTuple costs ~0.15 ms to define, paid by every command."""
 
-    runid: str | None
-    whole: bool
+    __slots__ = ("runid", "whole")
+
+    def __init__(self, runid: str | None, whole: bool) -> None:
+        self.runid, self.whole = runid, whole
 
 
 _AHEAD = 4
@@ -469,17 +472,26 @@ def _read_parts(fd: int, source: str, cuts: list[int], stop: Any) -> Iterator[Pl
     yield _End(final.tag, True)
 
 
-class _Block(NamedTuple):
-    """Lines of whole queries (but the last, maybe) read from one slice or more."""
+class _Block:
+    """Lines of whole queries (but the last, maybe) read from one slice or more: their ids and lengths,
+    each line's docno, score and docno's hash; how many fields each line has, the last line's 6th field,
+    and the byte between fields (of a slice)."""
 
-    ids: list[str]
-    lengths: np.ndarray
-    docnos: np.ndarray
-    scores: np.ndarray
-    hashes: np.ndarray
-    fields: int = 0  # how many fields each line has
-    tag: str | None = None  # the last line's 6th field
-    sep: int = 0  # the byte between fields
+    __slots__ = ("docnos", "fields", "hashes", "ids", "lengths", "scores", "sep", "tag")
+
+    def __init__(
+        self,
+        ids: list[str],
+        lengths: np.ndarray,
+        docnos: np.ndarray,
+        scores: np.ndarray,
+        hashes: np.ndarray,
+        fields: int = 0,
+        tag: str | None = None,
+        sep: int = 0,
+    ) -> None:
+        self.ids, self.lengths, self.docnos, self.scores, self.hashes = ids, lengths, docnos, scores, hashes
+        self.fields, self.tag, self.sep = fields, tag, sep
 
 
 def _distinct(keys: np.ndarray) -> bool:
@@ -643,7 +655,8 @@ def _scores(a: np.ndarray, words: np.ndarray, first: np.ndarray, end: np.ndarray
             return None
         for i, f, e in zip(long.tolist(), first[long].tolist(), end[long].tolist(), strict=True):
             token = bytes(a[f:e])
-            if _DECIMAL.fullmatch(token) is None or len(token.replace(b"-", b"").replace(b".", b"")) > 15:
+            # (compiled at the first long score, and kept by re: most runs have none)
+            if re.fullmatch(_DECIMAL, token) is None or len(token.replace(b"-", b"").replace(b".", b"")) > 15:
                 return None
             out[i] = float(token)
         first, length = first[short], length[short]
