@@ -300,9 +300,9 @@ def read_early(src: Any, memory: str | int | None = None) -> Any:
 
     A run file of :data:`~irspec.data.plain.PLAIN_ABOVE` to :data:`~irspec.data.plain.PLAIN_BELOW` bytes,
     whose text fits half the room :data:`~irspec.data.plain.PLAIN_FACTOR` times over, is begun by numpy
-    instead (:func:`~irspec.data.plain.read_plain`): read whole without polars when it is of the clean
-    shape that reader reads, else opened at its turn (:func:`~irspec.evaluation.parts.evaluate_parts`),
-    whole or streamed as :func:`open_run` chooses.
+    instead (:func:`~irspec.data.plain.read_plain`): read without polars, a part of whole queries at a
+    time, when it is of the clean shape that reader reads, else opened at its turn
+    (:func:`~irspec.evaluation.parts.evaluate_parts`), whole or streamed as :func:`open_run` chooses.
 
     Anything else is returned as it is, unread, and is opened at its turn: a small run (read whole, its
     errors after the qrels' as before), standard input, Parquet, what is not a path, a bad size, a
@@ -313,7 +313,7 @@ def read_early(src: Any, memory: str | int | None = None) -> Any:
     if room is None:
         return src
     if _reads_plain(os.fspath(src), room // 2):
-        # read by numpy, whole, if it is of the clean shape (no polars to import), else opened at its turn
+        # read by numpy if it is of the clean shape (no polars to import), else opened at its turn
         return plain.read_plain(os.fspath(src))
     size = _text_size(os.fspath(src))
     if size is None or not _streams(size, room):
@@ -330,8 +330,8 @@ def read_early(src: Any, memory: str | int | None = None) -> Any:
 
 
 def reads_plain(src: Any, memory: str | int | None = None) -> bool:
-    """Whether ``src`` is a run file that :mod:`irspec.data.plain` may read and the engine evaluate whole
-    within ``memory`` (as :func:`open_run` takes it): a path to a file of more than
+    """Whether ``src`` is a run file that :mod:`irspec.data.plain` may read and the engine evaluate, a part
+    at a time, within ``memory`` (as :func:`open_run` takes it): a path to a file of more than
     :data:`~irspec.data.plain.PLAIN_ABOVE` and at most :data:`~irspec.data.plain.PLAIN_BELOW` bytes,
     whose text fits the room :data:`~irspec.data.plain.PLAIN_FACTOR` times over (whether it is of the
     clean shape is the reader's to find)."""
