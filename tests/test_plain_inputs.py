@@ -24,7 +24,18 @@ METRICS = ["map", "ndcg", "P@5", "recall@10", "Rprec", "recip_rank", "bpref", "n
 
 
 def _collection(
-    tmp_path, *, seed=0, queries=30, docs=60, scores="%.3f", sep=" ", fields=6, end="\n", long_every=0
+    tmp_path,
+    *,
+    seed=0,
+    queries=30,
+    docs=60,
+    scores="%.3f",
+    sep=" ",
+    fields=6,
+    end="\n",
+    long_every=0,
+    docno="D{:05d}",
+    query="{}",
 ):
     """Qrels (numeric query order, not the general reader's) and a run grouped by query, its lines in no
     order of score, with ties among judged documents, a query the qrels lack and one the run lacks."""
@@ -32,14 +43,14 @@ def _collection(
     qrels, run = [], []
     for q in range(1, queries + 1):
         judged = rng.choice(docs, size=docs // 3, replace=False)
-        qrels += [f"{q} 0 D{d:05d} {rng.integers(-1, 4)}" for d in sorted(judged)]
+        qrels += [f"{query.format(q)} 0 {docno.format(d)} {rng.integers(-1, 4)}" for d in sorted(judged)]
     for q in [*range(2, queries + 1), queries + 7]:  # query 1 missing, queries + 7 unknown
         picked = rng.permutation(docs)[: rng.integers(1, docs)]
         values = np.round(rng.normal(0, 2, size=len(picked)), 1)  # ties, judged documents among them
         for i, (d, s) in enumerate(zip(picked, values, strict=True)):
             written = f"{s:.10f}" if long_every and (i + 1) % long_every == 0 else scores % s
             tail = [f"{d % 7}", written, "tag"][: fields - 3]
-            run.append(sep.join([str(q), "Q0", f"D{d:05d}", *tail]))
+            run.append(sep.join([query.format(q), "Q0", docno.format(d), *tail]))
     q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
     q.write_text("\n".join(qrels) + "\n")
     r.write_text("\n".join(run) + end)
@@ -66,6 +77,7 @@ def _same_columns(read, general):
         {"fields": 5},
         {"end": ""},  # no line end after the last line
         {"scores": "%.0f"},  # -0 and integers
+        {"docno": "clueweb09-en0000-{:05d}-x", "query": "topic-{:04d}"},  # ids of several words
     ],
 )
 @pytest.mark.parametrize("sizes", [None, (2000, 6000)])
@@ -123,6 +135,8 @@ def _first_score(text, score):
         lambda t: t.replace(" Q0 ", "\tQ0 ", 1),  # tabs and spaces
         lambda t: t + t.splitlines(keepends=True)[0],  # a query's lines apart
         lambda t: t.splitlines(keepends=True)[0] + t,  # a docno twice in a query
+        lambda t: t.replace(" D", " D" + "x" * 70, 1),  # a docno longer than 64 bytes
+        lambda t: t.replace("\n", " \n", 1),  # a blank at a line's end: an empty field
         lambda t: _first_score(t, "1e5"),  # read by the general reader, not here
         lambda t: _first_score(t, "+1.5"),
         lambda t: _first_score(t, "nan"),
@@ -174,7 +188,16 @@ def _evaluated(q, r, monkeypatch, *, numpy_reads):
     return result, [str(w.message) for w in caught]
 
 
-@pytest.mark.parametrize("shape", [{}, {"long_every": 20}, {"sep": "\t", "fields": 5}, {"parts": True}])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {},
+        {"long_every": 20},
+        {"sep": "\t", "fields": 5},
+        {"parts": True},
+        {"docno": "clueweb09-en0000-{:05d}-x", "query": "topic-{:04d}"},
+    ],
+)
 def test_a_run_read_by_numpy_evaluates_as_the_streamed_one_bit_for_bit(tmp_path, monkeypatch, shape):
     if shape.pop("parts", False):  # evaluated a part at a time
         monkeypatch.setattr(plain, "_SLICE", 300)
@@ -182,9 +205,9 @@ def test_a_run_read_by_numpy_evaluates_as_the_streamed_one_bit_for_bit(tmp_path,
     q, r = _collection(tmp_path, **shape)
     begun = []
     real = plain.read_plain
-    monkeypatch.setattr(plain, "read_plain", lambda p: begun.append(p) or real(p))
+    monkeypatch.setattr(plain, "read_plain", lambda p: begun.append(real(p)) or begun[-1])
     ours, told = _evaluated(q, r, monkeypatch, numpy_reads=True)
-    assert begun == [str(r)]
+    assert [(b.path, b.whole) for b in begun] == [(str(r), True)]  # read by numpy to its end
     theirs, expected = _evaluated(q, r, monkeypatch, numpy_reads=False)
     assert ours.query_ids == theirs.query_ids
     assert np.array_equal(ours.values, theirs.values, equal_nan=True)
