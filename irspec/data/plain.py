@@ -675,53 +675,68 @@ def _decimals(word: np.ndarray, length: np.ndarray, fractions: bool = True) -> n
     ``parse_eight_digits_unrolled``): an integer below 10**8, divided by the power of ten of its digits
     after the point, exactly rounded. A few dozen passes over the words, none over their characters.
     Without ``fractions``, integers alone (a label): one written with a point is ``None``."""
-    u8 = np.uint64(8)
+    u3, u8 = np.uint64(3), np.uint64(8)
+    # (in place where it can be: each pass over a slice's words costs as much as its arithmetic)
     negative = (word & np.uint64(0xFF)) == np.uint64(ord("-"))
-    word = word >> (negative.astype(np.uint64) << np.uint64(3))
-    length = length.astype(np.uint64) - negative
+    sign = negative.astype(np.uint64)
+    word = word >> (sign << u3)
+    length = length.astype(np.uint64)
+    length -= sign
     # the point: the lowest zero byte of word ^ '.'s (a byte past the end is 0 ^ '.', not zero); its
     # place read off the lowest set bit (0x80 << 8p) by a multiplication that puts p in the top byte
     x = word ^ _DOTS
-    zero = (x - _ONES) & ~x & _HIGHS
-    lowest = zero & (~zero + np.uint64(1))
-    has_dot = lowest != 0
+    zero = x - _ONES
+    np.invert(x, out=x)
+    zero &= x
+    zero &= _HIGHS
+    has_dot = zero != 0
     if not fractions and has_dot.any():
         return None
-    point = np.where(has_dot, ((lowest >> np.uint64(7)) * _PLACES) >> np.uint64(56), length)
+    zero &= np.negative(zero)  # its lowest set bit (negation modulo 2**64)
+    point = zero >> np.uint64(7)
+    point *= _PLACES
+    point >>= np.uint64(56)
+    np.copyto(point, length, where=~has_dot)
     kept = _lanes(point)
-    digits = (word & kept) | ((word >> u8) & ~kept)
+    digits = word & kept
+    word >>= u8
+    np.invert(kept, out=kept)
+    word &= kept
+    digits |= word
     count = length - has_dot
-    decimals = (length - point - np.uint64(1)) * has_dot
-    if (count < 1).any() or (has_dot & ((point < 1) | (decimals < 1))).any():
+    decimals = length - point
+    decimals -= np.uint64(1)
+    decimals *= has_dot
+    if not count.all() or (has_dot & ((point == 0) | (decimals == 0))).any():
         return None  # "", "-", ".5", "5."
     # every byte of the digits a digit, '0' <= b <= '9' (bytes are ASCII: no carry between them)
-    lanes = _lanes(count) & _HIGHS
-    if not np.array_equal((digits + _AT_LEAST_0) & ~(digits + _ABOVE_9) & lanes, lanes):
+    lanes = _lanes(count)
+    lanes &= _HIGHS
+    above = digits + _ABOVE_9
+    np.invert(above, out=above)
+    above &= digits + _AT_LEAST_0
+    above &= lanes
+    if not np.array_equal(above, lanes):
         return None
     # the digits in the word's top bytes, '0's before them: eight digits, the first the most significant
-    eight = ((digits << ((u8 - count) << np.uint64(3))) | (_lanes(u8 - count) & _ZEROS)) - _ZEROS
+    missing = u8 - count
+    eight = digits << (missing << u3)
+    fill = _lanes(missing)
+    fill &= _ZEROS
+    eight |= fill
+    eight -= _ZEROS
     eight = eight * np.uint64(10) + (eight >> u8)
     low = np.uint64(0x000000FF000000FF)
-    number = ((eight & low) * np.uint64(100 + (1000000 << 32))) + (
-        ((eight >> np.uint64(16)) & low) * np.uint64(1 + (10000 << 32))
-    )
-    value = (number >> np.uint64(32)).astype(np.float64)
+    number = (eight & low) * np.uint64(100 + (1000000 << 32))
+    eight >>= np.uint64(16)
+    eight &= low
+    eight *= np.uint64(1 + (10000 << 32))
+    number += eight
+    number >>= np.uint64(32)
+    value = number.astype(np.float64)
     value /= _POWERS[decimals]
     np.negative(value, out=value, where=negative)
     return value
-
-
-def _concatenated(parts: list[np.ndarray]) -> np.ndarray:
-    """Row matrices of several widths, one below the other, zero-padded to the widest."""
-    width = max(p.shape[1] for p in parts)
-    if all(p.shape[1] == width for p in parts):
-        return np.concatenate(parts) if len(parts) > 1 else parts[0]
-    out = np.zeros((sum(len(p) for p in parts), width), dtype=parts[0].dtype)
-    at = 0
-    for p in parts:
-        out[at : at + len(p), : p.shape[1]] = p
-        at += len(p)
-    return out
 
 
 def text_hash(texts: np.ndarray) -> np.ndarray:
