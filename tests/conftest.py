@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+import irspec.data.plain
 import irspec.data.small
 import irspec.spec.plugins
 from irspec.testing import irspec_plugin  # noqa: F401  (the fixture, also when irspec is not installed)
@@ -47,16 +48,34 @@ _BOTH_READERS = {
 }
 
 
+# Of those, the modules that read files of every shape run a third time with the numpy readers of
+# large clean files (irspec.data.plain, from 0 bytes on rather than above SMALL_BELOW): what those hand
+# back is read and refused as before (tests/test_plain_inputs.py holds what they read; the conformance
+# and differential modules' cases are dicts, or cached by command).
+_PLAIN_READERS = {
+    "test_trec_exact",
+    "test_whitespace",
+    "test_hostile_api",
+    "test_hostile_cli",
+    "test_hostile_inputs",
+}
+
+
 def pytest_generate_tests(metafunc):
-    if metafunc.module.__name__.rpartition(".")[2] in _BOTH_READERS:
-        metafunc.parametrize("_reader", ["small", "general"], indirect=True)
+    name = metafunc.module.__name__.rpartition(".")[2]
+    if name in _BOTH_READERS:
+        readers = ["small", "general", "plain"] if name in _PLAIN_READERS else ["small", "general"]
+        metafunc.parametrize("_reader", readers, indirect=True)
 
 
 @pytest.fixture(autouse=True)
 def _reader(request, monkeypatch):
     """The readers a test of :data:`_BOTH_READERS` runs with (the small ones elsewhere)."""
-    if getattr(request, "param", "small") == "general":
+    reader = getattr(request, "param", "small")
+    if reader in ("general", "plain"):
         monkeypatch.setattr(irspec.data.small, "SMALL_BELOW", 0)
+    if reader == "plain":
+        monkeypatch.setattr(irspec.data.plain, "PLAIN_ABOVE", 0)
 
 
 @pytest.fixture(scope="session")

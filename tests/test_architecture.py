@@ -114,6 +114,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),  # TREC text; dicts, DataFrames; Parquet, Arrow; irds:
     ("data",),  # Qrels and Run, read_qrels and read_run, the checks every input goes through
     ("data.small",),  # small TREC files and dicts of qrels read without polars (for evaluation)
+    ("data.plain",),  # large clean TREC runs (and their qrels) read by numpy alone (for evaluation)
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
     (

@@ -248,7 +248,28 @@ class Run:
         )
 
 
-class MappingRun:
+class DeferredRun:
+    """A run the engine evaluates from columns of its own (:class:`MappingRun`'s dicts, a file read by
+    numpy), whose :class:`Run` (``run``: the general reader's, its frame and keys) is made only when
+    something asks for them."""
+
+    @property
+    def run(self) -> Run:
+        """The general reader's :class:`Run` (each subclass makes its own, once)."""
+        raise NotImplementedError
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The general reader's frame of the run."""
+        return self.run.frame
+
+    @property
+    def keys(self) -> np.ndarray | None:
+        """Its :func:`pair_keys`."""
+        return self.run.keys
+
+
+class MappingRun(DeferredRun):
     """A run given as pytrec_eval's ``{qid: {docno: score}}`` dict, as the engine evaluates it: its
     scores read (:func:`~irspec.data.objects.mapping_scores`) and its docnos left in the dicts, where
     the judged ones are looked up; the :class:`Run` (its frame, every docno a row) is made only when
@@ -272,14 +293,6 @@ class MappingRun:
     def run(self) -> Run:
         """The dict read as :class:`Run` reads it."""
         return Run.from_dict(self._dict, self.name)
-
-    @property
-    def frame(self) -> pl.DataFrame:
-        return self.run.frame
-
-    @property
-    def keys(self) -> np.ndarray | None:
-        return self.run.keys
 
     @cached_property
     def query_blocks(self) -> tuple[pl.Series, np.ndarray]:

@@ -34,7 +34,7 @@ import stat
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from itertools import islice, pairwise
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -55,6 +55,7 @@ __all__ = [
     "SmallQrels",
     "TextRun",
     "qrels_of_mapping",
+    "read_regular",
     "small_inputs",
     "small_qrels",
     "small_run",
@@ -188,19 +189,32 @@ def small_run(src: Any) -> TextRun | None:
 
 def _read(src: Any, kind: Kind) -> tuple[bytes, str, _Layout] | None:
     """The content of the file at ``src``, its name and its layout (:func:`_layout`), when it is small."""
+    found = read_regular(src, SMALL_BELOW, lambda f, size: f.read())
+    if found is None:
+        return None
+    data, source = found
+    layout = _layout(data, kind)
+    return None if layout is None else (data, source, layout)
+
+
+_T = TypeVar("_T")
+
+
+def read_regular(src: Any, below: int, read: Callable[[BinaryIO, int], _T]) -> tuple[_T, str] | None:
+    """``read(file, size)`` of the regular file at ``src`` of at most ``below`` bytes, and its name;
+    ``None`` for a source that is not such a file, or one that cannot be read (the general reader
+    says what is wrong with it)."""
     if not isinstance(src, (str, os.PathLike)):
         return None
     source = os.fspath(src)
     try:
         with open(source, "rb") as f:
             st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > SMALL_BELOW:
+            if not stat.S_ISREG(st.st_mode) or st.st_size > below:
                 return None
-            data = f.read()
+            return read(f, st.st_size), source
     except (OSError, ValueError):
         return None
-    layout = _layout(data, kind)
-    return None if layout is None else (data, source, layout)
 
 
 class _Layout(NamedTuple):

@@ -60,9 +60,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from irspec.data import Run, checked, read_run, value_runs
+from irspec.data import Run, checked, plain, read_run, value_runs
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
+from irspec.data.plain import PlainReading
 from irspec.data.small import TextRun, small_run
 from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
 from irspec.errors import EvaluationError, InputError, quote
@@ -88,6 +89,7 @@ __all__ = [
     "open_together",
     "parse_memory",
     "read_early",
+    "reads_plain",
     "spill_directory",
     "spill_frame",
 ]
@@ -296,17 +298,23 @@ def read_early(src: Any, memory: str | int | None = None) -> Any:
     ``src`` (:func:`open_run` takes it as it is) and closes it if it never gets there (an error in the
     qrels).
 
+    A run file of :data:`~irspec.data.plain.PLAIN_ABOVE` to :data:`~irspec.data.plain.PLAIN_BELOW` bytes,
+    whose text fits half the room :data:`~irspec.data.plain.PLAIN_FACTOR` times over, is begun by numpy
+    instead (:func:`~irspec.data.plain.read_plain`): read without polars, a part of whole queries at a
+    time, when it is of the clean shape that reader reads, else opened at its turn
+    (:func:`~irspec.evaluation.parts.evaluate_parts`), whole or streamed as :func:`open_run` chooses.
+
     Anything else is returned as it is, unread, and is opened at its turn: a small run (read whole, its
     errors after the qrels' as before), standard input, Parquet, what is not a path, a bad size, a
     budget without room to spare: the qrels, read meanwhile, must not change what :func:`open_run`
     chooses (block and spread sizes at their caps, a scattered run read whole or not), so its room is
     taken to be half what it is now."""
-    if not isinstance(src, (str, os.PathLike)) or os.fspath(src) == "-" or is_parquet(src):
+    room = _file_room(src, memory)
+    if room is None:
         return src
-    try:
-        room = _room(default_memory() if memory is None else parse_memory(memory))
-    except EvaluationError:
-        return src  # said at its turn
+    if _reads_plain(os.fspath(src), room // 2):
+        # read by numpy if it is of the clean shape (no polars to import), else opened at its turn
+        return plain.read_plain(os.fspath(src))
     size = _text_size(os.fspath(src))
     if size is None or not _streams(size, room):
         return src
@@ -321,6 +329,36 @@ def read_early(src: Any, memory: str | int | None = None) -> Any:
     return started.start() if isinstance(started, RunBlocks) else started
 
 
+def reads_plain(src: Any, memory: str | int | None = None) -> bool:
+    """Whether ``src`` is a run file that :mod:`irspec.data.plain` may read and the engine evaluate, a part
+    at a time, within ``memory`` (as :func:`open_run` takes it): a path to a file of more than
+    :data:`~irspec.data.plain.PLAIN_ABOVE` and at most :data:`~irspec.data.plain.PLAIN_BELOW` bytes,
+    whose text fits the room :data:`~irspec.data.plain.PLAIN_FACTOR` times over (whether it is of the
+    clean shape is the reader's to find)."""
+    room = _file_room(src, memory)
+    return room is not None and _reads_plain(os.fspath(src), room)
+
+
+def _file_room(src: Any, memory: str | int | None) -> int | None:
+    """The room the budget ``memory`` leaves, for a run file of text at ``src``; ``None`` for standard
+    input, Parquet, what is not a path, or a bad size (said at its turn)."""
+    if not isinstance(src, (str, os.PathLike)) or os.fspath(src) == "-" or is_parquet(src):
+        return None
+    try:
+        return _room(default_memory() if memory is None else parse_memory(memory))
+    except EvaluationError:
+        return None
+
+
+def _reads_plain(path: str, room: int) -> bool:
+    size = _text_size(path)
+    return (
+        size is not None
+        and plain.PLAIN_ABOVE < size <= plain.PLAIN_BELOW
+        and size * plain.PLAIN_FACTOR <= room
+    )
+
+
 @contextlib.contextmanager
 def closing_early(srcs: Sequence[Any]) -> Iterator[None]:
     """On exit, whatever of ``srcs`` :func:`read_early` began is closed (its reading stopped, its files
@@ -329,7 +367,7 @@ def closing_early(srcs: Sequence[Any]) -> Iterator[None]:
         yield
     finally:
         for src in srcs:
-            if isinstance(src, RunBlocks):
+            if isinstance(src, (RunBlocks, PlainReading)):
                 src.close()
 
 
@@ -357,7 +395,7 @@ def _is_text_path(src: Any) -> bool:
 
 def open_runs(
     paths: Sequence[Any], memory: str | int | None = None, *, small: bool = False
-) -> Iterator[Run | RunBlocks | TextRun]:
+) -> Iterator[Run | RunBlocks | TextRun | PlainReading]:
     """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
     before it asks for the next: while it does, the next :data:`READ_AHEAD` runs are read on worker
     threads when they are small files (at most :data:`READ_AHEAD_BELOW` of text each, and twice their working
@@ -383,7 +421,7 @@ def open_runs(
     with concurrent.futures.ThreadPoolExecutor(
         max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
     ) as pool:
-        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks | TextRun]] = {}
+        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks | TextRun | PlainReading]] = {}
         try:
             for i, path in enumerate(paths):
                 reading = ahead.pop(i, None)
@@ -415,7 +453,9 @@ READ_AHEAD = 2
 second core busy where one run's reading takes longer than the run before it takes to evaluate."""
 
 
-def _read_early(src: Any, memory: str | int | None, small: bool = False) -> Run | RunBlocks | TextRun:
+def _read_early(
+    src: Any, memory: str | int | None, small: bool = False
+) -> Run | RunBlocks | TextRun | PlainReading:
     """:func:`open_run` of ``src`` on a worker of :func:`open_runs`, with the run's query blocks found
     there too (what the evaluation asks of a run first), rather than by the caller."""
     run = _open(src, memory, small)
@@ -424,8 +464,11 @@ def _read_early(src: Any, memory: str | int | None, small: bool = False) -> Run 
     return run
 
 
-def _open(src: Any, memory: str | int | None, small: bool) -> Run | RunBlocks | TextRun:
-    """:func:`open_run` of ``src``, or with ``small`` the run :func:`~irspec.data.small.small_run` reads."""
+def _open(src: Any, memory: str | int | None, small: bool) -> Run | RunBlocks | TextRun | PlainReading:
+    """:func:`open_run` of ``src``, or with ``small`` the run :func:`~irspec.data.small.small_run` reads;
+    a run begun by numpy (:func:`read_early`) as it is, for the evaluation to take over."""
+    if isinstance(src, PlainReading):
+        return src
     return (small_run(src) if small else None) or open_run(src, memory)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import FrameType
 from typing import Any
 
+from irspec.data.plain import PlainReading
 from irspec.data.small import small_inputs
 from irspec.data.stream import closing_early, parse_memory, read_early
 from irspec.errors import EvaluationError, IrspecWarning
@@ -67,7 +68,9 @@ def evaluate_many(
         first = [read_early(runs[0], memory)]
         runs = [*first, *runs[1:]]
     with closing_early(first):
-        judgments = read_judgments(qrels, bound, columns, small=small)
+        # a run begun by numpy wants qrels read without polars too (its import is what it spares)
+        plain = any(isinstance(r, PlainReading) for r in first)
+        judgments = read_judgments(qrels, bound, columns, small=small, plain=plain)
         index = judgments.index if isinstance(qrels, Judgments) else index_qrels(judgments.qrels)
         inputs = judgments.inputs
         results = distinct_names(

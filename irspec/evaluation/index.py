@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from irspec.data import Qrels, pair_keys, value_runs
+from irspec.data.plain import pair_keys as plain_pair_keys
+from irspec.data.plain import text_hash
 from irspec.evaluation.context import segment_rows
 from irspec.lazy import lazy_module
 
@@ -155,6 +157,29 @@ class QrelsIndex:
     def filter_shift(self) -> np.uint64:
         """How far a key is shifted right for its slot in :attr:`key_filter`."""
         return np.uint64(64 - (self.key_filter.size.bit_length() - 1))
+
+    @cached_property
+    def plain_keys(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The judgments as a run read by numpy (:class:`~irspec.data.plain.PlainRun`) is joined with
+        them: each row's docno as zero-padded bytes, the rows in order of their (query code, docno) keys
+        (:func:`~irspec.data.plain.pair_keys`), the keys sorted, and a filter on their top bits (as
+        :attr:`key_filter`); ``None`` when a docno is not ASCII (no such run's docno equals it) or two
+        keys are alike (the run's frame is joined then). Built on first use."""
+        docnos = self._docnos if self._docnos is not None else self.frame.get_column("docno").to_list()
+        # qrels read by numpy keep their docnos' bytes (irspec.data.plain): not encoded again
+        texts = getattr(docnos, "texts", None)
+        if texts is None:
+            try:
+                texts = np.array(docnos, dtype="S")
+            except UnicodeEncodeError:
+                return None
+        width = -(-max(texts.dtype.itemsize, 1) // 8) * 8
+        texts = texts.astype(f"S{width}")
+        keys = plain_pair_keys(text_hash(texts), self.row_query)
+        unique, order, sorted_keys, key_filter = _hashed_keys(keys)
+        if not unique:
+            return None
+        return texts, order, sorted_keys, key_filter
 
     def integer_keys(self) -> IntegerKeys | None:
         """The judgments whose docno is an integer's decimal text, keyed by number (built on first use,

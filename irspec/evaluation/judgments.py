@@ -16,6 +16,7 @@ from dataclasses import field
 from typing import Any
 
 from irspec.data import Qrels, read_qrels
+from irspec.data.plain import plain_qrels
 from irspec.data.small import small_qrels
 from irspec.errors import EvaluationError, IrspecError
 from irspec.evaluation.compute import bind_metrics, resolve
@@ -96,6 +97,7 @@ def read_judgments(
     columns: Mapping[str, str] | None = None,
     *,
     small: bool = False,
+    plain: bool = False,
 ) -> Judgments:
     """The judgments ``metrics`` (specs or bound metrics) are computed with, read from ``source`` (what
     :func:`read_qrels` takes).
@@ -106,6 +108,8 @@ def read_judgments(
     qrels of every metric; a metric that needs another input is an :class:`EvaluationError`.
     With ``small``, a small file of clean text is read without polars
     (:func:`~irspec.data.small.small_qrels`; the caller weighed the inputs: :func:`~irspec.data.small.small_inputs`).
+    With ``plain``, a file of clean text is read by numpy (:func:`~irspec.data.plain.plain_qrels`: for
+    a run read so, whose evaluation imports no polars either).
     """
     metrics = bind_metrics(metrics, source.qrels if isinstance(source, Judgments) else source)
     registry = get_registry()
@@ -125,8 +129,10 @@ def read_judgments(
                 "use irspec.evaluate_input (or a plan's log key)"
             )
     if not kinds:
-        plain = small_qrels(source) if small and columns is None else None
-        return Judgments(plain if plain is not None else read_qrels(source, columns=columns))
+        read: Qrels | None = small_qrels(source) if small and columns is None else None
+        if read is None and plain and columns is None:
+            read = plain_qrels(source)
+        return Judgments(read if read is not None else read_qrels(source, columns=columns))
     if len(kinds) > 1:
         raise EvaluationError(
             f"the metrics need qrels read as {' and as '.join(map(repr, kinds))}; evaluate them separately"

@@ -10,6 +10,7 @@ values in query-id order, the qrels queries none answers, and the whole run's wa
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,8 +18,9 @@ import numpy as np
 
 from irspec.data import MappingRun, mapping_run
 from irspec.data.objects import MappingScores
+from irspec.data.plain import PlainReading, read_plain
 from irspec.data.small import small_run
-from irspec.data.stream import DISCARD, RunBlocks, open_run
+from irspec.data.stream import DISCARD, RunBlocks, open_run, reads_plain
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Context, Options
 from irspec.evaluation.index import QrelsIndex, sub_index
@@ -71,8 +73,9 @@ def evaluate_part(
     """``run`` (a :class:`~irspec.data.Run`, or a block of one) evaluated as a :class:`Part`. With
     ``narrow``, against an index of the judgments of its own queries only (a streamed run's block:
     joining each block with every judgment would cost the whole qrels a block)."""
-    mapping = getattr(run, "mapping", None)  # a run of dicts has its query ids as a list
-    ids = frozenset(mapping.query_ids if mapping is not None else run.query_blocks[0].to_list())
+    # a run of dicts, or read by numpy, has its query ids as a list
+    listed = getattr(run, "mapping", None) or getattr(run, "plain", None)
+    ids = frozenset(listed.query_ids if listed is not None else run.query_blocks[0].to_list())
     empty = frozenset(run.empty)
     known = [q for q in ids if q in index.position]
     if not known:
@@ -114,6 +117,24 @@ def evaluate_parts(
     )
     if from_dicts is None and small and columns is None:
         from_dicts = small_run(src)
+    # A large clean run file read by numpy (begun by read_early, or now), no polars: each part evaluated
+    # while the next ones are read; the parts are void if it turns out not to be clean
+    reading = None
+    if isinstance(src, PlainReading):
+        reading = src
+    elif from_dicts is None and columns is None and reads_plain(src, memory):
+        reading = read_plain(os.fspath(src))
+    if reading is not None:
+        src = reading.path
+        if index.plain_keys is None:  # judgments not keyed so (docnos not ASCII, keys alike)
+            reading.close()
+        else:
+            try:
+                read = [evaluate_part(index, part, metrics, options, inputs) for part in reading.parts()]
+            finally:  # an error evaluating a part: the reading stopped, not left waiting for a taker
+                reading.close()
+            if reading.whole:
+                return reading.name, src, reading.runid, read
     run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]

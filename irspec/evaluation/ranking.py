@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from irspec.data import pair_keys
+from irspec.data.plain import pair_keys as plain_pair_keys
 from irspec.evaluation.context import UNJUDGED, Context, Options, segment_rows
 from irspec.evaluation.index import IntegerKeys, QrelsIndex
 from irspec.evaluation.notes import coverage_notes
@@ -62,6 +63,11 @@ def build_context(
     mapping = getattr(run, "mapping", None)
     if mapping is not None:  # a pytrec_eval dict: its judged documents looked up in its own dicts
         made = _mapping_context(index, run, mapping, options, inputs)
+        if made is not None:
+            return made
+    plain = getattr(run, "plain", None)
+    if plain is not None:  # a run file read by numpy: joined by its docnos' bytes, no frame
+        made = _plain_context(index, run, plain, options, inputs)
         if made is not None:
             return made
     frame, keys = run.frame, run.keys
@@ -152,23 +158,15 @@ def _mapping_context(
     lengths so unequal that a matrix would more than double the work, many judged documents in
     ties), which then makes the run's frame."""
     names, lengths, docs = read.query_ids, read.lengths, read.docs
-    position = index.position
-    codes = np.fromiter(map(position.get, names, repeat(-1)), np.int64, len(names))
-    known = codes >= 0
-    present = np.flatnonzero(np.bincount(codes[known], minlength=len(index.query_ids)))
-    run_queries = {index.query_ids[c] for c in present.tolist()}
-    unknown = np.flatnonzero(~known).tolist()
-    extra = {names[i] for i in unknown}
-    missing = sorted(set(index.query_ids) - run_queries)
+    codes, known, extra, missing = _listed_queries(index, names)
     scores, kept_rows = read.scores, None
     if extra:
         kept_rows = np.repeat(known, lengths)
         scores = scores[kept_rows]
         docs = [docs[i] for i in np.flatnonzero(known).tolist()]
         codes, lengths = codes[known], lengths[known]
-    n, nb = len(scores), len(lengths)
-    width = int(lengths.max()) if nb else 0
-    if width * nb > 2 * n:
+    n, nb, width = len(scores), len(lengths), _matrix_width(lengths, len(scores))
+    if width is None:
         return None
     notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
     lists, all_labels = index.judged_docnos()
@@ -214,12 +212,52 @@ def _mapping_context(
             out.append(keys_of[b][i])
         return _strings(out)
 
+    placed = (neg, ranked, lengths, jrow, np.negative(value), judged, mine, text, rows_of)
+    return _placed_context(index, run, codes, scores, kept_rows, placed, missing, options, inputs, notes)
+
+
+def _listed_queries(
+    index: QrelsIndex, names: list[str]
+) -> tuple[np.ndarray, np.ndarray, set[str], list[str]]:
+    """The query codes of a run's blocks, one query each (``names``; -1 where the qrels lack it), which of
+    them the qrels know, the ids they lack (extra) and the qrels' ids the run lacks (missing, sorted)."""
+    codes = np.fromiter(map(index.position.get, names, repeat(-1)), np.int64, len(names))
+    known = codes >= 0
+    present = np.flatnonzero(np.bincount(codes[known], minlength=len(index.query_ids)))
+    run_queries = {index.query_ids[c] for c in present.tolist()}
+    extra = {names[i] for i in np.flatnonzero(~known).tolist()}
+    return codes, known, extra, sorted(set(index.query_ids) - run_queries)
+
+
+def _matrix_width(lengths: np.ndarray, n: int) -> int | None:
+    """The width of a matrix whose rows are blocks of ``lengths`` (``n`` rows in all): the longest;
+    ``None`` when the matrix would more than double the work (blocks of lengths so unequal)."""
+    width = int(lengths.max()) if len(lengths) else 0
+    return None if width * len(lengths) > 2 * n else width
+
+
+def _placed_context(
+    index: QrelsIndex,
+    run: Any,
+    codes: np.ndarray,
+    scores: np.ndarray,
+    kept_rows: np.ndarray | None,
+    placed: tuple[Any, ...],
+    missing: list[str],
+    options: Options,
+    inputs: Mapping[str, Any] | None,
+    notes: list[str],
+) -> tuple[Context, list[str]] | None:
+    """The context of a run whose every query is one block (a dict's, a file read by numpy), the judged
+    documents placed among the blocks' scores by :func:`_judged_ranks` (``placed``, its arguments);
+    ``None`` when that finds too many ties. The run's frame (less the rows of ``kept_rows``' queries
+    the qrels lack) is made only if a per-query plugin metric asks for the ranked frame."""
+    lengths = placed[2]
+    n = len(scores)
     if n == 0:
         label = np.zeros(0, dtype=np.int64)
     else:
-        found_label = _judged_ranks(
-            neg, ranked, lengths, jrow, np.negative(value), judged, mine, text, rows_of
-        )
+        found_label = _judged_ranks(*placed)
         if found_label is None:
             return None
         label = found_label
@@ -227,6 +265,60 @@ def _mapping_context(
     ranking = _LazyRanking(codes, lengths, scores, _Docnos(frame))
     ctx = _context(index, codes, lengths, label, missing, options, inputs, frame, ranking)
     return ctx, notes
+
+
+def _plain_context(
+    index: QrelsIndex, run: Any, plain: Any, options: Options, inputs: Mapping[str, Any] | None
+) -> tuple[Context, list[str]] | None:
+    """:func:`build_context` of a run file read by numpy (:class:`~irspec.data.plain.PlainRun`): its
+    (query, docno) pairs keyed by numpy (:func:`~irspec.data.plain.pair_keys`) and searched among the
+    judgments' (:attr:`QrelsIndex.plain_keys`), every match checked by the query code and the docno's
+    bytes; then ranked as a dict's are (:func:`_judged_ranks`), a tie broken by the docnos' bytes, which
+    order as their text does (ASCII). The same context as the frame's path gives; ``None`` where that
+    path is the way (judgments not keyed so, two keys alike, blocks of lengths so unequal that a matrix
+    would more than double the work, many judged documents in ties), which then reads the run's frame."""
+    judgments = index.plain_keys
+    if judgments is None:
+        return None
+    texts, key_order, sorted_keys, key_filter = judgments
+    names, lengths, docnos, scores, hashes = plain
+    codes, known, extra, missing = _listed_queries(index, names)
+    kept_rows = None
+    if extra:
+        kept_rows = np.repeat(known, lengths)
+        scores, docnos, hashes = scores[kept_rows], docnos[kept_rows], hashes[kept_rows]
+        codes, lengths = codes[known], lengths[known]
+    n, nb, width = len(scores), len(lengths), _matrix_width(lengths, len(scores))
+    if width is None:
+        return None
+    notes = coverage_notes(index, run.source, extra, missing, len(run) == 0, options)
+    row_code = np.repeat(codes, lengths)
+    keys = plain_pair_keys(hashes, row_code)
+    shift = np.uint64(64 - (key_filter.size.bit_length() - 1))
+    maybe = np.flatnonzero(key_filter[keys >> shift])
+    wanted = keys[maybe]
+    at = np.minimum(_search(sorted_keys, wanted), max(len(sorted_keys) - 1, 0))
+    found = sorted_keys[at] == wanted if len(sorted_keys) else np.zeros(len(wanted), dtype=bool)
+    rows, qrow = maybe[found], key_order[at[found]]
+    # every hashed match checked: exactness must not rest on a hash
+    if not ((row_code[rows] == index.row_query[qrow]).all() and (docnos[rows] == texts[qrow]).all()):
+        return None
+    judged = index.row_label[qrow]
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    jrow = np.searchsorted(ends, rows, side="right")
+    neg, rows_of = _block_matrix(scores, lengths, width)
+    first = scores[: ends[0]] if nb else scores
+    ranked = not np.any(first[1:] > first[:-1]) and _in_order(scores, _same_block(n, lengths))
+
+    def mine(t: np.ndarray) -> np.ndarray:
+        return docnos[rows[t]]
+
+    def text(r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return docnos[starts[r] + c]
+
+    placed = (neg, ranked, lengths, jrow, np.negative(scores[rows]), judged, mine, text, rows_of)
+    return _placed_context(index, run, codes, scores, kept_rows, placed, missing, options, inputs, notes)
 
 
 def _lookup(docs: dict[str, Any], docnos: list[str]) -> Any:

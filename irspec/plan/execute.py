@@ -27,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
 from irspec.data import read_run
+from irspec.data.plain import PlainReading
 from irspec.data.small import small_inputs
 from irspec.data.stream import RunBlocks, closing_early, open_runs, read_early
 from irspec.data.trec import stem
@@ -376,7 +377,11 @@ def _evaluate_files(
         sources[0] = read_early(sources[0], plan.memory)
     with Progress("reading qrels", detail=str(plan.qrels)) as progress, closing_early(sources[:1]):
         # read_qrels, or a plugin's reader (qrels with subtopics); judgments already read pass through
-        qrels = read_judgments(judgments if judgments is not None else str(plan.qrels), metrics, small=small)
+        # a run begun by numpy wants qrels read without polars too (its import is what it spares)
+        plain = isinstance(sources[0] if sources else None, PlainReading)
+        qrels = read_judgments(
+            judgments if judgments is not None else str(plan.qrels), metrics, small=small, plain=plain
+        )
         progress.total = len(runs)
         # each run read while the one before it is evaluated, when it is small (open_runs)
         for i, (r, loaded) in enumerate(zip(runs, open_runs(sources, plan.memory, small=small), strict=True)):
