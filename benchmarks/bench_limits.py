@@ -29,7 +29,10 @@ each contender a separate process timed from spawn to exit, its peak resident me
 - ``million``: a run of 1M lines (2,000 queries of 500 documents, 100,000 judgments), grouped by query
   with each query's lines in no order of score (as dicts are written out), ``-m official --format trec``,
   against pytrec_eval (``pytrec_eval_baseline.py``, ``--set official``) and trec_eval, the contenders
-  interleaved round after round; with ``--before REF``, the irspec of commit REF beside this checkout's.
+  interleaved round after round.
+
+With ``--before REF``, the ``startup``, ``dropin`` and ``million`` workloads time the irspec of commit REF
+beside this checkout's, interleaved with the others.
 
 Ratios are to trec_eval's time (and memory) on the same files: the machine may be shared, so only
 ratios measured side by side mean much. Files go to ``DIR`` (default /tmp/irspec-limits) and are
@@ -253,9 +256,10 @@ def startup(args: argparse.Namespace) -> list[list[str]]:
     }
     if args.pytrec_eval:
         commands["pytrec_eval"] = [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"]
+    envs = with_before(args, commands, "irspec (table, t intervals)", f"irspec at {args.before} (table)")
     warm = [sys.executable, "-c", WARM_CLI, "eval", str(qrels), str(run), "-m", "official"]
     commands["irspec, default table, warm (a 2nd call in the process)"] = warm
-    results = interleaved(commands, repeat)
+    results = interleaved(commands, repeat, envs)
     label = "irspec, default table, warm (a 2nd call in the process)"
     again = [json.loads(r["stdout"])["warm"] for r in results[label]["runs"]]
     results[label] = {
@@ -292,13 +296,14 @@ def dropin(args: argparse.Namespace) -> list[list[str]]:
         args.made.append(path)
     repeat = max(args.repeat, 10)
     labels = {"pytrec_eval": "pytrec_eval", "irspec": "irspec.compat.pytrec_eval"}
-    results = interleaved(
-        {
-            label: [sys.executable, "-c", DROPIN, str(path), name, *BEIR_MEASURES]
-            for name, label in labels.items()
-        },
-        repeat,
+    commands = {
+        label: [sys.executable, "-c", DROPIN, str(path), name, *BEIR_MEASURES]
+        for name, label in labels.items()
+    }
+    envs = with_before(
+        args, commands, "irspec.compat.pytrec_eval", f"irspec.compat.pytrec_eval at {args.before}"
     )
+    results = interleaved(commands, repeat, envs)
     # each library's fastest second evaluate of all its processes
     warm = {
         label: {**json.loads(r["stdout"]), "warm": min(json.loads(x["stdout"])["warm"] for x in r["runs"])}
@@ -351,20 +356,7 @@ def million(args: argparse.Namespace) -> list[list[str]]:
         "pytrec_eval": [sys.executable, BASELINE, str(qrels), str(run), "--set", "official"],
         "irspec": irspec_trec(qrels, run, ["-m", "official"]),
     }
-    envs = {}
-    if args.before:  # another commit's irspec, side by side: its code first on the path
-        label = f"irspec at {args.before}"
-        tree = before_tree(args)
-        # -P: the working directory (this checkout, maybe) is not put before PYTHONPATH
-        commands[label] = [sys.executable, "-P", *commands["irspec"][1:]]
-        envs[label] = {**os.environ, "PYTHONPATH": str(tree)}
-        where = measure_peak(
-            [sys.executable, "-P", "-c", "import irspec; print(irspec.__file__)"], envs[label]
-        )
-        if not where["stdout"].startswith(str(tree)):
-            sys.exit(
-                f"irspec at {args.before} imports irspec from {where['stdout'].strip()}, not from {tree}"
-            )
+    envs = with_before(args, commands, "irspec", f"irspec at {args.before}")
     commands["trec_eval"] = [args.trec_eval, str(qrels), str(run)]
     results = interleaved(commands, args.repeat, envs)
     for label in commands:
@@ -372,6 +364,24 @@ def million(args: argparse.Namespace) -> list[list[str]]:
             same = same_output(results[label]["stdout"], results["trec_eval"]["stdout"])
             print(f"  million: {label} prints trec_eval's lines: {same}", file=sys.stderr)
     return rows_of("1M lines, unranked", results, reference="pytrec_eval")
+
+
+def with_before(
+    args: argparse.Namespace, commands: dict[str, list[str]], ours: str, label: str
+) -> dict[str, dict[str, str]]:
+    """With ``--before REF``: REF's irspec running ``commands[ours]`` (a Python command line) beside this
+    checkout's, added to ``commands`` as ``label``; returns its environment by label for
+    :func:`interleaved` (none without ``--before``)."""
+    if not args.before:
+        return {}
+    tree = before_tree(args)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    # -P: the working directory (this checkout, maybe) is not put before PYTHONPATH
+    commands[label] = [sys.executable, "-P", *commands[ours][1:]]
+    where = measure_peak([sys.executable, "-P", "-c", "import irspec; print(irspec.__file__)"], env)
+    if not where["stdout"].startswith(str(tree)):
+        sys.exit(f"irspec at {args.before} imports irspec from {where['stdout'].strip()}, not from {tree}")
+    return {label: env}
 
 
 def before_tree(args: argparse.Namespace) -> Path:
@@ -384,11 +394,12 @@ def before_tree(args: argparse.Namespace) -> Path:
 
     from bench_demo import tree_of
 
-    folder = Path(tempfile.mkdtemp(prefix="irspec-limits-before-"))
-    atexit.register(shutil.rmtree, folder, True)
-    tree = tree_of(args.before, folder / "tree")
-    compileall.compile_dir(tree / "irspec", quiet=1)
-    return tree
+    if getattr(args, "before_tree", None) is None:  # once for every workload of the invocation
+        folder = Path(tempfile.mkdtemp(prefix="irspec-limits-before-"))
+        atexit.register(shutil.rmtree, folder, True)
+        args.before_tree = tree_of(args.before, folder / "tree")
+        compileall.compile_dir(args.before_tree / "irspec", quiet=1)
+    return args.before_tree
 
 
 def many(args: argparse.Namespace) -> list[list[str]]:
