@@ -54,7 +54,12 @@ METRICS = ("ctr", "clicks")
 
 
 def _generator(seed: int, *parts: str) -> np.random.Generator:
-    return np.random.default_rng([seed, *(key_of(p) & 0xFFFFFFFFFFFFFFFF for p in parts)])
+    return np.random.default_rng([seed, *map(_key, parts)])
+
+
+def _key(part: str) -> int:
+    """A seed's part: a text's key as an unsigned 64-bit number."""
+    return key_of(part) & 0xFFFFFFFFFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -112,8 +117,14 @@ class Simulation:
             raise EvaluationError("query weights must be >= 0, and some > 0")
         self.probability = weights / weights.sum()
         interleaver = implementation(d.method)
-        bank = [[interleaver.interleave(list(d.a[q]), list(d.b[q]), _generator(self.seed, "bank", q, str(i)), d.depth)
-                 for i in range(d.bank)] for q in queries]  # fmt: skip
+        # each list drawn with its own generator, _generator(seed, "bank", q, str(i)), the texts' keys
+        # computed once rather than once a list
+        keys = [_key("bank"), [_key(str(i)) for i in range(d.bank)]]
+        bank = []
+        for q in queries:
+            a, b, key = list(d.a[q]), list(d.b[q]), _key(q)
+            bank.append([interleaver.interleave(a, b, np.random.default_rng([self.seed, keys[0], key, k]), d.depth)
+                         for k in keys[1]])  # fmt: skip
         self.bank_pairs = np.array([[_padded([code[(q, doc)] for doc in s.docs], d.depth) for s in lists]
                                     for q, lists in zip(queries, bank, strict=True)], dtype=np.int64)  # fmt: skip
         self.bank_length = np.array([[len(s.docs) for s in lists] for lists in bank], dtype=np.int64)
