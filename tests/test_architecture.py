@@ -614,6 +614,7 @@ PLUGIN_LAZY: dict[tuple[str, str, str], str] = {
     ("irspec_online", "ab", "scipy"): "loaded when an A/B test is analysed, not whenever a log is read",
     ("irspec_online", "interleaving", "scipy"): "loaded to optimize lists or test, not to read a log",
     ("irspec_online", "simulation", "scipy"): "loaded to compute a power, not to simulate",
+    ("irspec_online", "simulation", "pyarrow"): "optional (the parquet extra): a simulated log made a frame",
     ("irspec_online", "counterfactual", "scipy"): "loaded for an estimate's interval, not to read a log",
 }
 """(plugin, module, imported) -> why the import is inside a function; every other import of a plugin is at

@@ -299,6 +299,7 @@ def test_compute_aggregated_measure_is_pytrec_evals() -> None:
             )
 
 
+@pytest.mark.in_a_child
 def test_import_needs_neither_pytrec_eval_nor_numpy() -> None:
     """The module imports with pytrec_eval unimportable and loads no numerical library until an evaluator
     is made; then it evaluates without pytrec_eval."""

@@ -43,6 +43,7 @@ import randomdata
 from randomdata import judged_only_ranking, random_case, ranked, truncate
 
 import irspec
+import irspec.data.small
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -200,12 +201,29 @@ def _pytrec(
     return out
 
 
-@functools.cache
 def _irspec(
     seed: int, level: int, depth: int | None, judged: bool, near_ties: bool = False
 ) -> dict[str, object]:
-    """irspec's per-query values by family: {family: {qid: {trec key: value}}}, or the exception raised."""
+    """irspec's per-query values by family: {family: {qid: {trec key: value}}}, or the exception raised;
+    computed once for each of the readers the test runs with (conftest's ``_reader`` fixture sets
+    irspec.data.small.SMALL_BELOW, part of the key: without it the general reader's tests read the small
+    one's values, issue 35). The dicts go to irspec.evaluate as a pytrec_eval user gives them, which reads
+    them as dicts whatever SMALL_BELOW says; with the general reader, irspec is given them read by it
+    (``read_qrels``, ``read_run``: frames, and the frame's ranking)."""
+    return _irspec_values(seed, level, depth, judged, near_ties, irspec.data.small.SMALL_BELOW)
+
+
+@functools.cache
+def _read_generally(seed: int, near_ties: bool) -> tuple[irspec.Qrels, irspec.Run]:
     qrels, run = _case(seed, near_ties)
+    return irspec.read_qrels(qrels), irspec.read_run(run)
+
+
+@functools.cache
+def _irspec_values(
+    seed: int, level: int, depth: int | None, judged: bool, near_ties: bool, readers: int
+) -> dict[str, object]:
+    qrels, run = _read_generally(seed, near_ties) if readers == 0 else _case(seed, near_ties)
     out: dict[str, object] = {}
 
     def run_families(fams: list[str]) -> None:

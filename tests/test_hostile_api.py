@@ -743,6 +743,7 @@ def test_pytrec_eval_does_what_each_departure_says(departure: Departure, tmp_pat
         PYTREC_TARGETS[case.target](_pytrec(), *case.data(tmp_path))
 
 
+@pytest.mark.in_a_child
 def test_pytrec_eval_crashes_where_a_departure_says_so() -> None:
     """The departures whose pytrec_eval side is a crash, each in a child process (a surrogate
     segfaults pytrec_eval; a negative relevance level with bpref too)."""

@@ -101,6 +101,7 @@ def qrels(tmp_path: Path) -> Path:
 # Endless sources, through the command line
 
 
+@pytest.mark.in_a_child
 @pytest.mark.parametrize("which", ["run", "qrels"])
 def test_dev_zero_as_a_file_is_refused_in_bounded_memory(tmp_path, qrels, which):
     args = ["eval", str(qrels), "/dev/zero"] if which == "run" else ["eval", "/dev/zero", str(qrels)]
@@ -109,6 +110,7 @@ def test_dev_zero_as_a_file_is_refused_in_bounded_memory(tmp_path, qrels, which)
     assert peak < PEAK_MAX
 
 
+@pytest.mark.in_a_child
 @pytest.mark.parametrize("memory", [None, "1MB"], ids=["whole", "streamed"])
 def test_dev_zero_on_standard_input_is_refused_in_bounded_memory(tmp_path, qrels, memory):
     # --memory 1MB streams: standard input is spooled to a temporary file, which must stop at the line
@@ -121,6 +123,7 @@ def test_dev_zero_on_standard_input_is_refused_in_bounded_memory(tmp_path, qrels
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("irspec-")] == []  # the spool is gone
 
 
+@pytest.mark.in_a_child
 def test_an_endless_pipe_is_refused_in_bounded_memory(tmp_path, qrels):
     # as `irspec eval qrels <(producer)`: the run is /dev/fd/N, a pipe fed without end
     read_end, write_end = os.pipe()
@@ -144,6 +147,7 @@ def test_an_endless_pipe_is_refused_in_bounded_memory(tmp_path, qrels):
     assert not writer.is_alive()
 
 
+@pytest.mark.in_a_child
 def test_fifty_megabytes_of_nul_bytes_make_a_short_message_and_a_small_peak(tmp_path, qrels):
     garbage = tmp_path / "garbage.run"
     with open(garbage, "wb") as f:
@@ -154,6 +158,7 @@ def test_fifty_megabytes_of_nul_bytes_make_a_short_message_and_a_small_peak(tmp_
         assert peak < PEAK_MAX
 
 
+@pytest.mark.in_a_child
 def test_garbage_at_the_start_of_a_large_file_is_refused_before_the_file_is_mapped(tmp_path, qrels):
     garbage = tmp_path / "garbage.qrels"
     with open(garbage, "wb") as f:
@@ -163,6 +168,7 @@ def test_garbage_at_the_start_of_a_large_file_is_refused_before_the_file_is_mapp
     assert peak < PEAK_MAX
 
 
+@pytest.mark.in_a_child
 def test_a_gzip_bomb_is_refused_a_piece_at_a_time(tmp_path, qrels):
     bomb = tmp_path / "bomb.run.gz"
     with gzip.open(bomb, "wb", compresslevel=1) as f:  # 64 MiB of text in about 300 kB
@@ -175,6 +181,7 @@ def test_a_gzip_bomb_is_refused_a_piece_at_a_time(tmp_path, qrels):
         assert peak < PEAK_MAX
 
 
+@pytest.mark.in_a_child
 @pytest.mark.parametrize("flag", ["-Z", "--groups"])
 def test_dev_zero_as_a_z_or_groups_file_is_refused(tmp_path, qrels, flag):
     run = tmp_path / "run.txt"
@@ -183,6 +190,7 @@ def test_dev_zero_as_a_z_or_groups_file_is_refused(tmp_path, qrels, flag):
     _one_line_error(rc, err, "/dev/zero", 1)
 
 
+@pytest.mark.in_a_child
 def test_dev_zero_as_a_plan_is_refused(tmp_path):
     rc, err, _ = _irspec_capped(tmp_path, ["validate", "/dev/zero"])
     _one_line_error(rc, err, "/dev/zero", 1)
@@ -429,6 +437,7 @@ def _says_which_directory_filled(err: str, directory: Path, what: str, reason: s
     assert list(directory.iterdir()) == []  # and they are
 
 
+@pytest.mark.in_a_child
 def test_a_full_temporary_directory_while_a_run_is_partitioned_says_which_and_what_helps(cramped, scattered):
     directory, prelude, reason = cramped
     qrels, run = scattered
@@ -454,6 +463,7 @@ def test_a_full_temporary_directory_while_a_run_is_partitioned_says_which_and_wh
         assert _child(code, directory).returncode == 0
 
 
+@pytest.mark.in_a_child
 def test_a_full_temporary_directory_while_standard_input_is_spooled_says_which(cramped, scattered):
     directory, prelude, reason = cramped
     qrels, run = scattered
@@ -468,6 +478,7 @@ def test_a_full_temporary_directory_while_standard_input_is_spooled_says_which(c
     assert "give the run as a file" in done.stderr
 
 
+@pytest.mark.in_a_child
 def test_a_full_temporary_directory_is_an_evaluation_error_in_python(cramped, scattered):
     directory, prelude, reason = cramped
     qrels, run = scattered

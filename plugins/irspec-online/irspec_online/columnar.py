@@ -84,9 +84,10 @@ def summarise(
 ) -> pl.DataFrame:
     """:func:`irspec_online.records.summarise` of a batch, the same arguments, the same frame: a batch of
     :class:`Rows` at once where its columns allow, plain records (and the rows the columns do not vouch
-    for) record by record. A log read to estimate a ranking (``ranker``) is read record by record."""
+    for) record by record. A log read to estimate a ranking (``ranker``) gets that ranking's ranks of its
+    documents by a join of the batch's results with the ranking (:meth:`~irspec_online.records.Ranker.columns`)."""
     fields = dict(fields or {})
-    read = _read(batch.table, fields) if isinstance(batch, Rows) and ranker is None else None
+    read = _read(batch.table, fields, ranker) if isinstance(batch, Rows) else None
     if read is None:
         return records.summarise(batch, where, unit, problems=problems, queries=queries, fields=fields,
                                  ranker=ranker)  # fmt: skip
@@ -94,8 +95,8 @@ def summarise(
     slow = None
     if read.bad.any():  # named (or summarised) by the records' own checks, in the records' order
         slow = records.summarise(batch.records(np.flatnonzero(read.bad)), where, unit, problems=problems,
-                                 queries=queries, fields=fields)  # fmt: skip
-    frame = read.summary(good, batch.numbers[good], queries, fields)
+                                 queries=queries, fields=fields, ranker=ranker)  # fmt: skip
+    frame = read.summary(good, batch.numbers[good], queries, fields, ranker)
     return frame if slow is None or slow.height == 0 else pl.concat([frame, slow]).sort("line")
 
 
@@ -194,7 +195,7 @@ class _Unread(Exception):
 class _Read:
     """A batch's columns, read and checked: ``bad`` flags the rows they do not vouch for."""
 
-    def __init__(self, table: Any, fields: Mapping[str, str]) -> None:
+    def __init__(self, table: Any, fields: Mapping[str, str], ranker: Ranker | None = None) -> None:
         import pyarrow.compute as pc
 
         self.pc = pc
@@ -229,6 +230,23 @@ class _Read:
         for role, key in fields.items():
             self.labels[role], bad = _texts(column[key], n)
             self.bad |= bad
+        self.qid = None
+        if ranker is not None:
+            self._qid(column.get("qid"))
+
+    def _qid(self, col: Any) -> None:
+        """The query each row's ranking is looked up by (:meth:`~irspec_online.records.Ranker.ranks`): its
+        ``qid`` (text; a number as its text), else its query text."""
+        import pyarrow as pa
+
+        if col is None:
+            self.qid = self.query
+            return
+        t = col.type
+        if not (_is_text(t) or pa.types.is_integer(t)):
+            raise _Unread  # the records' way reads any value as its text (str)
+        self.bad |= _nulls(col)  # a record's null qid is looked up as "None" there
+        self.qid = col.cast(pa.large_string())
 
     # -- the columns ------------------------------------------------------------------------------
 
@@ -373,10 +391,15 @@ class _Read:
         return code // _INT32, code % _INT32
 
     def summary(
-        self, good: np.ndarray, numbers: np.ndarray, queries: QueryCounts | None, fields: Mapping[str, str]
+        self,
+        good: np.ndarray,
+        numbers: np.ndarray,
+        queries: QueryCounts | None,
+        fields: Mapping[str, str],
+        ranker: Ranker | None = None,
     ) -> pl.DataFrame:
         """The :data:`~irspec_online.records.SUMMARY` rows of the good rows (and their labels), their query
-        texts counted in ``queries``."""
+        texts counted in ``queries``; given the ranking to estimate, what it gives them (:meth:`_estimated`)."""
         import pyarrow as pa
 
         n = self.n
@@ -398,10 +421,17 @@ class _Read:
         logged = self.logged[row] & (rank <= self.logging_count[row])
         at_p = np.where(logged, self.logging_start[row] + rank - 1, 0)
         logging_p = np.where(logged, self.logging_p[at_p] if len(self.logging_p) else np.nan, np.nan)
+        m = len(numbers)
+        if ranker is None:
+            new_rank = np.zeros(len(row), dtype=np.int32)
+            ranked, new_length = np.zeros(m, dtype=np.int8), np.zeros(m, dtype=np.int32)
+            matched, shown_new = _empty_lists(m, MATCHED), _empty_lists(m, SHOWN)
+        else:
+            new_rank, ranked, new_length, matched, shown_new = self._estimated(good, row, rank, ranker)
         slots = pa.StructArray.from_arrays(
             [pa.array(rank, pa.int32()), pa.array(pick(self.team, -1), pa.int8()),
              pa.array(pick(self.rank_a, 0), pa.int32()), pa.array(pick(self.rank_b, 0), pa.int32()),
-             pa.array(pick(self.p_a, np.nan), pa.float64()), pa.array(np.zeros(len(row), dtype=np.int32)),
+             pa.array(pick(self.p_a, np.nan), pa.float64()), pa.array(new_rank, pa.int32()),
              pa.array(logging_p, pa.float64())],
             names=list(CLICK.to_schema()),  # type: ignore[union-attr]
         )  # fmt: skip
@@ -417,7 +447,6 @@ class _Read:
                 distinct, np.bincount(issues, minlength=len(distinct)).tolist(), clicks.tolist()
             )
         user = session if self.user is None else self.pc.coalesce(self.user.take(indices), session)
-        m = len(numbers)
         frame = pl.DataFrame({
             "session": pl.from_arrow(session),
             "time": self.time[good],
@@ -429,13 +458,79 @@ class _Read:
             "user_key": _text_keys(user),
             "interleaved": self.interleaved[good],
             "clicked": pl.from_arrow(clicked),
-            "ranked": np.zeros(m, dtype=np.int8),
-            "matched": _empty_lists(m, MATCHED),
-            "shown_new": _empty_lists(m, SHOWN),
-            "new_length": np.zeros(m, dtype=np.int32),
+            "ranked": ranked,
+            "matched": matched,
+            "shown_new": shown_new,
+            "new_length": new_length,
             **{role: pl.from_arrow(self.labels[role].take(indices)) for role in fields},
         })  # fmt: skip
         return frame.cast(summary_schema(fields)).select(list(summary_schema(fields)))  # type: ignore[arg-type]
+
+    def _estimated(
+        self, good: np.ndarray, row: np.ndarray, rank: np.ndarray, ranker: Ranker
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pl.Series, pl.Series]:
+        """What the ranking to estimate gives the good rows, as the records' ``_summary`` makes it: each
+        clicked slot's (``row``, ``rank``) new rank (0: past the results, or not ranked), and per good row
+        ``ranked`` (0: its query is not ranked, or ranked empty; 2: the row has the logger's propensities),
+        ``new_length``, the ``matched`` slots (where the ranking puts the shown document at its slot, with
+        the inverse of its logging probability) and ``shown_new`` (the ranks of its distinct documents the
+        ranking ranks, ascending)."""
+        import pyarrow as pa
+
+        keep = np.flatnonzero(good)
+        position = np.full(self.n, -1, dtype=np.int64)
+        position[keep] = np.arange(len(keep))
+        pairs, sizes = ranker.columns()
+        qid = _series(self.qid.take(pa.array(keep, pa.int64())))
+        new_length = (
+            pl.DataFrame({"qid": qid})
+            .join(sizes, on="qid", how="left", maintain_order="left")["new_length"]
+            .fill_null(0)
+            .to_numpy()
+            .astype(np.int64)
+        )
+        ranked_rows = new_length > 0
+        # every shown slot of a good row whose query is ranked: its row (among the good), offset, new rank
+        take = np.where(ranked_rows, self.n_results[keep], 0)
+        slot_row = np.repeat(np.arange(len(keep)), take)
+        offset = np.arange(len(slot_row)) - np.repeat(np.cumsum(take) - take, take)
+        at = np.repeat(self.result_start[keep], take) + offset
+        slots = pl.DataFrame(
+            {"qid": qid.gather(slot_row), "doc": _series(self.results.take(pa.array(at, pa.int64())))}
+        )
+        new = (
+            slots.join(pairs, on=["qid", "doc"], how="left", maintain_order="left")["rank"]
+            .fill_null(0)
+            .to_numpy()
+            .astype(np.int64)
+        )
+        slot_start = _starts(take)
+        # the clicked slots: the new rank of the document shown there (a rank past the results: none)
+        g = position[row]
+        inside = ranked_rows[g] & (rank <= self.n_results[row])
+        new_rank = np.zeros(len(row), dtype=np.int32)
+        new_rank[inside] = new[slot_start[g[inside]] + rank[inside] - 1]
+        logged = self.logged[keep]
+        ranked = np.where(ranked_rows, np.where(logged, 2, 1), 0).astype(np.int8)
+        # matched: a logged row's slots where the ranking puts the document at that very slot
+        agree = logged[slot_row] & (new == offset + 1)
+        p = self.logging_p[self.logging_start[keep][slot_row[agree]] + offset[agree]]
+        matched_rows = np.bincount(slot_row[agree], minlength=len(keep))
+        matched = _lists(
+            matched_rows,
+            pa.StructArray.from_arrays(
+                [pa.array(offset[agree] + 1, pa.int32()), pa.array(1 / p, pa.float64())],
+                names=list(MATCHED.to_schema()),  # type: ignore[union-attr]
+            ),
+        )
+        # shown_new: the distinct ranks (a document's, however often shown) per row, ascending
+        code = np.unique(slot_row[new > 0] * _INT32 + new[new > 0])
+        shown_rows = np.bincount(code // _INT32, minlength=len(keep))
+        shown_new = _lists(
+            shown_rows,
+            pa.StructArray.from_arrays([pa.array(code % _INT32, pa.int32())], names=list(SHOWN.to_schema())),  # type: ignore[union-attr]
+        )
+        return new_rank, ranked, new_length.astype(np.int32), matched, shown_new
 
     def sessions(self, good: np.ndarray, numbers: np.ndarray, ranks: int) -> Sessions:
         """The click-model sessions of the good rows: their top ``ranks`` results and the ranks clicked."""
@@ -458,10 +553,11 @@ class _Read:
                         _series(self.session.take(indices)), _series(docs), take.astype(np.int64), clicks)  # fmt: skip
 
 
-def _read(table: Any, fields: Mapping[str, str]) -> _Read | None:
-    """The batch's columns read and checked, or None when a column's type is not one read here."""
+def _read(table: Any, fields: Mapping[str, str], ranker: Ranker | None = None) -> _Read | None:
+    """The batch's columns read and checked (with the ``qid`` a ``ranker`` looks rows up by), or None when
+    a column's type is not one read here."""
     try:
-        return _Read(table, fields)
+        return _Read(table, fields, ranker)
     except _Unread:
         return None
 
@@ -627,6 +723,15 @@ def _text_keys(texts: Any) -> np.ndarray:
 def _series(texts: Any) -> pl.Series:
     """An Arrow array of texts as a polars String series."""
     return pl.Series(pl.from_arrow(texts)).cast(pl.String)
+
+
+def _lists(count: np.ndarray, items: Any) -> pl.Series:
+    """A list column of ``count[i]`` items per row, the Arrow ``items`` one row's after the other."""
+    import pyarrow as pa
+
+    return pl.Series(
+        pl.from_arrow(pa.ListArray.from_arrays(pa.array(_starts(count, total=True), pa.int32()), items))
+    )
 
 
 def _empty_lists(n: int, struct: pl.Struct) -> pl.Series:

@@ -667,11 +667,37 @@ class Ranker:
 
     def __init__(self, rankings: Mapping[str, Mapping[str, int]]) -> None:
         self.rankings = rankings
+        self._columns: tuple[pl.DataFrame, pl.DataFrame] | None = None
 
     def ranks(self, rec: Mapping[str, Any]) -> Mapping[str, int]:
         """The rank of each document the ranking places for ``rec``'s query (empty: it has no such query)."""
         qid = rec.get("qid", rec["query"])
         return self.rankings.get(qid if isinstance(qid, str) else str(qid), {})
+
+    def columns(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The ranking as frames, for a batch of columns (:mod:`irspec_online.columnar`): ``(qid, doc,
+        rank)``, a row per document it ranks, and ``(qid, new_length)``, a row per query with how many it
+        ranks. Made once: every batch of the log joins them."""
+        if self._columns is None:
+            qids = list(self.rankings)
+            lengths = [len(self.rankings[q]) for q in qids]
+            pairs = pl.DataFrame(
+                {
+                    "qid": [q for q in qids for _ in self.rankings[q]],
+                    "doc": [d for q in qids for d in self.rankings[q]],
+                    "rank": [r for q in qids for r in self.rankings[q].values()],
+                },
+                schema={"qid": pl.String, "doc": pl.String, "rank": pl.Int64},
+            )
+            sizes = pl.DataFrame(
+                {"qid": qids, "new_length": lengths}, schema={"qid": pl.String, "new_length": pl.Int64}
+            )
+            self._columns = (pairs, sizes)
+        return self._columns
+
+    def __getstate__(self) -> dict[str, Any]:
+        # sent to Spark's workers without its frames, which each worker makes again at its first batch
+        return {"rankings": self.rankings, "_columns": None}
 
 
 _NO_ORIGIN = (-1, 0, 0, math.nan)

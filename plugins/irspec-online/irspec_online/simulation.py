@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 import irspec
 from irspec import EvaluationError
@@ -42,6 +43,7 @@ __all__ = [
     "Simulation",
     "from_qrels",
     "logged",
+    "logged_frame",
     "monte_carlo",
     "simulate",
     "truth",
@@ -52,7 +54,12 @@ METRICS = ("ctr", "clicks")
 
 
 def _generator(seed: int, *parts: str) -> np.random.Generator:
-    return np.random.default_rng([seed, *(key_of(p) & 0xFFFFFFFFFFFFFFFF for p in parts)])
+    return np.random.default_rng([seed, *map(_key, parts)])
+
+
+def _key(part: str) -> int:
+    """A seed's part: a text's key as an unsigned 64-bit number."""
+    return key_of(part) & 0xFFFFFFFFFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -110,8 +117,14 @@ class Simulation:
             raise EvaluationError("query weights must be >= 0, and some > 0")
         self.probability = weights / weights.sum()
         interleaver = implementation(d.method)
-        bank = [[interleaver.interleave(list(d.a[q]), list(d.b[q]), _generator(self.seed, "bank", q, str(i)), d.depth)
-                 for i in range(d.bank)] for q in queries]  # fmt: skip
+        # each list drawn with its own generator, _generator(seed, "bank", q, str(i)), the texts' keys
+        # computed once rather than once a list
+        keys = [_key("bank"), [_key(str(i)) for i in range(d.bank)]]
+        bank = []
+        for q in queries:
+            a, b, key = list(d.a[q]), list(d.b[q]), _key(q)
+            bank.append([interleaver.interleave(a, b, np.random.default_rng([self.seed, keys[0], key, k]), d.depth)
+                         for k in keys[1]])  # fmt: skip
         self.bank_pairs = np.array([[_padded([code[(q, doc)] for doc in s.docs], d.depth) for s in lists]
                                     for q, lists in zip(queries, bank, strict=True)], dtype=np.int64)  # fmt: skip
         self.bank_length = np.array([[len(s.docs) for s in lists] for lists in bank], dtype=np.int64)
@@ -203,38 +216,108 @@ def logged(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ran
     the records' ``propensities``); ``swap`` A's top with its first result swapped with the one at rank
     ``k``, uniform (Joachims et al.'s intervention; the records' ``swap: k``, 1 for none: a swap experiment,
     whose own randomisation covers too few rankings to estimate them by, so no ``propensities``). The logs
-    of counterfactual estimates and swap experiments."""
-    if logger not in LOGGERS:
-        raise EvaluationError(f"the logger must be one of {', '.join(LOGGERS)}, not {logger!r}")
+    of counterfactual estimates and swap experiments; :func:`logged_frame` gives the same log as a frame."""
+    draw = _Logged.drawn(sim, n, rng, logger)
     queries, docs = sim.design.queries, sim.model.vocabulary.pairs()
-    pairs, length = sim.lists["a"]
-    q = sim._queries(n, rng)
-    shown = pairs[q].copy()
-    size = length[q]
-    swap = np.ones(n, dtype=np.int64)
-    propensity = np.ones(shown.shape)
-    if logger == "shuffle":
-        keys = np.where(np.arange(shown.shape[1])[None, :] < size[:, None], rng.random(shown.shape), np.inf)
-        shown = np.take_along_axis(shown, np.argsort(keys, axis=1), axis=1)
-        propensity = np.repeat(1.0 / size[:, None], shown.shape[1], axis=1)
-    elif logger == "swap":
-        swap = (rng.random(n) * size).astype(np.int64) + 1
-        rows = np.arange(n)
-        top = shown[:, 0].copy()
-        shown[:, 0] = shown[rows, swap - 1]
-        shown[rows, swap - 1] = top
-    clicks = sim.model.simulate(shown, size, rng)
     out = []
     for i in range(n):
-        results = [docs[c][1] for c in shown[i, : size[i]].tolist()]
-        rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[q[i]], "qid": queries[q[i]], "timestamp": start + i,
-               "results": results, "clicks": [{"doc": results[r], "rank": r + 1} for r in np.flatnonzero(clicks[i]).tolist()]}  # fmt: skip
+        results = [docs[c][1] for c in draw.shown[i, : draw.size[i]].tolist()]
+        rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[draw.q[i]], "qid": queries[draw.q[i]], "timestamp": start + i,
+               "results": results, "clicks": [{"doc": results[r], "rank": r + 1} for r in np.flatnonzero(draw.clicks[i]).tolist()]}  # fmt: skip
         if logger == "shuffle":
-            rec["propensities"] = propensity[i, : size[i]].tolist()
+            rec["propensities"] = draw.propensity[i, : draw.size[i]].tolist()
         if logger == "swap":
-            rec["swap"] = int(swap[i])
+            rec["swap"] = int(draw.swap[i])
         out.append(rec)
     return out
+
+
+def logged_frame(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ranking",
+                 start: float = 1714521600.0) -> pl.DataFrame:  # fmt: skip
+    """:func:`logged`'s log, drawn the same from the same ``rng``, as a polars DataFrame of the records'
+    columns (row ``i`` holds record ``i``'s values), made from the simulation's arrays a column at a time:
+    no record is made, and the log's reader checks and summarises it a batch of columns at a time
+    (:mod:`irspec_online.columnar`), where a list of records is read one by one. Needs pyarrow (the
+    ``parquet`` extra)."""
+    import pyarrow as pa
+
+    draw = _Logged.drawn(sim, n, rng, logger)
+    queries, docs = sim.design.queries, sim.model.vocabulary.pairs()
+    names = np.array([doc for _, doc in docs] + [""], dtype=object)  # codes past the vocabulary: padding
+    inside = np.arange(draw.shown.shape[1])[None, :] < draw.size[:, None]
+    offsets = pa.array(_offsets(draw.size), pa.int32())
+    results = pa.ListArray.from_arrays(offsets, pa.array(names[draw.shown[inside]].tolist(), pa.string()))
+    row, col = np.nonzero(draw.clicks & inside)  # in row order, then rank order, as the records'
+    clicked = pa.StructArray.from_arrays(
+        [pa.array(names[draw.shown[row, col]].tolist(), pa.string()), pa.array(col + 1, pa.int64())],
+        names=["doc", "rank"],
+    )
+    clicks = pa.ListArray.from_arrays(pa.array(_offsets(np.bincount(row, minlength=n)), pa.int32()), clicked)
+    ids = np.arange(n).astype(str)
+    query = np.array(queries, dtype=object)[draw.q].tolist()
+    columns = {
+        "session": pa.array(np.char.add("s", ids).tolist(), pa.string()),
+        "user": pa.array(np.char.add("u", ids).tolist(), pa.string()),
+        "query": pa.array(query, pa.string()),
+        "qid": pa.array(query, pa.string()),
+        "timestamp": pa.array(start + np.arange(n), pa.float64()),
+        "results": results,
+        "clicks": clicks,
+    }
+    if logger == "shuffle":
+        columns["propensities"] = pa.ListArray.from_arrays(
+            offsets, pa.array(draw.propensity[inside], pa.float64())
+        )
+    if logger == "swap":
+        columns["swap"] = pa.array(draw.swap, pa.int64())
+    return pl.DataFrame(pl.from_arrow(pa.table(columns)))
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """Where each row's items start in a list column, and where the last ends."""
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+@dataclass(frozen=True)
+class _Logged:
+    """What :func:`logged` draws: each query issue's query (``q``, an index into the design's queries),
+    the codes of the documents shown (``shown``, ``n x depth``; a row's first ``size`` are shown), the
+    rank swapped with the first (``swap``, 1 for none), each slot's logging probability (``propensity``)
+    and the slots clicked (``clicks``)."""
+
+    q: np.ndarray
+    shown: np.ndarray
+    size: np.ndarray
+    swap: np.ndarray
+    propensity: np.ndarray
+    clicks: np.ndarray
+
+    @classmethod
+    def drawn(cls, sim: Simulation, n: int, rng: np.random.Generator, logger: str) -> _Logged:
+        if logger not in LOGGERS:
+            raise EvaluationError(f"the logger must be one of {', '.join(LOGGERS)}, not {logger!r}")
+        pairs, length = sim.lists["a"]
+        q = sim._queries(n, rng)
+        shown = pairs[q].copy()
+        size = length[q]
+        swap = np.ones(n, dtype=np.int64)
+        propensity = np.ones(shown.shape)
+        if logger == "shuffle":
+            keys = np.where(
+                np.arange(shown.shape[1])[None, :] < size[:, None], rng.random(shown.shape), np.inf
+            )
+            shown = np.take_along_axis(shown, np.argsort(keys, axis=1), axis=1)
+            propensity = np.repeat(1.0 / size[:, None], shown.shape[1], axis=1)
+        elif logger == "swap":
+            swap = (rng.random(n) * size).astype(np.int64) + 1
+            rows = np.arange(n)
+            top = shown[:, 0].copy()
+            shown[:, 0] = shown[rows, swap - 1]
+            shown[rows, swap - 1] = top
+        clicks = sim.model.simulate(shown, size, rng)
+        return cls(q, shown, size, swap, propensity, clicks)
 
 
 def truth(sim: Simulation, measure: str, k: int, ranking: str = "b") -> float:

@@ -135,15 +135,16 @@ def table_of(recs: list[dict], variant: str | None = None, drop: tuple[str, ...]
     return pa.Table.from_pylist([{k: r[k] for k in schema.names} for r in recs], schema=schema)
 
 
-def both(table: pa.Table, fields: dict | None = None, problems: bool = True):
-    """The columns' and the records' summaries of a table (numbered from 101), problems and query counts."""
+def both(table: pa.Table, fields: dict | None = None, problems: bool = True, ranker=None):
+    """The columns' and the records' summaries of a table (numbered from 101), problems and query counts
+    (read with a ``ranker``: the ranking a counterfactual estimate estimates)."""
     numbers = np.arange(101, 101 + table.num_rows)
     out = []
     for batch in (Rows(table, numbers), list(zip(numbers.tolist(), table.to_pylist(), strict=True))):
         found: list | None = [] if problems else None
         queries = records.QueryCounts()
         frame = columnar.summarise(
-            batch, "log.parquet", "row", problems=found, queries=queries, fields=fields
+            batch, "log.parquet", "row", problems=found, queries=queries, fields=fields, ranker=ranker
         )
         out.append((frame, found, queries.issued, queries.clicked))
     return out
@@ -163,6 +164,48 @@ def test_random_batches_summarise_as_the_records_do(seed, variant):
     assert_frame_equal(fast, slow, check_exact=True)
     # what the columns vouched for is most of it: the records' way read only the rows they flagged
     read = columnar._read(table, fields or {})
+    assert read is not None and read.bad.sum() < 0.3 * table.num_rows
+
+
+def random_ranker(rng: np.random.Generator) -> records.Ranker:
+    """A ranking to estimate of some of the records' queries (their text, or a qid "7" or "8"), each of
+    some of their documents; one query ranked empty, one not ranked at all."""
+    rankings = {}
+    for q in ("q1", "", "7", "8"):
+        docs = rng.choice(12, size=int(rng.integers(1, 12)), replace=False)
+        rankings[q] = {f"d{int(d)}": r + 1 for r, d in enumerate(docs)}
+    rankings["q é 会"] = {}
+    return records.Ranker(rankings)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("qid", [None, "text", "integer"])
+def test_a_log_read_with_a_ranking_to_estimate_summarises_as_the_records_do(seed, qid):
+    """The new ranks of the clicked slots, the matched slots and their weights, the shown documents' new
+    ranks, whether each row is ranked: the columns' way gives the records' values to the bit, the rows
+    looked up by their query text, or by a qid (text, with nulls the records' way reads as "None"; or
+    integers, read as their text); documents shown twice counted once among those shown."""
+    rng = np.random.default_rng(200 + seed)
+    recs = random_records(rng, 400, bad=0.1)
+    for rec in recs[::7]:  # a document shown twice, with its origin and logging probability
+        if isinstance(rec["results"], list) and rec["results"] and None not in rec["results"]:
+            rec["results"] = [*rec["results"], rec["results"][0]]
+            for key in ("origins", "propensities"):
+                if isinstance(rec[key], list) and rec[key]:
+                    rec[key] = [*rec[key], rec[key][0]]
+    table = table_of(recs)
+    if qid == "text":
+        values = [None if rng.random() < 0.05 else str(rng.choice(["q1", "7", "q é 会", "9"])) for _ in recs]
+        table = table.append_column("qid", pa.array(values, pa.string()))
+    elif qid == "integer":
+        table = table.append_column("qid", pa.array(rng.choice([7, 8, 9], size=len(recs)), pa.int64()))
+    ranker = random_ranker(rng)
+    (fast, fast_problems, *fast_counts), (slow, slow_problems, *slow_counts) = both(table, ranker=ranker)
+    assert fast_problems == slow_problems and fast_counts == slow_counts
+    assert_frame_equal(fast, slow, check_exact=True)
+    # each kind of row is there: unranked, ranked, ranked with the logger's propensities, and matched slots
+    assert set(slow["ranked"].to_list()) == {0, 1, 2} and slow["matched"].list.len().sum() > 0
+    read = columnar._read(table, {}, ranker)
     assert read is not None and read.bad.sum() < 0.3 * table.num_rows
 
 

@@ -14,10 +14,11 @@ import pytest
 pytest.importorskip("irspec_online")
 
 import numpy as np
+import polars as pl
 from irspec_online import plugin
 from irspec_online.clickmodels import Vocabulary, load, model_of
 from irspec_online.clickstream import fit
-from irspec_online.simulation import Design, Simulation, logged, truth
+from irspec_online.simulation import Design, Simulation, logged, logged_frame, truth
 from scipy.stats import binom
 
 import irspec
@@ -66,7 +67,9 @@ COVERAGE = {
 def test_the_interval_covers_the_truth_at_its_nominal_rate(logger):
     """200 logs of 2,000 query issues each, simulated with different seeds: each estimate's 95% interval
     holds the new ranking's true value in a share of them within the central 99.9% of Binomial(200, 0.95),
-    and its standardised errors centre on 0 (no bias)."""
+    and its standardised errors centre on 0 (no bias). Each log is a frame made from the simulation's
+    arrays (:func:`logged_frame`: :func:`logged`'s records, test_a_logged_frame_is_the_logged_records),
+    read a batch of columns at a time."""
     sim, b = world()
     specs = COVERAGE[logger]
     metrics = [irspec.parse(s) for s in specs]
@@ -82,14 +85,35 @@ def test_the_interval_covers_the_truth_at_its_nominal_rate(logger):
     covered = np.zeros(len(specs))
     errors = []
     for seed in range(200):
-        records = logged(sim, 2000, np.random.default_rng(1000 + seed), logger)
-        res = irspec.evaluate_input(records, ", ".join(specs), options=options, per_query=False)
+        log = logged_frame(sim, 2000, np.random.default_rng(1000 + seed), logger)
+        res = irspec.evaluate_input(log, ", ".join(specs), options=options, per_query=False)
         rows = res.tables[-1].rows
         covered += [row[3] <= t <= row[4] for row, t in zip(rows, true, strict=True)]
         errors.append([(row[1] - t) / row[2] for row, t in zip(rows, true, strict=True)])
     low, high = binom.ppf(0.0005, 200, 0.95), binom.ppf(0.9995, 200, 0.95)
     assert ((low <= covered) & (covered <= high)).all(), dict(zip(specs, covered, strict=True))
     assert (np.abs(np.mean(errors, axis=0)) < 4 / math.sqrt(200)).all(), np.mean(errors, axis=0)
+
+
+@pytest.mark.parametrize("logger", ["ranking", "shuffle", "swap"])
+def test_a_logged_frame_is_the_logged_records(logger):
+    """The frame of a log drawn from a seed holds, row by row and value for value, the records drawn from
+    the same seed; read with a ranking to estimate (a batch of columns at a time, the records one by one),
+    it gives the records' estimates to the bit."""
+    sim, b = world()
+    records = logged(sim, 3000, np.random.default_rng(11), logger)
+    frame = logged_frame(sim, 3000, np.random.default_rng(11), logger)
+    assert frame.to_dicts() == records
+    assert frame.schema == pl.DataFrame(records).schema
+    specs = "IPS(ctr)@5, ClippedIPS(rr, clip=2), IPS(click)@3" + (
+        ", SNIPS(ctr)@5" if logger == "shuffle" else ""
+    )
+    theta = None if logger == "shuffle" else sim.model.exam.tolist()
+    options = {"online": {"counterfactual": {"run": b, "propensity": theta}}}
+    for per_query in (False, True):
+        want = irspec.evaluate_input(records, specs, options=options, per_query=per_query)
+        got = irspec.evaluate_input(frame, specs, options=options, per_query=per_query)
+        assert got.tables[-1].rows == want.tables[-1].rows and got.aggregate() == want.aggregate()
 
 
 def test_clipping_lowers_ips_and_a_clip_above_every_weight_changes_nothing():
@@ -194,10 +218,10 @@ def test_propensities_of_a_fitted_pbm_give_an_estimate_near_the_truth(tmp_path):
     """A PBM fitted to a shuffled log (every document at every rank): its examination makes IPS of the
     deterministic log close to the truth (its own error aside)."""
     sim, b = world()
-    pbm = fit(logged(sim, 100_000, np.random.default_rng(8), "shuffle"), "pbm").model
+    pbm = fit(logged_frame(sim, 100_000, np.random.default_rng(8), "shuffle"), "pbm").model
     path = tmp_path / "pbm.json"
     path.write_text(json.dumps(pbm.as_json()))
-    row = estimate(logged(sim, 20_000, np.random.default_rng(9), "ranking"), "IPS(ctr)@5", b, str(path))
+    row = estimate(logged_frame(sim, 20_000, np.random.default_rng(9), "ranking"), "IPS(ctr)@5", b, str(path))
     assert row["estimate"] == pytest.approx(truth(sim, "ctr", 5), rel=0.03)
     assert load(str(path)).propensities.tolist() == pytest.approx(pbm.exam.tolist())
 

@@ -116,6 +116,40 @@ def test_probabilistic_by_hand():
     assert served.team == (0, 1)
 
 
+def _probabilistic_with_choice(a, b, rng, depth, tau=3.0):
+    """Hofmann et al.'s probabilistic interleaving, each ranking's document drawn by numpy's
+    ``Generator.choice`` over its softmax of the documents left: the docs, teams and p_a of each slot."""
+    weight = [{d: 1.0 / (r + 1) ** tau for r, d in enumerate(dict.fromkeys(x[:depth]))} for x in (a, b)]
+    left = [dict(w) for w in weight]
+    docs, team, p_a = [], [], []
+    while len(docs) < depth and (left[0] or left[1]):
+        totals = [np.array(list(w.values())).sum() for w in left]
+        use_a = totals[1] == 0 or (totals[0] > 0 and rng.random() < 0.5)
+        names = list(weight[0 if use_a else 1])
+        p = np.array([left[0 if use_a else 1].get(d, 0.0) for d in names])
+        doc = names[int(rng.choice(len(names), p=p / p.sum()))]
+        pa, pb = (w[doc] / t if doc in w else 0.0 for w, t in zip(weight, totals, strict=True))
+        docs.append(doc)
+        team.append(0 if use_a else 1)
+        p_a.append(pa / (pa + pb))
+        for w in left:
+            w.pop(doc, None)
+    return tuple(docs), tuple(team), tuple(p_a)
+
+
+def test_probabilistic_draws_as_the_generators_choice_does():
+    """Each ranking's document is the one ``Generator.choice`` draws from its softmax, from the same random
+    numbers (a simulation's bank of lists, and so its figures, rest on them), for random rankings and seeds."""
+    rng = np.random.default_rng(5)
+    for seed in range(300):
+        a = [f"d{d}" for d in rng.permutation(12)[: int(rng.integers(1, 12))]]
+        b = [f"d{d}" for d in rng.permutation(12)[: int(rng.integers(1, 12))]]
+        depth = int(rng.integers(1, 11))
+        served = Probabilistic().interleave(a, b, np.random.default_rng(seed), depth)
+        docs, team, p_a = _probabilistic_with_choice(a, b, np.random.default_rng(seed), depth)
+        assert (served.docs, served.team) == (docs, team) and served.p_a == pytest.approx(p_a, rel=1e-12)
+
+
 class SeededChoices(Coins):
     """``random()`` and ``choice(n, p=...)`` from given uniforms (inverse CDF)."""
 

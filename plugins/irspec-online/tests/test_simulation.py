@@ -5,6 +5,7 @@ preference simulated; users made from judgments have ERR's attractiveness."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ pytest.importorskip("irspec_online")
 import numpy as np
 from designs import known_better
 from irspec_online import plugin
+from irspec_online.interleaving import implementation
 from irspec_online.simulation import Design, Simulation, from_qrels, monte_carlo, simulate
 
 import irspec
@@ -64,6 +66,28 @@ def test_the_analytic_power_agrees_with_whole_experiments():
         found_ab, found_il = monte_carlo(design, n, 200, seed=5)
         assert found_ab == pytest.approx(power.ab_power(n), abs=0.09)
         assert found_il == pytest.approx(power.il_power(n), abs=0.09)
+
+
+@pytest.mark.parametrize("method", ["team-draft", "probabilistic", "optimized"])
+def test_each_list_of_the_bank_is_drawn_with_its_own_seed(method):
+    """List i of query q's bank is the method's list drawn with numpy's generator seeded by the
+    simulation's seed and the keys of "bank", q and i (blake2b, as irspec_online.records.key_of makes
+    them): the same bank in every process, whatever the queries or the bank's size."""
+    model, a, b = known_better("pbm", queries=6)
+    sim = Simulation(Design(model, a, b, method=method, bank=5), seed=3)
+    interleaver = implementation(method)
+    names = sim.model.vocabulary.pairs()  # the simulation's codes of the pairs
+
+    def key(text):
+        return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+    for j, q in enumerate(sim.design.queries):
+        for i in range(5):
+            rng = np.random.default_rng([3, key("bank"), key(q), key(str(i))])
+            served = interleaver.interleave(a[q], b[q], rng, 10)
+            shown = [names[c][1] for c in sim.bank_pairs[j, i, : sim.bank_length[j, i]].tolist()]
+            assert tuple(shown) == served.docs, (q, i)
+            assert sim.bank_origin["team"][j, i, : len(shown)].tolist() == list(served.team)
 
 
 def test_a_random_ranking_pair_gives_no_power():

@@ -45,7 +45,8 @@ def per_row(frame) -> dict[tuple[str, str], float]:
 def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed):
     records = random_log(seed, n=160)
     local = irspec.evaluate_input(write_jsonl(records, tmp_path / "log.jsonl"), SPECS)
-    values = online_spark.evaluate(spark_frame(spark, records), SPECS)
+    # cached: the rows collected and the aggregate read the values computed once (a Spark job costs ~0.25 s)
+    values = online_spark.evaluate(spark_frame(spark, records), SPECS).cache()
     got = per_row(values)
     want = {
         (q, str(m)): local.values[i, j]
@@ -55,8 +56,10 @@ def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed):
     assert got.keys() == want.keys()
     differ = [k for k in want if not (got[k] == want[k] or (math.isnan(got[k]) and math.isnan(want[k])))]
     assert differ == []
-    assert online_spark.aggregate(values) == local.aggregate()  # exact: counts and 0/1 sum exactly
-    assert online_spark.aggregate(values) == pytest.approx(expected(records), rel=1e-15)
+    aggregated = online_spark.aggregate(values)
+    assert aggregated == local.aggregate()  # exact: counts and 0/1 sum exactly
+    assert aggregated == pytest.approx(expected(records), rel=1e-15)
+    values.unpersist()
 
 
 def test_a_parquet_log_read_by_spark_and_a_spark_frame_in_evaluate_input(spark, tmp_path):
@@ -168,7 +171,10 @@ def logged(spark, tmp_path_factory):
 
     path = tmp_path_factory.mktemp("logged") / "log.parquet"
     pl.read_ndjson(EXAMPLES / "logged.jsonl.gz").write_parquet(path)
-    return spark.read.parquet(str(path)).repartition(3)
+    # cached: the five fits read its partitions as made once, not the file read and shuffled again each
+    frame = spark.read.parquet(str(path)).repartition(3).cache()
+    yield frame
+    frame.unpersist()
 
 
 @pytest.mark.parametrize("model", ["pbm", "cm", "dcm", "ubm", "dbn"])
