@@ -429,6 +429,7 @@ _FUZZ_OPTIONS = st.sampled_from(
 @example("nDCG@(R*1e19)", {})
 @example("P@(10/R)", {})
 @example("P@(R - R)", {})
+@example("AP@(0+(R+R))", {})  # printed as AP@(0+R+R) once, which reads back as (0+R)+R
 @example("bpref(1/(R - 2))", {})
 @example("Rprec(mult=9007199254740992)", {})
 @example("Fallout@9007199254740992", {"collection_size": 9007199254740992})

@@ -349,9 +349,10 @@ def expr_text(e: Expr, parent: int = 0) -> str:
     if isinstance(e, ListLit):
         return "[" + ",".join(expr_text(k) for k in e.items) + "]"
     prec = _PRECEDENCE[e.op]
-    # The right operand of - and / needs brackets at equal precedence: a-(b-c) is not (a-b)-c.
-    right_floor = prec + 1 if e.op in "-/" else prec
-    left, right = expr_text(e.left, prec), expr_text(e.right, right_floor)
+    # The parser groups from the left, so a right operand of equal precedence keeps its brackets: a-(b-c)
+    # is not (a-b)-c, and a+(b+c) is another tree than (a+b)+c, whose doubles may even sum otherwise
+    # (the text must read back as the same tree: tests/test_spec_hypothesis.py).
+    left, right = expr_text(e.left, prec), expr_text(e.right, prec + 1)
     # A hyphen joins two words into one name ("exp-log2", "R-prec"), so R-R would read back as the
     # symbol 'R-R': a minus between a word and a letter is written with spaces.
     op = " - " if e.op == "-" and left[-1:].isalnum() and right[:1].isalpha() else e.op
