@@ -5,9 +5,9 @@ compiled when the class is defined (``__init__``, ``__repr__``, ``__eq__``, ``__
 ``__setattr__``, ``__delattr__``): some 0.4 ms a class on Python 3.11, and ``irspec eval`` defines
 about fifty before its first line of output, an eighth of a small evaluation's whole process
 (benchmarks/README.md). :func:`frozen` gives the class the other five as functions shared by every
-such class, which read the class's fields when called, and has dataclasses compile its ``__init__``
-when the class is first called (or its signature first asked for): most classes a command defines it
-never makes an instance of. Its instances compare, hash, print, pickle, copy and refuse assignment as
+such class, which read the class's fields when called, and compiles the ``__init__`` dataclasses would
+write when the class is first called (or its signature first asked for): most classes a command
+defines it never makes an instance of. Its instances compare, hash, print, pickle, copy and refuse assignment as
 a frozen dataclass's do, and ``dataclasses.fields``, ``replace`` and ``asdict`` work on them as on
 any dataclass.
 

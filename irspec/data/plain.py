@@ -560,10 +560,8 @@ def _slice(a: np.ndarray, start: int, end: int, sep: int, size: int) -> _Block |
     if piece is None:
         return None
     query, docno, scores = piece
-    # a block a query: where the id changes
-    change = np.flatnonzero((query[1:] != query[:-1]).any(axis=1)) + 1
-    bounds = np.concatenate(([0], change, [len(query)])).astype(np.int64)
-    ids = [bytes(row).rstrip(b"\0").decode() for row in query.view(np.uint8)[bounds[:-1]]]
+    bounds = _bounds(query)  # a block a query
+    ids = _ids(query, bounds)
     docnos = docno.view(f"S{docno.shape[1]}").ravel()
     row = seps[-1]
     tag = bytes(a[row[4] + 1 : ends[-1] if fields == 6 else row[5]]).decode() if fields >= 6 else None
