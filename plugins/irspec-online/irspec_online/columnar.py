@@ -28,7 +28,7 @@ import polars as pl
 from irspec_online import records
 from irspec_online.records import CLICK, MATCHED, SHOWN, QueryCounts, Ranker, bytes_keys, summary_schema
 
-__all__ = ["Rows", "Sessions", "sessions", "summarise"]
+__all__ = ["Rows", "Sessions", "list_array", "sessions", "summarise"]
 
 _INT32 = 2**31
 """The ranks a summary holds (:data:`~irspec_online.records.CLICK`'s Int32): larger ones go the records' way."""
@@ -436,7 +436,7 @@ class _Read:
             names=list(CLICK.to_schema()),  # type: ignore[union-attr]
         )  # fmt: skip
         per_row = np.bincount(row, minlength=n)[good]
-        clicked = pa.ListArray.from_arrays(pa.array(_starts(per_row, total=True), pa.int32()), slots)
+        clicked = list_array(per_row, slots)
         indices = pa.array(np.flatnonzero(good), pa.int64())
         session = self.session.take(indices)
         query = self.query.take(indices)
@@ -727,11 +727,14 @@ def _series(texts: Any) -> pl.Series:
 
 def _lists(count: np.ndarray, items: Any) -> pl.Series:
     """A list column of ``count[i]`` items per row, the Arrow ``items`` one row's after the other."""
+    return pl.Series(pl.from_arrow(list_array(count, items)))
+
+
+def list_array(count: np.ndarray, items: Any) -> Any:
+    """An Arrow list array of ``count[i]`` of the Arrow ``items`` per row, one row's after the other."""
     import pyarrow as pa
 
-    return pl.Series(
-        pl.from_arrow(pa.ListArray.from_arrays(pa.array(_starts(count, total=True), pa.int32()), items))
-    )
+    return pa.ListArray.from_arrays(pa.array(_starts(count, total=True), pa.int32()), items)
 
 
 def _empty_lists(n: int, struct: pl.Struct) -> pl.Series:

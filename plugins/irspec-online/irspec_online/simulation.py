@@ -33,6 +33,7 @@ import polars as pl
 import irspec
 from irspec import EvaluationError
 from irspec_online.clickmodels import ClickModel, Sessions, Vocabulary, model_of
+from irspec_online.columnar import list_array
 from irspec_online.interleaving import implementation
 from irspec_online.records import Clicks, key_of
 
@@ -245,14 +246,13 @@ def logged_frame(sim: Simulation, n: int, rng: np.random.Generator, logger: str 
     queries, docs = sim.design.queries, sim.model.vocabulary.pairs()
     names = np.array([doc for _, doc in docs] + [""], dtype=object)  # codes past the vocabulary: padding
     inside = np.arange(draw.shown.shape[1])[None, :] < draw.size[:, None]
-    offsets = pa.array(_offsets(draw.size), pa.int32())
-    results = pa.ListArray.from_arrays(offsets, pa.array(names[draw.shown[inside]].tolist(), pa.string()))
+    results = list_array(draw.size, pa.array(names[draw.shown[inside]].tolist(), pa.string()))
     row, col = np.nonzero(draw.clicks & inside)  # in row order, then rank order, as the records'
     clicked = pa.StructArray.from_arrays(
         [pa.array(names[draw.shown[row, col]].tolist(), pa.string()), pa.array(col + 1, pa.int64())],
         names=["doc", "rank"],
     )
-    clicks = pa.ListArray.from_arrays(pa.array(_offsets(np.bincount(row, minlength=n)), pa.int32()), clicked)
+    clicks = list_array(np.bincount(row, minlength=n), clicked)
     ids = np.arange(n).astype(str)
     query = np.array(queries, dtype=object)[draw.q].tolist()
     columns = {
@@ -265,19 +265,10 @@ def logged_frame(sim: Simulation, n: int, rng: np.random.Generator, logger: str 
         "clicks": clicks,
     }
     if logger == "shuffle":
-        columns["propensities"] = pa.ListArray.from_arrays(
-            offsets, pa.array(draw.propensity[inside], pa.float64())
-        )
+        columns["propensities"] = list_array(draw.size, pa.array(draw.propensity[inside], pa.float64()))
     if logger == "swap":
         columns["swap"] = pa.array(draw.swap, pa.int64())
     return pl.DataFrame(pl.from_arrow(pa.table(columns)))
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    """Where each row's items start in a list column, and where the last ends."""
-    out = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
 
 
 @dataclass(frozen=True)
