@@ -37,8 +37,8 @@ def pytest_configure(config):
     )
 
 
-# The modules whose every test runs twice: with the small readers (irspec.data.small, the default for
-# files of a few MB: no polars) and without (SMALL_BELOW = 0: polars' reader and the frame's ranking),
+# The modules whose every test runs twice: with the small readers (the default for files of a few MB:
+# no polars; irspec.data.plain's whole read of a clean run first, then irspec.data.small) and without (SMALL_BELOW = 0: polars' reader and the frame's ranking),
 # so that every conformance, differential and hostile case holds both ways (the same values, the same
 # errors naming the same file, line and text). A test marked in_a_child runs once: the readers are
 # chosen in this process, and a child it starts reads with its own defaults, so both runs would start

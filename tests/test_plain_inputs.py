@@ -291,3 +291,89 @@ def test_a_reading_stopped_early_leaves_no_thread(tmp_path, monkeypatch):
     reading.close()
     assert not reading._thread.is_alive()
     reading.close()  # twice: nothing more
+
+
+def _small_evaluations(q, r, monkeypatch) -> tuple[list[str], object, object]:
+    """``irspec eval`` of a small run as it is by default (whatever numpy read recorded) and by the
+    general reader, in this process."""
+    read: list[str] = []
+    real = plain.plain_run
+
+    def spy(src):
+        made = real(src)
+        if made is not None:
+            read.append(str(src))
+        return made
+
+    monkeypatch.setattr(plain, "plain_run", spy)
+    argv = ["eval", str(q), str(r), "-m", ",".join(METRICS), "--format", "trec", "-q"]
+    ours = _run_cli(argv)
+    with monkeypatch.context() as m:
+        m.setattr(small, "SMALL_BELOW", 0)
+        general = _run_cli(argv)
+    return read, ours, general
+
+
+@pytest.mark.parametrize(
+    "shape", [{}, {"long_every": 20}, {"sep": "\t", "fields": 5}, {"docno": "clueweb09-en0000-{:05d}-x"}]
+)
+def test_a_small_clean_run_is_read_by_numpy_and_evaluates_as_the_general_reader(tmp_path, monkeypatch, shape):
+    q, r = _collection(tmp_path, **shape)
+    assert small.small_inputs([q, r])
+    read, ours, general = _small_evaluations(q, r, monkeypatch)
+    assert read == [str(r)]  # read by numpy, whole, once
+    assert (ours.code, ours.stdout, ours.stderr, ours.error) == (
+        general.code,
+        general.stdout,
+        general.stderr,
+        None,
+    )
+
+
+def test_a_small_run_numpy_cannot_rank_is_evaluated_from_its_frame_as_the_general_readers(
+    tmp_path, monkeypatch
+):
+    """A run whose queries' lengths are so unequal that numpy's matrix of them would more than double the
+    work (one query of 400 lines, 39 of 2): read by numpy, then evaluated from the general reader's frame
+    of the same file, with the general reader's values."""
+    q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    lengths = [400] + [2] * 39
+    rng = np.random.default_rng(3)
+    q.write_text("".join(f"{i} 0 D{d:04d} {d // 3 % 3}\n" for i in range(1, 41) for d in range(0, 40, 3)))
+    r.write_text(
+        "".join(
+            f"{i} Q0 D{d:04d} 0 {s:.2f} tag\n"
+            for i, n in enumerate(lengths, 1)
+            for d, s in zip(
+                rng.permutation(40)[:n] if n < 40 else rng.permutation(500)[:n],
+                np.round(rng.normal(size=n), 2),
+                strict=True,
+            )
+        )
+    )
+    read, ours, general = _small_evaluations(q, r, monkeypatch)
+    assert read == [str(r)]
+    assert (ours.code, ours.stdout, ours.stderr, ours.error) == (
+        general.code,
+        general.stdout,
+        general.stderr,
+        None,
+    )
+    assert "\tall\t" in ours.stdout and "map\tall\t0.0000" not in ours.stdout  # some relevant retrieved
+
+
+def test_irspec_eval_on_a_small_clean_run_reads_it_in_its_own_thread_without_polars(tmp_path):
+    q, r = _collection(tmp_path)
+    code = (
+        "import sys, contextlib, io\n"
+        "from irspec.cli import main\n"
+        "from irspec.data import plain\n"
+        "read = []\n"
+        "real = plain.plain_run\n"
+        "plain.plain_run = lambda src: (lambda made: read.append(made is not None) or made)(real(src))\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    status = main(['eval', {str(q)!r}, {str(r)!r}, '-q', '-m', 'official', '--format', 'trec'])\n"
+        "print(status, 'polars' in sys.modules, 'threading' in sys.modules, read)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "False", "False", "[True]"]

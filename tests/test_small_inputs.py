@@ -28,6 +28,7 @@ from polars.testing import assert_frame_equal
 from randomdata import random_case
 
 import irspec
+import irspec.data.plain as plain
 import irspec.data.small as small
 from irspec.cli import main
 from irspec.data import Qrels, Run
@@ -114,12 +115,18 @@ def _dateless(out: tuple[int, str, str]) -> tuple[int, str, str]:
     return rc, "\n".join(line for line in text.splitlines() if '"date": ' not in line), err
 
 
-@pytest.fixture
-def used(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The kinds of input the small readers read (rather than handed over), as they read them."""
+@pytest.fixture(params=["small", "numpy"])
+def used(request, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds of input the small readers read (rather than handed over), as they read them: a run by
+    irspec.data.small alone (``small``), or by numpy first, irspec.data.small reading what it hands
+    over (``numpy``, the default)."""
     found: list[str] = []
-    for name, kind in (("_qrels", "qrels"), ("_run", "run")):
-        real = getattr(small, name)
+    for module, name, kind in (
+        (small, "_qrels", "qrels"),
+        (small, "_run", "run"),
+        (plain, "plain_run", "run"),
+    ):
+        real = getattr(module, name)
 
         def spy(*args, real=real, kind=kind):
             made = real(*args)
@@ -127,7 +134,8 @@ def used(monkeypatch: pytest.MonkeyPatch) -> list[str]:
                 found.append(kind)
             return made
 
-        monkeypatch.setattr(small, name, spy)
+        monkeypatch.setattr(module, name, spy)
+    monkeypatch.setattr(plain, "READS_SMALL", request.param == "numpy")
     return found
 
 

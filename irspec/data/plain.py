@@ -14,8 +14,10 @@ gzip, a score written otherwise, a query id whose lines are apart, a docno twice
 the caller then reads the file as before, with the general reader, which says what is wrong in its
 own words: this reader never raises.
 
-:func:`read_plain` begins the reading on a worker thread (numpy releases the GIL in its loops), for a
-caller that reads the qrels meanwhile (:func:`irspec.data.stream.read_early`), then evaluates the run a
+A small run (a few megabytes, :mod:`irspec.data.small`'s size) is read here too, first and whole, in the
+caller's thread (:func:`small_plain_run`): numpy's passes over its bytes cost less than the small
+reader's Python over its lines. :func:`read_plain` begins the reading of a larger one on a worker thread
+(numpy releases the GIL in its loops), for a caller that reads the qrels meanwhile (:func:`irspec.data.stream.read_early`), then evaluates the run a
 part at a time (:class:`PlainReading`: about 4 MiB of text's whole queries, each evaluated while the next
 is read). The engine evaluates a :class:`PlainRun` from its arrays
 (:func:`irspec.evaluation.ranking.build_context`); whatever asks for the run's frame (a per-query plugin
@@ -37,7 +39,7 @@ import numpy as np
 
 from irspec.data import DeferredRun, Qrels, Run, read_run
 from irspec.data.kinds import QRELS, RUN, Kind
-from irspec.data.small import SmallQrels, read_regular
+from irspec.data.small import SmallQrels, TextRun, read_regular, small_run
 from irspec.data.trec import stem, text_of
 from irspec.lines import MAX_LINE
 
@@ -48,6 +50,7 @@ __all__ = [
     "PLAIN_ABOVE",
     "PLAIN_BELOW",
     "PLAIN_FACTOR",
+    "READS_SMALL",
     "PlainColumns",
     "PlainReading",
     "PlainRun",
@@ -55,12 +58,18 @@ __all__ = [
     "plain_qrels",
     "plain_run",
     "read_plain",
+    "small_plain_run",
     "text_hash",
 ]
 
 PLAIN_ABOVE = 4 << 20
-"""Run files of more than this many bytes may be read here: smaller ones are :mod:`irspec.data.small`'s
-(its ``SMALL_BELOW``, the same size)."""
+"""Run files of more than this many bytes may be read here a part at a time, on a worker thread
+(:func:`read_plain`); smaller ones (:mod:`irspec.data.small`'s ``SMALL_BELOW``, the same size) are read
+here whole, in the caller's thread, when :data:`READS_SMALL` (:func:`small_plain_run`)."""
+
+READS_SMALL = True
+"""Whether a small run file (one :func:`~irspec.data.small.small_inputs` weighs as small) is read here
+first, whole, before :mod:`irspec.data.small` reads what this reader does not (:func:`small_plain_run`)."""
 
 PLAIN_BELOW = 64 << 20
 """Run files of at most this many bytes may be read here; larger ones stream (:mod:`irspec.data.stream`)
@@ -318,10 +327,46 @@ class _Texts(Sequence[str]):
 
 def plain_run(src: Any) -> PlainRun | None:
     """The run in the file at ``src`` read by numpy (see the module's docstring), or ``None`` when it is
-    not a regular file of at most :data:`PLAIN_BELOW` bytes of that clean shape: the general reader's."""
+    not a regular file of at most :data:`PLAIN_BELOW` bytes of that clean shape: the general reader's.
+    Read whole, in the caller's thread (:func:`read_plain` reads on a worker, a part at a time)."""
     if not isinstance(src, (str, os.PathLike)):
         return None
-    return PlainReading(os.fspath(src)).result()
+    path = os.fspath(src)
+    parts: list[PlainRun] = []
+    try:
+        for part in _parts(path, _GO_ON):
+            if isinstance(part, _End):
+                return _joined(parts, path, part.runid) if part.whole and parts else None
+            parts.append(part)
+    except Exception:  # as on a worker (PlainReading): what numpy could not read, the general reader reads
+        return None
+    return None
+
+
+def small_plain_run(src: Any) -> PlainRun | TextRun | None:
+    """A small run file (one :func:`~irspec.data.small.small_inputs` weighed) read without polars: by
+    numpy (:func:`plain_run`) when it is of the clean shape read here, whose scores are plain decimals,
+    else by :func:`~irspec.data.small.small_run`; ``None`` for the general reader.
+
+    numpy reads a 50-topic run of 50,000 lines in about half the time of the small reader's Python
+    (benchmarks/README.md, issue 35), and in the caller's thread: a worker would start a thread and
+    ``concurrent.futures`` for a read of a few milliseconds. Where the engine cannot evaluate it from its
+    arrays (queries of very unequal lengths, many judged documents in ties), it reads the file's frame,
+    as it does the small reader's run's in those cases."""
+    run = plain_run(src) if READS_SMALL else None
+    return run if run is not None else small_run(src)
+
+
+class _GoOn:
+    """A stop event never set: a reading in the caller's thread (:func:`plain_run`) runs to its end."""
+
+    __slots__ = ()
+
+    def is_set(self) -> bool:
+        return False
+
+
+_GO_ON = _GoOn()
 
 
 def _text(src: Any) -> tuple[np.ndarray, int, str] | None:

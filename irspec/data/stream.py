@@ -63,8 +63,8 @@ import numpy as np
 from irspec.data import Run, checked, plain, read_run, value_runs
 from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
-from irspec.data.plain import PlainReading
-from irspec.data.small import TextRun, small_run
+from irspec.data.plain import PlainReading, PlainRun, small_plain_run
+from irspec.data.small import TextRun
 from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
 from irspec.errors import EvaluationError, InputError, quote
 from irspec.lazy import lazy_module
@@ -395,7 +395,7 @@ def _is_text_path(src: Any) -> bool:
 
 def open_runs(
     paths: Sequence[Any], memory: str | int | None = None, *, small: bool = False
-) -> Iterator[Run | RunBlocks | TextRun | PlainReading]:
+) -> Iterator[Run | RunBlocks | TextRun | PlainRun | PlainReading]:
     """:func:`open_run` of each path in ``paths``, in their order, for a caller that evaluates one run
     before it asks for the next: while it does, the next :data:`READ_AHEAD` runs are read on worker
     threads when they are small files (at most :data:`READ_AHEAD_BELOW` of text each, and twice their working
@@ -409,8 +409,8 @@ def open_runs(
     to read raises its error when it is asked for, after the runs before it, as if read then. A
     callable in ``paths`` is a run made rather than read (a plan's fused run): it is called at its turn,
     so that only one such run is held at a time. With ``small``, a small file of clean text is read
-    without polars, for evaluation (:func:`~irspec.data.small.small_run`), at its turn: read in Python,
-    which holds the GIL, on a worker thread it would only wait for the caller."""
+    without polars, for evaluation (:func:`~irspec.data.plain.small_plain_run`), at its turn: in the
+    caller's thread, since a worker would only save milliseconds and cost a thread pool's start."""
     if small:
         for path in paths:
             yield _open(_made(path), memory, small)
@@ -421,7 +421,7 @@ def open_runs(
     with concurrent.futures.ThreadPoolExecutor(
         max_workers=READ_AHEAD, thread_name_prefix="irspec-read"
     ) as pool:
-        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks | TextRun | PlainReading]] = {}
+        ahead: dict[int, concurrent.futures.Future[Run | RunBlocks | TextRun | PlainRun | PlainReading]] = {}
         try:
             for i, path in enumerate(paths):
                 reading = ahead.pop(i, None)
@@ -455,7 +455,7 @@ second core busy where one run's reading takes longer than the run before it tak
 
 def _read_early(
     src: Any, memory: str | int | None, small: bool = False
-) -> Run | RunBlocks | TextRun | PlainReading:
+) -> Run | RunBlocks | TextRun | PlainRun | PlainReading:
     """:func:`open_run` of ``src`` on a worker of :func:`open_runs`, with the run's query blocks found
     there too (what the evaluation asks of a run first), rather than by the caller."""
     run = _open(src, memory, small)
@@ -464,12 +464,14 @@ def _read_early(
     return run
 
 
-def _open(src: Any, memory: str | int | None, small: bool) -> Run | RunBlocks | TextRun | PlainReading:
-    """:func:`open_run` of ``src``, or with ``small`` the run :func:`~irspec.data.small.small_run` reads;
+def _open(
+    src: Any, memory: str | int | None, small: bool
+) -> Run | RunBlocks | TextRun | PlainRun | PlainReading:
+    """:func:`open_run` of ``src``, or with ``small`` the run :func:`~irspec.data.plain.small_plain_run` reads;
     a run begun by numpy (:func:`read_early`) as it is, for the evaluation to take over."""
     if isinstance(src, PlainReading):
         return src
-    return (small_run(src) if small else None) or open_run(src, memory)
+    return (small_plain_run(src) if small else None) or open_run(src, memory)
 
 
 def _made(src: Any) -> Any:

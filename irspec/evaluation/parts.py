@@ -18,8 +18,7 @@ import numpy as np
 
 from irspec.data import MappingRun, mapping_run
 from irspec.data.objects import MappingScores
-from irspec.data.plain import PlainReading, read_plain
-from irspec.data.small import small_run
+from irspec.data.plain import PlainReading, PlainRun, read_plain, small_plain_run
 from irspec.data.stream import DISCARD, RunBlocks, open_run, reads_plain
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Context, Options
@@ -108,15 +107,16 @@ def evaluate_parts(
     mapping = src.mapping if isinstance(src, MappingRun) else None
     if mapping is not None and mapping.wanted is not None and mapping.wanted is not index.judged_by_query():
         src = src.mapping_given
+    # read already: dicts, or a small file read without polars (irspec.data.stream.open_runs)
     from_dicts = (
         src
-        if isinstance(src, MappingRun)
+        if isinstance(src, (MappingRun, PlainRun))
         else mapping_run(src, wanted=index.judged_by_query())
         if isinstance(src, Mapping)
         else None
     )
     if from_dicts is None and small and columns is None:
-        from_dicts = small_run(src)
+        from_dicts = small_plain_run(src)
     # A large clean run file read by numpy (begun by read_early, or now), no polars: each part evaluated
     # while the next ones are read; the parts are void if it turns out not to be clean
     reading = None
