@@ -104,7 +104,8 @@ LAYERS: list[tuple[str, ...]] = [
         "stats.outcome",
         "data.frames",
         "data.kinds",
-    ),  # resampling; the t quantile; a test's record; frames out; qrels or run
+        "data.keys",
+    ),  # resampling; the t quantile; a test's record; frames out; qrels or run; keys of docnos' bytes
     (
         "data.trec",
         "data.objects",
@@ -230,6 +231,9 @@ LAZY_EDGES = {
     "`irspec eval`, which runs as a plan, starts as fast as it evaluates; irspec.evaluation.spark (pyspark, optional: "
     "irspec[spark]) for an `engine: {spark: ...}` plan",
     "compat": "a drop-in is imported where the library it replaces was: the engine loads with its first evaluator",
+    "evaluation.parts": "a file's readers (numpy's, the streaming one) load for a file only: a run of dicts (the "
+    "pytrec_eval drop-in, an Evaluator in a training loop) evaluates without them (issue 35)",
+    "evaluation.judgments": "qrels read by numpy load its reader with the run it read, for which it is imported already",
     "plan": "the package's face loads each module on first use (its _LAZY table), so that `irspec eval` loads neither "
     "YAML nor the JSON Schema",
     "recsys": "the package's face loads each module on first use (its _LAZY table): `irspec.recsys` loads no scipy",

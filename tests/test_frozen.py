@@ -276,3 +276,36 @@ def test_irspec_makes_its_frozen_classes_with_frozen():
         if "dataclass(frozen=True" in line and path.name != "frozen.py"
     ]
     assert not found, f"use irspec.frozen.frozen for these: {found}"
+
+
+class _Doubling:
+    """A data descriptor that keeps twice what it is given."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self if obj is None else obj.__dict__.get("_doubled", 0)
+
+    def __set__(self, obj: Any, value: int) -> None:
+        obj.__dict__["_doubled"] = 2 * value
+
+
+def _through_a_descriptor() -> type:
+    class Base:
+        x = _Doubling()
+
+    class Doubled(Base):
+        """Its field x is set through its base's data descriptor."""
+
+        x: int
+        y: int = 1
+
+    return Doubled
+
+
+def test_a_field_a_data_descriptor_holds_is_set_through_it():
+    """The compiled __init__ sets the fields with one update of the instance's dict, which would bypass a
+    data descriptor: a class with one by a field's name gets object's __setattr__ field by field, as a
+    frozen dataclass's __init__ does."""
+    reference, made = _both(_through_a_descriptor)
+    for cls in (reference, made):
+        value = cls(3, y=4)
+        assert (value.x, value.y, value.__dict__) == (6, 4, {"_doubled": 6, "y": 4})

@@ -277,26 +277,39 @@ def _with_trec9(metric: Any) -> str:
 
 def _make_evaluator(qrels: Any, metrics: list[Any], **options: Any) -> Callable[[Any], Any]:
     """The one call into irspec's evaluation: a function of a run (a dict of dicts) giving its result
-    (queries the qrels lack are left out, and Judged@10 is not warned of), from an
-    :class:`irspec.Evaluator` that holds the qrels' index and the metrics. ``options`` are
+    (queries the qrels lack are left out, and Judged@10 is not warned of), with the qrels indexed and
+    the metrics bound once, as :class:`irspec.Evaluator` holds them. ``options`` are
     ``irspec.evaluate``'s (``relevance_level``, ``judged_only``, ``depth``).
 
     The run is read as ``irspec.evaluate`` reads a dict, its docnos left in the dicts, whenever it can
     be: then every docno is a string and every score a number, and nothing more is checked. When it
     cannot be, pytrec_eval's rules (:func:`_scores_checked`) run on it first, and irspec's reader of
-    dicts names whatever else is wrong (a NaN score), so the checks cost nothing on good input."""
-    from irspec.data import mapping_run
-    from irspec.evaluation.evaluator import Evaluator
+    dicts names whatever else is wrong (a NaN score), so the checks cost nothing on good input.
 
-    evaluator = Evaluator(qrels, metrics, judged_warning=None, missing_queries="skip", **options)
-    wanted = evaluator.judgments.index.judged_by_query()
+    The engine's own steps are called, not :class:`irspec.Evaluator`'s: its module brings the readers of
+    files, of several runs and of systems (~4 ms of a BEIR evaluation's whole process, issue 35), and the
+    warnings it would issue are those :meth:`RelevanceEvaluator.evaluate` silences."""
+    from irspec.data import mapping_run
+    from irspec.evaluation.compute import bind_metrics
+    from irspec.evaluation.context import Options
+    from irspec.evaluation.judgments import read_judgments
+    from irspec.evaluation.parts import evaluate_parts, finish
+
+    settings = Options(**options, missing_queries="skip", judged_warning=None)
+    bound = bind_metrics(metrics, qrels)
+    judgments = read_judgments(qrels, bound)
+    index = judgments.index
+    wanted = index.judged_by_query()
 
     def evaluate(run: dict[str, Any]) -> Any:
         read = mapping_run(run, wanted=wanted)
         if read is None:
             converted = _scores_checked(run, list(run))
             run = {q: converted.get(q, docs) for q, docs in run.items()} if converted else run
-        return evaluator.evaluate(read if read is not None else run)
+        name, source, runid, parts = evaluate_parts(
+            index, read if read is not None else run, bound, settings, inputs=judgments.inputs
+        )
+        return finish(index, name, source, parts, bound, settings, judgments.inputs, runid=runid)
 
     return evaluate
 

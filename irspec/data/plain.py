@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 import numpy as np
 
 from irspec.data import DeferredRun, Qrels, Run, read_run
+from irspec.data.keys import pair_keys, text_hash
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.small import SmallQrels, TextRun, read_regular, small_run
 from irspec.data.trec import stem, text_of
@@ -103,9 +104,6 @@ with more, the general reader is faster."""
 _DECIMAL = rb"-?[0-9]+(?:\.[0-9]+)?"
 """The scores read here; what else a reader takes (``1e5``, ``+1``, ``.5``, ``inf``) is the general
 reader's."""
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit constants: a docno's words mixed into one key
-_MIXES = (_MIX, np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9), np.uint64(0xD6E8FEB86659FD93))
 
 
 def _lanes(count: np.ndarray) -> np.ndarray:
@@ -780,25 +778,3 @@ def _decimals(word: np.ndarray, length: np.ndarray, fractions: bool = True) -> n
     value /= _POWERS[decimals]
     np.negative(value, out=value, where=negative)
     return value
-
-
-def text_hash(texts: np.ndarray) -> np.ndarray:
-    """A 64-bit key of each of ``texts`` (bytes ``S8``, ``S16``, ... zero-padded): equal texts, equal
-    keys, whatever their arrays' widths (a zero word adds nothing). Texts unalike may share a key:
-    whoever matches by keys checks the texts."""
-    words = np.ascontiguousarray(texts).view(np.uint64).reshape(len(texts), texts.dtype.itemsize // 8)
-    with np.errstate(over="ignore"):
-        key = words[:, 0] * _MIX
-        for j in range(1, words.shape[1]):
-            key ^= words[:, j] * _MIXES[j % 4]
-        # a product's low bits see only the word's low bytes: the high ones folded down (all_distinct
-        # compares keys by their low bits)
-        key ^= key >> np.uint64(29)
-    return key
-
-
-def pair_keys(hashes: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Keys of (query code, docno) pairs from the docnos' :func:`text_hash` and the query codes: equal
-    pairs, equal keys (the engine's join of a :class:`PlainRun` with the qrels, every match checked)."""
-    with np.errstate(over="ignore"):
-        return hashes ^ (codes.astype(np.uint64) * _MIXES[1])

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from irspec.data import Qrels, pair_keys, value_runs
-from irspec.data.plain import pair_keys as plain_pair_keys
-from irspec.data.plain import text_hash
+from irspec.data.keys import pair_keys as plain_pair_keys
+from irspec.data.keys import text_hash
 from irspec.evaluation.context import segment_rows
 from irspec.lazy import lazy_module
 
@@ -162,7 +162,7 @@ class QrelsIndex:
     def plain_keys(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """The judgments as a run read by numpy (:class:`~irspec.data.plain.PlainRun`) is joined with
         them: each row's docno as zero-padded bytes, the rows in order of their (query code, docno) keys
-        (:func:`~irspec.data.plain.pair_keys`), the keys sorted, and a filter on their top bits (as
+        (:func:`~irspec.data.keys.pair_keys`), the keys sorted, and a filter on their top bits (as
         :attr:`key_filter`); ``None`` when a docno is not ASCII (no such run's docno equals it) or two
         keys are alike (the run's frame is joined then). Built on first use."""
         docnos = self._docnos if self._docnos is not None else self.frame.get_column("docno").to_list()

@@ -16,7 +16,6 @@ from dataclasses import field
 from typing import Any
 
 from irspec.data import Qrels, read_qrels
-from irspec.data.plain import plain_qrels
 from irspec.data.small import small_qrels
 from irspec.errors import EvaluationError, IrspecError
 from irspec.evaluation.compute import bind_metrics, resolve
@@ -131,6 +130,8 @@ def read_judgments(
     if not kinds:
         read: Qrels | None = small_qrels(source) if small and columns is None else None
         if read is None and plain and columns is None:
+            from irspec.data.plain import plain_qrels  # what a run read by numpy has imported already
+
             read = plain_qrels(source)
         return Judgments(read if read is not None else read_qrels(source, columns=columns))
     if len(kinds) > 1:

@@ -18,8 +18,6 @@ import numpy as np
 
 from irspec.data import MappingRun, mapping_run
 from irspec.data.objects import MappingScores
-from irspec.data.plain import PlainReading, PlainRun, read_plain, small_plain_run
-from irspec.data.stream import DISCARD, RunBlocks, open_run, reads_plain
 from irspec.evaluation.compute import compute_metric, judgment_coverage, resolve
 from irspec.evaluation.context import Context, Options
 from irspec.evaluation.index import QrelsIndex, sub_index
@@ -107,22 +105,37 @@ def evaluate_parts(
     mapping = src.mapping if isinstance(src, MappingRun) else None
     if mapping is not None and mapping.wanted is not None and mapping.wanted is not index.judged_by_query():
         src = src.mapping_given
-    # read already: dicts, or a small file read without polars (irspec.data.stream.open_runs)
     from_dicts = (
         src
-        if isinstance(src, (MappingRun, PlainRun))
+        if isinstance(src, MappingRun)
         else mapping_run(src, wanted=index.judged_by_query())
         if isinstance(src, Mapping)
         else None
     )
-    if from_dicts is None and small and columns is None:
-        from_dicts = small_plain_run(src)
+    if from_dicts is not None:
+        return (
+            from_dicts.name,
+            from_dicts.source,
+            from_dicts.runid,
+            [evaluate_part(index, from_dicts, metrics, options, inputs)],
+        )
+    # A file's readers, imported for a file only: a run of dicts (the pytrec_eval drop-in, an
+    # Evaluator in a training loop) evaluates without them. A small file may be read already, without
+    # polars (irspec.data.stream.open_runs).
+    from irspec.data.plain import PlainReading, PlainRun, read_plain, small_plain_run
+    from irspec.data.stream import DISCARD, RunBlocks, open_run, reads_plain
+
+    read_already: PlainRun | MappingRun | None = None
+    if isinstance(src, PlainRun):
+        read_already = src
+    elif small and columns is None:
+        read_already = small_plain_run(src)
     # A large clean run file read by numpy (begun by read_early, or now), no polars: each part evaluated
     # while the next ones are read; the parts are void if it turns out not to be clean
     reading = None
     if isinstance(src, PlainReading):
         reading = src
-    elif from_dicts is None and columns is None and reads_plain(src, memory):
+    elif read_already is None and columns is None and reads_plain(src, memory):
         reading = read_plain(os.fspath(src))
     if reading is not None:
         src = reading.path
@@ -135,7 +148,7 @@ def evaluate_parts(
                 reading.close()
             if reading.whole:
                 return reading.name, src, reading.runid, read
-    run = from_dicts if from_dicts is not None else open_run(src, memory, columns=columns)
+    run = read_already if read_already is not None else open_run(src, memory, columns=columns)
     if not isinstance(run, RunBlocks):
         return run.name, run.source, run.runid, [evaluate_part(index, run, metrics, options, inputs)]
     parts: list[Part] = []

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from irspec.data import pair_keys
-from irspec.data.plain import pair_keys as plain_pair_keys
+from irspec.data.keys import pair_keys as plain_pair_keys
 from irspec.evaluation.context import UNJUDGED, Context, Options, segment_rows
 from irspec.evaluation.index import IntegerKeys, QrelsIndex
 from irspec.evaluation.notes import coverage_notes
@@ -271,7 +271,7 @@ def _plain_context(
     index: QrelsIndex, run: Any, plain: Any, options: Options, inputs: Mapping[str, Any] | None
 ) -> tuple[Context, list[str]] | None:
     """:func:`build_context` of a run file read by numpy (:class:`~irspec.data.plain.PlainRun`): its
-    (query, docno) pairs keyed by numpy (:func:`~irspec.data.plain.pair_keys`) and searched among the
+    (query, docno) pairs keyed by numpy (:func:`~irspec.data.keys.pair_keys`) and searched among the
     judgments' (:attr:`QrelsIndex.plain_keys`), every match checked by the query code and the docno's
     bytes; then ranked as a dict's are (:func:`_judged_ranks`), a tie broken by the docnos' bytes, which
     order as their text does (ASCII). The same context as the frame's path gives; ``None`` where that
