@@ -158,7 +158,8 @@ _UNITS = {
     "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 }  # fmt: skip
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$")
+_SIZE = r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$"
+"""A memory size's text (compiled by ``re`` when a size is first given: most commands give none)."""
 _HASH_SEED = 0x1F2E3D4C
 
 
@@ -177,7 +178,7 @@ def parse_memory(value: str | int) -> int:
     if isinstance(value, int):
         exact: decimal.Decimal | int = value
     else:
-        match = _SIZE.match(value)
+        match = re.match(_SIZE, value)
         if match is None:
             where = _first_bad(value)
             raise EvaluationError(

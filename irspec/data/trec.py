@@ -65,7 +65,7 @@ BOM = b"\xef\xbb\xbf"
 """UTF-8's byte order mark, dropped from the start of a file."""
 # C isspace() minus newline: what trec_eval accepts between fields.
 _WS_CHARS = " \t\r\x0b\x0c"
-_WS_SPLIT = re.compile(r"[ \t\r\x0b\x0c]+")
+_WS_SPLIT = r"[ \t\r\x0b\x0c]+"  # compiled by re when first used: the small and numpy readers never use it
 _WS_TO_SPACE = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")
 _NORMALISE_CHUNK = 1 << 18
 GUNZIP_OUT = 16 << 20
@@ -532,7 +532,7 @@ def _last_data_line(data: Buffer) -> str:
 
 def _diagnose(text: str, kind: Kind, source: str, line: int) -> None:
     """Raise the InputError that says what is wrong with this one data line."""
-    fields = _WS_SPLIT.split(text.strip(_WS_CHARS))
+    fields = re.split(_WS_SPLIT, text.strip(_WS_CHARS))
     query = fields[0] if fields and fields[0] else None
     if not kind.count_ok(len(fields)):
         raise InputError(f"expected {kind.expected}, got {len(fields)}", source, line, query)
@@ -559,5 +559,5 @@ def _runid(data: Buffer, frame: pl.DataFrame) -> str | None:
     ``--format trec`` prints the same runid line."""
     if frame.height == 0:
         return None
-    fields = _WS_SPLIT.split(_last_data_line(data).strip(_WS_CHARS))
+    fields = re.split(_WS_SPLIT, _last_data_line(data).strip(_WS_CHARS))
     return fields[5] if len(fields) >= 6 else None
