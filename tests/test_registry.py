@@ -13,11 +13,14 @@ import types
 
 import pluggy
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import irspec
 import irspec.spec.plugins
 from irspec import Alias, MetricDef, MetricGroup, Param, RegistryError
 from irspec.spec.plugins import DEFAULT_PLUGINS, build_registry, get_plugin_manager
+from irspec.spec.registry import split_trec_name
 
 TEST_PLUGIN = "irspec-test-plugin"
 
@@ -891,3 +894,13 @@ def test_hook_implementations_are_found_in_a_module_as_pluggy_finds_them():
             assert ours.parse_hookimpl_opts(module, name) == expected, (module.__name__, name)
             found += expected is not None
     assert found >= len(DEFAULT_PLUGINS) + 3  # every built-in has a hook, and the test module three
+
+
+@given(st.text(alphabet="ab_-.09P", max_size=10))
+@example("iprec_at_recall_0.10")
+@example("a_")
+@example("a__5")
+def test_a_trec_name_splits_at_its_first_underscore_before_a_number(name):
+    """split_trec_name reads the name without a regular expression: the one it stood for is the reference."""
+    m = re.match(r"(.*?)_([-.0-9].*)$", name)
+    assert split_trec_name(name) == ((m.group(1), m.group(2)) if m else (name, ""))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -444,16 +444,9 @@ class Registry:
         entry = self._names.get(raw.lower())
         if entry is not None and not (entry.alias and entry.alias.dotted_required):
             return entry, None, None
-        candidates: list[tuple[str, str]] = []
-        if "." in raw:
-            base, _, suffix = raw.partition(".")
-            candidates.append((base, suffix))
-        # trec_eval prints P_5, ndcg_cut_10, iprec_at_recall_0.10: accept them as names too, with
-        # pytrec_eval's lists of them (P_5,10 is P.5,10).
-        m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:,[-+.=0-9]+)*)", raw)
-        if m:
-            candidates.append((m.group(1), m.group(2)))
-        for base, suffix in candidates:
+        tried: list[str] = []
+        for base, suffix in _dotted_candidates(raw):
+            tried.append(base)
             entry = self._names.get(base.lower())
             reader = None
             if entry is not None and isinstance(entry.definition, MetricDef):
@@ -478,8 +471,8 @@ class Registry:
                 f"{raw!r} stands for the official measures of an ir_datasets dataset, so it needs qrels named "
                 f"irds:<dataset id> (as in: irspec eval irds:msmarco-passage/trec-dl-2019/judged run.txt -m {raw})"
             )
-        _refuse(raw, [raw, *(base for base, _ in candidates)])
-        raise _unknown(raw, self.names(), [base for base, _ in candidates])
+        _refuse(raw, [raw, *tried])
+        raise _unknown(raw, self.names(), tried)
 
     # --- binding ------------------------------------------------------------------------------
     def bind(self, node: syntax.SpecNode, _depth: int = 0) -> list[Metric]:
@@ -679,11 +672,29 @@ def _check_group_node(node: syntax.SpecNode) -> None:
 _NO_ENTRY = _Entry(MetricDef("", "", compute="-"), None, "")
 
 
+def _dotted_candidates(raw: str) -> Iterator[tuple[str, str]]:
+    """The (base, suffix) a name not registered may be read as, in turn: ``P.5,10`` as ``P`` with ``5,10``,
+    then trec_eval's printed form (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``; pytrec_eval's
+    lists of them, ``P_5,10`` as ``P.5,10``). The second is looked for only when the first does not
+    serve: its pattern costs ~0.1 ms to compile, and a process seldom needs it."""
+    if "." in raw:
+        base, _, suffix = raw.partition(".")
+        yield base, suffix
+    m = re.fullmatch(r"(.+?)_([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:,[-+.=0-9]+)*)", raw)
+    if m:
+        yield m.group(1), m.group(2)
+
+
 def split_trec_name(name: str) -> tuple[str, str]:
     """trec_eval's printed name split into its measure and parameters: ``("P", "5")`` for ``P_5``,
-    ``("iprec_at_recall", "0.10")``, ``("11pt_avg", ".25,.5")``, ``("set_F", "")`` for ``set_F``."""
-    m = re.match(r"(.*?)_([-.0-9].*)$", name)
-    return (m.group(1), m.group(2)) if m else (name, "")
+    ``("iprec_at_recall", "0.10")``, ``("11pt_avg", ".25,.5")``, ``("set_F", "")`` for ``set_F``: at
+    the first ``_`` followed by a digit, a point or a minus (read without a regular expression: it is
+    asked of every metric a trec_eval table prints)."""
+    at = 0
+    while (at := name.find("_", at) + 1) and at < len(name):
+        if name[at] in "-.0123456789":
+            return name[: at - 1], name[at:]
+    return name, ""
 
 
 def _trec_root(metric: Metric) -> str:
