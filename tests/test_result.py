@@ -6,10 +6,15 @@ Expected values are written out here as arithmetic on the judgments and runs giv
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+import pickle
+import subprocess
+import sys
 
 import numpy as np
+import pytest
 
 import irspec
 from irspec import report
@@ -113,3 +118,35 @@ def test_a_streamed_input_is_a_result_of_its_own_with_the_means_it_was_given(irs
     assert "0.2500" in res._repr_markdown_() and "0.2500" in str(res) and "0.2500" in res._repr_html_()
     assert json.loads(report.to_json([res], per_query=True))["runs"][0]["aggregate"] == {"Ones": 0.25}
     assert report.to_trec([res], per_query=True).split() == ["Ones", "all", "0.2500"]
+
+
+def test_a_result_pickles_and_loads_in_another_process(tmp_path):
+    """Its metrics pickle by name and parameters (their definitions hold lambdas, which pickle refuses)
+    and find their definitions in the registry of the process that loads them."""
+    res = irspec.evaluate(QRELS, RUN, "P@1, nDCG@2, AP, utility.1,-1,0,0.5, official", judged_warning=None)
+    back = pickle.loads(pickle.dumps(res))
+    assert back.metrics == res.metrics and [m.trec_name for m in back.metrics] == [
+        m.trec_name for m in res.metrics
+    ]
+    assert back.query_ids == res.query_ids and np.array_equal(back.values, res.values, equal_nan=True)
+    assert copy.deepcopy(res).aggregate() == res.aggregate()
+    path = tmp_path / "result.pickle"
+    path.write_bytes(pickle.dumps(res))
+    code = f"import pickle; r = pickle.load(open({str(path)!r}, 'rb')); print(r.aggregate()['P@1'], r.metrics[3].trec_name)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(res.aggregate()["P@1"]), "utility_1,-1,0,0.5"]
+
+
+def test_a_pickled_plugin_metric_needs_its_plugin_where_it_loads(irspec_plugin):
+    class Plugin:
+        @irspec.hookimpl
+        def irspec_register_metrics(self, register):
+            register(irspec.MetricDef("Twice", "P@1 again", compute="irspec.builtin.kernels.sets:precision"))
+
+    registry = irspec_plugin(Plugin(), name="twice")
+    (metric,) = registry.parse("Twice")
+    data = pickle.dumps(metric)
+    assert pickle.loads(data) == metric  # the same registry: found again
+    irspec_plugin()  # the plugin gone
+    with pytest.raises(irspec.RegistryError, match="no plugin here registers 'Twice'"):
+        pickle.loads(data)

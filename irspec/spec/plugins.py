@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copyreg
 import functools
 import importlib
 import os
@@ -21,13 +22,13 @@ import re
 import sys
 import types
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 
 from irspec.errors import RegistryError
 from irspec.spec import hooks as hookspecs
-from irspec.spec.registry import Register, Registry
+from irspec.spec.registry import Metric, Register, Registry
 from irspec.version import __version__
 
 __all__ = [
@@ -380,6 +381,31 @@ def get_registry(pm: pluggy.PluginManager | None = None) -> Registry:
         override = _registry_override.get()
         return override if override is not None else _default_registry()
     return build_registry(pm)
+
+
+def _pickled_metric(metric: Metric) -> tuple[Any, ...]:
+    """How a :class:`Metric` pickles (and copies): by its name and parameters, its definition found again
+    in the registry where it is loaded (:func:`_registered_metric`), when the registry in use holds it.
+    A definition's functions (its kernel, its trec_eval name) may be lambdas, which pickle refuses, and
+    a result holds its metrics: results travel between processes (multiprocessing, caches) this way. A
+    metric of a definition no registry holds pickles as any object does."""
+    if get_registry().definitions.get(metric.name) is metric.definition:
+        return _registered_metric, (metric.name, metric.params, metric.trec_text)
+    return cast("tuple[Any, ...]", object.__reduce_ex__(metric, 2))
+
+
+def _registered_metric(name: str, params: tuple[tuple[str, Any], ...], trec_text: str | None) -> Metric:
+    """A pickled :class:`Metric` loaded: its definition the registry's of that name."""
+    definition = get_registry().definitions.get(name)
+    if definition is None:
+        raise RegistryError(
+            f"cannot load a pickled {name!r} metric: no plugin here registers {name!r} (install the plugin "
+            "that registered it where it was pickled)"
+        )
+    return Metric(name, params, definition, trec_text)
+
+
+copyreg.pickle(Metric, _pickled_metric)
 
 
 @contextlib.contextmanager
