@@ -461,3 +461,86 @@ def test_the_absurd_generator_reaches_evaluations():
     # The property above must not be vacuous: enough generated specs bind and evaluate.
     evaluated = _successes(absurd_spec(), lambda text: irspec.evaluate(_FUZZ_QRELS, _FUZZ_RUN, text), 150)
     assert evaluated >= 30, evaluated
+
+
+def _by_pattern(text: str):
+    """The simple path's pattern alone (what _parse_simple read before the hand scanner)."""
+    from irspec.spec import syntax as spec
+
+    real = spec._scan_plain
+    spec._scan_plain = lambda text: None
+    try:
+        return spec._parse_simple(text)
+    finally:
+        spec._scan_plain = real
+
+
+# texts made of the pieces the scanner reads (names, dotted lists, cutoffs, separators) and of what
+# comes near them (a letter or an exponent after a number, a blank before "@", a point, a bracket)
+_PIECES = st.sampled_from(
+    [
+        "P",
+        "map",
+        "nDCG",
+        "ndcg_cut",
+        "recall",
+        "_",
+        "x9",
+        "R",
+        "r",
+        "e",
+        "E",
+        "é",
+        "11pt",
+        ".",
+        ".5",
+        ".5,10",
+        ",",
+        ", ",
+        " ",
+        "\t",
+        "@",
+        "@10",
+        "@R",
+        "@0",
+        "@1e3",
+        "@.5",
+        "5",
+        "10",
+        "-",
+        "+",
+        "=",
+        "(",
+        ")",
+        "x",
+        "_5",
+        ",1",
+        ".1,3,5",
+    ]
+)
+
+
+@given(
+    st.lists(_PIECES, max_size=8).map("".join)
+    | st.text(alphabet="PnDCGapmRr@.,_ 0123456789eE-=()\tx\u00e9", max_size=24)
+)
+@example("official")
+@example("map_cut.1,3,5,10,100,1000 ndcg_cut.10")
+@example("P.5,10x")
+@example("P5,10")
+@example("P @10")
+@example("P@10.5")
+@example("P@r")
+@example("P.5e")
+@example("P.5,x y")
+@example("map (x)")
+@settings(max_examples=3000, deadline=None)
+def test_the_hand_scanner_reads_what_the_pattern_reads(text):
+    from irspec.spec import syntax as spec
+
+    scanned = spec._scan_plain(text)
+    if scanned is None:
+        return  # declined: the pattern (or the grammar) reads it
+    expected = _by_pattern(text)
+    assert scanned == expected
+    assert [(n.start, n.end) for n in scanned] == [(n.start, n.end) for n in expected]
