@@ -24,9 +24,8 @@ Light: nothing but :mod:`irspec.errors`, so the plan loader and plugins can use 
 
 from __future__ import annotations
 
-import mmap
 from collections.abc import Iterator
-from typing import IO, AnyStr, Union
+from typing import IO, TYPE_CHECKING, AnyStr, Union
 
 from irspec.errors import InputError
 
@@ -53,7 +52,10 @@ before it is refused."""
 _HEAD = 16
 """How many bytes of a line too long the message quotes."""
 
-Buffer = Union[bytes, bytearray, mmap.mmap]  # noqa: UP007 (a runtime alias on 3.10)
+if TYPE_CHECKING:  # (mmap, an extension module, is loaded by whoever maps a file: the readers of large ones)
+    import mmap
+
+    Buffer = Union[bytes, bytearray, mmap.mmap]  # noqa: UP007
 
 
 def too_long(source: str | None, line: int, head: bytes | str, limit: int = MAX_LINE) -> InputError:

@@ -34,12 +34,10 @@ The checks every input kind shares (finite scores, duplicates) are :mod:`irspec.
 from __future__ import annotations
 
 import itertools
-import mmap
 import os
 import re
 import stat
 import sys
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Union
@@ -52,12 +50,19 @@ from irspec.lazy import lazy_module
 from irspec.lines import MAX_LINE, READ_SIZE, check_lines
 
 if TYPE_CHECKING:
+    import mmap
+    import zlib
+
     import polars as pl
 else:
     pl = lazy_module("polars")
+    # extension modules, loaded by a large file (mapped) or a gzipped one: most small runs need neither
+    mmap = lazy_module("mmap")
+    zlib = lazy_module("zlib")
 
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
-Buffer = Union[bytes, mmap.mmap]  # noqa: UP007
+if TYPE_CHECKING:
+    Buffer = Union[bytes, mmap.mmap]  # noqa: UP007
 
 GZIP_MAGIC = b"\x1f\x8b"
 """The first two bytes of gzip data: how a compressed file is told, whatever its name."""
