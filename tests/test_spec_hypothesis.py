@@ -534,7 +534,7 @@ _PIECES = st.sampled_from(
 @example("P.5e")
 @example("P.5,x y")
 @example("map (x)")
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 def test_the_hand_scanner_reads_what_the_pattern_reads(text):
     from irspec.spec import syntax as spec
 
