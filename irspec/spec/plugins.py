@@ -384,12 +384,17 @@ def get_registry(pm: pluggy.PluginManager | None = None) -> Registry:
 
 
 def _pickled_metric(metric: Metric) -> tuple[Any, ...]:
-    """How a :class:`Metric` pickles (and copies): by its name and parameters, its definition found again
-    in the registry where it is loaded (:func:`_registered_metric`), when the registry in use holds it.
-    A definition's functions (its kernel, its trec_eval name) may be lambdas, which pickle refuses, and
-    a result holds its metrics: results travel between processes (multiprocessing, caches) this way. A
-    metric of a definition no registry holds pickles as any object does."""
-    if get_registry().definitions.get(metric.name) is metric.definition:
+    """How a :class:`Metric` pickles (and copies): a built-in one by its name and parameters, its
+    definition found again in the registry where it is loaded (:func:`_registered_metric`), which every
+    process's registry holds. A definition's functions (its trec_eval name) are lambdas, which pickle
+    refuses, and a result holds its metrics: results travel between processes (multiprocessing, caches)
+    this way. A plugin's metric, or one of a definition the registry does not hold, pickles as any
+    object does, by value: the process that loads it may not have the plugin registered (Spark's
+    workers, whose cloudpickle pickles its functions too)."""
+    if (
+        metric.definition.plugin in DEFAULT_PLUGINS
+        and get_registry().definitions.get(metric.name) is metric.definition
+    ):
         return _registered_metric, (metric.name, metric.params, metric.trec_text)
     return cast("tuple[Any, ...]", object.__reduce_ex__(metric, 2))
 
@@ -399,8 +404,8 @@ def _registered_metric(name: str, params: tuple[tuple[str, Any], ...], trec_text
     definition = get_registry().definitions.get(name)
     if definition is None:
         raise RegistryError(
-            f"cannot load a pickled {name!r} metric: no plugin here registers {name!r} (install the plugin "
-            "that registered it where it was pickled)"
+            f"cannot load a pickled {name!r} metric: the registry here has no {name!r}, a built-in metric "
+            "where it was pickled (another version of irspec?)"
         )
     return Metric(name, params, definition, trec_text)
 
