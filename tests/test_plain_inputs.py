@@ -273,7 +273,7 @@ def test_trec_evals_own_commands_print_the_same_lines_with_the_numpy_readers(nam
         clean.append(str(path))
     read = []
     real = plain._parts
-    monkeypatch.setattr(plain, "_parts", lambda path, stop: read.append(path) or real(path, stop))
+    monkeypatch.setattr(plain, "_parts", lambda path, *rest: read.append(path) or real(path, *rest))
     monkeypatch.setattr(plain, "PLAIN_ABOVE", 0)
     ours = _run_cli(_argv(flags, measures, clean))
     assert read  # the run was read by numpy
@@ -299,8 +299,8 @@ def _small_evaluations(q, r, monkeypatch) -> tuple[list[str], object, object]:
     read: list[str] = []
     real = plain.plain_run
 
-    def spy(src):
-        made = real(src)
+    def spy(src, *rest):
+        made = real(src, *rest)
         if made is not None:
             read.append(str(src))
         return made
@@ -370,7 +370,7 @@ def test_irspec_eval_on_a_small_clean_run_reads_it_in_its_own_thread_without_pol
         "from irspec.data import plain\n"
         "read = []\n"
         "real = plain.plain_run\n"
-        "plain.plain_run = lambda src: (lambda made: read.append(made is not None) or made)(real(src))\n"
+        "plain.plain_run = lambda *a: (lambda made: read.append(made is not None) or made)(real(*a))\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    status = main(['eval', {str(q)!r}, {str(r)!r}, '-q', '-m', 'official', '--format', 'trec'])\n"
         "print(status, 'polars' in sys.modules, 'threading' in sys.modules, read)\n"
