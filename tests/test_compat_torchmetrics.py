@@ -23,21 +23,33 @@ import pickle
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-torchmetrics = pytest.importorskip("torchmetrics")
+import irspec.compat.torchmetrics as dropin
+from irspec.compat.torchmetrics import backend
+from irspec.compat.torchmetrics import functional as dropin_functional
 
-import torchmetrics.functional.retrieval as reference_functional  # noqa: E402
-import torchmetrics.retrieval as reference  # noqa: E402
+# torch and torchmetrics, imported by the module's first test (the fixture below), not at collection:
+# every pytest-xdist worker collects this module, and their imports took ~1.3 s of each (issue 35).
+torch: Any = None
+torchmetrics: Any = None
+reference: Any = None  # torchmetrics.retrieval
+reference_functional: Any = None  # torchmetrics.functional.retrieval
 
-import irspec.compat.torchmetrics as dropin  # noqa: E402
-from irspec.compat.torchmetrics import backend  # noqa: E402
-from irspec.compat.torchmetrics import functional as dropin_functional  # noqa: E402
+
+@pytest.fixture(scope="module", autouse=True)
+def _torchmetrics() -> None:
+    global torch, torchmetrics, reference, reference_functional
+    torch = pytest.importorskip("torch")
+    torchmetrics = pytest.importorskip("torchmetrics")
+    import torchmetrics.functional.retrieval as reference_functional
+    import torchmetrics.retrieval as reference
+
 
 ATOL = 2e-6  # both return float32; torchmetrics computes in float32, the drop-in in float64
 SEEDS = range(12)
@@ -444,55 +456,63 @@ def _made(module: Any, name: str, args: dict[str, Any]) -> tuple[Any, ...]:
         return ("raise", type(e), str(e))
 
 
-INDEXES = torch.tensor([0, 0, 1, 1])
-PREDS = torch.tensor([0.5, 0.2, 0.9, 0.1])
-TARGET = torch.tensor([1, 0, 0, 1])
-BAD_UPDATES = [
-    ("none indexes", PREDS, TARGET, None),
-    ("shapes", PREDS, TARGET, torch.tensor([0, 0, 1])),
-    ("int32 indexes", PREDS, TARGET, INDEXES.int()),
-    ("bool preds", PREDS > 0.3, TARGET, INDEXES),
-    ("int preds", (PREDS * 10).long(), TARGET, INDEXES),
-    ("target dtype", PREDS, TARGET.to(torch.int16), INDEXES),
-    ("target not binary", PREDS, TARGET * 2, INDEXES),
-    ("target negative", PREDS, -TARGET, INDEXES),
-    ("empty", PREDS[:0], TARGET[:0], INDEXES[:0]),
-    ("scalar", PREDS[0], TARGET[0], INDEXES[0]),
+def _small() -> tuple[Any, Any, Any]:
+    """Two queries of two documents, ``(indexes, preds, target)``: tensors made inside a test, since torch
+    is not imported at collection."""
+    return torch.tensor([0, 0, 1, 1]), torch.tensor([0.5, 0.2, 0.9, 0.1]), torch.tensor([1, 0, 0, 1])
+
+
+# Each bad update's (preds, target, indexes), made from _small()'s (i, p, t).
+BAD_UPDATES: list[tuple[str, Callable[[Any, Any, Any], tuple[Any, Any, Any]]]] = [
+    ("none indexes", lambda i, p, t: (p, t, None)),
+    ("shapes", lambda i, p, t: (p, t, torch.tensor([0, 0, 1]))),
+    ("int32 indexes", lambda i, p, t: (p, t, i.int())),
+    ("bool preds", lambda i, p, t: (p > 0.3, t, i)),
+    ("int preds", lambda i, p, t: ((p * 10).long(), t, i)),
+    ("target dtype", lambda i, p, t: (p, t.to(torch.int16), i)),
+    ("target not binary", lambda i, p, t: (p, t * 2, i)),
+    ("target negative", lambda i, p, t: (p, -t, i)),
+    ("empty", lambda i, p, t: (p[:0], t[:0], i[:0])),
+    ("scalar", lambda i, p, t: (p[0], t[0], i[0])),
 ]
 
 
-@pytest.mark.parametrize("what,preds,target,indexes", BAD_UPDATES, ids=[b[0] for b in BAD_UPDATES])
+@pytest.mark.parametrize("what,made", BAD_UPDATES, ids=[b[0] for b in BAD_UPDATES])
 @pytest.mark.parametrize("name", ["RetrievalMAP", "RetrievalNormalizedDCG", "RetrievalPrecisionRecallCurve"])
 def test_bad_updates_raise_torchmetrics_errors(
-    name: str, what: str, preds: Any, target: Any, indexes: Any
+    name: str, what: str, made: Callable[[Any, Any, Any], tuple[Any, Any, Any]]
 ) -> None:
+    preds, target, indexes = made(*_small())
+
     def run(module: Any) -> tuple[Any, ...]:
         return outcome(module, name, {}, [(indexes, preds, target)])
 
     assert_same(run(dropin), run(reference))
 
 
-BAD_CALLS = [
-    ("shapes", PREDS, TARGET[:3], {}),
-    ("empty", PREDS[:0], TARGET[:0], {}),
-    ("bool preds", PREDS > 0.3, TARGET, {}),
-    ("target not binary", PREDS, TARGET * 3, {}),
-    ("top_k negative", PREDS, TARGET, {"top_k": -10}),
-    ("top_k float", PREDS, TARGET, {"top_k": 4.0}),
-    ("top_k negative float", PREDS, TARGET, {"top_k": -1.0}),
-    ("adaptive_k", PREDS, TARGET, {"adaptive_k": None}),
-    ("max_k", PREDS, TARGET, {"max_k": 0}),
-    ("float targets R-precision", PREDS, TARGET.float(), {}),
-    ("top_k negative, no positive target", PREDS, TARGET * 0, {"top_k": -10}),
-    ("top_k float, no positive target", PREDS, TARGET * 0, {"top_k": 4.0}),
+# Each bad call's (preds, target), made from _small()'s (p, t), and its arguments.
+BAD_CALLS: list[tuple[str, Callable[[Any, Any], tuple[Any, Any]], dict[str, Any]]] = [
+    ("shapes", lambda p, t: (p, t[:3]), {}),
+    ("empty", lambda p, t: (p[:0], t[:0]), {}),
+    ("bool preds", lambda p, t: (p > 0.3, t), {}),
+    ("target not binary", lambda p, t: (p, t * 3), {}),
+    ("top_k negative", lambda p, t: (p, t), {"top_k": -10}),
+    ("top_k float", lambda p, t: (p, t), {"top_k": 4.0}),
+    ("top_k negative float", lambda p, t: (p, t), {"top_k": -1.0}),
+    ("adaptive_k", lambda p, t: (p, t), {"adaptive_k": None}),
+    ("max_k", lambda p, t: (p, t), {"max_k": 0}),
+    ("float targets R-precision", lambda p, t: (p, t.float()), {}),
+    ("top_k negative, no positive target", lambda p, t: (p, t * 0), {"top_k": -10}),
+    ("top_k float, no positive target", lambda p, t: (p, t * 0), {"top_k": 4.0}),
 ]
 
 
-@pytest.mark.parametrize("what,preds,target,args", BAD_CALLS, ids=[b[0] for b in BAD_CALLS])
+@pytest.mark.parametrize("what,made,args", BAD_CALLS, ids=[b[0] for b in BAD_CALLS])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_bad_calls_raise_torchmetrics_errors(
-    name: str, what: str, preds: Any, target: Any, args: dict[str, Any]
+    name: str, what: str, made: Callable[[Any, Any], tuple[Any, Any]], args: dict[str, Any]
 ) -> None:
+    preds, target = made(*_small()[1:])
     fn_ours, fn_theirs = getattr(dropin_functional, name), getattr(reference_functional, name)
     import inspect
 
@@ -504,8 +524,9 @@ def test_bad_calls_raise_torchmetrics_errors(
 @pytest.mark.parametrize("name", ["RetrievalMAP", "RetrievalMRR"])
 def test_a_top_k_torch_refuses_fails_when_a_query_is_computed(name: str, top_k: Any) -> None:
     # torchmetrics takes them, and fails in torch.topk, for a query with a positive target only
-    for target in (TARGET, TARGET * 0):
-        data = [(INDEXES, PREDS, target)]
+    indexes, preds, target = _small()
+    for t in (target, target * 0):
+        data = [(indexes, preds, t)]
         assert_same(
             outcome(dropin, name, {"top_k": top_k}, data), outcome(reference, name, {"top_k": top_k}, data)
         )
@@ -554,6 +575,8 @@ def test_a_torchmetrics_metric_with_its_states_and_life_cycle() -> None:
 def _ddp_worker(rank: int, world: int, port: int, data: list[Any], out: str) -> None:
     """One process of a two-process group (gloo, on the CPU): updates with its half of the batches,
     then computes over both processes' states."""
+    # a spawned process imports this module afresh: the module's fixture has not imported torch there
+    import torch
     import torch.distributed as dist
 
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)

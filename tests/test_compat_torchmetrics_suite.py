@@ -16,6 +16,7 @@ that folder; where GitHub cannot be reached it says so, and the test skips delib
 from __future__ import annotations
 
 import doctest
+import functools
 import importlib
 import os
 import pkgutil
@@ -27,27 +28,34 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-torchmetrics = pytest.importorskip("torchmetrics")
-
-RETRIEVAL = [importlib.import_module(f"torchmetrics.{p}retrieval") for p in ("", "functional.")]
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from junit import cases  # noqa: E402
-from torchmetrics_dropin import replaced  # noqa: E402
+from junit import cases
+from torchmetrics_dropin import replaced
 
-import irspec.compat.torchmetrics as dropin  # noqa: E402
+import irspec.compat.torchmetrics as dropin
 
 HERE = Path(__file__).resolve().parent
 VERSION = "1.9.0"
+NAMES = [
+    line
+    for line in (HERE / "fixtures" / "torchmetrics_examples.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+]
+"""The examples' names, as :func:`published_examples` finds them in torchmetrics 1.9.0: read from a file
+so that collecting this module imports neither torch nor torchmetrics (~1.3 s of each pytest-xdist
+worker, issue 35); :func:`test_the_installed_torchmetrics_is_the_one_the_drop_in_follows` holds them equal."""
 
 
+@functools.cache
 def published_examples() -> dict[str, tuple[str, doctest.DocTest]]:
     """Every docstring example of torchmetrics' retrieval modules, by name, with its module's name."""
+    pytest.importorskip("torch")
+    pytest.importorskip("torchmetrics")
     found = {}
     finder = doctest.DocTestFinder()
-    for package in RETRIEVAL:
+    for prefix in ("", "functional."):
+        package = importlib.import_module(f"torchmetrics.{prefix}retrieval")
         for info in pkgutil.iter_modules(package.__path__):
             module = importlib.import_module(f"{package.__name__}.{info.name}")
             for test in finder.find(module):
@@ -56,15 +64,18 @@ def published_examples() -> dict[str, tuple[str, doctest.DocTest]]:
     return found
 
 
-EXAMPLES = published_examples()
-
-
 def test_the_installed_torchmetrics_is_the_one_the_drop_in_follows() -> None:
+    import torchmetrics
+
     assert torchmetrics.__version__ == VERSION
-    assert len(EXAMPLES) >= 50  # every class, its plot, every function, the deprecated names
+    assert sorted(published_examples()) == NAMES
+    assert len(NAMES) >= 50  # every class, its plot, every function, the deprecated names
 
 
 def test_the_examples_run_the_drop_in() -> None:
+    published_examples()  # torchmetrics' retrieval modules imported, every one
+    import torchmetrics.retrieval
+
     with replaced():
         for module_name, module in list(sys.modules.items()):
             if module_name.startswith("torchmetrics") and module is not None:
@@ -80,13 +91,13 @@ def test_the_examples_run_the_drop_in() -> None:
     assert torchmetrics.retrieval.RetrievalMAP is not dropin.RetrievalMAP  # and torchmetrics' own after
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", NAMES)
 def test_torchmetrics_published_examples(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import matplotlib
 
     matplotlib.use("Agg")  # the plot examples draw, off screen
     monkeypatch.chdir(tmp_path)
-    module_name, test = EXAMPLES[name]
+    module_name, test = published_examples()[name]
     out: list[str] = []
     with replaced() as done, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the deprecated names' warnings, torch's
