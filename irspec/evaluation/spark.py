@@ -304,11 +304,26 @@ def _coverage(
     queries each run lacks and which of its queries the qrels lack: an error under
     ``missing_queries="error"``, otherwise the warnings :func:`irspec.evaluate` issues, which are
     returned too, by run name (``""``: about every run), for :func:`results`."""
-    judged = set(_arrow(q.select(query).distinct()).column(query).to_pylist())
-    pairs = _arrow(r.select("run", "query_id").distinct())
+    # the qrels' queries and the run's (run, query) pairs in one collection: one Spark job fewer, and
+    # each job is ~0.25 s on a small input (issue 35)
+    both = _arrow(
+        q.select(
+            F.lit(None).cast("string").alias("run"),
+            F.col(query).alias("query_id"),
+            F.lit(True).alias("judged"),
+        )
+        .unionByName(r.select("run", "query_id", F.lit(False).alias("judged")))
+        .distinct()
+    )
+    judged: set[str] = set()
     answered: dict[str, set[str]] = {}
-    for name, qid in zip(pairs.column("run").to_pylist(), pairs.column("query_id").to_pylist(), strict=True):
-        answered.setdefault(name, set()).add(qid)
+    for name, qid, in_qrels in zip(
+        *(both.column(c).to_pylist() for c in ("run", "query_id", "judged")), strict=True
+    ):
+        if in_qrels:
+            judged.add(qid)
+        else:
+            answered.setdefault(name, set()).add(qid)
     if None in answered:
         raise InputError("the run column has a null run name", "<Spark run>")
     runs = [single] if single is not None else sorted(answered)

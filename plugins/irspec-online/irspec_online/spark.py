@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -127,11 +128,13 @@ def summaries(
         .mapInArrow(summarise_batches, f"{schema}, problem string")
         .cache()
     )
-    bad = summary.where(F.col("problem").isNotNull()).orderBy("line").limit(1).collect()
-    if bad:
-        raise InputError(f"{ROW} {bad[0]['line']}: {bad[0]['problem']}", WHERE)
-    if summary.limit(1).count() == 0:
+    # the first bad record by row id, else any good one: one Spark job says both whether a record is bad
+    # and whether there is any (a count after it took two more, ~0.25 s each on a small log: issue 35)
+    first = summary.orderBy(F.col("problem").isNull(), "line").limit(1).collect()
+    if not first:
         raise InputError("the log has no records", WHERE)
+    if first[0]["problem"] is not None:
+        raise InputError(f"{ROW} {first[0]['line']}: {first[0]['problem']}", WHERE)
     return summary.drop("problem")
 
 
@@ -330,11 +333,15 @@ class SparkSessions:
     ``weight``) and the pairs' :class:`~irspec_online.clickmodels.Vocabulary` on the driver. A click model
     fits it and evaluates on it as on a :class:`~irspec_online.clickmodels.Sessions` (its :meth:`reduce`)."""
 
-    def __init__(self, frame: DataFrame, vocabulary: Vocabulary) -> None:
+    def __init__(
+        self, frame: DataFrame, vocabulary: Vocabulary, rows: int | None = None, count: float | None = None
+    ) -> None:
+        """``rows`` and ``count``, where the caller knows them (:func:`click_sessions` does), are the
+        frame's rows and its weights' sum: given, ``len()`` and :attr:`count` start no Spark job."""
         self.frame = frame.select("pairs", "clicks", "length", "weight")
         self.vocabulary = vocabulary
-        self._rows: int | None = None
-        self._count: float | None = None
+        self._rows = rows
+        self._count = count
 
     def __len__(self) -> int:
         if self._rows is None:
@@ -412,11 +419,34 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
             .groupBy("query", "docs", "clicks", "length", "held")
             .agg(F.count(F.lit(1)).cast("double").alias("weight"))
         )
-        pairs = distinct.select("query", F.explode("docs").alias("doc")).distinct().orderBy("query", "doc")
+        # One collection, per query: its documents (for the pairs' codes) and its sessions in training and
+        # held out. The driver then knows whether there is anything to fit, which queries training saw, and
+        # both tables' sizes, which a count each made Spark compute again (issue 35: 14 of a fit's 35 jobs).
+        train_only, held_only = ~F.col("held"), F.col("held")
+        per_query = distinct.groupBy("query").agg(
+            # a set of result lists first: a query's sessions mostly share a few
+            F.array_sort(F.array_distinct(F.flatten(F.collect_set("docs")))).alias("docs"),
+            F.count(F.when(train_only, 1)).alias("train_rows"),
+            F.sum(F.when(train_only, F.col("weight"))).alias("train_weight"),
+            F.count(F.when(held_only, 1)).alias("test_rows"),
+            F.sum(F.when(held_only, F.col("weight"))).alias("test_weight"),
+        )
+        table = per_query.toArrow()
+        # the pairs coded in (query, document) order: Python's order of strings is Spark's (UTF-8's bytes)
+        queries = table.column("query").to_pylist()
+        order = sorted(range(table.num_rows), key=lambda i: (queries[i] is not None, queries[i] or ""))
+        table = table.take(pa.array(order, pa.int64()))
         vocabulary = Vocabulary()
-        table = pairs.toArrow()
-        for q, d in zip(table.column("query").to_pylist(), table.column("doc").to_pylist(), strict=True):
-            vocabulary.code(q, d)
+        for q, docs in zip(table.column("query").to_pylist(), table.column("docs").to_pylist(), strict=True):
+            for d in docs:
+                vocabulary.code(q, d)
+        seen = pc.greater(table.column("train_rows"), 0)
+        if not pc.any(seen).as_py():
+            raise InputError("the log has no records to fit", WHERE)
+        sizes = {
+            name: pc.sum(pc.filter(table.column(name), seen)).as_py() or 0
+            for name in ("train_rows", "train_weight", "test_rows", "test_weight")
+        }
         codes = frame.sparkSession.sparkContext.broadcast(vocabulary.codes)
 
         def coded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -435,13 +465,15 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
             coded, "query string, pairs array<long>, clicks long, length long, weight double, held boolean"
         ).cache()
         train = table_frame.where(~F.col("held"))
-        if train.limit(1).count() == 0:
-            raise InputError("the log has no records to fit", WHERE)
-        seen = train.select("query").distinct()
-        test = table_frame.where(F.col("held")).join(seen, "query", "left_semi")
+        # the queries training saw, from the driver: the held-out sessions a filter of the cached table
+        known = frame.sparkSession.createDataFrame(table.filter(seen).select(["query"]))
+        test = table_frame.where(F.col("held")).join(known, "query", "left_semi")
     finally:
         made.unpersist()
-    return SparkSessions(train, vocabulary), SparkSessions(test, vocabulary)
+    return (
+        SparkSessions(train, vocabulary, sizes["train_rows"], float(sizes["train_weight"])),
+        SparkSessions(test, vocabulary, sizes["test_rows"], float(sizes["test_weight"])),
+    )
 
 
 _ARROW_SESSIONS = pa.schema([("query", pa.string()), ("docs", pa.list_(pa.string())), ("clicks", pa.int64()),
