@@ -245,8 +245,12 @@ class Probabilistic:
         docs: list[str] = []
         team: list[int] = []
         p_a: list[float] = []
-        while len(docs) < depth and (left_a.any() or left_b.any()):
-            total_a, total_b = weight_a[left_a].sum(), weight_b[left_b].sum()
+        # what is left of each ranking, counted, and its weight, summed again only when a document left it
+        # (numpy's sum of what is left, as before: the same totals to the bit; a simulation's bank draws
+        # thousands of lists, issue 35)
+        count_a, count_b = len(docs_a), len(docs_b)
+        total_a, total_b = weight_a.sum(), weight_b.sum()
+        while len(docs) < depth and (count_a or count_b):
             use_a = total_b == 0 or (total_a > 0 and rng.random() < 0.5)
             weights, left, names = (weight_a, left_a, docs_a) if use_a else (weight_b, left_b, docs_b)
             p = np.where(left, weights, 0.0)
@@ -263,8 +267,12 @@ class Probabilistic:
             p_a.append(pa / (pa + pb))
             if doc in index_a:
                 left_a[index_a[doc]] = False
+                count_a -= 1
+                total_a = weight_a[left_a].sum()
             if doc in index_b:
                 left_b[index_b[doc]] = False
+                count_b -= 1
+                total_b = weight_b[left_b].sum()
         return _served(docs, team, ra, rb, depth, p_a)
 
     def outcome(self, clicks: Clicks) -> np.ndarray:
