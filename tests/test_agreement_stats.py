@@ -14,7 +14,6 @@ import scipy.stats
 from irspec.stats import concordance as cc
 
 krippendorff = importlib.import_module("krippendorff")
-sklearn_metrics = importlib.import_module("sklearn.metrics")
 
 
 def _scores(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -170,6 +169,7 @@ def test_cohen_kappa_against_sklearn(seed, weights):
     rng = np.random.default_rng(seed)
     a, b = _labels(rng, int(rng.integers(1, 40)))
     grades = list(range(int(min(a.min(), b.min())), int(max(a.max(), b.max())) + 1))
+    sklearn_metrics = importlib.import_module("sklearn.metrics")  # not at collection: ~0.4 s a worker
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sklearn warns when kappa is 0/0
         expected = sklearn_metrics.cohen_kappa_score(

@@ -13,8 +13,6 @@ from statistics import mean, stdev
 import pytest
 import pytrec_eval
 import scipy.stats
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.power import TTestPower
 from trecdicts import read_trec_dict
 
 from irspec.plan import load_plan, run_plan
@@ -84,6 +82,8 @@ def test_the_agreement_of_the_two_sets(report, reference):
     labels = report.agreement.labels[0]
     assert labels.common == len(common)
     x, y = [h[q][d] for q, d in common], [m[q][d] for q, d in common]
+    from sklearn.metrics import cohen_kappa_score  # here, not at collection: ~0.4 s a worker (issue 35)
+
     assert labels.kappa == pytest.approx(cohen_kappa_score(x, y), abs=1e-12)
 
 
@@ -96,12 +96,16 @@ def test_the_power_of_each_comparison(report, reference):
     assert found.sd_difference == pytest.approx(
         stdev(d), rel=1e-9
     )  # pytrec_eval rounds its nDCG otherwise in the last bits
+    from statsmodels.stats.power import TTestPower  # here, not at collection (issue 35)
+
     power = TTestPower().power(effect_size=0.05 / stdev(d), nobs=len(d), alpha=0.05, alternative="two-sided")
     assert found.achieved_power == pytest.approx(power, abs=1e-9)
 
 
 def _power_dense_bm25(reference, name: str) -> float:
     """statsmodels' power of the paired t-test of dense against bm25 on nDCG@10 under one set (delta 0.05)."""
+    from statsmodels.stats.power import TTestPower  # here, not at collection (issue 35)
+
     systems, _ = reference[name]
     d = [systems["dense"][q] - systems["bm25"][q] for q in systems["bm25"]]
     return TTestPower().power(effect_size=0.05 / stdev(d), nobs=len(d), alpha=0.05, alternative="two-sided")

@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,19 +27,22 @@ import irspec
 from irspec.errors import EvaluationError, PlanError
 from irspec.plan import load_plan, render_outputs, run_plan
 
-statsmodels_power = importlib.import_module("statsmodels.stats.power")
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cli_run import Done, irspec_cli  # noqa: E402
-from synthetic import make_result  # noqa: E402
+from cli_run import Done, irspec_cli
+from synthetic import make_result
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "specs" / "demo"
 RUNS = ["bm25", "dense", "hybrid"]
 METRICS = ["nDCG@10", "AP"]
-TT = statsmodels_power.TTestPower()
-FA = statsmodels_power.FTestAnovaPower()
+
+
+def _statsmodels_power() -> tuple[Any, Any]:
+    """statsmodels' powers of the paired t-test and of the one-way ANOVA: imported by the tests that use
+    them, not at collection (~0.3 s of each pytest-xdist worker, issue 35)."""
+    power = importlib.import_module("statsmodels.stats.power")
+    return power.TTestPower(), power.FTestAnovaPower()
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +58,7 @@ def _differences(ra, rb, metric: str) -> list[float]:
 
 
 def test_pairs_against_statsmodels(demo_results):
+    TT, _ = _statsmodels_power()
     found = irspec.power(demo_results, delta=0.05, alpha=0.05, power=0.8, baseline="bm25")
     assert [(p.metric, p.a, p.b) for p in found.pairs] == [
         (m, r, "bm25") for m in METRICS for r in ("dense", "hybrid")
@@ -72,6 +77,7 @@ def test_pairs_against_statsmodels(demo_results):
 
 
 def test_anova_against_statsmodels(demo_results):
+    _, FA = _statsmodels_power()
     pd = importlib.import_module("pandas")
     smf = importlib.import_module("statsmodels.formula.api")
     from statsmodels.stats.anova import anova_lm
@@ -165,6 +171,7 @@ def test_every_format(demo_results):
 
 
 def test_curves_read_the_design(demo_results):
+    TT, _ = _statsmodels_power()
     found = irspec.power(demo_results, delta=0.05, baseline="bm25")
     curves = found.curves(points=30)
     assert [c.design for c in curves] == ["t"] * 4 + ["anova"] * 2
