@@ -15,6 +15,7 @@ import collections
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -341,3 +344,18 @@ def test_making_an_evaluator_leaves_the_garbage_collector_as_it_was(enabled: boo
         assert evaluator.evaluate({"q1": {"d1": 1.0, "d2": 0.5}}) == {"q1": {"map": 1.0}}
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@given(st.text(alphabet="._,0123456789x", max_size=12))
+@example("_5x")
+@example(".0.25,5.")
+@example("_5,,6")
+@example("_5.x")
+@example("_0.5,1.")
+@settings(max_examples=300, deadline=None)
+def test_a_measures_parameters_are_read_as_pytrec_evals_pattern_reads_them(text):
+    """The parameters after a measure's name, read by hand: pytrec_eval's pattern is the reference."""
+    from irspec.compat.pytrec_eval import _parameters
+
+    m = re.compile(r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)").match("P" + text, 1)
+    assert _parameters("P" + text, 1) == (m.group(1) if m else None)

@@ -70,13 +70,11 @@ import functools
 import itertools
 import math
 import operator
-import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from irspec.errors import InputError, InputTypeError, IrspecError, IrspecWarning, quote
-from irspec.frozen import frozen
 from irspec.lazy import collector_paused
 
 __all__ = [
@@ -131,22 +129,56 @@ _GAIN_PAIRS = frozenset({"G", "ndcg", "ndcg_rel", "Rndcg"})
 _TEXT = frozenset({"runid", "relstring"})  # trec_eval prints text; pytrec_eval's number stays 0.0
 _TREC9 = frozenset({"iprec_at_recall", "11pt_avg"})  # where trec_eval 9's values differ from 10's
 
-# A measure's parameters as pytrec_eval reads them from its name: after "." or "_", numbers separated
-# by commas; what follows them is ignored ("P_5x" is P_5), as pytrec_eval's match at the start does.
-_PARAMETERS = re.compile(r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)")
+_DIGITS = frozenset("0123456789")
+
+
+def _parameters(name: str, at: int) -> str | None:
+    """A measure's parameters as pytrec_eval reads them from its name at ``at``: after "." or "_", numbers
+    (``5``, ``0.25``) separated by commas; what follows them is ignored ("P_5x" is P_5), as pytrec_eval's
+    match at the start does (its pattern ``[._]([0-9]+(?:\\.[0-9]+)?(?:,[0-9]+(?:\\.[0-9]+)?)*)``, read by
+    hand: compiling it was ~0.2 ms of every BEIR evaluation's process). ``None`` when there are none."""
+    if at >= len(name) or name[at] not in "._":
+        return None
+    end = _number_end(name, at + 1)
+    if end is None:
+        return None
+    while end < len(name) and name[end] == ",":
+        after = _number_end(name, end + 1)
+        if after is None:
+            break
+        end = after
+    return name[at + 1 : end]
+
+
+def _number_end(name: str, i: int) -> int | None:
+    """Where a number (``[0-9]+(\\.[0-9]+)?``) starting at ``i`` of ``name`` ends; ``None`` for no digit."""
+    j = i
+    while j < len(name) and name[j] in _DIGITS:
+        j += 1
+    if j == i:
+        return None
+    if j + 1 < len(name) and name[j] == "." and name[j + 1] in _DIGITS:
+        j += 2
+        while j < len(name) and name[j] in _DIGITS:
+            j += 1
+    return j
+
 
 # A document id for the queries whose ranking is empty, evaluated with every ranking cut to depth 0.
 _PLACEHOLDER = "irspec.compat: empty ranking"
 
 
-@frozen
 class _Key:
     """One key of a query's result: ``metric`` is the irspec metric it shows (None for text measures,
-    0.0), ``log`` when pytrec_eval gives trec_eval's per-query term of a geometric mean."""
+    0.0), ``log`` when pytrec_eval gives trec_eval's per-query term of a geometric mean. (A plain class:
+    a frozen one's fields are read when the module loads, ~0.1 ms of every BEIR evaluation.)"""
 
-    trec_name: str  # the key, as the attribute report.trec.trec_order sorts by
-    metric: Any = None
-    log: bool = False
+    __slots__ = ("log", "metric", "trec_name")
+
+    def __init__(self, trec_name: str, metric: Any = None, log: bool = False) -> None:
+        self.trec_name = trec_name  # the key, as the attribute report.trec.trec_order sorts by
+        self.metric = metric
+        self.log = log
 
 
 def _requested(measures: Iterable[str]) -> dict[str, list[str]]:
@@ -163,9 +195,9 @@ def _requested(measures: Iterable[str]) -> dict[str, list[str]]:
             found.setdefault(name, set())
             continue
         for base in supported_measures:
-            params = _PARAMETERS.match(name, len(base)) if name.startswith(base) else None
+            params = _parameters(name, len(base)) if name.startswith(base) else None
             if params:
-                found.setdefault(base, set()).update(params.group(1).split(","))
+                found.setdefault(base, set()).update(params.split(","))
                 break
         else:
             raise ValueError(f"unsupported measure {name}")
@@ -254,7 +286,7 @@ def _beyond_range(base: str, params: list[str]) -> tuple[list[_Key], list[str]]:
 
 
 def _number(text: str) -> float:
-    """A parameter as trec_eval 9 reads a float (C's atof of the digits ``_PARAMETERS`` matched)."""
+    """A parameter as trec_eval 9 reads a float (C's atof of the digits :func:`_parameters` read)."""
     return float(text)
 
 
