@@ -91,7 +91,6 @@ _SMALL_SLICE = 256 << 10
 fault for every page its temporaries first take (~2 µs each here), and a slice a quarter the size takes
 0.84x the time of a 50-topic run's read (790 faults where 2,130)."""
 
-
 _PART = 4 << 20
 """Bytes of text whose queries make a part of a run (:class:`PlainReading`): the caller evaluates a part
 while the next ones are read; a few parts cost no more to evaluate than the whole (a 1M-line run in 2 to
@@ -213,11 +212,6 @@ class PlainReading:
                 self.name = stem(self.path) or self.runid or "run"
                 return
             yield item
-
-    def result(self) -> PlainRun | None:
-        """The whole run, its parts put together, or ``None`` for the general reader."""
-        parts = list(self.parts())
-        return _joined(parts, self.path, self.runid) if self.whole and parts else None
 
     def close(self) -> None:
         """Stop the reading and wait for it to end (nothing is left behind: a reading raises nothing)."""
