@@ -177,7 +177,7 @@ def _init_source(
         "_irspec_get": object.__getattribute__,
     }
     params, keywords, body = ["self"], list[str](), list[str]()
-    assigned: list[str] = []  # "name=value" of the fields set, in order
+    assigned: list[tuple[str, str]] = []  # (name, value) of the fields set, in order
     defaults: list[Any] = []
     keyword_defaults: dict[str, Any] = {}
     annotations: dict[str, Any] = {}
@@ -206,13 +206,13 @@ def _init_source(
             # object's __setattr__, as a frozen dataclass's __init__ sets its fields: the class's own
             # refuses every assignment after __init__, and a call of it for each field of each instance
             # was a fifth of filling the registry
-            assigned.append(f"{f.name}={value}")
-    if assigned and _in_own_dict(cls, [a.partition("=")[0] for a in assigned]):
+            assigned.append((f.name, value))
+    if assigned and _in_own_dict(cls, [name for name, _ in assigned]):
         # one update of the instance's dict: what object's __setattr__ does field by field when no field is
         # a data descriptor of the class, in a quarter of the source to compile (and a call an instance)
-        body.append(f"_irspec_get(self, '__dict__').update({', '.join(assigned)})")
+        body.append(f"_irspec_get(self, '__dict__').update({', '.join(f'{n}={v}' for n, v in assigned)})")
     else:
-        body += [f"_irspec_set(self, {a.partition('=')[0]!r}, {a.partition('=')[2]})" for a in assigned]
+        body += [f"_irspec_set(self, {name!r}, {value})" for name, value in assigned]
     if hasattr(cls, "__post_init__"):
         variables = ", ".join(f.name for f in fields if f._field_type is _INITVAR)
         body.append(f"self.__post_init__({variables})")
