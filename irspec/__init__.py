@@ -28,7 +28,6 @@ from irspec.errors import (
     UnknownMetricError,
 )
 from irspec.lazy import lazy_names
-from irspec.spec.hooks import hookimpl
 from irspec.spec.plugins import get_registry
 from irspec.spec.registry import (
     Alias,
@@ -134,6 +133,7 @@ def metrics() -> dict[str, MetricDef]:
 # is imported when one of its names is first used, so `import irspec` stays light. A new heavy entry
 # point is one line here (and one in __all__).
 _LAZY: dict[str, str] = {
+    "hookimpl": "irspec.spec.hooks",  # pluggy's marker, and pluggy, imported when a plugin first uses it
     "evaluate": "irspec.evaluation.systems",  # results.evaluate, with systems of several runs
     "Result": "irspec.evaluation.result",
     "ResultSet": "irspec.evaluation.result_set",

@@ -82,7 +82,6 @@ from irspec.spec.definitions import (
     SupportsTables,
     each,
 )
-from irspec.spec.hooks import hookimpl
 
 __all__ = [
     # declarations
@@ -144,6 +143,7 @@ __all__ = [
 # used, so that importing this module (a plugin's declarations do, whenever irspec builds its registry)
 # stays as light as `import irspec`.
 _LAZY: dict[str, str] = {
+    "hookimpl": "irspec.spec.hooks",  # pluggy's marker: pluggy is imported with it
     "Context": "irspec.evaluation.context",
     "QueryView": "irspec.evaluation.context",
     "Options": "irspec.evaluation.context",

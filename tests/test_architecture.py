@@ -92,7 +92,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("spec.registry",),  # the name table; binds syntax trees to metric definitions
     ("spec.fusion",),  # fusion specs bound to registered fusion methods
     ("spec.hooks",),  # the pluggy hooks
-    ("spec.plugins", "builtin"),  # the plugin manager; the built-in metrics' declarations
+    ("spec.manager",),  # pluggy's plugin manager, made only when a plugin is to be loaded
+    ("spec.plugins", "builtin"),  # the registry of the plugins; the built-in metrics' declarations
     (
         "spec.catalog",
         "spec.methods",
@@ -213,6 +214,8 @@ HEAVY = {
 """Third-party modules that cost a noticeable part of a second to import."""
 
 LAZY_EDGES = {
+    "spec.plugins": "pluggy's plugin manager (spec.manager) is made only when a plugin is to be loaded: "
+    "the built-ins' registry is built without pluggy",
     "__init__": "the face: the entry points load on first use so that `import irspec` stays light",
     "cli": "each subcommand imports what it runs, so `irspec parse` loads no numpy",
     "report.plots": "matplotlib is imported only when a PNG is drawn (the plots output): the HTML report needs none",

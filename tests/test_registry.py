@@ -904,3 +904,97 @@ def test_a_trec_name_splits_at_its_first_underscore_before_a_number(name):
     """split_trec_name reads the name without a regular expression: the one it stood for is the reference."""
     m = re.match(r"(.*?)_([-.0-9].*)$", name)
     assert split_trec_name(name) == ((m.group(1), m.group(2)) if m else (name, ""))
+
+
+# --- the built-ins' registry, built without pluggy ----------------------------------------------------
+
+
+def _described(registry: irspec.spec.registry.Registry) -> dict:
+    """Everything a registry holds, as text that two equal registries share: each table's entries with
+    their reprs (a frozen class's repr shows every field), each name's entry, and the distributions. A
+    function a hook makes as it runs (an alias's reader of dotted parameters) is shown without its
+    address: each call of the hook makes its own."""
+
+    def shown(x):
+        return re.sub(r" at 0x[0-9a-f]+", "", repr(x))
+
+    names = {key: (e.plugin, shown(e.definition), shown(e.alias)) for key, e in registry._names.items()}
+    tables = {k: shown(v) for k, v in vars(registry).items() if k not in ("_names", "distributions")}
+    return {"names": names, "tables": tables, "distributions": dict(registry.distributions)}
+
+
+def test_the_builtins_registry_is_the_one_pluggys_manager_builds():
+    """builtin_registry() calls the built-in modules' hooks itself, in the order pluggy calls them:
+    the same entries, in the same order, claimed by the same plugins, as build_registry over a plugin
+    manager of the built-ins alone."""
+    ours = irspec.spec.plugins.builtin_registry()
+    assert ours is not None
+    theirs = build_registry(get_plugin_manager(load_entry_points=False))
+    assert _described(ours) == _described(theirs)
+    assert list(ours.definitions) == list(theirs.definitions)
+    assert len(ours.definitions) > 40 and ours.groups and ours.fusions and ours.aliases
+
+
+def test_the_builtins_hooks_are_marked_as_pluggys_markers_mark_them():
+    """builtin_hookimpl and the hook specifications' marker write what pluggy's markers write when
+    given no options: a pluggy that records another option fails here, not in a user's process."""
+
+    def f(register): ...
+
+    def g(register): ...
+
+    assert vars(pluggy.HookimplMarker("irspec")(f)) == vars(irspec.spec.hooks.builtin_hookimpl(g))
+    spec = pluggy.HookspecMarker("irspec")(lambda register: None)
+    assert spec.irspec_spec == irspec.spec.hooks.irspec_register_metrics.irspec_spec
+    assert set(irspec.spec.plugins._REGISTRATION_ORDER) == {h.__name__ for h in irspec.spec.hooks.HOOKS}
+
+
+def test_a_builtin_hook_with_options_is_left_to_pluggy(monkeypatch):
+    """An option that changes pluggy's order of calls (tryfirst) is pluggy's to honour: builtin_registry
+    declines, and the default registry is then built by a plugin manager."""
+    hook = importlib.import_module(DEFAULT_PLUGINS[0]).irspec_register_metrics
+    monkeypatch.setattr(hook, "irspec_impl", {**hook.irspec_impl, "tryfirst": True})
+    assert irspec.spec.plugins.builtin_registry() is None
+
+
+_DEFAULT_REGISTRY_CHILD = """
+import json, sys
+import irspec
+from irspec.spec.plugins import get_registry
+registry = get_registry()
+irspec.parse("nDCG@10")
+print(json.dumps({"pluggy": "pluggy" in sys.modules, "metrics": sorted(registry.definitions)}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "pluggy_used"),
+    [
+        ({"IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"}, False),
+        ({"IRSPEC_LOAD_PLUGINS": ""}, False),  # an allow-list of none: nothing to load
+        ({}, True),  # the shipped plugins are installed where this suite runs
+        ({"IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1", "IRSPEC_TRACE_PLUGINS": "1"}, True),  # traced by pluggy
+    ],
+)
+def test_the_default_registry_imports_pluggy_only_for_plugins_or_tracing(env, pluggy_used):
+    """In a process of its own (the default registry is built once a process): without a plugin to
+    load, the built-ins' registry is built without pluggy, and holds what a plugin manager's holds."""
+    import json
+    import os
+    import subprocess
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("IRSPEC_")}
+    out = subprocess.run(
+        [sys.executable, "-c", _DEFAULT_REGISTRY_CHILD],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(out.stdout)
+    assert got["pluggy"] is pluggy_used
+    builtins = sorted(build_registry(get_plugin_manager(load_entry_points=False)).definitions)
+    if pluggy_used and "IRSPEC_TRACE_PLUGINS" not in env:
+        assert set(builtins) < set(got["metrics"])  # the shipped plugins' metrics too
+    else:
+        assert got["metrics"] == builtins

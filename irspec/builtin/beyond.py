@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from irspec.builtin._common import kernel, rel
 from irspec.builtin.popularity import list_cutoff
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import NONNEGATIVE, UNIT, MetricDef, Param
 
 K = "beyond"
@@ -103,7 +103,7 @@ TiiS 2016; RecTools' ``Serendipity``.""",
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register intra-list diversity and serendipity."""
     register(ILD, aliases=["IntraListDiversity"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from irspec.builtin._common import kernel, rel
 from irspec.spec import syntax
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import UNIT, MetricDef, Param
 
 K = "bpref"
@@ -48,7 +48,7 @@ GM_BPREF = MetricDef(
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register bpref and gm_bpref."""
     register(BPREF, aliases=["binary_preference"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from irspec.builtin._common import kernel, rel
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import Better, MetricDef, Redirect
 
 K = "counts"
@@ -45,7 +45,7 @@ NUM_NONREL_JUDGED_RET = _count(
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the counts."""
     register(NUM_Q, aliases=["num_q"])

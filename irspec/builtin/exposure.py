@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from irspec.builtin._common import kernel
 from irspec.builtin.popularity import list_cutoff
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import NONNEGATIVE, UNIT, MetricDef
 
 K = "exposure"
@@ -63,7 +63,7 @@ Reference: Shani & Gunawardana, "Evaluating recommendation systems", Recommender
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the catalogue-level metrics."""
     register(COVERAGE)

@@ -12,7 +12,7 @@ The kernels are in :mod:`irspec.builtin.kernels.fusion`.
 
 from __future__ import annotations
 
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import FusionDef, Param, Register
 
 _K = "irspec.builtin.kernels.fusion:"
@@ -246,7 +246,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
 """Every built-in method with its aliases (ranx's names among them)."""
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_fusion(register: Register) -> None:
     """Register the built-in fusion methods."""
     for method, aliases in METHODS:

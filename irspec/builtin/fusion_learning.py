@@ -25,7 +25,7 @@ The kernels are in :mod:`irspec.builtin.kernels.fusion_learning`.
 
 from __future__ import annotations
 
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import FusionDef, Param, Register
 
 _K = "irspec.builtin.kernels.fusion_learning:"
@@ -128,7 +128,7 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
 """Every built-in method that learns, with its aliases (ranx's names are their canonical names' lower case)."""
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_fusion(register: Register) -> None:
     """Register the built-in fusion methods that learn."""
     for method, aliases in METHODS:

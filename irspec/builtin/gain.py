@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, short_float
 from irspec.errors import ParameterError
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import (
     NONNEGATIVE,
     UNIT,
@@ -119,7 +119,7 @@ Kekäläinen, TOIS 2002.""",
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the DCG family."""
     register(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from irspec.builtin._common import TREC_CUTOFFS
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import MetricGroup
 
 _CUTS = ",".join(TREC_CUTOFFS)
@@ -47,7 +47,7 @@ ALL_TREC = MetricGroup(
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register trec_eval's measure sets."""
     register(OFFICIAL)

@@ -15,7 +15,7 @@ mean over users gives it.
 from __future__ import annotations
 
 from irspec.builtin._common import kernel
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import NONNEGATIVE, UNIT, MetricDef, Param
 
 K = "popularity"
@@ -88,7 +88,7 @@ Handbook 2015.""",
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the per-user popularity-bias metrics."""
     register(ARP)

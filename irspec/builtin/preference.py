@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from irspec.builtin._common import cutoff, kernel, rel
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import UNIT, MetricDef, Param
 
 K = "preference"
@@ -47,7 +47,7 @@ evaluation with ir-measures", ECIR 2022).""",
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register Compat and Accuracy."""
     register(COMPAT, aliases=["compatibility"])

@@ -10,7 +10,7 @@ is :func:`irspec.recsys.jain_propensity`), read by the kernels from the context.
 from __future__ import annotations
 
 from irspec.builtin._common import cutoff, kernel, rel
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import NONNEGATIVE, MetricDef, Param
 
 K = "propensity"
@@ -68,7 +68,7 @@ binary ideal DCG, not by the weighted one, so values are not bounded by 1); 0 wh
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the propensity-scored metrics."""
     # No pyxclib spellings as aliases: its psprecision and psndcg are the ratios of means (see ideal).

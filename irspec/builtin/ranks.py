@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, short_float, trec_name_for
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import (
     MAX_COUNT,
     NONNEGATIVE,
@@ -228,7 +228,7 @@ precision with incomplete and imperfect judgments", CIKM 2006.""",
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the rank-based metrics."""
     register(AP, aliases=["MAP", "average_precision", Alias("map_cut", dotted=each("k"))])

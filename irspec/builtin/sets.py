@@ -6,7 +6,7 @@ import math
 
 from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, rel, trec_name_for
 from irspec.errors import ParameterError
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import UNIT, Alias, Metric, MetricDef, MetricGroup, Param, Redirect, each
 
 K = "sets"
@@ -180,7 +180,7 @@ unranked set would get if its relevant documents were spread evenly).""",
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register the set and cutoff metrics."""
     register(PRECISION, aliases=["precision", "SetP", "set_P"])

@@ -7,7 +7,7 @@ m_Rndcg.c, m_rbp.c, m_unj.c, m_yaap.c); see each docstring.
 from __future__ import annotations
 
 from irspec.builtin._common import cutoff, kernel, plain, rel, short_float
-from irspec.spec.hooks import hookimpl
+from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import UNIT, Metric, MetricDef, MetricGroup, Param
 
 K = "trec_misc"
@@ -158,7 +158,7 @@ R = 0. trec_eval's m_yaap.c (not part of all_trec).""",
 )
 
 
-@hookimpl
+@builtin_hookimpl
 def irspec_register_metrics(register) -> None:
     """Register trec_eval's remaining measures."""
     register(UTILITY)

@@ -6,17 +6,26 @@ parties ship theirs in a package with an entry point in the ``irspec`` group::
 
     [project.entry-points.irspec]
     mymetrics = "mymetrics.plugin"
+
+:data:`hookimpl` and :data:`hookspec` are pluggy's markers, made when first used: pluggy costs ~2 ms to
+import, and a process that evaluates with the built-in metrics alone never needs it
+(:func:`irspec.spec.plugins.get_registry`). The built-in modules and the hook specifications below are
+marked by :func:`builtin_hookimpl` and :func:`_hookspec`, which write the options pluggy's markers write
+when given none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-import pluggy
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    import pluggy
+
     from irspec.spec.registry import Register
+
+    hookspec: pluggy.HookspecMarker
+    hookimpl: pluggy.HookimplMarker
 
 __all__ = [
     "hookimpl",
@@ -30,14 +39,56 @@ __all__ = [
     "irspec_register_readers",
 ]
 
-hookspec = pluggy.HookspecMarker("irspec")
-"""Marks a function in this module as a hook specification."""
+PROJECT = "irspec"
+"""pluggy's project name for irspec's hooks, which names the attributes its markers set."""
 
-hookimpl = pluggy.HookimplMarker("irspec")
-"""Marks a plugin function as an implementation of an irspec hook (re-exported as ``irspec.hookimpl``)."""
+IMPL_DEFAULTS: dict[str, Any] = {
+    "wrapper": False,
+    "hookwrapper": False,
+    "optionalhook": False,
+    "tryfirst": False,
+    "trylast": False,
+    "specname": None,
+}
+"""The options ``pluggy.HookimplMarker`` records for a ``@hookimpl`` given none (its ``HookimplOpts``)."""
+
+SPEC_DEFAULTS: dict[str, Any] = {
+    "firstresult": False,
+    "historic": False,
+    "warn_on_impl": None,
+    "warn_on_impl_args": None,
+}
+"""The options ``pluggy.HookspecMarker`` records for a ``@hookspec`` given none (its ``HookspecOpts``)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-@hookspec
+def builtin_hookimpl(function: F) -> F:
+    """Mark ``function`` as ``@hookimpl`` with no options marks it, without importing pluggy: how the
+    built-in modules mark their hooks, so that a registry of the built-ins alone is built without
+    pluggy (:func:`irspec.spec.plugins.get_registry`). A test holds the attribute to pluggy's own."""
+    setattr(function, f"{PROJECT}_impl", dict(IMPL_DEFAULTS))
+    return function
+
+
+def _hookspec(function: F) -> F:
+    """Mark ``function`` as ``@hookspec`` with no options marks it, without importing pluggy."""
+    setattr(function, f"{PROJECT}_spec", dict(SPEC_DEFAULTS))
+    return function
+
+
+def __getattr__(name: str) -> Any:
+    # hookimpl and hookspec: pluggy's markers, made on first use (the module's docstring)
+    if name not in ("hookimpl", "hookspec"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import pluggy
+
+    marker = pluggy.HookimplMarker(PROJECT) if name == "hookimpl" else pluggy.HookspecMarker(PROJECT)
+    globals()[name] = marker
+    return marker
+
+
+@_hookspec
 def irspec_register_metrics(register: Register) -> None:
     """Register metric definitions, their aliases, and named groups of specs.
 
@@ -51,7 +102,7 @@ def irspec_register_metrics(register: Register) -> None:
     """
 
 
-@hookspec
+@_hookspec
 def irspec_register_readers(register: Register) -> None:
     """Register readers of new kinds of input, for metrics not computed from qrels and a run.
 
@@ -73,7 +124,7 @@ def irspec_register_readers(register: Register) -> None:
     """
 
 
-@hookspec
+@_hookspec
 def irspec_register_plan_sections(register: Register) -> None:
     """Register top-level sections of irspec's plans, each the options of an input reader.
 
@@ -92,7 +143,7 @@ def irspec_register_plan_sections(register: Register) -> None:
     """
 
 
-@hookspec
+@_hookspec
 def irspec_register_fusion(register: Register) -> None:
     """Register methods of fusing several runs into one (``irspec fuse``, :func:`irspec.fuse`).
 
@@ -108,7 +159,7 @@ def irspec_register_fusion(register: Register) -> None:
     """
 
 
-@hookspec
+@_hookspec
 def irspec_register_interleaving(register: Register) -> None:
     """Register methods of interleaving two rankings (team-draft, balanced, probabilistic, optimized).
 
@@ -125,7 +176,7 @@ def irspec_register_interleaving(register: Register) -> None:
     """
 
 
-@hookspec
+@_hookspec
 def irspec_register_click_models(register: Register) -> None:
     """Register click models (PBM, cascade, DCM, UBM, DBN), fitted to logs and used to simulate users.
 
@@ -141,7 +192,7 @@ def irspec_register_click_models(register: Register) -> None:
     """
 
 
-@hookspec
+@_hookspec
 def irspec_register_commands(register: Register) -> None:
     """Register subcommands of the ``irspec`` command line (``irspec interleave``, ``irspec online``).
 

@@ -20,16 +20,19 @@ import importlib
 import os
 import re
 import sys
-import types
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, cast
-
-import pluggy
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from irspec.errors import RegistryError
+from irspec.lazy import lazy_names
 from irspec.spec import hooks as hookspecs
-from irspec.spec.registry import Metric, Register, Registry
+from irspec.spec.registry import Distributions, Metric, Register, Registry
 from irspec.version import __version__
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from irspec.spec.manager import PluginManager
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -37,15 +40,16 @@ __all__ = [
     "Distributions",
     "PluginManager",
     "build_registry",
+    "builtin_registry",
     "get_plugin_manager",
     "get_registry",
     "plugin_report",
     "use_registry",
 ]
 
-ENTRY_POINT_GROUP = "irspec"
+ENTRY_POINT_GROUP = hookspecs.PROJECT
 
-_IMPL_MARKER = f"{ENTRY_POINT_GROUP}_impl"
+_IMPL_MARKER = f"{hookspecs.PROJECT}_impl"
 """The attribute in which pluggy's ``HookimplMarker("irspec")`` keeps a hook implementation's options."""
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
@@ -67,96 +71,49 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 """Modules of the built-in metrics, registered through the same hook as third-party plugins."""
 
 
-class Distributions(MutableMapping[str, str]):
-    """Plugin name -> ``"distribution version"``, each value given as text or as the
-    :class:`importlib.metadata.Distribution` it is read from when first asked for.
-
-    Reading a distribution's name and version parses its metadata file (~0.7 ms a plugin); only
-    ``irspec plugins`` and ``irspec metrics`` show them, so an evaluation never pays it (issue 23).
-    """
-
-    def __init__(self) -> None:
-        self._values: dict[str, Any] = {}
-
-    def merge(self, other: Mapping[str, Any]) -> None:
-        """Add ``other``'s entries, without reading the metadata of those not read yet."""
-        self._values.update(other._values if isinstance(other, Distributions) else other)
-
-    def __getitem__(self, name: str) -> str:
-        value = self._values[name]
-        if not isinstance(value, str):
-            value = self._values[name] = f"{value.name} {value.version}"
-        return value
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        self._values[name] = value
-
-    def __delitem__(self, name: str) -> None:
-        del self._values[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-
-class PluginManager(pluggy.PluginManager):
-    """pluggy's plugin manager for the ``irspec`` project, remembering where installed plugins come from.
-
-    ``distributions`` maps the name of each entry-point plugin to ``"distribution version"`` (for
-    ``irspec plugins`` and ``irspec metrics``).
-    """
-
-    def __init__(self) -> None:
-        super().__init__("irspec")
-        self.distributions = Distributions()
-
-    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        """pluggy's own choice of hook implementations, made faster for a module's plain functions.
-
-        pluggy reads each attribute of a plugin statically (``inspect.getattr_static``), so that no
-        descriptor runs; for a module, whose attributes are its ``__dict__``'s values, that finds the
-        same function as the dict does, at some 60 times the cost: registering the built-in modules'
-        400 attributes took 30M instructions, 6% of a small evaluation's whole process. A function of
-        a module's dict is therefore read there; anything else (a static or class method, a name the
-        dict lacks, any other plugin) is pluggy's to read."""
-        if type(plugin) is types.ModuleType:
-            value = plugin.__dict__.get(name)
-            if type(value) is types.FunctionType:
-                opts = getattr(value, _IMPL_MARKER, None)
-                return opts if isinstance(opts, dict) else None
-            if value is not None and not isinstance(value, (staticmethod, classmethod, types.MethodType)):
-                return None  # not hookable: what pluggy's static read concludes of any other value
-        return super().parse_hookimpl_opts(plugin, name)
-
-
 def get_plugin_manager(*, load_entry_points: bool | None = None) -> PluginManager:
     """A new plugin manager with the built-in plugins and, unless disabled, installed plugins.
 
     Each call makes a fresh manager, so tests and embedders never share registered plugins.
     ``load_entry_points`` overrides ``IRSPEC_DISABLE_PLUGIN_AUTOLOAD`` when given.
     """
+    if load_entry_points is None:
+        load_entry_points = _autoload()
+    return _plugin_manager(_selected_entry_points() if load_entry_points else [])
+
+
+def _plugin_manager(selected: Sequence[Any]) -> PluginManager:
+    """A new plugin manager with the built-in plugins and those of the entry points ``selected``."""
+    from irspec.spec.manager import PluginManager
+
     pm = PluginManager()
     pm.add_hookspecs(hookspecs)
     for name in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
-    if load_entry_points is None:
-        load_entry_points = not os.environ.get("IRSPEC_DISABLE_PLUGIN_AUTOLOAD")
-    if load_entry_points:
-        _load_entry_points(pm)
+    _load_entry_points(pm, selected)
     pm.check_pending()  # a misspelled hook name in any plugin is an error, not a silent no-op
     if os.environ.get("IRSPEC_TRACE_PLUGINS"):
         pm.add_hookcall_monitoring(_trace_before, _trace_after)
     return pm
 
 
-def _load_entry_points(pm: pluggy.PluginManager) -> None:
+def _autoload() -> bool:
+    """Whether entry-point plugins are loaded (``IRSPEC_DISABLE_PLUGIN_AUTOLOAD`` unset or empty)."""
+    return not os.environ.get("IRSPEC_DISABLE_PLUGIN_AUTOLOAD")
+
+
+def _selected_entry_points() -> list[Any]:
+    """The entry points of irspec's group that ``IRSPEC_LOAD_PLUGINS`` allows, sorted by name."""
     allow = os.environ.get("IRSPEC_LOAD_PLUGINS")
     allowed = None if allow is None else {a.strip() for a in allow.split(",") if a.strip()}
-    for ep in sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: e.name):
-        if allowed is not None and ep.name not in allowed:
-            continue
+    found = sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: e.name)
+    return [ep for ep in found if allowed is None or ep.name in allowed]
+
+
+def _load_entry_points(pm: pluggy.PluginManager, selected: Sequence[Any]) -> None:
+    from irspec.spec.manager import PluginManager
+
+    for ep in selected:
         if pm.get_plugin(ep.name) is not None:
             continue
         dist = getattr(ep, "dist", None)
@@ -344,27 +301,65 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
     ``irspec_register_click_models`` and ``irspec_register_commands`` hooks into a new :class:`Registry`."""
     registry = Registry()
     # Call each implementation separately so the Register knows which plugin is speaking; in
-    # registration order (get_hookimpls' order), so the built-ins claim their names first. Plan
-    # sections come last: each names a reader, which any plugin may have registered.
-    hooks = (
-        pm.hook.irspec_register_readers,
-        pm.hook.irspec_register_metrics,
-        pm.hook.irspec_register_plan_sections,
-        pm.hook.irspec_register_fusion,
-        pm.hook.irspec_register_interleaving,
-        pm.hook.irspec_register_click_models,
-        pm.hook.irspec_register_commands,
-    )
-    for hook in hooks:
-        for impl in hook.get_hookimpls():
+    # registration order (get_hookimpls' order), so the built-ins claim their names first.
+    for hook in _REGISTRATION_ORDER:
+        for impl in getattr(pm.hook, hook).get_hookimpls():
             impl.function(register=Register(registry, impl.plugin_name))
     registry.distributions = _distributions(pm)
     return registry
 
 
+_REGISTRATION_ORDER = (
+    "irspec_register_readers",
+    "irspec_register_metrics",
+    "irspec_register_plan_sections",  # after the readers: each section names one, of any plugin
+    "irspec_register_fusion",
+    "irspec_register_interleaving",
+    "irspec_register_click_models",
+    "irspec_register_commands",
+)
+"""The hooks in the order :func:`build_registry` calls them."""
+
+
+def builtin_registry() -> Registry | None:
+    """The registry :func:`build_registry` builds from a plugin manager of the built-in plugins alone,
+    built without one: each built-in module's hooks called in the order pluggy would call them (a
+    hook after another, the modules in :data:`DEFAULT_PLUGINS`' order, which is registration order).
+    pluggy and its plugin manager cost ~2.7 ms of a process's start (a BEIR evaluation with the
+    pytrec_eval drop-in: 2% of its whole process), and most processes have no plugin to load.
+
+    ``None`` when a built-in hook has options (``tryfirst``, a ``specname``...) that pluggy alone knows
+    how to honour: the plugin manager is then made. A test holds this registry to the plugin manager's."""
+    registry = Registry()
+    modules = [importlib.import_module(name) for name in DEFAULT_PLUGINS]
+    calls: list[tuple[Any, str]] = []
+    for hook in _REGISTRATION_ORDER:
+        for name, module in zip(DEFAULT_PLUGINS, modules, strict=True):
+            function = module.__dict__.get(hook)
+            options = getattr(function, _IMPL_MARKER, None)
+            if options is None:
+                continue
+            if options != hookspecs.IMPL_DEFAULTS:
+                return None
+            calls.append((function, name))
+    for function, name in calls:
+        function(register=Register(registry, name))
+    dists = Distributions()
+    dists.merge(dict.fromkeys(DEFAULT_PLUGINS, f"irspec {__version__}"))
+    registry.distributions = dists
+    return registry
+
+
 @functools.cache
 def _default_registry() -> Registry:
-    return build_registry(get_plugin_manager())
+    # The built-ins' registry is built without pluggy when no plugin is to be loaded and no hook call is
+    # to be traced; a plugin manager otherwise.
+    selected = _selected_entry_points() if _autoload() else []
+    if not selected and not os.environ.get("IRSPEC_TRACE_PLUGINS"):
+        registry = builtin_registry()
+        if registry is not None:
+            return registry
+    return build_registry(_plugin_manager(selected))
 
 
 _registry_override: contextvars.ContextVar[Registry | None] = contextvars.ContextVar(
@@ -428,6 +423,9 @@ def use_registry(registry: Registry) -> Iterator[Registry]:
         yield registry
     finally:
         _registry_override.reset(token)
+
+
+__getattr__, __dir__ = lazy_names(globals(), {"PluginManager": "irspec.spec.manager"})
 
 
 def plugin_report(pm: pluggy.PluginManager | None = None) -> list[dict]:
