@@ -490,17 +490,17 @@ def test_the_page_shows_every_sets_results_and_comparisons(workspace):
 def test_a_plan_reads_each_set_of_judgments_once(workspace, monkeypatch):
     """Each qrels file of a plan with two sets is read once: for its runs and for the label statistics
     (counted at the TREC text reader, which every qrels file goes through)."""
-    import irspec.data
+    import irspec.data.trec
 
     reads: Counter[str] = Counter()
-    real = irspec.data.read_text
+    real = irspec.data.trec.read_text
 
     def counting(src, kind, source=None):
         if kind.kind == "qrels":
             reads[Path(src).name] += 1
         return real(src, kind, source)
 
-    monkeypatch.setattr(irspec.data, "read_text", counting)
+    monkeypatch.setattr(irspec.data.trec, "read_text", counting)
     plan = load_plan(_plan(workspace, PLAN))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irspec.IrspecWarning)

@@ -214,6 +214,11 @@ HEAVY = {
 """Third-party modules that cost a noticeable part of a second to import."""
 
 LAZY_EDGES = {
+    "data": "the readers of files and of top-k arrays are imported by the functions that read them: a run "
+    "and qrels of dicts (the pytrec_eval drop-in, an Evaluator in a training loop) are read without them",
+    "data.small": "the general reader of TREC text (data.trec) is imported only when a small file needs it",
+    "evaluation.result": "a result's frame and notebook display (evaluated, report.notebook) are imported "
+    "when asked for: the pytrec_eval drop-in and a training loop's Evaluator never show a result",
     "spec.plugins": "pluggy's plugin manager (spec.manager) is made only when a plugin is to be loaded: "
     "the built-ins' registry is built without pluggy",
     "__init__": "the face: the entry points load on first use so that `import irspec` stays light",

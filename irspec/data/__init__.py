@@ -37,9 +37,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from irspec.data.arrays import SOURCE as TOPK
-from irspec.data.arrays import frame_from_topk
-from irspec.data.datasets import is_dataset_id, qrels_frame
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import (
     MappingScores,
@@ -51,14 +48,17 @@ from irspec.data.objects import (
     mapping_scores,
     non_finite_message,
 )
-from irspec.data.parquet import is_arrow, is_parquet, read_arrow, read_parquet
-from irspec.data.trec import Source, Text, read_text, stem
 from irspec.errors import InputError, InputTypeError, quote
 from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 
+# The readers of files (TREC text, Parquet, Arrow, ir_datasets) and of top-k arrays are imported by the
+# functions that read those: a run or qrels of dicts (the pytrec_eval drop-in, an Evaluator in a training
+# loop) is read without them (~0.7 ms of a BEIR evaluation's start).
 if TYPE_CHECKING:
     import polars as pl
+
+    from irspec.data.trec import Source, Text
 else:
     pl = lazy_module("polars")
 
@@ -88,6 +88,9 @@ class Qrels:
         """Read a TREC qrels file (``qid iter docno label``) or a Parquet file: a path, ``"-"`` for
         standard input, or an open file. ``source`` overrides the name used in error messages;
         ``columns`` names a Parquet file's columns as :meth:`from_frame` takes them."""
+        from irspec.data.parquet import is_parquet, read_parquet
+        from irspec.data.trec import read_text
+
         if is_parquet(path_or_file):
             name = source or os.fspath(path_or_file)
             return cls(
@@ -181,6 +184,9 @@ class Run:
         """Read a TREC run file (``qid iter docno rank score [runid]``) or a Parquet file: a path,
         ``"-"`` for standard input, or an open file. ``source`` overrides the name used in error
         messages; ``columns`` names a Parquet file's columns as :meth:`from_frame` takes them."""
+        from irspec.data.parquet import is_parquet, read_parquet
+        from irspec.data.trec import read_text, stem
+
         if is_parquet(path_or_file):
             name = source or os.fspath(path_or_file)
             frame, runid = read_parquet(path_or_file, RUN, name, columns)
@@ -209,6 +215,9 @@ class Run:
         """A run from a retriever's top k as arrays: query ids (n), document ids and scores (n × k);
         ``-1`` ids skipped, ``corpus_ids`` the ids by position when ``doc_ids`` are positions
         (:mod:`irspec.data.arrays`). Its source is ``<topk>``, and errors name the row."""
+        from irspec.data.arrays import SOURCE as TOPK
+        from irspec.data.arrays import frame_from_topk
+
         top = frame_from_topk(query_ids, doc_ids, scores, corpus_ids)
         blocks = top.blocks
         keys = pair_keys(top.frame, blocks)
@@ -323,6 +332,8 @@ def read_qrels(src: Any, *, columns: Mapping[str, str] | None = None) -> Qrels:
     dict, a pandas or polars DataFrame or polars LazyFrame, Arrow data (a pyarrow Table), an iterable of
     named tuples (``Qrel``, ``TrecQrel``), ``"irds:<id>"`` (an ir_datasets dataset's, see :mod:`irspec.data.datasets`), or a :class:`Qrels`
     (returned as is). ``columns`` names a frame's columns (:meth:`Qrels.from_frame`)."""
+    from irspec.data.datasets import is_dataset_id, qrels_frame
+
     if is_dataset_id(src):
         return Qrels.from_frame(qrels_frame(src), source=src)
     return _read(Qrels, src, "read_qrels", columns)
@@ -344,6 +355,9 @@ def sniff_kind(path: str | os.PathLike[str]) -> str:
     run's, ``relevance`` or ``label`` qrels'); ``irds:<id>`` is qrels. Anything else is an
     :class:`~irspec.errors.InputError` naming the file (and line) and what was expected.
     """
+    from irspec.data.datasets import is_dataset_id
+    from irspec.data.parquet import is_parquet
+
     source = os.fspath(path)
     if is_dataset_id(source):
         return "qrels"
@@ -410,6 +424,8 @@ def _read(cls: type[_QrelsOrRun], src: Any, caller: str, columns: Mapping[str, s
         raise TypeError(f"{caller}() was given a {type(src).__name__}")
     if is_dataframe(src):
         return cls.from_frame(src, columns=columns)
+    from irspec.data.parquet import is_arrow, read_arrow
+
     if is_arrow(src):  # before named tuples: a RecordBatchReader is an iterable too
         frame, name = read_arrow(src, QRELS if cls is Qrels else RUN, columns=columns)
         return _from_table(cls, frame, name, "<Arrow>")

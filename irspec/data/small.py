@@ -41,7 +41,6 @@ import numpy as np
 from irspec.data import MappingRun, Qrels, Run, checked
 from irspec.data.kinds import INT64, QRELS, RUN, Kind
 from irspec.data.objects import MappingScores, encodable, no_lines
-from irspec.data.trec import stem, text_of
 from irspec.lazy import lazy_module
 from irspec.lines import MAX_LINE
 
@@ -162,6 +161,8 @@ class TextRun(MappingRun):
     @cached_property
     def run(self) -> Run:
         """The general reader's run of the same file."""
+        from irspec.data.trec import text_of
+
         return Run.of_text(text_of(self._data, RUN, self.source))
 
     @property
@@ -310,7 +311,14 @@ def _qrels(data: bytes, source: str, layout: _Layout) -> SmallQrels | None:
             return None  # a docno twice in a query: the general reader names it
         queries, docnos, labels = [k[0] for k in keys], [k[1] for k in keys], [labels[i] for i in order]
     columns = _columns(_text(queries), _text(docnos), labels)
-    return SmallQrels(source, columns, lambda: Qrels.of_text(text_of(data, QRELS, source)))
+    return SmallQrels(source, columns, lambda: _general_qrels(data, source))
+
+
+def _general_qrels(data: bytes, source: str) -> Qrels:
+    """The general reader's qrels of a file's bytes (``data``), read when first asked for."""
+    from irspec.data.trec import text_of
+
+    return Qrels.of_text(text_of(data, QRELS, source))
 
 
 def _columns(
@@ -375,6 +383,8 @@ def _run(data: bytes, source: str, layout: _Layout) -> TextRun | None:
         runid = data[first[-1] : end[-1]].decode()
     else:
         runid = None
+    from irspec.data.trec import stem
+
     return TextRun(read, (stem(source) or runid or "run", source, runid, data))
 
 

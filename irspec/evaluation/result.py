@@ -23,14 +23,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from irspec.evaluation.context import Options
-from irspec.evaluation.evaluated import results_frame
 from irspec.evaluation.means import aggregate_columns
 from irspec.frozen import frozen
-from irspec.report.notebook import Shown
 from irspec.spec.registry import Metric
 
 if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
+    from irspec.report.notebook import Shown
 
 __all__ = ["Result", "StreamedResult", "with_ids_made_later"]
 
@@ -85,10 +84,14 @@ class _Shown:
         """The per-query values as a data frame (see :func:`~irspec.evaluation.evaluated.results_frame`):
         long, one row per query and metric (``run, query_id, metric, value``), or ``wide``, one row per
         query and a column per metric. ``backend`` is ``"polars"`` or ``"pandas"`` (installed separately)."""
+        from irspec.evaluation.evaluated import results_frame
+
         return results_frame([cast("Evaluated", self)], wide=wide, backend=backend)  # as each subclass is
 
     def show(self, *, intervals: str | None = "t", decimals: int = 4) -> Shown:
         """The result as a notebook shows it, with ``intervals`` ``"t"``, ``"bootstrap"`` or ``None``."""
+        from irspec.report.notebook import Shown
+
         return Shown((cast("Evaluated", self),), intervals=intervals, decimals=decimals)
 
     def _repr_html_(self) -> str:
