@@ -17,7 +17,6 @@ text only where a tie needs them (:func:`_topk_context`). Knows nothing of metri
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
@@ -712,7 +711,6 @@ class _TopKOrder:
         return np.repeat(starts, self.lengths) + self.arrange(within)
 
 
-@dataclass
 class _Ranking:
     """How the run's rows (after dropping queries the qrels lack) go into ranked order.
 
@@ -721,10 +719,21 @@ class _Ranking:
     ties, file order with the rows at positions ``moved`` replaced by ``rows``.
     """
 
-    codes: np.ndarray
-    lengths: np.ndarray
-    rows: np.ndarray | None = None
-    moved: np.ndarray | None = None
+    # a plain class: a dataclass writes and compiles three methods as the module loads (~0.35 ms of the
+    # start of every evaluation, issue 35), and nothing compares or prints a ranking
+    __slots__ = ("codes", "lengths", "moved", "rows")
+
+    def __init__(
+        self,
+        codes: np.ndarray,
+        lengths: np.ndarray,
+        rows: np.ndarray | None = None,
+        moved: np.ndarray | None = None,
+    ) -> None:
+        self.codes = codes
+        self.lengths = lengths
+        self.rows = rows
+        self.moved = moved
 
     def arrange(self, values: np.ndarray) -> np.ndarray:
         """``values`` (one per row, in file order) in ranked order; ``values`` itself may be reused."""
