@@ -8,12 +8,14 @@ such as a trec_eval value read from uninitialised memory). Locally, without the 
 skips so that a contributor without Chromium can still run the suite.
 
 It also gives the JVM of any Spark the tests start the client compiler alone (``PYSPARK_SUBMIT_ARGS``),
-and runs first the tests that set up something expensive or take long (:data:`FIRST`).
+keeps the bytecode Python compiles even where ``PYTHONDONTWRITEBYTECODE`` is set, and runs first the
+tests that set up something expensive or take long (:data:`FIRST`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -24,6 +26,14 @@ DELIBERATE = "deliberate:"
 # its cost, which was half of that JVM's CPU time in the suite (issue 35). The client compiler alone
 # runs the same bytecode with the same results. Not set where the caller set Spark's arguments already.
 os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-java-options=-XX:TieredStopAtLevel=1 pyspark-shell")
+
+# Some containers and CI images set PYTHONDONTWRITEBYTECODE (this machine's do). Then each test worker
+# compiled every test module pytest rewrites (7 of its 11.5 s of collection, issue 35) and each process
+# the suite starts (commands, Spark's Python workers, reference scripts) compiled irspec's modules again,
+# run after run. The session keeps bytecode as Python does by default, in __pycache__ folders (ignored by
+# git), which the next worker, process and run read; its children inherit the choice.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 FIRST = (
     # a Spark session, started once a worker (a JVM took ~35 s of CPU, and each worker that ran one of
