@@ -126,11 +126,23 @@ class Simulation:
             a, b, key = list(d.a[q]), list(d.b[q]), _key(q)
             bank.append([interleaver.interleave(a, b, np.random.default_rng([self.seed, keys[0], key, k]), d.depth)
                          for k in keys[1]])  # fmt: skip
-        self.bank_pairs = np.array([[_padded([code[(q, doc)] for doc in s.docs], d.depth) for s in lists]
-                                    for q, lists in zip(queries, bank, strict=True)], dtype=np.int64)  # fmt: skip
-        self.bank_length = np.array([[len(s.docs) for s in lists] for lists in bank], dtype=np.int64)
-        self.bank_origin = {name: np.array([[_padded(list(getattr(s, name)), d.depth, fill) for s in lists] for lists in bank])
-                            for name, fill in (("team", -1), ("rank_a", 0), ("rank_b", 0), ("p_a", math.nan))}  # fmt: skip
+        # the lists' slots filled at once, row by row, past each list's end its fill (the arrays that lists
+        # padded one by one made: a simulation's bank is tens of thousands of lists, issue 35)
+        served = [s for lists in bank for s in lists]
+        length = np.fromiter((len(s.docs) for s in served), dtype=np.int64, count=len(served))
+        slots = np.arange(d.depth) < length[:, None]
+
+        def padded(values: Any, fill: Any, dtype: Any) -> np.ndarray:
+            out = np.full((len(served), d.depth), fill, dtype=dtype)
+            out[slots] = np.fromiter(values, dtype=dtype, count=int(length.sum()))
+            return out.reshape(len(queries), d.bank, d.depth)
+
+        self.bank_pairs = padded((code[(q, doc)] for q, lists in zip(queries, bank, strict=True)
+                                  for s in lists for doc in s.docs), -1, np.int64)  # fmt: skip
+        self.bank_length = length.reshape(len(queries), d.bank)
+        self.bank_origin = {name: padded((v for s in served for v in getattr(s, name)), fill, dtype)
+                            for name, fill, dtype in (("team", -1, np.int64), ("rank_a", 0, np.int64),
+                                                      ("rank_b", 0, np.int64), ("p_a", math.nan, np.float64))}  # fmt: skip
         self.interleaver = interleaver
 
     def _queries(self, n: int, rng: np.random.Generator) -> np.ndarray:
