@@ -22,8 +22,9 @@ magnitude). :func:`monte_carlo` checks an analytic power by running whole experi
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,17 +131,13 @@ class Simulation:
         # padded one by one made: a simulation's bank is tens of thousands of lists, issue 35)
         served = [s for lists in bank for s in lists]
         length = np.fromiter((len(s.docs) for s in served), dtype=np.int64, count=len(served))
-        slots = np.arange(d.depth) < length[:, None]
-
-        def padded(values: Any, fill: Any, dtype: Any) -> np.ndarray:
-            out = np.full((len(served), d.depth), fill, dtype=dtype)
-            out[slots] = np.fromiter(values, dtype=dtype, count=int(length.sum()))
-            return out.reshape(len(queries), d.bank, d.depth)
-
-        self.bank_pairs = padded((code[(q, doc)] for q, lists in zip(queries, bank, strict=True)
-                                  for s in lists for doc in s.docs), -1, np.int64)  # fmt: skip
+        shape = (len(queries), d.bank, d.depth)
+        pairs = (
+            code[(q, doc)] for q, lists in zip(queries, bank, strict=True) for s in lists for doc in s.docs
+        )
+        self.bank_pairs = _filled(length, d.depth, pairs, -1, np.int64).reshape(shape)
         self.bank_length = length.reshape(len(queries), d.bank)
-        self.bank_origin = {name: padded((v for s in served for v in getattr(s, name)), fill, dtype)
+        self.bank_origin = {name: _filled(length, d.depth, (v for s in served for v in getattr(s, name)), fill, dtype).reshape(shape)
                             for name, fill, dtype in (("team", -1, np.int64), ("rank_a", 0, np.int64),
                                                       ("rank_b", 0, np.int64), ("p_a", math.nan, np.float64))}  # fmt: skip
         self.interleaver = interleaver
@@ -340,14 +337,19 @@ def truth(sim: Simulation, measure: str, k: int, ranking: str = "b") -> float:
     return float(sim.probability @ (full @ weight))
 
 
-def _padded(values: list, depth: int, fill: Any = -1) -> list:
-    return values + [fill] * (depth - len(values))
+def _filled(length: np.ndarray, depth: int, values: Iterable[Any], fill: Any, dtype: Any) -> np.ndarray:
+    """A row of ``depth`` slots for each of ``length``: row ``i`` its ``length[i]`` of ``values`` (given
+    row after row), then ``fill``; filled at once, not row by row (a simulation's bank is tens of
+    thousands of lists, issue 35)."""
+    out = np.full((len(length), depth), fill, dtype=dtype)
+    out[np.arange(depth) < length[:, None]] = np.fromiter(values, dtype=dtype, count=int(length.sum()))
+    return out
 
 
 def _matrix(rows: list[list[int]], depth: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.array([_padded(r, depth) for r in rows], dtype=np.int64), np.array(
-        [len(r) for r in rows], dtype=np.int64
-    )
+    """``rows`` (each at most ``depth`` long) as a matrix padded with ``-1``, and their lengths."""
+    length = np.array([len(r) for r in rows], dtype=np.int64)
+    return _filled(length, depth, itertools.chain.from_iterable(rows), -1, np.int64), length
 
 
 @dataclass(frozen=True)
