@@ -7,13 +7,14 @@ import copy
 import dataclasses
 import inspect
 import pickle
+import re
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from irspec.frozen import frozen
+from irspec.frozen import _COMPILE_AFTER, _fields_recorded, frozen
 
 
 def _both(body: Any, **options: Any) -> tuple[type, type]:
@@ -39,6 +40,8 @@ def _point() -> type:
 
 def _normalised() -> type:
     class Normalised:
+        """Values kept sorted, with their total."""
+
         values: tuple[int, ...]
         total: int = field(init=False)
 
@@ -51,6 +54,8 @@ def _normalised() -> type:
 
 def _own_methods() -> type:
     class Own:
+        """Its own repr, eq and hash."""
+
         a: int
 
         def __repr__(self) -> str:
@@ -67,6 +72,8 @@ def _own_methods() -> type:
 
 def _eq_only() -> type:
     class EqOnly:
+        """Its own eq, no hash."""
+
         a: int
 
         def __eq__(self, other: object) -> bool:
@@ -77,6 +84,8 @@ def _eq_only() -> type:
 
 def _kw_only() -> type:
     class Keywords:
+        """Two fields."""
+
         a: int
         b: int = 2
 
@@ -85,6 +94,8 @@ def _kw_only() -> type:
 
 def _scaled() -> type:
     class Scaled:
+        """A base scaled by an init-only factor."""
+
         base: int
         factor: InitVar[int] = 2  # type: ignore[assignment]  # made a dataclass in _both
         _: KW_ONLY
@@ -216,12 +227,56 @@ def test_a_subclass_adds_fields_and_stays_frozen():
         value.a = 0
 
 
-def test_the_init_is_compiled_when_first_needed_and_then_is_a_function():
+def test_the_init_is_compiled_once_called_often_and_then_is_a_function():
     made = frozen(_point())
     assert not inspect.isfunction(made.__dict__["__init__"])  # nothing compiled at definition
+    first = [made(i) for i in range(_COMPILE_AFTER)]  # interpreted
+    assert not inspect.isfunction(made.__dict__["__init__"])
+    assert [(v.x, v.made) for v in first] == [(i, []) for i in range(_COMPILE_AFTER)]
+    assert len({id(v.made) for v in first}) == _COMPILE_AFTER  # the factory, each time
     value = made(1)
     assert inspect.isfunction(made.__dict__["__init__"]) and value.x == 1 and value.made == []
-    assert made(2, made=[3]).made == [3] and made(2).made is not value.made  # the factory, each time
+    assert made(2, made=[3]).made == [3] and made(2).made is not value.made
+
+
+# Calls of each case's class, good and bad: the interpreted __init__ must do what the compiled one does,
+# and leave what it refuses to it (the same TypeError, word for word).
+CALLS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
+    "fields of every kind": [
+        ((3,), {}), ((3, 1.5, ("a",)), {"note": "x", "made": [1]}), ((), {"x": 1, "loose": 2}),
+        ((), {}), ((1, 2, 3, 4, 5, 6, 7, 8), {}), ((1,), {"x": 2}), ((1,), {"nope": 1}), ((1,), {"unit": "m"}),
+        ((1,), {"self": 2}),
+    ],
+    "__post_init__ normalising": [(((3, 1, 2),), {}), ((), {"values": (2, 1)}), (((1,),), {"total": 1})],
+    "methods of its own": [((4,), {}), ((), {"a": 5}), ((), {})],
+    "__eq__ without __hash__": [((4,), {})],
+    "keywords only": [((), {"a": 1}), ((), {"a": 1, "b": 3}), ((1,), {}), ((), {"b": 1})],
+    "InitVar, KW_ONLY and a field not in __init__": [
+        ((3, 4), {"label": "y"}), ((3,), {}), ((3,), {"factor": 5}), ((3, 4, "y"), {}), ((3,), {"value": 1}),
+    ],
+}  # fmt: skip
+
+
+def _outcome(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    try:
+        value = cls(*args, **kwargs)
+    except TypeError as e:
+        return ("TypeError", str(e).replace("_both.<locals>.", ""))
+    return (dataclasses.asdict(value), vars(value))
+
+
+@pytest.mark.parametrize("what", list(CALLS))
+def test_the_interpreted_init_does_what_the_compiled_one_does(what):
+    body, options = next((c[1], c[2]) for c in CASES if c[0] == what)
+    for args, kwargs in CALLS[what]:
+        reference, made = _both(body, **options)  # a new class for each call: the first call interpreted
+        expected = _outcome(reference, args, kwargs)
+        assert _outcome(made, args, kwargs) == expected, (args, kwargs)
+        assert _outcome(made, args, kwargs) == expected  # the second, still interpreted
+        compiled = frozen(**options)(body())
+        assert not inspect.isfunction(compiled.__dict__["__init__"])
+        compiled.__dict__["__init__"].compiled()
+        assert _outcome(compiled, args, kwargs) == expected, (args, kwargs)
 
 
 def test_a_subclass_not_made_with_frozen_takes_its_bases_init():
@@ -309,3 +364,161 @@ def test_a_field_a_data_descriptor_holds_is_set_through_it():
     for cls in (reference, made):
         value = cls(3, y=4)
         assert (value.x, value.y, value.__dict__) == (6, 4, {"_doubled": 6, "y": 4})
+
+
+def _shown(value: Any) -> str:
+    """``value``'s repr without the address an object's default repr shows (not the same in two processes)."""
+    return re.sub(" at 0x[0-9a-f]+", "", repr(value))
+
+
+def _recorded(cls: type) -> dict[str, Any]:
+    """What dataclasses records of a class, as plain values: each field's every attribute, the params, the
+    match arguments, and what the class holds by each field's name."""
+    fields = {
+        name: (
+            f.name, f.type, _shown(f.default), _shown(f.default_factory), f.init, f.repr, f.hash, f.compare,
+            dict(f.metadata), _shown(f.kw_only), f._field_type.name,  # type: ignore[attr-defined]
+        )
+        for name, f in cls.__dataclass_fields__.items()  # type: ignore[attr-defined]
+    }  # fmt: skip
+    return {
+        "fields": fields,
+        "params": repr(cls.__dataclass_params__),  # type: ignore[attr-defined]
+        "match_args": cls.__dict__.get("__match_args__"),
+        "attributes": {name: _shown(cls.__dict__.get(name, "<absent>")) for name in fields},
+    }
+
+
+def _plain_shapes() -> type:
+    class Shapes:
+        """Fields of every plain kind, none marked."""
+
+        a: int
+        b: str = "b"
+        c: tuple[int, ...] = field(default=(), compare=False, metadata={"unit": "s"})
+        d: list[int] = field(default_factory=list, repr=False)
+        e: int = field(init=False, default=5)
+        f: dict[str, int] = field(init=False, default_factory=dict, hash=False)
+        g: float = field(default=1.0, kw_only=True)
+
+    return Shapes
+
+
+def _slotted() -> type:
+    class Slotted:
+        """A field whose name is a slot: no default."""
+
+        __slots__ = ("__dict__", "a")
+        a: int
+
+    return Slotted
+
+
+@pytest.mark.parametrize(
+    ("body", "options"),
+    [
+        (_plain_shapes, {}), (_plain_shapes, {"kw_only": True}), (_plain_shapes, {"match_args": False}),
+        (_normalised, {}), (_own_methods, {}), (_eq_only, {}), (_kw_only, {"kw_only": True}),
+        (_through_a_descriptor, {}), (_slotted, {}),
+    ],
+)  # fmt: skip
+def test_a_class_of_plain_fields_is_recorded_as_dataclasses_records_it(body, options):
+    reference = dataclass(body(), init=False, repr=False, eq=False, **options)
+    made = body()
+    assert _fields_recorded(made, options)
+    assert _recorded(made) == _recorded(reference)
+
+
+def test_a_subclass_of_plain_fields_is_recorded_as_dataclasses_records_it():
+    def sub(base: type) -> type:
+        class Sub(base):  # type: ignore[valid-type, misc]
+            """More fields."""
+
+            h: int = 7
+            b: str = "override"
+
+        return Sub
+
+    plain = {"init": False, "repr": False, "eq": False}
+    reference = dataclass(sub(dataclass(_plain_shapes(), **plain)), **plain)
+    base = _plain_shapes()
+    assert _fields_recorded(base, {})
+    made = sub(base)
+    assert _fields_recorded(made, {})
+    assert _recorded(made) == _recorded(reference)
+
+
+def _marked(annotation: str) -> type:
+    return type("Marked", (), {"__doc__": "-", "__annotations__": {"a": "int", "b": annotation}, "b": 1})
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: _marked("ClassVar[int]"),
+        lambda: _marked("dataclasses.InitVar[int]"),
+        lambda: _marked("KW_ONLY"),
+        lambda: type("Mutable", (), {"__doc__": "-", "__annotations__": {"a": "list[int]"}, "a": []}),
+        lambda: type("Unannotated", (), {"__doc__": "-", "__annotations__": {}, "a": field(default=1)}),
+        lambda: type("Typed", (), {"__doc__": "-", "__annotations__": {"a": int}}),
+    ],
+    ids=["ClassVar", "InitVar", "KW_ONLY", "mutable default", "field without annotation", "a type, not text"],
+)
+def test_a_class_dataclasses_must_read_is_left_to_it_unchanged(make):
+    cls = make()
+    before = dict(cls.__dict__)
+    assert not _fields_recorded(cls, {})
+    assert dict(cls.__dict__) == before
+    assert not _fields_recorded(make(), {"slots": True})  # an option it leaves to dataclasses
+
+
+def _frozen_classes() -> dict[str, type]:
+    """Every class of irspec's modules made with frozen(), by module and name (the modules that use it)."""
+    import importlib
+
+    import irspec
+
+    root = Path(irspec.__file__).parent
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        if "@frozen" not in path.read_text(encoding="utf-8"):
+            continue
+        name = ".".join(("irspec", *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # an extra not installed: the same in both processes
+            continue
+        for value in list(vars(module).values()):
+            if (
+                isinstance(value, type)
+                and "__irspec_compared__" in value.__dict__
+                and value.__module__ == name
+            ):
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return found
+
+
+_BY_DATACLASSES = """
+import importlib.util, json, sys
+# every class made by dataclasses, as before irspec recorded fields itself
+spec = importlib.util.find_spec("irspec.frozen")
+frozen_module = importlib.util.module_from_spec(spec)
+sys.modules["irspec.frozen"] = frozen_module
+spec.loader.exec_module(frozen_module)
+frozen_module._fields_recorded = lambda cls, options: False
+sys.path.insert(0, sys.argv[1])
+from test_frozen import _frozen_classes, _recorded
+print(json.dumps({name: _recorded(cls) for name, cls in sorted(_frozen_classes().items())}))
+"""
+
+
+def test_every_class_irspec_makes_is_recorded_as_dataclasses_records_it():
+    import json
+    import subprocess
+    import sys
+
+    made = {name: _recorded(cls) for name, cls in sorted(_frozen_classes().items())}
+    run = [sys.executable, "-c", _BY_DATACLASSES, str(Path(__file__).parent)]
+    reference = json.loads(subprocess.run(run, capture_output=True, text=True, check=True).stdout)
+    assert len(made) > 30
+    assert json.loads(json.dumps(made)) == reference
