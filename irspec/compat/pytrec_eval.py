@@ -550,10 +550,13 @@ class RelevanceEvaluator:
 
         keys = _keys(requested)
         self._names = [k.trec_name for k in keys]
-        self._metrics = list(dict.fromkeys(k.metric for k in keys if k.metric is not None))
+        # each distinct metric with its column in a result (a dict: list.index compared metrics field by
+        # field, ~0.3 ms of a BEIR evaluation's process)
+        column = {m: i for i, m in enumerate(dict.fromkeys(k.metric for k in keys if k.metric is not None))}
+        self._metrics = list(column)
         # where each key's value is in a result's columns (a text key takes any, then 0.0), which keys
         # are 0.0 and which logarithms
-        self._columns = [self._metrics.index(k.metric) if k.metric is not None else 0 for k in keys]
+        self._columns = [column[k.metric] if k.metric is not None else 0 for k in keys]
         self._texts = [i for i, k in enumerate(keys) if k.metric is None]
         self._logs = [i for i, k in enumerate(keys) if k.log]
         self._floor = GMEAN_FLOOR

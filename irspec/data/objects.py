@@ -27,7 +27,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from itertools import chain
 from operator import methodcaller
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,15 +50,27 @@ ROLES = ("query", "docno", "label", "score")
 """irspec's names for the columns, the keys of a ``columns`` mapping."""
 
 
-class MappingFrame(NamedTuple):
+class MappingFrame:
     """What :func:`frame_from_mapping` reads: the frame, whether its (query, docno) pairs are distinct
     by construction, its rows' blocks of one query each, ``(ids, lengths)``, and the query ids given
-    with an empty mapping (no rows, but given)."""
+    with an empty mapping (no rows, but given). (A plain class: a named tuple's is made when the module
+    loads, ~0.1 ms of every process that reads a dict.)"""
+
+    __slots__ = ("blocks", "distinct", "empty", "frame")
 
     frame: pl.DataFrame
     distinct: bool
     blocks: tuple[pl.Series, np.ndarray]
-    empty: tuple[str, ...] = ()
+    empty: tuple[str, ...]
+
+    def __init__(
+        self,
+        frame: pl.DataFrame,
+        distinct: bool,
+        blocks: tuple[pl.Series, np.ndarray],
+        empty: tuple[str, ...] = (),
+    ) -> None:
+        self.frame, self.distinct, self.blocks, self.empty = frame, distinct, blocks, empty
 
 
 def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
@@ -104,10 +116,12 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
     return MappingFrame(frame, strings and all_strings, blocks, tuple(qids.filter(~answered).to_list()))
 
 
-class MappingScores(NamedTuple):
+class MappingScores:
     """A run's ``{qid: {docno: score}}`` read for evaluation without its docnos as a column
     (:func:`mapping_scores`): the kernels need only the labels at ranks, and a query's few judged
-    documents are found by looking them up in its own dict."""
+    documents are found by looking them up in its own dict. (A plain class, as :class:`MappingFrame`.)"""
+
+    __slots__ = ("docs", "dtype", "empty", "encoded", "found", "lengths", "query_ids", "scores", "wanted")
 
     query_ids: list[str]
     """The queries with at least one document, in the mapping's order."""
@@ -120,15 +134,37 @@ class MappingScores(NamedTuple):
     dtype: Any
     """The type the scores were read as before the cast to float64: numpy's (float64 or int64), or
     polars' (Float64 or Int64) for values numpy does not type so."""
-    wanted: Mapping[str, list[str]] | None = None
+    wanted: Mapping[str, list[str]] | None
     """The docnos looked up in each query's dict (by query id), if any."""
-    found: list[Any] | None = None
+    found: list[Any] | None
     """Their scores, query after query (those with a document), ``None`` for a docno the dict lacks."""
-    empty: tuple[str, ...] = ()
+    empty: tuple[str, ...]
     """The queries given with an empty dict: no document, but given (see :attr:`irspec.data.Run.empty`)."""
-    encoded: bool = False
+    encoded: bool
     """Whether the dicts' docnos are UTF-8 bytes rather than strings (a run file read as it is:
     :class:`irspec.data.small.TextRun`); docnos looked up in them are encoded first."""
+
+    def __init__(
+        self,
+        query_ids: list[str],
+        docs: list[dict[Any, Any]],
+        lengths: np.ndarray,
+        scores: np.ndarray,
+        dtype: Any,
+        wanted: Mapping[str, list[str]] | None = None,
+        found: list[Any] | None = None,
+        empty: tuple[str, ...] = (),
+        encoded: bool = False,
+    ) -> None:
+        self.query_ids = query_ids
+        self.docs = docs
+        self.lengths = lengths
+        self.scores = scores
+        self.dtype = dtype
+        self.wanted = wanted
+        self.found = found
+        self.empty = empty
+        self.encoded = encoded
 
     def converted(self, found: list[Any]) -> np.ndarray:
         """Scores looked up in :attr:`docs` (``None`` for none), as float64 equal to their entries in

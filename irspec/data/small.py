@@ -34,7 +34,7 @@ import stat
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from itertools import islice, pairwise
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import numpy as np
 
@@ -218,8 +218,11 @@ def read_regular(src: Any, below: int, read: Callable[[BinaryIO, int], _T]) -> t
         return None
 
 
-class _Layout(NamedTuple):
-    """Where a clean file's lines and separators are (:func:`_layout`)."""
+class _Layout:
+    """Where a clean file's lines and separators are (:func:`_layout`). (A plain class, as
+    :class:`irspec.data.objects.MappingFrame`.)"""
+
+    __slots__ = ("ends", "separator", "seps", "starts")
 
     separator: str
     """The one separator between fields (a space or a tab)."""
@@ -229,6 +232,9 @@ class _Layout(NamedTuple):
     """Where each ends (its line end, or the end of the data)."""
     seps: np.ndarray
     """Where its separators are: a row a line, one column fewer than it has fields."""
+
+    def __init__(self, separator: str, starts: np.ndarray, ends: np.ndarray, seps: np.ndarray) -> None:
+        self.separator, self.starts, self.ends, self.seps = separator, starts, ends, seps
 
     @property
     def width(self) -> int:
