@@ -5,11 +5,13 @@ compiled when the class is defined (``__init__``, ``__repr__``, ``__eq__``, ``__
 ``__setattr__``, ``__delattr__``): some 0.4 ms a class on Python 3.11, and ``irspec eval`` defines
 about fifty before its first line of output, an eighth of a small evaluation's whole process
 (benchmarks/README.md). :func:`frozen` gives the class the other five as functions shared by every
-such class, which read the class's fields when called, and compiles the ``__init__`` dataclasses would
-write when the class is first called (or its signature first asked for): most classes a command
-defines it never makes an instance of. That ``__init__`` is compiled short (its defaults and annotations
-set on it after, its fields set by one update of the instance's dict where no data descriptor is in the
-way), at about half the cost of dataclasses' text. Its instances compare, hash, print, pickle, copy and refuse assignment as
+such class, which read the class's fields when called. The ``__init__`` dataclasses would write is done
+by an interpreter of its plan for the class's first calls, and compiled once the class is called often
+(or its signature asked for): most classes a command defines it makes a few instances of, if any. That
+``__init__`` is compiled short (its defaults and annotations set on it after, its fields set by one update
+of the instance's dict where no data descriptor is in the way), at about half the cost of dataclasses'
+text. A class of plain fields has them recorded as dataclasses records them, without its parsing of each
+annotation (:func:`_fields_recorded`); any other, dataclasses records. Its instances compare, hash, print, pickle, copy and refuse assignment as
 a frozen dataclass's do, and ``dataclasses.fields``, ``replace`` and ``asdict`` work on them as on
 any dataclass.
 
