@@ -42,6 +42,12 @@ __all__ = [
 PROJECT = "irspec"
 """pluggy's project name for irspec's hooks, which names the attributes its markers set."""
 
+IMPL_MARKER = f"{PROJECT}_impl"
+"""The attribute in which pluggy's ``HookimplMarker(PROJECT)`` keeps a hook implementation's options."""
+
+SPEC_MARKER = f"{PROJECT}_spec"
+"""The attribute in which pluggy's ``HookspecMarker(PROJECT)`` keeps a hook specification's options."""
+
 IMPL_DEFAULTS: dict[str, Any] = {
     "wrapper": False,
     "hookwrapper": False,
@@ -67,13 +73,13 @@ def builtin_hookimpl(function: F) -> F:
     """Mark ``function`` as ``@hookimpl`` with no options marks it, without importing pluggy: how the
     built-in modules mark their hooks, so that a registry of the built-ins alone is built without
     pluggy (:func:`irspec.spec.plugins.get_registry`). A test holds the attribute to pluggy's own."""
-    setattr(function, f"{PROJECT}_impl", dict(IMPL_DEFAULTS))
+    setattr(function, IMPL_MARKER, dict(IMPL_DEFAULTS))
     return function
 
 
 def _hookspec(function: F) -> F:
     """Mark ``function`` as ``@hookspec`` with no options marks it, without importing pluggy."""
-    setattr(function, f"{PROJECT}_spec", dict(SPEC_DEFAULTS))
+    setattr(function, SPEC_MARKER, dict(SPEC_DEFAULTS))
     return function
 
 

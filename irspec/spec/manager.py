@@ -9,12 +9,10 @@ from typing import Any
 
 import pluggy
 
-from irspec.spec.hooks import PROJECT
+from irspec.spec.hooks import IMPL_MARKER, PROJECT
 from irspec.spec.registry import Distributions
 
 __all__ = ["PluginManager"]
-
-_IMPL_MARKER = f"{PROJECT}_impl"
 
 
 class PluginManager(pluggy.PluginManager):
@@ -40,7 +38,7 @@ class PluginManager(pluggy.PluginManager):
         if type(plugin) is types.ModuleType:
             value = plugin.__dict__.get(name)
             if type(value) is types.FunctionType:
-                opts = getattr(value, _IMPL_MARKER, None)
+                opts = getattr(value, IMPL_MARKER, None)
                 return opts if isinstance(opts, dict) else None
             if value is not None and not isinstance(value, (staticmethod, classmethod, types.MethodType)):
                 return None  # not hookable: what pluggy's static read concludes of any other value

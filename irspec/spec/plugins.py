@@ -49,8 +49,6 @@ __all__ = [
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT
 
-_IMPL_MARKER = f"{hookspecs.PROJECT}_impl"
-"""The attribute in which pluggy's ``HookimplMarker("irspec")`` keeps a hook implementation's options."""
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "irspec.builtin.sets",
@@ -336,7 +334,7 @@ def builtin_registry() -> Registry | None:
     for hook in _REGISTRATION_ORDER:
         for name, module in zip(DEFAULT_PLUGINS, modules, strict=True):
             function = module.__dict__.get(hook)
-            options = getattr(function, _IMPL_MARKER, None)
+            options = getattr(function, hookspecs.IMPL_MARKER, None)
             if options is None:
                 continue
             if options != hookspecs.IMPL_DEFAULTS:
