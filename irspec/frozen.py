@@ -11,9 +11,9 @@ by an interpreter of its plan for the class's first calls, and compiled once the
 ``__init__`` is compiled short (its defaults and annotations set on it after, its fields set by one update
 of the instance's dict where no data descriptor is in the way), at about half the cost of dataclasses'
 text. A class of plain fields has them recorded as dataclasses records them, without its parsing of each
-annotation (:func:`_fields_recorded`); any other, dataclasses records. Its instances compare, hash, print, pickle, copy and refuse assignment as
-a frozen dataclass's do, and ``dataclasses.fields``, ``replace`` and ``asdict`` work on them as on
-any dataclass.
+annotation (:func:`_fields_recorded`); any other, dataclasses records. Its instances compare, hash,
+print, pickle, copy and refuse assignment as a frozen dataclass's do, and ``dataclasses.fields``,
+``replace`` and ``asdict`` work on them as on any dataclass.
 
 One difference shows, to the ``dataclasses`` module alone: it records such a class as not frozen (its
 ``__setattr__`` is the class's own, not one dataclasses wrote), so a subclass of one is made with
