@@ -141,7 +141,7 @@ def _fields_recorded(cls: type, options: dict[str, Any]) -> bool:
         # variable, an init-only variable, the keyword-only marker) is left to it: it parses the text
         if not isinstance(kind, str) or "ClassVar" in kind or "InitVar" in kind or "KW_ONLY" in kind:
             return False
-        default = getattr(cls, name, dataclasses.MISSING)
+        default: Any = getattr(cls, name, dataclasses.MISSING)
         if isinstance(default, dataclasses.Field):
             f = default
         else:
@@ -166,11 +166,12 @@ def _fields_recorded(cls: type, options: dict[str, Any]) -> bool:
     setattr(cls, _PARAMS_NAME, _params(kw_only, bool(options.get("match_args", True))))
     setattr(cls, _FIELDS_NAME, fields)
     if options.get("match_args", True) and "__match_args__" not in cls.__dict__:
-        cls.__match_args__ = tuple(  # type: ignore[attr-defined]
+        match_args = tuple(
             f.name
             for f in fields.values()
             if f._field_type in (_FIELD, _INITVAR) and f.init and not f.kw_only
         )
+        cls.__match_args__ = match_args  # type: ignore[attr-defined,misc]
     abc.update_abstractmethods(cls)
     return True
 
@@ -180,7 +181,7 @@ def _params(kw_only: bool, match_args: bool) -> Any:
     """The ``__dataclass_params__`` dataclasses records for such a class, as this Python's dataclasses
     writes it (its fields vary by version): taken from an empty class it makes."""
     empty = type("_", (), {"__doc__": "-"})
-    made = dataclasses.dataclass(
+    made: type = dataclasses.dataclass(
         empty, init=False, repr=False, eq=False, kw_only=kw_only, match_args=match_args
     )
     return getattr(made, _PARAMS_NAME)
