@@ -12,6 +12,7 @@ negative (uninitialised memory; ``random_case`` draws none unless asked).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import math
 import os
@@ -329,6 +330,71 @@ print(json.dumps([loaded, scores]))
     loaded, scores = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded == []
     assert scores == {"q": {"map": 0.5, "P_1": 0.0}}
+
+
+_BEYOND_RANGE = {"set_F.0", "Rprec_mult.0,0.5", "iprec_at_recall.0.5,1.5,3", "11pt_avg.0.5,2"}
+
+
+@pytest.mark.parametrize("measures", [*MEASURE_SETS.values(), _BEYOND_RANGE], ids=[*MEASURE_SETS, "beyond"])
+def test_measures_mean_with_the_trec_eval_modules_alone_what_they_mean_with_everything(
+    measures: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The drop-in reads its measures with trec_eval_registry() (the six built-in modules of trec_eval's
+    measures, no entry point searched): each key, its metric and that metric's definition are those the
+    default registry gives, with this environment's plugins installed (the shipped three are)."""
+    from irspec.spec import plugins
+
+    def described(keys: list) -> list:
+        return [
+            (k.trec_name, k.log)
+            + (
+                (k.metric, k.metric.trec_name, [getattr(d, f.name) for f in dataclasses.fields(d)])
+                if (d := k.metric and k.metric.definition)
+                else (k.metric,)
+            )
+            for k in keys
+        ]
+
+    requested = compat._requested(measures)
+    ours = compat._keys(requested)
+    assert all(k.metric is None or k.metric.definition.plugin in plugins.TREC_EVAL_PLUGINS for k in ours)
+    assert len(plugins.get_registry().definitions) > len(plugins.trec_eval_registry().definitions)
+    monkeypatch.setattr(plugins, "trec_eval_registry", plugins.get_registry)
+    theirs = compat._keys(requested)
+    assert all(
+        k.metric is None or k.metric.definition is plugins.get_registry().definitions[k.metric.name]
+        for k in theirs
+    )
+    assert described(ours) == described(theirs)
+
+
+def test_an_evaluation_builds_no_other_registry_and_imports_no_other_builtin_module() -> None:
+    """In a fresh process with the shipped plugins installed: the drop-in's evaluator and evaluation
+    search no entry point and import none of the other eight built-in modules; its metrics pickle by
+    name, as every built-in metric does, and load as the default registry's."""
+    code = """
+import json, pickle, sys
+import irspec.compat.pytrec_eval as pytrec_eval
+from irspec.spec import plugins
+evaluator = pytrec_eval.RelevanceEvaluator({"q": {"a": 1}}, {"P.1", "ndcg_cut.3", "bpref", "map"})
+scores = evaluator.evaluate({"q": {"a": 1.0, "b": 2.0}})
+built = plugins._default_registry.cache_info().currsize
+modules = sorted(m for m in sys.modules if m.startswith("irspec.builtin.") and ".kernels" not in m)
+metric = evaluator._metrics[0]
+again = pickle.loads(pickle.dumps(metric))
+same = again == metric and again.definition is plugins.get_registry().definitions[metric.name]
+print(json.dumps([built, modules, scores, same, len(pickle.dumps(metric)) < 200]))
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRSPEC_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    built, modules, scores, same, small = json.loads(done.stdout.strip().splitlines()[-1])
+    assert built == 0
+    assert modules == sorted(["irspec.builtin._common", *irspec.spec.plugins.TREC_EVAL_PLUGINS])
+    assert scores["q"]["P_1"] == 0.0 and scores["q"]["bpref"] == 1.0  # b, above a, is unjudged
+    assert same and small
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -234,9 +234,9 @@ def _spec(base: str, params: list[str]) -> str | None:
 def _keys(requested: dict[str, list[str]]) -> list[_Key]:
     """Every key of a query's result, with the irspec metric it shows, in trec_eval's order."""
     from irspec.report.trec import trec_order
-    from irspec.spec.plugins import get_registry
+    from irspec.spec.plugins import trec_eval_registry
 
-    registry = get_registry()
+    registry = trec_eval_registry()
     keys: list[_Key] = []
     for base, given in requested.items():
         if base == "utility" and given and len(given) != 4:  # trec_eval 9 computes nothing: 0.0
@@ -292,10 +292,10 @@ def _number(text: str) -> float:
 
 def _unchecked(name: str, **params: Any) -> Any:
     """Metric ``name`` with ``params``, bound without the range check of irspec's specs."""
-    from irspec.spec.plugins import get_registry
+    from irspec.spec.plugins import trec_eval_registry
     from irspec.spec.registry import Metric
 
-    return Metric(name, tuple(sorted(params.items())), get_registry().definitions[name])
+    return Metric(name, tuple(sorted(params.items())), trec_eval_registry().definitions[name])
 
 
 def _with_trec9(metric: Any) -> str:

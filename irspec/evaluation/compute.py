@@ -22,6 +22,7 @@ from irspec.data.datasets import parse_specs
 from irspec.errors import EvaluationError, IrspecError
 from irspec.evaluation.context import UNJUDGED, Context, QueryView
 from irspec.lazy import lazy_module
+from irspec.spec.plugins import trec_eval_registry
 from irspec.spec.registry import JUDGED_ONLY, Metric
 
 if TYPE_CHECKING:
@@ -153,7 +154,9 @@ def _per_query_values(fn: Callable[..., float], ctx: Context, metric: Metric) ->
 
 @functools.cache
 def _judged_metric() -> Metric:
-    (metric,) = parse_specs("Judged@10", None)
+    # Judged is irspec.builtin.sets' metric, whatever plugins are installed or registry is in use: the
+    # coverage note is the engine's own, and the pytrec_eval drop-in's process builds no other registry
+    (metric,) = trec_eval_registry().parse("Judged@10")
     return metric
 
 

@@ -111,7 +111,6 @@ def read_judgments(
     a run read so, whose evaluation imports no polars either).
     """
     metrics = bind_metrics(metrics, source.qrels if isinstance(source, Judgments) else source)
-    registry = get_registry()
     kinds = sorted({m.definition.needs for m in metrics} - {"run"})
     if isinstance(source, Judgments):
         unread = [k for k in kinds if k not in source.inputs]
@@ -121,7 +120,7 @@ def read_judgments(
             )
         return source
     for kind in kinds:
-        if not registry.reader(kind).as_qrels:
+        if not get_registry().reader(kind).as_qrels:
             wrong = next(m for m in metrics if m.definition.needs == kind)
             raise EvaluationError(
                 f"{wrong} is computed from a {kind!r} input, not from qrels and runs; "
