@@ -69,11 +69,18 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """ir_measures' tests unpacked as a package ``irm_tests``, with the harness's ``base.py`` and
     ``conftest.py`` beside them."""
     tmp = tmp_path_factory.mktemp("ir_measures_suite")
+    # each file written by hand, not extractall(filter="data"), which Pythons before 3.11.4 lack
     with tarfile.open(_sdist(tmp)) as tar:
-        members = [m for m in tar.getmembers() if m.isfile() and "/tests/" in m.name]
-        for member in members:
-            member.name = member.name.split("/tests/", 1)[1]
-        tar.extractall(tmp / "irm_tests", members=members, filter="data")
+        for member in tar.getmembers():
+            if not (member.isfile() and "/tests/" in member.name):
+                continue
+            name = Path(member.name.split("/tests/", 1)[1])
+            assert not name.is_absolute() and ".." not in name.parts, member.name
+            target = tmp / "irm_tests" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            assert source is not None, member.name
+            target.write_bytes(source.read())
     assert (tmp / "irm_tests" / "test_pytrec_eval.py").exists(), "the sdist's tests/ folder is not there"
     (tmp / "irm_tests" / "__init__.py").write_text("")
     shutil.copy(PEERS / "ir_measures_base.py", tmp / "irm_tests" / "base.py")
