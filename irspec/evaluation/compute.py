@@ -35,6 +35,7 @@ __all__ = [
     "bind_metrics",
     "catalogue_value",
     "compute_metric",
+    "judged_at_10",
     "judged_only_context",
     "judgment_coverage",
     "resolve",
@@ -153,9 +154,10 @@ def _per_query_values(fn: Callable[..., float], ctx: Context, metric: Metric) ->
 
 
 @functools.cache
-def _judged_metric() -> Metric:
-    # Judged is irspec.builtin.sets' metric, whatever plugins are installed or registry is in use: the
-    # coverage note is the engine's own, and the pytrec_eval drop-in's process builds no other registry
+def judged_at_10() -> Metric:
+    """Judged@10, the judgment coverage every result carries (``Result.judged_at_10``)."""
+    # irspec.builtin.sets' metric, whatever plugins are installed or registry is in use: the coverage is
+    # the engine's own, and the pytrec_eval drop-in's process builds no other registry
     (metric,) = trec_eval_registry().parse("Judged@10")
     return metric
 
@@ -164,7 +166,7 @@ def judgment_coverage(ctx: Context) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Per query the run answers (not those ``missing_queries="zero"`` adds): its id, its Judged@10,
     and how many documents it ranks in the top 10 (at most 10). :func:`~irspec.evaluation.notes.coverage_note` combines these
     of one run, or of every block of a streamed run."""
-    values = compute_metric(ctx, _judged_metric())
+    values = compute_metric(ctx, judged_at_10())
     shown = np.minimum(np.diff(ctx.offsets), 10)
     ids = list(ctx.query_ids)
     if ctx.missing is not None:

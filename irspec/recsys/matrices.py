@@ -17,7 +17,6 @@ result's ``run_source`` says so. Users without a relevant held-out item are left
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -28,7 +27,13 @@ import scipy.sparse
 
 from irspec.data import Qrels
 from irspec.errors import EvaluationError, InputError, IrspecWarning, quote
-from irspec.evaluation.compute import CATALOGUE_INPUT, bind_metrics, catalogue_value, compute_metric
+from irspec.evaluation.compute import (
+    CATALOGUE_INPUT,
+    bind_metrics,
+    catalogue_value,
+    compute_metric,
+    judged_at_10,
+)
 from irspec.evaluation.context import Options, segment_counts
 from irspec.evaluation.evaluate import issue_warnings
 from irspec.evaluation.evaluator import Evaluator
@@ -374,7 +379,7 @@ def _direct(
     order = text_order(kept)  # results list users by id as text, as every result lists queries
     # Judged@10 as judgment_coverage() computes it, without the list of the ids it returns beside it; the
     # mean in id order, as finish() takes it
-    judged = aggregate_values(compute_metric(ctx, _judged_at_10())[order], "mean")
+    judged = aggregate_values(compute_metric(ctx, judged_at_10())[order], "mean")
     notes = level_warnings(ctx.qrels, options, metrics)  # type: ignore[arg-type]
     users = kept[order]
     result = with_ids_made_later(
@@ -391,12 +396,6 @@ def _direct(
     )
     issue_warnings(result.warnings)
     return result
-
-
-@functools.cache
-def _judged_at_10() -> Metric:
-    (metric,) = bind_metrics("Judged@10")
-    return metric
 
 
 def _has_relevant(test: scipy.sparse.csr_array, level: int) -> np.ndarray:
