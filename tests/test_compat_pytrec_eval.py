@@ -397,6 +397,44 @@ print(json.dumps([built, modules, scores, same, len(pickle.dumps(metric)) < 200]
     assert same and small
 
 
+_BROKEN_PLUGIN_CHILD = """
+import json
+import irspec
+import irspec.compat.pytrec_eval as pytrec_eval
+scores = pytrec_eval.RelevanceEvaluator({"q": {"a": 1}}, {"P.1", "map"}).evaluate({"q": {"a": 1.0, "b": 2.0}})
+try:
+    irspec.parse("P@1")
+    refused = ""
+except irspec.errors.RegistryError as e:
+    refused = str(e)
+print(json.dumps([scores, refused]))
+"""
+
+
+def test_a_plugin_that_fails_to_import_does_not_stop_the_drop_in(tmp_path: Path) -> None:
+    """An installed plugin whose module raises on import: irspec's default registry names it in its error,
+    and the drop-in, whose measures are the built-in trec_eval modules', evaluates as always."""
+    info = tmp_path / "broken_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[irspec]\nbroken = broken_plugin_module\n")
+    (tmp_path / "broken_plugin_module.py").write_text("raise ImportError('this plugin is broken')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRSPEC_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", _BROKEN_PLUGIN_CHILD],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    scores, refused = json.loads(done.stdout.strip().splitlines()[-1])
+    assert scores == {"q": {"map": 0.5, "P_1": 0.0}}
+    assert "plugin 'broken'" in refused and "this plugin is broken" in refused
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_making_an_evaluator_leaves_the_garbage_collector_as_it_was(enabled: bool) -> None:
     # the collector is paused while the first evaluator loads the engine (irspec.lazy.collector_paused)
