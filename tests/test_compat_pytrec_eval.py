@@ -21,6 +21,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -304,6 +305,15 @@ def test_compute_aggregated_measure_is_pytrec_evals() -> None:
 
 
 @pytest.mark.in_a_child
+def _child(code: str, env: dict[str, str]) -> Any:
+    """What a fresh Python process running ``code`` with ``env`` prints last, read as JSON."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_import_needs_neither_pytrec_eval_nor_numpy() -> None:
     """The module imports with pytrec_eval unimportable and loads no numerical library until an evaluator
     is made; then it evaluates without pytrec_eval."""
@@ -323,11 +333,7 @@ print(json.dumps([loaded, scores]))
     env["PYTHONPATH"] = (
         str(Path(irspec.__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    loaded, scores = json.loads(done.stdout.strip().splitlines()[-1])
+    loaded, scores = _child(code, env)
     assert loaded == []
     assert scores == {"q": {"map": 0.5, "P_1": 0.0}}
 
@@ -386,11 +392,7 @@ same = again == metric and again.definition is plugins.get_registry().definition
 print(json.dumps([built, modules, scores, same, len(pickle.dumps(metric)) < 200]))
 """
     env = {k: v for k, v in os.environ.items() if not k.startswith("IRSPEC_")}
-    done = subprocess.run(
-        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    built, modules, scores, same, small = json.loads(done.stdout.strip().splitlines()[-1])
+    built, modules, scores, same, small = _child(code, env)
     assert built == 0
     assert modules == sorted(["irspec.builtin._common", *irspec.spec.plugins.TREC_EVAL_PLUGINS])
     assert scores["q"]["P_1"] == 0.0 and scores["q"]["bpref"] == 1.0  # b, above a, is unjudged
@@ -421,16 +423,7 @@ def test_a_plugin_that_fails_to_import_does_not_stop_the_drop_in(tmp_path: Path)
     (tmp_path / "broken_plugin_module.py").write_text("raise ImportError('this plugin is broken')\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("IRSPEC_")}
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", _BROKEN_PLUGIN_CHILD],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    scores, refused = json.loads(done.stdout.strip().splitlines()[-1])
+    scores, refused = _child(_BROKEN_PLUGIN_CHILD, env)
     assert scores == {"q": {"map": 0.5, "P_1": 0.0}}
     assert "plugin 'broken'" in refused and "this plugin is broken" in refused
 
