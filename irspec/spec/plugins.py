@@ -76,6 +76,9 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 )
 """Modules of the built-in metrics, registered through the same hook as third-party plugins."""
 
+_IRSPEC = f"irspec {__version__}"
+"""The distribution of every built-in plugin, as :class:`Distributions` shows it."""
+
 
 def get_plugin_manager(*, load_entry_points: bool | None = None) -> PluginManager:
     """A new plugin manager with the built-in plugins and, unless disabled, installed plugins.
@@ -290,9 +293,7 @@ def _trace_after(outcome: Any, hook_name: str, hook_impls: Sequence[Any], kwargs
 
 def _distributions(pm: pluggy.PluginManager) -> Distributions:
     dists = Distributions()
-    dists.merge(
-        {name: f"irspec {__version__}" for name in DEFAULT_PLUGINS if pm.get_plugin(name) is not None}
-    )
+    dists.merge({name: _IRSPEC for name in DEFAULT_PLUGINS if pm.get_plugin(name) is not None})
     dists.merge(getattr(pm, "distributions", {}))
     for plugin, dist in pm.list_plugin_distinfo():  # plugins loaded through pluggy's own loader
         name = pm.get_name(plugin)
@@ -352,7 +353,7 @@ def builtin_registry(plugins: Sequence[str] = DEFAULT_PLUGINS) -> Registry | Non
     for function, name in calls:
         function(register=Register(registry, name))
     dists = Distributions()
-    dists.merge(dict.fromkeys(plugins, f"irspec {__version__}"))
+    dists.merge(dict.fromkeys(plugins, _IRSPEC))
     registry.distributions = dists
     return registry
 
@@ -406,9 +407,10 @@ def _pickled_metric(metric: Metric) -> tuple[Any, ...]:
     object does, by value: the process that loads it may not have the plugin registered (Spark's
     workers, whose cloudpickle pickles its functions too)."""
     definition = metric.definition
-    # a metric the pytrec_eval drop-in bound has its definition from trec_eval_registry()'s build
+    # a metric the pytrec_eval drop-in bound has its definition from trec_eval_registry()'s build, asked
+    # for only when the default registry's is another (a process that never built it need not)
     if definition.plugin in DEFAULT_PLUGINS and any(
-        r.definitions.get(metric.name) is definition for r in (get_registry(), trec_eval_registry())
+        r().definitions.get(metric.name) is definition for r in (get_registry, trec_eval_registry)
     ):
         return _registered_metric, (metric.name, metric.params, metric.trec_text)
     return cast("tuple[Any, ...]", object.__reduce_ex__(metric, 2))
