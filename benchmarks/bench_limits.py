@@ -36,8 +36,12 @@ With ``--before REF``, the ``startup``, ``dropin`` and ``million`` workloads tim
 beside this checkout's, interleaved with the others.
 
 Ratios are to trec_eval's time (and memory) on the same files: the machine may be shared, so only
-ratios measured side by side mean much. Files go to ``DIR`` (default /tmp/irspec-limits) and are
-deleted at the end unless ``--keep``; files already there are reused.
+ratios measured side by side mean much. ``CPU s`` is user + system time of every thread of the process:
+numpy's OpenBLAS starts a thread per core as numpy loads, which spins waiting for work (some 50 ms of CPU
+on a 2-core machine, in any process importing numpy with the default threads; the ``irspec`` command
+starts one thread), so ``× CPU`` of a process under a second leans toward 1; compare wall times there.
+Files go to ``DIR`` (default /tmp/irspec-limits) and are deleted at the end unless ``--keep``; files
+already there are reused.
 """
 
 from __future__ import annotations
@@ -498,7 +502,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     print(
-        "(the reference: trec_eval; pytrec_eval for the 300 × 100 dicts and the 1M-line run)", file=sys.stderr
+        "(the reference: trec_eval; pytrec_eval for the 300 × 100 dicts and the 1M-line run; CPU counts numpy's"
+        " BLAS threads spinning after import, ~50 ms a process: compare wall times of short processes)",
+        file=sys.stderr,
     )
     return 0
 
