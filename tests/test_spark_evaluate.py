@@ -375,3 +375,45 @@ def test_a_plan_engine_is_checked_by_the_schema(tmp_path):
         load_plan(tmp_path / "bad.yaml")
     text = str(caught.value)
     assert "engine.spark.master" in text and "cores" in text
+
+
+WORKERS_PYTHON = """
+import sys, warnings
+warnings.simplefilter("ignore")
+from irspec.evaluation import spark as irs
+session = irs.session("local[1]", {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
+session.sparkContext.setLogLevel("ERROR")
+
+def prefix(_):
+    import sys
+    import irspec.evaluation  # what irspec's tasks import
+    yield sys.prefix
+
+print(session.sparkContext.parallelize([0], 1).mapPartitions(prefix).collect()[0])
+session.stop()
+"""
+
+
+def test_a_local_sessions_workers_run_the_interpreter_that_made_it(tmp_path):
+    """As a script run by a virtual environment's Python without that environment on PATH (an IDE, cron,
+    a notebook's kernel) makes it: no ``PYSPARK_PYTHON``, the ``python3`` on PATH another interpreter,
+    irspec not in the working directory. PySpark takes its workers' interpreter from ``PYSPARK_PYTHON``
+    alone, else ``python3`` from PATH (at 33cc79e the workers of such a session ran that one, which had
+    no irspec)."""
+    import os
+    import subprocess
+
+    own_bin = os.path.dirname(sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != own_bin)
+    done = subprocess.run(
+        [sys.executable, "-c", WORKERS_PYTHON],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-1] == sys.prefix

@@ -134,7 +134,17 @@ def session(
             config["spark.pyspark.python"] = sys.executable
     for key, value in config.items():
         builder = builder.config(key, value if isinstance(value, str) else json.dumps(value))
-    return builder.getOrCreate()
+    python = config.get("spark.pyspark.python")
+    if python is None or os.environ.get("PYSPARK_PYTHON"):
+        return builder.getOrCreate()
+    # A context made in this process takes its workers' interpreter from PYSPARK_PYTHON as it is made,
+    # else "python3" from PATH, which need not be this one (a virtual environment's Python run without
+    # its bin on PATH: an IDE, cron, a notebook's kernel); the property alone is read by spark-submit.
+    os.environ["PYSPARK_PYTHON"] = str(python)
+    try:
+        return builder.getOrCreate()
+    finally:
+        del os.environ["PYSPARK_PYTHON"]
 
 
 def evaluate(
