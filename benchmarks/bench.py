@@ -7,7 +7,7 @@ The first form generates a collection with make_collection.py (or reuses ``DIR/q
 ``DIR/run.txt`` when ``--keep DIR`` already holds them), then runs each contender as a separate
 process from the files, for two measure sets: ``nDCG@10 AP P@10`` and trec_eval's default
 ("official") set. Each process is timed from spawn to exit (``time.perf_counter``) and its peak
-resident memory is read from ``os.wait4``'s resource usage, which belongs to that one child. The table
+resident memory is the child's own, read by GNU ``time`` (``os.wait4``'s where it is not installed). The table
 gives the best wall time of ``--repeat`` runs, the largest peak and the ratio to pytrec_eval's time.
 
 Contenders: ``python -m irspec eval`` (if it fails, its error is printed and the benchmark goes on),
@@ -49,8 +49,27 @@ SETS = {
 }
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def measure(cmd: list[str], *, env: dict[str, str] | None = None) -> dict:
-    """Run ``cmd`` to completion; wall and CPU seconds, peak RSS in MiB, exit status, stdout and stderr."""
+    """Run ``cmd`` to completion; wall and CPU seconds, peak RSS in MiB, exit status, stdout and stderr.
+
+    The peak is the child's own, read by GNU ``time`` where it is installed: ``os.wait4``'s is at least
+    the peak of this process (Linux keeps the high-water mark of the memory a child is forked with across
+    its exec), so after generating a collection here every smaller contender read as this process's
+    peak."""
+    if not Path(GNU_TIME).exists():
+        return _measured(cmd, env)
+    with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as f:
+        r = _measured([GNU_TIME, "-f", "%M", "-o", f.name, *cmd], env)
+        kib = f.read().split()
+    if r["rc"] == 0 and kib and kib[-1].isdigit():
+        r["peak_mib"] = int(kib[-1]) / 1024
+    return r
+
+
+def _measured(cmd: list[str], env: dict[str, str] | None) -> dict:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)

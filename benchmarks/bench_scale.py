@@ -28,7 +28,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -39,7 +38,6 @@ sys.path.insert(0, str(HERE))
 
 from bench import best_of, child_env, compile_bytecode, measure, table  # noqa: E402
 
-GNU_TIME = "/usr/bin/time"
 DOCS = 1000  # documents per query: a size of N lines is N / DOCS queries
 BUCKET_LINES = 5_000_000  # lines per bucket when shuffling: the memory of one shuffle
 MEASURES = {
@@ -161,18 +159,8 @@ def irspec_has_memory_option() -> bool:
 
 
 def measure_peak(cmd: list[str], env: dict[str, str] | None = None) -> dict:
-    """bench.py's ``measure`` (in ``env``; this checkout's irspec by default), with the peak taken by
-    ``/usr/bin/time`` when it is there: ``os.wait4`` reports at least the timing process's own peak for
-    any child (see :func:`generate_apart`), while ``time`` reports its child's alone, however small."""
-    env = env or child_env()
-    if not Path(GNU_TIME).exists():
-        return measure(cmd, env=env)
-    with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as f:
-        r = measure([GNU_TIME, "-f", "%M", "-o", f.name, *cmd], env=env)
-        kib = f.read().split()
-    if r["rc"] == 0 and kib and kib[-1].isdigit():
-        r["peak_mib"] = int(kib[-1]) / 1024
-    return r
+    """bench.py's ``measure`` (the child's own peak) in ``env``, this checkout's irspec by default."""
+    return measure(cmd, env=env or child_env())
 
 
 def irspec_trec(qrels: Path, run: Path, measures: Sequence[str]) -> list[str]:
