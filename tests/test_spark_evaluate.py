@@ -10,7 +10,9 @@ evaluated one by one.
 from __future__ import annotations
 
 import math
+import os
 import shutil
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -400,9 +402,6 @@ def test_a_local_sessions_workers_run_the_interpreter_that_made_it(tmp_path):
     irspec not in the working directory. PySpark takes its workers' interpreter from ``PYSPARK_PYTHON``
     alone, else ``python3`` from PATH (at 33cc79e the workers of such a session ran that one, which had
     no irspec)."""
-    import os
-    import subprocess
-
     own_bin = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != own_bin)

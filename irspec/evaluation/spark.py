@@ -123,19 +123,16 @@ def session(
     ``PYSPARK_PYTHON`` or ``spark.pyspark.python`` says otherwise; on a cluster irspec must be
     installed where the workers run."""
     config = dict(config or {})
+    chosen = os.environ.get("PYSPARK_PYTHON")
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
-        if (
-            master.startswith("local")
-            and "spark.pyspark.python" not in config
-            and not os.environ.get("PYSPARK_PYTHON")
-        ):
-            config["spark.pyspark.python"] = sys.executable
+        if master.startswith("local") and not chosen:
+            config.setdefault("spark.pyspark.python", sys.executable)
     for key, value in config.items():
         builder = builder.config(key, value if isinstance(value, str) else json.dumps(value))
     python = config.get("spark.pyspark.python")
-    if python is None or os.environ.get("PYSPARK_PYTHON"):
+    if chosen or python is None:
         return builder.getOrCreate()
     # A context made in this process takes its workers' interpreter from PYSPARK_PYTHON as it is made,
     # else "python3" from PATH, which need not be this one (a virtual environment's Python run without
