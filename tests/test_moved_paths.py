@@ -134,8 +134,8 @@ _RESULTS = {
     "Shown": "irspec.report.notebook.Shown",
     "evaluate": "irspec.evaluation.result_set.evaluate",
     "evaluate_input": "irspec.evaluation.inputs.evaluate_input",
-    "several_runs": "irspec.evaluation.result_set.several_runs",
-    "one_mapping_run": "irspec.evaluation.result_set.one_mapping_run",
+    "several_runs": "irspec.evaluation.evaluate.several_runs",
+    "one_mapping_run": "irspec.evaluation.evaluate.one_mapping_run",
 }
 _ENGINE = {
     "Result": "irspec.evaluation.result.Result",

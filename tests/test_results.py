@@ -158,6 +158,37 @@ def test_pytrec_eval_dicts_stay_one_run_and_named_dict_runs_are_several():
         irspec.evaluate(qrels, {1: RUNS["base"]}, "P@1")
 
 
+def test_evaluate_many_reads_its_runs_as_evaluate_reads_them(tmp_path):
+    """``evaluate_many`` takes what ``evaluate`` takes, always giving a list. It used to iterate whatever
+    it was given: a mapping's keys were read as paths (``{"a.run": "BM25"}`` evaluated a.run, its name
+    dropped), a path's characters as paths, a frame's columns as runs."""
+    qrels = {"q1": {"d1": 1}, "q2": {"d3": 1}}
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d9 1 1.0 a\n")
+    path = str(tmp_path / "a.run")
+    one_dict = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d9": 1.0}}  # P@1: 1 on q1, 0 on q2
+
+    def names_and_means(runs):
+        return [(r.run_name, r.aggregate()["P@1"]) for r in irspec.evaluate_many(qrels, runs, "P@1")]
+
+    assert names_and_means(path) == [("a", 0.5)]  # one path, not its characters
+    with open(path) as f:  # an open file is one run, not its lines
+        assert names_and_means(f) == [("a", 0.5)]
+    assert names_and_means(one_dict) == [("run", 0.5)]  # pytrec_eval's shape, one run
+    assert names_and_means({"bm25": path, "dense": {"q1": {"d2": 1.0}}}) == [("bm25", 0.5), ("dense", 0.0)]
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3"], "score": [2.0, 1.0, 1.0]}
+    )
+    assert names_and_means(frame) == [("run", 1.0)]  # a frame is one run, not its columns
+    # lists, tuples and iterators are several runs, as given
+    assert names_and_means([path, path]) == [("a", 0.5), ("a (2)", 0.5)]
+    assert names_and_means(iter([one_dict])) == [("run", 0.5)]
+    assert irspec.evaluate_many(qrels, [], "P@1") == [] == irspec.evaluate_many(qrels, (), "P@1")
+    # a name's value that is no run is an error naming it, not a key read as a path
+    with pytest.raises(irspec.InputError, match="BM25: no such file"):
+        irspec.evaluate_many(qrels, {path: "BM25"}, "P@1")
+
+
 # --------------------------------------------------------------------------------------------------
 # Confidence intervals
 

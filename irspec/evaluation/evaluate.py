@@ -9,17 +9,19 @@ attributed to the user's line). Knows nothing of plans, reports or the command l
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import Any
 
+from irspec.data import read_run
 from irspec.data.plain import PlainReading
 from irspec.data.small import small_inputs
 from irspec.data.stream import closing_early, parse_memory, read_early
-from irspec.errors import EvaluationError, IrspecWarning
+from irspec.errors import EvaluationError, InputTypeError, IrspecWarning, quote
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluated import collect_warnings
@@ -30,12 +32,12 @@ from irspec.evaluation.parts import evaluate_parts, finish
 from irspec.evaluation.result import Result
 from irspec.spec.registry import Metric
 
-__all__ = ["distinct_names", "evaluate_many", "issue_warnings"]
+__all__ = ["distinct_names", "evaluate_many", "issue_warnings", "one_mapping_run", "several_runs"]
 
 
 def evaluate_many(
     qrels: Any,
-    runs: Iterable[Any],
+    runs: Any,
     metrics: str | Metric | Iterable[str | Metric],
     *,
     options: Options | None = None,
@@ -43,10 +45,17 @@ def evaluate_many(
     memory: str | int | None = None,
     **kwargs: Any,
 ) -> list[Result]:
-    """Evaluate several runs against one qrels, which is read and indexed once. ``columns`` names the
-    columns of qrels and runs given as frames (see :func:`irspec.read_qrels`); ``memory`` as in
-    :func:`irspec.evaluate`; ``kwargs`` are :class:`Options`' fields when ``options`` is not given."""
+    """Evaluate several runs against one qrels, which is read and indexed once: a result per run, in
+    the order given.
+
+    ``runs`` is what :func:`irspec.evaluate` takes as its run, always giving a list: a list or tuple of
+    runs (an empty one gives ``[]``), a mapping ``{name: run}`` (the names label the results), or one
+    run (a path, a ``{qid: {docno: score}}`` dict, a frame, an open file); an iterator of runs (a
+    generator) is read one run at a time, as it comes. ``columns`` names the columns of qrels and runs
+    given as frames (see :func:`irspec.read_qrels`); ``memory`` as in :func:`irspec.evaluate`;
+    ``kwargs`` are :class:`Options`' fields when ``options`` is not given."""
     options = options or Options(**kwargs)
+    runs = _runs(runs, columns)
     if memory is not None:
         parse_memory(memory)  # a bad size fails before any reading
     bound = bind_metrics(metrics, qrels.qrels if isinstance(qrels, Judgments) else qrels)
@@ -78,6 +87,66 @@ def evaluate_many(
         )
     issue_warnings(summarised(collect_warnings(results)))
     return results
+
+
+def _is_mapping(x: Any) -> bool:
+    # A run of a million queries asks this a million times: a dict's exact type first, which is far
+    # cheaper than an abstract base class's check.
+    return type(x) is dict or isinstance(x, Mapping)
+
+
+def one_mapping_run(run: Mapping[Any, Any]) -> bool:
+    """Whether the mapping ``run`` is one run in pytrec_eval's shape ``{qid: {docno: score}}`` rather
+    than runs by name, told by its first value: a mapping of scores (or an empty one), or no value at
+    all. One look, not one a query: a run of a million queries is asked this on every evaluation, and
+    a value of another shape further on is an error of the dict's reader, naming its query."""
+    first: Any = next(iter(run.values()), {})
+    return _is_mapping(first) and not _is_mapping(next(iter(first.values()), None))
+
+
+def _named_run(name: str, run: Any, columns: Mapping[str, str] | None) -> Any:
+    """Run ``name`` of a mapping of runs, read; one that is no run says which, and why the mapping was
+    taken for runs by name (``{"q1": [0.5, 0.2]}``, scores without their docnos, is one)."""
+    try:
+        read = read_run(run, columns=columns)
+    except InputTypeError as e:
+        raise InputTypeError(
+            f"{e.reason} (a mapping is read as {{name: run}} when its values are not {{docno: score}} dicts)",
+            f"run {quote(name)}",
+        ) from None
+    return dataclasses.replace(read, name=name)
+
+
+def several_runs(run: Any, columns: Mapping[str, str] | None = None) -> Iterable[Any] | None:
+    """The runs ``run`` stands for when it is several (``None`` when it is one), read one at a time.
+
+    A mapping is one run in pytrec_eval's shape ``{qid: {docno: score}}`` when its values are mappings
+    of scores, else ``{name: run}``; a list or tuple of paths, runs, dicts or frames is several runs (a
+    list of tuples, such as ir_measures' ``ScoredDoc`` rows, is one run)."""
+    if isinstance(run, Mapping):
+        if one_mapping_run(run):
+            return None
+        for name in run:
+            if not isinstance(name, str):
+                raise EvaluationError(f"run names must be strings, not {type(name).__name__} ({name!r})")
+        return (_named_run(name, r, columns) for name, r in run.items())
+    if isinstance(run, (list, tuple)) and not any(isinstance(r, tuple) for r in run):
+        if not run:
+            raise EvaluationError("no runs to evaluate: the list of runs is empty")
+        return run
+    return None
+
+
+def _runs(runs: Any, columns: Mapping[str, str] | None) -> Iterable[Any]:
+    """The runs :func:`evaluate_many` evaluates, as :func:`several_runs` tells them. Iterating any other
+    value would misread it: a mapping's keys taken for paths (its runs or its names dropped), a path's
+    characters for paths, a frame's columns for runs."""
+    if isinstance(runs, Iterator) and not isinstance(runs, io.IOBase):  # an open file is one run
+        return runs
+    if isinstance(runs, (list, tuple)) and not runs:
+        return runs
+    several = several_runs(runs, columns)
+    return [runs] if several is None else several
 
 
 def distinct_names(results: Sequence[Result]) -> list[Result]:

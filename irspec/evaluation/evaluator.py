@@ -28,11 +28,11 @@ from irspec.errors import EvaluationError
 from irspec.evaluation import systems
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import MissingQueries, Options
-from irspec.evaluation.evaluate import issue_warnings
+from irspec.evaluation.evaluate import issue_warnings, several_runs
 from irspec.evaluation.judgments import read_judgments
 from irspec.evaluation.parts import Part, evaluate_part, evaluate_parts, finish
 from irspec.evaluation.result import Result
-from irspec.evaluation.result_set import ResultSet, several_runs
+from irspec.evaluation.result_set import ResultSet
 from irspec.lazy import lazy_module
 from irspec.spec.registry import Metric
 

@@ -14,14 +14,11 @@ notebook through the report layer (:class:`~irspec.report.notebook.Shown`), as a
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from irspec.data import read_run
-from irspec.errors import EvaluationError, InputTypeError, quote
 from irspec.evaluation.context import MissingQueries, Options
-from irspec.evaluation.evaluate import evaluate_many
+from irspec.evaluation.evaluate import evaluate_many, one_mapping_run, several_runs
 from irspec.evaluation.evaluated import collect_warnings, results_frame
 from irspec.evaluation.result import Result
 from irspec.frozen import frozen
@@ -134,51 +131,3 @@ def evaluate(
     if several is None:
         return evaluated[0]
     return ResultSet(tuple(evaluated))
-
-
-def _is_mapping(x: Any) -> bool:
-    # A run of a million queries asks this a million times: a dict's exact type first, which is far
-    # cheaper than an abstract base class's check.
-    return type(x) is dict or isinstance(x, Mapping)
-
-
-def one_mapping_run(run: Mapping[Any, Any]) -> bool:
-    """Whether the mapping ``run`` is one run in pytrec_eval's shape ``{qid: {docno: score}}`` rather
-    than runs by name, told by its first value: a mapping of scores (or an empty one), or no value at
-    all. One look, not one a query: a run of a million queries is asked this on every evaluation, and
-    a value of another shape further on is an error of the dict's reader, naming its query."""
-    first: Any = next(iter(run.values()), {})
-    return _is_mapping(first) and not _is_mapping(next(iter(first.values()), None))
-
-
-def _named_run(name: str, run: Any, columns: Mapping[str, str] | None) -> Any:
-    """Run ``name`` of a mapping of runs, read; one that is no run says which, and why the mapping was
-    taken for runs by name (``{"q1": [0.5, 0.2]}``, scores without their docnos, is one)."""
-    try:
-        read = read_run(run, columns=columns)
-    except InputTypeError as e:
-        raise InputTypeError(
-            f"{e.reason} (a mapping is read as {{name: run}} when its values are not {{docno: score}} dicts)",
-            f"run {quote(name)}",
-        ) from None
-    return dataclasses.replace(read, name=name)
-
-
-def several_runs(run: Any, columns: Mapping[str, str] | None = None) -> Iterable[Any] | None:
-    """The runs ``run`` stands for when it is several (``None`` when it is one), read one at a time.
-
-    A mapping is one run in pytrec_eval's shape ``{qid: {docno: score}}`` when its values are mappings
-    of scores, else ``{name: run}``; a list or tuple of paths, runs, dicts or frames is several runs (a
-    list of tuples, such as ir_measures' ``ScoredDoc`` rows, is one run)."""
-    if isinstance(run, Mapping):
-        if one_mapping_run(run):
-            return None
-        for name in run:
-            if not isinstance(name, str):
-                raise EvaluationError(f"run names must be strings, not {type(name).__name__} ({name!r})")
-        return (_named_run(name, r, columns) for name, r in run.items())
-    if isinstance(run, (list, tuple)) and not any(isinstance(r, tuple) for r in run):
-        if not run:
-            raise EvaluationError("no runs to evaluate: the list of runs is empty")
-        return run
-    return None
