@@ -211,3 +211,20 @@ def test_fields_of_tuples_are_named_like_columns():
         InputError, match=r"item 1: expected a tuple with the fields query_id, doc_id, score, got 'x'"
     ):
         read_run([ir_measures.ScoredDoc("1", "a", 1.0), "x"])
+
+
+def test_a_generator_of_runs_is_one_run_of_rows_and_the_error_says_where_several_go(tmp_path):
+    """A generator is one run of rows (ir_datasets' ``scoreddocs_iter()``); a generator of paths, dicts
+    or frames was meant as several runs: the error says how to give them, and quotes the item short."""
+    path = str(tmp_path / ("a" * 100 + ".run"))  # a long one, quoted short
+    for first, shown in ((path, f"str '{path[:20]}"), ({"q1": {"d1": 1.0}}, "dict {'q1': {'d1': 1.0}}")):
+        with pytest.raises(InputError) as e:
+            irspec.evaluate({"q1": {"d1": 1}}, (r for r in [first, first]), "P@1")
+        assert str(e.value).startswith(
+            f"<rows>: expected named tuples (such as ir_measures' Qrel or ScoredDoc), got {shown}"
+        )
+        assert str(e.value).endswith("; several runs go in a list, or a mapping {name: run}")
+        assert path not in str(e.value)  # cut
+    with pytest.raises(InputError) as e:  # plain tuples, and qrels, have no runs to group
+        read_qrels(iter(["qrels.txt"]))
+    assert "several runs" not in str(e.value)

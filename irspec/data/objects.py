@@ -472,8 +472,14 @@ def frame_from_rows(
     rows = list(rows)
     fields = getattr(rows[0], "_fields", None) if rows else ()
     if fields is None:
+        first = rows[0]
+        # a run in its own right (a path, a dict, a frame) among others: several runs were meant
+        several = kind is RUN and (
+            isinstance(first, (str, Mapping)) or hasattr(first, "__fspath__") or is_dataframe(first)
+        )
         raise InputError(
-            f"expected named tuples (such as ir_measures' Qrel or ScoredDoc), got {type(rows[0]).__name__} {rows[0]!r}",
+            f"expected named tuples (such as ir_measures' Qrel or ScoredDoc), got {type(first).__name__} "
+            f"{quote(first)}" + ("; several runs go in a list, or a mapping {name: run}" if several else ""),
             source,
         )
     bad = next((i for i, r in enumerate(rows) if getattr(r, "_fields", None) != fields), None)
