@@ -253,6 +253,10 @@ def _main_output(args: argparse.Namespace, *, runid: bool = False) -> Any:
         )
     if not args.output and args.format in BINARY_FORMATS:
         raise IrspecError(f"--format {args.format} writes a binary file, not text: give -o FILE")
+    if args.no_summary and args.format != "trec":
+        raise EvaluationError(
+            f"-n leaves out trec_eval's summary lines: it goes with --format trec, not {args.format}"
+        )
     intervals = default_intervals(args.format, args.ci)
     return Output(
         args.format,
@@ -261,6 +265,7 @@ def _main_output(args: argparse.Namespace, *, runid: bool = False) -> Any:
         decimals=args.decimals,
         intervals=intervals,
         runid=runid,
+        summary=not args.no_summary,
     )
 
 
@@ -289,8 +294,8 @@ def _agreement_plan(args: argparse.Namespace) -> Any:
         raise EvaluationError(
             f"--agreement reports in the {', '.join(COMBINED_FORMATS)} formats, not --format {args.format}"
         )
-    if args.ci is not None or args.memory is not None:
-        raise EvaluationError("--agreement does not take --ci or --memory")
+    if args.ci is not None or args.memory is not None or args.no_summary:
+        raise EvaluationError("--agreement does not take --ci, --memory or -n")
     if args.write_z:
         raise EvaluationError(
             "--agreement does not take --write-z: the runs have per-topic means under each set of judgments"
@@ -732,7 +737,7 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         "eval",
         help="evaluate runs against qrels (accepts trec_eval's flags)",
         description="Evaluate one or more runs against qrels. trec_eval's command line works unchanged: "
-        "-m (repeatable, attached forms such as -mndcg_cut.10 too), -q, -c, -l, -M, -J, -N.",
+        "-m (repeatable, attached forms such as -mndcg_cut.10 too), -q, -n, -c, -l, -M, -J, -N.",
     )
     p.add_argument(
         "qrels",
@@ -764,6 +769,12 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         "(the dataset's official measures) with irds: qrels; default official",
     )
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
+    p.add_argument(
+        "-n",
+        "--no-summary",
+        action="store_true",
+        help="print no summary (all) lines, the per-query ones alone with -q (trec_eval -n; with --format trec)",
+    )
     p.add_argument(
         "-c",
         action="store_true",

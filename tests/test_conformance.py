@@ -472,3 +472,25 @@ def test_set_prints_trec_evals_lines():
         line for line in (DATA / "out.test.aq").read_text().splitlines() if line.split()[0] in SET_MEASURES
     ]
     assert run.stdout.splitlines() == want
+
+
+def test_no_summary_prints_the_per_query_lines_alone():
+    """trec_eval's ``-n`` (no summary): ``-m set -q -n`` prints out.test.aq's per-query lines of the set
+    measures and none of its ``all`` lines; ``-n`` without ``-q`` prints nothing, as trec_eval does. It
+    leaves out trec_eval's summary, so another format refuses it."""
+    args = ["eval", "--format", "trec", "-m", "set", str(DATA / "qrels.test"), str(DATA / "results.test")]
+    run = _run_cli([*args, "-q", "-n"])
+    assert run.code == 0 and run.error is None, run.stderr
+    want = [
+        line
+        for line in (DATA / "out.test.aq").read_text().splitlines()
+        if line.split()[0] in SET_MEASURES and line.split()[1] != "all"
+    ]
+    assert want and run.stdout.splitlines() == want
+    alone = _run_cli([*args, "-n"])
+    assert alone.code == 0 and alone.stdout == ""
+    table = _run_cli(["eval", "-n", "-m", "map", str(DATA / "qrels.test"), str(DATA / "results.test")])
+    assert (
+        table.code == 2
+        and "-n leaves out trec_eval's summary lines: it goes with --format trec" in table.stderr
+    )

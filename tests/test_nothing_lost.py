@@ -41,8 +41,8 @@ ROLES: dict[str, dict[str, str]] = {
     "eval": {
         "qrels": INPUT, "runs": INPUT, "system": INPUT, "fuse": INPUT, "zscores": INPUT, "groups": INPUT,
         "output": OUTPUT, "write_z": OUTPUT,
-        "measures": OTHER, "per_query": OTHER, "c": OTHER, "missing_queries": OTHER, "level": OTHER,
-        "depth": OTHER, "judged_only": OTHER, "collection_size": OTHER, "judged_warning": OTHER,
+        "measures": OTHER, "per_query": OTHER, "no_summary": OTHER, "c": OTHER, "missing_queries": OTHER,
+        "level": OTHER, "depth": OTHER, "judged_only": OTHER, "collection_size": OTHER, "judged_warning": OTHER,
         "format": OTHER, "ci": OTHER, "decimals": OTHER, "memory": OTHER, "standardize": OTHER,
         "z_cdf": OTHER, "agreement": OTHER,
         "recsys": INPUT, "topk": INPUT, "exclude": INPUT, "popularity": INPUT, "empty_users": OTHER,

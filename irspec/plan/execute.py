@@ -706,7 +706,9 @@ def _render_main(
                 f"{report.plan.source}: a zscores output gives the runs' per-topic means and sds; the plan has no runs"
             )
         return report.zscores.to_text()
-    return fmt.format_results(results, output.format, per_query=output.per_query, runid=output.runid)
+    return fmt.format_results(
+        results, output.format, per_query=output.per_query, runid=output.runid, summary=output.summary
+    )
 
 
 def _power_sections(report: PlanReport, decimals: int) -> list[tuple[str, str, Any, Any]]:

@@ -112,8 +112,9 @@ class Output:
     trec_eval's -Z format), ``path`` (``None``: standard output; for plots, a directory), ``per_query``,
     ``content`` (``results`` or ``comparisons``), ``decimals`` (of the values in table, latex, markdown
     and html), ``intervals`` (``"t"`` or ``"bootstrap"``: the 95% confidence interval beside each mean
-    in those formats) and ``runid`` (trec: trec_eval's ``runid`` line, which ``irspec eval`` prints
-    with trec_eval's own measure sets)."""
+    in those formats), ``runid`` (trec: trec_eval's ``runid`` line, which ``irspec eval`` prints
+    with trec_eval's own measure sets) and ``summary`` (trec: ``False`` leaves out the ``all`` lines,
+    as trec_eval's ``-n`` does, which ``irspec eval -n`` sets)."""
 
     format: str
     path: Path | None = None
@@ -122,6 +123,7 @@ class Output:
     decimals: int = 4
     intervals: str | None = None
     runid: bool = False
+    summary: bool = True
 
 
 @frozen

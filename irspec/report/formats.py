@@ -42,9 +42,11 @@ def format_results(
     provenance: dict[str, Any] | None = None,
     intervals: str | None = None,
     width: int | None = None,
+    summary: bool = True,
 ) -> str | bytes:
     """Format results in one of :data:`FORMATS`; ``provenance`` (see :func:`~irspec.report.provenance`)
-    goes into JSON. Text, except for :data:`BINARY_FORMATS` (bytes).
+    goes into JSON. Text, except for :data:`BINARY_FORMATS` (bytes). ``summary=False`` leaves the
+    ``all`` lines out of trec_eval's format, as its ``-n`` does (a ``ValueError`` in the others).
 
     ``decimals`` applies to the table, LaTeX and Markdown; LaTeX and Markdown show the aggregates only.
     ``intervals`` (``"t"`` or ``"bootstrap"``) puts the 95% confidence interval beside each mean, in the
@@ -55,6 +57,8 @@ def format_results(
         raise ValueError(
             f"confidence intervals are shown in the {', '.join(WITH_INTERVALS)} formats, not in {fmt}"
         )
+    if not summary and fmt != "trec":
+        raise ValueError(f"the summary is left out of trec_eval's format (trec), not of {fmt}")
     # Each renderer is imported for its own format only: `irspec eval --format trec` loads no table code.
     if fmt == "jsonl":
         from irspec.report.data import to_jsonl
@@ -63,7 +67,7 @@ def format_results(
     if fmt == "trec":
         from irspec.report.trec import to_trec
 
-        return to_trec(results, per_query=per_query, runid=runid)
+        return to_trec(results, per_query=per_query, runid=runid, summary=summary)
     if fmt == "json":
         from irspec.report.data import to_json
 

@@ -102,8 +102,9 @@ def to_trec(
 
     Per-query lines come first (queries in order, each with its measures), then the summary (``all``);
     ``runid`` adds trec_eval's ``runid all RUNID`` line (the run's runid, else its name), as its
-    official and all_trec sets do. trec_eval reads one run; of several, each run's lines start with
-    ``runid all NAME``, the name every other output gives it, so that each block says which run it is.
+    official and all_trec sets do; ``summary=False`` leaves the summary out, as trec_eval's ``-n`` does.
+    trec_eval reads one run; of several, each run's lines start with ``runid all NAME``, the name every
+    other output gives it, so that each block says which run it is.
     """
     lines: list[str] = []
     several = len(results) > 1
