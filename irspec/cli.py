@@ -693,11 +693,13 @@ def _decimals_arg(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--decimals", type=int, default=4, choices=range(11), metavar="N", help=help)
 
 
-def _level_arg(p: argparse.ArgumentParser) -> None:
-    """``-l/--relevance-level L``, trec_eval's flag, as every command that reads labels spells it."""
+def _level_arg(p: argparse.ArgumentParser, *trec_eval: str) -> None:
+    """``-l/--relevance-level L``, trec_eval's flag, as every command that reads labels spells it (and
+    ``trec_eval``'s other spellings of it, for the command that takes its command line)."""
     p.add_argument(
         "-l",
         "--relevance-level",
+        *trec_eval,
         dest="level",
         type=int,
         default=1,
@@ -737,7 +739,8 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         "eval",
         help="evaluate runs against qrels (accepts trec_eval's flags)",
         description="Evaluate one or more runs against qrels. trec_eval's command line works unchanged: "
-        "-m (repeatable, attached forms such as -mndcg_cut.10 too), -q, -n, -c, -l, -M, -J, -N.",
+        "-m (repeatable, attached forms such as -mndcg_cut.10 too), -q, -n, -c, -l, -M, -J, -N, -Z, and their "
+        "long forms (--measure, --query_eval_wanted, --nosummary, ...).",
     )
     p.add_argument(
         "qrels",
@@ -768,15 +771,21 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         help="metric spec(s), repeatable; trec_eval names and sets (official, set, all_trec) work, and irds-official "
         "(the dataset's official measures) with irds: qrels; default official",
     )
-    p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
+    # trec_eval's long options (its getopt_long names) are read too: a script written for it runs unchanged
+    p.add_argument(
+        "-q", "--per-query", "--query_eval_wanted", action="store_true", help="also print per-query values"
+    )
     p.add_argument(
         "-n",
         "--no-summary",
+        "--nosummary",
         action="store_true",
         help="print no summary (all) lines, the per-query ones alone with -q (trec_eval -n; with --format trec)",
     )
     p.add_argument(
         "-c",
+        "--complete_rel_info_wanted",
+        dest="c",
         action="store_true",
         help="score qrels queries missing from a run as 0 (trec_eval -c; irspec's default)",
     )
@@ -785,10 +794,11 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         choices=("zero", "skip", "error"),
         help="what a qrels query missing from a run gets, in every format (default zero, as trec_eval -c)",
     )
-    _level_arg(p)
+    _level_arg(p, "--level_for_rel")
     p.add_argument(
         "-M",
         "--depth",
+        "--Max_retrieved_per_topic",
         dest="depth",
         type=int,
         default=None,
@@ -796,11 +806,17 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         help="evaluate only the top N documents of each ranking",
     )
     p.add_argument(
-        "-J", "--judged-only", action="store_true", help="drop unjudged documents before measuring"
+        "-J",
+        "--judged-only",
+        "--Judged_docs_only",
+        dest="judged_only",
+        action="store_true",
+        help="drop unjudged documents before measuring",
     )
     p.add_argument(
         "-N",
         "--collection-size",
+        "--Number_docs_in_coll",
         dest="collection_size",
         type=int,
         default=None,
@@ -853,6 +869,8 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
     p.add_argument(
         "-Z",
         "--zscores",
+        "--Zscore",
+        dest="zscores",
         metavar="FILE",
         help="per-topic z-scores from trec_eval's -Z file of lines 'query_id measure mean sd'",
     )

@@ -224,7 +224,7 @@ def test_an_option_of_400_digits_is_quoted_short(name):
     ("args", "fragment"),
     [
         (["-M", NINES], "depth must be an integer >= 0"),
-        (["-M", "x" * 4000], "argument -M/--depth: invalid int value: 'xxx"),
+        (["-M", "x" * 4000], "argument -M/--depth/--Max_retrieved_per_topic: invalid int value: 'xxx"),
         (["--decimals", NINES], "argument --decimals: invalid choice: 999"),
         (["--format", "x" * 4000], "argument -f/--format: invalid choice: 'xxx"),
         (["--system", "x" * 4000], "--system 'xxx"),

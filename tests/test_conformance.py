@@ -494,3 +494,25 @@ def test_no_summary_prints_the_per_query_lines_alone():
         table.code == 2
         and "-n leaves out trec_eval's summary lines: it goes with --format trec" in table.stderr
     )
+
+
+def test_trec_evals_long_options_mean_its_short_ones(tmp_path):
+    """trec_eval's getopt_long names (``--query_eval_wanted``, ``--level_for_rel=2``, ...) are read as its
+    short flags: the command of out.test.aqcM written with them prints what the short flags print (the
+    tests above hold that to trec_eval's file), and every other one parses to what its short flag does."""
+    short = ["eval", "--format", "trec", "-m", "all_trec", "-q", "-c", "-M100"]
+    long = ["eval", "--format", "trec", "--measure", "all_trec", "--query_eval_wanted",
+            "--complete_rel_info_wanted", "--Max_retrieved_per_topic=100"]  # fmt: skip
+    files = [str(DATA / "qrels.test"), str(DATA / "results.trunc")]
+    want = _run_cli([*short, *files])
+    assert want.code == 0 and want.stdout
+    assert _run_cli([*long, *files]).stdout == want.stdout
+    parser = irspec.cli.build_parser("eval")
+    pairs = [
+        (["--nosummary"], ["-n"]), (["--level_for_rel", "2"], ["-l", "2"]), (["--Judged_docs_only"], ["-J"]),
+        (["--Number_docs_in_coll=5000"], ["-N", "5000"]), (["--Zscore", "z.txt"], ["-Z", "z.txt"]),
+    ]  # fmt: skip
+    for given, meant in pairs:
+        assert parser.parse_args(["eval", *given, *files]) == parser.parse_args(["eval", *meant, *files]), (
+            given
+        )
