@@ -228,3 +228,19 @@ def test_a_generator_of_runs_is_one_run_of_rows_and_the_error_says_where_several
     with pytest.raises(InputError) as e:  # plain tuples, and qrels, have no runs to group
         read_qrels(iter(["qrels.txt"]))
     assert "several runs" not in str(e.value)
+
+
+def test_rows_that_are_not_rows_are_refused_at_the_first_and_quoted_short():
+    """The first item is looked at before the rest are taken: an endless generator of paths is refused
+    at once, not read until memory is full (here one that fails when read past its first item); a
+    later item that is no row is quoted short."""
+
+    def paths():
+        yield "a.run"
+        raise AssertionError("read past the first item")
+
+    with pytest.raises(InputError, match=r"got str 'a\.run'; several runs go in a list"):
+        read_run(paths())
+    with pytest.raises(InputError, match=r"item 1: expected a tuple with the fields .*, got 'xxx") as e:
+        read_run([ir_measures.ScoredDoc("1", "a", 1.0), "x" * 10_000])
+    assert len(str(e.value)) < 300

@@ -464,15 +464,20 @@ def is_named_tuples(obj: Any) -> bool:
     )
 
 
+_NO_ROW = object()  # what an empty iterable of rows gives for its first item
+
+
 def frame_from_rows(
     rows: Iterable[Any], kind: Kind, source: str, columns: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """The frame of named tuples (one per judgment or ranked document), by their field names as a
     frame's columns are found (:func:`frame_from_dataframe`)."""
-    rows = list(rows)
-    fields = getattr(rows[0], "_fields", None) if rows else ()
+    items = iter(rows)
+    first = next(items, _NO_ROW)
+    # the first item is looked at before the rest are taken: a generator of what are not rows (an
+    # endless one too) is refused at once, not after it has filled memory
+    fields = () if first is _NO_ROW else getattr(first, "_fields", None)
     if fields is None:
-        first = rows[0]
         # a run in its own right (a path, a dict, a frame) among others: several runs were meant
         several = kind is RUN and (
             isinstance(first, (str, Mapping)) or hasattr(first, "__fspath__") or is_dataframe(first)
@@ -482,10 +487,12 @@ def frame_from_rows(
             f"{quote(first)}" + ("; several runs go in a list, or a mapping {name: run}" if several else ""),
             source,
         )
+    rows = [] if first is _NO_ROW else [first, *items]
     bad = next((i for i, r in enumerate(rows) if getattr(r, "_fields", None) != fields), None)
     if bad is not None:
         raise InputError(
-            f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {rows[bad]!r}", source
+            f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {quote(rows[bad])}",
+            source,
         )
     names = _column_names(list(fields), kind, columns, source, "fields")
     data = dict(zip(fields, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(fields, ())
