@@ -34,7 +34,8 @@ some run retrieved for a query, with each run's normalised score and rank).
 
 **Inputs** (polars): :class:`Qrels` (``Qrels.from_frame``: qrels derived from a richer input);
 :func:`is_dataset_id` and :func:`qrels_records` (an ir_datasets dataset's qrels, ``irds:<id>``);
-:func:`input_kind` (the one input kind that bound metrics need).
+:func:`input_kind` (the one input kind that bound metrics need); :func:`named_rows` (an input given
+as named tuples: their fields and items, checked as irspec's readers check them).
 
 **Spilling to disk and the memory budget** (polars): :class:`Partitions` (rows spread over temporary
 Arrow files by a hash of a key column, read back a partition at a time), :func:`spill_directory` (a
@@ -123,6 +124,7 @@ __all__ = [
     "is_dataset_id",
     "qrels_records",
     "input_kind",
+    "named_rows",
     # spilling to disk and the memory budget
     "Partitions",
     "spill_directory",
@@ -154,6 +156,7 @@ _LAZY: dict[str, str] = {
     "is_dataset_id": "irspec.data.datasets",
     "qrels_records": "irspec.data.datasets",
     "input_kind": "irspec.evaluation.inputs",
+    "named_rows": "irspec.data.objects",
     "parse_method": "irspec.spec.methods",  # light, but its first call builds the registry
     "Partitions": "irspec.data.stream",
     "spill_directory": "irspec.data.stream",

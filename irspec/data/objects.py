@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
@@ -467,33 +467,49 @@ def is_named_tuples(obj: Any) -> bool:
 _NO_ROW = object()  # what an empty iterable of rows gives for its first item
 
 
+def named_rows(
+    rows: Iterable[Any], source: str, expected: str, hint: Callable[[Any], str] | None = None
+) -> tuple[tuple[str, ...], list[Any]]:
+    """The field names and the items of ``rows``, named tuples of one kind (no fields for no rows).
+
+    The first item is looked at before the rest are taken, so that an iterable of what are not rows (an
+    endless generator too) is refused at once, not after it has filled memory: an
+    :class:`~irspec.errors.InputError` of ``source`` saying ``expected`` (what the rows should be) and
+    quoting the item short, followed by what ``hint`` says of it, if anything. An item further on with
+    other fields is an input error naming its position."""
+    items = iter(rows)
+    first = next(items, _NO_ROW)
+    if first is _NO_ROW:
+        return (), []
+    fields = getattr(first, "_fields", None)
+    if fields is None:
+        more = hint(first) if hint is not None else ""
+        raise InputError(f"expected {expected}, got {type(first).__name__} {quote(first)}{more}", source)
+    found = [first, *items]
+    bad = next((i for i, r in enumerate(found) if getattr(r, "_fields", None) != fields), None)
+    if bad is not None:
+        raise InputError(
+            f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {quote(found[bad])}",
+            source,
+        )
+    return tuple(fields), found
+
+
+def _several_runs_hint(item: Any) -> str:
+    """What an error adds of an item of rows that is a run in its own right (a path, a dict, a frame):
+    several runs were meant."""
+    if isinstance(item, (str, Mapping)) or hasattr(item, "__fspath__") or is_dataframe(item):
+        return "; several runs go in a list, or a mapping {name: run}"
+    return ""
+
+
 def frame_from_rows(
     rows: Iterable[Any], kind: Kind, source: str, columns: Mapping[str, str] | None = None
 ) -> pl.DataFrame:
     """The frame of named tuples (one per judgment or ranked document), by their field names as a
     frame's columns are found (:func:`frame_from_dataframe`)."""
-    items = iter(rows)
-    first = next(items, _NO_ROW)
-    # the first item is looked at before the rest are taken: a generator of what are not rows (an
-    # endless one too) is refused at once, not after it has filled memory
-    fields = () if first is _NO_ROW else getattr(first, "_fields", None)
-    if fields is None:
-        # a run in its own right (a path, a dict, a frame) among others: several runs were meant
-        several = kind is RUN and (
-            isinstance(first, (str, Mapping)) or hasattr(first, "__fspath__") or is_dataframe(first)
-        )
-        raise InputError(
-            f"expected named tuples (such as ir_measures' Qrel or ScoredDoc), got {type(first).__name__} "
-            f"{quote(first)}" + ("; several runs go in a list, or a mapping {name: run}" if several else ""),
-            source,
-        )
-    rows = [] if first is _NO_ROW else [first, *items]
-    bad = next((i for i, r in enumerate(rows) if getattr(r, "_fields", None) != fields), None)
-    if bad is not None:
-        raise InputError(
-            f"item {bad}: expected a tuple with the fields {', '.join(fields)}, got {quote(rows[bad])}",
-            source,
-        )
+    hint = _several_runs_hint if kind is RUN else None
+    fields, rows = named_rows(rows, source, "named tuples (such as ir_measures' Qrel or ScoredDoc)", hint)
     names = _column_names(list(fields), kind, columns, source, "fields")
     data = dict(zip(fields, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(fields, ())
     series = [_series_from_objects(name, list(data[name])) for name in names]

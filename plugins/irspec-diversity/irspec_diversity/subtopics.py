@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from irspec import InputError
-from irspec.plugin_api import Qrels, bounded_lines, is_dataset_id, qrels_records, quote
+from irspec.plugin_api import Qrels, bounded_lines, is_dataset_id, named_rows, qrels_records, quote
 
 __all__ = ["COLUMNS", "SubtopicQrels", "Topic", "read_subtopic_qrels"]
 
@@ -177,12 +177,7 @@ def _from_pandas(df: Any) -> pl.DataFrame:
 
 
 def _from_rows(rows: Iterable[Any], source: str = "<rows>") -> pl.DataFrame:
-    records = list(rows)
-    fields = getattr(records[0], "_fields", None) if records else ()
-    if fields is None:
-        raise InputError(
-            f"expected named tuples with subtopic fields, got {type(records[0]).__name__}", source
-        )
+    fields, records = named_rows(rows, source, "named tuples with subtopic fields")
     data = {name: [getattr(r, name) for r in records] for name in fields}
     return _columns(pl.DataFrame(data, strict=False), list(fields), source)
 

@@ -198,6 +198,30 @@ def test_frames_and_named_tuples(irspec_plugin, qrels_file):
     assert values("alpha_nDCG@3 P@5", polars_frame) == expected
 
 
+def test_rows_that_are_not_named_tuples_are_input_errors_naming_the_item():
+    """A later item of another kind is an input error naming it, quoted short (it was an AttributeError);
+    the first is looked at before the rest are read (a generator that fails past its first item shows it)."""
+    from collections import namedtuple
+
+    from irspec_diversity.subtopics import read_subtopic_qrels
+
+    row = namedtuple("row", "query_id subtopic doc_id relevance")("q1", "1", "d1", 1)
+    with pytest.raises(
+        irspec.InputError, match=r"item 1: expected a tuple with the fields query_id, .*, got 'xxx"
+    ) as e:
+        read_subtopic_qrels([row, "x" * 10_000])
+    assert len(str(e.value)) < 300
+
+    def paths():
+        yield "qrels.txt"
+        raise AssertionError("read past the first item")
+
+    with pytest.raises(
+        irspec.InputError, match=r"expected named tuples with subtopic fields, got str 'qrels\.txt'"
+    ):
+        read_subtopic_qrels(paths())
+
+
 def test_bad_input_is_located(irspec_plugin, tmp_path):
     irspec_plugin(irspec_diversity.plugin)
     bad = tmp_path / "bad.txt"
