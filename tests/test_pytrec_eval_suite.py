@@ -123,8 +123,8 @@ def test_pytrec_evals_own_tests_report_the_same_against_the_drop_in(tmp_path: Pa
         return status, out, re.sub(r"(Ran \d+ tests) in [0-9.]+s", r"\1", err)
 
     assert report(dropin) == report(reference)
-    ran = int(re.search(r"Ran (\d+) tests", reference[2]).group(1))  # type: ignore[union-attr]
-    assert ran >= 7, reference[2][-2000:]
+    ran = re.search(r"Ran (\d+) tests", reference[2])
+    assert ran and int(ran.group(1)) >= 7, reference[2][-2000:]
     failed = set(re.findall(r"^FAIL: (\S+)", reference[2], re.MULTILINE))
     errors = re.findall(r"^ERROR: (\S+)", reference[2], re.MULTILINE)
     assert failed == set(FAILING) and not errors, reference[2][-3000:]
