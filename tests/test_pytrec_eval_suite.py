@@ -42,6 +42,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
 import pytrec_eval_sdist
+from shared_data import TREC_EVAL_TEST
 
 pytest.importorskip("pytrec_eval", reason="pytrec_eval is the reference: pip install -e '.[test]'")
 
@@ -64,11 +65,9 @@ FAILING: dict[str, str] = {
 
 
 def _trec_eval_test() -> Path:
-    given = os.environ.get("IRSPEC_TREC_EVAL_TEST")
-    folder = Path(given) if given else ROOT.parent / "shared" / "trec_eval_test"
-    if not (folder / "results.test").is_file():
-        pytest.skip("trec_eval 10's test data: set IRSPEC_TREC_EVAL_TEST, or run scripts/test")
-    return folder
+    if not (TREC_EVAL_TEST / "results.test").is_file():
+        pytest.skip(f"trec_eval 10's test data not found at {TREC_EVAL_TEST}: set IRSPEC_TREC_EVAL_TEST")
+    return TREC_EVAL_TEST
 
 
 def _run(args: list[str], cwd: Path, shim: Path | None) -> tuple[int, str, str]:
