@@ -27,6 +27,7 @@ import numpy as np
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError
 from irspec.evaluation import result_set as results
+from irspec.evaluation.evaluate import one_mapping_run
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
@@ -220,7 +221,7 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | res
 def systems_of(run: Any) -> dict[str, list[str]] | None:
     """The systems in a mapping of runs (values that are lists of paths, or globs), each with its paths;
     ``None`` when there are none."""
-    if not isinstance(run, Mapping) or results.one_mapping_run(run):
+    if not isinstance(run, Mapping) or one_mapping_run(run):
         return None
     found = {}
     for name, value in run.items():
