@@ -580,6 +580,7 @@ PLUGIN_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "irspec_online": [
         ("__init__",),  # the version
         ("plugin",),  # the declarations; the reader and the kernels named by strings
+        ("arguments",),  # the subcommands' arguments, argparse alone: irspec --help declares them all
         ("settings",),  # a plan's online: section (the interleaving test, counterfactual estimates), checked
         (
             "records",

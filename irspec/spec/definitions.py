@@ -701,7 +701,9 @@ class Command:
     adds its arguments to the :class:`argparse.ArgumentParser` irspec makes for it; ``run(args, inputs)``
     does the work and returns the exit code, with ``args`` the parsed arguments and ``inputs`` the
     :class:`irspec.plugin_api.Inputs` of the files it reads. Both may be ``"module:function"`` strings,
-    imported only when the command is asked for.
+    imported when needed: ``run`` when the command runs, ``declare`` also when ``irspec --help`` or
+    ``--version`` declares every command (so its module should import argparse alone, not what ``run``
+    computes with).
 
     ``roles`` says what every argument is, by its ``dest``: ``"input"`` (a file, or a list of files, it
     reads), ``"output"`` (a file it writes) or ``"other"``; an argument without a role is refused when the

@@ -420,12 +420,13 @@ CLICK_MODELS = (
 )
 
 C = "irspec_online.commands"
+A = "irspec_online.arguments"  # argparse alone: --help declares every command
 
 COMMANDS = (
     Command(
         "interleave",
         "interleave two runs into the lists to serve, each slot's origin recorded (irspec-online)",
-        declare=f"{C}:declare_interleave",
+        declare=f"{A}:declare_interleave",
         run=f"{C}:run_interleave",
         roles={
             "run_a": "input",
@@ -443,7 +444,7 @@ COMMANDS = (
     Command(
         "online",
         "a log's online metrics, interleaving test, A/B test and counterfactual estimates (irspec-online)",
-        declare=f"{C}:declare_online",
+        declare=f"{A}:declare_online",
         run=f"{C}:run_online",
         roles={
             "logs": "input",
@@ -469,7 +470,7 @@ COMMANDS = (
     Command(
         "clickmodel",
         "fit a click model (PBM, cascade, DCM, UBM, DBN) to a log (irspec-online)",
-        declare=f"{C}:declare_clickmodel",
+        declare=f"{A}:declare_clickmodel",
         run=f"{C}:run_clickmodel",
         roles={
             "action": "other",
@@ -487,7 +488,7 @@ COMMANDS = (
     Command(
         "simulate",
         "simulated users of two rankings: the traffic an A/B test and interleaving need (irspec-online)",
-        declare=f"{C}:declare_simulate",
+        declare=f"{A}:declare_simulate",
         run=f"{C}:run_simulate",
         roles={
             "clickmodel": "input",

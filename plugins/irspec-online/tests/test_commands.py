@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -219,3 +221,24 @@ def test_online_locates_a_bad_record_in_its_own_file(folder, capsys):
 def test_online_refuses_an_option_without_its_test(folder, capsys, argv, message):
     assert main(["online", "log.jsonl", "-m", "CTR", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_list_the_commands_without_loading_what_they_run_with(flag):
+    # A user's process, the plugin loaded from its entry point: --help and --version declare every
+    # command, irspec-online's too, and should not pay numpy's and polars' import (~0.4 s) for it.
+    user = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"}
+    probe = (
+        "import contextlib, io, json, sys\n"
+        "from irspec.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        f"    main([{flag!r}])\n"
+        "print(json.dumps({'out': out.getvalue(), 'modules': sorted(sys.modules)}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], env=user, capture_output=True, text=True, check=True)
+    seen = json.loads(done.stdout)
+    heavy = {m.split(".")[0] for m in seen["modules"]} & {"numpy", "polars", "pyarrow"}
+    assert "irspec_online.plugin" in seen["modules"] and not heavy, sorted(heavy)
+    if flag == "--help":
+        assert all(c in seen["out"] for c in ("interleave", "online", "clickmodel", "simulate"))
