@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from junit import Case, cases
+from shared_data import peer_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,12 +66,6 @@ sys.path.append(os.environ["IRSPEC_RANX_PATH"])
 """
 
 
-def suite_folder() -> Path | None:
-    given = os.environ.get("IRSPEC_RANX_TESTS")
-    folder = Path(given) if given else ROOT.parent / "shared" / "ranx_tests"
-    return folder if (folder / "unit" / "ranx").is_dir() else None
-
-
 def failures(found: list[Case]) -> dict[str, str]:
     """The failed and erroring tests of a JUnit XML report's cases, ``file::test`` -> the first line of why."""
     out = {}
@@ -82,17 +77,15 @@ def failures(found: list[Case]) -> dict[str, str]:
 
 
 def test_ranx_suite_passes_against_the_drop_in(tmp_path: Path) -> None:
-    suite = suite_folder()
+    suite = peer_tests(
+        "ranx",
+        "unit/ranx",
+        "ranx 0.3.21's test suite (AmenRa/ranx's tests/ at 2cae52f) in $IRSPEC_RANX_TESTS or ../shared/ranx_tests",
+    )
     ranx_path = os.environ.get("IRSPEC_RANX_PATH")
-    unreachable = os.environ.get("IRSPEC_RANX_TESTS_UNREACHABLE")
-    if suite is None and unreachable:
-        # scripts/test tried the one place ranx publishes its tests, and could not reach it: an outside
-        # limit of this machine, said here and at the start of the run, not a set-up forgotten
-        pytest.skip(f"deliberate: ranx publishes its tests only on GitHub, and {unreachable}")
-    if suite is None or not ranx_path:
+    if not ranx_path:
         pytest.skip(
-            "ranx 0.3.21's test suite (AmenRa/ranx's tests/ at 2cae52f) in $IRSPEC_RANX_TESTS or "
-            "../shared/ranx_tests, and numba in $IRSPEC_RANX_PATH (pip install --target DIR ranx==0.3.21)"
+            "numba in $IRSPEC_RANX_PATH, which ranx's tests use (pip install --target DIR ranx==0.3.21)"
         )
     shutil.copytree(suite, tmp_path / "tests")
     (tmp_path / "shim" / "ranx").mkdir(parents=True)

@@ -7,7 +7,7 @@ them (torchmetrics 1.9.0's, as installed) with torchmetrics' retrieval names bou
 
 torchmetrics' unit tests are not published on PyPI (neither its wheel nor its sdist holds them); they
 are in its repository, at the tag ``v1.9.0``, ``tests/unittests/retrieval``. Given that folder's
-``tests/`` (``IRSPEC_TORCHMETRICS_TESTS``), :func:`test_torchmetrics_unit_tests` runs them with the
+``tests/`` (``IRSPEC_TORCHMETRICS_TESTS``, else ``../shared/torchmetrics_tests``), :func:`test_torchmetrics_unit_tests` runs them with the
 module replaced by the drop-in (with torchmetrics' DDP pool) and holds their failures to the list of
 departures written in ``docs/coming-from/torchmetrics.md`` (:data:`DEPARTURES`). ``scripts/test`` fetches
 that folder; where GitHub cannot be reached it says so, and the test skips deliberately, naming why.
@@ -31,6 +31,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from junit import cases
+from shared_data import peer_tests
 from torchmetrics_dropin import replaced
 
 import irspec.compat.torchmetrics as dropin
@@ -119,8 +120,6 @@ DEPARTURES: dict[str, str] = {}
 """Test ids (prefixes) of torchmetrics' retrieval unit tests that fail against the drop-in on purpose,
 each with why; the same list as docs/coming-from/torchmetrics.md's."""
 
-SUITE = os.environ.get("IRSPEC_TORCHMETRICS_TESTS")
-
 PYTEST_INI = """[pytest]
 markers =
     DDP: mark a test as Distributed Data Parallel
@@ -130,18 +129,12 @@ filterwarnings =
 
 
 def test_torchmetrics_unit_tests(tmp_path: Path) -> None:
-    unreachable = os.environ.get("IRSPEC_TORCHMETRICS_TESTS_UNREACHABLE")
-    if not SUITE and unreachable:
-        # scripts/test tried the one place torchmetrics publishes its tests and could not reach it: an
-        # outside limit of this machine, said at the start of the run too, not a set-up forgotten
-        pytest.skip(f"deliberate: torchmetrics publishes its unit tests only on GitHub, and {unreachable}")
-    if not SUITE:
-        pytest.skip(
-            "torchmetrics' unit tests are not published on PyPI: set IRSPEC_TORCHMETRICS_TESTS to the tests/ "
-            "folder of torchmetrics v1.9.0 (scripts/test fetches it)"
-        )
-    tests = Path(str(SUITE)).resolve()
-    assert (tests / "unittests" / "retrieval").is_dir(), f"{tests} holds no unittests/retrieval"
+    tests = peer_tests(
+        "torchmetrics",
+        "unittests/retrieval",
+        "torchmetrics' unit tests are not published on PyPI: set IRSPEC_TORCHMETRICS_TESTS to the tests/ "
+        "folder of torchmetrics v1.9.0 (scripts/test fetches it)",
+    ).resolve()
     (tmp_path / "pytest.ini").write_text(PYTEST_INI, encoding="utf-8")
     report = tmp_path / "report.xml"
     env = {

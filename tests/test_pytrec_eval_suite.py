@@ -42,11 +42,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
 import pytrec_eval_sdist
-from shared_data import TREC_EVAL_TEST
+from shared_data import TREC_EVAL_TEST, peer_tests
 
 pytest.importorskip("pytrec_eval", reason="pytrec_eval is the reference: pip install -e '.[test]'")
 
-ROOT = Path(__file__).resolve().parent.parent
 
 SHIM = '''\
 """pytrec_eval, replaced by irspec's drop-in (tests/test_pytrec_eval_suite.py)."""
@@ -89,25 +88,14 @@ def shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _suite_file() -> Path | None:
-    given = os.environ.get("IRSPEC_PYTREC_EVAL_TESTS")
-    folder = Path(given) if given else ROOT.parent / "shared" / "pytrec_eval_tests"
-    found = folder / "pytrec_eval_tests.py"
-    return found if found.is_file() else None
-
-
 def test_pytrec_evals_own_tests_report_the_same_against_the_drop_in(tmp_path: Path, shim: Path) -> None:
-    suite = _suite_file()
-    unreachable = os.environ.get("IRSPEC_PYTREC_EVAL_TESTS_UNREACHABLE")
-    if suite is None and unreachable:
-        # scripts/test tried the one place pytrec_eval publishes its tests, and could not reach it: an
-        # outside limit of this machine, said here and at the start of the run
-        pytest.skip(f"deliberate: pytrec_eval publishes its tests only on GitHub, and {unreachable}")
-    if suite is None:
-        pytest.skip(
-            "pytrec_eval's tests (terrierteam/pytrec_eval's tests/ at 68c150b) in $IRSPEC_PYTREC_EVAL_TESTS "
-            "or ../shared/pytrec_eval_tests: run scripts/test"
-        )
+    folder = peer_tests(
+        "pytrec_eval",
+        "pytrec_eval_tests.py",
+        "pytrec_eval's tests (terrierteam/pytrec_eval's tests/ at 68c150b) in $IRSPEC_PYTREC_EVAL_TESTS or "
+        "../shared/pytrec_eval_tests: run scripts/test",
+    )
+    suite = folder / "pytrec_eval_tests.py"
     # the file finds trec_eval's test data at ../trec_eval/test from its own folder, as in its repository
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / suite.name).write_text(suite.read_text())
