@@ -131,6 +131,24 @@ def test_registry_parse_binds_every_parameter_kind(fresh_pm):
         registry.parse("Toy(mode=medium)")
 
 
+def test_parse_keeps_its_answers_for_a_few_texts_and_gives_each_caller_its_own_list(fresh_pm):
+    registry = build_registry(fresh_pm)
+    first = registry.parse("P@10, AP")
+    first.append("changed by its caller")
+    again = registry.parse("P@10, AP")
+    assert [str(m) for m in again] == ["P@10", "AP"]
+    assert again[0] is first[0]  # the metrics kept, not parsed again
+    assert [str(m) for m in registry.parse(["AP", "P@10"])] == ["AP", "P@10"]
+    assert [str(m) for m in registry.parse("P.5", trec=True)] == ["P@5"]
+    # texts made on the fly (a loop over cutoffs) stay bounded, every one still parsed right
+    for k in range(1, 301):
+        assert [str(m) for m in registry.parse(f"nDCG@{k}")] == [f"nDCG@{k}"]
+    assert len(registry._parsed) <= 256
+    for _ in range(2):  # a text in error is read again each time, never kept
+        with pytest.raises(irspec.UnknownMetricError):
+            registry.parse("Toy@5")
+
+
 def test_register_a_group(fresh_pm):
     class GroupPlugin:
         @irspec.hookimpl

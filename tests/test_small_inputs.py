@@ -308,6 +308,18 @@ def test_odd_dicts_of_qrels_are_left_to_the_dict_reader(qrels):
     assert qrels_of_mapping(qrels) is None
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_evaluate_on_dicts_of_qrels_gives_what_the_dict_reader_gives(seed):
+    # irspec.evaluate reads a plain dict of qrels without polars; Qrels.from_dict is the general reader
+    qrels, run = random_case(seed, near_ties=seed % 2 == 0, all_negative=seed % 3 == 0)
+    for options in ({}, {"relevance_level": 2, "judged_only": True}, {"depth": 5, "missing_queries": "skip"}):
+        made = irspec.evaluate(qrels, run, "all_trec, nDCG@10, Judged@5", **options)
+        general = irspec.evaluate(Qrels.from_dict(qrels), run, "all_trec, nDCG@10, Judged@5", **options)
+        assert made.query_ids == general.query_ids
+        assert np.array_equal(made.values, general.values, equal_nan=True)
+        assert made.warnings == general.warnings
+
+
 def test_the_threshold_counts_every_input(tmp_path, monkeypatch):
     (tmp_path / "a").write_text("q 0 d 1\n")
     (tmp_path / "b").write_text("q Q0 d 1 1.0 r\n")
@@ -457,14 +469,23 @@ def test_small_qrels_pickle_as_the_general_readers(tmp_path):
     assert pickle.loads(pickle.dumps(mapped)).frame.equals(Qrels.from_dict({"q": {"b": 1, "a": 0}}).frame)
 
 
-def test_the_pytrec_eval_drop_in_on_plain_dicts_imports_no_polars():
+@pytest.mark.parametrize(
+    "evaluation",
+    [
+        "pytrec_eval.RelevanceEvaluator(qrels, {'map', 'ndcg_cut', 'P', 'recall'}).evaluate(run)['q1']['map']",
+        "irspec.evaluate(qrels, run, 'AP').aggregate()['AP']",
+    ],
+    ids=["drop-in", "evaluate"],
+)
+def test_plain_dicts_are_evaluated_without_polars(evaluation):
+    # AP: q1's relevant d1 second (0.5); q2's d3 tied with d4, which goes first (docno descending): 0.5
     code = (
-        "import sys\n"
-        "import irspec.compat.pytrec_eval as pytrec_eval\n"
+        "import sys, warnings\n"
+        "import irspec, irspec.compat.pytrec_eval as pytrec_eval\n"
         "qrels = {'q1': {'d1': 1, 'd2': 0}, 'q2': {'d3': 2}}\n"
         "run = {'q1': {'d1': 1.5, 'd2': 2.5, 'd9': 0.5}, 'q2': {'d3': 0.1, 'd4': 0.1}}\n"
-        "evaluator = pytrec_eval.RelevanceEvaluator(qrels, {'map', 'ndcg_cut', 'P', 'recall'})\n"
-        "print(evaluator.evaluate(run)['q1']['map'], 'polars' in sys.modules, 'numpy.ma' in sys.modules)\n"
+        "warnings.simplefilter('ignore')\n"
+        f"print({evaluation}, 'polars' in sys.modules, 'numpy.ma' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.split() == ["0.5", "False", "False"]

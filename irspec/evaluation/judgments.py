@@ -16,7 +16,7 @@ from dataclasses import field
 from typing import Any
 
 from irspec.data import Qrels, read_qrels
-from irspec.data.small import small_qrels
+from irspec.data.small import qrels_of_mapping, small_qrels
 from irspec.errors import EvaluationError, IrspecError
 from irspec.evaluation.compute import bind_metrics, resolve
 from irspec.evaluation.index import QrelsIndex
@@ -107,6 +107,8 @@ def read_judgments(
     qrels of every metric; a metric that needs another input is an :class:`EvaluationError`.
     With ``small``, a small file of clean text is read without polars
     (:func:`~irspec.data.small.small_qrels`; the caller weighed the inputs: :func:`~irspec.data.small.small_inputs`).
+    A plain dict of qrels (string ids, ``int`` labels) is read without polars too
+    (:func:`~irspec.data.small.qrels_of_mapping`), whatever its size up to a few hundred thousand judgments.
     With ``plain``, a file of clean text is read by numpy (:func:`~irspec.data.plain.plain_qrels`: for
     a run read so, whose evaluation imports no polars either).
     """
@@ -128,6 +130,10 @@ def read_judgments(
             )
     if not kinds:
         read: Qrels | None = small_qrels(source) if small and columns is None else None
+        if read is None and columns is None and type(source) is dict:
+            # pytrec_eval's dict of plain ids and labels, read without polars: its import and a frame
+            # built, sorted and checked were ~3 ms of each irspec.evaluate of a few queries
+            read = qrels_of_mapping(source)
         if read is None and plain and columns is None:
             from irspec.data.plain import plain_qrels  # what a run read by numpy has imported already
 
