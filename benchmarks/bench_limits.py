@@ -24,8 +24,8 @@ each contender a separate process timed from spawn to exit, its peak resident me
 - ``dropin``: BEIR's evaluation of SciFact's shape (300 queries of 100 retrieved documents, ~1.1
   relevant each; ``map_cut``, ``ndcg_cut``, ``recall``, ``P`` at 1, 3, 5, 10, 100, 1000), the dicts read
   from a JSON file: ``import pytrec_eval``, ``RelevanceEvaluator(qrels, measures).evaluate(run)`` and
-  exit, in a fresh process, against ``import irspec.compat.pytrec_eval as pytrec_eval`` doing the same;
-  ``warm`` is the fastest of five later ``evaluate`` calls of the same run, in processes apart from
+  exit, in a fresh process, against ``import irspec.compat.pytrec_eval as pytrec_eval`` doing the same,
+  and against ``irspec.evaluate(qrels, run, specs)``, irspec's own API on the same dicts; ``warm`` is the fastest of five later ``evaluate`` calls of the same run, in processes apart from
   those timed whole (a process timed whole evaluates once, as BEIR does).
 - ``million``: a run of 1M lines (2,000 queries of 500 documents, 100,000 judgments), grouped by query
   with each query's lines in no order of score (as dicts are written out), ``-m official --format trec``,
@@ -83,28 +83,44 @@ BEIR_MEASURES = [f"{m}.1,3,5,10,100,1000" for m in ("map_cut", "ndcg_cut", "reca
 
 DROPIN = (
     "import json, sys, time\n"
-    "if sys.argv[2] == 'irspec':\n"
+    "if sys.argv[2] == 'evaluate':\n"
+    "    import irspec\n"
+    "elif sys.argv[2] == 'irspec':\n"
     "    import irspec.compat.pytrec_eval as pytrec_eval\n"
     "else:\n"
     "    import pytrec_eval\n"
     "with open(sys.argv[1]) as f:\n"
     "    d = json.load(f)\n"
-    "evaluator = pytrec_eval.RelevanceEvaluator(d['qrels'], set(sys.argv[4:]))\n"
-    "first = evaluator.evaluate(d['run'])\n"
-    "out = {'queries': len(first), 'mean_ndcg_10': sum(v['ndcg_cut_10'] for v in first.values()) / len(first)}\n"
+    "if sys.argv[2] == 'evaluate':\n"
+    "    specs = ', '.join(sys.argv[4:])\n"
+    "    def once():\n"
+    "        return irspec.evaluate(d['qrels'], d['run'], specs, missing_queries='skip')\n"
+    "    first = once()\n"
+    "    out = {'queries': len(first.query_ids), 'mean_ndcg_10': first.aggregate()['nDCG@10']}\n"
+    "else:\n"
+    "    evaluator = pytrec_eval.RelevanceEvaluator(d['qrels'], set(sys.argv[4:]))\n"
+    "    def once():\n"
+    "        return evaluator.evaluate(d['run'])\n"
+    "    first = once()\n"
+    "    out = {'queries': len(first), 'mean_ndcg_10': sum(v['ndcg_cut_10'] for v in first.values()) / len(first)}\n"
     "if sys.argv[3] == 'warm':\n"
     "    times = []\n"
     "    for _ in range(5):\n"
     "        t = time.perf_counter()\n"
-    "        evaluator.evaluate(d['run'])\n"
+    "        once()\n"
     "        times.append(time.perf_counter() - t)\n"
     "    out['warm'] = min(times)\n"
     "print(json.dumps(out))\n"
 )
-"""One pytrec_eval evaluation as a BEIR user runs it (``sys.argv[2]`` picks the library): with
-``sys.argv[3]`` ``whole``, that alone, the process timed from outside; with ``warm``, five more
-``evaluate`` calls timed in the process (the fastest printed), in processes of their own, so that the
-whole process's time is of the one evaluation BEIR makes."""
+"""One pytrec_eval evaluation as a BEIR user runs it (``sys.argv[2]`` picks the library: ``pytrec_eval``,
+``irspec`` for the drop-in, ``evaluate`` for ``irspec.evaluate`` on the same dicts with irspec's specs):
+with ``sys.argv[3]`` ``whole``, that alone, the process timed from outside; with ``warm``, five more
+``evaluate`` calls timed in the process (the fastest printed; ``irspec.evaluate`` reads the qrels in each
+call, pytrec_eval's evaluator read them once), in processes of their own, so that the whole process's
+time is of the one evaluation BEIR makes."""
+
+EVALUATE_SPECS = [f"{m}@{k}" for m in ("AP", "nDCG", "R", "P") for k in (1, 3, 5, 10, 100, 1000)]
+"""BEIR_MEASURES in irspec's specs: trec_eval's map_cut, ndcg_cut, recall and P at each cutoff."""
 
 WARM_CLI = (
     "import contextlib, io, json, sys, time\n"
@@ -306,16 +322,26 @@ def dropin(args: argparse.Namespace) -> list[list[str]]:
         path.write_text(json.dumps({"qrels": qrels, "run": run}))
         args.made.append(path)
     repeat = max(args.repeat, 10)
-    labels = {"pytrec_eval": "pytrec_eval", "irspec": "irspec.compat.pytrec_eval"}
+    labels = {
+        "pytrec_eval": "pytrec_eval",
+        "irspec": "irspec.compat.pytrec_eval",
+        "evaluate": "irspec.evaluate",
+    }
 
     def commands_for(mode: str) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
         commands = {
-            label: [sys.executable, "-c", DROPIN, str(path), name, mode, *BEIR_MEASURES]
+            label: [
+                sys.executable, "-c", DROPIN, str(path), name, mode,
+                *(EVALUATE_SPECS if name == "evaluate" else BEIR_MEASURES),
+            ]
             for name, label in labels.items()
+        }  # fmt: skip
+        envs = {
+            **with_before(
+                args, commands, "irspec.compat.pytrec_eval", f"irspec.compat.pytrec_eval at {args.before}"
+            ),
+            **with_before(args, commands, "irspec.evaluate", f"irspec.evaluate at {args.before}"),
         }
-        envs = with_before(
-            args, commands, "irspec.compat.pytrec_eval", f"irspec.compat.pytrec_eval at {args.before}"
-        )
         return commands, envs
 
     commands, envs = commands_for("whole")
@@ -327,11 +353,9 @@ def dropin(args: argparse.Namespace) -> list[list[str]]:
         label: {**json.loads(r["stdout"]), "warm": min(json.loads(x["stdout"])["warm"] for x in r["runs"])}
         for label, r in warm_runs.items()
     }
-    ours, theirs = warm["irspec.compat.pytrec_eval"], warm["pytrec_eval"]
-    print(
-        f"  dropin: the same mean nDCG@10: {abs(ours['mean_ndcg_10'] - theirs['mean_ndcg_10']) < 1e-12}",
-        file=sys.stderr,
-    )
+    theirs = warm["pytrec_eval"]
+    same = all(abs(w["mean_ndcg_10"] - theirs["mean_ndcg_10"]) < 1e-12 for w in warm.values())
+    print(f"  dropin: the same mean nDCG@10: {same}", file=sys.stderr)
     rows = rows_of("300 × 100 dicts (SciFact)", results, reference="pytrec_eval")
     for label in results:
         w = warm[label]["warm"]
