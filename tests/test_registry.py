@@ -143,7 +143,9 @@ def test_parse_keeps_its_answers_for_a_few_texts_and_gives_each_caller_its_own_l
     # texts made on the fly (a loop over cutoffs) stay bounded, every one still parsed right
     for k in range(1, 301):
         assert [str(m) for m in registry.parse(f"nDCG@{k}")] == [f"nDCG@{k}"]
-    assert len(registry._parsed) <= 256
+    assert 0 < len(registry._parsed) <= 256
+    long = ", ".join(f"P@{k}" for k in range(1, 1001))  # a text of 6,891 characters is parsed, not kept
+    assert len(registry.parse(long)) == 1000 and (((long,), False) not in registry._parsed)
     for _ in range(2):  # a text in error is read again each time, never kept
         with pytest.raises(irspec.UnknownMetricError):
             registry.parse("Toy@5")

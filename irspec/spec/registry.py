@@ -640,7 +640,9 @@ class Registry:
         or ``P`` or ``all_trec`` gives P_5 alone.
         """
         texts = (text,) if isinstance(text, str) else tuple(text)
-        known = None if groups or not all(type(t) is str for t in texts) else (texts, trec)
+        # kept by their text: short texts alone, so that a huge one is not held on to
+        kept = not groups and all(type(t) is str for t in texts) and sum(map(len, texts)) <= _PARSED_TEXT
+        known = (texts, trec) if kept else None
         if known is not None and known in self._parsed:
             return list(self._parsed[known])
         extra = {name.lower(): specs for name, specs in (groups or {}).items()}
@@ -664,9 +666,10 @@ class Registry:
                 owner.setdefault(_trec_root(m), explicit)
         found = _unique([m for m, explicit in out if owner.get(_trec_root(m), explicit) == explicit])
         if known is not None:
-            # the oldest answer goes, so that specs made on the fly (a loop over cutoffs) stay bounded
+            # full, it starts again: specs made on the fly (a loop over cutoffs) stay bounded, and a clear
+            # is one step for any thread evaluating beside this one
             if len(self._parsed) >= _PARSED_KEPT:
-                del self._parsed[next(iter(self._parsed))]
+                self._parsed.clear()
             self._parsed[known] = tuple(found)
         return found
 
@@ -759,6 +762,9 @@ def _with_plugin(d: MetricDef, plugin: str) -> MetricDef:
 
 _PARSED_KEPT = 256
 """How many texts' metrics :meth:`Registry.parse` keeps."""
+
+_PARSED_TEXT = 4096
+"""The longest text (all of a call's texts together, in characters) whose metrics :meth:`Registry.parse` keeps."""
 
 
 def _unique(metrics: list[Metric]) -> list[Metric]:
