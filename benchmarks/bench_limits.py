@@ -92,9 +92,8 @@ DROPIN = (
     "with open(sys.argv[1]) as f:\n"
     "    d = json.load(f)\n"
     "if sys.argv[2] == 'evaluate':\n"
-    "    specs = ', '.join(sys.argv[4:])\n"
     "    def once():\n"
-    "        return irspec.evaluate(d['qrels'], d['run'], specs, missing_queries='skip')\n"
+    "        return irspec.evaluate(d['qrels'], d['run'], sys.argv[4:], missing_queries='skip')\n"
     "    first = once()\n"
     "    out = {'queries': len(first.query_ids), 'mean_ndcg_10': first.aggregate()['nDCG@10']}\n"
     "else:\n"
@@ -113,14 +112,12 @@ DROPIN = (
     "print(json.dumps(out))\n"
 )
 """One pytrec_eval evaluation as a BEIR user runs it (``sys.argv[2]`` picks the library: ``pytrec_eval``,
-``irspec`` for the drop-in, ``evaluate`` for ``irspec.evaluate`` on the same dicts with irspec's specs):
+``irspec`` for the drop-in, ``evaluate`` for ``irspec.evaluate`` on the same dicts, which reads the same
+trec_eval names: ``ndcg_cut.10`` is its ``nDCG@10``):
 with ``sys.argv[3]`` ``whole``, that alone, the process timed from outside; with ``warm``, five more
 ``evaluate`` calls timed in the process (the fastest printed; ``irspec.evaluate`` reads the qrels in each
 call, pytrec_eval's evaluator read them once), in processes of their own, so that the whole process's
 time is of the one evaluation BEIR makes."""
-
-EVALUATE_SPECS = [f"{m}@{k}" for m in ("AP", "nDCG", "R", "P") for k in (1, 3, 5, 10, 100, 1000)]
-"""BEIR_MEASURES in irspec's specs: trec_eval's map_cut, ndcg_cut, recall and P at each cutoff."""
 
 WARM_CLI = (
     "import contextlib, io, json, sys, time\n"
@@ -330,12 +327,9 @@ def dropin(args: argparse.Namespace) -> list[list[str]]:
 
     def commands_for(mode: str) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
         commands = {
-            label: [
-                sys.executable, "-c", DROPIN, str(path), name, mode,
-                *(EVALUATE_SPECS if name == "evaluate" else BEIR_MEASURES),
-            ]
+            label: [sys.executable, "-c", DROPIN, str(path), name, mode, *BEIR_MEASURES]
             for name, label in labels.items()
-        }  # fmt: skip
+        }
         envs = {
             **with_before(
                 args, commands, "irspec.compat.pytrec_eval", f"irspec.compat.pytrec_eval at {args.before}"

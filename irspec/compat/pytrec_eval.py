@@ -551,8 +551,7 @@ class RelevanceEvaluator:
 
     def _load(self, query_relevance: Any, requested: Any, relevance_level: int, judged_only: bool) -> None:
         judgments = _judgments(query_relevance)
-        from irspec.data import read_qrels
-        from irspec.data.small import qrels_of_mapping
+        from irspec.evaluation.judgments import read_judgments
         from irspec.evaluation.means import GMEAN_FLOOR
 
         keys = _keys(requested)
@@ -567,8 +566,9 @@ class RelevanceEvaluator:
         self._texts = [i for i, k in enumerate(keys) if k.metric is None]
         self._logs = [i for i, k in enumerate(keys) if k.log]
         self._floor = GMEAN_FLOOR
-        # a dict of plain ids and labels is read without polars (a small evaluation never imports it)
-        qrels = qrels_of_mapping(judgments) or read_qrels(judgments)
+        # read as irspec.evaluate reads them: a dict of plain ids and labels without polars (a small
+        # evaluation never imports it)
+        qrels = read_judgments(judgments, self._metrics).qrels
         self._judged = frozenset(qrels.query_ids)
         self._qrels = qrels
         self._options = {"relevance_level": relevance_level, "judged_only": judged_only}
