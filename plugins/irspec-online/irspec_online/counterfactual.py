@@ -311,7 +311,7 @@ class Tally:
 
     def estimate(self) -> Estimate:
         """The estimate, its standard error and interval."""
-        from scipy.stats import norm
+        from scipy.special import ndtri  # norm.ppf's function, without importing scipy.stats
 
         n = self.n
         if self.metric.definition.name != "SNIPS":
@@ -321,7 +321,7 @@ class Tally:
             _randomised(self.metric, self.n, self.deterministic)
             value, variance = self._snips()
         se = math.sqrt(max(variance, 0.0)) if not math.isnan(variance) else math.nan
-        z = float(norm.ppf(1 - (1 - self.confidence) / 2))
+        z = float(ndtri(1 - (1 - self.confidence) / 2))
         covered = self.support[0] / self.support[1] if self.support[1] else math.nan
         return Estimate(str(self.metric), value, se, value - z * se, value + z * se, n, covered,
                         self.found["unranked"], self.found["clipped"], self.found["beyond"], self.confidence)  # fmt: skip
