@@ -121,6 +121,42 @@ def _ranks(ranking: Sequence[str], depth: int) -> dict[str, int]:
     return found
 
 
+def _numpy_sum(values: Sequence[float]) -> float:
+    """``np.sum`` of float64 ``values`` to the bit, in plain Python: the reduction's start, 0.0, plus
+    numpy's pairwise sum of them (:func:`_pairwise_sum`)."""
+    return 0.0 + _pairwise_sum(values, 0, len(values))
+
+
+def _pairwise_sum(values: Sequence[float], start: int, n: int) -> float:
+    """numpy's pairwise summation of ``values[start:start + n]``: fewer than 8 added in turn to -0.0; up to
+    128 in eight running sums, joined as a tree, the rest added after; more split in two at a multiple
+    of 8 (numpy/_core/src/umath/loops_utils.h.src)."""
+    if n < 8:
+        total = -0.0  # numpy's start, which keeps a sum of negative zeros negative
+        for i in range(start, start + n):
+            total += values[i]
+        return total
+    if n <= 128:
+        r0, r1, r2, r3, r4, r5, r6, r7 = values[start : start + 8]
+        end = start + n - n % 8
+        for i in range(start + 8, end, 8):
+            r0 += values[i]
+            r1 += values[i + 1]
+            r2 += values[i + 2]
+            r3 += values[i + 3]
+            r4 += values[i + 4]
+            r5 += values[i + 5]
+            r6 += values[i + 6]
+            r7 += values[i + 7]
+        total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for i in range(end, start + n):
+            total += values[i]
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, n - half)
+
+
 def _served(docs: list[str], team: list[int], a: dict[str, int], b: dict[str, int], depth: int,
             p_a: list[float] | None = None) -> Served:  # fmt: skip
     return Served(
@@ -236,43 +272,51 @@ class Probabilistic:
         document leaves both. Each slot's ``p_a`` is the probability that ``a`` drew it, given the list."""
         ra, rb = _ranks(a, depth), _ranks(b, depth)
         docs_a, docs_b = list(ra), list(rb)
-        weight_a = np.array([1.0 / r**self.tau for r in ra.values()])
-        weight_b = np.array([1.0 / r**self.tau for r in rb.values()])
-        left_a = np.ones(len(docs_a), dtype=bool)
-        left_b = np.ones(len(docs_b), dtype=bool)
+        weight_a = [1.0 / r**self.tau for r in ra.values()]
+        weight_b = [1.0 / r**self.tau for r in rb.values()]
+        # each ranking's weights with 0 where a document has left it: the softmax a slot draws from
+        left_a, left_b = list(weight_a), list(weight_b)
         index_a = {d: i for i, d in enumerate(docs_a)}
         index_b = {d: i for i, d in enumerate(docs_b)}
         docs: list[str] = []
         team: list[int] = []
         p_a: list[float] = []
-        # what is left of each ranking, counted, and its weight, summed again only when a document left it
-        # (numpy's sum of what is left, as before: the same totals to the bit; a simulation's bank draws
-        # thousands of lists, issue 35)
+        # Plain floats, not numpy arrays of ten: numpy's operations on them were most of a simulation's
+        # bank of lists (issue 35). The same numbers to the bit, so the same lists from the same seeds
+        # (tests/test_interleaving.py holds them to Generator.choice): what numpy sums it sums pairwise
+        # (_numpy_sum), and what it divides or accumulates element by element is the same IEEE arithmetic.
         count_a, count_b = len(docs_a), len(docs_b)
-        total_a, total_b = weight_a.sum(), weight_b.sum()
+        total_a, total_b = _numpy_sum(weight_a), _numpy_sum(weight_b)
         while len(docs) < depth and (count_a or count_b):
             use_a = total_b == 0 or (total_a > 0 and rng.random() < 0.5)
-            weights, left, names = (weight_a, left_a, docs_a) if use_a else (weight_b, left_b, docs_b)
-            p = np.where(left, weights, 0.0)
-            p = p / p.sum()
-            # rng.choice(len(names), p=p)'s draw, without its checks of p and their cost (two thirds of
-            # a simulation's bank of lists): the same number drawn, the same document
-            cdf = p.cumsum()
-            cdf /= cdf[-1]
-            doc = names[int(cdf.searchsorted(rng.random(), side="right"))]
+            weights, names = (left_a, docs_a) if use_a else (left_b, docs_b)
+            # rng.choice(len(names), p=weights / sum)'s draw, without its checks of p: the cumulative sums
+            # of p, divided by the last, searched for a uniform (side="right")
+            whole = _numpy_sum(weights)
+            cdf = []
+            last = 0.0
+            for w in weights:
+                last += w / whole
+                cdf.append(last)
+            u = rng.random()
+            i = 0
+            while cdf[i] / last <= u:  # u < 1 = cdf[-1] / last: found by the last at the latest
+                i += 1
+            doc = names[i]
             pa = weight_a[index_a[doc]] / total_a if doc in index_a else 0.0
             pb = weight_b[index_b[doc]] / total_b if doc in index_b else 0.0
             docs.append(doc)
             team.append(TEAM_A if use_a else TEAM_B)
             p_a.append(pa / (pa + pb))
+            # what is left of each ranking, counted, and its weight (the documents left, summed again)
             if doc in index_a:
-                left_a[index_a[doc]] = False
+                left_a[index_a[doc]] = 0.0
                 count_a -= 1
-                total_a = weight_a[left_a].sum()
+                total_a = _numpy_sum([w for w in left_a if w])
             if doc in index_b:
-                left_b[index_b[doc]] = False
+                left_b[index_b[doc]] = 0.0
                 count_b -= 1
-                total_b = weight_b[left_b].sum()
+                total_b = _numpy_sum([w for w in left_b if w])
         return _served(docs, team, ra, rb, depth, p_a)
 
     def outcome(self, clicks: Clicks) -> np.ndarray:
@@ -310,7 +354,8 @@ class Optimized:
     def __init__(self, method: Any = None) -> None:
         self.method = method
         self.credit = method.get("credit") if method is not None else "linear"
-        self._solved: dict[tuple, tuple[list[list[str]], np.ndarray]] = {}  # the last pairs of rankings'
+        # the last pairs of rankings': their allowed lists, and the cumulative distribution they are drawn from
+        self._solved: dict[tuple, tuple[list[list[str]], np.ndarray]] = {}
 
     def _credit(self, rank_a: np.ndarray, rank_b: np.ndarray) -> np.ndarray:
         """Credit for ``b`` of a click on each document (0 where a rank is unknown)."""
@@ -394,9 +439,14 @@ class Optimized:
         if key not in self._solved:
             if len(self._solved) > 1024:
                 self._solved.clear()
-            self._solved[key] = self.distribution(a, b, depth)
-        lists, p = self._solved[key]
-        docs = lists[int(rng.choice(len(lists), p=p))]
+            lists, p = self.distribution(a, b, depth)
+            # what rng.choice(len(lists), p=p) computes before it draws, computed once: the cumulative
+            # sums, divided by the last (its checks of p and this were most of a simulation's bank)
+            cdf = p.cumsum()
+            cdf /= cdf[-1]
+            self._solved[key] = lists, cdf
+        lists, cdf = self._solved[key]
+        docs = lists[int(cdf.searchsorted(rng.random(), side="right"))]  # choice's draw: the same list
         return _served(list(docs), [NO_TEAM] * len(docs), ra, rb, depth)
 
     def outcome(self, clicks: Clicks) -> np.ndarray:

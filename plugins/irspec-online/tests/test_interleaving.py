@@ -20,7 +20,7 @@ pytest.importorskip("irspec_online")
 
 import numpy as np
 from irspec_online import plugin
-from irspec_online.interleaving import Balanced, Optimized, Probabilistic, TeamDraft
+from irspec_online.interleaving import CREDITS, Balanced, Optimized, Probabilistic, TeamDraft, _numpy_sum
 from irspec_online.records import Clicks
 from scipy.stats import binomtest
 
@@ -142,12 +142,45 @@ def test_probabilistic_draws_as_the_generators_choice_does():
     numbers (a simulation's bank of lists, and so its figures, rest on them), for random rankings and seeds."""
     rng = np.random.default_rng(5)
     for seed in range(300):
-        a = [f"d{d}" for d in rng.permutation(12)[: int(rng.integers(1, 12))]]
-        b = [f"d{d}" for d in rng.permutation(12)[: int(rng.integers(1, 12))]]
-        depth = int(rng.integers(1, 11))
-        served = Probabilistic().interleave(a, b, np.random.default_rng(seed), depth)
-        docs, team, p_a = _probabilistic_with_choice(a, b, np.random.default_rng(seed), depth)
-        assert (served.docs, served.team) == (docs, team) and served.p_a == pytest.approx(p_a, rel=1e-12)
+        # rankings of a dozen documents, and a fifth of them of up to 60 (numpy sums 8 values or more in
+        # eight running sums), under several softmax exponents
+        pool = 12 if seed % 5 else 60
+        a = [f"d{d}" for d in rng.permutation(pool)[: int(rng.integers(1, pool))]]
+        b = [f"d{d}" for d in rng.permutation(pool)[: int(rng.integers(1, pool))]]
+        depth = int(rng.integers(1, pool - 1))
+        tau = [3.0, 1.0, 0.5, 7.0][seed % 4]
+        method = Probabilistic(
+            irspec.plugin_api.parse_method(f"probabilistic(tau={tau})", "interleaving method")
+        )
+        served = method.interleave(a, b, np.random.default_rng(seed), depth)
+        docs, team, p_a = _probabilistic_with_choice(a, b, np.random.default_rng(seed), depth, tau)
+        assert (served.docs, served.team, served.p_a) == (docs, team, p_a)  # to the bit
+
+
+def test_the_plain_sum_is_numpys_to_the_bit():
+    """Probabilistic interleaving sums its weights as ``np.sum`` does (pairwise), in plain Python: the
+    same bits for every length (the three ways numpy sums: under 8, up to 128, halves beyond)."""
+    rng = np.random.default_rng(11)
+    for n in [*range(0, 140), 255, 256, 257, 1000, 1037]:
+        for scale in (1.0, 1e-3, 1e12):
+            values = rng.random(n) ** 7 * scale * rng.choice([-1.0, 1.0], n)
+            assert _numpy_sum(values.tolist()) == values.sum(), n
+
+
+def test_optimized_draws_as_the_generators_choice_does():
+    """Optimized interleaving serves the allowed list that ``Generator.choice`` draws with the solved
+    distribution's probabilities, from the same random number, for random rankings, seeds and credits."""
+    rng = np.random.default_rng(9)
+    for seed in range(120):
+        a = [f"d{d}" for d in rng.permutation(10)[: int(rng.integers(1, 10))]]
+        b = [f"d{d}" for d in rng.permutation(10)[: int(rng.integers(1, 10))]]
+        depth = int(rng.integers(1, 7))
+        credit = CREDITS[seed % 3]
+        method = Optimized(irspec.plugin_api.parse_method(f"optimized({credit})", "interleaving method"))
+        lists, p = method.distribution(a, b, depth)
+        for draw in range(3):  # the pair's distribution solved once, drawn from again
+            want = lists[int(np.random.default_rng([seed, draw]).choice(len(lists), p=p))]
+            assert method.interleave(a, b, np.random.default_rng([seed, draw]), depth).docs == tuple(want)
 
 
 class SeededChoices(Coins):
