@@ -1,0 +1,142 @@
+"""The time of irspec-online's simulations, click-model fits and commands, against an older commit's, side by
+side in one invocation.
+
+    python plugins/irspec-online/benchmarks/online_speed.py [--before REF] [--repeat 5]
+
+Each measurement runs in a fresh process of this interpreter, the code given by ``PYTHONPATH``: this
+checkout, and with ``--before REF`` the irspec and irspec-online of commit REF (``git archive``), taken in
+turn, so that the machine's load falls on both alike; the median of ``--repeat`` runs is printed, and the
+ratio to REF's. The workloads:
+
+- ``bank``: a simulation's bank of interleaved lists (``Simulation``: 512 lists for each of the 60 queries of
+  the tests' design, ``tests/designs.py``, PBM users), for each interleaving method; in-process time.
+- ``dbn``: a DBN fitted by 50 EM iterations to 100,000 sessions of 10 results it simulated (the tests'
+  ``test_dbn_fit_recovers_the_parameters_it_simulated``); in-process time of ``fit``.
+- whole commands, process start included: ``irspec online`` with a counterfactual estimate of the
+  shipped randomised log, ``irspec simulate`` of the demo's runs and qrels (10,000 sessions), and
+  ``irspec run examples/ab.yaml`` (an A/B test).
+
+The times are what to compare, not to quote alone: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+PLUGIN = Path(__file__).resolve().parents[1]
+ROOT = PLUGIN.parents[1]
+DEMO = ROOT / "specs" / "demo"
+
+BANK = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from designs import known_better
+from irspec_online.simulation import Design, Simulation
+model, a, b = known_better("pbm")
+design = Design(model, a, b, method={method!r}, bank=512)
+Simulation(design, 0)  # first calls (a linear program's solver, numpy's generators) out of the timing
+start = time.perf_counter()
+Simulation(design, 1)
+print(time.perf_counter() - start)
+"""
+
+DBN = """
+import time
+import numpy as np
+from irspec_online.clickmodels import DBN, Sessions, Vocabulary
+truth = DBN()
+truth.vocabulary = Vocabulary()
+for i in range(10):
+    truth.vocabulary.code("q", f"d{i}")
+rng = np.random.default_rng(3)
+truth.attr, truth.sat, truth.cont = rng.uniform(0.2, 0.8, 10), rng.uniform(0.2, 0.8, 10), 0.7
+n = 100_000
+pairs = np.array([rng.permutation(10) for _ in range(n)])
+sessions = Sessions(pairs, truth.simulate(pairs, np.full(n, 10), rng), np.full(n, 10), np.ones(n), truth.vocabulary)
+sessions = sessions.compact()
+start = time.perf_counter()
+DBN().fit(sessions)
+print(time.perf_counter() - start)
+"""
+
+COMMANDS = {
+    "irspec online --counterfactual": [
+        "online", str(PLUGIN / "examples" / "shuffled.jsonl.gz"), "--counterfactual",
+        str(DEMO / "runs" / "dense.run"), "-m", "IPS(ctr)@10, SNIPS(ctr)@10", "-f", "json",
+    ],
+    "irspec simulate": [
+        "simulate", "--qrels", str(DEMO / "qrels.txt"), "--runs", str(DEMO / "runs" / "bm25.run"),
+        str(DEMO / "runs" / "dense.run"), "--sessions", "1e4", "-f", "json",
+    ],
+    "irspec run ab.yaml": ["run", str(PLUGIN / "examples" / "ab.yaml")],
+}  # fmt: skip
+
+
+def _code_of(ref: str, folder: Path) -> str:
+    """irspec and irspec-online of commit ``ref`` extracted into ``folder``: the PYTHONPATH that imports them."""
+    archive = folder / "code.tar"
+    with open(archive, "wb") as out:
+        subprocess.run(
+            ["git", "archive", ref, "irspec", "plugins/irspec-online/irspec_online"],
+            cwd=ROOT,
+            stdout=out,
+            check=True,
+        )
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder, filter="data")
+    return os.pathsep.join([str(folder), str(folder / "plugins" / "irspec-online")])
+
+
+def _timed(python_path: str, argv: list[str], inside: bool) -> float:
+    """One fresh process's time: what it prints (``inside``), else its whole wall time."""
+    env = dict(os.environ, PYTHONPATH=python_path)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv[:3])} failed:\n{done.stderr[-2000:]}")
+    return float(done.stdout.split()[-1]) if inside else took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", metavar="REF", help="time the code of this commit too")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+
+    here = os.pathsep.join([str(ROOT), str(PLUGIN)])
+    workloads: list[tuple[str, list[str], bool]] = [
+        (f"bank, {method}", ["-c", BANK.format(tests=str(PLUGIN / "tests"), method=method)], True)
+        for method in ("team-draft", "optimized", "probabilistic")
+    ]
+    workloads.append(("DBN fit, 100,000 sessions", ["-c", DBN], True))
+    workloads += [(name, ["-m", "irspec", *argv], False) for name, argv in COMMANDS.items()]
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; load {os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        codes = {"this checkout": here}
+        if args.before:
+            codes = {args.before: _code_of(args.before, Path(tmp)), **codes}
+        print(f"{'workload':<36} " + " ".join(f"{label[:16]:>16}" for label in codes) + "   ratio")
+        for name, argv, inside in workloads:
+            times: dict[str, list[float]] = {label: [] for label in codes}
+            for _ in range(args.repeat):
+                for label, path in codes.items():  # in turn: the load falls on both alike
+                    times[label].append(_timed(path, argv, inside))
+            medians = [statistics.median(t) for t in times.values()]
+            ratio = f"{medians[-1] / medians[0]:7.2f}" if len(medians) > 1 else ""
+            print(f"{name:<36} " + " ".join(f"{m:15.3f}s" for m in medians) + f" {ratio}")
+    print(f"load at the end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
