@@ -315,8 +315,11 @@ class _Counted(Vocabulary):
 
 def _gather(values: np.ndarray, pairs: np.ndarray, unseen: float = 0.5) -> np.ndarray:
     """Each pair's value (a pair past the end of the table, or -1: ``unseen``)."""
-    safe = np.where((pairs >= 0) & (pairs < len(values)), pairs, 0)
-    return np.where((pairs >= 0) & (pairs < len(values)), values[safe] if len(values) else unseen, unseen)
+    # one gather from the values with ``unseen`` appended, where an unknown pair points: the check of the
+    # pairs made once, not twice, and no second pass to put ``unseen`` in (a simulation gathers every step)
+    n = len(values)
+    known = (pairs >= 0) & (pairs < n)
+    return np.append(values, unseen)[np.where(known, pairs, n)]
 
 
 def _estimate(numerator: np.ndarray, denominator: np.ndarray, cap: bool) -> np.ndarray:

@@ -22,7 +22,7 @@ pytest.importorskip("irspec_online")
 
 import numpy as np
 from irspec_online import plugin
-from irspec_online.clickmodels import CM, DBN, DCM, PBM, UBM, Sessions, Vocabulary, load, model_of
+from irspec_online.clickmodels import CM, DBN, DCM, PBM, UBM, Sessions, Vocabulary, _gather, load, model_of
 from irspec_online.clickstream import fit, read_sessions
 from irspec_online.records import jsonl_records
 
@@ -260,6 +260,17 @@ def test_simulated_clicks_have_the_models_probabilities(name):
     full, _ = model.probabilities(one)
     rate = clicks.mean(axis=0)
     assert np.abs(rate - full[0]).max() < 5 * np.sqrt(full[0] * (1 - full[0]) / 200_000).max()
+
+
+def test_a_pair_the_table_lacks_gets_the_unseen_value():
+    """Each pair's value, read pair by pair: its entry in the table, or ``unseen`` for -1 (no document)
+    and for a pair past the table's end (one the fitted model never saw), in tables of 0, 1 and 7."""
+    rng = np.random.default_rng(4)
+    for size in (0, 1, 7):
+        values = rng.random(size)
+        pairs = rng.integers(-1, size + 3, (40, 5))
+        want = [[values[p] if 0 <= p < size else 0.25 for p in row] for row in pairs.tolist()]
+        assert _gather(values, pairs, 0.25).tolist() == want
 
 
 def test_dbn_fit_recovers_the_parameters_it_simulated():
