@@ -743,7 +743,7 @@ class DBN(ClickModel):
         alpha, sigma, gamma = self._attr(chunk), _gather(self.sat, chunk.pairs), self.cont
         n, ranks = alpha.shape
         # Rank by rank over rank-major copies, each rank's values contiguous: a column of the sessions'
-        # arrays is read with a stride, and the passes took ~2.5x as long (issue 35). The same arithmetic,
+        # arrays is read with a stride, and the passes took about twice as long (issue 35). The same arithmetic,
         # so the same bits; returned session-major, as the statistics sum them.
         at, st, valid, click = (np.ascontiguousarray(x.T) for x in (alpha, sigma, chunk.valid, chunk.clicks))
         filtered, exam = np.ones((ranks + 1, n)), np.ones((ranks + 1, n))
