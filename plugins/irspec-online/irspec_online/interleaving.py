@@ -441,7 +441,7 @@ class Optimized:
                 self._solved.clear()
             lists, p = self.distribution(a, b, depth)
             # what rng.choice(len(lists), p=p) computes before it draws, computed once: the cumulative
-            # sums, divided by the last (its checks of p and this were most of a simulation's bank)
+            # sums, divided by the last (with its checks of p, a third of a simulation's bank)
             cdf = p.cumsum()
             cdf /= cdf[-1]
             self._solved[key] = lists, cdf
