@@ -8,6 +8,11 @@ module's jobs after another: numba compiles ranx's functions once per process, s
 pytest-xdist, a module whose tests run on both workers asks for the same jobs twice; the first worker's
 answers are kept in the run's shared temporary folder, under a lock, and the other reads them. They are
 ranx's answers of this run either way (issue 35: the suite's time).
+
+scripts/test has ranx answer the tests' jobs before the suite (tests/warm_ranx.py, which compiles its code
+by answering them) and keeps the answers in the folder named by ``IRSPEC_RANX_ANSWERS``, by job
+(:func:`job_key`): a module whose every job is there reads ranx's answers of this run from it instead of
+asking ranx the same questions again.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ def answers(script: Path, jobs: list[Any], tmp_path_factory: pytest.TempPathFact
     path = os.environ.get("IRSPEC_RANX_PATH")
     if not path:
         pytest.skip("ranx 0.3.21 is the reference: set IRSPEC_RANX_PATH to a pip --target folder holding it")
+    stored = _stored(script, path, jobs)
+    if stored is not None:
+        return stored
     text = json.dumps(jobs)
     if "PYTEST_XDIST_WORKER" not in os.environ:
         return _run(script, text, tmp_path_factory.mktemp("ranx"), path)
@@ -51,6 +59,27 @@ def answers(script: Path, jobs: list[Any], tmp_path_factory: pytest.TempPathFact
             (shared / "partial.json").replace(done)
             return found
     return json.loads(done.read_text())
+
+
+def job_key(script: Path, ranx_path: str, job: Any) -> str:
+    """The key of ``script``'s answer to ``job`` with the ranx of ``ranx_path`` (its JSON text hashed)."""
+    return hashlib.sha256(f"{script.name}\n{ranx_path}\n{json.dumps(job)}".encode()).hexdigest()
+
+
+_answered: dict[Path, dict[str, Any]] = {}
+
+
+def _stored(script: Path, ranx_path: str, jobs: list[Any]) -> list[Any] | None:
+    """ranx's answers to ``jobs`` kept by tests/warm_ranx.py in ``IRSPEC_RANX_ANSWERS`` (a JSON object of
+    :func:`job_key` to answer per script); ``None`` unless every job is there."""
+    folder = os.environ.get("IRSPEC_RANX_ANSWERS")
+    if not folder:
+        return None
+    store = Path(folder) / f"{script.stem}.json"
+    if store not in _answered:
+        _answered[store] = json.loads(store.read_text()) if store.exists() else {}
+    found = [_answered[store].get(job_key(script, ranx_path, job)) for job in jobs]
+    return None if any(answer is None for answer in found) else found
 
 
 def _run(script: Path, text: str, folder: Path, ranx_path: str) -> list[Any]:

@@ -138,8 +138,9 @@ RANX_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def ranx_optimized(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+def ranx_jobs() -> list[dict]:
+    """The jobs of ranx's optimize_fusion (tests/fixtures/ranx_fuse.py), one per case of RANX_CASES; also
+    sent by tests/warm_ranx.py, whose answers the fixture then reads."""
     cases = []
     for c in RANX_CASES:
         runs, qrels = random_runs(c["seed"])
@@ -153,7 +154,12 @@ def ranx_optimized(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
                 "optimize": True,
             }
         )
-    return run_ranx(cases, tmp_path_factory)
+    return cases
+
+
+@pytest.fixture(scope="module")
+def ranx_optimized(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return run_ranx(ranx_jobs(), tmp_path_factory)
 
 
 def ranx_trials(method: str) -> list[dict]:

@@ -11,8 +11,9 @@ a core idle.
 It sends the two reference scripts the jobs the tests send them, taken from the test modules themselves,
 through the serving process the tests use: what numba compiles depends on the types of what it is given,
 an empty ranking's included, so a job of each kind was not enough (a sixth of the compiling was left to
-the tests). Answering them once compiled is a few seconds. It checks only that ranx answered; the tests
-ask ranx again for their own answers.
+the tests). It checks that ranx answered, and with ``IRSPEC_RANX_ANSWERS`` set (scripts/test sets it to a
+folder of its own) keeps each answer there by job (tests/ranx_process.py's ``job_key``): the tests then
+read ranx's answers of this run rather than having ranx answer the same jobs again (~25 s of CPU).
 
     IRSPEC_RANX_PATH=.ci-ranx python tests/warm_ranx.py
 """
@@ -33,7 +34,8 @@ sys.path.insert(0, str(HERE))
 import test_compat_ranx  # noqa: E402  (the jobs the tests send, from the test modules)
 import test_fusion_learning_ranx  # noqa: E402
 import test_fusion_ranx  # noqa: E402
-from ranx_process import SERVE  # noqa: E402
+import test_fusion_tuning  # noqa: E402
+from ranx_process import SERVE, job_key  # noqa: E402
 
 
 def main() -> int:
@@ -41,10 +43,14 @@ def main() -> int:
     if not ranx_path:
         print("warm_ranx: IRSPEC_RANX_PATH is not set", file=sys.stderr)
         return 2
-    fusion = test_fusion_ranx.CASES + [
-        dict(c, qrels=test_fusion_learning_ranx.training(c["runs"], c["qrels"]))
-        for c in test_fusion_learning_ranx.CASES
-    ]
+    fusion = (
+        test_fusion_ranx.CASES
+        + [
+            dict(c, qrels=test_fusion_learning_ranx.training(c["runs"], c["qrels"]))
+            for c in test_fusion_learning_ranx.CASES
+        ]
+        + test_fusion_tuning.ranx_jobs()
+    )
     work = {
         test_compat_ranx.SCRIPT: test_compat_ranx.JOBS,
         test_fusion_ranx.SCRIPT: fusion,
@@ -52,8 +58,10 @@ def main() -> int:
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         served = []
+        answers: dict[Path, Path] = {}
         for i, (script, jobs) in enumerate(work.items()):
             todo, answered = Path(tmp, f"jobs{i}.json"), Path(tmp, f"answers{i}.json")
+            answers[script] = answered
             todo.write_text(json.dumps(jobs))
             # both scripts at once: each compiles its own functions, on a core of its own
             process = subprocess.Popen(
@@ -77,8 +85,21 @@ def main() -> int:
                 failed += 1
             else:
                 print(f"warm_ranx: {script.name}, {len(jobs)} jobs", file=sys.stderr)
+                _keep(script, ranx_path, jobs, json.loads(answers[script].read_text()))
     print(f"warm_ranx: ranx's code compiled and cached in {time.monotonic() - start:.0f} s", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _keep(script: Path, ranx_path: str, jobs: list, found: list) -> None:
+    """ranx's answers to ``jobs``, kept by job in ``IRSPEC_RANX_ANSWERS`` (when set) for the tests."""
+    folder = os.environ.get("IRSPEC_RANX_ANSWERS")
+    if not folder or len(found) != len(jobs):
+        return
+    kept = {job_key(script, ranx_path, job): answer for job, answer in zip(jobs, found, strict=True)}
+    store = Path(folder) / f"{script.stem}.json"
+    partial = store.with_suffix(".partial")
+    partial.write_text(json.dumps(kept))
+    partial.replace(store)  # whole or not at all: a test never reads half a store
 
 
 if __name__ == "__main__":
