@@ -27,9 +27,12 @@ def _label(metric: Any, trec: bool) -> str:
 def _number(value: float, metric: Any) -> str:
     if math.isnan(value):
         return "nan"
-    if _is_count(metric) and float(value).is_integer():
-        return str(int(value))
-    return f"{value:6.4f}"
+    return _formatted(float(value), _is_count(metric))
+
+
+def _formatted(value: float, count: bool) -> str:
+    """A value as trec_eval prints it: a count's whole value as an integer, any other to 4 decimals."""
+    return str(int(value)) if count and value.is_integer() else f"{value:6.4f}"
 
 
 def _is_count(metric: Any) -> bool:
@@ -128,8 +131,7 @@ def _per_query_lines(res: Evaluated, ordered: list[tuple[int, Any]]) -> list[str
             value = row[j]
             if value != value:  # NaN: no line, as trec_eval prints none for a measure it did not compute
                 continue
-            number = str(int(value)) if count and value.is_integer() else f"{value:6.4f}"
-            lines.append(f"{label}\t{qid}\t{number}")
+            lines.append(f"{label}\t{qid}\t{_formatted(value, count)}")
     return lines
 
 
