@@ -6,7 +6,8 @@ side in one invocation.
 Each measurement runs in a fresh process of this interpreter, the code given by ``PYTHONPATH``: this
 checkout, and with ``--before REF`` the irspec and irspec-online of commit REF (``git archive``), taken in
 turn, so that the machine's load falls on both alike; the median of ``--repeat`` runs is printed, and the
-ratio to REF's. The workloads:
+ratio to REF's. Each process starts with ``-P``: the working directory, this checkout, does not come before
+the code named. The workloads:
 
 - ``bank``: a simulation's bank of interleaved lists (``Simulation``: 512 lists for each of the 60 queries of
   the tests' design, ``tests/designs.py``, PBM users), for each interleaving method; in-process time.
@@ -26,7 +27,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -81,18 +81,21 @@ COMMANDS = {
 
 
 def _code_of(ref: str, folder: Path) -> str:
-    """irspec and irspec-online of commit ``ref`` extracted into ``folder``: the PYTHONPATH that imports them."""
-    archive = folder / "code.tar"
-    with open(archive, "wb") as out:
-        subprocess.run(
-            ["git", "archive", ref, "irspec", "plugins/irspec-online/irspec_online"],
-            cwd=ROOT,
-            stdout=out,
-            check=True,
-        )
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder, filter="data")
-    return os.pathsep.join([str(folder), str(folder / "plugins" / "irspec-online")])
+    """Commit ``ref`` extracted into ``folder`` (benchmarks/bench_demo.py's ``tree_of``): the PYTHONPATH that
+    imports its irspec and irspec-online, checked to be where both come from."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_demo import tree_of
+
+    tree = tree_of(ref, folder / "tree")
+    path = os.pathsep.join([str(tree), str(tree / "plugins" / "irspec-online")])
+    probe = "import irspec, irspec_online; print(irspec.__file__); print(irspec_online.__file__)"
+    found = subprocess.run(
+        [sys.executable, "-P", "-c", probe], env=dict(os.environ, PYTHONPATH=path), cwd=ROOT,
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    if not all(f.startswith(str(tree)) for f in found):
+        sys.exit(f"the code at {ref} imports from {found}, not from {tree}")
+    return path
 
 
 def _timed(python_path: str, argv: list[str], inside: bool) -> float:
@@ -100,7 +103,13 @@ def _timed(python_path: str, argv: list[str], inside: bool) -> float:
     env = dict(os.environ, PYTHONPATH=python_path)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT, check=False
+        # -P: the working directory (this checkout) is not put before PYTHONPATH, which names the code timed
+        [sys.executable, "-P", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     took = time.perf_counter() - start
     if done.returncode != 0:
