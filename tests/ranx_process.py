@@ -66,16 +66,22 @@ def job_key(script: Path, ranx_path: str, job: Any) -> str:
     return hashlib.sha256(f"{script.name}\n{ranx_path}\n{json.dumps(job)}".encode()).hexdigest()
 
 
+def answer_store(script: Path) -> Path | None:
+    """Where ``script``'s kept answers are (a JSON object of :func:`job_key` to answer): a file of the
+    folder ``IRSPEC_RANX_ANSWERS`` names; ``None`` when it names none."""
+    folder = os.environ.get("IRSPEC_RANX_ANSWERS")
+    return Path(folder) / f"{script.stem}.json" if folder else None
+
+
 _answered: dict[Path, dict[str, Any]] = {}
 
 
 def _stored(script: Path, ranx_path: str, jobs: list[Any]) -> list[Any] | None:
-    """ranx's answers to ``jobs`` kept by tests/warm_ranx.py in ``IRSPEC_RANX_ANSWERS`` (a JSON object of
-    :func:`job_key` to answer per script); ``None`` unless every job is there."""
-    folder = os.environ.get("IRSPEC_RANX_ANSWERS")
-    if not folder:
+    """ranx's answers to ``jobs`` kept by tests/warm_ranx.py (:func:`answer_store`); ``None`` unless
+    every job is there."""
+    store = answer_store(script)
+    if store is None:
         return None
-    store = Path(folder) / f"{script.stem}.json"
     if store not in _answered:
         _answered[store] = json.loads(store.read_text()) if store.exists() else {}
     found = [_answered[store].get(job_key(script, ranx_path, job)) for job in jobs]

@@ -35,7 +35,7 @@ import test_compat_ranx  # noqa: E402  (the jobs the tests send, from the test m
 import test_fusion_learning_ranx  # noqa: E402
 import test_fusion_ranx  # noqa: E402
 import test_fusion_tuning  # noqa: E402
-from ranx_process import SERVE, job_key  # noqa: E402
+from ranx_process import SERVE, answer_store, job_key  # noqa: E402
 
 
 def main() -> int:
@@ -92,11 +92,10 @@ def main() -> int:
 
 def _keep(script: Path, ranx_path: str, jobs: list, found: list) -> None:
     """ranx's answers to ``jobs``, kept by job in ``IRSPEC_RANX_ANSWERS`` (when set) for the tests."""
-    folder = os.environ.get("IRSPEC_RANX_ANSWERS")
-    if not folder or len(found) != len(jobs):
+    store = answer_store(script)
+    if store is None or len(found) != len(jobs):
         return
     kept = {job_key(script, ranx_path, job): answer for job, answer in zip(jobs, found, strict=True)}
-    store = Path(folder) / f"{script.stem}.json"
     partial = store.with_suffix(".partial")
     partial.write_text(json.dumps(kept))
     partial.replace(store)  # whole or not at all: a test never reads half a store
