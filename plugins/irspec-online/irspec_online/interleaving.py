@@ -308,7 +308,8 @@ class Probabilistic:
             docs.append(doc)
             team.append(TEAM_A if use_a else TEAM_B)
             p_a.append(pa / (pa + pb))
-            # what is left of each ranking, counted, and its weight (the documents left, summed again)
+            # what is left of each ranking, counted, and its weight: the documents left (a weight 1/r^tau is
+            # never 0, so 0 marks a document gone), summed again
             if doc in index_a:
                 left_a[index_a[doc]] = 0.0
                 count_a -= 1
