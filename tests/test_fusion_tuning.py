@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -413,3 +414,81 @@ def test_parameter_search_reads_alike_in_blocks(tmp_path: Path):
     assert whole.fusion == streamed.fusion == from_dicts.fusion
     assert whole.trials == streamed.trials == from_dicts.trials and len(whole.trials) == 66
     assert whole.queries == tuple(sorted(qrels))
+
+
+def adversarial_runs(seed: int) -> tuple[list[dict], dict]:
+    """Three runs over a pool of 30 documents, scores rounded to a tenth (ties), each lacking some
+    queries and some empty; qrels with graded and negative labels, judging some queries no run has."""
+    rng = np.random.default_rng(seed)
+    runs = [
+        {
+            f"q{q}": {f"d{d}": round(float(rng.normal()), 1) for d in rng.choice(30, int(rng.integers(0, 30)), replace=False)}
+            for q in range(10)
+            if rng.random() < 0.85
+        }
+        for _ in range(3)
+    ]  # fmt: skip
+    qrels = {
+        f"q{q}": {f"d{d}": int(rng.integers(-1, 3)) for d in range(0, 30, 2)} | {"d1": 1} for q in range(12)
+    }
+    return runs, qrels
+
+
+def fused_from_scratch(runs: list[dict], spec: str, metric: str, qrels: dict, queries) -> float:
+    """One trial as a user would make it by hand: the training queries' rows fused (trained on their
+    judgments), then evaluated on them; a query the fused run lacks scores 0, as in the search."""
+    keep = set(queries)
+    training = [{q: docs for q, docs in run.items() if q in keep} for run in runs]
+    judged = {q: j for q, j in qrels.items() if q in keep}
+    definition = irspec.fusion.engine.fusion_of(spec).definition
+    fused = irspec.fuse(training, spec, qrels=judged if definition.learns else None)
+    result = irspec.evaluate(judged, fused, [metric], missing_queries="zero")
+    return float(result.aggregate()[str(irspec.parse(metric))])
+
+
+@pytest.mark.parametrize(
+    ("spec", "metric"), [("wsum(norm=zmuv)", "AP"), ("wsum(norm=borda)", "nDCG@5"), ("probfuse", "P@5")]
+)
+def test_each_trial_scores_what_fusing_it_from_scratch_scores(spec: str, metric: str):
+    # a search makes each normalisation's candidates once for all its trials: each trial must score what
+    # its spec fused on its own scores, to the bit
+    runs, qrels = adversarial_runs(11)
+    tuned = irspec.tune_fusion(runs, spec, metric, qrels)
+    trials = tuned.trials if spec != "probfuse" else tuned.trials[::9]  # 12 of its 100 trials
+    assert len(trials) >= 11 and len({score for _, score in trials}) > 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)  # runs lack queries
+        for text, score in trials:
+            again = fused_from_scratch(runs, text, metric, qrels, tuned.queries)
+            assert again == score or (math.isnan(again) and math.isnan(score)), text
+
+
+def test_a_method_that_writes_into_its_table_cannot_change_the_next_trial(irspec_plugin):
+    from irspec.plugin_api import FusionDef, Param, hookimpl
+
+    def scribble(table, fusion):
+        fused = table.zeroed().sum(axis=0) * fusion.get("k")
+        table.scores[:] = 0.0  # a careless kernel: the next trial's candidates must not see this
+        table.ranks[:] = -1
+        return fused
+
+    class Plugin:
+        @hookimpl
+        def irspec_register_fusion(self, register):
+            register(
+                FusionDef(
+                    "Scribble",
+                    "CombSUM times k, writing over its table",
+                    scribble,
+                    params=(Param("k", "float", 1.0, "a factor"),),
+                    grid=(("norm", ("min-max", "zmuv")), ("k", (1.0, -1.0, 2.0))),
+                )
+            )
+
+    irspec_plugin(Plugin(), name="scribble-plugin")
+    runs, qrels = random_runs(5)
+    tuned = irspec.tune_fusion(runs, "scribble", "AP", qrels)
+    assert len(tuned.trials) == 6  # each normalisation's candidates serve three trials
+    for text, score in tuned.trials:
+        assert score == fused_from_scratch(runs, text, "AP", qrels, tuned.queries), text
+    assert dict(tuned.trials)["Scribble(k=-1)"] < dict(tuned.trials)["Scribble"]  # reversed: worse

@@ -274,8 +274,19 @@ def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Seq
         )
     judgments = read_qrels(qrels)
     _check(fusion, len(frames), names, None)
-    (table, judged), queries = _training(frames, judgments, names, fusion.get("norm"))
-    state = _function(fit_step)(table, judged, fusion)
+    return _fit(fit_step, fusion, judgments, *_training(frames, judgments, names, fusion.get("norm")))
+
+
+def _fit(
+    fit_step: Callable[..., Any] | str,
+    fusion: Fusion,
+    judgments: Qrels,
+    training: tuple[Candidates, Judged],
+    queries: tuple[str, ...],
+) -> Trained:
+    """``fusion`` fitted by its method's ``fit_step`` to the candidates of its training queries and their
+    judgments."""
+    state = _function(fit_step)(*training, fusion)
     return Trained(fusion, state, f"trained on {len(queries)} queries of {judgments.source}", queries=queries)
 
 
@@ -521,6 +532,67 @@ def _fuse_block(
     frames: Sequence[pl.DataFrame], fusion: Fusion, depth: int | None, state: Any = None
 ) -> pl.DataFrame:
     names, table = _candidates(frames, fusion.get("norm"))
+    return _fused(names, table, fusion, depth, state)
+
+
+class _SearchCandidates:
+    """The candidates of fixed run frames holding whole queries (a search's training queries, judged by
+    ``qrels``), made once for each normalisation asked for: the trials of a parameter search
+    (:mod:`irspec.fusion.tuning`) differ in their parameters, never in their candidates, and making
+    those was most of a trial's time (benchmarks/README.md). :meth:`train` and :meth:`fuse` give what
+    :func:`train` and :func:`fuse_frames` give for these frames."""
+
+    def __init__(self, frames: Sequence[pl.DataFrame], names: Sequence[str], qrels: Qrels) -> None:
+        self.frames = frames
+        self.names = names
+        self.qrels = qrels
+        self._fused: dict[str, tuple[_Names, Candidates]] = {}
+        self._training: dict[str, tuple[tuple[Candidates, Judged], tuple[str, ...]]] = {}
+
+    def train(self, fusion: Fusion) -> Trained:
+        """``train(frames, fusion, qrels, names)``."""
+        fit_step = fusion.definition.fit
+        if fit_step is None:
+            return Trained(fusion)
+        _check(fusion, len(self.frames), self.names, None)
+        norm = fusion.get("norm")
+        if norm not in self._training:
+            self._training[norm] = _training(self.frames, self.qrels, self.names, norm)
+        (table, judged), queries = self._training[norm]
+        return _fit(
+            fit_step,
+            fusion,
+            self.qrels,
+            (_own(table), Judged(judged.relevant.copy(), judged.totals.copy())),
+            queries,
+        )
+
+    def fuse(self, trained: Trained) -> pl.DataFrame:
+        """``fuse_frames(frames, trained.fusion, names, state=trained.state, warn=False)``: the fused rows,
+        ranked, not cut."""
+        _check(trained.fusion, len(self.frames), self.names, None)
+        norm = trained.fusion.get("norm")
+        if norm not in self._fused:
+            self._fused[norm] = _candidates(self.frames, norm)
+        names, table = self._fused[norm]
+        return _fused(names, _own(table), trained.fusion, None, trained.state)
+
+
+def _own(table: Candidates) -> Candidates:
+    """``table`` with arrays of its own, as a fresh one has: a method that wrote into its table would
+    otherwise change the next trial's."""
+    return Candidates(
+        table.scores.copy(),
+        table.ranks.copy(),
+        table.starts.copy(),
+        table.counts.copy(),
+        table.queries,
+        table.docnos,
+    )
+
+
+def _fused(names: _Names, table: Candidates, fusion: Fusion, depth: int | None, state: Any) -> pl.DataFrame:
+    """The candidates ``names`` and ``table`` scored by ``fusion``'s kernel, ranked and cut to ``depth``."""
     n = len(names.query)
     kernel = _kernel(fusion)
     fused = kernel(table, fusion) if state is None else kernel(table, fusion, state)

@@ -31,7 +31,16 @@ from irspec.data import Qrels, Run, read_qrels
 from irspec.errors import EvaluationError
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.result import Result
-from irspec.fusion.engine import Trained, _read_runs, _training, fuse, fuse_frames, train, training_runs
+from irspec.fusion.engine import (
+    Trained,
+    _read_runs,
+    _SearchCandidates,
+    _training,
+    fuse,
+    fuse_frames,
+    train,
+    training_runs,
+)
 from irspec.spec.definitions import Fusion
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
@@ -127,9 +136,10 @@ def _tune(
     lower = bound.definition.better == "lower"
     best: tuple[float, Trained] | None = None
     scores: list[tuple[str, float]] = []
+    search = _SearchCandidates(pieces, names, held)
     for values in trials:
-        trained = train(pieces, _with(fusion, values), held, names)
-        frame = fuse_frames(pieces, trained.fusion, names, state=trained.state, warn=False)
+        trained = search.train(_with(fusion, values))
+        frame = search.fuse(trained)
         run = Run(frame.with_columns(pl.lit(None, pl.UInt32).alias("line")), "trial", "<trial>")
         result = evaluator.evaluate(run)
         if not isinstance(result, Result):  # one run gives one Result
