@@ -293,8 +293,14 @@ def _fit(
 def _training(
     frames: Sequence[pl.DataFrame], qrels: Qrels, names: Sequence[str], norm: str
 ) -> tuple[tuple[Candidates, Judged], tuple[str, ...]]:
-    """The candidates of the training queries (the qrels' queries some run retrieved documents for),
-    with their judgments. Raises :class:`~irspec.errors.InputError` when there is none."""
+    """The candidates of the training queries (:func:`training_queries`), with their judgments."""
+    queries = training_queries(frames, qrels, names)
+    return training_table(frames, qrels, queries, norm), queries
+
+
+def training_queries(frames: Sequence[pl.DataFrame], qrels: Qrels, names: Sequence[str]) -> tuple[str, ...]:
+    """The training queries, sorted: the qrels' queries some run retrieved documents for. Raises
+    :class:`~irspec.errors.InputError` when there is none."""
     judged = qrels.frame.get_column("query").unique()
     retrieved = pl.concat([f.get_column("query").unique() for f in frames]).unique()
     queries = tuple(sorted(set(judged.to_list()) & set(retrieved.to_list())))
@@ -305,7 +311,7 @@ def _training(
             f"({', '.join(quote(n) for n in names)}): they judge {judged.len()} queries ({shown}"
             f"{', ...' if judged.len() > 3 else ''}), none of which a run retrieved documents for"
         )
-    return training_table(frames, qrels, queries, norm), queries
+    return queries
 
 
 def training_table(
@@ -535,6 +541,28 @@ def _fuse_block(
     return _fused(names, table, fusion, depth, state)
 
 
+def _fused(names: _Names, table: Candidates, fusion: Fusion, depth: int | None, state: Any) -> pl.DataFrame:
+    """The candidates ``names`` and ``table`` scored by ``fusion``'s kernel, ranked and cut to ``depth``."""
+    n = len(names.query)
+    kernel = _kernel(fusion)
+    fused = kernel(table, fusion) if state is None else kernel(table, fusion, state)
+    fused = np.asarray(fused, dtype=np.float64)
+    if fused.shape != (n,):
+        raise EvaluationError(
+            f"fusion method {fusion.name} (plugin {fusion.definition.plugin!r}) gave {fused.shape} scores "
+            f"for {n} candidates"
+        )
+    if not np.isfinite(fused).all():
+        bad = int(np.flatnonzero(~np.isfinite(fused))[0])
+        query, docno = names.frame(np.array([bad])).row(0)
+        raise EvaluationError(
+            f"{fusion} gave the score {fused[bad]} to document {quote(docno)} of query "
+            f"{quote(query)}: choose parameters that keep the scores finite"
+        )
+    order = _ranking(fused, table.starts, depth)
+    return names.frame(order).with_columns(pl.Series("score", fused[order]))
+
+
 class _SearchCandidates:
     """The candidates of fixed run frames holding whole queries (a search's training queries, judged by
     ``qrels``), made once for each normalisation asked for: the trials of a parameter search
@@ -589,28 +617,6 @@ def _own(table: Candidates) -> Candidates:
         table.queries,
         table.docnos,
     )
-
-
-def _fused(names: _Names, table: Candidates, fusion: Fusion, depth: int | None, state: Any) -> pl.DataFrame:
-    """The candidates ``names`` and ``table`` scored by ``fusion``'s kernel, ranked and cut to ``depth``."""
-    n = len(names.query)
-    kernel = _kernel(fusion)
-    fused = kernel(table, fusion) if state is None else kernel(table, fusion, state)
-    fused = np.asarray(fused, dtype=np.float64)
-    if fused.shape != (n,):
-        raise EvaluationError(
-            f"fusion method {fusion.name} (plugin {fusion.definition.plugin!r}) gave {fused.shape} scores "
-            f"for {n} candidates"
-        )
-    if not np.isfinite(fused).all():
-        bad = int(np.flatnonzero(~np.isfinite(fused))[0])
-        query, docno = names.frame(np.array([bad])).row(0)
-        raise EvaluationError(
-            f"{fusion} gave the score {fused[bad]} to document {quote(docno)} of query "
-            f"{quote(query)}: choose parameters that keep the scores finite"
-        )
-    order = _ranking(fused, table.starts, depth)
-    return names.frame(order).with_columns(pl.Series("score", fused[order]))
 
 
 def _ranking(fused: np.ndarray, starts: np.ndarray, depth: int | None) -> np.ndarray:

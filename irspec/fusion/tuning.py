@@ -35,10 +35,10 @@ from irspec.fusion.engine import (
     Trained,
     _read_runs,
     _SearchCandidates,
-    _training,
     fuse,
     fuse_frames,
     train,
+    training_queries,
     training_runs,
 )
 from irspec.spec.definitions import Fusion
@@ -127,7 +127,7 @@ def _tune(
             f"{fusion} has nothing to tune: it learns nothing and every parameter it searches "
             f"({searched}) is set; leave one out, or fuse without --optimize"
         )
-    _, queries = _training(frames, qrels, names, fusion.get("norm"))
+    queries = training_queries(frames, qrels, names)
     keep = list(queries)
     pieces = [f.filter(pl.col("query").is_in(keep)) for f in frames]
     held = Qrels(qrels.frame.filter(pl.col("query").is_in(keep)), qrels.source)
@@ -179,7 +179,7 @@ def cross_fuse(
     read, names = _read_runs(runs, fusion, depth)
     frames = [r.frame for r in read]
     judgments = read_qrels(qrels)
-    _, queries = _training(frames, judgments, names, fusion.get("norm"))
+    queries = training_queries(frames, judgments, names)
     if len(queries) < folds:
         raise EvaluationError(
             f"{len(queries)} judged queries cannot make {folds} folds: give fewer folds or more queries"
