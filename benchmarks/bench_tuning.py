@@ -60,12 +60,12 @@ WORKLOADS = ("wsum", "probfuse", "cross")
 
 
 def before_tree(ref: str) -> Path:
-    """Commit ``ref``'s tree (``git archive``), in a temporary folder removed at exit."""
+    """Commit ``ref``'s tree (:func:`bench_demo.tree_of`), in a temporary folder removed at exit."""
+    from bench_demo import tree_of
+
     folder = Path(tempfile.mkdtemp(prefix="irspec-tuning-before-"))
     atexit.register(shutil.rmtree, folder, True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    return folder
+    return tree_of(ref, folder / "tree")
 
 
 def one(workload: str, args: argparse.Namespace, env: dict[str, str]) -> dict:

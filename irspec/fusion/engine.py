@@ -322,6 +322,12 @@ def training_table(
     keep = list(queries)
     pieces = [f.filter(pl.col("query").is_in(keep)) for f in frames]
     names, table = _candidates(pieces, norm)
+    return table, _judged(names, qrels)
+
+
+def _judged(names: _Names, qrels: Qrels) -> Judged:
+    """Which of the candidates ``names`` ``qrels`` judge relevant (a label of 1 or more), and how many
+    relevant documents they judge for each query."""
     first = names.frame()
     labels = qrels.frame.select("query", "docno", "label")
     joined = first.join(labels, on=["query", "docno"], how="left", maintain_order="left")
@@ -339,7 +345,7 @@ def training_table(
         .fill_null(0)
         .to_numpy()
     )
-    return table, Judged(relevant, totals)
+    return Judged(relevant, totals)
 
 
 def fuse_frames(
@@ -564,18 +570,26 @@ def _fused(names: _Names, table: Candidates, fusion: Fusion, depth: int | None, 
 
 
 class _SearchCandidates:
-    """The candidates of fixed run frames holding whole queries (a search's training queries, judged by
+    """The candidates of fixed run frames holding a search's training ``queries`` alone (judged by
     ``qrels``), made once for each normalisation asked for: the trials of a parameter search
     (:mod:`irspec.fusion.tuning`) differ in their parameters, never in their candidates, and making
     those was most of a trial's time (benchmarks/README.md). :meth:`train` and :meth:`fuse` give what
     :func:`train` and :func:`fuse_frames` give for these frames."""
 
-    def __init__(self, frames: Sequence[pl.DataFrame], names: Sequence[str], qrels: Qrels) -> None:
+    def __init__(
+        self, frames: Sequence[pl.DataFrame], names: Sequence[str], qrels: Qrels, queries: tuple[str, ...]
+    ) -> None:
         self.frames = frames
         self.names = names
         self.qrels = qrels
-        self._fused: dict[str, tuple[_Names, Candidates]] = {}
-        self._training: dict[str, tuple[tuple[Candidates, Judged], tuple[str, ...]]] = {}
+        self.queries = queries
+        self._made: dict[str, tuple[_Names, Candidates]] = {}
+        self._judged: dict[str, Judged] = {}
+
+    def _candidates(self, norm: str) -> tuple[_Names, Candidates]:
+        if norm not in self._made:
+            self._made[norm] = _candidates(self.frames, norm)
+        return self._made[norm]
 
     def train(self, fusion: Fusion) -> Trained:
         """``train(frames, fusion, qrels, names)``."""
@@ -584,25 +598,18 @@ class _SearchCandidates:
             return Trained(fusion)
         _check(fusion, len(self.frames), self.names, None)
         norm = fusion.get("norm")
-        if norm not in self._training:
-            self._training[norm] = _training(self.frames, self.qrels, self.names, norm)
-        (table, judged), queries = self._training[norm]
-        return _fit(
-            fit_step,
-            fusion,
-            self.qrels,
-            (_own(table), Judged(judged.relevant.copy(), judged.totals.copy())),
-            queries,
-        )
+        names, table = self._candidates(norm)
+        if norm not in self._judged:
+            self._judged[norm] = _judged(names, self.qrels)
+        judged = self._judged[norm]
+        training = (_own(table), Judged(judged.relevant.copy(), judged.totals.copy()))
+        return _fit(fit_step, fusion, self.qrels, training, self.queries)
 
     def fuse(self, trained: Trained) -> pl.DataFrame:
         """``fuse_frames(frames, trained.fusion, names, state=trained.state, warn=False)``: the fused rows,
         ranked, not cut."""
         _check(trained.fusion, len(self.frames), self.names, None)
-        norm = trained.fusion.get("norm")
-        if norm not in self._fused:
-            self._fused[norm] = _candidates(self.frames, norm)
-        names, table = self._fused[norm]
+        names, table = self._candidates(trained.fusion.get("norm"))
         return _fused(names, _own(table), trained.fusion, None, trained.state)
 
 

@@ -136,7 +136,7 @@ def _tune(
     lower = bound.definition.better == "lower"
     best: tuple[float, Trained] | None = None
     scores: list[tuple[str, float]] = []
-    search = _SearchCandidates(pieces, names, held)
+    search = _SearchCandidates(pieces, names, held, queries)
     for values in trials:
         trained = search.train(_with(fusion, values))
         frame = search.fuse(trained)
