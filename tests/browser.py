@@ -26,18 +26,34 @@ def chromium() -> str | None:
     return None
 
 
+def headless(page: Path, *flags: str, text: bool = True) -> subprocess.CompletedProcess:
+    """One headless Chromium run on ``page`` with ``flags`` (``--dump-dom``, ``--screenshot=...``, a
+    window size), its profile in a folder beside the page: without one, Chromium leaves a folder of
+    its own in the system's temporary directory after every run."""
+    browser = chromium()
+    assert browser is not None
+    profile = page.parent / "chromium-profile"
+    return subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--user-data-dir={profile}",
+            *flags,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=text,
+        timeout=180,
+        check=False,
+    )
+
+
 def dump_dom(page: Path, *flags: str) -> str:
     """The DOM of ``page`` once loaded in headless Chromium (with ``flags``: a window size, a virtual
     time budget for the load event's scripts)."""
-    browser = chromium()
-    assert browser is not None
-    return subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", *flags, "--dump-dom", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    ).stdout
+    return headless(page, *flags, "--dump-dom").stdout
 
 
 # A promise of a condition's first truthy value, or null after a number of milliseconds; an exception
@@ -180,8 +196,17 @@ class Browser:
         path.write_bytes(base64.b64decode(data))
 
     def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
+        # Asked to close, the browser removes the folder of its profile's lock socket, which it keeps in
+        # the system's temporary directory; terminated, it leaves the folder there.
+        try:
+            self.call("Browser.close")
+        except RuntimeError:  # it closed the pipe before it answered
+            pass
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.terminate()
+            self.process.wait(timeout=30)
         os.close(self._to_browser)
         os.close(self._from_browser)
 

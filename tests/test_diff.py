@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 import warnings
 from pathlib import Path
 
 import pytest
+from browser import chromium, dump_dom, headless
 from shared_data import TREC_EVAL_TEST
 
 import irspec
@@ -380,27 +379,15 @@ window.addEventListener("load", () => {
 </script>"""
 
 
-CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="no headless Chromium installed")
+@pytest.mark.skipif(chromium() is None, reason="no headless Chromium installed")
 def test_the_page_sorts_and_shows_a_clicked_querys_rankings_in_headless_chromium(files):
     out = files / "diff.html"
     assert _cli(files, "-m", "P@2", "--top", "3", "-f", "html", "-o", str(out)) == 0
     page = out.read_text(encoding="utf-8")
     clicked = files / "clicked.html"
     clicked.write_text(page.replace("</body>", _CLICK + "</body>"), encoding="utf-8")
-    browser = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--window-size=1280,1000",
-        "--virtual-time-budget=5000",
-    ]
-    dom = subprocess.run(
-        [*browser, "--dump-dom", clicked.as_uri()], capture_output=True, text=True, timeout=180, check=False
-    ).stdout
+    window = ("--window-size=1280,1000", "--virtual-time-budget=5000")
+    dom = dump_dom(clicked, *window)
     found = re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S)
     assert found, dom[-2000:]
     measured = json.loads(found.group(1).replace("&quot;", '"').replace("&gt;", ">").replace("&amp;", "&"))
@@ -424,9 +411,7 @@ def test_the_page_sorts_and_shows_a_clicked_querys_rankings_in_headless_chromium
     colours = dict(zip((k for _, k in measured["kinds"]), measured["colours"], strict=True))
     assert colours["left rel"] != colours["left unjudged"]  # the labels are coloured apart
     shot = files / "shot.png"
-    subprocess.run(
-        [*browser, f"--screenshot={shot}", clicked.as_uri()], capture_output=True, timeout=180, check=False
-    )
+    headless(clicked, *window, f"--screenshot={shot}", text=False)
     assert shot.exists() and shot.stat().st_size > 10_000
 
 

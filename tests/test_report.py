@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import chromium, started
+from browser import chromium, dump_dom, headless, started
 
 from irspec import report
 from irspec.cli import main
@@ -725,46 +725,16 @@ def test_cli_eval_writes_nothing_but_results_to_a_pipe():
 # The HTML page in a browser
 
 
-def _chromium() -> str | None:
-    return chromium()
-
-
-@pytest.mark.skipif(_chromium() is None, reason="no headless Chromium installed")
+@pytest.mark.skipif(chromium() is None, reason="no headless Chromium installed")
 def test_html_renders_in_headless_chromium(tmp_path):
     plan = workspace(tmp_path, "- {format: html, path: report.html}")
     write_outputs(run_plan(load_plan(plan)), stdout=io.StringIO())
     shot = tmp_path / "shot.png"
-    proc = subprocess.run(
-        [
-            _chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--window-size=1280,1600",
-            f"--screenshot={shot}",
-            (tmp_path / "report.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    proc = headless(
+        tmp_path / "report.html", "--hide-scrollbars", "--window-size=1280,1600", f"--screenshot={shot}"
     )
     assert shot.exists() and shot.stat().st_size > 10_000, proc.stderr[-2000:]
-    dom = subprocess.run(
-        [
-            _chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--dump-dom",
-            (tmp_path / "report.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    ).stdout
+    dom = dump_dom(tmp_path / "report.html")
     assert (
         "irspec report: plan.yaml" in dom and "neural" not in dom
     )  # the fixture's runs are the file stems here
