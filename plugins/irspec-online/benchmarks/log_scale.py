@@ -203,7 +203,7 @@ def main() -> None:
     if args.spark:
         parquet = os.path.join(args.folder, "log.parquet")
         subprocess.run(
-            [sys.executable, __file__, str(args.n), args.folder, "--child", parquet, "--spark"], check=True
+            [args.python, __file__, str(args.n), args.folder, "--child", parquet, "--spark"], check=True
         )
 
 

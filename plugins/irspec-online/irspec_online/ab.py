@@ -28,7 +28,7 @@ chi-square goodness-of-fit p below ``srm_alpha`` (0.001), a warning in every out
 
 The statistics need only each arm's moments of the units' sums (:class:`Moments`: the number of units
 and the sums of y, x, y^2, x^2 and x y), kept exactly (integers: the values are 0/1 and counts), so the
-same :func:`partial_sums` runs on a whole log in memory, on each session's rows on Spark
+same :func:`partial_sums` runs on a whole log in memory, on each bucket of whole sessions on Spark
 (:func:`irspec_online.spark.unit_sums`) and on each partition of a streamed log
 (:mod:`irspec_online.streaming`), and every path gives the same numbers to the bit, whatever the order
 in which units arrive.

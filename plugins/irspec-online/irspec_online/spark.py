@@ -7,9 +7,10 @@ through Arrow.
 1. ``mapInArrow``: each batch of records is checked and summarised by :func:`irspec_online.columnar.summarise`,
    a batch of columns at a time as a Parquet file's (a bad record becomes a problem row; the driver raises
    the first as an :class:`irspec.InputError`).
-2. ``groupBy(session).applyInArrow``: each session's rows are numbered (the rows' ids, ``SESSION:I``) and
-   every metric that depends on one session's rows is computed on them.
-3. ``groupBy(time unit).applyInArrow``: ``QueriesPer(minute|hour|day)``, on each unit's rows.
+2. ``groupBy(bucket of session).applyInArrow``: each bucket of whole sessions (``_bucket``, a Python
+   call each) has its rows numbered (the rows' ids, ``SESSION:I``) and every metric that depends
+   on one session's rows computed on them.
+3. ``groupBy(bucket of time unit).applyInArrow``: ``QueriesPer(minute|hour|day)``, on whole units' rows.
 
 Click models and counterfactual estimates the same way: the records made click-model sessions
 (:func:`irspec_online.clickmodels.session_rows`) on the workers and merged into distinct ones by Spark
@@ -28,13 +29,13 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 import irspec
@@ -167,9 +168,9 @@ def unit_sums(
     frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design
 ) -> pl.DataFrame:
     """An A/B test's units' sums (:func:`irspec_online.ab.combine`: one row per unit of randomisation,
-    sorted), computed by Spark: each session's rows get every metric's kernel and
-    :func:`~irspec_online.ab.partial_sums` (``groupBy(session).applyInArrow``), Spark adds the partial
-    sums per unit and arm, and the driver receives one row per unit and arm."""
+    sorted), computed by Spark: each bucket of whole sessions (``_bucket``) gets every metric's
+    kernel and :func:`~irspec_online.ab.partial_sums`, Spark adds the partial sums per unit and arm, and
+    the driver receives one row per unit and arm."""
     design = Design.of(ab)
     bound = _bind(metrics)
     check_metrics(bound)
@@ -178,7 +179,7 @@ def unit_sums(
         f", n{j} double, d{j} double" for j in range(len(bound))
     )
 
-    def per_session(table: pa.Table) -> pa.Table:
+    def per_bucket(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
         values = np.column_stack([kernel_of(m)(log, m) for m in bound])
         table = partial_sums(log, bound, values, design).to_arrow()
@@ -186,7 +187,7 @@ def unit_sums(
             pa.schema([(f.name, pa.string() if f.name in ("unit", "arm") else f.type) for f in table.schema])
         )
 
-    partial = summary.groupBy("session").applyInArrow(per_session, sums_schema)
+    partial = summary.groupBy(_bucket(frame, "session")).applyInArrow(per_bucket, sums_schema)
     totals = partial.groupBy("unit", "arm").agg(*[F.sum(c).alias(c) for c in partial.columns[2:]])
     return combine([pl.from_arrow(totals.toArrow())], WHERE)
 
@@ -200,23 +201,37 @@ def compare(
     return analyse(unit_sums(frame, metrics, design), _bind(metrics), design)
 
 
+def _bucket(frame: DataFrame, key: str | Column) -> Column:
+    """The bucket of ``key`` (a session, a time unit) that the kernels get a Python call for: its xxhash64
+    modulo the session's ``spark.sql.shuffle.partitions``, as ``irspec.evaluation.spark.evaluate``
+    buckets queries by default, so about one bucket per task of the shuffle. A bucket holds whole sessions
+    (or units), and one Python worker holds its summaries (a few numbers per query issue) in memory: a
+    larger log takes a larger ``spark.sql.shuffle.partitions``. One call per session
+    (``groupBy(session)``) cost some 7 ms each, which a log of millions of sessions paid millions of
+    times."""
+    # cast: Spark has a value for every setting it defines (200 unless set)
+    buckets = int(cast(str, frame.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+    return F.pmod(F.xxhash64(key), F.lit(buckets))
+
+
 def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -> DataFrame:
     """Per query issue and metric, the value: a Spark DataFrame of ``id`` (``SESSION:I``), ``metric``
     (canonical text) and ``value`` (NaN where the metric leaves the row out), equal to the rows of
-    ``irspec.evaluate_input`` on the same log."""
+    ``irspec.evaluate_input`` on the same log. Sessions, and the time units of ``QueriesPer(unit)``, are
+    computed a bucket of whole ones at a time (``_bucket``)."""
     bound = _bind(metrics)
     by_session = [m for m in bound if group_seconds(m) is None]
     summary = summaries(frame)
     value_types = "".join(f", v{j} double" for j in range(len(by_session)))
     kernels = [bound_kernel(m) for m in by_session]  # looked up here, in the driver's registry
 
-    def per_session(table: pa.Table) -> pa.Table:
+    def per_bucket(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
         return pa.table({**_rows(log), **{f"v{j}": kernel(log) for j, kernel in enumerate(kernels)}})
 
     rows = (
-        summary.groupBy("session")
-        .applyInArrow(per_session, f"id string, {_SUMMARY_SCHEMA}{value_types}")
+        summary.groupBy(_bucket(frame, "session"))
+        .applyInArrow(per_bucket, f"id string, {_SUMMARY_SCHEMA}{value_types}")
         .cache()
     )
     parts = []
@@ -238,12 +253,12 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
 
 
 def _per_unit(rows: DataFrame, metric: Metric, seconds: float) -> DataFrame:
-    def per_unit(table: pa.Table) -> pa.Table:
-        log = assemble(pl.from_arrow(table).drop("unit"), "log", WHERE)
+    def per_bucket(table: pa.Table) -> pa.Table:
+        log = assemble(pl.from_arrow(table), "log", WHERE)
         return pa.table({"id": list(log.ids), "value": kernel_of(metric)(log, metric)})
 
-    unit = F.floor(F.col("time") / F.lit(seconds)).alias("unit")
-    values = rows.select("*", unit).groupBy("unit").applyInArrow(per_unit, "id string, value double")
+    unit = F.floor(F.col("time") / F.lit(seconds))
+    values = rows.groupBy(_bucket(rows, unit)).applyInArrow(per_bucket, "id string, value double")
     return values.select("id", F.lit(str(metric)).alias("metric"), "value")
 
 

@@ -4,6 +4,7 @@ definitions computed record by record; located errors from Spark's workers."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 
@@ -41,13 +42,28 @@ def per_row(frame) -> dict[tuple[str, str], float]:
     return {(r["id"], r["metric"]): r["value"] for r in frame.collect()}
 
 
-@pytest.mark.parametrize("seed", [31, 32])
-def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed):
+@contextlib.contextmanager
+def shuffle_partitions(spark, n):
+    """The session's ``spark.sql.shuffle.partitions`` set to ``n`` (None: left as it is): as many buckets
+    of sessions and of time units as the kernels get a call for."""
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    if n is not None:
+        spark.conf.set("spark.sql.shuffle.partitions", str(n))
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
+@pytest.mark.parametrize(("seed", "partitions"), [(31, None), (32, 1), (34, 7)])
+def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed, partitions):
+    """Whatever the number of buckets of sessions and time units: the fixture's two, all in one, seven."""
     records = random_log(seed, n=160)
     local = irspec.evaluate_input(write_jsonl(records, tmp_path / "log.jsonl"), SPECS)
     # cached: the rows collected and the aggregate read the values computed once (a Spark job costs ~0.25 s)
-    values = online_spark.evaluate(spark_frame(spark, records), SPECS).cache()
-    got = per_row(values)
+    with shuffle_partitions(spark, partitions):
+        values = online_spark.evaluate(spark_frame(spark, records), SPECS).cache()
+        got = per_row(values)
     want = {
         (q, str(m)): local.values[i, j]
         for i, q in enumerate(local.query_ids)
@@ -89,10 +105,10 @@ def test_a_bad_record_on_spark_is_a_located_input_error(spark):
         online_spark.evaluate(frame, "CTR nDCG@10")
 
 
-@pytest.mark.parametrize("unit", ["user", "query"])
-def test_an_ab_test_on_spark_equals_the_embedded_one(spark, tmp_path, unit):
-    """The units' sums computed by Spark (per session, then added per unit) give the same test, to the
-    bit, as the in-memory log: the same units in the same order, sums that are exact in any order."""
+@pytest.mark.parametrize(("unit", "partitions"), [("user", None), ("query", 5)])
+def test_an_ab_test_on_spark_equals_the_embedded_one(spark, tmp_path, unit, partitions):
+    """The units' sums computed by Spark (per bucket of sessions, then added per unit) give the same test,
+    to the bit, as the in-memory log: the same units in the same order, sums that are exact in any order."""
     import polars as pl
     from irspec_online.ab import combine, partial_sums
     from irspec_online.kernels import kernel_of
@@ -105,14 +121,14 @@ def test_an_ab_test_on_spark_equals_the_embedded_one(spark, tmp_path, unit):
     )
     design = {"baseline": "control", "unit": unit, "user": "who"}
     specs = "CTR CTR@1 ZRR Abandonment SessionSuccess QueriesPer"
-    on_spark = online_spark.compare(spark.createDataFrame(frame.to_arrow()), specs, design)
+    with shuffle_partitions(spark, partitions):
+        on_spark = online_spark.compare(spark.createDataFrame(frame.to_arrow()), specs, design)
+        sums = online_spark.unit_sums(spark.createDataFrame(frame.to_arrow()), specs, design)
     log = read_log(frame, ab=design)
     bound = irspec.parse_many(specs)
     values = np.column_stack([kernel_of(m)(log, m) for m in bound])
     embedded_sums = combine([partial_sums(log, bound, values, log.design)], "log")
-    assert online_spark.unit_sums(spark.createDataFrame(frame.to_arrow()), specs, design).equals(
-        embedded_sums
-    )
+    assert sums.equals(embedded_sums)
     local = irspec.evaluate_input(frame, specs, options={"ab": design})
     assert [t for t in local.tables if t.title.startswith(("A/B", "Sample"))] == list(on_spark.tables())
     assert len(on_spark.comparisons) == 2 * len(bound)
