@@ -7,6 +7,7 @@ package beyond the standard library): open, evaluate JavaScript, wait, take scre
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -198,10 +199,8 @@ class Browser:
     def close(self) -> None:
         # Asked to close, the browser removes the folder of its profile's lock socket, which it keeps in
         # the system's temporary directory; terminated, it leaves the folder there.
-        try:
+        with contextlib.suppress(RuntimeError):  # it closed the pipe before it answered
             self.call("Browser.close")
-        except RuntimeError:  # it closed the pipe before it answered
-            pass
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
