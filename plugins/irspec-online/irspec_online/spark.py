@@ -7,7 +7,7 @@ through Arrow.
 1. ``mapInArrow``: each batch of records is checked and summarised by :func:`irspec_online.columnar.summarise`,
    a batch of columns at a time as a Parquet file's (a bad record becomes a problem row; the driver raises
    the first as an :class:`irspec.InputError`).
-2. ``groupBy(bucket of session).applyInArrow``: each bucket of whole sessions (``_bucket``, a Python
+2. ``groupBy(bucket of session).applyInArrow``: each bucket of whole sessions (:func:`_buckets`, a Python
    call each) has its rows numbered (the rows' ids, ``SESSION:I``) and every metric that depends
    on one session's rows computed on them.
 3. ``groupBy(bucket of time unit).applyInArrow``: ``QueriesPer(minute|hour|day)``, on whole units' rows.
@@ -58,6 +58,7 @@ from irspec_online.records import (
 from irspec_online.settings import Online
 
 __all__ = [
+    "ROWS_PER_BUCKET",
     "SparkSessions",
     "aggregate",
     "click_sessions",
@@ -111,6 +112,13 @@ def summaries(
     A bad record is an :class:`irspec.InputError` naming its ``monotonically_increasing_id`` (which follows
     the frame's order); an empty frame is one too. The result is cached: it is read once per metric group.
     """
+    return _counted_summaries(frame, fields, ranker)[0]
+
+
+def _counted_summaries(
+    frame: DataFrame, fields: Mapping[str, str] | None = None, ranker: Ranker | None = None
+) -> tuple[DataFrame, int]:
+    """:func:`summaries`, and how many rows they are (query issues), counted by the job that checks them."""
     fields = dict(fields or {})
     wanted = columns_of(frame.columns, WHERE, tuple(fields.values()))
     schema = ", ".join(f"`{c}` {_spark_type(t)}" for c, t in summary_schema(fields).items())
@@ -129,14 +137,18 @@ def summaries(
         .mapInArrow(summarise_batches, f"{schema}, problem string")
         .cache()
     )
-    # the first bad record by row id, else any good one: one Spark job says both whether a record is bad
-    # and whether there is any (a count after it took two more, ~0.25 s each on a small log: issue 35)
-    first = summary.orderBy(F.col("problem").isNull(), "line").limit(1).collect()
-    if not first:
+    # the first bad record by row id and the good ones' count: one Spark job says whether a record is bad
+    # and how many there are (a job each cost ~0.25 s on a small log: issue 35)
+    bad = F.col("problem").isNotNull()
+    found = summary.agg(
+        F.min(F.when(bad, F.struct("line", "problem"))).alias("first"), F.count(F.when(~bad, 1)).alias("rows")
+    ).first()
+    first, rows = (found["first"], found["rows"]) if found is not None else (None, 0)
+    if first is not None:
+        raise InputError(f"{ROW} {first['line']}: {first['problem']}", WHERE)
+    if not rows:
         raise InputError("the log has no records", WHERE)
-    if first[0]["problem"] is not None:
-        raise InputError(f"{ROW} {first[0]['line']}: {first[0]['problem']}", WHERE)
-    return summary.drop("problem")
+    return summary.drop("problem"), int(rows)
 
 
 def local_summaries(
@@ -168,13 +180,13 @@ def unit_sums(
     frame: DataFrame, metrics: str | Metric | Iterable[str | Metric], ab: Mapping[str, Any] | Design
 ) -> pl.DataFrame:
     """An A/B test's units' sums (:func:`irspec_online.ab.combine`: one row per unit of randomisation,
-    sorted), computed by Spark: each bucket of whole sessions (``_bucket``) gets every metric's
+    sorted), computed by Spark: each bucket of whole sessions (:func:`_buckets`) gets every metric's
     kernel and :func:`~irspec_online.ab.partial_sums`, Spark adds the partial sums per unit and arm, and
     the driver receives one row per unit and arm."""
     design = Design.of(ab)
     bound = _bind(metrics)
     check_metrics(bound)
-    summary = summaries(frame, design.fields)
+    summary, rows = _counted_summaries(frame, design.fields)
     sums_schema = "unit string, arm string" + "".join(
         f", n{j} double, d{j} double" for j in range(len(bound))
     )
@@ -187,7 +199,8 @@ def unit_sums(
             pa.schema([(f.name, pa.string() if f.name in ("unit", "arm") else f.type) for f in table.schema])
         )
 
-    partial = summary.groupBy(_bucket(frame, "session")).applyInArrow(per_bucket, sums_schema)
+    buckets = _bucket("session", _buckets(frame, rows))
+    partial = summary.groupBy(buckets).applyInArrow(per_bucket, sums_schema)
     totals = partial.groupBy("unit", "arm").agg(*[F.sum(c).alias(c) for c in partial.columns[2:]])
     return combine([pl.from_arrow(totals.toArrow())], WHERE)
 
@@ -201,16 +214,26 @@ def compare(
     return analyse(unit_sums(frame, metrics, design), _bind(metrics), design)
 
 
-def _bucket(frame: DataFrame, key: str | Column) -> Column:
-    """The bucket of ``key`` (a session, a time unit) that the kernels get a Python call for: its xxhash64
-    modulo the session's ``spark.sql.shuffle.partitions``, as ``irspec.evaluation.spark.evaluate``
-    buckets queries by default, so about one bucket per task of the shuffle. A bucket holds whole sessions
-    (or units), and one Python worker holds its summaries (a few numbers per query issue) in memory: a
-    larger log takes a larger ``spark.sql.shuffle.partitions``. One call per session
-    (``groupBy(session)``) cost some 7 ms each, which a log of millions of sessions paid millions of
-    times."""
+ROWS_PER_BUCKET = 100_000
+"""The most query issues in a bucket of sessions, when the log has more than
+``spark.sql.shuffle.partitions`` times as many: what one Python call holds in memory (its summaries, the
+``InteractionLog`` and the values: some 25 MiB for 100,000 query issues) stays bounded whatever the log's
+size."""
+
+
+def _buckets(frame: DataFrame, rows: int) -> int:
+    """How many buckets the sessions of a log of ``rows`` query issues are hashed into: one per task of the
+    shuffle (``spark.sql.shuffle.partitions``), more where a bucket would hold more than
+    :data:`ROWS_PER_BUCKET`. One Python call per session (``groupBy(session)``) cost some 7 ms each, which
+    a log of millions of sessions paid millions of times."""
     # cast: Spark has a value for every setting it defines (200 unless set)
-    buckets = int(cast(str, frame.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+    tasks = int(cast(str, frame.sparkSession.conf.get("spark.sql.shuffle.partitions")))
+    return max(tasks, -(-rows // ROWS_PER_BUCKET))
+
+
+def _bucket(key: str | Column, buckets: int) -> Column:
+    """The bucket of ``key`` (a session, a time unit) among ``buckets``: its xxhash64 modulo ``buckets``, as
+    ``irspec.evaluation.spark.evaluate`` buckets queries, so that a bucket holds whole sessions (units)."""
     return F.pmod(F.xxhash64(key), F.lit(buckets))
 
 
@@ -218,10 +241,11 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
     """Per query issue and metric, the value: a Spark DataFrame of ``id`` (``SESSION:I``), ``metric``
     (canonical text) and ``value`` (NaN where the metric leaves the row out), equal to the rows of
     ``irspec.evaluate_input`` on the same log. Sessions, and the time units of ``QueriesPer(unit)``, are
-    computed a bucket of whole ones at a time (``_bucket``)."""
+    computed a bucket of whole ones at a time (:func:`_buckets`)."""
     bound = _bind(metrics)
     by_session = [m for m in bound if group_seconds(m) is None]
-    summary = summaries(frame)
+    summary, n = _counted_summaries(frame)
+    buckets = _buckets(frame, n)
     value_types = "".join(f", v{j} double" for j in range(len(by_session)))
     kernels = [bound_kernel(m) for m in by_session]  # looked up here, in the driver's registry
 
@@ -230,7 +254,7 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
         return pa.table({**_rows(log), **{f"v{j}": kernel(log) for j, kernel in enumerate(kernels)}})
 
     rows = (
-        summary.groupBy(_bucket(frame, "session"))
+        summary.groupBy(_bucket("session", buckets))
         .applyInArrow(per_bucket, f"id string, {_SUMMARY_SCHEMA}{value_types}")
         .cache()
     )
@@ -245,20 +269,20 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
         )
     for m in bound:
         if (seconds := group_seconds(m)) is not None:
-            parts.append(_per_unit(rows.select("id", *SUMMARY), m, seconds))
+            parts.append(_per_unit(rows.select("id", *SUMMARY), m, seconds, buckets))
     out = parts[0]
     for part in parts[1:]:
         out = out.unionByName(part)
     return out
 
 
-def _per_unit(rows: DataFrame, metric: Metric, seconds: float) -> DataFrame:
+def _per_unit(rows: DataFrame, metric: Metric, seconds: float, buckets: int) -> DataFrame:
     def per_bucket(table: pa.Table) -> pa.Table:
         log = assemble(pl.from_arrow(table), "log", WHERE)
         return pa.table({"id": list(log.ids), "value": kernel_of(metric)(log, metric)})
 
     unit = F.floor(F.col("time") / F.lit(seconds))
-    values = rows.groupBy(_bucket(rows, unit)).applyInArrow(per_bucket, "id string, value double")
+    values = rows.groupBy(_bucket(unit, buckets)).applyInArrow(per_bucket, "id string, value double")
     return values.select("id", F.lit(str(metric)).alias("metric"), "value")
 
 

@@ -55,11 +55,18 @@ def shuffle_partitions(spark, n):
         spark.conf.set("spark.sql.shuffle.partitions", before)
 
 
-@pytest.mark.parametrize(("seed", "partitions"), [(31, None), (32, 1), (34, 7)])
-def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed, partitions):
-    """Whatever the number of buckets of sessions and time units: the fixture's two, all in one, seven."""
+@pytest.mark.parametrize(
+    ("seed", "partitions", "per_bucket"), [(31, None, None), (32, 1, None), (34, 7, None), (35, 1, 10)]
+)
+def test_spark_gives_the_in_memory_values_row_by_row(
+    spark, tmp_path, monkeypatch, seed, partitions, per_bucket
+):
+    """Whatever the number of buckets of sessions and time units: the fixture's two, all in one, seven, or
+    one task's worth of sessions in buckets of at most 10 query issues (16 buckets)."""
     records = random_log(seed, n=160)
     local = irspec.evaluate_input(write_jsonl(records, tmp_path / "log.jsonl"), SPECS)
+    if per_bucket is not None:
+        monkeypatch.setattr(online_spark, "ROWS_PER_BUCKET", per_bucket)
     # cached: the rows collected and the aggregate read the values computed once (a Spark job costs ~0.25 s)
     with shuffle_partitions(spark, partitions):
         values = online_spark.evaluate(spark_frame(spark, records), SPECS).cache()
@@ -76,6 +83,19 @@ def test_spark_gives_the_in_memory_values_row_by_row(spark, tmp_path, seed, part
     assert aggregated == local.aggregate()  # exact: counts and 0/1 sum exactly
     assert aggregated == pytest.approx(expected(records), rel=1e-15)
     values.unpersist()
+
+
+def test_a_log_is_bucketed_by_task_and_at_most_rows_per_bucket_query_issues_a_bucket(spark):
+    """One bucket of sessions per task of the shuffle, more where a bucket would hold more than
+    ROWS_PER_BUCKET (100,000) query issues: ceil(rows / 100,000)."""
+    frame = spark.range(1)
+    with shuffle_partitions(spark, 4):
+        assert [online_spark._buckets(frame, rows) for rows in (1, 400_000, 400_001, 10**9)] == [
+            4,
+            4,
+            5,
+            10_000,
+        ]
 
 
 def test_a_parquet_log_read_by_spark_and_a_spark_frame_in_evaluate_input(spark, tmp_path):
