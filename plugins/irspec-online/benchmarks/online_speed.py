@@ -11,8 +11,9 @@ the code named. The workloads:
 
 - ``bank``: a simulation's bank of interleaved lists (``Simulation``: 512 lists for each of the 60 queries of
   the tests' design, ``tests/designs.py``, PBM users), for each interleaving method; in-process time.
-- ``dbn``: a DBN fitted by 50 EM iterations to 100,000 sessions of 10 results it simulated (the tests'
-  ``test_dbn_fit_recovers_the_parameters_it_simulated``); in-process time of ``fit``.
+- ``fit``: a DBN, a PBM and a UBM each fitted by 50 EM iterations to 100,000 sessions of 10 results it
+  simulated (the DBN's: the tests' ``test_dbn_fit_recovers_the_parameters_it_simulated``); in-process time
+  of ``fit``.
 - whole commands, process start included: ``irspec online`` with a counterfactual estimate of the
   shipped randomised log, ``irspec simulate`` of the demo's runs and qrels (10,000 sessions), and
   ``irspec run examples/ab.yaml`` (an A/B test).
@@ -48,22 +49,27 @@ Simulation(design, 1)
 print(time.perf_counter() - start)
 """
 
-DBN = """
+FIT = """
 import time
 import numpy as np
-from irspec_online.clickmodels import DBN, Sessions, Vocabulary
-truth = DBN()
+from irspec_online.clickmodels import {model} as Model, Sessions, Vocabulary
+truth = Model()
 truth.vocabulary = Vocabulary()
 for i in range(10):
-    truth.vocabulary.code("q", f"d{i}")
+    truth.vocabulary.code("q", f"d{{i}}")
 rng = np.random.default_rng(3)
-truth.attr, truth.sat, truth.cont = rng.uniform(0.2, 0.8, 10), rng.uniform(0.2, 0.8, 10), 0.7
+truth._start(10)
+truth.attr = rng.uniform(0.2, 0.8, 10)
+if {model!r} == "DBN":
+    truth.sat, truth.cont = rng.uniform(0.2, 0.8, 10), 0.7
+else:
+    truth.exam = rng.uniform(0.2, 0.9, truth.exam.shape)
 n = 100_000
 pairs = np.array([rng.permutation(10) for _ in range(n)])
 sessions = Sessions(pairs, truth.simulate(pairs, np.full(n, 10), rng), np.full(n, 10), np.ones(n), truth.vocabulary)
 sessions = sessions.compact()
 start = time.perf_counter()
-DBN().fit(sessions)
+Model().fit(sessions)
 print(time.perf_counter() - start)
 """
 
@@ -128,7 +134,10 @@ def main() -> None:
         (f"bank, {method}", ["-c", BANK.format(tests=str(PLUGIN / "tests"), method=method)], True)
         for method in ("team-draft", "optimized", "probabilistic")
     ]
-    workloads.append(("DBN fit, 100,000 sessions", ["-c", DBN], True))
+    workloads += [
+        (f"{model} fit, 100,000 sessions", ["-c", FIT.format(model=model)], True)
+        for model in ("DBN", "PBM", "UBM")
+    ]
     workloads += [(name, ["-m", "irspec", *argv], False) for name, argv in COMMANDS.items()]
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:

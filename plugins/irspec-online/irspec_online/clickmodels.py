@@ -8,7 +8,8 @@ as a :class:`ClickModel` subclass, built from its bound spec. Sessions are a com
 which were clicked, identical sessions merged into one with a weight. Every model is vectorised over the
 sessions with numpy, and each EM iteration is one pass over the table chunk by chunk
 (:meth:`Sessions.chunks`), so that a table on disk (:mod:`irspec_online.clickstream`) is fitted in
-bounded memory by the same code.
+bounded memory by the same code. PBM and UBM, whose E step reads each result on its own, make one pass
+into cells (a pair, an examination parameter, a click: :class:`_Cells`) and iterate over those.
 
 The models, their parameters and their updates (``alpha``: attractiveness of a query-document pair,
 ``gamma``: examination or continuation; ``E``, ``A``, ``S``, ``C``: examined, attracted, satisfied, clicked):
@@ -524,6 +525,38 @@ def _probability(value: Any, what: str, where: str) -> float:
     return float(value)
 
 
+class _Cells:
+    """Results as the position models' E step reads them: each distinct cell (a pair, an examination
+    parameter, clicked or not; ``keys`` sorted, ``(pair * parameters + parameter) * 2 + clicked``) with the
+    weights of its sessions summed, and the sessions they come from (``count``). Two add up (``+``: a
+    chunk's and a Spark partition's merged, as :func:`added` merges sums)."""
+
+    def __init__(self, keys: np.ndarray, weights: np.ndarray, count: float) -> None:
+        self.keys, self.weights, self.count = keys, weights, count
+
+    @classmethod
+    def of(cls, keys: np.ndarray, weights: np.ndarray, count: float) -> _Cells:
+        """The cells of ``keys`` (one per result, any order), their ``weights`` summed per cell."""
+        unique, inverse = np.unique(keys, return_inverse=True)
+        return cls(unique, np.bincount(inverse.ravel(), weights=weights, minlength=len(unique)), count)
+
+    @classmethod
+    def none(cls) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`split` of no cells."""
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty.astype(bool), np.zeros(0)
+
+    def __add__(self, other: _Cells) -> _Cells:
+        return _Cells.of(np.concatenate([self.keys, other.keys]), np.concatenate([self.weights, other.weights]),
+                         self.count + other.count)  # fmt: skip
+
+    def split(self, parameters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(pair, parameter, clicked, weight)`` of each cell, for a model of ``parameters`` examination
+        parameters."""
+        clicked, rest = self.keys % 2 == 1, self.keys // 2
+        return rest // parameters, rest % parameters, clicked, self.weights
+
+
 class PBM(ClickModel):
     """The position-based model: ``P(C_r = 1) = attr_qd * exam_r``."""
 
@@ -538,21 +571,47 @@ class PBM(ClickModel):
         index = np.broadcast_to(np.arange(self.ranks)[None, :], chunk.pairs.shape)
         return self.exam[index], index
 
+    def fit(self, sessions: Sessions | Any, iterations: int = ITERATIONS) -> ClickModel:
+        """Fit the model as :meth:`ClickModel.fit` does, reading the sessions once: this model's E step
+        reads each result on its own, by its pair, its examination parameter and whether it was clicked, so
+        the sessions are counted once into those cells (:class:`_Cells`: one pass, one Spark job for a
+        table Spark holds) and every EM iteration runs on the cells, whose number is bounded by the pairs
+        and the parameters whatever the log's size. The same estimates as an E step over every session:
+        the cells' weights are counts, summed exactly in any order."""
+        self.vocabulary = sessions.vocabulary
+        self._start(len(self.vocabulary))
+        cells: _Cells | None = sessions.reduce(self._light()._cells)
+        found = cells.split(self.exam.size) if cells is not None else _Cells.none()
+        for _ in range(iterations):
+            self._update(self._cell_statistics(*found))
+        self.sessions = cells.count if cells is not None else 0.0
+        self.iterations = iterations
+        return self
+
+    def _cells(self, chunk: Sessions) -> _Cells:
+        """A chunk's results as cells: (pair, examination parameter, clicked) with their weights summed."""
+        index = self._gamma(chunk)[1]
+        valid = chunk.valid
+        keys = ((chunk.pairs * self.exam.size + index) * 2 + chunk.clicks)[valid]
+        return _Cells.of(keys, np.broadcast_to(chunk.weight[:, None], valid.shape)[valid], chunk.count)
+
     def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        alpha = self._attr(chunk)
-        gamma, index = self._gamma(chunk)
-        valid, click = chunk.valid, chunk.clicks
+        return self._cell_statistics(*self._cells(chunk).split(self.exam.size))
+
+    def _cell_statistics(
+        self, pairs: np.ndarray, index: np.ndarray, click: np.ndarray, w: np.ndarray
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """One E step over cells: each cell's posteriors of attractiveness and examination (1 where
+        clicked), weighted, summed per pair and per examination parameter."""
+        alpha, gamma = self.attr[pairs], self.exam.ravel()[index]
         both = 1 - alpha * gamma
         a_post = np.where(click, 1.0, alpha * (1 - gamma) / both)
         e_post = np.where(click, 1.0, gamma * (1 - alpha) / both)
-        w = np.where(valid, chunk.weight[:, None], 0.0)
-        pairs = np.where(valid, chunk.pairs, 0)
-        n = len(self.vocabulary)
-        size = self.exam.size
+        n, size = len(self.vocabulary), self.exam.size
         return {
-            "attr": (_sum_by(pairs.ravel(), (a_post * w).ravel(), n), _sum_by(pairs.ravel(), w.ravel(), n)),
-            "exam": (_sum_by(index.ravel(), (e_post * w).ravel(), size).reshape(self.exam.shape),
-                     _sum_by(index.ravel(), w.ravel(), size).reshape(self.exam.shape)),
+            "attr": (_sum_by(pairs, a_post * w, n), _sum_by(pairs, w, n)),
+            "exam": (_sum_by(index, e_post * w, size).reshape(self.exam.shape),
+                     _sum_by(index, w, size).reshape(self.exam.shape)),
         }  # fmt: skip
 
     def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ Click models and counterfactual estimates the same way: the records made click-m
 (:func:`irspec_online.clickmodels.session_rows`) on the workers and merged into distinct ones by Spark
 (:func:`click_sessions`), whose every EM iteration runs the model's own E step
 (:meth:`~irspec_online.clickmodels.ClickModel._statistics`) per partition, the sums reduced by Spark
-(:class:`SparkSessions`); a swap experiment's counts per partition (:func:`swap_counts`); and a
+(:class:`SparkSessions`; PBM and UBM count their cells per partition once, in one job); a swap experiment's counts per partition (:func:`swap_counts`); and a
 counterfactual estimate's sums (:class:`irspec_online.counterfactual.Tally`) per partition of the
 summaries (:func:`estimates`).
 

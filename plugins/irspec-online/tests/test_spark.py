@@ -229,6 +229,31 @@ def test_a_click_model_fitted_on_spark_equals_the_local_fit(logged, model):
         ), key
 
 
+@pytest.mark.parametrize("model", ["pbm", "ubm"])
+def test_a_position_model_on_spark_reads_its_sessions_once_and_fits_the_local_values_to_the_bit(
+    logged, model
+):
+    """PBM and UBM count their cells (pair, examination parameter, clicked) in one Spark job whatever the
+    iterations, and fit the file's parameters: the same cells (their weights are counts, summed exactly),
+    coded in another order, so the sums over them differ in the last bits at most."""
+    context = logged.sparkSession.sparkContext
+    fit(logged, model, iterations=1)  # the fixture's frame cached by a first use, not counted below
+    jobs = {}
+    for iterations in (2, 20):
+        group = f"irspec-{model}-{iterations}"
+        context.setJobGroup(group, f"{model}, {iterations} iterations")
+        try:
+            on_spark = fit(logged, model, iterations=iterations)
+        finally:
+            context.setLocalProperty("spark.jobGroup.id", None)
+        jobs[iterations] = len(context.statusTracker().getJobIdsForGroup(group))
+        local = fit(EXAMPLES / "logged.jsonl.gz", model, iterations=iterations)
+        want, got = flat(local.as_json()["params"]), flat(on_spark.as_json()["params"])
+        assert got.keys() == want.keys()
+        assert all(got[k] == pytest.approx(v, rel=1e-13, abs=0) for k, v in want.items())
+    assert jobs[2] == jobs[20] > 0
+
+
 def test_a_swap_experiment_counted_on_spark_equals_the_local_counts(spark, tmp_path):
     import polars as pl
 
