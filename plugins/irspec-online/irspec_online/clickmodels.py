@@ -576,8 +576,8 @@ class PBM(ClickModel):
         reads each result on its own, by its pair, its examination parameter and whether it was clicked, so
         the sessions are counted once into those cells (:class:`_Cells`: one pass, one Spark job for a
         table Spark holds) and every EM iteration runs on the cells, whose number is bounded by the pairs
-        and the parameters whatever the log's size. The same estimates as an E step over every session:
-        the cells' weights are counts, summed exactly in any order."""
+        and the parameters whatever the log's size. The same estimates as an E step over every session, up
+        to the order of the sums over them (the cells' weights are counts, summed exactly in any order)."""
         self.vocabulary = sessions.vocabulary
         self._start(len(self.vocabulary))
         cells: _Cells | None = sessions.reduce(self._light()._cells)
