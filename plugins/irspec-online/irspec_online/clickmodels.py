@@ -538,13 +538,8 @@ class _Cells:
     def of(cls, keys: np.ndarray, weights: np.ndarray, count: float) -> _Cells:
         """The cells of ``keys`` (one per result, any order), their ``weights`` summed per cell."""
         unique, inverse = np.unique(keys, return_inverse=True)
-        return cls(unique, np.bincount(inverse.ravel(), weights=weights, minlength=len(unique)), count)
-
-    @classmethod
-    def none(cls) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`split` of no cells."""
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty.astype(bool), np.zeros(0)
+        summed = np.bincount(inverse.ravel(), weights=weights, minlength=len(unique))
+        return cls(unique, summed.astype(np.float64, copy=False), count)  # (no keys: numpy's int64 zeros)
 
     def __add__(self, other: _Cells) -> _Cells:
         return _Cells.of(np.concatenate([self.keys, other.keys]), np.concatenate([self.weights, other.weights]),
@@ -581,10 +576,12 @@ class PBM(ClickModel):
         self.vocabulary = sessions.vocabulary
         self._start(len(self.vocabulary))
         cells: _Cells | None = sessions.reduce(self._light()._cells)
-        found = cells.split(self.exam.size) if cells is not None else _Cells.none()
+        if cells is None:  # no sessions: no cells
+            cells = _Cells.of(np.zeros(0, dtype=np.int64), np.zeros(0), 0.0)
+        found = cells.split(self.exam.size)
         for _ in range(iterations):
             self._update(self._cell_statistics(*found))
-        self.sessions = cells.count if cells is not None else 0.0
+        self.sessions = cells.count
         self.iterations = iterations
         return self
 
