@@ -274,7 +274,10 @@ def train(frames: Sequence[pl.DataFrame], fusion: Fusion, qrels: Any, names: Seq
         )
     judgments = read_qrels(qrels)
     _check(fusion, len(frames), names, None)
-    return _fit(fit_step, fusion, judgments, *_training(frames, judgments, names, fusion.get("norm")))
+    queries = training_queries(frames, judgments, names)
+    return _fit(
+        fit_step, fusion, judgments, training_table(frames, judgments, queries, fusion.get("norm")), queries
+    )
 
 
 def _fit(
@@ -288,14 +291,6 @@ def _fit(
     judgments."""
     state = _function(fit_step)(*training, fusion)
     return Trained(fusion, state, f"trained on {len(queries)} queries of {judgments.source}", queries=queries)
-
-
-def _training(
-    frames: Sequence[pl.DataFrame], qrels: Qrels, names: Sequence[str], norm: str
-) -> tuple[tuple[Candidates, Judged], tuple[str, ...]]:
-    """The candidates of the training queries (:func:`training_queries`), with their judgments."""
-    queries = training_queries(frames, qrels, names)
-    return training_table(frames, qrels, queries, norm), queries
 
 
 def training_queries(frames: Sequence[pl.DataFrame], qrels: Qrels, names: Sequence[str]) -> tuple[str, ...]:
