@@ -385,17 +385,21 @@ class ClickModel:
         ``iterations`` EM iterations from 0.5, over the distinct sessions (identical ones merged first:
         :meth:`Sessions.compact`); a closed form: one counting pass. Each E step is :meth:`_statistics` of
         every chunk of sessions, added up."""
-        if self.em and isinstance(sessions, Sessions):
-            sessions = sessions.compact()
         self.vocabulary = sessions.vocabulary
         self._start(len(self.vocabulary))
-        rounds = iterations if self.em else 1
+        self.iterations = iterations if self.em else 1
+        self.sessions = self._iterate(sessions, self.iterations)
+        return self
+
+    def _iterate(self, sessions: Sessions | Any, rounds: int) -> float:
+        """``rounds`` E and M steps from the start values (:meth:`fit`); the sessions read, by weight."""
+        if self.em and isinstance(sessions, Sessions):
+            sessions = sessions.compact()
+        count = 0.0
         for _ in range(rounds):
             totals, count = sessions.reduce(self._light()._expectations) or ({}, 0.0)
             self._update(totals)
-            self.sessions = count
-        self.iterations = rounds
-        return self
+        return count
 
     def _light(self) -> ClickModel:
         """The model as an E step or an evaluation reads it: its parameters, its vocabulary's size alone
@@ -566,24 +570,20 @@ class PBM(ClickModel):
         index = np.broadcast_to(np.arange(self.ranks)[None, :], chunk.pairs.shape)
         return self.exam[index], index
 
-    def fit(self, sessions: Sessions | Any, iterations: int = ITERATIONS) -> ClickModel:
-        """Fit the model as :meth:`ClickModel.fit` does, reading the sessions once: this model's E step
-        reads each result on its own, by its pair, its examination parameter and whether it was clicked, so
-        the sessions are counted once into those cells (:class:`_Cells`: one pass, one Spark job for a
-        table Spark holds) and every EM iteration runs on the cells, whose number is bounded by the pairs
-        and the parameters whatever the log's size. The same estimates as an E step over every session, up
-        to the order of the sums over them (the cells' weights are counts, summed exactly in any order)."""
-        self.vocabulary = sessions.vocabulary
-        self._start(len(self.vocabulary))
+    def _iterate(self, sessions: Sessions | Any, rounds: int) -> float:
+        """The EM of :meth:`ClickModel.fit`, reading the sessions once: this model's E step reads each
+        result on its own, by its pair, its examination parameter and whether it was clicked, so the
+        sessions are counted once into those cells (:class:`_Cells`: one pass, one Spark job for a table
+        Spark holds) and every EM iteration runs on the cells, whose number is bounded by the pairs and the
+        parameters whatever the log's size. The same estimates as an E step over every session, up to the
+        order of the sums over them (the cells' weights are counts, summed exactly in any order)."""
         cells: _Cells | None = sessions.reduce(self._light()._cells)
         if cells is None:  # no sessions: no cells
             cells = _Cells.of(np.zeros(0, dtype=np.int64), np.zeros(0), 0.0)
         found = cells.split(self.exam.size)
-        for _ in range(iterations):
+        for _ in range(rounds):
             self._update(self._cell_statistics(*found))
-        self.sessions = cells.count
-        self.iterations = iterations
-        return self
+        return cells.count
 
     def _cells(self, chunk: Sessions) -> _Cells:
         """A chunk's results as cells: (pair, examination parameter, clicked) with their weights summed."""
