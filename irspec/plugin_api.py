@@ -47,8 +47,9 @@ budget irspec evaluates within, and ``"1GiB"`` read as bytes).
 :class:`Command`'s ``run`` writes through) and :func:`check_writable` (the same checks, before anything
 is read).
 
-**Corrections** (scipy): :func:`adjust`, p-values adjusted for multiple comparisons (``holm``,
-``bonferroni``, ``bh``, ``by``, ``none``), as ``irspec.compare`` adjusts them.
+**Corrections and tests** (scipy): :func:`adjust`, p-values adjusted for multiple comparisons
+(``holm``, ``bonferroni``, ``bh``, ``by``, ``none``), as ``irspec.compare`` adjusts them; and
+:func:`sign_p_value`, the exact sign test's p-value, as ``irspec.compare``'s sign test computes it.
 
 **Text and messages** (light): :func:`bounded_lines` (a file's lines, refused at the first one too
 long to be text, naming it) and :func:`quote` (a value from the input, cut short for a message).
@@ -134,8 +135,9 @@ __all__ = [
     "Inputs",
     "write_all_atomic",
     "check_writable",
-    # corrections
+    # corrections and tests
     "adjust",
+    "sign_p_value",
     # text and messages
     "bounded_lines",
     "quote",
@@ -163,6 +165,7 @@ _LAZY: dict[str, str] = {
     "default_memory": "irspec.data.stream",
     "parse_memory": "irspec.data.stream",
     "adjust": "irspec.stats.significance",
+    "sign_p_value": "irspec.stats.significance",
     "Inputs": "irspec.report.files",
     "write_all_atomic": "irspec.report.files",
     "check_writable": "irspec.report.files",

@@ -58,9 +58,14 @@ def test_every_name_resolves_and_is_documented(name):
 def test_the_heavy_names_are_irspecs_own():
     from irspec.data.stream import Partitions
     from irspec.evaluation.context import Context
-    from irspec.stats.significance import adjust
+    from irspec.stats.significance import adjust, sign_p_value
 
-    assert (api.Context, api.Partitions, api.adjust) == (Context, Partitions, adjust)
+    assert (api.Context, api.Partitions, api.adjust, api.sign_p_value) == (
+        Context,
+        Partitions,
+        adjust,
+        sign_p_value,
+    )
     assert api.adjust([0.01, 0.04, 0.03], "holm").tolist() == pytest.approx(
         [0.03, 0.06, 0.06]
     )  # 3p; 2p; max(p, 2p)

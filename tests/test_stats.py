@@ -334,6 +334,36 @@ def test_sign_test_matches_binomtest_and_brute_force(seed: int) -> None:
     assert r.statistic == wins and r.null == "P(a>b) = P(a<b)"
 
 
+def test_the_sign_p_value_is_the_exact_binomial_tail_and_binomtests():
+    # exact: twice the tail of Binomial(n, 1/2) up to the smaller count, in fractions, for every split of
+    # up to 60 (the extremes too, where the p-value is 2**-59); and scipy's binomtest up to 400
+    for n in range(1, 61):
+        for wins in range(n + 1):
+            m = min(wins, n - wins)
+            exact = min(Fraction(1), 2 * Fraction(sum(math.comb(n, i) for i in range(m + 1)), 2**n))
+            assert stats.sign_p_value(wins, n - wins) == pytest.approx(float(exact), rel=1e-14, abs=0)
+    for n in (61, 99, 100, 257, 400):
+        for wins in range(n + 1):
+            want = st.binomtest(wins, n, 0.5).pvalue
+            assert stats.sign_p_value(wins, n - wins) == pytest.approx(want, rel=1e-13, abs=0), (wins, n)
+    assert stats.sign_p_value(0, 0) == stats.sign_p_value(7, 7) == stats.sign_p_value(1, 0) == 1.0
+    assert stats.sign_p_value(0, 2000) == st.binomtest(0, 2000, 0.5).pvalue == 0.0  # below the smallest float
+
+
+def test_the_sign_p_value_of_a_near_even_split_of_millions_is_exact():
+    # 30 million queries, one from even: 1 less the even split's probability C(n, n/2) / 2**n (by
+    # symmetry), from the log-gamma function; binomtest counts the even split as just as likely (its
+    # tolerance of 1e-7 on the probabilities) and gives 1
+    n = 30_000_000
+    even = math.exp(math.lgamma(n + 1) - 2 * math.lgamma(n / 2 + 1) - n * math.log(2))
+    assert stats.sign_p_value(n // 2 - 1, n // 2 + 1) == pytest.approx(1 - even, abs=1e-10)
+    assert st.binomtest(n // 2 - 1, n, 0.5).pvalue == 1.0
+    n = 10_000_000  # the tolerance does not reach the even split here: the same value as binomtest
+    assert stats.sign_p_value(n // 2 - 1, n // 2 + 1) == pytest.approx(
+        st.binomtest(n // 2 - 1, n, 0.5).pvalue, rel=1e-13
+    )
+
+
 # --------------------------------------------------------------------------------------------------
 # effect sizes, counts, degenerate input
 

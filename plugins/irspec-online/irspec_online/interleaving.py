@@ -531,13 +531,11 @@ class Tally:
     def test(self, metric: str) -> InterleavingTest:
         """The experiment's outcome: counts, the preference and its bootstrap interval and p-value, the
         queries won by each ranking and the sign test over them."""
-        from scipy.stats import binomtest
-
         _, sums, counts = self.queries.table()
         per_query = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
         q_b, q_a = int((per_query > 0).sum()), int((per_query < 0).sum())
         q_tied = len(per_query) - q_a - q_b
-        sign_p = float(binomtest(q_b, q_a + q_b, 0.5).pvalue) if q_a + q_b else 1.0
+        sign_p = plugin_api.sign_p_value(q_b, q_a)
         preference = self.total / self.clicked if self.clicked else math.nan
         replicate = self.bootstrap()
         replicate = replicate[~np.isnan(replicate)]

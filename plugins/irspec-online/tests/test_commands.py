@@ -244,14 +244,16 @@ def test_help_and_version_list_the_commands_without_loading_what_they_run_with(f
         assert all(c in seen["out"] for c in ("interleave", "online", "clickmodel", "simulate"))
 
 
-def test_ab_counterfactual_and_simulate_load_no_scipy_stats(folder):
-    # Their normal and t quantiles and tails, and the sample-ratio check's chi-square, come from
-    # scipy.special, the functions scipy.stats' distributions call: importing scipy.stats costs ~0.6 s,
-    # more than these commands' work on a small log. One user's process runs all three.
+def test_ab_interleaving_counterfactual_and_simulate_load_no_scipy_stats(folder):
+    # Their normal and t quantiles and tails, the sample-ratio check's chi-square and the sign test's
+    # binomial tail come from scipy.special, the functions scipy.stats' distributions call: importing
+    # scipy.stats costs ~0.6 s, more than these commands' work on a small log. One user's process runs
+    # all four.
     user = {k: v for k, v in os.environ.items() if k != "IRSPEC_DISABLE_PLUGIN_AUTOLOAD"}
     runs = f"{DEMO / 'runs' / 'bm25.run'!s}", f"{DEMO / 'runs' / 'dense.run'!s}"
     commands = [
         ["run", str(EXAMPLES / "ab.yaml")],
+        ["online", str(EXAMPLES / "interleaved.jsonl.gz"), "-m", "Interleaving(team-draft), CTR", "-f", "json"],
         ["online", str(EXAMPLES / "shuffled.jsonl.gz"), "--counterfactual", runs[1], "-m",
          "IPS(ctr)@10, SNIPS(ctr)@10", "-f", "json"],
         ["simulate", "--qrels", "qrels.txt", "--runs", *runs, "--sessions", "1e4", "-f", "json"],
@@ -267,5 +269,5 @@ def test_ab_counterfactual_and_simulate_load_no_scipy_stats(folder):
     )
     done = subprocess.run([sys.executable, "-c", probe], env=user, capture_output=True, text=True, check=True)
     seen = json.loads(done.stdout.splitlines()[-1])
-    assert seen["codes"] == [0, 0, 0]
+    assert seen["codes"] == [0, 0, 0, 0]
     assert "scipy.special" in seen["modules"] and "scipy.stats" not in seen["modules"]
