@@ -323,3 +323,20 @@ def test_the_demo_plan_loads_neither_scipy_stats_nor_scipy_optimize(tmp_path):
     loaded = _modules_after(_demo_run(tmp_path, _HTML))
     assert "irspec.stats.significance" in loaded and "scipy.special" in loaded  # it did compare
     assert sorted({"scipy.stats", "scipy.optimize", "matplotlib"} & loaded) == []
+
+
+def test_a_reproduction_and_a_sign_test_load_no_scipy_stats():
+    # their t-tests' and the sign test's tails come from scipy.special, the functions scipy.stats calls
+    # (scipy.stats several times as slow to import: a reproduction of the demo's runs took 2 s with it)
+    demo = "specs/demo"
+    code = (
+        "import contextlib, io\nfrom irspec.cli import main\nfrom irspec.stats.significance import paired\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    assert main(['reproduce', '{demo}/qrels.txt', '--original', '{demo}/runs/bm25.run',\n"
+        f"                 '{demo}/runs/seeds/colbert-seed1.run', '--reproduced', '{demo}/runs/dense.run',\n"
+        f"                 '{demo}/runs/seeds/colbert-seed2.run', '-m', 'nDCG@10', '-m', 'AP']) == 0\n"
+        "assert paired([0.1, 0.5, 0.2], [0.3, 0.2, 0.1], test='sign').p_value == 1.0\n"
+    )
+    loaded = _modules_after(code)
+    assert {"irspec.experiment.reproduce", "scipy.special"} <= loaded  # it did reproduce
+    assert "scipy.stats" not in loaded

@@ -654,3 +654,44 @@ def test_plan_reproduction_takes_the_plan_s_relevance_level(tmp_path: Path) -> N
     assert abs(at[1]["RMSE"] - at[2]["RMSE"]) > 1e-3  # the level matters on these runs
     assert _close(record["baseline"]["RMSE"]["AP"], at[2]["RMSE"])
     assert _close(record["ER"]["AP"], at[2]["ER"])
+
+
+def test_the_t_tests_p_values_are_scipys_to_the_bit() -> None:
+    """The paired and the unpaired (equal variances) t-tests' p-values are scipy.stats' ttest_rel's and
+    ttest_ind's, bit for bit (irspec computes them without importing scipy.stats): random scores, scores on
+    a grid of tenths (ties), a constant difference, constant samples and samples of one."""
+    from scipy import stats as st
+
+    from irspec.experiment.reproduce import _p_value
+
+    rng = np.random.default_rng(7)
+    checked = 0
+    for case in range(400):
+        n, m = (
+            (1 if case % 7 == 0 else int(rng.integers(2, 30))),
+            (1 if case % 11 == 0 else int(rng.integers(2, 30))),
+        )
+        a, b, c = rng.random(n), rng.random(n), rng.random(m)
+        pairs = [(a, b), (np.round(a, 1), np.round(b, 1)), (a, a + 0.1)]
+        samples = [
+            (a, c),
+            (np.round(a, 1), np.round(c, 1)),
+            (np.full(n, 0.5), np.full(m, 0.5)),
+            (np.full(n, 0.2), np.full(m, 0.7)),
+        ]
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            for paired, (x, y) in [(True, p) for p in pairs] + [(False, s) for s in samples]:
+                if len(x) == len(y) and np.array_equal(x, y):
+                    continue
+                ours = _p_value(x, y, paired=paired)
+                theirs = float((st.ttest_rel if paired else st.ttest_ind)(x, y).pvalue)
+                assert ours == theirs or (math.isnan(ours) and math.isnan(theirs)), (
+                    paired,
+                    x,
+                    y,
+                    ours,
+                    theirs,
+                )
+                checked += 1
+    assert checked > 2500

@@ -34,7 +34,7 @@ from dataclasses import field, replace
 from typing import Any
 
 import numpy as np
-from scipy import stats as scipy_stats
+from scipy.special import stdtr
 
 from irspec.data import Qrels, Run, read_qrels, read_run
 from irspec.errors import EvaluationError, InputError, IrspecWarning
@@ -343,10 +343,28 @@ def _p_value(a: np.ndarray, b: np.ndarray, *, paired: bool) -> float:
     ``repro_eval`` runs them); 1 where the two samples are equal, whose t is 0/0: nothing differs."""
     if len(a) == len(b) and np.array_equal(a, b):
         return 1.0
+    # scipy.stats' ttest_rel and ttest_ind, their statistic as they compute it and their tail,
+    # 2 * t.sf(|t|), from the function t.sf calls: scipy.stats, several times as slow to import, is
+    # then not loaded by a reproduction (issue 35)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        test = scipy_stats.ttest_rel(a, b) if paired else scipy_stats.ttest_ind(a, b)
-    return float(test.pvalue)
+        if paired:
+            d = a - b
+            df = len(d) - 1.0
+            t = np.mean(d) / np.sqrt(_variance(d) / len(d))
+        else:
+            df = np.float64(len(a) + len(b) - 2)  # two samples of one: 0 / 0, NaN
+            # a sample of one adds no squared deviation to the pooled variance (its own is undefined)
+            va, vb = (_variance(x) if len(x) > 1 else 0.0 for x in (a, b))
+            pooled = ((len(a) - 1) * va + (len(b) - 1) * vb) / df
+            t = (np.mean(a) - np.mean(b)) / np.sqrt(pooled * (1.0 / len(a) + 1.0 / len(b)))
+        return float(2.0 * stdtr(df, -np.abs(t)))
+
+
+def _variance(x: np.ndarray) -> np.floating[Any]:
+    """The sample variance as scipy.stats' t-tests compute it: the second central moment, times
+    ``n / (n - 1)``."""
+    return np.mean((x - np.mean(x)) ** 2) * np.divide(len(x), len(x) - 1.0)  # one value: 0 * inf, NaN
 
 
 def _mean(values: np.ndarray) -> float:
