@@ -204,9 +204,15 @@ def _eval_plan(args: argparse.Namespace) -> Any:
     from irspec.plan.model import Output
 
     specs = args.measures or ["official"]
+    # trec_eval prints its runid line with its own measure sets, and for -m runid (a line, not a
+    # measure); keep that for scripts that parse it.
+    runid = any(s.strip() in ("runid", "official", "set", "all_trec") for s in specs)
+    specs = [s for s in specs if s.strip() != "runid"]
+    if not specs:
+        raise EvaluationError(
+            "-m runid prints the run's runid line above its measures: ask for a measure too"
+        )
     metrics = parse_specs(specs, args.qrels, trec=True)  # -m irds-official with irds:<id> qrels
-    # trec_eval prints its runid line with its own measure sets; keep that for scripts that parse it.
-    runid = any(s.strip() in ("official", "set", "all_trec") for s in specs)
     options = _options(args)
     memory = None
     if args.memory is not None:

@@ -113,6 +113,35 @@ def test_set_map_is_relret_squared_over_ret_times_rel(tmp_path, capsys):
     )
 
 
+def _c_set_f(x: float, rel_ret: int, ret: int, rel: int) -> float:
+    p, r = rel_ret / ret, rel_ret / rel  # m_set_F.c: (x + 1) P R / (x P + R), x as atof reads it
+    return (x + 1.0) * p * r / (x * p + r)
+
+
+@pytest.mark.parametrize("x", ["2.5", "0.5", "3", "2", "0.25", "4", "1.7", "0.123", "7.25", "10"])
+def test_set_f_takes_x_as_written_not_the_square_of_its_root(tmp_path, capsys, x):
+    # set_F.x is F with beta² = x; irspec reads it as F(beta=√x), and (√2.5)² is 2.5000000000000004: with
+    # 1 of 6 relevant documents retrieved alone, trec_eval's F is a hair below 0.21875 and prints 0.2187
+    # (trec_eval 10 does), where that x printed 0.2188
+    assert (
+        f"{_c_set_f(2.5, 1, 1, 6):6.4f}" == "0.2187"
+        and f"{_c_set_f(2.5000000000000004, 1, 1, 6):6.4f}" == "0.2188"
+    )
+    qrels = {f"q{rel}": {f"r{j}": 1 for j in range(rel)} for rel in (1, 2, 6, 30)}
+    run = {
+        f"q{rel}": ["r0"] + [f"n{j}" for j in range(ret - 1)]
+        for rel, ret in ((1, 3), (2, 1), (6, 1), (30, 1))
+    }
+    out = _trec(capsys, "-q", "-m", f"set_F.{x}", *_write(tmp_path, qrels, run))
+    for rel, ret in ((1, 3), (2, 1), (6, 1), (30, 1)):
+        assert out[(f"set_F_{x}", f"q{rel}")] == f"{_c_set_f(float(x), 1, ret, rel):6.4f}", (x, rel)
+    ranked = {q: {d: -i for i, d in enumerate(docs)} for q, docs in run.items()}
+    values = irspec.evaluate(qrels, ranked, f"set_F.{x}").per_query()
+    assert [next(iter(v.values())) for _, v in sorted(values.items())] == [
+        _c_set_f(float(x), 1, ret, rel) for rel, ret in ((1, 3), (2, 1), (30, 1), (6, 1))
+    ]
+
+
 def test_interpolated_precision_is_one_of_the_quotients_exactly_with_many_queries():
     # Relevant documents at ranks 154-160 of 160: IPrec at every recall point is max_j j/(153+j) =
     # 7/160, which prints 0.0437; any arithmetic on it (lifting segments apart) can flip it to 0.0438.
@@ -177,12 +206,26 @@ def test_rbp_resid_uses_the_running_product(tmp_path):
         ("P.05,10.0", "P_5", "P@5"),  # a cutoff list is printed formatted, one measure each
         ("map_cut.0005", "map_cut_5", "AP@5"),
         ("Rprec_mult.0.5", "Rprec_mult_0.50", "Rprec(mult=0.5)"),
+        ("dcg", "dcg", "DCG"),  # trec_eval 10 prints dcg and ideal_dcg by the names they are asked by
+        ("ideal_dcg", "ideal_dcg", "IDCG"),
     ],
 )
 def test_trec_names_are_printed_as_trec_eval_prints_them(measure, printed, canonical):
     first = irspec.parse_many([measure], trec=True)[0]
     assert first.trec_name == printed
     assert str(first) == canonical  # the canonical text (other formats) is unchanged
+
+
+def test_runid_prints_trec_eval_s_runid_line(tmp_path, capsys):
+    # trec_eval 10 prints "runid all r" before P_5 for -m runid -m P.5 (its runid is a line, not a measure)
+    files = _write(tmp_path, {"1": {"a": 1, "b": 0}}, {"1": ["a", "b", "c"]})
+    assert main(["eval", "--format", "trec", "-m", "runid", "-m", "P.5", *files]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "runid                 \tall\tr",
+        "P_5                   \tall\t0.2000",
+    ]
+    assert main(["eval", "--format", "trec", "-m", "runid", *files]) == 2
+    assert "ask for a measure too" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

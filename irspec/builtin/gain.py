@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, short_float
+from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, short_float, trec_name_for
 from irspec.errors import ParameterError
 from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import (
@@ -93,6 +93,7 @@ DCG = MetricDef(
     (cutoff(), _dcg_param(), _gains_param()),
     at="k",
     compute=kernel(K, "dcg"),
+    trec_name=trec_name_for("dcg", None),
     doc="DCG@k = Σ_{i<=k} gain(label_i) / discount(i). " + _FORMULA,
     bounds=NONNEGATIVE,
 )
@@ -103,6 +104,7 @@ IDCG = MetricDef(
     (cutoff(), _dcg_param(), _gains_param()),
     at="k",
     compute=kernel(K, "idcg"),
+    trec_name=trec_name_for("ideal_dcg", None),
     better="neither",  # a property of the qrels
     doc="IDCG@k: the DCG@k of the query's qrels labels sorted by decreasing gain. " + _FORMULA,
 )
