@@ -103,6 +103,28 @@ def test_trec_eval_fixture(capsys):
     assert got == sorted((FIX / "trec_eval_Z.txt").read_text().splitlines())
 
 
+def test_the_query_count_is_not_standardised(tmp_path, capsys):
+    """trec_eval 10 needs num_q's lines in the -Z file but prints, as its summary, the number of queries
+    (m_num_q.c's own average, whatever z-scores the file would give) and no value per query: it printed
+    exactly these lines for these files (run outside the tests)."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 1 r\nq2 Q0 d3 1 1 r\n")
+    (tmp_path / "z").write_text("q1 num_q 0 2\nq2 num_q 5 0.5\nq1 P_1 0.5 0.25\nq2 P_1 0.5 0.25\n")
+    files = [str(tmp_path / n) for n in ("qrels", "run")]
+    assert (
+        main(["eval", *files, "-q", "-f", "trec", "-Z", str(tmp_path / "z"), "-m", "num_q", "-m", "P.1"]) == 0
+    )
+    assert capsys.readouterr().out.splitlines() == [
+        "ZP_1                   \tq1\t2.0000",
+        "ZP_1                   \tq2\t-2.0000",
+        "Znum_q                 \tall\t2.0000",
+        "ZP_1                   \tall\t0.0000",
+    ]
+    (tmp_path / "z").write_text("q1 P_1 0.5 0.25\nq2 P_1 0.5 0.25\n")  # trec_eval: -1000000; irspec: an error
+    assert main(["eval", *files, "-f", "trec", "-Z", str(tmp_path / "z"), "-m", "num_q"]) == 2
+    assert "no mean and sd for measure 'num_q'" in capsys.readouterr().err
+
+
 def test_hand_worked_file(tmp_path):
     # q0 P@2 = 1 with mean 0.25, sd 0.5 -> (1 - 0.25) / 0.5 = 1.5; q1 P@2 = 0 with mean 0.5, sd 0.25 -> -2
     (res,) = _runs({"a": [1, 0]})

@@ -23,7 +23,9 @@ trec_eval 10's ``-Z`` is the compatibility target: it applies ``(x - mean) / sd`
 prints each measure's name with a ``Z`` prefix. Where trec_eval prints ``-1000000`` (a topic or measure
 missing from the file; a topic whose ``sd`` is 0 and whose value differs from the mean), irspec raises
 an error that says which; a topic with ``sd`` 0 and the value equal to the mean gets z = 0, as in
-trec_eval. A standardised metric prints as ``z(nDCG@10)`` (``Phi(z(nDCG@10))`` with the CDF), and the
+trec_eval. The count of queries (``num_q``) is not standardised: trec_eval needs its lines in the file but
+prints, as its summary, the number of queries whatever they say (and no value per query), so its values
+stay 1 a query. A standardised metric prints as ``z(nDCG@10)`` (``Phi(z(nDCG@10))`` with the CDF), and the
 results carry a table stating the reference set and the mapping, which every report shows.
 """
 
@@ -136,6 +138,9 @@ class ZTable:
                     f"of {res.run_name} ({shown})",
                     self.source if self.source is not None else self.reference,
                 )
+            if m.name == "NumQ":  # trec_eval's num_q sums to the number of queries whatever the file says
+                out[:, j] = values
+                continue
             for i, (q, x) in enumerate(zip(res.query_ids, values.tolist(), strict=True)):
                 if math.isnan(x):
                     continue
