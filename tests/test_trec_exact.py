@@ -216,6 +216,25 @@ def test_trec_names_are_printed_as_trec_eval_prints_them(measure, printed, canon
     assert str(first) == canonical  # the canonical text (other formats) is unchanged
 
 
+@pytest.mark.parametrize(
+    ("measure", "printed"),
+    [
+        ("dcg.0=8,3=5", ["dcg_0=8,3=5           \tq0\t11.1546", "dcg_0=8,3=5           \tq1\t1.2619",
+                         "dcg_0=8,3=5           \tall\t6.2083"]),
+        ("ideal_dcg.0=8,3=5", ["ideal_dcg_0=8,3=5     \tq0\t11.1546", "ideal_dcg_0=8,3=5     \tq1\t2.0000",
+                               "ideal_dcg_0=8,3=5     \tall\t6.5773"]),
+    ],
+)  # fmt: skip
+def test_dcg_and_ideal_dcg_take_trec_eval_s_gain_maps(tmp_path, capsys, measure, printed):
+    # trec_eval 10 printed these lines for -c -q -m MEASURE on these files (one measure a run: given both
+    # gain maps at once it aborts with a double free); a gain for level 0 counts in the ideal ranking too
+    q, r = tmp_path / "qrels", tmp_path / "run"
+    q.write_text("q0 0 d0 0\nq0 0 d1 3\nq1 0 d2 2\n")
+    r.write_text("q0 Q0 d0 1 1 r\nq0 Q0 d1 2 0.5 r\nq1 Q0 d9 1 1 r\nq1 Q0 d2 2 0.5 r\n")
+    assert main(["eval", "--format", "trec", "-c", "-q", "-m", measure, str(q), str(r)]) == 0
+    assert capsys.readouterr().out.splitlines() == printed
+
+
 def test_runid_prints_trec_eval_s_runid_line(tmp_path, capsys):
     # trec_eval 10 prints "runid all r" before P_5 for -m runid -m P.5 (its runid is a line, not a measure)
     files = _write(tmp_path, {"1": {"a": 1, "b": 0}}, {"1": ["a", "b", "c"]})

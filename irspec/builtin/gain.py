@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, short_float, trec_name_for
+from collections.abc import Callable
+
+from irspec.builtin._common import TREC_CUTOFFS, cutoff, kernel, plain, short_float
 from irspec.errors import ParameterError
 from irspec.spec.hooks import builtin_hookimpl
 from irspec.spec.registry import (
@@ -40,31 +42,42 @@ def _gains_param() -> Param:
     )
 
 
-def read_trec_gains(values: list[str]) -> list[dict]:
-    """trec_eval's ``ndcg.1=3,2=9,4=4.5``: one spec whose gains are those label=gain pairs."""
-    items = {}
-    for v in values:
-        label, sep, gain = v.partition("=")
-        try:
-            if not sep or int(label) in items:
-                raise ValueError
-            items[int(label)] = float(gain)
-        except ValueError:
-            raise ParameterError(
-                "nDCG", "gains", f"{v!r} is not a new label=gain (as in ndcg.1=3,2=9)"
-            ) from None
-    return [{"gains": GainMap(tuple(sorted(items.items())))}]
+def trec_gains(metric: str, trec: str) -> Callable[[list[str]], list[dict]]:
+    """The reader of trec_eval's ``trec.1=3,2=9,4=4.5`` (``ndcg``, ``dcg``, ``ideal_dcg``): one spec of
+    ``metric`` whose gains are those label=gain pairs."""
+
+    def read(values: list[str]) -> list[dict]:
+        items = {}
+        for v in values:
+            label, sep, gain = v.partition("=")
+            try:
+                if not sep or int(label) in items:
+                    raise ValueError
+                items[int(label)] = float(gain)
+            except ValueError:
+                raise ParameterError(
+                    metric, "gains", f"{v!r} is not a new label=gain (as in {trec}.1=3,2=9)"
+                ) from None
+        return [{"gains": GainMap(tuple(sorted(items.items())))}]
+
+    return read
 
 
-def _trec_ndcg(metric: Metric) -> str | None:
-    k, gains = metric.get("k"), metric.get("gains")
-    if any(name not in ("k", "gains") for name, _ in metric.params) or (k is not None and gains is not None):
-        return None
-    if gains is not None:
-        return "ndcg_" + ",".join(f"{lab}={short_float(g)}" for lab, g in gains.items)
-    if k is None:
-        return "ndcg"
-    return f"ndcg_cut_{k}" if isinstance(k, int) else None
+def _trec_gain_name(trec: str, cut: str | None) -> Callable[[Metric], str | None]:
+    """trec_eval's name of a gain measure: ``trec``, ``trec_1=3,2=9`` with gains, ``cut_10`` with a
+    cutoff (where trec_eval has a cut form), None for what trec_eval lacks (both, or another parameter)."""
+
+    def name(metric: Metric) -> str | None:
+        k, gains = metric.get("k"), metric.get("gains")
+        if not plain(metric, "k", "gains") or (k is not None and gains is not None):
+            return None
+        if gains is not None:
+            return f"{trec}_" + ",".join(f"{lab}={short_float(g)}" for lab, g in gains.items)
+        if k is None:
+            return trec
+        return f"{cut}_{k}" if cut is not None and isinstance(k, int) else None
+
+    return name
 
 
 _FORMULA = """gain(l) = l for l > 0 and 0 otherwise (dcg=log2; trec_eval's ndcg), 2^l − 1 (dcg=exp-log2;
@@ -78,8 +91,8 @@ NDCG = MetricDef(
     (cutoff(), _dcg_param(), _gains_param()),
     at="k",
     compute=kernel(K, "ndcg"),
-    trec_name=_trec_ndcg,
-    dotted=read_trec_gains,
+    trec_name=_trec_gain_name("ndcg", "ndcg_cut"),
+    dotted=trec_gains("nDCG", "ndcg"),
     doc="""nDCG@k = DCG@k / IDCG@k, 0 when IDCG = 0. DCG@k = Σ_{i<=k} gain(label_i) / discount(i) over the
 ranking; IDCG@k is the DCG of all the query's qrels labels sorted in decreasing gain. Unjudged documents
 gain 0. nDCG ignores the relevance level. """
@@ -93,7 +106,8 @@ DCG = MetricDef(
     (cutoff(), _dcg_param(), _gains_param()),
     at="k",
     compute=kernel(K, "dcg"),
-    trec_name=trec_name_for("dcg", None),
+    trec_name=_trec_gain_name("dcg", None),
+    dotted=trec_gains("DCG", "dcg"),
     doc="DCG@k = Σ_{i<=k} gain(label_i) / discount(i). " + _FORMULA,
     bounds=NONNEGATIVE,
 )
@@ -104,7 +118,7 @@ IDCG = MetricDef(
     (cutoff(), _dcg_param(), _gains_param()),
     at="k",
     compute=kernel(K, "idcg"),
-    trec_name=trec_name_for("ideal_dcg", None),
+    trec_name=_trec_gain_name("ideal_dcg", None),
     better="neither",  # a property of the qrels
     doc="IDCG@k: the DCG@k of the query's qrels labels sorted by decreasing gain. " + _FORMULA,
 )
@@ -128,7 +142,7 @@ def irspec_register_metrics(register) -> None:
         NDCG, aliases=[Alias("ndcg_cut", dotted=each("k")), Alias("ndcg_burges", fixed={"dcg": "exp-log2"})]
     )
     register(DCG, aliases=["discounted_cumulative_gain"])
-    register(IDCG, aliases=["ideal_dcg"])
+    register(IDCG, aliases=[Alias("ideal_dcg", dotted=trec_gains("IDCG", "ideal_dcg"))])
     register(CG, aliases=["cumulative_gain"])
     register(
         MetricGroup("trec:ndcg_cut", ("ndcg_cut." + ",".join(TREC_CUTOFFS),), "trec_eval's default ndcg_cut")
