@@ -94,6 +94,33 @@ def test_nothing_to_tune_is_refused():
         irspec.tune_fusion([A, B], "sum", "AP", {"q1": {"a": 1}})
 
 
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        ("official", "one metric to optimise, got 'official': 29 metrics"),  # it tuned for NumQ, the first
+        ("AP, P@10", "one metric to optimise, got 'AP, P@10': 2 metrics (AP, P@10)"),  # and for AP alone
+        ("NumRet", "NumRet cannot be optimised: it has no better direction"),
+        ("IDCG", "IDCG cannot be optimised"),
+    ],
+)
+def test_optimising_a_set_a_list_or_a_count_is_refused(tmp_path, capsys, metric, message):
+    with pytest.raises(EvaluationError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        irspec.tune_fusion([A, B], "wsum", metric, {"q1": {"a": 1}})
+    a, b = write(tmp_path / "a.run", A), write(tmp_path / "b.run", B)
+    (tmp_path / "train.qrels").write_text("q1 0 a 1\n")
+    out = tmp_path / "f.run"
+    proc = irspec_cli(capsys, "fuse", a, b, "--method", "wsum", "--optimize", metric, "--qrels",
+                      str(tmp_path / "train.qrels"), "-o", str(out))  # fmt: skip
+    assert proc.returncode == 2 and message in proc.stderr and not out.exists()
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"qrels: {tmp_path / 'train.qrels'}\nruns: [{a}]\nmetrics: [AP]\n"
+        f"fused:\n  - {{name: f, method: wsum, runs: [{a}, {b}], optimize: '{metric}', train: {tmp_path / 'train.qrels'}}}\n"
+    )
+    proc = irspec_cli(capsys, "validate", str(plan))
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
 def random_runs(seed: int, queries: int = 12) -> tuple[list[dict], dict]:
     """Three runs retrieving every document of a pool of 25 with continuous scores (no ties in a
     weighted sum, whose order ranx leaves to its unstable sort), and qrels judging every query."""

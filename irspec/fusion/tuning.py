@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from irspec.data import Qrels, Run, read_qrels
-from irspec.errors import EvaluationError
+from irspec.errors import EvaluationError, quote
 from irspec.evaluation.evaluator import Evaluator
 from irspec.evaluation.result import Result
 from irspec.fusion.engine import (
@@ -41,7 +41,7 @@ from irspec.fusion.engine import (
     training_queries,
     training_runs,
 )
-from irspec.spec.definitions import Fusion
+from irspec.spec.definitions import Fusion, Metric
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
 
@@ -111,6 +111,20 @@ def tune_fusion(
     return _tune(frames, names, spec, metric, judgments)
 
 
+def objective(metrics: Sequence[Metric], text: str) -> Metric:
+    """The one metric of ``metrics`` (``text`` bound) that a search optimises. Raises
+    :class:`~irspec.errors.EvaluationError` for several (a set such as ``official``, a list) or one with
+    no better direction (a count, or a property of the qrels), which nothing can be tuned for."""
+    if len(metrics) != 1:
+        shown = ", ".join(str(m) for m in metrics[:3]) + (", ..." if len(metrics) > 3 else "")
+        raise EvaluationError(f"one metric to optimise, got {quote(text)}: {len(metrics)} metrics ({shown})")
+    if metrics[0].definition.better == "neither":
+        raise EvaluationError(
+            f"{metrics[0]} cannot be optimised: it has no better direction (a count, or a property of the qrels)"
+        )
+    return metrics[0]
+
+
 def _tune(
     frames: Sequence[pl.DataFrame], names: Sequence[str], spec: str | Fusion, metric: str | None, qrels: Qrels
 ) -> Trained:
@@ -132,7 +146,7 @@ def _tune(
     pieces = [f.filter(pl.col("query").is_in(keep)) for f in frames]
     held = Qrels(qrels.frame.filter(pl.col("query").is_in(keep)), qrels.source)
     evaluator = Evaluator(held, metric, judged_warning=None, missing_queries="zero")
-    bound = evaluator.metrics[0]
+    bound = objective(evaluator.metrics, metric)
     lower = bound.definition.better == "lower"
     best: tuple[float, Trained] | None = None
     scores: list[tuple[str, float]] = []

@@ -18,7 +18,7 @@ from typing import Any
 from irspec.data.datasets import check_qrels, is_dataset_id, parse_specs
 from irspec.data.stream import parse_memory
 from irspec.data.trec import stem
-from irspec.errors import InputError, IrspecError, SpecError, quote, suggest
+from irspec.errors import EvaluationError, InputError, IrspecError, SpecError, quote, suggest
 from irspec.evaluation.context import Options
 from irspec.evaluation.judgments import reads_qrels
 from irspec.experiment.records import TUKEY_TESTS, Compare
@@ -582,10 +582,11 @@ def _resolve_fused(
                 f"{method} has nothing to tune: it learns nothing and sets every parameter it could search",
             )
         if optimize is not None:
+            from irspec.fusion.tuning import objective
+
             try:
-                if len(get_registry().parse(optimize)) != 1:
-                    problems.add((*where, "optimize"), f"one metric to optimise, got {quote(optimize)}")
-            except SpecError as e:
+                objective(get_registry().parse(optimize), optimize)
+            except (SpecError, EvaluationError) as e:
                 problems.add((*where, "optimize"), str(e))
         train = local(entry["train"]) if isinstance(entry.get("train"), str) else None
         if train is not None and not (method.definition.learns or optimize is not None):
