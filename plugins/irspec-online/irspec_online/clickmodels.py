@@ -516,9 +516,14 @@ class ClickModel:
             values = np.array(params[name], dtype=np.float64)
         except (KeyError, TypeError, ValueError):
             raise InputError(f"params.{name} must be a list of {shape[0]} probabilities", where) from None
-        if values.shape != shape or not ((values >= 0) & (values <= 1)).all():
+        if values.shape != shape:
             raise InputError(
                 f"params.{name} must be probabilities of shape {list(shape)}, got {values.shape}", where
+            )
+        if not ((values >= 0) & (values <= 1)).all():
+            bad = float(values[~((values >= 0) & (values <= 1))][0])
+            raise InputError(
+                f"params.{name} must be probabilities (0 to 1), got {plugin_api.quote(bad)}", where
             )
         return values
 

@@ -122,7 +122,15 @@ class Propensities:
                     f"a {model.name} model has no examination per rank: fit a pbm (or a swap experiment)",
                     where,
                 )
-            return cls(np.asarray(theta, dtype=np.float64), where)
+            theta = np.asarray(theta, dtype=np.float64)
+            if not (theta > 0).all():
+                ranks = ", ".join(str(r) for r in (np.flatnonzero(~(theta > 0)) + 1)[:5].tolist())
+                raise InputError(
+                    f"the {model.name} model's examination is 0 at rank {ranks} (no click there in the log it "
+                    "was fitted to): a click there cannot be weighed; fit it to a log with clicks at every rank",
+                    where,
+                )
+            return cls(theta, where)
         if isinstance(data, Mapping):
             data = data.get("propensities")
         try:

@@ -226,6 +226,25 @@ def test_propensities_of_a_fitted_pbm_give_an_estimate_near_the_truth(tmp_path):
     assert load(str(path)).propensities.tolist() == pytest.approx(pbm.exam.tolist())
 
 
+def test_a_model_file_examining_a_rank_with_probability_0_is_refused_naming_it(tmp_path):
+    """A swap experiment with no click at a rank fits its examination there as 0: IPS could weigh no click
+    there, and left those query issues out of the estimate with a numpy warning. Out-of-range values are
+    named as such, not as a wrong shape."""
+    sim, b = world()
+    pbm = fit(logged_frame(sim, 2_000, np.random.default_rng(8), "shuffle"), "pbm").model
+    written = pbm.as_json()
+    written["params"]["exam"][9] = 0.0
+    path = tmp_path / "pbm.json"
+    path.write_text(json.dumps(written))
+    log = logged_frame(sim, 200, np.random.default_rng(9), "ranking")
+    with pytest.raises(irspec.InputError, match=r"examination is 0 at rank 10 \(no click there"):
+        estimate(log, "IPS(ctr)@10", b, str(path))
+    written["params"]["exam"][0] = 1.5
+    path.write_text(json.dumps(written))
+    with pytest.raises(irspec.InputError, match=r"params.exam must be probabilities \(0 to 1\), got 1.5"):
+        load(str(path))
+
+
 @pytest.mark.parametrize(("written", "canonical"), [
     ("ips(ctr@10)", "IPS@10"),
     ("snips(ctr@10)", "SNIPS@10"),
