@@ -160,7 +160,9 @@ def run_clickmodel(args: argparse.Namespace, inputs: Any) -> int:
     _output(args, inputs, json.dumps(fitted.as_json(), indent=1, ensure_ascii=False) + "\n")
     model = fitted.model
     if fitted.train.count:
-        said = f"irspec: fitted {model.name} to {fitted.train.count:,.0f} sessions ({len(fitted.train):,} distinct)"
+        # the models read ranks 1 to RANKS: say so, as results and clicks below are left out
+        said = (f"irspec: fitted {model.name} to {fitted.train.count:,.0f} sessions ({len(fitted.train):,} distinct) "
+                f"on their top {model.ranks} results")  # fmt: skip
     else:  # a swap experiment, counted from its records
         said = f"irspec: fitted {model.name} to {model.sessions:,.0f} query issues of a swap experiment"
     if fitted.log_likelihood is not None:
