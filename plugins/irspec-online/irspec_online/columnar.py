@@ -291,6 +291,19 @@ class _Read:
         dwell, dwell_null = _floats(item.get("dwell"), len(flat))
         wrong = doc_null | rank_bad | (~dwell_null & ~(np.isfinite(dwell) & (dwell >= 0)))
         self.bad |= _any_per_row(wrong, count)
+        # a shown document clicked at a rank within the results where another is shown (records.py says
+        # which); one not shown, such as an ad, may be clicked at any rank
+        placed = ~rank_null & ~doc_null & ~rank_bad
+        placed[placed] = rank[placed] <= self.n_results[row[placed]]
+        if placed.any():
+            import pyarrow as pa
+
+            at = self.result_start[row[placed]] + rank[placed] - 1
+            shown = _series(self.results.take(pa.array(at, pa.int64())))
+            placed[placed] = (shown != _series(doc.filter(placed))).to_numpy()
+            if placed.any():
+                misplaced = self._positions(row[placed], doc.filter(placed)) > 0
+                self.bad |= np.bincount(row[placed][misplaced], minlength=n) > 0
         lookup = rank_null & ~doc_null
         if lookup.any():  # a click without a rank counts at its document's first position among the results
             at = self._positions(row[lookup], doc.filter(lookup))

@@ -249,6 +249,8 @@ def test_columns_of_other_types_go_the_records_way_whole():
         ({"clicks": [{"doc": "d1", "rank": 0, "dwell": None}]}, "clicks[0].rank must be an integer >= 1, got 0"),
         ({"clicks": [{"doc": "d9", "rank": None, "dwell": None}]},
          "clicks[0]: document 'd9' is not among the results shown, and the click has no rank"),
+        ({"results": ["d1", "d2"], "clicks": [{"doc": "d2", "rank": 1, "dwell": None}]},
+         "clicks[0]: document 'd2' clicked at rank 1, where the results show 'd1' (and 'd2' at rank 2)"),
         ({"timestamp": math.nan}, "timestamp is not a finite number, got nan"),
         ({"origins": [{"team": "c", "rank_a": 1, "rank_b": 1, "p_a": None}]},
          "origins[0].team must be \"a\", \"b\" or null, got 'c'"),

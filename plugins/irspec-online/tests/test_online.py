@@ -202,6 +202,8 @@ def test_gzip_and_standard_input(tmp_path, monkeypatch):
          "dwell must be a number of seconds >= 0"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1"], "clicks": [{"doc": "d1", "rank": 0}]}',
          "rank must be an integer >= 1"),
+        ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1", "d2"], "clicks": [{"doc": "d1", "rank": 2}]}',
+         "document 'd1' clicked at rank 2, where the results show 'd2' (and 'd1' at rank 1)"),
     ],
 )  # fmt: skip
 def test_a_bad_record_is_an_input_error_naming_file_and_line(tmp_path, line, message):
