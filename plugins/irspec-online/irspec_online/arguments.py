@@ -7,6 +7,9 @@ and they should not load what the commands run with (numpy, polars, the click mo
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+
+from irspec import plugin_api
 
 __all__ = ["declare_clickmodel", "declare_interleave", "declare_online", "declare_simulate"]
 
@@ -24,10 +27,10 @@ def declare_interleave(p: argparse.ArgumentParser) -> None:
         help="the interleaving method: team-draft (default), balanced, probabilistic(tau=3), optimized(credit=linear)",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="the seed; each query's list depends on it and the query alone"
+        "--seed", type=_SEED, default=0, help="the seed; each query's list depends on it and the query alone"
     )
     p.add_argument(
-        "--depth", type=int, default=10, metavar="K", help="the length of the lists served (default 10)"
+        "--depth", type=_DEPTH, default=10, metavar="K", help="the length of the lists served (default 10)"
     )
     p.add_argument("-o", "--output", metavar="OUT",
                    help="the lists, JSON Lines (default standard output); its directory must exist")  # fmt: skip
@@ -59,7 +62,7 @@ def declare_online(p: argparse.ArgumentParser) -> None:
         type=int,
         help="the interleaving test's bootstrap replicates over users (default 1000)",
     )
-    p.add_argument("--seed", type=int, help="the interleaving test's bootstrap seed (default 0)")
+    p.add_argument("--seed", type=_SEED, help="the interleaving test's bootstrap seed (default 0)")
     p.add_argument("--confidence", type=float, help="the intervals' confidence level (default 0.95)")
     p.add_argument(
         "--counterfactual", metavar="RUN", help="estimate this ranking's clicks from the log (IPS metrics)"
@@ -94,7 +97,11 @@ def declare_clickmodel(p: argparse.ArgumentParser) -> None:
         "--model", default="dbn", metavar="SPEC", help="the click model: pbm, cm, dcm, ubm or dbn (default)"
     )
     p.add_argument(
-        "--iterations", type=int, default=50, metavar="N", help="EM iterations (default 50, as PyClick)"
+        "--iterations",
+        type=_integer("a number of EM iterations", 0, 100_000),
+        default=50,
+        metavar="N",
+        help="EM iterations (default 50, as PyClick)",
     )
     p.add_argument(
         "--holdout",
@@ -107,17 +114,46 @@ def declare_clickmodel(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="OUT", help="the fitted model, JSON (default standard output)")  # fmt: skip
 
 
+MAX_SESSIONS = 10**9
+"""The most query issues a simulation takes: far beyond what a power table needs, and below what would
+overflow numpy's 64-bit counts of draws."""
+
+
 def _count(text: str) -> int:
-    """A count written as an integer or in scientific notation (``1e6``)."""
+    """A count written as an integer or in scientific notation (``1e6``), from 2 to :data:`MAX_SESSIONS`."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a number of sessions such as 100000 or 1e6, got {text!r}"
+            f"expected a number of sessions such as 100000 or 1e6, got {plugin_api.quote(text)}"
         ) from None
-    if not value.is_integer() or value < 2:
-        raise argparse.ArgumentTypeError(f"expected a whole number of sessions, at least 2, got {text!r}")
+    if not value.is_integer() or not 2 <= value <= MAX_SESSIONS:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of sessions from 2 to {MAX_SESSIONS:.0e}, got {plugin_api.quote(text)}"
+        )
     return int(value)
+
+
+def _integer(what: str, low: int, high: int) -> Callable[[str], int]:
+    """An integer option from ``low`` to ``high``: numpy's seeds are not negative, and a list's depth or an
+    iteration count beyond any use overflows or never ends."""
+
+    def read(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected {what}, an integer from {low:,} to {high:,}, got {plugin_api.quote(text)}"
+            )
+        return value
+
+    return read
+
+
+_SEED = _integer("a seed", 0, 2**63 - 1)
+_DEPTH = _integer("a number of documents", 1, 100_000)
 
 
 def declare_simulate(p: argparse.ArgumentParser) -> None:
@@ -154,12 +190,12 @@ def declare_simulate(p: argparse.ArgumentParser) -> None:
         default="ctr",
         help="what the A/B test compares per query issue",
     )
-    p.add_argument("--depth", type=int, default=10, metavar="K", help="the lists' length (default 10)")
+    p.add_argument("--depth", type=_DEPTH, default=10, metavar="K", help="the lists' length (default 10)")
     p.add_argument("--alpha", type=float, default=0.05, help="the tests' level (default 0.05)")
     p.add_argument(
         "--power", type=float, default=0.8, help="the power the traffic needed is for (default 0.8)"
     )
-    p.add_argument("--seed", type=int, default=0, help="the seed of the simulation")
+    p.add_argument("--seed", type=_SEED, default=0, help="the seed of the simulation")
     p.add_argument(
         "--log", metavar="LOG", help="also write a simulated log (JSON Lines) of --log-sessions query issues"
     )

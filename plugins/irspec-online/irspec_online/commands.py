@@ -71,8 +71,6 @@ def _output(args: argparse.Namespace, inputs: Any, text: str) -> None:
 def run_interleave(args: argparse.Namespace, inputs: Any) -> int:
     """Interleave two runs: a line per query both answer, ``{"qid", "query", "results", "origins",
     "method", "a", "b"}``; the queries only one answers are said on standard error."""
-    if args.depth < 1:
-        raise EvaluationError(f"--depth must be a positive number of documents, got {args.depth}")
     method = plugin_api.parse_method(args.method, "interleaving method")
     interleaver = implementation(method)
     a, b = rankings(args.run_a, args.depth), rankings(args.run_b, args.depth)

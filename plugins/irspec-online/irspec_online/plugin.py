@@ -224,6 +224,9 @@ INTERLEAVING_METHODS = (
                 "the softmax's exponent: P(d) ~ 1 / rank(d)^tau",
                 minimum=0,
                 exclusive_minimum=True,
+                # every weight 1 / rank^tau stays a positive float down to rank 100,000, the longest list
+                # irspec interleave serves: a weight of 0 would mark a document as drawn already
+                maximum=50,
             ),
         ),
         positional="tau",

@@ -174,7 +174,6 @@ def test_interleave_says_which_queries_one_run_lacks(folder, capsys):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--method", "team-drift"], "did you mean 'team-draft'?"),
-    (["--depth", "0"], "--depth must be a positive number"),
 ])  # fmt: skip
 def test_interleave_refuses_a_bad_option(folder, capsys, argv, message):
     assert main(["interleave", "a.run", "b.run", *argv]) == 2
@@ -221,6 +220,29 @@ def test_online_locates_a_bad_record_in_its_own_file(folder, capsys):
 def test_online_refuses_an_option_without_its_test(folder, capsys, argv, message):
     assert main(["online", "log.jsonl", "-m", "CTR", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["interleave", "a.run", "b.run", "--seed", "-1"], "--seed: expected a seed, an integer from 0"),
+    (["interleave", "a.run", "b.run", "--depth", "9" * 20], "--depth: expected a number of documents, an integer from 1 to 100,000"),
+    (["interleave", "a.run", "b.run", "--depth", "0"], "--depth: expected a number of documents, an integer from 1"),
+    (["interleave", "a.run", "b.run", "--method", "probabilistic(tau=310)"], "'tau': got 310.0, expected a number > 0 and <= 50"),
+    (["simulate", "--qrels", "qrels.txt", "--runs", "a.run", "b.run", "--seed", "-1"], "--seed: expected a seed"),
+    (["simulate", "--qrels", "qrels.txt", "--runs", "a.run", "b.run", "--sessions", "1e30"],
+     "--sessions: expected a whole number of sessions from 2 to 1e+09, got '1e30'"),
+    (["simulate", "--qrels", "qrels.txt", "--runs", "a.run", "b.run", "--log", "x.jsonl", "--log-sessions", "1e30"],
+     "--log-sessions: expected a whole number of sessions"),
+    (["clickmodel", "fit", "log.jsonl", "--iterations", "9" * 20], "--iterations: expected a number of EM iterations"),
+])  # fmt: skip
+def test_absurd_numbers_are_refused_naming_the_option(folder, capsys, argv, message):
+    # each ended in a traceback (numpy's negative seed, an overflow), or ran for ever (the iterations)
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # argparse's refusal
+        code = stop.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.splitlines()[-1]) < 200
 
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])
