@@ -259,7 +259,9 @@ class _Read:
         null = _nulls(col)
         if pa.types.is_floating(t) or pa.types.is_integer(t):
             value = _numbers(col)
-            self.bad |= null | ~np.isfinite(value)
+            low, high = records.TIME_RANGE
+            with np.errstate(invalid="ignore"):  # NaN: not finite, flagged
+                self.bad |= null | ~np.isfinite(value) | (value < low) | (value > high)
             return value
         if pa.types.is_timestamp(t) and t.unit in ("s", "ms", "us"):
             scale = {"s": 10**6, "ms": 10**3, "us": 1}[t.unit]

@@ -47,6 +47,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -104,6 +105,11 @@ TOP_QUERIES = 10
 
 HOUR_SPAN = 2 * 86400.0
 """A log spanning at most this many seconds has its queries counted per hour; a longer one, per day."""
+
+EVERY_DAY = 36_600
+"""A log spanning at most this many days (a century) lists each of them in its table of queries per day,
+those without queries too; a longer one (a time far off, mistyped) lists its days with queries alone, so
+that the table stays as long as the log has days."""
 
 COLUMNS = (
     "session",
@@ -386,24 +392,23 @@ class HourCounts:
 
     def table(self) -> InputTable:
         """Query issues per calendar hour (a log of at most two days) or day, UTC, every unit from the
-        first to the last: units without queries show 0."""
+        first to the last: units without queries show 0 (but over :data:`EVERY_DAY` days)."""
         hourly = self.last - self.first <= HOUR_SPAN
         unit, hours, shown = ("hour", 1, "%Y-%m-%d %H:00") if hourly else ("day", 24, "%Y-%m-%d")
         counts: dict[int, int] = {}
         for slot, n in self.per_hour.items():  # a UTC day is 24 whole UTC hours
             counts[slot // hours] = counts.get(slot // hours, 0) + n
         start, end = min(counts), max(counts)
+        every = end - start < EVERY_DAY
         rows = tuple(
             (datetime.fromtimestamp(u * hours * 3600.0, timezone.utc).strftime(shown), counts.get(u, 0))
-            for u in range(start, end + 1)
+            for u in (range(start, end + 1) if every else sorted(counts))
         )
-        return InputTable(
-            f"Queries per {unit}",
-            (f"{unit} (UTC)", "queries"),
-            rows,
-            chart="line",
-            description=f"Query issues per calendar {unit} (UTC), from the log's first {unit} to its last.",
-        )
+        description = f"Query issues per calendar {unit} (UTC), from the log's first {unit} to its last."
+        if not every:
+            description += f" The log spans {end - start + 1:,} days: those without queries are left out."
+        return InputTable(f"Queries per {unit}", (f"{unit} (UTC)", "queries"), rows, chart="line",
+                          description=description)  # fmt: skip
 
 
 def _per_unit_table(time: np.ndarray) -> InputTable:
@@ -802,6 +807,11 @@ def _kind(value: Any) -> str:
     )
 
 
+TIME_RANGE = (-62_135_596_800.0, 253_402_300_799.0)
+"""The Unix seconds a log's time may be: 0001-01-01 to 9999-12-31T23:59:59 UTC, the times a date can be
+written for (a table of queries per day writes them)."""
+
+
 def _timestamp(value: Any) -> float:
     if isinstance(value, datetime):  # a frame's datetime column; naive means UTC
         return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
@@ -810,6 +820,11 @@ def _timestamp(value: Any) -> float:
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise _Bad(f"timestamp is not a finite number, got {quote(value)}")
+        if not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
+            raise _Bad(
+                f"timestamp {quote(value)} is out of range: Unix seconds from {TIME_RANGE[0]:.0f} (year 1) "
+                f"to {TIME_RANGE[1]:.0f} (year 9999)"
+            )
         return float(value)
     if isinstance(value, str):
         text = value.strip()
@@ -904,9 +919,22 @@ def _parse_line(raw: bytes, path: str, number: int) -> Any:
     if not line.strip():
         return _BLANK
     try:
-        return json.loads(line)
+        rec = json.loads(line)
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON: {e.msg} (column {e.colno})", path, number) from None
+    except RecursionError:
+        raise InputError("not a log record: JSON nested too deeply", path, number) from None
+    if _SURROGATE.search(raw):  # an escaped surrogate: a pair is one character, a lone one no text
+        try:
+            json.dumps(rec, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                "not valid Unicode: a lone surrogate (a \\uD800-\\uDFFF escape)", path, number
+            ) from None
+    return rec
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _open_bytes(path: str) -> io.BufferedIOBase:

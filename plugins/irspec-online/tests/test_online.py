@@ -204,6 +204,14 @@ def test_gzip_and_standard_input(tmp_path, monkeypatch):
          "rank must be an integer >= 1"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1", "d2"], "clicks": [{"doc": "d1", "rank": 2}]}',
          "document 'd1' clicked at rank 2, where the results show 'd2' (and 'd1' at rank 1)"),
+        # each of these ended in a traceback (a date out of range; the JSON parser's recursion; encoding)
+        ('{"session": "s", "query": "q", "timestamp": 1e300, "results": ["d1"]}',
+         "timestamp 1e+300 is out of range: Unix seconds from -62135596800 (year 1) to 253402300799"),
+        ('{"session": "s", "query": "q", "timestamp": -1e18, "results": ["d1"]}', "timestamp -1e+18 is out of range"),
+        ('{"session": "s", "query": "q", "timestamp": 99999999999999999999999, "results": ["d1"]}', "is out of range"),
+        ("[" * 100_000 + "]" * 100_000, "not a log record: JSON nested too deeply"),
+        ('{"session": "s", "query": "q\\ud800", "timestamp": 1, "results": ["d1"]}', "not valid Unicode: a lone surrogate"),
+        ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d\\udc00"]}', "not valid Unicode: a lone surrogate"),
     ],
 )  # fmt: skip
 def test_a_bad_record_is_an_input_error_naming_file_and_line(tmp_path, line, message):
