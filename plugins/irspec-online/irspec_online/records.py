@@ -925,13 +925,34 @@ def _parse_line(raw: bytes, path: str, number: int) -> Any:
     except RecursionError:
         raise InputError("not a log record: JSON nested too deeply", path, number) from None
     if _SURROGATE.search(raw):  # an escaped surrogate: a pair is one character, a lone one no text
-        try:
-            json.dumps(rec, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise InputError(
-                "not valid Unicode: a lone surrogate (a \\uD800-\\uDFFF escape)", path, number
-            ) from None
+        found = _lone_surrogate(rec, "")
+        if found is not None:
+            where, text = found
+            raise InputError(f"{where or 'the record'} {quote(text)} is not valid Unicode (a lone surrogate)",
+                             path, number)  # fmt: skip
     return rec
+
+
+def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
+    """The first text in ``value`` (a parsed record) holding a lone surrogate, and where: ``query``,
+    ``results[1]``, ``clicks[0].doc``, a key itself; None for none."""
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            at = f"{where}.{k}" if where else str(k)
+            items += [(at, k), (at, v)]  # the key itself, then its value
+    elif isinstance(value, list):
+        items = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+    for at, item in items:
+        found = _lone_surrogate(item, at)
+        if found is not None:
+            return found
+    return None
 
 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
