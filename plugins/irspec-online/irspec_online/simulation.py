@@ -501,7 +501,9 @@ def from_qrels(
         frame["query"].to_list(), frame["docno"].to_list(), frame["label"].to_list(), strict=True
     ):
         made.vocabulary.code(q, d)
-        values.append(max((2.0 ** max(g, 0) - 1) / 2.0**top, unjudged))
+        # (2^g - 1) / 2^top, written so that no power overflows (a label of 1024 did); the same bits for
+        # labels up to 53, where both are exact
+        values.append(max(2.0 ** (max(g, 0) - top) - 2.0**-top, unjudged))
     made.attr = np.array(values)
     ranks = made.ranks
     if hasattr(made, "sat"):

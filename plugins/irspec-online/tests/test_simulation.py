@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,20 @@ def test_users_from_judgments_have_errs_attractiveness():
     assert model.cont == 0.9 and (model.sat == model.attr).all()
     unseen = model.for_pairs([("q01", "never-judged")])
     assert unseen.attr.tolist() == [0.02] and unseen.sat.tolist() == [0.02]
+
+
+def test_users_from_judgments_with_a_label_of_1024_or_more(tmp_path):
+    # valid qrels (irspec eval reads them); 2.0 ** 1024 overflowed. ERR's (2^g - 1) / 2^top in exact
+    # integers, then rounded: 1 - 2^-1100 rounds to 1, and 2^-1 - 2^-1100 to 0.5
+    path = tmp_path / "qrels.txt"
+    path.write_text("q 0 top 1100\nq 0 mid 1099\nq 0 low 1\nq 0 zero 0\n")
+    model = from_qrels(str(path), "pbm")
+    got = {d: model.attr[model.vocabulary.codes[("q", d)]] for d in ("top", "mid", "low", "zero")}
+    exact = {
+        d: float(Fraction(2**g - 1, 2**1100))
+        for d, g in (("top", 1100), ("mid", 1099), ("low", 1), ("zero", 0))
+    }
+    assert got == {d: max(v, 0.02) for d, v in exact.items()} and got["top"] == 1.0 and got["mid"] == 0.5
 
 
 def test_the_simulate_command(tmp_path, capsys):
