@@ -9,6 +9,7 @@ Expected values are hand arithmetic on a three-query fixture written out below.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from cli_run import irspec_cli
@@ -248,3 +249,28 @@ def test_stats_decimals_of_400_digits_are_an_error_not_an_overflow():
         ):
             stats.paired([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], test="randomization", decimals=value)
     assert stats.paired([0.0, 0.1, 0.2], [0.0, 0.0, 0.0], test="randomization", decimals=300).p_value > 0
+
+
+def test_a_reproduction_deeper_than_a_million_ranks_is_refused(tmp_path, capsys):
+    # RBO adds a weight per rank to the depth, past the rankings' end: a depth of 10^12 ran for ever
+    qrels, bm25, dense = (
+        str(Path(__file__).resolve().parents[1] / "specs" / "demo" / p)
+        for p in ("qrels.txt", "runs/bm25.run", "runs/dense.run")
+    )
+    done = irspec_cli(capsys, "reproduce", qrels, "--original", bm25, dense, "--reproduced", dense, bm25, "-m", "AP",
+                      "--depth", NINES)  # fmt: skip
+    assert (
+        done.returncode == 2
+        and "the depth must be a whole number from 1 to 1,000,000, got 999" in done.stderr
+    )
+    assert len(done.stderr) < 300
+    plan = tmp_path / "rep.yaml"
+    plan.write_text(
+        f"qrels: {qrels}\nruns: {{bm25: {bm25}, dense: {dense}}}\nmetrics: [AP]\n"
+        "reproduce: {original: [bm25, dense], reproduced: [bm25, dense], depth: 1000000000000}\n"
+    )
+    done = irspec_cli(capsys, "run", str(plan))
+    assert (
+        done.returncode == 2
+        and "reproduce.depth: 1000000000000 is greater than the maximum of 1000000" in done.stderr
+    )

@@ -37,7 +37,7 @@ import numpy as np
 from scipy.special import stdtr
 
 from irspec.data import Qrels, Run, read_qrels, read_run
-from irspec.errors import EvaluationError, InputError, IrspecWarning
+from irspec.errors import EvaluationError, InputError, IrspecWarning, quote
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import Options
 from irspec.evaluation.evaluate import evaluate_many
@@ -51,9 +51,13 @@ from irspec.report import reproduce as rendering
 from irspec.spec.registry import Metric
 from irspec.stats.similarity import RBO_DEPTH, RBO_P, ktu, rbo
 
-__all__ = ["PairReproduction", "Reproduction", "reproduce"]
+__all__ = ["MAX_DEPTH", "PairReproduction", "Reproduction", "reproduce"]
 
 KINDS = ("reproducibility", "replicability")
+
+MAX_DEPTH = 1_000_000
+"""The deepest RBO and KTU cut a reproduction takes: RBO adds a weight per rank to the depth, past the
+rankings' end too, so a depth of 10^12 ran for ever (repro_eval's is 1,000)."""
 
 
 @frozen
@@ -160,8 +164,9 @@ def reproduce(
     originals, reproductions = _pair("original", original), _pair("reproduced", reproduced)
     if not 0 < p <= 1 or isinstance(p, bool):
         raise EvaluationError(f"RBO's p must be a number in (0, 1], got {p!r}")
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise EvaluationError(f"the depth must be a whole number >= 1, got {depth!r}")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        # RBO sums a weight per rank to the depth, past the rankings' end too
+        raise EvaluationError(f"the depth must be a whole number from 1 to {MAX_DEPTH:,}, got {quote(depth)}")
     bound = _comparable(metrics, qrels)
     # the pairs' scores are compared topic by topic: every topic of the qrels has one in every run
     options = replace(options or Options(), missing_queries="zero")
