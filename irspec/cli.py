@@ -20,6 +20,7 @@ import gc
 import math
 import os
 import re
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
@@ -1294,6 +1295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (_start_up_over), and what start-up made is then frozen out of its later passes.
     _collecting = gc.isenabled()
     gc.disable()
+    previous = _on_terminate()
     try:
         command = argv[0] if argv and not argv[0].startswith("-") else None
         # irspec eval --recsys takes tables in place of the qrels and runs its positionals require
@@ -1317,10 +1319,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: temporary files are gone by now (each owner removes its own)
         print("irspec: error: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:  # kill, timeout, a scheduler's stop: the same, as 128 + SIGTERM
+        print("irspec: error: terminated", file=sys.stderr)
+        return 143
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         if _collecting:  # as it was: main may be called in a process that goes on (tests, embedders)
             gc.unfreeze()
             gc.enable()
+
+
+class _Terminated(Exception):
+    """SIGTERM, raised where the command is, as Ctrl-C raises KeyboardInterrupt."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+def _on_terminate() -> Any:
+    """SIGTERM raises :class:`_Terminated` while :func:`main` runs, so that the owners of temporary
+    files (a spilled run, a spool of standard input) remove them as on Ctrl-C: Python's default ends the
+    process at once, and left gigabytes behind. Returns the handler to restore; None where another was
+    set (an embedder's) or signals cannot be handled (a thread other than the main one)."""
+    try:
+        if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+            return None
+        return signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread
+        return None
 
 
 _collecting = False

@@ -235,3 +235,35 @@ def test_a_bad_plan(folder, capsys, command, name, plan):
     if command == "validate" and name == "bad run file":
         expected = OK  # validate checks the plan, and reads no run
     _check(capsys, [command, "plan.yaml"], expected, folder)
+
+
+def test_a_terminated_command_removes_its_spool_of_standard_input(tmp_path):
+    # an endless run on standard input, spooled to disk; SIGTERM (timeout, kill, a scheduler) ended the
+    # process at once and left the spool behind (gigabytes within seconds); now it goes as on Ctrl-C
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    env = {**os.environ, "TMPDIR": str(spool)}
+    line = b"q1 Q0 d1 1 1 r\n" * 4096
+    command = [sys.executable, "-m", "irspec", "fuse", "--method", "rrf", "-", str(DEMO / "runs" / "bm25.run"),
+               "-o", str(tmp_path / "out.run")]  # fmt: skip
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stderr is not None
+    deadline = time.monotonic() + 60
+    try:
+        while not any(p.is_file() and p.stat().st_size > 1 << 20 for p in spool.rglob("*")):
+            assert time.monotonic() < deadline, "no spool grew"
+            proc.stdin.write(line)
+        proc.send_signal(signal.SIGTERM)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 143, err
+    assert "irspec: error: terminated" in err and "Traceback" not in err
+    assert list(spool.iterdir()) == [] and not (tmp_path / "out.run").exists()
