@@ -38,7 +38,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, Union
 
 import numpy as np
@@ -95,7 +95,7 @@ class Text(NamedTuple):
 def read_text(src: Source, kind: Kind, source: str | None = None) -> Text:
     """Read TREC qrels or a TREC run (``kind``) from a path, ``"-"`` for standard input, or an open file.
     ``source`` overrides the name used in error messages."""
-    return _text(_read_raw(src, source), kind)
+    return _text(_read_raw(src, source, kind), kind)
 
 
 def text_of(data: bytes, kind: Kind, source: str) -> Text:
@@ -138,12 +138,12 @@ class _Raw:
         self.path = path  # a file polars may read itself because it holds exactly ``data``
 
 
-def _read_raw(src: Any, source: str | None) -> _Raw:
+def _read_raw(src: Any, source: str | None, kind: Kind | None = None) -> _Raw:
     if isinstance(src, (str, os.PathLike)):
         path = os.fspath(src)
         if path == "-":
             name = source or "<stdin>"
-            raw = _Raw(_read_stream(sys.stdin.buffer, name), name, stem(name))
+            raw = _Raw(_read_stream(sys.stdin.buffer, name, kind), name, stem(name))
         else:
             name = source or path
             try:
@@ -157,7 +157,7 @@ def _read_raw(src: Any, source: str | None) -> _Raw:
     elif hasattr(src, "read"):
         fname = getattr(src, "name", None)
         name = source or (fname if isinstance(fname, str) else "<stream>")
-        raw = _Raw(_read_stream(src, name), name, stem(name))
+        raw = _Raw(_read_stream(src, name, kind), name, stem(name))
     else:
         raise InputTypeError(
             f"expected a path, '-' or an open file, got {type(src).__name__} {quote(src, 40)}"
@@ -211,9 +211,11 @@ def _checked_raw(data: Buffer, name: str, path: str | None = None) -> _Raw:
     return _Raw(data, name, stem(name), None if path is None else os.path.abspath(path))
 
 
-def _read_stream(f: IO[bytes] | IO[str], name: str) -> bytes:
+def _read_stream(f: IO[bytes] | IO[str], name: str, kind: Kind | None = None) -> bytes:
     """All of a stream (gunzipped if it is gzip), read a piece at a time with its lines checked as they
-    come: an endless line (``/dev/zero``, a gzip bomb) is refused after about a MiB, not held whole."""
+    come: an endless line (``/dev/zero``, a gzip bomb) is refused after about a MiB, not held whole; with
+    the ``kind`` of its content, its first lines are parsed as soon as they have come, so that a stream
+    that is no TREC text (``yes``) is refused at its first line, not read to its end."""
     pieces = _byte_pieces(f)
     head = b""
     for piece in pieces:  # two bytes tell gzip; a pipe may give fewer at first
@@ -221,7 +223,8 @@ def _read_stream(f: IO[bytes] | IO[str], name: str) -> bytes:
         if len(head) >= 2:
             break
     text = itertools.chain([head], pieces)
-    return _checked_join(gunzip(text, name) if head[:2] == GZIP_MAGIC else text, name)
+    check = None if kind is None else lambda lines: _parse(_Raw(lines, name, None), kind)
+    return _checked_join(gunzip(text, name) if head[:2] == GZIP_MAGIC else text, name, check)
 
 
 def _byte_pieces(f: IO[bytes] | IO[str]) -> Iterator[bytes]:
@@ -235,20 +238,37 @@ def _byte_pieces(f: IO[bytes] | IO[str]) -> Iterator[bytes]:
             raise TypeError(f"{type(f).__name__}.read() returned {type(piece).__name__}")
 
 
-def _checked_join(pieces: Iterable[bytes], name: str) -> bytes:
+def _checked_join(
+    pieces: Iterable[bytes], name: str, check_head: Callable[[bytes], Any] | None = None
+) -> bytes:
     """The pieces joined, every line checked (:func:`~irspec.lines.check_lines`): reading stops as soon
-    as the last line has gone on for more than :data:`~irspec.lines.MAX_LINE` bytes without an end."""
+    as the last line has gone on for more than :data:`~irspec.lines.MAX_LINE` bytes without an end.
+    ``check_head`` is given the first :data:`_HEAD_CHECK` bytes of whole lines once they have come (an
+    error it raises names their line)."""
     parts = []
     tail = 0  # bytes of the last line, not yet ended
+    size = 0
     for piece in pieces:
         parts.append(piece)
+        size += len(piece)
         end = piece.rfind(b"\n")
         tail = tail + len(piece) if end < 0 else len(piece) - end - 1
         if tail > MAX_LINE:
             break
+        if check_head is not None and size >= _HEAD_CHECK and size > tail:
+            head = b"".join(parts)
+            lines = head[: head.rfind(b"\n") + 1]
+            check_lines(lines, name)
+            check_head(lines)
+            check_head = None
+            parts = [head]
     data = b"".join(parts)
     check_lines(data, name)
     return data
+
+
+_HEAD_CHECK = 1 << 20
+"""The bytes of a stream's first lines parsed before the rest is read (:func:`_checked_join`)."""
 
 
 def gunzip(pieces: Iterable[Buffer], source: str, out_size: int = GUNZIP_OUT) -> Iterator[bytes]:
