@@ -778,3 +778,20 @@ def test_fusing_to_a_text_stream_without_a_buffer(tmp_path: Path, memory: list[s
     with contextlib.redirect_stdout(text):
         assert main(["fuse", *paths, "--method", "rrf", *memory]) == 0
     assert text.getvalue() == whole.read_text()
+
+
+def test_a_run_file_given_twice_is_warned_of(tmp_path, capsys, monkeypatch):
+    # as irspec eval and irspec diff warn: fused with itself, most likely a mistake (another spelling of
+    # its path, or a link, is the same file)
+    monkeypatch.chdir(tmp_path)
+    Path("a.run").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n")
+    Path("link.run").symlink_to("a.run")
+    Path("b.run").write_text("q1 Q0 d2 1 2.0 r\n")
+    assert main(["fuse", "--method", "rrf", "a.run", "link.run", "b.run", "-o", "f.run"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "irspec: warning: the same run is given twice ('a.run' and 'link.run'): it is fused with itself"
+        in err
+    )
+    assert main(["fuse", "--method", "rrf", "a.run", "./b.run", "-o", "g.run"]) == 0
+    assert "given twice" not in capsys.readouterr().err

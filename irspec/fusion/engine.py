@@ -723,6 +723,7 @@ def fuse_to_file(
     sources = [p if isinstance(p, str) else p.source for p in paths]
     names = [stem_name(p) for p in sources]
     _check(fusion, len(paths), names, depth)  # before anything is read
+    _warn_twice(sources)
     runid = _check_runid("fused" if runid is None else runid)
     inputs = Inputs([*paths, qrels])
     if output is not None and output != "-":
@@ -857,6 +858,25 @@ class _Text:
 
     def flush(self) -> None:
         self.stream.flush()
+
+
+def _warn_twice(sources: Sequence[str]) -> None:
+    """Warn of a run file given twice (by path, link or another name: the same file), as ``irspec eval``
+    and ``irspec diff`` do: it is fused with itself, most likely by mistake."""
+    seen: dict[tuple[int, int], str] = {}
+    for source in sources:
+        try:
+            found = os.stat(source)
+        except OSError:  # standard input, or a file the reader will name
+            continue
+        key = (found.st_dev, found.st_ino)
+        if key in seen:
+            warnings.warn(
+                f"the same run is given twice ({quote(seen[key])} and {quote(source)}): it is fused with itself",
+                IrspecWarning,
+                stacklevel=3,
+            )
+        seen.setdefault(key, source)
 
 
 def _provenance(output: str | None, trained: Trained, paths: Sequence[str]) -> list[tuple[str, str]]:
