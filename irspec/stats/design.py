@@ -56,7 +56,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable
+from typing import Any
 
 from scipy.optimize import brentq
 from scipy.stats import chi2, ncf, nct, ncx2, norm
@@ -106,7 +108,7 @@ def t_power(delta: float, sd: float, n: int, *, alpha: float = 0.05) -> float:
 def _t_power(effect: float, n: int, alpha: float) -> float:
     df = n - 1
     # not ppf(1 - alpha / 2): 1 - alpha / 2 rounds to 1 for a tiny alpha
-    crit = _critical(float(t_dist.isf(alpha / 2, df)), alpha, "t")
+    crit = _critical(_quietly(lambda: t_dist.isf(alpha / 2, df)), alpha, "t")
     shift = effect * math.sqrt(n)
     # T' = (Z + shift) / sqrt(V / df) < crit needs Z < -shift / 2 or V / df > (shift / 2 crit) ** 2: once
     # shift >= 20 max(crit, 1), each has a probability below 1e-22 (V is chi-square; df = 1 is the widest),
@@ -120,10 +122,19 @@ def _t_power(effect: float, n: int, alpha: float) -> float:
     return min(1.0, upper + lower)
 
 
+def _quietly(way: Callable[[], Any]) -> float:
+    """``way()``, a value of scipy's distributions, without the RuntimeWarnings scipy prints where it
+    cannot compute one (with its own source lines, before irspec's message): it gives NaN or an
+    infinity there, which the callers check and explain."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(way())
+
+
 def _finite(*ways: Callable[[], float]) -> float:
     """The first finite value of ``ways`` (the same probability computed two ways)."""
     for way in ways:
-        value = float(way())
+        value = _quietly(way)
         if math.isfinite(value):
             return value
     raise EvaluationError("the noncentral t distribution could not be evaluated here (scipy returned NaN)")
@@ -193,7 +204,7 @@ def anova_power(min_range: float, variance: float, systems: int, n: int, *, alph
 
 def _anova_power(lam: float, systems: int, n: int, alpha: float) -> float:
     df1, df2 = systems - 1, systems * (n - 1)
-    crit = _critical(float(f_dist.isf(alpha, df1, df2)), alpha, "F")
+    crit = _critical(_quietly(lambda: f_dist.isf(alpha, df1, df2)), alpha, "F")
     # F' = (X / df1) / (V / df2) < crit, X noncentral chi-square, needs (Z + sqrt(lam)) ** 2 < lam / 4 (so
     # Z < -sqrt(lam) / 2) or V / df2 > lam / (4 crit df1): once lam >= 20 ** 2 max(crit df1, 1), each has a
     # probability below 1e-22, so the power is 1 to the last bit, where scipy returns NaN (a huge range)
@@ -204,7 +215,7 @@ def _anova_power(lam: float, systems: int, n: int, alpha: float) -> float:
     # -0.95 at lam = 0 and 0.0 at a subnormal lam (a range whose square underflows)
     if lam < 1e-20:
         return float(f_dist.sf(crit, df1, df2))
-    value = float(ncf.sf(crit, df1, df2, lam))
+    value = _quietly(lambda: ncf.sf(crit, df1, df2, lam))
     if not math.isfinite(value):
         raise EvaluationError(
             "the noncentral F distribution could not be evaluated here (scipy returned NaN)"
@@ -227,9 +238,9 @@ def anova_topics(
     if variance == 0:
         return MIN_TOPICS
     df1 = systems - 1
-    crit = _critical(float(chi2.isf(alpha, df1)), alpha, "chi-square")
+    crit = _critical(_quietly(lambda: chi2.isf(alpha, df1)), alpha, "chi-square")
     # the lambda at which the test with phi_E infinite (a chi-square) has the target power
-    lam = _solve(lambda x: float(ncx2.sf(crit, df1, x)) - power)
+    lam = _solve(lambda x: _quietly(lambda: ncx2.sf(crit, df1, x)) - power)
     start = (
         2 * variance * lam / min_range / min_range
     )  # inf, not a ZeroDivisionError, when min_range ** 2 underflows
