@@ -124,14 +124,19 @@ def test_dev_zero_on_standard_input_is_refused_in_bounded_memory(tmp_path, qrels
 
 
 @pytest.mark.in_a_child
-@pytest.mark.parametrize("which", ["qrels", "run"])
+@pytest.mark.parametrize("which", ["qrels", "run", "spooled run", "fused run"])
 def test_endless_short_lines_that_are_no_trec_text_are_refused_at_line_1(tmp_path, qrels, which):
     # `yes y | irspec eval - RUN` (or a run on standard input, as diff reads it): short lines, so no line
-    # is too long, held whole until the end of a stream that has none (7 GB in 8 s); the first lines
-    # are parsed as soon as they come
+    # is too long, held whole until the end of a stream that has none (7 GB in 8 s), or spooled to disk
+    # (eval's and fuse's runs: 0.9 GB a second); the first lines are parsed as soon as they come
     run = tmp_path / "run.txt"
     run.write_bytes(RUN_LINES)
-    args = ["eval", "-", str(run)] if which == "qrels" else ["diff", str(qrels), "-", str(run)]
+    args = {
+        "qrels": ["eval", "-", str(run)],
+        "run": ["diff", str(qrels), "-", str(run)],
+        "spooled run": ["eval", str(qrels), "-", "--memory", "1MB"],
+        "fused run": ["fuse", "--method", "rrf", "-", str(run)],
+    }[which]
     read_end, write_end = os.pipe()
 
     def feed() -> None:
@@ -147,6 +152,7 @@ def test_endless_short_lines_that_are_no_trec_text_are_refused_at_line_1(tmp_pat
     with open(read_end, "rb") as stdin:
         rc, err, peak = _irspec_capped(tmp_path, args, stdin=stdin)
     fields = "4 fields 'qid iter docno label'" if which == "qrels" else "at least 5 fields"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("irspec-")] == []  # no spool left
     assert rc == 2 and err.startswith(f"irspec: error: <stdin>:1: query 'y': expected {fields}"), err[:2000]
     assert err.count("\n") == 1 and len(err) < MESSAGE_MAX
     assert peak < PEAK_MAX

@@ -65,7 +65,7 @@ from irspec.data.kinds import RUN
 from irspec.data.parquet import is_parquet
 from irspec.data.plain import PlainReading, PlainRun, small_plain_run
 from irspec.data.small import TextRun
-from irspec.data.trec import BOM, GZIP_MAGIC, gunzip, parse_text, stem
+from irspec.data.trec import BOM, GZIP_MAGIC, HEAD_CHECK, check_head, gunzip, parse_text, stem
 from irspec.errors import EvaluationError, InputError, quote
 from irspec.lazy import lazy_module
 from irspec.lines import MAX_LINE, READ_SIZE, LineLimit, check_lines
@@ -575,10 +575,12 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
     if len(head) <= limit and not forced:
         return Run.read(io.BytesIO(head), source="<stdin>")
     what = "standard input"
-    directory = _make_directory(what)
-    # Text is checked as it is spooled: an endless line (/dev/zero) would otherwise fill the disk.
-    # Gzip is checked as it is read back (the streaming reader's own check, on the text).
+    # Text is checked as it is spooled: an endless line (/dev/zero) would otherwise fill the disk, and
+    # its first lines are parsed once they have come (check_head): an endless stream of no TREC text
+    # (`yes`) would too. Gzip is checked as it is read back (the streaming reader's own check, on the text).
     lines = None if head[:2] == GZIP_MAGIC else LineLimit("<stdin>")
+    start: bytearray | None = None if lines is None else bytearray()
+    directory = _make_directory(what)
     copied = 0
     try:
         spooled = os.path.join(directory, "stdin")
@@ -587,6 +589,11 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
             while piece:
                 if lines is not None:
                     lines.feed(piece)
+                if start is not None:
+                    start += piece[: HEAD_CHECK - len(start)]
+                    if len(start) >= HEAD_CHECK:
+                        check_head(bytes(start), RUN, "<stdin>")
+                        start = None
                 f.write(piece)
                 copied += len(piece)
                 piece = stdin.read(READ_SIZE)

@@ -223,8 +223,19 @@ def _read_stream(f: IO[bytes] | IO[str], name: str, kind: Kind | None = None) ->
         if len(head) >= 2:
             break
     text = itertools.chain([head], pieces)
-    check = None if kind is None else lambda lines: _parse(_Raw(lines, name, None), kind)
+    check = None if kind is None else lambda data: check_head(data, kind, name)
     return _checked_join(gunzip(text, name) if head[:2] == GZIP_MAGIC else text, name, check)
+
+
+def check_head(data: Buffer, kind: Kind, source: str) -> None:
+    """Parse the whole lines among the first :data:`HEAD_CHECK` bytes of ``data`` as ``kind`` (a TREC
+    error names its line): a stream's start, checked before the rest is read or spooled, so that a
+    stream of no TREC text (``yes``) is refused at its first line rather than at its end, which an endless
+    one never reaches."""
+    head = bytes(data[:HEAD_CHECK])
+    lines = head[: head.rfind(b"\n") + 1]
+    check_lines(lines, source)
+    _parse(_Raw(lines, source, None), kind)
 
 
 def _byte_pieces(f: IO[bytes] | IO[str]) -> Iterator[bytes]:
@@ -243,8 +254,7 @@ def _checked_join(
 ) -> bytes:
     """The pieces joined, every line checked (:func:`~irspec.lines.check_lines`): reading stops as soon
     as the last line has gone on for more than :data:`~irspec.lines.MAX_LINE` bytes without an end.
-    ``check_head`` is given the first :data:`_HEAD_CHECK` bytes of whole lines once they have come (an
-    error it raises names their line)."""
+    ``check_head`` is given what has come once it holds :data:`HEAD_CHECK` bytes (:func:`check_head`)."""
     parts = []
     tail = 0  # bytes of the last line, not yet ended
     size = 0
@@ -255,11 +265,9 @@ def _checked_join(
         tail = tail + len(piece) if end < 0 else len(piece) - end - 1
         if tail > MAX_LINE:
             break
-        if check_head is not None and size >= _HEAD_CHECK and size > tail:
+        if check_head is not None and size >= HEAD_CHECK and size > tail:
             head = b"".join(parts)
-            lines = head[: head.rfind(b"\n") + 1]
-            check_lines(lines, name)
-            check_head(lines)
+            check_head(head)
             check_head = None
             parts = [head]
     data = b"".join(parts)
@@ -267,8 +275,8 @@ def _checked_join(
     return data
 
 
-_HEAD_CHECK = 1 << 20
-"""The bytes of a stream's first lines parsed before the rest is read (:func:`_checked_join`)."""
+HEAD_CHECK = 1 << 20
+"""The bytes of a stream's first lines parsed before the rest is read or spooled (:func:`check_head`)."""
 
 
 def gunzip(pieces: Iterable[Buffer], source: str, out_size: int = GUNZIP_OUT) -> Iterator[bytes]:
