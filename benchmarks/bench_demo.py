@@ -13,7 +13,9 @@ plugin installed. Variants:
   figures;
 - ``tables``: the same plan without the HTML report (its other outputs as shipped): what the figures
   cost is the difference;
-- ``plots``: the ``plots`` output alone (the PNG and SVG files: matplotlib draws the PNG).
+- ``plots``: the ``plots`` output alone (the PNG and SVG files: matplotlib draws the PNG);
+- ``reproduce``: the plan with a ``reproduce`` section (bm25 and dense reproduced by hybrid and random:
+  KTU, RBO, RMSE, the t-tests' p-values, ER, ΔRI) and the terminal table alone.
 
 Every run is a fresh process (after one warm-up run per side and variant, not counted, and both trees
 byte-compiled), the sides and variants interleaved so that both see the same load; the median wall
@@ -50,7 +52,11 @@ VARIANTS = {
     "demo": [],
     "tables": ["--set", _TABLES],
     "plots": ["--set", "output=[{format: plots, path: out/demo/plots/}]"],
-}
+    "reproduce": [
+        "--set", "reproduce={original: [bm25, dense], reproduced: [hybrid, random]}",
+        "--set", "output=[{format: table}]",
+    ],
+}  # fmt: skip
 
 
 def tree_of(ref: str, into: Path) -> Path:

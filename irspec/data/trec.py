@@ -249,12 +249,10 @@ def _byte_pieces(f: IO[bytes] | IO[str]) -> Iterator[bytes]:
             raise TypeError(f"{type(f).__name__}.read() returned {type(piece).__name__}")
 
 
-def _checked_join(
-    pieces: Iterable[bytes], name: str, check_head: Callable[[bytes], Any] | None = None
-) -> bytes:
+def _checked_join(pieces: Iterable[bytes], name: str, on_head: Callable[[bytes], Any] | None = None) -> bytes:
     """The pieces joined, every line checked (:func:`~irspec.lines.check_lines`): reading stops as soon
     as the last line has gone on for more than :data:`~irspec.lines.MAX_LINE` bytes without an end.
-    ``check_head`` is given what has come once it holds :data:`HEAD_CHECK` bytes (:func:`check_head`)."""
+    ``on_head`` is given what has come once it holds :data:`HEAD_CHECK` bytes (:func:`check_head`)."""
     parts = []
     tail = 0  # bytes of the last line, not yet ended
     size = 0
@@ -265,10 +263,10 @@ def _checked_join(
         tail = tail + len(piece) if end < 0 else len(piece) - end - 1
         if tail > MAX_LINE:
             break
-        if check_head is not None and size >= HEAD_CHECK and size > tail:
+        if on_head is not None and size >= HEAD_CHECK and size > tail:
             head = b"".join(parts)
-            check_head(head)
-            check_head = None
+            on_head(head)
+            on_head = None
             parts = [head]
     data = b"".join(parts)
     check_lines(data, name)

@@ -15,7 +15,8 @@ the code named. The workloads:
   simulated (the DBN's: the tests' ``test_dbn_fit_recovers_the_parameters_it_simulated``); in-process time
   of ``fit``.
 - whole commands, process start included: ``irspec online`` with a counterfactual estimate of the
-  shipped randomised log, ``irspec simulate`` of the demo's runs and qrels (10,000 sessions), and
+  shipped randomised log, ``irspec online`` of the shipped interleaved log (the interleaving test, its
+  sign test over queries), ``irspec simulate`` of the demo's runs and qrels (10,000 sessions), and
   ``irspec run examples/ab.yaml`` (an A/B test).
 
 The times are what to compare, not to quote alone: the machine is shared.
@@ -77,6 +78,10 @@ COMMANDS = {
     "irspec online --counterfactual": [
         "online", str(PLUGIN / "examples" / "shuffled.jsonl.gz"), "--counterfactual",
         str(DEMO / "runs" / "dense.run"), "-m", "IPS(ctr)@10, SNIPS(ctr)@10", "-f", "json",
+    ],
+    "irspec online interleaving": [
+        "online", str(PLUGIN / "examples" / "interleaved.jsonl.gz"), "-m", "Interleaving(team-draft), CTR",
+        "-f", "json",
     ],
     "irspec simulate": [
         "simulate", "--qrels", str(DEMO / "qrels.txt"), "--runs", str(DEMO / "runs" / "bm25.run"),
