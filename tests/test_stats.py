@@ -348,6 +348,12 @@ def test_the_sign_p_value_is_the_exact_binomial_tail_and_binomtests():
             assert stats.sign_p_value(wins, n - wins) == pytest.approx(want, rel=1e-13, abs=0), (wins, n)
     assert stats.sign_p_value(0, 0) == stats.sign_p_value(7, 7) == stats.sign_p_value(1, 0) == 1.0
     assert stats.sign_p_value(0, 2000) == st.binomtest(0, 2000, 0.5).pvalue == 0.0  # below the smallest float
+    assert stats.sign_p_value(np.int64(3), np.int64(9)) == pytest.approx(
+        st.binomtest(3, 12, 0.5).pvalue, rel=1e-13
+    )
+    for wins, losses in ((-1, 3), (2.5, 3), (3, None)):
+        with pytest.raises(EvaluationError, match="wins and losses must be counts"):
+            stats.sign_p_value(wins, losses)  # type: ignore[arg-type]
 
 
 def test_the_sign_p_value_of_a_near_even_split_of_millions_is_exact():

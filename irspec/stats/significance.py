@@ -43,6 +43,7 @@ This module imports scipy at its top: ``import irspec`` stays light because the 
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -605,6 +606,8 @@ def sign_p_value(wins: int, losses: int) -> float:
     split seen any split whose probability is within a factor ``1 + 1e-7`` of it, which over some twenty
     million queries makes a split one or two from even count the even one too, and gives 1; this gives
     the exact value, 1 less the even split's probability."""
+    if not all(isinstance(c, numbers.Integral) and c >= 0 for c in (wins, losses)):
+        raise EvaluationError(f"wins and losses must be counts (integers >= 0), got {wins!r} and {losses!r}")
     n, m = wins + losses, min(wins, losses)
     if wins == losses:
         return 1.0
