@@ -23,7 +23,8 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from irspec_online.clickstream import fit
 from irspec_online.interleaving import implementation
 from irspec_online.rankings import rankings, run_name
 from irspec_online.records import key_of
-from irspec_online.simulation import Design, Simulation, from_qrels, logged, simulate
+from irspec_online.simulation import Design, Simulation, from_qrels, logged_records, simulate
 
 __all__ = [
     "declare_clickmodel",
@@ -184,13 +185,13 @@ def run_simulate(args: argparse.Namespace, inputs: Any) -> int:
     if args.log is not None:
         sim, rng = Simulation(design, args.seed), seeded(args.seed, "log")
         if args.log_design in ("interleaving", "ab"):
-            records = sim.log(args.log_sessions, rng, interleaved=args.log_design == "interleaving")
+            records = sim.records(args.log_sessions, rng, interleaved=args.log_design == "interleaving")
         else:
-            records = logged(sim, args.log_sessions, rng, args.log_design)
+            records = logged_records(sim, args.log_sessions, rng, args.log_design)
         names = {"a": run_name(args.runs[0], "a"), "b": run_name(args.runs[1], "b")}
         if args.log_design == "ab":
-            records = [{**r, "arm": names[r["arm"]]} for r in records]
-        outputs.append((args.log, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)))
+            records = ({**r, "arm": names[r["arm"]]} for r in records)
+        outputs.append((args.log, _json_lines(records)))
     traffic = sorted({max(2, round(args.sessions / 10**k)) for k in range(0, 5)})
     if args.format == "json":
         report = {**power.as_dict(), "design": {"users": users.name, "method": str(args.method), "metric": args.metric,
@@ -207,6 +208,17 @@ def run_simulate(args: argparse.Namespace, inputs: Any) -> int:
     if outputs:
         plugin_api.write_all_atomic(outputs, inputs=inputs, make_dirs=False)
     return 0
+
+
+def _json_lines(records: Iterator[dict]) -> Callable[[BinaryIO], None]:
+    """A writer of ``records`` as JSON Lines, a record at a time as they are made: a simulated log of a
+    million query issues held whole took ~5 GB."""
+
+    def write(f: BinaryIO) -> None:
+        for rec in records:
+            f.write((json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    return write
 
 
 def _power_text(power: Any, traffic: list[int], users: str, design: Any) -> str:

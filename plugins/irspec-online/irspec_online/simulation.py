@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,7 @@ __all__ = [
     "from_qrels",
     "logged",
     "logged_frame",
+    "logged_records",
     "monte_carlo",
     "simulate",
     "truth",
@@ -183,11 +184,17 @@ class Simulation:
         self, n: int, rng: np.random.Generator, interleaved: bool = True, start: float = 1714521600.0
     ) -> list[dict]:
         """``n`` simulated query issues as log records (interleaved lists with their origins, or an A/B
-        test's, each issue its own user and session: ``arm`` ``a`` or ``b``)."""
-        queries = self.design.queries
-        docs = self.model.vocabulary.pairs()
-        out = []
+        test's, each issue its own user and session: ``arm`` ``a`` or ``b``): :meth:`records`, listed."""
+        return list(self.records(n, rng, interleaved, start))
+
+    def records(
+        self, n: int, rng: np.random.Generator, interleaved: bool = True, start: float = 1714521600.0
+    ) -> Iterator[dict]:
+        """:meth:`log`'s records one at a time, drawn from ``rng`` now (the same draws, in the same order, as
+        :meth:`log`): a log of millions is written as it is made, a record taking ~5 KB where the draws
+        take a few hundred bytes a query issue."""
         q = self._queries(n, rng)
+        j = arm = None  # the bank's list of each issue (interleaved), or its arm (an A/B test)
         if interleaved:
             j = rng.integers(0, self.design.bank, size=n)
             pairs, length = self.bank_pairs[q, j], self.bank_length[q, j]
@@ -198,12 +205,18 @@ class Simulation:
             pairs = np.where(arm[:, None] == 0, pa[q], pb[q])
             length = np.where(arm == 0, la[q], lb[q])
         clicks = self.model.simulate(pairs, length, rng)
+        return self._records(n, q, j, arm, pairs, length, clicks, start)
+
+    def _records(self, n: int, q: np.ndarray, j: np.ndarray | None, arm: np.ndarray | None, pairs: np.ndarray,
+                 length: np.ndarray, clicks: np.ndarray, start: float) -> Iterator[dict]:  # fmt: skip
+        queries = self.design.queries
+        docs = self.model.vocabulary.pairs()
         for i in range(n):
             results = [docs[c][1] for c in pairs[i, : length[i]].tolist()]
             rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[q[i]], "qid": queries[q[i]],
                    "timestamp": start + i, "results": results,
                    "clicks": [{"doc": results[r], "rank": r + 1} for r in np.flatnonzero(clicks[i]).tolist()]}  # fmt: skip
-            if interleaved:
+            if j is not None:
                 origin = {k: v[q[i], j[i]] for k, v in self.bank_origin.items()}
                 rec["origins"] = [
                     {**({"team": "ab"[int(origin["team"][r])]} if origin["team"][r] >= 0 else {}),
@@ -211,10 +224,9 @@ class Simulation:
                      **({} if math.isnan(origin["p_a"][r]) else {"p_a": float(origin["p_a"][r])})}
                     for r in range(len(results))
                 ]  # fmt: skip
-            else:
+            elif arm is not None:
                 rec["arm"] = "ab"[int(arm[i])]
-            out.append(rec)
-        return out
+            yield rec
 
 
 LOGGERS = ("ranking", "shuffle", "swap")
@@ -229,9 +241,18 @@ def logged(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ran
     ``k``, uniform (Joachims et al.'s intervention; the records' ``swap: k``, 1 for none: a swap experiment,
     whose own randomisation covers too few rankings to estimate them by, so no ``propensities``). The logs
     of counterfactual estimates and swap experiments; :func:`logged_frame` gives the same log as a frame."""
-    draw = _Logged.drawn(sim, n, rng, logger)
+    return list(logged_records(sim, n, rng, logger, start))
+
+
+def logged_records(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ranking",
+                   start: float = 1714521600.0) -> Iterator[dict]:  # fmt: skip
+    """:func:`logged`'s records one at a time, drawn from ``rng`` now (the same draws as :func:`logged`):
+    written as they are made, as :meth:`Simulation.records` are."""
+    return _logged_records(_Logged.drawn(sim, n, rng, logger), sim, n, logger, start)
+
+
+def _logged_records(draw: Any, sim: Simulation, n: int, logger: str, start: float) -> Iterator[dict]:
     queries, docs = sim.design.queries, sim.model.vocabulary.pairs()
-    out = []
     for i in range(n):
         results = [docs[c][1] for c in draw.shown[i, : draw.size[i]].tolist()]
         rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[draw.q[i]], "qid": queries[draw.q[i]], "timestamp": start + i,
@@ -240,8 +261,7 @@ def logged(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ran
             rec["propensities"] = draw.propensity[i, : draw.size[i]].tolist()
         if logger == "swap":
             rec["swap"] = int(draw.swap[i])
-        out.append(rec)
-    return out
+        yield rec
 
 
 def logged_frame(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ranking",
