@@ -394,7 +394,7 @@ class _Read:
         self.logging_count, self.logging_start = count, _starts(count)
         p = _numbers(flat)
         self.bad |= ~null & (count != self.n_results)
-        self.bad |= _any_per_row(_nulls(flat) | ~((p > 0) & (p <= 1)), count)
+        self.bad |= _any_per_row(_nulls(flat) | ~((p >= records.MIN_PROPENSITY) & (p <= 1)), count)
         self.logging_p = p
 
     # -- what the good rows give --------------------------------------------------------------------

@@ -49,7 +49,7 @@ import numpy as np
 from irspec import EvaluationError, InputError, InputTable
 from irspec_online.clickmodels import json_data, load
 from irspec_online.rankings import rankings, run_name
-from irspec_online.records import Ranker
+from irspec_online.records import MIN_PROPENSITY, Ranker
 
 __all__ = [
     "ESTIMATORS",
@@ -123,11 +123,12 @@ class Propensities:
                     where,
                 )
             theta = np.asarray(theta, dtype=np.float64)
-            if not (theta > 0).all():
+            if not (theta >= MIN_PROPENSITY).all():
                 ranks = ", ".join(str(r) for r in (np.flatnonzero(~(theta > 0)) + 1)[:5].tolist())
                 raise InputError(
-                    f"the {model.name} model's examination is 0 at rank {ranks} (no click there in the log it "
-                    "was fitted to): a click there cannot be weighed; fit it to a log with clicks at every rank",
+                    f"the {model.name} model's examination at rank {ranks} is below {MIN_PROPENSITY:g} (0: no "
+                    "click there in the log it was fitted to): a click there cannot be weighed; fit it to a log "
+                    "with clicks at every rank",
                     where,
                 )
             return cls(theta, where)
@@ -137,8 +138,11 @@ class Propensities:
             theta = np.array(data, dtype=np.float64)
         except (TypeError, ValueError):
             raise InputError("propensities must be a list of probabilities, rank 1 first", where) from None
-        if theta.ndim != 1 or len(theta) == 0 or not ((theta > 0) & (theta <= 1)).all():
-            raise InputError("propensities must be a list of probabilities above 0, rank 1 first", where)
+        if theta.ndim != 1 or len(theta) == 0 or not ((theta >= MIN_PROPENSITY) & (theta <= 1)).all():
+            raise InputError(
+                f"propensities must be a list of probabilities from {MIN_PROPENSITY:g} to 1, rank 1 first",
+                where,
+            )
         return cls(theta, where)
 
 

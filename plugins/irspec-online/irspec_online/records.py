@@ -730,7 +730,16 @@ def _logging(raw: Any, shown: int) -> list[float] | None:
     for j, p in enumerate(raw):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
             raise _Bad(f"propensities[{j}] must be a probability above 0, got {quote(p)}")
+        if p < MIN_PROPENSITY:
+            raise _Bad(f"propensities[{j}] must be at least {MIN_PROPENSITY:g}, got {quote(p)}: its weight, "
+                       "1 / p, is squared for the standard error")  # fmt: skip
     return [float(p) for p in raw]
+
+
+MIN_PROPENSITY = 1e-100
+"""The smallest propensity a log (or a click model's examination) may give: an estimate weighs a click by
+1 / p and its standard error squares that weight, which overflows a float below about 1e-154 (1e-300 made
+SNIPS's standard error NaN); 1e-100 leaves room for the sums of 1e100 rows."""
 
 
 _TEAMS = {"a": 0, "b": 1, None: -1}

@@ -252,6 +252,8 @@ def test_columns_of_other_types_go_the_records_way_whole():
         ({"results": ["d1", "d2"], "clicks": [{"doc": "d2", "rank": 1, "dwell": None}]},
          "clicks[0]: document 'd2' clicked at rank 1, where the results show 'd1' (and 'd2' at rank 2)"),
         ({"timestamp": math.nan}, "timestamp is not a finite number, got nan"),
+        ({"propensities": [1e-300]},
+         "propensities[0] must be at least 1e-100, got 1e-300: its weight, 1 / p, is squared for the standard error"),
         ({"origins": [{"team": "c", "rank_a": 1, "rank_b": 1, "p_a": None}]},
          "origins[0].team must be \"a\", \"b\" or null, got 'c'"),
         ({"session": ""}, "session must be a non-empty string, got a string"),

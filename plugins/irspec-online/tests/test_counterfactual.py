@@ -237,7 +237,9 @@ def test_a_model_file_examining_a_rank_with_probability_0_is_refused_naming_it(t
     path = tmp_path / "pbm.json"
     path.write_text(json.dumps(written))
     log = logged_frame(sim, 200, np.random.default_rng(9), "ranking")
-    with pytest.raises(irspec.InputError, match=r"examination is 0 at rank 10 \(no click there"):
+    with pytest.raises(
+        irspec.InputError, match=r"examination at rank 10 is below 1e-100 \(0: no click there"
+    ):
         estimate(log, "IPS(ctr)@10", b, str(path))
     written["params"]["exam"][0] = 1.5
     path.write_text(json.dumps(written))
@@ -269,7 +271,7 @@ def test_the_issues_spelling_given_a_cutoff_twice_is_refused():
     ("IPS(ctr)", {}, "estimates a ranking from the log: give it"),
     ("IPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}}}}, "give the examination propensities"),
     ("SNIPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}, "propensity": [1.0]}}}, "needs a randomised logger"),
-    ("IPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}, "propensity": [0.0]}}}, "probabilities above 0"),
+    ("IPS(ctr)", {"online": {"counterfactual": {"run": {"q": ["d1"]}, "propensity": [0.0]}}}, "probabilities from 1e-100 to 1"),
 ])  # fmt: skip
 def test_what_an_estimate_needs_is_said(spec, options, message):
     records = [{"session": "s", "query": "q", "timestamp": 0, "results": ["d1"], "clicks": [{"doc": "d1"}]}]

@@ -210,6 +210,8 @@ def test_gzip_and_standard_input(tmp_path, monkeypatch):
         ('{"session": "s", "query": "q", "timestamp": -1e18, "results": ["d1"]}', "timestamp -1e+18 is out of range"),
         ('{"session": "s", "query": "q", "timestamp": 99999999999999999999999, "results": ["d1"]}', "is out of range"),
         ("[" * 100_000 + "]" * 100_000, "not a log record: JSON nested too deeply"),
+        ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1"], "propensities": [1e-300]}',
+         "propensities[0] must be at least 1e-100, got 1e-300: its weight, 1 / p, is squared"),  # SE's overflow
         ('{"session": "s", "query": "q\\ud800", "timestamp": 1, "results": ["d1"]}', "query 'q\\ud800' is not valid Unicode"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d\\udc00"]}', "results[0] 'd\\udc00' is not valid Unicode (a lone surrogate)"),
     ],
