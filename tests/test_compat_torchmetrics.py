@@ -769,3 +769,18 @@ def test_the_docstrings_examples_run(module: str) -> None:
 
     found = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert found.attempted > 0 and found.failed == 0
+
+
+@pytest.mark.parametrize("max_fpr", [1.5, 2.0, 0.0, -0.5])
+def test_auroc_refuses_a_false_positive_rate_outside_0_to_1(max_fpr):
+    # torchmetrics' own check lets a float through (its condition is inverted) and fails later on an index;
+    # the drop-in gave -0.3333 or -inf: an error naming the argument, in torchmetrics' words, for both forms
+    import torch
+
+    preds, target = torch.tensor([0.9, 0.2, 0.6, 0.4]), torch.tensor([1, 0, 0, 1])
+    indexes = torch.tensor([0, 0, 0, 0])
+    message = re.escape(f"Arguments `max_fpr` should be a float in range (0, 1], but got: {max_fpr}")
+    with pytest.raises(ValueError, match=message):
+        dropin_functional.retrieval_auroc(preds, target, max_fpr=max_fpr)
+    with pytest.raises(ValueError, match=message):
+        dropin.RetrievalAUROC(max_fpr=max_fpr)(preds, target, indexes=indexes)

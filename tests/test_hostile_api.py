@@ -55,7 +55,7 @@ from trecdicts import differences, pytrec_safe
 import irspec
 import irspec.compat.pytrec_eval as compat
 from irspec.data import read_qrels, read_run
-from irspec.errors import EvaluationError, InputError, InputTypeError, IrspecError, IrspecWarning
+from irspec.errors import EvaluationError, InputError, InputTypeError, IrspecError, IrspecWarning, SpecError
 
 ROOT = Path(irspec.__file__).resolve().parent.parent
 MESSAGE_MAX = 300
@@ -827,3 +827,43 @@ def test_the_drop_in_agrees_with_pytrec_eval_on_odd_random_collections(seed: int
             got = compat.RelevanceEvaluator(qrels, measures, level).evaluate(run)
             problems = differences(got, theirs)
             assert not problems, f"seed {seed}, {measures}, level {level}: " + "; ".join(problems[:5])
+
+
+# --- session 29: a flag given as text, measures given as objects, empty pandas frames ---------------
+
+
+@pytest.mark.parametrize("flag", ["false", "no", "0", 0, None, 1])
+def test_judged_only_is_a_flag_not_text(flag):
+    # any non-empty string was true: judged_only="false" turned on trec_eval's -J in silence
+    qrels, run = {"q": {"d1": 1, "d2": 1, "d3": 1}}, {"q": {"x1": 3.0, "x2": 2.0, "d1": 1.0}}
+    with pytest.raises(irspec.EvaluationError, match="judged_only must be True or False, got"):
+        irspec.evaluate(qrels, run, "P@2", judged_only=flag)
+    assert irspec.evaluate(qrels, run, "P@2", judged_only=False, judged_warning=None).aggregate() == {
+        "P@2": 0.0
+    }
+
+
+def test_ir_measures_measures_are_read_by_their_text_and_other_objects_are_refused():
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = {"q": {"d1": 1, "d2": 2}}, {"q": {"d2": 2.0, "d1": 1.0}}
+    ours = irspec.evaluate(qrels, run, [ir_measures.nDCG @ 10, ir_measures.AP(rel=2)])
+    assert ours.aggregate() == irspec.evaluate(qrels, run, ["nDCG@10", "AP(rel=2)"]).aggregate()
+    assert irspec.parse_many([ir_measures.nDCG @ 10]) == irspec.parse_many("nDCG@10")
+    for bad, shown in ((None, "NoneType None"), (5, "int 5"), (["AP", None], "NoneType None")):
+        with pytest.raises(SpecError, match=f"a metric spec is a text \\(such as 'nDCG@10'\\), got {shown}"):
+            irspec.evaluate(qrels, run, bad)
+
+
+def test_an_empty_pandas_frame_is_read_as_an_empty_run_or_qrels():
+    pd = pytest.importorskip("pandas")
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["d1"], "relevance": [1]})
+    run = pd.DataFrame({"query_id": ["q"], "doc_id": ["d1"], "score": [1.0]})
+    for empty in (
+        run.iloc[:0],
+        pd.DataFrame(columns=["query_id", "doc_id", "score"]),
+    ):  # object columns, no row
+        with pytest.warns(irspec.IrspecWarning, match="no lines"):
+            assert irspec.evaluate(qrels, empty, "AP").aggregate() == {"AP": 0.0}
+    for empty in (qrels.iloc[:0], pd.DataFrame(columns=["query_id", "doc_id", "relevance"])):
+        with pytest.warns(irspec.IrspecWarning, match="has no judgments"):
+            assert irspec.evaluate(empty, run, "AP").query_ids == ()

@@ -644,6 +644,7 @@ def _series_from_pandas(s: Any, name: str, source: str) -> pl.Series:
 def _id_column(s: pl.Series, source: str) -> pl.Series:
     if (
         s.dtype == pl.String
+        or (s.dtype == pl.Null and s.len() == 0)  # an empty object column (a pandas frame filtered to no row)
         or s.dtype == pl.Categorical
         or isinstance(s.dtype, pl.Enum)
         or s.dtype.is_integer()
@@ -690,6 +691,8 @@ def _value_column(
     def shown(row: int) -> Any:
         return given[row] if given is not None else s[row]
 
+    if s.dtype == pl.Null and s.len() == 0:  # an empty object column (a pandas frame with no row)
+        return s.cast(pl.Int64 if kind is QRELS else pl.Float64)
     if s.dtype == pl.Object:  # Python objects of several types (named tuples, a pandas object column)
         given = s.to_list()
         missing = next((i for i, x in enumerate(given) if x is None), None)

@@ -44,12 +44,12 @@ __all__ = [
 
 def bind_metrics(metrics: str | Metric | Iterable[str | Metric], qrels: Any = None) -> list[Metric]:
     """The metrics bound; ``irds-official`` names the official measures of qrels named ``irds:<id>``."""
-    if isinstance(metrics, (str, Metric)):
-        metrics = [metrics]
+    if isinstance(metrics, (str, Metric)) or not isinstance(metrics, Iterable):
+        metrics = [metrics]  # a single spec; anything else the parser refuses, naming it
     source = qrels.source if isinstance(qrels, Qrels) else qrels  # the dataset of Qrels read from one
     out: list[Metric] = []
     for m in metrics:
-        out.extend([m] if isinstance(m, Metric) else parse_specs(m, source))
+        out.extend([m] if isinstance(m, Metric) else parse_specs([m], source))
     return list(dict.fromkeys(out))  # first occurrence kept
 
 

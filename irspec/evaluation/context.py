@@ -76,6 +76,9 @@ class Options:
         # its measures disagree on what is relevant (P counts documents absent from the qrels, its
         # relevant-retrieved count does not): no defined value to give, so irspec refuses.
         _check_count("relevance_level", self.relevance_level, minimum=0)
+        # a flag, strictly: "false" from a config file is a true string, and turned on -J in silence
+        if not isinstance(self.judged_only, (bool, np.bool_)):
+            raise EvaluationError(f"judged_only must be True or False, got {quote(self.judged_only)}")
         if self.depth is not None:
             _check_count("depth", self.depth, minimum=0)
         if self.missing_queries not in ("zero", "skip", "error"):

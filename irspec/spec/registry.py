@@ -24,6 +24,7 @@ from irspec.errors import (
     RegistryError,
     SpecError,
     UnknownMetricError,
+    quote,
     shorten,
     suggest,
 )
@@ -639,7 +640,7 @@ class Registry:
         trec_eval, the first parameter list given for a measure is the only one: ``P.5`` with ``P.10``
         or ``P`` or ``all_trec`` gives P_5 alone.
         """
-        texts = (text,) if isinstance(text, str) else tuple(text)
+        texts = (text,) if isinstance(text, str) else _texts(text)
         # kept by their text: short texts alone, so that a huge one is not held on to
         kept = not groups and all(type(t) is str for t in texts) and sum(map(len, texts)) <= _PARSED_TEXT
         known = (texts, trec) if kept else None
@@ -720,6 +721,33 @@ def _check_group_node(node: syntax.SpecNode) -> None:
 
 
 _NO_ENTRY = _Entry(MetricDef("", "", compute="-"), None, "")
+
+
+def _texts(given: Any) -> tuple[str, ...]:
+    """The spec texts of ``given``: texts, or ir_measures' measure objects (``nDCG@10``, ``AP(rel=2)``), read
+    by their text, as a user coming from ir_measures passes them. Raises :class:`SpecError` for anything
+    else (``None``, a number), which ``tuple`` would have met with an error of its own."""
+    if _from_ir_measures(given):
+        return (str(given),)
+    try:
+        items = tuple(given)
+    except TypeError:
+        raise SpecError(
+            f"metric specs are texts (such as 'nDCG@10, AP'), got {type(given).__name__} {quote(given)}"
+        ) from None
+    texts = []
+    for item in items:
+        if not isinstance(item, str) and not _from_ir_measures(item):
+            raise SpecError(
+                f"a metric spec is a text (such as 'nDCG@10'), got {type(item).__name__} {quote(item)}"
+            )
+        texts.append(str(item))
+    return tuple(texts)
+
+
+def _from_ir_measures(value: Any) -> bool:
+    """Whether ``value`` is one of ir_measures' measures (its text is a spec irspec reads)."""
+    return type(value).__module__.split(".")[0] == "ir_measures"
 
 
 def _dotted_candidates(raw: str) -> Iterator[tuple[str, str]]:

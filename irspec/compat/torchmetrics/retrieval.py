@@ -397,6 +397,10 @@ def auroc(q: Queries, top_k: int | None = None, max_fpr: float | None = None) ->
     McClish-standardised. 0 where the top k lacks a target of 0 or one of 1. A query whose top k has a
     score outside [0, 1] is scored by the sigmoids of its scores (in float32, where large scores tie), as
     torchmetrics' ``binary_auroc`` does. A target is positive when it is 1, negative otherwise."""
+    # torchmetrics' own check lets any float through (its condition is inverted) and then fails on an
+    # index past the curve; a partial area beyond a rate of 1 would come out negative or -inf here
+    if max_fpr is not None and (isinstance(max_fpr, bool) or not 0 < max_fpr <= 1):
+        raise ValueError(f"Arguments `max_fpr` should be a float in range (0, 1], but got: {max_fpr}")
     ops = q.ops
     within = q.top(top_k or None)
     if within is None:
