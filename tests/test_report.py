@@ -1171,3 +1171,41 @@ def test_the_figures_of_ten_long_named_runs_are_readable(tmp_path, page):
     for name, outside, over in found:
         assert outside == [] and over == [], (name, outside, over)
     assert page.js("document.documentElement.scrollWidth") <= 1280 and page.errors == []
+
+
+def test_names_with_line_breaks_stay_names_in_latex_comments_and_markdown_headings(tmp_path, monkeypatch):
+    # a set of judgments' or a reproduction's run name went raw into a LaTeX comment (its line break ended
+    # the comment: what followed was LaTeX, and \input read a file when the table was compiled) and into
+    # Markdown headings and list items (live HTML, links, a heading of its own)
+    demo = Path(__file__).resolve().parents[1] / "specs" / "demo"
+    monkeypatch.chdir(tmp_path)
+    evil = "human\\n\\\\typeout{INJECTED}<img src=x onerror=alert(1)>\\n## HEAD"
+    Path("plan.yaml").write_text(
+        f'qrels: {{"{evil}": {demo / "qrels.txt"}, llm: {demo / "qrels.llm.txt"}}}\n'
+        f"runs:\n  - {{name: bm25, path: {demo / 'runs' / 'bm25.run'}}}\n"
+        f'  - {{name: "{evil}", path: {demo / "runs" / "dense.run"}}}\n'
+        f"  - {{name: c1, path: {demo / 'runs' / 'seeds' / 'colbert-seed1.run'}}}\n"
+        f"  - {{name: c2, path: {demo / 'runs' / 'seeds' / 'colbert-seed2.run'}}}\n"
+        "metrics: [AP]\noutput:\n  - {format: latex, path: r.tex}\n  - {format: markdown, path: r.md}\n"
+    )
+    assert main(["run", "plan.yaml"]) == 0
+    tex, md = Path("r.tex").read_text(), Path("r.md").read_text()
+    assert not any(line.startswith(("\\typeout", "<img", "## HEAD")) for line in tex.splitlines())
+    assert "% qrels: human \\typeout{INJECTED}<img src=x onerror=alert(1)> ## HEAD" in tex
+    assert "<img" not in md and "\n## HEAD" not in md
+    assert "## qrels: human \\\\typeout{INJECTED}&lt;img src=x onerror=alert(1)&gt; \\#\\# HEAD" in md
+    Path("rep.yaml").write_text(
+        Path("plan.yaml")
+        .read_text()
+        .split("output:")[0]
+        .replace(
+            f'{{"{evil}": {demo / "qrels.txt"}, llm: {demo / "qrels.llm.txt"}}}', str(demo / "qrels.txt")
+        )
+        + f'reproduce: {{original: [bm25, c1], reproduced: ["{evil}", c2]}}\n'
+        + "output:\n  - {format: latex, path: p.tex}\n  - {format: markdown, path: p.md}\n"
+    )
+    assert main(["run", "rep.yaml"]) == 0
+    tex, md = Path("p.tex").read_text(), Path("p.md").read_text()
+    assert not any(line.startswith(("\\typeout", "<img", "## HEAD")) for line in tex.splitlines())
+    assert "<img" not in md and "\n## HEAD" not in md
+    assert "- baseline: bm25 reproduced by human \\\\typeout{INJECTED}&lt;img" in md

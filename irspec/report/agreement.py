@@ -232,7 +232,9 @@ def judged_sets_text(texts: Mapping[str, str], found: Any, fmt: str, *, decimals
             f"several sets of judgments are reported in the {', '.join(COMBINED_FORMATS)} formats, not {fmt}"
         )
     heading = {"table": "== qrels: {} ==\n", "markdown": "## qrels: {}\n\n", "latex": "% qrels: {}\n"}[fmt]
-    parts = [heading.format(name) + body for name, body in texts.items()]
+    # a set's name as its format needs it: escaped in Markdown, one line in a LaTeX comment and a text heading
+    shown = {"table": latex.one_line, "markdown": markdown.markdown_escape, "latex": latex.one_line}[fmt]
+    parts = [heading.format(shown(name)) + body for name, body in texts.items()]
     sections = agreement_sections(found, decimals=decimals)
     if fmt == "table":
         tail = "== agreement ==\n" + text.plain_tables(sections, notes=found.notes)

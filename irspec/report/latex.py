@@ -52,6 +52,13 @@ def latex_escape(text: str) -> str:
     return escaped.replace("--", "-{}-").replace("--", "-{}-")
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line, its line breaks made spaces: for a ``%`` comment, which ends at the
+    line's end, so a name holding a line break would go on as LaTeX (``\\input{...}`` read a file), and
+    for a heading of a text report."""
+    return " ".join(str(text).splitlines())
+
+
 def _number(text: str) -> str:
     """A number's text with a real minus sign; an undefined value (``-``) as an en dash."""
     return "$-$" + text[1:] if text.startswith("-") and text != "-" else ("--" if text == "-" else text)

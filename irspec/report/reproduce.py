@@ -13,13 +13,15 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from irspec.data.frames import make_frame
 from irspec.report import plots
-from irspec.report.latex import latex_escape
+from irspec.report.latex import latex_escape, one_line
+from irspec.report.markdown import markdown_escape
 from irspec.report.model import Block, Cell, Column, Row
 from irspec.report.svg import inline
 
@@ -56,8 +58,9 @@ def _title(rep: Any) -> str:
     return f"{rep.kind.capitalize()} on {where}"
 
 
-def _pairs_line(rep: Any) -> list[str]:
-    return [f"{p.role}: {p.original} reproduced by {p.reproduced}" for p in rep.pairs]
+def _pairs_line(rep: Any, name: Callable[[str], str] = str) -> list[str]:
+    """Each pair as a line, its run names as ``name`` gives them (escaped for the format)."""
+    return [f"{p.role}: {name(p.original)} reproduced by {name(p.reproduced)}" for p in rep.pairs]
 
 
 def _topics(b: Any, a: Any) -> str:
@@ -127,7 +130,7 @@ def _shown_readings(rep: Any) -> list[tuple[str, str]]:
 
 
 def _text(rep: Any, decimals: int) -> str:
-    lines = [_title(rep), *(f"  {line}" for line in _pairs_line(rep)), ""]
+    lines = [_title(rep), *(f"  {line}" for line in _pairs_line(rep, one_line)), ""]
     for heading, header, rows in sections(rep, decimals):
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines.append(heading)
@@ -141,7 +144,7 @@ def _text(rep: Any, decimals: int) -> str:
 
 
 def _markdown(rep: Any, decimals: int) -> str:
-    lines = [f"## {_title(rep)}", "", *(f"- {line}" for line in _pairs_line(rep)), ""]
+    lines = [f"## {_title(rep)}", "", *(f"- {line}" for line in _pairs_line(rep, markdown_escape)), ""]
     for heading, header, rows in sections(rep, decimals):
         lines += [f"### {heading}", "", "| " + " | ".join(header) + " |"]
         lines.append("|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|")
@@ -152,7 +155,7 @@ def _markdown(rep: Any, decimals: int) -> str:
 
 
 def _latex(rep: Any, decimals: int) -> str:
-    out = [f"% {_title(rep)}: " + "; ".join(_pairs_line(rep))]
+    out = [f"% {_title(rep)}: " + "; ".join(_pairs_line(rep, one_line))]
     for heading, header, rows in sections(rep, decimals):
         cells = [[latex_escape(c.replace("ΔRI", "DRI")) for c in r] for r in [header, *rows]]
         cells[0] = [c.replace("DRI", r"$\Delta$RI") for c in cells[0]]
