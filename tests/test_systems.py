@@ -382,3 +382,18 @@ def test_several_sets_of_judgments_over_systems_alone(tmp_path):
     assert [name for name, _ in report.by_qrels] == ["human", "llm"]
     assert [r.run_name for r in report.by_qrels[1][1].results] == ["colbert", "lexical"]
     assert report.agreement is not None and report.agreement.sets == ("human", "llm")
+
+
+def test_a_standardised_system_is_reported_without_its_runs_spread(tmp_path):
+    # standardize: true with a system ended in a KeyError: the system's z-scores come from its means per
+    # topic, its runs keep their own values (a run's z-score may be undefined where the reference runs
+    # agree), so there is no spread of the runs for the z-scores, and every report is made
+    plan = _plan(tmp_path, "[{name: colbert, runs: demo/runs/seeds/colbert-seed*.run}]")
+    plan.write_text(plan.read_text().replace("compare:", "standardize: true\ncompare:"), encoding="utf-8")
+    report = run_plan(load_plan(plan))
+    system = report.results[2]
+    assert [str(m) for m in system.metrics] == ["z(AP)", "z(P@10)"] and system.spread() == {}
+    outputs = {o.format: text for o, text in render_outputs(report)}
+    doc = json.loads(outputs["json"])["runs"][2]["system"]
+    assert [r["name"] for r in doc["runs"]] == ["colbert-seed1", "colbert-seed2", "colbert-seed3"]
+    assert doc["spread"] == {} and "mean of 3 runs per topic" in outputs["html"]

@@ -73,10 +73,13 @@ class SystemResult(Result):
         """Per metric (canonical text) of the system, the :class:`Spread` of its runs' means (each run's
         :meth:`~irspec.evaluation.result.Result.aggregate`, trec_eval's mean); text-valued metrics have none."""
         out = {}
+        aggregates = [r.aggregate() for r in self.runs]
         for m in self.metrics:
-            if m.aggregate == "none":
+            # none for a text metric, nor for one its runs lack: a standardised system's z-scores come from
+            # its means, and its runs keep their own values (a run's z-score may be undefined)
+            if m.aggregate == "none" or any(str(m) not in a for a in aggregates):
                 continue
-            means = np.array([r.aggregate()[str(m)] for r in self.runs], dtype=float)
+            means = np.array([a[str(m)] for a in aggregates], dtype=float)
             sd = float(np.std(means, ddof=1)) if len(means) > 1 else None
             mean = aggregate_values(means, "mean")
             out[str(m)] = Spread(len(means), mean, sd, float(means.min()), float(means.max()))
@@ -92,7 +95,7 @@ class SystemResult(Result):
                 {
                     "name": r.run_name,
                     "path": r.run_source,
-                    "aggregate": _clean({k: r.aggregate()[k] for k in keys}),
+                    "aggregate": _clean({k: v for k, v in r.aggregate().items() if k in keys}),
                 }
                 for r in self.runs
             ],
