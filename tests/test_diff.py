@@ -440,6 +440,20 @@ def test_a_plans_diff_is_written_beside_its_outputs_as_irspec_diff_renders_it(fi
     assert captured.err.count("lacks 1 query that a answers") == 1
 
 
+def test_a_plans_diff_names_the_runs_as_the_plan_names_them(files, capsys):
+    # the diff read the runs' files and named them by their stems, where every other report of the plan
+    # uses the plan's names (two files of one stem would have read alike)
+    plan = files / "plan.yaml"
+    plan.write_text(
+        "qrels: qrels.txt\nruns:\n  - {name: baseline, path: a.run}\n  - {name: neural, path: b.run}\n"
+        "metrics: [P@2]\ndiff:\n  - {a: baseline, b: neural, format: json}\n"
+        "output:\n  - {format: json, path: out/results.json}\n"
+    )
+    assert main(["run", str(plan)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["run_a"]["name"], doc["run_b"]["name"]) == ("baseline", "neural")
+
+
 def test_a_plans_diff_problems_name_their_lines(files, capsys):
     plan = _plan(
         files,

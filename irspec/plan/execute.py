@@ -472,17 +472,22 @@ def _diffs(plan: Plan) -> tuple[tuple[PlanDiff, Diff], ...]:
     """The ``diff`` section's pairs of runs compared query by query, with the plan's options."""
     if not plan.diffs:
         return ()
+    from irspec.data import read_run
     from irspec.experiment.diff import diff
 
     paths = {r.name: r.path for r in plan.runs}
     options = plan.options
+
+    def named(name: str) -> Any:  # the run by the plan's name, as every other report names it, not its file's
+        return dataclasses.replace(read_run(str(paths[name])), name=name)
+
     return tuple(
         (
             d,
             diff(
                 plan.qrels,
-                str(paths[d.a]),
-                str(paths[d.b]),
+                named(d.a),
+                named(d.b),
                 list(d.metrics or plan.metrics),
                 top=d.top,
                 depth=options.depth,
