@@ -395,3 +395,19 @@ def test_roc_histogram_and_confusion_figures_are_drawn_without_pyplot(tmp_path, 
     sized = plots.render([], data=_tiny_data(tmp_path, 20), formats=("svg",))
     assert "collection of 20" in sized[0].description and "unknown" not in sized[2].description
     assert "matplotlib.pyplot" not in sys.modules
+
+
+def test_plots_of_one_name_are_written_to_files_of_their_own():
+    # sets of judgments "a/b" and "a_b" make the same file name: the second's figure wrote over the first's
+    from irspec.report.plots import Plot, render_files
+
+    plots = [
+        Plot("agreement-AP-a_b-zz", f"t{i}", "", f"<svg>{i}</svg>".encode(), b"png%d" % i, None)
+        for i in range(3)
+    ]
+    files = render_files(plots)
+    assert sorted(files) == [
+        "agreement-AP-a_b-zz-2.png", "agreement-AP-a_b-zz-2.svg", "agreement-AP-a_b-zz-3.png",
+        "agreement-AP-a_b-zz-3.svg", "agreement-AP-a_b-zz.png", "agreement-AP-a_b-zz.svg",
+    ]  # fmt: skip
+    assert files["agreement-AP-a_b-zz-3.svg"] == b"<svg>2</svg>"

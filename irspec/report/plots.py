@@ -208,11 +208,19 @@ def figures(
 def render_files(plots: Sequence[Plot]) -> dict[str, bytes]:
     """``{file name: bytes}``: a PNG and an SVG file per plot, for :func:`irspec.report.write_files_atomic`."""
     files = {}
+    taken: set[str] = set()
     for p in plots:
+        # names made of names (sets of judgments "a/b" and "a_b" both give a_b): a second of a name gets
+        # -2, -3, ... rather than writing over the first's files
+        name, n = p.name, 1
+        while name in taken:
+            n += 1
+            name = f"{p.name}-{n}"
+        taken.add(name)
         for ext, data in (("png", p.png), ("svg", p.svg)):
             if data is None:
                 raise ValueError(f"plot {p.name} was rendered without {ext}")
-            files[f"{p.name}.{ext}"] = data
+            files[f"{name}.{ext}"] = data
     return files
 
 
