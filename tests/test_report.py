@@ -1209,3 +1209,21 @@ def test_names_with_line_breaks_stay_names_in_latex_comments_and_markdown_headin
     assert not any(line.startswith(("\\typeout", "<img", "## HEAD")) for line in tex.splitlines())
     assert "<img" not in md and "\n## HEAD" not in md
     assert "- baseline: bm25 reproduced by human \\\\typeout{INJECTED}&lt;img" in md
+
+
+def test_sets_of_judgments_whose_names_differ_make_distinct_anchors(tmp_path, monkeypatch):
+    # "a/b" and "a.b" made the same anchors ("comparisons-a-b"): 53 ids twice, and the second set's links
+    # led to the first's tables; anchors are now the names percent-encoded, as a query's
+    demo = Path(__file__).resolve().parents[1] / "specs" / "demo"
+    monkeypatch.chdir(tmp_path)
+    Path("plan.yaml").write_text(
+        f'qrels: {{"a/b": {demo / "qrels.txt"}, "a.b": {demo / "qrels.llm.txt"}}}\n'
+        f"runs: [{demo / 'runs' / 'bm25.run'}, {demo / 'runs' / 'dense.run'}]\nmetrics: [AP]\n"
+        "compare: {baseline: bm25}\noutput:\n  - {format: html, path: r.html}\n"
+    )
+    assert main(["run", "plan.yaml"]) == 0
+    page = Path("r.html").read_text(encoding="utf-8")
+    ids = re.findall(r'\sid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+    for anchor in set(re.findall(r'href="#([^"]+)"', page)):
+        assert anchor in ids, anchor

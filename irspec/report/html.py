@@ -309,8 +309,10 @@ def _part(
 
 
 def _ident(name: str) -> str:
-    """A set's name as part of an anchor (letters, digits, ``-`` and ``_``; anything else ``-``)."""
-    return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)
+    """A set's name as part of an anchor, percent-encoded as a query's is (:func:`query_anchor`): distinct
+    names give distinct anchors (``a/b`` and ``a.b`` gave ``a-b`` both, and the second set's links led to
+    the first's tables)."""
+    return urllib.parse.quote(name, safe="")
 
 
 def _inputs(results: Sequence[Evaluated]) -> list[str]:
