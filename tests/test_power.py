@@ -377,3 +377,12 @@ def test_cli_plan_without_compare(tmp_path, capsys):
     assert done.stderr.strip().splitlines() == [
         f"irspec: error: {path}: a power analysis designs the plan's comparisons; it needs a compare section and at least 2 runs"
     ]
+
+
+def test_a_plans_infinite_delta_is_refused_when_the_plan_is_checked(tmp_path):
+    # .inf passed the schema's exclusive minimum: validate said ok, and run stopped later without naming
+    # the key
+    with pytest.raises(
+        PlanError, match=re.escape("power.delta: delta must be a finite number > 0, not .inf")
+    ):
+        load_plan(_plan(tmp_path, "compare: {}\npower: {delta: .inf}"))

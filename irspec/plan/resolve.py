@@ -816,6 +816,9 @@ def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Prob
         problems.add(("power", key), f"{key} must be a number, not .nan")
     if nan:
         return None
+    if math.isinf(found.delta):  # .inf passes the schema's exclusive minimum of 0; the design refuses it
+        problems.add(("power", "delta"), "delta must be a finite number > 0, not .inf")
+        return None
     if 0 < found.alpha < 1 and 0 < found.power < 1:  # else the schema has said so
         from irspec.stats.design import check_target  # scipy's optimize and stats: a plan with power only
 
