@@ -126,7 +126,19 @@ def binary(source: str | None, line: int) -> InputError:
 def _check_nul(data: Buffer, source: str | None, first_line: int) -> None:
     at = data.find(b"\0")  # memchr: a few ms for a GB
     if at >= 0:
+        if first_line == 1 and _utf16(bytes(data[:4])):
+            raise InputError("UTF-16 text, where UTF-8 is read: save the file as UTF-8", source, 1)
         raise binary(source, first_line + _count_newlines(data, at))
+
+
+def _utf16(head: bytes) -> bool:
+    """Whether an input's first bytes are UTF-16's: its byte-order mark, or text of one byte a character
+    with NUL bytes between (what an editor on Windows saves as "Unicode"), where a NUL is found."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    return len(head) == 4 and (
+        head[1] == head[3] == 0 < head[0] * head[2] or head[0] == head[2] == 0 < head[1] * head[3]
+    )
 
 
 def read_bounded(f: IO[bytes], source: str | None, limit: int = MAX_LINE, size: int = READ_SIZE) -> bytes:

@@ -563,3 +563,21 @@ def test_a_nul_byte_is_refused_naming_its_line_on_every_read_path(tmp_path):
     lines = io.BytesIO(b"ok\nno\x00\n")
     with pytest.raises(InputError, match=r"^x:2: a NUL byte"):
         list(bounded_lines(lines, "x"))
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("which", ["qrels", "run", "plan"])
+def test_utf_16_text_is_named_as_such(tmp_path, capsys, encoding, which):
+    # what an editor on Windows saves as "Unicode" was "a NUL byte: binary data, not text"
+    from irspec.cli import main
+
+    qrels, run, plan = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "plan.yaml"
+    qrels.write_bytes(QRELS_LINES)
+    run.write_bytes(RUN_LINES)
+    plan.write_text(f"qrels: {qrels}\nruns: [{run}]\nmetrics: [AP]\n")
+    bad = {"qrels": qrels, "run": run, "plan": plan}[which]
+    bad.write_bytes(bad.read_bytes().decode("utf-8").encode(encoding))
+    argv = ["run", str(plan)] if which == "plan" else ["eval", str(qrels), str(run)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:1: UTF-16 text, where UTF-8 is read: save the file as UTF-8" in err, err
