@@ -328,6 +328,17 @@ def _resolve_standardize(
     return Standardize(cdf=cdf)
 
 
+def _check_name(name: str, where: PlanPath, problems: Problems) -> None:
+    """A name the reports show (a run's, a system's, a fused run's, a set of judgments'): no blank at its
+    start or end, no line break or other control character. Names that differ by those alone read the same
+    in every report ("bm25" and "bm25 " were two runs shown alike), and a line break breaks a text table."""
+    if name != name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        problems.add(
+            where,
+            f"a name has no blank at its start or end and no line break or control character, got {quote(name)}",
+        )
+
+
 def _resolve_qrels_sets(data: dict[str, Any], local: Any, problems: Problems) -> list[tuple[str, Path | str]]:
     """``qrels`` as a mapping ``{name: path}``: several sets of judgments, each resolved as one."""
     raw = data.get("qrels")
@@ -337,6 +348,7 @@ def _resolve_qrels_sets(data: dict[str, Any], local: Any, problems: Problems) ->
     for name, value in raw.items():
         if not isinstance(value, str) or not value:
             continue  # the schema has said so
+        _check_name(str(name), ("qrels",), problems)  # (the path would show the name itself)
         if is_dataset_id(value):
             _check_dataset(value, problems)
             found.append((str(name), value))
@@ -504,6 +516,7 @@ def _resolve_runs(
             if not isinstance(name, str) or not name or not isinstance(path, str) or not path:
                 complete = complete and isinstance(name, str) and bool(name)
                 continue  # the schema reports it
+            _check_name(name, (*where, "name"), problems)
             resolved = local(path)
             _check_file(resolved, (*where, "path"), "run", problems)
             add(PlanRun(name, resolved, path_text(where), line), (*where, "name"), "")
@@ -554,6 +567,7 @@ def _resolve_fused(
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
             continue  # the schema reports it
         name, members, text = entry["name"], entry.get("runs"), entry.get("method")
+        _check_name(name, (*where, "name"), problems)
         if name in by_name:
             problems.add((*where, "name"), f"duplicate name {name!r}; {by_name[name].entry} already uses it")
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
@@ -631,6 +645,7 @@ def _resolve_systems(
             complete = False
             continue  # the schema reports it
         name, paths = entry["name"], entry.get("runs")
+        _check_name(name, (*where, "name"), problems)
         if name in taken:
             problems.add((*where, "name"), f"duplicate name {name!r}; {taken[name]} already uses it")
         taken.setdefault(name, path_text(where))
