@@ -456,3 +456,17 @@ def test_a_measures_parameters_are_read_as_pytrec_evals_pattern_reads_them(text)
 
     m = re.compile(r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)").match("P" + text, 1)
     assert _parameters("P" + text, 1) == (m.group(1) if m else None)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("relevance_level", "2"), ("relevance_level", None), ("judged_docs_only_flag", None)],
+)
+def test_an_option_that_is_no_integer_is_a_type_error_naming_it(option: str, value: object) -> None:
+    # a TypeError, as pytrec_eval's C code raises, but naming the argument (Python's own message did not)
+    from irspec.compat import pytrec_eval as dropin
+
+    with pytest.raises(
+        TypeError, match=f"Argument {option} should be an integer, got {type(value).__name__}"
+    ):
+        dropin.RelevanceEvaluator({"q": {"d": 1}}, {"map"}, **{option: value})

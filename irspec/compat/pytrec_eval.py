@@ -378,12 +378,23 @@ def _shown(x: Any) -> str:
     return "None" if x is None else f"{_kind(x)} {quote(x, 30)}"
 
 
+def _int_argument(value: Any, name: str) -> int:
+    """``value`` as an integer, as pytrec_eval's C code takes it (a ``TypeError`` otherwise, as there), the
+    error naming the argument (Python's said "'str' object cannot be interpreted as an integer")."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"Argument {name} should be an integer, got {type(value).__name__} {value!r:.40}"
+        ) from None
+
+
 def _level(level: Any) -> int:
     """``relevance_level`` as pytrec_eval takes it: an integer (a ``TypeError`` otherwise) that is a C
     ``int`` at least 1. pytrec_eval refuses 0 and levels beyond a C int; a negative level it reads as
     2**32 + level, at which nothing is relevant, and crashes on some measures (bpref) and reads
     uninitialised memory for others (runid): no answer to give, so it is refused too."""
-    level = operator.index(level)
+    level = _int_argument(level, "relevance_level")
     if level == 0:
         raise TypeError("Argument relevance_level should be positive.")
     if level < 0:
@@ -544,7 +555,7 @@ class RelevanceEvaluator:
         if not isinstance(query_relevance, Mapping):
             raise TypeError("Argument query_relevance should be of type dictionary.")
         relevance_level = _level(relevance_level)
-        judged_only = bool(operator.index(judged_docs_only_flag))
+        judged_only = bool(_int_argument(judged_docs_only_flag, "judged_docs_only_flag"))
         # the first evaluator loads irspec's engine and registry, with the caller's dicts in memory
         with collector_paused():
             self._load(query_relevance, requested, relevance_level, judged_only)
