@@ -33,7 +33,10 @@ RUN_LINE = b"q01 Q0 d0538 1 0.9 r\n"
 # name: (content, the error's text after "FILE:LINE: " or "FILE: " as a regex, or OK)
 RUNS: dict[str, tuple[bytes, str | None]] = {
     "binary": (bytes(range(256)) * 4, r"bad:\d+: (not UTF-8 text|a NUL byte)"),
-    "utf-16": ("q01 Q0 d1 1 1.0 r\n".encode("utf-16"), r"bad:1: (not UTF-8 text|a NUL byte)"),
+    "utf-16": (
+        "q01 Q0 d1 1 1.0 r\n".encode("utf-16"),
+        r"bad:1: UTF-16 text, where UTF-8 is read: save the file as UTF-8",
+    ),
     "latin-1": (b"q01 Q0 d\xe9 1 1.0 r\n", r"bad:1: not UTF-8 text"),
     "nul": (RUN_LINE + b"q01 Q0 d\x001 2 0.5 r\n", r"bad:2: a NUL byte: binary data, not text"),
     "nan": (RUN_LINE + b"q01 Q0 d1 2 nan r\n", r"bad:2: query 'q01': NaN score for docno 'd1'"),
