@@ -154,16 +154,19 @@ def agree(results: dict[str, dict]) -> str:
     return "yes" if not bad else f"NO, differences {bad}"
 
 
-def compile_bytecode() -> None:
-    """Byte-compile the checkout's irspec and its plugins, as ``pip install`` does: with
-    ``PYTHONDONTWRITEBYTECODE`` set (some containers set it) every process would otherwise compile
-    irspec's source again, which no installed copy does."""
+def compile_bytecode(root: Path = ROOT) -> bool:
+    """Byte-compile the irspec and the plugins of ``root`` (this checkout, or a commit's tree extracted to
+    time beside it), as ``pip install`` does: with ``PYTHONDONTWRITEBYTECODE`` set (some containers set
+    it) every process would otherwise compile irspec's source again, which no installed copy does.
+    Returns whether all of it compiled (a warning is printed otherwise)."""
     import compileall
 
     # the shipped plugins too: irspec imports every installed plugin's declarations at start-up
-    folders = [ROOT / "irspec", *sorted(ROOT.glob("plugins/*/irspec_*"))]
-    if not all(compileall.compile_dir(folder, quiet=1) for folder in folders):
+    folders = [root / "irspec", *sorted(root.glob("plugins/*/irspec_*"))]
+    done = all(compileall.compile_dir(folder, quiet=1) for folder in folders)
+    if not done:
         print("warning: irspec did not byte-compile; its start-up time includes compiling", file=sys.stderr)
+    return done
 
 
 def best_of(run: Callable[[], dict], repeat: int, label: str) -> dict | None:

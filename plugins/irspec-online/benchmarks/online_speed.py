@@ -27,7 +27,6 @@ to quote alone: the machine is shared.
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import statistics
 import subprocess
@@ -133,12 +132,14 @@ def _timed(python_path: str, argv: list[str], inside: bool) -> float:
 
 
 def _compiled(tree: Path) -> None:
-    """``tree``'s irspec and irspec-online byte-compiled, as an installed copy is: with
-    ``PYTHONDONTWRITEBYTECODE`` set (this machine's containers set it) a tree never imported with it unset
-    is compiled again by every process, and a command timed against it would count that."""
-    for folder in (tree / "irspec", tree / "plugins" / "irspec-online" / "irspec_online"):
-        if not compileall.compile_dir(folder, quiet=1):
-            sys.exit(f"{folder} did not byte-compile")
+    """``tree``'s irspec and plugins byte-compiled (:func:`bench.compile_bytecode`), as an installed copy
+    is: with ``PYTHONDONTWRITEBYTECODE`` set (this machine's containers set it) a tree never imported with
+    it unset is compiled again by every process, and a command timed against it would count that."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench import compile_bytecode
+
+    if not compile_bytecode(tree):
+        sys.exit(f"{tree} did not byte-compile")
 
 
 def main() -> None:
