@@ -863,20 +863,16 @@ class _Text:
 def _warn_twice(sources: Sequence[str]) -> None:
     """Warn of a run file given twice (by path, link or another name: the same file), as ``irspec eval``
     and ``irspec diff`` do: it is fused with itself, most likely by mistake."""
-    seen: dict[tuple[int, int], str] = {}
+    seen = Inputs()  # a file by its real path and its inode, as the guard of outputs knows inputs
     for source in sources:
-        try:
-            found = os.stat(source)
-        except OSError:  # standard input, or a file the reader will name
-            continue
-        key = (found.st_dev, found.st_ino)
-        if key in seen:
+        earlier = seen.find(source)
+        if earlier is not None:
             warnings.warn(
-                f"the same run is given twice ({quote(seen[key])} and {quote(source)}): it is fused with itself",
+                f"the same run is given twice ({quote(earlier)} and {quote(source)}): it is fused with itself",
                 IrspecWarning,
                 stacklevel=3,
             )
-        seen.setdefault(key, source)
+        seen.add(source)
 
 
 def _provenance(output: str | None, trained: Trained, paths: Sequence[str]) -> list[tuple[str, str]]:
