@@ -123,8 +123,9 @@ class Propensities:
                     where,
                 )
             theta = np.asarray(theta, dtype=np.float64)
-            if not (theta >= MIN_PROPENSITY).all():
-                ranks = ", ".join(str(r) for r in (np.flatnonzero(~(theta > 0)) + 1)[:5].tolist())
+            low = ~(theta >= MIN_PROPENSITY)
+            if low.any():
+                ranks = ", ".join(str(r) for r in (np.flatnonzero(low) + 1)[:5].tolist())
                 raise InputError(
                     f"the {model.name} model's examination at rank {ranks} is below {MIN_PROPENSITY:g} (0: no "
                     "click there in the log it was fitted to): a click there cannot be weighed; fit it to a log "

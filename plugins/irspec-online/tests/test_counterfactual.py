@@ -241,6 +241,10 @@ def test_a_model_file_examining_a_rank_with_probability_0_is_refused_naming_it(t
         irspec.InputError, match=r"examination at rank 10 is below 1e-100 \(0: no click there"
     ):
         estimate(log, "IPS(ctr)@10", b, str(path))
+    written["params"]["exam"][9] = 1e-120  # above 0, below the bound: the rank is still named
+    path.write_text(json.dumps(written))
+    with pytest.raises(irspec.InputError, match=r"examination at rank 10 is below 1e-100"):
+        estimate(log, "IPS(ctr)@10", b, str(path))
     written["params"]["exam"][0] = 1.5
     path.write_text(json.dumps(written))
     with pytest.raises(irspec.InputError, match=r"params.exam must be probabilities \(0 to 1\), got 1.5"):
