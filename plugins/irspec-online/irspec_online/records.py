@@ -804,10 +804,17 @@ def _text_id(value: Any, key: str) -> str:
 
 
 def _check_unicode(text: str, what: str) -> None:
+    if not _is_unicode(text):
+        raise _Bad(f"{what} {quote(text)} is not valid Unicode (a lone surrogate)")
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` is valid Unicode: no lone surrogate (from a JSON escape such as ``"\\ud800"``)."""
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape such as "\ud800"
-        raise _Bad(f"{what} {quote(text)} is not valid Unicode (a lone surrogate)") from None
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _kind(value: Any) -> str:
@@ -947,9 +954,7 @@ def _lone_surrogate(value: Any, where: str) -> tuple[str, str] | None:
     ``results[1]``, ``clicks[0].doc``, a key itself; None for none."""
     items: list[tuple[str, Any]] = []
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
+        if not _is_unicode(value):
             return where, value
     elif isinstance(value, dict):
         for k, v in value.items():
