@@ -1,4 +1,4 @@
-"""The exceptions irspec raises.
+"""The exceptions irspec raises, and the pieces of their messages.
 
 Every error a user can cause is an :class:`IrspecError`, so callers (and the CLI, which prints them
 without a traceback and exits 2) need catch only one class.
@@ -20,12 +20,15 @@ __all__ = [
     "SpecError",
     "SpecSyntaxError",
     "UnknownMetricError",
+    "bad_id",
+    "encodable",
     "excerpt",
     "not_loaded",
     "or_list",
     "quote",
     "shorten",
     "suggest",
+    "surrogate_text",
 ]
 
 
@@ -219,3 +222,30 @@ def or_list(items: Sequence[str]) -> str:
     if len(quoted) == 1:
         return quoted[0]
     return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be encoded as UTF-8 (it holds no lone surrogate, as bytes decoded with
+    ``errors="surrogateescape"`` leave): ASCII at once by a flag of the string, else by encoding it."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def bad_id(what: str, value: object) -> str:
+    """Why ``value`` cannot be one of ``what`` (``docnos``, ``query ids``): not a string or an integer,
+    or a string that no UTF-8 text can hold."""
+    if isinstance(value, str):
+        return f"{what[:-1]} {quote(value)} is not valid text: {surrogate_text(value)}"
+    return f"{what} must be strings (or integers), got {quote(value)}"
+
+
+def surrogate_text(value: str) -> str:
+    """What is wrong with a string UTF-8 cannot encode, for a message: its first lone surrogate."""
+    code = next((ord(c) for c in value if 0xD800 <= ord(c) <= 0xDFFF), None)
+    where = f" (U+{code:04X})" if code is not None else ""
+    return f"it holds a lone surrogate{where}, which UTF-8 cannot encode (bytes decoded with errors='surrogateescape'?)"

@@ -120,6 +120,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("data.stream",),  # a run too large for memory, read as blocks of whole queries; the memory budget
     ("evaluation.context", "evaluation.means"),  # what kernels compute from; trec_eval's means
     (
+        "evaluation.pure",
+    ),  # P, recall, AP, nDCG and RR of small dicts in pure Python (the pytrec_eval drop-in's)
+    (
         "stats.significance",
         "stats.design",
         "stats.concordance",

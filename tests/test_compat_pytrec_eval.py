@@ -77,6 +77,30 @@ def test_values_keys_and_queries_equal_pytrec_eval(name: str, level: int, judged
     assert nan > 0 or name not in ("all_trec", "official")  # iprec_at_recall_0.00 of an empty ranking
 
 
+PURE_SETS = {
+    "beir": {f"{m}.1,3,5,10,100,1000" for m in ("map_cut", "ndcg_cut", "recall", "P")},
+    "defaults": {"P", "recall", "map_cut", "ndcg_cut", "map", "ndcg", "recip_rank"},
+}
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+@pytest.mark.parametrize("name", list(PURE_SETS))
+def test_the_pure_python_path_equals_pytrec_eval(
+    name: str, level: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The measures a fresh process computes without numpy (irspec.evaluation.pure), there: in this
+    process numpy is loaded, and the drop-in would use the engine, which the test above compares."""
+    monkeypatch.setattr(compat, "_pure_first", lambda: True)
+    for seed in SEEDS:
+        qrels, run = random_case(seed)
+        run = pytrec_safe(qrels, run)
+        expected = pytrec_eval.RelevanceEvaluator(qrels, PURE_SETS[name], level).evaluate(run)
+        evaluator = compat.RelevanceEvaluator(qrels, PURE_SETS[name], level)
+        problems = differences(evaluator.evaluate(run), expected)
+        assert not problems, f"random_case({seed}): " + "; ".join(problems[:5])
+        assert not evaluator._engine_loaded
+
+
 def test_an_empty_ranking_first_scores_as_anywhere_else() -> None:
     """An empty ranking that is the first query pytrec_eval evaluates gets, from irspec, the values
     pytrec_eval gives it elsewhere in the run (pytrec_eval itself misreads it there)."""

@@ -70,11 +70,13 @@ import functools
 import itertools
 import math
 import operator
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from irspec.errors import InputError, InputTypeError, IrspecError, IrspecWarning, quote
+from irspec.evaluation.pure import evaluate_pure, pure_judgments, pure_rankings
 from irspec.lazy import collector_paused
 
 __all__ = [
@@ -262,6 +264,54 @@ def _keys(requested: dict[str, list[str]]) -> list[_Key]:
     return trec_order(keys)
 
 
+# The measures irspec.evaluation.pure computes: each trec_eval name with its metric there, and whether
+# it takes cutoffs (trec_eval's defaults when none are given).
+_PURE = {
+    "P": ("P", True),
+    "recall": ("R", True),
+    "map_cut": ("AP", True),
+    "ndcg_cut": ("nDCG", True),
+    "map": ("AP", False),
+    "ndcg": ("nDCG", False),
+    "recip_rank": ("RR", False),
+}
+
+
+def _pure_measures(requested: dict[str, list[str]]) -> list[tuple[str, tuple[str, int | None]]] | None:
+    """The keys of ``requested`` in trec_eval's order, as :func:`_keys` gives them, each with its metric
+    of :mod:`irspec.evaluation.pure`, when that module computes every measure; ``None`` otherwise (the
+    engine then reads them, and names what is wrong with them). Cutoffs trec_eval 9 cannot read are the
+    ``ValueError`` of :func:`_keys`."""
+    from irspec.builtin._common import TREC_CUTOFFS
+    from irspec.report.trec import trec_order
+    from irspec.spec.definitions import MAX_COUNT
+
+    if not requested or not requested.keys() <= _PURE.keys():
+        return None
+    keys = []
+    for base, params in requested.items():
+        kind, cut = _PURE[base]
+        if not cut:
+            if base == "ndcg" and params:  # label=gain pairs
+                return None
+            keys.append(_Key(base, (kind, None)))
+            continue
+        spec = _spec(base, params)
+        assert spec is not None  # not a text measure
+        cutoffs = [int(c) for c in (spec.split(".", 1)[1].split(",") if params else TREC_CUTOFFS)]
+        if max(cutoffs) > MAX_COUNT:
+            return None
+        keys.extend(_Key(f"{base}_{k}", (kind, k)) for k in cutoffs)
+    return [(k.trec_name, k.metric) for k in trec_order(keys)]
+
+
+def _pure_first() -> bool:
+    """Whether an evaluation the pure-Python path can compute is computed there: while numpy is not
+    loaded, whose import costs more than that evaluation (once it is, the engine is the faster). Both
+    give the same values, bit for bit."""
+    return "numpy" not in sys.modules
+
+
 def _beyond_range(base: str, params: list[str]) -> tuple[list[_Key], list[str]]:
     """The keys of parameters trec_eval 9 computes that irspec's own specs refuse as meaningless, with
     their metrics built past the spec's range check (the kernels are defined there), and the parameters
@@ -413,7 +463,7 @@ _C_INT_MAX = 2**31 - 1
 def _doc_ids(docs: Mapping[Any, Any], query: str, source: str, reason: str) -> None:
     """Every document id of one query's dict a string (pytrec_eval's rule), and one UTF-8 can encode
     (pytrec_eval crashes on a lone surrogate; irspec's readers refuse it, naming it)."""
-    from irspec.data.objects import bad_id, encodable
+    from irspec.errors import bad_id, encodable
 
     try:
         text = "".join(docs)
@@ -435,9 +485,9 @@ def _judgments(qrels: Mapping[Any, Any]) -> Mapping[Any, Any]:
     pytrec_eval refuses but irspec reads exactly (numpy integers, integral floats) are read."""
     import numbers
 
-    from irspec.data.objects import bad_id, encodable
+    from irspec.errors import bad_id, encodable
 
-    if _plain_judgments(qrels, encodable):
+    if _pure_judgments(qrels, encodable):
         return qrels
     kept: dict[Any, Any] = {}
     changed = False
@@ -479,7 +529,7 @@ def _judgments(qrels: Mapping[Any, Any]) -> Mapping[Any, Any]:
     return kept if changed else qrels
 
 
-def _plain_judgments(qrels: Mapping[Any, Any], encodable: Callable[[str], bool]) -> bool:
+def _pure_judgments(qrels: Mapping[Any, Any], encodable: Callable[[str], bool]) -> bool:
     """Whether ``qrels`` pass :func:`_judgments` as they are, asked of every id and label at once by C
     loops (the query-by-query checks, which name what is wrong, cost several times more): string ids
     UTF-8 can encode, non-empty dicts of integer labels."""
@@ -510,7 +560,7 @@ def _scores_checked(scores: Mapping[Any, Any], queries: list[Any]) -> dict[Any, 
     precision) are read."""
     import numbers
 
-    from irspec.data.objects import bad_id, encodable
+    from irspec.errors import bad_id, encodable
 
     converted: dict[Any, Any] = {}
     for q in queries:
@@ -562,10 +612,28 @@ class RelevanceEvaluator:
 
     def _load(self, query_relevance: Any, requested: Any, relevance_level: int, judged_only: bool) -> None:
         judgments = _judgments(query_relevance)
+        self._options = {"relevance_level": relevance_level, "judged_only": judged_only}
+        self._requested = requested
+        self._judgments = judgments
+        self._engine_loaded = False
+        # BEIR's measures (P, recall, map_cut, ndcg_cut; map, ndcg, recip_rank too) of int labels can be
+        # computed without numpy (irspec.evaluation.pure): the engine is then loaded on first need
+        self._pure = None if judged_only else _pure_measures(requested)
+        if self._pure is not None and pure_judgments(judgments):
+            # a copy, as the engine's index is: the caller's dicts may change after (pytrec_eval's may)
+            self._judgments = {q: dict(labels) for q, labels in judgments.items()}
+            self._names = [name for name, _ in self._pure]
+            self._judged = frozenset(judgments)  # each with a judgment: _judgments left out the others
+        else:
+            self._pure = None
+            self._load_engine()
+
+    def _load_engine(self) -> None:
+        """The engine's part of the evaluator: the measures bound, the qrels read and indexed."""
         from irspec.evaluation.judgments import read_judgments
         from irspec.evaluation.means import GMEAN_FLOOR
 
-        keys = _keys(requested)
+        keys = _keys(self._requested)
         self._names = [k.trec_name for k in keys]
         # each distinct metric with its column in a result (a dict: list.index compared metrics field by
         # field, ~0.3 ms of a BEIR evaluation's process)
@@ -579,11 +647,11 @@ class RelevanceEvaluator:
         self._floor = GMEAN_FLOOR
         # read as irspec.evaluate reads them: a dict of plain ids and labels without polars (a small
         # evaluation never imports it)
-        qrels = read_judgments(judgments, self._metrics).qrels
+        qrels = read_judgments(self._judgments, self._metrics).qrels
         self._judged = frozenset(qrels.query_ids)
         self._qrels = qrels
-        self._options = {"relevance_level": relevance_level, "judged_only": judged_only}
         self._evaluate = _make_evaluator(qrels, self._metrics, **self._options) if self._metrics else None
+        self._engine_loaded = True
 
     @functools.cached_property
     def _evaluate_empty(self) -> Callable[[Any], tuple[list[str], Any]]:
@@ -608,7 +676,7 @@ class RelevanceEvaluator:
             return {}
         if not isinstance(scores, Mapping):
             raise InputTypeError("Argument object scores should be of type dictionary.", _RUN)
-        from irspec.data.objects import bad_id, encodable
+        from irspec.errors import bad_id, encodable
 
         judged = self._judged
         queries: list[str] = []
@@ -623,12 +691,26 @@ class RelevanceEvaluator:
                 raise InputError(bad_id("query ids", q), _RUN)
         if not queries:
             return {}
+        if self._pure is not None and _pure_first() and pure_rankings(scores, queries):
+            return self._per_query_pure(queries, scores)
+        if not self._engine_loaded:
+            with collector_paused():
+                self._load_engine()
         if self._evaluate is None:  # text measures only (runid), or none: nothing else reads the run
             _scores_checked(scores, queries)
             return {q: dict.fromkeys(self._names, 0.0) for q in queries}
         ranked = {q: scores[q] for q in queries if scores[q]}
         empty = [q for q in queries if not scores[q]]
         return self._per_query(queries, ranked, empty)
+
+    def _per_query_pure(self, queries: list[str], scores: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+        """:meth:`_per_query`'s values, computed without numpy (:mod:`irspec.evaluation.pure`)."""
+        assert self._pure is not None  # evaluate() calls it only then
+        metrics = [metric for _, metric in self._pure]
+        level = self._options["relevance_level"]
+        rows = evaluate_pure(self._judgments, scores, queries, metrics, level)
+        names = self._names
+        return {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
 
     def _per_query(
         self, queries: list[str], ranked: dict[str, Any], empty: list[str]

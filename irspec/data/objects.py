@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from irspec.data.kinds import INT64, QRELS, RUN, Kind, label_out_of_range
-from irspec.errors import InputError, quote
+from irspec.errors import InputError, bad_id, encodable, quote
 from irspec.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -354,36 +354,9 @@ def _no_query_twice(qids: pl.Series, keys: list[Any], source: str) -> None:
 """The range of a label (and of a 64-bit integer)."""
 
 
-def encodable(text: str) -> bool:
-    """Whether ``text`` can be encoded as UTF-8 (it holds no lone surrogate, as bytes decoded with
-    ``errors="surrogateescape"`` leave): ASCII at once by a flag of the string, else by encoding it."""
-    if text.isascii():
-        return True
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def is_id(x: Any) -> bool:
     """Whether ``x`` can be an id: a string UTF-8 can encode, or an integer (not a bool)."""
     return (isinstance(x, str) and encodable(x)) or _is_label(x)
-
-
-def bad_id(what: str, value: Any) -> str:
-    """Why ``value`` cannot be one of ``what`` (``docnos``, ``query ids``): not a string or an integer,
-    or a string that no UTF-8 text can hold."""
-    if isinstance(value, str):
-        return f"{what[:-1]} {quote(value)} is not valid text: {surrogate_text(value)}"
-    return f"{what} must be strings (or integers), got {quote(value)}"
-
-
-def surrogate_text(value: str) -> str:
-    """What is wrong with a string UTF-8 cannot encode, for a message: its first lone surrogate."""
-    code = next((ord(c) for c in value if 0xD800 <= ord(c) <= 0xDFFF), None)
-    where = f" (U+{code:04X})" if code is not None else ""
-    return f"it holds a lone surrogate{where}, which UTF-8 cannot encode (bytes decoded with errors='surrogateescape'?)"
 
 
 def as_float64(arr: np.ndarray) -> np.ndarray:

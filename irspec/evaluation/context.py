@@ -14,6 +14,7 @@ files, frames or the registry's plugins.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -34,6 +35,7 @@ __all__ = [
     "IndexedQrels",
     "Options",
     "QueryView",
+    "rank_log2",
     "safe_divide",
     "segment_counts",
     "segment_cumsum",
@@ -438,6 +440,38 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         padded[valid] = values[rows]
         out[rows] = np.cumsum(padded, axis=1)[valid]
     return out
+
+
+LOG2_TABLE = 1 << 17
+"""The integers up to which :func:`rank_log2` reads the C library's logarithms from a table."""
+
+_log2_table = np.full(1, np.nan)  # _log2_table[i] = log2(i), grown on demand; [0] is never read
+
+
+def rank_log2(x: np.ndarray) -> np.ndarray:
+    """log2 of integers >= 1 (ranks and counts, as floats or integers), as the C library's ``log2``
+    gives it: trec_eval's discounts are computed with it, and so is Python's :func:`math.log2`, which
+    the pure-Python evaluation (:mod:`irspec.evaluation.pure`) uses. numpy's own ``log2`` differs from
+    it in the last bit for some integers (1621 is the first on an x86 machine with AVX-512), which moves
+    a sum of discounts by as much, and a value printed at trec_eval's last digit when it is on a
+    rounding boundary.
+
+    Up to :data:`LOG2_TABLE`, the values come from a table of :func:`math.log2` made once per process
+    and grown to the largest integer asked for (a power of two: 1 ms for the first 16,384); beyond it,
+    from numpy, which no ranking that short reaches."""
+    global _log2_table
+    index = np.asarray(x).astype(np.int64)
+    top = int(index.max(initial=0))
+    table = _log2_table
+    if top >= len(table) and len(table) <= LOG2_TABLE:
+        size = min(1 << max(top, 255).bit_length(), LOG2_TABLE + 1)
+        table = np.empty(size)
+        table[0] = np.nan
+        table[1:] = np.fromiter(map(math.log2, range(1, size)), np.float64, size - 1)
+        _log2_table = table
+    if top < len(table):
+        return table[index]
+    return np.where(index < len(table), table[np.minimum(index, len(table) - 1)], np.log2(index))
 
 
 def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irspec.evaluation.context import Context, safe_divide, segment_counts
+from irspec.evaluation.context import Context, rank_log2, safe_divide, segment_counts
 from irspec.spec.registry import Metric
 
 
@@ -25,10 +25,11 @@ def gain_of(labels: np.ndarray, metric: Metric) -> np.ndarray:
 
 
 def discount(ranks: np.ndarray, metric: Metric) -> np.ndarray:
-    """log2(i + 1), or for dcg=jk 1 at rank 1 and log2(i) from rank 2."""
+    """log2(i + 1), or for dcg=jk 1 at rank 1 and log2(i) from rank 2 (the C library's logarithms, as
+    trec_eval's: :func:`~irspec.evaluation.context.rank_log2`)."""
     if "dcg" in metric.definition.param_names and metric.get("dcg") == "jk":
-        return np.where(ranks < 2, 1.0, np.log2(np.maximum(ranks, 2)))
-    return np.log2(ranks + 1.0)
+        return np.where(ranks < 2, 1.0, rank_log2(np.maximum(ranks, 2)))
+    return rank_log2(ranks + 1)
 
 
 def _dcg(ctx: Context, metric: Metric, with_discount: bool = True) -> np.ndarray:

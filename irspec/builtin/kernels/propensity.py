@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from irspec.errors import EvaluationError
-from irspec.evaluation.context import Context, safe_divide, segment_rows
+from irspec.evaluation.context import Context, rank_log2, safe_divide, segment_rows
 from irspec.spec.registry import Metric
 
 
@@ -31,7 +31,7 @@ def psdcg(ctx: Context, metric: Metric) -> np.ndarray:
     k = ctx.cutoff(metric, "k")
     assert k is not None
     seg, rank, weight = _found(ctx, metric, k)
-    return np.bincount(seg, weights=weight / np.log2(rank + 1.0), minlength=ctx.nq)
+    return np.bincount(seg, weights=weight / rank_log2(rank + 1), minlength=ctx.nq)
 
 
 def psndcg(ctx: Context, metric: Metric) -> np.ndarray:
@@ -41,7 +41,7 @@ def psndcg(ctx: Context, metric: Metric) -> np.ndarray:
     found = psdcg(ctx, metric)
     best = np.minimum(k, ctx.R(ctx.level(metric)))
     # Σ_{l <= n} 1/log2(l + 1) for every n the queries need, from one running sum
-    sums = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, int(best.max(initial=0)) + 2)))))
+    sums = np.concatenate(([0.0], np.cumsum(1.0 / rank_log2(np.arange(2, int(best.max(initial=0)) + 2)))))
     return safe_divide(found, sums[best])
 
 

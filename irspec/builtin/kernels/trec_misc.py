@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from irspec.builtin.kernels.gain import gain_of
-from irspec.evaluation.context import UNJUDGED, Context, safe_divide, segment_cumsum
+from irspec.evaluation.context import UNJUDGED, Context, rank_log2, safe_divide, segment_cumsum
 from irspec.spec.registry import Metric
 
 
@@ -29,7 +29,7 @@ def bin_g(ctx: Context, metric: Metric) -> np.ndarray:
     level = ctx.level(metric)
     _, nth = ctx.relevant_rows(level)
     seg, rank = ctx.relevant_places(level)
-    term = 1.0 / np.log2(2.0 + rank - nth)
+    term = 1.0 / rank_log2(2 + rank - nth)
     return safe_divide(np.bincount(seg, weights=term, minlength=ctx.nq), ctx.R(level))
 
 
@@ -65,6 +65,8 @@ def g(ctx: Context, metric: Metric) -> np.ndarray:
     cost = ctx.running_sum(np.maximum(_ideal_at_rank(ctx, ideal, offsets), 1.0))
     gained = ctx.running_sum(gains)
     nz = gains != 0
+    # cost and gained are sums of gains, not integers under a gains map: numpy's logarithm, not
+    # rank_log2's table of integers
     term = gains[nz] / np.log2(2.0 + cost[nz] - gained[nz])
     total_ideal = np.bincount(np.repeat(np.arange(ctx.nq), np.diff(offsets)), weights=ideal, minlength=ctx.nq)
     return safe_divide(np.bincount(ctx.seg[nz], weights=term, minlength=ctx.nq), total_ideal)
@@ -72,13 +74,13 @@ def g(ctx: Context, metric: Metric) -> np.ndarray:
 
 def _dcg_prefix(ctx: Context, metric: Metric) -> np.ndarray:
     """Per ranked row: DCG of its query's ranking down to that row."""
-    return ctx.running_sum(gain_of(ctx.label, metric) / np.log2(ctx.rank + 1.0))
+    return ctx.running_sum(gain_of(ctx.label, metric) / rank_log2(ctx.rank + 1))
 
 
 def _ideal_prefix(ideal: np.ndarray, offsets: np.ndarray, nq: int) -> np.ndarray:
     seg = np.repeat(np.arange(nq), np.diff(offsets))
     rank = np.arange(len(ideal)) - offsets[seg] + 1
-    return segment_cumsum(ideal / np.log2(rank + 1.0), offsets)
+    return segment_cumsum(ideal / rank_log2(rank + 1), offsets)
 
 
 def ndcg_rel(ctx: Context, metric: Metric) -> np.ndarray:
@@ -99,7 +101,7 @@ def ndcg_rel(ctx: Context, metric: Metric) -> np.ndarray:
     at = np.minimum(ctx.rank_of(hit, seg), Rg[seg])
     term = safe_divide(dcg[hit], ip[offsets[seg] + at - 1])
     found = np.bincount(seg, minlength=ctx.nq)
-    dcg_n = ctx.seg_sum(gains / np.log2(ctx.rank + 1.0))
+    dcg_n = ctx.seg_sum(gains / rank_log2(ctx.rank + 1))
     idcg_full = np.where(Rg > 0, ip[np.maximum(offsets[1:] - 1, 0)], 0.0)
     total = np.bincount(seg, weights=term, minlength=ctx.nq) + (Rg - found) * safe_divide(dcg_n, idcg_full)
     return np.where(total > 0, safe_divide(total, Rg), 0.0)
