@@ -206,6 +206,7 @@ PUBLISHED_COLUMNS = [
     "p_value",
     "p_adjusted",
     "significant",
+    "direction",
     "alpha",
     "correction",
     "family",
@@ -738,3 +739,53 @@ def test_a_plan_with_an_enormous_count_is_refused_at_once(tmp_path):
             len(lines) == 1 and "compare.permutations: " in lines[0] and "maximum of 10000000" in lines[0]
         ), done.stderr[-2000:]
         assert len(lines[0]) - len(str(path)) < 300
+
+
+def test_a_geometric_mean_is_compared_on_the_logarithms_it_averages():
+    """GMAP's per-query values are AP's: its row was MAP's test under GMAP's name. It is the paired t-test
+    of log(max(AP, 1e-5)) (scipy on numpy's logs), whose exp(mean) is each run's GMAP, and a note says so."""
+    import scipy.stats as st
+
+    runs = {
+        n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), "AP, GMAP")
+        for n in ("bm25", "dense")
+    }
+    found = irspec.compare(runs, baseline="bm25")
+    ap, gmap = found
+    logs = {n: np.log(np.maximum(r.column(r.metrics[0]), 1e-5)) for n, r in runs.items()}
+    ref = st.ttest_rel(np.round(logs["dense"] - logs["bm25"], 10), np.zeros(len(logs["bm25"])))
+    assert gmap.metric == "GMAP" and gmap.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    assert gmap.mean_difference == pytest.approx(np.mean(logs["dense"] - logs["bm25"]), abs=1e-10)
+    assert np.exp(gmap.mean_a) == pytest.approx(runs["dense"].aggregate()["GMAP"], rel=1e-12)
+    assert np.exp(gmap.mean_b) == pytest.approx(runs["bm25"].aggregate()["GMAP"], rel=1e-12)
+    assert gmap.p_value != ap.p_value
+    assert any(note.startswith("GMAP: compared on log(max(value, 1e-5))") for note in found.notes)
+    power = irspec.power(runs, delta=0.05, baseline="bm25")
+    row = next(r for r in power.pairs if r.metric == "GMAP")
+    assert row.sd_difference == pytest.approx(np.std(logs["dense"] - logs["bm25"], ddof=1), rel=1e-9)
+    assert any("GMAP: designed on log" in note for note in power.notes)
+
+
+def test_marks_follow_the_side_a_sign_test_finds():
+    """A wins one query by a lot, B the other nine by a little: the sign test is significant for B
+    (binomtest: 0.0215), and the table marks A as worse, not better."""
+    qids = [f"q{i}" for i in range(10)]
+    a = make_result("A", qids, np.array([1.0] + [0.0] * 9), metrics=("P@10",))
+    b = make_result("B", qids, np.array([0.0] + [0.1] * 9), metrics=("P@10",))
+    found = irspec.compare([a, b], baseline="B", test="sign")
+    assert found[0].significant and found[0].mean_difference > 0 and found[0].direction == -1
+    from irspec.report.marks import significance_marks
+
+    marks = significance_marks([a, b], list(found), found.settings)
+    assert marks.cells == {("A", "P@10"): "worse"}
+
+
+def test_tukey_counts_every_query_some_run_lacks():
+    """A lacks q1 and B lacks q8 (missing_queries skip): two queries are left out, not one."""
+    qids = [f"q{i}" for i in range(10)]
+    rng = np.random.default_rng(3)
+    a = make_result("A", [q for q in qids if q != "q1"], rng.random(9), metrics=("AP",), missing="skip")
+    b = make_result("B", [q for q in qids if q != "q8"], rng.random(9), metrics=("AP",), missing="skip")
+    for test in ("t", "tukey", "randomized-tukey"):
+        found = irspec.compare([a, b], test=test, permutations=200)
+        assert (found[0].n, found[0].left_out) == (8, 2), test

@@ -735,3 +735,75 @@ def test_the_t_tests_distribution_is_scipy_stats_t_to_the_last_bit():
         low, high = stats._t_interval(mean, sd, n, confidence)
         half = float(st.t.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
         assert (low, high) == (mean - half, mean + half)
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+def test_wilcoxon_auto_with_ties_or_zeros_is_the_exact_signed_rank_distribution(zero_method: str) -> None:
+    """With tied |d| or zeros, "auto" enumerates the signs of the non-zero differences when the budget
+    allows: scipy's own permutation method, exhaustive (n_resamples=inf), gives the same p and statistic.
+    The normal approximation gave 0.0455 for four equal differences, below the least p any four signs
+    can give (2/16)."""
+    rng = np.random.default_rng(5)
+    compared = 0
+    for _ in range(150):
+        n = int(rng.integers(2, 13))
+        d = rng.choice([0.0, 0.1, -0.1, 0.2, -0.2, 0.3], n)
+        if np.count_nonzero(d) == 0:
+            continue
+        r = stats.paired(d, np.zeros(n), test="wilcoxon", zero_method=zero_method)
+        ref = st.wilcoxon(d, zero_method=zero_method, method=st.PermutationMethod(n_resamples=np.inf))
+        assert r.p_value == pytest.approx(float(ref.pvalue), rel=1e-12, abs=1e-15), d
+        assert r.statistic == pytest.approx(float(ref.statistic)), d
+        compared += 1
+    assert compared > 100
+    four = stats.paired([0.1] * 4, [0.0] * 4, test="wilcoxon")
+    assert (four.p_value, four.exact) == (0.125, True)
+    # beyond the budget, the tie-corrected normal approximation, as before
+    wide = stats.paired([0.1] * 6, [0.0] * 6, test="wilcoxon", permutations=32)
+    assert not wide.exact
+    assert wide.p_value == pytest.approx(float(st.wilcoxon([0.1] * 6, method="asymptotic").pvalue))
+
+
+def test_the_direction_is_the_tests_own() -> None:
+    """A sign test is significant for the run that wins most queries, and Wilcoxon's for the larger signed
+    rank sum, whatever the mean difference says: here a's mean is higher, b wins 9 of 10 queries."""
+    a = [1.0] + [0.0] * 9
+    b = [0.0] + [0.1] * 9
+    sign = stats.paired(a, b, test="sign")
+    assert sign.mean_difference > 0 and sign.direction == -1
+    assert sign.p_value == pytest.approx(st.binomtest(1, 10).pvalue)
+    w = stats.paired([1.0, 1.0] + [-0.1] * 18, [0.0] * 20, test="wilcoxon")
+    d = np.array([1.0, 1.0] + [-0.1] * 18)
+    ranks = st.rankdata(np.abs(d))
+    assert w.mean_difference > 0 and w.direction == np.sign(ranks[d > 0].sum() - ranks[d < 0].sum()) == -1
+    assert stats.paired(a, b, test="t").direction == 1
+
+
+def test_tukey_p_values_in_the_far_tail_are_bounded_not_zero() -> None:
+    """Far in the tail scipy's studentized range gives 0 or a floor near 1e-13; the p reported is then
+    Bonferroni's bound m P(|t| >= q/√2), from scipy's t, which is at least the true p and at most m times
+    it; with two systems it is the paired t-test's p, exactly."""
+    rng = np.random.default_rng(0)
+    n = 501
+    base = rng.random(n)
+    x = np.vstack(
+        [
+            base + rng.normal(0, 0.1, n),
+            base + 0.05 + rng.normal(0, 0.1, n),
+            base + 0.1 + rng.normal(0, 0.1, n),
+        ]
+    )
+    for r in stats.tukey(x):
+        single = 2 * st.t.sf(r.statistic / math.sqrt(2), r.df)
+        assert single <= r.p_value * (1 + 1e-9) and r.p_value <= 3 * single * (1 + 1e-9)
+        assert r.p_value > 0
+    a = rng.random(40)
+    b = a + 0.3 + rng.normal(0, 0.01, 40)
+    (pair,) = stats.tukey(np.vstack([a, b]))
+    assert pair.p_value == pytest.approx(st.ttest_rel(np.round(a - b, 10), np.zeros(40)).pvalue, rel=1e-9)
+    assert 0 < pair.p_value < 1e-11
+
+
+def test_differences_that_overflow_are_an_error() -> None:
+    with pytest.raises(EvaluationError, match="overflow"):
+        stats.paired([1e308, 0.0], [-1e308, 1.0])

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any, overload
@@ -30,7 +31,7 @@ import numpy as np
 from irspec import report
 from irspec.data.frames import check_backend, make_frame
 from irspec.errors import EvaluationError, suggest
-from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.means import GMEAN_FLOOR, aggregate_values
 from irspec.evaluation.result import Result
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
 from irspec.frozen import frozen
@@ -46,8 +47,10 @@ __all__ = [
     "compare",
     "compare_results",
     "comparison_pairs",
+    "log_scale_note",
     "metrics_to_compare",
     "named_results",
+    "tested_values",
 ]
 
 
@@ -282,6 +285,9 @@ def compare_results(
     pairs = comparison_pairs(names, compare.baselines)
     notes: list[str] = []
     chosen = metrics_to_compare(results, metrics, notes)
+    logs = log_scale_note(chosen, "compared")
+    if logs:
+        notes.append(logs)
     out: list[Comparison] = []
 
     steps = len(chosen) * (1 if compare.test in TUKEY_TESTS else len(pairs))
@@ -380,8 +386,8 @@ def _aligned(
     qa = np.asarray(ra.query_ids, dtype=str)
     qb = np.asarray(rb.query_ids, dtype=str)
     common, ia, ib = np.intersect1d(qa, qb, assume_unique=True, return_indices=True)
-    x = ra.column(metric)[ia]
-    y = rb.column(metric)[ib]
+    x = tested_values(metric, ra.column(metric)[ia])
+    y = tested_values(metric, rb.column(metric)[ib])
     one_sided = len(qa) + len(qb) - 2 * len(common)
     if one_sided and key not in told:
         told.add(key)
@@ -413,7 +419,7 @@ def _tukey_comparisons(
     the note of queries left out is made once, for the ``first`` metric."""
     names = [r.run_name for r in results]
     matrix = common_matrix(results, metric)
-    total = max(len(r.query_ids) for r in results)
+    total = len(set().union(*(map(str, r.query_ids) for r in results)))  # every query some run has
     if matrix.shape[1] < total and first:
         notes.append(
             f"{compare.test}: compared on the {matrix.shape[1]} queries every run answers "
@@ -469,9 +475,35 @@ def _tukey_comparisons(
     return out
 
 
+def tested_values(metric: Metric, values: np.ndarray) -> np.ndarray:
+    """The per-query values of ``metric`` that a test or a design compares: the values themselves, or for
+    a geometric mean (GMAP, gm_bpref) the logarithms it averages, log(max(v, 1e-5)) with the C library's
+    log. A geometric mean's per-query values are its base metric's (AP's), whose arithmetic mean is
+    that metric (MAP): a test of them would be MAP's test under GMAP's name. A difference of mean
+    logarithms is the logarithm of the two geometric means' ratio."""
+    if metric.aggregate != "gmean":
+        return values
+    floored = np.maximum(values, GMEAN_FLOOR).tolist()
+    return np.array([math.log(v) if v == v else math.nan for v in floored], dtype=np.float64)
+
+
+def log_scale_note(metrics: Sequence[Metric], what: str) -> str | None:
+    """The note that the geometric means among ``metrics`` are ``what`` (compared, designed) on the
+    logarithms they average; ``None`` when there is none."""
+    names = [str(m) for m in metrics if m.aggregate == "gmean"]
+    if not names:
+        return None
+    return (
+        f"{', '.join(names)}: {what} on log(max(value, 1e-5)) per query, the logarithms a geometric mean "
+        "averages: means, differences and intervals are of those logarithms (exp of a mean is the geometric "
+        "mean; exp of a difference, the ratio of two)"
+    )
+
+
 def common_matrix(results: Sequence[Result], metric: Metric) -> np.ndarray:
     """The runs' values of ``metric`` as a ``runs x queries`` matrix over the queries every run has,
-    matched by query id (in sorted query-id order); undefined values stay NaN."""
+    matched by query id (in sorted query-id order), as :func:`tested_values` gives them; undefined
+    values stay NaN."""
     common = np.asarray(results[0].query_ids, dtype=str)
     for r in results[1:]:
         common = np.intersect1d(common, np.asarray(r.query_ids, dtype=str), assume_unique=True)
@@ -480,5 +512,5 @@ def common_matrix(results: Sequence[Result], metric: Metric) -> np.ndarray:
         q = np.asarray(r.query_ids, dtype=str)
         order = np.argsort(q)
         pos = order[np.searchsorted(q, common, sorter=order)]
-        rows.append(r.column(metric)[pos])
+        rows.append(tested_values(metric, r.column(metric)[pos]))
     return np.vstack(rows)

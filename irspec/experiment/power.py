@@ -29,7 +29,13 @@ from irspec.data.frames import check_backend, make_frame
 from irspec.errors import EvaluationError, quote, suggest
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
-from irspec.experiment.compare import Comparisons, common_matrix, metrics_to_compare, named_results
+from irspec.experiment.compare import (
+    Comparisons,
+    common_matrix,
+    log_scale_note,
+    metrics_to_compare,
+    named_results,
+)
 from irspec.frozen import frozen
 from irspec.report import power as power_report
 from irspec.stats import design
@@ -249,6 +255,9 @@ def power(
     design.check_target(power, alpha)
     notes: list[str] = []
     runs, pairs = _pairs(results, baseline, metrics, notes)
+    logs = log_scale_note(list(dict.fromkeys(metric for metric, _, _ in pairs)), "designed")
+    if logs:
+        notes.append(f"{logs}; delta is such a difference")
     rows = [_pair_power(runs[i], runs[j], metric, delta, alpha, power, notes) for metric, i, j in pairs]
     chosen = list(dict.fromkeys(metric for metric, _, _ in pairs))
     anova = [_anova_power(runs, metric, delta, alpha, power, notes) for metric in chosen]

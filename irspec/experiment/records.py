@@ -157,7 +157,7 @@ class Comparison(ComparisonResult):
     COLUMNS: ClassVar[tuple[str, ...]] = (
         "metric", "a", "b", "test", "null", "n", "left_out", "mean_a", "mean_b", "mean_difference", "relative_change",
         "ci_low", "ci_high", "confidence", "ci_method", "effect_size", "hedges_g", "wins", "ties", "losses", "statistic",
-        "df", "p_value", "p_adjusted", "significant", "alpha", "correction", "family", "family_size", "permutations",
+        "df", "p_value", "p_adjusted", "significant", "direction", "alpha", "correction", "family", "family_size", "permutations",
         "exact", "seed", "mc_se",
     )  # fmt: skip
 

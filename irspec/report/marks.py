@@ -70,14 +70,16 @@ class Marks:
 
 
 def significance_marks(results: Sequence[Evaluated], comparisons: Sequence[Any], compare: Any) -> Marks:
-    """The marks of a results table: from the significant ``comparisons``, in the metrics' direction."""
+    """The marks of a results table: from the significant ``comparisons``, each on the side its test's
+    evidence is on (``direction``: a sign test's wins, not the mean difference), in the metrics'
+    direction."""
     if compare is None:
         return Marks(None, {}, {})
     ways = {str(m): direction(m) for res in results for m in res.metrics}
     cells: dict[tuple[str, str], str] = {}
     if compare.baseline is not None:
         for c in comparisons:
-            way = ways.get(c.metric, 1) * ((c.mean_difference > 0) - (c.mean_difference < 0))
+            way = ways.get(c.metric, 1) * c.direction
             if c.significant and way:
                 cells[(c.a, c.metric)] = "better" if way > 0 else "worse"
         return Marks(compare.baseline, {}, cells)
@@ -86,7 +88,7 @@ def significance_marks(results: Sequence[Evaluated], comparisons: Sequence[Any],
     letter = dict(zip(names, letters(len(names)), strict=True))
     beaten: dict[tuple[str, str], set[str]] = {}
     for c in comparisons:
-        way = ways.get(c.metric, 1) * ((c.mean_difference > 0) - (c.mean_difference < 0))
+        way = ways.get(c.metric, 1) * c.direction
         if c.significant and way and c.a in letter and c.b in letter:
             winner, loser = (c.a, c.b) if way > 0 else (c.b, c.a)
             beaten.setdefault((winner, c.metric), set()).add(letter[loser])

@@ -36,7 +36,10 @@ class ComparisonResult:
     sampling or a large-sample approximation. ``permutations`` is the number of sign vectors or
     resamples actually used (``2**n`` for full enumeration), ``mc_se`` the Monte-Carlo standard error
     of ``p_value`` (0 when nothing was sampled), ``seed`` the seed when the result depended on it.
-    ``significant`` is ``p_value <= alpha``. Quantities that are undefined for the data (see
+    ``significant`` is ``p_value <= alpha``. ``direction`` is the side the test's own evidence is on: 1
+    for a, -1 for b, 0 for neither; the sign of the mean difference for the t, randomization, bootstrap
+    and Tukey tests, of wins less losses for the sign test, and of W+ - W- for Wilcoxon's (a significant
+    sign or signed-rank test can favour the run with the lower mean). Quantities that are undefined for the data (see
     :func:`~irspec.stats.significance.paired`) are ``None``, never NaN; the interval is ``None`` only
     for a test that has none (the randomised Tukey HSD, :class:`PairResult`).
     """
@@ -65,6 +68,7 @@ class ComparisonResult:
     seed: int | None
     mc_se: float
     decimals: int
+    direction: int
 
     def as_dict(self) -> dict[str, Any]:
         """All fields as a plain, JSON-serialisable dict (Python scalars and ``None`` only)."""

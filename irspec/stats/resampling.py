@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from irspec.errors import EvaluationError
+
 __all__ = [
     "MAX_DECIMALS",
     "MAX_RESAMPLES",
@@ -67,6 +69,11 @@ def quantise(values: np.ndarray, decimals: int) -> tuple[np.ndarray, float, int]
     the rounding then still keeps about 15 significant digits of the largest value.
     """
     largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if largest == math.inf:
+        # finite scores whose differences overflow (1e308 - -1e308): no test can use them
+        raise EvaluationError(
+            "the differences of the scores overflow a double (scores beyond ±1e307?): there is nothing to test"
+        )
     length = values.shape[-1]
     used = decimals
     if largest > 0:

@@ -161,7 +161,12 @@ def paired(
         Wilcoxon options, passed to ``scipy.stats.wilcoxon`` (``zero_method``, ``correction``, and
         ``method`` ``"exact"`` or ``"asymptotic"``). ``"auto"`` resolves here, not in scipy, so the
         answer does not change with the scipy version: exact when there are at most 50 non-zero
-        differences, no zeros and no tied ``|d|``; asymptotic (tie-corrected normal) otherwise.
+        differences, no zeros and no tied ``|d|``; with ties or zeros, the exact distribution of the
+        signed ranks given them (every sign of the non-zero differences enumerated, as scipy 1.17's
+        ``auto`` does with a ``PermutationMethod`` that can enumerate) when ``2**n <= permutations``
+        for the ``n`` non-zero differences, where the normal approximation can give a p below the
+        least any sign pattern can (0.046 for four equal differences, whose least is 0.125);
+        asymptotic (tie-corrected normal) otherwise.
     decimals:
         Differences are rounded to this many decimals before testing and before counting
         wins/ties/losses (see the module docstring).
@@ -202,7 +207,8 @@ def paired(
         raise EvaluationError(f"a and b must be paired per query: got {x.size} and {y.size} scores")
     _at_least_two(x.size, "paired queries")
 
-    k, scale, used_decimals = quantise(x - y, decimals)
+    with np.errstate(over="ignore"):  # differences beyond a double: quantise says so
+        k, scale, used_decimals = quantise(x - y, decimals)
     n = k.size
     total = int(k.sum())
     mean = total / (n * scale)
@@ -262,11 +268,17 @@ def paired(
         ci_method = bootstrap
         used_permutations, used_seed = permutations, seed
     elif test == "wilcoxon":
-        statistic, p_value, exact = _wilcoxon(dq, k, zero_method, correction, wilcoxon_method)
+        statistic, p_value, exact = _wilcoxon(dq, k, zero_method, correction, wilcoxon_method, permutations)
     else:  # sign
         statistic, p_value = _sign_test(wins, losses)
         exact = True
 
+    if test == "sign":
+        direction = (wins > losses) - (wins < losses)
+    elif test == "wilcoxon":
+        direction = _signed_rank_direction(k, zero_method)
+    else:
+        direction = (total > 0) - (total < 0)
     p_value = min(1.0, max(0.0, float(p_value)))
     return ComparisonResult(
         test=test,
@@ -293,6 +305,7 @@ def paired(
         seed=used_seed,
         mc_se=float(mc_se),
         decimals=used_decimals,
+        direction=direction,
     )
 
 
@@ -364,7 +377,8 @@ def tukey(
     Parametric (``randomized=False``): the paired design is a two-way ANOVA without replication,
     ``x[i, j] = mu + system_i + topic_j + e``. The residual mean square is
     ``MSE = sum(e_ij**2) / ((k-1)(n-1))`` with ``e_ij = x_ij - mean_i. - mean_.j + mean..``;
-    ``q = |mean_i - mean_j| / sqrt(MSE / n)`` and ``p = studentized_range.sf(q, k, (k-1)(n-1))``; the
+    ``q = |mean_i - mean_j| / sqrt(MSE / n)`` and ``p = studentized_range.sf(q, k, (k-1)(n-1))`` (below
+    1e-11, where scipy's tail is not accurate, Bonferroni's bound over the pairs: :func:`_range_tail`); the
     interval is ``diff +- q_crit * sqrt(MSE / n)`` with ``q_crit`` the ``confidence`` quantile.
     (``scipy.stats.tukey_hsd`` is one-way with independent groups: the wrong design for topics.) With
     ``MSE == 0`` a zero difference gets ``q = 0, p = 1``; a non-zero one ``statistic=None, p = 0.0`` and
@@ -422,7 +436,7 @@ def tukey(
                 q, p = None, 0.0
             else:
                 q = abs(diff) / half_width_unit
-                p = min(1.0, max(0.0, float(studentized_range.sf(q, n_sys, df))))
+                p = _range_tail(q, n_sys, df)
             test = {"statistic": q, "p_value": p, "ci_low": diff - q_crit * half_width_unit,
                     "ci_high": diff + q_crit * half_width_unit, "confidence": float(confidence), "ci_method": "tukey",
                     "df": df, "permutations": None, "seed": None, "mc_se": 0.0}  # fmt: skip
@@ -562,18 +576,20 @@ def _bootstrap_interval(
 
 
 def _wilcoxon(
-    dq: np.ndarray, k: np.ndarray, zero_method: str, correction: bool, method: str
+    dq: np.ndarray, k: np.ndarray, zero_method: str, correction: bool, method: str, permutations: int
 ) -> tuple[float, float, bool]:
-    from scipy.stats import wilcoxon
-
     nonzero = k[k != 0]
     if nonzero.size == 0:
         # identical systems: scipy returns NaN (nothing left to rank) but there is no evidence at all
         return 0.0, 1.0, True
     no_ties = np.unique(np.abs(nonzero)).size == nonzero.size
     no_zeros = nonzero.size == k.size
+    if method == "auto" and not (no_ties and no_zeros) and 2**nonzero.size <= permutations:
+        return _signed_rank_exact(k, zero_method)
     if method == "auto":
         method = "exact" if (nonzero.size <= 50 and no_ties and no_zeros) else "asymptotic"
+    from scipy.stats import wilcoxon
+
     try:
         res = wilcoxon(dq, zero_method=zero_method, correction=correction, method=method)
     except ValueError:
@@ -583,6 +599,60 @@ def _wilcoxon(
         res = wilcoxon(dq, zero_method=zero_method, correction=correction, method="approx")
     exact = method == "exact" and no_ties and no_zeros
     return float(res.statistic), float(res.pvalue), exact
+
+
+RANGE_TAIL_FLOOR = 1e-11
+"""Below this, scipy's studentized range tail is no longer accurate (0 at 98 degrees of freedom where
+the true p is 1e-18; a floor near 1e-13 at 1,000): :func:`_range_tail` gives a bound instead."""
+
+
+def _range_tail(q: float, systems: int, df: int) -> float:
+    """P(Q >= q) for the studentized range of ``systems`` means with ``df`` degrees of freedom. Where
+    scipy's ``studentized_range.sf`` falls below :data:`RANGE_TAIL_FLOOR`, Bonferroni's bound over the
+    m = k(k-1)/2 pairs instead: m P(|T_df| >= q/√2), since Q >= q only if some pair's t is at least
+    q/√2. It is at least the true p and at most m times it (exact for two systems), where scipy's value
+    can be 0 or a fixed floor."""
+    from scipy.stats import studentized_range
+
+    p = float(studentized_range.sf(q, systems, df))
+    if p < RANGE_TAIL_FLOOR:
+        pairs = systems * (systems - 1) // 2
+        p = pairs * 2.0 * float(stdtr(df, -q / math.sqrt(2.0)))
+    return min(1.0, max(0.0, p))
+
+
+def _doubled_ranks(k: np.ndarray, zero_method: str) -> tuple[np.ndarray, np.ndarray]:
+    """The differences ``k`` (integers) that Wilcoxon's test ranks, and twice their ranks by ``|k|``
+    (integers: ties take their average rank): zeros dropped before ranking (``wilcox``), or ranked with
+    the others (``pratt``, ``zsplit``)."""
+    d = k[k != 0] if zero_method == "wilcox" else k
+    _, inverse, counts = np.unique(np.abs(d), return_inverse=True, return_counts=True)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return d, (2 * starts + counts + 1)[inverse]
+
+
+def _signed_rank_direction(k: np.ndarray, zero_method: str) -> int:
+    """The sign of W+ - W-, the signed ranks' sum (a zero has no sign: ``zsplit``'s halves add alike to
+    both sums)."""
+    d, doubled = _doubled_ranks(k, zero_method)
+    total = int(np.sum(np.sign(d) * doubled))
+    return (total > 0) - (total < 0)
+
+
+def _signed_rank_exact(k: np.ndarray, zero_method: str) -> tuple[float, float, bool]:
+    """Wilcoxon's test from the exact distribution of the signed ranks given their ties and zeros: the
+    share of the sign patterns of the non-zero differences whose |W+ - W-| is at least the observed
+    one (a zero's rank has no sign to flip), counted on integers (:func:`sign_flip_exact`); the
+    statistic min(W+, W-), scipy's, ``zsplit`` giving half of each zero's rank to both."""
+    d, doubled = _doubled_ranks(k, zero_method)
+    signed = np.sign(d) * doubled
+    plus = int(doubled[d > 0].sum())
+    minus = int(doubled[d < 0].sum())
+    if zero_method == "zsplit":
+        half = int(doubled[d == 0].sum()) / 2
+        plus, minus = plus + half, minus + half  # type: ignore[assignment]
+    p_value = sign_flip_exact(signed[signed != 0])
+    return min(plus, minus) / 2, p_value, True
 
 
 def _sign_test(wins: int, losses: int) -> tuple[float, float]:
