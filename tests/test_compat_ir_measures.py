@@ -28,6 +28,7 @@ im = pytest.importorskip("ir_measures")
 pd = pytest.importorskip("pandas")
 from ir_measures.measures.base import _NOT_PROVIDED  # noqa: E402
 
+import irspec  # noqa: E402
 import irspec.compat.ir_measures as dropin  # noqa: E402
 from irspec.compat import ir_measures_objects as light  # noqa: E402
 
@@ -336,6 +337,68 @@ def test_measures_irspec_defines_otherwise_go_to_ir_measures_providers() -> None
     for m in (im.Judged @ 10, im.ERR @ 10):
         assert not dropin.PROVIDER.supports(m)
         assert dropin.calc_aggregate([m, im.P @ 5], q, r)[m] == im.calc_aggregate([m], q, r)[m]
+
+
+def _integer_ids(qrels: dict, run: dict) -> tuple[dict, dict, dict]:
+    """The case with each query id made an integer (as pd.read_csv reads numeric topics), and the map
+    from the string ids to them."""
+    number = {q: 7 * i + 3 for i, q in enumerate(sorted(set(qrels) | set(run)))}
+    return (
+        {number[q]: docs for q, docs in qrels.items()},
+        {number[q]: docs for q, docs in run.items()},
+        number,
+    )
+
+
+@pytest.mark.parametrize("kind", ["dicts", "records", "iterators", "frames"])
+def test_integer_query_ids_are_read_as_their_decimal_text(kind: str) -> None:
+    """ir_measures' pytrec_eval provider refuses integer query ids ("Expected string as key."); the drop-in
+    reads them as irspec does, as their decimal text, and gives them back as the qrels give them. The
+    values are ir_measures' on the same data with string ids."""
+    qrels, run = random_case(3, empty_rankings=False)
+    int_qrels, int_run, number = _integer_ids(qrels, run)
+    measures = [im.AP, im.nDCG @ 10, im.P(rel=2) @ 5, im.NumQ, im.NumRel, im.R @ 100]
+    q, r = _records(qrels, run)
+    theirs = {m: im.calc_aggregate([m], q, r)[m] for m in measures}
+    their_rows = {
+        (number[x.query_id], str(x.measure)): x.value for m in measures for x in im.iter_calc([m], q, r)
+    }
+    with pytest.raises(TypeError, match="Expected string as key"):
+        im.calc_aggregate([im.AP], *_inputs(int_qrels, int_run, "frames"))
+    mine = dropin.calc_aggregate(measures, *_inputs(int_qrels, int_run, kind))
+    assert all(_close(mine[m], theirs[m]) for m in measures), (mine, theirs)
+    my_rows = list(dropin.iter_calc(measures, *_inputs(int_qrels, int_run, kind)))
+    assert all(type(x.query_id) is int for x in my_rows)
+    assert {(x.query_id, str(x.measure)) for x in my_rows} == set(their_rows)
+    assert all(_close(x.value, their_rows[x.query_id, str(x.measure)]) for x in my_rows)
+
+
+def test_integer_query_ids_beside_ir_measures_own_providers(registered: None) -> None:
+    """ir_measures' Python providers (judged here) give integer ids back as they are: the drop-in's ids are
+    the same objects' kind, so that the fallback pipeline's records of a query are one query's (and a
+    judged query the run lacks is given its DEFAULT once), in ir_measures' order (by number)."""
+    qrels = pd.DataFrame(
+        {"query_id": [10, 10, 9, 1], "doc_id": ["a", "b", "c", "d"], "relevance": [1, 0, 1, 1]}
+    )
+    run = pd.DataFrame({"query_id": [10, 10], "doc_id": ["b", "a"], "score": [2.0, 1.0]})
+    measures = [im.AP, im.Judged @ 10]
+    judged = [(x.query_id, x.value) for x in im.judged.iter_calc([im.Judged @ 10], qrels, run)]
+    assert judged == [(10, 1.0), (1, 0.0), (9, 0.0)]  # missing queries sorted by number
+    ap = [(10, "AP", 0.5), (1, "AP", 0.0), (9, "AP", 0.0)]  # hand arithmetic: a at rank 2 of 2
+    # the drop-in's pipeline, and ir_measures' own with irspec first
+    for calc in (dropin.iter_calc, im.iter_calc):
+        got = [(x.query_id, str(x.measure), x.value) for x in calc(measures, qrels, run)]
+        assert sorted(got, key=str) == sorted(ap + [(q, "Judged@10", v) for q, v in judged], key=str)
+        assert [x for x in got if x[1] == "AP"] == ap
+    assert im.calc_aggregate([im.AP, im.NumQ], qrels, run) == {im.AP: 0.5 / 3, im.NumQ: 1.0}
+
+
+def test_a_query_id_the_drop_in_cannot_match_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Were the run's ids not matched with irspec's (here, integers compared with their text unconverted),
+    the drop-in says so, rather than give every query its DEFAULT."""
+    monkeypatch.setattr(dropin, "_id_text", lambda q: q)
+    with pytest.raises(irspec.IrspecError, match=r"query ids \['1'\] were evaluated but not found"):
+        dropin.calc_aggregate([im.AP], {"1": {"a": 1}}, {1: {"a": 1.0}})
 
 
 def test_empty_inputs_as_ir_measures() -> None:

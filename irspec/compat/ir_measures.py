@@ -17,6 +17,14 @@ the measure objects given (floats, added in the order ir_measures adds them), ``
 query (a query's measures together, in the run's order of queries; then the qrels' queries the run lacks,
 at the measure's ``DEFAULT``, as ir_measures yields them).
 
+**Query ids** are strings or integers (pandas reads numeric topics as integers). An integer is read as its
+decimal text, as ``irspec.evaluate`` reads it, so ``1`` and ``"1"`` are one query (ir_measures' pytrec_eval
+provider refuses integers: ``TypeError: Expected string as key.``). The ``Metric`` records name a query by
+the id the qrels give it, an integer staying an integer, as ir_measures' Python providers (``Judged``,
+``RR@k``) give ids back: a query's records from irspec and from those providers name one query, and the
+qrels' queries the run lacks come once. A query evaluated but not matched with an id of the run is an
+error, never a ``DEFAULT``.
+
 **Which measure objects.** Where ir_measures is installed, the measures are ir_measures' own classes
 (``isinstance(nDCG, ir_measures.Measure)``), so that a measure made by ``from ir_measures import nDCG``
 and one made here are equal, hash alike and key the same results: code that mixes them (PyTerrier passes
@@ -44,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import numbers
 import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -261,7 +270,8 @@ class IrspecEvaluator:
     :func:`evaluator` and :meth:`IrspecProvider.evaluator` return (ir_measures' ``Evaluator`` API).
 
     ``measures`` is the list of measure objects (results are keyed by them); ``qrel_qids`` the judged
-    queries, each given its measures' ``DEFAULT`` when a run lacks it.
+    queries as the qrels give their ids (an integer stays an integer), each given its measures'
+    ``DEFAULT`` when a run lacks it.
     """
 
     def __init__(self, measures: list[Any], qrels: Any, shared_only: bool = True) -> None:
@@ -272,32 +282,51 @@ class IrspecEvaluator:
         specs = [str(_metric_text(m, shared_only)) for m in measures]  # each supported, so a text
         qrels = _qrels_input(qrels)
         self._evaluate = None
-        self.qrel_qids: set[str] = set()
+        # each judged query's id as the qrels give it, by irspec's text of it; None when they are that
+        # text already (every id a string)
+        self._given: dict[str, Any] | None = None
+        self._judged: frozenset[str] = frozenset()  # irspec's text of each judged query's id
+        self.qrel_qids: set[Any] = set()
         if qrels is not None:
             from irspec.evaluation.evaluator import Evaluator
 
             ev = Evaluator(qrels, specs, judged_warning=None, missing_queries="skip")
-            self.qrel_qids = set(ev.judgments.qrels.query_ids)
+            self._judged = frozenset(ev.judgments.qrels.query_ids)
+            given = _query_ids(qrels)
+            if not all(isinstance(q, str) for q in given):
+                self._given = {_id_text(q): q for q in given}
+            texts = self._given
+            self.qrel_qids = set(self._judged) if texts is None else {texts[q] for q in self._judged}
             self._evaluate = ev.evaluate
 
     def __repr__(self) -> str:
         return f"<irspec.compat.ir_measures evaluator: {len(self.qrel_qids)} judged queries; {self.measures}>"
 
-    def _table(self, run: Any) -> tuple[list[str], list[list[float]], list[str]]:
+    def _table(self, run: Any) -> tuple[list[Any], list[list[float]], list[Any]]:
         """The run's judged queries in the run's order, their values (a row per query, a column per
-        measure) and the judged queries the run lacks, sorted."""
+        measure) and the judged queries the run lacks, sorted; ids as the qrels give them."""
         if self._evaluate is None:
             return [], [], []
         run, order = _run_input(run)
         rows: list[list[float]] = []
-        queries: list[str] = []
+        queries: list[str] = []  # irspec's text of each id
         if run is not None:
             with warnings.catch_warnings():
                 # what irspec warns of (queries outside the qrels, a level nothing reaches) ir_measures does not
                 warnings.simplefilter("ignore", IrspecWarning)
                 result: Any = self._evaluate(run)  # one run: a Result
             position = {q: i for i, q in enumerate(result.query_ids)}
-            queries = [q for q in (order() if order is not None else result.query_ids) if q in position]
+            given = order()
+            # irspec reads an integer id as its decimal text: the run's ids are matched with the result's
+            # by that text (as given, ``1`` would match nothing and the query get its DEFAULT)
+            texts = given if all(isinstance(q, str) for q in given) else [_id_text(q) for q in given]
+            queries = [q for q in dict.fromkeys(texts) if q in position]
+            if len(queries) != len(position):
+                unmatched = sorted(set(position).difference(queries))
+                raise IrspecError(
+                    f"irspec.compat.ir_measures: the run's query ids {unmatched[:5]} were evaluated but not found "
+                    "among the ids the run gives (an id must be a string or an integer)"
+                )
             values = result.values
             if queries != list(result.query_ids):
                 import numpy as np
@@ -306,8 +335,11 @@ class IrspecEvaluator:
                     np.fromiter((position[q] for q in queries), dtype=np.intp, count=len(queries))
                 ]
             rows = values.tolist()
-        missing = sorted(self.qrel_qids.difference(queries))
-        return queries, rows, missing
+        missing = self._judged.difference(queries)
+        if self._given is None:
+            return queries, rows, sorted(missing)
+        given_ids = self._given
+        return [given_ids[q] for q in queries], rows, sorted((given_ids[q] for q in missing), key=_id_order)
 
     def iter_calc(self, run: Any) -> Iterator[Any]:
         """The :class:`Metric` records of ``run``: each query's measures together, queries in the run's
@@ -319,7 +351,8 @@ class IrspecEvaluator:
         for query, row in zip(queries, rows, strict=True):
             for measure, j in zip(measures, columns, strict=True):
                 yield Metric(query, measure, row[j])
-        for measure, query in sorted(itertools.product(measures, missing), key=lambda x: (str(x[0]), x[1])):
+        # a stable sort by measure keeps each measure's queries in _table's order (sorted)
+        for measure, query in sorted(itertools.product(measures, missing), key=lambda x: str(x[0])):
             yield Metric(query, measure, measure.DEFAULT)
 
     def calc_aggregate(self, run: Any) -> dict[Any, Any]:
@@ -344,6 +377,30 @@ class IrspecEvaluator:
         for metric in per_query:
             aggregators[metric.measure].add(metric.value)
         return CalcResults({m: a.result() for m, a in aggregators.items()}, per_query)
+
+
+def _id_text(query_id: Any) -> Any:
+    """irspec's text of a query id: a string as it is, an integer (not a bool) its decimal text, as irspec
+    reads ids; anything else as it is (irspec's reader refuses it)."""
+    if isinstance(query_id, str | bool) or not isinstance(query_id, numbers.Integral):
+        return query_id
+    return str(int(query_id))
+
+
+def _id_order(query_id: Any) -> tuple[bool, Any]:
+    """The order of query ids ir_measures sorts (integers as numbers), integers before strings where the
+    qrels mix them (Python does not order an int and a str)."""
+    return isinstance(query_id, str), query_id
+
+
+def _query_ids(qrels: Any) -> list[Any]:
+    """The distinct query ids of qrels as :func:`_qrels_input` gives them (a dict, a frame, a list of
+    records), as they are there."""
+    if isinstance(qrels, dict):
+        return list(qrels)
+    if hasattr(qrels, "itertuples"):
+        return list(qrels["query_id"].unique().tolist())
+    return list(dict.fromkeys(r.query_id for r in qrels))
 
 
 _QREL_FIELDS = ("query_id", "doc_id", "relevance")
