@@ -23,6 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from randomdata import random_case, untied
+from trecdicts import pytrec_safe
 
 im = pytest.importorskip("ir_measures")
 pd = pytest.importorskip("pandas")
@@ -238,12 +239,16 @@ def _inputs(qrels: dict, run: dict, kind: str) -> tuple[object, object]:
 @pytest.mark.parametrize("kind", ["dicts", "records", "iterators", "frames"])
 @pytest.mark.parametrize("seed", range(6))
 def test_values_equal_ir_measures(seed: int, kind: str) -> None:
-    qrels, run = random_case(seed, empty_rankings=False)
+    """With empty rankings among the dicts' (a query given with no document, which pytrec_eval scores as an
+    empty ranking: NumQ 1, NumRel R; records and frames have no row to give one), a non-empty one first:
+    pytrec_eval misreads an empty ranking it evaluates first (tests/trecdicts.py's pytrec_safe)."""
+    qrels, run = random_case(seed)
+    run = pytrec_safe(qrels, run)
     for forms, this_run in ((SHARED_FORMS, run), (UNTIED_FORMS, untied(run))):
         measures = [im.parse_measure(t) for t in forms]
         # each measure alone in ir_measures: together, its pytrec_eval provider may compute a plain nDCG
         # with another nDCG's gains (test_ir_measures_gives_plain_nDCG_another_measures_gains)
-        q, r = _inputs(qrels, this_run, "records")
+        q, r = _inputs(qrels, this_run, "dicts" if kind == "dicts" else "records")
         theirs = {m: im.calc_aggregate([m], q, r)[m] for m in measures}
         their_rows = {
             (x.query_id, str(x.measure)): x.value for m in measures for x in im.iter_calc([m], q, r)
@@ -256,6 +261,28 @@ def test_values_equal_ir_measures(seed: int, kind: str) -> None:
         assert {(x.query_id, str(x.measure)) for x in my_rows} == set(their_rows)
         assert all(_close(x.value, their_rows[x.query_id, str(x.measure)]) for x in my_rows)
         assert all(isinstance(x, im.Metric) for x in my_rows)
+
+
+def test_the_random_cases_hold_judged_empty_rankings() -> None:
+    """test_values_equal_ir_measures compares empty rankings: its cases have judged ones."""
+    cases = [random_case(seed) for seed in range(6)]
+    assert sum(1 for qrels, run in cases for q, docs in run.items() if not docs and q in qrels) >= 2
+
+
+def test_an_empty_ranking_is_scored_not_defaulted() -> None:
+    """A query given with no document is scored as an empty ranking, as ir_measures' pytrec_eval scores it
+    (NumQ 1, NumRel R, IPrec@0.0 0/0), not given the DEFAULT of a query the run lacks (q3 here)."""
+    qrels = {"q1": {"a": 1, "b": 1, "c": 0}, "q2": {"d": 1}, "q3": {"e": 1}}
+    run = {"q1": {"a": 1.0, "c": 0.5}, "q2": {}}
+    measures = [im.NumQ, im.NumRel, im.IPrec @ 0.0, im.AP, im.NumRet]
+    theirs = im.calc_aggregate(measures, qrels, run)
+    mine = dropin.calc_aggregate(measures, qrels, run)
+    assert all(_close(mine[m], theirs[m]) for m in measures), (mine, theirs)
+    assert mine[im.NumQ] == 2.0 and mine[im.NumRel] == 3.0 and math.isnan(mine[im.IPrec @ 0.0])  # by hand
+    rows = {(x.query_id, str(x.measure)): x.value for x in dropin.iter_calc(measures, qrels, run)}
+    their_rows = {(x.query_id, str(x.measure)): x.value for x in im.iter_calc(measures, qrels, run)}
+    assert rows.keys() == their_rows.keys() and all(_close(rows[k], their_rows[k]) for k in rows)
+    assert rows["q2", "NumQ"] == 1.0 and math.isnan(rows["q2", "IPrec@0.0"]) and rows["q3", "NumQ"] == 0.0
 
 
 def test_nDCG_exp_log2_equals_gdeval_to_its_printed_digits() -> None:

@@ -16,9 +16,11 @@ the walk has no values for fails the walk: a new ir_measures version cannot slip
 Then, on random adversarial data (``tests/randomdata.py``: ties, graded and negative labels,
 unjudged documents, queries without relevant documents, short and long rankings), every form that
 ir_measures can compute here (its pytrec_eval provider, and its Python providers) is computed by both,
-and irspec's per-query values must equal ir_measures' (within 1e-9) on every query of the run.
-ir_measures' pytrec_eval crashes on an empty ranking or an all-negative query, so those are left out
-of both inputs (irspec's values there are tested in ``tests/test_differential.py``). A qrels query
+and irspec's per-query values must equal ir_measures' (within 1e-9) on every query of the run, empty
+rankings included (a query given with no document). ir_measures' pytrec_eval misreads an empty ranking
+that is the first it evaluates (the run is ordered with a non-empty one first: ``tests/trecdicts.py``'s
+``pytrec_safe``) and an all-negative query (none is drawn; irspec's values there are tested in
+``tests/test_differential.py``). A qrels query
 the run lacks gets 0 on every measure from ir_measures, and from irspec trec_eval's -c values (its empty
 ranking's: 1 for NumQ, R for NumRel): those queries are not compared.
 
@@ -44,6 +46,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from randomdata import random_case, untied
+from trecdicts import pytrec_safe
 
 import irspec
 from irspec.testing import registered_plugin
@@ -362,10 +365,11 @@ def _reason(text: str, table: dict[str, str]) -> str | None:
 
 
 def _ir_measures_inputs(seed: int) -> tuple[dict, dict]:
-    """A random case without what ir_measures' pytrec_eval crashes on: empty rankings (a query with an
-    empty dict) and all-negative qrels queries (random_case draws none without all_negative=True)."""
+    """A random case, empty rankings (a query with an empty dict) included, without what ir_measures'
+    pytrec_eval misreads: an empty ranking first (moved after a non-empty one) and all-negative qrels
+    queries (random_case draws none without all_negative=True)."""
     qrels, run = random_case(seed)
-    return qrels, {q: docs for q, docs in run.items() if docs}
+    return qrels, pytrec_safe(qrels, run)
 
 
 PREFERENCE = ("Compat", "Accuracy")  # compared in tests/test_preference.py, query by query
@@ -439,6 +443,12 @@ def _disagreements(texts: list[str], qrels: dict, run: dict) -> tuple[set[str], 
         if not math.isclose(mine, value, rel_tol=0, abs_tol=TOL):
             bad.append(f"{text} query {q}: irspec {mine!r}, ir_measures {value!r}")
     return computed, bad
+
+
+def test_the_cases_hold_judged_empty_rankings():
+    """The comparisons below meet empty rankings of judged queries, which pytrec_eval scores."""
+    cases = [_ir_measures_inputs(seed) for seed in range(12)]
+    assert sum(1 for qrels, run in cases for q, docs in run.items() if not docs and q in qrels) >= 3
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -15,7 +15,9 @@ number of runs), ``run_inputs`` and ``qrel_inputs``. Qrels and runs are what ir_
 tuples, pandas DataFrames with its columns, dicts of dicts. Results are ir_measures': aggregates keyed by
 the measure objects given (floats, added in the order ir_measures adds them), ``Metric`` records per
 query (a query's measures together, in the run's order of queries; then the qrels' queries the run lacks,
-at the measure's ``DEFAULT``, as ir_measures yields them).
+at the measure's ``DEFAULT``, as ir_measures yields them). A query a dict gives an empty ranking
+(``{"q1": {}}``) is not one the run lacks: it is scored as an empty ranking (0 on most measures, ``NumQ``
+1, ``NumRel`` R), as ir_measures' pytrec_eval provider scores it.
 
 **Query ids** are strings or integers (pandas reads numeric topics as integers). An integer is read as its
 decimal text, as ``irspec.evaluate`` reads it, so ``1`` and ``"1"`` are one query (ir_measures' pytrec_eval
@@ -281,6 +283,7 @@ class IrspecEvaluator:
         self._column = {m: j for j, m in enumerate(measures)}
         specs = [str(_metric_text(m, shared_only)) for m in measures]  # each supported, so a text
         qrels = _qrels_input(qrels)
+        self._specs = specs
         self._evaluate = None
         # each judged query's id as the qrels give it, by irspec's text of it; None when they are that
         # text already (every id a string)
@@ -291,6 +294,7 @@ class IrspecEvaluator:
             from irspec.evaluation.evaluator import Evaluator
 
             ev = Evaluator(qrels, specs, judged_warning=None, missing_queries="skip")
+            self._qrels = ev.judgments.qrels
             self._judged = frozenset(ev.judgments.qrels.query_ids)
             given = _query_ids(qrels)
             if not all(isinstance(q, str) for q in given):
@@ -302,6 +306,17 @@ class IrspecEvaluator:
     def __repr__(self) -> str:
         return f"<irspec.compat.ir_measures evaluator: {len(self.qrel_qids)} judged queries; {self.measures}>"
 
+    @functools.cached_property
+    def _evaluate_empty(self) -> Any:
+        """The evaluation of queries whose ranking is empty, with every ranking cut to nothing (trec_eval's
+        -M 0): a run without documents for a query has no rows to read it from. Made on first need, from
+        the qrels read already, since most runs have none."""
+        from irspec.evaluation.evaluator import Evaluator
+
+        return Evaluator(
+            self._qrels, self._specs, judged_warning=None, missing_queries="skip", depth=0
+        ).evaluate
+
     def _table(self, run: Any) -> tuple[list[Any], list[list[float]], list[Any]]:
         """The run's judged queries in the run's order, their values (a row per query, a column per
         measure) and the judged queries the run lacks, sorted; ids as the qrels give them."""
@@ -311,15 +326,32 @@ class IrspecEvaluator:
         rows: list[list[float]] = []
         queries: list[str] = []  # irspec's text of each id
         if run is not None:
-            with warnings.catch_warnings():
-                # what irspec warns of (queries outside the qrels, a level nothing reaches) ir_measures does not
-                warnings.simplefilter("ignore", IrspecWarning)
-                result: Any = self._evaluate(run)  # one run: a Result
-            position = {q: i for i, q in enumerate(result.query_ids)}
             given = order()
             # irspec reads an integer id as its decimal text: the run's ids are matched with the result's
             # by that text (as given, ``1`` would match nothing and the query get its DEFAULT)
             texts = given if all(isinstance(q, str) for q in given) else [_id_text(q) for q in given]
+            # A dict's empty ranking ({qid: {}}) is a query given, not one the run lacks: ir_measures'
+            # pytrec_eval scores it as an empty ranking (0 on most measures, NumQ 1, NumRel R), not at the
+            # measure's DEFAULT. irspec's evaluation skips it with the queries the run lacks.
+            empty = []
+            if isinstance(run, dict):
+                empty = [
+                    t for t, docs in zip(texts, run.values(), strict=True) if not docs and t in self._judged
+                ]
+            with warnings.catch_warnings():
+                # what irspec warns of (queries outside the qrels, a level nothing reaches) ir_measures does not
+                warnings.simplefilter("ignore", IrspecWarning)
+                result: Any = self._evaluate(run)  # one run: a Result
+                ids, values = list(result.query_ids), result.values
+                if empty:
+                    import numpy as np
+
+                    from irspec.compat.pytrec_eval import _PLACEHOLDER  # a docno no qrels judge
+
+                    cut: Any = self._evaluate_empty({q: {_PLACEHOLDER: 0.0} for q in empty})
+                    ids += cut.query_ids
+                    values = np.concatenate([values, cut.values])
+            position = {q: i for i, q in enumerate(ids)}
             queries = [q for q in dict.fromkeys(texts) if q in position]
             if len(queries) != len(position):
                 unmatched = sorted(set(position).difference(queries))
@@ -327,8 +359,7 @@ class IrspecEvaluator:
                     f"irspec.compat.ir_measures: the run's query ids {unmatched[:5]} were evaluated but not found "
                     "among the ids the run gives (an id must be a string or an integer)"
                 )
-            values = result.values
-            if queries != list(result.query_ids):
+            if queries != ids:
                 import numpy as np
 
                 values = values[
