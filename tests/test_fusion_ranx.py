@@ -70,12 +70,18 @@ RANK_BASED = {
 NORMS = ["min-max", "max", "sum", "zmuv", "rank", "borda", "min-max-inverted", "none"]
 
 
-def random_runs(seed: int, ties: bool) -> list[dict[str, dict[str, float]]]:
-    """Three runs over a few queries: depths from 1 to 14 of a pool of 16 documents (so that many are in
-    one run only), some queries missing from a run, scores with ties (one decimal) or without."""
+TYING_WEIGHTS = [0.76, 0.3, 0.88, 0.58, 0.16]
+"""Weights of five runs two sides of which add up to one real number, 0.76 + 0.58 = 0.3 + 0.88 + 0.16. Added
+as ranx adds them, each side apart in the runs' order, both are 1.3399999999999999: a Condorcet vote that
+ties, the first document ahead. The total less one side is 1.3400000000000003, the other side ahead."""
+
+
+def random_runs(seed: int, ties: bool, count: int = 3) -> list[dict[str, dict[str, float]]]:
+    """``count`` runs over a few queries: depths from 1 to 14 of a pool of 16 documents (so that many are
+    in one run only), some queries missing from a run, scores with ties (one decimal) or without."""
     rng = np.random.default_rng(seed)
     runs = []
-    for _ in range(3):
+    for _ in range(count):
         run = {}
         for q in range(6):
             if rng.random() < 0.2:
@@ -101,6 +107,23 @@ def cases() -> list[dict]:
                     if method in RANK_BASED and (norm == "borda" or (ties and norm == "min-max-inverted")):
                         continue  # ranx's ranks there are not the scores' (test_fusion.py holds irspec's)
                     out.append({"runs": runs, "method": method, "norm": norm, "params": params})
+        # weighted votes that tie as ranx adds them (each side apart): five runs
+        for norm in ("none", "min-max-inverted"):
+            runs = random_runs(seed, ties=False, count=5)
+            out.append(
+                {"runs": runs, "method": "w_condorcet", "norm": norm, "params": {"weights": TYING_WEIGHTS}}
+            )
+    # 0.2 + 0.7 (0.8999999999999999) against 0.9, as ranx adds them: b, the third run's first, is ahead; the
+    # total less 0.2 + 0.7 is 0.8999999999999999 too, a tie, which put a ahead
+    two = {"q1": {"a": 2.0, "b": 1.0}}
+    out.append(
+        {
+            "runs": [two, two, {"q1": {"b": 2.0, "a": 1.0}}],
+            "method": "w_condorcet",
+            "norm": "none",
+            "params": {"weights": [0.2, 0.7, 0.9]},
+        }
+    )
     return out
 
 

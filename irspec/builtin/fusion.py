@@ -196,8 +196,9 @@ METHODS: tuple[tuple[FusionDef, tuple[str, ...]], ...] = (
             grid=WEIGHTS_GRID,
             doc="c - p, p the document's 0-based place when the candidates, in descending docno order, "
             "are sorted (Python's stable merge sort) with the comparison 'x before y when the runs that "
-            "rank x above y weigh at least half' (a run ranks a document it retrieved above one it did "
-            "not; of two it did not retrieve, its vote goes to the second, as in ranx). With cycles the "
+            "rank x above y weigh at least as much as the others' (a run ranks a document it retrieved "
+            "above one it did not; of two it did not retrieve, its vote goes to the second, as in ranx; "
+            "each side's weights added in the runs' order, as ranx adds them). With cycles the "
             "order depends on the starting order, which ranx leaves to a set's iteration; irspec starts "
             "from descending docno. Montague & Aslam, Condorcet fusion for improved retrieval, CIKM 2002 "
             "(the weighted form: weights=[...], ranx's w_condorcet).",

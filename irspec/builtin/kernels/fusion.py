@@ -254,8 +254,16 @@ def condorcet(table: Candidates, fusion: Any) -> np.ndarray:
         rows = places[start:stop].tolist()
 
         def order(x: int, y: int, rows: list = rows) -> int:
-            ahead = sum(w for w, a, b in zip(weights, rows[x], rows[y], strict=True) if a < b)
-            return -1 if ahead >= sum(weights) - ahead else 1
+            # Each side's votes added apart, in the runs' order, as ranx adds them: the total minus one
+            # side rounds otherwise, and weights whose two sides are equal as reals (0.2 + 0.7 and 0.9)
+            # would tie in ranx and not here, or the other way round.
+            ahead = behind = 0.0
+            for w, a, b in zip(weights, rows[x], rows[y], strict=True):
+                if a < b:
+                    ahead += w
+                else:
+                    behind += w
+            return -1 if ahead >= behind else 1
 
         ranked = sorted(range(stop - start), key=cmp_to_key(order))
         size = stop - start
