@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import polars as pl
@@ -143,6 +144,23 @@ NORMALISED = [
 @pytest.mark.parametrize(("norm", "expected"), NORMALISED, ids=[n for n, _ in NORMALISED])
 def test_each_normalisation_by_hand(norm: str, expected: dict[str, float]):
     assert close(scores(f"sum(norm={norm})", [A, Z]), expected)
+
+
+def test_sum_and_zmuv_keep_the_digits_of_large_scores_close_together():
+    """Scores of a million, 1e-7 apart: the sum less n times the minimum, and the mean as the sum over n,
+    cancel and lose most digits (ranx 0.3.21 gives a 0.666925 and 1.964723). The expected values are
+    rational arithmetic on the doubles given, exact but for the last rounding (and zmuv's square root)."""
+    run = {"q1": {"a": 1000000.0000002, "b": 1000000.0000001, "c": 1e6, "d": 1e6, "e": 1e6, "f": 1e6}}
+    exact = {d: Fraction(s) for d, s in run["q1"].items()}
+    low, n = min(exact.values()), len(exact)
+    total = sum(s - low for s in exact.values())
+    mean = sum(exact.values()) / n
+    variance = sum((s - mean) ** 2 for s in exact.values()) / n
+    by_sum = {d: float((s - low) / total) for d, s in exact.items()}
+    by_zmuv = {d: math.copysign(math.sqrt((s - mean) ** 2 / variance), s - mean) for d, s in exact.items()}
+    assert by_sum["a"] == 2 / 3 and math.isclose(by_zmuv["a"], 1.963961, abs_tol=1e-6)  # the reviewer's
+    assert close(scores("sum(norm=sum)", [run, Z]), {**by_sum, "z": 0.0})
+    assert close(scores("sum(norm=zmuv)", [run, Z]), {**by_zmuv, "z": 0.0})
 
 
 def test_ties_rank_in_trec_evals_order():

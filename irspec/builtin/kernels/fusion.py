@@ -12,13 +12,16 @@ The normalisations (:func:`normalise`, :func:`borda_fill`) are ranx 0.3.21's, to
 ``min-max``             ``(s - min) / max(max - min, 1e-9)``
 ``min-max-inverted``    ``(max - s) / max(max - min, 1e-9)`` (for distances: the smallest is best)
 ``max``                 ``s / max(max, 1e-9)``
-``sum``                 ``(s - min) / max(sum - n * min, 1e-9)``
+``sum``                 ``(s - min) / max(Σ (s_j - min), 1e-9)`` (ranx: ``sum - n * min``, the same real)
 ``zmuv``                ``(s - mean) / max(std, 1e-9)`` (the population standard deviation)
 ``rank``                ``1 - r / n`` (``r`` the 0-based rank, ``n`` the run's documents for the query)
 ``borda``               ``1 - r / c`` for a document the run ranks, ``0.5 - (n - 1) / (2c)`` for one it
                         does not (``c`` the query's candidates); every run then scores every candidate
 ``none``                the scores as they are
 ======================  ============================================================================
+
+``sum`` and ``zmuv`` add the scores less the query's minimum (the mean is min + Σ (s_j - min) / n), which
+ranx does not: on large scores close together its sums cancel and lose digits that these keep.
 
 Ranks follow trec_eval's order: score descending, then docno descending (ranx's order of tied scores is
 that of numba's unstable quicksort, which no user can predict). A run's ranks are those of its
@@ -100,21 +103,22 @@ def normalise(scores: np.ndarray, starts: np.ndarray, ranks: np.ndarray, norm: s
     heads = starts[:-1]
     if norm == "rank":
         return 1.0 - ranks / np.repeat(lengths, lengths)
-    if norm in ("min-max", "min-max-inverted", "sum"):
-        low = np.repeat(np.minimum.reduceat(scores, heads), lengths)
-        if norm == "sum":
-            total = np.repeat(np.add.reduceat(scores, heads), lengths)
-            return (scores - low) / np.maximum(total - low * np.repeat(lengths, lengths), FLOOR)
-        high = np.repeat(np.maximum.reduceat(scores, heads), lengths)
-        span = np.maximum(high - low, FLOOR)
-        return (high - scores) / span if norm == "min-max-inverted" else (scores - low) / span
     if norm == "max":
         return scores / np.maximum(np.repeat(np.maximum.reduceat(scores, heads), lengths), FLOOR)
+    low = np.repeat(np.minimum.reduceat(scores, heads), lengths)
+    # sum and zmuv add the scores less the query's minimum, not the scores: ranx's sum - n * min and
+    # sum / n cancel on large scores close together (1e6 + 2e-7, 1e6 + 1e-7, 1e6, ...), losing most digits
+    shifted = scores - low
+    if norm == "sum":
+        return shifted / np.maximum(np.repeat(np.add.reduceat(shifted, heads), lengths), FLOOR)
     if norm == "zmuv":
-        mean = np.add.reduceat(scores, heads) / lengths
-        deviation = scores - np.repeat(mean, lengths)
+        deviation = shifted - np.repeat(np.add.reduceat(shifted, heads) / lengths, lengths)
         std = np.sqrt(np.add.reduceat(deviation * deviation, heads) / lengths)
         return deviation / np.maximum(np.repeat(std, lengths), FLOOR)
+    if norm in ("min-max", "min-max-inverted"):
+        high = np.repeat(np.maximum.reduceat(scores, heads), lengths)
+        span = np.maximum(high - low, FLOOR)
+        return (high - scores) / span if norm == "min-max-inverted" else shifted / span
     raise AssertionError(f"unknown normalisation {norm!r}")  # the spec's choices are checked at binding
 
 
