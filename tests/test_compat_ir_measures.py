@@ -447,6 +447,55 @@ def test_empty_inputs_as_ir_measures() -> None:
         dropin.calc_aggregate([P5], qrels, object())
 
 
+def test_a_pair_given_twice_is_refused_where_ir_measures_keeps_the_last_row() -> None:
+    """A departure (docs/coming-from/ir_measures.md): irspec refuses a document twice in a query, here
+    diversity qrels (a row per subtopic, an iteration column); ir_measures keeps the last row's label."""
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["1", "1", "1"],
+            "iteration": ["1", "2", "1"],
+            "doc_id": ["a", "a", "b"],
+            "relevance": [1, 0, 1],
+        }
+    )
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    measures = [im.AP, im.P @ 1]
+    # by hand, with a's last label (0): b relevant at rank 2, R = 1
+    assert im.calc_aggregate(measures, qrels, run) == {im.AP: 0.5, im.P @ 1: 0.0}
+    with pytest.raises(irspec.InputError, match="query '1': duplicate docno 'a'"):
+        dropin.calc_aggregate(measures, qrels, run)
+    # the documented way to ir_measures' reading
+    last = qrels.drop_duplicates(["query_id", "doc_id"], keep="last")
+    assert dropin.calc_aggregate(measures, last, run) == im.calc_aggregate(measures, qrels, run)
+    # a run's document twice: ir_measures keeps its last score (0.5, below b: b relevant at rank 1)
+    twice = pd.DataFrame({"query_id": ["1", "1", "1"], "doc_id": ["a", "b", "a"], "score": [2.0, 1.0, 0.5]})
+    assert im.calc_aggregate(measures, last, twice) == {im.AP: 1.0, im.P @ 1: 1.0}
+    with pytest.raises(irspec.InputError, match="query '1': duplicate docno 'a'"):
+        dropin.calc_aggregate(measures, last, twice)
+
+
+def test_boolean_labels_are_refused_where_ir_measures_reads_true_as_1() -> None:
+    """A departure (docs/coming-from/ir_measures.md): a column or mapping of booleans given for labels is
+    refused, as irspec refuses it (a mask given for labels, most likely); ir_measures computes with True
+    as 1 and False as 0."""
+    run = {"1": {"a": 2.0, "b": 1.0}}
+    as_ints = {"1": {"a": 0, "b": 1}}
+    theirs = im.calc_aggregate([im.AP], as_ints, run)
+    assert theirs == {im.AP: 0.5}  # by hand: b relevant at rank 2
+    as_bools = {"1": {"a": False, "b": True}}
+    frame = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [False, True]})
+    records = [im.Qrel("1", "a", False), im.Qrel("1", "b", True)]
+    for qrels, message in (
+        (as_bools, "label must be an integer, got False for docno 'a'"),
+        (frame, "column 'relevance' must hold integers, not Boolean"),
+        (records, "column 'relevance' must hold integers, not Boolean"),
+    ):
+        assert im.calc_aggregate([im.AP], qrels, run) == theirs
+        with pytest.raises(irspec.InputError, match=message):
+            dropin.calc_aggregate([im.AP], qrels, run)
+    assert dropin.calc_aggregate([im.AP], frame.astype({"relevance": int}), run) == theirs
+
+
 # ---------------------------------------------------------------------------------------------------------
 # irspec inside ir_measures
 
