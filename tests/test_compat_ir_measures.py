@@ -293,6 +293,25 @@ def test_nDCG_exp_log2_equals_gdeval_to_its_printed_digits() -> None:
     assert set(mine) == set(theirs) and all(abs(mine[k] - theirs[k]) < 1e-5 for k in theirs)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_ERR_equals_gdeval_to_its_printed_digits(seed: int) -> None:
+    """ir_measures computes ERR@k with gdeval (the drop-in sends it there); irspec's own, the
+    irspec-usermodel plugin's, gives gdeval's values to the five decimals gdeval prints, negative labels
+    (0 in both) included."""
+    pytest.importorskip(
+        "irspec_usermodel", reason="irspec-usermodel is not installed (plugins/, README's test command)"
+    )
+    from irspec.testing import registered_plugin
+
+    q, r = _graded(seed)
+    assert any(x.relevance < 0 for x in q) and any(x.relevance == 4 for x in q)
+    for k in (5, 20):
+        theirs = {x.query_id: x.value for x in im.gdeval.iter_calc([im.ERR @ k], q, r)}
+        with registered_plugin(load_entry_points=True):
+            mine = irspec.evaluate(q, r, f"ERR@{k}").per_query()
+        assert set(mine) == set(theirs) and all(abs(mine[x][f"ERR@{k}"] - theirs[x]) < 1e-5 for x in theirs)
+
+
 def test_iter_calc_order_is_ir_measures() -> None:
     """Each query's measures together, the run's order of queries; then the judged queries the run lacks
     at the measure's DEFAULT, sorted by measure then query, as ir_measures' Evaluator yields them."""
@@ -330,12 +349,13 @@ def test_an_evaluator_is_reused_across_runs() -> None:
 
 
 def _graded(seed: int) -> tuple[list, list]:
-    """Labels 0 to 3 and distinct scores (gdeval stops on a negative label)."""
+    """Labels -1 to 4 and distinct scores, numeric query ids: gdeval stops on a label above 4 and on a query
+    id that is not a number (a negative label it counts as 0)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     q = [
-        im.Qrel(str(i), f"d{j}", int(rng.integers(0, 4)))
+        im.Qrel(str(i), f"d{j}", int(rng.integers(-1, 5)))
         for i in range(20)
         for j in rng.choice(50, 25, replace=False)
     ]

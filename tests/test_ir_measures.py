@@ -65,8 +65,10 @@ DELIBERATE: dict[str, str] = {
     "Judged": "irspec divides by k even when the ranking is shorter and counts a negative label as unjudged "
     "(trec_eval's convention); ir_measures divides by min(k, n), counts any qrels line as judged and breaks "
     "score ties by docno ascending",
-    "ERR": "ir_measures computes it with gdeval (the TREC Web track's script), which only takes a cutoff and "
-    "stops on a negative label; irspec's ERR is the irspec-usermodel plugin's, tested in its own tests",
+    "ERR": "ir_measures computes it with gdeval (the TREC Web track's script), which needs a cutoff, numeric "
+    "query ids (the random cases' are not) and labels of at most 4 (it counts a negative one as 0) and prints "
+    "five decimals; irspec's ERR is the irspec-usermodel plugin's, equal to gdeval's printed digits where "
+    "gdeval runs (tests/test_compat_ir_measures.py)",
 }
 """Names whose values irspec deliberately computes otherwise than the provider ir_measures uses here:
 not compared (each is still walked and parsed). docs/reference/exactness.md lists them."""
