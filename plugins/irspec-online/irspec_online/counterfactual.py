@@ -160,8 +160,8 @@ def _lambda(measure: str, k: int, ranks: np.ndarray) -> np.ndarray:
 def values(log: Any, metric: Any, theta: Propensities | None) -> tuple[np.ndarray, dict[str, int]]:
     """Per row of ``log`` (read with the ranking to estimate), the estimator's term for the metric: NaN for
     a row the ranking does not rank, or one with a click no propensity weighs (SNIPS: a row of no
-    randomised logger); and what was found on the way (``unranked`` rows, ``clipped`` weights, ``beyond``
-    clicks outside the propensities' ranks), for the table."""
+    randomised logger); and what was found on the way (``unranked`` rows, ``clipped`` weights of clicks the
+    estimate reads, ``beyond`` clicks outside the propensities' ranks), for the table."""
     estimator, measure, k = metric.definition.name, metric.get("measure"), metric.get("k")
     found = {"unranked": int((log.ranked == 0).sum()), "clipped": 0, "beyond": 0}
     if estimator == "SNIPS":
@@ -195,12 +195,16 @@ def values(log: Any, metric: Any, theta: Propensities | None) -> tuple[np.ndarra
         w_exam = np.full(len(clicks.rank), np.nan)
     weight = np.where(random, w_random, w_exam)
     at = np.where(random, clicks.rank, clicks.new_rank)
-    if estimator == "ClippedIPS":
-        found["clipped"] = int((weight > metric.get("clip")).sum())
-        weight = np.minimum(weight, metric.get("clip"))
     unweighed = clicks.per_row(np.isnan(weight) * 1.0) > 0
-    term = clicks.per_row(np.where(np.isnan(weight), 0.0, weight) * _lambda(measure, k, at))
-    return np.where((log.ranked > 0) & ~unweighed, term, np.nan), found
+    kept = (log.ranked > 0) & ~unweighed
+    read = _lambda(measure, k, at)
+    if estimator == "ClippedIPS":
+        # only the clicks the estimate reads: one the measure weighs 0 (outside @k) or of a row left out
+        # changes nothing whatever its weight
+        found["clipped"] = int(((weight > metric.get("clip")) & (read > 0) & kept[clicks.row]).sum())
+        weight = np.minimum(weight, metric.get("clip"))
+    term = clicks.per_row(np.where(np.isnan(weight), 0.0, weight) * read)
+    return np.where(kept, term, np.nan), found
 
 
 def support(log: Any, measure: str, k: int) -> np.ndarray:
@@ -246,7 +250,7 @@ class Estimate:
     error and interval at ``confidence``, and what it rests on: ``support``, the share of the places the
     measure reads whose document the log shows (:func:`support`: below 1, IPS misses the clicks the others
     would get, SNIPS borrows them from where they were shown); ``unranked`` rows whose query the new ranking
-    lacks, ``clipped`` weights, ``beyond`` clicks outside the propensities' ranks."""
+    lacks, ``clipped`` weights (of clicks the estimate reads), ``beyond`` clicks outside the propensities' ranks."""
 
     metric: str
     value: float
@@ -390,6 +394,6 @@ def estimates_table(estimates: Sequence[Estimate], run: str) -> InputTable:
         description=f"The ranking {run} estimated from the log: the estimate per query issue, its standard error and "
         "normal interval (query issues taken as independent); support: the share of the places the measure reads "
         f"whose document the log shows (below 1, IPS misses what {run} would get there); query issues whose query it "
-        "does not rank (left out), clicks whose weight was clipped, clicks at ranks the propensities do not cover "
-        "(left out).",
+        "does not rank (left out), clicks the estimate reads whose weight was clipped, clicks at ranks the "
+        "propensities do not cover (left out).",
     )

@@ -129,6 +129,28 @@ def test_clipping_lowers_ips_and_a_clip_above_every_weight_changes_nothing():
     assert clipped["estimate"] < ips["estimate"] and clipped["clipped"] > 0
 
 
+def test_clipped_counts_only_the_clicks_the_estimate_reads():
+    """theta = (1, 0.5, 0.1, 0.1, 0.9), clip 2: s1's click on c (logged rank 3, new rank 5) weighs 0.9 / 0.1
+    = 9 but lies outside @2, so it is read by @5 alone; s2's click on x (logged rank 2, new rank 1) weighs
+    1 / 0.5 = 2, not above the clip. By hand: @2 reads (0 + 2) / 2 and clips nothing; @5 reads
+    (min(9, 2) + 2) / 2 and clips one weight."""
+    theta = [1, 0.5, 0.1, 0.1, 0.9]
+    run = {"q": ["x", "y", "z", "w", "c"]}
+    records = [
+        {"session": "s1", "query": "q", "timestamp": 0, "results": ["a", "b", "c"], "clicks": [{"doc": "c"}]},
+        {"session": "s2", "query": "q", "timestamp": 1, "results": ["a", "x"], "clicks": [{"doc": "x"}]},
+    ]
+    options = {"online": {"counterfactual": {"run": run, "propensity": theta}}}
+    for spec, value, clipped in (
+        ("ClippedIPS(ctr, clip=2)@2", 1.0, 0),
+        ("ClippedIPS(ctr, clip=2)@5", 2.0, 1),
+    ):
+        for per_query in (True, False):  # the log read whole, and streamed
+            table = irspec.evaluate_input(records, spec, options=options, per_query=per_query).tables[-1]
+            row = dict(zip(table.columns, table.rows[0], strict=True))
+            assert (row["estimate"], row["clipped"]) == (pytest.approx(value), clipped), (spec, per_query)
+
+
 def test_ips_by_hand():
     """theta = (1, 0.5, 0.25): a click at logged rank 3 on a document the new ranking puts first weighs
     1 / 0.25 = 4; at logged rank 1 on one it puts third, 0.25 / 1."""
