@@ -272,12 +272,14 @@ class _Read:
         raise _Unread  # text (ISO 8601), nanoseconds, dates: the records' way
 
     def _clicks(self, col: Any) -> None:
-        """Per click: its row, rank (looked up among the results when it has none) and dwell (NaN: none)."""
+        """Per click: its row, rank (looked up among the results when it has none), dwell (NaN: none) and
+        whether it is a result's (its document the result at its rank: not an ad's)."""
         n = self.n
         if col is None or _is_null_type(col.type):
             self.click_row = np.zeros(0, dtype=np.int64)
             self.click_rank = np.zeros(0, dtype=np.int64)
             self.click_dwell = np.zeros(0)
+            self.click_result = np.zeros(0, dtype=bool)
             return
         if not (_is_list(col.type) and _is_struct(col.type.value_type)):
             raise _Unread
@@ -293,16 +295,20 @@ class _Read:
         dwell, dwell_null = _floats(item.get("dwell"), len(flat))
         wrong = doc_null | rank_bad | (~dwell_null & ~(np.isfinite(dwell) & (dwell >= 0)))
         self.bad |= _any_per_row(wrong, count)
-        # a shown document clicked at a rank within the results where another is shown (records.py says
-        # which); one not shown, such as an ad, may be clicked at any rank
+        # a click within the results is the result's where its document is the one shown there; a shown
+        # document clicked where another is shown is refused (records.py says which); one not shown, such
+        # as an ad, may be clicked at any rank, and is no result's
         placed = ~rank_null & ~doc_null & ~rank_bad
         placed[placed] = rank[placed] <= self.n_results[row[placed]]
+        on_result = np.zeros(len(flat), dtype=bool)
         if placed.any():
             import pyarrow as pa
 
             at = self.result_start[row[placed]] + rank[placed] - 1
             shown = _series(self.results.take(pa.array(at, pa.int64())))
-            placed[placed] = (shown != _series(doc.filter(placed))).to_numpy()
+            same = (shown == _series(doc.filter(placed))).fill_null(False).to_numpy()
+            on_result[placed] = same
+            placed[placed] = ~same
             if placed.any():
                 misplaced = self._positions(row[placed], doc.filter(placed)) > 0
                 self.bad |= np.bincount(row[placed][misplaced], minlength=n) > 0
@@ -311,7 +317,8 @@ class _Read:
             at = self._positions(row[lookup], doc.filter(lookup))
             self.bad |= np.bincount(row[lookup][at == 0], minlength=n) > 0  # not among them
             rank[lookup] = at
-        self.click_row, self.click_rank = row, rank
+            on_result[lookup] = at > 0
+        self.click_row, self.click_rank, self.click_result = row, rank, on_result
         self.click_dwell = np.where(dwell_null | np.isnan(dwell), -np.inf, dwell)  # NaN: a bad row's
 
     def _positions(self, rows: np.ndarray, docs: Any) -> np.ndarray:
@@ -399,9 +406,10 @@ class _Read:
 
     # -- what the good rows give --------------------------------------------------------------------
 
-    def _unique_clicks(self, good: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The good rows' clicked ranks, each once, sorted by row, then rank: ``(row, rank)``."""
-        keep = good[self.click_row]
+    def _unique_clicks(self, good: np.ndarray, results: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The good rows' clicked ranks (``results``: only the results', not an ad's), each once, sorted by
+        row, then rank: ``(row, rank)``."""
+        keep = good[self.click_row] & (self.click_result if results else True)
         code = np.unique(self.click_row[keep] * _INT32 + self.click_rank[keep])
         return code // _INT32, code % _INT32
 
@@ -418,14 +426,15 @@ class _Read:
         import pyarrow as pa
 
         n = self.n
-        row, rank = self._unique_clicks(good)
+        row, rank = self._unique_clicks(good)  # every click, an ad's too: the best rank clicked
         first = np.zeros(n, dtype=np.int64)
         rows, at = np.unique(row, return_index=True)
         first[rows] = rank[at]
         dwell = np.full(n, -np.inf)
         np.maximum.at(dwell, self.click_row, self.click_dwell)
         dwell = np.where(dwell >= 0, dwell, np.nan)
-        # the clicked slots' origins and logging probabilities
+        # the clicked results' origins and logging probabilities
+        row, rank = self._unique_clicks(good, results=True)
         origin = self.interleaved[row] & (rank <= self.origin_count[row])
         at = np.where(origin, self.origin_start[row] + rank - 1, 0)
 
@@ -551,7 +560,7 @@ class _Read:
         """The click-model sessions of the good rows: their top ``ranks`` results and the ranks clicked."""
         import pyarrow as pa
 
-        row, rank = self._unique_clicks(good)
+        row, rank = self._unique_clicks(good, results=True)
         shown = np.minimum(self.n_results, ranks)
         inside = rank <= shown[row]
         keep = np.flatnonzero(good)

@@ -18,7 +18,10 @@ One record per query issue (a search results page shown)::
 ``clicks``
     Optional, default none: a list of ``{"doc": ID, "rank": R, "dwell": SECONDS}``. ``rank`` (1-based,
     below 2**31) may be left out when ``doc`` is among the results (its position there); ``dwell``
-    (seconds, >= 0) may be left out or null when unknown.
+    (seconds, >= 0) may be left out or null when unknown. A document among the results may be clicked
+    only at its own rank; one not among them (an ad) at any, and its click counts as a click on the page
+    (the best rank clicked, the dwell) but on no result: interleaving, click models, counterfactual
+    estimates and swap counts read only the clicks whose document is the result at their rank.
 
 A log is JSON Lines (one record per line; ``.gz`` or gzip's magic bytes: decompressed; ``-``: standard
 input; :func:`jsonl_records`), Parquet (a file or a directory of part files, columns named as the keys;
@@ -129,11 +132,13 @@ CLICK = pl.Struct(
     {"rank": pl.Int32, "team": pl.Int8, "rank_a": pl.Int32, "rank_b": pl.Int32, "p_a": pl.Float64, "new_rank": pl.Int32,
      "logging_p": pl.Float64}
 )  # fmt: skip
-"""A clicked slot as the interleaving and counterfactual metrics see it: its rank, the origin the record's
-``origins`` gives it (``team``: 0 a, 1 b, -1 none; ``rank_a``, ``rank_b``: 0 unknown; ``p_a``: NaN
-unknown) and, when the log is read with a ranking to estimate (:class:`Ranker`), the rank that ranking
-gives its document (``new_rank``: 0 when it does not rank it); ``logging_p`` the probability with which
-the logger put the document in that slot (the record's ``propensities``; NaN when it has none)."""
+"""A clicked result as the interleaving and counterfactual metrics see it (a click whose document is the
+result at its rank: one on a document not among the results, such as an ad, is none): its rank, the
+origin the record's ``origins`` gives it (``team``: 0 a, 1 b, -1 none; ``rank_a``, ``rank_b``: 0
+unknown; ``p_a``: NaN unknown) and, when the log is read with a ranking to estimate (:class:`Ranker`),
+the rank that ranking gives its document (``new_rank``: 0 when it does not rank it); ``logging_p`` the
+probability with which the logger put the document in that slot (the record's ``propensities``; NaN when
+it has none)."""
 
 MATCHED = pl.Struct({"rank": pl.Int32, "weight": pl.Float64})
 """A slot where the ranking to estimate puts the document the log shows there, and the inverse of the
@@ -161,11 +166,11 @@ SUMMARY = {
 """One query issue as the metrics see it: its session, time (Unix seconds), line (or row) in the input,
 number of results, the best rank clicked (0: no click) and the longest known dwell time of its clicks
 (NaN: none known); a key of its query text and of its user (the ``user`` key, else the session:
-:func:`text_keys`), whether it served an interleaved list (it has ``origins``), its clicked slots
-(:data:`CLICK`, in rank order, each once), whether the ranking to estimate (:class:`Ranker`) ranks its
-query (``ranked``: 0 no, 1 yes, 2 yes and the record has the logger's ``propensities``), and the slots
-where that ranking agrees with the log (:data:`MATCHED`: only for a record with
-the logger's ``propensities``), the ranks that ranking gives the documents shown (:data:`SHOWN`) and
+:func:`text_keys`), whether it served an interleaved list (it has ``origins``), its clicked results
+(:data:`CLICK`, in rank order, each once; an ad's click counts for the best rank and dwell, never as a
+result's), whether the ranking to estimate (:class:`Ranker`) ranks its query (``ranked``: 0 no, 1 yes, 2
+yes and the record has the logger's ``propensities``), and the slots where that ranking agrees with the
+log (:data:`MATCHED`: only for a record with the logger's ``propensities``), the ranks that ranking gives the documents shown (:data:`SHOWN`) and
 how many it ranks for the query. Every online metric is a function of these columns."""
 
 
@@ -294,7 +299,7 @@ class Slots:
 
 @dataclass(frozen=True)
 class Clicks(Slots):
-    """The clicked slots of ``n`` rows, each slot once (:data:`CLICK`'s fields): ``rank``, ``team`` (0:
+    """The clicked results of ``n`` rows, each once (:data:`CLICK`'s fields): ``rank``, ``team`` (0:
     ``a``, 1: ``b``, -1: none), ``rank_a`` and ``rank_b`` (0: unknown), ``p_a`` (NaN: unknown),
     ``new_rank`` (0: not ranked) and ``logging_p`` (NaN: unknown)."""
 
@@ -495,8 +500,9 @@ def checked_records(
 ) -> Iterator[tuple[Any, list[int]]]:
     """Each record of ``records`` (``(line or row, record)``) checked as :func:`summarise` checks it (a bad
     record is an :class:`~irspec.InputError` naming ``where`` and its line or row; given a ``problems``
-    list, its ``(number, message)`` goes there instead, as :func:`summarise`'s), with the ranks clicked
-    (1-based, in order, each once)."""
+    list, its ``(number, message)`` goes there instead, as :func:`summarise`'s), with the ranks of the
+    results clicked (1-based, in order, each once; an ad's click, on a document not among the results,
+    is none)."""
     for number, rec in records:
         try:
             clicked = _summary(rec)[8]
@@ -568,7 +574,7 @@ def assemble(summary: pl.DataFrame, name: str, where: str, ids: bool = True) -> 
 
 def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     """(session, time, number of results, best rank clicked or 0, longest known dwell or NaN, the query's
-    text, the user's (or the session's), whether it is interleaved, its clicked slots, whether the ranking
+    text, the user's (or the session's), whether it is interleaved, its clicked results, whether the ranking
     to estimate ranks its query, the matched slots, the ranks of the shown documents in that ranking, and
     how many it ranks)."""
     if not isinstance(rec, Mapping):
@@ -710,12 +716,11 @@ _NO_ORIGIN = (-1, 0, 0, math.nan)
 
 def _clicked(rank: int, origins: list[tuple] | None, logging: list[float] | None, results: list[str],
              new: Mapping[str, int]) -> tuple:  # fmt: skip
-    """A clicked slot's :data:`CLICK` fields, in order."""
-    team, rank_a, rank_b, p_a = (
-        origins[rank - 1] if origins is not None and rank <= len(origins) else _NO_ORIGIN
-    )
-    new_rank = new.get(results[rank - 1], 0) if rank <= len(results) and new else 0
-    logging_p = logging[rank - 1] if logging is not None and rank <= len(logging) else math.nan
+    """A clicked result's :data:`CLICK` fields, in order (``rank`` is among the results, whose origins and
+    propensities, when the record has them, are one per result)."""
+    team, rank_a, rank_b, p_a = origins[rank - 1] if origins is not None else _NO_ORIGIN
+    new_rank = new.get(results[rank - 1], 0)
+    logging_p = logging[rank - 1] if logging is not None else math.nan
     return rank, team, rank_a, rank_b, p_a, new_rank, logging_p
 
 
@@ -855,8 +860,9 @@ def _timestamp(value: Any) -> float:
 
 
 def _clicks(raw: Any, results: list[str]) -> tuple[int, float, list[int]]:
-    """The best (lowest) rank clicked, 0 for none, the longest known dwell time, NaN for none, and the
-    ranks clicked, in order, each once."""
+    """The best (lowest) rank clicked, 0 for none, the longest known dwell time, NaN for none (both of every
+    click, an ad's too), and the ranks of the results clicked, in order, each once: a click is a result's
+    only where its document is the result at its rank (not an ad's, clicked at any rank)."""
     if raw is None:
         return 0, math.nan, []
     if not isinstance(raw, list):
@@ -901,7 +907,8 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float, list[int]]:
                 raise _Bad(f"{what}.dwell must be a number of seconds >= 0 (or null), got {quote(dwell)}")
             longest = max(longest, float(dwell))
         first = rank if first == 0 else min(first, rank)
-        ranks.add(rank)
+        if rank <= len(results) and results[rank - 1] == doc:
+            ranks.add(rank)
     return first, (longest if longest >= 0 else math.nan), sorted(ranks)
 
 

@@ -21,6 +21,7 @@ import pytest
 pytest.importorskip("irspec_online")
 
 import numpy as np
+import polars as pl
 from irspec_online import plugin
 from irspec_online.clickmodels import CM, DBN, DCM, PBM, UBM, Sessions, Vocabulary, _gather, load, model_of
 from irspec_online.clickstream import fit, read_sessions
@@ -151,6 +152,32 @@ def test_cascade_by_hand():
     # c: rows 3, 4 (row 2's c is below its first click): never clicked
     expected = {"a": (1 + 2) / (2 + 4), "b": (1 + 1) / (2 + 2), "c": (1 + 0) / (2 + 2)}
     assert {d: model.attr[model.vocabulary.codes[("q", d)]] for d in "abc"} == expected
+
+
+def test_a_click_on_a_document_not_among_the_results_is_no_results_click():
+    """An ad (a document not among the results, clicked at any rank) is no click on the result at its
+    rank. The cascade model: a, b shown twice, once with an ad clicked at a's rank 1, once below the
+    results; no result clicked, so attr = (1 + 0) / (2 + 2) for both (the first ad had made a clicked:
+    (1 + 1) / (2 + 1)). A swap experiment: the top result t clicked at rank 1 in its one issue without a
+    swap; swapped to rank 2 twice, clicked there once, the other issue with only an ad clicked at rank 2:
+    exam_2 = (1 / 2) / (1 / 1). Read record by record and a batch of columns at a time (a polars frame)."""
+    shown = {"query": "q", "timestamp": 0, "results": ["a", "b"]}
+    cascade = [
+        {**shown, "session": "s1", "clicks": [{"doc": "ad", "rank": 1}]},
+        {**shown, "session": "s2", "clicks": [{"doc": "ad", "rank": 3}]},
+    ]
+    swapped = {"query": "q", "timestamp": 0, "results": ["u", "t"], "swap": 2}
+    swaps = [
+        {"session": "s1", "query": "q", "timestamp": 0, "results": ["t", "u"], "swap": 1, "clicks": [{"doc": "t", "rank": 1}]},
+        {**swapped, "session": "s2", "clicks": [{"doc": "ad", "rank": 2}]},
+        {**swapped, "session": "s3", "clicks": [{"doc": "t", "rank": 2}]},
+    ]  # fmt: skip
+    for form in (list, pl.DataFrame):
+        model = fit(form(cascade), "cm").model
+        assert {d: model.attr[model.vocabulary.codes[("q", d)]] for d in "ab"} == {"a": 1 / 4, "b": 1 / 4}
+        swap = fit(form(swaps), "swap").model
+        assert (swap.shown[:3].tolist(), swap.clicked[:3].tolist()) == ([1, 2, 0], [1, 1, 0])
+        assert swap.exam[1] == 0.5
 
 
 def test_dcm_by_hand():

@@ -60,9 +60,12 @@ def random_records(rng: np.random.Generator, n: int, bad: float) -> list[dict]:
                 rank = None if rng.random() < 0.3 else j + 1
                 dwell = None if rng.random() < 0.3 else float(rng.choice([0.0, 5.5, 30.0, 61.0]))
                 clicks.append({"doc": doc, "rank": rank, "dwell": dwell})
-        if results and rng.random() < 0.1:  # the same rank twice, and a rank past the results
+        if (
+            results and rng.random() < 0.1
+        ):  # the same rank twice, a rank past the results, an ad at a result's
             clicks.append({"doc": results[0], "rank": 1, "dwell": 2.0})
             clicks.append({"doc": "elsewhere", "rank": k + 2, "dwell": None})
+            clicks.append({"doc": "ad", "rank": k, "dwell": 4.0})
         interleaved = rng.random() < 0.7
         origins = [
             {"team": str(rng.choice(["a", "b"])) if rng.random() < 0.9 else None,

@@ -215,6 +215,34 @@ def test_snips_by_hand():
     assert streamed.aggregate() == pytest.approx(res.aggregate())
 
 
+def test_a_click_on_a_document_not_among_the_results_is_no_evidence():
+    """An ad (a document not among the results, clicked at any rank) is no result's click. A randomised
+    logger (p = 1/2 per slot), new ranking (x, y): s1's click on x weighs 2; s2's too, its ad below the
+    results adds nothing (it was NaN, and s2 left out); s3 clicked nothing: IPS@2 = (2 + 2 + 0) / 3 over 3
+    query issues. Examination propensities (1, 0.5), new ranking (y, x): an ad at x's rank 1 stands for no
+    click on x (it stood for 0.5 / 1 at x's new rank 2), s2's click on y for 1 / 0.5 at rank 1: IPS@2 =
+    (0 + 2) / 2. The same record by record and a batch of columns at a time (a polars frame)."""
+    rand = {"query": "q", "timestamp": 0, "results": ["x", "y"], "propensities": [0.5, 0.5]}
+    randomised = [
+        {**rand, "session": "s1", "clicks": [{"doc": "x", "rank": None}]},
+        {**rand, "session": "s2", "clicks": [{"doc": "x", "rank": None}, {"doc": "ad", "rank": 3}]},
+        {**rand, "session": "s3", "clicks": []},
+    ]
+    shown = {"query": "q", "timestamp": 0, "results": ["x", "y"]}
+    deterministic = [
+        {**shown, "session": "s1", "clicks": [{"doc": "ad", "rank": 1}]},
+        {**shown, "session": "s2", "clicks": [{"doc": "y", "rank": 2}]},
+    ]
+    cases = [(randomised, ["x", "y"], None, 4 / 3, 3), (deterministic, ["y", "x"], [1, 0.5], 1.0, 2)]
+    for records, new, theta, value, rows in cases:
+        options = {"online": {"counterfactual": {"run": {"q": new}, "propensity": theta}}}
+        for source in (records, pl.DataFrame(records)):
+            res = irspec.evaluate_input(source, "IPS(ctr)@2", options=options)
+            row = dict(zip(res.tables[-1].columns, res.tables[-1].rows[0], strict=True))
+            assert (row["estimate"], row["query issues"]) == (pytest.approx(value), rows), type(source)
+            assert res.warnings == ()
+
+
 def test_the_streamed_estimates_equal_the_ones_in_memory():
     sim, b = world()
     records = logged(sim, 4000, np.random.default_rng(5), "shuffle")

@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("irspec_online")
 
 import numpy as np
+import polars as pl
 from irspec_online import plugin
 from irspec_online.interleaving import CREDITS, Balanced, Optimized, Probabilistic, TeamDraft, _numpy_sum
 from irspec_online.records import Clicks
@@ -440,6 +441,32 @@ def test_the_log_test_by_hand():
     drawn = np.array([2.0, 2.0]) @ w > 0  # a replicate that draws neither user has no value
     replicates = (np.array([0.0, 1.0]) @ w[:, drawn]) / (np.array([2.0, 2.0]) @ w[:, drawn])
     assert (row["95% CI low"], row["95% CI high"]) == tuple(np.quantile(replicates, [0.025, 0.975]))
+
+
+def test_a_click_on_a_document_not_among_the_results_is_no_results_click():
+    """An ad (a document not among the results, which the log allows at any rank) clicked at a result's
+    rank or below the results expresses no preference: of s1 (a click on b's y), s2 (an ad below the
+    results) and s3 (an ad at x's rank, a's) only s1 has an outcome, +1; the test counts one impression
+    clicked, won by b. The same read record by record, a batch of columns at a time (a polars frame) and
+    streamed."""
+    o = [{"team": "a", "rank_a": 1, "rank_b": 2}, {"team": "b", "rank_a": 2, "rank_b": 1}]
+    rec = {"query": "q", "timestamp": 0, "results": ["x", "y"], "origins": o}
+    records = [
+        {**rec, "session": "s1", "clicks": [{"doc": "y", "rank": None}]},
+        {**rec, "session": "s2", "clicks": [{"doc": "ad-7", "rank": 3}]},
+        {**rec, "session": "s3", "clicks": [{"doc": "ad-9", "rank": 1}]},
+    ]
+    options = {"online": {"interleaving": {"replicates": 10}}}
+    for source in (records, pl.DataFrame(records)):
+        for per_query in (True, False):
+            res = irspec.evaluate_input(source, "Interleaving", options=options, per_query=per_query)
+            assert res.aggregate() == {"Interleaving": 1.0}
+            row = dict(zip(res.tables[-1].columns, res.tables[-1].rows[0], strict=True))
+            assert {k: row[k] for k in ("impressions", "clicked", "b wins", "a wins", "ties")} == {
+                "impressions": 3, "clicked": 1, "b wins": 1, "a wins": 0, "ties": 0}  # fmt: skip
+            if per_query:
+                values = dict(zip(res.query_ids, res.values[:, 0].tolist(), strict=True))
+                assert values == pytest.approx({"s1:1": 1.0, "s2:1": math.nan, "s3:1": math.nan}, nan_ok=True)
 
 
 def test_the_bootstrap_over_users_agrees_with_the_cluster_robust_standard_error():
