@@ -81,6 +81,7 @@ def summarise(
     queries: QueryCounts | None = None,
     fields: Mapping[str, str] | None = None,
     ranker: Ranker | None = None,
+    offset: int = 0,
 ) -> pl.DataFrame:
     """:func:`irspec_online.records.summarise` of a batch, the same arguments, the same frame: a batch of
     :class:`Rows` at once where its columns allow, plain records (and the rows the columns do not vouch
@@ -90,13 +91,13 @@ def summarise(
     read = _read(batch.table, fields, ranker) if isinstance(batch, Rows) else None
     if read is None:
         return records.summarise(batch, where, unit, problems=problems, queries=queries, fields=fields,
-                                 ranker=ranker)  # fmt: skip
+                                 ranker=ranker, offset=offset)  # fmt: skip
     good = ~read.bad
     slow = None
     if read.bad.any():  # named (or summarised) by the records' own checks, in the records' order
         slow = records.summarise(batch.records(np.flatnonzero(read.bad)), where, unit, problems=problems,
-                                 queries=queries, fields=fields, ranker=ranker)  # fmt: skip
-    frame = read.summary(good, batch.numbers[good], queries, fields, ranker)
+                                 queries=queries, fields=fields, ranker=ranker, offset=offset)  # fmt: skip
+    frame = read.summary(good, batch.numbers[good] + offset, queries, fields, ranker)
     return frame if slow is None or slow.height == 0 else pl.concat([frame, slow]).sort("line")
 
 

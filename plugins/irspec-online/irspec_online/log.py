@@ -79,9 +79,8 @@ def read_log(
         frames = []
         rows = 0
         for batch in opened.batches:
-            frames.append(
-                summarise(batch, opened.where, opened.unit, queries=queries, fields=fields, ranker=ranker)
-            )
+            frames.append(summarise(batch, opened.where, opened.unit, queries=queries, fields=fields,
+                                    ranker=ranker, offset=opened.offset))  # fmt: skip
             rows += frames[-1].height
             check_rows(rows, memory, opened.where)
     empty = pl.DataFrame(schema=summary_schema(fields))

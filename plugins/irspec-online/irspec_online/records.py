@@ -181,8 +181,9 @@ class InteractionLog:
     Per row (``n`` rows): ``ids`` (``"SESSION:I"``, the I-th query of the session, 1-based; the rows of an
     evaluation result; empty in a part of a streamed pass, :func:`assemble`), ``session`` (index into
     ``sessions``), ``first_in_session`` (bool), ``time`` (Unix seconds, float), ``n_results``, ``line``
-    (1-based line in the file, or row of a frame), ``first_click`` (the best rank clicked, 0 when nothing
-    was clicked) and ``best_dwell`` (the longest known dwell time of the row's clicks, seconds; NaN when
+    (1-based line in the file, or row of a frame; in a log of several files, after the lines of the files
+    before its own: the input's order), ``first_click`` (the best rank clicked, 0 when nothing was clicked)
+    and ``best_dwell`` (the longest known dwell time of the row's clicks, seconds; NaN when
     none is known). ``sessions`` holds the session ids in order. ``top_queries`` holds the most frequent
     query texts as ``(query, issues, clicked issues)``, most issued first (ties: by text); empty when the
     reader did not count them (Spark).
@@ -443,6 +444,7 @@ def summarise(
     queries: QueryCounts | None = None,
     fields: Mapping[str, str] | None = None,
     ranker: Ranker | None = None,
+    offset: int = 0,
 ) -> pl.DataFrame:
     """Check and reduce records, each ``(line or row number, record)``, to the :data:`SUMMARY` columns.
 
@@ -452,6 +454,8 @@ def summarise(
     record's query text is counted there. ``fields`` maps a role (``arm``, ``user``) to the key read
     for it, a required non-empty string (or number) in every record, summarised as a column of that role.
     Given a ``ranker``, each clicked slot's document gets the rank that ranking gives it (``new_rank``).
+    ``offset`` is added to each number in the ``line`` column (not in a problem's: that names the file's
+    own line): the lines of the files before this one in a log of several (:class:`irspec_online.sources.Chained`).
     """
     fields = fields or {}
     schema = summary_schema(fields)
@@ -464,7 +468,7 @@ def summarise(
                 raise _located(str(bad), where, unit, number) from None
             problems.append((number, str(bad)))
             continue
-        for col, value in zip(cols.values(), (row[0], row[1], number, *row[2:]), strict=True):
+        for col, value in zip(cols.values(), (row[0], row[1], number + offset, *row[2:]), strict=True):
             col.append(value)
         if queries is not None:
             queries.add(rec["query"], row[3] > 0)

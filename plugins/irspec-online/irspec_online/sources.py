@@ -34,6 +34,9 @@ class Opened:
     summaries: Iterable[pl.DataFrame] | None = None
     top_queries: Any = None
     """From Spark: a callable giving the log's top queries (counted by Spark, not while summarising)."""
+    offset: int = 0
+    """What the summaries add to a record's line or row to place it in the input (:class:`Chained`: the
+    files before the one being read); 0 for one file or frame."""
 
 
 def open_source(
@@ -87,21 +90,37 @@ def open_source(
 
 class Chained:
     """Several files read as one log, one after the other: its ``where`` and ``unit`` are the file's being
-    read (each batch's problems name their own file and line or row)."""
+    read (each batch's problems name their own file and line or row), and its ``offset`` the lines (rows)
+    of the files before it, which the summaries add to each record's own: the input's order is the files'
+    in the list, then the lines' in each (each file's own numbers, from 1, put a session's records of one
+    time in line order across the files)."""
 
     def __init__(self, parts: list[Opened]) -> None:
         self.parts = parts
         self.name = parts[0].name if len(parts) == 1 else "log"
         self.where, self.unit = parts[0].where, parts[0].unit
+        self.offset = 0
         self.summaries = None
         self.top_queries = None
 
     @property
     def batches(self) -> Iterator[list[tuple[int, Any]]]:
-        """The files' batches, in order (``where`` and ``unit`` follow the file)."""
+        """The files' batches, in order (``where``, ``unit`` and ``offset`` follow the file)."""
+        self.offset = 0
         for part in self.parts:
             self.where, self.unit = part.where, part.unit
-            yield from part.batches
+            last = 0
+            for batch in part.batches:
+                last = _last_number(batch) or last
+                yield batch
+            self.offset += last
+
+
+def _last_number(batch: Any) -> int:
+    """The line or row of a batch's last record (0 for none): a file's records come in their order."""
+    if isinstance(batch, Rows):
+        return int(batch.numbers[-1]) if len(batch) else 0
+    return int(batch[-1][0]) if batch else 0
 
 
 def _numbered(batches: Iterable[list[dict]]) -> Iterator[list[tuple[int, Any]]]:

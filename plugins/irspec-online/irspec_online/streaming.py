@@ -170,7 +170,7 @@ class LogStream:
         for batch in self.opened.batches:
             ranker = self.estimating.ranker if self.estimating is not None else None
             frame = summarise(batch, self.opened.where, self.opened.unit, queries=queries, fields=self.fields,
-                              ranker=ranker)  # fmt: skip
+                              ranker=ranker, offset=self.opened.offset)  # fmt: skip
             hours.add(frame["time"].to_numpy())
             yield frame
 

@@ -22,8 +22,10 @@ import pytest
 pytest.importorskip("irspec_online")
 
 import numpy as np
+import polars as pl
 from irspec_online import plugin
 from irspec_online.log import read_log
+from irspec_online.records import HourCounts, QueryCounts
 
 import irspec
 from irspec.testing import registered_plugin
@@ -160,6 +162,33 @@ def test_rows_are_sorted_by_session_then_time_whatever_the_file_order():
     assert data.ids == ("a:1", "a:2", "b:1", "b:2")
     assert data.line.tolist() == [4, 2, 3, 1]  # b:1 is the record of "first", the third
     assert data.n_results.tolist() == [0, 1, 1, 1]
+
+
+def test_a_log_of_several_files_is_in_the_files_order_then_their_lines(tmp_path):
+    """Three query issues of one session at one time: "first" (clicked) and "second" on lines 1 and 2 of
+    the first file, "third" (no results) on line 1 of the second. By the documented order (by time, then by
+    order in the input: the files' order, then their lines) s1:1 is "first", s1:2 "second", s1:3 "third",
+    whatever the files' forms; the streamed pass's parts are in that order too."""
+    first = record("s1", 0, ["x"], [{"doc": "x", "rank": None}], query="first")
+    second, third = record("s1", 0, ["x"], query="second"), record("s1", 0, [], query="third")
+    pytest.importorskip("pyarrow", reason="Parquet logs need pyarrow: pip install 'irspec-online[parquet]'")
+    (tmp_path / "a.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps(third) + "\n")
+    schema = {
+        "results": pl.List(pl.String),
+        "clicks": pl.List(pl.Struct({"doc": pl.String, "rank": pl.Int64})),
+    }
+    for name, rows in (("a", [first, second]), ("b", [third])):  # columns of the types read a batch at a time
+        pl.DataFrame(rows, schema_overrides=schema).write_parquet(tmp_path / f"{name}.parquet")
+    want = {"s1:1": (1.0, 0.0), "s1:2": (0.0, 0.0), "s1:3": (0.0, 1.0)}  # (CTR, ZRR)
+    for a, b in (("a.jsonl", "b.jsonl"), ("a.parquet", "b.parquet"), ("a.jsonl", "b.parquet")):
+        paths = [str(tmp_path / a), str(tmp_path / b)]
+        res = irspec.evaluate_input(paths, "CTR, ZRR")
+        assert dict(zip(res.query_ids, map(tuple, res.values.tolist()), strict=True)) == want, (a, b)
+        assert read_log(paths).line.tolist() == [1, 2, 3]
+        stream = read_log(paths, per_query=False)
+        parts = list(stream._summaries(QueryCounts(), HourCounts()))  # what the pass spreads over partitions
+        assert stream._part(pl.concat(parts)).n_results.tolist() == [1, 1, 0], (a, b)
 
 
 def test_a_dwell_time_equal_to_the_threshold_is_a_success_and_an_unknown_one_never_is():
