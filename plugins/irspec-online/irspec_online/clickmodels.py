@@ -36,7 +36,13 @@ The models, their parameters and their updates (``alpha``: attractiveness of a q
 Every estimate is ``(1 + numerator) / (2 + denominator)``, a Beta(1, 1) prior that gives an unseen pair
 0.5, the EM ones at most ``1 - 1e-6``, 50 EM iterations from 0.5: PyClick's conventions, so that the
 parameters equal PyClick's (``tests/test_clickmodels.py``, on a log PyClick fitted; its DBN with three
-of its departures from the model mended, listed in ``tests/reference/pyclick_reference.py``).
+of its departures from the model mended, listed in ``tests/reference/pyclick_reference.py``). One
+departure: an examination parameter no result of the log fell under (PBM's at a rank below every page of
+the log, UBM's at a rank and previous click never seen together), which PyClick leaves at the prior's 0.5,
+is unknown here: NaN, ``null`` in the JSON, so that IPS leaves out the clicks it would weigh
+(:mod:`irspec_online.counterfactual`) rather than weigh them by a made-up 0.5. A simulation refuses the
+ranks the log never showed; a held-out session's probabilities read an unknown examination as 0.5, as
+PyClick's do.
 Log-likelihood and perplexity are computed as PyClick computes them (``LogLikelihood``: the mean over
 sessions of the mean log of each result's click probability given the clicks above it; ``Perplexity``:
 per rank, ``2 ** -(mean log2 P(observed click))`` with unconditional click probabilities, and their mean).
@@ -90,6 +96,9 @@ PROB_MAX = 1 - 1e-6
 probability of a click or of none is 0."""
 PROB_MIN = 1e-6
 """The cascade model's conditional click probability below the first click (PyClick's ``CM.PROB_MIN``)."""
+PRIOR = 0.5
+"""The Beta(1, 1) prior's mean: every estimate's start, and what a prediction (a held-out session's
+probabilities, a simulation) reads for an examination parameter the fit left unknown (NaN)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -444,6 +453,12 @@ class ClickModel:
             setattr(copy, name, _gather(fitted, codes, default))
         return copy
 
+    @property
+    def known_ranks(self) -> int:
+        """How many ranks, from the top, the model has parameters for (a position model: those the log it
+        was fitted to showed a result at); a simulation refuses lists longer."""
+        return self.ranks
+
     def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
         """``(full, conditional)``, each ``(n, RANKS)``: each result's probability of a click, and the
         probability of what was observed there (a click or none) given the clicks above it."""
@@ -482,7 +497,8 @@ class ClickModel:
     # the parameters as JSON
 
     def params(self) -> dict[str, Any]:
-        """The parameters, JSON-ready: per pair ``{query: {doc: value}}``, per rank a list."""
+        """The parameters, JSON-ready: per pair ``{query: {doc: value}}``, per rank a list (``null``: an
+        examination the fit left unknown)."""
         return {"attr": self.vocabulary.nested(self.attr)}
 
     def as_json(self) -> dict[str, Any]:
@@ -510,22 +526,33 @@ class ClickModel:
         return values
 
     def _read_ranks(
-        self, params: Mapping[str, Any], name: str, where: str, shape: tuple[int, ...]
+        self, params: Mapping[str, Any], name: str, where: str, shape: tuple[int, ...], unknown: bool = False
     ) -> np.ndarray:
+        """A per-rank parameter of the given ``shape``: probabilities, and ``null`` (NaN) where ``unknown``
+        values may be (an examination the fit never saw: :func:`_json_ranks`)."""
         try:
-            values = np.array(params[name], dtype=np.float64)
+            values = np.array(params[name], dtype=np.float64)  # null: NaN
         except (KeyError, TypeError, ValueError):
             raise InputError(f"params.{name} must be a list of {shape[0]} probabilities", where) from None
         if values.shape != shape:
             raise InputError(
                 f"params.{name} must be probabilities of shape {list(shape)}, got {values.shape}", where
             )
-        if not ((values >= 0) & (values <= 1)).all():
-            bad = float(values[~((values >= 0) & (values <= 1))][0])
+        wrong = ~((values >= 0) & (values <= 1) | (unknown & np.isnan(values)))
+        if wrong.any():
+            bad = float(values[wrong][0])
             raise InputError(
                 f"params.{name} must be probabilities (0 to 1), got {plugin_api.quote(bad)}", where
             )
         return values
+
+
+def _json_ranks(values: np.ndarray) -> list[Any]:
+    """A per-rank parameter as JSON: its values, ``null`` where unknown (NaN, which ``json`` would write as
+    ``NaN``, no JSON)."""
+    listed = values.astype(object)
+    listed[np.isnan(values)] = None
+    return listed.tolist()
 
 
 def _probability(value: Any, what: str, where: str) -> float:
@@ -571,9 +598,25 @@ class PBM(ClickModel):
         self.exam = np.full(self.ranks, 0.5)
 
     def _gamma(self, chunk: Sessions) -> tuple[np.ndarray, np.ndarray]:
-        """Each result's examination probability, and the index of the parameter it is."""
+        """Each result's examination probability (an unknown one: :data:`PRIOR`), and the index of the
+        parameter it is."""
         index = np.broadcast_to(np.arange(self.ranks)[None, :], chunk.pairs.shape)
-        return self.exam[index], index
+        return self._examination()[index], index
+
+    def _examination(self) -> np.ndarray:
+        """The examination parameters as a prediction reads them: an unknown one (NaN) as :data:`PRIOR`."""
+        return np.where(np.isnan(self.exam), PRIOR, self.exam)
+
+    def _possible(self) -> np.ndarray:
+        """Which examination parameters a session can reach (all of PBM's)."""
+        return np.ones(self.exam.shape, dtype=bool)
+
+    @property
+    def known_ranks(self) -> int:
+        """The ranks from the top with an examination parameter the fit saw (a rank below every page of the
+        log it was fitted to has none)."""
+        known = (~np.isnan(self.exam) & self._possible()).reshape(self.ranks, -1).any(axis=1)
+        return int(np.argmin(known)) if not known.all() else self.ranks
 
     def _iterate(self, sessions: Sessions | Any, rounds: int) -> float:
         """The EM of :meth:`ClickModel.fit`, reading the sessions once: this model's E step reads each
@@ -588,6 +631,13 @@ class PBM(ClickModel):
         found = cells.split(self.exam.size)
         for _ in range(rounds):
             self._update(self._cell_statistics(*found))
+        # a parameter no result fell under kept the prior's 0.5, no examination the log shows: unknown (a
+        # PBM fitted to pages of 5 results weighed IPS's clicks moved to ranks 6-10 by 0.5)
+        _, parameter, _, _ = found
+        seen = np.zeros(self.exam.size, dtype=bool)
+        seen[parameter] = True
+        unseen = ~seen.reshape(self.exam.shape) & self._possible()
+        self.exam = np.where(unseen, np.nan, self.exam)
         return cells.count
 
     def _cells(self, chunk: Sessions) -> _Cells:
@@ -622,15 +672,15 @@ class PBM(ClickModel):
 
     def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         valid = np.arange(pairs.shape[1])[None, :] < length[:, None]
-        p = _gather(self.attr, pairs) * self.exam[None, : pairs.shape[1]]
+        p = _gather(self.attr, pairs) * self._examination()[None, : pairs.shape[1]]
         return valid & (rng.random(pairs.shape) < p)
 
     def params(self) -> dict[str, Any]:
-        return {**super().params(), "exam": self.exam.tolist()}
+        return {**super().params(), "exam": _json_ranks(self.exam)}
 
     def _read(self, params: Mapping[str, Any], where: str) -> None:
         super()._read(params, where)
-        self.exam = self._read_ranks(params, "exam", where, (self.ranks,))
+        self.exam = self._read_ranks(params, "exam", where, (self.ranks,), unknown=True)
 
     @property
     def propensities(self) -> np.ndarray:
@@ -654,10 +704,16 @@ class UBM(PBM):
         previous = np.zeros_like(last)
         previous[:, 1:] = np.maximum.accumulate(last, axis=1)[:, :-1]
         index = r * (self.ranks + 1) + previous
-        return self.exam.ravel()[index], index
+        return self._examination().ravel()[index], index
+
+    def _possible(self) -> np.ndarray:
+        """``exam[r][r']`` with the previous click above the rank (``r' <= r``, 0-based ``r``): the others
+        are never read, and keep PyClick's 0.5."""
+        return np.arange(self.ranks + 1)[None, :] <= np.arange(self.ranks)[:, None]
 
     def probabilities(self, sessions: Sessions) -> tuple[np.ndarray, np.ndarray]:
         alpha = self._attr(sessions)
+        exam = self._examination()
         given = alpha * self._gamma(sessions)[0]
         conditional = np.where(sessions.clicks, given, 1 - given)
         # the full probability (PyClick's): sum over the previous click p of P(C_p) P(no click between | p)
@@ -670,23 +726,24 @@ class UBM(PBM):
                 before = full[:, p - 1] if p else np.ones(n)
                 between = np.ones(n)
                 for b in range(p, r):
-                    between *= 1 - alpha[:, b] * self.exam[b, p]
-                total += before * between * alpha[:, r] * self.exam[r, p]
+                    between *= 1 - alpha[:, b] * exam[b, p]
+                total += before * between * alpha[:, r] * exam[r, p]
             full[:, r] = total
         return full, conditional
 
     def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         alpha = _gather(self.attr, pairs)
+        exam = self._examination()
         clicks = np.zeros(pairs.shape, dtype=bool)
         previous = np.zeros(len(pairs), dtype=np.int64)
         for r in range(pairs.shape[1]):
-            clicks[:, r] = (r < length) & (rng.random(len(pairs)) < alpha[:, r] * self.exam[r, previous])
+            clicks[:, r] = (r < length) & (rng.random(len(pairs)) < alpha[:, r] * exam[r, previous])
             previous = np.where(clicks[:, r], r + 1, previous)
         return clicks
 
     def _read(self, params: Mapping[str, Any], where: str) -> None:
         ClickModel._read(self, params, where)
-        self.exam = self._read_ranks(params, "exam", where, (self.ranks, self.ranks + 1))
+        self.exam = self._read_ranks(params, "exam", where, (self.ranks, self.ranks + 1), unknown=True)
 
     @property
     def propensities(self) -> np.ndarray:
@@ -926,13 +983,13 @@ class Swap(PBM):
     def params(self) -> dict[str, Any]:
         return {
             "attr": {},
-            "exam": self.exam.tolist(),
+            "exam": _json_ranks(self.exam),  # null: a rank no query issue swapped its top result to
             "shown": self.shown.tolist(),
             "clicked": self.clicked.tolist(),
         }
 
     def _read(self, params: Mapping[str, Any], where: str) -> None:
-        self.exam = self._read_ranks(params, "exam", where, (self.ranks,))
+        self.exam = self._read_ranks(params, "exam", where, (self.ranks,), unknown=True)
         self.shown = np.array(params.get("shown", [0] * self.ranks), dtype=np.float64)
         self.clicked = np.array(params.get("clicked", [0] * self.ranks), dtype=np.float64)
 

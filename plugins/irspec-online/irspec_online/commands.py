@@ -167,6 +167,11 @@ def run_clickmodel(args: argparse.Namespace, inputs: Any) -> int:
     if fitted.log_likelihood is not None:
         said += (f"; on {fitted.test.count:,.0f} held-out sessions: log-likelihood {fitted.log_likelihood:.4f}, "
                  f"perplexity {fitted.perplexity:.4f}")  # fmt: skip
+    theta = getattr(model, "propensities", None)
+    unknown = (np.flatnonzero(np.isnan(theta)) + 1).tolist() if theta is not None else []
+    if unknown:  # null in the JSON: IPS leaves out the clicks it would weigh there
+        ranks = ", ".join(map(str, unknown[:5])) + (", ..." if len(unknown) > 5 else "")
+        said += f"; examination unknown at rank {ranks} (the log has no result there to fit it by)"
     print(said, file=sys.stderr)
     return 0
 

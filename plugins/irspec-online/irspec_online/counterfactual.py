@@ -102,7 +102,9 @@ class Estimating:
 
 @dataclass(frozen=True)
 class Propensities:
-    """The examination probability of each rank, rank 1 first (``theta``); only ratios matter."""
+    """The examination probability of each rank, rank 1 first (``theta``); only ratios matter. NaN at a
+    rank is unknown (a click model's, fitted to a log that never showed that rank): as past the list's end,
+    a click there, or moved there, is left out and counted ``beyond``."""
 
     theta: np.ndarray
     source: str = "<propensities>"
@@ -110,7 +112,8 @@ class Propensities:
     @classmethod
     def of(cls, given: Any) -> Propensities | None:
         """From a list (rank 1 first), a click model's JSON file (``irspec clickmodel fit``: a PBM's or a swap
-        experiment's exam; a UBM's with no click above), ``{"propensities": [...]}``, or None (none)."""
+        experiment's exam, ``null`` where unknown; a UBM's with no click above), ``{"propensities": [...]}``,
+        or None (none)."""
         if given is None or isinstance(given, Propensities):
             return given
         data, where = json_data(given, "propensities' JSON")
@@ -123,7 +126,7 @@ class Propensities:
                     where,
                 )
             theta = np.asarray(theta, dtype=np.float64)
-            low = ~(theta >= MIN_PROPENSITY)
+            low = theta < MIN_PROPENSITY  # NaN, unknown, is not low: its clicks are left out (values)
             if low.any():
                 ranks = ", ".join(str(r) for r in (np.flatnonzero(low) + 1)[:5].tolist())
                 raise InputError(
@@ -179,7 +182,11 @@ def values(log: Any, metric: Any, theta: Propensities | None) -> tuple[np.ndarra
     w_random = np.where(clicks.new_rank == clicks.rank, 1.0 / np.where(random, clicks.logging_p, 1.0), 0.0)
     if theta is not None:  # examination: a click at r stands for theta_r' / theta_r clicks at r'
         t = theta.theta
-        beyond = (clicks.rank > len(t)) | (clicks.new_rank > len(t))
+        # a rank past the list's end, or NaN there: no examination known (index len(t): past the end)
+        unknown = np.append(np.isnan(t), True)
+        at_rank = np.minimum(clicks.rank, len(t) + 1) - 1
+        at_new = np.minimum(clicks.new_rank, len(t) + 1) - 1
+        beyond = unknown[at_rank] | ((clicks.new_rank >= 1) & unknown[at_new])
         needed = (clicks.new_rank >= 1) & (
             _lambda(measure, k, clicks.new_rank) > 0
         )  # clicks the measure reads

@@ -378,7 +378,8 @@ CLICK_MODELS = (
         f"{_CM}:PBM",
         doc="Craswell, Zoeter, Taylor and Ramsey, An experimental comparison of click position-bias models, WSDM "
         "2008 (after Richardson et al. 2007). P(C_r = 1) = attr(q, d) exam(r); fitted by EM. Its exam per rank "
-        "are the propensities of IPS estimates (Joachims, Swaminathan and Schnabel, WSDM 2017).",
+        "are the propensities of IPS estimates (Joachims, Swaminathan and Schnabel, WSDM 2017); a rank below every "
+        "page of the log has none (null), and IPS leaves out the clicks there.",
     ),
     ClickModelDef(
         "CM",
@@ -401,7 +402,7 @@ CLICK_MODELS = (
         f"{_CM}:UBM",
         doc="Dupret and Piwowarski, A user browsing model to predict search engine click data from past "
         "observations, SIGIR 2008. P(C_r = 1) = attr(q, d) exam(r, r'), r' the previous click's rank (0: none); "
-        "fitted by EM.",
+        "fitted by EM; an exam(r, r') no result of the log fell under is unknown (null).",
     ),
     ClickModelDef(
         "DBN",

@@ -89,6 +89,13 @@ class Design:
             raise EvaluationError(
                 f"depth must be from 1 to the model's {self.model.ranks} ranks, got {self.depth}"
             )
+        known = self.model.known_ranks
+        if self.depth > known:  # its users' examination there would be made up
+            raise EvaluationError(
+                f"depth must be at most {known}: the {self.model.name} model's examination is unknown "
+                f"{f'below rank {known}' if known else 'at every rank'} (the log it was fitted to showed no "
+                f"result there), got {self.depth}"
+            )
         if not self.queries:
             raise EvaluationError("the two rankings answer no query in common")
 

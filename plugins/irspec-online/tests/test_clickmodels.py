@@ -10,6 +10,7 @@ commit it ran.
 
 from __future__ import annotations
 
+import copy
 import gzip
 import itertools
 import json
@@ -26,6 +27,7 @@ from irspec_online import plugin
 from irspec_online.clickmodels import CM, DBN, DCM, PBM, UBM, Sessions, Vocabulary, _gather, load, model_of
 from irspec_online.clickstream import fit, read_sessions
 from irspec_online.records import jsonl_records
+from irspec_online.simulation import Design
 
 import irspec
 from irspec.cli import main
@@ -329,6 +331,67 @@ def test_sessions_merge_identical_ones_and_fit_the_same():
     once, twice = DBN().fit(train), DBN().fit(doubled)
     assert np.abs(DBN().fit(merged).attr - twice.attr).max() < 1e-12
     assert not np.allclose(once.attr, twice.attr, atol=1e-6)  # the prior weighs less against twice the data
+
+
+SHORT = [
+    (["a", "b"], [1]),
+    (["b", "a", "c"], [1, 2]),
+    (["c", "a"], []),
+    (["a", "c", "b"], [3]),
+]
+"""Pages of at most 3 results: ranks 4-10 never shown."""
+
+
+def seen_cells(rows, ranks=10):
+    """The examination cells some result of ``rows`` (``(documents, clicked ranks)``) falls under, counted
+    here: PBM's rank ``r``; UBM's ``(r, r')`` with ``r'`` the rank of the click before ``r`` (0: none)."""
+    pbm, ubm = np.zeros(ranks, dtype=bool), np.zeros((ranks, ranks + 1), dtype=bool)
+    for docs, clicked in rows:
+        for r in range(1, len(docs) + 1):
+            pbm[r - 1] = True
+            ubm[r - 1, max([c for c in clicked if c < r], default=0)] = True
+    return pbm, ubm
+
+
+@pytest.mark.parametrize("name", ["pbm", "ubm"])
+def test_an_examination_no_result_fell_under_is_unknown(tmp_path, capsys, name):
+    """Fitted to pages of at most 3 results, a position model has no examination at ranks 4-10 (it kept
+    the prior's 0.5 there, which IPS read as the users' examination): NaN, written as null and read back
+    as NaN; UBM likewise at each (rank, previous click) never seen, its cells with the previous click at or
+    below the rank (never read) PyClick's 0.5. A simulation refuses lists longer than the ranks seen;
+    held-out sessions are evaluated as before, an unknown examination read as 0.5."""
+    model = model_of(name).fit(sessions_of(SHORT))
+    pbm, ubm = seen_cells(SHORT)
+    if name == "pbm":
+        assert np.isnan(model.exam).tolist() == (~pbm).tolist()
+    else:
+        impossible = np.arange(11)[None, :] > np.arange(10)[:, None]  # a previous click at or below the rank
+        assert np.isnan(model.exam).tolist() == (~ubm & ~impossible).tolist()
+        assert (model.exam[impossible] == 0.5).all()
+    assert model.known_ranks == 3
+    written = json.loads(json.dumps(model.as_json()))  # strict JSON: null, not NaN
+    assert (
+        np.isnan(np.array(written["params"]["exam"], dtype=float)).tolist() == np.isnan(model.exam).tolist()
+    )
+    (tmp_path / "m.json").write_text(json.dumps(written, allow_nan=False))
+    again = load(str(tmp_path / "m.json"))
+    np.testing.assert_array_equal(again.exam, model.exam)  # NaN where NaN
+    a, b = {"q": ["a", "b", "c"]}, {"q": ["c", "b", "a"]}
+    with pytest.raises(irspec.EvaluationError, match=r"depth must be at most 3: .* unknown below rank 3"):
+        Design(again, a, b, depth=10)
+    assert Design(again, a, b, depth=3).depth == 3
+    longer = sessions_of([(["a", "b", "c", "d"], [4])], query="q")
+    prior = copy.deepcopy(again)
+    prior.exam = np.where(np.isnan(prior.exam), 0.5, prior.exam)
+    ours = again.for_pairs(longer.vocabulary.pairs())
+    assert ours.log_likelihood(longer) == prior.for_pairs(longer.vocabulary.pairs()).log_likelihood(longer)
+    log = tmp_path / "short.jsonl"
+    log.write_text("".join(json.dumps({"session": f"s{i}", "query": "q", "timestamp": i, "results": docs,
+                                       "clicks": [{"doc": docs[r - 1], "rank": r} for r in clicked]}) + "\n"
+                           for i, (docs, clicked) in enumerate(SHORT)))  # fmt: skip
+    assert main(["clickmodel", "fit", str(log), "--model", name, "-o", str(tmp_path / "cli.json")]) == 0
+    said = "examination unknown at rank 4, 5, 6, 7, 8, ... (the log has no result there to fit it by)"
+    assert said in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["pbm", "cm", "dcm", "ubm", "dbn"])

@@ -243,6 +243,35 @@ def test_a_click_on_a_document_not_among_the_results_is_no_evidence():
             assert res.warnings == ()
 
 
+@pytest.mark.parametrize("name", ["pbm", "ubm", "swap"])
+def test_a_rank_the_fitted_log_never_showed_weighs_no_click(tmp_path, name):
+    """A position model fitted to pages of 2 results knows no examination at rank 3, nor does a swap
+    experiment that swapped its top result to rank 2 alone: the new ranking (x, b, a) moves the clicks on a
+    (s1's at rank 1, s3's at rank 2) to rank 3, left out and counted beyond (with a warning), as a list of
+    propensities 2 long leaves them out; s2's click on b stays at rank 2, weight exam_2 / exam_2 = 1; s4
+    has none: IPS@3 = (0 + 1 + 0 + 0) / 4 whatever the fitted values. (PBM and UBM weighed a's clicks by
+    the prior's 0.5 at rank 3; the swap experiment's file had NaN there, no JSON, which was refused.)"""
+    page = {"query": "q", "timestamp": 0, "results": ["a", "b"], "swap": 1}
+    swapped = {**page, "results": ["b", "a"], "swap": 2}  # the top result, a, at rank 2
+    records = [
+        {**page, "session": "s1", "clicks": [{"doc": "a"}]},
+        {**page, "session": "s2", "clicks": [{"doc": "b"}]},
+        {**swapped, "session": "s3", "clicks": [{"doc": "a"}]},
+        {**swapped, "session": "s4", "clicks": []},
+    ]
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(fit(records, name).as_json(), allow_nan=False))
+    theta = load(str(path)).propensities
+    run = {"q": ["x", "b", "a"]}
+    for propensity in (str(path), theta[:2].tolist()):  # the model's file; its known ranks as a list
+        for per_query in (True, False):
+            options = {"online": {"counterfactual": {"run": run, "propensity": propensity}}}
+            res = irspec.evaluate_input(records, "IPS(ctr)@3", options=options, per_query=per_query)
+            row = dict(zip(res.tables[-1].columns, res.tables[-1].rows[0], strict=True))
+            assert (row["estimate"], row["query issues"], row["beyond"]) == (pytest.approx(1 / 4), 4, 2)
+            assert res.warnings == ("IPS@3: 2 clicks at ranks the propensities do not cover are left out",)
+
+
 def test_the_streamed_estimates_equal_the_ones_in_memory():
     sim, b = world()
     records = logged(sim, 4000, np.random.default_rng(5), "shuffle")
