@@ -45,7 +45,11 @@ ranks the log never showed; a held-out session's probabilities read an unknown e
 PyClick's do.
 Log-likelihood and perplexity are computed as PyClick computes them (``LogLikelihood``: the mean over
 sessions of the mean log of each result's click probability given the clicks above it; ``Perplexity``:
-per rank, ``2 ** -(mean log2 P(observed click))`` with unconditional click probabilities, and their mean).
+per rank, ``2 ** -(mean log2 P(observed click))`` with unconditional click probabilities, and their mean),
+with one departure: CM's probability given the clicks above is the model's (Chuklin et al., section 4.1:
+``attr`` down to the first click, then no click certain and a click impossible, floored at
+:data:`PROB_MIN`), where PyClick's ``CM.get_conditional_click_probs`` gives the unconditional one above the
+first click and ``PROB_MIN`` to every result below it.
 """
 
 from __future__ import annotations
@@ -95,7 +99,9 @@ PROB_MAX = 1 - 1e-6
 """The largest value an EM estimate takes (PyClick's ``ParamEM.PROB_MIN`` from 1), so that no
 probability of a click or of none is 0."""
 PROB_MIN = 1e-6
-"""The cascade model's conditional click probability below the first click (PyClick's ``CM.PROB_MIN``)."""
+"""The cascade model's probability of a click below a session's first click, which the model makes
+impossible (PyClick's ``CM.PROB_MIN``): a floor, so that the log-likelihood of a log with such clicks is
+finite (and each of them costs ``log(1e-6)``)."""
 PRIOR = 0.5
 """The Beta(1, 1) prior's mean: every estimate's start, and what a prediction (a held-out session's
 probabilities, a simulation) reads for an examination parameter the fit left unknown (NaN)."""
@@ -469,8 +475,8 @@ class ClickModel:
         raise NotImplementedError
 
     def log_likelihood(self, sessions: Sessions | Any) -> float:
-        """PyClick's log-likelihood: the mean over sessions of the mean over a session's results of the log
-        of the probability of what was observed there given the clicks above it (``sessions``: a
+        """The log-likelihood (PyClick's form): the mean over sessions of the mean over a session's results
+        of the log of the probability of what was observed there given the clicks above it (``sessions``: a
         :class:`Sessions`, or a table with its ``reduce``, as :meth:`fit` takes)."""
         total, _, count = sessions.reduce(self._light()._evaluation)
         return float(total / count)
@@ -764,7 +770,9 @@ def _cascade(alpha: np.ndarray, length: np.ndarray, rng: np.random.Generator, co
 
 class CM(ClickModel):
     """The cascade model: the user examines down to the first click and stops; ``attr_qd`` = clicks /
-    impressions over the ranks down to the first click (every rank of a session without one)."""
+    impressions over the ranks down to the first click (every rank of a session without one). A click below
+    the first, which the model cannot give, is left out of the fit and has probability :data:`PROB_MIN` in
+    the log-likelihood."""
 
     name = "CM"
     em = False
@@ -784,7 +792,14 @@ class CM(ClickModel):
         full = alpha * above
         first = _first_click(sessions.clicks, sessions.length)
         after = np.arange(alpha.shape[1])[None, :] > first[:, None]
-        return full, np.where(after, PROB_MIN, np.where(sessions.clicks, full, 1 - full))
+        # Given the clicks above it (Chuklin et al., section 4.1): down to the first click no click above
+        # means the result is examined, so P(C_r = 1 | C_<r) = alpha_r, not the unconditional
+        # alpha_r prod(1 - alpha_above) (PyClick's get_conditional_click_probs gives that); below the first
+        # click the user has stopped, no click is certain (1) and a click impossible: PROB_MIN, a floor
+        # that keeps the log finite where a log has clicks CM cannot explain (the fit reads a session only
+        # down to its first click, as CM sees it).
+        given = np.where(sessions.clicks, alpha, 1 - alpha)
+        return full, np.where(after, np.where(sessions.clicks, PROB_MIN, 1.0), given)
 
     def simulate(self, pairs: np.ndarray, length: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return _cascade(_gather(self.attr, pairs), length, rng, np.zeros(pairs.shape[1]))
