@@ -46,10 +46,12 @@ PyClick's do.
 Log-likelihood and perplexity are computed as PyClick computes them (``LogLikelihood``: the mean over
 sessions of the mean log of each result's click probability given the clicks above it; ``Perplexity``:
 per rank, ``2 ** -(mean log2 P(observed click))`` with unconditional click probabilities, and their mean),
-with one departure: CM's probability given the clicks above is the model's (Chuklin et al., section 4.1:
-``attr`` down to the first click, then no click certain and a click impossible, floored at
-:data:`PROB_MIN`), where PyClick's ``CM.get_conditional_click_probs`` gives the unconditional one above the
-first click and ``PROB_MIN`` to every result below it.
+with two departures. A rank's perplexity is over the sessions that show a result there, and the mean
+over the ranks the sessions show (:meth:`ClickModel.perplexity`; PyClick divides by every session and
+averages over 10 ranks, a rank never shown counting 1). CM's probability given the clicks above is the
+model's (Chuklin et al., section 4.1: ``attr`` down to the first click, then no click certain and a click
+impossible, floored at :data:`PROB_MIN`), where PyClick's ``CM.get_conditional_click_probs`` gives the
+unconditional one above the first click and ``PROB_MIN`` to every result below it.
 """
 
 from __future__ import annotations
@@ -478,27 +480,36 @@ class ClickModel:
         """The log-likelihood (PyClick's form): the mean over sessions of the mean over a session's results
         of the log of the probability of what was observed there given the clicks above it (``sessions``: a
         :class:`Sessions`, or a table with its ``reduce``, as :meth:`fit` takes)."""
-        total, _, count = sessions.reduce(self._light()._evaluation)
+        total, _, _, count = sessions.reduce(self._light()._evaluation)
         return float(total / count)
 
     def perplexity(self, sessions: Sessions | Any) -> tuple[float, list[float]]:
-        """PyClick's perplexity: per rank ``2 ** -(sum log2 P(observed) / sessions)`` with each result's
-        unconditional click probability, and the mean over the ranks."""
-        _, logs, count = sessions.reduce(self._light()._evaluation)
-        per_rank = 2.0 ** (-logs / count)
+        """The perplexity (Chuklin, Markov and de Rijke, section 4.2): per rank ``r``, ``2 ** -(sum log2
+        P(observed at r) / sessions showing r)`` with each result's unconditional click probability, over
+        the sessions that show a result at ``r``; and the mean over the ranks the sessions show. The list
+        goes down to the deepest rank shown (every session shows the ranks above its last), so a rank no
+        session shows is neither listed nor averaged: PyClick divides every rank's sum by all the sessions
+        and averages over its 10 ranks, where a rank never shown counts 1, which flatters every model on
+        pages of fewer results. NaN and no ranks for no sessions."""
+        _, logs, shown, _ = sessions.reduce(self._light()._evaluation)
+        depth = int(np.count_nonzero(shown))  # ranks 1..depth: a session shows a prefix of the ranks
+        if not depth:
+            return float("nan"), []
+        per_rank = 2.0 ** (-logs[:depth] / shown[:depth])
         return float(per_rank.mean()), [float(p) for p in per_rank]
 
-    def _evaluation(self, chunk: Sessions) -> tuple[float, np.ndarray, float]:
+    def _evaluation(self, chunk: Sessions) -> tuple[float, np.ndarray, np.ndarray, float]:
         """One chunk's sums of :meth:`log_likelihood` and :meth:`perplexity`: the weighted sum over its
         sessions of the mean log of the conditional probabilities, per rank the weighted sum of the log2
-        of the unconditional ones, and the sessions it stands for."""
+        of the unconditional ones and the weight of the sessions showing that rank, and the sessions it
+        stands for."""
         full, conditional = self.probabilities(chunk)
         valid = chunk.valid
         logs = np.where(valid, np.log(np.where(valid, conditional, 1.0)), 0.0).sum(axis=1) / chunk.length
         observed = np.where(chunk.clicks, full, 1 - full)
         seen = valid & (observed > 0)
         logs2 = np.where(seen, np.log2(np.where(seen, observed, 1.0)), 0.0)
-        return float((logs * chunk.weight).sum()), chunk.weight @ logs2, chunk.count
+        return float((logs * chunk.weight).sum()), chunk.weight @ logs2, chunk.weight @ valid, chunk.count
 
     # the parameters as JSON
 

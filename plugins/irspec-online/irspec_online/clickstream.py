@@ -134,7 +134,8 @@ class Fitted:
 
 def fit(source: Any, model: Any = "dbn", holdout: float = 0.0, iterations: int = ITERATIONS) -> Fitted:
     """Fit a click model (a spec: ``"pbm"``, ``"dbn"``, ...) to a log (any form irspec-online reads),
-    ``holdout`` of its sessions held out and evaluated (log-likelihood and perplexity, PyClick's); a swap
+    ``holdout`` of its sessions held out and evaluated (log-likelihood and perplexity:
+    :meth:`~irspec_online.clickmodels.ClickModel.perplexity` says where they depart from PyClick's); a swap
     experiment's propensities (``"swap"``) counted from its records."""
     if iterations < 1:
         raise EvaluationError(f"iterations must be at least 1, got {iterations}")

@@ -487,7 +487,8 @@ COMMANDS = (
         description="Fit a click model to an interaction log (JSON Lines or Parquet; several files are one log), "
         "read in bounded memory: its parameters per query-document pair and per rank as JSON, which irspec simulate "
         "and irspec online --propensity read. With --holdout, a share of the sessions is held out and the model's "
-        "log-likelihood and perplexity on them are reported, as PyClick computes them.",
+        "log-likelihood and perplexity on them are reported (PyClick's measures; the perplexity over the ranks the "
+        "held-out sessions show).",
     ),
     Command(
         "simulate",

@@ -222,6 +222,20 @@ def test_cascade_log_likelihood_by_hand():
     assert model.log_likelihood(sessions) == pytest.approx(sum(per_session) / 4, rel=1e-14)
 
 
+def test_perplexity_is_over_the_sessions_and_ranks_shown_by_hand():
+    """A rank's perplexity is over the sessions that show a result there, and the mean over the ranks
+    shown: PBM with attr a = 1/2, b = 1/4 and exam 1, 1/2 on a page of two (a clicked) and one of one (b
+    not clicked). Rank 1: P = 1/2 and 3/4; rank 2, the first page's alone: P(b not clicked) = 1 - 1/8."""
+    model = load(
+        {"model": "PBM", "params": {"attr": {"q": {"a": 0.5, "b": 0.25}}, "exam": [1, 0.5] + [0.5] * 8}}
+    )
+    sessions = sessions_of([(["a", "b"], [1]), (["b"], [])])
+    perplexity, per_rank = model.for_pairs(sessions.vocabulary.pairs()).perplexity(sessions)
+    want = [(0.5 * 0.75) ** -0.5, 1 / 0.875]
+    assert per_rank == pytest.approx(want, rel=1e-14)  # no ranks 3 to 10: no session shows them
+    assert perplexity == pytest.approx(sum(want) / 2, rel=1e-14)
+
+
 def test_dcm_by_hand():
     """attr counted down to the last click (all without one); cont(r) = (1 + clicks at r not the last) /
     (2 + clicks at r)."""
