@@ -479,9 +479,10 @@ class ClickModel:
     def log_likelihood(self, sessions: Sessions | Any) -> float:
         """The log-likelihood (PyClick's form): the mean over sessions of the mean over a session's results
         of the log of the probability of what was observed there given the clicks above it (``sessions``: a
-        :class:`Sessions`, or a table with its ``reduce``, as :meth:`fit` takes)."""
+        :class:`Sessions`, or a table with its ``reduce``, as :meth:`fit` takes). A session without
+        results has no results to average over: it is left out (NaN for no session with a result)."""
         total, _, _, count = sessions.reduce(self._light()._evaluation)
-        return float(total / count)
+        return float(total / count) if count else float("nan")
 
     def perplexity(self, sessions: Sessions | Any) -> tuple[float, list[float]]:
         """The perplexity (Chuklin, Markov and de Rijke, section 4.2): per rank ``r``, ``2 ** -(sum log2
@@ -502,14 +503,17 @@ class ClickModel:
         """One chunk's sums of :meth:`log_likelihood` and :meth:`perplexity`: the weighted sum over its
         sessions of the mean log of the conditional probabilities, per rank the weighted sum of the log2
         of the unconditional ones and the weight of the sessions showing that rank, and the sessions it
-        stands for."""
+        stands for that show a result."""
         full, conditional = self.probabilities(chunk)
         valid = chunk.valid
-        logs = np.where(valid, np.log(np.where(valid, conditional, 1.0)), 0.0).sum(axis=1) / chunk.length
+        shown = chunk.length > 0
+        sums = np.where(valid, np.log(np.where(valid, conditional, 1.0)), 0.0).sum(axis=1)
+        logs = np.divide(sums, chunk.length, out=np.zeros(len(sums)), where=shown)  # none: not 0 / 0
         observed = np.where(chunk.clicks, full, 1 - full)
         seen = valid & (observed > 0)
         logs2 = np.where(seen, np.log2(np.where(seen, observed, 1.0)), 0.0)
-        return float((logs * chunk.weight).sum()), chunk.weight @ logs2, chunk.weight @ valid, chunk.count
+        weight = chunk.weight
+        return float((logs * weight).sum()), weight @ logs2, weight @ valid, float(weight[shown].sum())
 
     # the parameters as JSON
 

@@ -10,7 +10,8 @@ iterates over that table (:meth:`irspec_online.clickmodels.ClickModel.fit`).
 Sessions can be held out for evaluation: a query issue is held out when a key of its session id
 (:func:`irspec_online.records.key_of`) falls in the ``holdout`` share, so that the split is the same
 whatever the order or form of the log, and a held-out session is evaluated only when its query was
-seen in training (PyClick's rule).
+seen in training (PyClick's rule) and it shows a result (a session without results has nothing to
+evaluate; its query is not read, as a session's query is taken from its first result's pair).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def read_sessions(
     source: Any, holdout: float = 0.0, chunk_rows: int = CHUNK_ROWS
 ) -> tuple[Sessions, Sessions]:
     """The click-model sessions of a log, ``(train, held out)``, each compacted (distinct sessions with
-    their weights), sharing one vocabulary; the held-out ones only of queries seen in training."""
+    their weights), sharing one vocabulary; the held-out ones only those that show a result, of queries
+    seen in training (by a session that shows one)."""
     if not 0 <= holdout < 1:
         raise EvaluationError(f"the held-out share must be at least 0 and below 1, got {holdout}")
     if _is_spark(source):  # Spark reads and merges the sessions, its workers run the E steps

@@ -428,7 +428,8 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
     :func:`irspec_online.clickstream.read_sessions` reads a file's: each record checked and made a session
     on the workers (a bad one an :class:`irspec.InputError` naming its row id), identical sessions merged by
     Spark, the pairs coded on the driver (the model's parameters are per pair: the driver holds them
-    anyway) in (query, document) order, the held-out sessions only of queries seen in training."""
+    anyway) in (query, document) order, the held-out sessions only those that show a result, of queries
+    seen in training."""
     numbered, wanted = _numbered(frame)
 
     def sessions_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -461,12 +462,18 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
         # One collection, per query: its documents (for the pairs' codes) and its sessions in training and
         # held out. The driver then knows whether there is anything to fit, which queries training saw, and
         # both tables' sizes, which a count each made Spark compute again (issue 35: 14 of a fit's 35 jobs).
-        train_only, held_only = ~F.col("held"), F.col("held")
+        # As read_sessions reads a file's: a session's query is its first result's pair's, so a session
+        # without results names no query. Held out, it is not evaluated (it has no result to give a
+        # probability, and divided the log-likelihood by 0); in training it is a session of the fit but
+        # does not make its query seen.
+        shows = F.col("length") > 0
+        train_only, held_only = ~F.col("held"), F.col("held") & shows
         per_query = distinct.groupBy("query").agg(
             # a set of result lists first: a query's sessions mostly share a few
             F.array_sort(F.array_distinct(F.flatten(F.collect_set("docs")))).alias("docs"),
             F.count(F.when(train_only, 1)).alias("train_rows"),
             F.sum(F.when(train_only, F.col("weight"))).alias("train_weight"),
+            F.count(F.when(train_only & shows, 1)).alias("train_shown"),
             F.count(F.when(held_only, 1)).alias("test_rows"),
             F.sum(F.when(held_only, F.col("weight"))).alias("test_weight"),
         )
@@ -479,13 +486,12 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
         for q, docs in zip(table.column("query").to_pylist(), table.column("docs").to_pylist(), strict=True):
             for d in docs:
                 vocabulary.code(q, d)
-        seen = pc.greater(table.column("train_rows"), 0)
-        if not pc.any(seen).as_py():
+        if not pc.any(pc.greater(table.column("train_rows"), 0)).as_py():
             raise InputError("the log has no records to fit", WHERE)
-        sizes = {
-            name: pc.sum(pc.filter(table.column(name), seen)).as_py() or 0
-            for name in ("train_rows", "train_weight", "test_rows", "test_weight")
-        }
+        seen = pc.greater(table.column("train_shown"), 0)
+        sizes = {name: pc.sum(table.column(name)).as_py() or 0 for name in ("train_rows", "train_weight")}
+        for name in ("test_rows", "test_weight"):  # the held-out sessions evaluated: of the queries seen
+            sizes[name] = pc.sum(pc.filter(table.column(name), seen)).as_py() or 0
         codes = frame.sparkSession.sparkContext.broadcast(vocabulary.codes)
 
         def coded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -506,7 +512,7 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
         train = table_frame.where(~F.col("held"))
         # the queries training saw, from the driver: the held-out sessions a filter of the cached table
         known = frame.sparkSession.createDataFrame(table.filter(seen).select(["query"]))
-        test = table_frame.where(F.col("held")).join(known, "query", "left_semi")
+        test = table_frame.where(F.col("held") & shows).join(known, "query", "left_semi")
     finally:
         made.unpersist()
     return (

@@ -222,6 +222,17 @@ def test_cascade_log_likelihood_by_hand():
     assert model.log_likelihood(sessions) == pytest.approx(sum(per_session) / 4, rel=1e-14)
 
 
+def test_a_session_without_results_is_not_evaluated():
+    """It has no result to average a log over (its 0 / 0 made the log-likelihood NaN), nor any rank:
+    CM's attr a = b = 1/2 (above); the other session does not click a and clicks b."""
+    model = CM().fit(sessions_of(ROWS))
+    sessions = sessions_of([(["a", "b"], [2]), ([], [])])
+    model = model.for_pairs(sessions.vocabulary.pairs())
+    assert model.log_likelihood(sessions) == pytest.approx(math.log(0.5), rel=1e-14)
+    perplexity, per_rank = model.perplexity(sessions)  # unconditional: P(no click on a), P(click on b) 1/4
+    assert per_rank == pytest.approx([2.0, 4.0], rel=1e-14) and perplexity == pytest.approx(3.0, rel=1e-14)
+
+
 def test_perplexity_is_over_the_sessions_and_ranks_shown_by_hand():
     """A rank's perplexity is over the sessions that show a result there, and the mean over the ranks
     shown: PBM with attr a = 1/2, b = 1/4 and exam 1, 1/2 on a page of two (a clicked) and one of one (b

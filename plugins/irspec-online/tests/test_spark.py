@@ -5,6 +5,7 @@ definitions computed record by record; located errors from Spark's workers."""
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from pathlib import Path
 
@@ -17,6 +18,7 @@ pytest.importorskip("pyarrow", reason="the Spark tests need pyarrow: pip install
 import numpy as np
 from irspec_online import plugin
 from irspec_online import spark as online_spark
+from irspec_online.clickmodels import held_out
 from irspec_online.clickstream import fit
 from online_logs import SPECS, expected, polars_frame, random_log, write_jsonl
 
@@ -226,6 +228,37 @@ def test_a_click_model_fitted_on_spark_equals_the_local_fit(logged, model):
     for key, want in local.items():
         assert on_spark[key] == (
             pytest.approx(want, rel=1e-9, abs=1e-12) if isinstance(want, float) else want
+        ), key
+
+
+def test_a_click_model_on_spark_evaluates_the_held_out_sessions_the_local_fit_does(spark, tmp_path):
+    """Held-out sessions without results are not evaluated (they divided the log-likelihood by 0 on Spark,
+    which kept them when their query was seen), nor those of a query whose training sessions show no
+    result (a file's reader takes a session's query from its first result): the held-out sessions counted
+    here record by record, and the evaluation (pages of 1 to 3 results) the local fit's."""
+    holdout, records, want = 0.3, [], 0
+    for i in range(300):
+        session, held = f"s{i}", held_out(f"s{i}", holdout)
+        query = "z" if i % 5 == 0 else "q"
+        if query == "z":  # results only where held out: training never shows z a result
+            results = ["a", "b"] if held else []
+        else:
+            results = [] if i % 4 == 0 else ["a", "b", "c"][: 1 + i % 3]
+        clicks = [{"doc": d} for d in results if (d == "b" and i % 3 == 0) or (d == "a" and i % 7 == 0)]
+        records.append({"session": session, "query": query, "timestamp": 1714521600 + i, "results": results,
+                        "clicks": clicks})  # fmt: skip
+        want += held and query == "q" and bool(results)
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    local = fit(str(path), "pbm", holdout=holdout, iterations=5)
+    on_spark = fit(spark.read.json(str(path)), "pbm", holdout=holdout, iterations=5)
+    assert local.test.count == on_spark.test.count == want > 20
+    assert math.isfinite(on_spark.log_likelihood) and len(on_spark.perplexity_at_rank) == 3
+    local_json, spark_json = flat(local.as_json()), flat(on_spark.as_json())
+    assert spark_json.keys() == local_json.keys()
+    for key, value in local_json.items():
+        assert spark_json[key] == (
+            pytest.approx(value, rel=1e-9, abs=1e-12) if isinstance(value, float) else value
         ), key
 
 
