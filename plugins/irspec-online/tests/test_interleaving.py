@@ -23,6 +23,7 @@ import polars as pl
 from irspec_online import plugin
 from irspec_online.interleaving import CREDITS, Balanced, Optimized, Probabilistic, TeamDraft, _numpy_sum
 from irspec_online.records import Clicks
+from scipy.optimize import linprog
 from scipy.stats import binomtest
 
 import irspec
@@ -356,6 +357,62 @@ def test_optimized_distribution_gives_a_random_click_no_credit_at_any_rank(credi
         for k, d in enumerate(ls):
             best = {next(x for x in r if x not in ls[:k]) for r in (A, B)}
             assert d in best
+
+
+def least_bias(credit):
+    """The least ``sum_k |sum_L p_L credit[L, k]|`` over distributions ``p`` of the lists (rows), by a linear
+    program of its own over ``(p, t)``: ``t_k`` at least the bias at ``k`` and at least its negation."""
+    lists, ranks = credit.shape
+    solved = linprog(np.r_[np.zeros(lists), np.ones(ranks)],
+                     A_ub=np.block([[credit.T, -np.eye(ranks)], [-credit.T, -np.eye(ranks)]]), b_ub=np.zeros(2 * ranks),
+                     A_eq=np.r_[np.ones(lists), np.zeros(ranks)][None, :], b_eq=[1.0], bounds=(0, None))  # fmt: skip
+    return solved.fun
+
+
+def credits_of(lists, a, b, depth, credit):
+    """Each list's credit for b of a click at each rank, from the rankings' top ``depth``."""
+    ra = {d: r + 1 for r, d in enumerate(a[:depth])}
+    rb = {d: r + 1 for r, d in enumerate(b[:depth])}
+    at_a = np.array([[ra.get(d, depth + 1) for d in ls] for ls in lists], dtype=float)
+    at_b = np.array([[rb.get(d, depth + 1) for d in ls] for ls in lists], dtype=float)
+    return {"linear": at_a - at_b, "binary": np.sign(at_a - at_b), "inverse": 1 / at_b - 1 / at_a}[credit]
+
+
+def test_optimized_without_an_unbiased_distribution_draws_from_the_least_biased():
+    """Binary credit on these rankings: no distribution of the allowed lists gives a random click no
+    credit at every rank (the constraints alone are infeasible); the one drawn from is biased 1 (a click at
+    rank 3 credits b), the least possible, where serving one list always was biased 3."""
+    a, b = ["d7", "d4", "d3", "d5", "d0"], ["d4", "d3", "d1", "d5", "d6"]
+    method = Optimized(irspec.plugin_api.parse_method("optimized(binary)", "interleaving method"))
+    lists, p = method.distribution(a, b, 4)
+    credit = credits_of(lists, a, b, 4, "binary")
+    unbiased = linprog(np.zeros(len(lists)), A_eq=np.vstack([np.ones(len(lists)), credit.T]),
+                       b_eq=np.r_[1.0, np.zeros(4)], bounds=(0, 1))  # fmt: skip
+    assert unbiased.status == 2  # infeasible
+    assert least_bias(credit) == pytest.approx(1.0, abs=1e-12)
+    assert np.abs(p @ credit).sum() == pytest.approx(1.0, abs=1e-9)
+    assert p.sum() == pytest.approx(1.0) and (p >= 0).all()
+    again_lists, again = method.distribution(a, b, 4)
+    assert again_lists == lists and again.tobytes() == p.tobytes()  # deterministic
+
+
+@pytest.mark.parametrize("credit", ["linear", "binary", "inverse"])
+def test_optimized_distribution_is_the_least_biased_one_on_random_rankings(credit):
+    """On 60 random pairs of rankings of 8 documents, depth 3 to 5: the distribution's bias is the least
+    possible (0 where an unbiased one exists, which every pair has but for binary credit)."""
+    rng = np.random.default_rng(12)
+    method = Optimized(irspec.plugin_api.parse_method(f"optimized({credit})", "interleaving method"))
+    docs = [f"d{i}" for i in range(8)]
+    biased = 0
+    for _ in range(60):
+        a, b = list(rng.permutation(docs)[:5]), list(rng.permutation(docs)[:5])
+        depth = int(rng.integers(3, 6))
+        lists, p = method.distribution(a, b, depth)
+        credit_of = credits_of(lists, a, b, depth, credit)
+        least = least_bias(credit_of)
+        assert np.abs(p @ credit_of).sum() == pytest.approx(least, abs=1e-9), (a, b, depth)
+        biased += least > 1e-9
+    assert (biased > 0) == (credit == "binary")  # 4 of the 60 pairs for binary credit
 
 
 def random_clicker_log(seed, impressions, method="team-draft", queries=20, users=50):
