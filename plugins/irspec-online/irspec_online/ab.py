@@ -49,6 +49,7 @@ import polars as pl
 from irspec import EvaluationError, InputError, InputTable, plugin_api
 from irspec.plugin_api import quote
 from irspec_online.kernels import group_seconds
+from irspec_online.records import exact_sum  # defined there (the tallies use it), and named here still
 
 __all__ = [
     "ABComparison",
@@ -367,33 +368,6 @@ class Moments:
     def per_unit(self) -> bool:
         """Whether every denominator is 1 (a per-unit mean): sum x = n and sum x^2 = n for counts x >= 0."""
         return self.sx == self.n and self.sxx == self.n
-
-
-def exact_sum(a: np.ndarray, b: np.ndarray | None = None) -> Fraction | int:
-    """The exact sum of ``a`` (or of ``a * b``): in integers when the values are whole, else a fraction."""
-    whole = np.all(a == np.floor(a)) and (b is None or np.all(b == np.floor(b)))
-    if whole:
-        ints = a.astype(np.int64)
-        return int(np.sum(ints if b is None else ints * b.astype(np.int64), dtype=np.int64))
-    if b is None:
-        return _float_sum(a)
-    return sum((Fraction(u) * Fraction(v) for u, v in zip(a.tolist(), b.tolist(), strict=True)), Fraction(0))
-
-
-def _float_sum(a: np.ndarray) -> Fraction:
-    """The exact sum of finite doubles, vectorised: each is ``m * 2**(e - 53)`` with ``m`` an integer of 53
-    bits (:func:`numpy.frexp`), the ``m`` of one exponent are added in int64 in blocks of 512 (at most
-    2**62), and the blocks' sums exactly, as Python integers."""
-    mantissa, exponent = np.frexp(np.asarray(a, dtype=np.float64))
-    m = (mantissa * 2.0**53).astype(np.int64)
-    total = Fraction(0)
-    for e in np.unique(exponent[m != 0]).tolist():
-        part = m[exponent == e]
-        padded = np.zeros(-(-len(part) // 512) * 512, dtype=np.int64)
-        padded[: len(part)] = part
-        blocks = padded.reshape(-1, 512).sum(axis=1)
-        total += Fraction(sum(int(x) for x in blocks.tolist())) * Fraction(2) ** (int(e) - 53)
-    return total
 
 
 def arm_moments(sums: pl.DataFrame, count: int) -> dict[str, list[Moments]]:

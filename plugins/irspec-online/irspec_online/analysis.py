@@ -33,12 +33,14 @@ def is_interleaving(metric: Any) -> bool:
 class Analysis:
     """The tests and estimates of one evaluation's metrics, added up part by part (the module docstring)."""
 
-    def __init__(self, settings: Online, metrics: Sequence[Any], estimating: Any = None) -> None:
+    def __init__(
+        self, settings: Online, metrics: Sequence[Any], estimating: Any = None, exact: bool = False
+    ) -> None:
         self.settings = settings
         self.metrics = list(metrics)
         self.estimating = estimating
         self.tallies = {
-            j: Tally(settings.interleaving) for j, m in enumerate(self.metrics) if is_interleaving(m)
+            j: Tally(settings.interleaving, exact) for j, m in enumerate(self.metrics) if is_interleaving(m)
         }
         estimates = [j for j, m in enumerate(self.metrics) if is_counterfactual(m)]
         if estimates and estimating is None:
@@ -47,15 +49,20 @@ class Analysis:
                 "--counterfactual RUN; a plan's online: counterfactual: run)"
             )
         self.estimates = {
-            j: counterfactual.Tally(self.metrics[j], estimating.theta, estimating.confidence)
+            j: counterfactual.Tally(self.metrics[j], estimating.theta, estimating.confidence, exact)
             for j in estimates
         }
 
     @classmethod
-    def of(cls, settings: Online | None, metrics: Sequence[Any], estimating: Any = None) -> Analysis:
+    def of(
+        cls, settings: Online | None, metrics: Sequence[Any], estimating: Any = None, exact: bool = False
+    ) -> Analysis:
         """The analysis of ``metrics`` under ``settings`` (None: the defaults), estimating ``estimating``'s
-        ranking (:class:`irspec_online.counterfactual.Estimating`) for its counterfactual metrics."""
-        return cls(settings if settings is not None else Online(), metrics, estimating)
+        ranking (:class:`irspec_online.counterfactual.Estimating`) for its counterfactual metrics. Its
+        means (the preference, an IPS estimate) are summed as the evaluation's means are: ``exact`` for a
+        streamed pass's partitions, else in the rows' order, as ``irspec.Result.aggregate`` adds them
+        (:func:`irspec_online.records.summed`)."""
+        return cls(settings if settings is not None else Online(), metrics, estimating, exact)
 
     def add(self, log: Any, values: np.ndarray, columns: Sequence[int] | None = None) -> None:
         """Add a part of the log (whole sessions): ``values`` holds a column per metric of ``columns``

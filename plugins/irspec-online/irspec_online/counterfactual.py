@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,7 @@ import numpy as np
 from irspec import EvaluationError, InputError, InputTable
 from irspec_online.clickmodels import json_data, load
 from irspec_online.rankings import rankings, run_name
-from irspec_online.records import MIN_PROPENSITY, Ranker
+from irspec_online.records import MIN_PROPENSITY, Ranker, summed
 
 __all__ = [
     "ESTIMATORS",
@@ -280,13 +281,23 @@ class Tally:
     """What an estimate adds up over the rows, part by part (the whole log, or a streamed pass's
     partitions): for IPS and ClippedIPS the sum and sum of squares of the terms; for SNIPS, per rank,
     the sums of the weighted clicks ``Y`` and weights ``X`` and every product of them (k x k), whose delta
-    method gives the variance; a few numbers per metric, never a row."""
+    method gives the variance; a few numbers per metric, never a row.
 
-    def __init__(self, metric: Any, theta: Propensities | None, confidence: float) -> None:
+    The IPS terms' sum, whose mean is the estimate, is added as the metric's mean is (``exact``:
+    :func:`~irspec_online.records.summed`): a log given whole in its rows' order, as
+    ``irspec.Result.aggregate`` adds them, so that the table's estimate is the mean beside it to the bit;
+    a log given in parts (``exact=True``: a streamed pass's partitions, Spark's) exactly, the same however
+    it was cut."""
+
+    def __init__(
+        self, metric: Any, theta: Propensities | None, confidence: float, exact: bool = False
+    ) -> None:
         self.metric, self.theta, self.confidence = metric, theta, confidence
+        self.exact = exact
         k = metric.get("k")
         self.n = 0
-        self.sum = self.squares = 0.0
+        self.sum: float | Fraction | int = 0.0
+        self.squares = 0.0
         self.y, self.x = np.zeros(k), np.zeros(k)
         self.yy, self.xx, self.xy = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k))
         self.found = {"unranked": 0, "clipped": 0, "beyond": 0}
@@ -304,7 +315,7 @@ class Tally:
                 self.found[key] += found[key]
             defined = terms[~np.isnan(terms)]
             self.n += len(defined)
-            self.sum += float(defined.sum())
+            self.sum = summed(self.sum, defined, self.exact)
             self.squares += float((defined**2).sum())
             return
         y, x, rows = _snips_parts(log, self.metric.get("k"))
@@ -339,7 +350,7 @@ class Tally:
 
         n = self.n
         if self.metric.definition.name != "SNIPS":
-            value = self.sum / n if n else math.nan
+            value = float(self.sum) / n if n else math.nan
             variance = (self.squares - n * value * value) / (n - 1) / n if n > 1 else math.nan
         else:
             _randomised(self.metric, self.n, self.deterministic)

@@ -55,13 +55,14 @@ import math
 import pkgutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from irspec import InputTable, plugin_api
-from irspec_online.records import Clicks
+from irspec_online.records import Clicks, summed
 from irspec_online.settings import Interleaving
 
 __all__ = [
@@ -503,15 +504,22 @@ def outcomes(log: Any, spec: Any) -> np.ndarray:
 
 class Tally:
     """What an interleaving test adds up over the rows (in one piece or partition by partition): the
-    outcomes' counts, each query's sum and count of outcomes (by its key), each user's (by its key).
-    Memory: a row per distinct query and per distinct user (:class:`KeySums`), never a row per query
-    issue."""
+    outcomes' counts and sum, each query's sum and count of outcomes (by its key), each user's (by its
+    key). Memory: a row per distinct query and per distinct user (:class:`KeySums`), never a row per query
+    issue.
 
-    def __init__(self, settings: Interleaving) -> None:
+    The outcomes' sum, whose mean is the preference, is added as the metric's mean is (``exact``:
+    :func:`~irspec_online.records.summed`): a log given whole, in its rows' order, as
+    ``irspec.Result.aggregate`` adds them, so that the table's preference is the ``Interleaving`` mean
+    beside it to the bit; a log given in parts (``exact=True``: a streamed pass's partitions) exactly, as
+    the pass's means are, the same however it was cut."""
+
+    def __init__(self, settings: Interleaving, exact: bool = False) -> None:
         self.settings = settings
+        self.exact = exact
         self.interleaved = self.clicked = 0
         self.wins_a = self.wins_b = self.ties = 0
-        self.total = 0.0
+        self.total: float | Fraction | int = 0.0
         self.queries = KeySums()
         self.users = KeySums()
 
@@ -526,7 +534,7 @@ class Tally:
         self.wins_a += int((v < 0).sum())
         self.wins_b += int((v > 0).sum())
         self.ties += int((v == 0).sum())
-        self.total += float(v.sum())
+        self.total = summed(self.total, v, self.exact)
         self.queries.add(*_grouped(query_key[defined], v))
         self.users.add(*_grouped(user_key[defined], v))
 
@@ -560,7 +568,7 @@ class Tally:
         q_b, q_a = int((per_query > 0).sum()), int((per_query < 0).sum())
         q_tied = len(per_query) - q_a - q_b
         sign_p = plugin_api.sign_p_value(q_b, q_a)
-        preference = self.total / self.clicked if self.clicked else math.nan
+        preference = float(self.total) / self.clicked if self.clicked else math.nan
         replicate = self.bootstrap()
         replicate = replicate[~np.isnan(replicate)]
         alpha = 1 - self.settings.confidence

@@ -1,5 +1,5 @@
 """Search interaction logs' records: their format, their checks and summaries, JSON Lines, the log's
-counts, and the data object the metrics use.
+counts, the data object the metrics use, and how the metrics' values are summed (:func:`summed`).
 
 One record per query issue (a search results page shown)::
 
@@ -55,6 +55,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,7 @@ __all__ = [
     "bytes_keys",
     "checked_records",
     "columns_of",
+    "exact_sum",
     "is_paths",
     "jsonl_records",
     "key_of",
@@ -94,6 +96,7 @@ __all__ = [
     "stem",
     "summarise",
     "summary_schema",
+    "summed",
     "text_keys",
     "top_table",
 ]
@@ -1028,3 +1031,47 @@ def columns_of(names: Iterable[str], where: str, extra: tuple[str, ...] = ()) ->
                 f"missing required column {key!r} (the columns are {', '.join(sorted(have))})", where
             )
     return [c for c in COLUMNS if c in have] + [c for c in dict.fromkeys(extra) if c not in COLUMNS]
+
+
+# --------------------------------------------------------------------------------------------------
+# Sums of the metrics' values
+
+
+def exact_sum(a: np.ndarray, b: np.ndarray | None = None) -> Fraction | int:
+    """The exact sum of ``a`` (or of ``a * b``): in integers when the values are whole, else a fraction."""
+    whole = np.all(a == np.floor(a)) and (b is None or np.all(b == np.floor(b)))
+    if whole:
+        ints = a.astype(np.int64)
+        return int(np.sum(ints if b is None else ints * b.astype(np.int64), dtype=np.int64))
+    if b is None:
+        return _float_sum(a)
+    return sum((Fraction(u) * Fraction(v) for u, v in zip(a.tolist(), b.tolist(), strict=True)), Fraction(0))
+
+
+def _float_sum(a: np.ndarray) -> Fraction:
+    """The exact sum of finite doubles, vectorised: each is ``m * 2**(e - 53)`` with ``m`` an integer of 53
+    bits (:func:`numpy.frexp`), the ``m`` of one exponent are added in int64 in blocks of 512 (at most
+    2**62), and the blocks' sums exactly, as Python integers."""
+    mantissa, exponent = np.frexp(np.asarray(a, dtype=np.float64))
+    m = (mantissa * 2.0**53).astype(np.int64)
+    total = Fraction(0)
+    for e in np.unique(exponent[m != 0]).tolist():
+        part = m[exponent == e]
+        padded = np.zeros(-(-len(part) // 512) * 512, dtype=np.int64)
+        padded[: len(part)] = part
+        blocks = padded.reshape(-1, 512).sum(axis=1)
+        total += Fraction(sum(int(x) for x in blocks.tolist())) * Fraction(2) ** (int(e) - 53)
+    return total
+
+
+def summed(total: float | Fraction | int, values: np.ndarray, exact: bool) -> float | Fraction | int:
+    """``total`` with ``values`` added: exactly (:func:`exact_sum`; a log added in parts, a streamed pass's
+    partitions or Spark's, gives the same sum however it was cut), or in float64 one value after another
+    after ``total``, as ``irspec.Result.aggregate`` adds a metric's values (a log added whole, its rows in
+    their order, gives the very mean its result shows; ``np.add.accumulate`` adds in order, ``np.sum``
+    pairwise)."""
+    if exact:  # a float total taken exactly as well (float + Fraction would round to a float)
+        return Fraction(total) + exact_sum(values)
+    if not len(values):
+        return total
+    return float(np.add.accumulate(np.concatenate(([float(total)], values)))[-1])

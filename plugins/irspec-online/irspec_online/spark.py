@@ -289,7 +289,8 @@ def _per_unit(rows: DataFrame, metric: Metric, seconds: float, buckets: int) -> 
 def aggregate(per_row: DataFrame) -> dict[str, float]:
     """The mean of each metric over the rows where it has a value (NaN skipped), as
     ``Result.aggregate()``: the online metrics' values are counts and 0/1, so Spark's sums are exact and
-    the means equal the in-memory ones to the bit."""
+    the means equal the in-memory ones to the bit; but for ``Interleaving(probabilistic)``, whose
+    outcomes are fractions that Spark adds in its own order: equal to the last bits."""
     sums = (
         per_row.where(~F.isnan("value"))
         .groupBy("metric")
@@ -557,7 +558,8 @@ def estimates(
     :class:`~irspec_online.counterfactual.Tally` of them made there and the tallies added up by Spark, so
     the driver holds a few numbers per metric. ``counterfactual`` is a plan's ``online: counterfactual:``
     (``run``, ``propensity``, ``confidence``); the estimates equal the counterfactual table of
-    ``irspec.evaluate_input`` on the same log."""
+    ``irspec.evaluate_input`` on the same log to the last bits (an IPS estimate's sum is exact here, as a
+    streamed pass's is, whatever the partitions; in memory it adds the rows in their order)."""
     bound = _bind(metrics)
     other = [m for m in bound if not is_counterfactual(m)]
     if other:
@@ -569,7 +571,7 @@ def estimates(
     theta, confidence = estimating.theta, estimating.confidence
 
     def part(batches: Iterator[pa.RecordBatch]) -> Any:
-        tallies = [Tally(m, theta, confidence) for m in bound]
+        tallies = [Tally(m, theta, confidence, exact=True) for m in bound]  # exact: any partitioning
         rows = 0
         for batch in batches:
             if batch.num_rows:
@@ -580,7 +582,7 @@ def estimates(
         return tuple(t.sums() for t in tallies) if rows else None  # a tuple adds up term by term
 
     reduced = _reduced(summary, part)
-    tallies = [Tally(m, theta, confidence) for m in bound]
+    tallies = [Tally(m, theta, confidence, exact=True) for m in bound]
     for tally, sums in zip(tallies, reduced or [None] * len(bound), strict=True):
         if sums is not None:
             tally.absorb(sums)

@@ -25,14 +25,18 @@ A log that fits in one chunk is evaluated at once, without temporary files. Memo
 partition (about a ``partitions``-th of the log's summaries, or of its users' sums) and the counts per
 distinct query text, never the records, a row per query issue nor a row per user.
 
-**Exactness.** A mean is the sum of a metric's values divided by their number. The in-memory
-:meth:`irspec.Result.aggregate` adds the values left to right in the rows' sorted order; every
-online metric's values are whole numbers (0 or 1, or counts of query issues), whose float64 sums are
-exact in any order below 2**53, so the streamed sums, added partition by partition, are the same
-numbers, and the means the same bits (``tests/test_streaming.py`` holds them equal on random logs in
-every form, with batches and chunks small enough to split every session). The sums are kept exactly
-(integers; fractions for a value that is not whole), so the equality does not rest on the order even
-then.
+**Exactness.** A mean is the sum of a metric's values divided by their number, and the pass keeps every
+sum exactly (integers; fractions for a value that is not whole: :func:`~irspec_online.records.exact_sum`),
+so that its means do not depend on how the log was cut. The in-memory :meth:`irspec.Result.aggregate`
+adds the values left to right in the rows' order. Most online metrics' values are whole numbers (0 or 1,
+counts of query issues, the outcomes of team-draft, balanced and optimized interleaving), whose float64
+sums are exact in any order below 2**53, so the means are the same bits (``tests/test_streaming.py``
+holds them equal on random logs in every form, with batches and chunks small enough to split every
+session). ``Interleaving(probabilistic)``'s and the counterfactual estimates' values are fractions,
+whose exact sum and left-to-right sum can round apart: those means can differ in the last bits (the
+same bits would need every value added in the log's row order, which partitions by session hash do not
+keep). The interleaving test and the estimates add their sums as the means do (exactly here: an
+:class:`~irspec_online.analysis.Analysis` made ``exact``), so the tables equal the means.
 """
 
 from __future__ import annotations
@@ -55,13 +59,12 @@ from irspec_online.ab import (
     arm_moments,
     check_metrics,
     combine,
-    exact_sum,
     partial_sums,
 )
 from irspec_online.analysis import Analysis
 from irspec_online.columnar import summarise
 from irspec_online.kernels import group_seconds, kernel_of
-from irspec_online.records import HourCounts, QueryCounts, assemble, is_paths, top_table
+from irspec_online.records import HourCounts, QueryCounts, assemble, exact_sum, is_paths, top_table
 
 __all__ = ["CHUNK_ROWS", "PARTITIONS", "PARTITION_ROWS", "ROW_BYTES", "LogStream", "check_rows", "rows_hint"]
 
@@ -142,7 +145,8 @@ class LogStream:
             by_user = self.design is not None and self.design.unit == "user" and len(head) > 1
             users = Partitions(directory, count, "unit") if by_user else None
             totals = _Totals(metrics, self.design, self.source, users, self.chunk_rows)
-            totals.analysis = Analysis.of(self.settings, metrics, self.estimating)
+            # exact sums, as the means': the same tables however the log was cut into partitions
+            totals.analysis = Analysis.of(self.settings, metrics, self.estimating, exact=True)
             if len(head) == 1:  # the whole log is one chunk: no temporary files
                 for group in keys.values():
                     totals.add(self._part(head[0]), group)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import pytest
 
@@ -282,6 +283,26 @@ def test_the_streamed_estimates_equal_the_ones_in_memory():
     assert streamed.aggregate() == pytest.approx(whole.aggregate(), rel=1e-12)
     for mine, theirs in zip(streamed.tables[-1].rows, whole.tables[-1].rows, strict=True):
         assert mine[0] == theirs[0] and mine[1:] == pytest.approx(theirs[1:], rel=1e-12)
+
+
+def test_an_estimate_is_the_mean_beside_it_to_the_bit():
+    """IPS terms are fractions, whose float64 sum depends on the order of adding: in memory the estimate
+    adds them as the result's mean does (left to right in the rows' order: Python's sum here), streamed
+    exactly (their Fractions summed here), as the pass's mean does. It was a pairwise numpy sum, a few bits
+    off both."""
+    sim, b = world()
+    records = logged(sim, 2000, np.random.default_rng(1), "ranking")
+    specs = "IPS(rr)@5, ClippedIPS(ctr, clip=2)@5"
+    options = {"online": {"counterfactual": {"run": b, "propensity": list(1 / np.arange(1, 11) ** 0.8)}}}
+    whole = irspec.evaluate_input(records, specs, options=options)
+    streamed = irspec.evaluate_input(records, specs, options=options, per_query=False)
+    for j, metric in enumerate(whole.metrics):
+        terms = [v for v in whole.values[:, j].tolist() if not math.isnan(v)]
+        in_order = sum(terms) / len(terms)  # Python's sum of floats: one after another
+        exact = float(sum(map(Fraction, terms), Fraction(0))) / len(terms)
+        assert whole.tables[-1].rows[j][1] == whole.aggregate()[str(metric)] == in_order
+        assert streamed.tables[-1].rows[j][1] == streamed.aggregate()[str(metric)] == exact
+    assert in_order != exact  # ClippedIPS's terms round apart on this log: the test tells the ways apart
 
 
 def test_a_swap_experiment_recovers_the_examination_propensities():

@@ -9,10 +9,12 @@ evaluated), from hand arithmetic, and from scipy (the binomial test); never from
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
 import re
+from fractions import Fraction
 
 import pytest
 
@@ -22,6 +24,7 @@ import numpy as np
 import polars as pl
 from irspec_online import plugin
 from irspec_online.interleaving import CREDITS, Balanced, Optimized, Probabilistic, TeamDraft, _numpy_sum
+from irspec_online.log import read_log
 from irspec_online.records import Clicks
 from scipy.optimize import linprog
 from scipy.stats import binomtest
@@ -574,6 +577,27 @@ def test_the_streamed_test_equals_the_one_in_memory(method):
     assert streamed.aggregate()[key] == pytest.approx(whole.aggregate()[key], rel=1e-15)
     if method == "team-draft":
         assert streamed.aggregate()[key] == whole.aggregate()[key]
+
+
+def test_the_tables_preference_is_the_mean_beside_it_to_the_bit(tmp_path):
+    """Probabilistic outcomes are fractions, whose float64 sum depends on the order of adding. In memory
+    the preference adds them as the result's mean does (left to right in the rows' order: Python's sum
+    here); streamed, whatever its partitions, exactly (the outcomes' Fractions summed here), as the pass's
+    mean does. The preference was a pairwise numpy sum, a few bits off both."""
+    records = random_clicker_log(11, 800, method="probabilistic")
+    spec = "Interleaving(probabilistic)"
+    key = str(irspec.parse(spec))
+    whole = irspec.evaluate_input(records, spec)
+    outcomes = [v for v in whole.values[:, 0].tolist() if not math.isnan(v)]
+    in_order = sum(outcomes) / len(outcomes)  # Python's sum of floats: one after another
+    exact = float(sum(map(Fraction, outcomes), Fraction(0))) / len(outcomes)
+    assert in_order != exact  # this log's outcomes round apart: the test tells the two ways apart
+    assert whole.tables[-1].rows[0][6] == whole.aggregate()[key] == in_order
+    for chunk_rows, partitions in ((100, 3), (10_000, 2)):  # spread over partitions; one chunk, whole
+        stream = read_log(records, batch_size=50, per_query=False)
+        cut = dataclasses.replace(stream, chunk_rows=chunk_rows, partitions=partitions)
+        means, tables, _ = cut.evaluate(irspec.parse_many(spec))
+        assert tables[-1].rows[0][6] == means[key] == exact
 
 
 def test_a_bad_origin_is_located():
