@@ -695,3 +695,31 @@ def test_the_t_tests_p_values_are_scipys_to_the_bit() -> None:
                 )
                 checked += 1
     assert checked > 2500
+
+
+def test_a_metric_undefined_on_a_topic_or_lower_is_better_is_refused(tmp_path: Path) -> None:
+    """Accuracy is undefined (NaN) on a query the run lacks: RMSE and ER left the topic out and the
+    t-test gave NaN. Fallout is lower-is-better, where ER and ΔRI read a higher score as an improvement."""
+    (tmp_path / "qrels.txt").write_text("".join(f"q{i} 0 a 1\nq{i} 0 b 0\n" for i in (1, 2, 3)))
+    full = "".join(f"q{i} Q0 a 1 2 r\nq{i} Q0 b 2 1 r\n" for i in (1, 2, 3))
+    for name in ("bo", "ao", "ar"):
+        (tmp_path / f"{name}.run").write_text(full)
+    (tmp_path / "br.run").write_text("q1 Q0 a 1 2 r\nq1 Q0 b 2 1 r\nq2 Q0 b 1 2 r\nq2 Q0 a 2 1 r\n")  # no q3
+    path = {n: str(tmp_path / f"{n}.run") for n in ("bo", "ao", "br", "ar")}
+    qrels = str(tmp_path / "qrels.txt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(irspec.errors.EvaluationError, match=r"Accuracy: undefined for run .* 'q3'"):
+            irspec.reproduce(
+                qrels,
+                original=(path["bo"], path["ao"]),
+                reproduced=(path["br"], path["ar"]),
+                metrics="Accuracy",
+            )
+        with pytest.raises(irspec.errors.EvaluationError, match="a lower value is better"):
+            irspec.reproduce(
+                qrels,
+                original=(path["bo"], path["ao"]),
+                reproduced=(path["br"], path["ar"]),
+                metrics="Fallout(collection_size=10)@1",
+            )

@@ -30,6 +30,7 @@ from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import UNJUDGED, MissingQueries, Options
 from irspec.evaluation.evaluate import evaluate_many, issue_warnings
 from irspec.evaluation.judgments import read_judgments
+from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.notes import first_few, queries_text
 from irspec.evaluation.ranking import build_context
 from irspec.frozen import frozen
@@ -51,13 +52,20 @@ class Document:
     relevant: bool
     other: int | None
 
+    @property
+    def judged(self) -> bool:
+        """Whether the qrels judge it: a label of 0 or more (a negative label is pooled but unjudged, as
+        ``Judged@k`` counts it)."""
+        return self.label is not None and self.label >= 0
+
 
 @frozen
 class QueryDiff:
     """One query: both runs' values of each metric (``a``, ``b``, in the order of :attr:`Diff.metrics`;
     NaN where a metric leaves the query out), the top k of each run (``top_a``, ``top_b``), the
     relevant documents B has in its top k and A has not (``gained``) and the other way round
-    (``lost``), and how many documents of each top k are unjudged."""
+    (``lost``), and how many documents of each top k are unjudged (absent from the qrels, or labelled
+    below 0: pooled but unjudged, as ``Judged@k`` reads them)."""
 
     query_id: str
     a: tuple[float, ...]
@@ -82,8 +90,9 @@ class Diff:
     ``queries`` holds every compared query in query-id order; :meth:`losses` and :meth:`gains` give
     them sorted by how much B loses or gains against A on the first metric (in the metric's direction:
     for a lower-is-better metric a rise is a loss), and :meth:`ordered` the losses, then the gains,
-    then the queries neither. ``means_a`` and ``means_b`` are the runs' means (the engine's, over the
-    qrels queries as evaluated). ``top`` is how many documents of each ranking each query shows.
+    then the queries neither. ``means_a`` and ``means_b`` are the runs' means over the queries compared
+    (the engine's means, as evaluated, unless ``missing_queries="skip"`` leaves out a query one run
+    lacks: then over the queries both runs answer, as the rest of the comparison). ``top`` is how many documents of each ranking each query shows.
 
     It renders itself: ``str()`` (text), :meth:`to_markdown`, :meth:`to_json`, :meth:`to_html` (a
     self-contained page) and, in a notebook, the page's interactive fragment (``_repr_html_``).
@@ -229,8 +238,8 @@ def diff(
         second.run_source,
         tuple(bound),
         compared,
-        first.aggregate(),
-        second.aggregate(),
+        _means(first, compared),
+        _means(second, compared),
         top,
         options,
         tuple(dict.fromkeys([*first.warnings, *second.warnings, *notes])),
@@ -355,11 +364,24 @@ def _compared(
                 top_b,
                 tuple(d.docno for d in top_b if d.relevant and d.docno not in shown_a),
                 tuple(d.docno for d in top_a if d.relevant and d.docno not in shown_b),
-                sum(d.label is None for d in top_a),
-                sum(d.label is None for d in top_b),
+                sum(not d.judged for d in top_a),
+                sum(not d.judged for d in top_b),
             )
         )
     return tuple(out)
+
+
+def _means(result: Any, compared: Sequence[QueryDiff]) -> dict[str, float]:
+    """``result``'s means over the ``compared`` queries: its own aggregate when it holds no other (a
+    query only one run answers, under ``missing_queries="skip"``, is not compared, and its value would
+    put a difference into the means that no compared query has)."""
+    kept = {q.query_id for q in compared}
+    if kept.issuperset(result.query_ids):
+        return dict(result.aggregate())
+    rows = [i for i, q in enumerate(result.query_ids) if q in kept]
+    return {
+        str(m): aggregate_values(result.values[rows, j], m.aggregate) for j, m in enumerate(result.metrics)
+    }
 
 
 def _tops(own: pl.DataFrame, other: pl.DataFrame, top: int, level: int) -> dict[str, tuple[Document, ...]]:

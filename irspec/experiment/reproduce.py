@@ -279,13 +279,32 @@ def _comparable(metrics: Any, qrels: Any) -> list[Metric]:
                 f"{m}: cannot be compared in a reproduction: its per-topic values are not scores in "
                 f"[0, 1] averaged by a mean (RMSE, nRMSE and the effect ratio read them so)"
             )
+        if d.better != "higher":
+            # ER and ΔRI read an advanced run's gain over its baseline as an improvement: with a lower-is-
+            # better metric their readings turn round (a ΔRI below 0 would be a larger effect)
+            raise EvaluationError(
+                f"{m}: cannot be compared in a reproduction: "
+                f"{'a lower value is better' if d.better == 'lower' else 'no value is better'}, where the "
+                "effect ratio and ΔRI read a higher score as an improvement"
+            )
     return list(bound)
 
 
 def _scores(result: Result, key: str, topics: Sequence[str]) -> np.ndarray:
+    """``result``'s scores of ``key`` on ``topics``, each defined: a score undefined on a topic (NaN:
+    ``Accuracy`` of a query the run lacks) would leave it out of some measures (RMSE, ER) and not others
+    (a t-test's NaN), so it is an error naming the topic."""
     column = result.column(key)
     where = {q: i for i, q in enumerate(result.query_ids)}
-    return np.array([column[where[q]] for q in topics], dtype=np.float64)
+    scores = np.array([column[where[q]] for q in topics], dtype=np.float64)
+    undefined = np.isnan(scores)
+    if undefined.any():
+        first = topics[int(np.argmax(undefined))]
+        raise EvaluationError(
+            f"{key}: undefined for run {result.run_name} on {int(undefined.sum())} topic(s), first "
+            f"{first!r} (a query the run lacks?): a reproduction's measures need a score on every topic"
+        )
+    return scores
 
 
 def _same_collection(

@@ -197,10 +197,12 @@ def diff_sections(found: Any, *, queries: int | None = 10, decimals: int = 4) ->
     check_decimals(decimals)
     losses, gains = found.losses(queries), found.gains(queries)
     m, a, b = found.metric, found.run_a, found.run_b
+    # a loss is B below A where a higher value is better, above it where a lower one is (Fallout)
+    worse, better = ("above", "below") if m.definition.better == "lower" else ("below", "above")
     sections = [("Means", "", _means_block(found, decimals))]
     for heading, chosen in (
-        (f"Largest losses ({b} below {a} on {m})", losses),
-        (f"Largest gains ({b} above {a} on {m})", gains),
+        (f"Largest losses ({b} {worse} {a} on {m})", losses),
+        (f"Largest gains ({b} {better} {a} on {m})", gains),
     ):
         if chosen:
             sections.append((heading, "", _query_block(found, chosen, decimals)))
@@ -344,7 +346,7 @@ def _view(found: Any, queries: int | None, decimals: int) -> dict[str, Any]:
                 if i < len(docs):
                     d = docs[i]
                     css, mark = _moved(d, found.top)
-                    kind = "unjudged" if d.label is None else "rel" if d.relevant else "nonrel"
+                    kind = "unjudged" if not d.judged else "rel" if d.relevant else "nonrel"
                     pair.append(
                         {"docno": d.docno, "label": _label(d), "kind": kind, "css": css, "mark": mark}
                     )
