@@ -467,25 +467,29 @@ def test_a_plans_diff_problems_name_their_lines(files, capsys):
     assert not (files / "out").exists()
 
 
-def _write(folder: Path, qrels: str, a: str, b: str) -> tuple[str, str, str]:
+def _diff_of(folder: Path, qrels: str, a: str, b: str, metrics: str, **options):
+    """``irspec.diff`` of runs A and B (TREC text) over ``qrels``, written into ``folder``, warnings quiet."""
     folder.mkdir()
     for name, text in (("qrels.txt", qrels), ("A.run", a), ("B.run", b)):
         (folder / name).write_text(text)
-    return str(folder / "qrels.txt"), str(folder / "A.run"), str(folder / "B.run")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return irspec.diff(
+            str(folder / "qrels.txt"), str(folder / "A.run"), str(folder / "B.run"), metrics, **options
+        )
 
 
 def test_a_negative_label_is_unjudged_as_judged_at_k_reads_it(tmp_path):
     """d is labelled -1 (pooled but unjudged): B's top 2 (d, a) has one unjudged document, as its
     Judged@2 of 1/2 says; A's (a, x) has x, absent from the qrels."""
-    qrels, a, b = _write(
+    found = _diff_of(
         tmp_path / "neg",
         "q1 0 a 1\nq1 0 d -1\n",
         "q1 Q0 a 1 2 A\nq1 Q0 x 2 1 A\n",
         "q1 Q0 d 1 2 B\nq1 Q0 a 2 1 B\n",
+        "AP, Judged@2",
+        top=2,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        found = irspec.diff(qrels, a, b, "AP, Judged@2", top=2)
     (q,) = found.queries
     assert (q.b[1], q.unjudged_a, q.unjudged_b) == (0.5, 1, 1)
     assert q.top_b[0].label == -1 and not q.top_b[0].judged
@@ -494,15 +498,14 @@ def test_a_negative_label_is_unjudged_as_judged_at_k_reads_it(tmp_path):
 def test_skipped_queries_leave_the_means_as_the_queries_compared(tmp_path):
     """missing_queries skip: A answers q1 and q2, B q1 and q3; only q1 is compared (AP 1/2 for both:
     the relevant a at rank 2), so the means are 1/2 and 1/2, not each run's own (3/4 and 1/4)."""
-    qrels, a, b = _write(
+    found = _diff_of(
         tmp_path / "skip",
         "q1 0 a 1\nq2 0 a 1\nq3 0 a 1\n",
         "q1 Q0 x 1 2 A\nq1 Q0 a 2 1 A\nq2 Q0 a 1 1 A\n",
         "q1 Q0 x 1 2 B\nq1 Q0 a 2 1 B\nq3 Q0 x 1 1 B\n",
+        "AP",
+        missing_queries="skip",
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        found = irspec.diff(qrels, a, b, "AP", missing_queries="skip")
     assert [q.query_id for q in found.queries] == ["q1"]
     assert (found.means_a["AP"], found.means_b["AP"]) == (0.5, 0.5)
 
@@ -510,15 +513,13 @@ def test_skipped_queries_leave_the_means_as_the_queries_compared(tmp_path):
 def test_a_lower_is_better_metric_heads_its_gains_with_b_below_a(tmp_path):
     """Fallout@1: A puts the non-relevant b first (1/9 of the 9 non-relevant documents of a collection
     of 10), B the relevant a (0): B gains by being below A."""
-    qrels, a, b = _write(
+    found = _diff_of(
         tmp_path / "low",
         "q1 0 a 1\nq1 0 b 0\n",
         "q1 Q0 b 1 2 A\nq1 Q0 a 2 1 A\n",
         "q1 Q0 a 1 2 B\nq1 Q0 b 2 1 B\n",
+        "Fallout(collection_size=10)@1",
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        found = irspec.diff(qrels, a, b, "Fallout(collection_size=10)@1")
     assert [q.query_id for q in found.gains()] == ["q1"]
     headings = [line for line in str(found).splitlines() if line.startswith("Largest")]
     assert headings == ["Largest gains (B below A on Fallout(collection_size=10)@1)"]
