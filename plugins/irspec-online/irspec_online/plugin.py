@@ -30,12 +30,23 @@ is over sessions."""
 CTR = MetricDef(
     "CTR",
     "click-through rate: query issues with at least one click / query issues",
-    (Param("k", "int", None, "count only clicks on the top k results (default: any click)", minimum=1),),
+    (
+        Param(
+            "k",
+            "int",
+            None,
+            "count only clicks at ranks <= k, a result's or an ad's (default: any click)",
+            minimum=1,
+        ),
+    ),
     at="k",
     needs="log",
     compute=f"{K}:ctr",
-    doc="""CTR@k = |query issues with a click on a result ranked <= k| / |query issues|, over every query issue
-of the log (a results page shown), pages with no results included (they cannot be clicked). Per query
+    doc="""CTR@k = |query issues with a click at a rank <= k| / |query issues|, over every query issue of the
+log (a results page shown), pages with no results included (they cannot be clicked). A click counts at
+its rank whatever was clicked there, a result or an ad (a document not among the results): the page's
+positions, as web search logs count them; interleaving and the counterfactual estimates read only the
+results' clicks. Per query
 issue: 1 or 0. This is the page-level click-through rate of web search logs; the seed text's "ratio of
 users who click on a specific link to the number of total users who view a page".""",
     bounds=UNIT,
