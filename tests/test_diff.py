@@ -523,3 +523,10 @@ def test_a_lower_is_better_metric_heads_its_gains_with_b_below_a(tmp_path):
     assert [q.query_id for q in found.gains()] == ["q1"]
     headings = [line for line in str(found).splitlines() if line.startswith("Largest")]
     assert headings == ["Largest gains (B below A on Fallout(collection_size=10)@1)"]
+    # the page colours a change for the worse: not this fall of Fallout, but a fall of AP
+    delta = re.compile(r'<td class="(\w*)" data-v="[^"]*">([-+][0-9.]+)</td>')
+    assert delta.findall(found.to_html()) == [("", "-0.1111")]
+    worse = _diff_of(
+        tmp_path / "high", "q1 0 a 1\nq1 0 b 0\n", "q1 Q0 a 1 2 A\nq1 Q0 b 2 1 A\n", "q1 Q0 b 1 2 B\nq1 Q0 a 2 1 B\n", "AP"
+    )  # fmt: skip
+    assert delta.findall(worse.to_html()) == [("neg", "-0.5000")]

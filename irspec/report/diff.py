@@ -326,15 +326,25 @@ def _view(found: Any, queries: int | None, decimals: int) -> dict[str, Any]:
     each query's rankings."""
     chosen = found.ordered(queries)
     block = _query_block(found, chosen, decimals)
+    # each Δ column (after the query, a metric's A, B and Δ) with the sign of a change for the worse: a
+    # fall where higher is better, a rise where lower is (Fallout); no colour where neither is
+    worse = {
+        3 + 3 * j: {"higher": -1, "lower": 1}.get(m.definition.better, 0) for j, m in enumerate(found.metrics)
+    }
     rows = []
     for q, row in zip(chosen, block.rows, strict=True):
         cells = [
             (
                 c.text,
                 c.value if c.value is not None else c.text,
-                "neg" if isinstance(c.value, float) and c.text.startswith("-") and c.text != "-" else "",
+                "neg"
+                if isinstance(c.value, float)
+                and worse.get(i, 0)
+                and c.value * worse[i] > 0
+                and c.text.strip("+-0.")
+                else "",
             )
-            for c in row.cells
+            for i, c in enumerate(row.cells)
         ]
         rows.append({"query": q.query_id, "change": _change(found, q), "cells": cells})
     details = []
