@@ -20,7 +20,7 @@ from test_fusion_ranx import run_ranx  # the reference's process, shared with th
 import irspec
 from irspec.errors import EvaluationError
 from irspec.fusion.engine import fusion_of
-from irspec.fusion.tuning import grid_of
+from irspec.fusion.tuning import fusion_of_search, grid_of
 
 LEVELS = [round(0.1 * i, 1) for i in range(11)]
 
@@ -519,3 +519,57 @@ def test_a_method_that_writes_into_its_table_cannot_change_the_next_trial(irspec
     for text, score in tuned.trials:
         assert score == fused_from_scratch(runs, text, "AP", qrels, tuned.queries), text
     assert dict(tuned.trials)["Scribble(k=-1)"] < dict(tuned.trials)["Scribble"]  # reversed: worse
+
+
+def test_a_plans_search_scores_its_trials_at_the_plans_options(tmp_path: Path):
+    """A plan reporting at relevance level 2 tunes for RR at level 2: its weights are the argmax, over the
+    grid, of RR at level 2 on the training queries (each candidate fused and evaluated on its own). The
+    search used level 1, whose best weights differ here. A Fallout objective reads the plan's
+    collection_size (it failed: 'needs the collection size')."""
+    rng = np.random.default_rng(13)
+    qrels, runs = {}, [{}, {}]
+    for q in range(20):
+        docs = [f"d{d:03d}" for d in range(30)]
+        qrels[f"q{q:02d}"] = {d: int(rng.integers(0, 4)) for d in rng.choice(docs, 15, replace=False)}
+        for run in runs:
+            chosen = rng.choice(docs, 20, replace=False)
+            run[f"q{q:02d}"] = dict(zip(chosen, map(float, rng.random(20)), strict=True))
+    paths = []
+    for i, run in enumerate(runs):
+        paths.append(tmp_path / f"r{i}.run")
+        lines = [f"{q} Q0 {d} 1 {s!r} r{i}\n" for q, docs in run.items() for d, s in docs.items()]
+        paths[-1].write_text("".join(lines))
+    for name, keep in (("train", lambda q: q < "q10"), ("test", lambda q: q >= "q10")):
+        lines = [f"{q} 0 {d} {label}\n" for q, docs in qrels.items() if keep(q) for d, label in docs.items()]
+        (tmp_path / f"{name}.txt").write_text("".join(lines))
+    train, test = str(tmp_path / "train.txt"), str(tmp_path / "test.txt")
+
+    def best(metric: str, **options):
+        trials = [g["weights"] for g in grid_of(fusion_of_search("wsum"), 2)]
+        fused = [
+            irspec.fuse([str(p) for p in paths], f"wsum(weights=[{','.join(map(str, w))}])") for w in trials
+        ]
+        scores = [irspec.evaluate(train, f, metric, **options).aggregate()[metric] for f in fused]
+        top = max(scores) if "Fallout" not in metric else min(scores)
+        return trials[max(i for i, s in enumerate(scores) if s == top)]  # a later trial wins a tie
+
+    at_2, at_1 = best("RR", relevance_level=2), best("RR")
+    assert at_2 != at_1
+    for metric, options, expected in (
+        ("RR", "{relevance_level: 2}", at_2),
+        ("Fallout@10", "{collection_size: 1000}", best("Fallout@10", collection_size=1000)),
+    ):
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(
+            f"qrels: {test}\nruns: [{paths[0]}, {paths[1]}]\nfused:\n"
+            f"  - {{name: tuned, runs: [r0, r1], method: wsum, optimize: {metric}, train: {train}}}\n"
+            f"metrics: {metric}\noptions: {options}\n"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = irspec.run_plan(irspec.load_plan(str(plan)))
+        tuned = next(r for r in report.results if r.run_name == "tuned")
+        assert f"WSum(weights=[{','.join(f'{w:g}' for w in expected)}])" in tuned.run_source, (
+            metric,
+            tuned.run_source,
+        )

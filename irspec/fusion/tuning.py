@@ -93,9 +93,12 @@ def tune_fusion(
     qrels: Any,
     *,
     memory: str | int | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Trained:
     """The parameters of ``spec`` that give the best mean ``metric`` on the training queries of
     ``qrels``, found by grid search (see the module's docstring), and what the method learned with them.
+    ``options`` are :func:`irspec.evaluate`'s that score each trial (``relevance_level``, ``depth``,
+    ``judged_only``, ``collection_size``), as the evaluation that reports the fused run reads it.
 
     ``runs`` as :func:`irspec.fuse` takes them; ``spec`` may leave out the parameters to search
     (``"wsum(norm=zmuv)"``: the weights). The result is a :class:`~irspec.fusion.engine.Trained`: pass
@@ -108,7 +111,7 @@ def tune_fusion(
     """
     judgments = read_qrels(qrels)
     frames, names = training_runs(runs, fusion_of_search(spec), judgments, memory)
-    return _tune(frames, names, spec, metric, judgments)
+    return _tune(frames, names, spec, metric, judgments, options)
 
 
 def objective(metrics: Sequence[Metric], text: str) -> Metric:
@@ -126,7 +129,12 @@ def objective(metrics: Sequence[Metric], text: str) -> Metric:
 
 
 def _tune(
-    frames: Sequence[pl.DataFrame], names: Sequence[str], spec: str | Fusion, metric: str | None, qrels: Qrels
+    frames: Sequence[pl.DataFrame],
+    names: Sequence[str],
+    spec: str | Fusion,
+    metric: str | None,
+    qrels: Qrels,
+    options: Mapping[str, Any] | None = None,
 ) -> Trained:
     fusion = fusion_of_search(spec)
     trials = grid_of(fusion, len(frames))
@@ -145,7 +153,9 @@ def _tune(
     keep = list(queries)
     pieces = [f.filter(pl.col("query").is_in(keep)) for f in frames]
     held = Qrels(qrels.frame.filter(pl.col("query").is_in(keep)), qrels.source)
-    evaluator = Evaluator(held, metric, judged_warning=None, missing_queries="zero")
+    # scored as the fused run is reported (a plan's relevance level, depth, collection size): a search at
+    # other options tunes for another metric
+    evaluator = Evaluator(held, metric, judged_warning=None, missing_queries="zero", **dict(options or {}))
     bound = objective(evaluator.metrics, metric)
     lower = bound.definition.better == "lower"
     best: tuple[float, Trained] | None = None
@@ -178,6 +188,7 @@ def cross_fuse(
     seed: int = 0,
     depth: int | None = None,
     name: str = "fused",
+    options: Mapping[str, Any] | None = None,
 ) -> tuple[Run, list[Trained]]:
     """Cross-validation over query folds: the judged queries of ``qrels`` that some run retrieved
     documents for are dealt into ``folds`` folds (a seeded permutation); each fold is fused with the
@@ -185,8 +196,8 @@ def cross_fuse(
     Queries the qrels do not judge are fused with the parameters tuned on every judged query.
 
     ``metric`` None: a method that learns is trained on the other folds with the parameters it is given.
-    Returns the fused run (its ``source`` says how) and the :class:`Trained` of each fold, then the one
-    tuned on every judged query (the last)."""
+    ``options`` score each trial, as :func:`tune_fusion`'s. Returns the fused run (its ``source`` says
+    how) and the :class:`Trained` of each fold, then the one tuned on every judged query (the last)."""
     if folds < 2:
         raise EvaluationError(f"cross-validation needs two folds or more, got {folds}")
     fusion = fusion_of_search(spec)
@@ -204,12 +215,12 @@ def cross_fuse(
     for held_out in parts:
         rest = [q for q in queries if q not in set(held_out)]
         train_qrels = Qrels(judgments.frame.filter(pl.col("query").is_in(rest)), judgments.source)
-        trained = _tune(frames, names, fusion, metric, train_qrels)
+        trained = _tune(frames, names, fusion, metric, train_qrels, options)
         tuned.append(trained)
         pieces = [f.filter(pl.col("query").is_in(held_out)) for f in frames]
         fused.append(fuse_frames(pieces, trained.fusion, names, depth=depth, state=trained.state, warn=False))
     others = [f.filter(~pl.col("query").is_in(list(queries))) for f in frames]
-    everything = _tune(frames, names, fusion, metric, judgments)
+    everything = _tune(frames, names, fusion, metric, judgments, options)
     tuned.append(everything)
     if any(o.height for o in others):
         fused.append(
@@ -235,13 +246,17 @@ def fuse_held_out(
     depth: int | None = None,
     name: str = "fused",
     where: str = "fused",
+    options: Mapping[str, Any] | None = None,
 ) -> Run:
     """A plan's fused run that learns or searches parameters, never on the queries the plan reports
     (``reported``, the plan's qrels): trained on ``train_qrels`` when given, which must judge none of
     them (else :class:`~irspec.errors.EvaluationError` naming ``where``), or else cross-validated over
-    ``folds`` folds of the reported queries (:func:`cross_fuse`)."""
+    ``folds`` folds of the reported queries (:func:`cross_fuse`). ``options``: the plan's evaluation
+    options, which score each trial."""
     if train_qrels is None:
-        return cross_fuse(paths, spec, metric, reported, folds=folds, depth=depth, name=name)[0]
+        return cross_fuse(
+            paths, spec, metric, reported, folds=folds, depth=depth, name=name, options=options
+        )[0]
     training = read_qrels(train_qrels)
     shared = sorted(
         set(training.frame.get_column("query").unique())
@@ -255,5 +270,5 @@ def fuse_held_out(
             "cross-validate over folds of the plan's queries, or give training qrels of other queries"
         )
     read, names = _read_runs(paths, spec, depth)
-    trained = _tune([r.frame for r in read], names, spec, metric, training)
+    trained = _tune([r.frame for r in read], names, spec, metric, training, options)
     return fuse(paths, trained, depth=depth, name=name)

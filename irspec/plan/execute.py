@@ -428,6 +428,12 @@ def _run_source(r: PlanRun, plan: Plan) -> Any:
                 depth=src.depth,
                 name=name,
                 where=where,
+                options={  # the trials scored as the plan reports the fused run
+                    "relevance_level": plan.options.relevance_level,
+                    "depth": plan.options.depth,
+                    "judged_only": plan.options.judged_only,
+                    "collection_size": plan.options.collection_size,
+                },
             )
         from irspec.fusion.engine import fuse
 
