@@ -156,6 +156,13 @@ def test_cross_validation_needs_enough_queries():
         irspec.cross_fuse([A, B], "wsum", "AP", {"q1": {"a": 1}}, folds=5)
 
 
+@pytest.mark.parametrize("folds", [1, 2.5, True, "3"])
+def test_folds_that_are_not_a_whole_number_of_two_or_more_are_refused(folds):
+    """2.5 gave Python's TypeError ('float' object cannot be interpreted as an integer)."""
+    with pytest.raises(EvaluationError, match="a whole number of folds, two or more"):
+        irspec.cross_fuse([A, B], "wsum", "AP", {"q1": {"a": 1}}, folds=folds)
+
+
 # --- ranx's optimize_fusion ---------------------------------------------------------------------------
 
 RANX_CASES = [

@@ -21,6 +21,7 @@ or use :func:`cross_fuse`, which fuses each fold of queries with parameters tune
 from __future__ import annotations
 
 import itertools
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -198,8 +199,10 @@ def cross_fuse(
     ``metric`` None: a method that learns is trained on the other folds with the parameters it is given.
     ``options`` score each trial, as :func:`tune_fusion`'s. Returns the fused run (its ``source`` says
     how) and the :class:`Trained` of each fold, then the one tuned on every judged query (the last)."""
-    if folds < 2:
-        raise EvaluationError(f"cross-validation needs two folds or more, got {folds}")
+    if isinstance(folds, bool) or not isinstance(folds, numbers.Integral) or folds < 2:
+        raise EvaluationError(
+            f"cross-validation needs a whole number of folds, two or more, got {quote(folds)}"
+        )
     fusion = fusion_of_search(spec)
     read, names = _read_runs(runs, fusion, depth)
     frames = [r.frame for r in read]
