@@ -487,7 +487,7 @@ def _judgments(qrels: Mapping[Any, Any]) -> Mapping[Any, Any]:
 
     from irspec.errors import bad_id, encodable
 
-    if _pure_judgments(qrels, encodable):
+    if _plain_judgments(qrels, encodable):
         return qrels
     kept: dict[Any, Any] = {}
     changed = False
@@ -529,7 +529,7 @@ def _judgments(qrels: Mapping[Any, Any]) -> Mapping[Any, Any]:
     return kept if changed else qrels
 
 
-def _pure_judgments(qrels: Mapping[Any, Any], encodable: Callable[[str], bool]) -> bool:
+def _plain_judgments(qrels: Mapping[Any, Any], encodable: Callable[[str], bool]) -> bool:
     """Whether ``qrels`` pass :func:`_judgments` as they are, asked of every id and label at once by C
     loops (the query-by-query checks, which name what is wrong, cost several times more): string ids
     UTF-8 can encode, non-empty dicts of integer labels."""

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["GMEAN_FLOOR", "aggregate_columns", "aggregate_values", "sequential_sum"]
+__all__ = ["GMEAN_FLOOR", "aggregate_columns", "aggregate_values", "floored_logs", "sequential_sum"]
 
 
 def aggregate_values(values: np.ndarray, how: str) -> float:
@@ -30,10 +30,16 @@ def aggregate_values(values: np.ndarray, how: str) -> float:
     if len(v) == 0:
         return 0.0
     if how == "gmean":
-        logs = np.array([math.log(x) for x in np.maximum(v, GMEAN_FLOOR).tolist()])
-        return math.exp(sequential_sum(logs) / len(v))
+        return math.exp(sequential_sum(floored_logs(v)) / len(v))
     total = sequential_sum(v)
     return total if how == "sum" else total / len(v)
+
+
+def floored_logs(values: np.ndarray) -> np.ndarray:
+    """log(max(v, 1e-5)) of each value, with the C library's ``log`` (numpy's can differ in the last bit):
+    the terms a geometric mean adds (GMAP's, trec_eval's gm_map). NaN stays NaN."""
+    floored = np.maximum(values, GMEAN_FLOOR).tolist()
+    return np.array([math.log(x) if x == x else math.nan for x in floored], dtype=np.float64)
 
 
 def aggregate_columns(values: np.ndarray, hows: Sequence[str]) -> list[float]:

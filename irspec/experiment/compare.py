@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any, overload
@@ -31,7 +30,7 @@ import numpy as np
 from irspec import report
 from irspec.data.frames import check_backend, make_frame
 from irspec.errors import EvaluationError, suggest
-from irspec.evaluation.means import GMEAN_FLOOR, aggregate_values
+from irspec.evaluation.means import aggregate_values, floored_logs
 from irspec.evaluation.result import Result
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
 from irspec.frozen import frozen
@@ -481,10 +480,7 @@ def tested_values(metric: Metric, values: np.ndarray) -> np.ndarray:
     log. A geometric mean's per-query values are its base metric's (AP's), whose arithmetic mean is
     that metric (MAP): a test of them would be MAP's test under GMAP's name. A difference of mean
     logarithms is the logarithm of the two geometric means' ratio."""
-    if metric.aggregate != "gmean":
-        return values
-    floored = np.maximum(values, GMEAN_FLOOR).tolist()
-    return np.array([math.log(v) if v == v else math.nan for v in floored], dtype=np.float64)
+    return floored_logs(values) if metric.aggregate == "gmean" else values
 
 
 def log_scale_note(metrics: Sequence[Metric], what: str) -> str | None:

@@ -30,7 +30,7 @@ from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import UNJUDGED, MissingQueries, Options
 from irspec.evaluation.evaluate import evaluate_many, issue_warnings
 from irspec.evaluation.judgments import read_judgments
-from irspec.evaluation.means import aggregate_values
+from irspec.evaluation.means import aggregate_columns
 from irspec.evaluation.notes import first_few, queries_text
 from irspec.evaluation.ranking import build_context
 from irspec.frozen import frozen
@@ -379,9 +379,8 @@ def _means(result: Any, compared: Sequence[QueryDiff]) -> dict[str, float]:
     if kept.issuperset(result.query_ids):
         return dict(result.aggregate())
     rows = [i for i, q in enumerate(result.query_ids) if q in kept]
-    return {
-        str(m): aggregate_values(result.values[rows, j], m.aggregate) for j, m in enumerate(result.metrics)
-    }
+    found = aggregate_columns(result.values[rows], [m.aggregate for m in result.metrics])
+    return {str(m): value for m, value in zip(result.metrics, found, strict=True)}
 
 
 def _tops(own: pl.DataFrame, other: pl.DataFrame, top: int, level: int) -> dict[str, tuple[Document, ...]]:

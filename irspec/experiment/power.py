@@ -255,11 +255,11 @@ def power(
     design.check_target(power, alpha)
     notes: list[str] = []
     runs, pairs = _pairs(results, baseline, metrics, notes)
-    logs = log_scale_note(list(dict.fromkeys(metric for metric, _, _ in pairs)), "designed")
+    chosen = list(dict.fromkeys(metric for metric, _, _ in pairs))
+    logs = log_scale_note(chosen, "designed")
     if logs:
         notes.append(f"{logs}; delta is such a difference")
     rows = [_pair_power(runs[i], runs[j], metric, delta, alpha, power, notes) for metric, i, j in pairs]
-    chosen = list(dict.fromkeys(metric for metric, _, _ in pairs))
     anova = [_anova_power(runs, metric, delta, alpha, power, notes) for metric in chosen]
     return PowerAnalysis(
         tuple(rows),

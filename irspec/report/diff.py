@@ -20,6 +20,7 @@ from typing import Any
 
 from irspec.report import markdown, text
 from irspec.report.html import template
+from irspec.report.marks import direction
 from irspec.report.model import Block, Cell, Column, Row, check_decimals
 
 __all__ = ["diff_sections", "fragment", "to_html", "to_json", "to_markdown", "to_text"]
@@ -198,7 +199,7 @@ def diff_sections(found: Any, *, queries: int | None = 10, decimals: int = 4) ->
     losses, gains = found.losses(queries), found.gains(queries)
     m, a, b = found.metric, found.run_a, found.run_b
     # a loss is B below A where a higher value is better, above it where a lower one is (Fallout)
-    worse, better = ("above", "below") if m.definition.better == "lower" else ("below", "above")
+    worse, better = ("above", "below") if direction(m) < 0 else ("below", "above")
     sections = [("Means", "", _means_block(found, decimals))]
     for heading, chosen in (
         (f"Largest losses ({b} {worse} {a} on {m})", losses),
@@ -328,9 +329,7 @@ def _view(found: Any, queries: int | None, decimals: int) -> dict[str, Any]:
     block = _query_block(found, chosen, decimals)
     # each Δ column (after the query, a metric's A, B and Δ) with the sign of a change for the worse: a
     # fall where higher is better, a rise where lower is (Fallout); no colour where neither is
-    worse = {
-        3 + 3 * j: {"higher": -1, "lower": 1}.get(m.definition.better, 0) for j, m in enumerate(found.metrics)
-    }
+    worse = {3 + 3 * j: -direction(m) for j, m in enumerate(found.metrics)}
     rows = []
     for q, row in zip(chosen, block.rows, strict=True):
         cells = [

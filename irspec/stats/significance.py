@@ -646,13 +646,9 @@ def _signed_rank_exact(k: np.ndarray, zero_method: str) -> tuple[float, float, b
     statistic min(W+, W-), scipy's, ``zsplit`` giving half of each zero's rank to both."""
     d, doubled = _doubled_ranks(k, zero_method)
     signed = np.sign(d) * doubled
-    plus = int(doubled[d > 0].sum())
-    minus = int(doubled[d < 0].sum())
-    if zero_method == "zsplit":
-        half = int(doubled[d == 0].sum()) / 2
-        plus, minus = plus + half, minus + half  # type: ignore[assignment]
-    p_value = sign_flip_exact(signed[signed != 0])
-    return min(plus, minus) / 2, p_value, True
+    zeros = int(doubled[d == 0].sum()) if zero_method == "zsplit" else 0  # half to each side
+    smaller = min(int(doubled[d > 0].sum()), int(doubled[d < 0].sum())) + zeros / 2
+    return smaller / 2, sign_flip_exact(signed[signed != 0]), True
 
 
 def _sign_test(wins: int, losses: int) -> tuple[float, float]:
