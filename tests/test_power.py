@@ -386,3 +386,18 @@ def test_a_plans_infinite_delta_is_refused_when_the_plan_is_checked(tmp_path):
         PlanError, match=re.escape("power.delta: delta must be a finite number > 0, not .inf")
     ):
         load_plan(_plan(tmp_path, "compare: {}\npower: {delta: .inf}"))
+
+
+def test_an_alpha_without_an_f_critical_value_fails_before_any_pair_is_designed(demo_results, monkeypatch):
+    # --alpha 1e-300 took minutes before its error: each pair's minimum detectable difference was solved
+    # first, on scipy's noncentral t far in its tail, and only then did the ANOVA find no F critical value
+    from irspec.stats import design
+
+    def designed(*args, **kwargs):
+        raise AssertionError("a pair was designed before the ANOVA's alpha was checked")
+
+    monkeypatch.setattr(design, "t_detectable", designed)
+    with pytest.raises(
+        EvaluationError, match=r"alpha \(1e-300\) is too small: scipy gives no critical value of the F"
+    ):
+        irspec.power(demo_results, delta=0.05, alpha=1e-300)

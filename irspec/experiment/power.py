@@ -259,8 +259,14 @@ def power(
     logs = log_scale_note(chosen, "designed")
     if logs:
         notes.append(f"{logs}; delta is such a difference")
-    rows = [_pair_power(runs[i], runs[j], metric, delta, alpha, power, notes) for metric, i, j in pairs]
-    anova = [_anova_power(runs, metric, delta, alpha, power, notes) for metric in chosen]
+    # Every pair's and every ANOVA's data first (their errors in this order), then the designs, the
+    # ANOVA's first: its F distribution has no critical value for an alpha far smaller than the t's has
+    # (below about 1e-20 for 50 topics), and its error then comes at once, where the pairs' designs at
+    # such an alpha take minutes of scipy's noncentral t far in its tail.
+    pair_data = [_pair_data(runs[i], runs[j], metric, notes) for metric, i, j in pairs]
+    anova_data = [_anova_data(runs, metric, notes) for metric in chosen]
+    anova = [_anova_power(*data, delta, alpha, power) for data in anova_data]
+    rows = [_pair_power(*data, delta, alpha, power) for data in pair_data]
     return PowerAnalysis(
         tuple(rows),
         tuple(anova),
@@ -312,14 +318,23 @@ def _defined(matrix: np.ndarray, what: str, notes: list[str]) -> np.ndarray:
     return matrix[:, defined]
 
 
-def _pair_power(
-    ra: Result, rb: Result, metric: Any, delta: float | None, alpha: float, target: float, notes: list[str]
-) -> PairPower:
+def _pair_data(
+    ra: Result, rb: Result, metric: Any, notes: list[str]
+) -> tuple[Any, Result, Result, np.ndarray]:
+    """A pair's scores on the queries both define, checked: ``(metric, ra, rb, matrix)``."""
     what = f"{metric}: {ra.run_name} vs {rb.run_name}"
     matrix = _defined(common_matrix([ra, rb], metric), what, notes)
+    if matrix.shape[1] < design.MIN_TOPICS:
+        raise EvaluationError(
+            f"{what}: {matrix.shape[1]} queries in common; a power analysis needs at least 2"
+        )
+    return metric, ra, rb, matrix
+
+
+def _pair_power(
+    metric: Any, ra: Result, rb: Result, matrix: np.ndarray, delta: float | None, alpha: float, target: float
+) -> PairPower:
     n = matrix.shape[1]
-    if n < design.MIN_TOPICS:
-        raise EvaluationError(f"{what}: {n} queries in common; a power analysis needs at least 2")
     k, scale, _ = quantise(matrix[0] - matrix[1], _DECIMALS)
     sd = float(np.std(k, ddof=1)) / scale  # on the integers: equal differences give exactly 0
     return PairPower(
@@ -335,13 +350,22 @@ def _pair_power(
     )
 
 
-def _anova_power(
-    runs: Sequence[Result], metric: Any, delta: float | None, alpha: float, target: float, notes: list[str]
-) -> AnovaPower:
+def _anova_data(
+    runs: Sequence[Result], metric: Any, notes: list[str]
+) -> tuple[Any, Sequence[Result], np.ndarray]:
+    """The runs' scores on the queries every run defines, checked: ``(metric, runs, matrix)``."""
     matrix = _defined(common_matrix(runs, metric), f"{metric}: ANOVA", notes)
+    if matrix.shape[1] < design.MIN_TOPICS:
+        raise EvaluationError(
+            f"{metric}: {matrix.shape[1]} queries every run has; a power analysis needs at least 2"
+        )
+    return metric, runs, matrix
+
+
+def _anova_power(
+    metric: Any, runs: Sequence[Result], matrix: np.ndarray, delta: float | None, alpha: float, target: float
+) -> AnovaPower:
     n, m = matrix.shape[1], matrix.shape[0]
-    if n < design.MIN_TOPICS:
-        raise EvaluationError(f"{metric}: {n} queries every run has; a power analysis needs at least 2")
     variance = stats.residual_variance(matrix, decimals=_DECIMALS)
     return AnovaPower(
         metric=str(metric),
