@@ -261,7 +261,8 @@ def test_scores_need_k_for_a_metric_without_a_fixed_cutoff():
 def _top_by_sort(scores: np.ndarray, k: int, train=None) -> np.ndarray:
     """Each row's top k by (score descending, item ascending), training items left out: a full sort."""
     out = np.full((len(scores), k), -1, dtype=np.int64)
-    for u, row in enumerate(scores):
+    for u, line in enumerate(scores):
+        row = line.tolist()  # Python's numbers: integers exact at any size, negated without wrapping
         seen = set(train[[u], :].indices.tolist()) if train is not None else set()
         ranked = sorted((i for i in range(len(row)) if i not in seen), key=lambda i: (-row[i], i))[:k]
         out[u, : len(ranked)] = ranked
@@ -276,6 +277,85 @@ def test_top_items_ties_break_by_item_index(seed, k):
     _, train, _ = _data(seed, users=30, items=40)
     np.testing.assert_array_equal(matrices.top_items(scores, k), _top_by_sort(scores, k))
     np.testing.assert_array_equal(matrices.top_items(scores, k, train), _top_by_sort(scores, k, train))
+
+
+INTEGER_SCORES = [np.uint8, np.uint16, np.uint64, np.int8, np.int32, np.int64]
+
+
+@pytest.mark.parametrize("kind", INTEGER_SCORES)
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_integer_scores_rank_as_integers(kind, k):
+    """Integer scores of every type, their extremes included, are ranked as the integers they are:
+    negated, an unsigned score wraps and int64's minimum stays itself, and made float64, two int64
+    scores above 2**53 tie. The same order with exclude= as without (excluded items aside)."""
+    info = np.iinfo(kind)
+    values = [info.min, info.min + 1, 0, 1, info.max - 1, info.max]
+    if info.bits == 64:
+        values += [2**53, 2**53 + 1]  # one float64 apart from nothing: 2**53 + 1 is not a float64
+    rng = np.random.default_rng(info.bits + info.min % 7)
+    scores = np.array(rng.choice(np.array(values, dtype=object), size=(25, 8)).tolist(), dtype=kind)
+    _, train, _ = _data(1, users=25, items=8)
+    np.testing.assert_array_equal(matrices.top_items(scores, k), _top_by_sort(scores, k))
+    np.testing.assert_array_equal(matrices.top_items(scores, k, train), _top_by_sort(scores, k, train))
+
+
+def test_unsigned_and_large_scores_by_hand():
+    """The hunter's cases: item 1 has the highest uint8 score 5 (rank 1, RR 1); int64's minimum is the
+    lowest score; 2**53 + 1 ranks above 2**53 with exclude= as without."""
+    test = sp.csr_array(np.array([[0, 1, 0, 0]]))
+    scores = np.array([[0, 5, 3, 1]], dtype=np.uint8)
+    assert matrices.top_items(scores, 4).tolist() == [[1, 2, 3, 0]]
+    assert irspec.evaluate_scores(test, scores, "RR@4").aggregate() == {"RR@4": 1.0}
+    lowest = np.array([[np.iinfo(np.int64).min, 5, 3, 1]])
+    assert matrices.top_items(lowest, 4).tolist() == [[1, 2, 3, 0]]
+    large = np.array([[2**53, 2**53 + 1, 0, 7]], dtype=np.int64)
+    without_3 = sp.csr_array(np.array([[0, 0, 0, 1]]))
+    assert matrices.top_items(large, 2).tolist() == [[1, 0]]
+    assert matrices.top_items(large, 2, without_3).tolist() == [[1, 0]]
+    assert matrices.top_items(large, 4, without_3).tolist() == [[1, 0, 2, -1]]
+
+
+def test_an_excluded_item_never_displaces_a_score_at_the_types_lowest():
+    """An excluded item's score is put at its type's lowest value, which a real score may have too:
+    the real one is kept first (item 2 scores 0, item 0 is excluded, and 0 is uint8's lowest)."""
+    scores = np.array([[9, 5, 0, 7]], dtype=np.uint8)
+    exclude = sp.csr_array(np.array([[1, 0, 0, 0]]))
+    assert matrices.top_items(scores, 3, exclude).tolist() == [[3, 1, 2]]
+    assert matrices.top_items(scores, 4, exclude).tolist() == [[3, 1, 2, -1]]
+    lowest = np.array([[0, np.iinfo(np.int64).min, 0, 0]], dtype=np.int64)
+    assert matrices.top_items(lowest, 3, sp.csr_array(np.array([[1, 0, 1, 0]]))).tolist() == [[3, 1, -1]]
+
+
+@pytest.mark.parametrize("kind", [np.uint8, np.int64])
+def test_integer_scores_in_chunks_equal_their_top_k_evaluated(kind, monkeypatch):
+    test, train, _ = _data(4)
+    rng = np.random.default_rng(4)
+    base = 2**60 if kind is np.int64 else 0
+    scores = (base + rng.integers(0, 6, size=test.shape)).astype(kind)  # ties, and beyond 2**53 in int64
+    want = irspec.evaluate_topk(test, _top_by_sort(scores, 10, train), METRICS)
+    monkeypatch.setattr(matrices, "CHUNK_ENTRIES", 7 * test.shape[1])
+    chunked = irspec.evaluate_scores(test, scores, METRICS, exclude=train)
+    np.testing.assert_array_equal(chunked.values, want.values)
+    given = irspec.evaluate_scores(
+        test, (scores[i : i + 13] for i in range(0, len(scores), 13)), METRICS, exclude=train
+    )
+    np.testing.assert_array_equal(given.values, want.values)
+
+
+def test_k_below_a_metrics_cutoff_warns():
+    """k=2 keeps two items per user: R@6 counts the relevant items of the top 2 alone (user 0 has items
+    1 and 3 relevant, its top 2 holds item 1: R 1/2; user 1's item 0 is last: R 0), which a warning
+    says; k at or above every cutoff, or no k, says nothing."""
+    test = sp.csr_array(np.array([[0, 1, 0, 1, 0, 0], [1, 0, 0, 0, 0, 0]]))
+    scores = np.array([[6, 5, 4, 3, 2, 1], [1, 2, 3, 4, 5, 6]], dtype=float)
+    with pytest.warns(irspec.IrspecWarning, match=r"k=2 is below the cutoff of R@6, nDCG@3: .*the top 2"):
+        res = irspec.evaluate_scores(test, scores, "R@6, P@1, nDCG@3, AP", k=2)
+    assert res.aggregate()["R@6"] == (0.5 + 0.0) / 2
+    assert any("k=2 is below the cutoff of R@6, nDCG@3" in w for w in res.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert irspec.evaluate_scores(test, scores, "R@6").aggregate() == {"R@6": 1.0}
+        irspec.evaluate_scores(test, scores, "R@6, AP", k=6)
 
 
 @pytest.mark.parametrize("seed", range(3))

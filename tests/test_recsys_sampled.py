@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import irspec
 import irspec.recsys
 from irspec.errors import InputError, ParameterError
 from irspec.recsys.sampling import correction, rank_distribution, sampled
@@ -168,6 +169,37 @@ def test_exported_and_errors_name_what_was_expected():
     with pytest.raises(InputError, match="scores have 1 rows, test_matrix 2 users"):
         sampled(test, scores[:1], 2)
     assert math.isclose(correction("HitRate@1", 10, 9, gamma=0.0)[0], 1.0)  # every negative drawn: exact
+
+
+@pytest.mark.parametrize(("bad", "shown"), [(np.nan, "nan"), (np.inf, "inf"), (-np.inf, "-inf")])
+def test_a_score_that_is_not_finite_is_refused_as_evaluate_scores_refuses_it(bad, shown):
+    """A NaN score compares false with everything, so nothing would rank above it (rank 1): refused
+    with evaluate_scores' message, naming the user (its row in the whole matrix, chunks given) and item."""
+    test, scores, train = _hand_case()
+    scores = scores.copy()
+    scores[1, 3] = bad
+    message = rf"user 1, item 3: score {shown} is not finite"
+    with pytest.raises(InputError, match=message):
+        irspec.evaluate_scores(test, scores, "RR@6", exclude=train)
+    with pytest.raises(InputError, match=message):
+        sampled(test, scores, 3, "AP", exclude=train)
+    with pytest.raises(InputError, match=message):
+        sampled(test, iter([scores[:1], scores[1:]]), 3, "AP", exclude=train)
+    with pytest.raises(InputError, match="scores must be a 2-D array of numbers"):
+        sampled(test, scores.astype(str), 3, "AP")
+
+
+def test_integer_scores_are_compared_as_integers():
+    """Item 1 scores 2**53 + 1, the relevant item 0 2**53: a float64 makes them equal (2**53 + 1 is no
+    float64), and the tie would put item 0 (the lower index) first; as integers item 1 is above, so the
+    exact rank is 2, and so is the sampled one (every candidate drawn)."""
+    test = sp.csr_array(np.array([[1, 0, 0, 0]]))
+    scores = np.array([[2**53, 2**53 + 1, 0, 7]], dtype=np.int64)
+    res = sampled(test, scores, 3, "AP")
+    assert res.exact_rank.tolist() == [2]
+    assert res.sampled_rank.tolist() == [2]
+    unsigned = sampled(test, np.array([[3, 200, 255, 0]], dtype=np.uint8), 3, "AP")
+    assert unsigned.exact_rank.tolist() == [3]  # 200 and 255 above 3
 
 
 def test_the_rank_law_equals_scipys_hypergeometric_at_a_larger_size():

@@ -195,7 +195,9 @@ def evaluate_scores(
     chunks (2-D arrays whose rows, in turn, are the users' in order: a model scored batch by batch).
     Memory stays bounded: an array is read :data:`CHUNK_ENTRIES` entries at a time, and nothing larger
     than a chunk is copied. ``k``: how many items each user's list keeps, by default the largest cutoff of
-    the metrics (a metric without a fixed cutoff, such as AP over the whole list, needs ``k``).
+    the metrics (a metric without a fixed cutoff, such as AP over the whole list, needs ``k``); a
+    ``k`` below a metric's cutoff cuts its lists short (R@6 with ``k=2`` counts the top 2 alone), which
+    a warning says, in the result's ``warnings`` too.
     ``exclude``: the training items are given no place in the top k (they are never among the k kept).
 
     Each row's top k is found with ``numpy.argpartition`` and sorted by score descending; **equal scores
@@ -221,36 +223,40 @@ def evaluate_scores(
         raise InputError(f"scores have {start} rows, test_matrix {test.shape[0]} users", "<scores>")
     items = np.concatenate(found) if found else np.zeros((0, depth), dtype=np.int64)
     args = (test, items, metrics, skip, propensity, popularity, empty_users, relevance_level, name, extra)
-    return _evaluate(*args) if ids is None else _named(ids, *args)
+    result = _evaluate(*args) if ids is None else _named(ids, *args)
+    short = _cut_short(metrics, depth)
+    if short is None:
+        return result
+    issue_warnings((short,))
+    return dataclasses.replace(result, warnings=(*result.warnings, short))
 
 
 def top_items(scores: Any, k: int, exclude: Any = None, *, first_row: int = 0) -> np.ndarray:
     """The ``k`` best items of each row of ``scores`` (rows × items), by score descending and, among
     equal scores, by item index ascending: a rows × k int64 array, padded with ``-1`` where a row has
     fewer than k items left. ``exclude``: a sparse rows × items matrix whose stored items are never
-    kept. ``first_row`` numbers the rows in messages (a chunk's first user)."""
-    scores = np.asarray(scores)
-    if scores.ndim != 2 or scores.dtype.kind not in "fiu":
-        raise InputError(
-            f"scores must be a 2-D array of numbers, got shape {scores.shape} of {scores.dtype}", "<scores>"
-        )
+    kept. ``first_row`` numbers the rows in messages (a chunk's first user).
+
+    Integer scores (signed or unsigned, any width) are ranked as integers, never made floats: two
+    int64 scores above 2**53 that a float64 would make equal keep their order."""
+    scores = checked_scores(scores, first_row)
     rows, width = scores.shape
-    if scores.dtype.kind == "f":
-        bad = ~np.isfinite(scores)
-        if bad.any():
-            r, c = np.argwhere(bad)[0].tolist()
-            raise InputError(
-                f"user {first_row + r}, item {c}: score {scores[r, c]} is not finite", "<scores>"
-            )
+    excluded = None
     if exclude is not None and exclude.nnz:
         coo = scipy.sparse.coo_array(exclude)
-        scores = scores.astype(np.float64)  # the chunk's one copy: its excluded items sink below any score
-        scores[coo.row, coo.col] = -np.inf
+        # the chunk's one copy, of its own type: an excluded item's score is the lowest the type holds
+        # (below every score of a float; a real score may equal it in an integer type, which the mask
+        # tells apart, so that an excluded item never takes the place of a real one)
+        scores = scores.copy()
+        scores[coo.row, coo.col] = -np.inf if scores.dtype.kind == "f" else np.iinfo(scores.dtype).min
+        excluded = np.zeros(scores.shape, dtype=bool)
+        excluded[coo.row, coo.col] = True
     kk = min(k, width)
     if kk == 0 or rows == 0:
         return np.full((rows, k), -1, dtype=np.int64)
     # The kth largest score of each row; every score above it is in, and of the scores equal to it the
-    # lowest item indices fill the places left (argpartition alone would pick among ties arbitrarily).
+    # lowest item indices fill the places left (argpartition alone would pick among ties arbitrarily),
+    # the excluded items last (they tie with a real score only at the type's lowest value).
     part = np.argpartition(scores, width - kk, axis=1)[:, width - kk :]
     kth = np.take_along_axis(scores, part, axis=1).min(axis=1)[:, None]
     above = scores > kth
@@ -260,14 +266,58 @@ def top_items(scores: Any, k: int, exclude: Any = None, *, first_row: int = 0) -
     crowded = np.flatnonzero(tied.sum(axis=1) > left)  # rows with more ties at the kth score than places
     if len(crowded):
         some = tied[crowded]
-        chosen[crowded] = above[crowded] | (some & (np.cumsum(some, axis=1) <= left[crowded, None]))
+        place = np.cumsum(some, axis=1)  # 1 + each tied entry's place among its row's, by index
+        if excluded is not None:
+            out_of = some & excluded[crowded]
+            kept_ties = some & ~out_of
+            # the real ties first, by index, then the excluded ones (only to fill the row's places)
+            place = np.where(
+                out_of,
+                kept_ties.sum(axis=1)[:, None] + np.cumsum(out_of, axis=1),
+                np.cumsum(kept_ties, axis=1),
+            )
+        chosen[crowded] = above[crowded] | (some & (place <= left[crowded, None]))
     cols = np.nonzero(chosen)[1].reshape(rows, kk)  # each row's kk items, by index ascending
     values = np.take_along_axis(scores, cols, axis=1)
-    order = np.argsort(-values, axis=1, kind="stable")  # stable: ties keep the index order
+    # descending by a key ascending: -x for floats (finite: no overflow), ~x for integers, which
+    # reverses their order and never overflows (-x wraps an unsigned x and leaves int64's minimum as it is)
+    order = np.argsort(
+        -values if values.dtype.kind == "f" else ~values, axis=1, kind="stable"
+    )  # stable: ties keep the index order
+    ranked = np.take_along_axis(cols, order, axis=1)
     out = np.full((rows, k), -1, dtype=np.int64)
-    out[:, :kk] = np.take_along_axis(cols, order, axis=1)
-    out[:, :kk][np.isneginf(np.take_along_axis(values, order, axis=1))] = -1
+    if excluded is None:
+        out[:, :kk] = ranked
+        return out
+    gone = np.take_along_axis(excluded, ranked, axis=1)
+    if gone.any():
+        # an excluded item ties a real one only at the type's lowest score: moved after it (stable, so
+        # each part keeps its order), then dropped
+        last = np.argsort(gone, axis=1, kind="stable")
+        ranked = np.take_along_axis(ranked, last, axis=1)
+        ranked[np.take_along_axis(gone, last, axis=1)] = -1
+    out[:, :kk] = ranked
     return out
+
+
+def checked_scores(scores: Any, first_row: int = 0) -> np.ndarray:
+    """``scores`` (a chunk of a score matrix) as a 2-D numpy array of numbers, every score finite: an
+    :class:`~irspec.errors.InputError` names the first user (``first_row`` the chunk's first) and item
+    whose score is NaN or infinite. The check of :func:`top_items` and of
+    :func:`irspec.recsys.sampling.sampled`, which take scores alike."""
+    scores = np.asarray(scores)
+    if scores.ndim != 2 or scores.dtype.kind not in "fiu":
+        raise InputError(
+            f"scores must be a 2-D array of numbers, got shape {scores.shape} of {scores.dtype}", "<scores>"
+        )
+    if scores.dtype.kind == "f":
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            r, c = np.argwhere(bad)[0].tolist()
+            raise InputError(
+                f"user {first_row + r}, item {c}: score {scores[r, c]} is not finite", "<scores>"
+            )
+    return scores
 
 
 def _evaluate(
@@ -629,6 +679,21 @@ def _depth(metrics: list[Metric], k: int | None) -> int:
             )
         cutoffs.append(value)
     return max(cutoffs)
+
+
+def _cut_short(metrics: list[Metric], k: int) -> str | None:
+    """The warning that ``k``, given to :func:`evaluate_scores`, keeps fewer items than some metrics'
+    cutoffs: those metrics see lists of k items (R@6 of a top 2 counts the relevant items in the top 2
+    alone), which their values do not show."""
+    cutoffs = {str(m): m.get("k") for m in metrics if "k" in m.definition.param_names}
+    cut = {name: c for name, c in cutoffs.items() if isinstance(c, int) and c > k}
+    if not cut:
+        return None
+    return (
+        f"k={k} is below the cutoff of {', '.join(cut)}: each user's list keeps {k} "
+        f"item{'s' if k != 1 else ''}, so {'they count' if len(cut) > 1 else 'it counts'} the top {k} "
+        f"alone (k={max(cut.values())} or more keeps every cutoff whole)"
+    )
 
 
 def _chunks(scores: Any, width: int) -> Iterator[np.ndarray]:

@@ -26,7 +26,7 @@ import scipy.special
 
 from irspec.errors import InputError, ParameterError
 from irspec.frozen import frozen
-from irspec.recsys.matrices import _chunks, _csr
+from irspec.recsys.matrices import _chunks, _csr, checked_scores
 
 __all__ = ["SampledMetric", "SampledResult", "correction", "rank_distribution", "sampled"]
 
@@ -96,8 +96,9 @@ def sampled(
     ``test_matrix``: scipy.sparse users × items, the held-out interactions; a stored value above 0 is a
     relevant item, every stored entry (an explicit 0 too) is held out and never sampled as a negative.
     ``scores``: users × items, a dense array or an iterable of row chunks in the users' order (as
-    :func:`~irspec.recsys.evaluate_scores` takes them). ``exclude``: the training interactions, never
-    sampled and not counted in the exact rank.
+    :func:`~irspec.recsys.evaluate_scores` takes them: numbers, integers compared as integers, a NaN or
+    infinite score an :class:`~irspec.errors.InputError` naming the user and item). ``exclude``: the
+    training interactions, never sampled and not counted in the exact rank.
 
     **Sampling**: for each user with a relevant held-out item, ``n`` negatives uniformly without
     replacement from its candidates (items neither held out nor excluded), from
@@ -146,7 +147,8 @@ def sampled(
     counts: list[np.ndarray] = []
     index = np.arange(items_count)
     start = 0
-    for chunk in _chunks(scores, items_count):
+    for given in _chunks(scores, items_count):
+        chunk = checked_scores(given, start)  # as evaluate_scores refuses them: a NaN or infinite score
         for row in range(len(chunk)):
             user = start + row
             if user >= users_count:
@@ -168,7 +170,7 @@ def sampled(
                 )
             drawn = rng.choice(pool, size=n, replace=False)
             negatives[user] = drawn
-            line = np.asarray(chunk[row], dtype=np.float64)
+            line = chunk[row]  # integers compared as integers (a float64 would tie those above 2**53)
             mine = line[relevant]
             # above[j, i]: candidate i ranks above relevant item j (higher score, or tied and a lower index)
             above = (line[None, :] > mine[:, None]) | (
