@@ -134,8 +134,73 @@ def test_every_sparse_format_reads_alike(fmt):
     np.testing.assert_array_equal(old_style.values, want.values)
 
 
-def test_coo_duplicates_add_up_and_float_labels_must_be_whole():
-    coo = sp.coo_array((np.array([1, 1]), (np.array([0, 0]), np.array([2, 2]))), shape=(1, 3))
+def _stored_twice(fmt: str, labels: tuple[int, int]):
+    """User 0 of a 1 × 4 matrix with item 2 stored twice (``labels``) and item 1 once, in ``fmt``."""
+    if fmt == "coo":
+        return sp.coo_array(
+            (np.array([*labels, 1]), (np.array([0, 0, 0]), np.array([2, 2, 1]))), shape=(1, 4)
+        )
+    if fmt == "csr":  # non-canonical: the indices unsorted, item 2 twice
+        return sp.csr_array(
+            (np.array([labels[0], 1, labels[1]]), np.array([2, 1, 2]), np.array([0, 3])), (1, 4)
+        )
+    if fmt == "csc":  # column 2 holds row 0 twice: made CSR, both entries stay
+        return sp.csc_array((np.array([1, *labels]), np.array([0, 0, 0]), np.array([0, 0, 1, 3, 3])), (1, 4))
+    # bsr: two 1 × 1 blocks at column 2
+    return sp.bsr_array(
+        (np.array([1, *labels]).reshape(3, 1, 1), np.array([1, 2, 2]), np.array([0, 3])), (1, 4)
+    )
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr", "csc", "bsr"])
+@pytest.mark.parametrize("labels", [(1, 1), (1, -1)])
+def test_a_held_out_pair_stored_twice_is_refused(fmt, labels):
+    """scipy adds repeated entries up (two logged 1s would read as a label 2, a 1 and a -1 as no entry
+    at all), where the held-out table refuses a repeated pair: the matrix's is refused too, naming it."""
+    test = _stored_twice(fmt, labels)
+    message = r"user 0, item 2: stored twice in test_matrix"
+    with pytest.raises(InputError, match=message):
+        irspec.evaluate_topk(test, np.array([[2, 1]]), "nDCG@2")
+    with pytest.raises(InputError, match=message):
+        irspec.evaluate_scores(test, np.array([[0.0, 1.0, 2.0, 3.0]]), "nDCG@2")
+    with pytest.raises(InputError, match=message):
+        irspec.recsys.sampled(test, np.array([[0.0, 1.0, 2.0, 3.0]]), n=1, metrics="AP")
+
+
+def test_entries_in_any_order_read_as_the_canonical_matrix():
+    """A COO matrix in no order and a CSR one with unsorted indices, each pair once: the canonical
+    matrix's values (the check costs only for matrices that are not canonical, and finds nothing)."""
+    test, train, top = _data(5)
+    want = irspec.evaluate_topk(test, top, METRICS, exclude=train)
+    coo = test.tocoo()
+    order = np.random.default_rng(0).permutation(coo.nnz)
+    shuffled = sp.coo_array((coo.data[order], (coo.row[order], coo.col[order])), shape=test.shape)
+    assert not shuffled.has_canonical_format
+    got = irspec.evaluate_topk(shuffled, top, METRICS, exclude=train)
+    np.testing.assert_array_equal(got.values, want.values)
+    unsorted = sp.csr_array(shuffled.tocsc())  # CSR whose indices are not sorted within rows
+    got = irspec.evaluate_topk(unsorted, top, METRICS, exclude=train)
+    np.testing.assert_array_equal(got.values, want.values)
+
+
+def test_a_training_pair_stored_twice_is_one_interaction():
+    """The training matrices (exclude=, popularity=) say which pairs are stored: a pair twice is one
+    interaction, as a repeated row of a training table is and as jain_propensity counts it."""
+    test = sp.csr_array(np.array([[0, 0, 1, 0], [0, 0, 0, 1]]))
+    once = sp.coo_array((np.ones(3, int), (np.array([0, 1, 1]), np.array([0, 0, 1]))), shape=(2, 4))
+    twice = sp.coo_array((np.ones(4, int), (np.array([0, 0, 1, 1]), np.array([0, 0, 0, 1]))), shape=(2, 4))
+    top = np.array([[0, 1], [1, 0]])
+    for train in (once, twice):
+        # item 0's popularity is its 2 users (3 if the pair stored twice counted twice), item 1's 1:
+        # each list's mean (2 + 1) / 2
+        assert irspec.evaluate_topk(test, top, "ARP@2", popularity=train).aggregate() == {"ARP@2": 1.5}
+        # user 0's list without item 0 is [1]: P@1 0 (item 2 is held out); user 1's is empty
+        res = irspec.evaluate_topk(test, top, "P@1", exclude=train)
+        assert res.values.ravel().tolist() == [0.0, 0.0]
+
+
+def test_float_labels_must_be_whole():
+    coo = sp.coo_array((np.array([2.0]), (np.array([0]), np.array([2]))), shape=(1, 3))
     res = irspec.evaluate_topk(coo, np.array([[2]]), "nDCG@1, NumRel(rel=2)")
     assert res.aggregate()["NumRel(rel=2)"] == 1.0
     floats = sp.csr_array(np.array([[0.0, 4.0, 1.0]]))

@@ -141,8 +141,9 @@ def evaluate_topk(
     Returns a :class:`~irspec.evaluation.result.Result` whose query ids are the users' row numbers as text
     (``"0"``, ``"1"``, ...), or with ``user_ids`` (one distinct id per row of the matrix, in its order;
     :attr:`irspec.recsys.tables.Tables.user_ids`) the users' own ids, in their order as text. Raises :class:`~irspec.errors.InputError` naming the argument and the row for
-    shapes that do not match, item indices outside the matrix, a repeated item in a row, and labels that
-    are not integers.
+    shapes that do not match, item indices outside the matrix, a repeated item in a row, a (user, item)
+    pair ``test_matrix`` stores twice (scipy would add them up into one label; in ``exclude`` and
+    ``popularity`` a pair stored twice is one interaction), and labels that are not integers.
     """
     test = _csr(test_matrix, "test_matrix")
     # without exclude=, the bounds are checked in the pass that finds the lists' lengths
@@ -542,8 +543,12 @@ def _named(ids: list[str], *args: Any) -> Result:
 
 
 def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.sparse.csr_array:
-    """A scipy.sparse matrix as CSR with integer labels, each (row, column) once, indices sorted; for
-    ``exclude`` (a ``shape`` given), which stored entries, whatever their values."""
+    """A scipy.sparse matrix as CSR with integer labels, each (row, column) once, indices sorted: a
+    (row, column) pair stored twice is an :class:`~irspec.errors.InputError` naming the user and item
+    (summed, two stored 1s would be a label 2, a 1 and a -1 no entry), as a pair twice in the
+    held-out table is. For ``exclude`` and ``popularity`` (a ``shape`` given), which entries are stored,
+    whatever their values: a training interaction stored twice is one (as a repeated row of a training
+    table, and as :func:`~irspec.recsys.propensity.jain_propensity` counts it)."""
     if not scipy.sparse.issparse(matrix):
         raise InputError(
             f"{what} must be a scipy.sparse matrix (users × items; csr_array(dense) makes one), "
@@ -553,10 +558,18 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
     if len(matrix.shape) != 2 or (shape is not None and matrix.shape != shape):
         expected = f"; expected {shape}, test_matrix's" if shape is not None else ""
         raise InputError(f"{what} has shape {matrix.shape}{expected}", f"<{what}>")
+    if shape is None and matrix.format == "coo" and not matrix.has_canonical_format:
+        # made CSR, a COO matrix's repeated entries are added up: looked for before
+        order = np.lexsort((matrix.col, matrix.row))
+        _stored_once(matrix.row[order], matrix.col[order], what)
     csr = scipy.sparse.csr_array(matrix)  # a CSR input's arrays shared, read and never written
-    if not csr.has_canonical_format:
-        csr = csr.copy()  # sum_duplicates works in place: the caller's matrix stays as it was
-        csr.sum_duplicates()  # also sorts the indices
+    if not csr.has_canonical_format:  # indices unsorted or repeated: the check costs only then
+        csr = csr.copy()  # sorted and summed in place: the caller's matrix stays as it was
+        csr.sort_indices()
+        if shape is None:
+            rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+            _stored_once(rows, csr.indices, what)
+        csr.sum_duplicates()
     if shape is not None:
         return csr
     data = csr.data
@@ -586,6 +599,19 @@ def _csr(matrix: Any, what: str, shape: tuple[int, int] | None = None) -> scipy.
         raise InputError(f"{what} must hold numbers, got {data.dtype}", f"<{what}>")
     csr.data = data.astype(np.int64, copy=False)
     return csr
+
+
+def _stored_once(rows: np.ndarray, cols: np.ndarray, what: str) -> None:
+    """Refuses a (row, column) pair twice among the entries (sorted by row, then column), naming the
+    first such user and item."""
+    again = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1]))
+    if len(again):
+        i = int(again[0])
+        raise InputError(
+            f"user {int(rows[i])}, item {int(cols[i])}: stored twice in {what}; each held-out (user, item) "
+            "once, its label (scipy would add them up: call sum_duplicates() first if a sum is meant)",
+            f"<{what}>",
+        )
 
 
 def _items(

@@ -124,8 +124,9 @@ def sampled(
     so that a mean over a few thousand users is noise: the default ``gamma=0.1`` trades a little bias
     for a usable variance. The correction depends on ``N``: computed once per distinct candidate count.
 
-    Raises :class:`~irspec.errors.InputError` for malformed inputs or a user with fewer than ``n``
-    candidates, :class:`~irspec.errors.ParameterError` for an unknown metric or ``gamma`` outside [0, 1].
+    Raises :class:`~irspec.errors.InputError` for malformed inputs (a score that is not finite, a
+    (user, item) pair the held-out matrix stores twice) or a user with fewer than ``n`` candidates,
+    :class:`~irspec.errors.ParameterError` for an unknown metric or ``gamma`` outside [0, 1].
     """
     test = _csr(test_matrix, "test_matrix")
     users_count, items_count = test.shape
