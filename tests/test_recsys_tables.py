@@ -216,14 +216,31 @@ def test_evaluate_tables_propensity_needs_training_interactions():
     top = pl.DataFrame({"user": [1, 2, 3], "item": [1, 1, 1], "rank": [1, 1, 1]})
     with pytest.raises(irspec.errors.EvaluationError, match="fitted to the training interactions"):
         irspec.recsys.evaluate_tables(test, {"m": top}, "PSP@1", propensity=(0.55, 1.5))
-    # fitted to the training table, every user of the index a training point (N = 3)
-    (res,) = irspec.recsys.evaluate_tables(
-        test, {"m": top}, "PSP@1", exclude=test.head(0), propensity=(0.55, 1.5)
-    )
-    c = (math.log(3) - 1) * 2.5**0.55
-    assert res.column("PSP@1").tolist() == pytest.approx([1 + c * 1.5**-0.55, 0.0, 0.0])
+    # an empty training table has no training point: Jain et al.'s model needs N >= 3 (ln N - 1 > 0)
+    with pytest.raises(irspec.errors.EvaluationError, match=r"at least 3 training users.*the table has 0"):
+        irspec.recsys.evaluate_tables(test, {"m": top}, "PSP@1", exclude=test.head(0), propensity=(0.55, 1.5))
     with pytest.raises(InputError, match="a recommendations table of tops is None"):
         read_tables(test, None, None, tops=[None])
+
+
+@pytest.mark.parametrize("training", ["exclude", "popularity"])
+def test_propensity_counts_the_training_tables_users_alone(training):
+    """Jain et al.'s N is the training points: the users of the training table (pyxclib's rows of the
+    training matrix), not the shared index's, whose users 5 and 6 are only in the held-out and
+    recommendations tables (cold start). pyxclib's compute_inv_propesity, written out:
+    1/p = 1 + (ln N - 1) (B + 1)^A (N_l + B)^-A, with N = 3 and item 1's N_l = 0 (no user trained on it);
+    irspec took N = 5, the index's users."""
+    test = pl.DataFrame({"user": [1, 2, 3, 5, 6], "item": [1, 2, 3, 1, 1]})
+    top = pl.DataFrame({"user": [1, 2, 3, 5, 6], "item": [1, 1, 1, 1, 1], "rank": [1, 1, 1, 1, 1]})
+    train = pl.DataFrame({"user": [1, 2, 3, 3], "item": [2, 2, 3, 2]})
+    (res,) = irspec.recsys.evaluate_tables(
+        test, {"m": top}, "PSP@1", propensity=(0.55, 1.5), **{training: train}
+    )
+    n, a, b = 3, 0.55, 1.5
+    inverse = 1 + (math.log(n) - 1) * (b + 1) ** a * (0 + b) ** -a  # item 1's 1/p
+    # PSP@1: 1/p of the top item when relevant: item 1 is relevant for users 1, 5 and 6
+    assert res.query_ids == ("1", "2", "3", "5", "6")
+    assert res.column("PSP@1").tolist() == pytest.approx([inverse, 0.0, 0.0, inverse, inverse], rel=1e-12)
 
 
 def test_features_are_read_over_the_index_without_adding_to_it(tmp_path):

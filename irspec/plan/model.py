@@ -196,7 +196,7 @@ class RecsysSection:
     removed from each list before the cut; ``popularity`` the interactions whose counts are the items'
     popularity (ARP@k, APLT@k, Novelty@k); ``features`` the items' features (ILD@k) and ``expected`` the
     items each user expects (Serendipity(expected=items)@k); ``propensity`` Jain et al.'s ``(A, B)``, the model fitted
-    to ``popularity``'s table (else ``exclude``'s) for PSP@k and PSnDCG@k; ``empty_users`` ``skip`` or
+    to ``popularity``'s table (else ``exclude``'s; N the users it lists) for PSP@k and PSnDCG@k; ``empty_users`` ``skip`` or
     ``zero``; ``columns`` the tables' column names as ``(role, name)`` pairs
     (:class:`irspec.recsys.Columns`' fields)."""
 

@@ -24,8 +24,12 @@ def jain_propensity(train_matrix: Any, A: float = 0.55, B: float = 1.5) -> np.nd
     """Each item's propensity under Jain et al.'s model, from a users × items training matrix (any
     scipy.sparse format, or a dense array): a float array with one value in (0, 1] per column.
 
-    ``N_l`` counts the users whose stored value for item l is positive (for a 0/1 matrix, its column
-    sum, as pyxclib's ``compute_inv_propesity`` takes; that function returns the inverses, ``1 / p``).
+    ``N``, the training points, is the matrix's number of rows, every one counted (as pyxclib's
+    ``compute_inv_propesity`` counts them): give the training users' rows alone, not a matrix over
+    an index that also holds users with no training interaction (held-out or cold-start users), which
+    would raise N; :func:`~irspec.recsys.tables.evaluate_tables` does so. ``N_l`` counts the users
+    whose stored value for item l is positive (for a 0/1 matrix, its column sum, as pyxclib's function
+    takes; that function returns the inverses, ``1 / p``).
     Raises :class:`~irspec.errors.EvaluationError` for fewer than 3 users (``ln N - 1`` would not be
     positive) or ``A``, ``B`` that are not positive numbers.
     """

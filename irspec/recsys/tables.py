@@ -171,8 +171,10 @@ def evaluate_tables(
 
     ``exclude`` and ``popularity`` are the tables of training interactions that :func:`evaluate_topk`'s
     arguments of those names take; ``propensity``, Jain et al.'s ``(A, B)``: the propensities
-    (:func:`~irspec.recsys.propensity.jain_propensity`) fitted to ``popularity``'s matrix, else to
-    ``exclude``'s (its rows every user of the shared index); ``features`` and ``expected`` the tables of
+    (:func:`~irspec.recsys.propensity.jain_propensity`) fitted to ``popularity``'s table, else to
+    ``exclude``'s: ``N``, the training points, is the users that table lists (pyxclib's rows of the
+    training matrix), not the shared index's users, which may include users with held-out items or lists
+    and no training interaction; ``features`` and ``expected`` the tables of
     the items' features (``ILD@k``) and of the items each user expects (``Serendipity(expected=items)@k``),
     read by :func:`read_tables`. What ``irspec run`` does with a plan's ``recsys`` section, and
     ``irspec eval --recsys``.
@@ -195,7 +197,16 @@ def evaluate_tables(
             raise EvaluationError(
                 "the propensity model is fitted to the training interactions: give popularity or exclude"
             )
-        weights = jain_propensity(fitted, *propensity)
+        # N, the model's training points, is the training table's users, not the shared index's: a user
+        # only the held-out or recommendations tables name (cold start) was never trained on. Each user
+        # the table lists has a row there, hence an interaction; a user it does not list, none.
+        trained = np.flatnonzero(np.diff(fitted.indptr))
+        if len(trained) < 3:
+            raise EvaluationError(
+                f"the propensity model needs at least 3 training users (ln N - 1 > 0, N the users of the "
+                f"training table), the table has {len(trained)}"
+            )
+        weights = jain_propensity(fitted[trained], *propensity)
     return [
         evaluate_topk(
             tables.test,
