@@ -80,6 +80,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     if args.recsys is not None or args.topk is not None:
         return _eval_recsys(args)
+    given = [flag for dest, flag in _RECSYS_ONLY.items() if getattr(args, dest) is not None]
+    if given:
+        raise EvaluationError(
+            f"{', '.join(given)} need{'s' if len(given) == 1 else ''} --recsys: "
+            f"{'it is an option' if len(given) == 1 else 'they are options'} of recommendations from "
+            "tables (--recsys TEST --topk RECS), not of qrels and runs"
+        )
     # irspec eval is a plan built from its arguments, run as irspec run runs a plan file
     report = _run_plan(_agreement_plan(args) if args.agreement else _eval_plan(args))
     _print_warnings([report])
@@ -104,6 +111,19 @@ _NOT_RECSYS = {
     "write_z": "--write-z",  # one run: no per-topic deviation to write
 }
 """The options of ``irspec eval`` that have no meaning for recommendations (``--recsys``), by ``dest``."""
+
+_RECSYS_ONLY = {
+    "exclude": "--exclude",
+    "popularity": "--popularity",
+    "propensity": "--propensity",
+    "features": "--features",
+    "expected": "--expected",
+    "empty_users": "--empty-users",
+    "columns": "--columns",
+}
+"""The options of ``irspec eval`` that only recommendations read (``--recsys``), by ``dest``: the
+reverse of :data:`_NOT_RECSYS`, refused without it rather than ignored (each defaults to ``None``, so
+that one given with its default value is refused too)."""
 
 
 def _eval_recsys(args: argparse.Namespace) -> int:
@@ -140,7 +160,7 @@ def _eval_recsys(args: argparse.Namespace) -> int:
         exclude=args.exclude,
         popularity=args.popularity,
         propensity=_propensity_arg(args.propensity, args.popularity or args.exclude),
-        empty_users=args.empty_users,
+        empty_users=args.empty_users or "skip",
         columns=_columns_arg(args.columns),
         features=args.features,
         expected=args.expected,
@@ -910,7 +930,7 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         "Evaluate a recommender from interaction tables (Parquet: user, item and optionally label or rating; the "
         "lists: user, item and rank or score) instead of qrels and runs: irspec eval --recsys test.parquet --topk "
         'recs.parquet --exclude train.parquet -m "nDCG@10, Coverage@10". Users are reported by their own ids; '
-        "-m, -q, -l, -f, --ci, --decimals and -o apply.",
+        "-m, -q, -l, -f, --ci, --decimals and -o apply; the other options of this group need --recsys.",
     )
     recommendations.add_argument(
         "--recsys", metavar="TEST", help="the held-out interactions (Parquet), in place of the qrels"
@@ -951,7 +971,6 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
     recommendations.add_argument(
         "--empty-users",
         choices=("skip", "zero"),
-        default="skip",
         help="a user without a relevant held-out item: left out (skip, the default) or 0 on every metric",
     )
     recommendations.add_argument(

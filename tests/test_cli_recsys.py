@@ -236,6 +236,48 @@ def test_hostile_inputs_exit_2_and_write_nothing(folder, capsys, case, tables, e
     assert _digest(folder) == before
 
 
+RECSYS_ONLY = [
+    (["--exclude", "nowhere.parquet"], "--exclude"),
+    (["--popularity", "nowhere.parquet"], "--popularity"),
+    (["--propensity", "0.55,1.5"], "--propensity"),
+    (["--features", "nowhere.parquet"], "--features"),
+    (["--expected", "nowhere.parquet"], "--expected"),
+    (["--empty-users", "zero"], "--empty-users"),
+    (["--empty-users", "skip"], "--empty-users"),  # the default's value, given: refused all the same
+    (["--columns", "user=uid"], "--columns"),
+    (
+        [
+            "--exclude",
+            "a",
+            "--popularity",
+            "b",
+            "--propensity",
+            "1,1",
+            "--empty-users",
+            "zero",
+            "--columns",
+            "x",
+        ],
+        "--exclude, --popularity, --propensity, --empty-users, --columns need --recsys",
+    ),
+]
+
+
+@pytest.mark.parametrize(("extra", "named"), RECSYS_ONLY, ids=[" ".join(r[0][::2]) for r in RECSYS_ONLY])
+def test_recommendation_options_without_recsys_are_refused(folder, capsys, extra, named):
+    """The reverse of "--recsys does not take ...": an option only recommendations read, given with
+    qrels and runs, would be ignored (its file never read, however missing); it stops the command."""
+    Path("qrels.txt").write_text("q1 0 d1 1\n")
+    Path("run.txt").write_text("q1 Q0 d1 1 1.0 r\n")
+    before = _digest(folder)
+    capsys.readouterr()
+    assert main(["eval", "qrels.txt", "run.txt", "-m", "P@1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("irspec: error: ") and err.count("\n") == 1, err
+    assert named in err and "need" in err and "--recsys" in err, err
+    assert _digest(folder) == before
+
+
 def test_provenance_hashes_every_table_that_shaped_the_values(folder, capsys):
     frames = _movielens(folder)
     frames["train"].head(40).write_parquet("popular.parquet")  # popularity from other rows than exclude's
