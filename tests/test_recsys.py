@@ -397,6 +397,12 @@ def test_integer_scores_in_chunks_equal_their_top_k_evaluated(kind, monkeypatch)
     rng = np.random.default_rng(4)
     base = 2**60 if kind is np.int64 else 0
     scores = (base + rng.integers(0, 6, size=test.shape)).astype(kind)  # ties, and beyond 2**53 in int64
+    _chunks_equal_their_top_k(test, scores, train, monkeypatch)
+
+
+def _chunks_equal_their_top_k(test, scores, train, monkeypatch):
+    """``scores`` evaluated in chunks of 7 users, made or given in 13s, equal their top 10 found by a
+    sort; the chunks given, as returned."""
     want = irspec.evaluate_topk(test, _top_by_sort(scores, 10, train), METRICS)
     monkeypatch.setattr(matrices, "CHUNK_ENTRIES", 7 * test.shape[1])
     chunked = irspec.evaluate_scores(test, scores, METRICS, exclude=train)
@@ -405,6 +411,7 @@ def test_integer_scores_in_chunks_equal_their_top_k_evaluated(kind, monkeypatch)
         test, (scores[i : i + 13] for i in range(0, len(scores), 13)), METRICS, exclude=train
     )
     np.testing.assert_array_equal(given.values, want.values)
+    return given
 
 
 def test_k_below_a_metrics_cutoff_warns():
@@ -432,13 +439,7 @@ def test_scores_equal_their_top_k_evaluated(seed, monkeypatch):
     whole = irspec.evaluate_scores(test, scores, METRICS, exclude=train)
     np.testing.assert_array_equal(whole.values, want.values)
     # chunks of any size, given or made, find the same top k
-    monkeypatch.setattr(matrices, "CHUNK_ENTRIES", 7 * test.shape[1])
-    chunked = irspec.evaluate_scores(test, scores, METRICS, exclude=train)
-    np.testing.assert_array_equal(chunked.values, want.values)
-    given = irspec.evaluate_scores(
-        test, (scores[i : i + 13] for i in range(0, len(scores), 13)), METRICS, exclude=train
-    )
-    np.testing.assert_array_equal(given.values, want.values)
+    given = _chunks_equal_their_top_k(test, scores, train, monkeypatch)
     assert "exclude:" in given.run_source
 
 
