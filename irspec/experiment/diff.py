@@ -120,7 +120,7 @@ class Diff:
     def gain(self, query: QueryDiff) -> float:
         """How much better B is than A on :attr:`metric` for ``query`` (negative: a loss; NaN: undefined)."""
         d = query.delta[0]
-        return -d if self.metric.definition.better == "lower" else d
+        return -d if self.metric.better == "lower" else d
 
     def losses(self, n: int | None = None) -> list[QueryDiff]:
         """The queries B does worse on, the largest loss first (ties by query id); the first ``n``."""
@@ -257,7 +257,7 @@ def check_comparable(metrics: Sequence[Metric]) -> None:
                 f"{m}: a text-valued metric (one string per query) has no difference to compare; "
                 "give metrics with numeric values"
             )
-    if metrics[0].definition.better == "neither":
+    if metrics[0].better == "neither":
         raise EvaluationError(
             f"{metrics[0]}: the queries are sorted by the first metric, and {metrics[0].name} has no better "
             "direction (a count), so nothing is a loss or a gain: put a metric such as nDCG@10 first"

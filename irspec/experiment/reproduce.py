@@ -279,12 +279,12 @@ def _comparable(metrics: Any, qrels: Any) -> list[Metric]:
                 f"{m}: cannot be compared in a reproduction: its per-topic values are not scores in "
                 f"[0, 1] averaged by a mean (RMSE, nRMSE and the effect ratio read them so)"
             )
-        if d.better != "higher":
+        if m.better != "higher":
             # ER and ΔRI read an advanced run's gain over its baseline as an improvement: with a lower-is-
             # better metric their readings turn round (a ΔRI below 0 would be a larger effect)
             raise EvaluationError(
                 f"{m}: cannot be compared in a reproduction: "
-                f"{'a lower value is better' if d.better == 'lower' else 'no value is better'}, where the "
+                f"{'a lower value is better' if m.better == 'lower' else 'no value is better'}, where the "
                 "effect ratio and ΔRI read a higher score as an improvement"
             )
     return list(bound)

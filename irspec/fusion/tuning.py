@@ -122,7 +122,7 @@ def objective(metrics: Sequence[Metric], text: str) -> Metric:
     if len(metrics) != 1:
         shown = ", ".join(str(m) for m in metrics[:3]) + (", ..." if len(metrics) > 3 else "")
         raise EvaluationError(f"one metric to optimise, got {quote(text)}: {len(metrics)} metrics ({shown})")
-    if metrics[0].definition.better == "neither":
+    if metrics[0].better == "neither":
         raise EvaluationError(
             f"{metrics[0]} cannot be optimised: it has no better direction (a count, or a property of the qrels)"
         )
@@ -158,7 +158,7 @@ def _tune(
     # other options tunes for another metric
     evaluator = Evaluator(held, metric, judged_warning=None, missing_queries="zero", **dict(options or {}))
     bound = objective(evaluator.metrics, metric)
-    lower = bound.definition.better == "lower"
+    lower = bound.better == "lower"
     best: tuple[float, Trained] | None = None
     scores: list[tuple[str, float]] = []
     search = _SearchCandidates(pieces, names, held, queries)

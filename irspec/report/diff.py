@@ -129,10 +129,10 @@ def _means_block(found: Any, decimals: int) -> Block:
         mean_a, mean_b = found.means_a[key], found.means_b[key]
         deltas = [q.delta[j] for q in found.queries]
         up, down = (sum(d > 0 for d in deltas), sum(d < 0 for d in deltas))
-        if m.definition.better == "lower":
+        if m.better == "lower":
             up, down = down, up
         better, worse = (Cell(str(up), up), Cell(str(down), down))
-        if m.definition.better == "neither":  # a count: higher is not better
+        if m.better == "neither":  # a count: higher is not better
             better, worse = Cell("-"), Cell("-")
         equal = len(deltas) - up - down
         rows.append(

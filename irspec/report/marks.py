@@ -30,10 +30,9 @@ __all__ = [
 
 
 def direction(metric: Any) -> int:
-    """+1 when a higher value of ``metric`` is better, -1 when a lower one is, 0 when neither is (its
-    definition's ``better``)."""
-    definition = getattr(metric, "definition", None)
-    return {"higher": 1, "lower": -1, "neither": 0}[getattr(definition, "better", "higher")]
+    """+1 when a higher value of ``metric`` is better, -1 when a lower one is, 0 when neither is
+    (:attr:`~irspec.spec.definitions.Metric.better`; higher for anything else)."""
+    return {"higher": 1, "lower": -1, "neither": 0}[getattr(metric, "better", "higher")]
 
 
 def letters(n: int) -> list[str]:

@@ -156,7 +156,10 @@ class MetricDef:
 
     ``better`` says which values are better: ``higher`` (the default), ``lower`` (fall-out, search
     length) or ``neither`` (counts and diagnostics such as ``NumRet`` or ``unj``). Reports bold the best
-    value and mark significant differences in that direction, and do neither for ``neither``.
+    value and mark significant differences in that direction, and do neither for ``neither``. Where a
+    parameter turns the value into another quantity (RBP's ``residual``: how much RBP could still grow),
+    ``better`` is a function of the bound :class:`Metric` giving one of the three; read it as
+    :attr:`Metric.better`.
 
     ``redirects`` are keyword forms that name another metric (:class:`Redirect`): ir_measures' spellings
     ``SetP(relative=True)`` for ``relP`` and ``NumRet(rel=1)`` for ``NumRelRet(rel=1)``.
@@ -195,7 +198,7 @@ class MetricDef:
     doc: str = ""
     dotted: Callable[[list[str]], list[dict[str, Any]]] | None = None
     needs: str = "run"
-    better: Better = "higher"
+    better: Better | Callable[[Metric], Better] = "higher"
     bounds: tuple[float | None, float | None] = (None, None)
     redirects: tuple[Redirect, ...] = ()
     scope: Scope = "query"
@@ -473,6 +476,13 @@ class Metric:
     def aggregate(self) -> Aggregate:
         """How per-query values combine into the summary (``mean``, ``sum`` or ``gmean``)."""
         return self.definition.aggregate
+
+    @property
+    def better(self) -> Better:
+        """Which of this metric's values are better: ``higher``, ``lower`` or ``neither``, its definition's
+        ``better`` (or what that function says of these parameters)."""
+        better = self.definition.better
+        return better(self) if callable(better) else better
 
     @property
     def catalogue(self) -> bool:

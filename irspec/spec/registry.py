@@ -312,10 +312,10 @@ class Registry:
             raise RegistryError(
                 f"plugin {plugin!r}: metric {item.name!r} needs 'qrels'; a metric over qrels and runs needs 'run'"
             )
-        if item.better not in ("higher", "lower", "neither"):
+        if not callable(item.better) and item.better not in ("higher", "lower", "neither"):
             raise RegistryError(
                 f"plugin {plugin!r}: metric {item.name!r} has better={item.better!r}; expected 'higher', 'lower' "
-                "or 'neither'"
+                "or 'neither' (or a function of the bound metric giving one)"
             )
         if item.needs != "run" and item.compute is None:
             raise RegistryError(

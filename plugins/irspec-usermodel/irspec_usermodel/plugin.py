@@ -7,9 +7,11 @@ Written only against irspec's public plugin API (``irspec.hookimpl``, ``irspec.M
 
 from __future__ import annotations
 
+from typing import Literal
+
 import irspec
 from irspec import MetricDef, Param
-from irspec.plugin_api import UNIT
+from irspec.plugin_api import UNIT, Metric
 
 K = "irspec_usermodel.kernels"
 CWL = "irspec_usermodel.cwl"
@@ -68,6 +70,13 @@ def _ranx_persistence(values: list[str]) -> list[dict[str, float]]:
 # One spec per value, and no trec_eval name echoed (irspec.spec.definitions.echoes_text): trec_eval has no rbp.95.
 _ranx_persistence.per_value = True  # type: ignore[attr-defined]
 
+
+def _rbp_better(metric: Metric) -> Literal["higher", "neither"]:
+    """RBP: higher is better; its residual measures what the judgments leave unknown, which no direction
+    improves (as trec_eval's rbp_resid, irspec's built-in, is declared)."""
+    return "neither" if metric.get("residual") else "higher"
+
+
 RBP = MetricDef(
     "RBP",
     "rank-biased precision (patient user model), or its residual",
@@ -100,6 +109,7 @@ RBP = MetricDef(
     positional="p",
     dotted=_ranx_persistence,
     compute=f"{K}:rbp",
+    better=_rbp_better,
     doc="""RBP = (1 − p) Σ_{i<=m} r_i p^(i−1) over the top m = min(n, k) documents of a ranking of n (m = n
 without a cutoff), with r_i = 1 for a label >= rel and 0 otherwise (binary, the paper's form), or
 r_i = min(label, max_grade) / max_grade when max_grade is given (graded; the paper allows any r_i in

@@ -20,6 +20,7 @@ import numpy as np
 from irspec_usermodel import plugin
 
 import irspec
+from irspec.cli import main
 from irspec.testing import registered_plugin
 
 # q1 ranks a (3), b (0), c (1), e (unjudged); "x-2" ranks z (unjudged), a (1). Query ids are any strings.
@@ -66,6 +67,28 @@ def test_rbp_by_hand():
     assert v["q1"]["RBP(max_grade=3,p=0.8)"] == pytest.approx(0.2 * (1 + 0.64 / 3))
     assert v["x-2"]["RBP(p=0.8)"] == pytest.approx(0.2 * 0.8)
     assert v["x-2"]["RBP(p=0.8,residual=true)"] == pytest.approx(0.2 + 0.8**2)
+
+
+def test_rbps_residual_has_no_better_direction(tmp_path, capsys):
+    # The residual is how much RBP the judgments leave unknown: a smaller one is a better-judged ranking,
+    # not a better one, so no comparison marks it better or worse, as trec_eval's rbp_resid (irspec's
+    # built-in, declared "neither"); it was marked as RBP is, higher better.
+    rbp, residual, resid = irspec.parse_many("RBP(p=0.9), RBP(p=0.9, residual=true), rbp_resid")
+    assert (rbp.better, residual.better, resid.better) == ("higher", "neither", "neither")
+    # b ranks both relevant documents first on every query, a one of them below an unjudged e: b's RBP is
+    # higher and its residual lower on all 8 queries, which the sign test finds (p = 2/256)
+    (tmp_path / "q").write_text("".join(f"q{i} 0 {d} 1\n" for i in range(8) for d in "ab"))
+    for name, ranked in (("a", "eaf"), ("b", "abe")):
+        lines = [f"q{i} Q0 {d} {r} {4 - r} {name}\n" for i in range(8) for r, d in enumerate(ranked, 1)]
+        (tmp_path / f"{name}.run").write_text("".join(lines))
+    (tmp_path / "plan.yaml").write_text(
+        "qrels: q\nruns: [{name: a, path: a.run}, {name: b, path: b.run}]\n"
+        'metrics: ["RBP(p=0.9)", "RBP(p=0.9, residual=true)"]\n'
+        "compare: {baseline: a, test: sign}\noutput: [{format: table}]\n"
+    )
+    assert main(["run", str(tmp_path / "plan.yaml")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("b "))
+    assert row.count("▲") == 1 and "▼" not in row, row  # RBP's mark alone
 
 
 def test_a_query_the_run_lacks_has_rbp_0_and_residual_1():
