@@ -23,6 +23,7 @@ __all__ = [
     "bad_id",
     "encodable",
     "excerpt",
+    "label_out_of_range",
     "not_loaded",
     "or_list",
     "quote",
@@ -193,6 +194,12 @@ def quote(value: object, width: int = VALUE_WIDTH) -> str:
     """``value`` as a message quotes it: its ``repr``, a long text cut to ``width`` characters with
     ``...`` first (so a value the input got wrong, however long, makes a short message)."""
     return repr(shorten(value, width)) if isinstance(value, str) else shorten(repr(value), width)
+
+
+def label_out_of_range(value: object) -> str:
+    """The message of a label that is an integer beyond the 64 bits labels are held in (qrels' labels,
+    a plugin's judgments)."""
+    return f"label {quote(value)} is out of range (labels are 64-bit integers, {-(2**63)} to {2**63 - 1})"
 
 
 class IrspecWarning(UserWarning):

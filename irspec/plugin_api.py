@@ -52,12 +52,13 @@ is read).
 :func:`sign_p_value`, the exact sign test's p-value, as ``irspec.compare``'s sign test computes it.
 
 **Text and messages** (light): :func:`bounded_lines` (a file's lines, refused at the first one too
-long to be text, naming it) and :func:`quote` (a value from the input, cut short for a message).
+long to be text, naming it), :func:`quote` (a value from the input, cut short for a message) and
+:func:`label_out_of_range` (the message of a label beyond 64 bits, as irspec's qrels readers give it).
 """
 
 from __future__ import annotations
 
-from irspec.errors import quote
+from irspec.errors import label_out_of_range, quote
 from irspec.lazy import lazy_names
 from irspec.lines import bounded_lines
 from irspec.spec.definitions import (
@@ -141,6 +142,7 @@ __all__ = [
     # text and messages
     "bounded_lines",
     "quote",
+    "label_out_of_range",
 ]
 
 # The names that need numpy, polars or scipy, by the module that defines them: imported when first

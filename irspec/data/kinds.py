@@ -7,10 +7,10 @@ the same way.
 
 from __future__ import annotations
 
-from typing import Any
-
-from irspec.errors import quote
+from irspec.errors import label_out_of_range
 from irspec.frozen import frozen
+
+__all__ = ["INT64", "QRELS", "RUN", "Kind", "label_out_of_range"]  # the last now irspec.errors', kept here
 
 
 @frozen
@@ -35,8 +35,3 @@ RUN = Kind("run", "score", 4, 5, None, "at least 5 fields 'qid iter docno rank s
 
 INT64 = (-(2**63), 2**63 - 1)
 """The range of a label: qrels hold their labels as 64-bit integers."""
-
-
-def label_out_of_range(value: Any) -> str:
-    """The message of a label that is an integer beyond the 64 bits labels are held in."""
-    return f"label {quote(value)} is out of range (labels are 64-bit integers, {INT64[0]} to {INT64[1]})"

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from irspec.data.kinds import INT64, QRELS, RUN, Kind, label_out_of_range
-from irspec.errors import InputError, bad_id, encodable, quote
+from irspec.data.kinds import INT64, QRELS, RUN, Kind
+from irspec.errors import InputError, bad_id, encodable, label_out_of_range, quote
 from irspec.lazy import lazy_module
 
 if TYPE_CHECKING:

@@ -43,8 +43,8 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, Union
 
 import numpy as np
 
-from irspec.data.kinds import QRELS, RUN, Kind, label_out_of_range
-from irspec.errors import InputError, InputTypeError, quote
+from irspec.data.kinds import QRELS, RUN, Kind
+from irspec.errors import InputError, InputTypeError, label_out_of_range, quote
 from irspec.lazy import lazy_module
 from irspec.lines import MAX_LINE, READ_SIZE, check_lines
 

@@ -158,6 +158,14 @@ def _nrbp(topic: Topic, ranked: Ranked, metric: Any) -> float:
 
 def _nnrbp(topic: Topic, ranked: Ranked, metric: Any) -> float:
     alpha, beta = metric.get("alpha"), metric.get("beta")
+    if 1 - (1 - alpha) * beta == 0:
+        # alpha 0 and beta 1: NRBP's factor is 0, the run's and the ideal's alike (ndeval divides 0 by
+        # 0); the factor cancels in their ratio, which is that of the sums it multiplies (with beta 1,
+        # undiscounted)
+        run, ideal = (
+            sum(s) for s in (_scores(ranked, topic.subtopics, alpha), _ideal_scores(topic, alpha, None))
+        )
+        return run / ideal if ideal else 0.0
     ideal = _nrbp_of(_ideal_scores(topic, alpha, None), topic.subtopics, alpha, beta)
     return _nrbp(topic, ranked, metric) / ideal
 

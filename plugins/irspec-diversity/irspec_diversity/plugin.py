@@ -64,7 +64,11 @@ def _rel() -> Param:
 
 def _judged_only() -> Param:
     return Param(
-        "judged_only", "bool", False, "drop the documents the query's qrels do not judge before measuring"
+        "judged_only",
+        "bool",
+        False,
+        "drop the documents the query's qrels do not list before measuring (ndeval's; one listed with "
+        "negative labels alone stays, which -J drops)",
     )
 
 

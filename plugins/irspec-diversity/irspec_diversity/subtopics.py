@@ -19,7 +19,15 @@ from typing import Any
 import polars as pl
 
 from irspec import InputError
-from irspec.plugin_api import Qrels, bounded_lines, is_dataset_id, named_rows, qrels_records, quote
+from irspec.plugin_api import (
+    Qrels,
+    bounded_lines,
+    is_dataset_id,
+    label_out_of_range,
+    named_rows,
+    qrels_records,
+    quote,
+)
 
 __all__ = ["COLUMNS", "SubtopicQrels", "Topic", "read_subtopic_qrels"]
 
@@ -146,12 +154,7 @@ def _read_text(path: str) -> pl.DataFrame:
                         path,
                         line=number,
                     )
-                try:
-                    label = int(fields[3])
-                except ValueError:
-                    raise InputError(
-                        f"label {quote(fields[3])} is not an integer", path, line=number
-                    ) from None
+                label = _label(fields[3], path, number)
                 for key, value in zip(
                     ("query", "subtopic", "docno", "label", "line"), (*fields[:3], label, number), strict=True
                 ):
@@ -170,6 +173,20 @@ def _read_text(path: str) -> pl.DataFrame:
             "line": pl.Int64,
         },
     )
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+"""A label as irspec's qrels readers read one: ASCII digits with a sign (Python's ``int`` also takes
+``1_0``, spaces and other scripts' digits, which they refuse)."""
+
+
+def _label(text: str, path: str, number: int) -> int:
+    if _INTEGER.fullmatch(text) is None:
+        raise InputError(f"label {quote(text)} is not an integer", path, line=number)
+    label = int(text)
+    if not -(2**63) <= label < 2**63:  # the frame's Int64 column would refuse it with a traceback
+        raise InputError(label_out_of_range(text), path, line=number)
+    return label
 
 
 def _from_pandas(df: Any) -> pl.DataFrame:

@@ -89,6 +89,22 @@ def test_nrbp_and_nnrbp_by_hand(irspec_plugin, qrels_file):
     assert got["NRBP(beta=0.8)"] == pytest.approx(2.576 * 0.3, abs=1e-15)
 
 
+def test_nnrbp_where_nrbps_factor_is_0(irspec_plugin, tmp_path):
+    # alpha 0 and beta 1 make NRBP's factor 1 - (1 - alpha) beta zero in the run's NRBP and the ideal's:
+    # it divided 0 by 0 (a ZeroDivisionError; ndeval gives NaN). The factor cancels in the ratio, which
+    # is that of the sums it multiplies: with beta 1 and alpha 0, every relevance a document covers.
+    irspec_plugin(irspec_diversity.plugin)
+    path = tmp_path / "q"
+    path.write_text("q1 1 a 1\nq1 2 b 1\nq1 2 c 1\n")  # three (document, subtopic) pairs
+    run = {"q1": {"a": 3.0, "x": 2.0, "c": 1.0}}  # covers two of them
+    got = values("nNRBP(alpha=0,beta=1), NRBP(alpha=0,beta=1), nNRBP(alpha=0,beta=0.999999)", str(path), run)[
+        "q1"
+    ]
+    assert got["nNRBP(alpha=0,beta=1)"] == 2 / 3
+    assert got["NRBP(alpha=0,beta=1)"] == 0.0
+    assert got["nNRBP(alpha=0,beta=0.999999)"] == pytest.approx(2 / 3, abs=1e-5)  # its limit
+
+
 def test_p_ia_strecall_and_ap_ia_by_hand(irspec_plugin, qrels_file):
     irspec_plugin(irspec_diversity.plugin)
     got = values("P_IA@2 P_IA@5 P_IA@10 StRecall@1 AP_IA P@5", qrels_file)["1"]
@@ -252,6 +268,20 @@ def test_bad_input_is_located(irspec_plugin, tmp_path):
     with pytest.raises(irspec.InputError, match=r"bad.txt:2: label 'xxx.*\.\.\.' is not an integer") as info:
         irspec.evaluate(str(bad), RUN, "alpha_nDCG")
     assert len(str(info.value)) < 300
+    # labels as the qrels readers read them: Python's int() took "1_0" as 10 and other scripts' digits,
+    # and a label beyond 64 bits ended in a polars traceback
+    for label in ("1_0", "\u0661", "0x1", "1.0"):
+        bad.write_text(f"1 1 a 1\n1 1 b {label}\n")
+        with pytest.raises(irspec.InputError, match=r"bad.txt:2: label .* is not an integer"):
+            irspec.evaluate(str(bad), RUN, "alpha_nDCG")
+    bad.write_text("1 1 a 1\n1 1 b 99999999999999999999\n")
+    with pytest.raises(
+        irspec.InputError,
+        match=r"bad.txt:2: label '99999999999999999999' is out of range \(labels are 64-bit",
+    ):
+        irspec.evaluate(str(bad), RUN, "alpha_nDCG")
+    bad.write_text("1 1 a -9223372036854775808\n1 1 b +9223372036854775807\n")  # the bounds are labels
+    irspec.evaluate(str(bad), RUN, "alpha_nDCG")
     with pytest.raises(irspec.InputError, match=re.escape("row 2: label 0.5 is not an integer")):
         frame = pl.DataFrame(
             {"query_id": ["1", "1"], "iteration": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1.0, 0.5]}
