@@ -360,3 +360,28 @@ def test_power_agreement_and_reproduction_charts_draw_their_values():
             assert drawn == expected
     drawn = {p.attrib["data-metric"]: (_f(p, "x"), _f(p, "y")) for p in _marks(_svg_of(effects), "metric")}
     assert drawn == {m: (float(rep.delta_ri[m]), float(rep.er[m])) for m in ("nDCG@10", "AP")}
+
+
+def test_differences_count_and_colour_wins_in_the_metrics_direction():
+    """Search length is better lower: a run lower than the baseline on three topics and higher on one is
+    better on three, and those bars are green (the title said 1 better, 3 worse)."""
+    import irspec
+    from irspec.evaluation.context import Options
+    from irspec.evaluation.result import Result
+
+    qids = ("t1", "t2", "t3", "t4", "t5")
+    bound = (irspec.parse("SL"), irspec.parse("P@10"))
+    a = np.array([[2.0] * 2] * 5)
+    b = np.array([[1.0] * 2, [1.0] * 2, [1.0] * 2, [9.0] * 2, [2.0] * 2])
+    results = [Result("a", "x", bound, qids, a, Options()), Result("b", "x", bound, qids, b, Options())]
+    found = {f.args[1]: f for f in figures.report_figures(results, baseline="a") if f.kind == "differences"}
+    # b - a is -1 on t1-t3 (b lower: better in SL, worse in P@10), +7 on t4, 0 on t5
+    expected = {
+        "SL": ("3 better, 1 tied, 1 worse", charts.GOOD),
+        "P@10": ("1 better, 1 tied, 3 worse", charts.BAD),
+    }
+    for metric, (words, colour) in expected.items():
+        root = ET.fromstring(charts.chart(found[metric], lambda q: "#" + q))
+        assert words in "".join(root.itertext()), metric
+        (bar,) = [m for m in _marks(root, "v") if m.attrib["data-q"] == "t1"]
+        assert bar.attrib["fill"] == colour, metric

@@ -789,3 +789,76 @@ def test_tukey_counts_every_query_some_run_lacks():
     for test in ("t", "tukey", "randomized-tukey"):
         found = irspec.compare([a, b], test=test, permutations=200)
         assert (found[0].n, found[0].left_out) == (8, 2), test
+
+
+def test_a_geometric_means_relative_change_is_the_ratio_of_the_two_less_one():
+    """GMAP is compared on logarithms, negative below 1: the difference divided by the baseline's mean
+    logarithm flipped the sign (dense vs bm25 was -24%). The relative change is GMAP_a / GMAP_b - 1, from
+    the runs' own GMAP aggregates (every run answers every demo query, so the pairs are all queries),
+    for the paired tests and Tukey's alike, and every output shows it."""
+    runs = {
+        n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), "GMAP")
+        for n in ("bm25", "dense", "random")
+    }
+    gmap = {n: r.aggregate()["GMAP"] for n, r in runs.items()}
+    for test in ("t", "tukey"):
+        found = irspec.compare(runs, baseline="bm25", test=test)
+        assert {c.a: c.relative_change for c in found} == {
+            "dense": pytest.approx(gmap["dense"] / gmap["bm25"] - 1, rel=1e-8),
+            "random": pytest.approx(gmap["random"] / gmap["bm25"] - 1, rel=1e-8),
+        }, test
+    assert gmap["dense"] > gmap["bm25"] and found[0].relative_change > 0
+    assert json.loads(found.to_json())["comparisons"][0]["relative_change"] == found[0].relative_change
+    shown = f"{gmap['dense'] / gmap['bm25'] - 1:+.1%}"
+    assert shown in found._repr_html_()
+
+
+def test_a_z_scores_relative_change_is_none_and_a_cdfs_is_the_ratio():
+    """A z-score's 0 is the reference runs' mean: dividing by a mean z near 0 gave -2055% for an
+    improvement. It has no relative change (None, null, shown as -); Phi(z), in [0, 1] with 0 the worst,
+    keeps mean difference / mean of the baseline, computed here from the standardised values."""
+    runs = {
+        n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), "nDCG@10")
+        for n in ("bm25", "dense", "hybrid")
+    }
+    found = irspec.compare(irspec.standardize(runs), baseline="bm25")
+    assert [c.metric for c in found] == ["z(nDCG@10)"] * 2
+    assert [c.relative_change for c in found] == [None, None]
+    assert all(row["relative_change"] is None for row in json.loads(found.to_json())["comparisons"])
+    from irspec.report.model import FULL_COLUMNS, build_comparisons
+
+    (block,) = build_comparisons(
+        list(runs.values()), list(found), found.settings, columns=FULL_COLUMNS
+    ).blocks
+    rel = FULL_COLUMNS.index("rel")
+    assert [row.cells[rel].text for row in block.rows] == ["-", "-"]
+
+    phi = irspec.standardize(runs, cdf=True)
+    found = irspec.compare(phi, baseline="bm25")
+    values = {n: r.column(r.metrics[0]) for n, r in phi.items()}
+    for c in found:
+        hand = (sum(values[c.a]) - sum(values["bm25"])) / sum(values["bm25"])
+        assert c.relative_change == pytest.approx(hand, rel=1e-8)
+
+
+@pytest.mark.parametrize("test", ["t", "sign", "tukey"])
+def test_wins_and_losses_are_counted_in_the_metrics_direction(test):
+    """Search length and fall-out are better lower: A's lower SL on three queries of four are three wins,
+    not three losses. NumRet is better neither way: a higher value counts as a win, as before. The text
+    table's W/T/L and its legend say the same."""
+    qids = ["q1", "q2", "q3", "q4", "q5"]
+    metrics = ("SL", "Fallout@10", "num_ret", "P@10")
+    a = make_result("A", qids, np.array([1.0, 1.0, 1.0, 9.0, 4.0]), metrics=metrics)
+    b = make_result("B", qids, np.array([2.0, 2.0, 2.0, 2.0, 4.0]), metrics=metrics)
+    found = irspec.compare([a, b], baseline="B", test=test)
+    # A is lower on q1-q3, higher on q4 and equal on q5
+    assert {c.metric: (c.wins, c.ties, c.losses) for c in found} == {
+        "SL": (3, 1, 1),
+        "Fallout@10": (3, 1, 1),
+        "NumRet": (1, 1, 3),
+        "P@10": (1, 1, 3),
+    }
+    if test == "sign":  # the test's statistic stays the count of queries where A is higher
+        assert [c.statistic for c in found] == [1.0] * 4
+    table = str(found)
+    assert " 3/1/1 " in table and "W/T/L = queries won, tied, lost in the metric's direction" in table

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any, overload
@@ -33,6 +34,7 @@ from irspec.errors import EvaluationError, suggest
 from irspec.evaluation.means import aggregate_values, floored_logs
 from irspec.evaluation.result import Result
 from irspec.experiment.records import TUKEY_TESTS, Compare, Comparison
+from irspec.experiment.standardize import StandardizedMetric
 from irspec.frozen import frozen
 from irspec.progress import Progress
 from irspec.report.notebook import Shown
@@ -49,6 +51,7 @@ __all__ = [
     "log_scale_note",
     "metrics_to_compare",
     "named_results",
+    "relative_change",
     "tested_values",
 ]
 
@@ -318,7 +321,7 @@ def compare_results(
                     ) from None
                 runs = {"metric": str(metric), "a": names[i], "b": names[j], "left_out": left_out,
                         "mean_a": aggregate_values(x, "mean"), "mean_b": aggregate_values(y, "mean")}  # fmt: skip
-                tested.append((r, runs))
+                tested.append((r, {**runs, **_in_metric_terms(metric, r)}))
                 progress.advance()
     adjusted = _adjusted([r.p_value for r, _ in tested], [runs["metric"] for _, runs in tested], compare)
     for (r, runs), (p, size) in zip(tested, adjusted, strict=True):
@@ -469,9 +472,39 @@ def _tukey_comparisons(
                 family="all pairs of runs, per metric",
                 family_size=len(results) * (len(results) - 1) // 2,
                 **interval,
+                **_in_metric_terms(metric, p),
             )
         )
     return out
+
+
+def relative_change(metric: Metric, outcome: stats.ComparisonResult) -> float | None:
+    """The relative change of run a's mean over run b's in ``metric``, from a test of its
+    :func:`tested_values`: ``a / b - 1`` of the two summaries.
+
+    For an arithmetic mean, the test's own ``mean_difference / mean_b`` (``None`` when ``mean_b`` is 0).
+    For a geometric mean (GMAP), tested on logarithms, ``exp(mean_difference) - 1``: the difference of
+    mean logarithms is the logarithm of the geometric means' ratio, while dividing it by a mean
+    logarithm (negative below 1) would flip its sign. ``None`` for a z-score (``z(nDCG@10)``, a
+    :class:`~irspec.experiment.standardize.StandardizedMetric` without the CDF): its 0 is the reference
+    systems' mean, not an absence of quality, so a ratio to it means nothing. ``Phi(z(...))`` keeps the
+    ratio: its values lie in [0, 1], 0 the worst."""
+    if metric.aggregate == "gmean":
+        return math.expm1(outcome.mean_difference)
+    if isinstance(metric, StandardizedMetric) and not metric.cdf:
+        return None
+    return outcome.relative_change
+
+
+def _in_metric_terms(metric: Metric, outcome: stats.ComparisonResult) -> dict[str, Any]:
+    """The fields of a test's ``outcome`` restated for ``metric``: its :func:`relative_change`, and wins and
+    losses in the metric's direction. The test counts a query as a win where a's value is the higher;
+    where a lower value is better (search length, fall-out) that is a loss. A metric better neither way
+    (a count) keeps the test's count: a win is a higher value."""
+    changes: dict[str, Any] = {"relative_change": relative_change(metric, outcome)}
+    if metric.definition.better == "lower":
+        changes.update(wins=outcome.losses, losses=outcome.wins)
+    return changes
 
 
 def tested_values(metric: Metric, values: np.ndarray) -> np.ndarray:

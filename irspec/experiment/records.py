@@ -129,8 +129,15 @@ class Comparison(ComparisonResult):
     :meth:`~irspec.stats.outcome.ComparisonResult.extended`) with the runs' names, the metric and the
     correction over its family.
 
-    With a baseline, ``b`` is the baseline, so a positive ``mean_difference``, ``effect_size`` (paired
-    Cohen's d) and ``wins`` all mean that run ``a`` scored higher. ``p_value`` is the test's own
+    With a baseline, ``b`` is the baseline, so a positive ``mean_difference`` and ``effect_size`` (paired
+    Cohen's d) mean that run ``a`` scored higher. ``wins``, ``ties`` and ``losses`` count the queries on
+    which ``a`` is better, equal and worse in the metric's direction (its definition's ``better``: a win
+    is a lower value of search length or fall-out, a higher one otherwise, counts included); the sign
+    test's ``statistic`` stays the number of queries where ``a`` is higher. ``relative_change`` is
+    ``mean_a / mean_b - 1`` of the metric's summaries: ``mean_difference / mean_b``, or for a geometric
+    mean (GMAP), compared on logarithms, ``exp(mean_difference) - 1``; ``None`` when ``mean_b`` is 0 and
+    for a z-score (``z(nDCG@10)``), whose 0 is the reference runs' mean, not an absence of quality
+    (:func:`irspec.experiment.compare.relative_change`). ``p_value`` is the test's own
     p-value and ``p_adjusted`` the one after ``correction`` over ``family`` (``family_size``
     comparisons); ``significant`` is ``p_adjusted <= alpha``. For the Tukey tests both p-values are the
     family-wise adjusted one (the test adjusts over all pairs of runs), and effect sizes and

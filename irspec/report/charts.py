@@ -526,8 +526,8 @@ def differences_chart(
         slot = plot_w / max(m, 1)
         svg.open("g", class_="bars", data_run=d.run)
         if m <= MAX_BARS:
-            for i, (q, a, b, v) in enumerate(zip(d.topics, d.a, d.b, d.diff, strict=True)):
-                colour = GOOD if v > 0 else BAD if v < 0 else TIE
+            for i, (q, a, b, v, won) in enumerate(zip(d.topics, d.a, d.b, d.diff, d.outcomes, strict=True)):
+                colour = GOOD if won > 0 else BAD if won < 0 else TIE
                 linked = _link(svg, anchor, q)
                 x = xs(i) + slot * 0.1
                 tip = f"{q}: {d.run} {_value(a)} − {baseline} {_value(b)} = {_signed(v)}"

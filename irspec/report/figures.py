@@ -197,7 +197,9 @@ def aligned(a: Any, b: Any, metric: str) -> tuple[list[str], Any, Any]:
 @frozen
 class Difference:
     """One run's per-topic differences from the baseline in a metric, largest first (ties in query-id
-    order): the ``topics``, the run's values ``a``, the baseline's ``b`` and ``a - b``, ``diff``."""
+    order): the ``topics``, the run's values ``a``, the baseline's ``b`` and ``a - b``, ``diff``.
+    ``lower_is_better`` for a metric whose lower values are better (search length, fall-out), where a
+    negative difference is the run's win."""
 
     run: str
     baseline: str
@@ -205,13 +207,20 @@ class Difference:
     a: tuple[float, ...]
     b: tuple[float, ...]
     diff: tuple[float, ...]
+    lower_is_better: bool = False
+
+    @property
+    def outcomes(self) -> tuple[int, ...]:
+        """Per topic, 1 where the run is better than the baseline in the metric's direction, -1 where it
+        is worse, 0 where they tie (a metric better neither way counts a higher value as better)."""
+        way = -1 if self.lower_is_better else 1
+        return tuple(way * ((d > 0) - (d < 0)) for d in self.diff)
 
     @property
     def counts(self) -> tuple[int, int, int]:
-        """How many topics the run is better, tied and worse on."""
-        better = sum(d > 0 for d in self.diff)
-        worse = sum(d < 0 for d in self.diff)
-        return better, len(self.diff) - better - worse, worse
+        """How many topics the run is better, tied and worse on, in the metric's direction."""
+        outcomes = self.outcomes
+        return outcomes.count(1), outcomes.count(0), outcomes.count(-1)
 
     @property
     def mean(self) -> float:
@@ -220,8 +229,10 @@ class Difference:
 
 
 def differences(results: Sequence[Any], metric: str, baseline: str) -> list[Difference]:
-    """Every run but ``baseline``'s per-topic differences from it in ``metric``, topics paired by id."""
+    """Every run but ``baseline``'s per-topic differences from it in ``metric``, topics paired by id, each
+    knowing which way the metric is better (its definition's ``better``)."""
     base = next(r for r in results if r.run_name == baseline)
+    lower = any(str(m) == metric and m.definition.better == "lower" for m in base.metrics)
     out = []
     for run in results:
         if run.run_name == baseline:
@@ -237,6 +248,7 @@ def differences(results: Sequence[Any], metric: str, baseline: str) -> list[Diff
                 tuple(float(v) for v in x[order]),
                 tuple(float(v) for v in y[order]),
                 tuple(float(v) for v in d[order]),
+                lower,
             )
         )
     return out

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.report.markdown import MARKS
-from irspec.report.marks import direction
+from irspec.report.marks import WON_TIED_LOST, direction
 from irspec.report.model import (
     FULL_COLUMNS,
     INTERVAL_SEED,
@@ -65,7 +65,11 @@ def _environment() -> jinja2.Environment:
     env.filters["json"] = lambda value, **kw: json.dumps(value, **kw)
     env.filters["inline_svg"] = _inline_svg
     env.globals.update(
-        MARKS=MARKS, beaten=_beaten, interval_legend=interval_legend, averaged_legend=averaged_legend
+        MARKS=MARKS,
+        WON_TIED_LOST=WON_TIED_LOST,
+        beaten=_beaten,
+        interval_legend=interval_legend,
+        averaged_legend=averaged_legend,
     )
     return env
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from irspec.report.marks import WON_TIED_LOST
 from irspec.report.model import (
     Block,
     Cell,
@@ -155,7 +156,7 @@ def _comparisons(table: Table) -> list[str]:
         out.append(
             "  \\caption{"
             + f"Pairwise comparisons: $\\Delta$ = mean $-$ mean vs.\\ with its {table.confidence:.0%} CI "
-            f"({latex_escape(table.ci_method)}); $d$ = paired Cohen's $d$; W/T/L = queries won, tied, lost; "
+            f"({latex_escape(table.ci_method)}); $d$ = paired Cohen's $d$; {latex_escape(WON_TIED_LOST)}; "
             f"$*$: adjusted $p \\le {alpha:g}$ ({latex_escape(test)}; {latex_escape(correction)}; {queries}).".replace(
                 "%", r"\%"
             )

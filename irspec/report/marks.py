@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CORRECTION_NAMES",
     "TEST_NAMES",
+    "WON_TIED_LOST",
     "Marks",
     "Method",
     "direction",
@@ -105,6 +106,12 @@ def letters_text(letter: dict[str, str], baselines: Sequence[str], start: str = 
         what += f"; every run compared with each baseline, {', '.join(named[:-1])} and {named[-1]}"
     return what
 
+
+WON_TIED_LOST = (
+    "W/T/L = queries won, tied, lost in the metric's direction (lower wins for fall-out, search length)"
+)
+"""What a comparisons table's W/T/L column counts, as every legend and caption says it (the compare step
+counts wins in the metric's direction: ``Comparison.wins``)."""
 
 TEST_NAMES = {
     "t": "paired t-test",

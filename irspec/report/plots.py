@@ -305,7 +305,7 @@ def differences_figure(results: Sequence[Any], metric: str, baseline: str) -> An
     axes = fig.subplots(len(found), 1, sharey=True, squeeze=False)[:, 0]
     for ax, d in zip(axes, found, strict=True):
         n = len(d.diff)
-        colors = ["#1a7f37" if v > 0 else "#cf222e" if v < 0 else "#8c959f" for v in d.diff]
+        colors = ["#1a7f37" if won > 0 else "#cf222e" if won < 0 else "#8c959f" for won in d.outcomes]
         ax.bar(range(n), d.diff, color=colors, width=0.8)
         ax.axhline(0, color="#57606a", linewidth=0.8)
         wins, ties, losses = d.counts

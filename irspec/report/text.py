@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from irspec.progress import terminal_columns
-from irspec.report.marks import letters_text
+from irspec.report.marks import WON_TIED_LOST, letters_text
 from irspec.report.model import (
     BRIEF_COLUMNS,
     Block,
@@ -163,7 +163,7 @@ def comparison_legend(table: Table) -> str:
     assert table.method is not None
     return (
         f"diff = mean a - mean b with its {table.confidence:.0%} CI ({table.ci_method}); d = paired Cohen's d; "
-        f"* = adjusted p <= {table.method.alpha:g} ({table.method.text()})."
+        f"{WON_TIED_LOST}; * = adjusted p <= {table.method.alpha:g} ({table.method.text()})."
     )
 
 

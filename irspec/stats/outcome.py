@@ -39,7 +39,10 @@ class ComparisonResult:
     ``significant`` is ``p_value <= alpha``. ``direction`` is the side the test's own evidence is on: 1
     for a, -1 for b, 0 for neither; the sign of the mean difference for the t, randomization, bootstrap
     and Tukey tests, of wins less losses for the sign test, and of W+ - W- for Wilcoxon's (a significant
-    sign or signed-rank test can favour the run with the lower mean). Quantities that are undefined for the data (see
+    sign or signed-rank test can favour the run with the lower mean). ``wins``/``ties``/``losses`` count
+    the differences above, at and below 0, and ``relative_change`` is ``mean_difference / mean(b)`` of
+    the scores given; the compare step restates both in the metric's terms (its direction, a geometric
+    mean's logarithms: :class:`~irspec.experiment.records.Comparison`). Quantities that are undefined for the data (see
     :func:`~irspec.stats.significance.paired`) are ``None``, never NaN; the interval is ``None`` only
     for a test that has none (the randomised Tukey HSD, :class:`PairResult`).
     """
