@@ -1074,3 +1074,25 @@ def test_a_plan_path_that_is_a_device_reaches_its_reader(workspace, key):
     assert result.stderr.startswith(  # binary data: whichever the reader meets first
         ("irspec: error: /dev/zero:1: line longer than 1 MiB", "irspec: error: /dev/zero:1: a NUL byte")
     ), result.stderr
+
+
+def test_a_wrong_compare_section_is_reported_at_its_keys_not_as_missing(workspace):
+    """compare: {alpha: 1.5} is a compare section: the power section and a comparisons output were told
+    to add one, and the power section's own numbers went unchecked."""
+    path = write_plan(
+        workspace,
+        """
+        qrels: demo/qrels.txt
+        runs: [demo/runs/bm25.run, demo/runs/dense.run]
+        metrics: [nDCG@10]
+        compare: {alpha: 1.5}
+        power: {delta: 0.1, power: 0.01}
+        output:
+          - {format: table, content: comparisons}
+        """,
+    )
+    assert problems_of(path) == [
+        f"{path}:4: compare.alpha: 1.5 is greater than or equal to the maximum of 1",
+        f"{path}:5: power.power: the target power (0.01) must be more than alpha (0.05): a test has power "
+        "alpha when there is no difference at all",
+    ]

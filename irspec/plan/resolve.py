@@ -120,7 +120,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     if isinstance(data.get("groups"), str) and data["groups"]:
         groups = local(data["groups"])
         _check_file(groups, ("groups",), "groups", problems)
-    outputs = _resolve_outputs(data.get("output"), local, compare, problems)
+    outputs = _resolve_outputs(data.get("output"), local, "compare" in data, problems)
     if qrels_sets:
         _check_several_sets(data, [*runs, *systems], outputs or [], problems)
     diffs = _resolve_diffs(data.get("diff"), runs, names_complete, metrics, qrels, local, problems)
@@ -144,7 +144,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         standardize=standardize,
         groups=groups,
         systems=tuple(systems),
-        power=_resolve_power(data, compare, problems),
+        power=_resolve_power(data, problems),
         reproduce=reproduce,
         qrels_sets=tuple(qrels_sets),
         sections=tuple((key, data[key]) for key in data if key in get_registry().sections),
@@ -717,9 +717,9 @@ def _resolve_compare(
         return None
 
 
-def _resolve_outputs(
-    raw: Any, local: Any, compare: Compare | None, problems: Problems
-) -> list[Output] | None:
+def _resolve_outputs(raw: Any, local: Any, has_compare: bool, problems: Problems) -> list[Output] | None:
+    """The ``output`` entries; ``has_compare``: whether the plan has a compare section, valid or not (an
+    invalid one is reported at its own keys, not as missing)."""
     if raw is None:
         return [Output("table")]
     if not isinstance(raw, list):
@@ -747,7 +747,7 @@ def _resolve_outputs(
 
             problems.add((*where, "format"), MISSING_MATPLOTLIB)
         content = entry.get("content", "results")
-        if content == "comparisons" and compare is None:
+        if content == "comparisons" and not has_compare:
             problems.add((*where, "content"), "comparisons asked for, but the plan has no compare section")
         per_query = entry.get("per_query", fmt in ("json", "csv", "tsv", "parquet"))
         decimals = _int(entry.get("decimals", 4))
@@ -806,13 +806,14 @@ def _resolve_reproduce(
     return ReproduceSection(tuple(raw["original"]), tuple(raw["reproduced"]), qrels, float(rbo_p), depth)
 
 
-def _resolve_power(data: dict[str, Any], compare: Compare | None, problems: Problems) -> PowerDesign | None:
+def _resolve_power(data: dict[str, Any], problems: Problems) -> PowerDesign | None:
     """The ``power`` section (the schema has checked its numbers); it designs the compare section's
-    comparisons, so it needs one."""
+    comparisons, so it needs one. A compare section that is there but wrong is reported at its own keys,
+    and the design is still checked."""
     raw = data.get("power")
     if not isinstance(raw, dict):
         return None
-    if compare is None:
+    if "compare" not in data:
         problems.add(("power",), "a power analysis designs the plan's comparisons; add a compare section")
         return None
     try:
