@@ -1096,3 +1096,48 @@ def test_a_wrong_compare_section_is_reported_at_its_keys_not_as_missing(workspac
         f"{path}:5: power.power: the target power (0.01) must be more than alpha (0.05): a test has power "
         "alpha when there is no difference at all",
     ]
+
+
+def test_validate_finds_every_two_entries_writing_one_file(workspace):
+    """What the writer refuses at run time (report.files: by resolved path), validate reports at the
+    entry: a diff onto an output's file, two diffs onto one, two outputs reaching one file through a
+    linked directory. /dev/null is written in place and may take several."""
+    (workspace / "real").mkdir()
+    (workspace / "lnk").symlink_to("real", target_is_directory=True)
+    path = write_plan(
+        workspace,
+        """
+        qrels: demo/qrels.txt
+        runs: [demo/runs/bm25.run, demo/runs/dense.run]
+        metrics: [nDCG@10]
+        output:
+          - {format: json, path: real/x.json}
+          - {format: csv, path: lnk/x.json}
+          - {format: markdown, path: real/y.md}
+          - {format: table, path: /dev/null}
+          - {format: csv, path: /dev/null}
+        diff:
+          - {a: bm25, b: dense, path: real/y.md, format: markdown}
+          - {a: bm25, b: dense, path: real/z.html}
+          - {a: bm25, b: dense, path: real/z.html}
+        """,
+    )
+    real = workspace / "real"
+    assert problems_of(path) == [
+        f"{path}:6: output[1].path: output[0] already writes '{real}/x.json', the same file as "
+        f"'{workspace}/lnk/x.json'",
+        f"{path}:11: diff[0].path: output[2] already writes '{real}/y.md'",
+        f"{path}:13: diff[2].path: diff[1] already writes '{real}/z.html'",
+    ]
+
+
+def test_the_writers_error_for_two_outputs_on_one_file_says_what_to_do(tmp_path):
+    from irspec.report.files import write_all_atomic
+
+    with pytest.raises(IrspecError) as info:
+        write_all_atomic([(tmp_path / "a.txt", "1"), (tmp_path / "a.txt", "2")])
+    assert str(info.value) == (
+        f"cannot write '{tmp_path}/a.txt': another output of this command writes it too; give each output a "
+        "path of its own"
+    )
+    assert not (tmp_path / "a.txt").exists()

@@ -37,7 +37,7 @@ from irspec.plan.model import (
 )
 from irspec.plan.problems import PlanPath, Problems, path_text
 from irspec.report.agreement import COMBINED_FORMATS
-from irspec.report.files import Inputs
+from irspec.report.files import Inputs, in_place
 from irspec.report.formats import WITH_INTERVALS, default_intervals
 from irspec.spec.fusion import parse_fusion
 from irspec.spec.plugins import get_registry
@@ -225,9 +225,12 @@ def _resolve_recsys(data: dict[str, Any], local: Any, problems: Problems) -> Rec
 
 def _check_overwrites(plan: Plan, data: dict[str, Any], local: Any, problems: Problems) -> None:
     """Each ``path`` of the ``output`` and ``diff`` entries that would overwrite a file the plan reads
-    (:attr:`Plan.inputs`, compared as the writer compares them: by resolved path and by device and
-    inode), located at the entry."""
+    (:attr:`Plan.inputs`), or that an earlier entry already writes, located at the entry: compared as
+    the writer compares them (:mod:`irspec.report.files`), by resolved path, so that a path through a
+    linked directory is the file it reaches; by device and inode too for an input. A special file
+    (``/dev/null``) is written in place and may take several outputs."""
     inputs = Inputs(plan.inputs)
+    writers: dict[str, tuple[str, Path]] = {}
     for section in ("output", "diff"):
         entries = data.get(section)
         for i, entry in enumerate(entries if isinstance(entries, list) else ()):
@@ -239,6 +242,14 @@ def _check_overwrites(plan: Plan, data: dict[str, Any], local: Any, problems: Pr
                 what = "a diff would overwrite it" if section == "diff" else "it would be overwritten"
                 same = "" if str(path) == found else f" (the same file as {found!r})"
                 problems.add((section, i, "path"), f"{str(path)!r} is an input of this plan{same}; {what}")
+            if in_place(path):
+                continue
+            key = os.path.realpath(path)
+            if key in writers:
+                earlier, written = writers[key]
+                same = "" if written == path else f", the same file as {str(path)!r}"
+                problems.add((section, i, "path"), f"{earlier} already writes {str(written)!r}{same}")
+            writers.setdefault(key, (path_text((section, i)), path))
 
 
 def _resolve_diffs(
@@ -725,7 +736,6 @@ def _resolve_outputs(raw: Any, local: Any, has_compare: bool, problems: Problems
     if not isinstance(raw, list):
         return None
     outputs: list[Output] = []
-    targets: dict[str, int] = {}
     for i, entry in enumerate(raw):
         where: PlanPath = ("output", i)
         if not isinstance(entry, dict) or not isinstance(entry.get("format"), str):
@@ -733,11 +743,7 @@ def _resolve_outputs(raw: Any, local: Any, has_compare: bool, problems: Problems
         fmt = entry["format"]
         path = None
         if isinstance(entry.get("path"), str) and entry["path"]:
-            path = local(entry["path"])
-            key = os.path.abspath(path)
-            if key in targets:
-                problems.add((*where, "path"), f"output[{targets[key]}] already writes {str(path)!r}")
-            targets.setdefault(key, i)
+            path = local(entry["path"])  # two entries writing one file: _check_overwrites
             if fmt == "plots" and path.exists() and not path.is_dir():
                 problems.add((*where, "path"), f"{str(path)!r} is a file; plots are written into a directory")
             elif fmt != "plots" and path.is_dir():

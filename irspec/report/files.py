@@ -247,9 +247,11 @@ def _check_files(paths: Sequence[Path], inputs: Inputs | Iterable[Any]) -> None:
         guard.check(path)
         key = os.path.realpath(path)
         if key in seen:
+            other = os.fspath(seen[key])
+            also = "it too" if other == os.fspath(path) else f"{other!r}, the same file"
             raise IrspecError(
-                f"cannot write {os.fspath(path)!r}: another output of this command writes "
-                f"{os.fspath(seen[key])!r}, the same file"
+                f"cannot write {os.fspath(path)!r}: another output of this command writes {also}; "
+                "give each output a path of its own"
             )
         seen[key] = path
 
