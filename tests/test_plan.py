@@ -1141,3 +1141,28 @@ def test_the_writers_error_for_two_outputs_on_one_file_says_what_to_do(tmp_path)
         "path of its own"
     )
     assert not (tmp_path / "a.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("metrics", "line", "where", "why"),
+    [
+        ("[GMAP, AP]", 3, "metrics[0]: GMAP", "its aggregate is a geometric mean"),
+        ("[AP, relstring]", 3, "metrics[1]: relstring@10", "it has text values, no numbers"),
+        ("\n  - AP\n  - gm_bpref", 5, "metrics[1]: gm_bpref", "its aggregate is a geometric mean"),
+    ],
+)
+def test_validate_finds_a_metric_a_standardize_section_cannot_standardise(
+    workspace, metrics, line, where, why
+):
+    """A geometric mean or a text metric has no z-scores: run failed after evaluating, naming no file or
+    line; validate says so at the metric's entry."""
+    path = write_plan(
+        workspace,
+        "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\n"
+        f"metrics: {metrics}\nstandardize: true\n",
+    )
+    assert problems_of(path) == [
+        f"{path}:{line}: {where}: cannot standardise it: {why}"
+        + (" (standardise the arithmetic-mean measure instead)" if "geometric" in why else "")
+        + "; the plan's standardize section standardises every metric"
+    ]

@@ -84,10 +84,12 @@ class StandardizedMetric(Metric):
                 "(user) to standardise; evaluate it apart"
             )
         if base.aggregate not in ("mean", "sum"):
-            why = "it has text values" if base.aggregate == "none" else "its aggregate is a geometric mean"
-            raise EvaluationError(
-                f"{base}: cannot standardise it: {why} (standardise the arithmetic-mean measure instead)"
+            why = (
+                "it has text values, no numbers"
+                if base.aggregate == "none"
+                else "its aggregate is a geometric mean (standardise the arithmetic-mean measure instead)"
             )
+            raise EvaluationError(f"{base}: cannot standardise it: {why}")
         # z-scores have no bounds, Phi(z) lies in [0, 1]: the base's bounds (MetricDef.bounds) do not hold
         definition = dataclasses.replace(base.definition, bounds=(0.0, 1.0) if cdf else (None, None))
         return cls(base.name, base.params, definition, base.trec_text, base, cdf)

@@ -7,6 +7,7 @@ the :class:`~irspec.plan.problems.Problems` of the plan, so that all are reporte
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import math
@@ -116,6 +117,8 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
     standardize = _resolve_standardize(
         data.get("standardize"), [*runs, *systems], names_complete, local, problems
     )
+    if standardize is not None and metrics:
+        _check_standardisable(data.get("metrics"), metrics, qrels, problems)
     groups = None
     if isinstance(data.get("groups"), str) and data["groups"]:
         groups = local(data["groups"])
@@ -337,6 +340,29 @@ def _resolve_standardize(
                 problems.add(("standardize", "reference", i), f"{name!r} is not a run of this plan{hint}")
         return Standardize(reference=tuple(reference), cdf=cdf)
     return Standardize(cdf=cdf)
+
+
+def _check_standardisable(raw: Any, metrics: list[Any], qrels: Path | str | None, problems: Problems) -> None:
+    """Each metric a ``standardize`` section cannot make z-scores of (a geometric mean, a text metric),
+    at the ``metrics`` entry that names it; a catalogue-level one is said under ``standardize``."""
+    from irspec.experiment.standardize import StandardizedMetric  # numpy: for a plan that standardises
+
+    entries: list[tuple[PlanPath, str]] = [(("metrics",), raw)] if isinstance(raw, str) else []
+    if isinstance(raw, list):
+        entries = [(("metrics", i), text) for i, text in enumerate(raw) if isinstance(text, str)]
+    for m in metrics:
+        if m.catalogue:
+            continue
+        try:
+            StandardizedMetric.of(m)
+        except EvaluationError as e:
+            where: PlanPath = ("metrics",)
+            for at, text in entries:
+                with contextlib.suppress(IrspecError):  # each parsed before; the metric's own entry
+                    if m in parse_specs(text, qrels):
+                        where = at
+                        break
+            problems.add(where, f"{e}; the plan's standardize section standardises every metric")
 
 
 def _check_name(name: str, where: PlanPath, problems: Problems) -> None:
