@@ -862,3 +862,35 @@ def test_wins_and_losses_are_counted_in_the_metrics_direction(test):
         assert [c.statistic for c in found] == [1.0] * 4
     table = str(found)
     assert " 3/1/1 " in table and "W/T/L = queries won, tied, lost in the metric's direction" in table
+
+
+def test_text_valued_metrics_are_left_out_with_a_note_in_comparisons_and_power(tmp_path):
+    """relstring has no numbers to test: a compare section of it alone compared nothing and said nothing
+    (an empty table, an empty CSV, an empty power analysis, exit 0). Now every output of the comparisons
+    and of the power analysis says it was left out, as a catalogue-level metric is."""
+    shutil.copytree(DEMO, tmp_path / "demo", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.py"))
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "qrels: demo/qrels.txt\nruns: [demo/runs/bm25.run, demo/runs/dense.run]\nmetrics: [relstring]\n"
+        "compare: {baseline: bm25}\npower: {delta: 0.1}\noutput:\n"
+        "  - {format: table, content: comparisons}\n  - {format: markdown, content: comparisons, path: c.md}\n"
+        "  - {format: latex, content: comparisons, path: c.tex}\n  - {format: html, path: r.html}\n"
+        "  - {format: json, path: r.json}\n",
+        encoding="utf-8",
+    )
+    report = run_plan(load_plan(plan))
+    note = "relstring@10: text values, no numbers to test; not compared"
+    assert report.comparisons == () and report.notes == (note,)
+    assert report.power is not None and report.power.notes == (note,) and report.power.curves() == []
+    for output, text in render_outputs(report):
+        assert note in text, output.format
+    assert json.loads(render_outputs(report)[-1][1])["power"]["notes"] == [note]
+    # beside a numeric metric, the numeric one is compared and the note still names relstring
+    runs = {
+        n: irspec.evaluate(str(DEMO / "qrels.txt"), str(DEMO / "runs" / f"{n}.run"), "relstring, P@10")
+        for n in ("bm25", "dense")
+    }
+    found = irspec.compare(runs, baseline="bm25")
+    assert [c.metric for c in found] == ["P@10"] and found.notes == (note,)
+    assert irspec.power(runs, delta=0.1, baseline="bm25").notes == (note,)
+    assert irspec.power(found, delta=0.1).notes == (note,)

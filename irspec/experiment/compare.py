@@ -48,6 +48,7 @@ __all__ = [
     "compare",
     "compare_results",
     "comparison_pairs",
+    "left_out_notes",
     "log_scale_note",
     "metrics_to_compare",
     "named_results",
@@ -223,12 +224,15 @@ def metrics_to_compare(
     results: Sequence[Result], metrics: Any, notes: list[str] | None = None
 ) -> tuple[Metric, ...]:
     """The metrics to compare: those asked for (each evaluated for every run), or every metric of the
-    first run with a numeric aggregate (a text-valued metric such as relstring has nothing to test).
+    first run with a numeric aggregate (a text-valued metric such as relstring has nothing to test:
+    ``notes`` says it is left out).
     A catalogue-level metric (item coverage: one value per run) has no per-query pairs to test: asked
     for, it is an error naming it; among every metric, it is left out, and ``notes`` says so."""
     first = results[0].metrics
     if metrics is None:
-        chosen = tuple(m for m in first if m.aggregate != "none")
+        chosen = tuple(m for m in first if m.aggregate != "none" and not m.catalogue)
+        if notes is not None:
+            notes.extend(left_out_notes(first))
     else:
         asked = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
         chosen = ()
@@ -249,13 +253,6 @@ def metrics_to_compare(
                         f"metrics: {m} is {CATALOGUE_WHY}: there is nothing to pair, test or design for"
                     )
                 chosen += () if m in chosen else (m,)
-    unpaired = [str(m) for m in chosen if m.catalogue]
-    if unpaired and notes is not None:
-        notes.append(
-            f"{', '.join(unpaired)}: catalogue-level, one value per run and none per user, so there are no "
-            "pairs to test; not compared"
-        )
-    chosen = tuple(m for m in chosen if not m.catalogue)
     for res in results[1:]:
         missing = [str(m) for m in chosen if m not in res.metrics]
         if missing:
@@ -264,6 +261,22 @@ def metrics_to_compare(
                 "compare runs evaluated on the same metrics"
             )
     return chosen
+
+
+def left_out_notes(metrics: Sequence[Metric]) -> list[str]:
+    """The notes that name the metrics among ``metrics`` no test compares nor design designs: text-valued
+    ones (relstring) and catalogue-level ones (Coverage@k); none when every one is compared."""
+    out = []
+    texts = [str(m) for m in metrics if m.aggregate == "none"]
+    if texts:
+        out.append(f"{', '.join(texts)}: text values, no numbers to test; not compared")
+    unpaired = [str(m) for m in metrics if m.catalogue and m.aggregate != "none"]
+    if unpaired:
+        out.append(
+            f"{', '.join(unpaired)}: catalogue-level, one value per run and none per user, so there are no "
+            "pairs to test; not compared"
+        )
+    return out
 
 
 def compare_results(

@@ -32,6 +32,7 @@ from irspec.evaluation.result import Result
 from irspec.experiment.compare import (
     Comparisons,
     common_matrix,
+    left_out_notes,
     log_scale_note,
     metrics_to_compare,
     named_results,
@@ -184,13 +185,13 @@ class PowerAnalysis:
         return make_frame(columns, types, backend)
 
     def curves(self, *, points: int = 60) -> list[PowerCurve]:
-        """The power curves for ``delta`` (none without one): per comparison and per metric's ANOVA,
+        """The power curves for ``delta`` (none without one, or without a comparison): per comparison and per metric's ANOVA,
         the power at about ``points`` topic counts from 2 to past the larger of twice the topics at
         hand and the topics delta needs (at most 10,000); ``points`` an integer >= 2, and more points than
         topic counts in that range give every count (10**9 points are not drawn: the grid is the same)."""
         if isinstance(points, bool) or not isinstance(points, numbers.Integral) or points < 2:
             raise EvaluationError(f"points must be an integer >= 2, not {quote(points)}")
-        if self.delta is None:
+        if self.delta is None or not (self.pairs or self.anova):  # nothing designed: its notes say why
             return []
         wanted = [r.topics_needed or 0 for r in (*self.pairs, *self.anova)] + [
             2 * r.n for r in (*self.pairs, *self.anova)
@@ -288,6 +289,7 @@ def _pairs(
                 "baseline and metrics come from the comparisons; give them to irspec.compare instead"
             )
         runs = list(results.results)
+        notes.extend(left_out_notes(runs[0].metrics) if runs else ())
         names = [r.run_name for r in runs]
         by_text = {str(m): m for m in runs[0].metrics} if runs else {}
         return runs, [(by_text[c.metric], names.index(c.a), names.index(c.b)) for c in results]

@@ -109,7 +109,7 @@ def _comparisons(table: Table) -> list[str]:
 def render(table: Table) -> str:
     """A table as Markdown, its legend and notes after it."""
     lines = _results(table) if table.kind == "results" else _comparisons(table)
-    if table.notes and (table.kind == "results" or table.method is not None):
+    if table.notes:  # a table of no comparisons has no legend, and its notes say why
         lines += [""] + [f"- note: {markdown_escape(n)}" for n in table.notes]
     return "\n".join(lines) + "\n"
 

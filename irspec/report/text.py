@@ -136,7 +136,7 @@ def render(table: Table, *, arrows: tuple[str, str] = ("▲", "▼"), width: int
     legends = [
         text for text in (_legend(table, up, down), interval_legend(table), averaged_legend(table)) if text
     ]
-    if legends:
+    if legends or table.notes:  # a table of no comparisons has no legend, and its notes say why
         lines += ["", *legends, *(f"note: {n}" for n in table.notes)]
     return "\n".join(lines) + "\n"
 
