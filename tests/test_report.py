@@ -1225,3 +1225,36 @@ def test_sets_of_judgments_whose_names_differ_make_distinct_anchors(tmp_path, mo
     assert len(ids) == len(set(ids))
     for anchor in set(re.findall(r'href="#([^"]+)"', page)):
         assert anchor in ids, anchor
+
+
+def test_the_reports_page_names_every_built_in_metric_bolded_lower_or_never():
+    """The guide said bold is "none for counts", but NumRelRet (better higher) and NumNonrelJudgedRet
+    (better lower) are bolded: its lists of the metrics better lower and better neither way are held to
+    the built-in definitions' ``better``, and the bold of a results table to those lists."""
+    from synthetic import make_result
+
+    from irspec.spec.plugins import get_registry
+
+    text = (ROOT / "docs" / "how-to" / "reports.md").read_text(encoding="utf-8")
+    marks = " ".join(text[text.index("**Marks.**") : text.index("## The HTML report")].split())
+    lower_part = marks[marks.index("lower for fall-out") : marks.index("none for what")]
+    neither_part = marks[marks.index("none for what") : marks.index("which has no bold value")]
+    named = {part: set(re.findall(r"`([A-Za-z_]+)`", part)) for part in (lower_part, neither_part)}
+    built_in = {
+        d.name: d.better for d in get_registry().definitions.values() if d.plugin.startswith("irspec.")
+    }
+    assert named[lower_part] == {n for n, b in built_in.items() if b == "lower"}
+    assert named[neither_part] == {n for n, b in built_in.items() if b == "neither"}
+
+    qids = ["q1", "q2"]
+    metrics = ("NumRelRet", "NumNonrelJudgedRet", "NumRet")
+    a = make_result("a", qids, np.array([[3.0, 1.0, 10.0], [3.0, 1.0, 10.0]]), metrics=metrics)
+    b = make_result("b", qids, np.array([[1.0, 4.0, 20.0], [1.0, 4.0, 20.0]]), metrics=metrics)
+    table = report.to_markdown([a, b])
+    rows = {
+        line.split("|")[1].strip(): line
+        for line in table.splitlines()
+        if line.startswith("| a") or line.startswith("| b")
+    }
+    assert "**6**" in rows["a"] and "**2**" in rows["a"]  # NumRelRet highest, NumNonrelJudgedRet lowest
+    assert "**" not in rows["b"]  # NumRet, better neither way: none bolded
