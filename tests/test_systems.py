@@ -83,6 +83,23 @@ def test_missing_topic_under_skip_is_left_out_with_a_warning():
     assert zero.per_query()["q2"]["RR"] == pytest.approx(0.25)
 
 
+def test_under_skip_the_spread_is_of_the_runs_means_over_the_systems_topics():
+    """Under skip, R1 answers q1 and q2, the other run q1 alone: the system is q1, (1 + 1/3) / 2 = 2/3. The
+    spread was each run's mean over its own topics, R1's (1 + 1/2) / 2 = 3/4, so the system's mean was not
+    the mean of the runs' means shown beneath it. Over the system's topic: R1 1, the other 1/3."""
+    other = {"q1": {"x": 3.0, "y": 2.0, "d1": 1.0}}
+    runs = [irspec.evaluate(QRELS, r, "RR", missing_queries="skip") for r in (R1, other)]
+    system = combine("sys", runs)
+    assert system.aggregate()["RR"] == pytest.approx(2 / 3, rel=1e-15)
+    spread = system.spread()["RR"]
+    assert (spread.low, spread.high) == (pytest.approx(1 / 3), 1.0)
+    assert spread.mean == pytest.approx(system.aggregate()["RR"], rel=1e-15)
+    # the sample sd of 1 and 1/3: |1 - 1/3| / sqrt(2)
+    assert spread.sd == pytest.approx((2 / 3) / math.sqrt(2), rel=1e-12)
+    assert [r["aggregate"]["RR"] for r in system.as_dict()["runs"]] == [1.0, pytest.approx(1 / 3)]
+    assert runs[0].aggregate()["RR"] == 0.75  # the run itself keeps its own mean over its own topics
+
+
 def test_runs_on_other_metrics_cannot_be_combined():
     with pytest.raises(EvaluationError, match="evaluated on other metrics"):
         combine("sys", [irspec.evaluate(QRELS, R1, "RR"), irspec.evaluate(QRELS, R2, "AP")])

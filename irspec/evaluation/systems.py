@@ -44,7 +44,7 @@ SEED_CAVEAT = (
 
 class Spread(NamedTuple):
     """How far a system's runs lie apart on one metric: the number of ``runs``, the ``mean`` of their
-    means, their sample standard deviation ``sd`` (n - 1 in the denominator; ``None`` for one run) and
+    means over the system's topics (:meth:`SystemResult.run_aggregates`), their sample standard deviation ``sd`` (n - 1 in the denominator; ``None`` for one run) and
     the lowest and highest run mean (``low``, ``high``)."""
 
     runs: int
@@ -69,11 +69,28 @@ class SystemResult(Result):
         names = ", ".join(r.run_name for r in self.runs)
         return f"{self.run_name}: mean of {len(self.runs)} runs per topic ({names}); {SEED_CAVEAT}"
 
+    def run_aggregates(self) -> list[dict[str, float]]:
+        """Each run's aggregates (:meth:`~irspec.evaluation.result.Result.aggregate`, trec_eval's means)
+        over the system's topics, those every run answers, in the order of ``runs``: the means whose
+        mean is the system's (up to a value a metric leaves undefined in one run, which leaves the
+        system's undefined on that topic). Under ``missing_queries: skip`` a run may answer topics
+        another does not; its mean over all of them would not be one the system averages."""
+        out = []
+        for r in self.runs:
+            if tuple(r.query_ids) == tuple(self.query_ids):
+                out.append(r.aggregate())
+                continue
+            position = {q: i for i, q in enumerate(r.query_ids)}
+            rows = [position[q] for q in self.query_ids]
+            shared = dataclasses.replace(r, query_ids=self.query_ids, values=r.values[rows], texts={})
+            out.append(shared.aggregate())
+        return out
+
     def spread(self) -> dict[str, Spread]:
-        """Per metric (canonical text) of the system, the :class:`Spread` of its runs' means (each run's
-        :meth:`~irspec.evaluation.result.Result.aggregate`, trec_eval's mean); text-valued metrics have none."""
+        """Per metric (canonical text) of the system, the :class:`Spread` of its runs' means over the
+        system's topics (:meth:`run_aggregates`); text-valued metrics have none."""
         out = {}
-        aggregates = [r.aggregate() for r in self.runs]
+        aggregates = self.run_aggregates()
         for m in self.metrics:
             # none for a text metric, nor for one its runs lack: a standardised system's z-scores come from
             # its means, and its runs keep their own values (a run's z-score may be undefined)
@@ -87,7 +104,8 @@ class SystemResult(Result):
 
     def as_dict(self) -> dict[str, Any]:
         """What JSON says of the system beside its means: what was averaged, each run's name, source and
-        means, and the spread per metric (``sd`` ``None`` for one run)."""
+        means over the system's topics (:meth:`run_aggregates`), and the spread per metric (``sd``
+        ``None`` for one run)."""
         keys = [str(m) for m in self.metrics]  # a run may hold more (a plan's plot values)
         return {
             "averaged": self.averaged,
@@ -95,9 +113,9 @@ class SystemResult(Result):
                 {
                     "name": r.run_name,
                     "path": r.run_source,
-                    "aggregate": _clean({k: v for k, v in r.aggregate().items() if k in keys}),
+                    "aggregate": _clean({k: v for k, v in means.items() if k in keys}),
                 }
-                for r in self.runs
+                for r, means in zip(self.runs, self.run_aggregates(), strict=True)
             ],
             "spread": {k: s._asdict() for k, s in self.spread().items()},
         }
