@@ -515,7 +515,7 @@ def _in_metric_terms(metric: Metric, outcome: stats.ComparisonResult) -> dict[st
     where a lower value is better (search length, fall-out) that is a loss. A metric better neither way
     (a count) keeps the test's count: a win is a higher value."""
     changes: dict[str, Any] = {"relative_change": relative_change(metric, outcome)}
-    if metric.definition.better == "lower":
+    if metric.better == "lower":
         changes.update(wins=outcome.losses, losses=outcome.wins)
     return changes
 

@@ -131,7 +131,7 @@ class Comparison(ComparisonResult):
 
     With a baseline, ``b`` is the baseline, so a positive ``mean_difference`` and ``effect_size`` (paired
     Cohen's d) mean that run ``a`` scored higher. ``wins``, ``ties`` and ``losses`` count the queries on
-    which ``a`` is better, equal and worse in the metric's direction (its definition's ``better``: a win
+    which ``a`` is better, equal and worse in the metric's direction (``Metric.better``: a win
     is a lower value of search length or fall-out, a higher one otherwise, counts included); the sign
     test's ``statistic`` stays the number of queries where ``a`` is higher. ``relative_change`` is
     ``mean_a / mean_b - 1`` of the metric's summaries: ``mean_difference / mean_b``, or for a geometric

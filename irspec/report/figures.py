@@ -230,9 +230,9 @@ class Difference:
 
 def differences(results: Sequence[Any], metric: str, baseline: str) -> list[Difference]:
     """Every run but ``baseline``'s per-topic differences from it in ``metric``, topics paired by id, each
-    knowing which way the metric is better (its definition's ``better``)."""
+    knowing which way the metric is better (:attr:`~irspec.spec.definitions.Metric.better`)."""
     base = next(r for r in results if r.run_name == baseline)
-    lower = any(str(m) == metric and m.definition.better == "lower" for m in base.metrics)
+    lower = any(str(m) == metric and m.better == "lower" for m in base.metrics)
     out = []
     for run in results:
         if run.run_name == baseline:
