@@ -17,6 +17,7 @@ import sys
 import textwrap
 import warnings
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -507,3 +508,190 @@ def test_a_plan_reads_each_set_of_judgments_once(workspace, monkeypatch):
         report = run_plan(plan)
     assert report.agreement.labels[0].common > 0  # the labels were compared
     assert reads == {"qrels.txt": 1, "qrels.llm.txt": 1}
+
+
+# --------------------------------------------------------------------------------------------------
+# Ties, directions, systems, undefined values
+
+
+def _write(path: Path, lines: list[str]) -> str:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+def test_means_equal_as_rationals_are_tied(tmp_path):
+    """Three runs, three queries, five documents each; P@5 per query is (relevant among the five) / 5.
+    Under a: X 1/5, 1/5, 1/5; Y 4/5 each; Z 1 each. Under b: X 1/5, 1/5, 4/5 and Y 4/5, 1/5, 1/5 (both
+    2/5 exactly, but their float sums 0.2 + 0.2 + 0.8 and 0.8 + 0.2 + 0.2 differ in the last bit); Z 1.
+    Exact means a = (1/5, 4/5, 1), b = (2/5, 2/5, 1): scipy's τ-b, no swap (X and Y tie under b), and
+    τ_AP undefined with a note."""
+    relevant_a = {"X": (1, 1, 1), "Y": (4, 4, 4), "Z": (5, 5, 5)}
+    relevant_b = {"X": (1, 1, 4), "Y": (4, 1, 1), "Z": (5, 5, 5)}
+
+    def qrels(relevant: dict[str, tuple[int, ...]]) -> list[str]:
+        return [
+            f"q{q + 1} 0 {run}{d} {int(d < k)}"
+            for run, counts in relevant.items()
+            for q, k in enumerate(counts)
+            for d in range(5)
+        ]
+
+    runs = {
+        run: _write(
+            tmp_path / f"{run}.run",
+            [f"q{q} Q0 {run}{d} {d + 1} {10 - d} {run}" for q in (1, 2, 3) for d in range(5)],
+        )
+        for run in "XYZ"
+    }
+    sets = {
+        "a": _write(tmp_path / "a.txt", qrels(relevant_a)),
+        "b": _write(tmp_path / "b.txt", qrels(relevant_b)),
+    }
+    found = irspec.agreement(sets, runs, "P@5")
+    (r,) = found.rankings
+    expected = scipy.stats.kendalltau([1, 4, 5], [2, 2, 5]).statistic  # the exact means, in fifths
+    assert r.kendall_tau == pytest.approx(expected) and r.kendall_tau == pytest.approx(2 / 6**0.5)
+    assert r.swaps == 0 and found.swaps == ()
+    assert r.tau_ap_a is r.tau_ap_b is r.tau_ap_mean is None
+    assert any("tau_AP a vs b undefined: tied means" in n for n in found.notes)
+
+
+def test_tau_ap_reads_a_lower_is_better_metric_from_its_best_run(tmp_path):
+    """SL (search length; lower is better): each run ranks four documents of its own, and each set
+    judges one of them relevant, so that SL is the rank of that document. Under a, A..D have SL 1, 2, 3,
+    4; under b, 2, 1, 3, 4: the two best runs swap. Read best first (lowest SL), the swap is at the top:
+    as in test_agreement_stats.test_tau_ap_by_hand, τ_AP = 2/3 (0/1 + 2/2 + 3/3) - 1 = 1/3 both ways
+    (read worst first it would be the bottom's 7/9). τ-b is 4/6 either way."""
+    sl_a = {"A": 1, "B": 2, "C": 3, "D": 4}
+    sl_b = {"A": 2, "B": 1, "C": 3, "D": 4}
+    runs = {
+        run: _write(
+            tmp_path / f"{run}.run",
+            [f"q{q} Q0 {run}{d} {d} {10 - d} {run}" for q in (1, 2) for d in range(1, 5)],
+        )
+        for run in sl_a
+    }
+    sets = {
+        name: _write(
+            tmp_path / f"{name}.txt", [f"q{q} 0 {run}{k} 1" for q in (1, 2) for run, k in sl.items()]
+        )
+        for name, sl in (("a", sl_a), ("b", sl_b))
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant differences: the t-test's p is degenerate
+        found = irspec.agreement(sets, runs, "SL")
+    assert {(s, run): v for s, run, _, v in found.means} == {
+        **{("a", k): float(v) for k, v in sl_a.items()},
+        **{("b", k): float(v) for k, v in sl_b.items()},
+    }
+    (r,) = found.rankings
+    assert r.tau_ap_a == pytest.approx(1 / 3) and r.tau_ap_b == pytest.approx(1 / 3)
+    assert r.kendall_tau == pytest.approx(4 / 6)
+    ((s),) = found.swaps
+    assert (s.run_1, s.run_2, s.mean_1_a, s.mean_2_a, s.mean_1_b, s.mean_2_b) == (
+        "A",
+        "B",
+        1.0,
+        2.0,
+        2.0,
+        1.0,
+    )
+
+
+def test_agreement_takes_systems_and_compare_settings():
+    """A system of three seeds is a run of the rankings, its value per topic the mean of its seeds'
+    (pytrec_eval's values averaged here); baselines and family are irspec.compare's; any other keyword
+    is an error naming it."""
+    seeds = sorted(str(p) for p in (DEMO / "runs" / "seeds").glob("colbert-seed*.run"))
+    runs = {"bm25": str(RUNS["bm25"]), "dense": str(RUNS["dense"]), "colbert": seeds}
+    found = irspec.agreement(
+        {k: str(v) for k, v in SETS.items()}, runs, "P@10", baselines=["bm25"], family="all"
+    )
+    assert found.compare.baselines == ("bm25",) and found.compare.family == "all"
+    expected = {}
+    for name, path in SETS.items():
+        qrels = read_trec_dict(path, "qrels")
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"P_10"})
+        per_run = {
+            run: evaluator.evaluate(read_trec_dict(p, "run"))
+            for run, p in (("bm25", RUNS["bm25"]), ("dense", RUNS["dense"]))
+        }
+        per_seed = [evaluator.evaluate(read_trec_dict(p, "run")) for p in seeds]
+        for run, got in per_run.items():
+            expected[(name, run)] = np.mean([got[q]["P_10"] for q in qrels])
+        expected[(name, "colbert")] = np.mean([np.mean([s[q]["P_10"] for s in per_seed]) for q in qrels])
+    got = {(s, run): v for s, run, _, v in found.means}
+    assert got == pytest.approx(expected, abs=1e-12)
+    (r,) = found.rankings
+    order = ["bm25", "dense", "colbert"]
+    assert r.kendall_tau == pytest.approx(
+        scipy.stats.kendalltau(
+            [expected[("human", k)] for k in order], [expected[("llm", k)] for k in order]
+        ).statistic
+    )
+    # the comparisons were against the baseline only: dense vs colbert is not known
+    assert all(c.a == "bm25" or c.b == "bm25" for c in found.significance)
+    with pytest.raises(EvaluationError, match=r"unknown keyword argument 'dpeth' \(did you mean 'depth'\?\)"):
+        irspec.agreement({k: str(v) for k, v in SETS.items()}, runs, "P@10", dpeth=10)
+    with pytest.raises(EvaluationError, match="unknown keyword argument 'baseline_runs'"):
+        irspec.agreement({k: str(v) for k, v in SETS.items()}, runs, "P@10", baseline_runs=["bm25"])
+
+
+def test_undefined_label_and_ranking_statistics_say_why():
+    """Every label 1 in both sets: κ, α and binary κ are undefined (no disagreement is possible by chance)
+    and a note says so; every run's P@2 is the same: τ is undefined, with a note. A second pair of sets
+    with labels 1 and 2 (all relevant at level 1) leaves only the binary κ undefined."""
+    same = {"q1": {"d1": 1, "d2": 1}, "q2": {"d1": 1}}
+    graded = {"q1": {"d1": 2, "d2": 1}, "q2": {"d1": 1}}
+    runs = {
+        "a": {"q1": {"d1": 2, "d2": 1}, "q2": {"d1": 1}},
+        "b": {"q1": {"d2": 2, "d1": 1}, "q2": {"d1": 1}},
+    }
+    found = agreement_of(
+        {"x": _result_set(same, runs), "y": _result_set(same, runs), "z": _result_set(graded, runs)},
+        {"x": Qrels.from_dict(same), "y": Qrels.from_dict(same), "z": Qrels.from_dict(graded)},
+        None,
+    )
+    xy, xz, _ = found.labels
+    assert xy.kappa is xy.kappa_quadratic is xy.alpha_ordinal is xy.binary_kappa is None
+    assert xy.agreement == 1.0 and xz.kappa is not None and xz.binary_kappa is None
+    notes = "\n".join(found.notes)
+    assert "labels x vs y: all 3 commonly judged pairs have label 1 in both sets" in notes
+    assert (
+        "labels x vs z: all 3 commonly judged pairs are relevant (label >= 1) in both sets; bin kappa is undefined"
+        in notes
+    )
+    assert "P@2: tau and tau_AP x vs y undefined: every run has the same mean under x and y" in notes
+    assert "-" in str(found) and "bin kappa is undefined" in str(found)
+
+
+def test_a_huge_label_is_no_crash(tmp_path, capsys):
+    """A label of 100000 beside 0..3: the label statistics over the labels seen (a matrix over every grade
+    between would need 74.5 GiB); κ against scikit-learn's on the labels shifted into a small range is
+    not possible (the weights are the distances), so against the definition by pairs, exactly."""
+    a, b = [0, 1, 2, 3, 100000, 1], [0, 1, 3, 3, 100000, 100000]
+    qa = [f"q{1 + i % 2} 0 d{i} {v}" for i, v in enumerate(a)]
+    qb = [f"q{1 + i % 2} 0 d{i} {v}" for i, v in enumerate(b)]
+    runs = {
+        r: _write(tmp_path / f"{r}.run", [f"q{1 + d % 2} Q0 d{d} 1 {9 - d} {r}" for d in docs])
+        for r, docs in (("r0", [0, 1, 4, 5]), ("r1", [2, 3, 4]))
+    }
+    done = irspec_cli(
+        capsys,
+        "eval",
+        _write(tmp_path / "qa.txt", qa),
+        _write(tmp_path / "qb.txt", qb),
+        *runs.values(),
+        "-m",
+        "P@5",
+        "--agreement",
+        "-f",
+        "json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    (lab,) = json.loads(done.stdout)["agreement"]["labels"]
+    observed = Fraction(sum((p - q) ** 2 for p, q in zip(a, b, strict=True)), len(a))
+    chance = Fraction(sum((p - q) ** 2 for p in a for q in b), len(a) ** 2)
+    assert lab["kappa_quadratic"] == pytest.approx(float(1 - observed / chance), abs=1e-12)
+    assert lab["labels"] == [0, 1, 2, 3, 100000]

@@ -3,9 +3,14 @@ the krippendorff package, and hand arithmetic written out here (τ_AP has no lib
 
 from __future__ import annotations
 
+import functools
 import importlib
+import itertools
 import math
+import operator
+import tracemalloc
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -136,6 +141,93 @@ def test_swapped_pairs():
     assert cc.swapped_pairs([1, 2], [1, 2]) == []
 
 
+# --- ties of means added in another order --------------------------------------------------------
+
+
+def _float_mean(values: list[Fraction]) -> float:
+    """A mean as trec_eval (and irspec) computes it: the values as floats added left to right, then
+    divided by their number."""
+    return functools.reduce(operator.add, [float(v) for v in values]) / len(values)
+
+
+def _dense_ranks(exact: list[Fraction]) -> list[int]:
+    """Exact means as integer ranks (equal means, equal ranks): what scipy is given, so that it sees the
+    ties of the rationals and nothing of floats."""
+    order = sorted(set(exact))
+    return [order.index(v) for v in exact]
+
+
+def test_means_equal_as_rationals_are_tied():
+    # P@5 values 0.2, 0.2, 0.8 and 0.8, 0.2, 0.2: both means are 2/5, but the float sums differ in the
+    # last bit (1.2000000000000002 and 1.2)
+    x = [_float_mean([Fraction(1, 5), Fraction(1, 5), Fraction(4, 5)]), 0.8]
+    y = [_float_mean([Fraction(4, 5), Fraction(1, 5), Fraction(1, 5)]), 0.8]
+    tied = [x[0], y[0]]
+    assert tied[0] != tied[1]  # the premise: the floats differ
+    assert cc.has_ties(tied) and not cc.has_ties(tied, tolerance=0.0)
+    assert cc.swapped_pairs(tied, [0.1, 0.2]) == []  # a tie in one ranking is no swap
+    assert math.isnan(cc.tau_ap(tied, [0.1, 0.2])) and math.isnan(cc.kendall_tau_b(tied, [0.1, 0.2]))
+    with pytest.raises(ValueError, match="tolerance"):
+        cc.kendall_tau_b([1, 2], [1, 2], tolerance=-1.0)
+
+
+def _rational_case(seed: int) -> tuple[list[list[Fraction]], list[float], list[float]]:
+    """Runs' P@5-like values per topic (fifths) under two sets, often a shared pool reordered, so that
+    equal means are added in different orders: the exact means per set, and the float means x, y."""
+    rng = np.random.default_rng(seed)
+    systems, topics = int(rng.integers(2, 7)), int(rng.integers(2, 9))
+    pool = [Fraction(int(k), 5) for k in rng.integers(0, 6, topics)]
+
+    def run_values() -> list[Fraction]:
+        if rng.random() < 0.6:  # the shared pool reordered: equal means, other float sums
+            return [pool[i] for i in rng.permutation(topics)]
+        return [Fraction(int(k), 5) for k in rng.integers(0, 6, topics)]
+
+    sets = [[run_values() for _ in range(systems)] for _ in range(2)]
+    exact = [[sum(v, Fraction(0)) / topics for v in runs] for runs in sets]
+    x, y = ([_float_mean(v) for v in runs] for runs in sets)
+    return exact, x, y
+
+
+RATIONAL_SEEDS = range(150)
+
+
+@pytest.mark.parametrize("seed", RATIONAL_SEEDS)
+def test_rankings_of_float_means_against_scipy_on_exact_rationals(seed):
+    """τ-b equals scipy's on the exact means, the swaps are the pairs the exact means order oppositely,
+    and τ_AP is undefined exactly where the exact means tie (else the paper's definition on them)."""
+    exact, x, y = _rational_case(seed)
+    systems = len(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns on a constant ranking
+        expected = scipy.stats.kendalltau(_dense_ranks(exact[0]), _dense_ranks(exact[1])).statistic
+    got = cc.kendall_tau_b(x, y)
+    assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, abs=1e-12)
+    swaps = [
+        (i, j)
+        for i, j in itertools.combinations(range(systems), 2)
+        if (exact[0][i] - exact[0][j]) * (exact[1][i] - exact[1][j]) < 0
+    ]
+    assert cc.swapped_pairs(x, y) == swaps
+    exact_ties = any(len(set(e)) < systems for e in exact)
+    assert (cc.has_ties(x) or cc.has_ties(y)) == exact_ties
+    if exact_ties:
+        assert math.isnan(cc.tau_ap(x, y)) and math.isnan(cc.tau_ap(y, x))
+    else:
+        assert cc.tau_ap(x, y) == pytest.approx(_tau_ap_from_pairs(exact[0], exact[1]))
+
+
+def test_the_rational_cases_hold_ties_that_floats_miss():
+    """The premise of the test above: many of its cases have means equal as rationals and unequal as
+    floats (else it would test nothing an exact float comparison gets wrong)."""
+    missed = 0
+    for seed in RATIONAL_SEEDS:
+        exact, x, y = _rational_case(seed)
+        for e, v in zip(exact, (x, y), strict=True):
+            missed += any(e[i] == e[j] and v[i] != v[j] for i, j in itertools.combinations(range(len(v)), 2))
+    assert missed >= 10
+
+
 # --- labels --------------------------------------------------------------------------------------
 
 
@@ -203,6 +295,58 @@ def test_krippendorff_against_package(seed):
         reliability_data=np.vstack([a, b]).astype(float), level_of_measurement="ordinal"
     )
     assert got == pytest.approx(expected, abs=1e-10)
+
+
+def _kappa_from_pairs(a: list[int], b: list[int], weight) -> Fraction:
+    """Cohen's weighted κ by its definition over pairs, exactly: one less the mean weight of each item's
+    two labels over the mean weight of every label of ``a`` against every label of ``b`` (the chance
+    pairing of the margins)."""
+    observed = Fraction(sum(weight(p, q) for p, q in zip(a, b, strict=True)), len(a))
+    chance = Fraction(sum(weight(p, q) for p in a for q in b), len(a) ** 2)
+    return 1 - observed / chance
+
+
+def test_kappa_and_alpha_with_a_huge_label():
+    """A label of 10**9 beside grades 0..3: no matrix over every grade between (it would need 8e18
+    bytes); the values are the definitions' (κ by pairs, exactly; α the krippendorff package's)."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 4, 60)
+    b = a.copy()
+    b[rng.random(60) < 0.3] = rng.integers(0, 4)
+    a[[3, 10]] = 10**9
+    b[[3, 20]] = 10**9
+    weights = {
+        "none": lambda p, q: int(p != q),
+        "linear": lambda p, q: abs(p - q),
+        "quadratic": lambda p, q: (p - q) ** 2,
+    }
+    tracemalloc.start()
+    try:
+        got = {w: cc.cohen_kappa(a, b, w) for w in weights}
+        alpha = cc.krippendorff_alpha_ordinal(a, b)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # a few arrays of 120 values, not a matrix of the grades
+    for w, fn in weights.items():
+        assert got[w] == pytest.approx(float(_kappa_from_pairs(a.tolist(), b.tolist(), fn)), abs=1e-12)
+    expected = krippendorff.alpha(
+        reliability_data=np.vstack([a, b]).astype(float), level_of_measurement="ordinal"
+    )
+    assert alpha == pytest.approx(expected, abs=1e-10)
+
+
+@pytest.mark.parametrize("weights", ["none", "linear", "quadratic"])
+def test_kappa_with_a_wide_gap_against_sklearn(weights):
+    # grades 0..3 and 200: scikit-learn's matrix over the 201 grades between is still small
+    rng = np.random.default_rng(3)
+    a = np.append(rng.integers(0, 4, 40), [200, 200, 1])
+    b = np.append(rng.integers(0, 4, 40), [200, 2, 200])
+    sk = importlib.import_module("sklearn.metrics")
+    expected = sk.cohen_kappa_score(
+        a, b, labels=range(0, 201), weights=None if weights == "none" else weights
+    )
+    assert cc.cohen_kappa(a, b, weights) == pytest.approx(expected, abs=1e-12)
 
 
 def test_labels_with_no_common_pairs_are_undefined():

@@ -6,7 +6,8 @@
 
 For every pair of sets ``(a, b)`` (in the order given) and every compared metric, the runs' means
 under each set rank the runs; :class:`RankingAgreement` gives Kendall's τ-b and τ_AP both ways (``a``
-as the reference, ``b``'s ranking read from its top; and the reverse) and their mean, and every pair of
+as the reference, ``b``'s ranking read from its best run down, the highest mean or, for a metric where
+lower is better, the lowest; and the reverse) and their mean, and every pair of
 runs the two rankings order differently is a :class:`Swap`, marked with whether the difference is
 significant under each set (the compare step's own comparisons, :mod:`irspec.experiment.compare`; a pair the
 compare settings did not compare, against a baseline say, is marked unknown). :class:`LabelAgreement`
@@ -20,6 +21,7 @@ report layer's (:func:`irspec.report.agreement.agreement_sections`, beside power
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import json
 import math
@@ -31,17 +33,20 @@ import numpy as np
 from irspec import report as fmt
 from irspec.data import Qrels, read_qrels
 from irspec.data.frames import check_backend, make_frame
-from irspec.errors import EvaluationError
+from irspec.errors import EvaluationError, suggest
+from irspec.evaluation import result_set
 from irspec.evaluation.result import Result
-from irspec.evaluation.result_set import evaluate
+from irspec.evaluation.systems import evaluate
 from irspec.experiment.compare import compare_results, metrics_to_compare
 from irspec.experiment.records import Compare, Comparison
 from irspec.frozen import frozen
 from irspec.report.agreement import agreement_sections
+from irspec.report.marks import direction
 from irspec.report.model import Block
 from irspec.stats import concordance
 
 __all__ = [
+    "CONFUSION_LIMIT",
     "Agreement",
     "LabelAgreement",
     "RankingAgreement",
@@ -65,9 +70,12 @@ class RankingAgreement:
     """How the rankings of the runs by ``metric`` under sets ``a`` and ``b`` agree, over ``systems`` runs.
 
     ``kendall_tau`` is τ-b; ``tau_ap_a`` is τ_AP with ``a``'s ranking the reference (``b``'s ranking
-    read from its top: does ``b`` get ``a``'s top runs right?), ``tau_ap_b`` the reverse and
-    ``tau_ap_mean`` their mean. τ_AP is undefined (``None``) when either ranking has tied means, and
-    every value is when fewer than two runs are ranked; ``swaps`` counts the pairs ordered differently.
+    read from its best run down: does ``b`` get ``a``'s best runs right? The best is the highest mean,
+    or the lowest for a metric where lower is better), ``tau_ap_b`` the reverse and ``tau_ap_mean``
+    their mean. Means within :data:`~irspec.stats.concordance.TIE_TOLERANCE` (1e-12) of each other
+    are tied: τ-b counts them as ties, no swap is listed, and τ_AP is undefined (``None``) when either
+    ranking has tied means; every value is when fewer than two runs are ranked. ``swaps`` counts the
+    pairs ordered differently. The :class:`Agreement`'s notes say why a value is undefined.
     """
 
     metric: str
@@ -110,8 +118,9 @@ class LabelAgreement:
     Krippendorff's ordinal α; ``binary_agreement`` and ``binary_kappa`` the same on relevant or not
     (``label >= relevance_level``). Negative labels are a grade of their own below 0 (not clipped).
     ``labels`` and ``confusion`` are the confusion matrix: ``confusion[i][j]`` pairs labelled
-    ``labels[i]`` by ``a`` and ``labels[j]`` by ``b``. Undefined values (no common pairs, one label
-    only) are ``None``.
+    ``labels[i]`` by ``a`` and ``labels[j]`` by ``b`` (both empty, with a note, beyond
+    :data:`CONFUSION_LIMIT` distinct labels). Undefined values (no common pairs, one label only) are
+    ``None``, and the :class:`Agreement`'s notes say why.
     """
 
     a: str
@@ -240,9 +249,11 @@ def agreement(
     *,
     relevance_level: int = 1,
     baseline: str | None = None,
+    baselines: Sequence[str] = (),
     test: str = "t",
     correction: str | None = None,
     alpha: float = 0.05,
+    family: str = "per-metric",
     permutations: int = 10_000,
     seed: int = 42,
     **options: Any,
@@ -250,20 +261,62 @@ def agreement(
     """Evaluate ``runs`` against each set of ``qrels`` (``{name: qrels}``, at least two, anything
     :func:`irspec.evaluate` reads), compare them under each set, and measure the agreement.
 
-    ``runs`` and ``metrics`` are :func:`irspec.evaluate`'s (at least two runs); ``relevance_level`` and
-    the other ``options`` (``depth``, ``missing_queries``, ...) too. The comparisons that decide which
-    swaps are significant are :func:`irspec.compare`'s with ``baseline``, ``test``, ``correction``,
-    ``alpha``, ``permutations`` and ``seed`` (default: every pair, paired t-test, Holm).
+    ``runs`` and ``metrics`` are :func:`irspec.evaluate`'s (at least two runs), systems of several runs
+    included (``{"dense": ["s1.run", "s2.run"]}``, ranked by their means per topic); ``relevance_level``
+    and the other ``options`` (``depth``, ``missing_queries``, ...) too, and any other keyword is an
+    error naming it. The comparisons that decide which swaps are significant are
+    :func:`irspec.compare`'s with ``baseline`` or ``baselines``, ``test``, ``correction``, ``alpha``,
+    ``family``, ``permutations`` and ``seed`` (default: every pair, paired t-test, Holm).
     """
+    _check_options(options)
     sets = _named_qrels(qrels)
     settings = Compare(
-        baseline=baseline, test=test, permutations=permutations, seed=seed, correction=correction, alpha=alpha
+        baseline=baseline,
+        test=test,
+        permutations=permutations,
+        seed=seed,
+        correction=correction,
+        alpha=alpha,
+        family=family,
+        baselines=tuple(baselines) if isinstance(baselines, list) else baselines,  # type: ignore[arg-type]
     )
     results: dict[str, list[Result]] = {}
     for name, q in sets.items():
         found = evaluate(q, runs, metrics, relevance_level=relevance_level, **options)
         results[name] = list(found.values()) if isinstance(found, Mapping) else [found]
     return agreement_of(results, sets, settings, relevance_level=relevance_level)
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """Every keyword of ``options`` is one of :func:`irspec.evaluate`'s, or an error naming it (a bare
+    ``TypeError`` from deep inside the evaluation would not say which call it belongs to)."""
+    known = [
+        p.name
+        for p in inspect.signature(result_set.evaluate).parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "relevance_level"
+    ]
+    for name in options:
+        if name not in known:
+            close = suggest(name, [*known, *_OWN_KEYWORDS], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise EvaluationError(
+                f"agreement: unknown keyword argument {name!r}{hint}; it takes irspec.evaluate's options "
+                f"({', '.join(known)}), relevance_level and irspec.compare's {', '.join(_OWN_KEYWORDS[1:])}"
+            )
+
+
+# agreement's own keywords, for the message of one it does not know
+_OWN_KEYWORDS = (
+    "relevance_level",
+    "baseline",
+    "baselines",
+    "test",
+    "correction",
+    "alpha",
+    "family",
+    "permutations",
+    "seed",
+)
 
 
 def _named_qrels(qrels: Any) -> dict[str, Qrels]:
@@ -314,8 +367,15 @@ def agreement_of(
             f"{', '.join(unpaired)}: catalogue-level, one value per run and none per user: the runs are "
             "ranked by it, but no swap of theirs is known to be significant or not (no pairs to test)"
         )
+    for m in metrics:
+        if direction(m) == 0:
+            notes.append(
+                f"{m}: neither a higher nor a lower value is better; tau_AP reads its rankings from the "
+                "highest mean down"
+            )
     for a, b in itertools.combinations(names, 2):
-        for metric in map(str, metrics):
+        for m in metrics:
+            metric = str(m)
             x = np.array([means[a][run][metric] for run in runs])
             y = np.array([means[b][run][metric] for run in runs])
             if not (np.isfinite(x).all() and np.isfinite(y).all()):
@@ -323,7 +383,7 @@ def agreement_of(
                     f"{metric}: a run's mean is undefined under {a} or {b}; its rankings are not compared"
                 )
                 continue
-            rankings.append(_ranking(metric, a, b, x, y, notes))
+            rankings.append(_ranking(m, a, b, x, y, notes))
             for i, j in concordance.swapped_pairs(x, y):
                 sig = [_significant(marks[s], metric, runs[i], runs[j]) for s in (a, b)]
                 swaps.append(
@@ -372,18 +432,31 @@ def _ranked_metrics(results: Mapping[str, Sequence[Result]], names: Sequence[str
     )
 
 
-def _ranking(metric: str, a: str, b: str, x: np.ndarray, y: np.ndarray, notes: list[str]) -> RankingAgreement:
-    forward, backward = concordance.tau_ap(x, y), concordance.tau_ap(y, x)
-    if len(x) > 1 and math.isnan(forward):
+def _ranking(metric: Any, a: str, b: str, x: np.ndarray, y: np.ndarray, notes: list[str]) -> RankingAgreement:
+    """The agreement of the rankings of the runs by ``metric``'s means ``x`` under ``a`` and ``y`` under
+    ``b``. τ_AP weighs the top of a ranking, the best runs: where lower is better (``better="lower"``), the
+    lowest mean; τ-b and the swaps do not depend on the direction. Means within
+    :data:`~irspec.stats.concordance.TIE_TOLERANCE` of each other are tied, in all three."""
+    best_first = -1.0 if direction(metric) < 0 else 1.0
+    forward = concordance.tau_ap(best_first * x, best_first * y)
+    backward = concordance.tau_ap(best_first * y, best_first * x)
+    tau = concordance.kendall_tau_b(x, y)
+    if math.isnan(tau):
+        constant = [s for s, v in ((a, x), (b, y)) if math.isnan(concordance.kendall_tau_b(v, v))]
+        notes.append(
+            f"{metric}: tau and tau_AP {a} vs {b} undefined: every run has the same mean under "
+            f"{' and '.join(constant)} (a constant ranking orders no pair)"
+        )
+    elif math.isnan(forward):
         notes.append(
             f"{metric}: tau_AP {a} vs {b} undefined: tied means (tau_AP is defined for rankings without ties)"
         )
     return RankingAgreement(
-        metric,
+        str(metric),
         a,
         b,
         len(x),
-        _num(concordance.kendall_tau_b(x, y)),
+        _num(tau),
         _num(forward),
         _num(backward),
         _num((forward + backward) / 2),
@@ -426,20 +499,50 @@ def _changes(
     return out
 
 
+CONFUSION_LIMIT = 100
+"""The most distinct labels whose confusion matrix a :class:`LabelAgreement` holds (a square of that
+many rows and columns); with more, the statistics are computed all the same and a note says why the
+matrix is left out."""
+
+
 def _labels(a: str, b: str, qa: Qrels, qb: Qrels, level: int, notes: list[str]) -> LabelAgreement:
-    """The label agreement of sets ``a`` and ``b`` on the query-document pairs both judged."""
+    """The label agreement of sets ``a`` and ``b`` on the query-document pairs both judged; ``notes``
+    says why a statistic is undefined, and why a confusion matrix is left out."""
     joined = qa.frame.select("query", "docno", "label").join(
         qb.frame.select("query", "docno", "label"), on=["query", "docno"], how="inner", suffix="_b"
     )
     x = joined["label"].to_numpy().astype(np.int64)
     y = joined["label_b"].to_numpy().astype(np.int64)
     common = len(x)
+    bx, by = concordance.binary(x, level), concordance.binary(y, level)
+    kappa = concordance.cohen_kappa(x, y)
+    binary_kappa = concordance.cohen_kappa(bx, by)
+    seen = np.union1d(x, y)
     if common == 0:
         notes.append(
             f"labels {a} vs {b}: no query-document pair is judged in both sets; label agreement is undefined"
         )
-    labels, counts = concordance.confusion_matrix(x, y)
-    bx, by = concordance.binary(x, level), concordance.binary(y, level)
+    elif math.isnan(kappa):
+        notes.append(
+            f"labels {a} vs {b}: all {common} commonly judged pairs have label {int(seen[0])} in both sets; "
+            "kappa, kappa q, alpha and bin kappa are undefined (with one label, chance alone explains the agreement)"
+        )
+    elif math.isnan(binary_kappa):
+        which = f"relevant (label >= {level})" if bx[0] else f"not relevant (label < {level})"
+        notes.append(
+            f"labels {a} vs {b}: all {common} commonly judged pairs are {which} in both sets; bin kappa is "
+            "undefined (chance alone explains the agreement)"
+        )
+    if len(seen) > CONFUSION_LIMIT:
+        labels: list[int] = []
+        confusion: tuple[tuple[int, ...], ...] = ()
+        notes.append(
+            f"labels {a} vs {b}: {len(seen)} distinct labels; their confusion matrix is left out "
+            f"(it is shown for at most {CONFUSION_LIMIT})"
+        )
+    else:
+        labels, counts = concordance.confusion_matrix(x, y)
+        confusion = tuple(tuple(int(v) for v in row) for row in counts)
     return LabelAgreement(
         a,
         b,
@@ -447,12 +550,12 @@ def _labels(a: str, b: str, qa: Qrels, qb: Qrels, level: int, notes: list[str]) 
         qa.frame.height - common,
         qb.frame.height - common,
         _num(float(np.mean(x == y)) if common else math.nan),
-        _num(concordance.cohen_kappa(x, y)),
+        _num(kappa),
         _num(concordance.cohen_kappa(x, y, "quadratic")),
         _num(concordance.krippendorff_alpha_ordinal(x, y)),
         _num(float(np.mean(bx == by)) if common else math.nan),
-        _num(concordance.cohen_kappa(bx, by)),
+        _num(binary_kappa),
         level,
         tuple(labels),
-        tuple(tuple(int(v) for v in row) for row in counts),
+        confusion,
     )

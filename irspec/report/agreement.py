@@ -52,7 +52,8 @@ def agreement_sections(found: Any, *, decimals: int = 4) -> list[tuple[str, str,
         (
             "Agreement between system rankings",
             "tau = Kendall's tau-b; tau_AP a = Yilmaz et al.'s AP correlation with set a's ranking the reference "
-            "(b's ranking read from its top), tau_AP b the reverse, mean their mean; undefined (-) with tied means.",
+            "(b's ranking read from its best run down: the lowest mean where lower is better), tau_AP b the reverse, "
+            "mean their mean; undefined (-) with tied means (within 1e-12 of the larger).",
             _block(
                 [
                     ("metric", "Metric", "left"),
