@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +100,41 @@ def test_under_skip_the_spread_is_of_the_runs_means_over_the_systems_topics():
     assert spread.sd == pytest.approx((2 / 3) / math.sqrt(2), rel=1e-12)
     assert [r["aggregate"]["RR"] for r in system.as_dict()["runs"]] == [1.0, pytest.approx(1 / 3)]
     assert runs[0].aggregate()["RR"] == 0.75  # the run itself keeps its own mean over its own topics
+
+
+def test_one_file_twice_in_a_system_is_a_warning(tmp_path, capsys):
+    """The same run file twice in a system (by one path or two) is allowed, as a run given twice to
+    irspec eval is, but said: that run weighs twice in the mean per topic and the spread counts it twice
+    (here an sd of 0 for two "runs" that are one)."""
+    seed = DEMO / "runs" / "seeds" / "colbert-seed1.run"
+    twice = f"system colbert: {seed} is given twice (2 of its 2 runs)"
+    with pytest.warns(irspec.IrspecWarning, match=re.escape(twice)):
+        found = irspec.evaluate(str(DEMO / "qrels.txt"), {"colbert": [str(seed), str(seed)]}, "AP")
+    assert any(w.startswith(twice) for w in found["colbert"].warnings)
+    assert found["colbert"].spread()["AP"].sd == 0.0
+    shutil.copy(seed, tmp_path / "copy.run")  # the same content in another file is two runs: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", irspec.IrspecWarning)
+        other = irspec.evaluate(
+            str(DEMO / "qrels.txt"), {"colbert": [str(seed), str(tmp_path / "copy.run")]}, "AP"
+        )
+    assert not other["colbert"].warnings
+    done = _cli(
+        capsys,
+        "eval",
+        "specs/demo/qrels.txt",
+        "specs/demo/runs/bm25.run",
+        "--system",
+        "colbert=specs/demo/runs/seeds/colbert-seed1.run,./specs/demo/runs/seeds/colbert-seed1.run,"
+        "specs/demo/runs/seeds/colbert-seed2.run",
+        "-m",
+        "AP",
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "irspec: warning: system colbert: specs/demo/runs/seeds/colbert-seed1.run is given twice (2 of its 3 "
+        "runs): that run weighs twice in the mean per topic, and the spread counts it as 2 runs\n"
+    ) in done.stderr
 
 
 def test_runs_on_other_metrics_cannot_be_combined():

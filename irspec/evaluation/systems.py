@@ -27,7 +27,7 @@ import numpy as np
 from irspec.data.trec import stem
 from irspec.errors import EvaluationError
 from irspec.evaluation import result_set as results
-from irspec.evaluation.evaluate import one_mapping_run
+from irspec.evaluation.evaluate import issue_warnings, one_mapping_run
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.result import Result
@@ -135,7 +135,8 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
     leaves undefined in one run (NaN) leaves the system's value undefined on that topic. A text-valued
     metric (relstring) has no mean: its values stay undefined and it has no texts. A catalogue-level
     metric (Coverage@k: one value per run, none per topic) is the mean of the runs' values, undefined
-    when one run's is.
+    when one run's is. One file given as several of the runs is allowed, with a warning: it weighs
+    that many times in the mean.
     """
     if not runs:
         raise EvaluationError(f"system {name!r} has no runs")
@@ -163,6 +164,7 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
             f"system {name}: {len(dropped)} topics not answered by every one of its {len(runs)} runs are left out "
             f"({shown}; missing_queries: {first.options.missing_queries})"
         )
+    warnings.extend(_repeated_files(name, runs))
     judged = [r.judged_at_10 for r in runs]
     catalogue = {}
     for m in first.metrics:
@@ -181,6 +183,25 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
         runs=tuple(runs),
         catalogue=catalogue,
     )
+
+
+def _repeated_files(name: str, runs: Sequence[Result]) -> list[str]:
+    """A warning for each file that is more than one of the system's runs (the same path, or two paths
+    of one file): allowed, as a run given twice to ``irspec eval`` is, but rarely meant, since that run
+    weighs double in the mean per topic and the spread of the runs looks smaller than it is."""
+    seen: dict[str, list[str]] = {}
+    for r in runs:
+        if r.run_source and os.path.isfile(r.run_source):  # a frame or a dict has no file to repeat
+            seen.setdefault(os.path.realpath(r.run_source), []).append(r.run_source)
+    out = []
+    for sources in seen.values():
+        if len(sources) > 1:
+            times = "twice" if len(sources) == 2 else f"{len(sources)} times"
+            out.append(
+                f"system {name}: {sources[0]} is given {times} ({len(sources)} of its {len(runs)} runs): that run "
+                f"weighs {times} in the mean per topic, and the spread counts it as {len(sources)} runs"
+            )
+    return out
 
 
 def expand_runs(name: str, runs: Any) -> list[str]:
@@ -234,6 +255,8 @@ def evaluate(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result | res
                 for k in members[name]
             ]
             out.append(combine(name, parts))
+            # what combining found (a file given twice, topics left out), said as the runs' warnings were
+            issue_warnings(w for w in out[-1].warnings if w not in evaluated.warnings)
         else:
             out.append(evaluated[name])
     return results.ResultSet(tuple(out))
