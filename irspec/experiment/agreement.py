@@ -290,33 +290,21 @@ def agreement(
 def _check_options(options: Mapping[str, Any]) -> None:
     """Every keyword of ``options`` is one of :func:`irspec.evaluate`'s, or an error naming it (a bare
     ``TypeError`` from deep inside the evaluation would not say which call it belongs to)."""
-    known = [
-        p.name
-        for p in inspect.signature(result_set.evaluate).parameters.values()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "relevance_level"
-    ]
+
+    def keywords(function: Any) -> list[str]:
+        parameters = inspect.signature(function).parameters.values()
+        return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+    known = [k for k in keywords(result_set.evaluate) if k != "relevance_level"]
+    own = keywords(agreement)  # relevance_level, then irspec.compare's
     for name in options:
         if name not in known:
-            close = suggest(name, [*known, *_OWN_KEYWORDS], n=1)
+            close = suggest(name, [*known, *own], n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise EvaluationError(
                 f"agreement: unknown keyword argument {name!r}{hint}; it takes irspec.evaluate's options "
-                f"({', '.join(known)}), relevance_level and irspec.compare's {', '.join(_OWN_KEYWORDS[1:])}"
+                f"({', '.join(known)}), relevance_level and irspec.compare's {', '.join(own[1:])}"
             )
-
-
-# agreement's own keywords, for the message of one it does not know
-_OWN_KEYWORDS = (
-    "relevance_level",
-    "baseline",
-    "baselines",
-    "test",
-    "correction",
-    "alpha",
-    "family",
-    "permutations",
-    "seed",
-)
 
 
 def _named_qrels(qrels: Any) -> dict[str, Qrels]:
