@@ -482,3 +482,46 @@ def test_print_and_repr_of_one_result_are_short(capsys):
     assert not any(q in repr(res) for q in ap)
     system = irspec.evaluate(QRELS, {"both": [RUNS["base"], RUNS["better"]]}, "AP")["both"]
     assert repr(system) == f"SystemResult('both', metrics=[AP], queries={len(ap)})"
+
+
+def test_a_mean_of_no_defined_value_is_undefined_in_every_format(tmp_path, capsys):
+    """SL(unfound=skip) leaves a query that finds no relevant document out of the mean; run A finds none
+    on either query, so its mean is undefined (not 0.0, which would make it the best run of a metric
+    where lower is better). By hand: B finds d1 at ranks 2 and 1 (SL 1.5), C at 1 and 1 (SL 1.0, the
+    best); P@5 of A is defined (0)."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d1 1\n")
+    lines = {
+        "A": ["q1 Q0 x1 1 2 A", "q1 Q0 x2 2 1 A", "q2 Q0 x1 1 2 A"],
+        "B": ["q1 Q0 x1 1 2 B", "q1 Q0 d1 2 1 B", "q2 Q0 d1 1 2 B"],
+        "C": ["q1 Q0 d1 1 2 C", "q2 Q0 d1 1 2 C"],
+    }
+    runs = []
+    for name, rows in lines.items():
+        (tmp_path / f"{name}.run").write_text("".join(r + "\n" for r in rows))
+        runs.append(str(tmp_path / f"{name}.run"))
+    spec = "SL(unfound=skip), P@5"
+    with pytest.warns(irspec.IrspecWarning):  # A's top 10 is unjudged
+        res = irspec.evaluate(str(qrels), runs, spec)
+    assert math.isnan(res["A"].aggregate()["SL(unfound=skip)"]) and res["A"].aggregate()["P@5"] == 0.0
+    assert res["B"].aggregate()["SL(unfound=skip)"] == 1.5 and res["C"].aggregate()["SL(unfound=skip)"] == 1.0
+
+    def out(fmt: str) -> str:
+        assert main(["eval", "-m", spec, "-f", fmt, "--ci", "none", str(qrels), *runs]) == 0
+        return capsys.readouterr().out
+
+    table = {line.split()[0]: line.split()[1:] for line in out("table").splitlines()[2:5]}
+    assert table == {"A": ["-", "0.0000"], "B": ["1.5000", "0.2000"], "C": ["1.0000", "0.2000"]}
+    (a, _, _) = json.loads(out("json"))["runs"]
+    assert a["aggregate"] == {"SL(unfound=skip)": None, "P@5": 0.0}
+    records = [json.loads(line) for line in out("jsonl").splitlines()]
+    assert {"run": "A", "measure": "SL(unfound=skip)", "value": None} in records
+    assert "A,all,SL(unfound=skip),\n" in out("csv") and "A\tall\tSL(unfound=skip)\t\n" in out("tsv")
+    assert "SL(unfound=skip)      \tall\tnan\n" in out("trec")  # as a NaN prints in trec_eval's layout
+    markdown = out("markdown")
+    assert "| A | - | 0.0000 |" in markdown and "| C | **1.0000** | **0.2000** |" in markdown
+    assert "A & -- & 0.0000" in out("latex")
+    with pytest.raises(
+        irspec.EvaluationError, match=r"A: undefined on every query, so its mean is undefined"
+    ):
+        irspec.compare(res, baseline="C")

@@ -70,6 +70,19 @@ def test_aggregate_values_is_the_sequential_sum_over_n():
         assert aggregate_values(v, "sum") == _c_sum(v.tolist())
 
 
+def test_a_mean_of_values_none_defined_is_undefined_and_of_no_values_zero():
+    # values, every one NaN (SL(unfound=skip) where no query finds a relevant document): no number is
+    # the mean of nothing defined; 0.0 would rank a lower-is-better run first. No values at all (no
+    # query evaluated): 0.0, as trec_eval prints a measure's mean over 0 queries (num_q 0, map 0.0000).
+    undefined = np.array([np.nan, np.nan])
+    for how in ("mean", "sum", "gmean"):
+        assert math.isnan(aggregate_values(undefined, how))
+        assert aggregate_values(np.array([]), how) == 0.0
+    found = aggregate_columns(np.array([[np.nan, 0.5], [np.nan, 0.25]]), ["mean", "mean"])
+    assert math.isnan(found[0]) and found[1] == 0.375
+    assert aggregate_columns(np.empty((0, 2)), ["mean", "sum"]) == [0.0, 0.0]
+
+
 def test_a_results_columns_aggregated_at_once_are_each_the_c_loops():
     # A result's means in one pass down its columns (aggregate_columns) must be what trec_eval's loop
     # adds for each column alone; NaN (skipped), sums, geometric means and texts keep their own rules.

@@ -18,6 +18,11 @@ __all__ = ["GMEAN_FLOOR", "aggregate_columns", "aggregate_values", "floored_logs
 def aggregate_values(values: np.ndarray, how: str) -> float:
     """Combine per-query values: ``mean`` and ``sum`` skip NaN; ``gmean`` floors values at 1e-5.
 
+    Values but none defined (every one NaN: ``SL(unfound=skip)`` where no query finds a relevant
+    document) give NaN, undefined, never a number a ranking would read as a score; no values at all (an
+    evaluation of no queries) give 0.0, as trec_eval prints for a measure over no queries. trec_eval's own
+    measures are never NaN, so their means are trec_eval's either way.
+
     trec_eval's rule, to the last bit: the values are added one after another in the order given (the
     caller's query order; a :class:`~irspec.evaluation.result.Result` lists queries sorted by id, as
     trec_eval visits them), then the sum is divided by their number. A pairwise or compensated sum (numpy's ``mean``, ``math.fsum``)
@@ -28,7 +33,7 @@ def aggregate_values(values: np.ndarray, how: str) -> float:
         return math.nan
     v = values[~np.isnan(values)]
     if len(v) == 0:
-        return 0.0
+        return 0.0 if len(values) == 0 else math.nan
     if how == "gmean":
         return math.exp(sequential_sum(floored_logs(v)) / len(v))
     total = sequential_sum(v)

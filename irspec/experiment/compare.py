@@ -331,6 +331,7 @@ def compare_results(
                 except EvaluationError as e:
                     raise EvaluationError(
                         f"cannot compare {names[i]} with {names[j]} on {metric}: {e}"
+                        + _undefined_runs([results[i], results[j]], metric)
                     ) from None
                 runs = {"metric": str(metric), "a": names[i], "b": names[j], "left_out": left_out,
                         "mean_a": aggregate_values(x, "mean"), "mean_b": aggregate_values(y, "mean")}  # fmt: skip
@@ -392,6 +393,15 @@ def _adjusted(p_values: list[float], metrics: list[str], compare: Compare) -> li
         for k, p in zip(group, adjusted, strict=True):
             out[k] = (float(p), len(group))
     return [out[k] for k in range(len(p_values))]
+
+
+def _undefined_runs(results: Sequence[Result], metric: Any) -> str:
+    """Why too few queries could be paired, when the reason is a run whose ``metric`` is undefined
+    (NaN) on every query it has, so that its mean is undefined too: ``"; A: undefined on every query"``."""
+    empty = [r.run_name for r in results if len(r.query_ids) and np.isnan(r.column(metric)).all()]
+    if not empty:
+        return ""
+    return f" ({', '.join(empty)}: undefined on every query, so {'its mean is' if len(empty) == 1 else 'their means are'} undefined)"
 
 
 def _aligned(
@@ -456,7 +466,9 @@ def _tukey_comparisons(
             pairs=pairs,
         )
     except EvaluationError as e:
-        raise EvaluationError(f"cannot compare the runs on {metric}: {e}") from None
+        raise EvaluationError(
+            f"cannot compare the runs on {metric}: {e}{_undefined_runs(results, metric)}"
+        ) from None
     out = []
     for p in found:
         x, y = matrix[p.a], matrix[p.b]

@@ -96,7 +96,8 @@ def to_jsonl(results: Sequence[Evaluated], *, per_query: bool = False) -> str:
 
 
 def to_delimited(results: Sequence[Evaluated], *, sep: str = ",", per_query: bool = False) -> str:
-    """Long-format CSV/TSV: ``run, query, metric, value`` rows (``query`` is ``all`` for the summary)."""
+    """Long-format CSV/TSV: ``run, query, metric, value`` rows (``query`` is ``all`` for the summary); an
+    undefined value (NaN), a query's or a summary's, is an empty field."""
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
     writer.writerow(["run", "query", "metric", "value"])
@@ -109,7 +110,7 @@ def to_delimited(results: Sequence[Evaluated], *, sep: str = ",", per_query: boo
                     v = res.values[i, j]
                     writer.writerow([res.run_name, qid, str(m), "" if math.isnan(v) else repr(float(v))])
         for name, v in res.aggregate().items():
-            writer.writerow([res.run_name, "all", name, repr(float(v))])
+            writer.writerow([res.run_name, "all", name, "" if math.isnan(v) else repr(float(v))])
     return buf.getvalue()
 
 

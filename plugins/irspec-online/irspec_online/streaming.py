@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -268,6 +269,7 @@ class _Totals:
         self.chunk_rows = chunk_rows
         self.sums: list[Any] = [0] * len(self.metrics)
         self.counts = [0] * len(self.metrics)
+        self.rows = [0] * len(self.metrics)  # values, defined or not: none defined is an undefined mean
         self.moments: dict[str, list[Any]] = {}
         self.user_sums: list[pl.DataFrame] = []
         self.held = 0
@@ -281,6 +283,7 @@ class _Totals:
             defined = column[~np.isnan(column)]
             self.sums[j] += exact_sum(defined)
             self.counts[j] += len(defined)
+            self.rows[j] += len(column)
         if self.analysis is not None:  # the interleaving test, the counterfactual estimates
             self.analysis.add(log, values, group)
         if self.design is not None:  # check_metrics made every metric a session metric: one group
@@ -307,14 +310,15 @@ class _Totals:
         self.moments = add_moments(self.moments, arm_moments(combine(parts, self.where), len(self.metrics)))
 
     def means(self) -> dict[str, float]:
-        """Each metric's mean, as :meth:`irspec.Result.aggregate` gives it (0.0 with no value)."""
+        """Each metric's mean, as :meth:`irspec.Result.aggregate` gives it (0.0 with no value at all,
+        NaN with values but none defined)."""
         out = {}
-        for m, total, n in zip(self.metrics, self.sums, self.counts, strict=True):
+        for m, total, n, rows in zip(self.metrics, self.sums, self.counts, self.rows, strict=True):
             if m.aggregate != "mean":
                 raise EvaluationError(
                     f"{m} aggregates by {m.aggregate}; the streamed log evaluation takes means"
                 )
-            out[str(m)] = float(total) / n if n else 0.0
+            out[str(m)] = float(total) / n if n else (math.nan if rows else 0.0)
         return out
 
     def ab_test(self) -> tuple[tuple[InputTable, ...], tuple[str, ...]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import math
 import os
 import tempfile
 
@@ -160,3 +161,16 @@ def test_a_plan_streams_unless_an_output_shows_rows(tmp_path):
         irspec.EvaluationError, match="more than the memory budget"
     ):  # JSON has the rows by default
         run_plan(load_plan(str(tmp_path / "plan.yaml")))
+
+
+def test_a_metric_undefined_on_every_query_issue_has_an_undefined_mean_streamed_too(tmp_path):
+    """No record of the log served an interleaved list (none has origins), so Interleaving is NaN on
+    every query issue: its mean is undefined in memory (irspec.evaluation.means) and streamed alike, not
+    0.0; CTR beside it is defined."""
+    records = random_log(41)
+    source = forms(records, tmp_path)["jsonl"]
+    specs = "Interleaving CTR"  # team-draft, the default
+    whole = irspec.evaluate_input(source, specs).aggregate()
+    means, _, _ = streamed(source, specs, chunk_rows=7, partitions=3)
+    assert math.isnan(whole["Interleaving"]) and math.isnan(means["Interleaving"])
+    assert means["CTR"] == whole["CTR"] == pytest.approx(expected(records)["CTR"], rel=1e-15)
