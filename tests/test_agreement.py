@@ -695,3 +695,29 @@ def test_a_huge_label_is_no_crash(tmp_path, capsys):
     chance = Fraction(sum((p - q) ** 2 for p in a for q in b), len(a) ** 2)
     assert lab["kappa_quadratic"] == pytest.approx(float(1 - observed / chance), abs=1e-12)
     assert lab["labels"] == [0, 1, 2, 3, 100000]
+
+
+def test_the_confusion_matrix_of_many_distinct_labels_is_left_out_with_a_note():
+    """150 distinct labels (one per document): κ and α are computed all the same (the quadratic κ here
+    against scikit-learn over every grade between), but a 150 × 150 table is left out, and a note says so
+    (its size would grow with the square of the judgments)."""
+    from irspec.experiment.agreement import CONFUSION_LIMIT
+
+    labels_a = {f"d{i}": i for i in range(150)}
+    labels_b = {f"d{i}": (i + 1) % 150 for i in range(150)}
+    qa, qb = {"q1": labels_a, "q2": {"x": 1}}, {"q1": labels_b, "q2": {"x": 1}}
+    runs = {"r": {"q1": {"d1": 1.0}, "q2": {"x": 1.0}}, "s": {"q1": {"d2": 1.0}, "q2": {"x": 1.0}}}
+    found = agreement_of(
+        {"a": _result_set(qa, runs), "b": _result_set(qb, runs)},
+        {"a": Qrels.from_dict(qa), "b": Qrels.from_dict(qb)},
+        None,
+    )
+    (lab,) = found.labels
+    assert CONFUSION_LIMIT < 150 and lab.labels == () and lab.confusion == ()
+    assert "labels a vs b: 150 distinct labels; their confusion matrix is left out" in "\n".join(found.notes)
+    sk = importlib.import_module("sklearn.metrics")
+    a = [*labels_a.values(), 1]
+    b = [*labels_b.values(), 1]
+    expected = sk.cohen_kappa_score(a, b, labels=range(150), weights="quadratic")
+    assert lab.kappa_quadratic == pytest.approx(expected, abs=1e-12)
+    assert "Labels: a (rows) against b (columns)" not in str(found)
