@@ -37,7 +37,7 @@ from irspec.errors import EvaluationError, suggest
 from irspec.evaluation import result_set
 from irspec.evaluation.result import Result
 from irspec.evaluation.systems import evaluate
-from irspec.experiment.compare import compare_results, metrics_to_compare
+from irspec.experiment.compare import compare_results, compare_settings, metrics_to_compare
 from irspec.experiment.records import Compare, Comparison
 from irspec.frozen import frozen
 from irspec.report.agreement import agreement_sections
@@ -270,7 +270,7 @@ def agreement(
     """
     _check_options(options)
     sets = _named_qrels(qrels)
-    settings = Compare(
+    settings = compare_settings(
         baseline=baseline,
         test=test,
         permutations=permutations,
@@ -278,7 +278,7 @@ def agreement(
         correction=correction,
         alpha=alpha,
         family=family,
-        baselines=tuple(baselines) if isinstance(baselines, list) else baselines,  # type: ignore[arg-type]
+        baselines=baselines,
     )
     results: dict[str, list[Result]] = {}
     for name, q in sets.items():

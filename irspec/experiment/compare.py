@@ -47,6 +47,7 @@ __all__ = [
     "common_matrix",
     "compare",
     "compare_results",
+    "compare_settings",
     "comparison_pairs",
     "left_out_notes",
     "log_scale_note",
@@ -176,7 +177,7 @@ def compare(
             "compare takes the results as one sequence or mapping, then the baseline's name: "
             f"irspec.compare([res_a, res_b], baseline={baseline.run_name!r}), not compare(res_a, res_b)"
         )
-    settings = Compare(
+    settings = compare_settings(
         baseline=baseline,
         test=test,
         permutations=permutations,
@@ -184,8 +185,7 @@ def compare(
         correction=correction,
         alpha=alpha,
         family=family,
-        # a list made a tuple; Compare checks any other value (a str names one baseline)
-        baselines=tuple(baselines) if isinstance(baselines, list) else baselines,  # type: ignore[arg-type]
+        baselines=baselines,
     )
     runs = named_results(results)
     found, notes = compare_results(runs, settings, metrics=metrics)
@@ -261,6 +261,13 @@ def metrics_to_compare(
                 "compare runs evaluated on the same metrics"
             )
     return chosen
+
+
+def compare_settings(*, baselines: Sequence[str] = (), **settings: Any) -> Compare:
+    """The :class:`~irspec.experiment.records.Compare` of :func:`compare`'s keyword arguments (and
+    :func:`irspec.agreement`'s), which checks them: ``baselines`` given as a list made a tuple, any other
+    value checked as given (a str names one baseline)."""
+    return Compare(baselines=tuple(baselines) if isinstance(baselines, list) else baselines, **settings)  # type: ignore[arg-type]
 
 
 def left_out_notes(metrics: Sequence[Metric]) -> list[str]:
