@@ -152,3 +152,38 @@ def test_a_plugin_metric_pickles_by_value_and_loads_where_its_plugin_is_not(irsp
     back = pickle.loads(data)
     assert back == metric and back.definition.plugin == "twice"
     assert pickle.loads(by_name).definition is irspec.spec.plugins.get_registry().definitions["P"]
+
+
+def test_a_text_metric_of_a_run_without_evaluated_queries_keeps_its_empty_strings(tmp_path, capsys):
+    """A run answering none of the qrels' queries (skipped), or qrels without judgments: no query is
+    evaluated, and relstring has no string to show; trec_eval's format printed its per-query lines by
+    looking the metric's strings up, and failed (KeyError) when the result had none."""
+    import warnings
+
+    from irspec.cli import main
+
+    (tmp_path / "q.txt").write_text("1 0 a 1\n")
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "r.run").write_text("2 Q0 a 1 1.0 t\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irspec.IrspecWarning)
+        res = irspec.evaluate(
+            str(tmp_path / "q.txt"), str(tmp_path / "r.run"), "relstring@10, P@5", missing_queries="skip"
+        )
+    assert res.query_ids == () and res.texts == {"relstring@10": ()}
+    # no query: no per-query line; relstring has no summary line (trec_eval prints none), P@5's mean of no query
+    assert report.to_trec([res], per_query=True).split() == ["P_5", "all", "0.0000"]
+    for qrels, extra in (("q.txt", ["--missing-queries", "skip"]), ("empty.txt", [])):
+        argv = [
+            "eval",
+            "-q",
+            "-m",
+            "relstring@10",
+            *extra,
+            "--format",
+            "trec",
+            str(tmp_path / qrels),
+            str(tmp_path / "r.run"),
+        ]
+        assert main(argv) == 0
+        assert capsys.readouterr().out == ""

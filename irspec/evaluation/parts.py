@@ -192,7 +192,9 @@ def finish(
     query_ids = [q for r in results for q in r.query_ids]
     order = sorted(range(len(query_ids)), key=query_ids.__getitem__)
     values = np.concatenate([r.values for r in results]) if results else np.empty((0, len(metrics)))
-    texts = {key: [t for r in results for t in r.texts[key]] for key in (results[0].texts if results else {})}
+    # a text metric keeps its (empty) strings when no query is evaluated: every report looks them up
+    keys = [str(m) for m in metrics if m.aggregate == "none"]
+    texts = {key: [t for r in results for t in r.texts[key]] for key in keys}
     return Result(
         name,
         source,
