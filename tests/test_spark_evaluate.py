@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 import irspec
-from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError
+from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError, quote
 from irspec.evaluation import spark as irs
 from irspec.stats import significance
 
@@ -302,10 +302,82 @@ def test_trec_files_read_by_spark_give_the_file_results(spark, tmp_path):
 
 def test_a_malformed_trec_line_is_reported_not_dropped(spark, tmp_path):
     bad = tmp_path / "bad.run"
-    bad.write_text("q1 Q0 d1 1 0.5 r\nq1 Q0 d2 1 high r\nq1 Q0 d3 1\n")
+    bad.write_text("q1 Q0 d1 1 0.5 r\nq1 Q0 d2 1 high r\n")
     qrels = irs.read_qrels(spark, str(FIXTURES / "data_qrels.txt"))
-    with pytest.raises(InputError, match=r"<Spark run 'run'>: query 'q1': missing score for docno 'd[23]'"):
+    with pytest.raises(
+        InputError,
+        match=rf"^{bad}: query 'q1': score must be a number, got 'high' \(in the line 'q1 Q0 d2 1 high r'\)$",
+    ):
         irs.aggregate(irs.evaluate(qrels, irs.read_run(spark, str(bad)), "AP"))
+
+
+QRELS_LINES = "1 0 a 1\n1 0 b 0\n2 0 a 1\n"
+RUN_LINES = "1 Q0 a 1 1.0\n1 Q0 b 2 0.5\n2 Q0 a 1 1\n"
+
+# A bad line among good ones, in qrels or a run: Spark's casts (Java's rules) took 1.5d, 1.5F and 0x1p3
+# as numbers, and a NUL byte as text; a wrong field count or a label beyond 64 bits was "missing label".
+BAD_LINES = {
+    "score 1.5d": ("run", "1 Q0 c 3 1.5d\n"),
+    "score 1.5F": ("run", "1 Q0 c 3 1.5F\n"),
+    "score 0x1p3": ("run", "1 Q0 c 3 0x1p3\n"),
+    "score 1.5abc": ("run", "1 Q0 c 3 1.5abc\n"),
+    "a NUL byte": ("run", "1 Q0 c\x00x 3 1\n"),
+    "run 4 fields": ("run", "1 Q0 c 3\n"),
+    "qrels 3 fields": ("qrels", "1 0 c\n"),
+    "qrels 5 fields": ("qrels", "1 0 c 1 extra\n"),
+    "label 1.0": ("qrels", "1 0 c 1.0\n"),
+    "label beyond 64 bits": ("qrels", "1 0 c 99999999999999999999\n"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LINES))
+def test_a_bad_trec_line_is_refused_as_irspecs_own_reader_refuses_it(spark, tmp_path, case):
+    kind, line = BAD_LINES[case]
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.run"
+    qrels.write_text(QRELS_LINES + (line if kind == "qrels" else ""))
+    run.write_text(RUN_LINES + (line if kind == "run" else ""))
+    bad = qrels if kind == "qrels" else run
+    # the expected reason is irspec's file reader's (its line number aside: Spark does not know it)
+    with pytest.raises(InputError) as want:
+        irspec.evaluate(str(qrels), str(run), "AP")
+    assert want.value.source == str(bad) and want.value.line == 4
+    with pytest.raises(InputError) as got:
+        irs.aggregate(irs.evaluate(irs.read_qrels(spark, str(qrels)), irs.read_run(spark, str(run)), "AP"))
+    assert got.value.source == str(bad) and got.value.query == want.value.query
+    assert got.value.reason == f"{want.value.reason} (in the line {quote(line.strip())})"
+
+
+def test_a_null_query_id_in_a_frame_names_no_bucket_row(spark):
+    qrels = _qrels_frame(spark, {"q1": {"a": 1}})
+    run = spark.createDataFrame(
+        [("q1", "a", 1.0), (None, "b", 2.0)], "query_id string, doc_id string, score double"
+    )
+    with pytest.raises(InputError, match=r"^<Spark run 'run'>: missing query_id$"):
+        irs.aggregate(irs.evaluate(qrels, run, "AP"))
+
+
+def test_a_directory_of_trec_text_is_read_as_text_and_missing_or_false_parquet_paths_are_named(
+    spark, tmp_path
+):
+    # Spark's own text output: part files, and _SUCCESS and .crc files that are not data
+    qrels, run = str(FIXTURES / "data_qrels.txt"), str(FIXTURES / "data_run.txt")
+    written = tmp_path / "run_dir"
+    spark.read.text(run).write.text(str(written))
+    assert (written / "_SUCCESS").exists()
+    got = irs.aggregate(irs.evaluate(irs.read_qrels(spark, qrels), irs.read_run(spark, str(written)), "AP"))
+    _same(got, irspec.evaluate(qrels, run, "AP").aggregate())
+    fake = tmp_path / "run.parquet"
+    fake.write_text("q1 Q0 d1 1 0.5\n")
+    with pytest.raises(InputError, match=rf"^{fake}: named .parquet but not Parquet"):
+        irs.read_run(spark, str(fake))
+    for missing in (tmp_path / "nowhere.run", tmp_path / "nowhere.parquet"):
+        with pytest.raises(InputError, match=rf"^{missing}: no such file or directory$"):
+            irs.read_run(spark, str(missing))
+    mixed = tmp_path / "mixed"
+    irs.read_run(spark, run).write.parquet(str(mixed))
+    (mixed / "part-99999.txt").write_text("q1 Q0 d1 1 0.5\n")
+    with pytest.raises(InputError, match=r"holds Parquet files .* and others"):
+        irs.read_run(spark, str(mixed))
 
 
 def _plan_text(engine: str) -> str:
@@ -381,9 +453,10 @@ def test_a_plan_engine_is_checked_by_the_schema(tmp_path):
 
 WORKERS_PYTHON = """
 import sys, warnings
+sys.path.insert(0, ROOT)  # the driver's irspec is the one under test; the workers get no path from it
 warnings.simplefilter("ignore")
 from irspec.evaluation import spark as irs
-session = irs.session("local[1]", {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
+session = irs.session(MASTER, {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
 session.sparkContext.setLogLevel("ERROR")
 
 def prefix(_):
@@ -396,17 +469,23 @@ session.stop()
 """
 
 
-def test_a_local_sessions_workers_run_the_interpreter_that_made_it(tmp_path):
+@pytest.mark.parametrize("master", ["local[1]", None])
+def test_a_local_sessions_workers_run_the_interpreter_that_made_it(tmp_path, master):
     """As a script run by a virtual environment's Python without that environment on PATH (an IDE, cron,
     a notebook's kernel) makes it: no ``PYSPARK_PYTHON``, the ``python3`` on PATH another interpreter,
     irspec not in the working directory. PySpark takes its workers' interpreter from ``PYSPARK_PYTHON``
     alone, else ``python3`` from PATH (at 33cc79e the workers of such a session ran that one, which had
-    no irspec)."""
+    no irspec). Without a master, Spark's default one is local too (a plan's engine without
+    ``master``): its workers ran PATH's python3 until the session looked at which master it gets."""
     own_bin = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != own_bin)
     done = subprocess.run(
-        [sys.executable, "-c", WORKERS_PYTHON],
+        [
+            sys.executable,
+            "-c",
+            WORKERS_PYTHON.replace("MASTER", repr(master)).replace("ROOT", repr(str(FIXTURES.parent.parent))),
+        ],
         check=False,
         cwd=tmp_path,
         env=env,
@@ -416,3 +495,131 @@ def test_a_local_sessions_workers_run_the_interpreter_that_made_it(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-1] == sys.prefix
+
+
+def test_a_run_without_evaluated_queries_has_its_result_as_in_memory(spark):
+    # r1 answers none of the qrels' queries: skipped, it has no query and no row in the per-query frame
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
+    runs = {"r0": {"q1": {"a": 1.0}}, "r1": {"q9": {"a": 1.0}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        got = irs.results(
+            irs.evaluate(
+                _qrels_frame(spark, qrels), _run_frame(spark, runs), "AP, relstring", missing_queries="skip"
+            )
+        )
+        want = {
+            n: irspec.evaluate(qrels, r, "AP, relstring", missing_queries="skip") for n, r in runs.items()
+        }
+        alone = irs.evaluate(
+            _qrels_frame(spark, qrels), _run_frame(spark, {"r1": runs["r1"]}), "AP", missing_queries="skip"
+        )
+        no_judgments = irs.evaluate(_qrels_frame(spark, {}), _run_frame(spark, {"r": runs["r0"]}), "AP")
+        want_none = irspec.evaluate({}, runs["r0"], "AP")
+    assert [r.run_name for r in got] == ["r0", "r1"]
+    assert got[1].query_ids == want["r1"].query_ids == () and got[1].texts == want["r1"].texts
+    for g in got:
+        _same(g.aggregate(), want[g.run_name].aggregate())
+    _same(irs.aggregate(alone), irspec.evaluate(qrels, runs["r1"], "AP", missing_queries="skip").aggregate())
+    _same(irs.aggregate(no_judgments), want_none.aggregate())
+    # a run the caller filters out is left out, as a filtered query or metric is
+    assert [
+        r.run_name
+        for r in irs.results(
+            irs.evaluate(_qrels_frame(spark, qrels), _run_frame(spark, runs), "AP").where("run != 'r0'")
+        )
+    ] == ["r1"]
+
+
+def _plan_results(path):
+    from irspec.plan import load_plan, run_plan
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IrspecWarning)
+        report = run_plan(load_plan(path))
+    return report, sorted({str(w.message) for w in caught})
+
+
+def test_a_spark_plan_keeps_apart_runs_whatever_their_names_and_gives_memorys_warnings(spark, tmp_path):
+    """A run named "a (1)" beside a system's two runs of stem "a" (once keyed "a (1)" too, which
+    united two runs into one frame); a run that answers no query, skipped; a relevance level at which
+    nothing is relevant: the plan's results and warnings are the in-memory plan's."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "q.txt").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    (tmp_path / "a.run").write_text("1 Q0 a 1 2.0\n1 Q0 b 2 1.0\n2 Q0 z 1 1.0\n")
+    (tmp_path / "sub" / "a.run").write_text("1 Q0 b 1 2.0\n1 Q0 a 2 1.0\n2 Q0 c 1 1.0\n")
+    (tmp_path / "b.run").write_text("1 Q0 z 1 2.0\n2 Q0 y 1 2.0\n")
+    (tmp_path / "none.run").write_text("7 Q0 a 1 2.0\n")
+    body = (
+        "qrels: q.txt\nruns:\n  - {name: 'a (1)', path: b.run}\n  - {name: n, path: none.run}\n"
+        "systems:\n  - {name: sys, runs: [a.run, sub/a.run]}\n"
+        "metrics: [AP, P@5, 'P(rel=2)@5']\noptions: {missing_queries: skip, judged_warning: null}\n"
+    )
+    (tmp_path / "mem.yaml").write_text(body)
+    (tmp_path / "spark.yaml").write_text(body + "engine: {spark: {partitions: 2}}\n")
+    want, want_warnings = _plan_results(tmp_path / "mem.yaml")
+    got, got_warnings = _plan_results(tmp_path / "spark.yaml")
+    assert [r.run_name for r in got.results] == [r.run_name for r in want.results]
+    for g, w in zip(got.results, want.results, strict=True):
+        assert (g.run_source, g.query_ids) == (w.run_source, w.query_ids)
+        _same(g.aggregate(), w.aggregate())
+    # Spark's warnings name the runs by their files, as memory's do (not by keys of its own)
+    assert got_warnings == want_warnings and len(want_warnings) == 3
+
+
+def test_a_relevance_level_without_relevant_documents_is_warned_about(spark):
+    qrels = {"q1": {"a": 1, "b": 0}}
+    run = {"q1": {"a": 1.0}}
+    with pytest.warns(IrspecWarning) as caught:
+        irspec.evaluate(qrels, run, "AP, P(rel=3)@5", relevance_level=2)
+    want = {str(w.message) for w in caught}
+    with pytest.warns(IrspecWarning) as caught:
+        per_query = irs.evaluate(
+            _qrels_frame(spark, qrels), _run_frame(spark, {"r": run}), "AP, P(rel=3)@5", relevance_level=2
+        )
+    assert {str(w.message) for w in caught} == want and len(want) == 2
+    assert set(irs.results(per_query)[0].warnings) == want
+
+
+def test_a_spark_plan_refuses_a_judged_warning_it_cannot_give(tmp_path):
+    from irspec.errors import PlanError
+    from irspec.plan import load_plan
+
+    (tmp_path / "p.yaml").write_text(
+        _plan_text("engine: {spark: {partitions: 2}}").replace(
+            "options: {depth: 3}", "options: {depth: 3, judged_warning: 0.9}"
+        )
+    )
+    with pytest.raises(PlanError, match=r"options.judged_warning.*Spark gives no Judged@10 warning"):
+        load_plan(tmp_path / "p.yaml")
+    (tmp_path / "p.yaml").write_text(
+        _plan_text("engine: {spark: {partitions: 2}}").replace(
+            "options: {depth: 3}", "options: {depth: 3, judged_warning: null}"
+        )
+    )
+    assert load_plan(tmp_path / "p.yaml").options.judged_warning is None
+
+
+def test_the_arrow_collection_gives_the_frames_results_and_a_filtered_metric_is_left_out(spark):
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1}}
+    run = {"q1": {"a": 1.0, "b": 2.0}, "q3": {"c": 1.0}}
+    metrics = "P@5, AP, relstring@5, nDCG@3"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IrspecWarning)
+        per_query = irs.evaluate(
+            _qrels_frame(spark, qrels), _run_frame(spark, {"r": run}), metrics, depth=2, relevance_level=2
+        ).cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrspecWarning)
+        want = irspec.evaluate(qrels, run, metrics, depth=2, relevance_level=2)
+    assert caught
+    for got in (irs.results(per_query)[0], irs.results(per_query.toArrow())[0]):
+        assert [str(m) for m in got.metrics] == [str(m) for m in want.metrics]
+        assert got.options == want.options
+        assert set(got.warnings) == {str(w.message) for w in caught}
+        _same(got.per_query(), want.per_query())
+    # the caller's filter leaves AP out of the result, rather than a mean of no value
+    kept = irs.aggregate(per_query.where("metric != 'AP'"))
+    assert list(kept) == ["P@5", "relstring@5", "nDCG@3"]
+    _same(kept, {k: v for k, v in want.aggregate().items() if k != "AP"})
+    per_query.unpersist()

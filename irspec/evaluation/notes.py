@@ -4,7 +4,8 @@ Which queries a run answers (qrels queries it lacks, run queries the qrels lack,
 lines: :func:`coverage_notes`), a relevance level at which nothing is relevant
 (:func:`level_warnings`), and how much of what a run shows in its top 10 is judged
 (:func:`coverage_note`). The engine says them once per run, however many parts it was evaluated
-in; Spark says the first ones from its own count of the queries (:func:`missing_text`). Plain
+in; Spark says the first two from its own counts of the queries and labels (:func:`missing_text`,
+:func:`levels_without_relevant`), and not the third, which needs every query's top 10. Plain
 strings: issuing them as warnings is :func:`irspec.evaluation.evaluate.issue_warnings`'s.
 """
 
@@ -27,6 +28,7 @@ __all__ = [
     "coverage_notes",
     "first_few",
     "level_warnings",
+    "levels_without_relevant",
     "missing_text",
     "queries_text",
     "summarised",
@@ -90,19 +92,25 @@ def missing_text(source: str, empty: bool, missing: list[str], total: int, optio
 def level_warnings(index: QrelsIndex, options: Options, metrics: Sequence[Metric]) -> list[str]:
     """A warning for each relevance level (``-l`` or a metric's ``rel``) at which no qrels document is
     relevant: every query then has R = 0, which is almost always a mistaken level."""
+    labels = index.labels
+    return levels_without_relevant(int(labels.max()) if len(labels) else None, options, metrics)
+
+
+def levels_without_relevant(highest: int | None, options: Options, metrics: Sequence[Metric]) -> list[str]:
+    """:func:`level_warnings` from the qrels' highest label alone (``None``: the qrels have none), which
+    Spark counts on the cluster: no document is relevant at a level above it."""
+    if highest is None:
+        return []
     levels: dict[int, list[str]] = {}
     for m in metrics:
         if "rel" in m.definition.param_names:
             levels.setdefault(relevance_level(m, options), []).append(str(m))
-    labels = index.labels
-    out = []
-    for level, names in levels.items():
-        if len(labels) and not index.counts(level)[0].any():
-            out.append(
-                f"relevance level {level} ({first_few(names, quote=False)}): no document in the qrels is relevant "
-                f"(no label >= {level}; the highest is {int(labels.max())}), so every query has R = 0"
-            )
-    return out
+    return [
+        f"relevance level {level} ({first_few(names, quote=False)}): no document in the qrels is relevant "
+        f"(no label >= {level}; the highest is {highest}), so every query has R = 0"
+        for level, names in levels.items()
+        if highest < level
+    ]
 
 
 def _described(source: str) -> str:

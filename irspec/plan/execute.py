@@ -457,16 +457,24 @@ def _evaluate_on_spark(plan: Plan, metrics: list[Any], runs: Any) -> list[Any]:
     with Progress("evaluating on Spark", detail=engine.master or "active session"):
         session = irs.session(engine.master, dict(engine.config))
         qrels = irs.read_qrels(session, str(plan.qrels))
-        # a system's runs may share a stem: such a name is made unique by its place in the list
         names = [r.name if r.name is not None else stem(str(r.path)) or "run" for r in runs]
-        keys = [n if names.count(n) == 1 else f"{n} ({i})" for i, n in enumerate(names)]
+        # Each run keyed in the frame by its place in the list, not by its name: a system's runs may
+        # share a stem, and a name the plan gives may be any text ("a (1)"), so that no key made from
+        # names is sure to differ from every other. Messages name each run by its file, as in memory.
+        keys = [f"#{i}" for i in range(len(runs))]
         frames = [irs.read_run(session, str(r.path), name=k) for r, k in zip(runs, keys, strict=True)]
         # one frame of every run, not `runs`: the plan's runs are read again below, and a Spark frame
         # iterated in their place yields its columns (4), which dropped every run after the fourth
         union = functools.reduce(lambda a, b: a.unionByName(b), frames)
         per_query = irs.evaluate(
-            qrels, union, metrics, partitions=engine.partitions, **plan.options.as_dict()
+            qrels,
+            union,
+            metrics,
+            partitions=engine.partitions,
+            sources={k: str(r.path) for r, k in zip(runs, keys, strict=True)},
+            **plan.options.as_dict(),
         )
+        # every run has its Result, one that answers no query too (without rows)
         by_name = {res.run_name: res for res in irs.results(per_query)}
     return [
         dataclasses.replace(by_name[k], run_name=n, run_source=str(r.path))
