@@ -69,9 +69,9 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from irspec.data import Run
-from irspec.data.kinds import QRELS, RUN, Kind, label_out_of_range
+from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import CONVENTIONS, ROLES
-from irspec.errors import EvaluationError, InputError, IrspecError, quote
+from irspec.errors import EvaluationError, InputError, IrspecError, label_out_of_range, quote
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import MissingQueries, Options
 from irspec.evaluation.evaluate import evaluate_many, issue_warnings
