@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-TOL = 1e-12
-"""How far a value may be from pytrec_eval's: the last bits of a sum taken in another order."""
+TOL = 0.0
+"""How far a value may be from pytrec_eval's: not at all. Both compute in doubles, with the C library's
+``log`` and trec_eval's order of operations (ndcg_rel's product before its quotient, a geometric mean's
+``log`` not numpy's), so every value is pytrec_eval's to the last bit."""
 
 
 def read_trec_dict(path: Path, kind: str) -> dict[str, dict[str, int | float]]:

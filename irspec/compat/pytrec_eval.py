@@ -631,7 +631,6 @@ class RelevanceEvaluator:
     def _load_engine(self) -> None:
         """The engine's part of the evaluator: the measures bound, the qrels read and indexed."""
         from irspec.evaluation.judgments import read_judgments
-        from irspec.evaluation.means import GMEAN_FLOOR
 
         keys = _keys(self._requested)
         self._names = [k.trec_name for k in keys]
@@ -644,7 +643,6 @@ class RelevanceEvaluator:
         self._columns = [column[k.metric] if k.metric is not None else 0 for k in keys]
         self._texts = [i for i, k in enumerate(keys) if k.metric is None]
         self._logs = [i for i, k in enumerate(keys) if k.log]
-        self._floor = GMEAN_FLOOR
         # read as irspec.evaluate reads them: a dict of plain ids and labels without polars (a small
         # evaluation never imports it)
         qrels = read_judgments(self._judgments, self._metrics).qrels
@@ -734,7 +732,10 @@ class RelevanceEvaluator:
         row = {q: i for i, q in enumerate(ids)}
         table = values[np.array([row[q] for q in queries])][:, self._columns]
         if self._logs:
-            table[:, self._logs] = np.log(np.maximum(table[:, self._logs], self._floor))
+            from irspec.evaluation.means import floored_logs  # loaded with the engine already
+
+            for j in self._logs:  # the C library's log, as trec_eval's (numpy's differs in the last bit)
+                table[:, j] = floored_logs(table[:, j])
         if self._texts:
             table[:, self._texts] = 0.0
         names = self._names

@@ -103,7 +103,9 @@ def ndcg_rel(ctx: Context, metric: Metric) -> np.ndarray:
     found = np.bincount(seg, minlength=ctx.nq)
     dcg_n = ctx.seg_sum(gains / rank_log2(ctx.rank + 1))
     idcg_full = np.where(Rg > 0, ip[np.maximum(offsets[1:] - 1, 0)], 0.0)
-    total = np.bincount(seg, weights=term, minlength=ctx.nq) + (Rg - found) * safe_divide(dcg_n, idcg_full)
+    # (Rg - found) * DCG_n first, then / IDCG_Rg, as m_ndcg_rel.c rounds it (the other order differs in
+    # the last bit on about one query in a hundred)
+    total = np.bincount(seg, weights=term, minlength=ctx.nq) + safe_divide((Rg - found) * dcg_n, idcg_full)
     return np.where(total > 0, safe_divide(total, Rg), 0.0)
 
 
