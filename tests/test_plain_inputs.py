@@ -15,10 +15,12 @@ import pytest
 from shared_data import TREC_EVAL_TEST
 from test_conformance import COMMANDS, _argv, _run_cli, _split_args
 
+from irspec import MetricDef, hookimpl
 from irspec.data import plain, read_qrels, read_run, small, stream
 from irspec.data.small import small_qrels
 from irspec.errors import InputError
 from irspec.evaluation.evaluate import evaluate_many
+from irspec.testing import registered_plugin
 
 METRICS = ["map", "ndcg", "P@5", "recall@10", "Rprec", "recip_rank", "bpref", "ndcg_cut@10", "set_F"]
 
@@ -178,13 +180,13 @@ def test_qrels_read_by_numpy_are_those_of_the_small_reader(tmp_path, order):
         assert plain.plain_qrels(str(q)) is None
 
 
-def _evaluated(q, r, monkeypatch, *, numpy_reads):
+def _evaluated(q, r, monkeypatch, *, numpy_reads, metrics=None):
     monkeypatch.setattr(small, "SMALL_BELOW", 0)  # not the small readers'
     monkeypatch.setattr(stream, "STREAM_ABOVE", 1)  # the run streams, or is begun by numpy
     monkeypatch.setattr(plain, "PLAIN_ABOVE", 1 if numpy_reads else 1 << 40)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        (result,) = evaluate_many(str(q), [str(r)], METRICS, memory="4GiB")
+        (result,) = evaluate_many(str(q), [str(r)], metrics or METRICS, memory="4GiB")
     return result, [str(w.message) for w in caught]
 
 
@@ -213,6 +215,53 @@ def test_a_run_read_by_numpy_evaluates_as_the_streamed_one_bit_for_bit(tmp_path,
     assert np.array_equal(ours.values, theirs.values, equal_nan=True)
     assert (ours.run_name, ours.runid) == (theirs.run_name, theirs.runid)
     assert told == expected  # the missing and unknown queries, the coverage: said alike
+
+
+def test_a_part_numpy_cannot_rank_is_evaluated_from_its_own_lines(tmp_path, monkeypatch):
+    """A run read a part at a time whose parts each hold queries of very unequal lengths (one of 120
+    lines, then six of 2): numpy's matrix of a part would more than double its work, so each part is
+    evaluated from its frame. That frame was the whole file's, so every query came back once per such
+    part (issue found on a 6.9 MB run: num_q 1141 for 1000 queries); a per-query metric saw docnos
+    gathered from other queries' rows. Each part's frame is its own lines, as the general reader reads
+    them: the values, queries and a per-query metric are the streamed reader's."""
+    monkeypatch.setattr(plain, "_SLICE", 300)
+    monkeypatch.setattr(plain, "_PART", 1000)
+    q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    rng = np.random.default_rng(11)
+    lengths = [120 if i % 7 == 0 else 2 for i in range(56)]
+    q.write_text("".join(f"{i} 0 D{d:04d} {d % 3}\n" for i in range(56) for d in range(0, 160, 5)))
+    r.write_text(
+        "".join(
+            f"{i} Q0 D{d:04d} 0 {s:.1f} tag\n"  # one decimal: ties among the judged documents
+            for i, n in enumerate(lengths)
+            for d, s in zip(rng.permutation(160)[:n], rng.normal(size=n), strict=True)
+        )
+    )
+    begun = []
+    real = plain.read_plain
+    monkeypatch.setattr(plain, "read_plain", lambda p: begun.append(real(p)) or begun[-1])
+    with registered_plugin(_FirstDocument):
+        metrics = [*METRICS, "P@1", "FirstDocument"]
+        ours, told = _evaluated(q, r, monkeypatch, numpy_reads=True, metrics=metrics)
+        assert [(b.path, b.whole) for b in begun] == [(str(r), True)]
+        theirs, expected = _evaluated(q, r, monkeypatch, numpy_reads=False, metrics=metrics)
+    assert ours.query_ids == theirs.query_ids and len(ours.query_ids) == 56
+    assert np.array_equal(ours.values[:, -1], ours.values[:, -2])  # the docnos are the query's own
+    assert np.array_equal(ours.values, theirs.values, equal_nan=True)
+    assert told == expected
+
+
+class _FirstDocument:
+    """A per-query plugin metric reading the ranking's docnos: 1 when the first is relevant (P@1)."""
+
+    @staticmethod
+    @hookimpl
+    def irspec_register_metrics(register):
+        register(MetricDef("FirstDocument", "P@1 from the docnos", per_query=_first_document))
+
+
+def _first_document(query, metric):
+    return float(bool(query.docnos) and query.qrels.get(query.docnos[0], 0) >= 1)
 
 
 def test_a_run_read_by_numpy_and_ranked_already_evaluates_alike(tmp_path, monkeypatch):

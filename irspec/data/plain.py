@@ -145,21 +145,43 @@ class PlainColumns(NamedTuple):
 
 
 class PlainRun(DeferredRun):
-    """A run file read by numpy (:func:`plain_run`): its columns (:attr:`plain`), evaluated from them.
-    Its :attr:`run` is the general reader's, of the same file, read when something asks for it (a
-    per-query plugin metric, too many judged documents in ties)."""
+    """A run file read by numpy (:func:`plain_run`), or a part of one (:class:`PlainReading`): its columns
+    (:attr:`plain`), evaluated from them. Its :attr:`run` is made when something asks for it (a
+    per-query plugin metric, too many judged documents in ties): the general reader's, of the same file;
+    of a part, the run of the part's own lines (``first_line`` the first one's number)."""
 
-    def __init__(self, columns: PlainColumns, source: str, runid: str | None) -> None:
+    def __init__(
+        self, columns: PlainColumns, source: str, runid: str | None, first_line: int | None = None
+    ) -> None:
         self.plain = columns
         self.source = source
         self.runid = runid
         self.name = stem(source) or runid or "run"
         self.empty: tuple[str, ...] = ()
+        self.first_line = first_line
 
     @cached_property
     def run(self) -> Run:
-        """The general reader's run of the same file."""
-        return read_run(self.source)
+        """The general reader's run of the same file; of a part, of its lines alone, as the general
+        reader reads them (a clean file's lines are all data lines: the part's are numbered on from
+        ``first_line``). The whole file's run in a part's place counted every query of the file once
+        per part that asked for it, and gave a per-query metric other queries' documents."""
+        if self.first_line is None:
+            return read_run(self.source)
+        import polars as pl
+
+        c = self.plain
+        ids = pl.Series("query", c.query_ids, dtype=pl.String)
+        rows = len(c.scores)
+        frame = pl.DataFrame(
+            [
+                ids.gather(np.repeat(np.arange(len(ids)), c.lengths)),
+                pl.Series("docno", c.docnos.astype(str), dtype=pl.String),  # ASCII: the padding dropped
+                pl.Series("score", c.scores, dtype=pl.Float64),
+                pl.Series("line", np.arange(self.first_line, self.first_line + rows), dtype=pl.UInt32),
+            ]
+        )
+        return Run(frame, self.name, self.source, runid=self.runid, blocks=(ids, c.lengths))
 
     @property
     def query_blocks(self) -> tuple[pl.Series, np.ndarray]:
@@ -479,6 +501,7 @@ def _read_parts(
 
     seen: set[str] = set()
     fields = sep = 0
+    line = 1  # the number of a part's first line: every line of a clean file is a data line
     held: list[_Block] = []  # read, not yet in a part
     held_bytes = 0
     final = None
@@ -511,7 +534,8 @@ def _read_parts(
             yield _End(None, False)
             return
         columns = PlainColumns(ids, lengths, block.docnos[:rows], block.scores[:rows], hashes)
-        yield PlainRun(columns, source, None)
+        yield PlainRun(columns, source, None, first_line=line)
+        line += rows
     if final is None:
         yield _End(None, False)
         return
