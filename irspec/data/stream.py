@@ -554,10 +554,12 @@ def _streams(size: int, room: int) -> bool:
 
 def _text_size(path: str) -> int | None:
     """The estimated size of a file's text (gzip counted at :data:`GZIP_RATIO`), None if not a file."""
+    # a regular file alone is opened here: opening a FIFO connects to its writer, whom closing it then
+    # ends (the reading's own open waited for another writer, forever)
+    if not os.path.isfile(path):
+        return None
     try:
         with open(path, "rb") as f:
-            if not os.path.isfile(path):
-                return None
             size = os.fstat(f.fileno()).st_size
             return size * GZIP_RATIO if f.read(2) == GZIP_MAGIC else size
     except OSError:
@@ -569,7 +571,9 @@ def _open_stdin(room: int, block: int, spread: int, forced: bool) -> Run | RunBl
     from it (a pipe cannot be read twice, and a scattered run is read twice)."""
     stdin = sys.stdin.buffer
     limit = min(int(room / WORKING_SET_FACTOR), STREAM_ABOVE)
-    head = stdin.read(limit + 1)
+    # two bytes at least, whatever the room: gzip is told by them (a budget at or below the process's
+    # memory left a head of one byte, and gzip was read as text: "a NUL byte")
+    head = stdin.read(max(limit + 1, 2))
     if head[:2] == GZIP_MAGIC:
         limit //= GZIP_RATIO
     if len(head) <= limit and not forced:
