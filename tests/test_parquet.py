@@ -492,6 +492,55 @@ def test_read_run_and_read_qrels_take_a_parquet_files_own_column_names(tmp_path)
     assert irspec.evaluate(q, r, "official").values.tobytes() == text.values.tobytes()
 
 
+def _two_score_columns(tmp_path: Path) -> Path:
+    """A run whose ``score`` and ``sim`` columns rank its two documents in opposite orders."""
+    return write_parquet(
+        tmp_path / "sim.parquet",
+        {"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0], "sim": [2.0, 1.0]},
+    )
+
+
+def test_a_parquet_run_path_is_read_by_the_columns_given_at_every_entry_point(tmp_path):
+    """``columns=`` reaches a Parquet run given by its path, as it reaches the same data as a frame: by
+    ``sim``, ``a`` (the one relevant document) is first, so P@1 = 1 and AP = 1/1 = 1; by ``score`` it is
+    second, P@1 = 0 and AP = 1/2. It was read by ``score`` (its default name), silently."""
+    qrels = {"q": {"a": 1}}
+    run = str(_two_score_columns(tmp_path))
+    expected = {"P@1": 1.0, "AP": 1.0}
+    by_sim = {"score": "sim"}
+    assert irspec.evaluate(qrels, run, "P@1, AP", columns=by_sim).aggregate() == expected
+    assert irspec.evaluate(qrels, [run], "P@1, AP", columns=by_sim).aggregate() == {"sim": expected}
+    assert irspec.evaluate(qrels, {"x": run}, "P@1, AP", columns=by_sim).aggregate() == {"x": expected}
+    assert irspec.evaluate_many(qrels, run, "P@1, AP", columns=by_sim)[0].aggregate() == expected
+    assert irspec.Evaluator(qrels, "P@1, AP", columns=by_sim).evaluate(run).aggregate() == expected
+    # and by default, `score`: the columns given made the difference
+    assert irspec.evaluate(qrels, run, "P@1, AP").aggregate() == {"P@1": 0.0, "AP": 0.5}
+
+
+def test_a_parquet_run_path_of_its_own_column_names_is_read_by_columns(tmp_path):
+    """No column of a default name: ``columns=`` alone names them (it failed: no query id column)."""
+    run = write_parquet(tmp_path / "own.parquet", {"topic": ["q", "q"], "doc": ["a", "b"], "sim": [1.0, 2.0]})
+    names = {"query": "topic", "docno": "doc", "score": "sim"}
+    # `b` first, `a` (relevant) second: P@1 = 0, P@2 = 1/2
+    expected = {"P@1": 0.0, "P@2": 0.5}
+    assert irspec.evaluate({"q": {"a": 1}}, str(run), "P@1, P@2", columns=names).aggregate() == expected
+    evaluator = irspec.Evaluator({"q": {"a": 1}}, "P@1, P@2", columns=names)
+    assert evaluator.evaluate(str(run)).aggregate() == expected
+
+
+def test_columns_for_a_trec_text_run_path_is_an_error_at_every_entry_point(tmp_path):
+    """A text run given by its path with ``columns=`` is refused as :func:`irspec.read_run` refuses it
+    (and as a text run in a mapping of runs, or text qrels, were): never read as if they were not given."""
+    _, r_txt = write_trec(tmp_path, {"q": {"a": 1}}, {"q": {"a": 1.0}})
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "grade": [1]})
+    fixed = r"run.txt: columns= names the columns of a DataFrame.*fields are fixed"
+    for run in (str(r_txt), [str(r_txt)], {"x": str(r_txt)}):
+        with pytest.raises(irspec.InputError, match=fixed):
+            irspec.evaluate(qrels, run, "P@1", columns={"label": "grade"})
+    with pytest.raises(irspec.InputError, match=fixed):
+        irspec.Evaluator(qrels, "P@1", columns={"label": "grade"}).evaluate(str(r_txt))
+
+
 def test_columns_for_a_trec_text_file_is_an_error_naming_it(tmp_path):
     q_txt, r_txt = write_trec(tmp_path, {"1": {"a": 1}}, {"1": {"a": 1.0}})
     with pytest.raises(

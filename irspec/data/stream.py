@@ -262,7 +262,8 @@ def open_run(
     block_bytes: int | None = None,
     columns: Mapping[str, str] | None = None,
 ) -> Run | RunBlocks:
-    """The run ``src`` (anything :func:`~irspec.data.read_run` takes, with its ``columns``), read whole, or
+    """The run ``src`` (anything :func:`~irspec.data.read_run` takes, with its ``columns``: a Parquet file's
+    names; a text file or standard input given ``columns`` is an error), read whole, or
     as :class:`RunBlocks` when it is a file or standard input whose working set would exceed ``memory``
     (bytes, or a size such as ``"1GiB"``; :func:`default_memory` when None). ``block_bytes`` forces
     streaming in blocks of about that much text. :class:`RunBlocks` are returned as they are."""
@@ -277,10 +278,12 @@ def open_run(
     room = _room(budget)
     block = block_bytes or min(max(int(room / BLOCK_FACTOR), MIN_BLOCK), BLOCK_CAP)
     spread = min(max(int(room / PARTITION_FACTOR), block), SPREAD_CAP)
+    if columns is not None or is_parquet(path):
+        # Parquet is columns, not text: read whole (only the needed columns), by the names given; a text
+        # file's fields are fixed, so columns= given for one is refused by the reader, never ignored
+        return read_run(path, columns=columns)
     if path == "-":
         return _open_stdin(room, block, spread, forced=block_bytes is not None)
-    if is_parquet(path):  # columns, not text: read whole (only the needed columns)
-        return read_run(path)
     size = _text_size(path)
     if size is None or (block_bytes is None and not _streams(size, room)):
         return read_run(path)  # small enough, or not a regular file: the reader says what is wrong

@@ -52,8 +52,8 @@ def evaluate_many(
     runs (an empty one gives ``[]``), a mapping ``{name: run}`` (the names label the results), or one
     run (a path, a ``{qid: {docno: score}}`` dict, a frame, an open file); an iterator of runs (a
     generator) is read one run at a time, as it comes. ``columns`` names the columns of qrels and runs
-    given as frames (see :func:`irspec.read_qrels`); ``memory`` as in :func:`irspec.evaluate`;
-    ``kwargs`` are :class:`Options`' fields when ``options`` is not given."""
+    given as frames, Arrow data or Parquet files (see :func:`irspec.read_qrels`); ``memory`` as in
+    :func:`irspec.evaluate`; ``kwargs`` are :class:`Options`' fields when ``options`` is not given."""
     options = options or Options(**kwargs)
     runs = _runs(runs, columns)
     if memory is not None:

@@ -113,8 +113,10 @@ def evaluate(
     ``ScoredDoc``, ir_datasets' ``TrecQrel``) are read by their columns' or fields' names: ir_measures'
     (``query_id, doc_id, relevance | score``), PyTerrier's (``qid, docno, label | score``), or the
     names ``columns`` maps irspec's (``query``, ``docno``, ``label``, ``score``) to, for qrels and runs
-    alike: ``columns={"query": "topic"}``. For different names in the qrels and the run, read each
-    with :func:`~irspec.data.read_qrels` or :func:`~irspec.data.read_run` and its own ``columns``.
+    alike: ``columns={"query": "topic"}``; so are Arrow data and Parquet files (given by their path too).
+    A TREC text file's fields are fixed: ``columns`` with one is an error. For different names in the
+    qrels and the run, read each with :func:`~irspec.data.read_qrels` or :func:`~irspec.data.read_run`
+    and its own ``columns``.
 
     Every result has the run's Judged@10 (``judged_at_10``); under ``judged_warning`` (0.5; ``None``
     for never) it gets a warning that the run's scores are likely underestimated.
