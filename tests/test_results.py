@@ -189,6 +189,22 @@ def test_evaluate_many_reads_its_runs_as_evaluate_reads_them(tmp_path):
         irspec.evaluate_many(qrels, {path: "BM25"}, "P@1")
 
 
+def test_evaluate_many_refuses_options_given_both_ways():
+    """``options=`` and keyword options together: ``depth=1`` beside ``options=Options()`` was dropped
+    silently (the whole ranking evaluated). Either way alone is applied: the run ranks d2 (not relevant)
+    above d1, so P@2 over the whole ranking is 1/2 and over a ranking cut at depth 1 is 0/2 = 0."""
+    from irspec.evaluation.context import Options
+
+    qrels, run = {"q1": {"d1": 1}}, {"q1": {"d2": 2.0, "d1": 1.0}}
+    assert irspec.evaluate_many(qrels, run, "P@2")[0].aggregate() == {"P@2": 0.5}
+    assert irspec.evaluate_many(qrels, run, "P@2", depth=1)[0].aggregate() == {"P@2": 0.0}
+    assert irspec.evaluate_many(qrels, run, "P@2", options=Options(depth=1))[0].aggregate() == {"P@2": 0.0}
+    with pytest.raises(
+        irspec.EvaluationError, match=r"options given both as options= and as keywords \(depth=\)"
+    ):
+        irspec.evaluate_many(qrels, run, "P@2", options=Options(), depth=1)
+
+
 # --------------------------------------------------------------------------------------------------
 # Confidence intervals
 

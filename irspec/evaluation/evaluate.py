@@ -53,8 +53,16 @@ def evaluate_many(
     run (a path, a ``{qid: {docno: score}}`` dict, a frame, an open file); an iterator of runs (a
     generator) is read one run at a time, as it comes. ``columns`` names the columns of qrels and runs
     given as frames, Arrow data or Parquet files (see :func:`irspec.read_qrels`); ``memory`` as in
-    :func:`irspec.evaluate`; ``kwargs`` are :class:`Options`' fields when ``options`` is not given."""
-    options = options or Options(**kwargs)
+    :func:`irspec.evaluate`; ``kwargs`` are :class:`Options`' fields when ``options`` is not given (both is an error)."""
+    if options is None:
+        options = Options(**kwargs)
+    elif kwargs:
+        # one of them would have to lose: the keywords were dropped silently (depth=1 beside options=)
+        given = ", ".join(f"{k}=" for k in sorted(kwargs))
+        raise EvaluationError(
+            f"options given both as options= and as keywords ({given}): give them one way, "
+            f"e.g. options=dataclasses.replace(options, {min(kwargs)}=...)"
+        )
     runs = _runs(runs, columns)
     if memory is not None:
         parse_memory(memory)  # a bad size fails before any reading
