@@ -223,6 +223,10 @@ def _qrels_cases() -> list[Case]:
         ("a label '1'", {"q1": {"d1": "1"}}, refused(InputError, "label must be an integer, got '1'"), None),
         ("a dict for a label", {"q1": {"d1": {"x": 1}}}, refused(InputError, "label must be an integer, got {'x': 1}"), None),
         ("a long query id with a bad label", {LONG: {"d1": 0.5}}, refused(InputError, "'xxxxxxxx", "...", "got 0.5"), None),
+        # float() refuses a signalling NaN: it raised ValueError from inside the reader
+        ("a signalling NaN Decimal label", {"q1": {"d1": Decimal("sNaN")}}, refused(InputError, "query 'q1'", "label must be an integer, got Decimal('sNaN')"), None),
+        # polars' reader of ids panicked on a NaN Decimal (a BaseException, with a Rust backtrace)
+        ("a Decimal NaN docno", {"q1": {Decimal("NaN"): 1}}, refused(InputError, "query 'q1'", "docnos must be strings (or integers), got Decimal('NaN')"), None),
     ]  # fmt: skip
     cases = []
     for target in ("read_qrels", "evaluate(qrels)", "Evaluator(qrels)"):
@@ -284,6 +288,18 @@ def _run_cases() -> list[Case]:
         ("a surrogate docno among good ones", {"q1": {"d1": 1.0, "d\udcff": 0.5}}, refused(InputError, "docno 'd\\udcff' is not valid text", "U+DCFF"), "7"),
         ("a surrogate query id", {"q\ud800": {"d1": 1.0}}, refused(InputError, "query id 'q\\ud800' is not valid text", SURROGATE), "7"),
         ("a long docno with a bad score", {"q1": {LONG: "high"}}, refused(InputError, "'xxxxxxxx", "...", "score must be a number"), None),
+        # Decimals first went to polars' reader, which panicked (a BaseException, with a Rust backtrace) on a
+        # NaN or an infinity and failed with a RuntimeError beyond 38 digits; they are named as floats are
+        ("a Decimal infinity docno", {"q1": {"d1": 1.0, Decimal("Infinity"): 1.0}},
+         refused(InputError, "query 'q1'", "docnos must be strings (or integers), got Decimal('Infinity')"), None),
+        ("a Decimal NaN query id", {Decimal("NaN"): {"d1": 1.0}}, refused(InputError, "query ids must be strings (or integers), got Decimal('NaN')"), None),
+        ("a Decimal NaN score", {"q1": {"d1": Decimal("NaN"), "d2": 1.0}}, refused(InputError, "<dict>: query 'q1': NaN score for docno 'd1'"), None),
+        ("a Decimal sNaN score after a float", {"q1": {"d1": 1.0, "d2": Decimal("sNaN")}}, refused(InputError, "query 'q1': NaN score for docno 'd2'"), None),
+        ("a Decimal NaN after a float32", {"q1": {"d1": np.float32(1), "d2": Decimal("NaN")}}, refused(InputError, "query 'q1': NaN score for docno 'd2'"), None),
+        ("a Decimal infinity", {"q1": {"d1": Decimal("-Infinity")}},
+         refused(InputError, "query 'q1': infinite score Decimal('-Infinity') (scores must be finite", "for docno 'd1'"), None),
+        ("a Decimal score of 1e400", {"q1": {"d1": Decimal("1e400"), "d2": Decimal("1")}},
+         refused(InputError, "query 'q1': score Decimal('1E+400') is too large for a double", "for docno 'd1'"), None),
     ]  # fmt: skip
     cases = []
     for target in ("read_run", "evaluate(run)", "Evaluator.evaluate"):
@@ -332,7 +348,14 @@ def _run_values() -> list[Case]:
         Case("Evaluator.evaluate", "float32 and float16 scores", args({"q1": {"d1": np.float32(0.5), "d2": np.float16(0.875), "d3": 0.1}}),
              Gives(values_of("q1", q1))),
         Case("Evaluator.evaluate", "a Decimal score beside floats", args({"q1": {"d1": 0.5, "d2": Decimal("0.9"), "d3": 0.1}}),
-             Gives(values_of("q1", q1), "any real number, as polars reads a Decimal first")),
+             Gives(values_of("q1", q1), "any real number, as float() reads it")),
+        # d3 (label 2), d2 (label 0), d1 (label 1): polars' Decimal reader failed on 1e39 and 41 digits
+        Case("Evaluator.evaluate", "Decimal scores beyond 38 digits are doubles",
+             args({"q1": {"d3": Decimal("1e39"), "d1": Decimal("0.50000000000000000000000000000000000000001"), "d2": Decimal("0.9")}}),
+             Gives(values_of("q1", {"AP": (1 + 2 / 3) / 2, "P@2": 0.5}), "each as float() reads it")),
+        # 0.1000...625 is the exact value of the double nearest 0.1 (55 digits): float() gives 0.1
+        Case("read_run", "Decimal scores are what float() gives", args({"q1": {"d1": Decimal("1e30"), "d2": Decimal("0.1000000000000000055511151231257827021181583404541015625")}}),
+             Gives(frame_rows([("q1", "d1", 1e30), ("q1", "d2", 0.1)]))),
         Case("Evaluator.evaluate", "a Fraction score", args({"q1": {"d1": fractions.Fraction(1, 3), "d2": 0.9, "d3": 0.1}}),
              Gives(values_of("q1", q1))),
         Case("Evaluator.evaluate", "a bool among numbers is its number", args({"q1": {"d1": 0.5, "d2": True, "d3": 0.1}}),
@@ -365,6 +388,17 @@ def _run_values() -> list[Case]:
              Gives(frame_rows([("q1", "d1", 1.0), ("7", "d2", 0.5)]))),
         Case("read_run", "a pandas object score column of mixed numbers", lambda _t: (_pandas_run(np.array([1, ld("0.5")], dtype=object)),),
              Gives(frame_rows([("q1", "d1", 1.0), ("q1", "d2", 0.5)]))),
+        # pandas takes Decimal('NaN') for a missing value: it was "missing score"
+        Case("read_run", "a pandas object column holding a Decimal NaN", lambda _t: (_pandas_run(np.array([Decimal("NaN"), Decimal(1)], dtype=object)),),
+             refused(InputError, "<DataFrame>: query 'q1': row 0: NaN score for docno 'd1'")),
+        Case("read_run", "a pandas object column holding a Decimal sNaN", lambda _t: (_pandas_run(np.array([Decimal(1), Decimal("sNaN")], dtype=object)),),
+             refused(InputError, "<DataFrame>: query 'q1': row 1: NaN score for docno 'd2'")),
+        Case("read_run", "a pandas object column holding a Decimal infinity", lambda _t: (_pandas_run(np.array([Decimal("Infinity"), Decimal(1)], dtype=object)),),
+             refused(InputError, "<DataFrame>: query 'q1': row 0: infinite score Decimal('Infinity')")),
+        Case("read_run", "a pandas object column of Decimals", lambda _t: (_pandas_run(np.array([Decimal("1e39"), Decimal("1.5")], dtype=object)),),
+             Gives(frame_rows([("q1", "d1", 1e39), ("q1", "d2", 1.5)]))),
+        Case("read_run", "named tuples with a Decimal NaN", lambda _t: ([_ScoredDoc("q1", "d1", Decimal(2)), _ScoredDoc("q1", "d2", Decimal("NaN"))],),
+             refused(InputError, "<rows>: query 'q1': row 1: NaN score for docno 'd2'")),
         Case("read_run", "named tuples with a surrogate",
              lambda _t: ([_ScoredDoc("q1", "d\ud800", 1.0)],), refused(InputError, "<rows>: row 0: column 'doc_id'", SURROGATE), "7"),
         Case("read_run", "a Parquet file with a column named query", _parquet_with_query_column,

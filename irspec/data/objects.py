@@ -8,7 +8,8 @@ the same way: an integer query id or docno is its decimal text (so ``1`` and ``"
 mapping are one query given twice, refused), an id is text UTF-8 can encode (a string holding a lone
 surrogate is refused), a label that is an integral float (``1.0``) is that integer and a 64-bit one, a
 score any real number that a double holds (a longdouble or an integer is rounded to the nearest double,
-so that two equal as doubles tie). Anything else is an :class:`~irspec.errors.InputError` naming the
+so that two equal as doubles tie; a ``Decimal`` is what ``float()`` makes of it, read in Python, never by
+polars: :func:`holds_decimals`). Anything else is an :class:`~irspec.errors.InputError` naming the
 query and docno (and for a frame the row). A column or a mapping of booleans is refused for labels and
 scores (a mask or a flag given for them, most likely); a boolean among numbers is read as its number,
 as numpy and polars read it (telling it apart would cost a pass over every value).
@@ -219,6 +220,8 @@ def mapping_scores(d: Any, wanted: Mapping[str, list[str]] | None = None) -> Map
     dtype: Any
     if plain is not None:
         scores, dtype = plain
+    elif holds_decimals(values):
+        return None  # read in Python, each as float() reads it (polars may panic on one)
     else:
         try:
             column = pl.Series(RUN.value, values, strict=True)  # as _values_from_objects types it
@@ -269,7 +272,7 @@ def _values_from_objects(
     through numpy, which keeps integers beyond 64 bits apart from floats. A number wider than numpy's
     types (an integer beyond 64 bits, a longdouble) is read in Python, where it is named if it does not
     fit: a label beyond 64 bits, a score beyond a double's range."""
-    if kind is not QRELS:
+    if kind is not QRELS and not holds_decimals(values):
         try:
             # Typed by the first value, as numpy types a list: all booleans are refused below, a
             # boolean among numbers is read as one (numpy's rule, which dicts were read by before).
@@ -293,11 +296,11 @@ def _values_from_objects(
         if far is not None:
             message = f"{label_out_of_range(values[far])} for docno {quote(docnos[far])}"
             raise InputError(message, source, query=queries[far])
-        return pl.Series(kind.value, [x if _is_label(x) else float(x) for x in values], strict=False)
+        return pl.Series(kind.value, [x if _is_label(x) else _as_float(x) for x in values], strict=False)
     floats = []
     for i, x in enumerate(values):
         try:
-            floats.append(float(x))
+            floats.append(_as_float(x))
         except OverflowError:  # an integer beyond a double's range (a longdouble becomes inf instead)
             message = f"{non_finite_message(x)} for docno {quote(docnos[i])}"
             raise InputError(message, source, query=queries[i]) from None
@@ -311,6 +314,8 @@ def _ids_from_objects(
     encode) names the first offender, with its query (``queries``, one per id, when the ids are
     docnos). Also whether every id was a string already."""
     try:
+        if holds_decimals(ids):  # polars' reader may panic on one: refused below, by its position
+            raise TypeError
         out = pl.Series(name, ids, dtype=pl.String, strict=True)
         if not out.null_count():  # a None goes in as a null
             return out, True
@@ -372,8 +377,11 @@ def as_float64(arr: np.ndarray) -> np.ndarray:
 def non_finite_message(value: Any) -> str:
     """Why a score is not a finite double: NaN, infinite, or a finite number beyond a double's range (a
     huge integer, a longdouble), quoted as given."""
+    decimal = sys.modules.get("decimal")
     if isinstance(value, numbers.Integral):
         nan, finite = False, True
+    elif decimal is not None and isinstance(value, decimal.Decimal):  # numpy cannot ask one
+        nan, finite = value.is_nan(), value.is_finite()
     else:
         try:
             nan, finite = bool(np.isnan(value)), bool(np.isfinite(value))  # in the value's own precision
@@ -406,6 +414,27 @@ def _is_score(x: Any) -> bool:
     decimal = sys.modules.get("decimal")
     number = isinstance(x, numbers.Real) or (decimal is not None and isinstance(x, decimal.Decimal))
     return number and not isinstance(x, (bool, np.bool_))
+
+
+def holds_decimals(values: Iterable[Any]) -> bool:
+    """Whether ``values`` holds a :class:`decimal.Decimal` (or a subclass): read in Python, each as
+    ``float()`` reads it, never by polars, whose reader of a list of Decimals panics on a NaN or an
+    infinity (a ``BaseException``, with a Rust backtrace on standard error) and fails on a number beyond
+    its 38 digits (``1e39``, ``1e400``, 41 significant digits), which ``float()`` reads. One look at each
+    value's type (a C loop), then at the few types found."""
+    decimal = sys.modules.get("decimal")  # a Decimal exists only once decimal is imported
+    return decimal is not None and any(issubclass(t, decimal.Decimal) for t in set(map(type, values)))
+
+
+def _as_float(x: Any) -> float:
+    """A number as a double, as ``float()`` reads it; a signalling NaN Decimal (which ``float()``
+    refuses) is a NaN too, refused as one by the finiteness checks."""
+    try:
+        return float(x)
+    except ValueError:  # Decimal('sNaN'): "cannot convert signaling NaN to float"
+        if getattr(x, "is_nan", lambda: False)():
+            return math.nan
+        raise
 
 
 def _bad_value_message(kind: Kind, value: Any, docno: Any) -> str:
@@ -495,7 +524,10 @@ def _series_from_objects(name: str, values: Any) -> pl.Series:
     # encode) stay Python objects, which the id and value readers read one by one and name what they
     # cannot read. Polars' lenient typing would make what it cannot convert a null ("missing score").
     # An array is read as a list: polars keeps an array of objects as objects, None not a null.
+    # Decimals too: polars' reader of them panics on a NaN or fails beyond 38 digits (holds_decimals).
     values = values.tolist() if isinstance(values, np.ndarray) else values
+    if holds_decimals(values):
+        return pl.Series(name, values, dtype=pl.Object)
     try:
         return pl.Series(name, values, strict=True)
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):  # ValueError: a surrogate
@@ -608,9 +640,17 @@ def _series_from_pandas(s: Any, name: str, source: str) -> pl.Series:
             strings = pl.Series(name, s.to_numpy(), strict=True)
             if strings.dtype == pl.String:
                 return strings
-        except (TypeError, ValueError, pl.exceptions.PolarsError):  # ValueError: UnicodeEncodeError
-            pass
+        except (TypeError, ValueError, ArithmeticError, pl.exceptions.PolarsError):
+            pass  # ValueError: UnicodeEncodeError; ArithmeticError: Decimal('sNaN'), which polars compares
     # Object, string or nullable extension columns: go through Python objects, nulls as None.
+    given = s.to_numpy() if s.dtype == object else None
+    if given is not None and holds_decimals(given):
+        # pandas takes Decimal('NaN') for a missing value (and fails asking a signalling one), but it is
+        # a NaN given: the Decimals kept as they are, named as what they are
+        decimal = sys.modules["decimal"]
+        kept = np.fromiter((isinstance(x, decimal.Decimal) for x in given), bool, len(given))
+        others = type(s)(np.where(kept, None, given), dtype=object).to_numpy(dtype=object, na_value=None)
+        return _series_from_objects(name, np.where(kept, given, others))
     return _series_from_objects(name, s.to_numpy(dtype=object, na_value=None))
 
 
