@@ -244,3 +244,57 @@ def test_rows_that_are_not_rows_are_refused_at_the_first_and_quoted_short():
     with pytest.raises(InputError, match=r"item 1: expected a tuple with the fields .*, got 'xxx") as e:
         read_run([ir_measures.ScoredDoc("1", "a", 1.0), "x" * 10_000])
     assert len(str(e.value)) < 300
+
+
+def _with_run_column(runids: list[str]) -> dict[str, list]:
+    """A run of two documents of query 1 (``b`` above ``a``, the relevant one: AP = 1/2) whose ``run``
+    column holds ``runids``."""
+    return {"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 2.0], "run": runids}
+
+
+def _every_table(columns: dict[str, list]) -> dict[str, object]:
+    """The same columns as each kind of table a run may be given as."""
+    pa = pytest.importorskip("pyarrow")
+    frame = pl.DataFrame(columns)
+    return {
+        "pandas": pd.DataFrame(columns),
+        "polars": frame,
+        "LazyFrame": frame.lazy(),
+        "Arrow": pa.table(columns),
+    }
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "LazyFrame", "Arrow"])
+def test_a_run_column_of_several_runs_is_refused_in_every_table(kind):
+    """A frame whose ``run`` column names two runs is refused, as Arrow data and a Parquet file were:
+    pandas and polars frames merged the two runs' documents into one ranking, silently."""
+    table = _every_table(_with_run_column(["x", "y"]))[kind]
+    holder = "table" if kind == "Arrow" else "frame"
+    with pytest.raises(InputError, match=rf"column 'run' names 2 runs \('x', 'y'\): one run per {holder}"):
+        irspec.evaluate({"1": {"a": 1}}, table, "AP")
+    with pytest.raises(InputError, match="names 2 runs"):
+        read_run(table)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars", "LazyFrame", "Arrow"])
+def test_a_run_column_names_the_run_in_every_table(kind):
+    """One runid in the ``run`` column names the run and is its runid, whatever the table (a frame was
+    named ``run`` and its runid dropped, Arrow data named by it); without one, the run is ``run``."""
+    tables = _every_table(_with_run_column(["dense", "dense"]))
+    result = irspec.evaluate({"1": {"a": 1}}, tables[kind], "AP")
+    assert (result.run_name, result.runid, result.aggregate()) == ("dense", "dense", {"AP": 0.5})
+    unnamed = _every_table({k: v for k, v in _with_run_column([]).items() if k != "run"})[kind]
+    assert (read_run(unnamed).name, read_run(unnamed).runid) == ("run", None)
+    if kind != "Arrow":
+        assert irspec.data.Run.from_frame(tables[kind], "mine").name == "mine"  # a name given wins
+
+
+def test_a_pandas_frame_and_arrow_data_of_one_run_are_named_alike():
+    """The hunter's case: the same data as a pandas frame and as an Arrow table were named ``run`` and
+    ``dense``; both are ``dense`` now, told apart as two runs of one name are."""
+    pa = pytest.importorskip("pyarrow")
+    one = pd.DataFrame(_with_run_column(["dense", "dense"]))
+    assert list(irspec.evaluate({"1": {"a": 1}}, [one, pa.Table.from_pandas(one)], "AP")) == [
+        "dense",
+        "dense (2)",
+    ]

@@ -43,6 +43,7 @@ from irspec.data.objects import (
     frame_from_dataframe,
     frame_from_mapping,
     frame_from_rows,
+    frame_runid,
     is_dataframe,
     is_named_tuples,
     mapping_scores,
@@ -149,7 +150,8 @@ class Run:
     ``line`` (UInt32 1-based source line, or null for dict or DataFrame input), in source order; a
     docno appears at most once per query. The rank column of a TREC file is not kept: rankings come
     from the scores. ``name`` is the file's stem (``bm25`` for ``runs/bm25.run.gz``), wherever a run
-    comes from a file; without a file name (standard input, Arrow data) the runid, else ``"run"``.
+    comes from a file; without a file name (standard input, Arrow data, a DataFrame) the runid, else
+    ``"run"``.
     """
 
     frame: pl.DataFrame
@@ -159,7 +161,8 @@ class Run:
     """:func:`pair_keys` of ``frame``, kept from the duplicate check so the evaluation need not hash again."""
     runid: str | None = None
     """The run's own name inside its input, as trec_eval's ``runid`` prints it: a TREC file's 6th field
-    (of its last data line), a Parquet file's or Arrow data's ``run`` column; None when it has none."""
+    (of its last data line), a Parquet file's, Arrow data's or a DataFrame's ``run`` column; None when it
+    has none."""
     blocks: tuple[pl.Series, np.ndarray] | None = field(default=None, repr=False)
     """The rows' blocks of one query id each, ``(ids, lengths)``, when the reader knew them (a dict, a
     top k); see :attr:`query_blocks`."""
@@ -225,12 +228,17 @@ class Run:
         return cls(top.frame, name, TOPK, keys, blocks=blocks, empty=top.empty)
 
     @classmethod
-    def from_frame(cls, df: Any, name: str = "run", *, columns: Mapping[str, str] | None = None) -> Run:
+    def from_frame(cls, df: Any, name: str | None = None, *, columns: Mapping[str, str] | None = None) -> Run:
         """A run from a pandas or polars DataFrame or a polars LazyFrame with ir_measures' columns
         (``query_id, doc_id, score``), PyTerrier's (``qid, docno, score``), or those ``columns`` maps
-        irspec's names (``query``, ``docno``, ``score``) to; other columns, such as a rank, are ignored."""
+        irspec's names (``query``, ``docno``, ``score``) to; other columns, such as a rank, are ignored,
+        but for a ``run`` column, read as Arrow data's and a Parquet file's: the run's runid, which names
+        it (unless ``name`` does; else it is ``run``), and a frame whose ``run`` column names several
+        runs is an :class:`~irspec.errors.InputError` (one run per frame: several go in a mapping
+        ``{name: run}``), never merged into one."""
         frame, keys = checked(frame_from_dataframe(df, RUN, "<DataFrame>", columns), RUN, "<DataFrame>")
-        return cls(frame, name, "<DataFrame>", keys)
+        runid = frame_runid(df, "<DataFrame>")
+        return cls(frame, name or runid or "run", "<DataFrame>", keys, runid)
 
     @classmethod
     def from_rows(

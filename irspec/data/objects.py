@@ -50,6 +50,10 @@ CONVENTIONS: dict[str, dict[str, str]] = {
 ROLES = ("query", "docno", "label", "score")
 """irspec's names for the columns, the keys of a ``columns`` mapping."""
 
+RUN_COLUMN = "run"
+"""The column of a run's frame, Arrow data or Parquet file that may hold its runid (one: several runs
+in one are refused, never merged)."""
+
 
 class MappingFrame:
     """What :func:`frame_from_mapping` reads: the frame, whether its (query, docno) pairs are distinct
@@ -551,6 +555,40 @@ def frame_from_dataframe(
     else:
         cols = [_series_from_pandas(df[c], c, source) for c in names]
     return _frame_from_columns(cols, kind, source)
+
+
+def frame_runid(df: Any, source: str) -> str | None:
+    """The runid in the ``run`` column of a run's pandas or polars DataFrame or polars LazyFrame
+    (:data:`RUN_COLUMN`; ``None`` without one, or with nothing but nulls), as Arrow data and Parquet files
+    give theirs: a frame whose column names several runs is refused rather than merged into one."""
+    if isinstance(df, pl.LazyFrame):
+        if RUN_COLUMN not in df.collect_schema().names():
+            return None
+        names = df.select(pl.col(RUN_COLUMN).drop_nulls().unique(maintain_order=True)).collect()
+        return one_runid(names.get_column(RUN_COLUMN), source, "frame")
+    if isinstance(df, pl.DataFrame):
+        if RUN_COLUMN not in df.columns:
+            return None
+        return one_runid(df.get_column(RUN_COLUMN), source, "frame")
+    if RUN_COLUMN not in [str(c) for c in df.columns]:
+        return None
+    # pandas' own unique (in order of appearance, missing values dropped): a few names, not every row
+    found = next(df[c] for c in df.columns if str(c) == RUN_COLUMN).dropna().unique()
+    return one_runid(pl.Series(RUN_COLUMN, [str(v) for v in found], dtype=pl.String), source, "frame")
+
+
+def one_runid(s: pl.Series, source: str, holder: str) -> str | None:
+    """The one runid in a run's ``run`` column ``s`` (``None`` for none); a ``holder`` (a file, a frame)
+    of several runs is an error naming them: merged, their documents would be ranked as one run's."""
+    names = s.drop_nulls().cast(pl.String).unique(maintain_order=True)
+    if len(names) > 1:
+        shown = ", ".join(repr(n) for n in names.head(3)) + (", ..." if len(names) > 3 else "")
+        # several runs given to the Python API go in a mapping; files are one run each already
+        hint = "" if holder == "file" else "; several runs go in a mapping {name: run}, one run each"
+        raise InputError(
+            f"column {s.name!r} names {len(names)} runs ({shown}): one run per {holder}{hint}", source
+        )
+    return names[0] if len(names) else None
 
 
 def _column_names(

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from irspec.data.kinds import RUN, Kind
-from irspec.data.objects import frame_from_dataframe
+from irspec.data.objects import RUN_COLUMN, frame_from_dataframe, one_runid
 from irspec.errors import InputError
 from irspec.lazy import lazy_module
 
@@ -29,9 +29,6 @@ else:
 __all__ = ["RUN_COLUMN", "is_arrow", "is_parquet", "read_arrow", "read_parquet"]
 
 _MAGIC = b"PAR1"
-
-RUN_COLUMN = "run"
-"""The column that may hold a run's runid (one: a file of several runs is refused)."""
 
 
 def is_parquet(src: Any) -> TypeGuard[str | os.PathLike[str]]:
@@ -65,7 +62,7 @@ def read_parquet(
         lazy.collect_schema()  # reads the footer: a damaged file fails here, before any column
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(f"cannot read as Parquet: {_first_line(e)}", source) from None
-    return _read_table(lazy, kind, source, columns)
+    return _read_table(lazy, kind, source, columns, "file")
 
 
 def is_arrow(obj: Any) -> bool:
@@ -83,31 +80,25 @@ def read_arrow(
         table = pl.DataFrame(obj)
     except (pl.exceptions.PolarsError, TypeError, ValueError) as e:
         raise InputError(f"cannot read as Arrow data: {_first_line(e)}", source) from None
-    return _read_table(table.lazy(), kind, source, columns)
+    return _read_table(table.lazy(), kind, source, columns, "table")
 
 
 def _read_table(
-    lazy: pl.LazyFrame, kind: Kind, source: str, columns: Mapping[str, str] | None
+    lazy: pl.LazyFrame, kind: Kind, source: str, columns: Mapping[str, str] | None, holder: str
 ) -> tuple[pl.DataFrame, str | None]:
-    """A table's frame, with 0-based rows as its ``line``, and its run name."""
+    """A table's frame, with 0-based rows as its ``line``, and its run name (the runid of its ``run``
+    column; several in one ``holder``, a file or a table, are refused)."""
     try:
         frame = frame_from_dataframe(lazy, kind, source, columns)
         has_name = kind is RUN and RUN_COLUMN in lazy.collect_schema().names()
         name = (
-            _run_name(lazy.select(RUN_COLUMN).collect().get_column(RUN_COLUMN), source) if has_name else None
+            one_runid(lazy.select(RUN_COLUMN).collect().get_column(RUN_COLUMN), source, holder)
+            if has_name
+            else None
         )
     except (pl.exceptions.PolarsError, OSError) as e:
         raise InputError(f"cannot read: {_first_line(e)}", source) from None
     return frame.with_columns(pl.int_range(0, pl.len(), dtype=pl.UInt32).alias("line")), name
-
-
-def _run_name(s: pl.Series, source: str) -> str | None:
-    """The one name in a ``run`` column; a file of several runs is refused rather than merged."""
-    names = s.drop_nulls().cast(pl.String).unique(maintain_order=True)
-    if len(names) > 1:
-        shown = ", ".join(repr(n) for n in names.head(3)) + (", ..." if len(names) > 3 else "")
-        raise InputError(f"column {s.name!r} names {len(names)} runs ({shown}): one run per file", source)
-    return names[0] if len(names) else None
 
 
 def _first_line(e: BaseException) -> str:
