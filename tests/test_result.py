@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import irspec
 from irspec import report
@@ -61,6 +62,43 @@ def test_a_replaced_result_has_the_means_of_its_own_values():
     fewer = dataclasses.replace(res, query_ids=res.query_ids[:1], values=res.values[:1])
     assert fewer.aggregate() == {"P@1": 1.0}
     assert res.aggregate() == {"P@1": 2 / 3}  # the original keeps its own
+
+
+def test_a_results_values_are_read_only_so_its_means_cannot_disagree_with_them():
+    """A frozen result's array was writable: written, its per-query values changed and its mean (cached)
+    did not. Writing raises now, through ``values`` and through a column alike."""
+    res = irspec.evaluate(QRELS, RUN, "P@1")
+    assert res.aggregate() == {"P@1": (1.0 + 0.0 + 1.0) / 3}
+    for write in (lambda: res.values.__setitem__((1, 0), 1.0), lambda: res.column("P@1").__setitem__(1, 1.0)):
+        with pytest.raises(ValueError, match="read-only"):
+            write()
+    assert res.per_query()["q2"] == {"P@1": 0.0} and res.aggregate() == {"P@1": 2 / 3}
+    from irspec.evaluation.systems import combine
+
+    system = combine("s", [res, irspec.evaluate(QRELS, RUN, "P@1")])
+    assert not system.values.flags.writeable and all(not r.values.flags.writeable for r in system.runs)
+
+
+def test_a_result_made_of_the_callers_array_copies_it():
+    """The caller's array stays the caller's: writable, and written afterwards it changes nothing in the
+    result (whose mean is (1 + 0 + 1) / 3 of the values given)."""
+    res = irspec.evaluate(QRELS, RUN, "P@1")
+    mine = np.array([[1.0], [0.0], [1.0]])
+    made = dataclasses.replace(res, values=mine)
+    mine[1, 0] = 1.0  # the caller's own array: still writable
+    assert made.values.tolist() == [[1.0], [0.0], [1.0]] and made.aggregate() == {"P@1": 2 / 3}
+    assert not np.shares_memory(made.values, mine)
+    again = dataclasses.replace(made, run_name="again")  # a read-only array is shared, not copied
+    assert again.values is made.values
+
+
+def test_a_copied_or_unpickled_result_keeps_its_values_read_only():
+    """numpy gives a writable array back from a pickle or a deep copy: the result makes it read-only."""
+    res = irspec.evaluate(QRELS, RUN, "P@1")
+    res.aggregate()  # its means cached, and carried along
+    for other in (pickle.loads(pickle.dumps(res)), copy.deepcopy(res), copy.copy(res)):
+        assert not other.values.flags.writeable
+        assert other.values.tolist() == [[1.0], [0.0], [1.0]] and other.aggregate() == {"P@1": 2 / 3}
 
 
 def test_the_means_returned_are_a_copy():

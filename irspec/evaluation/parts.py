@@ -23,7 +23,7 @@ from irspec.evaluation.context import Context, Options
 from irspec.evaluation.index import QrelsIndex, sub_index
 from irspec.evaluation.notes import coverage_note, coverage_notes, level_warnings
 from irspec.evaluation.ranking import build_context
-from irspec.evaluation.result import Result
+from irspec.evaluation.result import Result, handed_over
 from irspec.frozen import frozen
 from irspec.spec.registry import Metric
 
@@ -200,7 +200,7 @@ def finish(
         source,
         tuple(metrics),
         tuple([query_ids[i] for i in order]),
-        values[order],
+        handed_over(values[order]),
         options,
         tuple(notes),
         {key: tuple(strings[i] for i in order) for key, strings in texts.items()},
@@ -234,7 +234,7 @@ def _evaluate_run(
         run.source,
         tuple(metrics),
         tuple([ctx.query_ids[i] for i in order]),
-        values[order],
+        handed_over(values[order]),
         options,
         tuple(notes),
         {name: tuple(strings[i] for i in order) for name, strings in texts.items()},

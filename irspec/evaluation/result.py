@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from irspec.evaluation.evaluated import Evaluated
     from irspec.report.notebook import Shown
 
-__all__ = ["Result", "StreamedResult", "with_ids_made_later"]
+__all__ = ["Result", "StreamedResult", "handed_over", "with_ids_made_later"]
 
 _MAKE_IDS = "_make_query_ids"
 """Where a :func:`with_ids_made_later` result keeps the function that makes its ids, until they are read."""
@@ -115,7 +115,9 @@ class Result(_Shown):
     """The evaluation of one run: per-query values and their aggregates, keyed by canonical text.
 
     ``values`` is a (queries × metrics) float array in the order of ``query_ids`` and ``metrics``; a NaN
-    marks a query a metric leaves out (``SL(unfound=skip)``). A text-valued metric (``relstring``) has
+    marks a query a metric leaves out (``SL(unfound=skip)``). It is read-only, as the result is frozen
+    (its means are derived from it once): a writable array given is copied, the caller's own left as it
+    is; ``dataclasses.replace(result, values=...)`` makes a result of other values. A text-valued metric (``relstring``) has
     NaN there, its strings in ``texts``, and NaN as its aggregate. ``warnings`` say what the values rest
     on that the user may not expect: queries the run lacks or has beyond the qrels, a run without
     lines, a relevance level at which nothing is relevant, a name shared with another run.
@@ -146,6 +148,11 @@ class Result(_Shown):
     coverage, Gini), by canonical text: one per run, computed from every user's list at once. Their
     columns of ``values`` are NaN (no user has a value of their own); :meth:`aggregate` gives these."""
 
+    def __post_init__(self) -> None:
+        # Frozen, its values too: the means are cached from them (and a report may have read them), so a
+        # value written afterwards would disagree with them. Written, the array now raises.
+        object.__setattr__(self, "values", _read_only(self.values))
+
     def aggregate(self) -> dict[str, float]:
         """Summary value per metric: mean, sum or geometric mean over queries, as the metric says; a
         catalogue metric's one value for the run."""
@@ -158,6 +165,13 @@ class Result(_Shown):
             self.query_ids  # noqa: B018 (read for its effect)
         return self.__dict__
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # unpickled or deep-copied, numpy's array comes back writable: this result's own, made read-only
+        self.__dict__.update(state)
+        values = state.get("values")
+        if isinstance(values, np.ndarray):
+            values.flags.writeable = False
+
     @functools.cached_property
     def _means(self) -> dict[str, float]:
         # Computed from the values on first use and kept on this object only (not a field): a copy made
@@ -168,6 +182,23 @@ class Result(_Shown):
             if m.catalogue:  # not a summary of the (NaN) column: the run's one value
                 means[str(m)] = float(self.catalogue.get(str(m), np.nan))
         return means
+
+
+def _read_only(values: Any) -> np.ndarray:
+    """``values`` as a read-only array: itself when it is read-only already (another result's, or
+    :func:`handed_over`), else a read-only copy, so that the caller's array stays writable and unshared."""
+    arr = np.asarray(values)
+    if arr.flags.writeable:
+        arr = arr.copy()
+        arr.flags.writeable = False
+    return arr
+
+
+def handed_over(values: np.ndarray) -> np.ndarray:
+    """``values``, an array its maker hands over to a :class:`Result` and keeps no use of, made read-only
+    in place: the result takes it as it is, without the copy it makes of a writable array."""
+    values.flags.writeable = False
+    return values
 
 
 class _QueryIds:

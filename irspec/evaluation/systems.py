@@ -30,7 +30,7 @@ from irspec.evaluation import result_set as results
 from irspec.evaluation.evaluate import issue_warnings, one_mapping_run
 from irspec.evaluation.evaluated import collect_warnings
 from irspec.evaluation.means import aggregate_values
-from irspec.evaluation.result import Result
+from irspec.evaluation.result import Result, handed_over
 from irspec.frozen import frozen
 
 __all__ = ["SEED_CAVEAT", "Spread", "SystemResult", "combine", "evaluate", "expand_runs", "systems_of"]
@@ -176,7 +176,7 @@ def combine(name: str, runs: Sequence[Result]) -> SystemResult:
         run_source=", ".join(r.run_source for r in runs),
         metrics=first.metrics,
         query_ids=query_ids,
-        values=total / len(runs),
+        values=handed_over(total / len(runs)),
         options=first.options,
         warnings=tuple(warnings),
         judged_at_10=None if None in judged else aggregate_values(np.array(judged, dtype=float), "mean"),

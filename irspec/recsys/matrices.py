@@ -41,7 +41,7 @@ from irspec.evaluation.judgments import Judgments
 from irspec.evaluation.means import aggregate_values
 from irspec.evaluation.notes import level_warnings
 from irspec.evaluation.parts import context_values
-from irspec.evaluation.result import Result, with_ids_made_later
+from irspec.evaluation.result import Result, handed_over, with_ids_made_later
 from irspec.frozen import frozen
 from irspec.lazy import lazy_module
 from irspec.recsys.features import expected_items, item_features
@@ -438,7 +438,7 @@ def _direct(
         run_name=name,
         run_source=source,
         metrics=tuple(metrics),
-        values=values[order],
+        values=handed_over(values[order]),
         options=options,
         warnings=tuple(notes),
         texts={key: tuple(map(strings.__getitem__, order.tolist())) for key, strings in texts.items()},
