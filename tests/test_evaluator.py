@@ -347,3 +347,27 @@ def test_qrels_are_read_once(tmp_path) -> None:
     ev = irspec.Evaluator(str(path), "P@1")
     path.unlink()
     assert ev.evaluate({"q1": {"a": 2.0, "b": 1.0}}).aggregate() == {"P@1": 1.0}
+
+
+def test_batches_evaluated_with_warn_false_leave_the_warnings_to_combine() -> None:
+    """Each batch lacks the other batches' queries: it warned of them, once a batch, of a result about to
+    be combined. With ``warn=False`` a batch keeps its warnings in its result and issues none; combine
+    issues the whole's: of the three queries of the qrels, only q3 is in no batch."""
+    ev = irspec.Evaluator({"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}, "P@1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = ev.evaluate_topk(["q1"], [["a"]], [[1.0]], warn=False)
+        second = ev.evaluate({"q2": {"b": 1.0}}, warn=False)
+    assert caught == []
+    assert "2 of the 3 queries of the qrels are missing from the run ('q2', 'q3')" in first.warnings[0]
+    with pytest.warns(irspec.IrspecWarning) as issued:
+        whole = ev.combine([first, second])
+    assert [str(w.message) for w in issued] == list(whole.warnings)
+    assert len(issued) == 1 and "1 of the 3 queries of the qrels is missing from the run ('q3')" in str(
+        issued[0].message
+    )
+    assert whole.per_query() == {"q1": {"P@1": 1.0}, "q2": {"P@1": 1.0}, "q3": {"P@1": 0.0}}
+    with pytest.warns(irspec.IrspecWarning, match=r"missing from the run \('q2', 'q3'\)"):
+        ev.evaluate_topk(["q1"], [["a"]], [[1.0]])  # by default a batch warns as any result does
+    with pytest.raises(EvaluationError, match="warn=False is for one run's batch"):
+        ev.evaluate([{"q1": {"a": 1.0}}, {"q2": {"b": 1.0}}], warn=False)

@@ -98,11 +98,20 @@ class Evaluator:
             f"missing_queries={self.options.missing_queries!r})"
         )
 
-    def evaluate(self, run: Any) -> Result | ResultSet:
+    def evaluate(self, run: Any, *, warn: bool = True) -> Result | ResultSet:
         """``irspec.evaluate(qrels, run, metrics, **options)`` with this evaluator's qrels, metrics and
         options: a :class:`~irspec.evaluation.result.Result` for one run, a :class:`~irspec.evaluation.result_set.ResultSet`
-        for several (a mapping of names to runs or systems, a list)."""
+        for several (a mapping of names to runs or systems, a list).
+
+        ``warn=False``: the result's warnings are kept (:attr:`~irspec.evaluation.result.Result.warnings`)
+        but not issued, for a batch of queries that :meth:`combine` joins with others and warns of as a
+        whole (each batch lacks the others' queries); one run only."""
         if several_runs(run, self.columns) is not None or systems.systems_of(run) is not None:
+            if not warn:
+                raise EvaluationError(
+                    "warn=False is for one run's batch of queries, which combine() joins and warns of; "
+                    "several runs are warned of as they are evaluated"
+                )
             return systems.evaluate(
                 self.judgments,
                 run,
@@ -120,10 +129,17 @@ class Evaluator:
             self.columns,
             self.judgments.inputs,
         )
-        return self._finish(name, source, parts, runid)
+        return self._finish(name, source, parts, runid, warn=warn)
 
     def evaluate_topk(
-        self, query_ids: Any, doc_ids: Any, scores: Any, *, corpus_ids: Any = None, name: str = "run"
+        self,
+        query_ids: Any,
+        doc_ids: Any,
+        scores: Any,
+        *,
+        corpus_ids: Any = None,
+        name: str = "run",
+        warn: bool = True,
     ) -> Result:
         """The evaluation of a retriever's top k, given as arrays without dicts.
 
@@ -140,10 +156,14 @@ class Evaluator:
         ``corpus_ids``: the document ids by position, when ``doc_ids`` are positions (FAISS's ``I``):
         ``evaluate_topk(qids, I, D, corpus_ids=ids)`` is ``evaluate_topk(qids, ids[I], D)`` but for the
         ``-1`` entries, which ``ids[I]`` would silently turn into the last document.
+
+        ``warn=False``: the result's warnings are kept but not issued, for a batch that :meth:`combine`
+        joins with others and warns of as a whole (each batch lacks the others' queries: its own warning
+        would say so, once a batch).
         """
         run = _TopKRun(frame_from_topk(query_ids, doc_ids, scores, corpus_ids), name)
         part = evaluate_part(self._index, run, list(self.metrics), self.options, self.judgments.inputs)
-        return self._finish(name, run.source, [part])
+        return self._finish(name, run.source, [part], warn=warn)
 
     def combine(self, results: Sequence[Result], *, name: str | None = None) -> Result:
         """One result of the results of several :meth:`evaluate` or :meth:`evaluate_topk` calls of
@@ -151,7 +171,9 @@ class Evaluator:
         evaluating all their queries at once, the qrels queries none of them has scored as
         ``missing_queries`` says. A query in two of them is an :class:`~irspec.errors.EvaluationError`,
         an empty ranking too (``{"q1": {}}``, a top-k row all ``-1``): the query was given, as twice in one call.
-        ``name``: the result's run name (by default the first one's)."""
+        ``name``: the result's run name (by default the first one's). The whole's warnings are issued
+        here (the batches', of queries the others answer, are not the whole's: ``warn=False`` keeps them
+        from being issued batch by batch)."""
         results = list(results)
         if not results:
             raise EvaluationError("combine: no results to combine")
@@ -176,11 +198,14 @@ class Evaluator:
         first = results[0]
         return self._finish(name or first.run_name, first.run_source, parts, first.runid)
 
-    def _finish(self, name: str, source: str, parts: list[Part], runid: str | None = None) -> Result:
+    def _finish(
+        self, name: str, source: str, parts: list[Part], runid: str | None = None, *, warn: bool = True
+    ) -> Result:
         result = finish(
             self._index, name, source, parts, self.metrics, self.options, self.judgments.inputs, runid=runid
         )
-        issue_warnings(result.warnings)
+        if warn:
+            issue_warnings(result.warnings)
         with self._lock:
             self._parts[result] = tuple(parts)
         return result
