@@ -12,6 +12,8 @@ with a gains map that changes no gain (``gains={1:1}``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -101,3 +103,17 @@ def test_engine_context_binary_and_general_paths_agree() -> None:
     binary = irspec.evaluate(qrels, {"r": run}, binary_metrics)["r"]
     general = irspec.evaluate(qrels, {"r": run}, general_metrics)["r"]
     _same(binary, general)
+
+
+def test_an_exp_gain_beyond_a_double_is_an_error_naming_the_label() -> None:
+    # 2^1100 - 1 is beyond a double: DCG and IDCG were inf, nDCG inf / inf = NaN, with numpy's overflow
+    # warning and no error. 2^1023 - 1 is the last gain a double holds, and a gains map sets any label's.
+    qrels = {"q": {"a": 1100, "b": 1, "c": 3}}
+    run = {"q": {"a": 1.0, "b": 2.0, "c": 3.0}}
+    with pytest.raises(irspec.EvaluationError, match=r"label 1100 would gain 2\^1100 - 1, beyond a double"):
+        irspec.evaluate(qrels, run, "nDCG(dcg=exp-log2)")
+    top = irspec.evaluate({"q": {"a": 1023}}, {"q": {"a": 1.0}}, "DCG(dcg=exp-log2)").aggregate()
+    assert top == {"DCG(dcg=exp-log2)": 2.0**1023 - 1}
+    mapped = irspec.evaluate(qrels, run, "DCG(dcg=exp-log2,gains={1100:5})").per_query()["q"]
+    # c (2^3 - 1 = 7) at rank 1, b (1) at 2, a (5, the map's) at 3; the C library's log2, as the kernels'
+    assert mapped["DCG(dcg=exp-log2,gains={1100:5})"] == 7 / 1.0 + 1 / math.log2(3) + 5 / math.log2(4)

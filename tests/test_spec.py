@@ -713,6 +713,13 @@ BAD = [
     ("P@X", 1, ParameterError, ["P: parameter 'k'", "unknown symbol 'X'"]),
     ("Bpref(nonrel=10+X)", 1, ParameterError, ["Bpref: parameter 'nonrel'", "unknown symbol 'X'"]),
     ("Rprec(recall=0.3, mult=2)", 1, ParameterError, ["Rprec", "recall", "mult"]),
+    # judged=true ignored the collection size it was given
+    (
+        "Fallout(judged=true, collection_size=3)@4",
+        1,
+        ParameterError,
+        ["Fallout", "collection_size", "judged=true"],
+    ),
     ("nDCG(gains={0.5:1})", 1, ParameterError, ["nDCG: parameter 'gains'", "0.5", "not an integer"]),
     ("nDCG(gains={})", 1, ParameterError, ["nDCG: parameter 'gains'", "label:gain"]),
     ("nDCG(gains={1:1,1:2})", 1, ParameterError, ["nDCG: parameter 'gains'", "twice"]),

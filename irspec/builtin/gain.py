@@ -38,7 +38,7 @@ def _gains_param() -> Param:
         "gains",
         "gains",
         None,
-        "gain of each label, e.g. {0:0,1:1,2:3}; labels not listed gain their own value",
+        "gain of each label, e.g. {0:0,1:1,2:3}; labels not listed gain what dcg gives them (l, or 2^l - 1 under exp-log2)",
     )
 
 
@@ -81,7 +81,7 @@ def _trec_gain_name(trec: str, cut: str | None) -> Callable[[Metric], str | None
 
 
 _FORMULA = """gain(l) = l for l > 0 and 0 otherwise (dcg=log2; trec_eval's ndcg), 2^l − 1 (dcg=exp-log2;
-Burges et al., ICML 2005), or gains[l] when ``gains`` is given (labels not listed gain l). Discount:
+Burges et al., ICML 2005), or gains[l] when ``gains`` is given (labels not listed gain as without it: l, or 2^l − 1 under exp-log2). Discount:
 log2(i + 1) at rank i, or for dcg=jk 1 at rank 1 and log2(i) from rank 2 (Järvelin & Kekäläinen,
 TOIS 2002)."""
 

@@ -152,7 +152,7 @@ class MetricDef:
     :mod:`irspec.evaluation.compute`); a definition has at least one of them. Either may be a ``"module:function"``
     string, imported when evaluation starts, so that parsing specs never imports numerical code. ``trec_name`` gives trec_eval's output
     name for a bound spec, or ``None`` where trec_eval has no such measure. ``doc`` is the formula and the
-    reference, shown by ``irspec metrics``.
+    reference, shown by ``irspec metrics --json``.
 
     ``better`` says which values are better: ``higher`` (the default), ``lower`` (fall-out, search
     length) or ``neither`` (counts and diagnostics such as ``NumRet`` or ``unj``). Reports bold the best

@@ -91,7 +91,8 @@ JUDGED_ONLY = Param(
     "judged_only",
     "bool",
     False,
-    "trec_eval's -J for this metric alone: unjudged and negative-label documents leave the ranking first",
+    "true: trec_eval's -J for this metric alone, unjudged and negative-label documents leaving the ranking "
+    "first (false, the default, leaves the evaluation's own -J as it is)",
 )
 """The parameter every metric over runs takes, declared or not (ir_measures' ``judged_only=True``): the
 metric is computed as under the evaluation option ``judged_only`` (trec_eval's ``-J``), the other
@@ -814,6 +815,13 @@ def _check_combination(metric: Metric) -> None:
     names = {k for k, _ in metric.params}
     if metric.name == "Rprec" and {"recall", "mult"} <= names:
         raise ParameterError("Rprec", "recall", "recall and mult are alternatives; give one of them")
+    # Fallout counts against the collection's non-relevant documents, or (judged=true) the judged ones
+    if metric.name == "Fallout" and metric.get("judged") and "collection_size" in names:
+        raise ParameterError(
+            "Fallout",
+            "collection_size",
+            "judged=true counts against the judged non-relevant documents, not the collection: give one of them",
+        )
 
 
 def _fail(defn: MetricDef, p: Param, value: Any) -> ParameterError:

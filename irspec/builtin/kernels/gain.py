@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from irspec.errors import EvaluationError
 from irspec.evaluation.context import Context, rank_log2, safe_divide, segment_counts
 from irspec.spec.registry import Metric
 
@@ -17,11 +18,26 @@ def gain_of(labels: np.ndarray, metric: Metric) -> np.ndarray:
     gains = metric.get("gains") if "gains" in names else None
     base = np.maximum(labels, 0).astype(np.float64)
     if "dcg" in names and metric.get("dcg") == "exp-log2":
-        base = np.exp2(base) - 1.0
+        # 2^label - 1 is beyond a double from label 1024 on: inf, and nDCG inf / inf (NaN), silently;
+        # refused unless a gains map gives that label its gain
+        listed = [label for label, _ in gains.items] if gains is not None else []
+        over = (base > _EXP_LABEL_MAX) & ~np.isin(labels, listed)
+        if over.any():
+            label = int(labels[np.flatnonzero(over)[0]])
+            raise EvaluationError(
+                f"{metric}: label {label} would gain 2^{label} - 1, beyond a double (dcg=exp-log2 takes labels "
+                f"up to {_EXP_LABEL_MAX}; a gains map gives a label its gain)"
+            )
+        with np.errstate(over="ignore"):  # a label the gains map sets, replaced below
+            base = np.exp2(base) - 1.0
     if gains is not None:
         for label, gain in gains.items:
             base = np.where(labels == label, gain, base)
     return base
+
+
+_EXP_LABEL_MAX = 1023
+"""The largest label whose exp-log2 gain, 2^label - 1, a double holds."""
 
 
 def discount(ranks: np.ndarray, metric: Metric) -> np.ndarray:
