@@ -106,7 +106,8 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         except (IrspecError, TypeError, ValueError) as e:
             if not problems:  # the schema has already said what is wrong otherwise
                 problems.add(("options",), str(e))
-    if isinstance(raw_options, dict) and raw_options.get("judged_warning") and _on_spark(data):
+    engine = _resolve_engine(data.get("engine"))
+    if isinstance(raw_options, dict) and raw_options.get("judged_warning") and engine is not None:
         problems.add(
             ("options", "judged_warning"),
             "Spark gives no Judged@10 warning (it would need every query's top 10 on this machine); "
@@ -148,7 +149,7 @@ def resolve(data: dict[str, Any], base: Path, problems: Problems, overrides: tup
         outputs=tuple(outputs or ()),
         overrides=overrides,
         log=log,
-        engine=_resolve_engine(data.get("engine")),
+        engine=engine,
         memory=memory,
         standardize=standardize,
         groups=groups,
@@ -419,11 +420,6 @@ def _check_several_sets(
                 ("output", i, "format"),
                 f"with several sets of judgments the outputs are {', '.join(COMBINED_FORMATS)}, html and plots, not {o.format}",
             )
-
-
-def _on_spark(data: dict[str, Any]) -> bool:
-    """Whether the plan is evaluated on Spark (``engine: {spark: ...}``)."""
-    return isinstance(data.get("engine"), dict) and "spark" in data["engine"]
 
 
 def _resolve_engine(raw: Any) -> SparkEngine | None:
