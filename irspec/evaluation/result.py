@@ -15,8 +15,9 @@ result class.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -157,6 +158,18 @@ class Result(_Shown):
         """Summary value per metric: mean, sum or geometric mean over queries, as the metric says; a
         catalogue metric's one value for the run."""
         return dict(self._means)
+
+    def aggregate_over(self, query_ids: Sequence[str]) -> dict[str, float]:
+        """:meth:`aggregate` over ``query_ids`` alone, some of this result's queries, summed in the order
+        given (trec_eval's means of those queries): the means of a comparison or a system that leaves out
+        a query this run answers (``missing_queries="skip"``)."""
+        if tuple(query_ids) == tuple(self.query_ids):
+            return self.aggregate()
+        position = {q: i for i, q in enumerate(self.query_ids)}
+        rows = [position[q] for q in query_ids]
+        return dataclasses.replace(
+            self, query_ids=tuple(query_ids), values=self.values[rows], texts={}
+        ).aggregate()
 
     def __getstate__(self) -> dict[str, Any]:
         # pickled and copied with its ids made: the pickle of a with_ids_made_later() result is an ordinary

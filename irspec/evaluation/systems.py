@@ -16,6 +16,7 @@ difference says the method's mean over these seeds differs, not that another see
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import math
 import os
@@ -75,22 +76,18 @@ class SystemResult(Result):
         mean is the system's (up to a value a metric leaves undefined in one run, which leaves the
         system's undefined on that topic). Under ``missing_queries: skip`` a run may answer topics
         another does not; its mean over all of them would not be one the system averages."""
-        out = []
-        for r in self.runs:
-            if tuple(r.query_ids) == tuple(self.query_ids):
-                out.append(r.aggregate())
-                continue
-            position = {q: i for i, q in enumerate(r.query_ids)}
-            rows = [position[q] for q in self.query_ids]
-            shared = dataclasses.replace(r, query_ids=self.query_ids, values=r.values[rows], texts={})
-            out.append(shared.aggregate())
-        return out
+        return [dict(means) for means in self._run_means]
+
+    @functools.cached_property
+    def _run_means(self) -> list[dict[str, float]]:
+        # made once: spread() and as_dict() both read them, and a report asks for both
+        return [r.aggregate_over(self.query_ids) for r in self.runs]
 
     def spread(self) -> dict[str, Spread]:
         """Per metric (canonical text) of the system, the :class:`Spread` of its runs' means over the
         system's topics (:meth:`run_aggregates`); text-valued metrics have none."""
         out = {}
-        aggregates = self.run_aggregates()
+        aggregates = self._run_means
         for m in self.metrics:
             # none for a text metric, nor for one its runs lack: a standardised system's z-scores come from
             # its means, and its runs keep their own values (a run's z-score may be undefined)
@@ -115,7 +112,7 @@ class SystemResult(Result):
                     "path": r.run_source,
                     "aggregate": _clean({k: v for k, v in means.items() if k in keys}),
                 }
-                for r, means in zip(self.runs, self.run_aggregates(), strict=True)
+                for r, means in zip(self.runs, self._run_means, strict=True)
             ],
             "spread": {k: s._asdict() for k, s in self.spread().items()},
         }

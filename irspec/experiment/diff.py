@@ -30,7 +30,6 @@ from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import UNJUDGED, MissingQueries, Options
 from irspec.evaluation.evaluate import evaluate_many, issue_warnings
 from irspec.evaluation.judgments import read_judgments
-from irspec.evaluation.means import aggregate_columns
 from irspec.evaluation.notes import first_few, queries_text
 from irspec.evaluation.ranking import build_context
 from irspec.frozen import frozen
@@ -372,15 +371,11 @@ def _compared(
 
 
 def _means(result: Any, compared: Sequence[QueryDiff]) -> dict[str, float]:
-    """``result``'s means over the ``compared`` queries: its own aggregate when it holds no other (a
-    query only one run answers, under ``missing_queries="skip"``, is not compared, and its value would
-    put a difference into the means that no compared query has)."""
+    """``result``'s means over the ``compared`` queries (a query only one run answers, under
+    ``missing_queries="skip"``, is not compared, and its value would put a difference into the means that
+    no compared query has)."""
     kept = {q.query_id for q in compared}
-    if kept.issuperset(result.query_ids):
-        return dict(result.aggregate())
-    rows = [i for i, q in enumerate(result.query_ids) if q in kept]
-    found = aggregate_columns(result.values[rows], [m.aggregate for m in result.metrics])
-    return {str(m): value for m, value in zip(result.metrics, found, strict=True)}
+    return result.aggregate_over([q for q in result.query_ids if q in kept])
 
 
 def _tops(own: pl.DataFrame, other: pl.DataFrame, top: int, level: int) -> dict[str, tuple[Document, ...]]:
