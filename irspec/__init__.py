@@ -133,7 +133,7 @@ def metrics() -> dict[str, MetricDef]:
 # is imported when one of its names is first used, so `import irspec` stays light. A new heavy entry
 # point is one line here (and one in __all__).
 _LAZY: dict[str, str] = {
-    "hookimpl": "irspec.spec.hooks",  # pluggy's marker, and pluggy, imported when a plugin first uses it
+    "hookimpl": "irspec.spec.hooks",  # marks as pluggy marks, without importing pluggy
     "evaluate": "irspec.evaluation.systems",  # results.evaluate, with systems of several runs
     "Result": "irspec.evaluation.result",
     "ResultSet": "irspec.evaluation.result_set",

@@ -149,7 +149,7 @@ __all__ = [
 # used, so that importing this module (a plugin's declarations do, whenever irspec builds its registry)
 # stays as light as `import irspec`.
 _LAZY: dict[str, str] = {
-    "hookimpl": "irspec.spec.hooks",  # pluggy's marker: pluggy is imported with it
+    "hookimpl": "irspec.spec.hooks",  # marks as pluggy marks, without importing pluggy
     "Context": "irspec.evaluation.context",
     "QueryView": "irspec.evaluation.context",
     "Options": "irspec.evaluation.context",

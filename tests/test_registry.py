@@ -977,6 +977,130 @@ def test_a_builtin_hook_with_options_is_left_to_pluggy(monkeypatch):
     assert irspec.spec.plugins.builtin_registry() is None
 
 
+def test_the_registry_with_the_shipped_plugins_is_the_one_pluggys_manager_builds():
+    """The default registry, with the installed plugins (the three shipped ones), built without pluggy:
+    the same entries, in the same order, claimed by the same plugins, with the same distributions, as
+    build_registry over a plugin manager that loads them."""
+    selected = irspec.spec.plugins._selected_entry_points()
+    assert {"online", "diversity", "usermodel"} <= {ep.name for ep in selected}
+    ours = irspec.spec.plugins._without_pluggy(selected)
+    assert ours is not None
+    theirs = build_registry(get_plugin_manager(load_entry_points=True))
+    assert _described(ours) == _described(theirs)
+    assert list(ours.definitions) == list(theirs.definitions)
+    assert {"online", "diversity", "usermodel"} <= {d.plugin for d in ours.definitions.values()}
+
+
+def _plain_module(**attributes: object) -> types.ModuleType:
+    """A plugin module with one plain hook, and ``attributes``."""
+    module = types.ModuleType("irspec_test_plain")
+
+    @irspec.hookimpl
+    def irspec_register_metrics(register):
+        register(_metric("PlainToy"))
+
+    module.__dict__.update(irspec_register_metrics=irspec_register_metrics, **attributes)
+    return module
+
+
+def _marked(options: dict | None = None, name: str = "irspec_register_fusion", args: str = "register"):
+    """A function named ``name`` taking ``args``, marked by irspec.hookimpl with ``options``."""
+    namespace: dict = {}
+    exec(f"def {name}({args}): pass", namespace)
+    return irspec.hookimpl(**(options or {}))(namespace[name])
+
+
+class _InstancePlugin:
+    @irspec.hookimpl
+    def irspec_register_metrics(self, register):
+        register(_metric("PlainToy"))
+
+
+class _Static:
+    @staticmethod
+    @irspec.hookimpl
+    def irspec_register_fusion(register):
+        pass
+
+
+def _alone(plugin: object) -> list[tuple[str, object, None]]:
+    """``plugin`` registered alone as ``p``, of no distribution."""
+    return [("p", plugin, None)]
+
+
+_PLAIN = _plain_module()
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    [
+        pytest.param(
+            _alone(_plain_module(irspec_register_fusion=_marked({"tryfirst": True}))), id="tryfirst"
+        ),
+        pytest.param(_alone(_plain_module(irspec_register_fusion=_marked({"specname": "x"}))), id="specname"),
+        pytest.param(
+            _alone(_plain_module(irspec_register_metric=_marked(name="irspec_register_metric"))),
+            id="no-such-hook",
+        ),
+        pytest.param(
+            _alone(_plain_module(irspec_register_fusion=_marked(args="register, extra"))), id="more-args"
+        ),
+        pytest.param(_alone(_plain_module(irspec_register_fusion=_marked(args=""))), id="no-args"),
+        pytest.param(
+            _alone(_plain_module(irspec_register_fusion=_marked(args="register=None"))), id="default"
+        ),
+        pytest.param(_alone(_plain_module(irspec_register_fusion=_marked(args="*register"))), id="varargs"),
+        pytest.param(
+            _alone(_plain_module(hook=_Static.__dict__["irspec_register_fusion"])), id="staticmethod"
+        ),
+        pytest.param(_alone(_plain_module(__dir__=lambda: [])), id="own-dir"),
+        pytest.param(_alone(_InstancePlugin()), id="not-a-module"),
+        pytest.param([("p", _PLAIN, None), ("q", _PLAIN, None)], id="registered-twice"),
+    ],
+)
+def test_a_plugin_that_pluggy_must_read_is_left_to_it(plugins):
+    """What pluggy would do more with than call the hooks (options, a name no hook has, arguments it
+    checks, a plugin not a module or registered twice) leaves the registry to a plugin manager, which
+    honours it or says what is wrong in its own words; a module with its plain hook alone, beside an
+    unmarked function and a number, is built without it."""
+    assert irspec.spec.plugins.plain_registry(plugins) is None
+    plain = irspec.spec.plugins.plain_registry(_alone(_plain_module(helper=_marked, number=3)))
+    assert plain is not None and plain.definitions["PlainToy"].plugin == "p"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"tryfirst": True},
+        {"trylast": True},
+        {"hookwrapper": True},
+        {"wrapper": True},
+        {"optionalhook": True},
+        {"specname": "irspec_register_metrics"},
+    ],
+)
+def test_irspecs_hookimpl_marks_as_pluggys_marker_marks(options):
+    """irspec.hookimpl, made without pluggy, writes what pluggy.HookimplMarker("irspec") writes, bare,
+    with each option by name, and positionally in pluggy's order."""
+
+    def f(register): ...
+
+    def g(register): ...
+
+    def h(register): ...
+
+    def i(register): ...
+
+    theirs = pluggy.HookimplMarker("irspec")
+    assert vars(theirs(**options)(f)) == vars(irspec.hookimpl(**options)(g))
+    assert vars(theirs(h)) == vars(irspec.hookimpl(i))
+    order = ["hookwrapper", "optionalhook", "tryfirst", "trylast", "specname", "wrapper"]
+    positional = [options.get(k, None if k == "specname" else False) for k in order]
+    assert vars(theirs(None, *positional)(f)) == vars(irspec.hookimpl(None, *positional)(g))
+    assert irspec.hookimpl.project_name == theirs.project_name
+
+
 _DEFAULT_REGISTRY_CHILD = """
 import json, sys
 import irspec
@@ -992,13 +1116,14 @@ print(json.dumps({"pluggy": "pluggy" in sys.modules, "metrics": sorted(registry.
     [
         ({"IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1"}, False),
         ({"IRSPEC_LOAD_PLUGINS": ""}, False),  # an allow-list of none: nothing to load
-        ({}, True),  # the shipped plugins are installed where this suite runs
+        ({}, False),  # the shipped plugins are installed where this suite runs, and mark their hooks plainly
         ({"IRSPEC_DISABLE_PLUGIN_AUTOLOAD": "1", "IRSPEC_TRACE_PLUGINS": "1"}, True),  # traced by pluggy
     ],
 )
-def test_the_default_registry_imports_pluggy_only_for_plugins_or_tracing(env, pluggy_used):
-    """In a process of its own (the default registry is built once a process): without a plugin to
-    load, the built-ins' registry is built without pluggy, and holds what a plugin manager's holds."""
+def test_the_default_registry_imports_pluggy_only_for_tracing(env, pluggy_used):
+    """In a process of its own (the default registry is built once a process): with or without the
+    shipped plugins to load, the registry is built without pluggy, and holds what a plugin manager's
+    holds."""
     import json
     import os
     import subprocess
@@ -1014,7 +1139,7 @@ def test_the_default_registry_imports_pluggy_only_for_plugins_or_tracing(env, pl
     got = json.loads(out.stdout)
     assert got["pluggy"] is pluggy_used
     builtins = sorted(build_registry(get_plugin_manager(load_entry_points=False)).definitions)
-    if pluggy_used and "IRSPEC_TRACE_PLUGINS" not in env:
+    if not env:
         assert set(builtins) < set(got["metrics"])  # the shipped plugins' metrics too
     else:
         assert got["metrics"] == builtins

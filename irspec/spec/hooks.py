@@ -7,11 +7,12 @@ parties ship theirs in a package with an entry point in the ``irspec`` group::
     [project.entry-points.irspec]
     mymetrics = "mymetrics.plugin"
 
-:data:`hookimpl` and :data:`hookspec` are pluggy's markers, made when first used: pluggy costs ~2 ms to
-import, and a process that evaluates with the built-in metrics alone never needs it
-(:func:`irspec.spec.plugins.get_registry`). The built-in modules and the hook specifications below are
-marked by :func:`builtin_hookimpl` and :func:`_hookspec`, which write the options pluggy's markers write
-when given none.
+:data:`hookimpl` marks a hook implementation as ``pluggy.HookimplMarker("irspec")`` marks it, without
+importing pluggy: pluggy costs ~2 ms to import and its plugin manager ~3 ms to build, and a process whose
+plugins all mark their hooks plainly never needs either (:func:`irspec.spec.plugins.get_registry`).
+:data:`hookspec` is pluggy's marker, made when first used. The built-in modules and the hook
+specifications below are marked by :func:`builtin_hookimpl` and :func:`_hookspec`, which write the options
+pluggy's markers write when given none.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from irspec.spec.registry import Register
 
     hookspec: pluggy.HookspecMarker
-    hookimpl: pluggy.HookimplMarker
 
 __all__ = [
     "hookimpl",
@@ -77,6 +77,46 @@ def builtin_hookimpl(function: F) -> F:
     return function
 
 
+class HookimplMarker:
+    """irspec's ``@hookimpl``: it marks a function as ``pluggy.HookimplMarker("irspec")`` marks it, the
+    same options in the same attribute (:data:`IMPL_MARKER`), so that pluggy's plugin manager reads
+    it as its own; but it is made without importing pluggy (the module's docstring). Used bare
+    (``@hookimpl``) or with pluggy's options (``@hookimpl(tryfirst=True)``), positional in pluggy's order
+    too. A test holds every option's mark to pluggy's."""
+
+    project_name = PROJECT
+    """The project whose hooks it marks, as pluggy's marker names it."""
+
+    def __call__(
+        self,
+        function: F | None = None,
+        hookwrapper: bool = False,
+        optionalhook: bool = False,
+        tryfirst: bool = False,
+        trylast: bool = False,
+        specname: str | None = None,
+        wrapper: bool = False,
+    ) -> Any:
+        options = {
+            "wrapper": wrapper,
+            "hookwrapper": hookwrapper,
+            "optionalhook": optionalhook,
+            "tryfirst": tryfirst,
+            "trylast": trylast,
+            "specname": specname,
+        }
+
+        def mark(func: F) -> F:
+            setattr(func, IMPL_MARKER, options)
+            return func
+
+        return mark if function is None else mark(function)
+
+
+hookimpl = HookimplMarker()
+"""The marker of a plugin's hook implementations (:class:`HookimplMarker`): ``@irspec.hookimpl``."""
+
+
 def _hookspec(function: F) -> F:
     """Mark ``function`` as ``@hookspec`` with no options marks it, without importing pluggy."""
     setattr(function, SPEC_MARKER, dict(SPEC_DEFAULTS))
@@ -84,12 +124,12 @@ def _hookspec(function: F) -> F:
 
 
 def __getattr__(name: str) -> Any:
-    # hookimpl and hookspec: pluggy's markers, made on first use (the module's docstring)
-    if name not in ("hookimpl", "hookspec"):
+    # hookspec: pluggy's marker, made on first use (the module's docstring)
+    if name != "hookspec":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import pluggy
 
-    marker = pluggy.HookimplMarker(PROJECT) if name == "hookimpl" else pluggy.HookspecMarker(PROJECT)
+    marker = pluggy.HookspecMarker(PROJECT)
     globals()[name] = marker
     return marker
 

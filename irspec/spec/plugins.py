@@ -17,10 +17,12 @@ import contextvars
 import copyreg
 import functools
 import importlib
+import inspect
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from irspec.errors import RegistryError
@@ -122,8 +124,18 @@ def _selected_entry_points() -> list[Any]:
 def _load_entry_points(pm: pluggy.PluginManager, selected: Sequence[Any]) -> None:
     from irspec.spec.manager import PluginManager
 
+    for name, plugin, dist in _loaded(selected, lambda name: pm.get_plugin(name) is not None):
+        pm.register(plugin, name=name)
+        if dist is not None and isinstance(pm, PluginManager):
+            pm.distributions[name] = dist  # its name and version read when asked for
+
+
+def _loaded(selected: Sequence[Any], taken: Callable[[str], bool]) -> Iterator[tuple[str, Any, Any]]:
+    """Each entry point of ``selected`` whose name is not ``taken`` (a name met before, or a built-in's:
+    the first keeps it), loaded: its name, the plugin and its distribution (or None). A plugin that fails
+    to import is a :class:`RegistryError` naming it and its distribution."""
     for ep in selected:
-        if pm.get_plugin(ep.name) is not None:
+        if taken(ep.name):
             continue
         dist = getattr(ep, "dist", None)
         try:
@@ -133,9 +145,7 @@ def _load_entry_points(pm: pluggy.PluginManager, selected: Sequence[Any]) -> Non
             raise RegistryError(
                 f"plugin {ep.name!r} ({ep.value}{from_dist}) failed to import: {type(e).__name__}: {e}"
             ) from e
-        pm.register(plugin, name=ep.name)
-        if dist is not None and isinstance(pm, PluginManager):
-            pm.distributions[ep.name] = dist  # its name and version read when asked for
+        yield ep.name, plugin, dist
 
 
 def entry_points(group: str) -> list[Any]:
@@ -330,32 +340,73 @@ _REGISTRATION_ORDER = (
 
 def builtin_registry(plugins: Sequence[str] = DEFAULT_PLUGINS) -> Registry | None:
     """The registry :func:`build_registry` builds from a plugin manager of the built-in plugins alone,
-    built without one: each built-in module's hooks called in the order pluggy would call them (a
-    hook after another, the modules in :data:`DEFAULT_PLUGINS`' order, which is registration order).
-    pluggy and its plugin manager cost ~2.7 ms of a process's start (a BEIR evaluation with the
-    pytrec_eval drop-in: 2% of its whole process), and most processes have no plugin to load.
-    ``plugins``, some of :data:`DEFAULT_PLUGINS` in their order, builds the registry of those alone.
+    built without one (:func:`plain_registry`). ``plugins``, some of :data:`DEFAULT_PLUGINS` in their
+    order, builds the registry of those alone. ``None`` when a built-in hook has options (``tryfirst``, a
+    ``specname``...) that pluggy alone knows how to honour: the plugin manager is then made. A test holds
+    this registry to the plugin manager's."""
+    return plain_registry([(name, importlib.import_module(name), _IRSPEC) for name in plugins])
 
-    ``None`` when a built-in hook has options (``tryfirst``, a ``specname``...) that pluggy alone knows
-    how to honour: the plugin manager is then made. A test holds this registry to the plugin manager's."""
-    registry = Registry()
-    modules = [importlib.import_module(name) for name in plugins]
-    calls: list[tuple[Any, str]] = []
-    for hook in _REGISTRATION_ORDER:
-        for name, module in zip(plugins, modules, strict=True):
-            function = module.__dict__.get(hook)
-            options = getattr(function, hookspecs.IMPL_MARKER, None)
+
+def plain_registry(plugins: Sequence[tuple[str, Any, Any]]) -> Registry | None:
+    """The registry :func:`build_registry` builds from a plugin manager of ``plugins`` (each a name, the
+    plugin, and its distribution: text, a distribution read when asked for, or None), registered in
+    their order, built without one: each plugin's hooks called in the order pluggy would call them (a
+    hook after another, the plugins in registration order). pluggy costs ~2 ms to import and its plugin
+    manager ~3 ms to build, of every command's start: 0.12x trec_eval's whole process on a 50-topic
+    run, where the three shipped plugins are installed.
+
+    ``None`` wherever pluggy would do more than call the hooks, so that it does it, and says what is
+    wrong in its own words: a plugin that is not a module, or registered twice; a marked function with
+    options (``tryfirst``, a ``specname``...), a name no hook has (pluggy's error), or arguments other
+    than ``register`` (pluggy checks them against the hook's). A test holds this registry to the plugin
+    manager's, with the shipped plugins loaded."""
+    hooks = set(_REGISTRATION_ORDER)
+    found: list[dict[str, Callable[..., Any]]] = []
+    seen: set[int] = set()
+    for _, plugin, _ in plugins:
+        # pluggy reads the names dir() gives, which a module's own __dir__ may change
+        if type(plugin) is not types.ModuleType or id(plugin) in seen or "__dir__" in plugin.__dict__:
+            return None
+        seen.add(id(plugin))
+        marked: dict[str, Callable[..., Any]] = {}
+        for attr, value in plugin.__dict__.items():
+            if type(value) is not types.FunctionType:
+                # a method pluggy would call as it reads it (irspec's manager leaves those to pluggy)
+                if isinstance(value, (staticmethod, classmethod, types.MethodType)) and hasattr(
+                    value.__func__, hookspecs.IMPL_MARKER
+                ):
+                    return None
+                continue  # anything else is no hook implementation to pluggy
+            options = getattr(value, hookspecs.IMPL_MARKER, None)
             if options is None:
                 continue
-            if options != hookspecs.IMPL_DEFAULTS:
+            if options != hookspecs.IMPL_DEFAULTS or attr not in hooks or not _takes_register(value):
                 return None
-            calls.append((function, name))
-    for function, name in calls:
-        function(register=Register(registry, name))
+            marked[attr] = value
+        found.append(marked)
+    registry = Registry()
+    for hook in _REGISTRATION_ORDER:
+        for (name, _, _), marked in zip(plugins, found, strict=True):
+            function = marked.get(hook)
+            if function is not None:
+                function(register=Register(registry, name))
     dists = Distributions()
-    dists.merge(dict.fromkeys(plugins, _IRSPEC))
+    dists.merge({name: dist for name, _, dist in plugins if dist is not None})
     registry.distributions = dists
     return registry
+
+
+def _takes_register(function: types.FunctionType) -> bool:
+    """Whether ``function`` takes ``register`` alone, as every hook's specification does: pluggy calls
+    an implementation with the arguments it names, and refuses a name the specification lacks."""
+    code = function.__code__
+    return (
+        code.co_argcount == 1
+        and code.co_varnames[:1] == ("register",)
+        and not code.co_kwonlyargcount
+        and not function.__defaults__
+        and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    )
 
 
 @functools.cache
@@ -372,14 +423,34 @@ def trec_eval_registry() -> Registry:
 
 @functools.cache
 def _default_registry() -> Registry:
-    # The built-ins' registry is built without pluggy when no plugin is to be loaded and no hook call is
-    # to be traced; a plugin manager otherwise.
+    # Built without pluggy when every plugin marks its hooks plainly (plain_registry) and no hook call is
+    # to be traced; by a plugin manager otherwise, which says what is wrong with a plugin.
     selected = _selected_entry_points() if _autoload() else []
-    if not selected and not os.environ.get("IRSPEC_TRACE_PLUGINS"):
-        registry = builtin_registry()
+    if not os.environ.get("IRSPEC_TRACE_PLUGINS"):
+        registry = _without_pluggy(selected)
         if registry is not None:
             return registry
     return build_registry(_plugin_manager(selected))
+
+
+def _without_pluggy(selected: Sequence[Any]) -> Registry | None:
+    """The registry of the built-in plugins and of the entry points ``selected``, built as a plugin
+    manager would register them (:func:`plain_registry`), or None where pluggy must build it."""
+    builtins = [(name, importlib.import_module(name), _IRSPEC) for name in DEFAULT_PLUGINS]
+    return plain_registry(builtins + list(_loaded(selected, _taken(DEFAULT_PLUGINS))))
+
+
+def _taken(names: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a name is taken: one of ``names``, or a name asked about before (each is, once asked)."""
+    seen = set(names)
+
+    def taken(name: str) -> bool:
+        if name in seen:
+            return True
+        seen.add(name)
+        return False
+
+    return taken
 
 
 _registry_override: contextvars.ContextVar[Registry | None] = contextvars.ContextVar(
