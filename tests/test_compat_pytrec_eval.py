@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -59,15 +60,31 @@ MEASURE_SETS = {
 OPTIONS = [(level, judged) for level in (1, 2, 3) for judged in (False, True)]
 
 
+@functools.cache
+def _case(seed: int) -> tuple[dict, dict]:
+    """``random_case(seed)`` with its run made ``pytrec_safe``, drawn once for the module: the tests below
+    run once a reader (conftest's ``_reader``) and draw the same seeds, and neither evaluator changes the
+    dicts it is given (``test_qrels_are_read_once_at_construction``)."""
+    qrels, run = random_case(seed)
+    return qrels, pytrec_safe(qrels, run)
+
+
+@functools.cache
+def _pytrec_eval(seed: int, measures: frozenset[str], level: int, judged: bool = False) -> dict:
+    """pytrec_eval's answer on ``_case(seed)``, computed once: it does not depend on the reader irspec is
+    run with (conftest's ``_reader``), so the second reader's test compares with the same answer."""
+    qrels, run = _case(seed)
+    return pytrec_eval.RelevanceEvaluator(qrels, set(measures), level, judged).evaluate(run)
+
+
 @pytest.mark.parametrize("level,judged", OPTIONS, ids=[f"l{lv}-{'J' if j else 'noJ'}" for lv, j in OPTIONS])
 @pytest.mark.parametrize("name", list(MEASURE_SETS))
 def test_values_keys_and_queries_equal_pytrec_eval(name: str, level: int, judged: bool) -> None:
     measures = MEASURE_SETS[name]
     nan = empty = 0
     for seed in SEEDS:
-        qrels, run = random_case(seed)
-        run = pytrec_safe(qrels, run)
-        expected = pytrec_eval.RelevanceEvaluator(qrels, measures, level, judged).evaluate(run)
+        qrels, run = _case(seed)
+        expected = _pytrec_eval(seed, frozenset(measures), level, judged)
         got = compat.RelevanceEvaluator(qrels, measures, level, judged).evaluate(run)
         problems = differences(got, expected)
         assert not problems, f"random_case({seed}): " + "; ".join(problems[:5])
@@ -92,9 +109,8 @@ def test_the_pure_python_path_equals_pytrec_eval(
     process numpy is loaded, and the drop-in would use the engine, which the test above compares."""
     monkeypatch.setattr(compat, "_pure_first", lambda: True)
     for seed in SEEDS:
-        qrels, run = random_case(seed)
-        run = pytrec_safe(qrels, run)
-        expected = pytrec_eval.RelevanceEvaluator(qrels, PURE_SETS[name], level).evaluate(run)
+        qrels, run = _case(seed)
+        expected = _pytrec_eval(seed, frozenset(PURE_SETS[name]), level)
         evaluator = compat.RelevanceEvaluator(qrels, PURE_SETS[name], level)
         problems = differences(evaluator.evaluate(run), expected)
         assert not problems, f"random_case({seed}): " + "; ".join(problems[:5])
@@ -226,10 +242,9 @@ def test_parameters_irspec_refuses_but_trec_eval_9_computes_are_pytrec_evals(mea
     (P), Rprec at mult 0 (rank 0: 0), recall levels above 1 (0, or the value at recall 1 for a small R
     when x < 1.1), utility without its 4 coefficients (0.0). The drop-in gives pytrec_eval's values."""
     for seed in SEEDS:
-        qrels, run = random_case(seed)
-        run = pytrec_safe(qrels, run)
+        qrels, run = _case(seed)
         for level in (1, 2):
-            expected = pytrec_eval.RelevanceEvaluator(qrels, {measure}, level).evaluate(run)
+            expected = _pytrec_eval(seed, frozenset({measure}), level)
             got = compat.RelevanceEvaluator(qrels, {measure}, level).evaluate(run)
             problems = differences(got, expected)
             assert not problems, f"random_case({seed}), level {level}: " + "; ".join(problems[:5])
