@@ -18,6 +18,7 @@ averages over ties and AUROC counts a tie as a diagonal step: both are compared 
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import re
@@ -81,7 +82,18 @@ def batches(
     ``same-target`` (scores from a small palette, tied only where targets are equal), ``any`` (ties
     across targets; scores never 0), ``none`` (normal draws, some exactly 0). ``empty``: the share of
     queries whose targets are all 0 (and as many all 1). ``ignore``: a target value put in now and then.
+
+    Each draw is made once (:func:`_drawn`; the ~1,300 tests draw ~100 distinct ones); every call gets
+    its own copies of the tensors, so that nothing a metric did to one test's could reach another's.
     """
+    return [(i.clone(), p.clone(), t.clone()) for i, p, t in _drawn(seed, targets, ties, empty, ignore)]
+
+
+@functools.cache
+def _drawn(
+    seed: int, targets: str, ties: str, empty: float, ignore: int | None
+) -> list[tuple[Any, Any, Any]]:
+    """:func:`batches`' draw, kept."""
     rng = np.random.default_rng(seed)
     n_queries = int(rng.integers(1, 40))
     ids = rng.choice(np.arange(-1000, 1000), size=n_queries, replace=False)
@@ -575,7 +587,7 @@ def test_a_torchmetrics_metric_with_its_states_and_life_cycle() -> None:
 def _ddp_worker(rank: int, world: int, port: int, data: list[Any], out: str) -> None:
     """One process of a two-process group (gloo, on the CPU): updates with its half of the batches,
     then computes over both processes' states."""
-    # a spawned process imports this module afresh: the module's fixture has not imported torch there
+    # imported here as well: the module's global torch is set by its fixture (a forked child has it already)
     import torch
     import torch.distributed as dist
 
@@ -604,7 +616,12 @@ def test_states_gather_across_processes(tmp_path: Path) -> None:
         for _ in range(4)
     ]
     port = 29500 + int(rng.integers(0, 400))
-    mp.spawn(_ddp_worker, args=(2, port, data, str(tmp_path / "value")), nprocs=2, join=True)
+    # forked, not spawned: a spawned process imported torch and this module afresh (~6 s of CPU each, the
+    # test's 9 s); a fork starts from this process' modules, as DataLoader's workers do, and the process
+    # group (gloo, its own threads) is made in the children all the same
+    mp.start_processes(
+        _ddp_worker, args=(2, port, data, str(tmp_path / "value")), nprocs=2, join=True, start_method="fork"
+    )
     whole = reference.RetrievalMAP(top_k=5)
     for i, p, t in data:
         whole.update(p, t, indexes=i)
