@@ -12,6 +12,7 @@ a field misread as a docno loses the judgments.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import sys
@@ -24,6 +25,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import irspec
+import irspec.data.plain
+import irspec.data.small
 from irspec.data import Qrels, Run, read_qrels, read_run
 from irspec.errors import InputError
 
@@ -97,17 +100,27 @@ def _pytrec_values(qrels_path: Path, run_path: Path) -> dict[str, dict[str, floa
     return {q: {PYTREC[k]: v for k, v in vals.items() if k in PYTREC} for q, vals in out.items()}
 
 
+@functools.cache
+def _tidy_read(tidy_qrels: bytes, tidy_run: bytes, readers: tuple[int, int]) -> tuple[Qrels, Run, dict]:
+    """The tidy bytes read and evaluated, once for each pair and choice of readers (``readers``: the
+    values of SMALL_BELOW and PLAIN_ABOVE that conftest's ``_reader`` set, so each reader reads its
+    own): ~50 padded variants of each tidy pair are compared with it. Qrels and runs are immutable."""
+    tidy_q = read_qrels(io.BytesIO(tidy_qrels))
+    tidy_r = read_run(io.BytesIO(tidy_run))
+    return tidy_q, tidy_r, irspec.evaluate(tidy_q, tidy_r, METRICS).per_query()
+
+
 def _check(qrels_data: bytes, run_data: bytes, qrels: list, run: list, tmp_path: Path, monkeypatch) -> None:
     """irspec on the padded bytes = irspec on the tidy bytes = pytrec_eval on the padded bytes."""
     q, qpath = _read_every_way(read_qrels, qrels_data, tmp_path / "q", monkeypatch)
     r, rpath = _read_every_way(read_run, run_data, tmp_path / "r", monkeypatch)
-    tidy_q = read_qrels(io.BytesIO(_tidy(qrels)))
-    tidy_r = read_run(io.BytesIO(_tidy(run)))
+    readers = (irspec.data.small.SMALL_BELOW, irspec.data.plain.PLAIN_ABOVE)
+    tidy_q, tidy_r, tidy_values = _tidy_read(_tidy(qrels), _tidy(run), readers)
     assert_frame_equal(q.frame.drop("line"), tidy_q.frame.drop("line"))
     assert_frame_equal(r.frame.drop("line"), tidy_r.frame.drop("line"))
     assert r.runid == "tag"
     got = irspec.evaluate(q, r, METRICS).per_query()
-    assert got == irspec.evaluate(tidy_q, tidy_r, METRICS).per_query()
+    assert got == tidy_values
     expected = _pytrec_values(qpath, rpath)
     assert got.keys() == expected.keys()
     for query, values in expected.items():
