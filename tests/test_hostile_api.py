@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import fractions
+import functools
 import math
 import struct
 import subprocess
@@ -845,19 +846,32 @@ def _odd(qrels: dict, run: dict, rng: np.random.Generator) -> tuple[dict, dict]:
     return odd_qrels, odd_run
 
 
+@functools.cache
+def _odd_case(seed: int) -> tuple[dict, dict]:
+    """``random_case(seed)`` made odd (:func:`_odd`) and ``pytrec_safe``, once for the module: the test
+    below runs once a reader (conftest's ``_reader``), and neither evaluator changes what it is given."""
+    rng = np.random.default_rng(1000 + seed)
+    qrels, run = _odd(*random_case(seed), rng)
+    return qrels, pytrec_safe(qrels, run)
+
+
+@functools.cache
+def _odd_pytrec_eval(seed: int, measures: frozenset[str], level: int) -> dict:
+    """pytrec_eval's answer on ``_odd_case(seed)``, once: it does not depend on irspec's reader."""
+    qrels, run = _odd_case(seed)
+    return _pytrec().RelevanceEvaluator(qrels, set(measures), level).evaluate(run)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_the_drop_in_agrees_with_pytrec_eval_on_odd_random_collections(seed: int) -> None:
     """``tests/randomdata.py``'s collections (ties, graded and negative labels, unjudged documents,
     empty rankings) with odd inputs pytrec_eval reads (:func:`_odd`): the same queries, keys and values,
     for every measure pytrec_eval has and the parameter forms irspec's own specs refuse."""
-    pytrec_eval = _pytrec()
-    rng = np.random.default_rng(1000 + seed)
-    qrels, run = _odd(*random_case(seed), rng)
-    run = pytrec_safe(qrels, run)
+    qrels, run = _odd_case(seed)
     for measures in ({"all_trec"}, {"set_F.0"}, {"Rprec_mult.0,0.4"}, {"11pt_avg.0.5,1.05,2"},
                      {"iprec_at_recall.0.3,1.05,1.5,40"}, {"utility.2,1"}):  # fmt: skip
         for level in (1, 2):
-            theirs = pytrec_eval.RelevanceEvaluator(qrels, measures, level).evaluate(run)
+            theirs = _odd_pytrec_eval(seed, frozenset(measures), level)
             got = compat.RelevanceEvaluator(qrels, measures, level).evaluate(run)
             problems = differences(got, theirs)
             assert not problems, f"seed {seed}, {measures}, level {level}: " + "; ".join(problems[:5])
