@@ -162,11 +162,12 @@ def _pairwise_sum(values: Sequence[float], start: int, n: int) -> float:
 
 def _served(docs: list[str], team: list[int], a: dict[str, int], b: dict[str, int], depth: int,
             p_a: list[float] | None = None) -> Served:  # fmt: skip
+    absent = [depth + 1] * len(docs)  # the rank of a document a ranking does not place
     return Served(
         tuple(docs),
         tuple(team),
-        tuple(a.get(d, depth + 1) for d in docs),
-        tuple(b.get(d, depth + 1) for d in docs),
+        tuple(map(a.get, docs, absent)),
+        tuple(map(b.get, docs, absent)),
         tuple(p_a) if p_a is not None else (math.nan,) * len(docs),
     )
 
@@ -193,26 +194,28 @@ class TeamDraft:
         until a ranking has nothing left to give (as the paper's algorithm) or the list is ``depth`` long."""
         ra, rb = _ranks(a, depth), _ranks(b, depth)
         la, lb = list(ra), list(rb)
+        na, nb = len(la), len(lb)  # the lengths, and the picks below, counted once (a bank is 10^4 lists)
         docs: list[str] = []
         team: list[int] = []
         placed: set[str] = set()
         ia = ib = picks_a = picks_b = 0
-        while len(docs) < depth:
-            while ia < len(la) and la[ia] in placed:
+        while picks_a + picks_b < depth:
+            while ia < na and la[ia] in placed:
                 ia += 1
-            while ib < len(lb) and lb[ib] in placed:
+            while ib < nb and lb[ib] in placed:
                 ib += 1
-            if ia == len(la) or ib == len(lb):
+            if ia == na or ib == nb:
                 break
             if picks_a < picks_b or (picks_a == picks_b and rng.random() < 0.5):
-                docs.append(la[ia])
+                doc = la[ia]
                 team.append(TEAM_A)
                 picks_a += 1
             else:
-                docs.append(lb[ib])
+                doc = lb[ib]
                 team.append(TEAM_B)
                 picks_b += 1
-            placed.add(docs[-1])
+            docs.append(doc)
+            placed.add(doc)
         return _served(docs, team, ra, rb, depth)
 
     def outcome(self, clicks: Clicks) -> np.ndarray:
