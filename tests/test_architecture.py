@@ -33,6 +33,8 @@ it must match exactly, so an entry disappears as soon as its arrow does.
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -308,16 +310,10 @@ def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
     found = []
     base_dir = root.parent
     for source, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        tree = parsed(path)
         is_package = path.name == "__init__.py"
         here = source.split(".") if source != "__init__" else []
-        lazy_lines = {
-            node.lineno
-            for fn in ast.walk(tree)
-            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-            for node in ast.walk(fn)
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-        }
+        lazy_lines = imports_in_functions(tree)
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -360,6 +356,38 @@ def arrows(root: Path, package: str = "irspec") -> list[Arrow]:
             else:
                 found.append(Arrow(source, target.split(".")[0], where, line, True, False, moved))
     return found
+
+
+@functools.cache
+def repository_arrows(root: Path, package: str = "irspec") -> tuple[Arrow, ...]:
+    """:func:`arrows` of a package directory, read once per process: the rules' tests only read those of
+    irspec and of the shipped plugins, and each of them reading irspec's modules again cost 2 s of CPU
+    (issue 35)."""
+    return tuple(arrows(root, package))
+
+
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of the module at ``path``, parsed once per text (the trees are only read)."""
+    return _parse(path.read_text(encoding="utf-8"), str(path))
+
+
+@functools.cache
+def _parse(text: str, filename: str) -> ast.Module:
+    return ast.parse(text, filename)
+
+
+def imports_in_functions(tree: ast.Module) -> set[int]:
+    """The lines of the imports inside a function (at any depth, a class or function within it too), in
+    one pass over the tree."""
+    lines = set()
+    todo: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while todo:
+        node, inside = todo.pop()
+        inside = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if inside and isinstance(node, (ast.Import, ast.ImportFrom)):
+            lines.add(node.lineno)
+        todo.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return lines
 
 
 def lazy_table(tree: ast.Module) -> list[tuple[int, str, bool]]:
@@ -437,7 +465,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 
 
 def violations(
-    found: list[Arrow], layers: list[tuple[str, ...]], first_heavy: str = FIRST_HEAVY_LAYER
+    found: Sequence[Arrow], layers: list[tuple[str, ...]], first_heavy: str = FIRST_HEAVY_LAYER
 ) -> dict[tuple[str, str, str], str]:
     """Every arrow that breaks rules 2-4, keyed (rule, importer, imported), with a sentence saying why."""
     heavy_from = next(i for i, names in enumerate(layers) if first_heavy in names)
@@ -480,7 +508,7 @@ def violations(
 
 
 def _internal_edges(
-    found: list[Arrow], pending: dict[tuple[str, str, str], str] | None = None
+    found: Sequence[Arrow], pending: dict[tuple[str, str, str], str] | None = None
 ) -> dict[str, set[str]]:
     skip = {(src, dst) for _, src, dst in pending or {}}
     edges: dict[str, set[str]] = {}
@@ -505,12 +533,12 @@ def test_every_module_is_in_a_layer():
 
 
 def test_no_import_cycle():
-    cycle = find_cycle(_internal_edges(arrows(ROOT), PENDING))
+    cycle = find_cycle(_internal_edges(repository_arrows(ROOT), PENDING))
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
 def test_every_arrow_follows_the_layers():
-    found = violations(arrows(ROOT), LAYERS)
+    found = violations(repository_arrows(ROOT), LAYERS)
     new = {k: v for k, v in found.items() if k not in PENDING}
     assert new == {}, "\n".join(sorted(new.values()))
     gone = sorted(set(PENDING) - set(found))
@@ -519,7 +547,9 @@ def test_every_arrow_follows_the_layers():
 
 def test_kernels_import_the_context_not_the_engine():
     # the rule the layers give, stated on its own so that a failure reads plainly
-    kernel_targets = {a.target for a in arrows(ROOT) if a.source.startswith("builtin.kernels") and a.internal}
+    kernel_targets = {
+        a.target for a in repository_arrows(ROOT) if a.source.startswith("builtin.kernels") and a.internal
+    }
     assert {t for t in kernel_targets if t.startswith("evaluation")} == {"evaluation.context"}
 
 
@@ -528,7 +558,7 @@ def test_the_engine_knows_no_reports():
     # layers alone would let the engine import a report: only the results' display does, through one module.
     found = {
         (a.source, a.target)
-        for a in arrows(ROOT)
+        for a in repository_arrows(ROOT)
         if a.internal
         and a.source.startswith("evaluation")
         and a.source not in DEPRECATED  # evaluation.results, an old path: it names report.notebook's Shown
@@ -541,7 +571,7 @@ def deprecated_paths(root: Path) -> list[str]:
     """The modules under ``root`` kept at an old path: those that call ``moved_module`` or ``moved_names``."""
     out = []
     for name, path in module_names(root).items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             called = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             if called and node.func.id in ("moved_module", "moved_names"):
                 out.append(name)
@@ -557,7 +587,7 @@ def test_nothing_imports_a_deprecated_path():
     # an old path warns whoever imports it, and is gone after a release: the package uses the new ones
     found = sorted(
         f"{a.path}:{a.line}: {a.source} imports {a.target}"
-        for a in arrows(ROOT)
+        for a in repository_arrows(ROOT)
         if a.internal and a.target in DEPRECATED and a.source != a.target
     )
     assert found == []
@@ -651,7 +681,7 @@ def irspec_imports(root: Path) -> list[tuple[str, str, str]]:
     inside = module_names(ROOT)
     out = []
     for source, path in module_names(root).items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -677,7 +707,7 @@ def plugin_problems(
         for source, target, where in irspec_imports(root)
         if target not in PUBLIC
     ]
-    found = arrows(root, package)
+    found = repository_arrows(root, package)
     cycle = find_cycle(_internal_edges(found))
     if cycle:
         problems.append(f"{package}: import cycle: " + " -> ".join(cycle))
@@ -716,7 +746,7 @@ def test_every_lazy_import_of_a_plugin_is_still_there():
     lazy = {
         (package, a.source, a.target)
         for package, root in plugin_packages().items()
-        for a in arrows(root, package)
+        for a in repository_arrows(root, package)
         if a.lazy
     }
     assert sorted(set(PLUGIN_LAZY) - lazy) == []
