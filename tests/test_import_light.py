@@ -7,6 +7,7 @@ tests do not hide an import. The wall time is measured and printed, never assert
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -143,12 +144,14 @@ def test_eval_runs_as_a_plan_without_loading_the_steps_it_lacks():
     assert sorted({"scipy", "yaml", "jsonschema", "matplotlib", "jinja2", "pandas"} & loaded) == []
 
 
-def _modules_after(code: str) -> set[str]:
-    """Every module (full dotted names) loaded after ``code`` ran in a fresh interpreter."""
+@functools.cache
+def _modules_after(code: str) -> frozenset[str]:
+    """Every module (full dotted names) loaded after ``code`` ran in a fresh interpreter; once per code
+    and test process: tests that probe the same code read one interpreter's answer."""
     probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
     result = _run(probe)
     assert result.returncode == 0, result.stderr
-    return set(json.loads(result.stdout.strip().splitlines()[-1]))
+    return frozenset(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
 _EVAL = (
@@ -305,22 +308,28 @@ def _demo_run(folder: Path, outputs: str) -> str:
 _HTML = "  - {format: html, path: r.html}\n"
 
 
-def test_a_plan_without_figures_loads_no_figure_code(tmp_path):
+@pytest.fixture(scope="module")
+def html_demo_modules(tmp_path_factory) -> frozenset[str]:
+    """The modules the demo plan with an HTML report loads (in a fresh interpreter): two tests read them."""
+    return _modules_after(_demo_run(tmp_path_factory.mktemp("html-demo"), _HTML))
+
+
+def test_a_plan_without_figures_loads_no_figure_code(tmp_path, html_demo_modules):
     # the demo plan with its tables and JSON but no HTML report: nothing of the figures loads (issue 35)
     outputs = "  - {format: table}\n  - {format: json, path: r.json}\n  - {format: markdown, path: r.md}\n"
     loaded = _modules_after(_demo_run(tmp_path, outputs))
     assert "irspec.report.markdown" in loaded  # it did report
     assert sorted(_FIGURES & loaded) == []
     # an HTML report loads the SVG writer and no matplotlib
-    loaded = _modules_after(_demo_run(tmp_path, _HTML))
+    loaded = html_demo_modules
     assert {"irspec.report.charts", "irspec.report.svg"} <= loaded and "matplotlib" not in loaded
 
 
-def test_the_demo_plan_loads_neither_scipy_stats_nor_scipy_optimize(tmp_path):
+def test_the_demo_plan_loads_neither_scipy_stats_nor_scipy_optimize(html_demo_modules):
     # the demo's paired t-tests take Student's t from scipy.special (scipy.stats, which imports
     # scipy.optimize, cost several times as much to import: issue 35's demo in seconds); a power section's
     # check loads them when a plan has one
-    loaded = _modules_after(_demo_run(tmp_path, _HTML))
+    loaded = html_demo_modules
     assert "irspec.stats.significance" in loaded and "scipy.special" in loaded  # it did compare
     assert sorted({"scipy.stats", "scipy.optimize", "matplotlib"} & loaded) == []
 
