@@ -500,6 +500,14 @@ def test_no_table_cell_of_the_site_shows_an_escaped_pipe(site):
     assert shown == {}
 
 
+def test_the_metric_reference_says_which_values_are_better_in_words(site):
+    """A metric whose better side depends on its parameters (irspec-usermodel's RBP) says so, in words:
+    its function's repr, with an address that changes each build, was shown once."""
+    page = (site / "reference" / "metrics.html").read_text(encoding="utf-8")
+    assert "&lt;function" not in page and " at 0x" not in page
+    assert "higher at its defaults; it depends on the parameters (RBP: higher is better" in page
+
+
 def test_every_table_of_the_pages_renders_as_its_markdown_is_written(site):
     import markdown
 

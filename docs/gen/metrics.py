@@ -114,6 +114,17 @@ def absent_plugin_section(dist: str, names: tuple[str, ...]) -> list[str]:
     ]
 
 
+def better_text(d) -> str:
+    """Which values are better, as the reference says it: a definition's ``better`` may be a function of
+    the bound metric (irspec-usermodel's RBP, whose residual has no better side), shown by what it says
+    at the defaults and its own first sentence."""
+    if not callable(d.better):
+        return d.better
+    at_defaults = irspec.Metric(d.name, (), d).better
+    why = " ".join((d.better.__doc__ or "").strip().split("\n\n")[0].split())
+    return f"{at_defaults} at its defaults; it depends on the parameters" + (f" ({why})" if why else "")
+
+
 def metric_section(d) -> list[str]:
     lines = [f"### `{d.name}` {{#{anchor(d.name)}}}", "", f"*{d.summary}*", ""]
     facts = []
@@ -129,7 +140,7 @@ def metric_section(d) -> list[str]:
     if d.scope == "catalogue":  # no per-query values to summarise: the run's one value
         how = "one value per run, from every user's list (catalogue-level: no per-query values)"
     bounds = {(0.0, 1.0): "; every per-query value in [0, 1]", (0.0, None): "; never negative"}.get(tuple(d.bounds), "")
-    facts.append(f"**Summary:** {how}; **better:** {d.better}{bounds}")
+    facts.append(f"**Summary:** {how}; **better:** {better_text(d)}{bounds}")
     if d.needs != "run":
         facts.append(f"**Computed from** the `{d.needs}` input (read by its plugin's reader, [below](#inputs)), not from a run")
     names = trec_names(d)
