@@ -217,14 +217,7 @@ def evaluate(
     r = _normalised(run, "run", "score", columns, run_name)
     single = run_name if "run" not in _present(run, columns) else None
     named = dict(sources or {})
-    runs, notes, empty = _coverage(q, query, label, r, single, options, bound, named)
-    evaluate_bucket = _bucket_evaluator(runs, names, options, named)
-    # A dry run on empty inputs, on the driver: metrics that need another input, or options that the
-    # engine refuses, fail here with irspec's own error rather than inside a Spark task.
-    try:
-        evaluate_bucket(_empty_arrow(q), _empty_arrow(r))
-    except RuntimeError as e:
-        raise _task_error(e) from None
+    # refused before the first Spark job (_coverage's), as unknown metrics and bad options are
     # cast: Spark has a value for every setting it defines (200 unless set)
     n = (
         partitions
@@ -236,6 +229,14 @@ def evaluate(
         raise EvaluationError(
             f"partitions must be a positive integer <= {MAX_PARTITIONS:,}, got {quote(partitions)}"
         )
+    runs, notes, empty = _coverage(q, query, label, r, single, options, bound, named)
+    evaluate_bucket = _bucket_evaluator(runs, names, options, named)
+    # A dry run on empty inputs, on the driver: metrics that need another input, or options that the
+    # engine refuses, fail here with irspec's own error rather than inside a Spark task.
+    try:
+        evaluate_bucket(_empty_arrow(q), _empty_arrow(r))
+    except RuntimeError as e:
+        raise _task_error(e) from None
 
     def bucket(column: str) -> Any:
         # both query columns hold strings, so a query's qrels and run rows hash alike
