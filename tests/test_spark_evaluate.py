@@ -9,6 +9,7 @@ evaluated one by one.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -452,49 +453,74 @@ def test_a_plan_engine_is_checked_by_the_schema(tmp_path):
 
 
 WORKERS_PYTHON = """
-import sys, warnings
+import json, os, sys, traceback, warnings
 sys.path.insert(0, ROOT)  # the driver's irspec is the one under test; the workers get no path from it
 warnings.simplefilter("ignore")
+from pyspark import SparkContext
 from irspec.evaluation import spark as irs
-session = irs.session(MASTER, {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
-session.sparkContext.setLogLevel("ERROR")
 
 def prefix(_):
     import sys
     import irspec.evaluation  # what irspec's tasks import
     yield sys.prefix
 
-print(session.sparkContext.parallelize([0], 1).mapPartitions(prefix).collect()[0])
-session.stop()
+for master in MASTERS:
+    # nothing of a session before is left for this one to take its workers' interpreter from: its
+    # context reads PYSPARK_PYTHON as it is made, and the JVM's Python workers went with the last context
+    assert "PYSPARK_PYTHON" not in os.environ and SparkContext._active_spark_context is None
+    session = irs.session(master, {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
+    try:
+        session.sparkContext.setLogLevel("ERROR")
+        found = session.sparkContext.parallelize([0], 1).mapPartitions(prefix).collect()[0]
+    except Exception:  # this master's failure, in its own test; the next master is still checked
+        found = traceback.format_exc()[-3000:]
+    finally:
+        session.stop()
+    print(json.dumps([master, found]))
 """
 
+# Without a master first: which master Spark gives is read from the JVM that session() starts for it, in
+# this fresh process as in a user's script; a master named local needs no JVM to be told so.
+MASTERS = (None, "local[1]")
 
-@pytest.mark.parametrize("master", ["local[1]", None])
-def test_a_local_sessions_workers_run_the_interpreter_that_made_it(tmp_path, master):
-    """As a script run by a virtual environment's Python without that environment on PATH (an IDE, cron,
-    a notebook's kernel) makes it: no ``PYSPARK_PYTHON``, the ``python3`` on PATH another interpreter,
-    irspec not in the working directory. PySpark takes its workers' interpreter from ``PYSPARK_PYTHON``
-    alone, else ``python3`` from PATH (at 33cc79e the workers of such a session ran that one, which had
-    no irspec). Without a master, Spark's default one is local too (a plan's engine without
-    ``master``): its workers ran PATH's python3 until the session looked at which master it gets."""
+
+@pytest.fixture(scope="module")
+def workers_prefixes(tmp_path_factory):
+    """The ``sys.prefix`` of the workers of a session made for each of :data:`MASTERS` (or why they ran
+    nothing), one session after the other in one fresh process (a JVM started once, not once a master);
+    and that process."""
     own_bin = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYTHONPATH")}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != own_bin)
+    script = WORKERS_PYTHON.replace("MASTERS", repr(MASTERS)).replace(
+        "ROOT", repr(str(FIXTURES.parent.parent))
+    )
     done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            WORKERS_PYTHON.replace("MASTER", repr(master)).replace("ROOT", repr(str(FIXTURES.parent.parent))),
-        ],
+        [sys.executable, "-c", script],
         check=False,
-        cwd=tmp_path,
+        cwd=tmp_path_factory.mktemp("workers"),
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
+    found = dict(json.loads(line) for line in done.stdout.splitlines() if line.startswith("["))
+    return found, done
+
+
+@pytest.mark.parametrize("master", ["local[1]", None])
+def test_a_local_sessions_workers_run_the_interpreter_that_made_it(workers_prefixes, master):
+    """As a script run by a virtual environment's Python without that environment on PATH (an IDE, cron,
+    a notebook's kernel) makes it: no ``PYSPARK_PYTHON``, the ``python3`` on PATH another interpreter,
+    irspec not in the working directory. PySpark takes its workers' interpreter from ``PYSPARK_PYTHON``
+    alone, else ``python3`` from PATH (at 33cc79e the workers of such a session ran that one, which had
+    no irspec). Without a master, Spark's default one is local too (a plan's engine without
+    ``master``): its workers ran PATH's python3 until the session looked at which master it gets.
+    Both masters' sessions are made in one process (:func:`workers_prefixes`), the first stopped before
+    the second is made: a context takes its interpreter as it is made, so the second chooses its own."""
+    found, done = workers_prefixes
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split()[-1] == sys.prefix
+    assert found[master] == sys.prefix, found[master]
 
 
 def test_a_run_without_evaluated_queries_has_its_result_as_in_memory(spark):
