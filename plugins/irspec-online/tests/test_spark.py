@@ -209,8 +209,10 @@ def logged(spark, tmp_path_factory):
 
     path = tmp_path_factory.mktemp("logged") / "log.parquet"
     pl.read_ndjson(EXAMPLES / "logged.jsonl.gz").write_parquet(path)
-    # cached: the five fits read its partitions as made once, not the file read and shuffled again each
+    # cached: the fits read its partitions as made once, not the file read and shuffled again each; made
+    # here (count() reads every partition), so that no test's jobs include making them
     frame = spark.read.parquet(str(path)).repartition(3).cache()
+    frame.count()
     yield frame
     frame.unpersist()
 
@@ -270,8 +272,7 @@ def test_a_position_model_on_spark_reads_its_sessions_once_and_fits_the_local_va
     iterations, and fit the file's parameters: the same cells (their weights are counts, summed exactly),
     coded in another order, so the sums over them differ in the last bits at most."""
     context = logged.sparkSession.sparkContext
-    fit(logged, model, iterations=1)  # the fixture's frame cached by a first use, not counted below
-    jobs = {}
+    jobs = {}  # the fixture's frame is cached already: the jobs counted below are the fits' alone
     for iterations in (2, 20):
         group = f"irspec-{model}-{iterations}"
         context.setJobGroup(group, f"{model}, {iterations} iterations")
