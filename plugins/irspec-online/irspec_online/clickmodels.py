@@ -888,12 +888,24 @@ class DBN(ClickModel):
         """The forward and backward quantities of every session and rank (``n x (RANKS + 1)`` each):
         ``filtered`` ``P(E_r = 1 | C_<r)``, ``exam`` ``P(E_r = 1)``, ``car`` ``P(a click at or below r |
         E_r = 1)``, ``b1`` and ``b0`` ``P(C_>=r | E_r = 1 or 0)``."""
-        alpha, sigma, gamma = self._attr(chunk), _gather(self.sat, chunk.pairs), self.cont
-        n, ranks = alpha.shape
+        alpha, sigma = self._attr(chunk), _gather(self.sat, chunk.pairs)
+        passes = self._rank_major(np.ascontiguousarray(alpha.T), np.ascontiguousarray(sigma.T), chunk)
+        session_major = {
+            name: np.ascontiguousarray(passes[name].T) for name in ("filtered", "exam", "car", "b1", "b0")
+        }
+        return {"alpha": alpha, "sigma": sigma, **session_major}
+
+    def _rank_major(self, at: np.ndarray, st: np.ndarray, chunk: Sessions) -> dict[str, np.ndarray]:
+        """:meth:`_passes`' quantities rank-major (``(RANKS + 1) x n``), from the sessions' attractiveness
+        ``at`` and satisfaction ``st`` rank-major (``RANKS x n``, C order); with their ``valid`` and
+        ``clicks`` rank-major too."""
+        gamma = self.cont
+        ranks, n = at.shape
         # Rank by rank over rank-major copies, each rank's values contiguous: a column of the sessions'
         # arrays is read with a stride, and the passes took about twice as long (issue 35). The same arithmetic,
-        # so the same bits; returned session-major, as the statistics sum them.
-        at, st, valid, click = (np.ascontiguousarray(x.T) for x in (alpha, sigma, chunk.valid, chunk.clicks))
+        # so the same bits.
+        valid = np.arange(ranks)[:, None] < chunk.length[None, :]  # Sessions.valid, rank-major
+        click = np.ascontiguousarray(chunk.clicks.T)
         # each row written below before it is read, but the first (forward) or the last (backward), 1: the
         # rest left unfilled (filling them took a tenth of an E step)
         filtered, exam = np.empty((ranks + 1, n)), np.empty((ranks + 1, n))
@@ -910,39 +922,53 @@ class DBN(ClickModel):
             go_on = gamma * b1[r + 1] + (1 - gamma) * b0[r + 1]
             b1[r] = np.where(v, np.where(c, a * (s * b0[r + 1] + (1 - s) * go_on), (1 - a) * go_on), 1.0)
             b0[r] = np.where(v & c, 0.0, b0[r + 1])
-        session_major = {
-            name: np.ascontiguousarray(x.T)
-            for name, x in (("filtered", filtered), ("exam", exam), ("car", car), ("b1", b1), ("b0", b0))
-        }
-        return {"alpha": alpha, "sigma": sigma, **session_major}
+        return {"alpha": at, "sigma": st, "valid": valid, "clicks": click, "filtered": filtered, "exam": exam,
+                "car": car, "b1": b1, "b0": b0}  # fmt: skip
 
     def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        p = self._passes(chunk)
-        alpha, sigma, gamma = p["alpha"], p["sigma"], self.cont
-        valid, click, w = chunk.valid, chunk.clicks, chunk.weight[:, None]
-        ranks = alpha.shape[1]
-        r = np.arange(ranks)[None, :]
-        last = _last_click(click)[:, None]
-        e, car = p["filtered"][:, :ranks], p["car"]
+        # Every value computed rank-major, as the passes leave them (each rank's values contiguous: the
+        # session-major copies of the passes and their strided columns took a third of an E step, issue
+        # 35); the same expressions of the same operands, so the same values. What is summed is laid out
+        # session-major first, as it was made before: a sum adds in memory order.
+        codes = chunk.pairs.T  # each value gathered where it goes, rank-major
+        p = self._rank_major(
+            np.ascontiguousarray(_gather(self.attr, codes)),
+            np.ascontiguousarray(_gather(self.sat, codes)),
+            chunk,
+        )
+        alpha, sigma, gamma, valid, click = p["alpha"], p["sigma"], self.cont, p["valid"], p["clicks"]
+        w = chunk.weight[None, :]
+        ranks = alpha.shape[0]
+        r = np.arange(ranks)[:, None]
+        last = _last_click(chunk.clicks)[None, :]
+        e, car = p["filtered"][:ranks], p["car"]
         # attractiveness: 1 for a click; after the last click alpha (1 - e) / (1 - e car); else 0
-        a_post = np.where(click, 1.0, np.where(r > last, alpha * (1 - e) / (1 - e * car[:, :ranks]), 0.0))
+        a_post = np.where(click, 1.0, np.where(r > last, alpha * (1 - e) / (1 - e * car[:ranks]), 0.0))
         # satisfaction: for the last click sigma / (1 - (1 - sigma) gamma car_{r+1}); other clicks 0
-        s_post = np.where(r == last, sigma / (1 - (1 - sigma) * gamma * car[:, 1:]), 0.0)
+        s_post = np.where(r == last, sigma / (1 - (1 - sigma) * gamma * car[1:]), 0.0)
         # continuation: the posterior of (E_r = 1, S_r = 0, E_{r+1} = z), each rank
-        b1, b0 = p["b1"][:, 1:], p["b0"][:, 1:]
+        b1, b0 = p["b1"][1:], p["b0"][1:]
         go = np.where(click, alpha * (1 - sigma), 1 - alpha) * e
         f101, f100 = go * gamma * b1, go * (1 - gamma) * b0
         f110 = np.where(click, e * alpha * sigma * b0, 0.0)
         f000 = np.where(click, 0.0, (1 - e) * b0)
         total = f101 + f100 + f110 + f000
         wv = np.where(valid, w, 0.0)
-        pairs = np.where(valid, chunk.pairs, 0).ravel()
         clicked = np.where(valid & click, w, 0.0)
+        pairs = np.where(chunk.valid, chunk.pairs, 0).ravel()
         n = len(self.vocabulary)
+
+        def flat(x: np.ndarray) -> np.ndarray:
+            """A rank-major array's values session after session."""
+            return np.ascontiguousarray(x.T).ravel()
+
         return {
-            "attr": (_sum_by(pairs, (a_post * wv).ravel(), n), _sum_by(pairs, wv.ravel(), n)),
-            "sat": (_sum_by(pairs, (s_post * clicked).ravel(), n), _sum_by(pairs, clicked.ravel(), n)),
-            "cont": (np.array((wv * f101 / total).sum()), np.array((wv * (f100 + f101) / total).sum())),
+            "attr": (_sum_by(pairs, flat(a_post * wv), n), _sum_by(pairs, flat(wv), n)),
+            "sat": (_sum_by(pairs, flat(s_post * clicked), n), _sum_by(pairs, flat(clicked), n)),
+            "cont": (
+                np.array(flat(wv * f101 / total).sum()),
+                np.array(flat(wv * (f100 + f101) / total).sum()),
+            ),
         }
 
     def _update(self, stats: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
