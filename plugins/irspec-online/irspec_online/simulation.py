@@ -194,9 +194,10 @@ class Simulation:
         rows, cols = np.nonzero(clicks)
         start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=start[1:])
-        # the clicked slots' origins gathered at once, not each issue's whole list first (the same values)
-        at = (q[rows], j[rows], cols)
-        origin = {k: v[at] for k, v in self.bank_origin.items()}
+        # the clicked slots' origins gathered at once, not each issue's whole list first (the same values),
+        # by their places in the bank's arrays, counted once for the four
+        at = (q[rows] * self.design.bank + j[rows]) * self.design.depth + cols
+        origin = {k: v.reshape(-1)[at] for k, v in self.bank_origin.items()}
         clicked = Clicks(start, cols + 1, origin["team"], origin["rank_a"], origin["rank_b"], origin["p_a"],
                          np.zeros(len(rows), dtype=np.int64), np.full(len(rows), np.nan))  # fmt: skip
         values = self.interleaver.outcome(clicked)

@@ -41,6 +41,7 @@ keep). The interleaving test and the estimates add their sums as the means do (e
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -134,13 +135,16 @@ class LogStream:
             check_metrics(metrics)
         keys = _groupings(metrics)
         queries, hours = QueryCounts(), HourCounts()
-        with spill_directory() as directory:
+        with contextlib.ExitStack() as stack:
             count = max(self.partitions, -(-(self.rows or 0) // PARTITION_ROWS))
-            spread = {key: Partitions(directory, count, key) for key in keys}
             chunks = _chunks(self._summaries(queries, hours), self.chunk_rows)
             head = list(itertools.islice(chunks, 2))  # a second chunk or none: spread, or not
             if not head:
                 raise InputError("the log has no records", self.source)
+            # the temporary directory made for a log of several chunks alone (a log of one has no files:
+            # making and removing the directory was a tenth of evaluating a small log, issue 35)
+            directory = stack.enter_context(spill_directory()) if len(head) > 1 else ""
+            spread = {key: Partitions(directory, count, key) for key in keys}
             # with users as the unit, a user's sessions may sit in several partitions: their sums are
             # spread by user (the partial sums' "unit" column) over as many partitions again
             by_user = self.design is not None and self.design.unit == "user" and len(head) > 1
