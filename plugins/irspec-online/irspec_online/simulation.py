@@ -234,22 +234,61 @@ class Simulation:
                  length: np.ndarray, clicks: np.ndarray, start: float) -> Iterator[dict]:  # fmt: skip
         queries = self.design.queries
         docs = self.model.vocabulary.pairs()
-        for i in range(n):
-            results = [docs[c][1] for c in pairs[i, : length[i]].tolist()]
-            rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[q[i]], "qid": queries[q[i]],
-                   "timestamp": start + i, "results": results,
-                   "clicks": [{"doc": results[r], "rank": r + 1} for r in np.flatnonzero(clicks[i]).tolist()]}  # fmt: skip
-            if j is not None:
-                origin = {k: v[q[i], j[i]] for k, v in self.bank_origin.items()}
-                rec["origins"] = [
-                    {**({"team": "ab"[int(origin["team"][r])]} if origin["team"][r] >= 0 else {}),
-                     "rank_a": int(origin["rank_a"][r]), "rank_b": int(origin["rank_b"][r]),
-                     **({} if math.isnan(origin["p_a"][r]) else {"p_a": float(origin["p_a"][r])})}
-                    for r in range(len(results))
-                ]  # fmt: skip
-            elif arm is not None:
-                rec["arm"] = "ab"[int(arm[i])]
-            yield rec
+        # a block's values made Python's at once (numpy's, read row by row, took most of the time)
+        for rows in _blocks(n):
+            shown, lengths, clicked, which = (
+                pairs[rows].tolist(),
+                length[rows].tolist(),
+                clicks[rows].tolist(),
+                q[rows].tolist(),
+            )
+            origin = (
+                {k: v[q[rows], j[rows]].tolist() for k, v in self.bank_origin.items()}
+                if j is not None
+                else None
+            )
+            arms = arm[rows].tolist() if arm is not None else None
+            for k, i in enumerate(range(rows.start, rows.stop)):
+                results = [docs[c][1] for c in shown[k][: lengths[k]]]
+                rec = {
+                    "session": f"s{i}",
+                    "user": f"u{i}",
+                    "query": queries[which[k]],
+                    "qid": queries[which[k]],
+                    "timestamp": start + i,
+                    "results": results,
+                    "clicks": [{"doc": results[r], "rank": r + 1} for r, c in enumerate(clicked[k]) if c],
+                }
+                if origin is not None:
+                    team, rank_a, rank_b, p_a = (
+                        origin["team"][k],
+                        origin["rank_a"][k],
+                        origin["rank_b"][k],
+                        origin["p_a"][k],
+                    )
+                    rec["origins"] = [
+                        {
+                            **({"team": "ab"[team[r]]} if team[r] >= 0 else {}),
+                            "rank_a": rank_a[r],
+                            "rank_b": rank_b[r],
+                            **({} if math.isnan(p_a[r]) else {"p_a": p_a[r]}),
+                        }
+                        for r in range(len(results))
+                    ]
+                elif arms is not None:
+                    rec["arm"] = "ab"[arms[k]]
+                yield rec
+
+
+ROWS_AT_ONCE = 4096
+"""The records made from a block of this many rows of the draws at a time (:func:`_blocks`)."""
+
+
+def _blocks(n: int) -> Iterator[slice]:
+    """The rows ``0..n`` a block of :data:`ROWS_AT_ONCE` at a time: whose values a record maker turns into
+    Python's at once (``tolist``), memory a block's, however many records."""
+    for at in range(0, n, ROWS_AT_ONCE):
+        yield slice(at, min(n, at + ROWS_AT_ONCE))
 
 
 LOGGERS = ("ranking", "shuffle", "swap")
@@ -276,15 +315,32 @@ def logged_records(sim: Simulation, n: int, rng: np.random.Generator, logger: st
 
 def _logged_records(draw: Any, sim: Simulation, n: int, logger: str, start: float) -> Iterator[dict]:
     queries, docs = sim.design.queries, sim.model.vocabulary.pairs()
-    for i in range(n):
-        results = [docs[c][1] for c in draw.shown[i, : draw.size[i]].tolist()]
-        rec = {"session": f"s{i}", "user": f"u{i}", "query": queries[draw.q[i]], "qid": queries[draw.q[i]], "timestamp": start + i,
-               "results": results, "clicks": [{"doc": results[r], "rank": r + 1} for r in np.flatnonzero(draw.clicks[i]).tolist()]}  # fmt: skip
-        if logger == "shuffle":
-            rec["propensities"] = draw.propensity[i, : draw.size[i]].tolist()
-        if logger == "swap":
-            rec["swap"] = int(draw.swap[i])
-        yield rec
+    # a block's values made Python's at once (numpy's, read row by row, took most of the time)
+    for rows in _blocks(n):
+        shown, size, clicked, which = (
+            draw.shown[rows].tolist(),
+            draw.size[rows].tolist(),
+            draw.clicks[rows].tolist(),
+            draw.q[rows].tolist(),
+        )
+        propensity = draw.propensity[rows].tolist() if logger == "shuffle" else None
+        swap = draw.swap[rows].tolist()
+        for k, i in enumerate(range(rows.start, rows.stop)):
+            results = [docs[c][1] for c in shown[k][: size[k]]]
+            rec = {
+                "session": f"s{i}",
+                "user": f"u{i}",
+                "query": queries[which[k]],
+                "qid": queries[which[k]],
+                "timestamp": start + i,
+                "results": results,
+                "clicks": [{"doc": results[r], "rank": r + 1} for r, c in enumerate(clicked[k]) if c],
+            }
+            if propensity is not None:
+                rec["propensities"] = propensity[k][: size[k]]
+            if logger == "swap":
+                rec["swap"] = swap[k]
+            yield rec
 
 
 def logged_frame(sim: Simulation, n: int, rng: np.random.Generator, logger: str = "ranking",
