@@ -897,8 +897,8 @@ class DBN(ClickModel):
 
     def _rank_major(self, at: np.ndarray, st: np.ndarray, chunk: Sessions) -> dict[str, np.ndarray]:
         """:meth:`_passes`' quantities rank-major (``(RANKS + 1) x n``), from the sessions' attractiveness
-        ``at`` and satisfaction ``st`` rank-major (``RANKS x n``, C order); with their ``valid`` and
-        ``clicks`` rank-major too."""
+        ``at`` and satisfaction ``st`` rank-major (``RANKS x n``, C order); with them, ``1 -`` each
+        (``not_alpha``, ``not_sigma``), and the sessions' ``valid`` and ``clicks``, rank-major too."""
         gamma = self.cont
         ranks, n = at.shape
         # Rank by rank over rank-major copies, each rank's values contiguous: a column of the sessions'
@@ -910,20 +910,22 @@ class DBN(ClickModel):
         # rest left unfilled (filling them took a tenth of an E step)
         filtered, exam = np.empty((ranks + 1, n)), np.empty((ranks + 1, n))
         filtered[0] = exam[0] = 1.0
+        # 1 - alpha and 1 - sigma, each used three times a rank, made once for every rank
+        not_at, not_st = 1 - at, 1 - st
         for r in range(ranks):
-            a, s, e = at[r], st[r], filtered[r]
-            filtered[r + 1] = np.where(click[r], gamma * (1 - s), e * gamma * (1 - a) / (1 - e * a))
-            exam[r + 1] = exam[r] * gamma * ((1 - s) * a + 1 - a)
+            a, s, e, not_a, not_s = at[r], st[r], filtered[r], not_at[r], not_st[r]
+            filtered[r + 1] = np.where(click[r], gamma * not_s, e * gamma * not_a / (1 - e * a))
+            exam[r + 1] = exam[r] * gamma * (not_s * a + 1 - a)
         car, b1, b0 = np.empty((ranks + 1, n)), np.empty((ranks + 1, n)), np.empty((ranks + 1, n))
         car[ranks], b1[ranks], b0[ranks] = 0.0, 1.0, 1.0
         for r in range(ranks - 1, -1, -1):
-            a, s, v, c = at[r], st[r], valid[r], click[r]
-            car[r] = np.where(v, a + (1 - a) * gamma * car[r + 1], 0.0)
+            a, s, v, c, not_a, not_s = at[r], st[r], valid[r], click[r], not_at[r], not_st[r]
+            car[r] = np.where(v, a + not_a * gamma * car[r + 1], 0.0)
             go_on = gamma * b1[r + 1] + (1 - gamma) * b0[r + 1]
-            b1[r] = np.where(v, np.where(c, a * (s * b0[r + 1] + (1 - s) * go_on), (1 - a) * go_on), 1.0)
+            b1[r] = np.where(v, np.where(c, a * (s * b0[r + 1] + not_s * go_on), not_a * go_on), 1.0)
             b0[r] = np.where(v & c, 0.0, b0[r + 1])
-        return {"alpha": at, "sigma": st, "valid": valid, "clicks": click, "filtered": filtered, "exam": exam,
-                "car": car, "b1": b1, "b0": b0}  # fmt: skip
+        return {"alpha": at, "sigma": st, "not_alpha": not_at, "not_sigma": not_st, "valid": valid, "clicks": click,
+                "filtered": filtered, "exam": exam, "car": car, "b1": b1, "b0": b0}  # fmt: skip
 
     def _statistics(self, chunk: Sessions) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         # Every value computed rank-major, as the passes leave them (each rank's values contiguous: the
@@ -945,10 +947,10 @@ class DBN(ClickModel):
         # attractiveness: 1 for a click; after the last click alpha (1 - e) / (1 - e car); else 0
         a_post = np.where(click, 1.0, np.where(r > last, alpha * (1 - e) / (1 - e * car[:ranks]), 0.0))
         # satisfaction: for the last click sigma / (1 - (1 - sigma) gamma car_{r+1}); other clicks 0
-        s_post = np.where(r == last, sigma / (1 - (1 - sigma) * gamma * car[1:]), 0.0)
+        s_post = np.where(r == last, sigma / (1 - p["not_sigma"] * gamma * car[1:]), 0.0)
         # continuation: the posterior of (E_r = 1, S_r = 0, E_{r+1} = z), each rank
         b1, b0 = p["b1"][1:], p["b0"][1:]
-        go = np.where(click, alpha * (1 - sigma), 1 - alpha) * e
+        go = np.where(click, alpha * p["not_sigma"], p["not_alpha"]) * e
         f101, f100 = go * gamma * b1, go * (1 - gamma) * b0
         f110 = np.where(click, e * alpha * sigma * b0, 0.0)
         f000 = np.where(click, 0.0, (1 - e) * b0)
