@@ -70,11 +70,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def builtin_hookimpl(function: F) -> F:
-    """Mark ``function`` as ``@hookimpl`` with no options marks it, without importing pluggy: how the
-    built-in modules mark their hooks, so that a registry of the built-ins alone is built without
-    pluggy (:func:`irspec.spec.plugins.get_registry`). A test holds the attribute to pluggy's own."""
-    setattr(function, IMPL_MARKER, dict(IMPL_DEFAULTS))
-    return function
+    """Mark ``function`` as ``@hookimpl`` with no options marks it (:data:`hookimpl` itself, which
+    imports no pluggy): how the built-in modules mark their hooks. A test holds the attribute to pluggy's
+    own."""
+    return hookimpl(function)
 
 
 class HookimplMarker:
@@ -107,7 +106,7 @@ class HookimplMarker:
         }
 
         def mark(func: F) -> F:
-            setattr(func, IMPL_MARKER, options)
+            setattr(func, IMPL_MARKER, dict(options))  # each function its own, as pluggy's marker gives
             return func
 
         return mark if function is None else mark(function)

@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from irspec.errors import RegistryError
@@ -124,19 +124,21 @@ def _selected_entry_points() -> list[Any]:
 def _load_entry_points(pm: pluggy.PluginManager, selected: Sequence[Any]) -> None:
     from irspec.spec.manager import PluginManager
 
-    for name, plugin, dist in _loaded(selected, lambda name: pm.get_plugin(name) is not None):
+    for name, plugin, dist in _loaded(selected, [name for name, _ in pm.list_name_plugin()]):
         pm.register(plugin, name=name)
         if dist is not None and isinstance(pm, PluginManager):
             pm.distributions[name] = dist  # its name and version read when asked for
 
 
-def _loaded(selected: Sequence[Any], taken: Callable[[str], bool]) -> Iterator[tuple[str, Any, Any]]:
-    """Each entry point of ``selected`` whose name is not ``taken`` (a name met before, or a built-in's:
-    the first keeps it), loaded: its name, the plugin and its distribution (or None). A plugin that fails
-    to import is a :class:`RegistryError` naming it and its distribution."""
+def _loaded(selected: Sequence[Any], registered: Iterable[str | None]) -> Iterator[tuple[str, Any, Any]]:
+    """Each entry point of ``selected`` whose name is neither ``registered`` already (a built-in's) nor
+    met before in ``selected`` (the first keeps it), loaded: its name, the plugin and its distribution
+    (or None). A plugin that fails to import is a :class:`RegistryError` naming it and its distribution."""
+    taken = set(registered)
     for ep in selected:
-        if taken(ep.name):
+        if ep.name in taken:
             continue
+        taken.add(ep.name)
         dist = getattr(ep, "dist", None)
         try:
             plugin = ep.load()
@@ -344,7 +346,12 @@ def builtin_registry(plugins: Sequence[str] = DEFAULT_PLUGINS) -> Registry | Non
     order, builds the registry of those alone. ``None`` when a built-in hook has options (``tryfirst``, a
     ``specname``...) that pluggy alone knows how to honour: the plugin manager is then made. A test holds
     this registry to the plugin manager's."""
-    return plain_registry([(name, importlib.import_module(name), _IRSPEC) for name in plugins])
+    return plain_registry(_builtins(plugins))
+
+
+def _builtins(names: Sequence[str]) -> list[tuple[str, Any, Any]]:
+    """The built-in plugins ``names`` as :func:`plain_registry` takes plugins: name, module, distribution."""
+    return [(name, importlib.import_module(name), _IRSPEC) for name in names]
 
 
 def plain_registry(plugins: Sequence[tuple[str, Any, Any]]) -> Registry | None:
@@ -436,21 +443,7 @@ def _default_registry() -> Registry:
 def _without_pluggy(selected: Sequence[Any]) -> Registry | None:
     """The registry of the built-in plugins and of the entry points ``selected``, built as a plugin
     manager would register them (:func:`plain_registry`), or None where pluggy must build it."""
-    builtins = [(name, importlib.import_module(name), _IRSPEC) for name in DEFAULT_PLUGINS]
-    return plain_registry(builtins + list(_loaded(selected, _taken(DEFAULT_PLUGINS))))
-
-
-def _taken(names: Sequence[str]) -> Callable[[str], bool]:
-    """Whether a name is taken: one of ``names``, or a name asked about before (each is, once asked)."""
-    seen = set(names)
-
-    def taken(name: str) -> bool:
-        if name in seen:
-            return True
-        seen.add(name)
-        return False
-
-    return taken
+    return plain_registry(_builtins(DEFAULT_PLUGINS) + list(_loaded(selected, DEFAULT_PLUGINS)))
 
 
 _registry_override: contextvars.ContextVar[Registry | None] = contextvars.ContextVar(
