@@ -904,8 +904,7 @@ class DBN(ClickModel):
         # Rank by rank over rank-major copies, each rank's values contiguous: a column of the sessions'
         # arrays is read with a stride, and the passes took about twice as long (issue 35). The same arithmetic,
         # so the same bits.
-        valid = np.arange(ranks)[:, None] < chunk.length[None, :]  # Sessions.valid, rank-major
-        click = np.ascontiguousarray(chunk.clicks.T)
+        valid, click = np.ascontiguousarray(chunk.valid.T), np.ascontiguousarray(chunk.clicks.T)
         # each row written below before it is read, but the first (forward) or the last (backward), 1: the
         # rest left unfilled (filling them took a tenth of an E step)
         filtered, exam = np.empty((ranks + 1, n)), np.empty((ranks + 1, n))

@@ -234,31 +234,15 @@ class Simulation:
                  length: np.ndarray, clicks: np.ndarray, start: float) -> Iterator[dict]:  # fmt: skip
         queries = self.design.queries
         docs = self.model.vocabulary.pairs()
-        # a block's values made Python's at once (numpy's, read row by row, took most of the time)
         for rows in _blocks(n):
-            shown, lengths, clicked, which = (
-                pairs[rows].tolist(),
-                length[rows].tolist(),
-                clicks[rows].tolist(),
-                q[rows].tolist(),
-            )
             origin = (
                 {k: v[q[rows], j[rows]].tolist() for k, v in self.bank_origin.items()}
                 if j is not None
                 else None
             )
             arms = arm[rows].tolist() if arm is not None else None
-            for k, i in enumerate(range(rows.start, rows.stop)):
-                results = [docs[c][1] for c in shown[k][: lengths[k]]]
-                rec = {
-                    "session": f"s{i}",
-                    "user": f"u{i}",
-                    "query": queries[which[k]],
-                    "qid": queries[which[k]],
-                    "timestamp": start + i,
-                    "results": results,
-                    "clicks": [{"doc": results[r], "rank": r + 1} for r, c in enumerate(clicked[k]) if c],
-                }
+            for k, rec in _block_records(rows, pairs, length, clicks, q, queries, docs, start):
+                results = rec["results"]
                 if origin is not None:
                     team, rank_a, rank_b, p_a = (
                         origin["team"][k],
@@ -278,6 +262,29 @@ class Simulation:
                 elif arms is not None:
                     rec["arm"] = "ab"[arms[k]]
                 yield rec
+
+
+def _block_records(rows: slice, shown: np.ndarray, size: np.ndarray, clicks: np.ndarray, q: np.ndarray,
+                   queries: Sequence[str], docs: Sequence[tuple[Any, str]], start: float) -> Iterator[tuple[int, dict]]:  # fmt: skip
+    """The records of the rows ``rows`` (a block of :func:`_blocks`), each with its place in the block:
+    session, user, query, timestamp, the results ``shown`` (their first ``size``) and the ``clicks`` on
+    them, which every simulated log's records have. A block's values are made Python's at once (numpy's,
+    read row by row, took most of the time)."""
+    listed, sizes, clicked, which = (x[rows].tolist() for x in (shown, size, clicks, q))
+    for k, i in enumerate(range(rows.start, rows.stop)):
+        results = [docs[c][1] for c in listed[k][: sizes[k]]]
+        yield (
+            k,
+            {
+                "session": f"s{i}",
+                "user": f"u{i}",
+                "query": queries[which[k]],
+                "qid": queries[which[k]],
+                "timestamp": start + i,
+                "results": results,
+                "clicks": [{"doc": results[r], "rank": r + 1} for r, c in enumerate(clicked[k]) if c],
+            },
+        )
 
 
 ROWS_AT_ONCE = 4096
@@ -315,30 +322,13 @@ def logged_records(sim: Simulation, n: int, rng: np.random.Generator, logger: st
 
 def _logged_records(draw: Any, sim: Simulation, n: int, logger: str, start: float) -> Iterator[dict]:
     queries, docs = sim.design.queries, sim.model.vocabulary.pairs()
-    # a block's values made Python's at once (numpy's, read row by row, took most of the time)
     for rows in _blocks(n):
-        shown, size, clicked, which = (
-            draw.shown[rows].tolist(),
-            draw.size[rows].tolist(),
-            draw.clicks[rows].tolist(),
-            draw.q[rows].tolist(),
-        )
         propensity = draw.propensity[rows].tolist() if logger == "shuffle" else None
-        swap = draw.swap[rows].tolist()
-        for k, i in enumerate(range(rows.start, rows.stop)):
-            results = [docs[c][1] for c in shown[k][: size[k]]]
-            rec = {
-                "session": f"s{i}",
-                "user": f"u{i}",
-                "query": queries[which[k]],
-                "qid": queries[which[k]],
-                "timestamp": start + i,
-                "results": results,
-                "clicks": [{"doc": results[r], "rank": r + 1} for r, c in enumerate(clicked[k]) if c],
-            }
+        swap = draw.swap[rows].tolist() if logger == "swap" else None
+        for k, rec in _block_records(rows, draw.shown, draw.size, draw.clicks, draw.q, queries, docs, start):
             if propensity is not None:
-                rec["propensities"] = propensity[k][: size[k]]
-            if logger == "swap":
+                rec["propensities"] = propensity[k][: len(rec["results"])]
+            if swap is not None:
                 rec["swap"] = swap[k]
             yield rec
 
