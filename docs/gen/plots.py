@@ -4,9 +4,10 @@ Nothing is committed: each build runs the demo plan (``specs/demo.yaml``, in a s
 outputs set to the HTML report) and puts the report into the site, with three of the figures the
 ``plots`` output writes as files, so the pictures always show what the code draws today.
 
-The figures are the SVG files of the ``plots`` output, byte for byte (:func:`irspec.report.plots.render`
-of the plan's results, unlinked), without the PNG files the output draws with matplotlib beside them,
-which the site never shows: they were nine tenths of the plan's time (issue 35: 9 s of CPU of a build).
+The figures are the SVG files of the ``plots`` output, byte for byte (the report's figures,
+:func:`irspec.plan.execute.report_figures`, drawn unlinked), without the PNG files the output draws
+with matplotlib beside them, which the site never shows: they were nine tenths of the plan's time
+(issue 35: 9 s of CPU of a build).
 The plan runs in this process, from the scratch copy as a user runs it from the repository's root, so
 the report names its inputs by the same relative paths as ``irspec run specs/demo.yaml`` does.
 """
@@ -23,7 +24,8 @@ import mkdocs_gen_files
 
 from irspec import IrspecWarning
 from irspec.plan import load_plan, render_outputs, run_plan
-from irspec.report.plots import render
+from irspec.plan.execute import report_figures
+from irspec.report.plots import render_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 # the plots the tutorial shows (docs/tutorial.md), and the report it links to
@@ -40,17 +42,8 @@ with tempfile.TemporaryDirectory() as scratch:
             plan = load_plan("specs/demo.yaml", ["output=[{format: html, path: out/report.html}]"])
             report = run_plan(plan)
             [(_, page)] = render_outputs(report)
-        # the figures as the plots output draws them: from the first baseline, without links
-        drawn = {
-            p.name: p.svg
-            for p in render(
-                list(report.results),
-                curves=report.curves,
-                data=report.figure_data,
-                baseline=plan.compare.baselines[0] if plan.compare is not None else None,
-                formats=("svg",),
-            )
-        }
+        # the figures as the plots output draws them (without links), as SVG alone
+        drawn = {p.name: p.svg for p in render_figures(report_figures(report), formats=("svg",))}
     finally:
         os.chdir(here)
 for name in FIGURES:

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from irspec.experiment.standardize import ZTable
     from irspec.report.figures import FigureData
 
-__all__ = ["PlanReport", "plan_power", "render_outputs", "run_plan", "write_outputs"]
+__all__ = ["PlanReport", "plan_power", "render_outputs", "report_figures", "run_plan", "write_outputs"]
 
 # The outputs that draw figures, and those whose provenance hashes the input files.
 _DRAWN = ("html", "plots")
@@ -837,29 +837,44 @@ def _provenance(report: PlanReport) -> dict[str, Any]:
     return _shared(report, "provenance", make)
 
 
+def report_figures(report: PlanReport) -> list[Any]:
+    """The figures of a plan's report (:mod:`irspec.report.figures`), not yet drawn: its runs' (the
+    per-topic differences from the first baseline) and its inputs', then its power, agreement and
+    reproduction figures; ``[]`` when it has no runs and no inputs to plot. The HTML page and the
+    ``plots`` output draw these (:func:`irspec.report.plots.render_figures`), as does the documentation's
+    build (``docs/gen/plots.py``)."""
+    from irspec.report import figures
+
+    runs = list(report.results)
+    inputs = [res for res in report.inputs if res.tables]  # a log's top queries and queries per unit
+    if not runs and not inputs:
+        return []
+    plan = report.plan
+    # with several baselines, the per-topic differences are drawn from the first
+    baseline = plan.compare.baselines[0] if plan.compare is not None and plan.compare.baselines else None
+    drawn = figures.report_figures(
+        runs, curves=report.curves, data=report.figure_data, baseline=baseline, inputs=inputs
+    )
+    if report.power is not None:
+        drawn += figures.power_figures(report.power.curves(), report.power.power)
+    if report.agreement is not None:
+        drawn += figures.agreement_figures(report.agreement)
+    if report.reproduction is not None:
+        drawn += figures.reproduction_figures(report.reproduction)
+    return drawn
+
+
 def _plots(report: PlanReport, *, files: bool) -> tuple[list[Any], str | None]:
     """The report's plots, drawn once per use, or ``[]`` and why not: for the HTML page (SVG, a topic's
     mark linked to its row of the page's per-query table), or with ``files`` for the ``plots`` output
     (SVG and PNG files, unlinked; raises when there is nothing to draw, or no matplotlib for the PNG)."""
-    from irspec.report import figures, plots
+
+    from irspec.report import plots
 
     def make() -> tuple[list[Any], str | None]:
-        plan = report.plan
-        runs = list(report.results)
-        inputs = [res for res in report.inputs if res.tables]  # a log's top queries and queries per unit
-        if not runs and not inputs:
+        drawn = report_figures(report)
+        if not drawn:
             return [], "the plan has no runs to plot"
-        # with several baselines, the per-topic differences are drawn from the first
-        baseline = plan.compare.baselines[0] if plan.compare is not None and plan.compare.baselines else None
-        drawn = figures.report_figures(
-            runs, curves=report.curves, data=report.figure_data, baseline=baseline, inputs=inputs
-        )
-        if report.power is not None:
-            drawn += figures.power_figures(report.power.curves(), report.power.power)
-        if report.agreement is not None:
-            drawn += figures.agreement_figures(report.agreement)
-        if report.reproduction is not None:
-            drawn += figures.reproduction_figures(report.reproduction)
         anchor = None
         if not files:
             from irspec.report.html import query_anchor
