@@ -25,7 +25,14 @@ DELIBERATE = "deliberate:"
 # examples, a command run in a subprocess) runs for seconds: its JVM's optimising compiler never repays
 # its cost, which was half of that JVM's CPU time in the suite (issue 35). The client compiler alone
 # runs the same bytecode with the same results. Not set where the caller set Spark's arguments already.
-os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--driver-java-options=-XX:TieredStopAtLevel=1 pyspark-shell")
+# Where scripts/test archived Spark's classes (tests/warm_spark.py), every such JVM maps them at start
+# rather than loading and verifying them from Spark's jars: a session's start and first job in about half
+# the CPU. An archive it cannot map (another class path) it ignores, silently.
+_spark_classes = os.environ.get("IRSPEC_SPARK_CLASSES", "")
+_jvm_options = "-XX:TieredStopAtLevel=1"
+if _spark_classes and os.path.isfile(_spark_classes):
+    _jvm_options += f" -Xlog:cds=off -Xlog:cds+dynamic=off -XX:SharedArchiveFile={_spark_classes}"
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--driver-java-options '{_jvm_options}' pyspark-shell")
 
 # Some containers and CI images set PYTHONDONTWRITEBYTECODE (this machine's do). Then each test worker
 # compiled every test module pytest rewrites (7 of its 11.5 s of collection, issue 35) and each process
