@@ -508,6 +508,23 @@ def test_the_metric_reference_says_which_values_are_better_in_words(site):
     assert "higher at its defaults; it depends on the parameters (RBP: higher is better" in page
 
 
+def test_the_api_reference_is_the_same_on_every_build(site):
+    """The API pages show values as the same text on every build: no memory address (irspec.hookimpl's
+    was), and a set's members in order, in a dict too (pytrec_eval's supported_measures and
+    supported_nicknames came in each process's string hashing order)."""
+    from irspec.compat.pytrec_eval import supported_measures, supported_nicknames
+
+    pages = {
+        name: (site / "reference" / name).read_text(encoding="utf-8") for name in ("api.html", "modules.html")
+    }
+    assert not [name for name, page in pages.items() if " at 0x" in page]
+    assert "irspec.hookimpl = <irspec.spec.hooks.HookimplMarker object>" in _text(pages["api.html"])
+    modules = _text(pages["modules.html"])
+    assert "supported_measures = {" + ", ".join(sorted(map(repr, supported_measures)))[:250] in modules
+    official = ", ".join(sorted(map(repr, supported_nicknames["official"])))
+    assert "supported_nicknames = {'official': {" + official[:200] in modules
+
+
 def test_every_table_of_the_pages_renders_as_its_markdown_is_written(site):
     import markdown
 

@@ -117,7 +117,9 @@ def written_value(node: ast.expr, known: dict[str, Any]) -> Any:
         return Written(ast.unparse(node))
 
 
-def stand_in_function(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, Any], owner: str = "") -> Any:
+def stand_in_function(
+    module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, known: dict[str, Any], owner: str = ""
+) -> Any:
     """A function with ``node``'s name, docstring and signature (annotations as written, which is what
     ``from __future__ import annotations`` makes them), for ``inspect`` to read as the real one."""
     a = node.args
@@ -129,16 +131,28 @@ def stand_in_function(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef,
         return ast.unparse(arg.annotation) if arg.annotation is not None else inspect.Parameter.empty
 
     for i, (arg, default) in enumerate(zip(positional, defaults)):
-        kind = inspect.Parameter.POSITIONAL_ONLY if i < len(a.posonlyargs) else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        kind = (
+            inspect.Parameter.POSITIONAL_ONLY
+            if i < len(a.posonlyargs)
+            else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
         value = inspect.Parameter.empty if default is None else written_value(default, known)
         params.append(inspect.Parameter(arg.arg, kind, default=value, annotation=annotation(arg)))
     if a.vararg is not None:
-        params.append(inspect.Parameter(a.vararg.arg, inspect.Parameter.VAR_POSITIONAL, annotation=annotation(a.vararg)))
+        params.append(
+            inspect.Parameter(a.vararg.arg, inspect.Parameter.VAR_POSITIONAL, annotation=annotation(a.vararg))
+        )
     for arg, default in zip(a.kwonlyargs, a.kw_defaults):
         value = inspect.Parameter.empty if default is None else written_value(default, known)
-        params.append(inspect.Parameter(arg.arg, inspect.Parameter.KEYWORD_ONLY, default=value, annotation=annotation(arg)))
+        params.append(
+            inspect.Parameter(
+                arg.arg, inspect.Parameter.KEYWORD_ONLY, default=value, annotation=annotation(arg)
+            )
+        )
     if a.kwarg is not None:
-        params.append(inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD, annotation=annotation(a.kwarg)))
+        params.append(
+            inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD, annotation=annotation(a.kwarg))
+        )
     returns = ast.unparse(node.returns) if node.returns is not None else inspect.Signature.empty
 
     def function(*args: Any, **kwargs: Any) -> Any:
@@ -154,7 +168,11 @@ def stand_in_function(module: str, node: ast.FunctionDef | ast.AsyncFunctionDef,
 
 def stand_in_class(module: str, node: ast.ClassDef, known: dict[str, Any]) -> type:
     """A class with ``node``'s name, docstring, constructor signature and public methods and properties."""
-    namespace: dict[str, Any] = {"__doc__": ast.get_docstring(node), "__module__": module, "__qualname__": node.name}
+    namespace: dict[str, Any] = {
+        "__doc__": ast.get_docstring(node),
+        "__module__": module,
+        "__qualname__": node.name,
+    }
     for item in node.body:
         if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -162,7 +180,9 @@ def stand_in_class(module: str, node: ast.ClassDef, known: dict[str, Any]) -> ty
         decorators = {ast.unparse(d).rpartition(".")[2] for d in item.decorator_list}
         if item.name == "__init__":
             sig = inspect.signature(function)
-            namespace["__signature__"] = sig.replace(parameters=list(sig.parameters.values())[1:], return_annotation=inspect.Signature.empty)
+            namespace["__signature__"] = sig.replace(
+                parameters=list(sig.parameters.values())[1:], return_annotation=inspect.Signature.empty
+            )
         elif not item.name.startswith("_"):
             if decorators & {"property", "cached_property"}:
                 namespace[item.name] = property(function)
@@ -202,7 +222,9 @@ def from_source(name: str) -> types.ModuleType:
     public = defined.get("__all__", [])
     missing = [n for n in public if n not in defined]
     if missing:  # a name imported from elsewhere: its definition is not in this source
-        raise ModuleNotFoundError(f"{name} cannot be read from its source: {missing} are not defined there", name=name)
+        raise ModuleNotFoundError(
+            f"{name} cannot be read from its source: {missing} are not defined there", name=name
+        )
     module.__all__ = list(public)
     for n in public:
         setattr(module, n, defined[n])
@@ -355,6 +377,29 @@ def documented(obj: Any) -> Any:
     return inspect.unwrap(obj)
 
 
+def value_text(obj: Any) -> str:
+    """A value's text as the same on every build: a set's members in order, in a dict, list or tuple too
+    (a set of strings iterates in an order that changes with each process's string hashing), and no
+    memory address (an object without a ``repr`` of its own shows ``<... object at 0x7f...>``)."""
+    return re.sub(r" at 0x[0-9A-Fa-f]+>", ">", _ordered_repr(obj))
+
+
+def _ordered_repr(obj: Any) -> str:
+    if isinstance(obj, (set, frozenset)) and obj:
+        members = "{" + ", ".join(sorted(map(_ordered_repr, obj))) + "}"
+        return members if type(obj) is set else f"{type(obj).__name__}({members})"
+    if type(obj) is dict:
+        return "{" + ", ".join(f"{_ordered_repr(k)}: {_ordered_repr(v)}" for k, v in obj.items()) + "}"
+    if type(obj) in (list, tuple):
+        items = [_ordered_repr(x) for x in obj]
+        return (
+            f"[{', '.join(items)}]"
+            if type(obj) is list
+            else f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+        )
+    return repr(obj)
+
+
 def render(page: Page, shown: str, obj: Any, level: int = 3) -> None:
     """One object: heading, signature, docstring, and for a class its members."""
     obj = documented(obj)
@@ -385,7 +430,7 @@ def render(page: Page, shown: str, obj: Any, level: int = 3) -> None:
             "",
         ]
     else:
-        value = repr(obj)
+        value = value_text(obj)
         value = value if len(value) <= 300 else value[:300] + " ..."
         lines += [f"{hashes} `{shown}` {{#{key}}}", "", "```python", f"{shown} = {value}", "```", ""]
         data = True
