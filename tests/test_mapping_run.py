@@ -131,12 +131,28 @@ def test_many_tied_judged_documents_take_the_frame_path(seed: int, reads: list, 
 
 
 def test_rankings_of_very_unequal_lengths_take_the_frame_path(reads: list) -> None:
+    """A matrix of the blocks would be mostly padding, and large (more than _SMALL_MATRIX entries)."""
     qrels, run = dict_case(3)
-    run["long"] = {f"l{i}": float(i % 7) for i in range(500)}
-    qrels["long"] = {"l3": 2, "l10": 1, "l400": 0, "nowhere": 1}
+    run["long"] = {f"l{i}": float(i % 7) for i in range(70_000)}
+    qrels["long"] = {"l3": 2, "l10": 1, "l400": 0, "l69999": 3, "nowhere": 1}
     placed = irspec.evaluate(qrels, run, METRICS)
     assert len(reads) == 1
     same(placed, frame_path(qrels, run))
+
+
+def test_small_rankings_of_unequal_lengths_are_read_from_their_dicts(reads: list) -> None:
+    """Mostly padding, but a small matrix: cheaper than the run's frame. Most documents tie, so their
+    docnos are taken for the ties, all at once."""
+    for seed in range(4):
+        reads.clear()  # (the frame path's own reading, below)
+        qrels, run = dict_case(seed)
+        run["long"] = {f"l{i}": float(i % 7) for i in range(500)}
+        run["short"] = {"s1": 1.0}
+        qrels["long"] = {"l3": 2, "l10": 1, "l400": 0, "nowhere": 1}
+        qrels["short"] = {"s1": 1, "s2": 2}
+        placed = irspec.evaluate(qrels, run, METRICS)
+        assert reads == []
+        same(placed, frame_path(qrels, run))
 
 
 def test_a_single_document_and_a_qrels_without_the_runs_queries() -> None:

@@ -202,8 +202,15 @@ def _mapping_context(
         return _strings([flat[i] for i in np.flatnonzero(hit)[t].tolist()])
 
     keys_of: dict[int, list[str]] = {}
+    every: list[np.ndarray] = []  # every docno of the run, in its rows' order, once many are asked for
 
     def text(r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        if every or len(r) * 16 >= n:
+            # many tied entries (a run's scores of few distinct values): every docno listed once and
+            # taken by place, not each entry's looked up in its block's list in turn
+            if not every:
+                every.append(_strings(list(chain.from_iterable(docs))))
+            return every[0][(ends - lengths)[r] + c]
         out = []
         for b, i in zip(r.tolist(), c.tolist(), strict=True):
             if b not in keys_of:
@@ -228,11 +235,18 @@ def _listed_queries(
     return codes, known, extra, sorted(set(index.query_ids) - run_queries)
 
 
+_SMALL_MATRIX = 1 << 16
+"""A matrix of at most this many entries is used however unequal its blocks: its padding costs less than
+making the run's frame (polars' calls, some milliseconds), which the other way begins with."""
+
+
 def _matrix_width(lengths: np.ndarray, n: int) -> int | None:
     """The width of a matrix whose rows are blocks of ``lengths`` (``n`` rows in all): the longest;
-    ``None`` when the matrix would more than double the work (blocks of lengths so unequal)."""
+    ``None`` when the matrix would more than double the work (blocks of lengths so unequal), unless it
+    is small (:data:`_SMALL_MATRIX`)."""
     width = int(lengths.max()) if len(lengths) else 0
-    return None if width * len(lengths) > 2 * n else width
+    cells = width * len(lengths)
+    return None if cells > 2 * n and cells > _SMALL_MATRIX else width
 
 
 def _placed_context(
