@@ -154,6 +154,15 @@ def _plain_case(seed: int) -> tuple[dict, dict]:
     return random_case(seed)
 
 
+@functools.cache
+def _cut_rankings(seed: int, depth: int | None) -> dict[str, list[str]]:
+    """Each run query's ranking of ``_case(seed)`` cut to ``depth`` (-M), in trec_eval's order: computed once
+    for the module's tests, not once a query and option (ranking the whole run again for each left-out
+    query was a fifth of this file's time). Callers do not change the lists."""
+    _, run = _case(seed)
+    return {q: ranked(docs) for q, docs in truncate(run, depth).items()}
+
+
 def _all_negative(labels: Mapping[str, int]) -> bool:
     return bool(labels) and all(v < 0 for v in labels.values())
 
@@ -405,7 +414,7 @@ def test_left_out_queries_get_defined_values(family: str) -> None:
     """Random queries left out of pytrec_eval's input (all labels negative; emptied by -J) under every option."""
     checked = 0
     for seed in SEEDS:
-        qrels, run = _case(seed)
+        qrels, _ = _case(seed)
         for level, depth, judged in OPTION_GRID:
             _, _, left_out = _pytrec_inputs(seed, depth, judged)
             if not left_out:
@@ -415,7 +424,7 @@ def test_left_out_queries_get_defined_values(family: str) -> None:
                 raise mine
             for qid in left_out:
                 labels = qrels[qid]
-                ranking = ranked(truncate(run, depth)[qid])
+                ranking = _cut_rankings(seed, depth)[qid]
                 if judged:
                     ranking = judged_only_ranking(ranking, labels)
                 R = sum(1 for v in labels.values() if v >= level)
@@ -616,10 +625,9 @@ def _check_against_trec10(specs, level: int, depth: int | None, judged: bool) ->
         per_query = res.per_query()
         expected_queries = {q for q, docs in run.items() if docs and qrels.get(q)}
         assert set(per_query) == expected_queries, f"seed {seed}"
-        cut = truncate(run, depth)  # the whole run's, once (it was cut again for each query)
         for qid, row in per_query.items():
             labels = qrels[qid]
-            ranking = ranked(cut[qid])
+            ranking = _cut_rankings(seed, depth)[qid]
             if judged:
                 ranking = judged_only_ranking(ranking, labels)
             relevant = [labels.get(d, -1) >= level for d in ranking]
