@@ -629,6 +629,30 @@ _TREC10 = "iprec and 11pt"
 """``_irspec_values``' key of the per-query values of :func:`_trec10_specs`, where it evaluated them."""
 
 
+@functools.cache
+def _trec10_values(
+    seed: int, level: int, depth: int | None, judged: bool, specs: tuple
+) -> dict[str, list[float]]:
+    """trec_eval 10's values of ``specs`` (by the rules above) for each query of ``_case(seed)`` that both
+    the run (not empty) and the qrels hold: computed once for the tests of both readers."""
+    qrels, run = _case(seed)
+    out = {}
+    for qid, docs in run.items():
+        if not docs or not qrels.get(qid):
+            continue
+        labels = qrels[qid]
+        ranking = _cut_rankings(seed, depth)[qid]
+        if judged:
+            ranking = judged_only_ranking(ranking, labels)
+        relevant = [labels.get(d, -1) >= level for d in ranking]
+        R = sum(1 for v in labels.values() if v >= level)
+        out[qid] = [
+            trec10_iprec(relevant, R, points[0]) if kind == "iprec" else trec10_11pt_avg(relevant, R, points)
+            for _, kind, points in specs
+        ]
+    return out
+
+
 def _check_against_trec10(specs, level: int, depth: int | None, judged: bool) -> list[str]:
     mismatches = []
     for seed in SEEDS:
@@ -652,18 +676,9 @@ def _check_against_trec10(specs, level: int, depth: int | None, judged: bool) ->
             per_query = res.per_query()
         expected_queries = {q for q, docs in run.items() if docs and qrels.get(q)}
         assert set(per_query) == expected_queries, f"seed {seed}"
+        wants = _trec10_values(seed, level, depth, judged, tuple(specs))
         for qid, row in per_query.items():
-            labels = qrels[qid]
-            ranking = _cut_rankings(seed, depth)[qid]
-            if judged:
-                ranking = judged_only_ranking(ranking, labels)
-            relevant = [labels.get(d, -1) >= level for d in ranking]
-            R = sum(1 for v in labels.values() if v >= level)
-            for m, kind, points in specs:
-                if kind == "iprec":
-                    want = trec10_iprec(relevant, R, points[0])
-                else:
-                    want = trec10_11pt_avg(relevant, R, points)
+            for (m, _, _), want in zip(specs, wants[qid], strict=True):
                 got = row[str(m)]
                 if not _close(got, want):
                     mismatches.append(
