@@ -98,11 +98,18 @@ def _eval(argv: list[str]) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[int, str, str]:
-    """``irspec eval``'s exit status, output and errors, the same with the small readers and without."""
-    with monkeypatch.context() as m:
-        m.setattr(small, "SMALL_BELOW", 0)
-        general = _eval(argv)
+def _both(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], general_kept: dict | None = None
+) -> tuple[int, str, str]:
+    """``irspec eval``'s exit status, output and errors, the same with the small readers and without.
+    ``general_kept``: the general reader's outcomes by ``argv``, for files that stay as they are."""
+    general = general_kept.get(tuple(argv)) if general_kept is not None else None
+    if general is None:
+        with monkeypatch.context() as m:
+            m.setattr(small, "SMALL_BELOW", 0)
+            general = _eval(argv)
+        if general_kept is not None:
+            general_kept[tuple(argv)] = general
     fast = _eval(argv)
     if "json" in argv:  # the provenance's date, to the second, may be the next second's
         fast, general = (_dateless(out) for out in (fast, general))
@@ -139,19 +146,30 @@ def used(request, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return found
 
 
+# The random collections' files, written once for a seed's two tests (``used``: the small readers'
+# ways of reading), and the general reader's outcomes on them, which do not depend on those ways (it
+# reads no file of at most SMALL_BELOW bytes with them): computed once, compared with both tests' own.
+_RANDOM_FILES: dict[int, list[str]] = {}
+_RANDOM_GENERAL: dict[tuple[str, ...], tuple[int, str, str]] = {}
+
+
 @pytest.mark.parametrize("seed", range(24))
-def test_random_collections_evaluate_alike_both_ways(tmp_path, monkeypatch, used, seed):
+def test_random_collections_evaluate_alike_both_ways(tmp_path_factory, monkeypatch, used, seed):
     qrels, run = random_case(seed, near_ties=seed % 2 == 0, all_negative=seed % 5 == 0)
-    rng = np.random.default_rng(seed)
     ascii = seed % 4 != 3  # now and then a docno beyond ASCII: the general reader's
-    _write(tmp_path / "qrels.txt", _lines(qrels, "qrels", rng, shuffle=seed % 3 == 0, ascii=ascii), "plain")
-    _write(tmp_path / "run.txt", _lines(run, "run", rng, shuffle=seed % 2 == 1, ascii=ascii), "plain")
-    files = [str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")]
+    if seed not in _RANDOM_FILES:
+        rng = np.random.default_rng(seed)
+        where = tmp_path_factory.mktemp(f"random{seed}")
+        _write(where / "qrels.txt", _lines(qrels, "qrels", rng, shuffle=seed % 3 == 0, ascii=ascii), "plain")
+        _write(where / "run.txt", _lines(run, "run", rng, shuffle=seed % 2 == 1, ascii=ascii), "plain")
+        _RANDOM_FILES[seed] = [str(where / "qrels.txt"), str(where / "run.txt")]
+    files = _RANDOM_FILES[seed]
     for metrics in METRICS:
         for fmt in ("table", "trec", "json", "csv"):
-            _both(monkeypatch, ["eval", *files, "-m", metrics, "--format", fmt, "-q"])
+            _both(monkeypatch, ["eval", *files, "-m", metrics, "--format", fmt, "-q"], _RANDOM_GENERAL)
     for options in OPTIONS:
-        _both(monkeypatch, ["eval", *files, "-m", METRICS[1], "--format", "trec", "-q", *options])
+        argv = ["eval", *files, "-m", METRICS[1], "--format", "trec", "-q", *options]
+        _both(monkeypatch, argv, _RANDOM_GENERAL)
     # the small readers did read (a run of dicts with no line at all: the general reader's)
     assert set(used) == ({"qrels", "run"} if ascii and any(run.values()) else {"qrels"} if ascii else set())
 
