@@ -265,9 +265,11 @@ def _irspec_values(
             out[f] = {}
         # each metric's family, key and column once, not once a query (hashing a metric and its
         # trec_name per value cost ~8% of this file's time)
-        where = [
-            (out[owner[m]], FAMILIES[owner[m]][1] or m.trec_name, str(m)) for m in res.metrics if m in owner
-        ]
+        where = []
+        for m in res.metrics:
+            fam = owner.get(m)  # None for the iprec and 11pt metrics (extra)
+            if fam is not None:
+                where.append((out[fam], FAMILIES[fam][1] or m.trec_name, str(m)))
         per_query = res.per_query()
         for qid, row in per_query.items():
             for values, key, column in where:
