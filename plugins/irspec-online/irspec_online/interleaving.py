@@ -16,6 +16,11 @@ two methods:
     (:class:`irspec_online.records.Clicks`, every impression's at once): +1 when they prefer ``b``, -1 when they prefer ``a``, 0
     for a tie, or the expected value over the random assignments (probabilistic interleaving).
 
+and, optionally, ``interleave`` in two steps, for many lists of one query (a simulation's bank,
+:class:`irspec_online.simulation.Simulation`): ``prepare(a, b, depth)``, what depends on the rankings
+alone, computed once, and ``draw(prepared, rng)``, the list ``interleave(a, b, rng, depth)`` gives. The
+methods here have both.
+
 The methods, each after its paper:
 
 * **Team-draft** (Radlinski, Kurup and Joachims, "How does clickthrough data reflect retrieval quality?",
@@ -192,8 +197,16 @@ class TeamDraft:
     def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
         """Captains pick in turn, a coin deciding who picks first whenever both have picked as often;
         until a ranking has nothing left to give (as the paper's algorithm) or the list is ``depth`` long."""
+        return self.draw(self.prepare(a, b, depth), rng)
+
+    def prepare(self, a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
+        """The rankings' tops and their ranks (see the module docstring)."""
         ra, rb = _ranks(a, depth), _ranks(b, depth)
-        la, lb = list(ra), list(rb)
+        return ra, rb, list(ra), list(rb), depth
+
+    def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
+        """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
+        ra, rb, la, lb, depth = prepared
         na, nb = len(la), len(lb)  # the lengths, and the picks below, counted once (a bank is 10^4 lists)
         docs: list[str] = []
         team: list[int] = []
@@ -231,8 +244,16 @@ class Balanced:
 
     def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
         """The tops of ``a`` and ``b`` merged, ``ka`` and ``kb`` at most one apart, a coin for the first."""
+        return self.draw(self.prepare(a, b, depth), rng)
+
+    def prepare(self, a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
+        """The rankings' tops and their ranks (see the module docstring)."""
         ra, rb = _ranks(a, depth), _ranks(b, depth)
-        la, lb = list(ra), list(rb)
+        return ra, rb, list(ra), list(rb), depth
+
+    def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
+        """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
+        ra, rb, la, lb, depth = prepared
         a_first = rng.random() < 0.5
         docs: list[str] = []
         placed: set[str] = set()
@@ -276,14 +297,25 @@ class Probabilistic:
     def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
         """For each slot a coin picks a ranking, which draws from its softmax over the documents left; the
         document leaves both. Each slot's ``p_a`` is the probability that ``a`` drew it, given the list."""
+        return self.draw(self.prepare(a, b, depth), rng)
+
+    def prepare(self, a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
+        """The rankings' tops, their ranks, weights and the weights' sums (see the module docstring): a
+        third of drawing a list."""
         ra, rb = _ranks(a, depth), _ranks(b, depth)
         docs_a, docs_b = list(ra), list(rb)
         weight_a = [1.0 / r**self.tau for r in ra.values()]
         weight_b = [1.0 / r**self.tau for r in rb.values()]
-        # each ranking's weights with 0 where a document has left it: the softmax a slot draws from
-        left_a, left_b = list(weight_a), list(weight_b)
         index_a = {d: i for i, d in enumerate(docs_a)}
         index_b = {d: i for i, d in enumerate(docs_b)}
+        totals = _numpy_sum(weight_a), _numpy_sum(weight_b)
+        return ra, rb, docs_a, docs_b, weight_a, weight_b, index_a, index_b, totals, depth
+
+    def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
+        """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
+        ra, rb, docs_a, docs_b, weight_a, weight_b, index_a, index_b, (total_a, total_b), depth = prepared
+        # each ranking's weights with 0 where a document has left it: the softmax a slot draws from
+        left_a, left_b = list(weight_a), list(weight_b)
         docs: list[str] = []
         team: list[int] = []
         p_a: list[float] = []
@@ -292,7 +324,6 @@ class Probabilistic:
         # (tests/test_interleaving.py holds them to Generator.choice): what numpy sums it sums pairwise
         # (_numpy_sum), and what it divides or accumulates element by element is the same IEEE arithmetic.
         count_a, count_b = len(docs_a), len(docs_b)
-        total_a, total_b = _numpy_sum(weight_a), _numpy_sum(weight_b)
         while len(docs) < depth and (count_a or count_b):
             use_a = total_b == 0 or (total_a > 0 and rng.random() < 0.5)
             weights, names = (left_a, docs_a) if use_a else (left_b, docs_b)
@@ -438,6 +469,11 @@ class Optimized:
     def interleave(self, a: Sequence[str], b: Sequence[str], rng: np.random.Generator, depth: int) -> Served:
         """One list drawn from :meth:`distribution` (solved once for a pair of rankings: serving the same
         query again draws from the same distribution)."""
+        return self.draw(self.prepare(a, b, depth), rng)
+
+    def prepare(self, a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
+        """The rankings' ranks, the allowed lists and their cumulative distribution (see the module
+        docstring)."""
         ra, rb = _ranks(a, depth), _ranks(b, depth)
         key = (tuple(ra), tuple(rb), depth)
         if key not in self._solved:
@@ -450,6 +486,11 @@ class Optimized:
             cdf /= cdf[-1]
             self._solved[key] = lists, cdf
         lists, cdf = self._solved[key]
+        return ra, rb, lists, cdf, depth
+
+    def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
+        """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
+        ra, rb, lists, cdf, depth = prepared
         docs = lists[int(cdf.searchsorted(rng.random(), side="right"))]  # choice's draw: the same list
         return _served(list(docs), [NO_TEAM] * len(docs), ra, rb, depth)
 

@@ -22,9 +22,10 @@ magnitude). :func:`monte_carlo` checks an analytic power by running whole experi
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,15 +142,19 @@ class Simulation:
         interleaver = implementation(d.method)
         # each list drawn with its own generator, _generator(seed, "bank", q, str(i)), the texts' keys
         # computed once rather than once a list, and the seed given to numpy as the uint32 words it makes of
-        # [seed, "bank", q, i] (_words): the same generator, made in half the time (issue 35)
+        # [seed, "bank", q, i] (_words): the same generator, made in half the time (issue 35). It is made as
+        # default_rng makes it, Generator(PCG64(seed)), without default_rng's checks of its argument (a
+        # quarter of making it); what depends on the rankings alone is computed once a query (_drawer)
         np.random.SeedSequence(self.seed)  # numpy's error for a seed it refuses, as default_rng gives it
         head = _words(self.seed) + _words(_key("bank"))
         tails = [_words(_key(str(i))) for i in range(d.bank)]
+        generator, bit_generator = np.random.Generator, np.random.PCG64
         bank = []
         for q in queries:
-            a, b, start = list(d.a[q]), list(d.b[q]), head + _words(_key(q))
-            bank.append([interleaver.interleave(a, b, np.random.default_rng(np.array(start + tail, dtype=np.uint32)), d.depth)
-                         for tail in tails])  # fmt: skip
+            draw, start = _drawer(interleaver, list(d.a[q]), list(d.b[q]), d.depth), head + _words(_key(q))
+            bank.append(
+                [draw(generator(bit_generator(np.array(start + tail, dtype=np.uint32)))) for tail in tails]
+            )
         # the lists' slots filled at once, row by row, past each list's end its fill (the arrays that lists
         # padded one by one made: a simulation's bank is tens of thousands of lists, issue 35)
         served = [s for lists in bank for s in lists]
@@ -424,6 +429,14 @@ def truth(sim: Simulation, measure: str, k: int, ranking: str = "b") -> float:
     weight = {"ctr": (r <= k) * 1.0, "rr": (r <= k) / r, "click": (r == k) * 1.0}[measure]
     full = np.where(np.arange(pairs.shape[1])[None, :] < length[:, None], full, 0.0)
     return float(sim.probability @ (full @ weight))
+
+
+def _drawer(interleaver: Any, a: list[str], b: list[str], depth: int) -> Callable[[np.random.Generator], Any]:
+    """The lists of one query drawn from ``a`` and ``b``, a generator a list: by the method's ``prepare``,
+    once, and ``draw`` where it has them (:mod:`irspec_online.interleaving`), else by its ``interleave``."""
+    if hasattr(interleaver, "prepare") and hasattr(interleaver, "draw"):
+        return functools.partial(interleaver.draw, interleaver.prepare(a, b, depth))
+    return lambda rng: interleaver.interleave(a, b, rng, depth)
 
 
 def _filled(length: np.ndarray, depth: int, values: Iterable[Any], fill: Any, dtype: Any) -> np.ndarray:
