@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,15 +158,22 @@ class Simulation:
             )
         # the lists' slots filled at once, row by row, past each list's end its fill (the arrays that lists
         # padded one by one made: a simulation's bank is tens of thousands of lists, issue 35)
-        served = [s for lists in bank for s in lists]
-        length = np.fromiter((len(s.docs) for s in served), dtype=np.int64, count=len(served))
-        shape = (len(queries), d.bank, d.depth)
-        pairs = (
-            code[(q, doc)] for q, lists in zip(queries, bank, strict=True) for s in lists for doc in s.docs
+        # (iterated by map and itertools: a third faster than generator expressions)
+        served = list(itertools.chain.from_iterable(bank))
+        length = np.fromiter(
+            map(len, map(operator.attrgetter("docs"), served)), dtype=np.int64, count=len(served)
         )
+        shape = (len(queries), d.bank, d.depth)
+
+        def slots(name: str) -> Iterator[Any]:  # the served lists' values of the field, slot after slot
+            return itertools.chain.from_iterable(map(operator.attrgetter(name), served))
+
+        # each slot's query, its query's count of slots over, paired with the slot's document: its code
+        owners = itertools.chain.from_iterable(map(itertools.repeat, queries, length.reshape(len(queries), -1).sum(axis=1).tolist()))  # fmt: skip
+        pairs = map(code.__getitem__, zip(owners, slots("docs"), strict=True))
         self.bank_pairs = _filled(length, d.depth, pairs, -1, np.int64).reshape(shape)
         self.bank_length = length.reshape(len(queries), d.bank)
-        self.bank_origin = {name: _filled(length, d.depth, (v for s in served for v in getattr(s, name)), fill, dtype).reshape(shape)
+        self.bank_origin = {name: _filled(length, d.depth, slots(name), fill, dtype).reshape(shape)
                             for name, fill, dtype in (("team", -1, np.int64), ("rank_a", 0, np.int64),
                                                       ("rank_b", 0, np.int64), ("p_a", math.nan, np.float64))}  # fmt: skip
         self.interleaver = interleaver
