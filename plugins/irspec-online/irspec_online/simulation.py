@@ -549,13 +549,14 @@ def _power(delta: float, se: float, alpha: float) -> float:
 
 
 def simulate(design: Design, sessions: int = 1_000_000, alpha: float = 0.05, power: float = 0.8,
-             seed: int = 0) -> Power:  # fmt: skip
-    """Simulate ``sessions`` query issues per design (A/B: per arm) and compute the tests' power."""
+             seed: int = 0, simulation: Simulation | None = None) -> Power:  # fmt: skip
+    """Simulate ``sessions`` query issues per design (A/B: per arm) and compute the tests' power.
+    ``simulation``: ``Simulation(design, seed)``, made already (see :func:`_made`)."""
     if sessions < 2:
         raise EvaluationError(f"simulate at least 2 sessions, not {sessions}")
     if not (0 < alpha < 1 and 0 < power < 1):
         raise EvaluationError("alpha and power must be strictly between 0 and 1")
-    sim = Simulation(design, seed)
+    sim = _made(design, seed, simulation)
     rng = _generator(seed, "simulate")
     a, b = sim.ab(sessions, rng, common=True)
     outcome = sim.interleaved(sessions, rng)
@@ -566,14 +567,19 @@ def simulate(design: Design, sessions: int = 1_000_000, alpha: float = 0.05, pow
 
 
 def monte_carlo(
-    design: Design, n: int, experiments: int, alpha: float = 0.05, seed: int = 0
+    design: Design,
+    n: int,
+    experiments: int,
+    alpha: float = 0.05,
+    seed: int = 0,
+    simulation: Simulation | None = None,
 ) -> tuple[float, float]:
     """The share of ``experiments`` whole experiments of ``n`` query issues each that find B better (a
     two-sided test at ``alpha`` in B's direction): ``(A/B: Welch's t, interleaving: the t-test of the mean
-    outcome against 0)``."""
+    outcome against 0)``. ``simulation``: ``Simulation(design, seed)``, made already (see :func:`_made`)."""
     from scipy.stats import ttest_1samp, ttest_ind
 
-    sim = Simulation(design, seed)
+    sim = _made(design, seed, simulation)
     found_ab = found_il = 0
     for e in range(experiments):
         rng = _generator(seed, "experiment", str(e))
@@ -586,6 +592,17 @@ def monte_carlo(
             t = ttest_1samp(clicked, 0.0)
             found_il += bool(t.pvalue < alpha and t.statistic > 0)
     return found_ab / experiments, found_il / experiments
+
+
+def _made(design: Design, seed: int, simulation: Simulation | None) -> Simulation:
+    """``Simulation(design, seed)``: ``simulation`` if given (its bank is most of the time a simulation of
+    a few thousand query issues takes: experiments at several traffics, or a power and a log, share one),
+    which must be that."""
+    if simulation is None:
+        return Simulation(design, seed)
+    if simulation.design is not design or simulation.seed != seed:
+        raise EvaluationError("the simulation given is not the design's with this seed")
+    return simulation
 
 
 UNJUDGED = 0.02

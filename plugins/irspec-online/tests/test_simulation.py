@@ -5,6 +5,7 @@ preference simulated; users made from judgments have ERR's attractiveness."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from fractions import Fraction
@@ -54,11 +55,18 @@ users and probabilistic interleaving gave 13.9, 14.4 and 14.6, left out of the t
 holds its seed-1 value within 40%, and that interleaving needs at least 3 times less traffic."""
 
 
-@pytest.mark.parametrize(("users", "method"), list(MEASURED))
-def test_interleaving_finds_a_known_better_ranking_with_less_traffic(users, method):
+@functools.cache
+def simulated(users, method):
+    """A design with a known better ranking (bank 512) and its power simulated at seed 1: made once for the
+    traffic test's case and the analytic power's test, which simulate the same (DBN, team-draft)."""
     model, a, b = known_better(users)
     design = Design(model, a, b, method=method, bank=512)
-    power = simulate(design, sessions=300_000, seed=1)
+    return design, simulate(design, sessions=300_000, seed=1)
+
+
+@pytest.mark.parametrize(("users", "method"), list(MEASURED))
+def test_interleaving_finds_a_known_better_ranking_with_less_traffic(users, method):
+    design, power = simulated(users, method)
     assert power.ab_mean[1] > power.ab_mean[0] and power.il_mean > 0  # both see B better
     assert power.ratio > 3 and power.ratio == pytest.approx(MEASURED[(users, method)], rel=0.4), power.ratio
     # at the traffic interleaving needs, whole experiments: it finds B about 80% of the time, A/B far less
@@ -68,11 +76,10 @@ def test_interleaving_finds_a_known_better_ranking_with_less_traffic(users, meth
 
 
 def test_the_analytic_power_agrees_with_whole_experiments():
-    model, a, b = known_better("dbn")
-    design = Design(model, a, b, bank=512)
-    power = simulate(design, sessions=300_000, seed=1)
+    design, power = simulated("dbn", "team-draft")  # Design's default method
+    sim = Simulation(design, 5)  # the experiments' users, made once for both traffics
     for n in (int(power.il_needed / 2), int(power.ab_needed / 4)):
-        found_ab, found_il = monte_carlo(design, n, 200, seed=5)
+        found_ab, found_il = monte_carlo(design, n, 200, seed=5, simulation=sim)
         assert found_ab == pytest.approx(power.ab_power(n), abs=0.09)
         assert found_il == pytest.approx(power.il_power(n), abs=0.09)
 
@@ -99,6 +106,18 @@ def test_each_list_of_the_bank_is_drawn_with_its_own_seed(method):
             assert sim.bank_origin["team"][j, i, : len(shown)].tolist() == list(served.team)
 
 
+def test_a_simulation_given_is_the_designs_with_the_seed():
+    model, a, b = known_better("pbm", queries=6)
+    design = Design(model, a, b, bank=4)
+    sim = Simulation(design, 3)
+    assert simulate(design, 2000, seed=3, simulation=sim) == simulate(design, 2000, seed=3)
+    assert monte_carlo(design, 300, 3, seed=3, simulation=sim) == monte_carlo(design, 300, 3, seed=3)
+    with pytest.raises(irspec.EvaluationError, match="not the design's with this seed"):
+        monte_carlo(design, 300, 3, seed=4, simulation=sim)
+    with pytest.raises(irspec.EvaluationError, match="not the design's with this seed"):
+        simulate(Design(model, a, b, bank=4), 2000, seed=3, simulation=sim)
+
+
 def test_a_random_ranking_pair_gives_no_power():
     """A against itself: no difference to find; the power is alpha/2 (one direction) at any traffic."""
     model, a, _ = known_better("pbm")
@@ -110,15 +129,16 @@ def test_a_random_ranking_pair_gives_no_power():
 def test_a_simulated_log_evaluates_to_the_simulated_preference():
     model, a, b = known_better("dbn")
     design = Design(model, a, b, bank=64)
-    records = Simulation(design, 1).log(20_000, np.random.default_rng(3))
+    sim = Simulation(design, 1)  # the logs' users and the power's, made once
+    records = sim.log(20_000, np.random.default_rng(3))
     res = irspec.evaluate_input(records, "Interleaving, CTR", per_query=False)
     row = dict(zip(res.tables[-1].columns, res.tables[-1].rows[0], strict=True))
-    power = simulate(design, sessions=300_000, seed=1)
+    power = simulate(design, sessions=300_000, seed=1, simulation=sim)
     se = np.sqrt(power.il_variance / row["clicked"])
     assert row["preference"] == pytest.approx(power.il_mean, abs=4 * se)
     assert row["p (users)"] < 0.01  # over 60 queries the sign test has too little power to say as much
     assert row["queries b"] > row["queries a"]
-    ab = Simulation(design, 1).log(20_000, np.random.default_rng(4), interleaved=False)
+    ab = sim.log(20_000, np.random.default_rng(4), interleaved=False)
     test = irspec.evaluate_input(ab, "CTR", options={"ab": {"baseline": "a", "unit": "query"}})
     comparison = next(t for t in test.tables if t.title.startswith("A/B test"))
     assert comparison.rows[0][5] == pytest.approx(power.ab_mean[1], abs=0.02)  # arm b's CTR
