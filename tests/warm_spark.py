@@ -116,7 +116,8 @@ def main() -> int:
     archive = folder / name
     if not archive.is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob("*.jsa"):  # another Java's or Spark's: never read again
+        # another Java's or Spark's archive, never read again, and what an archiving cut short left
+        for old in [*folder.glob("*.jsa"), *folder.glob("*.partial")]:
             old.unlink()
         partial = folder / f"{name}.{os.getpid()}.partial"
         start = time.monotonic()
