@@ -4,7 +4,7 @@ package's bytecode, done for the JVM of the tests' Spark (Java's application cla
 A JVM that starts Spark loads and verifies some 15,000 classes from Spark's jars, and does it again in
 every Spark the suite starts (a session a test module, a command run in a subprocess, each page of the
 documentation that runs Spark): a session's start was ~6 s of wall time and a first evaluation ~6 s more
-on this project's 2-core machine, most of the suite's Spark CPU outside its jobs (issue 35). A JVM started
+on this project's 2-core machine, CPU spent before Spark runs its first job (issue 35). A JVM started
 with ``-XX:ArchiveClassesAtExit`` writes the classes it loaded, parsed and verified, to a file that a later
 JVM on the same class path maps at start (``-XX:SharedArchiveFile``): the same bytecode, run the same way,
 loaded in a fraction of the time (a session's start 6 s → 3 s, a first evaluation 6 s → 4 s).
