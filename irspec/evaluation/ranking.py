@@ -187,6 +187,7 @@ def _mapping_context(
     value = found[hit]
     judged = all_labels[qrows]
     ends = np.cumsum(lengths)
+    starts = ends - lengths
     neg, rows_of = _block_matrix(scores, lengths, width)
     # Ranked already (each block's scores non-increasing)? Told by the first block when it is not, the
     # usual case, before a pass over every score.
@@ -210,7 +211,7 @@ def _mapping_context(
             # taken by place, not each entry's looked up in its block's list in turn
             if not every:
                 every.append(_strings(list(chain.from_iterable(docs))))
-            return every[0][(ends - lengths)[r] + c]
+            return every[0][starts[r] + c]
         out = []
         for b, i in zip(r.tolist(), c.tolist(), strict=True):
             if b not in keys_of:

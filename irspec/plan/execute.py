@@ -868,7 +868,6 @@ def _plots(report: PlanReport, *, files: bool) -> tuple[list[Any], str | None]:
     """The report's plots, drawn once per use, or ``[]`` and why not: for the HTML page (SVG, a topic's
     mark linked to its row of the page's per-query table), or with ``files`` for the ``plots`` output
     (SVG and PNG files, unlinked; raises when there is nothing to draw, or no matplotlib for the PNG)."""
-
     from irspec.report import plots
 
     def make() -> tuple[list[Any], str | None]:

@@ -129,6 +129,13 @@ def _ranks(ranking: Sequence[str], depth: int) -> dict[str, int]:
     return found
 
 
+def _tops(a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
+    """Both rankings' top ``depth`` documents' ranks (:func:`_ranks`), the documents in order, and
+    ``depth``: what team-draft and balanced interleaving prepare for a pair of rankings."""
+    ra, rb = _ranks(a, depth), _ranks(b, depth)
+    return ra, rb, list(ra), list(rb), depth
+
+
 def _numpy_sum(values: Sequence[float]) -> float:
     """``np.sum`` of float64 ``values`` to the bit, in plain Python: the reduction's start, 0.0, plus
     numpy's pairwise sum of them (:func:`_pairwise_sum`)."""
@@ -201,8 +208,7 @@ class TeamDraft:
 
     def prepare(self, a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
         """The rankings' tops and their ranks (see the module docstring)."""
-        ra, rb = _ranks(a, depth), _ranks(b, depth)
-        return ra, rb, list(ra), list(rb), depth
+        return _tops(a, b, depth)
 
     def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
         """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
@@ -248,8 +254,7 @@ class Balanced:
 
     def prepare(self, a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
         """The rankings' tops and their ranks (see the module docstring)."""
-        ra, rb = _ranks(a, depth), _ranks(b, depth)
-        return ra, rb, list(ra), list(rb), depth
+        return _tops(a, b, depth)
 
     def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
         """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
