@@ -1306,13 +1306,15 @@ def _run_plugin_command(command: Any, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``irspec`` command; returns the exit code."""
-    global _collecting
+    global _collecting, _freezing
     argv = list(sys.argv[1:] if argv is None else argv)
     # Start-up (numpy, polars, the registry, argparse, the command's modules) makes a few hundred
     # thousand objects and no garbage, and the cyclic collector's passes over them cost ~8% of
     # evaluating a 50-topic run (issue 23). It is off until the command has loaded what it needs
     # (_start_up_over), and what start-up made is then frozen out of its later passes.
-    _collecting = gc.isenabled()
+    # An embedder's own frozen objects (a server that froze what it preloaded, a test runner its collected
+    # tests) stay frozen: main then freezes nothing, since it could not unfreeze its own objects alone.
+    _collecting, _freezing = gc.isenabled(), gc.get_freeze_count() == 0
     gc.disable()
     previous = _on_terminate()
     try:
@@ -1345,7 +1347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         if _collecting:  # as it was: main may be called in a process that goes on (tests, embedders)
-            gc.unfreeze()
+            if _freezing:
+                gc.unfreeze()
             gc.enable()
 
 
@@ -1372,6 +1375,8 @@ def _on_terminate() -> Any:
 
 _collecting = False
 """Whether the cyclic garbage collector was on when :func:`main` was called (it is off during start-up)."""
+_freezing = True
+"""Whether :func:`main` freezes what start-up made: only where nothing was frozen when it was called."""
 
 
 def _start_up_over() -> None:
@@ -1380,7 +1385,8 @@ def _start_up_over() -> None:
     A command that calls it declares so (``ends_start_up=True`` in its parser's defaults); for every
     other command :func:`main` calls it before the handler."""
     if _collecting and not gc.isenabled():
-        gc.freeze()
+        if _freezing:
+            gc.freeze()
         gc.enable()
 
 

@@ -262,6 +262,24 @@ def test_main_leaves_a_disabled_collector_disabled():
     assert result.returncode == 0, result.stderr
 
 
+def test_main_leaves_what_its_caller_froze_frozen():
+    # main froze start-up's objects and unfroze every object at its end, the caller's too: a process that
+    # froze what it preloaded (a server, the test runner its collected tests) had them back in each of the
+    # collector's passes after one call. Now main freezes only where nothing was frozen.
+    code = (
+        "import contextlib, gc, io\nfrom irspec.cli import main\n"
+        "kept = [[i] for i in range(1000)]\ngc.freeze()\n"
+        # the collector's generations (gc.get_objects) hold no frozen object
+        "def thawed():\n    seen = {id(o) for o in gc.get_objects()}\n    return sum(id(x) in seen for x in kept)\n"
+        "assert thawed() == 0\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['eval', 'specs/demo/qrels.txt', 'specs/demo/runs/bm25.run', '-m', 'P@10']) == 0\n"
+        "assert gc.isenabled() and thawed() == 0, thawed()"
+    )
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+
+
 def test_a_command_that_does_not_end_start_up_itself_works_with_the_collector_on():
     # irspec fuse and irspec reproduce never called _start_up_over: their whole work ran with the
     # cyclic collector off. A command now keeps it off only when its parser declares ends_start_up.
