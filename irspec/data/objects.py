@@ -108,7 +108,8 @@ def frame_from_mapping(d: Any, kind: Kind, source: str) -> MappingFrame:
     qids, strings = _ids_from_objects("query", "query ids", keys, None, source)
     if not strings:
         _no_query_twice(qids, keys, source)
-    query = qids.gather(np.repeat(np.arange(len(inner), dtype=np.int64), lengths)) if len(inner) else qids
+    # indexed, not gather()ed: the same rows, without the query an expression runs (~0.1 ms a dict)
+    query = qids[np.repeat(np.arange(len(inner), dtype=np.int64), lengths)] if len(inner) else qids
     docno, all_strings = _ids_from_objects("docno", "docnos", list(chain.from_iterable(inner)), query, source)
     values = list(chain.from_iterable(map(methodcaller("values"), inner)))
     value = _values_from_objects(values, kind, docno, query, source)
@@ -404,8 +405,9 @@ def non_finite_message(value: Any) -> str:
 
 
 def no_lines(n: int) -> pl.Series:
-    """The ``line`` column of a source without lines (a dict, a frame, arrays): ``n`` nulls."""
-    return pl.repeat(None, n, dtype=pl.UInt32, eager=True).alias("line")
+    """The ``line`` column of a source without lines (a dict, a frame, arrays): ``n`` nulls. One null
+    repeated by the series itself: ``pl.repeat`` runs a query, a tenth of a millisecond on a small run."""
+    return pl.Series("line", [None], dtype=pl.UInt32).new_from_index(0, n)
 
 
 def _is_label(x: Any) -> bool:
