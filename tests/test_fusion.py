@@ -507,8 +507,10 @@ def test_eval_fuse_on_the_command_line(tmp_path: Path, capsys):
 
 
 @pytest.mark.parametrize("spec", ["rrf(k=0)", "sum(norm=rank)", "sum(norm=min-max-inverted)", "condorcet"])
-def test_a_run_in_trec_evals_order_is_only_checked_and_fuses_as_a_shuffled_one(spec: str):
-    # ties in both runs; the first run is written in trec_eval's order, the second not
+def test_a_run_in_trec_evals_order_is_only_checked_and_fuses_as_a_shuffled_one(monkeypatch, spec: str):
+    # ties in both runs; the first run is written in trec_eval's order, the second not; runs this small
+    # are sorted unchecked unless CHECKED says otherwise
+    monkeypatch.setattr(engine, "CHECKED", 0)
     ranked = {"q1": {"d9": 3.0, "d5": 2.0, "d4": 2.0, "d1": 1.0}, "q2": {"d2": 1.0, "d1": 1.0}}
     shuffled_rows = [("q2", "d1", 1.0), ("q1", "d4", 2.0), ("q1", "d1", 1.0), ("q2", "d2", 1.0)]
     shuffled = irspec.read_run([irspec_row(*r) for r in shuffled_rows])
@@ -554,13 +556,14 @@ def test_the_runs_count_weights_and_depth_are_checked_before_anything_is_read(tm
 # Candidates are found by docno codes when docnos repeat across queries (FEW rows per distinct docno or
 # more; their keys marked in a table, or sorted when the table would be large: TABLE) and by a sort of
 # the rows otherwise; the fused run is ranked a query at a time when queries are long (LONG), by one
-# lexsort otherwise. Whichever way, the fused run is the same, bit for bit; the thresholds are set here
-# so that each way runs on the same small runs.
+# lexsort otherwise; each run is sorted at once when small, or checked first and sorted only when not in
+# trec_eval's order (CHECKED). Whichever way, the fused run is the same, bit for bit; the thresholds are
+# set here so that each way runs on the same small runs.
 WAYS = {
-    "codes, table, per query": {"FEW": 0, "TABLE": 10**9, "LONG": 0},
+    "codes, table, per query": {"FEW": 0, "TABLE": 10**9, "LONG": 0, "CHECKED": 0},
     "codes, sorted keys, lexsort": {"FEW": 0, "TABLE": 0, "LONG": 10**9},
     "sort, per query": {"FEW": 10**9, "LONG": 0},
-    "sort, lexsort": {"FEW": 10**9, "LONG": 10**9},
+    "sort, lexsort": {"FEW": 10**9, "LONG": 10**9, "CHECKED": 0},
 }
 # docnos that sort differently as text and as numbers, a prefix of another, upper case, non-ASCII
 POOL = ["d1", "d10", "d2", "d9", "D", "a", "é", "ü1", "10", "9", "d01", "z"]
