@@ -18,7 +18,7 @@ from __future__ import annotations
 from irspec.errors import ParameterError, SpecError, SpecSyntaxError, shorten, suggest
 from irspec.spec import syntax
 from irspec.spec.definitions import FUSION_NORM, FUSION_NORMS, Fusion, FusionDef
-from irspec.spec.registry import Registry, _coerce
+from irspec.spec.registry import _PARSED_KEPT, _PARSED_TEXT, Registry, _coerce
 
 __all__ = ["NORM", "NORMS", "parse_fusion"]
 
@@ -38,6 +38,22 @@ def parse_fusion(text: str, registry: Registry, *, searched: bool = False) -> Fu
     """
     if not isinstance(text, str):
         raise SpecError(f"a fusion spec is a text such as 'rrf(k=60)', got {type(text).__name__}")
+    # kept by text, as Registry.parse keeps metrics: fusing in a loop parses one spec again and again
+    # (lark's parse, a fifth of a millisecond, on a few queries a twentieth of the fuse); short texts
+    # alone, so that a huge one is not held on to, and a spec that fails is parsed again
+    known = (text, searched) if len(text) <= _PARSED_TEXT else None
+    found = registry.fusions_parsed.get(known) if known is not None else None
+    if found is None:
+        found = _bound(text, registry, searched)
+        if known is not None:
+            if len(registry.fusions_parsed) >= _PARSED_KEPT:  # full, it starts again
+                registry.fusions_parsed.clear()
+            registry.fusions_parsed[known] = found
+    return found
+
+
+def _bound(text: str, registry: Registry, searched: bool) -> Fusion:
+    """:func:`parse_fusion`'s work, for a text not kept."""
     nodes = syntax.parse_syntax(text)
     if len(nodes) != 1:
         raise SpecSyntaxError(text, nodes[1].start, "expected one fusion method, got a second one here")

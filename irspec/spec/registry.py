@@ -280,6 +280,9 @@ class Registry:
         # parse()'s answers by text: a notebook or a loop evaluates with the same specs again and again
         # (~1 ms of each irspec.evaluate of "official" on a few queries); emptied by every registration
         self._parsed: dict[tuple[tuple[str, ...], bool], tuple[Metric, ...]] = {}
+        # parse_fusion()'s answers by text and search, likewise (a fuse in a loop; emptied as fusion
+        # methods are registered)
+        self.fusions_parsed: dict[tuple[str, bool], Fusion] = {}
 
     # --- registration -------------------------------------------------------------------------
     def _claim(self, name: str, entry: _Entry) -> None:
@@ -359,6 +362,7 @@ class Registry:
                 )
             self.fusion_names[name.lower()] = (defn, alias)
         self.fusions[defn.name] = defn
+        self.fusions_parsed.clear()
 
     def _add_method(self, item: MethodDef, aliases: tuple[str | Alias, ...], plugin: str) -> None:
         what = f"{item.kind} {item.name!r}"
