@@ -466,8 +466,9 @@ def _candidate_ids(query: np.ndarray, docno: pl.Series, queries: pl.Series) -> t
     both ways equal."""
     rows = docno.len()
     # distinct hashes: at most the distinct docnos (a collision only makes them fewer, so costs speed,
-    # never exactness: the choice of way does not change the result)
-    if rows and docno.hash().n_unique() * FEW <= rows:
+    # never exactness: the choice of way does not change the result); fewer than FEW rows cannot have
+    # FEW rows a docno, and are not hashed (a query polars runs: a small fuse's tenth of a millisecond)
+    if rows and rows >= FEW and docno.hash().n_unique() * FEW <= rows:
         docnos, code = _codes(docno, descending=True)
         width = docnos.len()
         key = query * width + code
