@@ -56,6 +56,7 @@ Every method is deterministic for a seed: the same rankings and ``rng`` give the
 
 from __future__ import annotations
 
+import bisect
 import math
 import pkgutil
 from collections.abc import Sequence
@@ -172,6 +173,27 @@ def _pairwise_sum(values: Sequence[float], start: int, n: int) -> float:
     return _pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, n - half)
 
 
+def _left(memo: dict, team: int, weights: list[float], gone: int, total: bool = False) -> Any:
+    """Probabilistic interleaving's softmax over what is left of a ranking (``team``'s ``weights``, less
+    the documents ``gone``, a bit each, by rank): the cumulative sums of its probabilities, each divided
+    by the last (what ``rng.choice`` searches: flat where a document is gone), or with ``total`` the
+    weights left's sum; kept in ``memo``, computed the first time."""
+    key = team, gone, total
+    if key not in memo:
+        left = [0.0 if gone >> i & 1 else w for i, w in enumerate(weights)]  # a weight 1/r^tau is never 0
+        if total:
+            memo[key] = _numpy_sum([w for w in left if w])
+        else:
+            whole = _numpy_sum(left)
+            cdf = []
+            last = 0.0
+            for w in left:
+                last += w / whole
+                cdf.append(last)
+            memo[key] = [c / last for c in cdf]
+    return memo[key]
+
+
 def _served(docs: list[str], team: list[int], a: dict[str, int], b: dict[str, int], depth: int,
             p_a: list[float] | None = None) -> Served:  # fmt: skip
     absent = [depth + 1] * len(docs)  # the rank of a document a ranking does not place
@@ -195,6 +217,10 @@ def _team_outcome(clicks: Clicks) -> np.ndarray:
     return np.sign(clicks.per_row(credit))
 
 
+_TOSS = object()
+"""Where a team-draft list drawn so far tosses another coin (:meth:`TeamDraft.draw`)."""
+
+
 class TeamDraft:
     """Team-draft interleaving (Radlinski, Kurup and Joachims, CIKM 2008): see the module docstring."""
 
@@ -207,16 +233,28 @@ class TeamDraft:
         return self.draw(self.prepare(a, b, depth), rng)
 
     def prepare(self, a: Sequence[str], b: Sequence[str], depth: int) -> tuple:
-        """The rankings' tops and their ranks (see the module docstring)."""
-        return _tops(a, b, depth)
+        """The rankings' tops and their ranks (see the module docstring), and the lists drawn, by their
+        coins (:meth:`draw`)."""
+        return *_tops(a, b, depth), {}
 
     def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
-        """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
-        ra, rb, la, lb, depth = prepared
+        """:meth:`interleave`'s list, from what :meth:`prepare` computed. A list is its coins' (one whenever
+        both captains have picked as often), and is kept by them as first made, each coin's place marked
+        (_TOSS): a bank's lists of a query are a few dozen, each drawn hundreds of times (issue 35)."""
+        made = prepared[-1]
+        coins: tuple[bool, ...] = ()
+        while (known := made.get(coins)) is _TOSS:
+            coins += (rng.random() < 0.5,)
+        return known if known is not None else self._made(prepared, coins, rng)
+
+    def _made(self, prepared: tuple, coins: tuple[bool, ...], rng: np.random.Generator) -> Served:
+        """The list whose first coins are ``coins``, the others tossed with ``rng``; kept in ``prepared``."""
+        ra, rb, la, lb, depth, made = prepared
         na, nb = len(la), len(lb)  # the lengths, and the picks below, counted once (a bank is 10^4 lists)
         docs: list[str] = []
         team: list[int] = []
         placed: set[str] = set()
+        tossed: list[bool] = []
         ia = ib = picks_a = picks_b = 0
         while picks_a + picks_b < depth:
             while ia < na and la[ia] in placed:
@@ -225,7 +263,10 @@ class TeamDraft:
                 ib += 1
             if ia == na or ib == nb:
                 break
-            if picks_a < picks_b or (picks_a == picks_b and rng.random() < 0.5):
+            if picks_a == picks_b:
+                made[tuple(tossed)] = _TOSS
+                tossed.append(coins[len(tossed)] if len(tossed) < len(coins) else rng.random() < 0.5)
+            if picks_a < picks_b or (picks_a == picks_b and tossed[-1]):
                 doc = la[ia]
                 team.append(TEAM_A)
                 picks_a += 1
@@ -235,7 +276,8 @@ class TeamDraft:
                 picks_b += 1
             docs.append(doc)
             placed.add(doc)
-        return _served(docs, team, ra, rb, depth)
+        made[tuple(tossed)] = served = _served(docs, team, ra, rb, depth)
+        return served
 
     def outcome(self, clicks: Clicks) -> np.ndarray:
         """The team with more clicks wins."""
@@ -314,13 +356,13 @@ class Probabilistic:
         index_a = {d: i for i, d in enumerate(docs_a)}
         index_b = {d: i for i, d in enumerate(docs_b)}
         totals = _numpy_sum(weight_a), _numpy_sum(weight_b)
-        return ra, rb, docs_a, docs_b, weight_a, weight_b, index_a, index_b, totals, depth
+        # and what a slot computes from the documents left, kept as the draws compute it (_left)
+        return ra, rb, docs_a, docs_b, weight_a, weight_b, index_a, index_b, totals, depth, {}
 
     def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
         """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
-        ra, rb, docs_a, docs_b, weight_a, weight_b, index_a, index_b, (total_a, total_b), depth = prepared
-        # each ranking's weights with 0 where a document has left it: the softmax a slot draws from
-        left_a, left_b = list(weight_a), list(weight_b)
+        ra, rb, docs_a, docs_b, weight_a, weight_b, index_a, index_b, totals, depth, memo = prepared
+        total_a, total_b = totals
         docs: list[str] = []
         team: list[int] = []
         p_a: list[float] = []
@@ -328,38 +370,30 @@ class Probabilistic:
         # bank of lists (issue 35). The same numbers to the bit, so the same lists from the same seeds
         # (tests/test_interleaving.py holds them to Generator.choice): what numpy sums it sums pairwise
         # (_numpy_sum), and what it divides or accumulates element by element is the same IEEE arithmetic.
+        # The documents gone from each ranking are bits of gone_a and gone_b, and what a slot computes from
+        # them is kept (_left): a bank's lists of a query pass through the same few (issue 35).
         count_a, count_b = len(docs_a), len(docs_b)
+        gone_a = gone_b = 0
         while len(docs) < depth and (count_a or count_b):
             use_a = total_b == 0 or (total_a > 0 and rng.random() < 0.5)
-            weights, names = (left_a, docs_a) if use_a else (left_b, docs_b)
-            # rng.choice(len(names), p=weights / sum)'s draw, without its checks of p: the cumulative sums
-            # of p, divided by the last, searched for a uniform (side="right")
-            whole = _numpy_sum(weights)
-            cdf = []
-            last = 0.0
-            for w in weights:
-                last += w / whole
-                cdf.append(last)
-            u = rng.random()
-            i = 0
-            while cdf[i] / last <= u:  # u < 1 = cdf[-1] / last: found by the last at the latest
-                i += 1
-            doc = names[i]
+            cdf = _left(memo, TEAM_A, weight_a, gone_a) if use_a else _left(memo, TEAM_B, weight_b, gone_b)
+            # rng.choice(len(weights), p=weights / sum)'s draw, without its checks of p: the first of the
+            # cumulative sums of p, divided by the last, above a uniform (searchsorted's side="right")
+            doc = (docs_a if use_a else docs_b)[bisect.bisect_right(cdf, rng.random())]
             pa = weight_a[index_a[doc]] / total_a if doc in index_a else 0.0
             pb = weight_b[index_b[doc]] / total_b if doc in index_b else 0.0
             docs.append(doc)
             team.append(TEAM_A if use_a else TEAM_B)
             p_a.append(pa / (pa + pb))
-            # what is left of each ranking, counted, and its weight: the documents left (a weight 1/r^tau is
-            # never 0, so 0 marks a document gone), summed again
+            # what is left of each ranking, counted, and its weight: the documents left, summed again
             if doc in index_a:
-                left_a[index_a[doc]] = 0.0
+                gone_a |= 1 << index_a[doc]
                 count_a -= 1
-                total_a = _numpy_sum([w for w in left_a if w])
+                total_a = _left(memo, TEAM_A, weight_a, gone_a, total=True)
             if doc in index_b:
-                left_b[index_b[doc]] = 0.0
+                gone_b |= 1 << index_b[doc]
                 count_b -= 1
-                total_b = _numpy_sum([w for w in left_b if w])
+                total_b = _left(memo, TEAM_B, weight_b, gone_b, total=True)
         return _served(docs, team, ra, rb, depth, p_a)
 
     def outcome(self, clicks: Clicks) -> np.ndarray:
@@ -491,13 +525,17 @@ class Optimized:
             cdf /= cdf[-1]
             self._solved[key] = lists, cdf
         lists, cdf = self._solved[key]
-        return ra, rb, lists, cdf, depth
+        # the cumulative distribution as floats, searched by bisect (searchsorted's side="right": the same
+        # list), and each list served kept as first drawn (a bank draws its few lists hundreds of times)
+        return ra, rb, lists, cdf.tolist(), depth, {}
 
     def draw(self, prepared: tuple, rng: np.random.Generator) -> Served:
         """:meth:`interleave`'s list, from what :meth:`prepare` computed."""
-        ra, rb, lists, cdf, depth = prepared
-        docs = lists[int(cdf.searchsorted(rng.random(), side="right"))]  # choice's draw: the same list
-        return _served(list(docs), [NO_TEAM] * len(docs), ra, rb, depth)
+        ra, rb, lists, cdf, depth, served = prepared
+        i = bisect.bisect_right(cdf, rng.random())  # choice's draw: the same list
+        if i not in served:
+            served[i] = _served(list(lists[i]), [NO_TEAM] * len(lists[i]), ra, rb, depth)
+        return served[i]
 
     def outcome(self, clicks: Clicks) -> np.ndarray:
         """The sign of the clicked documents' summed credit (positive: ``b``)."""
