@@ -35,6 +35,7 @@ import polars as pl
 
 import irspec
 from irspec import EvaluationError
+from irspec.plugin_api import quote
 from irspec_online.clickmodels import ClickModel, Sessions, Vocabulary, model_of
 from irspec_online.columnar import list_array
 from irspec_online.interleaving import implementation
@@ -82,7 +83,7 @@ def _words(value: int) -> list[int]:
 @dataclass(frozen=True)
 class Design:
     """What is simulated: a fitted click ``model``, the rankings ``a`` and ``b`` (``{query: [doc, ...]}``,
-    best first), the interleaving ``method`` (a spec), the lists' ``depth``, the A/B test's ``metric``
+    best first, each document once), the interleaving ``method`` (a spec), the lists' ``depth``, the A/B test's ``metric``
     (:data:`METRICS`), the ``bank`` of interleaved lists made per query, and optional query ``weights``."""
 
     model: ClickModel
@@ -112,6 +113,18 @@ class Design:
             )
         if not self.queries:
             raise EvaluationError("the two rankings answer no query in common")
+        # A ranking lists a document once: the interleavers take the first `depth` distinct documents, which
+        # with a repeat reach past the `depth` entries the simulation's users know (a KeyError, before)
+        for name, ranking in (("a", self.a), ("b", self.b)):
+            for q in self.queries:
+                docs = ranking[q]
+                if len(set(docs)) != len(docs):
+                    seen: set[str] = set()
+                    twice = next(d for d in docs if d in seen or seen.add(d))
+                    raise EvaluationError(
+                        f"ranking {name} lists document {quote(twice)} twice for query {quote(q)}: a ranking "
+                        "lists each document once"
+                    )
 
     @property
     def queries(self) -> list[str]:

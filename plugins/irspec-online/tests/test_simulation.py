@@ -118,6 +118,20 @@ def test_a_simulation_given_is_the_designs_with_the_seed():
         simulate(Design(model, a, b, bank=4), 2000, seed=3, simulation=sim)
 
 
+@pytest.mark.parametrize("ranking", ["a", "b"])
+def test_a_ranking_that_lists_a_document_twice_is_refused(ranking):
+    """The interleavers take a ranking's first ``depth`` distinct documents: with a repeat in the top they
+    reached a document the simulation's users did not know, and a KeyError came out of Simulation."""
+    model, a, b = known_better("pbm", queries=3)
+    rankings = {"a": dict(a), "b": dict(b)}
+    top = rankings[ranking]["q1"]
+    rankings[ranking]["q1"] = [top[0]] * 6 + [d for d in top if d != top[0]]
+    with pytest.raises(
+        irspec.EvaluationError, match=rf"ranking {ranking} lists document '{top[0]}' twice for query 'q1'"
+    ):
+        Design(model, rankings["a"], rankings["b"], bank=5)
+
+
 def test_a_random_ranking_pair_gives_no_power():
     """A against itself: no difference to find; the power is alpha/2 (one direction) at any traffic."""
     model, a, _ = known_better("pbm")
