@@ -40,14 +40,33 @@ def streamed(source, specs, *, chunk_rows, partitions, batch_size=5, ab=None):
     return stream.evaluate(irspec.parse_many(specs))
 
 
+@pytest.fixture(scope="module")
+def in_memory(tmp_path_factory):
+    """A seed's log (its records and every form of it) and each form's in-memory evaluation, made once
+    for all the chunk sizes that stream it: neither depends on them (evaluated in the first test that
+    asks, while the plugin is registered)."""
+    made: dict[int, tuple[list[dict], dict[str, tuple]]] = {}
+
+    def of(seed: int) -> tuple[list[dict], dict[str, tuple]]:
+        if seed not in made:
+            records = random_log(seed)
+            sources = forms(records, tmp_path_factory.mktemp(f"log{seed}"))
+            made[seed] = (
+                records,
+                {name: (source, irspec.evaluate_input(source, SPECS)) for name, source in sources.items()},
+            )
+        return made[seed]
+
+    return of
+
+
 @pytest.mark.parametrize("seed", [41, 42])
 @pytest.mark.parametrize(("chunk_rows", "partitions"), [(7, 3), (50, 2), (10_000, 4)])
-def test_the_streamed_means_are_the_in_memory_ones_to_the_bit(tmp_path, seed, chunk_rows, partitions):
+def test_the_streamed_means_are_the_in_memory_ones_to_the_bit(in_memory, seed, chunk_rows, partitions):
     """Chunks of 7 rows split the sessions (up to 12 ids share a prefix, 200 records) over many chunks;
     10,000 rows is the one-chunk path without temporary files."""
-    records = random_log(seed)
-    for name, source in forms(records, tmp_path).items():
-        whole = irspec.evaluate_input(source, SPECS)
+    records, evaluated = in_memory(seed)
+    for name, (source, whole) in evaluated.items():
         means, tables, warnings = streamed(source, SPECS, chunk_rows=chunk_rows, partitions=partitions)
         assert means == whole.aggregate(), name  # ==: bit for bit, not approximately
         assert means == pytest.approx(expected(records), rel=1e-15)
