@@ -18,6 +18,7 @@ only a form read through it hands over.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -306,8 +307,8 @@ class _Read:
             import pyarrow as pa
 
             at = self.result_start[row[placed]] + rank[placed] - 1
-            shown = _series(self.results.take(pa.array(at, pa.int64())))
-            same = (shown == _series(doc.filter(placed))).fill_null(False).to_numpy()
+            shown = self.results.take(pa.array(at, pa.int64()))
+            same = _true(self.pc.equal(_large(shown), _large(doc.filter(placed))))
             on_result[placed] = same
             placed[placed] = ~same
             if placed.any():
@@ -330,14 +331,21 @@ class _Read:
         take = self.n_results[shown]
         start = np.repeat(self.result_start[shown], take)
         position = np.arange(len(start)) - np.repeat(np.cumsum(take) - take, take)
-        items = pl.DataFrame({
-            "row": np.repeat(shown, take),
-            "doc": _series(self.results.take(pa.array(start + position, pa.int64()))),
-            "at": position + 1,
-        }).group_by("row", "doc").agg(pl.col("at").min())  # fmt: skip
-        wanted = pl.DataFrame({"row": rows, "doc": _series(docs)}).with_row_index("i")
-        found = wanted.join(items, on=["row", "doc"], how="left").sort("i")
-        return found["at"].fill_null(0).to_numpy().astype(np.int64)
+        results = self.results.take(pa.array(start + position, pa.int64()))
+        # the texts numbered (a null result gets a number of its own: no click's document is null), each
+        # (row, document) pair a number, looked up in numpy: a polars group-by and join cost a small
+        # batch more than the rest of its checks
+        texts = pa.concat_arrays([_large(results), _large(docs)])
+        code = texts.dictionary_encode(null_encoding="encode").indices.to_numpy().astype(np.int64)
+        width = int(code.max()) + 1 if len(code) else 1
+        pair, first = np.unique(np.repeat(shown, take) * width + code[: len(start)], return_index=True)
+        wanted = rows * width + code[len(start) :]
+        found = np.zeros(len(rows), dtype=np.int64)
+        if len(pair):
+            at = np.minimum(np.searchsorted(pair, wanted), len(pair) - 1)
+            hit = pair[at] == wanted
+            found[hit] = position[first[at[hit]]] + 1  # a pair's first occurrence: its first position
+        return found
 
     def _origins(self, col: Any) -> None:
         """Per result of an interleaved row: its origin's team (0 a, 1 b, -1 none), ranks (0 unknown) and
@@ -472,7 +480,9 @@ class _Read:
                 distinct, np.bincount(issues, minlength=len(distinct)).tolist(), clicks.tolist()
             )
         user = session if self.user is None else self.pc.coalesce(self.user.take(indices), session)
-        frame = pl.DataFrame({
+        # made with its types, in order (made, then cast and put in order, it was two more polars
+        # queries a batch, whose fixed cost was most of a small batch's time)
+        return pl.DataFrame({
             "session": pl.from_arrow(session),
             "time": self.time[good],
             "line": numbers.astype(np.int64),
@@ -488,8 +498,7 @@ class _Read:
             "shown_new": shown_new,
             "new_length": new_length,
             **{role: pl.from_arrow(self.labels[role].take(indices)) for role in fields},
-        })  # fmt: skip
-        return frame.cast(summary_schema(fields)).select(list(summary_schema(fields)))  # type: ignore[arg-type]
+        }, schema=summary_schema(fields))  # fmt: skip
 
     def _estimated(
         self, good: np.ndarray, row: np.ndarray, rank: np.ndarray, ranker: Ranker
@@ -745,6 +754,13 @@ def _text_keys(texts: Any) -> np.ndarray:
     return bytes_keys(raw[at[0] : at[-1]], at[:-1] - at[0], np.diff(at))
 
 
+def _large(texts: Any) -> Any:
+    """An Arrow array of texts as large strings, so that any two compare or join."""
+    import pyarrow as pa
+
+    return texts.cast(pa.large_string())
+
+
 def _series(texts: Any) -> pl.Series:
     """An Arrow array of texts as a polars String series."""
     return pl.Series(pl.from_arrow(texts)).cast(pl.String)
@@ -764,4 +780,11 @@ def list_array(count: np.ndarray, items: Any) -> Any:
 
 def _empty_lists(n: int, struct: pl.Struct) -> pl.Series:
     """``n`` empty lists of ``struct``."""
-    return pl.Series([[]], dtype=pl.List(struct)).new_from_index(0, n)
+    return _empty_list(struct).new_from_index(0, n)
+
+
+@functools.cache
+def _empty_list(struct: pl.Struct) -> pl.Series:
+    """One empty list of ``struct``, made once: making it cost more than the rest of a small batch's
+    lists."""
+    return pl.Series([[]], dtype=pl.List(struct))
