@@ -18,7 +18,6 @@ only a form read through it hands over.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +26,16 @@ import numpy as np
 import polars as pl
 
 from irspec_online import records
-from irspec_online.records import CLICK, MATCHED, SHOWN, QueryCounts, Ranker, bytes_keys, summary_schema
+from irspec_online.records import (
+    CLICK,
+    MATCHED,
+    SHOWN,
+    QueryCounts,
+    Ranker,
+    bytes_keys,
+    empty_lists,
+    summary_schema,
+)
 
 __all__ = ["Rows", "Sessions", "list_array", "sessions", "summarise"]
 
@@ -458,7 +466,7 @@ class _Read:
         if ranker is None:
             new_rank = np.zeros(len(row), dtype=np.int32)
             ranked, new_length = np.zeros(m, dtype=np.int8), np.zeros(m, dtype=np.int32)
-            matched, shown_new = _empty_lists(m, MATCHED), _empty_lists(m, SHOWN)
+            matched, shown_new = empty_lists(m, pl.List(MATCHED)), empty_lists(m, pl.List(SHOWN))
         else:
             new_rank, ranked, new_length, matched, shown_new = self._estimated(good, row, rank, ranker)
         slots = pa.StructArray.from_arrays(
@@ -776,15 +784,3 @@ def list_array(count: np.ndarray, items: Any) -> Any:
     import pyarrow as pa
 
     return pa.ListArray.from_arrays(pa.array(_starts(count, total=True), pa.int32()), items)
-
-
-def _empty_lists(n: int, struct: pl.Struct) -> pl.Series:
-    """``n`` empty lists of ``struct``."""
-    return _empty_list(struct).new_from_index(0, n)
-
-
-@functools.cache
-def _empty_list(struct: pl.Struct) -> pl.Series:
-    """One empty list of ``struct``, made once: making it cost more than the rest of a small batch's
-    lists."""
-    return pl.Series([[]], dtype=pl.List(struct))

@@ -42,6 +42,7 @@ streamed pass and Spark build on it, and it imports none of them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import hashlib
 import heapq
@@ -88,6 +89,7 @@ __all__ = [
     "bytes_keys",
     "checked_records",
     "columns_of",
+    "empty_lists",
     "exact_sum",
     "is_paths",
     "jsonl_records",
@@ -491,6 +493,8 @@ def _list_column(rows: list[list[tuple]], dtype: pl.List) -> pl.Series:
     struct = dtype.inner
     names = list(struct.to_schema())  # type: ignore[union-attr]
     flat = [value for row in rows for value in row]
+    if not flat:  # no row has any (no clicks, no ranking to estimate): no polars query
+        return empty_lists(len(rows), dtype)
     fields = {name: [t[i] for t in flat] for i, name in enumerate(names)}
     items = pl.DataFrame(fields, schema=struct.to_schema()).to_struct("s")  # type: ignore[union-attr]
     counts = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
@@ -501,7 +505,19 @@ def _list_column(rows: list[list[tuple]], dtype: pl.List) -> pl.Series:
     lists = pl.DataFrame([row, items]).group_by("row", maintain_order=True).agg("s")["s"].cast(dtype)
     some = counts > 0
     at = np.where(some, np.cumsum(some) - 1, len(lists))
-    return lists.append(pl.Series([[]], dtype=dtype)).rechunk().gather(at)
+    return lists.append(_empty_list(dtype)).rechunk()[at]  # [at]: gather() is a query, indexing is not
+
+
+def empty_lists(n: int, dtype: pl.List) -> pl.Series:
+    """``n`` empty lists of type ``dtype``."""
+    return _empty_list(dtype).new_from_index(0, n)
+
+
+@functools.cache
+def _empty_list(dtype: pl.List) -> pl.Series:
+    """One empty list of type ``dtype``, made once (making it cost more than the rest of a small batch's
+    list column). Never changed: appended to others, never appended to."""
+    return pl.Series([[]], dtype=dtype)
 
 
 RANK_LIMIT = 100
