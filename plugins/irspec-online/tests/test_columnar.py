@@ -253,6 +253,17 @@ def test_columns_of_other_types_go_the_records_way_whole():
     assert_frame_equal(fast, slow, check_exact=True)
 
 
+GOOD = {"session": "s", "user": "u", "query": "q", "timestamp": 1.0, "results": ["d1"],
+        "clicks": [{"doc": "d1", "rank": None, "dwell": 3.0}], "origins": None, "propensities": None, "arm": "a"}  # fmt: skip
+
+
+@functools.cache
+def good_table() -> pa.Table:
+    """40,000 good records, sessions s0, s1, ..., as a table: made once (most of a case's time), and a bad
+    record put in it for each case."""
+    return table_of([dict(GOOD, session=f"s{i}") for i in range(40_000)])
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -270,13 +281,10 @@ def test_columns_of_other_types_go_the_records_way_whole():
     ],
 )  # fmt: skip
 def test_a_bad_record_deep_inside_a_large_batch_is_named(tmp_path, change, message):
-    good = {"session": "s", "user": "u", "query": "q", "timestamp": 1.0, "results": ["d1"],
-            "clicks": [{"doc": "d1", "rank": None, "dwell": 3.0}], "origins": None, "propensities": None,
-            "arm": "a"}  # fmt: skip
-    rows = [dict(good, session=f"s{i}") for i in range(40_000)]
-    rows[30_000] = dict(rows[30_000], **change)  # row 30,001: the middle of the second batch of 16,384
+    bad = {**GOOD, "session": "s30000", **change}  # row 30,001: the middle of the second batch of 16,384
+    good = good_table()
+    table = pa.concat_tables([good.slice(0, 30_000), table_of([bad]), good.slice(30_001)]).combine_chunks()
     path = tmp_path / "log.parquet"
-    table = table_of(rows)
     pq.write_table(table, path, row_group_size=65_536)
     sources = {str(path): path, "<polars DataFrame>": pl.from_arrow(table)}
     readers = {
