@@ -228,9 +228,8 @@ def _keyed(chunk: pl.DataFrame, key: str) -> pl.DataFrame:
         return chunk
     seconds = float(key.removeprefix("unit_"))
     # the unit's number as the kernels number it (kernels.queries_per: numpy's floor(time / seconds); a
-    # polars expression divides by a literal as a product with its inverse, one unit off for a time a
-    # hair below some boundaries), and no polars query a chunk and unit, whose fixed cost was most of a
-    # small chunk's
+    # polars expression divides by a literal as a product with its inverse, which can round the other
+    # way), and no polars query a chunk and unit, whose fixed cost was most of a small chunk's
     unit = np.floor(chunk["time"].to_numpy() / seconds).astype(np.int64)
     return chunk.hstack([pl.Series(key, unit, dtype=pl.Int64)])
 
