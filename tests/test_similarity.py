@@ -39,6 +39,27 @@ def test_rbo_by_hand() -> None:
     assert rbo(list("abc"), list("abc"), 0.9, 3) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("block", [1, 3, 1 << 16])
+def test_rbo_past_the_end_of_both_lists(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """Lists shorter than the depth (a run of 100 documents at RBO's default depth 1000): past both ends
+    the overlap stays, and each rank adds p^(d-1) * overlap / d (summed a block of ranks at a time, the
+    block's size changing nothing, to the bit)."""
+    import irspec.stats.similarity as similarity
+
+    monkeypatch.setattr(similarity, "_BLOCK", block)
+    a, b = [f"d{i}" for i in range(8)], [f"d{i}" for i in range(3, 13)]  # 5 shared; both end by rank 10
+    for p, depth in [(0.9, 40), (0.95, 1000), (0.5, 11), (1.0, 25)]:
+        overlap = [len(set(a[:d]) & set(b[:d])) for d in range(1, depth + 1)]
+        expected = math.fsum(p ** (d - 1) * overlap[d - 1] / d for d in range(1, depth + 1)) / math.fsum(
+            p ** (d - 1) for d in range(1, depth + 1)
+        )
+        assert rbo(a, b, p, depth) == pytest.approx(expected, rel=1e-13), (p, depth)
+    monkeypatch.setattr(similarity, "_BLOCK", 1 << 16)
+    alike = rbo(a, b, 0.95, 1000)
+    monkeypatch.setattr(similarity, "_BLOCK", block)
+    assert rbo(a, b, 0.95, 1000) == alike
+
+
 def test_ktu_and_jaccard_by_hand() -> None:
     # union sorted a b c d; a b c d -> 0 1 2 3 and a c b d -> 0 2 1 3: pairs 6, one discordant (b,c)
     assert ktu(list("abcd"), list("acbd")) == pytest.approx((5 - 1) / 6)

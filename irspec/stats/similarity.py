@@ -97,7 +97,8 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = RBO_P, depth: int = RBO_D
     weight = 1.0
     # Summed in rank order with the weight multiplied step by step, as repro_eval does, so that the
     # values agree to the last bits rather than to a rounding error.
-    for i in range(depth):
+    listed = min(depth, max(len(a), len(b)))
+    for i in range(listed):
         if i < len(a):
             x = a[i]
             seen_a.add(x)
@@ -109,7 +110,21 @@ def rbo(a: Sequence[str], b: Sequence[str], p: float = RBO_P, depth: int = RBO_D
         score += weight * overlap / (i + 1)
         normalizer += weight
         weight *= p
+    # Past both lists the overlap stays as it is: the same steps, in the same order, by numpy's
+    # accumulations, which run element after element as the loop does (a run of 100 documents at depth
+    # 1000 took 900 steps of Python), a block at a time (any depth in bounded memory)
+    for start in range(listed, depth, _BLOCK):
+        end = min(start + _BLOCK, depth)
+        weights = np.multiply.accumulate(np.concatenate(([weight], np.full(end - start - 1, p))))
+        terms = weights * overlap / np.arange(start + 1, end + 1, dtype=np.float64)
+        score = float(np.add.accumulate(np.concatenate(([score], terms)))[-1])
+        normalizer = float(np.add.accumulate(np.concatenate(([normalizer], weights)))[-1])
+        weight = float(weights[-1]) * p
     return score / normalizer
+
+
+_BLOCK = 1 << 16
+"""The ranks past both lists that :func:`rbo` sums at once."""
 
 
 def ktu(a: Sequence[str], b: Sequence[str], depth: int | None = RBO_DEPTH) -> float:
