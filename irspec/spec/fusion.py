@@ -18,7 +18,7 @@ from __future__ import annotations
 from irspec.errors import ParameterError, SpecError, SpecSyntaxError, shorten, suggest
 from irspec.spec import syntax
 from irspec.spec.definitions import FUSION_NORM, FUSION_NORMS, Fusion, FusionDef
-from irspec.spec.registry import _PARSED_KEPT, _PARSED_TEXT, Registry, _coerce
+from irspec.spec.registry import _PARSED_TEXT, Registry, _coerce, _keep
 
 __all__ = ["NORM", "NORMS", "parse_fusion"]
 
@@ -46,9 +46,7 @@ def parse_fusion(text: str, registry: Registry, *, searched: bool = False) -> Fu
     if found is None:
         found = _bound(text, registry, searched)
         if known is not None:
-            if len(registry.fusions_parsed) >= _PARSED_KEPT:  # full, it starts again
-                registry.fusions_parsed.clear()
-            registry.fusions_parsed[known] = found
+            _keep(registry.fusions_parsed, known, found)
     return found
 
 

@@ -672,11 +672,7 @@ class Registry:
                 owner.setdefault(_trec_root(m), explicit)
         found = _unique([m for m, explicit in out if owner.get(_trec_root(m), explicit) == explicit])
         if known is not None:
-            # full, it starts again: specs made on the fly (a loop over cutoffs) stay bounded, and a clear
-            # is one step for any thread evaluating beside this one
-            if len(self._parsed) >= _PARSED_KEPT:
-                self._parsed.clear()
-            self._parsed[known] = tuple(found)
+            _keep(self._parsed, known, tuple(found))
         return found
 
     def _parse_node(
@@ -798,6 +794,16 @@ _PARSED_KEPT = 256
 
 _PARSED_TEXT = 4096
 """The longest text (all of a call's texts together, in characters) whose metrics :meth:`Registry.parse` keeps."""
+
+
+def _keep(kept: dict[Any, Any], key: Any, value: Any) -> None:
+    """``value`` kept under ``key`` in ``kept``, parsed specs by their text (:meth:`Registry.parse`,
+    :func:`irspec.spec.fusion.parse_fusion`), at most :data:`_PARSED_KEPT` of them. Full, it starts again:
+    specs made on the fly (a loop over cutoffs) stay bounded, and a clear is one step for any thread
+    evaluating beside this one."""
+    if len(kept) >= _PARSED_KEPT:
+        kept.clear()
+    kept[key] = value
 
 
 def _unique(metrics: list[Metric]) -> list[Metric]:
