@@ -83,8 +83,9 @@ def _words(value: int) -> list[int]:
 @dataclass(frozen=True)
 class Design:
     """What is simulated: a fitted click ``model``, the rankings ``a`` and ``b`` (``{query: [doc, ...]}``,
-    best first, each document once), the interleaving ``method`` (a spec), the lists' ``depth``, the A/B test's ``metric``
-    (:data:`METRICS`), the ``bank`` of interleaved lists made per query, and optional query ``weights``."""
+    best first, each document once), the interleaving ``method`` (a spec), the lists' ``depth``, the A/B
+    test's ``metric`` (:data:`METRICS`), the ``bank`` of interleaved lists made per query, and optional
+    query ``weights``."""
 
     model: ClickModel
     a: Mapping[str, Sequence[str]]
@@ -117,14 +118,14 @@ class Design:
         # with a repeat reach past the `depth` entries the simulation's users know (a KeyError, before)
         for name, ranking in (("a", self.a), ("b", self.b)):
             for q in self.queries:
-                docs = ranking[q]
-                if len(set(docs)) != len(docs):
-                    seen: set[str] = set()
-                    twice = next(d for d in docs if d in seen or seen.add(d))
-                    raise EvaluationError(
-                        f"ranking {name} lists document {quote(twice)} twice for query {quote(q)}: a ranking "
-                        "lists each document once"
-                    )
+                seen: set[str] = set()
+                for doc in ranking[q]:
+                    if doc in seen:
+                        raise EvaluationError(
+                            f"ranking {name} lists document {quote(doc)} twice for query {quote(q)}: a "
+                            "ranking lists each document once"
+                        )
+                    seen.add(doc)
 
     @property
     def queries(self) -> list[str]:
