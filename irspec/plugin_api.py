@@ -51,6 +51,9 @@ is read).
 (``holm``, ``bonferroni``, ``bh``, ``by``, ``none``), as ``irspec.compare`` adjusts them; and
 :func:`sign_p_value`, the exact sign test's p-value, as ``irspec.compare``'s sign test computes it.
 
+**Spark** (light; pyspark on a call): :func:`settle_spark_worker`, which every function a plugin hands Spark to run in
+its Python workers calls first, as irspec's own do (the worker's collections then skip its imports).
+
 **Text and messages** (light): :func:`bounded_lines` (a file's lines, refused at the first one too
 long to be text, naming it), :func:`quote` (a value from the input, cut short for a message) and
 :func:`label_out_of_range` (the message of a label beyond 64 bits, as irspec's qrels readers give it).
@@ -139,6 +142,8 @@ __all__ = [
     # corrections and tests
     "adjust",
     "sign_p_value",
+    # spark
+    "settle_spark_worker",
     # text and messages
     "bounded_lines",
     "quote",
@@ -171,6 +176,7 @@ _LAZY: dict[str, str] = {
     "Inputs": "irspec.report.files",
     "write_all_atomic": "irspec.report.files",
     "check_writable": "irspec.report.files",
+    "settle_spark_worker": "irspec.evaluation.workers",
 }
 
 

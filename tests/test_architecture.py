@@ -88,6 +88,9 @@ LAYERS: list[tuple[str, ...]] = [
         "frozen",
     ),  # leaves: errors, the version string, terminal progress, names loaded on first use, value classes
     ("lines",),  # lines of bounded length, read a piece at a time (every reader of lines)
+    (
+        "evaluation.workers",
+    ),  # what irspec's functions do first in a Spark worker (pyspark imported on a call)
     ("spec.syntax",),  # metric-spec text -> syntax tree -> canonical text
     ("spec",),  # the package: the old names of irspec.spec the module (spec.syntax's), kept for a release
     ("spec.definitions",),  # what plugins declare (Param, MetricDef, ...) and the bound Metric
@@ -156,6 +159,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation.parts",),  # a run evaluated in parts (blocks, batches) and the parts made one Result
     ("evaluation.evaluate",),  # runs evaluated against qrels read once: names made distinct, warnings issued
     ("evaluation.inputs",),  # plugin input kinds (an interaction log), evaluated into a Result
+    ("evaluation.workers",),  # what irspec's functions do first in a Spark worker (pyspark loaded on a call)
     (
         "evaluation.spark",
     ),  # Spark DataFrames evaluated by the engine, bucket by bucket (irspec[spark]; imports pyspark)
@@ -250,6 +254,8 @@ LAZY_EDGES = {
     "plan": "the package's face loads each module on first use (its _LAZY table), so that `irspec eval` loads neither "
     "YAML nor the JSON Schema",
     "recsys": "the package's face loads each module on first use (its _LAZY table): `irspec.recsys` loads no scipy",
+    "evaluation.workers": "pyspark and pyarrow load on a call: plugin_api names settle_spark_worker, and the "
+    "documentation builds without pyspark",
     "plugin_api": "plugins' declarations import it whenever a registry is built: the context, spilling and corrections load on first use",
 }
 """The modules (or packages) that may import irspec or heavy modules inside functions, and why."""

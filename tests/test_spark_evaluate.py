@@ -9,6 +9,7 @@ evaluated one by one.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -23,9 +24,13 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+import pyarrow as pa
+
 import irspec
 from irspec.errors import EvaluationError, InputError, IrspecWarning, SpecError, quote
 from irspec.evaluation import spark as irs
+from irspec.evaluation import workers as worker_state
+from irspec.evaluation.workers import spark_workers
 from irspec.stats import significance
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -649,3 +654,36 @@ def test_the_arrow_collection_gives_the_frames_results_and_a_filtered_metric_is_
     assert list(kept) == ["P@5", "relstring@5", "nDCG@3"]
     _same(kept, {k: v for k, v in want.aggregate().items() if k != "AP"})
     per_query.unpersist()
+
+
+def test_irspecs_tasks_settle_their_workers_once_and_never_the_driver(spark):
+    """pyspark's worker collects its garbage after every task: irspec's task functions freeze the worker's
+    imports first, once (issue 35). On the driver, and on a second call, settle_spark_worker does nothing."""
+    frozen = gc.get_freeze_count()
+    worker_state.settle_spark_worker()
+    assert gc.get_freeze_count() == frozen and not worker_state._settled
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}, "q3": {"d": 2}}
+    run = {"q1": {"a": 1.0, "b": 2.0}, "q2": {"c": 1.0}, "q3": {"e": 1.0}}
+    # a task per bucket: every worker of this local[2] session runs irspec's task function
+    irs.evaluate(_qrels_frame(spark, qrels), _run_frame(spark, {"r": run}), "P@1", partitions=8).collect()
+    workers = spark_workers(spark)
+    assert any(w["irspec"] for w in workers)
+    # every worker that loaded irspec ran one of its tasks, which settled it: nothing else here loads it
+    assert all(w["settled"] and w["frozen"] > 0 for w in workers if w["irspec"]), workers
+
+    def settle_twice(batches):
+        worker_state.settle_spark_worker()
+        once = gc.get_freeze_count()
+        made = [
+            [n] for n in range(1000)
+        ]  # new objects the collector tracks, which a second freeze would take
+        worker_state.settle_spark_worker()
+        for _ in batches:
+            yield pa.RecordBatch.from_pydict(
+                {"once": [once], "twice": [gc.get_freeze_count()], "made": [len(made)]}
+            )
+
+    twice = spark.range(0, 2, numPartitions=2).mapInArrow(settle_twice, "once long, twice long, made long")
+    rows = twice.collect()
+    # not another freeze: the frozen count may fall (frozen objects still go when nothing refers to them)
+    assert rows and all(r["once"] > 0 and r["twice"] < r["once"] + r["made"] for r in rows), rows

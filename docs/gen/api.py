@@ -70,6 +70,7 @@ MODULES: tuple[str, ...] = (
     "irspec.stats.design",
     "irspec.stats.concordance",
     "irspec.evaluation.spark",
+    "irspec.evaluation.workers",
     "irspec.compat.pytrec_eval",
     "irspec.testing",
 )

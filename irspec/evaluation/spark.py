@@ -78,6 +78,7 @@ from irspec.evaluation.evaluate import evaluate_many, issue_warnings
 from irspec.evaluation.judgments import read_judgments, reads_qrels
 from irspec.evaluation.notes import first_few, levels_without_relevant, missing_text, queries_text
 from irspec.evaluation.result import Result
+from irspec.evaluation.workers import settle_spark_worker
 from irspec.spec.definitions import Metric
 from irspec.spec.plugins import get_registry
 
@@ -238,6 +239,10 @@ def evaluate(
     except RuntimeError as e:
         raise _task_error(e) from None
 
+    def task(_key: Any, qrels_table: pa.Table, run_table: pa.Table) -> pa.Table:
+        settle_spark_worker()
+        return evaluate_bucket(qrels_table, run_table)
+
     def bucket(column: str) -> Any:
         # both query columns hold strings, so a query's qrels and run rows hash alike
         return F.pmod(F.xxhash64(column), F.lit(n)).alias("bucket")
@@ -248,7 +253,7 @@ def evaluate(
         per_query = (
             q.groupBy(bucket(query))
             .cogroup(r.groupBy(bucket("query_id")))
-            .applyInArrow(lambda _key, left, right: evaluate_bucket(left, right), schema=OUTPUT_SCHEMA)
+            .applyInArrow(task, schema=OUTPUT_SCHEMA)
         )
     described = json.dumps(
         {

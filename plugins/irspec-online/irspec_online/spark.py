@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 
 import irspec
 from irspec import EvaluationError, InputError, Metric
-from irspec.plugin_api import input_kind
+from irspec.plugin_api import input_kind, settle_spark_worker
 from irspec_online.ab import ABTest, Design, analyse, check_metrics, combine, partial_sums
 from irspec_online.clickmodels import RANKS, Sessions, Vocabulary, added, held_out, session_rows, swap_tally
 from irspec_online.columnar import Rows, summarise
@@ -124,6 +124,7 @@ def _counted_summaries(
     schema = ", ".join(f"`{c}` {_spark_type(t)}" for c, t in summary_schema(fields).items())
 
     def summarise_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        settle_spark_worker()
         for batch in batches:
             problems: list[tuple[int, str]] = []
             records = Rows(batch.select(wanted), batch.column("__row").to_numpy().astype(np.int64))
@@ -192,6 +193,7 @@ def unit_sums(
     )
 
     def per_bucket(table: pa.Table) -> pa.Table:
+        settle_spark_worker()
         log = assemble(pl.from_arrow(table), "log", WHERE)
         values = np.column_stack([kernel_of(m)(log, m) for m in bound])
         table = partial_sums(log, bound, values, design).to_arrow()
@@ -250,6 +252,7 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
     kernels = [bound_kernel(m) for m in by_session]  # looked up here, in the driver's registry
 
     def per_bucket(table: pa.Table) -> pa.Table:
+        settle_spark_worker()
         log = assemble(pl.from_arrow(table), "log", WHERE)
         return pa.table({**_rows(log), **{f"v{j}": kernel(log) for j, kernel in enumerate(kernels)}})
 
@@ -278,6 +281,7 @@ def evaluate(frame: DataFrame, metrics: str | Metric | Iterable[str | Metric]) -
 
 def _per_unit(rows: DataFrame, metric: Metric, seconds: float, buckets: int) -> DataFrame:
     def per_bucket(table: pa.Table) -> pa.Table:
+        settle_spark_worker()
         log = assemble(pl.from_arrow(table), "log", WHERE)
         return pa.table({"id": list(log.ids), "value": kernel_of(metric)(log, metric)})
 
@@ -337,6 +341,7 @@ def _reduced(frame: DataFrame, part: Callable[[Iterator[pa.RecordBatch]], Any]) 
     Spark (``treeReduce``: the driver receives one); None for no partition with a sum."""
 
     def pickled(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        settle_spark_worker()
         total = part(batches)
         if total is not None:
             yield pa.RecordBatch.from_pydict(
@@ -434,6 +439,7 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
     numbered, wanted = _numbered(frame)
 
     def sessions_of(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        settle_spark_worker()
         for batch in batches:
             problems: list[tuple[int, str]] = []
             rows = list(session_rows(_records(batch, wanted), WHERE, ROW, problems))
@@ -496,6 +502,7 @@ def click_sessions(frame: DataFrame, holdout: float = 0.0) -> tuple[SparkSession
         codes = frame.sparkSession.sparkContext.broadcast(vocabulary.codes)
 
         def coded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            settle_spark_worker()
             known = codes.value
             for batch in batches:
                 queries = batch.column("query").to_pylist()

@@ -23,6 +23,7 @@ from irspec_online.clickstream import fit
 from online_logs import SPECS, expected, polars_frame, random_log, write_jsonl
 
 import irspec
+from irspec.evaluation.workers import spark_workers
 from irspec.testing import registered_plugin
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -85,6 +86,17 @@ def test_spark_gives_the_in_memory_values_row_by_row(
     assert aggregated == local.aggregate()  # exact: counts and 0/1 sum exactly
     assert aggregated == pytest.approx(expected(records), rel=1e-15)
     values.unpersist()
+
+
+def test_the_plugins_spark_functions_settle_their_workers(spark):
+    """Each function the plugin hands Spark calls irspec.plugin_api.settle_spark_worker first, so pyspark's
+    collection after each task skips the worker's imports (issue 35): after an evaluation in eight buckets,
+    every worker that loaded irspec is settled."""
+    with shuffle_partitions(spark, 8):
+        online_spark.evaluate(spark_frame(spark, random_log(36, n=40)), SPECS).collect()
+    workers = spark_workers(spark)
+    assert any(w["irspec"] for w in workers)
+    assert all(w["settled"] for w in workers if w["irspec"]), workers
 
 
 def test_a_log_is_bucketed_by_task_and_at_most_rows_per_bucket_query_issues_a_bucket(spark):
