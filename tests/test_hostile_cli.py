@@ -59,6 +59,13 @@ RUNS: dict[str, tuple[bytes, str | None]] = {
     "huge score": (RUN_LINE + b"q01 Q0 d1 2 1e308 r\n", OK),
     "tiny score": (RUN_LINE + b"q01 Q0 d1 2 4.9e-324 r\n", OK),
     "crlf": (RUN_LINE.replace(b"\n", b"\r\n"), OK),
+    "a carriage return among trailing blanks": (RUN_LINE.replace(b"\n", b" \r\r \n"), OK),
+    # lines ended by \r alone (classic Mac OS): one line to trec_eval, whose fields past the sixth it
+    # ignores, so every document but the first went unread
+    "lone carriage returns": (
+        RUN_LINE + b"q01 Q0 d1 2 0.5 r\rq01 Q0 d2 3 0.4 r\r",
+        r"bad:2: a carriage return \(\\r\) inside the line: lines ended by \\r alone",
+    ),
     "no final newline": (RUN_LINE.rstrip(), OK),
 }
 """Bad runs. An empty run (no lines, or only comments, EMPTY) gives what its position says (POSITIONS)."""
@@ -66,6 +73,10 @@ RUNS: dict[str, tuple[bytes, str | None]] = {
 QRELS: dict[str, tuple[bytes, str | None]] = {
     "binary": (bytes(range(256)) * 4, r"bad:\d+: (not UTF-8 text|a NUL byte)"),
     "nul": (b"q01 0 d0538 1\nq01 0 d\x00 1\n", r"bad:2: a NUL byte: binary data, not text"),
+    "lone carriage returns": (
+        b"q01 0 d0538 1\nq01 0 d1 1\rq01 0 d2 0\r",
+        r"bad:2: a carriage return \(\\r\) inside the line",
+    ),
     "text label": (b"q01 0 d0538 1\nq01 0 d1 x\n", r"bad:2: query 'q01': label must be an integer, got 'x'"),
     "fractional label": (b"q01 0 d1 1.5\n", r"bad:1: query 'q01': label must be an integer, got '1.5'"),
     "label beyond 64 bits": (

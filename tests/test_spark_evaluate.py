@@ -328,6 +328,9 @@ BAD_LINES = {
     "score 0x1p3": ("run", "1 Q0 c 3 0x1p3\n"),
     "score 1.5abc": ("run", "1 Q0 c 3 1.5abc\n"),
     "a NUL byte": ("run", "1 Q0 c\x00x 3 1\n"),
+    # lines ended by "\r" alone: Spark ended a line there (its default), irspec's reader refuses them
+    "run lines ended by a lone carriage return": ("run", "1 Q0 c 3 1\r1 Q0 d 4 0.5\r"),
+    "qrels lines ended by a lone carriage return": ("qrels", "1 0 c 1\r1 0 d 0\r"),
     "run 4 fields": ("run", "1 Q0 c 3\n"),
     "qrels 3 fields": ("qrels", "1 0 c\n"),
     "qrels 5 fields": ("qrels", "1 0 c 1 extra\n"),
@@ -351,6 +354,20 @@ def test_a_bad_trec_line_is_refused_as_irspecs_own_reader_refuses_it(spark, tmp_
         irs.aggregate(irs.evaluate(irs.read_qrels(spark, str(qrels)), irs.read_run(spark, str(run)), "AP"))
     assert got.value.source == str(bad) and got.value.query == want.value.query
     assert got.value.reason == f"{want.value.reason} (in the line {quote(line.strip())})"
+
+
+def test_windows_line_ends_and_trailing_carriage_returns_are_read_as_irspecs_reader_reads_them(
+    spark, tmp_path
+):
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.run"
+    qrels.write_bytes(QRELS_LINES.replace("\n", "\r\n").encode())
+    run.write_bytes(RUN_LINES.replace("\n", " \r\r \n").encode())
+    got = irs.aggregate(
+        irs.evaluate(irs.read_qrels(spark, str(qrels)), irs.read_run(spark, str(run)), "AP P@2")
+    )
+    _same(got, irspec.evaluate(str(qrels), str(run), "AP P@2").aggregate())
+    # by hand: each query's one relevant document ranked first; P@2 counts it among 2
+    assert got == {"AP": 1.0, "P@2": 0.5}
 
 
 def test_a_null_query_id_in_a_frame_names_no_bucket_row(spark):

@@ -244,3 +244,59 @@ def test_padded_malformed_lines_are_named(tmp_path, cls, text, line, fragment):
     assert e.value.line == line
     assert str(e.value).startswith(f"{path}:{line}: ")
     assert fragment in str(e.value)
+
+
+def _crlf_lines(kind: str, n: int) -> list[bytes]:
+    """``n`` records of one query each, as Windows writes them (CRLF)."""
+    if kind == "qrels":
+        return [f"q{i} 0 d{i} 1\r\n".encode() for i in range(n)]
+    return [f"q{i} Q0 d{i} 1 0.5 tag\r\n".encode() for i in range(n)]
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+@pytest.mark.parametrize("line", [1, 2, 11_000])  # 11,000: past the first 256 KiB the check takes at a time
+def test_a_line_ended_by_a_carriage_return_alone_is_refused_naming_it(tmp_path, monkeypatch, kind, line):
+    """Lines ended by ``\\r`` alone (classic Mac OS) are one line to trec_eval, which reads its first
+    record and ignores the rest as fields past the sixth: every other document went unread without a
+    word. Refused, on every path (a file, gzip, standard input, a stream), naming the line."""
+    lines = _crlf_lines(kind, 12_000)
+    lines[line - 1] = lines[line - 1].replace(b"\r\n", b"\r")  # it runs on into the next
+    data = b"".join(lines)
+    reader = read_qrels if kind == "qrels" else read_run
+    path, packed = tmp_path / "mac.txt", tmp_path / "mac.gz"
+    path.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    monkeypatch.setattr(sys, "stdin", _Stdin(data))
+    for source, name in [
+        (path, str(path)),
+        (packed, str(packed)),
+        ("-", "<stdin>"),
+        (io.BytesIO(data), None),
+    ]:
+        with pytest.raises(InputError) as e:
+            reader(source)
+        assert e.value.line == line and (name is None or e.value.source == name)
+        assert e.value.reason.startswith(r"a carriage return (\r) inside the line: lines ended by \r alone")
+    if kind == "run":  # the streaming reader, block by block
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_bytes(b"".join(_crlf_lines("qrels", 12_000)))
+        with pytest.raises(InputError) as e:
+            irspec.evaluate(str(qrels), str(path), "P@5", memory=1)
+        assert (e.value.source, e.value.line) == (str(path), line)
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+@pytest.mark.parametrize("end", [b" \r\r \n", b"\r\r\n", b"\t\r"])
+def test_carriage_returns_among_a_lines_trailing_blanks_are_blanks(tmp_path, monkeypatch, kind, end):
+    """A carriage return followed on its line by blanks alone (the last line's, by nothing) is a blank,
+    as trec_eval reads it."""
+    qrels, run = _records(3)
+    records = qrels if kind == "qrels" else run
+    data = _join(
+        records, [[" "] * (len(r) - 1) for r in records], [""] * len(records), [""] * len(records), "\n"
+    )
+    data = data.replace(b"\n", end) if end.endswith(b"\n") else data[:-1] + end  # the last line's only
+    reader = read_qrels if kind == "qrels" else read_run
+    read, _ = _read_every_way(reader, data, tmp_path / "r", monkeypatch)
+    tidy = reader(io.BytesIO(_tidy(records)))
+    assert_frame_equal(read.frame.drop("line"), tidy.frame.drop("line"))

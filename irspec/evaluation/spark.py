@@ -71,6 +71,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from irspec.data import Run
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.data.objects import CONVENTIONS, ROLES
+from irspec.data.trec import CARRIAGE_RETURN
 from irspec.errors import EvaluationError, InputError, IrspecError, label_out_of_range, quote
 from irspec.evaluation.compute import bind_metrics
 from irspec.evaluation.context import MissingQueries, Options
@@ -524,7 +525,8 @@ def read_run(spark: SparkSession, path: str, name: str | None = None) -> DataFra
     one (``part-*`` files, those named ``_*`` or ``.*`` left out), and must hold one kind of file. Any
     other path (``hdfs://``, ``s3a://``, a glob) is Parquet when it ends in ``.parquet``. A path that
     does not exist is an :class:`InputError`. A text line is checked as irspec's own TREC reader checks
-    it (the number of fields, a score or label written as it reads numbers, no NUL byte) when Spark
+    it (the number of fields, a score or label written as it reads numbers, no NUL byte, no carriage
+    return before the line's end: lines end at a newline, with or without one before it) when Spark
     reads it: the job :func:`evaluate` runs first finds a qrels line's, :func:`results` a run line's.
     The :class:`InputError` names the file, the query and the line's text (Spark does not know line
     numbers)."""
@@ -548,7 +550,9 @@ def _read(spark: SparkSession, path: str, kind: Kind, fields: dict[int, str]) ->
     try:
         if _is_parquet(path):
             return spark.read.parquet(path)
-        raw = spark.read.text(path).select("value", F.col("_metadata.file_path").alias("file"))
+        # lines end at "\n" alone, as irspec's reader reads them: Spark's own default also ends one at a lone
+        # "\r", where the reader refuses a carriage return that does not end its line (CARRIAGE_RETURN)
+        raw = spark.read.text(path, lineSep="\n").select("value", F.col("_metadata.file_path").alias("file"))
     except IrspecError:
         raise
     except Exception as e:  # Spark's own: a path that does not exist, a file that is no Parquet
@@ -574,7 +578,13 @@ def _read(spark: SparkSession, path: str, kind: Kind, fields: dict[int, str]) ->
     fits = count >= kind.min_fields
     if kind.max_fields is not None:
         fits = fits & (count <= kind.max_fields)
-    problem = F.when(F.col("line").contains("\u0000"), "nul").when(~fits, "count").otherwise(problem)
+    # a line's blanks at either end are gone: a "\r" left is followed by more of the line
+    problem = (
+        F.when(F.col("line").contains("\u0000"), "nul")
+        .when(F.col("line").contains("\r"), "return")
+        .when(~fits, "count")
+        .otherwise(problem)
+    )
     described = F.to_json(F.struct(F.lit(kind.kind).alias("kind"), "file", "line", problem.alias("problem")))
     checked = F.when(problem.isNotNull(), F.raise_error(F.concat(F.lit(_READ_ERROR), described))).otherwise(
         cast_value
@@ -649,6 +659,8 @@ def _line_error(described: Mapping[str, Any]) -> InputError:
         file = unquote(urlparse(file).path)
     if problem == "nul":
         reason, query = "a NUL byte: binary data, not text", None
+    elif problem == "return":
+        reason, query = CARRIAGE_RETURN, None
     elif problem == "count":
         reason = f"expected {kind.expected}, got {len(fields)}"
     elif problem == "range":
