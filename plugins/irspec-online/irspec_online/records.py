@@ -618,6 +618,8 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     results = rec["results"]
     if not isinstance(results, list) or not all(isinstance(d, str) for d in results):
         raise _Bad("results must be a list of document ids (strings)")
+    if len(set(results)) < len(results):
+        raise _Bad(_shown_twice(results))
     first, dwell, ranks = _clicks(rec.get("clicks"), results)
     origins = _origins(rec.get("origins"), len(results))
     logging = _logging(rec.get("propensities"), len(results))
@@ -631,6 +633,17 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     return (session, _timestamp(rec["timestamp"]), len(results), first, dwell, query, user,
             origins is not None, clicked, (2 if logging is not None else 1) if new else 0, matched, shown_new,
             len(new))  # fmt: skip
+
+
+def _shown_twice(results: list[str]) -> str:
+    """The problem of results that show a document twice: a click on it could be at either rank, and a
+    run, which irspec refuses with a document twice too, has one rank per document."""
+    first: dict[str, int] = {}
+    for rank, doc in enumerate(results, 1):
+        if doc in first:
+            return f"results show {quote(doc)} twice (ranks {first[doc]} and {rank})"
+        first[doc] = rank
+    raise AssertionError("no document shown twice")  # the caller found one
 
 
 def key_of(text: str) -> int:
@@ -963,6 +976,26 @@ def jsonl_records(path: str) -> Iterator[tuple[int, Any]]:
 _BLANK = object()
 
 
+class _Twice(Exception):
+    """A key given twice in one JSON object."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, each key once: Python's json keeps the last of a key given twice,
+    so ``{"query": "a", "query": "b"}`` would be read as ``b`` without a word."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Twice(key)
+            seen.add(key)
+    return obj
+
+
+_DECODE = json.JSONDecoder(object_pairs_hook=_once).decode
+
+
 def _parse_line(raw: bytes, path: str, number: int) -> Any:
     try:
         line = raw.decode("utf-8")
@@ -971,9 +1004,13 @@ def _parse_line(raw: bytes, path: str, number: int) -> Any:
     if not line.strip():
         return _BLANK
     try:
-        rec = json.loads(line)
+        rec = _DECODE(line)
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON: {e.msg} (column {e.colno})", path, number) from None
+    except _Twice as e:
+        raise InputError(
+            f"the key {quote(e.args[0])} twice in one object: which one is meant?", path, number
+        ) from None
     except RecursionError:
         raise InputError("not a log record: JSON nested too deeply", path, number) from None
     if _SURROGATE.search(raw):  # an escaped surrogate: a pair is one character, a lone one no text

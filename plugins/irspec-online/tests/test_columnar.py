@@ -394,3 +394,25 @@ def test_the_distinct_sessions_are_the_same_compacted_early_or_late(tmp_path, mo
             for name in ("pairs", "clicks", "length", "weight"):
                 np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
             assert got.vocabulary.codes == want.vocabulary.codes
+
+
+@pytest.mark.parametrize("by_polars", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_results_showing_a_document_twice_are_found_by_numpy_and_by_polars(monkeypatch, by_polars, seed):
+    """Both ways of finding a row whose results show a document twice (numpy below _TWICE_BY_POLARS
+    results, polars from it) flag what Python's set finds: short and empty lists, null lists and null
+    results, documents from a few so that repeats are common, in a slice of a larger array."""
+    rng = np.random.default_rng(seed)
+    lists = []
+    for _ in range(300):
+        if rng.random() < 0.05:
+            lists.append(None)
+            continue
+        docs = [f"d{rng.integers(12)}" if rng.random() > 0.03 else None for _ in range(rng.integers(0, 6))]
+        lists.append(docs)
+    column = pa.array([["pad"]] * 7 + lists, pa.list_(pa.string())).slice(7)
+    want = np.array([docs is not None and len(set(docs)) < len(docs) for docs in lists])
+    assert 10 < want.sum() < 290  # repeats and none, both common
+    monkeypatch.setattr(columnar, "_TWICE_BY_POLARS", 0 if by_polars else 10**9)
+    count, _, items = columnar._list(column)
+    np.testing.assert_array_equal(columnar._twice(column, items, count), want)

@@ -182,6 +182,8 @@ GOOD = {"session": "s", "query": "q", "timestamp": 1.0, "results": ["d1"], "clic
         ({"session": ""}, "session must be a non-empty string"),
         ({"session": None}, "session must be a non-empty string, got null"),
         ({"results": None}, "results must be a list"),
+        ({"results": ["d1", "d2", "d1"], "clicks": [{"doc": "d1", "rank": 3, "dwell": None}]},
+         "results show 'd1' twice (ranks 1 and 3)"),
         ({"clicks": [{"doc": "d9", "rank": None, "dwell": None}]}, "'d9' is not among the results shown"),
         ({"clicks": [{"doc": "d1", "rank": 0, "dwell": None}]}, "rank must be an integer >= 1"),
         ({"results": ["d1", "d2"], "clicks": [{"doc": "d1", "rank": 2, "dwell": None}]},

@@ -225,6 +225,13 @@ def test_gzip_and_standard_input(tmp_path, monkeypatch):
         ('{"session": "s", "query": "q", "timestamp": true, "results": []}', "timestamp must be"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": "d1 d2"}', "results must be a list"),
         ('{"session": "s", "query": 7, "timestamp": 1, "results": []}', "query must be a string"),
+        # a document shown twice: which rank would its click be at? A key twice: which value is meant?
+        ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1", "d2", "d2"]}',
+         "results show 'd2' twice (ranks 2 and 3)"),
+        ('{"session": "s", "query": "q", "query": "r", "timestamp": 1, "results": ["d1"]}',
+         "the key 'query' twice in one object: which one is meant?"),
+        ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1"], "clicks": [{"doc": "d1", "doc": "d2"}]}',
+         "the key 'doc' twice in one object"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1"], "clicks": [{"doc": "d9"}]}',
          "'d9' is not among the results shown"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1"], "clicks": [{"doc": "d1", "dwell": -3}]}',

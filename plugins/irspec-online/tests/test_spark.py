@@ -131,6 +131,12 @@ def test_a_bad_record_on_spark_is_a_located_input_error(spark):
         match=r"^<Spark DataFrame>: Spark row id \d+: timestamp is not a finite number, got nan$",
     ):
         online_spark.evaluate(frame, "CTR")
+    shown_twice = spark_frame(spark, [good, dict(good, results=["d1", "d2", "d1"])])
+    with pytest.raises(
+        irspec.InputError,
+        match=r"^<Spark DataFrame>: Spark row id \d+: results show 'd1' twice \(ranks 1 and 3\)$",
+    ):
+        online_spark.evaluate(shown_twice, "CTR")
     with pytest.raises(irspec.InputError, match=r"^<Spark DataFrame>: missing required column 'results'"):
         online_spark.evaluate(frame.drop("results"), "CTR")
     with pytest.raises(irspec.InputError, match="the log has no records"):
