@@ -51,8 +51,9 @@ is read).
 (``holm``, ``bonferroni``, ``bh``, ``by``, ``none``), as ``irspec.compare`` adjusts them; and
 :func:`sign_p_value`, the exact sign test's p-value, as ``irspec.compare``'s sign test computes it.
 
-**Spark** (light; pyspark on a call): :func:`settle_spark_worker`, which every function a plugin hands Spark to run in
-its Python workers calls first, as irspec's own do (the worker's collections then skip its imports).
+**Spark** (light; pyspark on a call): :func:`settle_spark_worker`, which every function a plugin hands
+Spark to run in its Python workers calls first, as irspec's own do (the worker's collections then skip
+its imports).
 
 **Text and messages** (light): :func:`bounded_lines` (a file's lines, refused at the first one too
 long to be text, naming it), :func:`quote` (a value from the input, cut short for a message) and

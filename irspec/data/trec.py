@@ -390,7 +390,7 @@ CARRIAGE_RETURN = (
 def _check_carriage_returns(data: Buffer, source: str) -> None:
     """Refuse a carriage return followed, on its line, by more than blanks. One before a newline (a
     Windows line end) or among trailing blanks is a blank, as trec_eval reads it. But trec_eval reads a
-    file whose lines end in ``\r`` alone as one line, of which it takes the first record's six fields and
+    file whose lines end in ``\\r`` alone as one line, of which it takes the first record's six fields and
     ignores the rest: every other document would be dropped without a word."""
     a = np.frombuffer(data, dtype=np.uint8)
     for start in range(0, len(a), _NORMALISE_CHUNK):
