@@ -36,6 +36,7 @@ __all__ = [
     "binary",
     "bounded_lines",
     "check_lines",
+    "count_newlines",
     "read_bounded",
     "too_long",
 ]
@@ -90,7 +91,7 @@ class LineLimit:
         if start is not None:
             self._raise(data, start)
         _check_nul(data, self.source, self.line)
-        newlines = _count_newlines(data, len(data))
+        newlines = count_newlines(data, len(data))
         if newlines:
             self.line += newlines
             self._head = bytes(data[len(data) - tail : len(data) - tail + _HEAD])
@@ -102,7 +103,7 @@ class LineLimit:
         if start < 0:  # the line begun in an earlier piece
             head = (self._head + bytes(data[:_HEAD]))[:_HEAD]
             raise too_long(self.source, self.line, head, self.limit)
-        line = self.line + _count_newlines(data, start)
+        line = self.line + count_newlines(data, start)
         raise too_long(self.source, line, bytes(data[start : start + _HEAD]), self.limit)
 
 
@@ -113,7 +114,7 @@ def check_lines(data: Buffer, source: str | None, limit: int = MAX_LINE, first_l
     start, _ = _long_line(data, 0, limit)
     if start is not None:
         start = max(start, 0)
-        line = first_line + _count_newlines(data, start)
+        line = first_line + count_newlines(data, start)
         raise too_long(source, line, bytes(data[start : start + _HEAD]), limit)
     _check_nul(data, source, first_line)
 
@@ -128,7 +129,7 @@ def _check_nul(data: Buffer, source: str | None, first_line: int) -> None:
     if at >= 0:
         if first_line == 1 and _utf16(bytes(data[:4])):
             raise InputError("UTF-16 text, where UTF-8 is read: save the file as UTF-8", source, 1)
-        raise binary(source, first_line + _count_newlines(data, at))
+        raise binary(source, first_line + count_newlines(data, at))
 
 
 def _utf16(head: bytes) -> bool:
@@ -190,7 +191,7 @@ def _long_line(data: Buffer, carried: int, limit: int) -> tuple[int | None, int]
     return None, n - data.rfind(b"\n", pos) - 1
 
 
-def _count_newlines(data: Buffer, end: int) -> int:
+def count_newlines(data: Buffer, end: int) -> int:
     """Line ends in ``data[:end]``; a mapped file is counted in pieces, not copied whole."""
     if isinstance(data, (bytes, bytearray)):
         return data.count(b"\n", 0, end)

@@ -46,7 +46,7 @@ import numpy as np
 from irspec.data.kinds import QRELS, RUN, Kind
 from irspec.errors import InputError, InputTypeError, label_out_of_range, quote
 from irspec.lazy import lazy_module
-from irspec.lines import MAX_LINE, READ_SIZE, check_lines
+from irspec.lines import MAX_LINE, READ_SIZE, check_lines, count_newlines
 
 if TYPE_CHECKING:
     import mmap
@@ -403,8 +403,7 @@ def _check_carriage_returns(data: Buffer, source: str) -> None:
             end = data.find(b"\n", at)
             rest = bytes(data[at : end if end >= 0 else len(data)])
             if rest.translate(None, b" \t\r\x0b\x0c"):
-                line = 1 + int(np.count_nonzero(a[:at] == 10))
-                raise InputError(CARRIAGE_RETURN, source, line)
+                raise InputError(CARRIAGE_RETURN, source, 1 + count_newlines(data, at))
 
 
 def _empty_fields(data: Buffer, sep: int) -> bool:
