@@ -53,7 +53,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from fractions import Fraction
@@ -91,6 +91,7 @@ __all__ = [
     "columns_of",
     "empty_lists",
     "exact_sum",
+    "first_repeat",
     "is_paths",
     "jsonl_records",
     "key_of",
@@ -618,8 +619,9 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
     results = rec["results"]
     if not isinstance(results, list) or not all(isinstance(d, str) for d in results):
         raise _Bad("results must be a list of document ids (strings)")
-    if len(set(results)) < len(results):
-        raise _Bad(_shown_twice(results))
+    # the set at C's speed on every record; the ranks, for the message, only where there is a repeat
+    if len(set(results)) < len(results) and (twice := first_repeat(results)) is not None:
+        raise _Bad(f"results show {quote(results[twice[1]])} twice (ranks {twice[0] + 1} and {twice[1] + 1})")
     first, dwell, ranks = _clicks(rec.get("clicks"), results)
     origins = _origins(rec.get("origins"), len(results))
     logging = _logging(rec.get("propensities"), len(results))
@@ -635,15 +637,16 @@ def _summary(rec: Any, ranker: Ranker | None = None) -> tuple[Any, ...]:
             len(new))  # fmt: skip
 
 
-def _shown_twice(results: list[str]) -> str:
-    """The problem of results that show a document twice: a click on it could be at either rank, and a
-    run, which irspec refuses with a document twice too, has one rank per document."""
-    first: dict[str, int] = {}
-    for rank, doc in enumerate(results, 1):
-        if doc in first:
-            return f"results show {quote(doc)} twice (ranks {first[doc]} and {rank})"
-        first[doc] = rank
-    raise AssertionError("no document shown twice")  # the caller found one
+def first_repeat(items: Sequence[Hashable]) -> tuple[int, int] | None:
+    """Where the first item that repeats an earlier one is (0-based: the earlier's place, then its own), or
+    None for none: a document a record's results show twice (a click on it could be at either rank), or
+    a simulation's ranking lists twice."""
+    first: dict[Hashable, int] = {}
+    for i, item in enumerate(items):
+        if item in first:
+            return first[item], i
+        first[item] = i
+    return None
 
 
 def key_of(text: str) -> int:

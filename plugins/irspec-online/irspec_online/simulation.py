@@ -39,7 +39,7 @@ from irspec.plugin_api import quote
 from irspec_online.clickmodels import ClickModel, Sessions, Vocabulary, model_of
 from irspec_online.columnar import list_array
 from irspec_online.interleaving import implementation
-from irspec_online.records import Clicks, key_of
+from irspec_online.records import Clicks, first_repeat, key_of
 
 __all__ = [
     "LOGGERS",
@@ -118,14 +118,12 @@ class Design:
         # with a repeat reach past the `depth` entries the simulation's users know (a KeyError, before)
         for name, ranking in (("a", self.a), ("b", self.b)):
             for q in self.queries:
-                seen: set[str] = set()
-                for doc in ranking[q]:
-                    if doc in seen:
-                        raise EvaluationError(
-                            f"ranking {name} lists document {quote(doc)} twice for query {quote(q)}: a "
-                            "ranking lists each document once"
-                        )
-                    seen.add(doc)
+                twice = first_repeat(ranking[q])
+                if twice is not None:
+                    raise EvaluationError(
+                        f"ranking {name} lists document {quote(ranking[q][twice[1]])} twice for query "
+                        f"{quote(q)}: a ranking lists each document once"
+                    )
 
     @property
     def queries(self) -> list[str]:
