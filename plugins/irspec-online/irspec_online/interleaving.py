@@ -67,7 +67,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from irspec import InputTable, plugin_api
+from irspec import InputError, InputTable, plugin_api
+from irspec.plugin_api import quote
 from irspec_online.records import Clicks, summed
 from irspec_online.settings import Interleaving
 
@@ -211,6 +212,11 @@ def _known(rank: np.ndarray) -> np.ndarray:
     return np.where(rank > 0, rank, np.iinfo(np.int32).max).astype(np.int64)
 
 
+def _rankless(clicks: Clicks) -> np.ndarray:
+    """Per clicked slot, whether its origin lacks a rank in ``a`` or in ``b`` (0: unknown)."""
+    return (clicks.rank_a == 0) | (clicks.rank_b == 0)
+
+
 def _team_outcome(clicks: Clicks) -> np.ndarray:
     """sign(clicks on b's slots - clicks on a's slots), per impression."""
     credit = np.where(clicks.team == TEAM_B, 1.0, np.where(clicks.team == TEAM_A, -1.0, 0.0))
@@ -279,6 +285,13 @@ class TeamDraft:
         made[tuple(tossed)] = served = _served(docs, team, ra, rb, depth)
         return served
 
+    UNCREDITED = "has no team"
+    """What :meth:`uncredited` finds of a clicked slot's origin (:func:`outcomes` refuses it)."""
+
+    def uncredited(self, clicks: Clicks) -> np.ndarray:
+        """Per clicked slot, whether its origin has no team, by which the outcome credits it."""
+        return clicks.team == NO_TEAM
+
     def outcome(self, clicks: Clicks) -> np.ndarray:
         """The team with more clicks wins."""
         return _team_outcome(clicks)
@@ -316,6 +329,13 @@ class Balanced:
                 docs.append(doc)
                 placed.add(doc)
         return _served(docs, [NO_TEAM] * len(docs), ra, rb, depth)
+
+    UNCREDITED = "lacks rank_a or rank_b"
+    """What :meth:`uncredited` finds of a clicked slot's origin (:func:`outcomes` refuses it)."""
+
+    def uncredited(self, clicks: Clicks) -> np.ndarray:
+        """Per clicked slot, whether its origin lacks a rank in ``a`` or in ``b``."""
+        return _rankless(clicks)
 
     def outcome(self, clicks: Clicks) -> np.ndarray:
         """With ``k`` the better rank (in ``a`` or ``b``) of the lowest clicked slot's document, the ranking
@@ -396,6 +416,13 @@ class Probabilistic:
                 total_b = _left(memo, TEAM_B, weight_b, gone_b, total=True)
         return _served(docs, team, ra, rb, depth, p_a)
 
+    UNCREDITED = "has neither p_a nor team"
+    """What :meth:`uncredited` finds of a clicked slot's origin (:func:`outcomes` refuses it)."""
+
+    def uncredited(self, clicks: Clicks) -> np.ndarray:
+        """Per clicked slot, whether its origin has neither ``p_a`` nor ``team``."""
+        return np.isnan(clicks.p_a) & (clicks.team == NO_TEAM)
+
     def outcome(self, clicks: Clicks) -> np.ndarray:
         """``P(b gets more clicks) - P(a gets more clicks)`` over the assignments of the clicked slots, each
         from ``a`` with its ``p_a`` independently; the realised teams where ``p_a`` is unknown."""
@@ -433,6 +460,13 @@ class Optimized:
         self.credit = method.get("credit") if method is not None else "linear"
         # the last pairs of rankings': their allowed lists, and the cumulative distribution they are drawn from
         self._solved: dict[tuple, tuple[list[list[str]], np.ndarray]] = {}
+
+    UNCREDITED = "lacks rank_a or rank_b"
+    """What :meth:`uncredited` finds of a clicked slot's origin (:func:`outcomes` refuses it)."""
+
+    def uncredited(self, clicks: Clicks) -> np.ndarray:
+        """Per clicked slot, whether its origin lacks a rank in ``a`` or in ``b``."""
+        return _rankless(clicks)
 
     def _credit(self, rank_a: np.ndarray, rank_b: np.ndarray) -> np.ndarray:
         """Credit for ``b`` of a click on each document (0 where a rank is unknown)."""
@@ -584,9 +618,35 @@ def outcomes(log: Any, spec: Any) -> np.ndarray:
     express for ``b`` over ``a`` under the method ``spec`` (or its :func:`implementation`, built already):
     in [-1, 1], NaN for a row that served no interleaved list or got no click (it expresses none)."""
     method = spec if hasattr(spec, "outcome") else implementation(spec)
+    _check_credited(log, method)
     values = method.outcome(log.clicks)
     clicked = np.diff(log.clicks.start) > 0
     return np.where(log.interleaved & clicked, values, np.nan)
+
+
+def _check_credited(log: Any, method: Any) -> None:
+    """Refuse a log where a click on an interleaved list cannot be credited as ``method`` credits clicks:
+    its slot's origin lacks what the method reads (a balanced list's origins have no team, a team-draft
+    list's written by hand may have no ranks). Credited as a tie, such clicks would pull the preference
+    towards 0 without a word. A method registered without ``uncredited`` is not checked."""
+    uncredited = getattr(method, "uncredited", None)
+    if uncredited is None or not len(log.clicks.rank):
+        return
+    bad = uncredited(log.clicks) & log.interleaved[log.clicks.row]
+    if not bad.any():
+        return
+    first = int(np.argmax(bad))
+    row = int(log.clicks.row[first])
+    what = getattr(method, "UNCREDITED", "lacks what the method credits a click by")
+    name = method.method if getattr(method, "method", None) is not None else type(method).__name__
+    more = int(bad.sum()) - 1
+    raise InputError(
+        f"session {quote(log.sessions[log.session[row]])}: the origin of the result clicked at rank "
+        f"{int(log.clicks.rank[first])} {what}, by which {name} interleaving credits a click"
+        + (f" ({more:,} more such clicks)" if more else "")
+        + ": were the lists made by another method, or their origins written without it?",
+        log.source,
+    )
 
 
 class Tally:

@@ -612,6 +612,35 @@ def test_a_bad_origin_is_located():
             irspec.evaluate_input([{**rec, "origins": origins}], "Interleaving")
 
 
+@pytest.mark.parametrize(
+    ("method", "origin", "lacks"),
+    [
+        # a balanced or optimized list's origins have ranks and no team: probabilistic interleaving read
+        # the missing team as b's (p_a 0), a click on a's top document a win for b
+        ("probabilistic", {"rank_a": 1, "rank_b": 2}, "has neither p_a nor team"),
+        ("team-draft", {"rank_a": 1, "rank_b": 2}, "has no team"),
+        # a team-draft list's origins written without ranks: every click was a tie
+        ("balanced", {"team": "a"}, "lacks rank_a or rank_b"),
+        ("optimized", {"team": "a", "rank_a": 1}, "lacks rank_a or rank_b"),
+    ],
+)
+def test_a_click_the_method_cannot_credit_is_refused_not_made_a_tie_or_a_win(method, origin, lacks):
+    other = {"team": "b", "rank_a": 2, "rank_b": 1, "p_a": 0.5}
+    records = [
+        {"session": f"s{i}", "query": "q", "timestamp": i, "results": ["d1", "d2"],
+         "origins": [origin, other], "clicks": [{"doc": "d2"}, {"doc": "d1"}] if i else [{"doc": "d2"}]}
+        for i in range(3)
+    ]  # fmt: skip
+    # s0's click is on the slot whose origin is whole; s1's second click, on rank 1, is the first refused
+    message = f"session 's1': the origin of the result clicked at rank 1 {lacks}, by which"
+    with pytest.raises(irspec.InputError, match=re.escape(message) + r".*\(1 more such clicks\)"):
+        irspec.evaluate_input(records, f"Interleaving({method})")
+    # the same origins on a query issue with no click on that slot are no matter: a click on d2, b's top
+    # (p_a 1/2: b's click or a's, equally likely)
+    fine = irspec.evaluate_input(records[:1], f"Interleaving({method})").aggregate()
+    assert list(fine.values()) == [0.0 if method == "probabilistic" else 1.0]
+
+
 def test_a_log_without_interleaving_says_so():
     rec = {"session": "s", "query": "q", "timestamp": 0, "results": ["d1"], "clicks": [{"doc": "d1"}]}
     res = irspec.evaluate_input([rec], "Interleaving")
