@@ -72,7 +72,11 @@ def declare_online(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the examination probability per rank: irspec clickmodel fit's JSON (a PBM or a swap experiment)",
     )
-    p.add_argument("--clip", type=float, help="ClippedIPS's largest weight of a click (default 10)")
+    p.add_argument(
+        "--clip",
+        type=float,
+        help="deprecated: give ClippedIPS its clip, ClippedIPS(ctr, clip=2)@10 (10 alone is accepted)",
+    )
     p.add_argument(
         "-f", "--format", choices=("text", "markdown", "json"), default="text", help="output format"
     )

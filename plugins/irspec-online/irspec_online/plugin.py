@@ -367,7 +367,7 @@ ONLINE = PlanSection(
                                    "anyOf": [{"type": "string", "minLength": 1},
                                              {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0,
                                                                          "maximum": 1}, "minItems": 1}]},
-                    "clip": {"description": "ClippedIPS's largest weight of a click (default 10).", "type": "number",
+                    "clip": {"description": "Deprecated: give ClippedIPS its clip, ClippedIPS(ctr, clip=2)@10 (10 alone is accepted).", "type": "number",
                              "exclusiveMinimum": 0},
                     "confidence": {"description": "Confidence level of the intervals (default 0.95).",
                                    "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},

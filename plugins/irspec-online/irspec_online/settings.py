@@ -9,6 +9,7 @@ they import nothing heavy.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -16,6 +17,9 @@ from typing import Any
 from irspec import EvaluationError
 
 __all__ = ["Counterfactual", "Interleaving", "Online"]
+
+CLIP = 10.0
+"""ClippedIPS's default clip (its ``clip`` parameter, :data:`irspec_online.plugin.CLIPPED_IPS`)."""
 
 
 def _check(where: str, value: Any, kind: str, low: float | None = None, high: float | None = None) -> None:
@@ -68,18 +72,33 @@ class Counterfactual:
     """A counterfactual estimate of a new ranking's clicks from the log of another (:mod:`irspec_online.
     counterfactual`): ``run`` the new ranking (a TREC run file, or ``{query id: {doc: score}}``),
     ``propensity`` the examination probability per rank (a fitted PBM's or a swap experiment's JSON file
-    written by ``irspec clickmodel fit``, or a list, rank 1 first), ``clip`` the largest weight of a click
-    (clipped IPS) and the ``confidence`` of the intervals."""
+    written by ``irspec clickmodel fit``, or a list, rank 1 first) and the ``confidence`` of the intervals.
+
+    ``clip`` is deprecated: no estimate ever read it, each ``ClippedIPS`` taking its own (``clip=``, default
+    10). 10 is accepted with a :class:`DeprecationWarning`; another value is refused, as its estimates would
+    not be clipped at it."""
 
     run: Any = None
     propensity: Any = None
-    clip: float = 10.0
+    clip: float | None = None
     confidence: float = 0.95
 
     def __post_init__(self) -> None:
         if self.run is None:
             raise EvaluationError("online.counterfactual.run: give the ranking to estimate (a run file)")
-        _check("online.counterfactual.clip", self.clip, "float", 0)
+        if self.clip is not None:
+            _check("online.counterfactual.clip", self.clip, "float", 0)
+            if self.clip != CLIP:
+                raise EvaluationError(
+                    f"online.counterfactual.clip (--clip) {self.clip!r} would not be read: each ClippedIPS takes "
+                    f"its own clip, default {CLIP:g}; give it in the metric: ClippedIPS(ctr, clip={self.clip:g})@10"
+                )
+            warnings.warn(
+                "online.counterfactual.clip (--clip) is deprecated: give ClippedIPS its clip, "
+                f"ClippedIPS(ctr, clip={CLIP:g})@10 (the default, which every estimate used)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         _check("online.counterfactual.confidence", self.confidence, "float", 0, 1)
 
 

@@ -20,6 +20,7 @@ pytest.importorskip("irspec_online")
 
 from irspec_online import plugin
 
+import irspec
 from irspec.cli import build_parser, main
 from irspec.testing import registered_plugin
 
@@ -220,6 +221,32 @@ def test_online_locates_a_bad_record_in_its_own_file(folder, capsys):
 def test_online_refuses_an_option_without_its_test(folder, capsys, argv, message):
     assert main(["online", "log.jsonl", "-m", "CTR", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_online_clip_is_deprecated_and_any_other_than_the_metrics_default_refused(folder, capsys):
+    """--clip (a plan's online.counterfactual.clip) was checked, then read by no estimate: ClippedIPS
+    clipped at its own clip, 10 unless given, so --clip 2 printed the clip-10 values without a word."""
+    (folder / "exam.json").write_text(
+        json.dumps({"propensities": [1.0, 0.5, 0.3, 0.2, 0.1, 0.08, 0.06, 0.05, 0.04, 0.03]})
+    )
+    log = str(EXAMPLES / "logged.jsonl.gz")  # bm25's lists, clicked
+    argv = ["online", log, "--counterfactual", "b.run", "--propensity", "exam.json", "-f", "json"]
+    assert main([*argv, "-m", "ClippedIPS(ctr)@5", "--clip", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "give it in the metric: ClippedIPS(ctr, clip=2)@10" in captured.err
+    assert main([*argv, "-m", "ClippedIPS(ctr)@5"]) == 0
+    default = json.loads(capsys.readouterr().out)["means"]
+    with pytest.warns(DeprecationWarning, match="online.counterfactual.clip"):
+        assert main([*argv, "-m", "ClippedIPS(ctr)@5", "--clip", "10"]) == 0
+    assert json.loads(capsys.readouterr().out)["means"] == default
+    assert main([*argv, "-m", "ClippedIPS(ctr, clip=2)@5"]) == 0
+    clipped = json.loads(capsys.readouterr().out)["means"]
+    assert clipped["ClippedIPS(clip=2)@5"] < default["ClippedIPS@5"]  # some weight above 2 was clipped
+    with pytest.raises(irspec.EvaluationError, match=r"online\.counterfactual\.clip \(--clip\) 2 would not"):
+        irspec.evaluate_input(
+            log, "ClippedIPS(ctr)@5", options={"online": {"counterfactual": {"run": "b.run", "clip": 2}}}
+        )
 
 
 @pytest.mark.parametrize(("argv", "message"), [
