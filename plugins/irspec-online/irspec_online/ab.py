@@ -49,7 +49,7 @@ import polars as pl
 from irspec import EvaluationError, InputError, InputTable, plugin_api
 from irspec.plugin_api import quote
 from irspec_online.kernels import group_seconds
-from irspec_online.records import exact_sum  # defined there (the tallies use it), and named here still
+from irspec_online.records import as_float, exact_sum  # exact_sum defined there (the tallies use it), and named here still
 
 __all__ = [
     "ABComparison",
@@ -70,13 +70,6 @@ CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
 FAMILIES = ("all", "per-metric")
 KEYS = ("baseline", "unit", "arm", "user", "split", "confidence", "correction", "family", "srm_alpha")
 
-
-def _as_float(value: numbers.Real) -> float:
-    """``value`` as a float, inf for an integer past a float's range (float() of 400 digits raises)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
 
 
 @dataclass(frozen=True)
@@ -118,7 +111,7 @@ class Design:
                     f"ab.split must map two or more arms to their weights, not {self.split!r}"
                 )
             for arm, w in self.split.items():
-                if isinstance(w, bool) or not isinstance(w, numbers.Real) or not 0 < _as_float(w) < math.inf:
+                if isinstance(w, bool) or not isinstance(w, numbers.Real) or not 0 < as_float(w) < math.inf:
                     raise EvaluationError(
                         f"ab.split: the weight of arm {quote(arm)} must be a positive number, not {quote(w)}"
                     )

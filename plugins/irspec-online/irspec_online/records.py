@@ -84,6 +84,7 @@ __all__ = [
     "Ranker",
     "Shown",
     "Slots",
+    "as_float",
     "assemble",
     "batched",
     "bytes_keys",
@@ -873,6 +874,15 @@ def _kind(value: Any) -> str:
     )
 
 
+def as_float(value: Any) -> float:
+    """A real number as a float: ±inf for an integer past a float's range (``float()`` of 400 digits
+    raises ``OverflowError``, as ``math.isfinite`` of it does)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 TIME_RANGE = (-62_135_596_800.0, 253_402_300_799.0)
 """The Unix seconds a log's time may be: 0001-01-01 to 9999-12-31T23:59:59 UTC, the times a date can be
 written for (a table of queries per day writes them)."""
@@ -884,9 +894,9 @@ def _timestamp(value: Any) -> float:
     if isinstance(value, bool) or value is None:
         raise _Bad(f"timestamp must be Unix seconds or ISO 8601 text, got {_kind(value)}")
     if isinstance(value, (int, float)):
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):  # an int is finite, however long
             raise _Bad(f"timestamp is not a finite number, got {quote(value)}")
-        if not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
+        if not TIME_RANGE[0] <= value <= TIME_RANGE[1]:  # an int compared exactly, not made a float
             raise _Bad(
                 f"timestamp {quote(value)} is out of range: Unix seconds from {TIME_RANGE[0]:.0f} (year 1) "
                 f"to {TIME_RANGE[1]:.0f} (year 9999)"
@@ -946,7 +956,7 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float, list[int]]:
             if (
                 isinstance(dwell, bool)
                 or not isinstance(dwell, (int, float))
-                or not math.isfinite(dwell)
+                or not math.isfinite(as_float(dwell))
                 or dwell < 0
             ):
                 raise _Bad(f"{what}.dwell must be a number of seconds >= 0 (or null), got {quote(dwell)}")

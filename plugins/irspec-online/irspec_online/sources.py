@@ -176,7 +176,8 @@ def _pandas_batches(frame: Any, size: int, extra: tuple[str, ...]) -> Iterator[l
             part = frame.iloc[offset : offset + size][wanted]
             try:  # through Arrow: list columns come out as lists, numbers as Python numbers
                 yield pa.Table.from_pandas(part, preserve_index=False), None
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+                # OverflowError: an object column's integer past 64 bits, which Arrow cannot hold
                 raise InputError(
                     f"rows {offset + 1}-{offset + len(part)}: cannot read the columns: {e}", where
                 ) from None

@@ -336,6 +336,11 @@ def test_a_column_of_the_wrong_type_names_the_row(tmp_path):
     )
     with pytest.raises(irspec.InputError, match=r"^<pandas DataFrame>: rows 1-2: cannot read the columns"):
         irspec.evaluate_input(mixed, "CTR")
+    # an object column's integer past 64 bits: Arrow's OverflowError
+    huge = pd.DataFrame({"session": ["s"], "query": ["q"], "timestamp": pd.Series([10**400], dtype=object),
+                         "results": [["d1"]]})  # fmt: skip
+    with pytest.raises(irspec.InputError, match=r"^<pandas DataFrame>: rows 1-1: cannot read the columns"):
+        irspec.evaluate_input(huge, "CTR")
 
 
 def test_an_unreadable_or_missing_parquet_log_is_an_input_error(tmp_path):

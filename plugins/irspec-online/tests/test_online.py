@@ -245,6 +245,11 @@ def test_gzip_and_standard_input(tmp_path, monkeypatch):
          "timestamp 1e+300 is out of range: Unix seconds from -62135596800 (year 1) to 253402300799"),
         ('{"session": "s", "query": "q", "timestamp": -1e18, "results": ["d1"]}', "timestamp -1e+18 is out of range"),
         ('{"session": "s", "query": "q", "timestamp": 99999999999999999999999, "results": ["d1"]}', "is out of range"),
+        # integers past a float's range: math.isfinite's OverflowError
+        ('{"session": "s", "query": "q", "timestamp": 1' + "0" * 400 + ', "results": ["d1"]}', "is out of range"),
+        ('{"session": "s", "query": "q", "timestamp": -1' + "0" * 400 + ', "results": ["d1"]}', "is out of range"),
+        ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1"], "clicks": [{"doc": "d1", "dwell": 1' + "0" * 400 + "}]}",
+         "dwell must be a number of seconds >= 0 (or null), got 1000"),
         ("[" * 100_000 + "]" * 100_000, "not a log record: JSON nested too deeply"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1"], "propensities": [1e-300]}',
          "propensities[0] must be at least 1e-100, got 1e-300: its weight, 1 / p, is squared"),  # SE's overflow
