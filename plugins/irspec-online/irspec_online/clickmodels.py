@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import pkgutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -294,10 +295,18 @@ def swap_tally(
     for number, rec in records:
         for _, ranks_clicked in checked_records([(number, rec)], where, unit, problems):
             k = rec.get("swap")
+            if isinstance(k, float) and (math.isnan(k) or k.is_integer()):
+                # pandas holds integers with nulls as floats, and a null as NaN
+                k = None if math.isnan(k) else int(k)
             if k is None:
                 continue
+            shown_here = len(rec["results"])
+            problem = None
             if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ranks:
-                problem = f"swap must be a rank from 1 to {ranks}, got {k!r}"
+                problem = f"swap must be a rank from 1 to {ranks}, got {plugin_api.quote(k)}"
+            elif k > shown_here:
+                problem = f"swap {k}: the top result cannot have been swapped with rank {k} of {shown_here} results"
+            if problem is not None:
                 if problems is None:
                     raise InputError(f"{unit} {number}: {problem}", where)
                 problems.append((number, problem))

@@ -207,6 +207,27 @@ def test_a_click_on_a_document_not_among_the_results_is_no_results_click():
         assert swap.exam[1] == 0.5
 
 
+def test_a_swap_past_the_lists_end_is_refused_and_pandas_nulls_are_no_swap():
+    """A swap to rank 5 of a one-result list was counted as shown at rank 5 (exam 0 there); and pandas,
+    which holds a column of integers with nulls as floats (NaN: no swap), had its swaps refused as floats
+    where every other form fitted them."""
+    pd = pytest.importorskip("pandas")
+    swaps = [
+        {"session": "s1", "query": "q", "timestamp": 0, "results": ["t", "u"], "swap": 1, "clicks": [{"doc": "t"}]},
+        {"session": "s2", "query": "q", "timestamp": 1, "results": ["u", "t"], "swap": 2, "clicks": [{"doc": "t"}]},
+        {"session": "s3", "query": "q", "timestamp": 2, "results": ["t", "u"], "swap": None, "clicks": []},
+    ]  # fmt: skip
+    want = fit(swaps, "swap").model
+    for form in (pl.DataFrame, pd.DataFrame):
+        got = fit(form(swaps), "swap").model
+        assert (got.shown.tolist(), got.clicked.tolist()) == (want.shown.tolist(), want.clicked.tolist())
+    past = {"session": "s4", "query": "q", "timestamp": 3, "results": ["t"], "swap": 5, "clicks": []}
+    for form in (list, pl.DataFrame, pd.DataFrame):
+        with pytest.raises(irspec.InputError, match=r"\b4: swap 5: the top result cannot have been swapped "
+                           r"with rank 5 of 1 results$"):  # fmt: skip
+            fit(form([*swaps, past]), "swap")
+
+
 def test_cascade_log_likelihood_by_hand():
     """Each result's click probability given the clicks above it: attr down to the first click, then
     certain no click (1) or an impossible click (floored at 1e-6); attr a = b = 1/2 and c = 1/4, as above."""
