@@ -311,6 +311,11 @@ class _Read:
         # as an ad, may be clicked at any rank, and is no result's
         placed = ~rank_null & ~doc_null & ~rank_bad
         placed[placed] = rank[placed] <= self.n_results[row[placed]]
+        # below the list's end: a shown document's click is refused there too
+        beyond = ~rank_null & ~doc_null & ~rank_bad & ~placed
+        if beyond.any():
+            shown_doc = self._positions(row[beyond], doc.filter(beyond)) > 0
+            self.bad |= np.bincount(row[beyond][shown_doc], minlength=n) > 0
         on_result = np.zeros(len(flat), dtype=bool)
         if placed.any():
             import pyarrow as pa

@@ -944,12 +944,17 @@ def _clicks(raw: Any, results: list[str]) -> tuple[int, float, list[int]]:
             raise _Bad(f"{what}.rank must be an integer >= 1, got {quote(rank)}")
         if rank >= 2**31:  # a summary holds ranks as 32-bit integers, origins' ranks too
             raise _Bad(f"{what}.rank must be below 2**31, got {quote(rank)}")
-        # a shown document clicked where another is shown (a document not shown, such as an ad, may be
-        # clicked at any rank)
+        # a shown document clicked where another is shown, or below the list's end (a document not shown,
+        # such as an ad, may be clicked at any rank)
         if rank <= len(results) and results[rank - 1] != doc and doc in results:
             raise _Bad(
                 f"{what}: document {quote(doc)} clicked at rank {rank}, where the results show "
                 f"{quote(results[rank - 1])} (and {quote(doc)} at rank {results.index(doc) + 1})"
+            )
+        if rank > len(results) and doc in results:
+            raise _Bad(
+                f"{what}: document {quote(doc)} clicked at rank {rank}, below the {len(results)} results "
+                f"(they show {quote(doc)} at rank {results.index(doc) + 1})"
             )
         dwell = click.get("dwell")
         if dwell is not None:

@@ -188,6 +188,9 @@ GOOD = {"session": "s", "query": "q", "timestamp": 1.0, "results": ["d1"], "clic
         ({"clicks": [{"doc": "d1", "rank": 0, "dwell": None}]}, "rank must be an integer >= 1"),
         ({"results": ["d1", "d2"], "clicks": [{"doc": "d1", "rank": 2, "dwell": None}]},
          "document 'd1' clicked at rank 2, where the results show 'd2' (and 'd1' at rank 1)"),
+        # below the list's end, a shown document's click was taken for an ad's
+        ({"results": ["d1", "d2"], "clicks": [{"doc": "d1", "rank": 3, "dwell": None}]},
+         "document 'd1' clicked at rank 3, below the 2 results (they show 'd1' at rank 1)"),
         ({"clicks": [{"doc": "d1", "rank": None, "dwell": -1.0}]}, "dwell must be a number of seconds >= 0"),
         ({"clicks": [{"doc": "d1", "rank": None, "dwell": math.nan}]}, "dwell must be a number of seconds >= 0"),
     ],

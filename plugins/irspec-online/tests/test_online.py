@@ -240,6 +240,8 @@ def test_gzip_and_standard_input(tmp_path, monkeypatch):
          "rank must be an integer >= 1"),
         ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1", "d2"], "clicks": [{"doc": "d1", "rank": 2}]}',
          "document 'd1' clicked at rank 2, where the results show 'd2' (and 'd1' at rank 1)"),
+        ('{"session": "s", "query": "q", "timestamp": 1, "results": ["d1", "d2"], "clicks": [{"doc": "d1", "rank": 3}]}',
+         "document 'd1' clicked at rank 3, below the 2 results (they show 'd1' at rank 1)"),
         # each of these ended in a traceback (a date out of range; the JSON parser's recursion; encoding)
         ('{"session": "s", "query": "q", "timestamp": 1e300, "results": ["d1"]}',
          "timestamp 1e+300 is out of range: Unix seconds from -62135596800 (year 1) to 253402300799"),
