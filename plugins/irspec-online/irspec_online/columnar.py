@@ -256,7 +256,7 @@ class _Read:
         t = col.type
         if not (_is_text(t) or pa.types.is_integer(t)):
             raise _Unread  # the records' way reads any value as its text (str)
-        self.bad |= _nulls(col)  # a record's null qid is looked up as "None" there
+        self.bad |= _nulls(col)  # a null qid: the query text's, as the records' way reads it
         self.qid = col.cast(pa.large_string())
 
     # -- the columns ------------------------------------------------------------------------------

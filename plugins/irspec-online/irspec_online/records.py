@@ -727,9 +727,13 @@ class Ranker:
         self._columns: tuple[pl.DataFrame, pl.DataFrame] | None = None
 
     def ranks(self, rec: Mapping[str, Any]) -> Mapping[str, int]:
-        """The rank of each document the ranking places for ``rec``'s query (empty: it has no such query)."""
-        qid = rec.get("qid", rec["query"])
-        return self.rankings.get(qid if isinstance(qid, str) else str(qid), {})
+        """The rank of each document the ranking places for ``rec``'s query (empty: it has no such query):
+        its ``qid`` (text, or an integer as its text), else, when it has none or a null one, its query text.
+        Another value is refused: ``str()`` made ``null`` the query ``"None"`` and ``7.5`` ``"7.5"``."""
+        qid = rec.get("qid")
+        if isinstance(qid, float) and (math.isnan(qid) or qid.is_integer()):
+            qid = None if math.isnan(qid) else int(qid)  # pandas holds integers with nulls as floats, null NaN
+        return self.rankings.get(rec["query"] if qid is None else _text_id(qid, "qid"), {})
 
     def columns(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The ranking as frames, for a batch of columns (:mod:`irspec_online.columnar`): ``(qid, doc,

@@ -197,6 +197,38 @@ def test_ips_by_hand():
     assert row[7] == 1 and any("1 query issues of queries" in w for w in res.warnings)
 
 
+def test_a_record_names_its_query_by_qid_else_by_its_text_in_every_form(tmp_path):
+    """qid ``7`` and ``7.0`` (pandas' integers with nulls) name run query ``7``; a null qid, pandas' NaN
+    too, leaves the query text to name it (``str()`` made it the query ``"None"``); a boolean is refused.
+    A click at logged rank 1 on d1, which q1's ranking puts first (weight 1) and ``None``'s second."""
+    pd = pytest.importorskip("pandas")
+    run = {
+        "q1": ["d1", "d2"],
+        "None": ["d2", "d1"],
+        "nan": ["d2", "d1"],
+        "7": ["d1", "d2"],
+        "7.0": ["d2", "d1"],
+    }
+    options = {"online": {"counterfactual": {"run": run, "propensity": [1, 0.5]}}}
+
+    def logged(qid, query="q1"):
+        return {"session": "s", "query": query, "qid": qid, "timestamp": 0, "results": ["d1", "d2"],
+                "clicks": [{"doc": "d1"}]}  # fmt: skip
+
+    for qid, query in [(None, "q1"), (7, "x"), (7.0, "x")]:
+        records = [logged(qid, query), {**logged(None), "session": "t"}]
+        frames = [records, pl.DataFrame(records, strict=False), pd.DataFrame(records)]
+        for form in frames:
+            assert irspec.evaluate_input(form, "IPS(ctr)@2", options=options).aggregate() == {"IPS@2": 1.0}, (
+                qid,
+                form,
+            )
+    with pytest.raises(
+        irspec.InputError, match=r"<records>:1: qid must be a non-empty string, got a boolean"
+    ):
+        irspec.evaluate_input([logged(True)], "IPS(ctr)@2", options=options)
+
+
 def test_snips_by_hand():
     """A randomised logger (propensities 1/2 per slot): per rank, the weighted clicks where the rankings agree
     over the weights there."""
