@@ -49,7 +49,10 @@ import polars as pl
 from irspec import EvaluationError, InputError, InputTable, plugin_api
 from irspec.plugin_api import quote
 from irspec_online.kernels import group_seconds
-from irspec_online.records import as_float, exact_sum  # exact_sum defined there (the tallies use it), and named here still
+from irspec_online.records import (
+    as_float,
+    exact_sum,
+)  # exact_sum defined there (the tallies use it), and named here still
 
 __all__ = [
     "ABComparison",
@@ -69,7 +72,6 @@ UNITS = ("user", "session", "query")
 CORRECTIONS = ("holm", "bonferroni", "bh", "by", "none")
 FAMILIES = ("all", "per-metric")
 KEYS = ("baseline", "unit", "arm", "user", "split", "confidence", "correction", "family", "srm_alpha")
-
 
 
 @dataclass(frozen=True)

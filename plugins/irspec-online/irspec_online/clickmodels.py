@@ -69,7 +69,7 @@ import polars as pl
 
 from irspec import EvaluationError, InputError, IrspecError, plugin_api
 from irspec_online import columnar
-from irspec_online.records import RANK_LIMIT, checked_records, key_of, keys_of
+from irspec_online.records import RANK_LIMIT, KeyTwice, checked_records, key_of, keys_of, once
 
 __all__ = [
     "CM",
@@ -305,7 +305,9 @@ def swap_tally(
             if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ranks:
                 problem = f"swap must be a rank from 1 to {ranks}, got {plugin_api.quote(k)}"
             elif k > shown_here:
-                problem = f"swap {k}: the top result cannot have been swapped with rank {k} of {shown_here} results"
+                problem = (
+                    f"swap {k}: the top result cannot have been swapped with rank {k} of {shown_here} results"
+                )
             if problem is not None:
                 if problems is None:
                     raise InputError(f"{unit} {number}: {problem}", where)
@@ -560,9 +562,17 @@ class ClickModel:
     ) -> np.ndarray:
         """A per-rank parameter of the given ``shape``: probabilities, and ``null`` (NaN) where ``unknown``
         values may be (an examination the fit never saw: :func:`_json_ranks`)."""
+        found = not_a_number(params.get(name), unknown) if name in params else (None,)
+        if found is not None:
+            raise InputError(
+                f"params.{name} must be a list of {shape[0]} probabilities, got {plugin_api.quote(found[0])} in it"
+                if name in params and isinstance(params[name], list)
+                else f"params.{name} must be a list of {shape[0]} probabilities",
+                where,
+            )
         try:
             values = np.array(params[name], dtype=np.float64)  # null: NaN
-        except (KeyError, TypeError, ValueError):
+        except (TypeError, ValueError):  # lists of uneven lengths
             raise InputError(f"params.{name} must be a list of {shape[0]} probabilities", where) from None
         if values.shape != shape:
             raise InputError(
@@ -1084,11 +1094,33 @@ def json_data(source: Any, what: str) -> tuple[Any, str]:
         return source, f"<{what}>"
     try:
         with open(source, encoding="utf-8") as f:
-            return json.load(f), source
+            return json.load(f, object_pairs_hook=once), source
     except FileNotFoundError:
         raise InputError("no such file", source) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"not {what}: {e}", source) from None
+    except KeyTwice as e:
+        key = plugin_api.quote(e.args[0])
+        raise InputError(
+            f"not {what}: the key {key} twice in one object: which one is meant?", source
+        ) from None
+    except RecursionError:
+        raise InputError(f"not {what}: JSON nested too deeply", source) from None
+
+
+def not_a_number(data: Any, unknown: bool = False) -> tuple[Any] | None:
+    """The first value of ``data`` (a number, or lists of them, nested) that is not a real number, as a
+    1-tuple (it may be ``None``), or ``None`` when there is none. ``null`` is one where ``unknown``. numpy
+    would read ``true`` as 1 and ``"0.5"`` as 0.5 without a word."""
+    if isinstance(data, list):
+        for item in data:
+            found = not_a_number(item, unknown)
+            if found is not None:
+                return found
+        return None
+    if (data is None and unknown) or (isinstance(data, (int, float)) and not isinstance(data, bool)):
+        return None
+    return (data,)
 
 
 def load(source: str | Mapping[str, Any]) -> ClickModel:

@@ -48,7 +48,8 @@ from typing import Any
 import numpy as np
 
 from irspec import EvaluationError, InputError, InputTable
-from irspec_online.clickmodels import json_data, load
+from irspec.plugin_api import quote
+from irspec_online.clickmodels import json_data, load, not_a_number
 from irspec_online.rankings import rankings, run_name
 from irspec_online.records import MIN_PROPENSITY, Ranker, summed
 
@@ -139,13 +140,21 @@ class Propensities:
             return cls(theta, where)
         if isinstance(data, Mapping):
             data = data.get("propensities")
+        found = not_a_number(data) if isinstance(data, list) else None
+        if found is not None:
+            raise InputError(
+                f"propensities must be a list of probabilities, rank 1 first, got {quote(found[0])} in it",
+                where,
+            )
         try:
             theta = np.array(data, dtype=np.float64)
         except (TypeError, ValueError):
             raise InputError("propensities must be a list of probabilities, rank 1 first", where) from None
         if theta.ndim != 1 or len(theta) == 0 or not ((theta >= MIN_PROPENSITY) & (theta <= 1)).all():
+            wrong = np.flatnonzero(~((theta >= MIN_PROPENSITY) & (theta <= 1))) if theta.ndim == 1 else []
+            at = f", got {quote(float(theta[wrong[0]]))} at rank {wrong[0] + 1}" if len(wrong) else ""
             raise InputError(
-                f"propensities must be a list of probabilities from {MIN_PROPENSITY:g} to 1, rank 1 first",
+                f"propensities must be a list of probabilities from {MIN_PROPENSITY:g} to 1, rank 1 first{at}",
                 where,
             )
         return cls(theta, where)

@@ -79,6 +79,7 @@ __all__ = [
     "Clicks",
     "HourCounts",
     "InteractionLog",
+    "KeyTwice",
     "Matched",
     "QueryCounts",
     "Ranker",
@@ -97,6 +98,7 @@ __all__ = [
     "jsonl_records",
     "key_of",
     "keys_of",
+    "once",
     "stem",
     "summarise",
     "summary_schema",
@@ -732,7 +734,9 @@ class Ranker:
         Another value is refused: ``str()`` made ``null`` the query ``"None"`` and ``7.5`` ``"7.5"``."""
         qid = rec.get("qid")
         if isinstance(qid, float) and (math.isnan(qid) or qid.is_integer()):
-            qid = None if math.isnan(qid) else int(qid)  # pandas holds integers with nulls as floats, null NaN
+            qid = (
+                None if math.isnan(qid) else int(qid)
+            )  # pandas holds integers with nulls as floats, null NaN
         return self.rankings.get(rec["query"] if qid is None else _text_id(qid, "qid"), {})
 
     def columns(self) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -998,11 +1002,11 @@ def jsonl_records(path: str) -> Iterator[tuple[int, Any]]:
 _BLANK = object()
 
 
-class _Twice(Exception):
-    """A key given twice in one JSON object."""
+class KeyTwice(Exception):
+    """A key given twice in one JSON object (:func:`once`); its argument is the key."""
 
 
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object's pairs as a dict, each key once: Python's json keeps the last of a key given twice,
     so ``{"query": "a", "query": "b"}`` would be read as ``b`` without a word."""
     obj = dict(pairs)
@@ -1010,12 +1014,12 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _Twice(key)
+                raise KeyTwice(key)
             seen.add(key)
     return obj
 
 
-_DECODE = json.JSONDecoder(object_pairs_hook=_once).decode
+_DECODE = json.JSONDecoder(object_pairs_hook=once).decode
 
 
 def _parse_line(raw: bytes, path: str, number: int) -> Any:
@@ -1029,7 +1033,7 @@ def _parse_line(raw: bytes, path: str, number: int) -> Any:
         rec = _DECODE(line)
     except json.JSONDecodeError as e:
         raise InputError(f"not valid JSON: {e.msg} (column {e.colno})", path, number) from None
-    except _Twice as e:
+    except KeyTwice as e:
         raise InputError(
             f"the key {quote(e.args[0])} twice in one object: which one is meant?", path, number
         ) from None

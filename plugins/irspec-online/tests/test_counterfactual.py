@@ -19,6 +19,7 @@ import polars as pl
 from irspec_online import plugin
 from irspec_online.clickmodels import Vocabulary, load, model_of
 from irspec_online.clickstream import fit
+from irspec_online.counterfactual import Propensities
 from irspec_online.simulation import Design, Simulation, logged, logged_frame, truth
 from scipy.stats import binom
 
@@ -381,6 +382,26 @@ def test_a_model_file_examining_a_rank_with_probability_0_is_refused_naming_it(t
     path.write_text(json.dumps(written))
     with pytest.raises(irspec.InputError, match=r"params.exam must be probabilities \(0 to 1\), got 1.5"):
         load(str(path))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # numpy read true as 1 and "0.2" as 0.2, and Python's json kept the last of a key given twice
+    ("[true, 0.5, 0.2]", "propensities must be a list of probabilities, rank 1 first, got True in it"),
+    ('[1, 0.5, "0.2"]', "propensities must be a list of probabilities, rank 1 first, got '0.2' in it"),
+    ("[1, 0.5, null]", "propensities must be a list of probabilities, rank 1 first, got None in it"),
+    ('{"propensities": [1, 0.5], "propensities": [0.5]}', "the key 'propensities' twice in one object"),
+    ("[1, 0.5, 1.5]", "propensities must be a list of probabilities from 1e-100 to 1, rank 1 first, got 1.5 at rank 3"),
+    ('{"model": "PBM", "params": {"attr": {}, "exam": [1, "0.5", 0.3]}}', "params.exam must be a list of 10 probabilities, got '0.5' in it"),
+    ('{"model": "PBM", "params": {"attr": {}, "exam": [1, false, 0.3]}}', "params.exam must be a list of 10 probabilities, got False in it"),
+    ('{"model": "PBM", "params": {"attr": {}, "exam": [1, 0.5], "exam": [1]}}', "the key 'exam' twice in one object"),
+    ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+])  # fmt: skip
+def test_a_propensity_file_holding_other_than_numbers_is_refused(tmp_path, text, message):
+    path = tmp_path / "exam.json"
+    path.write_text(text)
+    with pytest.raises(irspec.InputError) as info:
+        Propensities.of(str(path))
+    assert str(info.value).startswith(f"{path}: ") and message in str(info.value), str(info.value)
 
 
 @pytest.mark.parametrize(("written", "canonical"), [
