@@ -1317,6 +1317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _collecting, _freezing = gc.isenabled(), gc.get_freeze_count() == 0
     gc.disable()
     previous = _on_terminate()
+    stdout = sys.stdout
+    sys.stdout = _Guarded(stdout)  # a writer's stand-in, see _Guarded
     try:
         command = argv[0] if argv and not argv[0].startswith("-") else None
         # irspec eval --recsys takes tables in place of the qrels and runs its positionals require
@@ -1330,7 +1332,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # only a command declared to call _start_up_over itself keeps the collector off in its
                 # handler: every other command's work, however large, runs with it on
                 _start_up_over()
-            return args.func(args)
+            status = args.func(args)
+            sys.stdout.flush()  # a full disk said here, as an error, rather than at the process's exit
+            return status
     except IrspecError as e:
         print(f"irspec: error: {e}", file=sys.stderr)
         return 2
@@ -1344,12 +1348,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("irspec: error: terminated", file=sys.stderr)
         return 143
     finally:
+        sys.stdout = stdout
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         if _collecting:  # as it was: main may be called in a process that goes on (tests, embedders)
             if _freezing:
                 gc.unfreeze()
             gc.enable()
+
+
+class _Guarded:
+    """Standard output while :func:`main` runs: what is written goes to ``stream``, and a failure to write
+    it (a full disk, ``/dev/full``, an encoding without the table's arrows) is an :class:`IrspecError`
+    saying so, which :func:`main` prints as one line with status 2, rather than Python's traceback. A
+    closed pipe stays a :class:`BrokenPipeError` (``irspec eval ... | head`` is normal use). Its binary
+    ``buffer`` is guarded the same way; anything else is the stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, data: Any) -> int:
+        try:
+            return int(self._stream.write(data))
+        except BrokenPipeError:
+            raise
+        except (OSError, UnicodeEncodeError) as e:
+            raise _unwritable(self._stream, e) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise _unwritable(self._stream, e) from None
+
+    @property
+    def buffer(self) -> Any:
+        buffer = getattr(self._stream, "buffer", None)
+        return None if buffer is None else _Guarded(buffer)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _unwritable(stream: Any, error: OSError | UnicodeEncodeError) -> IrspecError:
+    """The error of standard output that could not be written: its encoding lacks a character, or the
+    system's reason (a full disk)."""
+    if isinstance(error, UnicodeEncodeError):
+        encoding = getattr(stream, "encoding", None) or "its encoding"
+        text = error.object[error.start : error.end] if isinstance(error.object, str) else ""
+        return IrspecError(
+            f"cannot write to standard output: its encoding, {encoding}, has no {quote(text)}; set "
+            "PYTHONIOENCODING=utf-8, or write to a file (-o)"
+        )
+    reason = error.strerror or str(error)
+    return IrspecError(f"cannot write to standard output: {reason[:1].lower()}{reason[1:]}")
 
 
 class _Terminated(Exception):

@@ -18,8 +18,11 @@ import hashlib
 import os
 import shutil
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -532,3 +535,89 @@ def test_a_plugin_command_named_like_irspecs_own_is_refused(capsys, irspec_plugi
     assert main(["copy"]) == 2  # any command line that needs the plugins' commands says so
     assert "registers the command 'fuse', which is irspec's own" in capsys.readouterr().err
     assert main(["parse", "P@10"]) == 0  # irspec's own commands do not build the registry's commands
+
+
+# --- standard output and the files a directory output holds ---------------------------------------
+
+
+def _irspec(argv: list[str], stdout: Any, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``irspec ARGV`` in a process of its own, its standard output ``stdout`` (an open file)."""
+    return subprocess.run(
+        [sys.executable, "-m", "irspec", *argv], stdout=stdout, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **(env or {})}, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_an_output_to_dev_stdout_is_written_where_standard_output_is(tmp_path):
+    """``-o /dev/stdout >> log`` appended to log as ``>>`` does: the link leads to log, and a rename over it
+    replaced log (a new inode, its earlier lines gone, and what a shell wrote around the command)."""
+    log = tmp_path / "log.txt"
+    log.write_text("earlier\n")
+    inode = log.stat().st_ino
+    argv = ["eval", str(DEMO / "qrels.txt"), str(DEMO / "runs" / "bm25.run"), "-m", "AP", "-f", "trec"]
+    for path in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        with open(log, "a") as out:
+            done = _irspec([*argv, "-o", path], out)
+        assert done.returncode == 0, done.stderr
+    lines = log.read_text().splitlines()
+    assert log.stat().st_ino == inode and lines[0] == "earlier" and len(lines) == 1 + 3
+    assert lines[1] == lines[2] == lines[3] and lines[1].split() == ["map", "all", "0.3912"]
+    # standard output opened on an input is an input still
+    qrels = tmp_path / "qrels.txt"
+    shutil.copy(DEMO / "qrels.txt", qrels)
+    before = qrels.read_bytes()
+    with open(qrels, "a") as out:
+        done = _irspec(["eval", str(qrels), str(DEMO / "runs" / "bm25.run"), "-o", "/dev/stdout"], out)
+    assert done.returncode == 2 and "it is an input of this command" in done.stderr
+    assert qrels.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("output", "env", "message"),
+    [
+        ("/dev/full", {}, "irspec: error: cannot write to standard output: no space left on device\n"),
+        (
+            "md",
+            {"PYTHONIOENCODING": "cp1252"},
+            "irspec: error: cannot write to standard output: its encoding, cp1252, has no '\\u2193'",
+        ),
+    ],
+)
+def test_standard_output_that_cannot_be_written_is_one_line_and_status_2(tmp_path, output, env, message):
+    """Each ended in Python's traceback and status 1: a full disk, and an encoding without the Markdown
+    table's arrows."""
+    plan = tmp_path / "plan.yaml"  # a comparison: its marks (the Markdown's arrows)
+    plan.write_text(
+        f"qrels: {DEMO / 'qrels.txt'}\nruns: [{DEMO / 'runs' / 'bm25.run'}, {DEMO / 'runs' / 'dense.run'}]\n"
+        "metrics: [AP]\ncompare: {baseline: bm25}\noutput: [{format: markdown}]\n"
+    )
+    argv = ["run", str(plan)]
+    with open(output if output.startswith("/") else tmp_path / output, "w") as out:
+        done = _irspec(argv, out, env)
+    assert done.returncode == 2 and done.stderr.startswith(message), done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_directory_outputs_link_and_fifo_are_written_through_and_into(tmp_path):
+    """A plots directory holding a symbolic link and a FIFO under the names of its files: each was replaced
+    by a regular file. Written as a file output is: through the link, into the FIFO."""
+    out = tmp_path / "plots"
+    out.mkdir()
+    (tmp_path / "real.svg").write_text("old\n")
+    os.symlink("../real.svg", out / "b.svg")
+    os.mkfifo(out / "a.svg")
+    # a writer of the test's own holds the FIFO open, so that its reader ends (with what it got) when the
+    # test closes it, whether or not the output went into the FIFO
+    held = os.open(out / "a.svg", os.O_RDWR)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append((out / "a.svg").read_bytes()), daemon=True)
+    reader.start()
+    try:
+        write_all_atomic([(out, {"a.svg": b"x\n", "b.svg": b"y\n", "c.svg": b"z\n"})])
+    finally:
+        os.close(held)
+        reader.join(timeout=30)
+    assert got == [b"x\n"] and stat.S_ISFIFO((out / "a.svg").lstat().st_mode)
+    assert (out / "b.svg").is_symlink() and (tmp_path / "real.svg").read_text() == "y\n"
+    assert (out / "c.svg").read_text() == "z\n"
+    assert sorted(p.name for p in out.iterdir()) == ["a.svg", "b.svg", "c.svg"]

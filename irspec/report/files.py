@@ -5,8 +5,9 @@ half-written output behind.
 This module is also the one guard every command's outputs pass (the invariant "Nothing lost" of
 ARCHITECTURE.md): an output is never one of the command's inputs (:class:`Inputs`, told by resolved
 path and by device and inode, so ``out/../run``, absolute paths and links are the same file), two
-outputs never the same file, and a special file (``/dev/null``, a FIFO, a terminal) is written in
-place, never replaced by a regular file; a block device or a socket is refused. A symbolic link is
+outputs never the same file, and a special file (``/dev/null``, a FIFO, a terminal) or one of the
+process's own descriptors (``/dev/stdout``) is written in place, never replaced by a regular file, as are
+such files among a directory output's; a block device or a socket is refused. A symbolic link is
 written through, as a shell's ``>`` would: its target gets the output and the link stays.
 """
 
@@ -16,13 +17,22 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from irspec.errors import IrspecError
 
-__all__ = ["Inputs", "check_writable", "in_place", "write_all_atomic", "write_atomic", "write_files_atomic"]
+__all__ = [
+    "Inputs",
+    "check_writable",
+    "descriptor",
+    "in_place",
+    "write_all_atomic",
+    "write_atomic",
+    "write_files_atomic",
+]
 
 PathText = str | os.PathLike[str]
 
@@ -101,12 +111,34 @@ be opened."""
 
 def in_place(path: PathText) -> bool:
     """Whether an output at ``path`` is written into a special file as it is (a FIFO, a character device
-    such as ``/dev/null`` or a terminal) rather than through a temporary file and a rename: no file goes
-    beside it. A block device or a socket, which no output is written to, counts as neither."""
+    such as ``/dev/null`` or a terminal) or into one of this process's open files (``/dev/stdout``,
+    :func:`descriptor`) rather than through a temporary file and a rename: no file goes beside it. A
+    block device or a socket, which no output is written to, counts as neither."""
+    if descriptor(path) is not None:
+        return True
     try:
         return _special(Path(path))
     except OSError:
         return False
+
+
+def descriptor(path: PathText) -> int | None:
+    """The file descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/stderr``,
+    ``/dev/fd/N``, ``/proc/self/fd/N``, or a link to one), else ``None``. An output there is written to
+    that descriptor: ``irspec eval ... -o /dev/stdout >> log`` appends to ``log``, where a rename over the
+    file the link leads to replaced it, and what the shell had written there was lost."""
+    own = f"/proc/{os.getpid()}/fd"
+    current = os.path.abspath(os.fspath(path))
+    for _ in range(40):  # the system's own limit of links followed
+        head, name = os.path.split(current)
+        if name.isdigit() and os.path.realpath(head) == own:
+            return int(name)
+        try:
+            link = os.readlink(current)
+        except (OSError, ValueError):
+            return None
+        current = os.path.normpath(os.path.join(head, link))
+    return None
 
 
 def _special(target: Path) -> bool:
@@ -194,6 +226,7 @@ def write_all_atomic(
     staged: list[_Staged] = []
     created: list[Path] = []  # directories made for the outputs, parents first
     target: Any = None
+    outputs = _members_apart(outputs)
     try:
         _check_files([p for target, content in outputs for p in _files_of(Path(target), content)], inputs)
         for target, content in outputs:
@@ -223,7 +256,7 @@ def check_writable(*paths: PathText, inputs: Inputs | Iterable[Any] = (), make_d
     try:
         _check_files([Path(p) for p in paths], inputs)
         for target in map(Path, paths):
-            if _special(target):
+            if descriptor(target) is not None or _special(target):
                 continue
             if not make_dirs:
                 _file_target(target, False, [])
@@ -239,6 +272,9 @@ def _check_files(paths: Sequence[Path], inputs: Inputs | Iterable[Any]) -> None:
     guard = _inputs(inputs)
     seen: dict[str, Path] = {}
     for path in paths:
+        if descriptor(path) is not None:  # written to the descriptor: two outputs may share it
+            guard.check(path)  # but not an input's file (irspec eval q r -o /dev/stdout >> q)
+            continue
         try:
             if _special(path):  # written in place: it overwrites nothing, and may take two outputs
                 continue
@@ -254,6 +290,24 @@ def _check_files(paths: Sequence[Path], inputs: Inputs | Iterable[Any]) -> None:
                 "give each output a path of its own"
             )
         seen[key] = path
+
+
+def _members_apart(outputs: Sequence[tuple[PathText, Content]]) -> list[tuple[PathText, Content]]:
+    """``outputs`` with each file of a directory output that is a symbolic link or a special file in the
+    directory already made an output of its own, written as any file output is (through the link, into
+    the FIFO): renamed into place with the directory's other files, it replaced the link or the FIFO."""
+    found: list[tuple[PathText, Content]] = []
+    for target, content in outputs:
+        if isinstance(content, dict):
+            apart = {
+                name
+                for name in content
+                if (Path(target) / name).is_symlink() or in_place(Path(target) / name)
+            }
+            found.extend((Path(target) / name, content[name]) for name in content if name in apart)
+            content = {name: data for name, data in content.items() if name not in apart}
+        found.append((target, content))
+    return found
 
 
 def _files_of(target: Path, content: Content) -> list[Path]:
@@ -301,12 +355,14 @@ class _Staged:
         self.tmp: Path | None = None
         self.names: list[str] | None = None
         self.in_place = False
+        self.fd: int | None = None  # an output to one of this process's descriptors (descriptor)
         self._content: Content | None = None
 
     def write(self, content: Content, make_dirs: bool, created: list[Path]) -> None:
         target = self.target
         if not isinstance(content, dict):
-            if _special(target):
+            self.fd = descriptor(target)
+            if self.fd is not None or _special(target):
                 self.in_place, self._content = True, content
                 return
             # through a symbolic link to its target, which the rename then replaces: the link stays
@@ -333,6 +389,15 @@ class _Staged:
             (self.tmp / name).write_bytes(data)
 
     def commit(self) -> None:
+        if self.in_place and self.fd is not None:
+            # written after what Python's own streams hold for it, at the descriptor's offset (an append's)
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    stream.flush()
+            with os.fdopen(os.dup(self.fd), "wb") as f:
+                _put(f, self._content)  # type: ignore[arg-type]  # set with in_place by write()
+            self.in_place, self._content = False, None
+            return
         if self.in_place:
             # O_WRONLY alone: a special file is opened as it is, never created or truncated
             with os.fdopen(os.open(self.target, os.O_WRONLY), "wb") as f:
