@@ -894,3 +894,22 @@ def test_text_valued_metrics_are_left_out_with_a_note_in_comparisons_and_power(t
     assert [c.metric for c in found] == ["P@10"] and found.notes == (note,)
     assert irspec.power(runs, delta=0.1, baseline="bm25").notes == (note,)
     assert irspec.power(found, delta=0.1).notes == (note,)
+
+
+@pytest.mark.parametrize(("test", "permutations", "noted"), [
+    ("bootstrap", 1, True), ("randomization", 39, True), ("randomized-tukey", 10, True),
+    ("bootstrap", 40, False), ("t", 1, False),
+])  # fmt: skip
+def test_a_resampling_test_given_too_few_resamples_for_its_alpha_says_so(
+    demo_results, test, permutations, noted
+):
+    """One bootstrap resample gave a zero-width "95% CI" that excluded the estimate, without a word: with
+    fewer than 2 / alpha resamples no tail holds one."""
+    found = irspec.compare(demo_results, baseline="bm25", test=test, permutations=permutations, seed=1)
+    notes = [n for n in found.notes if "too few for" in n]
+    assert bool(notes) == noted
+    if noted:
+        assert notes[0].startswith(f"{permutations:,} resamples are too few for {test} at alpha = 0.05") or (
+            permutations == 1 and notes[0].startswith("1 resample is too few")
+        )
+        assert "(under 40)" in notes[0] and notes[0] in found.to_table()

@@ -270,6 +270,25 @@ def compare_settings(*, baselines: Sequence[str] = (), **settings: Any) -> Compa
     return Compare(baselines=tuple(baselines) if isinstance(baselines, list) else baselines, **settings)  # type: ignore[arg-type]
 
 
+RESAMPLING_TESTS = ("randomization", "bootstrap", "randomized-tukey")
+"""The tests whose p-values (and the bootstrap's intervals) come from ``permutations`` resamples."""
+
+
+def few_resamples_note(compare: Compare) -> str | None:
+    """The note for a resampling test given fewer resamples than put one in each tail at ``alpha``
+    (``permutations * alpha / 2 < 1``: under 40 at 0.05), or None. Its p-values cannot go below
+    ``1 / (permutations + 1)`` and its intervals' bounds are the extreme resamples: a zero-width interval
+    that excluded the estimate, from one resample, was printed as a 95% one without a word."""
+    b, alpha = compare.permutations, compare.alpha
+    if compare.test not in RESAMPLING_TESTS or b * alpha / 2 >= 1:
+        return None
+    return (
+        f"{b:,} resample{'s are' if b != 1 else ' is'} too few for {compare.test} at alpha = {alpha:g}: "
+        f"fewer than one falls in each tail (under {2 / alpha:,.0f}), so its p-values and intervals mean "
+        "little; give 10,000 (the default) or more"
+    )
+
+
 def left_out_notes(metrics: Sequence[Metric]) -> list[str]:
     """The notes that name the metrics among ``metrics`` no test compares nor design designs: text-valued
     ones (relstring) and catalogue-level ones (Coverage@k); none when every one is compared."""
@@ -310,6 +329,9 @@ def compare_results(
     logs = log_scale_note(chosen, "compared")
     if logs:
         notes.append(logs)
+    few = few_resamples_note(compare)
+    if few:
+        notes.append(few)
     out: list[Comparison] = []
 
     steps = len(chosen) * (1 if compare.test in TUKEY_TESTS else len(pairs))
