@@ -1166,3 +1166,43 @@ def test_validate_finds_a_metric_a_standardize_section_cannot_standardise(
         + (" (standardise the arithmetic-mean measure instead)" if "geometric" in why else "")
         + "; the plan's standardize section standardises every metric"
     ]
+
+
+def test_a_number_with_an_exponent_and_no_point_is_a_number_as_yaml_1_2_reads_it(workspace):
+    """PyYAML reads YAML 1.1, where ``1e-3`` is text: ``alpha: 1e-3`` was refused as "a string", though
+    YAML 1.2 and the schema editors read a number. Quoted, it stays text."""
+    plan = write_plan(workspace, """
+        qrels: demo/qrels.txt
+        runs: [demo/runs/bm25.run, demo/runs/dense.run]
+        metrics: [AP]
+        compare: {baseline: bm25, alpha: 1e-3, permutations: 2E+3, test: randomization}
+    """)  # fmt: skip
+    compare = load_plan(plan).compare
+    assert compare is not None and compare.alpha == 0.001 and compare.permutations == 2000
+    assert load_plan(plan, ("compare.alpha=5e-2",)).compare.alpha == 0.05
+    assert any("got '1e-3'" in p for p in problems_of(plan, ("compare.alpha='1e-3'",)))
+
+
+def test_an_error_of_a_plans_metrics_or_comparison_names_the_plan_and_its_section(workspace):
+    """Fallout without a collection size, a comparison of runs that share one query: each said its
+    problem without naming the plan (the reproduce section's already did)."""
+    fallout = write_plan(workspace, """
+        qrels: demo/qrels.txt
+        runs: [demo/runs/bm25.run]
+        metrics: [Fallout@10]
+    """)  # fmt: skip
+    with pytest.raises(irspec.EvaluationError) as info:
+        run_plan(load_plan(fallout))
+    assert str(info.value).startswith(f"{fallout}: metrics: Fallout@10 needs the collection size")
+    (workspace / "one.qrels").write_text("q1 0 d1 1\n")
+    (workspace / "a.run").write_text("q1 Q0 d1 1 2.0 a\n")
+    (workspace / "b.run").write_text("q1 Q0 d2 1 2.0 b\n")
+    compared = write_plan(workspace, """
+        qrels: one.qrels
+        runs: [a.run, b.run]
+        metrics: [AP]
+        compare: {baseline: a}
+    """)  # fmt: skip
+    with pytest.raises(irspec.EvaluationError) as info:
+        run_plan(load_plan(compared))
+    assert str(info.value).startswith(f"{compared}: compare: cannot compare b with a on AP: need at least 2")

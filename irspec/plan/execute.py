@@ -18,11 +18,13 @@ as it evaluates.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from irspec import report as fmt
@@ -136,7 +138,8 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
             from irspec.report import figures
 
             wanted["figures"] = list(figures.figure_metrics(size))
-        plan, evaluated = _evaluate_runs(plan, wanted, judgments)
+        with _in_section(plan, "metrics"):  # a metric's needs (Fallout's collection size)
+            plan, evaluated = _evaluate_runs(plan, wanted, judgments)
         results = evaluated["results"]
         if drawn:
             curves = figures.precision_recall(evaluated["figures"])
@@ -157,7 +160,8 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
     if plan.compare is not None:
         from irspec.experiment.compare import compare_results
 
-        comparisons, notes = compare_results(results, plan.compare)
+        with _in_section(plan, "compare"):
+            comparisons, notes = compare_results(results, plan.compare)
     inputs = []
     if plan.log is not None:  # read by whichever plugin registers the "log" input reader
         log_metrics = [m for m in plan.metrics if m.definition.needs == "log"]
@@ -227,6 +231,19 @@ def _reproduction(plan: Plan) -> Reproduction:
         )
     except EvaluationError as e:
         raise EvaluationError(f"{plan.source}: reproduce: {e}") from None
+
+
+@contextlib.contextmanager
+def _in_section(plan: Plan, section: str) -> Iterator[None]:
+    """An :class:`EvaluationError` of the plan's ``section`` (not an input's, which names its file) said with
+    the plan file and the section, as :func:`_reproduction`'s are: "cannot compare a with b on AP" named no
+    plan. A plan ``irspec eval`` builds from its command line (no file) says it as it is."""
+    try:
+        yield
+    except EvaluationError as e:
+        if plan.source is None or type(e) is not EvaluationError or str(e).startswith(plan.source):
+            raise
+        raise EvaluationError(f"{plan.source}: {section}: {e}") from None
 
 
 def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:

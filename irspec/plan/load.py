@@ -265,6 +265,11 @@ def _loader_class() -> Any:
                     event.start_mark,
                 )
 
+    # YAML 1.2's floats with an exponent and no point (1e-3): PyYAML reads YAML 1.1, where they are text,
+    # while the JSON Schema editors the documentation suggests, and YAML 1.2, read numbers
+    BoundedLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"), list("-+0123456789")
+    )
     BoundedLoader.Refused = Refused
     return BoundedLoader
 
