@@ -80,6 +80,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     if args.recsys is not None or args.topk is not None:
         return _eval_recsys(args)
+    _trec_eval_flags(args)
     given = [flag for dest, flag in _RECSYS_ONLY.items() if getattr(args, dest) is not None]
     if given:
         raise EvaluationError(
@@ -109,6 +110,9 @@ _NOT_RECSYS = {
     "groups": "--groups",
     "agreement": "--agreement",
     "write_z": "--write-z",  # one run: no per-topic deviation to write
+    "rel_info_format": "-R",
+    "results_format": "-T",
+    "debug_level": "-D",
 }
 """The options of ``irspec eval`` that have no meaning for recommendations (``--recsys``), by ``dest``."""
 
@@ -216,6 +220,24 @@ def _columns_arg(text: str | None) -> tuple[tuple[str, str], ...]:
             )
         found[key] = value
     return tuple(sorted(found.items()))
+
+
+def _trec_eval_flags(args: argparse.Namespace) -> None:
+    """Refuse trec_eval's ``-R``, ``-T`` and ``-D`` where they ask for what irspec does not do: read
+    preference judgments (``-R prefs``), another run format, or print trec_eval's debugging output."""
+    formats = {"rel_info_format": ("-R", "qrels", ("prefs", "qrels_prefs", "qrels_jg")),
+               "results_format": ("-T", "trec_results", ())}  # fmt: skip
+    for dest, (flag, read, known) in formats.items():
+        given = getattr(args, dest, None)
+        if given is None or given == read:
+            continue
+        what = "a trec_eval format irspec does not read" if given in known else "not a trec_eval format"
+        raise EvaluationError(f"{flag} {quote(given)}: {what}; irspec reads {read} alone")
+    level = getattr(args, "debug_level", None)
+    if level is not None and level.strip() != "0":
+        raise EvaluationError(
+            f"-D {quote(level)}: irspec prints no trec_eval debugging output (-D 0, none, is accepted)"
+        )
 
 
 def _eval_plan(args: argparse.Namespace) -> Any:
@@ -850,6 +872,24 @@ def _add_eval(sub: Any, *, recsys: bool = False) -> None:
         metavar="N",
         help="number of documents in the collection (for fall-out)",
     )
+    # trec_eval's flags for its input formats and debugging, read so that its command lines run unchanged:
+    # the formats irspec reads are the defaults, the others are refused naming them (_trec_eval_flags)
+    p.add_argument(
+        "-R", "--Rel_info_format", dest="rel_info_format", metavar="FORMAT",
+        help="trec_eval's qrels format: qrels, the only one read (prefs, qrels_prefs and qrels_jg are not)",
+    )  # fmt: skip
+    p.add_argument(
+        "-T", "--Results_format", dest="results_format", metavar="FORMAT",
+        help="trec_eval's run format: trec_results, the only one",
+    )  # fmt: skip
+    p.add_argument(
+        "-D", "--Debug_level", dest="debug_level", metavar="N",
+        help="trec_eval's debugging output, which irspec does not print (0: none, accepted)",
+    )  # fmt: skip
+    p.add_argument(
+        "-v", "--version", action="version", version=f"irspec {__version__}",
+        help="print irspec's version and exit (trec_eval -v)",
+    )  # fmt: skip
     p.add_argument(
         "--judged-warning",
         type=float,

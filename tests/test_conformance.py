@@ -516,3 +516,26 @@ def test_trec_evals_long_options_mean_its_short_ones(tmp_path):
         assert parser.parse_args(["eval", *given, *files]) == parser.parse_args(["eval", *meant, *files]), (
             given
         )
+
+
+def test_trec_evals_format_and_debug_flags_at_their_defaults_change_nothing(tmp_path):
+    """``-R qrels -T trec_results -D 0`` (trec_eval's defaults, which scripts spell out) were refused as
+    unrecognized arguments; what irspec does not do (preference judgments, another run format, trec_eval's
+    debugging output) is refused naming it, and -v prints the version, as trec_eval's does."""
+    files = [str(DATA / "qrels.test"), str(DATA / "results.test")]
+    args = ["eval", "--format", "trec", "-m", "official", *files]
+    want = _run_cli(args)
+    assert want.code == 0 and want.stdout == (DATA / "out.test").read_text()
+    for flags in (["-R", "qrels", "-T", "trec_results", "-D", "0"], ["--Rel_info_format=qrels", "--Results_format",
+                                                                   "trec_results", "--Debug_level", "0"]):  # fmt: skip
+        assert _run_cli([*args[:1], *flags, *args[1:]]).stdout == want.stdout, flags
+    for flags, message in [
+        (["-R", "qrels_prefs"], "-R 'qrels_prefs': a trec_eval format irspec does not read; irspec reads qrels alone"),
+        (["-R", "trec_results"], "-R 'trec_results': not a trec_eval format; irspec reads qrels alone"),
+        (["-T", "qrels"], "-T 'qrels': not a trec_eval format; irspec reads trec_results alone"),
+        (["-D", "1"], "-D '1': irspec prints no trec_eval debugging output"),
+    ]:  # fmt: skip
+        refused = _run_cli([*args[:1], *flags, *args[1:]])
+        assert refused.code == 2 and refused.stdout == "" and message in refused.stderr, refused.stderr
+    version = _run_cli(["eval", "-v"])
+    assert version.code == 0 and version.stdout.startswith("irspec ")

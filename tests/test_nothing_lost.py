@@ -47,7 +47,7 @@ ROLES: dict[str, dict[str, str]] = {
         "measures": OTHER, "per_query": OTHER, "no_summary": OTHER, "c": OTHER, "missing_queries": OTHER,
         "level": OTHER, "depth": OTHER, "judged_only": OTHER, "collection_size": OTHER, "judged_warning": OTHER,
         "format": OTHER, "ci": OTHER, "decimals": OTHER, "memory": OTHER, "standardize": OTHER,
-        "z_cdf": OTHER, "agreement": OTHER,
+        "z_cdf": OTHER, "agreement": OTHER, "rel_info_format": OTHER, "results_format": OTHER, "debug_level": OTHER, "version": OTHER,
         "recsys": INPUT, "topk": INPUT, "exclude": INPUT, "popularity": INPUT, "empty_users": OTHER,
         "columns": OTHER, "features": INPUT, "expected": INPUT, "propensity": OTHER,
     },
