@@ -9,6 +9,7 @@ Expected values are hand arithmetic on a three-query fixture written out below.
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,14 @@ def test_a_reproduction_deeper_than_a_million_ranks_is_refused(tmp_path, capsys)
         done.returncode == 2
         and "reproduce.depth: 1000000000000 is greater than the maximum of 1000000" in done.stderr
     )
+
+
+def test_a_label_past_a_doubles_integers_gives_g_without_numpys_warning():
+    """A label of 10**17: G's two running sums round to one double and log2 of their difference is
+    log2(0), which numpy warned of on standard error with its source line; the term is -0.0, as C's."""
+    qrels = {"q1": {"d1": 10**17, "d2": 1}}
+    run = {"q1": {"d2": 2.0, "d1": 1.0}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = irspec.evaluate(qrels, run, "G").aggregate()["G"]
+    assert 0 <= value < 1e-15  # d2's gain of 1 over an ideal total of 10**17: 0.0000 printed, as trec_eval's

@@ -66,8 +66,10 @@ def g(ctx: Context, metric: Metric) -> np.ndarray:
     gained = ctx.running_sum(gains)
     nz = gains != 0
     # cost and gained are sums of gains, not integers under a gains map: numpy's logarithm, not
-    # rank_log2's table of integers
-    term = gains[nz] / np.log2(2.0 + cost[nz] - gained[nz])
+    # rank_log2's table of integers. Past 2**53 (a label of 10**17) the two sums round to one double, and
+    # log2(0) is -inf, a term of -0.0, as trec_eval's doubles give it: no warning of numpy's for it
+    with np.errstate(divide="ignore"):
+        term = gains[nz] / np.log2(2.0 + cost[nz] - gained[nz])
     total_ideal = np.bincount(np.repeat(np.arange(ctx.nq), np.diff(offsets)), weights=ideal, minlength=ctx.nq)
     return safe_divide(np.bincount(ctx.seg[nz], weights=term, minlength=ctx.nq), total_ideal)
 
