@@ -102,7 +102,7 @@ def declare_clickmodel(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--iterations",
-        type=_integer("a number of EM iterations", 0, 100_000),
+        type=_integer("a number of EM iterations", 1, 100_000),
         default=50,
         metavar="N",
         help="EM iterations (default 50, as PyClick)",

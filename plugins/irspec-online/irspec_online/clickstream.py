@@ -69,9 +69,15 @@ def read_sessions(
         train.add(_rows(sessions, ~held))
         test.add(_rows(sessions, held))
     trained = train.table()
-    if len(trained) == 0:
-        raise InputError("the log has no records to fit", opened.where)
     tested = test.table()
+    if len(trained) == 0:
+        if len(tested):  # every session held out: the log has records, none left to fit
+            raise InputError(
+                f"no session is left to fit: the held-out share, {holdout:g}, took all {len(tested):,} of the "
+                "log's distinct sessions; hold out less",
+                opened.where,
+            )
+        raise InputError("the log has no records to fit", opened.where)
     if len(tested):  # only the queries seen in training (a session's query: its first pair's)
         query = np.array([q for q, _ in vocabulary.pairs()] + [""], dtype=object)
         seen = set(query[trained.pairs[:, 0]].tolist()) - {""}

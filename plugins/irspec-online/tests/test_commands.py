@@ -260,6 +260,8 @@ def test_online_clip_is_deprecated_and_any_other_than_the_metrics_default_refuse
     (["simulate", "--qrels", "qrels.txt", "--runs", "a.run", "b.run", "--log", "x.jsonl", "--log-sessions", "1e30"],
      "--log-sessions: expected a whole number of sessions"),
     (["clickmodel", "fit", "log.jsonl", "--iterations", "9" * 20], "--iterations: expected a number of EM iterations"),
+    # 0 was said to be allowed (an integer from 0), then refused as "at least 1"
+    (["clickmodel", "fit", "log.jsonl", "--iterations", "0"], "--iterations: expected a number of EM iterations, an integer from 1"),
 ])  # fmt: skip
 def test_absurd_numbers_are_refused_naming_the_option(folder, capsys, argv, message):
     # each ended in a traceback (numpy's negative seed, an overflow), or ran for ever (the iterations)
@@ -320,3 +322,9 @@ def test_ab_interleaving_counterfactual_and_simulate_load_no_scipy_stats(folder)
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["codes"] == [0, 0, 0, 0]
     assert "scipy.special" in seen["modules"] and "scipy.stats" not in seen["modules"]
+
+
+def test_clickmodel_fit_holding_out_every_session_says_so(folder, capsys):
+    """It said "the log has no records to fit" of a log of 2,000 records."""
+    assert main(["clickmodel", "fit", "log.jsonl", "--holdout", "0.9999"]) == 2
+    assert "no session is left to fit: the held-out share, 0.9999, took all" in capsys.readouterr().err
