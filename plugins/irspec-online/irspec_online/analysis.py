@@ -20,7 +20,7 @@ from irspec import EvaluationError, InputTable
 from irspec_online import counterfactual
 from irspec_online.counterfactual import estimates_table, is_counterfactual
 from irspec_online.interleaving import Tally, interleaving_table
-from irspec_online.settings import Online
+from irspec_online.settings import Interleaving, Online
 
 __all__ = ["Analysis", "is_interleaving"]
 
@@ -90,6 +90,13 @@ class Analysis:
                 for t in tests
                 if t.impressions == 0
             ]
+            b, level = self.settings.interleaving.replicates, self.settings.interleaving.confidence
+            if b * (1 - level) / 2 < 1:  # one replicate made an interval of one point and a p-value of 0
+                warnings.append(
+                    f"Interleaving: {b:,} bootstrap replicate{'s are' if b != 1 else ' is'} too few for a "
+                    f"{level:.0%} interval: fewer than one falls in each tail (under {2 / (1 - level):,.0f}), so "
+                    f"its interval and p-value mean little; give {Interleaving.replicates:,} (the default) or more"
+                )
             tables.append(interleaving_table(tests))
         if self.estimates:
             estimates = [self.estimates[j].estimate() for j in sorted(self.estimates)]

@@ -673,3 +673,17 @@ def test_a_bound_kernel_needs_no_registry_where_it_runs():
             interleaving(log, metric)
         np.testing.assert_array_equal(kernel(log), want)
     assert (~np.isnan(want)).sum() > 10
+
+
+def test_too_few_bootstrap_replicates_for_the_interval_are_warned_of():
+    """One replicate printed a p-value of 0 and an interval of one point, excluding the estimate."""
+    records = [
+        {"session": f"s{i}", "query": "q", "timestamp": i, "results": ["d1", "d2"],
+         "origins": [{"team": "a"}, {"team": "b"}], "clicks": [{"doc": "d2" if i % 3 else "d1"}]}
+        for i in range(30)
+    ]  # fmt: skip
+    for replicates, warned in [(1, True), (39, True), (40, False)]:
+        options = {"online": {"interleaving": {"replicates": replicates}}}
+        res = irspec.evaluate_input(records, "Interleaving(team-draft)", options=options)
+        found = [w for w in res.warnings if "too few for a 95% interval" in w]
+        assert bool(found) == warned, (replicates, res.warnings)
