@@ -1407,9 +1407,9 @@ class _Guarded:
     def __init__(self, stream: Any) -> None:
         self._stream = stream
 
-    def write(self, data: Any) -> int:
+    def write(self, data: Any) -> Any:
         try:
-            return int(self._stream.write(data))
+            return self._stream.write(data)  # what the stream returns (a notebook's may return None)
         except BrokenPipeError:
             raise
         except (OSError, UnicodeEncodeError) as e:

@@ -285,7 +285,7 @@ def few_resamples_note(compare: Compare) -> str | None:
     return (
         f"{b:,} resample{'s are' if b != 1 else ' is'} too few for {compare.test} at alpha = {alpha:g}: "
         f"fewer than one falls in each tail (under {2 / alpha:,.0f}), so its p-values and intervals mean "
-        "little; give 10,000 (the default) or more"
+        f"little; give {Compare.permutations:,} (the default) or more"
     )
 
 

@@ -49,10 +49,7 @@ import polars as pl
 from irspec import EvaluationError, InputError, InputTable, plugin_api
 from irspec.plugin_api import quote
 from irspec_online.kernels import group_seconds
-from irspec_online.records import (
-    as_float,
-    exact_sum,
-)  # exact_sum defined there (the tallies use it), and named here still
+from irspec_online.records import as_float, exact_sum  # exact_sum: defined there, named here still
 
 __all__ = [
     "ABComparison",

@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import pkgutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,7 +68,7 @@ import polars as pl
 
 from irspec import EvaluationError, InputError, IrspecError, plugin_api
 from irspec_online import columnar
-from irspec_online.records import RANK_LIMIT, KeyTwice, checked_records, key_of, keys_of, once
+from irspec_online.records import RANK_LIMIT, KeyTwice, checked_records, key_of, keys_of, once, whole
 
 __all__ = [
     "CM",
@@ -294,10 +293,7 @@ def swap_tally(
     shown, clicked = np.zeros(ranks), np.zeros(ranks)
     for number, rec in records:
         for _, ranks_clicked in checked_records([(number, rec)], where, unit, problems):
-            k = rec.get("swap")
-            if isinstance(k, float) and (math.isnan(k) or k.is_integer()):
-                # pandas holds integers with nulls as floats, and a null as NaN
-                k = None if math.isnan(k) else int(k)
+            k = whole(rec.get("swap"))  # pandas' integers with nulls are floats
             if k is None:
                 continue
             shown_here = len(rec["results"])

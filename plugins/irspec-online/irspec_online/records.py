@@ -105,6 +105,7 @@ __all__ = [
     "summed",
     "text_keys",
     "top_table",
+    "whole",
 ]
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet", ".pq")
@@ -732,11 +733,7 @@ class Ranker:
         """The rank of each document the ranking places for ``rec``'s query (empty: it has no such query):
         its ``qid`` (text, or an integer as its text), else, when it has none or a null one, its query text.
         Another value is refused: ``str()`` made ``null`` the query ``"None"`` and ``7.5`` ``"7.5"``."""
-        qid = rec.get("qid")
-        if isinstance(qid, float) and (math.isnan(qid) or qid.is_integer()):
-            qid = (
-                None if math.isnan(qid) else int(qid)
-            )  # pandas holds integers with nulls as floats, null NaN
+        qid = whole(rec.get("qid"))
         return self.rankings.get(rec["query"] if qid is None else _text_id(qid, "qid"), {})
 
     def columns(self) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -880,6 +877,14 @@ def _kind(value: Any) -> str:
     return {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
     )
+
+
+def whole(value: Any) -> Any:
+    """``value``, but a float holding a whole number as that integer and NaN as ``None``: pandas holds a
+    column of integers with nulls as floats, a null as NaN."""
+    if isinstance(value, float) and (math.isnan(value) or value.is_integer()):
+        return None if math.isnan(value) else int(value)
+    return value
 
 
 def as_float(value: Any) -> float:
