@@ -15,6 +15,7 @@ without a traceback), 1 an unexpected internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import gc
 import math
@@ -1434,7 +1435,9 @@ class _Guarded:
 
 def _unwritable(stream: Any, error: OSError | UnicodeEncodeError) -> IrspecError:
     """The error of standard output that could not be written: its encoding lacks a character, or the
-    system's reason (a full disk)."""
+    system's reason (a full disk). For the latter, the stream's descriptor is pointed at the null
+    device: what its buffer still holds is dropped at the process's exit, where writing it again failed
+    again (Python's "Exception ignored" lines, and status 120 for the 2 the error had)."""
     if isinstance(error, UnicodeEncodeError):
         encoding = getattr(stream, "encoding", None) or "its encoding"
         text = error.object[error.start : error.end] if isinstance(error.object, str) else ""
@@ -1442,6 +1445,12 @@ def _unwritable(stream: Any, error: OSError | UnicodeEncodeError) -> IrspecError
             f"cannot write to standard output: its encoding, {encoding}, has no {quote(text)}; set "
             "PYTHONIOENCODING=utf-8, or write to a file (-o)"
         )
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # a stream without a descriptor
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, stream.fileno())
+        finally:
+            os.close(null)
     reason = error.strerror or str(error)
     return IrspecError(f"cannot write to standard output: {reason[:1].lower()}{reason[1:]}")
 

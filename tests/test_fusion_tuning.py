@@ -331,7 +331,7 @@ def test_a_plan_that_tunes_on_the_queries_it_reports_is_refused(tmp_path: Path):
         irspec.run_plan(irspec.load_plan(plan))
     text = str(caught.value)
     assert (
-        text.startswith("fused[0] (line 4): the training qrels")
+        text.startswith(f"{plan}: fused[0] (line 4): the training qrels")
         and "judge 50 of the queries the plan reports" in text
     )
 

@@ -1193,7 +1193,7 @@ def test_an_error_of_a_plans_metrics_or_comparison_names_the_plan_and_its_sectio
     """)  # fmt: skip
     with pytest.raises(irspec.EvaluationError) as info:
         run_plan(load_plan(fallout))
-    assert str(info.value).startswith(f"{fallout}: metrics: Fallout@10 needs the collection size")
+    assert str(info.value).startswith(f"{fallout}: Fallout@10 needs the collection size")
     (workspace / "one.qrels").write_text("q1 0 d1 1\n")
     (workspace / "a.run").write_text("q1 Q0 d1 1 2.0 a\n")
     (workspace / "b.run").write_text("q1 Q0 d2 1 2.0 b\n")

@@ -138,7 +138,7 @@ def _run_one(plan: Plan, judgments: Judgments | None = None) -> PlanReport:
             from irspec.report import figures
 
             wanted["figures"] = list(figures.figure_metrics(size))
-        with _in_section(plan, "metrics"):  # a metric's needs (Fallout's collection size)
+        with _in_section(plan):  # a metric's needs (Fallout's collection size), a fused run's training
             plan, evaluated = _evaluate_runs(plan, wanted, judgments)
         results = evaluated["results"]
         if drawn:
@@ -234,16 +234,17 @@ def _reproduction(plan: Plan) -> Reproduction:
 
 
 @contextlib.contextmanager
-def _in_section(plan: Plan, section: str) -> Iterator[None]:
-    """An :class:`EvaluationError` of the plan's ``section`` (not an input's, which names its file) said with
-    the plan file and the section, as :func:`_reproduction`'s are: "cannot compare a with b on AP" named no
-    plan. A plan ``irspec eval`` builds from its command line (no file) says it as it is."""
+def _in_section(plan: Plan, section: str | None = None) -> Iterator[None]:
+    """An :class:`EvaluationError` (not an input's, which names its file) said with the plan file, and the
+    ``section`` when it is the section's, as :func:`_reproduction`'s are: "cannot compare a with b on AP"
+    and "Fallout@10 needs the collection size" named no plan. A plan ``irspec eval`` builds from its
+    command line (no file) says it as it is."""
     try:
         yield
     except EvaluationError as e:
         if plan.source is None or type(e) is not EvaluationError or str(e).startswith(plan.source):
             raise
-        raise EvaluationError(f"{plan.source}: {section}: {e}") from None
+        raise EvaluationError(f"{plan.source}: {section + ': ' if section else ''}{e}") from None
 
 
 def plan_power(report: PlanReport, **settings: float | None) -> PowerAnalysis:
