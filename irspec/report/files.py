@@ -304,7 +304,7 @@ def _members_apart(outputs: Sequence[tuple[PathText, Content]]) -> list[tuple[Pa
                 for name in content
                 if (Path(target) / name).is_symlink() or in_place(Path(target) / name)
             }
-            found.extend((Path(target) / name, content[name]) for name in content if name in apart)
+            found.extend((Path(target) / name, data) for name, data in content.items() if name in apart)
             content = {name: data for name, data in content.items() if name not in apart}
         found.append((target, content))
     return found
@@ -389,18 +389,16 @@ class _Staged:
             (self.tmp / name).write_bytes(data)
 
     def commit(self) -> None:
-        if self.in_place and self.fd is not None:
-            # written after what Python's own streams hold for it, at the descriptor's offset (an append's)
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(OSError, ValueError, AttributeError):
-                    stream.flush()
-            with os.fdopen(os.dup(self.fd), "wb") as f:
-                _put(f, self._content)  # type: ignore[arg-type]  # set with in_place by write()
-            self.in_place, self._content = False, None
-            return
         if self.in_place:
-            # O_WRONLY alone: a special file is opened as it is, never created or truncated
-            with os.fdopen(os.open(self.target, os.O_WRONLY), "wb") as f:
+            if self.fd is not None:
+                # after what Python's own streams hold for it, at the descriptor's offset (an append's)
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(OSError, ValueError, AttributeError):
+                        stream.flush()
+                fd = os.dup(self.fd)
+            else:  # O_WRONLY alone: a special file is opened as it is, never created or truncated
+                fd = os.open(self.target, os.O_WRONLY)
+            with os.fdopen(fd, "wb") as f:
                 _put(f, self._content)  # type: ignore[arg-type]  # set with in_place by write()
             self.in_place, self._content = False, None
             return

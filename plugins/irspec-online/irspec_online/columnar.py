@@ -309,10 +309,11 @@ class _Read:
         # a click within the results is the result's where its document is the one shown there; a shown
         # document clicked where another is shown is refused (records.py says which); one not shown, such
         # as an ad, may be clicked at any rank, and is no result's
-        placed = ~rank_null & ~doc_null & ~rank_bad
+        ranked = ~rank_null & ~doc_null & ~rank_bad
+        placed = ranked.copy()
         placed[placed] = rank[placed] <= self.n_results[row[placed]]
         # below the list's end: a shown document's click is refused there too
-        beyond = ~rank_null & ~doc_null & ~rank_bad & ~placed
+        beyond = ranked & ~placed
         if beyond.any():
             shown_doc = self._positions(row[beyond], doc.filter(beyond)) > 0
             self.bad |= np.bincount(row[beyond][shown_doc], minlength=n) > 0
